@@ -1,0 +1,79 @@
+// Everything that makes a 2025-era (legacy) server look modern to the core: the initialize handshake,
+// results completed with the fields the modern revision requires, error codes mapped, and a
+// server/discover answer built from what the server said at initialize.
+import { ErrorCode, isObject, type JsonObject, type JsonRpcResponse } from '../src/protocol/jsonrpc.js';
+import { CACHEABLE_METHODS, LEGACY_VERSIONS, META, MODERN_VERSION, type ServerInfo } from '../src/protocol/mcp.js';
+
+export interface LegacyHandshake {
+  protocolVersion: string;
+  capabilities: JsonObject;
+  serverInfo: ServerInfo;
+  instructions: string | undefined;
+}
+
+export interface LegacyOptions {
+  /** ttlMs given to cacheable results, which legacy servers never send. */
+  ttlMs: number;
+}
+
+const MODERN_ONLY_META = [META.protocolVersion, META.clientCapabilities, META.clientInfo];
+
+export function initializeParams(clientInfo: ServerInfo): JsonObject {
+  return { protocolVersion: LEGACY_VERSIONS[0], capabilities: {}, clientInfo };
+}
+
+/** Reads an initialize result; throws with a message naming what is wrong. */
+export function parseInitializeResult(result: unknown): LegacyHandshake {
+  if (!isObject(result)) throw new Error('initialize answered without a result object');
+  const version = result.protocolVersion;
+  if (typeof version !== 'string' || !LEGACY_VERSIONS.includes(version)) {
+    throw new Error(
+      `initialize answered protocolVersion ${JSON.stringify(version)}; mcp-gateway speaks ${LEGACY_VERSIONS.join(', ')} to legacy servers`,
+    );
+  }
+  const info = isObject(result.serverInfo) ? result.serverInfo : {};
+  return {
+    protocolVersion: version,
+    capabilities: isObject(result.capabilities) ? result.capabilities : {},
+    serverInfo: { ...info, name: String(info.name ?? 'unknown'), version: String(info.version ?? '0') },
+    instructions: typeof result.instructions === 'string' ? result.instructions : undefined,
+  };
+}
+
+/** Removes the modern per-request _meta keys a legacy server has no use for; keeps everything else. */
+export function toLegacyParams(params: JsonObject | undefined): void {
+  const meta = params?._meta;
+  if (!isObject(meta)) return;
+  for (const key of MODERN_ONLY_META) delete meta[key];
+  if (Object.keys(meta).length === 0) delete params!._meta;
+}
+
+/** Completes a legacy response in place: only fields the server did not send are added. */
+export function toModernResponse(method: string, response: JsonRpcResponse, handshake: LegacyHandshake, options: LegacyOptions): void {
+  if ('error' in response) {
+    if (response.error.code === ErrorCode.LegacyResourceNotFound) response.error.code = ErrorCode.InvalidParams;
+    return;
+  }
+  const result = response.result;
+  if (!isObject(result)) return;
+  result.resultType ??= 'complete';
+  if (CACHEABLE_METHODS.has(method)) {
+    result.ttlMs ??= options.ttlMs;
+    result.cacheScope ??= 'private';
+  }
+  const meta = isObject(result._meta) ? result._meta : (result._meta = {});
+  meta[META.serverInfo] ??= handshake.serverInfo;
+}
+
+export function discoverResult(handshake: LegacyHandshake, options: LegacyOptions): JsonObject {
+  const result: JsonObject = {
+    resultType: 'complete',
+    supportedVersions: [MODERN_VERSION],
+    capabilities: handshake.capabilities,
+    ttlMs: options.ttlMs,
+    cacheScope: 'private',
+    _meta: { [META.serverInfo]: handshake.serverInfo },
+  };
+  if (handshake.instructions !== undefined) result.instructions = handshake.instructions;
+  return result;
+}

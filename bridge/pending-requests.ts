@@ -1,0 +1,156 @@
+// Multiplexes many callers onto one connection: each request gets the gateway's own id (and its progress
+// token the same number), so concurrent callers never collide; answers and progress go back to their
+// caller with the caller's own id and token restored. Timeouts and cancellation end here too.
+import {
+  ErrorCode,
+  errorResponse,
+  isObject,
+  type JsonObject,
+  type JsonRpcId,
+  type JsonRpcNotification,
+  type JsonRpcRequest,
+  type JsonRpcResponse,
+} from '../src/protocol/jsonrpc.js';
+
+interface Pending {
+  callerId: JsonRpcId;
+  method: string;
+  callerToken: unknown;
+  resolve(response: JsonRpcResponse): void;
+  onNotification: ((notification: JsonRpcNotification) => void) | undefined;
+  timer: NodeJS.Timeout;
+  signal: AbortSignal | undefined;
+  onAbort: (() => void) | undefined;
+}
+
+export interface Dispatch {
+  timeoutMs: number;
+  timeoutMessage: string;
+  signal?: AbortSignal;
+  onNotification?: (notification: JsonRpcNotification) => void;
+  /** Called with the message once its id and token are the gateway's, before it is sent. */
+  prepare?: (message: JsonRpcRequest) => void;
+}
+
+export class PendingRequests {
+  private readonly pending = new Map<number, Pending>();
+  private nextId = 1;
+
+  constructor(
+    /** Writes one message to the connection; must serialise synchronously. */
+    private readonly send: (message: unknown) => void,
+    /** Settles every answer, still with the gateway's id: the place for era adaptation. */
+    private readonly onAnswer: (method: string, response: JsonRpcResponse) => void = () => {},
+  ) {}
+
+  get size(): number {
+    return this.pending.size;
+  }
+
+  dispatch(message: JsonRpcRequest, options: Dispatch): Promise<JsonRpcResponse> {
+    const id = this.nextId++;
+    const callerId = message.id;
+    const meta = message.params?._meta;
+    const callerToken = isObject(meta) ? meta.progressToken : undefined;
+
+    return new Promise<JsonRpcResponse>((resolve) => {
+      const { signal } = options;
+      if (signal?.aborted) {
+        resolve(errorResponse(callerId, ErrorCode.InternalError, 'Request cancelled by the client'));
+        return;
+      }
+      const entry: Pending = {
+        callerId,
+        method: message.method,
+        callerToken,
+        resolve,
+        onNotification: options.onNotification,
+        timer: setTimeout(() => this.expire(id, options.timeoutMessage), options.timeoutMs),
+        signal,
+        onAbort: undefined,
+      };
+      if (signal) {
+        entry.onAbort = () => this.cancel(id, 'The client closed the request');
+        signal.addEventListener('abort', entry.onAbort, { once: true });
+      }
+      this.pending.set(id, entry);
+
+      message.id = id;
+      if (callerToken !== undefined) (meta as JsonObject).progressToken = id;
+      options.prepare?.(message);
+      try {
+        this.send(message);
+      } finally {
+        // The caller's object is borrowed: give it back as it came.
+        message.id = callerId;
+        if (callerToken !== undefined) (meta as JsonObject).progressToken = callerToken;
+      }
+    });
+  }
+
+  /** An answer from the connection; false when no request is waiting for that id (late or unknown). */
+  answer(response: JsonRpcResponse): boolean {
+    const id = response.id;
+    const entry = typeof id === 'number' ? this.pending.get(id) : undefined;
+    if (!entry) return false;
+    this.settle(id as number, entry);
+    this.onAnswer(entry.method, response);
+    response.id = entry.callerId;
+    entry.resolve(response);
+    return true;
+  }
+
+  /** A progress notification from the connection, routed to its request's caller. */
+  progress(notification: JsonRpcNotification): boolean {
+    const params = notification.params;
+    const token = params?.progressToken;
+    const entry = typeof token === 'number' ? this.pending.get(token) : undefined;
+    if (!entry?.onNotification || entry.callerToken === undefined) return false;
+    params!.progressToken = entry.callerToken;
+    entry.onNotification(notification);
+    return true;
+  }
+
+  /** Fails one request whose answer can no longer come (for example its line was too long). */
+  fail(id: number, message: string, data?: unknown): boolean {
+    const entry = this.pending.get(id);
+    if (!entry) return false;
+    this.settle(id, entry);
+    entry.resolve(errorResponse(entry.callerId, ErrorCode.InternalError, message, data));
+    return true;
+  }
+
+  /** Fails every request in flight, for example when the connection died. */
+  failAll(message: (method: string) => string, data?: unknown): void {
+    for (const [id, entry] of this.pending) {
+      this.settle(id, entry);
+      entry.resolve(errorResponse(entry.callerId, ErrorCode.InternalError, message(entry.method), data));
+    }
+  }
+
+  private expire(id: number, message: string): void {
+    const entry = this.pending.get(id);
+    if (!entry) return;
+    this.sendCancelled(id, 'timeout');
+    this.settle(id, entry);
+    entry.resolve(errorResponse(entry.callerId, ErrorCode.InternalError, message));
+  }
+
+  private cancel(id: number, reason: string): void {
+    const entry = this.pending.get(id);
+    if (!entry) return;
+    this.sendCancelled(id, reason);
+    this.settle(id, entry);
+    entry.resolve(errorResponse(entry.callerId, ErrorCode.InternalError, `Request cancelled: ${reason}`));
+  }
+
+  private sendCancelled(id: number, reason: string): void {
+    this.send({ jsonrpc: '2.0', method: 'notifications/cancelled', params: { requestId: id, reason } });
+  }
+
+  private settle(id: number, entry: Pending): void {
+    this.pending.delete(id);
+    clearTimeout(entry.timer);
+    if (entry.onAbort) entry.signal!.removeEventListener('abort', entry.onAbort);
+  }
+}

@@ -1,0 +1,158 @@
+// One run of a stdio child: spawn it in its own process group, frame its stdout into JSON messages,
+// send its stderr to the log, and stop it with the spec's ladder (close stdin, SIGTERM, SIGKILL).
+import { execa, type ResultPromise } from 'execa';
+import type { Log } from '../src/protocol/log.js';
+import { LineFramer } from './line-framer.js';
+
+export interface StdioCommand {
+  command: string;
+  args: string[];
+  env: Record<string, string>;
+  cwd: string;
+  /** Largest stdout line accepted; longer lines are dropped and reported. */
+  maxLineBytes: number;
+}
+
+export interface ExitInfo {
+  code: number | null;
+  signal: string | null;
+  /** Why the process could not run at all (for example the command was not found). */
+  spawnError: string | undefined;
+}
+
+export interface StdioProcessEvents {
+  message(message: unknown): void;
+  /** A stdout line over maxLineBytes; `head` is its first bytes, to tell whose answer it was. */
+  oversized(bytes: number, head: string): void;
+  exit(info: ExitInfo): void;
+}
+
+const STDERR_LINE_CAP = 64 * 1024;
+const STDERR_TAIL = 10;
+const live = new Set<number>();
+
+// A gateway that dies without its shutdown path must not leave children behind.
+process.once('exit', () => {
+  for (const pid of live) killGroup(pid, 'SIGKILL');
+});
+
+function killGroup(pid: number, signal: NodeJS.Signals): void {
+  try {
+    process.kill(-pid, signal);
+  } catch {
+    // The group is already gone.
+  }
+}
+
+export class StdioProcess {
+  readonly pid: number | undefined;
+  readonly exited: Promise<ExitInfo>;
+  private readonly child: ResultPromise;
+  private readonly stderrTail: string[] = [];
+  private hasExited = false;
+
+  constructor(spec: StdioCommand, private readonly log: Log, events: StdioProcessEvents) {
+    this.child = execa(spec.command, spec.args, {
+      cwd: spec.cwd,
+      env: spec.env,
+      extendEnv: true,
+      stdin: 'pipe',
+      stdout: 'pipe',
+      stderr: 'pipe',
+      buffer: false,
+      detached: true, // own process group, so shutdown reaches grandchildren too
+      cleanup: false, // handled by the exit hook above, which also covers the group
+      reject: false,
+      windowsHide: true,
+    });
+    this.pid = this.child.pid;
+    if (this.pid !== undefined) live.add(this.pid);
+
+    const framer = new LineFramer(spec.maxLineBytes, {
+      line: (text) => {
+        let message: unknown;
+        try {
+          message = JSON.parse(text);
+        } catch {
+          log.warn({ line: text.slice(0, 200) }, 'skipped a stdout line that is not JSON (stdout is for MCP messages only)');
+          return;
+        }
+        events.message(message);
+      },
+      oversized: (bytes, head) => events.oversized(bytes, head),
+    });
+    const stdout = this.child.stdout!;
+    stdout.on('data', (chunk: Buffer) => framer.push(chunk));
+    stdout.on('end', () => framer.end());
+
+    const stderrFramer = new LineFramer(STDERR_LINE_CAP, {
+      line: (text) => {
+        if (this.stderrTail.push(text) > STDERR_TAIL) this.stderrTail.shift();
+        log.info({ stderr: text }, 'child stderr');
+      },
+      oversized: (bytes) => log.warn({ bytes }, 'dropped an over-long stderr line'),
+    });
+    this.child.stderr!.on('data', (chunk: Buffer) => stderrFramer.push(chunk));
+    // Writing to a child that just died raises EPIPE on stdin; the exit path reports it.
+    this.child.stdin!.on('error', () => {});
+
+    this.exited = this.child.then((result) => {
+      this.hasExited = true;
+      if (this.pid !== undefined) {
+        killGroup(this.pid, 'SIGKILL'); // grandchildren the child left behind
+        live.delete(this.pid);
+      }
+      const spawnError = this.pid === undefined || (result.failed && result.exitCode === undefined && !result.signal)
+        ? shortSpawnError(String(result.message ?? "spawn failed"), spec.command)
+        : undefined;
+      const info: ExitInfo = { code: result.exitCode ?? null, signal: result.signal ?? null, spawnError };
+      events.exit(info);
+      return info;
+    });
+  }
+
+  get alive(): boolean {
+    return !this.hasExited;
+  }
+
+  /** The last few stderr lines, for error messages that help the user see why a child failed. */
+  recentStderr(): string {
+    return this.stderrTail.join('\n');
+  }
+
+  send(message: unknown): void {
+    if (this.hasExited) return;
+    this.child.stdin!.write(JSON.stringify(message) + '\n');
+  }
+
+  /** Close stdin, wait; SIGTERM the group, wait; SIGKILL the group. */
+  async stop(graceMs: number): Promise<ExitInfo> {
+    if (!this.hasExited) {
+      this.child.stdin!.end();
+      if (!(await settlesWithin(this.exited, graceMs)) && this.pid !== undefined) {
+        this.log.debug({ pid: this.pid }, 'child ignored stdin close; sending SIGTERM');
+        killGroup(this.pid, 'SIGTERM');
+        if (!(await settlesWithin(this.exited, graceMs))) {
+          this.log.warn({ pid: this.pid }, 'child ignored SIGTERM; sending SIGKILL');
+          killGroup(this.pid, 'SIGKILL');
+        }
+      }
+    }
+    return this.exited;
+  }
+}
+
+function shortSpawnError(message: string, command: string): string {
+  const firstLine = message.split('\n')[0] ?? message;
+  return firstLine.includes('ENOENT') ? `command not found: ${command}` : firstLine;
+}
+
+async function settlesWithin(promise: Promise<unknown>, ms: number): Promise<boolean> {
+  let timer: NodeJS.Timeout | undefined;
+  const timeout = new Promise<false>((resolve) => {
+    timer = setTimeout(() => resolve(false), ms);
+  });
+  const settled = await Promise.race([promise.then(() => true), timeout]);
+  clearTimeout(timer);
+  return settled;
+}

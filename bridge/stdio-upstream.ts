@@ -1,0 +1,362 @@
+// A supervised stdio child shared by every caller: decides its era once, initialises legacy children,
+// multiplexes requests onto it, and restarts it with backoff when it dies.
+import { EventEmitter } from 'node:events';
+import {
+  ErrorCode,
+  errorResponse,
+  isObject,
+  type JsonObject,
+  type JsonRpcNotification,
+  type JsonRpcRequest,
+  type JsonRpcResponse,
+} from '../src/protocol/jsonrpc.js';
+import type { Log } from '../src/protocol/log.js';
+import { LEGACY_CLIENT_REQUESTS, META, MODERN_VERSION, type ServerInfo } from '../src/protocol/mcp.js';
+import { backoffDelay, CrashWindow, type BackoffPolicy } from './backoff.js';
+import {
+  discoverResult,
+  initializeParams,
+  parseInitializeResult,
+  toLegacyParams,
+  toModernResponse,
+  type LegacyHandshake,
+} from './legacy-adapter.js';
+import { PendingRequests } from './pending-requests.js';
+import { StdioProcess, type ExitInfo, type StdioCommand } from './stdio-process.js';
+import type { Era, RequestOptions, Upstream, UpstreamState, UpstreamStatus } from './upstream.js';
+
+export interface StdioUpstreamConfig extends StdioCommand {
+  name: string;
+  era: Era | 'auto';
+  timeoutMs: number;
+  probeTimeoutMs: number;
+  startupTimeoutMs: number;
+  /** ttlMs given to a legacy child's cacheable results. */
+  legacyTtlMs: number;
+  shutdownGraceMs: number;
+  backoff: BackoffPolicy;
+  clientInfo: ServerInfo;
+}
+
+/** Modern error codes that only a 2026-era server would answer the probe with. */
+const MODERN_PROBE_ERRORS = new Set<number>([ErrorCode.UnsupportedProtocolVersion, ErrorCode.HeaderMismatch, ErrorCode.MissingRequiredClientCapability]);
+/** A child has run long enough to forget its earlier crashes. */
+const STABLE_AFTER_MS = 60_000;
+
+export class StdioUpstream implements Upstream {
+  readonly events = new EventEmitter();
+  private state: UpstreamState = 'stopped';
+  private era: Era | undefined;
+  private handshake: LegacyHandshake | undefined;
+  private process: StdioProcess | undefined;
+  private pending: PendingRequests;
+  private readonly crashes: CrashWindow;
+  private restarts = 0;
+  private consecutiveFailures = 0;
+  private lastError: string | undefined;
+  private readyAt = 0;
+  private restartTimer: NodeJS.Timeout | undefined;
+  private unhealthyUntil = 0;
+  /** Settles whenever the state changes, so waiting callers can look again. */
+  private stateChange = deferred();
+  /** Set while the era probe runs: an exit then means "legacy", not a crash. */
+  private probing = false;
+
+  constructor(
+    private readonly config: StdioUpstreamConfig,
+    private readonly log: Log,
+  ) {
+    this.crashes = new CrashWindow(config.backoff.windowMs);
+    this.pending = this.newPending();
+    if (config.era !== 'auto') this.era = config.era;
+  }
+
+  get name(): string {
+    return this.config.name;
+  }
+
+  status(): UpstreamStatus {
+    return { state: this.state, era: this.era, restarts: this.restarts, lastError: this.lastError };
+  }
+
+  async start(): Promise<void> {
+    if (this.state !== 'stopped') return;
+    await this.run();
+  }
+
+  async request(message: JsonRpcRequest, options: RequestOptions = {}): Promise<JsonRpcResponse> {
+    if (this.state !== 'ready') {
+      const failure = await this.waitUntilReady(message, options.signal);
+      if (failure) return failure;
+    }
+    if (this.era === 'legacy' && message.method === 'server/discover') {
+      return { jsonrpc: '2.0', id: message.id, result: discoverResult(this.handshake!, { ttlMs: this.config.legacyTtlMs }) };
+    }
+    return this.pending.dispatch(message, {
+      timeoutMs: this.config.timeoutMs,
+      timeoutMessage: `Upstream '${this.name}' did not answer ${message.method} within ${this.config.timeoutMs} ms; the request was cancelled. Raise servers.${this.name}.timeoutMs if it needs longer.`,
+      signal: options.signal,
+      onNotification: options.onNotification,
+      prepare: this.era === 'legacy' ? (m) => toLegacyParams(m.params) : undefined,
+    });
+  }
+
+  async close(): Promise<void> {
+    this.setState('stopped');
+    clearTimeout(this.restartTimer);
+    const child = this.process;
+    if (child) await child.stop(this.config.shutdownGraceMs);
+  }
+
+  // ---- lifecycle ---------------------------------------------------------------------------------
+
+  private async run(): Promise<void> {
+    this.setState('starting');
+    const child = this.spawn();
+    try {
+      if (this.era === undefined) {
+        this.era = await this.probe(child);
+        this.log.info({ era: this.era }, `upstream speaks the ${this.era} revision`);
+        if (!child.alive) {
+          // Some legacy servers exit on any request before initialize: start a fresh one.
+          await child.exited;
+          if (this.state === 'starting') await this.run();
+          return;
+        }
+      }
+      if (this.era === 'legacy') this.handshake = await this.initialize(child);
+      if (!child.alive || this.state !== 'starting') return;
+      this.readyAt = Date.now();
+      this.consecutiveFailures = 0;
+      this.setState('ready');
+      this.log.info({ pid: child.pid, era: this.era }, 'upstream ready');
+    } catch (error) {
+      this.lastError = (error as Error).message;
+      this.log.error({ err: this.lastError }, 'upstream failed to start');
+      // The exit handler decides on the restart.
+      await child.stop(this.config.shutdownGraceMs);
+    }
+  }
+
+  private spawn(): StdioProcess {
+    this.pending = this.newPending();
+    const child = new StdioProcess(this.config, this.log, {
+      message: (message) => this.onMessage(child, message),
+      oversized: (bytes, head) => this.onOversized(bytes, head),
+      exit: (info) => this.onExit(child, info),
+    });
+    this.process = child;
+    return child;
+  }
+
+  private newPending(): PendingRequests {
+    return new PendingRequests(
+      (message) => this.process?.send(message),
+      (method, response) => {
+        if (this.era === 'legacy' && this.handshake) toModernResponse(method, response, this.handshake, { ttlMs: this.config.legacyTtlMs });
+      },
+    );
+  }
+
+  private async probe(child: StdioProcess): Promise<Era> {
+    this.probing = true;
+    try {
+      const response = await this.internalRequest(
+        'server/discover',
+        { _meta: { [META.protocolVersion]: MODERN_VERSION, [META.clientCapabilities]: {}, [META.clientInfo]: this.config.clientInfo } },
+        this.config.probeTimeoutMs,
+      );
+      if (!child.alive) return 'legacy';
+      if ('result' in response && Array.isArray(response.result.supportedVersions)) return 'modern';
+      if ('error' in response && MODERN_PROBE_ERRORS.has(response.error.code)) return 'modern';
+      return 'legacy';
+    } finally {
+      this.probing = false;
+    }
+  }
+
+  private async initialize(child: StdioProcess): Promise<LegacyHandshake> {
+    const response = await this.internalRequest('initialize', initializeParams(this.config.clientInfo), this.config.startupTimeoutMs);
+    if (!child.alive) throw new Error(`exited during initialize${stderrHint(child)}`);
+    if ('error' in response) throw new Error(`initialize failed: ${response.error.message} (code ${response.error.code})${stderrHint(child)}`);
+    const handshake = parseInitializeResult(response.result);
+    child.send({ jsonrpc: '2.0', method: 'notifications/initialized' });
+    return handshake;
+  }
+
+  private internalRequest(method: string, params: JsonObject, timeoutMs: number): Promise<JsonRpcResponse> {
+    return this.pending.dispatch(
+      { jsonrpc: '2.0', id: 0, method, params },
+      { timeoutMs, timeoutMessage: `no answer to ${method} within ${timeoutMs} ms` },
+    );
+  }
+
+  private onExit(child: StdioProcess, info: ExitInfo): void {
+    const how = describeExit(info);
+    this.pending.failAll(
+      (method) => `Upstream '${this.name}' ${how} while handling ${method}; mcp-gateway is restarting it. Retry the request.`,
+      { server: this.name, exitCode: info.code, signal: info.signal },
+    );
+    if (child !== this.process || this.state === 'stopped') return;
+    this.process = undefined;
+    if (this.probing) return; // run() starts the legacy child
+
+    const now = Date.now();
+    if (this.readyAt && now - this.readyAt > STABLE_AFTER_MS) this.crashes.reset();
+    this.readyAt = 0;
+    const stderr = child.recentStderr().split('\n').at(-1);
+    this.lastError = info.spawnError ?? this.lastError ?? `${how}${stderr ? `: ${stderr}` : ''}`;
+    this.restarts++;
+    this.consecutiveFailures++;
+    const recent = this.crashes.record(now);
+    const policy = this.config.backoff;
+    let delay: number;
+    if (recent >= policy.crashLimit) {
+      delay = policy.maxMs;
+      this.unhealthyUntil = now + delay;
+      this.setState('unhealthy');
+      this.log.error({ exits: recent, windowMs: policy.windowMs, retryInMs: delay, lastError: this.lastError }, 'upstream marked unhealthy');
+    } else {
+      delay = backoffDelay(this.consecutiveFailures, policy);
+      this.setState('backing-off');
+      this.log.warn({ exit: info, retryInMs: delay, lastError: this.lastError }, 'upstream exited; restarting');
+    }
+    this.restartTimer = setTimeout(() => {
+      this.lastError = undefined;
+      void this.run();
+    }, delay);
+    this.restartTimer.unref();
+  }
+
+  // ---- messages from the child -------------------------------------------------------------------
+
+  private onMessage(child: StdioProcess, message: unknown): void {
+    if (!isObject(message)) {
+      this.log.warn({ message }, 'skipped a stdout message that is not a JSON-RPC object');
+      return;
+    }
+    if (typeof message.method === 'string') {
+      if ('id' in message) this.onChildRequest(child, message as unknown as JsonRpcRequest);
+      else this.onChildNotification(message as unknown as JsonRpcNotification);
+      return;
+    }
+    if ('id' in message && ('result' in message || 'error' in message)) {
+      if (!this.pending.answer(message as unknown as JsonRpcResponse)) {
+        this.log.debug({ id: message.id }, 'answer for a request no longer waiting (timed out or cancelled)');
+      }
+      return;
+    }
+    this.log.warn({ keys: Object.keys(message) }, 'skipped a stdout message that is not a JSON-RPC request, notification or response');
+  }
+
+  private onChildNotification(notification: JsonRpcNotification): void {
+    const method = notification.method;
+    if (method === 'notifications/progress') {
+      this.pending.progress(notification);
+    } else if (method.endsWith('/list_changed') || method === 'notifications/resources/updated') {
+      this.events.emit('listChanged', notification);
+    } else if (method === 'notifications/message') {
+      this.log.debug({ params: notification.params }, 'upstream log message');
+    }
+  }
+
+  private onChildRequest(child: StdioProcess, request: JsonRpcRequest): void {
+    if (request.method === 'ping') {
+      child.send({ jsonrpc: '2.0', id: request.id, result: {} });
+      return;
+    }
+    const message = LEGACY_CLIENT_REQUESTS.has(request.method)
+      ? `mcp-gateway does not relay ${request.method} from upstream servers to clients yet`
+      : `Method not found: ${request.method}`;
+    this.log.warn({ method: request.method }, 'refused a request from the upstream');
+    child.send(errorResponse(request.id, ErrorCode.MethodNotFound, message));
+  }
+
+  private onOversized(bytes: number, head: string): void {
+    const id = /"id"\s*:\s*(\d+)/.exec(head)?.[1];
+    const limit = `servers.${this.name}.maxLineBytes (${this.config.maxLineBytes} bytes)`;
+    this.log.warn({ bytes, head: head.slice(0, 120) }, `dropped a stdout line larger than ${limit}`);
+    if (id !== undefined) {
+      this.pending.fail(Number(id), `Upstream '${this.name}' answered with ${bytes} bytes, more than ${limit}; raise that setting to accept it.`);
+    }
+  }
+
+  // ---- waiting for readiness ---------------------------------------------------------------------
+
+  private setState(state: UpstreamState): void {
+    if (this.state === state) return;
+    this.state = state;
+    const settled = this.stateChange;
+    this.stateChange = deferred();
+    settled.resolve();
+    this.events.emit('state', state);
+  }
+
+  /** Waits for the child to be ready; resolves with an error response when it will not be in time. */
+  private async waitUntilReady(message: JsonRpcRequest, signal: AbortSignal | undefined): Promise<JsonRpcResponse | undefined> {
+    const deadline = Date.now() + this.config.timeoutMs;
+    for (;;) {
+      switch (this.state) {
+        case 'ready':
+          return undefined;
+        case 'stopped':
+          return errorResponse(message.id, ErrorCode.InternalError, `Upstream '${this.name}' is stopped (the gateway is shutting down or reloading)`);
+        case 'unhealthy':
+          return errorResponse(
+            message.id,
+            ErrorCode.InternalError,
+            `Upstream '${this.name}' is unhealthy: it exited ${this.config.backoff.crashLimit} times within ${this.config.backoff.windowMs / 1000} s` +
+              `${this.lastError ? ` (last: ${this.lastError})` : ''}. mcp-gateway retries at ${new Date(this.unhealthyUntil).toISOString()}; ` +
+              `check servers.${this.name}.command and the server's stderr in the gateway log.`,
+            { server: this.name, state: this.state },
+          );
+      }
+      const remaining = deadline - Date.now();
+      if (remaining <= 0 || signal?.aborted) {
+        return errorResponse(
+          message.id,
+          ErrorCode.InternalError,
+          `Upstream '${this.name}' was not ready within ${this.config.timeoutMs} ms (state: ${this.state}${this.lastError ? `; last error: ${this.lastError}` : ''})`,
+          { server: this.name, state: this.state },
+        );
+      }
+      await waitFor(this.stateChange.promise, remaining, signal);
+    }
+  }
+}
+
+function describeExit(info: ExitInfo): string {
+  if (info.spawnError) return `could not start (${info.spawnError})`;
+  if (info.signal) return `was killed by ${info.signal}`;
+  return `exited with code ${info.code}`;
+}
+
+function stderrHint(child: StdioProcess): string {
+  const tail = child.recentStderr();
+  return tail ? `; its stderr said: ${tail.split('\n').slice(-3).join(' | ')}` : '';
+}
+
+interface Deferred {
+  promise: Promise<void>;
+  resolve(): void;
+}
+
+function deferred(): Deferred {
+  let resolve!: () => void;
+  const promise = new Promise<void>((r) => (resolve = r));
+  return { promise, resolve };
+}
+
+function waitFor(promise: Promise<void>, ms: number, signal: AbortSignal | undefined): Promise<void> {
+  return new Promise<void>((resolve) => {
+    const timer = setTimeout(done, ms);
+    const onAbort = (): void => done();
+    signal?.addEventListener('abort', onAbort, { once: true });
+    void promise.then(done);
+    function done(): void {
+      clearTimeout(timer);
+      signal?.removeEventListener('abort', onAbort);
+      resolve();
+    }
+  });
+}

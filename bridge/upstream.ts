@@ -1,0 +1,35 @@
+// The one interface every upstream kind implements; the edge and router speak only this.
+import type { EventEmitter } from 'node:events';
+import type { JsonRpcNotification, JsonRpcRequest, JsonRpcResponse } from '../src/protocol/jsonrpc.js';
+
+export type UpstreamState = 'starting' | 'ready' | 'backing-off' | 'unhealthy' | 'stopped';
+export type Era = 'modern' | 'legacy';
+
+export interface RequestOptions {
+  /** Aborting cancels the request upstream; the returned promise then settles with an error. */
+  signal?: AbortSignal;
+  /** Notifications that belong to this request (progress), already translated back to the caller's ids. */
+  onNotification?: (notification: JsonRpcNotification) => void;
+}
+
+export interface UpstreamStatus {
+  state: UpstreamState;
+  era: Era | undefined;
+  restarts: number;
+  lastError: string | undefined;
+}
+
+export interface Upstream {
+  readonly name: string;
+  /**
+   * Sends one modern request and settles with its response, carrying the caller's own id. Never rejects:
+   * timeouts, crashes and cancellation arrive as JSON-RPC errors that say what happened.
+   * The message object is borrowed: the upstream may rewrite its id and progress token while in flight.
+   */
+  request(message: JsonRpcRequest, options?: RequestOptions): Promise<JsonRpcResponse>;
+  status(): UpstreamStatus;
+  /** Emits 'state' (UpstreamState) and 'listChanged' (notification method). */
+  readonly events: EventEmitter;
+  start(): Promise<void>;
+  close(): Promise<void>;
+}

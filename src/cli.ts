@@ -1,0 +1,109 @@
+#!/usr/bin/env node
+// mcp-gateway [--config FILE] [--host H] [--port P]
+// mcp-gateway --stdio "<command line>" [--name N] [--host H] [--port P]
+import { parseArgs } from 'node:util';
+import { parseCommandString } from 'execa';
+import { ConfigError, loadConfigFile, parseConfig, SERVER_NAME, type GatewayConfig } from './config.js';
+import { startGateway } from './gateway.js';
+import { createLogger } from './log.js';
+
+const HELP = `mcp-gateway — serve MCP servers as MCP 2026-07-28 Streamable HTTP endpoints
+
+Usage:
+  mcp-gateway [--config FILE] [--host HOST] [--port PORT]
+      Runs every server named in the config file (default: gateway.config.yaml) and serves each at
+      POST http://HOST:PORT/servers/<name>/mcp
+
+  mcp-gateway --stdio "<command line>" [--name NAME] [--host HOST] [--port PORT]
+      Bridges one stdio server with no config file, for example:
+        mcp-gateway --stdio "node ./my-server.js --verbose" --name mine
+      serves it at POST http://HOST:PORT/servers/mine/mcp (NAME defaults to "stdio").
+      One child process is shared by every client; its era (modern or 2025 legacy) is detected.
+
+Options:
+  --config FILE      YAML config (see README.md); \${VAR} is taken from the environment
+  --host HOST        listen address (default 127.0.0.1; anything else is logged as a warning)
+  --port PORT        listen port (default 8080; 0 picks a free one)
+  --stdio CMDLINE    bridge this command instead of reading a config file
+  --name NAME        the server's name with --stdio (1-32 of A-Z a-z 0-9 _ -)
+  --log-level LEVEL  fatal, error, warn, info (default), debug, trace or silent
+  -h, --help         this text
+
+Logs are JSON lines on stderr.`;
+
+function usageError(message: string): never {
+  process.stderr.write(`mcp-gateway: ${message}\nRun mcp-gateway --help for usage.\n`);
+  process.exit(2);
+}
+
+async function main(): Promise<void> {
+  let values;
+  try {
+    ({ values } = parseArgs({
+      options: {
+        config: { type: 'string' },
+        host: { type: 'string' },
+        port: { type: 'string' },
+        stdio: { type: 'string' },
+        name: { type: 'string' },
+        'log-level': { type: 'string' },
+        help: { type: 'boolean', short: 'h' },
+      },
+      strict: true,
+    }));
+  } catch (error) {
+    usageError((error as Error).message);
+  }
+  if (values.help) {
+    process.stdout.write(`${HELP}\n`);
+    return;
+  }
+
+  let config: GatewayConfig;
+  try {
+    config = values.stdio !== undefined ? stdioConfig(values.stdio, values.name ?? 'stdio') : await loadConfigFile(values.config ?? 'gateway.config.yaml');
+  } catch (error) {
+    if (error instanceof ConfigError) usageError(error.message);
+    throw error;
+  }
+  if (values.config !== undefined && values.stdio !== undefined) usageError('use either --config or --stdio, not both');
+  if (values.host !== undefined) config.listen.host = values.host;
+  if (values.port !== undefined) {
+    const port = Number(values.port);
+    if (!Number.isInteger(port) || port < 0 || port > 65535) usageError(`--port must be a number from 0 to 65535 (got ${values.port})`);
+    config.listen.port = port;
+  }
+  const log = createLogger(values['log-level'] ?? config.log.level);
+
+  let gateway;
+  try {
+    gateway = await startGateway(config, log);
+  } catch (error) {
+    log.fatal({ err: (error as Error).message }, 'could not start');
+    log.flush();
+    process.exitCode = 1;
+    return;
+  }
+  let stopping = false;
+  const stop = (signal: string): void => {
+    if (stopping) return;
+    stopping = true;
+    log.info({ signal }, 'shutting down');
+    void gateway.close().then(() => {
+      log.info({}, 'stopped');
+      log.flush();
+      process.exit(0);
+    });
+  };
+  process.on('SIGINT', () => stop('SIGINT'));
+  process.on('SIGTERM', () => stop('SIGTERM'));
+}
+
+function stdioConfig(commandLine: string, name: string): GatewayConfig {
+  if (!SERVER_NAME.test(name)) usageError(`--name must be 1-32 characters of A-Z a-z 0-9 _ - (got ${JSON.stringify(name)})`);
+  const [command, ...args] = parseCommandString(commandLine);
+  if (!command) usageError('--stdio needs a command line, for example --stdio "node server.js"');
+  return parseConfig({ servers: { [name]: { command, args } } }, '--stdio', process.cwd());
+}
+
+await main();

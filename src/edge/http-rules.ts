@@ -1,0 +1,47 @@
+// Transport-level checks on a POST, before its body is parsed: media types and the body size cap.
+import { ErrorCode } from '../protocol/jsonrpc.js';
+import { reject, type Rejection } from './rejection.js';
+
+function mediaTypes(header: string): string[] {
+  return header.split(',').map((part) => part.split(';')[0]!.trim().toLowerCase());
+}
+
+export function checkContentType(contentType: string | null): Rejection | undefined {
+  if (contentType !== null && mediaTypes(contentType)[0] === 'application/json') return undefined;
+  return reject(415, null, ErrorCode.InvalidRequest, `Content-Type must be application/json (got ${contentType ?? 'none'})`);
+}
+
+/** A missing Accept means "anything" (RFC 9110); a present one must allow both JSON and SSE answers. */
+export function checkAccept(accept: string | null): Rejection | undefined {
+  if (accept === null) return undefined;
+  const types = mediaTypes(accept);
+  const json = types.some((t) => t === 'application/json' || t === 'application/*' || t === '*/*');
+  const sse = types.some((t) => t === 'text/event-stream' || t === 'text/*' || t === '*/*');
+  if (json && sse) return undefined;
+  return reject(406, null, ErrorCode.InvalidRequest, `Accept must list both application/json and text/event-stream (got ${accept})`);
+}
+
+/** Reads the body as UTF-8 text, or undefined once it exceeds maxBytes (without reading the rest). */
+export async function readBodyLimited(request: Request, maxBytes: number): Promise<string | undefined> {
+  const declared = Number(request.headers.get('content-length') ?? NaN);
+  if (declared > maxBytes) return undefined;
+  if (!request.body) return '';
+  const reader = request.body.getReader();
+  const chunks: Uint8Array[] = [];
+  let total = 0;
+  for (;;) {
+    const { done, value } = await reader.read();
+    if (done) break;
+    total += value.byteLength;
+    if (total > maxBytes) {
+      await reader.cancel().catch(() => {});
+      return undefined;
+    }
+    chunks.push(value);
+  }
+  return Buffer.concat(chunks, total).toString('utf8');
+}
+
+export function tooLarge(maxBytes: number): Rejection {
+  return reject(413, null, ErrorCode.InvalidRequest, `The body is larger than listen.maxBodyBytes (${maxBytes} bytes); raise that setting to accept it`);
+}

@@ -1,0 +1,23 @@
+// DNS-rebinding defence: a browser-sent Origin must be a loopback origin or one the operator listed.
+
+const LOOPBACK_HOSTS = new Set(['localhost', '127.0.0.1', '[::1]']);
+
+export type OriginCheck = (origin: string | undefined) => boolean;
+
+export function originChecker(allowedOrigins: readonly string[]): OriginCheck {
+  const allowed = new Set(allowedOrigins.map((o) => o.replace(/\/+$/, '').toLowerCase()));
+  const any = allowed.has('*');
+  return (origin) => {
+    if (origin === undefined) return true; // not a browser: nothing to defend against here
+    if (any) return true;
+    const normalized = origin.trim().toLowerCase();
+    if (allowed.has(normalized)) return true;
+    if (normalized === 'null' || normalized.includes(',')) return false; // opaque or duplicated Origin
+    try {
+      const url = new URL(normalized);
+      return (url.protocol === 'http:' || url.protocol === 'https:') && (LOOPBACK_HOSTS.has(url.hostname) || url.hostname.startsWith('127.'));
+    } catch {
+      return false;
+    }
+  };
+}

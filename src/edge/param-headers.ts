@@ -1,0 +1,77 @@
+// Mcp-Param-{Name}: tool arguments mirrored into headers, as declared by `x-mcp-header` in a tool's
+// inputSchema. The gateway learns each tool's declarations from the tools/list answers that pass through
+// it, then checks a tools/call's headers against its body. Headers of tools it has not seen listed are
+// forwarded unchecked, as the spec asks of intermediaries that do not recognise them.
+import { isObject, type JsonObject } from '../protocol/jsonrpc.js';
+import { decodeHeaderValue } from './header-value.js';
+
+export const PARAM_HEADER_PREFIX = 'mcp-param-';
+
+interface MirroredArgument {
+  /** Lower-cased header name, `mcp-param-…`. */
+  header: string;
+  path: string[];
+}
+
+export class ToolHeaderIndex {
+  private readonly byTool = new Map<string, MirroredArgument[]>();
+
+  /** Records the x-mcp-header declarations of one tools/list page. */
+  learn(result: unknown): void {
+    if (!isObject(result) || !Array.isArray(result.tools)) return;
+    for (const tool of result.tools) {
+      if (!isObject(tool) || typeof tool.name !== 'string') continue;
+      const mirrored: MirroredArgument[] = [];
+      collect(tool.inputSchema, [], mirrored);
+      if (mirrored.length) this.byTool.set(tool.name, mirrored);
+      else this.byTool.delete(tool.name);
+    }
+  }
+
+  /** Returns a description of the first mismatch between headers and arguments, or undefined. */
+  check(toolName: string, args: unknown, headers: (name: string) => string | undefined): string | undefined {
+    const mirrored = this.byTool.get(toolName);
+    if (!mirrored) return undefined;
+    for (const { header, path } of mirrored) {
+      const value = valueAt(args, path);
+      const raw = headers(header);
+      if (value === undefined || value === null) {
+        if (raw !== undefined) return `${header} is set but arguments.${path.join('.')} is absent`;
+        continue;
+      }
+      if (raw === undefined) return `${header} is missing; tool '${toolName}' mirrors arguments.${path.join('.')} into it`;
+      const decoded = decodeHeaderValue(raw);
+      if (decoded === undefined || !sameValue(decoded, value)) {
+        return `${header} does not match arguments.${path.join('.')}`;
+      }
+    }
+    return undefined;
+  }
+}
+
+function collect(schema: unknown, at: string[], out: MirroredArgument[]): void {
+  if (!isObject(schema)) return;
+  if (typeof schema['x-mcp-header'] === 'string' && at.length) {
+    out.push({ header: PARAM_HEADER_PREFIX + schema['x-mcp-header'].toLowerCase(), path: at });
+  }
+  // Only plain `properties` chains are statically reachable (the spec excludes items, combinators, $ref).
+  const properties = schema.properties;
+  if (!isObject(properties)) return;
+  for (const [key, child] of Object.entries(properties)) collect(child, [...at, key], out);
+}
+
+function valueAt(args: unknown, path: string[]): unknown {
+  let node: unknown = args;
+  for (const key of path) {
+    if (!isObject(node)) return undefined;
+    node = (node as JsonObject)[key];
+  }
+  return node;
+}
+
+function sameValue(header: string, value: unknown): boolean {
+  if (typeof value === 'string') return header === value;
+  if (typeof value === 'boolean') return header === String(value);
+  if (typeof value === 'number') return header.trim() !== '' && Number(header) === value;
+  return false;
+}

@@ -1,0 +1,11 @@
+// One place that words every refusal the edge sends: an HTTP status plus a JSON-RPC error body.
+import { errorResponse, type JsonRpcFailure, type JsonRpcId } from '../protocol/jsonrpc.js';
+
+export interface Rejection {
+  status: 400 | 403 | 404 | 405 | 406 | 413 | 415 | 500 | 503;
+  body: JsonRpcFailure;
+}
+
+export function reject(status: Rejection['status'], id: JsonRpcId | null, code: number, message: string, data?: unknown): Rejection {
+  return { status, body: errorResponse(id, code, message, data) };
+}

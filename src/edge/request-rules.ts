@@ -1,0 +1,129 @@
+// The modern (2026-07-28) rules a POST must pass before anything reaches an upstream: the JSON-RPC
+// envelope, the per-request _meta, and the headers that mirror the body. Pure: no I/O, no state.
+import { ErrorCode, isObject, isValidId, type JsonRpcId, type JsonRpcNotification, type JsonRpcRequest } from '../protocol/jsonrpc.js';
+import { META, MODERN_REQUEST_METHODS, NAME_PARAM, SUPPORTED_VERSIONS } from '../protocol/mcp.js';
+import { decodeHeaderValue } from './header-value.js';
+import { PARAM_HEADER_PREFIX, type ToolHeaderIndex } from './param-headers.js';
+import { reject, type Rejection } from './rejection.js';
+
+/** The request's headers, as the Fetch API gives them (names are case-insensitive). */
+export interface HeaderSource {
+  get(name: string): string | null;
+  keys(): Iterable<string>;
+}
+type Header = (lowerCaseName: string) => string | undefined;
+
+export type Checked =
+  | { kind: 'request'; message: JsonRpcRequest }
+  | { kind: 'notification'; message: JsonRpcNotification }
+  | { kind: 'rejected'; rejection: Rejection };
+
+const REMOVED_METHODS = new Set(['initialize', 'ping', 'logging/setLevel', 'resources/subscribe', 'resources/unsubscribe', 'tasks/get', 'tasks/result', 'tasks/cancel', 'tasks/list']);
+
+export function checkMessage(body: unknown, headers: HeaderSource, tools: ToolHeaderIndex | undefined): Checked {
+  const header: Header = (name) => headers.get(name) ?? undefined;
+  const envelope = checkEnvelope(body);
+  if ('rejection' in envelope) return { kind: 'rejected', rejection: envelope.rejection };
+  if (envelope.kind === 'notification') return envelope;
+  const rejection = checkRequest(envelope.message, header, tools) ?? checkParamHeaderSyntax(envelope.message.id, headers.keys(), header);
+  return rejection ? { kind: 'rejected', rejection } : envelope;
+}
+
+function checkEnvelope(body: unknown): Exclude<Checked, { kind: 'rejected' }> | { rejection: Rejection } {
+  if (Array.isArray(body)) {
+    return { rejection: reject(400, null, ErrorCode.InvalidRequest, 'Batches are not supported: send one JSON-RPC message per POST') };
+  }
+  if (!isObject(body)) return { rejection: reject(400, null, ErrorCode.InvalidRequest, 'The body must be a JSON-RPC request object') };
+  const id = validIdOrNull(body.id);
+  if (body.jsonrpc !== '2.0') return { rejection: reject(400, id, ErrorCode.InvalidRequest, 'jsonrpc must be "2.0"') };
+  if (typeof body.method !== 'string') {
+    const what = 'result' in body || 'error' in body ? 'Clients must not send JSON-RPC responses to an MCP server' : 'method must be a string';
+    return { rejection: reject(400, id, ErrorCode.InvalidRequest, what) };
+  }
+  if (body.params !== undefined && !isObject(body.params)) {
+    return { rejection: reject(400, id, ErrorCode.InvalidRequest, 'params must be an object') };
+  }
+  if (!('id' in body)) return { kind: 'notification', message: body as unknown as JsonRpcNotification };
+  if (!isValidId(body.id)) {
+    return { rejection: reject(400, null, ErrorCode.InvalidRequest, 'id must be a string or an integer (null is not allowed)') };
+  }
+  return { kind: 'request', message: body as unknown as JsonRpcRequest };
+}
+
+function checkRequest(message: JsonRpcRequest, header: Header, tools: ToolHeaderIndex | undefined): Rejection | undefined {
+  const { id, method } = message;
+  const params = message.params;
+  const meta = params?._meta;
+  const version = isObject(meta) ? meta[META.protocolVersion] : undefined;
+
+  if (version === undefined) {
+    if (method === 'initialize') {
+      const requested = isObject(params) && typeof params.protocolVersion === 'string' ? params.protocolVersion : 'unknown';
+      return reject(400, id, ErrorCode.UnsupportedProtocolVersion,
+        `This endpoint speaks MCP ${SUPPORTED_VERSIONS.join(', ')} only (stateless, no initialize); 2025-era clients are not supported yet`,
+        { supported: SUPPORTED_VERSIONS, requested });
+    }
+    return reject(400, id, ErrorCode.InvalidParams, `params._meta["${META.protocolVersion}"] is required on every request (MCP 2026-07-28)`);
+  }
+  if (typeof version !== 'string' || !SUPPORTED_VERSIONS.includes(version)) {
+    return reject(400, id, ErrorCode.UnsupportedProtocolVersion, `Unsupported protocol version ${JSON.stringify(version)}`, {
+      supported: SUPPORTED_VERSIONS,
+      requested: String(version),
+    });
+  }
+  if (!isObject((meta as Record<string, unknown>)[META.clientCapabilities])) {
+    return reject(400, id, ErrorCode.InvalidParams, `params._meta["${META.clientCapabilities}"] is required on every request and must be an object ({} for none)`);
+  }
+
+  const headerVersion = header('mcp-protocol-version');
+  if (headerVersion !== version) return mismatch(id, 'MCP-Protocol-Version', headerVersion, version);
+  const headerMethod = header('mcp-method');
+  if (headerMethod !== method) return mismatch(id, 'Mcp-Method', headerMethod, method);
+
+  if (!MODERN_REQUEST_METHODS.has(method)) {
+    const why = REMOVED_METHODS.has(method) ? `${method} was removed in MCP 2026-07-28` : `Method not found: ${method}`;
+    return reject(404, id, ErrorCode.MethodNotFound, why);
+  }
+
+  const nameParam = NAME_PARAM[method];
+  if (nameParam) {
+    const bodyName = params![nameParam];
+    const raw = header('mcp-name');
+    const decoded = raw === undefined ? undefined : decodeHeaderValue(raw);
+    if (raw !== undefined && decoded === undefined) return invalidHeader(id, 'Mcp-Name');
+    if (decoded !== bodyName) return mismatch(id, 'Mcp-Name', decoded, bodyName);
+  }
+  if (method === 'tools/call') return checkParamHeaders(id, params!, header, tools);
+  return undefined;
+}
+
+function checkParamHeaders(id: JsonRpcId, params: Record<string, unknown>, header: Header, tools: ToolHeaderIndex | undefined): Rejection | undefined {
+  if (!tools || typeof params.name !== 'string') return undefined;
+  const problem = tools.check(params.name, params.arguments, header);
+  if (problem) return reject(400, id, ErrorCode.HeaderMismatch, `Header mismatch: ${problem}`);
+  return undefined;
+}
+
+/** Every Mcp-Param-* header must at least be a well-formed value, whether or not the gateway knows its tool. */
+function checkParamHeaderSyntax(id: JsonRpcId, names: Iterable<string>, header: Header): Rejection | undefined {
+  for (const name of names) {
+    if (!name.startsWith(PARAM_HEADER_PREFIX)) continue;
+    if (decodeHeaderValue(header(name) ?? '') === undefined) return invalidHeader(id, name);
+  }
+  return undefined;
+}
+
+function mismatch(id: JsonRpcId, name: string, headerValue: unknown, bodyValue: unknown): Rejection {
+  const message = headerValue === undefined
+    ? `Header mismatch: the ${name} header is required and must equal the body's value ${JSON.stringify(bodyValue)}`
+    : `Header mismatch: ${name} header value ${JSON.stringify(headerValue)} does not match body value ${JSON.stringify(bodyValue)}`;
+  return reject(400, id, ErrorCode.HeaderMismatch, message);
+}
+
+function invalidHeader(id: JsonRpcId, name: string): Rejection {
+  return reject(400, id, ErrorCode.HeaderMismatch, `Header ${name} has characters a header cannot carry; send non-ASCII values as =?base64?<UTF-8 Base64>?=`);
+}
+
+function validIdOrNull(id: unknown): JsonRpcId | null {
+  return isValidId(id) ? id : null;
+}

@@ -1,0 +1,78 @@
+// JSON-RPC 2.0 shapes and error builders shared by every layer. Imports nothing.
+
+export type JsonRpcId = string | number;
+export type JsonObject = Record<string, unknown>;
+
+export interface JsonRpcRequest {
+  jsonrpc: '2.0';
+  id: JsonRpcId;
+  method: string;
+  params?: JsonObject;
+}
+
+export interface JsonRpcNotification {
+  jsonrpc: '2.0';
+  method: string;
+  params?: JsonObject;
+}
+
+export interface JsonRpcErrorObject {
+  code: number;
+  message: string;
+  data?: unknown;
+}
+
+export interface JsonRpcSuccess {
+  jsonrpc: '2.0';
+  id: JsonRpcId;
+  result: JsonObject;
+}
+
+export interface JsonRpcFailure {
+  jsonrpc: '2.0';
+  id: JsonRpcId | null;
+  error: JsonRpcErrorObject;
+}
+
+export type JsonRpcResponse = JsonRpcSuccess | JsonRpcFailure;
+export type JsonRpcMessage = JsonRpcRequest | JsonRpcNotification | JsonRpcResponse;
+
+export const ErrorCode = {
+  ParseError: -32700,
+  InvalidRequest: -32600,
+  MethodNotFound: -32601,
+  InvalidParams: -32602,
+  InternalError: -32603,
+  HeaderMismatch: -32020,
+  MissingRequiredClientCapability: -32021,
+  UnsupportedProtocolVersion: -32022,
+  /** Legacy (2025) "resource not found"; modern servers use InvalidParams. */
+  LegacyResourceNotFound: -32002,
+} as const;
+
+export function errorResponse(id: JsonRpcId | null, code: number, message: string, data?: unknown): JsonRpcFailure {
+  const error: JsonRpcErrorObject = data === undefined ? { code, message } : { code, message, data };
+  return { jsonrpc: '2.0', id, error };
+}
+
+export function isObject(value: unknown): value is JsonObject {
+  return typeof value === 'object' && value !== null && !Array.isArray(value);
+}
+
+export function isValidId(id: unknown): id is JsonRpcId {
+  return typeof id === 'string' || (typeof id === 'number' && Number.isInteger(id));
+}
+
+/** Classifies a parsed line or body without copying it. */
+export type MessageKind = 'request' | 'notification' | 'response' | 'invalid';
+
+export function classify(message: unknown): MessageKind {
+  if (!isObject(message) || message.jsonrpc !== '2.0') return 'invalid';
+  if (typeof message.method === 'string') {
+    if (message.params !== undefined && !isObject(message.params)) return 'invalid';
+    if (!('id' in message)) return 'notification';
+    return isValidId(message.id) ? 'request' : 'invalid';
+  }
+  if ('id' in message && ('result' in message || 'error' in message)) return 'response';
+  return 'invalid';
+}

@@ -1,0 +1,59 @@
+// MCP 2026-07-28 constants: versions, _meta keys and the method sets each era knows.
+
+export const MODERN_VERSION = '2026-07-28';
+/** Versions the gateway serves downstream, newest first. */
+export const SUPPORTED_VERSIONS: readonly string[] = [MODERN_VERSION];
+/** Newest first; the gateway offers the first in `initialize` and accepts any of them back. */
+export const LEGACY_VERSIONS: readonly string[] = ['2025-11-25', '2025-06-18', '2025-03-26', '2024-11-05'];
+
+export const META = {
+  protocolVersion: 'io.modelcontextprotocol/protocolVersion',
+  clientCapabilities: 'io.modelcontextprotocol/clientCapabilities',
+  clientInfo: 'io.modelcontextprotocol/clientInfo',
+  serverInfo: 'io.modelcontextprotocol/serverInfo',
+  subscriptionId: 'io.modelcontextprotocol/subscriptionId',
+} as const;
+
+/** Client-to-server requests of the modern revision. */
+export const MODERN_REQUEST_METHODS: ReadonlySet<string> = new Set([
+  'server/discover',
+  'tools/list',
+  'tools/call',
+  'prompts/list',
+  'prompts/get',
+  'resources/list',
+  'resources/templates/list',
+  'resources/read',
+  'completion/complete',
+  'subscriptions/listen',
+]);
+
+/** Results that carry ttlMs/cacheScope (SEP-2549). */
+export const CACHEABLE_METHODS: ReadonlySet<string> = new Set([
+  'server/discover',
+  'tools/list',
+  'prompts/list',
+  'resources/list',
+  'resources/templates/list',
+  'resources/read',
+]);
+
+/** Server-to-client requests a legacy server may send in the middle of a call. */
+export const LEGACY_CLIENT_REQUESTS: ReadonlySet<string> = new Set([
+  'sampling/createMessage',
+  'elicitation/create',
+  'roots/list',
+]);
+
+/** Which request parameter the `Mcp-Name` header mirrors, by method. */
+export const NAME_PARAM: Readonly<Record<string, 'name' | 'uri'>> = {
+  'tools/call': 'name',
+  'prompts/get': 'name',
+  'resources/read': 'uri',
+};
+
+export interface ServerInfo {
+  name: string;
+  version: string;
+  [key: string]: unknown;
+}

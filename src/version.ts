@@ -1,0 +1,16 @@
+// The gateway's own name and version, read from package.json (found from src/ and from dist/src/ alike).
+import { readFileSync } from 'node:fs';
+
+function readVersion(): string {
+  for (const relative of ['../package.json', '../../package.json']) {
+    try {
+      const pkg = JSON.parse(readFileSync(new URL(relative, import.meta.url), 'utf8')) as { name?: string; version?: string };
+      if (pkg.name === 'mcp-gateway' && pkg.version) return pkg.version;
+    } catch {
+      // try the next place
+    }
+  }
+  return '0.0.0';
+}
+
+export const GATEWAY_INFO = { name: 'mcp-gateway', version: readVersion() };
