@@ -1,0 +1,112 @@
+// Shared end-to-end plumbing: a gateway started in-process on a free loopback port with real stdio
+// children, raw HTTP helpers, and a validator for every message the gateway emits.
+import { readFileSync } from 'node:fs';
+import { fileURLToPath } from 'node:url';
+import { Ajv2020 } from 'ajv/dist/2020.js';
+import { Client, StreamableHTTPClientTransport } from '@modelcontextprotocol/client';
+import { parseConfig } from '../../src/config.js';
+import { startGateway, type RunningGateway } from '../../src/gateway.js';
+import { createLogger } from '../../src/log.js';
+import { silentLog } from '../../src/protocol/log.js';
+
+export const ROOT = fileURLToPath(new URL('../../', import.meta.url));
+export const SHARED = fileURLToPath(new URL('../../../shared/', import.meta.url));
+export const VERSION = '2026-07-28';
+export const META = {
+  'io.modelcontextprotocol/protocolVersion': VERSION,
+  'io.modelcontextprotocol/clientCapabilities': {},
+};
+
+/** A server entry running one of the TypeScript fixtures under tsx. */
+export function fixture(name: 'modern-server' | 'legacy-server', extra: Record<string, unknown> = {}): Record<string, unknown> {
+  return { command: process.execPath, args: ['--import', 'tsx', `test/fixtures/${name}.ts`], cwd: ROOT, ...extra };
+}
+
+export const everything = {
+  command: process.execPath,
+  args: ['node_modules/@modelcontextprotocol/server-everything/dist/index.js', 'stdio'],
+  cwd: ROOT,
+};
+
+export async function startTestGateway(servers: Record<string, unknown>, listen: Record<string, unknown> = {}): Promise<RunningGateway> {
+  const config = parseConfig({ listen: { port: 0, ...listen }, servers }, 'test', ROOT);
+  const log = process.env.TEST_LOG ? createLogger(process.env.TEST_LOG) : silentLog;
+  return startGateway(config, log);
+}
+
+export function modernClient(gateway: RunningGateway, server: string): Promise<Client> {
+  const client = new Client({ name: 'e2e-client', version: '1.0.0' }, { versionNegotiation: { mode: { pin: VERSION } } });
+  return client.connect(new StreamableHTTPClientTransport(new URL(`${gateway.url}/servers/${server}/mcp`))).then(() => client);
+}
+
+/** The headers a conforming client sends for this body. */
+export function headersFor(body: { method: string; params?: Record<string, unknown> }): Record<string, string> {
+  const headers: Record<string, string> = {
+    'content-type': 'application/json',
+    accept: 'application/json, text/event-stream',
+    'mcp-protocol-version': VERSION,
+    'mcp-method': body.method,
+  };
+  const name = body.method === 'resources/read' ? body.params?.uri : body.method === 'tools/call' || body.method === 'prompts/get' ? body.params?.name : undefined;
+  if (typeof name === 'string') headers['mcp-name'] = name;
+  return headers;
+}
+
+let nextId = 1;
+export function request(method: string, params: Record<string, unknown> = {}, id: string | number = nextId++) {
+  return { jsonrpc: '2.0' as const, id, method, params: { ...params, _meta: { ...META, ...(params._meta as object | undefined) } } };
+}
+
+export interface Answer {
+  status: number;
+  headers: Headers;
+  body: any;
+  /** For SSE answers: every message in order, the response last. */
+  events: any[];
+}
+
+export async function post(url: string, body: unknown, headers?: Record<string, string>, init: RequestInit = {}): Promise<Answer> {
+  const sent = headers ?? headersFor(body as { method: string });
+  const response = await fetch(url, { method: 'POST', headers: sent, body: typeof body === 'string' ? body : JSON.stringify(body), ...init });
+  const type = response.headers.get('content-type') ?? '';
+  const text = await response.text();
+  if (type.startsWith('text/event-stream')) {
+    const events = text.split('\n\n').filter((e) => e.trim()).map((e) => JSON.parse(e.split('\n').find((l) => l.startsWith('data: '))!.slice(6)));
+    return { status: response.status, headers: response.headers, body: events.at(-1), events };
+  }
+  return { status: response.status, headers: response.headers, body: text ? JSON.parse(text) : undefined, events: [] };
+}
+
+// ---- schema validation of what the gateway emits ------------------------------------------------
+
+const schema = JSON.parse(readFileSync(`${SHARED}mcp-schema/2026-07-28/schema.json`, 'utf8'));
+const ajv = new Ajv2020({ strict: false, allErrors: true });
+ajv.addSchema(schema, 'mcp');
+const RESULT_DEF: Record<string, string> = {
+  'server/discover': 'DiscoverResult',
+  'tools/list': 'ListToolsResult',
+  'tools/call': 'CallToolResult',
+  'prompts/list': 'ListPromptsResult',
+  'prompts/get': 'GetPromptResult',
+  'resources/list': 'ListResourcesResult',
+  'resources/templates/list': 'ListResourceTemplatesResult',
+  'resources/read': 'ReadResourceResult',
+  'completion/complete': 'CompleteResult',
+};
+
+function validate(def: string, value: unknown): string[] {
+  const check = ajv.getSchema(`mcp#/$defs/${def}`)!;
+  return check(value) ? [] : (check.errors ?? []).map((e) => `${def}${e.instancePath} ${e.message}`);
+}
+
+/** Problems found validating one emitted message against the 2026-07-28 schema (empty when valid). */
+export function schemaProblems(method: string, message: any): string[] {
+  if (message && 'error' in message) return validate('JSONRPCErrorResponse', message);
+  if (message && 'result' in message) {
+    const problems = validate('JSONRPCResultResponse', message);
+    const def = message.result?.resultType === 'input_required' ? 'InputRequiredResult' : RESULT_DEF[method];
+    return def ? problems.concat(validate(def, message.result)) : problems;
+  }
+  if (message?.method === 'notifications/progress') return validate('ProgressNotification', message);
+  return validate('JSONRPCNotification', message);
+}
