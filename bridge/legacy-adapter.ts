@@ -16,7 +16,7 @@ export interface LegacyOptions {
   ttlMs: number;
 }
 
-const MODERN_ONLY_META = [META.protocolVersion, META.clientCapabilities, META.clientInfo];
+const MODERN_ONLY_META = [META.protocolVersion, META.clientCapabilities, META.clientInfo, META.logLevel];
 
 export function initializeParams(clientInfo: ServerInfo): JsonObject {
   return { protocolVersion: LEGACY_VERSIONS[0], capabilities: {}, clientInfo };
@@ -65,11 +65,18 @@ export function toModernResponse(method: string, response: JsonRpcResponse, hand
   meta[META.serverInfo] ??= handshake.serverInfo;
 }
 
+/** 2025 capabilities whose methods no longer exist downstream (tasks moved to an extension). */
+const LEGACY_ONLY_CAPABILITIES = new Set(['tasks']);
+
 export function discoverResult(handshake: LegacyHandshake, options: LegacyOptions): JsonObject {
+  const capabilities: JsonObject = {};
+  for (const [key, value] of Object.entries(handshake.capabilities)) {
+    if (!LEGACY_ONLY_CAPABILITIES.has(key)) capabilities[key] = value;
+  }
   const result: JsonObject = {
     resultType: 'complete',
     supportedVersions: [MODERN_VERSION],
-    capabilities: handshake.capabilities,
+    capabilities,
     ttlMs: options.ttlMs,
     cacheScope: 'private',
     _meta: { [META.serverInfo]: handshake.serverInfo },

@@ -1,12 +1,13 @@
 // Splits a byte stream into newline-delimited lines with a per-line size cap. A line over the cap is
-// dropped whole (its head is kept so the caller can tell whose answer it was), never buffered in full.
+// dropped whole, never buffered in full; its first and last bytes are kept so the caller can tell whose
+// answer it was (serialisers put the JSON-RPC id either first or last).
 
 const NEWLINE = 0x0a;
-const HEAD_BYTES = 256;
+const EDGE_BYTES = 256;
 
 export interface LineFramerEvents {
   line(text: string): void;
-  oversized(bytes: number, head: string): void;
+  oversized(bytes: number, head: string, tail: string): void;
 }
 
 export class LineFramer {
@@ -15,6 +16,7 @@ export class LineFramer {
   /** Bytes of the current line seen so far while discarding it. */
   private discarding = -1;
   private discardHead = '';
+  private discardTail: Buffer = Buffer.alloc(0);
 
   constructor(
     private readonly maxLineBytes: number,
@@ -43,12 +45,14 @@ export class LineFramer {
     if (length === 0) return;
     if (this.discarding >= 0) {
       this.discarding += length;
+      this.keepTail(chunk.subarray(start, end));
       return;
     }
     if (this.buffered + length > this.maxLineBytes) {
-      const head = Buffer.concat([...this.chunks, chunk.subarray(start, Math.min(end, start + HEAD_BYTES))]);
-      this.discardHead = head.subarray(0, HEAD_BYTES).toString('utf8');
+      const head = Buffer.concat([...this.chunks, chunk.subarray(start, Math.min(end, start + EDGE_BYTES))]);
+      this.discardHead = head.subarray(0, EDGE_BYTES).toString('utf8');
       this.discarding = this.buffered + length;
+      this.keepTail(chunk.subarray(start, end));
       this.chunks = [];
       this.buffered = 0;
       return;
@@ -58,13 +62,21 @@ export class LineFramer {
     this.buffered += length;
   }
 
+  private keepTail(piece: Buffer): void {
+    const joined = piece.length >= EDGE_BYTES ? piece : Buffer.concat([this.discardTail, piece]);
+    this.discardTail = Buffer.from(joined.subarray(Math.max(0, joined.length - EDGE_BYTES)));
+  }
+
   private finishLine(): void {
     if (this.discarding >= 0) {
       const bytes = this.discarding;
       const head = this.discardHead;
+      let tail = this.discardTail.toString('utf8');
+      if (tail.endsWith('\r')) tail = tail.slice(0, -1);
       this.discarding = -1;
       this.discardHead = '';
-      this.events.oversized(bytes, head);
+      this.discardTail = Buffer.alloc(0);
+      this.events.oversized(bytes, head, tail);
       return;
     }
     if (this.buffered === 0) return;

@@ -22,8 +22,8 @@ export interface ExitInfo {
 
 export interface StdioProcessEvents {
   message(message: unknown): void;
-  /** A stdout line over maxLineBytes; `head` is its first bytes, to tell whose answer it was. */
-  oversized(bytes: number, head: string): void;
+  /** A stdout line over maxLineBytes; `head` and `tail` are its first and last bytes. */
+  oversized(bytes: number, head: string, tail: string): void;
   exit(info: ExitInfo): void;
 }
 
@@ -79,7 +79,7 @@ export class StdioProcess {
         }
         events.message(message);
       },
-      oversized: (bytes, head) => events.oversized(bytes, head),
+      oversized: (bytes, head, tail) => events.oversized(bytes, head, tail),
     });
     const stdout = this.child.stdout!;
     stdout.on('data', (chunk: Buffer) => framer.push(chunk));

@@ -40,6 +40,8 @@ export interface StdioUpstreamConfig extends StdioCommand {
 
 /** Modern error codes that only a 2026-era server would answer the probe with. */
 const MODERN_PROBE_ERRORS = new Set<number>([ErrorCode.UnsupportedProtocolVersion, ErrorCode.HeaderMismatch, ErrorCode.MissingRequiredClientCapability]);
+const LEADING_ID = /^\s*\{\s*(?:"jsonrpc"\s*:\s*"2\.0"\s*,\s*)?"id"\s*:\s*(\d+)/;
+const TRAILING_ID = /,\s*"id"\s*:\s*(\d+)\s*\}\s*$/;
 /** A child has run long enough to forget its earlier crashes. */
 const STABLE_AFTER_MS = 60_000;
 
@@ -131,8 +133,9 @@ export class StdioUpstream implements Upstream {
       this.setState('ready');
       this.log.info({ pid: child.pid, era: this.era }, 'upstream ready');
     } catch (error) {
-      this.lastError = (error as Error).message;
-      this.log.error({ err: this.lastError }, 'upstream failed to start');
+      // When the child died, its exit already said why; otherwise the handshake failed on a live child.
+      if (child.alive) this.lastError = (error as Error).message;
+      this.log.error({ err: (error as Error).message }, 'upstream failed to start');
       // The exit handler decides on the restart.
       await child.stop(this.config.shutdownGraceMs);
     }
@@ -142,7 +145,7 @@ export class StdioUpstream implements Upstream {
     this.pending = this.newPending();
     const child = new StdioProcess(this.config, this.log, {
       message: (message) => this.onMessage(child, message),
-      oversized: (bytes, head) => this.onOversized(bytes, head),
+      oversized: (bytes, head, tail) => this.onOversized(bytes, head, tail),
       exit: (info) => this.onExit(child, info),
     });
     this.process = child;
@@ -177,7 +180,7 @@ export class StdioUpstream implements Upstream {
 
   private async initialize(child: StdioProcess): Promise<LegacyHandshake> {
     const response = await this.internalRequest('initialize', initializeParams(this.config.clientInfo), this.config.startupTimeoutMs);
-    if (!child.alive) throw new Error(`exited during initialize${stderrHint(child)}`);
+    if (!child.alive) throw new Error(`exited during initialize${stderrHint(child)}`); // onExit has the details
     if ('error' in response) throw new Error(`initialize failed: ${response.error.message} (code ${response.error.code})${stderrHint(child)}`);
     const handshake = parseInitializeResult(response.result);
     child.send({ jsonrpc: '2.0', method: 'notifications/initialized' });
@@ -272,8 +275,9 @@ export class StdioUpstream implements Upstream {
     child.send(errorResponse(request.id, ErrorCode.MethodNotFound, message));
   }
 
-  private onOversized(bytes: number, head: string): void {
-    const id = /"id"\s*:\s*(\d+)/.exec(head)?.[1];
+  private onOversized(bytes: number, head: string, tail: string): void {
+    // Only an id in the envelope's first or last key counts: the same text deep inside a result must not.
+    const id = LEADING_ID.exec(head)?.[1] ?? TRAILING_ID.exec(tail)?.[1];
     const limit = `servers.${this.name}.maxLineBytes (${this.config.maxLineBytes} bytes)`;
     this.log.warn({ bytes, head: head.slice(0, 120) }, `dropped a stdout line larger than ${limit}`);
     if (id !== undefined) {

@@ -30,7 +30,8 @@ export interface JsonRpcSuccess {
 
 export interface JsonRpcFailure {
   jsonrpc: '2.0';
-  id: JsonRpcId | null;
+  /** Absent when the request's id could not be read (MCP's schema allows no null id). */
+  id?: JsonRpcId;
   error: JsonRpcErrorObject;
 }
 
@@ -52,7 +53,7 @@ export const ErrorCode = {
 
 export function errorResponse(id: JsonRpcId | null, code: number, message: string, data?: unknown): JsonRpcFailure {
   const error: JsonRpcErrorObject = data === undefined ? { code, message } : { code, message, data };
-  return { jsonrpc: '2.0', id, error };
+  return id === null ? { jsonrpc: '2.0', error } : { jsonrpc: '2.0', id, error };
 }
 
 export function isObject(value: unknown): value is JsonObject {

@@ -64,7 +64,7 @@ describe('SDK v2 client → gateway → legacy server-everything', () => {
     assert.deepEqual(discover.supportedVersions, ['2026-07-28']);
     assert.ok(discover.capabilities.tools);
     const serverInfo = (discover._meta as Record<string, { name: string }>)['io.modelcontextprotocol/serverInfo'];
-    assert.equal(serverInfo.name, 'mcp-servers/everything');
+    assert.equal(serverInfo?.name, 'mcp-servers/everything');
     assert.equal(gateway.upstreams.get('everything')!.status().era, 'legacy');
   });
 

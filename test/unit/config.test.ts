@@ -1,0 +1,197 @@
+import { test, after } from 'node:test';
+import assert from 'node:assert/strict';
+import { mkdtempSync, writeFileSync, rmSync } from 'node:fs';
+import os from 'node:os';
+import path from 'node:path';
+import { parseConfig, loadConfigFile, ConfigError } from '../../src/config.js';
+
+const BASE = path.resolve('/srv/gateway');
+const one = (server: Record<string, unknown>, rest: Record<string, unknown> = {}) => ({ servers: { a: { command: 'node', ...server } }, ...rest });
+
+function configError(fn: () => unknown): ConfigError {
+  try {
+    fn();
+  } catch (error) {
+    assert.ok(error instanceof ConfigError, `expected ConfigError, got ${String(error)}`);
+    return error;
+  }
+  assert.fail('expected a ConfigError');
+}
+
+test('defaults for listen and for a server', () => {
+  const config = parseConfig(one({}), 'test.yaml', BASE, {});
+  assert.equal(config.listen.host, '127.0.0.1');
+  assert.equal(config.listen.port, 8080);
+  assert.deepEqual(config.listen.allowedOrigins, []);
+  assert.equal(config.listen.maxBodyBytes, 4 * 1024 * 1024);
+  const a = config.servers.a!;
+  assert.equal(a.command, 'node');
+  assert.equal(a.timeoutMs, 60_000);
+  assert.equal(a.era, 'auto');
+  assert.deepEqual(a.args, []);
+  assert.deepEqual(a.env, {});
+  assert.equal(a.cwd, BASE);
+});
+
+test('a relative cwd is resolved against baseDir; an absolute one is kept', () => {
+  const config = parseConfig({ servers: { a: { command: 'x', cwd: 'sub/dir' }, b: { command: 'y', cwd: '/abs/place' } } }, 't', BASE, {});
+  assert.equal(config.servers.a!.cwd, path.join(BASE, 'sub/dir'));
+  assert.equal(config.servers.b!.cwd, path.resolve('/abs/place'));
+});
+
+test('given values override defaults', () => {
+  const config = parseConfig(one({ era: 'legacy', timeoutMs: 5, args: ['x'] }, { listen: { host: '0.0.0.0', port: 0, allowedOrigins: ['https://a.example'] } }), 't', BASE, {});
+  assert.equal(config.listen.host, '0.0.0.0');
+  assert.equal(config.listen.port, 0);
+  assert.deepEqual(config.listen.allowedOrigins, ['https://a.example']);
+  assert.equal(config.servers.a!.era, 'legacy');
+  assert.equal(config.servers.a!.timeoutMs, 5);
+  assert.deepEqual(config.servers.a!.args, ['x']);
+});
+
+test('${VAR} is replaced from the given env, in strings nested in arrays and maps', () => {
+  const config = parseConfig(one({ args: ['--token=${TOKEN}', 'x'], env: { HOME_DIR: '${HOME_X}/data' } }), 't', BASE, { TOKEN: 's3cret', HOME_X: '/h' });
+  assert.deepEqual(config.servers.a!.args, ['--token=s3cret', 'x']);
+  assert.deepEqual(config.servers.a!.env, { HOME_DIR: '/h/data' });
+});
+
+test('${VAR:-default} uses the default when unset and the value when set', () => {
+  const raw = one({ env: { A: '${UNSET_A:-fallback}', B: '${SET_B:-fallback}', C: '${UNSET_C:-}' } });
+  const config = parseConfig(raw, 't', BASE, { SET_B: 'real' });
+  assert.deepEqual(config.servers.a!.env, { A: 'fallback', B: 'real', C: '' });
+});
+
+test(
+  '${VAR:-default} uses the default when VAR is set but empty (shell/compose semantics of ":-")',
+  { todo: "bug?: config.ts:103 an empty VAR wins over the default, which is the semantics of ${VAR-default}, not ${VAR:-default}" },
+  () => {
+    const config = parseConfig(one({ env: { A: '${EMPTY:-fallback}' } }), 't', BASE, { EMPTY: '' });
+    assert.equal(config.servers.a!.env.A, 'fallback');
+  },
+);
+
+test('$$ is a literal $ and protects a ${…} from expansion', () => {
+  const config = parseConfig(one({ env: { PRICE: 'costs $$5', RAW: '$${NOT_EXPANDED}' } }), 't', BASE, {});
+  assert.deepEqual(config.servers.a!.env, { PRICE: 'costs $5', RAW: '${NOT_EXPANDED}' });
+});
+
+test('the process env is not consulted when an env is passed', () => {
+  process.env.MCP_GATEWAY_TEST_ONLY_VAR = 'from-process';
+  try {
+    const e = configError(() => parseConfig(one({ env: { X: '${MCP_GATEWAY_TEST_ONLY_VAR}' } }), 't', BASE, {}));
+    assert.match(e.message, /MCP_GATEWAY_TEST_ONLY_VAR/);
+  } finally {
+    delete process.env.MCP_GATEWAY_TEST_ONLY_VAR;
+  }
+});
+
+test('a missing variable → ConfigError naming the key path and the variable', () => {
+  const e = configError(() => parseConfig(one({ env: { TOKEN: '${API_TOKEN}' } }), 'gw.yaml', BASE, {}));
+  assert.equal(e.source, 'gw.yaml');
+  assert.equal(e.problems.length, 1);
+  assert.match(e.message, /servers\.a\.env\.TOKEN/);
+  assert.match(e.message, /API_TOKEN/);
+  assert.match(e.message, /gw\.yaml/);
+});
+
+test('a missing variable inside an array names the index', () => {
+  const e = configError(() => parseConfig(one({ args: ['ok', '${NOPE}'] }), 't', BASE, {}));
+  assert.match(e.message, /servers\.a\.args\.1/);
+});
+
+test('every missing variable is reported, not only the first', () => {
+  const e = configError(() => parseConfig(one({ env: { A: '${V1}', B: '${V2}' } }), 't', BASE, {}));
+  assert.equal(e.problems.length, 2);
+});
+
+test('a bad server name → error naming the path', () => {
+  const e = configError(() => parseConfig({ servers: { 'bad name!': { command: 'x' } } }, 't', BASE, {}));
+  assert.match(e.message, /servers\.bad name!/);
+});
+
+test(
+  'a bad server name → error stating the allowed pattern',
+  { todo: "bug: config.ts:84 describeIssue prints zod's 'Invalid key in record' for the record-key issue; the regex message ('server names are 1-32 characters of A-Z a-z 0-9 _ -') is lost in issue.issues" },
+  () => {
+    const e = configError(() => parseConfig({ servers: { 'bad name!': { command: 'x' } } }, 't', BASE, {}));
+    assert.match(e.message, /1-32 characters/);
+  },
+);
+
+test('a wrong type names the key path (listen.port)', () => {
+  const e = configError(() => parseConfig(one({}, { listen: { port: 'x' } }), 't', BASE, {}));
+  assert.match(e.message, /listen\.port/);
+  assert.match(e.message, /number/);
+});
+
+test('an unknown key is named (timeoutMS)', () => {
+  const e = configError(() => parseConfig(one({ timeoutMS: 1000 }), 't', BASE, {}));
+  assert.match(e.message, /servers\.a/);
+  assert.match(e.message, /'timeoutMS'/);
+});
+
+test('an unknown top-level key is named', () => {
+  const e = configError(() => parseConfig(one({}, { listne: {} }), 't', BASE, {}));
+  assert.match(e.message, /'listne'/);
+});
+
+test('an invalid era lists the valid values', () => {
+  const e = configError(() => parseConfig(one({ era: 'new' }), 't', BASE, {}));
+  assert.match(e.message, /servers\.a\.era/);
+  for (const v of ['auto', 'modern', 'legacy']) assert.match(e.message, new RegExp(`"${v}"`));
+});
+
+test('a missing command and a missing servers map are errors', () => {
+  configError(() => parseConfig({ servers: { a: {} } }, 't', BASE, {}));
+  const e = configError(() => parseConfig({}, 't', BASE, {}));
+  assert.match(e.message, /servers/);
+});
+
+const tmp = mkdtempSync(path.join(os.tmpdir(), 'mcp-gateway-config-test-'));
+after(() => rmSync(tmp, { recursive: true, force: true }));
+
+test('loadConfigFile on a missing file → ConfigError naming the file and the reason', async () => {
+  const file = path.join(tmp, 'does-not-exist.yaml');
+  await assert.rejects(loadConfigFile(file, {}), (error: unknown) => {
+    assert.ok(error instanceof ConfigError);
+    assert.match(error.message, /does-not-exist\.yaml/);
+    assert.match(error.message, /ENOENT/);
+    return true;
+  });
+});
+
+test('loadConfigFile on invalid YAML → ConfigError saying so', async () => {
+  const file = path.join(tmp, 'broken.yaml');
+  writeFileSync(file, 'servers:\n  a: {command: node\n  b: [unclosed\n');
+  await assert.rejects(loadConfigFile(file, {}), (error: unknown) => {
+    assert.ok(error instanceof ConfigError);
+    assert.match(error.message, /not valid YAML/);
+    return true;
+  });
+});
+
+test('loadConfigFile on a valid file expands env and resolves cwd against the file folder', async () => {
+  const file = path.join(tmp, 'ok.yaml');
+  writeFileSync(file, 'listen:\n  host: ${HOST:-127.0.0.1}\nservers:\n  mem:\n    command: node\n    cwd: work\n    env:\n      TOKEN: ${TOKEN}\n');
+  const config = await loadConfigFile(file, { TOKEN: 't0k' });
+  assert.equal(config.listen.host, '127.0.0.1');
+  assert.equal(config.servers.mem!.cwd, path.join(tmp, 'work'));
+  assert.deepEqual(config.servers.mem!.env, { TOKEN: 't0k' });
+});
+
+test('loadConfigFile on an empty file → ConfigError (servers is required), not a crash', async () => {
+  const file = path.join(tmp, 'empty.yaml');
+  writeFileSync(file, '');
+  await assert.rejects(loadConfigFile(file, {}), ConfigError);
+});
+
+test(
+  'a numeric key written as ${VAR} (YAML reads it as a string) is usable after expansion',
+  { todo: 'gap: config.ts expands to a string and zod wants a number, so `port: ${PORT:-8080}` fails with "listen.port: expected number, received string"' },
+  async () => {
+    const file = path.join(tmp, 'port.yaml');
+    writeFileSync(file, 'listen:\n  port: ${PORT:-8080}\nservers:\n  a:\n    command: node\n');
+    const config = await loadConfigFile(file, { PORT: '9090' });
+    assert.equal(config.listen.port, 9090);
+  },
+);
