@@ -8,7 +8,9 @@ import { z } from 'zod';
 export const SERVER_NAME = /^[A-Za-z0-9_-]{1,32}$/;
 const MiB = 1024 * 1024;
 
-const positiveMs = z.number().int().positive();
+/** A whole number, also when it came from ${VAR} expansion as a string of digits. */
+const int = () => z.preprocess((v) => (typeof v === 'string' && /^\s*-?\d+\s*$/.test(v) ? Number(v) : v), z.number().int());
+const positiveMs = z.preprocess((v) => (typeof v === 'string' && /^\s*\d+\s*$/.test(v) ? Number(v) : v), z.number().int().positive());
 
 const stdioServer = z.strictObject({
   command: z.string().min(1, 'give the program to run, for example "node"'),
@@ -20,17 +22,17 @@ const stdioServer = z.strictObject({
   probeTimeoutMs: positiveMs.default(5_000),
   startupTimeoutMs: positiveMs.default(30_000),
   shutdownGraceMs: positiveMs.default(2_000),
-  legacyTtlMs: z.number().int().min(0).default(0),
-  maxLineBytes: z.number().int().min(1024).default(16 * MiB),
+  legacyTtlMs: int().pipe(z.number().min(0)).default(0),
+  maxLineBytes: int().pipe(z.number().min(1024)).default(16 * MiB),
 });
 
 const configSchema = z.strictObject({
   listen: z
     .strictObject({
       host: z.string().min(1).default('127.0.0.1'),
-      port: z.number().int().min(0).max(65535).default(8080),
+      port: int().pipe(z.number().min(0).max(65535)).default(8080),
       allowedOrigins: z.array(z.string()).default([]),
-      maxBodyBytes: z.number().int().min(1024).default(4 * MiB),
+      maxBodyBytes: int().pipe(z.number().min(1024)).default(4 * MiB),
     })
     .prefault({}),
   log: z.strictObject({ level: z.enum(['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent']).default('info') }).prefault({}),
@@ -86,6 +88,9 @@ function describeIssue(issue: z.core.$ZodIssue): string {
   if (issue.code === 'unrecognized_keys') {
     return `${where}: unknown key${issue.keys.length > 1 ? 's' : ''} ${issue.keys.map((k) => `'${k}'`).join(', ')}; check the spelling against the README's config reference`;
   }
+  if (issue.code === 'invalid_key') {
+    return `${where}: ${issue.issues.map((inner) => inner.message).join('; ')}`;
+  }
   if (issue.code === 'invalid_value' && 'values' in issue) {
     return `${where}: must be one of ${issue.values.map((v) => JSON.stringify(v)).join(', ')}`;
   }
@@ -100,7 +105,8 @@ function expandEnv(value: unknown, at: (string | number)[], env: NodeJS.ProcessE
     return value.replace(ENV_REF, (match, name: string | undefined, fallback: string | undefined) => {
       if (match === '$$') return '$';
       const found = env[name!];
-      if (found !== undefined) return found;
+      // As in the shell, ${VAR:-default} takes the default when VAR is unset or empty.
+      if (found !== undefined && (found !== '' || fallback === undefined)) return found;
       if (fallback !== undefined) return fallback;
       problems.push(`${at.join('.') || '(top level)'}: environment variable ${name} is not set; set it, or write \${${name}:-default}`);
       return '';

@@ -6,6 +6,7 @@ import { isObject, type JsonObject } from '../protocol/jsonrpc.js';
 import { decodeHeaderValue } from './header-value.js';
 
 export const PARAM_HEADER_PREFIX = 'mcp-param-';
+const DECIMAL = /^-?\d+(\.\d+)?$/;
 
 interface MirroredArgument {
   /** Lower-cased header name, `mcp-param-…`. */
@@ -41,7 +42,8 @@ export class ToolHeaderIndex {
       }
       if (raw === undefined) return `${header} is missing; tool '${toolName}' mirrors arguments.${path.join('.')} into it`;
       const decoded = decodeHeaderValue(raw);
-      if (decoded === undefined || !sameValue(decoded, value)) {
+      if (decoded === undefined) return `${header} has characters a header cannot carry; send non-ASCII values as =?base64?<UTF-8 Base64>?=`;
+      if (!sameValue(decoded, value)) {
         return `${header} does not match arguments.${path.join('.')}`;
       }
     }
@@ -72,6 +74,7 @@ function valueAt(args: unknown, path: string[]): unknown {
 function sameValue(header: string, value: unknown): boolean {
   if (typeof value === 'string') return header === value;
   if (typeof value === 'boolean') return header === String(value);
-  if (typeof value === 'number') return header.trim() !== '' && Number(header) === value;
+  // Integers travel in decimal; "42.0" and "42" are the same number, "0x2A" is not a spelling of it.
+  if (typeof value === 'number') return DECIMAL.test(header) && Number(header) === value;
   return false;
 }

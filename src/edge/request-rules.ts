@@ -3,13 +3,12 @@
 import { ErrorCode, isObject, isValidId, type JsonRpcId, type JsonRpcNotification, type JsonRpcRequest } from '../protocol/jsonrpc.js';
 import { META, MODERN_REQUEST_METHODS, NAME_PARAM, SUPPORTED_VERSIONS } from '../protocol/mcp.js';
 import { decodeHeaderValue } from './header-value.js';
-import { PARAM_HEADER_PREFIX, type ToolHeaderIndex } from './param-headers.js';
+import type { ToolHeaderIndex } from './param-headers.js';
 import { reject, type Rejection } from './rejection.js';
 
 /** The request's headers, as the Fetch API gives them (names are case-insensitive). */
 export interface HeaderSource {
   get(name: string): string | null;
-  keys(): Iterable<string>;
 }
 type Header = (lowerCaseName: string) => string | undefined;
 
@@ -25,7 +24,7 @@ export function checkMessage(body: unknown, headers: HeaderSource, tools: ToolHe
   const envelope = checkEnvelope(body);
   if ('rejection' in envelope) return { kind: 'rejected', rejection: envelope.rejection };
   if (envelope.kind === 'notification') return envelope;
-  const rejection = checkRequest(envelope.message, header, tools) ?? checkParamHeaderSyntax(envelope.message.id, headers.keys(), header);
+  const rejection = checkRequest(envelope.message, header, tools);
   return rejection ? { kind: 'rejected', rejection } : envelope;
 }
 
@@ -101,15 +100,6 @@ function checkParamHeaders(id: JsonRpcId, params: Record<string, unknown>, heade
   if (!tools || typeof params.name !== 'string') return undefined;
   const problem = tools.check(params.name, params.arguments, header);
   if (problem) return reject(400, id, ErrorCode.HeaderMismatch, `Header mismatch: ${problem}`);
-  return undefined;
-}
-
-/** Every Mcp-Param-* header must at least be a well-formed value, whether or not the gateway knows its tool. */
-function checkParamHeaderSyntax(id: JsonRpcId, names: Iterable<string>, header: Header): Rejection | undefined {
-  for (const name of names) {
-    if (!name.startsWith(PARAM_HEADER_PREFIX)) continue;
-    if (decodeHeaderValue(header(name) ?? '') === undefined) return invalidHeader(id, name);
-  }
   return undefined;
 }
 

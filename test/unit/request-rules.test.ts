@@ -204,21 +204,9 @@ describe('standard headers', () => {
     rejected(checkMessage(req('tools/call', { name: 'café' }), hdrs('tools/call', { 'Mcp-Name': 'café' }), undefined), 400, -32020);
   });
 
-  test('an Mcp-Param-* header with a raw non-ASCII value → -32020, even with no tool index', () => {
-    const r = rejected(
-      checkMessage(req('tools/call', { name: 'get_weather', arguments: { city: 'café' } }), hdrs('tools/call', { 'Mcp-Name': 'get_weather', 'Mcp-Param-City': 'café' }), undefined),
-      400,
-      -32020,
-    );
-    assert.match(r.body.error.message, /mcp-param-city/i);
-  });
-
-  test('an Mcp-Param-* header with a control character → -32020', () => {
-    rejected(
-      checkMessage(req('tools/call', { name: 'get_weather' }), hdrs('tools/call', { 'Mcp-Name': 'get_weather', 'Mcp-Param-X': 'a\x01b' }), undefined),
-      400,
-      -32020,
-    );
+  test('an Mcp-Param-* header the gateway does not recognise is forwarded unchecked, even malformed', () => {
+    // The spec: intermediaries that do not recognise a Mcp-Param header MUST forward it and otherwise ignore it.
+    accepted(checkMessage(req('tools/call', { name: 'get_weather', arguments: { city: 'café' } }), hdrs('tools/call', { 'Mcp-Name': 'get_weather', 'Mcp-Param-City': 'café' }), undefined));
   });
 
   test('a well-formed Mcp-Param-* header of an unknown tool is forwarded unchecked', () => {
@@ -238,6 +226,13 @@ describe('standard headers', () => {
     });
     test('mismatched Mcp-Param-Region → 400 / -32020', () => {
       rejected(checkMessage(call('us-west1'), hdrs('tools/call', { 'Mcp-Name': 'execute_sql', 'Mcp-Param-Region': 'eu-west1' }), index), 400, -32020);
+    });
+    test('a recognised Mcp-Param-Region with a raw non-ASCII value → -32020 naming the header', () => {
+      const r = rejected(checkMessage(call('café'), hdrs('tools/call', { 'Mcp-Name': 'execute_sql', 'Mcp-Param-Region': 'café' }), index), 400, -32020);
+      assert.match(r.body.error.message, /mcp-param-region/i);
+    });
+    test('a recognised Mcp-Param-Region with a control character → -32020', () => {
+      rejected(checkMessage(call('a\x01b'), hdrs('tools/call', { 'Mcp-Name': 'execute_sql', 'Mcp-Param-Region': 'a\x01b' }), index), 400, -32020);
     });
     test('base64 Mcp-Param-Region for a non-ASCII value → accepted', () => {
       accepted(checkMessage(call('Zürich'), hdrs('tools/call', { 'Mcp-Name': 'execute_sql', 'Mcp-Param-Region': b64('Zürich') }), index));
