@@ -1,0 +1,72 @@
+// A lean load generator: node:http with a keep-alive agent, N workers each sending one request after
+// another, latencies from hrtime. Lean on purpose: fetch would add more overhead than the gateway.
+import http from 'node:http';
+
+export interface LoadResult {
+  calls: number;
+  errors: number;
+  seconds: number;
+  callsPerSecond: number;
+  p50Ms: number;
+  p99Ms: number;
+}
+
+export function summarise(latenciesNs: bigint[], errors: number, seconds: number): LoadResult {
+  const sorted = latenciesNs.map((ns) => Number(ns) / 1e6).sort((a, b) => a - b);
+  const pick = (q: number) => sorted[Math.min(sorted.length - 1, Math.floor(q * sorted.length))] ?? NaN;
+  return {
+    calls: sorted.length,
+    errors,
+    seconds,
+    callsPerSecond: sorted.length / seconds,
+    p50Ms: pick(0.5),
+    p99Ms: pick(0.99),
+  };
+}
+
+/** Sends `total` POSTs of `body(i)` from `concurrency` workers; `check` says whether an answer is right. */
+export async function httpLoad(options: {
+  url: string;
+  headers: Record<string, string>;
+  body: (i: number) => string;
+  check: (text: string, i: number) => boolean;
+  concurrency: number;
+  total: number;
+}): Promise<LoadResult> {
+  const url = new URL(options.url);
+  const agent = new http.Agent({ keepAlive: true, maxSockets: options.concurrency });
+  const latencies: bigint[] = [];
+  let errors = 0;
+  let next = 0;
+  const one = (i: number): Promise<void> =>
+    new Promise((resolve) => {
+      const payload = options.body(i);
+      const started = process.hrtime.bigint();
+      const req = http.request(
+        { host: url.hostname, port: url.port, path: url.pathname, method: 'POST', agent, headers: { ...options.headers, 'content-length': Buffer.byteLength(payload) } },
+        (res) => {
+          const chunks: Buffer[] = [];
+          res.on('data', (c: Buffer) => chunks.push(c));
+          res.on('end', () => {
+            latencies.push(process.hrtime.bigint() - started);
+            if (res.statusCode !== 200 || !options.check(Buffer.concat(chunks).toString('utf8'), i)) errors++;
+            resolve();
+          });
+        },
+      );
+      req.on('error', () => {
+        errors++;
+        resolve();
+      });
+      req.end(payload);
+    });
+  const began = process.hrtime.bigint();
+  await Promise.all(
+    Array.from({ length: options.concurrency }, async () => {
+      while (next < options.total) await one(next++);
+    }),
+  );
+  const seconds = Number(process.hrtime.bigint() - began) / 1e9;
+  agent.destroy();
+  return summarise(latencies, errors, seconds);
+}
