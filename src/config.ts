@@ -74,7 +74,8 @@ export async function loadConfigFile(file: string, env: NodeJS.ProcessEnv = proc
 
 export function parseConfig(raw: unknown, source: string, baseDir: string, env: NodeJS.ProcessEnv = process.env): GatewayConfig {
   const problems: string[] = [];
-  const expanded = expandEnv(raw, [], env, problems);
+  // ${CONFIG_DIR} names the config file's folder, so paths handed to servers can be made absolute.
+  const expanded = expandEnv(raw, [], { CONFIG_DIR: baseDir, ...env }, problems);
   if (problems.length) throw new ConfigError(source, problems);
   const parsed = configSchema.safeParse(expanded);
   if (!parsed.success) throw new ConfigError(source, parsed.error.issues.map(describeIssue));

@@ -192,3 +192,9 @@ test(
     assert.equal(config.listen.port, 9090);
   },
 );
+
+test('${CONFIG_DIR} is the config file folder unless the environment sets it', () => {
+  const raw = { servers: { a: { command: 'node', env: { FILE: '${CONFIG_DIR}/data.jsonl' } } } };
+  assert.equal(parseConfig(raw, 't', '/srv/gw', {}).servers.a!.env.FILE, '/srv/gw/data.jsonl');
+  assert.equal(parseConfig(raw, 't', '/srv/gw', { CONFIG_DIR: '/elsewhere' }).servers.a!.env.FILE, '/elsewhere/data.jsonl');
+});

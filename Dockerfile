@@ -1,0 +1,27 @@
+# syntax=docker/dockerfile:1
+# Build: docker build -t mcp-gateway .     Run: docker run -p 8080:8080 mcp-gateway
+FROM node:22-bookworm-slim AS build
+WORKDIR /app
+COPY package.json package-lock.json ./
+RUN npm ci --no-audit --no-fund
+COPY tsconfig.json tsconfig.build.json ./
+COPY src ./src
+COPY bridge ./bridge
+COPY policy ./policy
+COPY cache ./cache
+RUN npm run build
+
+FROM node:22-bookworm-slim
+ENV NODE_ENV=production
+WORKDIR /app
+COPY package.json package-lock.json ./
+RUN npm ci --omit=dev --no-audit --no-fund && npm cache clean --force
+COPY --from=build /app/dist ./dist
+COPY gateway.config.yaml ./
+# The memory server writes its graph beside the config; give the unprivileged user that folder.
+RUN chown node:node /app
+USER node
+# Inside a container, loopback is unreachable from outside: listen on all interfaces (see README, Container).
+ENV MCP_GATEWAY_HOST=0.0.0.0
+EXPOSE 8080
+CMD ["node", "dist/src/cli.js", "--config", "gateway.config.yaml"]
