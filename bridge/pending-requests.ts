@@ -1,6 +1,7 @@
 // Multiplexes many callers onto one connection: each request gets the gateway's own id (and its progress
 // token the same number), so concurrent callers never collide; answers and progress go back to their
 // caller with the caller's own id and token restored. Timeouts and cancellation end here too.
+import type { CancelSignal } from '../src/protocol/cancel.js';
 import {
   ErrorCode,
   errorResponse,
@@ -19,14 +20,14 @@ interface Pending {
   resolve(response: JsonRpcResponse): void;
   onNotification: ((notification: JsonRpcNotification) => void) | undefined;
   timer: NodeJS.Timeout;
-  signal: AbortSignal | undefined;
+  signal: CancelSignal | undefined;
   onAbort: (() => void) | undefined;
 }
 
 export interface Dispatch {
   timeoutMs: number;
   timeoutMessage: string;
-  signal?: AbortSignal;
+  signal?: CancelSignal;
   onNotification?: (notification: JsonRpcNotification) => void;
   /** Called with the message once its id and token are the gateway's, before it is sent. */
   prepare?: (message: JsonRpcRequest) => void;

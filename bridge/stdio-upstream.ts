@@ -10,6 +10,7 @@ import {
   type JsonRpcRequest,
   type JsonRpcResponse,
 } from '../src/protocol/jsonrpc.js';
+import type { CancelSignal } from '../src/protocol/cancel.js';
 import type { Log } from '../src/protocol/log.js';
 import { LEGACY_CLIENT_REQUESTS, META, MODERN_VERSION, type ServerInfo } from '../src/protocol/mcp.js';
 import { backoffDelay, CrashWindow, type BackoffPolicy } from './backoff.js';
@@ -297,7 +298,7 @@ export class StdioUpstream implements Upstream {
   }
 
   /** Waits for the child to be ready; resolves with an error response when it will not be in time. */
-  private async waitUntilReady(message: JsonRpcRequest, signal: AbortSignal | undefined): Promise<JsonRpcResponse | undefined> {
+  private async waitUntilReady(message: JsonRpcRequest, signal: CancelSignal | undefined): Promise<JsonRpcResponse | undefined> {
     const deadline = Date.now() + this.config.timeoutMs;
     for (;;) {
       switch (this.state) {
@@ -351,7 +352,7 @@ function deferred(): Deferred {
   return { promise, resolve };
 }
 
-function waitFor(promise: Promise<void>, ms: number, signal: AbortSignal | undefined): Promise<void> {
+function waitFor(promise: Promise<void>, ms: number, signal: CancelSignal | undefined): Promise<void> {
   return new Promise<void>((resolve) => {
     const timer = setTimeout(done, ms);
     const onAbort = (): void => done();

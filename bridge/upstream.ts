@@ -1,5 +1,6 @@
 // The one interface every upstream kind implements; the edge and router speak only this.
 import type { EventEmitter } from 'node:events';
+import type { CancelSignal } from '../src/protocol/cancel.js';
 import type { JsonRpcNotification, JsonRpcRequest, JsonRpcResponse } from '../src/protocol/jsonrpc.js';
 
 export type UpstreamState = 'starting' | 'ready' | 'backing-off' | 'unhealthy' | 'stopped';
@@ -7,7 +8,7 @@ export type Era = 'modern' | 'legacy';
 
 export interface RequestOptions {
   /** Aborting cancels the request upstream; the returned promise then settles with an error. */
-  signal?: AbortSignal;
+  signal?: CancelSignal;
   /** Notifications that belong to this request (progress), already translated back to the caller's ids. */
   onNotification?: (notification: JsonRpcNotification) => void;
 }

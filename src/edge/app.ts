@@ -1,9 +1,12 @@
 // The HTTP edge: POST /servers/<name>/mcp, read top to bottom in the order a request meets each check.
+import type { HttpBindings } from '@hono/node-server';
+import { RESPONSE_ALREADY_SENT } from '@hono/node-server/utils/response';
 import { Hono, type Context } from 'hono';
 import type { Upstream } from '../../bridge/upstream.js';
 import { ErrorCode, isObject, type JsonRpcResponse } from '../protocol/jsonrpc.js';
 import type { Log } from '../protocol/log.js';
-import { checkAccept, checkContentType, readBodyLimited, tooLarge } from './http-rules.js';
+import { checkAccept, checkContentType, tooLarge } from './http-rules.js';
+import { NodeHeaders, readBody } from './node-io.js';
 import { originChecker } from './origin.js';
 import { ToolHeaderIndex } from './param-headers.js';
 import { reject, type Rejection } from './rejection.js';
@@ -19,12 +22,12 @@ export interface EdgeOptions {
 
 const NOT_ALLOWED_HEADERS = { allow: 'POST' };
 
-export function createApp(options: EdgeOptions): Hono {
+export function createApp(options: EdgeOptions): Hono<{ Bindings: HttpBindings }> {
   const { upstreams, maxBodyBytes, log } = options;
   const originAllowed = originChecker(options.allowedOrigins);
   const toolHeaders = new Map<string, ToolHeaderIndex>([...upstreams.keys()].map((name) => [name, new ToolHeaderIndex()]));
   const knownNames = (): string => [...upstreams.keys()].join(', ') || '(none configured)';
-  const app = new Hono();
+  const app = new Hono<{ Bindings: HttpBindings }>();
 
   app.post('/servers/:name/mcp', async (c) => {
     const name = c.req.param('name');
@@ -32,15 +35,15 @@ export function createApp(options: EdgeOptions): Hono {
     if (!upstream) {
       return send(c, reject(404, null, ErrorCode.InvalidRequest, `No server named '${name}'. Known servers: ${knownNames()}`));
     }
-    const request = c.req.raw;
-    const headers = request.headers;
-    if (!originAllowed(headers.get('origin') ?? undefined)) {
+    const { incoming, outgoing } = c.env;
+    const headers = new NodeHeaders(incoming.headers);
+    if (!originAllowed(incoming.headers.origin)) {
       return send(c, reject(403, null, ErrorCode.InvalidRequest, `Origin ${headers.get('origin')} is not allowed; add it to listen.allowedOrigins to let browsers from it in`));
     }
     const transportProblem = checkContentType(headers.get('content-type')) ?? checkAccept(headers.get('accept'));
     if (transportProblem) return send(c, transportProblem);
 
-    const text = await readBodyLimited(request, maxBodyBytes);
+    const text = await readBody(incoming, maxBodyBytes);
     if (text === undefined) return send(c, tooLarge(maxBodyBytes));
     let body: unknown;
     try {
@@ -68,8 +71,9 @@ export function createApp(options: EdgeOptions): Hono {
         }
       : ignore;
     const meta = message.params?._meta;
-    if (isObject(meta) && meta.progressToken !== undefined) return respondSse(upstream, message, request.signal, observe);
-    return respondJson(upstream, message, request.signal, observe);
+    if (isObject(meta) && meta.progressToken !== undefined) await respondSse(upstream, message, outgoing, observe);
+    else await respondJson(upstream, message, outgoing, observe);
+    return RESPONSE_ALREADY_SENT;
   });
 
   app.on(['GET', 'DELETE', 'PUT', 'PATCH'], '/servers/:name/mcp', (c) =>

@@ -21,27 +21,6 @@ export function checkAccept(accept: string | null): Rejection | undefined {
   return reject(406, null, ErrorCode.InvalidRequest, `Accept must list both application/json and text/event-stream (got ${accept})`);
 }
 
-/** Reads the body as UTF-8 text, or undefined once it exceeds maxBytes (without reading the rest). */
-export async function readBodyLimited(request: Request, maxBytes: number): Promise<string | undefined> {
-  const declared = Number(request.headers.get('content-length') ?? NaN);
-  if (declared > maxBytes) return undefined;
-  if (!request.body) return '';
-  const reader = request.body.getReader();
-  const chunks: Uint8Array[] = [];
-  let total = 0;
-  for (;;) {
-    const { done, value } = await reader.read();
-    if (done) break;
-    total += value.byteLength;
-    if (total > maxBytes) {
-      await reader.cancel().catch(() => {});
-      return undefined;
-    }
-    chunks.push(value);
-  }
-  return Buffer.concat(chunks, total).toString('utf8');
-}
-
 export function tooLarge(maxBytes: number): Rejection {
   return reject(413, null, ErrorCode.InvalidRequest, `The body is larger than listen.maxBodyBytes (${maxBytes} bytes); raise that setting to accept it`);
 }

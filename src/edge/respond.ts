@@ -1,63 +1,43 @@
-// Writes an upstream's answer back: one JSON body, or an SSE stream when progress travels with it.
-// Closing the SSE stream is the client's cancellation: it aborts the upstream request.
-import type { JsonRpcNotification, JsonRpcRequest, JsonRpcResponse } from '../protocol/jsonrpc.js';
+// Writes an upstream's answer straight onto the Node response: one JSON body, or an SSE stream when
+// progress travels with it (notifications first, the response last, then the stream ends). The client
+// closing the connection is its cancellation: ClientGone aborts the upstream request.
+import type { ServerResponse } from 'node:http';
 import type { Upstream } from '../../bridge/upstream.js';
+import type { JsonRpcNotification, JsonRpcRequest, JsonRpcResponse } from '../protocol/jsonrpc.js';
+import { ClientGone } from './node-io.js';
 
-const JSON_HEADERS = { 'content-type': 'application/json' };
 const SSE_HEADERS = {
   'content-type': 'text/event-stream',
   'cache-control': 'no-cache, no-transform',
   'x-accel-buffering': 'no',
 };
-const encoder = new TextEncoder();
 
-function sseEvent(message: JsonRpcNotification | JsonRpcResponse): Uint8Array {
-  return encoder.encode(`event: message\ndata: ${JSON.stringify(message)}\n\n`);
-}
+export type Observe = (response: JsonRpcResponse) => void;
 
-export async function respondJson(
-  upstream: Upstream,
-  message: JsonRpcRequest,
-  signal: AbortSignal,
-  observe: (response: JsonRpcResponse) => void,
-): Promise<Response> {
-  const response = await upstream.request(message, { signal });
+export async function respondJson(upstream: Upstream, message: JsonRpcRequest, outgoing: ServerResponse, observe: Observe): Promise<void> {
+  const response = await upstream.request(message, { signal: new ClientGone(outgoing) });
+  if (outgoing.destroyed) return;
   observe(response);
-  return new Response(JSON.stringify(response), { status: 200, headers: JSON_HEADERS });
+  const body = JSON.stringify(response);
+  outgoing.writeHead(200, { 'content-type': 'application/json', 'content-length': Buffer.byteLength(body) });
+  outgoing.end(body);
 }
 
-export function respondSse(
-  upstream: Upstream,
-  message: JsonRpcRequest,
-  signal: AbortSignal,
-  observe: (response: JsonRpcResponse) => void,
-): Response {
-  const cancel = new AbortController();
-  const onClientGone = (): void => cancel.abort();
-  signal.addEventListener('abort', onClientGone, { once: true });
-  let open = true;
-  const stream = new ReadableStream<Uint8Array>({
-    start(controller) {
-      void upstream
-        .request(message, {
-          signal: cancel.signal,
-          onNotification: (notification) => {
-            if (open) controller.enqueue(sseEvent(notification));
-          },
-        })
-        .then((response) => {
-          signal.removeEventListener('abort', onClientGone);
-          if (!open) return;
-          observe(response);
-          open = false;
-          controller.enqueue(sseEvent(response));
-          controller.close();
-        });
-    },
-    cancel() {
-      open = false;
-      cancel.abort();
+export async function respondSse(upstream: Upstream, message: JsonRpcRequest, outgoing: ServerResponse, observe: Observe): Promise<void> {
+  const signal = new ClientGone(outgoing);
+  outgoing.writeHead(200, SSE_HEADERS);
+  outgoing.flushHeaders();
+  const send = (event: JsonRpcNotification | JsonRpcResponse): void => {
+    outgoing.write(`event: message\ndata: ${JSON.stringify(event)}\n\n`);
+  };
+  const response = await upstream.request(message, {
+    signal,
+    onNotification: (notification) => {
+      if (!signal.aborted) send(notification);
     },
   });
-  return new Response(stream, { status: 200, headers: SSE_HEADERS });
+  if (signal.aborted || outgoing.destroyed) return;
+  observe(response);
+  send(response);
+  outgoing.end();
 }
