@@ -11,6 +11,11 @@ export interface RequestOptions {
   signal?: CancelSignal;
   /** Notifications that belong to this request (progress), already translated back to the caller's ids. */
   onNotification?: (notification: JsonRpcNotification) => void;
+  /**
+   * Headers from the client that an HTTP upstream must see too (`Mcp-Param-*`, lower-cased names).
+   * A stdio upstream ignores them.
+   */
+  forwardHeaders?: Readonly<Record<string, string>>;
 }
 
 export interface UpstreamStatus {
