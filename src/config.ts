@@ -12,19 +12,46 @@ const MiB = 1024 * 1024;
 const int = () => z.preprocess((v) => (typeof v === 'string' && /^\s*-?\d+\s*$/.test(v) ? Number(v) : v), z.number().int());
 const positiveMs = z.preprocess((v) => (typeof v === 'string' && /^\s*\d+\s*$/.test(v) ? Number(v) : v), z.number().int().positive());
 
+const NAME_PART = /^[A-Za-z0-9_-]+$/;
+
+/** Settings every upstream has, whatever carries its bytes. */
+const upstreamCommon = {
+  era: z.enum(['auto', 'modern', 'legacy']).default('auto'),
+  /** What this server's names are prefixed with on /mcp (defaults to the server's name). */
+  prefix: z.string().regex(/^[A-Za-z0-9_-]{1,32}$/, 'a prefix is 1-32 characters of A-Z a-z 0-9 _ -').optional(),
+  timeoutMs: positiveMs.default(60_000),
+  probeTimeoutMs: positiveMs.default(5_000),
+  legacyTtlMs: int().pipe(z.number().min(0)).default(0),
+};
+
 const stdioServer = z.strictObject({
+  transport: z.literal('stdio'),
   command: z.string().min(1, 'give the program to run, for example "node"'),
   args: z.array(z.string()).default([]),
   env: z.record(z.string(), z.string()).default({}),
   cwd: z.string().default('.'),
-  era: z.enum(['auto', 'modern', 'legacy']).default('auto'),
-  timeoutMs: positiveMs.default(60_000),
-  probeTimeoutMs: positiveMs.default(5_000),
   startupTimeoutMs: positiveMs.default(30_000),
   shutdownGraceMs: positiveMs.default(2_000),
-  legacyTtlMs: int().pipe(z.number().min(0)).default(0),
   maxLineBytes: int().pipe(z.number().min(1024)).default(16 * MiB),
+  ...upstreamCommon,
 });
+
+const httpServer = z.strictObject({
+  transport: z.literal('http'),
+  url: z.url({ protocol: /^https?$/, error: 'give the server\'s MCP endpoint as an http:// or https:// URL' }),
+  /** Sent with every request, e.g. Authorization: "Bearer ${TOKEN}". */
+  headers: z.record(z.string(), z.string()).default({}),
+  ...upstreamCommon,
+});
+
+// `transport` may be left out: a server with a `url` is remote, one with a `command` is a child process.
+const server = z.preprocess(
+  (value) =>
+    value !== null && typeof value === 'object' && !('transport' in value)
+      ? { ...value, transport: 'url' in value ? 'http' : 'stdio' }
+      : value,
+  z.discriminatedUnion('transport', [stdioServer, httpServer]),
+);
 
 const configSchema = z.strictObject({
   listen: z
@@ -36,14 +63,22 @@ const configSchema = z.strictObject({
     })
     .prefault({}),
   log: z.strictObject({ level: z.enum(['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent']).default('info') }).prefault({}),
-  servers: z.record(
-    z.string().regex(SERVER_NAME, 'server names are 1-32 characters of A-Z a-z 0-9 _ -'),
-    stdioServer,
-  ),
+  aggregate: z
+    .strictObject({
+      separator: z.string().regex(NAME_PART, 'the separator is made of A-Z a-z 0-9 _ -').max(8).default('__'),
+      /** How long a list on /mcp waits for each upstream before answering without it. */
+      listDeadlineMs: positiveMs.default(5_000),
+      /** Signs /mcp cursors; set the same value on every replica. Random per start when absent. */
+      cursorSecret: z.string().min(16, 'use at least 16 characters').optional(),
+    })
+    .prefault({}),
+  servers: z.record(z.string().regex(SERVER_NAME, 'server names are 1-32 characters of A-Z a-z 0-9 _ -'), server),
 });
 
 export type GatewayConfig = z.infer<typeof configSchema>;
-export type StdioServerConfig = z.infer<typeof stdioServer>;
+export type ServerConfig = GatewayConfig['servers'][string];
+export type StdioServerConfig = Extract<ServerConfig, { transport: 'stdio' }>;
+export type HttpServerConfig = Extract<ServerConfig, { transport: 'http' }>;
 
 export class ConfigError extends Error {
   constructor(
@@ -80,8 +115,35 @@ export function parseConfig(raw: unknown, source: string, baseDir: string, env: 
   const parsed = configSchema.safeParse(expanded);
   if (!parsed.success) throw new ConfigError(source, parsed.error.issues.map(describeIssue));
   const config = parsed.data;
-  for (const server of Object.values(config.servers)) server.cwd = path.resolve(baseDir, server.cwd);
+  for (const server of Object.values(config.servers)) {
+    if (server.transport === 'stdio') server.cwd = path.resolve(baseDir, server.cwd);
+  }
+  const clashes = prefixClashes(config);
+  if (clashes.length) throw new ConfigError(source, clashes);
   return config;
+}
+
+/**
+ * On /mcp a name is `<prefix><separator><name>`. Two servers clash when one's prefix and separator begin
+ * the other's (`a` + `__` begins `a__b` + `__`): `a__b__c` could then belong to either.
+ */
+function prefixClashes(config: GatewayConfig): string[] {
+  const sep = config.aggregate.separator;
+  const heads = Object.entries(config.servers)
+    .map(([name, server]) => ({ name, head: (server.prefix ?? name) + sep }))
+    .sort((a, b) => (a.name < b.name ? -1 : 1));
+  const problems: string[] = [];
+  for (const a of heads) {
+    for (const b of heads) {
+      if (a === b || !b.head.startsWith(a.head)) continue;
+      if (a.head === b.head && a.name > b.name) continue; // an identical pair is reported once
+      problems.push(
+        `servers.${a.name} and servers.${b.name} could give two tools the same name on /mcp (${JSON.stringify(a.head)} begins ${JSON.stringify(b.head)}); ` +
+          `set servers.${b.name}.prefix (or aggregate.separator) so that neither begins the other`,
+      );
+    }
+  }
+  return problems;
 }
 
 function describeIssue(issue: z.core.$ZodIssue): string {

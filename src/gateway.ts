@@ -2,13 +2,11 @@
 // an orderly shutdown of both.
 import type { AddressInfo } from 'node:net';
 import { serve, type ServerType } from '@hono/node-server';
-import { DEFAULT_BACKOFF } from '../bridge/backoff.js';
-import { StdioUpstream } from '../bridge/stdio-upstream.js';
 import type { Upstream } from '../bridge/upstream.js';
 import type { GatewayConfig } from './config.js';
 import { createApp } from './edge/app.js';
 import type { Log } from './protocol/log.js';
-import { GATEWAY_INFO } from './version.js';
+import { createUpstream } from './upstream-factory.js';
 
 
 export interface RunningGateway {
@@ -20,30 +18,7 @@ export interface RunningGateway {
 
 export async function startGateway(config: GatewayConfig, log: Log): Promise<RunningGateway> {
   const upstreams = new Map<string, Upstream>();
-  for (const [name, server] of Object.entries(config.servers)) {
-    upstreams.set(
-      name,
-      new StdioUpstream(
-        {
-          name,
-          command: server.command,
-          args: server.args,
-          env: server.env,
-          cwd: server.cwd,
-          maxLineBytes: server.maxLineBytes,
-          era: server.era,
-          timeoutMs: server.timeoutMs,
-          probeTimeoutMs: server.probeTimeoutMs,
-          startupTimeoutMs: server.startupTimeoutMs,
-          legacyTtlMs: server.legacyTtlMs,
-          shutdownGraceMs: server.shutdownGraceMs,
-          backoff: DEFAULT_BACKOFF,
-          clientInfo: GATEWAY_INFO,
-        },
-        log.child({ server: name }),
-      ),
-    );
-  }
+  for (const [name, server] of Object.entries(config.servers)) upstreams.set(name, createUpstream(name, server, log.child({ server: name })));
 
   const { host, port } = config.listen;
   if (!isLoopback(host)) {

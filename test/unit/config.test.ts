@@ -3,7 +3,12 @@ import assert from 'node:assert/strict';
 import { mkdtempSync, writeFileSync, rmSync } from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
-import { parseConfig, loadConfigFile, ConfigError } from '../../src/config.js';
+import { parseConfig, loadConfigFile, ConfigError, type ServerConfig, type StdioServerConfig } from '../../src/config.js';
+
+function stdioOf(server: ServerConfig | undefined): StdioServerConfig {
+  assert.equal(server?.transport, 'stdio');
+  return server as StdioServerConfig;
+}
 
 const BASE = path.resolve('/srv/gateway');
 const one = (server: Record<string, unknown>, rest: Record<string, unknown> = {}) => ({ servers: { a: { command: 'node', ...server } }, ...rest });
@@ -24,7 +29,7 @@ test('defaults for listen and for a server', () => {
   assert.equal(config.listen.port, 8080);
   assert.deepEqual(config.listen.allowedOrigins, []);
   assert.equal(config.listen.maxBodyBytes, 4 * 1024 * 1024);
-  const a = config.servers.a!;
+  const a = stdioOf(config.servers.a);
   assert.equal(a.command, 'node');
   assert.equal(a.timeoutMs, 60_000);
   assert.equal(a.era, 'auto');
@@ -35,8 +40,8 @@ test('defaults for listen and for a server', () => {
 
 test('a relative cwd is resolved against baseDir; an absolute one is kept', () => {
   const config = parseConfig({ servers: { a: { command: 'x', cwd: 'sub/dir' }, b: { command: 'y', cwd: '/abs/place' } } }, 't', BASE, {});
-  assert.equal(config.servers.a!.cwd, path.join(BASE, 'sub/dir'));
-  assert.equal(config.servers.b!.cwd, path.resolve('/abs/place'));
+  assert.equal(stdioOf(config.servers.a).cwd, path.join(BASE, 'sub/dir'));
+  assert.equal(stdioOf(config.servers.b).cwd, path.resolve('/abs/place'));
 });
 
 test('given values override defaults', () => {
@@ -44,34 +49,34 @@ test('given values override defaults', () => {
   assert.equal(config.listen.host, '0.0.0.0');
   assert.equal(config.listen.port, 0);
   assert.deepEqual(config.listen.allowedOrigins, ['https://a.example']);
-  assert.equal(config.servers.a!.era, 'legacy');
-  assert.equal(config.servers.a!.timeoutMs, 5);
-  assert.deepEqual(config.servers.a!.args, ['x']);
+  assert.equal(stdioOf(config.servers.a).era, 'legacy');
+  assert.equal(stdioOf(config.servers.a).timeoutMs, 5);
+  assert.deepEqual(stdioOf(config.servers.a).args, ['x']);
 });
 
 test('${VAR} is replaced from the given env, in strings nested in arrays and maps', () => {
   const config = parseConfig(one({ args: ['--token=${TOKEN}', 'x'], env: { HOME_DIR: '${HOME_X}/data' } }), 't', BASE, { TOKEN: 's3cret', HOME_X: '/h' });
-  assert.deepEqual(config.servers.a!.args, ['--token=s3cret', 'x']);
-  assert.deepEqual(config.servers.a!.env, { HOME_DIR: '/h/data' });
+  assert.deepEqual(stdioOf(config.servers.a).args, ['--token=s3cret', 'x']);
+  assert.deepEqual(stdioOf(config.servers.a).env, { HOME_DIR: '/h/data' });
 });
 
 test('${VAR:-default} uses the default when unset and the value when set', () => {
   const raw = one({ env: { A: '${UNSET_A:-fallback}', B: '${SET_B:-fallback}', C: '${UNSET_C:-}' } });
   const config = parseConfig(raw, 't', BASE, { SET_B: 'real' });
-  assert.deepEqual(config.servers.a!.env, { A: 'fallback', B: 'real', C: '' });
+  assert.deepEqual(stdioOf(config.servers.a).env, { A: 'fallback', B: 'real', C: '' });
 });
 
 test(
   '${VAR:-default} uses the default when VAR is set but empty (shell/compose semantics of ":-")',
   () => {
     const config = parseConfig(one({ env: { A: '${EMPTY:-fallback}' } }), 't', BASE, { EMPTY: '' });
-    assert.equal(config.servers.a!.env.A, 'fallback');
+    assert.equal(stdioOf(config.servers.a).env.A, 'fallback');
   },
 );
 
 test('$$ is a literal $ and protects a ${…} from expansion', () => {
   const config = parseConfig(one({ env: { PRICE: 'costs $$5', RAW: '$${NOT_EXPANDED}' } }), 't', BASE, {});
-  assert.deepEqual(config.servers.a!.env, { PRICE: 'costs $5', RAW: '${NOT_EXPANDED}' });
+  assert.deepEqual(stdioOf(config.servers.a).env, { PRICE: 'costs $5', RAW: '${NOT_EXPANDED}' });
 });
 
 test('the process env is not consulted when an env is passed', () => {
@@ -173,8 +178,8 @@ test('loadConfigFile on a valid file expands env and resolves cwd against the fi
   writeFileSync(file, 'listen:\n  host: ${HOST:-127.0.0.1}\nservers:\n  mem:\n    command: node\n    cwd: work\n    env:\n      TOKEN: ${TOKEN}\n');
   const config = await loadConfigFile(file, { TOKEN: 't0k' });
   assert.equal(config.listen.host, '127.0.0.1');
-  assert.equal(config.servers.mem!.cwd, path.join(tmp, 'work'));
-  assert.deepEqual(config.servers.mem!.env, { TOKEN: 't0k' });
+  assert.equal(stdioOf(config.servers.mem).cwd, path.join(tmp, 'work'));
+  assert.deepEqual(stdioOf(config.servers.mem).env, { TOKEN: 't0k' });
 });
 
 test('loadConfigFile on an empty file → ConfigError (servers is required), not a crash', async () => {
@@ -195,6 +200,32 @@ test(
 
 test('${CONFIG_DIR} is the config file folder unless the environment sets it', () => {
   const raw = { servers: { a: { command: 'node', env: { FILE: '${CONFIG_DIR}/data.jsonl' } } } };
-  assert.equal(parseConfig(raw, 't', '/srv/gw', {}).servers.a!.env.FILE, '/srv/gw/data.jsonl');
-  assert.equal(parseConfig(raw, 't', '/srv/gw', { CONFIG_DIR: '/elsewhere' }).servers.a!.env.FILE, '/elsewhere/data.jsonl');
+  assert.equal(stdioOf(parseConfig(raw, 't', '/srv/gw', {}).servers.a).env.FILE, '/srv/gw/data.jsonl');
+  assert.equal(stdioOf(parseConfig(raw, 't', '/srv/gw', { CONFIG_DIR: '/elsewhere' }).servers.a).env.FILE, '/elsewhere/data.jsonl');
+});
+
+test('a server with a url is a remote upstream; static headers take ${VAR}', () => {
+  const config = parseConfig({ servers: { r: { url: 'http://127.0.0.1:9000/mcp', headers: { authorization: 'Bearer ${TOKEN}' } } } }, 't', BASE, { TOKEN: 'abc' });
+  const r = config.servers.r!;
+  assert.equal(r.transport, 'http');
+  assert.deepEqual(r.transport === 'http' && r.headers, { authorization: 'Bearer abc' });
+});
+
+test('a url that is not http(s) names the key', () => {
+  const e = configError(() => parseConfig({ servers: { r: { url: 'ftp://x/mcp' } } }, 't', BASE, {}));
+  assert.match(e.message, /servers\.r\.url: give the server's MCP endpoint as an http:\/\/ or https:\/\/ URL/);
+});
+
+test('stdio keys on a remote server are unknown keys', () => {
+  const e = configError(() => parseConfig({ servers: { r: { url: 'http://127.0.0.1:1/mcp', command: 'node' } } }, 't', BASE, {}));
+  assert.match(e.message, /servers\.r: unknown key 'command'/);
+});
+
+test('prefixes where one begins the other are refused, naming both servers and the setting', () => {
+  const e = configError(() => parseConfig({ servers: { a: { command: 'x' }, a__b: { command: 'y' } } }, 't', BASE, {}));
+  assert.match(e.message, /servers\.a and servers\.a__b could give two tools the same name on \/mcp/);
+  assert.match(e.message, /set servers\.a__b\.prefix/);
+  const same = configError(() => parseConfig({ servers: { a: { command: 'x', prefix: 'p' }, b: { command: 'y', prefix: 'p' } } }, 't', BASE, {}));
+  assert.equal(same.problems.length, 1);
+  assert.doesNotThrow(() => parseConfig({ servers: { a: { command: 'x' }, ab: { command: 'y' } } }, 't', BASE, {}));
 });

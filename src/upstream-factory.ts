@@ -1,0 +1,32 @@
+// Turns one validated server entry into the Upstream that serves it.
+import { DEFAULT_BACKOFF } from '../bridge/backoff.js';
+import { StdioUpstream } from '../bridge/stdio-upstream.js';
+import type { Upstream } from '../bridge/upstream.js';
+import type { ServerConfig } from './config.js';
+import type { Log } from './protocol/log.js';
+import { GATEWAY_INFO } from './version.js';
+
+export function createUpstream(name: string, server: ServerConfig, log: Log): Upstream {
+  if (server.transport === 'http') {
+    throw new Error(`servers.${name}: remote (url) upstreams are not supported yet`);
+  }
+  return new StdioUpstream(
+    {
+      name,
+      command: server.command,
+      args: server.args,
+      env: server.env,
+      cwd: server.cwd,
+      maxLineBytes: server.maxLineBytes,
+      era: server.era,
+      timeoutMs: server.timeoutMs,
+      probeTimeoutMs: server.probeTimeoutMs,
+      startupTimeoutMs: server.startupTimeoutMs,
+      legacyTtlMs: server.legacyTtlMs,
+      shutdownGraceMs: server.shutdownGraceMs,
+      backoff: DEFAULT_BACKOFF,
+      clientInfo: GATEWAY_INFO,
+    },
+    log,
+  );
+}
