@@ -1,0 +1,297 @@
+// /mcp: many upstreams behind one endpoint. Lists fan out to every upstream (each within a deadline) and
+// merge in server order with namespaced names; calls are routed by one map lookup to their owner with the
+// original name restored. It is itself an Upstream, so the edge serves /mcp exactly like /servers/<name>/mcp.
+import { EventEmitter } from 'node:events';
+import type { RequestOptions, Upstream, UpstreamStatus } from '../../bridge/upstream.js';
+import { ErrorCode, errorResponse, isObject, type JsonObject, type JsonRpcRequest, type JsonRpcResponse } from '../protocol/jsonrpc.js';
+import type { Log } from '../protocol/log.js';
+import { META, SUPPORTED_VERSIONS } from '../protocol/mcp.js';
+import { GATEWAY_INFO } from '../version.js';
+import { CursorCodec, type Position } from './cursor.js';
+import { NameRoutes, type Route } from './name-routes.js';
+import { publicName } from './public-names.js';
+import { ResourceOwners } from './resource-owners.js';
+
+export interface AggregatorOptions {
+  /** In config order: the order of merged lists. */
+  upstreams: ReadonlyMap<string, Upstream>;
+  prefixes: ReadonlyMap<string, string>;
+  separator: string;
+  listDeadlineMs: number;
+  cursorSecret: string | undefined;
+  log: Log;
+}
+
+type ListMethod = 'tools/list' | 'prompts/list' | 'resources/list' | 'resources/templates/list';
+const ITEMS: Record<ListMethod, string> = {
+  'tools/list': 'tools',
+  'prompts/list': 'prompts',
+  'resources/list': 'resources',
+  'resources/templates/list': 'resourceTemplates',
+};
+/** A name nobody listed triggers at most one refresh of that list per this many ms. */
+const REFRESH_INTERVAL_MS = 1_000;
+
+type Outcome = { server: number; response: JsonRpcResponse } | { server: number; timedOut: true };
+
+export class Aggregator implements Upstream {
+  readonly name = 'mcp';
+  readonly events = new EventEmitter();
+  /** Lists that an upstream did not answer in time or answered with an error, by server. */
+  readonly gaps = new Map<string, number>();
+  private readonly servers: string[];
+  private readonly tools = new NameRoutes();
+  private readonly prompts = new NameRoutes();
+  private readonly resources = new ResourceOwners();
+  private readonly cursors: CursorCodec;
+  private readonly refreshing = new Map<ListMethod, Promise<void>>();
+  private readonly lastRefresh = new Map<ListMethod, number>();
+
+  constructor(private readonly options: AggregatorOptions) {
+    this.servers = [...options.upstreams.keys()];
+    this.cursors = new CursorCodec(options.cursorSecret);
+    for (const [server, upstream] of options.upstreams) {
+      upstream.events.on('listChanged', (notification: { method: string }) => this.forget(server, notification.method));
+    }
+  }
+
+  status(): UpstreamStatus {
+    const states = [...this.options.upstreams.values()].map((u) => u.status().state);
+    return { state: states.includes('ready') ? 'ready' : 'starting', era: 'modern', restarts: 0, lastError: undefined };
+  }
+
+  async start(): Promise<void> {}
+  async close(): Promise<void> {}
+
+  request(message: JsonRpcRequest, options: RequestOptions = {}): Promise<JsonRpcResponse> {
+    const params = message.params ?? {};
+    switch (message.method) {
+      case 'tools/list':
+      case 'prompts/list':
+      case 'resources/list':
+      case 'resources/templates/list':
+        return this.list(message, message.method);
+      case 'tools/call':
+        return this.callByName(message, params, 'tools/list', options);
+      case 'prompts/get':
+        return this.callByName(message, params, 'prompts/list', options);
+      case 'resources/read':
+        return this.callByUri(message, params.uri, options);
+      case 'completion/complete': {
+        const ref = isObject(params.ref) ? params.ref : {};
+        if (ref.type === 'ref/prompt') return this.callByName(message, ref, 'prompts/list', options);
+        return this.callByUri(message, ref.uri, options);
+      }
+      case 'server/discover':
+        return this.discover(message);
+      default:
+        return Promise.resolve(errorResponse(message.id, ErrorCode.MethodNotFound, `${message.method} is not served on /mcp`));
+    }
+  }
+
+  // ---- lists ----------------------------------------------------------------------------------------
+
+  private async list(message: JsonRpcRequest, method: ListMethod): Promise<JsonRpcResponse> {
+    const params = message.params ?? {};
+    let positions: Position[];
+    if (params.cursor === undefined) {
+      positions = this.servers.map((_, i): Position => [i, null]);
+    } else {
+      const decoded = typeof params.cursor === 'string' ? this.cursors.decode(method, params.cursor, this.servers.length) : undefined;
+      if (!decoded) {
+        return errorResponse(message.id, ErrorCode.InvalidParams, `Invalid cursor for ${method}: it was not issued by this gateway for this list (or the gateway restarted); list again without a cursor`);
+      }
+      positions = decoded;
+    }
+
+    const outcomes = await Promise.all(positions.map(([server, cursor]) => this.ask(server, method, params, cursor)));
+    const key = ITEMS[method];
+    const items: unknown[] = [];
+    const next: Position[] = [];
+    let ttlMs = Number.POSITIVE_INFINITY;
+    let cacheScope: 'public' | 'private' = 'public';
+    let answered = 0;
+    const failures: string[] = [];
+    for (const outcome of outcomes) {
+      const server = this.servers[outcome.server]!;
+      if ('timedOut' in outcome) {
+        failures.push(`${server}: no answer within aggregate.listDeadlineMs (${this.options.listDeadlineMs} ms)`);
+        continue;
+      }
+      const response = outcome.response;
+      if ('error' in response) {
+        if (response.error.code === ErrorCode.MethodNotFound) answered++; // it offers none of these
+        else failures.push(`${server}: ${response.error.message}`);
+        continue;
+      }
+      answered++;
+      const result = response.result;
+      const page = Array.isArray(result[key]) ? (result[key] as unknown[]) : [];
+      for (const item of page) if (this.admit(method, server, item)) items.push(item);
+      if (typeof result.nextCursor === 'string') next.push([outcome.server, result.nextCursor]);
+      ttlMs = Math.min(ttlMs, typeof result.ttlMs === 'number' && result.ttlMs > 0 ? Math.floor(result.ttlMs) : 0);
+      if (result.cacheScope !== 'public') cacheScope = 'private';
+    }
+    for (const failure of failures) {
+      const server = failure.slice(0, failure.indexOf(':'));
+      this.gaps.set(server, (this.gaps.get(server) ?? 0) + 1);
+      this.options.log.warn({ method, gap: failure }, 'answered a list on /mcp without one upstream');
+    }
+    if (answered === 0 && failures.length > 0) {
+      return errorResponse(message.id, ErrorCode.InternalError, `No upstream answered ${method}: ${failures.join('; ')}`);
+    }
+    const result: JsonObject = {
+      resultType: 'complete',
+      [key]: items,
+      ttlMs: Number.isFinite(ttlMs) ? ttlMs : 0,
+      cacheScope,
+      _meta: { [META.serverInfo]: GATEWAY_INFO },
+    };
+    if (next.length) result.nextCursor = this.cursors.encode(method, next);
+    return { jsonrpc: '2.0', id: message.id, result };
+  }
+
+  /** One upstream's page, or a time-out after the list deadline (the request is then cancelled). */
+  private ask(server: number, method: string, params: JsonObject, cursor: string | null): Promise<Outcome> {
+    const upstream = this.options.upstreams.get(this.servers[server]!)!;
+    // Each upstream borrows its own copy: adapters rewrite ids, tokens and _meta while in flight.
+    const own: JsonObject = { ...params, _meta: isObject(params._meta) ? { ...params._meta } : params._meta };
+    if (cursor === null) delete own.cursor;
+    else own.cursor = cursor;
+    const cancel = new AbortController();
+    return new Promise<Outcome>((resolve) => {
+      const timer = setTimeout(() => {
+        cancel.abort();
+        resolve({ server, timedOut: true });
+      }, this.options.listDeadlineMs);
+      void upstream.request({ jsonrpc: '2.0', id: 0, method, params: own }, { signal: cancel.signal }).then((response) => {
+        clearTimeout(timer);
+        resolve({ server, response });
+      });
+    });
+  }
+
+  /** Namespaces one listed item in place and records its route; false when it must be left out. */
+  private admit(method: ListMethod, server: string, item: unknown): boolean {
+    if (!isObject(item)) return false;
+    if (method === 'resources/list') {
+      if (typeof item.uri === 'string') this.resources.addResource(item.uri, server);
+      return true;
+    }
+    if (method === 'resources/templates/list') {
+      if (typeof item.uriTemplate === 'string') this.resources.addTemplate(item.uriTemplate, server);
+      return true;
+    }
+    if (typeof item.name !== 'string') return false;
+    const routes = method === 'tools/list' ? this.tools : this.prompts;
+    const name = publicName(this.options.prefixes.get(server) ?? server, this.options.separator, item.name);
+    const clash = routes.add(name, { server, name: item.name });
+    if (clash) {
+      this.options.log.error(
+        { name, servers: [clash.server, server] },
+        `two upstreams give the same name on /mcp; the second is left out — set servers.${server}.prefix to tell them apart`,
+      );
+      return false;
+    }
+    item.name = name;
+    return true;
+  }
+
+  // ---- routing --------------------------------------------------------------------------------------
+
+  private async callByName(message: JsonRpcRequest, holder: JsonObject, listMethod: ListMethod, options: RequestOptions): Promise<JsonRpcResponse> {
+    const name = holder.name;
+    if (typeof name !== 'string') return errorResponse(message.id, ErrorCode.InvalidParams, 'params.name must be a string');
+    const routes = listMethod === 'tools/list' ? this.tools : this.prompts;
+    let route: Route | undefined = routes.get(name);
+    if (!route) {
+      await this.refresh(listMethod);
+      route = routes.get(name);
+    }
+    const kind = listMethod === 'tools/list' ? 'tool' : 'prompt';
+    if (!route) return errorResponse(message.id, ErrorCode.InvalidParams, `Unknown ${kind}: ${name}`);
+    holder.name = route.name;
+    return this.options.upstreams.get(route.server)!.request(message, options);
+  }
+
+  private async callByUri(message: JsonRpcRequest, uri: unknown, options: RequestOptions): Promise<JsonRpcResponse> {
+    if (typeof uri !== 'string') return errorResponse(message.id, ErrorCode.InvalidParams, 'a resource uri (string) is required');
+    let owner = this.resources.owner(uri);
+    if (!owner) {
+      await Promise.all([this.refresh('resources/list'), this.refresh('resources/templates/list')]);
+      owner = this.resources.owner(uri);
+    }
+    if (!owner) return errorResponse(message.id, ErrorCode.InvalidParams, `Resource not found: no upstream lists ${uri} or a template that matches it`, { uri });
+    if ('ambiguous' in owner) {
+      return errorResponse(
+        message.id,
+        ErrorCode.InvalidParams,
+        `Resource ${uri} is offered by ${owner.ambiguous.join(' and ')}; read it through /servers/<name>/mcp to say which`,
+        { uri, servers: owner.ambiguous },
+      );
+    }
+    return this.options.upstreams.get(owner.server)!.request(message, options);
+  }
+
+  /** Re-reads every page of one list from every upstream, once at a time and at most once a second. */
+  private refresh(method: ListMethod): Promise<void> {
+    const running = this.refreshing.get(method);
+    if (running) return running;
+    if (Date.now() - (this.lastRefresh.get(method) ?? 0) < REFRESH_INTERVAL_MS) return Promise.resolve();
+    const refresh = (async () => {
+      let cursor: string | undefined;
+      const meta = { [META.protocolVersion]: SUPPORTED_VERSIONS[0], [META.clientCapabilities]: {} };
+      for (let pages = 0; pages < 1000; pages++) {
+        const params: JsonObject = cursor === undefined ? { _meta: meta } : { cursor, _meta: meta };
+        const response = await this.list({ jsonrpc: '2.0', id: 0, method, params }, method);
+        if (!('result' in response) || typeof response.result.nextCursor !== 'string') break;
+        cursor = response.result.nextCursor;
+      }
+    })().finally(() => {
+      this.refreshing.delete(method);
+      this.lastRefresh.set(method, Date.now());
+    });
+    this.refreshing.set(method, refresh);
+    return refresh;
+  }
+
+  private forget(server: string, notification: string): void {
+    if (notification === 'notifications/tools/list_changed') this.tools.forgetServer(server);
+    else if (notification === 'notifications/prompts/list_changed') this.prompts.forgetServer(server);
+    else if (notification === 'notifications/resources/list_changed') this.resources.forgetServer(server);
+  }
+
+  // ---- discover -------------------------------------------------------------------------------------
+
+  private async discover(message: JsonRpcRequest): Promise<JsonRpcResponse> {
+    const outcomes = await Promise.all(this.servers.map((_, i) => this.ask(i, 'server/discover', message.params ?? {}, null)));
+    const capabilities: JsonObject = {};
+    const instructions: string[] = [];
+    let ttlMs = Number.POSITIVE_INFINITY;
+    let cacheScope: 'public' | 'private' = 'public';
+    for (const outcome of outcomes) {
+      if ('timedOut' in outcome || !('result' in outcome.response)) continue;
+      const result = outcome.response.result;
+      const offered = isObject(result.capabilities) ? result.capabilities : {};
+      // Only what /mcp itself serves; list-change subscriptions are not relayed (yet).
+      for (const key of ['tools', 'prompts', 'resources', 'completions']) if (key in offered) capabilities[key] = {};
+      if (typeof result.instructions === 'string' && result.instructions.trim()) {
+        instructions.push(`## ${this.servers[outcome.server]}\n${result.instructions.trim()}`);
+      }
+      ttlMs = Math.min(ttlMs, typeof result.ttlMs === 'number' && result.ttlMs > 0 ? Math.floor(result.ttlMs) : 0);
+      if (result.cacheScope !== 'public') cacheScope = 'private';
+    }
+    const result: JsonObject = {
+      resultType: 'complete',
+      supportedVersions: [...SUPPORTED_VERSIONS],
+      capabilities,
+      ttlMs: Number.isFinite(ttlMs) ? ttlMs : 0,
+      cacheScope,
+      _meta: { [META.serverInfo]: GATEWAY_INFO },
+    };
+    if (instructions.length) {
+      result.instructions = `Tools and prompts here are named <server>${this.options.separator}<name>.\n\n${instructions.join('\n\n')}`;
+    }
+    return { jsonrpc: '2.0', id: message.id, result };
+  }
+}

@@ -1,0 +1,28 @@
+// name ↔ (server, original name) for one kind of named item (tools or prompts) on /mcp. Filled from the
+// list answers that pass through the gateway; routing a call is one Map lookup.
+
+export interface Route {
+  server: string;
+  name: string;
+}
+
+export class NameRoutes {
+  private readonly byPublic = new Map<string, Route>();
+
+  /** Records a name; returns the other owner when the public name is already someone else's. */
+  add(publicName: string, route: Route): Route | undefined {
+    const existing = this.byPublic.get(publicName);
+    if (existing && (existing.server !== route.server || existing.name !== route.name)) return existing;
+    this.byPublic.set(publicName, route);
+    return undefined;
+  }
+
+  get(publicName: string): Route | undefined {
+    return this.byPublic.get(publicName);
+  }
+
+  /** Forgets every name of one server, e.g. when it announced that its list changed. */
+  forgetServer(server: string): void {
+    for (const [name, route] of this.byPublic) if (route.server === server) this.byPublic.delete(name);
+  }
+}
