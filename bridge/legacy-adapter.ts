@@ -1,7 +1,7 @@
 // Everything that makes a 2025-era (legacy) server look modern to the core: the initialize handshake,
 // results completed with the fields the modern revision requires, error codes mapped, and a
 // server/discover answer built from what the server said at initialize.
-import { ErrorCode, isObject, type JsonObject, type JsonRpcResponse } from '../src/protocol/jsonrpc.js';
+import { ErrorCode, isObject, type JsonObject, type JsonRpcRequest, type JsonRpcResponse } from '../src/protocol/jsonrpc.js';
 import { CACHEABLE_METHODS, LEGACY_VERSIONS, META, MODERN_VERSION, type ServerInfo } from '../src/protocol/mcp.js';
 
 export interface LegacyHandshake {
@@ -16,7 +16,7 @@ export interface LegacyOptions {
   ttlMs: number;
 }
 
-const MODERN_ONLY_META = [META.protocolVersion, META.clientCapabilities, META.clientInfo, META.logLevel];
+const MODERN_ONLY_META: string[] = [META.protocolVersion, META.clientCapabilities, META.clientInfo, META.logLevel];
 
 export function initializeParams(clientInfo: ServerInfo): JsonObject {
   return { protocolVersion: LEGACY_VERSIONS[0], capabilities: {}, clientInfo };
@@ -48,9 +48,25 @@ export function toLegacyParams(params: JsonObject | undefined): void {
   if (Object.keys(meta).length === 0) delete params!._meta;
 }
 
+/**
+ * The request as a legacy server should see it: the modern per-request _meta keys left out. The caller's
+ * message is not touched (only its params and _meta are copied, and only when there is something to drop).
+ */
+export function toLegacyRequest(message: JsonRpcRequest): JsonRpcRequest {
+  const meta = message.params?._meta;
+  if (!isObject(meta) || !MODERN_ONLY_META.some((key) => key in meta)) return message;
+  const kept: JsonObject = {};
+  for (const key in meta) if (!MODERN_ONLY_META.includes(key)) kept[key] = meta[key];
+  const params: JsonObject = { ...message.params };
+  if (Object.keys(kept).length) params._meta = kept;
+  else delete params._meta;
+  return { ...message, params };
+}
+
 /** Completes a legacy response in place: only fields the server did not send are added. */
 export function toModernResponse(method: string, response: JsonRpcResponse, handshake: LegacyHandshake, options: LegacyOptions): void {
   if ('error' in response) {
+    if (!isObject(response.error)) return; // malformed; passed on as it came
     if (response.error.code === ErrorCode.LegacyResourceNotFound) response.error.code = ErrorCode.InvalidParams;
     return;
   }

@@ -26,11 +26,10 @@ interface Pending {
 
 export interface Dispatch {
   timeoutMs: number;
-  timeoutMessage: string;
   signal?: CancelSignal;
   onNotification?: (notification: JsonRpcNotification) => void;
-  /** Called with the message once its id and token are the gateway's, before it is sent. */
-  prepare?: (message: JsonRpcRequest) => void;
+  /** Given the message once its id and token are the gateway's; returns what to send (for era adaptation). */
+  prepare?: (message: JsonRpcRequest) => JsonRpcRequest;
 }
 
 export class PendingRequests {
@@ -42,6 +41,8 @@ export class PendingRequests {
     private readonly send: (message: unknown) => void,
     /** Settles every answer, still with the gateway's id: the place for era adaptation. */
     private readonly onAnswer: (method: string, response: JsonRpcResponse) => void = () => {},
+    /** Words the error a caller gets when its request timed out. */
+    private readonly describeTimeout: (method: string, timeoutMs: number) => string = (method, ms) => `No answer to ${method} within ${ms} ms`,
   ) {}
 
   get size(): number {
@@ -66,7 +67,7 @@ export class PendingRequests {
         callerToken,
         resolve,
         onNotification: options.onNotification,
-        timer: setTimeout(() => this.expire(id, options.timeoutMessage), options.timeoutMs),
+        timer: setTimeout(this.expire, options.timeoutMs, id, options.timeoutMs),
         signal,
         onAbort: undefined,
       };
@@ -78,9 +79,8 @@ export class PendingRequests {
 
       message.id = id;
       if (callerToken !== undefined) (meta as JsonObject).progressToken = id;
-      options.prepare?.(message);
       try {
-        this.send(message);
+        this.send(options.prepare ? options.prepare(message) : message);
       } finally {
         // The caller's object is borrowed: give it back as it came.
         message.id = callerId;
@@ -95,9 +95,12 @@ export class PendingRequests {
     const entry = typeof id === 'number' ? this.pending.get(id) : undefined;
     if (!entry) return false;
     this.settle(id as number, entry);
-    this.onAnswer(entry.method, response);
-    response.id = entry.callerId;
-    entry.resolve(response);
+    try {
+      this.onAnswer(entry.method, response);
+    } finally {
+      response.id = entry.callerId;
+      entry.resolve(response);
+    }
     return true;
   }
 
@@ -129,13 +132,14 @@ export class PendingRequests {
     }
   }
 
-  private expire(id: number, message: string): void {
+  // An arrow property, bound once, so a request's timer needs no closure of its own.
+  private readonly expire = (id: number, timeoutMs: number): void => {
     const entry = this.pending.get(id);
     if (!entry) return;
     this.sendCancelled(id, 'timeout');
     this.settle(id, entry);
-    entry.resolve(errorResponse(entry.callerId, ErrorCode.InternalError, message));
-  }
+    entry.resolve(errorResponse(entry.callerId, ErrorCode.InternalError, this.describeTimeout(entry.method, timeoutMs)));
+  };
 
   private cancel(id: number, reason: string): void {
     const entry = this.pending.get(id);

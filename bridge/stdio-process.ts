@@ -1,5 +1,6 @@
 // One run of a stdio child: spawn it in its own process group, frame its stdout into JSON messages,
 // send its stderr to the log, and stop it with the spec's ladder (close stdin, SIGTERM, SIGKILL).
+import { existsSync } from 'node:fs';
 import { execa, type ResultPromise } from 'execa';
 import type { Log } from '../src/protocol/log.js';
 import { LineFramer } from './line-framer.js';
@@ -29,6 +30,8 @@ export interface StdioProcessEvents {
 
 const STDERR_LINE_CAP = 64 * 1024;
 const STDERR_TAIL = 10;
+/** After the child exits, how long its stdout may take to deliver what it wrote last. */
+const EXIT_DRAIN_MS = 100;
 const live = new Set<number>();
 
 // A gateway that dies without its shutdown path must not leave children behind.
@@ -77,7 +80,12 @@ export class StdioProcess {
           log.warn({ line: text.slice(0, 200) }, 'skipped a stdout line that is not JSON (stdout is for MCP messages only)');
           return;
         }
-        events.message(message);
+        try {
+          events.message(message);
+        } catch (error) {
+          // Nothing a child writes may take the gateway down.
+          log.error({ err: (error as Error).message, line: text.slice(0, 200) }, 'failed to handle a message from the child');
+        }
       },
       oversized: (bytes, head, tail) => events.oversized(bytes, head, tail),
     });
@@ -96,18 +104,36 @@ export class StdioProcess {
     // Writing to a child that just died raises EPIPE on stdin; the exit path reports it.
     this.child.stdin!.on('error', () => {});
 
-    this.exited = this.child.then((result) => {
+    let stdoutEnded = false;
+    stdout.once('end', () => (stdoutEnded = true));
+    let resolveExited!: (info: ExitInfo) => void;
+    this.exited = new Promise((resolve) => (resolveExited = resolve));
+    const finish = (info: ExitInfo): void => {
+      if (this.hasExited) return;
       this.hasExited = true;
       if (this.pid !== undefined) {
         killGroup(this.pid, 'SIGKILL'); // grandchildren the child left behind
         live.delete(this.pid);
       }
-      const spawnError = this.pid === undefined || (result.failed && result.exitCode === undefined && !result.signal)
-        ? shortSpawnError(String(result.message ?? "spawn failed"), spec.command)
-        : undefined;
-      const info: ExitInfo = { code: result.exitCode ?? null, signal: result.signal ?? null, spawnError };
       events.exit(info);
-      return info;
+      resolveExited(info);
+    };
+    // The process's own exit, not the end of its pipes: a grandchild can hold stdout open for ever.
+    // Its last answers may still be in the pipe, so give stdout a moment to drain first.
+    this.child.once('exit', (code, signal) => {
+      const info: ExitInfo = { code, signal, spawnError: undefined };
+      if (stdoutEnded) return finish(info);
+      const timer = setTimeout(() => finish(info), EXIT_DRAIN_MS);
+      stdout.once('end', () => {
+        clearTimeout(timer);
+        finish(info);
+      });
+    });
+    // A process that never started emits no 'exit'; execa's result says why.
+    void this.child.then((result) => {
+      if (this.pid !== undefined && !result.failed) return;
+      const spawnError = this.pid === undefined ? shortSpawnError(String(result.message ?? 'spawn failed'), spec) : undefined;
+      if (spawnError) finish({ code: result.exitCode ?? null, signal: result.signal ?? null, spawnError });
     });
   }
 
@@ -126,7 +152,7 @@ export class StdioProcess {
   }
 
   /** Close stdin, wait; SIGTERM the group, wait; SIGKILL the group. */
-  async stop(graceMs: number): Promise<ExitInfo> {
+  async stop(graceMs: number): Promise<ExitInfo | undefined> {
     if (!this.hasExited) {
       this.child.stdin!.end();
       if (!(await settlesWithin(this.exited, graceMs)) && this.pid !== undefined) {
@@ -138,13 +164,17 @@ export class StdioProcess {
         }
       }
     }
-    return this.exited;
+    // SIGKILL cannot be refused; this bound only guards against a process we could not signal at all.
+    if (await settlesWithin(this.exited, graceMs)) return this.exited;
+    this.log.error({ pid: this.pid }, 'child did not exit even after SIGKILL; giving up on it');
+    return undefined;
   }
 }
 
-function shortSpawnError(message: string, command: string): string {
+function shortSpawnError(message: string, spec: StdioCommand): string {
   const firstLine = message.split('\n')[0] ?? message;
-  return firstLine.includes('ENOENT') ? `command not found: ${command}` : firstLine;
+  if (!firstLine.includes('ENOENT')) return firstLine;
+  return existsSync(spec.cwd) ? `command not found: ${spec.command} (check command)` : `working folder not found: ${spec.cwd} (check cwd)`;
 }
 
 async function settlesWithin(promise: Promise<unknown>, ms: number): Promise<boolean> {

@@ -18,7 +18,7 @@ import {
   discoverResult,
   initializeParams,
   parseInitializeResult,
-  toLegacyParams,
+  toLegacyRequest,
   toModernResponse,
   type LegacyHandshake,
 } from './legacy-adapter.js';
@@ -41,6 +41,7 @@ export interface StdioUpstreamConfig extends StdioCommand {
 
 /** Modern error codes that only a 2026-era server would answer the probe with. */
 const MODERN_PROBE_ERRORS = new Set<number>([ErrorCode.UnsupportedProtocolVersion, ErrorCode.HeaderMismatch, ErrorCode.MissingRequiredClientCapability]);
+const isModernError = (error: unknown): boolean => isObject(error) && MODERN_PROBE_ERRORS.has(error.code as number);
 const LEADING_ID = /^\s*\{\s*(?:"jsonrpc"\s*:\s*"2\.0"\s*,\s*)?"id"\s*:\s*(\d+)/;
 const TRAILING_ID = /,\s*"id"\s*:\s*(\d+)\s*\}\s*$/;
 /** A child has run long enough to forget its earlier crashes. */
@@ -64,6 +65,8 @@ export class StdioUpstream implements Upstream {
   private stateChange = deferred();
   /** Set while the era probe runs: an exit then means "legacy", not a crash. */
   private probing = false;
+  /** The era came from silence or an exit during the probe, not from an answer: re-probe if it fails. */
+  private eraGuessed = false;
 
   constructor(
     private readonly config: StdioUpstreamConfig,
@@ -88,19 +91,22 @@ export class StdioUpstream implements Upstream {
   }
 
   async request(message: JsonRpcRequest, options: RequestOptions = {}): Promise<JsonRpcResponse> {
+    let timeoutMs = this.config.timeoutMs;
     if (this.state !== 'ready') {
-      const failure = await this.waitUntilReady(message, options.signal);
+      // Waiting for a (re)start counts against the request's own timeout.
+      const deadline = Date.now() + timeoutMs;
+      const failure = await this.waitUntilReady(message, deadline, options.signal);
       if (failure) return failure;
+      timeoutMs = Math.max(1, deadline - Date.now());
     }
     if (this.era === 'legacy' && message.method === 'server/discover') {
       return { jsonrpc: '2.0', id: message.id, result: discoverResult(this.handshake!, { ttlMs: this.config.legacyTtlMs }) };
     }
     return this.pending.dispatch(message, {
-      timeoutMs: this.config.timeoutMs,
-      timeoutMessage: `Upstream '${this.name}' did not answer ${message.method} within ${this.config.timeoutMs} ms; the request was cancelled. Raise servers.${this.name}.timeoutMs if it needs longer.`,
+      timeoutMs,
       signal: options.signal,
       onNotification: options.onNotification,
-      prepare: this.era === 'legacy' ? (m) => toLegacyParams(m.params) : undefined,
+      prepare: this.era === 'legacy' ? toLegacyRequest : undefined,
     });
   }
 
@@ -118,8 +124,10 @@ export class StdioUpstream implements Upstream {
     const child = this.spawn();
     try {
       if (this.era === undefined) {
-        this.era = await this.probe(child);
-        this.log.info({ era: this.era }, `upstream speaks the ${this.era} revision`);
+        const verdict = await this.probe(child);
+        this.era = verdict.era;
+        this.eraGuessed = verdict.guessed;
+        this.log.info({ era: this.era, guessed: verdict.guessed }, `upstream speaks the ${this.era} revision`);
         if (!child.alive) {
           // Some legacy servers exit on any request before initialize: start a fresh one.
           await child.exited;
@@ -127,7 +135,17 @@ export class StdioUpstream implements Upstream {
           return;
         }
       }
-      if (this.era === 'legacy') this.handshake = await this.initialize(child);
+      if (this.era === 'legacy') {
+        const handshake = await this.initialize(child);
+        if (handshake === 'modern') {
+          // A slow modern server missed the probe; its answer to initialize says what it is.
+          this.era = 'modern';
+          this.eraGuessed = false;
+          this.log.info({}, 'upstream answered initialize as a modern server; serving it as modern');
+        } else {
+          this.handshake = handshake;
+        }
+      }
       if (!child.alive || this.state !== 'starting') return;
       this.readyAt = Date.now();
       this.consecutiveFailures = 0;
@@ -137,6 +155,8 @@ export class StdioUpstream implements Upstream {
       // When the child died, its exit already said why; otherwise the handshake failed on a live child.
       if (child.alive) this.lastError = (error as Error).message;
       this.log.error({ err: (error as Error).message }, 'upstream failed to start');
+      // A verdict that came from silence or an exit, not an answer, is not kept past a failed start.
+      if (this.eraGuessed && this.config.era === 'auto') this.era = undefined;
       // The exit handler decides on the restart.
       await child.stop(this.config.shutdownGraceMs);
     }
@@ -159,40 +179,48 @@ export class StdioUpstream implements Upstream {
       (method, response) => {
         if (this.era === 'legacy' && this.handshake) toModernResponse(method, response, this.handshake, { ttlMs: this.config.legacyTtlMs });
       },
+      (method, ms) =>
+        `Upstream '${this.name}' did not answer ${method} within ${ms} ms; the request was cancelled. Raise servers.${this.name}.timeoutMs if it needs longer.`,
     );
   }
 
-  private async probe(child: StdioProcess): Promise<Era> {
+  /** The child's era; `guessed` when it came from silence or an exit rather than an answer. */
+  private async probe(child: StdioProcess): Promise<{ era: Era; guessed: boolean }> {
     this.probing = true;
+    const started = Date.now();
     try {
       const response = await this.internalRequest(
         'server/discover',
         { _meta: { [META.protocolVersion]: MODERN_VERSION, [META.clientCapabilities]: {}, [META.clientInfo]: this.config.clientInfo } },
         this.config.probeTimeoutMs,
       );
-      if (!child.alive) return 'legacy';
-      if ('result' in response && Array.isArray(response.result.supportedVersions)) return 'modern';
-      if ('error' in response && MODERN_PROBE_ERRORS.has(response.error.code)) return 'modern';
-      return 'legacy';
+      if (!child.alive) return { era: 'legacy', guessed: true };
+      if ('result' in response && Array.isArray(response.result.supportedVersions)) return { era: 'modern', guessed: false };
+      if ('error' in response && isModernError(response.error)) return { era: 'modern', guessed: false };
+      // No answer in time is a guess; an answer that is not modern is a verdict.
+      return { era: 'legacy', guessed: Date.now() - started >= this.config.probeTimeoutMs };
     } finally {
       this.probing = false;
     }
   }
 
-  private async initialize(child: StdioProcess): Promise<LegacyHandshake> {
+  private async initialize(child: StdioProcess): Promise<LegacyHandshake | 'modern'> {
     const response = await this.internalRequest('initialize', initializeParams(this.config.clientInfo), this.config.startupTimeoutMs);
     if (!child.alive) throw new Error(`exited during initialize${stderrHint(child)}`); // onExit has the details
-    if ('error' in response) throw new Error(`initialize failed: ${response.error.message} (code ${response.error.code})${stderrHint(child)}`);
+    if ('error' in response) {
+      if (isModernError(response.error)) return 'modern';
+      throw new Error(
+        `initialize failed: ${response.error.message} (code ${response.error.code})${stderrHint(child)}; ` +
+          `if this is a 2026-era server, set servers.${this.name}.era: modern`,
+      );
+    }
     const handshake = parseInitializeResult(response.result);
     child.send({ jsonrpc: '2.0', method: 'notifications/initialized' });
     return handshake;
   }
 
   private internalRequest(method: string, params: JsonObject, timeoutMs: number): Promise<JsonRpcResponse> {
-    return this.pending.dispatch(
-      { jsonrpc: '2.0', id: 0, method, params },
-      { timeoutMs, timeoutMessage: `no answer to ${method} within ${timeoutMs} ms` },
-    );
+    return this.pending.dispatch({ jsonrpc: '2.0', id: 0, method, params }, { timeoutMs });
   }
 
   private onExit(child: StdioProcess, info: ExitInfo): void {
@@ -278,7 +306,8 @@ export class StdioUpstream implements Upstream {
 
   private onOversized(bytes: number, head: string, tail: string): void {
     // Only an id in the envelope's first or last key counts: the same text deep inside a result must not.
-    const id = LEADING_ID.exec(head)?.[1] ?? TRAILING_ID.exec(tail)?.[1];
+    // A child's own request (it has a method) may carry the same number as one of ours.
+    const id = /"method"\s*:/.test(head) ? undefined : (LEADING_ID.exec(head)?.[1] ?? TRAILING_ID.exec(tail)?.[1]);
     const limit = `servers.${this.name}.maxLineBytes (${this.config.maxLineBytes} bytes)`;
     this.log.warn({ bytes, head: head.slice(0, 120) }, `dropped a stdout line larger than ${limit}`);
     if (id !== undefined) {
@@ -298,8 +327,7 @@ export class StdioUpstream implements Upstream {
   }
 
   /** Waits for the child to be ready; resolves with an error response when it will not be in time. */
-  private async waitUntilReady(message: JsonRpcRequest, signal: CancelSignal | undefined): Promise<JsonRpcResponse | undefined> {
-    const deadline = Date.now() + this.config.timeoutMs;
+  private async waitUntilReady(message: JsonRpcRequest, deadline: number, signal: CancelSignal | undefined): Promise<JsonRpcResponse | undefined> {
     for (;;) {
       switch (this.state) {
         case 'ready':
@@ -312,7 +340,7 @@ export class StdioUpstream implements Upstream {
             ErrorCode.InternalError,
             `Upstream '${this.name}' is unhealthy: it exited ${this.config.backoff.crashLimit} times within ${this.config.backoff.windowMs / 1000} s` +
               `${this.lastError ? ` (last: ${this.lastError})` : ''}. mcp-gateway retries at ${new Date(this.unhealthyUntil).toISOString()}; ` +
-              `check servers.${this.name}.command and the server's stderr in the gateway log.`,
+              `check servers.${this.name} (command, args, cwd, env) and the server's stderr in the gateway log.`,
             { server: this.name, state: this.state },
           );
       }

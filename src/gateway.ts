@@ -4,6 +4,7 @@ import type { AddressInfo } from 'node:net';
 import { serve, type ServerType } from '@hono/node-server';
 import type { Upstream } from '../bridge/upstream.js';
 import type { GatewayConfig } from './config.js';
+import { Aggregator } from './aggregate/aggregator.js';
 import { createApp } from './edge/app.js';
 import type { Log } from './protocol/log.js';
 import { createUpstream } from './upstream-factory.js';
@@ -13,6 +14,7 @@ export interface RunningGateway {
   /** Base URL, for example http://127.0.0.1:8080 */
   url: string;
   upstreams: ReadonlyMap<string, Upstream>;
+  aggregate: Aggregator;
   close(): Promise<void>;
 }
 
@@ -24,10 +26,19 @@ export async function startGateway(config: GatewayConfig, log: Log): Promise<Run
   if (!isLoopback(host)) {
     log.warn({ host }, 'listening beyond loopback: anyone who can reach this address can use every server; put authentication and an Origin allow-list in front');
   }
-  const app = createApp({ upstreams, allowedOrigins: config.listen.allowedOrigins, maxBodyBytes: config.listen.maxBodyBytes, log });
+  const aggregate = new Aggregator({
+    upstreams,
+    prefixes: new Map(Object.entries(config.servers).map(([name, server]) => [name, server.prefix ?? name])),
+    separator: config.aggregate.separator,
+    listDeadlineMs: config.aggregate.listDeadlineMs,
+    cursorSecret: config.aggregate.cursorSecret,
+    log: log.child({ endpoint: 'mcp' }),
+  });
+  const app = createApp({ upstreams, aggregate, allowedOrigins: config.listen.allowedOrigins, maxBodyBytes: config.listen.maxBodyBytes, log });
   const server = await listen(app.fetch, host, port);
   const address = server.address() as AddressInfo;
   const url = `http://${address.family === 'IPv6' ? `[${address.address}]` : address.address}:${address.port}`;
+  log.info({ endpoint: `${url}/mcp` }, `serving every server, aggregated`);
   for (const name of upstreams.keys()) log.info({ endpoint: `${url}/servers/${name}/mcp` }, `serving ${name}`);
 
   // Children start in the background; requests wait for them (up to their timeout).
@@ -36,6 +47,7 @@ export async function startGateway(config: GatewayConfig, log: Log): Promise<Run
   return {
     url,
     upstreams,
+    aggregate,
     async close() {
       await new Promise<void>((resolve) => {
         server.close(() => resolve());

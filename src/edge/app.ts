@@ -1,88 +1,113 @@
-// The HTTP edge: POST /servers/<name>/mcp, read top to bottom in the order a request meets each check.
+// The HTTP edge: POST /mcp (every upstream, aggregated) and POST /servers/<name>/mcp (one upstream), read
+// top to bottom in the order a request meets each check.
 import type { HttpBindings } from '@hono/node-server';
 import { RESPONSE_ALREADY_SENT } from '@hono/node-server/utils/response';
 import { Hono, type Context } from 'hono';
 import type { Upstream } from '../../bridge/upstream.js';
 import { ErrorCode, isObject, type JsonRpcResponse } from '../protocol/jsonrpc.js';
 import type { Log } from '../protocol/log.js';
+import { corsHeaders, preflightHeaders } from './cors.js';
 import { checkAccept, checkContentType, tooLarge } from './http-rules.js';
-import { NodeHeaders, readBody } from './node-io.js';
+import { forwardedParamHeaders, NodeHeaders, readBody } from './node-io.js';
 import { originChecker } from './origin.js';
 import { ToolHeaderIndex } from './param-headers.js';
 import { reject, type Rejection } from './rejection.js';
+import { keepRelayedCapabilities } from './relayed-capabilities.js';
 import { checkMessage } from './request-rules.js';
-import { respondJson, respondSse } from './respond.js';
+import { respondJson, respondSse, type Observe } from './respond.js';
 
 export interface EdgeOptions {
   upstreams: ReadonlyMap<string, Upstream>;
+  /** Serves /mcp when given. */
+  aggregate: Upstream | undefined;
   allowedOrigins: readonly string[];
   maxBodyBytes: number;
   log: Log;
 }
 
-const NOT_ALLOWED_HEADERS = { allow: 'POST' };
+interface Endpoint {
+  upstream: Upstream;
+  /** x-mcp-header declarations seen in this endpoint's tools/list answers. */
+  toolHeaders: ToolHeaderIndex;
+}
+
+const ALLOW_POST = { allow: 'POST, OPTIONS' };
 
 export function createApp(options: EdgeOptions): Hono<{ Bindings: HttpBindings }> {
-  const { upstreams, maxBodyBytes, log } = options;
+  const { maxBodyBytes, log } = options;
   const originAllowed = originChecker(options.allowedOrigins);
-  const toolHeaders = new Map<string, ToolHeaderIndex>([...upstreams.keys()].map((name) => [name, new ToolHeaderIndex()]));
-  const knownNames = (): string => [...upstreams.keys()].join(', ') || '(none configured)';
+  const endpoints = new Map<string, Endpoint>();
+  for (const [name, upstream] of options.upstreams) endpoints.set(name, { upstream, toolHeaders: new ToolHeaderIndex() });
+  const aggregate: Endpoint | undefined = options.aggregate && { upstream: options.aggregate, toolHeaders: new ToolHeaderIndex() };
+  const paths = [...(aggregate ? ['/mcp'] : []), ...[...endpoints.keys()].map((n) => `/servers/${n}/mcp`)];
   const app = new Hono<{ Bindings: HttpBindings }>();
 
-  app.post('/servers/:name/mcp', async (c) => {
-    const name = c.req.param('name');
-    const upstream = upstreams.get(name);
-    if (!upstream) {
-      return send(c, reject(404, null, ErrorCode.InvalidRequest, `No server named '${name}'. Known servers: ${knownNames()}`));
-    }
+  async function serve(c: Context<{ Bindings: HttpBindings }>, endpoint: Endpoint | undefined, name: string): Promise<Response> {
     const { incoming, outgoing } = c.env;
-    const headers = new NodeHeaders(incoming.headers);
-    if (!originAllowed(incoming.headers.origin)) {
-      return send(c, reject(403, null, ErrorCode.InvalidRequest, `Origin ${headers.get('origin')} is not allowed; add it to listen.allowedOrigins to let browsers from it in`));
+    const origin = incoming.headers.origin;
+    if (!originAllowed(origin)) {
+      return send(c, reject(403, null, ErrorCode.InvalidRequest, `Origin ${origin} is not allowed; add it to listen.allowedOrigins to let browsers from it in`));
     }
+    const cors = origin === undefined ? undefined : corsHeaders(origin);
+    if (!endpoint) {
+      return send(c, reject(404, null, ErrorCode.InvalidRequest, `No server named '${name}'. Endpoints: ${paths.join(', ')}`), cors);
+    }
+    const headers = new NodeHeaders(incoming.headers);
     const transportProblem = checkContentType(headers.get('content-type')) ?? checkAccept(headers.get('accept'));
-    if (transportProblem) return send(c, transportProblem);
+    if (transportProblem) return send(c, transportProblem, cors);
 
     const text = await readBody(incoming, maxBodyBytes);
-    if (text === undefined) return send(c, tooLarge(maxBodyBytes));
+    if (text === null) return RESPONSE_ALREADY_SENT; // the client went away mid-body: nobody to answer
+    if (text === undefined) return send(c, tooLarge(maxBodyBytes), { ...cors, connection: 'close' });
     let body: unknown;
     try {
       body = JSON.parse(text);
     } catch {
-      return send(c, reject(400, null, ErrorCode.ParseError, 'Parse error: the body is not valid JSON'));
+      return send(c, reject(400, null, ErrorCode.ParseError, 'Parse error: the body is not valid JSON'), cors);
     }
 
-    const index = toolHeaders.get(name)!;
-    const checked = checkMessage(body, headers, index);
-    if (checked.kind === 'rejected') return send(c, checked.rejection);
+    const checked = checkMessage(body, headers, endpoint.toolHeaders);
+    if (checked.kind === 'rejected') return send(c, checked.rejection, cors);
     if (checked.kind === 'notification') {
       // Over HTTP a client cancels by closing its stream; no client notification needs forwarding.
-      log.debug({ server: name, method: checked.message.method }, 'notification accepted');
-      return c.body(null, 202);
+      log.debug({ endpoint: name, method: checked.message.method }, 'notification accepted');
+      return c.body(null, 202, cors);
     }
 
     const message = checked.message;
     if (message.method === 'subscriptions/listen') {
-      return send(c, reject(404, message.id, ErrorCode.MethodNotFound, 'subscriptions/listen is not supported by mcp-gateway yet'));
+      return send(c, reject(404, message.id, ErrorCode.MethodNotFound, 'subscriptions/listen is not supported by mcp-gateway yet'), cors);
     }
-    const observe = message.method === 'tools/list'
-      ? (response: JsonRpcResponse) => {
-          if ('result' in response) index.learn(response.result);
-        }
+    if (cors) for (const [key, value] of Object.entries(cors)) outgoing.setHeader(key, value);
+    const observe: Observe =
+      message.method === 'tools/list' ? (response) => learnTools(endpoint, response)
+      : message.method === 'server/discover' ? keepRelayedCapabilities
       : ignore;
+    const forwardHeaders = message.method === 'tools/call' ? forwardedParamHeaders(incoming.headers) : undefined;
     const meta = message.params?._meta;
-    if (isObject(meta) && meta.progressToken !== undefined) await respondSse(upstream, message, outgoing, observe);
-    else await respondJson(upstream, message, outgoing, observe);
+    if (isObject(meta) && meta.progressToken !== undefined) await respondSse(endpoint.upstream, message, outgoing, observe, forwardHeaders);
+    else await respondJson(endpoint.upstream, message, outgoing, observe, forwardHeaders);
     return RESPONSE_ALREADY_SENT;
-  });
+  }
 
-  app.on(['GET', 'DELETE', 'PUT', 'PATCH'], '/servers/:name/mcp', (c) =>
-    send(c, reject(405, null, ErrorCode.InvalidRequest, 'This endpoint takes POST only (MCP 2026-07-28 has no GET stream and no sessions)'), NOT_ALLOWED_HEADERS),
-  );
+  if (aggregate) app.post('/mcp', (c) => serve(c, aggregate, 'mcp'));
+  app.post('/servers/:name/mcp', (c) => serve(c, endpoints.get(c.req.param('name')), c.req.param('name')));
 
-  app.notFound((c) =>
-    send(c, reject(404, null, ErrorCode.InvalidRequest, `Nothing at ${c.req.path}. MCP endpoints: ${[...upstreams.keys()].map((n) => `/servers/${n}/mcp`).join(', ')}`)),
-  );
+  for (const path of ['/mcp', '/servers/:name/mcp']) {
+    app.options(path, (c) => {
+      const origin = c.req.header('origin');
+      if (origin === undefined) return c.body(null, 204, ALLOW_POST);
+      if (!originAllowed(origin)) {
+        return send(c, reject(403, null, ErrorCode.InvalidRequest, `Origin ${origin} is not allowed; add it to listen.allowedOrigins to let browsers from it in`));
+      }
+      return c.body(null, 204, { ...ALLOW_POST, ...preflightHeaders(origin, c.req.header('access-control-request-headers')) });
+    });
+    app.on(['GET', 'DELETE', 'PUT', 'PATCH'], path, (c) =>
+      send(c, reject(405, null, ErrorCode.InvalidRequest, 'This endpoint takes POST only (MCP 2026-07-28 has no GET stream and no sessions)'), ALLOW_POST),
+    );
+  }
+
+  app.notFound((c) => send(c, reject(404, null, ErrorCode.InvalidRequest, `Nothing at ${c.req.path}. MCP endpoints: ${paths.join(', ')}`)));
 
   app.onError((error, c) => {
     log.error({ err: error, path: c.req.path }, 'unexpected error in the HTTP edge');
@@ -92,8 +117,12 @@ export function createApp(options: EdgeOptions): Hono<{ Bindings: HttpBindings }
   return app;
 }
 
-function send(c: Context, rejection: Rejection, extraHeaders: Record<string, string> = {}): Response {
-  return c.json(rejection.body, rejection.status, extraHeaders);
+function learnTools(endpoint: Endpoint, response: JsonRpcResponse): void {
+  if ('result' in response) endpoint.toolHeaders.learn(response.result);
+}
+
+function send(c: Context, rejection: Rejection, headers: Record<string, string> = {}): Response {
+  return c.json(rejection.body, rejection.status, headers);
 }
 
 function ignore(): void {}

@@ -15,11 +15,14 @@ export class NodeHeaders implements HeaderSource {
   }
 }
 
-/** Reads the body as UTF-8 text, or undefined once it exceeds maxBytes (the rest is left unread). */
-export function readBody(incoming: IncomingMessage, maxBytes: number): Promise<string | undefined> {
+/**
+ * Reads the body as UTF-8 text: undefined once it exceeds maxBytes (the rest is left unread), null when
+ * the client went away before sending all of it.
+ */
+export function readBody(incoming: IncomingMessage, maxBytes: number): Promise<string | undefined | null> {
   const declared = Number(incoming.headers['content-length']);
   if (declared > maxBytes) return Promise.resolve(undefined);
-  return new Promise((resolve, reject) => {
+  return new Promise((resolve) => {
     const chunks: Buffer[] = [];
     let total = 0;
     const onData = (chunk: Buffer): void => {
@@ -35,42 +38,60 @@ export function readBody(incoming: IncomingMessage, maxBytes: number): Promise<s
       done();
       resolve(chunks.length === 1 ? chunks[0]!.toString('utf8') : Buffer.concat(chunks, total).toString('utf8'));
     };
-    const onError = (error: Error): void => {
+    const onGone = (): void => {
       done();
-      reject(error);
+      resolve(null);
     };
     function done(): void {
       incoming.off('data', onData);
       incoming.off('end', onEnd);
-      incoming.off('error', onError);
+      incoming.off('error', onGone);
+      incoming.off('aborted', onGone);
     }
     incoming.on('data', onData);
     incoming.on('end', onEnd);
-    incoming.on('error', onError);
+    incoming.on('error', onGone);
+    incoming.on('aborted', onGone);
   });
 }
 
-/** Aborts when the client closes the connection before its response was finished. */
+/**
+ * Aborts when the client closes the connection before its response was finished. An upstream usually
+ * listens with one listener at a time, so the first has a slot of its own and only others get an array.
+ */
 export class ClientGone implements CancelSignal {
   aborted = false;
-  private listeners: (() => void)[] = [];
+  private first: (() => void) | undefined;
+  private more: (() => void)[] | undefined;
 
   constructor(outgoing: ServerResponse) {
     outgoing.once('close', () => {
       if (outgoing.writableFinished) return;
       this.aborted = true;
-      const listeners = this.listeners;
-      this.listeners = [];
-      for (const listener of listeners) listener();
+      const listeners = [this.first, ...(this.more ?? [])];
+      this.first = this.more = undefined;
+      for (const listener of listeners) listener?.();
     });
   }
 
   addEventListener(_type: 'abort', listener: () => void): void {
-    this.listeners.push(listener);
+    if (this.first === undefined) this.first = listener;
+    else (this.more ??= []).push(listener);
   }
 
   removeEventListener(_type: 'abort', listener: () => void): void {
-    const at = this.listeners.indexOf(listener);
-    if (at !== -1) this.listeners.splice(at, 1);
+    if (this.first === listener) this.first = undefined;
+    else if (this.more) this.more = this.more.filter((l) => l !== listener);
   }
+}
+
+/** The client's Mcp-Param-* headers, for an HTTP upstream; undefined when there are none. */
+export function forwardedParamHeaders(headers: IncomingHttpHeaders): Record<string, string> | undefined {
+  let found: Record<string, string> | undefined;
+  for (const name in headers) {
+    if (!name.startsWith('mcp-param-')) continue;
+    const value = headers[name];
+    (found ??= {})[name] = Array.isArray(value) ? value.join(', ') : (value ?? '');
+  }
+  return found;
 }

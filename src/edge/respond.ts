@@ -14,16 +14,28 @@ const SSE_HEADERS = {
 
 export type Observe = (response: JsonRpcResponse) => void;
 
-export async function respondJson(upstream: Upstream, message: JsonRpcRequest, outgoing: ServerResponse, observe: Observe): Promise<void> {
-  const response = await upstream.request(message, { signal: new ClientGone(outgoing) });
+export async function respondJson(
+  upstream: Upstream,
+  message: JsonRpcRequest,
+  outgoing: ServerResponse,
+  observe: Observe,
+  forwardHeaders: Record<string, string> | undefined,
+): Promise<void> {
+  const response = await upstream.request(message, { signal: new ClientGone(outgoing), forwardHeaders });
   if (outgoing.destroyed) return;
   observe(response);
-  const body = JSON.stringify(response);
-  outgoing.writeHead(200, { 'content-type': 'application/json', 'content-length': Buffer.byteLength(body) });
+  const body = Buffer.from(JSON.stringify(response));
+  outgoing.writeHead(200, { 'content-type': 'application/json', 'content-length': body.length });
   outgoing.end(body);
 }
 
-export async function respondSse(upstream: Upstream, message: JsonRpcRequest, outgoing: ServerResponse, observe: Observe): Promise<void> {
+export async function respondSse(
+  upstream: Upstream,
+  message: JsonRpcRequest,
+  outgoing: ServerResponse,
+  observe: Observe,
+  forwardHeaders: Record<string, string> | undefined,
+): Promise<void> {
   const signal = new ClientGone(outgoing);
   outgoing.writeHead(200, SSE_HEADERS);
   outgoing.flushHeaders();
@@ -32,6 +44,7 @@ export async function respondSse(upstream: Upstream, message: JsonRpcRequest, ou
   };
   const response = await upstream.request(message, {
     signal,
+    forwardHeaders,
     onNotification: (notification) => {
       if (!signal.aborted) send(notification);
     },

@@ -25,14 +25,14 @@ function assertRefused(answer: { status: number; body: any }, status: number, co
 describe('transport rules', () => {
   test('unknown server → 404 naming the known ones', async () => {
     const answer = await post(`${gateway.url}/servers/nope/mcp`, call());
-    assertRefused(answer, 404, -32600, /No server named 'nope'. Known servers: modern, everything/);
+    assertRefused(answer, 404, -32600, /No server named 'nope'. Endpoints: \/mcp, \/servers\/modern\/mcp, \/servers\/everything\/mcp/);
   });
 
-  test('GET and DELETE → 405 with Allow: POST', async () => {
+  test('GET and DELETE → 405 with Allow: POST, OPTIONS', async () => {
     for (const method of ['GET', 'DELETE']) {
       const response = await fetch(url, { method });
       assert.equal(response.status, 405);
-      assert.equal(response.headers.get('allow'), 'POST');
+      assert.equal(response.headers.get('allow'), 'POST, OPTIONS');
     }
   });
 

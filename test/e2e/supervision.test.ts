@@ -169,7 +169,7 @@ describe('a child that cannot run', () => {
   test('a command that does not exist ends unhealthy with an error naming the command and the setting', async () => {
     const answer = await post(`${gateway.url}/servers/missing/mcp`, request('tools/list'));
     assert.equal(answer.body.error.code, -32603);
-    assert.match(answer.body.error.message, /unhealthy.*command not found: definitely-not-a-command-mcp.*servers\.missing\.command/);
+    assert.match(answer.body.error.message, /unhealthy.*command not found: definitely-not-a-command-mcp \(check command\).*check servers\.missing \(command, args, cwd, env\)/);
   });
 
   test('a child that keeps exiting is marked unhealthy and its stderr is quoted', async () => {

@@ -8,10 +8,11 @@ import {
   initializeParams,
   parseInitializeResult,
   toLegacyParams,
+  toLegacyRequest,
   toModernResponse,
   type LegacyHandshake,
 } from '../../bridge/legacy-adapter.js';
-import type { JsonRpcFailure, JsonRpcSuccess } from '../../src/protocol/jsonrpc.js';
+import type { JsonRpcFailure, JsonRpcResponse, JsonRpcSuccess } from '../../src/protocol/jsonrpc.js';
 
 const SERVER_INFO = 'io.modelcontextprotocol/serverInfo';
 const PV = 'io.modelcontextprotocol/protocolVersion';
@@ -211,4 +212,26 @@ test('parseInitializeResult rejects an unknown protocolVersion with a helpful me
 test('parseInitializeResult rejects a non-object result', () => {
   assert.throws(() => parseInitializeResult(null), /result object/);
   assert.throws(() => parseInitializeResult('2025-06-18'), /result object/);
+});
+
+test('toLegacyRequest leaves out the modern _meta keys without touching the caller\'s message', () => {
+  const message = {
+    jsonrpc: '2.0' as const,
+    id: 1,
+    method: 'tools/call',
+    params: { name: 'x', _meta: { 'io.modelcontextprotocol/protocolVersion': '2026-07-28', 'io.modelcontextprotocol/clientCapabilities': {}, progressToken: 3 } },
+  };
+  const before = structuredClone(message);
+  const legacy = toLegacyRequest(message);
+  assert.deepEqual(legacy.params, { name: 'x', _meta: { progressToken: 3 } });
+  assert.deepEqual(message, before);
+  const bare = { jsonrpc: '2.0' as const, id: 2, method: 'tools/list', params: { _meta: { 'io.modelcontextprotocol/protocolVersion': '2026-07-28' } } };
+  assert.deepEqual(toLegacyRequest(bare).params, {});
+  const plain = { jsonrpc: '2.0' as const, id: 3, method: 'tools/list', params: { _meta: { progressToken: 1 } } };
+  assert.equal(toLegacyRequest(plain), plain, 'nothing to drop: the same object, no copy');
+});
+
+test('toModernResponse passes a malformed error (null) through instead of throwing', () => {
+  const response = { jsonrpc: '2.0', id: 1, error: null } as unknown as JsonRpcResponse;
+  assert.doesNotThrow(() => toModernResponse('tools/call', response, handshake, { ttlMs: 0 }));
 });

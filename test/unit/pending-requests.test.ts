@@ -11,11 +11,12 @@ function harness() {
   const pending = new PendingRequests(
     (message) => sent.push(JSON.parse(JSON.stringify(message))),
     (method, response) => answered.push({ method, id: response.id }),
+    (method, ms) => `${method} took longer than ${ms} ms`,
   );
   return { pending, sent, answered };
 }
 
-const LONG = { timeoutMs: 10_000, timeoutMessage: 'timed out' };
+const LONG = { timeoutMs: 10_000 };
 
 function call(id: string | number, progressToken?: string | number): JsonRpcRequest {
   const _meta: Record<string, unknown> = { 'com.example/x': 1 };
@@ -50,18 +51,20 @@ test('dispatch without a progressToken does not invent one', async () => {
   await done;
 });
 
-test('prepare sees the message with the gateway id before it is sent', async () => {
+test('prepare sees the message with the gateway id, and what it returns is what is sent', async () => {
   const { pending, sent } = harness();
   let seenId: unknown;
-  const done = pending.dispatch(call('c'), {
+  const message = call('c');
+  const done = pending.dispatch(message, {
     ...LONG,
     prepare: (m) => {
       seenId = m.id;
-      m.params!.extra = true;
+      return { ...m, params: { ...m.params, extra: true } };
     },
   });
   assert.equal(seenId, sent[0].id);
   assert.equal(sent[0].params.extra, true);
+  assert.equal('extra' in message.params!, false, "the caller's message is untouched");
   pending.answer(success(sent[0].id));
   await done;
 });
@@ -127,9 +130,9 @@ test('two concurrent dispatches with the same caller id get distinct gateway ids
 
 test('timeout → error response with the given message and notifications/cancelled for the gateway id', async () => {
   const { pending, sent } = harness();
-  const response = (await pending.dispatch(call('slow'), { timeoutMs: 20, timeoutMessage: 'upstream took too long' })) as JsonRpcFailure;
+  const response = (await pending.dispatch(call('slow'), { timeoutMs: 20 })) as JsonRpcFailure;
   assert.equal(response.id, 'slow');
-  assert.equal(response.error.message, 'upstream took too long');
+  assert.equal(response.error.message, 'tools/call took longer than 20 ms');
   assert.equal(typeof response.error.code, 'number');
   const gatewayId = sent[0].id;
   assert.equal(sent.length, 2);
@@ -141,7 +144,7 @@ test('timeout → error response with the given message and notifications/cancel
 
 test('a late answer after the timeout → answer() returns false', async () => {
   const { pending, sent, answered } = harness();
-  await pending.dispatch(call('slow'), { timeoutMs: 10, timeoutMessage: 'late' });
+  await pending.dispatch(call('slow'), { timeoutMs: 10 });
   assert.equal(pending.answer(success(sent[0].id)), false);
   assert.deepEqual(answered, []);
 });
@@ -174,7 +177,7 @@ test('an already-aborted signal → error response, nothing sent, nothing pendin
 test('after an answer, neither the timer nor an abort sends a cancellation', async () => {
   const { pending, sent } = harness();
   const controller = new AbortController();
-  const done = pending.dispatch(call('c'), { timeoutMs: 15, timeoutMessage: 't', signal: controller.signal });
+  const done = pending.dispatch(call('c'), { timeoutMs: 15, signal: controller.signal });
   pending.answer(success(sent[0].id));
   await done;
   controller.abort();
@@ -213,4 +216,17 @@ test('answer() with an unknown, string, null or absent id returns false', () => 
   assert.equal(pending.answer({ jsonrpc: '2.0', id: '1', result: {} }), false);
   assert.equal(pending.answer({ jsonrpc: '2.0', id: null, error: { code: -32700, message: 'parse' } } as unknown as JsonRpcResponse), false);
   assert.equal(pending.answer({ jsonrpc: '2.0', error: { code: -32700, message: 'parse' } } as unknown as JsonRpcResponse), false);
+});
+
+test('an onAnswer hook that throws still settles the caller', async () => {
+  const pending = new PendingRequests(
+    () => {},
+    () => {
+      throw new Error('adapter bug');
+    },
+  );
+  const done = pending.dispatch(call('x'), LONG);
+  assert.throws(() => pending.answer(success(1)), /adapter bug/);
+  assert.equal((await done).id, 'x');
+  assert.equal(pending.size, 0);
 });

@@ -1,0 +1,222 @@
+// One HTTP exchange with an upstream, as an undici dispatch handler: the answer is read as it arrives
+// (a JSON body, or an SSE stream whose notifications and server requests go to the caller before the
+// response), parsed once, and the exchange settles exactly once with how it ended. Timeout and the
+// caller's cancellation abort the HTTP request, which closes its stream: on Streamable HTTP that is
+// the cancellation.
+import type { Dispatcher } from 'undici';
+import type { CancelSignal } from '../src/protocol/cancel.js';
+import { isObject, type JsonObject, type JsonRpcId, type JsonRpcNotification, type JsonRpcResponse } from '../src/protocol/jsonrpc.js';
+import { SseReader } from './sse-reader.js';
+
+/**
+ * How an exchange ended:
+ * - `response`: a JSON-RPC response arrived (any HTTP status 2xx);
+ * - `empty`: a 2xx without one (202, an empty body, or a stream that ended first);
+ * - `status`: a non-2xx answer; `body` holds it (parsed when it was JSON);
+ * - `unreadable`: a 2xx whose body is not a JSON-RPC response (`body` holds what it was);
+ * - `too-large`: one message was over the size cap;
+ * - `network`: no answer (refused, reset, DNS); `error` says why;
+ * - `timeout`, `cancelled`: ended by the gateway or the caller.
+ */
+export type ExchangeEnd = 'response' | 'empty' | 'status' | 'unreadable' | 'too-large' | 'network' | 'timeout' | 'cancelled';
+
+/** Whoever must hear the messages that arrive on the answer's SSE stream before the response. */
+export interface StreamPeer {
+  onStreamMessage(message: JsonObject, exchange: HttpExchange): void;
+}
+
+export interface ExchangeOptions {
+  timeoutMs: number;
+  /** Largest JSON body or SSE event accepted. */
+  maxBytes: number;
+  signal?: CancelSignal;
+  /** The id of the request sent: on an SSE stream only the response with this id ends the exchange. */
+  expectId?: JsonRpcId;
+  onNotification?: (notification: JsonRpcNotification) => void;
+  peer?: StreamPeer;
+}
+
+const ABORTED = new Error('aborted by mcp-gateway');
+/** Bytes of a non-JSON-RPC answer kept for error messages. */
+const ERROR_BODY_BYTES = 64 * 1024;
+
+export class HttpExchange implements Dispatcher.DispatchHandler {
+  end: ExchangeEnd | undefined;
+  status = 0;
+  contentType = '';
+  sessionId: string | undefined;
+  response: JsonRpcResponse | undefined;
+  /** What came instead of a JSON-RPC response: parsed JSON when it was JSON, else (the start of) its text. */
+  body: unknown;
+  error: Error | undefined;
+  readonly promise: Promise<HttpExchange>;
+  readonly onNotification: ((notification: JsonRpcNotification) => void) | undefined;
+
+  private resolve!: (exchange: HttpExchange) => void;
+  private controller: Dispatcher.DispatchController | undefined;
+  private abortRequested = false;
+  private readonly timer: NodeJS.Timeout;
+  private readonly signal: CancelSignal | undefined;
+  private readonly onAbort: (() => void) | undefined;
+  private sse: SseReader | undefined;
+  private chunks: Buffer[] | undefined;
+  private bytes = 0;
+  private readonly maxBytes: number;
+  private readonly expectId: JsonRpcId | undefined;
+  private readonly peer: StreamPeer | undefined;
+
+  constructor(options: ExchangeOptions) {
+    this.promise = new Promise<HttpExchange>((resolve) => (this.resolve = resolve));
+    this.maxBytes = options.maxBytes;
+    this.expectId = options.expectId;
+    this.onNotification = options.onNotification;
+    this.peer = options.peer;
+    this.timer = setTimeout(expire, options.timeoutMs, this);
+    this.signal = options.signal;
+    if (this.signal) {
+      this.onAbort = () => this.cancel();
+      this.signal.addEventListener('abort', this.onAbort, { once: true });
+    }
+  }
+
+  /** Ends the exchange as cancelled by the caller (also used when the signal was aborted up front). */
+  cancel(): void {
+    if (this.settle('cancelled')) this.abortHttp();
+  }
+
+  // ---- undici handler ----------------------------------------------------------------------------
+
+  onRequestStart(controller: Dispatcher.DispatchController): void {
+    this.controller = controller;
+    if (this.abortRequested) controller.abort(ABORTED);
+  }
+
+  onResponseStart(controller: Dispatcher.DispatchController, statusCode: number, headers: Record<string, string | string[] | undefined>): void {
+    this.status = statusCode;
+    this.contentType = first(headers['content-type'])?.toLowerCase() ?? '';
+    this.sessionId = first(headers['mcp-session-id']);
+    if (statusCode >= 200 && statusCode < 300 && this.contentType.startsWith('text/event-stream')) {
+      this.sse = new SseReader((data, type) => this.onEvent(data, type), this.maxBytes);
+    } else {
+      this.chunks = [];
+    }
+  }
+
+  onResponseData(controller: Dispatcher.DispatchController, chunk: Buffer): void {
+    if (this.end !== undefined) {
+      // Settled (answered, timed out, cancelled): anything more on this stream is not wanted.
+      controller.abort(ABORTED);
+      return;
+    }
+    if (this.sse) {
+      if (!this.sse.push(chunk)) this.overflow();
+      return;
+    }
+    this.bytes += chunk.length;
+    const cap = this.status >= 200 && this.status < 300 ? this.maxBytes : ERROR_BODY_BYTES;
+    if (this.bytes > cap) {
+      if (cap === ERROR_BODY_BYTES) return; // an error body: its start is enough
+      this.overflow();
+      return;
+    }
+    this.chunks!.push(chunk);
+  }
+
+  onResponseEnd(): void {
+    clearTimeout(this.timer);
+    if (this.end !== undefined) return;
+    if (this.sse) {
+      this.sse.end();
+      if (this.end === undefined) this.settle('empty');
+      return;
+    }
+    const chunks = this.chunks ?? [];
+    const text = chunks.length === 1 ? chunks[0]!.toString('utf8') : Buffer.concat(chunks).toString('utf8');
+    const ok = this.status >= 200 && this.status < 300;
+    if (text.trim() === '') {
+      this.settle(ok ? 'empty' : 'status');
+      return;
+    }
+    const parsed = parseJson(text);
+    if (ok && isResponse(parsed)) {
+      this.response = parsed;
+      this.settle('response');
+      return;
+    }
+    this.body = parsed === undefined ? text.slice(0, 1000) : parsed;
+    this.settle(ok ? 'unreadable' : 'status');
+  }
+
+  onResponseError(_controller: Dispatcher.DispatchController, error: Error): void {
+    clearTimeout(this.timer);
+    if (this.end !== undefined) return;
+    this.error = error;
+    this.settle('network');
+  }
+
+  // ---- internals ---------------------------------------------------------------------------------
+
+  private onEvent(data: string, type: string): void {
+    if (this.end !== undefined || data === '' || type !== 'message') return; // priming events carry no data
+    const message = parseJson(data);
+    if (!isObject(message)) {
+      this.body = data.slice(0, 1000); // kept for the error message if no response follows
+      return;
+    }
+    if (typeof message.method === 'string') {
+      this.peer?.onStreamMessage(message, this);
+      return;
+    }
+    if (isResponse(message) && (this.expectId === undefined || message.id === this.expectId)) {
+      this.response = message;
+      this.settle('response');
+    }
+  }
+
+  expire(): void {
+    if (this.settle('timeout')) this.abortHttp();
+    else this.abortHttp(); // answered, but the stream never ended: let the connection go
+  }
+
+  private overflow(): void {
+    if (this.settle('too-large')) this.abortHttp();
+  }
+
+  private abortHttp(): void {
+    clearTimeout(this.timer);
+    if (this.controller) {
+      if (!this.controller.aborted) this.controller.abort(ABORTED);
+    } else {
+      this.abortRequested = true;
+    }
+  }
+
+  /** Settles once; true when this call did. */
+  private settle(end: ExchangeEnd): boolean {
+    if (this.end !== undefined) return false;
+    this.end = end;
+    if (this.onAbort) this.signal!.removeEventListener('abort', this.onAbort);
+    this.resolve(this);
+    return true;
+  }
+}
+
+function expire(exchange: HttpExchange): void {
+  exchange.expire();
+}
+
+function first(value: string | string[] | undefined): string | undefined {
+  return Array.isArray(value) ? value[0] : value;
+}
+
+function parseJson(text: string): unknown {
+  try {
+    return JSON.parse(text);
+  } catch {
+    return undefined;
+  }
+}
+
+function isResponse(value: unknown): value is JsonRpcResponse {
+  return isObject(value) && 'id' in value && ('result' in value || 'error' in value) && typeof value.method !== 'string';
+}

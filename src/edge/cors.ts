@@ -1,0 +1,21 @@
+// CORS for browser clients from allowed origins (the Origin check itself is origin.ts): answers the
+// preflight and names the origin on every answer, so a page on an allowed origin can read it.
+
+const TOKEN_LIST = /^[A-Za-z0-9!#$%&'*+.^_`|~-]+(\s*,\s*[A-Za-z0-9!#$%&'*+.^_`|~-]+)*$/;
+const DEFAULT_ALLOWED_HEADERS = 'content-type, accept, authorization, mcp-protocol-version, mcp-method, mcp-name';
+
+/** Headers that let the page at `origin` read the answer. */
+export function corsHeaders(origin: string): Record<string, string> {
+  return { 'access-control-allow-origin': origin, vary: 'Origin' };
+}
+
+/** The preflight answer: POST, and whichever headers the page asked for (Mcp-Param-* names vary by tool). */
+export function preflightHeaders(origin: string, requestedHeaders: string | undefined): Record<string, string> {
+  const allowHeaders = requestedHeaders && TOKEN_LIST.test(requestedHeaders.trim()) ? requestedHeaders.trim() : DEFAULT_ALLOWED_HEADERS;
+  return {
+    ...corsHeaders(origin),
+    'access-control-allow-methods': 'POST',
+    'access-control-allow-headers': allowHeaders,
+    'access-control-max-age': '600',
+  };
+}
