@@ -2,7 +2,7 @@
 // mcp-gateway [--config FILE] [--host H] [--port P]
 // mcp-gateway --stdio "<command line>" [--name N] [--host H] [--port P]
 import { parseArgs } from 'node:util';
-import { parseCommandString } from 'execa';
+import { parse as parseShellWords } from 'shell-quote';
 import { ConfigError, loadConfigFile, parseConfig, SERVER_NAME, type GatewayConfig } from './config.js';
 import { startGateway } from './gateway.js';
 import { createLogger } from './log.js';
@@ -86,7 +86,11 @@ async function main(): Promise<void> {
   }
   let stopping = false;
   const stop = (signal: string): void => {
-    if (stopping) return;
+    if (stopping) {
+      log.warn({ signal }, 'second signal: exiting without waiting for in-flight requests');
+      log.flush();
+      process.exit(1);
+    }
     stopping = true;
     log.info({ signal }, 'shutting down');
     void gateway.close().then(() => {
@@ -101,7 +105,12 @@ async function main(): Promise<void> {
 
 function stdioConfig(commandLine: string, name: string): GatewayConfig {
   if (!SERVER_NAME.test(name)) usageError(`--name must be 1-32 characters of A-Z a-z 0-9 _ - (got ${JSON.stringify(name)})`);
-  const [command, ...args] = parseCommandString(commandLine);
+  // Quoted the way a shell would, but run without one: $VARS stay as written, operators are refused.
+  const words = parseShellWords(commandLine, (variable) => `$${variable}`);
+  if (words.some((word) => typeof word !== 'string')) {
+    usageError(`--stdio runs one program without a shell; for pipes, & or globs use one: --stdio "sh -c '...'"`);
+  }
+  const [command, ...args] = words as string[];
   if (!command) usageError('--stdio needs a command line, for example --stdio "node server.js"');
   return parseConfig({ servers: { [name]: { command, args } } }, '--stdio', process.cwd());
 }

@@ -148,6 +148,12 @@ function prefixClashes(config: GatewayConfig): string[] {
 
 function describeIssue(issue: z.core.$ZodIssue): string {
   const where = issue.path.length ? issue.path.join('.') : '(top level)';
+  if (where === 'servers' && issue.code === 'invalid_type') {
+    return 'servers: add a servers: map, for example  servers: { everything: { command: node, args: [server.js] } }';
+  }
+  if (issue.code === 'invalid_type' && issue.expected === 'string' && (issue.path.includes('env') || issue.path.includes('headers'))) {
+    return `${where}: must be a string; put numbers and true/false in quotes, e.g. "8080"`;
+  }
   if (issue.code === 'unrecognized_keys') {
     return `${where}: unknown key${issue.keys.length > 1 ? 's' : ''} ${issue.keys.map((k) => `'${k}'`).join(', ')}; check the spelling against the README's config reference`;
   }

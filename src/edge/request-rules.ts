@@ -74,6 +74,11 @@ function checkRequest(message: JsonRpcRequest, header: Header, tools: ToolHeader
     return reject(400, id, ErrorCode.InvalidParams, `params._meta["${META.clientCapabilities}"] is required on every request and must be an object ({} for none)`);
   }
 
+  const token = (meta as Record<string, unknown>).progressToken;
+  if (token !== undefined && typeof token !== 'string' && !(typeof token === 'number' && Number.isInteger(token))) {
+    return reject(400, id, ErrorCode.InvalidParams, 'params._meta.progressToken must be a string or an integer');
+  }
+
   const headerVersion = header('mcp-protocol-version');
   if (headerVersion !== version) return mismatch(id, 'MCP-Protocol-Version', headerVersion, version);
   const headerMethod = header('mcp-method');

@@ -138,6 +138,37 @@ describe('modern request rules', () => {
   });
 });
 
+describe('Mcp-Param headers, CORS and progress tokens', () => {
+  const region = (value: string) => request('tools/call', { name: 'region', arguments: { region: value } });
+
+  test('once the tool is listed, Mcp-Param-Region must match its argument', async () => {
+    await post(url, request('tools/list'));
+    assertRefused(await post(url, region('eu')), 400, -32020, /mcp-param-region is missing/);
+    assertRefused(await post(url, region('eu'), { ...headersFor(region('eu')), 'mcp-param-region': 'us' }), 400, -32020, /does not match/);
+    const ok = await post(url, region('Zürich'), { ...headersFor(region('Zürich')), 'mcp-param-region': `=?base64?${Buffer.from('Zürich').toString('base64')}?=` });
+    assert.equal(ok.body.result.content[0].text, 'region Zürich');
+  });
+
+  test('a preflight from an allowed origin is answered; answers name the origin', async () => {
+    const preflight = await fetch(url, {
+      method: 'OPTIONS',
+      headers: { origin: 'https://app.example.com', 'access-control-request-method': 'POST', 'access-control-request-headers': 'content-type, mcp-method, mcp-param-region' },
+    });
+    assert.equal(preflight.status, 204);
+    assert.equal(preflight.headers.get('access-control-allow-origin'), 'https://app.example.com');
+    assert.equal(preflight.headers.get('access-control-allow-headers'), 'content-type, mcp-method, mcp-param-region');
+    const refused = await fetch(url, { method: 'OPTIONS', headers: { origin: 'https://evil.example', 'access-control-request-method': 'POST' } });
+    assert.equal(refused.status, 403);
+    const answer = await post(url, call(), { ...headersFor(call()), origin: 'http://localhost:5173' });
+    assert.equal(answer.headers.get('access-control-allow-origin'), 'http://localhost:5173');
+  });
+
+  test('a progressToken that is neither a string nor an integer → 400/-32602', async () => {
+    const body = request('tools/call', { name: 'echo', arguments: { text: 'x' }, _meta: { progressToken: { nested: true } } });
+    assertRefused(await post(url, body), 400, -32602, /progressToken/);
+  });
+});
+
 describe('every message the gateway emits is schema-valid', () => {
   const methods: [string, Record<string, unknown>][] = [
     ['server/discover', {}],

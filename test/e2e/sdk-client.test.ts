@@ -28,7 +28,7 @@ describe('SDK v2 client → gateway → modern SDK v2 stdio server', () => {
 
   test('tools/list and tools/call', async () => {
     const { tools } = await client.listTools();
-    assert.deepEqual(tools.map((t) => t.name).sort(), ['crash', 'echo', 'noise', 'pid', 'progress', 'slow']);
+    assert.deepEqual(tools.map((t) => t.name).sort(), ['crash', 'echo', 'noise', 'pid', 'progress', 'region', 'slow']);
     const result = await client.callTool({ name: 'echo', arguments: { text: 'héllo, 世界' } });
     assert.deepEqual(result.content, [{ type: 'text', text: 'héllo, 世界' }]);
   });
@@ -45,6 +45,12 @@ describe('SDK v2 client → gateway → modern SDK v2 stdio server', () => {
     const result = await client.callTool({ name: 'progress', arguments: { steps: 4 } }, { onprogress: (p) => seen.push(p.progress) });
     assert.deepEqual(seen, [1, 2, 3, 4]);
     assert.deepEqual(result.content, [{ type: 'text', text: 'progressed 4' }]);
+  });
+
+  test('a tool whose argument is mirrored into Mcp-Param-Region works through the gateway', async () => {
+    await client.listTools();
+    const result = await client.callTool({ name: 'region', arguments: { region: 'Zürich' } });
+    assert.deepEqual(result.content, [{ type: 'text', text: 'region Zürich' }]);
   });
 
   test('an unknown tool is an ordinary error', async () => {

@@ -1,0 +1,245 @@
+// A 2025-era Streamable HTTP session: `initialize` and `notifications/initialized`, then every request
+// with `Mcp-Session-Id` and the negotiated `MCP-Protocol-Version`, the gateway's own ids (callers share
+// the session, so their ids could collide) and no modern _meta keys. A 404 means the server forgot the
+// session (it restarted): the session is opened again once and the request retried. Requests the server
+// sends on a response stream are answered here, as the stdio bridge answers them.
+import type { EventEmitter } from 'node:events';
+import {
+  ErrorCode,
+  errorResponse,
+  type JsonObject,
+  type JsonRpcNotification,
+  type JsonRpcRequest,
+  type JsonRpcResponse,
+} from '../src/protocol/jsonrpc.js';
+import type { Log } from '../src/protocol/log.js';
+import { LEGACY_CLIENT_REQUESTS, type ServerInfo } from '../src/protocol/mcp.js';
+import type { HttpEndpoint } from './http-endpoint.js';
+import type { HttpExchange, StreamPeer } from './http-exchange.js';
+import {
+  CANCELLED_MESSAGE,
+  describeExchange,
+  failureKind,
+  failureResponse,
+  isAuthStatus,
+  isErrorBody,
+  upstream,
+  UpstreamFailure,
+  type FailureKind,
+  type Where,
+} from './http-failures.js';
+import {
+  discoverResult,
+  initializeParams,
+  parseInitializeResult,
+  toModernResponse,
+  withoutModernMeta,
+  type LegacyHandshake,
+} from './legacy-adapter.js';
+import type { RequestOptions } from './upstream.js';
+
+export interface LegacySessionSettings extends Where {
+  clientInfo: ServerInfo;
+  legacyTtlMs: number;
+}
+
+export interface LegacySessionHooks {
+  /** The session can no longer serve requests (unreachable, or a new session could not be opened). */
+  broken(kind: FailureKind, message: string): void;
+}
+
+const INITIALIZED = JSON.stringify({ jsonrpc: '2.0', method: 'notifications/initialized' });
+/** How long the gateway spends on messages nobody waits for (answers to server requests, DELETE). */
+const SIDE_MESSAGE_TIMEOUT_MS = 5_000;
+
+export class LegacyHttpSession implements StreamPeer {
+  handshake: LegacyHandshake | undefined;
+  private sessionId: string | undefined;
+  /** Every request of this session carries the same headers: one list, shared read-only. */
+  private headers: readonly string[] = [];
+  private nextId = 1;
+  private reopening: Promise<void> | undefined;
+
+  constructor(
+    private readonly endpoint: HttpEndpoint,
+    private readonly settings: LegacySessionSettings,
+    private readonly log: Log,
+    private readonly events: EventEmitter,
+    private readonly hooks: LegacySessionHooks,
+  ) {}
+
+  /** Runs the handshake; throws an UpstreamFailure that says what went wrong. */
+  async open(): Promise<void> {
+    const id = this.nextId++;
+    const body = JSON.stringify({ jsonrpc: '2.0', id, method: 'initialize', params: initializeParams(this.settings.clientInfo) });
+    const exchange = await this.endpoint.send('POST', this.endpoint.headers(), body, this.options(id));
+    if (exchange.end !== 'response') throw new UpstreamFailure(describeExchange(this.settings, 'initialize', exchange), failureKind(exchange));
+    const response = exchange.response!;
+    if ('error' in response) {
+      throw new UpstreamFailure(`${upstream(this.settings)} refused initialize: ${response.error.message} (code ${response.error.code})`, 'protocol');
+    }
+    let handshake: LegacyHandshake;
+    try {
+      handshake = parseInitializeResult(response.result);
+    } catch (error) {
+      throw new UpstreamFailure(`${upstream(this.settings)}: ${(error as Error).message}`, 'protocol');
+    }
+    const headers = this.endpoint.headers();
+    headers.push('mcp-protocol-version', handshake.protocolVersion);
+    if (exchange.sessionId !== undefined) headers.push('mcp-session-id', exchange.sessionId);
+    const initialized = await this.endpoint.send('POST', headers, INITIALIZED, this.options(undefined));
+    if (initialized.end !== 'empty' && initialized.end !== 'response') {
+      throw new UpstreamFailure(describeExchange(this.settings, 'notifications/initialized', initialized), failureKind(initialized));
+    }
+    this.handshake = handshake;
+    this.sessionId = exchange.sessionId;
+    this.headers = headers;
+    this.log.info({ protocolVersion: handshake.protocolVersion, session: exchange.sessionId !== undefined }, 'legacy HTTP session opened');
+  }
+
+  async request(message: JsonRpcRequest, options: RequestOptions): Promise<JsonRpcResponse> {
+    const handshake = this.handshake!;
+    if (message.method === 'server/discover') {
+      return { jsonrpc: '2.0', id: message.id, result: discoverResult(handshake, { ttlMs: this.settings.legacyTtlMs }) };
+    }
+    const callerId = message.id;
+    const id = this.nextId++;
+    const body = legacyBody(message, id);
+    if (this.reopening) await this.reopening.catch(() => {});
+    for (let retried = false; ; retried = true) {
+      const sessionId = this.sessionId;
+      const exchange = await this.endpoint.send('POST', this.headers, body, {
+        ...this.options(id),
+        timeoutMs: this.settings.timeoutMs,
+        signal: options.signal,
+        onNotification: options.onNotification,
+      });
+      if (exchange.end === 'status' && exchange.status === 404 && sessionId !== undefined && !retried) {
+        const failure = await this.renew(sessionId);
+        if (failure) return failureResponse(callerId, this.settings, failure);
+        continue;
+      }
+      return this.settle(message.method, callerId, id, exchange);
+    }
+  }
+
+  /** Ends the session on the server (best effort). */
+  async close(): Promise<void> {
+    if (this.sessionId === undefined) return;
+    this.sessionId = undefined;
+    await this.endpoint.send('DELETE', this.headers, null, this.options(undefined, SIDE_MESSAGE_TIMEOUT_MS));
+  }
+
+  onStreamMessage(message: JsonObject, exchange: HttpExchange): void {
+    const method = message.method as string;
+    if ('id' in message) {
+      this.answer(message as unknown as JsonRpcRequest);
+    } else if (method === 'notifications/progress') {
+      exchange.onNotification?.(message as unknown as JsonRpcNotification);
+    } else if (method.endsWith('/list_changed') || method === 'notifications/resources/updated') {
+      this.events.emit('listChanged', message);
+    } else if (method === 'notifications/message') {
+      this.log.debug({ params: message.params }, 'upstream log message');
+    }
+  }
+
+  // ---- internals ---------------------------------------------------------------------------------
+
+  private settle(method: string, callerId: JsonRpcRequest['id'], id: number, exchange: HttpExchange): JsonRpcResponse {
+    const handshake = this.handshake!;
+    const options = { ttlMs: this.settings.legacyTtlMs };
+    switch (exchange.end) {
+      case 'response': {
+        const response = exchange.response!;
+        response.id = callerId;
+        toModernResponse(method, response, handshake, options);
+        return response;
+      }
+      case 'cancelled':
+        this.cancelled(id, 'The client closed the request');
+        return errorResponse(callerId, ErrorCode.InternalError, CANCELLED_MESSAGE);
+      case 'timeout':
+        this.cancelled(id, 'timeout');
+        break;
+      case 'status':
+        if (isErrorBody(exchange.body) && !isAuthStatus(exchange.status)) {
+          const failure = exchange.body;
+          failure.jsonrpc = '2.0';
+          failure.id = callerId;
+          toModernResponse(method, failure, handshake, options);
+          return failure;
+        }
+        break;
+      case 'network':
+        this.hooks.broken('unreachable', describeExchange(this.settings, method, exchange));
+        break;
+    }
+    return failureResponse(callerId, this.settings, describeExchange(this.settings, method, exchange), exchange.status || undefined);
+  }
+
+  /** Opens a new session after `used` was forgotten; resolves with an error message when that failed. */
+  private async renew(used: string): Promise<string | undefined> {
+    if (this.sessionId === used && !this.reopening) {
+      this.log.info({}, 'the server forgot the legacy session (HTTP 404); opening a new one');
+      this.reopening = this.open().finally(() => (this.reopening = undefined));
+    }
+    try {
+      await this.reopening;
+      return undefined;
+    } catch (error) {
+      const message = `${upstream(this.settings)} lost its session (HTTP 404) and a new one could not be opened: ${(error as Error).message}`;
+      this.hooks.broken(error instanceof UpstreamFailure ? error.kind : 'protocol', message);
+      return message;
+    }
+  }
+
+  /** A request from the server in the middle of a call: ping is answered, the rest refused. */
+  private answer(request: JsonRpcRequest): void {
+    let answer: JsonRpcResponse;
+    if (request.method === 'ping') {
+      answer = { jsonrpc: '2.0', id: request.id, result: {} };
+    } else {
+      this.log.warn({ method: request.method }, 'refused a request from the upstream');
+      answer = errorResponse(
+        request.id,
+        ErrorCode.MethodNotFound,
+        LEGACY_CLIENT_REQUESTS.has(request.method)
+          ? `mcp-gateway does not relay ${request.method} from upstream servers to clients yet`
+          : `Method not found: ${request.method}`,
+      );
+    }
+    this.sideMessage(answer, `answer to ${request.method}`);
+  }
+
+  /** On 2025 Streamable HTTP closing a stream is not cancellation: the server must be told. */
+  private cancelled(id: number, reason: string): void {
+    this.sideMessage({ jsonrpc: '2.0', method: 'notifications/cancelled', params: { requestId: id, reason } }, 'notifications/cancelled');
+  }
+
+  private sideMessage(message: unknown, what: string): void {
+    void this.endpoint.send('POST', this.headers, JSON.stringify(message), this.options(undefined, SIDE_MESSAGE_TIMEOUT_MS)).then((exchange) => {
+      if (exchange.end !== 'empty' && exchange.end !== 'response') {
+        this.log.warn({ end: exchange.end, status: exchange.status }, `could not send ${what} to the upstream`);
+      }
+    });
+  }
+
+  private options(expectId: number | undefined, timeoutMs = this.settings.timeoutMs) {
+    return { timeoutMs, maxBytes: this.settings.maxBytes, expectId, peer: this };
+  }
+}
+
+/** The request as a legacy server must see it: the gateway's id, no modern _meta keys; the caller's object is left as it was. */
+function legacyBody(message: JsonRpcRequest, id: number): string {
+  const callerId = message.id;
+  const params = message.params;
+  const legacyParams = withoutModernMeta(params);
+  message.id = id;
+  if (legacyParams !== params) message.params = legacyParams;
+  try {
+    return JSON.stringify(message);
+  } finally {
+    message.id = callerId;
+    if (legacyParams !== params) message.params = params;
+  }
+}

@@ -1,0 +1,352 @@
+// A remote MCP server over Streamable HTTP, behind the same Upstream interface as a stdio child: decides
+// the server's era (probe once, remember, probe again after failures), sends modern requests as one POST
+// each through a keep-alive pool, hands legacy ones to a 2025 session, and keeps a server that cannot be
+// reached (or refuses the gateway's credentials) out of the request path with backoff until it answers.
+import { EventEmitter } from 'node:events';
+import { ErrorCode, errorResponse, type JsonObject, type JsonRpcRequest, type JsonRpcResponse } from '../src/protocol/jsonrpc.js';
+import type { CancelSignal } from '../src/protocol/cancel.js';
+import type { Log } from '../src/protocol/log.js';
+import { META, MODERN_VERSION, type ServerInfo } from '../src/protocol/mcp.js';
+import { backoffDelay, CrashWindow, type BackoffPolicy } from './backoff.js';
+import { HttpEndpoint } from './http-endpoint.js';
+import { looksLegacy, probeVerdict } from './http-era.js';
+import type { HttpExchange, StreamPeer } from './http-exchange.js';
+import {
+  describeExchange,
+  displayUrl,
+  failureKind,
+  failureResponse,
+  isAuthStatus,
+  isErrorBody,
+  upstream,
+  UpstreamFailure,
+  type FailureKind,
+  type Where,
+} from './http-failures.js';
+import { LegacyHttpSession } from './http-legacy-session.js';
+import { appendModernHeaders } from './mcp-headers.js';
+import type { Era, RequestOptions, Upstream, UpstreamState, UpstreamStatus } from './upstream.js';
+
+export interface HttpUpstreamConfig {
+  name: string;
+  /** The server's MCP endpoint, http:// or https://. */
+  url: string;
+  /** Sent with every request (for example Authorization with a secret from ${VAR}). */
+  headers: Record<string, string>;
+  era: Era | 'auto';
+  timeoutMs: number;
+  /** Deadline of the era probe, and of opening a connection. */
+  probeTimeoutMs: number;
+  /** ttlMs given to a legacy server's cacheable results. */
+  legacyTtlMs: number;
+  clientInfo: ServerInfo;
+  backoff: BackoffPolicy;
+  /** Largest JSON answer or SSE event accepted (default 16 MiB). */
+  maxMessageBytes?: number;
+}
+
+const DEFAULT_MAX_MESSAGE_BYTES = 16 * 1024 * 1024;
+/** A modern request answered like a 2025 server re-probes the era at most this often. */
+const REPROBE_INTERVAL_MS = 1_000;
+/** Healthy this long, the earlier failures are forgotten. */
+const STABLE_AFTER_MS = 60_000;
+
+export class HttpUpstream implements Upstream, StreamPeer {
+  readonly events = new EventEmitter();
+  private state: UpstreamState = 'stopped';
+  private era: Era | undefined;
+  private endpoint: HttpEndpoint | undefined;
+  private session: LegacyHttpSession | undefined;
+  private readonly where: Where;
+  private readonly failures: CrashWindow;
+  private restarts = 0;
+  private consecutiveFailures = 0;
+  private lastError: string | undefined;
+  private lastFailure: FailureKind | undefined;
+  private readyAt = 0;
+  private probedAt = 0;
+  private retryAt = 0;
+  private retryTimer: NodeJS.Timeout | undefined;
+  /** Bumped by every run and by close(), so a run that was overtaken drops its result. */
+  private generation = 0;
+  private stateChange = deferred();
+
+  constructor(
+    private readonly config: HttpUpstreamConfig,
+    private readonly log: Log,
+  ) {
+    this.failures = new CrashWindow(config.backoff.windowMs);
+    if (config.era !== 'auto') this.era = config.era;
+    this.where = {
+      name: config.name,
+      url: displayUrl(new URL(config.url)),
+      timeoutMs: config.timeoutMs,
+      maxBytes: config.maxMessageBytes ?? DEFAULT_MAX_MESSAGE_BYTES,
+    };
+  }
+
+  get name(): string {
+    return this.config.name;
+  }
+
+  status(): UpstreamStatus {
+    return { state: this.state, era: this.era, restarts: this.restarts, lastError: this.lastError };
+  }
+
+  async start(): Promise<void> {
+    if (this.state !== 'stopped') return;
+    this.endpoint = new HttpEndpoint(this.config.url, this.config.headers, { connectTimeoutMs: this.config.probeTimeoutMs });
+    if (this.endpoint.ignoredHeaders.length) {
+      this.log.warn({ headers: this.endpoint.ignoredHeaders }, `servers.${this.name}.headers: these are set by mcp-gateway itself and were ignored`);
+    }
+    await this.run();
+  }
+
+  async request(message: JsonRpcRequest, options: RequestOptions = {}): Promise<JsonRpcResponse> {
+    if (this.state !== 'ready') {
+      const failure = await this.waitUntilReady(message, options.signal);
+      if (failure) return failure;
+    }
+    if (this.era === 'legacy') return this.session!.request(message, options);
+    return this.modernRequest(message, options);
+  }
+
+  async close(): Promise<void> {
+    this.generation++;
+    this.setState('stopped');
+    clearTimeout(this.retryTimer);
+    const { session, endpoint } = this;
+    this.session = undefined;
+    this.endpoint = undefined;
+    await session?.close();
+    await endpoint?.close();
+  }
+
+  // ---- modern requests ---------------------------------------------------------------------------
+
+  private async modernRequest(message: JsonRpcRequest, options: RequestOptions): Promise<JsonRpcResponse> {
+    const endpoint = this.endpoint!;
+    const callerId = message.id;
+    const exchange = await endpoint.send('POST', appendModernHeaders(endpoint.headers(), message, options.forwardHeaders), JSON.stringify(message), {
+      timeoutMs: this.config.timeoutMs,
+      maxBytes: this.where.maxBytes,
+      signal: options.signal,
+      expectId: callerId,
+      onNotification: options.onNotification,
+      peer: this,
+    });
+    if (exchange.end === 'response') {
+      const response = exchange.response!;
+      response.id = callerId;
+      return response;
+    }
+    if (looksLegacy(exchange) && this.config.era === 'auto' && this.state === 'ready') {
+      // The server behind the URL may have been replaced by a 2025 one: a refused request was not run.
+      const era = await this.reprobe();
+      if (era === 'legacy' && this.state === 'ready') return this.session!.request(message, options);
+    }
+    if (exchange.end === 'status' && isErrorBody(exchange.body) && !isAuthStatus(exchange.status)) {
+      const failure = exchange.body;
+      failure.jsonrpc = '2.0';
+      failure.id = callerId;
+      return failure;
+    }
+    if (exchange.end === 'network') this.fail('unreachable', describeExchange(this.where, message.method, exchange));
+    return failureResponse(callerId, this.where, describeExchange(this.where, message.method, exchange), exchange.status || undefined);
+  }
+
+  /** Notifications on a modern request's stream belong to that request; list changes go to listeners. */
+  onStreamMessage(message: JsonObject, exchange: HttpExchange): void {
+    const method = message.method as string;
+    if ('id' in message) {
+      // The 2026 revision forbids requests on response streams (they travel as input_required results).
+      this.log.warn({ method }, 'ignored a request the upstream sent on a response stream');
+    } else if (method.endsWith('/list_changed') || method === 'notifications/resources/updated') {
+      this.events.emit('listChanged', message);
+    } else {
+      exchange.onNotification?.(message as never);
+    }
+  }
+
+  // ---- lifecycle ---------------------------------------------------------------------------------
+
+  private async run(): Promise<void> {
+    const generation = ++this.generation;
+    this.setState('starting');
+    const session = this.session;
+    this.session = undefined;
+    if (session) void session.close().catch(() => {});
+    try {
+      if (this.era === undefined) {
+        const era = await this.probe();
+        if (generation !== this.generation) return;
+        this.era = era;
+        this.log.info({ era }, `upstream speaks the ${era} revision`);
+      }
+      if (this.era === 'legacy') {
+        const fresh = new LegacyHttpSession(this.endpoint!, { ...this.where, clientInfo: this.config.clientInfo, legacyTtlMs: this.config.legacyTtlMs }, this.log, this.events, {
+          broken: (kind, message) => {
+            if (this.session === fresh) this.fail(kind, message);
+          },
+        });
+        await fresh.open();
+        if (generation !== this.generation) {
+          void fresh.close().catch(() => {});
+          return;
+        }
+        this.session = fresh;
+      }
+      this.readyAt = Date.now();
+      this.consecutiveFailures = 0;
+      this.lastError = undefined;
+      this.lastFailure = undefined;
+      this.setState('ready');
+      this.log.info({ era: this.era, url: this.where.url }, 'upstream ready');
+    } catch (error) {
+      if (generation !== this.generation) return;
+      const failure = error instanceof UpstreamFailure ? error : new UpstreamFailure(`${upstream(this.where)}: ${(error as Error).message}`, 'protocol');
+      this.fail(failure.kind, failure.message);
+    }
+  }
+
+  private async probe(): Promise<Era> {
+    const endpoint = this.endpoint!;
+    this.probedAt = Date.now();
+    const body = JSON.stringify({
+      jsonrpc: '2.0',
+      id: 0,
+      method: 'server/discover',
+      params: { _meta: { [META.protocolVersion]: MODERN_VERSION, [META.clientCapabilities]: {}, [META.clientInfo]: this.config.clientInfo } },
+    });
+    const headers = endpoint.headers();
+    headers.push('mcp-protocol-version', MODERN_VERSION, 'mcp-method', 'server/discover');
+    const exchange = await endpoint.send('POST', headers, body, { timeoutMs: this.config.probeTimeoutMs, maxBytes: this.where.maxBytes, expectId: 0 });
+    const verdict = probeVerdict(exchange);
+    if (verdict === 'no-verdict') {
+      const message = exchange.end === 'timeout'
+        ? `${upstream(this.where)} did not answer server/discover within ${this.config.probeTimeoutMs} ms (servers.${this.name}.probeTimeoutMs)`
+        : describeExchange(this.where, 'server/discover', exchange);
+      throw new UpstreamFailure(message, failureKind(exchange));
+    }
+    return verdict;
+  }
+
+  /** Probes the era again at once (not counted as a failure); resolves with the new era, if any. */
+  private async reprobe(): Promise<Era | undefined> {
+    if (this.state === 'ready' && Date.now() - this.probedAt >= REPROBE_INTERVAL_MS) {
+      this.log.warn({ era: this.era }, 'a request was answered like a server of the other era; probing the era again');
+      this.era = undefined;
+      void this.run();
+    }
+    if (this.state === 'starting') await waitFor(this.stateChange.promise, this.config.timeoutMs, undefined);
+    return this.state === 'ready' ? this.era : undefined;
+  }
+
+  /** The server cannot serve requests now: back off (or mark it unhealthy) and try again later. */
+  private fail(kind: FailureKind, message: string): void {
+    if (this.state === 'stopped' || this.state === 'backing-off' || this.state === 'unhealthy') return;
+    this.generation++;
+    this.lastError = message;
+    this.lastFailure = kind;
+    if (this.config.era === 'auto') this.era = undefined; // whatever answers next may be another server
+    const now = Date.now();
+    if (this.readyAt && now - this.readyAt > STABLE_AFTER_MS) this.failures.reset();
+    this.readyAt = 0;
+    this.consecutiveFailures++;
+    const recent = this.failures.record(now);
+    const policy = this.config.backoff;
+    let delay: number;
+    if (recent >= policy.crashLimit) {
+      delay = policy.maxMs;
+      this.setState('unhealthy');
+      this.log.error({ failures: recent, windowMs: policy.windowMs, retryInMs: delay, lastError: message }, 'upstream marked unhealthy');
+    } else {
+      delay = backoffDelay(this.consecutiveFailures, policy);
+      this.setState('backing-off');
+      this.log.warn({ retryInMs: delay, lastError: message }, 'upstream not available; retrying');
+    }
+    this.retryAt = now + delay;
+    this.retryTimer = setTimeout(() => {
+      this.restarts++;
+      void this.run();
+    }, delay);
+    this.retryTimer.unref();
+  }
+
+  // ---- waiting for readiness ---------------------------------------------------------------------
+
+  private setState(state: UpstreamState): void {
+    if (this.state === state) return;
+    this.state = state;
+    const settled = this.stateChange;
+    this.stateChange = deferred();
+    settled.resolve();
+    this.events.emit('state', state);
+  }
+
+  /**
+   * While the upstream is starting, a request waits for it (up to its timeout); a server known to be
+   * down or refusing the gateway fails the request at once, so callers never wait on a dead server.
+   */
+  private async waitUntilReady(message: JsonRpcRequest, signal: CancelSignal | undefined): Promise<JsonRpcResponse | undefined> {
+    const deadline = Date.now() + this.config.timeoutMs;
+    for (;;) {
+      switch (this.state) {
+        case 'ready':
+          return undefined;
+        case 'stopped':
+          return failureResponse(message.id, this.where, `Upstream '${this.name}' is stopped (the gateway is shutting down or reloading)`);
+        case 'backing-off':
+        case 'unhealthy':
+          return failureResponse(message.id, this.where, this.unavailableMessage());
+      }
+      const remaining = deadline - Date.now();
+      if (remaining <= 0 || signal?.aborted) {
+        return errorResponse(
+          message.id,
+          ErrorCode.InternalError,
+          `${upstream(this.where)} was not ready within ${this.config.timeoutMs} ms (state: ${this.state}${this.lastError ? `; last error: ${this.lastError}` : ''})`,
+          { server: this.name, url: this.where.url, state: this.state },
+        );
+      }
+      await waitFor(this.stateChange.promise, remaining, signal);
+    }
+  }
+
+  private unavailableMessage(): string {
+    const retry = `mcp-gateway tries again in ${Math.max(0, Math.round((this.retryAt - Date.now()) / 100) / 10)} s`;
+    const what = this.state === 'unhealthy'
+      ? `is unhealthy: it failed ${this.config.backoff.crashLimit} times within ${this.config.backoff.windowMs / 1000} s`
+      : this.lastFailure === 'auth'
+        ? 'refuses the gateway\'s credentials'
+        : this.lastFailure === 'unreachable'
+          ? 'is not reachable'
+          : 'is not usable';
+    return `${upstream(this.where)} ${what}${this.lastError ? ` (last error: ${this.lastError})` : ''}; ${retry}.`;
+  }
+}
+
+interface Deferred {
+  promise: Promise<void>;
+  resolve(): void;
+}
+
+function deferred(): Deferred {
+  let resolve!: () => void;
+  const promise = new Promise<void>((r) => (resolve = r));
+  return { promise, resolve };
+}
+
+function waitFor(promise: Promise<void>, ms: number, signal: CancelSignal | undefined): Promise<void> {
+  return new Promise<void>((resolve) => {
+    const timer = setTimeout(done, ms);
+    const onAbort = (): void => done();
+    signal?.addEventListener('abort', onAbort, { once: true });
+    void promise.then(done);
+    function done(): void {
+      clearTimeout(timer);
+      signal?.removeEventListener('abort', onAbort);
+      resolve();
+    }
+  });
+}
