@@ -50,7 +50,7 @@ export interface LegacySessionHooks {
 
 const INITIALIZED = JSON.stringify({ jsonrpc: '2.0', method: 'notifications/initialized' });
 /** How long the gateway spends on messages nobody waits for (answers to server requests, DELETE). */
-const SIDE_MESSAGE_TIMEOUT_MS = 5_000;
+const SIDE_MESSAGE_TIMEOUT_MS = 2_000;
 
 export class LegacyHttpSession implements StreamPeer {
   handshake: LegacyHandshake | undefined;

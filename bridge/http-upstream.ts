@@ -62,7 +62,6 @@ export class HttpUpstream implements Upstream, StreamPeer {
   private restarts = 0;
   private consecutiveFailures = 0;
   private lastError: string | undefined;
-  private lastFailure: FailureKind | undefined;
   private readyAt = 0;
   private probedAt = 0;
   private retryAt = 0;
@@ -199,7 +198,6 @@ export class HttpUpstream implements Upstream, StreamPeer {
       this.readyAt = Date.now();
       this.consecutiveFailures = 0;
       this.lastError = undefined;
-      this.lastFailure = undefined;
       this.setState('ready');
       this.log.info({ era: this.era, url: this.where.url }, 'upstream ready');
     } catch (error) {
@@ -247,7 +245,6 @@ export class HttpUpstream implements Upstream, StreamPeer {
     if (this.state === 'stopped' || this.state === 'backing-off' || this.state === 'unhealthy') return;
     this.generation++;
     this.lastError = message;
-    this.lastFailure = kind;
     if (this.config.era === 'auto') this.era = undefined; // whatever answers next may be another server
     const now = Date.now();
     if (this.readyAt && now - this.readyAt > STABLE_AFTER_MS) this.failures.reset();
@@ -263,7 +260,7 @@ export class HttpUpstream implements Upstream, StreamPeer {
     } else {
       delay = backoffDelay(this.consecutiveFailures, policy);
       this.setState('backing-off');
-      this.log.warn({ retryInMs: delay, lastError: message }, 'upstream not available; retrying');
+      this.log.warn({ failure: kind, retryInMs: delay, lastError: message }, 'upstream not available; retrying');
     }
     this.retryAt = now + delay;
     this.retryTimer = setTimeout(() => {
@@ -314,16 +311,15 @@ export class HttpUpstream implements Upstream, StreamPeer {
   }
 
   private unavailableMessage(): string {
-    const retry = `mcp-gateway tries again in ${Math.max(0, Math.round((this.retryAt - Date.now()) / 100) / 10)} s`;
-    const what = this.state === 'unhealthy'
-      ? `is unhealthy: it failed ${this.config.backoff.crashLimit} times within ${this.config.backoff.windowMs / 1000} s`
-      : this.lastFailure === 'auth'
-        ? 'refuses the gateway\'s credentials'
-        : this.lastFailure === 'unreachable'
-          ? 'is not reachable'
-          : 'is not usable';
-    return `${upstream(this.where)} ${what}${this.lastError ? ` (last error: ${this.lastError})` : ''}; ${retry}.`;
+    const wait = Math.max(0, Math.ceil((this.retryAt - Date.now()) / 100) / 10);
+    const last = this.lastError ?? `${upstream(this.where)} is not available.`;
+    if (this.state === 'unhealthy') {
+      const policy = this.config.backoff;
+      return `${upstream(this.where)} is marked unhealthy after ${policy.crashLimit} failures within ${policy.windowMs / 1000} s; mcp-gateway tries again in ${wait} s. Last error: ${last}`;
+    }
+    return `${last} mcp-gateway tries again in ${wait} s; until then requests to '${this.name}' fail at once.`;
   }
+
 }
 
 interface Deferred {

@@ -209,7 +209,7 @@ export class Aggregator implements Upstream {
       route = routes.get(name);
     }
     const kind = listMethod === 'tools/list' ? 'tool' : 'prompt';
-    if (!route) return errorResponse(message.id, ErrorCode.InvalidParams, `Unknown ${kind}: ${name}`);
+    if (!route) return errorResponse(message.id, ErrorCode.InvalidParams, this.describeUnknown(kind, name));
     holder.name = route.name;
     return this.options.upstreams.get(route.server)!.request(message, options);
   }
@@ -231,6 +231,18 @@ export class Aggregator implements Upstream {
       );
     }
     return this.options.upstreams.get(owner.server)!.request(message, options);
+  }
+
+  /** Why a name is unknown: says which server its prefix names and what state that server is in. */
+  private describeUnknown(kind: string, name: string): string {
+    for (const server of this.servers) {
+      const head = (this.options.prefixes.get(server) ?? server) + this.options.separator;
+      if (!name.startsWith(head)) continue;
+      const status = this.options.upstreams.get(server)!.status();
+      const why = status.state === 'ready' ? `it does not list a ${kind} by that name` : `it is ${status.state}${status.lastError ? ` (${status.lastError})` : ''}`;
+      return `Unknown ${kind}: ${name}; its prefix names upstream '${server}', but ${why}`;
+    }
+    return `Unknown ${kind}: ${name}; names on /mcp are <server>${this.options.separator}<name> (list them with ${kind}s/list)`;
   }
 
   /** Re-reads every page of one list from every upstream, once at a time and at most once a second. */

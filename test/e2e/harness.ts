@@ -28,8 +28,12 @@ export const everything = {
   cwd: ROOT,
 };
 
-export async function startTestGateway(servers: Record<string, unknown>, listen: Record<string, unknown> = {}): Promise<RunningGateway> {
-  const config = parseConfig({ listen: { port: 0, ...listen }, servers }, 'test', ROOT);
+export async function startTestGateway(
+  servers: Record<string, unknown>,
+  listen: Record<string, unknown> = {},
+  rest: Record<string, unknown> = {},
+): Promise<RunningGateway> {
+  const config = parseConfig({ listen: { port: 0, ...listen }, servers, ...rest }, 'test', ROOT);
   const log = process.env.TEST_LOG ? createLogger(process.env.TEST_LOG) : silentLog;
   return startGateway(config, log);
 }

@@ -1,0 +1,66 @@
+import assert from 'node:assert/strict';
+import { test } from 'node:test';
+import { CursorCodec } from '../../src/aggregate/cursor.js';
+import { NameRoutes } from '../../src/aggregate/name-routes.js';
+import { PUBLIC_NAME, publicName } from '../../src/aggregate/public-names.js';
+import { ResourceOwners, templatePattern } from '../../src/aggregate/resource-owners.js';
+
+test('publicName: plain names are prefix + separator + name', () => {
+  assert.equal(publicName('github', '__', 'create_issue'), 'github__create_issue');
+});
+
+test('publicName: names with other characters or over 64 are made to fit, deterministically and distinctly', () => {
+  const dotted = publicName('fs', '__', 'read.file');
+  assert.match(dotted, PUBLIC_NAME);
+  assert.match(dotted, /^fs__read_file-[0-9a-f]{8}$/);
+  assert.notEqual(dotted, publicName('fs', '__', 'read_file'), 'a sanitised name cannot take a plain one');
+  assert.equal(dotted, publicName('fs', '__', 'read.file'));
+  const long = publicName('p', '__', 'x'.repeat(100));
+  assert.equal(long.length, 64);
+  assert.notEqual(long, publicName('p', '__', 'x'.repeat(101)));
+  assert.match(publicName('p', '__', 'ünïcode'), PUBLIC_NAME);
+});
+
+test('NameRoutes: a second owner for one name is reported, the first kept; forgetting a server frees its names', () => {
+  const routes = new NameRoutes();
+  assert.equal(routes.add('a__x', { server: 'a', name: 'x' }), undefined);
+  assert.equal(routes.add('a__x', { server: 'a', name: 'x' }), undefined, 'the same route again is no clash');
+  assert.deepEqual(routes.add('a__x', { server: 'b', name: 'y' }), { server: 'a', name: 'x' });
+  routes.forgetServer('a');
+  assert.equal(routes.get('a__x'), undefined);
+});
+
+test('CursorCodec: round trip; bound to its method, its key and the server count', () => {
+  const codec = new CursorCodec('a secret of sixteen+');
+  const cursor = codec.encode('tools/list', [[0, 'abc'], [2, null]]);
+  assert.deepEqual(codec.decode('tools/list', cursor, 3), [[0, 'abc'], [2, null]]);
+  assert.equal(codec.decode('prompts/list', cursor, 3), undefined);
+  assert.equal(codec.decode('tools/list', cursor, 2), undefined, 'a server index beyond the configured servers');
+  assert.equal(new CursorCodec('another secret 1234').decode('tools/list', cursor, 3), undefined);
+  assert.deepEqual(new CursorCodec('a secret of sixteen+').decode('tools/list', cursor, 3), [[0, 'abc'], [2, null]], 'replicas sharing a secret');
+  for (const bad of ['', '.', 'x.y', `${cursor}x`]) assert.equal(codec.decode('tools/list', bad, 3), undefined, bad);
+});
+
+test('templatePattern: simple, reserved and query expansions', () => {
+  assert.ok(templatePattern('file:///{path}').test('file:///a.txt'));
+  assert.ok(!templatePattern('file:///{path}').test('file:///dir/a.txt'), '{x} is one segment');
+  assert.ok(templatePattern('file:///{+path}').test('file:///dir/a.txt'));
+  assert.ok(templatePattern('search://q{?term,page}').test('search://q?term=a&page=2'));
+  assert.ok(!templatePattern('a://{x}/b').test('z://1/b'));
+  assert.ok(templatePattern('weird.(chars)+/{id}').test('weird.(chars)+/7'), 'literal parts are escaped');
+});
+
+test('ResourceOwners: exact URIs before templates; ambiguity reported; forgetting a server', () => {
+  const owners = new ResourceOwners();
+  owners.addResource('doc://1', 'a');
+  owners.addTemplate('doc://{id}', 'b');
+  assert.deepEqual(owners.owner('doc://1'), { server: 'a' });
+  assert.deepEqual(owners.owner('doc://2'), { server: 'b' });
+  assert.deepEqual(owners.owner('doc://{id}'), { server: 'b' }, 'a template string belongs to whoever listed it');
+  owners.addResource('doc://1', 'c');
+  assert.deepEqual(owners.owner('doc://1'), { ambiguous: ['a', 'c'] });
+  owners.forgetServer('c');
+  owners.forgetServer('b');
+  assert.deepEqual(owners.owner('doc://1'), { server: 'a' });
+  assert.equal(owners.owner('doc://2'), undefined);
+});
