@@ -27,7 +27,8 @@ export function summarise(latenciesNs: bigint[], errors: number, seconds: number
 /** Sends `total` POSTs of `body(i)` from `concurrency` workers; `check` says whether an answer is right. */
 export async function httpLoad(options: {
   url: string;
-  headers: Record<string, string>;
+  /** The same for every request, or per request (tools/call needs its own Mcp-Name). */
+  headers: Record<string, string> | ((i: number) => Record<string, string>);
   body: (i: number) => string;
   check: (text: string, i: number) => boolean;
   concurrency: number;
@@ -41,9 +42,10 @@ export async function httpLoad(options: {
   const one = (i: number): Promise<void> =>
     new Promise((resolve) => {
       const payload = options.body(i);
+      const headers = typeof options.headers === 'function' ? options.headers(i) : options.headers;
       const started = process.hrtime.bigint();
       const req = http.request(
-        { host: url.hostname, port: url.port, path: url.pathname, method: 'POST', agent, headers: { ...options.headers, 'content-length': Buffer.byteLength(payload) } },
+        { host: url.hostname, port: url.port, path: url.pathname, method: 'POST', agent, headers: { ...headers, 'content-length': Buffer.byteLength(payload) } },
         (res) => {
           const chunks: Buffer[] = [];
           res.on('data', (c: Buffer) => chunks.push(c));

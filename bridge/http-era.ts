@@ -54,6 +54,11 @@ export function looksLegacy(exchange: HttpExchange): boolean {
   return !(isObject(error) && typeof error.code === 'number' && MODERN_REFUSALS.has(error.code));
 }
 
+/** A legacy request refused the way only a 2026-era server refuses: the server behind the URL changed era. */
+export function looksModern(exchange: HttpExchange): boolean {
+  return exchange.end === 'status' && exchange.status === 400 && isObject(exchange.body) && isModernError(exchange.body.error);
+}
+
 function isModernError(error: unknown): boolean {
   if (!isObject(error) || typeof error.code !== 'number' || !MODERN_ERRORS.has(error.code)) return false;
   // -32022 must say which versions the server does speak.

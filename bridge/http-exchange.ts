@@ -26,6 +26,7 @@ export interface StreamPeer {
 }
 
 export interface ExchangeOptions {
+  /** 0 for none (a long-lived stream such as subscriptions/listen). */
   timeoutMs: number;
   /** Largest JSON body or SSE event accepted. */
   maxBytes: number;
@@ -55,7 +56,7 @@ export class HttpExchange implements Dispatcher.DispatchHandler {
   private resolve!: (exchange: HttpExchange) => void;
   private controller: Dispatcher.DispatchController | undefined;
   private abortRequested = false;
-  private readonly timer: NodeJS.Timeout;
+  private readonly timer: NodeJS.Timeout | undefined;
   private readonly signal: CancelSignal | undefined;
   private readonly onAbort: (() => void) | undefined;
   private sse: SseReader | undefined;
@@ -71,7 +72,7 @@ export class HttpExchange implements Dispatcher.DispatchHandler {
     this.expectId = options.expectId;
     this.onNotification = options.onNotification;
     this.peer = options.peer;
-    this.timer = setTimeout(expire, options.timeoutMs, this);
+    this.timer = options.timeoutMs > 0 ? setTimeout(expire, options.timeoutMs, this) : undefined;
     this.signal = options.signal;
     if (this.signal) {
       this.onAbort = () => this.cancel();

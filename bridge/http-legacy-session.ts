@@ -15,6 +15,7 @@ import {
 import type { Log } from '../src/protocol/log.js';
 import { LEGACY_CLIENT_REQUESTS, type ServerInfo } from '../src/protocol/mcp.js';
 import type { HttpEndpoint } from './http-endpoint.js';
+import { looksModern } from './http-era.js';
 import type { HttpExchange, StreamPeer } from './http-exchange.js';
 import {
   CANCELLED_MESSAGE,
@@ -32,8 +33,8 @@ import {
   discoverResult,
   initializeParams,
   parseInitializeResult,
+  toLegacyRequest,
   toModernResponse,
-  withoutModernMeta,
   type LegacyHandshake,
 } from './legacy-adapter.js';
 import type { RequestOptions } from './upstream.js';
@@ -41,6 +42,11 @@ import type { RequestOptions } from './upstream.js';
 export interface LegacySessionSettings extends Where {
   clientInfo: ServerInfo;
   legacyTtlMs: number;
+}
+
+/** A request the server refused as a 2026-era server would (not run): `response` is that refusal. */
+export class EraMismatch {
+  constructor(readonly response: JsonRpcResponse) {}
 }
 
 export interface LegacySessionHooks {
@@ -97,7 +103,7 @@ export class LegacyHttpSession implements StreamPeer {
     this.log.info({ protocolVersion: handshake.protocolVersion, session: exchange.sessionId !== undefined }, 'legacy HTTP session opened');
   }
 
-  async request(message: JsonRpcRequest, options: RequestOptions): Promise<JsonRpcResponse> {
+  async request(message: JsonRpcRequest, options: RequestOptions): Promise<JsonRpcResponse | EraMismatch> {
     const handshake = this.handshake!;
     if (message.method === 'server/discover') {
       return { jsonrpc: '2.0', id: message.id, result: discoverResult(handshake, { ttlMs: this.settings.legacyTtlMs }) };
@@ -119,7 +125,8 @@ export class LegacyHttpSession implements StreamPeer {
         if (failure) return failureResponse(callerId, this.settings, failure);
         continue;
       }
-      return this.settle(message.method, callerId, id, exchange);
+      const response = this.settle(message.method, callerId, id, exchange);
+      return looksModern(exchange) ? new EraMismatch(response) : response;
     }
   }
 
@@ -231,15 +238,16 @@ export class LegacyHttpSession implements StreamPeer {
 
 /** The request as a legacy server must see it: the gateway's id, no modern _meta keys; the caller's object is left as it was. */
 function legacyBody(message: JsonRpcRequest, id: number): string {
+  const legacy = toLegacyRequest(message);
+  if (legacy !== message) {
+    legacy.id = id; // a copy already
+    return JSON.stringify(legacy);
+  }
   const callerId = message.id;
-  const params = message.params;
-  const legacyParams = withoutModernMeta(params);
   message.id = id;
-  if (legacyParams !== params) message.params = legacyParams;
   try {
     return JSON.stringify(message);
   } finally {
     message.id = callerId;
-    if (legacyParams !== params) message.params = params;
   }
 }

@@ -3,7 +3,7 @@
 // each through a keep-alive pool, hands legacy ones to a 2025 session, and keeps a server that cannot be
 // reached (or refuses the gateway's credentials) out of the request path with backoff until it answers.
 import { EventEmitter } from 'node:events';
-import { ErrorCode, errorResponse, type JsonObject, type JsonRpcRequest, type JsonRpcResponse } from '../src/protocol/jsonrpc.js';
+import { ErrorCode, errorResponse, type JsonObject, type JsonRpcNotification, type JsonRpcRequest, type JsonRpcResponse } from '../src/protocol/jsonrpc.js';
 import type { CancelSignal } from '../src/protocol/cancel.js';
 import type { Log } from '../src/protocol/log.js';
 import { META, MODERN_VERSION, type ServerInfo } from '../src/protocol/mcp.js';
@@ -23,7 +23,7 @@ import {
   type FailureKind,
   type Where,
 } from './http-failures.js';
-import { LegacyHttpSession } from './http-legacy-session.js';
+import { EraMismatch, LegacyHttpSession } from './http-legacy-session.js';
 import { appendModernHeaders } from './mcp-headers.js';
 import type { Era, RequestOptions, Upstream, UpstreamState, UpstreamStatus } from './upstream.js';
 
@@ -106,7 +106,7 @@ export class HttpUpstream implements Upstream, StreamPeer {
       const failure = await this.waitUntilReady(message, options.signal);
       if (failure) return failure;
     }
-    if (this.era === 'legacy') return this.session!.request(message, options);
+    if (this.era === 'legacy') return this.legacyRequest(message, options, true);
     return this.modernRequest(message, options);
   }
 
@@ -127,7 +127,8 @@ export class HttpUpstream implements Upstream, StreamPeer {
     const endpoint = this.endpoint!;
     const callerId = message.id;
     const exchange = await endpoint.send('POST', appendModernHeaders(endpoint.headers(), message, options.forwardHeaders), JSON.stringify(message), {
-      timeoutMs: this.config.timeoutMs,
+      // A listen stream lives until the caller closes it.
+      timeoutMs: message.method === 'subscriptions/listen' ? 0 : this.config.timeoutMs,
       maxBytes: this.where.maxBytes,
       signal: options.signal,
       expectId: callerId,
@@ -142,7 +143,7 @@ export class HttpUpstream implements Upstream, StreamPeer {
     if (looksLegacy(exchange) && this.config.era === 'auto' && this.state === 'ready') {
       // The server behind the URL may have been replaced by a 2025 one: a refused request was not run.
       const era = await this.reprobe();
-      if (era === 'legacy' && this.state === 'ready') return this.session!.request(message, options);
+      if (era === 'legacy' && this.state === 'ready') return this.legacyRequest(message, options, false);
     }
     if (exchange.end === 'status' && isErrorBody(exchange.body) && !isAuthStatus(exchange.status)) {
       const failure = exchange.body;
@@ -150,21 +151,37 @@ export class HttpUpstream implements Upstream, StreamPeer {
       failure.id = callerId;
       return failure;
     }
+    if (this.state === 'stopped') return failureResponse(callerId, this.where, `Upstream '${this.name}' was stopped while handling ${message.method} (the gateway is shutting down or reloading)`);
     if (exchange.end === 'network') this.fail('unreachable', describeExchange(this.where, message.method, exchange));
     return failureResponse(callerId, this.where, describeExchange(this.where, message.method, exchange), exchange.status || undefined);
   }
 
-  /** Notifications on a modern request's stream belong to that request; list changes go to listeners. */
+  // ---- legacy requests ---------------------------------------------------------------------------
+
+  private async legacyRequest(message: JsonRpcRequest, options: RequestOptions, mayReprobe: boolean): Promise<JsonRpcResponse> {
+    const answer = await this.session!.request(message, options);
+    if (!(answer instanceof EraMismatch)) return answer;
+    if (mayReprobe && this.config.era === 'auto' && this.state === 'ready') {
+      // Refused as only a 2026-era server refuses, so not run: ask again in the era the server speaks now.
+      const era = await this.reprobe();
+      if (era === 'modern' && this.state === 'ready') return this.modernRequest(message, options);
+    }
+    return answer.response;
+  }
+
+  /**
+   * Notifications on a modern request's stream belong to its caller (progress, log messages, and on a
+   * subscriptions/listen stream the changes it asked for); list changes are also announced to listeners.
+   */
   onStreamMessage(message: JsonObject, exchange: HttpExchange): void {
     const method = message.method as string;
     if ('id' in message) {
       // The 2026 revision forbids requests on response streams (they travel as input_required results).
       this.log.warn({ method }, 'ignored a request the upstream sent on a response stream');
-    } else if (method.endsWith('/list_changed') || method === 'notifications/resources/updated') {
-      this.events.emit('listChanged', message);
-    } else {
-      exchange.onNotification?.(message as never);
+      return;
     }
+    if (method.endsWith('/list_changed') || method === 'notifications/resources/updated') this.events.emit('listChanged', message);
+    exchange.onNotification?.(message as unknown as JsonRpcNotification);
   }
 
   // ---- lifecycle ---------------------------------------------------------------------------------
@@ -319,7 +336,6 @@ export class HttpUpstream implements Upstream, StreamPeer {
     }
     return `${last} mcp-gateway tries again in ${wait} s; until then requests to '${this.name}' fail at once.`;
   }
-
 }
 
 interface Deferred {

@@ -63,27 +63,6 @@ export function toLegacyRequest(message: JsonRpcRequest): JsonRpcRequest {
   return { ...message, params };
 }
 
-/**
- * The params a legacy server should see, without touching the caller's object: the same object when it
- * carries none of the modern per-request _meta keys, else a shallow copy whose _meta lacks them.
- */
-export function withoutModernMeta(params: JsonObject | undefined): JsonObject | undefined {
-  const meta = params?._meta;
-  if (!isObject(meta) || !MODERN_ONLY_META.some((key) => key in meta)) return params;
-  const kept: JsonObject = {};
-  let any = false;
-  for (const key in meta) {
-    if (!(MODERN_ONLY_META as readonly string[]).includes(key)) {
-      kept[key] = meta[key];
-      any = true;
-    }
-  }
-  const copy: JsonObject = { ...params };
-  if (any) copy._meta = kept;
-  else delete copy._meta;
-  return copy;
-}
-
 /** Completes a legacy response in place: only fields the server did not send are added. */
 export function toModernResponse(method: string, response: JsonRpcResponse, handshake: LegacyHandshake, options: LegacyOptions): void {
   if ('error' in response) {

@@ -1,0 +1,88 @@
+// npm run bench -- aggregate: tools/list and tools/call through /mcp with 10 and 100 upstreams of 50
+// tools each (synthetic modern stdio servers). Shows how list cost grows with the tool count while a call
+// stays one map lookup. Loopback only; bounded call counts.
+import { spawn, type ChildProcess } from 'node:child_process';
+import { mkdtempSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import path from 'node:path';
+import { fileURLToPath } from 'node:url';
+import { httpLoad, type LoadResult } from './load.js';
+
+const ROOT = fileURLToPath(new URL('../', import.meta.url));
+const META = { 'io.modelcontextprotocol/protocolVersion': '2026-07-28', 'io.modelcontextprotocol/clientCapabilities': {} };
+const HEADERS = { 'content-type': 'application/json', accept: 'application/json, text/event-stream', 'mcp-protocol-version': '2026-07-28' };
+
+async function startGateway(upstreams: number, toolsEach: number): Promise<{ url: string; process: ChildProcess }> {
+  const servers: Record<string, unknown> = {};
+  for (let i = 0; i < upstreams; i++) {
+    servers[`s${i}`] = { command: process.execPath, args: [path.join(ROOT, 'test/fixtures/synthetic-server.mjs')], env: { SERVER_ID: `s${i}`, TOOL_COUNT: String(toolsEach) }, era: 'modern' };
+  }
+  const file = path.join(mkdtempSync(path.join(tmpdir(), 'mcp-gw-bench-')), 'gateway.config.json');
+  // JSON is YAML: one less dependency for the bench.
+  writeFileSync(file, JSON.stringify({ listen: { port: 0 }, aggregate: { listDeadlineMs: 30_000 }, servers }));
+  const child = spawn(process.execPath, ['--import', 'tsx', 'src/cli.ts', '--config', file], { cwd: ROOT, stdio: ['ignore', 'ignore', 'pipe'] });
+  let log = '';
+  const url = await new Promise<string>((resolve, reject) => {
+    const timer = setTimeout(() => reject(new Error(`gateway did not start:\n${log.slice(-2000)}`)), 60_000);
+    const onData = (chunk: Buffer): void => {
+      log += chunk.toString('utf8');
+      const match = /"endpoint":"([^"]+\/mcp)","msg":"serving every server/.exec(log);
+      if (!match) return;
+      clearTimeout(timer);
+      child.stderr!.off('data', onData);
+      child.stderr!.resume();
+      resolve(match[1]!);
+    };
+    child.stderr!.on('data', onData);
+  });
+  return { url, process: child };
+}
+
+export interface AggregateRow {
+  upstreams: number;
+  tools: number;
+  list: LoadResult;
+  call: LoadResult;
+}
+
+export async function aggregateBench(sizes: number[], toolsEach = 50): Promise<AggregateRow[]> {
+  const rows: AggregateRow[] = [];
+  for (const upstreams of sizes) {
+    const gateway = await startGateway(upstreams, toolsEach);
+    const total = upstreams * toolsEach;
+    // Every call goes to s0, so the only thing that differs between sizes is the routing table.
+    const toolName = (i: number) => `s0__tool-${i % toolsEach}`;
+    const list = () =>
+      httpLoad({
+        url: gateway.url,
+        headers: { ...HEADERS, 'mcp-method': 'tools/list' },
+        body: (i) => JSON.stringify({ jsonrpc: '2.0', id: i, method: 'tools/list', params: { _meta: META } }),
+        check: (text) => JSON.parse(text).result?.tools?.length === total,
+        concurrency: 4,
+        total: upstreams > 50 ? 200 : 1_000,
+      });
+    await list(); // warm-up: every child started and probed
+    const listResult = await list();
+    const call = await httpLoad({
+      url: gateway.url,
+      headers: (i) => ({ ...HEADERS, 'mcp-method': 'tools/call', 'mcp-name': toolName(i) }),
+      body: (i) => JSON.stringify({ jsonrpc: '2.0', id: i, method: 'tools/call', params: { name: toolName(i), arguments: { text: `p${i}` }, _meta: META } }),
+      check: (text, i) => JSON.parse(text).result?.content?.[0]?.text === `s0/tool-${i % toolsEach}: p${i}`,
+      concurrency: 16,
+      total: 10_000,
+    });
+    rows.push({ upstreams, tools: total, list: listResult, call });
+    gateway.process.kill('SIGTERM');
+    await new Promise((resolve) => gateway.process.once('exit', resolve));
+  }
+  return rows;
+}
+
+export function aggregateTable(rows: AggregateRow[]): string[] {
+  const f = (n: number) => n.toFixed(2);
+  return [
+    '| upstreams | tools | tools/list p50 ms | p99 ms | lists/s (4 clients) | tools/call to s0 p50 ms | p99 ms | calls/s (16 clients) | errors |',
+    '| ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: |',
+    ...rows.map((r) => `| ${r.upstreams} | ${r.tools} | ${f(r.list.p50Ms)} | ${f(r.list.p99Ms)} | ${r.list.callsPerSecond.toFixed(0)} | ${f(r.call.p50Ms)} | ${f(r.call.p99Ms)} | ${r.call.callsPerSecond.toFixed(0)} | ${r.list.errors + r.call.errors} |`),
+  ];
+}
