@@ -38,6 +38,7 @@ export interface ExchangeOptions {
 }
 
 const ABORTED = new Error('aborted by mcp-gateway');
+const BLANK = /^\s*$/;
 /** Bytes of a non-JSON-RPC answer kept for error messages. */
 const ERROR_BODY_BYTES = 64 * 1024;
 
@@ -134,7 +135,7 @@ export class HttpExchange implements Dispatcher.DispatchHandler {
     const chunks = this.chunks ?? [];
     const text = chunks.length === 1 ? chunks[0]!.toString('utf8') : Buffer.concat(chunks).toString('utf8');
     const ok = this.status >= 200 && this.status < 300;
-    if (text.trim() === '') {
+    if (BLANK.test(text)) {
       this.settle(ok ? 'empty' : 'status');
       return;
     }
@@ -174,6 +175,7 @@ export class HttpExchange implements Dispatcher.DispatchHandler {
     }
   }
 
+  /** The deadline passed (called by the timer). */
   expire(): void {
     if (this.settle('timeout')) this.abortHttp();
     else this.abortHttp(); // answered, but the stream never ended: let the connection go

@@ -87,6 +87,19 @@ export function failureKind(exchange: HttpExchange): FailureKind {
   return 'protocol';
 }
 
+/** Error codes that mean no connection could be made (as opposed to one that broke mid-answer). */
+const CONNECT_FAILURES = new Set(['ECONNREFUSED', 'ENOTFOUND', 'EAI_AGAIN', 'EHOSTUNREACH', 'ENETUNREACH', 'ETIMEDOUT', 'UND_ERR_CONNECT_TIMEOUT']);
+
+/**
+ * The server could not be connected to at all: it is down or the URL is wrong, so the supervisor backs
+ * off. A connection that broke mid-answer fails only its own request (a stale keep-alive socket can).
+ */
+export function isConnectFailure(error: Error | undefined): boolean {
+  if (!error) return false;
+  if (error instanceof AggregateError) return error.errors.length > 0 && error.errors.every((e) => isConnectFailure(e as Error));
+  return CONNECT_FAILURES.has((error as NodeJS.ErrnoException).code ?? '');
+}
+
 function describeError(error: Error | undefined): string {
   if (!error) return 'unknown error';
   // Connecting to a name with several addresses fails with an AggregateError whose own message is empty.

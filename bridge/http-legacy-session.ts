@@ -23,6 +23,7 @@ import {
   failureKind,
   failureResponse,
   isAuthStatus,
+  isConnectFailure,
   isErrorBody,
   upstream,
   UpstreamFailure,
@@ -115,8 +116,10 @@ export class LegacyHttpSession implements StreamPeer {
     for (let retried = false; ; retried = true) {
       const sessionId = this.sessionId;
       const exchange = await this.endpoint.send('POST', this.headers, body, {
-        ...this.options(id),
         timeoutMs: this.settings.timeoutMs,
+        maxBytes: this.settings.maxBytes,
+        expectId: id,
+        peer: this,
         signal: options.signal,
         onNotification: options.onNotification,
       });
@@ -178,7 +181,7 @@ export class LegacyHttpSession implements StreamPeer {
         }
         break;
       case 'network':
-        this.hooks.broken('unreachable', describeExchange(this.settings, method, exchange));
+        if (isConnectFailure(exchange.error)) this.hooks.broken('unreachable', describeExchange(this.settings, method, exchange));
         break;
     }
     return failureResponse(callerId, this.settings, describeExchange(this.settings, method, exchange), exchange.status || undefined);

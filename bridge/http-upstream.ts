@@ -17,6 +17,7 @@ import {
   failureKind,
   failureResponse,
   isAuthStatus,
+  isConnectFailure,
   isErrorBody,
   upstream,
   UpstreamFailure,
@@ -152,7 +153,7 @@ export class HttpUpstream implements Upstream, StreamPeer {
       return failure;
     }
     if (this.state === 'stopped') return failureResponse(callerId, this.where, `Upstream '${this.name}' was stopped while handling ${message.method} (the gateway is shutting down or reloading)`);
-    if (exchange.end === 'network') this.fail('unreachable', describeExchange(this.where, message.method, exchange));
+    if (exchange.end === 'network' && isConnectFailure(exchange.error)) this.fail('unreachable', describeExchange(this.where, message.method, exchange));
     return failureResponse(callerId, this.where, describeExchange(this.where, message.method, exchange), exchange.status || undefined);
   }
 

@@ -206,9 +206,10 @@ export class StdioUpstream implements Upstream {
 
   private async initialize(child: StdioProcess): Promise<LegacyHandshake | 'modern'> {
     const response = await this.internalRequest('initialize', initializeParams(this.config.clientInfo), this.config.startupTimeoutMs);
+    // A modern server may refuse initialize and then exit: its answer still tells the era.
+    if ('error' in response && isModernError(response.error)) return 'modern';
     if (!child.alive) throw new Error(`exited during initialize${stderrHint(child)}`); // onExit has the details
     if ('error' in response) {
-      if (isModernError(response.error)) return 'modern';
       throw new Error(
         `initialize failed: ${response.error.message} (code ${response.error.code})${stderrHint(child)}; ` +
           `if this is a 2026-era server, set servers.${this.name}.era: modern`,

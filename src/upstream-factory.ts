@@ -1,5 +1,6 @@
 // Turns one validated server entry into the Upstream that serves it.
 import { DEFAULT_BACKOFF } from '../bridge/backoff.js';
+import { HttpUpstream } from '../bridge/http-upstream.js';
 import { StdioUpstream } from '../bridge/stdio-upstream.js';
 import type { Upstream } from '../bridge/upstream.js';
 import type { ServerConfig } from './config.js';
@@ -8,7 +9,20 @@ import { GATEWAY_INFO } from './version.js';
 
 export function createUpstream(name: string, server: ServerConfig, log: Log): Upstream {
   if (server.transport === 'http') {
-    throw new Error(`servers.${name}: remote (url) upstreams are not supported yet`);
+    return new HttpUpstream(
+      {
+        name,
+        url: server.url,
+        headers: server.headers,
+        era: server.era,
+        timeoutMs: server.timeoutMs,
+        probeTimeoutMs: server.probeTimeoutMs,
+        legacyTtlMs: server.legacyTtlMs,
+        clientInfo: GATEWAY_INFO,
+        backoff: DEFAULT_BACKOFF,
+      },
+      log,
+    );
   }
   return new StdioUpstream(
     {

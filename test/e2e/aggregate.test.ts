@@ -4,6 +4,7 @@ import assert from 'node:assert/strict';
 import { after, before, describe, test } from 'node:test';
 import type { Client } from '@modelcontextprotocol/client';
 import type { RunningGateway } from '../../src/gateway.js';
+import { startLegacyHttpServer, startModernHttpServer, type LegacyHttpServer, type ModernHttpServer } from '../fixtures/http-servers.js';
 import { fixture, headersFor, modernClient, post, request, ROOT, schemaProblems, startTestGateway } from './harness.js';
 
 const synthetic = (id: string, env: Record<string, string> = {}, extra: Record<string, unknown> = {}) => ({
@@ -191,5 +192,56 @@ describe('long names', () => {
       }
     }
     assert.deepEqual(names[0], names[1]);
+  });
+});
+
+describe('stdio and remote HTTP upstreams of both eras behind /mcp', () => {
+  let gateway: RunningGateway;
+  let modernHttp: ModernHttpServer;
+  let legacyHttp: LegacyHttpServer;
+  let client: Client;
+  before(async () => {
+    modernHttp = await startModernHttpServer();
+    legacyHttp = await startLegacyHttpServer();
+    gateway = await startTestGateway({
+      stdioLegacy: fixture('legacy-server'),
+      stdioModern: fixture('modern-server'),
+      httpModern: { url: modernHttp.url },
+      httpLegacy: { url: legacyHttp.url },
+    });
+    const { Client: SdkClient, StreamableHTTPClientTransport } = await import('@modelcontextprotocol/client');
+    client = new SdkClient({ name: 'agg', version: '1' }, { versionNegotiation: { mode: { pin: '2026-07-28' } } });
+    await client.connect(new StreamableHTTPClientTransport(new URL(`${gateway.url}/mcp`)));
+  });
+  after(async () => {
+    await client.close();
+    await gateway.close();
+    await modernHttp.close();
+    await legacyHttp.close();
+  });
+
+  test('the SDK v2 client lists and calls all four through one endpoint', async () => {
+    const { tools } = await client.listTools();
+    for (const server of ['stdioLegacy', 'stdioModern', 'httpModern', 'httpLegacy']) {
+      assert.ok(tools.some((t) => t.name === `${server}__echo`), `${server}__echo listed in ${tools.map((t) => t.name)}`);
+      const result = await client.callTool({ name: `${server}__echo`, arguments: { text: `via ${server}` } });
+      assert.deepEqual(result.content, [{ type: 'text', text: `via ${server}` }]);
+    }
+    assert.equal(gateway.upstreams.get('httpModern')!.status().era, 'modern');
+    assert.equal(gateway.upstreams.get('httpLegacy')!.status().era, 'legacy');
+  });
+
+  test('a legacy HTTP upstream that loses its sessions is re-initialised without the client noticing', async () => {
+    const before = legacyHttp.initializes;
+    await legacyHttp.dropSessions();
+    const result = await client.callTool({ name: 'httpLegacy__echo', arguments: { text: 'after restart' } });
+    assert.deepEqual(result.content, [{ type: 'text', text: 'after restart' }]);
+    assert.equal(legacyHttp.initializes, before + 1);
+  });
+
+  test('progress from a remote modern upstream reaches the client through /mcp', async () => {
+    const seen: number[] = [];
+    await client.callTool({ name: 'httpModern__progress', arguments: { steps: 3 } }, { onprogress: (p) => seen.push(p.progress) });
+    assert.deepEqual(seen, [1, 2, 3]);
   });
 });

@@ -393,6 +393,31 @@ describe('servers that come, go and change', () => {
     }
   });
 
+  test('a pinned era skips the probe and is never re-probed', async () => {
+    const legacy = await startLegacyHttpServer();
+    const modern = await startModernHttpServer();
+    const pinnedLegacy = await started(config('pinned-old', legacy.url, { era: 'legacy' }));
+    const pinnedModern = await started(config('pinned-new', modern.url, { era: 'modern' }));
+    const wrong = await started(config('pinned-wrong', legacy.url, { era: 'modern' }));
+    try {
+      assert.equal(pinnedLegacy.status().state, 'ready');
+      assert.equal(legacy.requests[0]!['mcp-method'], undefined, 'the first request was initialize, not a probe');
+      assert.equal(modern.requests.length, 0, 'nothing sent before the first request');
+      assert.equal(pinnedModern.status().state, 'ready');
+      assert.equal(textOf(await pinnedModern.request(request(1, 'tools/call', { name: 'echo', arguments: { text: 'm' } }))), 'm');
+      assert.equal(textOf(await pinnedLegacy.request(request(1, 'tools/call', { name: 'echo', arguments: { text: 'l' } }))), 'l');
+
+      const refused = await wrong.request(request('w-1', 'tools/list'));
+      assert.equal(refused.id, 'w-1');
+      assert.match(error(refused).message, /No valid session ID/);
+      assert.equal(wrong.status().era, 'modern');
+    } finally {
+      await Promise.all([pinnedLegacy.close(), pinnedModern.close(), wrong.close()]);
+      await legacy.close();
+      await modern.close();
+    }
+  });
+
   test('a server that goes away while ready: the request fails naming the URL and the upstream backs off', async () => {
     const server = await startModernHttpServer();
     const upstream = await started(config('flaky', server.url));
