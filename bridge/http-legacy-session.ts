@@ -13,7 +13,7 @@ import {
   type JsonRpcResponse,
 } from '../src/protocol/jsonrpc.js';
 import type { Log } from '../src/protocol/log.js';
-import { LEGACY_CLIENT_REQUESTS, type ServerInfo } from '../src/protocol/mcp.js';
+import type { ServerInfo } from '../src/protocol/mcp.js';
 import type { HttpEndpoint } from './http-endpoint.js';
 import { looksModern } from './http-era.js';
 import type { HttpExchange, StreamPeer } from './http-exchange.js';
@@ -31,6 +31,7 @@ import {
   type Where,
 } from './http-failures.js';
 import {
+  answerServerRequest,
   discoverResult,
   initializeParams,
   parseInitializeResult,
@@ -205,19 +206,8 @@ export class LegacyHttpSession implements StreamPeer {
 
   /** A request from the server in the middle of a call: ping is answered, the rest refused. */
   private answer(request: JsonRpcRequest): void {
-    let answer: JsonRpcResponse;
-    if (request.method === 'ping') {
-      answer = { jsonrpc: '2.0', id: request.id, result: {} };
-    } else {
-      this.log.warn({ method: request.method }, 'refused a request from the upstream');
-      answer = errorResponse(
-        request.id,
-        ErrorCode.MethodNotFound,
-        LEGACY_CLIENT_REQUESTS.has(request.method)
-          ? `mcp-gateway does not relay ${request.method} from upstream servers to clients yet`
-          : `Method not found: ${request.method}`,
-      );
-    }
+    const answer = answerServerRequest(request);
+    if ('error' in answer) this.log.warn({ method: request.method }, 'refused a request from the upstream');
     this.sideMessage(answer, `answer to ${request.method}`);
   }
 

@@ -8,6 +8,7 @@ import type { CancelSignal } from '../src/protocol/cancel.js';
 import type { Log } from '../src/protocol/log.js';
 import { META, MODERN_VERSION, type ServerInfo } from '../src/protocol/mcp.js';
 import { backoffDelay, CrashWindow, type BackoffPolicy } from './backoff.js';
+import { StateGate } from './state-gate.js';
 import { HttpEndpoint } from './http-endpoint.js';
 import { looksLegacy, probeVerdict } from './http-era.js';
 import type { HttpExchange, StreamPeer } from './http-exchange.js';
@@ -69,7 +70,8 @@ export class HttpUpstream implements Upstream, StreamPeer {
   private retryTimer: NodeJS.Timeout | undefined;
   /** Bumped by every run and by close(), so a run that was overtaken drops its result. */
   private generation = 0;
-  private stateChange = deferred();
+  /** Wakes callers waiting for a state change. */
+  private readonly stateChange = new StateGate();
 
   constructor(
     private readonly config: HttpUpstreamConfig,
@@ -254,7 +256,7 @@ export class HttpUpstream implements Upstream, StreamPeer {
       this.era = undefined;
       void this.run();
     }
-    if (this.state === 'starting') await waitFor(this.stateChange.promise, this.config.timeoutMs, undefined);
+    if (this.state === 'starting') await this.stateChange.wait(this.config.timeoutMs, undefined);
     return this.state === 'ready' ? this.era : undefined;
   }
 
@@ -293,9 +295,7 @@ export class HttpUpstream implements Upstream, StreamPeer {
   private setState(state: UpstreamState): void {
     if (this.state === state) return;
     this.state = state;
-    const settled = this.stateChange;
-    this.stateChange = deferred();
-    settled.resolve();
+    this.stateChange.open();
     this.events.emit('state', state);
   }
 
@@ -324,7 +324,7 @@ export class HttpUpstream implements Upstream, StreamPeer {
           { server: this.name, url: this.where.url, state: this.state },
         );
       }
-      await waitFor(this.stateChange.promise, remaining, signal);
+      await this.stateChange.wait(remaining, signal);
     }
   }
 
@@ -339,27 +339,3 @@ export class HttpUpstream implements Upstream, StreamPeer {
   }
 }
 
-interface Deferred {
-  promise: Promise<void>;
-  resolve(): void;
-}
-
-function deferred(): Deferred {
-  let resolve!: () => void;
-  const promise = new Promise<void>((r) => (resolve = r));
-  return { promise, resolve };
-}
-
-function waitFor(promise: Promise<void>, ms: number, signal: CancelSignal | undefined): Promise<void> {
-  return new Promise<void>((resolve) => {
-    const timer = setTimeout(done, ms);
-    const onAbort = (): void => done();
-    signal?.addEventListener('abort', onAbort, { once: true });
-    void promise.then(done);
-    function done(): void {
-      clearTimeout(timer);
-      signal?.removeEventListener('abort', onAbort);
-      resolve();
-    }
-  });
-}

@@ -1,8 +1,8 @@
 // Everything that makes a 2025-era (legacy) server look modern to the core: the initialize handshake,
 // results completed with the fields the modern revision requires, error codes mapped, and a
 // server/discover answer built from what the server said at initialize.
-import { ErrorCode, isObject, type JsonObject, type JsonRpcRequest, type JsonRpcResponse } from '../src/protocol/jsonrpc.js';
-import { CACHEABLE_METHODS, LEGACY_VERSIONS, META, MODERN_VERSION, type ServerInfo } from '../src/protocol/mcp.js';
+import { ErrorCode, errorResponse, isObject, type JsonObject, type JsonRpcRequest, type JsonRpcResponse } from '../src/protocol/jsonrpc.js';
+import { CACHEABLE_METHODS, LEGACY_CLIENT_REQUESTS, LEGACY_VERSIONS, META, MODERN_VERSION, type ServerInfo } from '../src/protocol/mcp.js';
 
 export interface LegacyHandshake {
   protocolVersion: string;
@@ -99,4 +99,16 @@ export function discoverResult(handshake: LegacyHandshake, options: LegacyOption
   };
   if (handshake.instructions !== undefined) result.instructions = handshake.instructions;
   return result;
+}
+
+/**
+ * The answer to a request a server sends the gateway in the middle of a call: ping is answered; sampling,
+ * elicitation and roots cannot reach a stateless client yet, so they are refused with a reason.
+ */
+export function answerServerRequest(request: JsonRpcRequest): JsonRpcResponse {
+  if (request.method === 'ping') return { jsonrpc: '2.0', id: request.id, result: {} };
+  const message = LEGACY_CLIENT_REQUESTS.has(request.method)
+    ? `mcp-gateway does not relay ${request.method} from upstream servers to clients yet`
+    : `Method not found: ${request.method}`;
+  return errorResponse(request.id, ErrorCode.MethodNotFound, message);
 }

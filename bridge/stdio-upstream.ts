@@ -12,9 +12,11 @@ import {
 } from '../src/protocol/jsonrpc.js';
 import type { CancelSignal } from '../src/protocol/cancel.js';
 import type { Log } from '../src/protocol/log.js';
-import { LEGACY_CLIENT_REQUESTS, META, MODERN_VERSION, type ServerInfo } from '../src/protocol/mcp.js';
+import { META, MODERN_VERSION, type ServerInfo } from '../src/protocol/mcp.js';
 import { backoffDelay, CrashWindow, type BackoffPolicy } from './backoff.js';
+import { StateGate } from './state-gate.js';
 import {
+  answerServerRequest,
   discoverResult,
   initializeParams,
   parseInitializeResult,
@@ -62,7 +64,8 @@ export class StdioUpstream implements Upstream {
   private restartTimer: NodeJS.Timeout | undefined;
   private unhealthyUntil = 0;
   /** Settles whenever the state changes, so waiting callers can look again. */
-  private stateChange = deferred();
+  /** Wakes callers waiting for a state change. */
+  private readonly stateChange = new StateGate();
   /** Set while the era probe runs: an exit then means "legacy", not a crash. */
   private probing = false;
   /** The era came from silence or an exit during the probe, not from an answer: re-probe if it fails. */
@@ -294,15 +297,9 @@ export class StdioUpstream implements Upstream {
   }
 
   private onChildRequest(child: StdioProcess, request: JsonRpcRequest): void {
-    if (request.method === 'ping') {
-      child.send({ jsonrpc: '2.0', id: request.id, result: {} });
-      return;
-    }
-    const message = LEGACY_CLIENT_REQUESTS.has(request.method)
-      ? `mcp-gateway does not relay ${request.method} from upstream servers to clients yet`
-      : `Method not found: ${request.method}`;
-    this.log.warn({ method: request.method }, 'refused a request from the upstream');
-    child.send(errorResponse(request.id, ErrorCode.MethodNotFound, message));
+    const answer = answerServerRequest(request);
+    if ('error' in answer) this.log.warn({ method: request.method }, 'refused a request from the upstream');
+    child.send(answer);
   }
 
   private onOversized(bytes: number, head: string, tail: string): void {
@@ -321,9 +318,7 @@ export class StdioUpstream implements Upstream {
   private setState(state: UpstreamState): void {
     if (this.state === state) return;
     this.state = state;
-    const settled = this.stateChange;
-    this.stateChange = deferred();
-    settled.resolve();
+    this.stateChange.open();
     this.events.emit('state', state);
   }
 
@@ -354,7 +349,7 @@ export class StdioUpstream implements Upstream {
           { server: this.name, state: this.state },
         );
       }
-      await waitFor(this.stateChange.promise, remaining, signal);
+      await this.stateChange.wait(remaining, signal);
     }
   }
 }
@@ -370,27 +365,3 @@ function stderrHint(child: StdioProcess): string {
   return tail ? `; its stderr said: ${tail.split('\n').slice(-3).join(' | ')}` : '';
 }
 
-interface Deferred {
-  promise: Promise<void>;
-  resolve(): void;
-}
-
-function deferred(): Deferred {
-  let resolve!: () => void;
-  const promise = new Promise<void>((r) => (resolve = r));
-  return { promise, resolve };
-}
-
-function waitFor(promise: Promise<void>, ms: number, signal: CancelSignal | undefined): Promise<void> {
-  return new Promise<void>((resolve) => {
-    const timer = setTimeout(done, ms);
-    const onAbort = (): void => done();
-    signal?.addEventListener('abort', onAbort, { once: true });
-    void promise.then(done);
-    function done(): void {
-      clearTimeout(timer);
-      signal?.removeEventListener('abort', onAbort);
-      resolve();
-    }
-  });
-}
