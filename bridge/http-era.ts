@@ -2,22 +2,20 @@
 // spec's versioning and Streamable HTTP pages say: a DiscoverResult, or a recognised modern error
 // (also in a 400 body), means modern; any other 4xx or 2xx answer means legacy. Failures that say
 // nothing about the era (unreachable, 401/403, 5xx, timeout) give no verdict.
-import { ErrorCode, isObject } from '../src/protocol/jsonrpc.js';
+import { ErrorCode, isModernError, isObject, MODERN_ONLY_ERRORS } from '../src/protocol/jsonrpc.js';
 import type { HttpExchange } from './http-exchange.js';
 import { isAuthStatus } from './http-failures.js';
 import type { Era } from './upstream.js';
 
 export type ProbeVerdict = Era | 'no-verdict';
 
-/** Errors only a 2026-era server answers with. */
-const MODERN_ERRORS: ReadonlySet<number> = new Set([ErrorCode.UnsupportedProtocolVersion, ErrorCode.HeaderMismatch, ErrorCode.MissingRequiredClientCapability]);
 
 /**
  * Codes a modern server uses for HTTP-level refusals (the spec's header, version, capability and method
  * rules). A modern request answered 400/404 with any other body was probably refused by a 2025 server.
  */
 const MODERN_REFUSALS: ReadonlySet<number> = new Set([
-  ...MODERN_ERRORS,
+  ...MODERN_ONLY_ERRORS,
   ErrorCode.InvalidParams,
   ErrorCode.MethodNotFound,
   ErrorCode.InvalidRequest,
@@ -59,8 +57,3 @@ export function looksModern(exchange: HttpExchange): boolean {
   return exchange.end === 'status' && exchange.status === 400 && isObject(exchange.body) && isModernError(exchange.body.error);
 }
 
-function isModernError(error: unknown): boolean {
-  if (!isObject(error) || typeof error.code !== 'number' || !MODERN_ERRORS.has(error.code)) return false;
-  // -32022 must say which versions the server does speak.
-  return error.code !== ErrorCode.UnsupportedProtocolVersion || (isObject(error.data) && Array.isArray(error.data.supported));
-}

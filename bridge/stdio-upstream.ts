@@ -4,6 +4,7 @@ import { EventEmitter } from 'node:events';
 import {
   ErrorCode,
   errorResponse,
+  isModernError,
   isObject,
   type JsonObject,
   type JsonRpcNotification,
@@ -41,9 +42,6 @@ export interface StdioUpstreamConfig extends StdioCommand {
   clientInfo: ServerInfo;
 }
 
-/** Modern error codes that only a 2026-era server would answer the probe with. */
-const MODERN_PROBE_ERRORS = new Set<number>([ErrorCode.UnsupportedProtocolVersion, ErrorCode.HeaderMismatch, ErrorCode.MissingRequiredClientCapability]);
-const isModernError = (error: unknown): boolean => isObject(error) && MODERN_PROBE_ERRORS.has(error.code as number);
 const LEADING_ID = /^\s*\{\s*(?:"jsonrpc"\s*:\s*"2\.0"\s*,\s*)?"id"\s*:\s*(\d+)/;
 const TRAILING_ID = /,\s*"id"\s*:\s*(\d+)\s*\}\s*$/;
 /** A child has run long enough to forget its earlier crashes. */

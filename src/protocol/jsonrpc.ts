@@ -77,3 +77,16 @@ export function classify(message: unknown): MessageKind {
   if ('id' in message && ('result' in message || 'error' in message)) return 'response';
   return 'invalid';
 }
+
+/** Error codes only a 2026-era (modern) MCP peer answers with: what tells a server's era from its refusal. */
+export const MODERN_ONLY_ERRORS: ReadonlySet<number> = new Set([
+  ErrorCode.UnsupportedProtocolVersion,
+  ErrorCode.HeaderMismatch,
+  ErrorCode.MissingRequiredClientCapability,
+]);
+
+export function isModernError(error: unknown): boolean {
+  if (!isObject(error) || typeof error.code !== 'number' || !MODERN_ONLY_ERRORS.has(error.code)) return false;
+  // -32022 must say which versions the server does speak.
+  return error.code !== ErrorCode.UnsupportedProtocolVersion || (isObject(error.data) && Array.isArray(error.data.supported));
+}
