@@ -5,7 +5,7 @@ import { after, before, describe, test } from 'node:test';
 import type { Client } from '@modelcontextprotocol/client';
 import type { RunningGateway } from '../../src/gateway.js';
 import { startLegacyHttpServer, startModernHttpServer, type LegacyHttpServer, type ModernHttpServer } from '../fixtures/http-servers.js';
-import { fixture, headersFor, modernClient, post, request, ROOT, schemaProblems, startTestGateway } from './harness.js';
+import { everything, fixture, headersFor, modernClient, post, request, ROOT, schemaProblems, startTestGateway } from './harness.js';
 
 const synthetic = (id: string, env: Record<string, string> = {}, extra: Record<string, unknown> = {}) => ({
   command: process.execPath,
@@ -20,7 +20,7 @@ describe('modern and legacy upstreams behind /mcp, with the SDK v2 client', () =
   let gateway: RunningGateway;
   let client: Client;
   before(async () => {
-    gateway = await startTestGateway({ modern: fixture('modern-server'), legacy: fixture('legacy-server'), syn: synthetic('one') });
+    gateway = await startTestGateway({ modern: fixture('modern-server'), legacy: fixture('legacy-server'), syn: synthetic('one'), everything });
     client = await modernClient(gateway, '').catch(() => undefined as never);
   });
   after(async () => {
@@ -69,12 +69,17 @@ describe('modern and legacy upstreams behind /mcp, with the SDK v2 client', () =
     await assert.rejects(client.readResource({ uri: 'nowhere://x' }), /no upstream lists nowhere:\/\/x/);
   });
 
+  test('completion/complete is routed by the prompt it completes', async () => {
+    const result = await client.complete({ ref: { type: 'ref/prompt', name: 'everything__completable-prompt' }, argument: { name: 'department', value: 'E' } });
+    assert.deepEqual(result.completion.values, ['Engineering']);
+  });
+
   test('discover: the gateway itself, with capabilities merged from every upstream', async () => {
     const answer = await post(`${gateway.url}/mcp`, request('server/discover'));
     assert.deepEqual(schemaProblems('server/discover', answer.body), []);
     const result = answer.body.result;
     assert.equal(result._meta['io.modelcontextprotocol/serverInfo'].name, 'mcp-gateway');
-    assert.deepEqual(Object.keys(result.capabilities).sort(), ['prompts', 'resources', 'tools']);
+    assert.deepEqual(Object.keys(result.capabilities).sort(), ['completions', 'prompts', 'resources', 'tools']);
     assert.match(result.instructions, /## syn\nSynthetic server one\./);
   });
 
