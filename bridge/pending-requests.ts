@@ -19,7 +19,7 @@ interface Pending {
   callerToken: unknown;
   resolve(response: JsonRpcResponse): void;
   onNotification: ((notification: JsonRpcNotification) => void) | undefined;
-  timer: NodeJS.Timeout;
+  timer: NodeJS.Timeout | undefined;
   signal: CancelSignal | undefined;
   onAbort: (() => void) | undefined;
 }
@@ -67,7 +67,8 @@ export class PendingRequests {
         callerToken,
         resolve,
         onNotification: options.onNotification,
-        timer: setTimeout(this.expire, options.timeoutMs, id, options.timeoutMs),
+        // 0: no limit (a listen stream lives as long as its caller wants it).
+        timer: options.timeoutMs > 0 ? setTimeout(this.expire, options.timeoutMs, id, options.timeoutMs) : undefined,
         signal,
         onAbort: undefined,
       };

@@ -93,12 +93,13 @@ export class StdioUpstream implements Upstream {
 
   async request(message: JsonRpcRequest, options: RequestOptions = {}): Promise<JsonRpcResponse> {
     let timeoutMs = this.config.timeoutMs;
+    if (message.method === 'subscriptions/listen') timeoutMs = 0; // lives until its caller closes it
     if (this.state !== 'ready') {
       // Waiting for a (re)start counts against the request's own timeout.
-      const deadline = Date.now() + timeoutMs;
+      const deadline = Date.now() + this.config.timeoutMs;
       const failure = await this.waitUntilReady(message, deadline, options.signal);
       if (failure) return failure;
-      timeoutMs = Math.max(1, deadline - Date.now());
+      if (timeoutMs > 0) timeoutMs = Math.max(1, deadline - Date.now());
     }
     if (this.era === 'legacy' && message.method === 'server/discover') {
       return { jsonrpc: '2.0', id: message.id, result: discoverResult(this.handshake!, { ttlMs: this.config.legacyTtlMs }) };

@@ -16,6 +16,11 @@ export interface RequestOptions {
    * A stdio upstream ignores them.
    */
   forwardHeaders?: Readonly<Record<string, string>>;
+  /**
+   * Who is asking, as an opaque token: a cache in front of the upstream keeps `private` answers apart by
+   * it. Upstreams themselves ignore it.
+   */
+  authContext?: string;
 }
 
 export interface UpstreamStatus {

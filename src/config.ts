@@ -72,6 +72,19 @@ const configSchema = z.strictObject({
       cursorSecret: z.string().min(16, 'use at least 16 characters').optional(),
     })
     .prefault({}),
+  cache: z
+    .strictObject({
+      /** memory: this process only (lru-cache); redis: shared by every replica pointing at the same Redis. */
+      store: z.enum(['memory', 'redis']).default('memory'),
+      url: z.string().regex(/^rediss?:\/\//, 'give a redis:// or rediss:// URL').default('redis://127.0.0.1:6379'),
+      keyPrefix: z.string().default('mcp-gateway:'),
+      /** Bounds on the ttlMs upstreams ask for; 0 (not cacheable) is never raised. */
+      minTtlMs: int().pipe(z.number().min(0)).default(0),
+      maxTtlMs: int().pipe(z.number().min(0)).default(3_600_000),
+      maxEntries: int().pipe(z.number().min(1)).default(10_000),
+      maxBytes: int().pipe(z.number().min(1024)).default(64 * MiB),
+    })
+    .prefault({}),
   servers: z.record(z.string().regex(SERVER_NAME, 'server names are 1-32 characters of A-Z a-z 0-9 _ -'), server),
 });
 

@@ -1,11 +1,19 @@
-// Wires a validated config into running parts: one supervised upstream per server, the HTTP edge, and
-// an orderly shutdown of both.
+// Wires a validated config into running parts: one supervised upstream per server with the list cache in
+// front, the aggregate, list-change notifications from upstreams to cache to listen streams, the HTTP
+// edge, and an orderly shutdown of all of it.
 import type { AddressInfo } from 'node:net';
 import { serve, type ServerType } from '@hono/node-server';
 import type { Upstream } from '../bridge/upstream.js';
+import { ListCache } from '../cache/list-cache.js';
+import { MemoryStore } from '../cache/memory-store.js';
+import { RedisStore } from '../cache/redis-store.js';
 import type { GatewayConfig } from './config.js';
 import { Aggregator } from './aggregate/aggregator.js';
+import { CachedUpstream } from './cached-upstream.js';
 import { createApp } from './edge/app.js';
+import { changedLists } from './notify/changed-lists.js';
+import { ListenHub } from './notify/listen-hub.js';
+import { watchModernUpstream } from './notify/upstream-listen.js';
 import type { Log } from './protocol/log.js';
 import { createUpstream } from './upstream-factory.js';
 
@@ -15,12 +23,29 @@ export interface RunningGateway {
   url: string;
   upstreams: ReadonlyMap<string, Upstream>;
   aggregate: Aggregator;
+  cache: ListCache;
+  listen: ListenHub;
   close(): Promise<void>;
 }
 
 export async function startGateway(config: GatewayConfig, log: Log): Promise<RunningGateway> {
+  const cache = createCache(config.cache, log.child({ part: 'cache' }));
+  const listenHub = new ListenHub();
+  // A change anywhere (here, or on another replica sharing Redis) reaches this replica's listen streams.
+  cache.onInvalidate((upstream, lists) => listenHub.publish(upstream, lists));
+
   const upstreams = new Map<string, Upstream>();
-  for (const [name, server] of Object.entries(config.servers)) upstreams.set(name, createUpstream(name, server, log.child({ server: name })));
+  const stopWatching: (() => void)[] = [];
+  for (const [name, server] of Object.entries(config.servers)) {
+    const upstreamLog = log.child({ server: name });
+    const upstream = createUpstream(name, server, upstreamLog);
+    upstream.events.on('listChanged', (notification: { method: string }) => {
+      const lists = changedLists(notification.method);
+      if (lists.length) void cache.invalidate(name, lists);
+    });
+    stopWatching.push(watchModernUpstream(upstream, upstreamLog));
+    upstreams.set(name, new CachedUpstream(upstream, cache));
+  }
 
   const { host, port } = config.listen;
   if (!isLoopback(host)) {
@@ -34,7 +59,14 @@ export async function startGateway(config: GatewayConfig, log: Log): Promise<Run
     cursorSecret: config.aggregate.cursorSecret,
     log: log.child({ endpoint: 'mcp' }),
   });
-  const app = createApp({ upstreams, aggregate, allowedOrigins: config.listen.allowedOrigins, maxBodyBytes: config.listen.maxBodyBytes, log });
+  const app = createApp({
+    upstreams,
+    aggregate,
+    allowedOrigins: config.listen.allowedOrigins,
+    maxBodyBytes: config.listen.maxBodyBytes,
+    listen: listenHub,
+    log,
+  });
   const server = await listen(app.fetch, host, port);
   const address = server.address() as AddressInfo;
   const url = `http://${address.family === 'IPv6' ? `[${address.address}]` : address.address}:${address.port}`;
@@ -48,14 +80,27 @@ export async function startGateway(config: GatewayConfig, log: Log): Promise<Run
     url,
     upstreams,
     aggregate,
+    cache,
+    listen: listenHub,
     async close() {
+      listenHub.closeAll();
+      for (const stop of stopWatching) stop();
       await new Promise<void>((resolve) => {
         server.close(() => resolve());
         (server as { closeAllConnections?: () => void }).closeAllConnections?.();
       });
       await Promise.all([...upstreams.values()].map((u) => u.close()));
+      await cache.close();
     },
   };
+}
+
+function createCache(settings: GatewayConfig['cache'], log: Log): ListCache {
+  const store =
+    settings.store === 'redis'
+      ? new RedisStore({ url: settings.url, keyPrefix: settings.keyPrefix, log })
+      : new MemoryStore({ maxEntries: settings.maxEntries, maxBytes: settings.maxBytes });
+  return new ListCache(store, { minTtlMs: settings.minTtlMs, maxTtlMs: settings.maxTtlMs, log });
 }
 
 function listen(fetch: (request: Request) => Response | Promise<Response>, hostname: string, port: number): Promise<ServerType> {

@@ -70,7 +70,7 @@ export class Aggregator implements Upstream {
       case 'prompts/list':
       case 'resources/list':
       case 'resources/templates/list':
-        return this.list(message, message.method);
+        return this.list(message, message.method, options.authContext);
       case 'tools/call':
         return this.callByName(message, params, 'tools/list', options);
       case 'prompts/get':
@@ -83,7 +83,7 @@ export class Aggregator implements Upstream {
         return this.callByUri(message, ref.uri, options);
       }
       case 'server/discover':
-        return this.discover(message);
+        return this.discover(message, options.authContext);
       default:
         return Promise.resolve(errorResponse(message.id, ErrorCode.MethodNotFound, `${message.method} is not served on /mcp`));
     }
@@ -91,7 +91,7 @@ export class Aggregator implements Upstream {
 
   // ---- lists ----------------------------------------------------------------------------------------
 
-  private async list(message: JsonRpcRequest, method: ListMethod): Promise<JsonRpcResponse> {
+  private async list(message: JsonRpcRequest, method: ListMethod, authContext: string | undefined): Promise<JsonRpcResponse> {
     const params = message.params ?? {};
     let positions: Position[];
     if (params.cursor === undefined) {
@@ -104,7 +104,7 @@ export class Aggregator implements Upstream {
       positions = decoded;
     }
 
-    const outcomes = await Promise.all(positions.map(([server, cursor]) => this.ask(server, method, params, cursor)));
+    const outcomes = await Promise.all(positions.map(([server, cursor]) => this.ask(server, method, params, cursor, authContext)));
     const key = ITEMS[method];
     const items: unknown[] = [];
     const next: Position[] = [];
@@ -127,7 +127,10 @@ export class Aggregator implements Upstream {
       answered++;
       const result = response.result;
       const page = Array.isArray(result[key]) ? (result[key] as unknown[]) : [];
-      for (const item of page) if (this.admit(method, server, item)) items.push(item);
+      for (const item of page) {
+        const admitted = this.admit(method, server, item);
+        if (admitted) items.push(admitted);
+      }
       if (typeof result.nextCursor === 'string') next.push([outcome.server, result.nextCursor]);
       ttlMs = Math.min(ttlMs, typeof result.ttlMs === 'number' && result.ttlMs > 0 ? Math.floor(result.ttlMs) : 0);
       if (result.cacheScope !== 'public') cacheScope = 'private';
@@ -152,7 +155,7 @@ export class Aggregator implements Upstream {
   }
 
   /** One upstream's page, or a time-out after the list deadline (the request is then cancelled). */
-  private ask(server: number, method: string, params: JsonObject, cursor: string | null): Promise<Outcome> {
+  private ask(server: number, method: string, params: JsonObject, cursor: string | null, authContext: string | undefined): Promise<Outcome> {
     const upstream = this.options.upstreams.get(this.servers[server]!)!;
     // Each upstream borrows its own copy: adapters rewrite ids, tokens and _meta while in flight.
     const own: JsonObject = { ...params, _meta: isObject(params._meta) ? { ...params._meta } : params._meta };
@@ -164,25 +167,28 @@ export class Aggregator implements Upstream {
         cancel.abort();
         resolve({ server, timedOut: true });
       }, this.options.listDeadlineMs);
-      void upstream.request({ jsonrpc: '2.0', id: 0, method, params: own }, { signal: cancel.signal }).then((response) => {
+      void upstream.request({ jsonrpc: '2.0', id: 0, method, params: own }, { signal: cancel.signal, authContext }).then((response) => {
         clearTimeout(timer);
         resolve({ server, response });
       });
     });
   }
 
-  /** Namespaces one listed item in place and records its route; false when it must be left out. */
-  private admit(method: ListMethod, server: string, item: unknown): boolean {
-    if (!isObject(item)) return false;
+  /**
+   * The item as /mcp lists it — tools and prompts renamed in a shallow copy (the upstream's answer may be a
+   * shared cache entry), resources as they came — with its route recorded; undefined when left out.
+   */
+  private admit(method: ListMethod, server: string, item: unknown): JsonObject | undefined {
+    if (!isObject(item)) return undefined;
     if (method === 'resources/list') {
       if (typeof item.uri === 'string') this.resources.addResource(item.uri, server);
-      return true;
+      return item;
     }
     if (method === 'resources/templates/list') {
       if (typeof item.uriTemplate === 'string') this.resources.addTemplate(item.uriTemplate, server);
-      return true;
+      return item;
     }
-    if (typeof item.name !== 'string') return false;
+    if (typeof item.name !== 'string') return undefined;
     const routes = method === 'tools/list' ? this.tools : this.prompts;
     const name = publicName(this.options.prefixes.get(server) ?? server, this.options.separator, item.name);
     const clash = routes.add(name, { server, name: item.name });
@@ -191,10 +197,9 @@ export class Aggregator implements Upstream {
         { name, servers: [clash.server, server] },
         `two upstreams give the same name on /mcp; the second is left out — set servers.${server}.prefix to tell them apart`,
       );
-      return false;
+      return undefined;
     }
-    item.name = name;
-    return true;
+    return { ...item, name };
   }
 
   // ---- routing --------------------------------------------------------------------------------------
@@ -255,7 +260,7 @@ export class Aggregator implements Upstream {
       const meta = { [META.protocolVersion]: SUPPORTED_VERSIONS[0], [META.clientCapabilities]: {} };
       for (let pages = 0; pages < 1000; pages++) {
         const params: JsonObject = cursor === undefined ? { _meta: meta } : { cursor, _meta: meta };
-        const response = await this.list({ jsonrpc: '2.0', id: 0, method, params }, method);
+        const response = await this.list({ jsonrpc: '2.0', id: 0, method, params }, method, undefined);
         if (!('result' in response) || typeof response.result.nextCursor !== 'string') break;
         cursor = response.result.nextCursor;
       }
@@ -275,8 +280,8 @@ export class Aggregator implements Upstream {
 
   // ---- discover -------------------------------------------------------------------------------------
 
-  private async discover(message: JsonRpcRequest): Promise<JsonRpcResponse> {
-    const outcomes = await Promise.all(this.servers.map((_, i) => this.ask(i, 'server/discover', message.params ?? {}, null)));
+  private async discover(message: JsonRpcRequest, authContext: string | undefined): Promise<JsonRpcResponse> {
+    const outcomes = await Promise.all(this.servers.map((_, i) => this.ask(i, 'server/discover', message.params ?? {}, null, authContext)));
     const capabilities: JsonObject = {};
     const instructions: string[] = [];
     let ttlMs = Number.POSITIVE_INFINITY;
@@ -285,8 +290,12 @@ export class Aggregator implements Upstream {
       if ('timedOut' in outcome || !('result' in outcome.response)) continue;
       const result = outcome.response.result;
       const offered = isObject(result.capabilities) ? result.capabilities : {};
-      // Only what /mcp itself serves; list-change subscriptions are not relayed (yet).
-      for (const key of ['tools', 'prompts', 'resources', 'completions']) if (key in offered) capabilities[key] = {};
+      // Only what /mcp itself serves: the features, and list changes (relayed on subscriptions/listen).
+      for (const key of ['tools', 'prompts', 'resources', 'completions']) {
+        if (!(key in offered)) continue;
+        const feature = (capabilities[key] ??= {}) as JsonObject;
+        if (key !== 'completions' && isObject(offered[key]) && offered[key].listChanged === true) feature.listChanged = true;
+      }
       if (typeof result.instructions === 'string' && result.instructions.trim()) {
         instructions.push(`## ${this.servers[outcome.server]}\n${result.instructions.trim()}`);
       }

@@ -1,9 +1,12 @@
 // The HTTP edge: POST /mcp (every upstream, aggregated) and POST /servers/<name>/mcp (one upstream), read
 // top to bottom in the order a request meets each check.
+import { createHash } from 'node:crypto';
 import type { HttpBindings } from '@hono/node-server';
 import { RESPONSE_ALREADY_SENT } from '@hono/node-server/utils/response';
 import { Hono, type Context } from 'hono';
 import type { Upstream } from '../../bridge/upstream.js';
+import { ANONYMOUS } from '../cached-upstream.js';
+import type { ListenHub } from '../notify/listen-hub.js';
 import { ErrorCode, isObject, type JsonRpcResponse } from '../protocol/jsonrpc.js';
 import type { Log } from '../protocol/log.js';
 import { corsHeaders, preflightHeaders } from './cors.js';
@@ -14,7 +17,7 @@ import { ToolHeaderIndex } from './param-headers.js';
 import { reject, type Rejection } from './rejection.js';
 import { keepRelayedCapabilities } from './relayed-capabilities.js';
 import { checkMessage } from './request-rules.js';
-import { respondJson, respondSse, type Observe } from './respond.js';
+import { respondJson, respondSse, type CallOptions, type Observe } from './respond.js';
 
 export interface EdgeOptions {
   upstreams: ReadonlyMap<string, Upstream>;
@@ -22,6 +25,7 @@ export interface EdgeOptions {
   aggregate: Upstream | undefined;
   allowedOrigins: readonly string[];
   maxBodyBytes: number;
+  listen: ListenHub;
   log: Log;
 }
 
@@ -75,18 +79,22 @@ export function createApp(options: EdgeOptions): Hono<{ Bindings: HttpBindings }
     }
 
     const message = checked.message;
-    if (message.method === 'subscriptions/listen') {
-      return send(c, reject(404, message.id, ErrorCode.MethodNotFound, 'subscriptions/listen is not supported by mcp-gateway yet'), cors);
-    }
     if (cors) for (const [key, value] of Object.entries(cors)) outgoing.setHeader(key, value);
+    if (message.method === 'subscriptions/listen') {
+      options.listen.open(message, outgoing, endpoint === aggregate ? undefined : name);
+      return RESPONSE_ALREADY_SENT;
+    }
     const observe: Observe =
       message.method === 'tools/list' ? (response) => learnTools(endpoint, response)
       : message.method === 'server/discover' ? keepRelayedCapabilities
       : ignore;
-    const forwardHeaders = message.method === 'tools/call' ? forwardedParamHeaders(incoming.headers) : undefined;
+    const call = {
+      forwardHeaders: message.method === 'tools/call' ? forwardedParamHeaders(incoming.headers) : undefined,
+      authContext: authContext(incoming.headers.authorization),
+    };
     const meta = message.params?._meta;
-    if (isObject(meta) && meta.progressToken !== undefined) await respondSse(endpoint.upstream, message, outgoing, observe, forwardHeaders);
-    else await respondJson(endpoint.upstream, message, outgoing, observe, forwardHeaders);
+    if (isObject(meta) && meta.progressToken !== undefined) await respondSse(endpoint.upstream, message, outgoing, observe, call);
+    else await respondJson(endpoint.upstream, message, outgoing, observe, call);
     return RESPONSE_ALREADY_SENT;
   }
 
@@ -115,6 +123,11 @@ export function createApp(options: EdgeOptions): Hono<{ Bindings: HttpBindings }
   });
 
   return app;
+}
+
+/** Callers are told apart by their credentials (until policy/ names principals): a hash, never the secret. */
+function authContext(authorization: string | undefined): string {
+  return authorization === undefined ? ANONYMOUS : createHash('sha256').update(authorization).digest('base64url').slice(0, 22);
 }
 
 function learnTools(endpoint: Endpoint, response: JsonRpcResponse): void {

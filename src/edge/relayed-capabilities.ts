@@ -1,9 +1,10 @@
-// A server/discover answer may only promise what reaches the client through the gateway. Until
-// subscriptions/listen and log notifications are relayed, list-change, subscribe and logging are dropped.
+// A server/discover answer may only promise what reaches the client through the gateway: list changes are
+// relayed (subscriptions/listen), resource subscriptions and log notifications are not yet, so `subscribe`
+// and `logging` are dropped.
 
 import { isObject, type JsonRpcResponse } from '../protocol/jsonrpc.js';
 
-const NOT_RELAYED_FLAGS = ['listChanged', 'subscribe'];
+const NOT_RELAYED_FLAGS = ['subscribe'];
 const NOT_RELAYED_CAPABILITIES = ['logging'];
 
 export function keepRelayedCapabilities(response: JsonRpcResponse): void {

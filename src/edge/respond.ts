@@ -2,7 +2,7 @@
 // progress travels with it (notifications first, the response last, then the stream ends). The client
 // closing the connection is its cancellation: ClientGone aborts the upstream request.
 import type { ServerResponse } from 'node:http';
-import type { Upstream } from '../../bridge/upstream.js';
+import type { RequestOptions, Upstream } from '../../bridge/upstream.js';
 import type { JsonRpcNotification, JsonRpcRequest, JsonRpcResponse } from '../protocol/jsonrpc.js';
 import { ClientGone } from './node-io.js';
 
@@ -13,15 +13,17 @@ const SSE_HEADERS = {
 };
 
 export type Observe = (response: JsonRpcResponse) => void;
+/** What the upstream is told besides the message. */
+export type CallOptions = Pick<RequestOptions, 'forwardHeaders' | 'authContext'>;
 
 export async function respondJson(
   upstream: Upstream,
   message: JsonRpcRequest,
   outgoing: ServerResponse,
   observe: Observe,
-  forwardHeaders: Record<string, string> | undefined,
+  call: CallOptions,
 ): Promise<void> {
-  const response = await upstream.request(message, { signal: new ClientGone(outgoing), forwardHeaders });
+  const response = await upstream.request(message, { signal: new ClientGone(outgoing), forwardHeaders: call.forwardHeaders, authContext: call.authContext });
   if (outgoing.destroyed) return;
   observe(response);
   const body = Buffer.from(JSON.stringify(response));
@@ -34,7 +36,7 @@ export async function respondSse(
   message: JsonRpcRequest,
   outgoing: ServerResponse,
   observe: Observe,
-  forwardHeaders: Record<string, string> | undefined,
+  call: CallOptions,
 ): Promise<void> {
   const signal = new ClientGone(outgoing);
   outgoing.writeHead(200, SSE_HEADERS);
@@ -44,7 +46,8 @@ export async function respondSse(
   };
   const response = await upstream.request(message, {
     signal,
-    forwardHeaders,
+    forwardHeaders: call.forwardHeaders,
+    authContext: call.authContext,
     onNotification: (notification) => {
       if (!signal.aborted) send(notification);
     },

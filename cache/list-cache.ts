@@ -1,0 +1,271 @@
+// The list cache (SEP-2549): answers cacheable requests from a store for as long as the upstream said they
+// stay fresh (ttlMs, clamped to [minTtlMs, maxTtlMs]), keeps private answers per authorization context,
+// makes concurrent misses share one fetch, and drops whole lists when an upstream says they changed.
+//
+// Entries are grouped by upstream and method (the unit of invalidation); inside a group a field names the
+// scope, the context (private entries only) and the variant (cursor, or uri for resources/read).
+//
+// Stored results are deep copies, frozen: a hit hands out a shallow copy of the top level (with its own
+// ttlMs), so whoever receives it may replace top-level fields but must not change what lies below.
+import type { JsonObject, JsonRpcId, JsonRpcResponse } from '../src/protocol/jsonrpc.js';
+import type { Log } from '../src/protocol/log.js';
+import type { CacheStore, StoredEntry } from './store.js';
+
+export interface CacheKey {
+  /** Server name. */
+  upstream: string;
+  /** e.g. 'tools/list', 'resources/read', 'server/discover'. */
+  method: string;
+  /** What else selects the result: '' for a first page, the cursor, or the uri for resources/read. */
+  variant: string;
+  /** The caller's authorization context (an opaque hash); used only for private entries. */
+  context: string;
+}
+
+export interface CacheStats {
+  /** Answers served from the store. */
+  hits: number;
+  /** Answers not found in the store (including callers that joined another caller's fetch). */
+  misses: number;
+  /** Calls of `fetch`, i.e. upstream requests made on behalf of the cache. */
+  fetches: number;
+  /** Invalidations handled: local ones and those heard from other replicas. */
+  invalidations: number;
+  /** Store operations that failed or were skipped because the store was unreachable. */
+  storeErrors: number;
+}
+
+export interface ListCacheOptions {
+  minTtlMs: number;
+  maxTtlMs: number;
+  log: Log;
+  /** Epoch milliseconds; Date.now by default. Replicas sharing a store compare expiry times across hosts. */
+  now?: () => number;
+}
+
+type InvalidateListener = (upstream: string, methods: readonly string[]) => void;
+
+/** What one fetch produced: the upstream's answer, and the entry stored from it if it was cacheable. */
+interface Fetched {
+  response: JsonRpcResponse;
+  entry: StoredEntry | undefined;
+}
+
+const SEP = '\u0000';
+
+export class ListCache {
+  private readonly now: () => number;
+  private readonly counts = { hits: 0, misses: 0, fetches: 0, invalidations: 0, storeErrors: 0 };
+  /** group → (private field → the fetch under way for it). */
+  private readonly flights = new Map<string, Map<string, Promise<Fetched>>>();
+  /** group → how often it was invalidated; a fetch that started before an invalidation is not stored. */
+  private readonly generations = new Map<string, number>();
+  private readonly listeners: InvalidateListener[] = [];
+  /** Drops heard from other replicas in this tick, merged per upstream before listeners hear them. */
+  private heard: Map<string, Set<string>> | undefined;
+  private storeThrew = false;
+
+  constructor(
+    private readonly store: CacheStore,
+    private readonly options: ListCacheOptions,
+  ) {
+    this.now = options.now ?? Date.now;
+    store.onDropped((group) => this.droppedElsewhere(group));
+  }
+
+  get stats(): CacheStats {
+    return { ...this.counts, storeErrors: this.counts.storeErrors + (this.store.errors ?? 0) };
+  }
+
+  async get(key: CacheKey, id: JsonRpcId, fetch: () => Promise<JsonRpcResponse>): Promise<{ response: JsonRpcResponse; hit: boolean }> {
+    const group = groupOf(key.upstream, key.method);
+    const privateField = privateFieldOf(key.context, key.variant);
+    const entry = (await this.read(group, publicFieldOf(key.variant))) ?? (await this.read(group, privateField));
+    if (entry) {
+      this.counts.hits++;
+      return { response: answer(id, entry, this.now()), hit: true };
+    }
+    this.counts.misses++;
+
+    let flights = this.flights.get(group);
+    const pending = flights?.get(privateField);
+    if (pending) return { response: await this.joined(pending, id, fetch), hit: false };
+
+    const flight = this.fill(group, key, fetch);
+    if (!flights) this.flights.set(group, (flights = new Map()));
+    flights.set(privateField, flight);
+    try {
+      return { response: (await flight).response, hit: false };
+    } finally {
+      const current = this.flights.get(group);
+      if (current?.get(privateField) === flight) {
+        current.delete(privateField);
+        if (current.size === 0) this.flights.delete(group);
+      }
+    }
+  }
+
+  async invalidate(upstream: string, methods: readonly string[]): Promise<void> {
+    const groups = methods.map((method) => groupOf(upstream, method));
+    for (const group of groups) this.forget(group);
+    this.counts.invalidations++;
+    // All drops are issued in this tick, so a shared store can send them as one message.
+    await Promise.all(groups.map((group) => this.drop(group)));
+    this.emit(upstream, methods);
+  }
+
+  onInvalidate(listener: InvalidateListener): void {
+    this.listeners.push(listener);
+  }
+
+  async close(): Promise<void> {
+    this.listeners.length = 0;
+    await this.store.close();
+  }
+
+  /** The one fetch for a key: counts it, and stores a cacheable answer unless the list changed meanwhile. */
+  private async fill(group: string, key: CacheKey, fetch: () => Promise<JsonRpcResponse>): Promise<Fetched> {
+    const generation = this.generations.get(group) ?? 0;
+    this.counts.fetches++;
+    const response = await fetch();
+    if (!('result' in response)) return { response, entry: undefined };
+    const ttlMs = this.freshFor(response.result);
+    if (ttlMs === 0 || (this.generations.get(group) ?? 0) !== generation) return { response, entry: undefined };
+    const field = response.result.cacheScope === 'public' ? publicFieldOf(key.variant) : privateFieldOf(key.context, key.variant);
+    const entry: StoredEntry = { result: frozenCopy(response.result), expiresAt: this.now() + ttlMs };
+    // Not awaited: the caller need not wait for the store. A shared store serialises the entry before its
+    // first await and sends commands in order, so a read issued after this one still sees the entry.
+    void this.write(group, field, entry, ttlMs);
+    return { response, entry };
+  }
+
+  /** A caller that arrived while the same key was being fetched gets that answer under its own id. */
+  private async joined(pending: Promise<Fetched>, id: JsonRpcId, fetch: () => Promise<JsonRpcResponse>): Promise<JsonRpcResponse> {
+    const { response, entry } = await pending;
+    if (entry) return answer(id, entry, this.now());
+    if ('result' in response && response.result.resultType === 'input_required') {
+      // A multi round-trip answer belongs to one request (its requestState may be single-use): ask anew.
+      this.counts.fetches++;
+      return fetch();
+    }
+    // Not stored (an error, or ttlMs 0): a copy of its own, since callers may change what they receive.
+    const copy = structuredClone(response);
+    copy.id = id;
+    return copy;
+  }
+
+  /** ttlMs after clamping, or 0 when the result may not be stored. A clamp never turns 0 into more. */
+  private freshFor(result: JsonObject): number {
+    if (result.resultType !== undefined && result.resultType !== 'complete') return 0;
+    const asked = result.ttlMs;
+    if (typeof asked !== 'number' || !(asked >= 1)) return 0;
+    const ttl = Math.floor(Math.min(Math.max(asked, this.options.minTtlMs), this.options.maxTtlMs));
+    return ttl > 0 ? ttl : 0;
+  }
+
+  /** A fresh entry, or undefined (absent, stale, or the store failed). */
+  private async read(group: string, field: string): Promise<StoredEntry | undefined> {
+    let entry: StoredEntry | undefined;
+    try {
+      entry = await this.store.read(group, field);
+    } catch (error) {
+      this.storeFailed('read', error);
+      return undefined;
+    }
+    return entry && entry.expiresAt > this.now() ? entry : undefined;
+  }
+
+  private async write(group: string, field: string, entry: StoredEntry, ttlMs: number): Promise<void> {
+    try {
+      await this.store.write(group, field, entry, ttlMs);
+    } catch (error) {
+      this.storeFailed('write', error);
+    }
+  }
+
+  private async drop(group: string): Promise<void> {
+    try {
+      await this.store.dropGroup(group);
+    } catch (error) {
+      this.storeFailed('drop', error);
+    }
+  }
+
+  /** Stores do not throw; if one does anyway, the cache answers from the upstream and says so once. */
+  private storeFailed(operation: string, error: unknown): void {
+    this.counts.storeErrors++;
+    if (this.storeThrew) return;
+    this.storeThrew = true;
+    this.options.log.error({ operation, err: String(error) }, 'cache store threw (stores should not); answering from upstreams');
+  }
+
+  /** Later fetches of the group start afresh, and fetches under way do not store what they bring. */
+  private forget(group: string): void {
+    this.generations.set(group, (this.generations.get(group) ?? 0) + 1);
+    this.flights.delete(group);
+  }
+
+  private droppedElsewhere(group: string): void {
+    const at = group.lastIndexOf(SEP);
+    if (at < 0) return;
+    this.forget(group);
+    if (!this.heard) {
+      this.heard = new Map();
+      queueMicrotask(() => this.announceHeard());
+    }
+    const upstream = group.slice(0, at);
+    let methods = this.heard.get(upstream);
+    if (!methods) this.heard.set(upstream, (methods = new Set()));
+    methods.add(group.slice(at + 1));
+  }
+
+  private announceHeard(): void {
+    const heard = this.heard;
+    this.heard = undefined;
+    if (!heard) return;
+    for (const [upstream, methods] of heard) {
+      this.counts.invalidations++;
+      this.emit(upstream, [...methods]);
+    }
+  }
+
+  private emit(upstream: string, methods: readonly string[]): void {
+    for (const listener of this.listeners) {
+      try {
+        listener(upstream, methods);
+      } catch (error) {
+        this.options.log.error({ upstream, methods, err: String(error) }, 'an invalidation listener threw');
+      }
+    }
+  }
+}
+
+// Method names never contain NUL, so a group splits at its last NUL; a private field carries its context's
+// length, so no context and variant can spell another pair's field.
+function groupOf(upstream: string, method: string): string {
+  return upstream + SEP + method;
+}
+
+function publicFieldOf(variant: string): string {
+  return `public${SEP}${SEP}${variant}`;
+}
+
+function privateFieldOf(context: string, variant: string): string {
+  return `private${SEP}${context.length}${SEP}${context}${SEP}${variant}`;
+}
+
+function answer(id: JsonRpcId, entry: StoredEntry, now: number): JsonRpcResponse {
+  return { jsonrpc: '2.0', id, result: { ...entry.result, ttlMs: Math.max(0, Math.ceil(entry.expiresAt - now)) } };
+}
+
+function frozenCopy(result: JsonObject): JsonObject {
+  return deepFreeze(JSON.parse(JSON.stringify(result)) as JsonObject);
+}
+
+function deepFreeze<T>(value: T): T {
+  if (typeof value === 'object' && value !== null) {
+    for (const inner of Object.values(value)) deepFreeze(inner);
+    Object.freeze(value);
+  }
+  return value;
+}

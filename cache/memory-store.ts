@@ -1,0 +1,91 @@
+// The in-process store: one lru-cache bounded by entries and by bytes (an entry's size is the byte length
+// of its JSON plus its key), a ttl per entry, and an index of keys per group so a drop is one map lookup.
+import { LRUCache } from 'lru-cache';
+import type { CacheStore, StoredEntry } from './store.js';
+
+export interface MemoryStoreOptions {
+  maxEntries: number;
+  maxBytes: number;
+}
+
+interface Slot {
+  group: string;
+  entry: StoredEntry;
+}
+
+export class MemoryStore implements CacheStore {
+  private readonly lru: LRUCache<string, Slot>;
+  /** group → keys of its entries; kept in step with the LRU through `dispose`. */
+  private readonly groups = new Map<string, Set<string>>();
+  private readonly maxBytes: number;
+
+  constructor(options: MemoryStoreOptions) {
+    this.maxBytes = options.maxBytes;
+    this.lru = new LRUCache<string, Slot>({
+      max: options.maxEntries,
+      maxSize: options.maxBytes,
+      updateAgeOnGet: false,
+      allowStale: false,
+      // 'set' means replaced by a newer value under the same key: the key stays in its group.
+      dispose: (slot, key, reason) => {
+        if (reason !== 'set') this.unindex(slot.group, key);
+      },
+    });
+  }
+
+  async read(group: string, field: string): Promise<StoredEntry | undefined> {
+    return this.lru.get(keyOf(group, field))?.entry;
+  }
+
+  async write(group: string, field: string, entry: StoredEntry, ttlMs: number): Promise<void> {
+    const key = keyOf(group, field);
+    const size = Buffer.byteLength(JSON.stringify(entry)) + key.length;
+    if (size > this.maxBytes) {
+      // Too big to keep at all; an older value under this key must not outlive the newer answer.
+      this.lru.delete(key);
+      return;
+    }
+    this.lru.set(key, { group, entry }, { ttl: Math.max(1, Math.ceil(ttlMs)), size });
+    let keys = this.groups.get(group);
+    if (!keys) this.groups.set(group, (keys = new Set()));
+    keys.add(key);
+  }
+
+  async dropGroup(group: string): Promise<void> {
+    const keys = this.groups.get(group);
+    if (!keys) return;
+    this.groups.delete(group);
+    for (const key of keys) this.lru.delete(key);
+  }
+
+  onDropped(): void {
+    // Nothing else shares this store.
+  }
+
+  /** Entries held (expired ones count until they are touched or evicted). */
+  get size(): number {
+    return this.lru.size;
+  }
+
+  /** Bytes held, as the LRU counts them. */
+  get bytes(): number {
+    return this.lru.calculatedSize;
+  }
+
+  async close(): Promise<void> {
+    this.lru.clear();
+    this.groups.clear();
+  }
+
+  private unindex(group: string, key: string): void {
+    const keys = this.groups.get(group);
+    if (!keys) return;
+    keys.delete(key);
+    if (keys.size === 0) this.groups.delete(group);
+  }
+}
+
+/** Length-prefixed, so no (group, field) pair can spell another's key. */
+function keyOf(group: string, field: string): string {
+  return `${group.length}:${group}${field}`;
+}

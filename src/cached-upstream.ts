@@ -1,0 +1,48 @@
+// An upstream with the list cache in front: cacheable requests (lists, discover, resources/read) are
+// answered from the cache while their ttlMs lasts; everything else, and every retry of a multi round-trip
+// request, goes straight through.
+import type { ListCache } from '../cache/list-cache.js';
+import type { RequestOptions, Upstream, UpstreamStatus } from '../bridge/upstream.js';
+import type { JsonRpcRequest, JsonRpcResponse } from './protocol/jsonrpc.js';
+import { CACHEABLE_METHODS } from './protocol/mcp.js';
+
+export const ANONYMOUS = 'anonymous';
+
+export class CachedUpstream implements Upstream {
+  constructor(
+    private readonly inner: Upstream,
+    private readonly cache: ListCache,
+  ) {}
+
+  get name(): string {
+    return this.inner.name;
+  }
+
+  get events(): Upstream['events'] {
+    return this.inner.events;
+  }
+
+  status(): UpstreamStatus {
+    return this.inner.status();
+  }
+
+  start(): Promise<void> {
+    return this.inner.start();
+  }
+
+  close(): Promise<void> {
+    return this.inner.close();
+  }
+
+  async request(message: JsonRpcRequest, options: RequestOptions = {}): Promise<JsonRpcResponse> {
+    const params = message.params;
+    if (!CACHEABLE_METHODS.has(message.method) || (params && ('inputResponses' in params || 'requestState' in params))) {
+      return this.inner.request(message, options);
+    }
+    const variant = message.method === 'resources/read' ? String(params?.uri) : typeof params?.cursor === 'string' ? params.cursor : '';
+    const key = { upstream: this.inner.name, method: message.method, variant, context: options.authContext ?? ANONYMOUS };
+    // Others may wait on this fetch (single flight): one caller going away must not cancel it for them.
+    const { response } = await this.cache.get(key, message.id, () => this.inner.request(message, { ...options, signal: undefined }));
+    return response;
+  }
+}

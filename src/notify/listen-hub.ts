@@ -1,0 +1,92 @@
+// subscriptions/listen on the gateway's endpoints. Every list change the gateway learns of — from its own
+// upstreams, or from another replica through the shared cache — arrives here as "these lists of this
+// upstream changed" and goes to each open listen stream that opted in to it and watches that upstream.
+import type { ServerResponse } from 'node:http';
+import { isObject, type JsonObject, type JsonRpcId, type JsonRpcRequest } from '../protocol/jsonrpc.js';
+import { META } from '../protocol/mcp.js';
+
+const KEEP_ALIVE_MS = 15_000;
+const SSE_HEADERS = {
+  'content-type': 'text/event-stream',
+  'cache-control': 'no-cache, no-transform',
+  'x-accel-buffering': 'no',
+};
+
+/** Which filter flag opts in to the notification that a changed list produces. */
+const BY_LIST: Record<string, { flag: string; method: string }> = {
+  'tools/list': { flag: 'toolsListChanged', method: 'notifications/tools/list_changed' },
+  'prompts/list': { flag: 'promptsListChanged', method: 'notifications/prompts/list_changed' },
+  'resources/list': { flag: 'resourcesListChanged', method: 'notifications/resources/list_changed' },
+  'resources/templates/list': { flag: 'resourcesListChanged', method: 'notifications/resources/list_changed' },
+};
+const HONOURED_FLAGS = ['toolsListChanged', 'promptsListChanged', 'resourcesListChanged'];
+
+interface Listener {
+  /** The upstreams it watches; undefined for /mcp (all of them). */
+  upstream: string | undefined;
+  flags: Set<string>;
+  subscriptionId: JsonRpcId;
+  outgoing: ServerResponse;
+}
+
+export class ListenHub {
+  private readonly listeners = new Set<Listener>();
+
+  get size(): number {
+    return this.listeners.size;
+  }
+
+  /** Lists of `upstream` changed: tell every listener that asked. */
+  publish(upstream: string, lists: readonly string[]): void {
+    if (this.listeners.size === 0) return;
+    const methods = new Map<string, string>();
+    for (const list of lists) {
+      const mapped = BY_LIST[list];
+      if (mapped) methods.set(mapped.method, mapped.flag);
+    }
+    for (const listener of this.listeners) {
+      if (listener.upstream !== undefined && listener.upstream !== upstream) continue;
+      for (const [method, flag] of methods) {
+        if (listener.flags.has(flag)) send(listener.outgoing, { jsonrpc: '2.0', method, params: { _meta: { [META.subscriptionId]: listener.subscriptionId } } });
+      }
+    }
+  }
+
+  /**
+   * Turns the response into the listen stream for `request`: the acknowledgement with the honoured subset
+   * first, then opted-in notifications, comment keep-alives, until the client closes it.
+   */
+  open(request: JsonRpcRequest, outgoing: ServerResponse, upstream: string | undefined): void {
+    const asked = isObject(request.params?.notifications) ? request.params.notifications : {};
+    const honoured: JsonObject = {};
+    for (const flag of HONOURED_FLAGS) if (asked[flag] === true) honoured[flag] = true;
+    const listener: Listener = { upstream, flags: new Set(Object.keys(honoured)), subscriptionId: request.id, outgoing };
+
+    outgoing.writeHead(200, SSE_HEADERS);
+    send(outgoing, {
+      jsonrpc: '2.0',
+      method: 'notifications/subscriptions/acknowledged',
+      params: { notifications: honoured, _meta: { [META.subscriptionId]: request.id } },
+    });
+    this.listeners.add(listener);
+    const keepAlive = setInterval(() => outgoing.write(': keep-alive\n\n'), KEEP_ALIVE_MS);
+    keepAlive.unref();
+    outgoing.once('close', () => {
+      clearInterval(keepAlive);
+      this.listeners.delete(listener);
+    });
+  }
+
+  /** Ends every stream with the listen result, as a server shutting down should. */
+  closeAll(): void {
+    for (const listener of this.listeners) {
+      send(listener.outgoing, { jsonrpc: '2.0', id: listener.subscriptionId, result: { resultType: 'complete', _meta: { [META.subscriptionId]: listener.subscriptionId } } });
+      listener.outgoing.end();
+    }
+    this.listeners.clear();
+  }
+}
+
+function send(outgoing: ServerResponse, message: unknown): void {
+  outgoing.write(`event: message\ndata: ${JSON.stringify(message)}\n\n`);
+}

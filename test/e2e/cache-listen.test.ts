@@ -1,0 +1,226 @@
+// The list cache in the request path and subscriptions/listen: TTLs honoured, misses coalesced, private
+// answers kept apart, list changes invalidating and reaching listen streams — also across two gateways
+// sharing the real Redis on this machine.
+import assert from 'node:assert/strict';
+import { randomUUID } from 'node:crypto';
+import { Redis } from 'ioredis';
+import { after, before, describe, test } from 'node:test';
+import { setTimeout as sleep } from 'node:timers/promises';
+import type { RunningGateway } from '../../src/gateway.js';
+import { fixture, headersFor, post, request, ROOT, schemaProblems, startTestGateway } from './harness.js';
+
+const synthetic = (id: string, env: Record<string, string> = {}) => ({
+  command: process.execPath,
+  args: ['test/fixtures/synthetic-server.mjs'],
+  cwd: ROOT,
+  env: { SERVER_ID: id, ...env },
+});
+const listsServed = async (url: string) => Number((await post(url, request('tools/call', { name: '__count', arguments: {} }))).body.result.content[0].text);
+
+/** A listen stream: collects its notifications until closed. */
+async function openListen(url: string, notifications: Record<string, unknown>, headers: Record<string, string> = {}) {
+  const body = request('subscriptions/listen', { notifications });
+  const controller = new AbortController();
+  const response = await fetch(url, { method: 'POST', headers: { ...headersFor(body), ...headers }, body: JSON.stringify(body), signal: controller.signal });
+  assert.equal(response.headers.get('content-type'), 'text/event-stream');
+  const messages: any[] = [];
+  const reader = response.body!.getReader();
+  const decoder = new TextDecoder();
+  let buffer = '';
+  void (async () => {
+    try {
+      for (;;) {
+        const { done, value } = await reader.read();
+        if (done) return;
+        buffer += decoder.decode(value, { stream: true });
+        let end: number;
+        while ((end = buffer.indexOf('\n\n')) !== -1) {
+          const event = buffer.slice(0, end);
+          buffer = buffer.slice(end + 2);
+          const data = event.split('\n').find((line) => line.startsWith('data: '));
+          if (data) messages.push(JSON.parse(data.slice(6)));
+        }
+      }
+    } catch {
+      // closed by the test
+    }
+  })();
+  return { id: body.id, messages, close: () => controller.abort() };
+}
+
+async function until(predicate: () => boolean, ms: number): Promise<boolean> {
+  const deadline = Date.now() + ms;
+  while (Date.now() < deadline && !predicate()) await sleep(20);
+  return predicate();
+}
+
+describe('the list cache in the request path (memory store)', () => {
+  let gateway: RunningGateway;
+  before(async () => {
+    gateway = await startTestGateway({
+      syn: synthetic('syn'),
+      brief: synthetic('brief', { LIST_TTL_MS: '300' }),
+      mine: synthetic('mine', { CACHE_SCOPE: 'private' }),
+      legacy: fixture('legacy-server', { legacyTtlMs: 60_000 }),
+      modern: fixture('modern-server'),
+    });
+  });
+  after(() => gateway.close());
+
+  test('N lists within the TTL reach the upstream once, with the remaining freshness as ttlMs', async () => {
+    const url = `${gateway.url}/servers/syn/mcp`;
+    const answers = [];
+    for (let i = 0; i < 5; i++) answers.push(await post(url, request('tools/list')));
+    assert.equal(await listsServed(url), 1);
+    for (const answer of answers) assert.deepEqual(schemaProblems('tools/list', answer.body), []);
+    const ttl = answers.at(-1)!.body.result.ttlMs;
+    assert.ok(ttl > 0 && ttl <= 60_000, `remaining ttlMs ${ttl}`);
+  });
+
+  test('after the TTL the next list goes to the upstream again', async () => {
+    const url = `${gateway.url}/servers/brief/mcp`;
+    await post(url, request('tools/list'));
+    await post(url, request('tools/list'));
+    assert.equal(await listsServed(url), 1);
+    await sleep(400);
+    await post(url, request('tools/list'));
+    assert.equal(await listsServed(url), 2);
+  });
+
+  test('100 concurrent misses make one upstream call', async () => {
+    await gateway.cache.invalidate('syn', ['tools/list']);
+    const url = `${gateway.url}/servers/syn/mcp`;
+    const before = await listsServed(url);
+    const answers = await Promise.all(Array.from({ length: 100 }, (_, i) => post(url, request('tools/list', {}, `c-${i}`))));
+    answers.forEach((answer, i) => {
+      assert.equal(answer.body.id, `c-${i}`, 'each caller gets its own id');
+      assert.equal(answer.body.result.tools.length, 5);
+    });
+    assert.equal(await listsServed(url), before + 1);
+  });
+
+  test('private answers are kept per caller; public ones shared', async () => {
+    const url = `${gateway.url}/servers/mine/mcp`;
+    const as = (who: string) => ({ ...headersFor({ method: 'tools/list' }), authorization: `Bearer ${who}` });
+    await post(url, request('tools/list'), as('alice'));
+    await post(url, request('tools/list'), as('alice'));
+    assert.equal(await listsServed(url), 1);
+    await post(url, request('tools/list'), as('bob'));
+    assert.equal(await listsServed(url), 2, "bob does not get alice's private answer");
+    const shared = `${gateway.url}/servers/syn/mcp`;
+    const before = await listsServed(shared);
+    await post(shared, request('tools/list'), as('carol'));
+    assert.equal(await listsServed(shared), before, 'a public answer is served to anyone');
+  });
+
+  test("a legacy server's list_changed makes the next list fresh", async () => {
+    const url = `${gateway.url}/servers/legacy/mcp`;
+    const first = await post(url, request('tools/list'));
+    const cached = await post(url, request('tools/list'));
+    assert.deepEqual(cached.body.result.tools.map((t: any) => t.name), first.body.result.tools.map((t: any) => t.name));
+    assert.equal(first.body.result.cacheScope, 'private');
+    await post(url, request('tools/call', { name: 'add-tool', arguments: {} }));
+    assert.ok(
+      await until(() => gateway.cache.stats.invalidations > 0, 2_000),
+      'the gateway heard the list change',
+    );
+    const fresh = await post(url, request('tools/list'));
+    assert.ok(fresh.body.result.tools.some((t: any) => t.name === 'added-1'), 'the new tool is listed');
+  });
+
+  test('input_required answers and retries are never cached (retries go straight through)', async () => {
+    const url = `${gateway.url}/servers/syn/mcp`;
+    const before = await listsServed(url);
+    await post(url, request('tools/list', { requestState: 'opaque' }));
+    await post(url, request('tools/list', { requestState: 'opaque' }));
+    assert.equal(await listsServed(url), before + 2);
+  });
+
+  describe('subscriptions/listen', () => {
+    test('acknowledges the honoured subset first, then relays a modern upstream\'s list change', async () => {
+      const url = `${gateway.url}/servers/modern/mcp`;
+      const listen = await openListen(url, { toolsListChanged: true, resourceSubscriptions: ['fixture://hello'] });
+      try {
+        assert.ok(await until(() => listen.messages.length >= 1, 2_000));
+        assert.deepEqual(listen.messages[0], {
+          jsonrpc: '2.0',
+          method: 'notifications/subscriptions/acknowledged',
+          params: { notifications: { toolsListChanged: true }, _meta: { 'io.modelcontextprotocol/subscriptionId': listen.id } },
+        });
+        assert.deepEqual(schemaProblems('', listen.messages[0]), []);
+        await post(url, request('tools/call', { name: 'add-tool', arguments: {} }));
+        assert.ok(await until(() => listen.messages.length >= 2, 3_000), JSON.stringify(listen.messages));
+        assert.equal(listen.messages[1].method, 'notifications/tools/list_changed');
+        assert.equal(listen.messages[1].params._meta['io.modelcontextprotocol/subscriptionId'], listen.id);
+      } finally {
+        listen.close();
+      }
+    });
+
+    test('on /mcp the list changes of every upstream arrive on one stream; unasked kinds do not', async () => {
+      const listen = await openListen(`${gateway.url}/mcp`, { toolsListChanged: true });
+      try {
+        assert.ok(await until(() => listen.messages.length >= 1, 2_000));
+        await post(`${gateway.url}/servers/legacy/mcp`, request('tools/call', { name: 'add-tool', arguments: {} }));
+        await post(`${gateway.url}/servers/modern/mcp`, request('tools/call', { name: 'add-tool', arguments: {} }));
+        assert.ok(await until(() => listen.messages.length >= 3, 3_000), JSON.stringify(listen.messages));
+        for (const message of listen.messages.slice(1)) assert.equal(message.method, 'notifications/tools/list_changed');
+        await gateway.cache.invalidate('syn', ['prompts/list']);
+        await sleep(200);
+        assert.ok(listen.messages.every((m) => m.method !== 'notifications/prompts/list_changed'));
+      } finally {
+        listen.close();
+      }
+    });
+
+    test('closed streams are forgotten', async () => {
+      const listen = await openListen(`${gateway.url}/mcp`, { toolsListChanged: true });
+      assert.ok(await until(() => gateway.listen.size >= 1, 2_000));
+      listen.close();
+      assert.ok(await until(() => gateway.listen.size === 0, 2_000));
+    });
+  });
+});
+
+describe('two gateways sharing Redis', () => {
+  const keyPrefix = `mcp-gateway-test:${randomUUID()}:`;
+  const cache = { store: 'redis', url: 'redis://127.0.0.1:6379', keyPrefix };
+  let a: RunningGateway;
+  let b: RunningGateway;
+  before(async () => {
+    a = await startTestGateway({ syn: synthetic('syn'), legacy: fixture('legacy-server', { legacyTtlMs: 60_000 }) }, {}, { cache });
+    b = await startTestGateway({ syn: synthetic('syn'), legacy: fixture('legacy-server', { legacyTtlMs: 60_000 }) }, {}, { cache });
+  });
+  after(async () => {
+    await a.close();
+    await b.close();
+    const redis = new Redis('redis://127.0.0.1:6379', { lazyConnect: true });
+    await redis.connect();
+    const keys = await redis.keys(`${keyPrefix}*`);
+    if (keys.length) await redis.del(...keys);
+    await redis.quit();
+  });
+
+  test('a list fetched through one is served by the other without an upstream call', async () => {
+    await post(`${a.url}/servers/syn/mcp`, request('tools/list'));
+    const fromB = await post(`${b.url}/servers/syn/mcp`, request('tools/list'));
+    assert.equal(fromB.body.result.tools.length, 5);
+    assert.equal(await listsServed(`${a.url}/servers/syn/mcp`), 1);
+    assert.equal(await listsServed(`${b.url}/servers/syn/mcp`), 0, "b's own upstream was never asked");
+  });
+
+  test('a change seen by one reaches a listen client of the other, and both serve the fresh list', async () => {
+    await post(`${a.url}/servers/legacy/mcp`, request('tools/list'));
+    const listen = await openListen(`${b.url}/mcp`, { toolsListChanged: true });
+    try {
+      assert.ok(await until(() => listen.messages.length >= 1, 2_000));
+      await post(`${a.url}/servers/legacy/mcp`, request('tools/call', { name: 'add-tool', arguments: {} }));
+      assert.ok(await until(() => listen.messages.length >= 2, 3_000), JSON.stringify(listen.messages));
+      assert.equal(listen.messages[1].method, 'notifications/tools/list_changed');
+    } finally {
+      listen.close();
+    }
+    const fresh = await post(`${a.url}/servers/legacy/mcp`, request('tools/list'));
+    assert.ok(fresh.body.result.tools.some((t: any) => t.name === 'added-1'));
+  });
+});

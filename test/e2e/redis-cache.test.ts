@@ -1,0 +1,290 @@
+// ListCache over RedisStore against real Redis: two instances with their own connections stand in for two
+// gateway replicas sharing 127.0.0.1:6379; a redis-server of the test's own, on a free port, is killed and
+// restarted to show that a Redis outage never fails or slows a request.
+import assert from 'node:assert/strict';
+import { spawn, spawnSync, type ChildProcess } from 'node:child_process';
+import { randomUUID } from 'node:crypto';
+import { createServer, Socket } from 'node:net';
+import { after, test } from 'node:test';
+import { setTimeout as sleep } from 'node:timers/promises';
+import { Redis } from 'ioredis';
+import { ListCache, type CacheKey } from '../../cache/list-cache.js';
+import { RedisStore } from '../../cache/redis-store.js';
+import type { JsonObject, JsonRpcResponse } from '../../src/protocol/jsonrpc.js';
+import { silentLog, type Log } from '../../src/protocol/log.js';
+
+const SHARED_URL = 'redis://127.0.0.1:6379';
+const PREFIX = `mcp-gateway-test:${randomUUID()}:`;
+
+const sharedRedisUp = await reachable(6379);
+const SKIP_SHARED = sharedRedisUp ? false : 'no Redis at 127.0.0.1:6379';
+const SKIP_OWN = spawnSync('redis-server', ['--version']).error ? 'redis-server is not on PATH: cannot start a Redis to stop' : false;
+
+const open: { close(): Promise<void> }[] = [];
+after(async () => {
+  await Promise.all(open.map((c) => c.close().catch(() => {})));
+  if (!sharedRedisUp) return;
+  // Remove everything this run wrote.
+  const admin = new Redis(SHARED_URL, { lazyConnect: true, maxRetriesPerRequest: 1 });
+  await admin.connect();
+  let cursor = '0';
+  do {
+    const [next, keys] = await admin.scan(cursor, 'MATCH', `${PREFIX}*`, 'COUNT', 500);
+    if (keys.length) await admin.del(...keys);
+    cursor = next;
+  } while (cursor !== '0');
+  await admin.quit();
+});
+
+function replica(url = SHARED_URL, log: Log = silentLog, keyPrefix = PREFIX) {
+  const store = new RedisStore({ url, keyPrefix, log });
+  const cache = new ListCache(store, { minTtlMs: 0, maxTtlMs: 3_600_000, log });
+  open.push(cache);
+  return { cache, store };
+}
+
+const key = (overrides: Partial<CacheKey> = {}): CacheKey => ({ upstream: 'srv', method: 'tools/list', variant: '', context: 'alice', ...overrides });
+
+function ok(result: JsonObject): JsonRpcResponse {
+  return { jsonrpc: '2.0', id: 0, result };
+}
+
+function counted(result: () => JsonObject) {
+  const counter = { calls: 0, fetch: async () => (counter.calls++, ok(result())) };
+  return counter;
+}
+
+const tools = (ttlMs: number, cacheScope = 'public') => ({ resultType: 'complete', tools: [{ name: 'echo', inputSchema: { type: 'object' } }], ttlMs, cacheScope });
+
+async function until(predicate: () => boolean | Promise<boolean>, ms: number, stepMs = 20): Promise<boolean> {
+  const deadline = Date.now() + ms;
+  while (Date.now() < deadline) {
+    if (await predicate()) return true;
+    await sleep(stepMs);
+  }
+  return predicate();
+}
+
+async function ready(store: RedisStore): Promise<void> {
+  // A read that reaches Redis does not count as an error; one made before the connection is up does.
+  assert.ok(
+    await until(async () => {
+      const before = store.errors;
+      await store.read('probe', 'probe');
+      return store.errors === before;
+    }, 5_000),
+    'RedisStore did not connect',
+  );
+}
+
+test('an entry stored by one replica is a hit on the other; private entries stay with their context', { skip: SKIP_SHARED }, async () => {
+  const a = replica();
+  const b = replica();
+  await Promise.all([ready(a.store), ready(b.store)]);
+  const errorsBefore = a.cache.stats.storeErrors + b.cache.stats.storeErrors; // probes made while connecting
+  const up = counted(() => tools(60_000));
+
+  assert.equal((await a.cache.get(key(), 1, up.fetch)).hit, false);
+  assert.equal((await a.cache.get(key(), 2, up.fetch)).hit, true); // same connection: after the write
+  const onB = await b.cache.get(key({ context: 'bob' }), 'b-1', up.fetch);
+  assert.equal(onB.hit, true);
+  assert.equal(onB.response.id, 'b-1');
+  assert.ok('result' in onB.response);
+  assert.deepEqual(onB.response.result.tools, [{ name: 'echo', inputSchema: { type: 'object' } }]);
+  assert.ok((onB.response.result.ttlMs as number) > 59_000 && (onB.response.result.ttlMs as number) <= 60_000);
+  assert.equal(up.calls, 1);
+
+  const priv = counted(() => tools(60_000, 'private'));
+  await a.cache.get(key({ method: 'prompts/list' }), 1, priv.fetch);
+  await a.cache.get(key({ method: 'prompts/list' }), 1, priv.fetch);
+  assert.equal((await b.cache.get(key({ method: 'prompts/list', context: 'alice' }), 1, priv.fetch)).hit, true);
+  assert.equal((await b.cache.get(key({ method: 'prompts/list', context: 'bob' }), 1, priv.fetch)).hit, false);
+  assert.equal(priv.calls, 2);
+  assert.equal(a.cache.stats.storeErrors + b.cache.stats.storeErrors, errorsBefore);
+});
+
+test('an invalidation on one replica fires onInvalidate on the other and the entry is gone for both', { skip: SKIP_SHARED }, async () => {
+  const a = replica();
+  const b = replica();
+  await Promise.all([ready(a.store), ready(b.store)]);
+  const heardOnA: [string, readonly string[]][] = [];
+  const heardOnB: [string, readonly string[]][] = [];
+  a.cache.onInvalidate((upstream, methods) => heardOnA.push([upstream, methods]));
+  b.cache.onInvalidate((upstream, methods) => heardOnB.push([upstream, methods]));
+  // Give B's subscriber a moment to be subscribed (it subscribes on 'ready').
+  await sleep(100);
+
+  const up = counted(() => tools(60_000));
+  const lists = ['resources/list', 'resources/templates/list'];
+  for (const method of [...lists, 'tools/list']) {
+    await a.cache.get(key({ method, upstream: 'inv' }), 1, up.fetch);
+    await a.cache.get(key({ method, upstream: 'inv' }), 1, up.fetch);
+  }
+  assert.equal((await b.cache.get(key({ method: 'resources/list', upstream: 'inv' }), 1, up.fetch)).hit, true);
+  assert.equal(up.calls, 3);
+
+  await a.cache.invalidate('inv', lists);
+  assert.ok(await until(() => heardOnB.length > 0, 2_000), 'B heard no invalidation');
+  await sleep(50);
+  assert.deepEqual(heardOnB, [['inv', lists]]); // both methods in one notice
+  assert.deepEqual(heardOnA, [['inv', lists]]); // A heard its own once, not again through Redis
+  assert.equal(b.cache.stats.invalidations, 1);
+
+  const uncacheable = async () => ok(tools(0)); // so that one replica's miss does not refill the other's
+  for (const cache of [a.cache, b.cache]) {
+    for (const method of lists) assert.equal((await cache.get(key({ method, upstream: 'inv' }), 1, uncacheable)).hit, false);
+  }
+  assert.equal((await b.cache.get(key({ method: 'tools/list', upstream: 'inv' }), 1, up.fetch)).hit, true);
+});
+
+test('entries expire, and a hash lives as long as its longest-lived field', { skip: SKIP_SHARED }, async () => {
+  const a = replica();
+  const b = replica();
+  await Promise.all([ready(a.store), ready(b.store)]);
+  const short = counted(() => tools(300));
+  await a.cache.get(key({ upstream: 'exp' }), 1, short.fetch);
+  assert.equal((await a.cache.get(key({ upstream: 'exp' }), 1, short.fetch)).hit, true);
+  assert.equal((await b.cache.get(key({ upstream: 'exp' }), 1, short.fetch)).hit, true);
+  await sleep(350);
+  assert.equal((await b.cache.get(key({ upstream: 'exp' }), 1, short.fetch)).hit, false);
+  assert.equal((await a.cache.get(key({ upstream: 'exp' }), 1, short.fetch)).hit, true); // B refilled it
+  assert.equal(short.calls, 2);
+
+  const admin = new Redis(SHARED_URL);
+  open.push({ close: async () => void (await admin.quit()) });
+  const hash = `${PREFIX}g:exp2\u0000tools/list`;
+  await a.cache.get(key({ upstream: 'exp2', variant: 'long' }), 1, async () => ok(tools(60_000)));
+  await a.cache.get(key({ upstream: 'exp2', variant: 'short' }), 1, async () => ok(tools(1_000)));
+  await a.cache.get(key({ upstream: 'exp2', variant: 'short' }), 1, async () => assert.fail('cached'));
+  const pttl = await admin.pttl(hash);
+  assert.ok(pttl > 59_000 && pttl <= 60_000, `hash PTTL ${pttl}`);
+  await sleep(1_050);
+  // The short field is stale (ignored) although the hash still holds it.
+  let fetched = 0;
+  await b.cache.get(key({ upstream: 'exp2', variant: 'short' }), 1, async () => (fetched++, ok(tools(0))));
+  assert.equal(fetched, 1);
+  assert.equal((await b.cache.get(key({ upstream: 'exp2', variant: 'long' }), 1, async () => assert.fail('cached'))).hit, true);
+});
+
+test('Redis stopped mid-test: answers keep coming, fast, without throwing; the cache works again after a restart', { skip: SKIP_OWN, timeout: 30_000 }, async () => {
+  const port = await freePort();
+  const url = `redis://127.0.0.1:${port}`;
+  let server = await startRedis(port);
+  const owned = { close: async () => stopRedis(server) };
+  open.push(owned);
+
+  const { log, lines } = recordingLog();
+  const { cache, store } = replica(url, log);
+  await ready(store);
+  const up = counted(() => tools(60_000));
+  await cache.get(key(), 1, up.fetch);
+  assert.equal((await cache.get(key(), 1, up.fetch)).hit, true);
+  assert.equal(up.calls, 1);
+
+  await stopRedis(server);
+  const errorsBefore = cache.stats.storeErrors;
+  for (let i = 0; i < 30; i++) {
+    const started = performance.now();
+    const { response, hit } = await cache.get(key({ variant: String(i % 3), context: `c${i}` }), i, async () => ok(tools(60_000, 'private')));
+    const took = performance.now() - started;
+    assert.equal(hit, false);
+    assert.ok('result' in response, 'the fetched answer comes back');
+    assert.ok(took < 200, `get took ${took.toFixed(1)} ms with Redis down`);
+    if (i === 10) {
+      const t0 = performance.now();
+      await cache.invalidate('srv', ['tools/list']); // does not throw either; kept for later
+      assert.ok(performance.now() - t0 < 200);
+    }
+    await sleep(10);
+  }
+  assert.ok(cache.stats.storeErrors > errorsBefore, 'store errors are counted');
+  assert.equal(lines.filter((l) => l.level === 'warn').length, 1, `one warning per outage: ${JSON.stringify(lines)}`);
+
+  server = await startRedis(port);
+  const back = counted(() => tools(60_000));
+  assert.ok(
+    await until(async () => {
+      await cache.get(key({ upstream: 'after' }), 1, back.fetch);
+      return (await cache.get(key({ upstream: 'after' }), 1, back.fetch)).hit;
+    }, 10_000, 100),
+    'the cache did not work again after Redis came back',
+  );
+  assert.ok(await until(() => lines.some((l) => l.level === 'info' && /again/.test(l.msg)), 2_000), 'recovery is logged');
+  assert.equal(lines.filter((l) => l.level === 'warn').length, 1);
+});
+
+test('Redis hanging (SIGSTOP): each get still answers within 200 ms', { skip: SKIP_OWN, timeout: 30_000 }, async () => {
+  const port = await freePort();
+  const server = await startRedis(port);
+  open.push({ close: async () => stopRedis(server) });
+  const { cache, store } = replica(`redis://127.0.0.1:${port}`);
+  await ready(store);
+  const up = counted(() => tools(60_000));
+  await cache.get(key(), 1, up.fetch);
+
+  server.kill('SIGSTOP');
+  try {
+    for (let i = 0; i < 20; i++) {
+      const started = performance.now();
+      const { response } = await cache.get(key({ variant: String(i), context: `c${i}` }), i, async () => ok(tools(60_000, 'private')));
+      const took = performance.now() - started;
+      assert.ok('result' in response);
+      assert.ok(took < 200, `get took ${took.toFixed(1)} ms with Redis hanging`);
+      await sleep(50);
+    }
+    assert.ok(cache.stats.storeErrors > 0);
+  } finally {
+    server.kill('SIGCONT');
+  }
+  assert.ok(await until(async () => (await cache.get(key(), 1, up.fetch)).hit, 5_000, 100), 'the cache works again once Redis answers');
+});
+
+// ---- helpers ---------------------------------------------------------------------------------------------
+
+function recordingLog() {
+  const lines: { level: string; msg: string }[] = [];
+  const record = (level: string) => (_obj: object, msg?: string) => void lines.push({ level, msg: msg ?? '' });
+  const log: Log = { debug: record('debug'), info: record('info'), warn: record('warn'), error: record('error'), child: () => log };
+  return { log, lines };
+}
+
+function reachable(port: number): Promise<boolean> {
+  return new Promise((resolve) => {
+    const socket = new Socket();
+    socket.setTimeout(500);
+    socket.once('connect', () => (socket.destroy(), resolve(true)));
+    socket.once('error', () => resolve(false));
+    socket.once('timeout', () => (socket.destroy(), resolve(false)));
+    socket.connect(port, '127.0.0.1');
+  });
+}
+
+function freePort(): Promise<number> {
+  return new Promise((resolve, reject) => {
+    const server = createServer();
+    server.once('error', reject);
+    server.listen(0, '127.0.0.1', () => {
+      const { port } = server.address() as { port: number };
+      server.close(() => resolve(port));
+    });
+  });
+}
+
+async function startRedis(port: number): Promise<ChildProcess> {
+  const child = spawn('redis-server', ['--port', String(port), '--bind', '127.0.0.1', '--save', '', '--appendonly', 'no'], {
+    stdio: ['ignore', 'ignore', 'inherit'],
+  });
+  if (!(await until(() => reachable(port), 5_000, 25))) {
+    child.kill('SIGKILL');
+    throw new Error(`redis-server on port ${port} did not start`);
+  }
+  return child;
+}
+
+async function stopRedis(child: ChildProcess): Promise<void> {
+  if (child.exitCode !== null || child.signalCode !== null) return;
+  const exited = new Promise((resolve) => child.once('exit', resolve));
+  child.kill('SIGCONT');
+  child.kill('SIGKILL');
+  await exited;
+}
