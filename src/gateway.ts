@@ -7,6 +7,7 @@ import type { Upstream } from '../bridge/upstream.js';
 import { ListCache } from '../cache/list-cache.js';
 import { MemoryStore } from '../cache/memory-store.js';
 import { RedisStore } from '../cache/redis-store.js';
+import { TieredStore } from '../cache/tiered-store.js';
 import type { GatewayConfig } from './config.js';
 import { Aggregator } from './aggregate/aggregator.js';
 import { CachedUpstream } from './cached-upstream.js';
@@ -96,10 +97,10 @@ export async function startGateway(config: GatewayConfig, log: Log): Promise<Run
 }
 
 function createCache(settings: GatewayConfig['cache'], log: Log): ListCache {
-  const store =
-    settings.store === 'redis'
-      ? new RedisStore({ url: settings.url, keyPrefix: settings.keyPrefix, log })
-      : new MemoryStore({ maxEntries: settings.maxEntries, maxBytes: settings.maxBytes });
+  const memory = new MemoryStore({ maxEntries: settings.maxEntries, maxBytes: settings.maxBytes });
+  // With Redis, memory stays in front: shared entries are read once per replica, and a Redis outage
+  // still leaves this replica what it holds.
+  const store = settings.store === 'redis' ? new TieredStore(memory, new RedisStore({ url: settings.url, keyPrefix: settings.keyPrefix, log })) : memory;
   return new ListCache(store, { minTtlMs: settings.minTtlMs, maxTtlMs: settings.maxTtlMs, log });
 }
 

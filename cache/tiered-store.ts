@@ -1,0 +1,48 @@
+// Memory in front of a shared store: reads are served from this process when they can be, writes go to
+// both, and a drop — made here or heard from another replica — empties both. So while Redis is down the
+// gateway still answers from what it already holds here, and when Redis is up replicas share entries.
+import type { CacheStore, StoredEntry } from './store.js';
+
+export class TieredStore implements CacheStore {
+  private readonly listeners: ((group: string) => void)[] = [];
+
+  constructor(
+    private readonly near: CacheStore,
+    private readonly shared: CacheStore,
+    private readonly now: () => number = Date.now,
+  ) {
+    shared.onDropped((group) => {
+      void near.dropGroup(group);
+      for (const listener of this.listeners) listener(group);
+    });
+  }
+
+  get errors(): number {
+    return this.shared.errors ?? 0;
+  }
+
+  async read(group: string, field: string): Promise<StoredEntry | undefined> {
+    const local = await this.near.read(group, field);
+    if (local && local.expiresAt > this.now()) return local;
+    const remote = await this.shared.read(group, field);
+    // Remember what another replica fetched, for as long as it stays fresh.
+    if (remote && remote.expiresAt > this.now()) void this.near.write(group, field, remote, remote.expiresAt - this.now());
+    return remote;
+  }
+
+  async write(group: string, field: string, entry: StoredEntry, ttlMs: number): Promise<void> {
+    await Promise.all([this.near.write(group, field, entry, ttlMs), this.shared.write(group, field, entry, ttlMs)]);
+  }
+
+  async dropGroup(group: string): Promise<void> {
+    await Promise.all([this.near.dropGroup(group), this.shared.dropGroup(group)]);
+  }
+
+  onDropped(listener: (group: string) => void): void {
+    this.listeners.push(listener);
+  }
+
+  async close(): Promise<void> {
+    await Promise.all([this.near.close(), this.shared.close()]);
+  }
+}
