@@ -12,14 +12,19 @@ const ROOT = fileURLToPath(new URL('../', import.meta.url));
 const META = { 'io.modelcontextprotocol/protocolVersion': '2026-07-28', 'io.modelcontextprotocol/clientCapabilities': {} };
 const HEADERS = { 'content-type': 'application/json', accept: 'application/json, text/event-stream', 'mcp-protocol-version': '2026-07-28' };
 
-async function startGateway(upstreams: number, toolsEach: number): Promise<{ url: string; process: ChildProcess }> {
+export async function startGateway(
+  upstreams: number,
+  toolsEach: number,
+  options: { listTtlMs?: number; cache?: Record<string, unknown> } = {},
+): Promise<{ url: string; process: ChildProcess }> {
   const servers: Record<string, unknown> = {};
   for (let i = 0; i < upstreams; i++) {
-    servers[`s${i}`] = { command: process.execPath, args: [path.join(ROOT, 'test/fixtures/synthetic-server.mjs')], env: { SERVER_ID: `s${i}`, TOOL_COUNT: String(toolsEach) }, era: 'modern' };
+    const env = { SERVER_ID: `s${i}`, TOOL_COUNT: String(toolsEach), LIST_TTL_MS: String(options.listTtlMs ?? 60_000) };
+    servers[`s${i}`] = { command: process.execPath, args: [path.join(ROOT, 'test/fixtures/synthetic-server.mjs')], env, era: 'modern' };
   }
   const file = path.join(mkdtempSync(path.join(tmpdir(), 'mcp-gw-bench-')), 'gateway.config.json');
   // JSON is YAML: one less dependency for the bench.
-  writeFileSync(file, JSON.stringify({ listen: { port: 0 }, aggregate: { listDeadlineMs: 30_000 }, servers }));
+  writeFileSync(file, JSON.stringify({ listen: { port: 0 }, aggregate: { listDeadlineMs: 30_000 }, cache: options.cache ?? {}, servers }));
   const child = spawn(process.execPath, ['--import', 'tsx', 'src/cli.ts', '--config', file], { cwd: ROOT, stdio: ['ignore', 'ignore', 'pipe'] });
   let log = '';
   const url = await new Promise<string>((resolve, reject) => {
@@ -48,7 +53,8 @@ export interface AggregateRow {
 export async function aggregateBench(sizes: number[], toolsEach = 50): Promise<AggregateRow[]> {
   const rows: AggregateRow[] = [];
   for (const upstreams of sizes) {
-    const gateway = await startGateway(upstreams, toolsEach);
+    // Upstream lists are not cacheable here (ttlMs 0): this measures merging, not the cache.
+    const gateway = await startGateway(upstreams, toolsEach, { listTtlMs: 0 });
     const total = upstreams * toolsEach;
     // Every call goes to s0, so the only thing that differs between sizes is the routing table.
     const toolName = (i: number) => `s0__tool-${i % toolsEach}`;
@@ -84,5 +90,46 @@ export function aggregateTable(rows: AggregateRow[]): string[] {
     '| upstreams | tools | tools/list p50 ms | p99 ms | lists/s (4 clients) | tools/call to s0 p50 ms | p99 ms | calls/s (16 clients) | errors |',
     '| ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: |',
     ...rows.map((r) => `| ${r.upstreams} | ${r.tools} | ${f(r.list.p50Ms)} | ${f(r.list.p99Ms)} | ${r.list.callsPerSecond.toFixed(0)} | ${f(r.call.p50Ms)} | ${f(r.call.p99Ms)} | ${r.call.callsPerSecond.toFixed(0)} | ${r.list.errors + r.call.errors} |`),
+  ];
+}
+
+export interface CacheRow {
+  store: string;
+  result: LoadResult;
+}
+
+/** Aggregated tools/list over 3 upstreams (40 tools): uncached, and cached in memory and in Redis. */
+export async function cacheBench(): Promise<CacheRow[]> {
+  const rows: CacheRow[] = [];
+  const cases: [string, { listTtlMs: number; cache?: Record<string, unknown> }][] = [
+    ['uncached (upstream ttlMs 0)', { listTtlMs: 0 }],
+    ['memory', { listTtlMs: 60_000 }],
+    ['redis (memory in front)', { listTtlMs: 60_000, cache: { store: 'redis', keyPrefix: `mcp-gateway-bench:${process.pid}:` } }],
+  ];
+  for (const [store, options] of cases) {
+    const gateway = await startGateway(3, 13, options);
+    const load = () =>
+      httpLoad({
+        url: gateway.url,
+        headers: { ...HEADERS, 'mcp-method': 'tools/list' },
+        body: (i) => JSON.stringify({ jsonrpc: '2.0', id: i, method: 'tools/list', params: { _meta: META } }),
+        check: (text) => JSON.parse(text).result?.tools?.length === 39,
+        concurrency: 16,
+        total: 10_000,
+      });
+    await load();
+    rows.push({ store, result: await load() });
+    gateway.process.kill('SIGTERM');
+    await new Promise((resolve) => gateway.process.once('exit', resolve));
+  }
+  return rows;
+}
+
+export function cacheTable(rows: CacheRow[]): string[] {
+  const f = (n: number) => n.toFixed(2);
+  return [
+    '| store | p50 ms | p99 ms | lists/s (16 clients) | errors |',
+    '| --- | ---: | ---: | ---: | ---: |',
+    ...rows.map((r) => `| ${r.store} | ${f(r.result.p50Ms)} | ${f(r.result.p99Ms)} | ${r.result.callsPerSecond.toFixed(0)} | ${r.result.errors} |`),
   ];
 }

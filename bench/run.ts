@@ -1,11 +1,12 @@
 // npm run bench — (1) tools/call through the gateway's stdio bridge against the same call straight over
 // stdio, on the same upstream (the SDK v2 echo fixture) and the same load; (2) /mcp with 10 and 100
 // upstreams of 50 tools. Writes bench/results/latest.{md,json}. Loopback only; every loop is bounded.
-// `npm run bench -- bridge` or `npm run bench -- aggregate` runs one part.
+// (3) aggregated tools/list uncached vs cached in memory and in Redis.
+// `npm run bench -- bridge`, `-- aggregate` or `-- cache` runs one part.
 import { spawn } from 'node:child_process';
 import { mkdirSync, writeFileSync } from 'node:fs';
 import { fileURLToPath } from 'node:url';
-import { aggregateBench, aggregateTable, type AggregateRow } from './aggregate.js';
+import { aggregateBench, aggregateTable, cacheBench, cacheTable, type AggregateRow, type CacheRow } from './aggregate.js';
 import { httpLoad, type LoadResult } from './load.js';
 import { stdioLoad } from './stdio-direct.js';
 
@@ -86,6 +87,7 @@ const runs = (part: string) => parts.length === 0 || parts.includes(part);
 const lines = [`# mcp-gateway benchmarks (${new Date().toISOString()}, Node ${process.version})`, ''];
 let bridge: BridgeRow[] = [];
 let aggregate: AggregateRow[] = [];
+let cache: CacheRow[] = [];
 if (runs('bridge')) {
   bridge = await bridgeBench();
   lines.push(`## tools/call: stdio bridge vs stdio direct (${TOTAL} calls per row)`, '', ...bridgeTable(bridge), '');
@@ -94,7 +96,11 @@ if (runs('aggregate')) {
   aggregate = await aggregateBench([10, 100]);
   lines.push('## /mcp aggregation: synthetic modern stdio upstreams, 50 tools each', '', ...aggregateTable(aggregate), '');
 }
+if (runs('cache')) {
+  cache = await cacheBench();
+  lines.push('## Aggregated tools/list on /mcp: 3 upstreams, 39 tools', '', ...cacheTable(cache), '');
+}
 mkdirSync(`${ROOT}bench/results`, { recursive: true });
 writeFileSync(`${ROOT}bench/results/latest.md`, lines.join('\n') + '\n');
-writeFileSync(`${ROOT}bench/results/latest.json`, JSON.stringify({ date: new Date().toISOString(), node: process.version, calls: TOTAL, bridge, aggregate }, null, 2));
+writeFileSync(`${ROOT}bench/results/latest.json`, JSON.stringify({ date: new Date().toISOString(), node: process.version, calls: TOTAL, bridge, aggregate, cache }, null, 2));
 console.log(lines.join('\n'));
