@@ -83,6 +83,8 @@ const configSchema = z.strictObject({
       maxTtlMs: int().pipe(z.number().min(0)).default(3_600_000),
       maxEntries: int().pipe(z.number().min(1)).default(10_000),
       maxBytes: int().pipe(z.number().min(1024)).default(64 * MiB),
+      /** Keys the hash that tells callers' private entries apart; the same on every replica. Random per start when absent. */
+      contextSecret: z.string().min(16, 'use at least 16 characters').optional(),
     })
     .prefault({}),
   servers: z.record(z.string().regex(SERVER_NAME, 'server names are 1-32 characters of A-Z a-z 0-9 _ -'), server),

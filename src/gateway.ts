@@ -1,6 +1,7 @@
 // Wires a validated config into running parts: one supervised upstream per server with the list cache in
 // front, the aggregate, list-change notifications from upstreams to cache to listen streams, the HTTP
 // edge, and an orderly shutdown of all of it.
+import { randomBytes } from 'node:crypto';
 import type { AddressInfo } from 'node:net';
 import { serve, type ServerType } from '@hono/node-server';
 import type { Upstream } from '../bridge/upstream.js';
@@ -18,6 +19,8 @@ import { watchModernUpstream } from './notify/upstream-listen.js';
 import type { Log } from './protocol/log.js';
 import { createUpstream } from './upstream-factory.js';
 
+
+const EVERY_LIST = ['tools/list', 'prompts/list', 'resources/list', 'resources/templates/list', 'resources/read', 'server/discover'];
 
 export interface RunningGateway {
   /** Base URL, for example http://127.0.0.1:8080 */
@@ -44,7 +47,16 @@ export async function startGateway(config: GatewayConfig, log: Log): Promise<Run
       const lists = changedLists(notification.method);
       if (lists.length) void cache.invalidate(name, lists);
     });
-    stopWatching.push(watchModernUpstream(upstream, upstreamLog));
+    // A restarted upstream, or a listen stream opened again, may have changed while unobserved. (Not on
+    // the first start: entries other replicas filled for this server are still good.)
+    const resync = (): void => void cache.invalidate(name, EVERY_LIST);
+    let readyBefore = false;
+    upstream.events.on('state', (state: string) => {
+      if (state !== 'ready') return;
+      if (readyBefore) resync();
+      readyBefore = true;
+    });
+    stopWatching.push(watchModernUpstream(upstream, upstreamLog, resync));
     upstreams.set(name, new CachedUpstream(upstream, cache));
   }
 
@@ -66,6 +78,7 @@ export async function startGateway(config: GatewayConfig, log: Log): Promise<Run
     allowedOrigins: config.listen.allowedOrigins,
     maxBodyBytes: config.listen.maxBodyBytes,
     listen: listenHub,
+    contextKey: config.cache.contextSecret ? Buffer.from(config.cache.contextSecret) : randomBytes(32),
     log,
   });
   const server = await listen(app.fetch, host, port);

@@ -32,7 +32,7 @@ const ITEMS: Record<ListMethod, string> = {
 /** A name nobody listed triggers at most one refresh of that list per this many ms. */
 const REFRESH_INTERVAL_MS = 1_000;
 
-type Outcome = { server: number; response: JsonRpcResponse } | { server: number; timedOut: true };
+type Outcome = { server: string; response: JsonRpcResponse } | { server: string; timedOut: true };
 
 export class Aggregator implements Upstream {
   readonly name = 'mcp';
@@ -40,6 +40,7 @@ export class Aggregator implements Upstream {
   /** Lists that an upstream did not answer in time or answered with an error, by server. */
   readonly gaps = new Map<string, number>();
   private readonly servers: string[];
+  private readonly known: ReadonlySet<string>;
   private readonly tools = new NameRoutes();
   private readonly prompts = new NameRoutes();
   private readonly resources = new ResourceOwners();
@@ -49,6 +50,7 @@ export class Aggregator implements Upstream {
 
   constructor(private readonly options: AggregatorOptions) {
     this.servers = [...options.upstreams.keys()];
+    this.known = new Set(this.servers);
     this.cursors = new CursorCodec(options.cursorSecret);
     for (const [server, upstream] of options.upstreams) {
       upstream.events.on('listChanged', (notification: { method: string }) => this.forget(server, notification.method));
@@ -95,9 +97,9 @@ export class Aggregator implements Upstream {
     const params = message.params ?? {};
     let positions: Position[];
     if (params.cursor === undefined) {
-      positions = this.servers.map((_, i): Position => [i, null]);
+      positions = this.servers.map((server): Position => [server, null]);
     } else {
-      const decoded = typeof params.cursor === 'string' ? this.cursors.decode(method, params.cursor, this.servers.length) : undefined;
+      const decoded = typeof params.cursor === 'string' ? this.cursors.decode(method, params.cursor, this.known) : undefined;
       if (!decoded) {
         return errorResponse(message.id, ErrorCode.InvalidParams, `Invalid cursor for ${method}: it was not issued by this gateway for this list (or the gateway restarted); list again without a cursor`);
       }
@@ -105,6 +107,7 @@ export class Aggregator implements Upstream {
     }
 
     const outcomes = await Promise.all(positions.map(([server, cursor]) => this.ask(server, method, params, cursor, authContext)));
+    const firstPages = new Set(positions.filter(([, cursor]) => cursor === null).map(([server]) => server));
     const key = ITEMS[method];
     const items: unknown[] = [];
     const next: Position[] = [];
@@ -113,7 +116,7 @@ export class Aggregator implements Upstream {
     let answered = 0;
     const failures: string[] = [];
     for (const outcome of outcomes) {
-      const server = this.servers[outcome.server]!;
+      const server = outcome.server;
       if ('timedOut' in outcome) {
         failures.push(`${server}: no answer within aggregate.listDeadlineMs (${this.options.listDeadlineMs} ms)`);
         continue;
@@ -127,6 +130,11 @@ export class Aggregator implements Upstream {
       answered++;
       const result = response.result;
       const page = Array.isArray(result[key]) ? (result[key] as unknown[]) : [];
+      // A first page starts the server's resources afresh, so URIs it no longer lists are forgotten.
+      if (firstPages.has(server)) {
+        if (method === 'resources/list') this.resources.forgetResources(server);
+        else if (method === 'resources/templates/list') this.resources.forgetTemplates(server);
+      }
       for (const item of page) {
         const admitted = this.admit(method, server, item);
         if (admitted) items.push(admitted);
@@ -146,7 +154,8 @@ export class Aggregator implements Upstream {
     const result: JsonObject = {
       resultType: 'complete',
       [key]: items,
-      ttlMs: Number.isFinite(ttlMs) ? ttlMs : 0,
+      // A list missing an upstream must not be kept as if it were whole.
+      ttlMs: Number.isFinite(ttlMs) && failures.length === 0 ? ttlMs : 0,
       cacheScope,
       _meta: { [META.serverInfo]: GATEWAY_INFO },
     };
@@ -154,9 +163,12 @@ export class Aggregator implements Upstream {
     return { jsonrpc: '2.0', id: message.id, result };
   }
 
-  /** One upstream's page, or a time-out after the list deadline (the request is then cancelled). */
-  private ask(server: number, method: string, params: JsonObject, cursor: string | null, authContext: string | undefined): Promise<Outcome> {
-    const upstream = this.options.upstreams.get(this.servers[server]!)!;
+  /**
+   * One upstream's page, or a time-out after the list deadline. The abort reaches uncached requests; a
+   * cached one keeps running for whoever else waits on it, and fills the cache for the next list.
+   */
+  private ask(server: string, method: string, params: JsonObject, cursor: string | null, authContext: string | undefined): Promise<Outcome> {
+    const upstream = this.options.upstreams.get(server)!;
     // Each upstream borrows its own copy: adapters rewrite ids, tokens and _meta while in flight.
     const own: JsonObject = { ...params, _meta: isObject(params._meta) ? { ...params._meta } : params._meta };
     if (cursor === null) delete own.cursor;
@@ -185,7 +197,9 @@ export class Aggregator implements Upstream {
       return item;
     }
     if (method === 'resources/templates/list') {
-      if (typeof item.uriTemplate === 'string') this.resources.addTemplate(item.uriTemplate, server);
+      if (typeof item.uriTemplate === 'string' && !this.resources.addTemplate(item.uriTemplate, server)) {
+        this.options.log.warn({ server, uriTemplate: item.uriTemplate }, 'a URI template with no scheme before its first expression is listed but not used to route reads');
+      }
       return item;
     }
     if (typeof item.name !== 'string') return undefined;
@@ -281,13 +295,17 @@ export class Aggregator implements Upstream {
   // ---- discover -------------------------------------------------------------------------------------
 
   private async discover(message: JsonRpcRequest, authContext: string | undefined): Promise<JsonRpcResponse> {
-    const outcomes = await Promise.all(this.servers.map((_, i) => this.ask(i, 'server/discover', message.params ?? {}, null, authContext)));
+    const outcomes = await Promise.all(this.servers.map((server) => this.ask(server, 'server/discover', message.params ?? {}, null, authContext)));
     const capabilities: JsonObject = {};
     const instructions: string[] = [];
     let ttlMs = Number.POSITIVE_INFINITY;
     let cacheScope: 'public' | 'private' = 'public';
+    let complete = true;
     for (const outcome of outcomes) {
-      if ('timedOut' in outcome || !('result' in outcome.response)) continue;
+      if ('timedOut' in outcome || !('result' in outcome.response)) {
+        complete = false;
+        continue;
+      }
       const result = outcome.response.result;
       const offered = isObject(result.capabilities) ? result.capabilities : {};
       // Only what /mcp itself serves: the features, and list changes (relayed on subscriptions/listen).
@@ -297,7 +315,7 @@ export class Aggregator implements Upstream {
         if (key !== 'completions' && isObject(offered[key]) && offered[key].listChanged === true) feature.listChanged = true;
       }
       if (typeof result.instructions === 'string' && result.instructions.trim()) {
-        instructions.push(`## ${this.servers[outcome.server]}\n${result.instructions.trim()}`);
+        instructions.push(`## ${outcome.server}\n${result.instructions.trim()}`);
       }
       ttlMs = Math.min(ttlMs, typeof result.ttlMs === 'number' && result.ttlMs > 0 ? Math.floor(result.ttlMs) : 0);
       if (result.cacheScope !== 'public') cacheScope = 'private';
@@ -306,7 +324,7 @@ export class Aggregator implements Upstream {
       resultType: 'complete',
       supportedVersions: [...SUPPORTED_VERSIONS],
       capabilities,
-      ttlMs: Number.isFinite(ttlMs) ? ttlMs : 0,
+      ttlMs: Number.isFinite(ttlMs) && complete ? ttlMs : 0,
       cacheScope,
       _meta: { [META.serverInfo]: GATEWAY_INFO },
     };

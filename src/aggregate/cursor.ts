@@ -2,8 +2,11 @@
 // cannot steer a request at another server's pages. Bound to the method it was issued for.
 import { createHmac, randomBytes, timingSafeEqual } from 'node:crypto';
 
-/** Per upstream still to be read: its index among the servers and its own cursor (null: its first page). */
-export type Position = [server: number, cursor: string | null];
+/**
+ * Per upstream still to be read: its name and its own cursor (null: its first page). Names, not positions,
+ * so a cursor stays with its server when replicas list servers in another order or the config changes.
+ */
+export type Position = [server: string, cursor: string | null];
 
 export class CursorCodec {
   private readonly key: Buffer;
@@ -18,7 +21,7 @@ export class CursorCodec {
   }
 
   /** The positions, or undefined when the cursor was not issued by this gateway for this method. */
-  decode(method: string, cursor: string, servers: number): Position[] | undefined {
+  decode(method: string, cursor: string, servers: ReadonlySet<string>): Position[] | undefined {
     const dot = cursor.indexOf('.');
     if (dot <= 0) return undefined;
     const payload = cursor.slice(0, dot);
@@ -29,7 +32,7 @@ export class CursorCodec {
       const positions = JSON.parse(Buffer.from(payload, 'base64url').toString('utf8')) as unknown;
       if (!Array.isArray(positions)) return undefined;
       for (const p of positions) {
-        if (!Array.isArray(p) || !Number.isInteger(p[0]) || p[0] < 0 || p[0] >= servers) return undefined;
+        if (!Array.isArray(p) || typeof p[0] !== 'string' || !servers.has(p[0])) return undefined;
         if (p[1] !== null && typeof p[1] !== 'string') return undefined;
       }
       return positions as Position[];

@@ -19,17 +19,34 @@ export class ResourceOwners {
     owners.add(server);
   }
 
-  addTemplate(template: string, server: string): void {
-    if (this.templates.some((t) => t.server === server && t.template === template)) return;
-    this.templates.push({ server, template, pattern: templatePattern(template) });
+  /**
+   * Records a template; false when it cannot be used to route, because its fixed part names no scheme (a
+   * template like `{+uri}` would capture every other server's URIs).
+   */
+  addTemplate(template: string, server: string): boolean {
+    const head = template.slice(0, template.search(/\{|$/));
+    if (!/^[A-Za-z][A-Za-z0-9+.-]*:/.test(head)) return false;
+    if (!this.templates.some((t) => t.server === server && t.template === template)) {
+      this.templates.push({ server, template, pattern: templatePattern(template) });
+    }
+    return true;
   }
 
-  forgetServer(server: string): void {
+  /** Forgets one server's URIs (its first page is being read again, or it announced a change). */
+  forgetResources(server: string): void {
     for (const [uri, owners] of this.exact) {
       owners.delete(server);
       if (owners.size === 0) this.exact.delete(uri);
     }
+  }
+
+  forgetTemplates(server: string): void {
     this.templates = this.templates.filter((t) => t.server !== server);
+  }
+
+  forgetServer(server: string): void {
+    this.forgetResources(server);
+    this.forgetTemplates(server);
   }
 
   owner(uri: string): Owner {

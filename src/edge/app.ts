@@ -1,6 +1,6 @@
 // The HTTP edge: POST /mcp (every upstream, aggregated) and POST /servers/<name>/mcp (one upstream), read
 // top to bottom in the order a request meets each check.
-import { createHash } from 'node:crypto';
+import { createHmac } from 'node:crypto';
 import type { HttpBindings } from '@hono/node-server';
 import { RESPONSE_ALREADY_SENT } from '@hono/node-server/utils/response';
 import { Hono, type Context } from 'hono';
@@ -26,6 +26,8 @@ export interface EdgeOptions {
   allowedOrigins: readonly string[];
   maxBodyBytes: number;
   listen: ListenHub;
+  /** Keys the hash of a caller's credentials that keeps its private cache entries apart. */
+  contextKey: Buffer;
   log: Log;
 }
 
@@ -90,7 +92,7 @@ export function createApp(options: EdgeOptions): Hono<{ Bindings: HttpBindings }
       : ignore;
     const call = {
       forwardHeaders: message.method === 'tools/call' ? forwardedParamHeaders(incoming.headers) : undefined,
-      authContext: authContext(incoming.headers.authorization),
+      authContext: authContext(options.contextKey, incoming.headers.authorization),
     };
     const meta = message.params?._meta;
     if (isObject(meta) && meta.progressToken !== undefined) await respondSse(endpoint.upstream, message, outgoing, observe, call);
@@ -125,9 +127,12 @@ export function createApp(options: EdgeOptions): Hono<{ Bindings: HttpBindings }
   return app;
 }
 
-/** Callers are told apart by their credentials (until policy/ names principals): a hash, never the secret. */
-function authContext(authorization: string | undefined): string {
-  return authorization === undefined ? ANONYMOUS : createHash('sha256').update(authorization).digest('base64url').slice(0, 22);
+/**
+ * Callers are told apart by their credentials (until policy/ names principals): a keyed hash, so what
+ * lands in a shared cache cannot be used to confirm a guessed token.
+ */
+function authContext(key: Buffer, authorization: string | undefined): string {
+  return authorization === undefined ? ANONYMOUS : createHmac('sha256', key).update(authorization).digest('base64url').slice(0, 22);
 }
 
 function learnTools(endpoint: Endpoint, response: JsonRpcResponse): void {

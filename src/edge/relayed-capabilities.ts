@@ -2,16 +2,24 @@
 // relayed (subscriptions/listen), resource subscriptions and log notifications are not yet, so `subscribe`
 // and `logging` are dropped.
 
-import { isObject, type JsonRpcResponse } from '../protocol/jsonrpc.js';
+import { isObject, type JsonObject, type JsonRpcResponse } from '../protocol/jsonrpc.js';
 
 const NOT_RELAYED_FLAGS = ['subscribe'];
 const NOT_RELAYED_CAPABILITIES = ['logging'];
 
+/** Replaces the result's capabilities with a filtered copy: the answer may be a shared, frozen cache entry. */
 export function keepRelayedCapabilities(response: JsonRpcResponse): void {
   if (!('result' in response) || !isObject(response.result.capabilities)) return;
-  const capabilities = response.result.capabilities;
-  for (const key of NOT_RELAYED_CAPABILITIES) delete capabilities[key];
-  for (const feature of Object.values(capabilities)) {
-    if (isObject(feature)) for (const flag of NOT_RELAYED_FLAGS) delete feature[flag];
+  const capabilities: JsonObject = {};
+  for (const [key, feature] of Object.entries(response.result.capabilities)) {
+    if (NOT_RELAYED_CAPABILITIES.includes(key)) continue;
+    if (!isObject(feature)) {
+      capabilities[key] = feature;
+      continue;
+    }
+    const kept: JsonObject = {};
+    for (const [flag, value] of Object.entries(feature)) if (!NOT_RELAYED_FLAGS.includes(flag)) kept[flag] = value;
+    capabilities[key] = kept;
   }
+  response.result = { ...response.result, capabilities };
 }

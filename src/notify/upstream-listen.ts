@@ -1,21 +1,36 @@
 // Keeps one subscriptions/listen stream open to every modern upstream while it is ready, so the gateway
 // hears its list changes (legacy upstreams send theirs unasked). What arrives surfaces as the upstream's
-// 'listChanged' event, like a legacy server's notification.
+// 'listChanged' event, like a legacy server's notification. A stream that ends while the upstream stays
+// ready (a remote server restarted quickly) is opened again with backoff; when it is acknowledged again,
+// `resync` runs, because changes made while nobody listened were missed.
 import type { Upstream, UpstreamState } from '../../bridge/upstream.js';
+import { ErrorCode } from '../protocol/jsonrpc.js';
 import type { Log } from '../protocol/log.js';
 import { META, SUPPORTED_VERSIONS } from '../protocol/mcp.js';
 
 const FILTER = { toolsListChanged: true, promptsListChanged: true, resourcesListChanged: true };
+const RETRY_FIRST_MS = 1_000;
+const RETRY_MAX_MS = 30_000;
 
-export function watchModernUpstream(upstream: Upstream, log: Log): () => void {
+export function watchModernUpstream(upstream: Upstream, log: Log, resync: () => void): () => void {
   let open: AbortController | undefined;
+  let retry: NodeJS.Timeout | undefined;
+  let retryMs = RETRY_FIRST_MS;
+  let stopped = false;
+  let acknowledgedBefore = false;
+
+  const wanted = (): boolean => !stopped && upstream.status().state === 'ready' && upstream.status().era === 'modern';
   const onState = (state: UpstreamState): void => {
-    if (state === 'ready' && upstream.status().era === 'modern' && !open) listen();
-    if (state !== 'ready' && open) {
-      open.abort();
+    if (state === 'ready') {
+      retryMs = RETRY_FIRST_MS;
+      if (!open && wanted()) listen();
+    } else {
+      clearTimeout(retry);
+      open?.abort();
       open = undefined;
     }
   };
+
   function listen(): void {
     const controller = (open = new AbortController());
     const request = {
@@ -24,17 +39,34 @@ export function watchModernUpstream(upstream: Upstream, log: Log): () => void {
       method: 'subscriptions/listen',
       params: { notifications: FILTER, _meta: { [META.protocolVersion]: SUPPORTED_VERSIONS[0], [META.clientCapabilities]: {} } },
     };
-    void upstream.request(request, { signal: controller.signal, onNotification: (n) => void n }).then((response) => {
-      if (controller.signal.aborted) return;
-      if (open === controller) open = undefined;
-      // The server ended it (or refused it): list changes will not be heard until the next start.
-      log.info({ answer: 'error' in response ? response.error.message : 'ended' }, 'upstream closed its subscriptions/listen stream');
+    const onNotification = (notification: { method: string }): void => {
+      if (notification.method !== 'notifications/subscriptions/acknowledged') return;
+      retryMs = RETRY_FIRST_MS;
+      if (acknowledgedBefore) resync();
+      acknowledgedBefore = true;
+    };
+    void upstream.request(request, { signal: controller.signal, onNotification }).then((response) => {
+      if (controller.signal.aborted || open !== controller) return;
+      open = undefined;
+      if ('error' in response && response.error.code === ErrorCode.MethodNotFound) {
+        log.warn({}, 'upstream does not serve subscriptions/listen; its list changes will not be heard');
+        return;
+      }
+      log.info({ answer: 'error' in response ? response.error.message : 'ended', retryInMs: retryMs }, 'upstream closed its subscriptions/listen stream; opening it again');
+      retry = setTimeout(() => {
+        if (!open && wanted()) listen();
+      }, retryMs);
+      retry.unref();
+      retryMs = Math.min(RETRY_MAX_MS, retryMs * 2);
     });
   }
+
   upstream.events.on('state', onState);
   if (upstream.status().state === 'ready') onState('ready');
   return () => {
+    stopped = true;
     upstream.events.off('state', onState);
+    clearTimeout(retry);
     open?.abort();
   };
 }

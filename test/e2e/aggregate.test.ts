@@ -133,7 +133,7 @@ describe('paging across upstreams', () => {
     const first = await post(`${gateway.url}/mcp`, request('tools/list'));
     const cursor: string = first.body.result.nextCursor;
     const [payload, mac] = cursor.split('.');
-    const forged = Buffer.from(JSON.stringify([[1, '0']])).toString('base64url');
+    const forged = Buffer.from(JSON.stringify([['b', '0']])).toString('base64url');
     for (const bad of [`${forged}.${mac}`, `${payload}.${mac!.slice(0, -2)}xx`, 'garbage', '']) {
       const answer = await post(`${gateway.url}/mcp`, request('tools/list', { cursor: bad }));
       assert.equal(answer.body.error?.code, -32602, bad);
@@ -164,6 +164,7 @@ describe('a slow and a dead upstream', () => {
     assert.ok(Date.now() - started < 1_200, `answered in ${Date.now() - started} ms`);
     assert.equal(gateway.aggregate.gaps.get('slow'), 1);
     assert.equal(gateway.aggregate.gaps.get('dead'), 1);
+    assert.equal(answer.body.result.ttlMs, 0, 'a list missing upstreams is not to be cached');
   });
 
   test("a call to the dead upstream's tool names the server and its state", async () => {

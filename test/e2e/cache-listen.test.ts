@@ -7,7 +7,8 @@ import { Redis } from 'ioredis';
 import { after, before, describe, test } from 'node:test';
 import { setTimeout as sleep } from 'node:timers/promises';
 import type { RunningGateway } from '../../src/gateway.js';
-import { fixture, headersFor, post, request, ROOT, schemaProblems, startTestGateway } from './harness.js';
+import { startModernHttpServer } from '../fixtures/http-servers.js';
+import { everything, fixture, headersFor, post, request, ROOT, schemaProblems, startTestGateway } from './harness.js';
 
 const synthetic = (id: string, env: Record<string, string> = {}) => ({
   command: process.execPath,
@@ -63,9 +64,23 @@ describe('the list cache in the request path (memory store)', () => {
       mine: synthetic('mine', { CACHE_SCOPE: 'private' }),
       legacy: fixture('legacy-server', { legacyTtlMs: 60_000 }),
       modern: fixture('modern-server'),
+      everything: { ...everything, legacyTtlMs: 60_000 },
     });
   });
   after(() => gateway.close());
+
+  test('a cached discover is answered again, without the capabilities the gateway does not relay', async () => {
+    const url = `${gateway.url}/servers/everything/mcp`;
+    for (let i = 0; i < 2; i++) {
+      const answer = await post(url, request('server/discover'));
+      assert.equal(answer.status, 200, JSON.stringify(answer.body));
+      assert.deepEqual(schemaProblems('server/discover', answer.body), []);
+      const capabilities = answer.body.result.capabilities;
+      assert.equal('logging' in capabilities, false);
+      assert.equal('subscribe' in capabilities.resources, false);
+      assert.equal(capabilities.tools.listChanged, true);
+    }
+  });
 
   test('N lists within the TTL reach the upstream once, with the remaining freshness as ttlMs', async () => {
     const url = `${gateway.url}/servers/syn/mcp`;
@@ -119,9 +134,10 @@ describe('the list cache in the request path (memory store)', () => {
     const cached = await post(url, request('tools/list'));
     assert.deepEqual(cached.body.result.tools.map((t: any) => t.name), first.body.result.tools.map((t: any) => t.name));
     assert.equal(first.body.result.cacheScope, 'private');
+    const invalidations = gateway.cache.stats.invalidations;
     await post(url, request('tools/call', { name: 'add-tool', arguments: {} }));
     assert.ok(
-      await until(() => gateway.cache.stats.invalidations > 0, 2_000),
+      await until(() => gateway.cache.stats.invalidations > invalidations, 2_000),
       'the gateway heard the list change',
     );
     const fresh = await post(url, request('tools/list'));
@@ -184,7 +200,7 @@ describe('the list cache in the request path (memory store)', () => {
 
 describe('two gateways sharing Redis', () => {
   const keyPrefix = `mcp-gateway-test:${randomUUID()}:`;
-  const cache = { store: 'redis', url: 'redis://127.0.0.1:6379', keyPrefix };
+  const cache = { store: 'redis', url: 'redis://127.0.0.1:6379', keyPrefix, contextSecret: 'shared by both replicas' };
   let a: RunningGateway;
   let b: RunningGateway;
   before(async () => {
@@ -222,5 +238,33 @@ describe('two gateways sharing Redis', () => {
     }
     const fresh = await post(`${a.url}/servers/legacy/mcp`, request('tools/list'));
     assert.ok(fresh.body.result.tools.some((t: any) => t.name === 'added-1'));
+  });
+});
+
+describe('list changes from a remote modern upstream', () => {
+  test('are heard on the listen stream the gateway holds, and again after the server restarts', async () => {
+    let server = await startModernHttpServer();
+    const port = Number(new URL(server.url).port);
+    const gateway = await startTestGateway({ remote: { url: server.url } });
+    try {
+      const listen = await openListen(`${gateway.url}/mcp`, { toolsListChanged: true });
+      assert.ok(await until(() => listen.messages.length >= 1, 3_000));
+      // The gateway's own stream to the server opens once the upstream is ready.
+      assert.ok(await until(() => server.requests.some((r) => r['mcp-method'] === 'subscriptions/listen'), 5_000));
+      server.toolsChanged();
+      assert.ok(await until(() => listen.messages.length >= 2, 3_000), JSON.stringify(listen.messages));
+      assert.equal(listen.messages[1].method, 'notifications/tools/list_changed');
+
+      // Restart on the same port: the gateway's stream ends, is opened again, and the gateway assumes it missed changes.
+      await server.close();
+      server = await startModernHttpServer({ port });
+      assert.ok(await until(() => listen.messages.length >= 3, 8_000), 'resync after the stream was opened again');
+      server.toolsChanged();
+      assert.ok(await until(() => listen.messages.length >= 4, 3_000), 'changes heard on the new stream');
+      listen.close();
+    } finally {
+      await gateway.close();
+      await server.close();
+    }
   });
 });

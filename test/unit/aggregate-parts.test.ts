@@ -30,15 +30,16 @@ test('NameRoutes: a second owner for one name is reported, the first kept; forge
   assert.equal(routes.get('a__x'), undefined);
 });
 
-test('CursorCodec: round trip; bound to its method, its key and the server count', () => {
+test('CursorCodec: round trip; bound to its method, its key and the configured servers', () => {
+  const servers = new Set(['a', 'b', 'c']);
   const codec = new CursorCodec('a secret of sixteen+');
-  const cursor = codec.encode('tools/list', [[0, 'abc'], [2, null]]);
-  assert.deepEqual(codec.decode('tools/list', cursor, 3), [[0, 'abc'], [2, null]]);
-  assert.equal(codec.decode('prompts/list', cursor, 3), undefined);
-  assert.equal(codec.decode('tools/list', cursor, 2), undefined, 'a server index beyond the configured servers');
-  assert.equal(new CursorCodec('another secret 1234').decode('tools/list', cursor, 3), undefined);
-  assert.deepEqual(new CursorCodec('a secret of sixteen+').decode('tools/list', cursor, 3), [[0, 'abc'], [2, null]], 'replicas sharing a secret');
-  for (const bad of ['', '.', 'x.y', `${cursor}x`]) assert.equal(codec.decode('tools/list', bad, 3), undefined, bad);
+  const cursor = codec.encode('tools/list', [['a', 'abc'], ['c', null]]);
+  assert.deepEqual(codec.decode('tools/list', cursor, servers), [['a', 'abc'], ['c', null]]);
+  assert.equal(codec.decode('prompts/list', cursor, servers), undefined);
+  assert.equal(codec.decode('tools/list', cursor, new Set(['a', 'b'])), undefined, 'a server no longer configured');
+  assert.equal(new CursorCodec('another secret 1234').decode('tools/list', cursor, servers), undefined);
+  assert.deepEqual(new CursorCodec('a secret of sixteen+').decode('tools/list', cursor, new Set(['c', 'a'])), [['a', 'abc'], ['c', null]], 'replicas sharing a secret, servers in another order');
+  for (const bad of ['', '.', 'x.y', `${cursor}x`]) assert.equal(codec.decode('tools/list', bad, servers), undefined, bad);
 });
 
 test('templatePattern: simple, reserved and query expansions', () => {
@@ -63,4 +64,12 @@ test('ResourceOwners: exact URIs before templates; ambiguity reported; forgettin
   owners.forgetServer('b');
   assert.deepEqual(owners.owner('doc://1'), { server: 'a' });
   assert.equal(owners.owner('doc://2'), undefined);
+});
+
+test('ResourceOwners: a template without a scheme in its fixed part is not used to route', () => {
+  const owners = new ResourceOwners();
+  assert.equal(owners.addTemplate('{+anything}', 'greedy'), false);
+  assert.equal(owners.addTemplate('file:///{+path}', 'fs'), true);
+  assert.deepEqual(owners.owner('secret://token/123'), undefined);
+  assert.deepEqual(owners.owner('file:///etc/hosts'), { server: 'fs' });
 });
