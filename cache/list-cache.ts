@@ -89,7 +89,7 @@ export class ListCache {
 
     let flights = this.flights.get(group);
     const pending = flights?.get(privateField);
-    if (pending) return { response: await this.joined(pending, id, fetch), hit: false };
+    if (pending) return this.joined(pending, key, id, fetch);
 
     const flight = this.fill(group, key, fetch);
     if (!flights) this.flights.set(group, (flights = new Map()));
@@ -140,18 +140,23 @@ export class ListCache {
   }
 
   /** A caller that arrived while the same key was being fetched gets that answer under its own id. */
-  private async joined(pending: Promise<Fetched>, id: JsonRpcId, fetch: () => Promise<JsonRpcResponse>): Promise<JsonRpcResponse> {
+  private async joined(
+    pending: Promise<Fetched>,
+    key: CacheKey,
+    id: JsonRpcId,
+    fetch: () => Promise<JsonRpcResponse>,
+  ): Promise<{ response: JsonRpcResponse; hit: boolean }> {
     const { response, entry } = await pending;
-    if (entry) return answer(id, entry, this.now());
+    if (entry) return { response: answer(id, entry, this.now()), hit: false };
     if ('result' in response && response.result.resultType === 'input_required') {
-      // A multi round-trip answer belongs to one request (its requestState may be single-use): ask anew.
-      this.counts.fetches++;
-      return fetch();
+      // A multi round-trip answer belongs to one request (its requestState may be single-use): ask anew,
+      // through the cache again, so those who ask anew share one fetch and a complete answer is stored.
+      return this.get(key, id, fetch);
     }
     // Not stored (an error, or ttlMs 0): a copy of its own, since callers may change what they receive.
     const copy = structuredClone(response);
     copy.id = id;
-    return copy;
+    return { response: copy, hit: false };
   }
 
   /** ttlMs after clamping, or 0 when the result may not be stored. A clamp never turns 0 into more. */

@@ -15,7 +15,8 @@ import { CachedUpstream } from './cached-upstream.js';
 import { createApp } from './edge/app.js';
 import { changedLists } from './notify/changed-lists.js';
 import { ListenHub } from './notify/listen-hub.js';
-import { watchModernUpstream } from './notify/upstream-listen.js';
+import { ResourceWatch } from './notify/resource-watch.js';
+import { watchModernUpstream, type ModernWatch } from './notify/upstream-listen.js';
 import type { Log } from './protocol/log.js';
 import { createUpstream } from './upstream-factory.js';
 
@@ -34,18 +35,28 @@ export interface RunningGateway {
 
 export async function startGateway(config: GatewayConfig, log: Log): Promise<RunningGateway> {
   const cache = createCache(config.cache, log.child({ part: 'cache' }));
-  const listenHub = new ListenHub();
+  const raw = new Map<string, Upstream>();
+  const modernWatches = new Map<string, ModernWatch>();
+  const resourceWatch = new ResourceWatch(raw, modernWatches, log.child({ part: 'resources' }));
+  let aggregate: Aggregator | undefined;
+  const listenHub = new ListenHub({
+    owner: (uri, endpoint) => endpoint ?? aggregate?.ownerOf(uri),
+    add: (upstream, uri) => resourceWatch.add(upstream, uri),
+    remove: (upstream, uri) => resourceWatch.remove(upstream, uri),
+  });
   // A change anywhere (here, or on another replica sharing Redis) reaches this replica's listen streams.
   cache.onInvalidate((upstream, lists) => listenHub.publish(upstream, lists));
 
   const upstreams = new Map<string, Upstream>();
-  const stopWatching: (() => void)[] = [];
   for (const [name, server] of Object.entries(config.servers)) {
     const upstreamLog = log.child({ server: name });
     const upstream = createUpstream(name, server, upstreamLog);
-    upstream.events.on('listChanged', (notification: { method: string }) => {
+    raw.set(name, upstream);
+    upstream.events.on('listChanged', (notification: { method: string; params?: { uri?: unknown } }) => {
       const lists = changedLists(notification.method);
       if (lists.length) void cache.invalidate(name, lists);
+      const uri = notification.params?.uri;
+      if (notification.method === 'notifications/resources/updated' && typeof uri === 'string') listenHub.publishResourceUpdated(name, uri);
     });
     // A restarted upstream, or a listen stream opened again, may have changed while unobserved. (Not on
     // the first start: entries other replicas filled for this server are still good.)
@@ -55,8 +66,9 @@ export async function startGateway(config: GatewayConfig, log: Log): Promise<Run
       if (state !== 'ready') return;
       if (readyBefore) resync();
       readyBefore = true;
+      resourceWatch.upstreamReady(name);
     });
-    stopWatching.push(watchModernUpstream(upstream, upstreamLog, resync));
+    modernWatches.set(name, watchModernUpstream(upstream, upstreamLog, resync, () => resourceWatch.urisOf(name)));
     upstreams.set(name, new CachedUpstream(upstream, cache));
   }
 
@@ -64,7 +76,7 @@ export async function startGateway(config: GatewayConfig, log: Log): Promise<Run
   if (!isLoopback(host)) {
     log.warn({ host }, 'listening beyond loopback: anyone who can reach this address can use every server; put authentication and an Origin allow-list in front');
   }
-  const aggregate = new Aggregator({
+  aggregate = new Aggregator({
     upstreams,
     prefixes: new Map(Object.entries(config.servers).map(([name, server]) => [name, server.prefix ?? name])),
     separator: config.aggregate.separator,
@@ -98,7 +110,7 @@ export async function startGateway(config: GatewayConfig, log: Log): Promise<Run
     listen: listenHub,
     async close() {
       listenHub.closeAll();
-      for (const stop of stopWatching) stop();
+      for (const watch of modernWatches.values()) watch.stop();
       await new Promise<void>((resolve) => {
         server.close(() => resolve());
         (server as { closeAllConnections?: () => void }).closeAllConnections?.();

@@ -252,6 +252,12 @@ export class Aggregator implements Upstream {
     return this.options.upstreams.get(owner.server)!.request(message, options);
   }
 
+  /** The one upstream that owns a resource URI (or template), from what the lists said; else undefined. */
+  ownerOf(uri: string): string | undefined {
+    const owner = this.resources.owner(uri);
+    return owner && 'server' in owner ? owner.server : undefined;
+  }
+
   /** Why a name is unknown: says which server its prefix names and what state that server is in. */
   private describeUnknown(kind: string, name: string): string {
     for (const server of this.servers) {

@@ -1,10 +1,9 @@
-// A server/discover answer may only promise what reaches the client through the gateway: list changes are
-// relayed (subscriptions/listen), resource subscriptions and log notifications are not yet, so `subscribe`
-// and `logging` are dropped.
+// A server/discover answer may only promise what reaches the client through the gateway: list changes and
+// resource updates are relayed (subscriptions/listen), log notifications are not yet, so `logging` is dropped.
 
 import { isObject, type JsonObject, type JsonRpcResponse } from '../protocol/jsonrpc.js';
 
-const NOT_RELAYED_FLAGS = ['subscribe'];
+const NOT_RELAYED_FLAGS: string[] = [];
 const NOT_RELAYED_CAPABILITIES = ['logging'];
 
 /** Replaces the result's capabilities with a filtered copy: the answer may be a shared, frozen cache entry. */

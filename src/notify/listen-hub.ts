@@ -25,12 +25,24 @@ interface Listener {
   /** The upstreams it watches; undefined for /mcp (all of them). */
   upstream: string | undefined;
   flags: Set<string>;
+  /** Subscribed resource URIs, each with the upstream that owns it. */
+  resources: Map<string, string>;
   subscriptionId: JsonRpcId;
   outgoing: ServerResponse;
 }
 
+/** Where resource subscriptions go: who owns a URI, and the upstream subscriptions to keep. */
+export interface ResourceSubscriptions {
+  /** The upstream that owns `uri` for a listener on `endpoint` (undefined: /mcp), or undefined when none does. */
+  owner(uri: string, endpoint: string | undefined): string | undefined;
+  add(upstream: string, uri: string): void;
+  remove(upstream: string, uri: string): void;
+}
+
 export class ListenHub {
   private readonly listeners = new Set<Listener>();
+
+  constructor(private readonly subscriptions?: ResourceSubscriptions) {}
 
   get size(): number {
     return this.listeners.size;
@@ -52,6 +64,14 @@ export class ListenHub {
     }
   }
 
+  /** A subscribed resource of `upstream` changed. */
+  publishResourceUpdated(upstream: string, uri: string): void {
+    for (const listener of this.listeners) {
+      if (listener.resources.get(uri) !== upstream) continue;
+      send(listener.outgoing, { jsonrpc: '2.0', method: 'notifications/resources/updated', params: { uri, _meta: { [META.subscriptionId]: listener.subscriptionId } } });
+    }
+  }
+
   /**
    * Turns the response into the listen stream for `request`: the acknowledgement with the honoured subset
    * first, then opted-in notifications, comment keep-alives, until the client closes it.
@@ -60,7 +80,16 @@ export class ListenHub {
     const asked = isObject(request.params?.notifications) ? request.params.notifications : {};
     const honoured: JsonObject = {};
     for (const flag of HONOURED_FLAGS) if (asked[flag] === true) honoured[flag] = true;
-    const listener: Listener = { upstream, flags: new Set(Object.keys(honoured)), subscriptionId: request.id, outgoing };
+    const resources = new Map<string, string>();
+    if (Array.isArray(asked.resourceSubscriptions) && this.subscriptions) {
+      for (const uri of asked.resourceSubscriptions) {
+        const owner = typeof uri === 'string' ? this.subscriptions.owner(uri, upstream) : undefined;
+        if (owner !== undefined && !resources.has(uri)) resources.set(uri, owner);
+      }
+      // Only URIs some upstream owns are honoured; the acknowledgement tells the client which.
+      honoured.resourceSubscriptions = [...resources.keys()];
+    }
+    const listener: Listener = { upstream, flags: new Set(Object.keys(honoured)), resources, subscriptionId: request.id, outgoing };
 
     outgoing.writeHead(200, SSE_HEADERS);
     send(outgoing, {
@@ -69,17 +98,20 @@ export class ListenHub {
       params: { notifications: honoured, _meta: { [META.subscriptionId]: request.id } },
     });
     this.listeners.add(listener);
+    for (const [uri, owner] of resources) this.subscriptions!.add(owner, uri);
     const keepAlive = setInterval(() => outgoing.write(': keep-alive\n\n'), KEEP_ALIVE_MS);
     keepAlive.unref();
     outgoing.once('close', () => {
       clearInterval(keepAlive);
-      this.listeners.delete(listener);
+      if (!this.listeners.delete(listener)) return;
+      for (const [uri, owner] of resources) this.subscriptions!.remove(owner, uri);
     });
   }
 
   /** Ends every stream with the listen result, as a server shutting down should. */
   closeAll(): void {
-    for (const listener of this.listeners) {
+    for (const listener of [...this.listeners]) {
+      this.listeners.delete(listener);
       send(listener.outgoing, { jsonrpc: '2.0', id: listener.subscriptionId, result: { resultType: 'complete', _meta: { [META.subscriptionId]: listener.subscriptionId } } });
       listener.outgoing.end();
     }

@@ -12,7 +12,14 @@ const FILTER = { toolsListChanged: true, promptsListChanged: true, resourcesList
 const RETRY_FIRST_MS = 1_000;
 const RETRY_MAX_MS = 30_000;
 
-export function watchModernUpstream(upstream: Upstream, log: Log, resync: () => void): () => void {
+export interface ModernWatch {
+  /** The set of resources to subscribe changed: opens the stream again with the current set. */
+  resourcesChanged(): void;
+  stop(): void;
+}
+
+/** `resources` gives the URIs the gateway's clients subscribe to, read each time a stream opens. */
+export function watchModernUpstream(upstream: Upstream, log: Log, resync: () => void, resources: () => readonly string[] = () => []): ModernWatch {
   let open: AbortController | undefined;
   let retry: NodeJS.Timeout | undefined;
   let retryMs = RETRY_FIRST_MS;
@@ -33,11 +40,15 @@ export function watchModernUpstream(upstream: Upstream, log: Log, resync: () => 
 
   function listen(): void {
     const controller = (open = new AbortController());
+    const uris = resources();
     const request = {
       jsonrpc: '2.0' as const,
       id: `gateway-listen-${upstream.name}`,
       method: 'subscriptions/listen',
-      params: { notifications: FILTER, _meta: { [META.protocolVersion]: SUPPORTED_VERSIONS[0], [META.clientCapabilities]: {} } },
+      params: {
+        notifications: uris.length ? { ...FILTER, resourceSubscriptions: [...uris] } : FILTER,
+        _meta: { [META.protocolVersion]: SUPPORTED_VERSIONS[0], [META.clientCapabilities]: {} },
+      },
     };
     const onNotification = (notification: { method: string }): void => {
       if (notification.method !== 'notifications/subscriptions/acknowledged') return;
@@ -63,10 +74,20 @@ export function watchModernUpstream(upstream: Upstream, log: Log, resync: () => 
 
   upstream.events.on('state', onState);
   if (upstream.status().state === 'ready') onState('ready');
-  return () => {
-    stopped = true;
-    upstream.events.off('state', onState);
-    clearTimeout(retry);
-    open?.abort();
+  return {
+    resourcesChanged() {
+      if (!open) return; // the next stream picks them up
+      // Replacing the stream is the only way to change its filter; the new one is acknowledged like any.
+      open.abort();
+      open = undefined;
+      acknowledgedBefore = false;
+      if (wanted()) listen();
+    },
+    stop() {
+      stopped = true;
+      upstream.events.off('state', onState);
+      clearTimeout(retry);
+      open?.abort();
+    },
   };
 }

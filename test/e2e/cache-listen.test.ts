@@ -77,7 +77,7 @@ describe('the list cache in the request path (memory store)', () => {
       assert.deepEqual(schemaProblems('server/discover', answer.body), []);
       const capabilities = answer.body.result.capabilities;
       assert.equal('logging' in capabilities, false);
-      assert.equal('subscribe' in capabilities.resources, false);
+      assert.equal(capabilities.resources.subscribe, true, 'resource updates are relayed');
       assert.equal(capabilities.tools.listChanged, true);
     }
   });
@@ -155,7 +155,7 @@ describe('the list cache in the request path (memory store)', () => {
   describe('subscriptions/listen', () => {
     test('acknowledges the honoured subset first, then relays a modern upstream\'s list change', async () => {
       const url = `${gateway.url}/servers/modern/mcp`;
-      const listen = await openListen(url, { toolsListChanged: true, resourceSubscriptions: ['fixture://hello'] });
+      const listen = await openListen(url, { toolsListChanged: true, promptsListChanged: 'yes', bogus: true });
       try {
         assert.ok(await until(() => listen.messages.length >= 1, 2_000));
         assert.deepEqual(listen.messages[0], {
@@ -265,6 +265,49 @@ describe('list changes from a remote modern upstream', () => {
     } finally {
       await gateway.close();
       await server.close();
+    }
+  });
+});
+
+describe('resource subscriptions on listen streams', () => {
+  let gateway: RunningGateway;
+  before(async () => {
+    gateway = await startTestGateway({ modern: fixture('modern-server'), everything });
+  });
+  after(() => gateway.close());
+
+  test('a modern upstream: the gateway subscribes on its own listen stream and relays the update', async () => {
+    const listen = await openListen(`${gateway.url}/servers/modern/mcp`, { resourceSubscriptions: ['fixture://hello'] });
+    try {
+      assert.ok(await until(() => listen.messages.length >= 1, 3_000));
+      assert.deepEqual(listen.messages[0].params.notifications, { resourceSubscriptions: ['fixture://hello'] });
+      // Give the gateway's stream to the upstream time to be opened again with the new subscription.
+      await sleep(500);
+      await post(`${gateway.url}/servers/modern/mcp`, request('tools/call', { name: 'touch', arguments: { uri: 'fixture://hello' } }));
+      assert.ok(await until(() => listen.messages.some((m) => m.method === 'notifications/resources/updated'), 3_000), JSON.stringify(listen.messages));
+      const update = listen.messages.find((m) => m.method === 'notifications/resources/updated');
+      assert.equal(update.params.uri, 'fixture://hello');
+      assert.equal(update.params._meta['io.modelcontextprotocol/subscriptionId'], listen.id);
+      assert.deepEqual(schemaProblems('', update), []);
+    } finally {
+      listen.close();
+    }
+  });
+
+  test('a legacy upstream through /mcp: resources/subscribe upstream, updates relayed, unknown URIs not honoured', async () => {
+    const { body } = await post(`${gateway.url}/mcp`, request('resources/list'));
+    const uri: string = body.result.resources.find((r: { uri: string }) => r.uri.startsWith('demo://'))!.uri;
+    const listen = await openListen(`${gateway.url}/mcp`, { resourceSubscriptions: [uri, 'nowhere://x'] });
+    try {
+      assert.ok(await until(() => listen.messages.length >= 1, 3_000));
+      assert.deepEqual(listen.messages[0].params.notifications, { resourceSubscriptions: [uri] });
+      await sleep(300);
+      await post(`${gateway.url}/servers/everything/mcp`, request('tools/call', { name: 'toggle-subscriber-updates', arguments: {} }));
+      assert.ok(await until(() => listen.messages.some((m) => m.method === 'notifications/resources/updated'), 3_000), JSON.stringify(listen.messages));
+      assert.equal(listen.messages.find((m) => m.method === 'notifications/resources/updated').params.uri, uri);
+    } finally {
+      listen.close();
+      await post(`${gateway.url}/servers/everything/mcp`, request('tools/call', { name: 'toggle-subscriber-updates', arguments: {} }));
     }
   });
 });

@@ -28,7 +28,7 @@ describe('SDK v2 client → gateway → modern SDK v2 stdio server', () => {
 
   test('tools/list and tools/call', async () => {
     const { tools } = await client.listTools();
-    assert.deepEqual(tools.map((t) => t.name).sort(), ['add-tool', 'crash', 'echo', 'noise', 'pid', 'progress', 'region', 'slow']);
+    assert.deepEqual(tools.map((t) => t.name).sort(), ['add-tool', 'crash', 'echo', 'noise', 'pid', 'progress', 'region', 'slow', 'touch']);
     const result = await client.callTool({ name: 'echo', arguments: { text: 'héllo, 世界' } });
     assert.deepEqual(result.content, [{ type: 'text', text: 'héllo, 世界' }]);
   });

@@ -1,0 +1,493 @@
+// Replicas and outages with real processes: two gateway processes (the CLI, as a user runs it) sharing the
+// real Redis on this machine; a Redis of the test's own killed under a running gateway; and an upstream whose
+// cacheable answer needs input first, which must never be cached.
+import assert from 'node:assert/strict';
+import { spawn, spawnSync, type ChildProcess } from 'node:child_process';
+import { randomBytes, randomUUID } from 'node:crypto';
+import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { createServer, Socket } from 'node:net';
+import { tmpdir } from 'node:os';
+import path from 'node:path';
+import { after, before, describe, test } from 'node:test';
+import { setTimeout as sleep } from 'node:timers/promises';
+import { Redis } from 'ioredis';
+import type { RunningGateway } from '../../src/gateway.js';
+import { headersFor, post, request, ROOT, schemaProblems, startTestGateway } from './harness.js';
+
+const SHARED_REDIS = 'redis://127.0.0.1:6379';
+const SYNTHETIC = path.join(ROOT, 'test/fixtures/synthetic-server.mjs');
+const LEGACY = path.join(ROOT, 'test/fixtures/legacy-server.ts');
+const LEGACY_TTL_MS = 60_000;
+
+const sharedRedisUp = await reachable(6379);
+const SKIP_SHARED = sharedRedisUp ? false : 'no Redis at 127.0.0.1:6379: cannot show two replicas sharing it';
+const SKIP_OWN = spawnSync('redis-server', ['--version']).error ? 'redis-server is not on PATH: cannot start a Redis of our own to kill' : false;
+
+const tmp = mkdtempSync(path.join(tmpdir(), 'mcp-gw-replicas-'));
+after(() => rmSync(tmp, { recursive: true, force: true }));
+
+const synthetic = (id: string, env: Record<string, string> = {}) => ({
+  command: process.execPath,
+  args: [SYNTHETIC],
+  cwd: ROOT,
+  env: { SERVER_ID: id, ...env },
+});
+const legacy = { command: process.execPath, args: ['--import', 'tsx', LEGACY], cwd: ROOT, legacyTtlMs: LEGACY_TTL_MS };
+
+/** How many tools/list the synthetic server behind this endpoint has served (its unlisted `__count` tool; calls are never cached). */
+async function listsServed(url: string): Promise<number> {
+  const answer = await post(url, request('tools/call', { name: '__count', arguments: {} }));
+  assert.equal(answer.status, 200, JSON.stringify(answer.body));
+  return Number(answer.body.result.content[0].text);
+}
+
+const toolNames = (answer: { body: any }): string[] => answer.body.result.tools.map((t: { name: string }) => t.name);
+
+// ---- 1. two gateway processes sharing the real Redis ---------------------------------------------------
+
+describe('two gateway processes sharing the real Redis', { skip: SKIP_SHARED }, () => {
+  const keyPrefix = `mcp-gateway-test:${randomUUID()}:`;
+  const config = {
+    listen: { host: '127.0.0.1', port: 0 },
+    cache: { store: 'redis', url: SHARED_REDIS, keyPrefix, contextSecret: randomBytes(24).toString('hex') },
+    servers: { syn: synthetic('syn'), legacy },
+  };
+  // The legacy server's answers are private: a caller with credentials gets entries under a keyed hash of
+  // them, so a hit on the other replica also shows that both hash with the same contextSecret.
+  const asCaller = { ...headersFor({ method: 'tools/list' }), authorization: 'Bearer replica-test' };
+  let a: GatewayProcess;
+  let b: GatewayProcess;
+
+  before(async () => {
+    const file = path.join(tmp, 'replicas.yaml');
+    writeFileSync(file, JSON.stringify(config, null, 2)); // JSON is YAML
+    const connectedBefore = await cacheConnections(SHARED_REDIS);
+    [a, b] = await Promise.all([spawnGateway(file), spawnGateway(file)]);
+    // Each gateway opens two named connections (commands, subscriber). Wait for both processes' to be up, so
+    // that a read on B cannot miss only because B had not reached Redis yet. (Best effort: counts new ids.)
+    assert.ok(
+      await until(async () => {
+        const now = await cacheConnections(SHARED_REDIS);
+        return [...now.client].filter((id) => !connectedBefore.client.has(id)).length >= 2 && [...now.subscriber].filter((id) => !connectedBefore.subscriber.has(id)).length >= 2;
+      }, 10_000, 50),
+      'both gateway processes connect to Redis',
+    );
+  });
+
+  after(async () => {
+    for (const gateway of [a, b]) if (gateway && gateway.child.exitCode === null && gateway.child.signalCode === null) gateway.child.kill('SIGKILL');
+    await Promise.all([a?.exited, b?.exited]);
+    await deleteKeys(SHARED_REDIS, keyPrefix);
+  });
+
+  test('(a) a list fetched through process A is served by process B without asking B\'s upstream', async () => {
+    const fromA = await post(`${a.url}/servers/syn/mcp`, request('tools/list'));
+    assert.equal(fromA.status, 200, JSON.stringify(fromA.body));
+    assert.equal(fromA.body.result.ttlMs, 60_000, 'a fresh answer carries the upstream\'s ttlMs');
+    await sleep(30);
+    const fromB = await post(`${b.url}/servers/syn/mcp`, request('tools/list'));
+    assert.equal(fromB.status, 200, JSON.stringify(fromB.body));
+    assert.deepEqual(schemaProblems('tools/list', fromB.body), []);
+    assert.deepEqual(toolNames(fromB), toolNames(fromA));
+    assert.ok(fromB.body.result.ttlMs < 60_000, `B answers with the remaining freshness (${fromB.body.result.ttlMs})`);
+    assert.equal(await listsServed(`${a.url}/servers/syn/mcp`), 1);
+    assert.equal(await listsServed(`${b.url}/servers/syn/mcp`), 0, "B's own synthetic upstream served no list");
+  });
+
+  test('(b) add-tool through A reaches a subscriptions/listen client on B\'s /mcp', async () => {
+    // Fill the shared entry for the legacy list through A, and see B serve it (a hit: less than the full ttlMs).
+    const fromA = await post(`${a.url}/servers/legacy/mcp`, request('tools/list'), asCaller);
+    assert.equal(fromA.body.result.ttlMs, LEGACY_TTL_MS);
+    assert.equal(fromA.body.result.cacheScope, 'private');
+    await sleep(30);
+    const cachedOnB = await post(`${b.url}/servers/legacy/mcp`, request('tools/list'), asCaller);
+    assert.ok(cachedOnB.body.result.ttlMs < LEGACY_TTL_MS, `B served A's entry (ttlMs ${cachedOnB.body.result.ttlMs})`);
+    assert.deepEqual(toolNames(cachedOnB), toolNames(fromA));
+    assert.ok(!toolNames(cachedOnB).includes('added-1'));
+
+    const listen = await openListen(`${b.url}/mcp`, { toolsListChanged: true });
+    try {
+      assert.ok(await until(() => listen.messages.length >= 1, 3_000), 'acknowledged');
+      assert.deepEqual(listen.messages[0], {
+        jsonrpc: '2.0',
+        method: 'notifications/subscriptions/acknowledged',
+        params: { notifications: { toolsListChanged: true }, _meta: { 'io.modelcontextprotocol/subscriptionId': listen.id } },
+      });
+      const added = await post(`${a.url}/servers/legacy/mcp`, request('tools/call', { name: 'add-tool', arguments: {} }));
+      assert.equal(added.body.result.content[0].text, 'added-1');
+      assert.ok(await until(() => listen.messages.length >= 2, 5_000), `B's listen client heard A's change: ${JSON.stringify(listen.messages)}`);
+      assert.equal(listen.messages[1].method, 'notifications/tools/list_changed');
+      assert.equal(listen.messages[1].params._meta['io.modelcontextprotocol/subscriptionId'], listen.id);
+      assert.deepEqual(schemaProblems('', listen.messages[1]), []);
+    } finally {
+      listen.close();
+    }
+  });
+
+  test('(c) after the change, B\'s next list is a fresh fetch from its own child', async () => {
+    // B's legacy child is a separate process that never added a tool, so B cannot be expected to list
+    // added-1. What the invalidation must guarantee is that B does not serve the dropped entry again. A hit
+    // answers with the remaining freshness, ceil(expiresAt - now), which is below the configured 60000 once
+    // a millisecond has passed since the entry was filled (A filled it well over 30 ms ago, in (b)); a
+    // fetch answers with the legacy adapter's ttlMs, exactly legacyTtlMs. Nobody fills the entry in the
+    // meantime: this list is the first one after the change on either replica. (Listing through A first
+    // would let A refill the shared entry from A's child, and B would then rightly hit it.)
+    const fresh = await post(`${b.url}/servers/legacy/mcp`, request('tools/list'), asCaller);
+    assert.equal(fresh.status, 200, JSON.stringify(fresh.body));
+    assert.equal(fresh.body.result.ttlMs, LEGACY_TTL_MS, 'a fresh answer, not the invalidated entry');
+    assert.ok(!toolNames(fresh).includes('added-1'), "it came from B's own child, which has no added-1");
+    assert.ok(toolNames(fresh).includes('add-tool'));
+    // And B cached it again: the next one is a hit.
+    await sleep(30);
+    const again = await post(`${b.url}/servers/legacy/mcp`, request('tools/list'), asCaller);
+    assert.ok(again.body.result.ttlMs < LEGACY_TTL_MS, `cached again (ttlMs ${again.body.result.ttlMs})`);
+  });
+
+  test('both processes stop on SIGTERM with exit code 0, and every log line is JSON', async () => {
+    a.child.kill('SIGTERM');
+    b.child.kill('SIGTERM');
+    const [codeA, codeB] = await Promise.all([withTimeout(a.exited, 15_000, 'A to exit'), withTimeout(b.exited, 15_000, 'B to exit')]);
+    assert.equal(codeA, 0, a.stderr());
+    assert.equal(codeB, 0, b.stderr());
+    for (const gateway of [a, b]) for (const line of gateway.stderr().trim().split('\n')) JSON.parse(line);
+  });
+});
+
+// ---- 2. Redis killed under a running gateway -----------------------------------------------------------
+
+test('Redis killed mid-test: every request still succeeds quickly from memory and upstreams; the cache writes to Redis again after a restart', { skip: SKIP_OWN, timeout: 60_000 }, async () => {
+  const port = await freePort();
+  const url = `redis://127.0.0.1:${port}`;
+  const keyPrefix = `mcp-gateway-test:${randomUUID()}:`;
+  const listKey = `${keyPrefix}g:syn\u0000tools/list`;
+  const discoverKey = `${keyPrefix}g:syn\u0000server/discover`;
+  let redis = await startRedis(port);
+  let gateway: RunningGateway | undefined;
+  let admin: Redis | undefined;
+  try {
+    gateway = await startTestGateway({ syn: synthetic('syn') }, {}, { cache: { store: 'redis', url, keyPrefix } });
+    // Only this gateway uses this Redis: wait for both of its connections.
+    assert.ok(await until(async () => bothConnected(await cacheConnections(url)), 5_000, 25), 'the gateway connects to its Redis');
+    admin = await connect(url);
+
+    const mcp = `${gateway.url}/mcp`;
+    const syn = `${gateway.url}/servers/syn/mcp`;
+    const first = await post(mcp, request('tools/list'));
+    assert.equal(first.status, 200, JSON.stringify(first.body));
+    assert.deepEqual(toolNames(first), ['syn__tool-0', 'syn__tool-1', 'syn__tool-2', 'syn__tool-3', 'syn__tool-4']);
+    assert.ok(await until(async () => (await admin!.exists(listKey)) === 1, 2_000), 'the list was written to Redis');
+    assert.equal(await listsServed(syn), 1);
+    await admin.quit();
+    admin = undefined;
+
+    await stopRedis(redis);
+    const slowest = { ms: 0, what: '' };
+    for (let i = 0; i < 50; i++) {
+      for (const [method, params] of [['tools/list', {}], ['tools/call', { name: 'syn__tool-1', arguments: { text: `n${i}` } }]] as const) {
+        const started = performance.now();
+        const answer = await post(mcp, request(method, params));
+        const took = performance.now() - started;
+        if (took > slowest.ms) Object.assign(slowest, { ms: took, what: `${method} #${i}` });
+        assert.equal(answer.status, 200, `${method} #${i}: ${JSON.stringify(answer.body)}`);
+        assert.ok('result' in answer.body, `${method} #${i} failed: ${JSON.stringify(answer.body)}`);
+        if (method === 'tools/list') assert.equal(answer.body.result.tools.length, 5);
+        else assert.equal(answer.body.result.content[0].text, `syn/tool-1: n${i}`);
+        assert.ok(took < 500, `${method} #${i} took ${took.toFixed(1)} ms with Redis down`);
+      }
+    }
+    assert.ok(await listsServed(syn) <= 2, 'memory in front kept serving the list: at most one more upstream list');
+
+    redis = await startRedis(port);
+    // ioredis reconnects with backoff (at most 2 s apart); requests keep succeeding meanwhile.
+    assert.ok(
+      await until(async () => {
+        const answer = await post(mcp, request('tools/list'));
+        assert.equal(answer.status, 200);
+        assert.ok('result' in answer.body, JSON.stringify(answer.body));
+        return bothConnected(await cacheConnections(url));
+      }, 10_000, 100),
+      'the gateway reconnects to the restarted Redis',
+    );
+    await sleep(100); // 'ready' follows the connection's handshake
+    admin = await connect(url);
+    // The restarted Redis is empty (no persistence). A miss now — server/discover was never asked on this
+    // endpoint (the era probe goes to the child directly) — must be written to Redis again.
+    const discover = await post(syn, request('server/discover'));
+    assert.equal(discover.status, 200, JSON.stringify(discover.body));
+    assert.equal(discover.body.result.ttlMs, 60_000);
+    assert.ok(await until(async () => (await admin!.exists(discoverKey)) === 1, 3_000), 'the cache writes to Redis again');
+    const call = await post(mcp, request('tools/call', { name: 'syn__tool-2', arguments: { text: 'back' } }));
+    assert.equal(call.body.result.content[0].text, 'syn/tool-2: back');
+  } finally {
+    await admin?.quit().catch(() => {});
+    await gateway?.close();
+    await stopRedis(redis);
+  }
+});
+
+// ---- 3. input_required answers are never cached --------------------------------------------------------
+
+// A tiny modern stdio server: a DiscoverResult for the era probe; resources/read answers input_required
+// the first time a uri is read and a complete, cacheable (ttlMs 60000, public) result every time after;
+// each read is appended to READ_LOG, the side channel the test counts with.
+const INPUT_REQUIRED_SERVER = String.raw`
+const fs = require('node:fs');
+const meta = { 'io.modelcontextprotocol/serverInfo': { name: 'inline-input-required', version: '1.0.0' } };
+const reads = new Map();
+const send = (message) => process.stdout.write(JSON.stringify(message) + '\n');
+require('node:readline').createInterface({ input: process.stdin }).on('line', (line) => {
+  let m;
+  try { m = JSON.parse(line); } catch { return; }
+  if (m.id === undefined) return;
+  const p = m.params || {};
+  const reply = (result) => send({ jsonrpc: '2.0', id: m.id, result });
+  if (m.method === 'server/discover') {
+    return reply({ resultType: 'complete', supportedVersions: ['2026-07-28'], capabilities: { resources: {} }, ttlMs: 60000, cacheScope: 'public', _meta: meta });
+  }
+  if (m.method === 'resources/read') {
+    const n = (reads.get(p.uri) || 0) + 1;
+    reads.set(p.uri, n);
+    fs.appendFileSync(process.env.READ_LOG, JSON.stringify({ uri: p.uri, n, state: p.requestState }) + '\n');
+    return setTimeout(() => reply(n === 1
+      ? {
+          resultType: 'input_required',
+          inputRequests: {
+            confirm: {
+              method: 'elicitation/create',
+              params: { mode: 'form', message: 'Read ' + p.uri + '?', requestedSchema: { type: 'object', properties: { ok: { type: 'boolean' } }, required: ['ok'] } },
+            },
+          },
+          requestState: 'x',
+          _meta: meta,
+        }
+      : { resultType: 'complete', contents: [{ uri: p.uri, mimeType: 'text/plain', text: 'read ' + n }], ttlMs: 60000, cacheScope: 'public', _meta: meta }),
+    Number(process.env.READ_DELAY_MS || 0));
+  }
+  send({ jsonrpc: '2.0', id: m.id, error: { code: -32601, message: 'Method not found: ' + m.method } });
+});
+`;
+
+describe('input_required answers are never cached', () => {
+  const readLog = path.join(tmp, 'reads.jsonl');
+  let gateway: RunningGateway;
+  const reads = (uri: string): number =>
+    readFileSync(readLog, 'utf8').split('\n').filter(Boolean).map((line) => JSON.parse(line)).filter((r) => r.uri === uri).length;
+  const read = (uri: string) => post(`${gateway.url}/servers/asks/mcp`, request('resources/read', { uri }));
+
+  before(async () => {
+    writeFileSync(readLog, '');
+    gateway = await startTestGateway({
+      asks: { command: process.execPath, args: ['-e', INPUT_REQUIRED_SERVER], cwd: ROOT, era: 'auto', env: { READ_LOG: readLog, READ_DELAY_MS: '150' } },
+    });
+  });
+  after(() => gateway.close());
+
+  test('an input_required answer is not stored: the same read goes to the upstream again; its complete answer is then cached', async () => {
+    const uri = 'inline://doc';
+    const first = await read(uri);
+    assert.equal(first.status, 200, JSON.stringify(first.body));
+    assert.equal(first.body.result.resultType, 'input_required', JSON.stringify(first.body));
+    assert.deepEqual(schemaProblems('resources/read', first.body), []);
+    assert.equal(reads(uri), 1);
+
+    const second = await read(uri);
+    assert.equal(second.body.result.resultType, 'complete', 'not the input_required answer again');
+    assert.equal(second.body.result.contents[0].text, 'read 2');
+    assert.equal(second.body.result.ttlMs, 60_000);
+    assert.deepEqual(schemaProblems('resources/read', second.body), []);
+    assert.equal(reads(uri), 2, 'both reads reached the upstream');
+
+    await sleep(20);
+    const third = await read(uri);
+    assert.equal(third.body.result.contents[0].text, 'read 2', 'the complete answer, from the cache');
+    assert.ok(third.body.result.ttlMs < 60_000, `remaining freshness ${third.body.result.ttlMs}`);
+    assert.equal(reads(uri), 2, 'the third read did not reach the upstream');
+  });
+
+  test('a caller that joined a fetch which came back input_required is not handed that answer', async () => {
+    // Two concurrent misses share one fetch (the upstream takes 150 ms). Whichever came first gets the
+    // input_required answer; the other must ask the upstream itself and gets the complete one.
+    const uri = 'inline://joined';
+    const answers = await Promise.all([read(uri), read(uri)]);
+    assert.deepEqual(answers.map((a) => a.body.result.resultType).sort(), ['complete', 'input_required'], JSON.stringify(answers.map((a) => a.body)));
+    assert.equal(reads(uri), 2);
+  });
+
+  test(
+    "the complete answer fetched for such a joined caller is cached like any other",
+    async () => {
+      const uri = 'inline://joined-then-cached';
+      await Promise.all([read(uri), read(uri)]);
+      assert.equal(reads(uri), 2);
+      const later = await read(uri);
+      assert.equal(later.body.result.contents[0].text, 'read 2', 'served from the cache, not read 3 from the upstream');
+      assert.equal(reads(uri), 2, 'the complete answer was cached');
+    },
+  );
+});
+
+// ---- helpers ---------------------------------------------------------------------------------------------
+
+interface GatewayProcess {
+  child: ChildProcess;
+  /** Base URL, e.g. http://127.0.0.1:40123 */
+  url: string;
+  exited: Promise<number | null>;
+  stderr(): string;
+}
+
+/** The CLI as a user runs it; resolves with the base URL read from its "serving every server" log line. */
+async function spawnGateway(configFile: string): Promise<GatewayProcess> {
+  const child = spawn(process.execPath, ['--import', 'tsx', 'src/cli.ts', '--config', configFile], { cwd: ROOT, stdio: ['ignore', 'ignore', 'pipe'] });
+  let stderr = '';
+  const exited = new Promise<number | null>((resolve) => child.once('exit', (code) => resolve(code)));
+  const url = await new Promise<string>((resolve, reject) => {
+    const timer = setTimeout(() => (child.kill('SIGKILL'), reject(new Error(`no endpoint logged within 20 s:\n${stderr}`))), 20_000);
+    child.once('exit', (code) => (clearTimeout(timer), reject(new Error(`gateway exited with ${code} before serving:\n${stderr}`))));
+    child.stderr!.on('data', (chunk: Buffer) => {
+      stderr += chunk.toString('utf8');
+      const lines = stderr.split('\n').slice(0, -1); // complete lines only
+      const line = lines.find((l) => l.includes('serving every server'));
+      if (!line) return;
+      clearTimeout(timer);
+      const endpoint = String(JSON.parse(line).endpoint);
+      assert.match(endpoint, /^http:\/\/127\.0\.0\.1:\d+\/mcp$/);
+      resolve(endpoint.slice(0, -'/mcp'.length));
+    });
+  });
+  return { child, url, exited, stderr: () => stderr };
+}
+
+/** A listen stream: collects its notifications until closed. */
+async function openListen(url: string, notifications: Record<string, unknown>) {
+  const body = request('subscriptions/listen', { notifications });
+  const controller = new AbortController();
+  const response = await fetch(url, { method: 'POST', headers: headersFor(body), body: JSON.stringify(body), signal: controller.signal });
+  assert.equal(response.status, 200);
+  assert.equal(response.headers.get('content-type'), 'text/event-stream');
+  const messages: any[] = [];
+  const reader = response.body!.getReader();
+  const decoder = new TextDecoder();
+  let buffer = '';
+  void (async () => {
+    try {
+      for (;;) {
+        const { done, value } = await reader.read();
+        if (done) return;
+        buffer += decoder.decode(value, { stream: true });
+        let end: number;
+        while ((end = buffer.indexOf('\n\n')) !== -1) {
+          const event = buffer.slice(0, end);
+          buffer = buffer.slice(end + 2);
+          const data = event.split('\n').find((line) => line.startsWith('data: '));
+          if (data) messages.push(JSON.parse(data.slice(6)));
+        }
+      }
+    } catch {
+      // closed by the test
+    }
+  })();
+  return { id: body.id, messages, close: () => controller.abort() };
+}
+
+async function until(predicate: () => boolean | Promise<boolean>, ms: number, stepMs = 20): Promise<boolean> {
+  const deadline = Date.now() + ms;
+  while (Date.now() < deadline) {
+    if (await predicate()) return true;
+    await sleep(stepMs);
+  }
+  return predicate();
+}
+
+async function withTimeout<T>(promise: Promise<T>, ms: number, what: string): Promise<T> {
+  let timer: NodeJS.Timeout | undefined;
+  const timeout = new Promise<never>((_, reject) => (timer = setTimeout(() => reject(new Error(`timed out waiting for ${what}`)), ms)));
+  try {
+    return await Promise.race([promise, timeout]);
+  } finally {
+    clearTimeout(timer);
+  }
+}
+
+async function connect(url: string): Promise<Redis> {
+  const redis = new Redis(url, { lazyConnect: true, maxRetriesPerRequest: 1, retryStrategy: () => null });
+  await redis.connect();
+  return redis;
+}
+
+/** Ids of the gateway cache's connections (named by RedisStore) on this Redis; the subscriber's only once subscribed. */
+async function cacheConnections(url: string): Promise<{ client: Set<string>; subscriber: Set<string> }> {
+  const found = { client: new Set<string>(), subscriber: new Set<string>() };
+  let redis: Redis | undefined;
+  try {
+    redis = await connect(url);
+    const list = String(await redis.client('LIST'));
+    for (const line of list.split('\n')) {
+      const fields = Object.fromEntries(line.trim().split(' ').map((kv) => [kv.slice(0, kv.indexOf('=')), kv.slice(kv.indexOf('=') + 1)]));
+      if (fields.name === 'mcp-gateway-cache') found.client.add(fields.id!);
+      if (fields.name === 'mcp-gateway-cache-sub' && Number(fields.sub) >= 1) found.subscriber.add(fields.id!);
+    }
+  } catch {
+    // not reachable (yet): nothing connected
+  } finally {
+    redis?.disconnect();
+  }
+  return found;
+}
+
+const bothConnected = (c: { client: Set<string>; subscriber: Set<string> }): boolean => c.client.size >= 1 && c.subscriber.size >= 1;
+
+async function deleteKeys(url: string, prefix: string): Promise<void> {
+  const redis = await connect(url);
+  try {
+    let cursor = '0';
+    do {
+      const [next, keys] = await redis.scan(cursor, 'MATCH', `${prefix}*`, 'COUNT', 500);
+      if (keys.length) await redis.del(...keys);
+      cursor = next;
+    } while (cursor !== '0');
+  } finally {
+    await redis.quit();
+  }
+}
+
+function reachable(port: number): Promise<boolean> {
+  return new Promise((resolve) => {
+    const socket = new Socket();
+    socket.setTimeout(500);
+    socket.once('connect', () => (socket.destroy(), resolve(true)));
+    socket.once('error', () => resolve(false));
+    socket.once('timeout', () => (socket.destroy(), resolve(false)));
+    socket.connect(port, '127.0.0.1');
+  });
+}
+
+function freePort(): Promise<number> {
+  return new Promise((resolve, reject) => {
+    const server = createServer();
+    server.once('error', reject);
+    server.listen(0, '127.0.0.1', () => {
+      const { port } = server.address() as { port: number };
+      server.close(() => resolve(port));
+    });
+  });
+}
+
+async function startRedis(port: number): Promise<ChildProcess> {
+  const child = spawn('redis-server', ['--port', String(port), '--bind', '127.0.0.1', '--save', '', '--appendonly', 'no'], {
+    stdio: ['ignore', 'ignore', 'inherit'],
+  });
+  if (!(await until(() => reachable(port), 5_000, 25))) {
+    child.kill('SIGKILL');
+    throw new Error(`redis-server on port ${port} did not start`);
+  }
+  return child;
+}
+
+/** kill -9, and wait until it is gone. */
+async function stopRedis(child: ChildProcess): Promise<void> {
+  if (child.exitCode !== null || child.signalCode !== null) return;
+  const exited = new Promise((resolve) => child.once('exit', resolve));
+  child.kill('SIGKILL');
+  await exited;
+}
