@@ -8,7 +8,7 @@ import { after, before, describe, test } from 'node:test';
 import { setTimeout as sleep } from 'node:timers/promises';
 import type { RunningGateway } from '../../src/gateway.js';
 import { startModernHttpServer } from '../fixtures/http-servers.js';
-import { everything, fixture, headersFor, post, request, ROOT, schemaProblems, startTestGateway } from './harness.js';
+import { everything, fixture, headersFor, openListen, post, request, ROOT, schemaProblems, startTestGateway } from './harness.js';
 
 const synthetic = (id: string, env: Record<string, string> = {}) => ({
   command: process.execPath,
@@ -18,36 +18,6 @@ const synthetic = (id: string, env: Record<string, string> = {}) => ({
 });
 const listsServed = async (url: string) => Number((await post(url, request('tools/call', { name: '__count', arguments: {} }))).body.result.content[0].text);
 
-/** A listen stream: collects its notifications until closed. */
-async function openListen(url: string, notifications: Record<string, unknown>, headers: Record<string, string> = {}) {
-  const body = request('subscriptions/listen', { notifications });
-  const controller = new AbortController();
-  const response = await fetch(url, { method: 'POST', headers: { ...headersFor(body), ...headers }, body: JSON.stringify(body), signal: controller.signal });
-  assert.equal(response.headers.get('content-type'), 'text/event-stream');
-  const messages: any[] = [];
-  const reader = response.body!.getReader();
-  const decoder = new TextDecoder();
-  let buffer = '';
-  void (async () => {
-    try {
-      for (;;) {
-        const { done, value } = await reader.read();
-        if (done) return;
-        buffer += decoder.decode(value, { stream: true });
-        let end: number;
-        while ((end = buffer.indexOf('\n\n')) !== -1) {
-          const event = buffer.slice(0, end);
-          buffer = buffer.slice(end + 2);
-          const data = event.split('\n').find((line) => line.startsWith('data: '));
-          if (data) messages.push(JSON.parse(data.slice(6)));
-        }
-      }
-    } catch {
-      // closed by the test
-    }
-  })();
-  return { id: body.id, messages, close: () => controller.abort() };
-}
 
 async function until(predicate: () => boolean, ms: number): Promise<boolean> {
   const deadline = Date.now() + ms;

@@ -114,3 +114,36 @@ export function schemaProblems(method: string, message: any): string[] {
   if (message?.method === 'notifications/progress') return validate('ProgressNotification', message);
   return validate('JSONRPCNotification', message);
 }
+
+/** A subscriptions/listen stream: collects its messages in order until closed. */
+export async function openListen(url: string, notifications: Record<string, unknown>, headers: Record<string, string> = {}) {
+  const body = request('subscriptions/listen', { notifications });
+  const controller = new AbortController();
+  const response = await fetch(url, { method: 'POST', headers: { ...headersFor(body), ...headers }, body: JSON.stringify(body), signal: controller.signal });
+  if (response.status !== 200 || response.headers.get('content-type') !== 'text/event-stream') {
+    throw new Error(`listen answered ${response.status} ${response.headers.get('content-type')}: ${await response.text()}`);
+  }
+  const messages: any[] = [];
+  const reader = response.body!.getReader();
+  const decoder = new TextDecoder();
+  let buffer = '';
+  void (async () => {
+    try {
+      for (;;) {
+        const { done, value } = await reader.read();
+        if (done) return;
+        buffer += decoder.decode(value, { stream: true });
+        let end: number;
+        while ((end = buffer.indexOf('\n\n')) !== -1) {
+          const event = buffer.slice(0, end);
+          buffer = buffer.slice(end + 2);
+          const data = event.split('\n').find((line) => line.startsWith('data: '));
+          if (data) messages.push(JSON.parse(data.slice(6)));
+        }
+      }
+    } catch {
+      // closed by the test
+    }
+  })();
+  return { id: body.id, messages, close: () => controller.abort() };
+}

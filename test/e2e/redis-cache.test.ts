@@ -4,10 +4,10 @@
 import assert from 'node:assert/strict';
 import { spawn, spawnSync, type ChildProcess } from 'node:child_process';
 import { randomUUID } from 'node:crypto';
-import { createServer, Socket } from 'node:net';
 import { after, test } from 'node:test';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { Redis } from 'ioredis';
+import { freePort, reachable, startRedis, stopRedis } from './own-redis.js';
 import { ListCache, type CacheKey } from '../../cache/list-cache.js';
 import { RedisStore } from '../../cache/redis-store.js';
 import type { JsonObject, JsonRpcResponse } from '../../src/protocol/jsonrpc.js';
@@ -248,43 +248,6 @@ function recordingLog() {
   return { log, lines };
 }
 
-function reachable(port: number): Promise<boolean> {
-  return new Promise((resolve) => {
-    const socket = new Socket();
-    socket.setTimeout(500);
-    socket.once('connect', () => (socket.destroy(), resolve(true)));
-    socket.once('error', () => resolve(false));
-    socket.once('timeout', () => (socket.destroy(), resolve(false)));
-    socket.connect(port, '127.0.0.1');
-  });
-}
 
-function freePort(): Promise<number> {
-  return new Promise((resolve, reject) => {
-    const server = createServer();
-    server.once('error', reject);
-    server.listen(0, '127.0.0.1', () => {
-      const { port } = server.address() as { port: number };
-      server.close(() => resolve(port));
-    });
-  });
-}
 
-async function startRedis(port: number): Promise<ChildProcess> {
-  const child = spawn('redis-server', ['--port', String(port), '--bind', '127.0.0.1', '--save', '', '--appendonly', 'no'], {
-    stdio: ['ignore', 'ignore', 'inherit'],
-  });
-  if (!(await until(() => reachable(port), 5_000, 25))) {
-    child.kill('SIGKILL');
-    throw new Error(`redis-server on port ${port} did not start`);
-  }
-  return child;
-}
 
-async function stopRedis(child: ChildProcess): Promise<void> {
-  if (child.exitCode !== null || child.signalCode !== null) return;
-  const exited = new Promise((resolve) => child.once('exit', resolve));
-  child.kill('SIGCONT');
-  child.kill('SIGKILL');
-  await exited;
-}

@@ -5,14 +5,14 @@ import assert from 'node:assert/strict';
 import { spawn, spawnSync, type ChildProcess } from 'node:child_process';
 import { randomBytes, randomUUID } from 'node:crypto';
 import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
-import { createServer, Socket } from 'node:net';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { after, before, describe, test } from 'node:test';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { Redis } from 'ioredis';
+import { freePort, reachable, startRedis, stopRedis } from './own-redis.js';
 import type { RunningGateway } from '../../src/gateway.js';
-import { headersFor, post, request, ROOT, schemaProblems, startTestGateway } from './harness.js';
+import { headersFor, openListen, post, request, ROOT, schemaProblems, startTestGateway } from './harness.js';
 
 const SHARED_REDIS = 'redis://127.0.0.1:6379';
 const SYNTHETIC = path.join(ROOT, 'test/fixtures/synthetic-server.mjs');
@@ -358,37 +358,6 @@ async function spawnGateway(configFile: string): Promise<GatewayProcess> {
   return { child, url, exited, stderr: () => stderr };
 }
 
-/** A listen stream: collects its notifications until closed. */
-async function openListen(url: string, notifications: Record<string, unknown>) {
-  const body = request('subscriptions/listen', { notifications });
-  const controller = new AbortController();
-  const response = await fetch(url, { method: 'POST', headers: headersFor(body), body: JSON.stringify(body), signal: controller.signal });
-  assert.equal(response.status, 200);
-  assert.equal(response.headers.get('content-type'), 'text/event-stream');
-  const messages: any[] = [];
-  const reader = response.body!.getReader();
-  const decoder = new TextDecoder();
-  let buffer = '';
-  void (async () => {
-    try {
-      for (;;) {
-        const { done, value } = await reader.read();
-        if (done) return;
-        buffer += decoder.decode(value, { stream: true });
-        let end: number;
-        while ((end = buffer.indexOf('\n\n')) !== -1) {
-          const event = buffer.slice(0, end);
-          buffer = buffer.slice(end + 2);
-          const data = event.split('\n').find((line) => line.startsWith('data: '));
-          if (data) messages.push(JSON.parse(data.slice(6)));
-        }
-      }
-    } catch {
-      // closed by the test
-    }
-  })();
-  return { id: body.id, messages, close: () => controller.abort() };
-}
 
 async function until(predicate: () => boolean | Promise<boolean>, ms: number, stepMs = 20): Promise<boolean> {
   const deadline = Date.now() + ms;
@@ -451,43 +420,6 @@ async function deleteKeys(url: string, prefix: string): Promise<void> {
   }
 }
 
-function reachable(port: number): Promise<boolean> {
-  return new Promise((resolve) => {
-    const socket = new Socket();
-    socket.setTimeout(500);
-    socket.once('connect', () => (socket.destroy(), resolve(true)));
-    socket.once('error', () => resolve(false));
-    socket.once('timeout', () => (socket.destroy(), resolve(false)));
-    socket.connect(port, '127.0.0.1');
-  });
-}
 
-function freePort(): Promise<number> {
-  return new Promise((resolve, reject) => {
-    const server = createServer();
-    server.once('error', reject);
-    server.listen(0, '127.0.0.1', () => {
-      const { port } = server.address() as { port: number };
-      server.close(() => resolve(port));
-    });
-  });
-}
 
-async function startRedis(port: number): Promise<ChildProcess> {
-  const child = spawn('redis-server', ['--port', String(port), '--bind', '127.0.0.1', '--save', '', '--appendonly', 'no'], {
-    stdio: ['ignore', 'ignore', 'inherit'],
-  });
-  if (!(await until(() => reachable(port), 5_000, 25))) {
-    child.kill('SIGKILL');
-    throw new Error(`redis-server on port ${port} did not start`);
-  }
-  return child;
-}
 
-/** kill -9, and wait until it is gone. */
-async function stopRedis(child: ChildProcess): Promise<void> {
-  if (child.exitCode !== null || child.signalCode !== null) return;
-  const exited = new Promise((resolve) => child.once('exit', resolve));
-  child.kill('SIGKILL');
-  await exited;
-}

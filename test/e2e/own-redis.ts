@@ -1,0 +1,50 @@
+// A redis-server of a test's own, on a free loopback port, to stop and start under a running cache.
+import { spawn, spawnSync, type ChildProcess } from 'node:child_process';
+import { createServer, Socket } from 'node:net';
+import { setTimeout as sleep } from 'node:timers/promises';
+
+export const hasRedisServer = spawnSync('redis-server', ['--version']).status === 0;
+
+export function reachable(port: number): Promise<boolean> {
+  return new Promise((resolve) => {
+    const socket = new Socket();
+    socket.setTimeout(500);
+    socket.once('connect', () => (socket.destroy(), resolve(true)));
+    socket.once('error', () => resolve(false));
+    socket.once('timeout', () => (socket.destroy(), resolve(false)));
+    socket.connect(port, '127.0.0.1');
+  });
+}
+
+export function freePort(): Promise<number> {
+  return new Promise((resolve, reject) => {
+    const server = createServer();
+    server.once('error', reject);
+    server.listen(0, '127.0.0.1', () => {
+      const { port } = server.address() as { port: number };
+      server.close(() => resolve(port));
+    });
+  });
+}
+
+export async function startRedis(port: number): Promise<ChildProcess> {
+  const child = spawn('redis-server', ['--port', String(port), '--bind', '127.0.0.1', '--save', '', '--appendonly', 'no'], {
+    stdio: ['ignore', 'ignore', 'inherit'],
+  });
+  const deadline = Date.now() + 5_000;
+  while (Date.now() < deadline) {
+    if (await reachable(port)) return child;
+    await sleep(25);
+  }
+  child.kill('SIGKILL');
+  throw new Error(`redis-server on port ${port} did not start`);
+}
+
+/** kill -9 (after SIGCONT, in case a test froze it), and wait until it is gone. */
+export async function stopRedis(child: ChildProcess): Promise<void> {
+  if (child.exitCode !== null || child.signalCode !== null) return;
+  const exited = new Promise((resolve) => child.once('exit', resolve));
+  child.kill('SIGCONT');
+  child.kill('SIGKILL');
+  await exited;
+}
