@@ -55,7 +55,7 @@ export class HttpEndpoint {
   }
 
   /** Sends one request; the promise settles with the exchange however it ended (it never rejects). */
-  send(method: 'POST' | 'DELETE', headers: readonly string[], body: string | null, options: ExchangeOptions): Promise<HttpExchange> {
+  send(method: 'POST' | 'GET' | 'DELETE', headers: readonly string[], body: string | null, options: ExchangeOptions): Promise<HttpExchange> {
     const exchange = new HttpExchange(options);
     if (options.signal?.aborted) {
       exchange.cancel();

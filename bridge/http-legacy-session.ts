@@ -2,7 +2,9 @@
 // with `Mcp-Session-Id` and the negotiated `MCP-Protocol-Version`, the gateway's own ids (callers share
 // the session, so their ids could collide) and no modern _meta keys. A 404 means the server forgot the
 // session (it restarted): the session is opened again once and the request retried. Requests the server
-// sends on a response stream are answered here, as the stdio bridge answers them.
+// sends on a response stream are answered here, as the stdio bridge answers them. Once initialised (and
+// after every re-initialise) the session holds the server's GET event stream (http-legacy-stream.ts),
+// whose messages it handles the same way.
 import type { EventEmitter } from 'node:events';
 import {
   ErrorCode,
@@ -17,6 +19,7 @@ import type { ServerInfo } from '../src/protocol/mcp.js';
 import type { HttpEndpoint } from './http-endpoint.js';
 import { looksModern } from './http-era.js';
 import type { HttpExchange, StreamPeer } from './http-exchange.js';
+import { LegacyEventStream } from './http-legacy-stream.js';
 import {
   CANCELLED_MESSAGE,
   describeExchange,
@@ -67,6 +70,9 @@ export class LegacyHttpSession implements StreamPeer {
   private headers: readonly string[] = [];
   private nextId = 1;
   private reopening: Promise<void> | undefined;
+  /** The GET stream of the current session id; replaced with it. */
+  private stream: LegacyEventStream | undefined;
+  private closed = false;
 
   constructor(
     private readonly endpoint: HttpEndpoint,
@@ -78,6 +84,8 @@ export class LegacyHttpSession implements StreamPeer {
 
   /** Runs the handshake; throws an UpstreamFailure that says what went wrong. */
   async open(): Promise<void> {
+    this.stream?.close(); // the session it belonged to is being replaced
+    this.stream = undefined;
     const id = this.nextId++;
     const body = JSON.stringify({ jsonrpc: '2.0', id, method: 'initialize', params: initializeParams(this.settings.clientInfo) });
     const exchange = await this.endpoint.send('POST', this.endpoint.headers(), body, this.options(id));
@@ -103,6 +111,10 @@ export class LegacyHttpSession implements StreamPeer {
     this.sessionId = exchange.sessionId;
     this.headers = headers;
     this.log.info({ protocolVersion: handshake.protocolVersion, session: exchange.sessionId !== undefined }, 'legacy HTTP session opened');
+    if (!this.closed) {
+      this.stream = new LegacyEventStream(this.endpoint, headers, this.settings, this, this.log);
+      this.stream.open();
+    }
   }
 
   async request(message: JsonRpcRequest, options: RequestOptions): Promise<JsonRpcResponse | EraMismatch> {
@@ -136,11 +148,15 @@ export class LegacyHttpSession implements StreamPeer {
 
   /** Ends the session on the server (best effort). */
   async close(): Promise<void> {
+    this.closed = true;
+    this.stream?.close();
+    this.stream = undefined;
     if (this.sessionId === undefined) return;
     this.sessionId = undefined;
     await this.endpoint.send('DELETE', this.headers, null, this.options(undefined, SIDE_MESSAGE_TIMEOUT_MS));
   }
 
+  /** Messages on a request's stream, and on the GET stream (where `exchange.onNotification` is unset). */
   onStreamMessage(message: JsonObject, exchange: HttpExchange): void {
     const method = message.method as string;
     if ('id' in message) {

@@ -1,0 +1,202 @@
+// End to end: the standalone GET event stream of a 2025-era Streamable HTTP session, against a real
+// SDK 1.x StreamableHTTPServerTransport server on 127.0.0.1 — list changes heard on it, server requests
+// answered from it, reopened after it breaks and after the session is re-initialised, closed with the
+// upstream, and not asked for again from a server that answers GET with 405.
+import { after, before, describe, test } from 'node:test';
+import assert from 'node:assert/strict';
+import { HttpUpstream, type HttpUpstreamConfig } from '../../bridge/http-upstream.js';
+import type { JsonRpcNotification, JsonRpcRequest, JsonRpcResponse } from '../../src/protocol/jsonrpc.js';
+import { silentLog } from '../../src/protocol/log.js';
+import { startLegacyHttpServer, type LegacyHttpServer } from '../fixtures/http-servers.js';
+
+const META = { 'io.modelcontextprotocol/protocolVersion': '2026-07-28', 'io.modelcontextprotocol/clientCapabilities': {} };
+
+function config(name: string, url: string): HttpUpstreamConfig {
+  return {
+    name,
+    url,
+    headers: { authorization: 'Bearer stream-test' },
+    era: 'auto',
+    timeoutMs: 10_000,
+    probeTimeoutMs: 3_000,
+    legacyTtlMs: 1000,
+    clientInfo: { name: 'mcp-gateway-test', version: '0.0.0' },
+    backoff: { initialMs: 500, maxMs: 5_000, crashLimit: 5, windowMs: 60_000 },
+  };
+}
+
+function request(id: string | number, method: string, params: Record<string, unknown> = {}): JsonRpcRequest {
+  return { jsonrpc: '2.0', id, method, params: { ...params, _meta: META } };
+}
+
+async function started(cfg: HttpUpstreamConfig): Promise<HttpUpstream> {
+  const upstream = new HttpUpstream(cfg, process.env.TEST_LOG ? (await import('../../src/log.js')).createLogger(process.env.TEST_LOG) : silentLog);
+  await upstream.start();
+  return upstream;
+}
+
+function textOf(response: JsonRpcResponse): string {
+  assert.ok('result' in response, `expected a result, got ${JSON.stringify(response)}`);
+  return (response.result as { content: { text: string }[] }).content[0]!.text;
+}
+
+async function until(check: () => boolean, ms = 3_000): Promise<void> {
+  const deadline = Date.now() + ms;
+  while (!check()) {
+    if (Date.now() > deadline) throw new Error('condition not met in time');
+    await new Promise((r) => setTimeout(r, 10));
+  }
+}
+
+/** The next 'listChanged' the upstream emits, or a rejection after `ms`. */
+function nextListChange(upstream: HttpUpstream, ms = 1_000): Promise<JsonRpcNotification> {
+  return new Promise((resolve, reject) => {
+    const timer = setTimeout(() => {
+      upstream.events.off('listChanged', heard);
+      reject(new Error(`no listChanged within ${ms} ms`));
+    }, ms);
+    const heard = (notification: JsonRpcNotification) => {
+      clearTimeout(timer);
+      resolve(notification);
+    };
+    upstream.events.once('listChanged', heard);
+  });
+}
+
+const gets = (server: LegacyHttpServer) => server.requests.filter((r) => r[':method'] === 'GET');
+
+describe('the GET event stream of a legacy session', () => {
+  let server: LegacyHttpServer;
+  let upstream: HttpUpstream;
+
+  before(async () => {
+    server = await startLegacyHttpServer();
+    upstream = await started(config('old', server.url));
+  });
+  after(async () => {
+    await upstream.close();
+    await server.close();
+  });
+
+  test('is opened once the session is ready, with the session\'s headers', async () => {
+    assert.equal(upstream.status().state, 'ready');
+    await until(() => server.openGetStreams === 1);
+    const [get, ...more] = gets(server);
+    assert.equal(more.length, 0);
+    const initialized = server.requests.find((r) => r[':method'] === 'POST' && r['mcp-session-id'])!;
+    assert.equal(get!['mcp-session-id'], initialized['mcp-session-id']);
+    assert.equal(get!['mcp-protocol-version'], '2025-11-25');
+    assert.equal(get!.accept, 'text/event-stream');
+    assert.equal(get!['content-type'], undefined);
+    assert.equal(get!.authorization, 'Bearer stream-test', 'configured headers travel with it');
+  });
+
+  test('a tool list change announced on it reaches upstream.events within a second', async () => {
+    const heard = nextListChange(upstream);
+    server.toolsChanged();
+    const notification = await heard;
+    assert.equal(notification.method, 'notifications/tools/list_changed');
+  });
+
+  test('requests the server sends on it are answered: ping with a result, roots/list refused', async () => {
+    assert.deepEqual(await server.requestClients('ping'), ['ok']);
+    const [refused] = await server.requestClients('roots/list');
+    assert.match(refused!, /does not relay roots\/list/);
+  });
+
+  test('a stream the connection drops is opened again (after about a second)', async () => {
+    const before = gets(server).length;
+    const closed = server.closedGetStreams;
+    server.cutGetStreams();
+    await until(() => server.closedGetStreams === closed + 1);
+    assert.equal(server.openGetStreams, 0);
+    await until(() => server.openGetStreams === 1, 5_000);
+    assert.equal(gets(server).length, before + 1);
+    const heard = nextListChange(upstream);
+    server.toolsChanged();
+    assert.equal((await heard).method, 'notifications/tools/list_changed');
+  });
+
+  test('after the server drops its sessions, the re-initialised session opens a new stream and changes are heard again', async () => {
+    const initializes = server.initializes;
+    const oldSession = gets(server).at(-1)!['mcp-session-id'];
+    const askedBefore = gets(server).filter((r) => r['mcp-session-id'] === oldSession).length;
+    await server.dropSessions();
+    await until(() => server.openGetStreams === 0);
+    // The next request meets 404 and re-initialises; the new session opens its own stream.
+    assert.equal(textOf(await upstream.request(request('e-1', 'tools/call', { name: 'echo', arguments: { text: 'again' } }))), 'again');
+    assert.equal(server.initializes, initializes + 1);
+    await until(() => server.openGetStreams === 1);
+    const newSession = gets(server).at(-1)!['mcp-session-id'];
+    assert.notEqual(newSession, oldSession);
+
+    const heard = nextListChange(upstream);
+    server.toolsChanged();
+    assert.equal((await heard).method, 'notifications/tools/list_changed');
+
+    // The old session's stream is not asked for again: it was closed when its session was replaced.
+    await new Promise((r) => setTimeout(r, 1_500));
+    assert.equal(gets(server).filter((r) => r['mcp-session-id'] === oldSession).length, askedBefore);
+    assert.equal(server.openGetStreams, 1);
+  });
+
+  test('a session the server forgot while nobody sent requests: its stream stops at 404 instead of retrying', async () => {
+    const own = await started(config('idle', server.url));
+    try {
+      await until(() => server.openGetStreams === 2);
+      const session = gets(server).at(-1)!['mcp-session-id'];
+      await server.dropSessions();
+      await new Promise((r) => setTimeout(r, 4_000)); // past the 1 s and 2 s reopens a retry loop would make
+      // Once when the session was opened, once more a second after the server ended it (answered 404).
+      assert.equal(gets(server).filter((r) => r['mcp-session-id'] === session).length, 2);
+      // The next request re-initialises and the stream comes back.
+      assert.equal(textOf(await own.request(request('i-1', 'tools/call', { name: 'echo', arguments: { text: 'back' } }))), 'back');
+      await until(() => server.openGetStreams >= 1);
+    } finally {
+      await own.close();
+    }
+  });
+});
+
+describe('closing', () => {
+  test('close() closes the GET stream at once: the server sees it end', async () => {
+    const server = await startLegacyHttpServer();
+    try {
+      const upstream = await started(config('closing', server.url));
+      await until(() => server.openGetStreams === 1);
+      const t0 = Date.now();
+      await upstream.close();
+      assert.ok(Date.now() - t0 < 1_000, `close() took ${Date.now() - t0} ms`);
+      await until(() => server.openGetStreams === 0 && server.closedGetStreams === 1);
+      const count = gets(server).length;
+      await new Promise((r) => setTimeout(r, 1_500));
+      assert.equal(gets(server).length, count, 'not reopened after close()');
+    } finally {
+      await server.close();
+    }
+  });
+});
+
+describe('a server that offers no GET stream (405)', () => {
+  test('is asked once per session, not in a loop; requests work as before', async () => {
+    const server = await startLegacyHttpServer(0, { getStream: false });
+    const upstream = await started(config('no-get', server.url));
+    try {
+      assert.equal(upstream.status().state, 'ready');
+      await until(() => gets(server).length === 1);
+      await new Promise((r) => setTimeout(r, 3_500)); // past the 1 s and 2 s reopens a retry loop would make
+      assert.equal(gets(server).length, 1);
+      assert.equal(textOf(await upstream.request(request(1, 'tools/call', { name: 'echo', arguments: { text: 'fine' } }))), 'fine');
+
+      // A new session asks once more, and only once.
+      await server.dropSessions();
+      assert.equal(textOf(await upstream.request(request(2, 'tools/call', { name: 'echo', arguments: { text: 'still' } }))), 'still');
+      await until(() => gets(server).length === 2);
+      await new Promise((r) => setTimeout(r, 1_500));
+      assert.equal(gets(server).length, 2);
+    } finally {
+      await upstream.close();
+      await server.close();
+    }
+  });
+});
