@@ -54,8 +54,18 @@ export class HttpEndpoint {
     return this.fixed.slice();
   }
 
-  /** Sends one request; the promise settles with the exchange however it ended (it never rejects). */
-  send(method: 'POST' | 'GET' | 'DELETE', headers: readonly string[], body: string | null, options: ExchangeOptions): Promise<HttpExchange> {
+  /**
+   * Sends one request; the promise settles with the exchange however it ended (it never rejects). A
+   * request that meets a kept-alive connection the server had already closed (a restart does that) fails
+   * before any answer, unread by the server: it is sent once more on a fresh connection.
+   */
+  async send(method: 'POST' | 'GET' | 'DELETE', headers: readonly string[], body: string | null, options: ExchangeOptions): Promise<HttpExchange> {
+    const first = await this.sendOnce(method, headers, body, options);
+    if (!closedBeforeAnswer(first) || options.signal?.aborted) return first;
+    return this.sendOnce(method, headers, body, options);
+  }
+
+  private sendOnce(method: 'POST' | 'GET' | 'DELETE', headers: readonly string[], body: string | null, options: ExchangeOptions): Promise<HttpExchange> {
     const exchange = new HttpExchange(options);
     if (options.signal?.aborted) {
       exchange.cancel();
@@ -73,4 +83,12 @@ export class HttpEndpoint {
   async close(): Promise<void> {
     await this.pool.destroy().catch(() => {});
   }
+}
+
+const CLOSED_SOCKET = new Set(['UND_ERR_SOCKET', 'ECONNRESET', 'EPIPE']);
+
+/** The connection closed under the request before any status line came back. */
+function closedBeforeAnswer(exchange: HttpExchange): boolean {
+  const code = (exchange.error as NodeJS.ErrnoException | undefined)?.code;
+  return exchange.end === 'network' && exchange.status === 0 && code !== undefined && CLOSED_SOCKET.has(code);
 }

@@ -45,7 +45,10 @@ export async function startGateway(config: GatewayConfig, log: Log): Promise<Run
     remove: (upstream, uri) => resourceWatch.remove(upstream, uri),
   });
   // A change anywhere (here, or on another replica sharing Redis) reaches this replica's listen streams.
-  cache.onInvalidate((upstream, lists) => listenHub.publish(upstream, lists));
+  cache.onInvalidate((upstream, lists) => {
+    aggregate?.listsChanged();
+    listenHub.publish(upstream, lists);
+  });
 
   const upstreams = new Map<string, Upstream>();
   for (const [name, server] of Object.entries(config.servers)) {

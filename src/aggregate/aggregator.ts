@@ -8,6 +8,7 @@ import type { Log } from '../protocol/log.js';
 import { META, SUPPORTED_VERSIONS } from '../protocol/mcp.js';
 import { GATEWAY_INFO } from '../version.js';
 import { CursorCodec, type Position } from './cursor.js';
+import { MergedPages } from './merged-pages.js';
 import { NameRoutes, type Route } from './name-routes.js';
 import { publicName } from './public-names.js';
 import { ResourceOwners } from './resource-owners.js';
@@ -45,6 +46,7 @@ export class Aggregator implements Upstream {
   private readonly prompts = new NameRoutes();
   private readonly resources = new ResourceOwners();
   private readonly cursors: CursorCodec;
+  private readonly pages = new MergedPages();
   private readonly refreshing = new Map<ListMethod, Promise<void>>();
   private readonly lastRefresh = new Map<ListMethod, number>();
 
@@ -95,6 +97,10 @@ export class Aggregator implements Upstream {
 
   private async list(message: JsonRpcRequest, method: ListMethod, authContext: string | undefined): Promise<JsonRpcResponse> {
     const params = message.params ?? {};
+    // Only pages this gateway built are kept, so a cached cursor was one it issued; '' would not be.
+    const cursorKey = params.cursor === undefined ? '' : `cursor:${String(params.cursor)}`;
+    const cached = this.pages.get(message.id, method, cursorKey, authContext);
+    if (cached) return cached;
     let positions: Position[];
     if (params.cursor === undefined) {
       positions = this.servers.map((server): Position => [server, null]);
@@ -160,7 +166,13 @@ export class Aggregator implements Upstream {
       _meta: { [META.serverInfo]: GATEWAY_INFO },
     };
     if (next.length) result.nextCursor = this.cursors.encode(method, next);
+    this.pages.set(method, cursorKey, authContext, result);
     return { jsonrpc: '2.0', id: message.id, result };
+  }
+
+  /** Some upstream's lists changed (here or on another replica): merged pages built from them are stale. */
+  listsChanged(): void {
+    this.pages.clear();
   }
 
   /**

@@ -16,10 +16,14 @@ interface MirroredArgument {
 
 export class ToolHeaderIndex {
   private readonly byTool = new Map<string, MirroredArgument[]>();
+  private readonly seen = new WeakSet<object>();
 
   /** Records the x-mcp-header declarations of one tools/list page. */
   learn(result: unknown): void {
     if (!isObject(result) || !Array.isArray(result.tools)) return;
+    // Cached answers hand out the same tools array again and again: read each one once.
+    if (this.seen.has(result.tools)) return;
+    this.seen.add(result.tools);
     for (const tool of result.tools) {
       if (!isObject(tool) || typeof tool.name !== 'string') continue;
       const mirrored: MirroredArgument[] = [];

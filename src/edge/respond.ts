@@ -3,7 +3,7 @@
 // closing the connection is its cancellation: ClientGone aborts the upstream request.
 import type { ServerResponse } from 'node:http';
 import type { RequestOptions, Upstream } from '../../bridge/upstream.js';
-import type { JsonRpcNotification, JsonRpcRequest, JsonRpcResponse } from '../protocol/jsonrpc.js';
+import { serializeResponse, type JsonRpcNotification, type JsonRpcRequest, type JsonRpcResponse } from '../protocol/jsonrpc.js';
 import { ClientGone } from './node-io.js';
 
 const SSE_HEADERS = {
@@ -26,7 +26,7 @@ export async function respondJson(
   const response = await upstream.request(message, { signal: new ClientGone(outgoing), forwardHeaders: call.forwardHeaders, authContext: call.authContext });
   if (outgoing.destroyed) return;
   observe(response);
-  const body = Buffer.from(JSON.stringify(response));
+  const body = Buffer.from(serializeResponse(response));
   outgoing.writeHead(200, { 'content-type': 'application/json', 'content-length': body.length });
   outgoing.end(body);
 }
@@ -42,7 +42,7 @@ export async function respondSse(
   outgoing.writeHead(200, SSE_HEADERS);
   outgoing.flushHeaders();
   const send = (event: JsonRpcNotification | JsonRpcResponse): void => {
-    outgoing.write(`event: message\ndata: ${JSON.stringify(event)}\n\n`);
+    outgoing.write(`event: message\ndata: ${'method' in event ? JSON.stringify(event) : serializeResponse(event)}\n\n`);
   };
   const response = await upstream.request(message, {
     signal,

@@ -90,3 +90,18 @@ export function isModernError(error: unknown): boolean {
   // -32022 must say which versions the server does speak.
   return error.code !== ErrorCode.UnsupportedProtocolVersion || (isObject(error.data) && Array.isArray(error.data.supported));
 }
+
+/**
+ * A success may carry its result already serialised (a cached answer served many times): the edge then
+ * writes these bytes instead of stringifying `result` again. They must say the same as `result`.
+ */
+export const SERIALIZED_RESULT: unique symbol = Symbol('serializedResult');
+
+export type PreSerialized = JsonRpcSuccess & { [SERIALIZED_RESULT]?: string };
+
+/** The response as JSON text, using a pre-serialised result when there is one. */
+export function serializeResponse(response: JsonRpcResponse): string {
+  const serialized = (response as PreSerialized)[SERIALIZED_RESULT];
+  if (serialized === undefined) return JSON.stringify(response);
+  return `{"jsonrpc":"2.0","id":${JSON.stringify(response.id)},"result":${serialized}}`;
+}

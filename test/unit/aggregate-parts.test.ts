@@ -1,6 +1,8 @@
 import assert from 'node:assert/strict';
 import { test } from 'node:test';
 import { CursorCodec } from '../../src/aggregate/cursor.js';
+import { MergedPages } from '../../src/aggregate/merged-pages.js';
+import { serializeResponse } from '../../src/protocol/jsonrpc.js';
 import { NameRoutes } from '../../src/aggregate/name-routes.js';
 import { PUBLIC_NAME, publicName } from '../../src/aggregate/public-names.js';
 import { ResourceOwners, templatePattern } from '../../src/aggregate/resource-owners.js';
@@ -72,4 +74,30 @@ test('ResourceOwners: a template without a scheme in its fixed part is not used 
   assert.equal(owners.addTemplate('file:///{+path}', 'fs'), true);
   assert.deepEqual(owners.owner('secret://token/123'), undefined);
   assert.deepEqual(owners.owner('file:///etc/hosts'), { server: 'fs' });
+});
+
+test('MergedPages: kept while fresh, answered pre-serialised with the time left; private pages per caller', () => {
+  let now = 1_000;
+  const pages = new MergedPages(() => now);
+  pages.set('tools/list', '', 'alice', { resultType: 'complete', tools: [{ name: 'a__x' }], ttlMs: 500, cacheScope: 'public' });
+  now += 200;
+  const hit = pages.get(7, 'tools/list', '', 'bob')!;
+  assert.equal(hit.id, 7);
+  const text = serializeResponse(hit);
+  assert.deepEqual(JSON.parse(text), { jsonrpc: '2.0', id: 7, result: { resultType: 'complete', tools: [{ name: 'a__x' }], cacheScope: 'public', ttlMs: 300 } });
+  assert.deepEqual(JSON.parse(text).result, (hit as { result: unknown }).result, 'the bytes say what the object says');
+  now += 300;
+  assert.equal(pages.get(8, 'tools/list', '', 'bob'), undefined, 'stale');
+
+  pages.set('tools/list', '', 'alice', { resultType: 'complete', tools: [], ttlMs: 500, cacheScope: 'private' });
+  assert.ok(pages.get(1, 'tools/list', '', 'alice'));
+  assert.equal(pages.get(1, 'tools/list', '', 'bob'), undefined, "bob never gets alice's private page");
+  pages.set('tools/list', '', undefined, { resultType: 'complete', tools: [], ttlMs: 0, cacheScope: 'public' });
+  pages.clear();
+  assert.equal(pages.get(1, 'tools/list', '', 'alice'), undefined);
+});
+
+test('serializeResponse: a plain response is JSON.stringify; ids of both kinds', () => {
+  const plain = { jsonrpc: '2.0' as const, id: 'x', result: { resultType: 'complete' } };
+  assert.equal(serializeResponse(plain), JSON.stringify(plain));
 });
