@@ -15,7 +15,7 @@ const HEADERS = { 'content-type': 'application/json', accept: 'application/json,
 export async function startGateway(
   upstreams: number,
   toolsEach: number,
-  options: { listTtlMs?: number; cache?: Record<string, unknown> } = {},
+  options: { listTtlMs?: number; cache?: Record<string, unknown>; /** The gateway's entry point: src/cli.ts under tsx (default) or a compiled cli.js. */ entry?: string } = {},
 ): Promise<{ url: string; process: ChildProcess }> {
   const servers: Record<string, unknown> = {};
   for (let i = 0; i < upstreams; i++) {
@@ -25,10 +25,14 @@ export async function startGateway(
   const file = path.join(mkdtempSync(path.join(tmpdir(), 'mcp-gw-bench-')), 'gateway.config.json');
   // JSON is YAML: one less dependency for the bench.
   writeFileSync(file, JSON.stringify({ listen: { port: 0 }, aggregate: { listDeadlineMs: 30_000 }, cache: options.cache ?? {}, servers }));
-  const child = spawn(process.execPath, ['--import', 'tsx', 'src/cli.ts', '--config', file], { cwd: ROOT, stdio: ['ignore', 'ignore', 'pipe'] });
+  const entry = options.entry ? [options.entry] : ['--import', 'tsx', 'src/cli.ts'];
+  const child = spawn(process.execPath, [...entry, '--config', file], { cwd: ROOT, stdio: ['ignore', 'ignore', 'pipe'] });
   let log = '';
   const url = await new Promise<string>((resolve, reject) => {
-    const timer = setTimeout(() => reject(new Error(`gateway did not start:\n${log.slice(-2000)}`)), 60_000);
+    const timer = setTimeout(() => {
+      child.kill('SIGKILL'); // its children are in their own process groups: they exit on their stdin's EOF
+      reject(new Error(`gateway did not start:\n${log.slice(-2000)}`));
+    }, 60_000);
     const onData = (chunk: Buffer): void => {
       log += chunk.toString('utf8');
       const match = /"endpoint":"([^"]+\/mcp)","msg":"serving every server/.exec(log);

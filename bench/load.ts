@@ -9,6 +9,8 @@ export interface LoadResult {
   callsPerSecond: number;
   p50Ms: number;
   p99Ms: number;
+  /** Set when the deadline stopped the run before `total` calls. */
+  timedOut?: boolean;
 }
 
 export function summarise(latenciesNs: bigint[], errors: number, seconds: number): LoadResult {
@@ -33,12 +35,21 @@ export async function httpLoad(options: {
   check: (text: string, i: number) => boolean;
   concurrency: number;
   total: number;
+  /** Wall-clock bound for the whole run (default 10 min): then in-flight requests are dropped as errors. */
+  deadlineMs?: number;
 }): Promise<LoadResult> {
   const url = new URL(options.url);
   const agent = new http.Agent({ keepAlive: true, maxSockets: options.concurrency });
   const latencies: bigint[] = [];
   let errors = 0;
   let next = 0;
+  let timedOut = false;
+  // One watchdog for the run, not a timer per request: destroying the agent's sockets fails every request
+  // in flight, and the workers stop taking new ones.
+  const watchdog = setTimeout(() => {
+    timedOut = true;
+    agent.destroy();
+  }, options.deadlineMs ?? 600_000);
   const one = (i: number): Promise<void> =>
     new Promise((resolve) => {
       const payload = options.body(i);
@@ -65,10 +76,11 @@ export async function httpLoad(options: {
   const began = process.hrtime.bigint();
   await Promise.all(
     Array.from({ length: options.concurrency }, async () => {
-      while (next < options.total) await one(next++);
+      while (next < options.total && !timedOut) await one(next++);
     }),
   );
   const seconds = Number(process.hrtime.bigint() - began) / 1e9;
+  clearTimeout(watchdog);
   agent.destroy();
-  return summarise(latencies, errors, seconds);
+  return timedOut ? { ...summarise(latencies, errors, seconds), timedOut } : summarise(latencies, errors, seconds);
 }

@@ -2,13 +2,20 @@
 // stdio, on the same upstream (the SDK v2 echo fixture) and the same load; (2) /mcp with 10 and 100
 // upstreams of 50 tools. Writes bench/results/latest.{md,json}. Loopback only; every loop is bounded.
 // (3) aggregated tools/list uncached vs cached in memory and in Redis.
-// `npm run bench -- bridge`, `-- aggregate` or `-- cache` runs one part.
+// (4) peers: the gateway vs the HTTP floor, stdio direct, mcp-proxy and supergateway (bench/peers.ts), with
+// bench/results/latency.svg; (5) memory: the gateway's RSS idle and over 100k calls (bench/memory.ts).
+// `npm run bench -- bridge`, `-- aggregate`, `-- cache`, `-- peers` or `-- memory` runs one part (several
+// may be named). Parts not run keep their figures from the previous latest.json, marked with their date.
 import { spawn } from 'node:child_process';
-import { mkdirSync, writeFileSync } from 'node:fs';
+import { existsSync, mkdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { fileURLToPath } from 'node:url';
 import { aggregateBench, aggregateTable, cacheBench, cacheTable, type AggregateRow, type CacheRow } from './aggregate.js';
+import { latencySvg } from './chart.js';
 import { httpLoad, type LoadResult } from './load.js';
+import { memoryBench, memoryTable, type MemoryResult } from './memory.js';
+import { peersBench, peersTable, type PeersResult } from './peers.js';
 import { stdioLoad } from './stdio-direct.js';
+import { targetLines, type Figures } from './targets.js';
 
 const ROOT = fileURLToPath(new URL('../', import.meta.url));
 const META = { 'io.modelcontextprotocol/protocolVersion': '2026-07-28', 'io.modelcontextprotocol/clientCapabilities': {} };
@@ -82,25 +89,82 @@ function bridgeTable(rows: BridgeRow[]): string[] {
   ];
 }
 
+const PARTS = ['bridge', 'aggregate', 'cache', 'peers', 'memory'] as const;
 const parts = process.argv.slice(2);
+for (const part of parts) if (!(PARTS as readonly string[]).includes(part)) throw new Error(`unknown part ${part}; parts: ${PARTS.join(', ')}`);
 const runs = (part: string) => parts.length === 0 || parts.includes(part);
-const lines = [`# mcp-gateway benchmarks (${new Date().toISOString()}, Node ${process.version})`, ''];
-let bridge: BridgeRow[] = [];
-let aggregate: AggregateRow[] = [];
-let cache: CacheRow[] = [];
-if (runs('bridge')) {
-  bridge = await bridgeBench();
-  lines.push(`## tools/call: stdio bridge vs stdio direct (${TOTAL} calls per row)`, '', ...bridgeTable(bridge), '');
+const now = new Date().toISOString();
+const say = (line: string) => console.error(line);
+const RESULTS = `${ROOT}bench/results`;
+
+// The previous figures: parts not run this time keep theirs, with the date they were measured.
+let previous: Partial<Figures> & { date?: string; node?: string } = {};
+try {
+  if (existsSync(`${RESULTS}/latest.json`)) previous = JSON.parse(readFileSync(`${RESULTS}/latest.json`, 'utf8'));
+} catch {
+  previous = {};
 }
-if (runs('aggregate')) {
-  aggregate = await aggregateBench([10, 100]);
-  lines.push('## /mcp aggregation: synthetic modern stdio upstreams, 50 tools each', '', ...aggregateTable(aggregate), '');
+const measured: Figures['measured'] = { ...(previous.measured ?? {}) };
+const keep = <T,>(part: (typeof PARTS)[number], fresh: T | undefined, old: T | undefined, empty: T): T => {
+  if (fresh !== undefined) {
+    measured[part] = { date: now, node: process.version };
+    return fresh;
+  }
+  const has = Array.isArray(old) ? old.length > 0 : old !== undefined && old !== null;
+  if (has && !measured[part] && previous.date) measured[part] = { date: previous.date, node: previous.node ?? '' };
+  if (!has) delete measured[part];
+  return has ? old! : empty;
+};
+
+const figures: Figures = {
+  date: now,
+  node: process.version,
+  calls: TOTAL,
+  bridge: keep('bridge', runs('bridge') ? await bridgeBench() : undefined, previous.bridge, []),
+  aggregate: keep('aggregate', runs('aggregate') ? await aggregateBench([10, 100]) : undefined, previous.aggregate, []),
+  cache: keep('cache', runs('cache') ? await cacheBench() : undefined, previous.cache, []),
+  peers: keep('peers', runs('peers') ? await peersBench({ total: TOTAL, concurrency: CONCURRENCY, log: say }) : undefined, previous.peers, null),
+  memory: keep('memory', runs('memory') ? await memoryBench({ calls: Number(process.env.BENCH_MEMORY_CALLS ?? 100_000), log: say }) : undefined, previous.memory, null),
+  measured,
+  targets: [],
+};
+
+const when = (part: (typeof PARTS)[number]) => (measured[part] && measured[part]!.date !== now ? ` — from an earlier run (${measured[part]!.date})` : '');
+const lines = [`# mcp-gateway benchmarks (${now}, Node ${process.version})`, ''];
+lines.push(`Parts run now: ${PARTS.filter(runs).join(', ')}. Machine: ${(await import('node:os')).cpus().length} cores, shared — compare ratios, not absolute times.`, '');
+if (figures.bridge.length) lines.push(`## tools/call: stdio bridge vs stdio direct (${TOTAL} calls per row)${when('bridge')}`, '', ...bridgeTable(figures.bridge), '');
+if (figures.aggregate.length) lines.push(`## /mcp aggregation: synthetic modern stdio upstreams, 50 tools each${when('aggregate')}`, '', ...aggregateTable(figures.aggregate), '');
+if (figures.cache.length) lines.push(`## Aggregated tools/list on /mcp: 3 upstreams, 39 tools${when('cache')}`, '', ...cacheTable(figures.cache), '');
+if (figures.peers) {
+  lines.push(`## tools/call of echo, side by side: gateway, HTTP floor, stdio direct, mcp-proxy, supergateway${when('peers')}`, '', ...peersTable(figures.peers), '', '![p50 latency vs concurrency](latency.svg)', '');
+  writeFileSync(`${RESULTS}/latency.svg`, chart(figures.peers));
 }
-if (runs('cache')) {
-  cache = await cacheBench();
-  lines.push('## Aggregated tools/list on /mcp: 3 upstreams, 39 tools', '', ...cacheTable(cache), '');
-}
-mkdirSync(`${ROOT}bench/results`, { recursive: true });
-writeFileSync(`${ROOT}bench/results/latest.md`, lines.join('\n') + '\n');
-writeFileSync(`${ROOT}bench/results/latest.json`, JSON.stringify({ date: new Date().toISOString(), node: process.version, calls: TOTAL, bridge, aggregate, cache }, null, 2));
+if (figures.memory) lines.push(`## Gateway RSS: ${figures.memory.upstreams} upstreams × ${figures.memory.toolsEach} tools, idle then ${figures.memory.calls} tools/call on /mcp (16 clients)${when('memory')}`, '', ...memoryTable(figures.memory), '');
+const targets = targetLines(figures);
+figures.targets = targets.items;
+lines.push('## Targets (issue 8)', '', ...targets.lines, '');
+mkdirSync(RESULTS, { recursive: true });
+writeFileSync(`${RESULTS}/latest.md`, lines.join('\n') + '\n');
+writeFileSync(`${RESULTS}/latest.json`, JSON.stringify(figures, null, 2));
 console.log(lines.join('\n'));
+
+function chart(peers: PeersResult): string {
+  const levels = [...new Set(peers.rows.map((r) => r.concurrency))];
+  const line = (key: string) => levels.map((c) => [c, peers.rows.find((r) => r.key === key && r.concurrency === c)?.result.p50Ms ?? NaN] as [number, number]);
+  const sg = line('supergateway');
+  return latencySvg({
+    title: 'tools/call echo: p50 latency vs concurrent clients',
+    subtitle: `same upstream (SDK v2 stdio fixture), node:http keep-alive client, ${now.slice(0, 16).replace('T', ' ')} UTC, ${process.version}`,
+    series: [
+      { label: 'stdio direct (no HTTP)', color: '#7f7f7f', points: line('stdio'), dashed: true },
+      { label: 'HTTP floor (bare node:http)', color: '#2ca02c', points: line('floor'), dashed: true },
+      { label: 'mcp-gateway', color: '#1f77b4', points: line('gateway') },
+      { label: 'mcp-proxy 6.7.19', color: '#d62728', points: line('mcp-proxy') },
+    ],
+    notes: [
+      'supergateway 4.0.0 (off the chart: a child per request)',
+      `  p50 ms: ${sg.map(([c, ms]) => `${Number.isFinite(ms) ? ms.toFixed(0) : '–'} @${c}`).join(', ')}`,
+      `  (${levels.map((c) => peers.rows.find((r) => r.key === 'supergateway' && r.concurrency === c)?.result.calls ?? 0).join(' / ')} calls)`,
+    ],
+  });
+}

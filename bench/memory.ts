@@ -1,0 +1,175 @@
+// npm run bench -- memory: the gateway's RSS (VmRSS of the gateway process, not its children) at idle with
+// 10 upstreams (synthetic modern stdio servers, 50 tools each), then every 10k tools/call through /mcp at 16
+// clients up to 100k. Two builds of the same source: src/cli.ts under tsx (how the rest of the bench runs
+// it) and compiled by tsc into bench/.build (how `npm start` and the container run it; tsx's loader and
+// its transformed sources are not part of the gateway's footprint). Loopback only; bounded runs.
+import { spawnSync } from 'node:child_process';
+import { existsSync, readFileSync, rmSync } from 'node:fs';
+import path from 'node:path';
+import { fileURLToPath } from 'node:url';
+import { startGateway } from './aggregate.js';
+import { httpLoad, type LoadResult } from './load.js';
+import { rssMb, stopTree } from './procs.js';
+
+const ROOT = fileURLToPath(new URL('../', import.meta.url));
+const META = { 'io.modelcontextprotocol/protocolVersion': '2026-07-28', 'io.modelcontextprotocol/clientCapabilities': {} };
+const HEADERS = { 'content-type': 'application/json', accept: 'application/json, text/event-stream', 'mcp-protocol-version': '2026-07-28' };
+const UPSTREAMS = 10;
+const TOOLS_EACH = 50;
+
+export interface MemorySample {
+  calls: number;
+  rssMb: number;
+}
+
+export interface MemoryRun {
+  build: string;
+  /** RSS after start and a settle, before any request. */
+  idleMb: number;
+  samples: MemorySample[];
+  /** Peak RSS over the process's life (VmHWM). */
+  peakMb: number;
+  firstMb: number;
+  lastMb: number;
+  maxMb: number;
+  /** Least-squares slope over the samples, MB per 10k calls. */
+  slopeMbPer10k: number;
+  load: LoadResult[];
+  errors: number;
+}
+
+export interface MemoryResult {
+  upstreams: number;
+  toolsEach: number;
+  calls: number;
+  step: number;
+  runs: MemoryRun[];
+  notes: string[];
+}
+
+function hwmMb(pid: number): number {
+  try {
+    const match = /^VmHWM:\s+(\d+) kB/m.exec(readFileSync(`/proc/${pid}/status`, 'utf8'));
+    return match ? Number(match[1]) / 1024 : NaN;
+  } catch {
+    return NaN;
+  }
+}
+
+function slope(samples: MemorySample[]): number {
+  const n = samples.length;
+  if (n < 2) return NaN;
+  const mx = samples.reduce((s, p) => s + p.calls, 0) / n;
+  const my = samples.reduce((s, p) => s + p.rssMb, 0) / n;
+  let num = 0;
+  let den = 0;
+  for (const p of samples) {
+    num += (p.calls - mx) * (p.rssMb - my);
+    den += (p.calls - mx) ** 2;
+  }
+  return (num / den) * 10_000;
+}
+
+/** tsc → bench/.build (bench/.gitignore keeps it out of git). Returns the entry, or undefined with why. */
+function compile(): { entry?: string; why?: string } {
+  const out = path.join(ROOT, 'bench/.build');
+  rmSync(out, { recursive: true, force: true });
+  const tsc = path.join(ROOT, 'node_modules/.bin/tsc');
+  const r = spawnSync(tsc, ['-p', 'tsconfig.build.json', '--outDir', out], { cwd: ROOT, encoding: 'utf8', timeout: 180_000 });
+  const entry = path.join(out, 'src/cli.js');
+  if (r.status !== 0 || !existsSync(entry)) return { why: `tsc failed (${r.status ?? r.signal}): ${(r.stdout + r.stderr).slice(0, 500)}` };
+  return { entry };
+}
+
+async function one(build: string, entry: string | undefined, calls: number, step: number): Promise<MemoryRun> {
+  const gateway = await startGateway(UPSTREAMS, TOOLS_EACH, { entry });
+  const pid = gateway.process.pid!;
+  try {
+    // Idle: started, every child spawned and probed; let start-up garbage settle, no request yet.
+    await new Promise((resolve) => setTimeout(resolve, 3_000));
+    const idleMb = rssMb(pid);
+    const samples: MemorySample[] = [];
+    const load: LoadResult[] = [];
+    let errors = 0;
+    // Calls spread over every upstream and tool: s<u>__tool-<t>, each with its own payload.
+    const route = (i: number) => ({ u: i % UPSTREAMS, t: Math.floor(i / UPSTREAMS) % TOOLS_EACH });
+    for (let done = 0; done < calls; done += step) {
+      const base = done;
+      const name = (i: number) => `s${route(base + i).u}__tool-${route(base + i).t}`;
+      const r = await httpLoad({
+        url: gateway.url,
+        headers: (i) => ({ ...HEADERS, 'mcp-method': 'tools/call', 'mcp-name': name(i) }),
+        body: (i) => JSON.stringify({ jsonrpc: '2.0', id: i, method: 'tools/call', params: { name: name(i), arguments: { text: `m${base + i}` }, _meta: META } }),
+        check: (text, i) => {
+          const { u, t } = route(base + i);
+          try {
+            const response = JSON.parse(text);
+            return response.id === i && response.result?.content?.[0]?.text === `s${u}/tool-${t}: m${base + i}`;
+          } catch {
+            return false;
+          }
+        },
+        concurrency: 16,
+        total: step,
+        deadlineMs: 180_000,
+      });
+      load.push(r);
+      errors += r.errors;
+      samples.push({ calls: base + r.calls, rssMb: rssMb(pid) });
+      if (r.timedOut) break;
+    }
+    const values = samples.map((s) => s.rssMb);
+    return {
+      build,
+      idleMb,
+      samples,
+      peakMb: hwmMb(pid),
+      firstMb: values[0] ?? NaN,
+      lastMb: values[values.length - 1] ?? NaN,
+      maxMb: Math.max(...values),
+      slopeMbPer10k: slope(samples),
+      load,
+      errors,
+    };
+  } finally {
+    await stopTree(gateway.process);
+  }
+}
+
+export async function memoryBench(options: { calls?: number; step?: number; log?: (line: string) => void } = {}): Promise<MemoryResult> {
+  const calls = options.calls ?? 100_000;
+  const step = options.step ?? Math.max(1, Math.round(calls / 10));
+  const say = options.log ?? (() => {});
+  const notes: string[] = [];
+  const runs: MemoryRun[] = [];
+  const compiled = compile();
+  const builds: [string, string | undefined][] = [['compiled (tsc, as npm start runs it)', compiled.entry]];
+  if (!compiled.entry) {
+    notes.push(`Could not compile the gateway: ${compiled.why}`);
+    builds.length = 0;
+  }
+  builds.push(['src/cli.ts under tsx (as the bench runs it)', undefined]);
+  for (const [build, entry] of builds) {
+    const run = await one(build, entry, calls, step);
+    runs.push(run);
+    say(`memory: ${build}: idle ${run.idleMb.toFixed(1)} MB, after ${run.samples.at(-1)?.calls} calls ${run.lastMb.toFixed(1)} MB (first ${run.firstMb.toFixed(1)}, max ${run.maxMb.toFixed(1)}), ${run.errors} errors`);
+  }
+  if (compiled.entry) rmSync(path.join(ROOT, 'bench/.build'), { recursive: true, force: true });
+  notes.push(`RSS is /proc/<pid>/status VmRSS of the gateway process only (its ${UPSTREAMS} children are not counted); idle is read 3 s after the endpoint is up, before any request.`);
+  return { upstreams: UPSTREAMS, toolsEach: TOOLS_EACH, calls, step, runs, notes };
+}
+
+export function memoryTable(result: MemoryResult): string[] {
+  const f = (n: number, d = 1) => (Number.isFinite(n) ? n.toFixed(d) : '–');
+  const steps = result.runs[0]?.samples.map((s) => s.calls) ?? [];
+  return [
+    `| build | idle MB | ${steps.map((c) => `${c / 1000}k`).join(' | ')} | first→last MB | max MB | slope MB/10k | peak (VmHWM) MB | calls/s | errors |`,
+    `| --- | ---: | ${steps.map(() => '---:').join(' | ')} | ---: | ---: | ---: | ---: | ---: | ---: |`,
+    ...result.runs.map((r) => {
+      const rate = r.load.reduce((s, l) => s + l.calls, 0) / r.load.reduce((s, l) => s + l.seconds, 0);
+      return `| ${r.build} | ${f(r.idleMb)} | ${r.samples.map((s) => f(s.rssMb)).join(' | ')} | ${f(r.firstMb)}→${f(r.lastMb)} (${r.lastMb >= r.firstMb ? '+' : ''}${f(r.lastMb - r.firstMb)}) | ${f(r.maxMb)} | ${f(r.slopeMbPer10k, 2)} | ${f(r.peakMb)} | ${f(rate, 0)} | ${r.errors} |`;
+    }),
+    '',
+    ...result.notes.map((n) => `- ${n}`),
+  ];
+}

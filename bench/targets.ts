@@ -1,0 +1,101 @@
+// Issue 8's targets as a checklist, judged on the figures of the bench (this run's, or a part's last run).
+import type { AggregateRow, CacheRow } from './aggregate.js';
+import type { LoadResult } from './load.js';
+import type { MemoryResult } from './memory.js';
+import type { PeerKey, PeersResult } from './peers.js';
+
+export interface Figures {
+  date: string;
+  node: string;
+  calls: number;
+  bridge: { path: string; concurrency: number; result: LoadResult }[];
+  aggregate: AggregateRow[];
+  cache: CacheRow[];
+  peers: PeersResult | null;
+  memory: MemoryResult | null;
+  /** When each part's figures were measured (parts not run keep the previous run's). */
+  measured: Partial<Record<'bridge' | 'aggregate' | 'cache' | 'peers' | 'memory', { date: string; node: string }>>;
+  targets: TargetItem[];
+}
+
+export type Verdict = 'PASS' | 'MISS' | 'NOT MEASURED';
+
+export interface TargetItem {
+  target: string;
+  measured: string;
+  verdict: Verdict;
+}
+
+const f = (n: number, d = 3) => (Number.isFinite(n) ? n.toFixed(d) : '–');
+
+export function targetLines(figures: Figures): { items: TargetItem[]; lines: string[] } {
+  const items: TargetItem[] = [];
+  const add = (target: string, measured: string, verdict: Verdict) => items.push({ target, measured, verdict });
+  const peer = (key: PeerKey, c: number) => figures.peers?.rows.find((r) => r.key === key && r.concurrency === c)?.result;
+  const judge = (ok: boolean, ...inputs: (LoadResult | number | undefined)[]): Verdict =>
+    inputs.some((x) => x === undefined || (typeof x === 'number' && !Number.isFinite(x)) || (typeof x === 'object' && (x.calls === 0 || x.errors > 0 || x.timedOut)))
+      ? 'NOT MEASURED'
+      : ok
+        ? 'PASS'
+        : 'MISS';
+
+  const g1 = peer('gateway', 1), fl1 = peer('floor', 1), g16 = peer('gateway', 16), fl16 = peer('floor', 16);
+  const p1 = peer('mcp-proxy', 1), p16 = peer('mcp-proxy', 16);
+  const added = g1 && fl1 ? g1.p50Ms - fl1.p50Ms : NaN;
+  add('p50 added over the HTTP floor ≤ 0.25 ms at 1 client', `${f(added, 3)} ms (gateway ${f(g1?.p50Ms ?? NaN, 3)}, floor ${f(fl1?.p50Ms ?? NaN, 3)})`, judge(added <= 0.25, g1, fl1));
+  const t16 = g16 && fl16 ? g16.callsPerSecond / fl16.callsPerSecond : NaN;
+  add("throughput at 16 clients ≥ 0.6× the floor's", `×${f(t16)} (${f(g16?.callsPerSecond ?? NaN, 0)} vs ${f(fl16?.callsPerSecond ?? NaN, 0)} calls/s)`, judge(t16 >= 0.6, g16, fl16));
+  const levels = [...new Set(figures.peers?.rows.map((r) => r.concurrency) ?? [])];
+  const vsProxy = (c: number, what: 'tp' | 'p50') => {
+    const g = peer('gateway', c), p = peer('mcp-proxy', c);
+    return g && p ? (what === 'tp' ? g.callsPerSecond / p.callsPerSecond : g.p50Ms / p.p50Ms) : NaN;
+  };
+  const tp = vsProxy(16, 'tp');
+  add("≥ 3× mcp-proxy's throughput (16 clients)", `×${f(tp)} (${levels.map((c) => `×${f(vsProxy(c, 'tp'))} at ${c}`).join(', ')})`, judge(tp >= 3, g16, p16));
+  const p50 = vsProxy(1, 'p50');
+  add("≤ 1/3 of mcp-proxy's p50 (1 client)", `×${f(p50)} (${levels.map((c) => `×${f(vsProxy(c, 'p50'))} at ${c}`).join(', ')})`, judge(p50 <= 1 / 3, g1, p1));
+
+  const gwList = figures.peers?.lists.find((l) => l.key === 'gateway')?.result;
+  const pxList = figures.peers?.lists.find((l) => l.key === 'mcp-proxy')?.result;
+  const lf = gwList && fl16 ? gwList.callsPerSecond / fl16.callsPerSecond : NaN;
+  add(
+    "cached aggregated tools/list (3 upstreams, ~50 tools) ≥ 0.5× the HTTP floor's rate",
+    `×${f(lf)} (${f(gwList?.callsPerSecond ?? NaN, 0)} lists/s of 51 tools vs the floor's ${f(fl16?.callsPerSecond ?? NaN, 0)} echo calls/s, 16 clients)`,
+    judge(lf >= 0.5, gwList, fl16),
+  );
+  const lp = gwList && pxList ? gwList.callsPerSecond / pxList.callsPerSecond : NaN;
+  add("… and ≥ 3× mcp-proxy's tools/list rate for one upstream of ~50 tools", `×${f(lp)} (${f(gwList?.callsPerSecond ?? NaN, 0)} vs ${f(pxList?.callsPerSecond ?? NaN, 0)} lists/s)`, judge(lp >= 3, gwList, pxList));
+
+  const agg = [...figures.aggregate].sort((a, b) => a.tools - b.tools);
+  if (agg.length >= 2) {
+    const first = agg[0]!, last = agg[agg.length - 1]!;
+    const r = last.call.p50Ms / first.call.p50Ms;
+    add(
+      'tools/call cost flat from 10 to 5,000 tools (read as: p50 within 1.25×)',
+      `×${f(r)} from ${first.tools} to ${last.tools} tools (p50 ${f(first.call.p50Ms)} → ${f(last.call.p50Ms)} ms); 10 tools not measured`,
+      judge(r <= 1.25, first.call, last.call),
+    );
+  } else add('tools/call cost flat from 10 to 5,000 tools', 'no figures (npm run bench -- aggregate)', 'NOT MEASURED');
+  add('100 upstreams × 50 tools listed from cache in ≤ 5 ms p50', 'the aggregate part lists uncached (upstream ttlMs 0); no cached 100 × 50 run in the bench yet', 'NOT MEASURED');
+
+  const mem = figures.memory?.runs[0];
+  const tsx = figures.memory?.runs.find((r) => r !== mem);
+  add(
+    'RSS ≤ 80 MB with 10 idle upstreams',
+    mem ? `${f(mem.idleMb, 1)} MB (${mem.build})${tsx ? `; ${f(tsx.idleMb, 1)} MB ${tsx.build}` : ''}` : 'no figures (npm run bench -- memory)',
+    mem ? judge(mem.idleMb <= 80, mem.idleMb) : 'NOT MEASURED',
+  );
+  const growth = mem ? mem.lastMb - mem.firstMb : NaN;
+  add(
+    'no RSS growth trend over 100k calls (read as: last sample ≤ first + 5%)',
+    mem
+      ? `${f(mem.firstMb, 1)} → ${f(mem.lastMb, 1)} MB from ${mem.samples[0]?.calls} to ${mem.samples.at(-1)?.calls} calls (${growth >= 0 ? '+' : ''}${f(growth, 1)}; max ${f(mem.maxMb, 1)}; slope ${f(mem.slopeMbPer10k)} MB/10k)${tsx ? `; tsx build ${f(tsx.firstMb, 1)} → ${f(tsx.lastMb, 1)}` : ''}`
+      : 'no figures (npm run bench -- memory)',
+    // A run cut short or with wrong answers does not count as measured.
+    mem ? judge(growth <= 0.05 * mem.firstMb, mem.lastMb, mem.errors === 0 && (mem.samples.at(-1)?.calls ?? 0) >= figures.memory!.calls ? 0 : NaN) : 'NOT MEASURED',
+  );
+
+  const box = (v: Verdict) => (v === 'PASS' ? '[x]' : '[ ]');
+  const lines = items.map((t) => `- ${box(t.verdict)} **${t.verdict}** — ${t.target}: ${t.measured}`);
+  return { items, lines };
+}
