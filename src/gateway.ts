@@ -7,7 +7,7 @@ import { serve, type ServerType } from '@hono/node-server';
 import type { Upstream } from '../bridge/upstream.js';
 import { ListCache } from '../cache/list-cache.js';
 import { MemoryStore } from '../cache/memory-store.js';
-import { RedisStore } from '../cache/redis-store.js';
+import type { CacheStore } from '../cache/store.js';
 import { TieredStore } from '../cache/tiered-store.js';
 import type { GatewayConfig } from './config.js';
 import { Aggregator } from './aggregate/aggregator.js';
@@ -34,7 +34,7 @@ export interface RunningGateway {
 }
 
 export async function startGateway(config: GatewayConfig, log: Log): Promise<RunningGateway> {
-  const cache = createCache(config.cache, log.child({ part: 'cache' }));
+  const cache = await createCache(config.cache, log.child({ part: 'cache' }));
   const raw = new Map<string, Upstream>();
   const modernWatches = new Map<string, ModernWatch>();
   const resourceWatch = new ResourceWatch(raw, modernWatches, log.child({ part: 'resources' }));
@@ -53,7 +53,7 @@ export async function startGateway(config: GatewayConfig, log: Log): Promise<Run
   const upstreams = new Map<string, Upstream>();
   for (const [name, server] of Object.entries(config.servers)) {
     const upstreamLog = log.child({ server: name });
-    const upstream = createUpstream(name, server, upstreamLog);
+    const upstream = await createUpstream(name, server, upstreamLog);
     raw.set(name, upstream);
     upstream.events.on('listChanged', (notification: { method: string; params?: { uri?: unknown } }) => {
       const lists = changedLists(notification.method);
@@ -124,11 +124,16 @@ export async function startGateway(config: GatewayConfig, log: Log): Promise<Run
   };
 }
 
-function createCache(settings: GatewayConfig['cache'], log: Log): ListCache {
+async function createCache(settings: GatewayConfig['cache'], log: Log): Promise<ListCache> {
   const memory = new MemoryStore({ maxEntries: settings.maxEntries, maxBytes: settings.maxBytes });
   // With Redis, memory stays in front: shared entries are read once per replica, and a Redis outage
   // still leaves this replica what it holds.
-  const store = settings.store === 'redis' ? new TieredStore(memory, new RedisStore({ url: settings.url, keyPrefix: settings.keyPrefix, log })) : memory;
+  let store: CacheStore = memory;
+  if (settings.store === 'redis') {
+    // Loaded only when configured: a gateway without Redis does not carry ioredis in memory.
+    const { RedisStore } = await import('../cache/redis-store.js');
+    store = new TieredStore(memory, new RedisStore({ url: settings.url, keyPrefix: settings.keyPrefix, log }));
+  }
   return new ListCache(store, { minTtlMs: settings.minTtlMs, maxTtlMs: settings.maxTtlMs, log });
 }
 

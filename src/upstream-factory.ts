@@ -1,14 +1,15 @@
 // Turns one validated server entry into the Upstream that serves it.
 import { DEFAULT_BACKOFF } from '../bridge/backoff.js';
-import { HttpUpstream } from '../bridge/http-upstream.js';
 import { StdioUpstream } from '../bridge/stdio-upstream.js';
 import type { Upstream } from '../bridge/upstream.js';
 import type { ServerConfig } from './config.js';
 import type { Log } from './protocol/log.js';
 import { GATEWAY_INFO } from './version.js';
 
-export function createUpstream(name: string, server: ServerConfig, log: Log): Upstream {
+export async function createUpstream(name: string, server: ServerConfig, log: Log): Promise<Upstream> {
   if (server.transport === 'http') {
+    // Loaded only when a remote server is configured: undici stays out of a stdio-only gateway's memory.
+    const { HttpUpstream } = await import('../bridge/http-upstream.js');
     return new HttpUpstream(
       {
         name,
