@@ -126,6 +126,9 @@ export class ListCache {
   /** The one fetch for a key: counts it, and stores a cacheable answer unless the list changed meanwhile. */
   private async fill(group: string, key: CacheKey, fetch: () => Promise<JsonRpcResponse>): Promise<Fetched> {
     const generation = this.generations.get(group) ?? 0;
+    // A shared store's count of drops, taken before the fetch: another replica may drop the group while
+    // it runs, and its answer must then not be stored.
+    const version = await this.versionOf(group);
     this.counts.fetches++;
     const response = await fetch();
     if (!('result' in response)) return { response, entry: undefined };
@@ -135,8 +138,18 @@ export class ListCache {
     const entry: StoredEntry = { result: frozenCopy(response.result), expiresAt: this.now() + ttlMs };
     // Not awaited: the caller need not wait for the store. A shared store serialises the entry before its
     // first await and sends commands in order, so a read issued after this one still sees the entry.
-    void this.write(group, field, entry, ttlMs);
+    void this.write(group, field, entry, ttlMs, version);
     return { response, entry };
+  }
+
+  private async versionOf(group: string): Promise<string | undefined> {
+    if (!this.store.version) return undefined;
+    try {
+      return await this.store.version(group);
+    } catch (error) {
+      this.storeFailed('read', error);
+      return undefined;
+    }
   }
 
   /** A caller that arrived while the same key was being fetched gets that answer under its own id. */
@@ -180,9 +193,9 @@ export class ListCache {
     return entry && entry.expiresAt > this.now() ? entry : undefined;
   }
 
-  private async write(group: string, field: string, entry: StoredEntry, ttlMs: number): Promise<void> {
+  private async write(group: string, field: string, entry: StoredEntry, ttlMs: number, version: string | undefined): Promise<void> {
     try {
-      await this.store.write(group, field, entry, ttlMs);
+      await this.store.write(group, field, entry, ttlMs, version);
     } catch (error) {
       this.storeFailed('write', error);
     }

@@ -29,8 +29,13 @@ const PAUSE_MS = 500;
 const CONNECT_TIMEOUT_MS = 1_000;
 const MAX_RECONNECT_DELAY_MS = 2_000;
 
-/** HSET, then make the hash live at least ttl ms more (PTTL is -1 without an expiry, -2 without the key). */
+/**
+ * HSET, then make the hash live at least ttl ms more (PTTL is -1 without an expiry, -2 without the key).
+ * Skipped when the group was dropped since the fetch began (its version moved on): a fetch that started
+ * before another replica's invalidation must not put the stale answer back after it.
+ */
 const WRITE_SCRIPT = `
+if ARGV[4] ~= '' and (redis.call('GET', KEYS[2]) or '0') ~= ARGV[4] then return 0 end
 redis.call('HSET', KEYS[1], ARGV[1], ARGV[2])
 local ttl = tonumber(ARGV[3])
 if redis.call('PTTL', KEYS[1]) < ttl then redis.call('PEXPIRE', KEYS[1], ttl) end
@@ -109,11 +114,24 @@ export class RedisStore implements CacheStore {
     return entry && entry.expiresAt > Date.now() ? entry : undefined;
   }
 
-  async write(group: string, field: string, entry: StoredEntry, ttlMs: number): Promise<void> {
+  /** How many times the group was dropped (by any replica); undefined when Redis cannot say. */
+  async version(group: string): Promise<string | undefined> {
+    if (!this.usable()) return undefined;
+    try {
+      const version = (await this.client.get(this.versionKeyOf(group))) ?? '0';
+      this.succeeded();
+      return version;
+    } catch (error) {
+      return this.failed(error);
+    }
+  }
+
+  async write(group: string, field: string, entry: StoredEntry, ttlMs: number, version?: string): Promise<void> {
     const json = JSON.stringify(entry); // before any await: the caller may change its objects afterwards
     if (!this.usable()) return this.skipped();
     try {
-      await this.client.eval(WRITE_SCRIPT, 1, this.keyOf(group), field, json, Math.max(1, Math.ceil(ttlMs)));
+      const ttl = Math.max(1, Math.ceil(ttlMs));
+      await this.client.eval(WRITE_SCRIPT, 2, this.keyOf(group), this.versionKeyOf(group), field, json, ttl, version ?? '');
     } catch (error) {
       return this.failed(error);
     }
@@ -151,6 +169,10 @@ export class RedisStore implements CacheStore {
     return `${this.options.keyPrefix}g:${group}`;
   }
 
+  private versionKeyOf(group: string): string {
+    return `${this.options.keyPrefix}v:${group}`;
+  }
+
   private async sendDrops(groups: string[]): Promise<void> {
     if (!groups.length) return;
     if (!this.usable()) {
@@ -159,11 +181,9 @@ export class RedisStore implements CacheStore {
     }
     try {
       const message = JSON.stringify({ from: this.instance, groups });
-      const replies = await this.client
-        .multi()
-        .del(...groups.map((group) => this.keyOf(group)))
-        .publish(this.channel, message)
-        .exec();
+      const transaction = this.client.multi().del(...groups.map((group) => this.keyOf(group)));
+      for (const group of groups) transaction.incr(this.versionKeyOf(group));
+      const replies = await transaction.publish(this.channel, message).exec();
       const failure = replies === null ? new Error('transaction aborted') : replies.find(([error]) => error)?.[0];
       if (failure) throw failure;
     } catch (error) {

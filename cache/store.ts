@@ -11,7 +11,12 @@ export interface StoredEntry {
 
 export interface CacheStore {
   read(group: string, field: string): Promise<StoredEntry | undefined>;
-  write(group: string, field: string, entry: StoredEntry, ttlMs: number): Promise<void>;
+  /**
+   * Shared stores: how many times the group has been dropped, by any replica, read before a fetch and
+   * handed back to `write`, which then stores only if no drop came in between. Undefined: not known.
+   */
+  version?(group: string): Promise<string | undefined>;
+  write(group: string, field: string, entry: StoredEntry, ttlMs: number, version?: string): Promise<void>;
   /** Drops every field of the group; a shared store also tells the other replicas. */
   dropGroup(group: string): Promise<void>;
   /** Drops that other replicas made (shared stores). The memory store never calls it. */

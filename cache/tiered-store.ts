@@ -30,8 +30,12 @@ export class TieredStore implements CacheStore {
     return remote;
   }
 
-  async write(group: string, field: string, entry: StoredEntry, ttlMs: number): Promise<void> {
-    await Promise.all([this.near.write(group, field, entry, ttlMs), this.shared.write(group, field, entry, ttlMs)]);
+  version(group: string): Promise<string | undefined> {
+    return this.shared.version ? this.shared.version(group) : Promise.resolve(undefined);
+  }
+
+  async write(group: string, field: string, entry: StoredEntry, ttlMs: number, version?: string): Promise<void> {
+    await Promise.all([this.near.write(group, field, entry, ttlMs), this.shared.write(group, field, entry, ttlMs, version)]);
   }
 
   async dropGroup(group: string): Promise<void> {

@@ -251,3 +251,19 @@ function recordingLog() {
 
 
 
+
+test('a fetch that began before another replica dropped the group does not put its answer back', { skip: SKIP_SHARED }, async () => {
+  const a = replica();
+  const b = replica();
+  const group = 'race\u0000tools/list';
+  await until(() => a.store.version(group).then((v) => v !== undefined), 2_000);
+  // What ListCache does around a fetch: take the version, fetch, write with it.
+  const version = await a.store.version(group);
+  await b.store.dropGroup(group); // another replica's invalidation lands while A's fetch runs
+  await a.store.write(group, 'f', { result: { resultType: 'complete', n: 1 }, expiresAt: Date.now() + 60_000 }, 60_000, version);
+  assert.equal(await b.store.read(group, 'f'), undefined, 'the stale answer was not stored');
+  // A fetch that began after the drop stores as usual.
+  const fresh = await a.store.version(group);
+  await a.store.write(group, 'f', { result: { resultType: 'complete', n: 2 }, expiresAt: Date.now() + 60_000 }, 60_000, fresh);
+  assert.equal((await b.store.read(group, 'f'))?.result.n, 2);
+});
