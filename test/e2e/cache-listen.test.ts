@@ -8,7 +8,7 @@ import { after, before, describe, test } from 'node:test';
 import { setTimeout as sleep } from 'node:timers/promises';
 import type { RunningGateway } from '../../src/gateway.js';
 import { startModernHttpServer } from '../fixtures/http-servers.js';
-import { everything, fixture, headersFor, openListen, post, request, ROOT, schemaProblems, startTestGateway } from './harness.js';
+import { everything, fixture, headersFor, openListen, post, request, ROOT, schemaProblems, startTestGateway, until } from './harness.js';
 
 const synthetic = (id: string, env: Record<string, string> = {}) => ({
   command: process.execPath,
@@ -19,11 +19,6 @@ const synthetic = (id: string, env: Record<string, string> = {}) => ({
 const listsServed = async (url: string) => Number((await post(url, request('tools/call', { name: '__count', arguments: {} }))).body.result.content[0].text);
 
 
-async function until(predicate: () => boolean, ms: number): Promise<boolean> {
-  const deadline = Date.now() + ms;
-  while (Date.now() < deadline && !predicate()) await sleep(20);
-  return predicate();
-}
 
 describe('the list cache in the request path (memory store)', () => {
   let gateway: RunningGateway;

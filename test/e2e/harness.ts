@@ -1,6 +1,7 @@
 // Shared end-to-end plumbing: a gateway started in-process on a free loopback port with real stdio
 // children, raw HTTP helpers, and a validator for every message the gateway emits.
 import { readFileSync } from 'node:fs';
+import { setTimeout as sleep } from 'node:timers/promises';
 import { fileURLToPath } from 'node:url';
 import { Ajv2020 } from 'ajv/dist/2020.js';
 import { Client, StreamableHTTPClientTransport } from '@modelcontextprotocol/client';
@@ -146,4 +147,19 @@ export async function openListen(url: string, notifications: Record<string, unkn
     }
   })();
   return { id: body.id, messages, close: () => controller.abort() };
+}
+
+/** Polls `predicate` every `stepMs` until it holds or `ms` pass; says whether it held. */
+export async function until(predicate: () => boolean | Promise<boolean>, ms: number, stepMs = 20): Promise<boolean> {
+  const deadline = Date.now() + ms;
+  while (Date.now() < deadline) {
+    if (await predicate()) return true;
+    await sleep(stepMs);
+  }
+  return predicate();
+}
+
+/** Like `until`, but a condition not met in time fails the test. */
+export async function eventually(predicate: () => boolean | Promise<boolean>, ms: number): Promise<void> {
+  if (!(await until(predicate, ms, 10))) throw new Error('condition not met in time');
 }

@@ -8,6 +8,9 @@ import { HttpUpstream, type HttpUpstreamConfig } from '../../bridge/http-upstrea
 import type { JsonRpcNotification, JsonRpcRequest, JsonRpcResponse } from '../../src/protocol/jsonrpc.js';
 import { silentLog } from '../../src/protocol/log.js';
 import { startLegacyHttpServer, type LegacyHttpServer } from '../fixtures/http-servers.js';
+import { eventually } from './harness.js';
+
+const until = (check: () => boolean, ms = 3_000): Promise<void> => eventually(check, ms);
 
 const META = { 'io.modelcontextprotocol/protocolVersion': '2026-07-28', 'io.modelcontextprotocol/clientCapabilities': {} };
 
@@ -40,13 +43,6 @@ function textOf(response: JsonRpcResponse): string {
   return (response.result as { content: { text: string }[] }).content[0]!.text;
 }
 
-async function until(check: () => boolean, ms = 3_000): Promise<void> {
-  const deadline = Date.now() + ms;
-  while (!check()) {
-    if (Date.now() > deadline) throw new Error('condition not met in time');
-    await new Promise((r) => setTimeout(r, 10));
-  }
-}
 
 /** The next 'listChanged' the upstream emits, or a rejection after `ms`. */
 function nextListChange(upstream: HttpUpstream, ms = 1_000): Promise<JsonRpcNotification> {

@@ -11,6 +11,9 @@ import { HttpUpstream, type HttpUpstreamConfig } from '../../bridge/http-upstrea
 import type { JsonRpcNotification, JsonRpcRequest, JsonRpcResponse } from '../../src/protocol/jsonrpc.js';
 import { silentLog } from '../../src/protocol/log.js';
 import { startLegacyHttpServer, startModernHttpServer, unusedPort, type LegacyHttpServer, type ModernHttpServer } from '../fixtures/http-servers.js';
+import { eventually } from './harness.js';
+
+const until = (check: () => boolean, ms = 2_000): Promise<void> => eventually(check, ms);
 
 const VERSION = '2026-07-28';
 const META = { 'io.modelcontextprotocol/protocolVersion': VERSION, 'io.modelcontextprotocol/clientCapabilities': {} };
@@ -55,13 +58,6 @@ function textOf(response: JsonRpcResponse): string {
   return result(response).content[0].text;
 }
 
-async function until(check: () => boolean, ms = 2_000): Promise<void> {
-  const deadline = Date.now() + ms;
-  while (!check()) {
-    if (Date.now() > deadline) throw new Error('condition not met in time');
-    await new Promise((r) => setTimeout(r, 20));
-  }
-}
 
 // What the gateway hands on must be valid 2026-07-28 results.
 const schema = JSON.parse(readFileSync(fileURLToPath(new URL('../../../shared/mcp-schema/2026-07-28/schema.json', import.meta.url)), 'utf8'));

@@ -9,7 +9,7 @@ import { setTimeout as sleep } from 'node:timers/promises';
 import { StdioProcess } from '../../bridge/stdio-process.js';
 import { StdioUpstream, type StdioUpstreamConfig } from '../../bridge/stdio-upstream.js';
 import { silentLog } from '../../src/protocol/log.js';
-import { fixture, post, request, ROOT, schemaProblems, startTestGateway } from './harness.js';
+import { fixture, post, request, ROOT, schemaProblems, startTestGateway, until } from './harness.js';
 
 const textOf = (answer: { body: any }) => answer.body.result?.content?.[0]?.text;
 
@@ -36,11 +36,6 @@ function upstream(overrides: Partial<StdioUpstreamConfig>): StdioUpstream {
   );
 }
 
-async function until(predicate: () => boolean, ms: number): Promise<boolean> {
-  const deadline = Date.now() + ms;
-  while (Date.now() < deadline && !predicate()) await sleep(20);
-  return predicate();
-}
 
 test('era: modern and era: legacy skip the probe and serve', async () => {
   const gateway = await startTestGateway({

@@ -12,6 +12,7 @@ import { ListCache, type CacheKey } from '../../cache/list-cache.js';
 import { RedisStore } from '../../cache/redis-store.js';
 import type { JsonObject, JsonRpcResponse } from '../../src/protocol/jsonrpc.js';
 import { silentLog, type Log } from '../../src/protocol/log.js';
+import { until } from './harness.js';
 
 const SHARED_URL = 'redis://127.0.0.1:6379';
 const PREFIX = `mcp-gateway-test:${randomUUID()}:`;
@@ -56,14 +57,6 @@ function counted(result: () => JsonObject) {
 
 const tools = (ttlMs: number, cacheScope = 'public') => ({ resultType: 'complete', tools: [{ name: 'echo', inputSchema: { type: 'object' } }], ttlMs, cacheScope });
 
-async function until(predicate: () => boolean | Promise<boolean>, ms: number, stepMs = 20): Promise<boolean> {
-  const deadline = Date.now() + ms;
-  while (Date.now() < deadline) {
-    if (await predicate()) return true;
-    await sleep(stepMs);
-  }
-  return predicate();
-}
 
 async function ready(store: RedisStore): Promise<void> {
   // A read that reaches Redis does not count as an error; one made before the connection is up does.

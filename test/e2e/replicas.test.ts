@@ -12,7 +12,7 @@ import { setTimeout as sleep } from 'node:timers/promises';
 import { Redis } from 'ioredis';
 import { freePort, reachable, startRedis, stopRedis } from './own-redis.js';
 import type { RunningGateway } from '../../src/gateway.js';
-import { headersFor, openListen, post, request, ROOT, schemaProblems, startTestGateway } from './harness.js';
+import { headersFor, openListen, post, request, ROOT, schemaProblems, startTestGateway, until } from './harness.js';
 
 const SHARED_REDIS = 'redis://127.0.0.1:6379';
 const SYNTHETIC = path.join(ROOT, 'test/fixtures/synthetic-server.mjs');
@@ -359,14 +359,6 @@ async function spawnGateway(configFile: string): Promise<GatewayProcess> {
 }
 
 
-async function until(predicate: () => boolean | Promise<boolean>, ms: number, stepMs = 20): Promise<boolean> {
-  const deadline = Date.now() + ms;
-  while (Date.now() < deadline) {
-    if (await predicate()) return true;
-    await sleep(stepMs);
-  }
-  return predicate();
-}
 
 async function withTimeout<T>(promise: Promise<T>, ms: number, what: string): Promise<T> {
   let timer: NodeJS.Timeout | undefined;

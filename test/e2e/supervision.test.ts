@@ -8,18 +8,10 @@ import path from 'node:path';
 import { after, before, describe, test } from 'node:test';
 import { setTimeout as sleep } from 'node:timers/promises';
 import type { RunningGateway } from '../../src/gateway.js';
-import { fixture, headersFor, post, request, startTestGateway, ROOT } from './harness.js';
+import { fixture, headersFor, post, request, ROOT, startTestGateway, until } from './harness.js';
 
 const cancelLog = path.join(mkdtempSync(path.join(tmpdir(), 'mcp-gw-')), 'cancel.log');
 
-async function waitUntil(predicate: () => boolean, ms: number): Promise<boolean> {
-  const deadline = Date.now() + ms;
-  while (Date.now() < deadline) {
-    if (predicate()) return true;
-    await sleep(25);
-  }
-  return predicate();
-}
 const cancelled = () => (existsSync(cancelLog) ? readFileSync(cancelLog, 'utf8') : '');
 const textOf = (answer: { body: any }) => answer.body.result?.content?.[0]?.text;
 
@@ -72,7 +64,7 @@ describe('a shared modern child', () => {
     const answer = await post(url, request('tools/call', { name: 'slow', arguments: { ms: 5000 } }));
     assert.equal(answer.body.error.code, -32603);
     assert.match(answer.body.error.message, /servers\.modern\.timeoutMs/);
-    assert.ok(await waitUntil(() => /CANCELLED slow \d+ timeout/.test(cancelled()), 2000), cancelled());
+    assert.ok(await until(() => /CANCELLED slow \d+ timeout/.test(cancelled()), 2000), cancelled());
   });
 
   test('closing an SSE stream sends notifications/cancelled to the child', async () => {
@@ -82,7 +74,7 @@ describe('a shared modern child', () => {
     const response = await fetch(url, { method: 'POST', headers: headersFor(body), body: JSON.stringify(body), signal: controller.signal });
     assert.equal(response.headers.get('content-type'), 'text/event-stream');
     controller.abort();
-    assert.ok(await waitUntil(() => cancelled().split('\n').length > before, 1000), 'the child logged a cancellation');
+    assert.ok(await until(() => cancelled().split('\n').length > before, 1000), 'the child logged a cancellation');
     assert.match(cancelled().split('\n').at(-2)!, /CANCELLED slow \d+ The client closed the request/);
   });
 
@@ -152,7 +144,7 @@ describe('eras', () => {
     await sleep(300);
     controller.abort();
     await pending;
-    assert.ok(await waitUntil(() => cancelled().split('\n').length > before, 1000));
+    assert.ok(await until(() => cancelled().split('\n').length > before, 1000));
   });
 });
 
@@ -193,6 +185,6 @@ describe('shutdown', () => {
     const group = () => execFileSync('ps', ['-o', 'pid=', '-g', String(pid)], { encoding: 'utf8' }).trim().split(/\s+/).filter(Boolean);
     assert.ok(group().length >= 2, 'the child and its sleeping grandchild share a process group');
     await gateway.close();
-    assert.ok(await waitUntil(() => { try { return group().length === 0; } catch { return true; } }, 3000), 'no process of the group is left');
+    assert.ok(await until(() => { try { return group().length === 0; } catch { return true; } }, 3000), 'no process of the group is left');
   });
 });
