@@ -21,6 +21,17 @@ export interface RequestOptions {
    * it. Upstreams themselves ignore it.
    */
   authContext?: string;
+  /**
+   * Which upstreams the caller may reach, when a policy limits it: an aggregate of upstreams leaves the
+   * others out of its fan-out and routing. A single upstream ignores it.
+   */
+  reach?: Reach;
+}
+
+export interface Reach {
+  /** The same for every caller who reaches the same upstreams: merged answers are kept apart by it. */
+  readonly key: string;
+  reaches(server: string): boolean;
 }
 
 export interface UpstreamStatus {

@@ -3,7 +3,7 @@
 // mcp-gateway --stdio "<command line>" [--name N] [--host H] [--port P]
 import { parseArgs } from 'node:util';
 import { parse as parseShellWords } from 'shell-quote';
-import { ConfigError, loadConfigFile, parseConfig, SERVER_NAME, type GatewayConfig } from './config.js';
+import { ConfigError, exposureProblem, loadConfigFile, parseConfig, SERVER_NAME, type GatewayConfig } from './config.js';
 import { startGateway } from './gateway.js';
 import { createLogger } from './log.js';
 
@@ -22,7 +22,7 @@ Usage:
 
 Options:
   --config FILE      YAML config (see README.md); \${VAR} is taken from the environment
-  --host HOST        listen address (default 127.0.0.1; anything else is logged as a warning)
+  --host HOST        listen address (default 127.0.0.1; anything else needs an auth: section)
   --port PORT        listen port (default 8080; 0 picks a free one)
   --stdio CMDLINE    bridge this command instead of reading a config file
   --name NAME        the server's name with --stdio (1-32 of A-Z a-z 0-9 _ -)
@@ -67,7 +67,11 @@ async function main(): Promise<void> {
     throw error;
   }
   if (values.config !== undefined && values.stdio !== undefined) usageError('use either --config or --stdio, not both');
-  if (values.host !== undefined) config.listen.host = values.host;
+  if (values.host !== undefined) {
+    config.listen.host = values.host;
+    const exposed = exposureProblem(config);
+    if (exposed) usageError(`--host ${values.host}: ${exposed}`);
+  }
   if (values.port !== undefined) {
     const port = Number(values.port);
     if (!Number.isInteger(port) || port < 0 || port > 65535) usageError(`--port must be a number from 0 to 65535 (got ${values.port})`);

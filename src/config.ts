@@ -1,9 +1,11 @@
 // Loads gateway.config.yaml once: ${VAR} expansion, zod validation, and errors that name the key path
 // and what would be valid. The core receives typed, defaulted objects and never re-checks them.
+import { createHash } from 'node:crypto';
 import { readFile } from 'node:fs/promises';
 import path from 'node:path';
 import { parse as parseYaml } from 'yaml';
 import { z } from 'zod';
+import { PolicyError, PolicySet } from '../policy/allow-list.js';
 
 export const SERVER_NAME = /^[A-Za-z0-9_-]{1,32}$/;
 const MiB = 1024 * 1024;
@@ -53,6 +55,76 @@ const server = z.preprocess(
   z.discriminatedUnion('transport', [stdioServer, httpServer]),
 );
 
+const bool = () => z.preprocess((v) => (v === 'true' ? true : v === 'false' ? false : v), z.boolean());
+const serverName = z.string().regex(SERVER_NAME, 'server names are 1-32 characters of A-Z a-z 0-9 _ -');
+const globs = z.array(z.string().min(1));
+
+const rateLimit = z
+  .strictObject({
+    requestsPerMinute: positiveMs,
+    /** Requests allowed at once before the steady rate applies. */
+    burst: positiveMs.optional(),
+  })
+  .transform((limit) => ({ requestsPerMinute: limit.requestsPerMinute, burst: limit.burst ?? limit.requestsPerMinute }));
+
+const apiKey = z
+  .strictObject({
+    sha256: z.string().regex(/^[0-9a-fA-F]{64}$/, 'give the key\'s SHA-256 as 64 hex digits (printf %s "$KEY" | sha256sum)').optional(),
+    key: z.string().min(16, 'an API key must be at least 16 characters; generate one with openssl rand -base64 32').optional(),
+    principal: z.string().min(1),
+    groups: z.array(z.string().min(1)).default([]),
+  })
+  .refine((k) => (k.sha256 === undefined) !== (k.key === undefined), 'give exactly one of sha256 (preferred: the key\'s hash) or key (e.g. "${MY_KEY}")')
+  .transform((k) => ({
+    sha256: k.sha256?.toLowerCase() ?? createHash('sha256').update(k.key!).digest('hex'),
+    principal: k.principal,
+    groups: k.groups,
+  }));
+
+const JWT_ALGORITHMS = ['RS256', 'RS384', 'RS512', 'PS256', 'PS384', 'PS512', 'ES256', 'ES384', 'ES512', 'EdDSA', 'Ed25519'] as const;
+const jwt = z
+  .strictObject({
+    issuer: z.string().min(1),
+    /** Accepted audiences; defaults to auth.oauth.resource. */
+    audience: z.union([z.string().min(1), z.array(z.string().min(1)).min(1)]).optional(),
+    jwksUrl: z.url({ protocol: /^https?$/ }).optional(),
+    jwksFile: z.string().min(1).optional(),
+    publicKeyFile: z.string().min(1).optional(),
+    algorithms: z.array(z.enum(JWT_ALGORITHMS)).min(1).default(['RS256', 'ES256']),
+    principalClaim: z.string().min(1).default('sub'),
+    groupsClaim: z.string().min(1).default('groups'),
+    clockToleranceSec: int().pipe(z.number().min(0)).default(30),
+  })
+  .refine(
+    (j) => [j.jwksUrl, j.jwksFile, j.publicKeyFile].filter((v) => v !== undefined).length === 1,
+    'give exactly one of jwksUrl, jwksFile or publicKeyFile: where the keys that sign tokens come from',
+  );
+
+const auth = z.strictObject({
+  /** Serve callers without credentials (as the principal "anonymous"). */
+  anonymous: bool().default(false),
+  apiKeys: z.array(apiKey).default([]),
+  jwt: jwt.optional(),
+  /** OAuth 2.1 resource server settings (RFC 9728 metadata, audience, required scopes). */
+  oauth: z
+    .strictObject({
+      resource: z.url({ protocol: /^https?$/ }).optional(),
+      authorizationServers: z.array(z.url({ protocol: /^https?$/ })).default([]),
+      scopes: z.array(z.string().regex(/^[\x21\x23-\x5B\x5D-\x7E]+$/, 'a scope is printable ASCII without spaces, quotes or backslashes')).default([]),
+    })
+    .prefault({}),
+});
+
+const policy = z.strictObject({
+  name: z.string().min(1),
+  principals: z.strictObject({ ids: z.array(z.string().min(1)).optional(), groups: z.array(z.string().min(1)).optional() }),
+  allow: z.strictObject({ servers: z.array(serverName).optional(), tools: globs.optional(), prompts: globs.optional(), resources: globs.optional() }).prefault({}),
+  deny: z.strictObject({ servers: z.array(serverName).optional(), tools: globs.optional(), prompts: globs.optional(), resources: globs.optional() }).prefault({}),
+  when: z.array(z.strictObject({ tool: z.string().min(1), expr: z.string().min(1) })).default([]),
+  pin: bool().default(false),
+  rateLimit: rateLimit.optional(),
+});
+
 const configSchema = z.strictObject({
   listen: z
     .strictObject({
@@ -87,7 +159,21 @@ const configSchema = z.strictObject({
       contextSecret: z.string().min(16, 'use at least 16 characters').optional(),
     })
     .prefault({}),
-  servers: z.record(z.string().regex(SERVER_NAME, 'server names are 1-32 characters of A-Z a-z 0-9 _ -'), server),
+  servers: z.record(serverName, server),
+  /** Who may call; left out, callers are anonymous (allowed only while listening on loopback). */
+  auth: auth.optional(),
+  /** Allow-lists; with any configured, whatever none allows is denied. */
+  policies: z.array(policy).default([]),
+  /** The rate every principal gets unless one of its policies sets its own. */
+  rateLimit: rateLimit.optional(),
+  audit: z
+    .strictObject({
+      destination: z.string().min(1).default('stderr'),
+      arguments: bool().default(false),
+    })
+    .prefault({}),
+  /** Where pinned tools' digests are kept (a JSON file); in memory only when absent. */
+  pinsFile: z.string().min(1).optional(),
 });
 
 export type GatewayConfig = z.infer<typeof configSchema>;
@@ -133,8 +219,17 @@ export function parseConfig(raw: unknown, source: string, baseDir: string, env: 
   for (const server of Object.values(config.servers)) {
     if (server.transport === 'stdio') server.cwd = path.resolve(baseDir, server.cwd);
   }
-  const clashes = prefixClashes(config);
-  if (clashes.length) throw new ConfigError(source, clashes);
+  const problems2 = [...prefixClashes(config), ...authProblems(config), ...policyProblems(config)];
+  if (problems2.length) throw new ConfigError(source, problems2);
+  const jwtSetting = config.auth?.jwt;
+  if (jwtSetting) {
+    for (const key of ['jwksFile', 'publicKeyFile'] as const) {
+      if (jwtSetting[key] !== undefined) jwtSetting[key] = path.resolve(baseDir, jwtSetting[key]);
+    }
+  }
+  if (config.pinsFile !== undefined) config.pinsFile = path.resolve(baseDir, config.pinsFile);
+  const audit = config.audit;
+  if (!['stderr', 'stdout'].includes(audit.destination)) audit.destination = path.resolve(baseDir, audit.destination);
   return config;
 }
 
@@ -159,6 +254,49 @@ function prefixClashes(config: GatewayConfig): string[] {
     }
   }
   return problems;
+}
+
+/** Policies that do not compile: bad globs, CEL that does not parse or type-check, unknown servers. */
+function policyProblems(config: GatewayConfig): string[] {
+  try {
+    PolicySet.compile(config.policies, new Set(Object.keys(config.servers)));
+    return [];
+  } catch (error) {
+    if (error instanceof PolicyError) return error.problems;
+    throw error;
+  }
+}
+
+/** Authentication that cannot work as configured, or a gateway open to the network to anyone. */
+function authProblems(config: GatewayConfig): string[] {
+  const problems: string[] = [];
+  const auth = config.auth;
+  const exposed = exposureProblem(config);
+  if (exposed) problems.push(exposed);
+  if (!auth) return problems;
+  if (auth.jwt && auth.jwt.audience === undefined && auth.oauth.resource === undefined) {
+    problems.push('auth.jwt: set auth.oauth.resource (this gateway\'s public URL) or auth.jwt.audience: tokens are accepted only when issued for this gateway');
+  }
+  if (!auth.anonymous && auth.apiKeys.length === 0 && !auth.jwt) {
+    problems.push('auth: nobody could call: add apiKeys or jwt, or set anonymous: true');
+  }
+  if (auth.oauth.scopes.length > 0 && !auth.jwt) {
+    problems.push('auth.oauth.scopes: scopes are checked on JWT access tokens; add auth.jwt or remove the scopes');
+  }
+  return problems;
+}
+
+/** A gateway listening beyond loopback with nobody configured to check who calls. */
+export function exposureProblem(config: GatewayConfig): string | undefined {
+  if (config.auth || isLoopbackHost(config.listen.host)) return undefined;
+  return (
+    `listen.host ${config.listen.host} is reachable from other machines and there is no auth: section; ` +
+    'add auth.apiKeys or auth.jwt (see docs/security.md), or set auth.anonymous: true to serve anyone who can reach it'
+  );
+}
+
+export function isLoopbackHost(host: string): boolean {
+  return host === 'localhost' || host === '::1' || host.startsWith('127.');
 }
 
 function describeIssue(issue: z.core.$ZodIssue): string {

@@ -9,7 +9,7 @@ import { ListCache } from '../cache/list-cache.js';
 import { MemoryStore } from '../cache/memory-store.js';
 import type { CacheStore } from '../cache/store.js';
 import { TieredStore } from '../cache/tiered-store.js';
-import type { GatewayConfig } from './config.js';
+import { isLoopbackHost, type GatewayConfig } from './config.js';
 import { Aggregator } from './aggregate/aggregator.js';
 import { CachedUpstream } from './cached-upstream.js';
 import { createApp } from './edge/app.js';
@@ -18,6 +18,7 @@ import { ListenHub } from './notify/listen-hub.js';
 import { ResourceWatch } from './notify/resource-watch.js';
 import { watchModernUpstream, type ModernWatch } from './notify/upstream-listen.js';
 import type { Log } from './protocol/log.js';
+import { SecurityHolder } from './security.js';
 import { createUpstream } from './upstream-factory.js';
 
 
@@ -30,6 +31,12 @@ export interface RunningGateway {
   aggregate: Aggregator;
   cache: ListCache;
   listen: ListenHub;
+  security: SecurityHolder;
+  /**
+   * Applies a new config's authentication, policies, rate limits and audit settings. Throws, keeping the
+   * old ones, when they cannot be built. Returns the sections that changed but need a restart.
+   */
+  reload(next: GatewayConfig): Promise<string[]>;
   close(): Promise<void>;
 }
 
@@ -76,8 +83,8 @@ export async function startGateway(config: GatewayConfig, log: Log): Promise<Run
   }
 
   const { host, port } = config.listen;
-  if (!isLoopback(host)) {
-    log.warn({ host }, 'listening beyond loopback: anyone who can reach this address can use every server; put authentication and an Origin allow-list in front');
+  if (!isLoopbackHost(host) && config.auth?.anonymous) {
+    log.warn({ host }, 'listening beyond loopback with auth.anonymous: true: anyone who can reach this address can use what the policies give "anonymous"');
   }
   aggregate = new Aggregator({
     upstreams,
@@ -87,6 +94,16 @@ export async function startGateway(config: GatewayConfig, log: Log): Promise<Run
     cursorSecret: config.aggregate.cursorSecret,
     log: log.child({ endpoint: 'mcp' }),
   });
+  const security = new SecurityHolder(
+    {
+      prefixes: new Map(Object.entries(config.servers).map(([name, server]) => [name, server.prefix ?? name])),
+      separator: config.aggregate.separator,
+      ownerOf: (uri) => aggregate!.ownerOf(uri),
+      resolveOwner: (uri) => aggregate!.resolveOwner(uri),
+    },
+    log.child({ part: 'security' }),
+  );
+  await security.install(config);
   const app = createApp({
     upstreams,
     aggregate,
@@ -94,6 +111,7 @@ export async function startGateway(config: GatewayConfig, log: Log): Promise<Run
     maxBodyBytes: config.listen.maxBodyBytes,
     listen: listenHub,
     contextKey: config.cache.contextSecret ? Buffer.from(config.cache.contextSecret) : randomBytes(32),
+    security: () => security.current,
     log,
   });
   const server = await listen(app.fetch, host, port);
@@ -111,6 +129,12 @@ export async function startGateway(config: GatewayConfig, log: Log): Promise<Run
     aggregate,
     cache,
     listen: listenHub,
+    security,
+    async reload(next) {
+      await security.install(next);
+      const needRestart = (['listen', 'servers', 'aggregate', 'cache'] as const).filter((key) => JSON.stringify(next[key]) !== JSON.stringify(config[key]));
+      return needRestart;
+    },
     async close() {
       listenHub.closeAll();
       for (const watch of modernWatches.values()) watch.stop();
@@ -120,6 +144,7 @@ export async function startGateway(config: GatewayConfig, log: Log): Promise<Run
       });
       await Promise.all([...upstreams.values()].map((u) => u.close()));
       await cache.close();
+      await security.close();
     },
   };
 }
@@ -146,8 +171,4 @@ function listen(fetch: (request: Request) => Response | Promise<Response>, hostn
         : error);
     });
   });
-}
-
-function isLoopback(host: string): boolean {
-  return host === 'localhost' || host === '::1' || host.startsWith('127.');
 }

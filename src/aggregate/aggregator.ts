@@ -2,7 +2,7 @@
 // merge in server order with namespaced names; calls are routed by one map lookup to their owner with the
 // original name restored. It is itself an Upstream, so the edge serves /mcp exactly like /servers/<name>/mcp.
 import { EventEmitter } from 'node:events';
-import type { RequestOptions, Upstream, UpstreamStatus } from '../../bridge/upstream.js';
+import type { Reach, RequestOptions, Upstream, UpstreamStatus } from '../../bridge/upstream.js';
 import { ErrorCode, errorResponse, isObject, type JsonObject, type JsonRpcRequest, type JsonRpcResponse } from '../protocol/jsonrpc.js';
 import type { Log } from '../protocol/log.js';
 import { META, SUPPORTED_VERSIONS } from '../protocol/mcp.js';
@@ -74,7 +74,7 @@ export class Aggregator implements Upstream {
       case 'prompts/list':
       case 'resources/list':
       case 'resources/templates/list':
-        return this.list(message, message.method, options.authContext);
+        return this.list(message, message.method, options.authContext, options.reach);
       case 'tools/call':
         return this.callByName(message, params, 'tools/list', options);
       case 'prompts/get':
@@ -87,7 +87,7 @@ export class Aggregator implements Upstream {
         return this.callByUri(message, ref.uri, options);
       }
       case 'server/discover':
-        return this.discover(message, options.authContext);
+        return this.discover(message, options.authContext, options.reach);
       default:
         return Promise.resolve(errorResponse(message.id, ErrorCode.MethodNotFound, `${message.method} is not served on /mcp`));
     }
@@ -95,10 +95,11 @@ export class Aggregator implements Upstream {
 
   // ---- lists ----------------------------------------------------------------------------------------
 
-  private async list(message: JsonRpcRequest, method: ListMethod, authContext: string | undefined): Promise<JsonRpcResponse> {
+  private async list(message: JsonRpcRequest, method: ListMethod, authContext: string | undefined, reach: Reach | undefined): Promise<JsonRpcResponse> {
     const params = message.params ?? {};
     // Only pages this gateway built are kept, so a cached cursor was one it issued; '' would not be.
-    const cursorKey = params.cursor === undefined ? '' : `cursor:${String(params.cursor)}`;
+    // Callers who reach different upstreams get different pages, even public ones.
+    const cursorKey = `${reach ? `${reach.key}\0` : ''}${params.cursor === undefined ? '' : `cursor:${String(params.cursor)}`}`;
     const cached = this.pages.get(message.id, method, cursorKey, authContext);
     if (cached) return cached;
     let positions: Position[];
@@ -111,6 +112,7 @@ export class Aggregator implements Upstream {
       }
       positions = decoded;
     }
+    if (reach) positions = positions.filter(([server]) => reach.reaches(server));
 
     const outcomes = await Promise.all(positions.map(([server, cursor]) => this.ask(server, method, params, cursor, authContext)));
     const firstPages = new Set(positions.filter(([, cursor]) => cursor === null).map(([server]) => server));
@@ -240,7 +242,9 @@ export class Aggregator implements Upstream {
       route = routes.get(name);
     }
     const kind = listMethod === 'tools/list' ? 'tool' : 'prompt';
-    if (!route) return errorResponse(message.id, ErrorCode.InvalidParams, this.describeUnknown(kind, name));
+    if (!route || (options.reach && !options.reach.reaches(route.server))) {
+      return errorResponse(message.id, ErrorCode.InvalidParams, this.describeUnknown(kind, name, options.reach));
+    }
     holder.name = route.name;
     return this.options.upstreams.get(route.server)!.request(message, options);
   }
@@ -252,7 +256,9 @@ export class Aggregator implements Upstream {
       await Promise.all([this.refresh('resources/list'), this.refresh('resources/templates/list')]);
       owner = this.resources.owner(uri);
     }
-    if (!owner) return errorResponse(message.id, ErrorCode.InvalidParams, `Resource not found: no upstream lists ${uri} or a template that matches it`, { uri });
+    if (!owner || ('server' in owner && options.reach && !options.reach.reaches(owner.server))) {
+      return errorResponse(message.id, ErrorCode.InvalidParams, `Resource not found: no upstream lists ${uri} or a template that matches it`, { uri });
+    }
     if ('ambiguous' in owner) {
       return errorResponse(
         message.id,
@@ -270,9 +276,16 @@ export class Aggregator implements Upstream {
     return owner && 'server' in owner ? owner.server : undefined;
   }
 
+  /** The owner of a resource URI, reading the resource lists again when none is known yet. */
+  async resolveOwner(uri: string): Promise<string | undefined> {
+    if (this.resources.owner(uri) === undefined) await Promise.all([this.refresh('resources/list'), this.refresh('resources/templates/list')]);
+    return this.ownerOf(uri);
+  }
+
   /** Why a name is unknown: says which server its prefix names and what state that server is in. */
-  private describeUnknown(kind: string, name: string): string {
+  private describeUnknown(kind: string, name: string, reach: Reach | undefined): string {
     for (const server of this.servers) {
+      if (reach && !reach.reaches(server)) continue;
       const head = (this.options.prefixes.get(server) ?? server) + this.options.separator;
       if (!name.startsWith(head)) continue;
       const status = this.options.upstreams.get(server)!.status();
@@ -292,7 +305,7 @@ export class Aggregator implements Upstream {
       const meta = { [META.protocolVersion]: SUPPORTED_VERSIONS[0], [META.clientCapabilities]: {} };
       for (let pages = 0; pages < 1000; pages++) {
         const params: JsonObject = cursor === undefined ? { _meta: meta } : { cursor, _meta: meta };
-        const response = await this.list({ jsonrpc: '2.0', id: 0, method, params }, method, undefined);
+        const response = await this.list({ jsonrpc: '2.0', id: 0, method, params }, method, undefined, undefined);
         if (!('result' in response) || typeof response.result.nextCursor !== 'string') break;
         cursor = response.result.nextCursor;
       }
@@ -312,8 +325,9 @@ export class Aggregator implements Upstream {
 
   // ---- discover -------------------------------------------------------------------------------------
 
-  private async discover(message: JsonRpcRequest, authContext: string | undefined): Promise<JsonRpcResponse> {
-    const outcomes = await Promise.all(this.servers.map((server) => this.ask(server, 'server/discover', message.params ?? {}, null, authContext)));
+  private async discover(message: JsonRpcRequest, authContext: string | undefined, reach: Reach | undefined): Promise<JsonRpcResponse> {
+    const servers = reach ? this.servers.filter((server) => reach.reaches(server)) : this.servers;
+    const outcomes = await Promise.all(servers.map((server) => this.ask(server, 'server/discover', message.params ?? {}, null, authContext)));
     const capabilities: JsonObject = {};
     const instructions: string[] = [];
     let ttlMs = Number.POSITIVE_INFINITY;

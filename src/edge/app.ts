@@ -5,10 +5,14 @@ import type { HttpBindings } from '@hono/node-server';
 import { RESPONSE_ALREADY_SENT } from '@hono/node-server/utils/response';
 import { Hono, type Context } from 'hono';
 import type { Upstream } from '../../bridge/upstream.js';
+import type { Grant } from '../../policy/allow-list.js';
+import { ANONYMOUS_PRINCIPAL, type Principal } from '../../policy/principal.js';
 import { ANONYMOUS } from '../cached-upstream.js';
 import type { ListenHub } from '../notify/listen-hub.js';
-import { ErrorCode, isObject, type JsonRpcResponse } from '../protocol/jsonrpc.js';
+import { ErrorCode, isObject, type JsonObject, type JsonRpcRequest, type JsonRpcResponse } from '../protocol/jsonrpc.js';
 import type { Log } from '../protocol/log.js';
+import type { Security } from '../security.js';
+import { authRefusal, metadataUrlFor, PROTECTED_RESOURCE_WELL_KNOWN, rateRefusal, resourceMetadataDocument, type Refusal } from './access.js';
 import { corsHeaders, preflightHeaders } from './cors.js';
 import { checkAccept, checkContentType, tooLarge } from './http-rules.js';
 import { forwardedParamHeaders, NodeHeaders, readBody } from './node-io.js';
@@ -17,7 +21,8 @@ import { ToolHeaderIndex } from './param-headers.js';
 import { reject, type Rejection } from './rejection.js';
 import { keepRelayedCapabilities } from './relayed-capabilities.js';
 import { checkMessage } from './request-rules.js';
-import { respondJson, respondSse, type CallOptions, type Observe } from './respond.js';
+import type { Verdict } from './policy-guard.js';
+import { respondJson, respondSse, type CallOptions, type Shape } from './respond.js';
 
 export interface EdgeOptions {
   upstreams: ReadonlyMap<string, Upstream>;
@@ -28,6 +33,8 @@ export interface EdgeOptions {
   listen: ListenHub;
   /** Keys the hash of a caller's credentials that keeps its private cache entries apart. */
   contextKey: Buffer;
+  /** Authentication, policies, rate limits and audit as of now (a reload swaps them). */
+  security: () => Security;
   log: Log;
 }
 
@@ -49,15 +56,57 @@ export function createApp(options: EdgeOptions): Hono<{ Bindings: HttpBindings }
   const app = new Hono<{ Bindings: HttpBindings }>();
 
   async function serve(c: Context<{ Bindings: HttpBindings }>, endpoint: Endpoint | undefined, name: string): Promise<Response> {
+    const started = performance.now();
     const { incoming, outgoing } = c.env;
     const origin = incoming.headers.origin;
     if (!originAllowed(origin)) {
       return send(c, reject(403, null, ErrorCode.InvalidRequest, `Origin ${origin} is not allowed; add it to listen.allowedOrigins to let browsers from it in`));
     }
     const cors = origin === undefined ? undefined : corsHeaders(origin);
-    if (!endpoint) {
-      return send(c, reject(404, null, ErrorCode.InvalidRequest, `No server named '${name}'. Endpoints: ${paths.join(', ')}`), cors);
+    // Requests in flight keep the security they started with, whatever a reload installs meanwhile.
+    const security = options.security();
+    const audit = security.audit;
+    const server = endpoint === aggregate ? undefined : name;
+    const record = (principal: Principal, method: string, verdict: Pick<Verdict, 'allowed' | 'rule' | 'target'>, args?: unknown): void => {
+      audit?.record({
+        principal: principal.id,
+        via: principal.via,
+        endpoint: server ?? 'mcp',
+        method,
+        target: verdict.target,
+        decision: verdict.allowed ? 'allow' : 'deny',
+        rule: verdict.rule,
+        latencyMs: Math.round((performance.now() - started) * 1000) / 1000,
+        ...(args !== undefined && audit.includeArguments && { arguments: args }),
+      });
+    };
+
+    let principal = ANONYMOUS_PRINCIPAL;
+    if (security.authenticator.enabled) {
+      let outcome = security.authenticator.authenticate(incoming.headers.authorization);
+      if (outcome instanceof Promise) outcome = await outcome;
+      if (!outcome.ok) {
+        record(ANONYMOUS_PRINCIPAL, 'unknown', { allowed: false, rule: `authentication: ${outcome.reason}` });
+        return refuse(c, authRefusal(security, outcome, metadataUrlFor(security, incoming.headers, c.req.path)), cors);
+      }
+      principal = outcome.principal;
     }
+    const grant = security.guard ? security.policies.grantFor(principal) : undefined;
+    // A server this caller may reach nothing on does not exist for it.
+    if (!endpoint || (grant && server !== undefined && !grant.reaches(server))) {
+      const shown = grant ? paths.filter((p) => p === '/mcp' || grant.reaches(p.slice('/servers/'.length, -'/mcp'.length))) : paths;
+      return send(c, reject(404, null, ErrorCode.InvalidRequest, `No server named '${name}'. Endpoints: ${shown.join(', ')}`), cors);
+    }
+    const limit = grant?.rateLimit ?? security.defaultRateLimit;
+    if (limit && security.rateLimiter) {
+      let taken = security.rateLimiter.take(principal.id, limit);
+      if (taken instanceof Promise) taken = await taken;
+      if (!taken.allowed) {
+        record(principal, 'unknown', { allowed: false, rule: 'rate limit' });
+        return refuse(c, rateRefusal(principal, limit, taken.retryAfterMs), cors);
+      }
+    }
+
     const headers = new NodeHeaders(incoming.headers);
     const transportProblem = checkContentType(headers.get('content-type')) ?? checkAccept(headers.get('accept'));
     if (transportProblem) return send(c, transportProblem, cors);
@@ -81,23 +130,53 @@ export function createApp(options: EdgeOptions): Hono<{ Bindings: HttpBindings }
     }
 
     const message = checked.message;
+    const call: CallOptions = {
+      forwardHeaders: message.method === 'tools/call' ? forwardedParamHeaders(incoming.headers) : undefined,
+      authContext: security.authenticator.enabled
+        ? principalContext(options.contextKey, principal)
+        : authContext(options.contextKey, incoming.headers.authorization),
+      reach: grant,
+    };
+    const args = message.method === 'tools/call' ? message.params?.arguments : undefined;
+    let verdict: Verdict = AUTHENTICATED;
+    if (grant && security.guard) {
+      const guard = security.guard;
+      verdict = await guard.check(server, message, grant, principal, (tool) => listAllTools(endpoint, message, call, (page) => guard.shape(server, 'tools/list', page, grant)));
+      if (verdict.refusal) {
+        record(principal, message.method, verdict, args);
+        const refusal = Buffer.from(JSON.stringify(verdict.refusal));
+        outgoing.writeHead(200, { ...cors, 'content-type': 'application/json', 'content-length': refusal.length });
+        outgoing.end(refusal);
+        return RESPONSE_ALREADY_SENT;
+      }
+    }
+
     if (cors) for (const [key, value] of Object.entries(cors)) outgoing.setHeader(key, value);
     if (message.method === 'subscriptions/listen') {
-      options.listen.open(message, outgoing, endpoint === aggregate ? undefined : name);
+      record(principal, message.method, verdict);
+      options.listen.open(message, outgoing, server);
       return RESPONSE_ALREADY_SENT;
     }
-    const observe: Observe =
-      message.method === 'tools/list' ? (response) => learnTools(endpoint, response)
-      : message.method === 'server/discover' ? keepRelayedCapabilities
-      : ignore;
-    const call = {
-      forwardHeaders: message.method === 'tools/call' ? forwardedParamHeaders(incoming.headers) : undefined,
-      authContext: authContext(options.contextKey, incoming.headers.authorization),
-    };
+    const learn: Shape = message.method === 'tools/list' ? (response) => learnTools(endpoint, response)
+      : message.method === 'server/discover' ? relayedCapabilities
+      : same;
+    const shape: Shape = grant && security.guard
+      ? ((guard, kept) => (response) => guard.shape(server, message.method, learn(response), kept))(security.guard, grant)
+      : learn;
     const meta = message.params?._meta;
-    if (isObject(meta) && meta.progressToken !== undefined) await respondSse(endpoint.upstream, message, outgoing, observe, call);
-    else await respondJson(endpoint.upstream, message, outgoing, observe, call);
+    if (isObject(meta) && meta.progressToken !== undefined) await respondSse(endpoint.upstream, message, outgoing, shape, call);
+    else await respondJson(endpoint.upstream, message, outgoing, shape, call);
+    record(principal, message.method, verdict, args);
     return RESPONSE_ALREADY_SENT;
+  }
+
+  app.get(`${PROTECTED_RESOURCE_WELL_KNOWN}/*`, (c) => metadata(c));
+  app.get(PROTECTED_RESOURCE_WELL_KNOWN, (c) => metadata(c));
+  function metadata(c: Context<{ Bindings: HttpBindings }>): Response {
+    const document = resourceMetadataDocument(options.security(), c.env.incoming.headers, c.req.path);
+    if (!document) return send(c, reject(404, null, ErrorCode.InvalidRequest, 'No OAuth protected resource metadata: this gateway has no auth.jwt or auth.oauth.authorizationServers configured'));
+    // Public by design (RFC 9728): browser-based clients read it from any origin.
+    return c.json(document, 200, { 'access-control-allow-origin': '*', 'cache-control': 'max-age=300' });
   }
 
   if (aggregate) app.post('/mcp', (c) => serve(c, aggregate, 'mcp'));
@@ -127,20 +206,56 @@ export function createApp(options: EdgeOptions): Hono<{ Bindings: HttpBindings }
   return app;
 }
 
+const AUTHENTICATED: Verdict = { allowed: true, rule: 'authenticated; no policies configured' };
+
 /**
- * Callers are told apart by their credentials (until policy/ names principals): a keyed hash, so what
+ * Without authentication, callers are told apart by whatever credentials they send: a keyed hash, so what
  * lands in a shared cache cannot be used to confirm a guessed token.
  */
 function authContext(key: Buffer, authorization: string | undefined): string {
   return authorization === undefined ? ANONYMOUS : createHmac('sha256', key).update(authorization).digest('base64url').slice(0, 22);
 }
 
-function learnTools(endpoint: Endpoint, response: JsonRpcResponse): void {
+/** With authentication, by principal: a refreshed token keeps its cache entries. */
+function principalContext(key: Buffer, principal: Principal): string {
+  if (principal.via === 'anonymous') return ANONYMOUS;
+  return createHmac('sha256', key).update(`principal\0${principal.id}\0${principal.groups.join('\0')}`).digest('base64url').slice(0, 22);
+}
+
+function learnTools(endpoint: Endpoint, response: JsonRpcResponse): JsonRpcResponse {
   if ('result' in response) endpoint.toolHeaders.learn(response.result);
+  return response;
+}
+
+/** Every page of an endpoint's tools/list, as this caller would list them (pins see the definitions). */
+async function listAllTools(endpoint: Endpoint, message: JsonRpcRequest, call: CallOptions, see: (page: JsonRpcResponse) => void): Promise<void> {
+  const meta = isObject(message.params?._meta) ? message.params._meta : {};
+  let cursor: string | undefined;
+  for (let pages = 0; pages < 1000; pages++) {
+    const params: JsonObject = { _meta: { ...meta, progressToken: undefined } };
+    if (cursor !== undefined) params.cursor = cursor;
+    const page = await endpoint.upstream.request({ jsonrpc: '2.0', id: 0, method: 'tools/list', params }, { authContext: call.authContext, reach: call.reach });
+    if (!('result' in page)) return;
+    see(page);
+    if (typeof page.result.nextCursor !== 'string') return;
+    cursor = page.result.nextCursor;
+  }
+}
+
+function refuse(c: Context, refusal: Refusal, cors: Record<string, string> = {}): Response {
+  return c.json(refusal.body, refusal.status, { ...cors, ...refusal.headers });
+}
+
+function relayedCapabilities(response: JsonRpcResponse): JsonRpcResponse {
+  keepRelayedCapabilities(response);
+  return response;
+}
+
+function same(response: JsonRpcResponse): JsonRpcResponse {
+  return response;
 }
 
 function send(c: Context, rejection: Rejection, headers: Record<string, string> = {}): Response {
   return c.json(rejection.body, rejection.status, headers);
 }
 
-function ignore(): void {}

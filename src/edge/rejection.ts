@@ -2,7 +2,7 @@
 import { errorResponse, type JsonRpcFailure, type JsonRpcId } from '../protocol/jsonrpc.js';
 
 export interface Rejection {
-  status: 400 | 403 | 404 | 405 | 406 | 413 | 415 | 500 | 503;
+  status: 400 | 401 | 403 | 404 | 405 | 406 | 413 | 415 | 429 | 500 | 503;
   body: JsonRpcFailure;
 }
 

@@ -12,20 +12,21 @@ const SSE_HEADERS = {
   'x-accel-buffering': 'no',
 };
 
-export type Observe = (response: JsonRpcResponse) => void;
+/** What the caller is shown of the upstream's answer (the answer itself, or a filtered copy). */
+export type Shape = (response: JsonRpcResponse) => JsonRpcResponse;
 /** What the upstream is told besides the message. */
-export type CallOptions = Pick<RequestOptions, 'forwardHeaders' | 'authContext'>;
+export type CallOptions = Pick<RequestOptions, 'forwardHeaders' | 'authContext' | 'reach'>;
 
 export async function respondJson(
   upstream: Upstream,
   message: JsonRpcRequest,
   outgoing: ServerResponse,
-  observe: Observe,
+  shape: Shape,
   call: CallOptions,
 ): Promise<void> {
-  const response = await upstream.request(message, { signal: new ClientGone(outgoing), forwardHeaders: call.forwardHeaders, authContext: call.authContext });
+  const answer = await upstream.request(message, { signal: new ClientGone(outgoing), forwardHeaders: call.forwardHeaders, authContext: call.authContext, reach: call.reach });
   if (outgoing.destroyed) return;
-  observe(response);
+  const response = shape(answer);
   const body = Buffer.from(serializeResponse(response));
   outgoing.writeHead(200, { 'content-type': 'application/json', 'content-length': body.length });
   outgoing.end(body);
@@ -35,7 +36,7 @@ export async function respondSse(
   upstream: Upstream,
   message: JsonRpcRequest,
   outgoing: ServerResponse,
-  observe: Observe,
+  shape: Shape,
   call: CallOptions,
 ): Promise<void> {
   const signal = new ClientGone(outgoing);
@@ -48,12 +49,12 @@ export async function respondSse(
     signal,
     forwardHeaders: call.forwardHeaders,
     authContext: call.authContext,
+    reach: call.reach,
     onNotification: (notification) => {
       if (!signal.aborted) send(notification);
     },
   });
   if (signal.aborted || outgoing.destroyed) return;
-  observe(response);
-  send(response);
+  send(shape(response));
   outgoing.end();
 }

@@ -45,7 +45,7 @@ test('a relative cwd is resolved against baseDir; an absolute one is kept', () =
 });
 
 test('given values override defaults', () => {
-  const config = parseConfig(one({ era: 'legacy', timeoutMs: 5, args: ['x'] }, { listen: { host: '0.0.0.0', port: 0, allowedOrigins: ['https://a.example'] } }), 't', BASE, {});
+  const config = parseConfig(one({ era: 'legacy', timeoutMs: 5, args: ['x'] }, { listen: { host: '0.0.0.0', port: 0, allowedOrigins: ['https://a.example'] }, auth: { anonymous: true } }), 't', BASE, {});
   assert.equal(config.listen.host, '0.0.0.0');
   assert.equal(config.listen.port, 0);
   assert.deepEqual(config.listen.allowedOrigins, ['https://a.example']);

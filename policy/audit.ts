@@ -1,0 +1,41 @@
+// The audit log: one JSON line per decision, to stderr or a file of its own. Never the caller's token,
+// and tool arguments only when `audit.arguments` is on (they may hold personal data).
+import { pino, type Logger } from 'pino';
+import type { AuditSetting } from './settings.js';
+
+export interface AuditEntry {
+  principal: string;
+  via: string;
+  endpoint: string;
+  method: string;
+  /** The tool or prompt name, or resource URI, the request is about. */
+  target?: string;
+  decision: 'allow' | 'deny';
+  /** The rule that decided (a policy's name, a deny, a condition, an authentication failure, a rate limit). */
+  rule: string;
+  latencyMs: number;
+  arguments?: unknown;
+}
+
+export class AuditLog {
+  private readonly logger: Logger;
+  readonly includeArguments: boolean;
+
+  constructor(setting: AuditSetting) {
+    const dest = setting.destination === 'stderr' ? 2 : setting.destination === 'stdout' ? 1 : setting.destination;
+    this.logger = pino(
+      { base: { name: 'mcp-gateway', audit: true }, messageKey: 'msg' },
+      pino.destination({ dest, sync: false, mkdir: typeof dest === 'string', append: true }),
+    );
+    this.includeArguments = setting.arguments;
+  }
+
+  record(entry: AuditEntry): void {
+    this.logger.info(entry, 'decision');
+  }
+
+  /** Writes out what is buffered (on shutdown, and in tests before reading the file). */
+  flush(): Promise<void> {
+    return new Promise((resolve) => this.logger.flush(() => resolve()));
+  }
+}

@@ -1,0 +1,65 @@
+// The edge's side of authentication and rate limiting: the 401/403 challenge that points a client at the
+// Protected Resource Metadata (RFC 9728), that document itself, and the 429. Deciding is policy/'s job;
+// this module words the answers.
+import type { IncomingHttpHeaders } from 'node:http';
+import type { AuthFailure } from '../../policy/authenticate.js';
+import type { Principal } from '../../policy/principal.js';
+import { PROTECTED_RESOURCE_WELL_KNOWN, protectedResourceMetadata, resourceMetadataUrl } from '../../policy/resource-metadata.js';
+import type { RateLimitSetting } from '../../policy/settings.js';
+import { ErrorCode } from '../protocol/jsonrpc.js';
+import type { Security } from '../security.js';
+import { reject, type Rejection } from './rejection.js';
+
+export { PROTECTED_RESOURCE_WELL_KNOWN };
+
+/** Whether the gateway names an authorization server, so serving metadata makes sense. */
+export function servesResourceMetadata(security: Security): boolean {
+  return security.auth.jwt !== undefined || security.auth.oauth.authorizationServers.length > 0;
+}
+
+/** The metadata URL a challenge names: the configured resource's, or one on the host the client used. */
+export function metadataUrlFor(security: Security, headers: IncomingHttpHeaders, path: string): string | undefined {
+  if (!servesResourceMetadata(security)) return undefined;
+  const resource = security.auth.oauth.resource;
+  return resource ? resourceMetadataUrl(resource) : `${requestOrigin(headers)}${PROTECTED_RESOURCE_WELL_KNOWN}${path}`;
+}
+
+/** GET /.well-known/oauth-protected-resource[/<path>]: the document, for the resource at <path>. */
+export function resourceMetadataDocument(security: Security, headers: IncomingHttpHeaders, wellKnownPath: string): object | undefined {
+  if (!servesResourceMetadata(security)) return undefined;
+  const path = wellKnownPath.slice(PROTECTED_RESOURCE_WELL_KNOWN.length) || '/';
+  return protectedResourceMetadata(security.auth, `${requestOrigin(headers)}${path}`);
+}
+
+export interface Refusal extends Rejection {
+  headers: Record<string, string>;
+}
+
+export function authRefusal(security: Security, failure: AuthFailure, metadataUrl: string | undefined): Refusal {
+  const challenge = security.authenticator.challenge(failure, metadataUrl);
+  const where = metadataUrl ? ` (the WWW-Authenticate header names the metadata that says where to get a token)` : '';
+  let message: string;
+  if (failure.status === 403) {
+    message = `Forbidden: ${failure.reason}; request a token with scope "${security.authenticator.requiredScopes.join(' ')}"`;
+  } else if (failure.error === undefined) {
+    message = `Authentication required: send Authorization: Bearer <API key or access token>${where}`;
+  } else {
+    message = `Invalid credentials: ${failure.reason}${where}`;
+  }
+  return { ...reject(failure.status, null, ErrorCode.InvalidRequest, message), headers: { 'www-authenticate': challenge } };
+}
+
+export function rateRefusal(principal: Principal, limit: RateLimitSetting, retryAfterMs: number): Refusal {
+  const seconds = Math.max(1, Math.ceil(retryAfterMs / 1000));
+  return {
+    ...reject(429, null, ErrorCode.InvalidRequest, `Rate limit exceeded for ${principal.id}: ${limit.requestsPerMinute} requests per minute (burst ${limit.burst}); retry after ${seconds} s`),
+    headers: { 'retry-after': String(seconds) },
+  };
+}
+
+/** The origin the client addressed; https only when a proxy in front says so. */
+function requestOrigin(headers: IncomingHttpHeaders): string {
+  const forwarded = headers['x-forwarded-proto'];
+  const proto = forwarded === 'https' || forwarded === 'http' ? forwarded : 'http';
+  return `${proto}://${headers.host ?? 'localhost'}`;
+}

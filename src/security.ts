@@ -1,0 +1,104 @@
+// Who may call and what each may do, built from the config (cold path) into one immutable bundle the edge
+// reads per request. A reload builds a new bundle and swaps it in whole; requests in flight keep the one
+// they started with, and a bundle that cannot be built leaves the old one serving.
+import { PolicySet } from '../policy/allow-list.js';
+import { AuditLog } from '../policy/audit.js';
+import { Authenticator } from '../policy/authenticate.js';
+import { PinStore } from '../policy/pins.js';
+import { MemoryRateLimiter, type RateLimiter } from '../policy/rate-limit.js';
+import type { AuthSetting, RateLimitSetting } from '../policy/settings.js';
+import type { GatewayConfig } from './config.js';
+import { PolicyGuard, type GuardOptions } from './edge/policy-guard.js';
+import type { Log } from './protocol/log.js';
+
+export interface Security {
+  readonly auth: AuthSetting;
+  readonly authenticator: Authenticator;
+  readonly policies: PolicySet;
+  /** Present when any policy is configured. */
+  readonly guard: PolicyGuard | undefined;
+  readonly pins: PinStore;
+  /** Present when there is anything to decide: authentication or policies. */
+  readonly audit: AuditLog | undefined;
+  readonly rateLimiter: RateLimiter | undefined;
+  /** Every principal's limit unless one of its policies sets its own. */
+  readonly defaultRateLimit: RateLimitSetting | undefined;
+}
+
+/** Where the guard finds what only the running gateway knows. */
+export type GuardWiring = Omit<GuardOptions, 'pins'>;
+
+const OPEN_AUTH: AuthSetting = { anonymous: true, apiKeys: [], jwt: undefined, oauth: { resource: undefined, authorizationServers: [], scopes: [] } };
+
+export class SecurityHolder {
+  private bundle!: Security;
+  private rateLimiter: RateLimiter | undefined;
+  private audit: { setting: string; log: AuditLog } | undefined;
+
+  constructor(
+    private readonly wiring: GuardWiring,
+    private readonly log: Log,
+  ) {}
+
+  get current(): Security {
+    return this.bundle;
+  }
+
+  /** Builds and installs the security of a config; throws (keeping the old one) when it cannot be built. */
+  async install(config: GatewayConfig): Promise<void> {
+    const auth: AuthSetting = config.auth ? toAuthSetting(config.auth) : OPEN_AUTH;
+    const authenticator = await Authenticator.create(auth, this.log.child({ part: 'auth' }));
+    const policies = PolicySet.compile(config.policies, new Set(Object.keys(config.servers)));
+    const pins = new PinStore(config.pinsFile, this.log.child({ part: 'pins' }));
+    const limited = config.rateLimit !== undefined || config.policies.some((p) => p.rateLimit !== undefined);
+    const rateLimiter = limited ? await this.limiter(config) : undefined;
+    const audited = config.auth !== undefined || policies.active;
+    const audit = audited ? this.auditLog(config.audit) : undefined;
+    this.bundle = {
+      auth,
+      authenticator,
+      policies,
+      guard: policies.active ? new PolicyGuard({ ...this.wiring, pins }) : undefined,
+      pins,
+      audit,
+      rateLimiter,
+      defaultRateLimit: config.rateLimit,
+    };
+  }
+
+  async close(): Promise<void> {
+    await this.bundle?.pins.flushed();
+    await this.audit?.log.flush();
+    await this.rateLimiter?.close();
+  }
+
+  /** One limiter for the gateway's life, so buckets survive reloads; shared through Redis when the cache is. */
+  private async limiter(config: GatewayConfig): Promise<RateLimiter> {
+    if (this.rateLimiter) return this.rateLimiter;
+    if (config.cache.store === 'redis') {
+      const { RedisRateLimiter } = await import('../policy/redis-rate-limit.js');
+      this.rateLimiter = await RedisRateLimiter.create({ url: config.cache.url, keyPrefix: config.cache.keyPrefix, log: this.log.child({ part: 'rate-limit' }) });
+    } else {
+      this.rateLimiter = new MemoryRateLimiter();
+    }
+    return this.rateLimiter;
+  }
+
+  private auditLog(setting: GatewayConfig['audit']): AuditLog {
+    const key = JSON.stringify(setting);
+    if (this.audit?.setting !== key) {
+      const previous = this.audit?.log;
+      this.audit = { setting: key, log: new AuditLog(setting) };
+      void previous?.flush();
+    }
+    return this.audit.log;
+  }
+}
+
+function toAuthSetting(auth: NonNullable<GatewayConfig['auth']>): AuthSetting {
+  const jwt = auth.jwt && {
+    ...auth.jwt,
+    audience: auth.jwt.audience === undefined ? [auth.oauth.resource!] : Array.isArray(auth.jwt.audience) ? auth.jwt.audience : [auth.jwt.audience],
+  };
+  return { anonymous: auth.anonymous, apiKeys: auth.apiKeys, jwt, oauth: auth.oauth };
+}
