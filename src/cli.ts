@@ -4,7 +4,8 @@
 import { parseArgs } from 'node:util';
 import { parse as parseShellWords } from 'shell-quote';
 import { ConfigError, exposureProblem, loadConfigFile, parseConfig, SERVER_NAME, type GatewayConfig } from './config.js';
-import { startGateway } from './gateway.js';
+import { startGateway, type RunningGateway } from './gateway.js';
+import type { Logger } from 'pino';
 import { createLogger } from './log.js';
 
 const HELP = `mcp-gateway — serve MCP servers as MCP 2026-07-28 Streamable HTTP endpoints
@@ -105,6 +106,34 @@ async function main(): Promise<void> {
   };
   process.on('SIGINT', () => stop('SIGINT'));
   process.on('SIGTERM', () => stop('SIGTERM'));
+
+  // SIGHUP re-reads the config file: authentication, policies, rate limits and audit take effect for the
+  // next request; a config that does not load leaves the running one in place.
+  const configFile = values.stdio === undefined ? values.config ?? 'gateway.config.yaml' : undefined;
+  let reloading = Promise.resolve();
+  process.on('SIGHUP', () => {
+    if (!configFile) {
+      log.warn({}, 'SIGHUP: nothing to reload (the gateway runs --stdio, not a config file)');
+      return;
+    }
+    reloading = reloading.then(() => reload(gateway, configFile, values, log));
+  });
+}
+
+async function reload(gateway: RunningGateway, file: string, overrides: { host?: string; port?: string }, log: Logger): Promise<void> {
+  try {
+    const next = await loadConfigFile(file);
+    if (overrides.host !== undefined) next.listen.host = overrides.host;
+    if (overrides.port !== undefined) next.listen.port = Number(overrides.port);
+    const exposed = exposureProblem(next);
+    if (exposed) throw new ConfigError(file, [exposed]);
+    const needRestart = await gateway.reload(next);
+    log.info({ file }, 'reloaded authentication, policies, rate limits and audit settings');
+    if (needRestart.length) log.warn({ sections: needRestart }, 'these sections changed but take effect only after a restart');
+  } catch (error) {
+    const problems = error instanceof ConfigError ? error.problems : [(error as Error).message];
+    for (const problem of problems) log.error({ file, problem }, 'reload refused; the running config stays in place');
+  }
 }
 
 function stdioConfig(commandLine: string, name: string): GatewayConfig {

@@ -154,7 +154,10 @@ export function createApp(options: EdgeOptions): Hono<{ Bindings: HttpBindings }
     if (cors) for (const [key, value] of Object.entries(cors)) outgoing.setHeader(key, value);
     if (message.method === 'subscriptions/listen') {
       record(principal, message.method, verdict);
-      options.listen.open(message, outgoing, server);
+      options.listen.open(message, outgoing, server, grant && {
+        reaches: (upstream) => grant.reaches(upstream),
+        reads: (uri, upstream) => grant.allows('resources', upstream, uri).allowed,
+      });
       return RESPONSE_ALREADY_SENT;
     }
     const learn: Shape = message.method === 'tools/list' ? (response) => learnTools(endpoint, response)

@@ -29,6 +29,13 @@ interface Listener {
   resources: Map<string, string>;
   subscriptionId: JsonRpcId;
   outgoing: ServerResponse;
+  access: ListenAccess | undefined;
+}
+
+/** What a policy lets the listener hear of: upstreams it reaches, resources it may read. */
+export interface ListenAccess {
+  reaches(upstream: string): boolean;
+  reads(uri: string, upstream: string): boolean;
 }
 
 /** Where resource subscriptions go: who owns a URI, and the upstream subscriptions to keep. */
@@ -58,6 +65,7 @@ export class ListenHub {
     }
     for (const listener of this.listeners) {
       if (listener.upstream !== undefined && listener.upstream !== upstream) continue;
+      if (listener.access && !listener.access.reaches(upstream)) continue;
       for (const [method, flag] of methods) {
         if (listener.flags.has(flag)) send(listener.outgoing, { jsonrpc: '2.0', method, params: { _meta: { [META.subscriptionId]: listener.subscriptionId } } });
       }
@@ -76,7 +84,7 @@ export class ListenHub {
    * Turns the response into the listen stream for `request`: the acknowledgement with the honoured subset
    * first, then opted-in notifications, comment keep-alives, until the client closes it.
    */
-  open(request: JsonRpcRequest, outgoing: ServerResponse, upstream: string | undefined): void {
+  open(request: JsonRpcRequest, outgoing: ServerResponse, upstream: string | undefined, access?: ListenAccess): void {
     const asked = isObject(request.params?.notifications) ? request.params.notifications : {};
     const honoured: JsonObject = {};
     for (const flag of HONOURED_FLAGS) if (asked[flag] === true) honoured[flag] = true;
@@ -84,12 +92,13 @@ export class ListenHub {
     if (Array.isArray(asked.resourceSubscriptions) && this.subscriptions) {
       for (const uri of asked.resourceSubscriptions) {
         const owner = typeof uri === 'string' ? this.subscriptions.owner(uri, upstream) : undefined;
-        if (owner !== undefined && !resources.has(uri)) resources.set(uri, owner);
+        if (owner === undefined || resources.has(uri) || (access && !access.reads(uri, owner))) continue;
+        resources.set(uri, owner);
       }
-      // Only URIs some upstream owns are honoured; the acknowledgement tells the client which.
+      // Only URIs some upstream owns (and the caller may read) are honoured; the acknowledgement says which.
       honoured.resourceSubscriptions = [...resources.keys()];
     }
-    const listener: Listener = { upstream, flags: new Set(Object.keys(honoured)), resources, subscriptionId: request.id, outgoing };
+    const listener: Listener = { upstream, flags: new Set(Object.keys(honoured)), resources, subscriptionId: request.id, outgoing, access };
 
     outgoing.writeHead(200, SSE_HEADERS);
     send(outgoing, {

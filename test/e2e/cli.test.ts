@@ -5,7 +5,7 @@ import { mkdtempSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { test } from 'node:test';
-import { post, request, ROOT } from './harness.js';
+import { eventually, headersFor, post, request, ROOT } from './harness.js';
 
 const CLI = ['--import', 'tsx', 'src/cli.ts'];
 const run = (args: string[]) => spawnSync(process.execPath, [...CLI, ...args], { cwd: ROOT, encoding: 'utf8', timeout: 20_000 });
@@ -71,4 +71,52 @@ test('--stdio bridges one server, logs its endpoint, and exits 0 on SIGTERM', as
   const exited = new Promise<number | null>((resolve) => child.once('exit', (code) => resolve(code)));
   child.kill('SIGTERM');
   assert.equal(await exited, 0);
+});
+
+test('--host beyond loopback without an auth: section exits 2 naming the fix', () => {
+  const result = run(['--stdio', 'node x.js', '--host', '0.0.0.0']);
+  assert.equal(result.status, 2);
+  assert.match(result.stderr, /--host 0\.0\.0\.0: .*no auth: section; add auth\.apiKeys or auth\.jwt .*auth\.anonymous: true/);
+});
+
+test('SIGHUP reloads the policies from the config file; a config that does not load keeps the running one', async () => {
+  const dir = mkdtempSync(path.join(tmpdir(), 'mcp-gw-hup-'));
+  const file = path.join(dir, 'gateway.yaml');
+  const config = (key: string) =>
+    `listen: { port: 0 }\nauth:\n  apiKeys: [{ key: ${key}, principal: ann }]\nservers:\n  solo: { command: ${JSON.stringify(process.execPath)}, args: [--import, tsx, test/fixtures/modern-server.ts], cwd: ${JSON.stringify(ROOT)} }\n`;
+  writeFileSync(file, config('first-key-0123456789'));
+  const child = spawn(process.execPath, [...CLI, '--config', file], { cwd: ROOT, stdio: ['ignore', 'pipe', 'pipe'] });
+  let stderr = '';
+  child.stderr.on('data', (chunk: Buffer) => (stderr += chunk.toString('utf8')));
+  try {
+    const endpoint = await new Promise<string>((resolve, reject) => {
+      const timer = setTimeout(() => reject(new Error(`no endpoint logged:\n${stderr}`)), 15_000);
+      child.stderr.on('data', () => {
+        const match = /"endpoint":"(http:\/\/127\.0\.0\.1:\d+\/servers\/solo\/mcp)"/.exec(stderr);
+        if (match) {
+          clearTimeout(timer);
+          resolve(match[1]!);
+        }
+      });
+    });
+    const call = request('tools/call', { name: 'echo', arguments: { text: 'hup' } });
+    const as = (key: string) => post(endpoint, call, { ...headersFor(call), authorization: `Bearer ${key}` });
+    assert.equal((await as('first-key-0123456789')).status, 200);
+
+    writeFileSync(file, config('second-key-0123456789'));
+    child.kill('SIGHUP');
+    await eventually(async () => (await as('second-key-0123456789')).status === 200, 10_000);
+    assert.equal((await as('first-key-0123456789')).status, 401);
+
+    writeFileSync(file, `${config('third-key-0123456789')}policies: [{ name: broken, principals: { ids: [ann] }, when: [{ tool: x, expr: "args.n <=" }] }]\n`);
+    child.kill('SIGHUP');
+    await eventually(() => /policies\[0\] \(broken\)\.when\[0\]\.expr.*reload refused/.test(stderr), 10_000);
+    assert.equal((await as('second-key-0123456789')).status, 200, 'the running config still serves');
+    assert.equal((await as('third-key-0123456789')).status, 401);
+    assert.doesNotMatch(stderr, /second-key|third-key|first-key/, 'keys never reach the log');
+  } finally {
+    const exited = new Promise<number | null>((resolve) => child.once('exit', (code) => resolve(code)));
+    child.kill('SIGTERM');
+    assert.equal(await exited, 0);
+  }
 });

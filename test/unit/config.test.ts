@@ -1,3 +1,4 @@
+import { createHash } from 'node:crypto';
 import { test, after } from 'node:test';
 import assert from 'node:assert/strict';
 import { mkdtempSync, writeFileSync, rmSync } from 'node:fs';
@@ -228,4 +229,56 @@ test('prefixes where one begins the other are refused, naming both servers and t
   const same = configError(() => parseConfig({ servers: { a: { command: 'x', prefix: 'p' }, b: { command: 'y', prefix: 'p' } } }, 't', BASE, {}));
   assert.equal(same.problems.length, 1);
   assert.doesNotThrow(() => parseConfig({ servers: { a: { command: 'x' }, ab: { command: 'y' } } }, 't', BASE, {}));
+});
+
+test('auth: API keys are kept as SHA-256 only; a key: entry is hashed at load', () => {
+  const config = parseConfig(one({}, { auth: { apiKeys: [{ key: 'k-0123456789abcdef', principal: 'ci', groups: ['bots'] }, { sha256: 'AB'.repeat(32), principal: 'ann' }] } }), 't', BASE, {});
+  assert.deepEqual(config.auth!.apiKeys, [
+    { sha256: createHash('sha256').update('k-0123456789abcdef').digest('hex'), principal: 'ci', groups: ['bots'] },
+    { sha256: 'ab'.repeat(32), principal: 'ann', groups: [] },
+  ]);
+  assert.doesNotMatch(JSON.stringify(config), /k-0123456789abcdef/);
+});
+
+test('auth mistakes are refused with the fix named', () => {
+  const problems = (rest: Record<string, unknown>) => configError(() => parseConfig(one({}, rest), 't', BASE, {})).problems.join('\n');
+  assert.match(problems({ auth: { apiKeys: [{ key: 'short', principal: 'a' }] } }), /auth\.apiKeys\.0\.key: an API key must be at least 16 characters/);
+  assert.match(problems({ auth: { apiKeys: [{ key: 'k-0123456789abcdef', sha256: 'ab'.repeat(32), principal: 'a' }] } }), /exactly one of sha256 .* or key/);
+  assert.match(problems({ auth: { anonymous: false } }), /auth: nobody could call: add apiKeys or jwt, or set anonymous: true/);
+  assert.match(problems({ auth: { jwt: { issuer: 'https://idp.example', jwksUrl: 'https://idp.example/jwks' } } }), /auth\.jwt: set auth\.oauth\.resource .* or auth\.jwt\.audience/);
+  assert.match(problems({ auth: { jwt: { issuer: 'https://idp.example', audience: 'gw' } } }), /exactly one of jwksUrl, jwksFile or publicKeyFile/);
+  assert.match(problems({ auth: { jwt: { issuer: 'i', audience: 'gw', jwksUrl: 'https://x/j', algorithms: ['none'] } } }), /auth\.jwt\.algorithms\.0: must be one of "RS256"/);
+  assert.match(problems({ listen: { host: '0.0.0.0' } }), /listen\.host 0\.0\.0\.0 is reachable from other machines and there is no auth: section/);
+});
+
+test('policies are compiled at load: bad globs, CEL and unknown servers are config errors', () => {
+  const problems = configError(() =>
+    parseConfig(
+      one({}, {
+        policies: [
+          { name: 'p', principals: { groups: ['g'] }, allow: { servers: ['nope'], tools: ['a__['] }, when: [{ tool: 'a__*', expr: 'args.n <=' }] },
+          { name: 'q', principals: {} },
+        ],
+      }),
+      't',
+      BASE,
+      {},
+    ),
+  ).problems.join('\n');
+  assert.match(problems, /policies\[0\] \(p\)\.allow\.servers: no server is named "nope"; servers are a/);
+  assert.match(problems, /policies\[0\] \(p\)\.when\[0\]\.expr: "args\.n <=" does not compile/);
+  assert.match(problems, /policies\[1\] \(q\)\.principals: name ids or groups/);
+});
+
+test('relative pinsFile, audit file and key files are resolved against the config folder', () => {
+  const config = parseConfig(
+    one({}, { pinsFile: 'pins.json', audit: { destination: 'audit/log.jsonl' }, auth: { jwt: { issuer: 'i', audience: 'gw', publicKeyFile: 'keys/pub.pem' } } }),
+    't',
+    BASE,
+    {},
+  );
+  assert.equal(config.pinsFile, path.join(BASE, 'pins.json'));
+  assert.equal(config.audit.destination, path.join(BASE, 'audit/log.jsonl'));
+  assert.equal(config.auth!.jwt!.publicKeyFile, path.join(BASE, 'keys/pub.pem'));
+  assert.equal(parseConfig(one({}), 't', BASE, {}).audit.destination, 'stderr');
 });
