@@ -15,7 +15,14 @@ const HEADERS = { 'content-type': 'application/json', accept: 'application/json,
 export async function startGateway(
   upstreams: number,
   toolsEach: number,
-  options: { listTtlMs?: number; cache?: Record<string, unknown>; /** The gateway's entry point: src/cli.ts under tsx (default) or a compiled cli.js. */ entry?: string } = {},
+  options: {
+    listTtlMs?: number;
+    cache?: Record<string, unknown>;
+    /** The gateway's entry point: src/cli.ts under tsx (default) or a compiled cli.js. */
+    entry?: string;
+    /** More top-level config keys (auth, policies, audit…). */
+    extra?: Record<string, unknown>;
+  } = {},
 ): Promise<{ url: string; process: ChildProcess }> {
   const servers: Record<string, unknown> = {};
   for (let i = 0; i < upstreams; i++) {
@@ -24,7 +31,7 @@ export async function startGateway(
   }
   const file = path.join(mkdtempSync(path.join(tmpdir(), 'mcp-gw-bench-')), 'gateway.config.json');
   // JSON is YAML: one less dependency for the bench.
-  writeFileSync(file, JSON.stringify({ listen: { port: 0 }, aggregate: { listDeadlineMs: 30_000 }, cache: options.cache ?? {}, servers }));
+  writeFileSync(file, JSON.stringify({ listen: { port: 0 }, aggregate: { listDeadlineMs: 30_000 }, cache: options.cache ?? {}, servers, ...options.extra }));
   const entry = options.entry ? [options.entry] : ['--import', 'tsx', 'src/cli.ts'];
   const child = spawn(process.execPath, [...entry, '--config', file], { cwd: ROOT, stdio: ['ignore', 'ignore', 'pipe'] });
   let log = '';

@@ -3,8 +3,9 @@
 // upstreams of 50 tools. Writes bench/results/latest.{md,json}. Loopback only; every loop is bounded.
 // (3) aggregated tools/list uncached vs cached in memory and in Redis.
 // (4) peers: the gateway vs the HTTP floor, stdio direct, mcp-proxy and supergateway (bench/peers.ts), with
-// bench/results/latency.svg; (5) memory: the gateway's RSS idle and over 100k calls (bench/memory.ts).
-// `npm run bench -- bridge`, `-- aggregate`, `-- cache`, `-- peers` or `-- memory` runs one part (several
+// bench/results/latency.svg; (5) memory: the gateway's RSS idle and over 100k calls (bench/memory.ts);
+// (6) policy: what authentication, 100 policies and the audit log add per request (bench/policy.ts).
+// `npm run bench -- bridge`, `-- aggregate`, `-- cache`, `-- peers`, `-- memory` or `-- policy` runs one part (several
 // may be named). Parts not run keep their figures from the previous latest.json, marked with their date.
 import { spawn } from 'node:child_process';
 import { existsSync, mkdirSync, readFileSync, writeFileSync } from 'node:fs';
@@ -14,6 +15,7 @@ import { latencySvg } from './chart.js';
 import { httpLoad, type LoadResult } from './load.js';
 import { memoryBench, memoryTable, type MemoryResult } from './memory.js';
 import { peersBench, peersTable, type PeersResult } from './peers.js';
+import { policyBench, policyTable } from './policy.js';
 import { stdioLoad } from './stdio-direct.js';
 import { targetLines, type Figures } from './targets.js';
 
@@ -89,7 +91,7 @@ function bridgeTable(rows: BridgeRow[]): string[] {
   ];
 }
 
-const PARTS = ['bridge', 'aggregate', 'cache', 'peers', 'memory'] as const;
+const PARTS = ['bridge', 'aggregate', 'cache', 'peers', 'memory', 'policy'] as const;
 const parts = process.argv.slice(2);
 for (const part of parts) if (!(PARTS as readonly string[]).includes(part)) throw new Error(`unknown part ${part}; parts: ${PARTS.join(', ')}`);
 const runs = (part: string) => parts.length === 0 || parts.includes(part);
@@ -125,6 +127,7 @@ const figures: Figures = {
   cache: keep('cache', runs('cache') ? await cacheBench() : undefined, previous.cache, []),
   peers: keep('peers', runs('peers') ? await peersBench({ total: TOTAL, concurrency: CONCURRENCY, log: say }) : undefined, previous.peers, null),
   memory: keep('memory', runs('memory') ? await memoryBench({ calls: Number(process.env.BENCH_MEMORY_CALLS ?? 100_000), log: say }) : undefined, previous.memory, null),
+  policy: keep('policy', runs('policy') ? await policyBench() : undefined, previous.policy, null),
   measured,
   targets: [],
 };
@@ -140,6 +143,7 @@ if (figures.peers) {
   writeFileSync(`${RESULTS}/latency.svg`, chart(figures.peers));
 }
 if (figures.memory) lines.push(`## Gateway RSS: ${figures.memory.upstreams} upstreams × ${figures.memory.toolsEach} tools, idle then ${figures.memory.calls} tools/call on /mcp (16 clients)${when('memory')}`, '', ...memoryTable(figures.memory), '');
+if (figures.policy) lines.push(`## Policy: API key, 100 policies, audit log, over 5,000 tools on /mcp${when('policy')}`, '', ...policyTable(figures.policy), '');
 const targets = targetLines(figures);
 figures.targets = targets.items;
 lines.push('## Targets (issue 8)', '', ...targets.lines, '');

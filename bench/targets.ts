@@ -3,6 +3,7 @@ import type { AggregateRow, CacheRow } from './aggregate.js';
 import type { LoadResult } from './load.js';
 import type { MemoryResult } from './memory.js';
 import type { PeerKey, PeersResult } from './peers.js';
+import type { PolicyFigures } from './policy.js';
 
 export interface Figures {
   date: string;
@@ -13,8 +14,9 @@ export interface Figures {
   cache: CacheRow[];
   peers: PeersResult | null;
   memory: MemoryResult | null;
+  policy: PolicyFigures | null;
   /** When each part's figures were measured (parts not run keep the previous run's). */
-  measured: Partial<Record<'bridge' | 'aggregate' | 'cache' | 'peers' | 'memory', { date: string; node: string }>>;
+  measured: Partial<Record<'bridge' | 'aggregate' | 'cache' | 'peers' | 'memory' | 'policy', { date: string; node: string }>>;
   targets: TargetItem[];
 }
 
