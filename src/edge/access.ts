@@ -24,9 +24,18 @@ export function metadataUrlFor(security: Security, headers: IncomingHttpHeaders,
   return resource ? resourceMetadataUrl(resource) : `${requestOrigin(headers)}${PROTECTED_RESOURCE_WELL_KNOWN}${path}`;
 }
 
-/** GET /.well-known/oauth-protected-resource[/<path>]: the document, for the resource at <path>. */
+/**
+ * GET /.well-known/oauth-protected-resource[/<path>]: the document for the resource at <path>. RFC 9728
+ * §3.3 wants its `resource` to be the one the URL was formed from, so with `oauth.resource` configured only
+ * that resource's own metadata URL answers (the one every challenge names).
+ */
 export function resourceMetadataDocument(security: Security, headers: IncomingHttpHeaders, wellKnownPath: string): object | undefined {
   if (!servesResourceMetadata(security)) return undefined;
+  const configured = security.auth.oauth.resource;
+  if (configured !== undefined) {
+    if (new URL(resourceMetadataUrl(configured)).pathname !== wellKnownPath) return undefined;
+    return protectedResourceMetadata(security.auth, configured);
+  }
   const path = wellKnownPath.slice(PROTECTED_RESOURCE_WELL_KNOWN.length) || '/';
   return protectedResourceMetadata(security.auth, `${requestOrigin(headers)}${path}`);
 }
