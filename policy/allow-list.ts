@@ -38,6 +38,12 @@ interface CompiledPolicy {
   rateLimit: RateLimitSetting | undefined;
 }
 
+interface CallRoute {
+  policy: CompiledPolicy;
+  conditions: CompiledPolicy['when'];
+  allowed: Decision;
+}
+
 export class PolicyError extends Error {
   constructor(readonly problems: string[]) {
     super(problems.join('\n'));
@@ -101,6 +107,7 @@ export class PolicySet {
 export class Grant {
   private readonly memo = new Map<string, Decision>();
   private readonly reached = new Map<string, boolean>();
+  private readonly routes = new Map<string, readonly CallRoute[]>();
   /** The most generous rate limit among the policies, if any sets one. */
   readonly rateLimit: RateLimitSetting | undefined;
 
@@ -142,22 +149,35 @@ export class Grant {
   allowsCall(server: string, name: string, facts: CallFacts): Decision {
     const seen = this.allows('tools', server, name);
     if (!seen.allowed) return seen;
+    const routes = this.callRoutes(server, name);
     let refusal: Decision | undefined;
-    for (const policy of this.policies) {
-      if (!allowedBy(policy.allow, 'tools', server, name)) continue;
+    for (const route of routes) {
       let failure: string | undefined;
-      for (const condition of policy.when) {
-        if (!condition.tool(name)) continue;
+      for (const condition of route.conditions) {
         const outcome = condition.check(facts);
         if (!outcome.ok) {
-          failure = `condition of policy ${policy.name} (${condition.expr}): ${outcome.why}`;
+          failure = `condition of policy ${route.policy.name} (${condition.expr}): ${outcome.why}`;
           break;
         }
       }
-      if (failure === undefined) return { allowed: true, rule: `policy ${policy.name}` };
+      if (failure === undefined) return route.allowed;
       refusal ??= { allowed: false, rule: failure };
     }
     return refusal ?? NO_POLICY;
+  }
+
+  /** The policies allowing a tool, each with the conditions that apply to it; memoised, as globs cost. */
+  private callRoutes(server: string, name: string): readonly CallRoute[] {
+    const key = `${server}\0${name}`;
+    let routes = this.routes.get(key);
+    if (!routes) {
+      routes = this.policies
+        .filter((policy) => allowedBy(policy.allow, 'tools', server, name))
+        .map((policy) => ({ policy, conditions: policy.when.filter((w) => w.tool(name)), allowed: { allowed: true, rule: `policy ${policy.name}` } }));
+      if (this.routes.size >= MAX_MEMO) this.routes.clear();
+      this.routes.set(key, routes);
+    }
+    return routes;
   }
 
   /** Whether an allowed tool's definition is pinned by one of the policies that allow it. */

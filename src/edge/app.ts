@@ -49,6 +49,7 @@ const ALLOW_POST = { allow: 'POST, OPTIONS' };
 export function createApp(options: EdgeOptions): Hono<{ Bindings: HttpBindings }> {
   const { maxBodyBytes, log } = options;
   const originAllowed = originChecker(options.allowedOrigins);
+  const principalContext = principalContexts(options.contextKey);
   const endpoints = new Map<string, Endpoint>();
   for (const [name, upstream] of options.upstreams) endpoints.set(name, { upstream, toolHeaders: new ToolHeaderIndex() });
   const aggregate: Endpoint | undefined = options.aggregate && { upstream: options.aggregate, toolHeaders: new ToolHeaderIndex() };
@@ -133,7 +134,7 @@ export function createApp(options: EdgeOptions): Hono<{ Bindings: HttpBindings }
     const call: CallOptions = {
       forwardHeaders: message.method === 'tools/call' ? forwardedParamHeaders(incoming.headers) : undefined,
       authContext: security.authenticator.enabled
-        ? principalContext(options.contextKey, principal)
+        ? principalContext(principal)
         : authContext(options.contextKey, incoming.headers.authorization),
       reach: grant,
     };
@@ -219,10 +220,21 @@ function authContext(key: Buffer, authorization: string | undefined): string {
   return authorization === undefined ? ANONYMOUS : createHmac('sha256', key).update(authorization).digest('base64url').slice(0, 22);
 }
 
-/** With authentication, by principal: a refreshed token keeps its cache entries. */
-function principalContext(key: Buffer, principal: Principal): string {
-  if (principal.via === 'anonymous') return ANONYMOUS;
-  return createHmac('sha256', key).update(`principal\0${principal.id}\0${principal.groups.join('\0')}`).digest('base64url').slice(0, 22);
+/**
+ * With authentication, callers are told apart by principal, so a refreshed token keeps its cache entries.
+ * Remembered per principal object (an API key's lives as long as the config; a JWT's, one request).
+ */
+function principalContexts(key: Buffer): (principal: Principal) => string {
+  const contexts = new WeakMap<Principal, string>();
+  return (principal) => {
+    if (principal.via === 'anonymous') return ANONYMOUS;
+    let context = contexts.get(principal);
+    if (context === undefined) {
+      context = createHmac('sha256', key).update(`principal\0${principal.id}\0${principal.groups.join('\0')}`).digest('base64url').slice(0, 22);
+      contexts.set(principal, context);
+    }
+    return context;
+  };
 }
 
 function learnTools(endpoint: Endpoint, response: JsonRpcResponse): JsonRpcResponse {
