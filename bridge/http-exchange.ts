@@ -7,6 +7,7 @@ import type { Dispatcher } from 'undici';
 import type { CancelSignal } from '../src/protocol/cancel.js';
 import { isObject, type JsonObject, type JsonRpcId, type JsonRpcNotification, type JsonRpcResponse } from '../src/protocol/jsonrpc.js';
 import { SseReader } from './sse-reader.js';
+import type { ServerRequestHandler } from './upstream.js';
 
 /**
  * How an exchange ended:
@@ -34,6 +35,8 @@ export interface ExchangeOptions {
   /** The id of the request sent: on an SSE stream only the response with this id ends the exchange. */
   expectId?: JsonRpcId;
   onNotification?: (notification: JsonRpcNotification) => void;
+  /** Answers the server's own requests on this request's stream (2025 servers). */
+  onServerRequest?: ServerRequestHandler;
   peer?: StreamPeer;
 }
 
@@ -53,6 +56,7 @@ export class HttpExchange implements Dispatcher.DispatchHandler {
   error: Error | undefined;
   readonly promise: Promise<HttpExchange>;
   readonly onNotification: ((notification: JsonRpcNotification) => void) | undefined;
+  readonly onServerRequest: ServerRequestHandler | undefined;
 
   private resolve!: (exchange: HttpExchange) => void;
   private controller: Dispatcher.DispatchController | undefined;
@@ -72,6 +76,7 @@ export class HttpExchange implements Dispatcher.DispatchHandler {
     this.maxBytes = options.maxBytes;
     this.expectId = options.expectId;
     this.onNotification = options.onNotification;
+    this.onServerRequest = options.onServerRequest;
     this.peer = options.peer;
     this.timer = options.timeoutMs > 0 ? setTimeout(expire, options.timeoutMs, this) : undefined;
     this.signal = options.signal;

@@ -15,7 +15,7 @@ import {
   type JsonRpcResponse,
 } from '../src/protocol/jsonrpc.js';
 import type { Log } from '../src/protocol/log.js';
-import type { ServerInfo } from '../src/protocol/mcp.js';
+import { LEGACY_CLIENT_REQUESTS, type ServerInfo } from '../src/protocol/mcp.js';
 import type { HttpEndpoint } from './http-endpoint.js';
 import { looksModern } from './http-era.js';
 import type { HttpExchange, StreamPeer } from './http-exchange.js';
@@ -35,6 +35,7 @@ import {
 } from './http-failures.js';
 import {
   answerServerRequest,
+  relayServerRequest,
   discoverResult,
   initializeParams,
   parseInitializeResult,
@@ -135,6 +136,7 @@ export class LegacyHttpSession implements StreamPeer {
         peer: this,
         signal: options.signal,
         onNotification: options.onNotification,
+        onServerRequest: options.onServerRequest,
       });
       if (exchange.end === 'status' && exchange.status === 404 && sessionId !== undefined && !retried) {
         const failure = await this.renew(sessionId);
@@ -160,7 +162,14 @@ export class LegacyHttpSession implements StreamPeer {
   onStreamMessage(message: JsonObject, exchange: HttpExchange): void {
     const method = message.method as string;
     if ('id' in message) {
-      this.answer(message as unknown as JsonRpcRequest);
+      const handler = exchange.onServerRequest;
+      // On 2025 Streamable HTTP a request on a POST's stream belongs to that POST's call.
+      if (handler && LEGACY_CLIENT_REQUESTS.has(method)) {
+        const request = message as unknown as JsonRpcRequest;
+        void relayServerRequest(handler, request).then((answer) => this.sideMessage(answer, `answer to ${method}`));
+      } else {
+        this.answer(message as unknown as JsonRpcRequest);
+      }
     } else if (method === 'notifications/progress') {
       exchange.onNotification?.(message as unknown as JsonRpcNotification);
     } else if (method.endsWith('/list_changed') || method === 'notifications/resources/updated') {

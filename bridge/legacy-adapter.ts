@@ -3,6 +3,7 @@
 // server/discover answer built from what the server said at initialize.
 import { ErrorCode, errorResponse, isObject, type JsonObject, type JsonRpcRequest, type JsonRpcResponse } from '../src/protocol/jsonrpc.js';
 import { CACHEABLE_METHODS, LEGACY_CLIENT_REQUESTS, LEGACY_VERSIONS, META, MODERN_VERSION, type ServerInfo } from '../src/protocol/mcp.js';
+import type { ServerRequestHandler } from './upstream.js';
 
 export interface LegacyHandshake {
   protocolVersion: string;
@@ -19,7 +20,8 @@ export interface LegacyOptions {
 const MODERN_ONLY_META: string[] = [META.protocolVersion, META.clientCapabilities, META.clientInfo, META.logLevel];
 
 export function initializeParams(clientInfo: ServerInfo): JsonObject {
-  return { protocolVersion: LEGACY_VERSIONS[0], capabilities: {}, clientInfo };
+  // The gateway can relay these within a call (as MRTR input requests), when the calling client declares them.
+  return { protocolVersion: LEGACY_VERSIONS[0], capabilities: { roots: {}, sampling: {}, elicitation: {} }, clientInfo };
 }
 
 /** Reads an initialize result; throws with a message naming what is wrong. */
@@ -108,7 +110,17 @@ export function discoverResult(handshake: LegacyHandshake, options: LegacyOption
 export function answerServerRequest(request: JsonRpcRequest): JsonRpcResponse {
   if (request.method === 'ping') return { jsonrpc: '2.0', id: request.id, result: {} };
   const message = LEGACY_CLIENT_REQUESTS.has(request.method)
-    ? `mcp-gateway does not relay ${request.method} from upstream servers to clients yet`
+    ? `mcp-gateway does not relay ${request.method} here: only within a tools/call, prompts/get or resources/read, to the client that made it`
     : `Method not found: ${request.method}`;
   return errorResponse(request.id, ErrorCode.MethodNotFound, message);
+}
+
+/** Asks the caller's handler and words its answer as the JSON-RPC response the server waits for. */
+export async function relayServerRequest(handler: ServerRequestHandler, request: JsonRpcRequest): Promise<JsonRpcResponse> {
+  try {
+    const answer = await handler({ method: request.method, params: request.params });
+    return 'result' in answer ? { jsonrpc: '2.0', id: request.id, result: answer.result } : { jsonrpc: '2.0', id: request.id, error: answer.error };
+  } catch (error) {
+    return errorResponse(request.id, ErrorCode.InternalError, `mcp-gateway could not relay ${request.method}: ${(error as Error).message}`);
+  }
 }

@@ -12,6 +12,7 @@ import {
   type JsonRpcRequest,
   type JsonRpcResponse,
 } from '../src/protocol/jsonrpc.js';
+import type { ServerRequestHandler } from './upstream.js';
 
 interface Pending {
   callerId: JsonRpcId;
@@ -22,12 +23,17 @@ interface Pending {
   timer: NodeJS.Timeout | undefined;
   signal: CancelSignal | undefined;
   onAbort: (() => void) | undefined;
+  onServerRequest: ServerRequestHandler | undefined;
 }
+
+/** Requests during which a 2025 server may ask the client for input. */
+const MAY_ASK: ReadonlySet<string> = new Set(['tools/call', 'prompts/get', 'resources/read']);
 
 export interface Dispatch {
   timeoutMs: number;
   signal?: CancelSignal;
   onNotification?: (notification: JsonRpcNotification) => void;
+  onServerRequest?: ServerRequestHandler;
   /** Given the message once its id and token are the gateway's; returns what to send (for era adaptation). */
   prepare?: (message: JsonRpcRequest) => JsonRpcRequest;
 }
@@ -71,6 +77,7 @@ export class PendingRequests {
         timer: options.timeoutMs > 0 ? setTimeout(this.expire, options.timeoutMs, id, options.timeoutMs) : undefined,
         signal,
         onAbort: undefined,
+        onServerRequest: options.onServerRequest,
       };
       if (signal) {
         entry.onAbort = () => this.cancel(id, 'The client closed the request');
@@ -103,6 +110,23 @@ export class PendingRequests {
       entry.resolve(response);
     }
     return true;
+  }
+
+  /**
+   * Who a request from the other side belongs to, when that can be known on a connection that does not say
+   * (stdio): the one request in flight that may ask the client something. Several such requests in flight
+   * make it unknowable, and guessing could show one caller another's question: undefined then.
+   */
+  soleAsker(): { handler: ServerRequestHandler | undefined; method: string } | { ambiguous: number } | undefined {
+    let found: Pending | undefined;
+    let count = 0;
+    for (const entry of this.pending.values()) {
+      if (!MAY_ASK.has(entry.method)) continue;
+      found = entry;
+      count++;
+    }
+    if (count > 1) return { ambiguous: count };
+    return found && { handler: found.onServerRequest, method: found.method };
   }
 
   /** A progress notification from the connection, routed to its request's caller. */

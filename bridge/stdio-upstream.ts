@@ -13,7 +13,7 @@ import {
 } from '../src/protocol/jsonrpc.js';
 import type { CancelSignal } from '../src/protocol/cancel.js';
 import type { Log } from '../src/protocol/log.js';
-import { META, MODERN_VERSION, type ServerInfo } from '../src/protocol/mcp.js';
+import { LEGACY_CLIENT_REQUESTS, META, MODERN_VERSION, type ServerInfo } from '../src/protocol/mcp.js';
 import { backoffDelay, CrashWindow, type BackoffPolicy } from './backoff.js';
 import { StateGate } from './state-gate.js';
 import {
@@ -21,6 +21,7 @@ import {
   discoverResult,
   initializeParams,
   parseInitializeResult,
+  relayServerRequest,
   toLegacyRequest,
   toModernResponse,
   type LegacyHandshake,
@@ -108,6 +109,7 @@ export class StdioUpstream implements Upstream {
       timeoutMs,
       signal: options.signal,
       onNotification: options.onNotification,
+      onServerRequest: options.onServerRequest,
       prepare: this.era === 'legacy' ? toLegacyRequest : undefined,
     });
   }
@@ -296,6 +298,17 @@ export class StdioUpstream implements Upstream {
   }
 
   private onChildRequest(child: StdioProcess, request: JsonRpcRequest): void {
+    if (LEGACY_CLIENT_REQUESTS.has(request.method)) {
+      const asker = this.pending.soleAsker();
+      if (asker && 'handler' in asker && asker.handler) {
+        void relayServerRequest(asker.handler, request).then((answer) => child.send(answer));
+        return;
+      }
+      const why = !asker ? 'no call is in flight' : 'ambiguous' in asker ? `${asker.ambiguous} calls are in flight and stdio does not say which one asks` : 'its caller cannot be asked';
+      this.log.warn({ method: request.method, why }, 'refused a request from the upstream');
+      child.send(errorResponse(request.id, ErrorCode.MethodNotFound, `mcp-gateway cannot relay ${request.method}: ${why}`));
+      return;
+    }
     const answer = answerServerRequest(request);
     if ('error' in answer) this.log.warn({ method: request.method }, 'refused a request from the upstream');
     child.send(answer);

@@ -1,7 +1,7 @@
 // The one interface every upstream kind implements; the edge and router speak only this.
 import type { EventEmitter } from 'node:events';
 import type { CancelSignal } from '../src/protocol/cancel.js';
-import type { JsonRpcNotification, JsonRpcRequest, JsonRpcResponse } from '../src/protocol/jsonrpc.js';
+import type { JsonObject, JsonRpcErrorObject, JsonRpcNotification, JsonRpcRequest, JsonRpcResponse } from '../src/protocol/jsonrpc.js';
 
 export type UpstreamState = 'starting' | 'ready' | 'backing-off' | 'unhealthy' | 'stopped';
 export type Era = 'modern' | 'legacy';
@@ -26,7 +26,15 @@ export interface RequestOptions {
    * others out of its fan-out and routing. A single upstream ignores it.
    */
   reach?: Reach;
+  /**
+   * Answers a 2025-era server's own request (`elicitation/create`, `sampling/createMessage`, `roots/list`)
+   * made while it serves this request. Without it such requests are refused.
+   */
+  onServerRequest?: ServerRequestHandler;
 }
+
+/** Settles with the result, or the error, to send back to the server that asked. */
+export type ServerRequestHandler = (request: { method: string; params: JsonObject | undefined }) => Promise<{ result: JsonObject } | { error: JsonRpcErrorObject }>;
 
 export interface Reach {
   /** The same for every caller who reaches the same upstreams: merged answers are kept apart by it. */

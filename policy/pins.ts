@@ -4,6 +4,7 @@
 import { createHash } from 'node:crypto';
 import { readFileSync } from 'node:fs';
 import { rename, writeFile } from 'node:fs/promises';
+import { canonicalJson } from '../src/protocol/canonical-json.js';
 import type { Log } from '../src/protocol/log.js';
 
 export type PinVerdict = 'pinned-now' | 'matches' | 'changed';
@@ -78,17 +79,6 @@ export function toolDigest(definition: Record<string, unknown>): string {
     annotations: definition.annotations,
   };
   return createHash('sha256').update(canonicalJson(reviewed)).digest('hex');
-}
-
-function canonicalJson(value: unknown): string {
-  if (Array.isArray(value)) return `[${value.map(canonicalJson).join(',')}]`;
-  if (value !== null && typeof value === 'object') {
-    const entries = Object.entries(value as Record<string, unknown>)
-      .filter(([, v]) => v !== undefined)
-      .sort(([a], [b]) => (a < b ? -1 : a > b ? 1 : 0));
-    return `{${entries.map(([k, v]) => `${JSON.stringify(k)}:${canonicalJson(v)}`).join(',')}}`;
-  }
-  return JSON.stringify(value) ?? 'null';
 }
 
 function readPins(file: string): Record<string, string> {

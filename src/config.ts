@@ -24,6 +24,8 @@ const upstreamCommon = {
   timeoutMs: positiveMs.default(60_000),
   probeTimeoutMs: positiveMs.default(5_000),
   legacyTtlMs: int().pipe(z.number().min(0)).default(0),
+  /** Answers a 2025 server's roots/list from here instead of asking the client. */
+  roots: z.array(z.looseObject({ uri: z.string().regex(/^file:\/\//, 'a root is a file:// URI'), name: z.string().optional() })).optional(),
 };
 
 const stdioServer = z.strictObject({
@@ -170,6 +172,17 @@ const configSchema = z.strictObject({
     .strictObject({
       destination: z.string().min(1).default('stderr'),
       arguments: bool().default(false),
+    })
+    .prefault({}),
+  /** Calls the gateway holds open on 2025 servers while the client answers their questions (MRTR). */
+  mrtr: z
+    .strictObject({
+      /** Signs the gateway's requestState; the same on every replica. Random per start when absent. */
+      secret: z.string().min(16, 'use at least 16 characters').optional(),
+      /** How long a held call waits for the client's retry before it is cancelled. */
+      holdMs: positiveMs.default(300_000),
+      /** Where other replicas reach this one to forward a retry (default: the listen address). */
+      internalUrl: z.url({ protocol: /^https?$/ }).optional(),
     })
     .prefault({}),
   /** Where pinned tools' digests are kept (a JSON file); in memory only when absent. */

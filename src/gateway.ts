@@ -18,6 +18,9 @@ import { ListenHub } from './notify/listen-hub.js';
 import { ResourceWatch } from './notify/resource-watch.js';
 import { watchModernUpstream, type ModernWatch } from './notify/upstream-listen.js';
 import type { Log } from './protocol/log.js';
+import { InputBridge, type HeldCalls } from './mrtr/input-bridge.js';
+import type { InstanceRegistry } from './mrtr/instance-registry.js';
+import { RequestStateCodec } from './mrtr/request-state.js';
 import { SecurityHolder } from './security.js';
 import { createUpstream } from './upstream-factory.js';
 
@@ -57,6 +60,11 @@ export async function startGateway(config: GatewayConfig, log: Log): Promise<Run
     listenHub.publish(upstream, lists);
   });
 
+  const held: HeldCalls = {
+    codec: new RequestStateCodec(config.mrtr.secret ? Buffer.from(config.mrtr.secret) : randomBytes(32), randomBytes(6).toString('base64url')),
+    calls: new Map(),
+    holdMs: config.mrtr.holdMs,
+  };
   const upstreams = new Map<string, Upstream>();
   for (const [name, server] of Object.entries(config.servers)) {
     const upstreamLog = log.child({ server: name });
@@ -79,7 +87,7 @@ export async function startGateway(config: GatewayConfig, log: Log): Promise<Run
       resourceWatch.upstreamReady(name);
     });
     modernWatches.set(name, watchModernUpstream(upstream, upstreamLog, resync, () => resourceWatch.urisOf(name)));
-    upstreams.set(name, new CachedUpstream(upstream, cache));
+    upstreams.set(name, new CachedUpstream(new InputBridge(upstream, { held, roots: server.roots, log: upstreamLog }), cache));
   }
 
   const { host, port } = config.listen;
@@ -104,6 +112,7 @@ export async function startGateway(config: GatewayConfig, log: Log): Promise<Run
     log.child({ part: 'security' }),
   );
   await security.install(config);
+  let registry: InstanceRegistry | undefined;
   const app = createApp({
     upstreams,
     aggregate,
@@ -112,11 +121,30 @@ export async function startGateway(config: GatewayConfig, log: Log): Promise<Run
     listen: listenHub,
     contextKey: config.cache.contextSecret ? Buffer.from(config.cache.contextSecret) : randomBytes(32),
     security: () => security.current,
+    retries: {
+      instance: held.codec.instance,
+      holderOf: (token) => {
+        const opened = held.codec.open(token);
+        return opened.ok && opened.state.instance !== held.codec.instance ? opened.state.instance : undefined;
+      },
+      lookup: async (instance) => registry?.lookup(instance),
+    },
     log,
   });
   const server = await listen(app.fetch, host, port);
   const address = server.address() as AddressInfo;
   const url = `http://${address.family === 'IPv6' ? `[${address.address}]` : address.address}:${address.port}`;
+  // With Redis, replicas find each other: a retry landing on the wrong one is forwarded to its call's holder.
+  if (config.cache.store === 'redis') {
+    const { InstanceRegistry } = await import('./mrtr/instance-registry.js');
+    registry = await InstanceRegistry.create({
+      url: config.cache.url,
+      keyPrefix: config.cache.keyPrefix,
+      instance: held.codec.instance,
+      internalUrl: config.mrtr.internalUrl ?? url,
+      log: log.child({ part: 'instances' }),
+    });
+  }
   log.info({ endpoint: `${url}/mcp` }, `serving every server, aggregated`);
   for (const name of upstreams.keys()) log.info({ endpoint: `${url}/servers/${name}/mcp` }, `serving ${name}`);
 
@@ -145,6 +173,7 @@ export async function startGateway(config: GatewayConfig, log: Log): Promise<Run
       await Promise.all([...upstreams.values()].map((u) => u.close()));
       await cache.close();
       await security.close();
+      registry?.close();
     },
   };
 }

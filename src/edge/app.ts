@@ -14,6 +14,7 @@ import type { Log } from '../protocol/log.js';
 import type { Security } from '../security.js';
 import { authRefusal, metadataUrlFor, PROTECTED_RESOURCE_WELL_KNOWN, rateRefusal, resourceMetadataDocument, type Refusal } from './access.js';
 import { corsHeaders, preflightHeaders } from './cors.js';
+import { FORWARDED_HEADER, forwardRequest } from './forward.js';
 import { checkAccept, checkContentType, tooLarge } from './http-rules.js';
 import { forwardedParamHeaders, NodeHeaders, readBody } from './node-io.js';
 import { originChecker } from './origin.js';
@@ -33,9 +34,19 @@ export interface EdgeOptions {
   listen: ListenHub;
   /** Keys the hash of a caller's credentials that keeps its private cache entries apart. */
   contextKey: Buffer;
+  /** Finds the replica holding a call a retry's requestState names (with Redis); absent: never forwards. */
+  retries?: RetryRouting;
   /** Authentication, policies, rate limits and audit as of now (a reload swaps them). */
   security: () => Security;
   log: Log;
+}
+
+export interface RetryRouting {
+  /** This instance's id. */
+  instance: string;
+  /** The instance holding the call, when the token is the gateway's own and names another instance. */
+  holderOf(requestState: string): string | undefined;
+  lookup(instance: string): Promise<string | undefined>;
 }
 
 interface Endpoint {
@@ -160,6 +171,15 @@ export function createApp(options: EdgeOptions): Hono<{ Bindings: HttpBindings }
         reads: (uri, upstream) => grant.allows('resources', upstream, uri).allowed,
       });
       return RESPONSE_ALREADY_SENT;
+    }
+    const requestState = message.params?.requestState;
+    if (typeof requestState === 'string' && options.retries && incoming.headers[FORWARDED_HEADER] === undefined) {
+      const holder = options.retries.holderOf(requestState);
+      const base = holder === undefined ? undefined : await options.retries.lookup(holder);
+      if (base !== undefined && (await forwardRequest(base, incoming, text, outgoing, options.retries.instance))) {
+        record(principal, message.method, { ...verdict, rule: `${verdict.rule}; retry forwarded to instance ${holder}` }, args);
+        return RESPONSE_ALREADY_SENT;
+      }
     }
     const learn: Shape = message.method === 'tools/list' ? (response) => learnTools(endpoint, response)
       : message.method === 'server/discover' ? relayedCapabilities

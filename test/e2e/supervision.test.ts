@@ -130,10 +130,13 @@ describe('eras', () => {
     assert.equal(gateway.upstreams.get('strict')!.status().restarts, 0);
   });
 
-  test("a legacy child's elicitation request is refused with an error the tool sees", async () => {
+  test("a legacy child's elicitation request, for a client that did not declare elicitation: -32021 naming it, and the child goes on", async () => {
     const answer = await post(`${gateway.url}/servers/legacy/mcp`, request('tools/call', { name: 'ask', arguments: {} }));
     assert.equal(answer.status, 200);
-    assert.match(JSON.stringify(answer.body), /elicitation failed/);
+    assert.equal(answer.body.error.code, -32021);
+    assert.deepEqual(answer.body.error.data, { requiredCapabilities: { elicitation: {} } });
+    const after = await post(`${gateway.url}/servers/legacy/mcp`, request('tools/call', { name: 'echo', arguments: { text: 'still here' } }));
+    assert.match(JSON.stringify(after.body), /still here/);
   });
 
   test('a legacy child gets notifications/cancelled when the client goes away', async () => {

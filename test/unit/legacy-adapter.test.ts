@@ -184,7 +184,11 @@ test('discoverResult wrapped in a response validates against DiscoverResultRespo
 });
 
 test('initializeParams offers the newest legacy version', () => {
-  assert.deepEqual(initializeParams({ name: 'gw', version: '0.1.0' }), { protocolVersion: '2025-11-25', capabilities: {}, clientInfo: { name: 'gw', version: '0.1.0' } });
+  assert.deepEqual(initializeParams({ name: 'gw', version: '0.1.0' }), {
+    protocolVersion: '2025-11-25',
+    capabilities: { roots: {}, sampling: {}, elicitation: {} },
+    clientInfo: { name: 'gw', version: '0.1.0' },
+  });
 });
 
 test('parseInitializeResult reads a legacy answer and fills gaps', () => {

@@ -1,0 +1,161 @@
+// Multi round-trip requests across eras. In front of each upstream: a modern server's input_required and
+// requestState pass through untouched (never opened, logged or stored). A 2025 server instead asks its
+// client mid-call (elicitation/create, sampling/createMessage, roots/list), which a stateless client can
+// no longer answer; the gateway holds that call open, answers the client input_required with the
+// question and a requestState of its own, and carries the client's retry back to the waiting server.
+import type { RequestOptions, Upstream, UpstreamStatus } from '../../bridge/upstream.js';
+import { ErrorCode, errorResponse, isObject, type JsonObject, type JsonRpcRequest, type JsonRpcResponse } from '../protocol/jsonrpc.js';
+import type { Log } from '../protocol/log.js';
+import { META } from '../protocol/mcp.js';
+import { HeldCall, type CallEvent } from './held-call.js';
+import { requestDigest, type RequestStateCodec } from './request-state.js';
+
+export interface HeldCalls {
+  codec: RequestStateCodec;
+  /** Calls held on this instance, by id. */
+  calls: Map<string, HeldCall>;
+  /** How long a held call waits for the client's retry. */
+  holdMs: number;
+}
+
+export interface InputBridgeOptions {
+  held: HeldCalls;
+  /** roots/list answered from the config instead of asking the client. */
+  roots: readonly JsonObject[] | undefined;
+  log: Log;
+}
+
+/** Which client capability each question needs. */
+const CAPABILITY: Record<string, string> = {
+  'elicitation/create': 'elicitation',
+  'sampling/createMessage': 'sampling',
+  'roots/list': 'roots',
+};
+const MAY_ASK: ReadonlySet<string> = new Set(['tools/call', 'prompts/get', 'resources/read']);
+
+export class InputBridge implements Upstream {
+  constructor(
+    private readonly inner: Upstream,
+    private readonly options: InputBridgeOptions,
+  ) {}
+
+  get name(): string {
+    return this.inner.name;
+  }
+
+  get events(): Upstream['events'] {
+    return this.inner.events;
+  }
+
+  status(): UpstreamStatus {
+    return this.inner.status();
+  }
+
+  start(): Promise<void> {
+    return this.inner.start();
+  }
+
+  close(): Promise<void> {
+    for (const call of this.options.held.calls.values()) call.cancel();
+    return this.inner.close();
+  }
+
+  request(message: JsonRpcRequest, options: RequestOptions = {}): Promise<JsonRpcResponse> {
+    // Only a 2025 server needs the bridge; until its era is known, a request may still meet one.
+    if (!MAY_ASK.has(message.method) || this.inner.status().era === 'modern') return this.inner.request(message, options);
+    const params = message.params;
+    if (params && typeof params.requestState === 'string') return this.resume(message, params, options);
+    if (params && 'inputResponses' in params) {
+      return Promise.resolve(errorResponse(message.id, ErrorCode.InvalidParams, 'inputResponses without the requestState of the input_required answer; retry with both, as they came'));
+    }
+    const call = new HeldCall(this.inner, message, options);
+    return this.round(call, message, options);
+  }
+
+  /** Waits for the call's next event and answers this client round with it. */
+  private async round(call: HeldCall, message: JsonRpcRequest, options: RequestOptions): Promise<JsonRpcResponse> {
+    const meta = isObject(message.params?._meta) ? message.params._meta : {};
+    const declared = meta[META.clientCapabilities];
+    const capabilities: JsonObject = isObject(declared) ? declared : {};
+    for (;;) {
+      const event: CallEvent | undefined = await call.next(options.signal, options.onNotification, meta.progressToken);
+      if (!event) return errorResponse(message.id, ErrorCode.InternalError, 'Request cancelled by the client');
+      if (event.kind === 'answer') {
+        this.options.held.calls.delete(call.id);
+        // Answered within the first round, the response already carries this id and goes as it came.
+        return event.response.id === message.id ? event.response : ({ ...event.response, id: message.id } as JsonRpcResponse);
+      }
+      if (event.method === 'roots/list' && this.options.roots) {
+        event.respond({ result: { roots: [...this.options.roots] } });
+        continue;
+      }
+      const needed = CAPABILITY[event.method]!;
+      if (!(needed in capabilities)) {
+        event.respond({ error: { code: ErrorCode.MethodNotFound, message: `The client did not declare the ${needed} capability` } });
+        call.cancel();
+        this.options.held.calls.delete(call.id);
+        return errorResponse(
+          message.id,
+          ErrorCode.MissingRequiredClientCapability,
+          `${this.name} asks the client for ${event.method} while serving ${message.method}; declare the ${needed} capability in _meta["${META.clientCapabilities}"] to answer it`,
+          { requiredCapabilities: { [needed]: {} } },
+        );
+      }
+      return this.suspend(call, event, message, options);
+    }
+  }
+
+  /** Keeps the call for the retry and answers the client input_required. */
+  private suspend(call: HeldCall, event: Extract<CallEvent, { kind: 'ask' }>, message: JsonRpcRequest, options: RequestOptions): JsonRpcResponse {
+    const held = this.options.held;
+    call.round++;
+    const key = `${CAPABILITY[event.method]}-${call.round}`;
+    call.asked = { key, respond: event.respond };
+    held.calls.set(call.id, call);
+    const expiresAt = Date.now() + held.holdMs;
+    call.holdFor(held.holdMs, () => {
+      held.calls.delete(call.id);
+      this.options.log.info({ server: this.name, method: message.method }, 'a held call expired before the client retried; cancelled it');
+    });
+    const requestState = held.codec.issue({
+      instance: held.codec.instance,
+      call: call.id,
+      round: call.round,
+      caller: options.authContext ?? '',
+      request: requestDigest(message.method, message.params),
+      expiresAt,
+    });
+    return {
+      jsonrpc: '2.0',
+      id: message.id,
+      result: { resultType: 'input_required', inputRequests: { [key]: { method: event.method, params: event.params ?? {} } }, requestState },
+    };
+  }
+
+  /** A retry: checks the requestState, answers the server's question, and carries on with the call. */
+  private async resume(message: JsonRpcRequest, params: JsonObject, options: RequestOptions): Promise<JsonRpcResponse> {
+    const held = this.options.held;
+    const refuse = (why: string) =>
+      errorResponse(message.id, ErrorCode.InvalidParams, `Invalid requestState: ${why}; send the original request again without requestState and inputResponses`);
+    const opened = held.codec.open(params.requestState as string);
+    if (!opened.ok) return refuse(opened.why);
+    const state = opened.state;
+    if (state.instance !== held.codec.instance) {
+      return refuse(`the call is held by gateway instance ${state.instance}, not this one (${held.codec.instance}); send retries to the same instance, or share Redis (cache.store: redis) so replicas forward them`);
+    }
+    if (Date.now() > state.expiresAt) return refuse(`it expired at ${new Date(state.expiresAt).toISOString()} (mrtr.holdMs)`);
+    if (state.caller !== (options.authContext ?? '')) return refuse('it was issued to another caller');
+    if (state.request !== requestDigest(message.method, params)) return refuse('it was issued for a different request (a retry repeats the original params)');
+    const call = held.calls.get(state.call);
+    if (!call) return refuse('its call is no longer held (it finished, was cancelled, or expired)');
+    if (state.round !== call.round || !call.asked) return refuse('it was already answered (each requestState is good for one retry)');
+    const answers = isObject(params.inputResponses) ? params.inputResponses : {};
+    const answer = answers[call.asked.key];
+    if (!isObject(answer)) return refuse(`inputResponses has no answer under "${call.asked.key}"`);
+    const { respond } = call.asked;
+    call.asked = undefined;
+    call.resumed();
+    respond({ result: answer });
+    return this.round(call, message, options);
+  }
+}

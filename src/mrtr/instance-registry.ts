@@ -1,0 +1,62 @@
+// Where each gateway instance can be reached by its replicas, shared through Redis, so that a retry landing
+// on the wrong replica is forwarded to the one holding its call. Each instance refreshes its own entry;
+// an instance that stops is forgotten when its entry expires.
+import type { Redis } from 'ioredis';
+import type { Log } from '../protocol/log.js';
+
+const ENTRY_TTL_MS = 60_000;
+const REFRESH_MS = 20_000;
+
+export class InstanceRegistry {
+  private readonly timer: NodeJS.Timeout;
+
+  private constructor(
+    private readonly redis: Redis,
+    private readonly keyPrefix: string,
+    private readonly log: Log,
+    instance: string,
+    url: string,
+  ) {
+    const register = (): void => {
+      this.redis.set(this.key(instance), url, 'PX', ENTRY_TTL_MS).catch((error: Error) => this.log.warn({ err: error.message }, 'could not register this instance in Redis; retries held here cannot be forwarded to it'));
+    };
+    register();
+    this.timer = setInterval(register, REFRESH_MS);
+    this.timer.unref();
+  }
+
+  /** Connects (ioredis is loaded only here) and registers `instance` at `url`. */
+  static async create(options: { url: string; keyPrefix: string; instance: string; internalUrl: string; log: Log }): Promise<InstanceRegistry> {
+    const { Redis } = await import('ioredis');
+    const redis = new Redis(options.url, {
+      protocol: 2,
+      enableOfflineQueue: true,
+      maxRetriesPerRequest: 1,
+      commandTimeout: 1_000,
+      connectTimeout: 1_000,
+      retryStrategy: (attempt) => Math.min(50 * 2 ** Math.min(attempt, 6), 5_000),
+      connectionName: 'mcp-gateway-instances',
+    });
+    redis.on('error', () => {}); // the cache logs Redis outages; a failed lookup says so itself
+    return new InstanceRegistry(redis, options.keyPrefix, options.log, options.instance, options.internalUrl);
+  }
+
+  /** The URL of a live instance, or undefined when it is unknown (stopped, or Redis is down). */
+  async lookup(instance: string): Promise<string | undefined> {
+    try {
+      return (await this.redis.get(this.key(instance))) ?? undefined;
+    } catch (error) {
+      this.log.warn({ err: (error as Error).message, instance }, 'could not look up an instance in Redis');
+      return undefined;
+    }
+  }
+
+  close(): void {
+    clearInterval(this.timer);
+    this.redis.disconnect();
+  }
+
+  private key(instance: string): string {
+    return `${this.keyPrefix}instance:${instance}`;
+  }
+}
