@@ -118,6 +118,7 @@ function inProcess(): Pick<PolicyFigures, 'decideColdUs' | 'decideWarmUs' | 'fil
       separator: '__',
       ownerOf: () => undefined,
       resolveOwner: async () => undefined,
+      knows: async () => true,
       pins: new PinStore(undefined, silentLog),
     });
   const time = (fn: () => void) => {

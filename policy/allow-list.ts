@@ -36,6 +36,10 @@ interface CompiledPolicy {
   when: readonly { tool: Matcher; expr: string; check: Condition }[];
   pin: boolean;
   rateLimit: RateLimitSetting | undefined;
+  /** The literal beginnings of its allowed tool and prompt globs (for reach, when it names no servers). */
+  nameHeads: readonly string[];
+  /** Whether it allows resources by glob on any server. */
+  resourceGlobs: boolean;
 }
 
 interface CallRoute {
@@ -53,18 +57,26 @@ export class PolicyError extends Error {
 
 const NO_POLICY: Decision = Object.freeze({ allowed: false, rule: 'no policy allows it' });
 const MAX_MEMO = 50_000;
+const MAX_MEMO_NAME = 256;
 
 export class PolicySet {
   private readonly policies: readonly CompiledPolicy[];
   private readonly grants = new LRUCache<string, Grant>({ max: 10_000 });
   private readonly grantsByPolicies = new Map<string, Grant>();
 
-  private constructor(policies: CompiledPolicy[]) {
+  private constructor(
+    policies: CompiledPolicy[],
+    private readonly heads: ReadonlyMap<string, string>,
+  ) {
     this.policies = policies;
   }
 
   /** Compiles every policy; throws PolicyError listing every problem (bad globs, bad CEL, unknown servers). */
-  static compile(settings: readonly PolicySetting[], knownServers: ReadonlySet<string>): PolicySet {
+  /**
+   * `heads` gives, per server, how its tool and prompt names begin on /mcp (`<prefix><separator>`; default
+   * `<server>__`), so that a policy of name globs reaches only servers whose names its globs can match.
+   */
+  static compile(settings: readonly PolicySetting[], knownServers: ReadonlySet<string>, heads?: ReadonlyMap<string, string>): PolicySet {
     const problems: string[] = [];
     const names = new Set<string>();
     const policies = settings.map((setting, index) => {
@@ -74,7 +86,7 @@ export class PolicySet {
       return compilePolicy(setting, index, at, knownServers, problems);
     });
     if (problems.length) throw new PolicyError(problems);
-    return new PolicySet(policies);
+    return new PolicySet(policies, heads ?? new Map([...knownServers].map((server) => [server, `${server}__`])));
   }
 
   /** True when any policy is configured: then what no policy allows is denied. */
@@ -88,14 +100,14 @@ export class PolicySet {
 
   /** The grant of a principal; principals under the same policies share one (and its memo). */
   grantFor(principal: Principal): Grant {
-    const principalKey = `${principal.id}\0${principal.groups.join('\0')}`;
+    const principalKey = JSON.stringify([principal.id, principal.groups]);
     let grant = this.grants.get(principalKey);
     if (grant) return grant;
     const mine = this.policies.filter((p) => p.everyone || p.ids.has(principal.id) || principal.groups.some((g) => p.groups.has(g)));
     const key = mine.map((p) => p.index).join(',');
     grant = this.grantsByPolicies.get(key);
     if (!grant) {
-      grant = new Grant(key, mine);
+      grant = new Grant(key, mine, this.heads);
       this.grantsByPolicies.set(key, grant);
     }
     this.grants.set(principalKey, grant);
@@ -115,6 +127,7 @@ export class Grant {
     /** Identifies the set of policies: grants with the same key decide alike. */
     readonly key: string,
     private readonly policies: readonly CompiledPolicy[],
+    private readonly heads: ReadonlyMap<string, string> = new Map(),
   ) {
     const limits = policies.map((p) => p.rateLimit).filter((l) => l !== undefined);
     this.rateLimit = limits.sort((a, b) => b.requestsPerMinute - a.requestsPerMinute)[0];
@@ -125,7 +138,8 @@ export class Grant {
     let reached = this.reached.get(server);
     if (reached === undefined) {
       const denied = this.policies.some((p) => p.deny.servers?.has(server) && !hasAnyGlob(p.deny));
-      reached = !denied && this.policies.some((p) => (p.allow.servers ? p.allow.servers.has(server) : hasAnyGlob(p.allow)));
+      const head = this.heads.get(server) ?? `${server}__`;
+      reached = !denied && this.policies.some((p) => (p.allow.servers ? p.allow.servers.has(server) : p.resourceGlobs || p.nameHeads.some((h) => h.startsWith(head) || head.startsWith(h))));
       this.reached.set(server, reached);
     }
     return reached;
@@ -136,6 +150,8 @@ export class Grant {
    * undefined when that is not known, which only a policy without a servers list can allow.
    */
   allows(kind: ItemKind, server: string | undefined, name: string): Decision {
+    // Long names (a caller's invention, likely) are judged afresh rather than kept.
+    if (name.length > MAX_MEMO_NAME) return this.decide(kind, server, name);
     const key = `${kind}\0${server ?? ''}\0${name}`;
     let decision = this.memo.get(key);
     if (decision) return decision;
@@ -169,13 +185,13 @@ export class Grant {
   /** The policies allowing a tool, each with the conditions that apply to it; memoised, as globs cost. */
   private callRoutes(server: string, name: string): readonly CallRoute[] {
     const key = `${server}\0${name}`;
-    let routes = this.routes.get(key);
+    let routes = name.length > MAX_MEMO_NAME ? undefined : this.routes.get(key);
     if (!routes) {
       routes = this.policies
         .filter((policy) => allowedBy(policy.allow, 'tools', server, name))
         .map((policy) => ({ policy, conditions: policy.when.filter((w) => w.tool(name)), allowed: { allowed: true, rule: `policy ${policy.name}` } }));
       if (this.routes.size >= MAX_MEMO) this.routes.clear();
-      this.routes.set(key, routes);
+      if (name.length <= MAX_MEMO_NAME) this.routes.set(key, routes);
     }
     return routes;
   }
@@ -239,7 +255,7 @@ function compilePolicy(setting: PolicySetting, index: number, at: string, knownS
     try {
       return [{ tool: anyOf([condition.tool]), expr: condition.expr, check: compileCondition(condition.expr) }];
     } catch (error) {
-      problems.push(`${at}.when[${i}].expr: ${JSON.stringify(condition.expr)} does not compile: ${(error as Error).message}`);
+      problems.push(`${at}.when[${i}].expr: ${JSON.stringify(condition.expr)} does not compile: ${(error as Error).message.split('\n')[0]}`);
       return [];
     }
   });
@@ -254,6 +270,8 @@ function compilePolicy(setting: PolicySetting, index: number, at: string, knownS
     when,
     pin: setting.pin,
     rateLimit: setting.rateLimit,
+    nameHeads: [...(setting.allow.tools ?? []), ...(setting.allow.prompts ?? [])].map((glob) => glob.slice(0, glob.search(/[*?{]|$/))),
+    resourceGlobs: (setting.allow.resources?.length ?? 0) > 0,
   };
 }
 

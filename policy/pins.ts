@@ -3,7 +3,8 @@
 // is updated: a guard against tools that change what they say after review.
 import { createHash } from 'node:crypto';
 import { readFileSync } from 'node:fs';
-import { rename, writeFile } from 'node:fs/promises';
+import { mkdir, rename, writeFile } from 'node:fs/promises';
+import path from 'node:path';
 import { canonicalJson } from '../src/protocol/canonical-json.js';
 import type { Log } from '../src/protocol/log.js';
 
@@ -61,6 +62,7 @@ export class PinStore {
     this.saving = this.saving.then(async () => {
       const temporary = `${file}.${process.pid}.tmp`;
       try {
+        await mkdir(path.dirname(file), { recursive: true });
         await writeFile(temporary, `${JSON.stringify(this.snapshot(), null, 2)}\n`);
         await rename(temporary, file);
       } catch (error) {

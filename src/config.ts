@@ -121,7 +121,14 @@ const policy = z.strictObject({
   name: z.string().min(1),
   principals: z.strictObject({ ids: z.array(z.string().min(1)).optional(), groups: z.array(z.string().min(1)).optional() }),
   allow: z.strictObject({ servers: z.array(serverName).optional(), tools: globs.optional(), prompts: globs.optional(), resources: globs.optional() }).prefault({}),
-  deny: z.strictObject({ servers: z.array(serverName).optional(), tools: globs.optional(), prompts: globs.optional(), resources: globs.optional() }).prefault({}),
+  deny: z
+    .strictObject({
+      servers: z.array(serverName).min(1, 'an empty list denies nothing; remove it').optional(),
+      tools: globs.min(1, 'an empty list denies nothing; remove it').optional(),
+      prompts: globs.min(1, 'an empty list denies nothing; remove it').optional(),
+      resources: globs.min(1, 'an empty list denies nothing; remove it').optional(),
+    })
+    .prefault({}),
   when: z.array(z.strictObject({ tool: z.string().min(1), expr: z.string().min(1) })).default([]),
   pin: bool().default(false),
   rateLimit: rateLimit.optional(),
@@ -269,10 +276,15 @@ function prefixClashes(config: GatewayConfig): string[] {
   return problems;
 }
 
+/** How each server's tool and prompt names begin on /mcp. */
+export function serverHeads(config: GatewayConfig): Map<string, string> {
+  return new Map(Object.entries(config.servers).map(([name, server]) => [name, (server.prefix ?? name) + config.aggregate.separator]));
+}
+
 /** Policies that do not compile: bad globs, CEL that does not parse or type-check, unknown servers. */
 function policyProblems(config: GatewayConfig): string[] {
   try {
-    PolicySet.compile(config.policies, new Set(Object.keys(config.servers)));
+    PolicySet.compile(config.policies, new Set(Object.keys(config.servers)), serverHeads(config));
     return [];
   } catch (error) {
     if (error instanceof PolicyError) return error.problems;

@@ -108,6 +108,7 @@ export async function startGateway(config: GatewayConfig, log: Log): Promise<Run
       separator: config.aggregate.separator,
       ownerOf: (uri) => aggregate!.ownerOf(uri),
       resolveOwner: (uri) => aggregate!.resolveOwner(uri),
+      knows: (kind, name) => aggregate!.knows(kind, name),
     },
     log.child({ part: 'security' }),
   );

@@ -7,7 +7,7 @@ import { Authenticator } from '../policy/authenticate.js';
 import { PinStore } from '../policy/pins.js';
 import { MemoryRateLimiter, type RateLimiter } from '../policy/rate-limit.js';
 import type { AuthSetting, RateLimitSetting } from '../policy/settings.js';
-import type { GatewayConfig } from './config.js';
+import { serverHeads, type GatewayConfig } from './config.js';
 import { PolicyGuard, type GuardOptions } from './edge/policy-guard.js';
 import type { Log } from './protocol/log.js';
 
@@ -48,7 +48,7 @@ export class SecurityHolder {
   async install(config: GatewayConfig): Promise<void> {
     const auth: AuthSetting = config.auth ? toAuthSetting(config.auth) : OPEN_AUTH;
     const authenticator = await Authenticator.create(auth, this.log.child({ part: 'auth' }));
-    const policies = PolicySet.compile(config.policies, new Set(Object.keys(config.servers)));
+    const policies = PolicySet.compile(config.policies, new Set(Object.keys(config.servers)), serverHeads(config));
     const pins = new PinStore(config.pinsFile, this.log.child({ part: 'pins' }));
     const limited = config.rateLimit !== undefined || config.policies.some((p) => p.rateLimit !== undefined);
     const rateLimiter = limited ? await this.limiter(config) : undefined;

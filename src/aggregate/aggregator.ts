@@ -276,6 +276,14 @@ export class Aggregator implements Upstream {
     return owner && 'server' in owner ? owner.server : undefined;
   }
 
+  /** Whether some upstream lists a tool or prompt by this /mcp name, reading the lists again when none does yet. */
+  async knows(kind: 'tools' | 'prompts', name: string): Promise<boolean> {
+    const routes = kind === 'tools' ? this.tools : this.prompts;
+    if (routes.get(name)) return true;
+    await this.refresh(kind === 'tools' ? 'tools/list' : 'prompts/list');
+    return routes.get(name) !== undefined;
+  }
+
   /** The owner of a resource URI, reading the resource lists again when none is known yet. */
   async resolveOwner(uri: string): Promise<string | undefined> {
     if (this.resources.owner(uri) === undefined) await Promise.all([this.refresh('resources/list'), this.refresh('resources/templates/list')]);
@@ -357,7 +365,8 @@ export class Aggregator implements Upstream {
       supportedVersions: [...SUPPORTED_VERSIONS],
       capabilities,
       ttlMs: Number.isFinite(ttlMs) && complete ? ttlMs : 0,
-      cacheScope,
+      // What a caller limited by a policy reaches is its own.
+      cacheScope: reach ? 'private' : cacheScope,
       _meta: { [META.serverInfo]: GATEWAY_INFO },
     };
     if (instructions.length) {

@@ -250,7 +250,7 @@ function principalContexts(key: Buffer): (principal: Principal) => string {
     if (principal.via === 'anonymous') return ANONYMOUS;
     let context = contexts.get(principal);
     if (context === undefined) {
-      context = createHmac('sha256', key).update(`principal\0${principal.id}\0${principal.groups.join('\0')}`).digest('base64url').slice(0, 22);
+      context = createHmac('sha256', key).update(JSON.stringify(['principal', principal.id, principal.groups])).digest('base64url').slice(0, 22);
       contexts.set(principal, context);
     }
     return context;

@@ -17,6 +17,8 @@ export interface GuardOptions {
   ownerOf(uri: string): string | undefined;
   /** The same, reading the lists again when they did not say. */
   resolveOwner(uri: string): Promise<string | undefined>;
+  /** Whether some upstream lists a tool or prompt by this /mcp name (reading the lists again if needed). */
+  knows(kind: 'tools' | 'prompts', name: string): Promise<boolean>;
   pins: PinStore;
 }
 
@@ -61,17 +63,21 @@ export class PolicyGuard {
         const seen = this.named(server, 'tools', params.name);
         if (!seen) return this.unknown(message, 'tool', params.name);
         const verdict = grant.allowsCall(seen.server, seen.name, { args: params.arguments, principal, tool: seen.name, server: seen.server });
-        if (!grant.allows('tools', seen.server, seen.name).allowed) return this.unknown(message, 'tool', params.name, verdict.rule);
+        if (!grant.allows('tools', seen.server, seen.name).allowed) return this.unknown(message, 'tool', params.name, verdict.rule, seen.name);
+        // A name nobody offers gets the same words as a denied one, so a refusal says nothing of existence.
+        if (!(await this.options.knows('tools', seen.name))) return this.unknown(message, 'tool', params.name, undefined, seen.name);
         if (grant.pins(seen.server, seen.name)) {
           if (!this.pinVerdicts.has(seen.name)) await findTool(seen.name);
-          if (this.pinVerdicts.get(seen.name) === 'changed') return this.unknown(message, 'tool', params.name, 'pinned tool changed upstream');
+          if (this.pinVerdicts.get(seen.name) === 'changed') return this.unknown(message, 'tool', params.name, 'pinned tool changed upstream', seen.name);
         }
         if (!verdict.allowed) {
+          // The tool is visible, so refusing it openly leaks nothing; the expression stays in the audit log.
+          const policy = /^condition of policy (.*?) \(/.exec(verdict.rule)?.[1];
           return {
             allowed: false,
             rule: verdict.rule,
             target: seen.name,
-            refusal: errorResponse(message.id, ErrorCode.InvalidParams, `Call refused by policy: ${verdict.rule}`),
+            refusal: errorResponse(message.id, ErrorCode.InvalidParams, `Call refused by policy${policy ? ` ${policy}` : ''}: these arguments do not meet its conditions for ${String(params.name)}`),
           };
         }
         return { allowed: true, rule: verdict.rule, target: seen.name };
@@ -103,10 +109,11 @@ export class PolicyGuard {
     if (!Array.isArray(items)) return response;
     let byGrant = this.filtered.get(items);
     if (!byGrant) this.filtered.set(items, (byGrant = new Map()));
-    let kept = byGrant.get(grant.key);
+    const memoKey = `${server ?? ''}\0${grant.key}`;
+    let kept = byGrant.get(memoKey);
     if (!kept) {
       kept = items.filter((item) => this.visible(server, list.kind, list.key, item, grant));
-      byGrant.set(grant.key, kept);
+      byGrant.set(memoKey, kept);
     }
     // A fresh response: the one given may be a shared cache entry, or carry its pre-serialised text.
     return { jsonrpc: '2.0', id: response.id, result: { ...response.result, [list.items]: kept, cacheScope: 'private' } };
@@ -135,33 +142,36 @@ export class PolicyGuard {
     return undefined;
   }
 
-  private judgeNamed(message: JsonRpcRequest, server: string | undefined, kind: 'prompts', name: unknown, grant: Grant): Verdict {
+  private async judgeNamed(message: JsonRpcRequest, server: string | undefined, kind: 'prompts', name: unknown, grant: Grant): Promise<Verdict> {
     const seen = this.named(server, kind, name);
     if (!seen) return this.unknown(message, 'prompt', name);
     const decision = grant.allows(kind, seen.server, seen.name);
-    if (!decision.allowed) return this.unknown(message, 'prompt', name, decision.rule);
+    if (!decision.allowed) return this.unknown(message, 'prompt', name, decision.rule, seen.name);
+    if (!(await this.options.knows(kind, seen.name))) return this.unknown(message, 'prompt', name, undefined, seen.name);
     return { allowed: true, rule: decision.rule, target: seen.name };
   }
 
   private async judgeUri(message: JsonRpcRequest, server: string | undefined, uri: unknown, grant: Grant): Promise<Verdict> {
     if (typeof uri !== 'string') return { allowed: true, rule: 'no uri: the upstream answers' };
-    const decision = grant.allows('resources', server ?? (await this.options.resolveOwner(uri)), uri);
-    if (decision.allowed) return { allowed: true, rule: decision.rule, target: uri };
+    const owner = server ?? (await this.options.resolveOwner(uri));
+    const decision = grant.allows('resources', owner, uri);
+    // On /mcp a URI no upstream owns gets the same words as a denied one.
+    if (decision.allowed && owner !== undefined) return { allowed: true, rule: decision.rule, target: uri };
     return {
       allowed: false,
-      rule: decision.rule,
+      rule: decision.allowed ? 'no server offers it' : decision.rule,
       target: uri,
       refusal: errorResponse(message.id, ErrorCode.InvalidParams, `Resource not found: ${uri}`, { uri }),
     };
   }
 
   /** The answer for a name the caller may not see: the same whether or not it exists. */
-  private unknown(message: JsonRpcRequest, kind: 'tool' | 'prompt', name: unknown, rule = 'no server offers it'): Verdict {
+  private unknown(message: JsonRpcRequest, kind: 'tool' | 'prompt', name: unknown, rule = 'no server offers it', target?: string): Verdict {
     const shown = typeof name === 'string' ? name : String(name);
     return {
       allowed: false,
       rule,
-      target: shown,
+      target: target ?? shown,
       refusal: errorResponse(message.id, ErrorCode.InvalidParams, `Unknown ${kind}: ${shown}`),
     };
   }

@@ -40,8 +40,8 @@ export class RequestStateCodec {
     const dot = token.lastIndexOf('.');
     const body = token.slice(PREFIX.length, dot);
     const mac = token.slice(dot + 1);
-    const expected = this.mac(body);
-    if (dot <= PREFIX.length || mac.length !== MAC_CHARS || !timingSafeEqual(Buffer.from(mac), Buffer.from(expected))) {
+    const given = Buffer.from(mac);
+    if (dot <= PREFIX.length || given.length !== MAC_CHARS || !timingSafeEqual(given, Buffer.from(this.mac(body)))) {
       return { ok: false, why: 'it was altered, or issued by a gateway with another mrtr.secret' };
     }
     try {

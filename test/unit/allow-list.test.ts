@@ -187,9 +187,13 @@ describe('PolicySet and Grant', () => {
     const listed = grantOf(policy('p', { allow: { servers: ['a'], tools: ['a__echo'] } }));
     assert.equal(listed.reaches('a'), true);
     assert.equal(listed.reaches('b'), false);
-    // Globs without servers could match on any server.
-    const globs = grantOf(policy('p', { allow: { prompts: ['x'] } }));
-    for (const server of SERVERS) assert.equal(globs.reaches(server), true);
+    // Name globs without servers reach the servers whose names (<server>__…) they could match.
+    const globs = grantOf(policy('p', { allow: { prompts: ['a__*', 'cr*'] } }));
+    assert.deepEqual([...SERVERS].filter((server) => globs.reaches(server)), ['a', 'crm']);
+    assert.deepEqual([...SERVERS].filter((server) => grantOf(policy('p', { allow: { tools: ['*'] } })).reaches(server)), [...SERVERS]);
+    assert.deepEqual([...SERVERS].filter((server) => grantOf(policy('p', { allow: { prompts: ['x'] } })).reaches(server)), []);
+    // Resource globs name no server: they could match on any.
+    assert.deepEqual([...SERVERS].filter((server) => grantOf(policy('p', { allow: { resources: ['docs://**'] } })).reaches(server)), [...SERVERS]);
     // Nothing allowed: nothing reached.
     assert.equal(grantOf(policy('p')).reaches('a'), false);
     // A whole-server deny unreaches it; a deny of some globs there does not.
@@ -241,12 +245,12 @@ describe('PolicySet and Grant', () => {
   });
 
   test('compile errors are all listed together', () => {
-    const longGlob = 'x'.repeat(70_000);
+    const badGlob = 'a__{x';
     const settings: PolicySetting[] = [
-      policy('one', { allow: { servers: ['nope'], tools: [longGlob] } }),
+      policy('one', { allow: { servers: ['nope'], tools: [badGlob] } }),
       policy('one', { principals: {}, when: [{ tool: 'a__echo', expr: 'args.text ==' }] }),
       policy('three', { principals: { ids: [], groups: [] }, when: [{ tool: 'a__echo', expr: '1 + 1' }, { tool: 'a__slow', expr: 'nobody == 1' }] }),
-      policy('four', { deny: { servers: ['ghost'] }, when: [{ tool: longGlob, expr: 'true' }] }),
+      policy('four', { deny: { servers: ['ghost'] }, when: [{ tool: 'a__}', expr: 'true' }] }),
     ];
     let error: unknown;
     try {
@@ -258,7 +262,7 @@ describe('PolicySet and Grant', () => {
     const problems = error.problems;
     const expectations: [string, RegExp][] = [
       ['unknown allow server', /^policies\[0\] \(one\)\.allow\.servers: no server is named "nope"; servers are a, b, crm, docs$/],
-      ['bad glob', /^policies\[0\] \(one\)\.allow\.tools: "x+" is not a valid glob \(Input length: 70000, exceeds maximum allowed length: 65536\)$/],
+      ['bad glob', /^policies\[0\] \(one\)\.allow\.tools: "a__\{x" has a \{ without its \}$/],
       ['duplicate name', /^policies\[1\] \(one\): another policy has the name "one"; give each a name of its own$/],
       ['principals empty', /^policies\[1\] \(one\)\.principals: name ids or groups/],
       ['CEL that does not parse', /^policies\[1\] \(one\)\.when\[0\]\.expr: "args\.text ==" does not compile: /],
@@ -266,7 +270,7 @@ describe('PolicySet and Grant', () => {
       ['CEL that is not boolean', /^policies\[2\] \(three\)\.when\[0\]\.expr: "1 \+ 1" does not compile: it gives a int, not a bool$/],
       ['CEL with an unknown variable', /^policies\[2\] \(three\)\.when\[1\]\.expr: "nobody == 1" does not compile: Unknown variable: nobody$/],
       ['unknown deny server', /^policies\[3\] \(four\)\.deny\.servers: no server is named "ghost"/],
-      ['bad condition glob', /^policies\[3\] \(four\)\.when\[0\]\.tool: "x+" is not a valid glob/],
+      ['bad condition glob', /^policies\[3\] \(four\)\.when\[0\]\.tool: "a__\}" has a \} without its \{$/],
     ];
     for (const [what, pattern] of expectations) {
       assert.ok(problems.some((p) => pattern.test(p)), `${what}: ${pattern} in\n${problems.map((p) => p.slice(0, 200)).join('\n')}`);
@@ -516,10 +520,21 @@ describe('PinStore', () => {
     assert.deepEqual(pins.snapshot(), {});
   });
 
+  test('a pins file whose folder does not exist yet is written, folder and all', async () => {
+    const file = join(dir, 'new-dir', 'deeper', 'pins.json');
+    const pins = new PinStore(file, silentLog);
+    assert.equal(pins.check('a__echo', echo), 'pinned-now');
+    await pins.flushed();
+    assert.deepEqual(Object.keys(new PinStore(file, silentLog).snapshot()), ['a__echo']);
+  });
+
   test('a pins file that cannot be written leaves the pins in memory and logs an error', async () => {
-    const file = join(dir, 'no-such-dir', 'pins.json');
+    // Read while its folder is missing (an empty pins file), then the folder's name taken by a file.
+    const blocker = join(dir, 'taken');
+    const file = join(blocker, 'pins.json');
     const { log, lines } = recordingLog();
     const pins = new PinStore(file, log);
+    await writeFile(blocker, 'not a folder');
     assert.equal(pins.check('a__echo', echo), 'pinned-now');
     await pins.flushed();
     assert.equal(pins.check('a__echo', echo), 'matches');
@@ -575,6 +590,7 @@ function guard(prefixes: [string, string][] = [['a', 'a'], ['b', 'b'], ['crm', '
     separator: '__',
     ownerOf: (uri) => OWNERS.get(uri),
     resolveOwner: async (uri) => OWNERS.get(uri),
+    knows: async () => true,
     pins,
   };
   return new PolicyGuard(options);
