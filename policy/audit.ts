@@ -19,14 +19,13 @@ export interface AuditEntry {
 
 export class AuditLog {
   private readonly logger: Logger;
+  private readonly stream: ReturnType<typeof pino.destination>;
   readonly includeArguments: boolean;
 
   constructor(setting: AuditSetting) {
     const dest = setting.destination === 'stderr' ? 2 : setting.destination === 'stdout' ? 1 : setting.destination;
-    this.logger = pino(
-      { base: { name: 'mcp-gateway', audit: true }, messageKey: 'msg' },
-      pino.destination({ dest, sync: false, mkdir: typeof dest === 'string', append: true }),
-    );
+    this.stream = pino.destination({ dest, sync: false, mkdir: typeof dest === 'string', append: true });
+    this.logger = pino({ base: { name: 'mcp-gateway', audit: true }, messageKey: 'msg' }, this.stream);
     this.includeArguments = setting.arguments;
   }
 
@@ -36,6 +35,11 @@ export class AuditLog {
 
   /** Writes out what is buffered (on shutdown, and in tests before reading the file). */
   flush(): Promise<void> {
-    return new Promise((resolve) => this.logger.flush(() => resolve()));
+    // A file opens asynchronously; lines written before it is open wait in the buffer until it is.
+    return new Promise((resolve) => {
+      const flush = (): void => this.stream.flush(() => resolve());
+      if ((this.stream as unknown as { fd: number }).fd >= 0) flush();
+      else this.stream.once('ready', flush);
+    });
   }
 }
