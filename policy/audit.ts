@@ -15,6 +15,8 @@ export interface AuditEntry {
   rule: string;
   latencyMs: number;
   arguments?: unknown;
+  /** From the request's W3C traceparent, when it has one. */
+  traceId?: string;
 }
 
 export class AuditLog {

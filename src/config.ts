@@ -16,6 +16,9 @@ const positiveMs = z.preprocess((v) => (typeof v === 'string' && /^\s*\d+\s*$/.t
 
 const NAME_PART = /^[A-Za-z0-9_-]+$/;
 
+/** true/false, also when it came from ${VAR} expansion as a string. */
+const bool = () => z.preprocess((v) => (v === 'true' ? true : v === 'false' ? false : v), z.boolean());
+
 /** Settings every upstream has, whatever carries its bytes. */
 const upstreamCommon = {
   era: z.enum(['auto', 'modern', 'legacy']).default('auto'),
@@ -24,6 +27,8 @@ const upstreamCommon = {
   timeoutMs: positiveMs.default(60_000),
   probeTimeoutMs: positiveMs.default(5_000),
   legacyTtlMs: int().pipe(z.number().min(0)).default(0),
+  /** Whether /readyz waits for this server. */
+  required: bool().default(true),
   /** Answers a 2025 server's roots/list from here instead of asking the client. */
   roots: z.array(z.looseObject({ uri: z.string().regex(/^file:\/\//, 'a root is a file:// URI'), name: z.string().optional() })).optional(),
 };
@@ -57,7 +62,6 @@ const server = z.preprocess(
   z.discriminatedUnion('transport', [stdioServer, httpServer]),
 );
 
-const bool = () => z.preprocess((v) => (v === 'true' ? true : v === 'false' ? false : v), z.boolean());
 const serverName = z.string().regex(SERVER_NAME, 'server names are 1-32 characters of A-Z a-z 0-9 _ -');
 const globs = z.array(z.string().min(1));
 
@@ -141,6 +145,8 @@ const configSchema = z.strictObject({
       port: int().pipe(z.number().min(0).max(65535)).default(8080),
       allowedOrigins: z.array(z.string()).default([]),
       maxBodyBytes: int().pipe(z.number().min(1024)).default(4 * MiB),
+      /** On SIGTERM/SIGINT, how long requests in flight may take to finish before connections are cut. */
+      drainMs: int().pipe(z.number().min(0)).default(10_000),
     })
     .prefault({}),
   log: z.strictObject({ level: z.enum(['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent']).default('info') }).prefault({}),

@@ -13,6 +13,7 @@ import { isLoopbackHost, type GatewayConfig } from './config.js';
 import { Aggregator } from './aggregate/aggregator.js';
 import { CachedUpstream } from './cached-upstream.js';
 import { createApp } from './edge/app.js';
+import { RequestTracker } from './edge/request-tracker.js';
 import { changedLists } from './notify/changed-lists.js';
 import { ListenHub } from './notify/listen-hub.js';
 import { ResourceWatch } from './notify/resource-watch.js';
@@ -23,6 +24,7 @@ import type { InstanceRegistry } from './mrtr/instance-registry.js';
 import { RequestStateCodec } from './mrtr/request-state.js';
 import { SecurityHolder } from './security.js';
 import { createUpstream } from './upstream-factory.js';
+import { GATEWAY_INFO } from './version.js';
 
 
 const EVERY_LIST = ['tools/list', 'prompts/list', 'resources/list', 'resources/templates/list', 'resources/read', 'server/discover'];
@@ -114,6 +116,8 @@ export async function startGateway(config: GatewayConfig, log: Log): Promise<Run
   );
   await security.install(config);
   let registry: InstanceRegistry | undefined;
+  const tracker = new RequestTracker();
+  const startedAt = Date.now();
   const app = createApp({
     upstreams,
     aggregate,
@@ -122,6 +126,27 @@ export async function startGateway(config: GatewayConfig, log: Log): Promise<Run
     listen: listenHub,
     contextKey: config.cache.contextSecret ? Buffer.from(config.cache.contextSecret) : randomBytes(32),
     security: () => security.current,
+    tracker,
+    ops: {
+      startedAt,
+      upstreams: () => [...upstreams].map(([name, upstream]) => ({ name, required: config.servers[name]!.required, status: upstream.status() })),
+      snapshot: async () => {
+        const tools = await aggregate!.toolCounts();
+        const stats = cache.stats;
+        const lookups = stats.hits + stats.misses;
+        return {
+          version: GATEWAY_INFO.version,
+          startedAt: new Date(startedAt).toISOString(),
+          uptimeSeconds: Math.round((Date.now() - startedAt) / 1000),
+          upstreams: [...upstreams].map(([name, upstream]) => {
+            const status = upstream.status();
+            return { name, transport: config.servers[name]!.transport, era: status.era, state: status.state, restarts: status.restarts, toolCount: tools.get(name), lastError: status.lastError };
+          }),
+          cache: { hits: stats.hits, misses: stats.misses, hitRate: lookups ? stats.hits / lookups : undefined },
+          recentDenials: tracker.recentDenials(),
+        };
+      },
+    },
     retries: {
       instance: held.codec.instance,
       holderOf: (token) => {
@@ -165,12 +190,17 @@ export async function startGateway(config: GatewayConfig, log: Log): Promise<Run
       return needRestart;
     },
     async close() {
+      // Drain: refuse new requests, let those in flight finish (up to listen.drainMs), then cut what is left.
+      tracker.draining = true;
       listenHub.closeAll();
       for (const watch of modernWatches.values()) watch.stop();
-      await new Promise<void>((resolve) => {
-        server.close(() => resolve());
-        (server as { closeAllConnections?: () => void }).closeAllConnections?.();
-      });
+      const closed = new Promise<void>((resolve) => server.close(() => resolve()));
+      (server as { closeIdleConnections?: () => void }).closeIdleConnections?.();
+      if (!(await tracker.whenIdle(config.listen.drainMs))) {
+        log.warn({ inFlight: tracker.inFlight, drainMs: config.listen.drainMs }, 'requests still in flight after listen.drainMs; cutting them off');
+      }
+      (server as { closeAllConnections?: () => void }).closeAllConnections?.();
+      await closed;
       await Promise.all([...upstreams.values()].map((u) => u.close()));
       await cache.close();
       await security.close();

@@ -284,6 +284,12 @@ export class Aggregator implements Upstream {
     return routes.get(name) !== undefined;
   }
 
+  /** How many tools each upstream lists, reading the lists again (cached, at most once a second) first. */
+  async toolCounts(): Promise<Map<string, number>> {
+    await this.refresh('tools/list');
+    return this.tools.countByServer();
+  }
+
   /** The owner of a resource URI, reading the resource lists again when none is known yet. */
   async resolveOwner(uri: string): Promise<string | undefined> {
     if (this.resources.owner(uri) === undefined) await Promise.all([this.refresh('resources/list'), this.refresh('resources/templates/list')]);

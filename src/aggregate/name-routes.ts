@@ -21,6 +21,13 @@ export class NameRoutes {
     return this.byPublic.get(publicName);
   }
 
+  /** How many names each server has here. */
+  countByServer(): Map<string, number> {
+    const counts = new Map<string, number>();
+    for (const route of this.byPublic.values()) counts.set(route.server, (counts.get(route.server) ?? 0) + 1);
+    return counts;
+  }
+
   /** Forgets every name of one server, e.g. when it announced that its list changed. */
   forgetServer(server: string): void {
     for (const [name, route] of this.byPublic) if (route.server === server) this.byPublic.delete(name);

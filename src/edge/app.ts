@@ -19,7 +19,10 @@ import { checkAccept, checkContentType, tooLarge } from './http-rules.js';
 import { forwardedParamHeaders, NodeHeaders, readBody } from './node-io.js';
 import { originChecker } from './origin.js';
 import { ToolHeaderIndex } from './param-headers.js';
+import { addOpsRoutes, type OpsOptions } from './ops-routes.js';
+import { traceIdOf } from './trace.js';
 import { reject, type Rejection } from './rejection.js';
+import type { RequestTracker } from './request-tracker.js';
 import { keepRelayedCapabilities } from './relayed-capabilities.js';
 import { checkMessage } from './request-rules.js';
 import type { Verdict } from './policy-guard.js';
@@ -38,6 +41,10 @@ export interface EdgeOptions {
   retries?: RetryRouting;
   /** Authentication, policies, rate limits and audit as of now (a reload swaps them). */
   security: () => Security;
+  /** Counts requests in flight, says when draining, keeps recent denials. */
+  tracker: RequestTracker;
+  /** /healthz, /readyz, /metrics and the status page. */
+  ops: Omit<OpsOptions, 'security' | 'draining'>;
   log: Log;
 }
 
@@ -60,6 +67,7 @@ const ALLOW_POST = { allow: 'POST, OPTIONS' };
 export function createApp(options: EdgeOptions): Hono<{ Bindings: HttpBindings }> {
   const { maxBodyBytes, log } = options;
   const originAllowed = originChecker(options.allowedOrigins);
+  const tracker = options.tracker;
   const principalContext = principalContexts(options.contextKey);
   const endpoints = new Map<string, Endpoint>();
   for (const [name, upstream] of options.upstreams) endpoints.set(name, { upstream, toolHeaders: new ToolHeaderIndex() });
@@ -68,6 +76,18 @@ export function createApp(options: EdgeOptions): Hono<{ Bindings: HttpBindings }
   const app = new Hono<{ Bindings: HttpBindings }>();
 
   async function serve(c: Context<{ Bindings: HttpBindings }>, endpoint: Endpoint | undefined, name: string): Promise<Response> {
+    if (tracker.draining) {
+      return send(c, reject(503, null, ErrorCode.InternalError, 'mcp-gateway is shutting down; send the request again (to another replica)'), { connection: 'close' });
+    }
+    tracker.begin();
+    try {
+      return await serveTracked(c, endpoint, name);
+    } finally {
+      tracker.end();
+    }
+  }
+
+  async function serveTracked(c: Context<{ Bindings: HttpBindings }>, endpoint: Endpoint | undefined, name: string): Promise<Response> {
     const started = performance.now();
     const { incoming, outgoing } = c.env;
     const origin = incoming.headers.origin;
@@ -79,7 +99,8 @@ export function createApp(options: EdgeOptions): Hono<{ Bindings: HttpBindings }
     const security = options.security();
     const audit = security.audit;
     const server = endpoint === aggregate ? undefined : name;
-    const record = (principal: Principal, method: string, verdict: Pick<Verdict, 'allowed' | 'rule' | 'target'>, args?: unknown): void => {
+    const record = (principal: Principal, method: string, verdict: Pick<Verdict, 'allowed' | 'rule' | 'target'>, args?: unknown, traceId?: string): void => {
+      if (!verdict.allowed) tracker.denied({ time: new Date().toISOString(), principal: principal.id, method, target: verdict.target, rule: verdict.rule });
       audit?.record({
         principal: principal.id,
         via: principal.via,
@@ -90,6 +111,7 @@ export function createApp(options: EdgeOptions): Hono<{ Bindings: HttpBindings }
         rule: verdict.rule,
         latencyMs: Math.round((performance.now() - started) * 1000) / 1000,
         ...(args !== undefined && audit.includeArguments && { arguments: args }),
+        ...(traceId && { traceId }),
       });
     };
 
@@ -150,12 +172,13 @@ export function createApp(options: EdgeOptions): Hono<{ Bindings: HttpBindings }
       reach: grant,
     };
     const args = message.method === 'tools/call' ? message.params?.arguments : undefined;
+    const traceId = traceIdOf(message.params?._meta);
     let verdict: Verdict = AUTHENTICATED;
     if (grant && security.guard) {
       const guard = security.guard;
       verdict = await guard.check(server, message, grant, principal, (tool) => listAllTools(endpoint, message, call, (page) => guard.shape(server, 'tools/list', page, grant)));
       if (verdict.refusal) {
-        record(principal, message.method, verdict, args);
+        record(principal, message.method, verdict, args, traceId);
         const refusal = Buffer.from(JSON.stringify(verdict.refusal));
         outgoing.writeHead(200, { ...cors, 'content-type': 'application/json', 'content-length': refusal.length });
         outgoing.end(refusal);
@@ -165,7 +188,7 @@ export function createApp(options: EdgeOptions): Hono<{ Bindings: HttpBindings }
 
     if (cors) for (const [key, value] of Object.entries(cors)) outgoing.setHeader(key, value);
     if (message.method === 'subscriptions/listen') {
-      record(principal, message.method, verdict);
+      record(principal, message.method, verdict, undefined, traceId);
       options.listen.open(message, outgoing, server, grant && {
         reaches: (upstream) => grant.reaches(upstream),
         reads: (uri, upstream) => grant.allows('resources', upstream, uri).allowed,
@@ -177,7 +200,7 @@ export function createApp(options: EdgeOptions): Hono<{ Bindings: HttpBindings }
       const holder = options.retries.holderOf(requestState);
       const base = holder === undefined ? undefined : await options.retries.lookup(holder);
       if (base !== undefined && (await forwardRequest(base, incoming, text, outgoing, options.retries.instance))) {
-        record(principal, message.method, { ...verdict, rule: `${verdict.rule}; retry forwarded to instance ${holder}` }, args);
+        record(principal, message.method, { ...verdict, rule: `${verdict.rule}; retry forwarded to instance ${holder}` }, args, traceId);
         return RESPONSE_ALREADY_SENT;
       }
     }
@@ -190,10 +213,11 @@ export function createApp(options: EdgeOptions): Hono<{ Bindings: HttpBindings }
     const meta = message.params?._meta;
     if (isObject(meta) && meta.progressToken !== undefined) await respondSse(endpoint.upstream, message, outgoing, shape, call);
     else await respondJson(endpoint.upstream, message, outgoing, shape, call);
-    record(principal, message.method, verdict, args);
+    record(principal, message.method, verdict, args, traceId);
     return RESPONSE_ALREADY_SENT;
   }
 
+  addOpsRoutes(app, { ...options.ops, security: options.security, draining: () => tracker.draining });
   app.get(`${PROTECTED_RESOURCE_WELL_KNOWN}/*`, (c) => metadata(c));
   app.get(PROTECTED_RESOURCE_WELL_KNOWN, (c) => metadata(c));
   function metadata(c: Context<{ Bindings: HttpBindings }>): Response {

@@ -1,0 +1,55 @@
+// What an operator asks of the gateway over HTTP: /healthz, /readyz, /metrics, the status page at / and
+// its data at /status.json. Health answers anyone (load balancers and orchestrators probe it); the rest
+// shows who was denied what, so it is behind the same authentication as MCP when that is on.
+import type { HttpBindings } from '@hono/node-server';
+import type { Context, Hono } from 'hono';
+import type { UpstreamHealth } from '../ops/health.js';
+import { liveness, readiness } from '../ops/health.js';
+import { ErrorCode } from '../protocol/jsonrpc.js';
+import type { Security } from '../security.js';
+import { authRefusal, metadataUrlFor } from './access.js';
+import { reject } from './rejection.js';
+
+export interface OpsOptions {
+  startedAt: number;
+  upstreams(): Iterable<UpstreamHealth>;
+  draining(): boolean;
+  security(): Security;
+  /** The status page's data. */
+  snapshot(): Promise<object>;
+  page?(snapshot: object): string;
+  metrics?: { contentType: string; render(): Promise<string> };
+}
+
+type App = Hono<{ Bindings: HttpBindings }>;
+
+export function addOpsRoutes(app: App, ops: OpsOptions): void {
+  app.get('/healthz', (c) => c.json(liveness(ops.startedAt), 200, { 'cache-control': 'no-store' }));
+  app.get('/readyz', (c) => {
+    const { ready, body } = readiness(ops.upstreams(), ops.draining());
+    return c.json(body, ready ? 200 : 503, { 'cache-control': 'no-store' });
+  });
+  app.get('/status.json', async (c) => (await refused(c, ops)) ?? c.json(await ops.snapshot(), 200, { 'cache-control': 'no-store' }));
+  app.get('/', async (c) => {
+    const refusal = await refused(c, ops);
+    if (refusal) return refusal;
+    if (!ops.page) return c.json(await ops.snapshot());
+    return c.html(ops.page(await ops.snapshot()), 200, { 'cache-control': 'no-store', 'content-security-policy': "default-src 'self'; style-src 'unsafe-inline'; script-src 'unsafe-inline'; connect-src 'self'" });
+  });
+  app.get('/metrics', async (c) => {
+    const refusal = await refused(c, ops);
+    if (refusal) return refusal;
+    if (!ops.metrics) return c.json(reject(404, null, ErrorCode.InvalidRequest, 'metrics are off').body, 404);
+    return c.body(await ops.metrics.render(), 200, { 'content-type': ops.metrics.contentType, 'cache-control': 'no-store' });
+  });
+}
+
+/** The 401/403 for a caller who may not see operator pages, or undefined when it may. */
+async function refused(c: Context<{ Bindings: HttpBindings }>, ops: OpsOptions): Promise<Response | undefined> {
+  const security = ops.security();
+  if (!security.authenticator.enabled) return undefined;
+  const outcome = await security.authenticator.authenticate(c.env.incoming.headers.authorization);
+  if (outcome.ok) return undefined;
+  const refusal = authRefusal(security, outcome, metadataUrlFor(security, c.env.incoming.headers, c.req.path));
+  return c.json(refusal.body, refusal.status, refusal.headers);
+}

@@ -1,0 +1,206 @@
+// Prometheus metrics for one gateway: request counts, latency, in-flight, upstream state and cache counters.
+// Each GatewayMetrics owns its own Registry (never prom-client's global one): tests start many gateways in
+// one process, and a second registration of a name in one registry throws.
+import { collectDefaultMetrics, Counter, Gauge, Histogram, Registry } from 'prom-client';
+import { MODERN_REQUEST_METHODS } from '../protocol/mcp.js';
+
+const PREFIX = 'mcp_gateway_';
+
+/** How one request ended, as `requests_total{outcome}` records it. */
+export type RequestOutcome =
+  | 'ok' // answered with a result
+  | 'error' // answered with a JSON-RPC error
+  | 'rejected' // refused at the HTTP level (4xx) before reaching the upstream
+  | 'unauthenticated'
+  | 'denied'
+  | 'rate_limited'
+  | 'cancelled';
+
+export const REQUEST_OUTCOMES: readonly RequestOutcome[] = ['ok', 'error', 'rejected', 'unauthenticated', 'denied', 'rate_limited', 'cancelled'];
+
+/** The fixed set `upstream_state` reports for every upstream (1 for the current one, 0 for the others). */
+export const UPSTREAM_STATES: readonly string[] = ['starting', 'ready', 'backing-off', 'unhealthy', 'stopped'];
+
+/** The `method` label for a request refused before its body was read. */
+export const METHOD_NONE = 'none';
+/** The `method` label for any method outside the MCP 2026 request set. */
+export const METHOD_OTHER = 'other';
+
+/** Request latency buckets, in seconds: 0.5 ms … 30 s. */
+export const DURATION_BUCKETS: readonly number[] = [0.0005, 0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10, 30];
+
+export interface UpstreamSnapshot {
+  name: string;
+  state: string;
+  era: string | undefined;
+  restarts: number;
+}
+
+export interface CacheSnapshot {
+  hits: number;
+  misses: number;
+  invalidations: number;
+  fetches: number;
+  storeErrors: number;
+}
+
+export interface GatewayMetricsOptions {
+  /** Read at every scrape. */
+  upstreams: () => Iterable<UpstreamSnapshot>;
+  /** Read at every scrape; the numbers are running totals. */
+  cache: () => CacheSnapshot;
+  /** Node's process metrics (`process_*`, `nodejs_*`, unprefixed as usual). Default true. */
+  processMetrics?: boolean;
+}
+
+/**
+ * The `method` label for a request: a method of the MCP 2026 request set as is, `none` for a request refused
+ * before it was read (undefined), `other` for anything else — so a caller cannot grow the label's cardinality.
+ */
+export function methodLabel(method: string | undefined): string {
+  if (method === undefined || method === METHOD_NONE) return METHOD_NONE;
+  return MODERN_REQUEST_METHODS.has(method) ? method : METHOD_OTHER;
+}
+
+/** A running total from a callback, made safe for Counter.inc (which throws on negative or non-finite). */
+function total(n: number): number {
+  return Number.isFinite(n) && n > 0 ? n : 0;
+}
+
+export class GatewayMetrics {
+  readonly registry: Registry;
+  readonly contentType: string;
+
+  private readonly requests: Counter<'endpoint' | 'method' | 'outcome'>;
+  private readonly duration: Histogram<'endpoint' | 'method'>;
+  private readonly inFlight: Gauge;
+  private readonly denials: Counter<'endpoint' | 'method'>;
+  private readonly rateLimits: Counter<'endpoint'>;
+
+  constructor(options: GatewayMetricsOptions) {
+    const register = new Registry();
+    this.registry = register;
+    this.contentType = register.contentType;
+    if (options.processMetrics !== false) collectDefaultMetrics({ register });
+    const registers = [register];
+
+    this.requests = new Counter({
+      name: `${PREFIX}requests_total`,
+      help: 'Requests by endpoint ("mcp" or a server name), JSON-RPC method and outcome.',
+      labelNames: ['endpoint', 'method', 'outcome'],
+      registers,
+    });
+    this.duration = new Histogram({
+      name: `${PREFIX}request_duration_seconds`,
+      help: 'Time from receiving a request to finishing its answer, by endpoint and method.',
+      labelNames: ['endpoint', 'method'],
+      buckets: [...DURATION_BUCKETS],
+      registers,
+    });
+    this.inFlight = new Gauge({
+      name: `${PREFIX}requests_in_flight`,
+      help: 'Requests received and not yet answered.',
+      registers,
+    });
+    this.denials = new Counter({
+      name: `${PREFIX}policy_denials_total`,
+      help: 'Requests the policy refused, by endpoint and method.',
+      labelNames: ['endpoint', 'method'],
+      registers,
+    });
+    this.rateLimits = new Counter({
+      name: `${PREFIX}rate_limited_total`,
+      help: 'Requests refused by the rate limiter, by endpoint.',
+      labelNames: ['endpoint'],
+      registers,
+    });
+
+    // Scrape-time metrics: reset first, so an upstream removed by a reload disappears from the output.
+    const { upstreams, cache } = options;
+    new Gauge({
+      name: `${PREFIX}upstream_state`,
+      help: `Upstream state: 1 for the current one of ${UPSTREAM_STATES.join('|')}, 0 for the others.`,
+      labelNames: ['server', 'state'],
+      registers,
+      collect() {
+        this.reset();
+        for (const upstream of upstreams()) {
+          for (const state of UPSTREAM_STATES) this.set({ server: upstream.name, state }, upstream.state === state ? 1 : 0);
+        }
+      },
+    });
+    // A Counter filled at collect time (reset, then inc by the running total) keeps counter semantics in
+    // the exposition (`# TYPE … counter`), so rate() works; a replaced upstream starting from 0 reads as a
+    // counter reset, which Prometheus handles.
+    new Counter({
+      name: `${PREFIX}upstream_restarts_total`,
+      help: 'Restarts of each upstream since it was started.',
+      labelNames: ['server'],
+      registers,
+      collect() {
+        this.reset();
+        for (const upstream of upstreams()) this.inc({ server: upstream.name }, total(upstream.restarts));
+      },
+    });
+    new Gauge({
+      name: `${PREFIX}upstream_info`,
+      help: 'Always 1; the era label is the protocol era of the upstream (modern, legacy, or unknown before the probe).',
+      labelNames: ['server', 'era'],
+      registers,
+      collect() {
+        this.reset();
+        for (const upstream of upstreams()) this.set({ server: upstream.name, era: upstream.era ?? 'unknown' }, 1);
+      },
+    });
+
+    // The callbacks are read once per metric per scrape; prom-client runs every collect synchronously at the
+    // start of one render, so the numbers of one scrape cannot interleave with other work.
+    const cacheCounter = (name: string, help: string, pick: (s: CacheSnapshot) => number): void => {
+      new Counter({
+        name: `${PREFIX}${name}`,
+        help,
+        registers,
+        collect() {
+          this.reset();
+          this.inc(total(pick(cache())));
+        },
+      });
+    };
+    cacheCounter('cache_hits_total', 'Answers served from the cache store.', (s) => s.hits);
+    cacheCounter('cache_misses_total', 'Cacheable requests not found in the store (including callers that joined another fetch).', (s) => s.misses);
+    cacheCounter('cache_invalidations_total', 'Cache invalidations handled, local and heard from other replicas.', (s) => s.invalidations);
+    cacheCounter('cache_fetches_total', 'Requests sent upstream to fill the cache.', (s) => s.fetches);
+    cacheCounter('cache_store_errors_total', 'Cache store operations that failed or were skipped while the store was unreachable.', (s) => s.storeErrors);
+  }
+
+  /** A request was received. Pair every call with one requestFinished. */
+  requestStarted(): void {
+    this.inFlight.inc();
+  }
+
+  /**
+   * A request that requestStarted counted has ended. `endpoint` must come from the configuration ("mcp" or a
+   * server name), never from the request path as typed; `method` is reduced by methodLabel.
+   */
+  requestFinished(endpoint: string, method: string | undefined, outcome: RequestOutcome, seconds: number): void {
+    this.inFlight.dec();
+    const m = methodLabel(method);
+    this.requests.inc({ endpoint, method: m, outcome });
+    this.duration.observe({ endpoint, method: m }, seconds);
+  }
+
+  /** The policy refused a request (independent of requestFinished's outcome). */
+  denied(endpoint: string, method: string | undefined): void {
+    this.denials.inc({ endpoint, method: methodLabel(method) });
+  }
+
+  /** The rate limiter refused a request (independent of requestFinished's outcome). */
+  rateLimited(endpoint: string): void {
+    this.rateLimits.inc({ endpoint });
+  }
+
+  /** The Prometheus text exposition; serve it with `contentType`. */
+  render(): Promise<string> {
+    return this.registry.metrics();
+  }
+}

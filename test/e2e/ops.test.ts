@@ -1,0 +1,123 @@
+// What an operator relies on: health and readiness that follow the upstreams, the status data, operator
+// pages behind authentication when it is on, trace ids in the audit log, and a shutdown that lets the
+// requests in flight finish.
+import assert from 'node:assert/strict';
+import { mkdtempSync, readFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import path from 'node:path';
+import { after, before, describe, test } from 'node:test';
+import type { RunningGateway } from '../../src/gateway.js';
+import { eventually, fixture, headersFor, post, request, startTestGateway } from './harness.js';
+
+describe('health, readiness and status', () => {
+  let gateway: RunningGateway;
+  before(async () => {
+    gateway = await startTestGateway({ a: fixture('modern-server'), b: fixture('modern-server'), optional: { command: 'no-such-program-mcp-gw', required: false } });
+    await eventually(async () => (await fetch(`${gateway.url}/readyz`)).status === 200, 20_000);
+  });
+  after(() => gateway?.close());
+
+  test('/healthz answers while the process runs', async () => {
+    const answer = await fetch(`${gateway.url}/healthz`);
+    assert.equal(answer.status, 200);
+    const body = await answer.json();
+    assert.equal(body.status, 'ok');
+    assert.equal(typeof body.uptimeSeconds, 'number');
+  });
+
+  test('/readyz is 200 while every required upstream is ready (an optional one down does not count), 503 naming one that is not', async () => {
+    const ready = await (await fetch(`${gateway.url}/readyz`)).json();
+    assert.equal(ready.status, 'ready');
+    assert.equal(ready.upstreams.a, 'ready');
+    assert.notEqual(ready.upstreams.optional, 'ready');
+
+    const crash = request('tools/call', { name: 'crash', arguments: {} });
+    await post(`${gateway.url}/servers/a/mcp`, crash, headersFor(crash));
+    let seen: any;
+    await eventually(async () => {
+      const answer = await fetch(`${gateway.url}/readyz`);
+      seen = await answer.json();
+      return answer.status === 503;
+    }, 10_000);
+    assert.equal(seen.status, 'not ready');
+    assert.deepEqual(seen.notReady.map((n: any) => n.server), ['a']);
+    await eventually(async () => (await fetch(`${gateway.url}/readyz`)).status === 200, 20_000);
+  });
+
+  test('/status.json lists every upstream with its state, era, restarts and tool count', async () => {
+    const status = await (await fetch(`${gateway.url}/status.json`)).json();
+    const byName = Object.fromEntries(status.upstreams.map((u: any) => [u.name, u]));
+    assert.deepEqual(Object.keys(byName), ['a', 'b', 'optional']);
+    assert.equal(byName.b.state, 'ready');
+    assert.equal(byName.b.era, 'modern');
+    assert.equal(byName.b.transport, 'stdio');
+    assert.ok(byName.b.toolCount > 3, JSON.stringify(byName.b));
+    assert.ok(byName.a.restarts >= 1, 'the crash above restarted a');
+    assert.notEqual(byName.optional.state, 'ready');
+    assert.match(byName.optional.lastError ?? '', /no-such-program-mcp-gw/);
+  });
+});
+
+describe('operator pages behind authentication', () => {
+  let gateway: RunningGateway;
+  const dir = mkdtempSync(path.join(tmpdir(), 'mcp-gw-ops-'));
+  before(async () => {
+    gateway = await startTestGateway({ a: fixture('modern-server') }, {}, {
+      auth: { apiKeys: [{ key: 'operator-key-0123456789', principal: 'op' }] },
+      policies: [{ name: 'op', principals: { ids: ['op'] }, allow: { tools: ['a__echo'] } }],
+      audit: { destination: path.join(dir, 'audit.jsonl') },
+    });
+  });
+  after(() => gateway?.close());
+
+  test('/healthz and /readyz answer anyone; /status.json, / and /metrics want credentials', async () => {
+    assert.equal((await fetch(`${gateway.url}/healthz`)).status, 200);
+    assert.notEqual((await fetch(`${gateway.url}/readyz`)).status, 401);
+    for (const page of ['/status.json', '/', '/metrics']) {
+      const anonymous = await fetch(`${gateway.url}${page}`);
+      assert.equal(anonymous.status, 401, page);
+      assert.match(anonymous.headers.get('www-authenticate') ?? '', /^Bearer/);
+      const operator = await fetch(`${gateway.url}${page}`, { headers: { authorization: 'Bearer operator-key-0123456789' } });
+      assert.notEqual(operator.status, 401, page);
+      await operator.text();
+    }
+  });
+
+  test('a denial shows in the status data, and the audit line carries the request\'s trace id', async () => {
+    const traceparent = '00-4bf92f3577b34da6a3ce929d0e0e4736-00f067aa0ba902b7-01';
+    const call = request('tools/call', { name: 'a__crash', arguments: {}, _meta: { 'io.modelcontextprotocol/protocolVersion': '2026-07-28', 'io.modelcontextprotocol/clientCapabilities': {}, traceparent } });
+    const answer = await post(`${gateway.url}/mcp`, call, { ...headersFor(call), authorization: 'Bearer operator-key-0123456789' });
+    assert.equal(answer.body.error.code, -32602);
+    const status = await (await fetch(`${gateway.url}/status.json`, { headers: { authorization: 'Bearer operator-key-0123456789' } })).json();
+    assert.deepEqual(
+      status.recentDenials.map((d: any) => [d.principal, d.method, d.target]),
+      [['op', 'tools/call', 'a__crash']],
+    );
+    await gateway.security.current.audit!.flush();
+    const lines = readFileSync(path.join(dir, 'audit.jsonl'), 'utf8').trim().split('\n').map((l) => JSON.parse(l));
+    const denied = lines.find((l) => l.target === 'a__crash');
+    assert.equal(denied.traceId, '4bf92f3577b34da6a3ce929d0e0e4736');
+  });
+});
+
+describe('shutdown', () => {
+  test('close() lets calls in flight finish, refuses new ones, then stops', async () => {
+    const gateway = await startTestGateway({ a: fixture('modern-server') });
+    const slow = (i: number) => {
+      const call = request('tools/call', { name: 'slow', arguments: { ms: 700 } }, `slow-${i}`);
+      return post(`${gateway.url}/servers/a/mcp`, call, headersFor(call));
+    };
+    const warm = request('tools/call', { name: 'echo', arguments: { text: 'warm' } });
+    await post(`${gateway.url}/servers/a/mcp`, warm, headersFor(warm));
+    const inFlight = Array.from({ length: 5 }, (_, i) => slow(i));
+    await new Promise((resolve) => setTimeout(resolve, 150));
+    const closing = gateway.close();
+    const answers = await Promise.all(inFlight);
+    for (const answer of answers) {
+      assert.equal(answer.status, 200);
+      assert.ok(answer.body.result, JSON.stringify(answer.body));
+    }
+    await closing;
+    await assert.rejects(fetch(`${gateway.url}/healthz`), 'the listener is closed');
+  });
+});
