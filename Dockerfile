@@ -1,5 +1,6 @@
 # syntax=docker/dockerfile:1
-# Build: docker build -t mcp-gateway .     Run: docker run -p 8080:8080 mcp-gateway
+# Build: docker build -t mcp-gateway .
+# Run:   docker run -p 8080:8080 -v $PWD/my.config.yaml:/app/gateway.config.yaml mcp-gateway   (a config with auth:)
 FROM node:22-bookworm-slim AS build
 WORKDIR /app
 COPY package.json package-lock.json ./
@@ -23,6 +24,10 @@ COPY gateway.config.yaml ./
 RUN chown node:node /app
 USER node
 # Inside a container, loopback is unreachable from outside: listen on all interfaces (see README, Container).
-ENV MCP_GATEWAY_HOST=0.0.0.0
+# Listening beyond loopback needs an auth: section: mount a config that has one (README, Container).
+ENV MCP_GATEWAY_HOST=0.0.0.0 MCP_GATEWAY_PORT=8080
 EXPOSE 8080
+# /healthz answers while the process serves; /readyz (for orchestrators) also waits for the upstreams.
+HEALTHCHECK --interval=30s --timeout=5s --start-period=20s --retries=3 \
+  CMD ["node", "-e", "fetch('http://127.0.0.1:'+(process.env.MCP_GATEWAY_PORT||8080)+'/healthz').then(r=>process.exit(r.ok?0:1),()=>process.exit(1))"]
 CMD ["node", "dist/src/cli.js", "--config", "gateway.config.yaml"]
