@@ -14,6 +14,7 @@ import { Aggregator } from './aggregate/aggregator.js';
 import { CachedUpstream } from './cached-upstream.js';
 import { createApp } from './edge/app.js';
 import { RequestTracker } from './edge/request-tracker.js';
+import { GatewayMetrics } from './ops/metrics.js';
 import { changedLists } from './notify/changed-lists.js';
 import { ListenHub } from './notify/listen-hub.js';
 import { ResourceWatch } from './notify/resource-watch.js';
@@ -117,6 +118,10 @@ export async function startGateway(config: GatewayConfig, log: Log): Promise<Run
   await security.install(config);
   let registry: InstanceRegistry | undefined;
   const tracker = new RequestTracker();
+  const metrics = new GatewayMetrics({
+    upstreams: () => [...upstreams].map(([name, upstream]) => ({ name, ...upstream.status() })),
+    cache: () => cache.stats,
+  });
   const startedAt = Date.now();
   const app = createApp({
     upstreams,
@@ -127,8 +132,10 @@ export async function startGateway(config: GatewayConfig, log: Log): Promise<Run
     contextKey: config.cache.contextSecret ? Buffer.from(config.cache.contextSecret) : randomBytes(32),
     security: () => security.current,
     tracker,
+    metrics,
     ops: {
       startedAt,
+      metrics,
       upstreams: () => [...upstreams].map(([name, upstream]) => ({ name, required: config.servers[name]!.required, status: upstream.status() })),
       snapshot: async () => {
         const tools = await aggregate!.toolCounts();

@@ -11,6 +11,7 @@ import { ANONYMOUS } from '../cached-upstream.js';
 import type { ListenHub } from '../notify/listen-hub.js';
 import { ErrorCode, isObject, type JsonObject, type JsonRpcRequest, type JsonRpcResponse } from '../protocol/jsonrpc.js';
 import type { Log } from '../protocol/log.js';
+import type { GatewayMetrics, RequestOutcome } from '../ops/metrics.js';
 import type { Security } from '../security.js';
 import { authRefusal, metadataUrlFor, PROTECTED_RESOURCE_WELL_KNOWN, rateRefusal, resourceMetadataDocument, type Refusal } from './access.js';
 import { corsHeaders, preflightHeaders } from './cors.js';
@@ -41,6 +42,7 @@ export interface EdgeOptions {
   retries?: RetryRouting;
   /** Authentication, policies, rate limits and audit as of now (a reload swaps them). */
   security: () => Security;
+  metrics?: GatewayMetrics;
   /** Counts requests in flight, says when draining, keeps recent denials. */
   tracker: RequestTracker;
   /** /healthz, /readyz, /metrics and the status page. */
@@ -80,15 +82,23 @@ export function createApp(options: EdgeOptions): Hono<{ Bindings: HttpBindings }
       return send(c, reject(503, null, ErrorCode.InternalError, 'mcp-gateway is shutting down; send the request again (to another replica)'), { connection: 'close' });
     }
     tracker.begin();
+    const metrics = options.metrics;
+    metrics?.requestStarted();
+    const started = performance.now();
+    // What the metrics record of this request; each step that answers says how it ended.
+    const seen: Seen = { method: undefined, outcome: 'rejected' };
     try {
-      return await serveTracked(c, endpoint, name);
+      return await serveTracked(c, endpoint, name, started, seen);
+    } catch (error) {
+      seen.outcome = 'error';
+      throw error;
     } finally {
       tracker.end();
+      metrics?.requestFinished(endpoint ? (endpoint === aggregate ? 'mcp' : name) : 'unknown', seen.method, seen.outcome, (performance.now() - started) / 1000);
     }
   }
 
-  async function serveTracked(c: Context<{ Bindings: HttpBindings }>, endpoint: Endpoint | undefined, name: string): Promise<Response> {
-    const started = performance.now();
+  async function serveTracked(c: Context<{ Bindings: HttpBindings }>, endpoint: Endpoint | undefined, name: string, started: number, seen: Seen): Promise<Response> {
     const { incoming, outgoing } = c.env;
     const origin = incoming.headers.origin;
     if (!originAllowed(origin)) {
@@ -121,6 +131,7 @@ export function createApp(options: EdgeOptions): Hono<{ Bindings: HttpBindings }
       if (outcome instanceof Promise) outcome = await outcome;
       if (!outcome.ok) {
         record(ANONYMOUS_PRINCIPAL, 'unknown', { allowed: false, rule: `authentication: ${outcome.reason}` });
+        seen.outcome = 'unauthenticated';
         return refuse(c, authRefusal(security, outcome, metadataUrlFor(security, incoming.headers, c.req.path)), cors);
       }
       principal = outcome.principal;
@@ -137,6 +148,8 @@ export function createApp(options: EdgeOptions): Hono<{ Bindings: HttpBindings }
       if (taken instanceof Promise) taken = await taken;
       if (!taken.allowed) {
         record(principal, 'unknown', { allowed: false, rule: 'rate limit' });
+        seen.outcome = 'rate_limited';
+        options.metrics?.rateLimited(server ?? 'mcp');
         return refuse(c, rateRefusal(principal, limit, taken.retryAfterMs), cors);
       }
     }
@@ -158,12 +171,14 @@ export function createApp(options: EdgeOptions): Hono<{ Bindings: HttpBindings }
     const checked = checkMessage(body, headers, endpoint.toolHeaders);
     if (checked.kind === 'rejected') return send(c, checked.rejection, cors);
     if (checked.kind === 'notification') {
+      seen.outcome = 'ok';
       // Over HTTP a client cancels by closing its stream; no client notification needs forwarding.
       log.debug({ endpoint: name, method: checked.message.method }, 'notification accepted');
       return c.body(null, 202, cors);
     }
 
     const message = checked.message;
+    seen.method = message.method;
     const call: CallOptions = {
       forwardHeaders: message.method === 'tools/call' ? forwardedParamHeaders(incoming.headers) : undefined,
       authContext: security.authenticator.enabled
@@ -179,6 +194,8 @@ export function createApp(options: EdgeOptions): Hono<{ Bindings: HttpBindings }
       verdict = await guard.check(server, message, grant, principal, (tool) => listAllTools(endpoint, message, call, (page) => guard.shape(server, 'tools/list', page, grant)));
       if (verdict.refusal) {
         record(principal, message.method, verdict, args, traceId);
+        seen.outcome = 'denied';
+        options.metrics?.denied(server ?? 'mcp', message.method);
         const refusal = Buffer.from(JSON.stringify(verdict.refusal));
         outgoing.writeHead(200, { ...cors, 'content-type': 'application/json', 'content-length': refusal.length });
         outgoing.end(refusal);
@@ -189,6 +206,7 @@ export function createApp(options: EdgeOptions): Hono<{ Bindings: HttpBindings }
     if (cors) for (const [key, value] of Object.entries(cors)) outgoing.setHeader(key, value);
     if (message.method === 'subscriptions/listen') {
       record(principal, message.method, verdict, undefined, traceId);
+      seen.outcome = 'ok';
       options.listen.open(message, outgoing, server, grant && {
         reaches: (upstream) => grant.reaches(upstream),
         reads: (uri, upstream) => grant.allows('resources', upstream, uri).allowed,
@@ -200,6 +218,7 @@ export function createApp(options: EdgeOptions): Hono<{ Bindings: HttpBindings }
       const holder = options.retries.holderOf(requestState);
       const base = holder === undefined ? undefined : await options.retries.lookup(holder);
       if (base !== undefined && (await forwardRequest(base, incoming, text, outgoing, options.retries.instance))) {
+        seen.outcome = 'ok';
         record(principal, message.method, { ...verdict, rule: `${verdict.rule}; retry forwarded to instance ${holder}` }, args, traceId);
         return RESPONSE_ALREADY_SENT;
       }
@@ -207,9 +226,15 @@ export function createApp(options: EdgeOptions): Hono<{ Bindings: HttpBindings }
     const learn: Shape = message.method === 'tools/list' ? (response) => learnTools(endpoint, response)
       : message.method === 'server/discover' ? relayedCapabilities
       : same;
-    const shape: Shape = grant && security.guard
+    const filtered: Shape = grant && security.guard
       ? ((guard, kept) => (response) => guard.shape(server, message.method, learn(response), kept))(security.guard, grant)
       : learn;
+    // Not shaped means the client went away before the answer.
+    seen.outcome = 'cancelled';
+    const shape: Shape = (response) => {
+      seen.outcome = 'error' in response ? 'error' : 'ok';
+      return filtered(response);
+    };
     const meta = message.params?._meta;
     if (isObject(meta) && meta.progressToken !== undefined) await respondSse(endpoint.upstream, message, outgoing, shape, call);
     else await respondJson(endpoint.upstream, message, outgoing, shape, call);
@@ -252,6 +277,11 @@ export function createApp(options: EdgeOptions): Hono<{ Bindings: HttpBindings }
   });
 
   return app;
+}
+
+interface Seen {
+  method: string | undefined;
+  outcome: RequestOutcome;
 }
 
 const AUTHENTICATED: Verdict = { allowed: true, rule: 'authenticated; no policies configured' };

@@ -44,6 +44,33 @@ describe('health, readiness and status', () => {
     await eventually(async () => (await fetch(`${gateway.url}/readyz`)).status === 200, 20_000);
   });
 
+  test('/metrics changes as requests flow: counts by endpoint, method and outcome; upstream state; cache', async () => {
+    const scrape = async () => (await fetch(`${gateway.url}/metrics`)).text();
+    const value = (text: string, series: string): number => {
+      const line = text.split('\n').find((l) => l.startsWith(`${series} `));
+      return line ? Number(line.slice(series.length + 1)) : 0;
+    };
+    const okCalls = 'mcp_gateway_requests_total{endpoint="b",method="tools/call",outcome="ok"}';
+    const errors = 'mcp_gateway_requests_total{endpoint="mcp",method="tools/call",outcome="error"}';
+    const before = await scrape();
+    for (let i = 0; i < 3; i++) {
+      const call = request('tools/call', { name: 'echo', arguments: { text: `m${i}` } });
+      await post(`${gateway.url}/servers/b/mcp`, call, headersFor(call));
+    }
+    const unknown = request('tools/call', { name: 'b__nope', arguments: {} });
+    await post(`${gateway.url}/mcp`, unknown, headersFor(unknown));
+    const list = request('tools/list');
+    await post(`${gateway.url}/servers/b/mcp`, list, headersFor(list));
+    const after = await scrape();
+    assert.equal(value(after, okCalls) - value(before, okCalls), 3);
+    assert.equal(value(after, errors) - value(before, errors), 1);
+    assert.equal(value(after, 'mcp_gateway_upstream_state{server="b",state="ready"}'), 1);
+    assert.equal(value(after, 'mcp_gateway_upstream_state{server="b",state="starting"}'), 0);
+    assert.ok(value(after, 'mcp_gateway_cache_hits_total') + value(after, 'mcp_gateway_cache_misses_total') > value(before, 'mcp_gateway_cache_hits_total') + value(before, 'mcp_gateway_cache_misses_total'));
+    assert.match(after, /^mcp_gateway_request_duration_seconds_bucket\{le="0\.005",endpoint="b",method="tools\/call"\} \d+$/m);
+    assert.equal(value(after, 'mcp_gateway_requests_in_flight'), 0);
+  });
+
   test('/status.json lists every upstream with its state, era, restarts and tool count', async () => {
     const status = await (await fetch(`${gateway.url}/status.json`)).json();
     const byName = Object.fromEntries(status.upstreams.map((u: any) => [u.name, u]));
