@@ -9,6 +9,9 @@ import { CACHEABLE_METHODS } from './protocol/mcp.js';
 export const ANONYMOUS = 'anonymous';
 
 export class CachedUpstream implements Upstream {
+  private inFlight = 0;
+  private idle: (() => void) | undefined;
+
   constructor(
     private readonly inner: Upstream,
     private readonly cache: ListCache,
@@ -34,7 +37,28 @@ export class CachedUpstream implements Upstream {
     return this.inner.close();
   }
 
+  /** Resolves true once no request is in flight here, or false when `ms` passed first (a reload retiring it). */
+  drained(ms: number): Promise<boolean> {
+    if (this.inFlight === 0) return Promise.resolve(true);
+    return new Promise((resolve) => {
+      const timer = setTimeout(() => resolve(false), ms);
+      this.idle = () => {
+        clearTimeout(timer);
+        resolve(true);
+      };
+    });
+  }
+
   async request(message: JsonRpcRequest, options: RequestOptions = {}): Promise<JsonRpcResponse> {
+    this.inFlight++;
+    try {
+      return await this.forward(message, options);
+    } finally {
+      if (--this.inFlight === 0) this.idle?.();
+    }
+  }
+
+  private async forward(message: JsonRpcRequest, options: RequestOptions): Promise<JsonRpcResponse> {
     const params = message.params;
     if (!CACHEABLE_METHODS.has(message.method) || (params && ('inputResponses' in params || 'requestState' in params))) {
       return this.inner.request(message, options);

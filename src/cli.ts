@@ -1,6 +1,8 @@
 #!/usr/bin/env node
 // mcp-gateway [--config FILE] [--host H] [--port P]
 // mcp-gateway --stdio "<command line>" [--name N] [--host H] [--port P]
+import { watch } from 'node:fs';
+import path from 'node:path';
 import { parseArgs } from 'node:util';
 import { parse as parseShellWords } from 'shell-quote';
 import { ConfigError, exposureProblem, loadConfigFile, parseConfig, SERVER_NAME, type GatewayConfig } from './config.js';
@@ -107,17 +109,41 @@ async function main(): Promise<void> {
   process.on('SIGINT', () => stop('SIGINT'));
   process.on('SIGTERM', () => stop('SIGTERM'));
 
-  // SIGHUP re-reads the config file: authentication, policies, rate limits and audit take effect for the
-  // next request; a config that does not load leaves the running one in place.
+  // SIGHUP, or a change to the config file, reloads it: servers added, changed or removed, and
+  // authentication, policies, rate limits and audit for the next request; a config that does not load
+  // leaves the running one in place.
   const configFile = values.stdio === undefined ? values.config ?? 'gateway.config.yaml' : undefined;
   let reloading = Promise.resolve();
-  process.on('SIGHUP', () => {
+  const reloadNow = (): void => {
     if (!configFile) {
       log.warn({}, 'SIGHUP: nothing to reload (the gateway runs --stdio, not a config file)');
       return;
     }
     reloading = reloading.then(() => reload(gateway, configFile, values, log));
-  });
+  };
+  process.on('SIGHUP', reloadNow);
+  if (configFile) watchFile(configFile, reloadNow, log);
+}
+
+/** Calls `changed` once an edit to `file` settles; watches the folder, as editors replace files by renaming. */
+function watchFile(file: string, changed: () => void, log: Logger): void {
+  const folder = path.dirname(path.resolve(file));
+  const name = path.basename(file);
+  let timer: NodeJS.Timeout | undefined;
+  try {
+    const watcher = watch(folder, (_event, filename) => {
+      if (filename !== name) return;
+      clearTimeout(timer);
+      timer = setTimeout(() => {
+        log.info({ file }, 'the config file changed; reloading');
+        changed();
+      }, 300);
+    });
+    watcher.unref();
+    watcher.on('error', (error) => log.warn({ err: error.message, file }, 'stopped watching the config file; SIGHUP still reloads it'));
+  } catch (error) {
+    log.warn({ err: (error as Error).message, file }, 'cannot watch the config file; SIGHUP still reloads it');
+  }
 }
 
 async function reload(gateway: RunningGateway, file: string, overrides: { host?: string; port?: string }, log: Logger): Promise<void> {
@@ -128,7 +154,7 @@ async function reload(gateway: RunningGateway, file: string, overrides: { host?:
     const exposed = exposureProblem(next);
     if (exposed) throw new ConfigError(file, [exposed]);
     const needRestart = await gateway.reload(next);
-    log.info({ file }, 'reloaded authentication, policies, rate limits and audit settings');
+    log.info({ file }, 'reloaded the config');
     if (needRestart.length) log.warn({ sections: needRestart }, 'these sections changed but take effect only after a restart');
   } catch (error) {
     const problems = error instanceof ConfigError ? error.problems : [(error as Error).message];

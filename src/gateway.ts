@@ -9,7 +9,7 @@ import { ListCache } from '../cache/list-cache.js';
 import { MemoryStore } from '../cache/memory-store.js';
 import type { CacheStore } from '../cache/store.js';
 import { TieredStore } from '../cache/tiered-store.js';
-import { isLoopbackHost, type GatewayConfig } from './config.js';
+import { isLoopbackHost, type GatewayConfig, type ServerConfig } from './config.js';
 import { Aggregator } from './aggregate/aggregator.js';
 import { CachedUpstream } from './cached-upstream.js';
 import { createApp } from './edge/app.js';
@@ -46,7 +46,8 @@ export interface RunningGateway {
   close(): Promise<void>;
 }
 
-export async function startGateway(config: GatewayConfig, log: Log): Promise<RunningGateway> {
+export async function startGateway(initial: GatewayConfig, log: Log): Promise<RunningGateway> {
+  let config = initial;
   const cache = await createCache(config.cache, log.child({ part: 'cache' }));
   const raw = new Map<string, Upstream>();
   const modernWatches = new Map<string, ModernWatch>();
@@ -68,8 +69,13 @@ export async function startGateway(config: GatewayConfig, log: Log): Promise<Run
     calls: new Map(),
     holdMs: config.mrtr.holdMs,
   };
-  const upstreams = new Map<string, Upstream>();
-  for (const [name, server] of Object.entries(config.servers)) {
+  const upstreams = new Map<string, CachedUpstream>();
+  const prefixes = new Map<string, string>();
+  /** The config each running server was started from. */
+  const running = new Map<string, ServerConfig>();
+
+  /** Starts serving one server: its upstream, wrappers, notifications and watches. Cold path. */
+  async function addServer(name: string, server: ServerConfig): Promise<CachedUpstream> {
     const upstreamLog = log.child({ server: name });
     const upstream = await createUpstream(name, server, upstreamLog);
     raw.set(name, upstream);
@@ -90,8 +96,21 @@ export async function startGateway(config: GatewayConfig, log: Log): Promise<Run
       resourceWatch.upstreamReady(name);
     });
     modernWatches.set(name, watchModernUpstream(upstream, upstreamLog, resync, () => resourceWatch.urisOf(name)));
-    upstreams.set(name, new CachedUpstream(new InputBridge(upstream, { held, roots: server.roots, log: upstreamLog }), cache));
+    const served = new CachedUpstream(new InputBridge(upstream, { held, roots: server.roots, log: upstreamLog }), cache);
+    upstreams.set(name, served);
+    prefixes.set(name, server.prefix ?? name);
+    running.set(name, server);
+    return served;
   }
+
+  /** Stops serving one server: new requests no longer find it; those in flight finish (up to drainMs). */
+  async function retire(name: string, served: CachedUpstream, drainMs: number): Promise<void> {
+    modernWatches.get(name)?.stop();
+    if (!(await served.drained(drainMs))) log.warn({ server: name, drainMs }, 'requests to a replaced or removed server still in flight after listen.drainMs; cutting them off');
+    await served.close();
+  }
+
+  for (const [name, server] of Object.entries(config.servers)) await addServer(name, server);
 
   const { host, port } = config.listen;
   if (!isLoopbackHost(host) && config.auth?.anonymous) {
@@ -99,7 +118,7 @@ export async function startGateway(config: GatewayConfig, log: Log): Promise<Run
   }
   aggregate = new Aggregator({
     upstreams,
-    prefixes: new Map(Object.entries(config.servers).map(([name, server]) => [name, server.prefix ?? name])),
+    prefixes,
     separator: config.aggregate.separator,
     listDeadlineMs: config.aggregate.listDeadlineMs,
     cursorSecret: config.aggregate.cursorSecret,
@@ -107,7 +126,7 @@ export async function startGateway(config: GatewayConfig, log: Log): Promise<Run
   });
   const security = new SecurityHolder(
     {
-      prefixes: new Map(Object.entries(config.servers).map(([name, server]) => [name, server.prefix ?? name])),
+      prefixes,
       separator: config.aggregate.separator,
       ownerOf: (uri) => aggregate!.ownerOf(uri),
       resolveOwner: (uri) => aggregate!.resolveOwner(uri),
@@ -192,8 +211,45 @@ export async function startGateway(config: GatewayConfig, log: Log): Promise<Run
     listen: listenHub,
     security,
     async reload(next) {
+      const needRestart = (['listen', 'aggregate', 'cache', 'mrtr'] as const).filter((key) => JSON.stringify(next[key]) !== JSON.stringify(config[key]));
+      // Only servers whose settings changed restart; the others keep serving, untouched.
+      const added: string[] = [];
+      const changed: [string, CachedUpstream][] = [];
+      const removed: [string, CachedUpstream][] = [];
+      for (const [name, server] of Object.entries(next.servers)) {
+        const before = running.get(name);
+        if (before && JSON.stringify(before) === JSON.stringify(server)) continue;
+        const old = upstreams.get(name);
+        if (old) changed.push([name, old]);
+        else added.push(name);
+      }
+      for (const [name, served] of upstreams) if (!(name in next.servers)) removed.push([name, served]);
+      // May throw (a key file that cannot be read): then nothing has changed yet.
       await security.install(next);
-      const needRestart = (['listen', 'servers', 'aggregate', 'cache'] as const).filter((key) => JSON.stringify(next[key]) !== JSON.stringify(config[key]));
+      for (const [name] of removed) {
+        upstreams.delete(name);
+        prefixes.delete(name);
+        running.delete(name);
+        raw.delete(name);
+        aggregate!.detach(name);
+      }
+      for (const name of [...added, ...changed.map(([n]) => n)]) {
+        const served = await addServer(name, next.servers[name]!);
+        aggregate!.attach(name, served);
+        void served.start();
+      }
+      // Keep config order: merged lists follow it.
+      const order = Object.keys(next.servers);
+      const entries = order.map((name) => [name, upstreams.get(name)!] as const);
+      upstreams.clear();
+      for (const [name, served] of entries) upstreams.set(name, served);
+      for (const name of [...removed.map(([n]) => n), ...changed.map(([n]) => n)]) void cache.invalidate(name, EVERY_LIST);
+      aggregate!.listsChanged();
+      for (const [name, served] of [...removed, ...changed]) void retire(name, served, next.listen.drainMs);
+      if (added.length || changed.length || removed.length) {
+        log.info({ added, changed: changed.map(([n]) => n), removed: removed.map(([n]) => n) }, 'servers reloaded');
+      }
+      config = next;
       return needRestart;
     },
     async close() {

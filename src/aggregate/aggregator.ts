@@ -40,8 +40,7 @@ export class Aggregator implements Upstream {
   readonly events = new EventEmitter();
   /** Lists that an upstream did not answer in time or answered with an error, by server. */
   readonly gaps = new Map<string, number>();
-  private readonly servers: string[];
-  private readonly known: ReadonlySet<string>;
+  private readonly listeners = new Map<string, { upstream: Upstream; listener: (notification: { method: string }) => void }>();
   private readonly tools = new NameRoutes();
   private readonly prompts = new NameRoutes();
   private readonly resources = new ResourceOwners();
@@ -51,12 +50,36 @@ export class Aggregator implements Upstream {
   private readonly lastRefresh = new Map<ListMethod, number>();
 
   constructor(private readonly options: AggregatorOptions) {
-    this.servers = [...options.upstreams.keys()];
-    this.known = new Set(this.servers);
     this.cursors = new CursorCodec(options.cursorSecret);
-    for (const [server, upstream] of options.upstreams) {
-      upstream.events.on('listChanged', (notification: { method: string }) => this.forget(server, notification.method));
-    }
+    for (const [server, upstream] of options.upstreams) this.attach(server, upstream);
+  }
+
+  /** In config order; the upstreams map may change on reload. */
+  private get servers(): string[] {
+    return [...this.options.upstreams.keys()];
+  }
+
+  private get known(): ReadonlySet<string> {
+    return new Set(this.options.upstreams.keys());
+  }
+
+  /** Follows a server's list changes (a reload adding or replacing it calls this again). */
+  attach(server: string, upstream: Upstream): void {
+    this.detach(server);
+    const listener = (notification: { method: string }): void => this.forget(server, notification.method);
+    upstream.events.on('listChanged', listener);
+    this.listeners.set(server, { upstream, listener });
+  }
+
+  /** Forgets a server removed or replaced by a reload: its routes, and merged pages that held its items. */
+  detach(server: string): void {
+    const attached = this.listeners.get(server);
+    if (attached) attached.upstream.events.off('listChanged', attached.listener);
+    this.listeners.delete(server);
+    this.tools.forgetServer(server);
+    this.prompts.forgetServer(server);
+    this.resources.forgetServer(server);
+    this.pages.clear();
   }
 
   status(): UpstreamStatus {

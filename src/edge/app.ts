@@ -71,10 +71,17 @@ export function createApp(options: EdgeOptions): Hono<{ Bindings: HttpBindings }
   const originAllowed = originChecker(options.allowedOrigins);
   const tracker = options.tracker;
   const principalContext = principalContexts(options.contextKey);
+  // Looked up per request: a reload may add, replace or remove servers.
   const endpoints = new Map<string, Endpoint>();
-  for (const [name, upstream] of options.upstreams) endpoints.set(name, { upstream, toolHeaders: new ToolHeaderIndex() });
+  const endpointOf = (name: string): Endpoint | undefined => {
+    const upstream = options.upstreams.get(name);
+    if (!upstream) return undefined;
+    let endpoint = endpoints.get(name);
+    if (endpoint?.upstream !== upstream) endpoints.set(name, (endpoint = { upstream, toolHeaders: new ToolHeaderIndex() }));
+    return endpoint;
+  };
   const aggregate: Endpoint | undefined = options.aggregate && { upstream: options.aggregate, toolHeaders: new ToolHeaderIndex() };
-  const paths = [...(aggregate ? ['/mcp'] : []), ...[...endpoints.keys()].map((n) => `/servers/${n}/mcp`)];
+  const paths = (): string[] => [...(aggregate ? ['/mcp'] : []), ...[...options.upstreams.keys()].map((n) => `/servers/${n}/mcp`)];
   const app = new Hono<{ Bindings: HttpBindings }>();
 
   async function serve(c: Context<{ Bindings: HttpBindings }>, endpoint: Endpoint | undefined, name: string): Promise<Response> {
@@ -139,7 +146,7 @@ export function createApp(options: EdgeOptions): Hono<{ Bindings: HttpBindings }
     const grant = security.guard ? security.policies.grantFor(principal) : undefined;
     // A server this caller may reach nothing on does not exist for it.
     if (!endpoint || (grant && server !== undefined && !grant.reaches(server))) {
-      const shown = grant ? paths.filter((p) => p === '/mcp' || grant.reaches(p.slice('/servers/'.length, -'/mcp'.length))) : paths;
+      const shown = grant ? paths().filter((p) => p === '/mcp' || grant.reaches(p.slice('/servers/'.length, -'/mcp'.length))) : paths();
       return send(c, reject(404, null, ErrorCode.InvalidRequest, `No server named '${name}'. Endpoints: ${shown.join(', ')}`), cors);
     }
     const limit = grant?.rateLimit ?? security.defaultRateLimit;
@@ -253,7 +260,7 @@ export function createApp(options: EdgeOptions): Hono<{ Bindings: HttpBindings }
   }
 
   if (aggregate) app.post('/mcp', (c) => serve(c, aggregate, 'mcp'));
-  app.post('/servers/:name/mcp', (c) => serve(c, endpoints.get(c.req.param('name')), c.req.param('name')));
+  app.post('/servers/:name/mcp', (c) => serve(c, endpointOf(c.req.param('name')), c.req.param('name')));
 
   for (const path of ['/mcp', '/servers/:name/mcp']) {
     app.options(path, (c) => {
@@ -269,7 +276,7 @@ export function createApp(options: EdgeOptions): Hono<{ Bindings: HttpBindings }
     );
   }
 
-  app.notFound((c) => send(c, reject(404, null, ErrorCode.InvalidRequest, `Nothing at ${c.req.path}. MCP endpoints: ${paths.join(', ')}`)));
+  app.notFound((c) => send(c, reject(404, null, ErrorCode.InvalidRequest, `Nothing at ${c.req.path}. MCP endpoints: ${paths().join(', ')}`)));
 
   app.onError((error, c) => {
     log.error({ err: error, path: c.req.path }, 'unexpected error in the HTTP edge');

@@ -27,7 +27,12 @@ export class HeldCall {
   finished = false;
 
   /** Sends the request upstream; the server's questions and answer queue up as events. */
-  constructor(upstream: Upstream, message: JsonRpcRequest, options: RequestOptions) {
+  constructor(
+    /** The upstream holding it (a reload retiring that upstream cancels its calls). */
+    readonly upstream: Upstream,
+    message: JsonRpcRequest,
+    options: RequestOptions,
+  ) {
     void upstream
       .request(message, {
         ...options,

@@ -56,7 +56,11 @@ export class InputBridge implements Upstream {
   }
 
   close(): Promise<void> {
-    for (const call of this.options.held.calls.values()) call.cancel();
+    for (const [id, call] of this.options.held.calls) {
+      if (call.upstream !== this.inner) continue;
+      call.cancel();
+      this.options.held.calls.delete(id);
+    }
     return this.inner.close();
   }
 

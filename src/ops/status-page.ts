@@ -200,7 +200,7 @@ const sha256 = (text: string) => `'sha256-${createHash('sha256').update(text, 'u
 
 /**
  * The page's Content-Security-Policy, also set in the page by a <meta> tag: only its own script and style,
- * fetches to its own origin, no other loads. Send it as a header too to add frame-ancestors (which a meta
+ * fetches to its own origin, images (a browser's /favicon.ico) from it, nothing else. Send it as a header too to add frame-ancestors (which a meta
  * tag cannot carry): `${STATUS_PAGE_CSP}; frame-ancestors 'none'`.
  */
 export const STATUS_PAGE_CSP = [
@@ -208,7 +208,7 @@ export const STATUS_PAGE_CSP = [
   `script-src ${sha256(SCRIPT)}`,
   `style-src ${sha256(STYLE)}`,
   "connect-src 'self'",
-  'img-src data:',
+  "img-src 'self'",
   "base-uri 'none'",
   "form-action 'none'",
 ].join('; ');
@@ -224,7 +224,6 @@ export function renderStatusPage(snapshot: StatusSnapshot): string {
 <meta http-equiv="Content-Security-Policy" content="${escapeHtml(STATUS_PAGE_CSP)}">
 <meta name="referrer" content="no-referrer">
 <title>mcp-gateway status</title>
-<link rel="icon" href="data:,">
 <noscript><meta http-equiv="refresh" content="${STATUS_REFRESH_MS / 1000}"></noscript>
 <style>${STYLE}</style>
 </head>
