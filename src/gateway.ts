@@ -15,6 +15,7 @@ import { CachedUpstream } from './cached-upstream.js';
 import { createApp } from './edge/app.js';
 import { RequestTracker } from './edge/request-tracker.js';
 import { GatewayMetrics } from './ops/metrics.js';
+import { renderStatusPage, type StatusSnapshot } from './ops/status-page.js';
 import { changedLists } from './notify/changed-lists.js';
 import { ListenHub } from './notify/listen-hub.js';
 import { ResourceWatch } from './notify/resource-watch.js';
@@ -155,8 +156,9 @@ export async function startGateway(initial: GatewayConfig, log: Log): Promise<Ru
     ops: {
       startedAt,
       metrics,
+      page: (snapshot) => renderStatusPage(snapshot as StatusSnapshot),
       upstreams: () => [...upstreams].map(([name, upstream]) => ({ name, required: config.servers[name]!.required, status: upstream.status() })),
-      snapshot: async () => {
+      snapshot: async (): Promise<StatusSnapshot> => {
         const tools = await aggregate!.toolCounts();
         const stats = cache.stats;
         const lookups = stats.hits + stats.misses;

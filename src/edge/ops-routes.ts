@@ -5,6 +5,7 @@ import type { HttpBindings } from '@hono/node-server';
 import type { Context, Hono } from 'hono';
 import type { UpstreamHealth } from '../ops/health.js';
 import { liveness, readiness } from '../ops/health.js';
+import { STATUS_PAGE_CSP } from '../ops/status-page.js';
 import { ErrorCode } from '../protocol/jsonrpc.js';
 import type { Security } from '../security.js';
 import { authRefusal, metadataUrlFor } from './access.js';
@@ -34,7 +35,7 @@ export function addOpsRoutes(app: App, ops: OpsOptions): void {
     const refusal = await refused(c, ops);
     if (refusal) return refusal;
     if (!ops.page) return c.json(await ops.snapshot());
-    return c.html(ops.page(await ops.snapshot()), 200, { 'cache-control': 'no-store', 'content-security-policy': "default-src 'self'; style-src 'unsafe-inline'; script-src 'unsafe-inline'; connect-src 'self'" });
+    return c.html(ops.page(await ops.snapshot()), 200, { 'cache-control': 'no-store', 'content-security-policy': `${STATUS_PAGE_CSP}; frame-ancestors 'none'` });
   });
   app.get('/metrics', async (c) => {
     const refusal = await refused(c, ops);

@@ -200,8 +200,8 @@ const sha256 = (text: string) => `'sha256-${createHash('sha256').update(text, 'u
 
 /**
  * The page's Content-Security-Policy, also set in the page by a <meta> tag: only its own script and style,
- * fetches to its own origin, images (a browser's /favicon.ico) from it, nothing else. Send it as a header too to add frame-ancestors (which a meta
- * tag cannot carry): `${STATUS_PAGE_CSP}; frame-ancestors 'none'`.
+ * fetches to its own origin, images (a browser's own /favicon.ico) from it, nothing else. Send it as a
+ * header too, to add frame-ancestors (which a meta tag cannot carry): `${STATUS_PAGE_CSP}; frame-ancestors 'none'`.
  */
 export const STATUS_PAGE_CSP = [
   "default-src 'none'",
