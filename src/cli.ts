@@ -132,7 +132,8 @@ function watchFile(file: string, changed: () => void, log: Logger): void {
   let timer: NodeJS.Timeout | undefined;
   try {
     const watcher = watch(folder, (_event, filename) => {
-      if (filename !== name) return;
+      // `..data` is how a Kubernetes ConfigMap volume swaps in a new version.
+      if (filename !== name && filename !== '..data') return;
       clearTimeout(timer);
       timer = setTimeout(() => {
         log.info({ file }, 'the config file changed; reloading');

@@ -213,7 +213,7 @@ export async function startGateway(initial: GatewayConfig, log: Log): Promise<Ru
     listen: listenHub,
     security,
     async reload(next) {
-      const needRestart = (['listen', 'aggregate', 'cache', 'mrtr'] as const).filter((key) => JSON.stringify(next[key]) !== JSON.stringify(config[key]));
+      const needRestart = (['listen', 'log', 'aggregate', 'cache', 'mrtr'] as const).filter((key) => JSON.stringify(next[key]) !== JSON.stringify(config[key]));
       // Only servers whose settings changed restart; the others keep serving, untouched.
       const added: string[] = [];
       const changed: [string, CachedUpstream][] = [];
@@ -247,11 +247,12 @@ export async function startGateway(initial: GatewayConfig, log: Log): Promise<Ru
       for (const [name, served] of entries) upstreams.set(name, served);
       for (const name of [...removed.map(([n]) => n), ...changed.map(([n]) => n)]) void cache.invalidate(name, EVERY_LIST);
       aggregate!.listsChanged();
-      for (const [name, served] of [...removed, ...changed]) void retire(name, served, next.listen.drainMs);
+      for (const [name, served] of [...removed, ...changed]) void retire(name, served, config.listen.drainMs);
       if (added.length || changed.length || removed.length) {
         log.info({ added, changed: changed.map(([n]) => n), removed: removed.map(([n]) => n) }, 'servers reloaded');
       }
-      config = next;
+      // Sections that need a restart keep their running values (and are reported again on the next reload).
+      config = { ...next, listen: config.listen, log: config.log, aggregate: config.aggregate, cache: config.cache, mrtr: config.mrtr };
       return needRestart;
     },
     async close() {
