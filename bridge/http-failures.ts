@@ -52,6 +52,8 @@ export function describeExchange(where: Where, method: string, exchange: HttpExc
   const who = upstream(where);
   switch (exchange.end) {
     case 'network':
+      // Once the server has answered, a network error is a connection that broke mid-answer.
+      if (exchange.status > 0) return `${who} broke off its answer to ${method} (HTTP ${exchange.status}): ${describeError(exchange.error)}. Send the request again.`;
       return `${who} could not be reached for ${method}: ${describeError(exchange.error)}. Check that the server is running and servers.${where.name}.url is right.`;
     case 'timeout':
       return timeoutMessage(where, method);

@@ -103,6 +103,12 @@ export class StdioProcess {
       oversized: (bytes) => log.warn({ bytes }, 'dropped an over-long stderr line'),
     });
     this.child.stderr!.on('data', (chunk: Buffer) => stderrFramer.push(chunk));
+    // A last line without a newline is often the one that says why the child died.
+    let stderrEnded = false;
+    this.child.stderr!.once('end', () => {
+      stderrFramer.end();
+      stderrEnded = true;
+    });
     // Writing to a child that just died raises EPIPE on stdin; the exit path reports it.
     this.child.stdin!.on('error', () => {});
 
@@ -124,12 +130,15 @@ export class StdioProcess {
     // Its last answers may still be in the pipe, so give stdout a moment to drain first.
     this.child.once('exit', (code, signal) => {
       const info: ExitInfo = { code, signal, spawnError: undefined };
-      if (stdoutEnded) return finish(info);
+      if (stdoutEnded && stderrEnded) return finish(info);
       const timer = setTimeout(() => finish(info), EXIT_DRAIN_MS);
-      stdout.once('end', () => {
+      const drained = (): void => {
+        if (!stdoutEnded || !stderrEnded) return;
         clearTimeout(timer);
         finish(info);
-      });
+      };
+      stdout.once('end', () => setImmediate(drained));
+      this.child.stderr!.once('end', () => setImmediate(drained));
     });
     // A process that never started emits no 'exit'; execa's result says why.
     void this.child.then((result) => {

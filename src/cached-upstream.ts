@@ -3,7 +3,7 @@
 // request, goes straight through.
 import type { ListCache } from '../cache/list-cache.js';
 import type { RequestOptions, Upstream, UpstreamStatus } from '../bridge/upstream.js';
-import type { JsonRpcRequest, JsonRpcResponse } from './protocol/jsonrpc.js';
+import { ErrorCode, errorResponse, type JsonRpcRequest, type JsonRpcResponse } from './protocol/jsonrpc.js';
 import { CACHEABLE_METHODS } from './protocol/mcp.js';
 
 export const ANONYMOUS = 'anonymous';
@@ -65,8 +65,19 @@ export class CachedUpstream implements Upstream {
     }
     const variant = message.method === 'resources/read' ? String(params?.uri) : typeof params?.cursor === 'string' ? params.cursor : '';
     const key = { upstream: this.inner.name, method: message.method, variant, context: options.authContext ?? ANONYMOUS };
-    // Others may wait on this fetch (single flight): one caller going away must not cancel it for them.
-    const { response } = await this.cache.get(key, message.id, () => this.inner.request(message, { ...options, signal: undefined }));
-    return response;
+    // Others may wait on this fetch (single flight): one caller going away must not cancel it for them,
+    // but that caller stops waiting (and stops counting as in flight) at once.
+    const fetched = this.cache.get(key, message.id, () => this.inner.request(message, { ...options, signal: undefined }));
+    const signal = options.signal;
+    if (!signal) return (await fetched).response;
+    if (signal.aborted) return errorResponse(message.id, ErrorCode.InternalError, 'Request cancelled by the client');
+    return new Promise<JsonRpcResponse>((resolve) => {
+      const gone = (): void => resolve(errorResponse(message.id, ErrorCode.InternalError, 'Request cancelled by the client'));
+      signal.addEventListener('abort', gone, { once: true });
+      void fetched.then(({ response }) => {
+        signal.removeEventListener('abort', gone);
+        resolve(response);
+      });
+    });
   }
 }

@@ -12,6 +12,9 @@ const SSE_HEADERS = {
   'x-accel-buffering': 'no',
 };
 
+/** Bytes of unread progress a client may have waiting before further progress is dropped. */
+const MAX_BUFFERED_PROGRESS = 1024 * 1024;
+
 /** What the caller is shown of the upstream's answer (the answer itself, or a filtered copy). */
 export type Shape = (response: JsonRpcResponse) => JsonRpcResponse;
 /** What the upstream is told besides the message. */
@@ -51,7 +54,8 @@ export async function respondSse(
     authContext: call.authContext,
     reach: call.reach,
     onNotification: (notification) => {
-      if (!signal.aborted) send(notification);
+      // A client that does not read its stream misses progress rather than have the gateway buffer it all.
+      if (!signal.aborted && outgoing.writableLength < MAX_BUFFERED_PROGRESS) send(notification);
     },
   });
   if (signal.aborted || outgoing.destroyed) return;
