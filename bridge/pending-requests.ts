@@ -117,16 +117,32 @@ export class PendingRequests {
    * (stdio): the one request in flight that may ask the client something. Several such requests in flight
    * make it unknowable, and guessing could show one caller another's question: undefined then.
    */
-  soleAsker(): { handler: ServerRequestHandler | undefined; method: string } | { ambiguous: number } | undefined {
-    let found: Pending | undefined;
+  soleAsker(): { id: number; handler: ServerRequestHandler | undefined; method: string } | { ambiguous: number } | undefined {
+    let found: [number, Pending] | undefined;
     let count = 0;
-    for (const entry of this.pending.values()) {
-      if (!MAY_ASK.has(entry.method)) continue;
+    for (const entry of this.pending) {
+      if (!MAY_ASK.has(entry[1].method)) continue;
       found = entry;
       count++;
     }
     if (count > 1) return { ambiguous: count };
-    return found && { handler: found.onServerRequest, method: found.method };
+    return found && { id: found[0], handler: found[1].onServerRequest, method: found[1].method };
+  }
+
+  /**
+   * Stops a request's clock while its caller is asked something (a person may take longer than the server's
+   * timeoutMs to answer); `resumeClock` starts it again, in full.
+   */
+  pauseClock(id: number): void {
+    const entry = this.pending.get(id);
+    if (entry) clearTimeout(entry.timer);
+  }
+
+  resumeClock(id: number, timeoutMs: number): void {
+    const entry = this.pending.get(id);
+    if (!entry || timeoutMs <= 0) return;
+    clearTimeout(entry.timer);
+    entry.timer = setTimeout(this.expire, timeoutMs, id, timeoutMs);
   }
 
   /** A progress notification from the connection, routed to its request's caller. */

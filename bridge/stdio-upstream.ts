@@ -152,7 +152,6 @@ export class StdioUpstream implements Upstream {
       }
       if (!child.alive || this.state !== 'starting') return;
       this.readyAt = Date.now();
-      this.consecutiveFailures = 0;
       this.setState('ready');
       this.log.info({ pid: child.pid, era: this.era }, 'upstream ready');
     } catch (error) {
@@ -239,7 +238,12 @@ export class StdioUpstream implements Upstream {
     if (this.probing) return; // run() starts the legacy child
 
     const now = Date.now();
-    if (this.readyAt && now - this.readyAt > STABLE_AFTER_MS) this.crashes.reset();
+    // Only a child that stayed up a while starts the backoff afresh; one that dies soon after each start
+    // waits longer every time.
+    if (this.readyAt && now - this.readyAt > STABLE_AFTER_MS) {
+      this.crashes.reset();
+      this.consecutiveFailures = 0;
+    }
     this.readyAt = 0;
     const stderr = child.recentStderr().split('\n').at(-1);
     this.lastError = info.spawnError ?? this.lastError ?? `${how}${stderr ? `: ${stderr}` : ''}`;
@@ -301,7 +305,11 @@ export class StdioUpstream implements Upstream {
     if (LEGACY_CLIENT_REQUESTS.has(request.method)) {
       const asker = this.pending.soleAsker();
       if (asker && 'handler' in asker && asker.handler) {
-        void relayServerRequest(asker.handler, request).then((answer) => child.send(answer));
+        this.pending.pauseClock(asker.id);
+        void relayServerRequest(asker.handler, request).then((answer) => {
+          this.pending.resumeClock(asker.id, this.config.timeoutMs);
+          child.send(answer);
+        });
         return;
       }
       const why = !asker ? 'no call is in flight' : 'ambiguous' in asker ? `${asker.ambiguous} calls are in flight and stdio does not say which one asks` : 'its caller cannot be asked';

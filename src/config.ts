@@ -111,6 +111,8 @@ const auth = z.strictObject({
   anonymous: bool().default(false),
   apiKeys: z.array(apiKey).default([]),
   jwt: jwt.optional(),
+  /** Who may read /status.json, / and /metrics (default: any authenticated principal but anonymous). */
+  operators: z.strictObject({ ids: z.array(z.string().min(1)).default([]), groups: z.array(z.string().min(1)).default([]) }).optional(),
   /** OAuth 2.1 resource server settings (RFC 9728 metadata, audience, required scopes). */
   oauth: z
     .strictObject({
@@ -196,6 +198,14 @@ const configSchema = z.strictObject({
       holdMs: positiveMs.default(300_000),
       /** Where other replicas reach this one to forward a retry (default: the listen address). */
       internalUrl: z.url({ protocol: /^https?$/ }).optional(),
+    })
+    .prefault({}),
+  /** 2025-era clients (initialize, Mcp-Session-Id) on the same endpoints. */
+  legacyClients: z
+    .strictObject({
+      /** Encrypts session ids; the same on every replica, so any of them serves a session. Random per start when absent. */
+      sessionSecret: z.string().min(16, 'use at least 16 characters').optional(),
+      sessionTtlMs: positiveMs.default(86_400_000),
     })
     .prefault({}),
   /** Where pinned tools' digests are kept (a JSON file); in memory only when absent. */

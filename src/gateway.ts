@@ -14,6 +14,7 @@ import { Aggregator } from './aggregate/aggregator.js';
 import { CachedUpstream } from './cached-upstream.js';
 import { createApp } from './edge/app.js';
 import { RequestTracker } from './edge/request-tracker.js';
+import { LegacyClients } from './legacy-client/legacy-clients.js';
 import { GatewayMetrics } from './ops/metrics.js';
 import { renderStatusPage, type StatusSnapshot } from './ops/status-page.js';
 import { changedLists } from './notify/changed-lists.js';
@@ -153,8 +154,18 @@ export async function startGateway(initial: GatewayConfig, log: Log): Promise<Ru
     security: () => security.current,
     tracker,
     metrics,
+    legacyClients: new LegacyClients({
+      secret: config.legacyClients.sessionSecret ? Buffer.from(config.legacyClients.sessionSecret) : randomBytes(32),
+      sessionTtlMs: config.legacyClients.sessionTtlMs,
+      listen: listenHub,
+      log: log.child({ part: 'legacy-clients' }),
+    }),
     ops: {
       startedAt,
+      hostAllowed: (hostHeader) => !isLoopbackHost(config.listen.host) || (hostHeader !== undefined && isLoopbackHost(hostName(hostHeader))),
+      get operators() {
+        return config.auth?.operators;
+      },
       metrics,
       page: (snapshot) => renderStatusPage(snapshot as StatusSnapshot),
       upstreams: () => [...upstreams].map(([name, upstream]) => ({ name, required: config.servers[name]!.required, status: upstream.status() })),
@@ -213,7 +224,7 @@ export async function startGateway(initial: GatewayConfig, log: Log): Promise<Ru
     listen: listenHub,
     security,
     async reload(next) {
-      const needRestart = (['listen', 'log', 'aggregate', 'cache', 'mrtr'] as const).filter((key) => JSON.stringify(next[key]) !== JSON.stringify(config[key]));
+      const needRestart = (['listen', 'log', 'aggregate', 'cache', 'mrtr', 'legacyClients'] as const).filter((key) => JSON.stringify(next[key]) !== JSON.stringify(config[key]));
       // Only servers whose settings changed restart; the others keep serving, untouched.
       const added: string[] = [];
       const changed: [string, CachedUpstream][] = [];
@@ -252,7 +263,7 @@ export async function startGateway(initial: GatewayConfig, log: Log): Promise<Ru
         log.info({ added, changed: changed.map(([n]) => n), removed: removed.map(([n]) => n) }, 'servers reloaded');
       }
       // Sections that need a restart keep their running values (and are reported again on the next reload).
-      config = { ...next, listen: config.listen, log: config.log, aggregate: config.aggregate, cache: config.cache, mrtr: config.mrtr };
+      config = { ...next, listen: config.listen, log: config.log, aggregate: config.aggregate, cache: config.cache, mrtr: config.mrtr, legacyClients: config.legacyClients };
       return needRestart;
     },
     async close() {
@@ -297,4 +308,12 @@ function listen(fetch: (request: Request) => Response | Promise<Response>, hostn
         : error);
     });
   });
+}
+
+/** The host part of a Host header (`[::1]:8080` → `::1`). */
+function hostName(header: string): string {
+  const bracketed = /^\[([^\]]+)\]/.exec(header);
+  if (bracketed) return bracketed[1]!;
+  const colon = header.lastIndexOf(':');
+  return colon > 0 && header.indexOf(':') === colon ? header.slice(0, colon) : header;
 }

@@ -11,13 +11,14 @@ import { ANONYMOUS } from '../cached-upstream.js';
 import type { ListenHub } from '../notify/listen-hub.js';
 import { ErrorCode, isObject, type JsonObject, type JsonRpcRequest, type JsonRpcResponse } from '../protocol/jsonrpc.js';
 import type { Log } from '../protocol/log.js';
+import type { LegacyClients, LegacyExchange } from '../legacy-client/legacy-clients.js';
 import type { GatewayMetrics, RequestOutcome } from '../ops/metrics.js';
 import type { Security } from '../security.js';
 import { authRefusal, metadataUrlFor, PROTECTED_RESOURCE_WELL_KNOWN, rateRefusal, resourceMetadataDocument, type Refusal } from './access.js';
 import { corsHeaders, preflightHeaders } from './cors.js';
 import { FORWARDED_HEADER, forwardRequest } from './forward.js';
 import { checkAccept, checkContentType, tooLarge } from './http-rules.js';
-import { forwardedParamHeaders, NodeHeaders, readBody } from './node-io.js';
+import { ClientGone, forwardedParamHeaders, NodeHeaders, readBody } from './node-io.js';
 import { originChecker } from './origin.js';
 import { ToolHeaderIndex } from './param-headers.js';
 import { addOpsRoutes, type OpsOptions } from './ops-routes.js';
@@ -43,10 +44,12 @@ export interface EdgeOptions {
   /** Authentication, policies, rate limits and audit as of now (a reload swaps them). */
   security: () => Security;
   metrics?: GatewayMetrics;
+  /** Serves 2025-era clients (initialize, sessions); absent: they are refused as before. */
+  legacyClients?: LegacyClients;
   /** Counts requests in flight, says when draining, keeps recent denials. */
   tracker: RequestTracker;
   /** /healthz, /readyz, /metrics and the status page. */
-  ops: Omit<OpsOptions, 'security' | 'draining'>;
+  ops: Omit<OpsOptions, 'security' | 'draining' | 'originAllowed'>;
   log: Log;
 }
 
@@ -84,7 +87,7 @@ export function createApp(options: EdgeOptions): Hono<{ Bindings: HttpBindings }
   const paths = (): string[] => [...(aggregate ? ['/mcp'] : []), ...[...options.upstreams.keys()].map((n) => `/servers/${n}/mcp`)];
   const app = new Hono<{ Bindings: HttpBindings }>();
 
-  async function serve(c: Context<{ Bindings: HttpBindings }>, endpoint: Endpoint | undefined, name: string): Promise<Response> {
+  async function serve(c: Context<{ Bindings: HttpBindings }>, endpoint: Endpoint | undefined, name: string, verb: Verb = 'POST'): Promise<Response> {
     if (tracker.draining) {
       return send(c, reject(503, null, ErrorCode.InternalError, 'mcp-gateway is shutting down; send the request again (to another replica)'), { connection: 'close' });
     }
@@ -95,7 +98,7 @@ export function createApp(options: EdgeOptions): Hono<{ Bindings: HttpBindings }
     // What the metrics record of this request; each step that answers says how it ended.
     const seen: Seen = { method: undefined, outcome: 'rejected' };
     try {
-      return await serveTracked(c, endpoint, name, started, seen);
+      return await serveTracked(c, endpoint, name, started, seen, verb);
     } catch (error) {
       seen.outcome = 'error';
       throw error;
@@ -105,7 +108,7 @@ export function createApp(options: EdgeOptions): Hono<{ Bindings: HttpBindings }
     }
   }
 
-  async function serveTracked(c: Context<{ Bindings: HttpBindings }>, endpoint: Endpoint | undefined, name: string, started: number, seen: Seen): Promise<Response> {
+  async function serveTracked(c: Context<{ Bindings: HttpBindings }>, endpoint: Endpoint | undefined, name: string, started: number, seen: Seen, verb: Verb): Promise<Response> {
     const { incoming, outgoing } = c.env;
     const origin = incoming.headers.origin;
     if (!originAllowed(origin)) {
@@ -161,6 +164,49 @@ export function createApp(options: EdgeOptions): Hono<{ Bindings: HttpBindings }
       }
     }
 
+    const callerContext = security.authenticator.enabled ? principalContext(principal) : authContext(options.contextKey, incoming.headers.authorization);
+    const ep = endpoint;
+    /** A 2025 client's exchange: the legacy adapter, with the modern core (policy, upstream, view) to call. */
+    const legacyExchange = (body: unknown, sessionHeader: string | undefined): LegacyExchange => ({
+      body,
+      sessionHeader,
+      endpoint: server ?? 'mcp',
+      upstream: server,
+      caller: callerContext,
+      outgoing,
+      signal: new ClientGone(outgoing),
+      headers: cors ?? {},
+      access: grant && { reaches: (upstream) => grant.reaches(upstream), reads: (uri, upstream) => grant.allows('resources', upstream, uri).allowed },
+      execute: async (request, options) => {
+        const call: CallOptions = {
+          forwardHeaders: request.method === 'tools/call' ? forwardedParamHeaders(incoming.headers) : undefined,
+          authContext: callerContext,
+          reach: grant,
+        };
+        const args = request.method === 'tools/call' ? request.params?.arguments : undefined;
+        if (grant && security.guard) {
+          const guard = security.guard;
+          const verdict = await guard.check(server, request, grant, principal, () => listAllTools(ep, request, call, (page) => guard.shape(server, 'tools/list', page, grant)));
+          record(principal, request.method, verdict, args);
+          if (verdict.refusal) return verdict.refusal;
+        } else {
+          record(principal, request.method, AUTHENTICATED, args);
+        }
+        const response = await ep.upstream.request(request, { ...call, signal: options.signal, onNotification: options.onNotification });
+        const learned = request.method === 'tools/list' ? learnTools(ep, response) : response;
+        return grant && security.guard ? security.guard.shape(server, request.method, learned, grant) : learned;
+      },
+    });
+    if (verb !== 'POST') {
+      // A 2025 session's GET stream, or its end.
+      const legacy = options.legacyClients!;
+      const exchange = legacyExchange(undefined, incoming.headers['mcp-session-id'] as string | undefined);
+      seen.outcome = 'ok';
+      if (verb === 'GET') legacy.stream(exchange);
+      else legacy.end(exchange);
+      return RESPONSE_ALREADY_SENT;
+    }
+
     const headers = new NodeHeaders(incoming.headers);
     const transportProblem = checkContentType(headers.get('content-type')) ?? checkAccept(headers.get('accept'));
     if (transportProblem) return send(c, transportProblem, cors);
@@ -173,6 +219,15 @@ export function createApp(options: EdgeOptions): Hono<{ Bindings: HttpBindings }
       body = JSON.parse(text);
     } catch {
       return send(c, reject(400, null, ErrorCode.ParseError, 'Parse error: the body is not valid JSON'), cors);
+    }
+
+    // The body decides the era: modern _meta wins; initialize, or a request on a session, is a 2025 client's.
+    const sessionHeader = headers.get('mcp-session-id') ?? undefined;
+    if (options.legacyClients?.claims(body, sessionHeader)) {
+      seen.method = isObject(body) && typeof body.method === 'string' ? body.method : undefined;
+      seen.outcome = 'ok';
+      await options.legacyClients.post(legacyExchange(body, sessionHeader));
+      return RESPONSE_ALREADY_SENT;
     }
 
     const checked = checkMessage(body, headers, endpoint.toolHeaders);
@@ -188,9 +243,7 @@ export function createApp(options: EdgeOptions): Hono<{ Bindings: HttpBindings }
     seen.method = message.method;
     const call: CallOptions = {
       forwardHeaders: message.method === 'tools/call' ? forwardedParamHeaders(incoming.headers) : undefined,
-      authContext: security.authenticator.enabled
-        ? principalContext(principal)
-        : authContext(options.contextKey, incoming.headers.authorization),
+      authContext: callerContext,
       reach: grant,
     };
     const args = message.method === 'tools/call' ? message.params?.arguments : undefined;
@@ -249,7 +302,7 @@ export function createApp(options: EdgeOptions): Hono<{ Bindings: HttpBindings }
     return RESPONSE_ALREADY_SENT;
   }
 
-  addOpsRoutes(app, { ...options.ops, security: options.security, draining: () => tracker.draining });
+  addOpsRoutes(app, { ...options.ops, originAllowed, security: options.security, draining: () => tracker.draining });
   app.get(`${PROTECTED_RESOURCE_WELL_KNOWN}/*`, (c) => metadata(c));
   app.get(PROTECTED_RESOURCE_WELL_KNOWN, (c) => metadata(c));
   function metadata(c: Context<{ Bindings: HttpBindings }>): Response {
@@ -271,9 +324,14 @@ export function createApp(options: EdgeOptions): Hono<{ Bindings: HttpBindings }
       }
       return c.body(null, 204, { ...ALLOW_POST, ...preflightHeaders(origin, c.req.header('access-control-request-headers')) });
     });
-    app.on(['GET', 'DELETE', 'PUT', 'PATCH'], path, (c) =>
-      send(c, reject(405, null, ErrorCode.InvalidRequest, 'This endpoint takes POST only (MCP 2026-07-28 has no GET stream and no sessions)'), ALLOW_POST),
-    );
+    app.on(['GET', 'DELETE', 'PUT', 'PATCH'], path, (c) => {
+      const method = c.req.method;
+      if (options.legacyClients && (method === 'GET' || method === 'DELETE') && c.req.header('mcp-session-id') !== undefined) {
+        const name = c.req.param('name') ?? 'mcp';
+        return serve(c, name === 'mcp' && path === '/mcp' ? aggregate : endpointOf(name), name, method);
+      }
+      return send(c, reject(405, null, ErrorCode.InvalidRequest, 'This endpoint takes POST (MCP 2026-07-28 has no GET stream and no sessions; 2025 clients: initialize first, then GET or DELETE with its Mcp-Session-Id)'), ALLOW_POST);
+    });
   }
 
   app.notFound((c) => send(c, reject(404, null, ErrorCode.InvalidRequest, `Nothing at ${c.req.path}. MCP endpoints: ${paths().join(', ')}`)));
@@ -285,6 +343,8 @@ export function createApp(options: EdgeOptions): Hono<{ Bindings: HttpBindings }
 
   return app;
 }
+
+type Verb = 'POST' | 'GET' | 'DELETE';
 
 interface Seen {
   method: string | undefined;

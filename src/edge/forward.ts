@@ -3,21 +3,34 @@
 // The holder authenticates the caller again: the forward carries the client's own headers.
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import { Readable } from 'node:stream';
+import { pipeline } from 'node:stream/promises';
+import type { ReadableStream } from 'node:stream/web';
 
 export const FORWARDED_HEADER = 'x-mcp-gateway-forwarded';
 const NOT_FORWARDED = new Set(['host', 'connection', 'content-length', 'transfer-encoding', 'keep-alive', 'expect', 'upgrade']);
 
-/** Sends the request to `base` + its path; false when the holder could not be reached (nothing was written). */
+/**
+ * Sends the request to the same path on `base`; false when the holder could not be reached (nothing was
+ * written). Only the path and query of the client's request line are used: an absolute URL there must not
+ * send the gateway anywhere else.
+ */
 export async function forwardRequest(base: string, incoming: IncomingMessage, body: string, outgoing: ServerResponse, from: string): Promise<boolean> {
+  const requested = new URL(incoming.url ?? '/', 'http://request.invalid');
+  const target = new URL(requested.pathname + requested.search, base);
+  if (target.origin !== new URL(base).origin) return false;
   const headers: Record<string, string> = { [FORWARDED_HEADER]: from };
   for (const [name, value] of Object.entries(incoming.headers)) {
     if (NOT_FORWARDED.has(name) || value === undefined) continue;
     headers[name] = Array.isArray(value) ? value.join(', ') : value;
   }
+  const abort = new AbortController();
+  const gone = (): void => abort.abort(); // the client leaving cancels the forward, and so the held call
+  outgoing.once('close', gone);
   let response: Response;
   try {
-    response = await fetch(new URL(incoming.url ?? '/', base), { method: 'POST', headers, body });
+    response = await fetch(target, { method: 'POST', headers, body, redirect: 'manual', signal: abort.signal });
   } catch {
+    outgoing.off('close', gone);
     return false;
   }
   const relayed: Record<string, string> = {};
@@ -30,8 +43,8 @@ export async function forwardRequest(base: string, incoming: IncomingMessage, bo
     outgoing.end();
     return true;
   }
-  const stream = Readable.fromWeb(response.body as import('node:stream/web').ReadableStream);
-  outgoing.once('close', () => stream.destroy());
-  stream.pipe(outgoing);
+  // A holder that stops mid-answer ends this answer too, and nothing else.
+  await pipeline(Readable.fromWeb(response.body as ReadableStream), outgoing).catch(() => outgoing.destroy());
+  outgoing.off('close', gone);
   return true;
 }

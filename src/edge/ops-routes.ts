@@ -13,6 +13,12 @@ import { reject } from './rejection.js';
 
 export interface OpsOptions {
   startedAt: number;
+  /** Browser Origins allowed (as for MCP); pages are refused to others. */
+  originAllowed(origin: string | undefined): boolean;
+  /** Host headers allowed: on a loopback listener only loopback names, against DNS rebinding. */
+  hostAllowed(host: string | undefined): boolean;
+  /** Principals allowed to read operator pages, when the config names them. */
+  operators: { ids: readonly string[]; groups: readonly string[] } | undefined;
   upstreams(): Iterable<UpstreamHealth>;
   draining(): boolean;
   security(): Security;
@@ -45,12 +51,27 @@ export function addOpsRoutes(app: App, ops: OpsOptions): void {
   });
 }
 
-/** The 401/403 for a caller who may not see operator pages, or undefined when it may. */
+/**
+ * The refusal for a caller who may not see operator pages (they name servers, principals and rules), or
+ * undefined when it may: a browser from another Origin or Host never; with authentication on, only a
+ * principal that authenticated (not anonymous), and among auth.operators when that is set.
+ */
 async function refused(c: Context<{ Bindings: HttpBindings }>, ops: OpsOptions): Promise<Response | undefined> {
+  const headers = c.env.incoming.headers;
+  if (!ops.originAllowed(headers.origin) || !ops.hostAllowed(headers.host)) {
+    return c.json(reject(403, null, ErrorCode.InvalidRequest, 'Operator pages answer only their own origin: open them at the address the gateway listens on').body, 403);
+  }
   const security = ops.security();
   if (!security.authenticator.enabled) return undefined;
-  const outcome = await security.authenticator.authenticate(c.env.incoming.headers.authorization);
-  if (outcome.ok) return undefined;
-  const refusal = authRefusal(security, outcome, metadataUrlFor(security, c.env.incoming.headers, c.req.path));
-  return c.json(refusal.body, refusal.status, refusal.headers);
+  const outcome = await security.authenticator.authenticate(headers.authorization);
+  if (!outcome.ok) {
+    const refusal = authRefusal(security, outcome, metadataUrlFor(security, headers, c.req.path));
+    return c.json(refusal.body, refusal.status, refusal.headers);
+  }
+  const principal = outcome.principal;
+  const operators = ops.operators;
+  const allowed = principal.via !== 'anonymous' && (!operators || operators.ids.includes(principal.id) || principal.groups.some((g) => operators.groups.includes(g)));
+  if (allowed) return undefined;
+  const why = principal.via === 'anonymous' ? 'send an operator\'s credentials' : `${principal.id} is not among auth.operators`;
+  return c.json(reject(403, null, ErrorCode.InvalidRequest, `Operator pages are for operators: ${why}`).body, 403);
 }

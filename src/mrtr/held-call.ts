@@ -57,7 +57,10 @@ export class HeldCall {
     signal?.addEventListener('abort', gone, { once: true });
     try {
       while (this.events.length === 0) {
-        if (signal?.aborted) return undefined;
+        if (signal?.aborted) {
+          this.cancel();
+          return undefined;
+        }
         await new Promise<void>((resolve) => (this.wake = resolve));
       }
       return this.events.shift();

@@ -68,7 +68,11 @@ export class InputBridge implements Upstream {
     // Only a 2025 server needs the bridge; until its era is known, a request may still meet one.
     if (!MAY_ASK.has(message.method) || this.inner.status().era === 'modern') return this.inner.request(message, options);
     const params = message.params;
-    if (params && typeof params.requestState === 'string') return this.resume(message, params, options);
+    if (params && typeof params.requestState === 'string') {
+      // Until the era is known, a requestState that is not the gateway's belongs to a modern server: pass it on.
+      if (this.inner.status().era === undefined && !this.options.held.codec.open(params.requestState).ok) return this.inner.request(message, options);
+      return this.resume(message, params, options);
+    }
     if (params && 'inputResponses' in params) {
       return Promise.resolve(errorResponse(message.id, ErrorCode.InvalidParams, 'inputResponses without the requestState of the input_required answer; retry with both, as they came'));
     }
@@ -83,7 +87,10 @@ export class InputBridge implements Upstream {
     const capabilities: JsonObject = isObject(declared) ? declared : {};
     for (;;) {
       const event: CallEvent | undefined = await call.next(options.signal, options.onNotification, meta.progressToken);
-      if (!event) return errorResponse(message.id, ErrorCode.InternalError, 'Request cancelled by the client');
+      if (!event) {
+        this.options.held.calls.delete(call.id);
+        return errorResponse(message.id, ErrorCode.InternalError, 'Request cancelled by the client');
+      }
       if (event.kind === 'answer') {
         this.options.held.calls.delete(call.id);
         // Answered within the first round, the response already carries this id and goes as it came.
@@ -123,6 +130,7 @@ export class InputBridge implements Upstream {
     });
     const requestState = held.codec.issue({
       instance: held.codec.instance,
+      upstream: this.name,
       call: call.id,
       round: call.round,
       caller: options.authContext ?? '',
@@ -147,11 +155,12 @@ export class InputBridge implements Upstream {
     if (state.instance !== held.codec.instance) {
       return refuse(`the call is held by gateway instance ${state.instance}, not this one (${held.codec.instance}); send retries to the same instance, or share Redis (cache.store: redis) so replicas forward them`);
     }
+    if (state.upstream !== this.name) return refuse(`it was issued for a call on server ${state.upstream}, not ${this.name}`);
     if (Date.now() > state.expiresAt) return refuse(`it expired at ${new Date(state.expiresAt).toISOString()} (mrtr.holdMs)`);
     if (state.caller !== (options.authContext ?? '')) return refuse('it was issued to another caller');
     if (state.request !== requestDigest(message.method, params)) return refuse('it was issued for a different request (a retry repeats the original params)');
     const call = held.calls.get(state.call);
-    if (!call) return refuse('its call is no longer held (it finished, was cancelled, or expired)');
+    if (!call || call.upstream !== this.inner) return refuse('its call is no longer held (it finished, was cancelled, or expired)');
     if (state.round !== call.round || !call.asked) return refuse('it was already answered (each requestState is good for one retry)');
     const answers = isObject(params.inputResponses) ? params.inputResponses : {};
     const answer = answers[call.asked.key];

@@ -9,6 +9,8 @@ import type { JsonObject } from '../protocol/jsonrpc.js';
 export interface HeldCallState {
   /** The gateway instance holding the call. */
   instance: string;
+  /** The server whose call it is: a retry is good on that server's endpoint (or /mcp routing to it) only. */
+  upstream: string;
   call: string;
   round: number;
   /** The caller's authorization context. */

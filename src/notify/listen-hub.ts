@@ -27,9 +27,16 @@ interface Listener {
   flags: Set<string>;
   /** Subscribed resource URIs, each with the upstream that owns it. */
   resources: Map<string, string>;
-  subscriptionId: JsonRpcId;
+  /** The listen request's id; undefined for a 2025 session's GET stream (its notifications carry no _meta). */
+  subscriptionId: JsonRpcId | undefined;
   outgoing: ServerResponse;
   access: ListenAccess | undefined;
+}
+
+/** A 2025 session's GET stream: every list change it may hear of, and the resources it subscribes to. */
+export interface LegacyStream {
+  subscribe(uri: string): boolean;
+  unsubscribe(uri: string): void;
 }
 
 /** What a policy lets the listener hear of: upstreams it reaches, resources it may read. */
@@ -67,7 +74,7 @@ export class ListenHub {
       if (listener.upstream !== undefined && listener.upstream !== upstream) continue;
       if (listener.access && !listener.access.reaches(upstream)) continue;
       for (const [method, flag] of methods) {
-        if (listener.flags.has(flag)) send(listener.outgoing, { jsonrpc: '2.0', method, params: { _meta: { [META.subscriptionId]: listener.subscriptionId } } });
+        if (listener.flags.has(flag)) send(listener.outgoing, { jsonrpc: '2.0', method, params: tagged(listener, {}) });
       }
     }
   }
@@ -76,7 +83,7 @@ export class ListenHub {
   publishResourceUpdated(upstream: string, uri: string): void {
     for (const listener of this.listeners) {
       if (listener.resources.get(uri) !== upstream) continue;
-      send(listener.outgoing, { jsonrpc: '2.0', method: 'notifications/resources/updated', params: { uri, _meta: { [META.subscriptionId]: listener.subscriptionId } } });
+      send(listener.outgoing, { jsonrpc: '2.0', method: 'notifications/resources/updated', params: tagged(listener, { uri }) });
     }
   }
 
@@ -117,15 +124,55 @@ export class ListenHub {
     });
   }
 
+  /** Opens a 2025 session's GET stream on `outgoing` (headers not yet written). */
+  openLegacy(outgoing: ServerResponse, upstream: string | undefined, access: ListenAccess | undefined): LegacyStream {
+    const resources = new Map<string, string>();
+    const listener: Listener = { upstream, flags: new Set(HONOURED_FLAGS), resources, subscriptionId: undefined, outgoing, access };
+    outgoing.writeHead(200, SSE_HEADERS);
+    outgoing.flushHeaders();
+    this.listeners.add(listener);
+    const keepAlive = setInterval(() => outgoing.write(': keep-alive\n\n'), KEEP_ALIVE_MS);
+    keepAlive.unref();
+    outgoing.once('close', () => {
+      clearInterval(keepAlive);
+      if (!this.listeners.delete(listener)) return;
+      for (const [uri, owner] of resources) this.subscriptions?.remove(owner, uri);
+    });
+    return {
+      subscribe: (uri) => {
+        const owner = this.subscriptions?.owner(uri, upstream);
+        if (owner === undefined || (access && !access.reads(uri, owner))) return false;
+        if (!resources.has(uri)) {
+          resources.set(uri, owner);
+          this.subscriptions!.add(owner, uri);
+        }
+        return true;
+      },
+      unsubscribe: (uri) => {
+        const owner = resources.get(uri);
+        if (owner === undefined) return;
+        resources.delete(uri);
+        this.subscriptions!.remove(owner, uri);
+      },
+    };
+  }
+
   /** Ends every stream with the listen result, as a server shutting down should. */
   closeAll(): void {
     for (const listener of [...this.listeners]) {
       this.listeners.delete(listener);
-      send(listener.outgoing, { jsonrpc: '2.0', id: listener.subscriptionId, result: { resultType: 'complete', _meta: { [META.subscriptionId]: listener.subscriptionId } } });
+      if (listener.subscriptionId !== undefined) {
+        send(listener.outgoing, { jsonrpc: '2.0', id: listener.subscriptionId, result: { resultType: 'complete', _meta: { [META.subscriptionId]: listener.subscriptionId } } });
+      }
       listener.outgoing.end();
     }
     this.listeners.clear();
   }
+}
+
+/** A notification's params, tagged with the listen request's id when there is one. */
+function tagged(listener: Listener, params: JsonObject): JsonObject {
+  return listener.subscriptionId === undefined ? params : { ...params, _meta: { [META.subscriptionId]: listener.subscriptionId } };
 }
 
 function send(outgoing: ServerResponse, message: unknown): void {

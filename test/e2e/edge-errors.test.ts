@@ -109,11 +109,12 @@ describe('modern request rules', () => {
     assertRefused(await post(url, noCapabilities, headersFor(noCapabilities)), 400, -32602, /clientCapabilities/);
   });
 
-  test('a legacy initialize → 400/-32022 naming the supported versions', async () => {
+  test('a 2025 initialize opens a legacy session (the 2025 rules take over for it)', async () => {
     const init = { jsonrpc: '2.0', id: 1, method: 'initialize', params: { protocolVersion: '2025-11-25', capabilities: {}, clientInfo: { name: 'old', version: '1' } } };
     const answer = await post(url, init, { 'content-type': 'application/json', accept: 'application/json, text/event-stream' });
-    assertRefused(answer, 400, -32022);
-    assert.deepEqual(answer.body.error.data, { supported: ['2026-07-28'], requested: '2025-11-25' });
+    assert.equal(answer.status, 200);
+    assert.equal(answer.body.result.protocolVersion, '2025-11-25');
+    assert.match(answer.headers.get('mcp-session-id') ?? '', /^[\x21-\x7e]+$/);
   });
 
   test('removed and unknown methods → 404/-32601', async () => {

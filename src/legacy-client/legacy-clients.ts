@@ -1,0 +1,277 @@
+// 2025-era clients (2025-11-25, 2025-06-18, 2025-03-26) on the same endpoints as modern ones, in front of
+// the same modern core. The body decides, per message: modern `_meta` wins; `initialize`, or a request on a
+// session (Mcp-Session-Id) without modern `_meta`, takes the 2025 rules here. Each 2025 request becomes a
+// modern one (the session supplies its version and capabilities), each modern answer a 2025 one, and a
+// modern `input_required` becomes real requests to the client on the POST's stream, whose answers feed
+// the retry: a 2025 host gets elicitation from a modern server.
+import { randomBytes } from 'node:crypto';
+import type { ServerResponse } from 'node:http';
+import type { CancelSignal } from '../protocol/cancel.js';
+import { ErrorCode, errorResponse, isObject, type JsonObject, type JsonRpcNotification, type JsonRpcRequest, type JsonRpcResponse } from '../protocol/jsonrpc.js';
+import type { Log } from '../protocol/log.js';
+import { META, MODERN_REQUEST_METHODS, MODERN_VERSION } from '../protocol/mcp.js';
+import type { LegacyStream, ListenAccess, ListenHub } from '../notify/listen-hub.js';
+import { GATEWAY_INFO } from '../version.js';
+import { SessionCodec, type LegacySession } from './session-token.js';
+
+export const LEGACY_CLIENT_VERSIONS: readonly string[] = ['2025-11-25', '2025-06-18', '2025-03-26'];
+const SSE_HEADERS = { 'content-type': 'text/event-stream', 'cache-control': 'no-cache, no-transform', 'x-accel-buffering': 'no' };
+/** How long the gateway waits for a 2025 client to answer one of its requests (elicitation can be slow). */
+const ANSWER_TIMEOUT_MS = 300_000;
+const MAX_ROUNDS = 16;
+/** Requests that may need the client's input: answered over SSE, so the gateway can ask. */
+const MAY_ASK: ReadonlySet<string> = new Set(['tools/call', 'prompts/get', 'resources/read']);
+/** Methods whose 2025 and 2026 forms are the same, forwarded to the core. */
+const FORWARDED: ReadonlySet<string> = new Set([...MODERN_REQUEST_METHODS].filter((m) => m !== 'subscriptions/listen' && m !== 'server/discover'));
+
+export interface LegacyExchange {
+  body: unknown;
+  sessionHeader: string | undefined;
+  /** 'mcp' or the server's name. */
+  endpoint: string;
+  /** The upstream a GET stream listens to (undefined for /mcp). */
+  upstream: string | undefined;
+  /** Who is calling (the authorization context). */
+  caller: string;
+  outgoing: ServerResponse;
+  signal: CancelSignal;
+  headers: Record<string, string>;
+  access: ListenAccess | undefined;
+  /** One modern request through policy, the upstream, and the caller's view of the answer. */
+  execute(message: JsonRpcRequest, options: { signal?: CancelSignal; onNotification?: (notification: JsonRpcNotification) => void }): Promise<JsonRpcResponse>;
+}
+
+export interface LegacyClientsOptions {
+  secret: Buffer;
+  sessionTtlMs: number;
+  listen: ListenHub;
+  log: Log;
+}
+
+export class LegacyClients {
+  private readonly codec: SessionCodec;
+  /** Sessions ended by DELETE, until they would have expired anyway. */
+  private readonly ended = new Map<string, number>();
+  private readonly streams = new Map<string, LegacyStream>();
+  private readonly subscriptions = new Map<string, Set<string>>();
+  /** Requests this gateway sent a client, waiting for the client to POST the answer. */
+  private readonly awaiting = new Map<string, (answer: JsonObject) => void>();
+
+  constructor(private readonly options: LegacyClientsOptions) {
+    this.codec = new SessionCodec(options.secret);
+  }
+
+  /** Whether a POST body (with its session header) is a 2025 client's. */
+  claims(body: unknown, sessionHeader: string | undefined): boolean {
+    if (Array.isArray(body)) return sessionHeader !== undefined;
+    if (!isObject(body)) return false;
+    const params = isObject(body.params) ? body.params : undefined;
+    const meta = params && isObject(params._meta) ? params._meta : undefined;
+    if (meta && META.protocolVersion in meta) return false; // modern _meta wins
+    return body.method === 'initialize' || sessionHeader !== undefined;
+  }
+
+  async post(exchange: LegacyExchange): Promise<void> {
+    const { body, outgoing } = exchange;
+    if (Array.isArray(body)) return json(outgoing, 400, errorResponse(null, ErrorCode.InvalidRequest, 'Batches are not supported: send one JSON-RPC message per POST'), exchange.headers);
+    const message = body as JsonObject;
+    if (message.method === 'initialize') return this.initialize(exchange, message);
+    const session = this.session(exchange);
+    if (!session) return this.unknownSession(exchange);
+    if (typeof message.method !== 'string') {
+      // The client answering a request this gateway sent it.
+      const key = `${session.id}\0${String(message.id)}`;
+      const resolve = this.awaiting.get(key);
+      this.awaiting.delete(key);
+      resolve?.(message);
+      outgoing.writeHead(202, exchange.headers).end();
+      return;
+    }
+    if (!('id' in message)) {
+      outgoing.writeHead(202, exchange.headers).end(); // notifications/initialized and the like
+      return;
+    }
+    const request = message as unknown as JsonRpcRequest;
+    switch (request.method) {
+      case 'ping':
+      case 'logging/setLevel':
+        return json(outgoing, 200, { jsonrpc: '2.0', id: request.id, result: {} }, exchange.headers);
+      case 'resources/subscribe':
+      case 'resources/unsubscribe':
+        return json(outgoing, 200, this.subscribe(session, request), exchange.headers);
+    }
+    if (!FORWARDED.has(request.method)) {
+      return json(outgoing, 200, errorResponse(request.id, ErrorCode.MethodNotFound, `Method not found: ${request.method}`), exchange.headers);
+    }
+    return this.forward(exchange, session, request);
+  }
+
+  /** GET with a session: the stream of list changes and subscribed resource updates. */
+  stream(exchange: LegacyExchange): void {
+    const session = this.session(exchange);
+    if (!session) return this.unknownSession(exchange);
+    for (const [name, value] of Object.entries(exchange.headers)) exchange.outgoing.setHeader(name, value);
+    const stream = this.options.listen.openLegacy(exchange.outgoing, exchange.upstream, exchange.access);
+    this.streams.set(session.id, stream);
+    for (const uri of this.subscriptions.get(session.id) ?? []) stream.subscribe(uri);
+    exchange.outgoing.once('close', () => {
+      if (this.streams.get(session.id) === stream) this.streams.delete(session.id);
+    });
+  }
+
+  /** DELETE: the session ends; its id is refused from now on. */
+  end(exchange: LegacyExchange): void {
+    const session = this.session(exchange);
+    if (!session) return this.unknownSession(exchange);
+    const now = Date.now();
+    for (const [id, expiresAt] of this.ended) if (expiresAt <= now) this.ended.delete(id);
+    this.ended.set(session.id, session.expiresAt);
+    this.subscriptions.delete(session.id);
+    exchange.outgoing.writeHead(200, exchange.headers).end();
+  }
+
+  // ---- internals ----------------------------------------------------------------------------------
+
+  private async initialize(exchange: LegacyExchange, message: JsonObject): Promise<void> {
+    const params = isObject(message.params) ? message.params : {};
+    const requested = typeof params.protocolVersion === 'string' ? params.protocolVersion : undefined;
+    const protocolVersion = requested && LEGACY_CLIENT_VERSIONS.includes(requested) ? requested : LEGACY_CLIENT_VERSIONS[0]!;
+    const capabilities = isObject(params.capabilities) ? params.capabilities : {};
+    const discover = await exchange.execute(
+      { jsonrpc: '2.0', id: 0, method: 'server/discover', params: { _meta: { [META.protocolVersion]: MODERN_VERSION, [META.clientCapabilities]: capabilities } } },
+      { signal: exchange.signal },
+    );
+    const id = message.id as JsonRpcRequest['id'];
+    if (!('result' in discover)) return json(exchange.outgoing, 200, { ...discover, id }, exchange.headers);
+    const offered = isObject(discover.result.capabilities) ? discover.result.capabilities : {};
+    const served: JsonObject = { logging: {} };
+    for (const key of ['tools', 'prompts', 'completions']) if (key in offered) served[key] = key === 'completions' ? {} : { listChanged: true };
+    // Resource subscriptions are served by the gateway itself (over the session's GET stream).
+    if ('resources' in offered) served.resources = { subscribe: true, listChanged: true };
+    const meta = isObject(discover.result._meta) ? discover.result._meta : {};
+    const serverInfo = isObject(meta[META.serverInfo]) ? meta[META.serverInfo] : GATEWAY_INFO;
+    const session: LegacySession = {
+      id: randomBytes(12).toString('base64url'),
+      protocolVersion,
+      capabilities,
+      clientInfo: isObject(params.clientInfo) ? params.clientInfo : undefined,
+      endpoint: exchange.endpoint,
+      caller: exchange.caller,
+      expiresAt: Date.now() + this.options.sessionTtlMs,
+    };
+    const result: JsonObject = { protocolVersion, capabilities: served, serverInfo };
+    if (typeof discover.result.instructions === 'string') result.instructions = discover.result.instructions;
+    json(exchange.outgoing, 200, { jsonrpc: '2.0', id, result }, { ...exchange.headers, 'mcp-session-id': this.codec.mint(session) });
+  }
+
+  /** The session a request names, if it is good here and for this caller. */
+  private session(exchange: LegacyExchange): LegacySession | undefined {
+    const token = exchange.sessionHeader;
+    if (token === undefined) return undefined;
+    const session = this.codec.open(token);
+    if (!session || session.endpoint !== exchange.endpoint || session.caller !== exchange.caller || this.ended.has(session.id)) return undefined;
+    return session;
+  }
+
+  private unknownSession(exchange: LegacyExchange): void {
+    const why = exchange.sessionHeader === undefined ? 'this request needs an Mcp-Session-Id: send initialize first' : 'Session not found (it ended, expired, or belongs to another endpoint or caller): send initialize again';
+    json(exchange.outgoing, 404, errorResponse(null, ErrorCode.InvalidRequest, why), exchange.headers);
+  }
+
+  private subscribe(session: LegacySession, request: JsonRpcRequest): JsonRpcResponse {
+    const uri = request.params?.uri;
+    if (typeof uri !== 'string') return errorResponse(request.id, ErrorCode.InvalidParams, 'params.uri (string) is required');
+    let uris = this.subscriptions.get(session.id);
+    if (!uris) this.subscriptions.set(session.id, (uris = new Set()));
+    const stream = this.streams.get(session.id);
+    if (request.method === 'resources/subscribe') {
+      uris.add(uri);
+      stream?.subscribe(uri);
+    } else {
+      uris.delete(uri);
+      stream?.unsubscribe(uri);
+    }
+    return { jsonrpc: '2.0', id: request.id, result: {} };
+  }
+
+  /** A 2025 request through the modern core; its input requests asked of the client on the POST's stream. */
+  private async forward(exchange: LegacyExchange, session: LegacySession, request: JsonRpcRequest): Promise<void> {
+    const { outgoing, signal } = exchange;
+    const params = request.params ?? {};
+    const meta = isObject(params._meta) ? params._meta : {};
+    const modernMeta = { ...meta, [META.protocolVersion]: MODERN_VERSION, [META.clientCapabilities]: session.capabilities };
+    // A fresh copy for each attempt: the core may rewrite names in the params it is given (on /mcp).
+    const attemptOf = (extra: JsonObject): JsonRpcRequest => ({ jsonrpc: '2.0', id: request.id, method: request.method, params: { ...params, _meta: { ...modernMeta }, ...extra } });
+    const modern = attemptOf({});
+    const streaming = meta.progressToken !== undefined || MAY_ASK.has(request.method);
+    if (!streaming) {
+      const response = await exchange.execute(modern, { signal });
+      if (!outgoing.destroyed) json(outgoing, 200, toLegacy(response, request.id), exchange.headers);
+      return;
+    }
+    outgoing.writeHead(200, { ...exchange.headers, ...SSE_HEADERS });
+    outgoing.flushHeaders();
+    const send = (message: unknown): void => {
+      if (!outgoing.destroyed) outgoing.write(`event: message\ndata: ${JSON.stringify(message)}\n\n`);
+    };
+    let attempt = modern;
+    for (let round = 0; ; round++) {
+      // A client that does not read its stream misses progress rather than have the gateway buffer it all.
+      const response = await exchange.execute(attempt, { signal, onNotification: (notification) => outgoing.writableLength < 1024 * 1024 && send(notification) });
+      if (signal.aborted || outgoing.destroyed) return;
+      const result = 'result' in response ? response.result : undefined;
+      if (result?.resultType !== 'input_required' || round >= MAX_ROUNDS) {
+        send(toLegacy(response, request.id));
+        outgoing.end();
+        return;
+      }
+      const answers = await this.ask(session, isObject(result.inputRequests) ? result.inputRequests : {}, send, signal);
+      if ('error' in answers) {
+        send(errorResponse(request.id, ErrorCode.InternalError, answers.error));
+        outgoing.end();
+        return;
+      }
+      attempt = attemptOf(typeof result.requestState === 'string' ? { inputResponses: answers.answers, requestState: result.requestState } : { inputResponses: answers.answers });
+    }
+  }
+
+  /** Sends each input request to the client and collects its answers (results), in order. */
+  private async ask(session: LegacySession, requests: JsonObject, send: (message: unknown) => void, signal: CancelSignal): Promise<{ answers: JsonObject } | { error: string }> {
+    const answers: JsonObject = {};
+    for (const [key, request] of Object.entries(requests)) {
+      if (!isObject(request) || typeof request.method !== 'string') return { error: `the server sent an input request "${key}" without a method` };
+      const id = `mcp-gateway-${randomBytes(6).toString('base64url')}`;
+      const waitKey = `${session.id}\0${id}`;
+      const answer = new Promise<JsonObject | undefined>((resolve) => {
+        const timer = setTimeout(() => resolve(undefined), ANSWER_TIMEOUT_MS);
+        const gone = (): void => resolve(undefined);
+        signal.addEventListener('abort', gone, { once: true });
+        this.awaiting.set(waitKey, (message) => {
+          clearTimeout(timer);
+          signal.removeEventListener('abort', gone);
+          resolve(message);
+        });
+      });
+      send({ jsonrpc: '2.0', id, method: request.method, params: isObject(request.params) ? request.params : {} });
+      const message = await answer;
+      this.awaiting.delete(waitKey);
+      if (!message) return { error: `the client did not answer ${request.method} in time` };
+      if (isObject(message.error)) return { error: `the client refused ${request.method}: ${String(message.error.message)}` };
+      answers[key] = isObject(message.result) ? message.result : {};
+    }
+    return { answers };
+  }
+}
+
+/** A modern answer in 2025 form: the fields 2025 clients do not know are left out. */
+function toLegacy(response: JsonRpcResponse, id: JsonRpcRequest['id']): JsonRpcResponse {
+  if (!('result' in response)) return { ...response, id };
+  const { resultType: _type, ttlMs: _ttl, cacheScope: _scope, ...result } = response.result;
+  return { jsonrpc: '2.0', id, result };
+}
+
+function json(outgoing: ServerResponse, status: number, body: unknown, headers: Record<string, string>): void {
+  const text = Buffer.from(JSON.stringify(body));
+  outgoing.writeHead(status, { ...headers, 'content-type': 'application/json', 'content-length': text.length });
+  outgoing.end(text);
+}
