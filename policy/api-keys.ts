@@ -30,6 +30,12 @@ export class ApiKeys {
     });
   }
 
+  /** Whether an API key authenticates this principal id. */
+  names(id: string): boolean {
+    for (const principal of this.#byDigest.values()) if (principal.id === id) return true;
+    return false;
+  }
+
   get size(): number {
     return this.#byDigest.size;
   }

@@ -82,6 +82,12 @@ export class Authenticator {
   async #verifyJwt(jwt: JwtVerifier, token: string): Promise<AuthResult> {
     const verdict = await jwt.verify(token);
     if (!verdict.ok) return { ok: false, status: 401, error: 'invalid_token', reason: verdict.reason };
+    // Policies, rate limits and held calls know principals by id: a token must not pass for an API key's
+    // principal, or for the anonymous one.
+    const id = verdict.principal.id;
+    if (id === ANONYMOUS_PRINCIPAL.id || this.#apiKeys.names(id)) {
+      return { ok: false, status: 401, error: 'invalid_token', reason: `the token names principal "${id}", which is reserved for ${id === ANONYMOUS_PRINCIPAL.id ? 'callers without credentials' : 'an API key'}; choose another auth.jwt.principalClaim or principal name` };
+    }
     const missing = this.#requiredScopes.filter((scope) => !verdict.principal.scopes.includes(scope));
     if (missing.length > 0) {
       return { ok: false, status: 403, error: 'insufficient_scope', reason: `token lacks scope ${missing.join(' ')}` };

@@ -1,7 +1,7 @@
 // Tool pinning: the digest of each pinned tool's definition (description, input and output schema,
 // annotations) as first approved. A server that later changes a pinned tool has it withheld until the pin
 // is updated: a guard against tools that change what they say after review.
-import { createHash } from 'node:crypto';
+import { createHash, randomBytes } from 'node:crypto';
 import { readFileSync } from 'node:fs';
 import { mkdir, rename, writeFile } from 'node:fs/promises';
 import path from 'node:path';
@@ -18,7 +18,7 @@ export class PinStore {
 
   /** Reads the pins file when given (a missing file is an empty one); throws when it is not valid. */
   constructor(
-    private readonly file: string | undefined,
+    readonly file: string | undefined,
     private readonly log: Log,
   ) {
     this.pins = new Map(Object.entries(file ? readPins(file) : {}));
@@ -60,7 +60,7 @@ export class PinStore {
     if (!file) return;
     // Written whole to a temporary file and renamed, so a crash never leaves half a pins file.
     this.saving = this.saving.then(async () => {
-      const temporary = `${file}.${process.pid}.tmp`;
+      const temporary = `${file}.${process.pid}.${randomBytes(4).toString('hex')}.tmp`;
       try {
         await mkdir(path.dirname(file), { recursive: true });
         await writeFile(temporary, `${JSON.stringify(this.snapshot(), null, 2)}\n`);

@@ -106,8 +106,8 @@ export async function startGateway(initial: GatewayConfig, log: Log): Promise<Ru
   }
 
   /** Stops serving one server: new requests no longer find it; those in flight finish (up to drainMs). */
-  async function retire(name: string, served: CachedUpstream, drainMs: number): Promise<void> {
-    modernWatches.get(name)?.stop();
+  async function retire(name: string, served: CachedUpstream, watch: ModernWatch | undefined, drainMs: number): Promise<void> {
+    watch?.stop();
     if (!(await served.drained(drainMs))) log.warn({ server: name, drainMs }, 'requests to a replaced or removed server still in flight after listen.drainMs; cutting them off');
     await served.close();
   }
@@ -239,7 +239,10 @@ export async function startGateway(initial: GatewayConfig, log: Log): Promise<Ru
       for (const [name, served] of upstreams) if (!(name in next.servers)) removed.push([name, served]);
       // May throw (a key file that cannot be read): then nothing has changed yet.
       await security.install(next);
+      // The watches of servers about to be replaced or removed, taken before new ones take their place.
+      const oldWatches = new Map([...removed, ...changed].map(([name]) => [name, modernWatches.get(name)] as const));
       for (const [name] of removed) {
+        modernWatches.delete(name);
         upstreams.delete(name);
         prefixes.delete(name);
         running.delete(name);
@@ -258,7 +261,10 @@ export async function startGateway(initial: GatewayConfig, log: Log): Promise<Ru
       for (const [name, served] of entries) upstreams.set(name, served);
       for (const name of [...removed.map(([n]) => n), ...changed.map(([n]) => n)]) void cache.invalidate(name, EVERY_LIST);
       aggregate!.listsChanged();
-      for (const [name, served] of [...removed, ...changed]) void retire(name, served, config.listen.drainMs);
+      for (const [name, served] of [...removed, ...changed]) void retire(name, served, oldWatches.get(name), config.listen.drainMs);
+      // Listen streams were opened under the old servers and rules: end them, and clients listen again under the new.
+      const securityChanged = (['auth', 'policies', 'rateLimit'] as const).some((key) => JSON.stringify(next[key]) !== JSON.stringify(config[key]));
+      if (securityChanged || removed.length || changed.length) listenHub.closeAll();
       if (added.length || changed.length || removed.length) {
         log.info({ added, changed: changed.map(([n]) => n), removed: removed.map(([n]) => n) }, 'servers reloaded');
       }

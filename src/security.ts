@@ -49,7 +49,7 @@ export class SecurityHolder {
     const auth: AuthSetting = config.auth ? toAuthSetting(config.auth) : OPEN_AUTH;
     const authenticator = await Authenticator.create(auth, this.log.child({ part: 'auth' }));
     const policies = PolicySet.compile(config.policies, new Set(Object.keys(config.servers)), serverHeads(config));
-    const pins = new PinStore(config.pinsFile, this.log.child({ part: 'pins' }));
+    const pins = await this.pinStore(config.pinsFile);
     const limited = config.rateLimit !== undefined || config.policies.some((p) => p.rateLimit !== undefined);
     const rateLimiter = limited ? await this.limiter(config) : undefined;
     const audited = config.auth !== undefined || policies.active;
@@ -64,6 +64,18 @@ export class SecurityHolder {
       rateLimiter,
       defaultRateLimit: config.rateLimit,
     };
+  }
+
+  /**
+   * Without a pins file, the pins live as long as the process (a reload must not forget them and re-pin a
+   * changed tool). With one, the file is read afresh once pending writes are done: removing an entry and
+   * reloading is how an operator approves a change.
+   */
+  private async pinStore(file: string | undefined): Promise<PinStore> {
+    const previous = this.bundle?.pins;
+    if (previous && file === undefined && previous.file === undefined) return previous;
+    await previous?.flushed();
+    return new PinStore(file, this.log.child({ part: 'pins' }));
   }
 
   async close(): Promise<void> {

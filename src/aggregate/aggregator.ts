@@ -148,6 +148,8 @@ export class Aggregator implements Upstream {
     const failures: string[] = [];
     for (const outcome of outcomes) {
       const server = outcome.server;
+      // A server removed by a reload while this list was being read must not come back through it.
+      if (!this.options.upstreams.has(server)) continue;
       if ('timedOut' in outcome) {
         failures.push(`${server}: no answer within aggregate.listDeadlineMs (${this.options.listDeadlineMs} ms)`);
         continue;
@@ -205,7 +207,9 @@ export class Aggregator implements Upstream {
    * cached one keeps running for whoever else waits on it, and fills the cache for the next list.
    */
   private ask(server: string, method: string, params: JsonObject, cursor: string | null, authContext: string | undefined): Promise<Outcome> {
-    const upstream = this.options.upstreams.get(server)!;
+    const upstream = this.options.upstreams.get(server);
+    // Removed by a reload since the cursor or the list began: it has nothing more to say.
+    if (!upstream) return Promise.resolve({ server, response: { jsonrpc: '2.0', id: 0, result: { resultType: 'complete', [ITEMS[method as ListMethod] ?? 'items']: [] } } });
     // Each upstream borrows its own copy: adapters rewrite ids, tokens and _meta while in flight.
     const own: JsonObject = { ...params, _meta: isObject(params._meta) ? { ...params._meta } : params._meta };
     if (cursor === null) delete own.cursor;
@@ -269,7 +273,9 @@ export class Aggregator implements Upstream {
       return errorResponse(message.id, ErrorCode.InvalidParams, this.describeUnknown(kind, name, options.reach));
     }
     holder.name = route.name;
-    return this.options.upstreams.get(route.server)!.request(message, options);
+    const upstream = this.options.upstreams.get(route.server);
+    if (!upstream) return errorResponse(message.id, ErrorCode.InvalidParams, this.describeUnknown(kind, name, options.reach));
+    return upstream.request(message, options);
   }
 
   private async callByUri(message: JsonRpcRequest, uri: unknown, options: RequestOptions): Promise<JsonRpcResponse> {
@@ -290,7 +296,9 @@ export class Aggregator implements Upstream {
         { uri, servers: owner.ambiguous },
       );
     }
-    return this.options.upstreams.get(owner.server)!.request(message, options);
+    const upstream = this.options.upstreams.get(owner.server);
+    if (!upstream) return errorResponse(message.id, ErrorCode.InvalidParams, `Resource not found: no upstream lists ${uri} or a template that matches it`, { uri });
+    return upstream.request(message, options);
   }
 
   /** The one upstream that owns a resource URI (or template), from what the lists said; else undefined. */
@@ -325,7 +333,8 @@ export class Aggregator implements Upstream {
       if (reach && !reach.reaches(server)) continue;
       const head = (this.options.prefixes.get(server) ?? server) + this.options.separator;
       if (!name.startsWith(head)) continue;
-      const status = this.options.upstreams.get(server)!.status();
+      const status = this.options.upstreams.get(server)?.status();
+      if (!status) continue;
       const why = status.state === 'ready' ? `it does not list a ${kind} by that name` : `it is ${status.state}${status.lastError ? ` (${status.lastError})` : ''}`;
       return `Unknown ${kind}: ${name}; its prefix names upstream '${server}', but ${why}`;
     }

@@ -192,7 +192,8 @@ export function createApp(options: EdgeOptions): Hono<{ Bindings: HttpBindings }
         } else {
           record(principal, request.method, AUTHENTICATED, args);
         }
-        const response = await ep.upstream.request(request, { ...call, signal: options.signal, onNotification: options.onNotification });
+        const upstream = (server === undefined ? ep : endpointOf(server) ?? ep).upstream;
+        const response = await upstream.request(request, { ...call, signal: options.signal, onNotification: options.onNotification });
         const learned = request.method === 'tools/list' ? learnTools(ep, response) : response;
         return grant && security.guard ? security.guard.shape(server, request.method, learned, grant) : learned;
       },
@@ -296,8 +297,10 @@ export function createApp(options: EdgeOptions): Hono<{ Bindings: HttpBindings }
       return filtered(response);
     };
     const meta = message.params?._meta;
-    if (isObject(meta) && meta.progressToken !== undefined) await respondSse(endpoint.upstream, message, outgoing, shape, call);
-    else await respondJson(endpoint.upstream, message, outgoing, shape, call);
+    // The server's upstream as of now: a reload may have replaced it while this request was authenticated and read.
+    const upstream = (server === undefined ? endpoint : endpointOf(server) ?? endpoint).upstream;
+    if (isObject(meta) && meta.progressToken !== undefined) await respondSse(upstream, message, outgoing, shape, call);
+    else await respondJson(upstream, message, outgoing, shape, call);
     record(principal, message.method, verdict, args, traceId);
     return RESPONSE_ALREADY_SENT;
   }

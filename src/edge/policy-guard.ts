@@ -42,14 +42,12 @@ const ALLOWED_LIST: Verdict = { allowed: true, rule: 'list filtered by policy' }
 const ALLOWED_ANYONE: Verdict = { allowed: true, rule: 'open to every principal' };
 
 export class PolicyGuard {
-  private readonly heads: readonly { server: string; head: string }[];
   /** Filtered lists by the unfiltered items array they came from (a cache entry), then by grant. */
   private readonly filtered = new WeakMap<readonly unknown[], Map<string, unknown[]>>();
   /** What the pins said of each pinned tool when it was last listed, by the name /mcp gives it. */
   private readonly pinVerdicts = new Map<string, PinVerdict>();
 
   constructor(private readonly options: GuardOptions) {
-    this.heads = [...options.prefixes].map(([server, prefix]) => ({ server, head: prefix + options.separator }));
   }
 
   /**
@@ -138,7 +136,11 @@ export class PolicyGuard {
   private named(server: string | undefined, kind: ItemKind, name: unknown): { server: string; name: string } | undefined {
     if (typeof name !== 'string') return undefined;
     if (server !== undefined) return { server, name: publicName(this.options.prefixes.get(server) ?? server, this.options.separator, name) };
-    for (const { server: owner, head } of this.heads) if (name.startsWith(head)) return { server: owner, name };
+    // Read from the live prefixes: a reload may add servers or change prefixes.
+    const separator = this.options.separator;
+    for (const [owner, prefix] of this.options.prefixes) {
+      if (name.length >= prefix.length + separator.length && name.startsWith(prefix) && name.startsWith(separator, prefix.length)) return { server: owner, name };
+    }
     return undefined;
   }
 
