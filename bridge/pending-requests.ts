@@ -89,6 +89,10 @@ export class PendingRequests {
       if (callerToken !== undefined) (meta as JsonObject).progressToken = id;
       try {
         this.send(options.prepare ? options.prepare(message) : message);
+      } catch (error) {
+        // A message that cannot be serialised never left: the caller gets an error, not a rejection.
+        this.settle(id, entry);
+        resolve(errorResponse(callerId, ErrorCode.InvalidParams, `The request could not be sent upstream: ${(error as Error).message}`));
       } finally {
         // The caller's object is borrowed: give it back as it came.
         message.id = callerId;

@@ -74,10 +74,13 @@ export class CachedUpstream implements Upstream {
     return new Promise<JsonRpcResponse>((resolve) => {
       const gone = (): void => resolve(errorResponse(message.id, ErrorCode.InternalError, 'Request cancelled by the client'));
       signal.addEventListener('abort', gone, { once: true });
-      void fetched.then(({ response }) => {
-        signal.removeEventListener('abort', gone);
-        resolve(response);
-      });
+      void fetched.then(
+        ({ response }) => {
+          signal.removeEventListener('abort', gone);
+          resolve(response);
+        },
+        (error: Error) => resolve(errorResponse(message.id, ErrorCode.InternalError, `mcp-gateway: ${error.message}`)),
+      );
     });
   }
 }

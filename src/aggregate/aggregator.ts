@@ -122,7 +122,10 @@ export class Aggregator implements Upstream {
     const params = message.params ?? {};
     // Only pages this gateway built are kept, so a cached cursor was one it issued; '' would not be.
     // Callers who reach different upstreams get different pages, even public ones.
-    const cursorKey = `${reach ? `${reach.key}\0` : ''}${params.cursor === undefined ? '' : `cursor:${String(params.cursor)}`}`;
+    if (params.cursor !== undefined && typeof params.cursor !== 'string') {
+      return errorResponse(message.id, ErrorCode.InvalidParams, `Invalid cursor for ${method}: a cursor is a string (the nextCursor of the previous page)`);
+    }
+    const cursorKey = `${reach ? `${reach.key}\0` : ''}${params.cursor === undefined ? '' : `cursor:${params.cursor}`}`;
     const cached = this.pages.get(message.id, method, cursorKey, authContext);
     if (cached) return cached;
     let positions: Position[];
@@ -220,10 +223,16 @@ export class Aggregator implements Upstream {
         cancel.abort();
         resolve({ server, timedOut: true });
       }, this.options.listDeadlineMs);
-      void upstream.request({ jsonrpc: '2.0', id: 0, method, params: own }, { signal: cancel.signal, authContext }).then((response) => {
-        clearTimeout(timer);
-        resolve({ server, response });
-      });
+      void upstream.request({ jsonrpc: '2.0', id: 0, method, params: own }, { signal: cancel.signal, authContext }).then(
+        (response) => {
+          clearTimeout(timer);
+          resolve({ server, response });
+        },
+        (error: Error) => {
+          clearTimeout(timer);
+          resolve({ server, response: errorResponse(0, ErrorCode.InternalError, error.message) });
+        },
+      );
     });
   }
 

@@ -17,7 +17,7 @@ import type { Security } from '../security.js';
 import { authRefusal, metadataUrlFor, PROTECTED_RESOURCE_WELL_KNOWN, rateRefusal, resourceMetadataDocument, type Refusal } from './access.js';
 import { corsHeaders, preflightHeaders } from './cors.js';
 import { FORWARDED_HEADER, forwardRequest } from './forward.js';
-import { checkAccept, checkContentType, tooLarge } from './http-rules.js';
+import { checkAccept, checkContentType, MAX_JSON_DEPTH, nestsDeeperThan, tooLarge } from './http-rules.js';
 import { ClientGone, forwardedParamHeaders, NodeHeaders, readBody } from './node-io.js';
 import { originChecker } from './origin.js';
 import { ToolHeaderIndex } from './param-headers.js';
@@ -220,6 +220,9 @@ export function createApp(options: EdgeOptions): Hono<{ Bindings: HttpBindings }
       body = JSON.parse(text);
     } catch {
       return send(c, reject(400, null, ErrorCode.ParseError, 'Parse error: the body is not valid JSON'), cors);
+    }
+    if (nestsDeeperThan(body, MAX_JSON_DEPTH)) {
+      return send(c, reject(400, null, ErrorCode.InvalidRequest, `The body nests arrays and objects more than ${MAX_JSON_DEPTH} levels deep; flatten it`), cors);
     }
 
     // The body decides the era: modern _meta wins; initialize, or a request on a session, is a 2025 client's.

@@ -24,3 +24,18 @@ export function checkAccept(accept: string | null): Rejection | undefined {
 export function tooLarge(maxBytes: number): Rejection {
   return reject(413, null, ErrorCode.InvalidRequest, `The body is larger than listen.maxBodyBytes (${maxBytes} bytes); raise that setting to accept it`);
 }
+
+/** Nesting beyond which a body is refused: deeper values overflow the stack when they are serialised again. */
+export const MAX_JSON_DEPTH = 128;
+
+/** Whether a parsed body nests arrays and objects deeper than `limit`. */
+export function nestsDeeperThan(value: unknown, limit: number): boolean {
+  const stack: [unknown, number][] = [[value, 1]];
+  while (stack.length) {
+    const [item, depth] = stack.pop()!;
+    if (item === null || typeof item !== 'object') continue;
+    if (depth > limit) return true;
+    for (const child of Array.isArray(item) ? item : Object.values(item)) if (child !== null && typeof child === 'object') stack.push([child, depth + 1]);
+  }
+  return false;
+}

@@ -65,9 +65,10 @@ function checkRequest(message: JsonRpcRequest, header: Header, tools: ToolHeader
     return reject(400, id, ErrorCode.InvalidParams, `params._meta["${META.protocolVersion}"] is required on every request (MCP 2026-07-28)`);
   }
   if (typeof version !== 'string' || !SUPPORTED_VERSIONS.includes(version)) {
-    return reject(400, id, ErrorCode.UnsupportedProtocolVersion, `Unsupported protocol version ${JSON.stringify(version)}`, {
+    const shown = typeof version === 'string' ? version : JSON.stringify(version);
+    return reject(400, id, ErrorCode.UnsupportedProtocolVersion, `Unsupported protocol version ${JSON.stringify(shown)}`, {
       supported: SUPPORTED_VERSIONS,
-      requested: String(version),
+      requested: shown,
     });
   }
   if (!isObject((meta as Record<string, unknown>)[META.clientCapabilities])) {

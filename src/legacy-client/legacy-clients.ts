@@ -7,7 +7,7 @@
 import { randomBytes } from 'node:crypto';
 import type { ServerResponse } from 'node:http';
 import type { CancelSignal } from '../protocol/cancel.js';
-import { ErrorCode, errorResponse, isObject, type JsonObject, type JsonRpcNotification, type JsonRpcRequest, type JsonRpcResponse } from '../protocol/jsonrpc.js';
+import { ErrorCode, errorResponse, isObject, isValidId, type JsonObject, type JsonRpcNotification, type JsonRpcRequest, type JsonRpcResponse } from '../protocol/jsonrpc.js';
 import type { Log } from '../protocol/log.js';
 import { META, MODERN_REQUEST_METHODS, MODERN_VERSION } from '../protocol/mcp.js';
 import type { LegacyStream, ListenAccess, ListenHub } from '../notify/listen-hub.js';
@@ -75,6 +75,8 @@ export class LegacyClients {
     const { body, outgoing } = exchange;
     if (Array.isArray(body)) return json(outgoing, 400, errorResponse(null, ErrorCode.InvalidRequest, 'Batches are not supported: send one JSON-RPC message per POST'), exchange.headers);
     const message = body as JsonObject;
+    const invalid = envelopeProblem(message);
+    if (invalid) return json(outgoing, 400, errorResponse(isValidId(message.id) ? message.id : null, ErrorCode.InvalidRequest, invalid), exchange.headers);
     if (message.method === 'initialize') return this.initialize(exchange, message);
     const session = this.session(exchange);
     if (!session) return this.unknownSession(exchange);
@@ -261,6 +263,19 @@ export class LegacyClients {
     }
     return { answers };
   }
+}
+
+/** What is wrong with a 2025 message's JSON-RPC envelope, if anything. */
+function envelopeProblem(message: JsonObject): string | undefined {
+  if (message.jsonrpc !== '2.0') return 'jsonrpc must be "2.0"';
+  if (typeof message.method === 'string') {
+    if ('id' in message && !isValidId(message.id)) return 'id must be a string or an integer';
+    if (message.method === 'initialize' && !('id' in message)) return 'initialize is a request: give it an id';
+    if (message.params !== undefined && !isObject(message.params)) return 'params must be an object';
+    return undefined;
+  }
+  if (!isValidId(message.id) || !('result' in message || 'error' in message)) return 'not a JSON-RPC request, notification or response';
+  return undefined;
 }
 
 /** A modern answer in 2025 form: the fields 2025 clients do not know are left out. */

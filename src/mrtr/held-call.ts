@@ -40,10 +40,16 @@ export class HeldCall {
         onNotification: (notification) => this.relay(notification),
         onServerRequest: (request) => new Promise<ServerAnswer>((respond) => this.push({ kind: 'ask', method: request.method, params: request.params, respond })),
       })
-      .then((response) => {
-        this.finished = true;
-        this.push({ kind: 'answer', response });
-      });
+      .then(
+        (response) => {
+          this.finished = true;
+          this.push({ kind: 'answer', response });
+        },
+        (error: Error) => {
+          this.finished = true;
+          this.push({ kind: 'answer', response: { jsonrpc: '2.0', id: message.id, error: { code: -32603, message: `mcp-gateway: ${error.message}` } } });
+        },
+      );
   }
 
   /**
