@@ -2,39 +2,22 @@
 // answered from the cache while their ttlMs lasts; everything else, and every retry of a multi round-trip
 // request, goes straight through.
 import type { ListCache } from '../cache/list-cache.js';
-import type { RequestOptions, Upstream, UpstreamStatus } from '../bridge/upstream.js';
+import type { RequestOptions, Upstream } from '../bridge/upstream.js';
 import { ErrorCode, errorResponse, type JsonRpcRequest, type JsonRpcResponse } from './protocol/jsonrpc.js';
 import { CACHEABLE_METHODS } from './protocol/mcp.js';
+import { UpstreamWrapper } from './upstream-wrapper.js';
 
 export const ANONYMOUS = 'anonymous';
 
-export class CachedUpstream implements Upstream {
+export class CachedUpstream extends UpstreamWrapper {
   private inFlight = 0;
   private idle: (() => void) | undefined;
 
   constructor(
-    private readonly inner: Upstream,
+    inner: Upstream,
     private readonly cache: ListCache,
-  ) {}
-
-  get name(): string {
-    return this.inner.name;
-  }
-
-  get events(): Upstream['events'] {
-    return this.inner.events;
-  }
-
-  status(): UpstreamStatus {
-    return this.inner.status();
-  }
-
-  start(): Promise<void> {
-    return this.inner.start();
-  }
-
-  close(): Promise<void> {
-    return this.inner.close();
+  ) {
+    super(inner);
   }
 
   /** Resolves true once no request is in flight here, or false when `ms` passed first (a reload retiring it). */

@@ -3,7 +3,8 @@
 // client mid-call (elicitation/create, sampling/createMessage, roots/list), which a stateless client can
 // no longer answer; the gateway holds that call open, answers the client input_required with the
 // question and a requestState of its own, and carries the client's retry back to the waiting server.
-import type { RequestOptions, Upstream, UpstreamStatus } from '../../bridge/upstream.js';
+import type { RequestOptions, Upstream } from '../../bridge/upstream.js';
+import { UpstreamWrapper } from '../upstream-wrapper.js';
 import { ErrorCode, errorResponse, isObject, type JsonObject, type JsonRpcRequest, type JsonRpcResponse } from '../protocol/jsonrpc.js';
 import type { Log } from '../protocol/log.js';
 import { META } from '../protocol/mcp.js';
@@ -33,29 +34,15 @@ const CAPABILITY: Record<string, string> = {
 };
 const MAY_ASK: ReadonlySet<string> = new Set(['tools/call', 'prompts/get', 'resources/read']);
 
-export class InputBridge implements Upstream {
+export class InputBridge extends UpstreamWrapper {
   constructor(
-    private readonly inner: Upstream,
+    inner: Upstream,
     private readonly options: InputBridgeOptions,
-  ) {}
-
-  get name(): string {
-    return this.inner.name;
+  ) {
+    super(inner);
   }
 
-  get events(): Upstream['events'] {
-    return this.inner.events;
-  }
-
-  status(): UpstreamStatus {
-    return this.inner.status();
-  }
-
-  start(): Promise<void> {
-    return this.inner.start();
-  }
-
-  close(): Promise<void> {
+  override close(): Promise<void> {
     for (const [id, call] of this.options.held.calls) {
       if (call.upstream !== this.inner) continue;
       call.cancel();
