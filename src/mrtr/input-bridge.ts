@@ -33,6 +33,26 @@ const CAPABILITY: Record<string, string> = {
   'roots/list': 'roots',
 };
 const MAY_ASK: ReadonlySet<string> = new Set(['tools/call', 'prompts/get', 'resources/read']);
+/** Longest a retry waits for a just-started server's era to be known. */
+const ERA_WAIT_MS = 30_000;
+
+/** Resolves once the upstream's era is known (it became ready), or after `ms`. */
+function eraKnown(upstream: Upstream, ms: number): Promise<void> {
+  return new Promise((resolve) => {
+    const check = (): void => {
+      if (upstream.status().era === undefined) return;
+      done();
+    };
+    const done = (): void => {
+      clearTimeout(timer);
+      upstream.events.off('state', check);
+      resolve();
+    };
+    const timer = setTimeout(done, ms);
+    upstream.events.on('state', check);
+    check();
+  });
+}
 
 export class InputBridge extends UpstreamWrapper {
   constructor(
@@ -51,13 +71,14 @@ export class InputBridge extends UpstreamWrapper {
     return this.inner.close();
   }
 
-  request(message: JsonRpcRequest, options: RequestOptions = {}): Promise<JsonRpcResponse> {
+  async request(message: JsonRpcRequest, options: RequestOptions = {}): Promise<JsonRpcResponse> {
     // Only a 2025 server needs the bridge; until its era is known, a request may still meet one.
     if (!MAY_ASK.has(message.method) || this.inner.status().era === 'modern') return this.inner.request(message, options);
     const params = message.params;
     if (params && typeof params.requestState === 'string') {
-      // Until the era is known, a requestState that is not the gateway's belongs to a modern server: pass it on.
-      if (this.inner.status().era === undefined && !this.options.held.codec.open(params.requestState).ok) return this.inner.request(message, options);
+      // Whose requestState it is depends on the era: wait for the server to say which it speaks.
+      if (this.inner.status().era === undefined) await eraKnown(this.inner, ERA_WAIT_MS);
+      if (this.inner.status().era !== 'legacy') return this.inner.request(message, options);
       return this.resume(message, params, options);
     }
     if (params && 'inputResponses' in params) {
