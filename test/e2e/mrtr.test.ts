@@ -734,6 +734,7 @@ describe('replicas on one Redis that cannot help', { skip: redisUp ? false : 'no
       startGw({ legacy: fixture('legacy-server') }, { cache, mrtr: { secret: 'another secret, also 32+ chars' } }),
     ]);
     const redis = new Redis(SHARED_REDIS);
+    let holderClosed = false;
     try {
       await eventually(async () => (await redis.keys(`${keyPrefix}instance:*`)).length === 3, 10_000);
       const responses = { 'elicitation-1': { action: 'accept', content: { name: 'x' } } };
@@ -745,11 +746,12 @@ describe('replicas on one Redis that cannot help', { skip: redisUp ? false : 'no
       const second = call('ask', {}, { elicitation: {} });
       const fromHolder = inputRequired(await send(`${holder.url}/servers/legacy/mcp`, second));
       await holder.close();
+      holderClosed = true;
       const refused = await send(`${b.url}/servers/legacy/mcp`, retry(second, fromHolder.requestState, responses));
       invalidState(refused, /held by gateway instance/);
       assert.ok(refused.body.error.message.includes(stateBody(fromHolder.requestState).instance));
     } finally {
-      await Promise.all([b.close(), stranger.close()]);
+      await Promise.all([b.close(), stranger.close(), holderClosed ? undefined : holder.close()]);
       const keys = await redis.keys(`${keyPrefix}*`);
       if (keys.length) await redis.del(...keys);
       redis.disconnect();
