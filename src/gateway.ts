@@ -308,6 +308,10 @@ async function createCache(settings: GatewayConfig['cache'], log: Log): Promise<
 function listen(fetch: (request: Request) => Response | Promise<Response>, hostname: string, port: number): Promise<ServerType> {
   return new Promise((resolve, reject) => {
     const server = serve({ fetch, hostname, port }, () => resolve(server));
+    // Longer than the idle timeouts of common load balancers (60 s), so they, not the gateway, close idle
+    // connections, and a reused connection is not cut as a request arrives on it.
+    (server as import('node:http').Server).keepAliveTimeout = 65_000;
+    (server as import('node:http').Server).headersTimeout = 66_000;
     server.once('error', (error: NodeJS.ErrnoException) => {
       reject(error.code === 'EADDRINUSE'
         ? new Error(`port ${port} on ${hostname} is in use; pick another with --port or listen.port`)

@@ -538,7 +538,11 @@ async function exchange(target: ChildGateway, sent: Sent): Promise<void> {
   const listen = request?.method === 'subscriptions/listen';
   let got: Got;
   try {
-    got = await send(target.base, sent, listen);
+    got = await send(target.base, sent, listen).catch((error: NodeJS.ErrnoException) => {
+      // A kept-alive socket the server closed just as it was reused: a client sends again on a new one.
+      if (!['EPIPE', 'ECONNRESET'].includes(error.code ?? '') || target.child.exitCode !== null) throw error;
+      return send(target.base, sent, listen);
+    });
   } catch (error) {
     const died = target.child.exitCode !== null || target.child.signalCode !== null;
     throw new Error(`${died ? 'the gateway died' : 'no answer'} (${(error as Error).message}) on ${describeSent(sent)}\n${died ? target.log() : ''}\nRECENT:\n${recent.join('\n---\n')}`);
