@@ -3,6 +3,7 @@
 // requests in flight finish.
 import assert from 'node:assert/strict';
 import { mkdtempSync, readFileSync } from 'node:fs';
+import http from 'node:http';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { after, before, describe, test } from 'node:test';
@@ -146,5 +147,56 @@ describe('shutdown', () => {
     }
     await closing;
     await assert.rejects(fetch(`${gateway.url}/healthz`), 'the listener is closed');
+  });
+});
+
+describe('who may read operator pages', () => {
+  let gateway: RunningGateway;
+  const dir = mkdtempSync(path.join(tmpdir(), 'mcp-gw-ops-who-'));
+  before(async () => {
+    gateway = await startTestGateway({ a: fixture('modern-server') }, {}, {
+      auth: {
+        anonymous: true,
+        apiKeys: [
+          { key: 'operator-key-0123456789', principal: 'olga', groups: ['ops'] },
+          { key: 'developer-key-012345678', principal: 'dev', groups: ['devs'] },
+        ],
+        operators: { groups: ['ops'] },
+      },
+      audit: { destination: path.join(dir, 'audit.jsonl') },
+    });
+  });
+  after(() => gateway?.close());
+
+  const get = (page: string, headers: Record<string, string> = {}) => fetch(`${gateway.url}${page}`, { headers });
+
+  test('anonymous callers never, even where anonymous MCP calls are allowed; principals outside auth.operators get 403', async () => {
+    for (const page of ['/status.json', '/', '/metrics']) {
+      const anonymous = await get(page);
+      assert.equal(anonymous.status, 403, page);
+      assert.match((await anonymous.json()).error.message, /operator's credentials/);
+      const developer = await get(page, { authorization: 'Bearer developer-key-012345678' });
+      assert.equal(developer.status, 403, page);
+      assert.match((await developer.json()).error.message, /dev is not among auth\.operators/);
+      const operator = await get(page, { authorization: 'Bearer operator-key-0123456789' });
+      assert.equal(operator.status, 200, page);
+      await operator.text();
+    }
+    // MCP itself still serves anonymous callers here.
+    const call = request('tools/call', { name: 'echo', arguments: { text: 'anon' } });
+    assert.equal((await post(`${gateway.url}/servers/a/mcp`, call, headersFor(call))).status, 200);
+  });
+
+  test('a foreign Origin, or a Host that is not loopback on a loopback listener (DNS rebinding), gets 403', async () => {
+    const operator = { authorization: 'Bearer operator-key-0123456789' };
+    assert.equal((await get('/status.json', { ...operator, origin: 'https://evil.example' })).status, 403);
+    const rebound = await new Promise<number>((resolve, reject) => {
+      const url = new URL(`${gateway.url}/status.json`);
+      http.get({ host: url.hostname, port: url.port, path: url.pathname, headers: { ...operator, host: `evil.example:${url.port}` } }, (res) => {
+        res.resume();
+        resolve(res.statusCode!);
+      }).on('error', reject);
+    });
+    assert.equal(rebound, 403);
   });
 });

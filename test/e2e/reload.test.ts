@@ -4,7 +4,7 @@ import assert from 'node:assert/strict';
 import { after, before, test } from 'node:test';
 import { parseConfig } from '../../src/config.js';
 import type { RunningGateway } from '../../src/gateway.js';
-import { eventually, fixture, headersFor, post, request, ROOT, startTestGateway } from './harness.js';
+import { eventually, fixture, headersFor, openListen, post, request, ROOT, startTestGateway } from './harness.js';
 
 const servers = {
   a: fixture('modern-server'),
@@ -90,4 +90,15 @@ test('a reload that cannot be applied changes nothing', async () => {
   const call = request('tools/list');
   assert.equal((await post(`${gateway.url}/servers/e/mcp`, call, headersFor(call))).status, 404, 'e was not added');
   assert.equal((await post(`${gateway.url}/servers/b/mcp`, call, headersFor(call))).status, 200, 'b still serves');
+});
+
+test('listen streams opened before a reload that changes servers are ended, so clients listen again under the new config', async () => {
+  const listen = await openListen(`${gateway.url}/mcp`, { toolsListChanged: true });
+  try {
+    const next = parseConfig({ listen: { port: 0 }, servers: { a: servers.a, b: { ...servers.b, timeoutMs: 20_000 }, c: fixture('modern-server') } }, 'test', ROOT);
+    await gateway.reload(next);
+    await eventually(() => listen.messages.some((m) => m.id === listen.id && m.result?.resultType === 'complete'), 5_000);
+  } finally {
+    listen.close();
+  }
 });

@@ -480,3 +480,12 @@ describe('protected resource metadata', () => {
     assert.equal(resourceMetadataUrl('http://127.0.0.1:8080/', '/servers/git/mcp'), 'http://127.0.0.1:8080/.well-known/oauth-protected-resource/servers/git/mcp');
   });
 });
+
+test('a JWT cannot pass for an API key\'s principal, or for anonymous: policies, limits and held calls know principals by id', async () => {
+  for (const sub of ['ci-bot', 'anonymous']) {
+    const reason = await jwtRefusal(await sign({ claims: { sub } }));
+    assert.match(reason, new RegExp(`principal "${sub}", which is reserved for`));
+  }
+  const fine = await authenticate(authSetting(), `Bearer ${await sign({ claims: { sub: 'alice' } })}`);
+  assert.equal(fine.ok, true);
+});
