@@ -109,6 +109,12 @@ export class InputBridge extends UpstreamWrapper {
         continue;
       }
       const needed = CAPABILITY[event.method]!;
+      if (!(needed in capabilities) && event.method === 'roots/list') {
+        // Servers also ask for roots on their own (after initialize, say), and on stdio that cannot be told
+        // apart from a question of this call: answer as a client without roots would, and go on.
+        event.respond({ error: { code: ErrorCode.MethodNotFound, message: 'The client did not declare the roots capability' } });
+        continue;
+      }
       if (!(needed in capabilities)) {
         event.respond({ error: { code: ErrorCode.MethodNotFound, message: `The client did not declare the ${needed} capability` } });
         call.cancel();
