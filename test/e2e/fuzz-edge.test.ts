@@ -536,13 +536,20 @@ async function exchange(target: ChildGateway, sent: Sent): Promise<void> {
   if (recent.length > 4) recent.shift();
   const request = parsedBody(sent) as Record<string, unknown> | undefined;
   const listen = request?.method === 'subscriptions/listen';
-  let got: Got;
+  let got: Got | undefined;
   try {
     got = await send(target.base, sent, listen).catch((error: NodeJS.ErrnoException) => {
       // A kept-alive socket the server closed just as it was reused: a client sends again on a new one.
       if (!['EPIPE', 'ECONNRESET'].includes(error.code ?? '') || target.child.exitCode !== null) throw error;
       return send(target.base, sent, listen);
+    }).catch((error: NodeJS.ErrnoException) => {
+      // Node's own HTTP parser refuses header values it cannot read (its 400 and closed socket come before
+      // the gateway sees the request); with a large body still being written, the client sees EPIPE.
+      const unreadable = Object.values(sent.headers).some((value) => /[^\t\x20-\x7e]/.test(String(value)));
+      if (unreadable && ['EPIPE', 'ECONNRESET'].includes(error.code ?? '') && target.child.exitCode === null) return undefined;
+      throw error;
     });
+    if (got === undefined) return;
   } catch (error) {
     const died = target.child.exitCode !== null || target.child.signalCode !== null;
     throw new Error(`${died ? 'the gateway died' : 'no answer'} (${(error as Error).message}) on ${describeSent(sent)}\n${died ? target.log() : ''}\nRECENT:\n${recent.join('\n---\n')}`);
