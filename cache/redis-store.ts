@@ -12,6 +12,7 @@ import { randomUUID } from 'node:crypto';
 import { Redis, type RedisOptions } from 'ioredis';
 import { isObject } from '../src/protocol/jsonrpc.js';
 import type { Log } from '../src/protocol/log.js';
+import { failFastRedisOptions, PAUSE_MS } from '../src/protocol/redis-fail-fast.js';
 import type { CacheStore, StoredEntry } from './store.js';
 
 export interface RedisStoreOptions {
@@ -22,12 +23,6 @@ export interface RedisStoreOptions {
   log: Log;
 }
 
-/** Longest a command may take before it counts as failed (Redis hanging rather than gone). */
-const COMMAND_TIMEOUT_MS = 150;
-/** After a failed command, how long commands are skipped before the next one tries Redis again. */
-const PAUSE_MS = 500;
-const CONNECT_TIMEOUT_MS = 1_000;
-const MAX_RECONNECT_DELAY_MS = 2_000;
 
 /**
  * HSET, then make the hash live at least ttl ms more (PTTL is -1 without an expiry, -2 without the key).
@@ -66,17 +61,9 @@ export class RedisStore implements CacheStore {
     this.log = options.log;
     this.channel = `${options.keyPrefix}invalidate`;
     this.where = describe(options.url);
-    const common: RedisOptions = {
-      protocol: 2, // RESP2 works with every Redis (and look-alike) that has Lua; nothing here needs RESP3
-      enableOfflineQueue: false,
-      maxRetriesPerRequest: 0,
-      commandTimeout: COMMAND_TIMEOUT_MS,
-      connectTimeout: CONNECT_TIMEOUT_MS,
-      retryStrategy: (attempt) => Math.min(50 * 2 ** Math.min(attempt, 6), MAX_RECONNECT_DELAY_MS),
-      autoResubscribe: false, // subscribed again on every 'ready' below, which also covers a failed first try
-    };
-    this.client = new Redis(options.url, { ...common, connectionName: 'mcp-gateway-cache' });
-    this.subscriber = new Redis(options.url, { ...common, connectionName: 'mcp-gateway-cache-sub' });
+    // autoResubscribe off: subscribed again on every 'ready' below, which also covers a failed first try.
+    this.client = new Redis(options.url, { ...failFastRedisOptions('mcp-gateway-cache'), autoResubscribe: false } satisfies RedisOptions);
+    this.subscriber = new Redis(options.url, { ...failFastRedisOptions('mcp-gateway-cache-sub'), autoResubscribe: false } satisfies RedisOptions);
 
     this.client.on('error', (error: Error) => this.connectionLost('client', error));
     this.client.on('close', () => this.connectionLost('client', new Error('connection closed')));

@@ -12,6 +12,7 @@
 import { createHash } from 'node:crypto';
 import type { Redis, RedisOptions } from 'ioredis';
 import type { Log } from '../src/protocol/log.js';
+import { CONNECT_TIMEOUT_MS, failFastRedisOptions, PAUSE_MS } from '../src/protocol/redis-fail-fast.js';
 import { MemoryRateLimiter, type RateDecision, type RateLimiter, ALLOWED, TOKEN_TOLERANCE } from './rate-limit.js';
 import type { RateLimitSetting } from './settings.js';
 
@@ -23,12 +24,6 @@ export interface RedisRateLimiterOptions {
   log: Log;
 }
 
-/** Longest a take may wait for Redis before the in-process bucket decides (Redis hanging rather than gone). */
-const COMMAND_TIMEOUT_MS = 150;
-/** After a failed command, how long requests skip Redis before one tries it again. */
-const PAUSE_MS = 500;
-const CONNECT_TIMEOUT_MS = 1_000;
-const MAX_RECONNECT_DELAY_MS = 2_000;
 
 /**
  * KEYS[1] the bucket; ARGV[1] requests per minute, ARGV[2] burst. Returns 0 when a token was taken, else the
@@ -73,16 +68,10 @@ export class RedisRateLimiter implements RateLimiter {
   static async create(options: RedisRateLimiterOptions): Promise<RedisRateLimiter> {
     const { Redis } = await import('ioredis');
     const redisOptions: RedisOptions = {
-      protocol: 2, // RESP2 works with every Redis (and look-alike) that has Lua; nothing here needs RESP3
-      enableOfflineQueue: false,
-      maxRetriesPerRequest: 0,
-      commandTimeout: COMMAND_TIMEOUT_MS,
-      connectTimeout: CONNECT_TIMEOUT_MS,
+      ...failFastRedisOptions('mcp-gateway-rate-limit'),
       // disconnect() during an outage arms this timer for a socket that already closed and never fires its
       // 'close': the default 2 s would keep a stopping gateway (or a test run) alive for nothing.
       disconnectTimeout: 100,
-      retryStrategy: (attempt) => Math.min(50 * 2 ** Math.min(attempt, 6), MAX_RECONNECT_DELAY_MS),
-      connectionName: 'mcp-gateway-rate-limit',
     };
     const client = new Redis(options.url, redisOptions);
     // EVALSHA, falling back to EVAL once per connection when Redis does not know the script yet.

@@ -8,6 +8,7 @@ import type { Log } from '../protocol/log.js';
 import { META, SUPPORTED_VERSIONS } from '../protocol/mcp.js';
 import { GATEWAY_INFO } from '../version.js';
 import { CursorCodec, type Position } from './cursor.js';
+import { mergeDiscover, type Outcome } from './merged-discover.js';
 import { MergedPages } from './merged-pages.js';
 import { NameRoutes, type Route } from './name-routes.js';
 import { publicName } from './public-names.js';
@@ -33,7 +34,6 @@ const ITEMS: Record<ListMethod, string> = {
 /** A name nobody listed triggers at most one refresh of that list per this many ms. */
 const REFRESH_INTERVAL_MS = 1_000;
 
-type Outcome = { server: string; response: JsonRpcResponse } | { server: string; timedOut: true };
 
 export class Aggregator implements Upstream {
   readonly name = 'mcp';
@@ -383,42 +383,6 @@ export class Aggregator implements Upstream {
   private async discover(message: JsonRpcRequest, authContext: string | undefined, reach: Reach | undefined): Promise<JsonRpcResponse> {
     const servers = reach ? this.servers.filter((server) => reach.reaches(server)) : this.servers;
     const outcomes = await Promise.all(servers.map((server) => this.ask(server, 'server/discover', message.params ?? {}, null, authContext)));
-    const capabilities: JsonObject = {};
-    const instructions: string[] = [];
-    let ttlMs = Number.POSITIVE_INFINITY;
-    let cacheScope: 'public' | 'private' = 'public';
-    let complete = true;
-    for (const outcome of outcomes) {
-      if ('timedOut' in outcome || !('result' in outcome.response)) {
-        complete = false;
-        continue;
-      }
-      const result = outcome.response.result;
-      const offered = isObject(result.capabilities) ? result.capabilities : {};
-      // Only what /mcp itself serves: the features, and list changes (relayed on subscriptions/listen).
-      for (const key of ['tools', 'prompts', 'resources', 'completions']) {
-        if (!(key in offered)) continue;
-        const feature = (capabilities[key] ??= {}) as JsonObject;
-        if (key !== 'completions' && isObject(offered[key]) && offered[key].listChanged === true) feature.listChanged = true;
-      }
-      if (typeof result.instructions === 'string' && result.instructions.trim()) {
-        instructions.push(`## ${outcome.server}\n${result.instructions.trim()}`);
-      }
-      ttlMs = Math.min(ttlMs, typeof result.ttlMs === 'number' && result.ttlMs > 0 ? Math.floor(result.ttlMs) : 0);
-      if (result.cacheScope !== 'public') cacheScope = 'private';
-    }
-    const result: JsonObject = {
-      resultType: 'complete',
-      supportedVersions: [...SUPPORTED_VERSIONS],
-      capabilities,
-      ttlMs: Number.isFinite(ttlMs) && complete ? ttlMs : 0,
-      // What a caller limited by a policy reaches is its own.
-      cacheScope: reach ? 'private' : cacheScope,
-      _meta: { [META.serverInfo]: GATEWAY_INFO },
-    };
-    if (instructions.length) {
-      result.instructions = `Tools and prompts here are named <server>${this.options.separator}<name>.\n\n${instructions.join('\n\n')}`;
-    }
-    return { jsonrpc: '2.0', id: message.id, result };
+    return { jsonrpc: '2.0', id: message.id, result: mergeDiscover(outcomes, this.options.separator, reach !== undefined) };
   }
 }

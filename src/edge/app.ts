@@ -1,13 +1,11 @@
 // The HTTP edge: POST /mcp (every upstream, aggregated) and POST /servers/<name>/mcp (one upstream), read
 // top to bottom in the order a request meets each check.
-import { createHmac } from 'node:crypto';
 import type { HttpBindings } from '@hono/node-server';
 import { RESPONSE_ALREADY_SENT } from '@hono/node-server/utils/response';
 import { Hono, type Context } from 'hono';
 import type { Upstream } from '../../bridge/upstream.js';
 import type { Grant } from '../../policy/allow-list.js';
 import { ANONYMOUS_PRINCIPAL, type Principal } from '../../policy/principal.js';
-import { ANONYMOUS } from '../cached-upstream.js';
 import type { ListenHub } from '../notify/listen-hub.js';
 import { ErrorCode, isObject, type JsonObject, type JsonRpcRequest, type JsonRpcResponse } from '../protocol/jsonrpc.js';
 import type { Log } from '../protocol/log.js';
@@ -15,6 +13,7 @@ import type { LegacyClients, LegacyExchange } from '../legacy-client/legacy-clie
 import type { GatewayMetrics, RequestOutcome } from '../ops/metrics.js';
 import type { Security } from '../security.js';
 import { authRefusal, metadataUrlFor, PROTECTED_RESOURCE_WELL_KNOWN, rateRefusal, resourceMetadataDocument, type Refusal } from './access.js';
+import { authContext, principalContexts } from './caller-context.js';
 import { corsHeaders, preflightHeaders } from './cors.js';
 import { FORWARDED_HEADER, forwardRequest } from './forward.js';
 import { checkAccept, checkContentType, MAX_JSON_DEPTH, nestsDeeperThan, tooLarge } from './http-rules.js';
@@ -358,31 +357,6 @@ interface Seen {
 }
 
 const AUTHENTICATED: Verdict = { allowed: true, rule: 'authenticated; no policies configured' };
-
-/**
- * Without authentication, callers are told apart by whatever credentials they send: a keyed hash, so what
- * lands in a shared cache cannot be used to confirm a guessed token.
- */
-function authContext(key: Buffer, authorization: string | undefined): string {
-  return authorization === undefined ? ANONYMOUS : createHmac('sha256', key).update(authorization).digest('base64url').slice(0, 22);
-}
-
-/**
- * With authentication, callers are told apart by principal, so a refreshed token keeps its cache entries.
- * Remembered per principal object (an API key's lives as long as the config; a JWT's, one request).
- */
-function principalContexts(key: Buffer): (principal: Principal) => string {
-  const contexts = new WeakMap<Principal, string>();
-  return (principal) => {
-    if (principal.via === 'anonymous') return ANONYMOUS;
-    let context = contexts.get(principal);
-    if (context === undefined) {
-      context = createHmac('sha256', key).update(JSON.stringify(['principal', principal.id, principal.groups])).digest('base64url').slice(0, 22);
-      contexts.set(principal, context);
-    }
-    return context;
-  };
-}
 
 function learnTools(endpoint: Endpoint, response: JsonRpcResponse): JsonRpcResponse {
   if ('result' in response) endpoint.toolHeaders.learn(response.result);

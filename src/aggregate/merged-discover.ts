@@ -1,0 +1,46 @@
+// /mcp's server/discover: the gateway's own serverInfo, the features any upstream offers (only those /mcp
+// itself serves), and every upstream's instructions under its name.
+import { isObject, type JsonObject, type JsonRpcResponse } from '../protocol/jsonrpc.js';
+import { META, SUPPORTED_VERSIONS } from '../protocol/mcp.js';
+import { GATEWAY_INFO } from '../version.js';
+
+/** One upstream's answer to a fanned-out request, or its silence past the deadline. */
+export type Outcome = { server: string; response: JsonRpcResponse } | { server: string; timedOut: true };
+
+/** `limited`: the caller reaches only some upstreams, so the answer is its own (private). */
+export function mergeDiscover(outcomes: readonly Outcome[], separator: string, limited: boolean): JsonObject {
+  const capabilities: JsonObject = {};
+  const instructions: string[] = [];
+  let ttlMs = Number.POSITIVE_INFINITY;
+  let cacheScope: 'public' | 'private' = 'public';
+  let complete = true;
+  for (const outcome of outcomes) {
+    if ('timedOut' in outcome || !('result' in outcome.response)) {
+      complete = false;
+      continue;
+    }
+    const result = outcome.response.result;
+    const offered = isObject(result.capabilities) ? result.capabilities : {};
+    // Only what /mcp itself serves: the features, and list changes (relayed on subscriptions/listen).
+    for (const key of ['tools', 'prompts', 'resources', 'completions']) {
+      if (!(key in offered)) continue;
+      const feature = (capabilities[key] ??= {}) as JsonObject;
+      if (key !== 'completions' && isObject(offered[key]) && offered[key].listChanged === true) feature.listChanged = true;
+    }
+    if (typeof result.instructions === 'string' && result.instructions.trim()) {
+      instructions.push(`## ${outcome.server}\n${result.instructions.trim()}`);
+    }
+    ttlMs = Math.min(ttlMs, typeof result.ttlMs === 'number' && result.ttlMs > 0 ? Math.floor(result.ttlMs) : 0);
+    if (result.cacheScope !== 'public') cacheScope = 'private';
+  }
+  const result: JsonObject = {
+    resultType: 'complete',
+    supportedVersions: [...SUPPORTED_VERSIONS],
+    capabilities,
+    ttlMs: Number.isFinite(ttlMs) && complete ? ttlMs : 0,
+    cacheScope: limited ? 'private' : cacheScope,
+    _meta: { [META.serverInfo]: GATEWAY_INFO },
+  };
+  if (instructions.length) result.instructions = `Tools and prompts here are named <server>${separator}<name>.\n\n${instructions.join('\n\n')}`;
+  return result;
+}
