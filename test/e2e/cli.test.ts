@@ -1,6 +1,6 @@
 // The command line as a user runs it: a real process, its stderr log, its exit codes.
 import assert from 'node:assert/strict';
-import { spawn, spawnSync } from 'node:child_process';
+import { spawn, spawnSync, type ChildProcessWithoutNullStreams } from 'node:child_process';
 import { mkdtempSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
@@ -53,21 +53,11 @@ test('--stdio bridges one server, logs its endpoint, and exits 0 on SIGTERM', as
     [...CLI, '--stdio', `${process.execPath} --import tsx test/fixtures/modern-server.ts`, '--name', 'solo', '--port', '0'],
     { cwd: ROOT, stdio: ['ignore', 'pipe', 'pipe'] },
   );
-  let stderr = '';
-  child.stderr.on('data', (chunk: Buffer) => (stderr += chunk.toString('utf8')));
-  const endpoint = await new Promise<string>((resolve, reject) => {
-    const timer = setTimeout(() => reject(new Error(`no endpoint logged:\n${stderr}`)), 15_000);
-    child.stderr.on('data', () => {
-      const match = /"endpoint":"(http:\/\/127\.0\.0\.1:\d+\/servers\/solo\/mcp)"/.exec(stderr);
-      if (match) {
-        clearTimeout(timer);
-        resolve(match[1]!);
-      }
-    });
-  });
+  const log = stderrOf(child);
+  const endpoint = await soloEndpoint(log);
   const answer = await post(endpoint, request('tools/call', { name: 'echo', arguments: { text: 'via cli' } }));
   assert.equal(answer.body.result.content[0].text, 'via cli');
-  for (const line of stderr.trim().split('\n')) JSON.parse(line); // every log line is JSON
+  for (const line of log.text.trim().split('\n')) JSON.parse(line); // every log line is JSON
   const exited = new Promise<number | null>((resolve) => child.once('exit', (code) => resolve(code)));
   child.kill('SIGTERM');
   assert.equal(await exited, 0);
@@ -86,19 +76,9 @@ test('SIGHUP, or saving the file, reloads the config; a config that does not loa
     `listen: { port: 0 }\nauth:\n  apiKeys: [{ key: ${key}, principal: ann }]\nservers:\n  solo: { command: ${JSON.stringify(process.execPath)}, args: [--import, tsx, test/fixtures/modern-server.ts], cwd: ${JSON.stringify(ROOT)} }\n`;
   writeFileSync(file, config('first-key-0123456789'));
   const child = spawn(process.execPath, [...CLI, '--config', file], { cwd: ROOT, stdio: ['ignore', 'pipe', 'pipe'] });
-  let stderr = '';
-  child.stderr.on('data', (chunk: Buffer) => (stderr += chunk.toString('utf8')));
+  const log = stderrOf(child);
   try {
-    const endpoint = await new Promise<string>((resolve, reject) => {
-      const timer = setTimeout(() => reject(new Error(`no endpoint logged:\n${stderr}`)), 15_000);
-      child.stderr.on('data', () => {
-        const match = /"endpoint":"(http:\/\/127\.0\.0\.1:\d+\/servers\/solo\/mcp)"/.exec(stderr);
-        if (match) {
-          clearTimeout(timer);
-          resolve(match[1]!);
-        }
-      });
-    });
+    const endpoint = await soloEndpoint(log);
     const call = request('tools/call', { name: 'echo', arguments: { text: 'hup' } });
     const as = (key: string) => post(endpoint, call, { ...headersFor(call), authorization: `Bearer ${key}` });
     assert.equal((await as('first-key-0123456789')).status, 200);
@@ -110,16 +90,39 @@ test('SIGHUP, or saving the file, reloads the config; a config that does not loa
 
     writeFileSync(file, `${config('third-key-0123456789')}policies: [{ name: broken, principals: { ids: [ann] }, when: [{ tool: x, expr: "args.n <=" }] }]\n`);
     child.kill('SIGHUP');
-    await eventually(() => /policies\[0\] \(broken\)\.when\[0\]\.expr.*reload refused/.test(stderr), 10_000);
+    await eventually(() => /policies\[0\] \(broken\)\.when\[0\]\.expr.*reload refused/.test(log.text), 10_000);
     assert.equal((await as('second-key-0123456789')).status, 200, 'the running config still serves');
     assert.equal((await as('third-key-0123456789')).status, 401);
     // Saving the file is enough: the gateway watches it.
     writeFileSync(file, config('fourth-key-0123456789'));
     await eventually(async () => (await as('fourth-key-0123456789')).status === 200, 10_000);
-    assert.doesNotMatch(stderr, /second-key|third-key|first-key|fourth-key/, 'keys never reach the log');
+    assert.doesNotMatch(log.text, /second-key|third-key|first-key|fourth-key/, 'keys never reach the log');
   } finally {
     const exited = new Promise<number | null>((resolve) => child.once('exit', (code) => resolve(code)));
     child.kill('SIGTERM');
     assert.equal(await exited, 0);
   }
 });
+
+/** A child's stderr as it grows. */
+function stderrOf(child: ChildProcessWithoutNullStreams | ReturnType<typeof spawn>): { text: string; child: typeof child } {
+  const log = { text: '', child };
+  child.stderr!.on('data', (chunk: Buffer) => (log.text += chunk.toString('utf8')));
+  return log;
+}
+
+/** The URL of the server named solo, once the gateway logs it (within 15 s). */
+function soloEndpoint(log: ReturnType<typeof stderrOf>): Promise<string> {
+  return new Promise<string>((resolve, reject) => {
+    const timer = setTimeout(() => reject(new Error(`no endpoint logged:\n${log.text}`)), 15_000);
+    const look = (): void => {
+      const match = /"endpoint":"(http:\/\/127\.0\.0\.1:\d+\/servers\/solo\/mcp)"/.exec(log.text);
+      if (!match) return;
+      clearTimeout(timer);
+      log.child.stderr!.off('data', look);
+      resolve(match[1]!);
+    };
+    log.child.stderr!.on('data', look);
+    look();
+  });
+}

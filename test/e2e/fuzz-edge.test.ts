@@ -12,7 +12,6 @@
 // Every property stops at its first counterexample without shrinking (`endOnFailure`): after a crash
 // every later request would fail too, and the first input is the one to report.
 import assert from 'node:assert/strict';
-import { spawn, type ChildProcess } from 'node:child_process';
 import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import http from 'node:http';
 import { tmpdir } from 'node:os';
@@ -20,6 +19,7 @@ import path from 'node:path';
 import { after, before, describe, test } from 'node:test';
 import fc from 'fast-check';
 import { META, ROOT, schemaProblems, until, VERSION } from './harness.js';
+import { launchGateway, type ChildGateway } from './child-gateway.js';
 import { freePort } from './own-redis.js';
 
 // To replay a failure: FUZZ_SEED=<seed> FUZZ_PATH=<path> (both from the report) replays that input in every
@@ -41,19 +41,6 @@ const MODERATE_DEPTH = 200;
 /** A single request's bound; a listen stream is read up to its first event, then dropped. */
 const REQUEST_MS = 10_000;
 
-interface ChildGateway {
-  base: string;
-  child: ChildProcess;
-  /** The tail of its stderr, for failure messages. */
-  log(): string;
-  /** Forces a full GC in the gateway and returns its process.memoryUsage() right after. */
-  memory(): Promise<NodeJS.MemoryUsage>;
-  stop(): Promise<void>;
-}
-
-const GC_PRELOAD =
-  "data:text/javascript,process.on('SIGUSR2',()=>{globalThis.gc();globalThis.gc();process.stdout.write(JSON.stringify(process.memoryUsage())+'\\n')})";
-
 async function startChildGateway(dir: string, name: string): Promise<ChildGateway> {
   const port = await freePort();
   const config = path.join(dir, `${name}.config.json`);
@@ -67,58 +54,7 @@ async function startChildGateway(dir: string, name: string): Promise<ChildGatewa
       },
     }),
   );
-  const child = spawn(process.execPath, ['--expose-gc', '--import', GC_PRELOAD, '--import', 'tsx', 'src/cli.ts', '--config', config], {
-    cwd: ROOT,
-    stdio: ['ignore', 'pipe', 'pipe'],
-  });
-  let stderr = '';
-  child.stderr!.setEncoding('utf8').on('data', (chunk: string) => (stderr = (stderr + chunk).slice(-20_000)));
-  const memoryLines: ((usage: NodeJS.MemoryUsage) => void)[] = [];
-  let stdout = '';
-  child.stdout!.setEncoding('utf8').on('data', (chunk: string) => {
-    stdout += chunk;
-    let end: number;
-    while ((end = stdout.indexOf('\n')) !== -1) {
-      const line = stdout.slice(0, end);
-      stdout = stdout.slice(end + 1);
-      if (line.startsWith('{"rss"')) memoryLines.shift()?.(JSON.parse(line));
-    }
-  });
-  const base = `http://127.0.0.1:${port}`;
-  const ready = await until(async () => {
-    if (child.exitCode !== null) return true;
-    try {
-      return (await fetch(`${base}/readyz`)).status === 200;
-    } catch {
-      return false;
-    }
-  }, 30_000, 100);
-  if (!ready || child.exitCode !== null) {
-    child.kill('SIGKILL');
-    assert.fail(`the gateway did not start:\n${stderr}`);
-  }
-  return {
-    base,
-    child,
-    log: () => stderr.slice(-4000),
-    memory: () =>
-      new Promise<NodeJS.MemoryUsage>((resolve, reject) => {
-        const timer = setTimeout(() => reject(new Error('no memory report from the gateway within 10 s')), 10_000);
-        memoryLines.push((usage) => {
-          clearTimeout(timer);
-          resolve(usage);
-        });
-        child.kill('SIGUSR2');
-      }),
-    stop: async () => {
-      if (child.exitCode !== null || child.signalCode !== null) return;
-      const exited = new Promise<void>((resolve) => child.once('exit', () => resolve()));
-      child.kill('SIGTERM');
-      const timer = setTimeout(() => child.kill('SIGKILL'), 15_000);
-      await exited;
-      clearTimeout(timer);
-    },
-  };
+  return launchGateway(config, port);
 }
 
 // ---- raw HTTP ----------------------------------------------------------------------------------------

@@ -10,8 +10,7 @@
 // Every eighth request asks for progress, so its answer comes as an SSE stream. No timing is asserted:
 // each run has a deadline only so that a hang fails instead of blocking.
 import assert from 'node:assert/strict';
-import { spawn, type ChildProcess } from 'node:child_process';
-import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import http from 'node:http';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
@@ -19,6 +18,7 @@ import { after, before, describe, test } from 'node:test';
 import type { Upstream } from '../../bridge/upstream.js';
 import type { RunningGateway } from '../../src/gateway.js';
 import { META, ROOT, startTestGateway, until, VERSION } from './harness.js';
+import { launchGateway, type ChildGateway } from './child-gateway.js';
 import { freePort } from './own-redis.js';
 
 const SERVERS = ['a', 'b', 'c'] as const;
@@ -212,66 +212,23 @@ const LEAK_BOUND_MB = 20;
  * on stdout (the gateway writes nothing there): RSS is sampled after it, so that garbage not yet collected
  * does not pass for a leak, nor a collection that just happened hide one.
  */
-const GC_PRELOAD = "data:text/javascript,process.on('SIGUSR2',()=>{globalThis.gc();globalThis.gc();process.stdout.write('gc\\n')})";
-
-function rssMb(pid: number): number {
-  const match = /^VmRSS:\s+(\d+) kB/m.exec(readFileSync(`/proc/${pid}/status`, 'utf8'));
-  assert.ok(match, 'VmRSS in /proc/<pid>/status');
-  return Number(match[1]) / 1024;
-}
-
 describe(`leak check: RSS after ${LEAK_TOTAL.toLocaleString('en')} calls vs after ${LEAK_WARMUP.toLocaleString('en')}`, () => {
   const dir = mkdtempSync(path.join(tmpdir(), 'mcp-gw-load-'));
-  let child: ChildProcess;
+  let gateway: ChildGateway;
   let base: string;
-  let stderr = '';
-  const collected: (() => void)[] = [];
-  /** RSS of the gateway process right after a full GC in it. */
-  const rssAfterGc = async (): Promise<number> => {
-    const done = new Promise<void>((resolve, reject) => {
-      const timer = setTimeout(() => reject(new Error('no GC report from the gateway within 10 s')), 10_000);
-      collected.push(() => {
-        clearTimeout(timer);
-        resolve();
-      });
-    });
-    child.kill('SIGUSR2');
-    await done;
-    return rssMb(child.pid!);
-  };
+  /** RSS of the gateway process right after a full GC in it, in MB. */
+  const rssAfterGc = async (): Promise<number> => (await gateway.memory()).rss / (1024 * 1024);
 
   before(async () => {
     const port = await freePort();
     const config = path.join(dir, 'gateway.config.json');
     writeFileSync(config, JSON.stringify({ listen: { port }, log: { level: 'warn' }, aggregate: { listDeadlineMs: 30_000 }, servers }));
-    child = spawn(process.execPath, ['--expose-gc', '--import', GC_PRELOAD, '--import', 'tsx', 'src/cli.ts', '--config', config], { cwd: ROOT, stdio: ['ignore', 'pipe', 'pipe'] });
-    child.stderr!.setEncoding('utf8').on('data', (chunk: string) => (stderr = (stderr + chunk).slice(-10_000)));
-    child.stdout!.setEncoding('utf8').on('data', (chunk: string) => {
-      for (let n = chunk.split('gc\n').length - 1; n > 0; n--) collected.shift()?.();
-    });
-    base = `http://127.0.0.1:${port}`;
-    const ready = await until(async () => {
-      if (child.exitCode !== null) return true;
-      try {
-        return (await fetch(`${base}/readyz`)).status === 200;
-      } catch {
-        return false;
-      }
-    }, 30_000, 100);
-    if (!ready || child.exitCode !== null) {
-      child.kill('SIGKILL');
-      assert.fail(`the gateway did not start:\n${stderr}`);
-    }
+    gateway = await launchGateway(config, port);
+    base = gateway.base;
   });
 
   after(async () => {
-    if (child && child.exitCode === null && child.signalCode === null) {
-      const exited = new Promise<void>((resolve) => child.once('exit', () => resolve()));
-      child.kill('SIGTERM');
-      const timer = setTimeout(() => child.kill('SIGKILL'), 15_000);
-      await exited;
-      clearTimeout(timer);
-    }
+    await gateway?.stop();
     rmSync(dir, { recursive: true, force: true });
   });
 
@@ -286,7 +243,7 @@ describe(`leak check: RSS after ${LEAK_TOTAL.toLocaleString('en')} calls vs afte
       samples.push([from + step, await rssAfterGc()]);
     }
     t.diagnostic(`RSS by calls: ${samples.map(([n, mb]) => `${n / 1000}k ${mb.toFixed(1)} MB`).join(', ')}`);
-    assert.equal(child.exitCode, null, `the gateway exited:\n${stderr}`);
+    assert.equal(gateway.child.exitCode, null, `the gateway exited:\n${gateway.log()}`);
     const [, first] = samples[0]!;
     const [, last] = samples.at(-1)!;
     assert.ok(last <= first + LEAK_BOUND_MB, `RSS grew from ${first.toFixed(1)} MB to ${last.toFixed(1)} MB (bound +${LEAK_BOUND_MB} MB)`);
