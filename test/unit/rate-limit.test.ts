@@ -2,7 +2,6 @@
 // 127.0.0.1:6379, with two instances standing in for two gateway replicas.
 import assert from 'node:assert/strict';
 import { createHash, randomUUID } from 'node:crypto';
-import { createServer, Socket } from 'node:net';
 import { after, describe, test } from 'node:test';
 import { setTimeout as sleep } from 'node:timers/promises';
 import fc from 'fast-check';
@@ -11,6 +10,7 @@ import { MemoryRateLimiter, type RateDecision } from '../../policy/rate-limit.js
 import { RedisRateLimiter } from '../../policy/redis-rate-limit.js';
 import type { RateLimitSetting } from '../../policy/settings.js';
 import { silentLog, type Log } from '../../src/protocol/log.js';
+import { freePort, reachable } from '../e2e/own-redis.js';
 
 const REDIS_URL = 'redis://127.0.0.1:6379';
 const PREFIX = `mcp-gateway-test:${randomUUID()}:`;
@@ -236,7 +236,7 @@ describe('RedisRateLimiter', { skip: SKIP_REDIS, timeout: 10_000 }, () => {
 
   test('with Redis unreachable, requests are still limited, in process, with one warning', async () => {
     const { log, warnings } = recordingLog();
-    const limiter = await replica(`redis://127.0.0.1:${await closedPort()}`, log);
+    const limiter = await replica(`redis://127.0.0.1:${await freePort()}`, log);
     const limit = { requestsPerMinute: 60, burst: 2 };
 
     const decisions = [];
@@ -251,26 +251,3 @@ describe('RedisRateLimiter', { skip: SKIP_REDIS, timeout: 10_000 }, () => {
     assert.equal(warnings.length, 1, `warned once per outage, not per request or attempt: ${JSON.stringify(warnings)}`);
   });
 });
-
-function reachable(port: number): Promise<boolean> {
-  return new Promise((resolve) => {
-    const socket = new Socket();
-    socket.setTimeout(500);
-    socket.once('connect', () => (socket.destroy(), resolve(true)));
-    socket.once('error', () => resolve(false));
-    socket.once('timeout', () => (socket.destroy(), resolve(false)));
-    socket.connect(port, '127.0.0.1');
-  });
-}
-
-/** A loopback port that was free a moment ago and has nothing listening on it now. */
-function closedPort(): Promise<number> {
-  return new Promise((resolve, reject) => {
-    const server = createServer();
-    server.once('error', reject);
-    server.listen(0, '127.0.0.1', () => {
-      const { port } = server.address() as { port: number };
-      server.close(() => resolve(port));
-    });
-  });
-}
