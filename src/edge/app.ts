@@ -4,7 +4,6 @@ import type { HttpBindings } from '@hono/node-server';
 import { RESPONSE_ALREADY_SENT } from '@hono/node-server/utils/response';
 import { Hono, type Context } from 'hono';
 import type { Upstream } from '../../bridge/upstream.js';
-import type { Grant } from '../../policy/allow-list.js';
 import { ANONYMOUS_PRINCIPAL, type Principal } from '../../policy/principal.js';
 import type { ListenHub } from '../notify/listen-hub.js';
 import { ErrorCode, isObject, type JsonObject, type JsonRpcRequest, type JsonRpcResponse } from '../protocol/jsonrpc.js';
@@ -254,7 +253,7 @@ export function createApp(options: EdgeOptions): Hono<{ Bindings: HttpBindings }
     let verdict: Verdict = AUTHENTICATED;
     if (grant && security.guard) {
       const guard = security.guard;
-      verdict = await guard.check(server, message, grant, principal, (tool) => listAllTools(endpoint, message, call, (page) => guard.shape(server, 'tools/list', page, grant)));
+      verdict = await guard.check(server, message, grant, principal, () => listAllTools(endpoint, message, call, (page) => guard.shape(server, 'tools/list', page, grant)));
       if (verdict.refusal) {
         record(principal, message.method, verdict, args, traceId);
         seen.outcome = 'denied';

@@ -7,7 +7,7 @@ import type { Grant, ItemKind } from '../../policy/allow-list.js';
 import type { PinStore, PinVerdict } from '../../policy/pins.js';
 import type { Principal } from '../../policy/principal.js';
 import { publicName } from '../aggregate/public-names.js';
-import { ErrorCode, errorResponse, isObject, type JsonObject, type JsonRpcRequest, type JsonRpcResponse } from '../protocol/jsonrpc.js';
+import { ErrorCode, errorResponse, isObject, type JsonRpcRequest, type JsonRpcResponse } from '../protocol/jsonrpc.js';
 
 export interface GuardOptions {
   /** Each server's prefix on /mcp, in config order. */
@@ -58,7 +58,7 @@ export class PolicyGuard {
     const params = message.params ?? {};
     switch (message.method) {
       case 'tools/call': {
-        const seen = this.named(server, 'tools', params.name);
+        const seen = this.named(server, params.name);
         if (!seen) return this.unknown(message, 'tool', params.name);
         const verdict = grant.allowsCall(seen.server, seen.name, { args: params.arguments, principal, tool: seen.name, server: seen.server });
         if (!grant.allows('tools', seen.server, seen.name).allowed) return this.unknown(message, 'tool', params.name, verdict.rule, seen.name);
@@ -122,7 +122,7 @@ export class PolicyGuard {
     const value = item[key];
     if (typeof value !== 'string') return false;
     if (kind === 'resources') return grant.allows('resources', server ?? this.options.ownerOf(value), value).allowed;
-    const seen = this.named(server, kind, value);
+    const seen = this.named(server, value);
     if (!seen || !grant.allows(kind, seen.server, seen.name).allowed) return false;
     if (kind === 'tools' && grant.pins(seen.server, seen.name)) {
       const verdict = this.options.pins.check(seen.name, item);
@@ -133,7 +133,7 @@ export class PolicyGuard {
   }
 
   /** The server and /mcp name of a tool or prompt name as the caller gave it on this endpoint. */
-  private named(server: string | undefined, kind: ItemKind, name: unknown): { server: string; name: string } | undefined {
+  private named(server: string | undefined, name: unknown): { server: string; name: string } | undefined {
     if (typeof name !== 'string') return undefined;
     if (server !== undefined) return { server, name: publicName(this.options.prefixes.get(server) ?? server, this.options.separator, name) };
     // Read from the live prefixes: a reload may add servers or change prefixes.
@@ -145,7 +145,7 @@ export class PolicyGuard {
   }
 
   private async judgeNamed(message: JsonRpcRequest, server: string | undefined, kind: 'prompts', name: unknown, grant: Grant): Promise<Verdict> {
-    const seen = this.named(server, kind, name);
+    const seen = this.named(server, name);
     if (!seen) return this.unknown(message, 'prompt', name);
     const decision = grant.allows(kind, seen.server, seen.name);
     if (!decision.allowed) return this.unknown(message, 'prompt', name, decision.rule, seen.name);
