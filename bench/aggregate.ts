@@ -6,6 +6,7 @@ import { mkdtempSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
+import { gatewayEntry } from './build.js';
 import { httpLoad, type LoadResult } from './load.js';
 
 const ROOT = fileURLToPath(new URL('../', import.meta.url));
@@ -18,10 +19,12 @@ export async function startGateway(
   options: {
     listTtlMs?: number;
     cache?: Record<string, unknown>;
-    /** The gateway's entry point: src/cli.ts under tsx (default) or a compiled cli.js. */
+    /** The gateway's entry point (default: the compiled build). */
     entry?: string;
     /** More top-level config keys (auth, policies, audit…). */
     extra?: Record<string, unknown>;
+    /** Node options for the gateway process (not its children). */
+    nodeFlags?: string[];
   } = {},
 ): Promise<{ url: string; process: ChildProcess }> {
   const servers: Record<string, unknown> = {};
@@ -32,8 +35,7 @@ export async function startGateway(
   const file = path.join(mkdtempSync(path.join(tmpdir(), 'mcp-gw-bench-')), 'gateway.config.json');
   // JSON is YAML: one less dependency for the bench.
   writeFileSync(file, JSON.stringify({ listen: { port: 0 }, aggregate: { listDeadlineMs: 30_000 }, cache: options.cache ?? {}, servers, ...options.extra }));
-  const entry = options.entry ? [options.entry] : ['--import', 'tsx', 'src/cli.ts'];
-  const child = spawn(process.execPath, [...entry, '--config', file], { cwd: ROOT, stdio: ['ignore', 'ignore', 'pipe'] });
+  const child = spawn(process.execPath, [...(options.nodeFlags ?? []), options.entry ?? gatewayEntry(), '--config', file], { cwd: ROOT, stdio: ['ignore', 'ignore', 'pipe'] });
   let log = '';
   const url = await new Promise<string>((resolve, reject) => {
     const timer = setTimeout(() => {
@@ -59,13 +61,16 @@ export interface AggregateRow {
   tools: number;
   list: LoadResult;
   call: LoadResult;
-  /** tools/list once every upstream's list is cacheable (absent in figures from before it was measured). */
+  /** tools/list once every upstream's list is cacheable, 4 clients (absent in figures from before it was measured). */
   cachedList?: LoadResult;
+  /** The same with one client: the latency of a list with no queueing behind other lists. */
+  cachedListOne?: LoadResult;
 }
 
-export async function aggregateBench(sizes: number[], toolsEach = 50): Promise<AggregateRow[]> {
+/** One gateway per [upstreams, tools each]; every call goes to s0, so only the routing table grows. */
+export async function aggregateBench(shapes: [upstreams: number, toolsEach: number][]): Promise<AggregateRow[]> {
   const rows: AggregateRow[] = [];
-  for (const upstreams of sizes) {
+  for (const [upstreams, toolsEach] of shapes) {
     // Upstream lists are not cacheable here (ttlMs 0): this measures merging, not the cache.
     const gateway = await startGateway(upstreams, toolsEach, { listTtlMs: 0 });
     const total = upstreams * toolsEach;
@@ -95,22 +100,25 @@ export async function aggregateBench(sizes: number[], toolsEach = 50): Promise<A
 
     // The same lists once the upstreams say they stay fresh: served from the merged-page cache.
     const cachedGateway = await startGateway(upstreams, toolsEach, { listTtlMs: 60_000 });
-    const cachedList = (check: (text: string, i: number) => boolean) =>
+    const cachedList = (concurrency: number, check: (text: string, i: number) => boolean, headBytes?: number) =>
       httpLoad({
         url: cachedGateway.url,
         headers: { ...HEADERS, 'mcp-method': 'tools/list' },
         body: (i) => JSON.stringify({ jsonrpc: '2.0', id: i, method: 'tools/list', params: { _meta: META } }),
         check,
-        concurrency: 4,
+        headBytes,
+        concurrency,
         total: 1_000,
       });
-    // Warm-up checks every answer in full; the measured run checks only that each is its own success, so
-    // the load generator's JSON.parse of a 1 MB answer does not count as gateway time.
-    await cachedList((text) => JSON.parse(text).result?.tools?.length === total);
-    const cachedResult = await cachedList((text, i) => text.startsWith(`{"jsonrpc":"2.0","id":${i},"result":{"resultType":"complete","tools":[`));
+    // Warm-up checks every answer in full; the measured runs check only that each is its own success, from
+    // its first bytes, so the load generator's decoding and JSON.parse of a 1 MB answer are not counted.
+    await cachedList(4, (text) => JSON.parse(text).result?.tools?.length === total);
+    const ownSuccess = (text: string, i: number) => text.startsWith(`{"jsonrpc":"2.0","id":${i},"result":{"resultType":"complete","tools":[`);
+    const cachedResult = await cachedList(4, ownSuccess, 256);
+    const cachedOne = await cachedList(1, ownSuccess, 256);
     cachedGateway.process.kill('SIGTERM');
     await new Promise((resolve) => cachedGateway.process.once('exit', resolve));
-    rows.push({ upstreams, tools: total, list: listResult, call, cachedList: cachedResult });
+    rows.push({ upstreams, tools: total, list: listResult, call, cachedList: cachedResult, cachedListOne: cachedOne });
   }
   return rows;
 }
@@ -118,12 +126,14 @@ export async function aggregateBench(sizes: number[], toolsEach = 50): Promise<A
 export function aggregateTable(rows: AggregateRow[]): string[] {
   const f = (n: number) => n.toFixed(2);
   return [
-    '| upstreams | tools | tools/list uncached p50 ms | p99 ms | lists/s (4 clients) | tools/list cached p50 ms | p99 ms | lists/s | tools/call to s0 p50 ms | p99 ms | calls/s (16 clients) | errors |',
-    '| ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: |',
+    '| upstreams | tools | tools/list uncached p50 ms | p99 ms | lists/s (4 clients) | tools/list cached, 1 client: p50 ms | p99 ms | cached, 4 clients: p50 ms | p99 ms | lists/s | tools/call to s0 p50 ms | p99 ms | calls/s (16 clients) | errors |',
+    '| ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: |',
     ...rows.map((r) => {
       const c = r.cachedList;
+      const one = r.cachedListOne;
+      const cachedOne = one ? `${f(one.p50Ms)} | ${f(one.p99Ms)}` : '– | –';
       const cached = c ? `${f(c.p50Ms)} | ${f(c.p99Ms)} | ${c.callsPerSecond.toFixed(0)}` : '– | – | –';
-      return `| ${r.upstreams} | ${r.tools} | ${f(r.list.p50Ms)} | ${f(r.list.p99Ms)} | ${r.list.callsPerSecond.toFixed(0)} | ${cached} | ${f(r.call.p50Ms)} | ${f(r.call.p99Ms)} | ${r.call.callsPerSecond.toFixed(0)} | ${r.list.errors + r.call.errors + (c?.errors ?? 0)} |`;
+      return `| ${r.upstreams} | ${r.tools} | ${f(r.list.p50Ms)} | ${f(r.list.p99Ms)} | ${r.list.callsPerSecond.toFixed(0)} | ${cachedOne} | ${cached} | ${f(r.call.p50Ms)} | ${f(r.call.p99Ms)} | ${r.call.callsPerSecond.toFixed(0)} | ${r.list.errors + r.call.errors + (c?.errors ?? 0) + (one?.errors ?? 0)} |`;
     }),
   ];
 }

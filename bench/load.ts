@@ -33,12 +33,18 @@ export async function httpLoad(options: {
   headers: Record<string, string> | ((i: number) => Record<string, string>);
   body: (i: number) => string;
   check: (text: string, i: number) => boolean;
+  /**
+   * Hand `check` only the answer's first bytes (the whole answer is still read to its end): for answers
+   * of a megabyte, decoding all of it per response would measure the load generator, not the server.
+   */
+  headBytes?: number;
   concurrency: number;
   total: number;
   /** Wall-clock bound for the whole run (default 10 min): then in-flight requests are dropped as errors. */
   deadlineMs?: number;
 }): Promise<LoadResult> {
   const url = new URL(options.url);
+  const limit = options.headBytes ?? Infinity;
   const agent = new http.Agent({ keepAlive: true, maxSockets: options.concurrency });
   const latencies: bigint[] = [];
   let errors = 0;
@@ -59,10 +65,16 @@ export async function httpLoad(options: {
         { host: url.hostname, port: url.port, path: url.pathname, method: 'POST', agent, headers: { ...headers, 'content-length': Buffer.byteLength(payload) } },
         (res) => {
           const chunks: Buffer[] = [];
-          res.on('data', (c: Buffer) => chunks.push(c));
+          let kept = 0;
+          res.on('data', (c: Buffer) => {
+            if (kept >= limit) return;
+            chunks.push(c);
+            kept += c.length;
+          });
           res.on('end', () => {
             latencies.push(process.hrtime.bigint() - started);
-            if (res.statusCode !== 200 || !options.check(Buffer.concat(chunks).toString('utf8'), i)) errors++;
+            const body = chunks.length === 1 ? chunks[0]! : Buffer.concat(chunks);
+            if (res.statusCode !== 200 || !options.check(body.toString('utf8', 0, Math.min(limit, body.length)), i)) errors++;
             resolve();
           });
         },

@@ -1,17 +1,13 @@
 // npm run bench -- memory: the gateway's RSS (VmRSS of the gateway process, not its children) at idle with
 // 10 upstreams (synthetic modern stdio servers, 50 tools each), then every 10k tools/call through /mcp at 16
-// clients up to 100k. Two builds of the same source: src/cli.ts under tsx (how the rest of the bench runs
-// it) and compiled by tsc into bench/.build (how `npm start` and the container run it; tsx's loader and
-// its transformed sources are not part of the gateway's footprint). Loopback only; bounded runs.
-import { spawnSync } from 'node:child_process';
-import { existsSync, readFileSync, rmSync } from 'node:fs';
-import path from 'node:path';
-import { fileURLToPath } from 'node:url';
+// clients up to 100k. The compiled build (bench/build.ts), as `npm start` and the container run it.
+// Loopback only; bounded runs.
+import { readFileSync } from 'node:fs';
 import { startGateway } from './aggregate.js';
+import { gatewayEntry } from './build.js';
 import { httpLoad, type LoadResult } from './load.js';
 import { rssMb, stopTree } from './procs.js';
 
-const ROOT = fileURLToPath(new URL('../', import.meta.url));
 const META = { 'io.modelcontextprotocol/protocolVersion': '2026-07-28', 'io.modelcontextprotocol/clientCapabilities': {} };
 const HEADERS = { 'content-type': 'application/json', accept: 'application/json, text/event-stream', 'mcp-protocol-version': '2026-07-28' };
 const UPSTREAMS = 10;
@@ -39,6 +35,8 @@ export interface MemoryRun {
 }
 
 export interface MemoryResult {
+  /** Idle RSS of the same gateway started with Node options that trade speed for memory (no calls). */
+  idleWith?: { nodeFlags: string; idleMb: number }[];
   upstreams: number;
   toolsEach: number;
   calls: number;
@@ -70,18 +68,7 @@ function slope(samples: MemorySample[]): number {
   return (num / den) * 10_000;
 }
 
-/** tsc → bench/.build (bench/.gitignore keeps it out of git). Returns the entry, or undefined with why. */
-function compile(): { entry?: string; why?: string } {
-  const out = path.join(ROOT, 'bench/.build');
-  rmSync(out, { recursive: true, force: true });
-  const tsc = path.join(ROOT, 'node_modules/.bin/tsc');
-  const r = spawnSync(tsc, ['-p', 'tsconfig.build.json', '--outDir', out], { cwd: ROOT, encoding: 'utf8', timeout: 180_000 });
-  const entry = path.join(out, 'src/cli.js');
-  if (r.status !== 0 || !existsSync(entry)) return { why: `tsc failed (${r.status ?? r.signal}): ${(r.stdout + r.stderr).slice(0, 500)}` };
-  return { entry };
-}
-
-async function one(build: string, entry: string | undefined, calls: number, step: number): Promise<MemoryRun> {
+async function one(build: string, entry: string, calls: number, step: number): Promise<MemoryRun> {
   const gateway = await startGateway(UPSTREAMS, TOOLS_EACH, { entry });
   const pid = gateway.process.pid!;
   try {
@@ -142,21 +129,22 @@ export async function memoryBench(options: { calls?: number; step?: number; log?
   const say = options.log ?? (() => {});
   const notes: string[] = [];
   const runs: MemoryRun[] = [];
-  const compiled = compile();
-  const builds: [string, string | undefined][] = [['compiled (tsc, as npm start runs it)', compiled.entry]];
-  if (!compiled.entry) {
-    notes.push(`Could not compile the gateway: ${compiled.why}`);
-    builds.length = 0;
+  const build = 'compiled (tsc, as npm start runs it)';
+  const run = await one(build, gatewayEntry(), calls, step);
+  runs.push(run);
+  say(`memory: ${build}: idle ${run.idleMb.toFixed(1)} MB, after ${run.samples.at(-1)?.calls} calls ${run.lastMb.toFixed(1)} MB (first ${run.firstMb.toFixed(1)}, max ${run.maxMb.toFixed(1)}), ${run.errors} errors`);
+  // V8 grows the young generation to 16 MB while the gateway starts, and keeps it: a smaller cap saves
+  // that at idle, at some cost in garbage collection under load (docs/deployment.md).
+  const idleWith: NonNullable<MemoryResult['idleWith']> = [];
+  for (const nodeFlags of ['--max-semi-space-size=4', '--max-semi-space-size=2']) {
+    const gateway = await startGateway(UPSTREAMS, TOOLS_EACH, { entry: gatewayEntry(), nodeFlags: [nodeFlags] });
+    await new Promise((resolve) => setTimeout(resolve, 3_000));
+    idleWith.push({ nodeFlags, idleMb: rssMb(gateway.process.pid!) });
+    await stopTree(gateway.process);
+    say(`memory: idle with ${nodeFlags}: ${idleWith.at(-1)!.idleMb.toFixed(1)} MB`);
   }
-  builds.push(['src/cli.ts under tsx (as the bench runs it)', undefined]);
-  for (const [build, entry] of builds) {
-    const run = await one(build, entry, calls, step);
-    runs.push(run);
-    say(`memory: ${build}: idle ${run.idleMb.toFixed(1)} MB, after ${run.samples.at(-1)?.calls} calls ${run.lastMb.toFixed(1)} MB (first ${run.firstMb.toFixed(1)}, max ${run.maxMb.toFixed(1)}), ${run.errors} errors`);
-  }
-  if (compiled.entry) rmSync(path.join(ROOT, 'bench/.build'), { recursive: true, force: true });
   notes.push(`RSS is /proc/<pid>/status VmRSS of the gateway process only (its ${UPSTREAMS} children are not counted); idle is read 3 s after the endpoint is up, before any request.`);
-  return { upstreams: UPSTREAMS, toolsEach: TOOLS_EACH, calls, step, runs, notes };
+  return { idleWith, upstreams: UPSTREAMS, toolsEach: TOOLS_EACH, calls, step, runs, notes };
 }
 
 export function memoryTable(result: MemoryResult): string[] {
@@ -170,6 +158,7 @@ export function memoryTable(result: MemoryResult): string[] {
       return `| ${r.build} | ${f(r.idleMb)} | ${r.samples.map((s) => f(s.rssMb)).join(' | ')} | ${f(r.firstMb)}→${f(r.lastMb)} (${r.lastMb >= r.firstMb ? '+' : ''}${f(r.lastMb - r.firstMb)}) | ${f(r.maxMb)} | ${f(r.slopeMbPer10k, 2)} | ${f(r.peakMb)} | ${f(rate, 0)} | ${r.errors} |`;
     }),
     '',
+    ...(result.idleWith?.length ? [`Idle RSS of the same gateway with a smaller young generation: ${result.idleWith.map((v) => `\`${v.nodeFlags}\` ${f(v.idleMb)} MB`).join(', ')}.`, ''] : []),
     ...result.notes.map((n) => `- ${n}`),
   ];
 }

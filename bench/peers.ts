@@ -9,6 +9,7 @@ import type { ChildProcess } from 'node:child_process';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { startGateway } from './aggregate.js';
+import { gatewayEntry } from './build.js';
 import { httpLoad, type LoadResult } from './load.js';
 import { freePort, rssMb, spawnServer, stopTree, waitFor } from './procs.js';
 import { stdioLoad } from './stdio-direct.js';
@@ -108,7 +109,7 @@ async function startFloor(started: ChildProcess[]): Promise<Server> {
 }
 
 async function startGatewayBridge(started: ChildProcess[]): Promise<Server> {
-  const args = ['--import', 'tsx', 'src/cli.ts', '--stdio', UPSTREAM, '--name', 'echo', '--port', '0'];
+  const args = [gatewayEntry(), '--stdio', UPSTREAM, '--name', 'echo', '--port', '0'];
   const s = spawnServer(node, args, { cwd: ROOT });
   started.push(s.process);
   let url = '';
@@ -217,7 +218,7 @@ export async function peersBench(options: { total: number; concurrency: number[]
       60_000,
       proxyList.log,
     );
-    commands['gateway /mcp (lists)'] = `node --import tsx src/cli.ts --config <3 synthetic upstreams × 17 tools, ttlMs 60000, memory cache>`;
+    commands['gateway /mcp (lists)'] = `node bench/.build/src/cli.js --config <3 synthetic upstreams × 17 tools, ttlMs 60000, memory cache>`;
     commands['mcp-proxy (lists)'] = proxyList.command;
     for (const [key, url, label] of [
       ['gateway', gw3.url, 'mcp-gateway /mcp, cached (3 upstreams × 17 tools)'],

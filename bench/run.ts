@@ -11,6 +11,7 @@ import { spawn } from 'node:child_process';
 import { existsSync, mkdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { fileURLToPath } from 'node:url';
 import { aggregateBench, aggregateTable, cacheBench, cacheTable, type AggregateRow, type CacheRow } from './aggregate.js';
+import { gatewayEntry, removeBuild } from './build.js';
 import { latencySvg } from './chart.js';
 import { httpLoad, type LoadResult } from './load.js';
 import { memoryBench, memoryTable, type MemoryResult } from './memory.js';
@@ -35,7 +36,7 @@ interface BridgeRow {
 }
 
 async function startBridge(): Promise<{ url: string; stop(): void }> {
-  const child = spawn(process.execPath, ['--import', 'tsx', 'src/cli.ts', '--stdio', `${upstream.command} ${upstream.args.join(' ')}`, '--name', 'echo', '--port', '0'], {
+  const child = spawn(process.execPath, [gatewayEntry(), '--stdio', `${upstream.command} ${upstream.args.join(' ')}`, '--name', 'echo', '--port', '0'], {
     cwd: ROOT,
     stdio: ['ignore', 'ignore', 'pipe'],
   });
@@ -123,7 +124,7 @@ const figures: Figures = {
   node: process.version,
   calls: TOTAL,
   bridge: keep('bridge', runs('bridge') ? await bridgeBench() : undefined, previous.bridge, []),
-  aggregate: keep('aggregate', runs('aggregate') ? await aggregateBench([10, 100]) : undefined, previous.aggregate, []),
+  aggregate: keep('aggregate', runs('aggregate') ? await aggregateBench([[1, 10], [10, 50], [100, 50]]) : undefined, previous.aggregate, []),
   cache: keep('cache', runs('cache') ? await cacheBench() : undefined, previous.cache, []),
   peers: keep('peers', runs('peers') ? await peersBench({ total: TOTAL, concurrency: CONCURRENCY, log: say }) : undefined, previous.peers, null),
   memory: keep('memory', runs('memory') ? await memoryBench({ calls: Number(process.env.BENCH_MEMORY_CALLS ?? 100_000), log: say }) : undefined, previous.memory, null),
@@ -131,12 +132,14 @@ const figures: Figures = {
   measured,
   targets: [],
 };
+removeBuild();
 
 const when = (part: (typeof PARTS)[number]) => (measured[part] && measured[part]!.date !== now ? ` — from an earlier run (${measured[part]!.date})` : '');
+mkdirSync(RESULTS, { recursive: true }); // a fresh clone has no results folder yet
 const lines = [`# mcp-gateway benchmarks (${now}, Node ${process.version})`, ''];
 lines.push(`Parts run now: ${PARTS.filter(runs).join(', ')}. Machine: ${(await import('node:os')).cpus().length} cores, shared — compare ratios, not absolute times.`, '');
 if (figures.bridge.length) lines.push(`## tools/call: stdio bridge vs stdio direct (${TOTAL} calls per row)${when('bridge')}`, '', ...bridgeTable(figures.bridge), '');
-if (figures.aggregate.length) lines.push(`## /mcp aggregation: synthetic modern stdio upstreams, 50 tools each${when('aggregate')}`, '', ...aggregateTable(figures.aggregate), '');
+if (figures.aggregate.length) lines.push(`## /mcp aggregation: synthetic modern stdio upstreams (1 × 10, 10 × 50 and 100 × 50 tools)${when('aggregate')}`, '', ...aggregateTable(figures.aggregate), '');
 if (figures.cache.length) lines.push(`## Aggregated tools/list on /mcp: 3 upstreams, 39 tools${when('cache')}`, '', ...cacheTable(figures.cache), '');
 if (figures.peers) {
   lines.push(`## tools/call of echo, side by side: gateway, HTTP floor, stdio direct, mcp-proxy, supergateway${when('peers')}`, '', ...peersTable(figures.peers), '', '![p50 latency vs concurrency](latency.svg)', '');
@@ -147,7 +150,6 @@ if (figures.policy) lines.push(`## Policy: API key, 100 policies, audit log, ove
 const targets = targetLines(figures);
 figures.targets = targets.items;
 lines.push('## Targets (issue 8)', '', ...targets.lines, '');
-mkdirSync(RESULTS, { recursive: true });
 writeFileSync(`${RESULTS}/latest.md`, lines.join('\n') + '\n');
 writeFileSync(`${RESULTS}/latest.json`, JSON.stringify(figures, null, 2));
 console.log(lines.join('\n'));

@@ -42,7 +42,7 @@ export function targetLines(figures: Figures): { items: TargetItem[]; lines: str
         : 'MISS';
 
   const g1 = peer('gateway', 1), fl1 = peer('floor', 1), g16 = peer('gateway', 16), fl16 = peer('floor', 16);
-  const p1 = peer('mcp-proxy', 1), p16 = peer('mcp-proxy', 16);
+  const p16 = peer('mcp-proxy', 16);
   const added = g1 && fl1 ? g1.p50Ms - fl1.p50Ms : NaN;
   add('p50 added over the HTTP floor ≤ 0.25 ms at 1 client', `${f(added, 3)} ms (gateway ${f(g1?.p50Ms ?? NaN, 3)}, floor ${f(fl1?.p50Ms ?? NaN, 3)})`, judge(added <= 0.25, g1, fl1));
   const t16 = g16 && fl16 ? g16.callsPerSecond / fl16.callsPerSecond : NaN;
@@ -54,8 +54,11 @@ export function targetLines(figures: Figures): { items: TargetItem[]; lines: str
   };
   const tp = vsProxy(16, 'tp');
   add("≥ 3× mcp-proxy's throughput (16 clients)", `×${f(tp)} (${levels.map((c) => `×${f(vsProxy(c, 'tp'))} at ${c}`).join(', ')})`, judge(tp >= 3, g16, p16));
-  const p50 = vsProxy(1, 'p50');
-  add("≤ 1/3 of mcp-proxy's p50 (1 client)", `×${f(p50)} (${levels.map((c) => `×${f(vsProxy(c, 'p50'))} at ${c}`).join(', ')})`, judge(p50 <= 1 / 3, g1, p1));
+  // The issue gives mcp-proxy's p50 at 16 clients (2–4 ms); both levels are judged, neither hidden.
+  for (const c of [16, 1]) {
+    const r = vsProxy(c, 'p50');
+    add(`≤ 1/3 of mcp-proxy's p50 (${c} client${c === 1 ? '' : 's'})`, `×${f(r)} (${levels.map((l) => `×${f(vsProxy(l, 'p50'))} at ${l}`).join(', ')})`, judge(r <= 1 / 3, peer('gateway', c), peer('mcp-proxy', c)));
+  }
 
   const gwList = figures.peers?.lists.find((l) => l.key === 'gateway')?.result;
   const pxList = figures.peers?.lists.find((l) => l.key === 'mcp-proxy')?.result;
@@ -74,27 +77,33 @@ export function targetLines(figures: Figures): { items: TargetItem[]; lines: str
     const r = last.call.p50Ms / first.call.p50Ms;
     add(
       'tools/call cost flat from 10 to 5,000 tools (read as: p50 within 1.25×)',
-      `×${f(r)} from ${first.tools} to ${last.tools} tools (p50 ${f(first.call.p50Ms)} → ${f(last.call.p50Ms)} ms); 10 tools not measured`,
+      `×${f(r)} from ${first.tools} to ${last.tools} tools (p50 ${agg.map((a) => `${f(a.call.p50Ms)} ms at ${a.tools}`).join(', ')}; 16 clients)`,
       judge(r <= 1.25, first.call, last.call),
     );
   } else add('tools/call cost flat from 10 to 5,000 tools', 'no figures (npm run bench -- aggregate)', 'NOT MEASURED');
-  const cached100 = agg.find((r) => r.upstreams === 100)?.cachedList;
-  if (cached100) {
-    add('100 upstreams × 50 tools listed from cache in ≤ 5 ms p50', `${f(cached100.p50Ms)} ms p50 (${f(cached100.callsPerSecond, 0)} lists/s at 4 clients)`, cached100.p50Ms <= 5 ? 'PASS' : 'MISS');
-  } else add('100 upstreams × 50 tools listed from cache in ≤ 5 ms p50', 'no cached 100 × 50 run (npm run bench -- aggregate)', 'NOT MEASURED');
+  // The latency of one list is read with one client; at 4 clients p50 is mostly waiting behind the other
+  // lists (about clients ÷ throughput), which the 4-client figure shows.
+  const row100 = agg.find((r) => r.upstreams === 100);
+  const one100 = row100?.cachedListOne, four100 = row100?.cachedList;
+  if (one100) {
+    add(
+      '100 upstreams × 50 tools listed from cache in ≤ 5 ms p50 (1 client)',
+      `${f(one100.p50Ms)} ms p50 at 1 client${four100 ? `; ${f(four100.p50Ms)} ms p50 and ${f(four100.callsPerSecond, 0)} lists/s at 4 clients` : ''}`,
+      judge(one100.p50Ms <= 5, one100),
+    );
+  } else add('100 upstreams × 50 tools listed from cache in ≤ 5 ms p50 (1 client)', 'no cached 100 × 50 run at 1 client (npm run bench -- aggregate)', 'NOT MEASURED');
 
   const mem = figures.memory?.runs[0];
-  const tsx = figures.memory?.runs.find((r) => r !== mem);
   add(
     'RSS ≤ 80 MB with 10 idle upstreams',
-    mem ? `${f(mem.idleMb, 1)} MB (${mem.build})${tsx ? `; ${f(tsx.idleMb, 1)} MB ${tsx.build}` : ''}` : 'no figures (npm run bench -- memory)',
+    mem ? `${f(mem.idleMb, 1)} MB (${mem.build})` : 'no figures (npm run bench -- memory)',
     mem ? judge(mem.idleMb <= 80, mem.idleMb) : 'NOT MEASURED',
   );
   const growth = mem ? mem.lastMb - mem.firstMb : NaN;
   add(
     'no RSS growth trend over 100k calls (read as: last sample ≤ first + 5%)',
     mem
-      ? `${f(mem.firstMb, 1)} → ${f(mem.lastMb, 1)} MB from ${mem.samples[0]?.calls} to ${mem.samples.at(-1)?.calls} calls (${growth >= 0 ? '+' : ''}${f(growth, 1)}; max ${f(mem.maxMb, 1)}; slope ${f(mem.slopeMbPer10k)} MB/10k)${tsx ? `; tsx build ${f(tsx.firstMb, 1)} → ${f(tsx.lastMb, 1)}` : ''}`
+      ? `${f(mem.firstMb, 1)} → ${f(mem.lastMb, 1)} MB from ${mem.samples[0]?.calls} to ${mem.samples.at(-1)?.calls} calls (${growth >= 0 ? '+' : ''}${f(growth, 1)}; max ${f(mem.maxMb, 1)}; slope ${f(mem.slopeMbPer10k)} MB/10k)`
       : 'no figures (npm run bench -- memory)',
     // A run cut short or with wrong answers does not count as measured.
     mem ? judge(growth <= 0.05 * mem.firstMb, mem.lastMb, mem.errors === 0 && (mem.samples.at(-1)?.calls ?? 0) >= figures.memory!.calls ? 0 : NaN) : 'NOT MEASURED',

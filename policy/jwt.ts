@@ -3,11 +3,14 @@
 // token itself.
 
 import { readFile } from 'node:fs/promises';
-import { createLocalJWKSet, createRemoteJWKSet, decodeProtectedHeader, errors, importSPKI, importX509, jwtVerify } from 'jose';
+import type * as Jose from 'jose';
 import type { CryptoKey, JSONWebKeySet, JWTPayload, JWTVerifyGetKey } from 'jose';
 import type { Log } from '../src/protocol/log.js';
 import type { Principal } from './principal.js';
 import type { JwtSetting } from './settings.js';
+
+// Loaded by the first JwtVerifier.create: a gateway without auth.jwt does not carry jose in memory.
+let jose: typeof Jose;
 
 export type JwtVerdict = { ok: true; principal: Principal } | { ok: false; reason: string };
 
@@ -38,7 +41,7 @@ export class JwtVerifier {
   readonly #setting: JwtSetting;
   readonly #keys: JWTVerifyGetKey;
   readonly #log: Log;
-  readonly #options: Parameters<typeof jwtVerify>[2];
+  readonly #options: Parameters<typeof Jose.jwtVerify>[2];
   #lastKeyTroubleLoggedAt = -Infinity;
 
   private constructor(setting: JwtSetting, keys: JWTVerifyGetKey, log: Log) {
@@ -58,6 +61,7 @@ export class JwtVerifier {
   /** Reads key files and checks the setting; throws an Error naming the config key and the fix. */
   static async create(setting: JwtSetting, log: Log): Promise<JwtVerifier> {
     checkSetting(setting);
+    jose ??= await import('jose');
     const keys = await keySource(setting);
     return new JwtVerifier(setting, keys, log);
   }
@@ -65,7 +69,7 @@ export class JwtVerifier {
   async verify(token: string): Promise<JwtVerdict> {
     let payload: JWTPayload;
     try {
-      ({ payload } = await jwtVerify(token, this.#keys, this.#options));
+      ({ payload } = await jose.jwtVerify(token, this.#keys, this.#options));
     } catch (error) {
       return { ok: false, reason: this.#describeFailure(error, token) };
     }
@@ -77,7 +81,7 @@ export class JwtVerifier {
       this.#logKeyTrouble(error.message);
       return `signing keys unavailable: ${error.message}`;
     }
-    if (!(error instanceof errors.JOSEError)) {
+    if (!(error instanceof jose.errors.JOSEError)) {
       this.#logKeyTrouble(error instanceof Error ? error.message : String(error));
       return 'token could not be verified';
     }
@@ -85,7 +89,7 @@ export class JwtVerifier {
       case 'ERR_JWT_EXPIRED':
         return 'token expired';
       case 'ERR_JWT_CLAIM_VALIDATION_FAILED':
-        return describeClaimFailure(error as errors.JWTClaimValidationFailed, this.#setting);
+        return describeClaimFailure(error as Jose.errors.JWTClaimValidationFailed, this.#setting);
       case 'ERR_JWS_SIGNATURE_VERIFICATION_FAILED':
         return 'signature did not verify';
       case 'ERR_JOSE_ALG_NOT_ALLOWED':
@@ -111,7 +115,7 @@ export class JwtVerifier {
   }
 }
 
-function describeClaimFailure(error: errors.JWTClaimValidationFailed, setting: JwtSetting): string {
+function describeClaimFailure(error: Jose.errors.JWTClaimValidationFailed, setting: JwtSetting): string {
   if (error.reason === 'missing') return `missing required "${error.claim}" claim`;
   switch (error.claim) {
     case 'nbf':
@@ -128,7 +132,7 @@ function describeClaimFailure(error: errors.JWTClaimValidationFailed, setting: J
 function describeRefusedAlgorithm(token: string, setting: JwtSetting): string {
   let alg: unknown;
   try {
-    alg = decodeProtectedHeader(token).alg;
+    alg = jose.decodeProtectedHeader(token).alg;
   } catch {
     return 'malformed token: unreadable header';
   }
@@ -201,14 +205,14 @@ function remoteKeys(jwksUrl: string): JWTVerifyGetKey {
   if (url.protocol !== 'https:' && !(url.protocol === 'http:' && loopback)) {
     throw new Error(`auth.jwt.jwksUrl "${jwksUrl}" must use https (plain http is allowed only for loopback)`);
   }
-  const remote = createRemoteJWKSet(url, REMOTE_JWKS);
+  const remote = jose.createRemoteJWKSet(url, REMOTE_JWKS);
   return async (header, token) => {
     try {
       return await remote(header, token);
     } catch (error) {
       // No key for this kid/alg is about the token; everything else (network, HTTP status, bad JSON) is not.
-      if (error instanceof errors.JWKSNoMatchingKey || error instanceof errors.JWKSMultipleMatchingKeys || error instanceof errors.JOSENotSupported) throw error;
-      if (error instanceof errors.JWKSTimeout) throw new SigningKeysUnavailable('JWKS fetch timed out');
+      if (error instanceof jose.errors.JWKSNoMatchingKey || error instanceof jose.errors.JWKSMultipleMatchingKeys || error instanceof jose.errors.JOSENotSupported) throw error;
+      if (error instanceof jose.errors.JWKSTimeout) throw new SigningKeysUnavailable('JWKS fetch timed out');
       const cause = error instanceof Error && error.cause instanceof Error ? `: ${error.cause.message}` : '';
       throw new SigningKeysUnavailable(`JWKS fetch failed (${error instanceof Error ? error.message : String(error)}${cause})`);
     }
@@ -230,7 +234,7 @@ async function localKeys(jwksFile: string): Promise<JWTVerifyGetKey> {
     }
   }
   try {
-    return createLocalJWKSet(jwks);
+    return jose.createLocalJWKSet(jwks);
   } catch (error) {
     throw new Error(`auth.jwt.jwksFile ${jwksFile} is not a valid JWKS (${(error as Error).message})`);
   }
@@ -249,7 +253,7 @@ async function publicKeyFileKeys(publicKeyFile: string, algorithms: readonly str
   const keyByAlg = new Map<string, CryptoKey>();
   for (const alg of algorithms) {
     try {
-      keyByAlg.set(alg, certificate ? await importX509(pem, alg) : await importSPKI(pem, alg));
+      keyByAlg.set(alg, certificate ? await jose.importX509(pem, alg) : await jose.importSPKI(pem, alg));
     } catch {
       // This key does not fit this algorithm; tokens claiming it will find no key.
     }
@@ -259,7 +263,7 @@ async function publicKeyFileKeys(publicKeyFile: string, algorithms: readonly str
   }
   return (header) => {
     const key = header.alg === undefined ? undefined : keyByAlg.get(header.alg);
-    if (key === undefined) throw new errors.JWKSNoMatchingKey();
+    if (key === undefined) throw new jose.errors.JWKSNoMatchingKey();
     return key;
   };
 }

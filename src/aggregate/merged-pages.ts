@@ -1,6 +1,6 @@
 // Merged /mcp pages, kept as long as every part stays fresh (the page's ttlMs is the smallest of its
-// parts') and no upstream announced a change. A hit costs no fan-out and no serialisation: the page is
-// kept as JSON text up to its ttlMs, which is appended with the time left.
+// parts') and no upstream announced a change. A hit costs no fan-out, no serialisation and no copy: the
+// page is kept as UTF-8 bytes up to its ttlMs, which is appended with the time left.
 import { LRUCache } from 'lru-cache';
 import { SERIALIZED_RESULT, type JsonObject, type JsonRpcId, type JsonRpcResponse, type PreSerialized } from '../protocol/jsonrpc.js';
 
@@ -8,8 +8,8 @@ const MAX_PAGES = 1_000;
 
 interface Page {
   result: JsonObject;
-  /** The result as JSON without its ttlMs and closing brace. */
-  head: string;
+  /** The result as UTF-8 JSON without its ttlMs and closing brace. */
+  head: Buffer;
   expiresAt: number;
 }
 
@@ -25,7 +25,7 @@ export class MergedPages {
     if (!page) return undefined;
     const ttlMs = page.expiresAt - now;
     const response: PreSerialized = { jsonrpc: '2.0', id, result: { ...page.result, ttlMs } };
-    response[SERIALIZED_RESULT] = `${page.head},"ttlMs":${ttlMs}}`;
+    response[SERIALIZED_RESULT] = [page.head, Buffer.from(`,"ttlMs":${ttlMs}}`)];
     return response;
   }
 
@@ -33,7 +33,7 @@ export class MergedPages {
     const ttlMs = result.ttlMs;
     if (typeof ttlMs !== 'number' || ttlMs <= 0) return;
     const { ttlMs: _, ...rest } = result;
-    const page: Page = { result, head: JSON.stringify(rest).slice(0, -1), expiresAt: this.now() + ttlMs };
+    const page: Page = { result, head: Buffer.from(JSON.stringify(rest).slice(0, -1)), expiresAt: this.now() + ttlMs };
     // A private page is its caller's alone; a public one serves everyone.
     this.pages.set(key(method, cursor, result.cacheScope === 'public' ? undefined : context ?? ''), page);
   }

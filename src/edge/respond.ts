@@ -3,7 +3,7 @@
 // closing the connection is its cancellation: ClientGone aborts the upstream request.
 import type { ServerResponse } from 'node:http';
 import type { RequestOptions, Upstream } from '../../bridge/upstream.js';
-import { serializeResponse, type JsonRpcNotification, type JsonRpcRequest, type JsonRpcResponse } from '../protocol/jsonrpc.js';
+import { responseBytes, serializeResponse, type JsonRpcNotification, type JsonRpcRequest, type JsonRpcResponse } from '../protocol/jsonrpc.js';
 import { ClientGone } from './node-io.js';
 
 const SSE_HEADERS = {
@@ -29,10 +29,20 @@ export async function respondJson(
 ): Promise<void> {
   const answer = await upstream.request(message, { signal: new ClientGone(outgoing), forwardHeaders: call.forwardHeaders, authContext: call.authContext, reach: call.reach });
   if (outgoing.destroyed) return;
-  const response = shape(answer);
-  const body = Buffer.from(serializeResponse(response));
-  outgoing.writeHead(200, { 'content-type': 'application/json', 'content-length': body.length });
-  outgoing.end(body);
+  const pieces = responseBytes(shape(answer));
+  if (pieces.length === 1) {
+    outgoing.writeHead(200, { 'content-type': 'application/json', 'content-length': pieces[0]!.length });
+    outgoing.end(pieces[0]);
+    return;
+  }
+  let length = 0;
+  for (const piece of pieces) length += piece.length;
+  outgoing.writeHead(200, { 'content-type': 'application/json', 'content-length': length });
+  // Corked, the pieces leave in one writev; a cached page's bytes are written as they are, not copied.
+  outgoing.cork();
+  for (const piece of pieces) outgoing.write(piece);
+  outgoing.uncork();
+  outgoing.end();
 }
 
 export async function respondSse(

@@ -92,16 +92,26 @@ export function isModernError(error: unknown): boolean {
 }
 
 /**
- * A success may carry its result already serialised (a cached answer served many times): the edge then
- * writes these bytes instead of stringifying `result` again. They must say the same as `result`.
+ * A success may carry its result already serialised as UTF-8 pieces (a cached answer served many times):
+ * the edge then writes these bytes as they are, instead of stringifying `result` and encoding it again.
+ * They must say the same as `result`.
  */
 export const SERIALIZED_RESULT: unique symbol = Symbol('serializedResult');
 
-export type PreSerialized = JsonRpcSuccess & { [SERIALIZED_RESULT]?: string };
+export type PreSerialized = JsonRpcSuccess & { [SERIALIZED_RESULT]?: readonly Buffer[] };
+
+const RESPONSE_TAIL = Buffer.from('}');
 
 /** The response as JSON text, using a pre-serialised result when there is one. */
 export function serializeResponse(response: JsonRpcResponse): string {
   const serialized = (response as PreSerialized)[SERIALIZED_RESULT];
   if (serialized === undefined) return JSON.stringify(response);
-  return `{"jsonrpc":"2.0","id":${JSON.stringify(response.id)},"result":${serialized}}`;
+  return `{"jsonrpc":"2.0","id":${JSON.stringify(response.id)},"result":${Buffer.concat(serialized).toString('utf8')}}`;
+}
+
+/** The response as UTF-8 pieces to write in order: a pre-serialised result is not copied. */
+export function responseBytes(response: JsonRpcResponse): Buffer[] {
+  const serialized = (response as PreSerialized)[SERIALIZED_RESULT];
+  if (serialized === undefined) return [Buffer.from(JSON.stringify(response))];
+  return [Buffer.from(`{"jsonrpc":"2.0","id":${JSON.stringify(response.id)},"result":`), ...serialized, RESPONSE_TAIL];
 }

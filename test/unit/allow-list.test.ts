@@ -7,6 +7,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { after, before, describe, test } from 'node:test';
 import { PolicyError, PolicySet, type Grant } from '../../policy/allow-list.js';
+import { loadConditionLanguage } from '../../policy/conditions.js';
 import { anyOf, checkGlob } from '../../policy/globs.js';
 import { PinStore, toolDigest } from '../../policy/pins.js';
 import type { Principal } from '../../policy/principal.js';
@@ -14,6 +15,9 @@ import type { PolicySetting } from '../../policy/settings.js';
 import { PolicyGuard, type GuardOptions } from '../../src/edge/policy-guard.js';
 import type { JsonRpcRequest, JsonRpcResponse, JsonRpcSuccess } from '../../src/protocol/jsonrpc.js';
 import { silentLog, type Log } from '../../src/protocol/log.js';
+
+// Policies with `when:` conditions need CEL loaded, as loading a config file does.
+await loadConditionLanguage();
 
 const SERVERS = new Set(['a', 'b', 'crm', 'docs']);
 
