@@ -11,7 +11,7 @@ import { fileURLToPath } from 'node:url';
 import { startGateway } from './aggregate.js';
 import { gatewayEntry } from './build.js';
 import { httpLoad, type LoadResult } from './load.js';
-import { freePort, rssMb, spawnServer, stopTree, waitFor } from './procs.js';
+import { alive, descendants, freePort, rssMb, spawnServer, stopTree, waitFor } from './procs.js';
 import { stdioLoad } from './stdio-direct.js';
 
 const ROOT = fileURLToPath(new URL('../', import.meta.url));
@@ -145,6 +145,12 @@ export function supergatewayCalls(concurrency: number, levels: number[] = [concu
   return concurrency <= 1 ? 50 : Math.max(100, 2 * concurrency);
 }
 
+/** Waits (up to 60 s) until a server has no child processes left running. */
+async function quiet(pid: number): Promise<void> {
+  const until = Date.now() + 60_000;
+  while (descendants(pid).some(alive) && Date.now() < until) await new Promise((resolve) => setTimeout(resolve, 250));
+}
+
 export async function peersBench(options: { total: number; concurrency: number[]; log?: (line: string) => void }): Promise<PeersResult> {
   const say = options.log ?? (() => {});
   const started: ChildProcess[] = [];
@@ -199,6 +205,9 @@ export async function peersBench(options: { total: number; concurrency: number[]
           });
         }
         rows.push({ key, path: PEER_LABELS[key], concurrency: c, result });
+        // supergateway's per-request children outlive their answers for a while; the next runs must not
+        // share the cores with them.
+        if (key === 'supergateway') await quiet(sg.process.pid!);
         say(`peers: ${key} ×${c}: p50 ${result.p50Ms.toFixed(3)} ms, p99 ${result.p99Ms.toFixed(2)} ms, ${result.callsPerSecond.toFixed(0)}/s, ${result.errors} errors${result.timedOut ? ' (deadline)' : ''}`);
       }
     }

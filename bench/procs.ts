@@ -51,7 +51,7 @@ export function descendants(pid: number): number[] {
   return found;
 }
 
-const alive = (pid: number) => status(pid) !== undefined && !/^State:\s+Z/m.test(status(pid) ?? '');
+export const alive = (pid: number): boolean => status(pid) !== undefined && !/^State:\s+Z/m.test(status(pid) ?? '');
 
 /** SIGTERM to the process, up to graceMs for it to exit, then SIGKILL to it and to any descendant left. */
 export async function stopTree(child: ChildProcess, graceMs = 8_000): Promise<void> {

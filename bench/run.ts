@@ -119,16 +119,29 @@ const keep = <T,>(part: (typeof PARTS)[number], fresh: T | undefined, old: T | u
   return has ? old! : empty;
 };
 
+// A part that fails is reported and left out (keeping its previous figures), not allowed to lose the others'.
+const failures: string[] = [];
+async function part<T>(name: (typeof PARTS)[number], measure: () => Promise<T>): Promise<T | undefined> {
+  if (!runs(name)) return undefined;
+  try {
+    return await measure();
+  } catch (error) {
+    say(`${name}: failed: ${(error as Error).stack ?? error}`);
+    failures.push(`${name}: ${(error as Error).message.split('\n')[0]}`);
+    return undefined;
+  }
+}
+
 const figures: Figures = {
   date: now,
   node: process.version,
   calls: TOTAL,
-  bridge: keep('bridge', runs('bridge') ? await bridgeBench() : undefined, previous.bridge, []),
-  aggregate: keep('aggregate', runs('aggregate') ? await aggregateBench([[1, 10], [10, 50], [100, 50]]) : undefined, previous.aggregate, []),
-  cache: keep('cache', runs('cache') ? await cacheBench() : undefined, previous.cache, []),
-  peers: keep('peers', runs('peers') ? await peersBench({ total: TOTAL, concurrency: CONCURRENCY, log: say }) : undefined, previous.peers, null),
-  memory: keep('memory', runs('memory') ? await memoryBench({ calls: Number(process.env.BENCH_MEMORY_CALLS ?? 100_000), log: say }) : undefined, previous.memory, null),
-  policy: keep('policy', runs('policy') ? await policyBench() : undefined, previous.policy, null),
+  bridge: keep('bridge', await part('bridge', bridgeBench), previous.bridge, []),
+  aggregate: keep('aggregate', await part('aggregate', () => aggregateBench([[1, 10], [10, 50], [100, 50]])), previous.aggregate, []),
+  cache: keep('cache', await part('cache', cacheBench), previous.cache, []),
+  peers: keep('peers', await part('peers', () => peersBench({ total: TOTAL, concurrency: CONCURRENCY, log: say })), previous.peers, null),
+  memory: keep('memory', await part('memory', () => memoryBench({ calls: Number(process.env.BENCH_MEMORY_CALLS ?? 100_000), log: say })), previous.memory, null),
+  policy: keep('policy', await part('policy', policyBench), previous.policy, null),
   measured,
   targets: [],
 };
@@ -150,6 +163,7 @@ if (figures.policy) lines.push(`## Policy: API key, 100 policies, audit log, ove
 const targets = targetLines(figures);
 figures.targets = targets.items;
 lines.push('## Targets (issue 8)', '', ...targets.lines, '');
+if (failures.length) lines.push('## Parts that failed this run', '', ...failures.map((f) => `- ${f}`), '');
 writeFileSync(`${RESULTS}/latest.md`, lines.join('\n') + '\n');
 writeFileSync(`${RESULTS}/latest.json`, JSON.stringify(figures, null, 2));
 console.log(lines.join('\n'));
