@@ -6,7 +6,6 @@ import { mkdtempSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { PolicySet } from '../policy/allow-list.js';
-import { loadConditionLanguage } from '../policy/conditions.js';
 import { PinStore } from '../policy/pins.js';
 import type { PolicySetting } from '../policy/settings.js';
 import { PolicyGuard } from '../src/edge/policy-guard.js';
@@ -52,7 +51,6 @@ export function benchPolicies(): PolicySetting[] {
 const CALLER_GROUPS = ['g0', 'g20', 'g41', 'g62', 'g83'];
 
 export async function policyBench(): Promise<PolicyFigures> {
-  await loadConditionLanguage(); // the in-process part compiles policies with conditions, as config loading would
   const dir = mkdtempSync(path.join(tmpdir(), 'mcp-gw-bench-policy-'));
   const auth = { apiKeys: [{ key: KEY, principal: 'bench', groups: CALLER_GROUPS }] };
   const variants: [string, Record<string, unknown>][] = [

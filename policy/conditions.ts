@@ -1,6 +1,6 @@
 // `when:` conditions, in the Common Expression Language (@marcbachmann/cel-js). Compiled and type-checked
 // once per config load, so a typo is a startup error; evaluated per call, where any failure denies.
-import type { Environment } from '@marcbachmann/cel-js';
+import { Environment } from '@marcbachmann/cel-js';
 import type { Principal } from './principal.js';
 
 export interface CallFacts {
@@ -12,29 +12,14 @@ export interface CallFacts {
 
 export type Condition = (facts: CallFacts) => { ok: true } | { ok: false; why: string };
 
-// Loaded only when some policy has a condition: most gateways never carry the CEL interpreter in memory.
-let environment: Environment | undefined;
-
-/** Loads the CEL interpreter; compileCondition needs it. Config loading calls this when a policy has `when:`. */
-export async function loadConditionLanguage(): Promise<void> {
-  if (environment) return;
-  const { Environment } = await import('@marcbachmann/cel-js');
-  environment ??= new Environment({ unlistedVariablesAreDyn: false })
-    .registerVariable('args', 'map')
-    .registerVariable('principal', 'map')
-    .registerVariable('tool', 'string')
-    .registerVariable('server', 'string');
-}
-
-/** True when the config asks for conditions (a `when:` in any policy), read before it is validated. */
-export function usesConditions(rawConfig: unknown): boolean {
-  const policies = (rawConfig as { policies?: unknown } | null)?.policies;
-  return Array.isArray(policies) && policies.some((p) => p !== null && typeof p === 'object' && 'when' in p);
-}
+const environment = new Environment({ unlistedVariablesAreDyn: false })
+  .registerVariable('args', 'map')
+  .registerVariable('principal', 'map')
+  .registerVariable('tool', 'string')
+  .registerVariable('server', 'string');
 
 /** Compiles one expression; throws an Error whose message says what is wrong with it. */
 export function compileCondition(expr: string): Condition {
-  if (!environment) throw new Error('the condition language is not loaded (call loadConditionLanguage() before compiling policies)');
   const program = environment.parse(expr);
   const checked = program.check();
   if (!checked.valid) throw new Error((checked.error?.message ?? 'it does not type-check').split('\n')[0]);

@@ -6,7 +6,6 @@ import path from 'node:path';
 import { parse as parseYaml } from 'yaml';
 import { z } from 'zod';
 import { PolicyError, PolicySet } from '../policy/allow-list.js';
-import { loadConditionLanguage, usesConditions } from '../policy/conditions.js';
 
 export const SERVER_NAME = /^[A-Za-z0-9_-]{1,32}$/;
 const MiB = 1024 * 1024;
@@ -242,7 +241,6 @@ export async function loadConfigFile(file: string, env: NodeJS.ProcessEnv = proc
   } catch (error) {
     throw new ConfigError(file, [`not valid YAML: ${(error as Error).message.split('\n')[0]}`]);
   }
-  if (usesConditions(raw)) await loadConditionLanguage();
   return parseConfig(raw ?? {}, file, path.dirname(path.resolve(file)), env);
 }
 

@@ -3,7 +3,8 @@
 // edge, and an orderly shutdown of all of it.
 import { randomBytes } from 'node:crypto';
 import type { AddressInfo } from 'node:net';
-import { serve, type ServerType } from '@hono/node-server';
+import { createServer } from 'node:http';
+import { getRequestListener, type ServerType } from '@hono/node-server';
 import type { Upstream } from '../bridge/upstream.js';
 import { ListCache } from '../cache/list-cache.js';
 import { MemoryStore } from '../cache/memory-store.js';
@@ -12,7 +13,7 @@ import { TieredStore } from '../cache/tiered-store.js';
 import { isLoopbackHost, type GatewayConfig, type ServerConfig } from './config.js';
 import { Aggregator } from './aggregate/aggregator.js';
 import { CachedUpstream } from './cached-upstream.js';
-import { createApp } from './edge/app.js';
+import { createApp, type Edge } from './edge/app.js';
 import { RequestTracker } from './edge/request-tracker.js';
 import { LegacyClients } from './legacy-client/legacy-clients.js';
 import { GatewayMetrics } from './ops/metrics.js';
@@ -196,7 +197,7 @@ export async function startGateway(initial: GatewayConfig, log: Log): Promise<Ru
     },
     log,
   });
-  const server = await listen(app.fetch, host, port);
+  const server = await listen(app, host, port);
   const address = server.address() as AddressInfo;
   const url = `http://${address.family === 'IPv6' ? `[${address.address}]` : address.address}:${address.port}`;
   // With Redis, replicas find each other: a retry landing on the wrong one is forwarded to its call's holder.
@@ -305,13 +306,17 @@ async function createCache(settings: GatewayConfig['cache'], log: Log): Promise<
   return new ListCache(store, { minTtlMs: settings.minTtlMs, maxTtlMs: settings.maxTtlMs, log });
 }
 
-function listen(fetch: (request: Request) => Response | Promise<Response>, hostname: string, port: number): Promise<ServerType> {
+function listen(edge: Edge, hostname: string, port: number): Promise<ServerType> {
+  const viaHono = getRequestListener(edge.app.fetch);
   return new Promise((resolve, reject) => {
-    const server = serve({ fetch, hostname, port }, () => resolve(server));
+    const server = createServer((incoming, outgoing) => {
+      if (edge.serveMcpPost(incoming, outgoing) === undefined) void viaHono(incoming, outgoing);
+    });
+    server.listen(port, hostname, () => resolve(server));
     // Longer than the idle timeouts of common load balancers (60 s), so they, not the gateway, close idle
     // connections, and a reused connection is not cut as a request arrives on it.
-    (server as import('node:http').Server).keepAliveTimeout = 65_000;
-    (server as import('node:http').Server).headersTimeout = 66_000;
+    server.keepAliveTimeout = 65_000;
+    server.headersTimeout = 66_000;
     server.once('error', (error: NodeJS.ErrnoException) => {
       reject(error.code === 'EADDRINUSE'
         ? new Error(`port ${port} on ${hostname} is in use; pick another with --port or listen.port`)

@@ -1,5 +1,6 @@
 // The HTTP edge: POST /mcp (every upstream, aggregated) and POST /servers/<name>/mcp (one upstream), read
 // top to bottom in the order a request meets each check.
+import type { IncomingMessage, ServerResponse } from 'node:http';
 import type { HttpBindings } from '@hono/node-server';
 import { RESPONSE_ALREADY_SENT } from '@hono/node-server/utils/response';
 import { Hono, type Context } from 'hono';
@@ -67,7 +68,17 @@ interface Endpoint {
 
 const ALLOW_POST = { allow: 'POST, OPTIONS' };
 
-export function createApp(options: EdgeOptions): Hono<{ Bindings: HttpBindings }> {
+export interface Edge {
+  /** Everything but the plain MCP POSTs: ops routes, metadata, preflights, refusals. */
+  app: Hono<{ Bindings: HttpBindings }>;
+  /**
+   * POST /mcp and POST /servers/<name>/mcp straight from Node's request, without Hono's router, context
+   * and Request wrapper (about 2.6 KB of garbage per call); undefined when the request is not one of those.
+   */
+  serveMcpPost(incoming: IncomingMessage, outgoing: ServerResponse): Promise<unknown> | undefined;
+}
+
+export function createApp(options: EdgeOptions): Edge {
   const { maxBodyBytes, log } = options;
   const originAllowed = originChecker(options.allowedOrigins);
   const tracker = options.tracker;
@@ -85,7 +96,7 @@ export function createApp(options: EdgeOptions): Hono<{ Bindings: HttpBindings }
   const paths = (): string[] => [...(aggregate ? ['/mcp'] : []), ...[...options.upstreams.keys()].map((n) => `/servers/${n}/mcp`)];
   const app = new Hono<{ Bindings: HttpBindings }>();
 
-  async function serve(c: Context<{ Bindings: HttpBindings }>, endpoint: Endpoint | undefined, name: string, verb: Verb = 'POST'): Promise<Response> {
+  async function serve(c: NodeExchange, endpoint: Endpoint | undefined, name: string, verb: Verb = 'POST'): Promise<Response> {
     if (tracker.draining) {
       return send(c, reject(503, null, ErrorCode.InternalError, 'mcp-gateway is shutting down; send the request again (to another replica)'), { connection: 'close' });
     }
@@ -106,8 +117,8 @@ export function createApp(options: EdgeOptions): Hono<{ Bindings: HttpBindings }
     }
   }
 
-  async function serveTracked(c: Context<{ Bindings: HttpBindings }>, endpoint: Endpoint | undefined, name: string, started: number, seen: Seen, verb: Verb): Promise<Response> {
-    const { incoming, outgoing } = c.env;
+  async function serveTracked(c: NodeExchange, endpoint: Endpoint | undefined, name: string, started: number, seen: Seen, verb: Verb): Promise<Response> {
+    const { incoming, outgoing } = c;
     const origin = incoming.headers.origin;
     if (!originAllowed(origin)) {
       return send(c, reject(403, null, ErrorCode.InvalidRequest, `Origin ${origin} is not allowed; add it to listen.allowedOrigins to let browsers from it in`));
@@ -140,7 +151,7 @@ export function createApp(options: EdgeOptions): Hono<{ Bindings: HttpBindings }
       if (!outcome.ok) {
         record(ANONYMOUS_PRINCIPAL, 'unknown', { allowed: false, rule: `authentication: ${outcome.reason}` });
         seen.outcome = 'unauthenticated';
-        return refuse(c, authRefusal(security, outcome, metadataUrlFor(security, incoming.headers, c.req.path)), cors);
+        return refuse(c, authRefusal(security, outcome, metadataUrlFor(security, incoming.headers, c.path)), cors);
       }
       principal = outcome.principal;
     }
@@ -238,7 +249,9 @@ export function createApp(options: EdgeOptions): Hono<{ Bindings: HttpBindings }
       seen.outcome = 'ok';
       // Over HTTP a client cancels by closing its stream; no client notification needs forwarding.
       log.debug({ endpoint: name, method: checked.message.method }, 'notification accepted');
-      return c.body(null, 202, cors);
+      outgoing.writeHead(202, cors);
+      outgoing.end();
+      return RESPONSE_ALREADY_SENT;
     }
 
     const message = checked.message;
@@ -258,10 +271,7 @@ export function createApp(options: EdgeOptions): Hono<{ Bindings: HttpBindings }
         record(principal, message.method, verdict, args, traceId);
         seen.outcome = 'denied';
         options.metrics?.denied(server ?? 'mcp', message.method);
-        const refusal = Buffer.from(JSON.stringify(verdict.refusal));
-        outgoing.writeHead(200, { ...cors, 'content-type': 'application/json', 'content-length': refusal.length });
-        outgoing.end(refusal);
-        return RESPONSE_ALREADY_SENT;
+        return writeJson(outgoing, 200, verdict.refusal, cors);
       }
     }
 
@@ -316,8 +326,9 @@ export function createApp(options: EdgeOptions): Hono<{ Bindings: HttpBindings }
     return c.json(document, 200, { 'access-control-allow-origin': '*', 'cache-control': 'max-age=300' });
   }
 
-  if (aggregate) app.post('/mcp', (c) => serve(c, aggregate, 'mcp'));
-  app.post('/servers/:name/mcp', (c) => serve(c, endpointOf(c.req.param('name')), c.req.param('name')));
+  // Unusual spellings of the MCP paths (percent-escapes and the like) still arrive here, through Hono.
+  if (aggregate) app.post('/mcp', (c) => serve(exchangeOf(c), aggregate, 'mcp'));
+  app.post('/servers/:name/mcp', (c) => serve(exchangeOf(c), endpointOf(c.req.param('name')), c.req.param('name')));
 
   for (const path of ['/mcp', '/servers/:name/mcp']) {
     app.options(path, (c) => {
@@ -332,9 +343,22 @@ export function createApp(options: EdgeOptions): Hono<{ Bindings: HttpBindings }
       const method = c.req.method;
       if (options.legacyClients && (method === 'GET' || method === 'DELETE') && c.req.header('mcp-session-id') !== undefined) {
         const name = c.req.param('name') ?? 'mcp';
-        return serve(c, name === 'mcp' && path === '/mcp' ? aggregate : endpointOf(name), name, method);
+        return serve(exchangeOf(c), name === 'mcp' && path === '/mcp' ? aggregate : endpointOf(name), name, method);
       }
       return send(c, reject(405, null, ErrorCode.InvalidRequest, 'This endpoint takes POST (MCP 2026-07-28 has no GET stream and no sessions; 2025 clients: initialize first, then GET or DELETE with its Mcp-Session-Id)'), ALLOW_POST);
+    });
+  }
+
+  function serveMcpPost(incoming: IncomingMessage, outgoing: ServerResponse): Promise<unknown> | undefined {
+    if (incoming.method !== 'POST') return undefined;
+    const name = mcpEndpointName(incoming.url ?? '');
+    if (name === undefined || (name === '' && !aggregate)) return undefined;
+    const exchange: NodeExchange = { incoming, outgoing, path: name === '' ? '/mcp' : `/servers/${name}/mcp` };
+    const served = name === '' ? serve(exchange, aggregate, 'mcp') : serve(exchange, endpointOf(name), name);
+    return served.catch((error: unknown) => {
+      log.error({ err: error, path: exchange.path }, 'unexpected error in the HTTP edge');
+      if (!outgoing.headersSent) send(exchange, reject(500, null, ErrorCode.InternalError, 'Internal error in mcp-gateway; see the gateway log'));
+      else outgoing.destroy();
     });
   }
 
@@ -345,7 +369,21 @@ export function createApp(options: EdgeOptions): Hono<{ Bindings: HttpBindings }
     return send(c, reject(500, null, ErrorCode.InternalError, 'Internal error in mcp-gateway; see the gateway log'));
   });
 
-  return app;
+  return { app, serveMcpPost };
+}
+
+/**
+ * '' for /mcp, the server's name for /servers/<name>/mcp, undefined for any other path. Only plain
+ * spellings: anything unusual (percent-escapes, dot segments, doubled slashes) goes through Hono's router,
+ * which answers it as before.
+ */
+export function mcpEndpointName(url: string): string | undefined {
+  const query = url.indexOf('?');
+  const path = query === -1 ? url : url.slice(0, query);
+  if (path === '/mcp') return '';
+  if (!path.startsWith('/servers/') || !path.endsWith('/mcp')) return undefined;
+  const name = path.slice('/servers/'.length, -'/mcp'.length);
+  return name.length > 0 && !/[/%.]/.test(name) ? name : undefined;
 }
 
 type Verb = 'POST' | 'GET' | 'DELETE';
@@ -377,8 +415,8 @@ async function listAllTools(endpoint: Endpoint, message: JsonRpcRequest, call: C
   }
 }
 
-function refuse(c: Context, refusal: Refusal, cors: Record<string, string> = {}): Response {
-  return c.json(refusal.body, refusal.status, { ...cors, ...refusal.headers });
+function refuse(c: NodeExchange, refusal: Refusal, cors: Record<string, string> = {}): Response {
+  return writeJson(c.outgoing, refusal.status, refusal.body, { ...cors, ...refusal.headers });
 }
 
 function relayedCapabilities(response: JsonRpcResponse): JsonRpcResponse {
@@ -390,7 +428,26 @@ function same(response: JsonRpcResponse): JsonRpcResponse {
   return response;
 }
 
-function send(c: Context, rejection: Rejection, headers: Record<string, string> = {}): Response {
+function send(c: NodeExchange | Context, rejection: Rejection, headers: Record<string, string> = {}): Response {
+  if ('outgoing' in c) return writeJson(c.outgoing, rejection.status, rejection.body, headers);
   return c.json(rejection.body, rejection.status, headers);
+}
+
+/** The request as the MCP endpoints see it: Node's own objects, whether Hono routed it or the fast path did. */
+interface NodeExchange {
+  incoming: IncomingMessage;
+  outgoing: ServerResponse;
+  path: string;
+}
+
+function exchangeOf(c: Context<{ Bindings: HttpBindings }>): NodeExchange {
+  return { incoming: c.env.incoming, outgoing: c.env.outgoing, path: c.req.path };
+}
+
+function writeJson(outgoing: ServerResponse, status: number, body: unknown, headers: Record<string, string> = {}): Response {
+  const bytes = Buffer.from(JSON.stringify(body));
+  outgoing.writeHead(status, { ...headers, 'content-type': 'application/json', 'content-length': bytes.length });
+  outgoing.end(bytes);
+  return RESPONSE_ALREADY_SENT;
 }
 

@@ -7,13 +7,17 @@ function mediaTypes(header: string): string[] {
 }
 
 export function checkContentType(contentType: string | null): Rejection | undefined {
+  if (contentType === 'application/json') return undefined; // nearly every request: no parsing
   if (contentType !== null && mediaTypes(contentType)[0] === 'application/json') return undefined;
   return reject(415, null, ErrorCode.InvalidRequest, `Content-Type must be application/json (got ${contentType ?? 'none'})`);
 }
 
+/** What the SDKs send: allowed without parsing. */
+const USUAL_ACCEPT = 'application/json, text/event-stream';
+
 /** A missing Accept means "anything" (RFC 9110); a present one must allow both JSON and SSE answers. */
 export function checkAccept(accept: string | null): Rejection | undefined {
-  if (accept === null) return undefined;
+  if (accept === null || accept === USUAL_ACCEPT) return undefined;
   const types = mediaTypes(accept);
   const json = types.some((t) => t === 'application/json' || t === 'application/*' || t === '*/*');
   const sse = types.some((t) => t === 'text/event-stream' || t === 'text/*' || t === '*/*');
@@ -28,14 +32,23 @@ export function tooLarge(maxBytes: number): Rejection {
 /** Nesting beyond which a body is refused: deeper values overflow the stack when they are serialised again. */
 export const MAX_JSON_DEPTH = 128;
 
-/** Whether a parsed body nests arrays and objects deeper than `limit`. */
+/**
+ * Whether a parsed body nests arrays and objects deeper than `limit`. Recursion is bounded by `limit` (the
+ * walk stops one level past it), and it allocates nothing: it runs on every request.
+ */
 export function nestsDeeperThan(value: unknown, limit: number): boolean {
-  const stack: [unknown, number][] = [[value, 1]];
-  while (stack.length) {
-    const [item, depth] = stack.pop()!;
-    if (item === null || typeof item !== 'object') continue;
-    if (depth > limit) return true;
-    for (const child of Array.isArray(item) ? item : Object.values(item)) if (child !== null && typeof child === 'object') stack.push([child, depth + 1]);
+  return deeper(value, limit);
+}
+
+function deeper(value: unknown, levelsLeft: number): boolean {
+  if (value === null || typeof value !== 'object') return false;
+  if (levelsLeft === 0) return true;
+  if (Array.isArray(value)) {
+    for (let i = 0; i < value.length; i++) if (deeper(value[i], levelsLeft - 1)) return true;
+    return false;
+  }
+  for (const key in value) {
+    if (deeper((value as Record<string, unknown>)[key], levelsLeft - 1)) return true;
   }
   return false;
 }

@@ -7,7 +7,6 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { after, before, describe, test } from 'node:test';
 import { PolicyError, PolicySet, type Grant } from '../../policy/allow-list.js';
-import { loadConditionLanguage } from '../../policy/conditions.js';
 import { anyOf, checkGlob } from '../../policy/globs.js';
 import { PinStore, toolDigest } from '../../policy/pins.js';
 import type { Principal } from '../../policy/principal.js';
@@ -16,8 +15,6 @@ import { PolicyGuard, type GuardOptions } from '../../src/edge/policy-guard.js';
 import type { JsonRpcRequest, JsonRpcResponse, JsonRpcSuccess } from '../../src/protocol/jsonrpc.js';
 import { silentLog, type Log } from '../../src/protocol/log.js';
 
-// Policies with `when:` conditions need CEL loaded, as loading a config file does.
-await loadConditionLanguage();
 
 const SERVERS = new Set(['a', 'b', 'crm', 'docs']);
 

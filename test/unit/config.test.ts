@@ -5,10 +5,7 @@ import { mkdtempSync, writeFileSync, rmSync } from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import { parseConfig, loadConfigFile, ConfigError, type ServerConfig, type StdioServerConfig } from '../../src/config.js';
-import { loadConditionLanguage } from '../../policy/conditions.js';
 
-// parseConfig compiles policies' `when:` conditions; loading the config file loads CEL for them.
-await loadConditionLanguage();
 
 function stdioOf(server: ServerConfig | undefined): StdioServerConfig {
   assert.equal(server?.transport, 'stdio');
