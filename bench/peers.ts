@@ -233,25 +233,28 @@ export async function peersBench(options: { total: number; concurrency: number[]
       ['gateway', gw3.url, 'mcp-gateway /mcp, cached (3 upstreams × 17 tools)'],
       ['mcp-proxy', proxyList.url, 'mcp-proxy 6.7.19, one upstream of 51 tools'],
     ] as const) {
-      const load = () =>
+      const load = (check: (text: string, i: number) => boolean) =>
         httpLoad({
           url,
           headers: LIST_HEADERS,
           body: (i) => JSON.stringify({ jsonrpc: '2.0', id: i, method: 'tools/list', params: { _meta: META } }),
-          check: (b, i) => {
-            try {
-              const r = parseAnswer(b);
-              return r?.id === i && r.result?.tools?.length === 51;
-            } catch {
-              return false;
-            }
-          },
+          check,
           concurrency: 16,
           total: 5_000,
           deadlineMs: 120_000,
         });
-      await load(); // warm-up (and, for the gateway, fills the cache)
-      const result = await load();
+      // Warm-up (and, for the gateway, fills the cache): every answer parsed and its 51 tools counted.
+      await load((b, i) => {
+        try {
+          const r = parseAnswer(b);
+          return r?.id === i && r.result?.tools?.length === 51;
+        } catch {
+          return false;
+        }
+      });
+      // Measured: each answer is its own success, checked without parsing 11 KB of JSON per answer in
+      // the load generator (that cost the client more than the gateway spends serving the list).
+      const result = await load((b, i) => (b.includes(`"id":${i},`) || b.includes(`"id":${i}}`)) && b.includes('"tools":[') && !b.includes('"error":{'));
       lists.push({ key, label, tools: 51, result });
       say(`peers: tools/list ${key}: p50 ${result.p50Ms.toFixed(2)} ms, ${result.callsPerSecond.toFixed(0)}/s, ${result.errors} errors`);
     }

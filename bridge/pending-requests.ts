@@ -26,6 +26,8 @@ interface Pending {
   onServerRequest: ServerRequestHandler | undefined;
 }
 
+const LISTEN = 'subscriptions/listen';
+
 /** Requests during which a 2025 server may ask the client for input. */
 const MAY_ASK: ReadonlySet<string> = new Set(['tools/call', 'prompts/get', 'resources/read']);
 
@@ -41,6 +43,8 @@ export interface Dispatch {
 export class PendingRequests {
   private readonly pending = new Map<number, Pending>();
   private nextId = 1;
+  /** Requests awaiting an answer, not counting listen streams (which wait for as long as they are open). */
+  private answersDue = 0;
 
   constructor(
     /** Writes one message to the connection; must serialise synchronously. */
@@ -53,6 +57,11 @@ export class PendingRequests {
 
   get size(): number {
     return this.pending.size;
+  }
+
+  /** How many requests wait for an answer, listen streams left out: 1 while a lone request is in flight. */
+  get waitingForAnswers(): number {
+    return this.answersDue;
   }
 
   dispatch(message: JsonRpcRequest, options: Dispatch): Promise<JsonRpcResponse> {
@@ -84,6 +93,7 @@ export class PendingRequests {
         signal.addEventListener('abort', entry.onAbort, { once: true });
       }
       this.pending.set(id, entry);
+      if (entry.method !== LISTEN) this.answersDue++;
 
       message.id = id;
       if (callerToken !== undefined) (meta as JsonObject).progressToken = id;
@@ -199,7 +209,7 @@ export class PendingRequests {
   }
 
   private settle(id: number, entry: Pending): void {
-    this.pending.delete(id);
+    if (this.pending.delete(id) && entry.method !== LISTEN) this.answersDue--;
     clearTimeout(entry.timer);
     if (entry.onAbort) entry.signal!.removeEventListener('abort', entry.onAbort);
   }

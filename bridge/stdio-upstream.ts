@@ -178,7 +178,8 @@ export class StdioUpstream implements Upstream {
 
   private newPending(): PendingRequests {
     return new PendingRequests(
-      (message) => this.process?.send(message),
+      // A lone request (the gateway otherwise idle) goes out at once; under load, requests are batched per turn.
+      (message) => this.process?.send(message, this.pending.waitingForAnswers <= 1),
       (method, response) => {
         if (this.era === 'legacy' && this.handshake) toModernResponse(method, response, this.handshake, { ttlMs: this.config.legacyTtlMs });
       },

@@ -230,3 +230,25 @@ test('an onAnswer hook that throws still settles the caller', async () => {
   assert.equal((await done).id, 'x');
   assert.equal(pending.size, 0);
 });
+
+test('waitingForAnswers counts requests awaiting an answer, not listen streams, and falls back as they end', async () => {
+  const { pending, sent } = harness();
+  const listen: JsonRpcRequest = { jsonrpc: '2.0', id: 'l', method: 'subscriptions/listen', params: { _meta: {} } };
+  void pending.dispatch(listen, { timeoutMs: 0 });
+  assert.equal(pending.waitingForAnswers, 0, 'an open listen stream is not an answer due');
+  const first = pending.dispatch(call('a'), LONG);
+  assert.equal(pending.waitingForAnswers, 1, 'a lone request');
+  const controller = new AbortController();
+  const second = pending.dispatch(call('b'), { ...LONG, signal: controller.signal });
+  const third = pending.dispatch(call('c'), { timeoutMs: 20 });
+  assert.equal(pending.waitingForAnswers, 3);
+  pending.answer(success(sent[1].id));
+  await first;
+  controller.abort();
+  await second;
+  await third; // timed out
+  assert.equal(pending.waitingForAnswers, 0, 'answered, cancelled and timed-out requests are no longer due');
+  assert.equal(pending.size, 1, 'the listen stream is still open');
+  pending.answer(success(sent[1].id));
+  assert.equal(pending.waitingForAnswers, 0, 'a late second answer does not count twice');
+});
