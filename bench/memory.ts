@@ -54,7 +54,8 @@ function hwmMb(pid: number): number {
   }
 }
 
-function slope(samples: MemorySample[]): number {
+/** Least-squares slope of RSS over calls, MB per 10k calls. */
+export function slope(samples: MemorySample[]): number {
   const n = samples.length;
   if (n < 2) return NaN;
   const mx = samples.reduce((s, p) => s + p.calls, 0) / n;
