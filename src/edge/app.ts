@@ -7,22 +7,24 @@ import { Hono, type Context } from 'hono';
 import type { Upstream } from '../../bridge/upstream.js';
 import { ANONYMOUS_PRINCIPAL, type Principal } from '../../policy/principal.js';
 import type { ListenHub } from '../notify/listen-hub.js';
-import { ErrorCode, isObject, type JsonObject, type JsonRpcRequest, type JsonRpcResponse } from '../protocol/jsonrpc.js';
+import { ErrorCode, isObject, type JsonRpcResponse } from '../protocol/jsonrpc.js';
 import type { Log } from '../protocol/log.js';
 import type { LegacyClients, LegacyExchange } from '../legacy-client/legacy-clients.js';
 import type { GatewayMetrics, RequestOutcome } from '../ops/metrics.js';
 import type { Security } from '../security.js';
-import { authRefusal, metadataUrlFor, PROTECTED_RESOURCE_WELL_KNOWN, rateRefusal, resourceMetadataDocument, type Refusal } from './access.js';
+import { authRefusal, metadataUrlFor, PROTECTED_RESOURCE_WELL_KNOWN, rateRefusal, resourceMetadataDocument } from './access.js';
 import { authContext, principalContexts } from './caller-context.js';
 import { corsHeaders, preflightHeaders } from './cors.js';
 import { FORWARDED_HEADER, forwardRequest } from './forward.js';
 import { checkAccept, checkContentType, MAX_JSON_DEPTH, nestsDeeperThan, tooLarge } from './http-rules.js';
+import { exchangeOf, mcpEndpointName, refuse, send, writeJson, type NodeExchange } from './exchange.js';
+import { listAllTools } from './list-all-tools.js';
 import { ClientGone, forwardedParamHeaders, NodeHeaders, readBody } from './node-io.js';
 import { originChecker } from './origin.js';
 import { ToolHeaderIndex } from './param-headers.js';
 import { addOpsRoutes, type OpsOptions } from './ops-routes.js';
 import { traceIdOf } from './trace.js';
-import { reject, type Rejection } from './rejection.js';
+import { reject } from './rejection.js';
 import type { RequestTracker } from './request-tracker.js';
 import { keepRelayedCapabilities } from './relayed-capabilities.js';
 import { checkMessage } from './request-rules.js';
@@ -195,7 +197,7 @@ export function createApp(options: EdgeOptions): Edge {
         const args = request.method === 'tools/call' ? request.params?.arguments : undefined;
         if (grant && security.guard) {
           const guard = security.guard;
-          const verdict = await guard.check(server, request, grant, principal, () => listAllTools(ep, request, call, (page) => guard.shape(server, 'tools/list', page, grant)));
+          const verdict = await guard.check(server, request, grant, principal, () => listAllTools(ep.upstream, request, call, (page) => guard.shape(server, 'tools/list', page, grant)));
           record(principal, request.method, verdict, args);
           if (verdict.refusal) return verdict.refusal;
         } else {
@@ -266,7 +268,7 @@ export function createApp(options: EdgeOptions): Edge {
     let verdict: Verdict = AUTHENTICATED;
     if (grant && security.guard) {
       const guard = security.guard;
-      verdict = await guard.check(server, message, grant, principal, () => listAllTools(endpoint, message, call, (page) => guard.shape(server, 'tools/list', page, grant)));
+      verdict = await guard.check(server, message, grant, principal, () => listAllTools(endpoint.upstream, message, call, (page) => guard.shape(server, 'tools/list', page, grant)));
       if (verdict.refusal) {
         record(principal, message.method, verdict, args, traceId);
         seen.outcome = 'denied';
@@ -372,20 +374,6 @@ export function createApp(options: EdgeOptions): Edge {
   return { app, serveMcpPost };
 }
 
-/**
- * '' for /mcp, the server's name for /servers/<name>/mcp, undefined for any other path. Only plain
- * spellings: anything unusual (percent-escapes, dot segments, doubled slashes) goes through Hono's router,
- * which answers it as before.
- */
-export function mcpEndpointName(url: string): string | undefined {
-  const query = url.indexOf('?');
-  const path = query === -1 ? url : url.slice(0, query);
-  if (path === '/mcp') return '';
-  if (!path.startsWith('/servers/') || !path.endsWith('/mcp')) return undefined;
-  const name = path.slice('/servers/'.length, -'/mcp'.length);
-  return name.length > 0 && !/[/%.]/.test(name) ? name : undefined;
-}
-
 type Verb = 'POST' | 'GET' | 'DELETE';
 
 interface Seen {
@@ -400,25 +388,6 @@ function learnTools(endpoint: Endpoint, response: JsonRpcResponse): JsonRpcRespo
   return response;
 }
 
-/** Every page of an endpoint's tools/list, as this caller would list them (pins see the definitions). */
-async function listAllTools(endpoint: Endpoint, message: JsonRpcRequest, call: CallOptions, see: (page: JsonRpcResponse) => void): Promise<void> {
-  const meta = isObject(message.params?._meta) ? message.params._meta : {};
-  let cursor: string | undefined;
-  for (let pages = 0; pages < 1000; pages++) {
-    const params: JsonObject = { _meta: { ...meta, progressToken: undefined } };
-    if (cursor !== undefined) params.cursor = cursor;
-    const page = await endpoint.upstream.request({ jsonrpc: '2.0', id: 0, method: 'tools/list', params }, { authContext: call.authContext, reach: call.reach });
-    if (!('result' in page)) return;
-    see(page);
-    if (typeof page.result.nextCursor !== 'string') return;
-    cursor = page.result.nextCursor;
-  }
-}
-
-function refuse(c: NodeExchange, refusal: Refusal, cors: Record<string, string> = {}): Response {
-  return writeJson(c.outgoing, refusal.status, refusal.body, { ...cors, ...refusal.headers });
-}
-
 function relayedCapabilities(response: JsonRpcResponse): JsonRpcResponse {
   keepRelayedCapabilities(response);
   return response;
@@ -427,27 +396,3 @@ function relayedCapabilities(response: JsonRpcResponse): JsonRpcResponse {
 function same(response: JsonRpcResponse): JsonRpcResponse {
   return response;
 }
-
-function send(c: NodeExchange | Context, rejection: Rejection, headers: Record<string, string> = {}): Response {
-  if ('outgoing' in c) return writeJson(c.outgoing, rejection.status, rejection.body, headers);
-  return c.json(rejection.body, rejection.status, headers);
-}
-
-/** The request as the MCP endpoints see it: Node's own objects, whether Hono routed it or the fast path did. */
-interface NodeExchange {
-  incoming: IncomingMessage;
-  outgoing: ServerResponse;
-  path: string;
-}
-
-function exchangeOf(c: Context<{ Bindings: HttpBindings }>): NodeExchange {
-  return { incoming: c.env.incoming, outgoing: c.env.outgoing, path: c.req.path };
-}
-
-function writeJson(outgoing: ServerResponse, status: number, body: unknown, headers: Record<string, string> = {}): Response {
-  const bytes = Buffer.from(JSON.stringify(body));
-  outgoing.writeHead(status, { ...headers, 'content-type': 'application/json', 'content-length': bytes.length });
-  outgoing.end(bytes);
-  return RESPONSE_ALREADY_SENT;
-}
-

@@ -3,7 +3,7 @@
 import assert from 'node:assert/strict';
 import { test } from 'node:test';
 import fc from 'fast-check';
-import { mcpEndpointName } from '../../src/edge/app.js';
+import { mcpEndpointName } from '../../src/edge/exchange.js';
 import { checkAccept, checkContentType, MAX_JSON_DEPTH, nestsDeeperThan } from '../../src/edge/http-rules.js';
 
 /** Nests `depth` levels of arrays or objects (a scalar inside the innermost). */
