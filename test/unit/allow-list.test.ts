@@ -15,7 +15,6 @@ import { PolicyGuard, type GuardOptions } from '../../src/edge/policy-guard.js';
 import type { JsonRpcRequest, JsonRpcResponse, JsonRpcSuccess } from '../../src/protocol/jsonrpc.js';
 import { silentLog, type Log } from '../../src/protocol/log.js';
 
-
 const SERVERS = new Set(['a', 'b', 'crm', 'docs']);
 
 function policy(name: string, rest: Partial<PolicySetting> = {}): PolicySetting {

@@ -6,7 +6,6 @@ import os from 'node:os';
 import path from 'node:path';
 import { parseConfig, loadConfigFile, ConfigError, type ServerConfig, type StdioServerConfig } from '../../src/config.js';
 
-
 function stdioOf(server: ServerConfig | undefined): StdioServerConfig {
   assert.equal(server?.transport, 'stdio');
   return server as StdioServerConfig;
