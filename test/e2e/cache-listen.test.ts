@@ -171,6 +171,17 @@ describe('two gateways sharing Redis', () => {
   before(async () => {
     a = await startTestGateway({ syn: synthetic('syn'), legacy: fixture('legacy-server', { legacyTtlMs: 60_000 }) }, {}, { cache });
     b = await startTestGateway({ syn: synthetic('syn'), legacy: fixture('legacy-server', { legacyTtlMs: 60_000 }) }, {}, { cache });
+    // By design a replica neither waits for Redis at start nor queues commands while it connects: an entry
+    // filled before its connection is up stays local. Start the tests once an entry filled through A
+    // (a fresh key each try) is read by B from Redis.
+    let tries = 0;
+    const shared = async (): Promise<boolean> => {
+      const key = { upstream: 'readiness-probe', method: 'tools/list', variant: String(tries++), context: '' };
+      const fetch = async () => ({ jsonrpc: '2.0' as const, id: 0, result: { tools: [], ttlMs: 60_000, cacheScope: 'public' } });
+      await a.cache.get(key, 0, fetch);
+      return (await b.cache.get(key, 0, fetch)).hit;
+    };
+    assert.ok(await until(shared, 10_000, 50), "the two gateways' Redis connections did not come up");
   });
   after(async () => {
     await a.close();
