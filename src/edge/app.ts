@@ -358,18 +358,21 @@ export function createApp(options: EdgeOptions): Edge {
     const exchange: NodeExchange = { incoming, outgoing, path: name === '' ? '/mcp' : `/servers/${name}/mcp` };
     const served = name === '' ? serve(exchange, aggregate, 'mcp') : serve(exchange, endpointOf(name), name);
     return served.catch((error: unknown) => {
+      if (!outgoing.headersSent) return internalError(exchange, error, exchange.path);
       log.error({ err: error, path: exchange.path }, 'unexpected error in the HTTP edge');
-      if (!outgoing.headersSent) send(exchange, reject(500, null, ErrorCode.InternalError, 'Internal error in mcp-gateway; see the gateway log'));
-      else outgoing.destroy();
+      outgoing.destroy(); // half an answer must not pass for a whole one
     });
+  }
+
+  /** What an exception in the edge answers, on either route: logged in full, a fixed message to the caller. */
+  function internalError(c: NodeExchange | Context, error: unknown, path: string): Response {
+    log.error({ err: error, path }, 'unexpected error in the HTTP edge');
+    return send(c, reject(500, null, ErrorCode.InternalError, 'Internal error in mcp-gateway; see the gateway log'));
   }
 
   app.notFound((c) => send(c, reject(404, null, ErrorCode.InvalidRequest, `Nothing at ${c.req.path}. MCP endpoints: ${paths().join(', ')}`)));
 
-  app.onError((error, c) => {
-    log.error({ err: error, path: c.req.path }, 'unexpected error in the HTTP edge');
-    return send(c, reject(500, null, ErrorCode.InternalError, 'Internal error in mcp-gateway; see the gateway log'));
-  });
+  app.onError((error, c) => internalError(c, error, c.req.path));
 
   return { app, serveMcpPost };
 }

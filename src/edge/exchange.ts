@@ -5,6 +5,7 @@ import type { HttpBindings } from '@hono/node-server';
 import { RESPONSE_ALREADY_SENT } from '@hono/node-server/utils/response';
 import type { Context } from 'hono';
 import type { Refusal } from './access.js';
+import { writeJsonBody } from './node-io.js';
 import type { Rejection } from './rejection.js';
 
 export interface NodeExchange {
@@ -18,9 +19,7 @@ export function exchangeOf(c: Context<{ Bindings: HttpBindings }>): NodeExchange
 }
 
 export function writeJson(outgoing: ServerResponse, status: number, body: unknown, headers: Record<string, string> = {}): Response {
-  const bytes = Buffer.from(JSON.stringify(body));
-  outgoing.writeHead(status, { ...headers, 'content-type': 'application/json', 'content-length': bytes.length });
-  outgoing.end(bytes);
+  writeJsonBody(outgoing, status, [Buffer.from(JSON.stringify(body))], headers);
   return RESPONSE_ALREADY_SENT;
 }
 

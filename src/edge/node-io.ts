@@ -95,3 +95,21 @@ export function forwardedParamHeaders(headers: IncomingHttpHeaders): Record<stri
   }
   return found;
 }
+
+/**
+ * Writes a complete JSON answer from UTF-8 pieces. Several pieces are corked into one writev, so bytes
+ * shared between answers (a cached page) are written as they are, not copied into one buffer first.
+ */
+export function writeJsonBody(outgoing: ServerResponse, status: number, pieces: readonly Buffer[], headers: Record<string, string> = {}): void {
+  let length = 0;
+  for (const piece of pieces) length += piece.length;
+  outgoing.writeHead(status, { ...headers, 'content-type': 'application/json', 'content-length': length });
+  if (pieces.length === 1) {
+    outgoing.end(pieces[0]);
+    return;
+  }
+  outgoing.cork();
+  for (const piece of pieces) outgoing.write(piece);
+  outgoing.uncork();
+  outgoing.end();
+}

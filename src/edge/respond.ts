@@ -4,7 +4,7 @@
 import type { ServerResponse } from 'node:http';
 import type { RequestOptions, Upstream } from '../../bridge/upstream.js';
 import { responseBytes, serializeResponse, type JsonRpcNotification, type JsonRpcRequest, type JsonRpcResponse } from '../protocol/jsonrpc.js';
-import { ClientGone } from './node-io.js';
+import { ClientGone, writeJsonBody } from './node-io.js';
 
 const SSE_HEADERS = {
   'content-type': 'text/event-stream',
@@ -29,20 +29,7 @@ export async function respondJson(
 ): Promise<void> {
   const answer = await upstream.request(message, { signal: new ClientGone(outgoing), forwardHeaders: call.forwardHeaders, authContext: call.authContext, reach: call.reach });
   if (outgoing.destroyed) return;
-  const pieces = responseBytes(shape(answer));
-  if (pieces.length === 1) {
-    outgoing.writeHead(200, { 'content-type': 'application/json', 'content-length': pieces[0]!.length });
-    outgoing.end(pieces[0]);
-    return;
-  }
-  let length = 0;
-  for (const piece of pieces) length += piece.length;
-  outgoing.writeHead(200, { 'content-type': 'application/json', 'content-length': length });
-  // Corked, the pieces leave in one writev; a cached page's bytes are written as they are, not copied.
-  outgoing.cork();
-  for (const piece of pieces) outgoing.write(piece);
-  outgoing.uncork();
-  outgoing.end();
+  writeJsonBody(outgoing, 200, responseBytes(shape(answer)));
 }
 
 export async function respondSse(
