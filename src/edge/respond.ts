@@ -3,6 +3,7 @@
 // closing the connection is its cancellation: ClientGone aborts the upstream request.
 import type { ServerResponse } from 'node:http';
 import type { RequestOptions, Upstream } from '../../bridge/upstream.js';
+import { retryAfterOf } from '../protocol/overload.js';
 import { responseBytes, serializeResponse, type JsonRpcNotification, type JsonRpcRequest, type JsonRpcResponse } from '../protocol/jsonrpc.js';
 import { ClientGone, writeJsonBody } from './node-io.js';
 
@@ -29,7 +30,10 @@ export async function respondJson(
 ): Promise<void> {
   const answer = await upstream.request(message, { signal: new ClientGone(outgoing), forwardHeaders: call.forwardHeaders, authContext: call.authContext, reach: call.reach });
   if (outgoing.destroyed) return;
-  writeJsonBody(outgoing, 200, responseBytes(shape(answer)));
+  // An upstream at capacity (src/limits/): 503 tells the client, and any balancer, to come back later.
+  const retryAfter = retryAfterOf(answer);
+  if (retryAfter !== undefined) writeJsonBody(outgoing, 503, responseBytes(shape(answer)), { 'retry-after': String(retryAfter) });
+  else writeJsonBody(outgoing, 200, responseBytes(shape(answer)));
 }
 
 export async function respondSse(
