@@ -1,7 +1,8 @@
 // Requests waiting for a slot, one lane (a FIFO) per caller, served round robin across lanes: a caller
 // with a thousand waiting requests gets one turn, then every other waiting caller gets one. Every step is
 // O(1) and allocates nothing but a lane when a caller starts waiting: lanes are a ring of linked lists, so
-// a request whose client went away leaves from the middle at once.
+// a request whose client went away leaves from the middle at once. When the queue is full, a newcomer may
+// take the place of the newest request of the longest lane (evictFor), so a flood cannot keep others out.
 
 /** What the queue links; a waiting request extends it. */
 export class QueueNode {
@@ -14,6 +15,7 @@ export class QueueNode {
 export class Lane {
   head: QueueNode | undefined = undefined;
   tail: QueueNode | undefined = undefined;
+  length = 0;
   /** Neighbours in the ring of lanes with someone waiting. */
   before: Lane = this;
   after: Lane = this;
@@ -47,7 +49,23 @@ export class FairQueue<T extends QueueNode> {
     if (lane.tail) lane.tail.next = node;
     else lane.head = node;
     lane.tail = node;
+    lane.length++;
     this.size++;
+  }
+
+  /**
+   * For a full queue: takes out and returns the newest node of the longest lane when that lane is at
+   * least two longer than `key`'s, so the newcomer can have its place; otherwise undefined (the newcomer
+   * is the one to refuse). Scans the lanes: only ever on the refusal path.
+   */
+  evictFor(key: string): T | undefined {
+    const mine = this.lanes.get(key)?.length ?? 0;
+    let longest: Lane | undefined;
+    for (const lane of this.lanes.values()) if (!longest || lane.length > longest.length) longest = lane;
+    if (!longest || longest.length < mine + 2) return undefined;
+    const node = longest.tail as T;
+    this.unlink(longest, node);
+    return node;
   }
 
   /** Takes the first node of the lane whose turn it is, and passes the turn on. */
@@ -90,6 +108,7 @@ export class FairQueue<T extends QueueNode> {
     if (node.next) node.next.prev = node.prev;
     else lane.tail = node.prev;
     node.lane = node.prev = node.next = undefined;
+    lane.length--;
     this.size--;
     if (lane.head === undefined) this.leave(lane);
   }

@@ -1,5 +1,6 @@
 // Bounds what waits for one upstream: at most maxInFlight requests handed to it at once, at most maxQueued
-// waiting for a slot (served round robin across callers), each for at most queueTimeoutMs. Past those the
+// waiting for a slot (served round robin across callers; a full queue gives a newcomer the place of the
+// newest request of whoever holds the most), each for at most queueTimeoutMs. Past those the
 // caller gets a fast refusal (HTTP 503 with Retry-After at the edge) that names the server and the setting,
 // instead of the gateway holding requests, and their bodies, without limit.
 //
@@ -96,28 +97,38 @@ export class LimitedUpstream extends UpstreamWrapper {
   }
 
   private wait(message: JsonRpcRequest, options: RequestOptions): Promise<JsonRpcResponse> {
-    const { maxInFlight, maxQueued, queueTimeoutMs } = this.limits;
-    if (this.queue.size >= maxQueued) {
-      this.refused.queue_full++;
-      return Promise.resolve(overloadedResponse(
-        message.id,
-        `${this.name} is at capacity: ${maxInFlight} requests in flight and ${maxQueued} waiting (servers.${this.name}.maxInFlight, servers.${this.name}.maxQueued); retry later, or raise servers.${this.name}.maxQueued`,
-        { server: this.name, reason: 'queue_full', setting: `servers.${this.name}.maxQueued` },
-        this.retryAfterSeconds,
-      ));
-    }
     const signal = options.signal;
     if (signal?.aborted) return Promise.resolve(cancelled(message));
+    const key = options.authContext ?? NO_CALLER;
+    if (this.queue.size >= this.limits.maxQueued) {
+      // Full: the newcomer is refused, unless another caller holds far more places (then its newest goes).
+      const evicted = this.queue.evictFor(key);
+      if (evicted === undefined) return Promise.resolve(this.full(message));
+      this.forget(evicted);
+      evicted.resolve(this.full(evicted.message));
+    }
+    const queueTimeoutMs = this.limits.queueTimeoutMs;
     return new Promise((resolve) => {
       // The message is held as the caller's own object (borrowed, as everywhere on the request path): no copy.
       const waiter = new Waiter(message, options, resolve, performance.now());
-      this.queue.push(options.authContext ?? NO_CALLER, waiter);
+      this.queue.push(key, waiter);
       waiter.timer = setTimeout(this.expire, queueTimeoutMs, waiter);
       if (signal) {
         waiter.gone = () => this.leave(waiter);
         signal.addEventListener('abort', waiter.gone, { once: true });
       }
     });
+  }
+
+  private full(message: JsonRpcRequest): JsonRpcResponse {
+    const { maxInFlight, maxQueued } = this.limits;
+    this.refused.queue_full++;
+    return overloadedResponse(
+      message.id,
+      `${this.name} is at capacity: ${maxInFlight} requests in flight and ${maxQueued} waiting (servers.${this.name}.maxInFlight, servers.${this.name}.maxQueued); retry later, or raise servers.${this.name}.maxQueued`,
+      { server: this.name, reason: 'queue_full', setting: `servers.${this.name}.maxQueued` },
+      this.retryAfterSeconds,
+    );
   }
 
   /** Bound once: the slot's release on every answer (the hot path allocates no closure for it). */

@@ -166,6 +166,28 @@ describe('LimitedUpstream', () => {
     assert.deepEqual(inner.reached.map((r) => r.message.id), ['first', 'f0', 'q0', 'a0', 'f1', 'q1', 'f2', 'f3']);
   });
 
+  test('a full queue makes room for a caller holding fewer places: the flooder\'s newest waiting request is refused instead', async () => {
+    const { inner, upstream } = limited({ maxInFlight: 1, maxQueued: 4 });
+    void upstream.request(call('first'), { authContext: 'flooder' });
+    const flood = [0, 1, 2, 3].map((i) => upstream.request(call(`f${i}`), { authContext: 'flooder' }));
+    const ownRefusal = await upstream.request(call('f4'), { authContext: 'flooder' });
+    assert.ok('error' in ownRefusal && /at capacity/.test(ownRefusal.error.message), 'the flooder itself is refused, not let in');
+    const quiet = [upstream.request(call('q0'), { authContext: 'quiet' }), upstream.request(call('q1'), { authContext: 'quiet' })];
+    const evicted = await Promise.all([flood[3]!, flood[2]!]);
+    assert.ok(evicted.every((r) => 'error' in r && retryAfterOf(r) !== undefined), 'the flooder\'s newest two gave their places');
+    // Two each now: a third quiet request would leave the flooder fewer than it; refused instead.
+    const third = await upstream.request(call('q2'), { authContext: 'quiet' });
+    assert.ok('error' in third && retryAfterOf(third) !== undefined);
+    for (let served = 0; served < 4; served++) {
+      inner.reached[served]!.answer();
+      await tick();
+    }
+    assert.deepEqual(inner.reached.map((r) => r.message.id), ['first', 'f0', 'q0', 'f1', 'q1']);
+    inner.reached[4]!.answer();
+    assert.ok((await Promise.all(quiet)).every((r) => 'result' in r));
+    assert.equal(upstream.load().refused.queue_full, 4);
+  });
+
   test('close refuses whoever still waits', async () => {
     const { upstream } = limited({ maxInFlight: 1 });
     void upstream.request(call(1));
