@@ -27,9 +27,13 @@ const KEYS = { flood: 'flood-key-0123456789abcdef', quiet: 'quiet-key-0123456789
 type Who = keyof typeof KEYS;
 const MiB = 1024 * 1024;
 
-/** The bound docs/configuration.md states, with this test's settings: idle + connections + held bodies. */
+/**
+ * The bound docs/configuration.md states, with this test's settings: idle, plus 32 KiB per open connection,
+ * plus 4 × maxBodyBytes per request held (in flight or queued), plus 64 MiB for the garbage a burst leaves
+ * before the collector runs.
+ */
 function rssBound(idle: number, connections: number): number {
-  return idle + connections * 48 * 1024 + (MAX_IN_FLIGHT + MAX_QUEUED) * 4 * MAX_BODY_BYTES;
+  return idle + connections * 32 * 1024 + (MAX_IN_FLIGHT + MAX_QUEUED) * 4 * MAX_BODY_BYTES + 64 * MiB;
 }
 
 function callBody(id: string, text: string): string {
@@ -74,6 +78,8 @@ for (const transport of ['stdio', 'http'] as const) {
     let gateway: ChildGateway;
     let port: number;
     let fixture: ChildProcess | undefined;
+    /** What the flood's clients saw, for the gateway's own counts to match. */
+    const seen = { answered: 0, queueFull: 0, queueTimeout: 0 };
 
     before(async () => {
       dir = mkdtempSync(path.join(tmpdir(), 'mcp-gateway-overload-'));
@@ -109,21 +115,19 @@ for (const transport of ['stdio', 'http'] as const) {
       const list = JSON.stringify({ jsonrpc: '2.0', id: 'l', method: 'tools/list', params: { _meta: META } });
       assert.equal((await probe!.send('POST', '/servers/slow/mcp', mcpHeaders('quiet', 'tools/list'), list)).status, 200, 'the list is cached before the flood');
       const idle = memoryOf(gateway.child.pid!).rss;
-
       const connections = await RawConnection.open(port, FLOOD + QUIET);
-      // Bodies near maxBodyBytes, so held bodies weigh what the documented bound assumes.
-      const text = 'x'.repeat(MAX_BODY_BYTES - 400);
-      const started = performance.now();
-      const calls: Promise<Outcome>[] = connections.map((connection, i) => {
-        const who: Who = i < FLOOD ? 'flood' : 'quiet';
-        return connection.send('POST', '/servers/slow/mcp', mcpHeaders(who, 'tools/call', 'wait'), callBody(`${who}-${i}`, text)).then((answer) => ({ ...answer, who }));
-      });
+      const [healthConnection, listConnection] = await RawConnection.open(port, 2);
 
-      // While it lasts: /healthz and a cached list on connections of their own, a few times a second.
+      // The yardstick: the same burst of 5,000, as cached lists that never need a slot. On a shared machine
+      // this burst alone takes seconds; a refusal must cost about what a cache hit does, not a wait.
+      // Its bodies are as large as the flood's (padded in _meta), so both bursts carry the same bytes.
+      const padded = JSON.stringify({ jsonrpc: '2.0', id: 'l', method: 'tools/list', params: { _meta: { ...META, 'com.example/pad': 'x'.repeat(MAX_BODY_BYTES - 400) } } });
+      const baseline = (await Promise.all(connections.map((c, i) => c.send('POST', '/servers/slow/mcp', mcpHeaders(i < FLOOD ? 'flood' : 'quiet', 'tools/list'), padded)))).map((a) => a.ms);
+
+      // While the flood lasts: /healthz and a cached list on connections of their own, a few times a second.
       let flooding = true;
       const health: RawAnswer[] = [];
       const lists: RawAnswer[] = [];
-      const [healthConnection, listConnection] = await RawConnection.open(port, 2);
       const watch = (async () => {
         while (flooding) {
           const [h, l] = await Promise.all([healthConnection!.send('GET', '/healthz', {}), listConnection!.send('POST', '/servers/slow/mcp', mcpHeaders('quiet', 'tools/list'), list)]);
@@ -132,6 +136,14 @@ for (const transport of ['stdio', 'http'] as const) {
           await new Promise((resolve) => setTimeout(resolve, 50));
         }
       })();
+
+      // Bodies near maxBodyBytes, so held bodies weigh what the documented bound assumes.
+      const text = 'x'.repeat(MAX_BODY_BYTES - 400);
+      const started = performance.now();
+      const calls: Promise<Outcome>[] = connections.map((connection, i) => {
+        const who: Who = i < FLOOD ? 'flood' : 'quiet';
+        return connection.send('POST', '/servers/slow/mcp', mcpHeaders(who, 'tools/call', 'wait'), callBody(`${who}-${i}`, text)).then((answer) => ({ ...answer, who }));
+      });
       const outcomes = await Promise.all(calls);
       const elapsed = performance.now() - started;
       flooding = false;
@@ -155,31 +167,37 @@ for (const transport of ['stdio', 'http'] as const) {
 
       const figures = {
         elapsedMs: Math.round(elapsed),
+        cachedBurstMs: { p50: Math.round(percentile(baseline, 50)), p95: Math.round(percentile(baseline, 95)), max: Math.round(Math.max(...baseline)) },
         answered: { flood: answered.filter((o) => o.who === 'flood').length, quiet: answered.filter((o) => o.who === 'quiet').length },
         queueFull: reasons.queue_full.length,
         queueTimeout: reasons.queue_timeout.length,
         queueFullMs: { p50: Math.round(percentile(reasons.queue_full.map((o) => o.ms), 50)), p95: Math.round(percentile(reasons.queue_full.map((o) => o.ms), 95)) },
         queueTimeoutMs: { min: Math.round(Math.min(...reasons.queue_timeout.map((o) => o.ms))), max: Math.round(Math.max(...reasons.queue_timeout.map((o) => o.ms))) },
         slowestMs: Math.round(Math.max(...outcomes.map((o) => o.ms))),
-        healthMs: { n: health.length, p50: Math.round(percentile(health.map((h) => h.ms), 50)), p90: Math.round(percentile(health.map((h) => h.ms), 90)) },
+        healthMs: { n: health.length, p50: Math.round(percentile(health.map((h) => h.ms), 50)), p90: Math.round(percentile(health.map((h) => h.ms), 90)), max: Math.round(Math.max(...health.map((h) => h.ms))) },
         listMs: { n: lists.length, p50: Math.round(percentile(lists.map((h) => h.ms), 50)) },
         rssMiB: { idle: +(idle / MiB).toFixed(1), end: +(memory.rss / MiB).toFixed(1), peak: +(memory.peak / MiB).toFixed(1), bound: +(rssBound(idle, FLOOD + QUIET + 3) / MiB).toFixed(1) },
       };
       console.log(`${transport}: ${JSON.stringify(figures)}`);
 
       assert.ok(reasons.queue_full.length > 0 && reasons.queue_timeout.length > 0, 'both refusals happened');
-      // A full queue refuses without waiting: most refusals well inside one call's time, nearly all within it.
-      assert.ok(figures.queueFullMs.p50 < CALL_MS / 2, `median queue_full refusal took ${figures.queueFullMs.p50} ms`);
-      assert.ok(figures.queueFullMs.p95 < CALL_MS, `95th percentile queue_full refusal took ${figures.queueFullMs.p95} ms`);
-      // Nothing waits past queueTimeoutMs: a call ends by then, or by then plus the one call it was let into.
+      Object.assign(seen, { answered: answered.length, queueFull: reasons.queue_full.length, queueTimeout: reasons.queue_timeout.length });
+      // A full queue refuses without waiting: as fast as a cache hit in the same burst (with slack for a
+      // shared machine), and far from the call time a wait for the server would add.
+      const hit = figures.cachedBurstMs;
+      assert.ok(figures.queueFullMs.p50 < 1.5 * hit.p50 + CALL_MS / 2, `median queue_full refusal took ${figures.queueFullMs.p50} ms (cache hit: ${hit.p50} ms)`);
+      assert.ok(figures.queueFullMs.p95 < 1.5 * hit.p95 + CALL_MS / 2, `95th percentile queue_full refusal took ${figures.queueFullMs.p95} ms (cache hit: ${hit.p95} ms)`);
+      // Nothing waits past queueTimeoutMs: a call ends by then, or by then plus the one call it was let into
+      // (plus, on the client's clock, what the burst itself takes to be read).
       assert.ok(figures.queueTimeoutMs.min >= QUEUE_TIMEOUT_MS - 50, `a queue_timeout came after ${figures.queueTimeoutMs.min} ms`);
-      assert.ok(figures.slowestMs < QUEUE_TIMEOUT_MS + CALL_MS + 2000, `the slowest call took ${figures.slowestMs} ms`);
+      assert.ok(figures.slowestMs < QUEUE_TIMEOUT_MS + CALL_MS + 1.5 * hit.max + 1000, `the slowest call took ${figures.slowestMs} ms`);
       // Round robin: the quiet principal had a share of the slots while the flood lasted.
       const fromQueue = answered.length - MAX_IN_FLIGHT;
       assert.ok(figures.answered.quiet >= fromQueue / 3, `quiet got ${figures.answered.quiet} of ${answered.length} answers`);
       // Health and cached lists were answered all along, without waiting for a slot.
       assert.ok(health.length >= 3 && health.every((h) => h.status === 200));
       assert.ok(figures.healthMs.p50 <= 50, `median /healthz took ${figures.healthMs.p50} ms`);
+      assert.ok(figures.healthMs.max < 1.5 * hit.max + 500, `the slowest /healthz took ${figures.healthMs.max} ms (the burst itself: ${hit.max} ms)`);
       assert.ok(lists.every((l) => l.status === 200 && JSON.parse(l.text).result.tools.length === 2));
       assert.ok(memory.peak < rssBound(idle, FLOOD + QUIET + 3), `peak RSS ${figures.rssMiB.peak} MiB over the bound ${figures.rssMiB.bound} MiB`);
 
@@ -188,18 +206,25 @@ for (const transport of ['stdio', 'http'] as const) {
 
     test('right after, it serves normally: no slot or place left taken, and the server never saw more than maxInFlight', async () => {
       const connections = await RawConnection.open(port, MAX_IN_FLIGHT);
+      // "A second after the flood stops": the closed connections of the flood are behind it by then.
+      await new Promise((resolve) => setTimeout(resolve, 1000));
       const answers = await Promise.all(connections.map((c, i) => c.send('POST', '/servers/slow/mcp', mcpHeaders('flood', 'tools/call', 'wait'), callBody(`after-${i}`, 'ok'))));
       assert.deepEqual(answers.map((a) => a.status), Array(MAX_IN_FLIGHT).fill(200));
-      assert.ok(percentile(answers.map((a) => a.ms), 50) < CALL_MS + 1000, 'answered in about one call time: nothing was queued ahead');
+      const p50 = percentile(answers.map((a) => a.ms), 50);
+      console.log(`${transport} after: ${answers.map((a) => Math.round(a.ms))}`);
+      assert.ok(p50 < 2 * CALL_MS, `answered in about one call time (nothing queued ahead of them), not ${Math.round(p50)} ms`);
       const peak = await connections[0]!.send('POST', '/servers/slow/mcp', mcpHeaders('quiet', 'tools/call', 'peak'), JSON.stringify({ jsonrpc: '2.0', id: 'p', method: 'tools/call', params: { name: 'peak', arguments: {}, _meta: META } }));
       assert.equal(JSON.parse(peak.text).result.content[0].text, String(MAX_IN_FLIGHT));
       const metrics = await connections[1]!.send('GET', '/metrics', { authorization: `Bearer ${KEYS.quiet}` });
       const value = (line: string) => Number(new RegExp(`^${line.replace(/[{}"]/g, '\\$&')} (\\S+)$`, 'm').exec(metrics.text)?.[1]);
       assert.equal(value('mcp_gateway_upstream_in_flight{server="slow"}'), 0);
       assert.equal(value('mcp_gateway_upstream_queued{server="slow"}'), 0);
-      assert.ok(value('mcp_gateway_upstream_refused_total{server="slow",reason="queue_full"}') > 0);
-      assert.ok(value('mcp_gateway_upstream_refused_total{server="slow",reason="queue_timeout"}') > 0);
-      assert.ok(value('mcp_gateway_upstream_queue_wait_seconds_count{server="slow"}') >= MAX_QUEUED);
+      assert.equal(value('mcp_gateway_upstream_refused_total{server="slow",reason="queue_full"}'), seen.queueFull);
+      assert.equal(value('mcp_gateway_upstream_refused_total{server="slow",reason="queue_timeout"}'), seen.queueTimeout);
+      // Every answered call but the first maxInFlight queued; none of them waited past queueTimeoutMs.
+      const waited = value('mcp_gateway_upstream_queue_wait_seconds_count{server="slow"}');
+      assert.equal(waited, seen.answered - MAX_IN_FLIGHT);
+      assert.equal(value(`mcp_gateway_upstream_queue_wait_seconds_bucket{le="${QUEUE_TIMEOUT_MS / 1000 + 1}",server="slow"}`), waited);
       for (const connection of connections) connection.close();
     });
   });
