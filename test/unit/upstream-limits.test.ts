@@ -1,5 +1,6 @@
 // The limiter in front of each upstream: slots, the queue and its refusals, cancellation of a waiting
-// request, round robin across callers, and the fair queue's bookkeeping on its own.
+// request, round robin across callers, the fair queue's bookkeeping on its own, and the limits' config
+// keys, metrics and readiness report.
 import assert from 'node:assert/strict';
 import { EventEmitter } from 'node:events';
 import { afterEach, describe, test } from 'node:test';
@@ -8,6 +9,9 @@ import { FairQueue, QueueNode } from '../../src/limits/fair-queue.js';
 import { LimitedUpstream, type Limits } from '../../src/limits/limited-upstream.js';
 import type { JsonRpcRequest, JsonRpcResponse } from '../../src/protocol/jsonrpc.js';
 import { retryAfterOf } from '../../src/protocol/overload.js';
+import { ConfigError, parseConfig } from '../../src/config.js';
+import { readiness } from '../../src/ops/health.js';
+import { GatewayMetrics } from '../../src/ops/metrics.js';
 
 /** An upstream whose answers the test releases one by one; it records what reached it. */
 class HeldUpstream implements Upstream {
@@ -236,5 +240,46 @@ describe('FairQueue', () => {
     assert.deepEqual(queue.clear().map((n) => n.label).sort(), ['a1', 'b1']);
     assert.equal(queue.size, 0);
     assert.equal(queue.shift(), undefined);
+  });
+});
+
+describe('limits in the config, the metrics and /readyz', () => {
+  const parse = (server: Record<string, unknown>) => parseConfig({ servers: { s: { command: 'x', ...server } } }, 't.yaml', '/', {});
+
+  test('defaults 16 in flight, 64 queued, 10 s; 0 slots is refused with a reason, 0 queued is allowed', () => {
+    const s = parse({}).servers.s!;
+    assert.deepEqual([s.maxInFlight, s.maxQueued, s.queueTimeoutMs], [16, 64, 10_000]);
+    assert.equal(parse({ maxQueued: 0 }).servers.s!.maxQueued, 0);
+    assert.throws(() => parse({ maxInFlight: 0 }), (error: Error) => error instanceof ConfigError && /servers\.s\.maxInFlight: at least 1/.test(error.message));
+    assert.throws(() => parse({ queueTimeoutMs: 0 }), ConfigError);
+  });
+
+  test('per-upstream in flight, queued, refusals by reason and the queue wait histogram', async () => {
+    const load = { inFlight: 8, queued: 3, refused: { queue_full: 5, queue_timeout: 2 } };
+    const metrics = new GatewayMetrics({
+      upstreams: () => [{ name: 'slow', state: 'ready', era: 'modern', restarts: 0, load }, { name: 'plain', state: 'ready', era: 'modern', restarts: 0 }],
+      cache: () => ({ hits: 0, misses: 0, invalidations: 0, fetches: 0, storeErrors: 0 }),
+      processMetrics: false,
+    });
+    metrics.queueWaited('slow', 0.3);
+    const text = await metrics.render();
+    for (const line of [
+      'mcp_gateway_upstream_in_flight{server="slow"} 8',
+      'mcp_gateway_upstream_queued{server="slow"} 3',
+      'mcp_gateway_upstream_refused_total{server="slow",reason="queue_full"} 5',
+      'mcp_gateway_upstream_refused_total{server="slow",reason="queue_timeout"} 2',
+      'mcp_gateway_upstream_queue_wait_seconds_bucket{le="0.25",server="slow"} 0',
+      'mcp_gateway_upstream_queue_wait_seconds_bucket{le="0.5",server="slow"} 1',
+      'mcp_gateway_upstream_queue_wait_seconds_count{server="slow"} 1',
+    ]) assert.ok(text.includes(`${line}\n`), `missing ${line}`);
+    assert.doesNotMatch(text, /upstream_(in_flight|queued|refused_total)\{server="plain"/, 'an upstream without limits reports none');
+  });
+
+  test('/readyz names saturated upstreams and stays ready', () => {
+    const status: UpstreamStatus = { state: 'ready', era: 'modern', restarts: 0, lastError: undefined };
+    const { ready, body } = readiness([{ name: 'slow', required: true, status, saturated: true }, { name: 'fast', required: true, status, saturated: false }], false);
+    assert.equal(ready, true);
+    assert.deepEqual(body, { status: 'ready', upstreams: { slow: 'ready', fast: 'ready' }, saturated: ['slow'] });
+    assert.deepEqual(readiness([{ name: 'fast', required: true, status }], false).body, { status: 'ready', upstreams: { fast: 'ready' } });
   });
 });
