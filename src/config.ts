@@ -359,6 +359,9 @@ export function isLoopbackHost(host: string): boolean {
 
 function describeIssue(issue: z.core.$ZodIssue): string {
   const where = issue.path.length ? issue.path.join('.') : '(top level)';
+  if (where === '(top level)' && issue.code === 'invalid_type') {
+    return '(top level): the config is a map of sections, at least  servers: { everything: { command: node, args: [server.js] } }';
+  }
   if (where === 'servers' && issue.code === 'invalid_type') {
     return 'servers: add a servers: map, for example  servers: { everything: { command: node, args: [server.js] } }';
   }

@@ -4,7 +4,7 @@ import assert from 'node:assert/strict';
 import { mkdtempSync, writeFileSync, rmSync } from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
-import { parseConfig, loadConfigFile, ConfigError, type ServerConfig, type StdioServerConfig } from '../../src/config.js';
+import { parseConfig, loadConfigFile, ConfigError, ConfigFileMissing, type ServerConfig, type StdioServerConfig } from '../../src/config.js';
 
 function stdioOf(server: ServerConfig | undefined): StdioServerConfig {
   assert.equal(server?.transport, 'stdio');
@@ -154,12 +154,12 @@ test('a missing command and a missing servers map are errors', () => {
 const tmp = mkdtempSync(path.join(os.tmpdir(), 'mcp-gateway-config-test-'));
 after(() => rmSync(tmp, { recursive: true, force: true }));
 
-test('loadConfigFile on a missing file → ConfigError naming the file and the reason', async () => {
-  const file = path.join(tmp, 'does-not-exist.yaml');
+test('loadConfigFile on a missing file → ConfigFileMissing saying it does not exist, with the path resolved', async () => {
+  const file = path.relative(process.cwd(), path.join(tmp, 'does-not-exist.yaml'));
   await assert.rejects(loadConfigFile(file, {}), (error: unknown) => {
-    assert.ok(error instanceof ConfigError);
-    assert.match(error.message, /does-not-exist\.yaml/);
-    assert.match(error.message, /ENOENT/);
+    assert.ok(error instanceof ConfigFileMissing);
+    assert.equal(error.resolved, path.join(tmp, 'does-not-exist.yaml'));
+    assert.equal(error.message, `the config file ${path.join(tmp, 'does-not-exist.yaml')} does not exist`);
     return true;
   });
 });
@@ -169,7 +169,7 @@ test('loadConfigFile on invalid YAML → ConfigError saying so', async () => {
   writeFileSync(file, 'servers:\n  a: {command: node\n  b: [unclosed\n');
   await assert.rejects(loadConfigFile(file, {}), (error: unknown) => {
     assert.ok(error instanceof ConfigError);
-    assert.match(error.message, /not valid YAML/);
+    assert.match(error.message, /not valid YAML: .* at line 3, column 3:\n {2}2 \| {3}a: \{command: node\n {2}3 \| {3}b: \[unclosed\n {4}\| {3}\^$/);
     return true;
   });
 });
