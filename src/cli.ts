@@ -1,6 +1,6 @@
 #!/usr/bin/env node
-// mcp-gateway [--config FILE] [--host H] [--port P]
-// mcp-gateway --stdio "<command line>" [--name N] [--host H] [--port P]
+// mcp-gateway [--config FILE] [--host H] [--port P] [--log-level L]
+// mcp-gateway --stdio "<command line>" [--name N] [--host H] [--port P] [--log-level L]
 import { existsSync, watch } from 'node:fs';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
@@ -14,18 +14,18 @@ import { createLogger } from './log.js';
 const HELP = `mcp-gateway — serve MCP servers as MCP 2026-07-28 Streamable HTTP endpoints
 
 Usage:
-  mcp-gateway [--config FILE] [--host HOST] [--port PORT]
+  mcp-gateway [--config FILE] [--host HOST] [--port PORT] [--log-level LEVEL]
       Runs every server named in the config file (default: gateway.config.yaml) and serves each at
       POST http://HOST:PORT/servers/<name>/mcp
 
-  mcp-gateway --stdio "<command line>" [--name NAME] [--host HOST] [--port PORT]
+  mcp-gateway --stdio "<command line>" [--name NAME] [--host HOST] [--port PORT] [--log-level LEVEL]
       Bridges one stdio server with no config file, for example:
         mcp-gateway --stdio "node ./my-server.js --verbose" --name mine
       serves it at POST http://HOST:PORT/servers/mine/mcp (NAME defaults to "stdio").
       One child process is shared by every client; its era (modern or 2025 legacy) is detected.
 
 Options:
-  --config FILE      YAML config (see README.md); \${VAR} is taken from the environment
+  --config FILE      YAML config (every key: docs/configuration.md); \${VAR} is taken from the environment
   --host HOST        listen address (default 127.0.0.1; anything else needs an auth: section)
   --port PORT        listen port (default 8080; 0 picks a free one)
   --stdio CMDLINE    bridge this command instead of reading a config file
