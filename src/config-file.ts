@@ -43,20 +43,47 @@ export async function readConfigFile(file: string): Promise<unknown> {
   try {
     return parseYaml(text);
   } catch (error) {
-    if (!(error instanceof YAMLParseError)) throw error;
-    const problem = `not valid YAML: ${yamlProblem(error, text)}`;
-    throw new ConfigError(file, [problem], `${file} is ${problem}`);
+    let problem: string;
+    if (error instanceof YAMLParseError) problem = shown(error.message.split('\n')[0]!, text, error.linePos?.[0], HINTS[error.code]);
+    else if (error instanceof ReferenceError && error.message.startsWith('Unresolved alias')) problem = unresolvedAlias(error.message, text);
+    else throw error;
+    throw new ConfigError(file, [`not valid YAML: ${problem}`], `${file} is not valid YAML: ${problem}`);
   }
 }
 
-/** The parser's reason, then the line it stopped at (and the one before, which is often the cause) with a caret. */
-function yamlProblem(error: YAMLParseError, text: string): string {
-  const reason = error.message.split('\n')[0]!;
-  const start = error.linePos?.[0];
-  if (!start) return reason;
+/** What to do about the parser's most common complaints (its own words say what, not how to fix it). */
+const HINTS: Partial<Record<YAMLParseError['code'], string>> = {
+  BLOCK_AS_IMPLICIT_KEY: 'Quote a value that holds ": ", for example  key: "a: b"',
+  TAB_AS_INDENT: 'Indent with spaces, not tabs',
+  BAD_INDENT: 'Start the keys of one map in the same column, and close every { and [ on the line that opened it or indent what follows',
+  MISSING_CHAR: 'Close the quote or bracket opened before this point',
+  DUPLICATE_KEY: 'Remove or rename one of the two keys',
+  BAD_SCALAR_START: 'Quote the value',
+  BAD_ALIAS: 'Quote a value that begins with *, for example  "*"',
+  BAD_DQ_ESCAPE: 'In double quotes a \\ begins an escape: write \\\\, or use single quotes',
+  MULTIPLE_DOCS: 'The config is one YAML document: remove the second ---',
+};
+
+/** An unquoted value that begins with `*` is an alias in YAML; one naming no anchor fails without a position. */
+function unresolvedAlias(message: string, text: string): string {
+  const name = message.slice(message.lastIndexOf(' ') + 1);
   const lines = text.split(/\r?\n/);
-  const width = String(start.line).length;
-  const row = (line: number): string => `  ${String(line).padStart(width)} | ${lines[line - 1] ?? ''}`.trimEnd();
-  const shown = start.line > 1 ? [row(start.line - 1), row(start.line)] : [row(start.line)];
-  return [reason, ...shown, `  ${' '.repeat(width)} | ${' '.repeat(start.col - 1)}^`].join('\n');
+  const line = lines.findIndex((content) => content.includes(`*${name}`));
+  const at = line < 0 ? undefined : { line: line + 1, col: lines[line]!.indexOf(`*${name}`) + 1 };
+  const where = at ? ` at line ${at.line}, column ${at.col}:` : '';
+  return shown(`a value that begins with * is an alias in YAML, and no anchor is named ${name}${where}`, text, at, 'Quote the value, for example  "*.example.com"');
+}
+
+/** The reason, then the line (and the one before, which is often the cause) with a caret, then what to do. */
+function shown(reason: string, text: string, at: { line: number; col: number } | undefined, hint: string | undefined): string {
+  const rows = [reason];
+  if (at) {
+    const lines = text.split(/\r?\n/);
+    const width = String(at.line).length;
+    const row = (line: number): string => `  ${String(line).padStart(width)} | ${lines[line - 1] ?? ''}`.trimEnd();
+    if (at.line > 1) rows.push(row(at.line - 1));
+    rows.push(row(at.line), `  ${' '.repeat(width)} | ${' '.repeat(at.col - 1)}^`);
+  }
+  if (hint) rows.push(`  ${hint}`);
+  return rows.join('\n');
 }

@@ -47,6 +47,7 @@ test('a YAML syntax error shows the line it stopped at, with a caret under the c
     '  2 |   a: { command: node, args: [x] }',
     '  3 |   b: c: d',
     '    |      ^',
+    '  Quote a value that holds ": ", for example  key: "a: b"',
     HELP_LINE,
   ]);
 });

@@ -169,7 +169,21 @@ test('loadConfigFile on invalid YAML → ConfigError saying so', async () => {
   writeFileSync(file, 'servers:\n  a: {command: node\n  b: [unclosed\n');
   await assert.rejects(loadConfigFile(file, {}), (error: unknown) => {
     assert.ok(error instanceof ConfigError);
-    assert.match(error.message, /not valid YAML: .* at line 3, column 3:\n {2}2 \| {3}a: \{command: node\n {2}3 \| {3}b: \[unclosed\n {4}\| {3}\^$/);
+    assert.match(error.message, /not valid YAML: .* at line 3, column 3:\n {2}2 \| {3}a: \{command: node\n {2}3 \| {3}b: \[unclosed\n {4}\| {3}\^\n {2}Start the keys of one map in the same column/);
+    return true;
+  });
+});
+
+test('loadConfigFile on an unquoted * value → ConfigError at its line saying to quote it, not a crash', async () => {
+  const file = path.join(tmp, 'alias.yaml');
+  writeFileSync(file, 'listen:\n  allowedOrigins: [*.example.com]\nservers: {}\n');
+  await assert.rejects(loadConfigFile(file, {}), (error: unknown) => {
+    assert.ok(error instanceof ConfigError, String(error));
+    assert.equal(
+      error.message,
+      `${file} is not valid YAML: a value that begins with * is an alias in YAML, and no anchor is named .example.com at line 2, column 20:\n` +
+        '  1 | listen:\n  2 |   allowedOrigins: [*.example.com]\n    |                    ^\n  Quote the value, for example  "*.example.com"',
+    );
     return true;
   });
 });
