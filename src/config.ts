@@ -6,7 +6,7 @@ import { z } from 'zod';
 import { PolicyError, PolicySet } from '../policy/allow-list.js';
 import { expandEnv, type EnvProblem } from './config-env.js';
 import { ConfigError, readConfigFile } from './config-file.js';
-import { salvage } from './config-salvage.js';
+import { salvage, type Salvaged, type SalvageRules } from './config-salvage.js';
 
 export { ConfigError, ConfigFileMissing } from './config-file.js';
 
@@ -239,15 +239,16 @@ export function parseConfig(raw: unknown, source: string, baseDir: string, env: 
   // ${CONFIG_DIR} names the config file's folder, so paths handed to servers can be made absolute.
   const expanded = expandEnv(raw, [], { CONFIG_DIR: baseDir, ...env }, envProblems);
   const problems = envProblems.map((problem) => problem.message);
+  const unset = envProblems.map((problem) => problem.path.join('.'));
   const parsed = configSchema.safeParse(expanded);
-  let checkable: { config: GatewayConfig; cut: string[] } | undefined = parsed.success ? { config: parsed.data, cut: [] } : undefined;
-  if (!parsed.success) {
+  let checkable: Salvaged<GatewayConfig> | undefined;
+  if (parsed.success) checkable = { config: parsed.data, cut: [] };
+  else {
     // A key whose variable is unset holds '', which its validator refuses too: say it once, as the variable.
-    const unset = new Set(envProblems.map((problem) => problem.path.join('.')));
-    problems.push(...parsed.error.issues.filter((issue) => !unset.has(issue.path.join('.'))).map(describeIssue));
+    problems.push(...parsed.error.issues.filter((issue) => !unset.includes(issue.path.join('.'))).map(describeIssue));
     checkable = salvage(configSchema, expanded, parsed.error.issues, SALVAGE_RULES);
   }
-  if (checkable) problems.push(...crossKeyProblems(checkable.config, [...checkable.cut, ...envProblems.map((problem) => problem.path.join('.'))], expanded));
+  if (checkable) problems.push(...crossKeyProblems(checkable.config, [...checkable.cut, ...unset], writtenServerNames(expanded)));
   if (problems.length || !checkable) throw new ConfigError(source, problems);
   const config = checkable.config;
   for (const server of Object.values(config.servers)) {
@@ -266,7 +267,7 @@ export function parseConfig(raw: unknown, source: string, baseDir: string, env: 
 }
 
 /** A broken server is cut whole; a broken policy is stood in for, so the others keep their indexes in messages. */
-const SALVAGE_RULES = {
+const SALVAGE_RULES: SalvageRules = {
   unit: (at: PropertyKey[]) => (at.length > 2 && (at[0] === 'servers' || at[0] === 'policies') ? at.slice(0, 2) : at),
   standIn: (at: PropertyKey[]) => (at.length === 2 && at[0] === 'policies' ? { name: `(policies[${String(at[1])}], not valid)`, principals: { ids: ['*'] } } : undefined),
 };
@@ -275,15 +276,19 @@ const SALVAGE_RULES = {
  * The checks across keys, each run only when nothing it reads was cut or came from an unset variable (so a
  * cut auth key does not become "nobody could call"). Policies may name servers that were cut: they exist.
  */
-function crossKeyProblems(config: GatewayConfig, cut: string[], expanded: unknown): string[] {
+function crossKeyProblems(config: GatewayConfig, cut: string[], serverNames: string[]): string[] {
   const touches = (...keys: string[]) => cut.some((at) => keys.some((key) => at === key || at.startsWith(`${key}.`)));
-  const written = (expanded as { servers?: unknown }).servers;
-  const serverNames = written !== null && typeof written === 'object' ? Object.keys(written) : Object.keys(config.servers);
   return [
     ...(touches('aggregate') ? [] : prefixClashes(config)),
     ...(touches('auth', 'listen.host') || cut.includes('listen') ? [] : authProblems(config)),
     ...policyProblems(config, serverNames),
   ];
+}
+
+/** Every server name the file gives, valid or not. */
+function writtenServerNames(expanded: unknown): string[] {
+  const servers = expanded !== null && typeof expanded === 'object' && 'servers' in expanded ? expanded.servers : undefined;
+  return servers !== null && typeof servers === 'object' ? Object.keys(servers) : [];
 }
 
 /**
