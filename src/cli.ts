@@ -67,10 +67,9 @@ async function main(): Promise<void> {
   if (values.config !== undefined && values.stdio !== undefined) usageError('use either --config or --stdio, not both');
   const port = values.port === undefined ? undefined : Number(values.port);
   if (port !== undefined && (!Number.isInteger(port) || port < 0 || port > 65535)) usageError(`--port must be a number from 0 to 65535 (got ${values.port})`);
-  const logLevel = values['log-level'];
-  if (logLevel !== undefined && !(LOG_LEVELS as readonly string[]).includes(logLevel)) {
-    usageError(`--log-level must be one of ${LOG_LEVELS.join(', ')} (got ${JSON.stringify(logLevel)})`);
-  }
+  const wanted = values['log-level'];
+  const logLevel = LOG_LEVELS.find((level) => level === wanted);
+  if (wanted !== undefined && !logLevel) usageError(`--log-level must be one of ${LOG_LEVELS.join(', ')} (got ${JSON.stringify(wanted)})`);
 
   let config: GatewayConfig;
   try {
