@@ -151,6 +151,15 @@ test('a missing command and a missing servers map are errors', () => {
   assert.match(e.message, /servers/);
 });
 
+test('a server with neither command nor url (c: {} or c: alone) is told it needs one of them; transport names its values', () => {
+  const needs = 'a server needs either command: (a program the gateway runs over stdio) or url: (a remote MCP endpoint)';
+  const e = configError(() => parseConfig({ servers: { c: {}, d: null, e: { transport: 'ftp' } } }, 't', BASE, {}));
+  assert.equal(e.problems.length, 3, e.problems.join('\n'));
+  assert.ok(e.problems[0]!.startsWith(`servers.c: ${needs}, for example `), e.problems[0]);
+  assert.ok(e.problems[1]!.startsWith(`servers.d: ${needs}, for example `), e.problems[1]);
+  assert.equal(e.problems[2], 'servers.e.transport: must be one of "stdio", "http"');
+});
+
 const tmp = mkdtempSync(path.join(os.tmpdir(), 'mcp-gateway-config-test-'));
 after(() => rmSync(tmp, { recursive: true, force: true }));
 
