@@ -20,7 +20,8 @@ import { createHash } from 'node:crypto';
 import { existsSync, mkdirSync, mkdtempSync, readdirSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
-import type { Stream } from 'node:stream';
+import type { Readable, Stream } from 'node:stream';
+import { finished } from 'node:stream/promises';
 import { after, before, describe, test } from 'node:test';
 import { Client as Client2 } from '@modelcontextprotocol/client';
 import { StdioClientTransport as Stdio2 } from '@modelcontextprotocol/client/stdio';
@@ -79,12 +80,12 @@ after(async () => {
 });
 
 /** How a host config starts mcp-remote: the key stays in GW_KEY, which mcp-remote expands itself. */
-function mcpRemote(extra: string[]) {
+function mcpRemote(extra: string[], key = KEY) {
   return {
     command: process.execPath,
     args: [MCP_REMOTE, `${gw.url}/mcp`, '--header', 'Authorization: Bearer ${GW_KEY}', ...extra],
     // Replaces what the SDKs would inherit (HOME, PATH…): nothing of this machine's own is read or written.
-    env: { HOME: path.join(tmp, 'home'), MCP_REMOTE_CONFIG_DIR: configDir, PATH: path.join(tmp, 'bin'), GW_KEY: KEY },
+    env: { HOME: path.join(tmp, 'home'), MCP_REMOTE_CONFIG_DIR: configDir, PATH: path.join(tmp, 'bin'), GW_KEY: key },
     cwd: tmp,
     stderr: 'pipe' as const,
   };
@@ -158,6 +159,12 @@ async function legacyHost(extra: string[]): Promise<Host> {
     close: () => client.close(),
   };
 }
+
+/** What mcp-remote logs when it starts a sign-in: a callback port on loopback, then a browser. */
+const SIGN_IN = /Authentication required|Initializing auth coordination|Please authorize|open(ed)? (a|the) browser/i;
+/** What mcp-remote stored in its config dir that a sign-in would leave behind. */
+const storedCredentials = () =>
+  (existsSync(configDir) ? readdirSync(configDir, { recursive: true }).map(String) : []).filter((file) => /tokens|client_info|code_verifier/.test(file));
 
 const textOf = (result: { content: Array<{ text?: string }> }): string => result.content.map((c) => c.text ?? '').join('\n');
 const sha = (s: string) => createHash('sha256').update(s, 'utf8').digest('hex');
@@ -252,10 +259,29 @@ for (const scenario of SCENARIOS) {
     });
 
     test('signed in with the key alone: no OAuth flow, no browser, nothing stored', () => {
-      assert.doesNotMatch(host.stderr(), /Authentication required|Initializing auth coordination|Please authorize|open(ed)? (a|the) browser/i);
+      assert.doesNotMatch(host.stderr(), SIGN_IN);
       assert.match(host.stderr(), /Replacing \$\{GW_KEY\} with environment value/);
-      const stored = existsSync(configDir) ? readdirSync(configDir, { recursive: true }).map(String) : [];
-      assert.deepEqual(stored.filter((file) => /tokens|client_info|code_verifier/.test(file)), [], stored.join(', '));
+      assert.deepEqual(storedCredentials(), []);
     });
   });
 }
+
+describe('a key the gateway refuses', { timeout: 60_000 }, () => {
+  test('mcp-remote exits at start and the host\'s connect fails; no browser, nothing stored', async () => {
+    const transport = new Stdio1(mcpRemote([], 'not-the-key-0123456789abcdef'));
+    const stderr = collect(transport.stderr);
+    const client = new Client1({ name: 'stdio-host-2025', version: '1.0.0' }, { capabilities: {} });
+    try {
+      // "Connection closed": mcp-remote ended before answering initialize (not a timeout).
+      await assert.rejects(client.connect(transport), /Connection closed/);
+      await finished(transport.stderr as Readable);
+      // The gateway's 401 made mcp-remote try OAuth; with API keys only the gateway offers none, so it gave up
+      // before binding a callback port or looking for a browser.
+      assert.match(stderr(), /Dynamic Client Registration rejected \(HTTP 404\)/);
+      assert.doesNotMatch(stderr(), SIGN_IN);
+      assert.deepEqual(storedCredentials(), []);
+    } finally {
+      await client.close();
+    }
+  });
+});
