@@ -14,7 +14,8 @@
 //   handshake itself and turns each request into a stateless 2026 one, driving the round trip itself.
 //
 // mcp-remote runs with HOME, its config dir and PATH in a temp folder (removed at the end): the API key comes
-// from the environment, so no OAuth flow starts, nothing is stored, and no browser could be found anyway.
+// from the environment, so no OAuth flow starts, nothing is stored, and no browser could be found anyway. A key
+// the gateway refuses ends mcp-remote at start.
 import assert from 'node:assert/strict';
 import { createHash } from 'node:crypto';
 import { existsSync, mkdirSync, mkdtempSync, readdirSync, rmSync } from 'node:fs';
