@@ -87,18 +87,25 @@ export class StdioPeer {
     });
   }
 
+  /** Everything the server writes from the request to its response; fails if no response comes in 10 s. */
   async ask(body: Json): Promise<string[]> {
     this.lines.length = 0;
     this.child.stdin.write(JSON.stringify(body) + '\n');
+    const deadline = Date.now() + 10_000;
     for (;;) {
       const last = this.lines.at(-1);
       if (last !== undefined && isResponseTo(last, body.id)) return [...this.lines];
-      await new Promise<void>((resolve) => (this.waiting = resolve));
+      assert.ok(Date.now() < deadline, `the stdio server did not answer ${JSON.stringify(body)}; it wrote ${JSON.stringify(this.lines)}`);
+      await new Promise<void>((resolve) => {
+        this.waiting = resolve;
+        setTimeout(resolve, 100);
+      });
     }
   }
 
   close(): void {
     this.child.stdin.end();
+    this.child.kill();
   }
 }
 
