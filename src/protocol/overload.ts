@@ -1,5 +1,5 @@
 // How a refusal for lack of capacity travels from the limiter (below the cache) to the edge, which answers
-// it with HTTP 503 and Retry-After. A symbol-keyed property: JSON.stringify never writes it, object spread
+// it with HTTP 503 (error-status.ts) and Retry-After. A symbol-keyed property: JSON.stringify never writes it, object spread
 // (the MRTR bridge re-ids answers that way) keeps it, and no upstream's answer can carry it. Imports nothing.
 import { ErrorCode, errorResponse, type JsonRpcFailure, type JsonRpcId, type JsonRpcResponse } from './jsonrpc.js';
 
@@ -23,4 +23,10 @@ export function retryAfterOf(response: JsonRpcResponse): number | undefined {
 export function keepRetryAfter(from: JsonRpcResponse, to: JsonRpcResponse): void {
   const seconds = (from as Marked)[RETRY_AFTER];
   if (seconds !== undefined) (to as Marked)[RETRY_AFTER] = seconds;
+}
+
+/** The Retry-After header for a refusal for lack of capacity; undefined for any other answer. */
+export function retryAfterHeaders(response: JsonRpcResponse): Record<string, string> | undefined {
+  const seconds = (response as Marked)[RETRY_AFTER];
+  return seconds === undefined ? undefined : { 'retry-after': String(seconds) };
 }

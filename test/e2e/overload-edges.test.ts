@@ -1,7 +1,7 @@
 // The limiter seen from a client, on a gateway in this process: a waiting client that goes away frees its
 // place and its call never reaches the server; refusals are 503 with Retry-After on /servers/<name>/mcp
-// and on /mcp alike, and a call that asked for progress gets its refusal as its stream's answer; a cached
-// list is answered while every slot is taken.
+// and on /mcp alike, also for a call that asked for progress (its stream has not started while it waits);
+// a cached list is answered while every slot is taken.
 import assert from 'node:assert/strict';
 import { after, before, describe, test } from 'node:test';
 import type { RunningGateway } from '../../src/gateway.js';
@@ -62,7 +62,7 @@ describe('overload, one request at a time', () => {
     assert.deepEqual(await received(), ['first', 'next'], 'neither the abandoned call nor the refused one reached the server');
   });
 
-  test('refusals: 503 with Retry-After on the server\'s endpoint and on /mcp; in a progress stream, as its answer; cached lists still answer', async () => {
+  test('refusals: 503 with Retry-After on the server\'s endpoint, on /mcp and for a progress request; cached lists still answer', async () => {
     const first = post(url, wait('a'));
     const queued = post(url, wait('b'));
     assert.ok(await loadIs(1, 1));
@@ -78,7 +78,8 @@ describe('overload, one request at a time', () => {
     assert.equal(aggregated.body.error.data.reason, 'queue_full');
 
     const streamed = await post(url, wait('e', { progressToken: 'p' }));
-    assert.equal(streamed.status, 200, 'the stream began before the answer');
+    assert.equal(streamed.status, 503, 'no stream was opened for a request that never reached the server');
+    assert.equal(streamed.headers.get('retry-after'), '60');
     assert.equal(streamed.body.error.data.reason, 'queue_full');
 
     const listed = await post(url, request('tools/list'));
