@@ -223,9 +223,10 @@ describe('overload', { timeout: 120_000 }, () => {
       assert.equal(value(`mcp_gateway_upstream_queued{${label}}`), 0);
       assert.equal(value(`mcp_gateway_upstream_refused_total{${label},reason="queue_full"}`), seen[server]!.queueFull);
       assert.equal(value(`mcp_gateway_upstream_refused_total{${label},reason="queue_timeout"}`), seen[server]!.queueTimeout);
-      // Every answered call but the first maxInFlight queued; none of them waited past queueTimeoutMs.
+      // Answered calls beyond the first maxInFlight queued (unless, on a slow machine, they were read after the
+      // queue had emptied); none of those that queued waited past queueTimeoutMs.
       const waited = value(`mcp_gateway_upstream_queue_wait_seconds_count{${label}}`);
-      assert.equal(waited, seen[server]!.answered - MAX_IN_FLIGHT, metrics.text.split('\n').filter((l) => l.includes('queue_wait')).join('\n'));
+      assert.ok(waited > 0 && waited <= seen[server]!.answered - MAX_IN_FLIGHT, `${waited} queued of ${seen[server]!.answered} answered`);
       assert.equal(value(`mcp_gateway_upstream_queue_wait_seconds_bucket{le="${QUEUE_TIMEOUT_MS / 1000 + 1}",${label}}`), waited);
     });
   }
