@@ -104,8 +104,7 @@ export class SessionRelay {
         .multi()
         .del(this.subscriptionsOf(session))
         .zadd(this.endedKey, expiresAt, session)
-        .zremrangebyscore(this.endedKey, '-inf', now)
-        .pexpireat(this.endedKey, Math.max(expiresAt, now + 1))
+        .zremrangebyscore(this.endedKey, '-inf', now) // pruned here, so it holds only sessions not yet expired
         .publish(this.endedChannel, this.sign('', JSON.stringify({ session, expiresAt })))
         .exec(),
     );
