@@ -12,7 +12,7 @@ import { randomUUID } from 'node:crypto';
 import { Redis, type RedisOptions } from 'ioredis';
 import { isObject } from '../src/protocol/jsonrpc.js';
 import type { Log } from '../src/protocol/log.js';
-import { failFastRedisOptions, PAUSE_MS } from '../src/protocol/redis-fail-fast.js';
+import { describeRedisUrl, failFastRedisOptions, PAUSE_MS } from '../src/protocol/redis-fail-fast.js';
 import type { CacheStore, StoredEntry } from './store.js';
 
 export interface RedisStoreOptions {
@@ -60,7 +60,7 @@ export class RedisStore implements CacheStore {
   constructor(private readonly options: RedisStoreOptions) {
     this.log = options.log;
     this.channel = `${options.keyPrefix}invalidate`;
-    this.where = describe(options.url);
+    this.where = describeRedisUrl(options.url);
     // autoResubscribe off: subscribed again on every 'ready' below, which also covers a failed first try.
     this.client = new Redis(options.url, { ...failFastRedisOptions('mcp-gateway-cache'), autoResubscribe: false } satisfies RedisOptions);
     this.subscriber = new Redis(options.url, { ...failFastRedisOptions('mcp-gateway-cache-sub'), autoResubscribe: false } satisfies RedisOptions);
@@ -280,14 +280,4 @@ async function quit(connection: Redis): Promise<void> {
     }
   }
   connection.disconnect();
-}
-
-/** host:port of the URL, without credentials, for logs. */
-function describe(url: string): string {
-  try {
-    const parsed = new URL(url);
-    return `${parsed.hostname}:${parsed.port || '6379'}`;
-  } catch {
-    return 'redis';
-  }
 }

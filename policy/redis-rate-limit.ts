@@ -12,7 +12,7 @@
 import { createHash } from 'node:crypto';
 import type { Redis, RedisOptions } from 'ioredis';
 import type { Log } from '../src/protocol/log.js';
-import { CONNECT_TIMEOUT_MS, failFastRedisOptions, PAUSE_MS } from '../src/protocol/redis-fail-fast.js';
+import { CONNECT_TIMEOUT_MS, describeRedisUrl, failFastRedisOptions, PAUSE_MS } from '../src/protocol/redis-fail-fast.js';
 import { MemoryRateLimiter, type RateDecision, type RateLimiter, ALLOWED, TOKEN_TOLERANCE } from './rate-limit.js';
 import type { RateLimitSetting } from './settings.js';
 
@@ -85,7 +85,7 @@ export class RedisRateLimiter implements RateLimiter {
     private readonly client: ScriptedRedis,
     private readonly options: RedisRateLimiterOptions,
   ) {
-    this.where = describe(options.url);
+    this.where = describeRedisUrl(options.url);
     client.on('error', (error: Error) => this.down(error));
     client.on('close', () => this.down(new Error('connection closed')));
     client.on('ready', () => this.up());
@@ -158,15 +158,5 @@ export class RedisRateLimiter implements RateLimiter {
     if (this.closing || !this.outage) return;
     this.outage = false;
     this.options.log.info({ redis: this.where }, 'Redis reachable again: rate limits shared across replicas again');
-  }
-}
-
-/** host:port of the URL, without credentials, for logs. */
-function describe(url: string): string {
-  try {
-    const parsed = new URL(url);
-    return `${parsed.hostname}:${parsed.port || '6379'}`;
-  } catch {
-    return 'redis';
   }
 }

@@ -14,7 +14,7 @@ import { createHash, createHmac, timingSafeEqual } from 'node:crypto';
 import { Redis, type RedisOptions } from 'ioredis';
 import { isObject, type JsonObject } from '../protocol/jsonrpc.js';
 import type { Log } from '../protocol/log.js';
-import { failFastRedisOptions } from '../protocol/redis-fail-fast.js';
+import { describeRedisUrl, failFastRedisOptions } from '../protocol/redis-fail-fast.js';
 
 export type SessionEvent =
   /** The client's answer to a request the gateway sent it on a call's stream. */
@@ -44,7 +44,7 @@ export class SessionRelay {
     this.key = createHash('sha256').update('mcp-gateway legacy relay\0').update(options.secret).digest();
     this.endedChannel = `${options.keyPrefix}sessions:ended`;
     this.endedKey = `${options.keyPrefix}sessions:ended`;
-    this.where = describe(options.url);
+    this.where = describeRedisUrl(options.url);
     this.client = new Redis(options.url, failFastRedisOptions('mcp-gateway-sessions') satisfies RedisOptions);
     // Subscriptions are made again on every 'ready' below (also after a first attempt that failed).
     this.subscriber = new Redis(options.url, { ...failFastRedisOptions('mcp-gateway-sessions-sub'), autoResubscribe: false } satisfies RedisOptions);
@@ -211,15 +211,5 @@ export class SessionRelay {
 
   private mac(session: string, json: string): string {
     return createHmac('sha256', this.key).update(session).update('\0').update(json).digest('base64url');
-  }
-}
-
-/** host:port of the URL, without credentials, for logs and errors. */
-function describe(url: string): string {
-  try {
-    const parsed = new URL(url);
-    return `${parsed.hostname}:${parsed.port || '6379'}`;
-  } catch {
-    return 'redis';
   }
 }

@@ -1,5 +1,5 @@
-// How the gateway talks to Redis wherever it does (shared cache, rate limits): fail fast rather than queue,
-// because Redis only ever speeds a request up or shares a count, and must never stall one.
+// How the gateway talks to Redis wherever it does (shared cache, rate limits, 2025 sessions): fail fast
+// rather than queue, because Redis only ever speeds a request up or shares a count, and must never stall one.
 
 /** Longest a command may take before it counts as failed (Redis hanging rather than gone). */
 export const COMMAND_TIMEOUT_MS = 150;
@@ -19,4 +19,14 @@ export function failFastRedisOptions(name: string) {
     retryStrategy: (attempt: number) => Math.min(50 * 2 ** Math.min(attempt, 6), MAX_RECONNECT_DELAY_MS),
     connectionName: name,
   };
+}
+
+/** host:port of a Redis URL, without credentials (a URL may carry a password), for logs and errors. */
+export function describeRedisUrl(url: string): string {
+  try {
+    const parsed = new URL(url);
+    return `${parsed.hostname}:${parsed.port || '6379'}`;
+  } catch {
+    return 'redis';
+  }
 }
