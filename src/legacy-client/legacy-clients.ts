@@ -14,7 +14,8 @@ import { META, MODERN_REQUEST_METHODS, MODERN_VERSION } from '../protocol/mcp.js
 import type { ListenAccess, ListenHub } from '../notify/listen-hub.js';
 import { GATEWAY_INFO } from '../version.js';
 import { ClientRequests } from './client-requests.js';
-import type { SessionRelay } from './session-relay.js';
+import { ExpiringSessions } from './expiring-sessions.js';
+import type { EndedSession, SessionRelay } from './session-relay.js';
 import { SessionStreams } from './session-streams.js';
 import { SessionCodec, type LegacySession } from './session-token.js';
 
@@ -55,7 +56,7 @@ export interface LegacyClientsOptions {
 export class LegacyClients {
   private readonly codec: SessionCodec;
   /** Sessions ended by DELETE (here, or on another replica), until they would have expired anyway. */
-  private readonly ended = new Map<string, number>();
+  private readonly ended = new ExpiringSessions<true>();
   private readonly streams: SessionStreams;
   private readonly requests: ClientRequests;
 
@@ -68,7 +69,7 @@ export class LegacyClients {
         if (event.kind === 'answer') this.requests.deliver(session, event.message);
         else this.streams.heard(session, event);
       },
-      ended: (session, expiresAt) => this.markEnded(session, expiresAt),
+      ended: (sessions) => this.markEnded(sessions),
     });
   }
 
@@ -133,7 +134,7 @@ export class LegacyClients {
   async end(exchange: LegacyExchange): Promise<void> {
     const session = this.session(exchange);
     if (!session) return this.unknownSession(exchange);
-    this.markEnded(session.id, session.expiresAt);
+    this.markEnded([{ session: session.id, expiresAt: session.expiresAt }]);
     try {
       await this.options.relay?.end(session.id, session.expiresAt);
     } catch (error) {
@@ -145,11 +146,11 @@ export class LegacyClients {
 
   // ---- internals ----------------------------------------------------------------------------------
 
-  private markEnded(session: string, expiresAt: number): void {
-    const now = Date.now();
-    for (const [id, until] of this.ended) if (until <= now) this.ended.delete(id);
-    this.ended.set(session, expiresAt);
-    this.streams.end(session);
+  private markEnded(sessions: readonly EndedSession[]): void {
+    for (const { session, expiresAt } of sessions) {
+      this.ended.set(session, true, expiresAt);
+      this.streams.end(session);
+    }
   }
 
   private async initialize(exchange: LegacyExchange, message: JsonObject): Promise<void> {

@@ -5,16 +5,21 @@
 // there (the client's answer, a resources/subscribe) publishes it. The session's resource subscriptions
 // are also kept in a Redis set that expires with the session, so a GET stream opened later, anywhere,
 // starts with them. Ended sessions (DELETE) are announced to every replica on one channel and kept in a
-// sorted set, read again whenever the subscriber (re)connects.
+// sorted set, read again whenever the connections (re)connect.
 //
-// Messages are HMAC-signed with a key derived from legacyClients.sessionSecret: whoever can write to Redis
-// still cannot answer a user's elicitation. Nothing here carries the client's credentials.
+// Redis is trusted for availability only. What goes through it is keyed by legacyClients.sessionSecret:
+// channel messages are sealed (AES-256-GCM, bound to their session), because answers carry what users
+// typed into elicitation forms and what their models wrote; subscription entries and ended sessions are
+// signed (HMAC), so whoever can write to Redis can neither answer a user's elicitation, read it, subscribe
+// a session to anything, nor end someone else's session. (They can still delete, delay or replay what is
+// there.) Nothing here carries the client's credentials.
 // Redis being down fails each command at once (fail-fast options); callers decide what that means.
 import { createHash, createHmac, timingSafeEqual } from 'node:crypto';
 import { Redis, type RedisOptions } from 'ioredis';
 import { isObject, type JsonObject } from '../protocol/jsonrpc.js';
 import type { Log } from '../protocol/log.js';
-import { describeRedisUrl, failFastRedisOptions } from '../protocol/redis-fail-fast.js';
+import { describeRedisUrl, failFastRedisOptions, PAUSE_MS } from '../protocol/redis-fail-fast.js';
+import { Sealer } from './sealer.js';
 
 export type SessionEvent =
   /** The client's answer to a request the gateway sent it on a call's stream. */
@@ -23,15 +28,22 @@ export type SessionEvent =
   /** The relay (re)connected: events may have been missed, so read the shared state again. */
   | { kind: 'resync' };
 
+export interface EndedSession {
+  session: string;
+  expiresAt: number;
+}
+
 export interface SessionRelayHandlers {
   event(session: string, event: SessionEvent): void;
-  ended(session: string, expiresAt: number): void;
+  /** Sessions ended by DELETE: one as it is announced, or every one still live when catching up. */
+  ended(sessions: readonly EndedSession[]): void;
 }
 
 export class SessionRelay {
   private readonly client: Redis;
   private readonly subscriber: Redis;
-  private readonly key: Buffer;
+  private readonly sealer: Sealer;
+  private readonly macKey: Buffer;
   private readonly endedChannel: string;
   private readonly endedKey: string;
   /** Sessions this process listens for: how many reasons it has, and the SUBSCRIBE in progress. */
@@ -39,18 +51,25 @@ export class SessionRelay {
   private handlers: SessionRelayHandlers | undefined;
   private readonly where: string;
   private down = false;
+  private closed = false;
+  private catchingUp = false;
+  /** A connection became ready while a catch-up ran: that one may have read too early, so run again. */
+  private catchUpAgain = false;
+  private retry: NodeJS.Timeout | undefined;
 
   constructor(private readonly options: { url: string; keyPrefix: string; secret: Buffer; log: Log }) {
-    this.key = createHash('sha256').update('mcp-gateway legacy relay\0').update(options.secret).digest();
+    this.sealer = new Sealer(options.secret, 'mcp-gateway legacy relay sealed');
+    this.macKey = createHash('sha256').update('mcp-gateway legacy relay signed\0').update(options.secret).digest();
     this.endedChannel = `${options.keyPrefix}sessions:ended`;
     this.endedKey = `${options.keyPrefix}sessions:ended`;
     this.where = describeRedisUrl(options.url);
     this.client = new Redis(options.url, failFastRedisOptions('mcp-gateway-sessions') satisfies RedisOptions);
-    // Subscriptions are made again on every 'ready' below (also after a first attempt that failed).
+    // Subscriptions are made again by every catch-up (also after a first attempt that failed).
     this.subscriber = new Redis(options.url, { ...failFastRedisOptions('mcp-gateway-sessions-sub'), autoResubscribe: false } satisfies RedisOptions);
-    this.client.on('error', (error: Error) => this.lost(error));
-    this.subscriber.on('error', (error: Error) => this.lost(error));
-    this.subscriber.on('ready', () => void this.resubscribe());
+    for (const connection of [this.client, this.subscriber]) {
+      connection.on('error', (error: Error) => this.lost(error));
+      connection.on('ready', () => this.catchUp());
+    }
     this.subscriber.on('message', (channel: string, text: string) => this.heard(channel, text));
   }
 
@@ -60,7 +79,7 @@ export class SessionRelay {
 
   /**
    * Listens to `session`'s channel until the returned function is called (counted: several reasons may
-   * hold it). Resolves once Redis confirmed, or once it failed (logged; the 'ready' handler tries again).
+   * hold it). Resolves once Redis confirmed, or once it failed (logged; the next catch-up subscribes again).
    */
   async watch(session: string): Promise<() => void> {
     let entry = this.watched.get(session);
@@ -80,37 +99,49 @@ export class SessionRelay {
 
   /** Sends `event` to whichever replicas watch `session`; resolves with how many heard it. Rejects when Redis is unreachable. */
   async publish(session: string, event: SessionEvent): Promise<number> {
-    return this.command(() => this.client.publish(this.channelOf(session), this.sign(session, JSON.stringify(event))));
+    return this.command(() => this.client.publish(this.channelOf(session), this.sealer.seal(JSON.stringify(event), session)));
   }
 
   /** Records a resource subscription of `session` (kept until the session expires). */
   async addSubscription(session: string, uri: string, expiresAt: number): Promise<void> {
-    await this.command(() => this.client.multi().sadd(this.subscriptionsOf(session), uri).pexpireat(this.subscriptionsOf(session), expiresAt).exec());
+    const key = this.subscriptionsOf(session);
+    await this.command(() => this.client.multi().sadd(key, this.signedUri(session, uri)).pexpireat(key, expiresAt).exec());
   }
 
   async removeSubscription(session: string, uri: string): Promise<void> {
-    await this.command(() => this.client.srem(this.subscriptionsOf(session), uri));
+    await this.command(() => this.client.srem(this.subscriptionsOf(session), this.signedUri(session, uri)));
   }
 
+  /** The session's resource subscriptions, those this secret signed (anything else in the set is ignored). */
   async subscriptions(session: string): Promise<string[]> {
-    return this.command(() => this.client.smembers(this.subscriptionsOf(session)));
+    const members = await this.command(() => this.client.smembers(this.subscriptionsOf(session)));
+    const uris: string[] = [];
+    for (const member of members) {
+      const dot = member.indexOf('.');
+      const uri = member.slice(dot + 1);
+      if (dot > 0 && this.verify(member.slice(0, dot), `subscription\0${session}\0${uri}`)) uris.push(uri);
+    }
+    if (uris.length < members.length) this.forged(members.length - uris.length, 'subscriptions');
+    return uris;
   }
 
   /** Tells every replica that `session` ended (DELETE), and forgets its subscriptions. */
   async end(session: string, expiresAt: number): Promise<void> {
-    const now = Date.now();
+    const member = this.signedEnd(session, expiresAt);
     await this.command(() =>
       this.client
         .multi()
         .del(this.subscriptionsOf(session))
-        .zadd(this.endedKey, expiresAt, session)
-        .zremrangebyscore(this.endedKey, '-inf', now) // pruned here, so it holds only sessions not yet expired
-        .publish(this.endedChannel, this.sign('', JSON.stringify({ session, expiresAt })))
+        .zadd(this.endedKey, expiresAt, member)
+        .zremrangebyscore(this.endedKey, '-inf', Date.now()) // pruned here, so it holds only sessions not yet expired
+        .publish(this.endedChannel, member)
         .exec(),
     );
   }
 
   async close(): Promise<void> {
+    this.closed = true;
+    clearTimeout(this.retry);
     this.handlers = undefined;
     this.watched.clear();
     this.client.disconnect();
@@ -128,6 +159,8 @@ export class SessionRelay {
   }
 
   private async subscribe(session: string): Promise<void> {
+    // Not connected yet (or reconnecting): the catch-up on 'ready' subscribes to every watched session.
+    if (this.subscriber.status !== 'ready') return;
     try {
       await this.subscriber.subscribe(this.channelOf(session));
     } catch (error) {
@@ -135,18 +168,48 @@ export class SessionRelay {
     }
   }
 
-  /** (Re)connected: listen again to everything watched, learn the sessions ended meanwhile, and say events may have been missed. */
-  private async resubscribe(): Promise<void> {
+  /**
+   * (Re)connected: listen again to everything watched, learn the sessions ended meanwhile, and say events
+   * may have been missed. It needs both connections (SUBSCRIBE on one, then the read on the other, which
+   * queues nothing while it connects), so either one's 'ready' starts it and it runs once both are; one
+   * that fails is tried again after PAUSE_MS. Otherwise a replica could stay unaware of a DELETE.
+   */
+  private catchUp(): void {
+    if (this.closed) return;
+    if (this.catchingUp) {
+      this.catchUpAgain = true;
+      return;
+    }
+    if (this.client.status !== 'ready' || this.subscriber.status !== 'ready') return;
+    clearTimeout(this.retry);
+    this.retry = undefined;
+    this.catchingUp = true;
+    this.catchUpAgain = false;
+    void this.readShared().then((done) => {
+      this.catchingUp = false;
+      if (this.closed) return;
+      if (done && !this.catchUpAgain) return;
+      if (done) return this.catchUp();
+      this.retry = setTimeout(() => this.catchUp(), PAUSE_MS);
+      this.retry.unref();
+    });
+  }
+
+  private async readShared(): Promise<boolean> {
+    let members: string[];
     try {
       await this.subscriber.subscribe(this.endedChannel, ...[...this.watched.keys()].map((session) => this.channelOf(session)));
-      const ended = await this.client.zrangebyscore(this.endedKey, Date.now(), '+inf', 'WITHSCORES');
-      for (let i = 0; i + 1 < ended.length; i += 2) this.handlers?.ended(ended[i]!, Number(ended[i + 1]));
+      members = await this.client.zrangebyscore(this.endedKey, Date.now(), '+inf');
     } catch (error) {
-      return this.lost(error);
+      this.lost(error);
+      return false;
     }
-    if (this.down) this.options.log.info({ redis: this.where }, 'Redis reachable again: 2025 sessions are shared between replicas again');
-    this.down = false;
+    const ended = members.map((member) => this.openEnd(member)).filter((entry) => entry !== undefined);
+    if (ended.length < members.length) this.forged(members.length - ended.length, 'ended sessions');
+    if (ended.length) this.handlers?.ended(ended);
+    this.reachable();
     for (const session of this.watched.keys()) this.handlers?.event(session, { kind: 'resync' });
+    return true;
   }
 
   private async command<T>(run: () => Promise<T>): Promise<T> {
@@ -157,15 +220,12 @@ export class SessionRelay {
       this.lost(error);
       throw new Error(`Redis at ${this.where} is unreachable (${error instanceof Error ? error.message : String(error)})`);
     }
-    if (this.down) {
-      this.down = false;
-      this.options.log.info({ redis: this.where }, 'Redis reachable again: 2025 sessions are shared between replicas again');
-    }
+    this.reachable();
     return result;
   }
 
   private lost(error: unknown): void {
-    if (this.down) return;
+    if (this.down || this.closed) return;
     this.down = true;
     this.options.log.warn(
       { redis: this.where, err: error instanceof Error ? error.message : String(error) },
@@ -173,43 +233,61 @@ export class SessionRelay {
     );
   }
 
+  private reachable(): void {
+    if (!this.down) return;
+    this.down = false;
+    this.options.log.info({ redis: this.where }, 'Redis reachable again: 2025 sessions are shared between replicas again');
+  }
+
   private heard(channel: string, text: string): void {
     const handlers = this.handlers;
     if (!handlers) return;
-    const session = channel === this.endedChannel ? '' : channel.slice(this.channelOf('').length);
-    const parsed = this.verified(session, text);
-    if (!isObject(parsed)) return;
     if (channel === this.endedChannel) {
-      if (typeof parsed.session === 'string' && typeof parsed.expiresAt === 'number') handlers.ended(parsed.session, parsed.expiresAt);
+      const ended = this.openEnd(text);
+      if (ended) handlers.ended([ended]);
+      else this.forged(1, 'ended sessions');
       return;
     }
-    if (parsed.kind === 'answer' && isObject(parsed.message)) handlers.event(session, { kind: 'answer', message: parsed.message });
-    else if ((parsed.kind === 'subscribe' || parsed.kind === 'unsubscribe') && typeof parsed.uri === 'string') handlers.event(session, { kind: parsed.kind, uri: parsed.uri });
+    const session = channel.slice(this.channelOf('').length);
+    const json = this.sealer.open(text, session);
+    if (json === undefined) return this.forged(1, `session ${session}'s channel`);
+    const event: unknown = JSON.parse(json);
+    if (!isObject(event)) return;
+    if (event.kind === 'answer' && isObject(event.message)) handlers.event(session, { kind: 'answer', message: event.message });
+    else if ((event.kind === 'subscribe' || event.kind === 'unsubscribe') && typeof event.uri === 'string') handlers.event(session, { kind: event.kind, uri: event.uri });
   }
 
-  /** `<hmac>.<json>`, the HMAC over the session id and the JSON: a message cannot be moved to another session. */
-  private sign(session: string, json: string): string {
-    return `${this.mac(session, json)}.${json}`;
+  private forged(count: number, where: string): void {
+    this.options.log.warn({ count }, `ignored what this replica's key did not seal or sign in ${where}: do all replicas share legacyClients.sessionSecret?`);
   }
 
-  private verified(session: string, text: string): unknown {
-    const dot = text.indexOf('.');
-    if (dot < 0) return undefined;
-    const json = text.slice(dot + 1);
-    const given = Buffer.from(text.slice(0, dot), 'base64url');
-    const expected = Buffer.from(this.mac(session, json), 'base64url');
-    if (given.length !== expected.length || !timingSafeEqual(given, expected)) {
-      this.options.log.warn({ session }, 'ignored a 2025 session message with a bad signature: do all replicas share legacyClients.sessionSecret?');
-      return undefined;
-    }
-    try {
-      return JSON.parse(json);
-    } catch {
-      return undefined;
-    }
+  /** `<mac>.<uri>`: the same member for the same subscription, so SREM finds what SADD added. */
+  private signedUri(session: string, uri: string): string {
+    return `${this.mac(`subscription\0${session}\0${uri}`)}.${uri}`;
   }
 
-  private mac(session: string, json: string): string {
-    return createHmac('sha256', this.key).update(session).update('\0').update(json).digest('base64url');
+  /** `<expiresAt>.<session>.<mac>`: the member of the ended set, and the message announcing it. */
+  private signedEnd(session: string, expiresAt: number): string {
+    return `${expiresAt}.${session}.${this.mac(`ended\0${session}\0${expiresAt}`)}`;
+  }
+
+  private openEnd(member: string): EndedSession | undefined {
+    const first = member.indexOf('.');
+    const last = member.lastIndexOf('.');
+    if (first <= 0 || last <= first) return undefined;
+    const expiresAt = Number(member.slice(0, first));
+    const session = member.slice(first + 1, last);
+    if (!Number.isSafeInteger(expiresAt)) return undefined;
+    return this.verify(member.slice(last + 1), `ended\0${session}\0${expiresAt}`) ? { session, expiresAt } : undefined;
+  }
+
+  private mac(text: string): string {
+    return createHmac('sha256', this.macKey).update(text).digest('base64url');
+  }
+
+  private verify(mac: string, text: string): boolean {
+    const given = Buffer.from(mac, 'base64url');
+    const expected = Buffer.from(this.mac(text), 'base64url');
+    return given.length === expected.length && timingSafeEqual(given, expected);
   }
 }

@@ -1,27 +1,31 @@
 // The Redis side of 2025 sessions across replicas, against the real Redis at 127.0.0.1:6379 (unique key
 // prefix): what one replica publishes for a session reaches the one watching it, and nothing forged does;
-// subscriptions live as long as the session; ended sessions reach replicas that start later.
+// subscriptions live as long as the session; ended sessions reach replicas that start later, whichever of
+// their two connections is ready first, and in one batch however many there are.
 import assert from 'node:assert/strict';
 import { randomUUID } from 'node:crypto';
 import { after, describe, test } from 'node:test';
 import { Redis } from 'ioredis';
-import { SessionRelay, type SessionEvent } from '../../src/legacy-client/session-relay.js';
+import { SessionRelay, type EndedSession, type SessionEvent } from '../../src/legacy-client/session-relay.js';
 import { silentLog } from '../../src/protocol/log.js';
 import { freePort, reachable } from '../e2e/own-redis.js';
+import { redisProxy } from './redis-proxy.js';
 
 const URL = 'redis://127.0.0.1:6379';
 const SKIP = (await reachable(6379)) ? false : 'no Redis at 127.0.0.1:6379';
 const SECRET = Buffer.from('session-relay-unit-secret-0123456789');
 
 /** A relay and what its handlers heard, with a way to wait for the next thing heard. */
-function replica(keyPrefix: string, secret = SECRET) {
+function replica(keyPrefix: string, secret = SECRET, url = URL) {
   const heard: { session: string; event: SessionEvent }[] = [];
-  const ended: { session: string; expiresAt: number }[] = [];
+  const ended: EndedSession[] = [];
+  /** How many times `ended` was called (a catch-up hands over every ended session at once). */
+  let endedCalls = 0;
   let wake: (() => void) | undefined;
-  const relay = new SessionRelay({ url: URL, keyPrefix, secret, log: silentLog });
+  const relay = new SessionRelay({ url, keyPrefix, secret, log: silentLog });
   relay.attach({
     event: (session, event) => (heard.push({ session, event }), wake?.()),
-    ended: (session, expiresAt) => (ended.push({ session, expiresAt }), wake?.()),
+    ended: (sessions) => (endedCalls++, ended.push(...sessions), wake?.()),
   });
   const next = (count: () => number, want: number, what: string) =>
     new Promise<void>((resolve, reject) => {
@@ -30,7 +34,15 @@ function replica(keyPrefix: string, secret = SECRET) {
       wake = check;
       check();
     });
-  return { relay, heard, ended, next };
+  return {
+    relay,
+    heard,
+    ended,
+    next,
+    get endedCalls() {
+      return endedCalls;
+    },
+  };
 }
 
 async function ready(relay: SessionRelay): Promise<void> {
@@ -113,6 +125,92 @@ describe('SessionRelay', { skip: SKIP }, () => {
       }
     } finally {
       await a.relay.close();
+    }
+  });
+
+  test('a replica whose command connection is ready only after its subscriber still learns of the sessions ended before it started', async () => {
+    const prefix = `${keyPrefix}late-client:`;
+    const a = replica(prefix);
+    const proxy = await redisProxy({ name: 'mcp-gateway-sessions', hold: true });
+    let late: ReturnType<typeof replica> | undefined;
+    try {
+      await ready(a.relay);
+      const expiresAt = Date.now() + 60_000;
+      await a.relay.end('gone', expiresAt);
+      // Only the subscriber's ready check (INFO) gets through: once it is answered the subscriber is ready,
+      // and the other connection, released only now, needs two more round trips (its handshake, then INFO).
+      const subscriberReady = proxy.replied('redis_version');
+      late = replica(prefix, SECRET, proxy.url);
+      await subscriberReady;
+      proxy.release();
+      const { ended } = late;
+      await late.next(() => ended.length, 1, 'the end read once the command connection was ready');
+      assert.deepEqual(ended, [{ session: 'gone', expiresAt }]);
+    } finally {
+      await Promise.all([a.relay.close(), late?.relay.close(), proxy.close()]);
+    }
+  });
+
+  test('a catch-up that fails is tried again', async () => {
+    const prefix = `${keyPrefix}retry:`;
+    const a = replica(prefix);
+    const proxy = await redisProxy({ name: 'mcp-gateway-sessions', refuseOnce: 'zrangebyscore' });
+    let late: ReturnType<typeof replica> | undefined;
+    try {
+      await ready(a.relay);
+      const expiresAt = Date.now() + 60_000;
+      await a.relay.end('gone', expiresAt);
+      late = replica(prefix, SECRET, proxy.url);
+      const { ended } = late;
+      await late.next(() => ended.length, 1, 'the end read by the second try');
+      assert.deepEqual(ended, [{ session: 'gone', expiresAt }]);
+      assert.equal(proxy.refused, 1, 'the first read of the ended set failed');
+    } finally {
+      await Promise.all([a.relay.close(), late?.relay.close(), proxy.close()]);
+    }
+  });
+
+  test('each of 40 replicas started after a DELETE learns of it', async () => {
+    const prefix = `${keyPrefix}many-replicas:`;
+    const a = replica(prefix);
+    const started: ReturnType<typeof replica>[] = [];
+    try {
+      await ready(a.relay);
+      const expiresAt = Date.now() + 60_000;
+      await a.relay.end('gone', expiresAt);
+      for (let i = 0; i < 40; i++) started.push(replica(prefix));
+      await Promise.all(started.map((r) => r.next(() => r.ended.length, 1, 'the end read by a replica started afterwards')));
+      for (const r of started) assert.deepEqual(r.ended, [{ session: 'gone', expiresAt }]);
+    } finally {
+      await Promise.all([a.relay.close(), ...started.map((r) => r.relay.close())]);
+    }
+  });
+
+  test('a replica catching up on 20,000 ended sessions is handed them in one batch', { timeout: 120_000 }, async () => {
+    const prefix = `${keyPrefix}many-ended:`;
+    const a = replica(prefix);
+    let late: ReturnType<typeof replica> | undefined;
+    try {
+      await ready(a.relay);
+      const expiresAt = Date.now() + 120_000;
+      // (A busy machine can make a command outlast the fail-fast timeout: such a DELETE is sent again.)
+      const end = async (session: string): Promise<void> => {
+        for (let attempt = 0; ; attempt++) {
+          try {
+            return await a.relay.end(session, expiresAt);
+          } catch (error) {
+            if (attempt >= 20) throw error;
+          }
+        }
+      };
+      for (let i = 0; i < 20_000; i += 25) await Promise.all(Array.from({ length: 25 }, (_, j) => end(`s${i + j}`)));
+      late = replica(prefix);
+      const { ended } = late;
+      await late.next(() => ended.length, 20_000, 'every ended session read');
+      assert.equal(late.endedCalls, 1, 'one call, so the receiver sweeps its map once, not once per session');
+      assert.equal(new Set(ended.map((e) => e.session)).size, 20_000);
+    } finally {
+      await Promise.all([a.relay.close(), late?.relay.close()]);
     }
   });
 });
