@@ -11,6 +11,8 @@ import type { SessionRelay } from './session-relay.js';
 /** How long the gateway waits for a 2025 client to answer one of its requests (elicitation can be slow). */
 const ANSWER_TIMEOUT_MS = 300_000;
 
+const GONE = 'the client went away';
+
 /** What became of a client's answer: handled here, sent to the replica that asked, or no one asked. */
 export type AnswerOutcome = 'here' | 'relayed' | 'unknown';
 
@@ -19,7 +21,7 @@ export class ClientRequests {
   private readonly awaiting = new Map<string, (answer: JsonObject) => void>();
 
   constructor(
-    private readonly relay: SessionRelay | undefined,
+    private readonly relay: Pick<SessionRelay, 'watch' | 'publish'> | undefined,
     private readonly log: Log,
   ) {}
 
@@ -30,23 +32,28 @@ export class ClientRequests {
     try {
       const answers: JsonObject = {};
       for (const [key, request] of Object.entries(requests)) {
+        // Checked on every turn, after the watch's Redis round trip too: an abort listener added after the
+        // client left is never called (ClientGone fires once), and the question would wait out the timeout.
+        if (signal.aborted) return { error: GONE };
         if (!isObject(request) || typeof request.method !== 'string') return { error: `the server sent an input request "${key}" without a method` };
         const id = `mcp-gateway-${randomBytes(6).toString('base64url')}`;
         const waitKey = `${session}\0${id}`;
-        const answer = new Promise<JsonObject | undefined>((resolve) => {
-          const timer = setTimeout(() => resolve(undefined), ANSWER_TIMEOUT_MS);
-          const gone = (): void => resolve(undefined);
-          signal.addEventListener('abort', gone, { once: true });
-          this.awaiting.set(waitKey, (message) => {
+        const answer = new Promise<JsonObject | 'timeout' | 'gone'>((resolve) => {
+          const settle = (outcome: JsonObject | 'timeout' | 'gone'): void => {
             clearTimeout(timer);
             signal.removeEventListener('abort', gone);
-            resolve(message);
-          });
+            resolve(outcome);
+          };
+          const timer = setTimeout(() => settle('timeout'), ANSWER_TIMEOUT_MS);
+          const gone = (): void => settle('gone');
+          signal.addEventListener('abort', gone, { once: true });
+          this.awaiting.set(waitKey, settle);
         });
         send({ jsonrpc: '2.0', id, method: request.method, params: isObject(request.params) ? request.params : {} });
         const message = await answer;
         this.awaiting.delete(waitKey);
-        if (!message) return { error: `the client did not answer ${request.method} in time` };
+        if (message === 'gone') return { error: GONE };
+        if (message === 'timeout') return { error: `the client did not answer ${request.method} in time` };
         if (isObject(message.error)) return { error: `the client refused ${request.method}: ${String(message.error.message)}` };
         answers[key] = isObject(message.result) ? message.result : {};
       }
