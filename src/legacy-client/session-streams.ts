@@ -1,12 +1,14 @@
 // A 2025 session's GET stream and its resource subscriptions. The stream lives in the process that serves
 // the GET; resources/subscribe may arrive anywhere. With Redis, a subscription is kept in the session's
 // shared set and announced on its channel, and the process holding the stream (listening to that channel
-// while it does) applies it; a stream opened later, on any replica, starts from the set. Without Redis,
-// both are this process's alone.
+// while it does) applies it; a stream opened later, on any replica, starts from the set, so a replica keeps
+// a session's subscriptions only while it holds the stream. Without Redis, both are this process's alone,
+// and the subscriptions are kept until the session would expire (a client may subscribe before its GET).
 import type { ServerResponse } from 'node:http';
 import { ErrorCode, errorResponse, type JsonRpcRequest, type JsonRpcResponse } from '../protocol/jsonrpc.js';
 import type { Log } from '../protocol/log.js';
 import type { LegacyStream, ListenAccess, ListenHub } from '../notify/listen-hub.js';
+import { ExpiringSessions } from './expiring-sessions.js';
 import type { SessionEvent, SessionRelay } from './session-relay.js';
 import type { LegacySession } from './session-token.js';
 
@@ -17,12 +19,12 @@ interface OpenStream {
 
 export class SessionStreams {
   private readonly streams = new Map<string, OpenStream>();
-  /** Subscriptions made through this process (all of them, without Redis). */
-  private readonly subscriptions = new Map<string, Set<string>>();
+  /** Subscriptions of the sessions whose stream is here (and, without Redis, of every live session). */
+  private readonly subscriptions = new ExpiringSessions<Set<string>>();
 
   constructor(
-    private readonly listen: ListenHub,
-    private readonly relay: SessionRelay | undefined,
+    private readonly listen: Pick<ListenHub, 'openLegacy'>,
+    private readonly relay: Pick<SessionRelay, 'watch' | 'publish' | 'addSubscription' | 'removeSubscription' | 'subscriptions'> | undefined,
     private readonly log: Log,
   ) {}
 
@@ -37,7 +39,9 @@ export class SessionStreams {
     outgoing.once('close', () => {
       closed = true;
       unwatch?.();
-      if (this.streams.get(session.id) === open) this.streams.delete(session.id);
+      if (this.streams.get(session.id) !== open) return;
+      this.streams.delete(session.id);
+      if (this.relay) this.subscriptions.delete(session.id); // the shared set has them for the next stream
     });
     // Listening first, then reading the set: a subscription made meanwhile on another replica is in one or the other.
     void this.relay?.watch(session.id).then((release) => {
@@ -52,11 +56,13 @@ export class SessionStreams {
     const uri = request.params?.uri;
     if (typeof uri !== 'string') return errorResponse(request.id, ErrorCode.InvalidParams, 'params.uri (string) is required');
     const adding = request.method === 'resources/subscribe';
-    let uris = this.subscriptions.get(session.id);
-    if (!uris) this.subscriptions.set(session.id, (uris = new Set()));
-    if (adding) uris.add(uri);
-    else uris.delete(uri);
     const here = this.streams.get(session.id);
+    if (here || !this.relay) {
+      let uris = this.subscriptions.get(session.id);
+      if (!uris) this.subscriptions.set(session.id, (uris = new Set()), session.expiresAt);
+      if (adding) uris.add(uri);
+      else uris.delete(uri);
+    }
     if (adding) here?.stream.subscribe(uri);
     else here?.stream.unsubscribe(uri);
     if (this.relay) {
@@ -90,6 +96,11 @@ export class SessionStreams {
     } else if (event.kind === 'resync') {
       void this.catchUp(session);
     }
+  }
+
+  /** Sessions whose subscriptions this process keeps (tests read it: none without a reason to). */
+  get sessionsKept(): number {
+    return this.subscriptions.size;
   }
 
   /** The session ended (here or on another replica): its stream ends, its subscriptions are forgotten. */
