@@ -152,11 +152,19 @@ export async function startGateway(initial: GatewayConfig, log: Log): Promise<Ru
   let registry: InstanceRegistry | undefined;
   const sessionSecret = config.legacyClients.sessionSecret ? Buffer.from(config.legacyClients.sessionSecret) : randomBytes(32);
   const legacyLog = log.child({ part: 'legacy-clients' });
-  // With Redis, a 2025 session's stream, subscriptions and answers travel between replicas: no stickiness needed.
+  // With Redis and a shared session secret, a 2025 session's stream, subscriptions and answers travel between
+  // replicas: no stickiness needed. Without the secret no other replica can open this one's session ids, so
+  // the relay's two connections would serve nothing.
   let sessionRelay: SessionRelay | undefined;
-  if (config.cache.store === 'redis') {
+  if (config.cache.store === 'redis' && config.legacyClients.sessionSecret) {
     const { SessionRelay } = await import('./legacy-client/session-relay.js');
     sessionRelay = new SessionRelay({ url: config.cache.url, keyPrefix: config.cache.keyPrefix, secret: sessionSecret, log: legacyLog });
+  } else if (config.cache.store === 'redis') {
+    legacyLog.info(
+      {},
+      "2025 clients' sessions stay on the replica that opened them: without legacyClients.sessionSecret each replica has its own random key. " +
+        'Set the same legacyClients.sessionSecret on every replica to share them through Redis, or send each 2025 client to one replica (sticky sessions)',
+    );
   }
   const tracker = new RequestTracker();
   const startedAt = Date.now();

@@ -6,7 +6,8 @@
 //   (2) resources/subscribe sent to B makes A's stream carry resources/updated;
 //   (3) elicitation asked on a call's stream from A is answered by a POST that lands on B, and the call completes;
 //   (4) DELETE sent to B ends the GET stream on A, and A refuses the session afterwards.
-// And with Redis unreachable, what cannot be relayed fails at once with an error naming Redis.
+// And with Redis unreachable, what cannot be relayed fails at once with an error naming Redis; without a
+// shared legacyClients.sessionSecret there is no relay at all, and the start says so.
 import assert from 'node:assert/strict';
 import { randomBytes, randomUUID } from 'node:crypto';
 import { after, before, describe, test } from 'node:test';
@@ -14,7 +15,9 @@ import { Redis } from 'ioredis';
 import { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
 import { ElicitRequestSchema, ResourceUpdatedNotificationSchema, ToolListChangedNotificationSchema } from '@modelcontextprotocol/sdk/types.js';
-import type { RunningGateway } from '../../src/gateway.js';
+import { parseConfig } from '../../src/config.js';
+import { startGateway, type RunningGateway } from '../../src/gateway.js';
+import type { Log } from '../../src/protocol/log.js';
 import { fixture, ROOT, startTestGateway, until } from './harness.js';
 import { freePort, reachable } from './own-redis.js';
 
@@ -243,7 +246,11 @@ describe('a 2025 session on a replica whose Redis is unreachable', () => {
   let port: number;
   before(async () => {
     port = await freePort(); // nothing listens there
-    gateway = await startTestGateway({ modern: fixture('modern-server') }, {}, { cache: { store: 'redis', url: `redis://127.0.0.1:${port}`, keyPrefix: 'unreachable:' } });
+    gateway = await startTestGateway(
+      { modern: fixture('modern-server') },
+      {},
+      { cache: { store: 'redis', url: `redis://127.0.0.1:${port}`, keyPrefix: 'unreachable:' }, legacyClients: { sessionSecret: randomBytes(24).toString('hex') } },
+    );
   });
   after(() => gateway?.close());
 
@@ -282,5 +289,33 @@ describe('a 2025 session on a replica whose Redis is unreachable', () => {
     } finally {
       controller.abort();
     }
+  });
+});
+
+describe('a 2025 session with Redis but without legacyClients.sessionSecret', () => {
+  let gateway: RunningGateway;
+  const logged: string[] = [];
+  const log: Log = { debug() {}, info: (_obj, msg) => void logged.push(String(msg)), warn: (_obj, msg) => void logged.push(String(msg)), error() {}, child: () => log };
+  before(async () => {
+    // Redis unreachable: a relay would fail what it cannot carry (503), so a 202 shows there is none.
+    const config = parseConfig({ listen: { port: 0 }, servers: { modern: fixture('modern-server') }, cache: { store: 'redis', url: `redis://127.0.0.1:${await freePort()}`, keyPrefix: 'no-secret:' } }, 'test', ROOT);
+    gateway = await startGateway(config, log);
+  });
+  after(() => gateway?.close());
+
+  test('no relay (other replicas could not open the session anyway), and the start says why 2025 clients need one replica', { timeout: 30_000 }, async () => {
+    assert.equal(logged.filter((line) => line.includes('legacyClients.sessionSecret')).length, 1, logged.join('\n'));
+    assert.match(logged.find((line) => line.includes('legacyClients.sessionSecret'))!, /stay on the replica that opened them.*same legacyClients\.sessionSecret on every replica/);
+    const post = (body: unknown, session?: string) =>
+      fetch(`${gateway.url}/servers/modern/mcp`, {
+        method: 'POST',
+        headers: { 'content-type': 'application/json', accept: 'application/json, text/event-stream', ...(session && { 'mcp-session-id': session, 'mcp-protocol-version': '2025-11-25' }) },
+        body: JSON.stringify(body),
+        signal: AbortSignal.timeout(25_000),
+      });
+    const init = await post({ jsonrpc: '2.0', id: 1, method: 'initialize', params: { protocolVersion: '2025-11-25', capabilities: {}, clientInfo: { name: 'raw', version: '1' } } });
+    assert.equal(init.status, 200, await init.text());
+    const answer = await post({ jsonrpc: '2.0', id: 'mcp-gateway-nobody-asked', result: {} }, init.headers.get('mcp-session-id')!);
+    assert.equal(answer.status, 202, await answer.text());
   });
 });
