@@ -62,9 +62,17 @@ export async function startGateway(initial: GatewayConfig, log: Log): Promise<Ru
     remove: (upstream, uri) => resourceWatch.remove(upstream, uri),
   });
   // A change anywhere (here, or on another replica sharing Redis) reaches this replica's listen streams.
-  cache.onInvalidate((upstream, lists) => {
+  // resources/read changed: the URIs named, or (a resync, nothing named) every URI a client subscribes to.
+  const announce = (upstream: string, lists: readonly string[], changed?: readonly string[]): void => {
     aggregate?.listsChanged();
     listenHub.publish(upstream, lists);
+    if (!lists.includes('resources/read')) return;
+    for (const uri of changed ?? resourceWatch.urisOf(upstream)) listenHub.publishResourceUpdated(upstream, uri);
+  };
+  cache.onInvalidate(announce);
+  // Redis's invalidation channel was away: other replicas' changes were missed, for any upstream.
+  cache.onMissedChanges(() => {
+    for (const name of raw.keys()) announce(name, EVERY_LIST);
   });
 
   const held: HeldCalls = {
@@ -84,9 +92,10 @@ export async function startGateway(initial: GatewayConfig, log: Log): Promise<Ru
     raw.set(name, upstream);
     upstream.events.on('listChanged', (notification: { method: string; params?: { uri?: unknown } }) => {
       const lists = changedLists(notification.method);
-      if (lists.length) void cache.invalidate(name, lists);
       const uri = notification.params?.uri;
-      if (notification.method === 'notifications/resources/updated' && typeof uri === 'string') listenHub.publishResourceUpdated(name, uri);
+      // Through the cache, so the URI reaches other replicas' listen streams too (announce, above).
+      const changed = notification.method === 'notifications/resources/updated' && typeof uri === 'string' ? [uri] : undefined;
+      if (lists.length) void cache.invalidate(name, lists, changed);
     });
     // A restarted upstream, or a listen stream opened again, may have changed while unobserved. (Not on
     // the first start: entries other replicas filled for this server are still good.)
