@@ -103,7 +103,12 @@ export class RedisStore implements CacheStore {
             this.tellMissed();
           }
         },
-        (error: unknown) => this.connectionLost('subscriber', error),
+        (error: unknown) => {
+          // Connected but not subscribed (SUBSCRIBE timed out): nothing would try again until the
+          // connection dropped, so drop it; the reconnect subscribes anew and then catches up.
+          this.connectionLost('subscriber', error);
+          if (!this.closing) this.subscriber.disconnect(true);
+        },
       );
     });
     this.subscriber.on('message', (channel: string, message: string) => this.heard(channel, message));
