@@ -16,12 +16,14 @@ import { randomUUID } from 'node:crypto';
 import { Redis, type RedisOptions } from 'ioredis';
 import { isObject } from '../src/protocol/jsonrpc.js';
 import type { Log } from '../src/protocol/log.js';
-import { failFastRedisOptions, PAUSE_MS } from '../src/protocol/redis-fail-fast.js';
+import { failFastRedisOptions, PAUSE_MS, sentinelOptions, type SentinelSettings } from '../src/protocol/redis-fail-fast.js';
 import type { CacheStore, DropListener, StoredEntry } from './store.js';
 
 export interface RedisStoreOptions {
   /** redis:// or rediss:// URL. */
   url: string;
+  /** Find the primary through Sentinel (the URL then gives only its credentials, database and TLS). */
+  sentinel?: SentinelSettings;
   /** Prefixes every key and the invalidation channel; replicas sharing a cache use the same prefix. */
   keyPrefix: string;
   log: Log;
@@ -84,8 +86,9 @@ export class RedisStore implements CacheStore {
     this.channel = `${options.keyPrefix}invalidate`;
     this.where = describe(options.url);
     // autoResubscribe off: subscribed again on every 'ready' below, which also covers a failed first try.
-    this.client = new Redis(options.url, { ...failFastRedisOptions('mcp-gateway-cache'), autoResubscribe: false } satisfies RedisOptions);
-    this.subscriber = new Redis(options.url, { ...failFastRedisOptions('mcp-gateway-cache-sub'), autoResubscribe: false } satisfies RedisOptions);
+    const sentinel = sentinelOptions(options.sentinel, options.url);
+    this.client = new Redis(options.url, { ...failFastRedisOptions('mcp-gateway-cache'), ...sentinel, autoResubscribe: false } satisfies RedisOptions);
+    this.subscriber = new Redis(options.url, { ...failFastRedisOptions('mcp-gateway-cache-sub'), ...sentinel, autoResubscribe: false } satisfies RedisOptions);
 
     this.client.on('error', (error: Error) => this.connectionLost('client', error));
     this.client.on('close', () => this.connectionLost('client', new Error('connection closed')));

@@ -214,6 +214,7 @@ export async function startGateway(initial: GatewayConfig, log: Log): Promise<Ru
     const { InstanceRegistry } = await import('./mrtr/instance-registry.js');
     registry = await InstanceRegistry.create({
       url: config.cache.url,
+      sentinel: config.cache.sentinel,
       keyPrefix: config.cache.keyPrefix,
       instance: held.codec.instance,
       internalUrl: config.mrtr.internalUrl ?? url,
@@ -310,7 +311,7 @@ async function createCache(settings: GatewayConfig['cache'], log: Log): Promise<
   if (settings.store === 'redis') {
     // Loaded only when configured: a gateway without Redis does not carry ioredis in memory.
     const { RedisStore } = await import('../cache/redis-store.js');
-    store = new TieredStore(memory, new RedisStore({ url: settings.url, keyPrefix: settings.keyPrefix, log }));
+    store = new TieredStore(memory, new RedisStore({ url: settings.url, sentinel: settings.sentinel, keyPrefix: settings.keyPrefix, log }));
   }
   return new ListCache(store, { minTtlMs: settings.minTtlMs, maxTtlMs: settings.maxTtlMs, log });
 }

@@ -66,7 +66,7 @@ test('a busy group loses its expired short-lived field on the next write; the lo
   await writeSurely('long', entry(60_000, 2), 60_000);
   assert.deepEqual(await fields(), ['long'], 'the write deleted the expired field');
   assert.equal((await store.read(GROUP, 'long'))?.result.n, 2);
-  assert.deepEqual(await direct.zrange(`${keyPrefix}e:${GROUP}`, 0, -1), ['long'], 'and its expiry');
+  assert.deepEqual(await direct.zrange(`${keyPrefix}e:${GROUP}`, '0', '-1'), ['long'], 'and its expiry');
 });
 
 test('each write deletes at most PRUNE_PER_WRITE expired fields, so the work per write is bounded', { skip: SKIP }, async () => {
