@@ -1,11 +1,20 @@
 // cache.sentinel: validated with messages that say what to write, and turned into the ioredis options that
-// make every Redis connection of the gateway ask the sentinels for the primary. (No Sentinel runs here: the
-// options, and what ioredis makes of them together with the URL, are what is checked.)
+// make every Redis connection of the gateway ask the sentinels for the primary. The options, and what
+// ioredis makes of them with the URL, are checked without a Sentinel; the last test starts a primary and
+// a sentinel of its own (redis-server --sentinel) and writes through it.
 import assert from 'node:assert/strict';
+import { spawn } from 'node:child_process';
+import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import path from 'node:path';
 import { test } from 'node:test';
 import { Redis } from 'ioredis';
+import { RedisStore } from '../../cache/redis-store.js';
 import { ConfigError, parseConfig } from '../../src/config.js';
+import { silentLog } from '../../src/protocol/log.js';
 import { failFastRedisOptions, sentinelOptions } from '../../src/protocol/redis-fail-fast.js';
+import { until } from '../e2e/harness.js';
+import { freePort, hasRedisServer, reachable, startRedis, stopRedis } from '../e2e/own-redis.js';
 
 const servers = { s: { command: 'node', args: ['-e', ''] } };
 const parse = (cache: Record<string, unknown>) => parseConfig({ servers, cache }, 't', '/', {});
@@ -60,4 +69,32 @@ test('mistakes in cache.sentinel, and cache.cluster, are refused with what to wr
   assert.match(problems({ sentinel: { name: 'm', nodes: [] } }), /cache\.sentinel\.nodes: list at least one sentinel as host:port/);
   assert.match(problems({ sentinel: { name: '', nodes: ['h:1'] } }), /cache\.sentinel\.name: give the name the sentinels monitor/);
   assert.match(problems({ cluster: { nodes: ['h:1'] } }), /cache\.cluster: Redis Cluster is not supported .*point cache\.url at one primary, or use cache\.sentinel/);
+});
+
+test('through a real sentinel: the store finds the primary and writes there', { skip: hasRedisServer ? false : 'redis-server is not on PATH', timeout: 30_000 }, async (t) => {
+  const [primaryPort, sentinelPort] = [await freePort(), await freePort()];
+  const primary = await startRedis(primaryPort);
+  t.after(() => stopRedis(primary));
+  const folder = mkdtempSync(path.join(tmpdir(), 'mcp-gw-sentinel-'));
+  t.after(() => rmSync(folder, { recursive: true, force: true }));
+  const file = path.join(folder, 'sentinel.conf');
+  writeFileSync(file, `port ${sentinelPort}\nbind 127.0.0.1\nsentinel monitor primary-a 127.0.0.1 ${primaryPort} 1\n`);
+  const sentinel = spawn('redis-server', [file, '--sentinel'], { stdio: ['ignore', 'ignore', 'inherit'] });
+  t.after(() => stopRedis(sentinel));
+  assert.ok(await until(() => reachable(sentinelPort), 5_000, 25), 'sentinel up');
+
+  const config = parse({ store: 'redis', url: 'redis://not-a-host.invalid/0', keyPrefix: 'sentinel-test:', sentinel: { name: 'primary-a', nodes: [`127.0.0.1:${sentinelPort}`] } });
+  const store = new RedisStore({ url: config.cache.url, sentinel: config.cache.sentinel, keyPrefix: config.cache.keyPrefix, log: silentLog });
+  t.after(() => store.close());
+  const direct = new Redis(`redis://127.0.0.1:${primaryPort}`);
+  t.after(() => direct.disconnect());
+  const entry = { result: { resultType: 'complete', via: 'sentinel' }, expiresAt: Date.now() + 60_000 };
+  assert.ok(
+    await until(async () => {
+      await store.write('g', 'f', entry, 60_000);
+      return (await direct.hexists('sentinel-test:g:g', 'f')) === 1;
+    }, 10_000, 100),
+    'the entry reached the primary the sentinel names (the URL host does not exist)',
+  );
+  assert.deepEqual((await store.read('g', 'f'))?.result, entry.result);
 });
