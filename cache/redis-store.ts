@@ -218,7 +218,7 @@ export class RedisStore implements CacheStore {
       // `changed` only for groups where it is known; a replica that does not read it treats the drop as whole.
       const changed: Record<string, string[]> = {};
       for (const [group, items] of drops) if (items) changed[group] = [...items];
-      const message = JSON.stringify({ from: this.instance, groups, changed });
+      const message = JSON.stringify(Object.keys(changed).length ? { from: this.instance, groups, changed } : { from: this.instance, groups });
       const transaction = this.client.multi().del(...groups.flatMap((group) => [this.keyOf(group), this.expiryKeyOf(group)]));
       for (const group of groups) transaction.incr(this.versionKeyOf(group));
       const replies = await transaction.publish(this.channel, message).exec();
@@ -255,7 +255,7 @@ export class RedisStore implements CacheStore {
     for (const group of parsed.groups) {
       if (typeof group !== 'string') continue;
       const items = known[group];
-      const changed = Array.isArray(items) && items.every((item) => typeof item === 'string') ? (items as string[]) : undefined;
+      const changed = Array.isArray(items) && items.every((item): item is string => typeof item === 'string') ? items : undefined;
       for (const listener of this.listeners) {
         try {
           listener(group, changed);
