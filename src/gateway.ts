@@ -155,7 +155,7 @@ export async function startGateway(initial: GatewayConfig, log: Log): Promise<Ru
   let sessionRelay: SessionRelay | undefined;
   if (config.cache.store === 'redis') {
     const { SessionRelay } = await import('./legacy-client/session-relay.js');
-    sessionRelay = new SessionRelay({ url: config.cache.url, keyPrefix: config.cache.keyPrefix, secret: sessionSecret, log: legacyLog });
+    sessionRelay = new SessionRelay({ url: config.cache.url, sentinel: config.cache.sentinel, keyPrefix: config.cache.keyPrefix, secret: sessionSecret, log: legacyLog });
   }
   const tracker = new RequestTracker();
   const metrics = new GatewayMetrics({
