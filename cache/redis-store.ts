@@ -184,6 +184,11 @@ export class RedisStore implements CacheStore {
     this.missedListeners.push(listener);
   }
 
+  /** Commands work but the subscriber is away (when both are down, memory is all there is: no). */
+  missingDrops(): boolean {
+    return this.subscriberDown && this.usable();
+  }
+
   async close(): Promise<void> {
     await this.batch?.sent;
     this.closing = true;

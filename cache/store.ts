@@ -31,6 +31,11 @@ export interface CacheStore {
    * and is back), so whatever was kept from this store, or fetched meanwhile, may be stale.
    */
   onMissedDrops?(listener: () => void): void;
+  /**
+   * Shared stores: true while this store answers but cannot hear other replicas' drops (its channel is
+   * away), so whatever was kept from it may be stale right now.
+   */
+  missingDrops?(): boolean;
   /** Drops every group (a store in front of a shared one, catching up after missed drops). */
   dropAll?(): Promise<void>;
   /** Operations that failed or were skipped because the backend was unreachable (shared stores). */

@@ -2,7 +2,7 @@
 // both, and a drop — made here or heard from another replica — empties both. So while Redis is down the
 // gateway still answers from what it already holds here, and when Redis is up replicas share entries.
 // When the shared store says drops may have been missed, memory is emptied: it cannot tell which of its
-// entries another replica dropped meanwhile.
+// entries another replica dropped meanwhile; and while they are being missed, reads skip memory.
 import type { CacheStore, DropListener, StoredEntry } from './store.js';
 
 export class TieredStore implements CacheStore {
@@ -29,7 +29,9 @@ export class TieredStore implements CacheStore {
   }
 
   async read(group: string, field: string): Promise<StoredEntry | undefined> {
-    const local = await this.near.read(group, field);
+    // While the shared store works but its drops cannot be heard, memory may hold what another replica
+    // dropped: the shared store, which that replica emptied, is the one to ask.
+    const local = this.shared.missingDrops?.() ? undefined : await this.near.read(group, field);
     if (local && local.expiresAt > this.now()) return local;
     const remote = await this.shared.read(group, field);
     // Remember what another replica fetched, for as long as it stays fresh.

@@ -93,3 +93,26 @@ test('what changed travels with a drop, both ways, and drops heard in one tick a
   await new Promise((resolve) => setImmediate(resolve));
   assert.deepEqual(heard, [['srv', ['resources/read'], undefined]]);
 });
+
+test('while the shared store answers but cannot hear drops, reads skip memory and ask it', async () => {
+  const held = new Map<string, StoredEntry>();
+  let away = false;
+  const shared = Object.assign(new FakeShared(), {
+    async read(group: string, field: string) {
+      return held.get(`${group}|${field}`);
+    },
+    async write(group: string, field: string, entry: StoredEntry) {
+      held.set(`${group}|${field}`, entry);
+    },
+    missingDrops: () => away,
+  });
+  const tiered = new TieredStore(new MemoryStore({ maxEntries: 100, maxBytes: 1 << 20 }), shared);
+  const entry: StoredEntry = { result: { resultType: 'complete', n: 1 }, expiresAt: Date.now() + 60_000 };
+  await tiered.write('g', 'f', entry, 60_000);
+  held.clear(); // another replica dropped the group; this one did not hear it
+
+  away = true;
+  assert.equal(await tiered.read('g', 'f'), undefined, 'not the entry memory still holds');
+  away = false;
+  assert.equal((await tiered.read('g', 'f'))?.result.n, 1, 'with drops heard, memory answers first');
+});
