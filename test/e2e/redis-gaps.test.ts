@@ -11,7 +11,7 @@ import type { ChildProcess } from 'node:child_process';
 import { Redis } from 'ioredis';
 import { parseConfig } from '../../src/config.js';
 import { startGateway, type RunningGateway } from '../../src/gateway.js';
-import type { Log } from '../../src/protocol/log.js';
+import { silentLog, type Log } from '../../src/protocol/log.js';
 import { fixture, openListen, post, request, ROOT, until } from './harness.js';
 import { freePort, hasRedisServer, startRedis, stopRedis } from './own-redis.js';
 
@@ -64,7 +64,7 @@ class Relay {
   }
 }
 
-/** A Log that keeps every line, so the test can wait for the one that marks an event. */
+/** A Log that keeps every line, for failure messages. */
 function recordingLog(lines: { level: string; msg: string }[]): Log {
   const at = (level: string) => (obj: object, msg?: string) => void lines.push({ level, msg: `${msg ?? ''} ${JSON.stringify(obj)}` });
   const log: Log = { debug: at('debug'), info: at('info'), warn: at('warn'), error: at('error'), child: () => log };
@@ -92,7 +92,7 @@ describe('replicas on one Redis: catching up, and resources/updated', { skip: SK
     redisPort = await freePort();
     redis = await startRedis(redisPort);
     relay = await Relay.start(redisPort);
-    a = await gateway(redisPort, recordingLog([]));
+    a = await gateway(redisPort, silentLog);
     b = await gateway(relay.port, recordingLog(bLines));
     // Both caches connected (B through the relay), commands and subscriber (subscribed): this Redis is ours alone.
     const direct = new Redis(`redis://127.0.0.1:${redisPort}`);
@@ -149,7 +149,7 @@ describe('replicas on one Redis: catching up, and resources/updated', { skip: SK
       relay.restore();
       assert.ok(
         await until(() => listen.messages.some((m) => m.method === 'notifications/tools/list_changed'), 10_000),
-        `B's listen client is told once B is back: ${JSON.stringify(listen.messages)}`,
+        `B's listen client is told once B is back: ${JSON.stringify(listen.messages)}\nB's log: ${bLines.map((l) => l.msg).join('\n')}`,
       );
       assert.equal((await post(url, request('tools/list'))).status, 200);
       assert.equal(b.cache.stats.fetches, fetchesBefore + 1, 'B asks its upstream again instead of serving the list it held');
