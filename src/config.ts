@@ -6,6 +6,7 @@ import { z } from 'zod';
 import { PolicyError, PolicySet } from '../policy/allow-list.js';
 import { expandEnv, type EnvProblem } from './config-env.js';
 import { ConfigError, readConfigFile } from './config-file.js';
+import { redisCluster, redisSentinel } from './config-redis.js';
 import { salvage, type Salvaged, type SalvageRules } from './config-salvage.js';
 
 export { ConfigError, ConfigFileMissing } from './config-file.js';
@@ -156,16 +157,6 @@ const policy = z.strictObject({
   rateLimit: rateLimit.optional(),
 });
 
-const hostPort = z.string().regex(/^(\[[0-9A-Fa-f:.]+\]|[^\s:/\[\]]+):\d{1,5}$/, 'give host:port, for example sentinel-0.redis:26379');
-const sentinel = z.strictObject({
-  /** The primary's name as the sentinels monitor it. */
-  name: z.string().min(1, 'give the name the sentinels monitor the primary under (sentinel monitor <name> …)'),
-  nodes: z.array(hostPort).min(1, 'list at least one sentinel as host:port'),
-  username: z.string().min(1).optional(),
-  password: z.string().min(1).optional(),
-  tls: bool().default(false),
-});
-
 const configSchema = z.strictObject({
   listen: z
     .strictObject({
@@ -192,13 +183,8 @@ const configSchema = z.strictObject({
       /** memory: this process only (lru-cache); redis: shared by every replica pointing at the same Redis. */
       store: z.enum(['memory', 'redis']).default('memory'),
       url: z.string().regex(/^rediss?:\/\//, 'give a redis:// or rediss:// URL').default('redis://127.0.0.1:6379'),
-      /** Find the primary through Sentinel; `url` then gives only its credentials, database and TLS. */
-      sentinel: sentinel.optional(),
-      /** Not supported; present only to say what to do instead. */
-      cluster: z
-        .unknown()
-        .refine(() => false, 'Redis Cluster is not supported (the cache keeps each list in several keys that a cluster may split): point cache.url at one primary, or use cache.sentinel for failover')
-        .optional(),
+      sentinel: redisSentinel.optional(),
+      cluster: redisCluster.optional(),
       keyPrefix: z.string().default('mcp-gateway:'),
       /** Bounds on the ttlMs upstreams ask for; 0 (not cacheable) is never raised. */
       minTtlMs: int().pipe(z.number().min(0)).default(0),
