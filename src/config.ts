@@ -6,6 +6,7 @@ import path from 'node:path';
 import { parse as parseYaml } from 'yaml';
 import { z } from 'zod';
 import { PolicyError, PolicySet } from '../policy/allow-list.js';
+import { adoptHostServers, renameProblem } from './config-mcp-servers.js';
 
 export const SERVER_NAME = /^[A-Za-z0-9_-]{1,32}$/;
 const MiB = 1024 * 1024;
@@ -140,7 +141,7 @@ const policy = z.strictObject({
   rateLimit: rateLimit.optional(),
 });
 
-const configSchema = z.strictObject({
+export const configSchema = z.strictObject({
   listen: z
     .strictObject({
       host: z.string().min(1).default('127.0.0.1'),
@@ -245,12 +246,14 @@ export async function loadConfigFile(file: string, env: NodeJS.ProcessEnv = proc
 }
 
 export function parseConfig(raw: unknown, source: string, baseDir: string, env: NodeJS.ProcessEnv = process.env): GatewayConfig {
-  const problems: string[] = [];
+  // A host's mcpServers map (Claude Desktop, Cursor, VS Code) becomes servers: entries first.
+  const host = adoptHostServers(raw);
+  const problems = host.problems;
   // ${CONFIG_DIR} names the config file's folder, so paths handed to servers can be made absolute.
-  const expanded = expandEnv(raw, [], { CONFIG_DIR: baseDir, ...env }, problems);
-  if (problems.length) throw new ConfigError(source, problems);
+  const expanded = expandEnv(host.raw, [], { CONFIG_DIR: baseDir, ...env }, problems);
+  if (problems.length) throw new ConfigError(source, problems.map((problem) => renameProblem(problem, host.fromMcpServers)));
   const parsed = configSchema.safeParse(expanded);
-  if (!parsed.success) throw new ConfigError(source, parsed.error.issues.map(describeIssue));
+  if (!parsed.success) throw new ConfigError(source, parsed.error.issues.map((issue) => renameProblem(describeIssue(issue), host.fromMcpServers)));
   const config = parsed.data;
   for (const server of Object.values(config.servers)) {
     if (server.transport === 'stdio') server.cwd = path.resolve(baseDir, server.cwd);
