@@ -307,7 +307,10 @@ async function createCache(settings: GatewayConfig['cache'], log: Log): Promise<
 }
 
 function listen(edge: Edge, hostname: string, port: number): Promise<ServerType> {
-  const viaHono = getRequestListener(edge.app.fetch);
+  // HTTP/1.0 allows a request without Host, and load balancers' health checks send them (HAProxy's classic
+  // `option httpchk GET /readyz`). Node serves them; Hono needs a host to build a URL (nothing reads it) and
+  // would answer 400, so it gets a placeholder. Checks on the Host header still see none.
+  const viaHono = getRequestListener(edge.app.fetch, { hostname: 'localhost' });
   return new Promise((resolve, reject) => {
     const server = createServer((incoming, outgoing) => {
       if (edge.serveMcpPost(incoming, outgoing) === undefined) void viaHono(incoming, outgoing);
