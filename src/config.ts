@@ -150,6 +150,8 @@ export const configSchema = z.strictObject({
       maxBodyBytes: int().pipe(z.number().min(1024)).default(4 * MiB),
       /** On SIGTERM/SIGINT, how long requests in flight may take to finish before connections are cut. */
       drainMs: int().pipe(z.number().min(0)).default(10_000),
+      /** On SIGTERM/SIGINT, how long /readyz says "draining" while everything is still served, before the drain. */
+      drainDelayMs: int().pipe(z.number().min(0)).default(0),
     })
     .prefault({}),
   log: z.strictObject({ level: z.enum(['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent']).default('info') }).prefault({}),
