@@ -33,6 +33,12 @@ const upstreamCommon = {
   timeoutMs: positiveMs.default(60_000),
   probeTimeoutMs: positiveMs.default(5_000),
   legacyTtlMs: int().pipe(z.number().min(0)).default(0),
+  /** Requests handed to the server at once; more wait in its queue (docs/configuration.md: Overload). */
+  maxInFlight: int().pipe(z.number().min(1, 'at least 1: a server that may take no request cannot serve')).default(16),
+  /** Requests waiting for one of those slots; past it callers get 503 at once. 0: never wait. */
+  maxQueued: int().pipe(z.number().min(0)).default(64),
+  /** How long a request may wait for a slot before it is refused with 503. */
+  queueTimeoutMs: positiveMs.default(10_000),
   /** Whether /readyz waits for this server. */
   required: bool().default(true),
   /** Answers a 2025 server's roots/list from here instead of asking the client. */
@@ -239,8 +245,7 @@ export async function loadConfigFile(file: string, env: NodeJS.ProcessEnv = proc
 
 /** Expands, validates and checks a config, reporting every problem of all three steps in one ConfigError. */
 export function parseConfig(raw: unknown, source: string, baseDir: string, env: NodeJS.ProcessEnv = process.env): GatewayConfig {
-  // A host's mcpServers map (Claude Desktop, Cursor, VS Code) becomes servers: entries first.
-  const host = adoptHostServers(raw);
+  const host = adoptHostServers(raw); // a host's mcpServers map (Claude Desktop, Cursor) becomes servers: entries
   const envProblems: EnvProblem[] = [];
   // ${CONFIG_DIR} names the config file's folder, so paths handed to servers can be made absolute.
   const expanded = expandEnv(host.raw, [], { CONFIG_DIR: baseDir, ...env }, envProblems);
