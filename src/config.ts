@@ -9,6 +9,8 @@ import { ConfigError, readConfigFile } from './config-file.js';
 import { redisCluster, redisSentinel } from './config-redis.js';
 import { salvage, type Salvaged, type SalvageRules } from './config-salvage.js';
 
+import { adoptHostServers, renameProblem } from './config-mcp-servers.js';
+
 export { ConfigError, ConfigFileMissing } from './config-file.js';
 
 export const SERVER_NAME = /^[A-Za-z0-9_-]{1,32}$/;
@@ -157,7 +159,7 @@ const policy = z.strictObject({
   rateLimit: rateLimit.optional(),
 });
 
-const configSchema = z.strictObject({
+export const configSchema = z.strictObject({
   listen: z
     .strictObject({
       host: z.string().min(1).default('127.0.0.1'),
@@ -166,6 +168,8 @@ const configSchema = z.strictObject({
       maxBodyBytes: int().pipe(z.number().min(1024)).default(4 * MiB),
       /** On SIGTERM/SIGINT, how long requests in flight may take to finish before connections are cut. */
       drainMs: int().pipe(z.number().min(0)).default(10_000),
+      /** On SIGTERM/SIGINT, how long /readyz says "draining" while everything is still served, before the drain. */
+      drainDelayMs: int().pipe(z.number().min(0)).default(0),
     })
     .prefault({}),
   log: z.strictObject({ level: z.enum(LOG_LEVELS).default('info') }).prefault({}),
@@ -244,10 +248,11 @@ export async function loadConfigFile(file: string, env: NodeJS.ProcessEnv = proc
 
 /** Expands, validates and checks a config, reporting every problem of all three steps in one ConfigError. */
 export function parseConfig(raw: unknown, source: string, baseDir: string, env: NodeJS.ProcessEnv = process.env): GatewayConfig {
+  const host = adoptHostServers(raw); // a host's mcpServers map (Claude Desktop, Cursor) becomes servers: entries
   const envProblems: EnvProblem[] = [];
   // ${CONFIG_DIR} names the config file's folder, so paths handed to servers can be made absolute.
-  const expanded = expandEnv(raw, [], { CONFIG_DIR: baseDir, ...env }, envProblems);
-  const problems = envProblems.map((problem) => problem.message);
+  const expanded = expandEnv(host.raw, [], { CONFIG_DIR: baseDir, ...env }, envProblems);
+  const problems = [...host.problems, ...envProblems.map((problem) => problem.message)];
   const unset = envProblems.map((problem) => problem.path.join('.'));
   const parsed = configSchema.safeParse(expanded);
   let checkable: Salvaged<GatewayConfig> | undefined;
@@ -258,7 +263,7 @@ export function parseConfig(raw: unknown, source: string, baseDir: string, env: 
     checkable = salvage(configSchema, expanded, parsed.error.issues, SALVAGE_RULES);
   }
   if (checkable) problems.push(...crossKeyProblems(checkable.config, [...checkable.cut, ...unset], writtenServerNames(expanded)));
-  if (problems.length || !checkable) throw new ConfigError(source, problems);
+  if (problems.length || !checkable) throw new ConfigError(source, problems.map((problem) => renameProblem(problem, host.fromMcpServers)));
   const config = checkable.config;
   for (const server of Object.values(config.servers)) {
     if (server.transport === 'stdio') server.cwd = path.resolve(baseDir, server.cwd);

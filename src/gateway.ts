@@ -3,8 +3,9 @@
 // edge, and an orderly shutdown of all of it.
 import { randomBytes } from 'node:crypto';
 import type { AddressInfo } from 'node:net';
-import { createServer } from 'node:http';
-import { getRequestListener, type ServerType } from '@hono/node-server';
+import { createServer, type Server } from 'node:http';
+import { setTimeout as delay } from 'node:timers/promises';
+import { getRequestListener } from '@hono/node-server';
 import type { Upstream } from '../bridge/upstream.js';
 import { ListCache } from '../cache/list-cache.js';
 import { MemoryStore } from '../cache/memory-store.js';
@@ -14,6 +15,7 @@ import { isLoopbackHost, type GatewayConfig, type ServerConfig } from './config.
 import { Aggregator } from './aggregate/aggregator.js';
 import { CachedUpstream } from './cached-upstream.js';
 import { createApp, type Edge } from './edge/app.js';
+import { HttpDrain } from './edge/http-drain.js';
 import { RequestTracker } from './edge/request-tracker.js';
 import { LegacyClients } from './legacy-client/legacy-clients.js';
 import { LimitedUpstream } from './limits/limited-upstream.js';
@@ -216,7 +218,7 @@ export async function startGateway(initial: GatewayConfig, log: Log): Promise<Ru
     },
     log,
   });
-  const server = await listen(app, host, port);
+  const { server, drain } = await listen(app, host, port);
   const address = server.address() as AddressInfo;
   const url = `http://${address.family === 'IPv6' ? `[${address.address}]` : address.address}:${address.port}`;
   // With Redis, replicas find each other: a retry landing on the wrong one is forwarded to its call's holder.
@@ -295,16 +297,22 @@ export async function startGateway(initial: GatewayConfig, log: Log): Promise<Ru
       return needRestart;
     },
     async close() {
-      // Drain: refuse new requests, let those in flight finish (up to listen.drainMs), then cut what is left.
+      // Drain. First /readyz says "draining" while everything is still served, for listen.drainDelayMs, so a
+      // load balancer's health check takes this replica out before it stops listening.
       tracker.draining = true;
+      if (config.listen.drainDelayMs > 0) {
+        log.info({ drainDelayMs: config.listen.drainDelayMs }, 'draining: /readyz answers 503 while requests are still served');
+        await delay(config.listen.drainDelayMs);
+      }
+      // Then no new connections; idle ones close, busy ones after their answer; listen streams end (clients
+      // open them again elsewhere); requests in flight finish (up to listen.drainMs), then what is left is cut.
       listenHub.closeAll();
       for (const watch of modernWatches.values()) watch.stop();
-      const closed = new Promise<void>((resolve) => server.close(() => resolve()));
-      (server as { closeIdleConnections?: () => void }).closeIdleConnections?.();
+      const closed = drain.close();
       if (!(await tracker.whenIdle(config.listen.drainMs))) {
         log.warn({ inFlight: tracker.inFlight, drainMs: config.listen.drainMs }, 'requests still in flight after listen.drainMs; cutting them off');
       }
-      (server as { closeAllConnections?: () => void }).closeAllConnections?.();
+      drain.cut();
       await closed;
       await Promise.all([...upstreams.values()].map((u) => u.close()));
       await cache.close();
@@ -328,13 +336,18 @@ async function createCache(settings: GatewayConfig['cache'], log: Log): Promise<
   return new ListCache(store, { minTtlMs: settings.minTtlMs, maxTtlMs: settings.maxTtlMs, log });
 }
 
-function listen(edge: Edge, hostname: string, port: number): Promise<ServerType> {
-  const viaHono = getRequestListener(edge.app.fetch);
+function listen(edge: Edge, hostname: string, port: number): Promise<{ server: Server; drain: HttpDrain }> {
+  // HTTP/1.0 allows a request without Host, and load balancers' health checks send them (HAProxy's classic
+  // `option httpchk GET /readyz`). Node serves them; Hono needs a host to build a URL (nothing reads it) and
+  // would answer 400, so it gets a placeholder. Checks on the Host header still see none.
+  const viaHono = getRequestListener(edge.app.fetch, { hostname: 'localhost' });
   return new Promise((resolve, reject) => {
     const server = createServer((incoming, outgoing) => {
+      drain.track(outgoing);
       if (edge.serveMcpPost(incoming, outgoing) === undefined) void viaHono(incoming, outgoing);
     });
-    server.listen(port, hostname, () => resolve(server));
+    const drain = new HttpDrain(server);
+    server.listen(port, hostname, () => resolve({ server, drain }));
     // Longer than the idle timeouts of common load balancers (60 s), so they, not the gateway, close idle
     // connections, and a reused connection is not cut as a request arrives on it.
     server.keepAliveTimeout = 65_000;
