@@ -6,6 +6,7 @@ import path from 'node:path';
 import { parse as parseYaml } from 'yaml';
 import { z } from 'zod';
 import { PolicyError, PolicySet } from '../policy/allow-list.js';
+import { isLoopbackHost } from './protocol/loopback.js';
 
 export const SERVER_NAME = /^[A-Za-z0-9_-]{1,32}$/;
 const MiB = 1024 * 1024;
@@ -15,6 +16,9 @@ const int = () => z.preprocess((v) => (typeof v === 'string' && /^\s*-?\d+\s*$/.
 const positiveMs = z.preprocess((v) => (typeof v === 'string' && /^\s*\d+\s*$/.test(v) ? Number(v) : v), z.number().int().positive());
 
 const NAME_PART = /^[A-Za-z0-9_-]+$/;
+const ENV_GLOB = /^[A-Za-z0-9_*?]+$/;
+/** A DNS name, an IPv4 literal, or a bracketed IPv6 literal: what a Host header names, without its port. */
+const HOST_NAME = /^(?:[A-Za-z0-9](?:[A-Za-z0-9-]*[A-Za-z0-9])?(?:\.[A-Za-z0-9](?:[A-Za-z0-9-]*[A-Za-z0-9])?)*\.?|\[[0-9A-Fa-f:.]+\])$/;
 
 /** true/false, also when it came from ${VAR} expansion as a string. */
 const bool = () => z.preprocess((v) => (v === 'true' ? true : v === 'false' ? false : v), z.boolean());
@@ -38,6 +42,8 @@ const stdioServer = z.strictObject({
   command: z.string().min(1, 'give the program to run, for example "node"'),
   args: z.array(z.string()).default([]),
   env: z.record(z.string(), z.string()).default({}),
+  /** Variables of the gateway's environment this child also gets, besides the base list (globs allowed). */
+  inheritEnv: z.array(z.string().regex(ENV_GLOB, 'name environment variables by letters, digits and _, with * or ? as wildcards, e.g. "AWS_*"')).default([]),
   cwd: z.string().default('.'),
   startupTimeoutMs: positiveMs.default(30_000),
   shutdownGraceMs: positiveMs.default(2_000),
@@ -146,6 +152,8 @@ const configSchema = z.strictObject({
       host: z.string().min(1).default('127.0.0.1'),
       port: int().pipe(z.number().min(0).max(65535)).default(8080),
       allowedOrigins: z.array(z.string()).default([]),
+      /** Host names served besides loopback ones while listening on loopback (DNS-rebinding defence). */
+      allowedHosts: z.array(z.string().regex(HOST_NAME, 'a host name or address without scheme, port or path, e.g. "gateway.internal"')).default([]),
       maxBodyBytes: int().pipe(z.number().min(1024)).default(4 * MiB),
       /** On SIGTERM/SIGINT, how long requests in flight may take to finish before connections are cut. */
       drainMs: int().pipe(z.number().min(0)).default(10_000),
@@ -212,7 +220,10 @@ const configSchema = z.strictObject({
   pinsFile: z.string().min(1).optional(),
 });
 
-export type GatewayConfig = z.infer<typeof configSchema>;
+export type GatewayConfig = z.infer<typeof configSchema> & {
+  /** The environment variables this config reads with ${VAR}: no stdio child inherits them. */
+  envReads: readonly string[];
+};
 export type ServerConfig = GatewayConfig['servers'][string];
 export type StdioServerConfig = Extract<ServerConfig, { transport: 'stdio' }>;
 export type HttpServerConfig = Extract<ServerConfig, { transport: 'http' }>;
@@ -247,15 +258,17 @@ export async function loadConfigFile(file: string, env: NodeJS.ProcessEnv = proc
 export function parseConfig(raw: unknown, source: string, baseDir: string, env: NodeJS.ProcessEnv = process.env): GatewayConfig {
   const problems: string[] = [];
   // ${CONFIG_DIR} names the config file's folder, so paths handed to servers can be made absolute.
-  const expanded = expandEnv(raw, [], { CONFIG_DIR: baseDir, ...env }, problems);
+  const reads = new Set<string>();
+  const expanded = expandEnv(raw, [], { CONFIG_DIR: baseDir, ...env }, problems, reads);
   if (problems.length) throw new ConfigError(source, problems);
   const parsed = configSchema.safeParse(expanded);
   if (!parsed.success) throw new ConfigError(source, parsed.error.issues.map(describeIssue));
-  const config = parsed.data;
+  reads.delete('CONFIG_DIR'); // a folder, named by the gateway itself
+  const config: GatewayConfig = { ...parsed.data, envReads: [...reads].sort() };
   for (const server of Object.values(config.servers)) {
     if (server.transport === 'stdio') server.cwd = path.resolve(baseDir, server.cwd);
   }
-  const problems2 = [...prefixClashes(config), ...authProblems(config), ...policyProblems(config)];
+  const problems2 = [...prefixClashes(config), ...authProblems(config), ...policyProblems(config), ...inheritProblems(config, reads)];
   if (problems2.length) throw new ConfigError(source, problems2);
   const jwtSetting = config.auth?.jwt;
   if (jwtSetting) {
@@ -286,6 +299,26 @@ function prefixClashes(config: GatewayConfig): string[] {
       problems.push(
         `servers.${a.name} and servers.${b.name} could give two tools the same name on /mcp (${JSON.stringify(a.head)} begins ${JSON.stringify(b.head)}); ` +
           `set servers.${b.name}.prefix (or aggregate.separator) so that neither begins the other`,
+      );
+    }
+  }
+  return problems;
+}
+
+/**
+ * A child never inherits a variable the config reads (an API key, a secret, another server's token). Named
+ * outright in inheritEnv that is a mistake worth stopping for; matched by a glob it is withheld, with a
+ * warning at start (src/child-env.ts), since a glob such as AWS_* is written without every name in mind.
+ */
+function inheritProblems(config: GatewayConfig, reads: ReadonlySet<string>): string[] {
+  const problems: string[] = [];
+  for (const [name, server] of Object.entries(config.servers)) {
+    if (server.transport !== 'stdio') continue;
+    for (const variable of server.inheritEnv) {
+      if (!reads.has(variable)) continue;
+      problems.push(
+        `servers.${name}.inheritEnv: ${variable} is read by this config (\${${variable}}), and a child never inherits what the config reads; ` +
+          `remove it, or hand this server that value on purpose with servers.${name}.env: { ${variable}: "\${${variable}}" }`,
       );
     }
   }
@@ -336,9 +369,7 @@ export function exposureProblem(config: GatewayConfig): string | undefined {
   );
 }
 
-export function isLoopbackHost(host: string): boolean {
-  return host === 'localhost' || host === '::1' || host.startsWith('127.');
-}
+export { isLoopbackHost };
 
 function describeIssue(issue: z.core.$ZodIssue): string {
   const where = issue.path.length ? issue.path.join('.') : '(top level)';
@@ -363,10 +394,11 @@ function describeIssue(issue: z.core.$ZodIssue): string {
 const ENV_REF = /\$\$|\$\{([A-Za-z_][A-Za-z0-9_]*)(?::-([^}]*))?\}/g;
 
 /** Replaces ${VAR} and ${VAR:-default} in every string; `$$` is a literal `$`. */
-function expandEnv(value: unknown, at: (string | number)[], env: NodeJS.ProcessEnv, problems: string[]): unknown {
+function expandEnv(value: unknown, at: (string | number)[], env: NodeJS.ProcessEnv, problems: string[], reads: Set<string>): unknown {
   if (typeof value === 'string') {
     return value.replace(ENV_REF, (match, name: string | undefined, fallback: string | undefined) => {
       if (match === '$$') return '$';
+      reads.add(name!);
       const found = env[name!];
       // As in the shell, ${VAR:-default} takes the default when VAR is unset or empty.
       if (found !== undefined && (found !== '' || fallback === undefined)) return found;
@@ -375,10 +407,10 @@ function expandEnv(value: unknown, at: (string | number)[], env: NodeJS.ProcessE
       return '';
     });
   }
-  if (Array.isArray(value)) return value.map((item, i) => expandEnv(item, [...at, i], env, problems));
+  if (Array.isArray(value)) return value.map((item, i) => expandEnv(item, [...at, i], env, problems, reads));
   if (value !== null && typeof value === 'object') {
     const out: Record<string, unknown> = {};
-    for (const [key, item] of Object.entries(value)) out[key] = expandEnv(item, [...at, key], env, problems);
+    for (const [key, item] of Object.entries(value)) out[key] = expandEnv(item, [...at, key], env, problems, reads);
     return out;
   }
   return value;

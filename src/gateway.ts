@@ -14,6 +14,9 @@ import { isLoopbackHost, type GatewayConfig, type ServerConfig } from './config.
 import { Aggregator } from './aggregate/aggregator.js';
 import { CachedUpstream } from './cached-upstream.js';
 import { createApp, type Edge } from './edge/app.js';
+import { writeJson } from './edge/exchange.js';
+import { hostChecker, type HostCheck } from './edge/host-check.js';
+import { screenRequest } from './edge/screen.js';
 import { RequestTracker } from './edge/request-tracker.js';
 import { LegacyClients } from './legacy-client/legacy-clients.js';
 import { GatewayMetrics } from './ops/metrics.js';
@@ -78,9 +81,9 @@ export async function startGateway(initial: GatewayConfig, log: Log): Promise<Ru
   const running = new Map<string, ServerConfig>();
 
   /** Starts serving one server: its upstream, wrappers, notifications and watches. Cold path. */
-  async function addServer(name: string, server: ServerConfig): Promise<CachedUpstream> {
+  async function addServer(name: string, server: ServerConfig, envReads: readonly string[]): Promise<CachedUpstream> {
     const upstreamLog = log.child({ server: name });
-    const upstream = await createUpstream(name, server, upstreamLog);
+    const upstream = await createUpstream(name, server, upstreamLog, envReads);
     raw.set(name, upstream);
     upstream.events.on('listChanged', (notification: { method: string; params?: { uri?: unknown } }) => {
       const lists = changedLists(notification.method);
@@ -113,7 +116,7 @@ export async function startGateway(initial: GatewayConfig, log: Log): Promise<Ru
     await served.close();
   }
 
-  for (const [name, server] of Object.entries(config.servers)) await addServer(name, server);
+  for (const [name, server] of Object.entries(config.servers)) await addServer(name, server, config.envReads);
 
   const { host, port } = config.listen;
   if (!isLoopbackHost(host) && config.auth?.anonymous) {
@@ -163,7 +166,6 @@ export async function startGateway(initial: GatewayConfig, log: Log): Promise<Ru
     }),
     ops: {
       startedAt,
-      hostAllowed: (hostHeader) => !isLoopbackHost(config.listen.host) || (hostHeader !== undefined && isLoopbackHost(hostName(hostHeader))),
       get operators() {
         return config.auth?.operators;
       },
@@ -197,7 +199,7 @@ export async function startGateway(initial: GatewayConfig, log: Log): Promise<Ru
     },
     log,
   });
-  const server = await listen(app, host, port);
+  const server = await listen(app, host, port, hostChecker(host, config.listen.allowedHosts));
   const address = server.address() as AddressInfo;
   const url = `http://${address.family === 'IPv6' ? `[${address.address}]` : address.address}:${address.port}`;
   // With Redis, replicas find each other: a retry landing on the wrong one is forwarded to its call's holder.
@@ -251,7 +253,7 @@ export async function startGateway(initial: GatewayConfig, log: Log): Promise<Ru
         aggregate!.detach(name);
       }
       for (const name of [...added, ...changed.map(([n]) => n)]) {
-        const served = await addServer(name, next.servers[name]!);
+        const served = await addServer(name, next.servers[name]!, next.envReads);
         aggregate!.attach(name, served);
         void served.start();
       }
@@ -306,10 +308,15 @@ async function createCache(settings: GatewayConfig['cache'], log: Log): Promise<
   return new ListCache(store, { minTtlMs: settings.minTtlMs, maxTtlMs: settings.maxTtlMs, log });
 }
 
-function listen(edge: Edge, hostname: string, port: number): Promise<ServerType> {
+function listen(edge: Edge, hostname: string, port: number, hostAllowed: HostCheck | undefined): Promise<ServerType> {
   const viaHono = getRequestListener(edge.app.fetch);
   return new Promise((resolve, reject) => {
     const server = createServer((incoming, outgoing) => {
+      const refusal = screenRequest(incoming, hostAllowed);
+      if (refusal) {
+        writeJson(outgoing, refusal.status, refusal.body, { connection: 'close' });
+        return;
+      }
       if (edge.serveMcpPost(incoming, outgoing) === undefined) void viaHono(incoming, outgoing);
     });
     server.listen(port, hostname, () => resolve(server));
@@ -323,12 +330,4 @@ function listen(edge: Edge, hostname: string, port: number): Promise<ServerType>
         : error);
     });
   });
-}
-
-/** The host part of a Host header (`[::1]:8080` → `::1`). */
-function hostName(header: string): string {
-  const bracketed = /^\[([^\]]+)\]/.exec(header);
-  if (bracketed) return bracketed[1]!;
-  const colon = header.lastIndexOf(':');
-  return colon > 0 && header.indexOf(':') === colon ? header.slice(0, colon) : header;
 }

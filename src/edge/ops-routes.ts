@@ -15,8 +15,6 @@ export interface OpsOptions {
   startedAt: number;
   /** Browser Origins allowed (as for MCP); pages are refused to others. */
   originAllowed(origin: string | undefined): boolean;
-  /** Host headers allowed: on a loopback listener only loopback names, against DNS rebinding. */
-  hostAllowed(host: string | undefined): boolean;
   /** Principals allowed to read operator pages, when the config names them. */
   operators: { ids: readonly string[]; groups: readonly string[] } | undefined;
   upstreams(): Iterable<UpstreamHealth>;
@@ -58,7 +56,7 @@ export function addOpsRoutes(app: App, ops: OpsOptions): void {
  */
 async function refused(c: Context<{ Bindings: HttpBindings }>, ops: OpsOptions): Promise<Response | undefined> {
   const headers = c.env.incoming.headers;
-  if (!ops.originAllowed(headers.origin) || !ops.hostAllowed(headers.host)) {
+  if (!ops.originAllowed(headers.origin)) {
     return c.json(reject(403, null, ErrorCode.InvalidRequest, 'Operator pages answer only their own origin: open them at the address the gateway listens on').body, 403);
   }
   const security = ops.security();
