@@ -117,8 +117,11 @@ const auth = z.strictObject({
   anonymous: bool().default(false),
   apiKeys: z.array(apiKey).default([]),
   jwt: jwt.optional(),
-  /** Who may read /status.json, / and /metrics (default: any authenticated principal but anonymous). */
-  operators: z.strictObject({ ids: z.array(z.string().min(1)).default([]), groups: z.array(z.string().min(1)).default([]) }).optional(),
+  /** Who may read /status.json, / and /metrics, and see details in /readyz and 404s (default: nobody). */
+  operators: z
+    .strictObject({ ids: z.array(z.string().min(1)).default([]), groups: z.array(z.string().min(1)).default([]) })
+    .refine((o) => o.ids.length + o.groups.length > 0, 'name the ids or groups who may read /, /status.json and /metrics (left out, nobody may)')
+    .optional(),
   /** OAuth 2.1 resource server settings (RFC 9728 metadata, audience, required scopes). */
   oauth: z
     .strictObject({

@@ -213,6 +213,9 @@ export async function startGateway(initial: GatewayConfig, log: Log): Promise<Ru
       log: log.child({ part: 'instances' }),
     });
   }
+  if (config.auth && !config.auth.operators) {
+    log.info({ pages: [`${url}/`, `${url}/status.json`, `${url}/metrics`] }, 'operator pages are closed to everyone: name who may read them in auth.operators (ids or groups), then reload');
+  }
   log.info({ endpoint: `${url}/mcp` }, `serving every server, aggregated`);
   for (const name of upstreams.keys()) log.info({ endpoint: `${url}/servers/${name}/mcp` }, `serving ${name}`);
 

@@ -22,7 +22,7 @@ import { listAllTools } from './list-all-tools.js';
 import { ClientGone, forwardedParamHeaders, NodeHeaders, readBody } from './node-io.js';
 import { originChecker } from './origin.js';
 import { ToolHeaderIndex } from './param-headers.js';
-import { addOpsRoutes, type OpsOptions } from './ops-routes.js';
+import { addOpsRoutes, seesDetails, type OpsOptions } from './ops-routes.js';
 import { traceIdOf } from './trace.js';
 import { reject } from './rejection.js';
 import type { RequestTracker } from './request-tracker.js';
@@ -160,8 +160,10 @@ export function createApp(options: EdgeOptions): Edge {
     const grant = security.guard ? security.policies.grantFor(principal) : undefined;
     // A server this caller may reach nothing on does not exist for it.
     if (!endpoint || (grant && server !== undefined && !grant.reaches(server))) {
-      const shown = grant ? paths().filter((p) => p === '/mcp' || grant.reaches(p.slice('/servers/'.length, -'/mcp'.length))) : paths();
-      return send(c, reject(404, null, ErrorCode.InvalidRequest, `No server named '${name}'. Endpoints: ${shown.join(', ')}`), cors);
+      // With authentication on, an anonymous caller learns nothing of the map; others see what they reach.
+      const hidden = security.authenticator.enabled && principal.via === 'anonymous';
+      const shown = hidden ? [] : grant ? paths().filter((p) => p === '/mcp' || grant.reaches(p.slice('/servers/'.length, -'/mcp'.length))) : paths();
+      return send(c, reject(404, null, ErrorCode.InvalidRequest, `No server named '${name}'${shown.length ? `. Endpoints: ${shown.join(', ')}` : ''}`), cors);
     }
     const limit = grant?.rateLimit ?? security.defaultRateLimit;
     if (limit && security.rateLimiter) {
@@ -370,7 +372,10 @@ export function createApp(options: EdgeOptions): Edge {
     return send(c, reject(500, null, ErrorCode.InternalError, 'Internal error in mcp-gateway; see the gateway log'));
   }
 
-  app.notFound((c) => send(c, reject(404, null, ErrorCode.InvalidRequest, `Nothing at ${c.req.path}. MCP endpoints: ${paths().join(', ')}`)));
+  app.notFound(async (c) => {
+    const details = await seesDetails(options.security(), options.ops.operators, c.env.incoming.headers.authorization);
+    return send(c, reject(404, null, ErrorCode.InvalidRequest, `Nothing at ${c.req.path}${details ? `. MCP endpoints: ${paths().join(', ')}` : ''}`));
+  });
 
   app.onError((error, c) => internalError(c, error, c.req.path));
 
