@@ -36,3 +36,22 @@ export function childEnvironment(parent: NodeJS.ProcessEnv, inheritEnv: readonly
   }
   return { env: { ...env, ...own }, withheld: withheld.sort() };
 }
+
+/**
+ * A child never inherits a variable the config reads (an API key, a secret, another server's token). Named
+ * outright in inheritEnv that is a mistake worth stopping for; matched by a glob it is withheld, with a
+ * warning at start (childEnvironment above), since a glob such as AWS_* is written without every name in mind.
+ */
+export function inheritProblems(servers: Record<string, { transport: string; inheritEnv?: readonly string[] }>, reads: ReadonlySet<string>): string[] {
+  const problems: string[] = [];
+  for (const [name, server] of Object.entries(servers)) {
+    for (const variable of server.inheritEnv ?? []) {
+      if (!reads.has(variable)) continue;
+      problems.push(
+        `servers.${name}.inheritEnv: ${variable} is read by this config (\${${variable}}), and a child never inherits what the config reads; ` +
+          `remove it, or hand this server that value on purpose with servers.${name}.env: { ${variable}: "\${${variable}}" }`,
+      );
+    }
+  }
+  return problems;
+}

@@ -6,6 +6,8 @@ import path from 'node:path';
 import { parse as parseYaml } from 'yaml';
 import { z } from 'zod';
 import { PolicyError, PolicySet } from '../policy/allow-list.js';
+import { inheritProblems } from './child-env.js';
+import { peerProblem } from './mrtr/peers.js';
 import { isLoopbackHost } from './protocol/loopback.js';
 
 export const SERVER_NAME = /^[A-Za-z0-9_-]{1,32}$/;
@@ -118,10 +120,8 @@ const auth = z.strictObject({
   apiKeys: z.array(apiKey).default([]),
   jwt: jwt.optional(),
   /** Who may read /status.json, / and /metrics, and see details in /readyz and 404s (default: nobody). */
-  operators: z
-    .strictObject({ ids: z.array(z.string().min(1)).default([]), groups: z.array(z.string().min(1)).default([]) })
-    .refine((o) => o.ids.length + o.groups.length > 0, 'name the ids or groups who may read /, /status.json and /metrics (left out, nobody may)')
-    .optional(),
+  operators: z.strictObject({ ids: z.array(z.string().min(1)).default([]), groups: z.array(z.string().min(1)).default([]) })
+    .refine((o) => o.ids.length + o.groups.length > 0, 'name the ids or groups who may read /, /status.json and /metrics (left out, nobody may)').optional(),
   /** OAuth 2.1 resource server settings (RFC 9728 metadata, audience, required scopes). */
   oauth: z
     .strictObject({
@@ -209,6 +209,8 @@ const configSchema = z.strictObject({
       holdMs: positiveMs.default(300_000),
       /** Where other replicas reach this one to forward a retry (default: the listen address). */
       internalUrl: z.url({ protocol: /^https?$/ }).optional(),
+      /** Where retries may be forwarded: host names, addresses or CIDRs (default: loopback and private addresses). */
+      peers: z.array(z.string().superRefine((peer, ctx) => void (peerProblem(peer) && ctx.addIssue({ code: 'custom', message: peerProblem(peer)! })))).default([]),
     })
     .prefault({}),
   /** 2025-era clients (initialize, Mcp-Session-Id) on the same endpoints. */
@@ -223,10 +225,8 @@ const configSchema = z.strictObject({
   pinsFile: z.string().min(1).optional(),
 });
 
-export type GatewayConfig = z.infer<typeof configSchema> & {
-  /** The environment variables this config reads with ${VAR}: no stdio child inherits them. */
-  envReads: readonly string[];
-};
+/** `envReads`: the environment variables the config reads with ${VAR}; no stdio child inherits them. */
+export type GatewayConfig = z.infer<typeof configSchema> & { envReads: readonly string[] };
 export type ServerConfig = GatewayConfig['servers'][string];
 export type StdioServerConfig = Extract<ServerConfig, { transport: 'stdio' }>;
 export type HttpServerConfig = Extract<ServerConfig, { transport: 'http' }>;
@@ -271,7 +271,7 @@ export function parseConfig(raw: unknown, source: string, baseDir: string, env: 
   for (const server of Object.values(config.servers)) {
     if (server.transport === 'stdio') server.cwd = path.resolve(baseDir, server.cwd);
   }
-  const problems2 = [...prefixClashes(config), ...authProblems(config), ...policyProblems(config), ...inheritProblems(config, reads)];
+  const problems2 = [...prefixClashes(config), ...authProblems(config), ...policyProblems(config), ...inheritProblems(config.servers, reads)];
   if (problems2.length) throw new ConfigError(source, problems2);
   const jwtSetting = config.auth?.jwt;
   if (jwtSetting) {
@@ -302,26 +302,6 @@ function prefixClashes(config: GatewayConfig): string[] {
       problems.push(
         `servers.${a.name} and servers.${b.name} could give two tools the same name on /mcp (${JSON.stringify(a.head)} begins ${JSON.stringify(b.head)}); ` +
           `set servers.${b.name}.prefix (or aggregate.separator) so that neither begins the other`,
-      );
-    }
-  }
-  return problems;
-}
-
-/**
- * A child never inherits a variable the config reads (an API key, a secret, another server's token). Named
- * outright in inheritEnv that is a mistake worth stopping for; matched by a glob it is withheld, with a
- * warning at start (src/child-env.ts), since a glob such as AWS_* is written without every name in mind.
- */
-function inheritProblems(config: GatewayConfig, reads: ReadonlySet<string>): string[] {
-  const problems: string[] = [];
-  for (const [name, server] of Object.entries(config.servers)) {
-    if (server.transport !== 'stdio') continue;
-    for (const variable of server.inheritEnv) {
-      if (!reads.has(variable)) continue;
-      problems.push(
-        `servers.${name}.inheritEnv: ${variable} is read by this config (\${${variable}}), and a child never inherits what the config reads; ` +
-          `remove it, or hand this server that value on purpose with servers.${name}.env: { ${variable}: "\${${variable}}" }`,
       );
     }
   }

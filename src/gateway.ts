@@ -28,6 +28,8 @@ import { watchModernUpstream, type ModernWatch } from './notify/upstream-listen.
 import type { Log } from './protocol/log.js';
 import { InputBridge, type HeldCalls } from './mrtr/input-bridge.js';
 import type { InstanceRegistry } from './mrtr/instance-registry.js';
+import { PeerTrust } from './mrtr/peer-trust.js';
+import { peerChecker } from './mrtr/peers.js';
 import { RequestStateCodec } from './mrtr/request-state.js';
 import { SecurityHolder } from './security.js';
 import { createUpstream } from './upstream-factory.js';
@@ -70,8 +72,11 @@ export async function startGateway(initial: GatewayConfig, log: Log): Promise<Ru
     listenHub.publish(upstream, lists);
   });
 
+  const mrtrSecret = config.mrtr.secret ? Buffer.from(config.mrtr.secret) : randomBytes(32);
+  const trust = new PeerTrust(mrtrSecret);
+  const peerAllowed = peerChecker(config.mrtr.peers);
   const held: HeldCalls = {
-    codec: new RequestStateCodec(config.mrtr.secret ? Buffer.from(config.mrtr.secret) : randomBytes(32), randomBytes(6).toString('base64url')),
+    codec: new RequestStateCodec(mrtrSecret, randomBytes(6).toString('base64url')),
     calls: new Map(),
     holdMs: config.mrtr.holdMs,
   };
@@ -195,7 +200,13 @@ export async function startGateway(initial: GatewayConfig, log: Log): Promise<Ru
         const opened = held.codec.open(token);
         return opened.ok && opened.state.instance !== held.codec.instance ? opened.state.instance : undefined;
       },
-      lookup: async (instance) => registry?.lookup(instance),
+      lookup: async (instance) => {
+        const found = await registry?.lookup(instance);
+        if (found === undefined || peerAllowed(found)) return found;
+        log.warn({ instance, url: found }, 'not forwarding a retry to an address mrtr.peers does not allow (by default: loopback and private addresses)');
+        return undefined;
+      },
+      trust,
     },
     log,
   });
@@ -210,6 +221,7 @@ export async function startGateway(initial: GatewayConfig, log: Log): Promise<Ru
       keyPrefix: config.cache.keyPrefix,
       instance: held.codec.instance,
       internalUrl: config.mrtr.internalUrl ?? url,
+      trust,
       log: log.child({ part: 'instances' }),
     });
   }
