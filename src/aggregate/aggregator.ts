@@ -383,6 +383,6 @@ export class Aggregator implements Upstream {
   private async discover(message: JsonRpcRequest, authContext: string | undefined, reach: Reach | undefined): Promise<JsonRpcResponse> {
     const servers = reach ? this.servers.filter((server) => reach.reaches(server)) : this.servers;
     const outcomes = await Promise.all(servers.map((server) => this.ask(server, 'server/discover', message.params ?? {}, null, authContext)));
-    return { jsonrpc: '2.0', id: message.id, result: mergeDiscover(outcomes, this.options.separator, reach !== undefined) };
+    return { jsonrpc: '2.0', id: message.id, result: mergeDiscover(outcomes, this.options.separator, reach) };
   }
 }
