@@ -17,6 +17,8 @@ export interface GuardOptions {
   ownerOf(uri: string): string | undefined;
   /** The same, reading the lists again when they did not say. */
   resolveOwner(uri: string): Promise<string | undefined>;
+  /** Reads the resource lists again, as resolveOwner does for a URI nobody listed. */
+  refreshOwners?(): Promise<void>;
   /** Whether some upstream lists a tool or prompt by this /mcp name (reading the lists again if needed). */
   knows(kind: 'tools' | 'prompts', name: string): Promise<boolean>;
   pins: PinStore;
@@ -160,12 +162,14 @@ export class PolicyGuard {
 
   private async judgeUri(message: JsonRpcRequest, server: string | undefined, uri: unknown, grant: Grant): Promise<Verdict> {
     if (typeof uri !== 'string') return { allowed: true, rule: 'no uri: the upstream answers' };
-    // Policy first, then the owner: a URI no server's rules let this caller read is refused before any
-    // lookup, so a denied URI that exists and one that does not take the same path (the lookup may re-read
-    // every list, and its time would tell which URIs exist).
+    // Policy first, then the owner, so that a denied URI that exists and one that does not take the same
+    // path (a URI nobody listed re-reads every list, and the time that takes would tell which exist):
+    // a URI no server's rules let this caller read is refused before any lookup; one whose listed owner
+    // denies it costs the same re-reading as one nobody lists.
     if (server === undefined && !this.anyServerAllows(uri, grant)) return this.unknownUri(message, uri, grant.allows('resources', undefined, uri).rule);
     const owner = server ?? (await this.options.resolveOwner(uri));
     const decision = grant.allows('resources', owner, uri);
+    if (server === undefined && owner !== undefined && !decision.allowed) await this.options.refreshOwners?.();
     // On /mcp a URI no upstream owns gets the same words as a denied one.
     if (decision.allowed && owner !== undefined) return { allowed: true, rule: decision.rule, target: uri };
     return this.unknownUri(message, uri, decision.allowed ? 'no server offers it' : decision.rule);
