@@ -172,9 +172,7 @@ export async function startGateway(initial: GatewayConfig, log: Log): Promise<Ru
     }),
     ops: {
       startedAt,
-      get operators() {
-        return config.auth?.operators;
-      },
+      operators: () => config.auth?.operators, // read per request: a reload may change it
       metrics,
       page: (snapshot) => renderStatusPage(snapshot as StatusSnapshot),
       upstreams: () => [...upstreams].map(([name, upstream]) => ({ name, required: config.servers[name]!.required, status: upstream.status() })),

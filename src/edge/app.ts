@@ -371,7 +371,7 @@ export function createApp(options: EdgeOptions): Edge {
   }
 
   app.notFound(async (c) => {
-    const details = await seesDetails(options.security(), options.ops.operators, c.env.incoming.headers.authorization);
+    const details = await seesDetails(options.security(), options.ops.operators(), c.env.incoming.headers.authorization);
     return send(c, reject(404, null, ErrorCode.InvalidRequest, `Nothing at ${c.req.path}${details ? `. MCP endpoints: ${paths().join(', ')}` : ''}`));
   });
 

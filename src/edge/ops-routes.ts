@@ -18,8 +18,8 @@ export interface OpsOptions {
   startedAt: number;
   /** Browser Origins allowed (as for MCP); pages are refused to others. */
   originAllowed(origin: string | undefined): boolean;
-  /** Principals allowed to read operator pages (with authentication on); nobody when undefined. */
-  operators: Operators | undefined;
+  /** Principals allowed to read operator pages (with authentication on); nobody when undefined. As of now: a reload may change it. */
+  operators(): Operators | undefined;
   upstreams(): Iterable<UpstreamHealth>;
   draining(): boolean;
   security(): Security;
@@ -56,7 +56,7 @@ export function addOpsRoutes(app: App, ops: OpsOptions): void {
   app.get('/healthz', (c) => c.json(liveness(ops.startedAt), 200, { 'cache-control': 'no-store' }));
   app.get('/readyz', async (c) => {
     const { ready, body } = readiness(ops.upstreams(), ops.draining());
-    const details = await seesDetails(ops.security(), ops.operators, c.env.incoming.headers.authorization);
+    const details = await seesDetails(ops.security(), ops.operators(), c.env.incoming.headers.authorization);
     const shown = details ? body : { status: ops.draining() ? 'draining' : ready ? 'ready' : 'not ready' };
     return c.json(shown, ready ? 200 : 503, { 'cache-control': 'no-store' });
   });
@@ -93,8 +93,9 @@ async function refused(c: Context<{ Bindings: HttpBindings }>, ops: OpsOptions):
     return c.json(refusal.body, refusal.status, refusal.headers);
   }
   const principal = outcome.principal;
-  if (isOperator(principal, ops.operators)) return undefined;
-  const why = !ops.operators ? 'none are named yet; list principals or groups in auth.operators to open these pages'
+  const operators = ops.operators();
+  if (isOperator(principal, operators)) return undefined;
+  const why = !operators ? 'none are named yet; list principals or groups in auth.operators to open these pages'
     : principal.via === 'anonymous' ? 'send an operator\'s credentials' : `${principal.id} is not among auth.operators`;
   return c.json(reject(403, null, ErrorCode.InvalidRequest, `Operator pages are for operators: ${why}`).body, 403);
 }
