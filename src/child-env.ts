@@ -11,6 +11,8 @@ import { anyOf } from '../policy/globs.js';
  */
 export const BASE_ENV = ['PATH', 'HOME', 'USER', 'LOGNAME', 'LANG', 'LANGUAGE', 'LC_*', 'TZ', 'TMPDIR', 'TMP', 'TEMP', 'XDG_*', 'NODE_EXTRA_CA_CERTS', 'SSL_CERT_FILE', 'SSL_CERT_DIR'] as const;
 const isBase = anyOf(BASE_ENV);
+/** How inheritEnv names variables: letters, digits and _, with * and ? as wildcards. */
+export const ENV_GLOB = /^[A-Za-z0-9_*?]+$/;
 
 export interface ChildEnv {
   env: Record<string, string>;

@@ -111,7 +111,8 @@ describe('retry forwarding trusts replicas, not Redis', { skip: redisUp ? false 
   test("a client replaying a replica's vouch with another body, or with none, gets 403 and no call", async () => {
     const vouch = reached[0]!.headers['x-mcp-gateway-caller'] as string;
     const other = request('tools/call', { name: 'x__delete_everything', arguments: {} });
-    for (const headers of [{ 'x-mcp-gateway-forwarded': 'me', 'x-mcp-gateway-caller': vouch }, { 'x-mcp-gateway-forwarded': 'me' }]) {
+    const claims: Record<string, string>[] = [{ 'x-mcp-gateway-forwarded': 'me', 'x-mcp-gateway-caller': vouch }, { 'x-mcp-gateway-forwarded': 'me' }];
+    for (const headers of claims) {
       const answer = await post(`${gateway.url}/mcp`, other, { ...headersFor(other), ...headers });
       assert.equal(answer.status, 403, JSON.stringify(answer.body));
     }
