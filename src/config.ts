@@ -4,12 +4,12 @@ import { createHash } from 'node:crypto';
 import path from 'node:path';
 import { z } from 'zod';
 import { PolicyError, PolicySet } from '../policy/allow-list.js';
-import { ENV_GLOB, inheritProblems } from './child-env.js';
+import { inheritProblems } from './child-env.js';
 import { expandEnv, type EnvProblem } from './config-env.js';
 import { ConfigError, readConfigFile } from './config-file.js';
 import { salvage, type Salvaged, type SalvageRules } from './config-salvage.js';
-import { peerProblem } from './mrtr/peers.js';
-import { HOST_NAME, isLoopbackHost } from './protocol/loopback.js';
+import { allowedHosts, inheritEnv, operators, peers } from './config-security.js';
+import { isLoopbackHost } from './protocol/loopback.js';
 
 export { ConfigError, ConfigFileMissing } from './config-file.js';
 
@@ -34,6 +34,12 @@ const upstreamCommon = {
   timeoutMs: positiveMs.default(60_000),
   probeTimeoutMs: positiveMs.default(5_000),
   legacyTtlMs: int().pipe(z.number().min(0)).default(0),
+  /** Requests handed to the server at once; more wait in its queue (docs/configuration.md: Overload). */
+  maxInFlight: int().pipe(z.number().min(1, 'at least 1: a server that may take no request cannot serve')).default(16),
+  /** Requests waiting for one of those slots; past it callers get 503 at once. 0: never wait. */
+  maxQueued: int().pipe(z.number().min(0)).default(64),
+  /** How long a request may wait for a slot before it is refused with 503. */
+  queueTimeoutMs: positiveMs.default(10_000),
   /** Whether /readyz waits for this server. */
   required: bool().default(true),
   /** Answers a 2025 server's roots/list from here instead of asking the client. */
@@ -45,8 +51,7 @@ const stdioServer = z.strictObject({
   command: z.string().min(1, 'give the program to run, for example "node"'),
   args: z.array(z.string()).default([]),
   env: z.record(z.string(), z.string()).default({}),
-  /** Variables of the gateway's environment this child also gets, besides the base list (globs allowed). */
-  inheritEnv: z.array(z.string().regex(ENV_GLOB, 'name environment variables by letters, digits and _, with * or ? as wildcards, e.g. "AWS_*"')).default([]),
+  inheritEnv,
   cwd: z.string().default('.'),
   startupTimeoutMs: positiveMs.default(30_000),
   shutdownGraceMs: positiveMs.default(2_000),
@@ -126,9 +131,7 @@ const auth = z.strictObject({
   anonymous: bool().default(false),
   apiKeys: z.array(apiKey).default([]),
   jwt: jwt.optional(),
-  /** Who may read /status.json, / and /metrics, and see details in /readyz and 404s (default: nobody). */
-  operators: z.strictObject({ ids: z.array(z.string().min(1)).default([]), groups: z.array(z.string().min(1)).default([]) })
-    .refine((o) => o.ids.length + o.groups.length > 0, 'name the ids or groups who may read /, /status.json and /metrics (left out, nobody may)').optional(),
+  operators,
   /** OAuth 2.1 resource server settings (RFC 9728 metadata, audience, required scopes). */
   oauth: z
     .strictObject({
@@ -162,8 +165,7 @@ const configSchema = z.strictObject({
       host: z.string().min(1).default('127.0.0.1'),
       port: int().pipe(z.number().min(0).max(65535)).default(8080),
       allowedOrigins: z.array(z.string()).default([]),
-      /** Host names served besides loopback ones while listening on loopback (DNS-rebinding defence). */
-      allowedHosts: z.array(z.string().regex(HOST_NAME, 'a host name or address without scheme, port or path, e.g. "gateway.internal"')).default([]),
+      allowedHosts,
       maxBodyBytes: int().pipe(z.number().min(1024)).default(4 * MiB),
       /** On SIGTERM/SIGINT, how long requests in flight may take to finish before connections are cut. */
       drainMs: int().pipe(z.number().min(0)).default(10_000),
@@ -216,8 +218,7 @@ const configSchema = z.strictObject({
       holdMs: positiveMs.default(300_000),
       /** Where other replicas reach this one to forward a retry (default: the listen address). */
       internalUrl: z.url({ protocol: /^https?$/ }).optional(),
-      /** Where retries may be forwarded: host names, addresses or CIDRs (default: loopback and private addresses). */
-      peers: z.array(z.string().superRefine((peer, ctx) => void (peerProblem(peer) && ctx.addIssue({ code: 'custom', message: peerProblem(peer)! })))).default([]),
+      peers,
     })
     .prefault({}),
   /** 2025-era clients (initialize, Mcp-Session-Id) on the same endpoints. */
@@ -250,8 +251,7 @@ export function parseConfig(raw: unknown, source: string, baseDir: string, env: 
   // ${CONFIG_DIR} names the config file's folder, so paths handed to servers can be made absolute.
   const reads = new Set<string>();
   const expanded = expandEnv(raw, [], { CONFIG_DIR: baseDir, ...env }, envProblems, reads);
-  reads.delete('CONFIG_DIR'); // a folder, named by the gateway itself
-  const envReads = [...reads].sort();
+  const envReads = [...reads].filter((name) => name !== 'CONFIG_DIR').sort(); // CONFIG_DIR: a folder, not a secret
   const problems = envProblems.map((problem) => problem.message);
   const unset = envProblems.map((problem) => problem.path.join('.'));
   const parsed = configSchema.safeParse(expanded);

@@ -19,6 +19,7 @@ import { hostChecker, type HostCheck } from './edge/host-check.js';
 import { screenRequest } from './edge/screen.js';
 import { RequestTracker } from './edge/request-tracker.js';
 import { LegacyClients } from './legacy-client/legacy-clients.js';
+import { LimitedUpstream } from './limits/limited-upstream.js';
 import { GatewayMetrics } from './ops/metrics.js';
 import { renderStatusPage, type StatusSnapshot } from './ops/status-page.js';
 import { changedLists } from './notify/changed-lists.js';
@@ -31,6 +32,7 @@ import { InputBridge, type HeldCalls } from './mrtr/input-bridge.js';
 import type { InstanceRegistry } from './mrtr/instance-registry.js';
 import { PeerTrust } from './mrtr/peer-trust.js';
 import { peerChecker } from './mrtr/peers.js';
+import type { SessionRelay } from './legacy-client/session-relay.js';
 import { RequestStateCodec } from './mrtr/request-state.js';
 import { SecurityHolder } from './security.js';
 import { createUpstream } from './upstream-factory.js';
@@ -82,6 +84,8 @@ export async function startGateway(initial: GatewayConfig, log: Log): Promise<Ru
     holdMs: config.mrtr.holdMs,
   };
   const upstreams = new Map<string, CachedUpstream>();
+  /** Each server's limits (maxInFlight, maxQueued, queueTimeoutMs), for metrics and /readyz. */
+  const limited = new Map<string, LimitedUpstream>();
   const prefixes = new Map<string, string>();
   /** The config each running server was started from. */
   const running = new Map<string, ServerConfig>();
@@ -108,7 +112,10 @@ export async function startGateway(initial: GatewayConfig, log: Log): Promise<Ru
       resourceWatch.upstreamReady(name);
     });
     modernWatches.set(name, watchModernUpstream(upstream, upstreamLog, resync, () => resourceWatch.urisOf(name)));
-    const served = new CachedUpstream(new InputBridge(upstream, { held, roots: server.roots, log: upstreamLog }), cache);
+    // Limits right on the server's upstream, below the cache and the MRTR bridge (docs/design.md: Overload).
+    const limits = new LimitedUpstream(upstream, server, (seconds) => metrics.queueWaited(name, seconds));
+    limited.set(name, limits);
+    const served = new CachedUpstream(new InputBridge(limits, { held, roots: server.roots, log: upstreamLog }), cache);
     upstreams.set(name, served);
     prefixes.set(name, server.prefix ?? name);
     running.set(name, server);
@@ -122,6 +129,10 @@ export async function startGateway(initial: GatewayConfig, log: Log): Promise<Ru
     await served.close();
   }
 
+  const metrics = new GatewayMetrics({
+    upstreams: () => [...upstreams].map(([name, upstream]) => ({ name, ...upstream.status(), load: limited.get(name)?.load() })),
+    cache: () => cache.stats,
+  });
   for (const [name, server] of Object.entries(config.servers)) await addServer(name, server, config.envReads);
 
   const { host, port } = config.listen;
@@ -149,11 +160,15 @@ export async function startGateway(initial: GatewayConfig, log: Log): Promise<Ru
   );
   await security.install(config);
   let registry: InstanceRegistry | undefined;
+  const sessionSecret = config.legacyClients.sessionSecret ? Buffer.from(config.legacyClients.sessionSecret) : randomBytes(32);
+  const legacyLog = log.child({ part: 'legacy-clients' });
+  // With Redis, a 2025 session's stream, subscriptions and answers travel between replicas: no stickiness needed.
+  let sessionRelay: SessionRelay | undefined;
+  if (config.cache.store === 'redis') {
+    const { SessionRelay } = await import('./legacy-client/session-relay.js');
+    sessionRelay = new SessionRelay({ url: config.cache.url, keyPrefix: config.cache.keyPrefix, secret: sessionSecret, log: legacyLog });
+  }
   const tracker = new RequestTracker();
-  const metrics = new GatewayMetrics({
-    upstreams: () => [...upstreams].map(([name, upstream]) => ({ name, ...upstream.status() })),
-    cache: () => cache.stats,
-  });
   const startedAt = Date.now();
   const app = createApp({
     upstreams,
@@ -165,18 +180,13 @@ export async function startGateway(initial: GatewayConfig, log: Log): Promise<Ru
     security: () => security.current,
     tracker,
     metrics,
-    legacyClients: new LegacyClients({
-      secret: config.legacyClients.sessionSecret ? Buffer.from(config.legacyClients.sessionSecret) : randomBytes(32),
-      sessionTtlMs: config.legacyClients.sessionTtlMs,
-      listen: listenHub,
-      log: log.child({ part: 'legacy-clients' }),
-    }),
+    legacyClients: new LegacyClients({ secret: sessionSecret, sessionTtlMs: config.legacyClients.sessionTtlMs, listen: listenHub, relay: sessionRelay, log: legacyLog }),
     ops: {
       startedAt,
       operators: () => config.auth?.operators, // read per request: a reload may change it
       metrics,
       page: (snapshot) => renderStatusPage(snapshot as StatusSnapshot),
-      upstreams: () => [...upstreams].map(([name, upstream]) => ({ name, required: config.servers[name]!.required, status: upstream.status() })),
+      upstreams: () => [...upstreams].map(([name, upstream]) => ({ name, required: config.servers[name]!.required, status: upstream.status(), saturated: limited.get(name)?.load().saturated })),
       snapshot: async (): Promise<StatusSnapshot> => {
         const tools = await aggregate!.toolCounts();
         const stats = cache.stats;
@@ -265,6 +275,7 @@ export async function startGateway(initial: GatewayConfig, log: Log): Promise<Ru
         prefixes.delete(name);
         running.delete(name);
         raw.delete(name);
+        limited.delete(name);
         aggregate!.detach(name);
       }
       for (const name of [...added, ...changed.map(([n]) => n)]) {
@@ -306,6 +317,7 @@ export async function startGateway(initial: GatewayConfig, log: Log): Promise<Ru
       await cache.close();
       await security.close();
       registry?.close();
+      await sessionRelay?.close();
     },
   };
 }
