@@ -17,12 +17,22 @@
 // A refusal because an upstream is at capacity (src/limits/, marked by overload.ts) is 503: -32603 alone
 // would say nothing a client or balancer could act on.
 import { ErrorCode, type JsonRpcResponse } from './jsonrpc.js';
-import { retryAfterOf } from './overload.js';
+import { keepRetryAfter, retryAfterOf } from './overload.js';
 
 /** The HTTP status an HTTP upstream answered an error with, kept on the error response it returned. */
 export const UPSTREAM_STATUS: unique symbol = Symbol('upstreamStatus');
 
 export type MarkedResponse = JsonRpcResponse & { [UPSTREAM_STATUS]?: number };
+
+/**
+ * Carries what decides an error's status onto a copy (structuredClone drops symbol-keyed properties): the
+ * upstream's own HTTP status and a capacity refusal's Retry-After.
+ */
+export function keepStatusMarks(from: JsonRpcResponse, to: JsonRpcResponse): void {
+  const status = (from as MarkedResponse)[UPSTREAM_STATUS];
+  if (status !== undefined) (to as MarkedResponse)[UPSTREAM_STATUS] = status;
+  keepRetryAfter(from, to);
+}
 
 const FIXED_STATUS: ReadonlyMap<number, 400 | 404> = new Map([
   [ErrorCode.HeaderMismatch, 400],
