@@ -4,10 +4,13 @@ import { createHash } from 'node:crypto';
 import path from 'node:path';
 import { z } from 'zod';
 import { PolicyError, PolicySet } from '../policy/allow-list.js';
+import { inheritProblems } from './child-env.js';
 import { expandEnv, type EnvProblem } from './config-env.js';
 import { ConfigError, readConfigFile } from './config-file.js';
 import { redisCluster, redisSentinel } from './config-redis.js';
 import { salvage, type Salvaged, type SalvageRules } from './config-salvage.js';
+import { allowedHosts, inheritEnv, operators, peers } from './config-security.js';
+import { isLoopbackHost } from './protocol/loopback.js';
 
 import { adoptHostServers, renameProblem } from './config-mcp-servers.js';
 
@@ -51,6 +54,7 @@ const stdioServer = z.strictObject({
   command: z.string().min(1, 'give the program to run, for example "node"'),
   args: z.array(z.string()).default([]),
   env: z.record(z.string(), z.string()).default({}),
+  inheritEnv,
   cwd: z.string().default('.'),
   startupTimeoutMs: positiveMs.default(30_000),
   shutdownGraceMs: positiveMs.default(2_000),
@@ -130,8 +134,7 @@ const auth = z.strictObject({
   anonymous: bool().default(false),
   apiKeys: z.array(apiKey).default([]),
   jwt: jwt.optional(),
-  /** Who may read /status.json, / and /metrics (default: any authenticated principal but anonymous). */
-  operators: z.strictObject({ ids: z.array(z.string().min(1)).default([]), groups: z.array(z.string().min(1)).default([]) }).optional(),
+  operators,
   /** OAuth 2.1 resource server settings (RFC 9728 metadata, audience, required scopes). */
   oauth: z
     .strictObject({
@@ -165,6 +168,7 @@ export const configSchema = z.strictObject({
       host: z.string().min(1).default('127.0.0.1'),
       port: int().pipe(z.number().min(0).max(65535)).default(8080),
       allowedOrigins: z.array(z.string()).default([]),
+      allowedHosts,
       maxBodyBytes: int().pipe(z.number().min(1024)).default(4 * MiB),
       /** On SIGTERM/SIGINT, how long requests in flight may take to finish before connections are cut. */
       drainMs: int().pipe(z.number().min(0)).default(10_000),
@@ -221,6 +225,7 @@ export const configSchema = z.strictObject({
       holdMs: positiveMs.default(300_000),
       /** Where other replicas reach this one to forward a retry (default: the listen address). */
       internalUrl: z.url({ protocol: /^https?$/ }).optional(),
+      peers,
     })
     .prefault({}),
   /** 2025-era clients (initialize, Mcp-Session-Id) on the same endpoints. */
@@ -235,7 +240,8 @@ export const configSchema = z.strictObject({
   pinsFile: z.string().min(1).optional(),
 });
 
-export type GatewayConfig = z.infer<typeof configSchema>;
+type ParsedConfig = z.infer<typeof configSchema>; // `envReads`: the variables it reads with ${VAR}, kept from children
+export type GatewayConfig = ParsedConfig & { envReads: readonly string[] };
 export type ServerConfig = GatewayConfig['servers'][string];
 export type StdioServerConfig = Extract<ServerConfig, { transport: 'stdio' }>;
 export type HttpServerConfig = Extract<ServerConfig, { transport: 'http' }>;
@@ -251,20 +257,22 @@ export function parseConfig(raw: unknown, source: string, baseDir: string, env: 
   const host = adoptHostServers(raw); // a host's mcpServers map (Claude Desktop, Cursor) becomes servers: entries
   const envProblems: EnvProblem[] = [];
   // ${CONFIG_DIR} names the config file's folder, so paths handed to servers can be made absolute.
-  const expanded = expandEnv(host.raw, [], { CONFIG_DIR: baseDir, ...env }, envProblems);
+  const reads = new Set<string>();
+  const expanded = expandEnv(host.raw, [], { CONFIG_DIR: baseDir, ...env }, envProblems, reads);
+  const envReads = [...reads].filter((name) => name !== 'CONFIG_DIR').sort(); // CONFIG_DIR: a folder, not a secret
   const problems = [...host.problems, ...envProblems.map((problem) => problem.message)];
   const unset = envProblems.map((problem) => problem.path.join('.'));
   const parsed = configSchema.safeParse(expanded);
-  let checkable: Salvaged<GatewayConfig> | undefined;
+  let checkable: Salvaged<ParsedConfig> | undefined;
   if (parsed.success) checkable = { config: parsed.data, cut: [] };
   else {
     // A key whose variable is unset holds '', which its validator refuses too: say it once, as the variable.
     problems.push(...parsed.error.issues.filter((issue) => !unset.includes(issue.path.join('.'))).map(describeIssue));
     checkable = salvage(configSchema, expanded, parsed.error.issues, SALVAGE_RULES);
   }
-  if (checkable) problems.push(...crossKeyProblems(checkable.config, [...checkable.cut, ...unset], writtenServerNames(expanded)));
+  if (checkable) problems.push(...crossKeyProblems({ ...checkable.config, envReads }, [...checkable.cut, ...unset], writtenServerNames(expanded)), ...inheritProblems(checkable.config.servers, reads));
   if (problems.length || !checkable) throw new ConfigError(source, problems.map((problem) => renameProblem(problem, host.fromMcpServers)));
-  const config = checkable.config;
+  const config: GatewayConfig = { ...checkable.config, envReads };
   for (const server of Object.values(config.servers)) {
     if (server.transport === 'stdio') server.cwd = path.resolve(baseDir, server.cwd);
   }
@@ -370,10 +378,6 @@ export function exposureProblem(config: GatewayConfig): string | undefined {
     `listen.host ${config.listen.host} is reachable from other machines and there is no auth: section; ` +
     'add auth.apiKeys or auth.jwt (see docs/security.md), or set auth.anonymous: true to serve anyone who can reach it'
   );
-}
-
-export function isLoopbackHost(host: string): boolean {
-  return host === 'localhost' || host === '::1' || host.startsWith('127.');
 }
 
 function describeIssue(issue: z.core.$ZodIssue): string {

@@ -7,6 +7,7 @@ import type { RequestOptions, Upstream } from '../../bridge/upstream.js';
 import { httpStatusOf } from '../protocol/error-status.js';
 import { retryAfterHeaders } from '../protocol/overload.js';
 import { responseBytes, serializeResponse, type JsonRpcNotification, type JsonRpcRequest, type JsonRpcResponse } from '../protocol/jsonrpc.js';
+import { keepRelayedCapabilities } from './relayed-capabilities.js';
 import { ClientGone, writeJsonBody } from './node-io.js';
 
 const SSE_HEADERS = {
@@ -20,6 +21,14 @@ const MAX_BUFFERED_PROGRESS = 1024 * 1024;
 
 /** What the caller is shown of the upstream's answer (the answer itself, or a filtered copy). */
 export type Shape = (response: JsonRpcResponse) => JsonRpcResponse;
+
+export const unchanged: Shape = (response) => response;
+
+/** server/discover: only the capabilities the gateway relays (relayed-capabilities.ts). */
+export const withRelayedCapabilities: Shape = (response) => {
+  keepRelayedCapabilities(response);
+  return response;
+};
 /** What the upstream is told besides the message. */
 export type CallOptions = Pick<RequestOptions, 'forwardHeaders' | 'authContext' | 'reach'>;
 
