@@ -1,9 +1,10 @@
 // Writes an upstream's answer straight onto the Node response: one JSON body, or an SSE stream when
-// progress travels with it (notifications first, the response last, then the stream ends). The client
+// progress or log messages travel with it (notifications first, the response last, then the stream ends). The client
 // closing the connection is its cancellation: ClientGone aborts the upstream request.
 import type { ServerResponse } from 'node:http';
 import type { RequestOptions, Upstream } from '../../bridge/upstream.js';
 import { responseBytes, serializeResponse, type JsonRpcNotification, type JsonRpcRequest, type JsonRpcResponse } from '../protocol/jsonrpc.js';
+import { logFilter } from './log-messages.js';
 import { ClientGone, writeJsonBody } from './node-io.js';
 
 const SSE_HEADERS = {
@@ -45,6 +46,7 @@ export async function respondSse(
   const send = (event: JsonRpcNotification | JsonRpcResponse): void => {
     outgoing.write(`event: message\ndata: ${'method' in event ? JSON.stringify(event) : serializeResponse(event)}\n\n`);
   };
+  const shown = logFilter(message);
   const response = await upstream.request(message, {
     signal,
     forwardHeaders: call.forwardHeaders,
@@ -52,7 +54,7 @@ export async function respondSse(
     reach: call.reach,
     onNotification: (notification) => {
       // A client that does not read its stream misses progress rather than have the gateway buffer it all.
-      if (!signal.aborted && outgoing.writableLength < MAX_BUFFERED_PROGRESS) send(notification);
+      if (!signal.aborted && outgoing.writableLength < MAX_BUFFERED_PROGRESS && shown(notification)) send(notification);
     },
   });
   if (signal.aborted || outgoing.destroyed) return;
