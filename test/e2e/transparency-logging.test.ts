@@ -10,7 +10,8 @@ import { after, before, describe, test } from 'node:test';
 import { serve } from '@hono/node-server';
 import { createMcpHandler } from '@modelcontextprotocol/server';
 import type { RunningGateway } from '../../src/gateway.js';
-import { fixture, post, request, schemaProblems, startTestGateway } from './harness.js';
+import { startLegacyHttpServer, type LegacyHttpServer } from '../fixtures/http-servers.js';
+import { fixture, post, request, schemaProblems, startTestGateway, until } from './harness.js';
 
 const LOG_LEVEL = 'io.modelcontextprotocol/logLevel';
 const LEVELS = ['debug', 'info', 'warning', 'error'];
@@ -37,7 +38,7 @@ async function sdkHttpServer(): Promise<{ url: string; close(): Promise<void> }>
 async function callLog(url: string, tool: string, tag: string, meta: Record<string, unknown> = {}) {
   const answer = await post(url, request('tools/call', { name: tool, arguments: { tag }, _meta: meta }));
   assert.equal(answer.status, 200, JSON.stringify(answer.body));
-  assert.equal(answer.body.result?.isError, undefined, JSON.stringify(answer.body));
+  assert.equal(answer.body.result?.content?.[0]?.text, `logged ${tag}`, JSON.stringify(answer.body));
   for (const event of answer.events) assert.deepEqual(schemaProblems(event.method ?? 'tools/call', event), []);
   return { answer, logs: answer.events.filter((e) => e.method === 'notifications/message').map((e) => e.params) };
 }
@@ -54,6 +55,8 @@ describe('log messages: directly and through the gateway', () => {
       legacy: fixture('legacy-server', env),
       plain: fixture('modern-server'),
     });
+    // Every upstream answering, so /mcp's first listing is not cut short by a child still starting.
+    assert.ok(await until(() => [...gateway.upstreams.values()].every((u) => u.status().state === 'ready'), 20_000));
   });
   after(async () => {
     await gateway.close();
@@ -75,7 +78,6 @@ describe('log messages: directly and through the gateway', () => {
           const through = await callLog(endpoint.url(), endpoint.tool, 'tag', { [LOG_LEVEL]: level });
           assert.equal(through.answer.headers.get('content-type'), 'text/event-stream', endpoint.label);
           assert.deepEqual(through.logs, direct.logs, `${endpoint.label} at ${level}`);
-          assert.equal(through.answer.events.at(-1).result.content[0].text, 'logged tag');
         }
       }
     });
@@ -128,5 +130,37 @@ describe('log messages: directly and through the gateway', () => {
     const merged = await post(`${gateway.url}/mcp`, request('server/discover'));
     assert.deepEqual(merged.body.result.capabilities.logging, {});
     assert.deepEqual(schemaProblems('server/discover', merged.body), []);
+  });
+});
+
+describe('log messages from a 2025 server over HTTP (its level is its session\'s)', () => {
+  let server: LegacyHttpServer;
+  let gateway: RunningGateway;
+  before(async () => {
+    server = await startLegacyHttpServer(0, { logging: true });
+    gateway = await startTestGateway({ remote: { url: server.url } });
+  });
+  after(async () => {
+    await gateway.close();
+    await server.close();
+  });
+
+  test('each request sees its own level; the session is only ever made more verbose', async () => {
+    const url = `${gateway.url}/servers/remote/mcp`;
+    const cases = [
+      // [asked, what the caller sees, what the session's server sent (its level: the most verbose asked so far)]
+      { meta: { progressToken: 1 }, seen: [], sent: LEVELS },
+      { meta: { [LOG_LEVEL]: 'warning' }, seen: ['warning', 'error'], sent: ['warning', 'error'] },
+      { meta: { [LOG_LEVEL]: 'error' }, seen: ['error'], sent: ['warning', 'error'] },
+      { meta: { progressToken: 2 }, seen: [], sent: ['warning', 'error'] },
+      { meta: { [LOG_LEVEL]: 'debug' }, seen: LEVELS, sent: LEVELS },
+      { meta: { [LOG_LEVEL]: 'info' }, seen: LEVELS.slice(1), sent: LEVELS },
+    ];
+    for (const [i, { meta, seen, sent }] of cases.entries()) {
+      server.logged.length = 0;
+      const { logs } = await callLog(i % 2 ? url : `${gateway.url}/mcp`, i % 2 ? 'log' : 'remote__log', `t${i}`, meta);
+      assert.deepEqual(logs, seen.map((level) => ({ level, data: `t${i} ${level}` })), `case ${i}: ${JSON.stringify(meta)}`);
+      assert.deepEqual(server.logged, sent, `case ${i}: the session's level`);
+    }
   });
 });
