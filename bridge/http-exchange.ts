@@ -1,8 +1,8 @@
 // One HTTP exchange with an upstream, as an undici dispatch handler: the answer is read as it arrives
 // (a JSON body, or an SSE stream whose notifications and server requests go to the caller before the
-// response), parsed once, and the exchange settles exactly once with how it ended. A JSON body written as
-// one message per line is read line by line as it arrives, so a stream that never ends (a listen answered
-// as application/json) is heard while it lasts. Timeout and the
+// response; a JSON body of one message per line is read as such a stream, line by line as it arrives,
+// so one that never ends, a listen answered as application/json, is heard while it lasts), parsed once,
+// and the exchange settles exactly once with how it ended. Timeout and the
 // caller's cancellation abort the HTTP request, which closes its stream: on Streamable HTTP that is
 // the cancellation.
 import type { Dispatcher } from 'undici';
@@ -37,6 +37,8 @@ export interface ExchangeOptions {
   /** The id of the request sent: on an SSE stream only the response with this id ends the exchange. */
   expectId?: JsonRpcId;
   onNotification?: (notification: JsonRpcNotification) => void;
+  /** Told when a 2xx SSE answer opens: from then on the caller's own answer is a stream too. */
+  onStreamStart?: () => void;
   /** Answers the server's own requests on this request's stream (2025 servers). */
   onServerRequest?: ServerRequestHandler;
   peer?: StreamPeer;
@@ -60,6 +62,7 @@ export class HttpExchange implements Dispatcher.DispatchHandler {
   readonly promise: Promise<HttpExchange>;
   readonly onNotification: ((notification: JsonRpcNotification) => void) | undefined;
   readonly onServerRequest: ServerRequestHandler | undefined;
+  private readonly onStreamStart: (() => void) | undefined;
 
   private resolve!: (exchange: HttpExchange) => void;
   private controller: Dispatcher.DispatchController | undefined;
@@ -82,6 +85,7 @@ export class HttpExchange implements Dispatcher.DispatchHandler {
     this.expectId = options.expectId;
     this.onNotification = options.onNotification;
     this.onServerRequest = options.onServerRequest;
+    this.onStreamStart = options.onStreamStart;
     this.peer = options.peer;
     this.timer = options.timeoutMs > 0 ? setTimeout(expire, options.timeoutMs, this) : undefined;
     this.signal = options.signal;
@@ -109,6 +113,7 @@ export class HttpExchange implements Dispatcher.DispatchHandler {
     this.sessionId = first(headers['mcp-session-id']);
     if (statusCode >= 200 && statusCode < 300 && this.contentType.startsWith('text/event-stream')) {
       this.sse = new SseReader((data, type) => this.onEvent(data, type), this.maxBytes);
+      this.onStreamStart?.();
     } else {
       this.chunks = [];
       this.readsLines = statusCode >= 200 && statusCode < 300;
@@ -134,7 +139,7 @@ export class HttpExchange implements Dispatcher.DispatchHandler {
     }
     this.chunks!.push(chunk);
     // A cheap native scan per chunk; lines are only split and parsed once a line is complete.
-    if (this.readsLines && chunk.indexOf(NEWLINE) !== -1) this.readLines();
+    if (this.readsLines && chunk.indexOf(NEWLINE) !== -1) this.takeLines();
   }
 
   onResponseEnd(): void {
@@ -158,6 +163,7 @@ export class HttpExchange implements Dispatcher.DispatchHandler {
       this.settle('response');
       return;
     }
+    if (ok && parsed === undefined && this.readLines(text)) return;
     this.body = parsed === undefined ? text.slice(0, 1000) : parsed;
     this.settle(ok ? 'unreadable' : 'status');
   }
@@ -187,7 +193,7 @@ export class HttpExchange implements Dispatcher.DispatchHandler {
    * are taken as messages as they arrive; the unfinished last line waits for more. The first line that is
    * not a JSON-RPC message (a pretty-printed body's `{`) ends this, and the rest is read whole at its end.
    */
-  private readLines(): void {
+  private takeLines(): void {
     const chunks = this.chunks!;
     const buffer = chunks.length === 1 ? chunks[0]! : Buffer.concat(chunks);
     const last = buffer.lastIndexOf(NEWLINE);
@@ -206,6 +212,23 @@ export class HttpExchange implements Dispatcher.DispatchHandler {
     this.chunks = rest.length ? [rest] : [];
     this.bytes = rest.length; // the size cap is per message, as on an SSE stream
     for (const message of messages) if (this.end === undefined) this.onMessage(message);
+  }
+
+  /**
+   * At the end of the body, what `takeLines` left (all of it when its first line was not one message):
+   * read as lines when every line is a JSON object; the notifications reach the caller just before the
+   * response. True when it settled.
+   */
+  private readLines(text: string): boolean {
+    const messages: JsonObject[] = [];
+    for (const line of text.split('\n')) {
+      if (BLANK.test(line)) continue;
+      const message = parseJson(line);
+      if (!isObject(message)) return false;
+      messages.push(message);
+    }
+    for (const message of messages) if (this.end === undefined) this.onMessage(message);
+    return this.end !== undefined;
   }
 
   private onMessage(message: JsonObject): void {
