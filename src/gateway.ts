@@ -25,6 +25,7 @@ import { watchModernUpstream, type ModernWatch } from './notify/upstream-listen.
 import type { Log } from './protocol/log.js';
 import { InputBridge, type HeldCalls } from './mrtr/input-bridge.js';
 import type { InstanceRegistry } from './mrtr/instance-registry.js';
+import type { SessionRelay } from './legacy-client/session-relay.js';
 import { RequestStateCodec } from './mrtr/request-state.js';
 import { SecurityHolder } from './security.js';
 import { createUpstream } from './upstream-factory.js';
@@ -139,6 +140,14 @@ export async function startGateway(initial: GatewayConfig, log: Log): Promise<Ru
   );
   await security.install(config);
   let registry: InstanceRegistry | undefined;
+  const sessionSecret = config.legacyClients.sessionSecret ? Buffer.from(config.legacyClients.sessionSecret) : randomBytes(32);
+  const legacyLog = log.child({ part: 'legacy-clients' });
+  // With Redis, a 2025 session's stream, subscriptions and answers travel between replicas: no stickiness needed.
+  let sessionRelay: SessionRelay | undefined;
+  if (config.cache.store === 'redis') {
+    const { SessionRelay } = await import('./legacy-client/session-relay.js');
+    sessionRelay = new SessionRelay({ url: config.cache.url, keyPrefix: config.cache.keyPrefix, secret: sessionSecret, log: legacyLog });
+  }
   const tracker = new RequestTracker();
   const metrics = new GatewayMetrics({
     upstreams: () => [...upstreams].map(([name, upstream]) => ({ name, ...upstream.status() })),
@@ -155,12 +164,7 @@ export async function startGateway(initial: GatewayConfig, log: Log): Promise<Ru
     security: () => security.current,
     tracker,
     metrics,
-    legacyClients: new LegacyClients({
-      secret: config.legacyClients.sessionSecret ? Buffer.from(config.legacyClients.sessionSecret) : randomBytes(32),
-      sessionTtlMs: config.legacyClients.sessionTtlMs,
-      listen: listenHub,
-      log: log.child({ part: 'legacy-clients' }),
-    }),
+    legacyClients: new LegacyClients({ secret: sessionSecret, sessionTtlMs: config.legacyClients.sessionTtlMs, listen: listenHub, relay: sessionRelay, log: legacyLog }),
     ops: {
       startedAt,
       hostAllowed: (hostHeader) => !isLoopbackHost(config.listen.host) || (hostHeader !== undefined && isLoopbackHost(hostName(hostHeader))),
@@ -289,6 +293,7 @@ export async function startGateway(initial: GatewayConfig, log: Log): Promise<Ru
       await cache.close();
       await security.close();
       registry?.close();
+      await sessionRelay?.close();
     },
   };
 }

@@ -216,7 +216,7 @@ export function createApp(options: EdgeOptions): Edge {
       const exchange = legacyExchange(undefined, incoming.headers['mcp-session-id'] as string | undefined);
       seen.outcome = 'ok';
       if (verb === 'GET') legacy.stream(exchange);
-      else legacy.end(exchange);
+      else await legacy.end(exchange);
       return RESPONSE_ALREADY_SENT;
     }
 

@@ -1,7 +1,8 @@
 // The transparency suite's parts: one scenario list, what a client sees of an answer (status and the
 // messages' own bytes), a modern server asked over stdio directly, and the comparison that allows exactly
 // the rewrites the README's "What the endpoint does" lists:
-// 1. a result without `resultType` gets `"resultType":"complete"` appended (nothing else changes);
+// 1. a result without `resultType` gets `"resultType":"complete"` appended, a cacheable one without
+//    `ttlMs`/`cacheScope` gets 0 and "private" (nothing else changes);
 // 2. on /mcp, tool and prompt names carry `<server>__`, lists are the gateway's merged pages (its own
 //    serverInfo, ttlMs and cacheScope), server/discover is the gateway's own, and an error is worded by
 //    the gateway where it routes (an unknown name or URI) — status and code stay the upstream's;
@@ -39,6 +40,7 @@ export const SCENARIOS: Scenario[] = [
   { name: 'a tool that needs elicitation', method: 'tools/call', params: { name: 'needs-elicitation', arguments: {} } },
   { name: 'a tool that needs elicitation, asked with progress', method: 'tools/call', params: { name: 'needs-elicitation', arguments: {}, _meta: meta({ progressToken: 'tok' }) } },
   { name: 'a tool with _meta rules of its own', method: 'tools/call', params: { name: 'strict-meta', arguments: {} } },
+  { name: 'prompts/list', method: 'prompts/list', params: {} },
   { name: 'prompts/get', method: 'prompts/get', params: { name: 'greet', arguments: { name: 'Ada' } } },
   { name: 'resources/read', method: 'resources/read', params: { uri: 'fixture://hello' } },
   { name: 'resources/read of an unknown URI', method: 'resources/read', params: { uri: 'fixture://nope' } },
@@ -119,11 +121,23 @@ function isResponseTo(line: string, id: unknown): boolean {
   }
 }
 
-/** The direct answer as the gateway must pass it on: a result without resultType gets it appended. */
-function withResultType(text: string): string {
+const CACHEABLE = new Set(['server/discover', 'tools/list', 'prompts/list', 'resources/list', 'resources/templates/list', 'resources/read']);
+
+/**
+ * The direct answer as the gateway must pass it on: a result without resultType gets "complete" appended,
+ * and a cacheable one without ttlMs or cacheScope gets 0 and "private".
+ */
+function withResultType(text: string, method: string): string {
   const message = JSON.parse(text);
-  if (!('result' in message) || 'resultType' in message.result) return text;
-  message.result.resultType = 'complete';
+  if (!('result' in message)) return text;
+  const result = message.result;
+  const missing = !('resultType' in result) || (CACHEABLE.has(method) && (!('ttlMs' in result) || !('cacheScope' in result)));
+  if (!missing) return text;
+  result.resultType ??= 'complete';
+  if (CACHEABLE.has(method) && result.resultType === 'complete') {
+    result.ttlMs ??= 0;
+    result.cacheScope ??= 'private';
+  }
   return JSON.stringify(message);
 }
 
@@ -147,7 +161,7 @@ export function assertSame(scenario: Scenario, direct: Seen, through: Seen, wher
   assert.equal(through.status, direct.status, `${label}: status (direct ${direct.messages.at(-1)}, through ${through.messages.at(-1)})`);
   assert.deepEqual(through.messages.slice(0, -1), asRelayed(scenario, direct.messages.slice(0, -1)), `${label}: the notifications before the response`);
   const seen = JSON.parse(through.messages.at(-1)!);
-  const expected = withResultType(direct.messages.at(-1)!);
+  const expected = withResultType(direct.messages.at(-1)!, scenario.method);
   const wanted = JSON.parse(expected);
   if ('error' in wanted) {
     assert.equal(seen.error?.code, wanted.error.code, `${label}: error code (through ${through.messages.at(-1)})`);
