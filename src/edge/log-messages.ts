@@ -5,12 +5,6 @@
 import { isObject, type JsonRpcNotification, type JsonRpcRequest } from '../protocol/jsonrpc.js';
 import { logSeverity, META } from '../protocol/mcp.js';
 
-/** The request asked for log messages (whether or not its level is a valid one: the upstream judges that). */
-export function asksForLogs(message: JsonRpcRequest): boolean {
-  const meta = message.params?._meta;
-  return isObject(meta) && meta[META.logLevel] !== undefined;
-}
-
 /** Whether the caller of `message` is to see `notification` on its stream. */
 export function logFilter(message: JsonRpcRequest): (notification: JsonRpcNotification) => boolean {
   const meta = message.params?._meta;
