@@ -9,6 +9,7 @@
 // ttlMs), so whoever receives it may replace top-level fields but must not change what lies below.
 import type { JsonObject, JsonRpcId, JsonRpcResponse } from '../src/protocol/jsonrpc.js';
 import type { Log } from '../src/protocol/log.js';
+import { keepStatusMarks } from '../src/protocol/error-status.js';
 import type { CacheStore, StoredEntry } from './store.js';
 
 export interface CacheKey {
@@ -169,6 +170,7 @@ export class ListCache {
     // Not stored (an error, or ttlMs 0): a copy of its own, since callers may change what they receive.
     const copy = structuredClone(response);
     copy.id = id;
+    keepStatusMarks(response, copy); // a copy answers with the status the original would have had
     return { response: copy, hit: false };
   }
 

@@ -31,6 +31,12 @@ const upstreamCommon = {
   timeoutMs: positiveMs.default(60_000),
   probeTimeoutMs: positiveMs.default(5_000),
   legacyTtlMs: int().pipe(z.number().min(0)).default(0),
+  /** Requests handed to the server at once; more wait in its queue (docs/configuration.md: Overload). */
+  maxInFlight: int().pipe(z.number().min(1, 'at least 1: a server that may take no request cannot serve')).default(16),
+  /** Requests waiting for one of those slots; past it callers get 503 at once. 0: never wait. */
+  maxQueued: int().pipe(z.number().min(0)).default(64),
+  /** How long a request may wait for a slot before it is refused with 503. */
+  queueTimeoutMs: positiveMs.default(10_000),
   /** Whether /readyz waits for this server. */
   required: bool().default(true),
   /** Answers a 2025 server's roots/list from here instead of asking the client. */

@@ -16,6 +16,7 @@ import { CachedUpstream } from './cached-upstream.js';
 import { createApp, type Edge } from './edge/app.js';
 import { RequestTracker } from './edge/request-tracker.js';
 import { LegacyClients } from './legacy-client/legacy-clients.js';
+import { LimitedUpstream } from './limits/limited-upstream.js';
 import { GatewayMetrics } from './ops/metrics.js';
 import { renderStatusPage, type StatusSnapshot } from './ops/status-page.js';
 import { changedLists } from './notify/changed-lists.js';
@@ -74,6 +75,8 @@ export async function startGateway(initial: GatewayConfig, log: Log): Promise<Ru
     holdMs: config.mrtr.holdMs,
   };
   const upstreams = new Map<string, CachedUpstream>();
+  /** Each server's limits (maxInFlight, maxQueued, queueTimeoutMs), for metrics and /readyz. */
+  const limited = new Map<string, LimitedUpstream>();
   const prefixes = new Map<string, string>();
   /** The config each running server was started from. */
   const running = new Map<string, ServerConfig>();
@@ -100,7 +103,10 @@ export async function startGateway(initial: GatewayConfig, log: Log): Promise<Ru
       resourceWatch.upstreamReady(name);
     });
     modernWatches.set(name, watchModernUpstream(upstream, upstreamLog, resync, () => resourceWatch.urisOf(name)));
-    const served = new CachedUpstream(new InputBridge(upstream, { held, roots: server.roots, log: upstreamLog }), cache);
+    // Limits right on the server's upstream, below the cache and the MRTR bridge (docs/design.md: Overload).
+    const limits = new LimitedUpstream(upstream, server, (seconds) => metrics.queueWaited(name, seconds));
+    limited.set(name, limits);
+    const served = new CachedUpstream(new InputBridge(limits, { held, roots: server.roots, log: upstreamLog }), cache);
     upstreams.set(name, served);
     prefixes.set(name, server.prefix ?? name);
     running.set(name, server);
@@ -114,6 +120,10 @@ export async function startGateway(initial: GatewayConfig, log: Log): Promise<Ru
     await served.close();
   }
 
+  const metrics = new GatewayMetrics({
+    upstreams: () => [...upstreams].map(([name, upstream]) => ({ name, ...upstream.status(), load: limited.get(name)?.load() })),
+    cache: () => cache.stats,
+  });
   for (const [name, server] of Object.entries(config.servers)) await addServer(name, server);
 
   const { host, port } = config.listen;
@@ -149,10 +159,6 @@ export async function startGateway(initial: GatewayConfig, log: Log): Promise<Ru
     sessionRelay = new SessionRelay({ url: config.cache.url, keyPrefix: config.cache.keyPrefix, secret: sessionSecret, log: legacyLog });
   }
   const tracker = new RequestTracker();
-  const metrics = new GatewayMetrics({
-    upstreams: () => [...upstreams].map(([name, upstream]) => ({ name, ...upstream.status() })),
-    cache: () => cache.stats,
-  });
   const startedAt = Date.now();
   const app = createApp({
     upstreams,
@@ -173,7 +179,7 @@ export async function startGateway(initial: GatewayConfig, log: Log): Promise<Ru
       },
       metrics,
       page: (snapshot) => renderStatusPage(snapshot as StatusSnapshot),
-      upstreams: () => [...upstreams].map(([name, upstream]) => ({ name, required: config.servers[name]!.required, status: upstream.status() })),
+      upstreams: () => [...upstreams].map(([name, upstream]) => ({ name, required: config.servers[name]!.required, status: upstream.status(), saturated: limited.get(name)?.load().saturated })),
       snapshot: async (): Promise<StatusSnapshot> => {
         const tools = await aggregate!.toolCounts();
         const stats = cache.stats;
@@ -252,6 +258,7 @@ export async function startGateway(initial: GatewayConfig, log: Log): Promise<Ru
         prefixes.delete(name);
         running.delete(name);
         raw.delete(name);
+        limited.delete(name);
         aggregate!.detach(name);
       }
       for (const name of [...added, ...changed.map(([n]) => n)]) {
