@@ -24,11 +24,12 @@ export function mergeDiscover(outcomes: readonly Outcome[], separator: string, r
     }
     const result = outcome.response.result;
     const offered = isObject(result.capabilities) ? result.capabilities : {};
-    // Only what /mcp itself serves: the features, and list changes (relayed on subscriptions/listen).
-    for (const key of ['tools', 'prompts', 'resources', 'completions']) {
+    // Only what /mcp itself serves: the features, list changes (relayed on subscriptions/listen), and log
+    // messages (relayed on a routed request's stream when it sets a logLevel).
+    for (const key of ['tools', 'prompts', 'resources', 'completions', 'logging']) {
       if (!(key in offered)) continue;
       const feature = (capabilities[key] ??= {}) as JsonObject;
-      if (key !== 'completions' && isObject(offered[key]) && offered[key].listChanged === true) feature.listChanged = true;
+      if ((key === 'tools' || key === 'prompts' || key === 'resources') && isObject(offered[key]) && offered[key].listChanged === true) feature.listChanged = true;
     }
     if (typeof result.instructions === 'string' && result.instructions.trim() && (!reach || reach.seesAll(outcome.server))) {
       instructions.push(`## ${outcome.server}\n${result.instructions.trim()}`);

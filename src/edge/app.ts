@@ -10,6 +10,7 @@ import type { ListenHub } from '../notify/listen-hub.js';
 import { httpStatusOf } from '../protocol/error-status.js';
 import { ErrorCode, isObject, type JsonRpcResponse } from '../protocol/jsonrpc.js';
 import type { Log } from '../protocol/log.js';
+import { META } from '../protocol/mcp.js';
 import type { LegacyClients, LegacyExchange } from '../legacy-client/legacy-clients.js';
 import type { GatewayMetrics, RequestOutcome } from '../ops/metrics.js';
 import type { Security } from '../security.js';
@@ -30,7 +31,7 @@ import { reject } from './rejection.js';
 import type { RequestTracker } from './request-tracker.js';
 import { checkMessage } from './request-rules.js';
 import type { Verdict } from './policy-guard.js';
-import { respondJson, respondSse, unchanged, withRelayedCapabilities, type CallOptions, type Shape } from './respond.js';
+import { respondJson, respondSse, unchanged, type CallOptions, type Shape } from './respond.js';
 
 export interface EdgeOptions {
   upstreams: ReadonlyMap<string, Upstream>;
@@ -311,9 +312,7 @@ export function createApp(options: EdgeOptions): Edge {
         return RESPONSE_ALREADY_SENT;
       }
     }
-    const learn: Shape = message.method === 'tools/list' ? (response) => learnTools(endpoint, response)
-      : message.method === 'server/discover' ? withRelayedCapabilities
-      : unchanged;
+    const learn: Shape = message.method === 'tools/list' ? (response) => learnTools(endpoint, response) : unchanged;
     const filtered: Shape = grant && security.guard
       ? ((guard, kept) => (response) => guard.shape(server, message.method, learn(response), kept))(security.guard, grant)
       : learn;
@@ -326,7 +325,8 @@ export function createApp(options: EdgeOptions): Edge {
     const meta = message.params?._meta;
     // The server's upstream as of now: a reload may have replaced it while this request was authenticated and read.
     const upstream = (server === undefined ? endpoint : endpointOf(server) ?? endpoint).upstream;
-    if (isObject(meta) && meta.progressToken !== undefined) await respondSse(upstream, message, outgoing, shape, call);
+    // Progress and log messages travel on the request's own stream, so those requests are answered with one.
+    if (isObject(meta) && (meta.progressToken !== undefined || meta[META.logLevel] !== undefined)) await respondSse(upstream, message, outgoing, shape, call);
     else await respondJson(upstream, message, outgoing, shape, call);
     record(principal, message.method, verdict, args, traceId);
     return RESPONSE_ALREADY_SENT;

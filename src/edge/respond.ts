@@ -1,13 +1,14 @@
 // Writes an upstream's answer straight onto the Node response: one JSON body, or an SSE stream when
-// progress travels with it (notifications first, the response last, then the stream ends). The client
-// closing the connection is its cancellation: ClientGone aborts the upstream request. The HTTP status comes
-// from httpStatusOf (src/protocol/error-status.ts); an SSE stream, once started, is 200 whatever follows.
+// progress or log messages travel with it (notifications first, the response last, then the stream ends).
+// The client closing the connection is its cancellation: ClientGone aborts the upstream request. The HTTP
+// status comes from httpStatusOf (src/protocol/error-status.ts); an SSE stream, once started, is 200
+// whatever follows.
 import type { ServerResponse } from 'node:http';
 import type { RequestOptions, Upstream } from '../../bridge/upstream.js';
 import { httpStatusOf } from '../protocol/error-status.js';
 import { retryAfterHeaders } from '../protocol/overload.js';
 import { responseBytes, serializeResponse, type JsonRpcNotification, type JsonRpcRequest, type JsonRpcResponse } from '../protocol/jsonrpc.js';
-import { keepRelayedCapabilities } from './relayed-capabilities.js';
+import { logFilter } from './log-messages.js';
 import { ClientGone, writeJsonBody } from './node-io.js';
 
 const SSE_HEADERS = {
@@ -24,11 +25,6 @@ export type Shape = (response: JsonRpcResponse) => JsonRpcResponse;
 
 export const unchanged: Shape = (response) => response;
 
-/** server/discover: only the capabilities the gateway relays (relayed-capabilities.ts). */
-export const withRelayedCapabilities: Shape = (response) => {
-  keepRelayedCapabilities(response);
-  return response;
-};
 /** What the upstream is told besides the message. */
 export type CallOptions = Pick<RequestOptions, 'forwardHeaders' | 'authContext' | 'reach'>;
 
@@ -66,6 +62,7 @@ export async function respondSse(
   const send = (event: JsonRpcNotification | JsonRpcResponse): void => {
     outgoing.write(`event: message\ndata: ${'method' in event ? JSON.stringify(event) : serializeResponse(event)}\n\n`);
   };
+  const shown = logFilter(message);
   const response = await upstream.request(message, {
     signal,
     forwardHeaders: call.forwardHeaders,
@@ -73,6 +70,7 @@ export async function respondSse(
     reach: call.reach,
     onStreamStart: start,
     onNotification: (notification) => {
+      if (!shown(notification)) return;
       start();
       // A client that does not read its stream misses progress rather than have the gateway buffer it all.
       if (!signal.aborted && outgoing.writableLength < MAX_BUFFERED_PROGRESS) send(notification);
