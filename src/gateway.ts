@@ -30,7 +30,7 @@ import { ResourceWatch } from './notify/resource-watch.js';
 import { watchModernUpstream, type ModernWatch } from './notify/upstream-listen.js';
 import type { Log } from './protocol/log.js';
 import { isLoopbackHost } from './protocol/loopback.js';
-import { InputBridge, type HeldCalls } from './mrtr/input-bridge.js';
+import { cancelWaitingCalls, InputBridge, type HeldCalls } from './mrtr/input-bridge.js';
 import type { InstanceRegistry } from './mrtr/instance-registry.js';
 import { PeerTrust } from './mrtr/peer-trust.js';
 import { peerChecker } from './mrtr/peers.js';
@@ -92,6 +92,7 @@ export async function startGateway(initial: GatewayConfig, log: Log): Promise<Ru
     codec: new RequestStateCodec(mrtrSecret, randomBytes(6).toString('base64url')),
     calls: new Map(),
     holdMs: config.mrtr.holdMs,
+    shared: config.cache.store === 'redis',
   };
   const upstreams = new Map<string, CachedUpstream>();
   /** Each server's limits (maxInFlight, maxQueued, queueTimeoutMs), for metrics and /readyz. */
@@ -326,6 +327,11 @@ export async function startGateway(initial: GatewayConfig, log: Log): Promise<Ru
       listenHub.closeAll();
       for (const watch of modernWatches.values()) watch.stop();
       const closed = drain.close();
+      // No retry can reach this replica now: its held calls that wait for one end here, and other replicas
+      // stop offering it retries (they answer that the holder is gone; the client starts the call again).
+      const abandoned = cancelWaitingCalls(held);
+      if (abandoned > 0) log.info({ calls: abandoned }, 'draining: cancelled the calls held for a client retry that can no longer reach this replica');
+      await registry?.forget();
       if (!(await tracker.whenIdle(config.listen.drainMs))) {
         log.warn({ inFlight: tracker.inFlight, drainMs: config.listen.drainMs }, 'requests still in flight after listen.drainMs; cutting them off');
       }
