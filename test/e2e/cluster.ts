@@ -12,7 +12,7 @@ import { read } from './deploy-helpers.js';
 import { fixture, headersFor, post, request, ROOT, until, type Answer } from './harness.js';
 import { freePort, reachable } from './own-redis.js';
 
-export const DRAIN_DELAY_MS = 1500;
+export const DRAIN_DELAY_MS = 2000;
 const REDIS = 'redis://127.0.0.1:6379';
 export const SKIP = spawnSync('haproxy', ['-v']).error
   ? 'haproxy is not installed (apt-get install haproxy)'

@@ -15,7 +15,7 @@ import { after, before, describe, test } from 'node:test';
 import { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
 import { ToolListChangedNotificationSchema } from '@modelcontextprotocol/sdk/types.js';
-import { holdCall, reconnectingListen, retryCall, SKIP, startCluster, toolLoad, type Cluster, type Failure } from './cluster.js';
+import { DRAIN_DELAY_MS, holdCall, reconnectingListen, retryCall, SKIP, startCluster, toolLoad, type Cluster, type Failure } from './cluster.js';
 import { post, request, until, type Answer } from './harness.js';
 
 const CLIENTS = 16;
@@ -112,7 +112,7 @@ describe('three replicas behind HAProxy on one Redis, under 16 callers', { skip:
         const late = await holdCall(replica.base, 'legacy2', `late ${i}`);
         const [before, sdkBefore, started] = [load.succeeded, sdk.state.calls, Date.now()];
         const stopping = replica.stop(); // SIGTERM; resolves when the process has exited
-        const draining = await until(async () => (await fetch(`${replica.base}/readyz`).then((r) => r.status, () => 0)) === 503, 1_000, 10);
+        const draining = await until(async () => (await fetch(`${replica.base}/readyz`).then((r) => r.status, () => 0)) === 503, DRAIN_DELAY_MS, 10);
         assert.ok(draining, 'the replica said it was draining');
         const during = await retryCall(cluster.front, early);
         assert.equal(textOf(during), JSON.stringify({ action: 'accept', content: { name: 'after the restart' } }), 'a retry during the drain delay reaches the held call');
