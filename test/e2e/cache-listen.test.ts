@@ -8,6 +8,7 @@ import { after, before, describe, test } from 'node:test';
 import { setTimeout as sleep } from 'node:timers/promises';
 import type { RunningGateway } from '../../src/gateway.js';
 import { startModernHttpServer } from '../fixtures/http-servers.js';
+import { sharedRedis } from '../services.js';
 import { everything, fixture, headersFor, openListen, post, request, ROOT, schemaProblems, startTestGateway, until } from './harness.js';
 
 const synthetic = (id: string, env: Record<string, string> = {}) => ({
@@ -163,7 +164,10 @@ describe('the list cache in the request path (memory store)', () => {
   });
 });
 
-describe('two gateways sharing Redis', () => {
+const redis = await sharedRedis('two gateways sharing the cache in Redis');
+
+describe('two gateways sharing Redis', { skip: redis.skip }, () => {
+  before(redis.check);
   const keyPrefix = `mcp-gateway-test:${randomUUID()}:`;
   const cache = { store: 'redis', url: 'redis://127.0.0.1:6379', keyPrefix, contextSecret: 'shared by both replicas' };
   let a: RunningGateway;

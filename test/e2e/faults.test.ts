@@ -16,7 +16,8 @@ import vm from 'node:vm';
 import type { RunningGateway } from '../../src/gateway.js';
 import { unusedPort } from '../fixtures/http-servers.js';
 import { eventually, headersFor, post, request, ROOT, startTestGateway, until } from './harness.js';
-import { freePort, hasRedisServer, startRedis, stopRedis } from './own-redis.js';
+import { freePort, startRedis, stopRedis } from './own-redis.js';
+import { redisServerBinary } from '../services.js';
 
 v8.setFlagsFromString('--expose-gc');
 const gc = vm.runInNewContext('gc') as () => void;
@@ -616,7 +617,10 @@ test('1,000 idle keep-alive connections: a normal call still succeeds, and none 
 
 // ---- Redis -------------------------------------------------------------------------------------
 
-test('Redis killed and restarted under load: no request fails, and afterwards the shared cache works again', { skip: hasRedisServer ? false : 'redis-server is not on PATH', timeout: 60_000 }, async () => {
+const ownRedis = redisServerBinary('Redis killed under load');
+
+test('Redis killed and restarted under load: no request fails, and afterwards the shared cache works again', { skip: ownRedis.skip, timeout: 60_000 }, async () => {
+  ownRedis.check();
   const port = await freePort();
   let redis = await startRedis(port);
   const cache = { store: 'redis', url: `redis://127.0.0.1:${port}`, keyPrefix: `faults-${process.pid}:` };

@@ -13,7 +13,7 @@ import { startGateway, type RunningGateway } from '../../src/gateway.js';
 import { silentLog, type Log } from '../../src/protocol/log.js';
 import { everything, eventually, fixture, headersFor, META, post, ROOT, schemaProblems, VERSION, type Answer } from './harness.js';
 import { startLegacyHttpServer, type LegacyHttpServer } from '../fixtures/http-servers.js';
-import { reachable } from './own-redis.js';
+import { sharedRedis } from '../services.js';
 
 // ---- plumbing ---------------------------------------------------------------------------------------------
 
@@ -668,9 +668,10 @@ describe('roots: from the config on server-everything', () => {
 // ---- 6. replicas --------------------------------------------------------------------------------------------
 
 const SHARED_REDIS = 'redis://127.0.0.1:6379';
-const redisUp = await reachable(6379);
+const needRedis = await sharedRedis('MRTR across replicas on the shared Redis');
 
-describe('two gateways on one Redis: a retry sent to the other replica is forwarded to the holder', { skip: redisUp ? false : 'no Redis at 127.0.0.1:6379' }, () => {
+describe('two gateways on one Redis: a retry sent to the other replica is forwarded to the holder', { skip: needRedis.skip }, () => {
+  before(needRedis.check);
   const keyPrefix = `mrtr-e2e-${randomUUID()}:`;
   const secret = 'a shared mrtr secret, 32+ chars long';
   let a: RunningGateway;
@@ -726,7 +727,8 @@ describe('two gateways on one Redis: a retry sent to the other replica is forwar
   });
 });
 
-describe('replicas on one Redis that cannot help', { skip: redisUp ? false : 'no Redis at 127.0.0.1:6379' }, () => {
+describe('replicas on one Redis that cannot help', { skip: needRedis.skip }, () => {
+  before(needRedis.check);
   test('the holder has stopped, or the replica has another mrtr.secret: the retry is refused with -32602 (no hang)', async () => {
     const keyPrefix = `mrtr-e2e-${randomUUID()}:`;
     const cache = { store: 'redis', url: SHARED_REDIS, keyPrefix };

@@ -2,12 +2,12 @@
 // gateway replicas sharing 127.0.0.1:6379; a redis-server of the test's own, on a free port, is killed and
 // restarted to show that a Redis outage never fails or slows a request.
 import assert from 'node:assert/strict';
-import { spawn, spawnSync, type ChildProcess } from 'node:child_process';
 import { randomUUID } from 'node:crypto';
 import { after, test } from 'node:test';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { Redis } from 'ioredis';
-import { freePort, reachable, startRedis, stopRedis } from './own-redis.js';
+import { freePort, startRedis, stopRedis } from './own-redis.js';
+import { redisServerBinary, sharedRedis } from '../services.js';
 import { ListCache, type CacheKey } from '../../cache/list-cache.js';
 import { RedisStore } from '../../cache/redis-store.js';
 import type { JsonObject, JsonRpcResponse } from '../../src/protocol/jsonrpc.js';
@@ -17,14 +17,13 @@ import { until } from './harness.js';
 const SHARED_URL = 'redis://127.0.0.1:6379';
 const PREFIX = `mcp-gateway-test:${randomUUID()}:`;
 
-const sharedRedisUp = await reachable(6379);
-const SKIP_SHARED = sharedRedisUp ? false : 'no Redis at 127.0.0.1:6379';
-const SKIP_OWN = spawnSync('redis-server', ['--version']).error ? 'redis-server is not on PATH: cannot start a Redis to stop' : false;
+const shared = await sharedRedis('ListCache replicas on the shared Redis');
+const own = redisServerBinary('ListCache through a Redis outage');
 
 const open: { close(): Promise<void> }[] = [];
 after(async () => {
   await Promise.all(open.map((c) => c.close().catch(() => {})));
-  if (!sharedRedisUp) return;
+  if (!shared.present) return;
   // Remove everything this run wrote.
   const admin = new Redis(SHARED_URL, { lazyConnect: true, maxRetriesPerRequest: 1 });
   await admin.connect();
@@ -70,7 +69,8 @@ async function ready(store: RedisStore): Promise<void> {
   );
 }
 
-test('an entry stored by one replica is a hit on the other; private entries stay with their context', { skip: SKIP_SHARED }, async () => {
+test('an entry stored by one replica is a hit on the other; private entries stay with their context', { skip: shared.skip }, async () => {
+  shared.check();
   const a = replica();
   const b = replica();
   await Promise.all([ready(a.store), ready(b.store)]);
@@ -96,7 +96,8 @@ test('an entry stored by one replica is a hit on the other; private entries stay
   assert.equal(a.cache.stats.storeErrors + b.cache.stats.storeErrors, errorsBefore);
 });
 
-test('an invalidation on one replica fires onInvalidate on the other and the entry is gone for both', { skip: SKIP_SHARED }, async () => {
+test('an invalidation on one replica fires onInvalidate on the other and the entry is gone for both', { skip: shared.skip }, async () => {
+  shared.check();
   const a = replica();
   const b = replica();
   await Promise.all([ready(a.store), ready(b.store)]);
@@ -130,7 +131,8 @@ test('an invalidation on one replica fires onInvalidate on the other and the ent
   assert.equal((await b.cache.get(key({ method: 'tools/list', upstream: 'inv' }), 1, up.fetch)).hit, true);
 });
 
-test('entries expire, and a hash lives as long as its longest-lived field', { skip: SKIP_SHARED }, async () => {
+test('entries expire, and a hash lives as long as its longest-lived field', { skip: shared.skip }, async () => {
+  shared.check();
   const a = replica();
   const b = replica();
   await Promise.all([ready(a.store), ready(b.store)]);
@@ -159,7 +161,8 @@ test('entries expire, and a hash lives as long as its longest-lived field', { sk
   assert.equal((await b.cache.get(key({ upstream: 'exp2', variant: 'long' }), 1, async () => assert.fail('cached'))).hit, true);
 });
 
-test('Redis stopped mid-test: answers keep coming, fast, without throwing; the cache works again after a restart', { skip: SKIP_OWN, timeout: 30_000 }, async () => {
+test('Redis stopped mid-test: answers keep coming, fast, without throwing; the cache works again after a restart', { skip: own.skip, timeout: 30_000 }, async () => {
+  own.check();
   const port = await freePort();
   const url = `redis://127.0.0.1:${port}`;
   let server = await startRedis(port);
@@ -206,7 +209,8 @@ test('Redis stopped mid-test: answers keep coming, fast, without throwing; the c
   assert.equal(lines.filter((l) => l.level === 'warn').length, 1);
 });
 
-test('Redis hanging (SIGSTOP): each get still answers within 200 ms', { skip: SKIP_OWN, timeout: 30_000 }, async () => {
+test('Redis hanging (SIGSTOP): each get still answers within 200 ms', { skip: own.skip, timeout: 30_000 }, async () => {
+  own.check();
   const port = await freePort();
   const server = await startRedis(port);
   open.push({ close: async () => stopRedis(server) });
@@ -245,7 +249,8 @@ function recordingLog() {
 
 
 
-test('a fetch that began before another replica dropped the group does not put its answer back', { skip: SKIP_SHARED }, async () => {
+test('a fetch that began before another replica dropped the group does not put its answer back', { skip: shared.skip }, async () => {
+  shared.check();
   const a = replica();
   const b = replica();
   const group = 'race\u0000tools/list';

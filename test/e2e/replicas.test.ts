@@ -2,7 +2,7 @@
 // real Redis on this machine; a Redis of the test's own killed under a running gateway; and an upstream whose
 // cacheable answer needs input first, which must never be cached.
 import assert from 'node:assert/strict';
-import { spawn, spawnSync, type ChildProcess } from 'node:child_process';
+import { spawn, type ChildProcess } from 'node:child_process';
 import { randomBytes, randomUUID } from 'node:crypto';
 import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
@@ -10,7 +10,8 @@ import path from 'node:path';
 import { after, before, describe, test } from 'node:test';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { Redis } from 'ioredis';
-import { freePort, reachable, startRedis, stopRedis } from './own-redis.js';
+import { freePort, startRedis, stopRedis } from './own-redis.js';
+import { redisServerBinary, sharedRedis } from '../services.js';
 import type { RunningGateway } from '../../src/gateway.js';
 import { headersFor, openListen, post, request, ROOT, schemaProblems, startTestGateway, until } from './harness.js';
 
@@ -19,9 +20,8 @@ const SYNTHETIC = path.join(ROOT, 'test/fixtures/synthetic-server.mjs');
 const LEGACY = path.join(ROOT, 'test/fixtures/legacy-server.ts');
 const LEGACY_TTL_MS = 60_000;
 
-const sharedRedisUp = await reachable(6379);
-const SKIP_SHARED = sharedRedisUp ? false : 'no Redis at 127.0.0.1:6379: cannot show two replicas sharing it';
-const SKIP_OWN = spawnSync('redis-server', ['--version']).error ? 'redis-server is not on PATH: cannot start a Redis of our own to kill' : false;
+const shared = await sharedRedis('two gateway processes sharing Redis');
+const own = redisServerBinary('a gateway through a Redis outage');
 
 const tmp = mkdtempSync(path.join(tmpdir(), 'mcp-gw-replicas-'));
 after(() => rmSync(tmp, { recursive: true, force: true }));
@@ -45,7 +45,8 @@ const toolNames = (answer: { body: any }): string[] => answer.body.result.tools.
 
 // ---- 1. two gateway processes sharing the real Redis ---------------------------------------------------
 
-describe('two gateway processes sharing the real Redis', { skip: SKIP_SHARED }, () => {
+describe('two gateway processes sharing the real Redis', { skip: shared.skip }, () => {
+  before(shared.check);
   const keyPrefix = `mcp-gateway-test:${randomUUID()}:`;
   const config = {
     listen: { host: '127.0.0.1', port: 0 },
@@ -155,7 +156,8 @@ describe('two gateway processes sharing the real Redis', { skip: SKIP_SHARED }, 
 
 // ---- 2. Redis killed under a running gateway -----------------------------------------------------------
 
-test('Redis killed mid-test: every request still succeeds quickly from memory and upstreams; the cache writes to Redis again after a restart', { skip: SKIP_OWN, timeout: 60_000 }, async () => {
+test('Redis killed mid-test: every request still succeeds quickly from memory and upstreams; the cache writes to Redis again after a restart', { skip: own.skip, timeout: 60_000 }, async () => {
+  own.check();
   const port = await freePort();
   const url = `redis://127.0.0.1:${port}`;
   const keyPrefix = `mcp-gateway-test:${randomUUID()}:`;
