@@ -8,7 +8,8 @@ import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { after, before, describe, test } from 'node:test';
 import type { RunningGateway } from '../../src/gateway.js';
-import { eventually, fixture, headersFor, post, request, startTestGateway } from './harness.js';
+import { Client, type Dispatcher } from 'undici';
+import { eventually, fixture, headersFor, post, request, schemaProblems, startTestGateway } from './harness.js';
 
 describe('health, readiness and status', () => {
   let gateway: RunningGateway;
@@ -129,7 +130,13 @@ describe('operator pages behind authentication', () => {
 });
 
 describe('shutdown', () => {
-  test('close() lets calls in flight finish, refuses new ones, then stops', async () => {
+  const inFlight = async (gateway: RunningGateway): Promise<number> => {
+    const text = await (await fetch(`${gateway.url}/metrics`)).text();
+    const line = text.split('\n').find((l) => l.startsWith('mcp_gateway_requests_in_flight '));
+    return line ? Number(line.split(' ')[1]) : 0;
+  };
+
+  test('close() lets calls in flight finish, then stops', async () => {
     const gateway = await startTestGateway({ a: fixture('modern-server') });
     const slow = (i: number) => {
       const call = request('tools/call', { name: 'slow', arguments: { ms: 700 } }, `slow-${i}`);
@@ -137,16 +144,59 @@ describe('shutdown', () => {
     };
     const warm = request('tools/call', { name: 'echo', arguments: { text: 'warm' } });
     await post(`${gateway.url}/servers/a/mcp`, warm, headersFor(warm));
-    const inFlight = Array.from({ length: 5 }, (_, i) => slow(i));
-    await new Promise((resolve) => setTimeout(resolve, 150));
+    const calls = Array.from({ length: 5 }, (_, i) => slow(i));
+    await eventually(async () => (await inFlight(gateway)) === 5, 10_000);
     const closing = gateway.close();
-    const answers = await Promise.all(inFlight);
+    const answers = await Promise.all(calls);
     for (const answer of answers) {
       assert.equal(answer.status, 200);
       assert.ok(answer.body.result, JSON.stringify(answer.body));
     }
     await closing;
     await assert.rejects(fetch(`${gateway.url}/healthz`), 'the listener is closed');
+  });
+
+  // A closed listener takes no new connection, and close() shuts idle ones, so what arrives while draining
+  // comes pipelined on a connection that was busy when close() began. A second call, ended by its client,
+  // holds the drain open until the test has seen the answers (the gateway cuts connections once idle).
+  test('while draining, a request on an open connection gets 503 "shutting down" and /readyz says draining', async () => {
+    const gateway = await startTestGateway({ a: fixture('modern-server') });
+    const holder = new AbortController();
+    const client = new Client(gateway.url, { pipelining: 4 });
+    try {
+      const send = (body: ReturnType<typeof request>) =>
+        client.request({ path: '/servers/a/mcp', method: 'POST', headers: headersFor(body), body: JSON.stringify(body), idempotent: true });
+      const read = async (answer: Dispatcher.ResponseData) => ({ status: answer.statusCode, headers: answer.headers, body: (await answer.body.json()) as any });
+      await read(await send(request('tools/call', { name: 'echo', arguments: { text: 'warm' } })));
+
+      const held = request('tools/call', { name: 'slow', arguments: { ms: 120_000 } });
+      const holding = post(`${gateway.url}/servers/a/mcp`, held, headersFor(held), { signal: holder.signal }).catch(() => 'aborted');
+      const slow = send(request('tools/call', { name: 'slow', arguments: { ms: 1_000 } })).then(read);
+      await eventually(async () => (await inFlight(gateway)) === 2, 10_000);
+      const closing = gateway.close();
+      const readyz = client.request({ path: '/readyz', method: 'GET' }).then(read);
+      const refused = send(request('tools/call', { name: 'echo', arguments: { text: 'too late' } })).then(read);
+
+      const finished = await slow;
+      assert.equal(finished.status, 200);
+      assert.ok(finished.body.result, JSON.stringify(finished.body));
+      const ready = await readyz;
+      assert.equal(ready.status, 503);
+      assert.equal(ready.body.status, 'draining');
+      const late = await refused;
+      assert.equal(late.status, 503);
+      assert.match(late.body.error.message, /shutting down/);
+      assert.equal(late.headers.connection, 'close');
+      assert.deepEqual(schemaProblems('', late.body), []);
+
+      holder.abort();
+      assert.equal(await holding, 'aborted');
+      await closing;
+    } finally {
+      holder.abort();
+      await client.destroy();
+      await gateway.close();
+    }
   });
 });
 
