@@ -1,11 +1,11 @@
 // The command line as a user runs it: a real process, its stderr log, its exit codes.
 import assert from 'node:assert/strict';
 import { spawn, spawnSync, type ChildProcessWithoutNullStreams } from 'node:child_process';
-import { mkdtempSync, writeFileSync } from 'node:fs';
-import { tmpdir } from 'node:os';
+import { writeFileSync } from 'node:fs';
 import path from 'node:path';
 import { test } from 'node:test';
 import { eventually, headersFor, post, request, ROOT } from './harness.js';
+import { tempDir } from '../temp.js';
 
 const CLI = ['--import', 'tsx', 'src/cli.ts'];
 const run = (args: string[]) => spawnSync(process.execPath, [...CLI, ...args], { cwd: ROOT, encoding: 'utf8', timeout: 20_000 });
@@ -25,7 +25,7 @@ test('an unknown flag exits 2 and points to --help', () => {
 });
 
 test('an invalid config exits 2 listing every problem with its key path', () => {
-  const dir = mkdtempSync(path.join(tmpdir(), 'mcp-gw-cli-'));
+  const dir = tempDir('mcp-gw-cli-');
   const file = path.join(dir, 'bad.yaml');
   writeFileSync(file, 'listen: { port: "eighty" }\nservers:\n  "bad name": { command: node }\n  ok: { command: node, timeoutMS: 5 }\n');
   const result = run(['--config', file]);
@@ -70,7 +70,7 @@ test('--host beyond loopback without an auth: section exits 2 naming the fix', (
 });
 
 test('SIGHUP, or saving the file, reloads the config; a config that does not load keeps the running one', async () => {
-  const dir = mkdtempSync(path.join(tmpdir(), 'mcp-gw-hup-'));
+  const dir = tempDir('mcp-gw-hup-');
   const file = path.join(dir, 'gateway.yaml');
   const config = (key: string) =>
     `listen: { port: 0 }\nauth:\n  apiKeys: [{ key: ${key}, principal: ann }]\nservers:\n  solo: { command: ${JSON.stringify(process.execPath)}, args: [--import, tsx, test/fixtures/modern-server.ts], cwd: ${JSON.stringify(ROOT)} }\n`;

@@ -1,8 +1,7 @@
 // The supervisor's less travelled paths: a pinned era, a child's ping, a crash during initialize, close()
 // during backoff, recovery after unhealthy, the shutdown ladder, and a crash behind a wrapper process.
 import assert from 'node:assert/strict';
-import { mkdtempSync, writeFileSync } from 'node:fs';
-import { tmpdir } from 'node:os';
+import { writeFileSync } from 'node:fs';
 import path from 'node:path';
 import { test } from 'node:test';
 import { setTimeout as sleep } from 'node:timers/promises';
@@ -10,6 +9,7 @@ import { StdioProcess } from '../../bridge/stdio-process.js';
 import { StdioUpstream, type StdioUpstreamConfig } from '../../bridge/stdio-upstream.js';
 import { silentLog } from '../../src/protocol/log.js';
 import { fixture, post, request, ROOT, schemaProblems, startTestGateway, until } from './harness.js';
+import { tempDir } from '../temp.js';
 
 const textOf = (answer: { body: any }) => answer.body.result?.content?.[0]?.text;
 
@@ -102,7 +102,7 @@ test('close() during backoff stops for good: no restart afterwards', async () =>
 });
 
 test('an unhealthy child is tried again after the window and recovers', async () => {
-  const marker = path.join(mkdtempSync(path.join(tmpdir(), 'mcp-gw-')), 'ready');
+  const marker = path.join(tempDir('mcp-gw-'), 'ready');
   // Exits until the marker exists, then runs the modern fixture.
   const script = `if (!require('fs').existsSync(${JSON.stringify(marker)})) process.exit(2); import(${JSON.stringify(path.join(ROOT, 'test/fixtures/modern-server.ts'))});`;
   const u = upstream({ args: ['--import', 'tsx', '-e', script] });

@@ -2,14 +2,14 @@
 // pages behind authentication when it is on, trace ids in the audit log, and a shutdown that lets the
 // requests in flight finish.
 import assert from 'node:assert/strict';
-import { mkdtempSync, readFileSync } from 'node:fs';
+import { readFileSync } from 'node:fs';
 import http from 'node:http';
-import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { after, before, describe, test } from 'node:test';
 import type { RunningGateway } from '../../src/gateway.js';
 import { Client, type Dispatcher } from 'undici';
 import { eventually, fixture, headersFor, post, request, schemaProblems, startTestGateway } from './harness.js';
+import { tempDir } from '../temp.js';
 
 describe('health, readiness and status', () => {
   let gateway: RunningGateway;
@@ -89,7 +89,7 @@ describe('health, readiness and status', () => {
 
 describe('operator pages behind authentication', () => {
   let gateway: RunningGateway;
-  const dir = mkdtempSync(path.join(tmpdir(), 'mcp-gw-ops-'));
+  const dir = tempDir('mcp-gw-ops-');
   before(async () => {
     gateway = await startTestGateway({ a: fixture('modern-server') }, {}, {
       auth: { apiKeys: [{ key: 'operator-key-0123456789', principal: 'op' }] },
@@ -202,7 +202,7 @@ describe('shutdown', () => {
 
 describe('who may read operator pages', () => {
   let gateway: RunningGateway;
-  const dir = mkdtempSync(path.join(tmpdir(), 'mcp-gw-ops-who-'));
+  const dir = tempDir('mcp-gw-ops-who-');
   before(async () => {
     gateway = await startTestGateway({ a: fixture('modern-server') }, {}, {
       auth: {

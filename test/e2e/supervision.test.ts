@@ -2,15 +2,15 @@
 // huge lines, slow answers, cancelled streams, a child that will not start, and shutdown.
 import assert from 'node:assert/strict';
 import { execFileSync } from 'node:child_process';
-import { mkdtempSync, readFileSync, existsSync } from 'node:fs';
-import { tmpdir } from 'node:os';
+import { readFileSync, existsSync } from 'node:fs';
 import path from 'node:path';
 import { after, before, describe, test } from 'node:test';
 import { setTimeout as sleep } from 'node:timers/promises';
 import type { RunningGateway } from '../../src/gateway.js';
 import { fixture, headersFor, post, request, ROOT, startTestGateway, until } from './harness.js';
+import { tempDir } from '../temp.js';
 
-const cancelLog = path.join(mkdtempSync(path.join(tmpdir(), 'mcp-gw-')), 'cancel.log');
+const cancelLog = path.join(tempDir('mcp-gw-'), 'cancel.log');
 
 const cancelled = () => (existsSync(cancelLog) ? readFileSync(cancelLog, 'utf8') : '');
 const textOf = (answer: { body: any }) => answer.body.result?.content?.[0]?.text;
