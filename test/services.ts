@@ -33,7 +33,7 @@ function need(what: string, present: boolean, install: string, group: string): N
   const line = `skipping ${group}: ${message}`;
   if (!announced.has(line)) {
     announced.add(line);
-    console.log(`# ${line}`);
+    console.log(line);
   }
   return { present, skip: message, check() {} };
 }
