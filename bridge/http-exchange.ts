@@ -1,6 +1,6 @@
 // One HTTP exchange with an upstream, as an undici dispatch handler: the answer is read as it arrives
 // (a JSON body, or an SSE stream whose notifications and server requests go to the caller before the
-// response), parsed once, and the exchange settles exactly once with how it ended. Timeout and the
+// response; a JSON body of several lines is read as such a stream), parsed once, and the exchange settles exactly once with how it ended. Timeout and the
 // caller's cancellation abort the HTTP request, which closes its stream: on Streamable HTTP that is
 // the cancellation.
 import type { Dispatcher } from 'undici';
@@ -35,6 +35,8 @@ export interface ExchangeOptions {
   /** The id of the request sent: on an SSE stream only the response with this id ends the exchange. */
   expectId?: JsonRpcId;
   onNotification?: (notification: JsonRpcNotification) => void;
+  /** Told when a 2xx SSE answer opens: from then on the caller's own answer is a stream too. */
+  onStreamStart?: () => void;
   /** Answers the server's own requests on this request's stream (2025 servers). */
   onServerRequest?: ServerRequestHandler;
   peer?: StreamPeer;
@@ -57,6 +59,7 @@ export class HttpExchange implements Dispatcher.DispatchHandler {
   readonly promise: Promise<HttpExchange>;
   readonly onNotification: ((notification: JsonRpcNotification) => void) | undefined;
   readonly onServerRequest: ServerRequestHandler | undefined;
+  private readonly onStreamStart: (() => void) | undefined;
 
   private resolve!: (exchange: HttpExchange) => void;
   private controller: Dispatcher.DispatchController | undefined;
@@ -77,6 +80,7 @@ export class HttpExchange implements Dispatcher.DispatchHandler {
     this.expectId = options.expectId;
     this.onNotification = options.onNotification;
     this.onServerRequest = options.onServerRequest;
+    this.onStreamStart = options.onStreamStart;
     this.peer = options.peer;
     this.timer = options.timeoutMs > 0 ? setTimeout(expire, options.timeoutMs, this) : undefined;
     this.signal = options.signal;
@@ -104,6 +108,7 @@ export class HttpExchange implements Dispatcher.DispatchHandler {
     this.sessionId = first(headers['mcp-session-id']);
     if (statusCode >= 200 && statusCode < 300 && this.contentType.startsWith('text/event-stream')) {
       this.sse = new SseReader((data, type) => this.onEvent(data, type), this.maxBytes);
+      this.onStreamStart?.();
     } else {
       this.chunks = [];
     }
@@ -150,6 +155,7 @@ export class HttpExchange implements Dispatcher.DispatchHandler {
       this.settle('response');
       return;
     }
+    if (ok && parsed === undefined && this.readLines(text)) return;
     this.body = parsed === undefined ? text.slice(0, 1000) : parsed;
     this.settle(ok ? 'unreadable' : 'status');
   }
@@ -170,6 +176,27 @@ export class HttpExchange implements Dispatcher.DispatchHandler {
       this.body = data.slice(0, 1000); // kept for the error message if no response follows
       return;
     }
+    this.onMessage(message);
+  }
+
+  /**
+   * Some servers answer `application/json` with one JSON-RPC message per line (notifications, then the
+   * response), as they would write a stream. Read as the stream it is when every line is a JSON object;
+   * the notifications reach the caller when the body ends, just before the response. True when it settled.
+   */
+  private readLines(text: string): boolean {
+    const messages: JsonObject[] = [];
+    for (const line of text.split('\n')) {
+      if (BLANK.test(line)) continue;
+      const message = parseJson(line);
+      if (!isObject(message)) return false;
+      messages.push(message);
+    }
+    for (const message of messages) if (this.end === undefined) this.onMessage(message);
+    return this.end !== undefined;
+  }
+
+  private onMessage(message: JsonObject): void {
     if (typeof message.method === 'string') {
       this.peer?.onStreamMessage(message, this);
       return;

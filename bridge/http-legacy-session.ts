@@ -136,6 +136,7 @@ export class LegacyHttpSession implements StreamPeer {
         peer: this,
         signal: options.signal,
         onNotification: options.onNotification,
+        onStreamStart: options.onStreamStart,
         onServerRequest: options.onServerRequest,
       });
       if (exchange.end === 'status' && exchange.status === 404 && sessionId !== undefined && !retried) {

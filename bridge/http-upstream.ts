@@ -5,10 +5,12 @@
 import { EventEmitter } from 'node:events';
 import { ErrorCode, errorResponse, type JsonObject, type JsonRpcNotification, type JsonRpcRequest, type JsonRpcResponse } from '../src/protocol/jsonrpc.js';
 import type { CancelSignal } from '../src/protocol/cancel.js';
+import { UPSTREAM_STATUS, type MarkedResponse } from '../src/protocol/error-status.js';
 import type { Log } from '../src/protocol/log.js';
 import { META, MODERN_VERSION, type ServerInfo } from '../src/protocol/mcp.js';
 import { backoffDelay, CrashWindow, type BackoffPolicy } from './backoff.js';
 import { StateGate } from './state-gate.js';
+import { ResultTypeFiller } from './modern-result.js';
 import { HttpEndpoint } from './http-endpoint.js';
 import { looksLegacy, probeVerdict } from './http-era.js';
 import type { HttpExchange, StreamPeer } from './http-exchange.js';
@@ -72,12 +74,14 @@ export class HttpUpstream implements Upstream, StreamPeer {
   private generation = 0;
   /** Wakes callers waiting for a state change. */
   private readonly stateChange = new StateGate();
+  private readonly resultTypes: ResultTypeFiller;
 
   constructor(
     private readonly config: HttpUpstreamConfig,
     private readonly log: Log,
   ) {
     this.failures = new CrashWindow(config.backoff.windowMs);
+    this.resultTypes = new ResultTypeFiller(log);
     if (config.era !== 'auto') this.era = config.era;
     this.where = {
       name: config.name,
@@ -136,11 +140,13 @@ export class HttpUpstream implements Upstream, StreamPeer {
       signal: options.signal,
       expectId: callerId,
       onNotification: options.onNotification,
+      onStreamStart: options.onStreamStart,
       peer: this,
     });
     if (exchange.end === 'response') {
       const response = exchange.response!;
       response.id = callerId;
+      this.resultTypes.fill(message.method, response);
       return response;
     }
     if (looksLegacy(exchange) && this.config.era === 'auto' && this.state === 'ready') {
@@ -149,9 +155,10 @@ export class HttpUpstream implements Upstream, StreamPeer {
       if (era === 'legacy' && this.state === 'ready') return this.legacyRequest(message, options, false);
     }
     if (exchange.end === 'status' && isErrorBody(exchange.body) && !isAuthStatus(exchange.status)) {
-      const failure = exchange.body;
+      const failure: MarkedResponse = exchange.body;
       failure.jsonrpc = '2.0';
       failure.id = callerId;
+      failure[UPSTREAM_STATUS] = exchange.status; // what httpStatusOf needs to tell a -32602's kind
       return failure;
     }
     if (this.state === 'stopped') return failureResponse(callerId, this.where, `Upstream '${this.name}' was stopped while handling ${message.method} (the gateway is shutting down or reloading)`);

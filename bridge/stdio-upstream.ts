@@ -16,6 +16,7 @@ import type { Log } from '../src/protocol/log.js';
 import { LEGACY_CLIENT_REQUESTS, META, MODERN_VERSION, type ServerInfo } from '../src/protocol/mcp.js';
 import { backoffDelay, CrashWindow, type BackoffPolicy } from './backoff.js';
 import { StateGate } from './state-gate.js';
+import { ResultTypeFiller } from './modern-result.js';
 import {
   answerServerRequest,
   discoverResult,
@@ -65,6 +66,7 @@ export class StdioUpstream implements Upstream {
   /** Settles whenever the state changes, so waiting callers can look again. */
   /** Wakes callers waiting for a state change. */
   private readonly stateChange = new StateGate();
+  private readonly resultTypes: ResultTypeFiller;
   /** Set while the era probe runs: an exit then means "legacy", not a crash. */
   private probing = false;
   /** The era came from silence or an exit during the probe, not from an answer: re-probe if it fails. */
@@ -75,6 +77,7 @@ export class StdioUpstream implements Upstream {
     private readonly log: Log,
   ) {
     this.crashes = new CrashWindow(config.backoff.windowMs);
+    this.resultTypes = new ResultTypeFiller(log);
     this.pending = this.newPending();
     if (config.era !== 'auto') this.era = config.era;
   }
@@ -105,6 +108,8 @@ export class StdioUpstream implements Upstream {
     if (this.era === 'legacy' && message.method === 'server/discover') {
       return { jsonrpc: '2.0', id: message.id, result: discoverResult(this.handshake!, { ttlMs: this.config.legacyTtlMs }) };
     }
+    // A pipe carries no status: the caller's stream may start now, so closing it cancels as before.
+    options.onStreamStart?.();
     return this.pending.dispatch(message, {
       timeoutMs,
       signal: options.signal,
@@ -182,6 +187,7 @@ export class StdioUpstream implements Upstream {
       (message) => this.process?.send(message, this.pending.waitingForAnswers <= 1),
       (method, response) => {
         if (this.era === 'legacy' && this.handshake) toModernResponse(method, response, this.handshake, { ttlMs: this.config.legacyTtlMs });
+        else if (this.era !== 'legacy') this.resultTypes.fill(method, response);
       },
       (method, ms) =>
         `Upstream '${this.name}' did not answer ${method} within ${ms} ms; the request was cancelled. Raise servers.${this.name}.timeoutMs if it needs longer.`,

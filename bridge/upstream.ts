@@ -9,6 +9,12 @@ export type Era = 'modern' | 'legacy';
 export interface RequestOptions {
   /** Aborting cancels the request upstream; the returned promise then settles with an error. */
   signal?: CancelSignal;
+  /**
+   * Called once when the upstream has begun to answer as a stream (a stdio child: when the request is
+   * written; an HTTP upstream: when its SSE answer opens). Until then the caller may still pick the HTTP
+   * status of its own answer; an upstream that never calls it leaves the choice open until the response.
+   */
+  onStreamStart?: () => void;
   /** Notifications that belong to this request (progress), already translated back to the caller's ids. */
   onNotification?: (notification: JsonRpcNotification) => void;
   /**

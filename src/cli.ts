@@ -1,11 +1,12 @@
 #!/usr/bin/env node
-// mcp-gateway [--config FILE] [--host H] [--port P]
-// mcp-gateway --stdio "<command line>" [--name N] [--host H] [--port P]
-import { watch } from 'node:fs';
+// mcp-gateway [--config FILE] [--host H] [--port P] [--log-level L]
+// mcp-gateway --stdio "<command line>" [--name N] [--host H] [--port P] [--log-level L]
+import { existsSync, watch } from 'node:fs';
 import path from 'node:path';
+import { fileURLToPath } from 'node:url';
 import { parseArgs } from 'node:util';
 import { parse as parseShellWords } from 'shell-quote';
-import { ConfigError, exposureProblem, loadConfigFile, parseConfig, SERVER_NAME, type GatewayConfig } from './config.js';
+import { ConfigError, ConfigFileMissing, exposureProblem, loadConfigFile, LOG_LEVELS, parseConfig, SERVER_NAME, type GatewayConfig } from './config.js';
 import { startGateway, type RunningGateway } from './gateway.js';
 import type { Logger } from 'pino';
 import { createLogger } from './log.js';
@@ -13,18 +14,18 @@ import { createLogger } from './log.js';
 const HELP = `mcp-gateway — serve MCP servers as MCP 2026-07-28 Streamable HTTP endpoints
 
 Usage:
-  mcp-gateway [--config FILE] [--host HOST] [--port PORT]
+  mcp-gateway [--config FILE] [--host HOST] [--port PORT] [--log-level LEVEL]
       Runs every server named in the config file (default: gateway.config.yaml) and serves each at
       POST http://HOST:PORT/servers/<name>/mcp
 
-  mcp-gateway --stdio "<command line>" [--name NAME] [--host HOST] [--port PORT]
+  mcp-gateway --stdio "<command line>" [--name NAME] [--host HOST] [--port PORT] [--log-level LEVEL]
       Bridges one stdio server with no config file, for example:
         mcp-gateway --stdio "node ./my-server.js --verbose" --name mine
       serves it at POST http://HOST:PORT/servers/mine/mcp (NAME defaults to "stdio").
       One child process is shared by every client; its era (modern or 2025 legacy) is detected.
 
 Options:
-  --config FILE      YAML config (see README.md); \${VAR} is taken from the environment
+  --config FILE      YAML config (every key: docs/configuration.md); \${VAR} is taken from the environment
   --host HOST        listen address (default 127.0.0.1; anything else needs an auth: section)
   --port PORT        listen port (default 8080; 0 picks a free one)
   --stdio CMDLINE    bridge this command instead of reading a config file
@@ -62,25 +63,29 @@ async function main(): Promise<void> {
     return;
   }
 
+  // Options are checked before any file is read, so a bad one is named whatever the config says.
+  if (values.config !== undefined && values.stdio !== undefined) usageError('use either --config or --stdio, not both');
+  const port = values.port === undefined ? undefined : Number(values.port);
+  if (port !== undefined && (!Number.isInteger(port) || port < 0 || port > 65535)) usageError(`--port must be a number from 0 to 65535 (got ${values.port})`);
+  const wanted = values['log-level'];
+  const logLevel = LOG_LEVELS.find((level) => level === wanted);
+  if (wanted !== undefined && !logLevel) usageError(`--log-level must be one of ${LOG_LEVELS.join(', ')} (got ${JSON.stringify(wanted)})`);
+
   let config: GatewayConfig;
   try {
     config = values.stdio !== undefined ? stdioConfig(values.stdio, values.name ?? 'stdio') : await loadConfigFile(values.config ?? 'gateway.config.yaml');
   } catch (error) {
+    if (error instanceof ConfigFileMissing) usageError(withoutConfigFile(error, values.config === undefined));
     if (error instanceof ConfigError) usageError(error.message);
     throw error;
   }
-  if (values.config !== undefined && values.stdio !== undefined) usageError('use either --config or --stdio, not both');
   if (values.host !== undefined) {
     config.listen.host = values.host;
     const exposed = exposureProblem(config);
     if (exposed) usageError(`--host ${values.host}: ${exposed}`);
   }
-  if (values.port !== undefined) {
-    const port = Number(values.port);
-    if (!Number.isInteger(port) || port < 0 || port > 65535) usageError(`--port must be a number from 0 to 65535 (got ${values.port})`);
-    config.listen.port = port;
-  }
-  const log = createLogger(values['log-level'] ?? config.log.level);
+  if (port !== undefined) config.listen.port = port;
+  const log = createLogger(logLevel ?? config.log.level);
 
   let gateway;
   try {
@@ -161,6 +166,33 @@ async function reload(gateway: RunningGateway, file: string, overrides: { host?:
     const problems = error instanceof ConfigError ? error.problems : [(error as Error).message];
     for (const problem of problems) log.error({ file, problem }, 'reload refused; the running config stays in place');
   }
+}
+
+/** A missing config file, and the three ways on: create one from the bundled example, point at one, or --stdio. */
+function withoutConfigFile(error: ConfigFileMissing, defaulted: boolean): string {
+  const example = shipped('gateway.config.yaml');
+  const reference = shipped('docs/configuration.md') ?? 'docs/configuration.md in the mcp-gateway sources';
+  return [
+    `${error.message}${defaulted ? ' (without --config, the gateway reads gateway.config.yaml in the current folder)' : ''}`,
+    example
+      ? `  To create it, start from the bundled example and list your servers in it: cp ${example} ${error.resolved}`
+      : `  To create it, list your servers in it: servers: { mine: { command: node, args: [server.js] } }`,
+    `  Every key is described in ${reference}`,
+    '  To use a file elsewhere: mcp-gateway --config FILE',
+    '  To bridge one stdio server with no config file at all: mcp-gateway --stdio "node server.js"',
+  ].join('\n');
+}
+
+/** A file shipped with the gateway (the package's top folder holds package.json), if it is there. */
+function shipped(relative: string): string | undefined {
+  let folder = path.dirname(fileURLToPath(import.meta.url));
+  while (!existsSync(path.join(folder, 'package.json'))) {
+    const parent = path.dirname(folder);
+    if (parent === folder) return undefined;
+    folder = parent;
+  }
+  const file = path.join(folder, relative);
+  return existsSync(file) ? file : undefined;
 }
 
 function stdioConfig(commandLine: string, name: string): GatewayConfig {

@@ -1,13 +1,17 @@
 // Loads gateway.config.yaml once: ${VAR} expansion, zod validation, and errors that name the key path
 // and what would be valid. The core receives typed, defaulted objects and never re-checks them.
 import { createHash } from 'node:crypto';
-import { readFile } from 'node:fs/promises';
 import path from 'node:path';
-import { parse as parseYaml } from 'yaml';
 import { z } from 'zod';
 import { PolicyError, PolicySet } from '../policy/allow-list.js';
+import { expandEnv, type EnvProblem } from './config-env.js';
+import { ConfigError, readConfigFile } from './config-file.js';
+import { salvage, type Salvaged, type SalvageRules } from './config-salvage.js';
+
+export { ConfigError, ConfigFileMissing } from './config-file.js';
 
 export const SERVER_NAME = /^[A-Za-z0-9_-]{1,32}$/;
+export const LOG_LEVELS = ['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent'] as const;
 const MiB = 1024 * 1024;
 
 /** A whole number, also when it came from ${VAR} expansion as a string of digits. */
@@ -54,11 +58,17 @@ const httpServer = z.strictObject({
 });
 
 // `transport` may be left out: a server with a `url` is remote, one with a `command` is a child process.
+// With neither (`c: {}`, or `c:` alone), say that, rather than that `command` is missing.
 const server = z.preprocess(
-  (value) =>
-    value !== null && typeof value === 'object' && !('transport' in value)
-      ? { ...value, transport: 'url' in value ? 'http' : 'stdio' }
-      : value,
+  (value, ctx) => {
+    const entry = value !== null && typeof value === 'object' && !Array.isArray(value) ? value : {};
+    if ('transport' in entry) return value;
+    if (!('command' in entry) && !('url' in entry)) {
+      ctx.addIssue({ code: 'custom', message: 'a server needs either command: (a program the gateway runs over stdio) or url: (a remote MCP endpoint), for example { command: node, args: [server.js] } or { url: "https://mcp.example.com/mcp" }' });
+      return z.NEVER;
+    }
+    return { ...entry, transport: 'url' in entry ? 'http' : 'stdio' };
+  },
   z.discriminatedUnion('transport', [stdioServer, httpServer]),
 );
 
@@ -151,7 +161,7 @@ const configSchema = z.strictObject({
       drainMs: int().pipe(z.number().min(0)).default(10_000),
     })
     .prefault({}),
-  log: z.strictObject({ level: z.enum(['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent']).default('info') }).prefault({}),
+  log: z.strictObject({ level: z.enum(LOG_LEVELS).default('info') }).prefault({}),
   aggregate: z
     .strictObject({
       separator: z.string().regex(NAME_PART, 'the separator is made of A-Z a-z 0-9 _ -').max(8).default('__'),
@@ -217,46 +227,33 @@ export type ServerConfig = GatewayConfig['servers'][string];
 export type StdioServerConfig = Extract<ServerConfig, { transport: 'stdio' }>;
 export type HttpServerConfig = Extract<ServerConfig, { transport: 'http' }>;
 
-export class ConfigError extends Error {
-  constructor(
-    readonly source: string,
-    readonly problems: string[],
-  ) {
-    super(`${source} is not a valid mcp-gateway config:\n${problems.map((p) => `  - ${p}`).join('\n')}`);
-    this.name = 'ConfigError';
-  }
-}
-
 /** Reads, expands and validates a config file. Relative `cwd`s are resolved against the file's folder. */
 export async function loadConfigFile(file: string, env: NodeJS.ProcessEnv = process.env): Promise<GatewayConfig> {
-  let text: string;
-  try {
-    text = await readFile(file, 'utf8');
-  } catch (error) {
-    throw new ConfigError(file, [`cannot read the file (${(error as NodeJS.ErrnoException).code ?? (error as Error).message}); pass an existing file with --config`]);
-  }
-  let raw: unknown;
-  try {
-    raw = parseYaml(text);
-  } catch (error) {
-    throw new ConfigError(file, [`not valid YAML: ${(error as Error).message.split('\n')[0]}`]);
-  }
+  const raw = await readConfigFile(file);
   return parseConfig(raw ?? {}, file, path.dirname(path.resolve(file)), env);
 }
 
+/** Expands, validates and checks a config, reporting every problem of all three steps in one ConfigError. */
 export function parseConfig(raw: unknown, source: string, baseDir: string, env: NodeJS.ProcessEnv = process.env): GatewayConfig {
-  const problems: string[] = [];
+  const envProblems: EnvProblem[] = [];
   // ${CONFIG_DIR} names the config file's folder, so paths handed to servers can be made absolute.
-  const expanded = expandEnv(raw, [], { CONFIG_DIR: baseDir, ...env }, problems);
-  if (problems.length) throw new ConfigError(source, problems);
+  const expanded = expandEnv(raw, [], { CONFIG_DIR: baseDir, ...env }, envProblems);
+  const problems = envProblems.map((problem) => problem.message);
+  const unset = envProblems.map((problem) => problem.path.join('.'));
   const parsed = configSchema.safeParse(expanded);
-  if (!parsed.success) throw new ConfigError(source, parsed.error.issues.map(describeIssue));
-  const config = parsed.data;
+  let checkable: Salvaged<GatewayConfig> | undefined;
+  if (parsed.success) checkable = { config: parsed.data, cut: [] };
+  else {
+    // A key whose variable is unset holds '', which its validator refuses too: say it once, as the variable.
+    problems.push(...parsed.error.issues.filter((issue) => !unset.includes(issue.path.join('.'))).map(describeIssue));
+    checkable = salvage(configSchema, expanded, parsed.error.issues, SALVAGE_RULES);
+  }
+  if (checkable) problems.push(...crossKeyProblems(checkable.config, [...checkable.cut, ...unset], writtenServerNames(expanded)));
+  if (problems.length || !checkable) throw new ConfigError(source, problems);
+  const config = checkable.config;
   for (const server of Object.values(config.servers)) {
     if (server.transport === 'stdio') server.cwd = path.resolve(baseDir, server.cwd);
   }
-  const problems2 = [...prefixClashes(config), ...authProblems(config), ...policyProblems(config)];
-  if (problems2.length) throw new ConfigError(source, problems2);
   const jwtSetting = config.auth?.jwt;
   if (jwtSetting) {
     for (const key of ['jwksFile', 'publicKeyFile'] as const) {
@@ -267,6 +264,31 @@ export function parseConfig(raw: unknown, source: string, baseDir: string, env: 
   const audit = config.audit;
   if (!['stderr', 'stdout'].includes(audit.destination)) audit.destination = path.resolve(baseDir, audit.destination);
   return config;
+}
+
+/** A broken server is cut whole; a broken policy is stood in for, so the others keep their indexes in messages. */
+const SALVAGE_RULES: SalvageRules = {
+  unit: (at: PropertyKey[]) => (at.length > 2 && (at[0] === 'servers' || at[0] === 'policies') ? at.slice(0, 2) : at),
+  standIn: (at: PropertyKey[]) => (at.length === 2 && at[0] === 'policies' ? { name: `(policies[${String(at[1])}], not valid)`, principals: { ids: ['*'] } } : undefined),
+};
+
+/**
+ * The checks across keys, each run only when nothing it reads was cut or came from an unset variable (so a
+ * cut auth key does not become "nobody could call"). Policies may name servers that were cut: they exist.
+ */
+function crossKeyProblems(config: GatewayConfig, cut: string[], serverNames: string[]): string[] {
+  const touches = (...keys: string[]) => cut.some((at) => keys.some((key) => at === key || at.startsWith(`${key}.`)));
+  return [
+    ...(touches('aggregate') ? [] : prefixClashes(config)),
+    ...(touches('auth', 'listen.host') || cut.includes('listen') ? [] : authProblems(config)),
+    ...policyProblems(config, serverNames),
+  ];
+}
+
+/** Every server name the file gives, valid or not. */
+function writtenServerNames(expanded: unknown): string[] {
+  const servers = expanded !== null && typeof expanded === 'object' && 'servers' in expanded ? expanded.servers : undefined;
+  return servers !== null && typeof servers === 'object' ? Object.keys(servers) : [];
 }
 
 /**
@@ -298,9 +320,9 @@ export function serverHeads(config: GatewayConfig): Map<string, string> {
 }
 
 /** Policies that do not compile: bad globs, CEL that does not parse or type-check, unknown servers. */
-function policyProblems(config: GatewayConfig): string[] {
+function policyProblems(config: GatewayConfig, serverNames = Object.keys(config.servers)): string[] {
   try {
-    PolicySet.compile(config.policies, new Set(Object.keys(config.servers)), serverHeads(config));
+    PolicySet.compile(config.policies, new Set(serverNames), serverHeads(config));
     return [];
   } catch (error) {
     if (error instanceof PolicyError) return error.problems;
@@ -342,6 +364,9 @@ export function isLoopbackHost(host: string): boolean {
 
 function describeIssue(issue: z.core.$ZodIssue): string {
   const where = issue.path.length ? issue.path.join('.') : '(top level)';
+  if (where === '(top level)' && issue.code === 'invalid_type') {
+    return '(top level): the config is a map of sections, at least  servers: { everything: { command: node, args: [server.js] } }';
+  }
   if (where === 'servers' && issue.code === 'invalid_type') {
     return 'servers: add a servers: map, for example  servers: { everything: { command: node, args: [server.js] } }';
   }
@@ -354,32 +379,11 @@ function describeIssue(issue: z.core.$ZodIssue): string {
   if (issue.code === 'invalid_key') {
     return `${where}: ${issue.issues.map((inner) => inner.message).join('; ')}`;
   }
+  if (issue.code === 'invalid_union' && 'options' in issue && issue.options) {
+    return `${where}: must be one of ${issue.options.map((v) => JSON.stringify(v)).join(', ')}`;
+  }
   if (issue.code === 'invalid_value' && 'values' in issue) {
     return `${where}: must be one of ${issue.values.map((v) => JSON.stringify(v)).join(', ')}`;
   }
   return `${where}: ${issue.message}`;
-}
-
-const ENV_REF = /\$\$|\$\{([A-Za-z_][A-Za-z0-9_]*)(?::-([^}]*))?\}/g;
-
-/** Replaces ${VAR} and ${VAR:-default} in every string; `$$` is a literal `$`. */
-function expandEnv(value: unknown, at: (string | number)[], env: NodeJS.ProcessEnv, problems: string[]): unknown {
-  if (typeof value === 'string') {
-    return value.replace(ENV_REF, (match, name: string | undefined, fallback: string | undefined) => {
-      if (match === '$$') return '$';
-      const found = env[name!];
-      // As in the shell, ${VAR:-default} takes the default when VAR is unset or empty.
-      if (found !== undefined && (found !== '' || fallback === undefined)) return found;
-      if (fallback !== undefined) return fallback;
-      problems.push(`${at.join('.') || '(top level)'}: environment variable ${name} is not set; set it, or write \${${name}:-default}`);
-      return '';
-    });
-  }
-  if (Array.isArray(value)) return value.map((item, i) => expandEnv(item, [...at, i], env, problems));
-  if (value !== null && typeof value === 'object') {
-    const out: Record<string, unknown> = {};
-    for (const [key, item] of Object.entries(value)) out[key] = expandEnv(item, [...at, key], env, problems);
-    return out;
-  }
-  return value;
 }

@@ -7,6 +7,7 @@ import { Hono, type Context } from 'hono';
 import type { Upstream } from '../../bridge/upstream.js';
 import { ANONYMOUS_PRINCIPAL, type Principal } from '../../policy/principal.js';
 import type { ListenHub } from '../notify/listen-hub.js';
+import { httpStatusOf } from '../protocol/error-status.js';
 import { ErrorCode, isObject, type JsonRpcResponse } from '../protocol/jsonrpc.js';
 import type { Log } from '../protocol/log.js';
 import type { LegacyClients, LegacyExchange } from '../legacy-client/legacy-clients.js';
@@ -273,7 +274,7 @@ export function createApp(options: EdgeOptions): Edge {
         record(principal, message.method, verdict, args, traceId);
         seen.outcome = 'denied';
         options.metrics?.denied(server ?? 'mcp', message.method);
-        return writeJson(outgoing, 200, verdict.refusal, cors);
+        return writeJson(outgoing, httpStatusOf(verdict.refusal), verdict.refusal, cors);
       }
     }
 
@@ -371,7 +372,6 @@ export function createApp(options: EdgeOptions): Edge {
   }
 
   app.notFound((c) => send(c, reject(404, null, ErrorCode.InvalidRequest, `Nothing at ${c.req.path}. MCP endpoints: ${paths().join(', ')}`)));
-
   app.onError((error, c) => internalError(c, error, c.req.path));
 
   return { app, serveMcpPost };

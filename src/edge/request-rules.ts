@@ -64,13 +64,7 @@ function checkRequest(message: JsonRpcRequest, header: Header, tools: ToolHeader
     }
     return reject(400, id, ErrorCode.InvalidParams, `params._meta["${META.protocolVersion}"] is required on every request (MCP 2026-07-28)`);
   }
-  if (typeof version !== 'string' || !SUPPORTED_VERSIONS.includes(version)) {
-    const shown = typeof version === 'string' ? version : JSON.stringify(version);
-    return reject(400, id, ErrorCode.UnsupportedProtocolVersion, `Unsupported protocol version ${JSON.stringify(shown)}`, {
-      supported: SUPPORTED_VERSIONS,
-      requested: shown,
-    });
-  }
+  if (typeof version !== 'string') return unsupported(id, JSON.stringify(version));
   if (!isObject((meta as Record<string, unknown>)[META.clientCapabilities])) {
     return reject(400, id, ErrorCode.InvalidParams, `params._meta["${META.clientCapabilities}"] is required on every request and must be an object ({} for none)`);
   }
@@ -80,10 +74,15 @@ function checkRequest(message: JsonRpcRequest, header: Header, tools: ToolHeader
     return reject(400, id, ErrorCode.InvalidParams, 'params._meta.progressToken must be a string or an integer');
   }
 
+  // The spec's order: headers that disagree with the body first (-32020, even when the body names a version
+  // nobody supports), then the version (-32022), then headers that are missing (-32020).
   const headerVersion = header('mcp-protocol-version');
-  if (headerVersion !== version) return mismatch(id, 'MCP-Protocol-Version', headerVersion, version);
   const headerMethod = header('mcp-method');
-  if (headerMethod !== method) return mismatch(id, 'Mcp-Method', headerMethod, method);
+  if (headerVersion !== undefined && headerVersion !== version) return mismatch(id, 'MCP-Protocol-Version', headerVersion, version);
+  if (headerMethod !== undefined && headerMethod !== method) return mismatch(id, 'Mcp-Method', headerMethod, method);
+  if (!SUPPORTED_VERSIONS.includes(version)) return unsupported(id, version);
+  if (headerVersion === undefined) return mismatch(id, 'MCP-Protocol-Version', headerVersion, version);
+  if (headerMethod === undefined) return mismatch(id, 'Mcp-Method', headerMethod, method);
 
   if (!MODERN_REQUEST_METHODS.has(method)) {
     const why = REMOVED_METHODS.has(method) ? `${method} was removed in MCP 2026-07-28` : `Method not found: ${method}`;
@@ -107,6 +106,13 @@ function checkParamHeaders(id: JsonRpcId, params: Record<string, unknown>, heade
   const problem = tools.check(params.name, params.arguments, header);
   if (problem) return reject(400, id, ErrorCode.HeaderMismatch, `Header mismatch: ${problem}`);
   return undefined;
+}
+
+function unsupported(id: JsonRpcId, requested: string): Rejection {
+  return reject(400, id, ErrorCode.UnsupportedProtocolVersion, `Unsupported protocol version ${JSON.stringify(requested)}`, {
+    supported: SUPPORTED_VERSIONS,
+    requested,
+  });
 }
 
 function mismatch(id: JsonRpcId, name: string, headerValue: unknown, bodyValue: unknown): Rejection {

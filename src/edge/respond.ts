@@ -1,8 +1,10 @@
 // Writes an upstream's answer straight onto the Node response: one JSON body, or an SSE stream when
 // progress travels with it (notifications first, the response last, then the stream ends). The client
-// closing the connection is its cancellation: ClientGone aborts the upstream request.
+// closing the connection is its cancellation: ClientGone aborts the upstream request. The HTTP status comes
+// from httpStatusOf (src/protocol/error-status.ts); an SSE stream, once started, is 200 whatever follows.
 import type { ServerResponse } from 'node:http';
 import type { RequestOptions, Upstream } from '../../bridge/upstream.js';
+import { httpStatusOf } from '../protocol/error-status.js';
 import { responseBytes, serializeResponse, type JsonRpcNotification, type JsonRpcRequest, type JsonRpcResponse } from '../protocol/jsonrpc.js';
 import { ClientGone, writeJsonBody } from './node-io.js';
 
@@ -29,7 +31,8 @@ export async function respondJson(
 ): Promise<void> {
   const answer = await upstream.request(message, { signal: new ClientGone(outgoing), forwardHeaders: call.forwardHeaders, authContext: call.authContext, reach: call.reach });
   if (outgoing.destroyed) return;
-  writeJsonBody(outgoing, 200, responseBytes(shape(answer)));
+  const shaped = shape(answer);
+  writeJsonBody(outgoing, httpStatusOf(shaped), responseBytes(shaped));
 }
 
 export async function respondSse(
@@ -40,8 +43,16 @@ export async function respondSse(
   call: CallOptions,
 ): Promise<void> {
   const signal = new ClientGone(outgoing);
-  outgoing.writeHead(200, SSE_HEADERS);
-  outgoing.flushHeaders();
+  // The stream starts when the upstream starts answering as one (a stdio child: at once, so a client can
+  // close it to cancel; an HTTP upstream: when its own stream opens) or with the first notification.
+  // Until then the status is still open, and an error the spec gives a status to is answered as JSON with it.
+  let started = false;
+  const start = (): void => {
+    if (started || signal.aborted) return;
+    started = true;
+    outgoing.writeHead(200, SSE_HEADERS);
+    outgoing.flushHeaders();
+  };
   const send = (event: JsonRpcNotification | JsonRpcResponse): void => {
     outgoing.write(`event: message\ndata: ${'method' in event ? JSON.stringify(event) : serializeResponse(event)}\n\n`);
   };
@@ -50,12 +61,20 @@ export async function respondSse(
     forwardHeaders: call.forwardHeaders,
     authContext: call.authContext,
     reach: call.reach,
+    onStreamStart: start,
     onNotification: (notification) => {
+      start();
       // A client that does not read its stream misses progress rather than have the gateway buffer it all.
       if (!signal.aborted && outgoing.writableLength < MAX_BUFFERED_PROGRESS) send(notification);
     },
   });
   if (signal.aborted || outgoing.destroyed) return;
-  send(shape(response));
+  const shaped = shape(response);
+  if (!started) {
+    const status = httpStatusOf(shaped);
+    if (status !== 200) return writeJsonBody(outgoing, status, responseBytes(shaped));
+    start();
+  }
+  send(shaped);
   outgoing.end();
 }

@@ -85,6 +85,7 @@ export class InputBridge extends UpstreamWrapper {
       return Promise.resolve(errorResponse(message.id, ErrorCode.InvalidParams, 'inputResponses without the requestState of the input_required answer; retry with both, as they came'));
     }
     const call = new HeldCall(this.inner, message, options);
+    options.onStreamStart?.(); // a held call's rounds answer as they always did: the stream opens at once
     return this.round(call, message, options);
   }
 

@@ -4,7 +4,7 @@ import assert from 'node:assert/strict';
 import { mkdtempSync, writeFileSync, rmSync } from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
-import { parseConfig, loadConfigFile, ConfigError, type ServerConfig, type StdioServerConfig } from '../../src/config.js';
+import { parseConfig, loadConfigFile, ConfigError, ConfigFileMissing, type ServerConfig, type StdioServerConfig } from '../../src/config.js';
 
 function stdioOf(server: ServerConfig | undefined): StdioServerConfig {
   assert.equal(server?.transport, 'stdio');
@@ -151,15 +151,24 @@ test('a missing command and a missing servers map are errors', () => {
   assert.match(e.message, /servers/);
 });
 
+test('a server with neither command nor url (c: {} or c: alone) is told it needs one of them; transport names its values', () => {
+  const needs = 'a server needs either command: (a program the gateway runs over stdio) or url: (a remote MCP endpoint)';
+  const e = configError(() => parseConfig({ servers: { c: {}, d: null, e: { transport: 'ftp' } } }, 't', BASE, {}));
+  assert.equal(e.problems.length, 3, e.problems.join('\n'));
+  assert.ok(e.problems[0]!.startsWith(`servers.c: ${needs}, for example `), e.problems[0]);
+  assert.ok(e.problems[1]!.startsWith(`servers.d: ${needs}, for example `), e.problems[1]);
+  assert.equal(e.problems[2], 'servers.e.transport: must be one of "stdio", "http"');
+});
+
 const tmp = mkdtempSync(path.join(os.tmpdir(), 'mcp-gateway-config-test-'));
 after(() => rmSync(tmp, { recursive: true, force: true }));
 
-test('loadConfigFile on a missing file → ConfigError naming the file and the reason', async () => {
-  const file = path.join(tmp, 'does-not-exist.yaml');
+test('loadConfigFile on a missing file → ConfigFileMissing saying it does not exist, with the path resolved', async () => {
+  const file = path.relative(process.cwd(), path.join(tmp, 'does-not-exist.yaml'));
   await assert.rejects(loadConfigFile(file, {}), (error: unknown) => {
-    assert.ok(error instanceof ConfigError);
-    assert.match(error.message, /does-not-exist\.yaml/);
-    assert.match(error.message, /ENOENT/);
+    assert.ok(error instanceof ConfigFileMissing);
+    assert.equal(error.resolved, path.join(tmp, 'does-not-exist.yaml'));
+    assert.equal(error.message, `the config file ${path.join(tmp, 'does-not-exist.yaml')} does not exist`);
     return true;
   });
 });
@@ -169,7 +178,21 @@ test('loadConfigFile on invalid YAML → ConfigError saying so', async () => {
   writeFileSync(file, 'servers:\n  a: {command: node\n  b: [unclosed\n');
   await assert.rejects(loadConfigFile(file, {}), (error: unknown) => {
     assert.ok(error instanceof ConfigError);
-    assert.match(error.message, /not valid YAML/);
+    assert.match(error.message, /not valid YAML: .* at line 3, column 3:\n {2}2 \| {3}a: \{command: node\n {2}3 \| {3}b: \[unclosed\n {4}\| {3}\^\n {2}Start the keys of one map in the same column/);
+    return true;
+  });
+});
+
+test('loadConfigFile on an unquoted * value → ConfigError at its line saying to quote it, not a crash', async () => {
+  const file = path.join(tmp, 'alias.yaml');
+  writeFileSync(file, 'listen:\n  allowedOrigins: [*.example.com]\nservers: {}\n');
+  await assert.rejects(loadConfigFile(file, {}), (error: unknown) => {
+    assert.ok(error instanceof ConfigError, String(error));
+    assert.equal(
+      error.message,
+      `${file} is not valid YAML: a value that begins with * is an alias in YAML, and no anchor is named .example.com at line 2, column 20:\n` +
+        '  1 | listen:\n  2 |   allowedOrigins: [*.example.com]\n    |                    ^\n  Quote the value, for example  "*.example.com"',
+    );
     return true;
   });
 });
