@@ -399,6 +399,8 @@ interface Remote {
   port: number;
   /** Tags of `slow` calls whose request the gateway closed before an answer. */
   abandoned: string[];
+  /** Tags of `slow` calls that reached the server. */
+  waiting: string[];
   close(): Promise<void>;
 }
 
@@ -409,6 +411,7 @@ interface Remote {
  */
 async function startRemote(port = 0): Promise<Remote> {
   const abandoned: string[] = [];
+  const waiting: string[] = [];
   const sockets = new Set<Socket>();
   const json = (res: ServerResponse, status: number, body: unknown) =>
     res.writeHead(status, { 'content-type': 'application/json' }).end(JSON.stringify(body));
@@ -436,6 +439,7 @@ async function startRemote(port = 0): Promise<Remote> {
         case 'json500':
           return json(res, 500, { jsonrpc: '2.0', id: message.id, error: { code: -32000, message: 'the database is down' } });
         case 'slow':
+          waiting.push(String(p.arguments?.tag));
           res.on('close', () => {
             if (!res.writableEnded) abandoned.push(String(p.arguments?.tag));
           });
@@ -459,6 +463,7 @@ async function startRemote(port = 0): Promise<Remote> {
     url: `http://127.0.0.1:${actual}/mcp`,
     port: actual,
     abandoned,
+    waiting,
     close: () =>
       new Promise<void>((resolve) => {
         server.close(() => resolve());
@@ -514,7 +519,7 @@ describe('a remote upstream that misbehaves', () => {
 
   test('the client going away: the request to the server is closed and nothing stays in flight', async () => {
     const gone = abandonable(url, call('slow', { tag: 'client-left' }));
-    await sleep(200);
+    await eventually(() => remote.waiting.includes('client-left'), 10_000);
     gone.abort();
     await gone.done;
     await eventually(() => remote.abandoned.includes('client-left'), 2_000);
