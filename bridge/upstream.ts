@@ -24,7 +24,7 @@ export interface RequestOptions {
   forwardHeaders?: Readonly<Record<string, string>>;
   /**
    * Who is asking, as an opaque token: a cache in front of the upstream keeps `private` answers apart by
-   * it. Upstreams themselves ignore it.
+   * it, and the limiter in front of it queues callers round robin by it. Upstreams themselves ignore it.
    */
   authContext?: string;
   /**

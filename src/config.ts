@@ -6,7 +6,10 @@ import { z } from 'zod';
 import { PolicyError, PolicySet } from '../policy/allow-list.js';
 import { expandEnv, type EnvProblem } from './config-env.js';
 import { ConfigError, readConfigFile } from './config-file.js';
+import { redisCluster, redisSentinel } from './config-redis.js';
 import { salvage, type Salvaged, type SalvageRules } from './config-salvage.js';
+
+import { adoptHostServers, renameProblem } from './config-mcp-servers.js';
 
 export { ConfigError, ConfigFileMissing } from './config-file.js';
 
@@ -31,6 +34,12 @@ const upstreamCommon = {
   timeoutMs: positiveMs.default(60_000),
   probeTimeoutMs: positiveMs.default(5_000),
   legacyTtlMs: int().pipe(z.number().min(0)).default(0),
+  /** Requests handed to the server at once; more wait in its queue (docs/configuration.md: Overload). */
+  maxInFlight: int().pipe(z.number().min(1, 'at least 1: a server that may take no request cannot serve')).default(16),
+  /** Requests waiting for one of those slots; past it callers get 503 at once. 0: never wait. */
+  maxQueued: int().pipe(z.number().min(0)).default(64),
+  /** How long a request may wait for a slot before it is refused with 503. */
+  queueTimeoutMs: positiveMs.default(10_000),
   /** Whether /readyz waits for this server. */
   required: bool().default(true),
   /** Answers a 2025 server's roots/list from here instead of asking the client. */
@@ -150,7 +159,7 @@ const policy = z.strictObject({
   rateLimit: rateLimit.optional(),
 });
 
-const configSchema = z.strictObject({
+export const configSchema = z.strictObject({
   listen: z
     .strictObject({
       host: z.string().min(1).default('127.0.0.1'),
@@ -159,6 +168,8 @@ const configSchema = z.strictObject({
       maxBodyBytes: int().pipe(z.number().min(1024)).default(4 * MiB),
       /** On SIGTERM/SIGINT, how long requests in flight may take to finish before connections are cut. */
       drainMs: int().pipe(z.number().min(0)).default(10_000),
+      /** On SIGTERM/SIGINT, how long /readyz says "draining" while everything is still served, before the drain. */
+      drainDelayMs: int().pipe(z.number().min(0)).default(0),
     })
     .prefault({}),
   log: z.strictObject({ level: z.enum(LOG_LEVELS).default('info') }).prefault({}),
@@ -176,6 +187,8 @@ const configSchema = z.strictObject({
       /** memory: this process only (lru-cache); redis: shared by every replica pointing at the same Redis. */
       store: z.enum(['memory', 'redis']).default('memory'),
       url: z.string().regex(/^rediss?:\/\//, 'give a redis:// or rediss:// URL').default('redis://127.0.0.1:6379'),
+      sentinel: redisSentinel.optional(),
+      cluster: redisCluster.optional(),
       keyPrefix: z.string().default('mcp-gateway:'),
       /** Bounds on the ttlMs upstreams ask for; 0 (not cacheable) is never raised. */
       minTtlMs: int().pipe(z.number().min(0)).default(0),
@@ -235,10 +248,11 @@ export async function loadConfigFile(file: string, env: NodeJS.ProcessEnv = proc
 
 /** Expands, validates and checks a config, reporting every problem of all three steps in one ConfigError. */
 export function parseConfig(raw: unknown, source: string, baseDir: string, env: NodeJS.ProcessEnv = process.env): GatewayConfig {
+  const host = adoptHostServers(raw); // a host's mcpServers map (Claude Desktop, Cursor) becomes servers: entries
   const envProblems: EnvProblem[] = [];
   // ${CONFIG_DIR} names the config file's folder, so paths handed to servers can be made absolute.
-  const expanded = expandEnv(raw, [], { CONFIG_DIR: baseDir, ...env }, envProblems);
-  const problems = envProblems.map((problem) => problem.message);
+  const expanded = expandEnv(host.raw, [], { CONFIG_DIR: baseDir, ...env }, envProblems);
+  const problems = [...host.problems, ...envProblems.map((problem) => problem.message)];
   const unset = envProblems.map((problem) => problem.path.join('.'));
   const parsed = configSchema.safeParse(expanded);
   let checkable: Salvaged<GatewayConfig> | undefined;
@@ -249,7 +263,7 @@ export function parseConfig(raw: unknown, source: string, baseDir: string, env: 
     checkable = salvage(configSchema, expanded, parsed.error.issues, SALVAGE_RULES);
   }
   if (checkable) problems.push(...crossKeyProblems(checkable.config, [...checkable.cut, ...unset], writtenServerNames(expanded)));
-  if (problems.length || !checkable) throw new ConfigError(source, problems);
+  if (problems.length || !checkable) throw new ConfigError(source, problems.map((problem) => renameProblem(problem, host.fromMcpServers)));
   const config = checkable.config;
   for (const server of Object.values(config.servers)) {
     if (server.transport === 'stdio') server.cwd = path.resolve(baseDir, server.cwd);

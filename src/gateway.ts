@@ -3,8 +3,9 @@
 // edge, and an orderly shutdown of all of it.
 import { randomBytes } from 'node:crypto';
 import type { AddressInfo } from 'node:net';
-import { createServer } from 'node:http';
-import { getRequestListener, type ServerType } from '@hono/node-server';
+import { createServer, type Server } from 'node:http';
+import { setTimeout as delay } from 'node:timers/promises';
+import { getRequestListener } from '@hono/node-server';
 import type { Upstream } from '../bridge/upstream.js';
 import { ListCache } from '../cache/list-cache.js';
 import { MemoryStore } from '../cache/memory-store.js';
@@ -14,8 +15,10 @@ import { isLoopbackHost, type GatewayConfig, type ServerConfig } from './config.
 import { Aggregator } from './aggregate/aggregator.js';
 import { CachedUpstream } from './cached-upstream.js';
 import { createApp, type Edge } from './edge/app.js';
+import { HttpDrain } from './edge/http-drain.js';
 import { RequestTracker } from './edge/request-tracker.js';
 import { LegacyClients } from './legacy-client/legacy-clients.js';
+import { LimitedUpstream } from './limits/limited-upstream.js';
 import { GatewayMetrics } from './ops/metrics.js';
 import { renderStatusPage, type StatusSnapshot } from './ops/status-page.js';
 import { changedLists } from './notify/changed-lists.js';
@@ -25,6 +28,7 @@ import { watchModernUpstream, type ModernWatch } from './notify/upstream-listen.
 import type { Log } from './protocol/log.js';
 import { InputBridge, type HeldCalls } from './mrtr/input-bridge.js';
 import type { InstanceRegistry } from './mrtr/instance-registry.js';
+import type { SessionRelay } from './legacy-client/session-relay.js';
 import { RequestStateCodec } from './mrtr/request-state.js';
 import { SecurityHolder } from './security.js';
 import { createUpstream } from './upstream-factory.js';
@@ -62,9 +66,17 @@ export async function startGateway(initial: GatewayConfig, log: Log): Promise<Ru
     remove: (upstream, uri) => resourceWatch.remove(upstream, uri),
   });
   // A change anywhere (here, or on another replica sharing Redis) reaches this replica's listen streams.
-  cache.onInvalidate((upstream, lists) => {
+  // resources/read changed: the URIs named, or (a resync, nothing named) every URI a client subscribes to.
+  const announce = (upstream: string, lists: readonly string[], changed?: readonly string[]): void => {
     aggregate?.listsChanged();
     listenHub.publish(upstream, lists);
+    if (!lists.includes('resources/read')) return;
+    for (const uri of changed ?? resourceWatch.urisOf(upstream)) listenHub.publishResourceUpdated(upstream, uri);
+  };
+  cache.onInvalidate(announce);
+  // Redis's invalidation channel was away: other replicas' changes were missed, for any upstream.
+  cache.onMissedChanges(() => {
+    for (const name of raw.keys()) announce(name, EVERY_LIST);
   });
 
   const held: HeldCalls = {
@@ -73,6 +85,8 @@ export async function startGateway(initial: GatewayConfig, log: Log): Promise<Ru
     holdMs: config.mrtr.holdMs,
   };
   const upstreams = new Map<string, CachedUpstream>();
+  /** Each server's limits (maxInFlight, maxQueued, queueTimeoutMs), for metrics and /readyz. */
+  const limited = new Map<string, LimitedUpstream>();
   const prefixes = new Map<string, string>();
   /** The config each running server was started from. */
   const running = new Map<string, ServerConfig>();
@@ -84,9 +98,10 @@ export async function startGateway(initial: GatewayConfig, log: Log): Promise<Ru
     raw.set(name, upstream);
     upstream.events.on('listChanged', (notification: { method: string; params?: { uri?: unknown } }) => {
       const lists = changedLists(notification.method);
-      if (lists.length) void cache.invalidate(name, lists);
       const uri = notification.params?.uri;
-      if (notification.method === 'notifications/resources/updated' && typeof uri === 'string') listenHub.publishResourceUpdated(name, uri);
+      // Through the cache, so the URI reaches other replicas' listen streams too (announce, above).
+      const changed = notification.method === 'notifications/resources/updated' && typeof uri === 'string' ? [uri] : undefined;
+      if (lists.length) void cache.invalidate(name, lists, changed);
     });
     // A restarted upstream, or a listen stream opened again, may have changed while unobserved. (Not on
     // the first start: entries other replicas filled for this server are still good.)
@@ -99,7 +114,10 @@ export async function startGateway(initial: GatewayConfig, log: Log): Promise<Ru
       resourceWatch.upstreamReady(name);
     });
     modernWatches.set(name, watchModernUpstream(upstream, upstreamLog, resync, () => resourceWatch.urisOf(name)));
-    const served = new CachedUpstream(new InputBridge(upstream, { held, roots: server.roots, log: upstreamLog }), cache);
+    // Limits right on the server's upstream, below the cache and the MRTR bridge (docs/design.md: Overload).
+    const limits = new LimitedUpstream(upstream, server, (seconds) => metrics.queueWaited(name, seconds));
+    limited.set(name, limits);
+    const served = new CachedUpstream(new InputBridge(limits, { held, roots: server.roots, log: upstreamLog }), cache);
     upstreams.set(name, served);
     prefixes.set(name, server.prefix ?? name);
     running.set(name, server);
@@ -113,6 +131,10 @@ export async function startGateway(initial: GatewayConfig, log: Log): Promise<Ru
     await served.close();
   }
 
+  const metrics = new GatewayMetrics({
+    upstreams: () => [...upstreams].map(([name, upstream]) => ({ name, ...upstream.status(), load: limited.get(name)?.load() })),
+    cache: () => cache.stats,
+  });
   for (const [name, server] of Object.entries(config.servers)) await addServer(name, server);
 
   const { host, port } = config.listen;
@@ -139,11 +161,15 @@ export async function startGateway(initial: GatewayConfig, log: Log): Promise<Ru
   );
   await security.install(config);
   let registry: InstanceRegistry | undefined;
+  const sessionSecret = config.legacyClients.sessionSecret ? Buffer.from(config.legacyClients.sessionSecret) : randomBytes(32);
+  const legacyLog = log.child({ part: 'legacy-clients' });
+  // With Redis, a 2025 session's stream, subscriptions and answers travel between replicas: no stickiness needed.
+  let sessionRelay: SessionRelay | undefined;
+  if (config.cache.store === 'redis') {
+    const { SessionRelay } = await import('./legacy-client/session-relay.js');
+    sessionRelay = new SessionRelay({ url: config.cache.url, sentinel: config.cache.sentinel, keyPrefix: config.cache.keyPrefix, secret: sessionSecret, log: legacyLog });
+  }
   const tracker = new RequestTracker();
-  const metrics = new GatewayMetrics({
-    upstreams: () => [...upstreams].map(([name, upstream]) => ({ name, ...upstream.status() })),
-    cache: () => cache.stats,
-  });
   const startedAt = Date.now();
   const app = createApp({
     upstreams,
@@ -155,12 +181,7 @@ export async function startGateway(initial: GatewayConfig, log: Log): Promise<Ru
     security: () => security.current,
     tracker,
     metrics,
-    legacyClients: new LegacyClients({
-      secret: config.legacyClients.sessionSecret ? Buffer.from(config.legacyClients.sessionSecret) : randomBytes(32),
-      sessionTtlMs: config.legacyClients.sessionTtlMs,
-      listen: listenHub,
-      log: log.child({ part: 'legacy-clients' }),
-    }),
+    legacyClients: new LegacyClients({ secret: sessionSecret, sessionTtlMs: config.legacyClients.sessionTtlMs, listen: listenHub, relay: sessionRelay, log: legacyLog }),
     ops: {
       startedAt,
       hostAllowed: (hostHeader) => !isLoopbackHost(config.listen.host) || (hostHeader !== undefined && isLoopbackHost(hostName(hostHeader))),
@@ -169,7 +190,7 @@ export async function startGateway(initial: GatewayConfig, log: Log): Promise<Ru
       },
       metrics,
       page: (snapshot) => renderStatusPage(snapshot as StatusSnapshot),
-      upstreams: () => [...upstreams].map(([name, upstream]) => ({ name, required: config.servers[name]!.required, status: upstream.status() })),
+      upstreams: () => [...upstreams].map(([name, upstream]) => ({ name, required: config.servers[name]!.required, status: upstream.status(), saturated: limited.get(name)?.load().saturated })),
       snapshot: async (): Promise<StatusSnapshot> => {
         const tools = await aggregate!.toolCounts();
         const stats = cache.stats;
@@ -197,7 +218,7 @@ export async function startGateway(initial: GatewayConfig, log: Log): Promise<Ru
     },
     log,
   });
-  const server = await listen(app, host, port);
+  const { server, drain } = await listen(app, host, port);
   const address = server.address() as AddressInfo;
   const url = `http://${address.family === 'IPv6' ? `[${address.address}]` : address.address}:${address.port}`;
   // With Redis, replicas find each other: a retry landing on the wrong one is forwarded to its call's holder.
@@ -205,6 +226,7 @@ export async function startGateway(initial: GatewayConfig, log: Log): Promise<Ru
     const { InstanceRegistry } = await import('./mrtr/instance-registry.js');
     registry = await InstanceRegistry.create({
       url: config.cache.url,
+      sentinel: config.cache.sentinel,
       keyPrefix: config.cache.keyPrefix,
       instance: held.codec.instance,
       internalUrl: config.mrtr.internalUrl ?? url,
@@ -248,6 +270,7 @@ export async function startGateway(initial: GatewayConfig, log: Log): Promise<Ru
         prefixes.delete(name);
         running.delete(name);
         raw.delete(name);
+        limited.delete(name);
         aggregate!.detach(name);
       }
       for (const name of [...added, ...changed.map(([n]) => n)]) {
@@ -274,21 +297,28 @@ export async function startGateway(initial: GatewayConfig, log: Log): Promise<Ru
       return needRestart;
     },
     async close() {
-      // Drain: refuse new requests, let those in flight finish (up to listen.drainMs), then cut what is left.
+      // Drain. First /readyz says "draining" while everything is still served, for listen.drainDelayMs, so a
+      // load balancer's health check takes this replica out before it stops listening.
       tracker.draining = true;
+      if (config.listen.drainDelayMs > 0) {
+        log.info({ drainDelayMs: config.listen.drainDelayMs }, 'draining: /readyz answers 503 while requests are still served');
+        await delay(config.listen.drainDelayMs);
+      }
+      // Then no new connections; idle ones close, busy ones after their answer; listen streams end (clients
+      // open them again elsewhere); requests in flight finish (up to listen.drainMs), then what is left is cut.
       listenHub.closeAll();
       for (const watch of modernWatches.values()) watch.stop();
-      const closed = new Promise<void>((resolve) => server.close(() => resolve()));
-      (server as { closeIdleConnections?: () => void }).closeIdleConnections?.();
+      const closed = drain.close();
       if (!(await tracker.whenIdle(config.listen.drainMs))) {
         log.warn({ inFlight: tracker.inFlight, drainMs: config.listen.drainMs }, 'requests still in flight after listen.drainMs; cutting them off');
       }
-      (server as { closeAllConnections?: () => void }).closeAllConnections?.();
+      drain.cut();
       await closed;
       await Promise.all([...upstreams.values()].map((u) => u.close()));
       await cache.close();
       await security.close();
       registry?.close();
+      await sessionRelay?.close();
     },
   };
 }
@@ -301,18 +331,23 @@ async function createCache(settings: GatewayConfig['cache'], log: Log): Promise<
   if (settings.store === 'redis') {
     // Loaded only when configured: a gateway without Redis does not carry ioredis in memory.
     const { RedisStore } = await import('../cache/redis-store.js');
-    store = new TieredStore(memory, new RedisStore({ url: settings.url, keyPrefix: settings.keyPrefix, log }));
+    store = new TieredStore(memory, new RedisStore({ url: settings.url, sentinel: settings.sentinel, keyPrefix: settings.keyPrefix, log }));
   }
   return new ListCache(store, { minTtlMs: settings.minTtlMs, maxTtlMs: settings.maxTtlMs, log });
 }
 
-function listen(edge: Edge, hostname: string, port: number): Promise<ServerType> {
-  const viaHono = getRequestListener(edge.app.fetch);
+function listen(edge: Edge, hostname: string, port: number): Promise<{ server: Server; drain: HttpDrain }> {
+  // HTTP/1.0 allows a request without Host, and load balancers' health checks send them (HAProxy's classic
+  // `option httpchk GET /readyz`). Node serves them; Hono needs a host to build a URL (nothing reads it) and
+  // would answer 400, so it gets a placeholder. Checks on the Host header still see none.
+  const viaHono = getRequestListener(edge.app.fetch, { hostname: 'localhost' });
   return new Promise((resolve, reject) => {
     const server = createServer((incoming, outgoing) => {
+      drain.track(outgoing);
       if (edge.serveMcpPost(incoming, outgoing) === undefined) void viaHono(incoming, outgoing);
     });
-    server.listen(port, hostname, () => resolve(server));
+    const drain = new HttpDrain(server);
+    server.listen(port, hostname, () => resolve({ server, drain }));
     // Longer than the idle timeouts of common load balancers (60 s), so they, not the gateway, close idle
     // connections, and a reused connection is not cut as a request arrives on it.
     server.keepAliveTimeout = 65_000;

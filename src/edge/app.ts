@@ -100,9 +100,8 @@ export function createApp(options: EdgeOptions): Edge {
   const app = new Hono<{ Bindings: HttpBindings }>();
 
   async function serve(c: NodeExchange, endpoint: Endpoint | undefined, name: string, verb: Verb = 'POST'): Promise<Response> {
-    if (tracker.draining) {
-      return send(c, reject(503, null, ErrorCode.InternalError, 'mcp-gateway is shutting down; send the request again (to another replica)'), { connection: 'close' });
-    }
+    // While draining, requests are still served: /readyz tells balancers to stop sending them, and the
+    // listener's drain (http-drain.ts) ends each connection after its answer.
     tracker.begin();
     const metrics = options.metrics;
     metrics?.requestStarted();
@@ -216,7 +215,7 @@ export function createApp(options: EdgeOptions): Edge {
       const exchange = legacyExchange(undefined, incoming.headers['mcp-session-id'] as string | undefined);
       seen.outcome = 'ok';
       if (verb === 'GET') legacy.stream(exchange);
-      else legacy.end(exchange);
+      else await legacy.end(exchange);
       return RESPONSE_ALREADY_SENT;
     }
 

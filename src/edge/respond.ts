@@ -5,6 +5,7 @@
 import type { ServerResponse } from 'node:http';
 import type { RequestOptions, Upstream } from '../../bridge/upstream.js';
 import { httpStatusOf } from '../protocol/error-status.js';
+import { retryAfterHeaders } from '../protocol/overload.js';
 import { responseBytes, serializeResponse, type JsonRpcNotification, type JsonRpcRequest, type JsonRpcResponse } from '../protocol/jsonrpc.js';
 import { ClientGone, writeJsonBody } from './node-io.js';
 
@@ -32,7 +33,7 @@ export async function respondJson(
   const answer = await upstream.request(message, { signal: new ClientGone(outgoing), forwardHeaders: call.forwardHeaders, authContext: call.authContext, reach: call.reach });
   if (outgoing.destroyed) return;
   const shaped = shape(answer);
-  writeJsonBody(outgoing, httpStatusOf(shaped), responseBytes(shaped));
+  writeJsonBody(outgoing, httpStatusOf(shaped), responseBytes(shaped), retryAfterHeaders(shaped));
 }
 
 export async function respondSse(
@@ -72,7 +73,7 @@ export async function respondSse(
   const shaped = shape(response);
   if (!started) {
     const status = httpStatusOf(shaped);
-    if (status !== 200) return writeJsonBody(outgoing, status, responseBytes(shaped));
+    if (status !== 200) return writeJsonBody(outgoing, status, responseBytes(shaped), retryAfterHeaders(shaped));
     start();
   }
   send(shaped);

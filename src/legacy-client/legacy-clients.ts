@@ -3,21 +3,23 @@
 // session (Mcp-Session-Id) without modern `_meta`, takes the 2025 rules here. Each 2025 request becomes a
 // modern one (the session supplies its version and capabilities), each modern answer a 2025 one, and a
 // modern `input_required` becomes real requests to the client on the POST's stream, whose answers feed
-// the retry: a 2025 host gets elicitation from a modern server.
+// the retry: a 2025 host gets elicitation from a modern server. With Redis, the session works on every
+// replica (session-relay.ts): its GET stream, subscriptions and answers travel between them.
 import { randomBytes } from 'node:crypto';
 import type { ServerResponse } from 'node:http';
 import type { CancelSignal } from '../protocol/cancel.js';
 import { ErrorCode, errorResponse, isObject, isValidId, type JsonObject, type JsonRpcNotification, type JsonRpcRequest, type JsonRpcResponse } from '../protocol/jsonrpc.js';
 import type { Log } from '../protocol/log.js';
 import { META, MODERN_REQUEST_METHODS, MODERN_VERSION } from '../protocol/mcp.js';
-import type { LegacyStream, ListenAccess, ListenHub } from '../notify/listen-hub.js';
+import type { ListenAccess, ListenHub } from '../notify/listen-hub.js';
 import { GATEWAY_INFO } from '../version.js';
+import { ClientRequests } from './client-requests.js';
+import type { SessionRelay } from './session-relay.js';
+import { SessionStreams } from './session-streams.js';
 import { SessionCodec, type LegacySession } from './session-token.js';
 
 export const LEGACY_CLIENT_VERSIONS: readonly string[] = ['2025-11-25', '2025-06-18', '2025-03-26'];
 const SSE_HEADERS = { 'content-type': 'text/event-stream', 'cache-control': 'no-cache, no-transform', 'x-accel-buffering': 'no' };
-/** How long the gateway waits for a 2025 client to answer one of its requests (elicitation can be slow). */
-const ANSWER_TIMEOUT_MS = 300_000;
 const MAX_ROUNDS = 16;
 /** Requests that may need the client's input: answered over SSE, so the gateway can ask. */
 const MAY_ASK: ReadonlySet<string> = new Set(['tools/call', 'prompts/get', 'resources/read']);
@@ -45,20 +47,29 @@ export interface LegacyClientsOptions {
   secret: Buffer;
   sessionTtlMs: number;
   listen: ListenHub;
+  /** Shares sessions between replicas through Redis; absent: each replica serves its own streams and questions. */
+  relay?: SessionRelay;
   log: Log;
 }
 
 export class LegacyClients {
   private readonly codec: SessionCodec;
-  /** Sessions ended by DELETE, until they would have expired anyway. */
+  /** Sessions ended by DELETE (here, or on another replica), until they would have expired anyway. */
   private readonly ended = new Map<string, number>();
-  private readonly streams = new Map<string, LegacyStream>();
-  private readonly subscriptions = new Map<string, Set<string>>();
-  /** Requests this gateway sent a client, waiting for the client to POST the answer. */
-  private readonly awaiting = new Map<string, (answer: JsonObject) => void>();
+  private readonly streams: SessionStreams;
+  private readonly requests: ClientRequests;
 
   constructor(private readonly options: LegacyClientsOptions) {
     this.codec = new SessionCodec(options.secret);
+    this.streams = new SessionStreams(options.listen, options.relay, options.log);
+    this.requests = new ClientRequests(options.relay, options.log);
+    options.relay?.attach({
+      event: (session, event) => {
+        if (event.kind === 'answer') this.requests.deliver(session, event.message);
+        else this.streams.heard(session, event);
+      },
+      ended: (session, expiresAt) => this.markEnded(session, expiresAt),
+    });
   }
 
   /** Whether a POST body (with its session header) is a 2025 client's. */
@@ -81,11 +92,13 @@ export class LegacyClients {
     const session = this.session(exchange);
     if (!session) return this.unknownSession(exchange);
     if (typeof message.method !== 'string') {
-      // The client answering a request this gateway sent it.
-      const key = `${session.id}\0${String(message.id)}`;
-      const resolve = this.awaiting.get(key);
-      this.awaiting.delete(key);
-      resolve?.(message);
+      // The client answering a request this gateway (or another replica) sent it.
+      try {
+        await this.requests.answer(session.id, message);
+      } catch (error) {
+        const why = `This answer could not be passed to the replica that asked for it: ${(error as Error).message}. Send it again once Redis is back.`;
+        return json(outgoing, 503, errorResponse(null, ErrorCode.InternalError, why), exchange.headers);
+      }
       outgoing.writeHead(202, exchange.headers).end();
       return;
     }
@@ -100,7 +113,7 @@ export class LegacyClients {
         return json(outgoing, 200, { jsonrpc: '2.0', id: request.id, result: {} }, exchange.headers);
       case 'resources/subscribe':
       case 'resources/unsubscribe':
-        return json(outgoing, 200, this.subscribe(session, request), exchange.headers);
+        return json(outgoing, 200, await this.streams.subscribe(session, request), exchange.headers);
     }
     if (!FORWARDED.has(request.method)) {
       return json(outgoing, 200, errorResponse(request.id, ErrorCode.MethodNotFound, `Method not found: ${request.method}`), exchange.headers);
@@ -113,26 +126,31 @@ export class LegacyClients {
     const session = this.session(exchange);
     if (!session) return this.unknownSession(exchange);
     for (const [name, value] of Object.entries(exchange.headers)) exchange.outgoing.setHeader(name, value);
-    const stream = this.options.listen.openLegacy(exchange.outgoing, exchange.upstream, exchange.access);
-    this.streams.set(session.id, stream);
-    for (const uri of this.subscriptions.get(session.id) ?? []) stream.subscribe(uri);
-    exchange.outgoing.once('close', () => {
-      if (this.streams.get(session.id) === stream) this.streams.delete(session.id);
-    });
+    this.streams.open(session, exchange.outgoing, exchange.upstream, exchange.access);
   }
 
-  /** DELETE: the session ends; its id is refused from now on. */
-  end(exchange: LegacyExchange): void {
+  /** DELETE: the session ends; its id is refused from now on (on every replica, with Redis). */
+  async end(exchange: LegacyExchange): Promise<void> {
     const session = this.session(exchange);
     if (!session) return this.unknownSession(exchange);
-    const now = Date.now();
-    for (const [id, expiresAt] of this.ended) if (expiresAt <= now) this.ended.delete(id);
-    this.ended.set(session.id, session.expiresAt);
-    this.subscriptions.delete(session.id);
+    this.markEnded(session.id, session.expiresAt);
+    try {
+      await this.options.relay?.end(session.id, session.expiresAt);
+    } catch (error) {
+      const why = `The session ended on this replica only: ${(error as Error).message}. Send DELETE again once Redis is back.`;
+      return json(exchange.outgoing, 503, errorResponse(null, ErrorCode.InternalError, why), exchange.headers);
+    }
     exchange.outgoing.writeHead(200, exchange.headers).end();
   }
 
   // ---- internals ----------------------------------------------------------------------------------
+
+  private markEnded(session: string, expiresAt: number): void {
+    const now = Date.now();
+    for (const [id, until] of this.ended) if (until <= now) this.ended.delete(id);
+    this.ended.set(session, expiresAt);
+    this.streams.end(session);
+  }
 
   private async initialize(exchange: LegacyExchange, message: JsonObject): Promise<void> {
     const params = isObject(message.params) ? message.params : {};
@@ -180,22 +198,6 @@ export class LegacyClients {
     json(exchange.outgoing, 404, errorResponse(null, ErrorCode.InvalidRequest, why), exchange.headers);
   }
 
-  private subscribe(session: LegacySession, request: JsonRpcRequest): JsonRpcResponse {
-    const uri = request.params?.uri;
-    if (typeof uri !== 'string') return errorResponse(request.id, ErrorCode.InvalidParams, 'params.uri (string) is required');
-    let uris = this.subscriptions.get(session.id);
-    if (!uris) this.subscriptions.set(session.id, (uris = new Set()));
-    const stream = this.streams.get(session.id);
-    if (request.method === 'resources/subscribe') {
-      uris.add(uri);
-      stream?.subscribe(uri);
-    } else {
-      uris.delete(uri);
-      stream?.unsubscribe(uri);
-    }
-    return { jsonrpc: '2.0', id: request.id, result: {} };
-  }
-
   /** A 2025 request through the modern core; its input requests asked of the client on the POST's stream. */
   private async forward(exchange: LegacyExchange, session: LegacySession, request: JsonRpcRequest): Promise<void> {
     const { outgoing, signal } = exchange;
@@ -227,7 +229,7 @@ export class LegacyClients {
         outgoing.end();
         return;
       }
-      const answers = await this.ask(session, isObject(result.inputRequests) ? result.inputRequests : {}, send, signal);
+      const answers = await this.requests.ask(session.id, isObject(result.inputRequests) ? result.inputRequests : {}, send, signal);
       if ('error' in answers) {
         send(errorResponse(request.id, ErrorCode.InternalError, answers.error));
         outgoing.end();
@@ -235,33 +237,6 @@ export class LegacyClients {
       }
       attempt = attemptOf(typeof result.requestState === 'string' ? { inputResponses: answers.answers, requestState: result.requestState } : { inputResponses: answers.answers });
     }
-  }
-
-  /** Sends each input request to the client and collects its answers (results), in order. */
-  private async ask(session: LegacySession, requests: JsonObject, send: (message: unknown) => void, signal: CancelSignal): Promise<{ answers: JsonObject } | { error: string }> {
-    const answers: JsonObject = {};
-    for (const [key, request] of Object.entries(requests)) {
-      if (!isObject(request) || typeof request.method !== 'string') return { error: `the server sent an input request "${key}" without a method` };
-      const id = `mcp-gateway-${randomBytes(6).toString('base64url')}`;
-      const waitKey = `${session.id}\0${id}`;
-      const answer = new Promise<JsonObject | undefined>((resolve) => {
-        const timer = setTimeout(() => resolve(undefined), ANSWER_TIMEOUT_MS);
-        const gone = (): void => resolve(undefined);
-        signal.addEventListener('abort', gone, { once: true });
-        this.awaiting.set(waitKey, (message) => {
-          clearTimeout(timer);
-          signal.removeEventListener('abort', gone);
-          resolve(message);
-        });
-      });
-      send({ jsonrpc: '2.0', id, method: request.method, params: isObject(request.params) ? request.params : {} });
-      const message = await answer;
-      this.awaiting.delete(waitKey);
-      if (!message) return { error: `the client did not answer ${request.method} in time` };
-      if (isObject(message.error)) return { error: `the client refused ${request.method}: ${String(message.error.message)}` };
-      answers[key] = isObject(message.result) ? message.result : {};
-    }
-    return { answers };
   }
 }
 

@@ -3,6 +3,7 @@
 // an instance that stops is forgotten when its entry expires.
 import type { Redis } from 'ioredis';
 import type { Log } from '../protocol/log.js';
+import { sentinelOptions, type SentinelSettings } from '../protocol/redis-fail-fast.js';
 
 const ENTRY_TTL_MS = 60_000;
 const REFRESH_MS = 20_000;
@@ -26,9 +27,10 @@ export class InstanceRegistry {
   }
 
   /** Connects (ioredis is loaded only here) and registers `instance` at `url`. */
-  static async create(options: { url: string; keyPrefix: string; instance: string; internalUrl: string; log: Log }): Promise<InstanceRegistry> {
+  static async create(options: { url: string; sentinel?: SentinelSettings; keyPrefix: string; instance: string; internalUrl: string; log: Log }): Promise<InstanceRegistry> {
     const { Redis } = await import('ioredis');
     const redis = new Redis(options.url, {
+      ...sentinelOptions(options.sentinel, options.url),
       protocol: 2,
       enableOfflineQueue: true,
       maxRetriesPerRequest: 1,

@@ -6,6 +6,8 @@ export interface UpstreamHealth {
   name: string;
   required: boolean;
   status: UpstreamStatus;
+  /** Every slot taken and requests queued: it answers, slowly. Reported, never a reason to be not ready. */
+  saturated?: boolean;
 }
 
 export function liveness(startedAt: number): { status: 'ok'; uptimeSeconds: number } {
@@ -15,12 +17,16 @@ export function liveness(startedAt: number): { status: 'ok'; uptimeSeconds: numb
 export function readiness(upstreams: Iterable<UpstreamHealth>, draining: boolean): { ready: boolean; body: object } {
   const notReady: { server: string; state: string; lastError?: string }[] = [];
   const states: Record<string, string> = {};
-  for (const { name, required, status } of upstreams) {
+  // Saturation is load, not failure: taking this replica out would only pile its load on the others.
+  const saturated: string[] = [];
+  for (const { name, required, status, saturated: full } of upstreams) {
     states[name] = status.state;
+    if (full) saturated.push(name);
     if (required && status.state !== 'ready') notReady.push({ server: name, state: status.state, ...(status.lastError && { lastError: status.lastError }) });
   }
-  if (draining) return { ready: false, body: { status: 'draining', upstreams: states } };
+  const load = saturated.length ? { saturated } : {};
+  if (draining) return { ready: false, body: { status: 'draining', upstreams: states, ...load } };
   return notReady.length === 0
-    ? { ready: true, body: { status: 'ready', upstreams: states } }
-    : { ready: false, body: { status: 'not ready', notReady, upstreams: states } };
+    ? { ready: true, body: { status: 'ready', upstreams: states, ...load } }
+    : { ready: false, body: { status: 'not ready', notReady, upstreams: states, ...load } };
 }

@@ -3,6 +3,7 @@
 // one process, and a second registration of a name in one registry throws.
 import { collectDefaultMetrics, Counter, Gauge, Histogram, Registry } from 'prom-client';
 import { MODERN_REQUEST_METHODS } from '../protocol/mcp.js';
+import { addLoadMetrics, type UpstreamLoad } from './load-metrics.js';
 
 const PREFIX = 'mcp_gateway_';
 
@@ -34,6 +35,8 @@ export interface UpstreamSnapshot {
   state: string;
   era: string | undefined;
   restarts: number;
+  /** In flight, queued and refused, for upstreams with limits. */
+  load?: UpstreamLoad;
 }
 
 export interface CacheSnapshot {
@@ -76,6 +79,8 @@ export class GatewayMetrics {
   private readonly inFlight: Gauge;
   private readonly denials: Counter<'endpoint' | 'method'>;
   private readonly rateLimits: Counter<'endpoint'>;
+  /** Records how long a request that had to queue waited for its slot on `server`. */
+  readonly queueWaited: (server: string, seconds: number) => void;
 
   constructor(options: GatewayMetricsOptions) {
     const register = new Registry();
@@ -117,6 +122,7 @@ export class GatewayMetrics {
 
     // Scrape-time metrics: reset first, so an upstream removed by a reload disappears from the output.
     const { upstreams, cache } = options;
+    this.queueWaited = addLoadMetrics(register, upstreams);
     new Gauge({
       name: `${PREFIX}upstream_state`,
       help: `Upstream state: 1 for the current one of ${UPSTREAM_STATES.join('|')}, 0 for the others.`,

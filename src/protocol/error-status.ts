@@ -13,12 +13,26 @@
 // -32602 an HTTP upstream answered with HTTP 400 keeps its 400; every other -32602 (from a stdio child,
 // from the gateway's own routing, or with 200) travels with 200. The gateway checks `_meta` itself before
 // anything goes upstream, so a stdio child's envelope rejection is not expected.
+//
+// A refusal because an upstream is at capacity (src/limits/, marked by overload.ts) is 503: -32603 alone
+// would say nothing a client or balancer could act on.
 import { ErrorCode, type JsonRpcResponse } from './jsonrpc.js';
+import { keepRetryAfter, retryAfterOf } from './overload.js';
 
 /** The HTTP status an HTTP upstream answered an error with, kept on the error response it returned. */
 export const UPSTREAM_STATUS: unique symbol = Symbol('upstreamStatus');
 
 export type MarkedResponse = JsonRpcResponse & { [UPSTREAM_STATUS]?: number };
+
+/**
+ * Carries what decides an error's status onto a copy (structuredClone drops symbol-keyed properties): the
+ * upstream's own HTTP status and a capacity refusal's Retry-After.
+ */
+export function keepStatusMarks(from: JsonRpcResponse, to: JsonRpcResponse): void {
+  const status = (from as MarkedResponse)[UPSTREAM_STATUS];
+  if (status !== undefined) (to as MarkedResponse)[UPSTREAM_STATUS] = status;
+  keepRetryAfter(from, to);
+}
 
 const FIXED_STATUS: ReadonlyMap<number, 400 | 404> = new Map([
   [ErrorCode.HeaderMismatch, 400],
@@ -28,8 +42,9 @@ const FIXED_STATUS: ReadonlyMap<number, 400 | 404> = new Map([
 ]);
 
 /** 200 for every result and for errors whose status the spec leaves to the payload. */
-export function httpStatusOf(response: JsonRpcResponse): 200 | 400 | 404 {
+export function httpStatusOf(response: JsonRpcResponse): 200 | 400 | 404 | 503 {
   if (!('error' in response)) return 200;
+  if (retryAfterOf(response) !== undefined) return 503;
   const code = response.error.code;
   const fixed = FIXED_STATUS.get(code);
   if (fixed !== undefined) return fixed;

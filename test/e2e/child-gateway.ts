@@ -26,8 +26,11 @@ const PRELOAD = `data:text/javascript,${encodeURIComponent(`
   process.on('SIGUSR2', () => { globalThis.gc(); globalThis.gc(); process.stdout.write(JSON.stringify(process.memoryUsage()) + '\\n'); });
 `)}`;
 
-/** Starts the gateway on a config file (`listen.port: 0` is best), and waits until /readyz says ready. */
-export async function launchGateway(config: string): Promise<ChildGateway> {
+/**
+ * Starts the gateway on a config file and waits until /readyz says ready. Give the config `listen.port: 0`;
+ * pass `port` only when the config names one the test must reuse (a replica restarted behind a proxy).
+ */
+export async function launchGateway(config: string, port?: number): Promise<ChildGateway> {
   const child = spawn(process.execPath, ['--expose-gc', '--import', PRELOAD, '--import', 'tsx', 'src/cli.ts', '--config', config], {
     cwd: ROOT,
     stdio: ['ignore', 'pipe', 'pipe'],
@@ -59,6 +62,10 @@ export async function launchGateway(config: string): Promise<ChildGateway> {
   if (!ready || child.exitCode !== null) {
     child.kill('SIGKILL');
     assert.fail(`the gateway did not start:\n${stderr}`);
+  }
+  if (port !== undefined && bound !== port) {
+    child.kill('SIGKILL');
+    assert.fail(`the gateway listened on ${bound}, not on ${port} as its config says`);
   }
   const base = `http://127.0.0.1:${bound}`;
   return {

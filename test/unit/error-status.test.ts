@@ -48,11 +48,31 @@ describe('ResultTypeFiller', () => {
     const first: JsonRpcResponse = { jsonrpc: '2.0', id: 1, result: { content: [{ type: 'text', text: 'a' }], isError: false } };
     filler.fill('tools/call', first);
     assert.equal(JSON.stringify(first), '{"jsonrpc":"2.0","id":1,"result":{"content":[{"type":"text","text":"a"}],"isError":false,"resultType":"complete"}}');
-    const second: JsonRpcResponse = { jsonrpc: '2.0', id: 2, result: { tools: [] } };
-    filler.fill('tools/list', second);
+    const second: JsonRpcResponse = { jsonrpc: '2.0', id: 2, result: { content: [] } };
+    filler.fill('tools/call', second);
     assert.equal((second as { result: Record<string, unknown> }).result.resultType, 'complete');
     assert.equal(lines.length, 1);
     assert.match(lines[0]!, /resultType/);
+  });
+
+  test('a cacheable result without ttlMs or cacheScope gets 0 and "private" appended, each said once', () => {
+    const { log, lines } = recording();
+    const filler = new ResultTypeFiller(log);
+    const first: JsonRpcResponse = { jsonrpc: '2.0', id: 1, result: { tools: [] } };
+    filler.fill('tools/list', first);
+    assert.equal(JSON.stringify(first), '{"jsonrpc":"2.0","id":1,"result":{"tools":[],"resultType":"complete","ttlMs":0,"cacheScope":"private"}}');
+    const kept: JsonRpcResponse = { jsonrpc: '2.0', id: 2, result: { prompts: [], resultType: 'complete', ttlMs: 5000, cacheScope: 'public' } };
+    filler.fill('prompts/list', kept);
+    assert.equal(JSON.stringify(kept), '{"jsonrpc":"2.0","id":2,"result":{"prompts":[],"resultType":"complete","ttlMs":5000,"cacheScope":"public"}}');
+    filler.fill('resources/list', { jsonrpc: '2.0', id: 3, result: { resources: [] } });
+    assert.deepEqual(lines.map((line) => /without (\w+)/.exec(line)?.[1]), ['resultType', 'ttlMs', 'cacheScope']);
+  });
+
+  test('an input_required result is not given cache fields', () => {
+    const filler = new ResultTypeFiller(recording().log);
+    const asking: JsonRpcResponse = { jsonrpc: '2.0', id: 1, result: { resultType: 'input_required', requestState: 'x' } };
+    filler.fill('resources/read', asking);
+    assert.equal(JSON.stringify(asking), '{"jsonrpc":"2.0","id":1,"result":{"resultType":"input_required","requestState":"x"}}');
   });
 
   test('leaves results that carry one (any value) and errors alone', () => {

@@ -6,6 +6,8 @@ import { ListCache, type CacheKey, type ListCacheOptions } from '../../cache/lis
 import { MemoryStore } from '../../cache/memory-store.js';
 import type { JsonObject, JsonRpcId, JsonRpcResponse } from '../../src/protocol/jsonrpc.js';
 import { silentLog } from '../../src/protocol/log.js';
+import { httpStatusOf, UPSTREAM_STATUS, type MarkedResponse } from '../../src/protocol/error-status.js';
+import { overloadedResponse } from '../../src/protocol/overload.js';
 
 class Clock {
   constructor(public ms = 1_000_000) {}
@@ -424,4 +426,20 @@ test('a store that throws is counted and the cache answers from the upstream', a
   await cache.invalidate('a', ['tools/list']);
   await new Promise((resolve) => setImmediate(resolve));
   assert.equal(cache.stats.storeErrors, 4); // two reads, one write (not awaited by get), one drop
+});
+
+test('callers joined to one fetch get copies that keep the status the error had: 400 from an HTTP upstream, 503 at capacity', async () => {
+  const { cache } = setup();
+  const invalidMeta: MarkedResponse = { jsonrpc: '2.0', id: 1, error: { code: -32602, message: 'Invalid _meta' } };
+  invalidMeta[UPSTREAM_STATUS] = 400;
+  for (const failure of [invalidMeta, overloadedResponse(1, 'a is at capacity', { reason: 'queue_full' }, 10)]) {
+    let release!: (response: JsonRpcResponse) => void;
+    const gate = new Promise<JsonRpcResponse>((resolve) => (release = resolve));
+    const first = cache.get(key({ method: 'resources/read', variant: String(httpStatusOf(failure)) }), 1, () => gate);
+    const joined = cache.get(key({ method: 'resources/read', variant: String(httpStatusOf(failure)) }), 2, () => gate);
+    release(failure);
+    const answers = await Promise.all([first, joined]);
+    assert.deepEqual(answers.map(({ response }) => httpStatusOf(response)), [httpStatusOf(failure), httpStatusOf(failure)]);
+    assert.equal(answers[1].response.id, 2);
+  }
 });

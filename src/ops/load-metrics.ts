@@ -1,0 +1,63 @@
+// Metrics of each upstream's limits: requests in flight and queued (read at scrape), refusals by reason,
+// and how long queued requests waited for their slot. Requests that never queued are not observed, so
+// the uncontended path records nothing.
+import { Counter, Gauge, Histogram, type Registry } from 'prom-client';
+
+const PREFIX = 'mcp_gateway_';
+
+/** Queue wait buckets, in seconds: 1 ms … 60 s (queueTimeoutMs is 10 s by default). */
+export const QUEUE_WAIT_BUCKETS: readonly number[] = [0.001, 0.005, 0.025, 0.1, 0.25, 0.5, 1, 2.5, 5, 10, 30, 60];
+
+export interface UpstreamLoad {
+  inFlight: number;
+  queued: number;
+  /** Running totals by reason (queue_full, queue_timeout). */
+  refused: Readonly<Record<string, number>>;
+}
+
+/** Registers the metrics; returns what records one queued request's wait. */
+export function addLoadMetrics(register: Registry, loads: () => Iterable<{ name: string; load?: UpstreamLoad }>): (server: string, seconds: number) => void {
+  const registers = [register];
+  new Gauge({
+    name: `${PREFIX}upstream_in_flight`,
+    help: 'Requests handed to each upstream and not yet answered (at most servers.<name>.maxInFlight).',
+    labelNames: ['server'],
+    registers,
+    collect() {
+      this.reset();
+      for (const { name, load } of loads()) if (load) this.set({ server: name }, load.inFlight);
+    },
+  });
+  new Gauge({
+    name: `${PREFIX}upstream_queued`,
+    help: 'Requests waiting for a slot on each upstream (at most servers.<name>.maxQueued).',
+    labelNames: ['server'],
+    registers,
+    collect() {
+      this.reset();
+      for (const { name, load } of loads()) if (load) this.set({ server: name }, load.queued);
+    },
+  });
+  // Filled at scrape from running totals, as upstream_restarts_total is (a replaced upstream reads as a reset).
+  new Counter({
+    name: `${PREFIX}upstream_refused_total`,
+    help: 'Requests refused with 503 because an upstream was at capacity: reason queue_full (maxQueued) or queue_timeout (queueTimeoutMs).',
+    labelNames: ['server', 'reason'],
+    registers,
+    collect() {
+      this.reset();
+      for (const { name, load } of loads()) {
+        if (!load) continue;
+        for (const [reason, count] of Object.entries(load.refused)) this.inc({ server: name, reason }, count > 0 ? count : 0);
+      }
+    },
+  });
+  const wait = new Histogram({
+    name: `${PREFIX}upstream_queue_wait_seconds`,
+    help: 'How long requests that had to queue waited for a slot on each upstream (requests that found one free are not observed).',
+    labelNames: ['server'],
+    buckets: [...QUEUE_WAIT_BUCKETS],
+    registers,
+  });
+  return (server, seconds) => wait.observe({ server }, seconds);
+}

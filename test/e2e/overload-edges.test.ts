@@ -1,0 +1,90 @@
+// The limiter seen from a client, on a gateway in this process: a waiting client that goes away frees its
+// place and its call never reaches the server; refusals are 503 with Retry-After on /servers/<name>/mcp
+// and on /mcp alike, also for a call that asked for progress (its stream has not started while it waits);
+// a cached list is answered while every slot is taken.
+import assert from 'node:assert/strict';
+import { after, before, describe, test } from 'node:test';
+import type { RunningGateway } from '../../src/gateway.js';
+import { post, request, ROOT, startTestGateway, until } from './harness.js';
+
+const slow = (callMs: number) => ({
+  command: process.execPath,
+  args: ['test/fixtures/slow-server.mjs'],
+  cwd: ROOT,
+  era: 'modern',
+  env: { CALL_MS: String(callMs) },
+  maxInFlight: 1,
+  maxQueued: 1,
+  queueTimeoutMs: 60_000,
+});
+
+const wait = (text: string, meta: Record<string, unknown> = {}) => request('tools/call', { name: 'wait', arguments: { text }, _meta: meta });
+
+describe('overload, one request at a time', () => {
+  let gateway: RunningGateway;
+  let url: string;
+
+  before(async () => {
+    gateway = await startTestGateway({ slow: slow(2000) });
+    url = `${gateway.url}/servers/slow/mcp`;
+    assert.equal((await post(url, request('tools/list'))).status, 200);
+  });
+  after(() => gateway.close());
+
+  /** What the server says reached it (itself a call: only asked once nothing else is in flight). */
+  const received = async (): Promise<string[]> => JSON.parse((await post(url, request('tools/call', { name: 'received', arguments: {} }))).body.result.content[0].text);
+  /** Requests in flight and queued, as /metrics tells them. */
+  const load = async (): Promise<[number, number]> => {
+    const text = await (await fetch(`${gateway.url}/metrics`)).text();
+    const value = (name: string) => Number(new RegExp(`^mcp_gateway_upstream_${name}\\{server="slow"\\} (\\d+)$`, 'm').exec(text)?.[1]);
+    return [value('in_flight'), value('queued')];
+  };
+  const loadIs = (inFlight: number, queued: number) => until(async () => (await load()).join() === `${inFlight},${queued}`, 5_000);
+
+  test('a waiting client that goes away frees its place at once, and its call never reaches the server', async () => {
+    const first = post(url, wait('first'));
+    assert.ok(await loadIs(1, 0));
+    const leaving = new AbortController();
+    const gone = post(url, wait('gone'), undefined, { signal: leaving.signal }).catch(() => 'aborted');
+    assert.ok(await loadIs(1, 1));
+    // The one place is taken, so another is refused…
+    assert.equal((await post(url, wait('probe'))).status, 503);
+    leaving.abort();
+    assert.equal(await gone, 'aborted');
+    // …and once the waiting client went away, its place is free (while `first` still runs).
+    assert.ok(await loadIs(1, 0), 'the place was freed');
+    const next = post(url, wait('next'));
+    assert.ok(await loadIs(1, 1), 'the next one waits instead of being refused');
+    assert.equal((await first).status, 200);
+    const answer = await next;
+    assert.equal(answer.status, 200);
+    assert.equal(answer.body.result.content[0].text, 'waited: 4');
+    assert.deepEqual(await received(), ['first', 'next'], 'neither the abandoned call nor the refused one reached the server');
+  });
+
+  test('refusals: 503 with Retry-After on the server\'s endpoint, on /mcp and for a progress request; cached lists still answer', async () => {
+    const first = post(url, wait('a'));
+    const queued = post(url, wait('b'));
+    assert.ok(await loadIs(1, 1));
+    const direct = await post(url, wait('c'));
+    assert.equal(direct.status, 503);
+    assert.equal(direct.headers.get('retry-after'), '60');
+    assert.equal(direct.body.error.code, -32603);
+    assert.match(direct.body.error.message, /^slow is at capacity: 1 requests in flight and 1 waiting .*raise servers\.slow\.maxQueued$/);
+    assert.deepEqual(direct.body.error.data, { server: 'slow', reason: 'queue_full', setting: 'servers.slow.maxQueued', retryAfterSeconds: 60 });
+
+    const aggregated = await post(`${gateway.url}/mcp`, request('tools/call', { name: 'slow__wait', arguments: { text: 'd' } }));
+    assert.equal(aggregated.status, 503);
+    assert.equal(aggregated.body.error.data.reason, 'queue_full');
+
+    const streamed = await post(url, wait('e', { progressToken: 'p' }));
+    assert.equal(streamed.status, 503, 'no stream was opened for a request that never reached the server');
+    assert.equal(streamed.headers.get('retry-after'), '60');
+    assert.equal(streamed.body.error.data.reason, 'queue_full');
+
+    const listed = await post(url, request('tools/list'));
+    assert.equal(listed.status, 200);
+    assert.equal(listed.body.result.tools.length, 3);
+    assert.deepEqual([(await first).status, (await queued).status], [200, 200]);
+  });
+});

@@ -1,0 +1,138 @@
+// The Redis side of 2025 sessions across replicas, against the real Redis at 127.0.0.1:6379 (unique key
+// prefix): what one replica publishes for a session reaches the one watching it, and nothing forged does;
+// subscriptions live as long as the session; ended sessions reach replicas that start later.
+import assert from 'node:assert/strict';
+import { randomUUID } from 'node:crypto';
+import { after, describe, test } from 'node:test';
+import { Redis } from 'ioredis';
+import { SessionRelay, type SessionEvent } from '../../src/legacy-client/session-relay.js';
+import { silentLog } from '../../src/protocol/log.js';
+import { freePort, reachable } from '../e2e/own-redis.js';
+
+const URL = 'redis://127.0.0.1:6379';
+const SKIP = (await reachable(6379)) ? false : 'no Redis at 127.0.0.1:6379';
+const SECRET = Buffer.from('session-relay-unit-secret-0123456789');
+
+/** A relay and what its handlers heard, with a way to wait for the next thing heard. */
+function replica(keyPrefix: string, secret = SECRET) {
+  const heard: { session: string; event: SessionEvent }[] = [];
+  const ended: { session: string; expiresAt: number }[] = [];
+  let wake: (() => void) | undefined;
+  const relay = new SessionRelay({ url: URL, keyPrefix, secret, log: silentLog });
+  relay.attach({
+    event: (session, event) => (heard.push({ session, event }), wake?.()),
+    ended: (session, expiresAt) => (ended.push({ session, expiresAt }), wake?.()),
+  });
+  const next = (count: () => number, want: number, what: string) =>
+    new Promise<void>((resolve, reject) => {
+      const timer = setTimeout(() => reject(new Error(`${what}: heard ${count()}, wanted ${want}`)), 5_000);
+      const check = () => count() >= want && (clearTimeout(timer), (wake = undefined), resolve());
+      wake = check;
+      check();
+    });
+  return { relay, heard, ended, next };
+}
+
+async function ready(relay: SessionRelay): Promise<void> {
+  // A watch resolves once Redis confirmed the SUBSCRIBE; the first may race the connection, so retry it.
+  for (let i = 0; i < 100; i++) {
+    const release = await relay.watch('warm-up');
+    release();
+    if ((await relay.publish('warm-up', { kind: 'resync' }).catch(() => -1)) >= 0) return;
+    await new Promise((r) => setTimeout(r, 20));
+  }
+  throw new Error('Redis did not become ready');
+}
+
+describe('SessionRelay', { skip: SKIP }, () => {
+  const keyPrefix = `mcp-gateway-test:${randomUUID()}:`;
+  const redis = new Redis(URL);
+  after(async () => {
+    const keys = await redis.keys(`${keyPrefix}*`);
+    if (keys.length) await redis.del(...keys);
+    redis.disconnect();
+  });
+
+  test('an answer published on one replica reaches the one watching the session; forged or moved messages do not', async () => {
+    const a = replica(keyPrefix);
+    const b = replica(keyPrefix);
+    const stranger = replica(keyPrefix, Buffer.from('another-secret-altogether-0123456789'));
+    try {
+      await Promise.all([ready(a.relay), ready(b.relay), ready(stranger.relay)]);
+      const release = await a.relay.watch('s1');
+      // Forged: unsigned, signed with another secret, and a genuine message for another session moved onto s1's channel.
+      await redis.publish(`${keyPrefix}session:s1`, `AAAA.${JSON.stringify({ kind: 'answer', message: { id: 'forged', result: {} } })}`);
+      assert.equal(await stranger.relay.publish('s1', { kind: 'answer', message: { id: 'stranger', result: {} } }), 1, 'A listens (and ignores it)');
+      const moved = await new Promise<string>((resolve) => {
+        const spy = new Redis(URL);
+        void spy.subscribe(`${keyPrefix}session:s2`).then(() => b.relay.publish('s2', { kind: 'answer', message: { id: 'moved', result: {} } }));
+        spy.on('message', (_channel, text: string) => (spy.disconnect(), resolve(text)));
+      });
+      await redis.publish(`${keyPrefix}session:s1`, moved);
+      assert.equal(await b.relay.publish('s1', { kind: 'answer', message: { id: 'genuine', result: { ok: true } } }), 1);
+      await a.next(() => a.heard.filter((h) => h.session === 's1').length, 1, 'the genuine answer');
+      assert.deepEqual(a.heard.filter((h) => h.session === 's1'), [{ session: 's1', event: { kind: 'answer', message: { id: 'genuine', result: { ok: true } } } }]);
+
+      release();
+      // Nobody watches any more once UNSUBSCRIBE went through: publish says so by counting no receivers.
+      assert.ok(await untilZero(() => b.relay.publish('s1', { kind: 'resync' })), 'no receiver after the watch was released');
+    } finally {
+      await Promise.all([a.relay.close(), b.relay.close(), stranger.relay.close()]);
+    }
+  });
+
+  test('subscriptions live as long as the session; an ended session reaches replicas watching and those that start later', async () => {
+    const a = replica(keyPrefix);
+    try {
+      await ready(a.relay);
+      const expiresAt = Date.now() + 60_000;
+      await a.relay.addSubscription('s3', 'file:///a', expiresAt);
+      await a.relay.addSubscription('s3', 'file:///b', expiresAt);
+      await a.relay.removeSubscription('s3', 'file:///a');
+      assert.deepEqual(await a.relay.subscriptions('s3'), ['file:///b']);
+      const pttl = await redis.pttl(`${keyPrefix}session:s3:subscriptions`);
+      assert.ok(pttl > 50_000 && pttl <= 60_000, `the set expires with the session (pttl ${pttl})`);
+
+      const b = replica(keyPrefix);
+      try {
+        await ready(b.relay);
+        await a.relay.end('s3', expiresAt);
+        await b.next(() => b.ended.length, 1, 'the end heard by a running replica');
+        // (Heard once, or twice if B's first read of the ended set ran after the DELETE.)
+        for (const end of b.ended) assert.deepEqual(end, { session: 's3', expiresAt });
+        assert.deepEqual(await a.relay.subscriptions('s3'), [], 'its subscriptions are forgotten');
+      } finally {
+        await b.relay.close();
+      }
+      const late = replica(keyPrefix);
+      try {
+        await late.next(() => late.ended.length, 1, 'the end read by a replica that started afterwards');
+        assert.deepEqual(late.ended, [{ session: 's3', expiresAt }]);
+      } finally {
+        await late.relay.close();
+      }
+    } finally {
+      await a.relay.close();
+    }
+  });
+});
+
+test('with Redis unreachable, publishing fails at once with an error naming it', async () => {
+  const port = await freePort();
+  const relay = new SessionRelay({ url: `redis://127.0.0.1:${port}`, keyPrefix: 'x:', secret: SECRET, log: silentLog });
+  try {
+    await assert.rejects(relay.publish('s', { kind: 'resync' }), new RegExp(`^Error: Redis at 127\\.0\\.0\\.1:${port} is unreachable`));
+    await assert.rejects(relay.addSubscription('s', 'file:///a', Date.now() + 1_000), /is unreachable/);
+  } finally {
+    await relay.close();
+  }
+});
+
+/** Polls an async count until it is 0 (an UNSUBSCRIBE takes effect a moment after it is sent). */
+async function untilZero(count: () => Promise<number>): Promise<boolean> {
+  for (let i = 0; i < 100; i++) {
+    if ((await count()) === 0) return true;
+    await new Promise((r) => setTimeout(r, 20));
+  }
+  return false;
+}
