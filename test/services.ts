@@ -1,5 +1,5 @@
-// The outside programs some tests need: Redis on 127.0.0.1:6379, redis-server on PATH and a Chromium for
-// the status page. Locally a missing one skips the tests that need it, with one line saying what to install;
+// The outside programs some tests need: Redis on 127.0.0.1:6379, redis-server on PATH, a Chromium for
+// the status page and HAProxy for the deployment files. Locally a missing one skips the tests that need it, with one line saying what to install;
 // with CI=true it fails them instead, naming it, so a green CI run means every test ran.
 import { spawnSync } from 'node:child_process';
 import { existsSync } from 'node:fs';
@@ -52,6 +52,12 @@ export async function sharedRedis(group: string): Promise<Need> {
 export function redisServerBinary(group: string): Need {
   const present = spawnSync('redis-server', ['--version']).status === 0;
   return need('redis-server on PATH', present, 'install it (apt-get install -y redis-server)', group);
+}
+
+/** haproxy on PATH, for the deployment files and the rolling restart behind it. */
+export function haproxyBinary(group: string): Need {
+  const present = spawnSync('haproxy', ['-v']).status === 0;
+  return need('haproxy on PATH', present, "install Debian's haproxy (apt-get install -y haproxy)", group);
 }
 
 const CHROMIUM_NAMES = ['chromium', 'chromium-browser', 'google-chrome-stable', 'google-chrome', 'chrome'];
