@@ -11,11 +11,14 @@ import { ListCache } from '../cache/list-cache.js';
 import { MemoryStore } from '../cache/memory-store.js';
 import type { CacheStore } from '../cache/store.js';
 import { TieredStore } from '../cache/tiered-store.js';
-import { isLoopbackHost, type GatewayConfig, type ServerConfig } from './config.js';
+import type { GatewayConfig, ServerConfig } from './config.js';
 import { Aggregator } from './aggregate/aggregator.js';
 import { CachedUpstream } from './cached-upstream.js';
 import { createApp, type Edge } from './edge/app.js';
+import { writeJson } from './edge/exchange.js';
+import { hostChecker, type HostCheck } from './edge/host-check.js';
 import { HttpDrain } from './edge/http-drain.js';
+import { screenRequest } from './edge/screen.js';
 import { RequestTracker } from './edge/request-tracker.js';
 import { LegacyClients } from './legacy-client/legacy-clients.js';
 import { LimitedUpstream } from './limits/limited-upstream.js';
@@ -26,8 +29,11 @@ import { ListenHub } from './notify/listen-hub.js';
 import { ResourceWatch } from './notify/resource-watch.js';
 import { watchModernUpstream, type ModernWatch } from './notify/upstream-listen.js';
 import type { Log } from './protocol/log.js';
+import { isLoopbackHost } from './protocol/loopback.js';
 import { InputBridge, type HeldCalls } from './mrtr/input-bridge.js';
 import type { InstanceRegistry } from './mrtr/instance-registry.js';
+import { PeerTrust } from './mrtr/peer-trust.js';
+import { peerChecker } from './mrtr/peers.js';
 import type { SessionRelay } from './legacy-client/session-relay.js';
 import { RequestStateCodec } from './mrtr/request-state.js';
 import { SecurityHolder } from './security.js';
@@ -79,8 +85,11 @@ export async function startGateway(initial: GatewayConfig, log: Log): Promise<Ru
     for (const name of raw.keys()) announce(name, EVERY_LIST);
   });
 
+  const mrtrSecret = config.mrtr.secret ? Buffer.from(config.mrtr.secret) : randomBytes(32);
+  const trust = new PeerTrust(mrtrSecret);
+  const peerAllowed = peerChecker(config.mrtr.peers);
   const held: HeldCalls = {
-    codec: new RequestStateCodec(config.mrtr.secret ? Buffer.from(config.mrtr.secret) : randomBytes(32), randomBytes(6).toString('base64url')),
+    codec: new RequestStateCodec(mrtrSecret, randomBytes(6).toString('base64url')),
     calls: new Map(),
     holdMs: config.mrtr.holdMs,
   };
@@ -92,9 +101,9 @@ export async function startGateway(initial: GatewayConfig, log: Log): Promise<Ru
   const running = new Map<string, ServerConfig>();
 
   /** Starts serving one server: its upstream, wrappers, notifications and watches. Cold path. */
-  async function addServer(name: string, server: ServerConfig): Promise<CachedUpstream> {
+  async function addServer(name: string, server: ServerConfig, envReads: readonly string[]): Promise<CachedUpstream> {
     const upstreamLog = log.child({ server: name });
-    const upstream = await createUpstream(name, server, upstreamLog);
+    const upstream = await createUpstream(name, server, upstreamLog, envReads);
     raw.set(name, upstream);
     upstream.events.on('listChanged', (notification: { method: string; params?: { uri?: unknown } }) => {
       const lists = changedLists(notification.method);
@@ -135,7 +144,7 @@ export async function startGateway(initial: GatewayConfig, log: Log): Promise<Ru
     upstreams: () => [...upstreams].map(([name, upstream]) => ({ name, ...upstream.status(), load: limited.get(name)?.load() })),
     cache: () => cache.stats,
   });
-  for (const [name, server] of Object.entries(config.servers)) await addServer(name, server);
+  for (const [name, server] of Object.entries(config.servers)) await addServer(name, server, config.envReads);
 
   const { host, port } = config.listen;
   if (!isLoopbackHost(host) && config.auth?.anonymous) {
@@ -155,6 +164,7 @@ export async function startGateway(initial: GatewayConfig, log: Log): Promise<Ru
       separator: config.aggregate.separator,
       ownerOf: (uri) => aggregate!.ownerOf(uri),
       resolveOwner: (uri) => aggregate!.resolveOwner(uri),
+      refreshOwners: () => aggregate!.refreshOwners(),
       knows: (kind, name) => aggregate!.knows(kind, name),
     },
     log.child({ part: 'security' }),
@@ -184,10 +194,7 @@ export async function startGateway(initial: GatewayConfig, log: Log): Promise<Ru
     legacyClients: new LegacyClients({ secret: sessionSecret, sessionTtlMs: config.legacyClients.sessionTtlMs, listen: listenHub, relay: sessionRelay, log: legacyLog }),
     ops: {
       startedAt,
-      hostAllowed: (hostHeader) => !isLoopbackHost(config.listen.host) || (hostHeader !== undefined && isLoopbackHost(hostName(hostHeader))),
-      get operators() {
-        return config.auth?.operators;
-      },
+      operators: () => config.auth?.operators, // read per request: a reload may change it
       metrics,
       page: (snapshot) => renderStatusPage(snapshot as StatusSnapshot),
       upstreams: () => [...upstreams].map(([name, upstream]) => ({ name, required: config.servers[name]!.required, status: upstream.status(), saturated: limited.get(name)?.load().saturated })),
@@ -214,11 +221,17 @@ export async function startGateway(initial: GatewayConfig, log: Log): Promise<Ru
         const opened = held.codec.open(token);
         return opened.ok && opened.state.instance !== held.codec.instance ? opened.state.instance : undefined;
       },
-      lookup: async (instance) => registry?.lookup(instance),
+      lookup: async (instance) => {
+        const found = await registry?.lookup(instance);
+        if (found === undefined || peerAllowed(found)) return found;
+        log.warn({ instance, url: found }, 'not forwarding a retry to an address mrtr.peers does not allow (by default: loopback and private addresses)');
+        return undefined;
+      },
+      trust,
     },
     log,
   });
-  const { server, drain } = await listen(app, host, port);
+  const { server, drain } = await listen(app, host, port, hostChecker(host, config.listen.allowedHosts));
   const address = server.address() as AddressInfo;
   const url = `http://${address.family === 'IPv6' ? `[${address.address}]` : address.address}:${address.port}`;
   // With Redis, replicas find each other: a retry landing on the wrong one is forwarded to its call's holder.
@@ -230,8 +243,12 @@ export async function startGateway(initial: GatewayConfig, log: Log): Promise<Ru
       keyPrefix: config.cache.keyPrefix,
       instance: held.codec.instance,
       internalUrl: config.mrtr.internalUrl ?? url,
+      trust,
       log: log.child({ part: 'instances' }),
     });
+  }
+  if (config.auth && !config.auth.operators) {
+    log.info({ pages: [`${url}/`, `${url}/status.json`, `${url}/metrics`] }, 'operator pages are closed to everyone: name who may read them in auth.operators (ids or groups), then reload');
   }
   log.info({ endpoint: `${url}/mcp` }, `serving every server, aggregated`);
   for (const name of upstreams.keys()) log.info({ endpoint: `${url}/servers/${name}/mcp` }, `serving ${name}`);
@@ -274,7 +291,7 @@ export async function startGateway(initial: GatewayConfig, log: Log): Promise<Ru
         aggregate!.detach(name);
       }
       for (const name of [...added, ...changed.map(([n]) => n)]) {
-        const served = await addServer(name, next.servers[name]!);
+        const served = await addServer(name, next.servers[name]!, next.envReads);
         aggregate!.attach(name, served);
         void served.start();
       }
@@ -336,7 +353,7 @@ async function createCache(settings: GatewayConfig['cache'], log: Log): Promise<
   return new ListCache(store, { minTtlMs: settings.minTtlMs, maxTtlMs: settings.maxTtlMs, log });
 }
 
-function listen(edge: Edge, hostname: string, port: number): Promise<{ server: Server; drain: HttpDrain }> {
+function listen(edge: Edge, hostname: string, port: number, hostAllowed: HostCheck | undefined): Promise<{ server: Server; drain: HttpDrain }> {
   // HTTP/1.0 allows a request without Host, and load balancers' health checks send them (HAProxy's classic
   // `option httpchk GET /readyz`). Node serves them; Hono needs a host to build a URL (nothing reads it) and
   // would answer 400, so it gets a placeholder. Checks on the Host header still see none.
@@ -344,6 +361,11 @@ function listen(edge: Edge, hostname: string, port: number): Promise<{ server: S
   return new Promise((resolve, reject) => {
     const server = createServer((incoming, outgoing) => {
       drain.track(outgoing);
+      const refusal = screenRequest(incoming, hostAllowed);
+      if (refusal) {
+        writeJson(outgoing, refusal.status, refusal.body, { connection: 'close' });
+        return;
+      }
       if (edge.serveMcpPost(incoming, outgoing) === undefined) void viaHono(incoming, outgoing);
     });
     const drain = new HttpDrain(server);
@@ -358,12 +380,4 @@ function listen(edge: Edge, hostname: string, port: number): Promise<{ server: S
         : error);
     });
   });
-}
-
-/** The host part of a Host header (`[::1]:8080` → `::1`). */
-function hostName(header: string): string {
-  const bracketed = /^\[([^\]]+)\]/.exec(header);
-  if (bracketed) return bracketed[1]!;
-  const colon = header.lastIndexOf(':');
-  return colon > 0 && header.indexOf(':') === colon ? header.slice(0, colon) : header;
 }

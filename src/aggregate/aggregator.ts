@@ -332,8 +332,13 @@ export class Aggregator implements Upstream {
 
   /** The owner of a resource URI, reading the resource lists again when none is known yet. */
   async resolveOwner(uri: string): Promise<string | undefined> {
-    if (this.resources.owner(uri) === undefined) await Promise.all([this.refresh('resources/list'), this.refresh('resources/templates/list')]);
+    if (this.resources.owner(uri) === undefined) await this.refreshOwners();
     return this.ownerOf(uri);
+  }
+
+  /** Reads the resource lists again (single flight, at most once a second): what a URI nobody listed costs. */
+  async refreshOwners(): Promise<void> {
+    await Promise.all([this.refresh('resources/list'), this.refresh('resources/templates/list')]);
   }
 
   /** Why a name is unknown: says which server its prefix names and what state that server is in. */
@@ -383,6 +388,6 @@ export class Aggregator implements Upstream {
   private async discover(message: JsonRpcRequest, authContext: string | undefined, reach: Reach | undefined): Promise<JsonRpcResponse> {
     const servers = reach ? this.servers.filter((server) => reach.reaches(server)) : this.servers;
     const outcomes = await Promise.all(servers.map((server) => this.ask(server, 'server/discover', message.params ?? {}, null, authContext)));
-    return { jsonrpc: '2.0', id: message.id, result: mergeDiscover(outcomes, this.options.separator, reach !== undefined) };
+    return { jsonrpc: '2.0', id: message.id, result: mergeDiscover(outcomes, this.options.separator, reach) };
   }
 }

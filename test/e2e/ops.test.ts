@@ -7,8 +7,7 @@ import http from 'node:http';
 import path from 'node:path';
 import { after, before, describe, test } from 'node:test';
 import type { RunningGateway } from '../../src/gateway.js';
-import { Client, type Dispatcher } from 'undici';
-import { eventually, fixture, headersFor, post, request, schemaProblems, startTestGateway } from './harness.js';
+import { eventually, fixture, headersFor, post, request, startTestGateway } from './harness.js';
 import { tempDir } from '../temp.js';
 
 describe('health, readiness and status', () => {
@@ -92,7 +91,7 @@ describe('operator pages behind authentication', () => {
   const dir = tempDir('mcp-gw-ops-');
   before(async () => {
     gateway = await startTestGateway({ a: fixture('modern-server') }, {}, {
-      auth: { apiKeys: [{ key: 'operator-key-0123456789', principal: 'op' }] },
+      auth: { apiKeys: [{ key: 'operator-key-0123456789', principal: 'op' }], operators: { ids: ['op'] } },
       policies: [{ name: 'op', principals: { ids: ['op'] }, allow: { tools: ['a__echo'] } }],
       audit: { destination: path.join(dir, 'audit.jsonl') },
     });
@@ -155,49 +154,7 @@ describe('shutdown', () => {
     await closing;
     await assert.rejects(fetch(`${gateway.url}/healthz`), 'the listener is closed');
   });
-
-  // A closed listener takes no new connection, and close() shuts idle ones, so what arrives while draining
-  // comes pipelined on a connection that was busy when close() began. A second call, ended by its client,
-  // holds the drain open until the test has seen the answers (the gateway cuts connections once idle).
-  test('while draining, a request on an open connection gets 503 "shutting down" and /readyz says draining', async () => {
-    const gateway = await startTestGateway({ a: fixture('modern-server') });
-    const holder = new AbortController();
-    const client = new Client(gateway.url, { pipelining: 4 });
-    try {
-      const send = (body: ReturnType<typeof request>) =>
-        client.request({ path: '/servers/a/mcp', method: 'POST', headers: headersFor(body), body: JSON.stringify(body), idempotent: true });
-      const read = async (answer: Dispatcher.ResponseData) => ({ status: answer.statusCode, headers: answer.headers, body: (await answer.body.json()) as any });
-      await read(await send(request('tools/call', { name: 'echo', arguments: { text: 'warm' } })));
-
-      const held = request('tools/call', { name: 'slow', arguments: { ms: 120_000 } });
-      const holding = post(`${gateway.url}/servers/a/mcp`, held, headersFor(held), { signal: holder.signal }).catch(() => 'aborted');
-      const slow = send(request('tools/call', { name: 'slow', arguments: { ms: 1_000 } })).then(read);
-      await eventually(async () => (await inFlight(gateway)) === 2, 10_000);
-      const closing = gateway.close();
-      const readyz = client.request({ path: '/readyz', method: 'GET' }).then(read);
-      const refused = send(request('tools/call', { name: 'echo', arguments: { text: 'too late' } })).then(read);
-
-      const finished = await slow;
-      assert.equal(finished.status, 200);
-      assert.ok(finished.body.result, JSON.stringify(finished.body));
-      const ready = await readyz;
-      assert.equal(ready.status, 503);
-      assert.equal(ready.body.status, 'draining');
-      const late = await refused;
-      assert.equal(late.status, 503);
-      assert.match(late.body.error.message, /shutting down/);
-      assert.equal(late.headers.connection, 'close');
-      assert.deepEqual(schemaProblems('', late.body), []);
-
-      holder.abort();
-      assert.equal(await holding, 'aborted');
-      await closing;
-    } finally {
-      holder.abort();
-      await client.destroy();
-      await gateway.close();
-    }
-  });
+  // What a request sees while the gateway drains (/readyz, listen.drainDelayMs, Connection: close) is in drain.test.ts.
 });
 
 describe('who may read operator pages', () => {
