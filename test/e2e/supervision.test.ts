@@ -22,7 +22,8 @@ describe('a shared modern child', () => {
   let url: string;
   before(async () => {
     gateway = await startTestGateway({
-      modern: fixture('modern-server', { env: { FIXTURE_CANCEL_LOG: cancelLog, FIXTURE_CALL_LOG: callLog, FIXTURE_BANNER: '1' }, timeoutMs: 8_000 }), // room for a restart on a loaded machine
+      // Room for a restart on a loaded machine, and for the 200 calls at once below (the default queue holds 64).
+      modern: fixture('modern-server', { env: { FIXTURE_CANCEL_LOG: cancelLog, FIXTURE_CALL_LOG: callLog, FIXTURE_BANNER: '1' }, timeoutMs: 8_000, maxQueued: 256 }),
       // A timeout longer than the test may run: an answer at all shows the failure did not wait for it.
       small: fixture('modern-server', { maxLineBytes: 4096, timeoutMs: 600_000 }),
     });
