@@ -2,7 +2,7 @@
 // HAProxy on deploy/haproxy.cfg (its backends pointed at this machine), and the clients that watch them while
 // they restart: callers of a tool, a reconnecting subscriptions/listen client, and held MRTR calls.
 import assert from 'node:assert/strict';
-import { spawn, spawnSync, type ChildProcess } from 'node:child_process';
+import { spawn, type ChildProcess } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
 import { writeFileSync } from 'node:fs';
 import path from 'node:path';
@@ -10,13 +10,14 @@ import { Redis } from 'ioredis';
 import { launchGateway, type ChildGateway } from './child-gateway.js';
 import { read } from './deploy-helpers.js';
 import { fixture, headersFor, post, request, ROOT, until, type Answer } from './harness.js';
-import { freePort, reachable } from './own-redis.js';
+import { freePort } from './own-redis.js';
+import { haproxyBinary, sharedRedis } from '../services.js';
 
 export const DRAIN_DELAY_MS = 2000;
 const REDIS = 'redis://127.0.0.1:6379';
-export const SKIP = spawnSync('haproxy', ['-v']).error
-  ? 'haproxy is not installed (apt-get install haproxy)'
-  : !(await reachable(6379)) ? 'no Redis at 127.0.0.1:6379' : false;
+const needs = [haproxyBinary('a rolling restart behind HAProxy'), await sharedRedis('a rolling restart behind HAProxy')];
+/** For the describe's options: why it is skipped (locally, when HAProxy or Redis is missing), or false. */
+export const SKIP = needs.map((n) => n.skip).find((reason) => reason !== false) ?? false;
 
 /** deploy/haproxy.cfg with its listener and backends on loopback, checks every 300 ms, and a CSV stats page. */
 function haproxyConfig(listen: number, stats: number, backends: number[]): string {
@@ -64,7 +65,9 @@ export interface Cluster {
   close(): Promise<void>;
 }
 
+/** Starts the three replicas and HAProxy; under CI=true, fails naming HAProxy or Redis if one is missing. */
 export async function startCluster(dir: string): Promise<Cluster> {
+  for (const need of needs) need.check();
   const shared = { secret: randomBytes(24).toString('hex'), prefix: `mcp-gateway-rolling-${randomBytes(4).toString('hex')}:` };
   const ports = [await freePort(), await freePort(), await freePort()];
   const files = ports.map((port) => replicaConfig(dir, port, shared));

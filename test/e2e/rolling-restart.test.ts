@@ -8,19 +8,16 @@
 //   (2) one replica gets SIGKILL: only calls in flight on it fail, at most one per client; its held call's
 //       retry, landing on another replica, is told the holder is gone, and the call started again completes.
 import assert from 'node:assert/strict';
-import { mkdtempSync, rmSync } from 'node:fs';
-import { tmpdir } from 'node:os';
-import path from 'node:path';
 import { after, before, describe, test } from 'node:test';
 import { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
 import { ToolListChangedNotificationSchema } from '@modelcontextprotocol/sdk/types.js';
 import { DRAIN_DELAY_MS, holdCall, reconnectingListen, retryCall, SKIP, startCluster, toolLoad, type Cluster, type Failure } from './cluster.js';
 import { post, request, until, type Answer } from './harness.js';
+import { tempDir } from '../temp.js';
 
 const CLIENTS = 16;
-const tmp = mkdtempSync(path.join(tmpdir(), 'mcp-gw-rolling-'));
-after(() => rmSync(tmp, { recursive: true, force: true }));
+const tmp = tempDir('mcp-gw-rolling-');
 
 /**
  * An SDK 1.x client (2025-11-25) on `url` (/mcp), calling s's tool-0 one call after another until stopped. Its fetch
