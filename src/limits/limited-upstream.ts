@@ -9,6 +9,7 @@
 // listen streams (opened on the raw upstream) are not counted. An uncontended request costs a comparison,
 // an increment and one `.then` with handlers bound once: no closure, timer or await of its own.
 import type { RequestOptions, Upstream } from '../../bridge/upstream.js';
+import { cancelledResponse } from '../protocol/cancel.js';
 import { ErrorCode, errorResponse, type JsonRpcRequest, type JsonRpcResponse } from '../protocol/jsonrpc.js';
 import { overloadedResponse } from '../protocol/overload.js';
 import { UpstreamWrapper } from '../upstream-wrapper.js';
@@ -98,7 +99,7 @@ export class LimitedUpstream extends UpstreamWrapper {
 
   private wait(message: JsonRpcRequest, options: RequestOptions): Promise<JsonRpcResponse> {
     const signal = options.signal;
-    if (signal?.aborted) return Promise.resolve(cancelled(message));
+    if (signal?.aborted) return Promise.resolve(cancelledResponse(message.id));
     const key = options.authContext ?? NO_CALLER;
     if (this.queue.size >= this.limits.maxQueued) {
       // Full: the newcomer is refused, unless another caller holds far more places (then its newest goes).
@@ -131,17 +132,21 @@ export class LimitedUpstream extends UpstreamWrapper {
     );
   }
 
-  /** Bound once: the slot's release on every answer (the hot path allocates no closure for it). */
-  private readonly release = (response: JsonRpcResponse): JsonRpcResponse => {
+  /** Gives a slot back and hands it to whoever waits. */
+  private freeSlot(): void {
     this.inFlight--;
     if (this.queue.size > 0) this.dispatch();
+  }
+
+  /** Bound once: the slot's release on every answer (the hot path allocates no closure for it). */
+  private readonly release = (response: JsonRpcResponse): JsonRpcResponse => {
+    this.freeSlot();
     return response;
   };
 
   /** Upstreams never reject; should one, the slot is still given back. */
   private readonly releaseAfterThrow = (error: unknown): never => {
-    this.inFlight--;
-    if (this.queue.size > 0) this.dispatch();
+    this.freeSlot();
     throw error;
   };
 
@@ -177,7 +182,7 @@ export class LimitedUpstream extends UpstreamWrapper {
     waiter.gone = undefined; // the signal dropped its listener as it fired
     this.forget(waiter);
     this.abandoned++;
-    waiter.resolve(cancelled(waiter.message));
+    waiter.resolve(cancelledResponse(waiter.message.id));
   }
 
   /** Drops the waiter's timer and abort listener. */
@@ -186,8 +191,4 @@ export class LimitedUpstream extends UpstreamWrapper {
     if (waiter.gone) waiter.options.signal?.removeEventListener('abort', waiter.gone);
     waiter.gone = undefined;
   }
-}
-
-function cancelled(message: JsonRpcRequest): JsonRpcResponse {
-  return errorResponse(message.id, ErrorCode.InternalError, 'Request cancelled by the client');
 }
