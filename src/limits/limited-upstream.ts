@@ -124,6 +124,8 @@ export class LimitedUpstream extends UpstreamWrapper {
   private full(message: JsonRpcRequest): JsonRpcResponse {
     const { maxInFlight, maxQueued } = this.limits;
     this.refused.queue_full++;
+    const restarting = this.restarting();
+    if (restarting) return this.notReady(message, restarting, 'queue_full', `and the ${maxQueued} places to wait are taken`);
     return overloadedResponse(
       message.id,
       `${this.name} is at capacity: ${maxInFlight} requests in flight and ${maxQueued} waiting (servers.${this.name}.maxInFlight, servers.${this.name}.maxQueued); retry later, or raise servers.${this.name}.maxQueued`,
@@ -168,6 +170,11 @@ export class LimitedUpstream extends UpstreamWrapper {
     this.forget(waiter);
     this.refused.queue_timeout++;
     const { maxInFlight, queueTimeoutMs } = this.limits;
+    const restarting = this.restarting();
+    if (restarting) {
+      waiter.resolve(this.notReady(waiter.message, restarting, 'queue_timeout', `and this request waited ${queueTimeoutMs} ms for one of them`));
+      return;
+    }
     waiter.resolve(overloadedResponse(
       waiter.message.id,
       `${this.name} had no free slot for ${queueTimeoutMs} ms (servers.${this.name}.queueTimeoutMs; ${maxInFlight} at once, servers.${this.name}.maxInFlight); retry later, or raise servers.${this.name}.maxInFlight if the server can take more at once`,
@@ -175,6 +182,26 @@ export class LimitedUpstream extends UpstreamWrapper {
       this.retryAfterSeconds,
     ));
   };
+
+  /**
+   * While the server restarts, the requests holding its slots are waiting for it to be ready (up to the
+   * server's timeoutMs), not running: a refusal then is about the restart, and raising maxInFlight would
+   * only let more requests wait. Read on the refusal path only. Undefined when the server is ready.
+   */
+  private restarting(): { state: string; lastError: string | undefined } | undefined {
+    const { state, lastError } = this.inner.status();
+    return state === 'ready' ? undefined : { state, lastError };
+  }
+
+  private notReady(message: JsonRpcRequest, { state, lastError }: { state: string; lastError: string | undefined }, reason: RefusalReason, detail: string): JsonRpcResponse {
+    const { maxInFlight } = this.limits;
+    return overloadedResponse(
+      message.id,
+      `${this.name} is not ready (state ${state}${lastError ? `; last error: ${lastError}` : ''}): its ${maxInFlight} slots are held by requests waiting for it to come back, ${detail}; retry later, and see the gateway log for why it is restarting`,
+      { server: this.name, reason, state },
+      this.retryAfterSeconds,
+    );
+  }
 
   /** The client went away while waiting: its place is freed now, and the upstream never sees it. */
   private leave(waiter: Waiter): void {
