@@ -10,7 +10,7 @@ import type { Log } from '../src/protocol/log.js';
 import { META, MODERN_VERSION, type ServerInfo } from '../src/protocol/mcp.js';
 import { backoffDelay, CrashWindow, type BackoffPolicy } from './backoff.js';
 import { StateGate } from './state-gate.js';
-import { ResultTypeFiller } from './modern-result.js';
+import { ResultFiller } from './modern-result.js';
 import { HttpEndpoint } from './http-endpoint.js';
 import { looksLegacy, probeVerdict } from './http-era.js';
 import type { HttpExchange, StreamPeer } from './http-exchange.js';
@@ -74,14 +74,14 @@ export class HttpUpstream implements Upstream, StreamPeer {
   private generation = 0;
   /** Wakes callers waiting for a state change. */
   private readonly stateChange = new StateGate();
-  private readonly resultTypes: ResultTypeFiller;
+  private readonly results: ResultFiller;
 
   constructor(
     private readonly config: HttpUpstreamConfig,
     private readonly log: Log,
   ) {
     this.failures = new CrashWindow(config.backoff.windowMs);
-    this.resultTypes = new ResultTypeFiller(log);
+    this.results = new ResultFiller(log);
     if (config.era !== 'auto') this.era = config.era;
     this.where = {
       name: config.name,
@@ -146,7 +146,7 @@ export class HttpUpstream implements Upstream, StreamPeer {
     if (exchange.end === 'response') {
       const response = exchange.response!;
       response.id = callerId;
-      this.resultTypes.fill(message.method, response);
+      this.results.fill(message.method, response);
       return response;
     }
     if (looksLegacy(exchange) && this.config.era === 'auto' && this.state === 'ready') {
