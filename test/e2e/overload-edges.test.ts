@@ -1,7 +1,7 @@
 // The limiter seen from a client, on a gateway in this process: a waiting client that goes away frees its
 // place and its call never reaches the server; refusals are 503 with Retry-After on /servers/<name>/mcp
 // and on /mcp alike, also for a call that asked for progress (its stream has not started while it waits);
-// a cached list is answered while every slot is taken.
+// a cached list is answered while every slot is taken; a 2025 client's refusals are 503s as well.
 import assert from 'node:assert/strict';
 import { after, before, describe, test } from 'node:test';
 import type { RunningGateway } from '../../src/gateway.js';
@@ -85,6 +85,35 @@ describe('overload, one request at a time', () => {
     const listed = await post(url, request('tools/list'));
     assert.equal(listed.status, 200);
     assert.equal(listed.body.result.tools.length, 3);
+    assert.deepEqual([(await first).status, (await queued).status], [200, 200]);
+  });
+
+  test('a 2025 client\'s refused request is a 503 with Retry-After too, plain or one that would stream', async () => {
+    const legacyHeaders: Record<string, string> = { 'content-type': 'application/json', accept: 'application/json, text/event-stream' };
+    const init = await fetch(url, {
+      method: 'POST',
+      headers: legacyHeaders,
+      body: JSON.stringify({ jsonrpc: '2.0', id: 'i', method: 'initialize', params: { protocolVersion: '2025-06-18', capabilities: {}, clientInfo: { name: 'old', version: '1' } } }),
+    });
+    assert.equal(init.status, 200);
+    const session = { ...legacyHeaders, 'mcp-session-id': init.headers.get('mcp-session-id')!, 'mcp-protocol-version': '2025-06-18' };
+    await init.text();
+    const first = post(url, wait('a'));
+    const queued = post(url, wait('b'));
+    assert.ok(await loadIs(1, 1));
+    // A 2025 client's tools/call is answered on a stream (the server may ask it something); a
+    // completion/complete is plain JSON and not cached, so it reaches the limiter too.
+    for (const [what, body] of [
+      ['a tools/call (SSE unless refused)', { jsonrpc: '2.0', id: 'c', method: 'tools/call', params: { name: 'wait', arguments: { text: 'c' } } }],
+      ['a plain JSON request', { jsonrpc: '2.0', id: 'p', method: 'completion/complete', params: { ref: { type: 'ref/prompt', name: 'x' }, argument: { name: 'a', value: '' } } }],
+    ] as const) {
+      const refused = await fetch(url, { method: 'POST', headers: session, body: JSON.stringify(body) });
+      const text = await refused.text();
+      assert.equal(refused.status, 503, `${what}: ${text.slice(0, 300)}`);
+      assert.equal(refused.headers.get('retry-after'), '60', what);
+      assert.match(refused.headers.get('content-type') ?? '', /^application\/json/, what);
+      assert.equal(JSON.parse(text).error.data.reason, 'queue_full', what);
+    }
     assert.deepEqual([(await first).status, (await queued).status], [200, 200]);
   });
 });
