@@ -6,6 +6,7 @@ import type { Reach, RequestOptions, Upstream, UpstreamStatus } from '../../brid
 import { ErrorCode, errorResponse, isObject, type JsonObject, type JsonRpcRequest, type JsonRpcResponse } from '../protocol/jsonrpc.js';
 import type { Log } from '../protocol/log.js';
 import { META, SUPPORTED_VERSIONS } from '../protocol/mcp.js';
+import { overloadedResponse, retryAfterOf } from '../protocol/overload.js';
 import { GATEWAY_INFO } from '../version.js';
 import { CursorCodec, type Position } from './cursor.js';
 import { mergeDiscover, type Outcome } from './merged-discover.js';
@@ -149,6 +150,7 @@ export class Aggregator implements Upstream {
     let cacheScope: 'public' | 'private' = 'public';
     let answered = 0;
     const failures: string[] = [];
+    const retryAfters: number[] = []; // one per failure that was a capacity refusal
     for (const outcome of outcomes) {
       const server = outcome.server;
       // A server removed by a reload while this list was being read must not come back through it.
@@ -161,6 +163,8 @@ export class Aggregator implements Upstream {
       if ('error' in response) {
         if (response.error.code === ErrorCode.MethodNotFound) answered++; // it offers none of these
         else failures.push(`${server}: ${response.error.message}`);
+        const seconds = retryAfterOf(response);
+        if (seconds !== undefined) retryAfters.push(seconds);
         continue;
       }
       answered++;
@@ -185,6 +189,11 @@ export class Aggregator implements Upstream {
       this.options.log.warn({ method, gap: failure }, 'answered a list on /mcp without one upstream');
     }
     if (answered === 0 && failures.length > 0) {
+      // Only when every upstream refused for lack of capacity is the list a capacity refusal (503, the
+      // soonest Retry-After): any other failure is a fault that waiting need not cure.
+      if (retryAfters.length === failures.length) {
+        return overloadedResponse(message.id, `No upstream answered ${method}, every one is at capacity: ${failures.join('; ')}`, { reason: 'every_upstream_at_capacity' }, Math.min(...retryAfters));
+      }
       return errorResponse(message.id, ErrorCode.InternalError, `No upstream answered ${method}: ${failures.join('; ')}`);
     }
     const result: JsonObject = {

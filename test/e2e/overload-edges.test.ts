@@ -77,6 +77,14 @@ describe('overload, one request at a time', () => {
     assert.equal(aggregated.status, 503);
     assert.equal(aggregated.body.error.data.reason, 'queue_full');
 
+    // A /mcp list that no upstream could answer because each is at capacity is itself a capacity refusal
+    // (prompts/list has not been read before, so it is not cached and reaches the limiter).
+    const merged = await post(`${gateway.url}/mcp`, request('prompts/list'));
+    assert.equal(merged.status, 503, JSON.stringify(merged.body));
+    assert.equal(merged.headers.get('retry-after'), '60');
+    assert.match(merged.body.error.message, /^No upstream answered prompts\/list, every one is at capacity: slow: slow is at capacity/);
+    assert.equal(merged.body.error.data.reason, 'every_upstream_at_capacity');
+
     const streamed = await post(url, wait('e', { progressToken: 'p' }));
     assert.equal(streamed.status, 503, 'no stream was opened for a request that never reached the server');
     assert.equal(streamed.headers.get('retry-after'), '60');
