@@ -7,6 +7,7 @@ import { ErrorCode, errorResponse, type JsonObject, type JsonRpcNotification, ty
 import type { CancelSignal } from '../src/protocol/cancel.js';
 import { UPSTREAM_STATUS, type MarkedResponse } from '../src/protocol/error-status.js';
 import type { Log } from '../src/protocol/log.js';
+import { overloadedResponse } from '../src/protocol/overload.js';
 import { META, MODERN_VERSION, type ServerInfo } from '../src/protocol/mcp.js';
 import { backoffDelay, CrashWindow, type BackoffPolicy } from './backoff.js';
 import { StateGate } from './state-gate.js';
@@ -16,6 +17,7 @@ import { looksLegacy, probeVerdict } from './http-era.js';
 import type { HttpExchange, StreamPeer } from './http-exchange.js';
 import {
   describeExchange,
+  busyForSeconds,
   displayUrl,
   failureKind,
   failureResponse,
@@ -153,6 +155,11 @@ export class HttpUpstream implements Upstream, StreamPeer {
       // The server behind the URL may have been replaced by a 2025 one: a refused request was not run.
       const era = await this.reprobe();
       if (era === 'legacy' && this.state === 'ready') return this.legacyRequest(message, options, false);
+    }
+    const busyFor = busyForSeconds(exchange);
+    if (busyFor !== undefined) {
+      const said = describeExchange(this.where, message.method, exchange);
+      return overloadedResponse(callerId, `${said}; it is busy and asked to be sent this again in ${busyFor} s`, { server: this.name, url: this.where.url, httpStatus: 503, reason: 'upstream_busy' }, busyFor);
     }
     if (exchange.end === 'status' && isErrorBody(exchange.body) && !isAuthStatus(exchange.status)) {
       const failure: MarkedResponse = exchange.body;
