@@ -9,16 +9,22 @@ import { after, before, test } from 'node:test';
 import { fileURLToPath } from 'node:url';
 
 const ROOT = fileURLToPath(new URL('../../', import.meta.url));
-const CLI = path.join(ROOT, 'dist/src/cli.js');
+// A build of its own, so the test never runs a dist/ older than the sources and never rewrites the dist/
+// someone else is using. Inside the package (as dist/ is), where the program finds package.json and
+// node_modules; removed afterwards.
+const BUILD = mkdtempSync(path.join(ROOT, '.test-build-'));
+const CLI = path.join(BUILD, 'src/cli.js');
 const HELP_LINE = 'Run mcp-gateway --help for usage.';
 const dir = mkdtempSync(path.join(tmpdir(), 'mcp-gw-messages-'));
 
 before(() => {
-  // Build now, so the test never runs a dist/ older than the sources.
-  const tsc = spawnSync(path.join(ROOT, 'node_modules/.bin/tsc'), ['-p', 'tsconfig.build.json'], { cwd: ROOT, encoding: 'utf8', timeout: 180_000 });
-  assert.equal(tsc.status, 0, `npm run build failed:\n${tsc.stdout}${tsc.stderr}`);
+  const tsc = spawnSync(path.join(ROOT, 'node_modules/.bin/tsc'), ['-p', 'tsconfig.build.json', '--outDir', BUILD], { cwd: ROOT, encoding: 'utf8', timeout: 180_000 });
+  assert.equal(tsc.status, 0, `the build (tsconfig.build.json) failed:\n${tsc.stdout}${tsc.stderr}`);
 });
-after(() => rmSync(dir, { recursive: true, force: true }));
+after(() => {
+  rmSync(dir, { recursive: true, force: true });
+  rmSync(BUILD, { recursive: true, force: true });
+});
 
 /** Runs the built gateway in `cwd` with only PATH in its environment; it must exit before it serves. */
 function gateway(args: string[], cwd = dir): { status: number | null; lines: string[] } {
