@@ -5,7 +5,7 @@
 import assert from 'node:assert/strict';
 import { after, before, describe, test } from 'node:test';
 import type { RunningGateway } from '../../src/gateway.js';
-import { post, request, ROOT, startTestGateway, until } from './harness.js';
+import { headersFor, post, request, ROOT, startTestGateway, until } from './harness.js';
 
 const slow = (callMs: number) => ({
   command: process.execPath,
@@ -72,6 +72,12 @@ describe('overload, one request at a time', () => {
     assert.equal(direct.body.error.code, -32603);
     assert.match(direct.body.error.message, /^slow is at capacity: 1 requests in flight and 1 waiting .*raise servers\.slow\.maxQueued$/);
     assert.deepEqual(direct.body.error.data, { server: 'slow', reason: 'queue_full', setting: 'servers.slow.maxQueued', retryAfterSeconds: 60 });
+
+    // A page in a browser may read Retry-After only if the answer exposes it.
+    const fromPage = await post(url, wait('c2'), { ...headersFor(wait('c2')), origin: 'http://localhost:5173' });
+    assert.equal(fromPage.status, 503);
+    assert.equal(fromPage.headers.get('access-control-allow-origin'), 'http://localhost:5173');
+    assert.ok(fromPage.headers.get('access-control-expose-headers')?.split(/\s*,\s*/).includes('retry-after'), 'Retry-After is exposed to the page');
 
     const aggregated = await post(`${gateway.url}/mcp`, request('tools/call', { name: 'slow__wait', arguments: { text: 'd' } }));
     assert.equal(aggregated.status, 503);
