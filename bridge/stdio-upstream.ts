@@ -27,6 +27,7 @@ import {
   toModernResponse,
   type LegacyHandshake,
 } from './legacy-adapter.js';
+import { asksForLogs, LegacyLogLevel } from './legacy-log-level.js';
 import { PendingRequests } from './pending-requests.js';
 import { StdioProcess, type ExitInfo, type StdioCommand } from './stdio-process.js';
 import type { Era, RequestOptions, Upstream, UpstreamState, UpstreamStatus } from './upstream.js';
@@ -54,6 +55,8 @@ export class StdioUpstream implements Upstream {
   private state: UpstreamState = 'stopped';
   private era: Era | undefined;
   private handshake: LegacyHandshake | undefined;
+  /** A legacy child's log level, raised as callers ask (one per process: a restart forgets it). */
+  private logLevel: LegacyLogLevel | undefined;
   private process: StdioProcess | undefined;
   private pending: PendingRequests;
   private readonly crashes: CrashWindow;
@@ -63,7 +66,6 @@ export class StdioUpstream implements Upstream {
   private readyAt = 0;
   private restartTimer: NodeJS.Timeout | undefined;
   private unhealthyUntil = 0;
-  /** Settles whenever the state changes, so waiting callers can look again. */
   /** Wakes callers waiting for a state change. */
   private readonly stateChange = new StateGate();
   private readonly results: ResultFiller;
@@ -108,6 +110,8 @@ export class StdioUpstream implements Upstream {
     if (this.era === 'legacy' && message.method === 'server/discover') {
       return { jsonrpc: '2.0', id: message.id, result: discoverResult(this.handshake!, { ttlMs: this.config.legacyTtlMs }) };
     }
+    const refusal = this.era === 'legacy' && this.logLevel && asksForLogs(message) ? await this.logLevel.prepare(message) : undefined;
+    if (refusal) return refusal;
     // A pipe carries no status: the caller's stream may start now, so closing it cancels as before.
     options.onStreamStart?.();
     return this.pending.dispatch(message, {
@@ -153,6 +157,7 @@ export class StdioUpstream implements Upstream {
           this.log.info({}, 'upstream answered initialize as a modern server; serving it as modern');
         } else {
           this.handshake = handshake;
+          this.logLevel = new LegacyLogLevel('logging' in handshake.capabilities, (own) => this.pending.dispatch(own, { timeoutMs: this.config.timeoutMs }), this.log);
         }
       }
       if (!child.alive || this.state !== 'starting') return;
@@ -303,8 +308,8 @@ export class StdioUpstream implements Upstream {
       this.pending.progress(notification);
     } else if (method.endsWith('/list_changed') || method === 'notifications/resources/updated') {
       this.events.emit('listChanged', notification);
-    } else if (method === 'notifications/message') {
-      this.log.debug({ params: notification.params }, 'upstream log message');
+    } else if (method === 'notifications/message' && !this.pending.logMessage(notification, this.era === 'legacy')) {
+      this.log.debug({ params: notification.params }, 'upstream log message for no one request (none, or several, in flight asked for logs)');
     }
   }
 

@@ -6,12 +6,13 @@ import type { Reach, RequestOptions, Upstream, UpstreamStatus } from '../../brid
 import { ErrorCode, errorResponse, isObject, type JsonObject, type JsonRpcRequest, type JsonRpcResponse } from '../protocol/jsonrpc.js';
 import type { Log } from '../protocol/log.js';
 import { META, SUPPORTED_VERSIONS } from '../protocol/mcp.js';
-import { overloadedResponse, retryAfterOf } from '../protocol/overload.js';
+import { retryAfterOf } from '../protocol/overload.js';
 import { GATEWAY_INFO } from '../version.js';
 import { CursorCodec, type Position } from './cursor.js';
 import { mergeDiscover, type Outcome } from './merged-discover.js';
 import { MergedPages } from './merged-pages.js';
 import { NameRoutes, type Route } from './name-routes.js';
+import { noUpstreamAnswered } from './no-answer.js';
 import { publicName } from './public-names.js';
 import { ResourceOwners } from './resource-owners.js';
 
@@ -188,14 +189,7 @@ export class Aggregator implements Upstream {
       this.gaps.set(server, (this.gaps.get(server) ?? 0) + 1);
       this.options.log.warn({ method, gap: failure }, 'answered a list on /mcp without one upstream');
     }
-    if (answered === 0 && failures.length > 0) {
-      // Only when every upstream refused for lack of capacity is the list a capacity refusal (503, the
-      // soonest Retry-After): any other failure is a fault that waiting need not cure.
-      if (retryAfters.length === failures.length) {
-        return overloadedResponse(message.id, `No upstream answered ${method}, every one is at capacity: ${failures.join('; ')}`, { reason: 'every_upstream_at_capacity' }, Math.min(...retryAfters));
-      }
-      return errorResponse(message.id, ErrorCode.InternalError, `No upstream answered ${method}: ${failures.join('; ')}`);
-    }
+    if (answered === 0 && failures.length > 0) return noUpstreamAnswered(message.id, method, failures, retryAfters);
     const result: JsonObject = {
       resultType: 'complete',
       [key]: items,
@@ -341,8 +335,13 @@ export class Aggregator implements Upstream {
 
   /** The owner of a resource URI, reading the resource lists again when none is known yet. */
   async resolveOwner(uri: string): Promise<string | undefined> {
-    if (this.resources.owner(uri) === undefined) await Promise.all([this.refresh('resources/list'), this.refresh('resources/templates/list')]);
+    if (this.resources.owner(uri) === undefined) await this.refreshOwners();
     return this.ownerOf(uri);
+  }
+
+  /** Reads the resource lists again (single flight, at most once a second): what a URI nobody listed costs. */
+  async refreshOwners(): Promise<void> {
+    await Promise.all([this.refresh('resources/list'), this.refresh('resources/templates/list')]);
   }
 
   /** Why a name is unknown: says which server its prefix names and what state that server is in. */
@@ -392,6 +391,6 @@ export class Aggregator implements Upstream {
   private async discover(message: JsonRpcRequest, authContext: string | undefined, reach: Reach | undefined): Promise<JsonRpcResponse> {
     const servers = reach ? this.servers.filter((server) => reach.reaches(server)) : this.servers;
     const outcomes = await Promise.all(servers.map((server) => this.ask(server, 'server/discover', message.params ?? {}, null, authContext)));
-    return { jsonrpc: '2.0', id: message.id, result: mergeDiscover(outcomes, this.options.separator, reach !== undefined) };
+    return { jsonrpc: '2.0', id: message.id, result: mergeDiscover(outcomes, this.options.separator, reach) };
   }
 }

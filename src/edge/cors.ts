@@ -4,6 +4,12 @@
 // to send a refused request again), Mcp-Session-Id (a 2025 client's session) and WWW-Authenticate (where
 // to get a token).
 
+import type { Context } from 'hono';
+import { ErrorCode } from '../protocol/jsonrpc.js';
+import { send } from './exchange.js';
+import type { OriginCheck } from './origin.js';
+import { reject } from './rejection.js';
+
 const TOKEN_LIST = /^[A-Za-z0-9!#$%&'*+.^_`|~-]+(\s*,\s*[A-Za-z0-9!#$%&'*+.^_`|~-]+)*$/;
 const DEFAULT_ALLOWED_HEADERS = 'content-type, accept, authorization, mcp-protocol-version, mcp-method, mcp-name';
 
@@ -23,4 +29,14 @@ export function preflightHeaders(origin: string, requestedHeaders: string | unde
     'access-control-allow-headers': allowHeaders,
     'access-control-max-age': '600',
   };
+}
+
+/** OPTIONS on an MCP endpoint: the methods, and for an allowed browser origin the CORS preflight. */
+export function answerPreflight(c: Context, originAllowed: OriginCheck, allow: Record<string, string>): Response {
+  const origin = c.req.header('origin');
+  if (origin === undefined) return c.body(null, 204, allow);
+  if (!originAllowed(origin)) {
+    return send(c, reject(403, null, ErrorCode.InvalidRequest, `Origin ${origin} is not allowed; add it to listen.allowedOrigins to let browsers from it in`));
+  }
+  return c.body(null, 204, { ...allow, ...preflightHeaders(origin, c.req.header('access-control-request-headers')) });
 }

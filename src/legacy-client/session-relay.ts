@@ -14,7 +14,7 @@ import { createHash, createHmac, timingSafeEqual } from 'node:crypto';
 import { Redis, type RedisOptions } from 'ioredis';
 import { isObject, type JsonObject } from '../protocol/jsonrpc.js';
 import type { Log } from '../protocol/log.js';
-import { failFastRedisOptions } from '../protocol/redis-fail-fast.js';
+import { failFastRedisOptions, sentinelOptions, type SentinelSettings } from '../protocol/redis-fail-fast.js';
 
 export type SessionEvent =
   /** The client's answer to a request the gateway sent it on a call's stream. */
@@ -40,14 +40,15 @@ export class SessionRelay {
   private readonly where: string;
   private down = false;
 
-  constructor(private readonly options: { url: string; keyPrefix: string; secret: Buffer; log: Log }) {
+  constructor(private readonly options: { url: string; sentinel?: SentinelSettings; keyPrefix: string; secret: Buffer; log: Log }) {
     this.key = createHash('sha256').update('mcp-gateway legacy relay\0').update(options.secret).digest();
     this.endedChannel = `${options.keyPrefix}sessions:ended`;
     this.endedKey = `${options.keyPrefix}sessions:ended`;
     this.where = describe(options.url);
-    this.client = new Redis(options.url, failFastRedisOptions('mcp-gateway-sessions') satisfies RedisOptions);
+    const sentinel = sentinelOptions(options.sentinel, options.url);
+    this.client = new Redis(options.url, { ...failFastRedisOptions('mcp-gateway-sessions'), ...sentinel } satisfies RedisOptions);
     // Subscriptions are made again on every 'ready' below (also after a first attempt that failed).
-    this.subscriber = new Redis(options.url, { ...failFastRedisOptions('mcp-gateway-sessions-sub'), autoResubscribe: false } satisfies RedisOptions);
+    this.subscriber = new Redis(options.url, { ...failFastRedisOptions('mcp-gateway-sessions-sub'), ...sentinel, autoResubscribe: false } satisfies RedisOptions);
     this.client.on('error', (error: Error) => this.lost(error));
     this.subscriber.on('error', (error: Error) => this.lost(error));
     this.subscriber.on('ready', () => void this.resubscribe());

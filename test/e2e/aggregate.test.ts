@@ -79,7 +79,8 @@ describe('modern and legacy upstreams behind /mcp, with the SDK v2 client', () =
     assert.deepEqual(schemaProblems('server/discover', answer.body), []);
     const result = answer.body.result;
     assert.equal(result._meta['io.modelcontextprotocol/serverInfo'].name, 'mcp-gateway');
-    assert.deepEqual(Object.keys(result.capabilities).sort(), ['completions', 'prompts', 'resources', 'tools']);
+    // logging too: an upstream offers it, and log messages are relayed on a routed call's stream.
+    assert.deepEqual(Object.keys(result.capabilities).sort(), ['completions', 'logging', 'prompts', 'resources', 'tools']);
     assert.match(result.instructions, /## syn\nSynthetic server one\./);
   });
 

@@ -91,7 +91,7 @@ describe('operator pages behind authentication', () => {
   const dir = mkdtempSync(path.join(tmpdir(), 'mcp-gw-ops-'));
   before(async () => {
     gateway = await startTestGateway({ a: fixture('modern-server') }, {}, {
-      auth: { apiKeys: [{ key: 'operator-key-0123456789', principal: 'op' }] },
+      auth: { apiKeys: [{ key: 'operator-key-0123456789', principal: 'op' }], operators: { ids: ['op'] } },
       policies: [{ name: 'op', principals: { ids: ['op'] }, allow: { tools: ['a__echo'] } }],
       audit: { destination: path.join(dir, 'audit.jsonl') },
     });

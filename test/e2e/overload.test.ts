@@ -96,7 +96,7 @@ describe('overload', { timeout: 120_000 }, () => {
     const config = {
       listen: { host: '127.0.0.1', port, maxBodyBytes: MAX_BODY_BYTES },
       log: { level: 'warn' },
-      auth: { apiKeys: [{ key: KEYS.flood, principal: 'flood' }, { key: KEYS.quiet, principal: 'quiet' }] },
+      auth: { apiKeys: [{ key: KEYS.flood, principal: 'flood' }, { key: KEYS.quiet, principal: 'quiet' }], operators: { ids: ['quiet'] } },
       servers: {
         stdio: { command: process.execPath, args: ['test/fixtures/slow-server.mjs'], cwd: ROOT, env: { CALL_MS: String(CALL_MS) }, ...limits },
         http: { url: http.url, ...limits },
