@@ -7,6 +7,7 @@ import path from 'node:path';
 import { test } from 'node:test';
 import { drainSeconds, healthRoutes, loadWith, placeholders, read, requiredVariables, yamlDocs, yamlOf } from './deploy-helpers.js';
 import { ROOT } from './harness.js';
+import { haproxyBinary } from '../services.js';
 
 const REPLICAS_CONFIG = 'deploy/replicas.config.yaml';
 const compose = yamlOf('deploy/docker-compose.yaml');
@@ -66,12 +67,9 @@ test('haproxy.cfg: the compose replicas as backends, health checks on /readyz fa
   assert.match(haproxy, /^\s*bind :8080$/m);
 });
 
-test('haproxy -c accepts haproxy.cfg', (t) => {
-  const version = spawnSync('haproxy', ['-v'], { encoding: 'utf8' });
-  if (version.error) {
-    t.skip('haproxy is not installed (apt-get install haproxy)');
-    return;
-  }
+const haproxyNeed = haproxyBinary('haproxy -c on deploy/haproxy.cfg');
+test('haproxy -c accepts haproxy.cfg', { skip: haproxyNeed.skip }, () => {
+  haproxyNeed.check();
   const result = spawnSync('haproxy', ['-c', '-f', path.join(ROOT, 'deploy/haproxy.cfg')], { encoding: 'utf8' });
   assert.equal(result.status, 0, result.stdout + result.stderr);
   // Outside compose the replicas' names do not resolve; anything else it warns about is a mistake.

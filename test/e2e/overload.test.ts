@@ -14,7 +14,6 @@ import path from 'node:path';
 import { after, before, describe, test } from 'node:test';
 import { launchGateway, type ChildGateway } from './child-gateway.js';
 import { META, ROOT, until, VERSION } from './harness.js';
-import { freePort } from './own-redis.js';
 import { percentile, RawConnection, type RawAnswer } from './raw-http.js';
 
 const CALL_MS = 1000;
@@ -92,9 +91,8 @@ describe('overload', { timeout: 120_000 }, () => {
     const limits = { era: 'modern', maxInFlight: MAX_IN_FLIGHT, maxQueued: MAX_QUEUED, queueTimeoutMs: QUEUE_TIMEOUT_MS };
     const http = await startHttpFixture();
     fixture = http.child;
-    port = await freePort();
     const config = {
-      listen: { host: '127.0.0.1', port, maxBodyBytes: MAX_BODY_BYTES },
+      listen: { host: '127.0.0.1', port: 0, maxBodyBytes: MAX_BODY_BYTES },
       log: { level: 'warn' },
       auth: { apiKeys: [{ key: KEYS.flood, principal: 'flood' }, { key: KEYS.quiet, principal: 'quiet' }], operators: { ids: ['quiet'] } },
       servers: {
@@ -104,7 +102,8 @@ describe('overload', { timeout: 120_000 }, () => {
     };
     const file = path.join(dir, 'gateway.config.yaml');
     writeFileSync(file, JSON.stringify(config));
-    gateway = await launchGateway(file, port);
+    gateway = await launchGateway(file);
+    port = Number(new URL(gateway.base).port);
 
     watchers = await RawConnection.open(port, 2);
     for (const server of ['stdio', 'http']) {

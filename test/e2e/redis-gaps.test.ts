@@ -13,9 +13,10 @@ import { parseConfig } from '../../src/config.js';
 import { startGateway, type RunningGateway } from '../../src/gateway.js';
 import { silentLog, type Log } from '../../src/protocol/log.js';
 import { fixture, openListen, post, request, ROOT, until } from './harness.js';
-import { freePort, hasRedisServer, startRedis, stopRedis } from './own-redis.js';
+import { freePort, startRedis, stopRedis } from './own-redis.js';
+import { redisServerBinary } from '../services.js';
 
-const SKIP = hasRedisServer ? false : 'redis-server is not on PATH: cannot start a Redis of our own';
+const redisServer = redisServerBinary('the Redis catch-up tests (a Redis of their own)');
 const SYNTHETIC = path.join(ROOT, 'test/fixtures/synthetic-server.mjs');
 
 /** Forwards loopback connections to Redis until cut; while cut, new connections are closed at once. */
@@ -71,7 +72,8 @@ function recordingLog(lines: { level: string; msg: string }[]): Log {
   return log;
 }
 
-describe('replicas on one Redis: catching up, and resources/updated', { skip: SKIP, timeout: 60_000 }, () => {
+describe('replicas on one Redis: catching up, and resources/updated', { skip: redisServer.skip, timeout: 60_000 }, () => {
+  before(() => redisServer.check());
   const keyPrefix = `mcp-gateway-test:${randomUUID()}:`;
   const contextSecret = randomBytes(24).toString('hex');
   let redis: ChildProcess;

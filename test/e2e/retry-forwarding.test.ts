@@ -13,17 +13,17 @@ import { Redis } from 'ioredis';
 import type { RunningGateway } from '../../src/gateway.js';
 import { RequestStateCodec } from '../../src/mrtr/request-state.js';
 import { headersFor, post, request, startTestGateway, type Answer } from './harness.js';
+import { sharedRedis } from '../services.js';
 
 const REDIS = 'redis://127.0.0.1:6379';
 const SECRET = 'the replicas shared mrtr secret, 32+ chars';
 const KEY = 'alice-key-0123456789abcdef';
 const HOLDER = 'evil-instance';
 const keyPrefix = `retry-forwarding-${randomUUID()}:`;
-const probe = new Redis(REDIS, { lazyConnect: true, maxRetriesPerRequest: 0, retryStrategy: () => null });
-const redisUp = await probe.connect().then(() => true, () => false);
-probe.disconnect();
+const shared = await sharedRedis('the retry forwarding tests');
 
-describe('retry forwarding trusts replicas, not Redis', { skip: redisUp ? false : 'no Redis at 127.0.0.1:6379' }, () => {
+describe('retry forwarding trusts replicas, not Redis', { skip: shared.skip }, () => {
+  before(() => shared.check());
   let redis: Redis;
   let gateway: RunningGateway;
   let fenced: RunningGateway; // the same, with mrtr.peers limited to 10.0.0.0/8

@@ -2,7 +2,7 @@
 // at this machine), the Redis on 127.0.0.1:6379, three gateway processes (the CLI), and 16 clients calling a
 // tool without pause while each replica in turn gets SIGTERM, drains, and starts again. No call may fail.
 import assert from 'node:assert/strict';
-import { spawn, spawnSync, type ChildProcess } from 'node:child_process';
+import { spawn, type ChildProcess } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
 import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
@@ -11,13 +11,13 @@ import { after, test } from 'node:test';
 import { launchGateway, type ChildGateway } from './child-gateway.js';
 import { read } from './deploy-helpers.js';
 import { headersFor, request, ROOT, until } from './harness.js';
-import { freePort, reachable } from './own-redis.js';
+import { freePort } from './own-redis.js';
+import { haproxyBinary, sharedRedis } from '../services.js';
 
 const CLIENTS = 16;
 const DRAIN_DELAY_MS = 1500;
-const SKIP = spawnSync('haproxy', ['-v']).error
-  ? 'haproxy is not installed (apt-get install haproxy)'
-  : !(await reachable(6379)) ? 'no Redis at 127.0.0.1:6379' : false;
+const needs = [haproxyBinary('a rolling restart behind HAProxy'), await sharedRedis('a rolling restart behind HAProxy')];
+const SKIP = needs.map((n) => n.skip).find((reason) => reason !== false) ?? false;
 
 const tmp = mkdtempSync(path.join(tmpdir(), 'mcp-gw-rolling-'));
 after(() => rmSync(tmp, { recursive: true, force: true }));
@@ -58,6 +58,7 @@ async function backendStates(stats: number): Promise<Record<string, string>> {
 }
 
 test('16 clients calling through HAProxy while every replica restarts in turn: 0 failed calls', { skip: SKIP, timeout: 180_000 }, async (t) => {
+  for (const need of needs) need.check();
   const shared = { secret: randomBytes(24).toString('hex'), prefix: `mcp-gateway-rolling-${randomBytes(4).toString('hex')}:` };
   const ports = [await freePort(), await freePort(), await freePort()];
   const files = ports.map((port) => replicaConfig(port, shared));

@@ -14,7 +14,10 @@ import { ConfigError, parseConfig } from '../../src/config.js';
 import { silentLog } from '../../src/protocol/log.js';
 import { failFastRedisOptions, sentinelOptions } from '../../src/protocol/redis-fail-fast.js';
 import { until } from '../e2e/harness.js';
-import { freePort, hasRedisServer, reachable, startRedis, stopRedis } from '../e2e/own-redis.js';
+import { freePort, reachable, startRedis, stopRedis } from '../e2e/own-redis.js';
+import { redisServerBinary } from '../services.js';
+
+const redisServer = redisServerBinary('the sentinel test');
 
 const servers = { s: { command: 'node', args: ['-e', ''] } };
 const parse = (cache: Record<string, unknown>) => parseConfig({ servers, cache }, 't', '/', {});
@@ -71,7 +74,8 @@ test('mistakes in cache.sentinel, and cache.cluster, are refused with what to wr
   assert.match(problems({ cluster: { nodes: ['h:1'] } }), /cache\.cluster: Redis Cluster is not supported .*point cache\.url at one primary, or use cache\.sentinel/);
 });
 
-test('through a real sentinel: the store finds the primary and writes there', { skip: hasRedisServer ? false : 'redis-server is not on PATH', timeout: 30_000 }, async (t) => {
+test('through a real sentinel: the store finds the primary and writes there', { skip: redisServer.skip, timeout: 30_000 }, async (t) => {
+  redisServer.check();
   const [primaryPort, sentinelPort] = [await freePort(), await freePort()];
   const primary = await startRedis(primaryPort);
   t.after(() => stopRedis(primary));

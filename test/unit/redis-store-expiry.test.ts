@@ -8,10 +8,11 @@ import { Redis } from 'ioredis';
 import { PRUNE_PER_WRITE, RedisStore } from '../../cache/redis-store.js';
 import type { StoredEntry } from '../../cache/store.js';
 import { silentLog } from '../../src/protocol/log.js';
-import { reachable } from '../e2e/own-redis.js';
+import { sharedRedis } from '../services.js';
 import { until } from '../e2e/harness.js';
 
-const SKIP = (await reachable(6379)) ? false : 'no Redis at 127.0.0.1:6379';
+const redis = await sharedRedis('the Redis store expiry tests');
+const SKIP = redis.skip;
 const keyPrefix = `mcp-gateway-test:${randomUUID()}:`;
 const GROUP = 'srv\u0000tools/list';
 let store: RedisStore;
@@ -55,6 +56,7 @@ async function writeSurely(field: string, value: StoredEntry, ttlMs: number): Pr
 }
 
 test('a busy group loses its expired short-lived field on the next write; the long-lived one stays', { skip: SKIP }, async () => {
+  redis.check();
   const short = entry(40);
   await writeSurely('short', short, 40);
   await writeSurely('long', entry(60_000, 1), 60_000);
@@ -70,6 +72,7 @@ test('a busy group loses its expired short-lived field on the next write; the lo
 });
 
 test('each write deletes at most PRUNE_PER_WRITE expired fields, so the work per write is bounded', { skip: SKIP }, async () => {
+  redis.check();
   const many = 2 * PRUNE_PER_WRITE + 3;
   // Long enough that none expires while the others are written (a write prunes too).
   const SHORT_MS = 1_500;
@@ -95,6 +98,7 @@ test('each write deletes at most PRUNE_PER_WRITE expired fields, so the work per
 });
 
 test('a drop deletes the expiry index with the hash', { skip: SKIP }, async () => {
+  redis.check();
   await writeSurely('kept', entry(60_000), 60_000);
   assert.equal(await direct.exists(`${keyPrefix}e:${GROUP}`), 1);
   await store.dropGroup(GROUP);

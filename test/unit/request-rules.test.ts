@@ -1,10 +1,10 @@
 import { test, describe } from 'node:test';
 import assert from 'node:assert/strict';
-import { readdirSync, readFileSync } from 'node:fs';
 import { checkMessage, type Checked } from '../../src/edge/request-rules.js';
 import { ToolHeaderIndex } from '../../src/edge/param-headers.js';
 import { MODERN_REQUEST_METHODS, NAME_PARAM } from '../../src/protocol/mcp.js';
 import type { Rejection } from '../../src/edge/rejection.js';
+import { officialExamples } from '../schema.js';
 
 const PV = 'io.modelcontextprotocol/protocolVersion';
 const CC = 'io.modelcontextprotocol/clientCapabilities';
@@ -252,13 +252,7 @@ describe('standard headers', () => {
 });
 
 describe('official examples', () => {
-  const examples = new URL('../../../shared/mcp-schema/2026-07-28/examples/', import.meta.url);
-  const files: { dir: string; file: string; body: Record<string, any> }[] = [];
-  for (const dir of readdirSync(examples).filter((d) => d.endsWith('Request')).sort()) {
-    for (const file of readdirSync(new URL(`${dir}/`, examples)).filter((f) => f.endsWith('.json')).sort()) {
-      files.push({ dir, file, body: JSON.parse(readFileSync(new URL(`${dir}/${file}`, examples), 'utf8')) });
-    }
-  }
+  const files = officialExamples((type) => type.endsWith('Request')).map(({ type, file, body }) => ({ dir: type, file, body }));
 
   test('the examples directory was found and has request examples', () => {
     assert.ok(files.length >= 10, `found ${files.length}`);
