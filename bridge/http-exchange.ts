@@ -55,6 +55,8 @@ export class HttpExchange implements Dispatcher.DispatchHandler {
   status = 0;
   contentType = '';
   sessionId: string | undefined;
+  /** The Retry-After header of a 503 answer (the server is busy); read for no other status. */
+  retryAfter: string | undefined;
   response: JsonRpcResponse | undefined;
   /** What came instead of a JSON-RPC response: parsed JSON when it was JSON, else (the start of) its text. */
   body: unknown;
@@ -111,6 +113,7 @@ export class HttpExchange implements Dispatcher.DispatchHandler {
     this.status = statusCode;
     this.contentType = first(headers['content-type'])?.toLowerCase() ?? '';
     this.sessionId = first(headers['mcp-session-id']);
+    if (statusCode === 503) this.retryAfter = first(headers['retry-after']);
     if (statusCode >= 200 && statusCode < 300 && this.contentType.startsWith('text/event-stream')) {
       this.sse = new SseReader((data, type) => this.onEvent(data, type), this.maxBytes);
       this.onStreamStart?.();

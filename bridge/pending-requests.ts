@@ -1,7 +1,7 @@
 // Multiplexes many callers onto one connection: each request gets the gateway's own id (and its progress
 // token the same number), so concurrent callers never collide; answers and progress go back to their
 // caller with the caller's own id and token restored. Timeouts and cancellation end here too.
-import type { CancelSignal } from '../src/protocol/cancel.js';
+import { cancelledResponse, type CancelSignal } from '../src/protocol/cancel.js';
 import {
   ErrorCode,
   errorResponse,
@@ -79,7 +79,7 @@ export class PendingRequests {
     return new Promise<JsonRpcResponse>((resolve) => {
       const { signal } = options;
       if (signal?.aborted) {
-        resolve(errorResponse(callerId, ErrorCode.InternalError, 'Request cancelled by the client'));
+        resolve(cancelledResponse(callerId));
         return;
       }
       const entry: Pending = {

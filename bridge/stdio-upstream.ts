@@ -16,7 +16,7 @@ import type { Log } from '../src/protocol/log.js';
 import { LEGACY_CLIENT_REQUESTS, META, MODERN_VERSION, type ServerInfo } from '../src/protocol/mcp.js';
 import { backoffDelay, CrashWindow, type BackoffPolicy } from './backoff.js';
 import { StateGate } from './state-gate.js';
-import { ResultTypeFiller } from './modern-result.js';
+import { ResultFiller } from './modern-result.js';
 import {
   answerServerRequest,
   discoverResult,
@@ -68,7 +68,7 @@ export class StdioUpstream implements Upstream {
   private unhealthyUntil = 0;
   /** Wakes callers waiting for a state change. */
   private readonly stateChange = new StateGate();
-  private readonly resultTypes: ResultTypeFiller;
+  private readonly results: ResultFiller;
   /** Set while the era probe runs: an exit then means "legacy", not a crash. */
   private probing = false;
   /** The era came from silence or an exit during the probe, not from an answer: re-probe if it fails. */
@@ -79,7 +79,7 @@ export class StdioUpstream implements Upstream {
     private readonly log: Log,
   ) {
     this.crashes = new CrashWindow(config.backoff.windowMs);
-    this.resultTypes = new ResultTypeFiller(log);
+    this.results = new ResultFiller(log);
     this.pending = this.newPending();
     if (config.era !== 'auto') this.era = config.era;
   }
@@ -192,7 +192,7 @@ export class StdioUpstream implements Upstream {
       (message) => this.process?.send(message, this.pending.waitingForAnswers <= 1),
       (method, response) => {
         if (this.era === 'legacy' && this.handshake) toModernResponse(method, response, this.handshake, { ttlMs: this.config.legacyTtlMs });
-        else if (this.era !== 'legacy') this.resultTypes.fill(method, response);
+        else if (this.era !== 'legacy') this.results.fill(method, response);
       },
       (method, ms) =>
         `Upstream '${this.name}' did not answer ${method} within ${ms} ms; the request was cancelled. Raise servers.${this.name}.timeoutMs if it needs longer.`,

@@ -9,9 +9,9 @@ process.once('exit', () => {
   for (const dir of made) rmSync(dir, { recursive: true, force: true });
 });
 
-/** A new empty folder under the system's temp folder, removed when this process exits. */
-export function tempDir(prefix: string): string {
-  const dir = mkdtempSync(path.join(tmpdir(), prefix));
+/** A new empty folder under `parent` (the system's temp folder unless said), removed when this process exits. */
+export function tempDir(prefix: string, parent = tmpdir()): string {
+  const dir = mkdtempSync(path.join(parent, prefix));
   made.push(dir);
   return dir;
 }

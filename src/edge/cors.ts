@@ -1,5 +1,8 @@
 // CORS for browser clients from allowed origins (the Origin check itself is origin.ts): answers the
-// preflight and names the origin on every answer, so a page on an allowed origin can read it.
+// preflight and names the origin on every answer, so a page on an allowed origin can read it, and exposes
+// the answer headers a client acts on that a browser would otherwise hide from the page: Retry-After (when
+// to send a refused request again), Mcp-Session-Id (a 2025 client's session) and WWW-Authenticate (where
+// to get a token).
 
 import type { Context } from 'hono';
 import { ErrorCode } from '../protocol/jsonrpc.js';
@@ -10,9 +13,11 @@ import { reject } from './rejection.js';
 const TOKEN_LIST = /^[A-Za-z0-9!#$%&'*+.^_`|~-]+(\s*,\s*[A-Za-z0-9!#$%&'*+.^_`|~-]+)*$/;
 const DEFAULT_ALLOWED_HEADERS = 'content-type, accept, authorization, mcp-protocol-version, mcp-method, mcp-name';
 
+const EXPOSED_HEADERS = 'retry-after, mcp-session-id, www-authenticate';
+
 /** Headers that let the page at `origin` read the answer. */
 export function corsHeaders(origin: string): Record<string, string> {
-  return { 'access-control-allow-origin': origin, vary: 'Origin' };
+  return { 'access-control-allow-origin': origin, 'access-control-expose-headers': EXPOSED_HEADERS, vary: 'Origin' };
 }
 
 /** The preflight answer: POST, and whichever headers the page asked for (Mcp-Param-* names vary by tool). */

@@ -5,6 +5,7 @@
 // question and a requestState of its own, and carries the client's retry back to the waiting server.
 import type { RequestOptions, Upstream } from '../../bridge/upstream.js';
 import { UpstreamWrapper } from '../upstream-wrapper.js';
+import { cancelledResponse } from '../protocol/cancel.js';
 import { ErrorCode, errorResponse, isObject, type JsonObject, type JsonRpcRequest, type JsonRpcResponse } from '../protocol/jsonrpc.js';
 import type { Log } from '../protocol/log.js';
 import { META } from '../protocol/mcp.js';
@@ -115,7 +116,7 @@ export class InputBridge extends UpstreamWrapper {
       const event: CallEvent | undefined = await call.next(options.signal, options.onNotification, meta.progressToken);
       if (!event) {
         this.options.held.calls.delete(call.id);
-        return errorResponse(message.id, ErrorCode.InternalError, 'Request cancelled by the client');
+        return cancelledResponse(message.id);
       }
       if (event.kind === 'answer') {
         this.options.held.calls.delete(call.id);

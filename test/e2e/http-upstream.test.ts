@@ -1,11 +1,15 @@
 // End to end: HttpUpstream against real MCP servers over HTTP on 127.0.0.1 — a modern SDK v2 server
 // (createMcpHandler on @hono/node-server), a legacy SDK 1.x server with sessions, a port nothing
-// listens on, and a server that wants a token the gateway does not have.
+// listens on, a server that wants a token the gateway does not have, and one that says it is busy.
 import { after, before, describe, test } from 'node:test';
 import assert from 'node:assert/strict';
+import { createServer } from 'node:http';
+import type { AddressInfo } from 'node:net';
 import { HttpUpstream, type HttpUpstreamConfig } from '../../bridge/http-upstream.js';
 import type { JsonRpcNotification, JsonRpcRequest, JsonRpcResponse } from '../../src/protocol/jsonrpc.js';
 import { silentLog } from '../../src/protocol/log.js';
+import { httpStatusOf } from '../../src/protocol/error-status.js';
+import { retryAfterOf } from '../../src/protocol/overload.js';
 import { startLegacyHttpServer, startModernHttpServer, unusedPort, type LegacyHttpServer, type ModernHttpServer } from '../fixtures/http-servers.js';
 import { defProblems } from '../schema.js';
 import { eventually } from './harness.js';
@@ -450,6 +454,37 @@ describe('servers that cannot be used', () => {
     await starting;
     assert.match(error(response).message, /could not be reached/);
     await upstream.close();
+  });
+
+  test('a 503 with Retry-After is passed on as a capacity refusal (503 + Retry-After at the edge); one without stays an ordinary error', async () => {
+    let retryAfter: string | undefined = '7';
+    const busy = createServer((req, res) => {
+      req.resume();
+      res.writeHead(503, { 'content-type': 'text/plain', ...(retryAfter === undefined ? {} : { 'retry-after': retryAfter }) }).end('busy');
+    });
+    await new Promise<void>((resolve) => busy.listen(0, '127.0.0.1', resolve));
+    const upstream = await started(config('busy', `http://127.0.0.1:${(busy.address() as AddressInfo).port}/mcp`, { era: 'modern' }));
+    try {
+      const refused = await upstream.request(request('b-1', 'tools/call', { name: 'x', arguments: {} }));
+      assert.equal(refused.id, 'b-1');
+      assert.match(error(refused).message, /HTTP 503.*busy and asked to be sent this again in 7 s/);
+      assert.equal(error(refused).data.reason, 'upstream_busy');
+      assert.equal(retryAfterOf(refused), 7);
+      assert.equal(httpStatusOf(refused), 503);
+
+      retryAfter = new Date(Date.now() + 30_000).toUTCString(); // the HTTP-date form
+      const dated = retryAfterOf(await upstream.request(request('b-2', 'tools/call', { name: 'x', arguments: {} })));
+      assert.ok(dated !== undefined && dated >= 28 && dated <= 31, String(dated));
+
+      retryAfter = undefined;
+      const plain = await upstream.request(request('b-3', 'tools/call', { name: 'x', arguments: {} }));
+      assert.match(error(plain).message, /HTTP 503/);
+      assert.equal(retryAfterOf(plain), undefined);
+      assert.equal(httpStatusOf(plain), 200);
+    } finally {
+      await upstream.close();
+      await new Promise((resolve) => busy.close(resolve));
+    }
   });
 
   test('a 401 names the status and servers.<name>.headers, and is not taken for the legacy era', async () => {
