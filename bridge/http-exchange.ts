@@ -1,6 +1,8 @@
 // One HTTP exchange with an upstream, as an undici dispatch handler: the answer is read as it arrives
 // (a JSON body, or an SSE stream whose notifications and server requests go to the caller before the
-// response; a JSON body of several lines is read as such a stream), parsed once, and the exchange settles exactly once with how it ended. Timeout and the
+// response; a JSON body of one message per line is read as such a stream, line by line as it arrives,
+// so one that never ends, a listen answered as application/json, is heard while it lasts), parsed once,
+// and the exchange settles exactly once with how it ended. Timeout and the
 // caller's cancellation abort the HTTP request, which closes its stream: on Streamable HTTP that is
 // the cancellation.
 import type { Dispatcher } from 'undici';
@@ -44,6 +46,7 @@ export interface ExchangeOptions {
 
 const ABORTED = new Error('aborted by mcp-gateway');
 const BLANK = /^\s*$/;
+const NEWLINE = 10;
 /** Bytes of a non-JSON-RPC answer kept for error messages. */
 const ERROR_BODY_BYTES = 64 * 1024;
 
@@ -52,6 +55,8 @@ export class HttpExchange implements Dispatcher.DispatchHandler {
   status = 0;
   contentType = '';
   sessionId: string | undefined;
+  /** The Retry-After header of a 503 answer (the server is busy); read for no other status. */
+  retryAfter: string | undefined;
   response: JsonRpcResponse | undefined;
   /** What came instead of a JSON-RPC response: parsed JSON when it was JSON, else (the start of) its text. */
   body: unknown;
@@ -70,6 +75,8 @@ export class HttpExchange implements Dispatcher.DispatchHandler {
   private sse: SseReader | undefined;
   private chunks: Buffer[] | undefined;
   private bytes = 0;
+  /** A 2xx JSON body whose complete lines have so far each been one JSON-RPC message. */
+  private readsLines = false;
   private readonly maxBytes: number;
   private readonly expectId: JsonRpcId | undefined;
   private readonly peer: StreamPeer | undefined;
@@ -106,11 +113,13 @@ export class HttpExchange implements Dispatcher.DispatchHandler {
     this.status = statusCode;
     this.contentType = first(headers['content-type'])?.toLowerCase() ?? '';
     this.sessionId = first(headers['mcp-session-id']);
+    if (statusCode === 503) this.retryAfter = first(headers['retry-after']);
     if (statusCode >= 200 && statusCode < 300 && this.contentType.startsWith('text/event-stream')) {
       this.sse = new SseReader((data, type) => this.onEvent(data, type), this.maxBytes);
       this.onStreamStart?.();
     } else {
       this.chunks = [];
+      this.readsLines = statusCode >= 200 && statusCode < 300;
     }
   }
 
@@ -132,6 +141,8 @@ export class HttpExchange implements Dispatcher.DispatchHandler {
       return;
     }
     this.chunks!.push(chunk);
+    // A cheap native scan per chunk; lines are only split and parsed once a line is complete.
+    if (this.readsLines && chunk.indexOf(NEWLINE) !== -1) this.takeLines();
   }
 
   onResponseEnd(): void {
@@ -181,8 +192,35 @@ export class HttpExchange implements Dispatcher.DispatchHandler {
 
   /**
    * Some servers answer `application/json` with one JSON-RPC message per line (notifications, then the
-   * response), as they would write a stream. Read as the stream it is when every line is a JSON object;
-   * the notifications reach the caller when the body ends, just before the response. True when it settled.
+   * response), as they would write a stream, and may keep it open (a listen stream). The complete lines
+   * are taken as messages as they arrive; the unfinished last line waits for more. The first line that is
+   * not a JSON-RPC message (a pretty-printed body's `{`) ends this, and the rest is read whole at its end.
+   */
+  private takeLines(): void {
+    const chunks = this.chunks!;
+    const buffer = chunks.length === 1 ? chunks[0]! : Buffer.concat(chunks);
+    const last = buffer.lastIndexOf(NEWLINE);
+    const messages: JsonObject[] = [];
+    for (const line of buffer.toString('utf8', 0, last).split('\n')) {
+      if (BLANK.test(line)) continue;
+      const message = parseJson(line);
+      // A response to another id is left to the whole-body reading, which has always taken it.
+      if (!isObject(message) || message.jsonrpc !== '2.0' || (isResponse(message) && this.expectId !== undefined && message.id !== this.expectId)) {
+        this.readsLines = false;
+        return;
+      }
+      messages.push(message);
+    }
+    const rest = buffer.subarray(last + 1);
+    this.chunks = rest.length ? [rest] : [];
+    this.bytes = rest.length; // the size cap is per message, as on an SSE stream
+    for (const message of messages) if (this.end === undefined) this.onMessage(message);
+  }
+
+  /**
+   * At the end of the body, what `takeLines` left (all of it when its first line was not one message):
+   * read as lines when every line is a JSON object; the notifications reach the caller just before the
+   * response. True when it settled.
    */
   private readLines(text: string): boolean {
     const messages: JsonObject[] = [];

@@ -83,6 +83,19 @@ export function failureResponse(id: JsonRpcId, where: Where, message: string, st
   return errorResponse(id, ErrorCode.InternalError, message, status ? { server: where.name, url: where.url, httpStatus: status } : { server: where.name, url: where.url });
 }
 
+/**
+ * Seconds a server that answered 503 with Retry-After (delta-seconds, or an HTTP-date) asked to wait, at
+ * least 1; undefined for any other answer. That pair is the server saying it is busy and when to come back,
+ * which is what the gateway's own capacity refusal says, so it is passed on as one. A 503 without it may
+ * just as well be a proxy with nothing behind it, and stays an ordinary failure.
+ */
+export function busyForSeconds(exchange: HttpExchange): number | undefined {
+  if (exchange.end !== 'status' || exchange.status !== 503 || exchange.retryAfter === undefined) return undefined;
+  const text = exchange.retryAfter.trim();
+  const seconds = /^\d+$/.test(text) ? Number(text) : (Date.parse(text) - Date.now()) / 1000;
+  return Number.isFinite(seconds) ? Math.max(1, Math.ceil(seconds)) : undefined;
+}
+
 export function failureKind(exchange: HttpExchange): FailureKind {
   if (exchange.end === 'network' || exchange.end === 'timeout') return 'unreachable';
   if (exchange.end === 'status' && isAuthStatus(exchange.status)) return 'auth';

@@ -20,6 +20,7 @@ import type { HttpEndpoint } from './http-endpoint.js';
 import { looksModern } from './http-era.js';
 import type { HttpExchange, StreamPeer } from './http-exchange.js';
 import { LegacyEventStream } from './http-legacy-stream.js';
+import { asksForLogs, LegacyLogLevel } from './legacy-log-level.js';
 import {
   CANCELLED_MESSAGE,
   describeExchange,
@@ -66,6 +67,8 @@ const SIDE_MESSAGE_TIMEOUT_MS = 2_000;
 
 export class LegacyHttpSession implements StreamPeer {
   handshake: LegacyHandshake | undefined;
+  /** The session's log level, raised as callers ask (a new session starts again from the server's default). */
+  private logLevel: LegacyLogLevel | undefined;
   private sessionId: string | undefined;
   /** Every request of this session carries the same headers: one list, shared read-only. */
   private headers: readonly string[] = [];
@@ -109,6 +112,11 @@ export class LegacyHttpSession implements StreamPeer {
       throw new UpstreamFailure(describeExchange(this.settings, 'notifications/initialized', initialized), failureKind(initialized));
     }
     this.handshake = handshake;
+    // A new session starts at the server's default level.
+    this.logLevel = new LegacyLogLevel('logging' in handshake.capabilities, async (own) => {
+      const answer = await this.request(own, {});
+      return answer instanceof EraMismatch ? answer.response : answer;
+    }, this.log);
     this.sessionId = exchange.sessionId;
     this.headers = headers;
     this.log.info({ protocolVersion: handshake.protocolVersion, session: exchange.sessionId !== undefined }, 'legacy HTTP session opened');
@@ -122,6 +130,10 @@ export class LegacyHttpSession implements StreamPeer {
     const handshake = this.handshake!;
     if (message.method === 'server/discover') {
       return { jsonrpc: '2.0', id: message.id, result: discoverResult(handshake, { ttlMs: this.settings.legacyTtlMs }) };
+    }
+    if (this.logLevel && asksForLogs(message)) {
+      const refusal = await this.logLevel.prepare(message);
+      if (refusal) return refusal;
     }
     const callerId = message.id;
     const id = this.nextId++;
@@ -171,7 +183,8 @@ export class LegacyHttpSession implements StreamPeer {
       } else {
         this.answer(message as unknown as JsonRpcRequest);
       }
-    } else if (method === 'notifications/progress') {
+    } else if (method === 'notifications/progress' || (method === 'notifications/message' && exchange.onNotification)) {
+      // On a POST's stream a log message belongs to that request (the edge keeps those at its level).
       exchange.onNotification?.(message as unknown as JsonRpcNotification);
     } else if (method.endsWith('/list_changed') || method === 'notifications/resources/updated') {
       this.events.emit('listChanged', message);

@@ -7,15 +7,17 @@ import { ErrorCode, errorResponse, type JsonObject, type JsonRpcNotification, ty
 import type { CancelSignal } from '../src/protocol/cancel.js';
 import { UPSTREAM_STATUS, type MarkedResponse } from '../src/protocol/error-status.js';
 import type { Log } from '../src/protocol/log.js';
+import { overloadedResponse } from '../src/protocol/overload.js';
 import { META, MODERN_VERSION, type ServerInfo } from '../src/protocol/mcp.js';
 import { backoffDelay, CrashWindow, type BackoffPolicy } from './backoff.js';
 import { StateGate } from './state-gate.js';
-import { ResultTypeFiller } from './modern-result.js';
+import { ResultFiller } from './modern-result.js';
 import { HttpEndpoint } from './http-endpoint.js';
 import { looksLegacy, probeVerdict } from './http-era.js';
 import type { HttpExchange, StreamPeer } from './http-exchange.js';
 import {
   describeExchange,
+  busyForSeconds,
   displayUrl,
   failureKind,
   failureResponse,
@@ -74,14 +76,14 @@ export class HttpUpstream implements Upstream, StreamPeer {
   private generation = 0;
   /** Wakes callers waiting for a state change. */
   private readonly stateChange = new StateGate();
-  private readonly resultTypes: ResultTypeFiller;
+  private readonly results: ResultFiller;
 
   constructor(
     private readonly config: HttpUpstreamConfig,
     private readonly log: Log,
   ) {
     this.failures = new CrashWindow(config.backoff.windowMs);
-    this.resultTypes = new ResultTypeFiller(log);
+    this.results = new ResultFiller(log);
     if (config.era !== 'auto') this.era = config.era;
     this.where = {
       name: config.name,
@@ -146,13 +148,18 @@ export class HttpUpstream implements Upstream, StreamPeer {
     if (exchange.end === 'response') {
       const response = exchange.response!;
       response.id = callerId;
-      this.resultTypes.fill(message.method, response);
+      this.results.fill(message.method, response);
       return response;
     }
     if (looksLegacy(exchange) && this.config.era === 'auto' && this.state === 'ready') {
       // The server behind the URL may have been replaced by a 2025 one: a refused request was not run.
       const era = await this.reprobe();
       if (era === 'legacy' && this.state === 'ready') return this.legacyRequest(message, options, false);
+    }
+    const busyFor = busyForSeconds(exchange);
+    if (busyFor !== undefined) {
+      const said = describeExchange(this.where, message.method, exchange);
+      return overloadedResponse(callerId, `${said}; it is busy and asked to be sent this again in ${busyFor} s`, { server: this.name, url: this.where.url, httpStatus: 503, reason: 'upstream_busy' }, busyFor);
     }
     if (exchange.end === 'status' && isErrorBody(exchange.body) && !isAuthStatus(exchange.status)) {
       const failure: MarkedResponse = exchange.body;

@@ -2,7 +2,8 @@
 // results completed with the fields the modern revision requires, error codes mapped, and a
 // server/discover answer built from what the server said at initialize.
 import { ErrorCode, errorResponse, isObject, type JsonObject, type JsonRpcRequest, type JsonRpcResponse } from '../src/protocol/jsonrpc.js';
-import { CACHEABLE_METHODS, LEGACY_CLIENT_REQUESTS, LEGACY_VERSIONS, META, MODERN_VERSION, type ServerInfo } from '../src/protocol/mcp.js';
+import { LEGACY_CLIENT_REQUESTS, LEGACY_VERSIONS, META, MODERN_VERSION, type ServerInfo } from '../src/protocol/mcp.js';
+import { completeResult } from './modern-result.js';
 import type { ServerRequestHandler } from './upstream.js';
 
 export interface LegacyHandshake {
@@ -74,11 +75,7 @@ export function toModernResponse(method: string, response: JsonRpcResponse, hand
   }
   const result = response.result;
   if (!isObject(result)) return;
-  result.resultType ??= 'complete';
-  if (CACHEABLE_METHODS.has(method)) {
-    result.ttlMs ??= options.ttlMs;
-    result.cacheScope ??= 'private';
-  }
+  completeResult(method, result, options); // the same rules as a modern server's results (modern-result.ts)
   const meta = isObject(result._meta) ? result._meta : (result._meta = {});
   meta[META.serverInfo] ??= handshake.serverInfo;
 }

@@ -1,7 +1,7 @@
 // Multiplexes many callers onto one connection: each request gets the gateway's own id (and its progress
 // token the same number), so concurrent callers never collide; answers and progress go back to their
 // caller with the caller's own id and token restored. Timeouts and cancellation end here too.
-import type { CancelSignal } from '../src/protocol/cancel.js';
+import { cancelledResponse, type CancelSignal } from '../src/protocol/cancel.js';
 import {
   ErrorCode,
   errorResponse,
@@ -12,12 +12,15 @@ import {
   type JsonRpcRequest,
   type JsonRpcResponse,
 } from '../src/protocol/jsonrpc.js';
+import { META } from '../src/protocol/mcp.js';
 import type { ServerRequestHandler } from './upstream.js';
 
 interface Pending {
   callerId: JsonRpcId;
   method: string;
   callerToken: unknown;
+  /** The request set a logLevel: log messages may be meant for it. */
+  logs: boolean;
   resolve(response: JsonRpcResponse): void;
   onNotification: ((notification: JsonRpcNotification) => void) | undefined;
   timer: NodeJS.Timeout | undefined;
@@ -45,6 +48,8 @@ export class PendingRequests {
   private nextId = 1;
   /** Requests awaiting an answer, not counting listen streams (which wait for as long as they are open). */
   private answersDue = 0;
+  /** Requests in flight that set a logLevel. */
+  private loggers = 0;
 
   constructor(
     /** Writes one message to the connection; must serialise synchronously. */
@@ -69,17 +74,19 @@ export class PendingRequests {
     const callerId = message.id;
     const meta = message.params?._meta;
     const callerToken = isObject(meta) ? meta.progressToken : undefined;
+    const logs = isObject(meta) && meta[META.logLevel] !== undefined;
 
     return new Promise<JsonRpcResponse>((resolve) => {
       const { signal } = options;
       if (signal?.aborted) {
-        resolve(errorResponse(callerId, ErrorCode.InternalError, 'Request cancelled by the client'));
+        resolve(cancelledResponse(callerId));
         return;
       }
       const entry: Pending = {
         callerId,
         method: message.method,
         callerToken,
+        logs,
         resolve,
         onNotification: options.onNotification,
         // 0: no limit (a listen stream lives as long as its caller wants it).
@@ -94,6 +101,7 @@ export class PendingRequests {
       }
       this.pending.set(id, entry);
       if (entry.method !== LISTEN) this.answersDue++;
+      if (logs) this.loggers++;
 
       message.id = id;
       if (callerToken !== undefined) (meta as JsonObject).progressToken = id;
@@ -170,6 +178,23 @@ export class PendingRequests {
     return true;
   }
 
+  /**
+   * A log message from a connection that does not say which request it belongs to (stdio): the one request
+   * in flight that set a logLevel gets it. A modern server logs only for requests that set one; a 2025
+   * server (`anyRequest`) logs for any, so then it must be the only request in flight at all. Otherwise it
+   * could be any one's, and guessing could show one caller another's logs: it is dropped (false). Whether
+   * its level is wanted is the edge's call.
+   */
+  logMessage(notification: JsonRpcNotification, anyRequest: boolean): boolean {
+    if (this.loggers !== 1 || (anyRequest && this.answersDue !== 1)) return false;
+    for (const entry of this.pending.values()) {
+      if (!entry.logs) continue;
+      entry.onNotification?.(notification);
+      return entry.onNotification !== undefined;
+    }
+    return false;
+  }
+
   /** Fails one request whose answer can no longer come (for example its line was too long). */
   fail(id: number, message: string, data?: unknown): boolean {
     const entry = this.pending.get(id);
@@ -209,7 +234,10 @@ export class PendingRequests {
   }
 
   private settle(id: number, entry: Pending): void {
-    if (this.pending.delete(id) && entry.method !== LISTEN) this.answersDue--;
+    if (this.pending.delete(id)) {
+      if (entry.method !== LISTEN) this.answersDue--;
+      if (entry.logs) this.loggers--;
+    }
     clearTimeout(entry.timer);
     if (entry.onAbort) entry.signal!.removeEventListener('abort', entry.onAbort);
   }

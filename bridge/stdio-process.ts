@@ -8,6 +8,7 @@ import { LineFramer } from './line-framer.js';
 export interface StdioCommand {
   command: string;
   args: string[];
+  /** The child's entire environment (the gateway's own is not added). */
   env: Record<string, string>;
   cwd: string;
   /** Largest stdout line accepted; longer lines are dropped and reported. */
@@ -59,8 +60,8 @@ export class StdioProcess {
   constructor(spec: StdioCommand, private readonly log: Log, events: StdioProcessEvents) {
     this.child = execa(spec.command, spec.args, {
       cwd: spec.cwd,
-      env: spec.env,
-      extendEnv: true,
+      env: spec.env, // the whole environment, built by the caller: nothing of the gateway's own leaks in
+      extendEnv: false,
       stdin: 'pipe',
       stdout: 'pipe',
       stderr: 'pipe',

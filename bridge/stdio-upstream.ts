@@ -16,7 +16,7 @@ import type { Log } from '../src/protocol/log.js';
 import { LEGACY_CLIENT_REQUESTS, META, MODERN_VERSION, type ServerInfo } from '../src/protocol/mcp.js';
 import { backoffDelay, CrashWindow, type BackoffPolicy } from './backoff.js';
 import { StateGate } from './state-gate.js';
-import { ResultTypeFiller } from './modern-result.js';
+import { ResultFiller } from './modern-result.js';
 import {
   answerServerRequest,
   discoverResult,
@@ -27,6 +27,7 @@ import {
   toModernResponse,
   type LegacyHandshake,
 } from './legacy-adapter.js';
+import { asksForLogs, LegacyLogLevel } from './legacy-log-level.js';
 import { PendingRequests } from './pending-requests.js';
 import { StdioProcess, type ExitInfo, type StdioCommand } from './stdio-process.js';
 import type { Era, RequestOptions, Upstream, UpstreamState, UpstreamStatus } from './upstream.js';
@@ -54,6 +55,8 @@ export class StdioUpstream implements Upstream {
   private state: UpstreamState = 'stopped';
   private era: Era | undefined;
   private handshake: LegacyHandshake | undefined;
+  /** A legacy child's log level, raised as callers ask (one per process: a restart forgets it). */
+  private logLevel: LegacyLogLevel | undefined;
   private process: StdioProcess | undefined;
   private pending: PendingRequests;
   private readonly crashes: CrashWindow;
@@ -63,10 +66,9 @@ export class StdioUpstream implements Upstream {
   private readyAt = 0;
   private restartTimer: NodeJS.Timeout | undefined;
   private unhealthyUntil = 0;
-  /** Settles whenever the state changes, so waiting callers can look again. */
   /** Wakes callers waiting for a state change. */
   private readonly stateChange = new StateGate();
-  private readonly resultTypes: ResultTypeFiller;
+  private readonly results: ResultFiller;
   /** Set while the era probe runs: an exit then means "legacy", not a crash. */
   private probing = false;
   /** The era came from silence or an exit during the probe, not from an answer: re-probe if it fails. */
@@ -77,7 +79,7 @@ export class StdioUpstream implements Upstream {
     private readonly log: Log,
   ) {
     this.crashes = new CrashWindow(config.backoff.windowMs);
-    this.resultTypes = new ResultTypeFiller(log);
+    this.results = new ResultFiller(log);
     this.pending = this.newPending();
     if (config.era !== 'auto') this.era = config.era;
   }
@@ -108,6 +110,8 @@ export class StdioUpstream implements Upstream {
     if (this.era === 'legacy' && message.method === 'server/discover') {
       return { jsonrpc: '2.0', id: message.id, result: discoverResult(this.handshake!, { ttlMs: this.config.legacyTtlMs }) };
     }
+    const refusal = this.era === 'legacy' && this.logLevel && asksForLogs(message) ? await this.logLevel.prepare(message) : undefined;
+    if (refusal) return refusal;
     // A pipe carries no status: the caller's stream may start now, so closing it cancels as before.
     options.onStreamStart?.();
     return this.pending.dispatch(message, {
@@ -153,6 +157,7 @@ export class StdioUpstream implements Upstream {
           this.log.info({}, 'upstream answered initialize as a modern server; serving it as modern');
         } else {
           this.handshake = handshake;
+          this.logLevel = new LegacyLogLevel('logging' in handshake.capabilities, (own) => this.pending.dispatch(own, { timeoutMs: this.config.timeoutMs }), this.log);
         }
       }
       if (!child.alive || this.state !== 'starting') return;
@@ -187,7 +192,7 @@ export class StdioUpstream implements Upstream {
       (message) => this.process?.send(message, this.pending.waitingForAnswers <= 1),
       (method, response) => {
         if (this.era === 'legacy' && this.handshake) toModernResponse(method, response, this.handshake, { ttlMs: this.config.legacyTtlMs });
-        else if (this.era !== 'legacy') this.resultTypes.fill(method, response);
+        else if (this.era !== 'legacy') this.results.fill(method, response);
       },
       (method, ms) =>
         `Upstream '${this.name}' did not answer ${method} within ${ms} ms; the request was cancelled. Raise servers.${this.name}.timeoutMs if it needs longer.`,
@@ -303,8 +308,8 @@ export class StdioUpstream implements Upstream {
       this.pending.progress(notification);
     } else if (method.endsWith('/list_changed') || method === 'notifications/resources/updated') {
       this.events.emit('listChanged', notification);
-    } else if (method === 'notifications/message') {
-      this.log.debug({ params: notification.params }, 'upstream log message');
+    } else if (method === 'notifications/message' && !this.pending.logMessage(notification, this.era === 'legacy')) {
+      this.log.debug({ params: notification.params }, 'upstream log message for no one request (none, or several, in flight asked for logs)');
     }
   }
 

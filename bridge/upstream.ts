@@ -46,6 +46,8 @@ export interface Reach {
   /** The same for every caller who reaches the same upstreams: merged answers are kept apart by it. */
   readonly key: string;
   reaches(server: string): boolean;
+  /** Whether the caller may see everything the server offers (then its instructions may reach it). */
+  seesAll(server: string): boolean;
 }
 
 export interface UpstreamStatus {

@@ -44,7 +44,8 @@ export interface ListCacheOptions {
   now?: () => number;
 }
 
-type InvalidateListener = (upstream: string, methods: readonly string[]) => void;
+/** `changed`: what within those lists is known to have changed (resources/read: URIs); undefined: anything. */
+type InvalidateListener = (upstream: string, methods: readonly string[], changed?: readonly string[]) => void;
 
 /** What one fetch produced: the upstream's answer, and the entry stored from it if it was cacheable. */
 interface Fetched {
@@ -62,8 +63,14 @@ export class ListCache {
   /** group → how often it was invalidated; a fetch that started before an invalidation is not stored. */
   private readonly generations = new Map<string, number>();
   private readonly listeners: InvalidateListener[] = [];
-  /** Drops heard from other replicas in this tick, merged per upstream before listeners hear them. */
-  private heard: Map<string, Set<string>> | undefined;
+  private readonly missedListeners: (() => void)[] = [];
+  /** Bumped when the store may have missed drops: fetches begun before do not store what they bring. */
+  private epoch = 0;
+  /**
+   * Drops heard from other replicas in this tick, merged per upstream (then method) before listeners hear
+   * them; a method's value is what changed within it, null when anything may have.
+   */
+  private heard: Map<string, Map<string, Set<string> | null>> | undefined;
   private storeThrew = false;
 
   constructor(
@@ -71,7 +78,8 @@ export class ListCache {
     private readonly options: ListCacheOptions,
   ) {
     this.now = options.now ?? Date.now;
-    store.onDropped((group) => this.droppedElsewhere(group));
+    store.onDropped((group, changed) => this.droppedElsewhere(group, changed));
+    store.onMissedDrops?.(() => this.missedDrops());
   }
 
   get stats(): CacheStats {
@@ -106,27 +114,38 @@ export class ListCache {
     }
   }
 
-  async invalidate(upstream: string, methods: readonly string[]): Promise<void> {
+  /** `changed`: what within the lists is known to have changed (resources/read: the URIs); told to replicas. */
+  async invalidate(upstream: string, methods: readonly string[], changed?: readonly string[]): Promise<void> {
     const groups = methods.map((method) => groupOf(upstream, method));
     for (const group of groups) this.forget(group);
     this.counts.invalidations++;
     // All drops are issued in this tick, so a shared store can send them as one message.
-    await Promise.all(groups.map((group) => this.drop(group)));
-    this.emit(upstream, methods);
+    await Promise.all(groups.map((group) => this.drop(group, changed)));
+    this.emit(upstream, methods, changed);
   }
 
   onInvalidate(listener: InvalidateListener): void {
     this.listeners.push(listener);
   }
 
+  /**
+   * The shared store may have missed other replicas' drops (its channel was away): anything may have
+   * changed, for every upstream. The cache has already forgotten what it held in memory when this runs.
+   */
+  onMissedChanges(listener: () => void): void {
+    this.missedListeners.push(listener);
+  }
+
   async close(): Promise<void> {
     this.listeners.length = 0;
+    this.missedListeners.length = 0;
     await this.store.close();
   }
 
   /** The one fetch for a key: counts it, and stores a cacheable answer unless the list changed meanwhile. */
   private async fill(group: string, key: CacheKey, fetch: () => Promise<JsonRpcResponse>): Promise<Fetched> {
     const generation = this.generations.get(group) ?? 0;
+    const epoch = this.epoch;
     // A shared store's count of drops, taken before the fetch: another replica may drop the group while
     // it runs, and its answer must then not be stored.
     const version = await this.versionOf(group);
@@ -134,7 +153,7 @@ export class ListCache {
     const response = await fetch();
     if (!('result' in response)) return { response, entry: undefined };
     const ttlMs = this.freshFor(response.result);
-    if (ttlMs === 0 || (this.generations.get(group) ?? 0) !== generation) return { response, entry: undefined };
+    if (ttlMs === 0 || (this.generations.get(group) ?? 0) !== generation || this.epoch !== epoch) return { response, entry: undefined };
     const field = response.result.cacheScope === 'public' ? publicFieldOf(key.variant) : privateFieldOf(key.context, key.variant);
     const entry: StoredEntry = { result: frozenCopy(response.result), expiresAt: this.now() + ttlMs };
     // Not awaited: the caller need not wait for the store. A shared store serialises the entry before its
@@ -203,9 +222,9 @@ export class ListCache {
     }
   }
 
-  private async drop(group: string): Promise<void> {
+  private async drop(group: string, changed: readonly string[] | undefined): Promise<void> {
     try {
-      await this.store.dropGroup(group);
+      await this.store.dropGroup(group, changed);
     } catch (error) {
       this.storeFailed('drop', error);
     }
@@ -225,7 +244,7 @@ export class ListCache {
     this.flights.delete(group);
   }
 
-  private droppedElsewhere(group: string): void {
+  private droppedElsewhere(group: string, changed: readonly string[] | undefined): void {
     const at = group.lastIndexOf(SEP);
     if (at < 0) return;
     this.forget(group);
@@ -234,25 +253,45 @@ export class ListCache {
       queueMicrotask(() => this.announceHeard());
     }
     const upstream = group.slice(0, at);
+    const method = group.slice(at + 1);
     let methods = this.heard.get(upstream);
-    if (!methods) this.heard.set(upstream, (methods = new Set()));
-    methods.add(group.slice(at + 1));
+    if (!methods) this.heard.set(upstream, (methods = new Map()));
+    const known = methods.get(method);
+    if (!changed) methods.set(method, null);
+    else if (known === undefined) methods.set(method, new Set(changed));
+    else if (known !== null) for (const item of changed) known.add(item);
   }
 
+  /** Lists where anything may have changed go out together; each list with known changes on its own. */
   private announceHeard(): void {
     const heard = this.heard;
     this.heard = undefined;
     if (!heard) return;
     for (const [upstream, methods] of heard) {
       this.counts.invalidations++;
-      this.emit(upstream, [...methods]);
+      const whole = [...methods].filter(([, changed]) => changed === null).map(([method]) => method);
+      if (whole.length) this.emit(upstream, whole, undefined);
+      for (const [method, changed] of methods) if (changed) this.emit(upstream, [method], [...changed]);
     }
   }
 
-  private emit(upstream: string, methods: readonly string[]): void {
+  private missedDrops(): void {
+    this.epoch++;
+    this.flights.clear();
+    this.counts.invalidations++;
+    for (const listener of this.missedListeners) {
+      try {
+        listener();
+      } catch (error) {
+        this.options.log.error({ err: String(error) }, 'a missed-changes listener threw');
+      }
+    }
+  }
+
+  private emit(upstream: string, methods: readonly string[], changed: readonly string[] | undefined): void {
     for (const listener of this.listeners) {
       try {
-        listener(upstream, methods);
+        listener(upstream, methods, changed);
       } catch (error) {
         this.options.log.error({ upstream, methods, err: String(error) }, 'an invalidation listener threw');
       }

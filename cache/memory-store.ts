@@ -58,6 +58,11 @@ export class MemoryStore implements CacheStore {
     for (const key of keys) this.lru.delete(key);
   }
 
+  async dropAll(): Promise<void> {
+    this.lru.clear();
+    this.groups.clear();
+  }
+
   onDropped(): void {
     // Nothing else shares this store.
   }
@@ -72,9 +77,8 @@ export class MemoryStore implements CacheStore {
     return this.lru.calculatedSize;
   }
 
-  async close(): Promise<void> {
-    this.lru.clear();
-    this.groups.clear();
+  close(): Promise<void> {
+    return this.dropAll();
   }
 
   private unindex(group: string, key: string): void {

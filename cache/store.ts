@@ -9,6 +9,8 @@ export interface StoredEntry {
   expiresAt: number;
 }
 
+export type DropListener = (group: string, changed?: readonly string[]) => void;
+
 export interface CacheStore {
   read(group: string, field: string): Promise<StoredEntry | undefined>;
   /**
@@ -17,10 +19,25 @@ export interface CacheStore {
    */
   version?(group: string): Promise<string | undefined>;
   write(group: string, field: string, entry: StoredEntry, ttlMs: number, version?: string): Promise<void>;
-  /** Drops every field of the group; a shared store also tells the other replicas. */
-  dropGroup(group: string): Promise<void>;
-  /** Drops that other replicas made (shared stores). The memory store never calls it. */
-  onDropped(listener: (group: string) => void): void;
+  /**
+   * Drops every field of the group; a shared store also tells the other replicas. `changed` names what
+   * within the group is known to have changed (for resources/read, the URIs); undefined: anything may have.
+   */
+  dropGroup(group: string, changed?: readonly string[]): Promise<void>;
+  /** Drops that other replicas made (shared stores), with their `changed`. The memory store never calls it. */
+  onDropped(listener: DropListener): void;
+  /**
+   * Shared stores: drops other replicas made may have been missed (the channel that carries them was away
+   * and is back), so whatever was kept from this store, or fetched meanwhile, may be stale.
+   */
+  onMissedDrops?(listener: () => void): void;
+  /**
+   * Shared stores: true while this store answers but cannot hear other replicas' drops (its channel is
+   * away), so whatever was kept from it may be stale right now.
+   */
+  missingDrops?(): boolean;
+  /** Drops every group (a store in front of a shared one, catching up after missed drops). */
+  dropAll?(): Promise<void>;
   /** Operations that failed or were skipped because the backend was unreachable (shared stores). */
   readonly errors?: number;
   close(): Promise<void>;

@@ -1,19 +1,26 @@
 // Memory in front of a shared store: reads are served from this process when they can be, writes go to
 // both, and a drop — made here or heard from another replica — empties both. So while Redis is down the
 // gateway still answers from what it already holds here, and when Redis is up replicas share entries.
-import type { CacheStore, StoredEntry } from './store.js';
+// When the shared store says drops may have been missed, memory is emptied: it cannot tell which of its
+// entries another replica dropped meanwhile; and while they are being missed, reads skip memory.
+import type { CacheStore, DropListener, StoredEntry } from './store.js';
 
 export class TieredStore implements CacheStore {
-  private readonly listeners: ((group: string) => void)[] = [];
+  private readonly listeners: DropListener[] = [];
+  private readonly missedListeners: (() => void)[] = [];
 
   constructor(
-    private readonly near: CacheStore,
+    private readonly near: CacheStore & { dropAll(): Promise<void> },
     private readonly shared: CacheStore,
     private readonly now: () => number = Date.now,
   ) {
-    shared.onDropped((group) => {
+    shared.onDropped((group, changed) => {
       void near.dropGroup(group);
-      for (const listener of this.listeners) listener(group);
+      for (const listener of this.listeners) listener(group, changed);
+    });
+    shared.onMissedDrops?.(() => {
+      void near.dropAll();
+      for (const listener of this.missedListeners) listener();
     });
   }
 
@@ -22,7 +29,9 @@ export class TieredStore implements CacheStore {
   }
 
   async read(group: string, field: string): Promise<StoredEntry | undefined> {
-    const local = await this.near.read(group, field);
+    // While the shared store works but its drops cannot be heard, memory may hold what another replica
+    // dropped: the shared store, which that replica emptied, is the one to ask.
+    const local = this.shared.missingDrops?.() ? undefined : await this.near.read(group, field);
     if (local && local.expiresAt > this.now()) return local;
     const remote = await this.shared.read(group, field);
     // Remember what another replica fetched, for as long as it stays fresh.
@@ -38,12 +47,16 @@ export class TieredStore implements CacheStore {
     await Promise.all([this.near.write(group, field, entry, ttlMs), this.shared.write(group, field, entry, ttlMs, version)]);
   }
 
-  async dropGroup(group: string): Promise<void> {
-    await Promise.all([this.near.dropGroup(group), this.shared.dropGroup(group)]);
+  async dropGroup(group: string, changed?: readonly string[]): Promise<void> {
+    await Promise.all([this.near.dropGroup(group), this.shared.dropGroup(group, changed)]);
   }
 
-  onDropped(listener: (group: string) => void): void {
+  onDropped(listener: DropListener): void {
     this.listeners.push(listener);
+  }
+
+  onMissedDrops(listener: () => void): void {
+    this.missedListeners.push(listener);
   }
 
   async close(): Promise<void> {

@@ -146,6 +146,17 @@ export class Grant {
   }
 
   /**
+   * Whether these principals may see everything the server offers: some policy allows the whole server (its
+   * `servers` without globs) and no deny could take anything of it away. Only then may the server's free-text
+   * `instructions` reach them, since they may name what is hidden.
+   */
+  seesAll(server: string): boolean {
+    const whole = this.policies.some((p) => p.allow.servers?.has(server) && !hasAnyGlob(p.allow));
+    const trimmed = this.policies.some((p) => (hasAnyGlob(p.deny) ? !p.deny.servers || p.deny.servers.has(server) : p.deny.servers?.has(server)));
+    return whole && !trimmed;
+  }
+
+  /**
    * Whether an item may be seen (and, conditions aside, used). `server` is the upstream offering it;
    * undefined when that is not known, which only a policy without a servers list can allow.
    */

@@ -6,6 +6,7 @@ import { readFile } from 'node:fs/promises';
 import type * as Jose from 'jose';
 import type { CryptoKey, JSONWebKeySet, JWTPayload, JWTVerifyGetKey } from 'jose';
 import type { Log } from '../src/protocol/log.js';
+import { isLoopbackHost } from '../src/protocol/loopback.js';
 import type { Principal } from './principal.js';
 import type { JwtSetting } from './settings.js';
 
@@ -201,7 +202,7 @@ function remoteKeys(jwksUrl: string): JWTVerifyGetKey {
     throw new Error(`auth.jwt.jwksUrl "${jwksUrl}" is not a URL: give the issuer's jwks_uri`);
   }
   // Keys fetched in clear text could be swapped by anyone on the path; plain http only to this machine.
-  const loopback = url.hostname === 'localhost' || url.hostname === '[::1]' || /^127\.\d+\.\d+\.\d+$/.test(url.hostname);
+  const loopback = isLoopbackHost(url.hostname);
   if (url.protocol !== 'https:' && !(url.protocol === 'http:' && loopback)) {
     throw new Error(`auth.jwt.jwksUrl "${jwksUrl}" must use https (plain http is allowed only for loopback)`);
   }

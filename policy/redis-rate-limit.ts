@@ -12,13 +12,15 @@
 import { createHash } from 'node:crypto';
 import type { Redis, RedisOptions } from 'ioredis';
 import type { Log } from '../src/protocol/log.js';
-import { CONNECT_TIMEOUT_MS, describeRedisUrl, failFastRedisOptions, PAUSE_MS } from '../src/protocol/redis-fail-fast.js';
+import { CONNECT_TIMEOUT_MS, describeRedisUrl, failFastRedisOptions, PAUSE_MS, sentinelOptions, type SentinelSettings } from '../src/protocol/redis-fail-fast.js';
 import { MemoryRateLimiter, type RateDecision, type RateLimiter, ALLOWED, TOKEN_TOLERANCE } from './rate-limit.js';
 import type { RateLimitSetting } from './settings.js';
 
 export interface RedisRateLimiterOptions {
   /** redis:// or rediss:// URL. */
   url: string;
+  /** Find the primary through Sentinel (the URL then gives only its credentials, database and TLS). */
+  sentinel?: SentinelSettings;
   /** Prefixes every key; replicas sharing limits use the same prefix. */
   keyPrefix: string;
   log: Log;
@@ -69,6 +71,7 @@ export class RedisRateLimiter implements RateLimiter {
     const { Redis } = await import('ioredis');
     const redisOptions: RedisOptions = {
       ...failFastRedisOptions('mcp-gateway-rate-limit'),
+      ...sentinelOptions(options.sentinel, options.url),
       // disconnect() during an outage arms this timer for a socket that already closed and never fires its
       // 'close': the default 2 s would keep a stopping gateway (or a test run) alive for nothing.
       disconnectTimeout: 100,

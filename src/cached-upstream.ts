@@ -3,6 +3,7 @@
 // request, goes straight through.
 import type { ListCache } from '../cache/list-cache.js';
 import type { RequestOptions, Upstream } from '../bridge/upstream.js';
+import { cancelledResponse } from './protocol/cancel.js';
 import { ErrorCode, errorResponse, type JsonRpcRequest, type JsonRpcResponse } from './protocol/jsonrpc.js';
 import { CACHEABLE_METHODS } from './protocol/mcp.js';
 import { UpstreamWrapper } from './upstream-wrapper.js';
@@ -53,9 +54,9 @@ export class CachedUpstream extends UpstreamWrapper {
     const fetched = this.cache.get(key, message.id, () => this.inner.request(message, { ...options, signal: undefined }));
     const signal = options.signal;
     if (!signal) return (await fetched).response;
-    if (signal.aborted) return errorResponse(message.id, ErrorCode.InternalError, 'Request cancelled by the client');
+    if (signal.aborted) return cancelledResponse(message.id);
     return new Promise<JsonRpcResponse>((resolve) => {
-      const gone = (): void => resolve(errorResponse(message.id, ErrorCode.InternalError, 'Request cancelled by the client'));
+      const gone = (): void => resolve(cancelledResponse(message.id));
       signal.addEventListener('abort', gone, { once: true });
       void fetched.then(
         ({ response }) => {

@@ -10,6 +10,7 @@ import { ConfigError, ConfigFileMissing, exposureProblem, loadConfigFile, LOG_LE
 import { startGateway, type RunningGateway } from './gateway.js';
 import type { Logger } from 'pino';
 import { createLogger } from './log.js';
+import { GATEWAY_INFO } from './version.js';
 
 const HELP = `mcp-gateway — serve MCP servers as MCP 2026-07-28 Streamable HTTP endpoints
 
@@ -31,6 +32,7 @@ Options:
   --stdio CMDLINE    bridge this command instead of reading a config file
   --name NAME        the server's name with --stdio (1-32 of A-Z a-z 0-9 _ -)
   --log-level LEVEL  fatal, error, warn, info (default), debug, trace or silent
+  -v, --version      print the version and exit
   -h, --help         this text
 
 Logs are JSON lines on stderr.`;
@@ -52,6 +54,7 @@ async function main(): Promise<void> {
         name: { type: 'string' },
         'log-level': { type: 'string' },
         help: { type: 'boolean', short: 'h' },
+        version: { type: 'boolean', short: 'v' },
       },
       strict: true,
     }));
@@ -60,6 +63,10 @@ async function main(): Promise<void> {
   }
   if (values.help) {
     process.stdout.write(`${HELP}\n`);
+    return;
+  }
+  if (values.version) {
+    process.stdout.write(`${GATEWAY_INFO.version}\n`);
     return;
   }
 

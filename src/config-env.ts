@@ -9,11 +9,15 @@ export interface EnvProblem {
 
 const ENV_REF = /\$\$|\$\{([A-Za-z_][A-Za-z0-9_]*)(?::-([^}]*))?\}/g;
 
-/** Replaces ${VAR} and ${VAR:-default} in every string; `$$` is a literal `$`. */
-export function expandEnv(value: unknown, at: (string | number)[], env: NodeJS.ProcessEnv, problems: EnvProblem[]): unknown {
+/**
+ * Replaces ${VAR} and ${VAR:-default} in every string; `$$` is a literal `$`. Every name referenced goes into
+ * `reads` (set or not): no stdio child inherits a variable the config reads (src/child-env.ts).
+ */
+export function expandEnv(value: unknown, at: (string | number)[], env: NodeJS.ProcessEnv, problems: EnvProblem[], reads: Set<string> = new Set()): unknown {
   if (typeof value === 'string') {
     return value.replace(ENV_REF, (match, name: string | undefined, fallback: string | undefined) => {
       if (match === '$$') return '$';
+      reads.add(name!);
       const found = env[name!];
       // As in the shell, ${VAR:-default} takes the default when VAR is unset or empty.
       if (found !== undefined && (found !== '' || fallback === undefined)) return found;
@@ -22,10 +26,10 @@ export function expandEnv(value: unknown, at: (string | number)[], env: NodeJS.P
       return '';
     });
   }
-  if (Array.isArray(value)) return value.map((item, i) => expandEnv(item, [...at, i], env, problems));
+  if (Array.isArray(value)) return value.map((item, i) => expandEnv(item, [...at, i], env, problems, reads));
   if (value !== null && typeof value === 'object') {
     const out: Record<string, unknown> = {};
-    for (const [key, item] of Object.entries(value)) out[key] = expandEnv(item, [...at, key], env, problems);
+    for (const [key, item] of Object.entries(value)) out[key] = expandEnv(item, [...at, key], env, problems, reads);
     return out;
   }
   return value;

@@ -3,12 +3,17 @@
 import { createHash } from 'node:crypto';
 import path from 'node:path';
 import { z } from 'zod';
-import { PolicyError, PolicySet } from '../policy/allow-list.js';
+import { inheritProblems } from './child-env.js';
 import { expandEnv, type EnvProblem } from './config-env.js';
 import { ConfigError, readConfigFile } from './config-file.js';
+import { redisCluster, redisSentinel } from './config-redis.js';
+import { crossKeyProblems, describeIssue, writtenServerNames } from './config-checks.js';
+import { adoptHostServers, renameProblem } from './config-mcp-servers.js';
 import { salvage, type Salvaged, type SalvageRules } from './config-salvage.js';
+import { allowedHosts, inheritEnv, operators, peers } from './config-security.js';
 
 export { ConfigError, ConfigFileMissing } from './config-file.js';
+export { exposureProblem, serverHeads } from './config-checks.js';
 
 export const SERVER_NAME = /^[A-Za-z0-9_-]{1,32}$/;
 export const LOG_LEVELS = ['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent'] as const;
@@ -48,6 +53,7 @@ const stdioServer = z.strictObject({
   command: z.string().min(1, 'give the program to run, for example "node"'),
   args: z.array(z.string()).default([]),
   env: z.record(z.string(), z.string()).default({}),
+  inheritEnv,
   cwd: z.string().default('.'),
   startupTimeoutMs: positiveMs.default(30_000),
   shutdownGraceMs: positiveMs.default(2_000),
@@ -127,8 +133,7 @@ const auth = z.strictObject({
   anonymous: bool().default(false),
   apiKeys: z.array(apiKey).default([]),
   jwt: jwt.optional(),
-  /** Who may read /status.json, / and /metrics (default: any authenticated principal but anonymous). */
-  operators: z.strictObject({ ids: z.array(z.string().min(1)).default([]), groups: z.array(z.string().min(1)).default([]) }).optional(),
+  operators,
   /** OAuth 2.1 resource server settings (RFC 9728 metadata, audience, required scopes). */
   oauth: z
     .strictObject({
@@ -156,15 +161,18 @@ const policy = z.strictObject({
   rateLimit: rateLimit.optional(),
 });
 
-const configSchema = z.strictObject({
+export const configSchema = z.strictObject({
   listen: z
     .strictObject({
       host: z.string().min(1).default('127.0.0.1'),
       port: int().pipe(z.number().min(0).max(65535)).default(8080),
       allowedOrigins: z.array(z.string()).default([]),
+      allowedHosts,
       maxBodyBytes: int().pipe(z.number().min(1024)).default(4 * MiB),
       /** On SIGTERM/SIGINT, how long requests in flight may take to finish before connections are cut. */
       drainMs: int().pipe(z.number().min(0)).default(10_000),
+      /** On SIGTERM/SIGINT, how long /readyz says "draining" while everything is still served, before the drain. */
+      drainDelayMs: int().pipe(z.number().min(0)).default(0),
     })
     .prefault({}),
   log: z.strictObject({ level: z.enum(LOG_LEVELS).default('info') }).prefault({}),
@@ -182,6 +190,8 @@ const configSchema = z.strictObject({
       /** memory: this process only (lru-cache); redis: shared by every replica pointing at the same Redis. */
       store: z.enum(['memory', 'redis']).default('memory'),
       url: z.string().regex(/^rediss?:\/\//, 'give a redis:// or rediss:// URL').default('redis://127.0.0.1:6379'),
+      sentinel: redisSentinel.optional(),
+      cluster: redisCluster.optional(),
       keyPrefix: z.string().default('mcp-gateway:'),
       /** Bounds on the ttlMs upstreams ask for; 0 (not cacheable) is never raised. */
       minTtlMs: int().pipe(z.number().min(0)).default(0),
@@ -214,6 +224,7 @@ const configSchema = z.strictObject({
       holdMs: positiveMs.default(300_000),
       /** Where other replicas reach this one to forward a retry (default: the listen address). */
       internalUrl: z.url({ protocol: /^https?$/ }).optional(),
+      peers,
     })
     .prefault({}),
   /** 2025-era clients (initialize, Mcp-Session-Id) on the same endpoints. */
@@ -228,7 +239,8 @@ const configSchema = z.strictObject({
   pinsFile: z.string().min(1).optional(),
 });
 
-export type GatewayConfig = z.infer<typeof configSchema>;
+type ParsedConfig = z.infer<typeof configSchema>; // `envReads`: the variables it reads with ${VAR}, kept from children
+export type GatewayConfig = ParsedConfig & { envReads: readonly string[] };
 export type ServerConfig = GatewayConfig['servers'][string];
 export type StdioServerConfig = Extract<ServerConfig, { transport: 'stdio' }>;
 export type HttpServerConfig = Extract<ServerConfig, { transport: 'http' }>;
@@ -241,22 +253,25 @@ export async function loadConfigFile(file: string, env: NodeJS.ProcessEnv = proc
 
 /** Expands, validates and checks a config, reporting every problem of all three steps in one ConfigError. */
 export function parseConfig(raw: unknown, source: string, baseDir: string, env: NodeJS.ProcessEnv = process.env): GatewayConfig {
+  const host = adoptHostServers(raw); // a host's mcpServers map (Claude Desktop, Cursor) becomes servers: entries
   const envProblems: EnvProblem[] = [];
   // ${CONFIG_DIR} names the config file's folder, so paths handed to servers can be made absolute.
-  const expanded = expandEnv(raw, [], { CONFIG_DIR: baseDir, ...env }, envProblems);
-  const problems = envProblems.map((problem) => problem.message);
+  const reads = new Set<string>();
+  const expanded = expandEnv(host.raw, [], { CONFIG_DIR: baseDir, ...env }, envProblems, reads);
+  const envReads = [...reads].filter((name) => name !== 'CONFIG_DIR').sort(); // CONFIG_DIR: a folder, not a secret
+  const problems = [...host.problems, ...envProblems.map((problem) => problem.message)];
   const unset = envProblems.map((problem) => problem.path.join('.'));
   const parsed = configSchema.safeParse(expanded);
-  let checkable: Salvaged<GatewayConfig> | undefined;
+  let checkable: Salvaged<ParsedConfig> | undefined;
   if (parsed.success) checkable = { config: parsed.data, cut: [] };
   else {
     // A key whose variable is unset holds '', which its validator refuses too: say it once, as the variable.
     problems.push(...parsed.error.issues.filter((issue) => !unset.includes(issue.path.join('.'))).map(describeIssue));
     checkable = salvage(configSchema, expanded, parsed.error.issues, SALVAGE_RULES);
   }
-  if (checkable) problems.push(...crossKeyProblems(checkable.config, [...checkable.cut, ...unset], writtenServerNames(expanded)));
-  if (problems.length || !checkable) throw new ConfigError(source, problems);
-  const config = checkable.config;
+  if (checkable) problems.push(...crossKeyProblems({ ...checkable.config, envReads }, [...checkable.cut, ...unset], writtenServerNames(expanded)), ...inheritProblems(checkable.config.servers, reads));
+  if (problems.length || !checkable) throw new ConfigError(source, problems.map((problem) => renameProblem(problem, host.fromMcpServers)));
+  const config: GatewayConfig = { ...checkable.config, envReads };
   for (const server of Object.values(config.servers)) {
     if (server.transport === 'stdio') server.cwd = path.resolve(baseDir, server.cwd);
   }
@@ -277,119 +292,3 @@ const SALVAGE_RULES: SalvageRules = {
   unit: (at: PropertyKey[]) => (at.length > 2 && (at[0] === 'servers' || at[0] === 'policies') ? at.slice(0, 2) : at),
   standIn: (at: PropertyKey[]) => (at.length === 2 && at[0] === 'policies' ? { name: `(policies[${String(at[1])}], not valid)`, principals: { ids: ['*'] } } : undefined),
 };
-
-/**
- * The checks across keys, each run only when nothing it reads was cut or came from an unset variable (so a
- * cut auth key does not become "nobody could call"). Policies may name servers that were cut: they exist.
- */
-function crossKeyProblems(config: GatewayConfig, cut: string[], serverNames: string[]): string[] {
-  const touches = (...keys: string[]) => cut.some((at) => keys.some((key) => at === key || at.startsWith(`${key}.`)));
-  return [
-    ...(touches('aggregate') ? [] : prefixClashes(config)),
-    ...(touches('auth', 'listen.host') || cut.includes('listen') ? [] : authProblems(config)),
-    ...policyProblems(config, serverNames),
-  ];
-}
-
-/** Every server name the file gives, valid or not. */
-function writtenServerNames(expanded: unknown): string[] {
-  const servers = expanded !== null && typeof expanded === 'object' && 'servers' in expanded ? expanded.servers : undefined;
-  return servers !== null && typeof servers === 'object' ? Object.keys(servers) : [];
-}
-
-/**
- * On /mcp a name is `<prefix><separator><name>`. Two servers clash when one's prefix and separator begin
- * the other's (`a` + `__` begins `a__b` + `__`): `a__b__c` could then belong to either.
- */
-function prefixClashes(config: GatewayConfig): string[] {
-  const sep = config.aggregate.separator;
-  const heads = Object.entries(config.servers)
-    .map(([name, server]) => ({ name, head: (server.prefix ?? name) + sep }))
-    .sort((a, b) => (a.name < b.name ? -1 : 1));
-  const problems: string[] = [];
-  for (const a of heads) {
-    for (const b of heads) {
-      if (a === b || !b.head.startsWith(a.head)) continue;
-      if (a.head === b.head && a.name > b.name) continue; // an identical pair is reported once
-      problems.push(
-        `servers.${a.name} and servers.${b.name} could give two tools the same name on /mcp (${JSON.stringify(a.head)} begins ${JSON.stringify(b.head)}); ` +
-          `set servers.${b.name}.prefix (or aggregate.separator) so that neither begins the other`,
-      );
-    }
-  }
-  return problems;
-}
-
-/** How each server's tool and prompt names begin on /mcp. */
-export function serverHeads(config: GatewayConfig): Map<string, string> {
-  return new Map(Object.entries(config.servers).map(([name, server]) => [name, (server.prefix ?? name) + config.aggregate.separator]));
-}
-
-/** Policies that do not compile: bad globs, CEL that does not parse or type-check, unknown servers. */
-function policyProblems(config: GatewayConfig, serverNames = Object.keys(config.servers)): string[] {
-  try {
-    PolicySet.compile(config.policies, new Set(serverNames), serverHeads(config));
-    return [];
-  } catch (error) {
-    if (error instanceof PolicyError) return error.problems;
-    throw error;
-  }
-}
-
-/** Authentication that cannot work as configured, or a gateway open to the network to anyone. */
-function authProblems(config: GatewayConfig): string[] {
-  const problems: string[] = [];
-  const auth = config.auth;
-  const exposed = exposureProblem(config);
-  if (exposed) problems.push(exposed);
-  if (!auth) return problems;
-  if (auth.jwt && auth.jwt.audience === undefined && auth.oauth.resource === undefined) {
-    problems.push('auth.jwt: set auth.oauth.resource (this gateway\'s public URL) or auth.jwt.audience: tokens are accepted only when issued for this gateway');
-  }
-  if (!auth.anonymous && auth.apiKeys.length === 0 && !auth.jwt) {
-    problems.push('auth: nobody could call: add apiKeys or jwt, or set anonymous: true');
-  }
-  if (auth.oauth.scopes.length > 0 && !auth.jwt) {
-    problems.push('auth.oauth.scopes: scopes are checked on JWT access tokens; add auth.jwt or remove the scopes');
-  }
-  return problems;
-}
-
-/** A gateway listening beyond loopback with nobody configured to check who calls. */
-export function exposureProblem(config: GatewayConfig): string | undefined {
-  if (config.auth || isLoopbackHost(config.listen.host)) return undefined;
-  return (
-    `listen.host ${config.listen.host} is reachable from other machines and there is no auth: section; ` +
-    'add auth.apiKeys or auth.jwt (see docs/security.md), or set auth.anonymous: true to serve anyone who can reach it'
-  );
-}
-
-export function isLoopbackHost(host: string): boolean {
-  return host === 'localhost' || host === '::1' || host.startsWith('127.');
-}
-
-function describeIssue(issue: z.core.$ZodIssue): string {
-  const where = issue.path.length ? issue.path.join('.') : '(top level)';
-  if (where === '(top level)' && issue.code === 'invalid_type') {
-    return '(top level): the config is a map of sections, at least  servers: { everything: { command: node, args: [server.js] } }';
-  }
-  if (where === 'servers' && issue.code === 'invalid_type') {
-    return 'servers: add a servers: map, for example  servers: { everything: { command: node, args: [server.js] } }';
-  }
-  if (issue.code === 'invalid_type' && issue.expected === 'string' && (issue.path.includes('env') || issue.path.includes('headers'))) {
-    return `${where}: must be a string; put numbers and true/false in quotes, e.g. "8080"`;
-  }
-  if (issue.code === 'unrecognized_keys') {
-    return `${where}: unknown key${issue.keys.length > 1 ? 's' : ''} ${issue.keys.map((k) => `'${k}'`).join(', ')}; check the spelling against the README's config reference`;
-  }
-  if (issue.code === 'invalid_key') {
-    return `${where}: ${issue.issues.map((inner) => inner.message).join('; ')}`;
-  }
-  if (issue.code === 'invalid_union' && 'options' in issue && issue.options) {
-    return `${where}: must be one of ${issue.options.map((v) => JSON.stringify(v)).join(', ')}`;
-  }
-  if (issue.code === 'invalid_value' && 'values' in issue) {
-    return `${where}: must be one of ${issue.values.map((v) => JSON.stringify(v)).join(', ')}`;
-  }
-  return `${where}: ${issue.message}`;
-}

@@ -3,17 +3,22 @@
 // edge, and an orderly shutdown of all of it.
 import { randomBytes } from 'node:crypto';
 import type { AddressInfo } from 'node:net';
-import { createServer } from 'node:http';
-import { getRequestListener, type ServerType } from '@hono/node-server';
+import { createServer, type Server } from 'node:http';
+import { setTimeout as delay } from 'node:timers/promises';
+import { getRequestListener } from '@hono/node-server';
 import type { Upstream } from '../bridge/upstream.js';
 import { ListCache } from '../cache/list-cache.js';
 import { MemoryStore } from '../cache/memory-store.js';
 import type { CacheStore } from '../cache/store.js';
 import { TieredStore } from '../cache/tiered-store.js';
-import { isLoopbackHost, type GatewayConfig, type ServerConfig } from './config.js';
+import type { GatewayConfig, ServerConfig } from './config.js';
 import { Aggregator } from './aggregate/aggregator.js';
 import { CachedUpstream } from './cached-upstream.js';
 import { createApp, type Edge } from './edge/app.js';
+import { writeJson } from './edge/exchange.js';
+import { hostChecker, type HostCheck } from './edge/host-check.js';
+import { HttpDrain } from './edge/http-drain.js';
+import { screenRequest } from './edge/screen.js';
 import { RequestTracker } from './edge/request-tracker.js';
 import { LegacyClients } from './legacy-client/legacy-clients.js';
 import { LimitedUpstream } from './limits/limited-upstream.js';
@@ -24,8 +29,11 @@ import { ListenHub } from './notify/listen-hub.js';
 import { ResourceWatch } from './notify/resource-watch.js';
 import { watchModernUpstream, type ModernWatch } from './notify/upstream-listen.js';
 import type { Log } from './protocol/log.js';
-import { InputBridge, type HeldCalls } from './mrtr/input-bridge.js';
+import { isLoopbackHost } from './protocol/loopback.js';
+import { cancelWaitingCalls, InputBridge, type HeldCalls } from './mrtr/input-bridge.js';
 import type { InstanceRegistry } from './mrtr/instance-registry.js';
+import { PeerTrust } from './mrtr/peer-trust.js';
+import { peerChecker } from './mrtr/peers.js';
 import type { SessionRelay } from './legacy-client/session-relay.js';
 import { RequestStateCodec } from './mrtr/request-state.js';
 import { SecurityHolder } from './security.js';
@@ -64,15 +72,27 @@ export async function startGateway(initial: GatewayConfig, log: Log): Promise<Ru
     remove: (upstream, uri) => resourceWatch.remove(upstream, uri),
   });
   // A change anywhere (here, or on another replica sharing Redis) reaches this replica's listen streams.
-  cache.onInvalidate((upstream, lists) => {
+  // resources/read changed: the URIs named, or (a resync, nothing named) every URI a client subscribes to.
+  const announce = (upstream: string, lists: readonly string[], changed?: readonly string[]): void => {
     aggregate?.listsChanged();
     listenHub.publish(upstream, lists);
+    if (!lists.includes('resources/read')) return;
+    for (const uri of changed ?? resourceWatch.urisOf(upstream)) listenHub.publishResourceUpdated(upstream, uri);
+  };
+  cache.onInvalidate(announce);
+  // Redis's invalidation channel was away: other replicas' changes were missed, for any upstream.
+  cache.onMissedChanges(() => {
+    for (const name of raw.keys()) announce(name, EVERY_LIST);
   });
 
+  const mrtrSecret = config.mrtr.secret ? Buffer.from(config.mrtr.secret) : randomBytes(32);
+  const trust = new PeerTrust(mrtrSecret);
+  const peerAllowed = peerChecker(config.mrtr.peers);
   const held: HeldCalls = {
-    codec: new RequestStateCodec(config.mrtr.secret ? Buffer.from(config.mrtr.secret) : randomBytes(32), randomBytes(6).toString('base64url')),
+    codec: new RequestStateCodec(mrtrSecret, randomBytes(6).toString('base64url')),
     calls: new Map(),
     holdMs: config.mrtr.holdMs,
+    shared: config.cache.store === 'redis',
   };
   const upstreams = new Map<string, CachedUpstream>();
   /** Each server's limits (maxInFlight, maxQueued, queueTimeoutMs), for metrics and /readyz. */
@@ -82,15 +102,16 @@ export async function startGateway(initial: GatewayConfig, log: Log): Promise<Ru
   const running = new Map<string, ServerConfig>();
 
   /** Starts serving one server: its upstream, wrappers, notifications and watches. Cold path. */
-  async function addServer(name: string, server: ServerConfig): Promise<CachedUpstream> {
+  async function addServer(name: string, server: ServerConfig, envReads: readonly string[]): Promise<CachedUpstream> {
     const upstreamLog = log.child({ server: name });
-    const upstream = await createUpstream(name, server, upstreamLog);
+    const upstream = await createUpstream(name, server, upstreamLog, envReads);
     raw.set(name, upstream);
     upstream.events.on('listChanged', (notification: { method: string; params?: { uri?: unknown } }) => {
       const lists = changedLists(notification.method);
-      if (lists.length) void cache.invalidate(name, lists);
       const uri = notification.params?.uri;
-      if (notification.method === 'notifications/resources/updated' && typeof uri === 'string') listenHub.publishResourceUpdated(name, uri);
+      // Through the cache, so the URI reaches other replicas' listen streams too (announce, above).
+      const changed = notification.method === 'notifications/resources/updated' && typeof uri === 'string' ? [uri] : undefined;
+      if (lists.length) void cache.invalidate(name, lists, changed);
     });
     // A restarted upstream, or a listen stream opened again, may have changed while unobserved. (Not on
     // the first start: entries other replicas filled for this server are still good.)
@@ -124,7 +145,7 @@ export async function startGateway(initial: GatewayConfig, log: Log): Promise<Ru
     upstreams: () => [...upstreams].map(([name, upstream]) => ({ name, ...upstream.status(), load: limited.get(name)?.load() })),
     cache: () => cache.stats,
   });
-  for (const [name, server] of Object.entries(config.servers)) await addServer(name, server);
+  for (const [name, server] of Object.entries(config.servers)) await addServer(name, server, config.envReads);
 
   const { host, port } = config.listen;
   if (!isLoopbackHost(host) && config.auth?.anonymous) {
@@ -144,6 +165,7 @@ export async function startGateway(initial: GatewayConfig, log: Log): Promise<Ru
       separator: config.aggregate.separator,
       ownerOf: (uri) => aggregate!.ownerOf(uri),
       resolveOwner: (uri) => aggregate!.resolveOwner(uri),
+      refreshOwners: () => aggregate!.refreshOwners(),
       knows: (kind, name) => aggregate!.knows(kind, name),
     },
     log.child({ part: 'security' }),
@@ -158,7 +180,7 @@ export async function startGateway(initial: GatewayConfig, log: Log): Promise<Ru
   let sessionRelay: SessionRelay | undefined;
   if (config.cache.store === 'redis' && config.legacyClients.sessionSecret) {
     const { SessionRelay } = await import('./legacy-client/session-relay.js');
-    sessionRelay = new SessionRelay({ url: config.cache.url, keyPrefix: config.cache.keyPrefix, secret: sessionSecret, log: legacyLog });
+    sessionRelay = new SessionRelay({ url: config.cache.url, sentinel: config.cache.sentinel, keyPrefix: config.cache.keyPrefix, secret: sessionSecret, log: legacyLog });
   } else if (config.cache.store === 'redis') {
     legacyLog.info(
       {},
@@ -181,10 +203,7 @@ export async function startGateway(initial: GatewayConfig, log: Log): Promise<Ru
     legacyClients: new LegacyClients({ secret: sessionSecret, sessionTtlMs: config.legacyClients.sessionTtlMs, listen: listenHub, relay: sessionRelay, log: legacyLog }),
     ops: {
       startedAt,
-      hostAllowed: (hostHeader) => !isLoopbackHost(config.listen.host) || (hostHeader !== undefined && isLoopbackHost(hostName(hostHeader))),
-      get operators() {
-        return config.auth?.operators;
-      },
+      operators: () => config.auth?.operators, // read per request: a reload may change it
       metrics,
       page: (snapshot) => renderStatusPage(snapshot as StatusSnapshot),
       upstreams: () => [...upstreams].map(([name, upstream]) => ({ name, required: config.servers[name]!.required, status: upstream.status(), saturated: limited.get(name)?.load().saturated })),
@@ -211,11 +230,17 @@ export async function startGateway(initial: GatewayConfig, log: Log): Promise<Ru
         const opened = held.codec.open(token);
         return opened.ok && opened.state.instance !== held.codec.instance ? opened.state.instance : undefined;
       },
-      lookup: async (instance) => registry?.lookup(instance),
+      lookup: async (instance) => {
+        const found = await registry?.lookup(instance);
+        if (found === undefined || peerAllowed(found)) return found;
+        log.warn({ instance, url: found }, 'not forwarding a retry to an address mrtr.peers does not allow (by default: loopback and private addresses)');
+        return undefined;
+      },
+      trust,
     },
     log,
   });
-  const server = await listen(app, host, port);
+  const { server, drain } = await listen(app, host, port, hostChecker(host, config.listen.allowedHosts));
   const address = server.address() as AddressInfo;
   const url = `http://${address.family === 'IPv6' ? `[${address.address}]` : address.address}:${address.port}`;
   // With Redis, replicas find each other: a retry landing on the wrong one is forwarded to its call's holder.
@@ -223,11 +248,16 @@ export async function startGateway(initial: GatewayConfig, log: Log): Promise<Ru
     const { InstanceRegistry } = await import('./mrtr/instance-registry.js');
     registry = await InstanceRegistry.create({
       url: config.cache.url,
+      sentinel: config.cache.sentinel,
       keyPrefix: config.cache.keyPrefix,
       instance: held.codec.instance,
       internalUrl: config.mrtr.internalUrl ?? url,
+      trust,
       log: log.child({ part: 'instances' }),
     });
+  }
+  if (config.auth && !config.auth.operators) {
+    log.info({ pages: [`${url}/`, `${url}/status.json`, `${url}/metrics`] }, 'operator pages are closed to everyone: name who may read them in auth.operators (ids or groups), then reload');
   }
   log.info({ endpoint: `${url}/mcp` }, `serving every server, aggregated`);
   for (const name of upstreams.keys()) log.info({ endpoint: `${url}/servers/${name}/mcp` }, `serving ${name}`);
@@ -270,7 +300,7 @@ export async function startGateway(initial: GatewayConfig, log: Log): Promise<Ru
         aggregate!.detach(name);
       }
       for (const name of [...added, ...changed.map(([n]) => n)]) {
-        const served = await addServer(name, next.servers[name]!);
+        const served = await addServer(name, next.servers[name]!, next.envReads);
         aggregate!.attach(name, served);
         void served.start();
       }
@@ -293,16 +323,27 @@ export async function startGateway(initial: GatewayConfig, log: Log): Promise<Ru
       return needRestart;
     },
     async close() {
-      // Drain: refuse new requests, let those in flight finish (up to listen.drainMs), then cut what is left.
+      // Drain. First /readyz says "draining" while everything is still served, for listen.drainDelayMs, so a
+      // load balancer's health check takes this replica out before it stops listening.
       tracker.draining = true;
+      if (config.listen.drainDelayMs > 0) {
+        log.info({ drainDelayMs: config.listen.drainDelayMs }, 'draining: /readyz answers 503 while requests are still served');
+        await delay(config.listen.drainDelayMs);
+      }
+      // Then no new connections; idle ones close, busy ones after their answer; listen streams end (clients
+      // open them again elsewhere); requests in flight finish (up to listen.drainMs), then what is left is cut.
       listenHub.closeAll();
       for (const watch of modernWatches.values()) watch.stop();
-      const closed = new Promise<void>((resolve) => server.close(() => resolve()));
-      (server as { closeIdleConnections?: () => void }).closeIdleConnections?.();
+      const closed = drain.close();
+      // No retry can reach this replica now: its held calls that wait for one end here, and other replicas
+      // stop offering it retries (they answer that the holder is gone; the client starts the call again).
+      const abandoned = cancelWaitingCalls(held);
+      if (abandoned > 0) log.info({ calls: abandoned }, 'draining: cancelled the calls held for a client retry that can no longer reach this replica');
+      await registry?.forget();
       if (!(await tracker.whenIdle(config.listen.drainMs))) {
         log.warn({ inFlight: tracker.inFlight, drainMs: config.listen.drainMs }, 'requests still in flight after listen.drainMs; cutting them off');
       }
-      (server as { closeAllConnections?: () => void }).closeAllConnections?.();
+      drain.cut();
       await closed;
       await Promise.all([...upstreams.values()].map((u) => u.close()));
       await cache.close();
@@ -321,18 +362,28 @@ async function createCache(settings: GatewayConfig['cache'], log: Log): Promise<
   if (settings.store === 'redis') {
     // Loaded only when configured: a gateway without Redis does not carry ioredis in memory.
     const { RedisStore } = await import('../cache/redis-store.js');
-    store = new TieredStore(memory, new RedisStore({ url: settings.url, keyPrefix: settings.keyPrefix, log }));
+    store = new TieredStore(memory, new RedisStore({ url: settings.url, sentinel: settings.sentinel, keyPrefix: settings.keyPrefix, log }));
   }
   return new ListCache(store, { minTtlMs: settings.minTtlMs, maxTtlMs: settings.maxTtlMs, log });
 }
 
-function listen(edge: Edge, hostname: string, port: number): Promise<ServerType> {
-  const viaHono = getRequestListener(edge.app.fetch);
+function listen(edge: Edge, hostname: string, port: number, hostAllowed: HostCheck | undefined): Promise<{ server: Server; drain: HttpDrain }> {
+  // HTTP/1.0 allows a request without Host, and load balancers' health checks send them (HAProxy's classic
+  // `option httpchk GET /readyz`). Node serves them; Hono needs a host to build a URL (nothing reads it) and
+  // would answer 400, so it gets a placeholder. Checks on the Host header still see none.
+  const viaHono = getRequestListener(edge.app.fetch, { hostname: 'localhost' });
   return new Promise((resolve, reject) => {
     const server = createServer((incoming, outgoing) => {
+      drain.track(outgoing);
+      const refusal = screenRequest(incoming, hostAllowed);
+      if (refusal) {
+        writeJson(outgoing, refusal.status, refusal.body, { connection: 'close' });
+        return;
+      }
       if (edge.serveMcpPost(incoming, outgoing) === undefined) void viaHono(incoming, outgoing);
     });
-    server.listen(port, hostname, () => resolve(server));
+    const drain = new HttpDrain(server);
+    server.listen(port, hostname, () => resolve({ server, drain }));
     // Longer than the idle timeouts of common load balancers (60 s), so they, not the gateway, close idle
     // connections, and a reused connection is not cut as a request arrives on it.
     server.keepAliveTimeout = 65_000;
@@ -343,12 +394,4 @@ function listen(edge: Edge, hostname: string, port: number): Promise<ServerType>
         : error);
     });
   });
-}
-
-/** The host part of a Host header (`[::1]:8080` → `::1`). */
-function hostName(header: string): string {
-  const bracketed = /^\[([^\]]+)\]/.exec(header);
-  if (bracketed) return bracketed[1]!;
-  const colon = header.lastIndexOf(':');
-  return colon > 0 && header.indexOf(':') === colon ? header.slice(0, colon) : header;
 }

@@ -2,11 +2,12 @@
 import { DEFAULT_BACKOFF } from '../bridge/backoff.js';
 import { StdioUpstream } from '../bridge/stdio-upstream.js';
 import type { Upstream } from '../bridge/upstream.js';
+import { childEnvironment } from './child-env.js';
 import type { ServerConfig } from './config.js';
 import type { Log } from './protocol/log.js';
 import { GATEWAY_INFO } from './version.js';
 
-export async function createUpstream(name: string, server: ServerConfig, log: Log): Promise<Upstream> {
+export async function createUpstream(name: string, server: ServerConfig, log: Log, envReads: readonly string[]): Promise<Upstream> {
   if (server.transport === 'http') {
     // Loaded only when a remote server is configured: undici stays out of a stdio-only gateway's memory.
     const { HttpUpstream } = await import('../bridge/http-upstream.js');
@@ -25,12 +26,16 @@ export async function createUpstream(name: string, server: ServerConfig, log: Lo
       log,
     );
   }
+  const { env, withheld } = childEnvironment(process.env, server.inheritEnv, new Set(envReads), server.env);
+  if (withheld.length) {
+    log.warn({ withheld }, `servers.${name}.inheritEnv matches variables this config reads; the child does not get them (hand one over on purpose with servers.${name}.env)`);
+  }
   return new StdioUpstream(
     {
       name,
       command: server.command,
       args: server.args,
-      env: server.env,
+      env,
       cwd: server.cwd,
       maxLineBytes: server.maxLineBytes,
       era: server.era,

@@ -6,11 +6,13 @@ import type { Reach, RequestOptions, Upstream, UpstreamStatus } from '../../brid
 import { ErrorCode, errorResponse, isObject, type JsonObject, type JsonRpcRequest, type JsonRpcResponse } from '../protocol/jsonrpc.js';
 import type { Log } from '../protocol/log.js';
 import { META, SUPPORTED_VERSIONS } from '../protocol/mcp.js';
+import { retryAfterOf } from '../protocol/overload.js';
 import { GATEWAY_INFO } from '../version.js';
 import { CursorCodec, type Position } from './cursor.js';
 import { mergeDiscover, type Outcome } from './merged-discover.js';
 import { MergedPages } from './merged-pages.js';
 import { NameRoutes, type Route } from './name-routes.js';
+import { noUpstreamAnswered } from './no-answer.js';
 import { publicName } from './public-names.js';
 import { ResourceOwners } from './resource-owners.js';
 
@@ -149,6 +151,7 @@ export class Aggregator implements Upstream {
     let cacheScope: 'public' | 'private' = 'public';
     let answered = 0;
     const failures: string[] = [];
+    const retryAfters: number[] = []; // one per failure that was a capacity refusal
     for (const outcome of outcomes) {
       const server = outcome.server;
       // A server removed by a reload while this list was being read must not come back through it.
@@ -161,6 +164,8 @@ export class Aggregator implements Upstream {
       if ('error' in response) {
         if (response.error.code === ErrorCode.MethodNotFound) answered++; // it offers none of these
         else failures.push(`${server}: ${response.error.message}`);
+        const seconds = retryAfterOf(response);
+        if (seconds !== undefined) retryAfters.push(seconds);
         continue;
       }
       answered++;
@@ -184,9 +189,7 @@ export class Aggregator implements Upstream {
       this.gaps.set(server, (this.gaps.get(server) ?? 0) + 1);
       this.options.log.warn({ method, gap: failure }, 'answered a list on /mcp without one upstream');
     }
-    if (answered === 0 && failures.length > 0) {
-      return errorResponse(message.id, ErrorCode.InternalError, `No upstream answered ${method}: ${failures.join('; ')}`);
-    }
+    if (answered === 0 && failures.length > 0) return noUpstreamAnswered(message.id, method, failures, retryAfters);
     const result: JsonObject = {
       resultType: 'complete',
       [key]: items,
@@ -332,8 +335,13 @@ export class Aggregator implements Upstream {
 
   /** The owner of a resource URI, reading the resource lists again when none is known yet. */
   async resolveOwner(uri: string): Promise<string | undefined> {
-    if (this.resources.owner(uri) === undefined) await Promise.all([this.refresh('resources/list'), this.refresh('resources/templates/list')]);
+    if (this.resources.owner(uri) === undefined) await this.refreshOwners();
     return this.ownerOf(uri);
+  }
+
+  /** Reads the resource lists again (single flight, at most once a second): what a URI nobody listed costs. */
+  async refreshOwners(): Promise<void> {
+    await Promise.all([this.refresh('resources/list'), this.refresh('resources/templates/list')]);
   }
 
   /** Why a name is unknown: says which server its prefix names and what state that server is in. */
@@ -383,6 +391,6 @@ export class Aggregator implements Upstream {
   private async discover(message: JsonRpcRequest, authContext: string | undefined, reach: Reach | undefined): Promise<JsonRpcResponse> {
     const servers = reach ? this.servers.filter((server) => reach.reaches(server)) : this.servers;
     const outcomes = await Promise.all(servers.map((server) => this.ask(server, 'server/discover', message.params ?? {}, null, authContext)));
-    return { jsonrpc: '2.0', id: message.id, result: mergeDiscover(outcomes, this.options.separator, reach !== undefined) };
+    return { jsonrpc: '2.0', id: message.id, result: mergeDiscover(outcomes, this.options.separator, reach) };
   }
 }

@@ -1,5 +1,7 @@
 // /mcp's server/discover: the gateway's own serverInfo, the features any upstream offers (only those /mcp
-// itself serves), and every upstream's instructions under its name.
+// itself serves), and every upstream's instructions under its name, when the caller may see all that
+// upstream offers (free text may name a tool a policy hides).
+import type { Reach } from '../../bridge/upstream.js';
 import { isObject, type JsonObject, type JsonRpcResponse } from '../protocol/jsonrpc.js';
 import { META, SUPPORTED_VERSIONS } from '../protocol/mcp.js';
 import { GATEWAY_INFO } from '../version.js';
@@ -7,8 +9,9 @@ import { GATEWAY_INFO } from '../version.js';
 /** One upstream's answer to a fanned-out request, or its silence past the deadline. */
 export type Outcome = { server: string; response: JsonRpcResponse } | { server: string; timedOut: true };
 
-/** `limited`: the caller reaches only some upstreams, so the answer is its own (private). */
-export function mergeDiscover(outcomes: readonly Outcome[], separator: string, limited: boolean): JsonObject {
+/** `reach`: what a policy lets the caller see; with one, the answer is the caller's own (private). */
+export function mergeDiscover(outcomes: readonly Outcome[], separator: string, reach: Pick<Reach, 'seesAll'> | undefined): JsonObject {
+  const limited = reach !== undefined;
   const capabilities: JsonObject = {};
   const instructions: string[] = [];
   let ttlMs = Number.POSITIVE_INFINITY;
@@ -21,13 +24,14 @@ export function mergeDiscover(outcomes: readonly Outcome[], separator: string, l
     }
     const result = outcome.response.result;
     const offered = isObject(result.capabilities) ? result.capabilities : {};
-    // Only what /mcp itself serves: the features, and list changes (relayed on subscriptions/listen).
-    for (const key of ['tools', 'prompts', 'resources', 'completions']) {
+    // Only what /mcp itself serves: the features, list changes (relayed on subscriptions/listen), and log
+    // messages (relayed on a routed request's stream when it sets a logLevel).
+    for (const key of ['tools', 'prompts', 'resources', 'completions', 'logging']) {
       if (!(key in offered)) continue;
       const feature = (capabilities[key] ??= {}) as JsonObject;
-      if (key !== 'completions' && isObject(offered[key]) && offered[key].listChanged === true) feature.listChanged = true;
+      if ((key === 'tools' || key === 'prompts' || key === 'resources') && isObject(offered[key]) && offered[key].listChanged === true) feature.listChanged = true;
     }
-    if (typeof result.instructions === 'string' && result.instructions.trim()) {
+    if (typeof result.instructions === 'string' && result.instructions.trim() && (!reach || reach.seesAll(outcome.server))) {
       instructions.push(`## ${outcome.server}\n${result.instructions.trim()}`);
     }
     ttlMs = Math.min(ttlMs, typeof result.ttlMs === 'number' && result.ttlMs > 0 ? Math.floor(result.ttlMs) : 0);

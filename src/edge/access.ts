@@ -2,12 +2,15 @@
 // Protected Resource Metadata (RFC 9728), that document itself, and the 429. Deciding is policy/'s job;
 // this module words the answers.
 import type { IncomingHttpHeaders } from 'node:http';
+import type { HttpBindings } from '@hono/node-server';
+import type { Hono } from 'hono';
 import type { AuthFailure } from '../../policy/authenticate.js';
 import type { Principal } from '../../policy/principal.js';
 import { PROTECTED_RESOURCE_WELL_KNOWN, protectedResourceMetadata, resourceMetadataUrl } from '../../policy/resource-metadata.js';
 import type { RateLimitSetting } from '../../policy/settings.js';
 import { ErrorCode } from '../protocol/jsonrpc.js';
 import type { Security } from '../security.js';
+import { send } from './exchange.js';
 import { reject, type Rejection } from './rejection.js';
 
 export { PROTECTED_RESOURCE_WELL_KNOWN };
@@ -38,6 +41,17 @@ export function resourceMetadataDocument(security: Security, headers: IncomingHt
   }
   const path = wellKnownPath.slice(PROTECTED_RESOURCE_WELL_KNOWN.length) || '/';
   return protectedResourceMetadata(security.auth, `${requestOrigin(headers)}${path}`);
+}
+
+/** GET /.well-known/oauth-protected-resource[/<path>]: public by design (RFC 9728), from any origin. */
+export function addResourceMetadataRoutes(app: Hono<{ Bindings: HttpBindings }>, security: () => Security): void {
+  for (const path of [`${PROTECTED_RESOURCE_WELL_KNOWN}/*`, PROTECTED_RESOURCE_WELL_KNOWN]) {
+    app.get(path, (c) => {
+      const document = resourceMetadataDocument(security(), c.env.incoming.headers, c.req.path);
+      if (!document) return send(c, reject(404, null, ErrorCode.InvalidRequest, 'No OAuth protected resource metadata: this gateway has no auth.jwt or auth.oauth.authorizationServers configured'));
+      return c.json(document, 200, { 'access-control-allow-origin': '*', 'cache-control': 'max-age=300' });
+    });
+  }
 }
 
 export interface Refusal extends Rejection {

@@ -10,27 +10,28 @@ import type { ListenHub } from '../notify/listen-hub.js';
 import { httpStatusOf } from '../protocol/error-status.js';
 import { ErrorCode, isObject, type JsonRpcResponse } from '../protocol/jsonrpc.js';
 import type { Log } from '../protocol/log.js';
+import { META } from '../protocol/mcp.js';
 import type { LegacyClients, LegacyExchange } from '../legacy-client/legacy-clients.js';
 import type { GatewayMetrics, RequestOutcome } from '../ops/metrics.js';
 import type { Security } from '../security.js';
-import { authRefusal, metadataUrlFor, PROTECTED_RESOURCE_WELL_KNOWN, rateRefusal, resourceMetadataDocument } from './access.js';
+import { addResourceMetadataRoutes, authRefusal, metadataUrlFor, rateRefusal } from './access.js';
 import { authContext, principalContexts } from './caller-context.js';
-import { corsHeaders, preflightHeaders } from './cors.js';
-import { FORWARDED_HEADER, forwardRequest } from './forward.js';
+import { answerPreflight, corsHeaders } from './cors.js';
+import { digest, type PeerTrust } from '../mrtr/peer-trust.js';
+import { FORWARDED_HEADER, forwardedCaller, forwardRequest, requestPath } from './forward.js';
 import { checkAccept, checkContentType, MAX_JSON_DEPTH, nestsDeeperThan, tooLarge } from './http-rules.js';
 import { exchangeOf, mcpEndpointName, refuse, send, writeJson, type NodeExchange } from './exchange.js';
 import { listAllTools } from './list-all-tools.js';
 import { ClientGone, forwardedParamHeaders, NodeHeaders, readBody } from './node-io.js';
 import { originChecker } from './origin.js';
 import { ToolHeaderIndex } from './param-headers.js';
-import { addOpsRoutes, type OpsOptions } from './ops-routes.js';
+import { addOpsRoutes, seesDetails, type OpsOptions } from './ops-routes.js';
 import { traceIdOf } from './trace.js';
 import { reject } from './rejection.js';
 import type { RequestTracker } from './request-tracker.js';
-import { keepRelayedCapabilities } from './relayed-capabilities.js';
 import { checkMessage } from './request-rules.js';
 import type { Verdict } from './policy-guard.js';
-import { respondJson, respondSse, type CallOptions, type Shape } from './respond.js';
+import { respondJson, respondSse, unchanged, type CallOptions, type Shape } from './respond.js';
 
 export interface EdgeOptions {
   upstreams: ReadonlyMap<string, Upstream>;
@@ -60,7 +61,10 @@ export interface RetryRouting {
   instance: string;
   /** The instance holding the call, when the token is the gateway's own and names another instance. */
   holderOf(requestState: string): string | undefined;
+  /** A verified registry URL that mrtr.peers allows, or undefined. */
   lookup(instance: string): Promise<string | undefined>;
+  /** Signs and opens the header a replica vouches for a forward's caller with (mrtr/peer-trust.ts). */
+  trust: Pick<PeerTrust, 'vouch' | 'openVouch'>;
 }
 
 interface Endpoint {
@@ -100,9 +104,8 @@ export function createApp(options: EdgeOptions): Edge {
   const app = new Hono<{ Bindings: HttpBindings }>();
 
   async function serve(c: NodeExchange, endpoint: Endpoint | undefined, name: string, verb: Verb = 'POST'): Promise<Response> {
-    if (tracker.draining) {
-      return send(c, reject(503, null, ErrorCode.InternalError, 'mcp-gateway is shutting down; send the request again (to another replica)'), { connection: 'close' });
-    }
+    // While draining, requests are still served: /readyz tells balancers to stop sending them, and the
+    // listener's drain (http-drain.ts) ends each connection after its answer.
     tracker.begin();
     const metrics = options.metrics;
     metrics?.requestStarted();
@@ -148,7 +151,14 @@ export function createApp(options: EdgeOptions): Edge {
     };
 
     let principal = ANONYMOUS_PRINCIPAL;
-    if (security.authenticator.enabled) {
+    // A retry another replica forwarded carries no credentials: that replica vouches for the caller.
+    const vouched = forwardedCaller(incoming, options.retries?.trust);
+    if (vouched === null) {
+      record(ANONYMOUS_PRINCIPAL, 'unknown', { allowed: false, rule: 'forwarded request without a valid replica signature' });
+      return send(c, reject(403, null, ErrorCode.InvalidRequest, `Only replicas sharing mrtr.secret forward requests; a client must not send ${FORWARDED_HEADER}`), cors);
+    }
+    if (vouched) principal = vouched.principal;
+    else if (security.authenticator.enabled) {
       let outcome = security.authenticator.authenticate(incoming.headers.authorization);
       if (outcome instanceof Promise) outcome = await outcome;
       if (!outcome.ok) {
@@ -161,8 +171,10 @@ export function createApp(options: EdgeOptions): Edge {
     const grant = security.guard ? security.policies.grantFor(principal) : undefined;
     // A server this caller may reach nothing on does not exist for it.
     if (!endpoint || (grant && server !== undefined && !grant.reaches(server))) {
-      const shown = grant ? paths().filter((p) => p === '/mcp' || grant.reaches(p.slice('/servers/'.length, -'/mcp'.length))) : paths();
-      return send(c, reject(404, null, ErrorCode.InvalidRequest, `No server named '${name}'. Endpoints: ${shown.join(', ')}`), cors);
+      // With authentication on, an anonymous caller learns nothing of the map; others see what they reach.
+      const hidden = security.authenticator.enabled && principal.via === 'anonymous';
+      const shown = hidden ? [] : grant ? paths().filter((p) => p === '/mcp' || grant.reaches(p.slice('/servers/'.length, -'/mcp'.length))) : paths();
+      return send(c, reject(404, null, ErrorCode.InvalidRequest, `No server named '${name}'${shown.length ? `. Endpoints: ${shown.join(', ')}` : ''}`), cors);
     }
     const limit = grant?.rateLimit ?? security.defaultRateLimit;
     if (limit && security.rateLimiter) {
@@ -176,7 +188,7 @@ export function createApp(options: EdgeOptions): Edge {
       }
     }
 
-    const callerContext = security.authenticator.enabled ? principalContext(principal) : authContext(options.contextKey, incoming.headers.authorization);
+    const callerContext = vouched ? vouched.context : security.authenticator.enabled ? principalContext(principal) : authContext(options.contextKey, incoming.headers.authorization);
     const ep = endpoint;
     /** A 2025 client's exchange: the legacy adapter, with the modern core (policy, upstream, view) to call. */
     const legacyExchange = (body: unknown, sessionHeader: string | undefined): LegacyExchange => ({
@@ -227,6 +239,7 @@ export function createApp(options: EdgeOptions): Edge {
     const text = await readBody(incoming, maxBodyBytes);
     if (text === null) return RESPONSE_ALREADY_SENT; // the client went away mid-body: nobody to answer
     if (text === undefined) return send(c, tooLarge(maxBodyBytes), { ...cors, connection: 'close' });
+    if (vouched && digest(text) !== vouched.bodyDigest) return send(c, reject(403, null, ErrorCode.InvalidRequest, 'This forwarded body is not the one its replica vouched for'), cors);
     let body: unknown;
     try {
       body = JSON.parse(text);
@@ -292,15 +305,14 @@ export function createApp(options: EdgeOptions): Edge {
     if (typeof requestState === 'string' && options.retries && incoming.headers[FORWARDED_HEADER] === undefined) {
       const holder = options.retries.holderOf(requestState);
       const base = holder === undefined ? undefined : await options.retries.lookup(holder);
-      if (base !== undefined && (await forwardRequest(base, incoming, text, outgoing, options.retries.instance))) {
+      const vouch = base === undefined ? '' : options.retries.trust.vouch(principal, callerContext, requestPath(incoming), text);
+      if (base !== undefined && (await forwardRequest(base, incoming, text, outgoing, options.retries.instance, vouch))) {
         seen.outcome = 'ok';
         record(principal, message.method, { ...verdict, rule: `${verdict.rule}; retry forwarded to instance ${holder}` }, args, traceId);
         return RESPONSE_ALREADY_SENT;
       }
     }
-    const learn: Shape = message.method === 'tools/list' ? (response) => learnTools(endpoint, response)
-      : message.method === 'server/discover' ? relayedCapabilities
-      : same;
+    const learn: Shape = message.method === 'tools/list' ? (response) => learnTools(endpoint, response) : unchanged;
     const filtered: Shape = grant && security.guard
       ? ((guard, kept) => (response) => guard.shape(server, message.method, learn(response), kept))(security.guard, grant)
       : learn;
@@ -313,35 +325,22 @@ export function createApp(options: EdgeOptions): Edge {
     const meta = message.params?._meta;
     // The server's upstream as of now: a reload may have replaced it while this request was authenticated and read.
     const upstream = (server === undefined ? endpoint : endpointOf(server) ?? endpoint).upstream;
-    if (isObject(meta) && meta.progressToken !== undefined) await respondSse(upstream, message, outgoing, shape, call);
+    // Progress and log messages travel on the request's own stream, so those requests are answered with one.
+    if (isObject(meta) && (meta.progressToken !== undefined || meta[META.logLevel] !== undefined)) await respondSse(upstream, message, outgoing, shape, call);
     else await respondJson(upstream, message, outgoing, shape, call);
     record(principal, message.method, verdict, args, traceId);
     return RESPONSE_ALREADY_SENT;
   }
 
   addOpsRoutes(app, { ...options.ops, originAllowed, security: options.security, draining: () => tracker.draining });
-  app.get(`${PROTECTED_RESOURCE_WELL_KNOWN}/*`, (c) => metadata(c));
-  app.get(PROTECTED_RESOURCE_WELL_KNOWN, (c) => metadata(c));
-  function metadata(c: Context<{ Bindings: HttpBindings }>): Response {
-    const document = resourceMetadataDocument(options.security(), c.env.incoming.headers, c.req.path);
-    if (!document) return send(c, reject(404, null, ErrorCode.InvalidRequest, 'No OAuth protected resource metadata: this gateway has no auth.jwt or auth.oauth.authorizationServers configured'));
-    // Public by design (RFC 9728): browser-based clients read it from any origin.
-    return c.json(document, 200, { 'access-control-allow-origin': '*', 'cache-control': 'max-age=300' });
-  }
+  addResourceMetadataRoutes(app, options.security);
 
   // Unusual spellings of the MCP paths (percent-escapes and the like) still arrive here, through Hono.
   if (aggregate) app.post('/mcp', (c) => serve(exchangeOf(c), aggregate, 'mcp'));
   app.post('/servers/:name/mcp', (c) => serve(exchangeOf(c), endpointOf(c.req.param('name')), c.req.param('name')));
 
   for (const path of ['/mcp', '/servers/:name/mcp']) {
-    app.options(path, (c) => {
-      const origin = c.req.header('origin');
-      if (origin === undefined) return c.body(null, 204, ALLOW_POST);
-      if (!originAllowed(origin)) {
-        return send(c, reject(403, null, ErrorCode.InvalidRequest, `Origin ${origin} is not allowed; add it to listen.allowedOrigins to let browsers from it in`));
-      }
-      return c.body(null, 204, { ...ALLOW_POST, ...preflightHeaders(origin, c.req.header('access-control-request-headers')) });
-    });
+    app.options(path, (c) => answerPreflight(c, originAllowed, ALLOW_POST));
     app.on(['GET', 'DELETE', 'PUT', 'PATCH'], path, (c) => {
       const method = c.req.method;
       if (options.legacyClients && (method === 'GET' || method === 'DELETE') && c.req.header('mcp-session-id') !== undefined) {
@@ -371,7 +370,11 @@ export function createApp(options: EdgeOptions): Edge {
     return send(c, reject(500, null, ErrorCode.InternalError, 'Internal error in mcp-gateway; see the gateway log'));
   }
 
-  app.notFound((c) => send(c, reject(404, null, ErrorCode.InvalidRequest, `Nothing at ${c.req.path}. MCP endpoints: ${paths().join(', ')}`)));
+  app.notFound(async (c) => {
+    const details = await seesDetails(options.security(), options.ops.operators(), c.env.incoming.headers.authorization);
+    return send(c, reject(404, null, ErrorCode.InvalidRequest, `Nothing at ${c.req.path}${details ? `. MCP endpoints: ${paths().join(', ')}` : ''}`));
+  });
+
   app.onError((error, c) => internalError(c, error, c.req.path));
 
   return { app, serveMcpPost };
@@ -388,14 +391,5 @@ const AUTHENTICATED: Verdict = { allowed: true, rule: 'authenticated; no policie
 
 function learnTools(endpoint: Endpoint, response: JsonRpcResponse): JsonRpcResponse {
   if ('result' in response) endpoint.toolHeaders.learn(response.result);
-  return response;
-}
-
-function relayedCapabilities(response: JsonRpcResponse): JsonRpcResponse {
-  keepRelayedCapabilities(response);
-  return response;
-}
-
-function same(response: JsonRpcResponse): JsonRpcResponse {
   return response;
 }

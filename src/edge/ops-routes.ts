@@ -1,12 +1,15 @@
 // What an operator asks of the gateway over HTTP: /healthz, /readyz, /metrics, the status page at / and
-// its data at /status.json. Health answers anyone (load balancers and orchestrators probe it); the rest
-// shows who was denied what, so it is behind the same authentication as MCP when that is on.
+// its data at /status.json. Health answers anyone (load balancers and orchestrators probe it), but with
+// authentication on only operators learn which servers are not ready; the rest shows who was denied what
+// and every server's tools, so with authentication on it is for the principals auth.operators names, and
+// for nobody until it names some.
 import type { HttpBindings } from '@hono/node-server';
 import type { Context, Hono } from 'hono';
 import type { UpstreamHealth } from '../ops/health.js';
 import { liveness, readiness } from '../ops/health.js';
 import { STATUS_PAGE_CSP } from '../ops/status-page.js';
 import { ErrorCode } from '../protocol/jsonrpc.js';
+import type { Principal } from '../../policy/principal.js';
 import type { Security } from '../security.js';
 import { authRefusal, metadataUrlFor } from './access.js';
 import { reject } from './rejection.js';
@@ -15,10 +18,8 @@ export interface OpsOptions {
   startedAt: number;
   /** Browser Origins allowed (as for MCP); pages are refused to others. */
   originAllowed(origin: string | undefined): boolean;
-  /** Host headers allowed: on a loopback listener only loopback names, against DNS rebinding. */
-  hostAllowed(host: string | undefined): boolean;
-  /** Principals allowed to read operator pages, when the config names them. */
-  operators: { ids: readonly string[]; groups: readonly string[] } | undefined;
+  /** Principals allowed to read operator pages (with authentication on); nobody when undefined. As of now: a reload may change it. */
+  operators(): Operators | undefined;
   upstreams(): Iterable<UpstreamHealth>;
   draining(): boolean;
   security(): Security;
@@ -29,12 +30,35 @@ export interface OpsOptions {
 }
 
 type App = Hono<{ Bindings: HttpBindings }>;
+export interface Operators {
+  ids: readonly string[];
+  groups: readonly string[];
+}
+
+/** Whether a principal is among auth.operators (never the anonymous one; nobody when none are named). */
+export function isOperator(principal: Principal, operators: Operators | undefined): boolean {
+  if (principal.via === 'anonymous' || !operators) return false;
+  return operators.ids.includes(principal.id) || principal.groups.some((g) => operators.groups.includes(g));
+}
+
+/**
+ * Whether this caller may be told details that map the gateway (server names, which are not ready): anyone
+ * without authentication (a loopback gateway), operators with it. Never refuses: a probe just learns less.
+ */
+export async function seesDetails(security: Security, operators: Operators | undefined, authorization: string | undefined): Promise<boolean> {
+  if (!security.authenticator.enabled) return true;
+  if (authorization === undefined) return false;
+  const outcome = await security.authenticator.authenticate(authorization);
+  return outcome.ok && isOperator(outcome.principal, operators);
+}
 
 export function addOpsRoutes(app: App, ops: OpsOptions): void {
   app.get('/healthz', (c) => c.json(liveness(ops.startedAt), 200, { 'cache-control': 'no-store' }));
-  app.get('/readyz', (c) => {
+  app.get('/readyz', async (c) => {
     const { ready, body } = readiness(ops.upstreams(), ops.draining());
-    return c.json(body, ready ? 200 : 503, { 'cache-control': 'no-store' });
+    const details = await seesDetails(ops.security(), ops.operators(), c.env.incoming.headers.authorization);
+    const shown = details ? body : { status: ops.draining() ? 'draining' : ready ? 'ready' : 'not ready' };
+    return c.json(shown, ready ? 200 : 503, { 'cache-control': 'no-store' });
   });
   app.get('/status.json', async (c) => (await refused(c, ops)) ?? c.json(await ops.snapshot(), 200, { 'cache-control': 'no-store' }));
   app.get('/', async (c) => {
@@ -53,12 +77,12 @@ export function addOpsRoutes(app: App, ops: OpsOptions): void {
 
 /**
  * The refusal for a caller who may not see operator pages (they name servers, principals and rules), or
- * undefined when it may: a browser from another Origin or Host never; with authentication on, only a
- * principal that authenticated (not anonymous), and among auth.operators when that is set.
+ * undefined when it may: a browser from another Origin never; with authentication on, only a principal
+ * that auth.operators names (nobody until it names someone).
  */
 async function refused(c: Context<{ Bindings: HttpBindings }>, ops: OpsOptions): Promise<Response | undefined> {
   const headers = c.env.incoming.headers;
-  if (!ops.originAllowed(headers.origin) || !ops.hostAllowed(headers.host)) {
+  if (!ops.originAllowed(headers.origin)) {
     return c.json(reject(403, null, ErrorCode.InvalidRequest, 'Operator pages answer only their own origin: open them at the address the gateway listens on').body, 403);
   }
   const security = ops.security();
@@ -69,9 +93,9 @@ async function refused(c: Context<{ Bindings: HttpBindings }>, ops: OpsOptions):
     return c.json(refusal.body, refusal.status, refusal.headers);
   }
   const principal = outcome.principal;
-  const operators = ops.operators;
-  const allowed = principal.via !== 'anonymous' && (!operators || operators.ids.includes(principal.id) || principal.groups.some((g) => operators.groups.includes(g)));
-  if (allowed) return undefined;
-  const why = principal.via === 'anonymous' ? 'send an operator\'s credentials' : `${principal.id} is not among auth.operators`;
+  const operators = ops.operators();
+  if (isOperator(principal, operators)) return undefined;
+  const why = !operators ? 'none are named yet; list principals or groups in auth.operators to open these pages'
+    : principal.via === 'anonymous' ? 'send an operator\'s credentials' : `${principal.id} is not among auth.operators`;
   return c.json(reject(403, null, ErrorCode.InvalidRequest, `Operator pages are for operators: ${why}`).body, 403);
 }

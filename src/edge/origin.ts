@@ -1,7 +1,5 @@
-import { isIPv4 } from 'node:net';
 // DNS-rebinding defence: a browser-sent Origin must be a loopback origin or one the operator listed.
-
-const LOOPBACK_HOSTS = new Set(['localhost', '127.0.0.1', '[::1]']);
+import { isLoopbackHost } from '../protocol/loopback.js';
 
 export type OriginCheck = (origin: string | undefined) => boolean;
 
@@ -16,7 +14,7 @@ export function originChecker(allowedOrigins: readonly string[]): OriginCheck {
     if (normalized === 'null' || normalized.includes(',')) return false; // opaque or duplicated Origin
     try {
       const url = new URL(normalized);
-      return (url.protocol === 'http:' || url.protocol === 'https:') && (LOOPBACK_HOSTS.has(url.hostname) || (isIPv4(url.hostname) && url.hostname.startsWith('127.')));
+      return (url.protocol === 'http:' || url.protocol === 'https:') && isLoopbackHost(url.hostname);
     } catch {
       return false;
     }

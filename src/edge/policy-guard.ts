@@ -17,6 +17,8 @@ export interface GuardOptions {
   ownerOf(uri: string): string | undefined;
   /** The same, reading the lists again when they did not say. */
   resolveOwner(uri: string): Promise<string | undefined>;
+  /** Reads the resource lists again, as resolveOwner does for a URI nobody listed. */
+  refreshOwners?(): Promise<void>;
   /** Whether some upstream lists a tool or prompt by this /mcp name (reading the lists again if needed). */
   knows(kind: 'tools' | 'prompts', name: string): Promise<boolean>;
   pins: PinStore;
@@ -101,6 +103,11 @@ export class PolicyGuard {
 
   /** The answer as this caller may see it: lists without what it may not see, marked private. */
   shape(server: string | undefined, method: string, response: JsonRpcResponse, grant: Grant): JsonRpcResponse {
+    // One server's instructions may name what the caller may not see (/mcp's merge decides the same way).
+    if (method === 'server/discover' && server !== undefined && 'result' in response && response.result.instructions !== undefined && !grant.seesAll(server)) {
+      const { instructions, ...rest } = response.result;
+      return { jsonrpc: '2.0', id: response.id, result: { ...rest, cacheScope: 'private' } };
+    }
     const list = LISTS[method as ListMethod];
     if (!list || !('result' in response)) return response;
     const items = response.result[list.items];
@@ -155,16 +162,27 @@ export class PolicyGuard {
 
   private async judgeUri(message: JsonRpcRequest, server: string | undefined, uri: unknown, grant: Grant): Promise<Verdict> {
     if (typeof uri !== 'string') return { allowed: true, rule: 'no uri: the upstream answers' };
+    // Policy first, then the owner, so that a denied URI that exists and one that does not take the same
+    // path (a URI nobody listed re-reads every list, and the time that takes would tell which exist):
+    // a URI no server's rules let this caller read is refused before any lookup; one whose listed owner
+    // denies it costs the same re-reading as one nobody lists.
+    if (server === undefined && !this.anyServerAllows(uri, grant)) return this.unknownUri(message, uri, grant.allows('resources', undefined, uri).rule);
     const owner = server ?? (await this.options.resolveOwner(uri));
     const decision = grant.allows('resources', owner, uri);
+    if (server === undefined && owner !== undefined && !decision.allowed) await this.options.refreshOwners?.();
     // On /mcp a URI no upstream owns gets the same words as a denied one.
     if (decision.allowed && owner !== undefined) return { allowed: true, rule: decision.rule, target: uri };
-    return {
-      allowed: false,
-      rule: decision.allowed ? 'no server offers it' : decision.rule,
-      target: uri,
-      refusal: errorResponse(message.id, ErrorCode.InvalidParams, `Resource not found: ${uri}`, { uri }),
-    };
+    return this.unknownUri(message, uri, decision.allowed ? 'no server offers it' : decision.rule);
+  }
+
+  private anyServerAllows(uri: string, grant: Grant): boolean {
+    for (const candidate of this.options.prefixes.keys()) if (grant.allows('resources', candidate, uri).allowed) return true;
+    return false;
+  }
+
+  /** The answer for a URI the caller may not read: the same whether or not it exists. */
+  private unknownUri(message: JsonRpcRequest, uri: string, rule: string): Verdict {
+    return { allowed: false, rule, target: uri, refusal: errorResponse(message.id, ErrorCode.InvalidParams, `Resource not found: ${uri}`, { uri }) };
   }
 
   /** The answer for a name the caller may not see: the same whether or not it exists. */

@@ -64,7 +64,6 @@ function checkRequest(message: JsonRpcRequest, header: Header, tools: ToolHeader
     }
     return reject(400, id, ErrorCode.InvalidParams, `params._meta["${META.protocolVersion}"] is required on every request (MCP 2026-07-28)`);
   }
-  if (typeof version !== 'string') return unsupported(id, JSON.stringify(version));
   if (!isObject((meta as Record<string, unknown>)[META.clientCapabilities])) {
     return reject(400, id, ErrorCode.InvalidParams, `params._meta["${META.clientCapabilities}"] is required on every request and must be an object ({} for none)`);
   }
@@ -75,12 +74,15 @@ function checkRequest(message: JsonRpcRequest, header: Header, tools: ToolHeader
   }
 
   // The spec's order: headers that disagree with the body first (-32020, even when the body names a version
-  // nobody supports), then the version (-32022), then headers that are missing (-32020).
+  // nobody supports), then the version (-32022), then headers that are missing (-32020). One rule for every
+  // version value: one that is not a string is compared, and reported, as its JSON text, so it is refused
+  // like any other version nobody supports, at the same step.
+  const bodyVersion = typeof version === 'string' ? version : JSON.stringify(version);
   const headerVersion = header('mcp-protocol-version');
   const headerMethod = header('mcp-method');
-  if (headerVersion !== undefined && headerVersion !== version) return mismatch(id, 'MCP-Protocol-Version', headerVersion, version);
+  if (headerVersion !== undefined && headerVersion !== bodyVersion) return mismatch(id, 'MCP-Protocol-Version', headerVersion, version);
   if (headerMethod !== undefined && headerMethod !== method) return mismatch(id, 'Mcp-Method', headerMethod, method);
-  if (!SUPPORTED_VERSIONS.includes(version)) return unsupported(id, version);
+  if (!SUPPORTED_VERSIONS.includes(bodyVersion)) return unsupported(id, bodyVersion);
   if (headerVersion === undefined) return mismatch(id, 'MCP-Protocol-Version', headerVersion, version);
   if (headerMethod === undefined) return mismatch(id, 'Mcp-Method', headerMethod, method);
 

@@ -1,12 +1,14 @@
 // Writes an upstream's answer straight onto the Node response: one JSON body, or an SSE stream when
-// progress travels with it (notifications first, the response last, then the stream ends). The client
-// closing the connection is its cancellation: ClientGone aborts the upstream request. The HTTP status comes
-// from httpStatusOf (src/protocol/error-status.ts); an SSE stream, once started, is 200 whatever follows.
+// progress or log messages travel with it (notifications first, the response last, then the stream ends).
+// The client closing the connection is its cancellation: ClientGone aborts the upstream request. The HTTP
+// status comes from httpStatusOf (src/protocol/error-status.ts); an SSE stream, once started, is 200
+// whatever follows.
 import type { ServerResponse } from 'node:http';
 import type { RequestOptions, Upstream } from '../../bridge/upstream.js';
 import { httpStatusOf } from '../protocol/error-status.js';
 import { retryAfterHeaders } from '../protocol/overload.js';
 import { responseBytes, serializeResponse, type JsonRpcNotification, type JsonRpcRequest, type JsonRpcResponse } from '../protocol/jsonrpc.js';
+import { logFilter } from './log-messages.js';
 import { ClientGone, writeJsonBody } from './node-io.js';
 
 const SSE_HEADERS = {
@@ -20,6 +22,9 @@ const MAX_BUFFERED_PROGRESS = 1024 * 1024;
 
 /** What the caller is shown of the upstream's answer (the answer itself, or a filtered copy). */
 export type Shape = (response: JsonRpcResponse) => JsonRpcResponse;
+
+export const unchanged: Shape = (response) => response;
+
 /** What the upstream is told besides the message. */
 export type CallOptions = Pick<RequestOptions, 'forwardHeaders' | 'authContext' | 'reach'>;
 
@@ -57,6 +62,7 @@ export async function respondSse(
   const send = (event: JsonRpcNotification | JsonRpcResponse): void => {
     outgoing.write(`event: message\ndata: ${'method' in event ? JSON.stringify(event) : serializeResponse(event)}\n\n`);
   };
+  const shown = logFilter(message);
   const response = await upstream.request(message, {
     signal,
     forwardHeaders: call.forwardHeaders,
@@ -64,6 +70,7 @@ export async function respondSse(
     reach: call.reach,
     onStreamStart: start,
     onNotification: (notification) => {
+      if (!shown(notification)) return;
       start();
       // A client that does not read its stream misses progress rather than have the gateway buffer it all.
       if (!signal.aborted && outgoing.writableLength < MAX_BUFFERED_PROGRESS) send(notification);

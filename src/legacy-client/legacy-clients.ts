@@ -11,6 +11,7 @@ import type { CancelSignal } from '../protocol/cancel.js';
 import { ErrorCode, errorResponse, isObject, isValidId, type JsonObject, type JsonRpcNotification, type JsonRpcRequest, type JsonRpcResponse } from '../protocol/jsonrpc.js';
 import type { Log } from '../protocol/log.js';
 import { META, MODERN_REQUEST_METHODS, MODERN_VERSION } from '../protocol/mcp.js';
+import { retryAfterHeaders, retryAfterOf } from '../protocol/overload.js';
 import type { ListenAccess, ListenHub } from '../notify/listen-hub.js';
 import { GATEWAY_INFO } from '../version.js';
 import { ClientRequests } from './client-requests.js';
@@ -211,13 +212,19 @@ export class LegacyClients {
     const streaming = meta.progressToken !== undefined || MAY_ASK.has(request.method);
     if (!streaming) {
       const response = await exchange.execute(modern, { signal });
-      if (!outgoing.destroyed) json(outgoing, 200, toLegacy(response, request.id), exchange.headers);
+      if (!outgoing.destroyed) jsonAnswer(outgoing, toLegacy(response, request.id), response, exchange.headers);
       return;
     }
-    outgoing.writeHead(200, { ...exchange.headers, ...SSE_HEADERS });
-    outgoing.flushHeaders();
+    // The stream opens with its first message, so a refusal that comes before any (a full upstream: 503 +
+    // Retry-After) can still be answered with its own status, as the modern path does.
+    let opened = false;
     const send = (message: unknown): void => {
-      if (!outgoing.destroyed) outgoing.write(`event: message\ndata: ${JSON.stringify(message)}\n\n`);
+      if (outgoing.destroyed) return;
+      if (!opened) {
+        opened = true;
+        outgoing.writeHead(200, { ...exchange.headers, ...SSE_HEADERS });
+      }
+      outgoing.write(`event: message\ndata: ${JSON.stringify(message)}\n\n`);
     };
     let attempt = modern;
     for (let round = 0; ; round++) {
@@ -226,6 +233,7 @@ export class LegacyClients {
       if (signal.aborted || outgoing.destroyed) return;
       const result = 'result' in response ? response.result : undefined;
       if (result?.resultType !== 'input_required' || round >= MAX_ROUNDS) {
+        if (!opened && retryAfterOf(response) !== undefined) return jsonAnswer(outgoing, toLegacy(response, request.id), response, exchange.headers);
         send(toLegacy(response, request.id));
         outgoing.end();
         return;
@@ -259,6 +267,12 @@ function toLegacy(response: JsonRpcResponse, id: JsonRpcRequest['id']): JsonRpcR
   if (!('result' in response)) return { ...response, id };
   const { resultType: _type, ttlMs: _ttl, cacheScope: _scope, ...result } = response.result;
   return { jsonrpc: '2.0', id, result };
+}
+
+/** An answer as JSON: 503 with Retry-After when it is a capacity refusal (overload.ts), else 200. */
+function jsonAnswer(outgoing: ServerResponse, body: JsonRpcResponse, response: JsonRpcResponse, headers: Record<string, string>): void {
+  const retry = retryAfterHeaders(response);
+  json(outgoing, retry ? 503 : 200, body, retry ? { ...headers, ...retry } : headers);
 }
 
 function json(outgoing: ServerResponse, status: number, body: unknown, headers: Record<string, string>): void {

@@ -18,7 +18,7 @@ import { createHash, createHmac, timingSafeEqual } from 'node:crypto';
 import { Redis, type RedisOptions } from 'ioredis';
 import { isObject, type JsonObject } from '../protocol/jsonrpc.js';
 import type { Log } from '../protocol/log.js';
-import { describeRedisUrl, failFastRedisOptions, PAUSE_MS } from '../protocol/redis-fail-fast.js';
+import { describeRedisUrl, failFastRedisOptions, PAUSE_MS, sentinelOptions, type SentinelSettings } from '../protocol/redis-fail-fast.js';
 import { Sealer } from './sealer.js';
 
 export type SessionEvent =
@@ -57,15 +57,16 @@ export class SessionRelay {
   private catchUpAgain = false;
   private retry: NodeJS.Timeout | undefined;
 
-  constructor(private readonly options: { url: string; keyPrefix: string; secret: Buffer; log: Log }) {
+  constructor(private readonly options: { url: string; sentinel?: SentinelSettings; keyPrefix: string; secret: Buffer; log: Log }) {
     this.sealer = new Sealer(options.secret, 'mcp-gateway legacy relay sealed');
     this.macKey = createHash('sha256').update('mcp-gateway legacy relay signed\0').update(options.secret).digest();
     this.endedChannel = `${options.keyPrefix}sessions:ended`;
     this.endedKey = `${options.keyPrefix}sessions:ended`;
     this.where = describeRedisUrl(options.url);
-    this.client = new Redis(options.url, failFastRedisOptions('mcp-gateway-sessions') satisfies RedisOptions);
+    const sentinel = sentinelOptions(options.sentinel, options.url);
+    this.client = new Redis(options.url, { ...failFastRedisOptions('mcp-gateway-sessions'), ...sentinel } satisfies RedisOptions);
     // Subscriptions are made again by every catch-up (also after a first attempt that failed).
-    this.subscriber = new Redis(options.url, { ...failFastRedisOptions('mcp-gateway-sessions-sub'), autoResubscribe: false } satisfies RedisOptions);
+    this.subscriber = new Redis(options.url, { ...failFastRedisOptions('mcp-gateway-sessions-sub'), ...sentinel, autoResubscribe: false } satisfies RedisOptions);
     for (const connection of [this.client, this.subscriber]) {
       connection.on('error', (error: Error) => this.lost(error));
       connection.on('ready', () => this.catchUp());

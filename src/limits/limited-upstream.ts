@@ -9,6 +9,7 @@
 // listen streams (opened on the raw upstream) are not counted. An uncontended request costs a comparison,
 // an increment and one `.then` with handlers bound once: no closure, timer or await of its own.
 import type { RequestOptions, Upstream } from '../../bridge/upstream.js';
+import { cancelledResponse } from '../protocol/cancel.js';
 import { ErrorCode, errorResponse, type JsonRpcRequest, type JsonRpcResponse } from '../protocol/jsonrpc.js';
 import { overloadedResponse } from '../protocol/overload.js';
 import { UpstreamWrapper } from '../upstream-wrapper.js';
@@ -98,7 +99,7 @@ export class LimitedUpstream extends UpstreamWrapper {
 
   private wait(message: JsonRpcRequest, options: RequestOptions): Promise<JsonRpcResponse> {
     const signal = options.signal;
-    if (signal?.aborted) return Promise.resolve(cancelled(message));
+    if (signal?.aborted) return Promise.resolve(cancelledResponse(message.id));
     const key = options.authContext ?? NO_CALLER;
     if (this.queue.size >= this.limits.maxQueued) {
       // Full: the newcomer is refused, unless another caller holds far more places (then its newest goes).
@@ -123,6 +124,8 @@ export class LimitedUpstream extends UpstreamWrapper {
   private full(message: JsonRpcRequest): JsonRpcResponse {
     const { maxInFlight, maxQueued } = this.limits;
     this.refused.queue_full++;
+    const restarting = this.restarting();
+    if (restarting) return this.notReady(message, restarting, 'queue_full', `and the ${maxQueued} places to wait are taken`);
     return overloadedResponse(
       message.id,
       `${this.name} is at capacity: ${maxInFlight} requests in flight and ${maxQueued} waiting (servers.${this.name}.maxInFlight, servers.${this.name}.maxQueued); retry later, or raise servers.${this.name}.maxQueued`,
@@ -131,17 +134,21 @@ export class LimitedUpstream extends UpstreamWrapper {
     );
   }
 
-  /** Bound once: the slot's release on every answer (the hot path allocates no closure for it). */
-  private readonly release = (response: JsonRpcResponse): JsonRpcResponse => {
+  /** Gives a slot back and hands it to whoever waits. */
+  private freeSlot(): void {
     this.inFlight--;
     if (this.queue.size > 0) this.dispatch();
+  }
+
+  /** Bound once: the slot's release on every answer (the hot path allocates no closure for it). */
+  private readonly release = (response: JsonRpcResponse): JsonRpcResponse => {
+    this.freeSlot();
     return response;
   };
 
   /** Upstreams never reject; should one, the slot is still given back. */
   private readonly releaseAfterThrow = (error: unknown): never => {
-    this.inFlight--;
-    if (this.queue.size > 0) this.dispatch();
+    this.freeSlot();
     throw error;
   };
 
@@ -163,6 +170,11 @@ export class LimitedUpstream extends UpstreamWrapper {
     this.forget(waiter);
     this.refused.queue_timeout++;
     const { maxInFlight, queueTimeoutMs } = this.limits;
+    const restarting = this.restarting();
+    if (restarting) {
+      waiter.resolve(this.notReady(waiter.message, restarting, 'queue_timeout', `and this request waited ${queueTimeoutMs} ms for one of them`));
+      return;
+    }
     waiter.resolve(overloadedResponse(
       waiter.message.id,
       `${this.name} had no free slot for ${queueTimeoutMs} ms (servers.${this.name}.queueTimeoutMs; ${maxInFlight} at once, servers.${this.name}.maxInFlight); retry later, or raise servers.${this.name}.maxInFlight if the server can take more at once`,
@@ -171,13 +183,33 @@ export class LimitedUpstream extends UpstreamWrapper {
     ));
   };
 
+  /**
+   * While the server restarts, the requests holding its slots are waiting for it to be ready (up to the
+   * server's timeoutMs), not running: a refusal then is about the restart, and raising maxInFlight would
+   * only let more requests wait. Read on the refusal path only. Undefined when the server is ready.
+   */
+  private restarting(): { state: string; lastError: string | undefined } | undefined {
+    const { state, lastError } = this.inner.status();
+    return state === 'ready' ? undefined : { state, lastError };
+  }
+
+  private notReady(message: JsonRpcRequest, { state, lastError }: { state: string; lastError: string | undefined }, reason: RefusalReason, detail: string): JsonRpcResponse {
+    const { maxInFlight } = this.limits;
+    return overloadedResponse(
+      message.id,
+      `${this.name} is not ready (state ${state}${lastError ? `; last error: ${lastError}` : ''}): its ${maxInFlight} slots are held by requests waiting for it to come back, ${detail}; retry later, and see the gateway log for why it is restarting`,
+      { server: this.name, reason, state },
+      this.retryAfterSeconds,
+    );
+  }
+
   /** The client went away while waiting: its place is freed now, and the upstream never sees it. */
   private leave(waiter: Waiter): void {
     if (!this.queue.remove(waiter)) return;
     waiter.gone = undefined; // the signal dropped its listener as it fired
     this.forget(waiter);
     this.abandoned++;
-    waiter.resolve(cancelled(waiter.message));
+    waiter.resolve(cancelledResponse(waiter.message.id));
   }
 
   /** Drops the waiter's timer and abort listener. */
@@ -186,8 +218,4 @@ export class LimitedUpstream extends UpstreamWrapper {
     if (waiter.gone) waiter.options.signal?.removeEventListener('abort', waiter.gone);
     waiter.gone = undefined;
   }
-}
-
-function cancelled(message: JsonRpcRequest): JsonRpcResponse {
-  return errorResponse(message.id, ErrorCode.InternalError, 'Request cancelled by the client');
 }

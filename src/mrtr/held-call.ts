@@ -108,7 +108,7 @@ export class HeldCall {
   private relay(notification: JsonRpcNotification): void {
     const notify = this.notify;
     if (!notify) return; // between rounds nobody listens
-    if (this.progressToken !== undefined && notification.params) notification.params.progressToken = this.progressToken;
+    if (this.progressToken !== undefined && notification.method === 'notifications/progress' && notification.params) notification.params.progressToken = this.progressToken;
     notify(notification);
   }
 }

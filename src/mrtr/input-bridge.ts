@@ -5,6 +5,7 @@
 // question and a requestState of its own, and carries the client's retry back to the waiting server.
 import type { RequestOptions, Upstream } from '../../bridge/upstream.js';
 import { UpstreamWrapper } from '../upstream-wrapper.js';
+import { cancelledResponse } from '../protocol/cancel.js';
 import { ErrorCode, errorResponse, isObject, type JsonObject, type JsonRpcRequest, type JsonRpcResponse } from '../protocol/jsonrpc.js';
 import type { Log } from '../protocol/log.js';
 import { META } from '../protocol/mcp.js';
@@ -17,6 +18,23 @@ export interface HeldCalls {
   calls: Map<string, HeldCall>;
   /** How long a held call waits for the client's retry. */
   holdMs: number;
+  /** Whether replicas find each other through Redis (so a retry for another instance was offered to it first). */
+  shared: boolean;
+}
+
+/**
+ * Cancels the calls waiting for a client's retry (the server is told), leaving those a retry is running.
+ * For a draining replica: once it stops listening no retry can reach it, directly or forwarded.
+ */
+export function cancelWaitingCalls(held: HeldCalls): number {
+  let cancelled = 0;
+  for (const [id, call] of held.calls) {
+    if (!call.asked) continue;
+    call.cancel();
+    held.calls.delete(id);
+    cancelled++;
+  }
+  return cancelled;
 }
 
 export interface InputBridgeOptions {
@@ -98,7 +116,7 @@ export class InputBridge extends UpstreamWrapper {
       const event: CallEvent | undefined = await call.next(options.signal, options.onNotification, meta.progressToken);
       if (!event) {
         this.options.held.calls.delete(call.id);
-        return errorResponse(message.id, ErrorCode.InternalError, 'Request cancelled by the client');
+        return cancelledResponse(message.id);
       }
       if (event.kind === 'answer') {
         this.options.held.calls.delete(call.id);
@@ -168,6 +186,9 @@ export class InputBridge extends UpstreamWrapper {
     if (!opened.ok) return refuse(opened.why);
     const state = opened.state;
     if (state.instance !== held.codec.instance) {
+      // With Redis, the edge has already tried to forward this retry to its holder: getting here means the
+      // holder has no live entry, could not be reached, or is a new process at the old address.
+      if (held.shared) return refuse(`the call is held by gateway instance ${state.instance}, which is gone (it was stopped, restarted or killed, and the calls it held went with it) or cannot be reached from this one (${held.codec.instance}); the call cannot be resumed`);
       return refuse(`the call is held by gateway instance ${state.instance}, not this one (${held.codec.instance}); send retries to the same instance, or share Redis (cache.store: redis) so replicas forward them`);
     }
     if (state.upstream !== this.name) return refuse(`it was issued for a call on server ${state.upstream}, not ${this.name}`);

@@ -1,8 +1,11 @@
 // Where each gateway instance can be reached by its replicas, shared through Redis, so that a retry landing
 // on the wrong replica is forwarded to the one holding its call. Each instance refreshes its own entry;
-// an instance that stops is forgotten when its entry expires.
+// an instance that stops is forgotten when its entry expires. Entries are signed (peer-trust.ts): one that
+// anyone with write access to Redis put there is ignored.
 import type { Redis } from 'ioredis';
 import type { Log } from '../protocol/log.js';
+import { sentinelOptions, type SentinelSettings } from '../protocol/redis-fail-fast.js';
+import type { PeerTrust } from './peer-trust.js';
 
 const ENTRY_TTL_MS = 60_000;
 const REFRESH_MS = 20_000;
@@ -14,11 +17,12 @@ export class InstanceRegistry {
     private readonly redis: Redis,
     private readonly keyPrefix: string,
     private readonly log: Log,
-    instance: string,
+    private readonly trust: PeerTrust,
+    private readonly instance: string,
     url: string,
   ) {
     const register = (): void => {
-      this.redis.set(this.key(instance), url, 'PX', ENTRY_TTL_MS).catch((error: Error) => this.log.warn({ err: error.message }, 'could not register this instance in Redis; retries held here cannot be forwarded to it'));
+      this.redis.set(this.key(instance), trust.registryEntry(instance, url, Date.now() + ENTRY_TTL_MS), 'PX', ENTRY_TTL_MS).catch((error: Error) => this.log.warn({ err: error.message }, 'could not register this instance in Redis; retries held here cannot be forwarded to it'));
     };
     register();
     this.timer = setInterval(register, REFRESH_MS);
@@ -26,9 +30,10 @@ export class InstanceRegistry {
   }
 
   /** Connects (ioredis is loaded only here) and registers `instance` at `url`. */
-  static async create(options: { url: string; keyPrefix: string; instance: string; internalUrl: string; log: Log }): Promise<InstanceRegistry> {
+  static async create(options: { url: string; sentinel?: SentinelSettings; keyPrefix: string; instance: string; internalUrl: string; trust: PeerTrust; log: Log }): Promise<InstanceRegistry> {
     const { Redis } = await import('ioredis');
     const redis = new Redis(options.url, {
+      ...sentinelOptions(options.sentinel, options.url),
       protocol: 2,
       enableOfflineQueue: true,
       maxRetriesPerRequest: 1,
@@ -38,17 +43,30 @@ export class InstanceRegistry {
       connectionName: 'mcp-gateway-instances',
     });
     redis.on('error', () => {}); // the cache logs Redis outages; a failed lookup says so itself
-    return new InstanceRegistry(redis, options.keyPrefix, options.log, options.instance, options.internalUrl);
+    return new InstanceRegistry(redis, options.keyPrefix, options.log, options.trust, options.instance, options.internalUrl);
   }
 
-  /** The URL of a live instance, or undefined when it is unknown (stopped, or Redis is down). */
+  /** The URL of a live instance, or undefined when it is unknown (stopped, Redis down, or an entry no replica signed). */
   async lookup(instance: string): Promise<string | undefined> {
     try {
-      return (await this.redis.get(this.key(instance))) ?? undefined;
+      const entry = await this.redis.get(this.key(instance));
+      if (entry === null) return undefined;
+      const url = this.trust.openRegistryEntry(instance, entry);
+      if (url === undefined) this.log.warn({ instance }, 'ignored an instance entry in Redis that no replica with this mrtr.secret signed (or that expired); check who writes to this Redis');
+      return url;
     } catch (error) {
       this.log.warn({ err: (error as Error).message, instance }, 'could not look up an instance in Redis');
       return undefined;
     }
+  }
+
+  /**
+   * Removes this instance's entry (it is draining and no longer listens), so other replicas answer a retry
+   * for its calls at once instead of trying an address that refuses, or in some networks hangs.
+   */
+  async forget(): Promise<void> {
+    clearInterval(this.timer);
+    await this.redis.del(this.key(this.instance)).catch(() => undefined); // unreachable: the entry expires
   }
 
   close(): void {

@@ -15,6 +15,14 @@ export const META = {
   subscriptionId: 'io.modelcontextprotocol/subscriptionId',
 } as const;
 
+/** RFC 5424 severities, least severe first: a request's logLevel lets through its own and those after it. */
+export const LOG_LEVELS: readonly string[] = ['debug', 'info', 'notice', 'warning', 'error', 'critical', 'alert', 'emergency'];
+
+/** The severity of a log level (its index in LOG_LEVELS), or -1 for a value that is not a level. */
+export function logSeverity(level: unknown): number {
+  return typeof level === 'string' ? LOG_LEVELS.indexOf(level) : -1;
+}
+
 /** Client-to-server requests of the modern revision. */
 export const MODERN_REQUEST_METHODS: ReadonlySet<string> = new Set([
   'server/discover',

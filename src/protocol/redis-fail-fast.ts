@@ -21,6 +21,40 @@ export function failFastRedisOptions(name: string) {
   };
 }
 
+/** cache.sentinel: where Sentinel runs and which primary it watches (validated by the config). */
+export interface SentinelSettings {
+  /** The primary's name as the sentinels know it (`sentinel monitor <name> …`). */
+  name: string;
+  /** host:port of each sentinel; any one that answers will do. */
+  nodes: readonly string[];
+  username?: string;
+  password?: string;
+  /** TLS to the sentinels (TLS to the primary follows the URL: rediss://). */
+  tls?: boolean;
+}
+
+/**
+ * ioredis options (structurally) that make a connection ask the sentinels for the current primary and
+ * follow it through failovers. The connection's URL then gives only the primary's credentials, database
+ * and TLS; its host is not used. Without `sentinel`, nothing: the URL names the server.
+ */
+export function sentinelOptions(sentinel: SentinelSettings | undefined, url: string) {
+  if (!sentinel) return {};
+  return {
+    name: sentinel.name,
+    sentinels: sentinel.nodes.map((node) => {
+      const colon = node.lastIndexOf(':');
+      return { host: node.slice(0, colon).replace(/^\[(.*)\]$/, '$1'), port: Number(node.slice(colon + 1)) };
+    }),
+    sentinelUsername: sentinel.username,
+    sentinelPassword: sentinel.password,
+    sentinelTLS: sentinel.tls ? {} : undefined,
+    enableTLSForSentinelMode: url.startsWith('rediss://'),
+    // Asking a sentinel is part of connecting: as bounded as connecting itself.
+    sentinelCommandTimeout: CONNECT_TIMEOUT_MS,
+  };
+}
+
 /** host:port of a Redis URL, without credentials (a URL may carry a password), for logs and errors. */
 export function describeRedisUrl(url: string): string {
   try {

@@ -2,10 +2,10 @@
 // that is slow or dead leaving the others usable.
 import assert from 'node:assert/strict';
 import { after, before, describe, test } from 'node:test';
-import type { Client } from '@modelcontextprotocol/client';
+import { Client, StreamableHTTPClientTransport } from '@modelcontextprotocol/client';
 import type { RunningGateway } from '../../src/gateway.js';
 import { startLegacyHttpServer, startModernHttpServer, type LegacyHttpServer, type ModernHttpServer } from '../fixtures/http-servers.js';
-import { everything, fixture, headersFor, modernClient, post, request, ROOT, schemaProblems, startTestGateway } from './harness.js';
+import { everything, fixture, headersFor, post, request, ROOT, schemaProblems, startTestGateway, VERSION } from './harness.js';
 
 const synthetic = (id: string, env: Record<string, string> = {}, extra: Record<string, unknown> = {}) => ({
   command: process.execPath,
@@ -21,7 +21,8 @@ describe('modern and legacy upstreams behind /mcp, with the SDK v2 client', () =
   let client: Client;
   before(async () => {
     gateway = await startTestGateway({ modern: fixture('modern-server'), legacy: fixture('legacy-server'), syn: synthetic('one'), everything });
-    client = await modernClient(gateway, '').catch(() => undefined as never);
+    client = new Client({ name: 'agg', version: '1' }, { versionNegotiation: { mode: { pin: VERSION } } });
+    await client.connect(new StreamableHTTPClientTransport(new URL(`${gateway.url}/mcp`)));
   });
   after(async () => {
     await client?.close();
@@ -29,9 +30,6 @@ describe('modern and legacy upstreams behind /mcp, with the SDK v2 client', () =
   });
 
   test('tools from every upstream, namespaced, with their schemas and _meta untouched', async () => {
-    const { Client: SdkClient, StreamableHTTPClientTransport } = await import('@modelcontextprotocol/client');
-    client = new SdkClient({ name: 'agg', version: '1' }, { versionNegotiation: { mode: { pin: '2026-07-28' } } });
-    await client.connect(new StreamableHTTPClientTransport(new URL(`${gateway.url}/mcp`)));
     const { tools } = await client.listTools();
     const names = tools.map((t) => t.name);
     for (const name of ['modern__echo', 'legacy__echo', 'legacy__ask', 'syn__tool-0', 'syn__tool-4']) assert.ok(names.includes(name), `${name} in ${names}`);
@@ -79,7 +77,8 @@ describe('modern and legacy upstreams behind /mcp, with the SDK v2 client', () =
     assert.deepEqual(schemaProblems('server/discover', answer.body), []);
     const result = answer.body.result;
     assert.equal(result._meta['io.modelcontextprotocol/serverInfo'].name, 'mcp-gateway');
-    assert.deepEqual(Object.keys(result.capabilities).sort(), ['completions', 'prompts', 'resources', 'tools']);
+    // logging too: an upstream offers it, and log messages are relayed on a routed call's stream.
+    assert.deepEqual(Object.keys(result.capabilities).sort(), ['completions', 'logging', 'prompts', 'resources', 'tools']);
     assert.match(result.instructions, /## syn\nSynthetic server one\./);
   });
 
@@ -148,7 +147,8 @@ describe('a slow and a dead upstream', () => {
   before(async () => {
     gateway = await startTestGateway({
       fine: synthetic('fine'),
-      slow: synthetic('slow', { LIST_DELAY_MS: '1500' }),
+      // Never answers a list while the test runs: an answer at all shows the deadline at work.
+      slow: synthetic('slow', { LIST_DELAY_MS: '600000' }),
       dead: { command: 'no-such-mcp-server-command', timeoutMs: 2_000 },
     }, {}, { aggregate: { listDeadlineMs: 500 } });
   });
@@ -156,12 +156,10 @@ describe('a slow and a dead upstream', () => {
 
   test('lists answer within the deadline without them, and count the gaps', async () => {
     gateway.aggregate.gaps.clear();
-    const started = Date.now();
     const answer = await post(`${gateway.url}/mcp`, request('tools/list'));
     const names = answer.body.result.tools.map((t: { name: string }) => t.name);
     assert.ok(names.includes('fine__tool-0'));
     assert.ok(!names.some((n: string) => n.startsWith('slow__') || n.startsWith('dead__')));
-    assert.ok(Date.now() - started < 1_200, `answered in ${Date.now() - started} ms`);
     assert.equal(gateway.aggregate.gaps.get('slow'), 1);
     assert.equal(gateway.aggregate.gaps.get('dead'), 1);
     assert.equal(answer.body.result.ttlMs, 0, 'a list missing upstreams is not to be cached');
@@ -215,13 +213,12 @@ describe('stdio and remote HTTP upstreams of both eras behind /mcp', () => {
       httpModern: { url: modernHttp.url },
       httpLegacy: { url: legacyHttp.url },
     });
-    const { Client: SdkClient, StreamableHTTPClientTransport } = await import('@modelcontextprotocol/client');
-    client = new SdkClient({ name: 'agg', version: '1' }, { versionNegotiation: { mode: { pin: '2026-07-28' } } });
+    client = new Client({ name: 'agg', version: '1' }, { versionNegotiation: { mode: { pin: VERSION } } });
     await client.connect(new StreamableHTTPClientTransport(new URL(`${gateway.url}/mcp`)));
   });
   after(async () => {
-    await client.close();
-    await gateway.close();
+    await client?.close();
+    await gateway?.close();
     await modernHttp.close();
     await legacyHttp.close();
   });

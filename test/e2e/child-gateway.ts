@@ -1,5 +1,7 @@
 // A gateway in a child process of its own (src/cli.ts under tsx), for tests that must see it crash, or
-// measure its memory: SIGUSR2 makes it run a full GC and report process.memoryUsage() on stdout.
+// measure its memory: SIGUSR2 makes it run a full GC and report process.memoryUsage() on stdout. It listens
+// on the port its config names, 0 for one the system picks: a preload reports the bound port on stdout, so no
+// test picks a free port and hopes nobody takes it before the gateway does.
 import assert from 'node:assert/strict';
 import { spawn, type ChildProcess } from 'node:child_process';
 import { ROOT, until } from './harness.js';
@@ -14,12 +16,22 @@ export interface ChildGateway {
   stop(): Promise<void>;
 }
 
-const GC_PRELOAD =
-  "data:text/javascript,process.on('SIGUSR2',()=>{globalThis.gc();globalThis.gc();process.stdout.write(JSON.stringify(process.memoryUsage())+'\\n')})";
+const PRELOAD = `data:text/javascript,${encodeURIComponent(`
+  import net from 'node:net';
+  const listen = net.Server.prototype.listen;
+  net.Server.prototype.listen = function (...args) {
+    this.once('listening', () => process.stdout.write(JSON.stringify({ listening: this.address().port }) + '\\n'));
+    return listen.apply(this, args);
+  };
+  process.on('SIGUSR2', () => { globalThis.gc(); globalThis.gc(); process.stdout.write(JSON.stringify(process.memoryUsage()) + '\\n'); });
+`)}`;
 
-/** Starts the gateway on a config file listening on `port`, and waits until /readyz says ready. */
-export async function launchGateway(config: string, port: number): Promise<ChildGateway> {
-  const child = spawn(process.execPath, ['--expose-gc', '--import', GC_PRELOAD, '--import', 'tsx', 'src/cli.ts', '--config', config], {
+/**
+ * Starts the gateway on a config file and waits until /readyz says ready. Give the config `listen.port: 0`;
+ * pass `port` only when the config names one the test must reuse (a replica restarted behind a proxy).
+ */
+export async function launchGateway(config: string, port?: number): Promise<ChildGateway> {
+  const child = spawn(process.execPath, ['--expose-gc', '--import', PRELOAD, '--import', 'tsx', 'src/cli.ts', '--config', config], {
     cwd: ROOT,
     stdio: ['ignore', 'pipe', 'pipe'],
   });
@@ -34,13 +46,15 @@ export async function launchGateway(config: string, port: number): Promise<Child
       const line = stdout.slice(0, end);
       stdout = stdout.slice(end + 1);
       if (line.startsWith('{"rss"')) memoryLines.shift()?.(JSON.parse(line));
+      if (line.startsWith('{"listening"')) bound ??= JSON.parse(line).listening;
     }
   });
-  const base = `http://127.0.0.1:${port}`;
+  let bound: number | undefined;
   const ready = await until(async () => {
     if (child.exitCode !== null) return true;
+    if (bound === undefined) return false;
     try {
-      return (await fetch(`${base}/readyz`)).status === 200;
+      return (await fetch(`http://127.0.0.1:${bound}/readyz`)).status === 200;
     } catch {
       return false;
     }
@@ -49,6 +63,11 @@ export async function launchGateway(config: string, port: number): Promise<Child
     child.kill('SIGKILL');
     assert.fail(`the gateway did not start:\n${stderr}`);
   }
+  if (port !== undefined && bound !== port) {
+    child.kill('SIGKILL');
+    assert.fail(`the gateway listened on ${bound}, not on ${port} as its config says`);
+  }
+  const base = `http://127.0.0.1:${bound}`;
   return {
     base,
     child,

@@ -2,23 +2,25 @@
 // container run it, not tsx), its exact stderr and its exit code. Every message says what to do next.
 import assert from 'node:assert/strict';
 import { spawnSync } from 'node:child_process';
-import { existsSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
-import { tmpdir } from 'node:os';
+import { existsSync, mkdtempSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
-import { after, before, test } from 'node:test';
+import { before, test } from 'node:test';
 import { fileURLToPath } from 'node:url';
+import { tempDir } from '../temp.js';
 
 const ROOT = fileURLToPath(new URL('../../', import.meta.url));
-const CLI = path.join(ROOT, 'dist/src/cli.js');
+// A build of its own, so the test never runs a dist/ older than the sources and never rewrites the dist/
+// someone else is using. Inside the package (as dist/ is), where the program finds package.json and
+// node_modules; removed when the test process exits, however it ends.
+const BUILD = tempDir('.test-build-', ROOT);
+const CLI = path.join(BUILD, 'src/cli.js');
 const HELP_LINE = 'Run mcp-gateway --help for usage.';
-const dir = mkdtempSync(path.join(tmpdir(), 'mcp-gw-messages-'));
+const dir = tempDir('mcp-gw-messages-');
 
 before(() => {
-  // Build now, so the test never runs a dist/ older than the sources.
-  const tsc = spawnSync(path.join(ROOT, 'node_modules/.bin/tsc'), ['-p', 'tsconfig.build.json'], { cwd: ROOT, encoding: 'utf8', timeout: 180_000 });
-  assert.equal(tsc.status, 0, `npm run build failed:\n${tsc.stdout}${tsc.stderr}`);
+  const tsc = spawnSync(path.join(ROOT, 'node_modules/.bin/tsc'), ['-p', 'tsconfig.build.json', '--outDir', BUILD], { cwd: ROOT, encoding: 'utf8', timeout: 180_000 });
+  assert.equal(tsc.status, 0, `the build (tsconfig.build.json) failed:\n${tsc.stdout}${tsc.stderr}`);
 });
-after(() => rmSync(dir, { recursive: true, force: true }));
 
 /** Runs the built gateway in `cwd` with only PATH in its environment; it must exit before it serves. */
 function gateway(args: string[], cwd = dir): { status: number | null; lines: string[] } {

@@ -16,7 +16,8 @@ import vm from 'node:vm';
 import type { RunningGateway } from '../../src/gateway.js';
 import { unusedPort } from '../fixtures/http-servers.js';
 import { eventually, headersFor, post, request, ROOT, startTestGateway, until } from './harness.js';
-import { freePort, hasRedisServer, startRedis, stopRedis } from './own-redis.js';
+import { freePort, startRedis, stopRedis } from './own-redis.js';
+import { redisServerBinary } from '../services.js';
 
 v8.setFlagsFromString('--expose-gc');
 const gc = vm.runInNewContext('gc') as () => void;
@@ -398,6 +399,8 @@ interface Remote {
   port: number;
   /** Tags of `slow` calls whose request the gateway closed before an answer. */
   abandoned: string[];
+  /** Tags of `slow` calls that reached the server. */
+  waiting: string[];
   close(): Promise<void>;
 }
 
@@ -408,6 +411,7 @@ interface Remote {
  */
 async function startRemote(port = 0): Promise<Remote> {
   const abandoned: string[] = [];
+  const waiting: string[] = [];
   const sockets = new Set<Socket>();
   const json = (res: ServerResponse, status: number, body: unknown) =>
     res.writeHead(status, { 'content-type': 'application/json' }).end(JSON.stringify(body));
@@ -435,6 +439,7 @@ async function startRemote(port = 0): Promise<Remote> {
         case 'json500':
           return json(res, 500, { jsonrpc: '2.0', id: message.id, error: { code: -32000, message: 'the database is down' } });
         case 'slow':
+          waiting.push(String(p.arguments?.tag));
           res.on('close', () => {
             if (!res.writableEnded) abandoned.push(String(p.arguments?.tag));
           });
@@ -458,6 +463,7 @@ async function startRemote(port = 0): Promise<Remote> {
     url: `http://127.0.0.1:${actual}/mcp`,
     port: actual,
     abandoned,
+    waiting,
     close: () =>
       new Promise<void>((resolve) => {
         server.close(() => resolve());
@@ -513,7 +519,7 @@ describe('a remote upstream that misbehaves', () => {
 
   test('the client going away: the request to the server is closed and nothing stays in flight', async () => {
     const gone = abandonable(url, call('slow', { tag: 'client-left' }));
-    await sleep(200);
+    await eventually(() => remote.waiting.includes('client-left'), 10_000);
     gone.abort();
     await gone.done;
     await eventually(() => remote.abandoned.includes('client-left'), 2_000);
@@ -616,7 +622,10 @@ test('1,000 idle keep-alive connections: a normal call still succeeds, and none 
 
 // ---- Redis -------------------------------------------------------------------------------------
 
-test('Redis killed and restarted under load: no request fails, and afterwards the shared cache works again', { skip: hasRedisServer ? false : 'redis-server is not on PATH', timeout: 60_000 }, async () => {
+const ownRedis = redisServerBinary('Redis killed under load');
+
+test('Redis killed and restarted under load: no request fails, and afterwards the shared cache works again', { skip: ownRedis.skip, timeout: 60_000 }, async () => {
+  ownRedis.check();
   const port = await freePort();
   let redis = await startRedis(port);
   const cache = { store: 'redis', url: `redis://127.0.0.1:${port}`, keyPrefix: `faults-${process.pid}:` };

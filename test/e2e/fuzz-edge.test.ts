@@ -18,19 +18,15 @@ import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { after, before, describe, test } from 'node:test';
 import fc from 'fast-check';
+import { assertProperty } from '../fuzz-seed.js';
 import { META, ROOT, schemaProblems, until, VERSION } from './harness.js';
 import { launchGateway, type ChildGateway } from './child-gateway.js';
-import { freePort } from './own-redis.js';
 
-// To replay a failure: FUZZ_SEED=<seed> FUZZ_PATH=<path> (both from the report) replays that input in every
-// property; FUZZ_DUMP=<file> writes the body of a failing request there in full. FUZZ_SCALE=<n> multiplies
-// every property's number of runs, for a longer search by hand.
+// To replay a failure: FC_SEED=<seed> FC_PATH=<path> (both in the report; see test/fuzz-seed.ts) replays that
+// input in every property; FUZZ_DUMP=<file> writes the body of a failing request there in full.
+// FUZZ_SCALE=<n> multiplies every property's number of runs, for a longer search by hand.
 const SCALE = Math.max(1, Number(process.env.FUZZ_SCALE ?? 1) || 1);
-const REPLAY = {
-  endOnFailure: true,
-  includeErrorInReport: true,
-  ...(process.env.FUZZ_SEED ? { seed: Number(process.env.FUZZ_SEED), path: process.env.FUZZ_PATH } : {}),
-};
+const REPLAY = { endOnFailure: true, includeErrorInReport: true };
 
 // ---- the gateway under test, as a child process ----------------------------------------------------------
 
@@ -42,19 +38,18 @@ const MODERATE_DEPTH = 200;
 const REQUEST_MS = 10_000;
 
 async function startChildGateway(dir: string, name: string): Promise<ChildGateway> {
-  const port = await freePort();
   const config = path.join(dir, `${name}.config.json`);
   writeFileSync(
     config,
     JSON.stringify({
-      listen: { port, allowedOrigins: [ALLOWED_ORIGIN], maxBodyBytes: MAX_BODY },
+      listen: { port: 0, allowedOrigins: [ALLOWED_ORIGIN], maxBodyBytes: MAX_BODY },
       log: { level: 'error' },
       servers: {
         r: { command: process.execPath, args: ['test/fixtures/recording-server.mjs'], cwd: ROOT, era: 'modern', env: { RECORD_FILE: path.join(dir, `${name}.received.jsonl`) } },
       },
     }),
   );
-  return launchGateway(config, port);
+  return launchGateway(config);
 }
 
 // ---- raw HTTP ----------------------------------------------------------------------------------------
@@ -558,7 +553,7 @@ function property(target: () => ChildGateway, bodies: fc.Arbitrary<Body>) {
 describe('the HTTP edge under arbitrary input', () => {
   for (const [name, bodies] of Object.entries(BODIES) as [keyof typeof BODIES, fc.Arbitrary<Body>][]) {
     test(`${name}: never a 5xx, always a JSON-RPC answer or refusal; the gateway keeps serving`, async () => {
-      await fc.assert(property(() => gateway, bodies), { numRuns: RUNS[name] * SCALE, ...REPLAY });
+      await assertProperty(property(() => gateway, bodies), { numRuns: RUNS[name] * SCALE, ...REPLAY });
       await assertIdle(gateway);
       await assertServing(gateway);
       await assertIdle(gateway);
@@ -569,7 +564,7 @@ describe('the HTTP edge under arbitrary input', () => {
     // The mutations above mostly end in refusals; here every body is a valid echo call and only the
     // headers vary, so many reach the upstream and the answer can be checked against the request.
     const call = fc.record({ id: fc.oneof(fc.integer(), fc.string({ maxLength: 30 })), text: fc.string({ maxLength: 100 }), progress: fc.boolean(), onServer: fc.boolean() });
-    await fc.assert(
+    await assertProperty(
       fc.asyncProperty(envelopeArb, call, async (envelope, c) => {
         const name = c.onServer ? 'echo' : 'r__echo';
         const body = { jsonrpc: '2.0', id: c.id, method: 'tools/call', params: { name, arguments: { text: c.text }, _meta: c.progress ? { ...META, progressToken: 'p' } : META } };
@@ -595,7 +590,7 @@ describe('the HTTP edge under arbitrary input', () => {
     const rounds = 3;
     const runs = 80;
     const round = async (): Promise<void> => {
-      for (const bodies of Object.values(BODIES)) await fc.assert(property(() => gateway, bodies), { numRuns: runs, ...REPLAY });
+      for (const bodies of Object.values(BODIES)) await assertProperty(property(() => gateway, bodies), { numRuns: runs, ...REPLAY });
     };
     await round(); // warms every path (lazily compiled code, pools, caches that fill once)
     await assertIdle(gateway);
@@ -630,7 +625,7 @@ describe('2025-era exchanges on the same endpoints (initialize, Mcp-Session-Id, 
     async () => {
       const session = fc.oneof(fc.constant<'none' | 'real'>('none'), fc.constant<'none' | 'real'>('real'), headerText, fc.constantFrom('AQ', 'AQAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAA', ''));
       const verb = fc.oneof({ weight: 6, arbitrary: fc.constant('POST') }, { weight: 1, arbitrary: fc.constant('GET') }, { weight: 1, arbitrary: fc.constant('DELETE') });
-      await fc.assert(
+      await assertProperty(
         fc.asyncProperty(envelopeArb, utf8(rpcTextFor(LEGACY_METHODS, legacyMetaArb)), session, verb, async (envelope, body, which, method) => {
           const sent = build({ ...envelope, method, version: { kind: 'absent' } }, body.bytes);
           if (which === 'real') {
@@ -688,7 +683,7 @@ describe('values JavaScript cannot turn into text', () => {
     'objects whose own toString and valueOf are not functions, anywhere in a request: refused or served, never a 5xx',
     async () => {
       const unstringable = fc.constantFrom('{"toString":1,"valueOf":"x"}', '{"toString":{},"valueOf":[]}', '[{"toString":null,"valueOf":null}]', '{"valueOf":1,"toString":"x"}');
-      await fc.assert(fc.asyncProperty(CONFORMING, bodyWith(unstringable), async (envelope, body) => exchange(gateway, build(envelope, body.bytes))), { numRuns: 150 * SCALE, ...REPLAY });
+      await assertProperty(fc.asyncProperty(CONFORMING, bodyWith(unstringable), async (envelope, body) => exchange(gateway, build(envelope, body.bytes))), { numRuns: 150 * SCALE, ...REPLAY });
       await assertIdle(gateway);
       await assertServing(gateway);
     },
@@ -704,7 +699,7 @@ describe('values JavaScript cannot turn into text', () => {
         const nested = fc
           .record({ depth: fc.constantFrom(1_000, 10_000, 100_000), kind: fc.constantFrom('array' as const, 'object' as const) })
           .map(({ depth, kind }) => (kind === 'array' ? '['.repeat(depth) + ']'.repeat(depth) : '{"a":'.repeat(depth) + '1' + '}'.repeat(depth)));
-        await fc.assert(fc.asyncProperty(CONFORMING, bodyWith(nested), async (envelope, body) => exchange(deep, build(envelope, body.bytes))), { numRuns: 60 * SCALE, ...REPLAY });
+        await assertProperty(fc.asyncProperty(CONFORMING, bodyWith(nested), async (envelope, body) => exchange(deep, build(envelope, body.bytes))), { numRuns: 60 * SCALE, ...REPLAY });
         await assertIdle(deep);
         await assertServing(deep);
       } finally {

@@ -1,17 +1,15 @@
 // Shared end-to-end plumbing: a gateway started in-process on a free loopback port with real stdio
 // children, raw HTTP helpers, and a validator for every message the gateway emits.
-import { readFileSync } from 'node:fs';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { fileURLToPath } from 'node:url';
-import { Ajv2020 } from 'ajv/dist/2020.js';
 import { Client, StreamableHTTPClientTransport } from '@modelcontextprotocol/client';
 import { parseConfig } from '../../src/config.js';
 import { startGateway, type RunningGateway } from '../../src/gateway.js';
 import { createLogger } from '../../src/log.js';
 import { silentLog } from '../../src/protocol/log.js';
+import { defProblems as validate } from '../schema.js';
 
 export const ROOT = fileURLToPath(new URL('../../', import.meta.url));
-export const SHARED = fileURLToPath(new URL('../../../shared/', import.meta.url));
 export const VERSION = '2026-07-28';
 export const META = {
   'io.modelcontextprotocol/protocolVersion': VERSION,
@@ -84,9 +82,6 @@ export async function post(url: string, body: unknown, headers?: Record<string, 
 
 // ---- schema validation of what the gateway emits ------------------------------------------------
 
-const schema = JSON.parse(readFileSync(`${SHARED}mcp-schema/2026-07-28/schema.json`, 'utf8'));
-const ajv = new Ajv2020({ strict: false, allErrors: true });
-ajv.addSchema(schema, 'mcp');
 const RESULT_DEF: Record<string, string> = {
   'server/discover': 'DiscoverResult',
   'tools/list': 'ListToolsResult',
@@ -98,11 +93,6 @@ const RESULT_DEF: Record<string, string> = {
   'resources/read': 'ReadResourceResult',
   'completion/complete': 'CompleteResult',
 };
-
-function validate(def: string, value: unknown): string[] {
-  const check = ajv.getSchema(`mcp#/$defs/${def}`)!;
-  return check(value) ? [] : (check.errors ?? []).map((e) => `${def}${e.instancePath} ${e.message}`);
-}
 
 /** Problems found validating one emitted message against the 2026-07-28 schema (empty when valid). */
 export function schemaProblems(method: string, message: any): string[] {

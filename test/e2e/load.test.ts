@@ -19,7 +19,6 @@ import type { Upstream } from '../../bridge/upstream.js';
 import type { RunningGateway } from '../../src/gateway.js';
 import { META, ROOT, startTestGateway, until, VERSION } from './harness.js';
 import { launchGateway, type ChildGateway } from './child-gateway.js';
-import { freePort } from './own-redis.js';
 
 const SERVERS = ['a', 'b', 'c'] as const;
 const TOOLS_EACH = 3;
@@ -220,10 +219,9 @@ describe(`leak check: RSS after ${LEAK_TOTAL.toLocaleString('en')} calls vs afte
   const rssAfterGc = async (): Promise<number> => (await gateway.memory()).rss / (1024 * 1024);
 
   before(async () => {
-    const port = await freePort();
     const config = path.join(dir, 'gateway.config.json');
-    writeFileSync(config, JSON.stringify({ listen: { port }, log: { level: 'warn' }, aggregate: { listDeadlineMs: 30_000 }, servers }));
-    gateway = await launchGateway(config, port);
+    writeFileSync(config, JSON.stringify({ listen: { port: 0 }, log: { level: 'warn' }, aggregate: { listDeadlineMs: 30_000 }, servers }));
+    gateway = await launchGateway(config);
     base = gateway.base;
   });
 

@@ -5,7 +5,7 @@
 import assert from 'node:assert/strict';
 import { createHash, randomUUID } from 'node:crypto';
 import { setTimeout as sleep } from 'node:timers/promises';
-import { after, before, describe, test } from 'node:test';
+import { after, before, beforeEach, describe, test } from 'node:test';
 import { Client, StreamableHTTPClientTransport, type FetchLike } from '@modelcontextprotocol/client';
 import { Redis } from 'ioredis';
 import { parseConfig } from '../../src/config.js';
@@ -13,7 +13,7 @@ import { startGateway, type RunningGateway } from '../../src/gateway.js';
 import { silentLog, type Log } from '../../src/protocol/log.js';
 import { everything, eventually, fixture, headersFor, META, post, ROOT, schemaProblems, VERSION, type Answer } from './harness.js';
 import { startLegacyHttpServer, type LegacyHttpServer } from '../fixtures/http-servers.js';
-import { reachable } from './own-redis.js';
+import { sharedRedis } from '../services.js';
 
 // ---- plumbing ---------------------------------------------------------------------------------------------
 
@@ -278,16 +278,19 @@ describe('legacy server-everything: questions become input_required, answered by
   const records: LogRecord[] = [];
   const refusedRoots = (server: string) =>
     records.some((r) => r.server === server && r.msg === 'refused a request from the upstream' && r.method === 'roots/list' && /no call is in flight/.test(String(r.why)));
+  // server-everything asks for roots/list by itself 350 ms after initialize, outside any call: the gateway
+  // refuses that (and logs it). Every test waits until both have been refused, so the question does not land
+  // in one of their calls; the first one asserts it.
+  let refused: Promise<boolean>;
   before(async () => {
     gw = await startGw({ everything, every2: everything }, {}, records);
-    // server-everything asks for roots/list by itself 350 ms after initialize, outside any call: the gateway
-    // refuses that (and logs it). Waiting for it keeps it from landing in one of the calls below.
-    await eventually(() => refusedRoots('everything') && refusedRoots('every2'), 20_000);
+    refused = eventually(() => refusedRoots('everything') && refusedRoots('every2'), 20_000).then(() => true, () => false);
   });
+  beforeEach(() => refused.then(() => undefined));
   after(() => gw.close());
 
-  test('a roots/list outside any call was refused and logged', () => {
-    assert.ok(refusedRoots('everything'));
+  test('a roots/list outside any call was refused and logged', async () => {
+    assert.ok(await refused, `no refusal of roots/list logged for both servers: ${JSON.stringify(records.filter((r) => r.method === 'roots/list'))}`);
   });
 
   test('raw: trigger-elicitation-request → input_required (schema-valid), retry → the tool\'s result with the answer', async () => {
@@ -668,9 +671,10 @@ describe('roots: from the config on server-everything', () => {
 // ---- 6. replicas --------------------------------------------------------------------------------------------
 
 const SHARED_REDIS = 'redis://127.0.0.1:6379';
-const redisUp = await reachable(6379);
+const needRedis = await sharedRedis('MRTR across replicas on the shared Redis');
 
-describe('two gateways on one Redis: a retry sent to the other replica is forwarded to the holder', { skip: redisUp ? false : 'no Redis at 127.0.0.1:6379' }, () => {
+describe('two gateways on one Redis: a retry sent to the other replica is forwarded to the holder', { skip: needRedis.skip }, () => {
+  before(needRedis.check);
   const keyPrefix = `mrtr-e2e-${randomUUID()}:`;
   const secret = 'a shared mrtr secret, 32+ chars long';
   let a: RunningGateway;
@@ -726,7 +730,8 @@ describe('two gateways on one Redis: a retry sent to the other replica is forwar
   });
 });
 
-describe('replicas on one Redis that cannot help', { skip: redisUp ? false : 'no Redis at 127.0.0.1:6379' }, () => {
+describe('replicas on one Redis that cannot help', { skip: needRedis.skip }, () => {
+  before(needRedis.check);
   test('the holder has stopped, or the replica has another mrtr.secret: the retry is refused with -32602 (no hang)', async () => {
     const keyPrefix = `mrtr-e2e-${randomUUID()}:`;
     const cache = { store: 'redis', url: SHARED_REDIS, keyPrefix };

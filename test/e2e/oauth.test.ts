@@ -161,19 +161,29 @@ before(async () => {
   };
   authServer = await startAuthorizationServer((claims) => jwt(claims), publicJwks);
   upstream = await startModernHttpServer();
-  const port = await freePort();
-  resource = `http://127.0.0.1:${port}/`;
-  gateway = await startTestGateway({ a: { url: upstream.url } }, { port }, {
-    auth: {
-      jwt: { issuer: authServer.issuer, jwksUrl: authServer.jwksUrl, algorithms: ['RS256', 'ES256'] },
-      oauth: { resource, scopes: ['mcp'] },
-    },
-    policies: [
-      { name: 'everyone', principals: { ids: ['*'] }, allow: { tools: ['a__echo'] } },
-      { name: 'support', principals: { groups: ['support'] }, allow: { tools: ['a__pid'] } },
-    ],
-    audit: { destination: auditFile },
-  });
+  // The resource URL names the gateway's own port, so it is chosen before the gateway listens; another
+  // process may take a free port in between, so a port found taken is simply tried again with another.
+  let port = 0;
+  for (let attempt = 1; ; attempt++) {
+    port = await freePort();
+    resource = `http://127.0.0.1:${port}/`;
+    try {
+      gateway = await startTestGateway({ a: { url: upstream.url } }, { port }, {
+        auth: {
+          jwt: { issuer: authServer.issuer, jwksUrl: authServer.jwksUrl, algorithms: ['RS256', 'ES256'] },
+          oauth: { resource, scopes: ['mcp'] },
+        },
+        policies: [
+          { name: 'everyone', principals: { ids: ['*'] }, allow: { tools: ['a__echo'] } },
+          { name: 'support', principals: { groups: ['support'] }, allow: { tools: ['a__pid'] } },
+        ],
+        audit: { destination: auditFile },
+      });
+      break;
+    } catch (error) {
+      if (attempt === 5 || !/is in use/.test(String(error))) throw error;
+    }
+  }
   assert.equal(gateway.url, `http://127.0.0.1:${port}`);
   mcp = `${gateway.url}/mcp`;
 });

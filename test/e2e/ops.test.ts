@@ -2,13 +2,13 @@
 // pages behind authentication when it is on, trace ids in the audit log, and a shutdown that lets the
 // requests in flight finish.
 import assert from 'node:assert/strict';
-import { mkdtempSync, readFileSync } from 'node:fs';
+import { readFileSync } from 'node:fs';
 import http from 'node:http';
-import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { after, before, describe, test } from 'node:test';
 import type { RunningGateway } from '../../src/gateway.js';
 import { eventually, fixture, headersFor, post, request, startTestGateway } from './harness.js';
+import { tempDir } from '../temp.js';
 
 describe('health, readiness and status', () => {
   let gateway: RunningGateway;
@@ -88,10 +88,10 @@ describe('health, readiness and status', () => {
 
 describe('operator pages behind authentication', () => {
   let gateway: RunningGateway;
-  const dir = mkdtempSync(path.join(tmpdir(), 'mcp-gw-ops-'));
+  const dir = tempDir('mcp-gw-ops-');
   before(async () => {
     gateway = await startTestGateway({ a: fixture('modern-server') }, {}, {
-      auth: { apiKeys: [{ key: 'operator-key-0123456789', principal: 'op' }] },
+      auth: { apiKeys: [{ key: 'operator-key-0123456789', principal: 'op' }], operators: { ids: ['op'] } },
       policies: [{ name: 'op', principals: { ids: ['op'] }, allow: { tools: ['a__echo'] } }],
       audit: { destination: path.join(dir, 'audit.jsonl') },
     });
@@ -129,7 +129,13 @@ describe('operator pages behind authentication', () => {
 });
 
 describe('shutdown', () => {
-  test('close() lets calls in flight finish, refuses new ones, then stops', async () => {
+  const inFlight = async (gateway: RunningGateway): Promise<number> => {
+    const text = await (await fetch(`${gateway.url}/metrics`)).text();
+    const line = text.split('\n').find((l) => l.startsWith('mcp_gateway_requests_in_flight '));
+    return line ? Number(line.split(' ')[1]) : 0;
+  };
+
+  test('close() lets calls in flight finish, then stops', async () => {
     const gateway = await startTestGateway({ a: fixture('modern-server') });
     const slow = (i: number) => {
       const call = request('tools/call', { name: 'slow', arguments: { ms: 700 } }, `slow-${i}`);
@@ -137,10 +143,10 @@ describe('shutdown', () => {
     };
     const warm = request('tools/call', { name: 'echo', arguments: { text: 'warm' } });
     await post(`${gateway.url}/servers/a/mcp`, warm, headersFor(warm));
-    const inFlight = Array.from({ length: 5 }, (_, i) => slow(i));
-    await new Promise((resolve) => setTimeout(resolve, 150));
+    const calls = Array.from({ length: 5 }, (_, i) => slow(i));
+    await eventually(async () => (await inFlight(gateway)) === 5, 10_000);
     const closing = gateway.close();
-    const answers = await Promise.all(inFlight);
+    const answers = await Promise.all(calls);
     for (const answer of answers) {
       assert.equal(answer.status, 200);
       assert.ok(answer.body.result, JSON.stringify(answer.body));
@@ -148,11 +154,12 @@ describe('shutdown', () => {
     await closing;
     await assert.rejects(fetch(`${gateway.url}/healthz`), 'the listener is closed');
   });
+  // What a request sees while the gateway drains (/readyz, listen.drainDelayMs, Connection: close) is in drain.test.ts.
 });
 
 describe('who may read operator pages', () => {
   let gateway: RunningGateway;
-  const dir = mkdtempSync(path.join(tmpdir(), 'mcp-gw-ops-who-'));
+  const dir = tempDir('mcp-gw-ops-who-');
   before(async () => {
     gateway = await startTestGateway({ a: fixture('modern-server') }, {}, {
       auth: {

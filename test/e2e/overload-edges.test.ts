@@ -1,11 +1,11 @@
 // The limiter seen from a client, on a gateway in this process: a waiting client that goes away frees its
 // place and its call never reaches the server; refusals are 503 with Retry-After on /servers/<name>/mcp
 // and on /mcp alike, also for a call that asked for progress (its stream has not started while it waits);
-// a cached list is answered while every slot is taken.
+// a cached list is answered while every slot is taken; a 2025 client's refusals are 503s as well.
 import assert from 'node:assert/strict';
 import { after, before, describe, test } from 'node:test';
 import type { RunningGateway } from '../../src/gateway.js';
-import { post, request, ROOT, startTestGateway, until } from './harness.js';
+import { headersFor, post, request, ROOT, startTestGateway, until } from './harness.js';
 
 const slow = (callMs: number) => ({
   command: process.execPath,
@@ -73,9 +73,23 @@ describe('overload, one request at a time', () => {
     assert.match(direct.body.error.message, /^slow is at capacity: 1 requests in flight and 1 waiting .*raise servers\.slow\.maxQueued$/);
     assert.deepEqual(direct.body.error.data, { server: 'slow', reason: 'queue_full', setting: 'servers.slow.maxQueued', retryAfterSeconds: 60 });
 
+    // A page in a browser may read Retry-After only if the answer exposes it.
+    const fromPage = await post(url, wait('c2'), { ...headersFor(wait('c2')), origin: 'http://localhost:5173' });
+    assert.equal(fromPage.status, 503);
+    assert.equal(fromPage.headers.get('access-control-allow-origin'), 'http://localhost:5173');
+    assert.ok(fromPage.headers.get('access-control-expose-headers')?.split(/\s*,\s*/).includes('retry-after'), 'Retry-After is exposed to the page');
+
     const aggregated = await post(`${gateway.url}/mcp`, request('tools/call', { name: 'slow__wait', arguments: { text: 'd' } }));
     assert.equal(aggregated.status, 503);
     assert.equal(aggregated.body.error.data.reason, 'queue_full');
+
+    // A /mcp list that no upstream could answer because each is at capacity is itself a capacity refusal
+    // (prompts/list has not been read before, so it is not cached and reaches the limiter).
+    const merged = await post(`${gateway.url}/mcp`, request('prompts/list'));
+    assert.equal(merged.status, 503, JSON.stringify(merged.body));
+    assert.equal(merged.headers.get('retry-after'), '60');
+    assert.match(merged.body.error.message, /^No upstream answered prompts\/list, every one is at capacity: slow: slow is at capacity/);
+    assert.equal(merged.body.error.data.reason, 'every_upstream_at_capacity');
 
     const streamed = await post(url, wait('e', { progressToken: 'p' }));
     assert.equal(streamed.status, 503, 'no stream was opened for a request that never reached the server');
@@ -85,6 +99,35 @@ describe('overload, one request at a time', () => {
     const listed = await post(url, request('tools/list'));
     assert.equal(listed.status, 200);
     assert.equal(listed.body.result.tools.length, 3);
+    assert.deepEqual([(await first).status, (await queued).status], [200, 200]);
+  });
+
+  test('a 2025 client\'s refused request is a 503 with Retry-After too, plain or one that would stream', async () => {
+    const legacyHeaders: Record<string, string> = { 'content-type': 'application/json', accept: 'application/json, text/event-stream' };
+    const init = await fetch(url, {
+      method: 'POST',
+      headers: legacyHeaders,
+      body: JSON.stringify({ jsonrpc: '2.0', id: 'i', method: 'initialize', params: { protocolVersion: '2025-06-18', capabilities: {}, clientInfo: { name: 'old', version: '1' } } }),
+    });
+    assert.equal(init.status, 200);
+    const session = { ...legacyHeaders, 'mcp-session-id': init.headers.get('mcp-session-id')!, 'mcp-protocol-version': '2025-06-18' };
+    await init.text();
+    const first = post(url, wait('a'));
+    const queued = post(url, wait('b'));
+    assert.ok(await loadIs(1, 1));
+    // A 2025 client's tools/call is answered on a stream (the server may ask it something); a
+    // completion/complete is plain JSON and not cached, so it reaches the limiter too.
+    for (const [what, body] of [
+      ['a tools/call (SSE unless refused)', { jsonrpc: '2.0', id: 'c', method: 'tools/call', params: { name: 'wait', arguments: { text: 'c' } } }],
+      ['a plain JSON request', { jsonrpc: '2.0', id: 'p', method: 'completion/complete', params: { ref: { type: 'ref/prompt', name: 'x' }, argument: { name: 'a', value: '' } } }],
+    ] as const) {
+      const refused = await fetch(url, { method: 'POST', headers: session, body: JSON.stringify(body) });
+      const text = await refused.text();
+      assert.equal(refused.status, 503, `${what}: ${text.slice(0, 300)}`);
+      assert.equal(refused.headers.get('retry-after'), '60', what);
+      assert.match(refused.headers.get('content-type') ?? '', /^application\/json/, what);
+      assert.equal(JSON.parse(text).error.data.reason, 'queue_full', what);
+    }
     assert.deepEqual([(await first).status, (await queued).status], [200, 200]);
   });
 });

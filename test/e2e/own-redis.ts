@@ -8,7 +8,9 @@ export const hasRedisServer = spawnSync('redis-server', ['--version']).status ==
 export function reachable(port: number): Promise<boolean> {
   return new Promise((resolve) => {
     const socket = new Socket();
-    socket.setTimeout(500);
+    // Generous: a refused connection answers at once, and on a loaded machine a test process that has just
+    // started can stall past a short timer before it sees the connection that did open.
+    socket.setTimeout(5_000);
     socket.once('connect', () => (socket.destroy(), resolve(true)));
     socket.once('error', () => resolve(false));
     socket.once('timeout', () => (socket.destroy(), resolve(false)));

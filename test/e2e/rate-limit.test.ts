@@ -9,7 +9,7 @@ import path from 'node:path';
 import { after, before, describe, test } from 'node:test';
 import { Redis } from 'ioredis';
 import type { RunningGateway } from '../../src/gateway.js';
-import { reachable } from './own-redis.js';
+import { sharedRedis } from '../services.js';
 import { fixture, headersFor, post, request, schemaProblems, startTestGateway, type Answer } from './harness.js';
 
 const KEYS = {
@@ -131,9 +131,10 @@ describe('rate limits per principal (in memory)', () => {
 // ---- 2. two gateways, one bucket in Redis ---------------------------------------------------------
 
 const SHARED_REDIS = 'redis://127.0.0.1:6379';
-const SKIP_REDIS = (await reachable(6379)) ? false : 'no Redis at 127.0.0.1:6379';
+const redis = await sharedRedis('two gateways sharing rate-limit buckets in Redis');
 
-describe('two gateways on one Redis share each principal\'s bucket', { skip: SKIP_REDIS }, () => {
+describe('two gateways on one Redis share each principal\'s bucket', { skip: redis.skip }, () => {
+  before(redis.check);
   const keyPrefix = `mcp-gateway-rate-test:${randomUUID()}:`;
   let one: RunningGateway;
   let two: RunningGateway;

@@ -2,15 +2,14 @@
 // gateway on loopback with two modern children. The page loads, shows both upstreams ready with their tool
 // counts, and — refreshing itself, never reloaded by the test — shows a restart after one child crashes.
 import assert from 'node:assert/strict';
-import { existsSync } from 'node:fs';
 import { after, before, describe, test } from 'node:test';
-import { chromium, type Browser, type Page } from 'playwright-core';
+import { chromium as playwright, type Browser, type Page } from 'playwright-core';
 import type { RunningGateway } from '../../src/gateway.js';
 import { renderStatusPage, type StatusSnapshot } from '../../src/ops/status-page.js';
+import { chromium } from '../services.js';
 import { fixture, post, request, startTestGateway, until } from './harness.js';
 
-const CHROMIUM = '/usr/bin/chromium';
-const skip = existsSync(CHROMIUM) ? false : `${CHROMIUM} is absent: install Debian's chromium (apt-get install -y chromium) to run the status page test`;
+const browserNeed = await chromium('the status page in headless Chromium');
 // This machine's network is closed: no QUIC, no background fetches, no component updates.
 const ARGS = ['--headless', '--no-sandbox', '--disable-gpu', '--disable-quic', '--no-first-run', '--disable-background-networking', '--disable-component-update', '--disable-sync'];
 const SERVERS = ['alpha', 'beta'] as const;
@@ -41,13 +40,14 @@ function readAllRows(page: Page): Promise<Record<string, Row>> {
 const readCache = (page: Page) =>
   page.evaluate(() => Object.fromEntries([...document.querySelectorAll('#cache dd[data-field]')].map((dd) => [dd.getAttribute('data-field')!, dd.textContent])));
 
-describe('the status page in headless Chromium', { skip }, () => {
+describe('the status page in headless Chromium', { skip: browserNeed.skip }, () => {
   let gateway: RunningGateway | undefined;
   let browser: Browser | undefined;
 
   before(async () => {
+    browserNeed.check();
     gateway = await startTestGateway({ alpha: fixture('modern-server'), beta: fixture('modern-server') });
-    browser = await chromium.launch({ executablePath: CHROMIUM, args: ARGS });
+    browser = await playwright.launch({ executablePath: browserNeed.path, args: ARGS });
   });
   after(async () => {
     await browser?.close();

@@ -7,7 +7,8 @@
 //    serverInfo, ttlMs and cacheScope), server/discover is the gateway's own, and an error is worded by
 //    the gateway where it routes (an unknown name or URI) — status and code stay the upstream's;
 // 3. what the edge refuses before any upstream is asked is worded by the gateway (status and code as the spec says);
-// 4. a JSON body of several lines (notifications, then the response) arrives as the stream it is.
+// 4. a JSON body of several lines (notifications, then the response) arrives as the stream it is;
+// 5. a log message (`notifications/message`) reaches only a request that set a logLevel, at or above it.
 import assert from 'node:assert/strict';
 import { spawn, type ChildProcessWithoutNullStreams } from 'node:child_process';
 import { createInterface } from 'node:readline';
@@ -140,6 +141,17 @@ function withResultType(text: string, method: string): string {
   return JSON.stringify(message);
 }
 
+const LOG_LEVELS = ['debug', 'info', 'notice', 'warning', 'error', 'critical', 'alert', 'emergency'];
+
+/** The direct notifications as the gateway must pass them on: log messages only as the request's logLevel asks. */
+function asRelayed(scenario: Scenario, notifications: string[]): string[] {
+  const wanted = LOG_LEVELS.indexOf(scenario.params._meta?.['io.modelcontextprotocol/logLevel']);
+  return notifications.filter((text) => {
+    const message = JSON.parse(text);
+    return message.method !== 'notifications/message' || (wanted >= 0 && LOG_LEVELS.indexOf(message.params?.level) >= wanted);
+  });
+}
+
 const LISTS: Record<string, string> = { 'tools/list': 'tools', 'prompts/list': 'prompts', 'resources/list': 'resources', 'resources/templates/list': 'resourceTemplates' };
 
 /** Asserts the client saw through the gateway what it saw directly, apart from the documented rewrites. */
@@ -147,7 +159,7 @@ export function assertSame(scenario: Scenario, direct: Seen, through: Seen, wher
   const label = `${scenario.name} ${where.aggregate ? 'on /mcp' : 'on /servers/<name>/mcp'}`;
   for (const message of through.messages) assert.deepEqual(schemaProblems(scenario.method, JSON.parse(message)), [], `${label}: ${message}`);
   assert.equal(through.status, direct.status, `${label}: status (direct ${direct.messages.at(-1)}, through ${through.messages.at(-1)})`);
-  assert.deepEqual(through.messages.slice(0, -1), direct.messages.slice(0, -1), `${label}: the notifications before the response`);
+  assert.deepEqual(through.messages.slice(0, -1), asRelayed(scenario, direct.messages.slice(0, -1)), `${label}: the notifications before the response`);
   const seen = JSON.parse(through.messages.at(-1)!);
   const expected = withResultType(direct.messages.at(-1)!, scenario.method);
   const wanted = JSON.parse(expected);

@@ -2,7 +2,7 @@
 // modern upstream's result (bridge/modern-result.ts).
 import { describe, test } from 'node:test';
 import assert from 'node:assert/strict';
-import { ResultTypeFiller } from '../../bridge/modern-result.js';
+import { ResultFiller } from '../../bridge/modern-result.js';
 import { httpStatusOf, UPSTREAM_STATUS, type MarkedResponse } from '../../src/protocol/error-status.js';
 import type { JsonRpcResponse } from '../../src/protocol/jsonrpc.js';
 import type { Log } from '../../src/protocol/log.js';
@@ -35,7 +35,7 @@ describe('httpStatusOf', () => {
   });
 });
 
-describe('ResultTypeFiller', () => {
+describe('ResultFiller', () => {
   function recording(): { log: Log; lines: string[] } {
     const lines: string[] = [];
     const log: Log = { debug() {}, info: (_o, m) => void lines.push(m ?? ''), warn() {}, error() {}, child: () => log };
@@ -44,7 +44,7 @@ describe('ResultTypeFiller', () => {
 
   test('adds resultType "complete" at the end, keeps every other key in order, and says so once', () => {
     const { log, lines } = recording();
-    const filler = new ResultTypeFiller(log);
+    const filler = new ResultFiller(log);
     const first: JsonRpcResponse = { jsonrpc: '2.0', id: 1, result: { content: [{ type: 'text', text: 'a' }], isError: false } };
     filler.fill('tools/call', first);
     assert.equal(JSON.stringify(first), '{"jsonrpc":"2.0","id":1,"result":{"content":[{"type":"text","text":"a"}],"isError":false,"resultType":"complete"}}');
@@ -57,7 +57,7 @@ describe('ResultTypeFiller', () => {
 
   test('a cacheable result without ttlMs or cacheScope gets 0 and "private" appended, each said once', () => {
     const { log, lines } = recording();
-    const filler = new ResultTypeFiller(log);
+    const filler = new ResultFiller(log);
     const first: JsonRpcResponse = { jsonrpc: '2.0', id: 1, result: { tools: [] } };
     filler.fill('tools/list', first);
     assert.equal(JSON.stringify(first), '{"jsonrpc":"2.0","id":1,"result":{"tools":[],"resultType":"complete","ttlMs":0,"cacheScope":"private"}}');
@@ -69,7 +69,7 @@ describe('ResultTypeFiller', () => {
   });
 
   test('an input_required result is not given cache fields', () => {
-    const filler = new ResultTypeFiller(recording().log);
+    const filler = new ResultFiller(recording().log);
     const asking: JsonRpcResponse = { jsonrpc: '2.0', id: 1, result: { resultType: 'input_required', requestState: 'x' } };
     filler.fill('resources/read', asking);
     assert.equal(JSON.stringify(asking), '{"jsonrpc":"2.0","id":1,"result":{"resultType":"input_required","requestState":"x"}}');
@@ -77,7 +77,7 @@ describe('ResultTypeFiller', () => {
 
   test('leaves results that carry one (any value) and errors alone', () => {
     const { log, lines } = recording();
-    const filler = new ResultTypeFiller(log);
+    const filler = new ResultFiller(log);
     const inputRequired: JsonRpcResponse = { jsonrpc: '2.0', id: 1, result: { resultType: 'input_required', requestState: 's' } };
     const error: JsonRpcResponse = { jsonrpc: '2.0', id: 2, error: { code: -32602, message: 'Unknown tool' } };
     const before = JSON.stringify([inputRequired, error]);

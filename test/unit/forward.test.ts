@@ -36,7 +36,7 @@ before(async () => {
   });
   front = await listen('front', (req, res) => {
     req.url = requestLine;
-    void forwardRequest(target, req, '{}', res, 'test').then((sent) => {
+    void forwardRequest(target, req, '{}', res, 'test', 'vouch').then((sent) => {
       if (!sent && !res.headersSent) res.writeHead(502).end('not forwarded');
     });
   });

@@ -1,8 +1,5 @@
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
-import { readFileSync } from 'node:fs';
-import { Ajv2020 } from 'ajv/dist/2020.js';
-import addFormatsModule from 'ajv-formats';
 import {
   discoverResult,
   initializeParams,
@@ -12,6 +9,7 @@ import {
   toModernResponse,
   type LegacyHandshake,
 } from '../../bridge/legacy-adapter.js';
+import { mcpSchema, schemaDef } from '../schema.js';
 import type { JsonRpcFailure, JsonRpcResponse, JsonRpcSuccess } from '../../src/protocol/jsonrpc.js';
 
 const SERVER_INFO = 'io.modelcontextprotocol/serverInfo';
@@ -20,16 +18,9 @@ const CC = 'io.modelcontextprotocol/clientCapabilities';
 const CI = 'io.modelcontextprotocol/clientInfo';
 const LOG = 'io.modelcontextprotocol/logLevel';
 
-const schemaJson = JSON.parse(readFileSync(new URL('../../../shared/mcp-schema/2026-07-28/schema.json', import.meta.url), 'utf8'));
-assert.equal(schemaJson.$schema, 'https://json-schema.org/draft/2020-12/schema');
-// ajv-formats ships CommonJS; under ESM its default export may arrive wrapped.
-const addFormats = ((addFormatsModule as any).default ?? addFormatsModule) as (ajv: any) => void;
-const ajv = new Ajv2020({ strict: false, allErrors: true });
-addFormats(ajv);
-ajv.addSchema(schemaJson, 'mcp');
+assert.equal(mcpSchema.$schema, 'https://json-schema.org/draft/2020-12/schema');
 function validator(def: string) {
-  const validate = ajv.getSchema(`mcp#/$defs/${def}`);
-  assert.ok(validate, def);
+  const validate = schemaDef(def);
   return (value: unknown) => {
     const ok = validate(value);
     assert.ok(ok, `${def}: ${JSON.stringify(validate.errors)}`);
@@ -167,7 +158,7 @@ test('discoverResult validates against the DiscoverResult schema', () => {
 });
 
 test('the schema check is live: a DiscoverResult missing ttlMs or with a bad cacheScope is refused', () => {
-  const validate = ajv.getSchema('mcp#/$defs/DiscoverResult')!;
+  const validate = schemaDef('DiscoverResult');
   const { ttlMs: _t, ...noTtl } = discoverResult(handshake, options);
   assert.equal(validate(noTtl), false);
   assert.equal(validate({ ...discoverResult(handshake, options), cacheScope: 'shared' }), false);

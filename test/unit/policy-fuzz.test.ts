@@ -15,6 +15,7 @@ import { publicName } from '../../src/aggregate/public-names.js';
 import { PolicyGuard } from '../../src/edge/policy-guard.js';
 import type { JsonRpcResponse, JsonRpcSuccess } from '../../src/protocol/jsonrpc.js';
 import { silentLog } from '../../src/protocol/log.js';
+import { assertProperty } from '../fuzz-seed.js';
 
 const SERVERS = ['a', 'b', 'crm', 'docs'] as const;
 type Server = (typeof SERVERS)[number];
@@ -49,8 +50,41 @@ function segmentMatches(glob: string, text: string): boolean {
   return regex.test(text);
 }
 
-/** A whole glob: segments matched one by one, a `**` segment standing for any number of segments. */
+/**
+ * `{x,y}` alternatives written out, innermost last: the first `{` with a matching `}` and a comma at its
+ * own depth splits the glob; without a comma the braces and what they hold are literal (`docs://{id}`),
+ * and so is everything from a `{` that is never closed.
+ */
+function alternatives(glob: string): string[] {
+  const open = glob.indexOf('{');
+  if (open < 0) return [glob];
+  const parts: string[] = [];
+  let depth = 0;
+  let start = open + 1;
+  for (let i = open; i < glob.length; i++) {
+    const char = glob[i];
+    if (char === '{') depth++;
+    else if (char === ',' && depth === 1) {
+      parts.push(glob.slice(start, i));
+      start = i + 1;
+    } else if (char === '}' && --depth === 0) {
+      const rest = alternatives(glob.slice(i + 1));
+      if (parts.length === 0) return rest.map((tail) => glob.slice(0, i + 1) + tail);
+      parts.push(glob.slice(start, i));
+      const head = glob.slice(0, open);
+      return parts.flatMap((part) => alternatives(part).flatMap((middle) => rest.map((tail) => head + middle + tail)));
+    }
+  }
+  return [glob];
+}
+
+/** A whole glob: its brace alternatives, each matched segment by segment. */
 function globMatches(glob: string, text: string): boolean {
+  return alternatives(glob).some((alternative) => alternativeMatches(alternative, text));
+}
+
+/** One brace-free glob: segments matched one by one, a `**` segment standing for any number of segments. */
+function alternativeMatches(glob: string, text: string): boolean {
   if (glob === '**') return true;
   const g = glob.split('/');
   const t = text.split('/');
@@ -111,16 +145,32 @@ const nameTail = fc.array(fragment, { minLength: 1, maxLength: 3 }).map((parts) 
 /** A tool or prompt name as /mcp shows it, sometimes under no known prefix. */
 const mcpName = fc.tuple(fc.constantFrom(...HEADS, ...HEADS, 'zz__', ''), nameTail).map(([head, tail]) => head + tail);
 
+// A policy's glob may expand to at most 256 alternatives (the config check refuses more).
+const withinAlternatives = (glob: string) => alternatives(glob).length <= 256;
+const globPiece = fc.oneof(fragment, fc.constant('*'), fc.constant('?'));
+/** `{x,y}` of two or three alternatives, now and then one nested, one empty, or a `/` inside. */
+const braces = (piece: fc.Arbitrary<string>): fc.Arbitrary<string> =>
+  fc
+    .array(fc.oneof({ weight: 5, arbitrary: piece }, { weight: 1, arbitrary: fc.constant('') }, { weight: 1, arbitrary: fc.tuple(piece, piece).map(([x, y]) => `{${x},${y}}`) }), { minLength: 2, maxLength: 3 })
+    .map((choices) => `{${choices.join(',')}}`);
+/** Brace groups (alternatives) and, rarely, comma-less braces, which are literal. */
+const bracedPiece = fc.oneof(
+  { weight: 6, arbitrary: globPiece },
+  { weight: 2, arbitrary: braces(fc.oneof(globPiece, fc.constant('x/y'))) },
+  { weight: 1, arbitrary: fragment.map((f) => `{${f}}`) },
+);
+
 const nameGlob = fc.oneof(
   { weight: 1, arbitrary: fc.constant('**') },
   {
     weight: 8,
     arbitrary: fc
       .tuple(
-        fc.constantFrom(...HEADS, '*__', '', '?__'),
-        fc.array(fc.oneof(fragment, fc.constant('*'), fc.constant('?')), { minLength: 1, maxLength: 3 }),
+        fc.constantFrom(...HEADS, '*__', '', '?__', '{a,b}__', '{crm,d,zz}__', '{a,}*'),
+        fc.array(bracedPiece, { minLength: 1, maxLength: 3 }),
       )
-      .map(([head, parts]) => head + parts.join('')),
+      .map(([head, parts]) => head + parts.join(''))
+      .filter(withinAlternatives),
   },
 );
 
@@ -130,15 +180,17 @@ const uriTemplate = fc.tuple(uri, fragment).map(([base, variable]) => `${base}/{
 
 const segmentGlob = fc.oneof(
   { weight: 1, arbitrary: fc.constant('**') },
-  { weight: 5, arbitrary: fc.array(fc.oneof(fragment, fc.constant('*'), fc.constant('?')), { minLength: 1, maxLength: 3 }).map((p) => p.join('')) },
+  { weight: 5, arbitrary: fc.array(bracedPiece, { minLength: 1, maxLength: 3 }).map((p) => p.join('')) },
+  { weight: 1, arbitrary: braces(fc.constantFrom('**', 'x/**', '*', 'e')) },
 );
 const uriGlob = fc.oneof(
   { weight: 1, arbitrary: fc.constant('**') },
   {
     weight: 8,
     arbitrary: fc
-      .tuple(fc.constantFrom(...SCHEMES, '*', 'd*', '?ocs'), fc.array(segmentGlob, { minLength: 1, maxLength: 3 }))
+      .tuple(fc.constantFrom(...SCHEMES, '*', 'd*', '?ocs', '{docs,file}', '{d,f}*'), fc.array(segmentGlob, { minLength: 1, maxLength: 3 }))
       .map(([scheme, segs]) => `${scheme}://${segs.join('/')}`)
+      .filter(withinAlternatives),
   },
 );
 
@@ -219,10 +271,18 @@ describe('allow-list against a reference oracle', () => {
     assert.equal(globMatches('a__?', 'a__xy'), false);
     assert.equal(globMatches('a__?', 'a__x'), true);
     assert.equal(globMatches('a.b', 'aXb'), false);
+    assert.equal(globMatches('{a,crm}__x', 'crm__x'), true);
+    assert.equal(globMatches('{a,crm}__x', 'b__x'), false);
+    assert.equal(globMatches('a__{x,{y,e}cho}', 'a__echo'), true);
+    assert.equal(globMatches('a__{,x}', 'a__'), true);
+    assert.equal(globMatches('docs://{x/**,y}', 'docs://x/1/2'), true);
+    assert.equal(globMatches('docs://{id}', 'docs://{id}'), true);
+    assert.equal(globMatches('docs://{id}', 'docs://id'), false);
+    assert.equal(globMatches('a__{x', 'a__{x'), true);
   });
 
   test('Grant.allows decides as the oracle does, for every principal of a policy set', () => {
-    fc.assert(
+    assertProperty(
       fc.property(policies, fc.array(principal, { minLength: 1, maxLength: 4 }), fc.array(query, { minLength: 1, maxLength: 25 }), (settings, people, queries) => {
         const set = PolicySet.compile(settings, KNOWN);
         for (const person of people) {
@@ -250,7 +310,7 @@ describe('allow-list against a reference oracle', () => {
   });
 
   test('grants shared by key decide alike', () => {
-    fc.assert(
+    assertProperty(
       fc.property(policies, principal, principal, fc.array(query, { minLength: 1, maxLength: 15 }), (settings, one, two, queries) => {
         const set = PolicySet.compile(settings, KNOWN);
         const g1 = set.grantFor(one);
@@ -270,7 +330,7 @@ describe('allow-list against a reference oracle', () => {
     const tools = fc.uniqueArray(mcpName, { maxLength: 12 });
     const resources = fc.uniqueArray(fc.tuple(fc.oneof(uri, uri, uriTemplate), fc.constantFrom<Server | undefined>(...SERVERS, undefined)), { maxLength: 10, selector: ([u]) => u });
     const tails = fc.uniqueArray(nameTail, { maxLength: 8 });
-    await fc.assert(
+    await assertProperty(
       fc.asyncProperty(policies, principal, tools, tools, resources, tails, async (settings, person, toolNames, promptNames, owned, upstreamNames) => {
         const set = PolicySet.compile(settings, KNOWN);
         const grant = set.grantFor(person);
@@ -354,7 +414,7 @@ const oddUri = fc
 
 describe('odd names', () => {
   test('nothing throws, lists agree with Grant, and nothing outside the allow-list leaks', async () => {
-    await fc.assert(
+    await assertProperty(
       fc.asyncProperty(policies, principal, fc.array(oddName, { maxLength: 10 }), fc.array(oddUri, { maxLength: 10 }), async (settings, person, names, uris) => {
         const set = PolicySet.compile(settings, KNOWN);
         const grant = set.grantFor(person);

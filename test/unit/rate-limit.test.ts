@@ -2,7 +2,7 @@
 // 127.0.0.1:6379, with two instances standing in for two gateway replicas.
 import assert from 'node:assert/strict';
 import { createHash, randomUUID } from 'node:crypto';
-import { after, describe, test } from 'node:test';
+import { after, before, describe, test } from 'node:test';
 import { setTimeout as sleep } from 'node:timers/promises';
 import fc from 'fast-check';
 import { Redis } from 'ioredis';
@@ -10,12 +10,13 @@ import { MemoryRateLimiter, type RateDecision } from '../../policy/rate-limit.js
 import { RedisRateLimiter } from '../../policy/redis-rate-limit.js';
 import type { RateLimitSetting } from '../../policy/settings.js';
 import { silentLog, type Log } from '../../src/protocol/log.js';
-import { freePort, reachable } from '../e2e/own-redis.js';
+import { freePort } from '../e2e/own-redis.js';
+import { sharedRedis } from '../services.js';
 
 const REDIS_URL = 'redis://127.0.0.1:6379';
 const PREFIX = `mcp-gateway-test:${randomUUID()}:`;
 // Asked before any test runs: the synchronous property test below would otherwise outlast the probe's timeout.
-const SKIP_REDIS = (await reachable(6379)) ? false : 'no Redis at 127.0.0.1:6379';
+const redis = await sharedRedis('RedisRateLimiter against the shared Redis');
 
 function clock(start = 1_000_000) {
   const time = { now: start, advance: (ms: number) => void (time.now += ms) };
@@ -168,7 +169,8 @@ async function replica(url = REDIS_URL, log: Log = silentLog): Promise<RedisRate
 
 const bucketKey = (principal: string) => `${PREFIX}rl:${createHash('sha256').update(principal).digest('base64url')}`;
 
-describe('RedisRateLimiter', { skip: SKIP_REDIS, timeout: 10_000 }, () => {
+describe('RedisRateLimiter', { skip: redis.skip, timeout: 10_000 }, () => {
+  before(redis.check);
   test('burst N: N allowed, the next refused, counted in Redis under a hashed key', async () => {
     const { log, warnings } = recordingLog();
     const limiter = await replica(REDIS_URL, log);
@@ -233,7 +235,10 @@ describe('RedisRateLimiter', { skip: SKIP_REDIS, timeout: 10_000 }, () => {
     assert.deepEqual(decisions, [true, true, false]);
     assert.equal(warnings.length, 1, JSON.stringify(warnings));
   });
+});
 
+// Needs no Redis: the point is that none answers.
+describe('RedisRateLimiter without Redis', { timeout: 10_000 }, () => {
   test('with Redis unreachable, requests are still limited, in process, with one warning', async () => {
     const { log, warnings } = recordingLog();
     const limiter = await replica(`redis://127.0.0.1:${await freePort()}`, log);

@@ -1,10 +1,10 @@
 import { test, describe } from 'node:test';
 import assert from 'node:assert/strict';
-import { readdirSync, readFileSync } from 'node:fs';
 import { checkMessage, type Checked } from '../../src/edge/request-rules.js';
 import { ToolHeaderIndex } from '../../src/edge/param-headers.js';
 import { MODERN_REQUEST_METHODS, NAME_PARAM } from '../../src/protocol/mcp.js';
 import type { Rejection } from '../../src/edge/rejection.js';
+import { officialExamples } from '../schema.js';
 
 const PV = 'io.modelcontextprotocol/protocolVersion';
 const CC = 'io.modelcontextprotocol/clientCapabilities';
@@ -112,11 +112,15 @@ describe('per-request _meta', () => {
     assert.deepEqual(r.body.error.data, { supported: [VERSION], requested: '2025-11-25' });
   });
 
-  test('a non-string version → 400 / -32022', () => {
+  test('a non-string version is judged like any unsupported one: a header that disagrees → -32020 first, else -32022', () => {
     const body = req('tools/list');
     (body.params._meta as Record<string, unknown>)[PV] = 20260728;
-    const r = rejected(checkMessage(body, hdrs('tools/list'), undefined), 400, -32022);
-    assert.deepEqual(r.body.error.data, { supported: [VERSION], requested: '20260728' });
+    // The spec: a header that does not match the body's version is a HeaderMismatch, whatever the version.
+    rejected(checkMessage(body, hdrs('tools/list'), undefined), 400, -32020);
+    const repeated = rejected(checkMessage(body, new Headers({ 'MCP-Protocol-Version': '20260728', 'Mcp-Method': 'tools/list' }), undefined), 400, -32022);
+    assert.deepEqual(repeated.body.error.data, { supported: [VERSION], requested: '20260728' });
+    const bare = rejected(checkMessage(body, new Headers(), undefined), 400, -32022);
+    assert.deepEqual(bare.body.error.data, { supported: [VERSION], requested: '20260728' });
   });
 
   test('missing clientCapabilities → 400 / -32602', () => {
@@ -248,13 +252,7 @@ describe('standard headers', () => {
 });
 
 describe('official examples', () => {
-  const examples = new URL('../../../shared/mcp-schema/2026-07-28/examples/', import.meta.url);
-  const files: { dir: string; file: string; body: Record<string, any> }[] = [];
-  for (const dir of readdirSync(examples).filter((d) => d.endsWith('Request')).sort()) {
-    for (const file of readdirSync(new URL(`${dir}/`, examples)).filter((f) => f.endsWith('.json')).sort()) {
-      files.push({ dir, file, body: JSON.parse(readFileSync(new URL(`${dir}/${file}`, examples), 'utf8')) });
-    }
-  }
+  const files = officialExamples((type) => type.endsWith('Request')).map(({ type, file, body }) => ({ dir: type, file, body }));
 
   test('the examples directory was found and has request examples', () => {
     assert.ok(files.length >= 10, `found ${files.length}`);

@@ -1,6 +1,7 @@
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { createHash } from 'node:crypto';
+import vm from 'node:vm';
 import { escapeHtml, renderStatusPage, STATUS_PAGE_CSP, type StatusSnapshot } from '../../src/ops/status-page.js';
 
 const snapshot = (over: Partial<StatusSnapshot> = {}): StatusSnapshot => ({
@@ -105,16 +106,75 @@ test('escapeHtml covers the five characters that matter in content and quoted at
   assert.equal(escapeHtml(42), '42');
 });
 
-test('refreshes itself: a script polling status.json every 2 s, a meta refresh under <noscript>', () => {
-  const html = renderStatusPage(snapshot());
-  const script = inline(html, 'script');
-  assert.match(script, /fetch\('status\.json'/);
-  assert.match(script, /const INTERVAL_MS = 2000;/);
-  assert.match(html, /<noscript><meta http-equiv="refresh" content="2"><\/noscript>/);
-  // The script's field lists are the server's: a re-render keeps the data-field attributes tests rely on.
-  assert.match(script, /const UPSTREAM_FIELDS = \["name","transport","era","state","restarts","toolCount","lastError"\];/);
-  assert.match(script, /const DENIAL_FIELDS = \["time","principal","method","target","rule"\];/);
-  assert.doesNotThrow(() => new Function(script), 'the inline script parses');
+/** Runs the page's inline script against a stand-in DOM, clock and fetch; nothing happens until `tick()`. */
+function runPageScript(html: string, answer: () => Promise<{ ok: boolean; status: number; json(): Promise<unknown> }>) {
+  const timers: { fn: () => unknown; ms: number }[] = [];
+  const fetched: { url: string; init: any }[] = [];
+  const elements = new Map<string, { textContent: string; innerHTML: string }>();
+  const element = (key: string) => elements.get(key) ?? elements.set(key, { textContent: '', innerHTML: '' }).get(key)!;
+  const body = { dataset: {} as Record<string, string> };
+  const context = vm.createContext({
+    setTimeout: (fn: () => unknown, ms: number) => void timers.push({ fn, ms }),
+    fetch: (url: string, init: unknown) => (fetched.push({ url, init }), answer()),
+    document: { querySelector: (selector: string) => element(selector), getElementById: (id: string) => element(`#${id}`), body },
+  });
+  vm.runInContext(inline(html, 'script'), context);
+  return {
+    timers,
+    fetched,
+    body,
+    element,
+    /** Runs the earliest pending timer and waits for what it started. */
+    async tick(): Promise<void> {
+      const next = timers.shift();
+      assert.ok(next, 'no timer pending');
+      await next.fn();
+    },
+  };
+}
+
+test('refreshes itself: status.json every 2 s re-renders the same rows the server drew; a failed fetch marks the page stale and keeps polling', async () => {
+  const before = snapshot();
+  const after = snapshot({
+    uptimeSeconds: 90_061,
+    upstreams: [{ name: 'files', transport: 'stdio', era: 'modern', state: 'backing-off', restarts: 1, toolCount: undefined, lastError: '<b>exit 3</b>' }],
+    recentDenials: [],
+  });
+  let next: () => Promise<{ ok: boolean; status: number; json(): Promise<unknown> }> = async () => ({ ok: true, status: 200, json: async () => after });
+  const page = runPageScript(renderStatusPage(before), () => next());
+  assert.deepEqual(page.timers.map((t) => t.ms), [2000], 'one refresh scheduled, 2 s out');
+  assert.equal(page.fetched.length, 0, 'nothing fetched before the first interval');
+
+  await page.tick();
+  assert.deepEqual(page.fetched.map((f) => f.url), ['status.json']);
+  assert.equal(page.fetched[0]!.init.cache, 'no-store');
+  // What the script draws for the new snapshot is what the server draws for it, cell for cell.
+  const drawn = page.element('#upstreams').innerHTML;
+  const served = renderStatusPage(after);
+  assert.deepEqual(row(drawn, 'files'), row(served, 'files'));
+  assert.match(drawn, /data-state="backing-off"/);
+  assert.equal(page.element('#denials').innerHTML, tbody(served, 'denials'));
+  assert.equal(page.element('[data-field="uptime"]').textContent, field(served, 'uptime'));
+  assert.equal(page.body.dataset.refreshes, '1');
+  assert.equal(page.body.dataset.stale, undefined);
+  assert.deepEqual(page.timers.map((t) => t.ms), [2000], 'the next refresh is scheduled');
+
+  next = async () => ({ ok: false, status: 401, json: async () => ({}) });
+  await page.tick();
+  assert.equal(page.body.dataset.stale, 'true');
+  assert.match(page.element('#live').textContent, /not updated: status\.json answered 401/);
+  assert.equal(page.element('#upstreams').innerHTML, drawn, 'the last good rows stay');
+  assert.deepEqual(page.timers.map((t) => t.ms), [2000], 'and it keeps trying');
+
+  next = async () => ({ ok: true, status: 200, json: async () => before });
+  await page.tick();
+  assert.equal(page.body.dataset.stale, undefined);
+  assert.equal(page.body.dataset.refreshes, '2');
+  assert.deepEqual(row(page.element('#upstreams').innerHTML, 'old-http'), row(renderStatusPage(before), 'old-http'));
+});
+
+test('without scripts, a meta refresh every 2 s', () => {
+  assert.match(renderStatusPage(snapshot()), /<noscript><meta http-equiv="refresh" content="2"><\/noscript>/);
 });
 
 test('self-contained: no external assets, a CSP that allows only the inline script and style and the own origin', () => {

@@ -16,6 +16,7 @@ import { GatewayMetrics } from '../../src/ops/metrics.js';
 /** An upstream whose answers the test releases one by one; it records what reached it. */
 class HeldUpstream implements Upstream {
   readonly name = 'slow';
+  state: UpstreamStatus['state'] = 'ready';
   readonly events = new EventEmitter();
   readonly reached: { message: JsonRpcRequest; options: RequestOptions; answer: () => void }[] = [];
 
@@ -25,7 +26,7 @@ class HeldUpstream implements Upstream {
     });
   }
   status(): UpstreamStatus {
-    return { state: 'ready', era: 'modern', restarts: 0, lastError: undefined };
+    return { state: this.state, era: 'modern', restarts: 0, lastError: this.state === 'ready' ? undefined : 'exited with code 1' };
   }
   async start(): Promise<void> {}
   async close(): Promise<void> {}
@@ -122,6 +123,24 @@ describe('LimitedUpstream', () => {
     await tick();
     assert.deepEqual(inner.reached.map((r) => r.message.id), [1]);
     assert.equal(upstream.load().inFlight, 0);
+  });
+
+  test('while the server restarts, a refusal says so (state and last error) instead of asking for more slots', async () => {
+    const { inner, upstream } = limited({ maxInFlight: 1, maxQueued: 1, queueTimeoutMs: 30 });
+    inner.state = 'backing-off';
+    void upstream.request(call(1)); // holds the slot, waiting for the restart
+    const waiting = upstream.request(call(2));
+    const full = await upstream.request(call(3));
+    const timedOut = await waiting;
+    for (const [refused, reason] of [[full, 'queue_full'], [timedOut, 'queue_timeout']] as const) {
+      assert.ok('error' in refused);
+      assert.match(refused.error.message, /^slow is not ready \(state backing-off; last error: exited with code 1\)/);
+      assert.doesNotMatch(refused.error.message, /raise servers\.slow\.max/);
+      assert.deepEqual(refused.error.data, { server: 'slow', reason, state: 'backing-off', retryAfterSeconds: 1 });
+      assert.equal(retryAfterOf(refused), 1, 'still a 503: the server cannot take it now');
+    }
+    assert.deepEqual(upstream.load().refused, { queue_full: 1, queue_timeout: 1 });
+    inner.reached[0]!.answer();
   });
 
   test('a waiting client that goes away frees its place at once and never reaches the upstream', async () => {

@@ -1,0 +1,93 @@
+// The container image without a container engine: the Dockerfile copies what the build needs and nothing
+// .dockerignore leaves out, and its default command, run here in a folder laid out like the image's /app,
+// refuses in one line without MCP_GATEWAY_API_KEY and otherwise serves the bundled servers behind that key.
+import assert from 'node:assert/strict';
+import { spawn, spawnSync } from 'node:child_process';
+import { copyFileSync, existsSync, mkdtempSync, symlinkSync } from 'node:fs';
+import { createServer } from 'node:net';
+import { tmpdir } from 'node:os';
+import path from 'node:path';
+import { before, test } from 'node:test';
+import { read } from './deploy-helpers.js';
+import { headersFor, post, request, ROOT, until } from './harness.js';
+
+const dockerfile = read('Dockerfile');
+const stages = dockerfile.split(/^FROM /m).slice(1);
+const copies = (stage: string) => [...stage.matchAll(/^COPY (?!--from)(.+)$/gm)].map((m) => m[1]!.trim().split(/\s+/).slice(0, -1)).flat();
+const ignored = read('.dockerignore').split('\n').map((line) => line.trim()).filter((line) => line && !line.startsWith('#'));
+const defaultCommand = JSON.parse(/^CMD (\[.+\])$/m.exec(dockerfile)![1]!) as string[];
+
+test('the build stage copies every folder tsconfig.build.json compiles; every COPY source exists and is not .dockerignored', () => {
+  const include = (JSON.parse(read('tsconfig.build.json')) as { include: string[] }).include;
+  assert.deepEqual(include.filter((folder) => !copies(stages[0]!).includes(folder)), [], 'add a COPY for each folder the build compiles');
+  for (const source of [...copies(stages[0]!), ...copies(stages[1]!)]) {
+    assert.ok(existsSync(path.join(ROOT, source)), `COPY ${source}: no such file`);
+    assert.ok(!ignored.some((pattern) => source === pattern || source.startsWith(`${pattern}/`)), `COPY ${source} is excluded by .dockerignore`);
+  }
+  for (const heavy of ['node_modules', 'dist', '.git', 'test', 'bench']) assert.ok(ignored.includes(heavy), `.dockerignore leaves out ${heavy}`);
+});
+
+test('the image listens on all interfaces on the port it exposes and health-checks /healthz', () => {
+  const port = /^ENV .*MCP_GATEWAY_PORT=(\d+)/m.exec(stages[1]!)![1];
+  assert.match(stages[1]!, new RegExp(`^EXPOSE ${port}$`, 'm'));
+  assert.match(stages[1]!, /^ENV .*MCP_GATEWAY_HOST=0\.0\.0\.0/m);
+  assert.match(stages[1]!, /HEALTHCHECK[\s\S]*\/healthz/);
+});
+
+// The image's /app: its dist and node_modules, and the config the Dockerfile copies there.
+let app: string;
+before(() => {
+  const build = spawnSync('npm', ['run', 'build'], { cwd: ROOT, encoding: 'utf8' });
+  assert.equal(build.status, 0, build.stdout + build.stderr);
+  app = mkdtempSync(path.join(tmpdir(), 'mcp-gw-image-'));
+  for (const folder of ['dist', 'node_modules']) symlinkSync(path.join(ROOT, folder), path.join(app, folder));
+  assert.match(stages[1]!, /^COPY deploy\/container\.config\.yaml \.\/$/m);
+  copyFileSync(path.join(ROOT, 'deploy/container.config.yaml'), path.join(app, 'container.config.yaml'));
+});
+
+const environment = (extra: Record<string, string>): NodeJS.ProcessEnv => {
+  const { MCP_GATEWAY_API_KEY: _drop, ...rest } = process.env;
+  return { ...rest, MCP_GATEWAY_HOST: '127.0.0.1', ...extra };
+};
+
+for (const [why, key] of [['unset', undefined], ['shorter than 16 characters', 'short-key']] as const) {
+  test(`started with no arguments and MCP_GATEWAY_API_KEY ${why}, it refuses in one line naming the variable`, () => {
+    const result = spawnSync(defaultCommand[0]!, defaultCommand.slice(1), { cwd: app, env: environment(key ? { MCP_GATEWAY_API_KEY: key } : {}), encoding: 'utf8', timeout: 20_000 });
+    assert.equal(result.status, 2);
+    assert.equal(result.stderr.trimEnd().split('\n').length, 1, result.stderr);
+    assert.match(result.stderr, /MCP_GATEWAY_API_KEY/);
+  });
+}
+
+test('started with no arguments and a key, it serves both bundled servers to callers with the key only, and stops on SIGTERM', async () => {
+  const port = await freePort();
+  const key = 'image-default-key-0123456789';
+  const gateway = spawn(defaultCommand[0]!, defaultCommand.slice(1), { cwd: app, env: environment({ MCP_GATEWAY_API_KEY: key, MCP_GATEWAY_PORT: String(port) }), stdio: ['ignore', 'ignore', 'pipe'] });
+  let stderr = '';
+  gateway.stderr.setEncoding('utf8').on('data', (chunk: string) => (stderr += chunk));
+  const exited = new Promise<number | null>((resolve) => gateway.once('exit', (code) => resolve(code)));
+  try {
+    const base = `http://127.0.0.1:${port}`;
+    const ready = await until(async () => (await fetch(`${base}/readyz`).catch(() => undefined))?.status === 200, 30_000, 100);
+    assert.ok(ready, `the gateway did not become ready:\n${stderr}`);
+    const list = request('tools/list');
+    assert.equal((await post(`${base}/mcp`, list, headersFor(list))).status, 401);
+    const answer = await post(`${base}/mcp`, list, { ...headersFor(list), authorization: `Bearer ${key}` });
+    assert.equal(answer.status, 200);
+    const names: string[] = answer.body.result.tools.map((tool: { name: string }) => tool.name);
+    assert.ok(names.some((n) => n.startsWith('everything__')) && names.some((n) => n.startsWith('memory__')), names.join(', '));
+  } finally {
+    gateway.kill('SIGTERM');
+  }
+  assert.equal(await exited, 0, stderr);
+});
+
+function freePort(): Promise<number> {
+  return new Promise((resolve, reject) => {
+    const server = createServer().listen(0, '127.0.0.1', () => {
+      const { port } = server.address() as { port: number };
+      server.close(() => resolve(port));
+    });
+    server.on('error', reject);
+  });
+}

@@ -1,0 +1,93 @@
+// The outside programs some tests need: Redis on 127.0.0.1:6379, redis-server on PATH, a Chromium for
+// the status page and HAProxy for the deployment files. Locally a missing one skips the tests that need it, with one line saying what to install;
+// with CI=true it fails them instead, naming it, so a green CI run means every test ran.
+import { spawnSync } from 'node:child_process';
+import { existsSync } from 'node:fs';
+import { delimiter, join } from 'node:path';
+import { reachable } from './e2e/own-redis.js';
+
+export const IN_CI = /^(1|true|yes)$/i.test(process.env.CI ?? '');
+
+export interface Need {
+  present: boolean;
+  /** For a test's or describe's options: the reason to skip, or false when it runs. */
+  skip: false | string;
+  /** Call first in a test or a `before` hook: throws naming what to install when the service is missing. */
+  check(): void;
+}
+
+const announced = new Set<string>();
+
+function need(what: string, present: boolean, install: string, group: string): Need {
+  if (present) return { present, skip: false, check() {} };
+  const message = `${what} is missing: ${install}`;
+  if (IN_CI) {
+    return {
+      present,
+      skip: false,
+      check() {
+        throw new Error(`${message} (CI=true: the tests that need it fail instead of being skipped)`);
+      },
+    };
+  }
+  const line = `skipping ${group}: ${message}`;
+  if (!announced.has(line)) {
+    announced.add(line);
+    console.log(line);
+  }
+  return { present, skip: message, check() {} };
+}
+
+/** The Redis shared by the replica, cache and rate-limit tests. */
+export async function sharedRedis(group: string): Promise<Need> {
+  return need(
+    'Redis at 127.0.0.1:6379',
+    await reachable(6379),
+    'install redis-server (apt-get install -y redis-server) and start it (redis-server --daemonize yes), or run .ci/run',
+    group,
+  );
+}
+
+/** redis-server on PATH, for tests that start, stop and freeze a Redis of their own. */
+export function redisServerBinary(group: string): Need {
+  const present = spawnSync('redis-server', ['--version']).status === 0;
+  return need('redis-server on PATH', present, 'install it (apt-get install -y redis-server)', group);
+}
+
+/** haproxy on PATH, for the deployment files and the rolling restart behind it. */
+export function haproxyBinary(group: string): Need {
+  const present = spawnSync('haproxy', ['-v']).status === 0;
+  return need('haproxy on PATH', present, "install Debian's haproxy (apt-get install -y haproxy)", group);
+}
+
+const CHROMIUM_NAMES = ['chromium', 'chromium-browser', 'google-chrome-stable', 'google-chrome', 'chrome'];
+
+/** A Chromium to drive: $CHROMIUM, then the usual names on PATH, then a browser playwright downloaded. */
+export async function findChromium(): Promise<string | undefined> {
+  const fromEnv = process.env.CHROMIUM;
+  if (fromEnv) return existsSync(fromEnv) ? fromEnv : undefined;
+  for (const dir of (process.env.PATH ?? '').split(delimiter).filter(Boolean)) {
+    for (const name of CHROMIUM_NAMES) {
+      const candidate = join(dir, name);
+      if (existsSync(candidate)) return candidate;
+    }
+  }
+  try {
+    const { chromium } = await import('playwright-core');
+    const downloaded = chromium.executablePath();
+    return existsSync(downloaded) ? downloaded : undefined;
+  } catch {
+    return undefined;
+  }
+}
+
+export async function chromium(group: string): Promise<Need & { path: string | undefined }> {
+  const path = await findChromium();
+  const found = need(
+    'Chromium',
+    path !== undefined,
+    "install Debian's chromium (apt-get install -y chromium), or set CHROMIUM to a Chromium or Chrome binary",
+    group,
+  );
+  return { ...found, path };
+}
