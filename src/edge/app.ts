@@ -19,7 +19,7 @@ import { authContext, principalContexts } from './caller-context.js';
 import { answerPreflight, corsHeaders } from './cors.js';
 import { digest, type PeerTrust } from '../mrtr/peer-trust.js';
 import { FORWARDED_HEADER, forwardedCaller, forwardRequest, requestPath } from './forward.js';
-import { checkAccept, checkContentType, MAX_JSON_DEPTH, nestsDeeperThan, tooLarge } from './http-rules.js';
+import { checkAccept, checkContentType, MAX_JSON_DEPTH, nestsDeeperThan, tooLarge, tooLargeHeaders } from './http-rules.js';
 import { exchangeOf, mcpEndpointName, refuse, send, writeJson, type NodeExchange } from './exchange.js';
 import { listAllTools } from './list-all-tools.js';
 import { ClientGone, forwardedParamHeaders, NodeHeaders, readBody } from './node-io.js';
@@ -238,7 +238,7 @@ export function createApp(options: EdgeOptions): Edge {
 
     const text = await readBody(incoming, maxBodyBytes);
     if (text === null) return RESPONSE_ALREADY_SENT; // the client went away mid-body: nobody to answer
-    if (text === undefined) return send(c, tooLarge(maxBodyBytes), { ...cors, connection: 'close' });
+    if (text === undefined) return send(c, tooLarge(maxBodyBytes), { ...cors, ...tooLargeHeaders(incoming.headers['content-length']) });
     if (vouched && digest(text) !== vouched.bodyDigest) return send(c, reject(403, null, ErrorCode.InvalidRequest, 'This forwarded body is not the one its replica vouched for'), cors);
     let body: unknown;
     try {

@@ -25,6 +25,19 @@ export function checkAccept(accept: string | null): Rejection | undefined {
   return reject(406, null, ErrorCode.InvalidRequest, `Accept must list both application/json and text/event-stream (got ${accept})`);
 }
 
+/**
+ * Bodies up to this size past the limit are read to their end and dropped after a 413, so the client, still
+ * writing, gets to read the answer: closing at once makes it see EPIPE instead. Beyond it (or with no
+ * Content-Length) the connection is closed rather than spend the bandwidth.
+ */
+const DISCARD_UP_TO_BYTES = 16 * 1024 * 1024;
+
+/** The headers a 413 goes with: keep the connection (Node drops the rest of the body) when that is cheap. */
+export function tooLargeHeaders(contentLength: string | undefined): Record<string, string> | undefined {
+  const declared = Number(contentLength);
+  return contentLength !== undefined && declared <= DISCARD_UP_TO_BYTES ? undefined : { connection: 'close' };
+}
+
 export function tooLarge(maxBytes: number): Rejection {
   return reject(413, null, ErrorCode.InvalidRequest, `The body is larger than listen.maxBodyBytes (${maxBytes} bytes); raise that setting to accept it`);
 }

@@ -1,6 +1,7 @@
 // Every refusal the HTTP edge makes, with its status and JSON-RPC code, and schema-valid messages
 // for every method on both eras.
 import assert from 'node:assert/strict';
+import http from 'node:http';
 import { after, before, describe, test } from 'node:test';
 import type { RunningGateway } from '../../src/gateway.js';
 import { everything, fixture, headersFor, META, post, request, schemaProblems, startTestGateway } from './harness.js';
@@ -53,6 +54,31 @@ describe('transport rules', () => {
   test('body over the cap → 413 naming the setting', async () => {
     const big = request('tools/call', { name: 'echo', arguments: { text: 'x'.repeat(70 * 1024) } });
     assertRefused(await post(url, big), 413, -32600, /listen.maxBodyBytes/);
+  });
+
+  test('a body far over the cap, still being written when the 413 is sent: the client reads the 413 (no EPIPE) and the connection stays usable', async () => {
+    const big = JSON.stringify(request('tools/call', { name: 'echo', arguments: { text: 'x'.repeat(3 * 1024 * 1024) } }));
+    const agent = new http.Agent({ keepAlive: true, maxSockets: 1 });
+    const ask = (body: string) =>
+      new Promise<{ status: number; socket: unknown }>((resolve, reject) => {
+        const req = http.request(url, { method: 'POST', agent, headers: { ...headersFor(call()), 'content-length': Buffer.byteLength(body) } }, (res) => {
+          res.resume();
+          res.on('end', () => resolve({ status: res.statusCode!, socket: req.socket }));
+        });
+        req.on('error', reject);
+        req.end(body);
+      });
+    try {
+      for (let i = 0; i < 5; i++) {
+        const refused = await ask(big);
+        assert.equal(refused.status, 413);
+        const next = await ask(JSON.stringify(call()));
+        assert.equal(next.status, 200);
+        assert.equal(next.socket, refused.socket, 'the same kept-alive connection answered the next request');
+      }
+    } finally {
+      agent.destroy();
+    }
   });
 
   test('unparsable JSON → 400/-32700', async () => {
