@@ -3,6 +3,9 @@
 // measures them in interleaved rounds of tools/call at 16 clients, so drift on a shared machine hits both
 // alike. The figure compared is the gateway process's own CPU per call (user + sys from /proc/<pid>/stat),
 // which stays steady when latency does not; calls/s and p50 are shown beside it. Loopback only.
+// Mind the position: on a 2-core machine the two gateways, their children and the load generator share the
+// cores, and two identical builds have read ×0.91 here (B favoured). Run it again with A and B swapped and
+// believe only a difference that holds both ways.
 import { spawn, spawnSync, type ChildProcess } from 'node:child_process';
 import { existsSync, mkdtempSync, readFileSync, rmSync, symlinkSync } from 'node:fs';
 import { tmpdir } from 'node:os';
