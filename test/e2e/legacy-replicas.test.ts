@@ -19,10 +19,12 @@ import { parseConfig } from '../../src/config.js';
 import { startGateway, type RunningGateway } from '../../src/gateway.js';
 import type { Log } from '../../src/protocol/log.js';
 import { fixture, ROOT, startTestGateway, until } from './harness.js';
-import { freePort, reachable } from './own-redis.js';
+import { freePort } from './own-redis.js';
+import { sharedRedis } from '../services.js';
 
 const SHARED_REDIS = 'redis://127.0.0.1:6379';
-const SKIP = (await reachable(6379)) ? false : 'no Redis at 127.0.0.1:6379: cannot show two replicas sharing it';
+const redisNeed = await sharedRedis('the 2025 clients on two replicas tests');
+const SKIP = redisNeed.skip;
 const mrtr = { command: process.execPath, args: ['--import', 'tsx', 'test/fixtures/mrtr-server.ts'], cwd: ROOT };
 const ELICIT_OK = { action: 'accept' as const, content: { ok: true } };
 const CONFIRMED = 'answer={"ok":true} stateIntact=true';
@@ -116,6 +118,7 @@ async function deleteKeys(prefix: string): Promise<void> {
 }
 
 describe('a 2025 client on two replicas without sticky sessions', { skip: SKIP }, () => {
+  before(() => redisNeed.check());
   const keyPrefix = `mcp-gateway-test:${randomUUID()}:`;
   const rest = {
     cache: { store: 'redis', url: SHARED_REDIS, keyPrefix, contextSecret: randomBytes(24).toString('hex') },

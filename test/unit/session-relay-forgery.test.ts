@@ -3,14 +3,15 @@
 // not end a session, a forged subscription entry is not applied, and an answer crossing Redis cannot be read.
 import assert from 'node:assert/strict';
 import { randomUUID } from 'node:crypto';
-import { after, describe, test } from 'node:test';
+import { after, before, describe, test } from 'node:test';
 import { Redis } from 'ioredis';
 import { SessionRelay, type EndedSession, type SessionEvent } from '../../src/legacy-client/session-relay.js';
 import { silentLog } from '../../src/protocol/log.js';
-import { reachable } from '../e2e/own-redis.js';
+import { sharedRedis } from '../services.js';
 
 const URL = 'redis://127.0.0.1:6379';
-const SKIP = (await reachable(6379)) ? false : 'no Redis at 127.0.0.1:6379';
+const redisNeed = await sharedRedis('the session relay forgery tests');
+const SKIP = redisNeed.skip;
 const SECRET = Buffer.from('session-relay-forgery-secret-0123456789');
 const OTHER_SECRET = Buffer.from('not-this-deployments-secret-0123456789');
 
@@ -40,6 +41,7 @@ async function until(check: () => boolean, what: string): Promise<void> {
 }
 
 describe('SessionRelay against someone who can write to Redis', { skip: SKIP }, () => {
+  before(() => redisNeed.check());
   const keyPrefix = `mcp-gateway-test:${randomUUID()}:`;
   const redis = new Redis(URL);
   after(async () => {

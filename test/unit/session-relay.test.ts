@@ -4,15 +4,17 @@
 // their two connections is ready first, and in one batch however many there are.
 import assert from 'node:assert/strict';
 import { randomUUID } from 'node:crypto';
-import { after, describe, test } from 'node:test';
+import { after, before, describe, test } from 'node:test';
 import { Redis } from 'ioredis';
 import { SessionRelay, type EndedSession, type SessionEvent } from '../../src/legacy-client/session-relay.js';
 import { silentLog } from '../../src/protocol/log.js';
-import { freePort, reachable } from '../e2e/own-redis.js';
+import { freePort } from '../e2e/own-redis.js';
+import { sharedRedis } from '../services.js';
 import { redisProxy } from './redis-proxy.js';
 
 const URL = 'redis://127.0.0.1:6379';
-const SKIP = (await reachable(6379)) ? false : 'no Redis at 127.0.0.1:6379';
+const redisNeed = await sharedRedis('the session relay tests');
+const SKIP = redisNeed.skip;
 const SECRET = Buffer.from('session-relay-unit-secret-0123456789');
 
 /** A relay and what its handlers heard, with a way to wait for the next thing heard. */
@@ -57,6 +59,7 @@ async function ready(relay: SessionRelay): Promise<void> {
 }
 
 describe('SessionRelay', { skip: SKIP }, () => {
+  before(() => redisNeed.check());
   const keyPrefix = `mcp-gateway-test:${randomUUID()}:`;
   const redis = new Redis(URL);
   after(async () => {
