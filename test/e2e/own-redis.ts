@@ -1,7 +1,10 @@
 // A redis-server of a test's own, on a free loopback port, to stop and start under a running cache.
 import { spawn, spawnSync, type ChildProcess } from 'node:child_process';
 import { createServer, Socket } from 'node:net';
+import { randomUUID } from 'node:crypto';
+import { after } from 'node:test';
 import { setTimeout as sleep } from 'node:timers/promises';
+import { Redis } from 'ioredis';
 
 export const hasRedisServer = spawnSync('redis-server', ['--version']).status === 0;
 
@@ -49,4 +52,19 @@ export async function stopRedis(child: ChildProcess): Promise<void> {
   child.kill('SIGCONT');
   child.kill('SIGKILL');
   await exited;
+}
+
+/**
+ * For a describe block: a connection to the shared Redis at 127.0.0.1:6379 and a key prefix of the block's
+ * own, whose keys are deleted (and the connection closed) when the block ends.
+ */
+export function scratchRedis(): { keyPrefix: string; redis: Redis } {
+  const keyPrefix = `mcp-gateway-test:${randomUUID()}:`;
+  const redis = new Redis('redis://127.0.0.1:6379');
+  after(async () => {
+    const keys = await redis.keys(`${keyPrefix}*`);
+    if (keys.length) await redis.del(...keys);
+    redis.disconnect();
+  });
+  return { keyPrefix, redis };
 }

@@ -2,11 +2,11 @@
 // connection to the real Redis at 127.0.0.1:6379 (unique key prefix). A forged entry in the ended set does
 // not end a session, a forged subscription entry is not applied, and an answer crossing Redis cannot be read.
 import assert from 'node:assert/strict';
-import { randomUUID } from 'node:crypto';
-import { after, before, describe, test } from 'node:test';
+import { before, describe, test } from 'node:test';
 import { Redis } from 'ioredis';
 import { SessionRelay, type EndedSession, type SessionEvent } from '../../src/legacy-client/session-relay.js';
 import { silentLog } from '../../src/protocol/log.js';
+import { scratchRedis } from '../e2e/own-redis.js';
 import { sharedRedis } from '../services.js';
 
 const URL = 'redis://127.0.0.1:6379';
@@ -42,13 +42,7 @@ async function until(check: () => boolean, what: string): Promise<void> {
 
 describe('SessionRelay against someone who can write to Redis', { skip: SKIP }, () => {
   before(() => redisNeed.check());
-  const keyPrefix = `mcp-gateway-test:${randomUUID()}:`;
-  const redis = new Redis(URL);
-  after(async () => {
-    const keys = await redis.keys(`${keyPrefix}*`);
-    if (keys.length) await redis.del(...keys);
-    redis.disconnect();
-  });
+  const { keyPrefix, redis } = scratchRedis();
 
   test('a forged ZADD or PUBLISH does not end a session; a genuine DELETE does', async () => {
     const prefix = `${keyPrefix}ended:`;

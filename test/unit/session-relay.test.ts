@@ -3,12 +3,11 @@
 // subscriptions live as long as the session; ended sessions reach replicas that start later, whichever of
 // their two connections is ready first, and in one batch however many there are.
 import assert from 'node:assert/strict';
-import { randomUUID } from 'node:crypto';
-import { after, before, describe, test } from 'node:test';
+import { before, describe, test } from 'node:test';
 import { Redis } from 'ioredis';
 import { SessionRelay, type EndedSession, type SessionEvent } from '../../src/legacy-client/session-relay.js';
 import { silentLog } from '../../src/protocol/log.js';
-import { freePort } from '../e2e/own-redis.js';
+import { freePort, scratchRedis } from '../e2e/own-redis.js';
 import { sharedRedis } from '../services.js';
 import { redisProxy } from './redis-proxy.js';
 
@@ -60,13 +59,7 @@ async function ready(relay: SessionRelay): Promise<void> {
 
 describe('SessionRelay', { skip: SKIP }, () => {
   before(() => redisNeed.check());
-  const keyPrefix = `mcp-gateway-test:${randomUUID()}:`;
-  const redis = new Redis(URL);
-  after(async () => {
-    const keys = await redis.keys(`${keyPrefix}*`);
-    if (keys.length) await redis.del(...keys);
-    redis.disconnect();
-  });
+  const { keyPrefix, redis } = scratchRedis();
 
   test('an answer published on one replica reaches the one watching the session; forged or moved messages do not', async () => {
     const a = replica(keyPrefix);
