@@ -7,7 +7,7 @@
 // the cancellation.
 import type { Dispatcher } from 'undici';
 import type { CancelSignal } from '../src/protocol/cancel.js';
-import { isObject, type JsonObject, type JsonRpcId, type JsonRpcNotification, type JsonRpcResponse } from '../src/protocol/jsonrpc.js';
+import { isObject, parseMessage, type JsonObject, type JsonRpcId, type JsonRpcNotification, type JsonRpcRequest, type JsonRpcResponse } from '../src/protocol/jsonrpc.js';
 import { SseReader } from './sse-reader.js';
 import type { ServerRequestHandler } from './upstream.js';
 
@@ -25,7 +25,7 @@ export type ExchangeEnd = 'response' | 'empty' | 'status' | 'unreadable' | 'too-
 
 /** Whoever must hear the messages that arrive on the answer's SSE stream before the response. */
 export interface StreamPeer {
-  onStreamMessage(message: JsonObject, exchange: HttpExchange): void;
+  onStreamMessage(message: JsonRpcRequest | JsonRpcNotification, exchange: HttpExchange): void;
 }
 
 export interface ExchangeOptions {
@@ -235,8 +235,9 @@ export class HttpExchange implements Dispatcher.DispatchHandler {
   }
 
   private onMessage(message: JsonObject): void {
-    if (typeof message.method === 'string') {
-      this.peer?.onStreamMessage(message, this);
+    const parsed = parseMessage(message);
+    if (parsed.kind === 'request' || parsed.kind === 'notification') {
+      this.peer?.onStreamMessage(parsed.message, this);
       return;
     }
     if (isResponse(message) && (this.expectId === undefined || message.id === this.expectId)) {

@@ -14,7 +14,7 @@ import {
   type JsonRpcRequest,
   type JsonRpcResponse,
 } from '../src/protocol/jsonrpc.js';
-import type { Log } from '../src/protocol/log.js';
+import type { Log } from '../src/infra/log.js';
 import { LEGACY_CLIENT_REQUESTS, type ServerInfo } from '../src/protocol/mcp.js';
 import type { HttpEndpoint } from './http-endpoint.js';
 import { looksModern } from './http-era.js';
@@ -172,20 +172,19 @@ export class LegacyHttpSession implements StreamPeer {
   }
 
   /** Messages on a request's stream, and on the GET stream (where `exchange.onNotification` is unset). */
-  onStreamMessage(message: JsonObject, exchange: HttpExchange): void {
-    const method = message.method as string;
+  onStreamMessage(message: JsonRpcRequest | JsonRpcNotification, exchange: HttpExchange): void {
+    const method = message.method;
     if ('id' in message) {
       const handler = exchange.onServerRequest;
       // On 2025 Streamable HTTP a request on a POST's stream belongs to that POST's call.
       if (handler && LEGACY_CLIENT_REQUESTS.has(method)) {
-        const request = message as unknown as JsonRpcRequest;
-        void relayServerRequest(handler, request).then((answer) => this.sideMessage(answer, `answer to ${method}`));
+        void relayServerRequest(handler, message).then((answer) => this.sideMessage(answer, `answer to ${method}`));
       } else {
-        this.answer(message as unknown as JsonRpcRequest);
+        this.answer(message);
       }
     } else if (method === 'notifications/progress' || (method === 'notifications/message' && exchange.onNotification)) {
       // On a POST's stream a log message belongs to that request (the edge keeps those at its level).
-      exchange.onNotification?.(message as unknown as JsonRpcNotification);
+      exchange.onNotification?.(message);
     } else if (method.endsWith('/list_changed') || method === 'notifications/resources/updated') {
       this.events.emit('listChanged', message);
     } else if (method === 'notifications/message') {

@@ -6,7 +6,7 @@ import { EventEmitter } from 'node:events';
 import { ErrorCode, errorResponse, type JsonObject, type JsonRpcNotification, type JsonRpcRequest, type JsonRpcResponse } from '../src/protocol/jsonrpc.js';
 import type { CancelSignal } from '../src/protocol/cancel.js';
 import { UPSTREAM_STATUS, type MarkedResponse } from '../src/protocol/error-status.js';
-import type { Log } from '../src/protocol/log.js';
+import type { Log } from '../src/infra/log.js';
 import { overloadedResponse } from '../src/protocol/overload.js';
 import { META, MODERN_VERSION, type ServerInfo } from '../src/protocol/mcp.js';
 import { backoffDelay, CrashWindow, type BackoffPolicy } from './backoff.js';
@@ -190,15 +190,15 @@ export class HttpUpstream implements Upstream, StreamPeer {
    * Notifications on a modern request's stream belong to its caller (progress, log messages, and on a
    * subscriptions/listen stream the changes it asked for); list changes are also announced to listeners.
    */
-  onStreamMessage(message: JsonObject, exchange: HttpExchange): void {
-    const method = message.method as string;
+  onStreamMessage(message: JsonRpcRequest | JsonRpcNotification, exchange: HttpExchange): void {
+    const method = message.method;
     if ('id' in message) {
       // The 2026 revision forbids requests on response streams (they travel as input_required results).
       this.log.warn({ method }, 'ignored a request the upstream sent on a response stream');
       return;
     }
     if (method.endsWith('/list_changed') || method === 'notifications/resources/updated') this.events.emit('listChanged', message);
-    exchange.onNotification?.(message as unknown as JsonRpcNotification);
+    exchange.onNotification?.(message);
   }
 
   // ---- lifecycle ---------------------------------------------------------------------------------

@@ -10,7 +10,7 @@
 // A field the server sent, whatever its value, is its own. Nothing else is touched: the keys are appended,
 // the other keys keep their order.
 import { isObject, type JsonRpcResponse } from '../src/protocol/jsonrpc.js';
-import type { Log } from '../src/protocol/log.js';
+import type { Log } from '../src/infra/log.js';
 import { CACHEABLE_METHODS } from '../src/protocol/mcp.js';
 
 export interface ResultDefaults {

@@ -12,7 +12,7 @@ import {
   type JsonRpcRequest,
   type JsonRpcResponse,
 } from '../src/protocol/jsonrpc.js';
-import { META } from '../src/protocol/mcp.js';
+import { MAY_ASK, META } from '../src/protocol/mcp.js';
 import type { ServerRequestHandler } from './upstream.js';
 
 interface Pending {
@@ -32,7 +32,6 @@ interface Pending {
 const LISTEN = 'subscriptions/listen';
 
 /** Requests during which a 2025 server may ask the client for input. */
-const MAY_ASK: ReadonlySet<string> = new Set(['tools/call', 'prompts/get', 'resources/read']);
 
 export interface Dispatch {
   timeoutMs: number;

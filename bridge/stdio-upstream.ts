@@ -6,13 +6,14 @@ import {
   errorResponse,
   isModernError,
   isObject,
+  parseMessage,
   type JsonObject,
   type JsonRpcNotification,
   type JsonRpcRequest,
   type JsonRpcResponse,
 } from '../src/protocol/jsonrpc.js';
 import type { CancelSignal } from '../src/protocol/cancel.js';
-import type { Log } from '../src/protocol/log.js';
+import type { Log } from '../src/infra/log.js';
 import { LEGACY_CLIENT_REQUESTS, META, MODERN_VERSION, type ServerInfo } from '../src/protocol/mcp.js';
 import { backoffDelay, CrashWindow, type BackoffPolicy } from './backoff.js';
 import { StateGate } from './state-gate.js';
@@ -283,23 +284,19 @@ export class StdioUpstream implements Upstream {
 
   // ---- messages from the child -------------------------------------------------------------------
 
-  private onMessage(child: StdioProcess, message: unknown): void {
-    if (!isObject(message)) {
-      this.log.warn({ message }, 'skipped a stdout message that is not a JSON-RPC object');
-      return;
+  private onMessage(child: StdioProcess, value: unknown): void {
+    const parsed = parseMessage(value);
+    switch (parsed.kind) {
+      case 'request':
+        return this.onChildRequest(child, parsed.message);
+      case 'notification':
+        return this.onChildNotification(parsed.message);
+      case 'response':
+        if (!this.pending.answer(parsed.message)) this.log.debug({ id: parsed.message.id }, 'answer for a request no longer waiting (timed out or cancelled)');
+        return;
+      default:
+        this.log.warn({ keys: isObject(value) ? Object.keys(value) : typeof value }, 'skipped a stdout message that is not a JSON-RPC request, notification or response');
     }
-    if (typeof message.method === 'string') {
-      if ('id' in message) this.onChildRequest(child, message as unknown as JsonRpcRequest);
-      else this.onChildNotification(message as unknown as JsonRpcNotification);
-      return;
-    }
-    if ('id' in message && ('result' in message || 'error' in message)) {
-      if (!this.pending.answer(message as unknown as JsonRpcResponse)) {
-        this.log.debug({ id: message.id }, 'answer for a request no longer waiting (timed out or cancelled)');
-      }
-      return;
-    }
-    this.log.warn({ keys: Object.keys(message) }, 'skipped a stdout message that is not a JSON-RPC request, notification or response');
   }
 
   private onChildNotification(notification: JsonRpcNotification): void {

@@ -8,7 +8,7 @@
 // Stored results are deep copies, frozen: a hit hands out a shallow copy of the top level (with its own
 // ttlMs), so whoever receives it may replace top-level fields but must not change what lies below.
 import type { JsonObject, JsonRpcId, JsonRpcResponse } from '../src/protocol/jsonrpc.js';
-import type { Log } from '../src/protocol/log.js';
+import type { Log } from '../src/infra/log.js';
 import { keepStatusMarks } from '../src/protocol/error-status.js';
 import type { CacheStore, StoredEntry } from './store.js';
 

@@ -15,8 +15,8 @@
 import { randomUUID } from 'node:crypto';
 import { Redis, type RedisOptions } from 'ioredis';
 import { isObject } from '../src/protocol/jsonrpc.js';
-import type { Log } from '../src/protocol/log.js';
-import { describeRedisUrl, failFastRedisOptions, PAUSE_MS, sentinelOptions, type SentinelSettings } from '../src/protocol/redis-fail-fast.js';
+import type { Log } from '../src/infra/log.js';
+import { describeRedisUrl, failFastRedisOptions, PAUSE_MS, sentinelOptions, type SentinelSettings } from '../src/infra/redis-fail-fast.js';
 import type { CacheStore, DropListener, StoredEntry } from './store.js';
 
 export interface RedisStoreOptions {

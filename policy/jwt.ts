@@ -5,7 +5,7 @@
 import { readFile } from 'node:fs/promises';
 import type * as Jose from 'jose';
 import type { CryptoKey, JSONWebKeySet, JWTPayload, JWTVerifyGetKey } from 'jose';
-import type { Log } from '../src/protocol/log.js';
+import type { Log } from '../src/infra/log.js';
 import { isLoopbackHost } from '../src/protocol/loopback.js';
 import type { Principal } from './principal.js';
 import type { JwtSetting } from './settings.js';

@@ -9,8 +9,8 @@ import { parse as parseShellWords } from 'shell-quote';
 import { ConfigError, ConfigFileMissing, exposureProblem, loadConfigFile, LOG_LEVELS, parseConfig, SERVER_NAME, type GatewayConfig } from './config.js';
 import { startGateway, type RunningGateway } from './gateway.js';
 import type { Logger } from 'pino';
-import { createLogger } from './log.js';
-import { GATEWAY_INFO } from './version.js';
+import { createLogger } from './infra/logger.js';
+import { GATEWAY_INFO } from './infra/version.js';
 
 const HELP = `mcp-gateway — serve MCP servers as MCP 2026-07-28 Streamable HTTP endpoints
 

@@ -28,7 +28,7 @@ import { changedLists } from './notify/changed-lists.js';
 import { ListenHub } from './notify/listen-hub.js';
 import { ResourceWatch } from './notify/resource-watch.js';
 import { watchModernUpstream, type ModernWatch } from './notify/upstream-listen.js';
-import type { Log } from './protocol/log.js';
+import type { Log } from './infra/log.js';
 import { isLoopbackHost } from './protocol/loopback.js';
 import { cancelWaitingCalls, InputBridge, type HeldCalls } from './mrtr/input-bridge.js';
 import type { InstanceRegistry } from './mrtr/instance-registry.js';
@@ -38,7 +38,7 @@ import type { SessionRelay } from './legacy-client/session-relay.js';
 import { RequestStateCodec } from './mrtr/request-state.js';
 import { SecurityHolder } from './security.js';
 import { createUpstream } from './upstream-factory.js';
-import { GATEWAY_INFO } from './version.js';
+import { GATEWAY_INFO } from './infra/version.js';
 
 
 const EVERY_LIST = ['tools/list', 'prompts/list', 'resources/list', 'resources/templates/list', 'resources/read', 'server/discover'];

@@ -9,7 +9,7 @@ import { MemoryRateLimiter, type RateLimiter } from '../policy/rate-limit.js';
 import type { AuthSetting, RateLimitSetting } from '../policy/settings.js';
 import { serverHeads, type GatewayConfig } from './config.js';
 import { PolicyGuard, type GuardOptions } from './edge/policy-guard.js';
-import type { Log } from './protocol/log.js';
+import type { Log } from './infra/log.js';
 
 export interface Security {
   readonly auth: AuthSetting;

@@ -4,8 +4,8 @@ import { StdioUpstream } from '../bridge/stdio-upstream.js';
 import type { Upstream } from '../bridge/upstream.js';
 import { childEnvironment } from './child-env.js';
 import type { ServerConfig } from './config.js';
-import type { Log } from './protocol/log.js';
-import { GATEWAY_INFO } from './version.js';
+import type { Log } from './infra/log.js';
+import { GATEWAY_INFO } from './infra/version.js';
 
 export async function createUpstream(name: string, server: ServerConfig, log: Log, envReads: readonly string[]): Promise<Upstream> {
   if (server.transport === 'http') {

@@ -4,10 +4,10 @@
 import { EventEmitter } from 'node:events';
 import type { Reach, RequestOptions, Upstream, UpstreamStatus } from '../../bridge/upstream.js';
 import { ErrorCode, errorResponse, isObject, type JsonObject, type JsonRpcRequest, type JsonRpcResponse } from '../protocol/jsonrpc.js';
-import type { Log } from '../protocol/log.js';
-import { META, SUPPORTED_VERSIONS } from '../protocol/mcp.js';
+import type { Log } from '../infra/log.js';
+import { LIST_ITEMS, META, SUPPORTED_VERSIONS, type ListMethod } from '../protocol/mcp.js';
 import { retryAfterOf } from '../protocol/overload.js';
-import { GATEWAY_INFO } from '../version.js';
+import { GATEWAY_INFO } from '../infra/version.js';
 import { CursorCodec, type Position } from './cursor.js';
 import { mergeDiscover, type Outcome } from './merged-discover.js';
 import { MergedPages } from './merged-pages.js';
@@ -26,13 +26,6 @@ export interface AggregatorOptions {
   log: Log;
 }
 
-type ListMethod = 'tools/list' | 'prompts/list' | 'resources/list' | 'resources/templates/list';
-const ITEMS: Record<ListMethod, string> = {
-  'tools/list': 'tools',
-  'prompts/list': 'prompts',
-  'resources/list': 'resources',
-  'resources/templates/list': 'resourceTemplates',
-};
 /** A name nobody listed triggers at most one refresh of that list per this many ms. */
 const REFRESH_INTERVAL_MS = 1_000;
 
@@ -144,7 +137,7 @@ export class Aggregator implements Upstream {
 
     const outcomes = await Promise.all(positions.map(([server, cursor]) => this.ask(server, method, params, cursor, authContext)));
     const firstPages = new Set(positions.filter(([, cursor]) => cursor === null).map(([server]) => server));
-    const key = ITEMS[method];
+    const key = LIST_ITEMS[method];
     const items: unknown[] = [];
     const next: Position[] = [];
     let ttlMs = Number.POSITIVE_INFINITY;
@@ -215,7 +208,7 @@ export class Aggregator implements Upstream {
   private ask(server: string, method: string, params: JsonObject, cursor: string | null, authContext: string | undefined): Promise<Outcome> {
     const upstream = this.options.upstreams.get(server);
     // Removed by a reload since the cursor or the list began: it has nothing more to say.
-    if (!upstream) return Promise.resolve({ server, response: { jsonrpc: '2.0', id: 0, result: { resultType: 'complete', [ITEMS[method as ListMethod] ?? 'items']: [] } } });
+    if (!upstream) return Promise.resolve({ server, response: { jsonrpc: '2.0', id: 0, result: { resultType: 'complete', [LIST_ITEMS[method as ListMethod] ?? 'items']: [] } } });
     // Each upstream borrows its own copy: adapters rewrite ids, tokens and _meta while in flight.
     const own: JsonObject = { ...params, _meta: isObject(params._meta) ? { ...params._meta } : params._meta };
     if (cursor === null) delete own.cursor;

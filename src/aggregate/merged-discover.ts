@@ -4,7 +4,7 @@
 import type { Reach } from '../../bridge/upstream.js';
 import { isObject, type JsonObject, type JsonRpcResponse } from '../protocol/jsonrpc.js';
 import { META, SUPPORTED_VERSIONS } from '../protocol/mcp.js';
-import { GATEWAY_INFO } from '../version.js';
+import { GATEWAY_INFO } from '../infra/version.js';
 
 /** One upstream's answer to a fanned-out request, or its silence past the deadline. */
 export type Outcome = { server: string; response: JsonRpcResponse } | { server: string; timedOut: true };

@@ -9,7 +9,7 @@ import { ANONYMOUS_PRINCIPAL, type Principal } from '../../policy/principal.js';
 import type { ListenHub } from '../notify/listen-hub.js';
 import { httpStatusOf } from '../protocol/error-status.js';
 import { ErrorCode, isObject, type JsonRpcResponse } from '../protocol/jsonrpc.js';
-import type { Log } from '../protocol/log.js';
+import type { Log } from '../infra/log.js';
 import { META } from '../protocol/mcp.js';
 import type { LegacyClients, LegacyExchange } from '../legacy-client/legacy-clients.js';
 import type { GatewayMetrics, RequestOutcome } from '../ops/metrics.js';

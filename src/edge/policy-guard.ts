@@ -8,6 +8,7 @@ import type { PinStore, PinVerdict } from '../../policy/pins.js';
 import type { Principal } from '../../policy/principal.js';
 import { publicName } from '../aggregate/public-names.js';
 import { ErrorCode, errorResponse, isObject, type JsonRpcRequest, type JsonRpcResponse } from '../protocol/jsonrpc.js';
+import type { ListMethod } from '../protocol/mcp.js';
 
 export interface GuardOptions {
   /** Each server's prefix on /mcp, in config order. */
@@ -33,7 +34,6 @@ export interface Verdict {
   refusal?: JsonRpcResponse;
 }
 
-type ListMethod = 'tools/list' | 'prompts/list' | 'resources/list' | 'resources/templates/list';
 const LISTS: Record<ListMethod, { items: string; kind: ItemKind; key: 'name' | 'uri' | 'uriTemplate' }> = {
   'tools/list': { items: 'tools', kind: 'tools', key: 'name' },
   'prompts/list': { items: 'prompts', kind: 'prompts', key: 'name' },

@@ -1,6 +1,6 @@
 // The modern (2026-07-28) rules a POST must pass before anything reaches an upstream: the JSON-RPC
 // envelope, the per-request _meta, and the headers that mirror the body. Pure: no I/O, no state.
-import { ErrorCode, isObject, isValidId, type JsonRpcId, type JsonRpcNotification, type JsonRpcRequest } from '../protocol/jsonrpc.js';
+import { ErrorCode, isObject, isValidId, parseMessage, type JsonRpcId, type JsonRpcNotification, type JsonRpcRequest } from '../protocol/jsonrpc.js';
 import { META, MODERN_REQUEST_METHODS, NAME_PARAM, SUPPORTED_VERSIONS } from '../protocol/mcp.js';
 import { decodeHeaderValue } from './header-value.js';
 import type { ToolHeaderIndex } from './param-headers.js';
@@ -42,11 +42,9 @@ function checkEnvelope(body: unknown): Exclude<Checked, { kind: 'rejected' }> | 
   if (body.params !== undefined && !isObject(body.params)) {
     return { rejection: reject(400, id, ErrorCode.InvalidRequest, 'params must be an object') };
   }
-  if (!('id' in body)) return { kind: 'notification', message: body as unknown as JsonRpcNotification };
-  if (!isValidId(body.id)) {
-    return { rejection: reject(400, null, ErrorCode.InvalidRequest, 'id must be a string or an integer (null is not allowed)') };
-  }
-  return { kind: 'request', message: body as unknown as JsonRpcRequest };
+  const parsed = parseMessage(body);
+  if (parsed.kind === 'notification' || parsed.kind === 'request') return parsed;
+  return { rejection: reject(400, null, ErrorCode.InvalidRequest, 'id must be a string or an integer (null is not allowed)') };
 }
 
 function checkRequest(message: JsonRpcRequest, header: Header, tools: ToolHeaderIndex | undefined): Rejection | undefined {

@@ -5,7 +5,7 @@
 import { randomBytes } from 'node:crypto';
 import type { CancelSignal } from '../protocol/cancel.js';
 import { isObject, type JsonObject } from '../protocol/jsonrpc.js';
-import type { Log } from '../protocol/log.js';
+import type { Log } from '../infra/log.js';
 import type { SessionRelay } from './session-relay.js';
 
 /** How long the gateway waits for a 2025 client to answer one of its requests (elicitation can be slow). */

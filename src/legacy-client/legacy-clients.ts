@@ -9,11 +9,11 @@ import { randomBytes } from 'node:crypto';
 import type { ServerResponse } from 'node:http';
 import type { CancelSignal } from '../protocol/cancel.js';
 import { ErrorCode, errorResponse, isObject, isValidId, type JsonObject, type JsonRpcNotification, type JsonRpcRequest, type JsonRpcResponse } from '../protocol/jsonrpc.js';
-import type { Log } from '../protocol/log.js';
-import { META, MODERN_REQUEST_METHODS, MODERN_VERSION } from '../protocol/mcp.js';
+import type { Log } from '../infra/log.js';
+import { MAY_ASK, META, MODERN_REQUEST_METHODS, MODERN_VERSION } from '../protocol/mcp.js';
 import { retryAfterHeaders, retryAfterOf } from '../protocol/overload.js';
 import type { ListenAccess, ListenHub } from '../notify/listen-hub.js';
-import { GATEWAY_INFO } from '../version.js';
+import { GATEWAY_INFO } from '../infra/version.js';
 import { ClientRequests } from './client-requests.js';
 import { ExpiringSessions } from './expiring-sessions.js';
 import type { EndedSession, SessionRelay } from './session-relay.js';
@@ -24,7 +24,6 @@ export const LEGACY_CLIENT_VERSIONS: readonly string[] = ['2025-11-25', '2025-06
 const SSE_HEADERS = { 'content-type': 'text/event-stream', 'cache-control': 'no-cache, no-transform', 'x-accel-buffering': 'no' };
 const MAX_ROUNDS = 16;
 /** Requests that may need the client's input: answered over SSE, so the gateway can ask. */
-const MAY_ASK: ReadonlySet<string> = new Set(['tools/call', 'prompts/get', 'resources/read']);
 /** Methods whose 2025 and 2026 forms are the same, forwarded to the core. */
 const FORWARDED: ReadonlySet<string> = new Set([...MODERN_REQUEST_METHODS].filter((m) => m !== 'subscriptions/listen' && m !== 'server/discover'));
 

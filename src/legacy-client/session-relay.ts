@@ -17,8 +17,8 @@
 import { createHash, createHmac, timingSafeEqual } from 'node:crypto';
 import { Redis, type RedisOptions } from 'ioredis';
 import { isObject, type JsonObject } from '../protocol/jsonrpc.js';
-import type { Log } from '../protocol/log.js';
-import { describeRedisUrl, failFastRedisOptions, PAUSE_MS, sentinelOptions, type SentinelSettings } from '../protocol/redis-fail-fast.js';
+import type { Log } from '../infra/log.js';
+import { describeRedisUrl, failFastRedisOptions, PAUSE_MS, sentinelOptions, type SentinelSettings } from '../infra/redis-fail-fast.js';
 import { Sealer } from './sealer.js';
 
 export type SessionEvent =

@@ -7,8 +7,8 @@ import type { RequestOptions, Upstream } from '../../bridge/upstream.js';
 import { UpstreamWrapper } from '../upstream-wrapper.js';
 import { cancelledResponse } from '../protocol/cancel.js';
 import { ErrorCode, errorResponse, isObject, type JsonObject, type JsonRpcRequest, type JsonRpcResponse } from '../protocol/jsonrpc.js';
-import type { Log } from '../protocol/log.js';
-import { META } from '../protocol/mcp.js';
+import type { Log } from '../infra/log.js';
+import { MAY_ASK, META } from '../protocol/mcp.js';
 import { HeldCall, type CallEvent } from './held-call.js';
 import { requestDigest, type RequestStateCodec } from './request-state.js';
 
@@ -50,7 +50,6 @@ const CAPABILITY: Record<string, string> = {
   'sampling/createMessage': 'sampling',
   'roots/list': 'roots',
 };
-const MAY_ASK: ReadonlySet<string> = new Set(['tools/call', 'prompts/get', 'resources/read']);
 /** Longest a retry waits for a just-started server's era to be known. */
 const ERA_WAIT_MS = 30_000;
 

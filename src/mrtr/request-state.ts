@@ -3,7 +3,7 @@
 // content and to an expiry, and naming the gateway instance that holds the call. Never a modern
 // upstream's requestState: those pass through untouched and are never opened here.
 import { createHash, createHmac, timingSafeEqual } from 'node:crypto';
-import { canonicalJson } from '../protocol/canonical-json.js';
+import { canonicalJson } from '../infra/canonical-json.js';
 import type { JsonObject } from '../protocol/jsonrpc.js';
 
 export interface HeldCallState {

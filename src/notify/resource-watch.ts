@@ -3,7 +3,7 @@
 // resourceSubscriptions of the gateway's own listen stream to it. Counted, so two clients watching one
 // URI cost the upstream one subscription.
 import type { Upstream } from '../../bridge/upstream.js';
-import type { Log } from '../protocol/log.js';
+import type { Log } from '../infra/log.js';
 import { META, SUPPORTED_VERSIONS } from '../protocol/mcp.js';
 
 export interface ModernResourceSink {

@@ -5,7 +5,7 @@
 // `resync` runs, because changes made while nobody listened were missed.
 import type { Upstream, UpstreamState } from '../../bridge/upstream.js';
 import { ErrorCode } from '../protocol/jsonrpc.js';
-import type { Log } from '../protocol/log.js';
+import type { Log } from '../infra/log.js';
 import { META, SUPPORTED_VERSIONS } from '../protocol/mcp.js';
 
 const FILTER = { toolsListChanged: true, promptsListChanged: true, resourcesListChanged: true };

@@ -64,18 +64,28 @@ export function isValidId(id: unknown): id is JsonRpcId {
   return typeof id === 'string' || (typeof id === 'number' && Number.isInteger(id));
 }
 
-/** Classifies a parsed line or body without copying it. */
-export type MessageKind = 'request' | 'notification' | 'response' | 'invalid';
+/** A parsed line or body, narrowed by what it is (the value itself, not a copy). */
+export type ParsedMessage =
+  | { kind: 'request'; message: JsonRpcRequest }
+  | { kind: 'notification'; message: JsonRpcNotification }
+  | { kind: 'response'; message: JsonRpcResponse }
+  | { kind: 'invalid'; message: unknown };
 
-export function classify(message: unknown): MessageKind {
-  if (!isObject(message) || message.jsonrpc !== '2.0') return 'invalid';
-  if (typeof message.method === 'string') {
-    if (message.params !== undefined && !isObject(message.params)) return 'invalid';
-    if (!('id' in message)) return 'notification';
-    return isValidId(message.id) ? 'request' : 'invalid';
+/**
+ * What a parsed JSON value is by its shape: a request (method and a string or integer id), a notification
+ * (method, no id), a response (id and result or error) or invalid; `params`, when present, is an object.
+ * The `jsonrpc` field is not checked: the edge insists on it for clients (with its own message), and what
+ * upstreams write is read liberally.
+ */
+export function parseMessage(value: unknown): ParsedMessage {
+  if (!isObject(value)) return { kind: 'invalid', message: value };
+  if (typeof value.method === 'string') {
+    if (value.params !== undefined && !isObject(value.params)) return { kind: 'invalid', message: value };
+    if (!('id' in value)) return { kind: 'notification', message: value as JsonObject & JsonRpcNotification };
+    return isValidId(value.id) ? { kind: 'request', message: value as JsonObject & JsonRpcRequest } : { kind: 'invalid', message: value };
   }
-  if ('id' in message && ('result' in message || 'error' in message)) return 'response';
-  return 'invalid';
+  if ('id' in value && ('result' in value || 'error' in value)) return { kind: 'response', message: value as JsonObject & JsonRpcResponse };
+  return { kind: 'invalid', message: value };
 }
 
 /** Error codes only a 2026-era (modern) MCP peer answers with: what tells a server's era from its refusal. */

@@ -47,6 +47,18 @@ export const CACHEABLE_METHODS: ReadonlySet<string> = new Set([
   'resources/read',
 ]);
 
+/** Requests whose answer may be `input_required` (a modern server asking the client mid-call). */
+export const MAY_ASK: ReadonlySet<string> = new Set(['tools/call', 'prompts/get', 'resources/read']);
+
+/** The paged list methods, and the result field each one's items travel in. */
+export const LIST_ITEMS = {
+  'tools/list': 'tools',
+  'prompts/list': 'prompts',
+  'resources/list': 'resources',
+  'resources/templates/list': 'resourceTemplates',
+} as const;
+export type ListMethod = keyof typeof LIST_ITEMS;
+
 /** Server-to-client requests a legacy server may send in the middle of a call. */
 export const LEGACY_CLIENT_REQUESTS: ReadonlySet<string> = new Set([
   'sampling/createMessage',

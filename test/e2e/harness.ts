@@ -5,8 +5,8 @@ import { fileURLToPath } from 'node:url';
 import { Client, StreamableHTTPClientTransport } from '@modelcontextprotocol/client';
 import { parseConfig } from '../../src/config.js';
 import { startGateway, type RunningGateway } from '../../src/gateway.js';
-import { createLogger } from '../../src/log.js';
-import { silentLog } from '../../src/protocol/log.js';
+import { createLogger } from '../../src/infra/logger.js';
+import { silentLog } from '../../src/infra/log.js';
 import { defProblems as validate } from '../schema.js';
 
 export const ROOT = fileURLToPath(new URL('../../', import.meta.url));

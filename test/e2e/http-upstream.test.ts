@@ -7,7 +7,7 @@ import { createServer } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { HttpUpstream, type HttpUpstreamConfig } from '../../bridge/http-upstream.js';
 import type { JsonRpcNotification, JsonRpcRequest, JsonRpcResponse } from '../../src/protocol/jsonrpc.js';
-import { silentLog } from '../../src/protocol/log.js';
+import { silentLog } from '../../src/infra/log.js';
 import { httpStatusOf } from '../../src/protocol/error-status.js';
 import { retryAfterOf } from '../../src/protocol/overload.js';
 import { startLegacyHttpServer, startModernHttpServer, unusedPort, type LegacyHttpServer, type ModernHttpServer } from '../fixtures/http-servers.js';
@@ -40,7 +40,7 @@ function request(id: string | number, method: string, params: Record<string, unk
 }
 
 async function started(cfg: HttpUpstreamConfig): Promise<HttpUpstream> {
-  const upstream = new HttpUpstream(cfg, process.env.TEST_LOG ? (await import('../../src/log.js')).createLogger(process.env.TEST_LOG) : silentLog);
+  const upstream = new HttpUpstream(cfg, process.env.TEST_LOG ? (await import('../../src/infra/logger.js')).createLogger(process.env.TEST_LOG) : silentLog);
   await upstream.start();
   return upstream;
 }

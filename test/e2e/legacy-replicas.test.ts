@@ -17,7 +17,7 @@ import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/
 import { ElicitRequestSchema, ResourceUpdatedNotificationSchema, ToolListChangedNotificationSchema } from '@modelcontextprotocol/sdk/types.js';
 import { parseConfig } from '../../src/config.js';
 import { startGateway, type RunningGateway } from '../../src/gateway.js';
-import type { Log } from '../../src/protocol/log.js';
+import type { Log } from '../../src/infra/log.js';
 import { fixture, ROOT, startTestGateway, until } from './harness.js';
 import { freePort } from './own-redis.js';
 import { sharedRedis } from '../services.js';

@@ -10,7 +10,7 @@ import { Client, StreamableHTTPClientTransport, type FetchLike } from '@modelcon
 import { Redis } from 'ioredis';
 import { parseConfig } from '../../src/config.js';
 import { startGateway, type RunningGateway } from '../../src/gateway.js';
-import { silentLog, type Log } from '../../src/protocol/log.js';
+import { silentLog, type Log } from '../../src/infra/log.js';
 import { everything, eventually, fixture, headersFor, META, post, ROOT, schemaProblems, VERSION, type Answer } from './harness.js';
 import { startLegacyHttpServer, type LegacyHttpServer } from '../fixtures/http-servers.js';
 import { sharedRedis } from '../services.js';

@@ -11,7 +11,7 @@ import type { ChildProcess } from 'node:child_process';
 import { Redis } from 'ioredis';
 import { parseConfig } from '../../src/config.js';
 import { startGateway, type RunningGateway } from '../../src/gateway.js';
-import { silentLog, type Log } from '../../src/protocol/log.js';
+import { silentLog, type Log } from '../../src/infra/log.js';
 import { fixture, openListen, post, request, ROOT, until } from './harness.js';
 import { freePort, startRedis, stopRedis } from './own-redis.js';
 import { redisServerBinary } from '../services.js';

@@ -13,8 +13,8 @@ import { setTimeout as sleep } from 'node:timers/promises';
 import { after, before, describe, test } from 'node:test';
 import { parseConfig } from '../../src/config.js';
 import { startGateway, type RunningGateway } from '../../src/gateway.js';
-import { createLogger } from '../../src/log.js';
-import { silentLog } from '../../src/protocol/log.js';
+import { createLogger } from '../../src/infra/logger.js';
+import { silentLog } from '../../src/infra/log.js';
 import { everything, headersFor, post, request, ROOT, until } from './harness.js';
 
 const ALICE = 'alice-key-0123456789abcdef';

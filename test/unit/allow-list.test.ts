@@ -13,7 +13,7 @@ import type { Principal } from '../../policy/principal.js';
 import type { PolicySetting } from '../../policy/settings.js';
 import { PolicyGuard, type GuardOptions } from '../../src/edge/policy-guard.js';
 import type { JsonRpcRequest, JsonRpcResponse, JsonRpcSuccess } from '../../src/protocol/jsonrpc.js';
-import { silentLog, type Log } from '../../src/protocol/log.js';
+import { silentLog, type Log } from '../../src/infra/log.js';
 
 const SERVERS = new Set(['a', 'b', 'crm', 'docs']);
 

@@ -7,7 +7,7 @@ import { MemoryStore } from '../../cache/memory-store.js';
 import type { CacheStore, DropListener, StoredEntry } from '../../cache/store.js';
 import { TieredStore } from '../../cache/tiered-store.js';
 import type { JsonRpcResponse } from '../../src/protocol/jsonrpc.js';
-import { silentLog } from '../../src/protocol/log.js';
+import { silentLog } from '../../src/infra/log.js';
 
 /** A shared store that holds nothing and lets the test play the other replicas and the channel's gaps. */
 class FakeShared implements CacheStore {

@@ -5,7 +5,7 @@ import assert from 'node:assert/strict';
 import { ResultFiller } from '../../bridge/modern-result.js';
 import { httpStatusOf, UPSTREAM_STATUS, type MarkedResponse } from '../../src/protocol/error-status.js';
 import type { JsonRpcResponse } from '../../src/protocol/jsonrpc.js';
-import type { Log } from '../../src/protocol/log.js';
+import type { Log } from '../../src/infra/log.js';
 
 const failure = (code: number, upstreamStatus?: number): JsonRpcResponse => {
   const response: MarkedResponse = { jsonrpc: '2.0', id: 1, error: { code, message: 'x' } };

@@ -5,7 +5,7 @@ import { test } from 'node:test';
 import { ListCache, type CacheKey, type ListCacheOptions } from '../../cache/list-cache.js';
 import { MemoryStore } from '../../cache/memory-store.js';
 import type { JsonObject, JsonRpcId, JsonRpcResponse } from '../../src/protocol/jsonrpc.js';
-import { silentLog } from '../../src/protocol/log.js';
+import { silentLog } from '../../src/infra/log.js';
 import { httpStatusOf, UPSTREAM_STATUS, type MarkedResponse } from '../../src/protocol/error-status.js';
 import { overloadedResponse } from '../../src/protocol/overload.js';
 

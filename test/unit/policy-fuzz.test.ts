@@ -14,7 +14,7 @@ import type { PolicyRules, PolicySetting } from '../../policy/settings.js';
 import { publicName } from '../../src/aggregate/public-names.js';
 import { PolicyGuard } from '../../src/edge/policy-guard.js';
 import type { JsonRpcResponse, JsonRpcSuccess } from '../../src/protocol/jsonrpc.js';
-import { silentLog } from '../../src/protocol/log.js';
+import { silentLog } from '../../src/infra/log.js';
 import { assertProperty } from '../fuzz-seed.js';
 
 const SERVERS = ['a', 'b', 'crm', 'docs'] as const;
