@@ -1,6 +1,6 @@
 // The one place that words what can go wrong with a remote upstream, so every message names the
 // server, where it lives, what happened and which setting to look at.
-import { ErrorCode, errorResponse, isObject, type JsonRpcFailure, type JsonRpcId } from '../src/protocol/jsonrpc.js';
+import { ErrorCode, errorResponse, isObject, type JsonRpcFailure, type JsonRpcId } from '../../src/protocol/jsonrpc.js';
 import type { HttpExchange } from './http-exchange.js';
 
 /** What the supervisor does about a failure: `auth` and `unreachable` keep the upstream from being ready. */

@@ -3,15 +3,15 @@
 // each through a keep-alive pool, hands legacy ones to a 2025 session, and keeps a server that cannot be
 // reached (or refuses the gateway's credentials) out of the request path with backoff until it answers.
 import { EventEmitter } from 'node:events';
-import { ErrorCode, errorResponse, type JsonObject, type JsonRpcNotification, type JsonRpcRequest, type JsonRpcResponse } from '../src/protocol/jsonrpc.js';
-import type { CancelSignal } from '../src/protocol/cancel.js';
-import { UPSTREAM_STATUS, type MarkedResponse } from '../src/protocol/error-status.js';
-import type { Log } from '../src/infra/log.js';
-import { overloadedResponse } from '../src/protocol/overload.js';
-import { META, MODERN_VERSION, type ServerInfo } from '../src/protocol/mcp.js';
-import { backoffDelay, CrashWindow, type BackoffPolicy } from './backoff.js';
-import { StateGate } from './state-gate.js';
-import { ResultFiller } from './modern-result.js';
+import { ErrorCode, errorResponse, type JsonObject, type JsonRpcNotification, type JsonRpcRequest, type JsonRpcResponse } from '../../src/protocol/jsonrpc.js';
+import type { CancelSignal } from '../../src/protocol/cancel.js';
+import { UPSTREAM_STATUS, type MarkedResponse } from '../../src/protocol/error-status.js';
+import type { Log } from '../../src/infra/log.js';
+import { overloadedResponse } from '../../src/protocol/overload.js';
+import { META, MODERN_VERSION, type ServerInfo } from '../../src/protocol/mcp.js';
+import { backoffDelay, CrashWindow, type BackoffPolicy } from '../backoff.js';
+import { StateGate } from '../state-gate.js';
+import { ResultFiller } from '../modern-result.js';
 import { HttpEndpoint } from './http-endpoint.js';
 import { looksLegacy, probeVerdict } from './http-era.js';
 import type { HttpExchange, StreamPeer } from './http-exchange.js';
@@ -29,9 +29,9 @@ import {
   type FailureKind,
   type Where,
 } from './http-failures.js';
-import { EraMismatch, LegacyHttpSession } from './http-legacy-session.js';
+import { EraMismatch, LegacyHttpSession } from '../legacy/http-legacy-session.js';
 import { appendModernHeaders } from './mcp-headers.js';
-import type { Era, RequestOptions, Upstream, UpstreamState, UpstreamStatus } from './upstream.js';
+import type { Era, RequestOptions, Upstream, UpstreamState, UpstreamStatus } from '../upstream.js';
 
 export interface HttpUpstreamConfig {
   name: string;

@@ -11,13 +11,13 @@ import {
   type JsonRpcNotification,
   type JsonRpcRequest,
   type JsonRpcResponse,
-} from '../src/protocol/jsonrpc.js';
-import type { CancelSignal } from '../src/protocol/cancel.js';
-import type { Log } from '../src/infra/log.js';
-import { LEGACY_CLIENT_REQUESTS, META, MODERN_VERSION, type ServerInfo } from '../src/protocol/mcp.js';
-import { backoffDelay, CrashWindow, type BackoffPolicy } from './backoff.js';
-import { StateGate } from './state-gate.js';
-import { ResultFiller } from './modern-result.js';
+} from '../../src/protocol/jsonrpc.js';
+import type { CancelSignal } from '../../src/protocol/cancel.js';
+import type { Log } from '../../src/infra/log.js';
+import { LEGACY_CLIENT_REQUESTS, META, MODERN_VERSION, type ServerInfo } from '../../src/protocol/mcp.js';
+import { backoffDelay, CrashWindow, type BackoffPolicy } from '../backoff.js';
+import { StateGate } from '../state-gate.js';
+import { ResultFiller } from '../modern-result.js';
 import {
   answerServerRequest,
   discoverResult,
@@ -27,11 +27,11 @@ import {
   toLegacyRequest,
   toModernResponse,
   type LegacyHandshake,
-} from './legacy-adapter.js';
-import { asksForLogs, LegacyLogLevel } from './legacy-log-level.js';
-import { PendingRequests } from './pending-requests.js';
+} from '../legacy/legacy-adapter.js';
+import { asksForLogs, LegacyLogLevel } from '../legacy/legacy-log-level.js';
+import { PendingRequests } from '../pending-requests.js';
 import { StdioProcess, type ExitInfo, type StdioCommand } from './stdio-process.js';
-import type { Era, RequestOptions, Upstream, UpstreamState, UpstreamStatus } from './upstream.js';
+import type { Era, RequestOptions, Upstream, UpstreamState, UpstreamStatus } from '../upstream.js';
 
 export interface StdioUpstreamConfig extends StdioCommand {
   name: string;

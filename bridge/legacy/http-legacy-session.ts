@@ -13,12 +13,12 @@ import {
   type JsonRpcNotification,
   type JsonRpcRequest,
   type JsonRpcResponse,
-} from '../src/protocol/jsonrpc.js';
-import type { Log } from '../src/infra/log.js';
-import { LEGACY_CLIENT_REQUESTS, type ServerInfo } from '../src/protocol/mcp.js';
-import type { HttpEndpoint } from './http-endpoint.js';
-import { looksModern } from './http-era.js';
-import type { HttpExchange, StreamPeer } from './http-exchange.js';
+} from '../../src/protocol/jsonrpc.js';
+import type { Log } from '../../src/infra/log.js';
+import { LEGACY_CLIENT_REQUESTS, type ServerInfo } from '../../src/protocol/mcp.js';
+import type { HttpEndpoint } from '../http/http-endpoint.js';
+import { looksModern } from '../http/http-era.js';
+import type { HttpExchange, StreamPeer } from '../http/http-exchange.js';
 import { LegacyEventStream } from './http-legacy-stream.js';
 import { asksForLogs, LegacyLogLevel } from './legacy-log-level.js';
 import {
@@ -33,7 +33,7 @@ import {
   UpstreamFailure,
   type FailureKind,
   type Where,
-} from './http-failures.js';
+} from '../http/http-failures.js';
 import {
   answerServerRequest,
   relayServerRequest,
@@ -44,7 +44,7 @@ import {
   toModernResponse,
   type LegacyHandshake,
 } from './legacy-adapter.js';
-import type { RequestOptions } from './upstream.js';
+import type { RequestOptions } from '../upstream.js';
 
 export interface LegacySessionSettings extends Where {
   clientInfo: ServerInfo;
