@@ -1,6 +1,5 @@
 // A supervised stdio child shared by every caller: decides its era once, initialises legacy children,
 // multiplexes requests onto it, and restarts it with backoff when it dies.
-import { EventEmitter } from 'node:events';
 import {
   ErrorCode,
   errorResponse,
@@ -15,8 +14,8 @@ import {
 import type { CancelSignal } from '../../src/protocol/cancel.js';
 import type { Log } from '../../src/infra/log.js';
 import { LEGACY_CLIENT_REQUESTS, META, MODERN_VERSION, type ServerInfo } from '../../src/protocol/mcp.js';
-import { backoffDelay, CrashWindow, type BackoffPolicy } from '../backoff.js';
-import { StateGate } from '../state-gate.js';
+import type { BackoffPolicy } from '../backoff.js';
+import { SupervisedUpstream } from '../supervised-upstream.js';
 import { ResultFiller } from '../modern-result.js';
 import {
   answerServerRequest,
@@ -31,7 +30,7 @@ import {
 import { asksForLogs, LegacyLogLevel } from '../legacy/legacy-log-level.js';
 import { PendingRequests } from '../pending-requests.js';
 import { StdioProcess, type ExitInfo, type StdioCommand } from './stdio-process.js';
-import type { Era, RequestOptions, Upstream, UpstreamState, UpstreamStatus } from '../upstream.js';
+import type { Era, RequestOptions, UpstreamState } from '../upstream.js';
 
 export interface StdioUpstreamConfig extends StdioCommand {
   name: string;
@@ -48,27 +47,15 @@ export interface StdioUpstreamConfig extends StdioCommand {
 
 const LEADING_ID = /^\s*\{\s*(?:"jsonrpc"\s*:\s*"2\.0"\s*,\s*)?"id"\s*:\s*(\d+)/;
 const TRAILING_ID = /,\s*"id"\s*:\s*(\d+)\s*\}\s*$/;
-/** A child has run long enough to forget its earlier crashes. */
-const STABLE_AFTER_MS = 60_000;
+/** States that fail a waiting caller at once; while the child backs off, callers wait for its restart. */
+const FAILS_AT: ReadonlySet<UpstreamState> = new Set(['stopped', 'unhealthy']);
 
-export class StdioUpstream implements Upstream {
-  readonly events = new EventEmitter();
-  private state: UpstreamState = 'stopped';
-  private era: Era | undefined;
+export class StdioUpstream extends SupervisedUpstream {
   private handshake: LegacyHandshake | undefined;
   /** A legacy child's log level, raised as callers ask (one per process: a restart forgets it). */
   private logLevel: LegacyLogLevel | undefined;
   private process: StdioProcess | undefined;
   private pending: PendingRequests;
-  private readonly crashes: CrashWindow;
-  private restarts = 0;
-  private consecutiveFailures = 0;
-  private lastError: string | undefined;
-  private readyAt = 0;
-  private restartTimer: NodeJS.Timeout | undefined;
-  private unhealthyUntil = 0;
-  /** Wakes callers waiting for a state change. */
-  private readonly stateChange = new StateGate();
   private readonly results: ResultFiller;
   /** Set while the era probe runs: an exit then means "legacy", not a crash. */
   private probing = false;
@@ -77,31 +64,22 @@ export class StdioUpstream implements Upstream {
 
   constructor(
     private readonly config: StdioUpstreamConfig,
-    private readonly log: Log,
+    log: Log,
   ) {
-    this.crashes = new CrashWindow(config.backoff.windowMs);
+    super(config, log);
     this.results = new ResultFiller(log);
     this.pending = this.newPending();
-    if (config.era !== 'auto') this.era = config.era;
-  }
-
-  get name(): string {
-    return this.config.name;
-  }
-
-  status(): UpstreamStatus {
-    return { state: this.state, era: this.era, restarts: this.restarts, lastError: this.lastError };
   }
 
   async start(): Promise<void> {
-    if (this.state !== 'stopped') return;
+    if (this.supervisor.state !== 'stopped') return;
     await this.run();
   }
 
   async request(message: JsonRpcRequest, options: RequestOptions = {}): Promise<JsonRpcResponse> {
     let timeoutMs = this.config.timeoutMs;
     if (message.method === 'subscriptions/listen') timeoutMs = 0; // lives until its caller closes it
-    if (this.state !== 'ready') {
+    if (this.supervisor.state !== 'ready') {
       // Waiting for a (re)start counts against the request's own timeout.
       const deadline = Date.now() + this.config.timeoutMs;
       const failure = await this.waitUntilReady(message, deadline, options.signal);
@@ -125,8 +103,7 @@ export class StdioUpstream implements Upstream {
   }
 
   async close(): Promise<void> {
-    this.setState('stopped');
-    clearTimeout(this.restartTimer);
+    this.supervisor.stop();
     const child = this.process;
     if (child) await child.stop(this.config.shutdownGraceMs);
   }
@@ -134,7 +111,8 @@ export class StdioUpstream implements Upstream {
   // ---- lifecycle ---------------------------------------------------------------------------------
 
   private async run(): Promise<void> {
-    this.setState('starting');
+    const supervisor = this.supervisor;
+    supervisor.setState('starting');
     const child = this.spawn();
     try {
       if (this.era === undefined) {
@@ -145,7 +123,7 @@ export class StdioUpstream implements Upstream {
         if (!child.alive) {
           // Some legacy servers exit on any request before initialize: start a fresh one.
           await child.exited;
-          if (this.state === 'starting') await this.run();
+          if (supervisor.state === 'starting') await this.run();
           return;
         }
       }
@@ -161,13 +139,12 @@ export class StdioUpstream implements Upstream {
           this.logLevel = new LegacyLogLevel('logging' in handshake.capabilities, (own) => this.pending.dispatch(own, { timeoutMs: this.config.timeoutMs }), this.log);
         }
       }
-      if (!child.alive || this.state !== 'starting') return;
-      this.readyAt = Date.now();
-      this.setState('ready');
+      if (!child.alive || supervisor.state !== 'starting') return;
+      supervisor.ready(false);
       this.log.info({ pid: child.pid, era: this.era }, 'upstream ready');
     } catch (error) {
       // When the child died, its exit already said why; otherwise the handshake failed on a live child.
-      if (child.alive) this.lastError = (error as Error).message;
+      if (child.alive) supervisor.lastError = (error as Error).message;
       this.log.error({ err: (error as Error).message }, 'upstream failed to start');
       // A verdict that came from silence or an exit, not an answer, is not kept past a failed start.
       if (this.eraGuessed && this.config.era === 'auto') this.era = undefined;
@@ -246,40 +223,18 @@ export class StdioUpstream implements Upstream {
       (method) => `Upstream '${this.name}' ${how} while handling ${method}; mcp-gateway is restarting it. Retry the request.`,
       { server: this.name, exitCode: info.code, signal: info.signal },
     );
-    if (child !== this.process || this.state === 'stopped') return;
+    const supervisor = this.supervisor;
+    if (child !== this.process || supervisor.state === 'stopped') return;
     this.process = undefined;
     if (this.probing) return; // run() starts the legacy child
 
-    const now = Date.now();
-    // Only a child that stayed up a while starts the backoff afresh; one that dies soon after each start
-    // waits longer every time.
-    if (this.readyAt && now - this.readyAt > STABLE_AFTER_MS) {
-      this.crashes.reset();
-      this.consecutiveFailures = 0;
-    }
-    this.readyAt = 0;
     const stderr = child.recentStderr().split('\n').at(-1);
-    this.lastError = info.spawnError ?? this.lastError ?? `${how}${stderr ? `: ${stderr}` : ''}`;
-    this.restarts++;
-    this.consecutiveFailures++;
-    const recent = this.crashes.record(now);
-    const policy = this.config.backoff;
-    let delay: number;
-    if (recent >= policy.crashLimit) {
-      delay = policy.maxMs;
-      this.unhealthyUntil = now + delay;
-      this.setState('unhealthy');
-      this.log.error({ exits: recent, windowMs: policy.windowMs, retryInMs: delay, lastError: this.lastError }, 'upstream marked unhealthy');
-    } else {
-      delay = backoffDelay(this.consecutiveFailures, policy);
-      this.setState('backing-off');
-      this.log.warn({ exit: info, retryInMs: delay, lastError: this.lastError }, 'upstream exited; restarting');
-    }
-    this.restartTimer = setTimeout(() => {
-      this.lastError = undefined;
+    supervisor.lastError = info.spawnError ?? supervisor.lastError ?? `${how}${stderr ? `: ${stderr}` : ''}`;
+    supervisor.restarts++;
+    supervisor.failed({ fields: { exit: info }, counted: 'exits', backingOff: 'upstream exited; restarting' }, () => {
+      supervisor.lastError = undefined;
       void this.run();
-    }, delay);
-    this.restartTimer.unref();
+    });
   }
 
   // ---- messages from the child -------------------------------------------------------------------
@@ -344,42 +299,32 @@ export class StdioUpstream implements Upstream {
 
   // ---- waiting for readiness ---------------------------------------------------------------------
 
-  private setState(state: UpstreamState): void {
-    if (this.state === state) return;
-    this.state = state;
-    this.stateChange.open();
-    this.events.emit('state', state);
-  }
-
   /** Waits for the child to be ready; resolves with an error response when it will not be in time. */
   private async waitUntilReady(message: JsonRpcRequest, deadline: number, signal: CancelSignal | undefined): Promise<JsonRpcResponse | undefined> {
-    for (;;) {
-      switch (this.state) {
-        case 'ready':
-          return undefined;
-        case 'stopped':
-          return errorResponse(message.id, ErrorCode.InternalError, `Upstream '${this.name}' is stopped (the gateway is shutting down or reloading)`);
-        case 'unhealthy':
-          return errorResponse(
-            message.id,
-            ErrorCode.InternalError,
-            `Upstream '${this.name}' is unhealthy: it exited ${this.config.backoff.crashLimit} times within ${this.config.backoff.windowMs / 1000} s` +
-              `${this.lastError ? ` (last: ${this.lastError})` : ''}. mcp-gateway retries at ${new Date(this.unhealthyUntil).toISOString()}; ` +
-              `check servers.${this.name} (command, args, cwd, env) and the server's stderr in the gateway log.`,
-            { server: this.name, state: this.state },
-          );
-      }
-      const remaining = deadline - Date.now();
-      if (remaining <= 0 || signal?.aborted) {
+    const supervisor = this.supervisor;
+    const state = await supervisor.settled(deadline, signal, FAILS_AT);
+    const lastError = supervisor.lastError;
+    switch (state) {
+      case 'ready':
+        return undefined;
+      case 'stopped':
+        return errorResponse(message.id, ErrorCode.InternalError, `Upstream '${this.name}' is stopped (the gateway is shutting down or reloading)`);
+      case 'unhealthy':
         return errorResponse(
           message.id,
           ErrorCode.InternalError,
-          `Upstream '${this.name}' was not ready within ${this.config.timeoutMs} ms (state: ${this.state}${this.lastError ? `; last error: ${this.lastError}` : ''})`,
-          { server: this.name, state: this.state },
+          `Upstream '${this.name}' is unhealthy: it exited ${this.config.backoff.crashLimit} times within ${this.config.backoff.windowMs / 1000} s` +
+            `${lastError ? ` (last: ${lastError})` : ''}. mcp-gateway retries at ${new Date(supervisor.retryAt).toISOString()}; ` +
+            `check servers.${this.name} (command, args, cwd, env) and the server's stderr in the gateway log.`,
+          { server: this.name, state },
         );
-      }
-      await this.stateChange.wait(remaining, signal);
     }
+    return errorResponse(
+      message.id,
+      ErrorCode.InternalError,
+      `Upstream '${this.name}' was not ready within ${this.config.timeoutMs} ms (state: ${supervisor.state}${lastError ? `; last error: ${lastError}` : ''})`,
+      { server: this.name, state: supervisor.state },
+    );
   }
 }
 
