@@ -28,7 +28,7 @@ import {
   type FailureKind,
   type Where,
 } from './http-failures.js';
-import { EraMismatch, LegacyHttpSession } from '../legacy/http-legacy-session.js';
+import { EraMismatch, LegacyHttpSession } from './http-legacy-session.js';
 import { appendModernHeaders } from './mcp-headers.js';
 import type { Era, RequestOptions, UpstreamState } from '../upstream.js';
 

@@ -7,9 +7,9 @@
 import type { JsonRpcNotification, JsonRpcRequest } from '../../src/protocol/jsonrpc.js';
 import type { Log } from '../../src/infra/log.js';
 import { backoffDelay, type BackoffPolicy } from '../backoff.js';
-import type { HttpEndpoint } from '../http/http-endpoint.js';
-import type { HttpExchange, StreamPeer } from '../http/http-exchange.js';
-import { describeExchange, type Where } from '../http/http-failures.js';
+import type { HttpEndpoint } from './http-endpoint.js';
+import type { HttpExchange, StreamPeer } from './http-exchange.js';
+import { describeExchange, type Where } from './http-failures.js';
 
 /** 1 s doubling to 30 s (with the usual jitter); the crash fields are unused here. */
 const REOPEN: BackoffPolicy = { initialMs: 1_000, maxMs: 30_000, crashLimit: Infinity, windowMs: 0 };

@@ -16,11 +16,11 @@ import {
 } from '../../src/protocol/jsonrpc.js';
 import type { Log } from '../../src/infra/log.js';
 import { LEGACY_CLIENT_REQUESTS, type ServerInfo } from '../../src/protocol/mcp.js';
-import type { HttpEndpoint } from '../http/http-endpoint.js';
-import { looksModern } from '../http/http-era.js';
-import type { HttpExchange, StreamPeer } from '../http/http-exchange.js';
+import type { HttpEndpoint } from './http-endpoint.js';
+import { looksModern } from './http-era.js';
+import type { HttpExchange, StreamPeer } from './http-exchange.js';
 import { LegacyEventStream } from './http-legacy-stream.js';
-import { asksForLogs, LegacyLogLevel } from './legacy-log-level.js';
+import { asksForLogs, LegacyLogLevel } from '../legacy/legacy-log-level.js';
 import {
   CANCELLED_MESSAGE,
   describeExchange,
@@ -33,7 +33,7 @@ import {
   UpstreamFailure,
   type FailureKind,
   type Where,
-} from '../http/http-failures.js';
+} from './http-failures.js';
 import {
   answerServerRequest,
   relayServerRequest,
@@ -43,7 +43,7 @@ import {
   toLegacyRequest,
   toModernResponse,
   type LegacyHandshake,
-} from './legacy-adapter.js';
+} from '../legacy/legacy-adapter.js';
 import type { RequestOptions } from '../upstream.js';
 
 export interface LegacySessionSettings extends Where {
