@@ -20,7 +20,7 @@ import type { HttpEndpoint } from './http-endpoint.js';
 import { looksModern } from './http-era.js';
 import type { HttpExchange, StreamPeer } from './http-exchange.js';
 import { LegacyEventStream } from './http-legacy-stream.js';
-import { asksForLogs, LegacyLogLevel } from '../legacy/legacy-log-level.js';
+import { LegacyDialect } from '../legacy/legacy-dialect.js';
 import {
   CANCELLED_MESSAGE,
   describeExchange,
@@ -37,11 +37,9 @@ import {
 import {
   answerServerRequest,
   relayServerRequest,
-  discoverResult,
   initializeParams,
   parseInitializeResult,
   toLegacyRequest,
-  toModernResponse,
   type LegacyHandshake,
 } from '../legacy/legacy-adapter.js';
 import type { RequestOptions } from '../upstream.js';
@@ -66,9 +64,8 @@ const INITIALIZED = JSON.stringify({ jsonrpc: '2.0', method: 'notifications/init
 const SIDE_MESSAGE_TIMEOUT_MS = 2_000;
 
 export class LegacyHttpSession implements StreamPeer {
-  handshake: LegacyHandshake | undefined;
-  /** The session's log level, raised as callers ask (a new session starts again from the server's default). */
-  private logLevel: LegacyLogLevel | undefined;
+  /** How a 2025 server is made to look modern; new with each session (its log level starts from the server's default). */
+  private dialect: LegacyDialect | undefined;
   private sessionId: string | undefined;
   /** Every request of this session carries the same headers: one list, shared read-only. */
   private headers: readonly string[] = [];
@@ -111,9 +108,7 @@ export class LegacyHttpSession implements StreamPeer {
     if (initialized.end !== 'empty' && initialized.end !== 'response') {
       throw new UpstreamFailure(describeExchange(this.settings, 'notifications/initialized', initialized), failureKind(initialized));
     }
-    this.handshake = handshake;
-    // A new session starts at the server's default level.
-    this.logLevel = new LegacyLogLevel('logging' in handshake.capabilities, async (own) => {
+    this.dialect = new LegacyDialect(handshake, this.settings.legacyTtlMs, async (own) => {
       const answer = await this.request(own, {});
       return answer instanceof EraMismatch ? answer.response : answer;
     }, this.log);
@@ -127,13 +122,10 @@ export class LegacyHttpSession implements StreamPeer {
   }
 
   async request(message: JsonRpcRequest, options: RequestOptions): Promise<JsonRpcResponse | EraMismatch> {
-    const handshake = this.handshake!;
-    if (message.method === 'server/discover') {
-      return { jsonrpc: '2.0', id: message.id, result: discoverResult(handshake, { ttlMs: this.settings.legacyTtlMs }) };
-    }
-    if (this.logLevel && asksForLogs(message)) {
-      const refusal = await this.logLevel.prepare(message);
-      if (refusal) return refusal;
+    const early = this.dialect!.intercept(message);
+    if (early) {
+      const answer = await early;
+      if (answer) return answer;
     }
     const callerId = message.id;
     const id = this.nextId++;
@@ -195,13 +187,12 @@ export class LegacyHttpSession implements StreamPeer {
   // ---- internals ---------------------------------------------------------------------------------
 
   private settle(method: string, callerId: JsonRpcRequest['id'], id: number, exchange: HttpExchange): JsonRpcResponse {
-    const handshake = this.handshake!;
-    const options = { ttlMs: this.settings.legacyTtlMs };
+    const dialect = this.dialect!;
     switch (exchange.end) {
       case 'response': {
         const response = exchange.response!;
         response.id = callerId;
-        toModernResponse(method, response, handshake, options);
+        dialect.complete(method, response);
         return response;
       }
       case 'cancelled':
@@ -215,7 +206,7 @@ export class LegacyHttpSession implements StreamPeer {
           const failure = exchange.body;
           failure.jsonrpc = '2.0';
           failure.id = callerId;
-          toModernResponse(method, failure, handshake, options);
+          dialect.complete(method, failure);
           return failure;
         }
         break;

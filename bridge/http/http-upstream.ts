@@ -93,7 +93,8 @@ export class HttpUpstream extends SupervisedUpstream implements StreamPeer {
       const failure = await this.waitUntilReady(message, options.signal);
       if (failure) return failure;
     }
-    if (this.era === 'legacy') return this.legacyRequest(message, options, true);
+    // A 2025 server is served through its session (the legacy adapter); nothing else here asks the era.
+    if (this.session) return this.legacyRequest(message, options, true);
     return this.modernRequest(message, options);
   }
 
@@ -193,6 +194,7 @@ export class HttpUpstream extends SupervisedUpstream implements StreamPeer {
         this.era = era;
         this.log.info({ era }, `upstream speaks the ${era} revision`);
       }
+      // The one place the era decides how the server is spoken to: a 2025 one gets a session.
       if (this.era === 'legacy') {
         const fresh = new LegacyHttpSession(this.endpoint!, { ...this.where, clientInfo: this.config.clientInfo, legacyTtlMs: this.config.legacyTtlMs }, this.log, this.events, {
           broken: (kind, message) => {

@@ -1,36 +1,17 @@
-// A supervised stdio child shared by every caller: decides its era once, initialises legacy children,
-// multiplexes requests onto it, and restarts it with backoff when it dies.
-import {
-  ErrorCode,
-  errorResponse,
-  isModernError,
-  isObject,
-  parseMessage,
-  type JsonObject,
-  type JsonRpcNotification,
-  type JsonRpcRequest,
-  type JsonRpcResponse,
-} from '../../src/protocol/jsonrpc.js';
+// A supervised stdio child shared by every caller: finds out its era once, speaks to it in that era's dialect
+// (the 2025 one, bridge/legacy/, opens it with initialize), multiplexes requests onto it, and restarts it
+// with backoff when it dies.
+import { ErrorCode, errorResponse, isModernError, isObject, parseMessage, type JsonRpcNotification, type JsonRpcRequest, type JsonRpcResponse } from '../../src/protocol/jsonrpc.js';
 import type { CancelSignal } from '../../src/protocol/cancel.js';
 import type { Log } from '../../src/infra/log.js';
-import { LEGACY_CLIENT_REQUESTS, META, MODERN_VERSION, type ServerInfo } from '../../src/protocol/mcp.js';
+import { META, MODERN_VERSION, type ServerInfo } from '../../src/protocol/mcp.js';
 import type { BackoffPolicy } from '../backoff.js';
-import { SupervisedUpstream } from '../supervised-upstream.js';
-import { ResultFiller } from '../modern-result.js';
-import {
-  answerServerRequest,
-  discoverResult,
-  initializeParams,
-  parseInitializeResult,
-  relayServerRequest,
-  toLegacyRequest,
-  toModernResponse,
-  type LegacyHandshake,
-} from '../legacy/legacy-adapter.js';
-import { asksForLogs, LegacyLogLevel } from '../legacy/legacy-log-level.js';
+import { modernDialect, type Dialect } from '../dialect.js';
+import { openLegacyLine, serveServerRequest, type LegacyLine } from '../legacy/legacy-line.js';
 import { PendingRequests } from '../pending-requests.js';
-import { StdioProcess, type ExitInfo, type StdioCommand } from './stdio-process.js';
+import { SupervisedUpstream } from '../supervised-upstream.js';
 import type { Era, RequestOptions, UpstreamState } from '../upstream.js';
+import { StdioProcess, type ExitInfo, type StdioCommand } from './stdio-process.js';
 
 export interface StdioUpstreamConfig extends StdioCommand {
   name: string;
@@ -51,12 +32,12 @@ const TRAILING_ID = /,\s*"id"\s*:\s*(\d+)\s*\}\s*$/;
 const FAILS_AT: ReadonlySet<UpstreamState> = new Set(['stopped', 'unhealthy']);
 
 export class StdioUpstream extends SupervisedUpstream {
-  private handshake: LegacyHandshake | undefined;
-  /** A legacy child's log level, raised as callers ask (one per process: a restart forgets it). */
-  private logLevel: LegacyLogLevel | undefined;
+  /** How to speak to the child; set anew each time one is ready (a restarted 2025 child has a new session). */
+  private dialect: Dialect | undefined;
+  /** One per upstream, so a missing field is logged once however often the child restarts. */
+  private readonly modern: Dialect;
   private process: StdioProcess | undefined;
   private pending: PendingRequests;
-  private readonly results: ResultFiller;
   /** Set while the era probe runs: an exit then means "legacy", not a crash. */
   private probing = false;
   /** The era came from silence or an exit during the probe, not from an answer: re-probe if it fails. */
@@ -67,7 +48,7 @@ export class StdioUpstream extends SupervisedUpstream {
     log: Log,
   ) {
     super(config, log);
-    this.results = new ResultFiller(log);
+    this.modern = modernDialect(log);
     this.pending = this.newPending();
   }
 
@@ -86,11 +67,12 @@ export class StdioUpstream extends SupervisedUpstream {
       if (failure) return failure;
       if (timeoutMs > 0) timeoutMs = Math.max(1, deadline - Date.now());
     }
-    if (this.era === 'legacy' && message.method === 'server/discover') {
-      return { jsonrpc: '2.0', id: message.id, result: discoverResult(this.handshake!, { ttlMs: this.config.legacyTtlMs }) };
+    const dialect = this.dialect!;
+    const early = dialect.intercept?.(message);
+    if (early) {
+      const answer = await early;
+      if (answer) return answer;
     }
-    const refusal = this.era === 'legacy' && this.logLevel && asksForLogs(message) ? await this.logLevel.prepare(message) : undefined;
-    if (refusal) return refusal;
     // A pipe carries no status: the caller's stream may start now, so closing it cancels as before.
     options.onStreamStart?.();
     return this.pending.dispatch(message, {
@@ -98,7 +80,7 @@ export class StdioUpstream extends SupervisedUpstream {
       signal: options.signal,
       onNotification: options.onNotification,
       onServerRequest: options.onServerRequest,
-      prepare: this.era === 'legacy' ? toLegacyRequest : undefined,
+      prepare: dialect.outgoing,
     });
   }
 
@@ -127,19 +109,9 @@ export class StdioUpstream extends SupervisedUpstream {
           return;
         }
       }
-      if (this.era === 'legacy') {
-        const handshake = await this.initialize(child);
-        if (handshake === 'modern') {
-          // A slow modern server missed the probe; its answer to initialize says what it is.
-          this.era = 'modern';
-          this.eraGuessed = false;
-          this.log.info({}, 'upstream answered initialize as a modern server; serving it as modern');
-        } else {
-          this.handshake = handshake;
-          this.logLevel = new LegacyLogLevel('logging' in handshake.capabilities, (own) => this.pending.dispatch(own, { timeoutMs: this.config.timeoutMs }), this.log);
-        }
-      }
+      const dialect = await this.dialectFor(this.era, child);
       if (!child.alive || supervisor.state !== 'starting') return;
+      this.dialect = dialect;
       supervisor.ready(false);
       this.log.info({ pid: child.pid, era: this.era }, 'upstream ready');
     } catch (error) {
@@ -153,13 +125,40 @@ export class StdioUpstream extends SupervisedUpstream {
     }
   }
 
+  /**
+   * The one place the child's era matters: a 2026 server is spoken to as it is; a 2025 one gets a session
+   * (initialize) and the legacy dialect, unless its answer to initialize shows it is modern after all.
+   */
+  private async dialectFor(era: Era, child: StdioProcess): Promise<Dialect> {
+    if (era === 'modern') return this.modern;
+    const opened = await openLegacyLine(this.lineTo(child), this.config, this.log);
+    if (opened !== 'modern') return opened;
+    // A slow modern server missed the probe; its answer to initialize says what it is.
+    this.era = 'modern';
+    this.eraGuessed = false;
+    this.log.info({}, 'upstream answered initialize as a modern server; serving it as modern');
+    return this.modern;
+  }
+
+  /** The child as the 2025 session sees it. */
+  private lineTo(child: StdioProcess): LegacyLine {
+    return {
+      name: this.name,
+      ask: (request, timeoutMs) => this.pending.dispatch(request, { timeoutMs }),
+      send: (message) => child.send(message),
+      alive: () => child.alive,
+      hint: () => stderrHint(child),
+    };
+  }
+
   private spawn(): StdioProcess {
     this.pending = this.newPending();
     const child = new StdioProcess(this.config, this.log, {
-      message: (message) => this.onMessage(child, message),
+      message: (message) => this.onMessage(line, message),
       oversized: (bytes, head, tail) => this.onOversized(bytes, head, tail),
       exit: (info) => this.onExit(child, info),
     });
+    const line = this.lineTo(child);
     this.process = child;
     return child;
   }
@@ -168,10 +167,7 @@ export class StdioUpstream extends SupervisedUpstream {
     return new PendingRequests(
       // A lone request (the gateway otherwise idle) goes out at once; under load, requests are batched per turn.
       (message) => this.process?.send(message, this.pending.waitingForAnswers <= 1),
-      (method, response) => {
-        if (this.era === 'legacy' && this.handshake) toModernResponse(method, response, this.handshake, { ttlMs: this.config.legacyTtlMs });
-        else if (this.era !== 'legacy') this.results.fill(method, response);
-      },
+      (method, response) => this.dialect?.complete(method, response),
       (method, ms) =>
         `Upstream '${this.name}' did not answer ${method} within ${ms} ms; the request was cancelled. Raise servers.${this.name}.timeoutMs if it needs longer.`,
     );
@@ -182,11 +178,8 @@ export class StdioUpstream extends SupervisedUpstream {
     this.probing = true;
     const started = Date.now();
     try {
-      const response = await this.internalRequest(
-        'server/discover',
-        { _meta: { [META.protocolVersion]: MODERN_VERSION, [META.clientCapabilities]: {}, [META.clientInfo]: this.config.clientInfo } },
-        this.config.probeTimeoutMs,
-      );
+      const params = { _meta: { [META.protocolVersion]: MODERN_VERSION, [META.clientCapabilities]: {}, [META.clientInfo]: this.config.clientInfo } };
+      const response = await this.pending.dispatch({ jsonrpc: '2.0', id: 0, method: 'server/discover', params }, { timeoutMs: this.config.probeTimeoutMs });
       if (!child.alive) return { era: 'legacy', guessed: true };
       if ('result' in response && Array.isArray(response.result.supportedVersions)) return { era: 'modern', guessed: false };
       if ('error' in response && isModernError(response.error)) return { era: 'modern', guessed: false };
@@ -195,26 +188,6 @@ export class StdioUpstream extends SupervisedUpstream {
     } finally {
       this.probing = false;
     }
-  }
-
-  private async initialize(child: StdioProcess): Promise<LegacyHandshake | 'modern'> {
-    const response = await this.internalRequest('initialize', initializeParams(this.config.clientInfo), this.config.startupTimeoutMs);
-    // A modern server may refuse initialize and then exit: its answer still tells the era.
-    if ('error' in response && isModernError(response.error)) return 'modern';
-    if (!child.alive) throw new Error(`exited during initialize${stderrHint(child)}`); // onExit has the details
-    if ('error' in response) {
-      throw new Error(
-        `initialize failed: ${response.error.message} (code ${response.error.code})${stderrHint(child)}; ` +
-          `if this is a 2026-era server, set servers.${this.name}.era: modern`,
-      );
-    }
-    const handshake = parseInitializeResult(response.result);
-    child.send({ jsonrpc: '2.0', method: 'notifications/initialized' });
-    return handshake;
-  }
-
-  private internalRequest(method: string, params: JsonObject, timeoutMs: number): Promise<JsonRpcResponse> {
-    return this.pending.dispatch({ jsonrpc: '2.0', id: 0, method, params }, { timeoutMs });
   }
 
   private onExit(child: StdioProcess, info: ExitInfo): void {
@@ -239,11 +212,12 @@ export class StdioUpstream extends SupervisedUpstream {
 
   // ---- messages from the child -------------------------------------------------------------------
 
-  private onMessage(child: StdioProcess, value: unknown): void {
+  private onMessage(line: LegacyLine, value: unknown): void {
     const parsed = parseMessage(value);
     switch (parsed.kind) {
       case 'request':
-        return this.onChildRequest(child, parsed.message);
+        // Only a 2025 server asks its client things; whatever the era, each request gets its answer.
+        return serveServerRequest(parsed.message, this.pending, line, this.config.timeoutMs, this.log);
       case 'notification':
         return this.onChildNotification(parsed.message);
       case 'response':
@@ -260,30 +234,9 @@ export class StdioUpstream extends SupervisedUpstream {
       this.pending.progress(notification);
     } else if (method.endsWith('/list_changed') || method === 'notifications/resources/updated') {
       this.events.emit('listChanged', notification);
-    } else if (method === 'notifications/message' && !this.pending.logMessage(notification, this.era === 'legacy')) {
+    } else if (method === 'notifications/message' && !this.pending.logMessage(notification, this.dialect?.logsUnasked ?? false)) {
       this.log.debug({ params: notification.params }, 'upstream log message for no one request (none, or several, in flight asked for logs)');
     }
-  }
-
-  private onChildRequest(child: StdioProcess, request: JsonRpcRequest): void {
-    if (LEGACY_CLIENT_REQUESTS.has(request.method)) {
-      const asker = this.pending.soleAsker();
-      if (asker && 'handler' in asker && asker.handler) {
-        this.pending.pauseClock(asker.id);
-        void relayServerRequest(asker.handler, request).then((answer) => {
-          this.pending.resumeClock(asker.id, this.config.timeoutMs);
-          child.send(answer);
-        });
-        return;
-      }
-      const why = !asker ? 'no call is in flight' : 'ambiguous' in asker ? `${asker.ambiguous} calls are in flight and stdio does not say which one asks` : 'its caller cannot be asked';
-      this.log.warn({ method: request.method, why }, 'refused a request from the upstream');
-      child.send(errorResponse(request.id, ErrorCode.MethodNotFound, `mcp-gateway cannot relay ${request.method}: ${why}`));
-      return;
-    }
-    const answer = answerServerRequest(request);
-    if ('error' in answer) this.log.warn({ method: request.method }, 'refused a request from the upstream');
-    child.send(answer);
   }
 
   private onOversized(bytes: number, head: string, tail: string): void {
