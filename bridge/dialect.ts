@@ -5,6 +5,7 @@
 import type { Log } from '../src/infra/log.js';
 import type { JsonRpcRequest, JsonRpcResponse } from '../src/protocol/jsonrpc.js';
 import { ResultFiller } from './modern-result.js';
+import type { RequestOptions } from './upstream.js';
 
 export interface Dialect {
   /**
@@ -12,7 +13,7 @@ export interface Dialect {
    * undefined (or a promise of it) means: send it. Absent when nothing is answered here, so the hot path
    * pays nothing for it.
    */
-  readonly intercept: ((message: JsonRpcRequest) => JsonRpcResponse | Promise<JsonRpcResponse | undefined> | undefined) | undefined;
+  readonly intercept: ((message: JsonRpcRequest, options: RequestOptions) => JsonRpcResponse | Promise<JsonRpcResponse | undefined> | undefined) | undefined;
   /** The request as the server must see it (a copy when that differs); absent: as it is. */
   readonly outgoing: ((message: JsonRpcRequest) => JsonRpcRequest) | undefined;
   /** Completes an answer in place before it goes back to its caller. */

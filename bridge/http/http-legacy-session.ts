@@ -122,7 +122,7 @@ export class LegacyHttpSession implements StreamPeer {
   }
 
   async request(message: JsonRpcRequest, options: RequestOptions): Promise<JsonRpcResponse | EraMismatch> {
-    const early = this.dialect!.intercept(message);
+    const early = this.dialect!.intercept(message, options);
     if (early) {
       const answer = await early;
       if (answer) return answer;

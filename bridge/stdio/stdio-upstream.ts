@@ -68,7 +68,7 @@ export class StdioUpstream extends SupervisedUpstream {
       if (timeoutMs > 0) timeoutMs = Math.max(1, deadline - Date.now());
     }
     const dialect = this.dialect!;
-    const early = dialect.intercept?.(message);
+    const early = dialect.intercept?.(message, options);
     if (early) {
       const answer = await early;
       if (answer) return answer;
