@@ -83,6 +83,22 @@ export function failureResponse(id: JsonRpcId, where: Where, message: string, st
   return errorResponse(id, ErrorCode.InternalError, message, status ? { server: where.name, url: where.url, httpStatus: status } : { server: where.name, url: where.url });
 }
 
+/** The server's own JSON-RPC error sent with a non-2xx status (not an auth refusal), made the caller's answer. */
+export function errorBodyOf(exchange: HttpExchange, callerId: JsonRpcId): JsonRpcFailure | undefined {
+  if (exchange.end !== 'status' || !isErrorBody(exchange.body) || isAuthStatus(exchange.status)) return undefined;
+  const failure = exchange.body;
+  failure.jsonrpc = '2.0';
+  failure.id = callerId;
+  return failure;
+}
+
+/** The caller's answer to an exchange that brought none it can use; `unreachable` hears of a server not reached at all. */
+export function exchangeFailure(where: Where, method: string, callerId: JsonRpcId, exchange: HttpExchange, unreachable: (message: string) => void): JsonRpcFailure {
+  const said = describeExchange(where, method, exchange);
+  if (exchange.end === 'network' && isConnectFailure(exchange.error)) unreachable(said);
+  return failureResponse(callerId, where, said, exchange.status || undefined);
+}
+
 /**
  * Seconds a server that answered 503 with Retry-After (delta-seconds, or an HTTP-date) asked to wait, at
  * least 1; undefined for any other answer. That pair is the server saying it is busy and when to come back,

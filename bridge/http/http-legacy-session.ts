@@ -21,19 +21,7 @@ import { looksModern } from './http-era.js';
 import type { HttpExchange, StreamPeer } from './http-exchange.js';
 import { LegacyEventStream } from './http-legacy-stream.js';
 import { LegacyDialect } from '../legacy/legacy-dialect.js';
-import {
-  CANCELLED_MESSAGE,
-  describeExchange,
-  failureKind,
-  failureResponse,
-  isAuthStatus,
-  isConnectFailure,
-  isErrorBody,
-  upstream,
-  UpstreamFailure,
-  type FailureKind,
-  type Where,
-} from './http-failures.js';
+import { CANCELLED_MESSAGE, describeExchange, errorBodyOf, exchangeFailure, failureKind, failureResponse, upstream, UpstreamFailure, type FailureKind, type Where } from './http-failures.js';
 import {
   answerServerRequest,
   relayServerRequest,
@@ -201,20 +189,14 @@ export class LegacyHttpSession implements StreamPeer {
       case 'timeout':
         this.cancelled(id, 'timeout');
         break;
-      case 'status':
-        if (isErrorBody(exchange.body) && !isAuthStatus(exchange.status)) {
-          const failure = exchange.body;
-          failure.jsonrpc = '2.0';
-          failure.id = callerId;
-          dialect.complete(method, failure);
-          return failure;
-        }
-        break;
-      case 'network':
-        if (isConnectFailure(exchange.error)) this.hooks.broken('unreachable', describeExchange(this.settings, method, exchange));
-        break;
+      case 'status': {
+        const failure = errorBodyOf(exchange, callerId);
+        if (!failure) break;
+        dialect.complete(method, failure);
+        return failure;
+      }
     }
-    return failureResponse(callerId, this.settings, describeExchange(this.settings, method, exchange), exchange.status || undefined);
+    return exchangeFailure(this.settings, method, callerId, exchange, (said) => this.hooks.broken('unreachable', said));
   }
 
   /** Opens a new session after `used` was forgotten; resolves with an error message when that failed. */

@@ -10,24 +10,11 @@ import { overloadedResponse } from '../../src/protocol/overload.js';
 import { META, MODERN_VERSION, type ServerInfo } from '../../src/protocol/mcp.js';
 import type { BackoffPolicy } from '../backoff.js';
 import { SupervisedUpstream } from '../supervised-upstream.js';
-import { ResultFiller } from '../modern-result.js';
+import { modernDialect, type Dialect } from '../dialect.js';
 import { HttpEndpoint } from './http-endpoint.js';
 import { looksLegacy, probeVerdict } from './http-era.js';
 import type { HttpExchange, StreamPeer } from './http-exchange.js';
-import {
-  describeExchange,
-  busyForSeconds,
-  displayUrl,
-  failureKind,
-  failureResponse,
-  isAuthStatus,
-  isConnectFailure,
-  isErrorBody,
-  upstream,
-  UpstreamFailure,
-  type FailureKind,
-  type Where,
-} from './http-failures.js';
+import { busyForSeconds, describeExchange, displayUrl, errorBodyOf, exchangeFailure, failureKind, failureResponse, upstream, UpstreamFailure, type FailureKind, type Where } from './http-failures.js';
 import { EraMismatch, LegacyHttpSession } from './http-legacy-session.js';
 import { appendModernHeaders } from './mcp-headers.js';
 import type { Era, RequestOptions, UpstreamState } from '../upstream.js';
@@ -63,14 +50,14 @@ export class HttpUpstream extends SupervisedUpstream implements StreamPeer {
   private probedAt = 0;
   /** Bumped by every run and by close(), so a run that was overtaken drops its result. */
   private generation = 0;
-  private readonly results: ResultFiller;
+  private readonly modern: Dialect;
 
   constructor(
     private readonly config: HttpUpstreamConfig,
     log: Log,
   ) {
     super(config, log);
-    this.results = new ResultFiller(log);
+    this.modern = modernDialect(log);
     this.where = {
       name: config.name,
       url: displayUrl(new URL(config.url)),
@@ -126,7 +113,7 @@ export class HttpUpstream extends SupervisedUpstream implements StreamPeer {
     if (exchange.end === 'response') {
       const response = exchange.response!;
       response.id = callerId;
-      this.results.fill(message.method, response);
+      this.modern.complete(message.method, response);
       return response;
     }
     if (looksLegacy(exchange) && this.config.era === 'auto' && this.supervisor.state === 'ready') {
@@ -139,16 +126,13 @@ export class HttpUpstream extends SupervisedUpstream implements StreamPeer {
       const said = describeExchange(this.where, message.method, exchange);
       return overloadedResponse(callerId, `${said}; it is busy and asked to be sent this again in ${busyFor} s`, { server: this.name, url: this.where.url, httpStatus: 503, reason: 'upstream_busy' }, busyFor);
     }
-    if (exchange.end === 'status' && isErrorBody(exchange.body) && !isAuthStatus(exchange.status)) {
-      const failure: MarkedResponse = exchange.body;
-      failure.jsonrpc = '2.0';
-      failure.id = callerId;
+    const failure: MarkedResponse | undefined = errorBodyOf(exchange, callerId);
+    if (failure) {
       failure[UPSTREAM_STATUS] = exchange.status; // what httpStatusOf needs to tell a -32602's kind
       return failure;
     }
     if (this.supervisor.state === 'stopped') return failureResponse(callerId, this.where, `Upstream '${this.name}' was stopped while handling ${message.method} (the gateway is shutting down or reloading)`);
-    if (exchange.end === 'network' && isConnectFailure(exchange.error)) this.fail('unreachable', describeExchange(this.where, message.method, exchange));
-    return failureResponse(callerId, this.where, describeExchange(this.where, message.method, exchange), exchange.status || undefined);
+    return exchangeFailure(this.where, message.method, callerId, exchange, (said) => this.fail('unreachable', said));
   }
 
   // ---- legacy requests ---------------------------------------------------------------------------
