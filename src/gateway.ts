@@ -164,9 +164,6 @@ export async function startGateway(initial: GatewayConfig, log: Log): Promise<Ru
       prefixes,
       separator: config.aggregate.separator,
       ownerOf: (uri) => aggregate!.ownerOf(uri),
-      resolveOwner: (uri) => aggregate!.resolveOwner(uri),
-      refreshOwners: () => aggregate!.refreshOwners(),
-      knows: (kind, name) => aggregate!.knows(kind, name),
     },
     log.child({ part: 'security' }),
   );
