@@ -4,7 +4,7 @@
 import { EventEmitter } from 'node:events';
 import type { Reach, RequestOptions, Upstream, UpstreamStatus } from '../../bridge/upstream.js';
 import type { NamedTarget, UriTarget } from '../../policy/target.js';
-import { ErrorCode, errorResponse, isObject, type JsonObject, type JsonRpcRequest, type JsonRpcResponse } from '../protocol/jsonrpc.js';
+import { ErrorCode, errorResponse, isObject, type JsonObject, type JsonRpcId, type JsonRpcRequest, type JsonRpcResponse } from '../protocol/jsonrpc.js';
 import type { Log } from '../infra/log.js';
 import { LIST_ITEMS, META, SUPPORTED_VERSIONS, type ListMethod } from '../protocol/mcp.js';
 import { retryAfterOf } from '../protocol/overload.js';
@@ -132,6 +132,13 @@ export class Aggregator implements Upstream {
 
     const outcomes = await Promise.all(positions.map(([server, cursor]) => this.ask(server, method, params, cursor, authContext)));
     const firstPages = new Set(positions.filter(([, cursor]) => cursor === null).map(([server]) => server));
+    const merged = this.merge(message.id, method, outcomes, firstPages);
+    if ('result' in merged) this.pages.set(method, cursorKey, authContext, merged.result);
+    return merged;
+  }
+
+  /** The upstreams' pages as one: items admitted in server order, the strictest ttl and scope, gaps noted. */
+  private merge(id: JsonRpcId, method: ListMethod, outcomes: readonly Outcome[], firstPages: ReadonlySet<string>): JsonRpcResponse {
     const key = LIST_ITEMS[method];
     const items: unknown[] = [];
     const next: Position[] = [];
@@ -177,7 +184,7 @@ export class Aggregator implements Upstream {
       this.gaps.set(server, (this.gaps.get(server) ?? 0) + 1);
       this.options.log.warn({ method, gap: failure }, 'answered a list on /mcp without one upstream');
     }
-    if (answered === 0 && failures.length > 0) return noUpstreamAnswered(message.id, method, failures, retryAfters);
+    if (answered === 0 && failures.length > 0) return noUpstreamAnswered(id, method, failures, retryAfters);
     const result: JsonObject = {
       resultType: 'complete',
       [key]: items,
@@ -187,8 +194,7 @@ export class Aggregator implements Upstream {
       _meta: { [META.serverInfo]: GATEWAY_INFO },
     };
     if (next.length) result.nextCursor = this.cursors.encode(method, next);
-    this.pages.set(method, cursorKey, authContext, result);
-    return { jsonrpc: '2.0', id: message.id, result };
+    return { jsonrpc: '2.0', id, result };
   }
 
   /** Some upstream's lists changed (here or on another replica): merged pages built from them are stale. */

@@ -73,48 +73,15 @@ type Verb = 'POST' | 'GET' | 'DELETE';
 
 export function createApp(options: EdgeOptions): Edge {
   const edge = edgeContext(options);
-  const { tracker, log } = options;
+  const { log } = options;
+  const aggregate = edge.aggregate;
   const app = new Hono<{ Bindings: HttpBindings }>();
-
-  async function serve(c: NodeExchange, endpoint: Endpoint | undefined, name: string, verb: Verb = 'POST'): Promise<Response> {
-    // While draining, requests are still served: /readyz tells balancers to stop sending them, and the
-    // listener's drain (http-drain.ts) ends each connection after its answer.
-    tracker.begin();
-    options.metrics?.requestStarted();
-    const call = new McpCall(edge, c, endpoint, name, performance.now());
-    try {
-      return await serveTracked(call, verb);
-    } catch (error) {
-      call.outcome = 'error';
-      throw error;
-    } finally {
-      tracker.end();
-      options.metrics?.requestFinished(endpoint ? (endpoint === edge.aggregate ? 'mcp' : name) : 'unknown', call.method, call.outcome, (performance.now() - call.started) / 1000);
-    }
-  }
-
-  /** One request, step by step; a step that answers (a refusal, a notification) ends it. */
-  async function serveTracked(call: McpCall, verb: Verb): Promise<Response> {
-    const refused = await admit(call);
-    if (refused) return refused;
-    if (verb !== 'POST') return serveLegacySession(call, verb);
-    const got = await read(call);
-    if (!('kind' in got)) return got;
-    if (got.kind === 'legacy') return serveLegacyPost(call, got.body, got.sessionHeader);
-    const message = got.message;
-    route(call, message);
-    const verdict = await judge(call, message);
-    if (verdict.refusal) return refuse(call, message, { ...verdict, refusal: verdict.refusal });
-    return execute(call, message, got.text, verdict);
-  }
-
-  addOpsRoutes(app, { ...options.ops, originAllowed: edge.originAllowed, security: options.security, draining: () => tracker.draining });
+  addOpsRoutes(app, { ...options.ops, originAllowed: edge.originAllowed, security: options.security, draining: () => options.tracker.draining });
   addResourceMetadataRoutes(app, options.security);
 
   // Unusual spellings of the MCP paths (percent-escapes and the like) still arrive here, through Hono.
-  const aggregate = edge.aggregate;
-  if (aggregate) app.post('/mcp', (c) => serve(exchangeOf(c), aggregate, 'mcp'));
-  app.post('/servers/:name/mcp', (c) => serve(exchangeOf(c), edge.endpointOf(c.req.param('name')), c.req.param('name')));
+  if (aggregate) app.post('/mcp', (c) => serve(edge, exchangeOf(c), aggregate, 'mcp'));
+  app.post('/servers/:name/mcp', (c) => serve(edge, exchangeOf(c), edge.endpointOf(c.req.param('name')), c.req.param('name')));
 
   for (const path of ['/mcp', '/servers/:name/mcp']) {
     app.options(path, (c) => answerPreflight(c, edge.originAllowed, ALLOW_POST));
@@ -122,7 +89,7 @@ export function createApp(options: EdgeOptions): Edge {
       const method = c.req.method;
       if (options.legacyClients && (method === 'GET' || method === 'DELETE') && c.req.header('mcp-session-id') !== undefined) {
         const name = c.req.param('name') ?? 'mcp';
-        return serve(exchangeOf(c), name === 'mcp' && path === '/mcp' ? aggregate : edge.endpointOf(name), name, method);
+        return serve(edge, exchangeOf(c), name === 'mcp' && path === '/mcp' ? aggregate : edge.endpointOf(name), name, method);
       }
       return send(c, reject(405, null, ErrorCode.InvalidRequest, 'This endpoint takes POST (MCP 2026-07-28 has no GET stream and no sessions; 2025 clients: initialize first, then GET or DELETE with its Mcp-Session-Id)'), ALLOW_POST);
     });
@@ -133,28 +100,59 @@ export function createApp(options: EdgeOptions): Edge {
     const name = mcpEndpointName(incoming.url ?? '');
     if (name === undefined || (name === '' && !aggregate)) return undefined;
     const exchange: NodeExchange = { incoming, outgoing, path: name === '' ? '/mcp' : `/servers/${name}/mcp` };
-    const served = name === '' ? serve(exchange, aggregate, 'mcp') : serve(exchange, edge.endpointOf(name), name);
+    const served = name === '' ? serve(edge, exchange, aggregate, 'mcp') : serve(edge, exchange, edge.endpointOf(name), name);
     return served.catch((error: unknown) => {
-      if (!outgoing.headersSent) return internalError(exchange, error, exchange.path);
+      if (!outgoing.headersSent) return internalError(log, exchange, error, exchange.path);
       log.error({ err: error, path: exchange.path }, 'unexpected error in the HTTP edge');
       outgoing.destroy(); // half an answer must not pass for a whole one
     });
-  }
-
-  /** What an exception in the edge answers, on either route: logged in full, a fixed message to the caller. */
-  function internalError(c: NodeExchange | Context, error: unknown, path: string): Response {
-    log.error({ err: error, path }, 'unexpected error in the HTTP edge');
-    return send(c, reject(500, null, ErrorCode.InternalError, 'Internal error in mcp-gateway; see the gateway log'));
   }
 
   app.notFound(async (c) => {
     const details = await seesDetails(options.security(), options.ops.operators(), c.env.incoming.headers.authorization);
     return send(c, reject(404, null, ErrorCode.InvalidRequest, `Nothing at ${c.req.path}${details ? `. MCP endpoints: ${edge.paths().join(', ')}` : ''}`));
   });
-
-  app.onError((error, c) => internalError(c, error, c.req.path));
-
+  app.onError((error, c) => internalError(log, c, error, c.req.path));
   return { app, serveMcpPost };
+}
+
+/** Counts the request in and out (tracker, metrics) around its steps. */
+async function serve(edge: EdgeContext, c: NodeExchange, endpoint: Endpoint | undefined, name: string, verb: Verb = 'POST'): Promise<Response> {
+  // While draining, requests are still served: /readyz tells balancers to stop sending them, and the
+  // listener's drain (http-drain.ts) ends each connection after its answer.
+  edge.tracker.begin();
+  edge.metrics?.requestStarted();
+  const call = new McpCall(edge, c, endpoint, name, performance.now());
+  try {
+    return await serveTracked(call, verb);
+  } catch (error) {
+    call.outcome = 'error';
+    throw error;
+  } finally {
+    edge.tracker.end();
+    edge.metrics?.requestFinished(endpoint ? (endpoint === edge.aggregate ? 'mcp' : name) : 'unknown', call.method, call.outcome, (performance.now() - call.started) / 1000);
+  }
+}
+
+/** One request, step by step; a step that answers (a refusal, a notification) ends it. */
+async function serveTracked(call: McpCall, verb: Verb): Promise<Response> {
+  const refused = await admit(call);
+  if (refused) return refused;
+  if (verb !== 'POST') return serveLegacySession(call, verb);
+  const got = await read(call);
+  if (!('kind' in got)) return got;
+  if (got.kind === 'legacy') return serveLegacyPost(call, got.body, got.sessionHeader);
+  const message = got.message;
+  route(call, message);
+  const verdict = await judge(call, message);
+  if (verdict.refusal) return refuse(call, message, { ...verdict, refusal: verdict.refusal });
+  return execute(call, message, got.text, verdict);
+}
+
+/** What an exception in the edge answers, on either route: logged in full, a fixed message to the caller. */
+function internalError(log: Log, c: NodeExchange | Context, error: unknown, path: string): Response {
+  log.error({ err: error, path }, 'unexpected error in the HTTP edge');
+  return send(c, reject(500, null, ErrorCode.InternalError, 'Internal error in mcp-gateway; see the gateway log'));
 }
 
 /** What every request shares, built once: endpoints looked up per request, as a reload may change servers. */
