@@ -144,7 +144,8 @@ async function serveTracked(call: McpCall, verb: Verb): Promise<Response> {
   if (got.kind === 'legacy') return serveLegacyPost(call, got.body, got.sessionHeader);
   const message = got.message;
   route(call, message);
-  const verdict = await judge(call, message);
+  let verdict = judge(call, message);
+  if (verdict instanceof Promise) verdict = await verdict;
   if (verdict.refusal) return refuse(call, message, { ...verdict, refusal: verdict.refusal });
   return execute(call, message, got.text, verdict);
 }

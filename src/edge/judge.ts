@@ -11,13 +11,24 @@ import { writeJson } from './exchange.js';
 import { listAllTools } from './list-all-tools.js';
 import { traceIdOf } from './trace.js';
 
-export async function judge(call: McpCall, message: JsonRpcRequest): Promise<Verdict> {
+/** Synchronous when nothing needs reading (no policies, a placed target): the common call takes no extra turn. */
+export function judge(call: McpCall, message: JsonRpcRequest): Verdict | Promise<Verdict> {
   const { guard } = call.security;
   const { grant, edge } = call;
-  if (!guard || !grant) {
-    if (call.server === undefined && edge.router && !placed(call.target)) call.target = await edge.router.confirm(call.target);
-    return AUTHENTICATED;
-  }
+  if (guard && grant) return judgeByPolicy(call, message);
+  if (call.server === undefined && edge.router && !placed(call.target)) return confirmed(call);
+  return AUTHENTICATED;
+}
+
+async function confirmed(call: McpCall): Promise<Verdict> {
+  call.target = await call.edge.router!.confirm(call.target);
+  return AUTHENTICATED;
+}
+
+async function judgeByPolicy(call: McpCall, message: JsonRpcRequest): Promise<Verdict> {
+  const guard = call.security.guard!;
+  const grant = call.grant!;
+  const edge = call.edge;
   let outcome = guard.judge(call.target, message, grant, call.principal);
   if (isNeed(outcome) && outcome.need === 'routes') {
     // Only for a target policy lets through: reading the lists again takes time a refusal must not.
