@@ -3,23 +3,22 @@
 // a new connection (to another replica) instead of meeting a closed socket.
 import type { Server, ServerResponse } from 'node:http';
 
-/** Finished answers are swept out once the set reaches this size, or twice what the last sweep left. */
-const SWEEP_AT_LEAST = 64;
-
-/** Written out or cut off: nothing left for closing to mark. */
-const done = (outgoing: ServerResponse): boolean => outgoing.writableFinished || outgoing.destroyed;
-
 export class HttpDrain {
   private closing = false;
-  /**
-   * Answers that may not be finished, so closing can mark them. Swept when it has grown, not on each
-   * answer's 'close': a listener per request (beside ClientGone's) cost an array, a once-wrapper and a
-   * closure on the hot path; a sweep costs a few nanoseconds per request, amortised.
-   */
+  /** Answers not yet finished, so closing can mark them. */
   private readonly open = new Set<ServerResponse>();
-  private sweepAt = SWEEP_AT_LEAST;
+  /**
+   * One listener shared by every answer ('close' calls it with the answer as `this`, once: a response is
+   * never reused): a closure and a once-wrapper per request were the drain's whole cost on the hot path.
+   */
+  private readonly untrack: (this: ServerResponse) => void;
 
-  constructor(private readonly server: Server) {}
+  constructor(private readonly server: Server) {
+    const open = this.open;
+    this.untrack = function (this: ServerResponse) {
+      open.delete(this);
+    };
+  }
 
   /** Called for every request as it arrives. */
   track(outgoing: ServerResponse): void {
@@ -29,12 +28,7 @@ export class HttpDrain {
       return;
     }
     this.open.add(outgoing);
-    if (this.open.size >= this.sweepAt) this.sweep();
-  }
-
-  private sweep(): void {
-    for (const outgoing of this.open) if (done(outgoing)) this.open.delete(outgoing);
-    this.sweepAt = Math.max(SWEEP_AT_LEAST, 2 * this.open.size);
+    outgoing.on('close', this.untrack);
   }
 
   /** Stops accepting connections; resolves once every connection has closed. */
@@ -43,7 +37,6 @@ export class HttpDrain {
     const closed = new Promise<void>((resolve) => this.server.close(() => resolve()));
     this.server.closeIdleConnections();
     for (const outgoing of this.open) {
-      if (done(outgoing)) continue;
       if (!outgoing.headersSent) outgoing.setHeader('connection', 'close');
       // A stream whose headers went out saying keep-alive: its connection is idle once it ends; close it then.
       else outgoing.once('finish', () => setImmediate(() => this.server.closeIdleConnections()));
