@@ -17,6 +17,7 @@ import { Redis, type RedisOptions } from 'ioredis';
 import { isObject } from '../src/protocol/jsonrpc.js';
 import type { Log } from '../src/infra/log.js';
 import { describeRedisUrl, failFastRedisOptions, PAUSE_MS, sentinelOptions, type SentinelSettings } from '../src/infra/redis-fail-fast.js';
+import { OutageLog } from '../src/infra/redis-outage.js';
 import type { CacheStore, DropListener, StoredEntry } from './store.js';
 
 export interface RedisStoreOptions {
@@ -75,7 +76,7 @@ export class RedisStore implements CacheStore {
   /** Commands are skipped until then (epoch ms) after a failure. */
   private pausedUntil = 0;
   private subscriberDown = false;
-  private outage = false;
+  private readonly outage: OutageLog;
   private closing = false;
   private failures = 0;
   private readonly log: Log;
@@ -85,6 +86,10 @@ export class RedisStore implements CacheStore {
     this.log = options.log;
     this.channel = `${options.keyPrefix}invalidate`;
     this.where = describeRedisUrl(options.url);
+    this.outage = new OutageLog(this.log, this.where, {
+      lost: 'Redis unreachable: answering from upstreams without the shared cache until it is back (reconnecting)',
+      back: 'Redis reachable again: shared cache and invalidations restored',
+    });
     // autoResubscribe off: subscribed again on every 'ready' below, which also covers a failed first try.
     const sentinel = sentinelOptions(options.sentinel, options.url);
     this.client = new Redis(options.url, { ...failFastRedisOptions('mcp-gateway-cache'), ...sentinel, autoResubscribe: false } satisfies RedisOptions);
@@ -317,17 +322,8 @@ export class RedisStore implements CacheStore {
   /** Logs only the edges: the first failure of an outage, and the moment both connections work again. */
   private updateOutage(error?: unknown): void {
     if (this.closing) return;
-    const down = this.clientDown || this.subscriberDown;
-    if (down === this.outage) return;
-    this.outage = down;
-    if (down) {
-      this.log.warn(
-        { redis: this.where, err: error instanceof Error ? error.message : String(error) },
-        'Redis unreachable: answering from upstreams without the shared cache until it is back (reconnecting)',
-      );
-    } else {
-      this.log.info({ redis: this.where }, 'Redis reachable again: shared cache and invalidations restored');
-    }
+    if (this.clientDown || this.subscriberDown) this.outage.lost(error);
+    else this.outage.back();
   }
 }
 

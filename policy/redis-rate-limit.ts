@@ -13,6 +13,7 @@ import { createHash } from 'node:crypto';
 import type { Redis, RedisOptions } from 'ioredis';
 import type { Log } from '../src/infra/log.js';
 import { CONNECT_TIMEOUT_MS, describeRedisUrl, failFastRedisOptions, PAUSE_MS, sentinelOptions, type SentinelSettings } from '../src/infra/redis-fail-fast.js';
+import { OutageLog } from '../src/infra/redis-outage.js';
 import { MemoryRateLimiter, type RateDecision, type RateLimiter, ALLOWED, TOKEN_TOLERANCE } from './rate-limit.js';
 import type { RateLimitSetting } from './settings.js';
 
@@ -62,9 +63,8 @@ export class RedisRateLimiter implements RateLimiter {
   private readonly fallback = new MemoryRateLimiter();
   /** Requests skip Redis until then (epoch ms) after a failed command. */
   private pausedUntil = 0;
-  private outage = false;
+  private readonly outage: OutageLog;
   private closing = false;
-  private readonly where: string;
 
   /** Connects, waiting for the first attempt (at most CONNECT_TIMEOUT_MS) so the first requests can use Redis. */
   static async create(options: RedisRateLimiterOptions): Promise<RedisRateLimiter> {
@@ -88,7 +88,10 @@ export class RedisRateLimiter implements RateLimiter {
     private readonly client: ScriptedRedis,
     private readonly options: RedisRateLimiterOptions,
   ) {
-    this.where = describeRedisUrl(options.url);
+    this.outage = new OutageLog(options.log, describeRedisUrl(options.url), {
+      lost: 'Redis unreachable: rate limits are counted per replica until it is back (reconnecting)',
+      back: 'Redis reachable again: rate limits shared across replicas again',
+    });
     client.on('error', (error: Error) => this.down(error));
     client.on('close', () => this.down(new Error('connection closed')));
     client.on('ready', () => this.up());
@@ -104,7 +107,7 @@ export class RedisRateLimiter implements RateLimiter {
       this.down(error);
       return this.fallback.take(key, limit);
     }
-    if (this.outage) this.up();
+    if (this.outage.isDown) this.up();
     return wait === 0 ? ALLOWED : { allowed: false, retryAfterMs: wait };
   }
 
@@ -147,19 +150,12 @@ export class RedisRateLimiter implements RateLimiter {
 
   /** Logs only the first failure of an outage, not one per request or reconnect attempt. */
   private down(error: unknown): void {
-    if (this.closing || this.outage) return;
-    this.outage = true;
-    this.options.log.warn(
-      { redis: this.where, err: error instanceof Error ? error.message : String(error) },
-      'Redis unreachable: rate limits are counted per replica until it is back (reconnecting)',
-    );
+    if (!this.closing) this.outage.lost(error);
   }
 
   /** The connection is (re)established, or a command worked again after failures. */
   private up(): void {
     this.pausedUntil = 0;
-    if (this.closing || !this.outage) return;
-    this.outage = false;
-    this.options.log.info({ redis: this.where }, 'Redis reachable again: rate limits shared across replicas again');
+    if (!this.closing) this.outage.back();
   }
 }

@@ -104,7 +104,7 @@ export function describeIssue(issue: z.core.$ZodIssue): string {
     return `${where}: must be a string; put numbers and true/false in quotes, e.g. "8080"`;
   }
   if (issue.code === 'unrecognized_keys') {
-    return `${where}: unknown key${issue.keys.length > 1 ? 's' : ''} ${issue.keys.map((k) => `'${k}'`).join(', ')}; check the spelling against the README's config reference`;
+    return `${where}: unknown key${issue.keys.length > 1 ? 's' : ''} ${issue.keys.map((k) => `'${k}'`).join(', ')}; check the spelling against docs/configuration.md`;
   }
   if (issue.code === 'invalid_key') {
     return `${where}: ${issue.issues.map((inner) => inner.message).join('; ')}`;

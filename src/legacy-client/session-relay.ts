@@ -19,6 +19,7 @@ import { Redis, type RedisOptions } from 'ioredis';
 import { isObject, type JsonObject } from '../protocol/jsonrpc.js';
 import type { Log } from '../infra/log.js';
 import { describeRedisUrl, failFastRedisOptions, PAUSE_MS, sentinelOptions, type SentinelSettings } from '../infra/redis-fail-fast.js';
+import { OutageLog } from '../infra/redis-outage.js';
 import { Sealer } from './sealer.js';
 
 export type SessionEvent =
@@ -50,7 +51,7 @@ export class SessionRelay {
   private readonly watched = new Map<string, { count: number; subscribed: Promise<void> }>();
   private handlers: SessionRelayHandlers | undefined;
   private readonly where: string;
-  private down = false;
+  private readonly outage: OutageLog;
   private closed = false;
   private catchingUp = false;
   /** A connection became ready while a catch-up ran: that one may have read too early, so run again. */
@@ -63,6 +64,10 @@ export class SessionRelay {
     this.endedChannel = `${options.keyPrefix}sessions:ended`;
     this.endedKey = `${options.keyPrefix}sessions:ended`;
     this.where = describeRedisUrl(options.url);
+    this.outage = new OutageLog(options.log, this.where, {
+      lost: 'Redis unreachable: 2025 sessions are served only where their GET stream and questions are until it is back',
+      back: 'Redis reachable again: 2025 sessions are shared between replicas again',
+    });
     const sentinel = sentinelOptions(options.sentinel, options.url);
     this.client = new Redis(options.url, { ...failFastRedisOptions('mcp-gateway-sessions'), ...sentinel } satisfies RedisOptions);
     // Subscriptions are made again by every catch-up (also after a first attempt that failed).
@@ -226,18 +231,11 @@ export class SessionRelay {
   }
 
   private lost(error: unknown): void {
-    if (this.down || this.closed) return;
-    this.down = true;
-    this.options.log.warn(
-      { redis: this.where, err: error instanceof Error ? error.message : String(error) },
-      'Redis unreachable: 2025 sessions are served only where their GET stream and questions are until it is back',
-    );
+    if (!this.closed) this.outage.lost(error);
   }
 
   private reachable(): void {
-    if (!this.down) return;
-    this.down = false;
-    this.options.log.info({ redis: this.where }, 'Redis reachable again: 2025 sessions are shared between replicas again');
+    this.outage.back();
   }
 
   private heard(channel: string, text: string): void {

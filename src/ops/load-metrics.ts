@@ -1,7 +1,8 @@
 // Metrics of each upstream's limits: requests in flight and queued (read at scrape), refusals by reason,
 // and how long queued requests waited for their slot. Requests that never queued are not observed, so
 // the uncontended path records nothing.
-import { Counter, Gauge, Histogram, type Registry } from 'prom-client';
+import { Histogram, type Registry } from 'prom-client';
+import { counterAtScrape, gaugeAtScrape } from './scraped.js';
 
 const PREFIX = 'mcp_gateway_';
 
@@ -17,47 +18,35 @@ export interface UpstreamLoad {
 
 /** Registers the metrics; returns what records one queued request's wait. */
 export function addLoadMetrics(register: Registry, loads: () => Iterable<{ name: string; load?: UpstreamLoad }>): (server: string, seconds: number) => void {
-  const registers = [register];
-  new Gauge({
+  const eachLoad = (read: (load: UpstreamLoad, server: string) => void): void => {
+    for (const { name, load } of loads()) if (load) read(load, name);
+  };
+  gaugeAtScrape(register, {
     name: `${PREFIX}upstream_in_flight`,
     help: 'Requests handed to each upstream and not yet answered (at most servers.<name>.maxInFlight).',
     labelNames: ['server'],
-    registers,
-    collect() {
-      this.reset();
-      for (const { name, load } of loads()) if (load) this.set({ server: name }, load.inFlight);
-    },
+    fill: (record) => eachLoad((load, server) => record({ server }, load.inFlight)),
   });
-  new Gauge({
+  gaugeAtScrape(register, {
     name: `${PREFIX}upstream_queued`,
     help: 'Requests waiting for a slot on each upstream (at most servers.<name>.maxQueued).',
     labelNames: ['server'],
-    registers,
-    collect() {
-      this.reset();
-      for (const { name, load } of loads()) if (load) this.set({ server: name }, load.queued);
-    },
+    fill: (record) => eachLoad((load, server) => record({ server }, load.queued)),
   });
-  // Filled at scrape from running totals, as upstream_restarts_total is (a replaced upstream reads as a reset).
-  new Counter({
+  counterAtScrape(register, {
     name: `${PREFIX}upstream_refused_total`,
     help: 'Requests refused with 503 because an upstream was at capacity: reason queue_full (maxQueued) or queue_timeout (queueTimeoutMs).',
     labelNames: ['server', 'reason'],
-    registers,
-    collect() {
-      this.reset();
-      for (const { name, load } of loads()) {
-        if (!load) continue;
-        for (const [reason, count] of Object.entries(load.refused)) this.inc({ server: name, reason }, count > 0 ? count : 0);
-      }
-    },
+    fill: (record) => eachLoad((load, server) => {
+      for (const [reason, count] of Object.entries(load.refused)) record({ server, reason }, count);
+    }),
   });
   const wait = new Histogram({
     name: `${PREFIX}upstream_queue_wait_seconds`,
     help: 'How long requests that had to queue waited for a slot on each upstream (requests that found one free are not observed).',
     labelNames: ['server'],
     buckets: [...QUEUE_WAIT_BUCKETS],
-    registers,
+    registers: [register],
   });
   return (server, seconds) => wait.observe({ server }, seconds);
 }

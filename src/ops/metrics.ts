@@ -4,6 +4,7 @@
 import { collectDefaultMetrics, Counter, Gauge, Histogram, Registry } from 'prom-client';
 import { MODERN_REQUEST_METHODS } from '../protocol/mcp.js';
 import { addLoadMetrics, type UpstreamLoad } from './load-metrics.js';
+import { counterAtScrape, gaugeAtScrape } from './scraped.js';
 
 const PREFIX = 'mcp_gateway_';
 
@@ -65,11 +66,6 @@ export function methodLabel(method: string | undefined): string {
   return MODERN_REQUEST_METHODS.has(method) ? method : METHOD_OTHER;
 }
 
-/** A running total from a callback, made safe for Counter.inc (which throws on negative or non-finite). */
-function total(n: number): number {
-  return Number.isFinite(n) && n > 0 ? n : 0;
-}
-
 export class GatewayMetrics {
   readonly registry: Registry;
   readonly contentType: string;
@@ -120,58 +116,40 @@ export class GatewayMetrics {
       registers,
     });
 
-    // Scrape-time metrics: reset first, so an upstream removed by a reload disappears from the output.
+    // Scrape-time metrics (scraped.ts).
     const { upstreams, cache } = options;
     this.queueWaited = addLoadMetrics(register, upstreams);
-    new Gauge({
+    gaugeAtScrape(register, {
       name: `${PREFIX}upstream_state`,
       help: `Upstream state: 1 for the current one of ${UPSTREAM_STATES.join('|')}, 0 for the others.`,
       labelNames: ['server', 'state'],
-      registers,
-      collect() {
-        this.reset();
+      fill(record) {
         for (const upstream of upstreams()) {
-          for (const state of UPSTREAM_STATES) this.set({ server: upstream.name, state }, upstream.state === state ? 1 : 0);
+          for (const state of UPSTREAM_STATES) record({ server: upstream.name, state }, upstream.state === state ? 1 : 0);
         }
       },
     });
-    // A Counter filled at collect time (reset, then inc by the running total) keeps counter semantics in
-    // the exposition (`# TYPE … counter`), so rate() works; a replaced upstream starting from 0 reads as a
-    // counter reset, which Prometheus handles.
-    new Counter({
+    counterAtScrape(register, {
       name: `${PREFIX}upstream_restarts_total`,
       help: 'Restarts of each upstream since it was started.',
       labelNames: ['server'],
-      registers,
-      collect() {
-        this.reset();
-        for (const upstream of upstreams()) this.inc({ server: upstream.name }, total(upstream.restarts));
+      fill(record) {
+        for (const upstream of upstreams()) record({ server: upstream.name }, upstream.restarts);
       },
     });
-    new Gauge({
+    gaugeAtScrape(register, {
       name: `${PREFIX}upstream_info`,
       help: 'Always 1; the era label is the protocol era of the upstream (modern, legacy, or unknown before the probe).',
       labelNames: ['server', 'era'],
-      registers,
-      collect() {
-        this.reset();
-        for (const upstream of upstreams()) this.set({ server: upstream.name, era: upstream.era ?? 'unknown' }, 1);
+      fill(record) {
+        for (const upstream of upstreams()) record({ server: upstream.name, era: upstream.era ?? 'unknown' }, 1);
       },
     });
 
     // The callbacks are read once per metric per scrape; prom-client runs every collect synchronously at the
     // start of one render, so the numbers of one scrape cannot interleave with other work.
-    const cacheCounter = (name: string, help: string, pick: (s: CacheSnapshot) => number): void => {
-      new Counter({
-        name: `${PREFIX}${name}`,
-        help,
-        registers,
-        collect() {
-          this.reset();
-          this.inc(total(pick(cache())));
-        },
-      });
-    };
+    const cacheCounter = (name: string, help: string, pick: (s: CacheSnapshot) => number): void =>
+      counterAtScrape(register, { name: `${PREFIX}${name}`, help, fill: (record) => record({}, pick(cache())) });
     cacheCounter('cache_hits_total', 'Answers served from the cache store.', (s) => s.hits);
     cacheCounter('cache_misses_total', 'Cacheable requests not found in the store (including callers that joined another fetch).', (s) => s.misses);
     cacheCounter('cache_invalidations_total', 'Cache invalidations handled, local and heard from other replicas.', (s) => s.invalidations);

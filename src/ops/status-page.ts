@@ -233,15 +233,7 @@ export function renderStatusPage(snapshot: StatusSnapshot): string {
 <p>version <span data-field="version">${escapeHtml(shown(snapshot.version))}</span> · started <span data-field="startedAt">${escapeHtml(shown(snapshot.startedAt))}</span> · up <span data-field="uptime">${escapeHtml(duration(snapshot.uptimeSeconds))}</span> · <span id="live">refreshes every ${STATUS_REFRESH_MS / 1000} s</span></p>
 </header>
 <main>
-<section aria-labelledby="upstreams-heading">
-<h2 id="upstreams-heading">Upstreams</h2>
-<table>
-<thead><tr>${headings(UPSTREAM_COLUMNS)}</tr></thead>
-<tbody id="upstreams">
-${upstreamRows(snapshot.upstreams)}
-</tbody>
-</table>
-</section>
+${tableSection('upstreams', 'Upstreams', UPSTREAM_COLUMNS, upstreamRows(snapshot.upstreams))}
 <section aria-labelledby="cache-heading">
 <h2 id="cache-heading">Cache</h2>
 <dl id="cache">
@@ -250,18 +242,23 @@ ${upstreamRows(snapshot.upstreams)}
 <dt>Misses</dt><dd data-field="misses">${escapeHtml(shown(cache.misses))}</dd>
 </dl>
 </section>
-<section aria-labelledby="denials-heading">
-<h2 id="denials-heading">Recent denials</h2>
-<table>
-<thead><tr>${headings(DENIAL_COLUMNS)}</tr></thead>
-<tbody id="denials">
-${denialRows(snapshot.recentDenials)}
-</tbody>
-</table>
-</section>
+${tableSection('denials', 'Recent denials', DENIAL_COLUMNS, denialRows(snapshot.recentDenials))}
 </main>
 <script>${SCRIPT}</script>
 </body>
 </html>
 `;
+}
+
+/** A titled table whose body the page's script refreshes by id. */
+function tableSection(id: string, title: string, columns: readonly (readonly [string, string])[], rows: string): string {
+  return `<section aria-labelledby="${id}-heading">
+<h2 id="${id}-heading">${title}</h2>
+<table>
+<thead><tr>${headings(columns)}</tr></thead>
+<tbody id="${id}">
+${rows}
+</tbody>
+</table>
+</section>`;
 }

@@ -4,7 +4,7 @@
 // each through mcp-remote as a host config would start it, and with `--protocol auto`: list, call, progress,
 // and an input_required round trip whose requestState is 64 KiB+ of arbitrary text.
 //
-// What travels (see the README, "From a stdio-only host"):
+// What travels (see docs/deployment.md, "From a stdio-only host"):
 // - a 2026-07-28 host's requests pass through mcp-remote as they are; its HTTP transport derives
 //   MCP-Protocol-Version, Mcp-Method and Mcp-Name from each request's `_meta` and body, so the gateway serves
 //   it as a modern client and its input_required answers reach the host as they came;

@@ -1,6 +1,6 @@
 // The transparency suite's parts: one scenario list, what a client sees of an answer (status and the
 // messages' own bytes), a modern server asked over stdio directly, and the comparison that allows exactly
-// the rewrites the README's "What the endpoint does" lists:
+// the rewrites docs/design.md lists ("What the gateway changes in what passes through"):
 // 1. a result without `resultType` gets `"resultType":"complete"` appended, a cacheable one without
 //    `ttlMs`/`cacheScope` gets 0 and "private" (nothing else changes);
 // 2. on /mcp, tool and prompt names carry `<server>__`, lists are the gateway's merged pages (its own

@@ -1,5 +1,5 @@
 // Transparency: putting the gateway in front of a modern server changes nothing a client can observe but
-// the rewrites the README lists. One scenario list (transparency-kit.ts) is asked of each upstream directly
+// the rewrites docs/design.md lists. One scenario list (transparency-kit.ts) is asked of each upstream directly
 // and through /servers/<name>/mcp and /mcp; status, error code and result bytes must agree, and every
 // message the gateway sends must validate against the 2026-07-28 schema.
 // Upstreams: the SDK v2 server over HTTP, the same server over stdio, and a raw server with quirks
