@@ -1,5 +1,7 @@
 // Small statistics for bench:ab: medians, and a bootstrap interval for the median of per-block ratios
-// (a block is one ABBA or BAAB quartet, so each ratio already has both positions in it).
+// (a block is one ABBA or BAAB quartet, so each ratio already has both positions in it). Blocks served by
+// the same pair of processes are not independent (a process can sit a few percent off for its whole
+// life), so the bootstrap draws pairs first and blocks within them: the interval then covers that too.
 
 export const median = (values: readonly number[]): number => {
   const sorted = [...values].sort((a, b) => a - b);
@@ -19,14 +21,19 @@ function random(seed: number): () => number {
   };
 }
 
-/** The 2.5th and 97.5th percentiles of the median over 2,000 resamples with replacement. */
-export function bootstrapMedian(values: readonly number[], resamples = 2_000): [number, number] {
-  if (values.length < 2) return [values[0] ?? NaN, values[0] ?? NaN];
-  const next = random(values.length * 7919);
+/** The 2.5th and 97.5th percentiles of the median over 2,000 two-stage resamples (groups, then values). */
+export function bootstrapMedian(groups: readonly (readonly number[])[], resamples = 2_000): [number, number] {
+  const all = groups.flat();
+  if (all.length < 2) return [all[0] ?? NaN, all[0] ?? NaN];
+  const next = random(all.length * 7919);
+  const pick = <T,>(from: readonly T[]): T => from[Math.floor(next() * from.length)]!;
   const medians: number[] = [];
-  const sample = new Array<number>(values.length);
   for (let r = 0; r < resamples; r++) {
-    for (let i = 0; i < values.length; i++) sample[i] = values[Math.floor(next() * values.length)]!;
+    const sample: number[] = [];
+    for (let g = 0; g < groups.length; g++) {
+      const group = pick(groups);
+      for (let i = 0; i < group.length; i++) sample.push(pick(group));
+    }
     medians.push(median(sample));
   }
   medians.sort((a, b) => a - b);
@@ -42,8 +49,10 @@ export interface RatioSummary {
   n: number;
 }
 
-export function summariseRatios(ratios: readonly number[]): RatioSummary {
-  const [low, high] = bootstrapMedian(ratios);
+/** Ratios grouped by the process pair that gave them. */
+export function summariseRatios(groups: readonly (readonly number[])[]): RatioSummary {
+  const ratios = groups.flat();
+  const [low, high] = bootstrapMedian(groups);
   return { median: median(ratios), low, high, min: Math.min(...ratios), max: Math.max(...ratios), n: ratios.length };
 }
 

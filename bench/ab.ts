@@ -8,13 +8,14 @@
 // - a pair of gateway processes serves only some blocks: BENCH_PAIRS fresh pairs (started in alternating
 //   order) share the blocks, because one process's JIT and heap layout can sit a few percent off another's
 //   of the same build for its whole life;
-// - the ratio reported is the median over all blocks with a bootstrap 95% interval and the min–max.
+// - the ratio reported is the median over all blocks with a 95% interval from a bootstrap that resamples
+//   process pairs, then blocks (so it includes the pair-to-pair spread), and the blocks' min–max.
 // - each gateway runs on CPU 1, its upstream child and the load generator on CPU 0 (taskset): unpinned,
 //   the gateway competes with its own load for a core and an A/A run's blocks spread ×0.5–×1.4 on a busy
 //   machine; pinned, ×0.90–×1.06. BENCH_PIN=0 leaves scheduling to the kernel.
 // Other users' work still lands on both cores (nice does not reach across sessions when the kernel groups
 // tasks by session, /proc/sys/kernel/sched_autogroup_enabled): run the A/A control beside any verdict.
-// Env: BENCH_PAIRS (3), BENCH_BLOCKS per pair (6), BENCH_CALLS per round (2,000), BENCH_WARMUP calls per
+// Env: BENCH_PAIRS (6), BENCH_BLOCKS per pair (4), BENCH_CALLS per round (2,000), BENCH_WARMUP calls per
 // gateway (4,000), BENCH_CONCURRENCY (16), BENCH_PIN (1), BENCH_JSON (a file to write the figures to).
 // Commit builds are cached in $TMPDIR/gateway-ab-builds/<sha>. Loopback only.
 import { writeFileSync } from 'node:fs';
@@ -23,8 +24,8 @@ import { build, pinApart, removeScratch, startGateway, stopGateway, cpuNs, type 
 import { formatRatio, median, summariseRatios } from './ab-stats.js';
 import { httpLoad } from './load.js';
 
-const PAIRS = Number(process.env.BENCH_PAIRS ?? 3);
-const BLOCKS = Number(process.env.BENCH_BLOCKS ?? 6);
+const PAIRS = Number(process.env.BENCH_PAIRS ?? 6);
+const BLOCKS = Number(process.env.BENCH_BLOCKS ?? 4);
 const CALLS = Number(process.env.BENCH_CALLS ?? 2_000);
 const WARMUP = Number(process.env.BENCH_WARMUP ?? 4_000);
 const CLIENTS = Number(process.env.BENCH_CONCURRENCY ?? 16);
@@ -93,9 +94,10 @@ try {
 }
 
 const label = (k: number) => (revA === revB ? `${builds[k]!.label} (${'AB'[k]})` : builds[k]!.label);
-const cpu = summariseRatios(blocks.map((x) => x.cpu));
-const rate = summariseRatios(blocks.map((x) => x.rate));
-const p50 = summariseRatios(blocks.map((x) => x.p50));
+const byPair = (f: (x: (typeof blocks)[number]) => number) => Array.from({ length: PAIRS }, (_, p) => blocks.filter((x) => x.pair === p).map(f));
+const cpu = summariseRatios(byPair((x) => x.cpu));
+const rate = summariseRatios(byPair((x) => x.rate));
+const p50 = summariseRatios(byPair((x) => x.p50));
 console.log(`| build | gateway CPU µs/call | calls/s | p50 ms | errors |  (${PAIRS} process pairs × ${BLOCKS} ABBA blocks × 4 rounds × ${CALLS} calls, ${CLIENTS} clients, medians of rounds${PIN ? `, pinned: ${pinned ? 'gateway CPU 1, rest CPU 0' : 'taskset FAILED'}` : ''})`);
 console.log('| --- | ---: | ---: | ---: | ---: |');
 for (const k of [0, 1]) {
