@@ -1,22 +1,35 @@
 // npm run bench:ab -- REV_A [REV_B] — is a change free on the hot path? Builds two revisions of the gateway
-// (REV_B defaults to the work tree as it stands), runs both at once on the same stdio echo upstream, and
-// measures them in interleaved rounds of tools/call at 16 clients, so drift on a shared machine hits both
-// alike. The figure compared is the gateway process's own CPU per call (user + sys from /proc/<pid>/stat),
-// which stays steady when latency does not; calls/s and p50 are shown beside it. Loopback only.
-// Mind the position: on a 2-core machine the two gateways, their children and the load generator share the
-// cores, and two identical builds have read ×0.91 here (B favoured). Run it again with A and B swapped and
-// believe only a difference that holds both ways.
-import { spawn, spawnSync, type ChildProcess } from 'node:child_process';
-import { existsSync, mkdtempSync, readFileSync, rmSync, symlinkSync } from 'node:fs';
-import { tmpdir } from 'node:os';
-import path from 'node:path';
-import { fileURLToPath } from 'node:url';
-import { httpLoad, type LoadResult } from './load.js';
+// (REV_B defaults to the work tree as it stands; the same revision twice is the A/A control that shows the
+// noise floor), runs each on its own stdio echo upstream, and loads them in turn with tools/call at 16
+// clients. The figure compared is the gateway process's own CPU per call (all its threads, from schedstat),
+// which stays steady when latency does not; calls/s and p50 are shown beside it.
+// Fair by construction, because on a 2-core machine neither position nor process is neutral:
+// - rounds come in blocks of four, ABBA then BAAB, and each block gives one ratio (B1+B2)/(A1+A2);
+// - a pair of gateway processes serves only some blocks: BENCH_PAIRS fresh pairs (started in alternating
+//   order) share the blocks, because one process's JIT and heap layout can sit a few percent off another's
+//   of the same build for its whole life;
+// - the ratio reported is the median over all blocks with a 95% interval from a bootstrap that resamples
+//   process pairs, then blocks (so it includes the pair-to-pair spread), and the blocks' min–max.
+// - each gateway runs on CPU 1, its upstream child and the load generator on CPU 0 (taskset): unpinned,
+//   the gateway competes with its own load for a core and an A/A run's blocks spread ×0.5–×1.4 on a busy
+//   machine; pinned, ×0.90–×1.06. BENCH_PIN=0 leaves scheduling to the kernel.
+// Other users' work still lands on both cores (nice does not reach across sessions when the kernel groups
+// tasks by session, /proc/sys/kernel/sched_autogroup_enabled): run the A/A control beside any verdict.
+// Env: BENCH_PAIRS (6), BENCH_BLOCKS per pair (4), BENCH_CALLS per round (2,000), BENCH_WARMUP calls per
+// gateway (4,000), BENCH_CONCURRENCY (16), BENCH_PIN (1), BENCH_JSON (a file to write the figures to).
+// Commit builds are cached in $TMPDIR/gateway-ab-builds/<sha>. Loopback only.
+import { writeFileSync } from 'node:fs';
+import { availableParallelism } from 'node:os';
+import { build, pinApart, removeScratch, startGateway, stopGateway, cpuNs, type Gateway } from './ab-gateways.js';
+import { formatRatio, median, summariseRatios } from './ab-stats.js';
+import { httpLoad } from './load.js';
 
-const ROOT = fileURLToPath(new URL('../', import.meta.url));
-const ROUNDS = Number(process.env.BENCH_ROUNDS ?? 5);
-const CALLS = Number(process.env.BENCH_CALLS ?? 8_000);
+const PAIRS = Number(process.env.BENCH_PAIRS ?? 6);
+const BLOCKS = Number(process.env.BENCH_BLOCKS ?? 4);
+const CALLS = Number(process.env.BENCH_CALLS ?? 2_000);
+const WARMUP = Number(process.env.BENCH_WARMUP ?? 4_000);
 const CLIENTS = Number(process.env.BENCH_CONCURRENCY ?? 16);
+const PIN = process.env.BENCH_PIN !== '0' && availableParallelism() >= 2;
 const META = { 'io.modelcontextprotocol/protocolVersion': '2026-07-28', 'io.modelcontextprotocol/clientCapabilities': {} };
 const HEADERS = {
   'content-type': 'application/json',
@@ -25,92 +38,72 @@ const HEADERS = {
   'mcp-method': 'tools/call',
   'mcp-name': 'echo',
 };
-const upstream = `${process.execPath} --import tsx ${path.join(ROOT, 'test/fixtures/modern-server.ts')}`;
 
-interface Build {
-  label: string;
-  folder: string;
-  entry: string;
+interface Sample {
+  cpuUs: number;
+  callsPerSecond: number;
+  p50Ms: number;
+  errors: number;
 }
 
-/** The revision's tree, compiled by its own tsc config; `worktree` builds the files as they stand now. */
-function build(rev: string): Build {
-  const folder = mkdtempSync(path.join(tmpdir(), 'gateway-ab-'));
-  if (rev === 'worktree') {
-    const files = spawnSync('git', ['ls-files', '-co', '--exclude-standard', '-z'], { cwd: ROOT, encoding: 'utf8' }).stdout;
-    const tar = spawnSync('tar', ['-c', '--null', '-T', '-', '-f', '-'], { cwd: ROOT, input: files, maxBuffer: 1 << 30 });
-    spawnSync('tar', ['-x', '-C', folder], { input: tar.stdout, maxBuffer: 1 << 30 });
-  } else {
-    const archive = spawnSync('git', ['archive', rev], { cwd: ROOT, maxBuffer: 1 << 30 });
-    if (archive.status !== 0) throw new Error(`git archive ${rev} failed: ${archive.stderr}`);
-    spawnSync('tar', ['-x', '-C', folder], { input: archive.stdout, maxBuffer: 1 << 30 });
-  }
-  symlinkSync(path.join(ROOT, 'node_modules'), path.join(folder, 'node_modules'));
-  const tsc = spawnSync(path.join(ROOT, 'node_modules/.bin/tsc'), ['-p', 'tsconfig.build.json', '--outDir', 'out'], { cwd: folder, encoding: 'utf8' });
-  const entry = path.join(folder, 'out/src/cli.js');
-  if (tsc.status !== 0 || !existsSync(entry)) throw new Error(`${rev} does not compile: ${(tsc.stdout + tsc.stderr).slice(0, 800)}`);
-  return { label: rev, folder, entry };
-}
-
-async function start(entry: string): Promise<{ url: string; child: ChildProcess }> {
-  const child = spawn(process.execPath, [entry, '--stdio', upstream, '--name', 'echo', '--port', '0'], { cwd: ROOT, stdio: ['ignore', 'ignore', 'pipe'] });
-  let log = '';
-  const url = await new Promise<string>((resolve, reject) => {
-    const timer = setTimeout(() => reject(new Error(`gateway did not start:\n${log}`)), 30_000);
-    child.stderr!.on('data', (chunk: Buffer) => {
-      log += chunk.toString('utf8');
-      const match = /"endpoint":"([^"]+\/servers\/echo\/mcp)"/.exec(log);
-      if (match) clearTimeout(timer), resolve(match[1]!), (log = '');
-    });
-  });
-  return { url, child };
-}
-
-/** user + sys CPU seconds of one process, from /proc/<pid>/stat (fields 14 and 15, in clock ticks). */
-function cpuSeconds(pid: number): number {
-  const stat = readFileSync(`/proc/${pid}/stat`, 'utf8');
-  const fields = stat.slice(stat.lastIndexOf(')') + 2).split(' ');
-  const ticks = Number(spawnSync('getconf', ['CLK_TCK'], { encoding: 'utf8' }).stdout.trim()) || 100;
-  return (Number(fields[11]) + Number(fields[12])) / ticks;
-}
-
-const median = (values: number[]) => [...values].sort((a, b) => a - b)[Math.floor(values.length / 2)]!;
-
-async function round(url: string, pid: number): Promise<{ cpuUsPerCall: number; result: LoadResult }> {
-  const before = cpuSeconds(pid);
+async function round(g: Gateway, calls: number): Promise<Sample> {
+  const before = cpuNs(g.pid);
   const result = await httpLoad({
-    url,
+    url: g.url,
     headers: HEADERS,
     body: (i) => JSON.stringify({ jsonrpc: '2.0', id: i, method: 'tools/call', params: { name: 'echo', arguments: { text: `payload-${i}` }, _meta: META } }),
     check: (text, i) => text.includes(`"payload-${i}"`),
     concurrency: CLIENTS,
-    total: CALLS,
+    total: calls,
   });
-  return { cpuUsPerCall: ((cpuSeconds(pid) - before) * 1e6) / result.calls, result };
+  return { cpuUs: (cpuNs(g.pid) - before) / 1e3 / Math.max(1, result.calls), callsPerSecond: result.callsPerSecond, p50Ms: result.p50Ms, errors: result.errors };
 }
 
 const [revA, revB = 'worktree'] = process.argv.slice(2);
-if (!revA) throw new Error('usage: npm run bench:ab -- REV_A [REV_B]   (REV_B defaults to the work tree)');
+if (!revA) throw new Error('usage: npm run bench:ab -- REV_A [REV_B]   (REV_B defaults to the work tree; REV_A twice is the A/A control)');
+const say = (line: string) => console.error(line);
 const builds = [build(revA), build(revB)];
-const running = [];
+const samples: [Sample[], Sample[]] = [[], []];
+const blocks: Array<{ pair: number; cpu: number; rate: number; p50: number }> = [];
+let pinned: boolean | undefined;
+
 try {
-  for (const b of builds) running.push(await start(b.entry));
-  for (const r of running) await round(r.url, r.child.pid!); // warm-up: era probe, JIT, connections
-  const samples = builds.map(() => [] as Array<{ cpuUsPerCall: number; result: LoadResult }>);
-  for (let i = 0; i < ROUNDS; i++) {
-    const order = i % 2 === 0 ? [0, 1] : [1, 0];
-    for (const k of order) samples[k]!.push(await round(running[k]!.url, running[k]!.child.pid!));
+  for (let pair = 0; pair < PAIRS; pair++) {
+    const startOrder = pair % 2 === 0 ? [0, 1] : [1, 0];
+    const gateways: Gateway[] = [];
+    for (const k of startOrder) gateways[k] = await startGateway(builds[k]!.entry);
+    try {
+      if (PIN) pinned = pinApart(gateways, '1', '0');
+      for (const k of startOrder) await round(gateways[k]!, WARMUP); // era probe, JIT, connections
+      for (let b = 0; b < BLOCKS; b++) {
+        const order = (b + pair) % 2 === 0 ? [0, 1, 1, 0] : [1, 0, 0, 1];
+        const got: Sample[][] = [[], []];
+        for (const k of order) got[k]!.push(await round(gateways[k]!, CALLS));
+        const sum = (k: number, f: (s: Sample) => number) => got[k]!.reduce((n, s) => n + f(s), 0);
+        blocks.push({ pair, cpu: sum(1, (s) => s.cpuUs) / sum(0, (s) => s.cpuUs), rate: sum(1, (s) => s.callsPerSecond) / sum(0, (s) => s.callsPerSecond), p50: sum(1, (s) => s.p50Ms) / sum(0, (s) => s.p50Ms) });
+        samples[0].push(...got[0]!);
+        samples[1].push(...got[1]!);
+      }
+      say(`pair ${pair + 1}/${PAIRS}: CPU B÷A median ×${median(blocks.filter((x) => x.pair === pair).map((x) => x.cpu)).toFixed(3)}`);
+    } finally {
+      await Promise.all(gateways.map(stopGateway));
+    }
   }
-  console.log(`| build | gateway CPU µs/call | calls/s | p50 ms | errors |  (${ROUNDS} rounds × ${CALLS} calls, ${CLIENTS} clients, medians)`);
-  console.log('| --- | ---: | ---: | ---: | ---: |');
-  const cpu = samples.map((s) => median(s.map((x) => x.cpuUsPerCall)));
-  builds.forEach((b, k) => {
-    const s = samples[k]!;
-    const errors = s.reduce((n, x) => n + x.result.errors, 0);
-    console.log(`| ${b.label} | ${cpu[k]!.toFixed(1)} | ${median(s.map((x) => x.result.callsPerSecond)).toFixed(0)} | ${median(s.map((x) => x.result.p50Ms)).toFixed(3)} | ${errors} |`);
-  });
-  console.log(`\nCPU per call, B ÷ A: ×${(cpu[1]! / cpu[0]!).toFixed(3)}`);
 } finally {
-  for (const r of running) r.child.kill('SIGTERM');
-  for (const b of builds) rmSync(b.folder, { recursive: true, force: true });
+  removeScratch(builds);
 }
+
+const label = (k: number) => (revA === revB ? `${builds[k]!.label} (${'AB'[k]})` : builds[k]!.label);
+const byPair = (f: (x: (typeof blocks)[number]) => number) => Array.from({ length: PAIRS }, (_, p) => blocks.filter((x) => x.pair === p).map(f));
+const cpu = summariseRatios(byPair((x) => x.cpu));
+const rate = summariseRatios(byPair((x) => x.rate));
+const p50 = summariseRatios(byPair((x) => x.p50));
+console.log(`| build | gateway CPU µs/call | calls/s | p50 ms | errors |  (${PAIRS} process pairs × ${BLOCKS} ABBA blocks × 4 rounds × ${CALLS} calls, ${CLIENTS} clients, medians of rounds${PIN ? `, pinned: ${pinned ? 'gateway CPU 1, rest CPU 0' : 'taskset FAILED'}` : ''})`);
+console.log('| --- | ---: | ---: | ---: | ---: |');
+for (const k of [0, 1]) {
+  const s = samples[k as 0 | 1];
+  console.log(`| ${label(k)} | ${median(s.map((x) => x.cpuUs)).toFixed(1)} | ${median(s.map((x) => x.callsPerSecond)).toFixed(0)} | ${median(s.map((x) => x.p50Ms)).toFixed(3)} | ${s.reduce((n, x) => n + x.errors, 0)} |`);
+}
+console.log(`\nB ÷ A, per ABBA block:\n- gateway CPU per call ${formatRatio(cpu)}\n- calls/s ${formatRatio(rate)}\n- p50 ${formatRatio(p50)}`);
+console.log(`- per process pair (CPU): ${Array.from({ length: PAIRS }, (_, p) => `×${median(blocks.filter((x) => x.pair === p).map((x) => x.cpu)).toFixed(3)}`).join(', ')}`);
+if (process.env.BENCH_JSON) writeFileSync(process.env.BENCH_JSON, JSON.stringify({ revA, revB, pin: PIN, pairs: PAIRS, blocks, samples, cpu, rate, p50 }, null, 1));

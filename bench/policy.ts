@@ -6,9 +6,9 @@ import { mkdtempSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { PolicySet } from '../policy/allow-list.js';
+import { Guard } from '../policy/guard.js';
 import { PinStore } from '../policy/pins.js';
 import type { PolicySetting } from '../policy/settings.js';
-import { PolicyGuard } from '../src/edge/policy-guard.js';
 import { silentLog } from '../src/infra/log.js';
 import { startGateway } from './aggregate.js';
 import { httpLoad, type LoadResult } from './load.js';
@@ -113,12 +113,10 @@ function inProcess(): Pick<PolicyFigures, 'decideColdUs' | 'decideWarmUs' | 'fil
   const principal = { id: 'bench', groups: CALLER_GROUPS, scopes: [], via: 'api-key' as const };
   const tools = servers.flatMap((s) => Array.from({ length: TOOLS_EACH }, (_, t) => ({ name: `${s}__tool-${t}`, description: 'd', inputSchema: { type: 'object' } })));
   const guardFor = () =>
-    new PolicyGuard({
+    new Guard({
       prefixes: new Map(servers.map((s) => [s, s])),
       separator: '__',
       ownerOf: () => undefined,
-      resolveOwner: async () => undefined,
-      knows: async () => true,
       pins: new PinStore(undefined, silentLog),
     });
   const time = (fn: () => void) => {

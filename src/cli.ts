@@ -42,56 +42,23 @@ function usageError(message: string): never {
   process.exit(2);
 }
 
+type Options = ReturnType<typeof readOptions>;
+
 async function main(): Promise<void> {
-  let values;
-  try {
-    ({ values } = parseArgs({
-      options: {
-        config: { type: 'string' },
-        host: { type: 'string' },
-        port: { type: 'string' },
-        stdio: { type: 'string' },
-        name: { type: 'string' },
-        'log-level': { type: 'string' },
-        help: { type: 'boolean', short: 'h' },
-        version: { type: 'boolean', short: 'v' },
-      },
-      strict: true,
-    }));
-  } catch (error) {
-    usageError((error as Error).message);
-  }
-  if (values.help) {
+  const options = readOptions();
+  if (options.help) {
     process.stdout.write(`${HELP}\n`);
     return;
   }
-  if (values.version) {
+  if (options.version) {
     process.stdout.write(`${GATEWAY_INFO.version}\n`);
     return;
   }
-
   // Options are checked before any file is read, so a bad one is named whatever the config says.
-  if (values.config !== undefined && values.stdio !== undefined) usageError('use either --config or --stdio, not both');
-  const port = values.port === undefined ? undefined : Number(values.port);
-  if (port !== undefined && (!Number.isInteger(port) || port < 0 || port > 65535)) usageError(`--port must be a number from 0 to 65535 (got ${values.port})`);
-  const wanted = values['log-level'];
-  const logLevel = LOG_LEVELS.find((level) => level === wanted);
-  if (wanted !== undefined && !logLevel) usageError(`--log-level must be one of ${LOG_LEVELS.join(', ')} (got ${JSON.stringify(wanted)})`);
-
-  let config: GatewayConfig;
-  try {
-    config = values.stdio !== undefined ? stdioConfig(values.stdio, values.name ?? 'stdio') : await loadConfigFile(values.config ?? 'gateway.config.yaml');
-  } catch (error) {
-    if (error instanceof ConfigFileMissing) usageError(withoutConfigFile(error, values.config === undefined));
-    if (error instanceof ConfigError) usageError(error.message);
-    throw error;
-  }
-  if (values.host !== undefined) {
-    config.listen.host = values.host;
-    const exposed = exposureProblem(config);
-    if (exposed) usageError(`--host ${values.host}: ${exposed}`);
-  }
-  if (port !== undefined) config.listen.port = port;
+  if (options.config !== undefined && options.stdio !== undefined) usageError('use either --config or --stdio, not both');
+  const port = portOption(options.port);
+  const logLevel = logLevelOption(options['log-level']);
+  const config = await startupConfig(options, port);
   const log = createLogger(logLevel ?? config.log.level);
 
   let gateway;
@@ -103,6 +70,63 @@ async function main(): Promise<void> {
     process.exitCode = 1;
     return;
   }
+  stopOnSignals(gateway, log);
+  reloadOnSignalOrEdit(gateway, options, log);
+}
+
+function readOptions() {
+  try {
+    return parseArgs({
+      options: {
+        config: { type: 'string' },
+        host: { type: 'string' },
+        port: { type: 'string' },
+        stdio: { type: 'string' },
+        name: { type: 'string' },
+        'log-level': { type: 'string' },
+        help: { type: 'boolean', short: 'h' },
+        version: { type: 'boolean', short: 'v' },
+      },
+      strict: true,
+    }).values;
+  } catch (error) {
+    usageError((error as Error).message);
+  }
+}
+
+function portOption(value: string | undefined): number | undefined {
+  const port = value === undefined ? undefined : Number(value);
+  if (port !== undefined && (!Number.isInteger(port) || port < 0 || port > 65535)) usageError(`--port must be a number from 0 to 65535 (got ${value})`);
+  return port;
+}
+
+function logLevelOption(wanted: string | undefined): (typeof LOG_LEVELS)[number] | undefined {
+  const logLevel = LOG_LEVELS.find((level) => level === wanted);
+  if (wanted !== undefined && !logLevel) usageError(`--log-level must be one of ${LOG_LEVELS.join(', ')} (got ${JSON.stringify(wanted)})`);
+  return logLevel;
+}
+
+/** The config to start with: --stdio's, or the file's, with --host and --port over what it says. */
+async function startupConfig(options: Options, port: number | undefined): Promise<GatewayConfig> {
+  let config: GatewayConfig;
+  try {
+    config = options.stdio !== undefined ? stdioConfig(options.stdio, options.name ?? 'stdio') : await loadConfigFile(options.config ?? 'gateway.config.yaml');
+  } catch (error) {
+    if (error instanceof ConfigFileMissing) usageError(withoutConfigFile(error, options.config === undefined));
+    if (error instanceof ConfigError) usageError(error.message);
+    throw error;
+  }
+  if (options.host !== undefined) {
+    config.listen.host = options.host;
+    const exposed = exposureProblem(config);
+    if (exposed) usageError(`--host ${options.host}: ${exposed}`);
+  }
+  if (port !== undefined) config.listen.port = port;
+  return config;
+}
+
+/** The first SIGINT or SIGTERM drains and exits; a second one exits at once. */
+function stopOnSignals(gateway: RunningGateway, log: Logger): void {
   let stopping = false;
   const stop = (signal: string): void => {
     if (stopping) {
@@ -120,18 +144,23 @@ async function main(): Promise<void> {
   };
   process.on('SIGINT', () => stop('SIGINT'));
   process.on('SIGTERM', () => stop('SIGTERM'));
+}
 
-  // SIGHUP, or a change to the config file, reloads it: servers added, changed or removed, and
-  // authentication, policies, rate limits and audit for the next request; a config that does not load
-  // leaves the running one in place.
-  const configFile = values.stdio === undefined ? values.config ?? 'gateway.config.yaml' : undefined;
+/**
+ * SIGHUP, or a change to the config file, reloads it: servers added, changed or removed, and
+ * authentication, policies, rate limits and audit for the next request; a config that does not load
+ * leaves the running one in place.
+ */
+function reloadOnSignalOrEdit(gateway: RunningGateway, options: Options, log: Logger): void {
+  const configFile = options.stdio === undefined ? options.config ?? 'gateway.config.yaml' : undefined;
+  // One reload at a time, in the order asked for.
   let reloading = Promise.resolve();
   const reloadNow = (): void => {
     if (!configFile) {
       log.warn({}, 'SIGHUP: nothing to reload (the gateway runs --stdio, not a config file)');
       return;
     }
-    reloading = reloading.then(() => reload(gateway, configFile, values, log));
+    reloading = reloading.then(() => reload(gateway, configFile, options, log));
   };
   process.on('SIGHUP', reloadNow);
   if (configFile) watchFile(configFile, reloadNow, log);

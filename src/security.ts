@@ -4,26 +4,15 @@
 import { PolicySet } from '../policy/allow-list.js';
 import { AuditLog } from '../policy/audit.js';
 import { Authenticator } from '../policy/authenticate.js';
+import { Guard, type GuardOptions } from '../policy/guard.js';
 import { PinStore } from '../policy/pins.js';
 import { MemoryRateLimiter, type RateLimiter } from '../policy/rate-limit.js';
-import type { AuthSetting, RateLimitSetting } from '../policy/settings.js';
+import type { Security } from '../policy/security.js';
+import type { AuthSetting } from '../policy/settings.js';
 import { serverHeads, type GatewayConfig } from './config.js';
-import { PolicyGuard, type GuardOptions } from './edge/policy-guard.js';
 import type { Log } from './infra/log.js';
 
-export interface Security {
-  readonly auth: AuthSetting;
-  readonly authenticator: Authenticator;
-  readonly policies: PolicySet;
-  /** Present when any policy is configured. */
-  readonly guard: PolicyGuard | undefined;
-  readonly pins: PinStore;
-  /** Present when there is anything to decide: authentication or policies. */
-  readonly audit: AuditLog | undefined;
-  readonly rateLimiter: RateLimiter | undefined;
-  /** Every principal's limit unless one of its policies sets its own. */
-  readonly defaultRateLimit: RateLimitSetting | undefined;
-}
+export type { Security } from '../policy/security.js';
 
 /** Where the guard finds what only the running gateway knows. */
 export type GuardWiring = Omit<GuardOptions, 'pins'>;
@@ -58,7 +47,7 @@ export class SecurityHolder {
       auth,
       authenticator,
       policies,
-      guard: policies.active ? new PolicyGuard({ ...this.wiring, pins }) : undefined,
+      guard: policies.active ? new Guard({ ...this.wiring, pins }) : undefined,
       pins,
       audit,
       rateLimiter,

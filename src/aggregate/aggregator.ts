@@ -3,7 +3,8 @@
 // original name restored. It is itself an Upstream, so the edge serves /mcp exactly like /servers/<name>/mcp.
 import { EventEmitter } from 'node:events';
 import type { Reach, RequestOptions, Upstream, UpstreamStatus } from '../../bridge/upstream.js';
-import { ErrorCode, errorResponse, isObject, type JsonObject, type JsonRpcRequest, type JsonRpcResponse } from '../protocol/jsonrpc.js';
+import type { NamedTarget, UriTarget } from '../../policy/target.js';
+import { ErrorCode, errorResponse, isObject, type JsonObject, type JsonRpcId, type JsonRpcRequest, type JsonRpcResponse } from '../protocol/jsonrpc.js';
 import type { Log } from '../infra/log.js';
 import { LIST_ITEMS, META, SUPPORTED_VERSIONS, type ListMethod } from '../protocol/mcp.js';
 import { retryAfterOf } from '../protocol/overload.js';
@@ -11,10 +12,9 @@ import { GATEWAY_INFO } from '../infra/version.js';
 import { CursorCodec, type Position } from './cursor.js';
 import { mergeDiscover, type Outcome } from './merged-discover.js';
 import { MergedPages } from './merged-pages.js';
-import { NameRoutes, type Route } from './name-routes.js';
 import { noUpstreamAnswered } from './no-answer.js';
-import { publicName } from './public-names.js';
-import { ResourceOwners } from './resource-owners.js';
+import { publicName } from '../protocol/public-names.js';
+import { placed, Router } from './router.js';
 
 export interface AggregatorOptions {
   /** In config order: the order of merged lists. */
@@ -36,9 +36,8 @@ export class Aggregator implements Upstream {
   /** Lists that an upstream did not answer in time or answered with an error, by server. */
   readonly gaps = new Map<string, number>();
   private readonly listeners = new Map<string, { upstream: Upstream; listener: (notification: { method: string }) => void }>();
-  private readonly tools = new NameRoutes();
-  private readonly prompts = new NameRoutes();
-  private readonly resources = new ResourceOwners();
+  /** Routes learned from the lists below; the edge places /mcp requests with it before policy. */
+  readonly router: Router;
   private readonly cursors: CursorCodec;
   private readonly pages = new MergedPages();
   private readonly refreshing = new Map<ListMethod, Promise<void>>();
@@ -46,6 +45,7 @@ export class Aggregator implements Upstream {
 
   constructor(private readonly options: AggregatorOptions) {
     this.cursors = new CursorCodec(options.cursorSecret);
+    this.router = new Router({ upstreams: options.upstreams, prefixes: options.prefixes, separator: options.separator, refresh: (method) => this.refresh(method) });
     for (const [server, upstream] of options.upstreams) this.attach(server, upstream);
   }
 
@@ -71,9 +71,9 @@ export class Aggregator implements Upstream {
     const attached = this.listeners.get(server);
     if (attached) attached.upstream.events.off('listChanged', attached.listener);
     this.listeners.delete(server);
-    this.tools.forgetServer(server);
-    this.prompts.forgetServer(server);
-    this.resources.forgetServer(server);
+    this.router.tools.forgetServer(server);
+    this.router.prompts.forgetServer(server);
+    this.router.resources.forgetServer(server);
     this.pages.clear();
   }
 
@@ -94,16 +94,11 @@ export class Aggregator implements Upstream {
       case 'resources/templates/list':
         return this.list(message, message.method, options.authContext, options.reach);
       case 'tools/call':
-        return this.callByName(message, params, 'tools/list', options);
       case 'prompts/get':
-        return this.callByName(message, params, 'prompts/list', options);
       case 'resources/read':
-        return this.callByUri(message, params.uri, options);
-      case 'completion/complete': {
-        const ref = isObject(params.ref) ? params.ref : {};
-        if (ref.type === 'ref/prompt') return this.callByName(message, ref, 'prompts/list', options);
-        return this.callByUri(message, ref.uri, options);
-      }
+      case 'completion/complete':
+        // The edge routes these itself (router.ts) and calls the owner; this serves anyone else asking.
+        return this.routed(message, options);
       case 'server/discover':
         return this.discover(message, options.authContext, options.reach);
       default:
@@ -137,6 +132,13 @@ export class Aggregator implements Upstream {
 
     const outcomes = await Promise.all(positions.map(([server, cursor]) => this.ask(server, method, params, cursor, authContext)));
     const firstPages = new Set(positions.filter(([, cursor]) => cursor === null).map(([server]) => server));
+    const merged = this.merge(message.id, method, outcomes, firstPages);
+    if ('result' in merged) this.pages.set(method, cursorKey, authContext, merged.result);
+    return merged;
+  }
+
+  /** The upstreams' pages as one: items admitted in server order, the strictest ttl and scope, gaps noted. */
+  private merge(id: JsonRpcId, method: ListMethod, outcomes: readonly Outcome[], firstPages: ReadonlySet<string>): JsonRpcResponse {
     const key = LIST_ITEMS[method];
     const items: unknown[] = [];
     const next: Position[] = [];
@@ -166,8 +168,8 @@ export class Aggregator implements Upstream {
       const page = Array.isArray(result[key]) ? (result[key] as unknown[]) : [];
       // A first page starts the server's resources afresh, so URIs it no longer lists are forgotten.
       if (firstPages.has(server)) {
-        if (method === 'resources/list') this.resources.forgetResources(server);
-        else if (method === 'resources/templates/list') this.resources.forgetTemplates(server);
+        if (method === 'resources/list') this.router.resources.forgetResources(server);
+        else if (method === 'resources/templates/list') this.router.resources.forgetTemplates(server);
       }
       for (const item of page) {
         const admitted = this.admit(method, server, item);
@@ -182,7 +184,7 @@ export class Aggregator implements Upstream {
       this.gaps.set(server, (this.gaps.get(server) ?? 0) + 1);
       this.options.log.warn({ method, gap: failure }, 'answered a list on /mcp without one upstream');
     }
-    if (answered === 0 && failures.length > 0) return noUpstreamAnswered(message.id, method, failures, retryAfters);
+    if (answered === 0 && failures.length > 0) return noUpstreamAnswered(id, method, failures, retryAfters);
     const result: JsonObject = {
       resultType: 'complete',
       [key]: items,
@@ -192,8 +194,7 @@ export class Aggregator implements Upstream {
       _meta: { [META.serverInfo]: GATEWAY_INFO },
     };
     if (next.length) result.nextCursor = this.cursors.encode(method, next);
-    this.pages.set(method, cursorKey, authContext, result);
-    return { jsonrpc: '2.0', id: message.id, result };
+    return { jsonrpc: '2.0', id, result };
   }
 
   /** Some upstream's lists changed (here or on another replica): merged pages built from them are stale. */
@@ -239,19 +240,20 @@ export class Aggregator implements Upstream {
   private admit(method: ListMethod, server: string, item: unknown): JsonObject | undefined {
     if (!isObject(item)) return undefined;
     if (method === 'resources/list') {
-      if (typeof item.uri === 'string') this.resources.addResource(item.uri, server);
+      if (typeof item.uri === 'string') this.router.resources.addResource(item.uri, server);
       return item;
     }
     if (method === 'resources/templates/list') {
-      if (typeof item.uriTemplate === 'string' && !this.resources.addTemplate(item.uriTemplate, server)) {
+      if (typeof item.uriTemplate === 'string' && !this.router.resources.addTemplate(item.uriTemplate, server)) {
         this.options.log.warn({ server, uriTemplate: item.uriTemplate }, 'a URI template with no scheme before its first expression is listed but not used to route reads');
       }
       return item;
     }
     if (typeof item.name !== 'string') return undefined;
-    const routes = method === 'tools/list' ? this.tools : this.prompts;
+    const routes = method === 'tools/list' ? this.router.tools : this.router.prompts;
     const name = publicName(this.options.prefixes.get(server) ?? server, this.options.separator, item.name);
-    const clash = routes.add(name, { server, name: item.name });
+    const shown = { ...item, name };
+    const clash = routes.add(name, { server, name: item.name, definition: shown });
     if (clash) {
       this.options.log.error(
         { name, servers: [clash.server, server] },
@@ -259,96 +261,27 @@ export class Aggregator implements Upstream {
       );
       return undefined;
     }
-    return { ...item, name };
+    return shown;
   }
 
   // ---- routing --------------------------------------------------------------------------------------
 
-  private async callByName(message: JsonRpcRequest, holder: JsonObject, listMethod: ListMethod, options: RequestOptions): Promise<JsonRpcResponse> {
-    const name = holder.name;
-    if (typeof name !== 'string') return errorResponse(message.id, ErrorCode.InvalidParams, 'params.name must be a string');
-    const routes = listMethod === 'tools/list' ? this.tools : this.prompts;
-    let route: Route | undefined = routes.get(name);
-    if (!route) {
-      await this.refresh(listMethod);
-      route = routes.get(name);
-    }
-    const kind = listMethod === 'tools/list' ? 'tool' : 'prompt';
-    if (!route || (options.reach && !options.reach.reaches(route.server))) {
-      return errorResponse(message.id, ErrorCode.InvalidParams, this.describeUnknown(kind, name, options.reach));
-    }
-    holder.name = route.name;
-    const upstream = this.options.upstreams.get(route.server);
-    if (!upstream) return errorResponse(message.id, ErrorCode.InvalidParams, this.describeUnknown(kind, name, options.reach));
-    return upstream.request(message, options);
-  }
-
-  private async callByUri(message: JsonRpcRequest, uri: unknown, options: RequestOptions): Promise<JsonRpcResponse> {
-    if (typeof uri !== 'string') return errorResponse(message.id, ErrorCode.InvalidParams, 'a resource uri (string) is required');
-    let owner = this.resources.owner(uri);
-    if (!owner) {
-      await Promise.all([this.refresh('resources/list'), this.refresh('resources/templates/list')]);
-      owner = this.resources.owner(uri);
-    }
-    if (!owner || ('server' in owner && options.reach && !options.reach.reaches(owner.server))) {
-      return errorResponse(message.id, ErrorCode.InvalidParams, `Resource not found: no upstream lists ${uri} or a template that matches it`, { uri });
-    }
-    if ('ambiguous' in owner) {
-      return errorResponse(
-        message.id,
-        ErrorCode.InvalidParams,
-        `Resource ${uri} is offered by ${owner.ambiguous.join(' and ')}; read it through /servers/<name>/mcp to say which`,
-        { uri, servers: owner.ambiguous },
-      );
-    }
-    const upstream = this.options.upstreams.get(owner.server);
-    if (!upstream) return errorResponse(message.id, ErrorCode.InvalidParams, `Resource not found: no upstream lists ${uri} or a template that matches it`, { uri });
-    return upstream.request(message, options);
+  /** A named or URI request placed by the router, the lists read again first when it names nothing listed. */
+  private async routed(message: JsonRpcRequest, options: RequestOptions): Promise<JsonRpcResponse> {
+    let target = this.router.resolve(undefined, message);
+    if (!placed(target)) target = await this.router.confirm(target);
+    return this.router.call(target as NamedTarget | UriTarget, message, options);
   }
 
   /** The one upstream that owns a resource URI (or template), from what the lists said; else undefined. */
   ownerOf(uri: string): string | undefined {
-    const owner = this.resources.owner(uri);
-    return owner && 'server' in owner ? owner.server : undefined;
-  }
-
-  /** Whether some upstream lists a tool or prompt by this /mcp name, reading the lists again when none does yet. */
-  async knows(kind: 'tools' | 'prompts', name: string): Promise<boolean> {
-    const routes = kind === 'tools' ? this.tools : this.prompts;
-    if (routes.get(name)) return true;
-    await this.refresh(kind === 'tools' ? 'tools/list' : 'prompts/list');
-    return routes.get(name) !== undefined;
+    return this.router.ownerOf(uri);
   }
 
   /** How many tools each upstream lists, reading the lists again (cached, at most once a second) first. */
   async toolCounts(): Promise<Map<string, number>> {
     await this.refresh('tools/list');
-    return this.tools.countByServer();
-  }
-
-  /** The owner of a resource URI, reading the resource lists again when none is known yet. */
-  async resolveOwner(uri: string): Promise<string | undefined> {
-    if (this.resources.owner(uri) === undefined) await this.refreshOwners();
-    return this.ownerOf(uri);
-  }
-
-  /** Reads the resource lists again (single flight, at most once a second): what a URI nobody listed costs. */
-  async refreshOwners(): Promise<void> {
-    await Promise.all([this.refresh('resources/list'), this.refresh('resources/templates/list')]);
-  }
-
-  /** Why a name is unknown: says which server its prefix names and what state that server is in. */
-  private describeUnknown(kind: string, name: string, reach: Reach | undefined): string {
-    for (const server of this.servers) {
-      if (reach && !reach.reaches(server)) continue;
-      const head = (this.options.prefixes.get(server) ?? server) + this.options.separator;
-      if (!name.startsWith(head)) continue;
-      const status = this.options.upstreams.get(server)?.status();
-      if (!status) continue;
-      const why = status.state === 'ready' ? `it does not list a ${kind} by that name` : `it is ${status.state}${status.lastError ? ` (${status.lastError})` : ''}`;
-      return `Unknown ${kind}: ${name}; its prefix names upstream '${server}', but ${why}`;
-    }
-    return `Unknown ${kind}: ${name}; names on /mcp are <server>${this.options.separator}<name> (list them with ${kind}s/list)`;
+    return this.router.tools.countByServer();
   }
 
   /** Re-reads every page of one list from every upstream, once at a time and at most once a second. */
@@ -374,9 +307,9 @@ export class Aggregator implements Upstream {
   }
 
   private forget(server: string, notification: string): void {
-    if (notification === 'notifications/tools/list_changed') this.tools.forgetServer(server);
-    else if (notification === 'notifications/prompts/list_changed') this.prompts.forgetServer(server);
-    else if (notification === 'notifications/resources/list_changed') this.resources.forgetServer(server);
+    if (notification === 'notifications/tools/list_changed') this.router.tools.forgetServer(server);
+    else if (notification === 'notifications/prompts/list_changed') this.router.prompts.forgetServer(server);
+    else if (notification === 'notifications/resources/list_changed') this.router.resources.forgetServer(server);
   }
 
   // ---- discover -------------------------------------------------------------------------------------

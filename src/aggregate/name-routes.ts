@@ -1,9 +1,12 @@
 // name ↔ (server, original name) for one kind of named item (tools or prompts) on /mcp. Filled from the
 // list answers that pass through the gateway; routing a call is one Map lookup.
+import type { JsonObject } from '../protocol/jsonrpc.js';
 
 export interface Route {
   server: string;
   name: string;
+  /** The item as /mcp lists it: what a pinned tool's call is checked against without listing again. */
+  definition?: JsonObject;
 }
 
 export class NameRoutes {

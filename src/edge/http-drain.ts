@@ -7,8 +7,18 @@ export class HttpDrain {
   private closing = false;
   /** Answers not yet finished, so closing can mark them. */
   private readonly open = new Set<ServerResponse>();
+  /**
+   * One listener shared by every answer ('close' calls it with the answer as `this`, once: a response is
+   * never reused): a closure and a once-wrapper per request were the drain's whole cost on the hot path.
+   */
+  private readonly untrack: (this: ServerResponse) => void;
 
-  constructor(private readonly server: Server) {}
+  constructor(private readonly server: Server) {
+    const open = this.open;
+    this.untrack = function (this: ServerResponse) {
+      open.delete(this);
+    };
+  }
 
   /** Called for every request as it arrives. */
   track(outgoing: ServerResponse): void {
@@ -18,7 +28,7 @@ export class HttpDrain {
       return;
     }
     this.open.add(outgoing);
-    outgoing.once('close', () => this.open.delete(outgoing));
+    outgoing.on('close', this.untrack);
   }
 
   /** Stops accepting connections; resolves once every connection has closed. */

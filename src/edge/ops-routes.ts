@@ -10,7 +10,7 @@ import { liveness, readiness } from '../ops/health.js';
 import { STATUS_PAGE_CSP } from '../ops/status-page.js';
 import { ErrorCode } from '../protocol/jsonrpc.js';
 import type { Principal } from '../../policy/principal.js';
-import type { Security } from '../security.js';
+import type { Security } from '../../policy/security.js';
 import { authRefusal, metadataUrlFor } from './access.js';
 import { reject } from './rejection.js';
 

@@ -4,7 +4,7 @@
 // status comes from httpStatusOf (src/protocol/error-status.ts); an SSE stream, once started, is 200
 // whatever follows.
 import type { ServerResponse } from 'node:http';
-import type { RequestOptions, Upstream } from '../../bridge/upstream.js';
+import type { RequestOptions } from '../../bridge/upstream.js';
 import { httpStatusOf } from '../protocol/error-status.js';
 import { retryAfterHeaders } from '../protocol/overload.js';
 import { responseBytes, serializeResponse, type JsonRpcNotification, type JsonRpcRequest, type JsonRpcResponse } from '../protocol/jsonrpc.js';
@@ -20,34 +20,23 @@ const SSE_HEADERS = {
 /** Bytes of unread progress a client may have waiting before further progress is dropped. */
 const MAX_BUFFERED_PROGRESS = 1024 * 1024;
 
-/** What the caller is shown of the upstream's answer (the answer itself, or a filtered copy). */
-export type Shape = (response: JsonRpcResponse) => JsonRpcResponse;
-
-export const unchanged: Shape = (response) => response;
-
 /** What the upstream is told besides the message. */
 export type CallOptions = Pick<RequestOptions, 'forwardHeaders' | 'authContext' | 'reach'>;
 
-export async function respondJson(
-  upstream: Upstream,
-  message: JsonRpcRequest,
-  outgoing: ServerResponse,
-  shape: Shape,
-  call: CallOptions,
-): Promise<void> {
-  const answer = await upstream.request(message, { signal: new ClientGone(outgoing), forwardHeaders: call.forwardHeaders, authContext: call.authContext, reach: call.reach });
+/** Where the request goes (the execute step) and what the caller is shown of the answer (a filtered copy, or it). */
+export interface Served {
+  request(message: JsonRpcRequest, options: RequestOptions): Promise<JsonRpcResponse>;
+  shape(response: JsonRpcResponse): JsonRpcResponse;
+}
+
+export async function respondJson(served: Served, message: JsonRpcRequest, outgoing: ServerResponse, call: CallOptions): Promise<void> {
+  const answer = await served.request(message, { signal: new ClientGone(outgoing), forwardHeaders: call.forwardHeaders, authContext: call.authContext, reach: call.reach });
   if (outgoing.destroyed) return;
-  const shaped = shape(answer);
+  const shaped = served.shape(answer);
   writeJsonBody(outgoing, httpStatusOf(shaped), responseBytes(shaped), retryAfterHeaders(shaped));
 }
 
-export async function respondSse(
-  upstream: Upstream,
-  message: JsonRpcRequest,
-  outgoing: ServerResponse,
-  shape: Shape,
-  call: CallOptions,
-): Promise<void> {
+export async function respondSse(served: Served, message: JsonRpcRequest, outgoing: ServerResponse, call: CallOptions): Promise<void> {
   const signal = new ClientGone(outgoing);
   // The stream starts when the upstream starts answering as one (a stdio child: at once, so a client can
   // close it to cancel; an HTTP upstream: when its own stream opens) or with the first notification.
@@ -63,7 +52,7 @@ export async function respondSse(
     outgoing.write(`event: message\ndata: ${'method' in event ? JSON.stringify(event) : serializeResponse(event)}\n\n`);
   };
   const shown = logFilter(message);
-  const response = await upstream.request(message, {
+  const response = await served.request(message, {
     signal,
     forwardHeaders: call.forwardHeaders,
     authContext: call.authContext,
@@ -77,7 +66,7 @@ export async function respondSse(
     },
   });
   if (signal.aborted || outgoing.destroyed) return;
-  const shaped = shape(response);
+  const shaped = served.shape(response);
   if (!started) {
     const status = httpStatusOf(shaped);
     if (status !== 200) return writeJsonBody(outgoing, status, responseBytes(shaped), retryAfterHeaders(shaped));

@@ -8,7 +8,7 @@
 import { randomBytes } from 'node:crypto';
 import type { ServerResponse } from 'node:http';
 import type { CancelSignal } from '../protocol/cancel.js';
-import { ErrorCode, errorResponse, isObject, isValidId, type JsonObject, type JsonRpcNotification, type JsonRpcRequest, type JsonRpcResponse } from '../protocol/jsonrpc.js';
+import { ErrorCode, errorResponse, isObject, isValidId, parseMessage, type JsonObject, type JsonRpcNotification, type JsonRpcRequest, type JsonRpcResponse } from '../protocol/jsonrpc.js';
 import type { Log } from '../infra/log.js';
 import { MAY_ASK, META, MODERN_REQUEST_METHODS, MODERN_VERSION } from '../protocol/mcp.js';
 import { retryAfterHeaders, retryAfterOf } from '../protocol/overload.js';
@@ -103,11 +103,13 @@ export class LegacyClients {
       outgoing.writeHead(202, exchange.headers).end();
       return;
     }
-    if (!('id' in message)) {
+    // The envelope passed: a method with an id is a request, one without a notification.
+    const parsed = parseMessage(message);
+    if (parsed.kind !== 'request') {
       outgoing.writeHead(202, exchange.headers).end(); // notifications/initialized and the like
       return;
     }
-    const request = message as unknown as JsonRpcRequest;
+    const request = parsed.message;
     switch (request.method) {
       case 'ping':
       case 'logging/setLevel':

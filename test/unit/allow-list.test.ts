@@ -11,7 +11,7 @@ import { anyOf, checkGlob } from '../../policy/globs.js';
 import { PinStore, toolDigest } from '../../policy/pins.js';
 import type { Principal } from '../../policy/principal.js';
 import type { PolicySetting } from '../../policy/settings.js';
-import { PolicyGuard, type GuardOptions } from '../../src/edge/policy-guard.js';
+import { PolicyGuard, type GuardOptions } from './guard-harness.js';
 import type { JsonRpcRequest, JsonRpcResponse, JsonRpcSuccess } from '../../src/protocol/jsonrpc.js';
 import { silentLog, type Log } from '../../src/infra/log.js';
 

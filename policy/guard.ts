@@ -1,0 +1,202 @@
+// Applies a principal's grant to what a request is about, as the router placed it (policy/target.ts): a
+// request for something outside the allow-list is answered exactly as one for something that does not
+// exist, and lists lose what the caller may not see. It looks nothing up: when a decision needs the lists
+// read again (an allowed name nobody listed yet) it says so, and the edge asks the router and judges again.
+// Names are judged as /mcp shows them (`<prefix><sep><name>`) on every endpoint, so one rule covers a tool
+// whichever way it is reached.
+import { ErrorCode, errorResponse, isObject, type JsonRpcRequest, type JsonRpcResponse } from '../src/protocol/jsonrpc.js';
+import type { ListMethod } from '../src/protocol/mcp.js';
+import { publicName } from '../src/protocol/public-names.js';
+import type { Grant, ItemKind } from './allow-list.js';
+import type { PinStore, PinVerdict } from './pins.js';
+import type { Principal } from './principal.js';
+import type { NamedTarget, Target, UriTarget } from './target.js';
+
+export interface GuardOptions {
+  /** Each server's prefix on /mcp, in config order (read live: a reload may change them). */
+  prefixes: ReadonlyMap<string, string>;
+  separator: string;
+  /** The upstream that owns a resource URI or template on /mcp, as the last lists said (to filter lists). */
+  ownerOf(uri: string): string | undefined;
+  pins: PinStore;
+}
+
+export interface Verdict {
+  allowed: boolean;
+  rule: string;
+  /** The name or URI the request is about, as /mcp names it. */
+  target?: string;
+  /** The answer to send instead of forwarding, when refused. */
+  refusal?: JsonRpcResponse;
+}
+
+/**
+ * What the guard needs before it can decide: `routes`, the router to read its lists again for this target
+ * (a name nobody listed yet; on /mcp a URI whose owner is unknown or refuses, so that both cost the same);
+ * `definition`, a pinned tool's definition, which only a tools/list through the endpoint can give.
+ */
+export interface Need {
+  need: 'routes' | 'definition';
+}
+
+const LISTS: Record<ListMethod, { items: string; kind: ItemKind; key: 'name' | 'uri' | 'uriTemplate' }> = {
+  'tools/list': { items: 'tools', kind: 'tools', key: 'name' },
+  'prompts/list': { items: 'prompts', kind: 'prompts', key: 'name' },
+  'resources/list': { items: 'resources', kind: 'resources', key: 'uri' },
+  'resources/templates/list': { items: 'resourceTemplates', kind: 'resources', key: 'uriTemplate' },
+};
+const ALLOWED_LIST: Verdict = { allowed: true, rule: 'list filtered by policy' };
+const ALLOWED_ANYONE: Verdict = { allowed: true, rule: 'open to every principal' };
+const NO_URI: Verdict = { allowed: true, rule: 'no uri: the upstream answers' };
+const NEED_ROUTES: Need = { need: 'routes' };
+const NEED_DEFINITION: Need = { need: 'definition' };
+
+export class Guard {
+  /** Filtered lists by the unfiltered items array they came from (a cache entry), then by grant. */
+  private readonly filtered = new WeakMap<readonly unknown[], Map<string, unknown[]>>();
+  /** What the pins said of each pinned tool when it was last seen, by the name /mcp gives it. */
+  private readonly pinVerdicts = new Map<string, PinVerdict>();
+
+  constructor(private readonly options: GuardOptions) {}
+
+  /**
+   * Whether the request may go ahead, or what is needed first. `listed` says a tools/list through the
+   * endpoint was already read for a pinned tool's definition (whatever it showed, the call is then judged).
+   */
+  judge(target: Target, message: JsonRpcRequest, grant: Grant, principal: Principal, listed = false): Verdict | Need {
+    if (target.kind === 'tools') return this.judgeTool(target, message, grant, principal, listed);
+    if (target.kind === 'prompts') return this.judgePrompt(target, message, grant);
+    if (target.kind === 'resources') return this.judgeUri(target, message, grant);
+    // server/discover and subscriptions/listen: what they reveal is filtered elsewhere.
+    return message.method in LISTS ? ALLOWED_LIST : ALLOWED_ANYONE;
+  }
+
+  /** The answer as this caller may see it: lists without what it may not see, marked private. */
+  shape(server: string | undefined, method: string, response: JsonRpcResponse, grant: Grant): JsonRpcResponse {
+    // One server's instructions may name what the caller may not see (/mcp's merge decides the same way).
+    if (method === 'server/discover' && server !== undefined && 'result' in response && response.result.instructions !== undefined && !grant.seesAll(server)) {
+      const { instructions, ...rest } = response.result;
+      return { jsonrpc: '2.0', id: response.id, result: { ...rest, cacheScope: 'private' } };
+    }
+    const list = LISTS[method as ListMethod];
+    if (!list || !('result' in response)) return response;
+    const items = response.result[list.items];
+    if (!Array.isArray(items)) return response;
+    let byGrant = this.filtered.get(items);
+    if (!byGrant) this.filtered.set(items, (byGrant = new Map()));
+    const memoKey = `${server ?? ''}\0${grant.key}`;
+    let kept = byGrant.get(memoKey);
+    if (!kept) {
+      kept = items.filter((item) => this.visible(server, list.kind, list.key, item, grant));
+      byGrant.set(memoKey, kept);
+    }
+    // A fresh response: the one given may be a shared cache entry, or carry its pre-serialised text.
+    return { jsonrpc: '2.0', id: response.id, result: { ...response.result, [list.items]: kept, cacheScope: 'private' } };
+  }
+
+  private judgeTool(target: NamedTarget, message: JsonRpcRequest, grant: Grant, principal: Principal, listed: boolean): Verdict | Need {
+    const { server, publicName: name } = target;
+    if (server === undefined || name === undefined) return unknown(message, 'tool', target.given);
+    const args = message.params?.arguments;
+    const verdict = grant.allowsCall(server, name, { args, principal, tool: name, server });
+    if (!grant.allows('tools', server, name).allowed) return unknown(message, 'tool', target.given, verdict.rule, name);
+    // A name nobody offers gets the same words as a denied one, so a refusal says nothing of existence.
+    if (!target.listed) return target.confirmed ? unknown(message, 'tool', target.given, undefined, name) : NEED_ROUTES;
+    if (grant.pins(server, name)) {
+      const pin = this.pinVerdict(name, target.listed.definition);
+      if (pin === undefined && !listed) return NEED_DEFINITION;
+      if (pin === 'changed') return unknown(message, 'tool', target.given, 'pinned tool changed upstream', name);
+    }
+    if (!verdict.allowed) {
+      // The tool is visible, so refusing it openly leaks nothing; the expression stays in the audit log.
+      const policy = /^condition of policy (.*?) \(/.exec(verdict.rule)?.[1];
+      const why = `Call refused by policy${policy ? ` ${policy}` : ''}: these arguments do not meet its conditions for ${String(target.given)}`;
+      return { allowed: false, rule: verdict.rule, target: name, refusal: errorResponse(message.id, ErrorCode.InvalidParams, why) };
+    }
+    return { allowed: true, rule: verdict.rule, target: name };
+  }
+
+  /** The pins' word on a tool: as last listed, else from the definition the router saw (pinning it on first sight). */
+  private pinVerdict(name: string, definition: Record<string, unknown> | undefined): PinVerdict | undefined {
+    let verdict = this.pinVerdicts.get(name);
+    if (verdict === undefined && definition !== undefined) {
+      verdict = this.options.pins.check(name, definition);
+      this.pinVerdicts.set(name, verdict);
+    }
+    return verdict;
+  }
+
+  private judgePrompt(target: NamedTarget, message: JsonRpcRequest, grant: Grant): Verdict | Need {
+    const { server, publicName: name } = target;
+    if (server === undefined || name === undefined) return unknown(message, 'prompt', target.given);
+    const decision = grant.allows('prompts', server, name);
+    if (!decision.allowed) return unknown(message, 'prompt', target.given, decision.rule, name);
+    if (!target.listed) return target.confirmed ? unknown(message, 'prompt', target.given, undefined, name) : NEED_ROUTES;
+    return { allowed: true, rule: decision.rule, target: name };
+  }
+
+  private judgeUri(target: UriTarget, message: JsonRpcRequest, grant: Grant): Verdict | Need {
+    const uri = target.uri;
+    if (typeof uri !== 'string') return NO_URI;
+    const onMcp = target.endpoint === undefined;
+    // Policy first, then the owner, so that a denied URI that exists and one that does not take the same
+    // path (a URI nobody listed re-reads every list, and the time that takes would tell which exist):
+    // a URI no server's rules let this caller read is refused before any lookup; one whose listed owner
+    // denies it costs the same re-reading as one nobody lists.
+    if (onMcp && !this.anyServerAllows(uri, grant)) return unknownUri(message, uri, grant.allows('resources', undefined, uri).rule);
+    const owner = target.owner;
+    const decision = grant.allows('resources', owner, uri);
+    if (onMcp && !target.confirmed && (owner === undefined ? target.ambiguous === undefined : !decision.allowed)) return NEED_ROUTES;
+    // On /mcp a URI no upstream owns gets the same words as a denied one.
+    if (decision.allowed && owner !== undefined) return { allowed: true, rule: decision.rule, target: uri };
+    return unknownUri(message, uri, decision.allowed ? 'no server offers it' : decision.rule);
+  }
+
+  private anyServerAllows(uri: string, grant: Grant): boolean {
+    for (const candidate of this.options.prefixes.keys()) if (grant.allows('resources', candidate, uri).allowed) return true;
+    return false;
+  }
+
+  private visible(server: string | undefined, kind: ItemKind, key: string, item: unknown, grant: Grant): boolean {
+    if (!isObject(item)) return false;
+    const value = item[key];
+    if (typeof value !== 'string') return false;
+    if (kind === 'resources') return grant.allows('resources', server ?? this.options.ownerOf(value), value).allowed;
+    const seen = this.named(server, value);
+    if (!seen || !grant.allows(kind, seen.server, seen.name).allowed) return false;
+    if (kind === 'tools' && grant.pins(seen.server, seen.name)) {
+      const verdict = this.options.pins.check(seen.name, item);
+      this.pinVerdicts.set(seen.name, verdict);
+      return verdict !== 'changed';
+    }
+    return true;
+  }
+
+  /**
+   * The server and /mcp name of a listed item on this endpoint. Lists only: the cost is paid once per list
+   * array and grant (memoised in shape), while requests are placed by the router's Map.
+   */
+  private named(server: string | undefined, name: string): { server: string; name: string } | undefined {
+    const separator = this.options.separator;
+    if (server !== undefined) return { server, name: publicName(this.options.prefixes.get(server) ?? server, separator, name) };
+    for (const [owner, prefix] of this.options.prefixes) {
+      if (name.length >= prefix.length + separator.length && name.startsWith(prefix) && name.startsWith(separator, prefix.length)) return { server: owner, name };
+    }
+    return undefined;
+  }
+}
+
+export function isNeed(outcome: Verdict | Need): outcome is Need {
+  return 'need' in outcome;
+}
+
+/** The answer for a URI the caller may not read: the same whether or not it exists. */
+function unknownUri(message: JsonRpcRequest, uri: string, rule: string): Verdict {
+  return { allowed: false, rule, target: uri, refusal: errorResponse(message.id, ErrorCode.InvalidParams, `Resource not found: ${uri}`, { uri }) };
+}
+
+/** The answer for a name the caller may not see: the same whether or not it exists. */
+function unknown(message: JsonRpcRequest, kind: 'tool' | 'prompt', name: unknown, rule = 'no server offers it', target?: string): Verdict {
+  const shown = typeof name === 'string' ? name : String(name);
+  return { allowed: false, rule, target: target ?? shown, refusal: errorResponse(message.id, ErrorCode.InvalidParams, `Unknown ${kind}: ${shown}`) };
+}

@@ -1,0 +1,52 @@
+// What a request is about once the router has placed it: plain data the guard judges. The router (src/aggregate)
+// fills it in with Map lookups; the guard never looks anything up itself.
+import type { JsonObject } from '../src/protocol/jsonrpc.js';
+
+/** What the router's lists say of a tool or prompt. */
+export interface ListedItem {
+  readonly server: string;
+  /** The upstream's own name for it. */
+  readonly name: string;
+  /** The item as the lists gave it (pins compare digests of it); absent when the router did not keep it. */
+  readonly definition?: JsonObject;
+}
+
+/** A tool or prompt by name (tools/call, prompts/get, a prompt's completion). */
+export interface NamedTarget {
+  readonly kind: 'tools' | 'prompts';
+  /** The name as the caller gave it: a refusal repeats it. Not a string when the caller sent something else. */
+  readonly given: unknown;
+  /** The endpoint's server; undefined on /mcp. */
+  readonly endpoint: string | undefined;
+  /** The upstream it belongs to: the endpoint's, or on /mcp the one its prefix names; undefined when none. */
+  readonly server: string | undefined;
+  /** Its name on /mcp (`<prefix><sep><name>`), what policies name; undefined when `given` is not a string. */
+  readonly publicName: string | undefined;
+  /** Undefined when no list has it (yet). */
+  readonly listed: ListedItem | undefined;
+  /** Whether the lists were read again after a miss, so that `listed: undefined` is final. */
+  readonly confirmed: boolean;
+}
+
+/** A resource by URI (resources/read, a resource's completion). */
+export interface UriTarget {
+  readonly kind: 'resources';
+  /** As the caller gave it; not a string when the caller sent something else. */
+  readonly uri: unknown;
+  /** The endpoint's server; undefined on /mcp. */
+  readonly endpoint: string | undefined;
+  /** The one upstream that serves it: the endpoint's, or on /mcp the one the resource lists name. */
+  readonly owner: string | undefined;
+  /** On /mcp, when several upstreams list it. */
+  readonly ambiguous: readonly string[] | undefined;
+  readonly confirmed: boolean;
+}
+
+/** Lists, discovery, listen: nothing to resolve. */
+export interface PlainTarget {
+  readonly kind: 'none';
+}
+
+export type Target = NamedTarget | UriTarget | PlainTarget;
+
+export const PLAIN_TARGET: PlainTarget = { kind: 'none' };

@@ -1,0 +1,145 @@
+// Places a request on /mcp (or judges where a /servers/<name>/mcp name sits on /mcp) once, before policy:
+// a tool or prompt by its public name through one Map lookup, a resource URI through the resource lists.
+// What it returns is plain data (policy/target.ts) the guard judges and the execute step calls with; the
+// routes are learned from the lists that pass through the aggregator, and a miss may read them again (at
+// most once a second per list). Calls go to the owner with the original name restored: nothing downstream
+// looks the name up again.
+import type { Reach, RequestOptions, Upstream } from '../../bridge/upstream.js';
+import { PLAIN_TARGET, type NamedTarget, type Target, type UriTarget } from '../../policy/target.js';
+import { ErrorCode, errorResponse, isObject, type JsonObject, type JsonRpcRequest, type JsonRpcResponse } from '../protocol/jsonrpc.js';
+import type { ListMethod } from '../protocol/mcp.js';
+import { publicName } from '../protocol/public-names.js';
+import { NameRoutes } from './name-routes.js';
+import { ResourceOwners } from './resource-owners.js';
+
+export interface RouterOptions {
+  /** In config order; read live, as a reload may change them. */
+  upstreams: ReadonlyMap<string, Upstream>;
+  prefixes: ReadonlyMap<string, string>;
+  separator: string;
+  /** Reads one list again from every upstream (single flight, at most once a second). */
+  refresh(method: ListMethod): Promise<void>;
+}
+
+export class Router {
+  readonly tools = new NameRoutes();
+  readonly prompts = new NameRoutes();
+  readonly resources = new ResourceOwners();
+
+  constructor(private readonly options: RouterOptions) {}
+
+  /**
+   * Where a request goes, from what the lists said: Map lookups only, nothing is read. `server` is the
+   * endpoint's upstream, undefined on /mcp; off /mcp only the guard needs this (names as /mcp shows them).
+   */
+  resolve(server: string | undefined, message: JsonRpcRequest): Target {
+    const params = message.params;
+    switch (message.method) {
+      case 'tools/call':
+        return this.named('tools', server, params?.name);
+      case 'prompts/get':
+        return this.named('prompts', server, params?.name);
+      case 'resources/read':
+        return this.uri(server, params?.uri);
+      case 'completion/complete': {
+        const ref = isObject(params?.ref) ? params.ref : {};
+        return ref.type === 'ref/prompt' ? this.named('prompts', server, ref.name) : this.uri(server, ref.uri);
+      }
+      default:
+        return PLAIN_TARGET;
+    }
+  }
+
+  /** The same target once the lists it depends on were read again; what a name or URI nobody listed costs. */
+  async confirm(target: Target): Promise<Target> {
+    if (target.kind === 'none' || target.confirmed) return target;
+    if (target.kind === 'resources') {
+      await Promise.all([this.options.refresh('resources/list'), this.options.refresh('resources/templates/list')]);
+      return { ...this.uri(target.endpoint, target.uri), confirmed: true };
+    }
+    await this.options.refresh(target.kind === 'tools' ? 'tools/list' : 'prompts/list');
+    return { ...this.named(target.kind, target.endpoint, target.given), confirmed: true };
+  }
+
+  /**
+   * A /mcp request for a placed target: to its owner, under the upstream's own name. A target nobody serves
+   * (or outside the caller's reach) is answered here in the words /mcp always used.
+   */
+  call(target: NamedTarget | UriTarget, message: JsonRpcRequest, options: RequestOptions): Promise<JsonRpcResponse> {
+    const owner = target.kind === 'resources' ? target.owner : target.listed?.server;
+    const upstream = owner === undefined || (options.reach && !options.reach.reaches(owner)) ? undefined : this.options.upstreams.get(owner);
+    if (!upstream) return Promise.resolve(this.miss(target, message, options.reach));
+    // The name is restored in place, as the message is this request's own (the legacy adapter copies per attempt).
+    if (target.kind !== 'resources') nameHolder(message).name = target.listed!.name;
+    return upstream.request(message, options);
+  }
+
+  /** The one upstream that owns a resource URI (or template), from what the lists said; else undefined. */
+  ownerOf(uri: string): string | undefined {
+    const owner = this.resources.owner(uri);
+    return owner && 'server' in owner ? owner.server : undefined;
+  }
+
+  private named(kind: 'tools' | 'prompts', server: string | undefined, given: unknown): NamedTarget {
+    if (typeof given !== 'string') return { kind, given, endpoint: server, server, publicName: undefined, listed: undefined, confirmed: true };
+    const routes = kind === 'tools' ? this.tools : this.prompts;
+    const name = server === undefined ? given : publicName(this.options.prefixes.get(server) ?? server, this.options.separator, given);
+    const listed = routes.get(name);
+    return { kind, given, endpoint: server, server: server ?? listed?.server ?? this.serverByPrefix(name), publicName: name, listed, confirmed: false };
+  }
+
+  private uri(endpoint: string | undefined, uri: unknown): UriTarget {
+    if (endpoint !== undefined || typeof uri !== 'string') return { kind: 'resources', uri, endpoint, owner: endpoint, ambiguous: undefined, confirmed: true };
+    const owner = this.resources.owner(uri);
+    return { kind: 'resources', uri, endpoint, owner: owner && 'server' in owner ? owner.server : undefined, ambiguous: owner && 'ambiguous' in owner ? owner.ambiguous : undefined, confirmed: false };
+  }
+
+  /** The server whose prefix a name nobody listed carries: only on a miss, as a hit's route says it. */
+  private serverByPrefix(name: string): string | undefined {
+    const separator = this.options.separator;
+    for (const [owner, prefix] of this.options.prefixes) {
+      if (name.length >= prefix.length + separator.length && name.startsWith(prefix) && name.startsWith(separator, prefix.length)) return owner;
+    }
+    return undefined;
+  }
+
+  private miss(target: NamedTarget | UriTarget, message: JsonRpcRequest, reach: Reach | undefined): JsonRpcResponse {
+    if (target.kind === 'resources') {
+      const uri = target.uri;
+      if (typeof uri !== 'string') return errorResponse(message.id, ErrorCode.InvalidParams, 'a resource uri (string) is required');
+      if (target.ambiguous && !target.owner) {
+        const servers = target.ambiguous;
+        return errorResponse(message.id, ErrorCode.InvalidParams, `Resource ${uri} is offered by ${servers.join(' and ')}; read it through /servers/<name>/mcp to say which`, { uri, servers });
+      }
+      return errorResponse(message.id, ErrorCode.InvalidParams, `Resource not found: no upstream lists ${uri} or a template that matches it`, { uri });
+    }
+    if (typeof target.given !== 'string') return errorResponse(message.id, ErrorCode.InvalidParams, 'params.name must be a string');
+    return errorResponse(message.id, ErrorCode.InvalidParams, this.describeUnknown(target.kind === 'tools' ? 'tool' : 'prompt', target.given, reach));
+  }
+
+  /** Why a name is unknown: says which server its prefix names and what state that server is in. */
+  private describeUnknown(kind: string, name: string, reach: Reach | undefined): string {
+    for (const server of this.options.upstreams.keys()) {
+      if (reach && !reach.reaches(server)) continue;
+      const head = (this.options.prefixes.get(server) ?? server) + this.options.separator;
+      if (!name.startsWith(head)) continue;
+      const status = this.options.upstreams.get(server)?.status();
+      if (!status) continue;
+      const why = status.state === 'ready' ? `it does not list a ${kind} by that name` : `it is ${status.state}${status.lastError ? ` (${status.lastError})` : ''}`;
+      return `Unknown ${kind}: ${name}; its prefix names upstream '${server}', but ${why}`;
+    }
+    return `Unknown ${kind}: ${name}; names on /mcp are <server>${this.options.separator}<name> (list them with ${kind}s/list)`;
+  }
+}
+
+/** Where a request names its tool or prompt: params, or a completion's ref. */
+function nameHolder(message: JsonRpcRequest): JsonObject {
+  const params = message.params ?? {};
+  return message.method === 'completion/complete' && isObject(params.ref) ? params.ref : params;
+}
+
+/** Whether a target is where it will stay: found, or looked for again already; else `confirm` first. */
+export function placed(target: Target): boolean {
+  if (target.kind === 'none' || target.confirmed) return true;
+  return target.kind === 'resources' ? target.owner !== undefined || target.ambiguous !== undefined : target.listed !== undefined;
+}

@@ -1,0 +1,82 @@
+// The admit step: whether this caller may send anything here at all — its origin, who it is (credentials,
+// or the replica that vouches for a forwarded retry), whether the endpoint exists for it, and its rate.
+// Fills in the call's principal, grant and cache context; answers and returns the Response when it refuses.
+import { ANONYMOUS_PRINCIPAL } from '../../policy/principal.js';
+import { ErrorCode } from '../protocol/jsonrpc.js';
+import { authRefusal, metadataUrlFor, rateRefusal } from './access.js';
+import { record } from './audit.js';
+import { authContext } from './caller-context.js';
+import type { McpCall } from './call.js';
+import { corsHeaders } from './cors.js';
+import { refuse, send } from './exchange.js';
+import { FORWARDED_HEADER, forwardedCaller } from './forward.js';
+import { reject } from './rejection.js';
+
+export async function admit(call: McpCall): Promise<Response | undefined> {
+  const { edge, exchange, security } = call;
+  const { incoming } = exchange;
+  const origin = incoming.headers.origin;
+  if (!edge.originAllowed(origin)) {
+    return send(exchange, reject(403, null, ErrorCode.InvalidRequest, `Origin ${origin} is not allowed; add it to listen.allowedOrigins to let browsers from it in`));
+  }
+  const cors = (call.cors = origin === undefined ? undefined : corsHeaders(origin));
+  const identified = await identify(call);
+  if (identified) return identified;
+  const grant = (call.grant = security.guard ? security.policies.grantFor(call.principal) : undefined);
+  // A server this caller may reach nothing on does not exist for it.
+  if (!call.endpoint || (grant && call.server !== undefined && !grant.reaches(call.server))) return send(exchange, noSuchEndpoint(call), cors);
+  const limited = await rateLimit(call);
+  if (limited) return limited;
+  call.callerContext = call.vouched ? call.vouched.context : security.authenticator.enabled ? edge.principalContext(call.principal) : authContext(edge.contextKey, incoming.headers.authorization);
+  return undefined;
+}
+
+/** Who is calling: the replica-vouched caller of a forwarded retry, else the credentials' principal. */
+async function identify(call: McpCall): Promise<Response | undefined> {
+  const { exchange, security, cors } = call;
+  const incoming = exchange.incoming;
+  // A retry another replica forwarded carries no credentials: that replica vouches for the caller.
+  const vouched = forwardedCaller(incoming, call.edge.retries?.trust);
+  if (vouched === null) {
+    record(call, ANONYMOUS_PRINCIPAL, 'unknown', { allowed: false, rule: 'forwarded request without a valid replica signature' });
+    return send(exchange, reject(403, null, ErrorCode.InvalidRequest, `Only replicas sharing mrtr.secret forward requests; a client must not send ${FORWARDED_HEADER}`), cors);
+  }
+  if (vouched) {
+    call.vouched = vouched;
+    call.principal = vouched.principal;
+    return undefined;
+  }
+  if (!security.authenticator.enabled) return undefined;
+  let outcome = security.authenticator.authenticate(incoming.headers.authorization);
+  if (outcome instanceof Promise) outcome = await outcome;
+  if (!outcome.ok) {
+    record(call, ANONYMOUS_PRINCIPAL, 'unknown', { allowed: false, rule: `authentication: ${outcome.reason}` });
+    call.outcome = 'unauthenticated';
+    return refuse(exchange, authRefusal(security, outcome, metadataUrlFor(security, incoming.headers, exchange.path)), cors);
+  }
+  call.principal = outcome.principal;
+  return undefined;
+}
+
+/** The 404 for a server that does not exist for this caller: it learns only of what it may reach. */
+function noSuchEndpoint(call: McpCall) {
+  const { grant, security } = call;
+  // With authentication on, an anonymous caller learns nothing of the map; others see what they reach.
+  const hidden = security.authenticator.enabled && call.principal.via === 'anonymous';
+  const paths = call.edge.paths();
+  const shown = hidden ? [] : grant ? paths.filter((p) => p === '/mcp' || grant.reaches(p.slice('/servers/'.length, -'/mcp'.length))) : paths;
+  return reject(404, null, ErrorCode.InvalidRequest, `No server named '${call.name}'${shown.length ? `. Endpoints: ${shown.join(', ')}` : ''}`);
+}
+
+async function rateLimit(call: McpCall): Promise<Response | undefined> {
+  const { security, principal } = call;
+  const limit = call.grant?.rateLimit ?? security.defaultRateLimit;
+  if (!limit || !security.rateLimiter) return undefined;
+  let taken = security.rateLimiter.take(principal.id, limit);
+  if (taken instanceof Promise) taken = await taken;
+  if (taken.allowed) return undefined;
+  record(call, principal, 'unknown', { allowed: false, rule: 'rate limit' });
+  call.outcome = 'rate_limited';
+  call.edge.metrics?.rateLimited(call.server ?? 'mcp');
+  return refuse(call.exchange, rateRefusal(principal, limit, taken.retryAfterMs), call.cors);
+}

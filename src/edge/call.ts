@@ -1,0 +1,106 @@
+// One MCP request at the edge, as the steps of app.ts fill it in: who the caller is (admit), what it asks
+// (read), where it goes (route), what policy said (judge). One object per request, whose methods are the
+// execute core both eras call: `request` sends a message where the route says, `view` shows the caller
+// its answer. Kept as one object rather than closures so the hot path allocates little.
+import type { RequestOptions, Upstream } from '../../bridge/upstream.js';
+import type { Grant } from '../../policy/allow-list.js';
+import { ANONYMOUS_PRINCIPAL, type Principal } from '../../policy/principal.js';
+import type { Security } from '../../policy/security.js';
+import { PLAIN_TARGET, type Target } from '../../policy/target.js';
+import type { Aggregator } from '../aggregate/aggregator.js';
+import type { Log } from '../infra/log.js';
+import type { ForwardedCaller } from '../mrtr/peer-trust.js';
+import type { ListenAccess, ListenHub } from '../notify/listen-hub.js';
+import type { GatewayMetrics, RequestOutcome } from '../ops/metrics.js';
+import type { JsonRpcRequest, JsonRpcResponse } from '../protocol/jsonrpc.js';
+import type { LegacyClients } from '../legacy-client/legacy-clients.js';
+import type { NodeExchange } from './exchange.js';
+import type { ToolHeaderIndex } from './param-headers.js';
+import type { RequestTracker } from './request-tracker.js';
+import type { RetryRouting } from './retry-routing.js';
+
+export interface Endpoint {
+  upstream: Upstream;
+  /** x-mcp-header declarations seen in this endpoint's tools/list answers. */
+  toolHeaders: ToolHeaderIndex;
+}
+
+/** What every request of one edge shares: built once by createApp. */
+export interface EdgeContext {
+  upstreams: ReadonlyMap<string, Upstream>;
+  /** /mcp, when served: its endpoint and the aggregator whose router places its requests. */
+  aggregate: Endpoint | undefined;
+  router: Aggregator['router'] | undefined;
+  maxBodyBytes: number;
+  contextKey: Buffer;
+  listen: ListenHub;
+  retries: RetryRouting | undefined;
+  security: () => Security;
+  metrics: GatewayMetrics | undefined;
+  legacyClients: LegacyClients | undefined;
+  tracker: RequestTracker;
+  log: Log;
+  originAllowed(origin: string | undefined): boolean;
+  principalContext(principal: Principal): string;
+  /** The endpoint of a server as of now (a reload may add, replace or remove servers). */
+  endpointOf(name: string): Endpoint | undefined;
+  /** Every MCP path, for refusals that list them. */
+  paths(): string[];
+}
+
+export class McpCall {
+  /** What the metrics record of this request; each step that answers says how it ended. */
+  method: string | undefined = undefined;
+  outcome: RequestOutcome = 'rejected';
+  cors: Record<string, string> | undefined = undefined;
+  principal: Principal = ANONYMOUS_PRINCIPAL;
+  grant: Grant | undefined = undefined;
+  /** The caller another replica vouched for, when this is a forwarded retry. */
+  vouched: ForwardedCaller | undefined = undefined;
+  /** Who is asking, for the cache and the limiter (RequestOptions.authContext). */
+  callerContext = '';
+  /** Where the request goes, as the router placed it. */
+  target: Target = PLAIN_TARGET;
+  /** The upstream of /servers/<name>/mcp; undefined on /mcp. */
+  readonly server: string | undefined;
+  /** Requests in flight keep the security they started with, whatever a reload installs meanwhile. */
+  readonly security: Security;
+
+  constructor(
+    readonly edge: EdgeContext,
+    readonly exchange: NodeExchange,
+    readonly endpoint: Endpoint | undefined,
+    readonly name: string,
+    readonly started: number,
+  ) {
+    this.server = endpoint !== undefined && endpoint === edge.aggregate ? undefined : name;
+    this.security = edge.security();
+  }
+
+  /** The execute core: the message to where the route says, under the upstream's own name. */
+  request(message: JsonRpcRequest, options: RequestOptions): Promise<JsonRpcResponse> {
+    const target = this.target;
+    if (this.server === undefined && this.edge.router && target.kind !== 'none') return this.edge.router.call(target, message, options);
+    // The server's upstream as of now: a reload may have replaced it while this request was admitted and read.
+    const endpoint = this.server === undefined ? this.endpoint! : (this.edge.endpointOf(this.server) ?? this.endpoint!);
+    return endpoint.upstream.request(message, options);
+  }
+
+  /** The answer as this caller may see it: tool headers learned from lists, then lists filtered by policy. */
+  view(method: string, response: JsonRpcResponse): JsonRpcResponse {
+    if (method === 'tools/list' && 'result' in response) this.endpoint!.toolHeaders.learn(response.result);
+    const guard = this.security.guard;
+    return guard && this.grant ? guard.shape(this.server, method, response, this.grant) : response;
+  }
+
+  /** What respond.ts shows of a modern answer; being called at all means the client waited for it. */
+  shape(response: JsonRpcResponse): JsonRpcResponse {
+    this.outcome = 'error' in response ? 'error' : 'ok';
+    return this.view(this.method!, response);
+  }
+}
+
+/** What a listen stream (modern or a 2025 session's) may tell this caller of, when a policy limits it. */
+export function listenAccess(grant: Grant | undefined): ListenAccess | undefined {
+  return grant && { reaches: (upstream) => grant.reaches(upstream), reads: (uri, upstream) => grant.allows('resources', upstream, uri).allowed };
+}

@@ -1,0 +1,61 @@
+// The execute step of a modern request policy let through: a listen stream stays open here; a retry whose
+// call another replica holds goes there; anything else goes where the route says (McpCall.request: the
+// cache, MRTR and the upstream sit behind it) and is answered as JSON or SSE (respond.ts), shaped for the
+// caller (McpCall.shape). The audit line is written once the answer is.
+import { RESPONSE_ALREADY_SENT } from '@hono/node-server/utils/response';
+import type { Verdict } from '../../policy/guard.js';
+import { isObject, type JsonRpcRequest } from '../protocol/jsonrpc.js';
+import { META } from '../protocol/mcp.js';
+import { argsOf, record } from './audit.js';
+import { listenAccess, type McpCall } from './call.js';
+import { FORWARDED_HEADER, forwardRequest, requestPath } from './forward.js';
+import { forwardedParamHeaders } from './node-io.js';
+import { respondJson, respondSse, type CallOptions } from './respond.js';
+import { traceIdOf } from './trace.js';
+
+export async function execute(call: McpCall, message: JsonRpcRequest, text: string, verdict: Verdict): Promise<Response> {
+  const { incoming, outgoing } = call.exchange;
+  const args = argsOf(message);
+  const meta = message.params?._meta;
+  const traceId = traceIdOf(meta);
+  const cors = call.cors;
+  if (cors) for (const [key, value] of Object.entries(cors)) outgoing.setHeader(key, value);
+  if (message.method === 'subscriptions/listen') {
+    record(call, call.principal, message.method, verdict, undefined, traceId);
+    call.outcome = 'ok';
+    call.edge.listen.open(message, outgoing, call.server, listenAccess(call.grant));
+    return RESPONSE_ALREADY_SENT;
+  }
+  const holder = await forwardRetry(call, message, text);
+  if (holder !== undefined) {
+    call.outcome = 'ok';
+    record(call, call.principal, message.method, { ...verdict, rule: `${verdict.rule}; retry forwarded to instance ${holder}` }, args, traceId);
+    return RESPONSE_ALREADY_SENT;
+  }
+  const options: CallOptions = {
+    forwardHeaders: message.method === 'tools/call' ? forwardedParamHeaders(incoming.headers) : undefined,
+    authContext: call.callerContext,
+    reach: call.grant,
+  };
+  // Not shaped means the client went away before the answer.
+  call.outcome = 'cancelled';
+  // Progress and log messages travel on the request's own stream, so those requests are answered with one.
+  if (isObject(meta) && (meta.progressToken !== undefined || meta[META.logLevel] !== undefined)) await respondSse(call, message, outgoing, options);
+  else await respondJson(call, message, outgoing, options);
+  record(call, call.principal, message.method, verdict, args, traceId);
+  return RESPONSE_ALREADY_SENT;
+}
+
+/** Sends a retry to the replica holding its call; the holder's id when it answered, else undefined. */
+async function forwardRetry(call: McpCall, message: JsonRpcRequest, text: string): Promise<string | undefined> {
+  const retries = call.edge.retries;
+  const { incoming, outgoing } = call.exchange;
+  const requestState = message.params?.requestState;
+  // A forwarded request is never forwarded again.
+  if (typeof requestState !== 'string' || !retries || incoming.headers[FORWARDED_HEADER] !== undefined) return undefined;
+  const holder = retries.holderOf(requestState);
+  const base = holder === undefined ? undefined : await retries.lookup(holder);
+  if (base === undefined) return undefined;
+  const vouch = retries.trust.vouch(call.principal, call.callerContext, requestPath(incoming), text);
+  return (await forwardRequest(base, incoming, text, outgoing, retries.instance, vouch)) ? holder : undefined;
+}

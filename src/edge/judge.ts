@@ -1,0 +1,55 @@
+// The judge step: policy on the target the router placed (policy/guard.ts decides; this step fetches what
+// the guard says it needs, then asks again), and the answer when it refuses. Without policies everyone
+// authenticated may go ahead, and only a /mcp name nobody listed yet has the lists read again.
+import { isNeed, type Verdict } from '../../policy/guard.js';
+import { placed } from '../aggregate/router.js';
+import { httpStatusOf } from '../protocol/error-status.js';
+import { ErrorCode, errorResponse, type JsonRpcRequest } from '../protocol/jsonrpc.js';
+import { argsOf, AUTHENTICATED, record } from './audit.js';
+import type { McpCall } from './call.js';
+import { writeJson } from './exchange.js';
+import { listAllTools } from './list-all-tools.js';
+import { traceIdOf } from './trace.js';
+
+/** Synchronous when nothing needs reading (no policies, a placed target): the common call takes no extra turn. */
+export function judge(call: McpCall, message: JsonRpcRequest): Verdict | Promise<Verdict> {
+  const { guard } = call.security;
+  const { grant, edge } = call;
+  if (guard && grant) return judgeByPolicy(call, message);
+  if (call.server === undefined && edge.router && !placed(call.target)) return confirmed(call);
+  return AUTHENTICATED;
+}
+
+async function confirmed(call: McpCall): Promise<Verdict> {
+  call.target = await call.edge.router!.confirm(call.target);
+  return AUTHENTICATED;
+}
+
+async function judgeByPolicy(call: McpCall, message: JsonRpcRequest): Promise<Verdict> {
+  const guard = call.security.guard!;
+  const grant = call.grant!;
+  const edge = call.edge;
+  let outcome = guard.judge(call.target, message, grant, call.principal);
+  if (isNeed(outcome) && outcome.need === 'routes') {
+    // Only for a target policy lets through: reading the lists again takes time a refusal must not.
+    const target = call.target;
+    call.target = edge.router ? await edge.router.confirm(target) : target.kind === 'none' ? target : { ...target, confirmed: true };
+    outcome = guard.judge(call.target, message, grant, call.principal);
+  }
+  if (isNeed(outcome)) {
+    // A pinned tool the router kept no definition of: the endpoint's tools/list, seen through the guard, gives it.
+    const see = (page: Parameters<typeof guard.shape>[2]) => guard.shape(call.server, 'tools/list', page, grant);
+    await listAllTools(call.endpoint!.upstream, message, { authContext: call.callerContext, reach: grant }, see);
+    outcome = guard.judge(call.target, message, grant, call.principal, true);
+  }
+  // Never so: with the routes confirmed and `listed` set the guard decides; a mistake there refuses rather than serves.
+  return isNeed(outcome) ? { allowed: false, rule: 'the guard could not decide', refusal: errorResponse(message.id, ErrorCode.InternalError, 'Internal error in mcp-gateway; see the gateway log') } : outcome;
+}
+
+/** Answers a refused request (policy's own words), and leaves its trace in audit and metrics. */
+export function refuse(call: McpCall, message: JsonRpcRequest, verdict: Verdict & { refusal: NonNullable<Verdict['refusal']> }): Response {
+  record(call, call.principal, message.method, verdict, argsOf(message), traceIdOf(message.params?._meta));
+  call.outcome = 'denied';
+  call.edge.metrics?.denied(call.server ?? 'mcp', message.method);
+  return writeJson(call.exchange.outgoing, httpStatusOf(verdict.refusal), verdict.refusal, call.cors);
+}

@@ -1,0 +1,122 @@
+// Wires a validated config into running parts, in the order they depend on each other: the list cache,
+// the servers (one supervised upstream each, with the cache in front), the aggregate, security, listen
+// streams, the HTTP edge and its listener. Reload and close live in modules of their own.
+import { randomBytes } from 'node:crypto';
+import type { ListCache } from '../../cache/list-cache.js';
+import { Aggregator } from '../aggregate/aggregator.js';
+import type { GatewayConfig } from '../config.js';
+import { createApp, type Edge, type EdgeOptions } from '../edge/app.js';
+import { hostChecker } from '../edge/host-check.js';
+import { RequestTracker } from '../edge/request-tracker.js';
+import type { Log } from '../infra/log.js';
+import type { ListenHub } from '../notify/listen-hub.js';
+import { GatewayMetrics } from '../ops/metrics.js';
+import { isLoopbackHost } from '../protocol/loopback.js';
+import type { SecurityHolder } from '../security.js';
+import { createCache } from './cache.js';
+import { closeGateway } from './close.js';
+import { createSecurity } from './guard-wiring.js';
+import { createLegacySessions, type LegacySessions } from './legacy-clients.js';
+import { createListenHub } from './list-changes.js';
+import { listen } from './listener.js';
+import { opsOptions } from './ops-pages.js';
+import { reloadGateway } from './reload.js';
+import { HeldCallRetries } from './retries.js';
+import type { GatewayParts, LiveConfig, RunningGateway } from './running.js';
+import { ServerSet } from './servers.js';
+
+export async function startGateway(initial: GatewayConfig, log: Log): Promise<RunningGateway> {
+  const config: LiveConfig = { current: initial };
+  const cache = await createCache(initial.cache, log.child({ part: 'cache' }));
+  const retries = new HeldCallRetries(initial, log);
+  const { servers, metrics } = await createServers(initial, cache, retries, log);
+  warnIfOpenBeyondLoopback(initial, log);
+  const aggregate = new Aggregator({
+    upstreams: servers.upstreams,
+    prefixes: servers.prefixes,
+    separator: initial.aggregate.separator,
+    listDeadlineMs: initial.aggregate.listDeadlineMs,
+    cursorSecret: initial.aggregate.cursorSecret,
+    log: log.child({ endpoint: 'mcp' }),
+  });
+  const security = createSecurity(servers.prefixes, initial.aggregate.separator, aggregate, log);
+  await security.install(initial);
+  const listenHub = createListenHub(cache, { serverNames: () => servers.names(), resourceWatch: servers.resourceWatch, aggregate });
+  const legacy = await createLegacySessions(initial, listenHub, log);
+  const tracker = new RequestTracker();
+  const ops = opsOptions({ startedAt: Date.now(), config: () => config.current, servers, aggregate, cache, tracker, metrics });
+  const edge = createEdge(initial, { servers, aggregate, listenHub, security, tracker, metrics, legacy, retries, ops, log });
+  const { host, port, allowedHosts } = initial.listen;
+  const { drain, url } = await listen(edge, host, port, hostChecker(host, allowedHosts));
+  await retries.register(url);
+  announceEndpoints(initial, url, servers, log);
+  servers.startAll();
+
+  const parts: GatewayParts = { config, servers, aggregate, cache, listenHub, security, tracker, drain, retries, sessionRelay: legacy.relay, log };
+  return {
+    url,
+    upstreams: servers.upstreams,
+    aggregate,
+    cache,
+    listen: listenHub,
+    security,
+    reload: (next) => reloadGateway(parts, next),
+    close: () => closeGateway(parts),
+  };
+}
+
+/** Every configured server, built but not started, and the metrics that count their load. */
+async function createServers(config: GatewayConfig, cache: ListCache, retries: HeldCallRetries, log: Log): Promise<{ servers: ServerSet; metrics: GatewayMetrics }> {
+  // Each reads the other only later (a queue wait, a scrape), so the order of these two does not matter.
+  const servers: ServerSet = new ServerSet({ cache, held: retries.held, queueWaited: (name, seconds) => metrics.queueWaited(name, seconds), log });
+  const metrics = new GatewayMetrics({ upstreams: () => servers.statuses(), cache: () => cache.stats });
+  for (const [name, server] of Object.entries(config.servers)) await servers.add(name, server, config.envReads);
+  return { servers, metrics };
+}
+
+function warnIfOpenBeyondLoopback(config: GatewayConfig, log: Log): void {
+  const { host } = config.listen;
+  if (!isLoopbackHost(host) && config.auth?.anonymous) {
+    log.warn({ host }, 'listening beyond loopback with auth.anonymous: true: anyone who can reach this address can use what the policies give "anonymous"');
+  }
+}
+
+interface EdgeParts {
+  servers: ServerSet;
+  aggregate: Aggregator;
+  listenHub: ListenHub;
+  security: SecurityHolder;
+  tracker: RequestTracker;
+  metrics: GatewayMetrics;
+  legacy: LegacySessions;
+  retries: HeldCallRetries;
+  ops: EdgeOptions['ops'];
+  log: Log;
+}
+
+function createEdge(config: GatewayConfig, parts: EdgeParts): Edge {
+  const { security } = parts;
+  return createApp({
+    upstreams: parts.servers.upstreams,
+    aggregate: parts.aggregate,
+    allowedOrigins: config.listen.allowedOrigins,
+    maxBodyBytes: config.listen.maxBodyBytes,
+    listen: parts.listenHub,
+    contextKey: config.cache.contextSecret ? Buffer.from(config.cache.contextSecret) : randomBytes(32),
+    security: () => security.current,
+    tracker: parts.tracker,
+    metrics: parts.metrics,
+    legacyClients: parts.legacy.clients,
+    ops: parts.ops,
+    retries: parts.retries.routing(),
+    log: parts.log,
+  });
+}
+
+function announceEndpoints(config: GatewayConfig, url: string, servers: ServerSet, log: Log): void {
+  if (config.auth && !config.auth.operators) {
+    log.info({ pages: [`${url}/`, `${url}/status.json`, `${url}/metrics`] }, 'operator pages are closed to everyone: name who may read them in auth.operators (ids or groups), then reload');
+  }
+  log.info({ endpoint: `${url}/mcp` }, `serving every server, aggregated`);
+  for (const name of servers.names()) log.info({ endpoint: `${url}/servers/${name}/mcp` }, `serving ${name}`);
+}

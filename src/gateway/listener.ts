@@ -1,0 +1,52 @@
+// The HTTP listener: Node's server in front of the edge, screening every request before it is parsed and
+// tracking connections so shutdown can drain them.
+import type { AddressInfo } from 'node:net';
+import { createServer, type Server } from 'node:http';
+import { getRequestListener } from '@hono/node-server';
+import type { Edge } from '../edge/app.js';
+import { writeJson } from '../edge/exchange.js';
+import type { HostCheck } from '../edge/host-check.js';
+import { HttpDrain } from '../edge/http-drain.js';
+import { screenRequest } from '../edge/screen.js';
+
+export interface Listening {
+  drain: HttpDrain;
+  /** Base URL, for example http://127.0.0.1:8080 */
+  url: string;
+}
+
+export async function listen(edge: Edge, hostname: string, port: number, hostAllowed: HostCheck | undefined): Promise<Listening> {
+  const { server, drain } = await serve(edge, hostname, port, hostAllowed);
+  const address = server.address() as AddressInfo;
+  const url = `http://${address.family === 'IPv6' ? `[${address.address}]` : address.address}:${address.port}`;
+  return { drain, url };
+}
+
+function serve(edge: Edge, hostname: string, port: number, hostAllowed: HostCheck | undefined): Promise<{ server: Server; drain: HttpDrain }> {
+  // HTTP/1.0 allows a request without Host, and load balancers' health checks send them (HAProxy's classic
+  // `option httpchk GET /readyz`). Node serves them; Hono needs a host to build a URL (nothing reads it) and
+  // would answer 400, so it gets a placeholder. Checks on the Host header still see none.
+  const viaHono = getRequestListener(edge.app.fetch, { hostname: 'localhost' });
+  return new Promise((resolve, reject) => {
+    const server = createServer((incoming, outgoing) => {
+      drain.track(outgoing);
+      const refusal = screenRequest(incoming, hostAllowed);
+      if (refusal) {
+        writeJson(outgoing, refusal.status, refusal.body, { connection: 'close' });
+        return;
+      }
+      if (edge.serveMcpPost(incoming, outgoing) === undefined) void viaHono(incoming, outgoing);
+    });
+    const drain = new HttpDrain(server);
+    server.listen(port, hostname, () => resolve({ server, drain }));
+    // Longer than the idle timeouts of common load balancers (60 s), so they, not the gateway, close idle
+    // connections, and a reused connection is not cut as a request arrives on it.
+    server.keepAliveTimeout = 65_000;
+    server.headersTimeout = 66_000;
+    server.once('error', (error: NodeJS.ErrnoException) => {
+      reject(error.code === 'EADDRINUSE'
+        ? new Error(`port ${port} on ${hostname} is in use; pick another with --port or listen.port`)
+        : error);
+    });
+  });
+}

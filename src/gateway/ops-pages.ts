@@ -1,0 +1,51 @@
+// What the operator pages (/, /status.json, /metrics, /healthz, /readyz) read from the running gateway.
+import type { ListCache } from '../../cache/list-cache.js';
+import type { Aggregator } from '../aggregate/aggregator.js';
+import type { GatewayConfig } from '../config.js';
+import type { EdgeOptions } from '../edge/app.js';
+import type { RequestTracker } from '../edge/request-tracker.js';
+import { GATEWAY_INFO } from '../infra/version.js';
+import type { GatewayMetrics } from '../ops/metrics.js';
+import { renderStatusPage, type StatusSnapshot } from '../ops/status-page.js';
+import type { ServerSet } from './servers.js';
+
+export interface OpsSources {
+  startedAt: number;
+  /** Read per request: a reload may change operators and servers. */
+  config(): GatewayConfig;
+  servers: ServerSet;
+  aggregate: Aggregator;
+  cache: ListCache;
+  tracker: RequestTracker;
+  metrics: GatewayMetrics;
+}
+
+export function opsOptions(sources: OpsSources): EdgeOptions['ops'] {
+  const { servers, config } = sources;
+  return {
+    startedAt: sources.startedAt,
+    operators: () => config().auth?.operators,
+    metrics: sources.metrics,
+    page: (snapshot) => renderStatusPage(snapshot as StatusSnapshot),
+    upstreams: () => [...servers.upstreams].map(([name, upstream]) => ({ name, required: config().servers[name]!.required, status: upstream.status(), saturated: servers.loadOf(name)?.saturated })),
+    snapshot: () => statusSnapshot(sources),
+  };
+}
+
+/** The status page's data. */
+async function statusSnapshot({ startedAt, config, servers, aggregate, cache, tracker }: OpsSources): Promise<StatusSnapshot> {
+  const tools = await aggregate.toolCounts();
+  const stats = cache.stats;
+  const lookups = stats.hits + stats.misses;
+  return {
+    version: GATEWAY_INFO.version,
+    startedAt: new Date(startedAt).toISOString(),
+    uptimeSeconds: Math.round((Date.now() - startedAt) / 1000),
+    upstreams: [...servers.upstreams].map(([name, upstream]) => {
+      const status = upstream.status();
+      return { name, transport: config().servers[name]!.transport, era: status.era, state: status.state, restarts: status.restarts, toolCount: tools.get(name), lastError: status.lastError };
+    }),
+    cache: { hits: stats.hits, misses: stats.misses, hitRate: lookups ? stats.hits / lookups : undefined },
+    recentDenials: tracker.recentDenials(),
+  };
+}

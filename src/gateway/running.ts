@@ -1,0 +1,49 @@
+// The running gateway: what startGateway hands its caller, and the parts reload and close work on.
+import type { Upstream } from '../../bridge/upstream.js';
+import type { ListCache } from '../../cache/list-cache.js';
+import type { Aggregator } from '../aggregate/aggregator.js';
+import type { GatewayConfig } from '../config.js';
+import type { HttpDrain } from '../edge/http-drain.js';
+import type { RequestTracker } from '../edge/request-tracker.js';
+import type { Log } from '../infra/log.js';
+import type { SessionRelay } from '../legacy-client/session-relay.js';
+import type { ListenHub } from '../notify/listen-hub.js';
+import type { SecurityHolder } from '../security.js';
+import type { HeldCallRetries } from './retries.js';
+import type { ServerSet } from './servers.js';
+
+export interface RunningGateway {
+  /** Base URL, for example http://127.0.0.1:8080 */
+  url: string;
+  upstreams: ReadonlyMap<string, Upstream>;
+  aggregate: Aggregator;
+  cache: ListCache;
+  listen: ListenHub;
+  security: SecurityHolder;
+  /**
+   * Applies a new config's authentication, policies, rate limits and audit settings. Throws, keeping the
+   * old ones, when they cannot be built. Returns the sections that changed but need a restart.
+   */
+  reload(next: GatewayConfig): Promise<string[]>;
+  close(): Promise<void>;
+}
+
+/** The config in force: a reload replaces it, so whoever needs it per request reads `current` then. */
+export interface LiveConfig {
+  current: GatewayConfig;
+}
+
+/** Everything reload and close act on. */
+export interface GatewayParts {
+  config: LiveConfig;
+  servers: ServerSet;
+  aggregate: Aggregator;
+  cache: ListCache;
+  listenHub: ListenHub;
+  security: SecurityHolder;
+  tracker: RequestTracker;
+  drain: HttpDrain;
+  retries: HeldCallRetries;
+  sessionRelay: SessionRelay | undefined;
+  log: Log;
+}

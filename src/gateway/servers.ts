@@ -1,0 +1,118 @@
+// The servers being served and the stack each one runs on: its upstream, limits, the MRTR bridge and the
+// list cache, plus its notification watches. Reload adds, replaces and removes servers here.
+import type { Upstream } from '../../bridge/upstream.js';
+import type { ListCache } from '../../cache/list-cache.js';
+import type { ServerConfig } from '../config.js';
+import { CachedUpstream } from '../cached-upstream.js';
+import type { Log } from '../infra/log.js';
+import { LimitedUpstream, type LoadSnapshot } from '../limits/limited-upstream.js';
+import type { UpstreamSnapshot } from '../ops/metrics.js';
+import { InputBridge, type HeldCalls } from '../mrtr/input-bridge.js';
+import { ResourceWatch } from '../notify/resource-watch.js';
+import type { ModernWatch } from '../notify/upstream-listen.js';
+import { createUpstream } from '../upstream-factory.js';
+import { followUpstreamChanges } from './list-changes.js';
+
+export interface ServerSetOptions {
+  cache: ListCache;
+  held: HeldCalls;
+  /** A request to `server` waited `seconds` in its queue (for metrics). */
+  queueWaited(server: string, seconds: number): void;
+  log: Log;
+}
+
+export class ServerSet {
+  /** What clients are served, in config order (merged lists follow it). The aggregate and edge read this map. */
+  readonly upstreams = new Map<string, CachedUpstream>();
+  /** Each server's public name prefix on /mcp. */
+  readonly prefixes = new Map<string, string>();
+  /** The bare upstreams, below every wrapper: where resource subscriptions go. */
+  private readonly raw = new Map<string, Upstream>();
+  private readonly watches = new Map<string, ModernWatch>();
+  /** Each server's limits (maxInFlight, maxQueued, queueTimeoutMs), for metrics and /readyz. */
+  private readonly limited = new Map<string, LimitedUpstream>();
+  /** The config each running server was started from. */
+  private readonly running = new Map<string, ServerConfig>();
+  readonly resourceWatch: ResourceWatch;
+
+  constructor(private readonly options: ServerSetOptions) {
+    this.resourceWatch = new ResourceWatch(this.raw, this.watches, options.log.child({ part: 'resources' }));
+  }
+
+  names(): IterableIterator<string> {
+    return this.upstreams.keys();
+  }
+
+  /** Whether `server` runs with exactly these settings (then a reload leaves it alone). */
+  runsAs(name: string, server: ServerConfig): boolean {
+    const before = this.running.get(name);
+    return before !== undefined && JSON.stringify(before) === JSON.stringify(server);
+  }
+
+  loadOf(name: string): LoadSnapshot | undefined {
+    return this.limited.get(name)?.load();
+  }
+
+  /** Each server's state and load, for metrics. */
+  statuses(): UpstreamSnapshot[] {
+    return [...this.upstreams].map(([name, upstream]) => ({ name, ...upstream.status(), load: this.loadOf(name) }));
+  }
+
+  watchOf(name: string): ModernWatch | undefined {
+    return this.watches.get(name);
+  }
+
+  /** Starts serving one server: its upstream, wrappers, notifications and watches. Cold path. */
+  async add(name: string, server: ServerConfig, envReads: readonly string[]): Promise<CachedUpstream> {
+    const { cache, held, log } = this.options;
+    const upstreamLog = log.child({ server: name });
+    const upstream = await createUpstream(name, server, upstreamLog, envReads);
+    this.raw.set(name, upstream);
+    this.watches.set(name, followUpstreamChanges(name, upstream, cache, this.resourceWatch, upstreamLog));
+    // Limits right on the server's upstream, below the cache and the MRTR bridge (docs/design.md: Overload).
+    const limits = new LimitedUpstream(upstream, server, (seconds) => this.options.queueWaited(name, seconds));
+    this.limited.set(name, limits);
+    const served = new CachedUpstream(new InputBridge(limits, { held, roots: server.roots, log: upstreamLog }), cache);
+    this.upstreams.set(name, served);
+    this.prefixes.set(name, server.prefix ?? name);
+    this.running.set(name, server);
+    return served;
+  }
+
+  /** New requests no longer find the server; retire() ends what it still runs. */
+  remove(name: string): void {
+    this.watches.delete(name);
+    this.upstreams.delete(name);
+    this.prefixes.delete(name);
+    this.running.delete(name);
+    this.raw.delete(name);
+    this.limited.delete(name);
+  }
+
+  /** Puts the served map in `order` (the new config's), as merged lists follow it. */
+  reorder(order: readonly string[]): void {
+    const entries = order.map((name) => [name, this.upstreams.get(name)!] as const);
+    this.upstreams.clear();
+    for (const [name, served] of entries) this.upstreams.set(name, served);
+  }
+
+  /** Stops a server no longer served: those requests in flight finish (up to drainMs), then it is closed. */
+  async retire(name: string, served: CachedUpstream, watch: ModernWatch | undefined, drainMs: number): Promise<void> {
+    watch?.stop();
+    if (!(await served.drained(drainMs))) this.options.log.warn({ server: name, drainMs }, 'requests to a replaced or removed server still in flight after listen.drainMs; cutting them off');
+    await served.close();
+  }
+
+  /** Children start in the background; requests wait for them (up to their timeout). */
+  startAll(): void {
+    for (const upstream of this.upstreams.values()) void upstream.start();
+  }
+
+  stopWatches(): void {
+    for (const watch of this.watches.values()) watch.stop();
+  }
+
+  async closeAll(): Promise<void> {
+    await Promise.all([...this.upstreams.values()].map((u) => u.close()));
+  }
+}
