@@ -3,9 +3,8 @@
 // legacy adapter turns them into resources/subscribe and resources/unsubscribe). Counted, so two clients
 // watching one URI cost the upstream one subscription.
 import type { Upstream } from '../../bridge/upstream.js';
-import type { Log } from '../infra/log.js';
 
-export interface ModernResourceSink {
+export interface ResourceSink {
   /** Opens the gateway's listen stream to that upstream again with the current resourceSubscriptions. */
   resourcesChanged(): void;
 }
@@ -15,8 +14,7 @@ export class ResourceWatch {
 
   constructor(
     private readonly upstreams: ReadonlyMap<string, Upstream>,
-    private readonly modern: ReadonlyMap<string, ModernResourceSink>,
-    private readonly log: Log,
+    private readonly sinks: ReadonlyMap<string, ResourceSink>,
   ) {}
 
   add(upstream: string, uri: string): void {
@@ -40,12 +38,9 @@ export class ResourceWatch {
   }
 
   /**
-   * An upstream became ready (first start or restart). Nothing to do: every server gets its subscriptions
-   * again when the gateway's listen stream to it opens, which it does on ready.
+   * The URIs an upstream's listen stream should carry. Read each time the stream opens, which it does when
+   * the upstream becomes ready: a restarted server gets its subscriptions again that way.
    */
-  upstreamReady(_name: string): void {}
-
-  /** The URIs a modern upstream's listen stream should carry (also when it is opened again). */
   urisOf(upstream: string): string[] {
     return [...(this.counts.get(upstream)?.keys() ?? [])];
   }
@@ -54,6 +49,6 @@ export class ResourceWatch {
     const upstream = this.upstreams.get(name);
     // Not started yet: the listen stream's opening will tell it.
     if (!upstream || upstream.status().state !== 'ready') return;
-    this.modern.get(name)?.resourcesChanged();
+    this.sinks.get(name)?.resourcesChanged();
   }
 }

@@ -13,14 +13,14 @@ const FILTER = { toolsListChanged: true, promptsListChanged: true, resourcesList
 const RETRY_FIRST_MS = 1_000;
 const RETRY_MAX_MS = 30_000;
 
-export interface ModernWatch {
+export interface UpstreamWatch {
   /** The set of resources to subscribe changed: opens the stream again with the current set. */
   resourcesChanged(): void;
   stop(): void;
 }
 
 /** `resources` gives the URIs the gateway's clients subscribe to, read each time a stream opens. */
-export function watchModernUpstream(upstream: Upstream, log: Log, resync: () => void, resources: () => readonly string[] = () => []): ModernWatch {
+export function watchUpstream(upstream: Upstream, log: Log, resync: () => void, resources: () => readonly string[] = () => []): UpstreamWatch {
   let open: AbortController | undefined;
   let retry: NodeJS.Timeout | undefined;
   let retryMs = RETRY_FIRST_MS;
