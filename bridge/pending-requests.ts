@@ -31,8 +31,6 @@ interface Pending {
 
 const LISTEN = 'subscriptions/listen';
 
-/** Requests during which a 2025 server may ask the client for input. */
-
 export interface Dispatch {
   timeoutMs: number;
   signal?: CancelSignal;

@@ -41,7 +41,9 @@ export class AuditLog {
     // A file opens asynchronously; lines written before it is open wait in the buffer until it is.
     return new Promise((resolve) => {
       const flush = (): void => this.stream.flush(() => resolve());
-      if ((this.stream as unknown as { fd: number }).fd >= 0) flush();
+      // SonicBoom's types omit its `fd`: -1 until a file is open.
+      const stream = this.stream;
+      if ('fd' in stream && typeof stream.fd === 'number' && stream.fd >= 0) flush();
       else this.stream.once('ready', flush);
     });
   }

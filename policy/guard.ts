@@ -48,6 +48,8 @@ const LISTS: Record<ListMethod, { items: string; kind: ItemKind; key: 'name' | '
 const ALLOWED_LIST: Verdict = { allowed: true, rule: 'list filtered by policy' };
 const ALLOWED_ANYONE: Verdict = { allowed: true, rule: 'open to every principal' };
 const NO_URI: Verdict = { allowed: true, rule: 'no uri: the upstream answers' };
+/** Requests about one tool, prompt or resource: the guard judges them only as placed targets. */
+const NAMED_METHODS: ReadonlySet<string> = new Set(['tools/call', 'prompts/get', 'resources/read', 'completion/complete']);
 const NEED_ROUTES: Need = { need: 'routes' };
 const NEED_DEFINITION: Need = { need: 'definition' };
 
@@ -67,6 +69,8 @@ export class Guard {
     if (target.kind === 'tools') return this.judgeTool(target, message, grant, principal, listed);
     if (target.kind === 'prompts') return this.judgePrompt(target, message, grant);
     if (target.kind === 'resources') return this.judgeUri(target, message, grant);
+    // A named request nothing placed (an edge built without a router) is refused, never let through unjudged.
+    if (NAMED_METHODS.has(message.method)) return unplaced(message);
     // server/discover and subscriptions/listen: what they reveal is filtered elsewhere.
     return message.method in LISTS ? ALLOWED_LIST : ALLOWED_ANYONE;
   }
@@ -191,6 +195,15 @@ export function isNeed(outcome: Verdict | Need): outcome is Need {
 }
 
 /** The answer for a URI the caller may not read: the same whether or not it exists. */
+/** A named request that reached the guard without a target: a wiring mistake, so it fails closed. */
+function unplaced(message: JsonRpcRequest): Verdict {
+  return {
+    allowed: false,
+    rule: 'no router placed this request',
+    refusal: errorResponse(message.id, ErrorCode.InternalError, `Internal error in mcp-gateway: ${message.method} reached policy without a target; see the gateway log`),
+  };
+}
+
 function unknownUri(message: JsonRpcRequest, uri: string, rule: string): Verdict {
   return { allowed: false, rule, target: uri, refusal: errorResponse(message.id, ErrorCode.InvalidParams, `Resource not found: ${uri}`, { uri }) };
 }

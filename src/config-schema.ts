@@ -17,8 +17,8 @@ export function configJsonSchema(): Json {
     // `int().pipe(z.number().min(0))`: the input side is the whole number; its bounds are on the output side.
     override: ({ zodSchema, jsonSchema }) => {
       const def = zodSchema._zod.def;
-      if (def.type !== 'pipe' || !('out' in def) || !('in' in def)) return;
-      const pipe = def as unknown as { in: z.ZodType; out: z.ZodType };
+      if (def.type !== 'pipe') return;
+      const pipe = def as z.core.$ZodPipeDef;
       if (pipe.in._zod.traits.has('$ZodTransform')) return;
       const bounds = z.toJSONSchema(pipe.out, { io: 'input', target: 'draft-7', unrepresentable: 'any' }) as Json;
       for (const key of ['minimum', 'maximum', 'exclusiveMinimum', 'exclusiveMaximum'] as const) {
@@ -43,7 +43,7 @@ export function configJsonSchema(): Json {
   return {
     $schema: schema.$schema,
     title: 'mcp-gateway configuration (gateway.config.yaml)',
-    ...withPlaceholders(schema),
+    ...(withPlaceholders(schema) as Json),
   };
 }
 
@@ -51,9 +51,9 @@ export function configJsonSchema(): Json {
  * Numbers and booleans may be written as `${VAR}` (expanded at load) or as quoted digits; an editor must
  * not flag them.
  */
-function withPlaceholders(node: unknown): Json {
-  if (Array.isArray(node)) return node.map(withPlaceholders) as unknown as Json;
-  if (node === null || typeof node !== 'object') return node as Json;
+function withPlaceholders(node: unknown): unknown {
+  if (Array.isArray(node)) return node.map(withPlaceholders);
+  if (node === null || typeof node !== 'object') return node;
   const out: Json = {};
   for (const [key, value] of Object.entries(node)) out[key] = key === 'const' || key === 'enum' || key === 'default' ? value : withPlaceholders(value);
   const type = out.type;

@@ -7,7 +7,7 @@
 // the cancellation.
 import type { Dispatcher } from 'undici';
 import type { CancelSignal } from '../../src/protocol/cancel.js';
-import { isObject, parseMessage, type JsonObject, type JsonRpcId, type JsonRpcNotification, type JsonRpcRequest, type JsonRpcResponse } from '../../src/protocol/jsonrpc.js';
+import { isObject, parseUpstreamMessage, type JsonObject, type JsonRpcId, type JsonRpcNotification, type JsonRpcRequest, type JsonRpcResponse } from '../../src/protocol/jsonrpc.js';
 import { SseReader } from './sse-reader.js';
 import type { ServerRequestHandler } from '../upstream.js';
 
@@ -235,7 +235,7 @@ export class HttpExchange implements Dispatcher.DispatchHandler {
   }
 
   private onMessage(message: JsonObject): void {
-    const parsed = parseMessage(message);
+    const parsed = parseUpstreamMessage(message);
     if (parsed.kind === 'request' || parsed.kind === 'notification') {
       this.peer?.onStreamMessage(parsed.message, this);
       return;

@@ -1,7 +1,7 @@
 // A supervised stdio child shared by every caller: finds out its era once, speaks to it in that era's dialect
 // (the 2025 one, bridge/legacy/, opens it with initialize), multiplexes requests onto it, and restarts it
 // with backoff when it dies.
-import { ErrorCode, errorResponse, isModernError, isObject, parseMessage, type JsonRpcNotification, type JsonRpcRequest, type JsonRpcResponse } from '../../src/protocol/jsonrpc.js';
+import { ErrorCode, errorResponse, isModernError, isObject, parseUpstreamMessage, type JsonRpcNotification, type JsonRpcRequest, type JsonRpcResponse } from '../../src/protocol/jsonrpc.js';
 import type { CancelSignal } from '../../src/protocol/cancel.js';
 import type { Log } from '../../src/infra/log.js';
 import { META, MODERN_VERSION, type ServerInfo } from '../../src/protocol/mcp.js';
@@ -213,7 +213,7 @@ export class StdioUpstream extends SupervisedUpstream {
   // ---- messages from the child -------------------------------------------------------------------
 
   private onMessage(line: LegacyLine, value: unknown): void {
-    const parsed = parseMessage(value);
+    const parsed = parseUpstreamMessage(value);
     switch (parsed.kind) {
       case 'request':
         // Only a 2025 server asks its client things; whatever the era, each request gets its answer.

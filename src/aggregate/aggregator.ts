@@ -1,6 +1,7 @@
 // /mcp: many upstreams behind one endpoint. Lists fan out to every upstream (each within a deadline) and
-// merge in server order with namespaced names; calls are routed by one map lookup to their owner with the
-// original name restored. It is itself an Upstream, so the edge serves /mcp exactly like /servers/<name>/mcp.
+// merge in server order with namespaced names. Named requests are placed by its router (router.ts) once, and
+// the edge calls the owner through it; the aggregator is still an Upstream, so lists, discovery and anyone
+// else holding it (a 2025 client's session, a test) are served the way one server's endpoint is.
 import { EventEmitter } from 'node:events';
 import type { Reach, RequestOptions, Upstream, UpstreamStatus } from '../../bridge/upstream.js';
 import type { NamedTarget, UriTarget } from '../../policy/target.js';

@@ -1,7 +1,10 @@
 // The admit step: whether this caller may send anything here at all — its origin, who it is (credentials,
 // or the replica that vouches for a forwarded retry), whether the endpoint exists for it, and its rate.
 // Fills in the call's principal, grant and cache context; answers and returns the Response when it refuses.
+import type { AuthResult } from '../../policy/authenticate.js';
 import { ANONYMOUS_PRINCIPAL } from '../../policy/principal.js';
+import type { RateDecision } from '../../policy/rate-limit.js';
+import type { RateLimitSetting } from '../../policy/settings.js';
 import { ErrorCode } from '../protocol/jsonrpc.js';
 import { authRefusal, metadataUrlFor, rateRefusal } from './access.js';
 import { record } from './audit.js';
@@ -20,19 +23,22 @@ export async function admit(call: McpCall): Promise<Response | undefined> {
     return send(exchange, reject(403, null, ErrorCode.InvalidRequest, `Origin ${origin} is not allowed; add it to listen.allowedOrigins to let browsers from it in`));
   }
   const cors = (call.cors = origin === undefined ? undefined : corsHeaders(origin));
-  const identified = await identify(call);
+  // Each check awaits only when it must (credentials checked remotely, a rate shared in Redis).
+  let identified = identify(call);
+  if (identified instanceof Promise) identified = await identified;
   if (identified) return identified;
   const grant = (call.grant = security.guard ? security.policies.grantFor(call.principal) : undefined);
   // A server this caller may reach nothing on does not exist for it.
   if (!call.endpoint || (grant && call.server !== undefined && !grant.reaches(call.server))) return send(exchange, noSuchEndpoint(call), cors);
-  const limited = await rateLimit(call);
+  let limited = rateLimit(call);
+  if (limited instanceof Promise) limited = await limited;
   if (limited) return limited;
   call.callerContext = call.vouched ? call.vouched.context : security.authenticator.enabled ? edge.principalContext(call.principal) : authContext(edge.contextKey, incoming.headers.authorization);
   return undefined;
 }
 
 /** Who is calling: the replica-vouched caller of a forwarded retry, else the credentials' principal. */
-async function identify(call: McpCall): Promise<Response | undefined> {
+function identify(call: McpCall): Response | undefined | Promise<Response | undefined> {
   const { exchange, security, cors } = call;
   const incoming = exchange.incoming;
   // A retry another replica forwarded carries no credentials: that replica vouches for the caller.
@@ -47,8 +53,14 @@ async function identify(call: McpCall): Promise<Response | undefined> {
     return undefined;
   }
   if (!security.authenticator.enabled) return undefined;
-  let outcome = security.authenticator.authenticate(incoming.headers.authorization);
-  if (outcome instanceof Promise) outcome = await outcome;
+  const outcome = security.authenticator.authenticate(incoming.headers.authorization);
+  return outcome instanceof Promise ? outcome.then((known) => authenticated(call, known)) : authenticated(call, outcome);
+}
+
+/** The credentials' verdict applied: the caller's principal, or the refusal (401/403) it gets. */
+function authenticated(call: McpCall, outcome: AuthResult): Response | undefined {
+  const { exchange, security, cors } = call;
+  const incoming = exchange.incoming;
   if (!outcome.ok) {
     record(call, ANONYMOUS_PRINCIPAL, 'unknown', { allowed: false, rule: `authentication: ${outcome.reason}` });
     call.outcome = 'unauthenticated';
@@ -68,12 +80,17 @@ function noSuchEndpoint(call: McpCall) {
   return reject(404, null, ErrorCode.InvalidRequest, `No server named '${call.name}'${shown.length ? `. Endpoints: ${shown.join(', ')}` : ''}`);
 }
 
-async function rateLimit(call: McpCall): Promise<Response | undefined> {
+function rateLimit(call: McpCall): Response | undefined | Promise<Response | undefined> {
   const { security, principal } = call;
   const limit = call.grant?.rateLimit ?? security.defaultRateLimit;
   if (!limit || !security.rateLimiter) return undefined;
-  let taken = security.rateLimiter.take(principal.id, limit);
-  if (taken instanceof Promise) taken = await taken;
+  const taken = security.rateLimiter.take(principal.id, limit);
+  return taken instanceof Promise ? taken.then((decided) => rated(call, limit, decided)) : rated(call, limit, taken);
+}
+
+/** The rate limiter's decision applied: nothing, or the 429 with Retry-After. */
+function rated(call: McpCall, limit: RateLimitSetting, taken: RateDecision): Response | undefined {
+  const { principal } = call;
   if (taken.allowed) return undefined;
   record(call, principal, 'unknown', { allowed: false, rule: 'rate limit' });
   call.outcome = 'rate_limited';

@@ -10,6 +10,7 @@ import { argsOf, record } from './audit.js';
 import { listenAccess, type McpCall } from './call.js';
 import { FORWARDED_HEADER, forwardRequest, requestPath } from './forward.js';
 import { forwardedParamHeaders } from './node-io.js';
+import type { RetryRouting } from './retry-routing.js';
 import { respondJson, respondSse, type CallOptions } from './respond.js';
 import { traceIdOf } from './trace.js';
 
@@ -26,7 +27,9 @@ export async function execute(call: McpCall, message: JsonRpcRequest, text: stri
     call.edge.listen.open(message, outgoing, call.server, listenAccess(call.grant));
     return RESPONSE_ALREADY_SENT;
   }
-  const holder = await forwardRetry(call, message, text);
+  // Most requests carry no requestState: they take no extra turn here.
+  const forwarded = forwardRetry(call, message, text);
+  const holder = forwarded && (await forwarded);
   if (holder !== undefined) {
     call.outcome = 'ok';
     record(call, call.principal, message.method, { ...verdict, rule: `${verdict.rule}; retry forwarded to instance ${holder}` }, args, traceId);
@@ -46,15 +49,22 @@ export async function execute(call: McpCall, message: JsonRpcRequest, text: stri
   return RESPONSE_ALREADY_SENT;
 }
 
-/** Sends a retry to the replica holding its call; the holder's id when it answered, else undefined. */
-async function forwardRetry(call: McpCall, message: JsonRpcRequest, text: string): Promise<string | undefined> {
+/**
+ * Sends a retry to the replica holding its call: the holder's id when it answered, else undefined; nothing
+ * (no promise) when the request is no retry of a call another replica holds.
+ */
+function forwardRetry(call: McpCall, message: JsonRpcRequest, text: string): Promise<string | undefined> | undefined {
   const retries = call.edge.retries;
-  const { incoming, outgoing } = call.exchange;
   const requestState = message.params?.requestState;
   // A forwarded request is never forwarded again.
-  if (typeof requestState !== 'string' || !retries || incoming.headers[FORWARDED_HEADER] !== undefined) return undefined;
+  if (typeof requestState !== 'string' || !retries || call.exchange.incoming.headers[FORWARDED_HEADER] !== undefined) return undefined;
   const holder = retries.holderOf(requestState);
-  const base = holder === undefined ? undefined : await retries.lookup(holder);
+  return holder === undefined ? undefined : sendToHolder(call, retries, holder, text);
+}
+
+async function sendToHolder(call: McpCall, retries: RetryRouting, holder: string, text: string): Promise<string | undefined> {
+  const { incoming, outgoing } = call.exchange;
+  const base = await retries.lookup(holder);
   if (base === undefined) return undefined;
   const vouch = retries.trust.vouch(call.principal, call.callerContext, requestPath(incoming), text);
   return (await forwardRequest(base, incoming, text, outgoing, retries.instance, vouch)) ? holder : undefined;

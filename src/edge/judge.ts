@@ -31,7 +31,9 @@ async function judgeByPolicy(call: McpCall, message: JsonRpcRequest): Promise<Ve
   const edge = call.edge;
   let outcome = guard.judge(call.target, message, grant, call.principal);
   if (isNeed(outcome) && outcome.need === 'routes') {
-    // Only for a target policy lets through: reading the lists again takes time a refusal must not.
+    // The guard asks for this only where timing must not tell: a name policy allows but no list showed yet,
+    // or on /mcp a URI whose listed owner refuses it (so a denied URI that exists costs the same re-reading
+    // as one nobody lists). A name policy denies is refused at once, whether or not it exists.
     const target = call.target;
     call.target = edge.router ? await edge.router.confirm(target) : target.kind === 'none' ? target : { ...target, confirmed: true };
     outcome = guard.judge(call.target, message, grant, call.principal);

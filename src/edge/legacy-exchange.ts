@@ -44,7 +44,11 @@ function legacyExchange(call: McpCall, body: unknown, sessionHeader: string | un
   };
 }
 
-/** One modern request through the core: placed, judged, sent where the route says, shown as the caller may see it. */
+/**
+ * One modern request through the core: placed, judged, sent where the route says, shown as the caller may
+ * see it. The target lives on the call: the adapter runs one 2025 request's rounds one after another and
+ * refuses batches, so no other round can place a target between this one's judge and request.
+ */
 async function executeModern(call: McpCall, request: JsonRpcRequest, options: { signal?: CancelSignal; onNotification?: (notification: JsonRpcNotification) => void }): Promise<JsonRpcResponse> {
   route(call, request);
   const verdict = await judge(call, request);

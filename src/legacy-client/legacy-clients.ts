@@ -23,7 +23,6 @@ import { SessionCodec, type LegacySession } from './session-token.js';
 export const LEGACY_CLIENT_VERSIONS: readonly string[] = ['2025-11-25', '2025-06-18', '2025-03-26'];
 const SSE_HEADERS = { 'content-type': 'text/event-stream', 'cache-control': 'no-cache, no-transform', 'x-accel-buffering': 'no' };
 const MAX_ROUNDS = 16;
-/** Requests that may need the client's input: answered over SSE, so the gateway can ask. */
 /** Methods whose 2025 and 2026 forms are the same, forwarded to the core. */
 const FORWARDED: ReadonlySet<string> = new Set([...MODERN_REQUEST_METHODS].filter((m) => m !== 'subscriptions/listen' && m !== 'server/discover'));
 

@@ -88,6 +88,20 @@ export function parseMessage(value: unknown): ParsedMessage {
   return { kind: 'invalid', message: value };
 }
 
+/**
+ * parseMessage for what an upstream wrote. Some serialisers write `"params": null` or `[]` for "no params"
+ * (Rust's json! with None, PHP's empty array): such a message counts as having none, as the gateway read
+ * it before, rather than being dropped and leaving a call or a list change unheard. The edge stays strict
+ * with clients (its envelope rules).
+ */
+export function parseUpstreamMessage(value: unknown): ParsedMessage {
+  if (isObject(value) && value.params !== undefined && !isObject(value.params)) {
+    const { params: _none, ...rest } = value;
+    return parseMessage(rest);
+  }
+  return parseMessage(value);
+}
+
 /** Error codes only a 2026-era (modern) MCP peer answers with: what tells a server's era from its refusal. */
 export const MODERN_ONLY_ERRORS: ReadonlySet<number> = new Set([
   ErrorCode.UnsupportedProtocolVersion,
