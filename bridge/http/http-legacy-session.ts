@@ -96,6 +96,7 @@ export class LegacyHttpSession implements StreamPeer {
     if (initialized.end !== 'empty' && initialized.end !== 'response') {
       throw new UpstreamFailure(describeExchange(this.settings, 'notifications/initialized', initialized), failureKind(initialized));
     }
+    const previous = this.dialect;
     this.dialect = new LegacyDialect(handshake, this.settings.legacyTtlMs, async (own) => {
       const answer = await this.request(own, {});
       return answer instanceof EraMismatch ? answer.response : answer;
@@ -103,6 +104,7 @@ export class LegacyHttpSession implements StreamPeer {
     this.sessionId = exchange.sessionId;
     this.headers = headers;
     this.log.info({ protocolVersion: handshake.protocolVersion, session: exchange.sessionId !== undefined }, 'legacy HTTP session opened');
+    if (previous) this.dialect.carryOver(previous);
     if (!this.closed) {
       this.stream = new LegacyEventStream(this.endpoint, headers, this.settings, this, this.log);
       this.stream.open();

@@ -56,6 +56,15 @@ export class LegacyDialect implements Dialect {
     });
   }
 
+  /**
+   * A new session with the same server after it forgot the old one (HTTP 404): what the gateway's listen
+   * stream had subscribed there is subscribed again here. The stream itself stays open (the upstream never
+   * left ready), so nothing else would tell the server.
+   */
+  carryOver(previous: LegacyDialect): void {
+    for (const uri of previous.watched) if (!this.watched.has(uri)) this.watch('resources/subscribe', uri);
+  }
+
   private watch(method: 'resources/subscribe' | 'resources/unsubscribe', uri: string): void {
     if (method === 'resources/subscribe') this.watched.add(uri);
     else this.watched.delete(uri);
