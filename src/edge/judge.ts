@@ -1,7 +1,7 @@
 // The judge step: policy on the target the router placed (policy/guard.ts decides; this step fetches what
 // the guard says it needs, then asks again), and the answer when it refuses. Without policies everyone
 // authenticated may go ahead, and only a /mcp name nobody listed yet has the lists read again.
-import { isNeed, type Verdict } from '../../policy/guard.js';
+import { isNeed, type Need, type Verdict } from '../../policy/guard.js';
 import { placed } from '../aggregate/router.js';
 import { httpStatusOf } from '../protocol/error-status.js';
 import { ErrorCode, errorResponse, type JsonRpcRequest } from '../protocol/jsonrpc.js';
@@ -15,7 +15,10 @@ import { traceIdOf } from './trace.js';
 export function judge(call: McpCall, message: JsonRpcRequest): Verdict | Promise<Verdict> {
   const { guard } = call.security;
   const { grant, edge } = call;
-  if (guard && grant) return judgeByPolicy(call, message);
+  if (guard && grant) {
+    const outcome = guard.judge(call.target, message, grant, call.principal);
+    return isNeed(outcome) ? judgeWhatWasNeeded(call, message, outcome) : outcome;
+  }
   if (call.server === undefined && edge.router && !placed(call.target)) return confirmed(call);
   return AUTHENTICATED;
 }
@@ -25,12 +28,13 @@ async function confirmed(call: McpCall): Promise<Verdict> {
   return AUTHENTICATED;
 }
 
-async function judgeByPolicy(call: McpCall, message: JsonRpcRequest): Promise<Verdict> {
+/** The guard could not decide at once: fetch what it asked for (lists read again, a tool's definition) and ask again. */
+async function judgeWhatWasNeeded(call: McpCall, message: JsonRpcRequest, first: Need): Promise<Verdict> {
   const guard = call.security.guard!;
   const grant = call.grant!;
   const edge = call.edge;
-  let outcome = guard.judge(call.target, message, grant, call.principal);
-  if (isNeed(outcome) && outcome.need === 'routes') {
+  let outcome: Verdict | Need = first;
+  if (outcome.need === 'routes') {
     // The guard asks for this only where timing must not tell: a name policy allows but no list showed yet,
     // or on /mcp a URI whose listed owner refuses it (so a denied URI that exists costs the same re-reading
     // as one nobody lists). A name policy denies is refused at once, whether or not it exists.
