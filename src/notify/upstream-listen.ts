@@ -1,8 +1,9 @@
-// Keeps one subscriptions/listen stream open to every modern upstream while it is ready, so the gateway
-// hears its list changes (legacy upstreams send theirs unasked). What arrives surfaces as the upstream's
-// 'listChanged' event, like a legacy server's notification. A stream that ends while the upstream stays
-// ready (a remote server restarted quickly) is opened again with backoff; when it is acknowledged again,
-// `resync` runs, because changes made while nobody listened were missed.
+// Keeps one subscriptions/listen stream open to every upstream while it is ready, so the gateway hears its
+// list changes and the resources its clients watch. What arrives surfaces as the upstream's 'listChanged'
+// event. (A 2025 server has no listen: bridge/legacy/legacy-dialect.ts plays it with resources/subscribe, so
+// this module never asks which era a server speaks.) A stream that ends while the upstream stays ready (a
+// remote server restarted quickly) is opened again with backoff; when it is acknowledged again, `resync`
+// runs, because changes made while nobody listened were missed.
 import type { Upstream, UpstreamState } from '../../bridge/upstream.js';
 import { ErrorCode } from '../protocol/jsonrpc.js';
 import type { Log } from '../infra/log.js';
@@ -26,7 +27,7 @@ export function watchModernUpstream(upstream: Upstream, log: Log, resync: () => 
   let stopped = false;
   let acknowledgedBefore = false;
 
-  const wanted = (): boolean => !stopped && upstream.status().state === 'ready' && upstream.status().era === 'modern';
+  const wanted = (): boolean => !stopped && upstream.status().state === 'ready';
   const onState = (state: UpstreamState): void => {
     if (state === 'ready') {
       retryMs = RETRY_FIRST_MS;
