@@ -14,7 +14,8 @@ export function wantsOpenMetrics(accept: string | undefined): boolean {
 }
 
 export function renderOpenMetrics(source: Registry): Promise<string> {
-  const view = new Registry(Registry.OPENMETRICS_CONTENT_TYPE);
+  const view = new Registry<typeof OPENMETRICS_CONTENT_TYPE>();
+  view.setContentType(OPENMETRICS_CONTENT_TYPE);
   for (const metric of source.getMetricsAsArray()) view.registerMetric(Object.create(metric));
   return view.metrics();
 }

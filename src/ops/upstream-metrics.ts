@@ -13,10 +13,11 @@ const PREFIX = 'mcp_gateway_';
 
 /**
  * Why an upstream call failed, as `upstream_errors_total{kind}` records it: the server's own JSON-RPC
- * error; no answer in time; the server could not be reached (down, refused, crashed); the server said it
- * was busy (503 with Retry-After); the caller went away first.
+ * error; no answer in time; the server could not be reached (down, refused, crashed, not ready); it answered
+ * with no JSON-RPC response (an HTTP error status, an unreadable body); it said it was busy (503 with
+ * Retry-After); the caller went away first.
  */
-export type UpstreamErrorKind = 'jsonrpc' | 'timeout' | 'unreachable' | 'overloaded' | 'cancelled';
+export type UpstreamErrorKind = 'jsonrpc' | 'timeout' | 'unreachable' | 'bad_answer' | 'overloaded' | 'cancelled';
 
 /** How a tools/call ended, as `tool_calls_total{outcome}` records it. */
 export type ToolOutcome = 'ok' | 'tool_error' | 'error';
@@ -25,7 +26,9 @@ export type ToolOutcome = 'ok' | 'tool_error' | 'error';
 export const TOOL_LABEL_CAP = 100;
 export const TOOL_OTHER = '_other';
 
-type DurationChild = ReturnType<Histogram<'server' | 'method'>['labels']>;
+/** trace_id is an exemplar's label, never a series' (prom-client types exemplar labels as the metric's own). */
+type DurationLabel = 'server' | 'method' | 'trace_id';
+type DurationChild = ReturnType<Histogram<DurationLabel>['labels']>;
 type ErrorChild = ReturnType<Counter<'server' | 'method' | 'kind'>['labels']>;
 type ToolChildren = Record<ToolOutcome, ReturnType<Counter<'server' | 'tool' | 'outcome'>['labels']>>;
 
@@ -35,7 +38,7 @@ interface MethodChildren {
 }
 
 export class UpstreamMetrics {
-  private readonly duration: Histogram<'server' | 'method'>;
+  private readonly duration: Histogram<DurationLabel>;
   private readonly errors: Counter<'server' | 'method' | 'kind'>;
   private readonly tools: Counter<'server' | 'tool' | 'outcome'>;
   private readonly meters = new Map<string, ServerMeter>();
@@ -44,7 +47,7 @@ export class UpstreamMetrics {
 
   constructor(register: Registry) {
     const registers = [register];
-    this.duration = new Histogram({
+    this.duration = new Histogram<DurationLabel>({
       name: `${PREFIX}upstream_request_duration_seconds`,
       help: 'Time each upstream took to answer a request the gateway sent it (queue wait not included), by server and method; exemplars carry the trace id (OpenMetrics).',
       labelNames: ['server', 'method'],
@@ -54,7 +57,7 @@ export class UpstreamMetrics {
     });
     this.errors = new Counter({
       name: `${PREFIX}upstream_errors_total`,
-      help: 'Upstream requests that ended in an error, by server, method and kind (jsonrpc: the server\'s own error; timeout; unreachable; overloaded: the server answered 503 busy; cancelled: the caller went away).',
+      help: 'Upstream requests that ended in an error, by server, method and kind (jsonrpc: the server\'s own error; timeout; unreachable; bad_answer: no JSON-RPC response; overloaded: the server answered 503 busy; cancelled: the caller went away).',
       labelNames: ['server', 'method', 'kind'],
       registers,
     });
