@@ -53,8 +53,11 @@ export class UpstreamMetrics {
       labelNames: ['server', 'method'],
       buckets: [...DURATION_BUCKETS],
       enableExemplars: true,
-      registers,
+      // Registered by hand: prom-client refuses exemplars on a classic-text registry at construction, yet
+      // renders them only in OpenMetrics (open-metrics.ts) and simply leaves them out of the classic text.
+      registers: [],
     });
+    register.registerMetric(this.duration);
     this.errors = new Counter({
       name: `${PREFIX}upstream_errors_total`,
       help: 'Upstream requests that ended in an error, by server, method and kind (jsonrpc: the server\'s own error; timeout; unreachable; bad_answer: no JSON-RPC response; overloaded: the server answered 503 busy; cancelled: the caller went away).',
