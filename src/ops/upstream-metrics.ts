@@ -125,10 +125,12 @@ export class ServerMeter {
   ) {}
 
   /**
-   * One upstream call ended after `seconds`. `traceId` (32 hex digits) becomes the duration's exemplar;
-   * `aborted` says whether the caller had gone away by then.
+   * One upstream call, begun at `startedMs` (performance.now()), ended now. `traceId` (32 hex digits)
+   * becomes the duration's exemplar; `aborted` says whether the caller had gone away by then.
    */
-  finished(message: JsonRpcRequest, response: JsonRpcResponse, seconds: number, traceId: string | undefined, aborted: boolean): void {
+  finished(message: JsonRpcRequest, response: JsonRpcResponse, startedMs: number, traceId: string | undefined, aborted: boolean): void {
+    const now = performance.now();
+    const seconds = (now - startedMs) / 1000;
     const method = methodLabel(message.method);
     let children = this.byMethod.get(method);
     if (!children) {
@@ -140,7 +142,7 @@ export class ServerMeter {
     const failed = 'error' in response;
     if (failed) this.countError(children, method, errorKind(response, aborted));
     // A call the caller abandoned says nothing about the server's health.
-    this.window.record(performance.now(), seconds * 1000, failed && !aborted);
+    this.window.record(now, now - startedMs, failed && !aborted);
     if (message.method === 'tools/call') this.countTool(message, response);
   }
 

@@ -16,6 +16,9 @@ import { overloadedResponse } from '../../src/protocol/overload.js';
 
 const TRACE = '4bf92f3577b34da6a3ce929d0e0e4736';
 
+/** A start time `seconds` before now, on the meters' clock. */
+const ago = (seconds: number): number => performance.now() - seconds * 1000;
+
 function make(live?: () => LiveCounts): GatewayMetrics {
   return new GatewayMetrics({ upstreams: () => [], cache: () => ({ hits: 0, misses: 0, invalidations: 0, fetches: 0, storeErrors: 0 }), live, processMetrics: false });
 }
@@ -66,14 +69,14 @@ test('upstream duration by server and method (unknown methods as other), errors 
   const metrics = make();
   const alpha = metrics.upstreamCalls.forServer('alpha');
   assert.equal(metrics.upstreamCalls.forServer('alpha'), alpha, 'one meter per server, kept');
-  alpha.finished(call('tools/list'), ok(), 0.002, undefined, false);
-  alpha.finished(call('tools/list'), ok(), 0.003, undefined, false);
-  alpha.finished(call('x/made-up'), failed(), 0.001, undefined, false);
-  alpha.finished(call('tools/call'), markFailure(errorResponse(1, ErrorCode.InternalError, 'no answer'), 'timeout'), 0.5, undefined, false);
-  alpha.finished(call('tools/call'), markFailure(errorResponse(1, ErrorCode.InternalError, 'exited'), 'unreachable'), 0.01, undefined, false);
-  alpha.finished(call('tools/call'), markFailure(errorResponse(1, ErrorCode.InternalError, 'HTTP 502'), 'bad_answer'), 0.01, undefined, false);
-  alpha.finished(call('tools/call'), overloadedResponse(1, 'busy', {}, 2), 0.01, undefined, false);
-  alpha.finished(call('tools/call'), errorResponse(1, ErrorCode.InternalError, 'Request cancelled by the client'), 0.01, undefined, true);
+  alpha.finished(call('tools/list'), ok(), ago(0.002), undefined, false);
+  alpha.finished(call('tools/list'), ok(), ago(0.003), undefined, false);
+  alpha.finished(call('x/made-up'), failed(), ago(0.001), undefined, false);
+  alpha.finished(call('tools/call'), markFailure(errorResponse(1, ErrorCode.InternalError, 'no answer'), 'timeout'), ago(0.5), undefined, false);
+  alpha.finished(call('tools/call'), markFailure(errorResponse(1, ErrorCode.InternalError, 'exited'), 'unreachable'), ago(0.01), undefined, false);
+  alpha.finished(call('tools/call'), markFailure(errorResponse(1, ErrorCode.InternalError, 'HTTP 502'), 'bad_answer'), ago(0.01), undefined, false);
+  alpha.finished(call('tools/call'), overloadedResponse(1, 'busy', {}, 2), ago(0.01), undefined, false);
+  alpha.finished(call('tools/call'), errorResponse(1, ErrorCode.InternalError, 'Request cancelled by the client'), ago(0.01), undefined, true);
   const text = await metrics.render();
   const count = 'mcp_gateway_upstream_request_duration_seconds_count';
   assert.equal(sample(text, count, { server: 'alpha', method: 'tools/list' }), 2);
@@ -96,13 +99,13 @@ test(`tool calls by tool and outcome, at most ${TOOL_LABEL_CAP} tool names; unkn
   const metrics = make();
   const alpha = metrics.upstreamCalls.forServer('alpha');
   const beta = metrics.upstreamCalls.forServer('beta');
-  alpha.finished(call('tools/call', { name: 'echo' }), ok(), 0.001, undefined, false);
-  alpha.finished(call('tools/call', { name: 'echo' }), ok({ isError: true }), 0.001, undefined, false);
-  alpha.finished(call('tools/call', { name: 'echo' }), failed(), 0.001, undefined, false);
+  alpha.finished(call('tools/call', { name: 'echo' }), ok(), ago(0.001), undefined, false);
+  alpha.finished(call('tools/call', { name: 'echo' }), ok({ isError: true }), ago(0.001), undefined, false);
+  alpha.finished(call('tools/call', { name: 'echo' }), failed(), ago(0.001), undefined, false);
   // A caller inventing names: each is an error, and none is named.
-  for (let i = 0; i < 3 * TOOL_LABEL_CAP; i++) alpha.finished(call('tools/call', { name: `junk-${i}` }), failed(), 0.001, undefined, false);
+  for (let i = 0; i < 3 * TOOL_LABEL_CAP; i++) alpha.finished(call('tools/call', { name: `junk-${i}` }), failed(), ago(0.001), undefined, false);
   // Real tools fill the remaining places (echo has one), across servers; the rest count as _other.
-  for (let i = 0; i < TOOL_LABEL_CAP + 5; i++) beta.finished(call('tools/call', { name: `t${i}` }), ok(), 0.001, undefined, false);
+  for (let i = 0; i < TOOL_LABEL_CAP + 5; i++) beta.finished(call('tools/call', { name: `t${i}` }), ok(), ago(0.001), undefined, false);
   const text = await metrics.render();
   const tools = 'mcp_gateway_tool_calls_total';
   assert.equal(sample(text, tools, { server: 'alpha', tool: 'echo', outcome: 'ok' }), 1);
@@ -119,8 +122,8 @@ test(`tool calls by tool and outcome, at most ${TOOL_LABEL_CAP} tool names; unkn
 test('exemplars carry the trace id in OpenMetrics; the classic text stays as it was, before and after', async () => {
   const metrics = make();
   const alpha = metrics.upstreamCalls.forServer('alpha');
-  alpha.finished(call('tools/call', { name: 'echo' }), ok(), 0.003, TRACE, false);
-  alpha.finished(call('tools/call', { name: 'echo' }), ok(), 0.004, undefined, false);
+  alpha.finished(call('tools/call', { name: 'echo' }), ok(), ago(0.003), TRACE, false);
+  alpha.finished(call('tools/call', { name: 'echo' }), ok(), ago(0.004), undefined, false);
   const classicBefore = await metrics.render();
   const open = await metrics.renderOpenMetrics();
   const classicAfter = await metrics.render();
@@ -131,7 +134,7 @@ test('exemplars carry the trace id in OpenMetrics; the classic text stays as it 
   assert.match(open, /# EOF\n$/);
   assert.match(open, /^# TYPE mcp_gateway_tool_calls counter$/m, 'OpenMetrics names the counter family without _total');
   assert.match(open, /^mcp_gateway_tool_calls_total\{server="alpha",tool="echo",outcome="ok"\} 2$/m);
-  const exemplar = new RegExp(`^mcp_gateway_upstream_request_duration_seconds_bucket\\{le="0.005",server="alpha",method="tools/call"\\} 2 # \\{trace_id="${TRACE}"\\} 0.003 \\d`, 'm');
+  const exemplar = new RegExp(`^mcp_gateway_upstream_request_duration_seconds_bucket\\{le="0.005",server="alpha",method="tools/call"\\} 2 # \\{trace_id="${TRACE}"\\} 0\\.003\\d* \\d`, 'm');
   assert.match(open, exemplar);
   assert.equal(metrics.openMetricsContentType, 'application/openmetrics-text; version=1.0.0; charset=utf-8');
 
