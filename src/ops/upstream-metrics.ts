@@ -137,8 +137,10 @@ export class ServerMeter {
       children = this.metrics.methodChildren(this.server, method);
       this.byMethod.set(method, children);
     }
-    if (traceId === undefined) children.duration.observe(seconds);
-    else this.metrics.observeWithTrace(this.server, method, seconds, traceId);
+    // A W3C trace id is 32 hex digits; anything else is left out (prom-client throws on an over-long exemplar,
+    // and a meter must never fail the call it measures).
+    if (traceId?.length === 32) this.metrics.observeWithTrace(this.server, method, seconds, traceId);
+    else children.duration.observe(seconds);
     const failed = 'error' in response;
     if (failed) this.countError(children, method, errorKind(response, aborted));
     // A call the caller abandoned says nothing about the server's health.
