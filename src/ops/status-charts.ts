@@ -28,7 +28,7 @@ export const TRAFFIC_COLUMNS = [
 export const NO_TRAFFIC = 'No upstreams configured.';
 
 export const TRAFFIC_STYLE = `
-svg.spark { display: block; overflow: visible; }
+svg.spark { display: block; overflow: visible; background: #8881; border-bottom: 1px solid var(--line); }
 svg.spark path { fill: none; stroke: var(--ok); stroke-width: 1.5; }
 svg.spark circle { fill: var(--ok); }
 svg.spark rect.ok { fill: var(--line); }
