@@ -2,6 +2,7 @@
 // token the same number), so concurrent callers never collide; answers and progress go back to their
 // caller with the caller's own id and token restored. Timeouts and cancellation end here too.
 import { cancelledResponse, type CancelSignal } from '../src/protocol/cancel.js';
+import { markFailure } from '../src/protocol/failure-mark.js';
 import {
   ErrorCode,
   errorResponse,
@@ -205,7 +206,7 @@ export class PendingRequests {
   failAll(message: (method: string) => string, data?: unknown): void {
     for (const [id, entry] of this.pending) {
       this.settle(id, entry);
-      entry.resolve(errorResponse(entry.callerId, ErrorCode.InternalError, message(entry.method), data));
+      entry.resolve(markFailure(errorResponse(entry.callerId, ErrorCode.InternalError, message(entry.method), data), 'unreachable'));
     }
   }
 
@@ -215,7 +216,7 @@ export class PendingRequests {
     if (!entry) return;
     this.sendCancelled(id, 'timeout');
     this.settle(id, entry);
-    entry.resolve(errorResponse(entry.callerId, ErrorCode.InternalError, this.describeTimeout(entry.method, timeoutMs)));
+    entry.resolve(markFailure(errorResponse(entry.callerId, ErrorCode.InternalError, this.describeTimeout(entry.method, timeoutMs)), 'timeout'));
   };
 
   private cancel(id: number, reason: string): void {

@@ -28,6 +28,11 @@ export interface RequestOptions {
    */
   authContext?: string;
   /**
+   * The trace this request belongs to (32 hex digits), as the edge knows it: the gateway's metrics attach
+   * it to the upstream's duration as an exemplar. Upstreams themselves ignore it.
+   */
+  traceId?: string;
+  /**
    * Which upstreams the caller may reach, when a policy limits it: an aggregate of upstreams leaves the
    * others out of its fan-out and routing. A single upstream ignores it.
    */

@@ -82,6 +82,11 @@ export class ListCache {
     store.onMissedDrops?.(() => this.missedDrops());
   }
 
+  /** Bytes the store holds in this process, for metrics. */
+  get bytes(): number {
+    return this.store.bytes ?? 0;
+  }
+
   get stats(): CacheStats {
     return { ...this.counts, storeErrors: this.counts.storeErrors + (this.store.errors ?? 0) };
   }

@@ -40,5 +40,7 @@ export interface CacheStore {
   dropAll?(): Promise<void>;
   /** Operations that failed or were skipped because the backend was unreachable (shared stores). */
   readonly errors?: number;
+  /** Bytes this store holds in this process (a memory store), for metrics. */
+  readonly bytes?: number;
   close(): Promise<void>;
 }

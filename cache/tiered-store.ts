@@ -24,6 +24,11 @@ export class TieredStore implements CacheStore {
     });
   }
 
+  /** The near (memory) store's bytes: the shared store's live elsewhere. */
+  get bytes(): number {
+    return this.near.bytes ?? 0;
+  }
+
   get errors(): number {
     return this.shared.errors ?? 0;
   }

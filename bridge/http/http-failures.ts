@@ -1,7 +1,8 @@
 // The one place that words what can go wrong with a remote upstream, so every message names the
 // server, where it lives, what happened and which setting to look at.
+import { markFailure, type FailureMark } from '../../src/protocol/failure-mark.js';
 import { ErrorCode, errorResponse, isObject, type JsonRpcFailure, type JsonRpcId } from '../../src/protocol/jsonrpc.js';
-import type { HttpExchange } from './http-exchange.js';
+import type { ExchangeEnd, HttpExchange } from './http-exchange.js';
 
 /** What the supervisor does about a failure: `auth` and `unreachable` keep the upstream from being ready. */
 export type FailureKind = 'unreachable' | 'auth' | 'protocol';
@@ -96,8 +97,20 @@ export function errorBodyOf(exchange: HttpExchange, callerId: JsonRpcId): JsonRp
 export function exchangeFailure(where: Where, method: string, callerId: JsonRpcId, exchange: HttpExchange, unreachable: (message: string) => void): JsonRpcFailure {
   const said = describeExchange(where, method, exchange);
   if (exchange.end === 'network' && isConnectFailure(exchange.error)) unreachable(said);
-  return failureResponse(callerId, where, said, exchange.status || undefined);
+  const response = failureResponse(callerId, where, said, exchange.status || undefined);
+  const mark = exchange.end && FAILURE_MARKS[exchange.end];
+  return mark ? markFailure(response, mark) : response;
 }
+
+/** What each way an exchange can end without a usable answer means to the metrics (cancelled: the caller's doing). */
+const FAILURE_MARKS: Partial<Record<ExchangeEnd, FailureMark>> = {
+  network: 'unreachable',
+  timeout: 'timeout',
+  'too-large': 'bad_answer',
+  empty: 'bad_answer',
+  unreadable: 'bad_answer',
+  status: 'bad_answer',
+};
 
 /**
  * Seconds a server that answered 503 with Retry-After (delta-seconds, or an HTTP-date) asked to wait, at

@@ -2,6 +2,7 @@
 // the server's era (probe once, remember, probe again after failures), sends modern requests as one POST
 // each through a keep-alive pool, hands legacy ones to a 2025 session, and keeps a server that cannot be
 // reached (or refuses the gateway's credentials) out of the request path with backoff until it answers.
+import { markFailure } from '../../src/protocol/failure-mark.js';
 import { ErrorCode, errorResponse, type JsonObject, type JsonRpcNotification, type JsonRpcRequest, type JsonRpcResponse } from '../../src/protocol/jsonrpc.js';
 import type { CancelSignal } from '../../src/protocol/cancel.js';
 import { UPSTREAM_STATUS, type MarkedResponse } from '../../src/protocol/error-status.js';
@@ -78,7 +79,7 @@ export class HttpUpstream extends SupervisedUpstream implements StreamPeer {
   async request(message: JsonRpcRequest, options: RequestOptions = {}): Promise<JsonRpcResponse> {
     if (this.supervisor.state !== 'ready') {
       const failure = await this.waitUntilReady(message, options.signal);
-      if (failure) return failure;
+      if (failure) return markFailure(failure, 'unreachable');
     }
     // A 2025 server is served through its session (the legacy adapter); nothing else here asks the era.
     if (this.session) return this.legacyRequest(message, options, true);

@@ -1,6 +1,7 @@
 // A supervised stdio child shared by every caller: finds out its era once, speaks to it in that era's dialect
 // (the 2025 one, bridge/legacy/, opens it with initialize), multiplexes requests onto it, and restarts it
 // with backoff when it dies.
+import { markFailure } from '../../src/protocol/failure-mark.js';
 import { ErrorCode, errorResponse, isModernError, isObject, parseUpstreamMessage, type JsonRpcNotification, type JsonRpcRequest, type JsonRpcResponse } from '../../src/protocol/jsonrpc.js';
 import type { CancelSignal } from '../../src/protocol/cancel.js';
 import type { Log } from '../../src/infra/log.js';
@@ -64,7 +65,7 @@ export class StdioUpstream extends SupervisedUpstream {
       // Waiting for a (re)start counts against the request's own timeout.
       const deadline = Date.now() + this.config.timeoutMs;
       const failure = await this.waitUntilReady(message, deadline, options.signal);
-      if (failure) return failure;
+      if (failure) return markFailure(failure, 'unreachable');
       if (timeoutMs > 0) timeoutMs = Math.max(1, deadline - Date.now());
     }
     const dialect = this.dialect!;

@@ -39,6 +39,7 @@ export async function execute(call: McpCall, message: JsonRpcRequest, text: stri
     forwardHeaders: message.method === 'tools/call' ? forwardedParamHeaders(incoming.headers) : undefined,
     authContext: call.callerContext,
     reach: call.grant,
+    traceId,
   };
   // Not shaped means the client went away before the answer.
   call.outcome = 'cancelled';

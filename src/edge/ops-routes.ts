@@ -7,6 +7,7 @@ import type { HttpBindings } from '@hono/node-server';
 import type { Context, Hono } from 'hono';
 import type { UpstreamHealth } from '../ops/health.js';
 import { liveness, readiness } from '../ops/health.js';
+import { wantsOpenMetrics } from '../ops/open-metrics.js';
 import { STATUS_PAGE_CSP } from '../ops/status-page.js';
 import { ErrorCode } from '../protocol/jsonrpc.js';
 import type { Principal } from '../../policy/principal.js';
@@ -26,7 +27,7 @@ export interface OpsOptions {
   /** The status page's data. */
   snapshot(): Promise<object>;
   page?(snapshot: object): string;
-  metrics?: { contentType: string; render(): Promise<string> };
+  metrics?: { contentType: string; render(): Promise<string>; openMetricsContentType: string; renderOpenMetrics(): Promise<string> };
 }
 
 type App = Hono<{ Bindings: HttpBindings }>;
@@ -71,7 +72,12 @@ export function addOpsRoutes(app: App, ops: OpsOptions): void {
     const refusal = await refused(c, ops);
     if (refusal) return refusal;
     if (!ops.metrics) return c.json(reject(404, null, ErrorCode.InvalidRequest, 'metrics are off').body, 404);
-    return c.body(await ops.metrics.render(), 200, { 'content-type': ops.metrics.contentType, 'cache-control': 'no-store' });
+    // OpenMetrics (which carries exemplars) for a scraper that asks for it, the classic text otherwise.
+    const metrics = ops.metrics;
+    if (wantsOpenMetrics(c.env.incoming.headers.accept)) {
+      return c.body(await metrics.renderOpenMetrics(), 200, { 'content-type': metrics.openMetricsContentType, 'cache-control': 'no-store', vary: 'accept' });
+    }
+    return c.body(await metrics.render(), 200, { 'content-type': metrics.contentType, 'cache-control': 'no-store', vary: 'accept' });
   });
 }
 

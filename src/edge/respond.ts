@@ -21,7 +21,7 @@ const SSE_HEADERS = {
 const MAX_BUFFERED_PROGRESS = 1024 * 1024;
 
 /** What the upstream is told besides the message. */
-export type CallOptions = Pick<RequestOptions, 'forwardHeaders' | 'authContext' | 'reach'>;
+export type CallOptions = Pick<RequestOptions, 'forwardHeaders' | 'authContext' | 'reach' | 'traceId'>;
 
 /** Where the request goes (the execute step) and what the caller is shown of the answer (a filtered copy, or it). */
 export interface Served {
@@ -30,7 +30,7 @@ export interface Served {
 }
 
 export async function respondJson(served: Served, message: JsonRpcRequest, outgoing: ServerResponse, call: CallOptions): Promise<void> {
-  const answer = await served.request(message, { signal: new ClientGone(outgoing), forwardHeaders: call.forwardHeaders, authContext: call.authContext, reach: call.reach });
+  const answer = await served.request(message, { signal: new ClientGone(outgoing), forwardHeaders: call.forwardHeaders, authContext: call.authContext, reach: call.reach, traceId: call.traceId });
   if (outgoing.destroyed) return;
   const shaped = served.shape(answer);
   writeJsonBody(outgoing, httpStatusOf(shaped), responseBytes(shaped), retryAfterHeaders(shaped));
@@ -57,6 +57,7 @@ export async function respondSse(served: Served, message: JsonRpcRequest, outgoi
     forwardHeaders: call.forwardHeaders,
     authContext: call.authContext,
     reach: call.reach,
+    traceId: call.traceId,
     onStreamStart: start,
     onNotification: (notification) => {
       if (!shown(notification)) return;

@@ -10,7 +10,7 @@ import { hostChecker } from '../edge/host-check.js';
 import { RequestTracker } from '../edge/request-tracker.js';
 import type { Log } from '../infra/log.js';
 import type { ListenHub } from '../notify/listen-hub.js';
-import { GatewayMetrics } from '../ops/metrics.js';
+import { GatewayMetrics, type LiveCounts } from '../ops/metrics.js';
 import { isLoopbackHost } from '../protocol/loopback.js';
 import type { SecurityHolder } from '../security.js';
 import { createCache } from './cache.js';
@@ -29,7 +29,9 @@ export async function startGateway(initial: GatewayConfig, log: Log): Promise<Ru
   const config: LiveConfig = { current: initial };
   const cache = await createCache(initial.cache, log.child({ part: 'cache' }));
   const retries = new HeldCallRetries(initial, log);
-  const { servers, metrics } = await createServers(initial, cache, retries, log);
+  // Read at scrape only, once everything below exists.
+  const live = (): LiveCounts => ({ heldCalls: retries.held.calls.size, listenStreams: listenHub.size, cacheBytes: cache.bytes });
+  const { servers, metrics } = await createServers(initial, cache, retries, live, log);
   warnIfOpenBeyondLoopback(initial, log);
   const aggregate = new Aggregator({
     upstreams: servers.upstreams,
@@ -66,10 +68,10 @@ export async function startGateway(initial: GatewayConfig, log: Log): Promise<Ru
 }
 
 /** Every configured server, built but not started, and the metrics that count their load. */
-async function createServers(config: GatewayConfig, cache: ListCache, retries: HeldCallRetries, log: Log): Promise<{ servers: ServerSet; metrics: GatewayMetrics }> {
+async function createServers(config: GatewayConfig, cache: ListCache, retries: HeldCallRetries, live: () => LiveCounts, log: Log): Promise<{ servers: ServerSet; metrics: GatewayMetrics }> {
   // Each reads the other only later (a queue wait, a scrape), so the order of these two does not matter.
-  const servers: ServerSet = new ServerSet({ cache, held: retries.held, queueWaited: (name, seconds) => metrics.queueWaited(name, seconds), log });
-  const metrics = new GatewayMetrics({ upstreams: () => servers.statuses(), cache: () => cache.stats });
+  const servers: ServerSet = new ServerSet({ cache, held: retries.held, queueWaited: (name, seconds) => metrics.queueWaited(name, seconds), meterOf: (name) => metrics.upstreamCalls.forServer(name), log });
+  const metrics = new GatewayMetrics({ upstreams: () => servers.statuses(), cache: () => cache.stats, live });
   for (const [name, server] of Object.entries(config.servers)) await servers.add(name, server, config.envReads);
   return { servers, metrics };
 }

@@ -6,6 +6,7 @@ import type { EdgeOptions } from '../edge/app.js';
 import type { RequestTracker } from '../edge/request-tracker.js';
 import { GATEWAY_INFO } from '../infra/version.js';
 import type { GatewayMetrics } from '../ops/metrics.js';
+import { emptyTraffic, SLOT_MS } from '../ops/recent-window.js';
 import { renderStatusPage, type StatusSnapshot } from '../ops/status-page.js';
 import type { ServerSet } from './servers.js';
 
@@ -33,7 +34,7 @@ export function opsOptions(sources: OpsSources): EdgeOptions['ops'] {
 }
 
 /** The status page's data. */
-async function statusSnapshot({ startedAt, config, servers, aggregate, cache, tracker }: OpsSources): Promise<StatusSnapshot> {
+async function statusSnapshot({ startedAt, config, servers, aggregate, cache, tracker, metrics }: OpsSources): Promise<StatusSnapshot> {
   const tools = await aggregate.toolCounts();
   const stats = cache.stats;
   const lookups = stats.hits + stats.misses;
@@ -47,5 +48,13 @@ async function statusSnapshot({ startedAt, config, servers, aggregate, cache, tr
     }),
     cache: { hits: stats.hits, misses: stats.misses, hitRate: lookups ? stats.hits / lookups : undefined },
     recentDenials: tracker.recentDenials(),
+    traffic: trafficOf(servers, metrics),
   };
+}
+
+/** Each served upstream's recent calls (status-page charts), one shared clock for all of them. */
+function trafficOf(servers: ServerSet, metrics: GatewayMetrics): StatusSnapshot['traffic'] {
+  const now = performance.now();
+  const upstreams = [...servers.names()].map((name) => ({ name, ...(metrics.upstreamCalls.recent(name, now) ?? emptyTraffic(now)) }));
+  return { slotSeconds: SLOT_MS / 1000, upstreams };
 }

@@ -6,7 +6,9 @@ import type { ServerConfig } from '../config.js';
 import { CachedUpstream } from '../cached-upstream.js';
 import type { Log } from '../infra/log.js';
 import { LimitedUpstream, type LoadSnapshot } from '../limits/limited-upstream.js';
+import { MeteredUpstream } from '../ops/metered-upstream.js';
 import type { UpstreamSnapshot } from '../ops/metrics.js';
+import type { ServerMeter } from '../ops/upstream-metrics.js';
 import { InputBridge, type HeldCalls } from '../mrtr/input-bridge.js';
 import { ResourceWatch } from '../notify/resource-watch.js';
 import type { UpstreamWatch } from '../notify/upstream-listen.js';
@@ -18,6 +20,8 @@ export interface ServerSetOptions {
   held: HeldCalls;
   /** A request to `server` waited `seconds` in its queue (for metrics). */
   queueWaited(server: string, seconds: number): void;
+  /** The meter each server's upstream calls are recorded by (for metrics and the status page). */
+  meterOf(server: string): ServerMeter;
   log: Log;
 }
 
@@ -70,7 +74,9 @@ export class ServerSet {
     this.raw.set(name, upstream);
     this.watches.set(name, followUpstreamChanges(name, upstream, cache, this.resourceWatch, upstreamLog));
     // Limits right on the server's upstream, below the cache and the MRTR bridge (docs/design.md: Overload).
-    const limits = new LimitedUpstream(upstream, server, (seconds) => this.options.queueWaited(name, seconds));
+    // Metered right on the upstream, below the limits: queue waits are not the server's time.
+    const metered = new MeteredUpstream(upstream, this.options.meterOf(name));
+    const limits = new LimitedUpstream(metered, server, (seconds) => this.options.queueWaited(name, seconds));
     this.limited.set(name, limits);
     const served = new CachedUpstream(new InputBridge(limits, { held, roots: server.roots, log: upstreamLog }), cache);
     this.upstreams.set(name, served);

@@ -4,7 +4,9 @@
 import { collectDefaultMetrics, Counter, Gauge, Histogram, Registry } from 'prom-client';
 import { MODERN_REQUEST_METHODS } from '../protocol/mcp.js';
 import { addLoadMetrics, type UpstreamLoad } from './load-metrics.js';
+import { OPENMETRICS_CONTENT_TYPE, renderOpenMetrics } from './open-metrics.js';
 import { counterAtScrape, gaugeAtScrape } from './scraped.js';
+import { UpstreamMetrics } from './upstream-metrics.js';
 
 const PREFIX = 'mcp_gateway_';
 
@@ -48,11 +50,23 @@ export interface CacheSnapshot {
   storeErrors: number;
 }
 
+/** What is open or held right now, read at scrape. */
+export interface LiveCounts {
+  /** 2025-era calls held for a client's answer (MRTR). */
+  heldCalls: number;
+  /** subscriptions/listen streams open (modern clients and 2025 sessions). */
+  listenStreams: number;
+  /** Bytes of this replica's in-memory cache store. */
+  cacheBytes: number;
+}
+
 export interface GatewayMetricsOptions {
   /** Read at every scrape. */
   upstreams: () => Iterable<UpstreamSnapshot>;
   /** Read at every scrape; the numbers are running totals. */
   cache: () => CacheSnapshot;
+  /** Read at every scrape. */
+  live?: () => LiveCounts;
   /** Node's process metrics (`process_*`, `nodejs_*`, unprefixed as usual). Default true. */
   processMetrics?: boolean;
 }
@@ -69,6 +83,9 @@ export function methodLabel(method: string | undefined): string {
 export class GatewayMetrics {
   readonly registry: Registry;
   readonly contentType: string;
+  readonly openMetricsContentType = OPENMETRICS_CONTENT_TYPE;
+  /** Per-upstream duration, errors and tool calls, recorded by each server's MeteredUpstream. */
+  readonly upstreamCalls: UpstreamMetrics;
 
   private readonly requests: Counter<'endpoint' | 'method' | 'outcome'>;
   private readonly duration: Histogram<'endpoint' | 'method'>;
@@ -116,9 +133,12 @@ export class GatewayMetrics {
       registers,
     });
 
+    this.upstreamCalls = new UpstreamMetrics(register);
+
     // Scrape-time metrics (scraped.ts).
-    const { upstreams, cache } = options;
+    const { upstreams, cache, live } = options;
     this.queueWaited = addLoadMetrics(register, upstreams);
+    if (live) addLiveMetrics(register, live);
     gaugeAtScrape(register, {
       name: `${PREFIX}upstream_state`,
       help: `Upstream state: 1 for the current one of ${UPSTREAM_STATES.join('|')}, 0 for the others.`,
@@ -187,4 +207,17 @@ export class GatewayMetrics {
   render(): Promise<string> {
     return this.registry.metrics();
   }
+
+  /** The OpenMetrics exposition, with exemplars; serve it with `openMetricsContentType`. */
+  renderOpenMetrics(): Promise<string> {
+    return renderOpenMetrics(this.registry);
+  }
+}
+
+function addLiveMetrics(register: Registry, live: () => LiveCounts): void {
+  const gauge = (name: string, help: string, pick: (counts: LiveCounts) => number): void =>
+    gaugeAtScrape(register, { name: `${PREFIX}${name}`, help, fill: (record) => record({}, pick(live())) });
+  gauge('mrtr_held_calls', 'Calls to 2025-era servers held on this replica while the client answers the server\'s question (MRTR).', (c) => c.heldCalls);
+  gauge('listen_streams_open', 'subscriptions/listen streams open on this replica (modern clients and 2025 sessions).', (c) => c.listenStreams);
+  gauge('cache_bytes', 'Bytes held by this replica\'s in-memory cache store (cache.maxBytes bounds it).', (c) => c.cacheBytes);
 }

@@ -6,6 +6,8 @@
 // configs and upstreams. A Content-Security-Policy (also exported for use as a header) allows only that
 // one script and style and connections to the page's own origin.
 import { createHash } from 'node:crypto';
+import { SLOT_MS, SLOTS } from './recent-window.js';
+import { TRAFFIC_COLUMNS, TRAFFIC_SCRIPT, TRAFFIC_STYLE, trafficRows, type TrafficSnapshot } from './status-charts.js';
 
 export interface StatusSnapshot {
   version: string;
@@ -24,6 +26,8 @@ export interface StatusSnapshot {
   cache: { hits: number; misses: number; hitRate: number | undefined };
   /** Shown in the order given (newest first reads best). */
   recentDenials: { time: string; principal: string; method: string; target: string | undefined; rule: string }[];
+  /** Each upstream's recent calls, drawn as charts; absent from a snapshot made without metrics. */
+  traffic?: TrafficSnapshot;
 }
 
 /** How often the page's script fetches status.json. */
@@ -134,6 +138,7 @@ const SCRIPT = `
     items.length === 0
       ? '<tr class="empty"><td colspan="' + fields.length + '">' + empty + '</td></tr>'
       : items.map((item) => row(item, fields.map((f) => cell(f, item[f])).join(''))).join('\\n');
+${TRAFFIC_SCRIPT}
   const text = (selector, value) => {
     const element = document.querySelector(selector);
     if (element) element.textContent = value;
@@ -149,6 +154,7 @@ const SCRIPT = `
     text('[data-field="hitRate"]', percent(cache.hitRate));
     text('[data-field="hits"]', shown(cache.hits));
     text('[data-field="misses"]', shown(cache.misses));
+    document.getElementById('traffic').innerHTML = trafficRows(s.traffic);
     document.getElementById('denials').innerHTML = rows(list(s.recentDenials), DENIAL_FIELDS, ${JSON.stringify(NO_DENIALS)},
       (d, cells) => '<tr data-denial>' + cells + '</tr>');
   }
@@ -194,7 +200,7 @@ tr[data-state="unhealthy"] td[data-field="state"], tr[data-state="stopped"] td[d
 dl#cache { display: grid; grid-template-columns: max-content max-content; gap: .2rem 1.5rem; margin: 0; }
 dl#cache dt { color: var(--muted); }
 dl#cache dd { margin: 0; font-variant-numeric: tabular-nums; }
-`;
+${TRAFFIC_STYLE}`;
 
 const sha256 = (text: string) => `'sha256-${createHash('sha256').update(text, 'utf8').digest('base64')}'`;
 
@@ -234,6 +240,7 @@ export function renderStatusPage(snapshot: StatusSnapshot): string {
 </header>
 <main>
 ${tableSection('upstreams', 'Upstreams', UPSTREAM_COLUMNS, upstreamRows(snapshot.upstreams))}
+${tableSection('traffic', `Traffic, last ${(SLOTS * SLOT_MS) / 60_000} min`, TRAFFIC_COLUMNS, trafficRows(snapshot.traffic))}
 <section aria-labelledby="cache-heading">
 <h2 id="cache-heading">Cache</h2>
 <dl id="cache">
@@ -262,3 +269,4 @@ ${rows}
 </table>
 </section>`;
 }
+
