@@ -38,7 +38,7 @@ export interface Dispatch {
   signal?: CancelSignal;
   onNotification?: (notification: JsonRpcNotification) => void;
   onServerRequest?: ServerRequestHandler;
-  /** Given the message once its id and token are the gateway's; returns what to send (for era adaptation). */
+  /** Given the message once its id and token are the gateway's; returns what to send (a dialect's outgoing form). */
   prepare?: (message: JsonRpcRequest) => JsonRpcRequest;
 }
 
@@ -53,7 +53,7 @@ export class PendingRequests {
   constructor(
     /** Writes one message to the connection; must serialise synchronously. */
     private readonly send: (message: unknown) => void,
-    /** Settles every answer, still with the gateway's id: the place for era adaptation. */
+    /** Settles every answer, still with the gateway's id: where a dialect completes it. */
     private readonly onAnswer: (method: string, response: JsonRpcResponse) => void = () => {},
     /** Words the error a caller gets when its request timed out. */
     private readonly describeTimeout: (method: string, timeoutMs: number) => string = (method, ms) => `No answer to ${method} within ${ms} ms`,

@@ -1,6 +1,6 @@
 // Turns one validated server entry into the Upstream that serves it.
 import { DEFAULT_BACKOFF } from '../bridge/backoff.js';
-import { StdioUpstream } from '../bridge/stdio-upstream.js';
+import { StdioUpstream } from '../bridge/stdio/stdio-upstream.js';
 import type { Upstream } from '../bridge/upstream.js';
 import { childEnvironment } from './child-env.js';
 import type { ServerConfig } from './config.js';
@@ -10,7 +10,7 @@ import { GATEWAY_INFO } from './infra/version.js';
 export async function createUpstream(name: string, server: ServerConfig, log: Log, envReads: readonly string[]): Promise<Upstream> {
   if (server.transport === 'http') {
     // Loaded only when a remote server is configured: undici stays out of a stdio-only gateway's memory.
-    const { HttpUpstream } = await import('../bridge/http-upstream.js');
+    const { HttpUpstream } = await import('../bridge/http/http-upstream.js');
     return new HttpUpstream(
       {
         name,

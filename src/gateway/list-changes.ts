@@ -7,7 +7,7 @@ import type { Log } from '../infra/log.js';
 import { changedLists } from '../notify/changed-lists.js';
 import { ListenHub } from '../notify/listen-hub.js';
 import type { ResourceWatch } from '../notify/resource-watch.js';
-import { watchModernUpstream, type ModernWatch } from '../notify/upstream-listen.js';
+import { watchUpstream, type UpstreamWatch } from '../notify/upstream-listen.js';
 
 /** Every list a server's change may touch: what is dropped when nothing more precise is known. */
 export const EVERY_LIST = ['tools/list', 'prompts/list', 'resources/list', 'resources/templates/list', 'resources/read', 'server/discover'];
@@ -17,7 +17,7 @@ export const EVERY_LIST = ['tools/list', 'prompts/list', 'resources/list', 'reso
  * again, may have changed while unobserved: then everything of it is dropped. (Not on the first start:
  * entries other replicas filled for this server are still good.)
  */
-export function followUpstreamChanges(name: string, upstream: Upstream, cache: ListCache, resourceWatch: ResourceWatch, log: Log): ModernWatch {
+export function followUpstreamChanges(name: string, upstream: Upstream, cache: ListCache, resourceWatch: ResourceWatch, log: Log): UpstreamWatch {
   upstream.events.on('listChanged', (notification: { method: string; params?: { uri?: unknown } }) => {
     const lists = changedLists(notification.method);
     const uri = notification.params?.uri;
@@ -30,9 +30,8 @@ export function followUpstreamChanges(name: string, upstream: Upstream, cache: L
     if (state !== 'ready') return;
     if (readyBefore) resync();
     readyBefore = true;
-    resourceWatch.upstreamReady(name);
   });
-  return watchModernUpstream(upstream, log, resync, () => resourceWatch.urisOf(name));
+  return watchUpstream(upstream, log, resync, () => resourceWatch.urisOf(name));
 }
 
 /** Where listen streams learn what changed: the running servers, their resource watch and the aggregate. */

@@ -9,7 +9,7 @@ import { LimitedUpstream, type LoadSnapshot } from '../limits/limited-upstream.j
 import type { UpstreamSnapshot } from '../ops/metrics.js';
 import { InputBridge, type HeldCalls } from '../mrtr/input-bridge.js';
 import { ResourceWatch } from '../notify/resource-watch.js';
-import type { ModernWatch } from '../notify/upstream-listen.js';
+import type { UpstreamWatch } from '../notify/upstream-listen.js';
 import { createUpstream } from '../upstream-factory.js';
 import { followUpstreamChanges } from './list-changes.js';
 
@@ -28,7 +28,7 @@ export class ServerSet {
   readonly prefixes = new Map<string, string>();
   /** The bare upstreams, below every wrapper: where resource subscriptions go. */
   private readonly raw = new Map<string, Upstream>();
-  private readonly watches = new Map<string, ModernWatch>();
+  private readonly watches = new Map<string, UpstreamWatch>();
   /** Each server's limits (maxInFlight, maxQueued, queueTimeoutMs), for metrics and /readyz. */
   private readonly limited = new Map<string, LimitedUpstream>();
   /** The config each running server was started from. */
@@ -36,7 +36,7 @@ export class ServerSet {
   readonly resourceWatch: ResourceWatch;
 
   constructor(private readonly options: ServerSetOptions) {
-    this.resourceWatch = new ResourceWatch(this.raw, this.watches, options.log.child({ part: 'resources' }));
+    this.resourceWatch = new ResourceWatch(this.raw, this.watches);
   }
 
   names(): IterableIterator<string> {
@@ -58,7 +58,7 @@ export class ServerSet {
     return [...this.upstreams].map(([name, upstream]) => ({ name, ...upstream.status(), load: this.loadOf(name) }));
   }
 
-  watchOf(name: string): ModernWatch | undefined {
+  watchOf(name: string): UpstreamWatch | undefined {
     return this.watches.get(name);
   }
 
@@ -97,7 +97,7 @@ export class ServerSet {
   }
 
   /** Stops a server no longer served: those requests in flight finish (up to drainMs), then it is closed. */
-  async retire(name: string, served: CachedUpstream, watch: ModernWatch | undefined, drainMs: number): Promise<void> {
+  async retire(name: string, served: CachedUpstream, watch: UpstreamWatch | undefined, drainMs: number): Promise<void> {
     watch?.stop();
     if (!(await served.drained(drainMs))) this.options.log.warn({ server: name, drainMs }, 'requests to a replaced or removed server still in flight after listen.drainMs; cutting them off');
     await served.close();

@@ -3,7 +3,10 @@
 // client mid-call (elicitation/create, sampling/createMessage, roots/list), which a stateless client can
 // no longer answer; the gateway holds that call open, answers the client input_required with the
 // question and a requestState of its own, and carries the client's retry back to the waiting server.
-import type { RequestOptions, Upstream } from '../../bridge/upstream.js';
+// This is the 2025 adapter for input, and it lives here rather than in bridge/legacy/ because it needs the
+// held calls (src/mrtr: the requestState codec, the calls replicas forward retries to). So it is the one
+// module outside bridge/ that asks a server's era, once, as its entry condition (request(), below).
+import type { Era, RequestOptions, Upstream } from '../../bridge/upstream.js';
 import { UpstreamWrapper } from '../upstream-wrapper.js';
 import { cancelledResponse } from '../protocol/cancel.js';
 import { ErrorCode, errorResponse, isObject, type JsonObject, type JsonRpcRequest, type JsonRpcResponse } from '../protocol/jsonrpc.js';
@@ -53,8 +56,8 @@ const CAPABILITY: Record<string, string> = {
 /** Longest a retry waits for a just-started server's era to be known. */
 const ERA_WAIT_MS = 30_000;
 
-/** Resolves once the upstream's era is known (it became ready), or after `ms`. */
-function eraKnown(upstream: Upstream, ms: number): Promise<void> {
+/** Resolves with the upstream's era once it is known (it became ready), or after `ms` with what it is then. */
+function eraKnown(upstream: Upstream, ms: number): Promise<Era | undefined> {
   return new Promise((resolve) => {
     const check = (): void => {
       if (upstream.status().era === undefined) return;
@@ -63,7 +66,7 @@ function eraKnown(upstream: Upstream, ms: number): Promise<void> {
     const done = (): void => {
       clearTimeout(timer);
       upstream.events.off('state', check);
-      resolve();
+      resolve(upstream.status().era);
     };
     const timer = setTimeout(done, ms);
     upstream.events.on('state', check);
@@ -89,14 +92,15 @@ export class InputBridge extends UpstreamWrapper {
   }
 
   async request(message: JsonRpcRequest, options: RequestOptions = {}): Promise<JsonRpcResponse> {
-    // Only a 2025 server needs the bridge; until its era is known, a request may still meet one.
-    if (!MAY_ASK.has(message.method) || this.inner.status().era === 'modern') return this.inner.request(message, options);
+    // The entry condition: only a 2025 server needs the bridge; until its era is known, a request may still
+    // meet one. A 2026 server's input_required and requestState pass through untouched.
+    const era = MAY_ASK.has(message.method) ? this.inner.status().era : 'modern';
+    if (era === 'modern') return this.inner.request(message, options);
     const params = message.params;
     if (params && typeof params.requestState === 'string') {
       // Whose requestState it is depends on the era: wait for the server to say which it speaks.
-      if (this.inner.status().era === undefined) await eraKnown(this.inner, ERA_WAIT_MS);
-      if (this.inner.status().era !== 'legacy') return this.inner.request(message, options);
-      return this.resume(message, params, options);
+      const known = era ?? (await eraKnown(this.inner, ERA_WAIT_MS));
+      return known === 'legacy' ? this.resume(message, params, options) : this.inner.request(message, options);
     }
     if (params && 'inputResponses' in params) {
       return Promise.resolve(errorResponse(message.id, ErrorCode.InvalidParams, 'inputResponses without the requestState of the input_required answer; retry with both, as they came'));

@@ -1,12 +1,10 @@
-// Which resources some listen client has subscribed to, per upstream, and keeping each upstream told:
-// a 2025 server gets resources/subscribe and resources/unsubscribe; a modern one gets them as the
-// resourceSubscriptions of the gateway's own listen stream to it. Counted, so two clients watching one
-// URI cost the upstream one subscription.
+// Which resources some listen client has subscribed to, per upstream, and keeping each upstream told: as the
+// resourceSubscriptions of the gateway's own listen stream to it (upstream-listen.ts; for a 2025 server the
+// legacy adapter turns them into resources/subscribe and resources/unsubscribe). Counted, so two clients
+// watching one URI cost the upstream one subscription.
 import type { Upstream } from '../../bridge/upstream.js';
-import type { Log } from '../infra/log.js';
-import { META, SUPPORTED_VERSIONS } from '../protocol/mcp.js';
 
-export interface ModernResourceSink {
+export interface ResourceSink {
   /** Opens the gateway's listen stream to that upstream again with the current resourceSubscriptions. */
   resourcesChanged(): void;
 }
@@ -16,8 +14,7 @@ export class ResourceWatch {
 
   constructor(
     private readonly upstreams: ReadonlyMap<string, Upstream>,
-    private readonly modern: ReadonlyMap<string, ModernResourceSink>,
-    private readonly log: Log,
+    private readonly sinks: ReadonlyMap<string, ResourceSink>,
   ) {}
 
   add(upstream: string, uri: string): void {
@@ -25,7 +22,7 @@ export class ResourceWatch {
     if (!uris) this.counts.set(upstream, (uris = new Map()));
     const count = (uris.get(uri) ?? 0) + 1;
     uris.set(uri, count);
-    if (count === 1) this.tell(upstream, uri, 'resources/subscribe');
+    if (count === 1) this.tell(upstream);
   }
 
   remove(upstream: string, uri: string): void {
@@ -37,39 +34,21 @@ export class ResourceWatch {
       return;
     }
     uris.delete(uri);
-    this.tell(upstream, uri, 'resources/unsubscribe');
+    this.tell(upstream);
   }
 
   /**
-   * An upstream became ready (first start or restart): a 2025 server has forgotten its subscriptions, so
-   * they are made again. (A modern one gets them when the gateway's listen stream to it opens.)
+   * The URIs an upstream's listen stream should carry. Read each time the stream opens, which it does when
+   * the upstream becomes ready: a restarted server gets its subscriptions again that way.
    */
-  upstreamReady(name: string): void {
-    if (this.upstreams.get(name)?.status().era !== 'legacy') return;
-    for (const uri of this.urisOf(name)) this.tell(name, uri, 'resources/subscribe');
-  }
-
-  /** The URIs a modern upstream's listen stream should carry (also when it is opened again). */
   urisOf(upstream: string): string[] {
     return [...(this.counts.get(upstream)?.keys() ?? [])];
   }
 
-  private tell(name: string, uri: string, method: 'resources/subscribe' | 'resources/unsubscribe'): void {
+  private tell(name: string): void {
     const upstream = this.upstreams.get(name);
-    // Not started yet: upstreamReady (legacy) or the listen stream's opening (modern) will tell it.
+    // Not started yet: the listen stream's opening will tell it.
     if (!upstream || upstream.status().state !== 'ready') return;
-    if (upstream.status().era === 'modern') {
-      this.modern.get(name)?.resourcesChanged();
-      return;
-    }
-    const request = {
-      jsonrpc: '2.0' as const,
-      id: `gateway-${method}`,
-      method,
-      params: { uri, _meta: { [META.protocolVersion]: SUPPORTED_VERSIONS[0], [META.clientCapabilities]: {} } },
-    };
-    void upstream.request(request).then((response) => {
-      if ('error' in response) this.log.warn({ server: name, uri, error: response.error.message }, `upstream refused ${method}`);
-    });
+    this.sinks.get(name)?.resourcesChanged();
   }
 }

@@ -1,8 +1,9 @@
-// Keeps one subscriptions/listen stream open to every modern upstream while it is ready, so the gateway
-// hears its list changes (legacy upstreams send theirs unasked). What arrives surfaces as the upstream's
-// 'listChanged' event, like a legacy server's notification. A stream that ends while the upstream stays
-// ready (a remote server restarted quickly) is opened again with backoff; when it is acknowledged again,
-// `resync` runs, because changes made while nobody listened were missed.
+// Keeps one subscriptions/listen stream open to every upstream while it is ready, so the gateway hears its
+// list changes and the resources its clients watch. What arrives surfaces as the upstream's 'listChanged'
+// event. (A 2025 server has no listen: bridge/legacy/legacy-dialect.ts plays it with resources/subscribe, so
+// this module never asks which era a server speaks.) A stream that ends while the upstream stays ready (a
+// remote server restarted quickly) is opened again with backoff; when it is acknowledged again, `resync`
+// runs, because changes made while nobody listened were missed.
 import type { Upstream, UpstreamState } from '../../bridge/upstream.js';
 import { ErrorCode } from '../protocol/jsonrpc.js';
 import type { Log } from '../infra/log.js';
@@ -12,21 +13,21 @@ const FILTER = { toolsListChanged: true, promptsListChanged: true, resourcesList
 const RETRY_FIRST_MS = 1_000;
 const RETRY_MAX_MS = 30_000;
 
-export interface ModernWatch {
+export interface UpstreamWatch {
   /** The set of resources to subscribe changed: opens the stream again with the current set. */
   resourcesChanged(): void;
   stop(): void;
 }
 
 /** `resources` gives the URIs the gateway's clients subscribe to, read each time a stream opens. */
-export function watchModernUpstream(upstream: Upstream, log: Log, resync: () => void, resources: () => readonly string[] = () => []): ModernWatch {
+export function watchUpstream(upstream: Upstream, log: Log, resync: () => void, resources: () => readonly string[] = () => []): UpstreamWatch {
   let open: AbortController | undefined;
   let retry: NodeJS.Timeout | undefined;
   let retryMs = RETRY_FIRST_MS;
   let stopped = false;
   let acknowledgedBefore = false;
 
-  const wanted = (): boolean => !stopped && upstream.status().state === 'ready' && upstream.status().era === 'modern';
+  const wanted = (): boolean => !stopped && upstream.status().state === 'ready';
   const onState = (state: UpstreamState): void => {
     if (state === 'ready') {
       retryMs = RETRY_FIRST_MS;

@@ -4,7 +4,7 @@
 // upstream, and not asked for again from a server that answers GET with 405.
 import { after, before, describe, test } from 'node:test';
 import assert from 'node:assert/strict';
-import { HttpUpstream, type HttpUpstreamConfig } from '../../bridge/http-upstream.js';
+import { HttpUpstream, type HttpUpstreamConfig } from '../../bridge/http/http-upstream.js';
 import type { JsonRpcNotification, JsonRpcRequest, JsonRpcResponse } from '../../src/protocol/jsonrpc.js';
 import { silentLog } from '../../src/infra/log.js';
 import { startLegacyHttpServer, type LegacyHttpServer } from '../fixtures/http-servers.js';

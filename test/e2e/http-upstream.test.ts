@@ -5,7 +5,7 @@ import { after, before, describe, test } from 'node:test';
 import assert from 'node:assert/strict';
 import { createServer } from 'node:http';
 import type { AddressInfo } from 'node:net';
-import { HttpUpstream, type HttpUpstreamConfig } from '../../bridge/http-upstream.js';
+import { HttpUpstream, type HttpUpstreamConfig } from '../../bridge/http/http-upstream.js';
 import type { JsonRpcNotification, JsonRpcRequest, JsonRpcResponse } from '../../src/protocol/jsonrpc.js';
 import { silentLog } from '../../src/infra/log.js';
 import { httpStatusOf } from '../../src/protocol/error-status.js';

@@ -1,7 +1,7 @@
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
-import { looksLegacy, looksModern, probeVerdict } from '../../bridge/http-era.js';
-import type { HttpExchange } from '../../bridge/http-exchange.js';
+import { looksLegacy, looksModern, probeVerdict } from '../../bridge/http/http-era.js';
+import type { HttpExchange } from '../../bridge/http/http-exchange.js';
 
 const ex = (fields: Partial<HttpExchange>) => fields as HttpExchange;
 const unsupported = { code: -32022, message: 'Unsupported protocol version', data: { supported: ['2026-07-28'], requested: '2026-07-28' } };

@@ -8,7 +8,7 @@ import {
   toLegacyRequest,
   toModernResponse,
   type LegacyHandshake,
-} from '../../bridge/legacy-adapter.js';
+} from '../../bridge/legacy/legacy-adapter.js';
 import { mcpSchema, schemaDef } from '../schema.js';
 import type { JsonRpcFailure, JsonRpcResponse, JsonRpcSuccess } from '../../src/protocol/jsonrpc.js';
 

@@ -1,6 +1,6 @@
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
-import { LineFramer } from '../../bridge/line-framer.js';
+import { LineFramer } from '../../bridge/stdio/line-framer.js';
 
 function framer(maxLineBytes: number) {
   const lines: string[] = [];

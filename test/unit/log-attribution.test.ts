@@ -2,7 +2,7 @@
 // (LegacyLogLevel): raised for a more verbose caller, never lowered, refused for a value that is no level.
 import assert from 'node:assert/strict';
 import { test } from 'node:test';
-import { LegacyLogLevel } from '../../bridge/legacy-log-level.js';
+import { LegacyLogLevel } from '../../bridge/legacy/legacy-log-level.js';
 import { PendingRequests } from '../../bridge/pending-requests.js';
 import type { JsonRpcNotification, JsonRpcRequest, JsonRpcResponse } from '../../src/protocol/jsonrpc.js';
 import { silentLog } from '../../src/infra/log.js';

@@ -1,6 +1,6 @@
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
-import { appendModernHeaders, encodeHeaderValue } from '../../bridge/mcp-headers.js';
+import { appendModernHeaders, encodeHeaderValue } from '../../bridge/http/mcp-headers.js';
 import { decodeHeaderValue } from '../../src/edge/header-value.js';
 
 test('the spec\'s encoding examples', () => {

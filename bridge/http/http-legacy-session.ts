@@ -13,38 +13,24 @@ import {
   type JsonRpcNotification,
   type JsonRpcRequest,
   type JsonRpcResponse,
-} from '../src/protocol/jsonrpc.js';
-import type { Log } from '../src/infra/log.js';
-import { LEGACY_CLIENT_REQUESTS, type ServerInfo } from '../src/protocol/mcp.js';
+} from '../../src/protocol/jsonrpc.js';
+import type { Log } from '../../src/infra/log.js';
+import { LEGACY_CLIENT_REQUESTS, type ServerInfo } from '../../src/protocol/mcp.js';
 import type { HttpEndpoint } from './http-endpoint.js';
 import { looksModern } from './http-era.js';
 import type { HttpExchange, StreamPeer } from './http-exchange.js';
 import { LegacyEventStream } from './http-legacy-stream.js';
-import { asksForLogs, LegacyLogLevel } from './legacy-log-level.js';
-import {
-  CANCELLED_MESSAGE,
-  describeExchange,
-  failureKind,
-  failureResponse,
-  isAuthStatus,
-  isConnectFailure,
-  isErrorBody,
-  upstream,
-  UpstreamFailure,
-  type FailureKind,
-  type Where,
-} from './http-failures.js';
+import { LegacyDialect } from '../legacy/legacy-dialect.js';
+import { CANCELLED_MESSAGE, describeExchange, errorBodyOf, exchangeFailure, failureKind, failureResponse, upstream, UpstreamFailure, type FailureKind, type Where } from './http-failures.js';
 import {
   answerServerRequest,
   relayServerRequest,
-  discoverResult,
   initializeParams,
   parseInitializeResult,
   toLegacyRequest,
-  toModernResponse,
   type LegacyHandshake,
-} from './legacy-adapter.js';
-import type { RequestOptions } from './upstream.js';
+} from '../legacy/legacy-adapter.js';
+import type { RequestOptions } from '../upstream.js';
 
 export interface LegacySessionSettings extends Where {
   clientInfo: ServerInfo;
@@ -66,9 +52,8 @@ const INITIALIZED = JSON.stringify({ jsonrpc: '2.0', method: 'notifications/init
 const SIDE_MESSAGE_TIMEOUT_MS = 2_000;
 
 export class LegacyHttpSession implements StreamPeer {
-  handshake: LegacyHandshake | undefined;
-  /** The session's log level, raised as callers ask (a new session starts again from the server's default). */
-  private logLevel: LegacyLogLevel | undefined;
+  /** How a 2025 server is made to look modern; new with each session (its log level starts from the server's default). */
+  private dialect: LegacyDialect | undefined;
   private sessionId: string | undefined;
   /** Every request of this session carries the same headers: one list, shared read-only. */
   private headers: readonly string[] = [];
@@ -111,9 +96,7 @@ export class LegacyHttpSession implements StreamPeer {
     if (initialized.end !== 'empty' && initialized.end !== 'response') {
       throw new UpstreamFailure(describeExchange(this.settings, 'notifications/initialized', initialized), failureKind(initialized));
     }
-    this.handshake = handshake;
-    // A new session starts at the server's default level.
-    this.logLevel = new LegacyLogLevel('logging' in handshake.capabilities, async (own) => {
+    this.dialect = new LegacyDialect(handshake, this.settings.legacyTtlMs, async (own) => {
       const answer = await this.request(own, {});
       return answer instanceof EraMismatch ? answer.response : answer;
     }, this.log);
@@ -127,13 +110,10 @@ export class LegacyHttpSession implements StreamPeer {
   }
 
   async request(message: JsonRpcRequest, options: RequestOptions): Promise<JsonRpcResponse | EraMismatch> {
-    const handshake = this.handshake!;
-    if (message.method === 'server/discover') {
-      return { jsonrpc: '2.0', id: message.id, result: discoverResult(handshake, { ttlMs: this.settings.legacyTtlMs }) };
-    }
-    if (this.logLevel && asksForLogs(message)) {
-      const refusal = await this.logLevel.prepare(message);
-      if (refusal) return refusal;
+    const early = this.dialect!.intercept(message, options);
+    if (early) {
+      const answer = await early;
+      if (answer) return answer;
     }
     const callerId = message.id;
     const id = this.nextId++;
@@ -195,13 +175,12 @@ export class LegacyHttpSession implements StreamPeer {
   // ---- internals ---------------------------------------------------------------------------------
 
   private settle(method: string, callerId: JsonRpcRequest['id'], id: number, exchange: HttpExchange): JsonRpcResponse {
-    const handshake = this.handshake!;
-    const options = { ttlMs: this.settings.legacyTtlMs };
+    const dialect = this.dialect!;
     switch (exchange.end) {
       case 'response': {
         const response = exchange.response!;
         response.id = callerId;
-        toModernResponse(method, response, handshake, options);
+        dialect.complete(method, response);
         return response;
       }
       case 'cancelled':
@@ -210,20 +189,14 @@ export class LegacyHttpSession implements StreamPeer {
       case 'timeout':
         this.cancelled(id, 'timeout');
         break;
-      case 'status':
-        if (isErrorBody(exchange.body) && !isAuthStatus(exchange.status)) {
-          const failure = exchange.body;
-          failure.jsonrpc = '2.0';
-          failure.id = callerId;
-          toModernResponse(method, failure, handshake, options);
-          return failure;
-        }
-        break;
-      case 'network':
-        if (isConnectFailure(exchange.error)) this.hooks.broken('unreachable', describeExchange(this.settings, method, exchange));
-        break;
+      case 'status': {
+        const failure = errorBodyOf(exchange, callerId);
+        if (!failure) break;
+        dialect.complete(method, failure);
+        return failure;
+      }
     }
-    return failureResponse(callerId, this.settings, describeExchange(this.settings, method, exchange), exchange.status || undefined);
+    return exchangeFailure(this.settings, method, callerId, exchange, (said) => this.hooks.broken('unreachable', said));
   }
 
   /** Opens a new session after `used` was forgotten; resolves with an error message when that failed. */

@@ -2,36 +2,22 @@
 // the server's era (probe once, remember, probe again after failures), sends modern requests as one POST
 // each through a keep-alive pool, hands legacy ones to a 2025 session, and keeps a server that cannot be
 // reached (or refuses the gateway's credentials) out of the request path with backoff until it answers.
-import { EventEmitter } from 'node:events';
-import { ErrorCode, errorResponse, type JsonObject, type JsonRpcNotification, type JsonRpcRequest, type JsonRpcResponse } from '../src/protocol/jsonrpc.js';
-import type { CancelSignal } from '../src/protocol/cancel.js';
-import { UPSTREAM_STATUS, type MarkedResponse } from '../src/protocol/error-status.js';
-import type { Log } from '../src/infra/log.js';
-import { overloadedResponse } from '../src/protocol/overload.js';
-import { META, MODERN_VERSION, type ServerInfo } from '../src/protocol/mcp.js';
-import { backoffDelay, CrashWindow, type BackoffPolicy } from './backoff.js';
-import { StateGate } from './state-gate.js';
-import { ResultFiller } from './modern-result.js';
+import { ErrorCode, errorResponse, type JsonObject, type JsonRpcNotification, type JsonRpcRequest, type JsonRpcResponse } from '../../src/protocol/jsonrpc.js';
+import type { CancelSignal } from '../../src/protocol/cancel.js';
+import { UPSTREAM_STATUS, type MarkedResponse } from '../../src/protocol/error-status.js';
+import type { Log } from '../../src/infra/log.js';
+import { overloadedResponse } from '../../src/protocol/overload.js';
+import { META, MODERN_VERSION, type ServerInfo } from '../../src/protocol/mcp.js';
+import type { BackoffPolicy } from '../backoff.js';
+import { SupervisedUpstream } from '../supervised-upstream.js';
+import { modernDialect, type Dialect } from '../dialect.js';
 import { HttpEndpoint } from './http-endpoint.js';
 import { looksLegacy, probeVerdict } from './http-era.js';
 import type { HttpExchange, StreamPeer } from './http-exchange.js';
-import {
-  describeExchange,
-  busyForSeconds,
-  displayUrl,
-  failureKind,
-  failureResponse,
-  isAuthStatus,
-  isConnectFailure,
-  isErrorBody,
-  upstream,
-  UpstreamFailure,
-  type FailureKind,
-  type Where,
-} from './http-failures.js';
+import { busyForSeconds, describeExchange, displayUrl, errorBodyOf, exchangeFailure, failureKind, failureResponse, upstream, UpstreamFailure, type FailureKind, type Where } from './http-failures.js';
 import { EraMismatch, LegacyHttpSession } from './http-legacy-session.js';
 import { appendModernHeaders } from './mcp-headers.js';
-import type { Era, RequestOptions, Upstream, UpstreamState, UpstreamStatus } from './upstream.js';
+import type { Era, RequestOptions, UpstreamState } from '../upstream.js';
 
 export interface HttpUpstreamConfig {
   name: string;
@@ -54,37 +40,24 @@ export interface HttpUpstreamConfig {
 const DEFAULT_MAX_MESSAGE_BYTES = 16 * 1024 * 1024;
 /** A modern request answered like a 2025 server re-probes the era at most this often. */
 const REPROBE_INTERVAL_MS = 1_000;
-/** Healthy this long, the earlier failures are forgotten. */
-const STABLE_AFTER_MS = 60_000;
+/** A server known to be down or refusing the gateway fails callers at once: they never wait on a dead server. */
+const FAILS_AT: ReadonlySet<UpstreamState> = new Set(['stopped', 'backing-off', 'unhealthy']);
 
-export class HttpUpstream implements Upstream, StreamPeer {
-  readonly events = new EventEmitter();
-  private state: UpstreamState = 'stopped';
-  private era: Era | undefined;
+export class HttpUpstream extends SupervisedUpstream implements StreamPeer {
   private endpoint: HttpEndpoint | undefined;
   private session: LegacyHttpSession | undefined;
   private readonly where: Where;
-  private readonly failures: CrashWindow;
-  private restarts = 0;
-  private consecutiveFailures = 0;
-  private lastError: string | undefined;
-  private readyAt = 0;
   private probedAt = 0;
-  private retryAt = 0;
-  private retryTimer: NodeJS.Timeout | undefined;
   /** Bumped by every run and by close(), so a run that was overtaken drops its result. */
   private generation = 0;
-  /** Wakes callers waiting for a state change. */
-  private readonly stateChange = new StateGate();
-  private readonly results: ResultFiller;
+  private readonly modern: Dialect;
 
   constructor(
     private readonly config: HttpUpstreamConfig,
-    private readonly log: Log,
+    log: Log,
   ) {
-    this.failures = new CrashWindow(config.backoff.windowMs);
-    this.results = new ResultFiller(log);
-    if (config.era !== 'auto') this.era = config.era;
+    super(config, log);
+    this.modern = modernDialect(log);
     this.where = {
       name: config.name,
       url: displayUrl(new URL(config.url)),
@@ -93,16 +66,8 @@ export class HttpUpstream implements Upstream, StreamPeer {
     };
   }
 
-  get name(): string {
-    return this.config.name;
-  }
-
-  status(): UpstreamStatus {
-    return { state: this.state, era: this.era, restarts: this.restarts, lastError: this.lastError };
-  }
-
   async start(): Promise<void> {
-    if (this.state !== 'stopped') return;
+    if (this.supervisor.state !== 'stopped') return;
     this.endpoint = new HttpEndpoint(this.config.url, this.config.headers, { connectTimeoutMs: this.config.probeTimeoutMs });
     if (this.endpoint.ignoredHeaders.length) {
       this.log.warn({ headers: this.endpoint.ignoredHeaders }, `servers.${this.name}.headers: these are set by mcp-gateway itself and were ignored`);
@@ -111,18 +76,18 @@ export class HttpUpstream implements Upstream, StreamPeer {
   }
 
   async request(message: JsonRpcRequest, options: RequestOptions = {}): Promise<JsonRpcResponse> {
-    if (this.state !== 'ready') {
+    if (this.supervisor.state !== 'ready') {
       const failure = await this.waitUntilReady(message, options.signal);
       if (failure) return failure;
     }
-    if (this.era === 'legacy') return this.legacyRequest(message, options, true);
+    // A 2025 server is served through its session (the legacy adapter); nothing else here asks the era.
+    if (this.session) return this.legacyRequest(message, options, true);
     return this.modernRequest(message, options);
   }
 
   async close(): Promise<void> {
     this.generation++;
-    this.setState('stopped');
-    clearTimeout(this.retryTimer);
+    this.supervisor.stop();
     const { session, endpoint } = this;
     this.session = undefined;
     this.endpoint = undefined;
@@ -148,29 +113,26 @@ export class HttpUpstream implements Upstream, StreamPeer {
     if (exchange.end === 'response') {
       const response = exchange.response!;
       response.id = callerId;
-      this.results.fill(message.method, response);
+      this.modern.complete(message.method, response);
       return response;
     }
-    if (looksLegacy(exchange) && this.config.era === 'auto' && this.state === 'ready') {
+    if (looksLegacy(exchange) && this.config.era === 'auto' && this.supervisor.state === 'ready') {
       // The server behind the URL may have been replaced by a 2025 one: a refused request was not run.
       const era = await this.reprobe();
-      if (era === 'legacy' && this.state === 'ready') return this.legacyRequest(message, options, false);
+      if (era === 'legacy' && this.supervisor.state === 'ready') return this.legacyRequest(message, options, false);
     }
     const busyFor = busyForSeconds(exchange);
     if (busyFor !== undefined) {
       const said = describeExchange(this.where, message.method, exchange);
       return overloadedResponse(callerId, `${said}; it is busy and asked to be sent this again in ${busyFor} s`, { server: this.name, url: this.where.url, httpStatus: 503, reason: 'upstream_busy' }, busyFor);
     }
-    if (exchange.end === 'status' && isErrorBody(exchange.body) && !isAuthStatus(exchange.status)) {
-      const failure: MarkedResponse = exchange.body;
-      failure.jsonrpc = '2.0';
-      failure.id = callerId;
+    const failure: MarkedResponse | undefined = errorBodyOf(exchange, callerId);
+    if (failure) {
       failure[UPSTREAM_STATUS] = exchange.status; // what httpStatusOf needs to tell a -32602's kind
       return failure;
     }
-    if (this.state === 'stopped') return failureResponse(callerId, this.where, `Upstream '${this.name}' was stopped while handling ${message.method} (the gateway is shutting down or reloading)`);
-    if (exchange.end === 'network' && isConnectFailure(exchange.error)) this.fail('unreachable', describeExchange(this.where, message.method, exchange));
-    return failureResponse(callerId, this.where, describeExchange(this.where, message.method, exchange), exchange.status || undefined);
+    if (this.supervisor.state === 'stopped') return failureResponse(callerId, this.where, `Upstream '${this.name}' was stopped while handling ${message.method} (the gateway is shutting down or reloading)`);
+    return exchangeFailure(this.where, message.method, callerId, exchange, (said) => this.fail('unreachable', said));
   }
 
   // ---- legacy requests ---------------------------------------------------------------------------
@@ -178,10 +140,10 @@ export class HttpUpstream implements Upstream, StreamPeer {
   private async legacyRequest(message: JsonRpcRequest, options: RequestOptions, mayReprobe: boolean): Promise<JsonRpcResponse> {
     const answer = await this.session!.request(message, options);
     if (!(answer instanceof EraMismatch)) return answer;
-    if (mayReprobe && this.config.era === 'auto' && this.state === 'ready') {
+    if (mayReprobe && this.config.era === 'auto' && this.supervisor.state === 'ready') {
       // Refused as only a 2026-era server refuses, so not run: ask again in the era the server speaks now.
       const era = await this.reprobe();
-      if (era === 'modern' && this.state === 'ready') return this.modernRequest(message, options);
+      if (era === 'modern' && this.supervisor.state === 'ready') return this.modernRequest(message, options);
     }
     return answer.response;
   }
@@ -205,7 +167,7 @@ export class HttpUpstream implements Upstream, StreamPeer {
 
   private async run(): Promise<void> {
     const generation = ++this.generation;
-    this.setState('starting');
+    this.supervisor.setState('starting');
     const session = this.session;
     this.session = undefined;
     if (session) void session.close().catch(() => {});
@@ -216,6 +178,7 @@ export class HttpUpstream implements Upstream, StreamPeer {
         this.era = era;
         this.log.info({ era }, `upstream speaks the ${era} revision`);
       }
+      // The one place the era decides how the server is spoken to: a 2025 one gets a session.
       if (this.era === 'legacy') {
         const fresh = new LegacyHttpSession(this.endpoint!, { ...this.where, clientInfo: this.config.clientInfo, legacyTtlMs: this.config.legacyTtlMs }, this.log, this.events, {
           broken: (kind, message) => {
@@ -229,10 +192,8 @@ export class HttpUpstream implements Upstream, StreamPeer {
         }
         this.session = fresh;
       }
-      this.readyAt = Date.now();
-      this.consecutiveFailures = 0;
-      this.lastError = undefined;
-      this.setState('ready');
+      this.supervisor.lastError = undefined;
+      this.supervisor.ready(true);
       this.log.info({ era: this.era, url: this.where.url }, 'upstream ready');
     } catch (error) {
       if (generation !== this.generation) return;
@@ -265,87 +226,58 @@ export class HttpUpstream implements Upstream, StreamPeer {
 
   /** Probes the era again at once (not counted as a failure); resolves with the new era, if any. */
   private async reprobe(): Promise<Era | undefined> {
-    if (this.state === 'ready' && Date.now() - this.probedAt >= REPROBE_INTERVAL_MS) {
+    if (this.supervisor.state === 'ready' && Date.now() - this.probedAt >= REPROBE_INTERVAL_MS) {
       this.log.warn({ era: this.era }, 'a request was answered like a server of the other era; probing the era again');
       this.era = undefined;
       void this.run();
     }
-    if (this.state === 'starting') await this.stateChange.wait(this.config.timeoutMs, undefined);
-    return this.state === 'ready' ? this.era : undefined;
+    if (this.supervisor.state === 'starting') await this.supervisor.nextChange(this.config.timeoutMs);
+    return this.supervisor.state === 'ready' ? this.era : undefined;
   }
 
   /** The server cannot serve requests now: back off (or mark it unhealthy) and try again later. */
   private fail(kind: FailureKind, message: string): void {
-    if (this.state === 'stopped' || this.state === 'backing-off' || this.state === 'unhealthy') return;
+    const supervisor = this.supervisor;
+    if (FAILS_AT.has(supervisor.state)) return;
     this.generation++;
-    this.lastError = message;
+    supervisor.lastError = message;
     if (this.config.era === 'auto') this.era = undefined; // whatever answers next may be another server
-    const now = Date.now();
-    if (this.readyAt && now - this.readyAt > STABLE_AFTER_MS) this.failures.reset();
-    this.readyAt = 0;
-    this.consecutiveFailures++;
-    const recent = this.failures.record(now);
-    const policy = this.config.backoff;
-    let delay: number;
-    if (recent >= policy.crashLimit) {
-      delay = policy.maxMs;
-      this.setState('unhealthy');
-      this.log.error({ failures: recent, windowMs: policy.windowMs, retryInMs: delay, lastError: message }, 'upstream marked unhealthy');
-    } else {
-      delay = backoffDelay(this.consecutiveFailures, policy);
-      this.setState('backing-off');
-      this.log.warn({ failure: kind, retryInMs: delay, lastError: message }, 'upstream not available; retrying');
-    }
-    this.retryAt = now + delay;
-    this.retryTimer = setTimeout(() => {
-      this.restarts++;
+    supervisor.failed({ fields: { failure: kind }, counted: 'failures', backingOff: 'upstream not available; retrying' }, () => {
+      supervisor.restarts++;
       void this.run();
-    }, delay);
-    this.retryTimer.unref();
+    });
   }
 
   // ---- waiting for readiness ---------------------------------------------------------------------
-
-  private setState(state: UpstreamState): void {
-    if (this.state === state) return;
-    this.state = state;
-    this.stateChange.open();
-    this.events.emit('state', state);
-  }
 
   /**
    * While the upstream is starting, a request waits for it (up to its timeout); a server known to be
    * down or refusing the gateway fails the request at once, so callers never wait on a dead server.
    */
   private async waitUntilReady(message: JsonRpcRequest, signal: CancelSignal | undefined): Promise<JsonRpcResponse | undefined> {
-    const deadline = Date.now() + this.config.timeoutMs;
-    for (;;) {
-      switch (this.state) {
-        case 'ready':
-          return undefined;
-        case 'stopped':
-          return failureResponse(message.id, this.where, `Upstream '${this.name}' is stopped (the gateway is shutting down or reloading)`);
-        case 'backing-off':
-        case 'unhealthy':
-          return failureResponse(message.id, this.where, this.unavailableMessage());
-      }
-      const remaining = deadline - Date.now();
-      if (remaining <= 0 || signal?.aborted) {
-        return errorResponse(
-          message.id,
-          ErrorCode.InternalError,
-          `${upstream(this.where)} was not ready within ${this.config.timeoutMs} ms (state: ${this.state}${this.lastError ? `; last error: ${this.lastError}` : ''})`,
-          { server: this.name, url: this.where.url, state: this.state },
-        );
-      }
-      await this.stateChange.wait(remaining, signal);
+    const supervisor = this.supervisor;
+    switch (await supervisor.settled(Date.now() + this.config.timeoutMs, signal, FAILS_AT)) {
+      case 'ready':
+        return undefined;
+      case 'stopped':
+        return failureResponse(message.id, this.where, `Upstream '${this.name}' is stopped (the gateway is shutting down or reloading)`);
+      case 'backing-off':
+      case 'unhealthy':
+        return failureResponse(message.id, this.where, this.unavailableMessage());
     }
+    const lastError = supervisor.lastError;
+    return errorResponse(
+      message.id,
+      ErrorCode.InternalError,
+      `${upstream(this.where)} was not ready within ${this.config.timeoutMs} ms (state: ${supervisor.state}${lastError ? `; last error: ${lastError}` : ''})`,
+      { server: this.name, url: this.where.url, state: supervisor.state },
+    );
   }
 
   private unavailableMessage(): string {
-    const wait = Math.max(0, Math.ceil((this.retryAt - Date.now()) / 100) / 10);
-    const last = this.lastError ?? `${upstream(this.where)} is not available.`;
-    if (this.state === 'unhealthy') {
+    const wait = Math.max(0, Math.ceil((this.supervisor.retryAt - Date.now()) / 100) / 10);
+    const last = this.supervisor.lastError ?? `${upstream(this.where)} is not available.`;
+    if (this.supervisor.state === 'unhealthy') {
       const policy = this.config.backoff;
       return `${upstream(this.where)} is marked unhealthy after ${policy.crashLimit} failures within ${policy.windowMs / 1000} s; mcp-gateway tries again in ${wait} s. Last error: ${last}`;
     }

@@ -1,6 +1,6 @@
 // The one place that words what can go wrong with a remote upstream, so every message names the
 // server, where it lives, what happened and which setting to look at.
-import { ErrorCode, errorResponse, isObject, type JsonRpcFailure, type JsonRpcId } from '../src/protocol/jsonrpc.js';
+import { ErrorCode, errorResponse, isObject, type JsonRpcFailure, type JsonRpcId } from '../../src/protocol/jsonrpc.js';
 import type { HttpExchange } from './http-exchange.js';
 
 /** What the supervisor does about a failure: `auth` and `unreachable` keep the upstream from being ready. */
@@ -81,6 +81,22 @@ export function describeExchange(where: Where, method: string, exchange: HttpExc
 /** An error response for the caller, with the server and URL in `data` for machines. */
 export function failureResponse(id: JsonRpcId, where: Where, message: string, status?: number): JsonRpcFailure {
   return errorResponse(id, ErrorCode.InternalError, message, status ? { server: where.name, url: where.url, httpStatus: status } : { server: where.name, url: where.url });
+}
+
+/** The server's own JSON-RPC error sent with a non-2xx status (not an auth refusal), made the caller's answer. */
+export function errorBodyOf(exchange: HttpExchange, callerId: JsonRpcId): JsonRpcFailure | undefined {
+  if (exchange.end !== 'status' || !isErrorBody(exchange.body) || isAuthStatus(exchange.status)) return undefined;
+  const failure = exchange.body;
+  failure.jsonrpc = '2.0';
+  failure.id = callerId;
+  return failure;
+}
+
+/** The caller's answer to an exchange that brought none it can use; `unreachable` hears of a server not reached at all. */
+export function exchangeFailure(where: Where, method: string, callerId: JsonRpcId, exchange: HttpExchange, unreachable: (message: string) => void): JsonRpcFailure {
+  const said = describeExchange(where, method, exchange);
+  if (exchange.end === 'network' && isConnectFailure(exchange.error)) unreachable(said);
+  return failureResponse(callerId, where, said, exchange.status || undefined);
 }
 
 /**

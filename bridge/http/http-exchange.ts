@@ -6,10 +6,10 @@
 // caller's cancellation abort the HTTP request, which closes its stream: on Streamable HTTP that is
 // the cancellation.
 import type { Dispatcher } from 'undici';
-import type { CancelSignal } from '../src/protocol/cancel.js';
-import { isObject, parseMessage, type JsonObject, type JsonRpcId, type JsonRpcNotification, type JsonRpcRequest, type JsonRpcResponse } from '../src/protocol/jsonrpc.js';
+import type { CancelSignal } from '../../src/protocol/cancel.js';
+import { isObject, parseMessage, type JsonObject, type JsonRpcId, type JsonRpcNotification, type JsonRpcRequest, type JsonRpcResponse } from '../../src/protocol/jsonrpc.js';
 import { SseReader } from './sse-reader.js';
-import type { ServerRequestHandler } from './upstream.js';
+import type { ServerRequestHandler } from '../upstream.js';
 
 /**
  * How an exchange ended:

@@ -2,7 +2,7 @@
 // send its stderr to the log, and stop it with the spec's ladder (close stdin, SIGTERM, SIGKILL).
 import { existsSync } from 'node:fs';
 import { execa, type ResultPromise } from 'execa';
-import type { Log } from '../src/infra/log.js';
+import type { Log } from '../../src/infra/log.js';
 import { LineFramer } from './line-framer.js';
 
 export interface StdioCommand {

@@ -1,0 +1,294 @@
+// A supervised stdio child shared by every caller: finds out its era once, speaks to it in that era's dialect
+// (the 2025 one, bridge/legacy/, opens it with initialize), multiplexes requests onto it, and restarts it
+// with backoff when it dies.
+import { ErrorCode, errorResponse, isModernError, isObject, parseMessage, type JsonRpcNotification, type JsonRpcRequest, type JsonRpcResponse } from '../../src/protocol/jsonrpc.js';
+import type { CancelSignal } from '../../src/protocol/cancel.js';
+import type { Log } from '../../src/infra/log.js';
+import { META, MODERN_VERSION, type ServerInfo } from '../../src/protocol/mcp.js';
+import type { BackoffPolicy } from '../backoff.js';
+import { modernDialect, type Dialect } from '../dialect.js';
+import { openLegacyLine, serveServerRequest, type LegacyLine } from '../legacy/legacy-line.js';
+import { PendingRequests } from '../pending-requests.js';
+import { SupervisedUpstream } from '../supervised-upstream.js';
+import type { Era, RequestOptions, UpstreamState } from '../upstream.js';
+import { StdioProcess, type ExitInfo, type StdioCommand } from './stdio-process.js';
+
+export interface StdioUpstreamConfig extends StdioCommand {
+  name: string;
+  era: Era | 'auto';
+  timeoutMs: number;
+  probeTimeoutMs: number;
+  startupTimeoutMs: number;
+  /** ttlMs given to a legacy child's cacheable results. */
+  legacyTtlMs: number;
+  shutdownGraceMs: number;
+  backoff: BackoffPolicy;
+  clientInfo: ServerInfo;
+}
+
+const LEADING_ID = /^\s*\{\s*(?:"jsonrpc"\s*:\s*"2\.0"\s*,\s*)?"id"\s*:\s*(\d+)/;
+const TRAILING_ID = /,\s*"id"\s*:\s*(\d+)\s*\}\s*$/;
+/** States that fail a waiting caller at once; while the child backs off, callers wait for its restart. */
+const FAILS_AT: ReadonlySet<UpstreamState> = new Set(['stopped', 'unhealthy']);
+
+export class StdioUpstream extends SupervisedUpstream {
+  /** How to speak to the child; set anew each time one is ready (a restarted 2025 child has a new session). */
+  private dialect: Dialect | undefined;
+  /** One per upstream, so a missing field is logged once however often the child restarts. */
+  private readonly modern: Dialect;
+  private process: StdioProcess | undefined;
+  private pending: PendingRequests;
+  /** Set while the era probe runs: an exit then means "legacy", not a crash. */
+  private probing = false;
+  /** The era came from silence or an exit during the probe, not from an answer: re-probe if it fails. */
+  private eraGuessed = false;
+
+  constructor(
+    private readonly config: StdioUpstreamConfig,
+    log: Log,
+  ) {
+    super(config, log);
+    this.modern = modernDialect(log);
+    this.pending = this.newPending();
+  }
+
+  async start(): Promise<void> {
+    if (this.supervisor.state !== 'stopped') return;
+    await this.run();
+  }
+
+  async request(message: JsonRpcRequest, options: RequestOptions = {}): Promise<JsonRpcResponse> {
+    let timeoutMs = this.config.timeoutMs;
+    if (message.method === 'subscriptions/listen') timeoutMs = 0; // lives until its caller closes it
+    if (this.supervisor.state !== 'ready') {
+      // Waiting for a (re)start counts against the request's own timeout.
+      const deadline = Date.now() + this.config.timeoutMs;
+      const failure = await this.waitUntilReady(message, deadline, options.signal);
+      if (failure) return failure;
+      if (timeoutMs > 0) timeoutMs = Math.max(1, deadline - Date.now());
+    }
+    const dialect = this.dialect!;
+    const early = dialect.intercept?.(message, options);
+    if (early) {
+      const answer = await early;
+      if (answer) return answer;
+    }
+    // A pipe carries no status: the caller's stream may start now, so closing it cancels as before.
+    options.onStreamStart?.();
+    return this.pending.dispatch(message, {
+      timeoutMs,
+      signal: options.signal,
+      onNotification: options.onNotification,
+      onServerRequest: options.onServerRequest,
+      prepare: dialect.outgoing,
+    });
+  }
+
+  async close(): Promise<void> {
+    this.supervisor.stop();
+    const child = this.process;
+    if (child) await child.stop(this.config.shutdownGraceMs);
+  }
+
+  // ---- lifecycle ---------------------------------------------------------------------------------
+
+  private async run(): Promise<void> {
+    const supervisor = this.supervisor;
+    supervisor.setState('starting');
+    const child = this.spawn();
+    try {
+      if (this.era === undefined) {
+        const verdict = await this.probe(child);
+        this.era = verdict.era;
+        this.eraGuessed = verdict.guessed;
+        this.log.info({ era: this.era, guessed: verdict.guessed }, `upstream speaks the ${this.era} revision`);
+        if (!child.alive) {
+          // Some legacy servers exit on any request before initialize: start a fresh one.
+          await child.exited;
+          if (supervisor.state === 'starting') await this.run();
+          return;
+        }
+      }
+      const dialect = await this.dialectFor(this.era, child);
+      if (!child.alive || supervisor.state !== 'starting') return;
+      this.dialect = dialect;
+      supervisor.ready(false);
+      this.log.info({ pid: child.pid, era: this.era }, 'upstream ready');
+    } catch (error) {
+      // When the child died, its exit already said why; otherwise the handshake failed on a live child.
+      if (child.alive) supervisor.lastError = (error as Error).message;
+      this.log.error({ err: (error as Error).message }, 'upstream failed to start');
+      // A verdict that came from silence or an exit, not an answer, is not kept past a failed start.
+      if (this.eraGuessed && this.config.era === 'auto') this.era = undefined;
+      // The exit handler decides on the restart.
+      await child.stop(this.config.shutdownGraceMs);
+    }
+  }
+
+  /**
+   * The one place the child's era matters: a 2026 server is spoken to as it is; a 2025 one gets a session
+   * (initialize) and the legacy dialect, unless its answer to initialize shows it is modern after all.
+   */
+  private async dialectFor(era: Era, child: StdioProcess): Promise<Dialect> {
+    if (era === 'modern') return this.modern;
+    const opened = await openLegacyLine(this.lineTo(child), this.config, this.log);
+    if (opened !== 'modern') return opened;
+    // A slow modern server missed the probe; its answer to initialize says what it is.
+    this.era = 'modern';
+    this.eraGuessed = false;
+    this.log.info({}, 'upstream answered initialize as a modern server; serving it as modern');
+    return this.modern;
+  }
+
+  /** The child as the 2025 session sees it. */
+  private lineTo(child: StdioProcess): LegacyLine {
+    return {
+      name: this.name,
+      ask: (request, timeoutMs) => this.pending.dispatch(request, { timeoutMs }),
+      send: (message) => child.send(message),
+      alive: () => child.alive,
+      hint: () => stderrHint(child),
+    };
+  }
+
+  private spawn(): StdioProcess {
+    this.pending = this.newPending();
+    const child = new StdioProcess(this.config, this.log, {
+      message: (message) => this.onMessage(line, message),
+      oversized: (bytes, head, tail) => this.onOversized(bytes, head, tail),
+      exit: (info) => this.onExit(child, info),
+    });
+    const line = this.lineTo(child);
+    this.process = child;
+    return child;
+  }
+
+  private newPending(): PendingRequests {
+    return new PendingRequests(
+      // A lone request (the gateway otherwise idle) goes out at once; under load, requests are batched per turn.
+      (message) => this.process?.send(message, this.pending.waitingForAnswers <= 1),
+      (method, response) => this.dialect?.complete(method, response),
+      (method, ms) =>
+        `Upstream '${this.name}' did not answer ${method} within ${ms} ms; the request was cancelled. Raise servers.${this.name}.timeoutMs if it needs longer.`,
+    );
+  }
+
+  /** The child's era; `guessed` when it came from silence or an exit rather than an answer. */
+  private async probe(child: StdioProcess): Promise<{ era: Era; guessed: boolean }> {
+    this.probing = true;
+    const started = Date.now();
+    try {
+      const params = { _meta: { [META.protocolVersion]: MODERN_VERSION, [META.clientCapabilities]: {}, [META.clientInfo]: this.config.clientInfo } };
+      const response = await this.pending.dispatch({ jsonrpc: '2.0', id: 0, method: 'server/discover', params }, { timeoutMs: this.config.probeTimeoutMs });
+      if (!child.alive) return { era: 'legacy', guessed: true };
+      if ('result' in response && Array.isArray(response.result.supportedVersions)) return { era: 'modern', guessed: false };
+      if ('error' in response && isModernError(response.error)) return { era: 'modern', guessed: false };
+      // No answer in time is a guess; an answer that is not modern is a verdict.
+      return { era: 'legacy', guessed: Date.now() - started >= this.config.probeTimeoutMs };
+    } finally {
+      this.probing = false;
+    }
+  }
+
+  private onExit(child: StdioProcess, info: ExitInfo): void {
+    const how = describeExit(info);
+    this.pending.failAll(
+      (method) => `Upstream '${this.name}' ${how} while handling ${method}; mcp-gateway is restarting it. Retry the request.`,
+      { server: this.name, exitCode: info.code, signal: info.signal },
+    );
+    const supervisor = this.supervisor;
+    if (child !== this.process || supervisor.state === 'stopped') return;
+    this.process = undefined;
+    if (this.probing) return; // run() starts the legacy child
+
+    const stderr = child.recentStderr().split('\n').at(-1);
+    supervisor.lastError = info.spawnError ?? supervisor.lastError ?? `${how}${stderr ? `: ${stderr}` : ''}`;
+    supervisor.restarts++;
+    supervisor.failed({ fields: { exit: info }, counted: 'exits', backingOff: 'upstream exited; restarting' }, () => {
+      supervisor.lastError = undefined;
+      void this.run();
+    });
+  }
+
+  // ---- messages from the child -------------------------------------------------------------------
+
+  private onMessage(line: LegacyLine, value: unknown): void {
+    const parsed = parseMessage(value);
+    switch (parsed.kind) {
+      case 'request':
+        // Only a 2025 server asks its client things; whatever the era, each request gets its answer.
+        return serveServerRequest(parsed.message, this.pending, line, this.config.timeoutMs, this.log);
+      case 'notification':
+        return this.onChildNotification(parsed.message);
+      case 'response':
+        if (!this.pending.answer(parsed.message)) this.log.debug({ id: parsed.message.id }, 'answer for a request no longer waiting (timed out or cancelled)');
+        return;
+      default:
+        this.log.warn({ keys: isObject(value) ? Object.keys(value) : typeof value }, 'skipped a stdout message that is not a JSON-RPC request, notification or response');
+    }
+  }
+
+  private onChildNotification(notification: JsonRpcNotification): void {
+    const method = notification.method;
+    if (method === 'notifications/progress') {
+      this.pending.progress(notification);
+    } else if (method.endsWith('/list_changed') || method === 'notifications/resources/updated') {
+      this.events.emit('listChanged', notification);
+    } else if (method === 'notifications/message' && !this.pending.logMessage(notification, this.dialect?.logsUnasked ?? false)) {
+      this.log.debug({ params: notification.params }, 'upstream log message for no one request (none, or several, in flight asked for logs)');
+    }
+  }
+
+  private onOversized(bytes: number, head: string, tail: string): void {
+    // Only an id in the envelope's first or last key counts: the same text deep inside a result must not.
+    // A child's own request (it has a method) may carry the same number as one of ours.
+    const id = /"method"\s*:/.test(head) ? undefined : (LEADING_ID.exec(head)?.[1] ?? TRAILING_ID.exec(tail)?.[1]);
+    const limit = `servers.${this.name}.maxLineBytes (${this.config.maxLineBytes} bytes)`;
+    this.log.warn({ bytes, head: head.slice(0, 120) }, `dropped a stdout line larger than ${limit}`);
+    if (id !== undefined) {
+      this.pending.fail(Number(id), `Upstream '${this.name}' answered with ${bytes} bytes, more than ${limit}; raise that setting to accept it.`);
+    }
+  }
+
+  // ---- waiting for readiness ---------------------------------------------------------------------
+
+  /** Waits for the child to be ready; resolves with an error response when it will not be in time. */
+  private async waitUntilReady(message: JsonRpcRequest, deadline: number, signal: CancelSignal | undefined): Promise<JsonRpcResponse | undefined> {
+    const supervisor = this.supervisor;
+    const state = await supervisor.settled(deadline, signal, FAILS_AT);
+    const lastError = supervisor.lastError;
+    switch (state) {
+      case 'ready':
+        return undefined;
+      case 'stopped':
+        return errorResponse(message.id, ErrorCode.InternalError, `Upstream '${this.name}' is stopped (the gateway is shutting down or reloading)`);
+      case 'unhealthy':
+        return errorResponse(
+          message.id,
+          ErrorCode.InternalError,
+          `Upstream '${this.name}' is unhealthy: it exited ${this.config.backoff.crashLimit} times within ${this.config.backoff.windowMs / 1000} s` +
+            `${lastError ? ` (last: ${lastError})` : ''}. mcp-gateway retries at ${new Date(supervisor.retryAt).toISOString()}; ` +
+            `check servers.${this.name} (command, args, cwd, env) and the server's stderr in the gateway log.`,
+          { server: this.name, state },
+        );
+    }
+    return errorResponse(
+      message.id,
+      ErrorCode.InternalError,
+      `Upstream '${this.name}' was not ready within ${this.config.timeoutMs} ms (state: ${supervisor.state}${lastError ? `; last error: ${lastError}` : ''})`,
+      { server: this.name, state: supervisor.state },
+    );
+  }
+}
+
+function describeExit(info: ExitInfo): string {
+  if (info.spawnError) return `could not start (${info.spawnError})`;
+  if (info.signal) return `was killed by ${info.signal}`;
+  return `exited with code ${info.code}`;
+}
+
+function stderrHint(child: StdioProcess): string {
+  const tail = child.recentStderr();
+  return tail ? `; its stderr said: ${tail.split('\n').slice(-3).join(' | ')}` : '';
+}
+
