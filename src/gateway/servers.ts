@@ -11,6 +11,7 @@ import { InputBridge, type HeldCalls } from '../mrtr/input-bridge.js';
 import { ResourceWatch } from '../notify/resource-watch.js';
 import type { UpstreamWatch } from '../notify/upstream-listen.js';
 import { createUpstream } from '../upstream-factory.js';
+import { PropagatingUpstream } from '../telemetry/propagating-upstream.js';
 import { followUpstreamChanges } from './list-changes.js';
 
 export interface ServerSetOptions {
@@ -70,7 +71,8 @@ export class ServerSet {
     this.raw.set(name, upstream);
     this.watches.set(name, followUpstreamChanges(name, upstream, cache, this.resourceWatch, upstreamLog));
     // Limits right on the server's upstream, below the cache and the MRTR bridge (docs/design.md: Overload).
-    const limits = new LimitedUpstream(upstream, server, (seconds) => this.options.queueWaited(name, seconds));
+    // Tracing right on it too, so an upstream call's span times the call and not its wait in the queue.
+    const limits = new LimitedUpstream(new PropagatingUpstream(upstream, server.transport), server, (seconds) => this.options.queueWaited(name, seconds));
     this.limited.set(name, limits);
     const served = new CachedUpstream(new InputBridge(limits, { held, roots: server.roots, log: upstreamLog }), cache);
     this.upstreams.set(name, served);
