@@ -9,7 +9,12 @@ export function setLogContext(find: (() => Readonly<Record<string, string>> | un
   lookup = find;
 }
 
-/** pino's mixin: the current request's fields, or nothing. */
+/** pino's mixin: the current request's fields (a fresh object), or nothing. */
 export function logContext(): Readonly<Record<string, string>> {
   return lookup?.() ?? NOTHING;
+}
+
+/** pino's mixinMergeStrategy: its default writes the line's fields into the mixin's object, which for "nothing" is shared. */
+export function mergeLogContext(fields: object, context: object): object {
+  return context === NOTHING ? fields : Object.assign(context, fields);
 }
