@@ -33,6 +33,7 @@ import type { RetryRouting } from './retry-routing.js';
 import { route } from './route.js';
 import { endRequestSpan, spanForUnread, startRequestSpan } from './tracing.js';
 import type { JsonRpcRequest } from '../protocol/jsonrpc.js';
+import type { Verdict } from '../../policy/guard.js';
 import type { GatewayTracer } from '../telemetry/tracer.js';
 
 export type { RetryRouting } from './retry-routing.js';
@@ -160,11 +161,14 @@ async function serveTracked(call: McpCall, verb: Verb): Promise<Response> {
   return call.span!.run(() => serveMessage(call, message, got.text));
 }
 
-/** A modern message, read: where it goes, whether policy lets it, then its answer. */
-async function serveMessage(call: McpCall, message: JsonRpcRequest, text: string): Promise<Response> {
+/** A modern message, read: where it goes, whether policy lets it, then its answer; no extra turn when judge answers at once. */
+function serveMessage(call: McpCall, message: JsonRpcRequest, text: string): Response | Promise<Response> {
   route(call, message);
-  let verdict = judge(call, message);
-  if (verdict instanceof Promise) verdict = await verdict;
+  const verdict = judge(call, message);
+  return verdict instanceof Promise ? verdict.then((v) => decide(call, message, text, v)) : decide(call, message, text, verdict);
+}
+
+function decide(call: McpCall, message: JsonRpcRequest, text: string, verdict: Verdict): Response | Promise<Response> {
   if (verdict.refusal) return refuse(call, message, { ...verdict, refusal: verdict.refusal });
   return execute(call, message, text, verdict);
 }
