@@ -22,7 +22,8 @@ export function startRequestSpan(tracer: GatewayTracer, call: McpCall, message: 
     startedAt: call.started,
     attributes,
   }));
-  span.event('mcp.gateway.authenticated', { 'mcp.gateway.principal.via': call.principal.via });
+  // Only a real decision is worth an event: without authentication every caller is anonymous.
+  if (call.security.authenticator.enabled || call.vouched) span.event('mcp.gateway.authenticated', { 'mcp.gateway.principal.via': call.principal.via });
 }
 
 /** A request refused before its message was read (origin, credentials, rate, body) still leaves a span. */

@@ -16,6 +16,7 @@ import { headersFor, post, request, ROOT, startTestGateway } from './harness.js'
 const SERVER = 2;
 const CLIENT = 3;
 const ERROR = 2;
+const KEY = 'tracing-test-key-0123456789';
 
 const recording = (file: string) => ({ command: process.execPath, args: ['test/fixtures/recording-server.mjs'], cwd: ROOT, env: { RECORD_FILE: file, SERVER_ID: 'rec' } });
 const traceparent = (trace: string, span: string) => `00-${trace}-${span}-01`;
@@ -52,9 +53,10 @@ describe('tracing over OTLP/HTTP JSON', () => {
     gateway = await startTestGateway(
       { rec: recording(recordFile), web: { url: web.url } },
       {},
-      { telemetry: { serviceName: 'gateway-under-test', traces: { endpoint: receiver.url, protocol: 'http/json', sampler: 'always_on' } }, auth: { anonymous: true }, audit: { destination: auditFile } },
+      { telemetry: { serviceName: 'gateway-under-test', traces: { endpoint: receiver.url, protocol: 'http/json', sampler: 'always_on' } }, auth: { apiKeys: [{ key: KEY, principal: 'tester' }] }, audit: { destination: auditFile } },
     );
-    const call = (server: string, body: ReturnType<typeof request>, extra: Record<string, string> = {}) => post(`${gateway.url}/servers/${server}/mcp`, body, { ...headersFor(body), ...extra });
+    const call = (server: string, body: ReturnType<typeof request>, extra: Record<string, string> = {}) =>
+      post(`${gateway.url}/servers/${server}/mcp`, body, { ...headersFor(body), authorization: `Bearer ${KEY}`, ...extra });
 
     const echo = request('tools/call', { name: 'echo', arguments: { text: 'hi' }, _meta: { traceparent: traceparent(META_TRACE, META_SPAN) } }, 'echo-1');
     assert.equal((await call('rec', echo, { traceparent: traceparent(HEADER_TRACE, HEADER_SPAN), tracestate: 'vendor=1' })).status, 200);
@@ -105,8 +107,8 @@ describe('tracing over OTLP/HTTP JSON', () => {
     assert.equal(server.attributes['mcp.server.name'], 'rec');
     assert.equal(client.attributes['mcp.server.name'], 'rec');
     assert.equal(client.attributes['network.transport'], 'pipe');
-    const names = server.events.map((e) => e.name);
-    assert.ok(names.includes('mcp.gateway.authenticated'), names.join());
+    const authenticated = server.events.find((e) => e.name === 'mcp.gateway.authenticated');
+    assert.equal(authenticated?.attributes['mcp.gateway.principal.via'], 'api-key', JSON.stringify(server.events));
     const policy = server.events.find((e) => e.name === 'mcp.gateway.policy')!;
     assert.equal(policy.attributes['mcp.gateway.decision'], 'allow');
   });
