@@ -2,6 +2,7 @@
 import type { EventEmitter } from 'node:events';
 import type { CancelSignal } from '../src/protocol/cancel.js';
 import type { JsonObject, JsonRpcErrorObject, JsonRpcNotification, JsonRpcRequest, JsonRpcResponse } from '../src/protocol/jsonrpc.js';
+import type { RequestTrace } from '../src/protocol/trace.js';
 
 export type UpstreamState = 'starting' | 'ready' | 'backing-off' | 'unhealthy' | 'stopped';
 export type Era = 'modern' | 'legacy';
@@ -42,6 +43,14 @@ export interface RequestOptions {
    * made while it serves this request. Without it such requests are refused.
    */
   onServerRequest?: ServerRequestHandler;
+  /** The request's span, when the gateway traces: layers record events on it, and each upstream call a span. */
+  trace?: RequestTrace;
+  /**
+   * The W3C trace context an HTTP upstream sends as the traceparent and tracestate headers, so the
+   * server's spans join the trace (src/telemetry/propagating-upstream.ts sets it). A stdio upstream ignores it.
+   */
+  traceparent?: string;
+  tracestate?: string;
 }
 
 /** Settles with the result, or the error, to send back to the server that asked. */

@@ -17,6 +17,9 @@ export interface AuditEntry {
   arguments?: unknown;
   /** From the request's W3C traceparent, when it has one. */
   traceId?: string;
+  /** The gateway's own span of this request, when it traces: the ids its collector knows it by. */
+  trace_id?: string;
+  span_id?: string;
 }
 
 export class AuditLog {

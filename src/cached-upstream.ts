@@ -52,6 +52,8 @@ export class CachedUpstream extends UpstreamWrapper {
     // Others may wait on this fetch (single flight): one caller going away must not cancel it for them,
     // but that caller stops waiting (and stops counting as in flight) at once.
     const fetched = this.cache.get(key, message.id, () => this.inner.request(message, { ...options, signal: undefined }));
+    const trace = options.trace;
+    if (trace !== undefined) void fetched.then(({ hit }) => trace.event('mcp.gateway.cache', { 'mcp.gateway.cache.hit': hit }), () => undefined);
     const signal = options.signal;
     if (!signal) return (await fetched).response;
     if (signal.aborted) return cancelledResponse(message.id);

@@ -9,7 +9,7 @@ import { parse as parseShellWords } from 'shell-quote';
 import { ConfigError, ConfigFileMissing, exposureProblem, loadConfigFile, LOG_LEVELS, parseConfig, SERVER_NAME, type GatewayConfig } from './config.js';
 import { startGateway, type RunningGateway } from './gateway.js';
 import type { Logger } from 'pino';
-import { createLogger } from './infra/logger.js';
+import { createLogger, LOG_FORMATS, logDestination, type LogFormat } from './infra/logger.js';
 import { GATEWAY_INFO } from './infra/version.js';
 
 const HELP = `mcp-gateway — serve MCP servers as MCP 2026-07-28 Streamable HTTP endpoints
@@ -32,10 +32,11 @@ Options:
   --stdio CMDLINE    bridge this command instead of reading a config file
   --name NAME        the server's name with --stdio (1-32 of A-Z a-z 0-9 _ -)
   --log-level LEVEL  fatal, error, warn, info (default), debug, trace or silent
+  --log-format FMT   json (default) or pretty (readable lines for a terminal; needs pino-pretty)
   -v, --version      print the version and exit
   -h, --help         this text
 
-Logs are JSON lines on stderr.`;
+Logs are JSON lines on stderr (with trace_id and span_id when tracing: see telemetry: in docs/configuration.md).`;
 
 function usageError(message: string): never {
   process.stderr.write(`mcp-gateway: ${message}\nRun mcp-gateway --help for usage.\n`);
@@ -58,8 +59,9 @@ async function main(): Promise<void> {
   if (options.config !== undefined && options.stdio !== undefined) usageError('use either --config or --stdio, not both');
   const port = portOption(options.port);
   const logLevel = logLevelOption(options['log-level']);
+  const destination = await logDestinationOption(options['log-format']);
   const config = await startupConfig(options, port);
-  const log = createLogger(logLevel ?? config.log.level);
+  const log = createLogger(logLevel ?? config.log.level, destination);
 
   let gateway;
   try {
@@ -84,6 +86,7 @@ function readOptions() {
         stdio: { type: 'string' },
         name: { type: 'string' },
         'log-level': { type: 'string' },
+        'log-format': { type: 'string' },
         help: { type: 'boolean', short: 'h' },
         version: { type: 'boolean', short: 'v' },
       },
@@ -104,6 +107,17 @@ function logLevelOption(wanted: string | undefined): (typeof LOG_LEVELS)[number]
   const logLevel = LOG_LEVELS.find((level) => level === wanted);
   if (wanted !== undefined && !logLevel) usageError(`--log-level must be one of ${LOG_LEVELS.join(', ')} (got ${JSON.stringify(wanted)})`);
   return logLevel;
+}
+
+async function logDestinationOption(wanted: string | undefined) {
+  const format = LOG_FORMATS.find((f) => f === (wanted ?? 'json'));
+  if (!format) usageError(`--log-format must be one of ${LOG_FORMATS.join(', ')} (got ${JSON.stringify(wanted)})`);
+  try {
+    return await logDestination(format satisfies LogFormat);
+  } catch (error) {
+    process.stderr.write(`mcp-gateway: ${(error as Error).message}\n`);
+    process.exit(1);
+  }
 }
 
 /** The config to start with: --stdio's, or the file's, with --host and --port over what it says. */

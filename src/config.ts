@@ -11,6 +11,7 @@ import { crossKeyProblems, describeIssue, writtenServerNames } from './config-ch
 import { adoptHostServers, renameProblem } from './config-mcp-servers.js';
 import { salvage, type Salvaged, type SalvageRules } from './config-salvage.js';
 import { allowedHosts, inheritEnv, operators, peers } from './config-security.js';
+import { telemetry } from './config-telemetry.js';
 
 export { ConfigError, ConfigFileMissing } from './config-file.js';
 export { exposureProblem, serverHeads } from './config-checks.js';
@@ -176,6 +177,8 @@ export const configSchema = z.strictObject({
     })
     .prefault({}),
   log: z.strictObject({ level: z.enum(LOG_LEVELS).default('info') }).prefault({}),
+  /** Traces to an OpenTelemetry collector; off unless configured here or by OTEL_* variables. */
+  telemetry: telemetry.prefault({}),
   aggregate: z
     .strictObject({
       separator: z.string().regex(NAME_PART, 'the separator is made of A-Z a-z 0-9 _ -').max(8).default('__'),

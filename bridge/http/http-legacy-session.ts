@@ -20,6 +20,7 @@ import type { HttpEndpoint } from './http-endpoint.js';
 import { looksModern } from './http-era.js';
 import type { HttpExchange, StreamPeer } from './http-exchange.js';
 import { LegacyEventStream } from './http-legacy-stream.js';
+import { appendTraceHeaders } from './mcp-headers.js';
 import { LegacyDialect } from '../legacy/legacy-dialect.js';
 import { CANCELLED_MESSAGE, describeExchange, errorBodyOf, exchangeFailure, failureKind, failureResponse, upstream, UpstreamFailure, type FailureKind, type Where } from './http-failures.js';
 import {
@@ -123,7 +124,8 @@ export class LegacyHttpSession implements StreamPeer {
     if (this.reopening) await this.reopening.catch(() => {});
     for (let retried = false; ; retried = true) {
       const sessionId = this.sessionId;
-      const exchange = await this.endpoint.send('POST', this.headers, body, {
+      const headers = options.traceparent === undefined ? this.headers : appendTraceHeaders([...this.headers], options);
+      const exchange = await this.endpoint.send('POST', headers, body, {
         timeoutMs: this.settings.timeoutMs,
         maxBytes: this.settings.maxBytes,
         expectId: id,

@@ -17,7 +17,7 @@ import { looksLegacy, probeVerdict } from './http-era.js';
 import type { HttpExchange, StreamPeer } from './http-exchange.js';
 import { busyForSeconds, describeExchange, displayUrl, errorBodyOf, exchangeFailure, failureKind, failureResponse, upstream, UpstreamFailure, type FailureKind, type Where } from './http-failures.js';
 import { EraMismatch, LegacyHttpSession } from './http-legacy-session.js';
-import { appendModernHeaders } from './mcp-headers.js';
+import { appendModernHeaders, appendTraceHeaders } from './mcp-headers.js';
 import type { Era, RequestOptions, UpstreamState } from '../upstream.js';
 
 export interface HttpUpstreamConfig {
@@ -101,7 +101,7 @@ export class HttpUpstream extends SupervisedUpstream implements StreamPeer {
   private async modernRequest(message: JsonRpcRequest, options: RequestOptions): Promise<JsonRpcResponse> {
     const endpoint = this.endpoint!;
     const callerId = message.id;
-    const exchange = await endpoint.send('POST', appendModernHeaders(endpoint.headers(), message, options.forwardHeaders), JSON.stringify(message), {
+    const exchange = await endpoint.send('POST', appendTraceHeaders(appendModernHeaders(endpoint.headers(), message, options.forwardHeaders), options), JSON.stringify(message), {
       // A listen stream lives until the caller closes it.
       timeoutMs: message.method === 'subscriptions/listen' ? 0 : this.config.timeoutMs,
       maxBytes: this.where.maxBytes,

@@ -42,3 +42,11 @@ export function appendModernHeaders(
   }
   return headers;
 }
+
+/** The caller's W3C trace context (RequestOptions.traceparent), appended as headers when there is one. */
+export function appendTraceHeaders(headers: string[], trace: { traceparent?: string; tracestate?: string }): string[] {
+  if (trace.traceparent === undefined) return headers;
+  headers.push('traceparent', trace.traceparent);
+  if (trace.tracestate !== undefined) headers.push('tracestate', trace.tracestate);
+  return headers;
+}

@@ -31,6 +31,10 @@ import { reject } from './rejection.js';
 import type { RequestTracker } from './request-tracker.js';
 import type { RetryRouting } from './retry-routing.js';
 import { route } from './route.js';
+import { endRequestSpan, spanForUnread, startRequestSpan } from './tracing.js';
+import type { JsonRpcRequest } from '../protocol/jsonrpc.js';
+import type { Verdict } from '../../policy/guard.js';
+import type { GatewayTracer } from '../telemetry/tracer.js';
 
 export type { RetryRouting } from './retry-routing.js';
 
@@ -52,6 +56,8 @@ export interface EdgeOptions {
   legacyClients?: LegacyClients;
   /** Counts requests in flight, says when draining, keeps recent denials. */
   tracker: RequestTracker;
+  /** Traces each request when set (tracing on); undefined: no span, nothing allocated for one. */
+  tracer?: GatewayTracer;
   /** /healthz, /readyz, /metrics and the status page. */
   ops: Omit<OpsOptions, 'security' | 'draining' | 'originAllowed'>;
   log: Log;
@@ -123,12 +129,18 @@ async function serve(edge: EdgeContext, c: NodeExchange, endpoint: Endpoint | un
   edge.tracker.begin();
   edge.metrics?.requestStarted();
   const call = new McpCall(edge, c, endpoint, name, performance.now());
+  let failure: unknown;
   try {
     return await serveTracked(call, verb);
   } catch (error) {
     call.outcome = 'error';
+    failure = error;
     throw error;
   } finally {
+    if (edge.tracer !== undefined) {
+      if (call.span !== undefined) endRequestSpan(call, failure);
+      else spanForUnread(edge.tracer, call);
+    }
     edge.tracker.end();
     edge.metrics?.requestFinished(endpoint ? (endpoint === edge.aggregate ? 'mcp' : name) : 'unknown', call.method, call.outcome, (performance.now() - call.started) / 1000);
   }
@@ -143,11 +155,22 @@ async function serveTracked(call: McpCall, verb: Verb): Promise<Response> {
   if (!('kind' in got)) return got;
   if (got.kind === 'legacy') return serveLegacyPost(call, got.body, got.sessionHeader);
   const message = got.message;
+  const tracer = call.edge.tracer;
+  if (tracer === undefined) return serveMessage(call, message, got.text);
+  startRequestSpan(tracer, call, message);
+  return call.span!.run(() => serveMessage(call, message, got.text));
+}
+
+/** A modern message, read: where it goes, whether policy lets it, then its answer; no extra turn when judge answers at once. */
+function serveMessage(call: McpCall, message: JsonRpcRequest, text: string): Response | Promise<Response> {
   route(call, message);
-  let verdict = judge(call, message);
-  if (verdict instanceof Promise) verdict = await verdict;
+  const verdict = judge(call, message);
+  return verdict instanceof Promise ? verdict.then((v) => decide(call, message, text, v)) : decide(call, message, text, verdict);
+}
+
+function decide(call: McpCall, message: JsonRpcRequest, text: string, verdict: Verdict): Response | Promise<Response> {
   if (verdict.refusal) return refuse(call, message, { ...verdict, refusal: verdict.refusal });
-  return execute(call, message, got.text, verdict);
+  return execute(call, message, text, verdict);
 }
 
 /** What an exception in the edge answers, on either route: logged in full, a fixed message to the caller. */
@@ -172,6 +195,7 @@ function edgeContext(options: EdgeOptions): EdgeContext {
     metrics: options.metrics,
     legacyClients: options.legacyClients,
     tracker: options.tracker,
+    tracer: options.tracer,
     log: options.log,
     originAllowed: originChecker(options.allowedOrigins),
     principalContext: principalContexts(options.contextKey),

@@ -12,6 +12,9 @@ export const AUTHENTICATED: Verdict = { allowed: true, rule: 'authenticated; no 
 
 export function record(call: McpCall, principal: Principal, method: string, verdict: Decision, args?: unknown, traceId?: string): void {
   if (!verdict.allowed) call.edge.tracker.denied({ time: new Date().toISOString(), principal: principal.id, method, target: verdict.target, rule: verdict.rule });
+  const span = call.span;
+  // Without authentication or policies every request is let through: then only refusals are worth an event.
+  if (span !== undefined && (!verdict.allowed || call.security.guard || call.security.authenticator.enabled)) span.event('mcp.gateway.policy', { 'mcp.gateway.decision': verdict.allowed ? 'allow' : 'deny', 'mcp.gateway.rule': verdict.rule, ...(verdict.target && { 'mcp.gateway.target': verdict.target }) });
   const audit = call.security.audit;
   audit?.record({
     principal: principal.id,
@@ -24,6 +27,7 @@ export function record(call: McpCall, principal: Principal, method: string, verd
     latencyMs: Math.round((performance.now() - call.started) * 1000) / 1000,
     ...(args !== undefined && audit.includeArguments && { arguments: args }),
     ...(traceId && { traceId }),
+    ...(span && { trace_id: span.traceId, span_id: span.spanId }),
   });
 }
 

@@ -18,6 +18,8 @@ import type { NodeExchange } from './exchange.js';
 import type { ToolHeaderIndex } from './param-headers.js';
 import type { RequestTracker } from './request-tracker.js';
 import type { RetryRouting } from './retry-routing.js';
+import type { GatewayTracer, RequestSpan } from '../telemetry/tracer.js';
+import { markAnswer } from './tracing.js';
 
 export interface Endpoint {
   upstream: Upstream;
@@ -39,6 +41,8 @@ export interface EdgeContext {
   metrics: GatewayMetrics | undefined;
   legacyClients: LegacyClients | undefined;
   tracker: RequestTracker;
+  /** Set when the gateway traces: then each request gets a span (tracing.ts); undefined costs nothing more. */
+  tracer?: GatewayTracer;
   log: Log;
   originAllowed(origin: string | undefined): boolean;
   principalContext(principal: Principal): string;
@@ -65,6 +69,8 @@ export class McpCall {
   readonly server: string | undefined;
   /** Requests in flight keep the security they started with, whatever a reload installs meanwhile. */
   readonly security: Security;
+  /** This request's span, once its message is read, when the edge traces. */
+  span: RequestSpan | undefined = undefined;
 
   constructor(
     readonly edge: EdgeContext,
@@ -79,6 +85,7 @@ export class McpCall {
 
   /** The execute core: the message to where the route says, under the upstream's own name. */
   request(message: JsonRpcRequest, options: RequestOptions): Promise<JsonRpcResponse> {
+    if (this.span !== undefined) options.trace = this.span;
     const target = this.target;
     if (this.server === undefined && this.edge.router && target.kind !== 'none') return this.edge.router.call(target, message, options);
     // The server's upstream as of now: a reload may have replaced it while this request was admitted and read.
@@ -96,6 +103,7 @@ export class McpCall {
   /** What respond.ts shows of a modern answer; being called at all means the client waited for it. */
   shape(response: JsonRpcResponse): JsonRpcResponse {
     this.outcome = 'error' in response ? 'error' : 'ok';
+    if (this.span !== undefined) markAnswer(this, response);
     return this.view(this.method!, response);
   }
 }

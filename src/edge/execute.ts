@@ -18,7 +18,8 @@ export async function execute(call: McpCall, message: JsonRpcRequest, text: stri
   const { incoming, outgoing } = call.exchange;
   const args = argsOf(message);
   const meta = message.params?._meta;
-  const traceId = traceIdOf(meta);
+  // The trace this request belongs to: its span's when traced, else the one the caller named in _meta.
+  const traceId = call.span?.traceId ?? traceIdOf(meta);
   const cors = call.cors;
   if (cors) for (const [key, value] of Object.entries(cors)) outgoing.setHeader(key, value);
   if (message.method === 'subscriptions/listen') {

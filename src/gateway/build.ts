@@ -24,9 +24,12 @@ import { reloadGateway } from './reload.js';
 import { HeldCallRetries } from './retries.js';
 import type { GatewayParts, LiveConfig, RunningGateway } from './running.js';
 import { ServerSet } from './servers.js';
+import { startTracing } from '../telemetry/start.js';
 
 export async function startGateway(initial: GatewayConfig, log: Log): Promise<RunningGateway> {
   const config: LiveConfig = { current: initial };
+  // First, so a collector setting the gateway cannot use stops it before anything else starts.
+  const tracer = await startTracing(initial.telemetry, process.env, log);
   const cache = await createCache(initial.cache, log.child({ part: 'cache' }));
   const retries = new HeldCallRetries(initial, log);
   // Read at scrape only, once everything below exists.
@@ -47,14 +50,14 @@ export async function startGateway(initial: GatewayConfig, log: Log): Promise<Ru
   const legacy = await createLegacySessions(initial, listenHub, log);
   const tracker = new RequestTracker();
   const ops = opsOptions({ startedAt: Date.now(), config: () => config.current, servers, aggregate, cache, tracker, metrics });
-  const edge = createEdge(initial, { servers, aggregate, listenHub, security, tracker, metrics, legacy, retries, ops, log });
+  const edge = createEdge(initial, { servers, aggregate, listenHub, security, tracker, metrics, legacy, retries, ops, tracer, log });
   const { host, port, allowedHosts } = initial.listen;
   const { drain, url } = await listen(edge, host, port, hostChecker(host, allowedHosts));
   await retries.register(url);
   announceEndpoints(initial, url, servers, log);
   servers.startAll();
 
-  const parts: GatewayParts = { config, servers, aggregate, cache, listenHub, security, tracker, drain, retries, sessionRelay: legacy.relay, log };
+  const parts: GatewayParts = { config, servers, aggregate, cache, listenHub, security, tracker, drain, retries, sessionRelay: legacy.relay, tracer, log };
   return {
     url,
     upstreams: servers.upstreams,
@@ -93,6 +96,7 @@ interface EdgeParts {
   legacy: LegacySessions;
   retries: HeldCallRetries;
   ops: EdgeOptions['ops'];
+  tracer: EdgeOptions['tracer'];
   log: Log;
 }
 
@@ -111,6 +115,7 @@ function createEdge(config: GatewayConfig, parts: EdgeParts): Edge {
     legacyClients: parts.legacy.clients,
     ops: parts.ops,
     retries: parts.retries.routing(),
+    tracer: parts.tracer,
     log: parts.log,
   });
 }

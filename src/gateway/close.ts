@@ -11,6 +11,7 @@ export async function closeGateway(parts: GatewayParts): Promise<void> {
   await parts.security.close();
   parts.retries.close();
   await parts.sessionRelay?.close();
+  await parts.tracer?.shutdown().catch((error: Error) => parts.log.warn({ err: error.message }, 'could not send the last spans'));
 }
 
 /**

@@ -6,7 +6,7 @@ import type { CachedUpstream } from '../cached-upstream.js';
 import { EVERY_LIST } from './list-changes.js';
 import type { GatewayParts } from './running.js';
 
-const NEED_RESTART = ['listen', 'log', 'aggregate', 'cache', 'mrtr', 'legacyClients'] as const;
+const NEED_RESTART = ['listen', 'log', 'aggregate', 'cache', 'mrtr', 'legacyClients', 'telemetry'] as const;
 /** Listen streams were opened under these rules. */
 const SECURITY = ['auth', 'policies', 'rateLimit'] as const;
 
@@ -28,7 +28,7 @@ export async function reloadGateway(parts: GatewayParts, next: GatewayConfig): P
   const securityChanged = SECURITY.some((key) => differs(next, running, key));
   if (securityChanged || changes.removed.length || changes.changed.length) parts.listenHub.closeAll();
   logChanges(parts, changes);
-  parts.config.current = { ...next, listen: running.listen, log: running.log, aggregate: running.aggregate, cache: running.cache, mrtr: running.mrtr, legacyClients: running.legacyClients };
+  parts.config.current = { ...next, listen: running.listen, log: running.log, aggregate: running.aggregate, cache: running.cache, mrtr: running.mrtr, legacyClients: running.legacyClients, telemetry: running.telemetry };
   return needRestart;
 }
 

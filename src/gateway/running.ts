@@ -11,6 +11,7 @@ import type { ListenHub } from '../notify/listen-hub.js';
 import type { SecurityHolder } from '../security.js';
 import type { HeldCallRetries } from './retries.js';
 import type { ServerSet } from './servers.js';
+import type { GatewayTracer } from '../telemetry/tracer.js';
 
 export interface RunningGateway {
   /** Base URL, for example http://127.0.0.1:8080 */
@@ -45,5 +46,7 @@ export interface GatewayParts {
   drain: HttpDrain;
   retries: HeldCallRetries;
   sessionRelay: SessionRelay | undefined;
+  /** Present while tracing: closed last, so the spans of the last requests are sent. */
+  tracer: GatewayTracer | undefined;
   log: Log;
 }

@@ -13,6 +13,7 @@ import { InputBridge, type HeldCalls } from '../mrtr/input-bridge.js';
 import { ResourceWatch } from '../notify/resource-watch.js';
 import type { UpstreamWatch } from '../notify/upstream-listen.js';
 import { createUpstream } from '../upstream-factory.js';
+import { PropagatingUpstream } from '../telemetry/propagating-upstream.js';
 import { followUpstreamChanges } from './list-changes.js';
 
 export interface ServerSetOptions {
@@ -74,8 +75,8 @@ export class ServerSet {
     this.raw.set(name, upstream);
     this.watches.set(name, followUpstreamChanges(name, upstream, cache, this.resourceWatch, upstreamLog));
     // Limits right on the server's upstream, below the cache and the MRTR bridge (docs/design.md: Overload).
-    // Metered right on the upstream, below the limits: queue waits are not the server's time.
-    const metered = new MeteredUpstream(upstream, this.options.meterOf(name));
+    // Metered and traced right on the upstream, below the limits: queue waits are not the server's time.
+    const metered = new MeteredUpstream(new PropagatingUpstream(upstream, server.transport), this.options.meterOf(name));
     const limits = new LimitedUpstream(metered, server, (seconds) => this.options.queueWaited(name, seconds));
     this.limited.set(name, limits);
     const served = new CachedUpstream(new InputBridge(limits, { held, roots: server.roots, log: upstreamLog }), cache);

@@ -1,6 +1,24 @@
-// Logs are JSON lines on stderr (stdout stays free for a stdio front end).
-import { pino, type Logger } from 'pino';
+// Logs are JSON lines on stderr (stdout stays free for a stdio front end); `pretty` is for a person at a
+// terminal, through pino-pretty, which a production install may leave out (it is a dev dependency).
+import { pino, type DestinationStream, type Logger } from 'pino';
+import { logContext, mergeLogContext } from './log-context.js';
 
-export function createLogger(level: string): Logger {
-  return pino({ level, base: { name: 'mcp-gateway' } }, pino.destination({ dest: 2, sync: false }));
+export const LOG_FORMATS = ['json', 'pretty'] as const;
+export type LogFormat = (typeof LOG_FORMATS)[number];
+
+export function createLogger(level: string, destination: DestinationStream = pino.destination({ dest: 2, sync: false })): Logger {
+  // The mixin adds trace_id and span_id to the lines written for a traced request (log-context.ts).
+  return pino({ level, base: { name: 'mcp-gateway' }, mixin: logContext, mixinMergeStrategy: mergeLogContext }, destination);
+}
+
+/** Where log lines go in a format: JSON straight to stderr, or pino-pretty's colourful lines, also on stderr. */
+export async function logDestination(format: LogFormat): Promise<DestinationStream> {
+  if (format === 'json') return pino.destination({ dest: 2, sync: false });
+  let pretty: (typeof import('pino-pretty'))['build'];
+  try {
+    pretty = (await import('pino-pretty')).default.build;
+  } catch {
+    throw new Error('--log-format pretty needs the pino-pretty package, which this install lacks: run `npm install pino-pretty` next to mcp-gateway, or drop the option (JSON is the default)');
+  }
+  return pretty({ destination: 2, colorize: process.stderr.isTTY, sync: false });
 }

@@ -160,6 +160,7 @@ export class InputBridge extends UpstreamWrapper {
     call.asked = { key, respond: event.respond };
     held.calls.set(call.id, call);
     const expiresAt = Date.now() + held.holdMs;
+    options.trace?.event('mcp.gateway.mrtr.hold', { 'mcp.gateway.mrtr.asks': event.method, 'mcp.gateway.mrtr.round': call.round, 'mcp.gateway.mrtr.hold_ms': held.holdMs });
     call.holdFor(held.holdMs, () => {
       held.calls.delete(call.id);
       this.options.log.info({ server: this.name, method: message.method }, 'a held call expired before the client retried; cancelled it');
@@ -207,6 +208,7 @@ export class InputBridge extends UpstreamWrapper {
     const { respond } = call.asked;
     call.asked = undefined;
     call.resumed();
+    options.trace?.event('mcp.gateway.mrtr.resume', { 'mcp.gateway.mrtr.round': state.round });
     respond({ result: answer });
     return this.round(call, message, options);
   }

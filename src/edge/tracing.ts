@@ -1,0 +1,70 @@
+// The request's span, when the edge traces (EdgeContext.tracer set): started once the message is read, as
+// its parent may be in _meta, but dated from the request's arrival; its parent from the W3C traceparent
+// and tracestate headers, else params._meta's, else none (a new trace). Untraced, none of this runs.
+import type { IncomingHttpHeaders } from 'node:http';
+import { isObject, type JsonRpcRequest, type JsonRpcResponse } from '../protocol/jsonrpc.js';
+import { callAttributes, spanName } from '../telemetry/attributes.js';
+import type { GatewayTracer } from '../telemetry/tracer.js';
+import type { McpCall } from './call.js';
+
+/** Starts the span of a request that was read; the caller's context wins in the headers, then in _meta. */
+export function startRequestSpan(tracer: GatewayTracer, call: McpCall, message: JsonRpcRequest): void {
+  const { incoming } = call.exchange;
+  const meta = message.params?._meta;
+  const fromHeaders = single(incoming.headers.traceparent);
+  const parent = fromHeaders !== undefined ? incoming.headers : isObject(meta) ? meta : undefined;
+  const attributes = callAttributes(message);
+  addEdgeAttributes(call, incoming.headers, attributes);
+  const span = (call.span = tracer.startRequest({
+    name: spanName(message),
+    traceparent: parent === undefined ? undefined : single(parent.traceparent),
+    tracestate: parent === undefined ? undefined : single(parent.tracestate),
+    startedAt: call.started,
+    attributes,
+  }));
+  // Only a real decision is worth an event: without authentication every caller is anonymous.
+  if (call.security.authenticator.enabled || call.vouched) span.event('mcp.gateway.authenticated', { 'mcp.gateway.principal.via': call.principal.via });
+}
+
+/** A request refused before its message was read (origin, credentials, rate, body) still leaves a span. */
+export function spanForUnread(tracer: GatewayTracer, call: McpCall): void {
+  const { headers } = call.exchange.incoming;
+  const attributes: Record<string, string> = { 'mcp.gateway.outcome': call.outcome };
+  if (call.method !== undefined) attributes['mcp.method.name'] = call.method;
+  addEdgeAttributes(call, headers, attributes);
+  const span = tracer.startRequest({ name: call.method ?? 'mcp request', traceparent: single(headers.traceparent), tracestate: single(headers.tracestate), startedAt: call.started, attributes });
+  if (call.outcome !== 'ok') span.fail(call.outcome);
+  span.end();
+}
+
+/** What the caller was answered: an error marks the span failed with its JSON-RPC code. */
+export function markAnswer(call: McpCall, response: JsonRpcResponse): void {
+  if (!('error' in response)) return;
+  const code = String(response.error.code);
+  call.span!.setAttributes({ 'rpc.response.status_code': code });
+  call.span!.fail(code, response.error.message);
+}
+
+/** Ends the request's span with how the request ended. */
+export function endRequestSpan(call: McpCall, error: unknown): void {
+  const span = call.span!;
+  span.setAttributes({ 'mcp.gateway.outcome': call.outcome });
+  if (error !== undefined) span.fail(error instanceof Error ? error.constructor.name : 'exception', error instanceof Error ? error.message : undefined);
+  else if (call.outcome === 'denied' || call.outcome === 'cancelled') span.fail(call.outcome);
+  span.end();
+}
+
+function addEdgeAttributes(call: McpCall, headers: IncomingHttpHeaders, attributes: Record<string, string | number | boolean>): void {
+  attributes['network.transport'] = 'tcp';
+  attributes['network.protocol.name'] = 'http';
+  attributes['network.protocol.version'] = call.exchange.incoming.httpVersion;
+  attributes['mcp.server.name'] = call.server ?? 'mcp';
+  const address = call.exchange.incoming.socket.remoteAddress;
+  if (address !== undefined) attributes['client.address'] = address;
+  const session = single(headers['mcp-session-id']);
+  if (session !== undefined) attributes['mcp.session.id'] = session;
+}
+
+function single(value: unknown): string | undefined {
+  return typeof value === 'string' && value.length > 0 ? value : undefined;
+}

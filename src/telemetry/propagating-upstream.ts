@@ -1,0 +1,49 @@
+// Right on each server's upstream (below limits, MRTR and the cache, so its span times only the call): a
+// traced request gets a client span, and the server gets its context so that its own spans join the
+// trace — an HTTP server as the traceparent header, a stdio server as params._meta.traceparent (the MCP
+// convention; a deliberate rewrite, docs/design.md). Untraced requests pass straight through.
+import type { RequestOptions, Upstream } from '../../bridge/upstream.js';
+import { isObject, type JsonRpcRequest, type JsonRpcResponse } from '../protocol/jsonrpc.js';
+import type { UpstreamTrace } from '../protocol/trace.js';
+import { UpstreamWrapper } from '../upstream-wrapper.js';
+
+export class PropagatingUpstream extends UpstreamWrapper {
+  constructor(
+    inner: Upstream,
+    private readonly transport: 'stdio' | 'http',
+  ) {
+    super(inner);
+  }
+
+  request(message: JsonRpcRequest, options?: RequestOptions): Promise<JsonRpcResponse> {
+    const trace = options?.trace;
+    if (trace === undefined) return this.inner.request(message, options);
+    return this.traced(trace.upstream(this.name, this.transport, message), message, options!);
+  }
+
+  private async traced(span: UpstreamTrace, message: JsonRpcRequest, options: RequestOptions): Promise<JsonRpcResponse> {
+    const meta = message.params?._meta;
+    // An HTTP server reads the header; _meta is rewritten for it only when the caller put a context there
+    // too, so that the two never name different parents.
+    const rewrite = this.transport === 'stdio' || (isObject(meta) && meta.traceparent !== undefined);
+    const sent = rewrite ? withTraceMeta(message, span) : message;
+    const traced: RequestOptions = this.transport === 'http' ? { ...options, traceparent: span.traceparent, tracestate: span.tracestate } : options;
+    let response: JsonRpcResponse | undefined;
+    try {
+      response = await this.inner.request(sent, traced);
+      return response;
+    } finally {
+      span.end(response ?? { jsonrpc: '2.0', id: message.id, error: { code: -32603, message: 'the upstream call threw' } });
+    }
+  }
+}
+
+/** A copy of the message whose _meta names this call's span (the caller's message is left as it came). */
+function withTraceMeta(message: JsonRpcRequest, span: UpstreamTrace): JsonRpcRequest {
+  const params = message.params ?? {};
+  const meta = isObject(params._meta) ? { ...params._meta } : {};
+  meta.traceparent = span.traceparent;
+  if (span.tracestate !== undefined) meta.tracestate = span.tracestate;
+  else delete meta.tracestate;
+  return { ...message, params: { ...params, _meta: meta } };
+}

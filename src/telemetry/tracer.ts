@@ -1,0 +1,30 @@
+// The gateway's view of a tracer, free of OpenTelemetry types: the edge holds one of these (or undefined
+// when tracing is off), and only otel-tracer.ts, loaded on demand, knows the SDK behind it.
+import type { RequestTrace, TraceAttributes } from '../protocol/trace.js';
+
+export interface GatewayTracer {
+  /** The server span of one request, its parent from the given W3C pair (header or _meta), else a new root. */
+  startRequest(start: RequestStart): RequestSpan;
+  /** Sends what is buffered and stops (on close). */
+  shutdown(): Promise<void>;
+}
+
+export interface RequestStart {
+  name: string;
+  traceparent: string | undefined;
+  tracestate: string | undefined;
+  /** When the request arrived, by performance.now(): the span starts there, not when its body was read. */
+  startedAt: number;
+  attributes: TraceAttributes;
+}
+
+export interface RequestSpan extends RequestTrace {
+  readonly traceId: string;
+  readonly spanId: string;
+  setAttributes(attributes: TraceAttributes): void;
+  /** Marks the span failed: error.type as the conventions want it (a JSON-RPC code, or an exception's class). */
+  fail(errorType: string, description?: string): void;
+  end(): void;
+  /** Runs `fn` with this span active, so that log lines written meanwhile carry its ids. */
+  run<T>(fn: () => T): T;
+}
