@@ -26,7 +26,7 @@ export function bootstrapMedian(groups: readonly (readonly number[])[], resample
   const all = groups.flat();
   if (all.length < 2) return [all[0] ?? NaN, all[0] ?? NaN];
   const next = random(all.length * 7919);
-  const pick = <T,>(from: readonly T[]): T => from[Math.floor(next() * from.length)]!;
+  const pick = <T>(from: readonly T[]): T => from[Math.floor(next() * from.length)]!;
   const medians: number[] = [];
   for (let r = 0; r < resamples; r++) {
     const sample: number[] = [];

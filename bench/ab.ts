@@ -80,7 +80,12 @@ try {
         const got: Sample[][] = [[], []];
         for (const k of order) got[k]!.push(await round(gateways[k]!, CALLS));
         const sum = (k: number, f: (s: Sample) => number) => got[k]!.reduce((n, s) => n + f(s), 0);
-        blocks.push({ pair, cpu: sum(1, (s) => s.cpuUs) / sum(0, (s) => s.cpuUs), rate: sum(1, (s) => s.callsPerSecond) / sum(0, (s) => s.callsPerSecond), p50: sum(1, (s) => s.p50Ms) / sum(0, (s) => s.p50Ms) });
+        blocks.push({
+          pair,
+          cpu: sum(1, (s) => s.cpuUs) / sum(0, (s) => s.cpuUs),
+          rate: sum(1, (s) => s.callsPerSecond) / sum(0, (s) => s.callsPerSecond),
+          p50: sum(1, (s) => s.p50Ms) / sum(0, (s) => s.p50Ms),
+        });
         samples[0].push(...got[0]!);
         samples[1].push(...got[1]!);
       }
@@ -98,11 +103,15 @@ const byPair = (f: (x: (typeof blocks)[number]) => number) => Array.from({ lengt
 const cpu = summariseRatios(byPair((x) => x.cpu));
 const rate = summariseRatios(byPair((x) => x.rate));
 const p50 = summariseRatios(byPair((x) => x.p50));
-console.log(`| build | gateway CPU µs/call | calls/s | p50 ms | errors |  (${PAIRS} process pairs × ${BLOCKS} ABBA blocks × 4 rounds × ${CALLS} calls, ${CLIENTS} clients, medians of rounds${PIN ? `, pinned: ${pinned ? 'gateway CPU 1, rest CPU 0' : 'taskset FAILED'}` : ''})`);
+console.log(
+  `| build | gateway CPU µs/call | calls/s | p50 ms | errors |  (${PAIRS} process pairs × ${BLOCKS} ABBA blocks × 4 rounds × ${CALLS} calls, ${CLIENTS} clients, medians of rounds${PIN ? `, pinned: ${pinned ? 'gateway CPU 1, rest CPU 0' : 'taskset FAILED'}` : ''})`,
+);
 console.log('| --- | ---: | ---: | ---: | ---: |');
 for (const k of [0, 1]) {
   const s = samples[k as 0 | 1];
-  console.log(`| ${label(k)} | ${median(s.map((x) => x.cpuUs)).toFixed(1)} | ${median(s.map((x) => x.callsPerSecond)).toFixed(0)} | ${median(s.map((x) => x.p50Ms)).toFixed(3)} | ${s.reduce((n, x) => n + x.errors, 0)} |`);
+  console.log(
+    `| ${label(k)} | ${median(s.map((x) => x.cpuUs)).toFixed(1)} | ${median(s.map((x) => x.callsPerSecond)).toFixed(0)} | ${median(s.map((x) => x.p50Ms)).toFixed(3)} | ${s.reduce((n, x) => n + x.errors, 0)} |`,
+  );
 }
 console.log(`\nB ÷ A, per ABBA block:\n- gateway CPU per call ${formatRatio(cpu)}\n- calls/s ${formatRatio(rate)}\n- p50 ${formatRatio(p50)}`);
 console.log(`- per process pair (CPU): ${Array.from({ length: PAIRS }, (_, p) => `×${median(blocks.filter((x) => x.pair === p).map((x) => x.cpu)).toFixed(3)}`).join(', ')}`);

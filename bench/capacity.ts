@@ -62,13 +62,20 @@ async function startRedis(): Promise<{ child: ChildProcess; url: string }> {
   const port = await freePort();
   const child = spawn('redis-server', ['--port', String(port), '--bind', '127.0.0.1', '--save', '', '--appendonly', 'no'], { stdio: 'ignore' });
   const url = `redis://127.0.0.1:${port}`;
-  await waitFor('redis-server', async () => {
-    const probe = new Redis(url, { lazyConnect: true, maxRetriesPerRequest: 0, retryStrategy: () => null });
-    probe.on('error', () => {}); // refused until it listens: that is what is being waited for
-    const up = await probe.connect().then(() => true, () => false);
-    probe.disconnect();
-    return up;
-  }, 10_000);
+  await waitFor(
+    'redis-server',
+    async () => {
+      const probe = new Redis(url, { lazyConnect: true, maxRetriesPerRequest: 0, retryStrategy: () => null });
+      probe.on('error', () => {}); // refused until it listens: that is what is being waited for
+      const up = await probe.connect().then(
+        () => true,
+        () => false,
+      );
+      probe.disconnect();
+      return up;
+    },
+    10_000,
+  );
   return { child, url };
 }
 
@@ -101,7 +108,9 @@ async function measure(name: string, options: Parameters<typeof startGateway>[2]
       setup.redisPerCachedList = perRequest(afterCalls, afterLists, N);
       setup.redisPerMiss = perRequest(cold!, warm!, 1);
     }
-    say(`${name}: ${setup.callsPerSecond} tools/call/s at 16 clients (${calls.errors} errors); Redis commands per call ${JSON.stringify(setup.redisPerCall ?? {})}, per cached list ${JSON.stringify(setup.redisPerCachedList ?? {})}, for the first list ${JSON.stringify(setup.redisPerMiss ?? {})}`);
+    say(
+      `${name}: ${setup.callsPerSecond} tools/call/s at 16 clients (${calls.errors} errors); Redis commands per call ${JSON.stringify(setup.redisPerCall ?? {})}, per cached list ${JSON.stringify(setup.redisPerCachedList ?? {})}, for the first list ${JSON.stringify(setup.redisPerMiss ?? {})}`,
+    );
     return setup;
   } finally {
     await stopTree(gateway.process);
@@ -123,7 +132,9 @@ async function idleRss(upstreams: number): Promise<{ gatewayMb: number; children
 const rss = { one: await idleRss(1), ten: await idleRss(10) };
 const perUpstreamMb = (rss.ten.gatewayMb - rss.one.gatewayMb) / 9;
 const perChildMb = rss.ten.childrenMb / 10;
-say(`idle RSS of the gateway: ${rss.one.gatewayMb.toFixed(1)} MB with 1 upstream, ${rss.ten.gatewayMb.toFixed(1)} MB with 10: ${perUpstreamMb.toFixed(2)} MB per upstream; each synthetic stdio child (node) ${perChildMb.toFixed(1)} MB of its own`);
+say(
+  `idle RSS of the gateway: ${rss.one.gatewayMb.toFixed(1)} MB with 1 upstream, ${rss.ten.gatewayMb.toFixed(1)} MB with 10: ${perUpstreamMb.toFixed(2)} MB per upstream; each synthetic stdio child (node) ${perChildMb.toFixed(1)} MB of its own`,
+);
 
 const { child, url } = await startRedis();
 const redis = new Redis(url);
@@ -131,7 +142,9 @@ const setups: Setup[] = [];
 try {
   setups.push(await measure('memory cache', {}, undefined));
   setups.push(await measure('cache.store: redis', { cache: { store: 'redis', url, keyPrefix: 'capacity:' } }, redis));
-  setups.push(await measure('cache.store: redis + rateLimit', { cache: { store: 'redis', url, keyPrefix: 'capacity-rl:' }, extra: { rateLimit: { requestsPerMinute: 100_000_000 } } }, redis));
+  setups.push(
+    await measure('cache.store: redis + rateLimit', { cache: { store: 'redis', url, keyPrefix: 'capacity-rl:' }, extra: { rateLimit: { requestsPerMinute: 100_000_000 } } }, redis),
+  );
 } finally {
   redis.disconnect();
   child.kill('SIGKILL');
@@ -145,7 +158,11 @@ const result = {
   idleRssMb: rss,
   perUpstreamMb: Math.round(perUpstreamMb * 100) / 100,
   perSyntheticChildMb: Math.round(perChildMb * 10) / 10,
-  setups: setups.map((s) => ({ ...s, redisCommandsPerCall: s.redisPerCall && total(s.redisPerCall), redisCommandsPerCachedList: s.redisPerCachedList && total(s.redisPerCachedList) })),
+  setups: setups.map((s) => ({
+    ...s,
+    redisCommandsPerCall: s.redisPerCall && total(s.redisPerCall),
+    redisCommandsPerCachedList: s.redisPerCachedList && total(s.redisPerCachedList),
+  })),
 };
 mkdirSync(`${ROOT}bench/results`, { recursive: true });
 writeFileSync(`${ROOT}bench/results/capacity.json`, `${JSON.stringify(result, null, 2)}\n`);

@@ -29,7 +29,9 @@ export function latencySvg(options: { title: string; subtitle?: string; series: 
   const X = (c: number) => m.left + ((Math.log2(c) - xMin) / (xMax - xMin || 1)) * plotW;
   const Y = (ms: number) => m.top + plotH - ((Math.log10(ms) - lo) / (yTop - lo)) * plotH;
   const out: string[] = [];
-  out.push(`<svg xmlns="http://www.w3.org/2000/svg" width="${width}" height="${height}" viewBox="0 0 ${width} ${height}" font-family="Helvetica, Arial, sans-serif" font-size="12">`);
+  out.push(
+    `<svg xmlns="http://www.w3.org/2000/svg" width="${width}" height="${height}" viewBox="0 0 ${width} ${height}" font-family="Helvetica, Arial, sans-serif" font-size="12">`,
+  );
   out.push(`<rect width="${width}" height="${height}" fill="#fff"/>`);
   out.push(`<text x="${m.left}" y="24" font-size="16" font-weight="bold">${esc(options.title)}</text>`);
   if (options.subtitle) out.push(`<text x="${m.left}" y="44" fill="#555">${esc(options.subtitle)}</text>`);
@@ -38,8 +40,7 @@ export function latencySvg(options: { title: string; subtitle?: string; series: 
     const v = 10 ** d;
     out.push(`<line x1="${m.left}" x2="${m.left + plotW}" y1="${Y(v).toFixed(1)}" y2="${Y(v).toFixed(1)}" stroke="#ccc"/>`);
     out.push(`<text x="${m.left - 8}" y="${(Y(v) + 4).toFixed(1)}" text-anchor="end">${tickLabel(v)}</text>`);
-    if (d < yTop)
-      for (const k of [2, 5]) out.push(`<line x1="${m.left}" x2="${m.left + plotW}" y1="${Y(k * v).toFixed(1)}" y2="${Y(k * v).toFixed(1)}" stroke="#eee"/>`);
+    if (d < yTop) for (const k of [2, 5]) out.push(`<line x1="${m.left}" x2="${m.left + plotW}" y1="${Y(k * v).toFixed(1)}" y2="${Y(k * v).toFixed(1)}" stroke="#eee"/>`);
   }
   for (const c of xs) {
     out.push(`<line x1="${X(c).toFixed(1)}" x2="${X(c).toFixed(1)}" y1="${m.top}" y2="${m.top + plotH}" stroke="#eee"/>`);

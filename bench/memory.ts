@@ -133,7 +133,9 @@ export async function memoryBench(options: { calls?: number; step?: number; log?
   const build = 'compiled (tsc, as npm start runs it)';
   const run = await one(build, gatewayEntry(), calls, step);
   runs.push(run);
-  say(`memory: ${build}: idle ${run.idleMb.toFixed(1)} MB, after ${run.samples.at(-1)?.calls} calls ${run.lastMb.toFixed(1)} MB (first ${run.firstMb.toFixed(1)}, max ${run.maxMb.toFixed(1)}), ${run.errors} errors`);
+  say(
+    `memory: ${build}: idle ${run.idleMb.toFixed(1)} MB, after ${run.samples.at(-1)?.calls} calls ${run.lastMb.toFixed(1)} MB (first ${run.firstMb.toFixed(1)}, max ${run.maxMb.toFixed(1)}), ${run.errors} errors`,
+  );
   // V8 grows the young generation to 16 MB while the gateway starts, and keeps it: a smaller cap saves
   // that at idle, at some cost in garbage collection under load (docs/deployment.md).
   const idleWith: NonNullable<MemoryResult['idleWith']> = [];
@@ -144,7 +146,9 @@ export async function memoryBench(options: { calls?: number; step?: number; log?
     await stopTree(gateway.process);
     say(`memory: idle with ${nodeFlags}: ${idleWith.at(-1)!.idleMb.toFixed(1)} MB`);
   }
-  notes.push(`RSS is /proc/<pid>/status VmRSS of the gateway process only (its ${UPSTREAMS} children are not counted); idle is read 3 s after the endpoint is up, before any request.`);
+  notes.push(
+    `RSS is /proc/<pid>/status VmRSS of the gateway process only (its ${UPSTREAMS} children are not counted); idle is read 3 s after the endpoint is up, before any request.`,
+  );
   return { idleWith, upstreams: UPSTREAMS, toolsEach: TOOLS_EACH, calls, step, runs, notes };
 }
 
@@ -159,7 +163,9 @@ export function memoryTable(result: MemoryResult): string[] {
       return `| ${r.build} | ${f(r.idleMb)} | ${r.samples.map((s) => f(s.rssMb)).join(' | ')} | ${f(r.firstMb)}→${f(r.lastMb)} (${r.lastMb >= r.firstMb ? '+' : ''}${f(r.lastMb - r.firstMb)}) | ${f(r.maxMb)} | ${f(r.slopeMbPer10k, 2)} | ${f(r.peakMb)} | ${f(rate, 0)} | ${r.errors} |`;
     }),
     '',
-    ...(result.idleWith?.length ? [`Idle RSS of the same gateway with a smaller young generation: ${result.idleWith.map((v) => `\`${v.nodeFlags}\` ${f(v.idleMb)} MB`).join(', ')}.`, ''] : []),
+    ...(result.idleWith?.length
+      ? [`Idle RSS of the same gateway with a smaller young generation: ${result.idleWith.map((v) => `\`${v.nodeFlags}\` ${f(v.idleMb)} MB`).join(', ')}.`, '']
+      : []),
     ...result.notes.map((n) => `- ${n}`),
   ];
 }

@@ -91,7 +91,15 @@ async function readyByCall(what: string, url: string, log: () => string, timeout
   await waitFor(
     what,
     async () => {
-      const r = await httpLoad({ url, headers: CALL_HEADERS, body: (i) => JSON.stringify(echo(i, `ready-${i}`)), check: (b, i) => echoes(b, i, `ready-${i}`), concurrency: 1, total: 1, deadlineMs: 15_000 });
+      const r = await httpLoad({
+        url,
+        headers: CALL_HEADERS,
+        body: (i) => JSON.stringify(echo(i, `ready-${i}`)),
+        check: (b, i) => echoes(b, i, `ready-${i}`),
+        concurrency: 1,
+        total: 1,
+        deadlineMs: 15_000,
+      });
       return r.errors === 0 && r.calls === 1;
     },
     timeoutMs,
@@ -131,7 +139,19 @@ async function startMcpProxy(started: ChildProcess[], upstream: string[], env: R
  * bench/loopback-only.mjs preloaded, which makes its listen(port) bind 127.0.0.1. */
 async function startSupergateway(started: ChildProcess[]): Promise<Server> {
   const port = await freePort();
-  const args = ['--import', path.join(ROOT, 'bench/loopback-only.mjs'), bin('supergateway', 'dist/index.js'), '--stdio', UPSTREAM, '--outputTransport', 'streamableHttp', '--port', String(port), '--logLevel', 'none'];
+  const args = [
+    '--import',
+    path.join(ROOT, 'bench/loopback-only.mjs'),
+    bin('supergateway', 'dist/index.js'),
+    '--stdio',
+    UPSTREAM,
+    '--outputTransport',
+    'streamableHttp',
+    '--port',
+    String(port),
+    '--logLevel',
+    'none',
+  ];
   const s = spawnServer(node, args, { cwd: ROOT });
   started.push(s.process);
   return { key: 'supergateway', url: `http://127.0.0.1:${port}/mcp`, process: s.process, command: shortCmd([node, ...args]), log: s.log };
@@ -173,7 +193,15 @@ export async function peersBench(options: { total: number; concurrency: number[]
     // Warm-up: JIT, connections, the gateway's era probe; supergateway only proves it answers.
     for (const key of ['floor', 'gateway', 'mcp-proxy'] as const) {
       const s = http[key]!;
-      const w = await httpLoad({ url: s.url, headers: CALL_HEADERS, body: (i) => JSON.stringify(echo(i, text('warm', 0, i))), check: (b, i) => echoes(b, i, text('warm', 0, i)), concurrency: 16, total: 2_000, deadlineMs: 120_000 });
+      const w = await httpLoad({
+        url: s.url,
+        headers: CALL_HEADERS,
+        body: (i) => JSON.stringify(echo(i, text('warm', 0, i))),
+        check: (b, i) => echoes(b, i, text('warm', 0, i)),
+        concurrency: 16,
+        total: 2_000,
+        deadlineMs: 120_000,
+      });
       if (w.errors) notes.push(`${key}: ${w.errors} errors in warm-up`);
     }
 
@@ -208,7 +236,9 @@ export async function peersBench(options: { total: number; concurrency: number[]
         // supergateway's per-request children outlive their answers for a while; the next runs must not
         // share the cores with them.
         if (key === 'supergateway') await quiet(sg.process.pid!);
-        say(`peers: ${key} ×${c}: p50 ${result.p50Ms.toFixed(3)} ms, p99 ${result.p99Ms.toFixed(2)} ms, ${result.callsPerSecond.toFixed(0)}/s, ${result.errors} errors${result.timedOut ? ' (deadline)' : ''}`);
+        say(
+          `peers: ${key} ×${c}: p50 ${result.p50Ms.toFixed(3)} ms, p99 ${result.p99Ms.toFixed(2)} ms, ${result.callsPerSecond.toFixed(0)}/s, ${result.errors} errors${result.timedOut ? ' (deadline)' : ''}`,
+        );
       }
     }
     for (const [key, s] of Object.entries(http)) rss[key] = rssMb(s.process.pid!);
@@ -223,7 +253,18 @@ export async function peersBench(options: { total: number; concurrency: number[]
     started.push(proxyList.process);
     await waitFor(
       'mcp-proxy (synthetic upstream)',
-      async () => (await httpLoad({ url: proxyList.url, headers: LIST_HEADERS, body: (i) => JSON.stringify({ jsonrpc: '2.0', id: i, method: 'tools/list', params: { _meta: META } }), check: () => true, concurrency: 1, total: 1, deadlineMs: 15_000 })).errors === 0,
+      async () =>
+        (
+          await httpLoad({
+            url: proxyList.url,
+            headers: LIST_HEADERS,
+            body: (i) => JSON.stringify({ jsonrpc: '2.0', id: i, method: 'tools/list', params: { _meta: META } }),
+            check: () => true,
+            concurrency: 1,
+            total: 1,
+            deadlineMs: 15_000,
+          })
+        ).errors === 0,
       60_000,
       proxyList.log,
     );
@@ -276,14 +317,19 @@ export function peersTable(result: PeersResult): string[] {
   const find = (key: PeerKey, c: number) => rows.find((r) => r.key === key && r.concurrency === c)?.result;
   const levels = [...new Set(rows.map((r) => r.concurrency))];
   const ratio = (c: number) => {
-    const g = find('gateway', c), fl = find('floor', c), p = find('mcp-proxy', c);
+    const g = find('gateway', c),
+      fl = find('floor', c),
+      p = find('mcp-proxy', c);
     if (!g || !fl || !p) return `| ${c} | – | – | – | – |`;
     return `| ${c} | +${f(g.p50Ms - fl.p50Ms, 3)} ms | ×${f(g.callsPerSecond / fl.callsPerSecond)} | ×${f(g.callsPerSecond / p.callsPerSecond)} | ×${f(g.p50Ms / p.p50Ms)} |`;
   };
   return [
     '| path | clients | calls | p50 ms | p99 ms | calls/s | errors |',
     '| --- | ---: | ---: | ---: | ---: | ---: | ---: |',
-    ...rows.map(({ path, concurrency, result: r }) => `| ${path} | ${concurrency} | ${r.calls}${r.timedOut ? ' (deadline)' : ''} | ${f(r.p50Ms, 3)} | ${f(r.p99Ms)} | ${f(r.callsPerSecond, 0)} | ${r.errors} |`),
+    ...rows.map(
+      ({ path, concurrency, result: r }) =>
+        `| ${path} | ${concurrency} | ${r.calls}${r.timedOut ? ' (deadline)' : ''} | ${f(r.p50Ms, 3)} | ${f(r.p99Ms)} | ${f(r.callsPerSecond, 0)} | ${r.errors} |`,
+    ),
     '',
     '| clients | gateway p50 − floor p50 | gateway ÷ floor calls/s | gateway ÷ mcp-proxy calls/s | gateway ÷ mcp-proxy p50 |',
     '| ---: | ---: | ---: | ---: | ---: |',
@@ -296,11 +342,15 @@ export function peersTable(result: PeersResult): string[] {
     ...result.lists.map((l) => `| ${l.label} | ${l.tools} | ${f(l.result.p50Ms)} | ${f(l.result.p99Ms)} | ${f(l.result.callsPerSecond, 0)} | ${l.result.errors} |`),
     '',
     'Server RSS after its runs (VmRSS of the server process, not its children): ' +
-      Object.entries(result.rssMb).map(([k, v]) => `${k} ${f(v, 1)} MB`).join(', '),
+      Object.entries(result.rssMb)
+        .map(([k, v]) => `${k} ${f(v, 1)} MB`)
+        .join(', '),
     '',
     'How each path was started (cwd: the repository; every server on 127.0.0.1):',
     '',
-    ...Object.entries(result.commands).map(([k, v]) => `- ${k}: \`${v}\`${k === 'stdio' ? ' (the bench writes JSON lines to its stdin and reads its stdout, multiplexed by id)' : ''}`),
+    ...Object.entries(result.commands).map(
+      ([k, v]) => `- ${k}: \`${v}\`${k === 'stdio' ? ' (the bench writes JSON lines to its stdin and reads its stdout, multiplexed by id)' : ''}`,
+    ),
     '',
     ...result.notes.map((n) => `- ${n}`),
   ];

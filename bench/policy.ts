@@ -155,11 +155,15 @@ export function policyTable(figures: PolicyFigures): string[] {
     `| gateway (${UPSTREAMS} upstreams × ${TOOLS_EACH} tools) | tools/call p50 ms | p99 ms | calls/s (16 clients) | cached tools/list p50 ms | p99 ms | tools seen | errors |`,
     '| --- | ---: | ---: | ---: | ---: | ---: | ---: | ---: |',
     ...figures.rows.map(
-      (r) => `| ${r.path} | ${f(r.call.p50Ms)} | ${f(r.call.p99Ms)} | ${r.call.callsPerSecond.toFixed(0)} | ${f(r.list.p50Ms)} | ${f(r.list.p99Ms)} | ${r.visible} | ${r.call.errors + r.list.errors} |`,
+      (r) =>
+        `| ${r.path} | ${f(r.call.p50Ms)} | ${f(r.call.p99Ms)} | ${r.call.callsPerSecond.toFixed(0)} | ${f(r.list.p50Ms)} | ${f(r.list.p99Ms)} | ${r.visible} | ${r.call.errors + r.list.errors} |`,
     ),
   ];
   if (open && policed) {
-    lines.push('', `Added p50 (median of 3 runs each, taken in turns): tools/call ${f(policed.call.p50Ms - open.call.p50Ms)} ms, tools/list ${f(policed.list.p50Ms - open.list.p50Ms)} ms (the policed list is also ${open.visible - policed.visible} tools shorter).`);
+    lines.push(
+      '',
+      `Added p50 (median of 3 runs each, taken in turns): tools/call ${f(policed.call.p50Ms - open.call.p50Ms)} ms, tools/list ${f(policed.list.p50Ms - open.list.p50Ms)} ms (the policed list is also ${open.visible - policed.visible} tools shorter).`,
+    );
   }
   lines.push(
     '',

@@ -88,7 +88,9 @@ function bridgeTable(rows: BridgeRow[]): string[] {
     ...rows.map(({ path, concurrency, result: r }) => `| ${path} | ${concurrency} | ${f(r.p50Ms)} | ${f(r.p99Ms)} | ${f(r.callsPerSecond, 0)} | ${r.errors} |`),
     '',
     'Ratios (gateway ÷ stdio direct):',
-    ...CONCURRENCY.map((c) => `- ${c} clients: p50 ×${f(find(c, true).p50Ms / find(c, false).p50Ms, 1)}, throughput ×${f(find(c, true).callsPerSecond / find(c, false).callsPerSecond, 2)}`),
+    ...CONCURRENCY.map(
+      (c) => `- ${c} clients: p50 ×${f(find(c, true).p50Ms / find(c, false).p50Ms, 1)}, throughput ×${f(find(c, true).callsPerSecond / find(c, false).callsPerSecond, 2)}`,
+    ),
   ];
 }
 
@@ -108,7 +110,7 @@ try {
   previous = {};
 }
 const measured: Figures['measured'] = { ...(previous.measured ?? {}) };
-const keep = <T,>(part: (typeof PARTS)[number], fresh: T | undefined, old: T | undefined, empty: T): T => {
+const keep = <T>(part: (typeof PARTS)[number], fresh: T | undefined, old: T | undefined, empty: T): T => {
   if (fresh !== undefined) {
     measured[part] = { date: now, node: process.version };
     return fresh;
@@ -137,7 +139,18 @@ const figures: Figures = {
   node: process.version,
   calls: TOTAL,
   bridge: keep('bridge', await part('bridge', bridgeBench), previous.bridge, []),
-  aggregate: keep('aggregate', await part('aggregate', () => aggregateBench([[1, 10], [10, 50], [100, 50]])), previous.aggregate, []),
+  aggregate: keep(
+    'aggregate',
+    await part('aggregate', () =>
+      aggregateBench([
+        [1, 10],
+        [10, 50],
+        [100, 50],
+      ]),
+    ),
+    previous.aggregate,
+    [],
+  ),
   cache: keep('cache', await part('cache', cacheBench), previous.cache, []),
   peers: keep('peers', await part('peers', () => peersBench({ total: TOTAL, concurrency: CONCURRENCY, log: say })), previous.peers, null),
   memory: keep('memory', await part('memory', () => memoryBench({ calls: Number(process.env.BENCH_MEMORY_CALLS ?? 100_000), log: say })), previous.memory, null),
@@ -152,13 +165,27 @@ mkdirSync(RESULTS, { recursive: true }); // a fresh clone has no results folder 
 const lines = [`# mcp-gateway benchmarks (${now}, Node ${process.version})`, ''];
 lines.push(`Parts run now: ${PARTS.filter(runs).join(', ')}. Machine: ${(await import('node:os')).cpus().length} cores, shared — compare ratios, not absolute times.`, '');
 if (figures.bridge.length) lines.push(`## tools/call: stdio bridge vs stdio direct (${TOTAL} calls per row)${when('bridge')}`, '', ...bridgeTable(figures.bridge), '');
-if (figures.aggregate.length) lines.push(`## /mcp aggregation: synthetic modern stdio upstreams (1 × 10, 10 × 50 and 100 × 50 tools)${when('aggregate')}`, '', ...aggregateTable(figures.aggregate), '');
+if (figures.aggregate.length)
+  lines.push(`## /mcp aggregation: synthetic modern stdio upstreams (1 × 10, 10 × 50 and 100 × 50 tools)${when('aggregate')}`, '', ...aggregateTable(figures.aggregate), '');
 if (figures.cache.length) lines.push(`## Aggregated tools/list on /mcp: 3 upstreams, 39 tools${when('cache')}`, '', ...cacheTable(figures.cache), '');
 if (figures.peers) {
-  lines.push(`## tools/call of echo, side by side: gateway, HTTP floor, stdio direct, mcp-proxy, supergateway${when('peers')}`, '', ...peersTable(figures.peers), '', '![p50 latency vs concurrency](latency.svg)', '');
+  lines.push(
+    `## tools/call of echo, side by side: gateway, HTTP floor, stdio direct, mcp-proxy, supergateway${when('peers')}`,
+    '',
+    ...peersTable(figures.peers),
+    '',
+    '![p50 latency vs concurrency](latency.svg)',
+    '',
+  );
   writeFileSync(`${RESULTS}/latency.svg`, chart(figures.peers));
 }
-if (figures.memory) lines.push(`## Gateway RSS: ${figures.memory.upstreams} upstreams × ${figures.memory.toolsEach} tools, idle then ${figures.memory.calls} tools/call on /mcp (16 clients)${when('memory')}`, '', ...memoryTable(figures.memory), '');
+if (figures.memory)
+  lines.push(
+    `## Gateway RSS: ${figures.memory.upstreams} upstreams × ${figures.memory.toolsEach} tools, idle then ${figures.memory.calls} tools/call on /mcp (16 clients)${when('memory')}`,
+    '',
+    ...memoryTable(figures.memory),
+    '',
+  );
 if (figures.policy) lines.push(`## Policy: API key, 100 policies, audit log, over 5,000 tools on /mcp${when('policy')}`, '', ...policyTable(figures.policy), '');
 const targets = targetLines(figures);
 figures.targets = targets.items;

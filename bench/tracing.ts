@@ -13,7 +13,13 @@ import { removeBuild } from './build.js';
 import { httpLoad, type LoadResult } from './load.js';
 
 const META = { 'io.modelcontextprotocol/protocolVersion': '2026-07-28', 'io.modelcontextprotocol/clientCapabilities': {} };
-const HEADERS = { 'content-type': 'application/json', accept: 'application/json, text/event-stream', 'mcp-protocol-version': '2026-07-28', 'mcp-method': 'tools/call', 'mcp-name': 's0__tool-1' };
+const HEADERS = {
+  'content-type': 'application/json',
+  accept: 'application/json, text/event-stream',
+  'mcp-protocol-version': '2026-07-28',
+  'mcp-method': 'tools/call',
+  'mcp-name': 's0__tool-1',
+};
 const CALLS = Number(process.env.BENCH_CALLS ?? 5_000);
 const ROUNDS = Number(process.env.BENCH_ROUNDS ?? 3);
 const CONCURRENCY = Number(process.env.BENCH_CONCURRENCY ?? 16);
@@ -59,7 +65,9 @@ async function main(): Promise<void> {
     }
     const median = (xs: number[]) => [...xs].sort((x, y) => x - y)[Math.floor(xs.length / 2)]!;
     console.log(`tracing on (always_on, OTLP/HTTP protobuf) vs off, tools/call at ${CONCURRENCY} clients, median of ${ROUNDS} (target ≥ 0.8):`);
-    console.log(`  throughput ×${median(ratios).toFixed(3)} · by the gateway's CPU per call ×${median(cpuRatios).toFixed(3)} · ${(spansBytes / 1024).toFixed(0)} KiB of spans received`);
+    console.log(
+      `  throughput ×${median(ratios).toFixed(3)} · by the gateway's CPU per call ×${median(cpuRatios).toFixed(3)} · ${(spansBytes / 1024).toFixed(0)} KiB of spans received`,
+    );
   } finally {
     off.process.kill('SIGTERM');
     on.process.kill('SIGTERM');

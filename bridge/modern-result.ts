@@ -57,6 +57,9 @@ export class ResultFiller {
   private readonly noteAdded: OnAdded = (method, field, value) => {
     if (this.noted.has(field)) return;
     this.noted.add(field);
-    this.log.info({ method, field, added: value }, `upstream sent a result without ${field} (required since MCP 2026-07-28); mcp-gateway adds ${JSON.stringify(value)}, as clients would read it`);
+    this.log.info(
+      { method, field, added: value },
+      `upstream sent a result without ${field} (required since MCP 2026-07-28); mcp-gateway adds ${JSON.stringify(value)}, as clients would read it`,
+    );
   };
 }

@@ -178,12 +178,7 @@ export class ListCache {
   }
 
   /** A caller that arrived while the same key was being fetched gets that answer under its own id. */
-  private async joined(
-    pending: Promise<Fetched>,
-    key: CacheKey,
-    id: JsonRpcId,
-    fetch: () => Promise<JsonRpcResponse>,
-  ): Promise<{ response: JsonRpcResponse; hit: boolean }> {
+  private async joined(pending: Promise<Fetched>, key: CacheKey, id: JsonRpcId, fetch: () => Promise<JsonRpcResponse>): Promise<{ response: JsonRpcResponse; hit: boolean }> {
     const { response, entry } = await pending;
     if (entry) return { response: answer(id, entry, this.now()), hit: false };
     if ('result' in response && response.result.resultType === 'input_required') {

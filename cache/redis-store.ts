@@ -30,7 +30,6 @@ export interface RedisStoreOptions {
   log: Log;
 }
 
-
 /** Most expired fields one write deletes: bounds the script's work; a write adds at most one field. */
 export const PRUNE_PER_WRITE = 16;
 

@@ -139,7 +139,9 @@ export class Grant {
     if (reached === undefined) {
       const denied = this.policies.some((p) => p.deny.servers?.has(server) && !hasAnyGlob(p.deny));
       const head = this.heads.get(server) ?? `${server}__`;
-      reached = !denied && this.policies.some((p) => (p.allow.servers ? p.allow.servers.has(server) : p.resourceGlobs || p.nameHeads.some((h) => h.startsWith(head) || head.startsWith(h))));
+      reached =
+        !denied &&
+        this.policies.some((p) => (p.allow.servers ? p.allow.servers.has(server) : p.resourceGlobs || p.nameHeads.some((h) => h.startsWith(head) || head.startsWith(h))));
       this.reached.set(server, reached);
     }
     return reached;

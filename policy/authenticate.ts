@@ -86,7 +86,12 @@ export class Authenticator {
     // principal, or for the anonymous one.
     const id = verdict.principal.id;
     if (id === ANONYMOUS_PRINCIPAL.id || this.#apiKeys.names(id)) {
-      return { ok: false, status: 401, error: 'invalid_token', reason: `the token names principal "${id}", which is reserved for ${id === ANONYMOUS_PRINCIPAL.id ? 'callers without credentials' : 'an API key'}; choose another auth.jwt.principalClaim or principal name` };
+      return {
+        ok: false,
+        status: 401,
+        error: 'invalid_token',
+        reason: `the token names principal "${id}", which is reserved for ${id === ANONYMOUS_PRINCIPAL.id ? 'callers without credentials' : 'an API key'}; choose another auth.jwt.principalClaim or principal name`,
+      };
     }
     const missing = this.#requiredScopes.filter((scope) => !verdict.principal.scopes.includes(scope));
     if (missing.length > 0) {

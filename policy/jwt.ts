@@ -18,8 +18,20 @@ export type JwtVerdict = { ok: true; principal: Principal } | { ok: false; reaso
 // Only public-key algorithms: the gateway holds verification keys, never signing secrets, and an HMAC "public
 // key" would let anyone who can read the key file mint tokens. `none` is refused by not being here.
 const PUBLIC_KEY_ALGORITHMS: ReadonlySet<string> = new Set([
-  'RS256', 'RS384', 'RS512', 'PS256', 'PS384', 'PS512', 'ES256', 'ES384', 'ES512', 'EdDSA', 'Ed25519',
-  'ML-DSA-44', 'ML-DSA-65', 'ML-DSA-87',
+  'RS256',
+  'RS384',
+  'RS512',
+  'PS256',
+  'PS384',
+  'PS512',
+  'ES256',
+  'ES384',
+  'ES512',
+  'EdDSA',
+  'Ed25519',
+  'ML-DSA-44',
+  'ML-DSA-65',
+  'ML-DSA-87',
 ]);
 
 // Three base64url segments; the last may be empty so an unsecured token reaches the verifier and is refused
@@ -170,10 +182,10 @@ function stringList(claim: unknown): string[] | undefined {
 }
 
 function checkSetting(setting: JwtSetting): void {
-  if (setting.issuer === '') throw new Error('auth.jwt.issuer is empty: set it to the authorization server\'s issuer URL');
+  if (setting.issuer === '') throw new Error("auth.jwt.issuer is empty: set it to the authorization server's issuer URL");
   if (setting.audience.length === 0) {
     // Accepting any audience would let a token minted for another service in the same realm in.
-    throw new Error('auth.jwt.audience is empty: set auth.jwt.audience, or auth.oauth.resource (the gateway\'s public URL)');
+    throw new Error("auth.jwt.audience is empty: set auth.jwt.audience, or auth.oauth.resource (the gateway's public URL)");
   }
   if (setting.algorithms.length === 0) throw new Error('auth.jwt.algorithms is empty: list the algorithms your issuer signs with, e.g. [RS256]');
   for (const alg of setting.algorithms) {

@@ -27,7 +27,6 @@ export interface RedisRateLimiterOptions {
   log: Log;
 }
 
-
 /**
  * KEYS[1] the bucket; ARGV[1] requests per minute, ARGV[2] burst. Returns 0 when a token was taken, else the
  * ms until one is back. Same arithmetic (and tolerance) as MemoryRateLimiter.take.

@@ -30,11 +30,18 @@ export function bearerChallenge(challenge: BearerChallenge): string {
  * replaced, since a header value must stay one line of Latin-1 (Node refuses anything else).
  */
 export function quotedString(value: string): string {
-  return `"${value.replace(/[\x00-\x1f\x7f]/g, '').replace(/[^\x20-\x7e]/g, '?').replace(/["\\]/g, '\\$&')}"`;
+  return `"${value
+    .replace(/[\x00-\x1f\x7f]/g, '')
+    .replace(/[^\x20-\x7e]/g, '?')
+    .replace(/["\\]/g, '\\$&')}"`;
 }
 
 // RFC 6750 §3 allows only %x20-21 / %x23-5B / %x5D-7E in error_description and scope: no quote, no backslash,
 // so not even a quoted-pair. Swap those for look-alikes instead of losing the words around them.
 function restrictToRfc6750(value: string): string {
-  return value.replace(/[\x00-\x1f\x7f]/g, '').replace(/"/g, "'").replace(/\\/g, '/').replace(/[^\x20-\x7e]/g, '?');
+  return value
+    .replace(/[\x00-\x1f\x7f]/g, '')
+    .replace(/"/g, "'")
+    .replace(/\\/g, '/')
+    .replace(/[^\x20-\x7e]/g, '?');
 }

@@ -53,7 +53,11 @@ export class CachedUpstream extends UpstreamWrapper {
     // but that caller stops waiting (and stops counting as in flight) at once.
     const fetched = this.cache.get(key, message.id, () => this.inner.request(message, { ...options, signal: undefined }));
     const trace = options.trace;
-    if (trace !== undefined) void fetched.then(({ hit }) => trace.event('mcp.gateway.cache', { 'mcp.gateway.cache.hit': hit }), () => undefined);
+    if (trace !== undefined)
+      void fetched.then(
+        ({ hit }) => trace.event('mcp.gateway.cache', { 'mcp.gateway.cache.hit': hit }),
+        () => undefined,
+      );
     const signal = options.signal;
     if (!signal) return (await fetched).response;
     if (signal.aborted) return cancelledResponse(message.id);

@@ -9,7 +9,23 @@ import { anyOf } from '../policy/globs.js';
  * Always passed when set: where programs are, whose home and temp folders, locale and time zone, and where
  * TLS trust lives. Paths and settings, not secrets; a child started through npx or uvx needs PATH and HOME.
  */
-export const BASE_ENV = ['PATH', 'HOME', 'USER', 'LOGNAME', 'LANG', 'LANGUAGE', 'LC_*', 'TZ', 'TMPDIR', 'TMP', 'TEMP', 'XDG_*', 'NODE_EXTRA_CA_CERTS', 'SSL_CERT_FILE', 'SSL_CERT_DIR'] as const;
+export const BASE_ENV = [
+  'PATH',
+  'HOME',
+  'USER',
+  'LOGNAME',
+  'LANG',
+  'LANGUAGE',
+  'LC_*',
+  'TZ',
+  'TMPDIR',
+  'TMP',
+  'TEMP',
+  'XDG_*',
+  'NODE_EXTRA_CA_CERTS',
+  'SSL_CERT_FILE',
+  'SSL_CERT_DIR',
+] as const;
 const isBase = anyOf(BASE_ENV);
 /** How inheritEnv names variables: letters, digits and _, with * and ? as wildcards. */
 export const ENV_GLOB = /^[A-Za-z0-9_*?]+$/;

@@ -166,7 +166,7 @@ function stopOnSignals(gateway: RunningGateway, log: Logger): void {
  * leaves the running one in place.
  */
 function reloadOnSignalOrEdit(gateway: RunningGateway, options: Options, log: Logger): void {
-  const configFile = options.stdio === undefined ? options.config ?? 'gateway.config.yaml' : undefined;
+  const configFile = options.stdio === undefined ? (options.config ?? 'gateway.config.yaml') : undefined;
   // One reload at a time, in the order asked for.
   let reloading = Promise.resolve();
   const reloadNow = (): void => {

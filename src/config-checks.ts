@@ -72,7 +72,7 @@ function authProblems(config: GatewayConfig): string[] {
   if (exposed) problems.push(exposed);
   if (!auth) return problems;
   if (auth.jwt && auth.jwt.audience === undefined && auth.oauth.resource === undefined) {
-    problems.push('auth.jwt: set auth.oauth.resource (this gateway\'s public URL) or auth.jwt.audience: tokens are accepted only when issued for this gateway');
+    problems.push("auth.jwt: set auth.oauth.resource (this gateway's public URL) or auth.jwt.audience: tokens are accepted only when issued for this gateway");
   }
   if (!auth.anonymous && auth.apiKeys.length === 0 && !auth.jwt) {
     problems.push('auth: nobody could call: add apiKeys or jwt, or set anonymous: true');

@@ -36,7 +36,7 @@ export async function readConfigFile(file: string): Promise<unknown> {
   } catch (error) {
     const code = (error as NodeJS.ErrnoException).code;
     if (code === 'ENOENT') throw new ConfigFileMissing(file, resolved);
-    const fix = code === 'EISDIR' ? 'pass the file itself, not its folder' : 'give the gateway\'s user read access to it, or pass another file with --config';
+    const fix = code === 'EISDIR' ? 'pass the file itself, not its folder' : "give the gateway's user read access to it, or pass another file with --config";
     const problem = `the config file ${resolved} cannot be read (${code ?? (error as Error).message}); ${fix}`;
     throw new ConfigError(file, [problem], problem);
   }

@@ -69,12 +69,18 @@ function adoptEntry(at: string, entry: Record<string, unknown>, problems: string
   const adopted = hostVariables(server) as Record<string, unknown>;
   if (type === undefined) return adopted;
   if (type === 'sse') {
-    problems.push(`${at}.type: "sse" (the 2024 HTTP+SSE transport) is not supported; give the server's Streamable HTTP endpoint as url (often …/mcp instead of …/sse), or bridge it to stdio`);
+    problems.push(
+      `${at}.type: "sse" (the 2024 HTTP+SSE transport) is not supported; give the server's Streamable HTTP endpoint as url (often …/mcp instead of …/sse), or bridge it to stdio`,
+    );
     return adopted;
   }
   const transport = typeof type === 'string' ? HOST_TYPES[type] : undefined;
   if (!transport) {
-    problems.push(`${at}.type: must be one of ${Object.keys(HOST_TYPES).map((t) => JSON.stringify(t)).join(', ')} (or left out)`);
+    problems.push(
+      `${at}.type: must be one of ${Object.keys(HOST_TYPES)
+        .map((t) => JSON.stringify(t))
+        .join(', ')} (or left out)`,
+    );
     return adopted;
   }
   return { ...adopted, transport };

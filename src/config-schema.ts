@@ -29,7 +29,7 @@ export function configJsonSchema(): Json {
   const properties = schema.properties as Json;
   const servers = properties.servers as Json;
   // `transport` is inferred from `command` or `url`, so no one writes it; hosts' maps go in `mcpServers`.
-  for (const branch of ((servers.additionalProperties as Json).oneOf as Json[])) {
+  for (const branch of (servers.additionalProperties as Json).oneOf as Json[]) {
     branch.required = (branch.required as string[]).filter((key) => key !== 'transport');
   }
   properties.mcpServers = {

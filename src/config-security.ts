@@ -18,8 +18,10 @@ export const operators = z
 
 /** mrtr.peers: where retries may be forwarded: host names, addresses or CIDRs (default: loopback and private addresses). */
 export const peers = z
-  .array(z.string().superRefine((peer, ctx) => {
-    const problem = peerProblem(peer);
-    if (problem) ctx.addIssue({ code: 'custom', message: problem });
-  }))
+  .array(
+    z.string().superRefine((peer, ctx) => {
+      const problem = peerProblem(peer);
+      if (problem) ctx.addIssue({ code: 'custom', message: problem });
+    }),
+  )
   .default([]);

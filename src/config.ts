@@ -33,7 +33,10 @@ const bool = () => z.preprocess((v) => (v === 'true' ? true : v === 'false' ? fa
 const upstreamCommon = {
   era: z.enum(['auto', 'modern', 'legacy']).default('auto'),
   /** What this server's names are prefixed with on /mcp (defaults to the server's name). */
-  prefix: z.string().regex(/^[A-Za-z0-9_-]{1,32}$/, 'a prefix is 1-32 characters of A-Z a-z 0-9 _ -').optional(),
+  prefix: z
+    .string()
+    .regex(/^[A-Za-z0-9_-]{1,32}$/, 'a prefix is 1-32 characters of A-Z a-z 0-9 _ -')
+    .optional(),
   timeoutMs: positiveMs.default(60_000),
   probeTimeoutMs: positiveMs.default(5_000),
   legacyTtlMs: int().pipe(z.number().min(0)).default(0),
@@ -58,13 +61,15 @@ const stdioServer = z.strictObject({
   cwd: z.string().default('.'),
   startupTimeoutMs: positiveMs.default(30_000),
   shutdownGraceMs: positiveMs.default(2_000),
-  maxLineBytes: int().pipe(z.number().min(1024)).default(16 * MiB),
+  maxLineBytes: int()
+    .pipe(z.number().min(1024))
+    .default(16 * MiB),
   ...upstreamCommon,
 });
 
 const httpServer = z.strictObject({
   transport: z.literal('http'),
-  url: z.url({ protocol: /^https?$/, error: 'give the server\'s MCP endpoint as an http:// or https:// URL' }),
+  url: z.url({ protocol: /^https?$/, error: "give the server's MCP endpoint as an http:// or https:// URL" }),
   /** Sent with every request, e.g. Authorization: "Bearer ${TOKEN}". */
   headers: z.record(z.string(), z.string()).default({}),
   ...upstreamCommon,
@@ -77,7 +82,11 @@ const server = z.preprocess(
     const entry = value !== null && typeof value === 'object' && !Array.isArray(value) ? value : {};
     if ('transport' in entry) return value;
     if (!('command' in entry) && !('url' in entry)) {
-      ctx.addIssue({ code: 'custom', message: 'a server needs either command: (a program the gateway runs over stdio) or url: (a remote MCP endpoint), for example { command: node, args: [server.js] } or { url: "https://mcp.example.com/mcp" }' });
+      ctx.addIssue({
+        code: 'custom',
+        message:
+          'a server needs either command: (a program the gateway runs over stdio) or url: (a remote MCP endpoint), for example { command: node, args: [server.js] } or { url: "https://mcp.example.com/mcp" }',
+      });
       return z.NEVER;
     }
     return { ...entry, transport: 'url' in entry ? 'http' : 'stdio' };
@@ -98,7 +107,10 @@ const rateLimit = z
 
 const apiKey = z
   .strictObject({
-    sha256: z.string().regex(/^[0-9a-fA-F]{64}$/, 'give the key\'s SHA-256 as 64 hex digits (printf %s "$KEY" | sha256sum)').optional(),
+    sha256: z
+      .string()
+      .regex(/^[0-9a-fA-F]{64}$/, 'give the key\'s SHA-256 as 64 hex digits (printf %s "$KEY" | sha256sum)')
+      .optional(),
     key: z.string().min(16, 'an API key must be at least 16 characters; generate one with openssl rand -base64 32').optional(),
     principal: z.string().min(1),
     groups: z.array(z.string().min(1)).default([]),
@@ -169,7 +181,9 @@ export const configSchema = z.strictObject({
       port: int().pipe(z.number().min(0).max(65535)).default(8080),
       allowedOrigins: z.array(z.string()).default([]),
       allowedHosts,
-      maxBodyBytes: int().pipe(z.number().min(1024)).default(4 * MiB),
+      maxBodyBytes: int()
+        .pipe(z.number().min(1024))
+        .default(4 * MiB),
       /** On SIGTERM/SIGINT, how long requests in flight may take to finish before connections are cut. */
       drainMs: int().pipe(z.number().min(0)).default(10_000),
       /** On SIGTERM/SIGINT, how long /readyz says "draining" while everything is still served, before the drain. */
@@ -192,7 +206,10 @@ export const configSchema = z.strictObject({
     .strictObject({
       /** memory: this process only (lru-cache); redis: shared by every replica pointing at the same Redis. */
       store: z.enum(['memory', 'redis']).default('memory'),
-      url: z.string().regex(/^rediss?:\/\//, 'give a redis:// or rediss:// URL').default('redis://127.0.0.1:6379'),
+      url: z
+        .string()
+        .regex(/^rediss?:\/\//, 'give a redis:// or rediss:// URL')
+        .default('redis://127.0.0.1:6379'),
       sentinel: redisSentinel.optional(),
       cluster: redisCluster.optional(),
       keyPrefix: z.string().default('mcp-gateway:'),
@@ -200,7 +217,9 @@ export const configSchema = z.strictObject({
       minTtlMs: int().pipe(z.number().min(0)).default(0),
       maxTtlMs: int().pipe(z.number().min(0)).default(3_600_000),
       maxEntries: int().pipe(z.number().min(1)).default(10_000),
-      maxBytes: int().pipe(z.number().min(1024)).default(64 * MiB),
+      maxBytes: int()
+        .pipe(z.number().min(1024))
+        .default(64 * MiB),
       /** Keys the hash that tells callers' private entries apart; the same on every replica. Random per start when absent. */
       contextSecret: z.string().min(16, 'use at least 16 characters').optional(),
     })
@@ -272,8 +291,16 @@ export function parseConfig(raw: unknown, source: string, baseDir: string, env: 
     problems.push(...parsed.error.issues.filter((issue) => !unset.includes(issue.path.join('.'))).map(describeIssue));
     checkable = salvage(configSchema, expanded, parsed.error.issues, SALVAGE_RULES);
   }
-  if (checkable) problems.push(...crossKeyProblems({ ...checkable.config, envReads }, [...checkable.cut, ...unset], writtenServerNames(expanded)), ...inheritProblems(checkable.config.servers, reads));
-  if (problems.length || !checkable) throw new ConfigError(source, problems.map((problem) => renameProblem(problem, host.fromMcpServers)));
+  if (checkable)
+    problems.push(
+      ...crossKeyProblems({ ...checkable.config, envReads }, [...checkable.cut, ...unset], writtenServerNames(expanded)),
+      ...inheritProblems(checkable.config.servers, reads),
+    );
+  if (problems.length || !checkable)
+    throw new ConfigError(
+      source,
+      problems.map((problem) => renameProblem(problem, host.fromMcpServers)),
+    );
   const config: GatewayConfig = { ...checkable.config, envReads };
   for (const server of Object.values(config.servers)) {
     if (server.transport === 'stdio') server.cwd = path.resolve(baseDir, server.cwd);

@@ -78,7 +78,12 @@ export class SecurityHolder {
     if (this.rateLimiter) return this.rateLimiter;
     if (config.cache.store === 'redis') {
       const { RedisRateLimiter } = await import('../policy/redis-rate-limit.js');
-      this.rateLimiter = await RedisRateLimiter.create({ url: config.cache.url, sentinel: config.cache.sentinel, keyPrefix: config.cache.keyPrefix, log: this.log.child({ part: 'rate-limit' }) });
+      this.rateLimiter = await RedisRateLimiter.create({
+        url: config.cache.url,
+        sentinel: config.cache.sentinel,
+        keyPrefix: config.cache.keyPrefix,
+        log: this.log.child({ part: 'rate-limit' }),
+      });
     } else {
       this.rateLimiter = new MemoryRateLimiter();
     }

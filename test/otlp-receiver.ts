@@ -55,7 +55,10 @@ export async function startOtlpReceiver(): Promise<OtlpReceiver> {
 function readAll(req: IncomingMessage): Promise<Buffer> {
   return new Promise((resolve, reject) => {
     const chunks: Buffer[] = [];
-    req.on('data', (c: Buffer) => chunks.push(c)).on('end', () => resolve(Buffer.concat(chunks))).on('error', reject);
+    req
+      .on('data', (c: Buffer) => chunks.push(c))
+      .on('end', () => resolve(Buffer.concat(chunks)))
+      .on('error', reject);
   });
 }
 
@@ -113,8 +116,8 @@ function fields(buf: Buffer): Field[] {
     const no = key >>> 3;
     const wire = key & 7;
     if (wire === 0) out.push({ no, int: varint() });
-    else if (wire === 1) (out.push({ no, bytes: buf.subarray(at, at + 8) }), (at += 8));
-    else if (wire === 5) (out.push({ no, bytes: buf.subarray(at, at + 4) }), (at += 4));
+    else if (wire === 1) out.push({ no, bytes: buf.subarray(at, at + 8) }), (at += 8);
+    else if (wire === 5) out.push({ no, bytes: buf.subarray(at, at + 4) }), (at += 4);
     else if (wire === 2) {
       const length = Number(varint());
       out.push({ no, bytes: buf.subarray(at, at + length) });
@@ -124,7 +127,10 @@ function fields(buf: Buffer): Field[] {
   return out;
 }
 
-const each = (buf: Buffer, no: number): Buffer[] => fields(buf).filter((f) => f.no === no).map((f) => f.bytes!);
+const each = (buf: Buffer, no: number): Buffer[] =>
+  fields(buf)
+    .filter((f) => f.no === no)
+    .map((f) => f.bytes!);
 const first = (buf: Buffer, no: number): Field | undefined => fields(buf).find((f) => f.no === no);
 const text = (buf: Buffer, no: number): string => first(buf, no)?.bytes?.toString('utf8') ?? '';
 const hex = (buf: Buffer, no: number): string => first(buf, no)?.bytes?.toString('hex') ?? '';
@@ -159,7 +165,17 @@ function protoAttributes(pairs: Buffer[]): Record<string, unknown> {
   for (const pair of pairs) {
     const value = first(pair, 2)?.bytes;
     const v = value ? fields(value)[0] : undefined;
-    out[text(pair, 1)] = !v ? undefined : v.no === 1 ? v.bytes!.toString('utf8') : v.no === 2 ? v.int === 1n : v.no === 3 ? Number(BigInt.asIntN(64, v.int!)) : v.no === 4 ? v.bytes!.readDoubleLE(0) : undefined;
+    out[text(pair, 1)] = !v
+      ? undefined
+      : v.no === 1
+        ? v.bytes!.toString('utf8')
+        : v.no === 2
+          ? v.int === 1n
+          : v.no === 3
+            ? Number(BigInt.asIntN(64, v.int!))
+            : v.no === 4
+              ? v.bytes!.readDoubleLE(0)
+              : undefined;
   }
   return out;
 }

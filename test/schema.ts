@@ -40,7 +40,9 @@ export function officialExamples(keep: (type: string) => boolean = () => true): 
   const root = new URL('examples/', REVISION);
   const found: OfficialExample[] = [];
   for (const type of readdirSync(root).filter(keep).sort()) {
-    for (const file of readdirSync(new URL(`${type}/`, root)).filter((f) => f.endsWith('.json')).sort()) {
+    for (const file of readdirSync(new URL(`${type}/`, root))
+      .filter((f) => f.endsWith('.json'))
+      .sort()) {
       found.push({ type, file, body: JSON.parse(readFileSync(new URL(`${type}/${file}`, root), 'utf8')) });
     }
   }

@@ -83,11 +83,6 @@ export async function findChromium(): Promise<string | undefined> {
 
 export async function chromium(group: string): Promise<Need & { path: string | undefined }> {
   const path = await findChromium();
-  const found = need(
-    'Chromium',
-    path !== undefined,
-    "install Debian's chromium (apt-get install -y chromium), or set CHROMIUM to a Chromium or Chrome binary",
-    group,
-  );
+  const found = need('Chromium', path !== undefined, "install Debian's chromium (apt-get install -y chromium), or set CHROMIUM to a Chromium or Chrome binary", group);
   return { ...found, path };
 }

@@ -9,18 +9,11 @@ import type { Era } from '../upstream.js';
 
 export type ProbeVerdict = Era | 'no-verdict';
 
-
 /**
  * Codes a modern server uses for HTTP-level refusals (the spec's header, version, capability and method
  * rules). A modern request answered 400/404 with any other body was probably refused by a 2025 server.
  */
-const MODERN_REFUSALS: ReadonlySet<number> = new Set([
-  ...MODERN_ONLY_ERRORS,
-  ErrorCode.InvalidParams,
-  ErrorCode.MethodNotFound,
-  ErrorCode.InvalidRequest,
-  ErrorCode.ParseError,
-]);
+const MODERN_REFUSALS: ReadonlySet<number> = new Set([...MODERN_ONLY_ERRORS, ErrorCode.InvalidParams, ErrorCode.MethodNotFound, ErrorCode.InvalidRequest, ErrorCode.ParseError]);
 
 export function probeVerdict(exchange: HttpExchange): ProbeVerdict {
   switch (exchange.end) {
@@ -56,4 +49,3 @@ export function looksLegacy(exchange: HttpExchange): boolean {
 export function looksModern(exchange: HttpExchange): boolean {
   return exchange.end === 'status' && exchange.status === 400 && isObject(exchange.body) && isModernError(exchange.body.error);
 }
-

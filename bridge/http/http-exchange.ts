@@ -7,7 +7,15 @@
 // the cancellation.
 import type { Dispatcher } from 'undici';
 import type { CancelSignal } from '../../src/protocol/cancel.js';
-import { isObject, parseUpstreamMessage, type JsonObject, type JsonRpcId, type JsonRpcNotification, type JsonRpcRequest, type JsonRpcResponse } from '../../src/protocol/jsonrpc.js';
+import {
+  isObject,
+  parseUpstreamMessage,
+  type JsonObject,
+  type JsonRpcId,
+  type JsonRpcNotification,
+  type JsonRpcRequest,
+  type JsonRpcResponse,
+} from '../../src/protocol/jsonrpc.js';
 import { SseReader } from './sse-reader.js';
 import type { ServerRequestHandler } from '../upstream.js';
 

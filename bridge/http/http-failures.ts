@@ -154,7 +154,7 @@ function describeError(error: Error | undefined): string {
 }
 
 function snippet(body: unknown): string {
-  const text = typeof body === 'string' ? body : JSON.stringify(body) ?? '';
+  const text = typeof body === 'string' ? body : (JSON.stringify(body) ?? '');
   const flat = text.replace(/\s+/g, ' ').trim();
   return flat.length > 200 ? `${flat.slice(0, 200)}…` : flat || '(empty)';
 }

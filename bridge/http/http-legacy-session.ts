@@ -6,14 +6,7 @@
 // after every re-initialise) the session holds the server's GET event stream (http-legacy-stream.ts),
 // whose messages it handles the same way.
 import type { EventEmitter } from 'node:events';
-import {
-  ErrorCode,
-  errorResponse,
-  type JsonObject,
-  type JsonRpcNotification,
-  type JsonRpcRequest,
-  type JsonRpcResponse,
-} from '../../src/protocol/jsonrpc.js';
+import { ErrorCode, errorResponse, type JsonObject, type JsonRpcNotification, type JsonRpcRequest, type JsonRpcResponse } from '../../src/protocol/jsonrpc.js';
 import type { Log } from '../../src/infra/log.js';
 import { LEGACY_CLIENT_REQUESTS, type ServerInfo } from '../../src/protocol/mcp.js';
 import type { HttpEndpoint } from './http-endpoint.js';
@@ -22,15 +15,19 @@ import type { HttpExchange, StreamPeer } from './http-exchange.js';
 import { LegacyEventStream } from './http-legacy-stream.js';
 import { appendTraceHeaders } from './mcp-headers.js';
 import { LegacyDialect } from '../legacy/legacy-dialect.js';
-import { CANCELLED_MESSAGE, describeExchange, errorBodyOf, exchangeFailure, failureKind, failureResponse, upstream, UpstreamFailure, type FailureKind, type Where } from './http-failures.js';
 import {
-  answerServerRequest,
-  relayServerRequest,
-  initializeParams,
-  parseInitializeResult,
-  toLegacyRequest,
-  type LegacyHandshake,
-} from '../legacy/legacy-adapter.js';
+  CANCELLED_MESSAGE,
+  describeExchange,
+  errorBodyOf,
+  exchangeFailure,
+  failureKind,
+  failureResponse,
+  upstream,
+  UpstreamFailure,
+  type FailureKind,
+  type Where,
+} from './http-failures.js';
+import { answerServerRequest, relayServerRequest, initializeParams, parseInitializeResult, toLegacyRequest, type LegacyHandshake } from '../legacy/legacy-adapter.js';
 import type { RequestOptions } from '../upstream.js';
 
 export interface LegacySessionSettings extends Where {
@@ -98,10 +95,15 @@ export class LegacyHttpSession implements StreamPeer {
       throw new UpstreamFailure(describeExchange(this.settings, 'notifications/initialized', initialized), failureKind(initialized));
     }
     const previous = this.dialect;
-    this.dialect = new LegacyDialect(handshake, this.settings.legacyTtlMs, async (own) => {
-      const answer = await this.request(own, {});
-      return answer instanceof EraMismatch ? answer.response : answer;
-    }, this.log);
+    this.dialect = new LegacyDialect(
+      handshake,
+      this.settings.legacyTtlMs,
+      async (own) => {
+        const answer = await this.request(own, {});
+        return answer instanceof EraMismatch ? answer.response : answer;
+      },
+      this.log,
+    );
     this.sessionId = exchange.sessionId;
     this.headers = headers;
     this.log.info({ protocolVersion: handshake.protocolVersion, session: exchange.sessionId !== undefined }, 'legacy HTTP session opened');

@@ -15,7 +15,19 @@ import { modernDialect, type Dialect } from '../dialect.js';
 import { HttpEndpoint } from './http-endpoint.js';
 import { looksLegacy, probeVerdict } from './http-era.js';
 import type { HttpExchange, StreamPeer } from './http-exchange.js';
-import { busyForSeconds, describeExchange, displayUrl, errorBodyOf, exchangeFailure, failureKind, failureResponse, upstream, UpstreamFailure, type FailureKind, type Where } from './http-failures.js';
+import {
+  busyForSeconds,
+  describeExchange,
+  displayUrl,
+  errorBodyOf,
+  exchangeFailure,
+  failureKind,
+  failureResponse,
+  upstream,
+  UpstreamFailure,
+  type FailureKind,
+  type Where,
+} from './http-failures.js';
 import { EraMismatch, LegacyHttpSession } from './http-legacy-session.js';
 import { appendModernHeaders, appendTraceHeaders } from './mcp-headers.js';
 import type { Era, RequestOptions, UpstreamState } from '../upstream.js';
@@ -125,14 +137,20 @@ export class HttpUpstream extends SupervisedUpstream implements StreamPeer {
     const busyFor = busyForSeconds(exchange);
     if (busyFor !== undefined) {
       const said = describeExchange(this.where, message.method, exchange);
-      return overloadedResponse(callerId, `${said}; it is busy and asked to be sent this again in ${busyFor} s`, { server: this.name, url: this.where.url, httpStatus: 503, reason: 'upstream_busy' }, busyFor);
+      return overloadedResponse(
+        callerId,
+        `${said}; it is busy and asked to be sent this again in ${busyFor} s`,
+        { server: this.name, url: this.where.url, httpStatus: 503, reason: 'upstream_busy' },
+        busyFor,
+      );
     }
     const failure: MarkedResponse | undefined = errorBodyOf(exchange, callerId);
     if (failure) {
       failure[UPSTREAM_STATUS] = exchange.status; // what httpStatusOf needs to tell a -32602's kind
       return failure;
     }
-    if (this.supervisor.state === 'stopped') return failureResponse(callerId, this.where, `Upstream '${this.name}' was stopped while handling ${message.method} (the gateway is shutting down or reloading)`);
+    if (this.supervisor.state === 'stopped')
+      return failureResponse(callerId, this.where, `Upstream '${this.name}' was stopped while handling ${message.method} (the gateway is shutting down or reloading)`);
     return exchangeFailure(this.where, message.method, callerId, exchange, (said) => this.fail('unreachable', said));
   }
 
@@ -217,9 +235,10 @@ export class HttpUpstream extends SupervisedUpstream implements StreamPeer {
     const exchange = await endpoint.send('POST', headers, body, { timeoutMs: this.config.probeTimeoutMs, maxBytes: this.where.maxBytes, expectId: 0 });
     const verdict = probeVerdict(exchange);
     if (verdict === 'no-verdict') {
-      const message = exchange.end === 'timeout'
-        ? `${upstream(this.where)} did not answer server/discover within ${this.config.probeTimeoutMs} ms (servers.${this.name}.probeTimeoutMs)`
-        : describeExchange(this.where, 'server/discover', exchange);
+      const message =
+        exchange.end === 'timeout'
+          ? `${upstream(this.where)} did not answer server/discover within ${this.config.probeTimeoutMs} ms (servers.${this.name}.probeTimeoutMs)`
+          : describeExchange(this.where, 'server/discover', exchange);
       throw new UpstreamFailure(message, failureKind(exchange));
     }
     return verdict;
@@ -285,4 +304,3 @@ export class HttpUpstream extends SupervisedUpstream implements StreamPeer {
     return `${last} mcp-gateway tries again in ${wait} s; until then requests to '${this.name}' fail at once.`;
   }
 }
-

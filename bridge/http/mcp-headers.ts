@@ -20,11 +20,7 @@ export function encodeHeaderValue(value: string): string {
  * Appends the per-request modern headers (flat name/value pairs, the form undici takes without copying)
  * to `headers`, which already holds the upstream's fixed headers.
  */
-export function appendModernHeaders(
-  headers: string[],
-  message: JsonRpcRequest,
-  forwardHeaders: Readonly<Record<string, string>> | undefined,
-): string[] {
+export function appendModernHeaders(headers: string[], message: JsonRpcRequest, forwardHeaders: Readonly<Record<string, string>> | undefined): string[] {
   const params = message.params;
   const meta = params?._meta;
   const version = isObject(meta) ? meta[META.protocolVersion] : undefined;

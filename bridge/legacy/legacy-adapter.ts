@@ -30,9 +30,7 @@ export function parseInitializeResult(result: unknown): LegacyHandshake {
   if (!isObject(result)) throw new Error('initialize answered without a result object');
   const version = result.protocolVersion;
   if (typeof version !== 'string' || !LEGACY_VERSIONS.includes(version)) {
-    throw new Error(
-      `initialize answered protocolVersion ${JSON.stringify(version)}; mcp-gateway speaks ${LEGACY_VERSIONS.join(', ')} to legacy servers`,
-    );
+    throw new Error(`initialize answered protocolVersion ${JSON.stringify(version)}; mcp-gateway speaks ${LEGACY_VERSIONS.join(', ')} to legacy servers`);
   }
   const info = isObject(result.serverInfo) ? result.serverInfo : {};
   return {

@@ -39,8 +39,7 @@ export async function openLegacyLine(line: LegacyLine, settings: LegacyLineSetti
   if (!line.alive()) throw new Error(`exited during initialize${line.hint()}`); // the exit has the details
   if ('error' in response) {
     throw new Error(
-      `initialize failed: ${response.error.message} (code ${response.error.code})${line.hint()}; ` +
-        `if this is a 2026-era server, set servers.${line.name}.era: modern`,
+      `initialize failed: ${response.error.message} (code ${response.error.code})${line.hint()}; ` + `if this is a 2026-era server, set servers.${line.name}.era: modern`,
     );
   }
   const handshake = parseInitializeResult(response.result);
@@ -63,7 +62,11 @@ export function serveServerRequest(request: JsonRpcRequest, pending: PendingRequ
       });
       return;
     }
-    const why = !asker ? 'no call is in flight' : 'ambiguous' in asker ? `${asker.ambiguous} calls are in flight and stdio does not say which one asks` : 'its caller cannot be asked';
+    const why = !asker
+      ? 'no call is in flight'
+      : 'ambiguous' in asker
+        ? `${asker.ambiguous} calls are in flight and stdio does not say which one asks`
+        : 'its caller cannot be asked';
     log.warn({ method: request.method, why }, 'refused a request from the upstream');
     line.send(errorResponse(request.id, ErrorCode.MethodNotFound, `mcp-gateway cannot relay ${request.method}: ${why}`));
     return;

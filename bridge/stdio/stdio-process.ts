@@ -57,7 +57,11 @@ export class StdioProcess {
   private outbox = '';
   private flushQueued = false;
 
-  constructor(spec: StdioCommand, private readonly log: Log, events: StdioProcessEvents) {
+  constructor(
+    spec: StdioCommand,
+    private readonly log: Log,
+    events: StdioProcessEvents,
+  ) {
     this.child = execa(spec.command, spec.args, {
       cwd: spec.cwd,
       env: spec.env, // the whole environment, built by the caller: nothing of the gateway's own leaks in

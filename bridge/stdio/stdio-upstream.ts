@@ -2,7 +2,16 @@
 // (the 2025 one, bridge/legacy/, opens it with initialize), multiplexes requests onto it, and restarts it
 // with backoff when it dies.
 import { markFailure } from '../../src/protocol/failure-mark.js';
-import { ErrorCode, errorResponse, isModernError, isObject, parseUpstreamMessage, type JsonRpcNotification, type JsonRpcRequest, type JsonRpcResponse } from '../../src/protocol/jsonrpc.js';
+import {
+  ErrorCode,
+  errorResponse,
+  isModernError,
+  isObject,
+  parseUpstreamMessage,
+  type JsonRpcNotification,
+  type JsonRpcRequest,
+  type JsonRpcResponse,
+} from '../../src/protocol/jsonrpc.js';
 import type { CancelSignal } from '../../src/protocol/cancel.js';
 import type { Log } from '../../src/infra/log.js';
 import { META, MODERN_VERSION, type ServerInfo } from '../../src/protocol/mcp.js';
@@ -169,8 +178,7 @@ export class StdioUpstream extends SupervisedUpstream {
       // A lone request (the gateway otherwise idle) goes out at once; under load, requests are batched per turn.
       (message) => this.process?.send(message, this.pending.waitingForAnswers <= 1),
       (method, response) => this.dialect?.complete(method, response),
-      (method, ms) =>
-        `Upstream '${this.name}' did not answer ${method} within ${ms} ms; the request was cancelled. Raise servers.${this.name}.timeoutMs if it needs longer.`,
+      (method, ms) => `Upstream '${this.name}' did not answer ${method} within ${ms} ms; the request was cancelled. Raise servers.${this.name}.timeoutMs if it needs longer.`,
     );
   }
 
@@ -193,10 +201,11 @@ export class StdioUpstream extends SupervisedUpstream {
 
   private onExit(child: StdioProcess, info: ExitInfo): void {
     const how = describeExit(info);
-    this.pending.failAll(
-      (method) => `Upstream '${this.name}' ${how} while handling ${method}; mcp-gateway is restarting it. Retry the request.`,
-      { server: this.name, exitCode: info.code, signal: info.signal },
-    );
+    this.pending.failAll((method) => `Upstream '${this.name}' ${how} while handling ${method}; mcp-gateway is restarting it. Retry the request.`, {
+      server: this.name,
+      exitCode: info.code,
+      signal: info.signal,
+    });
     const supervisor = this.supervisor;
     if (child !== this.process || supervisor.state === 'stopped') return;
     this.process = undefined;
@@ -292,4 +301,3 @@ function stderrHint(child: StdioProcess): string {
   const tail = child.recentStderr();
   return tail ? `; its stderr said: ${tail.split('\n').slice(-3).join(' | ')}` : '';
 }
-

@@ -30,7 +30,6 @@ export interface AggregatorOptions {
 /** A name nobody listed triggers at most one refresh of that list per this many ms. */
 const REFRESH_INTERVAL_MS = 1_000;
 
-
 export class Aggregator implements Upstream {
   readonly name = 'mcp';
   readonly events = new EventEmitter();
@@ -125,7 +124,11 @@ export class Aggregator implements Upstream {
     } else {
       const decoded = typeof params.cursor === 'string' ? this.cursors.decode(method, params.cursor, this.known) : undefined;
       if (!decoded) {
-        return errorResponse(message.id, ErrorCode.InvalidParams, `Invalid cursor for ${method}: it was not issued by this gateway for this list (or the gateway restarted); list again without a cursor`);
+        return errorResponse(
+          message.id,
+          ErrorCode.InvalidParams,
+          `Invalid cursor for ${method}: it was not issued by this gateway for this list (or the gateway restarted); list again without a cursor`,
+        );
       }
       positions = decoded;
     }
@@ -158,7 +161,8 @@ export class Aggregator implements Upstream {
       }
       const response = outcome.response;
       if ('error' in response) {
-        if (response.error.code === ErrorCode.MethodNotFound) answered++; // it offers none of these
+        if (response.error.code === ErrorCode.MethodNotFound)
+          answered++; // it offers none of these
         else failures.push(`${server}: ${response.error.message}`);
         const seconds = retryAfterOf(response);
         if (seconds !== undefined) retryAfters.push(seconds);

@@ -35,7 +35,7 @@ export class MergedPages {
     const { ttlMs: _, ...rest } = result;
     const page: Page = { result, head: Buffer.from(JSON.stringify(rest).slice(0, -1)), expiresAt: this.now() + ttlMs };
     // A private page is its caller's alone; a public one serves everyone.
-    this.pages.set(key(method, cursor, result.cacheScope === 'public' ? undefined : context ?? ''), page);
+    this.pages.set(key(method, cursor, result.cacheScope === 'public' ? undefined : (context ?? '')), page);
   }
 
   clear(): void {

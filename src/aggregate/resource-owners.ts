@@ -72,7 +72,7 @@ export function templatePattern(template: string): RegExp {
     source += escape(template.slice(last, match.index));
     const operator = match[1];
     if (operator === '+' || operator === '#') source += '.*';
-    else if (operator === '' ) source += '[^/?#]*';
+    else if (operator === '') source += '[^/?#]*';
     else source += '[^#]*'; // path, query and fragment expansions carry their own punctuation
     last = match.index! + match[0].length;
   }

@@ -91,7 +91,14 @@ export class Router {
   private uri(endpoint: string | undefined, uri: unknown): UriTarget {
     if (endpoint !== undefined || typeof uri !== 'string') return { kind: 'resources', uri, endpoint, owner: endpoint, ambiguous: undefined, confirmed: true };
     const owner = this.resources.owner(uri);
-    return { kind: 'resources', uri, endpoint, owner: owner && 'server' in owner ? owner.server : undefined, ambiguous: owner && 'ambiguous' in owner ? owner.ambiguous : undefined, confirmed: false };
+    return {
+      kind: 'resources',
+      uri,
+      endpoint,
+      owner: owner && 'server' in owner ? owner.server : undefined,
+      ambiguous: owner && 'ambiguous' in owner ? owner.ambiguous : undefined,
+      confirmed: false,
+    };
   }
 
   /** The server whose prefix a name nobody listed carries: only on a miss, as a hit's route says it. */
@@ -109,7 +116,10 @@ export class Router {
       if (typeof uri !== 'string') return errorResponse(message.id, ErrorCode.InvalidParams, 'a resource uri (string) is required');
       if (target.ambiguous && !target.owner) {
         const servers = target.ambiguous;
-        return errorResponse(message.id, ErrorCode.InvalidParams, `Resource ${uri} is offered by ${servers.join(' and ')}; read it through /servers/<name>/mcp to say which`, { uri, servers });
+        return errorResponse(message.id, ErrorCode.InvalidParams, `Resource ${uri} is offered by ${servers.join(' and ')}; read it through /servers/<name>/mcp to say which`, {
+          uri,
+          servers,
+        });
       }
       return errorResponse(message.id, ErrorCode.InvalidParams, `Resource not found: no upstream lists ${uri} or a template that matches it`, { uri });
     }

@@ -48,7 +48,11 @@ export function addResourceMetadataRoutes(app: Hono<{ Bindings: HttpBindings }>,
   for (const path of [`${PROTECTED_RESOURCE_WELL_KNOWN}/*`, PROTECTED_RESOURCE_WELL_KNOWN]) {
     app.get(path, (c) => {
       const document = resourceMetadataDocument(security(), c.env.incoming.headers, c.req.path);
-      if (!document) return send(c, reject(404, null, ErrorCode.InvalidRequest, 'No OAuth protected resource metadata: this gateway has no auth.jwt or auth.oauth.authorizationServers configured'));
+      if (!document)
+        return send(
+          c,
+          reject(404, null, ErrorCode.InvalidRequest, 'No OAuth protected resource metadata: this gateway has no auth.jwt or auth.oauth.authorizationServers configured'),
+        );
       return c.json(document, 200, { 'access-control-allow-origin': '*', 'cache-control': 'max-age=300' });
     });
   }
@@ -75,7 +79,12 @@ export function authRefusal(security: Security, failure: AuthFailure, metadataUr
 export function rateRefusal(principal: Principal, limit: RateLimitSetting, retryAfterMs: number): Refusal {
   const seconds = Math.max(1, Math.ceil(retryAfterMs / 1000));
   return {
-    ...reject(429, null, ErrorCode.InvalidRequest, `Rate limit exceeded for ${principal.id}: ${limit.requestsPerMinute} requests per minute (burst ${limit.burst}); retry after ${seconds} s`),
+    ...reject(
+      429,
+      null,
+      ErrorCode.InvalidRequest,
+      `Rate limit exceeded for ${principal.id}: ${limit.requestsPerMinute} requests per minute (burst ${limit.burst}); retry after ${seconds} s`,
+    ),
     headers: { 'retry-after': String(seconds) },
   };
 }

@@ -33,7 +33,11 @@ export async function admit(call: McpCall): Promise<Response | undefined> {
   let limited = rateLimit(call);
   if (limited instanceof Promise) limited = await limited;
   if (limited) return limited;
-  call.callerContext = call.vouched ? call.vouched.context : security.authenticator.enabled ? edge.principalContext(call.principal) : authContext(edge.contextKey, incoming.headers.authorization);
+  call.callerContext = call.vouched
+    ? call.vouched.context
+    : security.authenticator.enabled
+      ? edge.principalContext(call.principal)
+      : authContext(edge.contextKey, incoming.headers.authorization);
   return undefined;
 }
 

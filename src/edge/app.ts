@@ -97,7 +97,16 @@ export function createApp(options: EdgeOptions): Edge {
         const name = c.req.param('name') ?? 'mcp';
         return serve(edge, exchangeOf(c), name === 'mcp' && path === '/mcp' ? aggregate : edge.endpointOf(name), name, method);
       }
-      return send(c, reject(405, null, ErrorCode.InvalidRequest, 'This endpoint takes POST (MCP 2026-07-28 has no GET stream and no sessions; 2025 clients: initialize first, then GET or DELETE with its Mcp-Session-Id)'), ALLOW_POST);
+      return send(
+        c,
+        reject(
+          405,
+          null,
+          ErrorCode.InvalidRequest,
+          'This endpoint takes POST (MCP 2026-07-28 has no GET stream and no sessions; 2025 clients: initialize first, then GET or DELETE with its Mcp-Session-Id)',
+        ),
+        ALLOW_POST,
+      );
     });
   }
 

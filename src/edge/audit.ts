@@ -14,7 +14,12 @@ export function record(call: McpCall, principal: Principal, method: string, verd
   if (!verdict.allowed) call.edge.tracker.denied({ time: new Date().toISOString(), principal: principal.id, method, target: verdict.target, rule: verdict.rule });
   const span = call.span;
   // Without authentication or policies every request is let through: then only refusals are worth an event.
-  if (span !== undefined && (!verdict.allowed || call.security.guard || call.security.authenticator.enabled)) span.event('mcp.gateway.policy', { 'mcp.gateway.decision': verdict.allowed ? 'allow' : 'deny', 'mcp.gateway.rule': verdict.rule, ...(verdict.target && { 'mcp.gateway.target': verdict.target }) });
+  if (span !== undefined && (!verdict.allowed || call.security.guard || call.security.authenticator.enabled))
+    span.event('mcp.gateway.policy', {
+      'mcp.gateway.decision': verdict.allowed ? 'allow' : 'deny',
+      'mcp.gateway.rule': verdict.rule,
+      ...(verdict.target && { 'mcp.gateway.target': verdict.target }),
+    });
   const audit = call.security.audit;
   audit?.record({
     principal: principal.id,

@@ -22,7 +22,10 @@ export function principalContexts(key: Buffer): (principal: Principal) => string
     if (principal.via === 'anonymous') return ANONYMOUS;
     let context = contexts.get(principal);
     if (context === undefined) {
-      context = createHmac('sha256', key).update(JSON.stringify(['principal', principal.id, principal.groups])).digest('base64url').slice(0, 22);
+      context = createHmac('sha256', key)
+        .update(JSON.stringify(['principal', principal.id, principal.groups]))
+        .digest('base64url')
+        .slice(0, 22);
       contexts.set(principal, context);
     }
     return context;

@@ -10,9 +10,18 @@ import type { ReadableStream } from 'node:stream/web';
 
 export const FORWARDED_HEADER = 'x-mcp-gateway-forwarded';
 const NOT_FORWARDED = new Set([
-  'host', 'connection', 'content-length', 'transfer-encoding', 'keep-alive', 'expect', 'upgrade',
+  'host',
+  'connection',
+  'content-length',
+  'transfer-encoding',
+  'keep-alive',
+  'expect',
+  'upgrade',
   // Credentials stay with the replica that checked them: whoever answers a forward never sees them.
-  'authorization', 'proxy-authorization', 'cookie', CALLER_HEADER,
+  'authorization',
+  'proxy-authorization',
+  'cookie',
+  CALLER_HEADER,
 ]);
 
 /**

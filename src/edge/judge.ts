@@ -49,7 +49,9 @@ async function judgeWhatWasNeeded(call: McpCall, message: JsonRpcRequest, first:
     outcome = guard.judge(call.target, message, grant, call.principal, true);
   }
   // Never so: with the routes confirmed and `listed` set the guard decides; a mistake there refuses rather than serves.
-  return isNeed(outcome) ? { allowed: false, rule: 'the guard could not decide', refusal: errorResponse(message.id, ErrorCode.InternalError, 'Internal error in mcp-gateway; see the gateway log') } : outcome;
+  return isNeed(outcome)
+    ? { allowed: false, rule: 'the guard could not decide', refusal: errorResponse(message.id, ErrorCode.InternalError, 'Internal error in mcp-gateway; see the gateway log') }
+    : outcome;
 }
 
 /** Answers a refused request (policy's own words), and leaves its trace in audit and metrics. */

@@ -49,7 +49,11 @@ function legacyExchange(call: McpCall, body: unknown, sessionHeader: string | un
  * see it. The target lives on the call: the adapter runs one 2025 request's rounds one after another and
  * refuses batches, so no other round can place a target between this one's judge and request.
  */
-async function executeModern(call: McpCall, request: JsonRpcRequest, options: { signal?: CancelSignal; onNotification?: (notification: JsonRpcNotification) => void }): Promise<JsonRpcResponse> {
+async function executeModern(
+  call: McpCall,
+  request: JsonRpcRequest,
+  options: { signal?: CancelSignal; onNotification?: (notification: JsonRpcNotification) => void },
+): Promise<JsonRpcResponse> {
   route(call, request);
   const verdict = await judge(call, request);
   record(call, call.principal, request.method, verdict, argsOf(request));

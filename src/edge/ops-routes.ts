@@ -101,7 +101,10 @@ async function refused(c: Context<{ Bindings: HttpBindings }>, ops: OpsOptions):
   const principal = outcome.principal;
   const operators = ops.operators();
   if (isOperator(principal, operators)) return undefined;
-  const why = !operators ? 'none are named yet; list principals or groups in auth.operators to open these pages'
-    : principal.via === 'anonymous' ? 'send an operator\'s credentials' : `${principal.id} is not among auth.operators`;
+  const why = !operators
+    ? 'none are named yet; list principals or groups in auth.operators to open these pages'
+    : principal.via === 'anonymous'
+      ? "send an operator's credentials"
+      : `${principal.id} is not among auth.operators`;
   return c.json(reject(403, null, ErrorCode.InvalidRequest, `Operator pages are for operators: ${why}`).body, 403);
 }

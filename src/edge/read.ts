@@ -26,7 +26,8 @@ export async function read(call: McpCall): Promise<Read | Response> {
   const text = await readBody(incoming, maxBodyBytes);
   if (text === null) return RESPONSE_ALREADY_SENT; // the client went away mid-body: nobody to answer
   if (text === undefined) return send(exchange, tooLarge(maxBodyBytes), { ...cors, ...tooLargeHeaders(incoming.headers['content-length']) });
-  if (call.vouched && digest(text) !== call.vouched.bodyDigest) return send(exchange, reject(403, null, ErrorCode.InvalidRequest, 'This forwarded body is not the one its replica vouched for'), cors);
+  if (call.vouched && digest(text) !== call.vouched.bodyDigest)
+    return send(exchange, reject(403, null, ErrorCode.InvalidRequest, 'This forwarded body is not the one its replica vouched for'), cors);
   let body: unknown;
   try {
     body = JSON.parse(text);

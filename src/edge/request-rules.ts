@@ -12,12 +12,19 @@ export interface HeaderSource {
 }
 type Header = (lowerCaseName: string) => string | undefined;
 
-export type Checked =
-  | { kind: 'request'; message: JsonRpcRequest }
-  | { kind: 'notification'; message: JsonRpcNotification }
-  | { kind: 'rejected'; rejection: Rejection };
+export type Checked = { kind: 'request'; message: JsonRpcRequest } | { kind: 'notification'; message: JsonRpcNotification } | { kind: 'rejected'; rejection: Rejection };
 
-const REMOVED_METHODS = new Set(['initialize', 'ping', 'logging/setLevel', 'resources/subscribe', 'resources/unsubscribe', 'tasks/get', 'tasks/result', 'tasks/cancel', 'tasks/list']);
+const REMOVED_METHODS = new Set([
+  'initialize',
+  'ping',
+  'logging/setLevel',
+  'resources/subscribe',
+  'resources/unsubscribe',
+  'tasks/get',
+  'tasks/result',
+  'tasks/cancel',
+  'tasks/list',
+]);
 
 export function checkMessage(body: unknown, headers: HeaderSource, tools: ToolHeaderIndex | undefined): Checked {
   const header: Header = (name) => headers.get(name) ?? undefined;
@@ -56,9 +63,13 @@ function checkRequest(message: JsonRpcRequest, header: Header, tools: ToolHeader
   if (version === undefined) {
     if (method === 'initialize') {
       const requested = isObject(params) && typeof params.protocolVersion === 'string' ? params.protocolVersion : 'unknown';
-      return reject(400, id, ErrorCode.UnsupportedProtocolVersion,
+      return reject(
+        400,
+        id,
+        ErrorCode.UnsupportedProtocolVersion,
         `This endpoint speaks MCP ${SUPPORTED_VERSIONS.join(', ')} only (stateless, no initialize); 2025-era clients are not supported yet`,
-        { supported: SUPPORTED_VERSIONS, requested });
+        { supported: SUPPORTED_VERSIONS, requested },
+      );
     }
     return reject(400, id, ErrorCode.InvalidParams, `params._meta["${META.protocolVersion}"] is required on every request (MCP 2026-07-28)`);
   }
@@ -116,9 +127,10 @@ function unsupported(id: JsonRpcId, requested: string): Rejection {
 }
 
 function mismatch(id: JsonRpcId, name: string, headerValue: unknown, bodyValue: unknown): Rejection {
-  const message = headerValue === undefined
-    ? `Header mismatch: the ${name} header is required and must equal the body's value ${JSON.stringify(bodyValue)}`
-    : `Header mismatch: ${name} header value ${JSON.stringify(headerValue)} does not match body value ${JSON.stringify(bodyValue)}`;
+  const message =
+    headerValue === undefined
+      ? `Header mismatch: the ${name} header is required and must equal the body's value ${JSON.stringify(bodyValue)}`
+      : `Header mismatch: ${name} header value ${JSON.stringify(headerValue)} does not match body value ${JSON.stringify(bodyValue)}`;
   return reject(400, id, ErrorCode.HeaderMismatch, message);
 }
 

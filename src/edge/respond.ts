@@ -30,7 +30,13 @@ export interface Served {
 }
 
 export async function respondJson(served: Served, message: JsonRpcRequest, outgoing: ServerResponse, call: CallOptions): Promise<void> {
-  const answer = await served.request(message, { signal: new ClientGone(outgoing), forwardHeaders: call.forwardHeaders, authContext: call.authContext, reach: call.reach, traceId: call.traceId });
+  const answer = await served.request(message, {
+    signal: new ClientGone(outgoing),
+    forwardHeaders: call.forwardHeaders,
+    authContext: call.authContext,
+    reach: call.reach,
+    traceId: call.traceId,
+  });
   if (outgoing.destroyed) return;
   const shaped = served.shape(answer);
   writeJsonBody(outgoing, httpStatusOf(shaped), responseBytes(shaped), retryAfterHeaders(shaped));

@@ -9,8 +9,12 @@ import { repeatedSingleHeader } from './single-headers.js';
 
 export function screenRequest(incoming: IncomingMessage, hostAllowed: HostCheck | undefined): Rejection | undefined {
   if (hostAllowed && !hostAllowed(incoming.headers.host)) {
-    return reject(403, null, ErrorCode.InvalidRequest,
-      `Host ${JSON.stringify(incoming.headers.host ?? '')} is not this gateway's: on loopback it answers only loopback names; add the name to listen.allowedHosts if it is yours`);
+    return reject(
+      403,
+      null,
+      ErrorCode.InvalidRequest,
+      `Host ${JSON.stringify(incoming.headers.host ?? '')} is not this gateway's: on loopback it answers only loopback names; add the name to listen.allowedHosts if it is yours`,
+    );
   }
   const repeated = repeatedSingleHeader(incoming.rawHeaders);
   if (repeated !== undefined) {

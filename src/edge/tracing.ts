@@ -32,7 +32,13 @@ export function spanForUnread(tracer: GatewayTracer, call: McpCall): void {
   const attributes: Record<string, string> = { 'mcp.gateway.outcome': call.outcome };
   if (call.method !== undefined) attributes['mcp.method.name'] = call.method;
   addEdgeAttributes(call, headers, attributes);
-  const span = tracer.startRequest({ name: call.method ?? 'mcp request', traceparent: single(headers.traceparent), tracestate: single(headers.tracestate), startedAt: call.started, attributes });
+  const span = tracer.startRequest({
+    name: call.method ?? 'mcp request',
+    traceparent: single(headers.traceparent),
+    tracestate: single(headers.tracestate),
+    startedAt: call.started,
+    attributes,
+  });
   if (call.outcome !== 'ok') span.fail(call.outcome);
   span.end();
 }

@@ -71,9 +71,21 @@ export async function startGateway(initial: GatewayConfig, log: Log): Promise<Ru
 }
 
 /** Every configured server, built but not started, and the metrics that count their load. */
-async function createServers(config: GatewayConfig, cache: ListCache, retries: HeldCallRetries, live: () => LiveCounts, log: Log): Promise<{ servers: ServerSet; metrics: GatewayMetrics }> {
+async function createServers(
+  config: GatewayConfig,
+  cache: ListCache,
+  retries: HeldCallRetries,
+  live: () => LiveCounts,
+  log: Log,
+): Promise<{ servers: ServerSet; metrics: GatewayMetrics }> {
   // Each reads the other only later (a queue wait, a scrape), so the order of these two does not matter.
-  const servers: ServerSet = new ServerSet({ cache, held: retries.held, queueWaited: (name, seconds) => metrics.queueWaited(name, seconds), meterOf: (name) => metrics.upstreamCalls.forServer(name), log });
+  const servers: ServerSet = new ServerSet({
+    cache,
+    held: retries.held,
+    queueWaited: (name, seconds) => metrics.queueWaited(name, seconds),
+    meterOf: (name) => metrics.upstreamCalls.forServer(name),
+    log,
+  });
   const metrics = new GatewayMetrics({ upstreams: () => servers.statuses(), cache: () => cache.stats, live });
   for (const [name, server] of Object.entries(config.servers)) await servers.add(name, server, config.envReads);
   return { servers, metrics };
@@ -122,7 +134,10 @@ function createEdge(config: GatewayConfig, parts: EdgeParts): Edge {
 
 function announceEndpoints(config: GatewayConfig, url: string, servers: ServerSet, log: Log): void {
   if (config.auth && !config.auth.operators) {
-    log.info({ pages: [`${url}/`, `${url}/status.json`, `${url}/metrics`] }, 'operator pages are closed to everyone: name who may read them in auth.operators (ids or groups), then reload');
+    log.info(
+      { pages: [`${url}/`, `${url}/status.json`, `${url}/metrics`] },
+      'operator pages are closed to everyone: name who may read them in auth.operators (ids or groups), then reload',
+    );
   }
   log.info({ endpoint: `${url}/mcp` }, `serving every server, aggregated`);
   for (const name of servers.names()) log.info({ endpoint: `${url}/servers/${name}/mcp` }, `serving ${name}`);

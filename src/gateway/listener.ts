@@ -44,9 +44,7 @@ function serve(edge: Edge, hostname: string, port: number, hostAllowed: HostChec
     server.keepAliveTimeout = 65_000;
     server.headersTimeout = 66_000;
     server.once('error', (error: NodeJS.ErrnoException) => {
-      reject(error.code === 'EADDRINUSE'
-        ? new Error(`port ${port} on ${hostname} is in use; pick another with --port or listen.port`)
-        : error);
+      reject(error.code === 'EADDRINUSE' ? new Error(`port ${port} on ${hostname} is in use; pick another with --port or listen.port`) : error);
     });
   });
 }

@@ -28,7 +28,13 @@ export function opsOptions(sources: OpsSources): EdgeOptions['ops'] {
     operators: () => config().auth?.operators,
     metrics: sources.metrics,
     page: (snapshot) => renderStatusPage(snapshot as StatusSnapshot),
-    upstreams: () => [...servers.upstreams].map(([name, upstream]) => ({ name, required: config().servers[name]!.required, status: upstream.status(), saturated: servers.loadOf(name)?.saturated })),
+    upstreams: () =>
+      [...servers.upstreams].map(([name, upstream]) => ({
+        name,
+        required: config().servers[name]!.required,
+        status: upstream.status(),
+        saturated: servers.loadOf(name)?.saturated,
+      })),
     snapshot: () => statusSnapshot(sources),
   };
 }
@@ -44,7 +50,15 @@ async function statusSnapshot({ startedAt, config, servers, aggregate, cache, tr
     uptimeSeconds: Math.round((Date.now() - startedAt) / 1000),
     upstreams: [...servers.upstreams].map(([name, upstream]) => {
       const status = upstream.status();
-      return { name, transport: config().servers[name]!.transport, era: status.era, state: status.state, restarts: status.restarts, toolCount: tools.get(name), lastError: status.lastError };
+      return {
+        name,
+        transport: config().servers[name]!.transport,
+        era: status.era,
+        state: status.state,
+        restarts: status.restarts,
+        toolCount: tools.get(name),
+        lastError: status.lastError,
+      };
     }),
     cache: { hits: stats.hits, misses: stats.misses, hitRate: lookups ? stats.hits / lookups : undefined },
     recentDenials: tracker.recentDenials(),

@@ -28,7 +28,16 @@ export async function reloadGateway(parts: GatewayParts, next: GatewayConfig): P
   const securityChanged = SECURITY.some((key) => differs(next, running, key));
   if (securityChanged || changes.removed.length || changes.changed.length) parts.listenHub.closeAll();
   logChanges(parts, changes);
-  parts.config.current = { ...next, listen: running.listen, log: running.log, aggregate: running.aggregate, cache: running.cache, mrtr: running.mrtr, legacyClients: running.legacyClients, telemetry: running.telemetry };
+  parts.config.current = {
+    ...next,
+    listen: running.listen,
+    log: running.log,
+    aggregate: running.aggregate,
+    cache: running.cache,
+    mrtr: running.mrtr,
+    legacyClients: running.legacyClients,
+    telemetry: running.telemetry,
+  };
   return needRestart;
 }
 

@@ -106,7 +106,8 @@ export class ServerSet {
   /** Stops a server no longer served: those requests in flight finish (up to drainMs), then it is closed. */
   async retire(name: string, served: CachedUpstream, watch: UpstreamWatch | undefined, drainMs: number): Promise<void> {
     watch?.stop();
-    if (!(await served.drained(drainMs))) this.options.log.warn({ server: name, drainMs }, 'requests to a replaced or removed server still in flight after listen.drainMs; cutting them off');
+    if (!(await served.drained(drainMs)))
+      this.options.log.warn({ server: name, drainMs }, 'requests to a replaced or removed server still in flight after listen.drainMs; cutting them off');
     await served.close();
   }
 

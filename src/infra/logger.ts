@@ -14,11 +14,13 @@ export function createLogger(level: string, destination: DestinationStream = pin
 /** Where log lines go in a format: JSON straight to stderr, or pino-pretty's colourful lines, also on stderr. */
 export async function logDestination(format: LogFormat): Promise<DestinationStream> {
   if (format === 'json') return pino.destination({ dest: 2, sync: false });
-  let pretty: (typeof import('pino-pretty'))['build'];
+  let pretty: typeof import('pino-pretty')['build'];
   try {
     pretty = (await import('pino-pretty')).default.build;
   } catch {
-    throw new Error('--log-format pretty needs the pino-pretty package, which this install lacks: run `npm install pino-pretty` next to mcp-gateway, or drop the option (JSON is the default)');
+    throw new Error(
+      '--log-format pretty needs the pino-pretty package, which this install lacks: run `npm install pino-pretty` next to mcp-gateway, or drop the option (JSON is the default)',
+    );
   }
   return pretty({ destination: 2, colorize: process.stderr.isTTY, sync: false });
 }

@@ -8,7 +8,17 @@
 import { randomBytes } from 'node:crypto';
 import type { ServerResponse } from 'node:http';
 import type { CancelSignal } from '../protocol/cancel.js';
-import { ErrorCode, errorResponse, isObject, isValidId, parseMessage, type JsonObject, type JsonRpcNotification, type JsonRpcRequest, type JsonRpcResponse } from '../protocol/jsonrpc.js';
+import {
+  ErrorCode,
+  errorResponse,
+  isObject,
+  isValidId,
+  parseMessage,
+  type JsonObject,
+  type JsonRpcNotification,
+  type JsonRpcRequest,
+  type JsonRpcResponse,
+} from '../protocol/jsonrpc.js';
 import type { Log } from '../infra/log.js';
 import { MAY_ASK, META, MODERN_REQUEST_METHODS, MODERN_VERSION } from '../protocol/mcp.js';
 import { retryAfterHeaders, retryAfterOf } from '../protocol/overload.js';
@@ -84,7 +94,8 @@ export class LegacyClients {
 
   async post(exchange: LegacyExchange): Promise<void> {
     const { body, outgoing } = exchange;
-    if (Array.isArray(body)) return json(outgoing, 400, errorResponse(null, ErrorCode.InvalidRequest, 'Batches are not supported: send one JSON-RPC message per POST'), exchange.headers);
+    if (Array.isArray(body))
+      return json(outgoing, 400, errorResponse(null, ErrorCode.InvalidRequest, 'Batches are not supported: send one JSON-RPC message per POST'), exchange.headers);
     const message = body as JsonObject;
     const invalid = envelopeProblem(message);
     if (invalid) return json(outgoing, 400, errorResponse(isValidId(message.id) ? message.id : null, ErrorCode.InvalidRequest, invalid), exchange.headers);
@@ -196,7 +207,10 @@ export class LegacyClients {
   }
 
   private unknownSession(exchange: LegacyExchange): void {
-    const why = exchange.sessionHeader === undefined ? 'this request needs an Mcp-Session-Id: send initialize first' : 'Session not found (it ended, expired, or belongs to another endpoint or caller): send initialize again';
+    const why =
+      exchange.sessionHeader === undefined
+        ? 'this request needs an Mcp-Session-Id: send initialize first'
+        : 'Session not found (it ended, expired, or belongs to another endpoint or caller): send initialize again';
     json(exchange.outgoing, 404, errorResponse(null, ErrorCode.InvalidRequest, why), exchange.headers);
   }
 
@@ -207,7 +221,12 @@ export class LegacyClients {
     const meta = isObject(params._meta) ? params._meta : {};
     const modernMeta = { ...meta, [META.protocolVersion]: MODERN_VERSION, [META.clientCapabilities]: session.capabilities };
     // A fresh copy for each attempt: the core may rewrite names in the params it is given (on /mcp).
-    const attemptOf = (extra: JsonObject): JsonRpcRequest => ({ jsonrpc: '2.0', id: request.id, method: request.method, params: { ...params, _meta: { ...modernMeta }, ...extra } });
+    const attemptOf = (extra: JsonObject): JsonRpcRequest => ({
+      jsonrpc: '2.0',
+      id: request.id,
+      method: request.method,
+      params: { ...params, _meta: { ...modernMeta }, ...extra },
+    });
     const modern = attemptOf({});
     const streaming = meta.progressToken !== undefined || MAY_ASK.has(request.method);
     if (!streaming) {

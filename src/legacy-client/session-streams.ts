@@ -74,7 +74,11 @@ export class SessionStreams {
         // The stream is here: this replica honours it, as it would without Redis.
         if (!here) {
           const why = error instanceof Error ? error.message : String(error);
-          return errorResponse(request.id, ErrorCode.InternalError, `${request.method} could not be shared with the replica holding this session's GET stream: ${why}. Retry once Redis is back.`);
+          return errorResponse(
+            request.id,
+            ErrorCode.InternalError,
+            `${request.method} could not be shared with the replica holding this session's GET stream: ${why}. Retry once Redis is back.`,
+          );
         }
         this.log.warn({ uri, err: String(error) }, `${request.method} honoured on this replica only: Redis is unreachable`);
       }

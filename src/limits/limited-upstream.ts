@@ -175,12 +175,14 @@ export class LimitedUpstream extends UpstreamWrapper {
       waiter.resolve(this.notReady(waiter.message, restarting, 'queue_timeout', `and this request waited ${queueTimeoutMs} ms for one of them`));
       return;
     }
-    waiter.resolve(overloadedResponse(
-      waiter.message.id,
-      `${this.name} had no free slot for ${queueTimeoutMs} ms (servers.${this.name}.queueTimeoutMs; ${maxInFlight} at once, servers.${this.name}.maxInFlight); retry later, or raise servers.${this.name}.maxInFlight if the server can take more at once`,
-      { server: this.name, reason: 'queue_timeout', setting: `servers.${this.name}.queueTimeoutMs` },
-      this.retryAfterSeconds,
-    ));
+    waiter.resolve(
+      overloadedResponse(
+        waiter.message.id,
+        `${this.name} had no free slot for ${queueTimeoutMs} ms (servers.${this.name}.queueTimeoutMs; ${maxInFlight} at once, servers.${this.name}.maxInFlight); retry later, or raise servers.${this.name}.maxInFlight if the server can take more at once`,
+        { server: this.name, reason: 'queue_timeout', setting: `servers.${this.name}.queueTimeoutMs` },
+        this.retryAfterSeconds,
+      ),
+    );
   };
 
   /**

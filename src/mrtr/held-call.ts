@@ -9,9 +9,7 @@ import type { JsonObject, JsonRpcErrorObject, JsonRpcNotification, JsonRpcReques
 
 export type ServerAnswer = { result: JsonObject } | { error: JsonRpcErrorObject };
 
-export type CallEvent =
-  | { kind: 'answer'; response: JsonRpcResponse }
-  | { kind: 'ask'; method: string; params: JsonObject | undefined; respond: (answer: ServerAnswer) => void };
+export type CallEvent = { kind: 'answer'; response: JsonRpcResponse } | { kind: 'ask'; method: string; params: JsonObject | undefined; respond: (answer: ServerAnswer) => void };
 
 export class HeldCall {
   readonly id = randomBytes(12).toString('base64url');

@@ -103,7 +103,9 @@ export class InputBridge extends UpstreamWrapper {
       return known === 'legacy' ? this.resume(message, params, options) : this.inner.request(message, options);
     }
     if (params && 'inputResponses' in params) {
-      return Promise.resolve(errorResponse(message.id, ErrorCode.InvalidParams, 'inputResponses without the requestState of the input_required answer; retry with both, as they came'));
+      return Promise.resolve(
+        errorResponse(message.id, ErrorCode.InvalidParams, 'inputResponses without the requestState of the input_required answer; retry with both, as they came'),
+      );
     }
     const call = new HeldCall(this.inner, message, options);
     options.onStreamStart?.(); // a held call's rounds answer as they always did: the stream opens at once
@@ -192,8 +194,13 @@ export class InputBridge extends UpstreamWrapper {
     if (state.instance !== held.codec.instance) {
       // With Redis, the edge has already tried to forward this retry to its holder: getting here means the
       // holder has no live entry, could not be reached, or is a new process at the old address.
-      if (held.shared) return refuse(`the call is held by gateway instance ${state.instance}, which is gone (it was stopped, restarted or killed, and the calls it held went with it) or cannot be reached from this one (${held.codec.instance}); the call cannot be resumed`);
-      return refuse(`the call is held by gateway instance ${state.instance}, not this one (${held.codec.instance}); send retries to the same instance, or share Redis (cache.store: redis) so replicas forward them`);
+      if (held.shared)
+        return refuse(
+          `the call is held by gateway instance ${state.instance}, which is gone (it was stopped, restarted or killed, and the calls it held went with it) or cannot be reached from this one (${held.codec.instance}); the call cannot be resumed`,
+        );
+      return refuse(
+        `the call is held by gateway instance ${state.instance}, not this one (${held.codec.instance}); send retries to the same instance, or share Redis (cache.store: redis) so replicas forward them`,
+      );
     }
     if (state.upstream !== this.name) return refuse(`it was issued for a call on server ${state.upstream}, not ${this.name}`);
     if (Date.now() > state.expiresAt) return refuse(`it expired at ${new Date(state.expiresAt).toISOString()} (mrtr.holdMs)`);

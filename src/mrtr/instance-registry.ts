@@ -22,7 +22,9 @@ export class InstanceRegistry {
     url: string,
   ) {
     const register = (): void => {
-      this.redis.set(this.key(instance), trust.registryEntry(instance, url, Date.now() + ENTRY_TTL_MS), 'PX', ENTRY_TTL_MS).catch((error: Error) => this.log.warn({ err: error.message }, 'could not register this instance in Redis; retries held here cannot be forwarded to it'));
+      this.redis
+        .set(this.key(instance), trust.registryEntry(instance, url, Date.now() + ENTRY_TTL_MS), 'PX', ENTRY_TTL_MS)
+        .catch((error: Error) => this.log.warn({ err: error.message }, 'could not register this instance in Redis; retries held here cannot be forwarded to it'));
     };
     register();
     this.timer = setInterval(register, REFRESH_MS);
@@ -30,7 +32,15 @@ export class InstanceRegistry {
   }
 
   /** Connects (ioredis is loaded only here) and registers `instance` at `url`. */
-  static async create(options: { url: string; sentinel?: SentinelSettings; keyPrefix: string; instance: string; internalUrl: string; trust: PeerTrust; log: Log }): Promise<InstanceRegistry> {
+  static async create(options: {
+    url: string;
+    sentinel?: SentinelSettings;
+    keyPrefix: string;
+    instance: string;
+    internalUrl: string;
+    trust: PeerTrust;
+    log: Log;
+  }): Promise<InstanceRegistry> {
     const { Redis } = await import('ioredis');
     const redis = new Redis(options.url, {
       ...sentinelOptions(options.sentinel, options.url),
@@ -52,7 +62,8 @@ export class InstanceRegistry {
       const entry = await this.redis.get(this.key(instance));
       if (entry === null) return undefined;
       const url = this.trust.openRegistryEntry(instance, entry);
-      if (url === undefined) this.log.warn({ instance }, 'ignored an instance entry in Redis that no replica with this mrtr.secret signed (or that expired); check who writes to this Redis');
+      if (url === undefined)
+        this.log.warn({ instance }, 'ignored an instance entry in Redis that no replica with this mrtr.secret signed (or that expired); check who writes to this Redis');
       return url;
     } catch (error) {
       this.log.warn({ err: (error as Error).message, instance }, 'could not look up an instance in Redis');

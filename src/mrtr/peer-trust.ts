@@ -58,8 +58,14 @@ export class PeerTrust {
   /** The header that vouches for the caller of one forwarded request. */
   vouch(principal: Principal, context: string, path: string, body: string, now = Date.now()): string {
     const claims: CallerClaims = {
-      id: principal.id, groups: [...principal.groups], scopes: [...principal.scopes], via: principal.via,
-      context, path, body: digest(body), exp: now + CALLER_TTL_MS,
+      id: principal.id,
+      groups: [...principal.groups],
+      scopes: [...principal.scopes],
+      via: principal.via,
+      context,
+      path,
+      body: digest(body),
+      exp: now + CALLER_TTL_MS,
     };
     const encoded = Buffer.from(JSON.stringify(claims)).toString('base64url');
     return `${encoded}.${mac(this.callerKey, encoded)}`;

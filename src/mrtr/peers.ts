@@ -53,5 +53,7 @@ export function peerProblem(peer: string): string | undefined {
   const bits = peer.slice(slash + 1);
   const family = isIP(address);
   const max = family === 6 ? 128 : 32;
-  return family !== 0 && /^\d{1,3}$/.test(bits) && Number(bits) <= max ? undefined : `"${peer}" is not a CIDR: write an address, "/" and a prefix length up to ${family === 6 ? 128 : 32}, e.g. 10.0.0.0/8`;
+  return family !== 0 && /^\d{1,3}$/.test(bits) && Number(bits) <= max
+    ? undefined
+    : `"${peer}" is not a CIDR: write an address, "/" and a prefix length up to ${family === 6 ? 128 : 32}, e.g. 10.0.0.0/8`;
 }

@@ -37,9 +37,10 @@ export function addLoadMetrics(register: Registry, loads: () => Iterable<{ name:
     name: `${PREFIX}upstream_refused_total`,
     help: 'Requests refused with 503 because an upstream was at capacity: reason queue_full (maxQueued) or queue_timeout (queueTimeoutMs).',
     labelNames: ['server', 'reason'],
-    fill: (record) => eachLoad((load, server) => {
-      for (const [reason, count] of Object.entries(load.refused)) record({ server, reason }, count);
-    }),
+    fill: (record) =>
+      eachLoad((load, server) => {
+        for (const [reason, count] of Object.entries(load.refused)) record({ server, reason }, count);
+      }),
   });
   const wait = new Histogram({
     name: `${PREFIX}upstream_queue_wait_seconds`,

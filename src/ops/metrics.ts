@@ -217,7 +217,7 @@ export class GatewayMetrics {
 function addLiveMetrics(register: Registry, live: () => LiveCounts): void {
   const gauge = (name: string, help: string, pick: (counts: LiveCounts) => number): void =>
     gaugeAtScrape(register, { name: `${PREFIX}${name}`, help, fill: (record) => record({}, pick(live())) });
-  gauge('mrtr_held_calls', 'Calls to 2025-era servers held on this replica while the client answers the server\'s question (MRTR).', (c) => c.heldCalls);
+  gauge('mrtr_held_calls', "Calls to 2025-era servers held on this replica while the client answers the server's question (MRTR).", (c) => c.heldCalls);
   gauge('listen_streams_open', 'subscriptions/listen streams open on this replica (modern clients and 2025 sessions).', (c) => c.listenStreams);
-  gauge('cache_bytes', 'Bytes held by this replica\'s in-memory cache store (cache.maxBytes bounds it).', (c) => c.cacheBytes);
+  gauge('cache_bytes', "Bytes held by this replica's in-memory cache store (cache.maxBytes bounds it).", (c) => c.cacheBytes);
 }

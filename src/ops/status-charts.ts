@@ -40,7 +40,23 @@ const ESCAPES: Record<string, string> = { '&': '&amp;', '<': '&lt;', '>': '&gt;'
 const esc = (value: unknown): string => String(value).replace(/[&<>"']/g, (c) => ESCAPES[c]!);
 const ms = (v: number | undefined): string => (typeof v === 'number' && Number.isFinite(v) ? (v >= 100 ? String(Math.round(v)) : v.toFixed(1)) + ' ms' : DASH);
 const sparkOpen = (chart: string, drawn: number, extra: string, label: string): string =>
-  '<svg class="spark" data-chart="' + chart + '" data-points="' + drawn + '"' + extra + ' viewBox="0 0 ' + WIDTH + ' ' + HEIGHT + '" width="' + WIDTH + '" height="' + HEIGHT + '" role="img" aria-label="' + esc(label) + '">';
+  '<svg class="spark" data-chart="' +
+  chart +
+  '" data-points="' +
+  drawn +
+  '"' +
+  extra +
+  ' viewBox="0 0 ' +
+  WIDTH +
+  ' ' +
+  HEIGHT +
+  '" width="' +
+  WIDTH +
+  '" height="' +
+  HEIGHT +
+  '" role="img" aria-label="' +
+  esc(label) +
+  '">';
 const percent = (r: number | undefined): string => (typeof r === 'number' && Number.isFinite(r) ? (r * 100).toFixed(1) + '%' : DASH);
 
 /** p95 latency per slot as a line (broken where a slot had no calls), a dot on every slot that had some. */
@@ -77,7 +93,18 @@ export function errorChart(points: readonly RecentPoint[]): string {
     if (!p.calls) return;
     const rate = p.errors / p.calls;
     const h = rate > 0 ? Math.max(2, rate * (HEIGHT - 1)) : 1;
-    bars += '<rect class="' + (rate > 0 ? 'bad' : 'ok') + '" x="' + (i * bar).toFixed(1) + '" y="' + (HEIGHT - h).toFixed(1) + '" width="' + Math.max(1, bar - 1).toFixed(1) + '" height="' + h.toFixed(1) + '"></rect>';
+    bars +=
+      '<rect class="' +
+      (rate > 0 ? 'bad' : 'ok') +
+      '" x="' +
+      (i * bar).toFixed(1) +
+      '" y="' +
+      (HEIGHT - h).toFixed(1) +
+      '" width="' +
+      Math.max(1, bar - 1).toFixed(1) +
+      '" height="' +
+      h.toFixed(1) +
+      '"></rect>';
     drawn++;
     errors += p.errors;
   });

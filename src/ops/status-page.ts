@@ -269,4 +269,3 @@ ${rows}
 </table>
 </section>`;
 }
-

@@ -60,7 +60,7 @@ export class UpstreamMetrics {
     register.registerMetric(this.duration);
     this.errors = new Counter({
       name: `${PREFIX}upstream_errors_total`,
-      help: 'Upstream requests that ended in an error, by server, method and kind (jsonrpc: the server\'s own error; timeout; unreachable; bad_answer: no JSON-RPC response; overloaded: the server answered 503 busy; cancelled: the caller went away).',
+      help: "Upstream requests that ended in an error, by server, method and kind (jsonrpc: the server's own error; timeout; unreachable; bad_answer: no JSON-RPC response; overloaded: the server answered 503 busy; cancelled: the caller went away).",
       labelNames: ['server', 'method', 'kind'],
       registers,
     });
@@ -178,4 +178,3 @@ function errorKind(response: JsonRpcResponse, aborted: boolean): UpstreamErrorKi
   if (retryAfterOf(response) !== undefined) return 'overloaded';
   return failureMarkOf(response) ?? 'jsonrpc';
 }
-

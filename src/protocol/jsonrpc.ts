@@ -103,11 +103,7 @@ export function parseUpstreamMessage(value: unknown): ParsedMessage {
 }
 
 /** Error codes only a 2026-era (modern) MCP peer answers with: what tells a server's era from its refusal. */
-export const MODERN_ONLY_ERRORS: ReadonlySet<number> = new Set([
-  ErrorCode.UnsupportedProtocolVersion,
-  ErrorCode.HeaderMismatch,
-  ErrorCode.MissingRequiredClientCapability,
-]);
+export const MODERN_ONLY_ERRORS: ReadonlySet<number> = new Set([ErrorCode.UnsupportedProtocolVersion, ErrorCode.HeaderMismatch, ErrorCode.MissingRequiredClientCapability]);
 
 export function isModernError(error: unknown): boolean {
   if (!isObject(error) || typeof error.code !== 'number' || !MODERN_ONLY_ERRORS.has(error.code)) return false;

@@ -38,14 +38,7 @@ export const MODERN_REQUEST_METHODS: ReadonlySet<string> = new Set([
 ]);
 
 /** Results that carry ttlMs/cacheScope (SEP-2549). */
-export const CACHEABLE_METHODS: ReadonlySet<string> = new Set([
-  'server/discover',
-  'tools/list',
-  'prompts/list',
-  'resources/list',
-  'resources/templates/list',
-  'resources/read',
-]);
+export const CACHEABLE_METHODS: ReadonlySet<string> = new Set(['server/discover', 'tools/list', 'prompts/list', 'resources/list', 'resources/templates/list', 'resources/read']);
 
 /** Requests whose answer may be `input_required` (a modern server asking the client mid-call). */
 export const MAY_ASK: ReadonlySet<string> = new Set(['tools/call', 'prompts/get', 'resources/read']);
@@ -60,11 +53,7 @@ export const LIST_ITEMS = {
 export type ListMethod = keyof typeof LIST_ITEMS;
 
 /** Server-to-client requests a legacy server may send in the middle of a call. */
-export const LEGACY_CLIENT_REQUESTS: ReadonlySet<string> = new Set([
-  'sampling/createMessage',
-  'elicitation/create',
-  'roots/list',
-]);
+export const LEGACY_CLIENT_REQUESTS: ReadonlySet<string> = new Set(['sampling/createMessage', 'elicitation/create', 'roots/list']);
 
 /** Which request parameter the `Mcp-Name` header mirrors, by method. */
 export const NAME_PARAM: Readonly<Record<string, 'name' | 'uri'>> = {

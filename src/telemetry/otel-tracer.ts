@@ -5,7 +5,16 @@ import { context, diag, ROOT_CONTEXT, SpanKind, SpanStatusCode, trace, TraceFlag
 import { AsyncLocalStorageContextManager } from '@opentelemetry/context-async-hooks';
 import { W3CTraceContextPropagator } from '@opentelemetry/core';
 import { resourceFromAttributes } from '@opentelemetry/resources';
-import { AlwaysOffSampler, AlwaysOnSampler, BatchSpanProcessor, ParentBasedSampler, TraceIdRatioBasedSampler, TracerProvider, type Sampler, type SpanExporter } from '@opentelemetry/sdk-trace';
+import {
+  AlwaysOffSampler,
+  AlwaysOnSampler,
+  BatchSpanProcessor,
+  ParentBasedSampler,
+  TraceIdRatioBasedSampler,
+  TracerProvider,
+  type Sampler,
+  type SpanExporter,
+} from '@opentelemetry/sdk-trace';
 import { setLogContext } from '../infra/log-context.js';
 import type { Log } from '../infra/log.js';
 import { GATEWAY_INFO } from '../infra/version.js';
@@ -31,7 +40,8 @@ export async function createTracer(settings: TracingSettings, log: Log): Promise
   const tracer = provider.getTracer(GATEWAY_INFO.name, GATEWAY_INFO.version);
   return {
     startRequest(start) {
-      const parent = start.traceparent === undefined ? ROOT_CONTEXT : propagator.extract(ROOT_CONTEXT, { traceparent: start.traceparent, tracestate: start.tracestate }, carrierGetter);
+      const parent =
+        start.traceparent === undefined ? ROOT_CONTEXT : propagator.extract(ROOT_CONTEXT, { traceparent: start.traceparent, tracestate: start.tracestate }, carrierGetter);
       const span = tracer.startSpan(start.name, { kind: SpanKind.SERVER, startTime: start.startedAt, attributes: start.attributes }, parent);
       return new OtelRequestSpan(tracer, span);
     },

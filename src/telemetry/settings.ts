@@ -29,7 +29,12 @@ export function tracingSettings(config: TelemetryConfig, env: NodeJS.ProcessEnv)
   if (!configured && (envEndpoint === undefined || exporterOff)) return undefined;
   return {
     url: traces.tracesEndpoint ?? (traces.endpoint && signalUrl(traces.endpoint)) ?? envUrl(env),
-    protocol: oneOf('OTEL_EXPORTER_OTLP_PROTOCOL', traces.protocol ?? nonEmpty(env.OTEL_EXPORTER_OTLP_TRACES_PROTOCOL) ?? nonEmpty(env.OTEL_EXPORTER_OTLP_PROTOCOL), OTLP_PROTOCOLS, 'http/protobuf'),
+    protocol: oneOf(
+      'OTEL_EXPORTER_OTLP_PROTOCOL',
+      traces.protocol ?? nonEmpty(env.OTEL_EXPORTER_OTLP_TRACES_PROTOCOL) ?? nonEmpty(env.OTEL_EXPORTER_OTLP_PROTOCOL),
+      OTLP_PROTOCOLS,
+      'http/protobuf',
+    ),
     headers: { ...parseHeaders(env.OTEL_EXPORTER_OTLP_HEADERS), ...parseHeaders(env.OTEL_EXPORTER_OTLP_TRACES_HEADERS), ...traces.headers },
     sampler: oneOf('OTEL_TRACES_SAMPLER', traces.sampler ?? nonEmpty(env.OTEL_TRACES_SAMPLER), SAMPLERS, 'parentbased_always_on'),
     ratio: traces.samplerRatio ?? ratioOf(env.OTEL_TRACES_SAMPLER_ARG),

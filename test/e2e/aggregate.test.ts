@@ -123,7 +123,11 @@ describe('paging across upstreams', () => {
     assert.equal(new Set(names).size, 22);
     for (const server of ['a', 'b', 'c']) {
       const own = names.filter((n) => n.startsWith(`${server}__`));
-      assert.deepEqual(own, [...own].sort((x, y) => Number(x.split('-')[1]) - Number(y.split('-')[1])), `${server} in order`);
+      assert.deepEqual(
+        own,
+        [...own].sort((x, y) => Number(x.split('-')[1]) - Number(y.split('-')[1])),
+        `${server} in order`,
+      );
     }
     assert.equal(pages, 5, 'c, with pages of two, takes five pages');
   });
@@ -145,12 +149,16 @@ describe('paging across upstreams', () => {
 describe('a slow and a dead upstream', () => {
   let gateway: RunningGateway;
   before(async () => {
-    gateway = await startTestGateway({
-      fine: synthetic('fine'),
-      // Never answers a list while the test runs: an answer at all shows the deadline at work.
-      slow: synthetic('slow', { LIST_DELAY_MS: '600000' }),
-      dead: { command: 'no-such-mcp-server-command', timeoutMs: 2_000 },
-    }, {}, { aggregate: { listDeadlineMs: 500 } });
+    gateway = await startTestGateway(
+      {
+        fine: synthetic('fine'),
+        // Never answers a list while the test runs: an answer at all shows the deadline at work.
+        slow: synthetic('slow', { LIST_DELAY_MS: '600000' }),
+        dead: { command: 'no-such-mcp-server-command', timeoutMs: 2_000 },
+      },
+      {},
+      { aggregate: { listDeadlineMs: 500 } },
+    );
   });
   after(() => gateway.close());
 
@@ -226,7 +234,10 @@ describe('stdio and remote HTTP upstreams of both eras behind /mcp', () => {
   test('the SDK v2 client lists and calls all four through one endpoint', async () => {
     const { tools } = await client.listTools();
     for (const server of ['stdioLegacy', 'stdioModern', 'httpModern', 'httpLegacy']) {
-      assert.ok(tools.some((t) => t.name === `${server}__echo`), `${server}__echo listed in ${tools.map((t) => t.name)}`);
+      assert.ok(
+        tools.some((t) => t.name === `${server}__echo`),
+        `${server}__echo listed in ${tools.map((t) => t.name)}`,
+      );
       const result = await client.callTool({ name: `${server}__echo`, arguments: { text: `via ${server}` } });
       assert.deepEqual(result.content, [{ type: 'text', text: `via ${server}` }]);
     }

@@ -19,8 +19,6 @@ const synthetic = (id: string, env: Record<string, string> = {}) => ({
 });
 const listsServed = async (url: string) => Number((await post(url, request('tools/call', { name: '__count', arguments: {} }))).body.result.content[0].text);
 
-
-
 describe('the list cache in the request path (memory store)', () => {
   let gateway: RunningGateway;
   before(async () => {
@@ -42,7 +40,7 @@ describe('the list cache in the request path (memory store)', () => {
       assert.equal(answer.status, 200, JSON.stringify(answer.body));
       assert.deepEqual(schemaProblems('server/discover', answer.body), []);
       const capabilities = answer.body.result.capabilities;
-      assert.deepEqual(capabilities.logging, {}, 'log messages are relayed on the request\'s stream');
+      assert.deepEqual(capabilities.logging, {}, "log messages are relayed on the request's stream");
       assert.equal(capabilities.resources.subscribe, true, 'resource updates are relayed');
       assert.equal(capabilities.tools.listChanged, true);
     }
@@ -98,16 +96,19 @@ describe('the list cache in the request path (memory store)', () => {
     const url = `${gateway.url}/servers/legacy/mcp`;
     const first = await post(url, request('tools/list'));
     const cached = await post(url, request('tools/list'));
-    assert.deepEqual(cached.body.result.tools.map((t: any) => t.name), first.body.result.tools.map((t: any) => t.name));
+    assert.deepEqual(
+      cached.body.result.tools.map((t: any) => t.name),
+      first.body.result.tools.map((t: any) => t.name),
+    );
     assert.equal(first.body.result.cacheScope, 'private');
     const invalidations = gateway.cache.stats.invalidations;
     await post(url, request('tools/call', { name: 'add-tool', arguments: {} }));
-    assert.ok(
-      await until(() => gateway.cache.stats.invalidations > invalidations, 2_000),
-      'the gateway heard the list change',
-    );
+    assert.ok(await until(() => gateway.cache.stats.invalidations > invalidations, 2_000), 'the gateway heard the list change');
     const fresh = await post(url, request('tools/list'));
-    assert.ok(fresh.body.result.tools.some((t: any) => t.name === 'added-1'), 'the new tool is listed');
+    assert.ok(
+      fresh.body.result.tools.some((t: any) => t.name === 'added-1'),
+      'the new tool is listed',
+    );
   });
 
   test('input_required answers and retries are never cached (retries go straight through)', async () => {
@@ -119,7 +120,7 @@ describe('the list cache in the request path (memory store)', () => {
   });
 
   describe('subscriptions/listen', () => {
-    test('acknowledges the honoured subset first, then relays a modern upstream\'s list change', async () => {
+    test("acknowledges the honoured subset first, then relays a modern upstream's list change", async () => {
       const url = `${gateway.url}/servers/modern/mcp`;
       const listen = await openListen(url, { toolsListChanged: true, promptsListChanged: 'yes', bogus: true });
       try {

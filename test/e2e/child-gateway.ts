@@ -50,15 +50,19 @@ export async function launchGateway(config: string, port?: number): Promise<Chil
     }
   });
   let bound: number | undefined;
-  const ready = await until(async () => {
-    if (child.exitCode !== null) return true;
-    if (bound === undefined) return false;
-    try {
-      return (await fetch(`http://127.0.0.1:${bound}/readyz`)).status === 200;
-    } catch {
-      return false;
-    }
-  }, 30_000, 100);
+  const ready = await until(
+    async () => {
+      if (child.exitCode !== null) return true;
+      if (bound === undefined) return false;
+      try {
+        return (await fetch(`http://127.0.0.1:${bound}/readyz`)).status === 200;
+      } catch {
+        return false;
+      }
+    },
+    30_000,
+    100,
+  );
   if (!ready || child.exitCode !== null) {
     child.kill('SIGKILL');
     assert.fail(`the gateway did not start:\n${stderr}`);

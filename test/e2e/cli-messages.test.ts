@@ -88,10 +88,7 @@ test('a server with neither command nor url is told it needs one of them, by nam
 });
 
 test('an unset variable, a wrong type and a clash between servers are reported together, in one pass', () => {
-  const file = configFile(
-    'three.yaml',
-    'listen: { port: eighty }\nservers:\n  a: { command: node, env: { TOKEN: "${A_TOKEN_NOBODY_SET}" } }\n  a__b: { command: node }\n',
-  );
+  const file = configFile('three.yaml', 'listen: { port: eighty }\nservers:\n  a: { command: node, env: { TOKEN: "${A_TOKEN_NOBODY_SET}" } }\n  a__b: { command: node }\n');
   const { status, lines } = gateway(['--config', file]);
   assert.equal(status, 2);
   assert.deepEqual(lines, [

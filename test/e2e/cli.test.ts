@@ -48,11 +48,10 @@ test('--name must be a valid server name', () => {
 });
 
 test('--stdio bridges one server, logs its endpoint, and exits 0 on SIGTERM', async () => {
-  const child = spawn(
-    process.execPath,
-    [...CLI, '--stdio', `${process.execPath} --import tsx test/fixtures/modern-server.ts`, '--name', 'solo', '--port', '0'],
-    { cwd: ROOT, stdio: ['ignore', 'pipe', 'pipe'] },
-  );
+  const child = spawn(process.execPath, [...CLI, '--stdio', `${process.execPath} --import tsx test/fixtures/modern-server.ts`, '--name', 'solo', '--port', '0'], {
+    cwd: ROOT,
+    stdio: ['ignore', 'pipe', 'pipe'],
+  });
   const log = stderrOf(child);
   const endpoint = await soloEndpoint(log);
   const answer = await post(endpoint, request('tools/call', { name: 'echo', arguments: { text: 'via cli' } }));

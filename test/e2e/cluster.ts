@@ -35,20 +35,23 @@ function haproxyConfig(listen: number, stats: number, backends: number[]): strin
 /** One replica's config: shared Redis and secrets, its own port and internal URL; a modern and a 2025 server. */
 function replicaConfig(dir: string, port: number, shared: Record<string, string>): string {
   const file = path.join(dir, `replica-${port}.yaml`);
-  writeFileSync(file, JSON.stringify({
-    listen: { host: '127.0.0.1', port, drainDelayMs: DRAIN_DELAY_MS, drainMs: 10_000 },
-    aggregate: { cursorSecret: shared.secret },
-    cache: { store: 'redis', url: REDIS, keyPrefix: shared.prefix, contextSecret: shared.secret },
-    mrtr: { secret: shared.secret, internalUrl: `http://127.0.0.1:${port}` },
-    legacyClients: { sessionSecret: shared.secret },
-    servers: {
-      s: { command: process.execPath, args: [path.join(ROOT, 'test/fixtures/synthetic-server.mjs')], env: { SERVER_ID: `r${port}` } },
-      // Two 2025 servers: on stdio a server may ask only while one call is in flight on it (the gateway
-      // cannot tell which call asks otherwise), so each holds at most one call at a time.
-      legacy: { ...fixture('legacy-server'), era: 'legacy' },
-      legacy2: { ...fixture('legacy-server'), era: 'legacy' },
-    },
-  }));
+  writeFileSync(
+    file,
+    JSON.stringify({
+      listen: { host: '127.0.0.1', port, drainDelayMs: DRAIN_DELAY_MS, drainMs: 10_000 },
+      aggregate: { cursorSecret: shared.secret },
+      cache: { store: 'redis', url: REDIS, keyPrefix: shared.prefix, contextSecret: shared.secret },
+      mrtr: { secret: shared.secret, internalUrl: `http://127.0.0.1:${port}` },
+      legacyClients: { sessionSecret: shared.secret },
+      servers: {
+        s: { command: process.execPath, args: [path.join(ROOT, 'test/fixtures/synthetic-server.mjs')], env: { SERVER_ID: `r${port}` } },
+        // Two 2025 servers: on stdio a server may ask only while one call is in flight on it (the gateway
+        // cannot tell which call asks otherwise), so each holds at most one call at a time.
+        legacy: { ...fixture('legacy-server'), era: 'legacy' },
+        legacy2: { ...fixture('legacy-server'), era: 'legacy' },
+      },
+    }),
+  );
   return file;
 }
 
@@ -164,7 +167,10 @@ export function reconnectingListen(url: string) {
         buffer += decoder.decode(chunk, { stream: true });
         let end: number;
         while ((end = buffer.indexOf('\n\n')) !== -1) {
-          const data = buffer.slice(0, end).split('\n').find((line) => line.startsWith('data: '));
+          const data = buffer
+            .slice(0, end)
+            .split('\n')
+            .find((line) => line.startsWith('data: '));
           buffer = buffer.slice(end + 2);
           if (!data) continue;
           state.open = true; // the first message acknowledges the stream

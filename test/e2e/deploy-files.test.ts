@@ -11,7 +11,9 @@ import { haproxyBinary } from '../services.js';
 
 const REPLICAS_CONFIG = 'deploy/replicas.config.yaml';
 const compose = yamlOf('deploy/docker-compose.yaml');
-const gatewayServices = Object.keys(compose.services).filter((name) => name.startsWith('gateway')).sort();
+const gatewayServices = Object.keys(compose.services)
+  .filter((name) => name.startsWith('gateway'))
+  .sort();
 const haproxy = read('deploy/haproxy.cfg');
 
 /** Compose's ${VAR:?message} needs the variable from whoever runs compose: stand in for it. */
@@ -39,12 +41,16 @@ test('compose: Redis, three replicas built from this repository on one config, a
   }
 });
 
-test('compose: each replica\'s environment supplies every variable the config reads, and the config loads with it', () => {
+test("compose: each replica's environment supplies every variable the config reads, and the config loads with it", () => {
   const needed = requiredVariables(read(REPLICAS_CONFIG));
   assert.ok(needed.includes('MCP_GATEWAY_API_KEY') && needed.includes('MCP_GATEWAY_INTERNAL_URL'));
   for (const name of gatewayServices) {
     const env = composeEnv(name);
-    assert.deepEqual(needed.filter((variable) => !(variable in env)), [], `${name} lacks variables`);
+    assert.deepEqual(
+      needed.filter((variable) => !(variable in env)),
+      [],
+      `${name} lacks variables`,
+    );
     const config = loadWith(REPLICAS_CONFIG, env);
     assert.equal(config.cache.store, 'redis');
     assert.equal(new URL(config.cache.url).hostname, 'redis', 'the Redis URL names the compose service');
@@ -58,7 +64,10 @@ test('compose: each replica\'s environment supplies every variable the config re
 test('haproxy.cfg: the compose replicas as backends, health checks on /readyz faster than the drain delay', () => {
   const servers = [...haproxy.matchAll(/^\s*server\s+(\S+)\s+([^:\s]+):(\d+)/gm)].map((m) => ({ name: m[1], host: m[2], port: Number(m[3]) }));
   const config = loadWith(REPLICAS_CONFIG, composeEnv('gateway1'));
-  assert.deepEqual(servers, gatewayServices.map((name) => ({ name, host: name, port: config.listen.port })));
+  assert.deepEqual(
+    servers,
+    gatewayServices.map((name) => ({ name, host: name, port: config.listen.port })),
+  );
   const check = /^\s*option httpchk GET (\S+)\s*$/m.exec(haproxy);
   assert.ok(check && healthRoutes().includes(check[1]!) && check[1] === '/readyz', 'HAProxy checks /readyz');
   const inter = Number(/\binter (\d+)s\b/.exec(haproxy)![1]);
@@ -102,7 +111,10 @@ test('kubernetes: the ConfigMap carries replicas.config.yaml, mounted where --co
 
 test('kubernetes: the Secret and env supply every variable the config reads; the config loads with them', () => {
   const provided = [...Object.keys(manifests.Secret.stringData), ...container.env.map((e: any) => e.name)];
-  assert.deepEqual(requiredVariables(read(REPLICAS_CONFIG)).filter((name) => !provided.includes(name)), []);
+  assert.deepEqual(
+    requiredVariables(read(REPLICAS_CONFIG)).filter((name) => !provided.includes(name)),
+    [],
+  );
   assert.equal(container.envFrom[0].secretRef.name, manifests.Secret.metadata.name);
   for (const value of Object.values(manifests.Secret.stringData)) assert.equal(value, '', 'no usable key or secret is committed');
   const internal = container.env.find((e: any) => e.name === 'MCP_GATEWAY_INTERNAL_URL').value.replace('$(POD_IP)', '10.0.0.1');
@@ -110,7 +122,7 @@ test('kubernetes: the Secret and env supply every variable the config reads; the
   assert.equal(new URL(config.mrtr.internalUrl!).port, String(config.listen.port));
 });
 
-test('kubernetes: probes on the gateway\'s routes and port, preStop, and a grace period longer than the drain', () => {
+test("kubernetes: probes on the gateway's routes and port, preStop, and a grace period longer than the drain", () => {
   const config = loadWith(REPLICAS_CONFIG, placeholders(requiredVariables(read(REPLICAS_CONFIG))));
   const port = container.ports.find((p: any) => p.name === 'http');
   assert.equal(port.containerPort, config.listen.port);
@@ -123,7 +135,7 @@ test('kubernetes: probes on the gateway\'s routes and port, preStop, and a grace
   assert.ok(pod.terminationGracePeriodSeconds > sleep + drainSeconds(config), `terminationGracePeriodSeconds must exceed ${sleep + drainSeconds(config)} s`);
 });
 
-test('kubernetes: Service, PodDisruptionBudget and autoscaler select the Deployment\'s pods', () => {
+test("kubernetes: Service, PodDisruptionBudget and autoscaler select the Deployment's pods", () => {
   const labels = deployment.spec.template.metadata.labels;
   const selects = (selector: Record<string, string>) => Object.entries(selector).every(([key, value]) => labels[key] === value);
   assert.ok(selects(manifests.Service.spec.selector));

@@ -23,7 +23,10 @@ export function requiredVariables(text: string): string[] {
     else if (value !== null && typeof value === 'object') Object.values(value).forEach(walk);
   };
   walk(parseYaml(text));
-  const names = strings.flatMap((s) => [...s.matchAll(/\$\{([A-Za-z_][A-Za-z0-9_]*)(:-[^}]*)?\}/g)]).filter((m) => m[2] === undefined).map((m) => m[1]!);
+  const names = strings
+    .flatMap((s) => [...s.matchAll(/\$\{([A-Za-z_][A-Za-z0-9_]*)(:-[^}]*)?\}/g)])
+    .filter((m) => m[2] === undefined)
+    .map((m) => m[1]!);
   return [...new Set(names)].filter((name) => name !== 'CONFIG_DIR').sort();
 }
 

@@ -226,7 +226,10 @@ describe('every message the gateway emits is schema-valid', () => {
     const answer = await post(url, body);
     assert.equal(answer.headers.get('content-type'), 'text/event-stream');
     assert.equal(answer.headers.get('x-accel-buffering'), 'no');
-    assert.deepEqual(answer.events.map((e) => e.method ?? 'response'), ['notifications/progress', 'notifications/progress', 'response']);
+    assert.deepEqual(
+      answer.events.map((e) => e.method ?? 'response'),
+      ['notifications/progress', 'notifications/progress', 'response'],
+    );
     assert.deepEqual(answer.events.map((e) => e.params?.progressToken).slice(0, 2), ['tok', 'tok']);
     assert.equal(answer.body.id, body.id);
     for (const event of answer.events) assert.deepEqual(schemaProblems('tools/call', event), []);

@@ -44,7 +44,10 @@ interface FaultEvent {
 function events(log: string): FaultEvent[] {
   const file = path.join(dir, log);
   if (!existsSync(file)) return [];
-  return readFileSync(file, 'utf8').split('\n').filter(Boolean).map((line) => JSON.parse(line) as FaultEvent);
+  return readFileSync(file, 'utf8')
+    .split('\n')
+    .filter(Boolean)
+    .map((line) => JSON.parse(line) as FaultEvent);
 }
 
 const call = (name: string, args: Record<string, unknown> = {}, id?: string | number, meta?: Record<string, unknown>) =>
@@ -101,7 +104,7 @@ describe('a stdio child that misbehaves', () => {
     assert.equal(await metric(gateway, IN_FLIGHT), 0);
   });
 
-  test('a call the child never answers times out after the server\'s timeoutMs; the child is sent notifications/cancelled for that request', async () => {
+  test("a call the child never answers times out after the server's timeoutMs; the child is sent notifications/cancelled for that request", async () => {
     const before = calls('hang').length;
     const answer = await post(url, call('hang'));
     assert.equal(answer.body.error.code, -32603);
@@ -129,7 +132,9 @@ describe('a stdio child that misbehaves', () => {
     json.abort();
     sse.abort();
     await Promise.all([json.done, sse.done]);
-    const sent = calls('hang').slice(before).map((c) => c.id);
+    const sent = calls('hang')
+      .slice(before)
+      .map((c) => c.id);
     await eventually(() => sent.every((id) => cancels().some((c) => c.requestId === id && c.reason === 'The client closed the request')), 2_000);
     assert.equal(textOf(await post(url, call('holding'))), '0');
     await eventually(async () => (await metric(gateway, IN_FLIGHT)) === 0, 2_000);
@@ -151,7 +156,10 @@ describe('a stdio child that misbehaves', () => {
     const flood = post(url, call('stderr-flood', { mib: 8 }));
     const echoes: string[] = [];
     for (let i = 0; i < 20; i++) echoes.push(textOf(await post(url, call('echo', { text: `e${i}` }))));
-    assert.deepEqual(echoes, Array.from({ length: 20 }, (_, i) => `e${i}`));
+    assert.deepEqual(
+      echoes,
+      Array.from({ length: 20 }, (_, i) => `e${i}`),
+    );
     assert.match(textOf(await flood) ?? JSON.stringify((await flood).body), /^flooded \d+$/);
   });
 
@@ -161,7 +169,10 @@ describe('a stdio child that misbehaves', () => {
       ...Array.from({ length: 10 }, (_, i) => post(url, call('echo', { text: `n${i}` }, 1))),
     ]);
     assert.equal(textOf(junk), 'after the junk');
-    assert.deepEqual(echoes.map(textOf), Array.from({ length: 10 }, (_, i) => `n${i}`));
+    assert.deepEqual(
+      echoes.map(textOf),
+      Array.from({ length: 10 }, (_, i) => `n${i}`),
+    );
   });
 
   test('answers over maxLineBytes (id first or last) fail only their own call, at once; others with the same client id are answered', async () => {
@@ -177,7 +188,10 @@ describe('a stdio child that misbehaves', () => {
       assert.match(failed.body.error.message, /answered with \d+ bytes, more than servers\.faulty\.maxLineBytes \(65536 bytes\)/);
     }
     assert.equal(textOf(fits)?.length, 16 * 1024);
-    assert.deepEqual(echoes.map(textOf), Array.from({ length: 10 }, (_, i) => `m${i}`));
+    assert.deepEqual(
+      echoes.map(textOf),
+      Array.from({ length: 10 }, (_, i) => `m${i}`),
+    );
   });
 
   test('answers with ids the child was never sent, and a second answer to one request, are dropped without reaching another caller', async () => {
@@ -188,10 +202,12 @@ describe('a stdio child that misbehaves', () => {
     ]);
     assert.equal(textOf(stray), 'stray caller');
     assert.equal(textOf(twice), 'first answer');
-    assert.deepEqual(echoes.map(textOf), Array.from({ length: 20 }, (_, i) => `d${i}`));
+    assert.deepEqual(
+      echoes.map(textOf),
+      Array.from({ length: 20 }, (_, i) => `d${i}`),
+    );
     assert.equal(gateway.upstreams.get('faulty')!.status().state, 'ready');
   });
-
 });
 
 describe('a client that reads slowly', () => {
@@ -204,54 +220,64 @@ describe('a client that reads slowly', () => {
   });
   after(() => gateway.close());
 
-  test(
-    'a client that stops reading an SSE stream while the child floods progress: others are served and the gateway\'s memory stays bounded',
-    async () => {
-      const COUNT = 3_000;
-      const BYTES = 32 * 1024;
-      const body = call('progress-flood', { count: COUNT, bytes: BYTES }, 'slow-reader', { progressToken: 'flood' });
-      gc();
-      const baseline = process.memoryUsage();
-      const floodedBefore = events('flood.log').filter((e) => e.event === 'flooded').length;
+  test("a client that stops reading an SSE stream while the child floods progress: others are served and the gateway's memory stays bounded", async () => {
+    const COUNT = 3_000;
+    const BYTES = 32 * 1024;
+    const body = call('progress-flood', { count: COUNT, bytes: BYTES }, 'slow-reader', { progressToken: 'flood' });
+    gc();
+    const baseline = process.memoryUsage();
+    const floodedBefore = events('flood.log').filter((e) => e.event === 'flooded').length;
 
-      const response = await new Promise<IncomingMessage>((resolve, reject) => {
-        const req = httpRequest(url, { method: 'POST', headers: headersFor(body), agent: false }, (res) => {
-          res.pause(); // a client that does not read
-          resolve(res);
-        });
-        req.on('error', reject);
-        req.end(JSON.stringify(body));
+    const response = await new Promise<IncomingMessage>((resolve, reject) => {
+      const req = httpRequest(url, { method: 'POST', headers: headersFor(body), agent: false }, (res) => {
+        res.pause(); // a client that does not read
+        resolve(res);
       });
-      let text = '';
-      response.setEncoding('utf8');
-      response.on('data', (chunk: string) => void (text += chunk)); // still paused: nothing is read yet
-      const ended = new Promise((resolve) => response.once('end', resolve));
-      try {
-        assert.equal(response.headers['content-type'], 'text/event-stream');
-        // The child has written everything, and the gateway has read it (an answer behind it came through).
-        await eventually(() => events('flood.log').filter((e) => e.event === 'flooded').length > floodedBefore, 20_000);
-        assert.equal(textOf(await post(url, call('echo', { text: 'served meanwhile' }))), 'served meanwhile');
-        assert.equal(text, '', 'the client has read nothing');
-        gc();
-        const during = process.memoryUsage();
-        const grown = (during.heapUsed + during.external - baseline.heapUsed - baseline.external) / 2 ** 20;
-        const sent = (COUNT * BYTES) / 2 ** 20;
-        assert.ok(grown < sent / 2, `the gateway holds ${grown.toFixed(0)} MiB for a client that does not read ${sent.toFixed(0)} MiB of progress (rss ${((during.rss - baseline.rss) / 2 ** 20).toFixed(0)} MiB more)`);
-      } finally {
-        // Read what is there: the stream must still end with the call's own answer.
-        response.resume();
-        await ended;
-        response.socket?.destroy();
-      }
-      const messages = text.split('\n\n').filter((e) => e.trim()).map((e) => JSON.parse(e.split('\n').find((l) => l.startsWith('data: '))!.slice(6)));
-      const last = messages.at(-1);
-      assert.equal(last.id, 'slow-reader');
-      assert.equal(last.result.content[0].text, `progressed ${COUNT}`);
-      const progress = messages.slice(0, -1);
-      assert.ok(progress.length <= COUNT);
-      assert.ok(progress.every((m) => m.method === 'notifications/progress' && m.params.progressToken === 'flood'));
-    },
-  );
+      req.on('error', reject);
+      req.end(JSON.stringify(body));
+    });
+    let text = '';
+    response.setEncoding('utf8');
+    response.on('data', (chunk: string) => void (text += chunk)); // still paused: nothing is read yet
+    const ended = new Promise((resolve) => response.once('end', resolve));
+    try {
+      assert.equal(response.headers['content-type'], 'text/event-stream');
+      // The child has written everything, and the gateway has read it (an answer behind it came through).
+      await eventually(() => events('flood.log').filter((e) => e.event === 'flooded').length > floodedBefore, 20_000);
+      assert.equal(textOf(await post(url, call('echo', { text: 'served meanwhile' }))), 'served meanwhile');
+      assert.equal(text, '', 'the client has read nothing');
+      gc();
+      const during = process.memoryUsage();
+      const grown = (during.heapUsed + during.external - baseline.heapUsed - baseline.external) / 2 ** 20;
+      const sent = (COUNT * BYTES) / 2 ** 20;
+      assert.ok(
+        grown < sent / 2,
+        `the gateway holds ${grown.toFixed(0)} MiB for a client that does not read ${sent.toFixed(0)} MiB of progress (rss ${((during.rss - baseline.rss) / 2 ** 20).toFixed(0)} MiB more)`,
+      );
+    } finally {
+      // Read what is there: the stream must still end with the call's own answer.
+      response.resume();
+      await ended;
+      response.socket?.destroy();
+    }
+    const messages = text
+      .split('\n\n')
+      .filter((e) => e.trim())
+      .map((e) =>
+        JSON.parse(
+          e
+            .split('\n')
+            .find((l) => l.startsWith('data: '))!
+            .slice(6),
+        ),
+      );
+    const last = messages.at(-1);
+    assert.equal(last.id, 'slow-reader');
+    assert.equal(last.result.content[0].text, `progressed ${COUNT}`);
+    const progress = messages.slice(0, -1);
+    assert.ok(progress.length <= COUNT);
+    assert.ok(progress.every((m) => m.method === 'notifications/progress' && m.params.progressToken === 'flood'));
+  });
 });
 
 describe('a stdio child that will not stay up', () => {
@@ -313,13 +339,10 @@ describe('a stdio child that will not stay up', () => {
       assert.equal(starts('dead.log').length, seen, 'no restart while unhealthy');
     });
 
-    test(
-      'a last stderr line without a newline is the one quoted',
-      async () => {
-        await eventually(() => gateway.upstreams.get('terse')!.status().state === 'unhealthy', 15_000);
-        assert.equal(gateway.upstreams.get('terse')!.status().lastError, FATAL(starts('terse.log').at(-1)!.pid));
-      },
-    );
+    test('a last stderr line without a newline is the one quoted', async () => {
+      await eventually(() => gateway.upstreams.get('terse')!.status().state === 'unhealthy', 15_000);
+      assert.equal(gateway.upstreams.get('terse')!.status().lastError, FATAL(starts('terse.log').at(-1)!.pid));
+    });
   });
 
   describe('exits repeatedly, each time after starting well', () => {
@@ -329,7 +352,7 @@ describe('a stdio child that will not stay up', () => {
     });
     after(() => gateway.close());
 
-    test('a call made while it is down waits for the next child; after 5 exits it is unhealthy, with the last run\'s stderr in /readyz', async () => {
+    test("a call made while it is down waits for the next child; after 5 exits it is unhealthy, with the last run's stderr in /readyz", async () => {
       await eventually(() => gateway.upstreams.get('flaky')!.status().state === 'backing-off', 5_000);
       const waited = await post(`${gateway.url}/servers/flaky/mcp`, call('echo', { text: 'waited' }));
       assert.equal(textOf(waited), 'waited');
@@ -342,17 +365,14 @@ describe('a stdio child that will not stay up', () => {
       assert.match(answer.body.error.message, /is unhealthy: it exited 5 times within 60 s/);
     });
 
-    test(
-      'the restarts are spaced by a growing backoff (lower bounds only: 300 ms of life + 80 % of 200·2^(n-1) ms)',
-      async () => {
-        await eventually(() => gateway.upstreams.get('flaky')!.status().state === 'unhealthy', 15_000);
-        const times = starts('flaky.log').map((e) => e.t);
-        for (let n = 1; n < times.length; n++) {
-          const least = 300 + 0.8 * 200 * 2 ** (n - 1);
-          assert.ok(times[n]! - times[n - 1]! >= least - 5, `restart ${n} came ${times[n]! - times[n - 1]!} ms after the previous start (at least ${least} expected)`);
-        }
-      },
-    );
+    test('the restarts are spaced by a growing backoff (lower bounds only: 300 ms of life + 80 % of 200·2^(n-1) ms)', async () => {
+      await eventually(() => gateway.upstreams.get('flaky')!.status().state === 'unhealthy', 15_000);
+      const times = starts('flaky.log').map((e) => e.t);
+      for (let n = 1; n < times.length; n++) {
+        const least = 300 + 0.8 * 200 * 2 ** (n - 1);
+        assert.ok(times[n]! - times[n - 1]! >= least - 5, `restart ${n} came ${times[n]! - times[n - 1]!} ms after the previous start (at least ${least} expected)`);
+      }
+    });
   });
 });
 
@@ -366,31 +386,33 @@ test('shutdown: a child that ignores stdin closing and SIGTERM is SIGKILLed afte
     closed = true;
     const took = Date.now() - started;
     assert.throws(() => process.kill(pid, 0), /ESRCH/, 'the child is gone');
-    const seen = events('stubborn.log').filter((e) => e.pid === pid).map((e) => e.event);
-    assert.deepEqual(seen.filter((e) => e === 'stdin-end' || e === 'sigterm'), ['stdin-end', 'sigterm']);
+    const seen = events('stubborn.log')
+      .filter((e) => e.pid === pid)
+      .map((e) => e.event);
+    assert.deepEqual(
+      seen.filter((e) => e === 'stdin-end' || e === 'sigterm'),
+      ['stdin-end', 'sigterm'],
+    );
     assert.ok(took >= 2 * 300 - 10, `close() took ${took} ms: it gave the child its grace twice`);
   } finally {
     if (!closed) await gateway.close();
   }
 });
 
-test(
-  'a client leaving a cacheable request that never comes back: it stops counting as in flight at once (the shared fetch goes on to its timeout)',
-  async () => {
-    const gateway = await startTestGateway({ lists: faulty('lists.log', {}, { timeoutMs: 10_000 }) }, { drainMs: 300 });
-    try {
-      const url = `${gateway.url}/servers/lists/mcp`;
-      assert.equal(textOf(await post(url, call('echo', { text: 'up' }))), 'up');
-      const gone = abandonable(url, request('tools/list', { cursor: 'hang' }));
-      await eventually(() => events('lists.log').some((e) => e.event === 'list-held'), 5_000);
-      gone.abort();
-      await gone.done;
-      assert.ok(await until(async () => (await metric(gateway, IN_FLIGHT)) === 0, 2_000), `${await metric(gateway, IN_FLIGHT)} request(s) still in flight 2 s after the client left`);
-    } finally {
-      await gateway.close();
-    }
-  },
-);
+test('a client leaving a cacheable request that never comes back: it stops counting as in flight at once (the shared fetch goes on to its timeout)', async () => {
+  const gateway = await startTestGateway({ lists: faulty('lists.log', {}, { timeoutMs: 10_000 }) }, { drainMs: 300 });
+  try {
+    const url = `${gateway.url}/servers/lists/mcp`;
+    assert.equal(textOf(await post(url, call('echo', { text: 'up' }))), 'up');
+    const gone = abandonable(url, request('tools/list', { cursor: 'hang' }));
+    await eventually(() => events('lists.log').some((e) => e.event === 'list-held'), 5_000);
+    gone.abort();
+    await gone.done;
+    assert.ok(await until(async () => (await metric(gateway, IN_FLIGHT)) === 0, 2_000), `${await metric(gateway, IN_FLIGHT)} request(s) still in flight 2 s after the client left`);
+  } finally {
+    await gateway.close();
+  }
+});
 
 // ---- remote HTTP upstreams ---------------------------------------------------------------------
 
@@ -413,8 +435,7 @@ async function startRemote(port = 0): Promise<Remote> {
   const abandoned: string[] = [];
   const waiting: string[] = [];
   const sockets = new Set<Socket>();
-  const json = (res: ServerResponse, status: number, body: unknown) =>
-    res.writeHead(status, { 'content-type': 'application/json' }).end(JSON.stringify(body));
+  const json = (res: ServerResponse, status: number, body: unknown) => res.writeHead(status, { 'content-type': 'application/json' }).end(JSON.stringify(body));
   const sse = (res: ServerResponse, message: unknown) => res.write(`event: message\ndata: ${JSON.stringify(message)}\n\n`);
   const server: Server = createServer((req, res) => {
     let text = '';
@@ -502,7 +523,7 @@ describe('a remote upstream that misbehaves', () => {
     await stillServing();
   });
 
-  test('HTTP 500 carrying a JSON-RPC error: that error reaches the caller with the caller\'s id', async () => {
+  test("HTTP 500 carrying a JSON-RPC error: that error reaches the caller with the caller's id", async () => {
     const answer = await post(url, call('json500', {}, 'j'));
     assert.equal(answer.body.id, 'j');
     assert.deepEqual(answer.body.error, { code: -32000, message: 'the database is down' });
@@ -538,15 +559,12 @@ describe('a remote upstream that misbehaves', () => {
     await stillServing();
   });
 
-  test(
-    'an SSE answer cut mid-way is described as cut, not as a server that could not be reached',
-    async () => {
-      const answer = await post(url, call('cut', {}, 'c3', { progressToken: 'tok' }));
-      assert.equal(answer.body.error.data.httpStatus, 200);
-      assert.doesNotMatch(answer.body.error.message, /could not be reached|Check that the server is running/);
-      assert.match(answer.body.error.message, /clos|cut|broke|ended/i);
-    },
-  );
+  test('an SSE answer cut mid-way is described as cut, not as a server that could not be reached', async () => {
+    const answer = await post(url, call('cut', {}, 'c3', { progressToken: 'tok' }));
+    assert.equal(answer.body.error.data.httpStatus, 200);
+    assert.doesNotMatch(answer.body.error.message, /could not be reached|Check that the server is running/);
+    assert.match(answer.body.error.message, /clos|cut|broke|ended/i);
+  });
 
   test('an SSE answer that ends without the response: -32603 saying so', async () => {
     const answer = await post(url, call('short', {}, 's', { progressToken: 7 }));
@@ -593,20 +611,22 @@ test('1,000 idle keep-alive connections: a normal call still succeeds, and none 
     // Opened 250 at a time (the listen backlog is 511); each asks once with keep-alive, reads the answer and stays.
     for (let batch = 0; batch < 4; batch++) {
       await Promise.all(
-        Array.from({ length: 250 }, () =>
-          new Promise<void>((resolve, reject) => {
-            const socket = connect(Number(port), '127.0.0.1');
-            sockets.push(socket);
-            let seen = '';
-            socket.setEncoding('utf8');
-            socket.once('error', reject);
-            socket.on('data', (chunk: string) => {
-              seen += chunk;
-              if (/^HTTP\/1\.1 200 [^]*\r\n\r\n\{.*\}$/.test(seen)) resolve();
-            });
-            socket.once('close', () => dropped++);
-            socket.write('GET /healthz HTTP/1.1\r\nHost: 127.0.0.1\r\nConnection: keep-alive\r\n\r\n');
-          }),
+        Array.from(
+          { length: 250 },
+          () =>
+            new Promise<void>((resolve, reject) => {
+              const socket = connect(Number(port), '127.0.0.1');
+              sockets.push(socket);
+              let seen = '';
+              socket.setEncoding('utf8');
+              socket.once('error', reject);
+              socket.on('data', (chunk: string) => {
+                seen += chunk;
+                if (/^HTTP\/1\.1 200 [^]*\r\n\r\n\{.*\}$/.test(seen)) resolve();
+              });
+              socket.once('close', () => dropped++);
+              socket.write('GET /healthz HTTP/1.1\r\nHost: 127.0.0.1\r\nConnection: keep-alive\r\n\r\n');
+            }),
         ),
       );
     }

@@ -179,7 +179,9 @@ function problemWith(sent: Sent, got: Got): string | undefined {
   if (sent.method === 'HEAD') return got.text === '' ? undefined : 'a body on a HEAD answer';
   if (sent.method === 'GET' && status === 200) {
     // Only a 2025 session (initialize first) has a GET stream.
-    return String(got.headers['content-type']).startsWith('text/event-stream') && sent.headers['mcp-session-id'] !== undefined ? undefined : `GET answered 200 ${got.headers['content-type']}`;
+    return String(got.headers['content-type']).startsWith('text/event-stream') && sent.headers['mcp-session-id'] !== undefined
+      ? undefined
+      : `GET answered 200 ${got.headers['content-type']}`;
   }
   if (sent.method === 'DELETE' && status === 200 && got.text === '') {
     return sent.headers['mcp-session-id'] !== undefined ? undefined : 'DELETE answered 200 without a session';
@@ -190,7 +192,7 @@ function problemWith(sent: Sent, got: Got): string | undefined {
     if (asked && !('id' in asked) && typeof asked.method === 'string') return undefined; // a notification
     // On a 2025 session, a client's answer to a request the gateway sent it (a response has no method).
     if (asked && sent.headers['mcp-session-id'] !== undefined && !('method' in asked) && ('result' in asked || 'error' in asked)) return undefined;
-    return 'a 202 for something other than a notification or a 2025 client\'s response';
+    return "a 202 for something other than a notification or a 2025 client's response";
   }
   if (status >= 400 && !JSON_RPC_REFUSALS.has(status)) return `status ${status} (not a refusal the edge makes without auth)`;
 
@@ -239,12 +241,50 @@ const b64 = (text: string): string => `=?base64?${Buffer.from(text, 'utf8').toSt
 const headerChar = fc.oneof(fc.integer({ min: 0x20, max: 0x7e }), fc.integer({ min: 0x80, max: 0xff }), fc.constant(0x09)).map((c) => String.fromCharCode(c));
 const headerText = fc.string({ unit: headerChar, maxLength: 80 });
 
-const TOOL_NAMES = ['r__echo', 'r__tool-0', 'echo', 'tool-1', 'r__nope', 'r__', '__', '', '__proto__', 'constructor', 'toString', 'hasOwnProperty', 'r____proto__', 'é-😀', 'r__é', 'a'.repeat(3000)];
+const TOOL_NAMES = [
+  'r__echo',
+  'r__tool-0',
+  'echo',
+  'tool-1',
+  'r__nope',
+  'r__',
+  '__',
+  '',
+  '__proto__',
+  'constructor',
+  'toString',
+  'hasOwnProperty',
+  'r____proto__',
+  'é-😀',
+  'r__é',
+  'a'.repeat(3000),
+];
 const URIS = ['recorded://r/doc', 'recorded://r/missing', 'file:///etc/passwd', '', '__proto__', 'x://y/{z}', 'é://😀'];
 const METHODS = [
-  'tools/call', 'tools/call', 'tools/call', 'tools/list', 'tools/list', 'prompts/list', 'prompts/get', 'resources/list', 'resources/read',
-  'resources/templates/list', 'server/discover', 'completion/complete', 'subscriptions/listen', 'ping', 'logging/setLevel', 'resources/subscribe',
-  'notifications/cancelled', 'notifications/initialized', 'tools/List', 'TOOLS/CALL', '', '__proto__', 'constructor', 'x'.repeat(500),
+  'tools/call',
+  'tools/call',
+  'tools/call',
+  'tools/list',
+  'tools/list',
+  'prompts/list',
+  'prompts/get',
+  'resources/list',
+  'resources/read',
+  'resources/templates/list',
+  'server/discover',
+  'completion/complete',
+  'subscriptions/listen',
+  'ping',
+  'logging/setLevel',
+  'resources/subscribe',
+  'notifications/cancelled',
+  'notifications/initialized',
+  'tools/List',
+  'TOOLS/CALL',
+  '',
+  '__proto__',
+  'constructor',
+  'x'.repeat(500),
 ];
 
 /** Nests a value `depth` levels deep in arrays or objects. */
@@ -260,7 +300,17 @@ const odd: fc.Arbitrary<unknown> = fc.oneof(
   { weight: 4, arbitrary: scalar },
   { weight: 2, arbitrary: fc.jsonValue({ maxDepth: 4 }) },
   { weight: 1, arbitrary: fc.tuple(scalar, fc.integer({ min: 1, max: MODERATE_DEPTH }), fc.constantFrom('array' as const, 'object' as const)).map(([v, d, k]) => nest(v, d, k)) },
-  { weight: 1, arbitrary: fc.constantFrom<unknown>({ __proto__x: 1 }, JSON.parse('{"__proto__":{"polluted":true}}'), { constructor: { prototype: { polluted: true } } }, { hasOwnProperty: 1 }, [], {}) },
+  {
+    weight: 1,
+    arbitrary: fc.constantFrom<unknown>(
+      { __proto__x: 1 },
+      JSON.parse('{"__proto__":{"polluted":true}}'),
+      { constructor: { prototype: { polluted: true } } },
+      { hasOwnProperty: 1 },
+      [],
+      {},
+    ),
+  },
   // Objects whose own toString/valueOf are not functions are exercised by their own property below (a known defect).
 );
 
@@ -270,7 +320,26 @@ const idText = fc.oneof(
   { weight: 3, arbitrary: fc.string({ maxLength: 40 }).map((s) => JSON.stringify(s)) },
   {
     weight: 3,
-    arbitrary: fc.constantFrom('0', '-0', '-1', '1.5', '1e3', '1e400', '-1e400', '18446744073709551616', '9007199254740993', '1.0', 'null', 'true', '""', '{}', '[]', '{"id":1}', '[1]', JSON.stringify('x'.repeat(10_000))),
+    arbitrary: fc.constantFrom(
+      '0',
+      '-0',
+      '-1',
+      '1.5',
+      '1e3',
+      '1e400',
+      '-1e400',
+      '18446744073709551616',
+      '9007199254740993',
+      '1.0',
+      'null',
+      'true',
+      '""',
+      '{}',
+      '[]',
+      '{"id":1}',
+      '[1]',
+      JSON.stringify('x'.repeat(10_000)),
+    ),
   },
   { weight: 1, arbitrary: odd.map((v) => JSON.stringify(v) ?? 'null') },
 );
@@ -283,43 +352,60 @@ const metaArb: fc.Arbitrary<unknown> = fc.oneof(
   { weight: 1, arbitrary: fc.constant({ ...META, progressToken: 'p' }) },
   { weight: 1, arbitrary: odd.map((progressToken) => ({ ...goodMeta(), progressToken })) },
   { weight: 1, arbitrary: odd.map((v) => ({ ...goodMeta(), 'io.modelcontextprotocol/protocolVersion': v })) },
-  { weight: 1, arbitrary: fc.constantFrom('2025-06-18', '2025-11-25', '2026-07-28 ', '', '2099-01-01').map((v) => ({ ...goodMeta(), 'io.modelcontextprotocol/protocolVersion': v })) },
+  {
+    weight: 1,
+    arbitrary: fc.constantFrom('2025-06-18', '2025-11-25', '2026-07-28 ', '', '2099-01-01').map((v) => ({ ...goodMeta(), 'io.modelcontextprotocol/protocolVersion': v })),
+  },
   { weight: 1, arbitrary: odd.map((v) => ({ ...goodMeta(), 'io.modelcontextprotocol/clientCapabilities': v })) },
   { weight: 1, arbitrary: fc.dictionary(fc.string({ maxLength: 30 }), odd, { maxKeys: 4 }).map((extra) => ({ ...goodMeta(), ...extra })) },
-  { weight: 1, arbitrary: fc.integer({ min: 1, max: MODERATE_DEPTH }).map((depth) => ({ ...goodMeta(), 'com.example/nested': nest({ _meta: nest({}, 3, 'object') }, depth, 'object') })) },
-  { weight: 1, arbitrary: fc.constantFrom<unknown>({}, null, [], 'meta', { 'io.modelcontextprotocol/clientCapabilities': {} }, { 'io.modelcontextprotocol/protocolVersion': VERSION }) },
+  {
+    weight: 1,
+    arbitrary: fc.integer({ min: 1, max: MODERATE_DEPTH }).map((depth) => ({ ...goodMeta(), 'com.example/nested': nest({ _meta: nest({}, 3, 'object') }, depth, 'object') })),
+  },
+  {
+    weight: 1,
+    arbitrary: fc.constantFrom<unknown>({}, null, [], 'meta', { 'io.modelcontextprotocol/clientCapabilities': {} }, { 'io.modelcontextprotocol/protocolVersion': VERSION }),
+  },
 );
 
 /** A 2025 client's _meta: none, or a progress token (of any type). */
 const legacyMetaArb: fc.Arbitrary<unknown> = fc.oneof(fc.constant(undefined), fc.record({ progressToken: fc.oneof(fc.integer(), fc.string({ maxLength: 10 }), odd) }), odd);
 
 /** params: shaped for the method most of the time; sometimes not an object at all. */
-const paramsFor = (meta: fc.Arbitrary<unknown>): fc.Arbitrary<unknown> => fc.oneof(
-  {
-    weight: 9,
-    arbitrary: fc.record(
-      {
-        name: fc.oneof({ weight: 5, arbitrary: fc.constantFrom(...TOOL_NAMES) }, { weight: 1, arbitrary: odd }),
-        arguments: fc.oneof({ weight: 4, arbitrary: fc.record({ text: fc.string({ maxLength: 50 }) }) }, { weight: 2, arbitrary: fc.jsonValue({ maxDepth: 5 }) }, { weight: 1, arbitrary: odd }),
-        uri: fc.oneof({ weight: 4, arbitrary: fc.constantFrom(...URIS) }, { weight: 1, arbitrary: odd }),
-        cursor: fc.oneof(fc.string({ maxLength: 60 }), odd, fc.constantFrom('0', '1', 'abc.def', '.', 'e30.AAAAAAAAAAAAAAAAAAAAAA')),
-        ref: fc.oneof(fc.record({ type: fc.constantFrom('ref/prompt', 'ref/resource', 'x'), name: fc.constantFrom('r__hello', 'hello', ''), uri: fc.constantFrom(...URIS) }), odd),
-        argument: fc.oneof(fc.record({ name: fc.string({ maxLength: 10 }), value: fc.string({ maxLength: 10 }) }), odd),
-        notifications: fc.oneof(fc.constant({ toolsListChanged: true }), odd),
-        requestState: fc.oneof(fc.string({ maxLength: 60 }), fc.constant('mcpgw1.e30.' + 'A'.repeat(43)), odd),
-        inputResponses: odd,
-        protocolVersion: fc.oneof(fc.constantFrom('2025-11-25', '2025-06-18', '2025-03-26', '2024-11-05', VERSION), odd),
-        capabilities: fc.oneof(fc.constant({}), fc.constant({ elicitation: {}, roots: { listChanged: true } }), odd),
-        clientInfo: fc.oneof(fc.constant({ name: 'fuzz', version: '1' }), odd),
-        _meta: meta,
-        constructor: odd,
-        toString: odd,
-      },
-      { requiredKeys: [] },
-    ),
-  },
-  { weight: 1, arbitrary: odd },
-);
+const paramsFor = (meta: fc.Arbitrary<unknown>): fc.Arbitrary<unknown> =>
+  fc.oneof(
+    {
+      weight: 9,
+      arbitrary: fc.record(
+        {
+          name: fc.oneof({ weight: 5, arbitrary: fc.constantFrom(...TOOL_NAMES) }, { weight: 1, arbitrary: odd }),
+          arguments: fc.oneof(
+            { weight: 4, arbitrary: fc.record({ text: fc.string({ maxLength: 50 }) }) },
+            { weight: 2, arbitrary: fc.jsonValue({ maxDepth: 5 }) },
+            { weight: 1, arbitrary: odd },
+          ),
+          uri: fc.oneof({ weight: 4, arbitrary: fc.constantFrom(...URIS) }, { weight: 1, arbitrary: odd }),
+          cursor: fc.oneof(fc.string({ maxLength: 60 }), odd, fc.constantFrom('0', '1', 'abc.def', '.', 'e30.AAAAAAAAAAAAAAAAAAAAAA')),
+          ref: fc.oneof(
+            fc.record({ type: fc.constantFrom('ref/prompt', 'ref/resource', 'x'), name: fc.constantFrom('r__hello', 'hello', ''), uri: fc.constantFrom(...URIS) }),
+            odd,
+          ),
+          argument: fc.oneof(fc.record({ name: fc.string({ maxLength: 10 }), value: fc.string({ maxLength: 10 }) }), odd),
+          notifications: fc.oneof(fc.constant({ toolsListChanged: true }), odd),
+          requestState: fc.oneof(fc.string({ maxLength: 60 }), fc.constant('mcpgw1.e30.' + 'A'.repeat(43)), odd),
+          inputResponses: odd,
+          protocolVersion: fc.oneof(fc.constantFrom('2025-11-25', '2025-06-18', '2025-03-26', '2024-11-05', VERSION), odd),
+          capabilities: fc.oneof(fc.constant({}), fc.constant({ elicitation: {}, roots: { listChanged: true } }), odd),
+          clientInfo: fc.oneof(fc.constant({ name: 'fuzz', version: '1' }), odd),
+          _meta: meta,
+          constructor: odd,
+          toString: odd,
+        },
+        { requiredKeys: [] },
+      ),
+    },
+    { weight: 1, arbitrary: odd },
+  );
 
 interface RpcShape {
   jsonrpc?: string;
@@ -331,27 +417,28 @@ interface RpcShape {
 }
 
 /** A JSON-RPC-shaped body, as text; each part may be missing or of the wrong type. */
-const rpcTextFor = (methods: readonly string[], meta: fc.Arbitrary<unknown>): fc.Arbitrary<string> => fc
-  .record(
-    {
-      jsonrpc: fc.oneof({ weight: 8, arbitrary: fc.constant('"2.0"') }, { weight: 1, arbitrary: fc.constantFrom('"1.0"', '2', '2.0', 'null', '"2.0 "', '{}') }),
-      id: idText,
-      method: fc.oneof({ weight: 8, arbitrary: fc.constantFrom(...methods) }, { weight: 1, arbitrary: odd }),
-      params: paramsFor(meta),
-      proto: fc.constantFrom('{"polluted":true}', '{"_meta":{"io.modelcontextprotocol/protocolVersion":"2026-07-28"}}', 'null', '[]'),
-    },
-    { requiredKeys: ['jsonrpc', 'method'] },
-  )
-  .map((shape: RpcShape) => {
-    const parts: string[] = [];
-    if (shape.jsonrpc !== undefined) parts.push(`"jsonrpc":${shape.jsonrpc}`);
-    if (shape.id !== undefined) parts.push(`"id":${shape.id}`);
-    parts.push(`"method":${JSON.stringify(shape.method) ?? 'null'}`);
-    let params = shape.params === undefined ? undefined : JSON.stringify(shape.params);
-    if (params?.startsWith('{') && shape.proto !== undefined) params = `{"__proto__":${shape.proto}${params === '{}' ? '' : ','}${params.slice(1)}`;
-    if (params !== undefined) parts.push(`"params":${params}`);
-    return `{${parts.join(',')}}`;
-  });
+const rpcTextFor = (methods: readonly string[], meta: fc.Arbitrary<unknown>): fc.Arbitrary<string> =>
+  fc
+    .record(
+      {
+        jsonrpc: fc.oneof({ weight: 8, arbitrary: fc.constant('"2.0"') }, { weight: 1, arbitrary: fc.constantFrom('"1.0"', '2', '2.0', 'null', '"2.0 "', '{}') }),
+        id: idText,
+        method: fc.oneof({ weight: 8, arbitrary: fc.constantFrom(...methods) }, { weight: 1, arbitrary: odd }),
+        params: paramsFor(meta),
+        proto: fc.constantFrom('{"polluted":true}', '{"_meta":{"io.modelcontextprotocol/protocolVersion":"2026-07-28"}}', 'null', '[]'),
+      },
+      { requiredKeys: ['jsonrpc', 'method'] },
+    )
+    .map((shape: RpcShape) => {
+      const parts: string[] = [];
+      if (shape.jsonrpc !== undefined) parts.push(`"jsonrpc":${shape.jsonrpc}`);
+      if (shape.id !== undefined) parts.push(`"id":${shape.id}`);
+      parts.push(`"method":${JSON.stringify(shape.method) ?? 'null'}`);
+      let params = shape.params === undefined ? undefined : JSON.stringify(shape.params);
+      if (params?.startsWith('{') && shape.proto !== undefined) params = `{"__proto__":${shape.proto}${params === '{}' ? '' : ','}${params.slice(1)}`;
+      if (params !== undefined) parts.push(`"params":${params}`);
+      return `{${parts.join(',')}}`;
+    });
 const rpcText = rpcTextFor(METHODS, metaArb);
 
 /** Huge strings in the places a gateway might copy them: some fit under maxBodyBytes, some do not. */
@@ -375,10 +462,15 @@ const hugeText = fc
   });
 
 /** Batches of JSON-RPC-shaped messages (the revision has none; each must be refused as a whole). */
-const batchText = fc.array(fc.oneof(rpcText, fc.constant(JSON.stringify({ jsonrpc: '2.0', id: 1, method: 'tools/call', params: { name: 'r__echo', arguments: { text: 'b' }, _meta: META } }))), { minLength: 0, maxLength: 5 }).map((items) => `[${items.join(',')}]`);
+const batchText = fc
+  .array(fc.oneof(rpcText, fc.constant(JSON.stringify({ jsonrpc: '2.0', id: 1, method: 'tools/call', params: { name: 'r__echo', arguments: { text: 'b' }, _meta: META } }))), {
+    minLength: 0,
+    maxLength: 5,
+  })
+  .map((items) => `[${items.join(',')}]`);
 
 type Choice<T> = { kind: 'right' } | { kind: 'absent' } | { kind: 'value'; value: T };
-const choice = <T,>(values: fc.Arbitrary<T>, right = 6, absent = 1, other = 2): fc.Arbitrary<Choice<T>> =>
+const choice = <T>(values: fc.Arbitrary<T>, right = 6, absent = 1, other = 2): fc.Arbitrary<Choice<T>> =>
   fc.oneof(
     { weight: right, arbitrary: fc.constant<Choice<T>>({ kind: 'right' }) },
     { weight: absent, arbitrary: fc.constant<Choice<T>>({ kind: 'absent' }) },
@@ -386,26 +478,87 @@ const choice = <T,>(values: fc.Arbitrary<T>, right = 6, absent = 1, other = 2): 
   );
 
 const envelopeArb = fc.record({
-  method: fc.oneof({ weight: 12, arbitrary: fc.constant('POST') }, { weight: 1, arbitrary: fc.constantFrom('GET', 'HEAD', 'PUT', 'DELETE', 'PATCH', 'OPTIONS', 'PROPFIND', 'SEARCH', 'PURGE', 'TRACE') }),
+  method: fc.oneof(
+    { weight: 12, arbitrary: fc.constant('POST') },
+    { weight: 1, arbitrary: fc.constantFrom('GET', 'HEAD', 'PUT', 'DELETE', 'PATCH', 'OPTIONS', 'PROPFIND', 'SEARCH', 'PURGE', 'TRACE') },
+  ),
   path: fc.oneof(
     { weight: 6, arbitrary: fc.constantFrom('/mcp', '/servers/r/mcp') },
     {
       weight: 1,
-      arbitrary: fc.constantFrom('/servers/nope/mcp', '/mcp/', '/servers/r/mcp/', '/MCP', '/servers/r%2Fx/mcp', '/servers//mcp', '/mcp?x=1', '/servers/r/mcp?cursor=1', '/nothing', '/servers/r', '/servers/__proto__/mcp', '/servers/constructor/mcp', '/.well-known/oauth-protected-resource', '/mcp%00', '/%2e%2e/mcp'),
+      arbitrary: fc.constantFrom(
+        '/servers/nope/mcp',
+        '/mcp/',
+        '/servers/r/mcp/',
+        '/MCP',
+        '/servers/r%2Fx/mcp',
+        '/servers//mcp',
+        '/mcp?x=1',
+        '/servers/r/mcp?cursor=1',
+        '/nothing',
+        '/servers/r',
+        '/servers/__proto__/mcp',
+        '/servers/constructor/mcp',
+        '/.well-known/oauth-protected-resource',
+        '/mcp%00',
+        '/%2e%2e/mcp',
+      ),
     },
   ),
-  contentType: choice(fc.oneof(fc.constantFrom('application/json; charset=utf-8', 'APPLICATION/JSON', 'application/json, text/plain', 'text/plain', '', 'application/json-seq', 'multipart/form-data; boundary=x', 'application/jsonx', ' application/json'), headerText)),
-  accept: choice(fc.oneof(fc.constantFrom('*/*', 'application/json', 'text/event-stream', 'application/*, text/*', 'text/event-stream, application/json;q=0', '', 'image/png'), headerText)),
+  contentType: choice(
+    fc.oneof(
+      fc.constantFrom(
+        'application/json; charset=utf-8',
+        'APPLICATION/JSON',
+        'application/json, text/plain',
+        'text/plain',
+        '',
+        'application/json-seq',
+        'multipart/form-data; boundary=x',
+        'application/jsonx',
+        ' application/json',
+      ),
+      headerText,
+    ),
+  ),
+  accept: choice(
+    fc.oneof(fc.constantFrom('*/*', 'application/json', 'text/event-stream', 'application/*, text/*', 'text/event-stream, application/json;q=0', '', 'image/png'), headerText),
+  ),
   version: choice(fc.oneof(fc.constantFrom('2025-06-18', '2026-07-28 ', '', VERSION.toUpperCase(), '2026-07-28, 2026-07-28'), headerText)),
   mcpMethod: choice(fc.oneof(fc.constantFrom(...METHODS.filter((m) => m.length < 100)), headerText)),
-  mcpName: choice(fc.oneof(fc.constantFrom('=?base64?*?=', '=?base64?cl9fZWNobw?=', '=?base64??=', '=?BASE64?cl9fZWNobw==?=', '=?base64?/w==?=', 'r__echo ', ' r__echo'), headerText, headerText.map(b64)), 6, 2, 3),
+  mcpName: choice(
+    fc.oneof(
+      fc.constantFrom('=?base64?*?=', '=?base64?cl9fZWNobw?=', '=?base64??=', '=?BASE64?cl9fZWNobw==?=', '=?base64?/w==?=', 'r__echo ', ' r__echo'),
+      headerText,
+      headerText.map(b64),
+    ),
+    6,
+    2,
+    3,
+  ),
   nameAsBase64: fc.boolean(),
   origin: fc.oneof(
     { weight: 6, arbitrary: fc.constant(undefined) },
-    { weight: 1, arbitrary: fc.constantFrom(ALLOWED_ORIGIN, 'http://localhost:3000', 'http://127.0.0.1', 'https://evil.example', 'null', 'http://localhost.evil.example', 'http://127.0.0.1.nip.io', 'file://', `${ALLOWED_ORIGIN}, https://evil.example`, 'HTTPS://ALLOWED.EXAMPLE/') },
+    {
+      weight: 1,
+      arbitrary: fc.constantFrom(
+        ALLOWED_ORIGIN,
+        'http://localhost:3000',
+        'http://127.0.0.1',
+        'https://evil.example',
+        'null',
+        'http://localhost.evil.example',
+        'http://127.0.0.1.nip.io',
+        'file://',
+        `${ALLOWED_ORIGIN}, https://evil.example`,
+        'HTTPS://ALLOWED.EXAMPLE/',
+      ),
+    },
     { weight: 1, arbitrary: headerText },
   ),
-  extra: fc.dictionary(fc.constantFrom('mcp-param-region', 'mcp-param-x', 'x-mcp-gateway-forwarded', 'authorization', 'last-event-id', 'x-forwarded-for', 'host-x'), headerText, { maxKeys: 2 }),
+  extra: fc.dictionary(fc.constantFrom('mcp-param-region', 'mcp-param-x', 'x-mcp-gateway-forwarded', 'authorization', 'last-event-id', 'x-forwarded-for', 'host-x'), headerText, {
+    maxKeys: 2,
+  }),
   chunked: fc.boolean(),
 });
 type Envelope = typeof envelopeArb extends fc.Arbitrary<infer T> ? T : never;
@@ -424,7 +577,8 @@ function build(envelope: Envelope, body: Buffer): Sent {
   const nameParam = rpcMethod === 'resources/read' ? asked.params?.uri : rpcMethod === 'tools/call' || rpcMethod === 'prompts/get' ? asked.params?.name : undefined;
   const plain = typeof nameParam === 'string' && /^[\x21-\x7e]+$/.test(nameParam);
   const rightName = typeof nameParam === 'string' ? (plain && !envelope.nameAsBase64 ? nameParam : b64(nameParam)) : undefined;
-  const rightVersion = typeof asked.params?._meta?.['io.modelcontextprotocol/protocolVersion'] === 'string' ? asked.params._meta['io.modelcontextprotocol/protocolVersion'] : VERSION;
+  const rightVersion =
+    typeof asked.params?._meta?.['io.modelcontextprotocol/protocolVersion'] === 'string' ? asked.params._meta['io.modelcontextprotocol/protocolVersion'] : VERSION;
   const rightMethod = rpcMethod !== undefined && /^[\x21-\x7e]*$/.test(rpcMethod) ? rpcMethod : 'tools/call';
   const headers: Record<string, string> = {};
   const put = (name: string, picked: Choice<string>, right: string | undefined): void => {
@@ -469,21 +623,25 @@ async function exchange(target: ChildGateway, sent: Sent): Promise<void> {
   const listen = request?.method === 'subscriptions/listen';
   let got: Got | undefined;
   try {
-    got = await send(target.base, sent, listen).catch((error: NodeJS.ErrnoException) => {
-      // A kept-alive socket the server closed just as it was reused: a client sends again on a new one.
-      if (!['EPIPE', 'ECONNRESET'].includes(error.code ?? '') || target.child.exitCode !== null) throw error;
-      return send(target.base, sent, listen);
-    }).catch((error: NodeJS.ErrnoException) => {
-      // Node's own HTTP parser refuses header values it cannot read (its 400 and closed socket come before
-      // the gateway sees the request); with a large body still being written, the client sees EPIPE.
-      const unreadable = Object.values(sent.headers).some((value) => /[^\t\x20-\x7e]/.test(String(value)));
-      if (unreadable && ['EPIPE', 'ECONNRESET'].includes(error.code ?? '') && target.child.exitCode === null) return undefined;
-      throw error;
-    });
+    got = await send(target.base, sent, listen)
+      .catch((error: NodeJS.ErrnoException) => {
+        // A kept-alive socket the server closed just as it was reused: a client sends again on a new one.
+        if (!['EPIPE', 'ECONNRESET'].includes(error.code ?? '') || target.child.exitCode !== null) throw error;
+        return send(target.base, sent, listen);
+      })
+      .catch((error: NodeJS.ErrnoException) => {
+        // Node's own HTTP parser refuses header values it cannot read (its 400 and closed socket come before
+        // the gateway sees the request); with a large body still being written, the client sees EPIPE.
+        const unreadable = Object.values(sent.headers).some((value) => /[^\t\x20-\x7e]/.test(String(value)));
+        if (unreadable && ['EPIPE', 'ECONNRESET'].includes(error.code ?? '') && target.child.exitCode === null) return undefined;
+        throw error;
+      });
     if (got === undefined) return;
   } catch (error) {
     const died = target.child.exitCode !== null || target.child.signalCode !== null;
-    throw new Error(`${died ? 'the gateway died' : 'no answer'} (${(error as Error).message}) on ${describeSent(sent)}\n${died ? target.log() : ''}\nRECENT:\n${recent.join('\n---\n')}`);
+    throw new Error(
+      `${died ? 'the gateway died' : 'no answer'} (${(error as Error).message}) on ${describeSent(sent)}\n${died ? target.log() : ''}\nRECENT:\n${recent.join('\n---\n')}`,
+    );
   }
   const problem = problemWith(sent, got);
   if (problem) {
@@ -503,7 +661,13 @@ async function assertServing(target: ChildGateway): Promise<void> {
   assert.equal(target.child.exitCode, null, `the gateway exited:\n${target.log()}`);
   const marker = `alive-${Date.now()}-${Math.random()}`;
   const body = { jsonrpc: '2.0', id: marker, method: 'tools/call', params: { name: 'r__echo', arguments: { text: marker }, _meta: META } };
-  const headers = { 'content-type': 'application/json', accept: 'application/json, text/event-stream', 'mcp-protocol-version': VERSION, 'mcp-method': 'tools/call', 'mcp-name': 'r__echo' };
+  const headers = {
+    'content-type': 'application/json',
+    accept: 'application/json, text/event-stream',
+    'mcp-protocol-version': VERSION,
+    'mcp-method': 'tools/call',
+    'mcp-name': 'r__echo',
+  };
   const got = await send(target.base, { method: 'POST', path: '/mcp', headers, body: Buffer.from(JSON.stringify(body)), chunked: false }, false);
   assert.equal(got.status, 200, got.text);
   const answer = JSON.parse(got.text);
@@ -553,14 +717,17 @@ function property(target: () => ChildGateway, bodies: fc.Arbitrary<Body>) {
 describe('the HTTP edge under arbitrary input', () => {
   for (const [name, bodies] of Object.entries(BODIES) as [keyof typeof BODIES, fc.Arbitrary<Body>][]) {
     test(`${name}: never a 5xx, always a JSON-RPC answer or refusal; the gateway keeps serving`, async () => {
-      await assertProperty(property(() => gateway, bodies), { numRuns: RUNS[name] * SCALE, ...REPLAY });
+      await assertProperty(
+        property(() => gateway, bodies),
+        { numRuns: RUNS[name] * SCALE, ...REPLAY },
+      );
       await assertIdle(gateway);
       await assertServing(gateway);
       await assertIdle(gateway);
     });
   }
 
-  test('well-formed calls with every header variant: answers carry the caller\'s id and payload', async () => {
+  test("well-formed calls with every header variant: answers carry the caller's id and payload", async () => {
     // The mutations above mostly end in refusals; here every body is a valid echo call and only the
     // headers vary, so many reach the upstream and the answer can be checked against the request.
     const call = fc.record({ id: fc.oneof(fc.integer(), fc.string({ maxLength: 30 })), text: fc.string({ maxLength: 100 }), progress: fc.boolean(), onServer: fc.boolean() });
@@ -590,7 +757,11 @@ describe('the HTTP edge under arbitrary input', () => {
     const rounds = 3;
     const runs = 80;
     const round = async (): Promise<void> => {
-      for (const bodies of Object.values(BODIES)) await assertProperty(property(() => gateway, bodies), { numRuns: runs, ...REPLAY });
+      for (const bodies of Object.values(BODIES))
+        await assertProperty(
+          property(() => gateway, bodies),
+          { numRuns: runs, ...REPLAY },
+        );
     };
     await round(); // warms every path (lazily compiled code, pools, caches that fill once)
     await assertIdle(gateway);
@@ -604,7 +775,9 @@ describe('the HTTP edge under arbitrary input', () => {
     // huge bodies (64 KB to 1 MB) every few dozen requests, would exceed it.
     const bound = baseline.heapUsed * 1.25 + 8 * 1024 * 1024;
     const mb = (n: number) => `${(n / 1024 / 1024).toFixed(1)} MB`;
-    t.diagnostic(`heapUsed ${mb(baseline.heapUsed)} → ${mb(afterRounds.heapUsed)} (bound ${mb(bound)}), rss ${mb(baseline.rss)} → ${mb(afterRounds.rss)}, over ${exchanges - before} requests`);
+    t.diagnostic(
+      `heapUsed ${mb(baseline.heapUsed)} → ${mb(afterRounds.heapUsed)} (bound ${mb(bound)}), rss ${mb(baseline.rss)} → ${mb(afterRounds.rss)}, over ${exchanges - before} requests`,
+    );
     assert.ok(
       afterRounds.heapUsed <= bound,
       `heapUsed ${mb(afterRounds.heapUsed)} after ${exchanges - before} more requests, baseline ${mb(baseline.heapUsed)}, bound ${mb(bound)}`,
@@ -617,39 +790,70 @@ describe('the HTTP edge under arbitrary input', () => {
 
 // ---- 2025-era exchanges -----------------------------------------------------------------------------------
 
-const LEGACY_METHODS = ['initialize', 'initialize', 'initialize', 'notifications/initialized', 'ping', 'tools/list', 'tools/call', 'resources/read', 'resources/subscribe', 'logging/setLevel', 'completion/complete', 'server/discover', 'subscriptions/listen', 'tasks/get'];
+const LEGACY_METHODS = [
+  'initialize',
+  'initialize',
+  'initialize',
+  'notifications/initialized',
+  'ping',
+  'tools/list',
+  'tools/call',
+  'resources/read',
+  'resources/subscribe',
+  'logging/setLevel',
+  'completion/complete',
+  'server/discover',
+  'subscriptions/listen',
+  'tasks/get',
+];
 
 describe('2025-era exchanges on the same endpoints (initialize, Mcp-Session-Id, GET and DELETE)', () => {
-  test(
-    'arbitrary initialize bodies, and arbitrary requests on no, forged and real sessions: JSON-RPC answers or refusals, never a 5xx',
-    async () => {
-      const session = fc.oneof(fc.constant<'none' | 'real'>('none'), fc.constant<'none' | 'real'>('real'), headerText, fc.constantFrom('AQ', 'AQAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAA', ''));
-      const verb = fc.oneof({ weight: 6, arbitrary: fc.constant('POST') }, { weight: 1, arbitrary: fc.constant('GET') }, { weight: 1, arbitrary: fc.constant('DELETE') });
-      await assertProperty(
-        fc.asyncProperty(envelopeArb, utf8(rpcTextFor(LEGACY_METHODS, legacyMetaArb)), session, verb, async (envelope, body, which, method) => {
-          const sent = build({ ...envelope, method, version: { kind: 'absent' } }, body.bytes);
-          if (which === 'real') {
-            const init = { jsonrpc: '2.0', id: 'init', method: 'initialize', params: { protocolVersion: '2025-11-25', capabilities: {}, clientInfo: { name: 'fuzz', version: '1' } } };
-            const headers = { 'content-type': 'application/json', accept: 'application/json, text/event-stream' };
-            const got = await send(gateway.base, { method: 'POST', path: sent.path, headers, body: Buffer.from(JSON.stringify(init)), chunked: false }, false);
-            const id = got.headers['mcp-session-id'];
-            if (typeof id === 'string') sent.headers['mcp-session-id'] = id;
-          } else if (which !== 'none') sent.headers['mcp-session-id'] = which;
-          await exchange(gateway, sent);
-        }),
-        { numRuns: 300 * SCALE, ...REPLAY },
-      );
-      await assertIdle(gateway);
-      await assertServing(gateway);
-    },
-  );
+  test('arbitrary initialize bodies, and arbitrary requests on no, forged and real sessions: JSON-RPC answers or refusals, never a 5xx', async () => {
+    const session = fc.oneof(
+      fc.constant<'none' | 'real'>('none'),
+      fc.constant<'none' | 'real'>('real'),
+      headerText,
+      fc.constantFrom('AQ', 'AQAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAA', ''),
+    );
+    const verb = fc.oneof({ weight: 6, arbitrary: fc.constant('POST') }, { weight: 1, arbitrary: fc.constant('GET') }, { weight: 1, arbitrary: fc.constant('DELETE') });
+    await assertProperty(
+      fc.asyncProperty(envelopeArb, utf8(rpcTextFor(LEGACY_METHODS, legacyMetaArb)), session, verb, async (envelope, body, which, method) => {
+        const sent = build({ ...envelope, method, version: { kind: 'absent' } }, body.bytes);
+        if (which === 'real') {
+          const init = {
+            jsonrpc: '2.0',
+            id: 'init',
+            method: 'initialize',
+            params: { protocolVersion: '2025-11-25', capabilities: {}, clientInfo: { name: 'fuzz', version: '1' } },
+          };
+          const headers = { 'content-type': 'application/json', accept: 'application/json, text/event-stream' };
+          const got = await send(gateway.base, { method: 'POST', path: sent.path, headers, body: Buffer.from(JSON.stringify(init)), chunked: false }, false);
+          const id = got.headers['mcp-session-id'];
+          if (typeof id === 'string') sent.headers['mcp-session-id'] = id;
+        } else if (which !== 'none') sent.headers['mcp-session-id'] = which;
+        await exchange(gateway, sent);
+      }),
+      { numRuns: 300 * SCALE, ...REPLAY },
+    );
+    await assertIdle(gateway);
+    await assertServing(gateway);
+  });
 });
 
 // ---- values JavaScript cannot turn into text -------------------------------------------------------------
 
 const PLACES = ['arguments', 'clientCapabilities', 'meta', 'params', 'name', 'cursor', 'uri', 'version', 'progressToken', 'id', 'requestState', 'body', 'batch'] as const;
 const CONFORMING = envelopeArb.map(
-  (e): Envelope => ({ ...e, method: 'POST', contentType: { kind: 'right' }, accept: { kind: 'right' }, version: { kind: 'right' }, mcpMethod: { kind: 'right' }, mcpName: { kind: 'right' }, origin: undefined }),
+  (e): Envelope => ({
+    ...e,
+    method: 'POST',
+    contentType: { kind: 'right' },
+    accept: { kind: 'right' },
+    version: { kind: 'right' },
+    mcpMethod: { kind: 'right' },
+    mcpName: { kind: 'right' },
+    origin: undefined,
+  }),
 );
 
 /** A request (with conforming headers) carrying one hostile JSON value at one place. */
@@ -679,32 +883,32 @@ function bodyWith(values: fc.Arbitrary<string>): fc.Arbitrary<Body> {
 }
 
 describe('values JavaScript cannot turn into text', () => {
-  test(
-    'objects whose own toString and valueOf are not functions, anywhere in a request: refused or served, never a 5xx',
-    async () => {
-      const unstringable = fc.constantFrom('{"toString":1,"valueOf":"x"}', '{"toString":{},"valueOf":[]}', '[{"toString":null,"valueOf":null}]', '{"valueOf":1,"toString":"x"}');
-      await assertProperty(fc.asyncProperty(CONFORMING, bodyWith(unstringable), async (envelope, body) => exchange(gateway, build(envelope, body.bytes))), { numRuns: 150 * SCALE, ...REPLAY });
-      await assertIdle(gateway);
-      await assertServing(gateway);
-    },
-  );
+  test('objects whose own toString and valueOf are not functions, anywhere in a request: refused or served, never a 5xx', async () => {
+    const unstringable = fc.constantFrom('{"toString":1,"valueOf":"x"}', '{"toString":{},"valueOf":[]}', '[{"toString":null,"valueOf":null}]', '{"valueOf":1,"toString":"x"}');
+    await assertProperty(
+      fc.asyncProperty(CONFORMING, bodyWith(unstringable), async (envelope, body) => exchange(gateway, build(envelope, body.bytes))),
+      { numRuns: 150 * SCALE, ...REPLAY },
+    );
+    await assertIdle(gateway);
+    await assertServing(gateway);
+  });
 
   // Its own gateway: while the defect below stands, a deep value can kill the process, and that must not
   // take the properties above with it.
-  test(
-    'values nested 1,000 to 100,000 deep anywhere in a request: refused or served, never a 5xx, never a crash',
-    async () => {
-      const deep = await startChildGateway(dir, 'deep');
-      try {
-        const nested = fc
-          .record({ depth: fc.constantFrom(1_000, 10_000, 100_000), kind: fc.constantFrom('array' as const, 'object' as const) })
-          .map(({ depth, kind }) => (kind === 'array' ? '['.repeat(depth) + ']'.repeat(depth) : '{"a":'.repeat(depth) + '1' + '}'.repeat(depth)));
-        await assertProperty(fc.asyncProperty(CONFORMING, bodyWith(nested), async (envelope, body) => exchange(deep, build(envelope, body.bytes))), { numRuns: 60 * SCALE, ...REPLAY });
-        await assertIdle(deep);
-        await assertServing(deep);
-      } finally {
-        await deep.stop();
-      }
-    },
-  );
+  test('values nested 1,000 to 100,000 deep anywhere in a request: refused or served, never a 5xx, never a crash', async () => {
+    const deep = await startChildGateway(dir, 'deep');
+    try {
+      const nested = fc
+        .record({ depth: fc.constantFrom(1_000, 10_000, 100_000), kind: fc.constantFrom('array' as const, 'object' as const) })
+        .map(({ depth, kind }) => (kind === 'array' ? '['.repeat(depth) + ']'.repeat(depth) : '{"a":'.repeat(depth) + '1' + '}'.repeat(depth)));
+      await assertProperty(
+        fc.asyncProperty(CONFORMING, bodyWith(nested), async (envelope, body) => exchange(deep, build(envelope, body.bytes))),
+        { numRuns: 60 * SCALE, ...REPLAY },
+      );
+      await assertIdle(deep);
+      await assertServing(deep);
+    } finally {
+      await deep.stop();
+    }
+  });
 });

@@ -27,11 +27,7 @@ export const everything = {
   cwd: ROOT,
 };
 
-export async function startTestGateway(
-  servers: Record<string, unknown>,
-  listen: Record<string, unknown> = {},
-  rest: Record<string, unknown> = {},
-): Promise<RunningGateway> {
+export async function startTestGateway(servers: Record<string, unknown>, listen: Record<string, unknown> = {}, rest: Record<string, unknown> = {}): Promise<RunningGateway> {
   const config = parseConfig({ listen: { port: 0, ...listen }, servers, ...rest }, 'test', ROOT);
   const log = process.env.TEST_LOG ? createLogger(process.env.TEST_LOG) : silentLog;
   return startGateway(config, log);
@@ -74,7 +70,17 @@ export async function post(url: string, body: unknown, headers?: Record<string, 
   const type = response.headers.get('content-type') ?? '';
   const text = await response.text();
   if (type.startsWith('text/event-stream')) {
-    const events = text.split('\n\n').filter((e) => e.trim()).map((e) => JSON.parse(e.split('\n').find((l) => l.startsWith('data: '))!.slice(6)));
+    const events = text
+      .split('\n\n')
+      .filter((e) => e.trim())
+      .map((e) =>
+        JSON.parse(
+          e
+            .split('\n')
+            .find((l) => l.startsWith('data: '))!
+            .slice(6),
+        ),
+      );
     return { status: response.status, headers: response.headers, body: events.at(-1), events };
   }
   return { status: response.status, headers: response.headers, body: text ? JSON.parse(text) : undefined, events: [] };

@@ -43,7 +43,6 @@ function textOf(response: JsonRpcResponse): string {
   return (response.result as { content: { text: string }[] }).content[0]!.text;
 }
 
-
 /** The next 'listChanged' the upstream emits, or a rejection after `ms`. */
 function nextListChange(upstream: HttpUpstream, ms = 1_000): Promise<JsonRpcNotification> {
   return new Promise((resolve, reject) => {
@@ -74,7 +73,7 @@ describe('the GET event stream of a legacy session', () => {
     await server.close();
   });
 
-  test('is opened once the session is ready, with the session\'s headers', async () => {
+  test("is opened once the session is ready, with the session's headers", async () => {
     assert.equal(upstream.status().state, 'ready');
     await until(() => server.openGetStreams === 1);
     const [get, ...more] = gets(server);

@@ -59,7 +59,6 @@ function textOf(response: JsonRpcResponse): string {
   return result(response).content[0].text;
 }
 
-
 // What the gateway hands on must be valid 2026-07-28 results.
 function assertValid(def: string, value: unknown): void {
   assert.deepEqual(defProblems(def, value), []);
@@ -86,7 +85,7 @@ describe('modern SDK v2 server over HTTP', () => {
     assert.equal(probe.accept, 'application/json, text/event-stream');
   });
 
-  test('tools/list and server/discover pass through with the caller\'s id', async () => {
+  test("tools/list and server/discover pass through with the caller's id", async () => {
     const list = await upstream.request(request('list-1', 'tools/list'));
     assert.equal(list.id, 'list-1');
     const names = result(list).tools.map((t: { name: string }) => t.name);
@@ -119,7 +118,7 @@ describe('modern SDK v2 server over HTTP', () => {
     assert.equal(server.requests[seen]!['mcp-name'], 'greet');
   });
 
-  test('progress notifications reach onNotification in order, before the result, with the caller\'s token', async () => {
+  test("progress notifications reach onNotification in order, before the result, with the caller's token", async () => {
     const order: string[] = [];
     const notifications: JsonRpcNotification[] = [];
     const response = await upstream
@@ -143,7 +142,7 @@ describe('modern SDK v2 server over HTTP', () => {
   });
 
   // The call would take longer than the test may: an answer at all is the caller's error coming at once.
-  test('cancellation closes the stream: the caller gets an error at once and the server\'s handler is aborted', { timeout: 30_000 }, async () => {
+  test("cancellation closes the stream: the caller gets an error at once and the server's handler is aborted", { timeout: 30_000 }, async () => {
     const controller = new AbortController();
     const pending = upstream.request(request('c-1', 'tools/call', { name: 'wait', arguments: { ms: 600_000, tag: 'cancel-me' } }), {
       signal: controller.signal,
@@ -171,7 +170,7 @@ describe('modern SDK v2 server over HTTP', () => {
     }
   });
 
-  test('errors from the server pass through with the caller\'s id (200 and 400 answers)', async () => {
+  test("errors from the server pass through with the caller's id (200 and 400 answers)", async () => {
     const unknown = await upstream.request(request('e-1', 'tools/call', { name: 'no-such-tool', arguments: {} }));
     assert.equal(unknown.id, 'e-1');
     assert.ok('error' in unknown || result(unknown).isError === true, JSON.stringify(unknown));
@@ -285,7 +284,7 @@ describe('legacy SDK 1.x server over HTTP', () => {
     assert.equal(server.requests.length, before, 'no request reached the server');
   });
 
-  test('progress is relayed with the caller\'s token; callers with the same id do not collide', async () => {
+  test("progress is relayed with the caller's token; callers with the same id do not collide", async () => {
     const notifications: JsonRpcNotification[] = [];
     const [progress, echo] = await Promise.all([
       upstream.request(request(1, 'tools/call', { name: 'progress', arguments: { steps: 2 }, _meta: { progressToken: 'lt' } }), {
@@ -295,7 +294,13 @@ describe('legacy SDK 1.x server over HTTP', () => {
     ]);
     assert.equal(textOf(progress), 'progressed 2');
     assert.equal(textOf(echo), 'same id');
-    assert.deepEqual(notifications.map((n) => [n.params!.progressToken, n.params!.progress]), [['lt', 1], ['lt', 2]]);
+    assert.deepEqual(
+      notifications.map((n) => [n.params!.progressToken, n.params!.progress]),
+      [
+        ['lt', 1],
+        ['lt', 2],
+      ],
+    );
   });
 
   test('a request from the server mid-call: elicitation is refused (the tool sees it fail), ping is answered', async () => {

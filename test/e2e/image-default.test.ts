@@ -13,13 +13,20 @@ import { headersFor, post, request, ROOT, until } from './harness.js';
 
 const dockerfile = read('Dockerfile');
 const stages = dockerfile.split(/^FROM /m).slice(1);
-const copies = (stage: string) => [...stage.matchAll(/^COPY (?!--from)(.+)$/gm)].map((m) => m[1]!.trim().split(/\s+/).slice(0, -1)).flat();
-const ignored = read('.dockerignore').split('\n').map((line) => line.trim()).filter((line) => line && !line.startsWith('#'));
+const copies = (stage: string) => [...stage.matchAll(/^COPY (?!--from)(.+)$/gm)].flatMap((m) => m[1]!.trim().split(/\s+/).slice(0, -1));
+const ignored = read('.dockerignore')
+  .split('\n')
+  .map((line) => line.trim())
+  .filter((line) => line && !line.startsWith('#'));
 const defaultCommand = JSON.parse(/^CMD (\[.+\])$/m.exec(dockerfile)![1]!) as string[];
 
 test('the build stage copies every folder tsconfig.build.json compiles; every COPY source exists and is not .dockerignored', () => {
   const include = (JSON.parse(read('tsconfig.build.json')) as { include: string[] }).include;
-  assert.deepEqual(include.filter((folder) => !copies(stages[0]!).includes(folder)), [], 'add a COPY for each folder the build compiles');
+  assert.deepEqual(
+    include.filter((folder) => !copies(stages[0]!).includes(folder)),
+    [],
+    'add a COPY for each folder the build compiles',
+  );
   for (const source of [...copies(stages[0]!), ...copies(stages[1]!)]) {
     assert.ok(existsSync(path.join(ROOT, source)), `COPY ${source}: no such file`);
     assert.ok(!ignored.some((pattern) => source === pattern || source.startsWith(`${pattern}/`)), `COPY ${source} is excluded by .dockerignore`);
@@ -50,9 +57,17 @@ const environment = (extra: Record<string, string>): NodeJS.ProcessEnv => {
   return { ...rest, MCP_GATEWAY_HOST: '127.0.0.1', ...extra };
 };
 
-for (const [why, key] of [['unset', undefined], ['shorter than 16 characters', 'short-key']] as const) {
+for (const [why, key] of [
+  ['unset', undefined],
+  ['shorter than 16 characters', 'short-key'],
+] as const) {
   test(`started with no arguments and MCP_GATEWAY_API_KEY ${why}, it refuses in one line naming the variable`, () => {
-    const result = spawnSync(defaultCommand[0]!, defaultCommand.slice(1), { cwd: app, env: environment(key ? { MCP_GATEWAY_API_KEY: key } : {}), encoding: 'utf8', timeout: 20_000 });
+    const result = spawnSync(defaultCommand[0]!, defaultCommand.slice(1), {
+      cwd: app,
+      env: environment(key ? { MCP_GATEWAY_API_KEY: key } : {}),
+      encoding: 'utf8',
+      timeout: 20_000,
+    });
     assert.equal(result.status, 2);
     assert.equal(result.stderr.trimEnd().split('\n').length, 1, result.stderr);
     assert.match(result.stderr, /MCP_GATEWAY_API_KEY/);
@@ -62,7 +77,11 @@ for (const [why, key] of [['unset', undefined], ['shorter than 16 characters', '
 test('started with no arguments and a key, it serves both bundled servers to callers with the key only, and stops on SIGTERM', async () => {
   const port = await freePort();
   const key = 'image-default-key-0123456789';
-  const gateway = spawn(defaultCommand[0]!, defaultCommand.slice(1), { cwd: app, env: environment({ MCP_GATEWAY_API_KEY: key, MCP_GATEWAY_PORT: String(port) }), stdio: ['ignore', 'ignore', 'pipe'] });
+  const gateway = spawn(defaultCommand[0]!, defaultCommand.slice(1), {
+    cwd: app,
+    env: environment({ MCP_GATEWAY_API_KEY: key, MCP_GATEWAY_PORT: String(port) }),
+    stdio: ['ignore', 'ignore', 'pipe'],
+  });
   let stderr = '';
   gateway.stderr.setEncoding('utf8').on('data', (chunk: string) => (stderr += chunk));
   const exited = new Promise<number | null>((resolve) => gateway.once('exit', (code) => resolve(code)));

@@ -34,7 +34,10 @@ const ROUTES = [
 function parseSse(text: string): any[] {
   const messages: any[] = [];
   for (const event of text.split(/\r?\n\r?\n/)) {
-    const data = event.split(/\r?\n/).filter((line) => line.startsWith('data:')).map((line) => line.slice(5).replace(/^ /, ''));
+    const data = event
+      .split(/\r?\n/)
+      .filter((line) => line.startsWith('data:'))
+      .map((line) => line.slice(5).replace(/^ /, ''));
     if (data.length && data.join('\n').trim()) messages.push(JSON.parse(data.join('\n')));
   }
   return messages;
@@ -506,7 +509,11 @@ describe('SDK v2 client in auto mode picks the modern era', () => {
           assert.equal(s.modernMeta, true, `${s.rpc} carries the modern _meta:\n${describeLog(log)}`);
           assert.equal(s.versionHeader, VERSION);
         }
-        if (route.endpoint === '/mcp') assert.ok(log.some((s) => s.params && 'inputResponses' in s.params), `the MRTR retry:\n${describeLog(log)}`);
+        if (route.endpoint === '/mcp')
+          assert.ok(
+            log.some((s) => s.params && 'inputResponses' in s.params),
+            `the MRTR retry:\n${describeLog(log)}`,
+          );
       } finally {
         await client.close();
       }
@@ -560,7 +567,11 @@ describe('raw 2025 HTTP', () => {
     assert.deepEqual(prompt.messages[0].content, { type: 'text', text: 'Hello, Ada!' });
 
     const ping = legacyResult(await send(session, 'ping'));
-    assert.deepEqual(Object.keys(ping).filter((k) => k !== '_meta'), [], JSON.stringify(ping));
+    assert.deepEqual(
+      Object.keys(ping).filter((k) => k !== '_meta'),
+      [],
+      JSON.stringify(ping),
+    );
     legacyResult(await send(session, 'logging/setLevel', { level: 'warning' }));
     legacyResult(await send(session, 'resources/subscribe', { uri: 'fixture://hello' }));
     legacyResult(await send(session, 'resources/unsubscribe', { uri: 'fixture://hello' }));
@@ -574,20 +585,34 @@ describe('raw 2025 HTTP', () => {
     legacyResult(await send(aggregate, 'ping'));
   });
 
-  test('progress reaches a legacy client on the POST\'s SSE stream, before the result', { timeout: 30_000 }, async () => {
-    for (const [endpoint, name] of [['/servers/modern/mcp', 'progress'], ['/mcp', 'modern__progress']] as const) {
+  test("progress reaches a legacy client on the POST's SSE stream, before the result", { timeout: 30_000 }, async () => {
+    for (const [endpoint, name] of [
+      ['/servers/modern/mcp', 'progress'],
+      ['/mcp', 'modern__progress'],
+    ] as const) {
       const { session } = await initialize(`${gateway.url}${endpoint}`);
       const answer = await exchange(session.url, 'POST', legacyHeaders(session), legacy('tools/call', { name, arguments: { steps: 3 }, _meta: { progressToken: 'tok-1' } }));
       assert.equal(answer.headers.get('content-type')?.startsWith('text/event-stream'), true, answer.text.slice(0, 300));
       const progress = answer.messages.filter((m) => m.method === 'notifications/progress');
-      assert.deepEqual(progress.map((m) => [m.params.progressToken, m.params.progress]), [['tok-1', 1], ['tok-1', 2], ['tok-1', 3]], endpoint);
+      assert.deepEqual(
+        progress.map((m) => [m.params.progressToken, m.params.progress]),
+        [
+          ['tok-1', 1],
+          ['tok-1', 2],
+          ['tok-1', 3],
+        ],
+        endpoint,
+      );
       assert.equal(answer.messages.at(-1), answer.body, 'the result comes last');
       assert.equal(textOf(legacyResult(answer)), 'progressed 3');
     }
   });
 
-  test('elicitation round trip: elicitation/create on the POST\'s stream, the answer POSTed back feeds the retry', { timeout: 30_000 }, async () => {
-    for (const [endpoint, name] of [['/servers/mrtr/mcp', 'confirm'], ['/mcp', 'mrtr__confirm']] as const) {
+  test("elicitation round trip: elicitation/create on the POST's stream, the answer POSTed back feeds the retry", { timeout: 30_000 }, async () => {
+    for (const [endpoint, name] of [
+      ['/servers/mrtr/mcp', 'confirm'],
+      ['/mcp', 'mrtr__confirm'],
+    ] as const) {
       const { session } = await initialize(`${gateway.url}${endpoint}`, '2025-11-25', { elicitation: {} });
       const callId = `call-${endpoint}`;
       const stream = await openStream(session.url, 'POST', legacyHeaders(session), legacy('tools/call', { name, arguments: { env: 'prod' } }, callId));
@@ -635,7 +660,10 @@ describe('raw 2025 HTTP', () => {
       legacyResult(await send(session, 'tools/call', { name: 'add-tool', arguments: {} }));
       await get.next((m) => m.method === 'notifications/tools/list_changed', 10_000, 'notifications/tools/list_changed');
       const tools = legacyResult(await send(session, 'tools/list'));
-      assert.ok(tools.tools.some((t: { name: string }) => t.name.startsWith('added-')), 'the new list has the added tool');
+      assert.ok(
+        tools.tools.some((t: { name: string }) => t.name.startsWith('added-')),
+        'the new list has the added tool',
+      );
     } finally {
       get.close();
     }
@@ -715,7 +743,12 @@ describe('modern requests are served as before, whatever session headers they ca
     assert.ok(discovered.body.result.supportedVersions.includes(VERSION));
     assert.equal(discovered.headers.get('mcp-session-id'), null);
 
-    const init = { jsonrpc: '2.0', id: 'modern-init', method: 'initialize', params: { protocolVersion: '2025-11-25', capabilities: {}, clientInfo: { name: 'confused', version: '1' }, _meta: META } };
+    const init = {
+      jsonrpc: '2.0',
+      id: 'modern-init',
+      method: 'initialize',
+      params: { protocolVersion: '2025-11-25', capabilities: {}, clientInfo: { name: 'confused', version: '1' }, _meta: META },
+    };
     const refused = await post(url, init, headersFor(init));
     assert.equal(refused.status, 404);
     assert.equal(refused.body.error.code, -32601);

@@ -86,7 +86,10 @@ async function readSse(body: ReadableStream<Uint8Array>, onMessage: (message: an
       buffer += decoder.decode(chunk, { stream: true });
       let end: number;
       while ((end = buffer.indexOf('\n\n')) !== -1) {
-        const data = buffer.slice(0, end).split('\n').find((line) => line.startsWith('data: '));
+        const data = buffer
+          .slice(0, end)
+          .split('\n')
+          .find((line) => line.startsWith('data: '));
         buffer = buffer.slice(end + 2);
         if (data) onMessage(JSON.parse(data.slice(6)));
       }
@@ -144,14 +147,21 @@ describe('a 2025 client on two replicas without sticky sessions', { skip: SKIP }
     assert.equal(transport.protocolVersion, '2025-11-25');
     // The SDK opens the GET stream by itself once initialized.
     assert.ok(await until(() => lb.seen.some((s) => s.verb === 'GET'), 5_000), `the SDK opened its GET stream:\n${lb.describe()}`);
-    assert.deepEqual(lb.seen.find((s) => s.verb === 'GET'), { verb: 'GET', rpc: undefined, replica: 'A', status: 200 });
+    assert.deepEqual(
+      lb.seen.find((s) => s.verb === 'GET'),
+      { verb: 'GET', rpc: undefined, replica: 'A', status: 200 },
+    );
     return { client, transport, lb };
   }
 
   /** Both replicas served this client's POSTs, each with the one session id. */
   function assertBothServed(lb: ReturnType<typeof balancer>): void {
     const posts = lb.seen.filter((s) => s.verb === 'POST');
-    for (const replica of ['A', 'B'] as const) assert.ok(posts.some((s) => s.replica === replica && s.status < 300), `POSTs reached ${replica}:\n${lb.describe()}`);
+    for (const replica of ['A', 'B'] as const)
+      assert.ok(
+        posts.some((s) => s.replica === replica && s.status < 300),
+        `POSTs reached ${replica}:\n${lb.describe()}`,
+      );
     for (const s of posts) assert.ok(s.status === 200 || s.status === 202, lb.describe());
   }
 
@@ -164,8 +174,14 @@ describe('a 2025 client on two replicas without sticky sessions', { skip: SKIP }
       const added = await client.callTool({ name: 'add-tool', arguments: {} });
       assert.match(JSON.stringify(added.content), /added-\d+/);
       await within(changed.promise, 10_000, 'notifications/tools/list_changed on the client');
-      assert.ok(lb.getStream.some((m) => m.method === 'notifications/tools/list_changed'), `it came on A's GET stream: ${JSON.stringify(lb.getStream)}`);
-      assert.deepEqual(lb.seen.filter((s) => s.rpc === 'tools/call').map((s) => s.replica), ['B']);
+      assert.ok(
+        lb.getStream.some((m) => m.method === 'notifications/tools/list_changed'),
+        `it came on A's GET stream: ${JSON.stringify(lb.getStream)}`,
+      );
+      assert.deepEqual(
+        lb.seen.filter((s) => s.rpc === 'tools/call').map((s) => s.replica),
+        ['B'],
+      );
       assertBothServed(lb);
     } finally {
       await client.close();
@@ -190,15 +206,24 @@ describe('a 2025 client on two replicas without sticky sessions', { skip: SKIP }
         uri = await within(updated.promise, 250, 'resources/updated').catch(() => undefined);
       }
       assert.equal(uri, 'fixture://hello', `resources/updated reached the client:\n${lb.describe()}`);
-      assert.ok(lb.getStream.some((m) => m.method === 'notifications/resources/updated' && m.params.uri === 'fixture://hello'), "it came on A's GET stream");
-      assert.deepEqual(lb.seen.filter((s) => s.rpc === 'resources/subscribe').map((s) => [s.replica, s.status]), [['B', 200]]);
+      assert.ok(
+        lb.getStream.some((m) => m.method === 'notifications/resources/updated' && m.params.uri === 'fixture://hello'),
+        "it came on A's GET stream",
+      );
+      assert.deepEqual(
+        lb.seen.filter((s) => s.rpc === 'resources/subscribe').map((s) => [s.replica, s.status]),
+        [['B', 200]],
+      );
       assertBothServed(lb);
     } finally {
       await client.close();
     }
   });
 
-  for (const [path, name] of [['/servers/mrtr/mcp', 'confirm'], ['/mcp', 'mrtr__confirm']] as const) {
+  for (const [path, name] of [
+    ['/servers/mrtr/mcp', 'confirm'],
+    ['/mcp', 'mrtr__confirm'],
+  ] as const) {
     test(`(3) ${path}: elicitation asked from A on the call's stream, answered by a POST that lands on B`, { timeout: 30_000 }, async () => {
       const { client, lb } = await connect(path);
       try {
@@ -214,7 +239,10 @@ describe('a 2025 client on two replicas without sticky sessions', { skip: SKIP }
         assert.deepEqual(asked, ['Deploy to prod?']);
         assert.deepEqual(
           lb.seen.filter((s) => s.rpc === 'tools/call' || s.rpc === 'response').map((s) => [s.rpc, s.replica, s.status]),
-          [['tools/call', 'A', 200], ['response', 'B', 202]],
+          [
+            ['tools/call', 'A', 200],
+            ['response', 'B', 202],
+          ],
           lb.describe(),
         );
         assertBothServed(lb);
@@ -230,7 +258,10 @@ describe('a 2025 client on two replicas without sticky sessions', { skip: SKIP }
     try {
       lb.pin('DELETE', 'B');
       await transport.terminateSession();
-      assert.deepEqual(lb.seen.filter((s) => s.verb === 'DELETE').map((s) => [s.replica, s.status]), [['B', 200]]);
+      assert.deepEqual(
+        lb.seen.filter((s) => s.verb === 'DELETE').map((s) => [s.replica, s.status]),
+        [['B', 200]],
+      );
       assert.ok(await until(() => lb.getEnded, 5_000), "A's GET stream ended");
     } finally {
       await client.close();
@@ -270,7 +301,11 @@ describe('a 2025 session on a replica whose Redis is unreachable', () => {
   };
 
   test('an answer and a subscription that cannot be relayed fail at once, naming Redis; with the stream here, subscribe still works', { timeout: 30_000 }, async () => {
-    const init = await postJson(undefined, { jsonrpc: '2.0', id: 1, method: 'initialize', params: { protocolVersion: '2025-11-25', capabilities: {}, clientInfo: { name: 'raw', version: '1' } } }, 25_000); // waits for the child to start
+    const init = await postJson(
+      undefined,
+      { jsonrpc: '2.0', id: 1, method: 'initialize', params: { protocolVersion: '2025-11-25', capabilities: {}, clientInfo: { name: 'raw', version: '1' } } },
+      25_000,
+    ); // waits for the child to start
     assert.equal(init.status, 200, JSON.stringify(init.body));
     const session = init.session!;
 
@@ -284,7 +319,10 @@ describe('a 2025 session on a replica whose Redis is unreachable', () => {
 
     // With the GET stream on this replica, the subscription is honoured here, as without Redis.
     const controller = new AbortController();
-    const get = await fetch(`${gateway.url}/servers/modern/mcp`, { headers: { accept: 'text/event-stream', 'mcp-session-id': session, 'mcp-protocol-version': '2025-11-25' }, signal: controller.signal });
+    const get = await fetch(`${gateway.url}/servers/modern/mcp`, {
+      headers: { accept: 'text/event-stream', 'mcp-session-id': session, 'mcp-protocol-version': '2025-11-25' },
+      signal: controller.signal,
+    });
     try {
       assert.equal(get.status, 200);
       const local = await postJson(session, { jsonrpc: '2.0', id: 3, method: 'resources/subscribe', params: { uri: 'fixture://hello' } });
@@ -301,7 +339,11 @@ describe('a 2025 session with Redis but without legacyClients.sessionSecret', ()
   const log: Log = { debug() {}, info: (_obj, msg) => void logged.push(String(msg)), warn: (_obj, msg) => void logged.push(String(msg)), error() {}, child: () => log };
   before(async () => {
     // Redis unreachable: a relay would fail what it cannot carry (503), so a 202 shows there is none.
-    const config = parseConfig({ listen: { port: 0 }, servers: { modern: fixture('modern-server') }, cache: { store: 'redis', url: `redis://127.0.0.1:${await freePort()}`, keyPrefix: 'no-secret:' } }, 'test', ROOT);
+    const config = parseConfig(
+      { listen: { port: 0 }, servers: { modern: fixture('modern-server') }, cache: { store: 'redis', url: `redis://127.0.0.1:${await freePort()}`, keyPrefix: 'no-secret:' } },
+      'test',
+      ROOT,
+    );
     gateway = await startGateway(config, log);
   });
   after(() => gateway?.close());
@@ -312,11 +354,20 @@ describe('a 2025 session with Redis but without legacyClients.sessionSecret', ()
     const post = (body: unknown, session?: string) =>
       fetch(`${gateway.url}/servers/modern/mcp`, {
         method: 'POST',
-        headers: { 'content-type': 'application/json', accept: 'application/json, text/event-stream', ...(session && { 'mcp-session-id': session, 'mcp-protocol-version': '2025-11-25' }) },
+        headers: {
+          'content-type': 'application/json',
+          accept: 'application/json, text/event-stream',
+          ...(session && { 'mcp-session-id': session, 'mcp-protocol-version': '2025-11-25' }),
+        },
         body: JSON.stringify(body),
         signal: AbortSignal.timeout(25_000),
       });
-    const init = await post({ jsonrpc: '2.0', id: 1, method: 'initialize', params: { protocolVersion: '2025-11-25', capabilities: {}, clientInfo: { name: 'raw', version: '1' } } });
+    const init = await post({
+      jsonrpc: '2.0',
+      id: 1,
+      method: 'initialize',
+      params: { protocolVersion: '2025-11-25', capabilities: {}, clientInfo: { name: 'raw', version: '1' } },
+    });
     assert.equal(init.status, 200, await init.text());
     const answer = await post({ jsonrpc: '2.0', id: 'mcp-gateway-nobody-asked', result: {} }, init.headers.get('mcp-session-id')!);
     assert.equal(answer.status, 202, await answer.text());

@@ -37,14 +37,16 @@ function upstream(overrides: Partial<StdioUpstreamConfig>): StdioUpstream {
   );
 }
 
-
 test('era: modern and era: legacy skip the probe and serve', async () => {
   const gateway = await startTestGateway({
     modern: fixture('modern-server', { era: 'modern' }),
     legacy: fixture('legacy-server', { era: 'legacy' }),
   });
   try {
-    for (const [server, era] of [['modern', 'modern'], ['legacy', 'legacy']] as const) {
+    for (const [server, era] of [
+      ['modern', 'modern'],
+      ['legacy', 'legacy'],
+    ] as const) {
       const answer = await post(`${gateway.url}/servers/${server}/mcp`, request('tools/call', { name: 'echo', arguments: { text: server } }));
       assert.equal(textOf(answer), server);
       assert.equal(gateway.upstreams.get(server)!.status().era, era);
@@ -132,7 +134,10 @@ test('the shutdown ladder: a polite child leaves on stdin close; a stubborn one 
   // It says so on stdout once its SIGTERM handler is in place.
   let armed = false;
   const stubborn = new StdioProcess(
-    { ...spec, args: ['-e', "process.on('SIGTERM', () => {}); process.stdin.resume(); setInterval(() => {}, 1000); console.log(JSON.stringify({ jsonrpc: '2.0', method: 'armed' }))"] },
+    {
+      ...spec,
+      args: ['-e', "process.on('SIGTERM', () => {}); process.stdin.resume(); setInterval(() => {}, 1000); console.log(JSON.stringify({ jsonrpc: '2.0', method: 'armed' }))"],
+    },
     silentLog,
     { ...events, message: () => void (armed = true) },
   );

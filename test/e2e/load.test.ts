@@ -69,7 +69,10 @@ function requestFor(i: number, run: string) {
 function lastMessage(type: string, text: string): any {
   if (!type.startsWith('text/event-stream')) return JSON.parse(text);
   const events = text.split('\n\n').filter((e) => e.trim());
-  const data = events.at(-1)!.split('\n').find((line) => line.startsWith('data: '))!;
+  const data = events
+    .at(-1)!
+    .split('\n')
+    .find((line) => line.startsWith('data: '))!;
   return JSON.parse(data.slice(6));
 }
 

@@ -219,7 +219,10 @@ for (const scenario of SCENARIOS) {
       const token = request.params?._meta?.progressToken;
       assert.notEqual(token, undefined);
       const progress = host.received.filter((m) => m.method === 'notifications/progress' && m.params?.progressToken === token);
-      assert.deepEqual(progress.map((m) => m.params?.progress), [1, 2, 3]);
+      assert.deepEqual(
+        progress.map((m) => m.params?.progress),
+        [1, 2, 3],
+      );
       const answerAt = host.received.indexOf(answerTo(host, request.id)!);
       assert.ok(answerAt > host.received.indexOf(progress.at(-1)!), 'the result comes after the last progress notification');
       if (scenario.modern) for (const m of progress) assert.deepEqual(schemaProblems('notifications/progress', m), []);
@@ -230,7 +233,11 @@ for (const scenario of SCENARIOS) {
       assert.equal(verdict.identical, true, JSON.stringify(verdict));
       assert.equal(verdict.gotSha256, verdict.sentSha256);
       assert.deepEqual(verdict.inputResponses, { 'user answer': ELICIT_OK });
-      assert.deepEqual(host.asked.map((params) => params.message), ['mode big?'], 'the host was asked once');
+      assert.deepEqual(
+        host.asked.map((params) => params.message),
+        ['mode big?'],
+        'the host was asked once',
+      );
 
       const first = lastSent(host, 'tools/call', 'raw__state');
       if (scenario.modern) {
@@ -242,7 +249,7 @@ for (const scenario of SCENARIOS) {
         assert.deepEqual(schemaProblems('tools/call', asked), []);
         const state = asked.result!.requestState as string;
         assert.ok(Buffer.byteLength(state, 'utf8') >= 64 * 1024, `${Buffer.byteLength(state, 'utf8')} bytes`);
-        assert.equal(sha(state), verdict.sentSha256, 'the host received the upstream\'s requestState unchanged');
+        assert.equal(sha(state), verdict.sentSha256, "the host received the upstream's requestState unchanged");
         assert.notEqual(calls[1]!.id, calls[0]!.id);
         assert.equal(calls[1]!.params?.requestState, state, 'the retry carried it back unchanged');
         assert.deepEqual(schemaProblems('tools/call', answerTo(host, calls[1]!.id)), []);
@@ -268,7 +275,7 @@ for (const scenario of SCENARIOS) {
 }
 
 describe('a key the gateway refuses', { timeout: 60_000 }, () => {
-  test('mcp-remote exits at start and the host\'s connect fails; no browser, nothing stored', async () => {
+  test("mcp-remote exits at start and the host's connect fails; no browser, nothing stored", async () => {
     const transport = new Stdio1(mcpRemote([], 'not-the-key-0123456789abcdef'));
     const stderr = collect(transport.stderr);
     const client = new Client1({ name: 'stdio-host-2025', version: '1.0.0' }, { capabilities: {} });

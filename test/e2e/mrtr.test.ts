@@ -122,7 +122,10 @@ async function stream(url: string, body: { method: string; params?: Record<strin
       buffer += decoder.decode(value, { stream: true });
       let end: number;
       while ((end = buffer.indexOf('\n\n')) !== -1) {
-        const data = buffer.slice(0, end).split('\n').find((line) => line.startsWith('data: '));
+        const data = buffer
+          .slice(0, end)
+          .split('\n')
+          .find((line) => line.startsWith('data: '));
         buffer = buffer.slice(end + 2);
         if (data) messages.push(JSON.parse(data.slice(6)));
       }
@@ -144,7 +147,10 @@ describe('modern upstreams: input_required and requestState pass through untouch
   after(() => gw.close());
 
   test('SDK v2 server asking through MRTR, SDK v2 client: round trip through /servers/sdk/mcp and /mcp', async () => {
-    for (const [endpoint, name] of [['/servers/sdk/mcp', 'confirm'], ['/mcp', 'sdk__confirm']] as const) {
+    for (const [endpoint, name] of [
+      ['/servers/sdk/mcp', 'confirm'],
+      ['/mcp', 'sdk__confirm'],
+    ] as const) {
       const asked: any[] = [];
       const client = await sdkClient(`${gw.url}${endpoint}`, { elicit: (params) => (asked.push(params), ELICIT_OK) });
       try {
@@ -159,7 +165,10 @@ describe('modern upstreams: input_required and requestState pass through untouch
   });
 
   test('SDK v2 client: prompts/get through MRTR on both endpoints', async () => {
-    for (const [endpoint, name] of [['/servers/sdk/mcp', 'ask-name'], ['/mcp', 'sdk__ask-name']] as const) {
+    for (const [endpoint, name] of [
+      ['/servers/sdk/mcp', 'ask-name'],
+      ['/mcp', 'sdk__ask-name'],
+    ] as const) {
       const client = await sdkClient(`${gw.url}${endpoint}`, { elicit: () => ({ action: 'accept', content: { name: 'Ada' } }) });
       try {
         const prompt = await client.getPrompt({ name });
@@ -177,7 +186,10 @@ describe('modern upstreams: input_required and requestState pass through untouch
         params: { mode: 'form', message: `mode ${mode}?`, requestedSchema: { type: 'object', properties: { ok: { type: 'boolean' } }, required: ['ok'] } },
       },
     });
-    for (const [endpoint, name] of [['/servers/raw/mcp', 'state'], ['/mcp', 'raw__state']] as const) {
+    for (const [endpoint, name] of [
+      ['/servers/raw/mcp', 'state'],
+      ['/mcp', 'raw__state'],
+    ] as const) {
       for (const mode of ['big', 'json', 'gateway', 'plain']) {
         const first = call(name, { mode }, { elicitation: {} });
         const asked = inputRequired(await send(`${gw.url}${endpoint}`, first));
@@ -240,7 +252,10 @@ describe('modern upstreams: input_required and requestState pass through untouch
   });
 
   test('a requestState with our prefix and shape but non-ASCII text passes through like any other', async () => {
-    for (const [endpoint, name] of [['/servers/raw/mcp', 'state'], ['/mcp', 'raw__state']] as const) {
+    for (const [endpoint, name] of [
+      ['/servers/raw/mcp', 'state'],
+      ['/mcp', 'raw__state'],
+    ] as const) {
       const first = call(name, { mode: 'lookalike' }, { elicitation: {} });
       const asked = inputRequired(await send(`${gw.url}${endpoint}`, first));
       assert.ok(asked.requestState.startsWith('mcpgw1.'));
@@ -284,7 +299,10 @@ describe('legacy server-everything: questions become input_required, answered by
   let refused: Promise<boolean>;
   before(async () => {
     gw = await startGw({ everything, every2: everything }, {}, records);
-    refused = eventually(() => refusedRoots('everything') && refusedRoots('every2'), 20_000).then(() => true, () => false);
+    refused = eventually(() => refusedRoots('everything') && refusedRoots('every2'), 20_000).then(
+      () => true,
+      () => false,
+    );
   });
   beforeEach(() => refused.then(() => undefined));
   after(() => gw.close());
@@ -293,7 +311,7 @@ describe('legacy server-everything: questions become input_required, answered by
     assert.ok(await refused, `no refusal of roots/list logged for both servers: ${JSON.stringify(records.filter((r) => r.method === 'roots/list'))}`);
   });
 
-  test('raw: trigger-elicitation-request → input_required (schema-valid), retry → the tool\'s result with the answer', async () => {
+  test("raw: trigger-elicitation-request → input_required (schema-valid), retry → the tool's result with the answer", async () => {
     const url = `${gw.url}/servers/everything/mcp`;
     const first = call('trigger-elicitation-request', {}, { elicitation: {} });
     const asked = inputRequired(await send(url, first));
@@ -307,7 +325,10 @@ describe('legacy server-everything: questions become input_required, answered by
   });
 
   test('SDK v2 client: trigger-elicitation-request through /servers/everything/mcp and /mcp', async () => {
-    for (const [endpoint, name] of [['/servers/everything/mcp', 'trigger-elicitation-request'], ['/mcp', 'everything__trigger-elicitation-request']] as const) {
+    for (const [endpoint, name] of [
+      ['/servers/everything/mcp', 'trigger-elicitation-request'],
+      ['/mcp', 'everything__trigger-elicitation-request'],
+    ] as const) {
       const asked: any[] = [];
       const client = await sdkClient(`${gw.url}${endpoint}`, { elicit: (params) => (asked.push(params), { action: 'accept', content: { name: `via ${endpoint}` } }) });
       try {
@@ -322,7 +343,10 @@ describe('legacy server-everything: questions become input_required, answered by
   });
 
   test('SDK v2 client: trigger-sampling-request through /servers/everything/mcp and /mcp', async () => {
-    for (const [endpoint, name] of [['/servers/everything/mcp', 'trigger-sampling-request'], ['/mcp', 'everything__trigger-sampling-request']] as const) {
+    for (const [endpoint, name] of [
+      ['/servers/everything/mcp', 'trigger-sampling-request'],
+      ['/mcp', 'everything__trigger-sampling-request'],
+    ] as const) {
       const asked: any[] = [];
       const client = await sdkClient(`${gw.url}${endpoint}`, {
         sample: (params) => (asked.push(params), { model: 'test-model', role: 'assistant', content: { type: 'text', text: `sampled for ${params.messages[0].content.text}` } }),
@@ -374,7 +398,10 @@ describe('legacy server-everything: questions become input_required, answered by
   });
 
   test('SDK v2 client: get-roots-list through /servers/everything/mcp and /mcp (each child asks once)', async () => {
-    for (const [endpoint, name, uri] of [['/servers/everything/mcp', 'get-roots-list', 'file:///work/one'], ['/mcp', 'every2__get-roots-list', 'file:///work/two']] as const) {
+    for (const [endpoint, name, uri] of [
+      ['/servers/everything/mcp', 'get-roots-list', 'file:///work/one'],
+      ['/mcp', 'every2__get-roots-list', 'file:///work/two'],
+    ] as const) {
       let asked = 0;
       const client = await sdkClient(`${gw.url}${endpoint}`, { roots: () => (asked++, { roots: [{ uri, name: 'proj' }] }) });
       try {
@@ -395,14 +422,22 @@ const BOB = 'bob-key-0123456789ab';
 const as = (key: string) => ({ authorization: `Bearer ${key}` });
 const ROOTS = [{ uri: 'file:///srv', name: 'srv' }];
 
-describe('legacy fixture: the gateway\'s requestState', () => {
+describe("legacy fixture: the gateway's requestState", () => {
   let gw: RunningGateway;
   let url: string;
   const records: LogRecord[] = [];
   before(async () => {
     gw = await startGw(
       { legacy: fixture('legacy-server'), rooted: fixture('legacy-server', { roots: ROOTS }) },
-      { auth: { apiKeys: [{ key: ALICE, principal: 'alice' }, { key: BOB, principal: 'bob' }] }, audit: { destination: '/dev/null' } },
+      {
+        auth: {
+          apiKeys: [
+            { key: ALICE, principal: 'alice' },
+            { key: BOB, principal: 'bob' },
+          ],
+        },
+        audit: { destination: '/dev/null' },
+      },
       records,
     );
     url = `${gw.url}/servers/legacy/mcp`;
@@ -485,7 +520,7 @@ describe('legacy fixture: the gateway\'s requestState', () => {
     invalidState(await send(url, retry(first, 'opaque-state-from-somewhere', answerOf('x')), as(ALICE)), /not issued by this gateway/);
   });
 
-  test('a requestState is good only on the server that issued it: the same retry at another server\'s endpoint → -32602', async () => {
+  test("a requestState is good only on the server that issued it: the same retry at another server's endpoint → -32602", async () => {
     // `rooted` runs the same fixture, so the retry's method and params are identical there.
     const { first, state } = await ask();
     const elsewhere = await send(`${gw.url}/servers/rooted/mcp`, retry(first, state, answerOf('Elsewhere')), as(ALICE));
@@ -505,15 +540,20 @@ describe('legacy fixture: the gateway\'s requestState', () => {
     assert.notEqual(two.requestState, one.requestState);
     // The first round's requestState is spent; the second round wants its own key.
     invalidState(await send(url, retry(first, one.requestState, { 'elicitation-1': { action: 'accept', content: { value: 'again' } } }), as(ALICE)), /already answered/);
-    invalidState(await send(url, retry(first, two.requestState, { 'elicitation-1': { action: 'accept', content: { value: 'two' } } }), as(ALICE)), /no answer under "elicitation-2"/);
+    invalidState(
+      await send(url, retry(first, two.requestState, { 'elicitation-1': { action: 'accept', content: { value: 'two' } } }), as(ALICE)),
+      /no answer under "elicitation-2"/,
+    );
     const result = complete(await send(url, retry(first, two.requestState, { 'elicitation-2': { action: 'accept', content: { value: 'two' } } }), as(ALICE)));
     assert.deepEqual(JSON.parse(textOf(result)), { first: { action: 'accept', content: { value: 'one' } }, second: { action: 'accept', content: { value: 'two' } } });
   });
 
   test('two rounds with the SDK v2 client through /mcp', async () => {
     const asked: string[] = [];
-    const client = await sdkClient(`${gw.url}/mcp`, { elicit: (params) => (asked.push(params.message), { action: 'accept', content: { value: `#${asked.length}` } }) }, (input, init) =>
-      fetch(input, { ...init, headers: { ...Object.fromEntries(new Headers(init?.headers).entries()), ...as(ALICE) } }),
+    const client = await sdkClient(
+      `${gw.url}/mcp`,
+      { elicit: (params) => (asked.push(params.message), { action: 'accept', content: { value: `#${asked.length}` } }) },
+      (input, init) => fetch(input, { ...init, headers: { ...Object.fromEntries(new Headers(init?.headers).entries()), ...as(ALICE) } }),
     );
     try {
       const result = await client.callTool({ name: 'legacy__ask-twice', arguments: { topic: 'dogs' } });
@@ -562,11 +602,14 @@ describe('legacy fixture: the gateway\'s requestState', () => {
     const last = messages.at(-1);
     assert.equal(last.result?.resultType === 'input_required', false);
     assert.equal(textOf(last.result), 'released');
-    assert.ok(messages.every((m) => !JSON.stringify(m).includes('Whose question?')), 'bob never saw alice\'s question');
+    assert.ok(
+      messages.every((m) => !JSON.stringify(m).includes('Whose question?')),
+      "bob never saw alice's question",
+    );
     assert.ok(records.some((r) => r.msg === 'refused a request from the upstream' && r.method === 'elicitation/create' && /2 calls are in flight/.test(String(r.why))));
   });
 
-  test('a call held for its client\'s answer and a second asker: the second question is refused, the first call completes with its own answer', async () => {
+  test("a call held for its client's answer and a second asker: the second question is refused, the first call completes with its own answer", async () => {
     const { first, state } = await ask('Alice, your name?');
     const bobs = complete(await send(url, call('ask', { question: 'Bob, your name?' }, { elicitation: {} }), as(BOB)));
     assert.match(textOf(bobs), /^elicitation failed: .*2 calls are in flight/);
@@ -606,7 +649,7 @@ describe('upstream trouble while a call is held', () => {
   after(() => gw.close());
   const responses = { 'elicitation-1': { action: 'accept', content: { name: 'late' } } };
 
-  test('the server\'s timeoutMs does not run while the person answers: a retry after it still completes, and the child is free again', async () => {
+  test("the server's timeoutMs does not run while the person answers: a retry after it still completes, and the child is free again", async () => {
     const first = call('ask', {}, { elicitation: {} });
     const asked = inputRequired(await send(url, first));
     await sleep(1_300); // longer than the server's timeoutMs (1 s), shorter than mrtr.holdMs
@@ -630,7 +673,7 @@ describe('upstream trouble while a call is held', () => {
   });
 });
 
-describe('legacy HTTP upstream: a question travels on its call\'s own stream', () => {
+describe("legacy HTTP upstream: a question travels on its call's own stream", () => {
   let upstream: LegacyHttpServer;
   let gw: RunningGateway;
   before(async () => {
@@ -649,7 +692,11 @@ describe('legacy HTTP upstream: a question travels on its call\'s own stream', (
     for (const a of asked) assert.equal(a.inputRequests['elicitation-1']!.params.message, 'Name?');
     assert.notEqual(asked[0]!.requestState, asked[1]!.requestState);
     // Answered in the other order, with different names.
-    const results = await Promise.all([1, 0].map(async (i) => textOf(complete(await send(url, retry(first[i]!, asked[i]!.requestState, { 'elicitation-1': { action: 'accept', content: { name: `caller ${i}` } } }))))));
+    const results = await Promise.all(
+      [1, 0].map(async (i) =>
+        textOf(complete(await send(url, retry(first[i]!, asked[i]!.requestState, { 'elicitation-1': { action: 'accept', content: { name: `caller ${i}` } } })))),
+      ),
+    );
     assert.match(results[0]!, /"name":"caller 1"/);
     assert.match(results[1]!, /"name":"caller 0"/);
   });
@@ -776,7 +823,7 @@ describe('two gateways without Redis: a retry at the wrong replica is refused, n
   });
   after(() => Promise.all([a.close(), b.close()]));
 
-  test('retry at B → -32602 naming A\'s instance; the same retry at A completes', async () => {
+  test("retry at B → -32602 naming A's instance; the same retry at A completes", async () => {
     const first = call('ask', {}, { elicitation: {} });
     const asked = inputRequired(await send(`${a.url}/servers/legacy/mcp`, first));
     const holder = stateBody(asked.requestState).instance as string;
@@ -784,6 +831,9 @@ describe('two gateways without Redis: a retry at the wrong replica is refused, n
     const refused = await send(`${b.url}/servers/legacy/mcp`, retry(first, asked.requestState, responses));
     invalidState(refused, /held by gateway instance/);
     assert.ok(refused.body.error.message.includes(holder), refused.body.error.message);
-    assert.deepEqual(JSON.parse(textOf(complete(await send(`${a.url}/servers/legacy/mcp`, retry(first, asked.requestState, responses))))), { action: 'accept', content: { name: 'A' } });
+    assert.deepEqual(JSON.parse(textOf(complete(await send(`${a.url}/servers/legacy/mcp`, retry(first, asked.requestState, responses))))), {
+      action: 'accept',
+      content: { name: 'A' },
+    });
   });
 });

@@ -76,9 +76,7 @@ async function startAuthorizationServer(sign: (claims: JWTPayload) => Promise<st
         const resource = form.get('resource');
         if (!resource) return json(res, 400, { error: 'invalid_target', error_description: 'resource is required' });
         const scope = form.get('scope') ?? '';
-        void sign({ sub: CLIENT_ID, ...state.claims, aud: resource, scope }).then((token) =>
-          json(res, 200, { access_token: token, token_type: 'Bearer', expires_in: 300, scope }),
-        );
+        void sign({ sub: CLIENT_ID, ...state.claims, aud: resource, scope }).then((token) => json(res, 200, { access_token: token, token_type: 'Bearer', expires_in: 300, scope }));
         return;
       }
       json(res, 404, { error: 'not_found' });
@@ -168,17 +166,21 @@ before(async () => {
     port = await freePort();
     resource = `http://127.0.0.1:${port}/`;
     try {
-      gateway = await startTestGateway({ a: { url: upstream.url } }, { port }, {
-        auth: {
-          jwt: { issuer: authServer.issuer, jwksUrl: authServer.jwksUrl, algorithms: ['RS256', 'ES256'] },
-          oauth: { resource, scopes: ['mcp'] },
+      gateway = await startTestGateway(
+        { a: { url: upstream.url } },
+        { port },
+        {
+          auth: {
+            jwt: { issuer: authServer.issuer, jwksUrl: authServer.jwksUrl, algorithms: ['RS256', 'ES256'] },
+            oauth: { resource, scopes: ['mcp'] },
+          },
+          policies: [
+            { name: 'everyone', principals: { ids: ['*'] }, allow: { tools: ['a__echo'] } },
+            { name: 'support', principals: { groups: ['support'] }, allow: { tools: ['a__pid'] } },
+          ],
+          audit: { destination: auditFile },
         },
-        policies: [
-          { name: 'everyone', principals: { ids: ['*'] }, allow: { tools: ['a__echo'] } },
-          { name: 'support', principals: { groups: ['support'] }, allow: { tools: ['a__pid'] } },
-        ],
-        audit: { destination: auditFile },
-      });
+      );
       break;
     } catch (error) {
       if (attempt === 5 || !/is in use/.test(String(error))) throw error;
@@ -207,7 +209,10 @@ describe('JWT access tokens at the HTTP edge', () => {
       assert.equal(answer.status, 200, JSON.stringify(answer.body));
       assert.deepEqual(answer.body.result.content, [{ type: 'text', text: 'hello' }]);
       assert.equal(answer.headers.get('www-authenticate'), null);
-      assert.ok(authServer.seen.some((r) => r.method === 'GET' && r.path === '/jwks'), 'the gateway fetched the keys from jwksUrl');
+      assert.ok(
+        authServer.seen.some((r) => r.method === 'GET' && r.path === '/jwks'),
+        'the gateway fetched the keys from jwksUrl',
+      );
     });
   }
 
@@ -218,16 +223,23 @@ describe('JWT access tokens at the HTTP edge', () => {
     ['wrong issuer', () => jwt({ iss: 'https://issuer.invalid' }), /wrong issuer/],
     ['signed by another key (same kid)', () => jwt({}, { key: stranger.privateKey }), /signature did not verify/],
     ['signed by another key (unknown kid)', () => jwt({}, { key: stranger.privateKey, kid: 'nobody' }), /no signing key/],
-    ['alg none (hand-crafted)', async () => {
-      const header = base64url.encode(JSON.stringify({ alg: 'none', typ: 'JWT' }));
-      const payload = base64url.encode(JSON.stringify({ iss: authServer.issuer, aud: resource, sub: 'alice', scope: 'mcp', exp: now() + 300 }));
-      return `${header}.${payload}.`;
-    }, /none/],
-    ['HS256 (a shared secret)', () =>
-      new SignJWT({ iss: authServer.issuer, aud: resource, sub: 'alice', scope: 'mcp', exp: now() + 300 })
-        .setProtectedHeader({ alg: 'HS256', kid: 'rs-1' })
-        .sign(new TextEncoder().encode('a-secret-anyone-could-guess-0123')),
-      /HS256/],
+    [
+      'alg none (hand-crafted)',
+      async () => {
+        const header = base64url.encode(JSON.stringify({ alg: 'none', typ: 'JWT' }));
+        const payload = base64url.encode(JSON.stringify({ iss: authServer.issuer, aud: resource, sub: 'alice', scope: 'mcp', exp: now() + 300 }));
+        return `${header}.${payload}.`;
+      },
+      /none/,
+    ],
+    [
+      'HS256 (a shared secret)',
+      () =>
+        new SignJWT({ iss: authServer.issuer, aud: resource, sub: 'alice', scope: 'mcp', exp: now() + 300 })
+          .setProtectedHeader({ alg: 'HS256', kid: 'rs-1' })
+          .sign(new TextEncoder().encode('a-secret-anyone-could-guess-0123')),
+      /HS256/,
+    ],
   ];
   for (const [name, make, why] of refused) {
     test(`${name}: 401 invalid_token with resource_metadata, and a JSON-RPC error body`, async () => {
@@ -316,7 +328,7 @@ describe('JWT access tokens at the HTTP edge', () => {
 // ---- 2. RFC 9728 metadata ----------------------------------------------------------------------
 
 describe('Protected Resource Metadata (RFC 9728)', () => {
-  test('GET /.well-known/oauth-protected-resource: the configured resource\'s document', async () => {
+  test("GET /.well-known/oauth-protected-resource: the configured resource's document", async () => {
     const response = await fetch(`${gateway.url}/.well-known/oauth-protected-resource`);
     assert.equal(response.status, 200);
     assert.match(response.headers.get('content-type') ?? '', /^application\/json(;|$)/);
@@ -334,12 +346,19 @@ describe('Protected Resource Metadata (RFC 9728)', () => {
   });
 
   test('without oauth.resource, the per-path document names the resource at that path on the Host used', async () => {
-    const derived = await startTestGateway({}, {}, {
-      auth: { jwt: { issuer: authServer.issuer, audience: 'gw', jwksUrl: `${authServer.issuer}/jwks` } },
-      audit: { destination: path.join(tmp, 'derived-audit.jsonl') },
-    });
+    const derived = await startTestGateway(
+      {},
+      {},
+      {
+        auth: { jwt: { issuer: authServer.issuer, audience: 'gw', jwksUrl: `${authServer.issuer}/jwks` } },
+        audit: { destination: path.join(tmp, 'derived-audit.jsonl') },
+      },
+    );
     try {
-      for (const [suffix, expected] of [['', '/'], ['/mcp', '/mcp']]) {
+      for (const [suffix, expected] of [
+        ['', '/'],
+        ['/mcp', '/mcp'],
+      ]) {
         const response = await fetch(`${derived.url}/.well-known/oauth-protected-resource${suffix}`);
         assert.equal(response.status, 200);
         const document = await response.json();
@@ -359,10 +378,14 @@ describe('Protected Resource Metadata (RFC 9728)', () => {
   });
 
   test('without auth.jwt or oauth authorization servers: 404', async () => {
-    const plain = await startTestGateway({}, {}, {
-      auth: { apiKeys: [{ key: 'alice-key-0123456789', principal: 'alice' }] },
-      audit: { destination: path.join(tmp, 'plain-audit.jsonl') },
-    });
+    const plain = await startTestGateway(
+      {},
+      {},
+      {
+        auth: { apiKeys: [{ key: 'alice-key-0123456789', principal: 'alice' }] },
+        audit: { destination: path.join(tmp, 'plain-audit.jsonl') },
+      },
+    );
     try {
       for (const suffix of ['', '/mcp']) {
         const response = await fetch(`${plain.url}/.well-known/oauth-protected-resource${suffix}`);
@@ -407,7 +430,10 @@ describe('the SDK v2 client discovers the authorization server and gets a token 
     }
 
     // The client learnt everything from the gateway: a 401, then the metadata its challenge named.
-    assert.ok(gatewayRequests.some((r) => r.startsWith('POST /mcp 401')), gatewayRequests.join('\n'));
+    assert.ok(
+      gatewayRequests.some((r) => r.startsWith('POST /mcp 401')),
+      gatewayRequests.join('\n'),
+    );
     assert.ok(gatewayRequests.includes('GET /.well-known/oauth-protected-resource 200'), gatewayRequests.join('\n'));
     const paths = authServer.seen.map((r) => `${r.method} ${r.path}`);
     assert.ok(paths.includes('GET /.well-known/oauth-authorization-server'), paths.join('\n'));
@@ -423,7 +449,7 @@ describe('the SDK v2 client discovers the authorization server and gets a token 
 
 // ---- 4. the caller's token stays at the gateway --------------------------------------------------
 
-describe('the caller\'s credentials never reach the upstream', () => {
+describe("the caller's credentials never reach the upstream", () => {
   test('an HTTP upstream sees no Authorization header and no trace of the token', async () => {
     const token = await jwt({ sub: 'sam', groups: ['support'] });
     const before = upstream.requests.length;
@@ -449,10 +475,16 @@ describe('the caller\'s credentials never reach the upstream', () => {
 describe('the audit log of JWT callers', () => {
   test('refused tokens are deny lines that say why; no line holds a token', async () => {
     await gateway.security.current.audit!.flush();
-    const lines = readFileSync(auditFile, 'utf8').trim().split('\n').map((line) => JSON.parse(line));
+    const lines = readFileSync(auditFile, 'utf8')
+      .trim()
+      .split('\n')
+      .map((line) => JSON.parse(line));
     const denies = lines.filter((l) => l.decision === 'deny').map((l) => l.rule as string);
     for (const why of ['token expired', 'wrong audience', 'wrong issuer', 'signature did not verify', 'no credentials', 'token lacks scope mcp']) {
-      assert.ok(denies.some((rule) => rule.startsWith('authentication: ') && rule.includes(why)), `a deny line for "${why}" in ${JSON.stringify(denies)}`);
+      assert.ok(
+        denies.some((rule) => rule.startsWith('authentication: ') && rule.includes(why)),
+        `a deny line for "${why}" in ${JSON.stringify(denies)}`,
+      );
     }
     const allowedJwt = lines.filter((l) => l.decision === 'allow' && l.via === 'jwt').map((l) => l.principal);
     assert.ok(allowedJwt.includes('sam') && allowedJwt.includes(CLIENT_ID), JSON.stringify(allowedJwt));

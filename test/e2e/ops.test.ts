@@ -41,7 +41,10 @@ describe('health, readiness and status', () => {
       return answer.status === 503;
     }, 10_000);
     assert.equal(seen.status, 'not ready');
-    assert.deepEqual(seen.notReady.map((n: any) => n.server), ['a']);
+    assert.deepEqual(
+      seen.notReady.map((n: any) => n.server),
+      ['a'],
+    );
     await eventually(async () => (await fetch(`${gateway.url}/readyz`)).status === 200, 20_000);
   });
 
@@ -67,7 +70,10 @@ describe('health, readiness and status', () => {
     assert.equal(value(after, errors) - value(before, errors), 1);
     assert.equal(value(after, 'mcp_gateway_upstream_state{server="b",state="ready"}'), 1);
     assert.equal(value(after, 'mcp_gateway_upstream_state{server="b",state="starting"}'), 0);
-    assert.ok(value(after, 'mcp_gateway_cache_hits_total') + value(after, 'mcp_gateway_cache_misses_total') > value(before, 'mcp_gateway_cache_hits_total') + value(before, 'mcp_gateway_cache_misses_total'));
+    assert.ok(
+      value(after, 'mcp_gateway_cache_hits_total') + value(after, 'mcp_gateway_cache_misses_total') >
+        value(before, 'mcp_gateway_cache_hits_total') + value(before, 'mcp_gateway_cache_misses_total'),
+    );
     assert.match(after, /^mcp_gateway_request_duration_seconds_bucket\{le="0\.005",endpoint="b",method="tools\/call"\} \d+$/m);
     assert.equal(value(after, 'mcp_gateway_requests_in_flight'), 0);
   });
@@ -90,11 +96,15 @@ describe('operator pages behind authentication', () => {
   let gateway: RunningGateway;
   const dir = tempDir('mcp-gw-ops-');
   before(async () => {
-    gateway = await startTestGateway({ a: fixture('modern-server') }, {}, {
-      auth: { apiKeys: [{ key: 'operator-key-0123456789', principal: 'op' }], operators: { ids: ['op'] } },
-      policies: [{ name: 'op', principals: { ids: ['op'] }, allow: { tools: ['a__echo'] } }],
-      audit: { destination: path.join(dir, 'audit.jsonl') },
-    });
+    gateway = await startTestGateway(
+      { a: fixture('modern-server') },
+      {},
+      {
+        auth: { apiKeys: [{ key: 'operator-key-0123456789', principal: 'op' }], operators: { ids: ['op'] } },
+        policies: [{ name: 'op', principals: { ids: ['op'] }, allow: { tools: ['a__echo'] } }],
+        audit: { destination: path.join(dir, 'audit.jsonl') },
+      },
+    );
   });
   after(() => gateway?.close());
 
@@ -111,9 +121,13 @@ describe('operator pages behind authentication', () => {
     }
   });
 
-  test('a denial shows in the status data, and the audit line carries the request\'s trace id', async () => {
+  test("a denial shows in the status data, and the audit line carries the request's trace id", async () => {
     const traceparent = '00-4bf92f3577b34da6a3ce929d0e0e4736-00f067aa0ba902b7-01';
-    const call = request('tools/call', { name: 'a__crash', arguments: {}, _meta: { 'io.modelcontextprotocol/protocolVersion': '2026-07-28', 'io.modelcontextprotocol/clientCapabilities': {}, traceparent } });
+    const call = request('tools/call', {
+      name: 'a__crash',
+      arguments: {},
+      _meta: { 'io.modelcontextprotocol/protocolVersion': '2026-07-28', 'io.modelcontextprotocol/clientCapabilities': {}, traceparent },
+    });
     const answer = await post(`${gateway.url}/mcp`, call, { ...headersFor(call), authorization: 'Bearer operator-key-0123456789' });
     assert.equal(answer.body.error.code, -32602);
     const status = await (await fetch(`${gateway.url}/status.json`, { headers: { authorization: 'Bearer operator-key-0123456789' } })).json();
@@ -122,7 +136,10 @@ describe('operator pages behind authentication', () => {
       [['op', 'tools/call', 'a__crash']],
     );
     await gateway.security.current.audit!.flush();
-    const lines = readFileSync(path.join(dir, 'audit.jsonl'), 'utf8').trim().split('\n').map((l) => JSON.parse(l));
+    const lines = readFileSync(path.join(dir, 'audit.jsonl'), 'utf8')
+      .trim()
+      .split('\n')
+      .map((l) => JSON.parse(l));
     const denied = lines.find((l) => l.target === 'a__crash');
     assert.equal(denied.traceId, '4bf92f3577b34da6a3ce929d0e0e4736');
   });
@@ -161,17 +178,21 @@ describe('who may read operator pages', () => {
   let gateway: RunningGateway;
   const dir = tempDir('mcp-gw-ops-who-');
   before(async () => {
-    gateway = await startTestGateway({ a: fixture('modern-server') }, {}, {
-      auth: {
-        anonymous: true,
-        apiKeys: [
-          { key: 'operator-key-0123456789', principal: 'olga', groups: ['ops'] },
-          { key: 'developer-key-012345678', principal: 'dev', groups: ['devs'] },
-        ],
-        operators: { groups: ['ops'] },
+    gateway = await startTestGateway(
+      { a: fixture('modern-server') },
+      {},
+      {
+        auth: {
+          anonymous: true,
+          apiKeys: [
+            { key: 'operator-key-0123456789', principal: 'olga', groups: ['ops'] },
+            { key: 'developer-key-012345678', principal: 'dev', groups: ['devs'] },
+          ],
+          operators: { groups: ['ops'] },
+        },
+        audit: { destination: path.join(dir, 'audit.jsonl') },
       },
-      audit: { destination: path.join(dir, 'audit.jsonl') },
-    });
+    );
   });
   after(() => gateway?.close());
 
@@ -199,10 +220,12 @@ describe('who may read operator pages', () => {
     assert.equal((await get('/status.json', { ...operator, origin: 'https://evil.example' })).status, 403);
     const rebound = await new Promise<number>((resolve, reject) => {
       const url = new URL(`${gateway.url}/status.json`);
-      http.get({ host: url.hostname, port: url.port, path: url.pathname, headers: { ...operator, host: `evil.example:${url.port}` } }, (res) => {
-        res.resume();
-        resolve(res.statusCode!);
-      }).on('error', reject);
+      http
+        .get({ host: url.hostname, port: url.port, path: url.pathname, headers: { ...operator, host: `evil.example:${url.port}` } }, (res) => {
+          res.resume();
+          resolve(res.statusCode!);
+        })
+        .on('error', reject);
     });
     assert.equal(rebound, 403);
   });

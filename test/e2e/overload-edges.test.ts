@@ -62,7 +62,7 @@ describe('overload, one request at a time', () => {
     assert.deepEqual(await received(), ['first', 'next'], 'neither the abandoned call nor the refused one reached the server');
   });
 
-  test('refusals: 503 with Retry-After on the server\'s endpoint, on /mcp and for a progress request; cached lists still answer', async () => {
+  test("refusals: 503 with Retry-After on the server's endpoint, on /mcp and for a progress request; cached lists still answer", async () => {
     const first = post(url, wait('a'));
     const queued = post(url, wait('b'));
     assert.ok(await loadIs(1, 1));
@@ -77,7 +77,13 @@ describe('overload, one request at a time', () => {
     const fromPage = await post(url, wait('c2'), { ...headersFor(wait('c2')), origin: 'http://localhost:5173' });
     assert.equal(fromPage.status, 503);
     assert.equal(fromPage.headers.get('access-control-allow-origin'), 'http://localhost:5173');
-    assert.ok(fromPage.headers.get('access-control-expose-headers')?.split(/\s*,\s*/).includes('retry-after'), 'Retry-After is exposed to the page');
+    assert.ok(
+      fromPage.headers
+        .get('access-control-expose-headers')
+        ?.split(/\s*,\s*/)
+        .includes('retry-after'),
+      'Retry-After is exposed to the page',
+    );
 
     const aggregated = await post(`${gateway.url}/mcp`, request('tools/call', { name: 'slow__wait', arguments: { text: 'd' } }));
     assert.equal(aggregated.status, 503);
@@ -102,12 +108,17 @@ describe('overload, one request at a time', () => {
     assert.deepEqual([(await first).status, (await queued).status], [200, 200]);
   });
 
-  test('a 2025 client\'s refused request is a 503 with Retry-After too, plain or one that would stream', async () => {
+  test("a 2025 client's refused request is a 503 with Retry-After too, plain or one that would stream", async () => {
     const legacyHeaders: Record<string, string> = { 'content-type': 'application/json', accept: 'application/json, text/event-stream' };
     const init = await fetch(url, {
       method: 'POST',
       headers: legacyHeaders,
-      body: JSON.stringify({ jsonrpc: '2.0', id: 'i', method: 'initialize', params: { protocolVersion: '2025-06-18', capabilities: {}, clientInfo: { name: 'old', version: '1' } } }),
+      body: JSON.stringify({
+        jsonrpc: '2.0',
+        id: 'i',
+        method: 'initialize',
+        params: { protocolVersion: '2025-06-18', capabilities: {}, clientInfo: { name: 'old', version: '1' } },
+      }),
     });
     assert.equal(init.status, 200);
     const session = { ...legacyHeaders, 'mcp-session-id': init.headers.get('mcp-session-id')!, 'mcp-protocol-version': '2025-06-18' };

@@ -57,7 +57,11 @@ function memoryOf(pid: number): { rss: number; peak: number } {
 }
 
 async function startHttpFixture(): Promise<{ url: string; child: ChildProcess }> {
-  const child = spawn(process.execPath, ['test/fixtures/slow-server.mjs'], { cwd: ROOT, env: { ...process.env, HTTP_PORT: '0', CALL_MS: String(CALL_MS) }, stdio: ['ignore', 'pipe', 'inherit'] });
+  const child = spawn(process.execPath, ['test/fixtures/slow-server.mjs'], {
+    cwd: ROOT,
+    env: { ...process.env, HTTP_PORT: '0', CALL_MS: String(CALL_MS) },
+    stdio: ['ignore', 'pipe', 'inherit'],
+  });
   const port = await new Promise<number>((resolve, reject) => {
     child.stdout!.setEncoding('utf8').on('data', (line: string) => {
       const found = /listening (\d+)/.exec(line);
@@ -94,7 +98,13 @@ describe('overload', { timeout: 120_000 }, () => {
     const config = {
       listen: { host: '127.0.0.1', port: 0, maxBodyBytes: MAX_BODY_BYTES },
       log: { level: 'warn' },
-      auth: { apiKeys: [{ key: KEYS.flood, principal: 'flood' }, { key: KEYS.quiet, principal: 'quiet' }], operators: { ids: ['quiet'] } },
+      auth: {
+        apiKeys: [
+          { key: KEYS.flood, principal: 'flood' },
+          { key: KEYS.quiet, principal: 'quiet' },
+        ],
+        operators: { ids: ['quiet'] },
+      },
       servers: {
         stdio: { command: process.execPath, args: ['test/fixtures/slow-server.mjs'], cwd: ROOT, env: { CALL_MS: String(CALL_MS) }, ...limits },
         http: { url: http.url, ...limits },
@@ -115,7 +125,9 @@ describe('overload', { timeout: 120_000 }, () => {
     // carry the same bytes. On a shared machine this burst alone takes seconds; a refusal must cost about
     // what a cache hit does, not a wait.
     const padded = JSON.stringify({ jsonrpc: '2.0', id: 'l', method: 'tools/list', params: { _meta: { ...META, 'com.example/pad': 'x'.repeat(MAX_BODY_BYTES - 400) } } });
-    const baseline = (await Promise.all(connections.map((c, i) => c.send('POST', '/servers/stdio/mcp', mcpHeaders(i < FLOOD ? 'flood' : 'quiet', 'tools/list'), padded)))).map((a) => a.ms);
+    const baseline = (await Promise.all(connections.map((c, i) => c.send('POST', '/servers/stdio/mcp', mcpHeaders(i < FLOOD ? 'flood' : 'quiet', 'tools/list'), padded)))).map(
+      (a) => a.ms,
+    );
     hit = { p50: Math.round(percentile(baseline, 50)), p95: Math.round(percentile(baseline, 95)), max: Math.round(Math.max(...baseline)) };
   });
 
@@ -146,10 +158,12 @@ describe('overload', { timeout: 120_000 }, () => {
       // Bodies near maxBodyBytes, so held bodies weigh what the documented bound assumes.
       const text = 'x'.repeat(MAX_BODY_BYTES - 400);
       const started = performance.now();
-      const outcomes: Outcome[] = await Promise.all(connections.map((connection, i) => {
-        const who: Who = i < FLOOD ? 'flood' : 'quiet';
-        return connection.send('POST', endpoint, mcpHeaders(who, 'tools/call', 'wait'), callBody(`${who}-${i}`, text)).then((answer) => ({ ...answer, who }));
-      }));
+      const outcomes: Outcome[] = await Promise.all(
+        connections.map((connection, i) => {
+          const who: Who = i < FLOOD ? 'flood' : 'quiet';
+          return connection.send('POST', endpoint, mcpHeaders(who, 'tools/call', 'wait'), callBody(`${who}-${i}`, text)).then((answer) => ({ ...answer, who }));
+        }),
+      );
       const elapsed = performance.now() - started;
       flooding = false;
       await watch;
@@ -171,7 +185,13 @@ describe('overload', { timeout: 120_000 }, () => {
       }
       seen[server] = { answered: answered.length, queueFull: reasons.queue_full.length, queueTimeout: reasons.queue_timeout.length };
 
-      const ms = (list: Outcome[] | RawAnswer[], p: number) => Math.round(percentile(list.map((o) => o.ms), p));
+      const ms = (list: Outcome[] | RawAnswer[], p: number) =>
+        Math.round(
+          percentile(
+            list.map((o) => o.ms),
+            p,
+          ),
+        );
       const figures = {
         elapsedMs: Math.round(elapsed),
         cacheHitBurstMs: hit,
@@ -183,7 +203,12 @@ describe('overload', { timeout: 120_000 }, () => {
         slowestMs: ms(outcomes, 100),
         healthMs: { n: health.length, p50: ms(health, 50), p90: ms(health, 90), max: ms(health, 100) },
         listMs: { n: lists.length, p50: ms(lists, 50) },
-        rssMiB: { idle: +(idle / MiB).toFixed(1), end: +(memory.rss / MiB).toFixed(1), peak: +(memory.peak / MiB).toFixed(1), bound: +(rssBound(idle, FLOOD + QUIET + 2) / MiB).toFixed(1) },
+        rssMiB: {
+          idle: +(idle / MiB).toFixed(1),
+          end: +(memory.rss / MiB).toFixed(1),
+          peak: +(memory.peak / MiB).toFixed(1),
+          bound: +(rssBound(idle, FLOOD + QUIET + 2) / MiB).toFixed(1),
+        },
       };
       console.log(`${server}: ${JSON.stringify(figures)}`);
 
@@ -217,12 +242,22 @@ describe('overload', { timeout: 120_000 }, () => {
       };
       assert.ok(await until(async () => (await load()) === '0,0', QUEUE_TIMEOUT_MS + 2 * CALL_MS + hit.max), `still in flight, queued: ${await load()}`);
       const started = performance.now();
-      const answers = await Promise.all(connections.slice(0, MAX_IN_FLIGHT).map((c, i) => c.send('POST', endpoint, mcpHeaders('flood', 'tools/call', 'wait'), callBody(`after-${i}`, 'ok'))));
+      const answers = await Promise.all(
+        connections.slice(0, MAX_IN_FLIGHT).map((c, i) => c.send('POST', endpoint, mcpHeaders('flood', 'tools/call', 'wait'), callBody(`after-${i}`, 'ok'))),
+      );
       const batchMs = Math.round(performance.now() - started);
-      assert.deepEqual(answers.map((a) => a.status), Array(MAX_IN_FLIGHT).fill(200));
+      assert.deepEqual(
+        answers.map((a) => a.status),
+        Array(MAX_IN_FLIGHT).fill(200),
+      );
       // maxInFlight calls at once fit the slots: the batch takes about one call time, not a queue's worth.
       assert.ok(batchMs < 2 * CALL_MS + hit.max, `${MAX_IN_FLIGHT} calls at once took ${batchMs} ms (one call: ${CALL_MS} ms; the yardstick burst's slowest: ${hit.max} ms)`);
-      const peak = await connections[0]!.send('POST', endpoint, mcpHeaders('quiet', 'tools/call', 'peak'), JSON.stringify({ jsonrpc: '2.0', id: 'p', method: 'tools/call', params: { name: 'peak', arguments: {}, _meta: META } }));
+      const peak = await connections[0]!.send(
+        'POST',
+        endpoint,
+        mcpHeaders('quiet', 'tools/call', 'peak'),
+        JSON.stringify({ jsonrpc: '2.0', id: 'p', method: 'tools/call', params: { name: 'peak', arguments: {}, _meta: META } }),
+      );
       assert.equal(JSON.parse(peak.text).result.content[0].text, String(MAX_IN_FLIGHT));
       const metrics = await connections[1]!.send('GET', '/metrics', { authorization: `Bearer ${KEYS.quiet}` });
       const value = (line: string) => Number(new RegExp(`^${line.replace(/[{}"]/g, '\\$&')} (\\S+)$`, 'm').exec(metrics.text)?.[1]);

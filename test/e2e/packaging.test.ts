@@ -23,7 +23,7 @@ before(() => {
   assert.equal(build.status, 0, build.stdout + build.stderr);
 });
 
-test('the built binary prints package.json\'s version, from any folder, without a config', () => {
+test("the built binary prints package.json's version, from any folder, without a config", () => {
   const bin = path.join(ROOT, pkg.bin['mcp-gateway']!);
   assert.match(readFileSync(bin, 'utf8').split('\n')[0]!, /^#!\/usr\/bin\/env node$/);
   for (const flag of ['--version', '-v']) {
@@ -37,7 +37,19 @@ test('npm pack holds dist, docs, the config and its schema, and no tests, bench 
   const pack = spawnSync('npm', ['pack', '--dry-run', '--json', '--ignore-scripts'], { cwd: ROOT, encoding: 'utf8' });
   assert.equal(pack.status, 0, pack.stderr);
   const files = (JSON.parse(pack.stdout) as { files: { path: string }[] }[])[0]!.files.map((file) => file.path);
-  for (const wanted of ['package.json', 'README.md', 'LICENSE', 'gateway.config.yaml', 'gateway.config.schema.json', 'docs/configuration.md', 'docs/deployment.md', pkg.bin['mcp-gateway']!, 'dist/bridge/upstream.js', 'dist/policy/allow-list.js', 'dist/cache/list-cache.js']) {
+  for (const wanted of [
+    'package.json',
+    'README.md',
+    'LICENSE',
+    'gateway.config.yaml',
+    'gateway.config.schema.json',
+    'docs/configuration.md',
+    'docs/deployment.md',
+    pkg.bin['mcp-gateway']!,
+    'dist/bridge/upstream.js',
+    'dist/policy/allow-list.js',
+    'dist/cache/list-cache.js',
+  ]) {
     assert.ok(files.includes(wanted), `the package lacks ${wanted}`);
   }
   const unwanted = files.filter((file) => /^(test|bench|scripts|src|bridge|policy|cache|deploy|\.ci|dist\/test|dist\/bench)\//.test(file) || /(?<!\.d)\.ts$/.test(file));
@@ -47,7 +59,9 @@ test('npm pack holds dist, docs, the config and its schema, and no tests, bench 
 test('LICENSE is the Apache License 2.0 text, as package.json says', () => {
   assert.equal(pkg.license, 'Apache-2.0');
   // SHA-256 of https://www.apache.org/licenses/LICENSE-2.0.txt, unmodified.
-  const digest = createHash('sha256').update(readFileSync(path.join(ROOT, 'LICENSE'))).digest('hex');
+  const digest = createHash('sha256')
+    .update(readFileSync(path.join(ROOT, 'LICENSE')))
+    .digest('hex');
   assert.equal(digest, 'cfc7749b96f63bd31c3c42b5c471bf756814053e847c10f3eb003417bc523d30');
 });
 
@@ -68,7 +82,10 @@ test('engines.node admits no Node.js version that a production dependency refuse
 type Version = [number, number, number];
 
 function parse(text: string): { version: Version; given: number } {
-  const parts = text.replace(/^v/, '').split('.').filter((part) => part !== 'x' && part !== '*');
+  const parts = text
+    .replace(/^v/, '')
+    .split('.')
+    .filter((part) => part !== 'x' && part !== '*');
   return { version: [Number(parts[0] ?? 0), Number(parts[1] ?? 0), Number(parts[2] ?? 0)], given: parts.length };
 }
 
@@ -83,7 +100,11 @@ function lowest(branch: string): Version {
 /** Whether a node-semver range (the forms dependencies use: >=, >, <, ^, ~, bare, x, ||, spaces) admits a version. */
 function admits(range: string, version: Version): boolean {
   return range.split('||').some((branch) => {
-    const comparators = branch.trim().replace(/(>=|<=|>|<|\^|~)\s+/g, '$1').split(/\s+/).filter(Boolean);
+    const comparators = branch
+      .trim()
+      .replace(/(>=|<=|>|<|\^|~)\s+/g, '$1')
+      .split(/\s+/)
+      .filter(Boolean);
     return comparators.every((comparator) => {
       const [, op = '', rest = ''] = /^(>=|<=|>|<|\^|~|=)?(.*)$/.exec(comparator)!;
       const { version: bound, given } = parse(rest);

@@ -49,7 +49,12 @@ async function readAudit(gateway: RunningGateway, file: string, ready: (lines: a
   let lines: any[] = [];
   await eventually(async () => {
     await gateway.security.current.audit!.flush();
-    lines = existsSync(file) ? readFileSync(file, 'utf8').split('\n').filter((line) => line.trim()).map((line) => JSON.parse(line)) : [];
+    lines = existsSync(file)
+      ? readFileSync(file, 'utf8')
+          .split('\n')
+          .filter((line) => line.trim())
+          .map((line) => JSON.parse(line))
+      : [];
     return ready(lines);
   }, 2_000).catch(() => undefined); // the assertions that follow say what is missing
   return lines;
@@ -134,9 +139,16 @@ const EXPECTED: Record<Who, Expectation> = {
 
 // What the table calls. Calls that the expectations deny must never run (crash would take its server down).
 const TOOL_PROBES: [Server, string, Record<string, unknown>][] = [
-  ['a', 'echo', { text: 'hi' }], ['a', 'pid', {}], ['a', 'crash', {}], ['a', 'progress', { steps: 1 }], ['a', 'nosuch', {}],
-  ['b', 'echo', { text: 'hi' }], ['b', 'pid', {}], ['b', 'crash', {}],
-  ['ev', 'echo', { message: 'hi' }], ['ev', 'get-sum', { a: 1, b: 2 }],
+  ['a', 'echo', { text: 'hi' }],
+  ['a', 'pid', {}],
+  ['a', 'crash', {}],
+  ['a', 'progress', { steps: 1 }],
+  ['a', 'nosuch', {}],
+  ['b', 'echo', { text: 'hi' }],
+  ['b', 'pid', {}],
+  ['b', 'crash', {}],
+  ['ev', 'echo', { message: 'hi' }],
+  ['ev', 'get-sum', { a: 1, b: 2 }],
 ];
 const PROMPT_PROBES: [Server, string, Record<string, string>, { name: string; value: string }][] = [
   ['a', 'greet', { name: 'Ada' }, { name: 'name', value: 'A' }],
@@ -147,8 +159,11 @@ const PROMPT_PROBES: [Server, string, Record<string, string>, { name: string; va
 ];
 // fixture://hello is offered by both a and b, so on /mcp it belongs to nobody: probed on a's and b's own endpoints only.
 const RESOURCE_PROBES: [Server, string][] = [
-  ['a', 'fixture://hello'], ['b', 'fixture://hello'],
-  ['ev', `${DOCS}features.md`], ['ev', `${DOCS}startup.md`], ['ev', `${DOCS}architecture.md`],
+  ['a', 'fixture://hello'],
+  ['b', 'fixture://hello'],
+  ['ev', `${DOCS}features.md`],
+  ['ev', `${DOCS}startup.md`],
+  ['ev', `${DOCS}architecture.md`],
 ];
 
 const LIST_ITEMS = { 'tools/list': ['tools', 'name'], 'prompts/list': ['prompts', 'name'], 'resources/list': ['resources', 'uri'] } as const;
@@ -160,17 +175,24 @@ describe('the allow-list table: principals × items × methods × endpoints', ()
   const inventory = new Map<string, string[]>();
 
   before(async () => {
-    gateway = await startTestGateway({ a: fixture('modern-server'), b: fixture('modern-server'), ev: everything }, {}, {
-      auth: { anonymous: true, apiKeys: API_KEYS },
-      policies: TABLE_POLICIES,
-      audit: { destination: path.join(tmp, 'table-audit.jsonl') },
-    });
+    gateway = await startTestGateway(
+      { a: fixture('modern-server'), b: fixture('modern-server'), ev: everything },
+      {},
+      {
+        auth: { anonymous: true, apiKeys: API_KEYS },
+        policies: TABLE_POLICIES,
+        audit: { destination: path.join(tmp, 'table-audit.jsonl') },
+      },
+    );
     for (const server of SERVERS) {
       for (const [method, [items, key]] of Object.entries(LIST_ITEMS)) {
         const answer: any = await gateway.upstreams.get(server)!.request(request(method));
         assert.ok('result' in answer, `${server} ${method}: ${JSON.stringify(answer)}`);
         assert.equal(answer.result.nextCursor, undefined, 'the fixtures list everything on one page');
-        inventory.set(`${server} ${method}`, answer.result[items].map((item: Record<string, string>) => item[key]));
+        inventory.set(
+          `${server} ${method}`,
+          answer.result[items].map((item: Record<string, string>) => item[key]),
+        );
       }
     }
   });
@@ -213,7 +235,12 @@ describe('the allow-list table: principals × items × methods × endpoints', ()
         const expectation = EXPECTED[who];
         if (endpoint !== 'mcp' && !expectation.reach.includes(endpoint)) {
           // Reaches nothing there: every request answers as for a server that does not exist.
-          const bodies = [request('tools/list'), request('tools/call', { name: 'echo', arguments: { text: 'x' } }), request('prompts/get', { name: 'greet' }), request('resources/read', { uri: 'fixture://hello' })];
+          const bodies = [
+            request('tools/list'),
+            request('tools/call', { name: 'echo', arguments: { text: 'x' } }),
+            request('prompts/get', { name: 'greet' }),
+            request('resources/read', { uri: 'fixture://hello' }),
+          ];
           for (const body of bodies) {
             const answer = await send(url, who, body);
             const missing = await send(`${gateway.url}/servers/zzz/mcp`, who, body);
@@ -318,7 +345,11 @@ describe('a denied item answers exactly like one that does not exist', () => {
     assert.equal(a.status, b.status);
     assert.equal(a.headers.get('content-type'), 'application/json');
     assert.deepEqual(stableHeaders(a), stableHeaders(b));
-    assert.equal(JSON.stringify(a.body).split(denied).join('<name>'), JSON.stringify(b.body).split(missing).join('<name>'), `${url}: ${JSON.stringify(a.body)} vs ${JSON.stringify(b.body)}`);
+    assert.equal(
+      JSON.stringify(a.body).split(denied).join('<name>'),
+      JSON.stringify(b.body).split(missing).join('<name>'),
+      `${url}: ${JSON.stringify(a.body)} vs ${JSON.stringify(b.body)}`,
+    );
     assert.ok('error' in a.body, JSON.stringify(a.body));
   }
 
@@ -335,12 +366,12 @@ describe('a denied item answers exactly like one that does not exist', () => {
     assert.equal(gateway.upstreams.get('a')!.status().restarts, 0, 'crash never ran');
   });
 
-  test('prompts: denied existing vs missing, on /mcp and on the server\'s endpoint', async () => {
+  test("prompts: denied existing vs missing, on /mcp and on the server's endpoint", async () => {
     await assertSame(`${gateway.url}/mcp`, 'anonymous', promptGet, 'ev__args-prompt', 'ev__nosuch-prompt');
     await assertSame(`${gateway.url}/servers/ev/mcp`, 'anonymous', promptGet, 'args-prompt', 'nosuch-prompt');
   });
 
-  test('resources: denied existing vs missing, on /mcp and on the server\'s endpoint', async () => {
+  test("resources: denied existing vs missing, on /mcp and on the server's endpoint", async () => {
     await assertSame(`${gateway.url}/mcp`, 'alice', read, `${DOCS}startup.md`, `${DOCS}nosuch.md`);
     await assertSame(`${gateway.url}/servers/ev/mcp`, 'alice', read, `${DOCS}startup.md`, `${DOCS}nosuch.md`);
   });
@@ -406,15 +437,19 @@ describe('a denied item answers exactly like one that does not exist', () => {
 describe('denied names and unreached servers look like missing ones', () => {
   let gateway: RunningGateway;
   before(async () => {
-    gateway = await startTestGateway({ b: fixture('modern-server') }, {}, {
-      auth: { anonymous: false, apiKeys: API_KEYS },
-      policies: [
-        ...TABLE_POLICIES.filter((p) => p.name === 'ops'),
-        // Globs only, for names no server here can have: carol can reach nothing on b.
-        { name: 'elsewhere', principals: { ids: ['carol'] }, allow: { tools: ['zz__*'] } },
-      ],
-      audit: { destination: path.join(tmp, 'deny-inside-audit.jsonl') },
-    });
+    gateway = await startTestGateway(
+      { b: fixture('modern-server') },
+      {},
+      {
+        auth: { anonymous: false, apiKeys: API_KEYS },
+        policies: [
+          ...TABLE_POLICIES.filter((p) => p.name === 'ops'),
+          // Globs only, for names no server here can have: carol can reach nothing on b.
+          { name: 'elsewhere', principals: { ids: ['carol'] }, allow: { tools: ['zz__*'] } },
+        ],
+        audit: { destination: path.join(tmp, 'deny-inside-audit.jsonl') },
+      },
+    );
   });
   after(() => gateway?.close());
 
@@ -442,21 +477,25 @@ describe('denied names and unreached servers look like missing ones', () => {
 describe('when: conditions in CEL', () => {
   let gateway: RunningGateway;
   before(async () => {
-    gateway = await startTestGateway({ a: fixture('modern-server') }, {}, {
-      auth: { anonymous: false, apiKeys: API_KEYS },
-      policies: [
-        {
-          name: 'guarded',
-          principals: { groups: ['support', 'ops'] },
-          allow: { servers: ['a'], tools: ['a__echo', 'a__slow'] },
-          when: [
-            { tool: 'a__echo', expr: "args.text != 'forbidden' && principal.groups.exists(g, g == 'support')" },
-            { tool: 'a__slow', expr: 'args.limit <= 100' },
-          ],
-        },
-      ],
-      audit: { destination: path.join(tmp, 'cel-audit.jsonl') },
-    });
+    gateway = await startTestGateway(
+      { a: fixture('modern-server') },
+      {},
+      {
+        auth: { anonymous: false, apiKeys: API_KEYS },
+        policies: [
+          {
+            name: 'guarded',
+            principals: { groups: ['support', 'ops'] },
+            allow: { servers: ['a'], tools: ['a__echo', 'a__slow'] },
+            when: [
+              { tool: 'a__echo', expr: "args.text != 'forbidden' && principal.groups.exists(g, g == 'support')" },
+              { tool: 'a__slow', expr: 'args.limit <= 100' },
+            ],
+          },
+        ],
+        audit: { destination: path.join(tmp, 'cel-audit.jsonl') },
+      },
+    );
   });
   after(() => gateway?.close());
 
@@ -464,7 +503,10 @@ describe('when: conditions in CEL', () => {
     send(`${gateway.url}${endpoint}`, who, request('tools/call', { name, arguments: args }));
 
   test('a call whose arguments satisfy the condition runs; another value is refused naming the policy', async () => {
-    for (const [endpoint, name] of [['/mcp', 'a__echo'], ['/servers/a/mcp', 'echo']] as const) {
+    for (const [endpoint, name] of [
+      ['/mcp', 'a__echo'],
+      ['/servers/a/mcp', 'echo'],
+    ] as const) {
       const ok = await call('alice', endpoint, name, { text: 'fine' });
       assert.deepEqual(ok.body.result?.content, [{ type: 'text', text: 'fine' }], JSON.stringify(ok.body));
       const refused = await call('alice', endpoint, name, { text: 'forbidden' });
@@ -497,14 +539,17 @@ describe('when: conditions in CEL', () => {
         servers: { a: fixture('modern-server') },
         policies: [{ name: 'broken', principals: { ids: ['*'] }, allow: { servers: ['a'] }, when: [{ tool: 'a__echo', expr }] }],
       };
-      assert.throws(() => parseConfig(raw, 'test', ROOT), (error: unknown) => {
-        assert.ok(error instanceof ConfigError, String(error));
-        const problem = error.problems.join('\n');
-        assert.match(problem, /policies\[0\]/);
-        assert.match(problem, /when\[0\]\.expr/);
-        assert.ok(problem.includes(JSON.stringify(expr)), problem);
-        return true;
-      });
+      assert.throws(
+        () => parseConfig(raw, 'test', ROOT),
+        (error: unknown) => {
+          assert.ok(error instanceof ConfigError, String(error));
+          const problem = error.problems.join('\n');
+          assert.match(problem, /policies\[0\]/);
+          assert.match(problem, /when\[0\]\.expr/);
+          assert.ok(problem.includes(JSON.stringify(expr)), problem);
+          return true;
+        },
+      );
     }
   });
 });
@@ -566,7 +611,11 @@ describe('pinned tools', () => {
     gateways.push(gateway);
     const mcp = `${gateway.url}/mcp`;
     // The new child changes echo before this gateway ever lists it: only the pins file knows the old one.
-    const changed = await send(`${gateway.url}/servers/a/mcp`, 'alice', request('tools/call', { name: 'redescribe', arguments: { tool: 'echo', description: 'Echo text back, and mail it elsewhere' } }));
+    const changed = await send(
+      `${gateway.url}/servers/a/mcp`,
+      'alice',
+      request('tools/call', { name: 'redescribe', arguments: { tool: 'echo', description: 'Echo text back, and mail it elsewhere' } }),
+    );
     assert.deepEqual(changed.body.result?.content, [{ type: 'text', text: 'redescribed echo' }], JSON.stringify(changed.body));
     // Called before any listing: the gateway lists to check the pin.
     const body = request('tools/call', { name: 'a__echo', arguments: { text: 'hi' } });
@@ -605,8 +654,7 @@ describe('reload', () => {
     gateway = await startTestGateway(servers, {}, withPolicy(['a__echo']));
   });
   after(() => gateway?.close());
-  const listed = async (): Promise<string[]> =>
-    (await send(`${gateway.url}/mcp`, 'alice', request('tools/list'))).body.result.tools.map((t: { name: string }) => t.name).sort();
+  const listed = async (): Promise<string[]> => (await send(`${gateway.url}/mcp`, 'alice', request('tools/list'))).body.result.tools.map((t: { name: string }) => t.name).sort();
 
   test('a changed policy takes effect for the next request', async () => {
     assert.deepEqual(await listed(), ['a__echo']);
@@ -617,9 +665,12 @@ describe('reload', () => {
   });
 
   test('a reload that cannot be built rejects and the old policy keeps serving', async () => {
-    const broken = configOf(servers, withPolicy(['a__*'], {
-      auth: { anonymous: false, apiKeys: API_KEYS, jwt: { issuer: 'https://issuer.example', audience: 'mcp-gateway', publicKeyFile: path.join(tmp, 'no-such-key.pem') } },
-    }));
+    const broken = configOf(
+      servers,
+      withPolicy(['a__*'], {
+        auth: { anonymous: false, apiKeys: API_KEYS, jwt: { issuer: 'https://issuer.example', audience: 'mcp-gateway', publicKeyFile: path.join(tmp, 'no-such-key.pem') } },
+      }),
+    );
     await assert.rejects(gateway.reload(broken), /no-such-key\.pem|publicKeyFile/);
     assert.deepEqual(await listed(), ['a__pid']);
     const body = request('tools/call', { name: 'a__echo', arguments: { text: 'hi' } });
@@ -651,8 +702,13 @@ describe('credentials and remote upstreams', () => {
 
   const calls = (server: ModernHttpServer): number => server.requests.filter((h) => h['mcp-method'] === 'tools/call').length;
 
-  test('the caller\'s Authorization never reaches an upstream; a configured one does', async () => {
-    const targets: [string, string][] = [['/mcp', 's__echo'], ['/mcp', 'o__echo'], ['/servers/s/mcp', 'echo'], ['/servers/o/mcp', 'echo']];
+  test("the caller's Authorization never reaches an upstream; a configured one does", async () => {
+    const targets: [string, string][] = [
+      ['/mcp', 's__echo'],
+      ['/mcp', 'o__echo'],
+      ['/servers/s/mcp', 'echo'],
+      ['/servers/o/mcp', 'echo'],
+    ];
     for (const [endpoint, name] of targets) {
       assert.equal((await send(`${gateway.url}${endpoint}`, 'alice', request('tools/list'))).status, 200);
       const answer = await send(`${gateway.url}${endpoint}`, 'alice', request('tools/call', { name, arguments: { text: `${endpoint} ${name}` } }));
@@ -685,7 +741,10 @@ describe('credentials and remote upstreams', () => {
     assert.deepEqual([calls(guarded), calls(open)], before, 'no call reached an upstream');
     const lines = await readAudit(gateway, auditFile, (all) => all.some((l) => l.rule === 'authentication: no credentials'));
     const refused = lines.filter((l) => l.decision === 'deny' && /^authentication/.test(l.rule));
-    assert.ok(refused.some((l) => l.principal === 'anonymous' && l.rule === 'authentication: no credentials'), JSON.stringify(lines));
+    assert.ok(
+      refused.some((l) => l.principal === 'anonymous' && l.rule === 'authentication: no credentials'),
+      JSON.stringify(lines),
+    );
     assert.ok(!readFileSync(auditFile, 'utf8').includes('not-a-known-key-000'), 'a refused token is not logged');
   });
 

@@ -68,16 +68,20 @@ describe('rate limits per principal (in memory)', () => {
   let mcp: string;
 
   before(async () => {
-    gateway = await startTestGateway({ a: fixture('modern-server') }, {}, {
-      auth: { apiKeys },
-      rateLimit: { requestsPerMinute: 3 },
-      policies: [
-        { name: 'everyone', principals: { ids: ['*'] }, allow: { tools: ['a__echo'] } },
-        { name: 'strict', principals: { groups: ['strict'] }, allow: { tools: ['a__echo'] }, rateLimit: { requestsPerMinute: 1 } },
-        { name: 'generous', principals: { groups: ['generous'] }, allow: { tools: ['a__echo'] }, rateLimit: { requestsPerMinute: 5 } },
-      ],
-      audit: { destination: auditFile },
-    });
+    gateway = await startTestGateway(
+      { a: fixture('modern-server') },
+      {},
+      {
+        auth: { apiKeys },
+        rateLimit: { requestsPerMinute: 3 },
+        policies: [
+          { name: 'everyone', principals: { ids: ['*'] }, allow: { tools: ['a__echo'] } },
+          { name: 'strict', principals: { groups: ['strict'] }, allow: { tools: ['a__echo'] }, rateLimit: { requestsPerMinute: 1 } },
+          { name: 'generous', principals: { groups: ['generous'] }, allow: { tools: ['a__echo'] }, rateLimit: { requestsPerMinute: 5 } },
+        ],
+        audit: { destination: auditFile },
+      },
+    );
     mcp = `${gateway.url}/mcp`;
   });
   after(async () => {
@@ -98,12 +102,12 @@ describe('rate limits per principal (in memory)', () => {
     assertLimited(await echo(mcp, 'bob'), 'bob', 3);
   });
 
-  test('a policy\'s rateLimit replaces the default for its principals (lower)', async () => {
+  test("a policy's rateLimit replaces the default for its principals (lower)", async () => {
     assertEchoed(await echo(mcp, 'carol'));
     assertLimited(await echo(mcp, 'carol'), 'carol', 1);
   });
 
-  test('a policy\'s rateLimit replaces the default for its principals (higher)', async () => {
+  test("a policy's rateLimit replaces the default for its principals (higher)", async () => {
     for (let i = 0; i < 5; i++) assertEchoed(await echo(mcp, 'dave'));
     assertLimited(await echo(mcp, 'dave'), 'dave', 5);
   });
@@ -113,7 +117,10 @@ describe('rate limits per principal (in memory)', () => {
     assert.equal(refused.status, 401);
     await gateway.security.current.audit!.flush();
     const text = readFileSync(auditFile, 'utf8');
-    const lines = text.trim().split('\n').map((line) => JSON.parse(line));
+    const lines = text
+      .trim()
+      .split('\n')
+      .map((line) => JSON.parse(line));
     const limited = lines.filter((l) => l.decision === 'deny' && l.rule === 'rate limit');
     // alice 3, bob 1, carol 1, dave 1
     assert.deepEqual(limited.map((l) => l.principal).sort(), ['alice', 'alice', 'alice', 'bob', 'carol', 'dave']);
@@ -133,7 +140,7 @@ describe('rate limits per principal (in memory)', () => {
 const SHARED_REDIS = 'redis://127.0.0.1:6379';
 const redis = await sharedRedis('two gateways sharing rate-limit buckets in Redis');
 
-describe('two gateways on one Redis share each principal\'s bucket', { skip: redis.skip }, () => {
+describe("two gateways on one Redis share each principal's bucket", { skip: redis.skip }, () => {
   before(redis.check);
   const keyPrefix = `mcp-gateway-rate-test:${randomUUID()}:`;
   let one: RunningGateway;

@@ -33,10 +33,16 @@ export class RawConnection {
   static async open(port: number, count: number, batch = 200): Promise<RawConnection[]> {
     const all: RawConnection[] = [];
     for (let i = 0; i < count; i += batch) {
-      const sockets = await Promise.all(Array.from({ length: Math.min(batch, count - i) }, () => new Promise<net.Socket>((resolve, reject) => {
-        const socket = net.connect(port, '127.0.0.1', () => resolve(socket));
-        socket.once('error', reject);
-      })));
+      const sockets = await Promise.all(
+        Array.from(
+          { length: Math.min(batch, count - i) },
+          () =>
+            new Promise<net.Socket>((resolve, reject) => {
+              const socket = net.connect(port, '127.0.0.1', () => resolve(socket));
+              socket.once('error', reject);
+            }),
+        ),
+      );
       for (const socket of sockets) all.push(new RawConnection(socket));
     }
     return all;

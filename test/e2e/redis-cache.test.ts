@@ -57,7 +57,6 @@ function counted(result: () => JsonObject) {
 
 const tools = (ttlMs: number, cacheScope = 'public') => ({ resultType: 'complete', tools: [{ name: 'echo', inputSchema: { type: 'object' } }], ttlMs, cacheScope });
 
-
 /** How many connections are subscribed to this run's invalidation channel. */
 async function subscribers(): Promise<number> {
   const admin = new Redis(SHARED_URL, { lazyConnect: true, maxRetriesPerRequest: 1 });
@@ -136,7 +135,11 @@ test('an invalidation on one replica fires onInvalidate on the other and the ent
   await a.cache.invalidate('fence', ['tools/list']);
   const fenced = (heard: [string, readonly string[]][]) => heard.some(([upstream]) => upstream === 'fence');
   assert.ok(await until(() => fenced(heardOnB), 5_000), 'B heard no invalidation');
-  for (const heard of [heardOnA, heardOnB]) heard.splice(heard.findIndex(([upstream]) => upstream === 'fence'), 1);
+  for (const heard of [heardOnA, heardOnB])
+    heard.splice(
+      heard.findIndex(([upstream]) => upstream === 'fence'),
+      1,
+    );
   assert.deepEqual(heardOnB, [['inv', lists]]); // both methods in one notice
   assert.deepEqual(heardOnA, [['inv', lists]]); // A heard its own once, not again through Redis
   assert.equal(b.cache.stats.invalidations, 2);
@@ -217,10 +220,14 @@ test('Redis stopped mid-test: answers keep coming, fast, without throwing; the c
   server = await startRedis(port);
   const back = counted(() => tools(60_000));
   assert.ok(
-    await until(async () => {
-      await cache.get(key({ upstream: 'after' }), 1, back.fetch);
-      return (await cache.get(key({ upstream: 'after' }), 1, back.fetch)).hit;
-    }, 10_000, 100),
+    await until(
+      async () => {
+        await cache.get(key({ upstream: 'after' }), 1, back.fetch);
+        return (await cache.get(key({ upstream: 'after' }), 1, back.fetch)).hit;
+      },
+      10_000,
+      100,
+    ),
     'the cache did not work again after Redis came back',
   );
   assert.ok(await until(() => lines.some((l) => l.level === 'info' && /again/.test(l.msg)), 2_000), 'recovery is logged');
@@ -263,10 +270,6 @@ function recordingLog() {
   const log: Log = { debug: record('debug'), info: record('info'), warn: record('warn'), error: record('error'), child: () => log };
   return { log, lines };
 }
-
-
-
-
 
 test('a fetch that began before another replica dropped the group does not put its answer back', { skip: shared.skip }, async () => {
   shared.check();

@@ -23,7 +23,10 @@ const SYNTHETIC = path.join(ROOT, 'test/fixtures/synthetic-server.mjs');
 class Relay {
   private readonly sockets = new Set<Socket>();
   private cut = false;
-  private constructor(private readonly server: Server, readonly port: number) {}
+  private constructor(
+    private readonly server: Server,
+    readonly port: number,
+  ) {}
 
   static async start(target: number): Promise<Relay> {
     const port = await freePort();
@@ -101,10 +104,14 @@ describe('replicas on one Redis: catching up, and resources/updated', { skip: re
     try {
       const names = async () => ((await direct.call('CLIENT', 'LIST')) as string).split('\n').map((line) => `${/name=(\S*)/.exec(line)?.[1]} ${/ sub=(\d+)/.exec(line)?.[1]}`);
       assert.ok(
-        await until(async () => {
-          const connected = await names();
-          return connected.filter((n) => n.startsWith('mcp-gateway-cache ')).length === 2 && connected.filter((n) => n === 'mcp-gateway-cache-sub 1').length === 2;
-        }, 10_000, 50),
+        await until(
+          async () => {
+            const connected = await names();
+            return connected.filter((n) => n.startsWith('mcp-gateway-cache ')).length === 2 && connected.filter((n) => n === 'mcp-gateway-cache-sub 1').length === 2;
+          },
+          10_000,
+          50,
+        ),
         'both gateways connect to Redis',
       );
     } finally {
@@ -118,15 +125,19 @@ describe('replicas on one Redis: catching up, and resources/updated', { skip: re
     if (redis) await stopRedis(redis);
   });
 
-  test('a drop made while B was cut off from Redis is not served stale by B afterwards, and B\'s listen clients are told', async () => {
+  test("a drop made while B was cut off from Redis is not served stale by B afterwards, and B's listen clients are told", async () => {
     const url = `${b.url}/servers/syn/mcp`;
     // B holds the list (asked until a hit: a command timing out on a busy machine pauses the store briefly).
     assert.ok(
-      await until(async () => {
-        const hitsBefore = b.cache.stats.hits;
-        await post(url, request('tools/list'));
-        return b.cache.stats.hits === hitsBefore + 1;
-      }, 5_000, 100),
+      await until(
+        async () => {
+          const hitsBefore = b.cache.stats.hits;
+          await post(url, request('tools/list'));
+          return b.cache.stats.hits === hitsBefore + 1;
+        },
+        5_000,
+        100,
+      ),
       'B holds the list',
     );
     const listen = await openListen(url, { toolsListChanged: true });
@@ -173,10 +184,14 @@ describe('replicas on one Redis: catching up, and resources/updated', { skip: re
       assert.deepEqual(onB.messages[0].params.notifications, { resourceSubscriptions: [uri] });
       // The gateway's stream to A's upstream is opened again with the new subscription; touch until it is.
       assert.ok(
-        await until(async () => {
-          await post(`${a.url}/servers/mod/mcp`, request('tools/call', { name: 'touch', arguments: { uri } }));
-          return onA.messages.some((m) => m.method === 'notifications/resources/updated');
-        }, 10_000, 200),
+        await until(
+          async () => {
+            await post(`${a.url}/servers/mod/mcp`, request('tools/call', { name: 'touch', arguments: { uri } }));
+            return onA.messages.some((m) => m.method === 'notifications/resources/updated');
+          },
+          10_000,
+          200,
+        ),
         'A relays the update to its own client',
       );
       assert.ok(await until(() => onB.messages.some((m) => m.method === 'notifications/resources/updated'), 5_000), JSON.stringify(onB.messages));

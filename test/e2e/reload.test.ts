@@ -35,23 +35,21 @@ test('a reload adds, changes and removes servers while calls to an untouched one
   const failures: string[] = [];
   const load = (async () => {
     // Two clients: the server's own endpoint, and /mcp (whose routes a reload rebuilds).
-    await Promise.all(['/servers/a/mcp', '/mcp'].map(async (path) => {
-      for (let i = 0; !stop; i++) {
-        const name = path === '/mcp' ? 'a__echo' : 'echo';
-        const call = request('tools/call', { name, arguments: { text: `${path}-${i}` } });
-        const answer = await post(`${gateway.url}${path}`, call, headersFor(call)).catch((error: Error) => ({ status: 0, body: { error: error.message } }) as never);
-        calls++;
-        if (answer.status !== 200 || answer.body.result?.content?.[0]?.text !== `${path}-${i}`) failures.push(JSON.stringify(answer.body));
-      }
-    }));
+    await Promise.all(
+      ['/servers/a/mcp', '/mcp'].map(async (path) => {
+        for (let i = 0; !stop; i++) {
+          const name = path === '/mcp' ? 'a__echo' : 'echo';
+          const call = request('tools/call', { name, arguments: { text: `${path}-${i}` } });
+          const answer = await post(`${gateway.url}${path}`, call, headersFor(call)).catch((error: Error) => ({ status: 0, body: { error: error.message } }) as never);
+          calls++;
+          if (answer.status !== 200 || answer.body.result?.content?.[0]?.text !== `${path}-${i}`) failures.push(JSON.stringify(answer.body));
+        }
+      }),
+    );
   })();
 
   await new Promise((resolve) => setTimeout(resolve, 300));
-  const next = parseConfig(
-    { listen: { port: 0 }, servers: { a: servers.a, b: { ...servers.b, timeoutMs: 30_000 }, c: fixture('modern-server') } },
-    'test',
-    ROOT,
-  );
+  const next = parseConfig({ listen: { port: 0 }, servers: { a: servers.a, b: { ...servers.b, timeoutMs: 30_000 }, c: fixture('modern-server') } }, 'test', ROOT);
   const needRestart = await gateway.reload(next);
   assert.deepEqual(needRestart, [], 'only servers changed');
   await eventually(async () => (await pid('/servers/c/mcp')).match(/^\d+$/) !== null, 20_000);

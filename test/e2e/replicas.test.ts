@@ -78,10 +78,14 @@ describe('two gateway processes sharing the real Redis', { skip: shared.skip }, 
     // Each gateway opens two named connections (commands, subscriber). Wait for both processes' to be up, so
     // that a read on B cannot miss only because B had not reached Redis yet. (Best effort: counts new ids.)
     assert.ok(
-      await until(async () => {
-        const now = await cacheConnections(SHARED_REDIS);
-        return [...now.client].filter((id) => !connectedBefore.client.has(id)).length >= 2 && [...now.subscriber].filter((id) => !connectedBefore.subscriber.has(id)).length >= 2;
-      }, 10_000, 50),
+      await until(
+        async () => {
+          const now = await cacheConnections(SHARED_REDIS);
+          return [...now.client].filter((id) => !connectedBefore.client.has(id)).length >= 2 && [...now.subscriber].filter((id) => !connectedBefore.subscriber.has(id)).length >= 2;
+        },
+        10_000,
+        50,
+      ),
       'both gateway processes connect to Redis',
     );
   });
@@ -92,10 +96,10 @@ describe('two gateway processes sharing the real Redis', { skip: shared.skip }, 
     await deleteKeys(SHARED_REDIS, keyPrefix);
   });
 
-  test('(a) a list fetched through process A is served by process B without asking B\'s upstream', async () => {
+  test("(a) a list fetched through process A is served by process B without asking B's upstream", async () => {
     const fromA = await post(`${a.url}/servers/syn/mcp`, request('tools/list'));
     assert.equal(fromA.status, 200, JSON.stringify(fromA.body));
-    assert.equal(fromA.body.result.ttlMs, 60_000, 'a fresh answer carries the upstream\'s ttlMs');
+    assert.equal(fromA.body.result.ttlMs, 60_000, "a fresh answer carries the upstream's ttlMs");
     await storedInRedis('syn');
     const fromB = await post(`${b.url}/servers/syn/mcp`, request('tools/list'));
     assert.equal(fromB.status, 200, JSON.stringify(fromB.body));
@@ -106,7 +110,7 @@ describe('two gateway processes sharing the real Redis', { skip: shared.skip }, 
     assert.equal(await listsServed(`${b.url}/servers/syn/mcp`), 0, "B's own synthetic upstream served no list");
   });
 
-  test('(b) add-tool through A reaches a subscriptions/listen client on B\'s /mcp', async () => {
+  test("(b) add-tool through A reaches a subscriptions/listen client on B's /mcp", async () => {
     // Fill the shared entry for the legacy list through A, and see B serve it (a hit: less than the full ttlMs).
     const fromA = await post(`${a.url}/servers/legacy/mcp`, request('tools/list'), asCaller);
     assert.equal(fromA.body.result.ttlMs, LEGACY_TTL_MS);
@@ -136,7 +140,7 @@ describe('two gateway processes sharing the real Redis', { skip: shared.skip }, 
     }
   });
 
-  test('(c) after the change, B\'s next list is a fresh fetch from its own child', async () => {
+  test("(c) after the change, B's next list is a fresh fetch from its own child", async () => {
     // B's legacy child is a separate process that never added a tool, so B cannot be expected to list
     // added-1. What the invalidation must guarantee is that B does not serve the dropped entry again. A hit
     // answers with the remaining freshness, ceil(expiresAt - now), which is below the configured 60000 once
@@ -167,7 +171,10 @@ describe('two gateway processes sharing the real Redis', { skip: shared.skip }, 
 
 // ---- 2. Redis killed under a running gateway -----------------------------------------------------------
 
-test('Redis killed mid-test: every request still succeeds quickly from memory and upstreams; the cache writes to Redis again after a restart', { skip: own.skip, timeout: 60_000 }, async () => {
+test('Redis killed mid-test: every request still succeeds quickly from memory and upstreams; the cache writes to Redis again after a restart', {
+  skip: own.skip,
+  timeout: 60_000,
+}, async () => {
   own.check();
   const port = await freePort();
   const url = `redis://127.0.0.1:${port}`;
@@ -196,7 +203,10 @@ test('Redis killed mid-test: every request still succeeds quickly from memory an
     await stopRedis(redis);
     const took: number[] = [];
     for (let i = 0; i < 50; i++) {
-      for (const [method, params] of [['tools/list', {}], ['tools/call', { name: 'syn__tool-1', arguments: { text: `n${i}` } }]] as const) {
+      for (const [method, params] of [
+        ['tools/list', {}],
+        ['tools/call', { name: 'syn__tool-1', arguments: { text: `n${i}` } }],
+      ] as const) {
         const started = performance.now();
         const answer = await post(mcp, request(method, params));
         took.push(performance.now() - started);
@@ -207,17 +217,21 @@ test('Redis killed mid-test: every request still succeeds quickly from memory an
       }
     }
     assert.ok(percentile(took, 0.9) < scaled(500), `with Redis down, the 90th percentile request took ${percentile(took, 0.9).toFixed(1)} ms`);
-    assert.ok(await listsServed(syn) <= 2, 'memory in front kept serving the list: at most one more upstream list');
+    assert.ok((await listsServed(syn)) <= 2, 'memory in front kept serving the list: at most one more upstream list');
 
     redis = await startRedis(port);
     // ioredis reconnects with backoff (at most 2 s apart); requests keep succeeding meanwhile.
     assert.ok(
-      await until(async () => {
-        const answer = await post(mcp, request('tools/list'));
-        assert.equal(answer.status, 200);
-        assert.ok('result' in answer.body, JSON.stringify(answer.body));
-        return bothConnected(await cacheConnections(url));
-      }, 10_000, 100),
+      await until(
+        async () => {
+          const answer = await post(mcp, request('tools/list'));
+          assert.equal(answer.status, 200);
+          assert.ok('result' in answer.body, JSON.stringify(answer.body));
+          return bothConnected(await cacheConnections(url));
+        },
+        10_000,
+        100,
+      ),
       'the gateway reconnects to the restarted Redis',
     );
     admin = await connect(url);
@@ -225,10 +239,14 @@ test('Redis killed mid-test: every request still succeeds quickly from memory an
     let probe = 0;
     const probeFetch = async () => ({ jsonrpc: '2.0' as const, id: 0, result: { tools: [], ttlMs: 60_000, cacheScope: 'public' } });
     assert.ok(
-      await until(async () => {
-        await gateway!.cache.get({ upstream: 'probe', method: 'tools/list', variant: String(probe++), context: '' }, 0, probeFetch);
-        return (await admin!.exists(`${keyPrefix}g:probe\u0000tools/list`)) === 1;
-      }, 10_000, 50),
+      await until(
+        async () => {
+          await gateway!.cache.get({ upstream: 'probe', method: 'tools/list', variant: String(probe++), context: '' }, 0, probeFetch);
+          return (await admin!.exists(`${keyPrefix}g:probe\u0000tools/list`)) === 1;
+        },
+        10_000,
+        50,
+      ),
       'no cache write reached the restarted Redis',
     );
     // The restarted Redis is empty (no persistence). A miss now — server/discover was never asked on this
@@ -292,7 +310,11 @@ describe('input_required answers are never cached', () => {
   const readLog = path.join(tmp, 'reads.jsonl');
   let gateway: RunningGateway;
   const reads = (uri: string): number =>
-    readFileSync(readLog, 'utf8').split('\n').filter(Boolean).map((line) => JSON.parse(line)).filter((r) => r.uri === uri).length;
+    readFileSync(readLog, 'utf8')
+      .split('\n')
+      .filter(Boolean)
+      .map((line) => JSON.parse(line))
+      .filter((r) => r.uri === uri).length;
   const read = (uri: string) => post(`${gateway.url}/servers/asks/mcp`, request('resources/read', { uri }));
 
   before(async () => {
@@ -334,17 +356,14 @@ describe('input_required answers are never cached', () => {
     assert.equal(reads(uri), 2);
   });
 
-  test(
-    "the complete answer fetched for such a joined caller is cached like any other",
-    async () => {
-      const uri = 'inline://joined-then-cached';
-      await Promise.all([read(uri), read(uri)]);
-      assert.equal(reads(uri), 2);
-      const later = await read(uri);
-      assert.equal(later.body.result.contents[0].text, 'read 2', 'served from the cache, not read 3 from the upstream');
-      assert.equal(reads(uri), 2, 'the complete answer was cached');
-    },
-  );
+  test('the complete answer fetched for such a joined caller is cached like any other', async () => {
+    const uri = 'inline://joined-then-cached';
+    await Promise.all([read(uri), read(uri)]);
+    assert.equal(reads(uri), 2);
+    const later = await read(uri);
+    assert.equal(later.body.result.contents[0].text, 'read 2', 'served from the cache, not read 3 from the upstream');
+    assert.equal(reads(uri), 2, 'the complete answer was cached');
+  });
 });
 
 // ---- helpers ---------------------------------------------------------------------------------------------
@@ -379,8 +398,6 @@ async function spawnGateway(configFile: string): Promise<GatewayProcess> {
   return { child, url, exited, stderr: () => stderr };
 }
 
-
-
 async function withTimeout<T>(promise: Promise<T>, ms: number, what: string): Promise<T> {
   let timer: NodeJS.Timeout | undefined;
   const timeout = new Promise<never>((_, reject) => (timer = setTimeout(() => reject(new Error(`timed out waiting for ${what}`)), ms)));
@@ -405,7 +422,12 @@ async function cacheConnections(url: string): Promise<{ client: Set<string>; sub
     redis = await connect(url);
     const list = String(await redis.client('LIST'));
     for (const line of list.split('\n')) {
-      const fields = Object.fromEntries(line.trim().split(' ').map((kv) => [kv.slice(0, kv.indexOf('=')), kv.slice(kv.indexOf('=') + 1)]));
+      const fields = Object.fromEntries(
+        line
+          .trim()
+          .split(' ')
+          .map((kv) => [kv.slice(0, kv.indexOf('=')), kv.slice(kv.indexOf('=') + 1)]),
+      );
       if (fields.name === 'mcp-gateway-cache') found.client.add(fields.id!);
       if (fields.name === 'mcp-gateway-cache-sub' && Number(fields.sub) >= 1) found.subscriber.add(fields.id!);
     }
@@ -432,7 +454,3 @@ async function deleteKeys(url: string, prefix: string): Promise<void> {
     await redis.quit();
   }
 }
-
-
-
-

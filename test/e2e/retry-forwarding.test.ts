@@ -55,7 +55,13 @@ describe('retry forwarding trusts replicas, not Redis', { skip: shared.skip }, (
   /** A retry whose (validly signed) requestState says another instance holds the call. */
   function retry() {
     const requestState = new RequestStateCodec(Buffer.from(SECRET), HOLDER).issue({
-      instance: HOLDER, upstream: 'x', call: 'c1', round: 1, caller: 'anyone', request: 'r', expiresAt: Date.now() + 60_000,
+      instance: HOLDER,
+      upstream: 'x',
+      call: 'c1',
+      round: 1,
+      caller: 'anyone',
+      request: 'r',
+      expiresAt: Date.now() + 60_000,
     });
     return request('tools/call', { name: 'x__ask', arguments: {}, requestState, inputResponses: {} });
   }

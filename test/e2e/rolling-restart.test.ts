@@ -109,7 +109,15 @@ describe('three replicas behind HAProxy on one Redis, under 16 callers', { skip:
         const late = await holdCall(replica.base, 'legacy2', `late ${i}`);
         const [before, sdkBefore, started] = [load.succeeded, sdk.state.calls, Date.now()];
         const stopping = replica.stop(); // SIGTERM; resolves when the process has exited
-        const draining = await until(async () => (await fetch(`${replica.base}/readyz`).then((r) => r.status, () => 0)) === 503, DRAIN_DELAY_MS, 10);
+        const draining = await until(
+          async () =>
+            (await fetch(`${replica.base}/readyz`).then(
+              (r) => r.status,
+              () => 0,
+            )) === 503,
+          DRAIN_DELAY_MS,
+          10,
+        );
         assert.ok(draining, 'the replica said it was draining');
         const during = await retryCall(cluster.front, early);
         assert.equal(textOf(during), JSON.stringify({ action: 'accept', content: { name: 'after the restart' } }), 'a retry during the drain delay reaches the held call');
@@ -121,7 +129,9 @@ describe('three replicas behind HAProxy on one Redis, under 16 callers', { skip:
         assert.ok(await until(async () => (await cluster.upCount()) === 3, 20_000, 100), `HAProxy did not take gateway${i + 1} (port ${port}) back:\n${cluster.haproxyLog()}`);
         progress.push(load.succeeded - before);
         assert.ok(await until(() => sdk.state.calls > sdkBefore, 10_000), `the 2025 client's calls go on after gateway${i + 1} restarted: ${sdk.state.failures.slice(0, 3)}`);
-        t.diagnostic(`gateway${i + 1}: drained and exited in ${stopped - started} ms, back in the pool ${Date.now() - stopped} ms later; ${load.succeeded - before} calls meanwhile`);
+        t.diagnostic(
+          `gateway${i + 1}: drained and exited in ${stopped - started} ms, back in the pool ${Date.now() - stopped} ms later; ${load.succeeded - before} calls meanwhile`,
+        );
       }
       // After the restarts: both long-lived streams are open again, on replicas that started since.
       assert.ok(await until(() => listen.state.open && sdk.gets.open === 1, 15_000), `listen ${JSON.stringify(listen.state)}, GETs ${JSON.stringify(sdk.gets)}`);
@@ -135,13 +145,18 @@ describe('three replicas behind HAProxy on one Redis, under 16 callers', { skip:
       await listen.stop();
       await sdk.stop();
     }
-    t.diagnostic(`${load.succeeded} calls answered, ${load.failures.length} failed; the 2025 client made ${sdk.state.calls} calls; GET streams opened ${sdk.gets.statuses.length} times, listen streams ${listen.state.opened}`);
+    t.diagnostic(
+      `${load.succeeded} calls answered, ${load.failures.length} failed; the 2025 client made ${sdk.state.calls} calls; GET streams opened ${sdk.gets.statuses.length} times, listen streams ${listen.state.opened}`,
+    );
     assert.deepEqual(load.failures.slice(0, 10), [], `${load.failures.length} of ${load.failures.length + load.succeeded} calls failed`);
     assert.deepEqual(sdk.state.failures, [], "the 2025 client's calls");
     for (const [i, calls] of progress.entries()) assert.ok(calls > 0, `calls went on while gateway${i + 1} restarted`);
     // Its first GET stream was on a replica that restarted: the SDK opened another, and every one was served.
     assert.ok(sdk.gets.statuses.length >= 2, `the SDK opened its GET stream again: ${sdk.gets.statuses}`);
-    assert.deepEqual(sdk.gets.statuses.filter((s) => s !== 200), []);
+    assert.deepEqual(
+      sdk.gets.statuses.filter((s) => s !== 200),
+      [],
+    );
     assert.ok(listen.state.opened >= 2, 'the listen client opened its stream again');
   });
 

@@ -72,7 +72,10 @@ function raw(method: string, pathname: string, headers: [string, string][], body
   return new Promise((resolve, reject) => {
     const req = http.request({ host: '127.0.0.1', port, method, path: pathname, headers: headers.flat(), setHost: false }, (res) => {
       let text = '';
-      res.setEncoding('utf8').on('data', (chunk) => (text += chunk)).on('end', () => resolve({ status: res.statusCode!, body: text ? JSON.parse(text) : undefined }));
+      res
+        .setEncoding('utf8')
+        .on('data', (chunk) => (text += chunk))
+        .on('end', () => resolve({ status: res.statusCode!, body: text ? JSON.parse(text) : undefined }));
     });
     req.on('error', reject);
     req.end(body);
@@ -112,13 +115,26 @@ describe('2. on loopback, a foreign Host gets 403 on every route', () => {
   test('operator pages, health, MCP endpoints and unknown paths refuse a rebinding Host', async () => {
     const foreign = ['127.evil.example', `127.evil.example:${port}`, 'attacker.example', 'localhost.evil.example'];
     for (const host of foreign) {
-      for (const [method, pathname] of [['GET', '/status.json'], ['GET', '/metrics'], ['GET', '/readyz'], ['GET', '/nothing']] as const) {
+      for (const [method, pathname] of [
+        ['GET', '/status.json'],
+        ['GET', '/metrics'],
+        ['GET', '/readyz'],
+        ['GET', '/nothing'],
+      ] as const) {
         const answer = await raw(method, pathname, [['host', host], ...Object.entries(bearer(ALICE))]);
         assert.equal(answer.status, 403, `${method} ${pathname} with Host ${host}`);
       }
       const body = request('tools/list');
       for (const pathname of ['/mcp', '/servers/everything/mcp']) {
-        const answer = await raw('POST', pathname, mcpHeaders(body, [['host', host], ['authorization', `Bearer ${ALICE}`]]), JSON.stringify(body));
+        const answer = await raw(
+          'POST',
+          pathname,
+          mcpHeaders(body, [
+            ['host', host],
+            ['authorization', `Bearer ${ALICE}`],
+          ]),
+          JSON.stringify(body),
+        );
         assert.equal(answer.status, 403, `POST ${pathname} with Host ${host}`);
         assert.match(answer.body.error.message, /listen\.allowedHosts/);
       }
@@ -128,7 +144,15 @@ describe('2. on loopback, a foreign Host gets 403 on every route', () => {
   test('control: loopback names and listen.allowedHosts are served', async () => {
     const body = request('tools/list');
     for (const host of [`127.0.0.1:${port}`, `localhost:${port}`, `[::1]:${port}`, `127.1.2.3:${port}`, 'gateway.test', `GATEWAY.test:${port}`]) {
-      const answer = await raw('POST', '/mcp', mcpHeaders(body, [['host', host], ['authorization', `Bearer ${ALICE}`]]), JSON.stringify(body));
+      const answer = await raw(
+        'POST',
+        '/mcp',
+        mcpHeaders(body, [
+          ['host', host],
+          ['authorization', `Bearer ${ALICE}`],
+        ]),
+        JSON.stringify(body),
+      );
       assert.equal(answer.status, 200, `Host ${host}: ${JSON.stringify(answer.body)}`);
     }
   });
@@ -210,7 +234,12 @@ describe('5. anonymous callers do not learn the server map', () => {
 // ---- 6. what a denied resources/read costs ----------------------------------------------------------------------
 
 describe('6. a denied resources/read takes the same path whether the URI exists or not', () => {
-  const listsReachingRec = () => (existsSync(recordFile) ? readFileSync(recordFile, 'utf8').split('\n').filter((l) => l.includes('"resources/list"')).length : 0);
+  const listsReachingRec = () =>
+    existsSync(recordFile)
+      ? readFileSync(recordFile, 'utf8')
+          .split('\n')
+          .filter((l) => l.includes('"resources/list"')).length
+      : 0;
 
   /** How many resource lists reached rec while `key` read `uri` on /mcp (refused either way). */
   async function listsCausedBy(key: string, uri: string): Promise<number> {
@@ -238,7 +267,8 @@ describe('6. a denied resources/read takes the same path whether the URI exists 
 // ---- extra: instructions on /mcp --------------------------------------------------------------------------------
 
 describe("server/discover carries an upstream's instructions only to callers who see all it offers", () => {
-  const discover = async (key: string, url = `${gateway.url}/mcp`) => (await post(url, request('server/discover'), { ...headersFor(request('server/discover')), ...bearer(key) })).body.result;
+  const discover = async (key: string, url = `${gateway.url}/mcp`) =>
+    (await post(url, request('server/discover'), { ...headersFor(request('server/discover')), ...bearer(key) })).body.result;
   test('carol (two tools of everything) gets no instructions, on /mcp nor on its endpoint', async () => {
     assert.equal((await discover(CAROL)).instructions, undefined);
     assert.equal((await discover(CAROL, `${gateway.url}/servers/everything/mcp`)).instructions, undefined);

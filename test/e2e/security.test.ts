@@ -62,7 +62,16 @@ async function assertNothingReached(before: Record<string, number>, what: string
 
 /** Asserts that `server` received a line containing `marker` since `before` (the control case). */
 async function assertReached(before: Record<string, number>, server: string, marker: string): Promise<void> {
-  assert.ok(await until(() => received(server).slice(before[server]).some((line) => line.includes(marker)), 5_000), `${server} received ${marker}`);
+  assert.ok(
+    await until(
+      () =>
+        received(server)
+          .slice(before[server])
+          .some((line) => line.includes(marker)),
+      5_000,
+    ),
+    `${server} received ${marker}`,
+  );
 }
 
 // ---- the gateway under test ----------------------------------------------------------------------------------
@@ -81,7 +90,13 @@ before(async () => {
     {
       pub: recording('pub'),
       priv: recording('priv'),
-      legacy: { command: process.execPath, args: ['--import', 'tsx', 'test/fixtures/recording-server.mjs', 'test/fixtures/legacy-server.ts'], cwd: ROOT, era: 'legacy', env: { RECORD_FILE: recordOf('legacy') } },
+      legacy: {
+        command: process.execPath,
+        args: ['--import', 'tsx', 'test/fixtures/recording-server.mjs', 'test/fixtures/legacy-server.ts'],
+        cwd: ROOT,
+        era: 'legacy',
+        env: { RECORD_FILE: recordOf('legacy') },
+      },
     },
     { allowedOrigins: [ALLOWED_ORIGIN] },
     {
@@ -168,7 +183,10 @@ describe('a disallowed Origin', () => {
       for (const url of [mcp, `${gateway.url}/servers/pub/mcp`]) {
         const name = url === mcp ? 'pub__echo' : 'echo';
         assertRefused(await send(url, call(name, { text: 'from a foreign page' }), { ...bearer(ALICE), origin }), 403, -32600, /Origin .* is not allowed/);
-        const preflight = await fetch(url, { method: 'OPTIONS', headers: { origin, 'access-control-request-method': 'POST', 'access-control-request-headers': 'authorization, content-type' } });
+        const preflight = await fetch(url, {
+          method: 'OPTIONS',
+          headers: { origin, 'access-control-request-method': 'POST', 'access-control-request-headers': 'authorization, content-type' },
+        });
         assert.equal(preflight.status, 403);
         assert.equal(preflight.headers.get('access-control-allow-origin'), null);
         await preflight.body?.cancel();
@@ -241,19 +259,28 @@ describe('forged JWTs', () => {
     ['signed by another key under the same kid', () => sign(claims(), stranger.privateKey)],
     ['signed by another key under an unknown kid', () => sign(claims(), stranger.privateKey, { alg: 'RS256', kid: 'k2' })],
     ['alg none, no signature', async () => `${segment({ alg: 'none', typ: 'JWT' })}.${segment(claims())}.`],
-    ['alg none, with the genuine signature attached', async () => {
-      const genuine = await sign(claims());
-      return `${segment({ alg: 'none', kid: 'k1' })}.${genuine.split('.')[1]}.${genuine.split('.')[2]}`;
-    }],
-    ['HS256 keyed with the public key (algorithm confusion)', async () => {
-      const pem = signing.publicKey.export({ format: 'pem', type: 'spki' }).toString();
-      const input = `${segment({ alg: 'HS256', kid: 'k1', typ: 'JWT' })}.${segment(claims())}`;
-      return `${input}.${createHmac('sha256', pem).update(input).digest('base64url')}`;
-    }],
-    ['the claims changed after signing (another subject, more groups)', async () => {
-      const genuine = (await sign({ ...claims(), sub: 'eve', groups: [] })).split('.');
-      return `${genuine[0]}.${segment({ ...claims(), sub: 'alice', groups: ['full', 'admin'] })}.${genuine[2]}`;
-    }],
+    [
+      'alg none, with the genuine signature attached',
+      async () => {
+        const genuine = await sign(claims());
+        return `${segment({ alg: 'none', kid: 'k1' })}.${genuine.split('.')[1]}.${genuine.split('.')[2]}`;
+      },
+    ],
+    [
+      'HS256 keyed with the public key (algorithm confusion)',
+      async () => {
+        const pem = signing.publicKey.export({ format: 'pem', type: 'spki' }).toString();
+        const input = `${segment({ alg: 'HS256', kid: 'k1', typ: 'JWT' })}.${segment(claims())}`;
+        return `${input}.${createHmac('sha256', pem).update(input).digest('base64url')}`;
+      },
+    ],
+    [
+      'the claims changed after signing (another subject, more groups)',
+      async () => {
+        const genuine = (await sign({ ...claims(), sub: 'eve', groups: [] })).split('.');
+        return `${genuine[0]}.${segment({ ...claims(), sub: 'alice', groups: ['full', 'admin'] })}.${genuine[2]}`;
+      },
+    ],
     ['the signature cut off', async () => (await sign(claims())).split('.').slice(0, 2).join('.') + '.'],
     ['expired', () => sign({ ...claims(), iat: now() - 7200, exp: now() - 3600 })],
     ['issued for another audience', () => sign({ ...claims(), aud: 'https://other.test/' })],
@@ -349,7 +376,10 @@ describe('/mcp cursors', () => {
     const cursor: string = page.body.result.nextCursor;
     assert.equal(typeof cursor, 'string');
     const positions = JSON.parse(Buffer.from(cursor.split('.')[0]!, 'base64url').toString('utf8'));
-    assert.ok(positions.some(([server]: [string]) => server === 'priv'), `the cursor names priv: ${JSON.stringify(positions)}`);
+    assert.ok(
+      positions.some(([server]: [string]) => server === 'priv'),
+      `the cursor names priv: ${JSON.stringify(positions)}`,
+    );
     return { cursor, positions };
   }
   const encode = (positions: unknown) => Buffer.from(JSON.stringify(positions)).toString('base64url');
@@ -361,7 +391,10 @@ describe('/mcp cursors', () => {
     const before = snapshot();
     const next = await send(mcp, list('tools/list', cursor), bearer(ALICE));
     assert.equal(next.status, 200);
-    assert.ok(namesIn(next).some((n) => n.startsWith('priv__')), JSON.stringify(namesIn(next)));
+    assert.ok(
+      namesIn(next).some((n) => n.startsWith('priv__')),
+      JSON.stringify(namesIn(next)),
+    );
     await assertReached(before, 'priv', '"cursor":"2"');
   });
 
@@ -398,21 +431,18 @@ describe('/mcp cursors', () => {
     }
   });
 
-  test(
-    'a MAC whose last character is changed in the bits base64url decoding drops: -32602',
-    async () => {
-      const { cursor } = await alicesCursor();
-      const [payload, signature] = cursor.split('.') as [string, string];
-      const last = signature.at(-1)!;
-      // Same top two bits, other low four bits: an equal decoded byte string, a different MAC text.
-      const alphabet = 'ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789-_';
-      const twin = alphabet[(alphabet.indexOf(last) & 0b110000) | ((alphabet.indexOf(last) + 1) & 0b001111)]!;
-      const before = snapshot();
-      const answer = await send(mcp, list('tools/list', `${payload}.${signature.slice(0, -1)}${twin}`), bearer(ALICE));
-      assert.equal(answer.body?.error?.code, -32602, JSON.stringify(answer.body).slice(0, 300));
-      await assertNothingReached(before, 'a cursor with another MAC spelling');
-    },
-  );
+  test('a MAC whose last character is changed in the bits base64url decoding drops: -32602', async () => {
+    const { cursor } = await alicesCursor();
+    const [payload, signature] = cursor.split('.') as [string, string];
+    const last = signature.at(-1)!;
+    // Same top two bits, other low four bits: an equal decoded byte string, a different MAC text.
+    const alphabet = 'ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789-_';
+    const twin = alphabet[(alphabet.indexOf(last) & 0b110000) | ((alphabet.indexOf(last) + 1) & 0b001111)]!;
+    const before = snapshot();
+    const answer = await send(mcp, list('tools/list', `${payload}.${signature.slice(0, -1)}${twin}`), bearer(ALICE));
+    assert.equal(answer.body?.error?.code, -32602, JSON.stringify(answer.body).slice(0, 300));
+    await assertNothingReached(before, 'a cursor with another MAC spelling');
+  });
 
   test("bob (pub and legacy only) following alice's cursor gets nothing of priv, and priv hears nothing", async () => {
     const { cursor } = await alicesCursor();
@@ -420,7 +450,11 @@ describe('/mcp cursors', () => {
     const answer = await send(mcp, list('tools/list', cursor), bearer(BOB));
     assert.equal(answer.status, 200, JSON.stringify(answer.body));
     if ('result' in answer.body) {
-      assert.deepEqual(namesIn(answer).filter((n) => !n.startsWith('pub__')), [], 'only pub items on the page');
+      assert.deepEqual(
+        namesIn(answer).filter((n) => !n.startsWith('pub__')),
+        [],
+        'only pub items on the page',
+      );
       assert.deepEqual(schemaProblems('tools/list', answer.body), []);
       if (typeof answer.body.result.nextCursor === 'string') {
         const positions = JSON.parse(Buffer.from(answer.body.result.nextCursor.split('.')[0], 'base64url').toString('utf8'));
@@ -433,7 +467,10 @@ describe('/mcp cursors', () => {
     assert.deepEqual(received('priv').slice(before.priv), [], 'priv received something');
     // Nor is priv's page served to bob from what alice's request cached.
     const again = await send(mcp, list('tools/list', cursor), bearer(BOB));
-    assert.deepEqual(namesIn(again).filter((n) => n.startsWith('priv__')), []);
+    assert.deepEqual(
+      namesIn(again).filter((n) => n.startsWith('priv__')),
+      [],
+    );
   });
 
   test('bob cannot reach priv through its own endpoint either: 404 like an unknown server, and priv hears nothing', async () => {

@@ -30,8 +30,24 @@ function readTraffic(page: Page, server: string): Promise<ChartRow | null> {
     const box = line?.getBoundingClientRect();
     return {
       cells,
-      latency: line && box ? { points: Number(line.getAttribute('data-points')), path: line.querySelector('path')?.getAttribute('d') ?? '', dots: line.querySelectorAll('circle').length, width: box.width, height: box.height } : null,
-      errors: bars ? { points: Number(bars.getAttribute('data-points')), errors: Number(bars.getAttribute('data-errors')), red: bars.querySelectorAll('rect.bad').length, grey: bars.querySelectorAll('rect.ok').length } : null,
+      latency:
+        line && box
+          ? {
+              points: Number(line.getAttribute('data-points')),
+              path: line.querySelector('path')?.getAttribute('d') ?? '',
+              dots: line.querySelectorAll('circle').length,
+              width: box.width,
+              height: box.height,
+            }
+          : null,
+      errors: bars
+        ? {
+            points: Number(bars.getAttribute('data-points')),
+            errors: Number(bars.getAttribute('data-errors')),
+            red: bars.querySelectorAll('rect.bad').length,
+            grey: bars.querySelectorAll('rect.ok').length,
+          }
+        : null,
     };
   }, server);
 }
@@ -51,7 +67,7 @@ describe('the status page traffic charts in headless Chromium', { skip: browserN
     await gateway?.close();
   });
 
-  test('calls and errors the test makes show on that server\'s charts, refreshed in place', { timeout: 90_000 }, async () => {
+  test("calls and errors the test makes show on that server's charts, refreshed in place", { timeout: 90_000 }, async () => {
     const gw = gateway!;
     const context = await browser!.newContext();
     const page = await context.newPage();
@@ -73,7 +89,8 @@ describe('the status page traffic charts in headless Chromium', { skip: browserN
 
       // Eight calls to alpha: six answered, two refused by the server (a tool it does not have).
       const alpha = `${gw.url}/servers/alpha/mcp`;
-      for (let i = 0; i < 6; i++) assert.equal((await post(alpha, request('tools/call', { name: 'echo', arguments: { text: `n${i}` } }))).body?.result?.content?.[0]?.text, `n${i}`);
+      for (let i = 0; i < 6; i++)
+        assert.equal((await post(alpha, request('tools/call', { name: 'echo', arguments: { text: `n${i}` } }))).body?.result?.content?.[0]?.text, `n${i}`);
       for (let i = 0; i < 2; i++) assert.ok((await post(alpha, request('tools/call', { name: 'missing', arguments: {} }))).body?.error);
 
       const shown = await until(async () => Number((await readTraffic(page, 'alpha'))?.cells.calls) >= before + 8, 10_000, 100);

@@ -135,7 +135,9 @@ describe('the status page in headless Chromium', { skip: browserNeed.skip }, () 
         new MutationObserver(() => {
           // (no named inner functions: tsx would wrap them in a __name helper the page does not have)
           const row = document.querySelector('#upstreams tr[data-upstream="alpha"]');
-          const cells: Record<string, string | null> = Object.fromEntries([...(row?.querySelectorAll('td[data-field]') ?? [])].map((td) => [td.getAttribute('data-field')!, td.textContent]));
+          const cells: Record<string, string | null> = Object.fromEntries(
+            [...(row?.querySelectorAll('td[data-field]') ?? [])].map((td) => [td.getAttribute('data-field')!, td.textContent]),
+          );
           seen.push({ state: cells.state ?? null, restarts: cells.restarts ?? null, lastError: cells.lastError ?? null });
         }).observe(document.getElementById('upstreams')!, { childList: true, subtree: true, characterData: true });
       });
@@ -145,11 +147,15 @@ describe('the status page in headless Chromium', { skip: browserNeed.skip }, () 
       const restarted = await until(async () => (await readRow(page, 'alpha'))?.restarts === '1', 15_000, 100);
       assert.ok(restarted, `alpha's restarts on the page: ${JSON.stringify(await readRow(page, 'alpha'))}; gateway: ${JSON.stringify(gw.upstreams.get('alpha')!.status())}`);
       // Back to ready, with the last error the gateway holds now (the supervisor clears it on a restart).
-      const settled = await until(async () => {
-        const row = await readRow(page, 'alpha');
-        const truth = gw.upstreams.get('alpha')!.status();
-        return row?.state === 'ready' && truth.state === 'ready' && row.lastError === (truth.lastError || DASH);
-      }, 15_000, 100);
+      const settled = await until(
+        async () => {
+          const row = await readRow(page, 'alpha');
+          const truth = gw.upstreams.get('alpha')!.status();
+          return row?.state === 'ready' && truth.state === 'ready' && row.lastError === (truth.lastError || DASH);
+        },
+        15_000,
+        100,
+      );
       assert.ok(settled, `alpha on the page: ${JSON.stringify(await readRow(page, 'alpha'))}; gateway: ${JSON.stringify(gw.upstreams.get('alpha')!.status())}`);
       const beta = await readRow(page, 'beta');
       assert.equal(beta?.state, 'ready');
@@ -168,7 +174,10 @@ describe('the status page in headless Chromium', { skip: browserNeed.skip }, () 
       assert.equal(navigations, 0, 'the page navigated');
       const elsewhere = requested.filter((url) => !url.startsWith(`${gw.url}/`));
       assert.deepEqual(elsewhere, [], 'requests beyond the gateway');
-      assert.ok(requested.some((url) => url === `${gw.url}/status.json`), 'the page fetched status.json');
+      assert.ok(
+        requested.some((url) => url === `${gw.url}/status.json`),
+        'the page fetched status.json',
+      );
       assert.deepEqual(problems, [], 'errors in the page (CSP violations included)');
     } finally {
       await context.close();

@@ -14,7 +14,12 @@ const cancelLog = path.join(tempDir('mcp-gw-'), 'cancel.log');
 const cancelled = () => (existsSync(cancelLog) ? readFileSync(cancelLog, 'utf8') : '');
 const callLog = path.join(path.dirname(cancelLog), 'calls.log');
 /** Slow calls that have begun in a child, so a test can act once one is in flight there. */
-const slowStarted = () => (existsSync(callLog) ? readFileSync(callLog, 'utf8').split('\n').filter((l) => l.startsWith('STARTED slow')).length : 0);
+const slowStarted = () =>
+  existsSync(callLog)
+    ? readFileSync(callLog, 'utf8')
+        .split('\n')
+        .filter((l) => l.startsWith('STARTED slow')).length
+    : 0;
 const textOf = (answer: { body: any }) => answer.body.result?.content?.[0]?.text;
 
 describe('a shared modern child', () => {
@@ -146,7 +151,9 @@ describe('eras', () => {
     const body = request('tools/call', { name: 'slow', arguments: { ms: 60_000 } });
     const controller = new AbortController();
     const begun = slowStarted();
-    const pending = fetch(`${gateway.url}/servers/legacy/mcp`, { method: 'POST', headers: headersFor(body), body: JSON.stringify(body), signal: controller.signal }).catch(() => undefined);
+    const pending = fetch(`${gateway.url}/servers/legacy/mcp`, { method: 'POST', headers: headersFor(body), body: JSON.stringify(body), signal: controller.signal }).catch(
+      () => undefined,
+    );
     assert.ok(await until(() => slowStarted() > begun, 10_000), 'the slow call never reached the child');
     controller.abort();
     await pending;
@@ -188,9 +195,22 @@ describe('shutdown', () => {
       },
     });
     const pid = Number(textOf(await post(`${gateway.url}/servers/family/mcp`, request('tools/call', { name: 'pid', arguments: {} }))));
-    const group = () => execFileSync('ps', ['-o', 'pid=', '-g', String(pid)], { encoding: 'utf8' }).trim().split(/\s+/).filter(Boolean);
+    const group = () =>
+      execFileSync('ps', ['-o', 'pid=', '-g', String(pid)], { encoding: 'utf8' })
+        .trim()
+        .split(/\s+/)
+        .filter(Boolean);
     assert.ok(group().length >= 2, 'the child and its sleeping grandchild share a process group');
     await gateway.close();
-    assert.ok(await until(() => { try { return group().length === 0; } catch { return true; } }, 3000), 'no process of the group is left');
+    assert.ok(
+      await until(() => {
+        try {
+          return group().length === 0;
+        } catch {
+          return true;
+        }
+      }, 3000),
+      'no process of the group is left',
+    );
   });
 });

@@ -28,7 +28,10 @@ function spansOf(receiver: OtlpReceiver, traceId: string): ReceivedSpan[] {
 
 /** What the stdio server received for the request with this JSON-RPC method and tool name. */
 function recordedCall(file: string, name: string): any {
-  const lines = readFileSync(file, 'utf8').trim().split('\n').map((l) => JSON.parse(l));
+  const lines = readFileSync(file, 'utf8')
+    .trim()
+    .split('\n')
+    .map((l) => JSON.parse(l));
   return lines.find((m) => m.method === 'tools/call' && m.params?.name === name);
 }
 
@@ -53,7 +56,11 @@ describe('tracing over OTLP/HTTP JSON', () => {
     gateway = await startTestGateway(
       { rec: recording(recordFile), web: { url: web.url } },
       {},
-      { telemetry: { serviceName: 'gateway-under-test', traces: { endpoint: receiver.url, protocol: 'http/json', sampler: 'always_on' } }, auth: { apiKeys: [{ key: KEY, principal: 'tester' }] }, audit: { destination: auditFile } },
+      {
+        telemetry: { serviceName: 'gateway-under-test', traces: { endpoint: receiver.url, protocol: 'http/json', sampler: 'always_on' } },
+        auth: { apiKeys: [{ key: KEY, principal: 'tester' }] },
+        audit: { destination: auditFile },
+      },
     );
     const call = (server: string, body: ReturnType<typeof request>, extra: Record<string, string> = {}) =>
       post(`${gateway.url}/servers/${server}/mcp`, body, { ...headersFor(body), authorization: `Bearer ${KEY}`, ...extra });
@@ -83,7 +90,10 @@ describe('tracing over OTLP/HTTP JSON', () => {
 
   it('exports as JSON, under the configured service name', () => {
     assert.ok(receiver.contentTypes.length > 0);
-    assert.ok(receiver.contentTypes.every((t) => t.startsWith('application/json')), receiver.contentTypes.join());
+    assert.ok(
+      receiver.contentTypes.every((t) => t.startsWith('application/json')),
+      receiver.contentTypes.join(),
+    );
     assert.equal(receiver.spans[0]!.resource['service.name'], 'gateway-under-test');
   });
 
@@ -134,7 +144,10 @@ describe('tracing over OTLP/HTTP JSON', () => {
     const client = spansOf(receiver, WEB_TRACE).find((s) => s.kind === CLIENT)!;
     assert.equal(client.attributes['network.transport'], 'tcp');
     const sent = web.requests.filter((h) => h['mcp-method'] === 'tools/call');
-    assert.ok(sent.some((h) => h.traceparent === traceparent(WEB_TRACE, client.spanId)), JSON.stringify(sent.map((h) => h.traceparent)));
+    assert.ok(
+      sent.some((h) => h.traceparent === traceparent(WEB_TRACE, client.spanId)),
+      JSON.stringify(sent.map((h) => h.traceparent)),
+    );
   });
 
   it('marks both spans when the upstream answers with an error', () => {
@@ -154,7 +167,10 @@ describe('tracing over OTLP/HTTP JSON', () => {
   });
 
   it('puts trace_id and span_id on audit lines', () => {
-    const lines = readFileSync(auditFile, 'utf8').trim().split('\n').map((l) => JSON.parse(l));
+    const lines = readFileSync(auditFile, 'utf8')
+      .trim()
+      .split('\n')
+      .map((l) => JSON.parse(l));
     const line = lines.find((l) => l.trace_id === HEADER_TRACE);
     assert.ok(line, JSON.stringify(lines));
     assert.equal(line.span_id, spansOf(receiver, HEADER_TRACE).find((s) => s.kind === SERVER)!.spanId);
@@ -166,7 +182,11 @@ describe('tracing over OTLP/HTTP protobuf', () => {
     const receiver = await startOtlpReceiver();
     const dir = tempDir('mcp-gateway-tracing-pb-');
     const recordFile = path.join(dir, 'received.jsonl');
-    const gateway = await startTestGateway({ rec: recording(recordFile) }, {}, { telemetry: { traces: { tracesEndpoint: `${receiver.url}/v1/traces`, protocol: 'http/protobuf' } } });
+    const gateway = await startTestGateway(
+      { rec: recording(recordFile) },
+      {},
+      { telemetry: { traces: { tracesEndpoint: `${receiver.url}/v1/traces`, protocol: 'http/protobuf' } } },
+    );
     try {
       const trace = hex(32, '9a8b');
       const body = request('tools/call', { name: 'echo', arguments: { text: 'pb' } }, 7);
@@ -175,7 +195,10 @@ describe('tracing over OTLP/HTTP protobuf', () => {
       await gateway.close();
       await receiver.close();
     }
-    assert.ok(receiver.contentTypes.every((t) => t === 'application/x-protobuf'), receiver.contentTypes.join());
+    assert.ok(
+      receiver.contentTypes.every((t) => t === 'application/x-protobuf'),
+      receiver.contentTypes.join(),
+    );
     const spans = spansOf(receiver, hex(32, '9a8b'));
     const server = spans.find((s) => s.kind === SERVER)!;
     const client = spans.find((s) => s.kind === CLIENT)!;

@@ -45,8 +45,21 @@ export const SCENARIOS: Scenario[] = [
   { name: 'resources/read', method: 'resources/read', params: { uri: 'fixture://hello' } },
   { name: 'resources/read of an unknown URI', method: 'resources/read', params: { uri: 'fixture://nope' } },
   { name: 'a method the server does not serve', method: 'completion/complete', params: { ref: { type: 'ref/prompt', name: 'greet' }, argument: { name: 'name', value: 'A' } } },
-  { name: 'a supported header, another _meta version', method: 'tools/list', params: { _meta: meta({ 'io.modelcontextprotocol/protocolVersion': '2099-01-01' }) }, httpOnly: true, edge: true },
-  { name: 'an unsupported version', method: 'tools/list', params: { _meta: meta({ 'io.modelcontextprotocol/protocolVersion': '2099-01-01' }) }, headers: { 'mcp-protocol-version': '2099-01-01' }, httpOnly: true, edge: true },
+  {
+    name: 'a supported header, another _meta version',
+    method: 'tools/list',
+    params: { _meta: meta({ 'io.modelcontextprotocol/protocolVersion': '2099-01-01' }) },
+    httpOnly: true,
+    edge: true,
+  },
+  {
+    name: 'an unsupported version',
+    method: 'tools/list',
+    params: { _meta: meta({ 'io.modelcontextprotocol/protocolVersion': '2099-01-01' }) },
+    headers: { 'mcp-protocol-version': '2099-01-01' },
+    httpOnly: true,
+    edge: true,
+  },
   { name: 'no clientCapabilities', method: 'tools/list', params: { _meta: { 'io.modelcontextprotocol/protocolVersion': VERSION } }, httpOnly: true, edge: true },
   { name: 'an unknown method', method: 'foo/bar', params: {}, edge: true },
 ];
@@ -70,7 +83,12 @@ export async function askHttp(url: string, scenario: Scenario, body: { method: s
   const text = await response.text();
   const sse = (response.headers.get('content-type') ?? '').startsWith('text/event-stream');
   const messages = sse
-    ? text.split('\n\n').flatMap((event) => event.split('\n').filter((l) => l.startsWith('data: ')).map((l) => l.slice(6)))
+    ? text.split('\n\n').flatMap((event) =>
+        event
+          .split('\n')
+          .filter((l) => l.startsWith('data: '))
+          .map((l) => l.slice(6)),
+      )
     : text.split('\n').filter((line) => line.trim() !== '');
   return { status: response.status, messages };
 }

@@ -106,15 +106,15 @@ describe('log messages: directly and through the gateway', () => {
     assert.match(response.error.message, /logLevel/);
   });
 
-  test('a 2025 server over stdio: two callers in flight at once never see each other\'s log messages', async () => {
+  test("a 2025 server over stdio: two callers in flight at once never see each other's log messages", async () => {
     const url = `${gateway.url}/servers/legacy/mcp`;
-    const [loud, quiet] = await Promise.all([
-      callLog(url, 'log', 'loud', { [LOG_LEVEL]: 'debug' }),
-      callLog(url, 'log', 'quiet', { progressToken: 'q' }),
-    ]);
+    const [loud, quiet] = await Promise.all([callLog(url, 'log', 'loud', { [LOG_LEVEL]: 'debug' }), callLog(url, 'log', 'quiet', { progressToken: 'q' })]);
     assert.deepEqual(quiet.logs, []);
     // With two calls in flight stdio cannot say whose a message is: the loud caller gets its own or none.
-    assert.ok(loud.logs.every((log) => log.data.startsWith('loud ')), JSON.stringify(loud.logs));
+    assert.ok(
+      loud.logs.every((log) => log.data.startsWith('loud ')),
+      JSON.stringify(loud.logs),
+    );
   });
 
   test('server/discover offers logging where the upstream does: per server as it says, on /mcp when any does', async () => {
@@ -133,7 +133,7 @@ describe('log messages: directly and through the gateway', () => {
   });
 });
 
-describe('log messages from a 2025 server over HTTP (its level is its session\'s)', () => {
+describe("log messages from a 2025 server over HTTP (its level is its session's)", () => {
   let server: LegacyHttpServer;
   let gateway: RunningGateway;
   before(async () => {
@@ -159,7 +159,11 @@ describe('log messages from a 2025 server over HTTP (its level is its session\'s
     for (const [i, { meta, seen, sent }] of cases.entries()) {
       server.logged.length = 0;
       const { logs } = await callLog(i % 2 ? url : `${gateway.url}/mcp`, i % 2 ? 'log' : 'remote__log', `t${i}`, meta);
-      assert.deepEqual(logs, seen.map((level) => ({ level, data: `t${i} ${level}` })), `case ${i}: ${JSON.stringify(meta)}`);
+      assert.deepEqual(
+        logs,
+        seen.map((level) => ({ level, data: `t${i} ${level}` })),
+        `case ${i}: ${JSON.stringify(meta)}`,
+      );
       assert.deepEqual(server.logged, sent, `case ${i}: the session's level`);
     }
   });

@@ -33,12 +33,15 @@ function listening(server: Server): Promise<string> {
 async function sdkServer(): Promise<ChangingServer> {
   let version = 0;
   let listens = 0;
-  const handler = createMcpHandler(() => {
-    const server = new McpServer({ name: 'changing-sdk', version: '1.0.0' });
-    server.registerTool(`tool-${version}`, { description: 'Renamed on every change' }, async () => ({ content: [] }));
-    server.registerPrompt(`prompt-${version}`, { description: 'Renamed on every change' }, () => ({ messages: [] }));
-    return server;
-  }, { legacy: 'reject' });
+  const handler = createMcpHandler(
+    () => {
+      const server = new McpServer({ name: 'changing-sdk', version: '1.0.0' });
+      server.registerTool(`tool-${version}`, { description: 'Renamed on every change' }, async () => ({ content: [] }));
+      server.registerPrompt(`prompt-${version}`, { description: 'Renamed on every change' }, () => ({ messages: [] }));
+      return server;
+    },
+    { legacy: 'reject' },
+  );
   const server = await new Promise<Server>((resolve) => {
     const fetch = (request: Request): Promise<Response> => {
       if (request.headers.get('mcp-method') === 'subscriptions/listen') listens++;
@@ -74,19 +77,32 @@ async function lineServer(): Promise<ChangingServer> {
         const prompts = params.notifications?.promptsListChanged === true;
         res.writeHead(200, { 'content-type': 'application/json' });
         const honoured = { ...(tools && { toolsListChanged: true }), ...(prompts && { promptsListChanged: true }) };
-        res.write(JSON.stringify({ jsonrpc: '2.0', method: 'notifications/subscriptions/acknowledged', params: { notifications: honoured, _meta: { 'io.modelcontextprotocol/subscriptionId': id } } }) + '\n');
+        res.write(
+          JSON.stringify({
+            jsonrpc: '2.0',
+            method: 'notifications/subscriptions/acknowledged',
+            params: { notifications: honoured, _meta: { 'io.modelcontextprotocol/subscriptionId': id } },
+          }) + '\n',
+        );
         const stream = { res, id, tools, prompts };
         streams.add(stream);
         res.on('close', () => streams.delete(stream));
         return;
       }
-      const result = method === 'server/discover'
-        ? { supportedVersions: ['2026-07-28'], capabilities: { tools: { listChanged: true }, prompts: { listChanged: true } }, ttlMs: 0, cacheScope: 'public' }
-        : method === 'tools/list' ? { tools: [], ttlMs: 0, cacheScope: 'public' }
-        : method === 'prompts/list' ? { prompts: [], ttlMs: 0, cacheScope: 'public' }
-        : undefined;
+      const result =
+        method === 'server/discover'
+          ? { supportedVersions: ['2026-07-28'], capabilities: { tools: { listChanged: true }, prompts: { listChanged: true } }, ttlMs: 0, cacheScope: 'public' }
+          : method === 'tools/list'
+            ? { tools: [], ttlMs: 0, cacheScope: 'public' }
+            : method === 'prompts/list'
+              ? { prompts: [], ttlMs: 0, cacheScope: 'public' }
+              : undefined;
       res.writeHead(200, { 'content-type': 'application/json' });
-      res.end(JSON.stringify(result ? { jsonrpc: '2.0', id, result: { resultType: 'complete', ...result } } : { jsonrpc: '2.0', id, error: { code: -32601, message: `Method not found: ${method}` } }));
+      res.end(
+        JSON.stringify(
+          result ? { jsonrpc: '2.0', id, result: { resultType: 'complete', ...result } } : { jsonrpc: '2.0', id, error: { code: -32601, message: `Method not found: ${method}` } },
+        ),
+      );
     });
   });
   const url = await listening(server);
@@ -158,7 +174,10 @@ async function hearChange(url: string, server: ChangingServer, kind: (typeof CHA
   }
 }
 
-for (const [label, start] of [['an SDK v2 server (SSE listen stream)', sdkServer], ['a server writing its listen stream as JSON lines', lineServer]] as const) {
+for (const [label, start] of [
+  ['an SDK v2 server (SSE listen stream)', sdkServer],
+  ['a server writing its listen stream as JSON lines', lineServer],
+] as const) {
   describe(`list changes from ${label}, configured as a remote url: upstream`, () => {
     let server: ChangingServer;
     let gateway: RunningGateway;
@@ -185,7 +204,10 @@ for (const [label, start] of [['an SDK v2 server (SSE listen stream)', sdkServer
           assert.deepEqual(ack.params.notifications, { [kind.flag]: true });
           const change = rest.find((m) => m.method === kind.method);
           assert.equal(change.params._meta['io.modelcontextprotocol/subscriptionId'], through.listen.id);
-          assert.ok(rest.every((m) => m.method === kind.method), `only what was asked for: ${JSON.stringify(rest)}`);
+          assert.ok(
+            rest.every((m) => m.method === kind.method),
+            `only what was asked for: ${JSON.stringify(rest)}`,
+          );
           for (const message of through.listen.messages) assert.deepEqual(schemaProblems('', message), []);
         }
       });
@@ -193,7 +215,7 @@ for (const [label, start] of [['an SDK v2 server (SSE listen stream)', sdkServer
   });
 }
 
-describe('list changes from a remote 2025 upstream (its session\'s GET stream), unchanged', () => {
+describe("list changes from a remote 2025 upstream (its session's GET stream), unchanged", () => {
   let server: LegacyHttpServer;
   let gateway: RunningGateway;
   before(async () => {

@@ -35,12 +35,25 @@ test('NameRoutes: a second owner for one name is reported, the first kept; forge
 test('CursorCodec: round trip; bound to its method, its key and the configured servers', () => {
   const servers = new Set(['a', 'b', 'c']);
   const codec = new CursorCodec('a secret of sixteen+');
-  const cursor = codec.encode('tools/list', [['a', 'abc'], ['c', null]]);
-  assert.deepEqual(codec.decode('tools/list', cursor, servers), [['a', 'abc'], ['c', null]]);
+  const cursor = codec.encode('tools/list', [
+    ['a', 'abc'],
+    ['c', null],
+  ]);
+  assert.deepEqual(codec.decode('tools/list', cursor, servers), [
+    ['a', 'abc'],
+    ['c', null],
+  ]);
   assert.equal(codec.decode('prompts/list', cursor, servers), undefined);
   assert.equal(codec.decode('tools/list', cursor, new Set(['a', 'b'])), undefined, 'a server no longer configured');
   assert.equal(new CursorCodec('another secret 1234').decode('tools/list', cursor, servers), undefined);
-  assert.deepEqual(new CursorCodec('a secret of sixteen+').decode('tools/list', cursor, new Set(['c', 'a'])), [['a', 'abc'], ['c', null]], 'replicas sharing a secret, servers in another order');
+  assert.deepEqual(
+    new CursorCodec('a secret of sixteen+').decode('tools/list', cursor, new Set(['c', 'a'])),
+    [
+      ['a', 'abc'],
+      ['c', null],
+    ],
+    'replicas sharing a secret, servers in another order',
+  );
   for (const bad of ['', '.', 'x.y', `${cursor}x`]) assert.equal(codec.decode('tools/list', bad, servers), undefined, bad);
 });
 

@@ -67,7 +67,7 @@ describe('PolicySet and Grant', () => {
     assert.equal(allowed(supportOnly, 'tools', 'a', 'a__slow'), false);
   });
 
-  test('a deny in any of a principal\'s policies wins over every allow', () => {
+  test("a deny in any of a principal's policies wins over every allow", () => {
     const set = compile(
       policy('wide', { allow: { servers: ['a', 'b'], resources: ['**'] } }),
       policy('narrow', { principals: { groups: ['contractors'] }, deny: { tools: ['*__crash'] } }),
@@ -189,11 +189,23 @@ describe('PolicySet and Grant', () => {
     assert.equal(listed.reaches('b'), false);
     // Name globs without servers reach the servers whose names (<server>__…) they could match.
     const globs = grantOf(policy('p', { allow: { prompts: ['a__*', 'cr*'] } }));
-    assert.deepEqual([...SERVERS].filter((server) => globs.reaches(server)), ['a', 'crm']);
-    assert.deepEqual([...SERVERS].filter((server) => grantOf(policy('p', { allow: { tools: ['*'] } })).reaches(server)), [...SERVERS]);
-    assert.deepEqual([...SERVERS].filter((server) => grantOf(policy('p', { allow: { prompts: ['x'] } })).reaches(server)), []);
+    assert.deepEqual(
+      [...SERVERS].filter((server) => globs.reaches(server)),
+      ['a', 'crm'],
+    );
+    assert.deepEqual(
+      [...SERVERS].filter((server) => grantOf(policy('p', { allow: { tools: ['*'] } })).reaches(server)),
+      [...SERVERS],
+    );
+    assert.deepEqual(
+      [...SERVERS].filter((server) => grantOf(policy('p', { allow: { prompts: ['x'] } })).reaches(server)),
+      [],
+    );
     // Resource globs name no server: they could match on any.
-    assert.deepEqual([...SERVERS].filter((server) => grantOf(policy('p', { allow: { resources: ['docs://**'] } })).reaches(server)), [...SERVERS]);
+    assert.deepEqual(
+      [...SERVERS].filter((server) => grantOf(policy('p', { allow: { resources: ['docs://**'] } })).reaches(server)),
+      [...SERVERS],
+    );
     // Nothing allowed: nothing reached.
     assert.equal(grantOf(policy('p')).reaches('a'), false);
     // A whole-server deny unreaches it; a deny of some globs there does not.
@@ -205,7 +217,10 @@ describe('PolicySet and Grant', () => {
   });
 
   test("ids: ['*'] applies a policy to every principal, anonymous included", () => {
-    const set = compile(policy('all', { principals: { ids: ['*'] }, allow: { tools: ['a__echo'] } }), policy('admins', { principals: { groups: ['admin'] }, allow: { servers: ['a'] } }));
+    const set = compile(
+      policy('all', { principals: { ids: ['*'] }, allow: { tools: ['a__echo'] } }),
+      policy('admins', { principals: { groups: ['admin'] }, allow: { servers: ['a'] } }),
+    );
     for (const principal of [who('anonymous'), who('x'), who('y', 'admin'), { id: 'anonymous', groups: [], scopes: [], via: 'anonymous' } as Principal]) {
       assert.equal(allowed(set.grantFor(principal), 'tools', 'a', 'a__echo'), true, principal.id);
     }
@@ -249,7 +264,13 @@ describe('PolicySet and Grant', () => {
     const settings: PolicySetting[] = [
       policy('one', { allow: { servers: ['nope'], tools: [badGlob] } }),
       policy('one', { principals: {}, when: [{ tool: 'a__echo', expr: 'args.text ==' }] }),
-      policy('three', { principals: { ids: [], groups: [] }, when: [{ tool: 'a__echo', expr: '1 + 1' }, { tool: 'a__slow', expr: 'nobody == 1' }] }),
+      policy('three', {
+        principals: { ids: [], groups: [] },
+        when: [
+          { tool: 'a__echo', expr: '1 + 1' },
+          { tool: 'a__slow', expr: 'nobody == 1' },
+        ],
+      }),
       policy('four', { deny: { servers: ['ghost'] }, when: [{ tool: 'a__}', expr: 'true' }] }),
     ];
     let error: unknown;
@@ -273,7 +294,10 @@ describe('PolicySet and Grant', () => {
       ['bad condition glob', /^policies\[3\] \(four\)\.when\[0\]\.tool: "a__\}" has a \} without its \{$/],
     ];
     for (const [what, pattern] of expectations) {
-      assert.ok(problems.some((p) => pattern.test(p)), `${what}: ${pattern} in\n${problems.map((p) => p.slice(0, 200)).join('\n')}`);
+      assert.ok(
+        problems.some((p) => pattern.test(p)),
+        `${what}: ${pattern} in\n${problems.map((p) => p.slice(0, 200)).join('\n')}`,
+      );
     }
     assert.equal(problems.length, expectations.length, problems.map((p) => p.slice(0, 200)).join('\n'));
     assert.equal(error.message, problems.join('\n'));
@@ -330,7 +354,12 @@ describe('PolicySet and Grant', () => {
       assert.deepEqual(grant.allowsCall('a', 'a__echo', facts({})), { allowed: true, rule: 'policy open' });
       // ...but not a policy that does not allow that tool.
       const unrelated = policy('unrelated', { principals: { ids: ['alice'] }, allow: { tools: ['a__slow'] } });
-      assert.equal(compile(guarded, unrelated).grantFor(who('alice', 'support')).allowsCall('a', 'a__echo', facts({ text: 'forbidden' })).allowed, false);
+      assert.equal(
+        compile(guarded, unrelated)
+          .grantFor(who('alice', 'support'))
+          .allowsCall('a', 'a__echo', facts({ text: 'forbidden' })).allowed,
+        false,
+      );
     });
 
     test('a denied tool is refused whatever its conditions say', () => {
@@ -544,11 +573,14 @@ describe('PinStore', () => {
   test('a malformed pins file is an Error naming the fix', async () => {
     const notJson = join(dir, 'not-json.json');
     await writeFile(notJson, '{"a__echo": ');
-    assert.throws(() => new PinStore(notJson, silentLog), (error: Error) => {
-      assert.ok(error.message.includes(notJson), error.message);
-      assert.match(error.message, /is not JSON; it holds \{"<tool name>": "<sha256 hex>"\}: fix it or delete it to pin afresh/);
-      return true;
-    });
+    assert.throws(
+      () => new PinStore(notJson, silentLog),
+      (error: Error) => {
+        assert.ok(error.message.includes(notJson), error.message);
+        assert.match(error.message, /is not JSON; it holds \{"<tool name>": "<sha256 hex>"\}: fix it or delete it to pin afresh/);
+        return true;
+      },
+    );
     for (const [label, content] of [
       ['an array', '["a__echo"]'],
       ['null', 'null'],
@@ -584,7 +616,15 @@ const OWNERS = new Map([
   ['docs://private/{id}', 'docs'],
 ]);
 
-function guard(prefixes: [string, string][] = [['a', 'a'], ['b', 'b'], ['crm', 'crm'], ['docs', 'd']], pins = new PinStore(undefined, silentLog)): PolicyGuard {
+function guard(
+  prefixes: [string, string][] = [
+    ['a', 'a'],
+    ['b', 'b'],
+    ['crm', 'crm'],
+    ['docs', 'd'],
+  ],
+  pins = new PinStore(undefined, silentLog),
+): PolicyGuard {
   const options: GuardOptions = {
     prefixes: new Map(prefixes),
     separator: '__',
@@ -614,10 +654,15 @@ describe('PolicyGuard.shape', () => {
 
   test('filters tools, prompts, resources and resource templates on /mcp, and marks them private', () => {
     const g = guard();
-    const tools = g.shape(undefined, 'tools/list', listResult('tools/list', {
-      tools: [{ name: 'a__echo' }, { name: 'a__crash' }, { name: 'b__echo' }, { name: 'd__search' }, { name: 'd__delete' }, { name: 'zz__echo' }, { name: 42 }, 'a__echo', null],
-      nextCursor: 'c1',
-    }), grant);
+    const tools = g.shape(
+      undefined,
+      'tools/list',
+      listResult('tools/list', {
+        tools: [{ name: 'a__echo' }, { name: 'a__crash' }, { name: 'b__echo' }, { name: 'd__search' }, { name: 'd__delete' }, { name: 'zz__echo' }, { name: 42 }, 'a__echo', null],
+        nextCursor: 'c1',
+      }),
+      grant,
+    );
     assert.deepEqual(names(tools, 'tools'), ['a__echo', 'd__search']);
     assert.equal((tools as JsonRpcSuccess).result.cacheScope, 'private');
     assert.equal((tools as JsonRpcSuccess).result.nextCursor, 'c1');
@@ -627,15 +672,25 @@ describe('PolicyGuard.shape', () => {
     assert.deepEqual(names(prompts, 'prompts'), ['a__greet']);
     assert.equal((prompts as JsonRpcSuccess).result.cacheScope, 'private');
 
-    const resources = g.shape(undefined, 'resources/list', listResult('resources/list', {
-      resources: [{ uri: 'fixture://hello' }, { uri: 'docs://public/readme' }, { uri: 'docs://private/plans' }, { uri: 'unowned://x' }],
-    }), grant);
+    const resources = g.shape(
+      undefined,
+      'resources/list',
+      listResult('resources/list', {
+        resources: [{ uri: 'fixture://hello' }, { uri: 'docs://public/readme' }, { uri: 'docs://private/plans' }, { uri: 'unowned://x' }],
+      }),
+      grant,
+    );
     assert.deepEqual(names(resources, 'resources', 'uri'), ['fixture://hello', 'docs://public/readme']);
     assert.equal((resources as JsonRpcSuccess).result.cacheScope, 'private');
 
-    const templates = g.shape(undefined, 'resources/templates/list', listResult('resources/templates/list', {
-      resourceTemplates: [{ uriTemplate: 'docs://public/{id}' }, { uriTemplate: 'docs://private/{id}' }],
-    }), grant);
+    const templates = g.shape(
+      undefined,
+      'resources/templates/list',
+      listResult('resources/templates/list', {
+        resourceTemplates: [{ uriTemplate: 'docs://public/{id}' }, { uriTemplate: 'docs://private/{id}' }],
+      }),
+      grant,
+    );
     assert.deepEqual(names(templates, 'resourceTemplates', 'uriTemplate'), ['docs://public/{id}']);
     assert.equal((templates as JsonRpcSuccess).result.cacheScope, 'private');
   });
@@ -707,7 +762,10 @@ describe('PolicyGuard.shape', () => {
 });
 
 describe('PolicyGuard.check', () => {
-  const set = compile(...SUPPORT, policy('conditional', { principals: { groups: ['support'] }, allow: { tools: ['a__echo'] }, when: [{ tool: 'a__echo', expr: "args.text != 'forbidden'" }] }));
+  const set = compile(
+    ...SUPPORT,
+    policy('conditional', { principals: { groups: ['support'] }, allow: { tools: ['a__echo'] }, when: [{ tool: 'a__echo', expr: "args.text != 'forbidden'" }] }),
+  );
   const sam = who('sam', 'support');
   const grant = set.grantFor(sam);
 
@@ -743,13 +801,21 @@ describe('PolicyGuard.check', () => {
     const message = rpc('tools/call', { name: 'crash', arguments: {} });
     const verdict = await g.check('a', message, grant, sam, noFind);
     assert.deepEqual(verdict.refusal, { jsonrpc: '2.0', id: message.id, error: { code: -32602, message: 'Unknown tool: crash' } });
-    assert.deepEqual(await g.check('a', rpc('tools/call', { name: 'echo', arguments: { text: 'hi' } }), grant, sam, noFind), { allowed: true, rule: 'policy servers', target: 'a__echo' });
+    assert.deepEqual(await g.check('a', rpc('tools/call', { name: 'echo', arguments: { text: 'hi' } }), grant, sam, noFind), {
+      allowed: true,
+      rule: 'policy servers',
+      target: 'a__echo',
+    });
   });
 
   test('a denied resource and an unowned one get identical refusals', async () => {
     const g = guard();
     const narrow = compile(policy('p', { allow: { servers: ['docs'] }, deny: { resources: ['docs://private/**'] } })).grantFor(sam);
-    for (const [uri, method] of [['docs://private/plans', 'resources/read'], ['nobody://has/this', 'resources/read'], ['docs://private/plans', 'completion/complete']] as const) {
+    for (const [uri, method] of [
+      ['docs://private/plans', 'resources/read'],
+      ['nobody://has/this', 'resources/read'],
+      ['docs://private/plans', 'completion/complete'],
+    ] as const) {
       const params = method === 'resources/read' ? { uri } : { ref: { type: 'ref/resource', uri }, argument: { name: 'x', value: '' } };
       const message = rpc(method, params);
       const verdict = await g.check(undefined, message, narrow, sam, noFind);
@@ -761,7 +827,11 @@ describe('PolicyGuard.check', () => {
 
   test('allowed calls go ahead; a failed condition is refused as such', async () => {
     const g = guard();
-    assert.deepEqual(await g.check(undefined, rpc('tools/call', { name: 'a__echo', arguments: { text: 'hi' } }), grant, sam, noFind), { allowed: true, rule: 'policy servers', target: 'a__echo' });
+    assert.deepEqual(await g.check(undefined, rpc('tools/call', { name: 'a__echo', arguments: { text: 'hi' } }), grant, sam, noFind), {
+      allowed: true,
+      rule: 'policy servers',
+      target: 'a__echo',
+    });
     // "servers" allows a__echo without conditions, so the call goes ahead whatever the arguments.
     assert.equal((await g.check(undefined, rpc('tools/call', { name: 'a__echo', arguments: { text: 'forbidden' } }), grant, sam, noFind)).allowed, true);
     const onlyConditional = compile(policy('conditional', { allow: { tools: ['a__echo'] }, when: [{ tool: 'a__echo', expr: "args.text != 'forbidden'" }] })).grantFor(sam);
@@ -786,7 +856,11 @@ describe('PolicyGuard.check', () => {
       lookups++;
       g.shape(undefined, 'tools/list', listResult('tools/list', { tools: [{ name: 'a__echo', description: 'v1' }] }), grantPinned);
     };
-    assert.deepEqual(await g.check(undefined, rpc('tools/call', { name: 'a__echo', arguments: {} }), grantPinned, sam, findTool), { allowed: true, rule: 'policy pinned', target: 'a__echo' });
+    assert.deepEqual(await g.check(undefined, rpc('tools/call', { name: 'a__echo', arguments: {} }), grantPinned, sam, findTool), {
+      allowed: true,
+      rule: 'policy pinned',
+      target: 'a__echo',
+    });
     assert.equal(lookups, 1);
     assert.deepEqual(pins.snapshot(), { a__echo: toolDigest({ description: 'v1' }) });
 

@@ -6,7 +6,10 @@ const policy: BackoffPolicy = { initialMs: 100, maxMs: 5_000, crashLimit: 3, win
 const middle = () => 0.5; // no jitter: 0.8 + 0.4 * 0.5 = 1
 
 test('delay doubles from initialMs with each attempt', () => {
-  assert.deepEqual([1, 2, 3, 4, 5].map((n) => backoffDelay(n, policy, middle)), [100, 200, 400, 800, 1600]);
+  assert.deepEqual(
+    [1, 2, 3, 4, 5].map((n) => backoffDelay(n, policy, middle)),
+    [100, 200, 400, 800, 1600],
+  );
 });
 
 test('delay is capped at maxMs', () => {
@@ -21,10 +24,22 @@ test('attempt 0 or below behaves like attempt 1', () => {
 });
 
 test('jitter spans −20% (random 0) to +20% (random 1)', () => {
-  assert.equal(backoffDelay(3, policy, () => 0), 320);
-  assert.equal(backoffDelay(3, policy, () => 1), 480);
-  assert.equal(backoffDelay(100, policy, () => 0), 4_000);
-  assert.equal(backoffDelay(100, policy, () => 1), 6_000);
+  assert.equal(
+    backoffDelay(3, policy, () => 0),
+    320,
+  );
+  assert.equal(
+    backoffDelay(3, policy, () => 1),
+    480,
+  );
+  assert.equal(
+    backoffDelay(100, policy, () => 0),
+    4_000,
+  );
+  assert.equal(
+    backoffDelay(100, policy, () => 1),
+    6_000,
+  );
 });
 
 test('with Math.random the delay stays inside the jitter band', () => {

@@ -16,11 +16,8 @@ function problemsOf(raw: unknown, env: NodeJS.ProcessEnv = {}): string[] {
   assert.fail('expected a ConfigError');
 }
 
-test('Claude Desktop\'s mcpServers: command, args and env become stdio servers', () => {
-  const config = parseConfig(
-    { mcpServers: { files: { command: 'npx', args: ['-y', '@modelcontextprotocol/server-filesystem', '/srv'], env: { DEBUG: '1' } } } },
-    't', BASE, {},
-  );
+test("Claude Desktop's mcpServers: command, args and env become stdio servers", () => {
+  const config = parseConfig({ mcpServers: { files: { command: 'npx', args: ['-y', '@modelcontextprotocol/server-filesystem', '/srv'], env: { DEBUG: '1' } } } }, 't', BASE, {});
   const files = config.servers.files as StdioServerConfig;
   assert.equal(files.transport, 'stdio');
   assert.equal(files.command, 'npx');
@@ -28,11 +25,8 @@ test('Claude Desktop\'s mcpServers: command, args and env become stdio servers',
   assert.deepEqual(files.env, { DEBUG: '1' });
 });
 
-test('Cursor\'s url/headers form, with ${env:NAME}, becomes a remote server with the variable expanded', () => {
-  const config = parseConfig(
-    { mcpServers: { remote: { url: 'https://mcp.example.com/mcp', headers: { Authorization: 'Bearer ${env:TOKEN}' } } } },
-    't', BASE, { TOKEN: 'abc' },
-  );
+test("Cursor's url/headers form, with ${env:NAME}, becomes a remote server with the variable expanded", () => {
+  const config = parseConfig({ mcpServers: { remote: { url: 'https://mcp.example.com/mcp', headers: { Authorization: 'Bearer ${env:TOKEN}' } } } }, 't', BASE, { TOKEN: 'abc' });
   const remote = config.servers.remote as HttpServerConfig;
   assert.equal(remote.transport, 'http');
   assert.equal(remote.headers.Authorization, 'Bearer abc');
@@ -44,10 +38,15 @@ test('type: stdio / http / streamable-http (Claude Code, VS Code) decide the tra
       servers: { vscode: { type: 'stdio', command: 'node', args: ['a.js'] }, own: { command: 'node' } },
       mcpServers: { code: { type: 'http', url: 'https://a.example/mcp' }, other: { type: 'streamable-http', url: 'https://b.example/mcp' } },
     },
-    't', BASE, {},
+    't',
+    BASE,
+    {},
   );
   assert.deepEqual(Object.fromEntries(Object.entries(config.servers).map(([name, s]) => [name, s.transport])), {
-    vscode: 'stdio', own: 'stdio', code: 'http', other: 'http',
+    vscode: 'stdio',
+    own: 'stdio',
+    code: 'http',
+    other: 'http',
   });
 });
 

@@ -18,9 +18,7 @@ function problemsOf(raw: unknown, env: NodeJS.ProcessEnv = {}): string[] {
 }
 
 test('an unset variable in a key the schema then refuses is reported once, as the variable', () => {
-  assert.deepEqual(problemsOf({ listen: { host: '${GW_HOST}' }, servers: {} }), [
-    'listen.host: environment variable GW_HOST is not set; set it, or write ${GW_HOST:-default}',
-  ]);
+  assert.deepEqual(problemsOf({ listen: { host: '${GW_HOST}' }, servers: {} }), ['listen.host: environment variable GW_HOST is not set; set it, or write ${GW_HOST:-default}']);
 });
 
 test('a type error does not hide a clash between servers, nor a policy that does not compile', () => {

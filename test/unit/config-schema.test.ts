@@ -31,7 +31,7 @@ test('the schema refuses what the gateway refuses: unknown keys, wrong enums, ou
   assert.equal(validate({}), false, 'a config needs servers or mcpServers');
 });
 
-test('the schema accepts a host\'s mcpServers map as Claude Desktop and Cursor write it', () => {
+test("the schema accepts a host's mcpServers map as Claude Desktop and Cursor write it", () => {
   const pasted = {
     mcpServers: {
       files: { command: 'npx', args: ['-y', '@modelcontextprotocol/server-filesystem', '/srv'], env: { DEBUG: '1' } },

@@ -46,7 +46,12 @@ test('a relative cwd is resolved against baseDir; an absolute one is kept', () =
 });
 
 test('given values override defaults', () => {
-  const config = parseConfig(one({ era: 'legacy', timeoutMs: 5, args: ['x'] }, { listen: { host: '0.0.0.0', port: 0, allowedOrigins: ['https://a.example'] }, auth: { anonymous: true } }), 't', BASE, {});
+  const config = parseConfig(
+    one({ era: 'legacy', timeoutMs: 5, args: ['x'] }, { listen: { host: '0.0.0.0', port: 0, allowedOrigins: ['https://a.example'] }, auth: { anonymous: true } }),
+    't',
+    BASE,
+    {},
+  );
   assert.equal(config.listen.host, '0.0.0.0');
   assert.equal(config.listen.port, 0);
   assert.deepEqual(config.listen.allowedOrigins, ['https://a.example']);
@@ -67,13 +72,10 @@ test('${VAR:-default} uses the default when unset and the value when set', () =>
   assert.deepEqual(stdioOf(config.servers.a).env, { A: 'fallback', B: 'real', C: '' });
 });
 
-test(
-  '${VAR:-default} uses the default when VAR is set but empty (shell/compose semantics of ":-")',
-  () => {
-    const config = parseConfig(one({ env: { A: '${EMPTY:-fallback}' } }), 't', BASE, { EMPTY: '' });
-    assert.equal(stdioOf(config.servers.a).env.A, 'fallback');
-  },
-);
+test('${VAR:-default} uses the default when VAR is set but empty (shell/compose semantics of ":-")', () => {
+  const config = parseConfig(one({ env: { A: '${EMPTY:-fallback}' } }), 't', BASE, { EMPTY: '' });
+  assert.equal(stdioOf(config.servers.a).env.A, 'fallback');
+});
 
 test('$$ is a literal $ and protects a ${…} from expansion', () => {
   const config = parseConfig(one({ env: { PRICE: 'costs $$5', RAW: '$${NOT_EXPANDED}' } }), 't', BASE, {});
@@ -114,13 +116,10 @@ test('a bad server name → error naming the path', () => {
   assert.match(e.message, /servers\.bad name!/);
 });
 
-test(
-  'a bad server name → error stating the allowed pattern',
-  () => {
-    const e = configError(() => parseConfig({ servers: { 'bad name!': { command: 'x' } } }, 't', BASE, {}));
-    assert.match(e.message, /1-32 characters/);
-  },
-);
+test('a bad server name → error stating the allowed pattern', () => {
+  const e = configError(() => parseConfig({ servers: { 'bad name!': { command: 'x' } } }, 't', BASE, {}));
+  assert.match(e.message, /1-32 characters/);
+});
 
 test('a wrong type names the key path (listen.port)', () => {
   const e = configError(() => parseConfig(one({}, { listen: { port: 'x' } }), 't', BASE, {}));
@@ -178,7 +177,10 @@ test('loadConfigFile on invalid YAML → ConfigError saying so', async () => {
   writeFileSync(file, 'servers:\n  a: {command: node\n  b: [unclosed\n');
   await assert.rejects(loadConfigFile(file, {}), (error: unknown) => {
     assert.ok(error instanceof ConfigError);
-    assert.match(error.message, /not valid YAML: .* at line 3, column 3:\n {2}2 \| {3}a: \{command: node\n {2}3 \| {3}b: \[unclosed\n {4}\| {3}\^\n {2}Start the keys of one map in the same column/);
+    assert.match(
+      error.message,
+      /not valid YAML: .* at line 3, column 3:\n {2}2 \| {3}a: \{command: node\n {2}3 \| {3}b: \[unclosed\n {4}\| {3}\^\n {2}Start the keys of one map in the same column/,
+    );
     return true;
   });
 });
@@ -212,15 +214,12 @@ test('loadConfigFile on an empty file → ConfigError (servers is required), not
   await assert.rejects(loadConfigFile(file, {}), ConfigError);
 });
 
-test(
-  'a numeric key written as ${VAR} (YAML reads it as a string) is usable after expansion',
-  async () => {
-    const file = path.join(tmp, 'port.yaml');
-    writeFileSync(file, 'listen:\n  port: ${PORT:-8080}\nservers:\n  a:\n    command: node\n');
-    const config = await loadConfigFile(file, { PORT: '9090' });
-    assert.equal(config.listen.port, 9090);
-  },
-);
+test('a numeric key written as ${VAR} (YAML reads it as a string) is usable after expansion', async () => {
+  const file = path.join(tmp, 'port.yaml');
+  writeFileSync(file, 'listen:\n  port: ${PORT:-8080}\nservers:\n  a:\n    command: node\n');
+  const config = await loadConfigFile(file, { PORT: '9090' });
+  assert.equal(config.listen.port, 9090);
+});
 
 test('${CONFIG_DIR} is the config file folder unless the environment sets it', () => {
   const raw = { servers: { a: { command: 'node', env: { FILE: '${CONFIG_DIR}/data.jsonl' } } } };
@@ -255,7 +254,22 @@ test('prefixes where one begins the other are refused, naming both servers and t
 });
 
 test('auth: API keys are kept as SHA-256 only; a key: entry is hashed at load', () => {
-  const config = parseConfig(one({}, { auth: { apiKeys: [{ key: 'k-0123456789abcdef', principal: 'ci', groups: ['bots'] }, { sha256: 'AB'.repeat(32), principal: 'ann' }] } }), 't', BASE, {});
+  const config = parseConfig(
+    one(
+      {},
+      {
+        auth: {
+          apiKeys: [
+            { key: 'k-0123456789abcdef', principal: 'ci', groups: ['bots'] },
+            { sha256: 'AB'.repeat(32), principal: 'ann' },
+          ],
+        },
+      },
+    ),
+    't',
+    BASE,
+    {},
+  );
   assert.deepEqual(config.auth!.apiKeys, [
     { sha256: createHash('sha256').update('k-0123456789abcdef').digest('hex'), principal: 'ci', groups: ['bots'] },
     { sha256: 'ab'.repeat(32), principal: 'ann', groups: [] },
@@ -268,7 +282,10 @@ test('auth mistakes are refused with the fix named', () => {
   assert.match(problems({ auth: { apiKeys: [{ key: 'short', principal: 'a' }] } }), /auth\.apiKeys\.0\.key: an API key must be at least 16 characters/);
   assert.match(problems({ auth: { apiKeys: [{ key: 'k-0123456789abcdef', sha256: 'ab'.repeat(32), principal: 'a' }] } }), /exactly one of sha256 .* or key/);
   assert.match(problems({ auth: { anonymous: false } }), /auth: nobody could call: add apiKeys or jwt, or set anonymous: true/);
-  assert.match(problems({ auth: { jwt: { issuer: 'https://idp.example', jwksUrl: 'https://idp.example/jwks' } } }), /auth\.jwt: set auth\.oauth\.resource .* or auth\.jwt\.audience/);
+  assert.match(
+    problems({ auth: { jwt: { issuer: 'https://idp.example', jwksUrl: 'https://idp.example/jwks' } } }),
+    /auth\.jwt: set auth\.oauth\.resource .* or auth\.jwt\.audience/,
+  );
   assert.match(problems({ auth: { jwt: { issuer: 'https://idp.example', audience: 'gw' } } }), /exactly one of jwksUrl, jwksFile or publicKeyFile/);
   assert.match(problems({ auth: { jwt: { issuer: 'i', audience: 'gw', jwksUrl: 'https://x/j', algorithms: ['none'] } } }), /auth\.jwt\.algorithms\.0: must be one of "RS256"/);
   assert.match(problems({ listen: { host: '0.0.0.0' } }), /listen\.host 0\.0\.0\.0 is reachable from other machines and there is no auth: section/);
@@ -277,12 +294,15 @@ test('auth mistakes are refused with the fix named', () => {
 test('policies are compiled at load: bad globs, CEL and unknown servers are config errors', () => {
   const problems = configError(() =>
     parseConfig(
-      one({}, {
-        policies: [
-          { name: 'p', principals: { groups: ['g'] }, allow: { servers: ['nope'], tools: ['a__['] }, when: [{ tool: 'a__*', expr: 'args.n <=' }] },
-          { name: 'q', principals: {} },
-        ],
-      }),
+      one(
+        {},
+        {
+          policies: [
+            { name: 'p', principals: { groups: ['g'] }, allow: { servers: ['nope'], tools: ['a__['] }, when: [{ tool: 'a__*', expr: 'args.n <=' }] },
+            { name: 'q', principals: {} },
+          ],
+        },
+      ),
       't',
       BASE,
       {},

@@ -50,14 +50,30 @@ function edgeWith(bundle: Security, refreshed: ListMethod[] = []): EdgeContext {
   const aggregate: Endpoint = { upstream, toolHeaders: new ToolHeaderIndex() };
   const endpoint: Endpoint = { upstream, toolHeaders: new ToolHeaderIndex() };
   return {
-    upstreams, aggregate, router, maxBodyBytes: 1000, contextKey: Buffer.alloc(32), listen: undefined as never, retries: undefined,
-    security: () => bundle, metrics: undefined, legacyClients: undefined, tracker: new RequestTracker(), log: silentLog,
-    originAllowed: (origin) => origin === undefined || origin === 'http://ok.test', principalContext: () => 'ctx',
-    endpointOf: (name) => (name === 'a' ? endpoint : undefined), paths: () => ['/mcp', '/servers/a/mcp'],
+    upstreams,
+    aggregate,
+    router,
+    maxBodyBytes: 1000,
+    contextKey: Buffer.alloc(32),
+    listen: undefined as never,
+    retries: undefined,
+    security: () => bundle,
+    metrics: undefined,
+    legacyClients: undefined,
+    tracker: new RequestTracker(),
+    log: silentLog,
+    originAllowed: (origin) => origin === undefined || origin === 'http://ok.test',
+    principalContext: () => 'ctx',
+    endpointOf: (name) => (name === 'a' ? endpoint : undefined),
+    paths: () => ['/mcp', '/servers/a/mcp'],
   };
 }
 
-interface Written { status?: number; body?: string; headers?: Record<string, unknown> }
+interface Written {
+  status?: number;
+  body?: string;
+  headers?: Record<string, unknown>;
+}
 
 function exchange(headers: Record<string, string>, body?: string): { incoming: IncomingMessage; outgoing: ServerResponse; written: Written } {
   const incoming = Object.assign(new PassThrough(), { headers, method: 'POST', url: '/mcp' }) as unknown as IncomingMessage;
@@ -65,8 +81,15 @@ function exchange(headers: Record<string, string>, body?: string): { incoming: I
   const written: Written = {};
   const outgoing = {
     destroyed: false,
-    writeHead(status: number, headers?: Record<string, unknown>) { written.status = status; written.headers = headers; return this; },
-    end(chunk?: Buffer) { if (chunk) written.body = chunk.toString(); return this; },
+    writeHead(status: number, headers?: Record<string, unknown>) {
+      written.status = status;
+      written.headers = headers;
+      return this;
+    },
+    end(chunk?: Buffer) {
+      if (chunk) written.body = chunk.toString();
+      return this;
+    },
     setHeader() {},
   } as unknown as ServerResponse;
   return { incoming, outgoing, written };

@@ -65,7 +65,10 @@ describe('ResultFiller', () => {
     filler.fill('prompts/list', kept);
     assert.equal(JSON.stringify(kept), '{"jsonrpc":"2.0","id":2,"result":{"prompts":[],"resultType":"complete","ttlMs":5000,"cacheScope":"public"}}');
     filler.fill('resources/list', { jsonrpc: '2.0', id: 3, result: { resources: [] } });
-    assert.deepEqual(lines.map((line) => /without (\w+)/.exec(line)?.[1]), ['resultType', 'ttlMs', 'cacheScope']);
+    assert.deepEqual(
+      lines.map((line) => /without (\w+)/.exec(line)?.[1]),
+      ['resultType', 'ttlMs', 'cacheScope'],
+    );
   });
 
   test('an input_required result is not given cache fields', () => {

@@ -15,7 +15,16 @@ import type { JsonRpcRequest } from '../../src/protocol/jsonrpc.js';
 const sam: Principal = { id: 'sam', groups: [], scopes: [], via: 'api-key' };
 const policy = (name: string, rest: Partial<PolicySetting>): PolicySetting => ({ name, principals: { ids: ['*'] }, allow: {}, deny: {}, when: [], pin: false, ...rest });
 const grantOf = (...policies: PolicySetting[]) => PolicySet.compile(policies, new Set(['a', 'b'])).grantFor(sam);
-const guardWith = (pins = new PinStore(undefined, silentLog)) => new Guard({ prefixes: new Map([['a', 'a'], ['b', 'b']]), separator: '__', ownerOf: () => undefined, pins });
+const guardWith = (pins = new PinStore(undefined, silentLog)) =>
+  new Guard({
+    prefixes: new Map([
+      ['a', 'a'],
+      ['b', 'b'],
+    ]),
+    separator: '__',
+    ownerOf: () => undefined,
+    pins,
+  });
 const call = (name: string): JsonRpcRequest => ({ jsonrpc: '2.0', id: 9, method: 'tools/call', params: { name, arguments: {} } });
 
 function tool(name: string, listed?: NamedTarget['listed'], confirmed = false): NamedTarget {
@@ -58,7 +67,11 @@ describe('Guard.judge', () => {
     const read: JsonRpcRequest = { jsonrpc: '2.0', id: 3, method: 'resources/read', params: { uri: 'secret://x' } };
     const target: UriTarget = { kind: 'resources', uri: 'secret://x', endpoint: undefined, owner: undefined, ambiguous: undefined, confirmed: false };
     const verdict = guardWith().judge(target, read, docs, sam);
-    assert.deepEqual(!isNeed(verdict) && verdict.refusal, { jsonrpc: '2.0', id: 3, error: { code: -32602, message: 'Resource not found: secret://x', data: { uri: 'secret://x' } } });
+    assert.deepEqual(!isNeed(verdict) && verdict.refusal, {
+      jsonrpc: '2.0',
+      id: 3,
+      error: { code: -32602, message: 'Resource not found: secret://x', data: { uri: 'secret://x' } },
+    });
     // One some server may serve: the owner is looked for first, whether or not it exists.
     const open: UriTarget = { ...target, uri: 'file:///x' };
     assert.deepEqual(guardWith().judge(open, { ...read, params: { uri: 'file:///x' } }, docs, sam), { need: 'routes' });

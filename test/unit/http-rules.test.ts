@@ -26,8 +26,7 @@ test('nestsDeeperThan: refuses one level past the limit, in arrays and objects, 
 });
 
 test('nestsDeeperThan agrees with the depth of any JSON value', () => {
-  const depthOf = (value: unknown): number =>
-    value === null || typeof value !== 'object' ? 0 : 1 + Math.max(0, ...Object.values(value as object).map(depthOf));
+  const depthOf = (value: unknown): number => (value === null || typeof value !== 'object' ? 0 : 1 + Math.max(0, ...Object.values(value as object).map(depthOf)));
   fc.assert(
     fc.property(fc.jsonValue({ maxDepth: 8 }), fc.integer({ min: 0, max: 10 }), (value, limit) => {
       assert.equal(nestsDeeperThan(value, limit), depthOf(value) > limit);

@@ -136,14 +136,11 @@ test('toLegacyParams tolerates undefined params and params without _meta', () =>
   assert.deepEqual(params, { name: 't' });
 });
 
-test(
-  'toLegacyParams also strips io.modelcontextprotocol/logLevel (a modern-only per-request key)',
-  () => {
-    const params: Record<string, unknown> = { _meta: { [PV]: '2026-07-28', [CC]: {}, [LOG]: 'debug' } };
-    toLegacyParams(params);
-    assert.deepEqual(params, {});
-  },
-);
+test('toLegacyParams also strips io.modelcontextprotocol/logLevel (a modern-only per-request key)', () => {
+  const params: Record<string, unknown> = { _meta: { [PV]: '2026-07-28', [CC]: {}, [LOG]: 'debug' } };
+  toLegacyParams(params);
+  assert.deepEqual(params, {});
+});
 
 test('discoverResult validates against the DiscoverResult schema', () => {
   const result = discoverResult(handshake, { ttlMs: 30_000 });
@@ -194,12 +191,15 @@ test('parseInitializeResult reads a legacy answer and fills gaps', () => {
 });
 
 test('parseInitializeResult rejects an unknown protocolVersion with a helpful message', () => {
-  assert.throws(() => parseInitializeResult({ protocolVersion: '1999-01-01', capabilities: {}, serverInfo: { name: 's', version: '1' } }), (error: Error) => {
-    assert.match(error.message, /"1999-01-01"/);
-    assert.match(error.message, /2025-11-25/); // names what it does speak
-    assert.match(error.message, /2024-11-05/);
-    return true;
-  });
+  assert.throws(
+    () => parseInitializeResult({ protocolVersion: '1999-01-01', capabilities: {}, serverInfo: { name: 's', version: '1' } }),
+    (error: Error) => {
+      assert.match(error.message, /"1999-01-01"/);
+      assert.match(error.message, /2025-11-25/); // names what it does speak
+      assert.match(error.message, /2024-11-05/);
+      return true;
+    },
+  );
   assert.throws(() => parseInitializeResult({ protocolVersion: '2026-07-28' }), /"2026-07-28"/);
   assert.throws(() => parseInitializeResult({ capabilities: {} }), /protocolVersion undefined/);
 });
@@ -209,7 +209,7 @@ test('parseInitializeResult rejects a non-object result', () => {
   assert.throws(() => parseInitializeResult('2025-06-18'), /result object/);
 });
 
-test('toLegacyRequest leaves out the modern _meta keys without touching the caller\'s message', () => {
+test("toLegacyRequest leaves out the modern _meta keys without touching the caller's message", () => {
   const message = {
     jsonrpc: '2.0' as const,
     id: 1,

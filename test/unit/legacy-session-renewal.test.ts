@@ -21,12 +21,27 @@ function session() {
 test('the new session subscribes what the forgotten one had; the next listen diffs against it', () => {
   const old = session();
   const stream = new AbortController();
-  void old.dialect.intercept({ jsonrpc: '2.0', id: 1, method: 'subscriptions/listen', params: { notifications: { resourceSubscriptions: ['a://1', 'a://2'] } } }, { signal: stream.signal });
+  void old.dialect.intercept(
+    { jsonrpc: '2.0', id: 1, method: 'subscriptions/listen', params: { notifications: { resourceSubscriptions: ['a://1', 'a://2'] } } },
+    { signal: stream.signal },
+  );
   const renewed = session();
   renewed.dialect.carryOver(old.dialect);
-  assert.deepEqual(renewed.sent.map((r) => [r.method, r.params?.uri]), [['resources/subscribe', 'a://1'], ['resources/subscribe', 'a://2']]);
+  assert.deepEqual(
+    renewed.sent.map((r) => [r.method, r.params?.uri]),
+    [
+      ['resources/subscribe', 'a://1'],
+      ['resources/subscribe', 'a://2'],
+    ],
+  );
   renewed.sent.length = 0;
-  void renewed.dialect.intercept({ jsonrpc: '2.0', id: 2, method: 'subscriptions/listen', params: { notifications: { resourceSubscriptions: ['a://2'] } } }, { signal: new AbortController().signal });
-  assert.deepEqual(renewed.sent.map((r) => [r.method, r.params?.uri]), [['resources/unsubscribe', 'a://1']]);
+  void renewed.dialect.intercept(
+    { jsonrpc: '2.0', id: 2, method: 'subscriptions/listen', params: { notifications: { resourceSubscriptions: ['a://2'] } } },
+    { signal: new AbortController().signal },
+  );
+  assert.deepEqual(
+    renewed.sent.map((r) => [r.method, r.params?.uri]),
+    [['resources/unsubscribe', 'a://1']],
+  );
   stream.abort();
 });

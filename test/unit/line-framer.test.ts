@@ -80,7 +80,10 @@ test('one byte over the cap across chunks: the count covers every chunk', () => 
   f.push(b('a'.repeat(425)));
   f.push(b('\n'));
   assert.deepEqual(lines, []);
-  assert.deepEqual(oversized.map((o) => o.bytes), [1025]);
+  assert.deepEqual(
+    oversized.map((o) => o.bytes),
+    [1025],
+  );
   assert.equal(oversized[0]!.head, 'a'.repeat(256));
 });
 
@@ -118,7 +121,10 @@ test('end() reports an oversized last line that had no newline', () => {
   f.push(b('q'.repeat(2000)));
   f.end();
   assert.deepEqual(lines, []);
-  assert.deepEqual(oversized.map((o) => o.bytes), [2000]);
+  assert.deepEqual(
+    oversized.map((o) => o.bytes),
+    [2000],
+  );
 });
 
 test('multi-byte UTF-8 characters split across chunk boundaries decode intact', () => {
@@ -144,5 +150,8 @@ test('the cap is counted in bytes, not characters', () => {
   // 342 three-byte characters = 1026 bytes but only 342 characters.
   f.push(b('世'.repeat(342) + '\n'));
   assert.deepEqual(lines, []);
-  assert.deepEqual(oversized.map((o) => o.bytes), [1026]);
+  assert.deepEqual(
+    oversized.map((o) => o.bytes),
+    [1026],
+  );
 });

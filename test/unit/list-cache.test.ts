@@ -256,7 +256,10 @@ test('concurrent misses share uncacheable answers too, but not across contexts; 
   const errors = slow({ jsonrpc: '2.0', id: 0, error: { code: -32603, message: 'busy' } });
   const answers = await Promise.all([1, 2, 3].map((id) => cache.get(key(), id, errors.fetch)));
   assert.equal(errors.calls, 1);
-  assert.deepEqual(answers.map(({ response }) => response.id), [0, 2, 3]);
+  assert.deepEqual(
+    answers.map(({ response }) => response.id),
+    [0, 2, 3],
+  );
 
   const perContext = slow(ok(tools(60_000, 'private')));
   await Promise.all(['x', 'y', 'x'].map((context, id) => cache.get(key({ method: 'prompts/list', context }), id, perContext.fetch)));
@@ -277,7 +280,10 @@ test('a fetch that throws rejects every caller waiting on it, and the next get f
     return ok(tools(60_000));
   };
   const results = await Promise.allSettled([cache.get(key(), 1, fetch), cache.get(key(), 2, fetch)]);
-  assert.deepEqual(results.map((r) => r.status), ['rejected', 'rejected']);
+  assert.deepEqual(
+    results.map((r) => r.status),
+    ['rejected', 'rejected'],
+  );
   assert.equal((await cache.get(key(), 3, fetch)).hit, false);
   assert.equal(calls, 2);
 });
@@ -439,7 +445,10 @@ test('callers joined to one fetch get copies that keep the status the error had:
     const joined = cache.get(key({ method: 'resources/read', variant: String(httpStatusOf(failure)) }), 2, () => gate);
     release(failure);
     const answers = await Promise.all([first, joined]);
-    assert.deepEqual(answers.map(({ response }) => httpStatusOf(response)), [httpStatusOf(failure), httpStatusOf(failure)]);
+    assert.deepEqual(
+      answers.map(({ response }) => httpStatusOf(response)),
+      [httpStatusOf(failure), httpStatusOf(failure)],
+    );
     assert.equal(answers[1].response.id, 2);
   }
 });

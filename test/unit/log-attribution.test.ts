@@ -36,7 +36,7 @@ test('a modern connection: the one request that asked gets the message, also bes
   assert.deepEqual(heard.get('quiet'), []);
 });
 
-test('two requests that asked: nobody gets it (it could be either one\'s)', () => {
+test("two requests that asked: nobody gets it (it could be either one's)", () => {
   const { pending, heard, dispatch } = connection();
   void dispatch('a', 'debug');
   void dispatch('b', 'debug');

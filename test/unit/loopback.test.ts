@@ -12,7 +12,8 @@ import { hostOfAuthority, isLoopbackHost } from '../../src/protocol/loopback.js'
 
 test('loopback: localhost, ::1 and 127.0.0.0/8 literals only; names that merely begin with 127. are not', () => {
   for (const host of ['localhost', 'LOCALHOST', '::1', '[::1]', '0:0:0:0:0:0:0:1', '127.0.0.1', '127.255.255.254', '127.1.2.3']) assert.ok(isLoopbackHost(host), host);
-  for (const host of ['127.attacker.example', '127.0.0.1.nip.io', '127.0.0.1.', '128.0.0.1', '0.0.0.0', '::', '10.0.0.1', 'localhost.evil.example', '[::1', '']) assert.ok(!isLoopbackHost(host), host);
+  for (const host of ['127.attacker.example', '127.0.0.1.nip.io', '127.0.0.1.', '128.0.0.1', '0.0.0.0', '::', '10.0.0.1', 'localhost.evil.example', '[::1', ''])
+    assert.ok(!isLoopbackHost(host), host);
 });
 
 test('the host of a Host header or authority', () => {
@@ -43,8 +44,10 @@ test('a single-valued header sent twice is found, in any spelling; other repeats
 
 test('mrtr.peers: by default loopback and private addresses; a list replaces the default', () => {
   const byDefault = peerChecker([]);
-  for (const url of ['http://127.0.0.1:8080', 'http://[::1]:1', 'http://10.1.2.3:8080', 'http://172.16.0.1', 'http://192.168.1.1', 'http://[fd00::1]:80', 'http://localhost:1']) assert.ok(byDefault(url), url);
-  for (const url of ['http://203.0.113.9', 'http://172.32.0.1', 'http://gateway.example.com', 'http://127.attacker.example', 'file:///etc/passwd', 'not a url']) assert.ok(!byDefault(url), url);
+  for (const url of ['http://127.0.0.1:8080', 'http://[::1]:1', 'http://10.1.2.3:8080', 'http://172.16.0.1', 'http://192.168.1.1', 'http://[fd00::1]:80', 'http://localhost:1'])
+    assert.ok(byDefault(url), url);
+  for (const url of ['http://203.0.113.9', 'http://172.32.0.1', 'http://gateway.example.com', 'http://127.attacker.example', 'file:///etc/passwd', 'not a url'])
+    assert.ok(!byDefault(url), url);
   const listed = peerChecker(['10.0.0.0/8', 'gw-1.internal', '203.0.113.9']);
   for (const url of ['http://10.9.9.9:8080', 'https://GW-1.internal', 'http://203.0.113.9']) assert.ok(listed(url), url);
   for (const url of ['http://127.0.0.1:8080', 'http://192.168.1.1', 'http://gw-2.internal']) assert.ok(!listed(url), url);
@@ -68,13 +71,22 @@ function problems(raw: unknown, env: Record<string, string> = {}): string[] {
 }
 
 test('config errors name the fix', () => {
-  assert.match(problems({ listen: { host: '127.evil.example' }, servers: {} }).join('\n'), /listen\.host 127\.evil\.example is reachable from other machines and there is no auth: section; add auth/);
+  assert.match(
+    problems({ listen: { host: '127.evil.example' }, servers: {} }).join('\n'),
+    /listen\.host 127\.evil\.example is reachable from other machines and there is no auth: section; add auth/,
+  );
   assert.deepEqual(problems({ listen: { host: '127.0.0.2' }, servers: {} }), []);
   const inherit = problems({ servers: { a: { command: 'x', inheritEnv: ['TOKEN'], args: ['${TOKEN}'] } } }, { TOKEN: 't' }).join('\n');
   assert.match(inherit, /servers\.a\.inheritEnv: TOKEN is read by this config .*servers\.a\.env: \{ TOKEN: "\$\{TOKEN\}" \}/);
   assert.match(problems({ servers: { a: { command: 'x', inheritEnv: ['A-B'] } } }).join('\n'), /servers\.a\.inheritEnv\.0: name environment variables/);
-  assert.match(problems({ listen: { allowedHosts: ['http://x.example/'] }, servers: {} }).join('\n'), /listen\.allowedHosts\.0: a host name or address without scheme, port or path/);
-  assert.match(problems({ mrtr: { peers: ['10.0.0.0/33', 'a b'] }, servers: {} }).join('\n'), /mrtr\.peers\.0: "10\.0\.0\.0\/33" is not a CIDR.*\n.*mrtr\.peers\.1: "a b" is neither/);
+  assert.match(
+    problems({ listen: { allowedHosts: ['http://x.example/'] }, servers: {} }).join('\n'),
+    /listen\.allowedHosts\.0: a host name or address without scheme, port or path/,
+  );
+  assert.match(
+    problems({ mrtr: { peers: ['10.0.0.0/33', 'a b'] }, servers: {} }).join('\n'),
+    /mrtr\.peers\.0: "10\.0\.0\.0\/33" is not a CIDR.*\n.*mrtr\.peers\.1: "a b" is neither/,
+  );
   assert.match(problems({ auth: { anonymous: true, operators: {} }, servers: {} }).join('\n'), /auth\.operators: name the ids or groups/);
   const parsed = parseConfig({ servers: { a: { command: 'x', args: ['${TOKEN}', '${CONFIG_DIR}'] } } }, 't', '/tmp', { TOKEN: 't' });
   assert.deepEqual(parsed.envReads, ['TOKEN']);

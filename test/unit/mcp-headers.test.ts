@@ -3,7 +3,7 @@ import assert from 'node:assert/strict';
 import { appendModernHeaders, encodeHeaderValue } from '../../bridge/http/mcp-headers.js';
 import { decodeHeaderValue } from '../../src/edge/header-value.js';
 
-test('the spec\'s encoding examples', () => {
+test("the spec's encoding examples", () => {
   assert.equal(encodeHeaderValue('us-west1'), 'us-west1');
   assert.equal(encodeHeaderValue('Hello, 世界'), '=?base64?SGVsbG8sIOS4lueVjA==?=');
   assert.equal(encodeHeaderValue(' padded '), '=?base64?IHBhZGRlZCA=?=');
@@ -24,11 +24,16 @@ test('modern headers: version from _meta, method, name by method, and only Mcp-P
   const call = { jsonrpc: '2.0' as const, id: 1, method: 'tools/call', params: { name: 'grüße', _meta: { 'io.modelcontextprotocol/protocolVersion': '2026-07-28' } } };
   const headers = appendModernHeaders(['content-type', 'application/json'], call, { 'mcp-param-region': 'eu', cookie: 'secret' });
   assert.deepEqual(headers, [
-    'content-type', 'application/json',
-    'mcp-protocol-version', '2026-07-28',
-    'mcp-method', 'tools/call',
-    'mcp-name', '=?base64?Z3LDvMOfZQ==?=',
-    'mcp-param-region', 'eu',
+    'content-type',
+    'application/json',
+    'mcp-protocol-version',
+    '2026-07-28',
+    'mcp-method',
+    'tools/call',
+    'mcp-name',
+    '=?base64?Z3LDvMOfZQ==?=',
+    'mcp-param-region',
+    'eu',
   ]);
   const read = { jsonrpc: '2.0' as const, id: 2, method: 'resources/read', params: { uri: 'fixture://hello' } };
   assert.deepEqual(appendModernHeaders([], read, undefined).slice(4), ['mcp-name', 'fixture://hello']);

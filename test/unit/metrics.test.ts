@@ -24,7 +24,12 @@ function samples(text: string): Map<string, number> {
     if (line === '' || line.startsWith('#')) continue;
     const match = /^([a-zA-Z_:][a-zA-Z0-9_:]*)(?:\{(.*)\})? (\S+)$/.exec(line);
     assert.ok(match, `not a sample line: ${line}`);
-    const labels = match[2] ? match[2].split(/,(?=[a-zA-Z_][a-zA-Z0-9_]*=")/).sort().join(',') : '';
+    const labels = match[2]
+      ? match[2]
+          .split(/,(?=[a-zA-Z_][a-zA-Z0-9_]*=")/)
+          .sort()
+          .join(',')
+      : '';
     out.set(`${match[1]}{${labels}}`, Number(match[3]));
   }
   return out;

@@ -122,12 +122,9 @@ test('integers: "43" does not equal 42, and non-numbers never do', () => {
   assert.notEqual(index.check('execute_sql', { ...fullArgs, limit: 0 }, headers({ ...fullHeaders, 'Mcp-Param-Limit': '' }).get), undefined);
 });
 
-test(
-  'integers: a hexadecimal header "0x2A" is not the decimal 42 a router would read',
-  () => {
-    assert.notEqual(indexed().check('execute_sql', fullArgs, headers({ ...fullHeaders, 'Mcp-Param-Limit': '0x2A' }).get), undefined);
-  },
-);
+test('integers: a hexadecimal header "0x2A" is not the decimal 42 a router would read', () => {
+  assert.notEqual(indexed().check('execute_sql', fullArgs, headers({ ...fullHeaders, 'Mcp-Param-Limit': '0x2A' }).get), undefined);
+});
 
 test('booleans: "true" matches true, "false" does not', () => {
   const index = indexed();

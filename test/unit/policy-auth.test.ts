@@ -465,8 +465,16 @@ describe('protected resource metadata', () => {
   });
 
   test('configured authorization servers win; empty lists are left out; the fallback resource fills in', () => {
-    const configured = protectedResourceMetadata(authSetting({ oauth: { resource: undefined, authorizationServers: ['https://as.example'], scopes: [] } }), 'http://127.0.0.1:8080/');
-    assert.deepEqual(configured, { resource: 'http://127.0.0.1:8080/', authorization_servers: ['https://as.example'], bearer_methods_supported: ['header'], resource_name: 'mcp-gateway' });
+    const configured = protectedResourceMetadata(
+      authSetting({ oauth: { resource: undefined, authorizationServers: ['https://as.example'], scopes: [] } }),
+      'http://127.0.0.1:8080/',
+    );
+    assert.deepEqual(configured, {
+      resource: 'http://127.0.0.1:8080/',
+      authorization_servers: ['https://as.example'],
+      bearer_methods_supported: ['header'],
+      resource_name: 'mcp-gateway',
+    });
     const keysOnly = protectedResourceMetadata(authSetting({ jwt: undefined }), 'http://fallback/');
     assert.equal('authorization_servers' in keysOnly, false);
     assert.equal('scopes_supported' in keysOnly, false);
@@ -481,7 +489,7 @@ describe('protected resource metadata', () => {
   });
 });
 
-test('a JWT cannot pass for an API key\'s principal, or for anonymous: policies, limits and held calls know principals by id', async () => {
+test("a JWT cannot pass for an API key's principal, or for anonymous: policies, limits and held calls know principals by id", async () => {
   for (const sub of ['ci-bot', 'anonymous']) {
     const reason = await jwtRefusal(await sign({ claims: { sub } }));
     assert.match(reason, new RegExp(`principal "${sub}", which is reserved for`));

@@ -151,7 +151,10 @@ const globPiece = fc.oneof(fragment, fc.constant('*'), fc.constant('?'));
 /** `{x,y}` of two or three alternatives, now and then one nested, one empty, or a `/` inside. */
 const braces = (piece: fc.Arbitrary<string>): fc.Arbitrary<string> =>
   fc
-    .array(fc.oneof({ weight: 5, arbitrary: piece }, { weight: 1, arbitrary: fc.constant('') }, { weight: 1, arbitrary: fc.tuple(piece, piece).map(([x, y]) => `{${x},${y}}`) }), { minLength: 2, maxLength: 3 })
+    .array(fc.oneof({ weight: 5, arbitrary: piece }, { weight: 1, arbitrary: fc.constant('') }, { weight: 1, arbitrary: fc.tuple(piece, piece).map(([x, y]) => `{${x},${y}}`) }), {
+      minLength: 2,
+      maxLength: 3,
+    })
     .map((choices) => `{${choices.join(',')}}`);
 /** Brace groups (alternatives) and, rarely, comma-less braces, which are literal. */
 const bracedPiece = fc.oneof(
@@ -165,10 +168,7 @@ const nameGlob = fc.oneof(
   {
     weight: 8,
     arbitrary: fc
-      .tuple(
-        fc.constantFrom(...HEADS, '*__', '', '?__', '{a,b}__', '{crm,d,zz}__', '{a,}*'),
-        fc.array(bracedPiece, { minLength: 1, maxLength: 3 }),
-      )
+      .tuple(fc.constantFrom(...HEADS, '*__', '', '?__', '{a,b}__', '{crm,d,zz}__', '{a,}*'), fc.array(bracedPiece, { minLength: 1, maxLength: 3 }))
       .map(([head, parts]) => head + parts.join(''))
       .filter(withinAlternatives),
   },
@@ -328,7 +328,10 @@ describe('allow-list against a reference oracle', () => {
 
   test('PolicyGuard shows exactly what the oracle allows, on /mcp and on every server endpoint', async () => {
     const tools = fc.uniqueArray(mcpName, { maxLength: 12 });
-    const resources = fc.uniqueArray(fc.tuple(fc.oneof(uri, uri, uriTemplate), fc.constantFrom<Server | undefined>(...SERVERS, undefined)), { maxLength: 10, selector: ([u]) => u });
+    const resources = fc.uniqueArray(fc.tuple(fc.oneof(uri, uri, uriTemplate), fc.constantFrom<Server | undefined>(...SERVERS, undefined)), {
+      maxLength: 10,
+      selector: ([u]) => u,
+    });
     const tails = fc.uniqueArray(nameTail, { maxLength: 8 });
     await assertProperty(
       fc.asyncProperty(policies, principal, tools, tools, resources, tails, async (settings, person, toolNames, promptNames, owned, upstreamNames) => {
@@ -347,12 +350,21 @@ describe('allow-list against a reference oracle', () => {
         const toolItems = toolNames.map((name) => ({ name, description: 'same definition every time' }));
         for (let round = 0; round < 2; round++) {
           // Twice: the second answer comes from the memo, and must be the same.
-          assert.deepEqual(kept(guard.shape(undefined, 'tools/list', list('tools', toolItems), grant), 'tools'), toolItems.filter((t) => visibleOnMcp('tools', t.name)));
+          assert.deepEqual(
+            kept(guard.shape(undefined, 'tools/list', list('tools', toolItems), grant), 'tools'),
+            toolItems.filter((t) => visibleOnMcp('tools', t.name)),
+          );
         }
         const promptItems = promptNames.map((name) => ({ name }));
-        assert.deepEqual(kept(guard.shape(undefined, 'prompts/list', list('prompts', promptItems), grant), 'prompts'), promptItems.filter((p) => visibleOnMcp('prompts', p.name)));
+        assert.deepEqual(
+          kept(guard.shape(undefined, 'prompts/list', list('prompts', promptItems), grant), 'prompts'),
+          promptItems.filter((p) => visibleOnMcp('prompts', p.name)),
+        );
         const resourceItems = owned.filter(([u]) => !u.includes('{')).map(([u]) => ({ uri: u }));
-        assert.deepEqual(kept(guard.shape(undefined, 'resources/list', list('resources', resourceItems), grant), 'resources'), resourceItems.filter((r) => visibleOnMcp('resources', r.uri)));
+        assert.deepEqual(
+          kept(guard.shape(undefined, 'resources/list', list('resources', resourceItems), grant), 'resources'),
+          resourceItems.filter((r) => visibleOnMcp('resources', r.uri)),
+        );
         const templateItems = owned.filter(([u]) => u.includes('{')).map(([u]) => ({ uriTemplate: u }));
         assert.deepEqual(
           kept(guard.shape(undefined, 'resources/templates/list', list('resourceTemplates', templateItems), grant), 'resourceTemplates'),
@@ -381,12 +393,22 @@ describe('allow-list against a reference oracle', () => {
         for (const server of SERVERS) {
           const items = upstreamNames.map((name) => ({ name, description: 'same definition every time' }));
           const shown = (name: string) => expected('tools', server, publicName(PREFIX[server], SEP, name));
-          assert.deepEqual(kept(guard.shape(server, 'tools/list', list('tools', items), grant), 'tools'), items.filter((t) => shown(t.name)), `/servers/${server}/mcp`);
+          assert.deepEqual(
+            kept(guard.shape(server, 'tools/list', list('tools', items), grant), 'tools'),
+            items.filter((t) => shown(t.name)),
+            `/servers/${server}/mcp`,
+          );
           const prompts = upstreamNames.map((name) => ({ name }));
-          assert.deepEqual(kept(guard.shape(server, 'prompts/list', list('prompts', prompts), grant), 'prompts'), prompts.filter((p) => expected('prompts', server, publicName(PREFIX[server], SEP, p.name))));
+          assert.deepEqual(
+            kept(guard.shape(server, 'prompts/list', list('prompts', prompts), grant), 'prompts'),
+            prompts.filter((p) => expected('prompts', server, publicName(PREFIX[server], SEP, p.name))),
+          );
           // A copy: shape() memoises by the items array (a cache entry of one endpoint), not by endpoint.
           const endpointResources = [...resourceItems];
-          assert.deepEqual(kept(guard.shape(server, 'resources/list', list('resources', endpointResources), grant), 'resources'), resourceItems.filter((r) => expected('resources', server, r.uri)));
+          assert.deepEqual(
+            kept(guard.shape(server, 'resources/list', list('resources', endpointResources), grant), 'resources'),
+            resourceItems.filter((r) => expected('resources', server, r.uri)),
+          );
           for (const name of upstreamNames) {
             const verdict = await guard.check(server, { jsonrpc: '2.0', id: 8, method: 'tools/call', params: { name } }, grant, person, noLookup);
             assert.equal(verdict.allowed, shown(name), `/servers/${server}/mcp tools/call ${name}`);
@@ -424,12 +446,18 @@ describe('odd names', () => {
 
         const tools = names.map((name) => ({ name }));
         const shownTools = kept(guard.shape(undefined, 'tools/list', list('tools', tools), grant), 'tools') as { name: string }[];
-        assert.deepEqual(shownTools, tools.filter((t) => ownerOfName(t.name) !== undefined && grant.allows('tools', ownerOfName(t.name), t.name).allowed));
+        assert.deepEqual(
+          shownTools,
+          tools.filter((t) => ownerOfName(t.name) !== undefined && grant.allows('tools', ownerOfName(t.name), t.name).allowed),
+        );
         for (const { name } of shownTools) assert.ok(expected('tools', ownerOfName(name), name), `leaked tool ${JSON.stringify(name)}`);
 
         const resources = uris.map((u) => ({ uri: u }));
         const shownResources = kept(guard.shape(undefined, 'resources/list', list('resources', resources), grant), 'resources') as { uri: string }[];
-        assert.deepEqual(shownResources, resources.filter((r) => grant.allows('resources', owners.get(r.uri), r.uri).allowed));
+        assert.deepEqual(
+          shownResources,
+          resources.filter((r) => grant.allows('resources', owners.get(r.uri), r.uri).allowed),
+        );
         for (const { uri: u } of shownResources) assert.ok(expected('resources', owners.get(u), u), `leaked resource ${JSON.stringify(u)}`);
 
         for (const server of SERVERS) {
@@ -472,10 +500,38 @@ describe('odd names', () => {
     const uris = [`docs://public/${long('a/', 100_000)}`, `docs://private/${long('..%2F', 50_000)}`, `docs://${long('public/', 70_000)}secret`, `file://${long('😀/', 20_000)}`];
     const owners = new Map(uris.map((u) => [u, 'docs']));
     const guard = guardFor(owners);
-    const shown = kept(guard.shape(undefined, 'tools/list', list('tools', names.map((name) => ({ name }))), grant), 'tools') as { name: string }[];
-    assert.deepEqual(shown.map((t) => t.name), names.filter((n) => expected('tools', ownerOfName(n), n)));
-    const shownResources = kept(guard.shape(undefined, 'resources/list', list('resources', uris.map((u) => ({ uri: u }))), grant), 'resources') as { uri: string }[];
-    assert.deepEqual(shownResources.map((r) => r.uri), uris.filter((u) => expected('resources', 'docs', u)));
+    const shown = kept(
+      guard.shape(
+        undefined,
+        'tools/list',
+        list(
+          'tools',
+          names.map((name) => ({ name })),
+        ),
+        grant,
+      ),
+      'tools',
+    ) as { name: string }[];
+    assert.deepEqual(
+      shown.map((t) => t.name),
+      names.filter((n) => expected('tools', ownerOfName(n), n)),
+    );
+    const shownResources = kept(
+      guard.shape(
+        undefined,
+        'resources/list',
+        list(
+          'resources',
+          uris.map((u) => ({ uri: u })),
+        ),
+        grant,
+      ),
+      'resources',
+    ) as { uri: string }[];
+    assert.deepEqual(
+      shownResources.map((r) => r.uri),
+      uris.filter((u) => expected('resources', 'docs', u)),
+    );
     for (const name of names) {
       const verdict = await guard.check('a', { jsonrpc: '2.0', id: 1, method: 'tools/call', params: { name } }, grant, person, noLookup);
       assert.equal(verdict.allowed, expected('tools', 'a', publicName('a', SEP, name)));
@@ -518,7 +574,7 @@ describe('cases picomatch read otherwise, pinned down now that globs are matched
     agree(grant, expected, 'resources', 'docs', 'docs://private/😀');
   });
 
-  test('`x/*\/**` matches `x/<one segment>` as `x/<literal>/**` does', () => {
+  test('`x/*/**` matches `x/<one segment>` as `x/<literal>/**` does', () => {
     const { grant, expected } = docsOnly({ resources: ['docs://*/**'] });
     assert.equal(expected('resources', 'docs', 'docs://plans'), false);
     agree(grant, expected, 'resources', 'docs', 'docs://plans');
@@ -530,7 +586,7 @@ describe('cases picomatch read otherwise, pinned down now that globs are matched
     agree(grant, expected, 'resources', 'docs', 'docs://public/readme/');
   });
 
-  test('a grant depends on the principal\'s id and groups alone', () => {
+  test("a grant depends on the principal's id and groups alone", () => {
     const settings: PolicySetting[] = [{ name: 'admins', principals: { groups: ['admin'] }, allow: { servers: ['a'] }, deny: {}, when: [], pin: false }];
     const set = PolicySet.compile(settings, KNOWN);
     const admin: Principal = { id: 'eve', groups: ['admin', 'x'], scopes: [], via: 'jwt' };

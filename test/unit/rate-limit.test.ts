@@ -133,7 +133,6 @@ describe('MemoryRateLimiter', () => {
 
 // ---- Redis --------------------------------------------------------------------------------------------------
 
-
 const open: RedisRateLimiter[] = [];
 let admin: Redis | undefined;
 

@@ -38,7 +38,7 @@ export async function redisProxy(rules: ProxyRules): Promise<RedisProxy> {
     upstream.on('data', (chunk: Buffer) => {
       downstream.write(chunk);
       const text = chunk.toString('latin1').toLowerCase();
-      for (const wait of waiting.splice(0)) (text.includes(wait.text) ? wait.resolve() : waiting.push(wait));
+      for (const wait of waiting.splice(0)) text.includes(wait.text) ? wait.resolve() : waiting.push(wait);
     });
     // Undecided until the name arrived; chunks wait in order.
     let matched: boolean | undefined;

@@ -94,10 +94,14 @@ test('through a real sentinel: the store finds the primary and writes there', { 
   t.after(() => direct.disconnect());
   const entry = { result: { resultType: 'complete', via: 'sentinel' }, expiresAt: Date.now() + 60_000 };
   assert.ok(
-    await until(async () => {
-      await store.write('g', 'f', entry, 60_000);
-      return (await direct.hexists('sentinel-test:g:g', 'f')) === 1;
-    }, 10_000, 100),
+    await until(
+      async () => {
+        await store.write('g', 'f', entry, 60_000);
+        return (await direct.hexists('sentinel-test:g:g', 'f')) === 1;
+      },
+      10_000,
+      100,
+    ),
     'the entry reached the primary the sentinel names (the URL host does not exist)',
   );
   assert.deepEqual((await store.read('g', 'f'))?.result, entry.result);

@@ -27,10 +27,14 @@ before(async () => {
   direct = new Redis('redis://127.0.0.1:6379');
   // A write that reaches Redis: the store is connected.
   assert.ok(
-    await until(async () => {
-      await store.write('probe', 'f', entry(60_000), 60_000);
-      return (await direct.exists(`${keyPrefix}g:probe`)) === 1;
-    }, 5_000, 50),
+    await until(
+      async () => {
+        await store.write('probe', 'f', entry(60_000), 60_000);
+        return (await direct.exists(`${keyPrefix}g:probe`)) === 1;
+      },
+      5_000,
+      50,
+    ),
     'store connected',
   );
 });
@@ -47,10 +51,14 @@ after(async () => {
 async function writeSurely(field: string, value: StoredEntry, ttlMs: number): Promise<void> {
   const stored = JSON.stringify(value);
   assert.ok(
-    await until(async () => {
-      await store.write(GROUP, field, value, ttlMs);
-      return (await direct.hget(`${keyPrefix}g:${GROUP}`, field)) === stored;
-    }, 5_000, 50),
+    await until(
+      async () => {
+        await store.write(GROUP, field, value, ttlMs);
+        return (await direct.hget(`${keyPrefix}g:${GROUP}`, field)) === stored;
+      },
+      5_000,
+      50,
+    ),
     `wrote ${field}`,
   );
 }

@@ -210,7 +210,9 @@ describe('standard headers', () => {
 
   test('an Mcp-Param-* header the gateway does not recognise is forwarded unchecked, even malformed', () => {
     // The spec: intermediaries that do not recognise a Mcp-Param header MUST forward it and otherwise ignore it.
-    accepted(checkMessage(req('tools/call', { name: 'get_weather', arguments: { city: 'café' } }), hdrs('tools/call', { 'Mcp-Name': 'get_weather', 'Mcp-Param-City': 'café' }), undefined));
+    accepted(
+      checkMessage(req('tools/call', { name: 'get_weather', arguments: { city: 'café' } }), hdrs('tools/call', { 'Mcp-Name': 'get_weather', 'Mcp-Param-City': 'café' }), undefined),
+    );
   });
 
   test('a well-formed Mcp-Param-* header of an unknown tool is forwarded unchecked', () => {
@@ -219,7 +221,9 @@ describe('standard headers', () => {
 
   describe('with a learned x-mcp-header declaration', () => {
     const index = new ToolHeaderIndex();
-    index.learn({ tools: [{ name: 'execute_sql', inputSchema: { type: 'object', properties: { region: { type: 'string', 'x-mcp-header': 'Region' }, query: { type: 'string' } } } }] });
+    index.learn({
+      tools: [{ name: 'execute_sql', inputSchema: { type: 'object', properties: { region: { type: 'string', 'x-mcp-header': 'Region' }, query: { type: 'string' } } } }],
+    });
     const call = (region: string) => req('tools/call', { name: 'execute_sql', arguments: { region, query: 'select 1' } });
 
     test('matching Mcp-Param-Region → accepted', () => {

@@ -69,7 +69,16 @@ describe('RequestStateCodec', () => {
   test('the MAC changed, truncated, lengthened or missing: refused', () => {
     const token = codec.issue(state);
     const { body, mac } = parts(token);
-    for (const bad of [`mcpgw1.${body}.${flip(mac, 0)}`, `mcpgw1.${body}.${flip(mac, 42)}`, `mcpgw1.${body}.${mac.slice(0, 42)}`, `mcpgw1.${body}.${mac}A`, `mcpgw1.${body}.`, `mcpgw1.${body}`, 'mcpgw1.', `mcpgw1..${mac}`]) {
+    for (const bad of [
+      `mcpgw1.${body}.${flip(mac, 0)}`,
+      `mcpgw1.${body}.${flip(mac, 42)}`,
+      `mcpgw1.${body}.${mac.slice(0, 42)}`,
+      `mcpgw1.${body}.${mac}A`,
+      `mcpgw1.${body}.`,
+      `mcpgw1.${body}`,
+      'mcpgw1.',
+      `mcpgw1..${mac}`,
+    ]) {
       const opened = codec.open(bad);
       assert.equal(opened.ok, false, bad);
       assert.equal(typeof (opened as { why: string }).why, 'string');

@@ -26,10 +26,16 @@ function fakeUpstream(name: string, seen: JsonRpcRequest[]): Upstream {
 function setup() {
   const seen: JsonRpcRequest[] = [];
   const refreshed: ListMethod[] = [];
-  const upstreams = new Map([['alpha', fakeUpstream('alpha', seen)], ['beta', fakeUpstream('beta', seen)]]);
+  const upstreams = new Map([
+    ['alpha', fakeUpstream('alpha', seen)],
+    ['beta', fakeUpstream('beta', seen)],
+  ]);
   const router = new Router({
     upstreams,
-    prefixes: new Map([['alpha', 'a'], ['beta', 'beta']]),
+    prefixes: new Map([
+      ['alpha', 'a'],
+      ['beta', 'beta'],
+    ]),
     separator: '__',
     refresh: async (method) => {
       refreshed.push(method);
@@ -48,8 +54,13 @@ describe('Router', () => {
     const { router, refreshed } = setup();
     const target = router.resolve(undefined, call('a__echo')) as NamedTarget;
     assert.deepEqual(target, {
-      kind: 'tools', given: 'a__echo', endpoint: undefined, server: 'alpha', publicName: 'a__echo',
-      listed: { server: 'alpha', name: 'echo', definition: { name: 'a__echo', description: 'echoes' } }, confirmed: false,
+      kind: 'tools',
+      given: 'a__echo',
+      endpoint: undefined,
+      server: 'alpha',
+      publicName: 'a__echo',
+      listed: { server: 'alpha', name: 'echo', definition: { name: 'a__echo', description: 'echoes' } },
+      confirmed: false,
     });
     assert.equal(placed(target), true);
     assert.deepEqual(refreshed, []);
@@ -86,10 +97,14 @@ describe('Router', () => {
     assert.deepEqual(refreshed, []);
   });
 
-  test('a name nobody serves, or out of reach, is answered in /mcp\'s words', async () => {
+  test("a name nobody serves, or out of reach, is answered in /mcp's words", async () => {
     const { router, seen } = setup();
-    const unknown = await router.call(await router.confirm(router.resolve(undefined, call('a__nope', 2))) as NamedTarget, call('a__nope', 2), {});
-    assert.deepEqual(unknown, { jsonrpc: '2.0', id: 2, error: { code: -32602, message: "Unknown tool: a__nope; its prefix names upstream 'alpha', but it does not list a tool by that name" } });
+    const unknown = await router.call((await router.confirm(router.resolve(undefined, call('a__nope', 2)))) as NamedTarget, call('a__nope', 2), {});
+    assert.deepEqual(unknown, {
+      jsonrpc: '2.0',
+      id: 2,
+      error: { code: -32602, message: "Unknown tool: a__nope; its prefix names upstream 'alpha', but it does not list a tool by that name" },
+    });
     const reach = { key: 'k', reaches: (server: string) => server !== 'alpha', seesAll: () => false };
     const hidden = await router.call(router.resolve(undefined, call('a__echo', 3)) as NamedTarget, call('a__echo', 3), { reach });
     assert.deepEqual(hidden, { jsonrpc: '2.0', id: 3, error: { code: -32602, message: 'Unknown tool: a__echo; names on /mcp are <server>__<name> (list them with tools/list)' } });

@@ -95,7 +95,7 @@ describe('SessionRelay against someone who can write to Redis', { skip: SKIP }, 
     }
   });
 
-  test("an answer crossing Redis is unreadable there, and opens on the replica that asked", async () => {
+  test('an answer crossing Redis is unreadable there, and opens on the replica that asked', async () => {
     const prefix = `${keyPrefix}answers:`;
     const asking = relay(prefix);
     const answering = relay(prefix);
@@ -113,7 +113,10 @@ describe('SessionRelay against someone who can write to Redis', { skip: SKIP }, 
       const message = { jsonrpc: '2.0', id: 'mcp-gateway-q1', result: { action: 'accept', content: { password: 'hunter2-elicited' } } };
       assert.equal(await answering.relay.publish('s1', { kind: 'answer', message }), 2, 'the asking relay and the spy');
       await until(() => seen.length === 1 && asking.heard.some((h) => h.event.kind === 'answer'), 'both heard it');
-      assert.deepEqual(asking.heard.find((h) => h.event.kind === 'answer'), { session: 's1', event: { kind: 'answer', message } });
+      assert.deepEqual(
+        asking.heard.find((h) => h.event.kind === 'answer'),
+        { session: 's1', event: { kind: 'answer', message } },
+      );
       for (const text of ['hunter2-elicited', 'mcp-gateway-q1', 'accept']) assert.ok(!seen[0]!.includes(text), `"${text}" is not readable in Redis`);
       release();
     } finally {

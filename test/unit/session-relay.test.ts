@@ -79,7 +79,10 @@ describe('SessionRelay', { skip: SKIP }, () => {
       await redis.publish(`${keyPrefix}session:s1`, moved);
       assert.equal(await b.relay.publish('s1', { kind: 'answer', message: { id: 'genuine', result: { ok: true } } }), 1);
       await a.next(() => a.heard.filter((h) => h.session === 's1').length, 1, 'the genuine answer');
-      assert.deepEqual(a.heard.filter((h) => h.session === 's1'), [{ session: 's1', event: { kind: 'answer', message: { id: 'genuine', result: { ok: true } } } }]);
+      assert.deepEqual(
+        a.heard.filter((h) => h.session === 's1'),
+        [{ session: 's1', event: { kind: 'answer', message: { id: 'genuine', result: { ok: true } } } }],
+      );
 
       release();
       // Nobody watches any more once UNSUBSCRIBE went through: publish says so by counting no receivers.

@@ -14,7 +14,14 @@ test('events are delivered whole, in order, however the bytes are split', () => 
   for (let size = 1; size <= stream.length; size++) {
     const { r, events } = reader();
     for (let i = 0; i < stream.length; i += size) r.push(b(stream.slice(i, i + size)));
-    assert.deepEqual(events, [['message', '{"a":1}'], ['message', '{"b":2}']], `chunk size ${size}`);
+    assert.deepEqual(
+      events,
+      [
+        ['message', '{"a":1}'],
+        ['message', '{"b":2}'],
+      ],
+      `chunk size ${size}`,
+    );
   }
 });
 
@@ -22,7 +29,11 @@ test('CRLF and CR line ends, including a CR and its LF in different chunks', () 
   const { r, events } = reader();
   r.push(b('data: one\r'));
   r.push(b('\n\r\ndata: two\r\rdata: three\r\n\r\n'));
-  assert.deepEqual(events, [['message', 'one'], ['message', 'two'], ['message', 'three']]);
+  assert.deepEqual(events, [
+    ['message', 'one'],
+    ['message', 'two'],
+    ['message', 'three'],
+  ]);
 });
 
 test('a UTF-8 character split across chunks survives; a leading BOM is dropped', () => {
@@ -47,7 +58,10 @@ test('id, retry, comments and unknown fields are ignored; a blank line without d
 test('the event type is kept for the event it belongs to', () => {
   const { r, events } = reader();
   r.push(b('event: endpoint\ndata: /messages\n\ndata: y\n\n'));
-  assert.deepEqual(events, [['endpoint', '/messages'], ['message', 'y']]);
+  assert.deepEqual(events, [
+    ['endpoint', '/messages'],
+    ['message', 'y'],
+  ]);
 });
 
 test('a final event without its blank line is still delivered at the end of the stream', () => {

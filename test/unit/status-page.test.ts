@@ -35,7 +35,13 @@ test('a complete HTML document with every upstream in its own row, in the order 
   assert.match(html, /<title>mcp-gateway status<\/title>/);
   assert.deepEqual(row(html, 'files'), { name: 'files', transport: 'stdio', era: 'modern', state: 'ready', restarts: '0', toolCount: '9', lastError: '—' });
   assert.deepEqual(row(html, 'old-http'), {
-    name: 'old-http', transport: 'http', era: 'legacy', state: 'backing-off', restarts: '2', toolCount: '—', lastError: 'connect ECONNREFUSED 127.0.0.1:9',
+    name: 'old-http',
+    transport: 'http',
+    era: 'legacy',
+    state: 'backing-off',
+    restarts: '2',
+    toolCount: '—',
+    lastError: 'connect ECONNREFUSED 127.0.0.1:9',
   });
   assert.ok(html.indexOf('data-upstream="files"') < html.indexOf('data-upstream="old-http"'));
   assert.match(html, /<tr data-upstream="old-http" data-state="backing-off">/);
@@ -50,9 +56,11 @@ test('header, cache and denials', () => {
   assert.equal(field(html, 'hits'), '3');
   assert.equal(field(html, 'misses'), '1');
   const denial = /<tr data-denial>(.*?)<\/tr>/.exec(html)![1]!;
-  assert.equal(denial,
+  assert.equal(
+    denial,
     '<td data-field="time">2026-08-01T10:01:00.000Z</td><td data-field="principal">alice</td><td data-field="method">tools/call</td>' +
-      '<td data-field="target">files__delete</td><td data-field="rule">policy team: deny tools files__*</td>');
+      '<td data-field="target">files__delete</td><td data-field="rule">policy team: deny tools files__*</td>',
+  );
 });
 
 test('uptime reads in days, hours, minutes and seconds', () => {
@@ -81,12 +89,14 @@ test('a denial without a target shows a dash', () => {
 
 test('every value is escaped: a <script> in a last error, quotes in a name, markup in rules', () => {
   const evil = '<script>alert("x")</script>';
-  const html = renderStatusPage(snapshot({
-    version: '<b>1</b>',
-    startedAt: '"><img src=x onerror=alert(1)>',
-    upstreams: [{ name: `a"b'<c>&`, transport: 'stdio', era: '<i>modern</i>', state: '"ready"', restarts: 1, toolCount: 2, lastError: `stderr: ${evil}` }],
-    recentDenials: [{ time: '<t>', principal: '</td><td>mallory', method: 'tools/call', target: evil, rule: "deny 'x' & <y>" }],
-  }));
+  const html = renderStatusPage(
+    snapshot({
+      version: '<b>1</b>',
+      startedAt: '"><img src=x onerror=alert(1)>',
+      upstreams: [{ name: `a"b'<c>&`, transport: 'stdio', era: '<i>modern</i>', state: '"ready"', restarts: 1, toolCount: 2, lastError: `stderr: ${evil}` }],
+      recentDenials: [{ time: '<t>', principal: '</td><td>mallory', method: 'tools/call', target: evil, rule: "deny 'x' & <y>" }],
+    }),
+  );
   // The only <script> element is the page's own; its contents never include a value.
   assert.equal(html.match(/<script>/g)?.length, 1);
   assert.equal(html.match(/<\/script>/g)?.length, 1);
@@ -142,11 +152,18 @@ test('refreshes itself: status.json every 2 s re-renders the same rows the serve
   });
   let next: () => Promise<{ ok: boolean; status: number; json(): Promise<unknown> }> = async () => ({ ok: true, status: 200, json: async () => after });
   const page = runPageScript(renderStatusPage(before), () => next());
-  assert.deepEqual(page.timers.map((t) => t.ms), [2000], 'one refresh scheduled, 2 s out');
+  assert.deepEqual(
+    page.timers.map((t) => t.ms),
+    [2000],
+    'one refresh scheduled, 2 s out',
+  );
   assert.equal(page.fetched.length, 0, 'nothing fetched before the first interval');
 
   await page.tick();
-  assert.deepEqual(page.fetched.map((f) => f.url), ['status.json']);
+  assert.deepEqual(
+    page.fetched.map((f) => f.url),
+    ['status.json'],
+  );
   assert.equal(page.fetched[0]!.init.cache, 'no-store');
   // What the script draws for the new snapshot is what the server draws for it, cell for cell.
   const drawn = page.element('#upstreams').innerHTML;
@@ -157,14 +174,22 @@ test('refreshes itself: status.json every 2 s re-renders the same rows the serve
   assert.equal(page.element('[data-field="uptime"]').textContent, field(served, 'uptime'));
   assert.equal(page.body.dataset.refreshes, '1');
   assert.equal(page.body.dataset.stale, undefined);
-  assert.deepEqual(page.timers.map((t) => t.ms), [2000], 'the next refresh is scheduled');
+  assert.deepEqual(
+    page.timers.map((t) => t.ms),
+    [2000],
+    'the next refresh is scheduled',
+  );
 
   next = async () => ({ ok: false, status: 401, json: async () => ({}) });
   await page.tick();
   assert.equal(page.body.dataset.stale, 'true');
   assert.match(page.element('#live').textContent, /not updated: status\.json answered 401/);
   assert.equal(page.element('#upstreams').innerHTML, drawn, 'the last good rows stay');
-  assert.deepEqual(page.timers.map((t) => t.ms), [2000], 'and it keeps trying');
+  assert.deepEqual(
+    page.timers.map((t) => t.ms),
+    [2000],
+    'and it keeps trying',
+  );
 
   next = async () => ({ ok: true, status: 200, json: async () => before });
   await page.tick();

@@ -55,7 +55,10 @@ describe('tracing settings', () => {
   });
 
   it('names the variable when its value is not supported', () => {
-    assert.throws(() => tracingSettings(config(), { OTEL_EXPORTER_OTLP_ENDPOINT: 'http://c:4318', OTEL_EXPORTER_OTLP_PROTOCOL: 'grpc' }), /OTEL_EXPORTER_OTLP_PROTOCOL=grpc .*http\/protobuf, http\/json/);
+    assert.throws(
+      () => tracingSettings(config(), { OTEL_EXPORTER_OTLP_ENDPOINT: 'http://c:4318', OTEL_EXPORTER_OTLP_PROTOCOL: 'grpc' }),
+      /OTEL_EXPORTER_OTLP_PROTOCOL=grpc .*http\/protobuf, http\/json/,
+    );
     assert.throws(() => tracingSettings(config(), { OTEL_EXPORTER_OTLP_ENDPOINT: 'http://c:4318', OTEL_TRACES_SAMPLER: 'jaeger_remote' }), /OTEL_TRACES_SAMPLER/);
   });
 

@@ -72,16 +72,25 @@ describe('LimitedUpstream', () => {
     const { inner, upstream } = limited({}, waits);
     const answers = [1, 2, 3, 4].map((i) => upstream.request(call(i)));
     await tick();
-    assert.deepEqual(inner.reached.map((r) => r.message.id), [1, 2]);
+    assert.deepEqual(
+      inner.reached.map((r) => r.message.id),
+      [1, 2],
+    );
     assert.deepEqual({ ...upstream.load(), refused: undefined }, { inFlight: 2, queued: 2, saturated: true, refused: undefined, abandoned: 0 });
     inner.reached[0]!.answer();
     await tick();
-    assert.deepEqual(inner.reached.map((r) => r.message.id), [1, 2, 3]);
+    assert.deepEqual(
+      inner.reached.map((r) => r.message.id),
+      [1, 2, 3],
+    );
     for (const r of inner.reached.slice(1)) r.answer();
     await tick();
     inner.reached[3]!.answer();
     const results = await Promise.all(answers);
-    assert.deepEqual(results.map((r) => ('result' in r ? r.result.from : r.error.message)), [1, 2, 3, 4]);
+    assert.deepEqual(
+      results.map((r) => ('result' in r ? r.result.from : r.error.message)),
+      [1, 2, 3, 4],
+    );
     assert.deepEqual({ inFlight: upstream.load().inFlight, queued: upstream.load().queued }, { inFlight: 0, queued: 0 });
     assert.equal(waits.length, 2, 'only the two that queued are observed');
   });
@@ -121,7 +130,10 @@ describe('LimitedUpstream', () => {
     assert.equal(upstream.load().refused.queue_timeout, 1);
     inner.reached[0]!.answer();
     await tick();
-    assert.deepEqual(inner.reached.map((r) => r.message.id), [1]);
+    assert.deepEqual(
+      inner.reached.map((r) => r.message.id),
+      [1],
+    );
     assert.equal(upstream.load().inFlight, 0);
   });
 
@@ -132,7 +144,10 @@ describe('LimitedUpstream', () => {
     const waiting = upstream.request(call(2));
     const full = await upstream.request(call(3));
     const timedOut = await waiting;
-    for (const [refused, reason] of [[full, 'queue_full'], [timedOut, 'queue_timeout']] as const) {
+    for (const [refused, reason] of [
+      [full, 'queue_full'],
+      [timedOut, 'queue_timeout'],
+    ] as const) {
       assert.ok('error' in refused);
       assert.match(refused.error.message, /^slow is not ready \(state backing-off; last error: exited with code 1\)/);
       assert.doesNotMatch(refused.error.message, /raise servers\.slow\.max/);
@@ -159,19 +174,22 @@ describe('LimitedUpstream', () => {
     const next = upstream.request(call(3));
     inner.reached[0]!.answer();
     await tick();
-    assert.deepEqual(inner.reached.map((r) => r.message.id), [1, 3]);
+    assert.deepEqual(
+      inner.reached.map((r) => r.message.id),
+      [1, 3],
+    );
     inner.reached[1]!.answer();
     assert.ok('result' in (await next));
   });
 
-  test('a request handed over stops listening to the queue\'s abort (the upstream has its own)', async () => {
+  test("a request handed over stops listening to the queue's abort (the upstream has its own)", async () => {
     const { inner, upstream } = limited({ maxInFlight: 1 });
     void upstream.request(call(1));
     const gone = new Gone();
     void upstream.request(call(2), { signal: gone });
     inner.reached[0]!.answer();
     await tick();
-    assert.equal(inner.reached[1]!.options.signal, gone, 'the caller\'s signal is handed on');
+    assert.equal(inner.reached[1]!.options.signal, gone, "the caller's signal is handed on");
     assert.equal(gone.listening, 0);
   });
 
@@ -186,10 +204,13 @@ describe('LimitedUpstream', () => {
       inner.reached[served]!.answer();
       await tick();
     }
-    assert.deepEqual(inner.reached.map((r) => r.message.id), ['first', 'f0', 'q0', 'a0', 'f1', 'q1', 'f2', 'f3']);
+    assert.deepEqual(
+      inner.reached.map((r) => r.message.id),
+      ['first', 'f0', 'q0', 'a0', 'f1', 'q1', 'f2', 'f3'],
+    );
   });
 
-  test('a full queue makes room for a caller holding fewer places: the flooder\'s newest waiting request is refused instead', async () => {
+  test("a full queue makes room for a caller holding fewer places: the flooder's newest waiting request is refused instead", async () => {
     const { inner, upstream } = limited({ maxInFlight: 1, maxQueued: 4 });
     void upstream.request(call('first'), { authContext: 'flooder' });
     const flood = [0, 1, 2, 3].map((i) => upstream.request(call(`f${i}`), { authContext: 'flooder' }));
@@ -197,7 +218,10 @@ describe('LimitedUpstream', () => {
     assert.ok('error' in ownRefusal && /at capacity/.test(ownRefusal.error.message), 'the flooder itself is refused, not let in');
     const quiet = [upstream.request(call('q0'), { authContext: 'quiet' }), upstream.request(call('q1'), { authContext: 'quiet' })];
     const evicted = await Promise.all([flood[3]!, flood[2]!]);
-    assert.ok(evicted.every((r) => 'error' in r && retryAfterOf(r) !== undefined), 'the flooder\'s newest two gave their places');
+    assert.ok(
+      evicted.every((r) => 'error' in r && retryAfterOf(r) !== undefined),
+      "the flooder's newest two gave their places",
+    );
     // Two each now: a third quiet request would leave the flooder fewer than it; refused instead.
     const third = await upstream.request(call('q2'), { authContext: 'quiet' });
     assert.ok('error' in third && retryAfterOf(third) !== undefined);
@@ -205,7 +229,10 @@ describe('LimitedUpstream', () => {
       inner.reached[served]!.answer();
       await tick();
     }
-    assert.deepEqual(inner.reached.map((r) => r.message.id), ['first', 'f0', 'q0', 'f1', 'q1']);
+    assert.deepEqual(
+      inner.reached.map((r) => r.message.id),
+      ['first', 'f0', 'q0', 'f1', 'q1'],
+    );
     inner.reached[4]!.answer();
     assert.ok((await Promise.all(quiet)).every((r) => 'result' in r));
     assert.equal(upstream.load().refused.queue_full, 4);
@@ -228,7 +255,14 @@ describe('FairQueue', () => {
 
   test('round robin across lanes, FIFO within one; a new lane waits for its turn after those already waiting', () => {
     const queue = new FairQueue<Labelled>();
-    for (const [key, label] of [['a', 'a1'], ['a', 'a2'], ['a', 'a3'], ['b', 'b1'], ['b', 'b2']] as const) queue.push(key, node(label));
+    for (const [key, label] of [
+      ['a', 'a1'],
+      ['a', 'a2'],
+      ['a', 'a3'],
+      ['b', 'b1'],
+      ['b', 'b2'],
+    ] as const)
+      queue.push(key, node(label));
     const out: string[] = [queue.shift()!.label];
     queue.push('c', node('c1'));
     while (queue.size) out.push(queue.shift()!.label);
@@ -256,7 +290,13 @@ describe('FairQueue', () => {
     const queue = new FairQueue<Labelled>();
     queue.push('a', node('a1'));
     queue.push('b', node('b1'));
-    assert.deepEqual(queue.clear().map((n) => n.label).sort(), ['a1', 'b1']);
+    assert.deepEqual(
+      queue
+        .clear()
+        .map((n) => n.label)
+        .sort(),
+      ['a1', 'b1'],
+    );
     assert.equal(queue.size, 0);
     assert.equal(queue.shift(), undefined);
   });
@@ -269,14 +309,20 @@ describe('limits in the config, the metrics and /readyz', () => {
     const s = parse({}).servers.s!;
     assert.deepEqual([s.maxInFlight, s.maxQueued, s.queueTimeoutMs], [16, 64, 10_000]);
     assert.equal(parse({ maxQueued: 0 }).servers.s!.maxQueued, 0);
-    assert.throws(() => parse({ maxInFlight: 0 }), (error: Error) => error instanceof ConfigError && /servers\.s\.maxInFlight: at least 1/.test(error.message));
+    assert.throws(
+      () => parse({ maxInFlight: 0 }),
+      (error: Error) => error instanceof ConfigError && /servers\.s\.maxInFlight: at least 1/.test(error.message),
+    );
     assert.throws(() => parse({ queueTimeoutMs: 0 }), ConfigError);
   });
 
   test('per-upstream in flight, queued, refusals by reason and the queue wait histogram', async () => {
     const load = { inFlight: 8, queued: 3, refused: { queue_full: 5, queue_timeout: 2 } };
     const metrics = new GatewayMetrics({
-      upstreams: () => [{ name: 'slow', state: 'ready', era: 'modern', restarts: 0, load }, { name: 'plain', state: 'ready', era: 'modern', restarts: 0 }],
+      upstreams: () => [
+        { name: 'slow', state: 'ready', era: 'modern', restarts: 0, load },
+        { name: 'plain', state: 'ready', era: 'modern', restarts: 0 },
+      ],
       cache: () => ({ hits: 0, misses: 0, invalidations: 0, fetches: 0, storeErrors: 0 }),
       processMetrics: false,
     });
@@ -290,13 +336,20 @@ describe('limits in the config, the metrics and /readyz', () => {
       'mcp_gateway_upstream_queue_wait_seconds_bucket{le="0.25",server="slow"} 0',
       'mcp_gateway_upstream_queue_wait_seconds_bucket{le="0.5",server="slow"} 1',
       'mcp_gateway_upstream_queue_wait_seconds_count{server="slow"} 1',
-    ]) assert.ok(text.includes(`${line}\n`), `missing ${line}`);
+    ])
+      assert.ok(text.includes(`${line}\n`), `missing ${line}`);
     assert.doesNotMatch(text, /upstream_(in_flight|queued|refused_total)\{server="plain"/, 'an upstream without limits reports none');
   });
 
   test('/readyz names saturated upstreams and stays ready', () => {
     const status: UpstreamStatus = { state: 'ready', era: 'modern', restarts: 0, lastError: undefined };
-    const { ready, body } = readiness([{ name: 'slow', required: true, status, saturated: true }, { name: 'fast', required: true, status, saturated: false }], false);
+    const { ready, body } = readiness(
+      [
+        { name: 'slow', required: true, status, saturated: true },
+        { name: 'fast', required: true, status, saturated: false },
+      ],
+      false,
+    );
     assert.equal(ready, true);
     assert.deepEqual(body, { status: 'ready', upstreams: { slow: 'ready', fast: 'ready' }, saturated: ['slow'] });
     assert.deepEqual(readiness([{ name: 'fast', required: true, status }], false).body, { status: 'ready', upstreams: { fast: 'ready' } });

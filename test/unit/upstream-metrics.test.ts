@@ -134,7 +134,10 @@ test('exemplars carry the trace id in OpenMetrics; the classic text stays as it 
   assert.match(open, /# EOF\n$/);
   assert.match(open, /^# TYPE mcp_gateway_tool_calls counter$/m, 'OpenMetrics names the counter family without _total');
   assert.match(open, /^mcp_gateway_tool_calls_total\{server="alpha",tool="echo",outcome="ok"\} 2$/m);
-  const exemplar = new RegExp(`^mcp_gateway_upstream_request_duration_seconds_bucket\\{le="0.005",server="alpha",method="tools/call"\\} 2 # \\{trace_id="${TRACE}"\\} 0\\.003\\d* \\d`, 'm');
+  const exemplar = new RegExp(
+    `^mcp_gateway_upstream_request_duration_seconds_bucket\\{le="0.005",server="alpha",method="tools/call"\\} 2 # \\{trace_id="${TRACE}"\\} 0\\.003\\d* \\d`,
+    'm',
+  );
   assert.match(open, exemplar);
   assert.equal(metrics.openMetricsContentType, 'application/openmetrics-text; version=1.0.0; charset=utf-8');
 
