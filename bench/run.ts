@@ -10,11 +10,11 @@
 import { spawn } from 'node:child_process';
 import { existsSync, mkdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { fileURLToPath } from 'node:url';
-import { aggregateBench, aggregateTable, cacheBench, cacheTable, type AggregateRow, type CacheRow } from './aggregate.js';
+import { aggregateBench, aggregateTable, cacheBench, cacheTable } from './aggregate.js';
 import { gatewayEntry, removeBuild } from './build.js';
 import { latencySvg } from './chart.js';
 import { httpLoad, type LoadResult } from './load.js';
-import { memoryBench, memoryTable, type MemoryResult } from './memory.js';
+import { memoryBench, memoryTable } from './memory.js';
 import { peersBench, peersTable, type PeersResult } from './peers.js';
 import { policyBench, policyTable } from './policy.js';
 import { stdioLoad } from './stdio-direct.js';

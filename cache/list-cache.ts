@@ -199,7 +199,7 @@ export class ListCache {
     const asked = result.ttlMs;
     if (typeof asked !== 'number' || !(asked >= 1)) return 0;
     const ttl = Math.floor(Math.min(Math.max(asked, this.options.minTtlMs), this.options.maxTtlMs));
-    return ttl > 0 ? ttl : 0;
+    return Math.max(ttl, 0);
   }
 
   /** A fresh entry, or undefined (absent, stale, or the store failed). */

@@ -239,7 +239,7 @@ function allowedBy(rules: CompiledRules, kind: ItemKind, server: string | undefi
     if (server === undefined || !rules.servers.has(server)) return false;
     return globs === undefined || globs(name);
   }
-  return globs !== undefined && globs(name);
+  return globs?.(name) === true;
 }
 
 /** A deny names servers (everything on them), or globs (on any server), or both (those globs on those servers). */
@@ -248,9 +248,9 @@ function deniedBy(rules: CompiledRules, kind: ItemKind, server: string | undefin
   if (rules.servers) {
     const onServer = server !== undefined && rules.servers.has(server);
     if (!onServer) return false;
-    return hasAnyGlob(rules) ? globs !== undefined && globs(name) : true;
+    return hasAnyGlob(rules) ? globs?.(name) === true : true;
   }
-  return globs !== undefined && globs(name);
+  return globs?.(name) === true;
 }
 
 function compilePolicy(setting: PolicySetting, index: number, at: string, knownServers: ReadonlySet<string>, problems: string[]): CompiledPolicy {

@@ -25,13 +25,16 @@ export function bearerChallenge(challenge: BearerChallenge): string {
   return params.length === 0 ? 'Bearer' : `Bearer ${params.join(', ')}`;
 }
 
+// biome-ignore lint/suspicious/noControlCharactersInRegex: matching control characters (to drop them) is the point
+const CONTROL_CHARACTERS = /[\x00-\x1f\x7f]/g;
+
 /**
  * An RFC 9110 quoted-string: `"` and `\` become quoted-pairs; control characters are dropped and non-ASCII
  * replaced, since a header value must stay one line of Latin-1 (Node refuses anything else).
  */
 export function quotedString(value: string): string {
   return `"${value
-    .replace(/[\x00-\x1f\x7f]/g, '')
+    .replace(CONTROL_CHARACTERS, '')
     .replace(/[^\x20-\x7e]/g, '?')
     .replace(/["\\]/g, '\\$&')}"`;
 }
@@ -40,7 +43,7 @@ export function quotedString(value: string): string {
 // so not even a quoted-pair. Swap those for look-alikes instead of losing the words around them.
 function restrictToRfc6750(value: string): string {
   return value
-    .replace(/[\x00-\x1f\x7f]/g, '')
+    .replace(CONTROL_CHARACTERS, '')
     .replace(/"/g, "'")
     .replace(/\\/g, '/')
     .replace(/[^\x20-\x7e]/g, '?');

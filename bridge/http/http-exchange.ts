@@ -117,7 +117,7 @@ export class HttpExchange implements Dispatcher.DispatchHandler {
     if (this.abortRequested) controller.abort(ABORTED);
   }
 
-  onResponseStart(controller: Dispatcher.DispatchController, statusCode: number, headers: Record<string, string | string[] | undefined>): void {
+  onResponseStart(_controller: Dispatcher.DispatchController, statusCode: number, headers: Record<string, string | string[] | undefined>): void {
     this.status = statusCode;
     this.contentType = first(headers['content-type'])?.toLowerCase() ?? '';
     this.sessionId = first(headers['mcp-session-id']);

@@ -34,7 +34,7 @@ export class LegacyLogLevel {
    * refusal, or undefined to go on. Only requests that carry a logLevel come here.
    */
   async prepare(message: JsonRpcRequest): Promise<JsonRpcResponse | undefined> {
-    const level = (message.params?._meta as Record<string, unknown>)[META.logLevel];
+    const level = (message.params?._meta as Record<string, unknown> | undefined)?.[META.logLevel];
     const severity = logSeverity(level);
     if (severity < 0) {
       return errorResponse(message.id, ErrorCode.InvalidParams, `Invalid params: _meta["${META.logLevel}"] must be one of ${LOG_LEVELS.join(', ')}; got ${JSON.stringify(level)}`);

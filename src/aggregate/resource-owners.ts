@@ -69,16 +69,16 @@ export function templatePattern(template: string): RegExp {
   let source = '^';
   let last = 0;
   for (const match of template.matchAll(/\{([+#./;?&]?)[^}]*\}/g)) {
-    source += escape(template.slice(last, match.index));
+    source += escapeRegExp(template.slice(last, match.index));
     const operator = match[1];
     if (operator === '+' || operator === '#') source += '.*';
     else if (operator === '') source += '[^/?#]*';
     else source += '[^#]*'; // path, query and fragment expansions carry their own punctuation
     last = match.index! + match[0].length;
   }
-  return new RegExp(`${source}${escape(template.slice(last))}$`);
+  return new RegExp(`${source}${escapeRegExp(template.slice(last))}$`);
 }
 
-function escape(text: string): string {
+function escapeRegExp(text: string): string {
   return text.replace(/[.*+?^${}()|[\]\\]/g, '\\$&');
 }

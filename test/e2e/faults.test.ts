@@ -622,7 +622,7 @@ test('1,000 idle keep-alive connections: a normal call still succeeds, and none 
               socket.once('error', reject);
               socket.on('data', (chunk: string) => {
                 seen += chunk;
-                if (/^HTTP\/1\.1 200 [^]*\r\n\r\n\{.*\}$/.test(seen)) resolve();
+                if (/^HTTP\/1\.1 200 [\s\S]*\r\n\r\n\{.*\}$/.test(seen)) resolve();
               });
               socket.once('close', () => dropped++);
               socket.write('GET /healthz HTTP/1.1\r\nHost: 127.0.0.1\r\nConnection: keep-alive\r\n\r\n');

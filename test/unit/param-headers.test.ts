@@ -62,7 +62,7 @@ test('the getter is asked with lower-case names, including the nested one; items
 });
 
 test('missing header while the argument is present → a problem naming the header', () => {
-  const { ['Mcp-Param-Region']: _omit, ...rest } = fullHeaders;
+  const { 'Mcp-Param-Region': _omit, ...rest } = fullHeaders;
   const problem = indexed().check('execute_sql', fullArgs, headers(rest).get);
   assert.equal(typeof problem, 'string');
   assert.match(problem!, /mcp-param-region/);
@@ -70,7 +70,7 @@ test('missing header while the argument is present → a problem naming the head
 });
 
 test('missing nested header while the nested argument is present → problem', () => {
-  const { ['Mcp-Param-Tenant']: _omit, ...rest } = fullHeaders;
+  const { 'Mcp-Param-Tenant': _omit, ...rest } = fullHeaders;
   const problem = indexed().check('execute_sql', fullArgs, headers(rest).get);
   assert.match(problem ?? '', /mcp-param-tenant/);
   assert.match(problem ?? '', /options\.tenant/);
