@@ -63,7 +63,7 @@ async function main(): Promise<void> {
   const config = await startupConfig(options, port);
   const log = createLogger(logLevel ?? config.log.level, destination);
 
-  let gateway;
+  let gateway: RunningGateway;
   try {
     gateway = await startGateway(config, log);
   } catch (error) {

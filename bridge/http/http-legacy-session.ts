@@ -6,7 +6,7 @@
 // after every re-initialise) the session holds the server's GET event stream (http-legacy-stream.ts),
 // whose messages it handles the same way.
 import type { EventEmitter } from 'node:events';
-import { ErrorCode, errorResponse, type JsonObject, type JsonRpcNotification, type JsonRpcRequest, type JsonRpcResponse } from '../../src/protocol/jsonrpc.js';
+import { ErrorCode, errorResponse, type JsonRpcNotification, type JsonRpcRequest, type JsonRpcResponse } from '../../src/protocol/jsonrpc.js';
 import type { Log } from '../../src/infra/log.js';
 import { LEGACY_CLIENT_REQUESTS, type ServerInfo } from '../../src/protocol/mcp.js';
 import type { HttpEndpoint } from './http-endpoint.js';

@@ -86,7 +86,6 @@ export class Aggregator implements Upstream {
   async close(): Promise<void> {}
 
   request(message: JsonRpcRequest, options: RequestOptions = {}): Promise<JsonRpcResponse> {
-    const params = message.params ?? {};
     switch (message.method) {
       case 'tools/list':
       case 'prompts/list':

@@ -48,7 +48,7 @@ export class ResourceWatch {
   private tell(name: string): void {
     const upstream = this.upstreams.get(name);
     // Not started yet: the listen stream's opening will tell it.
-    if (!upstream || upstream.status().state !== 'ready') return;
+    if (upstream?.status().state !== 'ready') return;
     this.sinks.get(name)?.resourcesChanged();
   }
 }

@@ -10,7 +10,7 @@ export const OPENMETRICS_CONTENT_TYPE = Registry.OPENMETRICS_CONTENT_TYPE;
 
 /** Whether an Accept header asks for OpenMetrics (Prometheus sends it first when it can take exemplars). */
 export function wantsOpenMetrics(accept: string | undefined): boolean {
-  return accept !== undefined && accept.includes('application/openmetrics-text');
+  return accept?.includes('application/openmetrics-text') === true;
 }
 
 export function renderOpenMetrics(source: Registry): Promise<string> {

@@ -22,7 +22,7 @@ import type { JsonRpcRequest, JsonRpcResponse } from '../protocol/jsonrpc.js';
 import type { TraceAttributes, UpstreamTrace } from '../protocol/trace.js';
 import { callAttributes, spanName } from './attributes.js';
 import type { TracingSettings } from './settings.js';
-import type { GatewayTracer, RequestSpan, RequestStart } from './tracer.js';
+import type { GatewayTracer, RequestSpan } from './tracer.js';
 
 const propagator = new W3CTraceContextPropagator();
 const carrierGetter = {
