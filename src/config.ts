@@ -11,7 +11,7 @@ import { crossKeyProblems, describeIssue, writtenServerNames } from './config-ch
 import { adoptHostServers, renameProblem } from './config-mcp-servers.js';
 import { salvage, type Salvaged, type SalvageRules } from './config-salvage.js';
 import { allowedHosts, inheritEnv, operators, peers } from './config-security.js';
-import { telemetry } from './config-telemetry.js';
+import { telemetry } from './telemetry/config.js';
 
 export { ConfigError, ConfigFileMissing } from './config-file.js';
 export { exposureProblem, serverHeads } from './config-checks.js';

@@ -1,8 +1,8 @@
 // Where traces go, resolved from the telemetry: config key and the standard OpenTelemetry variables. A key
 // the config sets wins over its variable (the config may still read the variable through ${VAR}), except
 // OTEL_SDK_DISABLED=true, the operator's switch that turns tracing off whatever the file says.
-import type { TelemetryConfig } from '../config-telemetry.js';
-import { OTLP_PROTOCOLS, SAMPLERS } from '../config-telemetry.js';
+import type { TelemetryConfig } from './config.js';
+import { OTLP_PROTOCOLS, SAMPLERS } from './config.js';
 
 export type SamplerName = (typeof SAMPLERS)[number];
 export type OtlpProtocol = (typeof OTLP_PROTOCOLS)[number];

@@ -3,7 +3,7 @@
 import assert from 'node:assert/strict';
 import { Writable } from 'node:stream';
 import { describe, it } from 'node:test';
-import { telemetry } from '../../src/config-telemetry.js';
+import { telemetry } from '../../src/telemetry/config.js';
 import { silentLog } from '../../src/infra/log.js';
 import { createLogger, logDestination } from '../../src/infra/logger.js';
 import { createTracer } from '../../src/telemetry/otel-tracer.js';
