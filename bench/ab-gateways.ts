@@ -6,7 +6,7 @@ import { existsSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync, 
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
-import { descendants, stopTree } from './procs.js';
+import { announcedUrl, descendants, stopTree } from './procs.js';
 
 const ROOT = fileURLToPath(new URL('../', import.meta.url));
 const CACHE = path.join(tmpdir(), 'gateway-ab-builds');
@@ -67,20 +67,7 @@ export interface Gateway {
 /** A gateway serving the echo fixture as /servers/echo/mcp; its log is drained so it never blocks on it. */
 export async function startGateway(entry: string): Promise<Gateway> {
   const child = spawn(process.execPath, [entry, '--stdio', upstream, '--name', 'echo', '--port', '0'], { cwd: ROOT, stdio: ['ignore', 'ignore', 'pipe'] });
-  let log = '';
-  const url = await new Promise<string>((resolve, reject) => {
-    const timer = setTimeout(() => reject(new Error(`gateway did not start:\n${log}`)), 30_000);
-    const onData = (chunk: Buffer): void => {
-      log += chunk.toString('utf8');
-      const match = /"endpoint":"([^"]+\/servers\/echo\/mcp)"/.exec(log);
-      if (!match) return;
-      clearTimeout(timer);
-      child.stderr!.off('data', onData);
-      child.stderr!.resume();
-      resolve(match[1]!);
-    };
-    child.stderr!.on('data', onData);
-  });
+  const url = await announcedUrl(child, /"endpoint":"([^"]+\/servers\/echo\/mcp)"/, 30_000);
   return { url, pid: child.pid!, child };
 }
 

@@ -2,6 +2,7 @@
 // tools each (synthetic modern stdio servers). Shows how list cost grows with the tool count while a call
 // stays one map lookup. Loopback only; bounded call counts.
 import { spawn, type ChildProcess } from 'node:child_process';
+import { announcedUrl } from './procs.js';
 import { mkdtempSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
@@ -36,23 +37,7 @@ export async function startGateway(
   // JSON is YAML: one less dependency for the bench.
   writeFileSync(file, JSON.stringify({ listen: { port: 0 }, aggregate: { listDeadlineMs: 30_000 }, cache: options.cache ?? {}, servers, ...options.extra }));
   const child = spawn(process.execPath, [...(options.nodeFlags ?? []), options.entry ?? gatewayEntry(), '--config', file], { cwd: ROOT, stdio: ['ignore', 'ignore', 'pipe'] });
-  let log = '';
-  const url = await new Promise<string>((resolve, reject) => {
-    const timer = setTimeout(() => {
-      child.kill('SIGKILL'); // its children are in their own process groups: they exit on their stdin's EOF
-      reject(new Error(`gateway did not start:\n${log.slice(-2000)}`));
-    }, 60_000);
-    const onData = (chunk: Buffer): void => {
-      log += chunk.toString('utf8');
-      const match = /"endpoint":"([^"]+\/mcp)","msg":"serving every server/.exec(log);
-      if (!match) return;
-      clearTimeout(timer);
-      child.stderr!.off('data', onData);
-      child.stderr!.resume();
-      resolve(match[1]!);
-    };
-    child.stderr!.on('data', onData);
-  });
+  const url = await announcedUrl(child, /"endpoint":"([^"]+\/mcp)","msg":"serving every server/, 60_000);
   return { url, process: child };
 }
 

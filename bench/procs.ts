@@ -98,3 +98,27 @@ export async function waitFor(what: string, probe: () => Promise<boolean>, timeo
   }
   throw new Error(`${what} was not ready within ${timeoutMs} ms:\n${log()}`);
 }
+
+/**
+ * The URL a gateway process logs once it serves (the first match of `pattern`'s group 1 in its stderr); its
+ * log keeps being drained afterwards so the gateway never blocks on it. Kills it and rejects after `timeoutMs`.
+ */
+export function announcedUrl(child: ChildProcess, pattern: RegExp, timeoutMs: number): Promise<string> {
+  let log = '';
+  return new Promise<string>((resolve, reject) => {
+    const timer = setTimeout(() => {
+      child.kill('SIGKILL'); // its children are in their own process groups: they exit on their stdin's EOF
+      reject(new Error(`gateway did not start:\n${log.slice(-2000)}`));
+    }, timeoutMs);
+    const onData = (chunk: Buffer): void => {
+      log += chunk.toString('utf8');
+      const match = pattern.exec(log);
+      if (!match) return;
+      clearTimeout(timer);
+      child.stderr!.off('data', onData);
+      child.stderr!.resume();
+      resolve(match[1]!);
+    };
+    child.stderr!.on('data', onData);
+  });
+}

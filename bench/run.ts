@@ -8,6 +8,7 @@
 // `npm run bench -- bridge`, `-- aggregate`, `-- cache`, `-- peers`, `-- memory` or `-- policy` runs one part (several
 // may be named). Parts not run keep their figures from the previous latest.json, marked with their date.
 import { spawn } from 'node:child_process';
+import { announcedUrl } from './procs.js';
 import { existsSync, mkdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { fileURLToPath } from 'node:url';
 import { aggregateBench, aggregateTable, cacheBench, cacheTable } from './aggregate.js';
@@ -40,20 +41,7 @@ async function startBridge(): Promise<{ url: string; stop(): void }> {
     cwd: ROOT,
     stdio: ['ignore', 'ignore', 'pipe'],
   });
-  let log = '';
-  const url = await new Promise<string>((resolve, reject) => {
-    const timer = setTimeout(() => reject(new Error(`gateway did not start:\n${log}`)), 20_000);
-    const onData = (chunk: Buffer): void => {
-      log += chunk.toString('utf8');
-      const match = /"endpoint":"([^"]+\/servers\/echo\/mcp)"/.exec(log);
-      if (!match) return;
-      clearTimeout(timer);
-      child.stderr!.off('data', onData);
-      child.stderr!.resume(); // keep draining the log so the gateway never blocks on it
-      resolve(match[1]!);
-    };
-    child.stderr!.on('data', onData);
-  });
+  const url = await announcedUrl(child, /"endpoint":"([^"]+\/servers\/echo\/mcp)"/, 20_000);
   return { url, stop: () => child.kill('SIGTERM') };
 }
 
