@@ -1,7 +1,8 @@
 // Prometheus metrics for one gateway: request counts, latency, in-flight, upstream state and cache counters.
 // Each GatewayMetrics owns its own Registry (never prom-client's global one): tests start many gateways in
 // one process, and a second registration of a name in one registry throws.
-import { collectDefaultMetrics, Counter, Gauge, Histogram, Registry } from 'prom-client';
+import { collectDefaultMetrics, Counter, Gauge, Registry } from 'prom-client';
+import { HotCounter, HotHistogram, type CounterChild, type HistogramChild } from './hot-metrics.js';
 import { MODERN_REQUEST_METHODS } from '../protocol/mcp.js';
 import { addLoadMetrics, type UpstreamLoad } from './load-metrics.js';
 import { OPENMETRICS_CONTENT_TYPE, renderOpenMetrics } from './open-metrics.js';
@@ -80,6 +81,12 @@ export function methodLabel(method: string | undefined): string {
   return MODERN_REQUEST_METHODS.has(method) ? method : METHOD_OTHER;
 }
 
+interface FinishedChildren {
+  method: string;
+  outcomes: Partial<Record<RequestOutcome, CounterChild>>;
+  duration: HistogramChild;
+}
+
 export class GatewayMetrics {
   readonly registry: Registry;
   readonly contentType: string;
@@ -87,8 +94,10 @@ export class GatewayMetrics {
   /** Per-upstream duration, errors and tool calls, recorded by each server's MeteredUpstream. */
   readonly upstreamCalls: UpstreamMetrics;
 
-  private readonly requests: Counter<'endpoint' | 'method' | 'outcome'>;
-  private readonly duration: Histogram<'endpoint' | 'method'>;
+  private readonly requests: HotCounter;
+  private readonly duration: HotHistogram;
+  /** The children of requests and duration, bound once per endpoint and method label. */
+  private readonly finished = new Map<string, Map<string, FinishedChildren>>();
   private readonly inFlight: Gauge;
   private readonly denials: Counter<'endpoint' | 'method'>;
   private readonly rateLimits: Counter<'endpoint'>;
@@ -102,18 +111,16 @@ export class GatewayMetrics {
     if (options.processMetrics !== false) collectDefaultMetrics({ register });
     const registers = [register];
 
-    this.requests = new Counter({
+    this.requests = new HotCounter(register, {
       name: `${PREFIX}requests_total`,
       help: 'Requests by endpoint ("mcp" or a server name), JSON-RPC method and outcome.',
       labelNames: ['endpoint', 'method', 'outcome'],
-      registers,
     });
-    this.duration = new Histogram({
+    this.duration = new HotHistogram(register, {
       name: `${PREFIX}request_duration_seconds`,
       help: 'Time from receiving a request to finishing its answer, by endpoint and method.',
       labelNames: ['endpoint', 'method'],
-      buckets: [...DURATION_BUCKETS],
-      registers,
+      buckets: DURATION_BUCKETS,
     });
     this.inFlight = new Gauge({
       name: `${PREFIX}requests_in_flight`,
@@ -188,9 +195,18 @@ export class GatewayMetrics {
    */
   requestFinished(endpoint: string, method: string | undefined, outcome: RequestOutcome, seconds: number): void {
     this.inFlight.dec();
-    const m = methodLabel(method);
-    this.requests.inc({ endpoint, method: m, outcome });
-    this.duration.observe({ endpoint, method: m }, seconds);
+    const children = this.finishedChildren(endpoint, methodLabel(method));
+    children.outcomes[outcome] ??= this.requests.labels(endpoint, children.method, outcome);
+    children.outcomes[outcome].inc();
+    children.duration.observe(seconds);
+  }
+
+  private finishedChildren(endpoint: string, method: string): FinishedChildren {
+    let byMethod = this.finished.get(endpoint);
+    if (!byMethod) this.finished.set(endpoint, (byMethod = new Map()));
+    let children = byMethod.get(method);
+    if (!children) byMethod.set(method, (children = { method, outcomes: {}, duration: this.duration.labels(endpoint, method) }));
+    return children;
   }
 
   /** The policy refused a request (independent of requestFinished's outcome). */

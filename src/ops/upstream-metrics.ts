@@ -2,7 +2,8 @@
 // when one is known), their errors by kind, tool calls by tool (a bounded set of names), and the recent
 // window the status page draws. One ServerMeter per server, whose label children are bound once per
 // method (methodLabel keeps that set fixed), so a call costs a map lookup and the observations themselves.
-import { Counter, Histogram, type Registry } from 'prom-client';
+import type { Registry } from 'prom-client';
+import { HotCounter, HotHistogram, type CounterChild, type HistogramChild } from './hot-metrics.js';
 import { failureMarkOf } from '../protocol/failure-mark.js';
 import type { JsonRpcRequest, JsonRpcResponse } from '../protocol/jsonrpc.js';
 import { retryAfterOf } from '../protocol/overload.js';
@@ -26,49 +27,37 @@ export type ToolOutcome = 'ok' | 'tool_error' | 'error';
 export const TOOL_LABEL_CAP = 100;
 export const TOOL_OTHER = '_other';
 
-/** trace_id is an exemplar's label, never a series' (prom-client types exemplar labels as the metric's own). */
-type DurationLabel = 'server' | 'method' | 'trace_id';
-type DurationChild = ReturnType<Histogram<DurationLabel>['labels']>;
-type ErrorChild = ReturnType<Counter<'server' | 'method' | 'kind'>['labels']>;
-type ToolChildren = Record<ToolOutcome, ReturnType<Counter<'server' | 'tool' | 'outcome'>['labels']>>;
+type ToolChildren = Record<ToolOutcome, CounterChild>;
 
 interface MethodChildren {
-  duration: DurationChild;
-  errors: Map<UpstreamErrorKind, ErrorChild>;
+  duration: HistogramChild;
+  errors: Map<UpstreamErrorKind, CounterChild>;
 }
 
 export class UpstreamMetrics {
-  private readonly duration: Histogram<DurationLabel>;
-  private readonly errors: Counter<'server' | 'method' | 'kind'>;
-  private readonly tools: Counter<'server' | 'tool' | 'outcome'>;
+  private readonly duration: HotHistogram;
+  private readonly errors: HotCounter;
+  private readonly tools: HotCounter;
   private readonly meters = new Map<string, ServerMeter>();
   /** (server, tool) pairs named so far, towards TOOL_LABEL_CAP. */
   private toolNames = 0;
 
   constructor(register: Registry) {
-    const registers = [register];
-    this.duration = new Histogram<DurationLabel>({
+    this.duration = new HotHistogram(register, {
       name: `${PREFIX}upstream_request_duration_seconds`,
       help: 'Time each upstream took to answer a request the gateway sent it (queue wait not included), by server and method; exemplars carry the trace id (OpenMetrics).',
       labelNames: ['server', 'method'],
-      buckets: [...DURATION_BUCKETS],
-      enableExemplars: true,
-      // Registered by hand: prom-client refuses exemplars on a classic-text registry at construction, yet
-      // renders them only in OpenMetrics (open-metrics.ts) and simply leaves them out of the classic text.
-      registers: [],
+      buckets: DURATION_BUCKETS,
     });
-    register.registerMetric(this.duration);
-    this.errors = new Counter({
+    this.errors = new HotCounter(register, {
       name: `${PREFIX}upstream_errors_total`,
       help: "Upstream requests that ended in an error, by server, method and kind (jsonrpc: the server's own error; timeout; unreachable; bad_answer: no JSON-RPC response; overloaded: the server answered 503 busy; cancelled: the caller went away).",
       labelNames: ['server', 'method', 'kind'],
-      registers,
     });
-    this.tools = new Counter({
+    this.tools = new HotCounter(register, {
       name: `${PREFIX}tool_calls_total`,
       help: `tools/call requests sent to each server, by tool and outcome (ok, tool_error: a result with isError, error: a JSON-RPC error); at most ${TOOL_LABEL_CAP} tool names, the rest as tool="${TOOL_OTHER}".`,
       labelNames: ['server', 'tool', 'outcome'],
-      registers,
     });
   }
 
@@ -93,13 +82,8 @@ export class UpstreamMetrics {
   }
 
   /** @internal */
-  errorChild(server: string, method: string, kind: UpstreamErrorKind): ErrorChild {
+  errorChild(server: string, method: string, kind: UpstreamErrorKind): CounterChild {
     return this.errors.labels(server, method, kind);
-  }
-
-  /** @internal */
-  observeWithTrace(server: string, method: string, seconds: number, traceId: string): void {
-    this.duration.observe({ labels: { server, method }, value: seconds, exemplarLabels: { trace_id: traceId } });
   }
 
   /** @internal A place for a new tool name, while the cap allows. */
@@ -139,7 +123,7 @@ export class ServerMeter {
     }
     // A W3C trace id is 32 hex digits; anything else is left out (prom-client throws on an over-long exemplar,
     // and a meter must never fail the call it measures).
-    if (traceId?.length === 32) this.metrics.observeWithTrace(this.server, method, seconds, traceId);
+    if (traceId?.length === 32) children.duration.observeWithExemplar(seconds, { trace_id: traceId });
     else children.duration.observe(seconds);
     const failed = 'error' in response;
     if (failed) this.countError(children, method, errorKind(response, aborted));
