@@ -31,6 +31,7 @@ interface Pending {
 }
 
 const LISTEN = 'subscriptions/listen';
+const ONCE = { once: true } as const;
 
 export interface Dispatch {
   timeoutMs: number;
@@ -95,7 +96,7 @@ export class PendingRequests {
       };
       if (signal) {
         entry.onAbort = () => this.cancel(id, 'The client closed the request');
-        signal.addEventListener('abort', entry.onAbort, { once: true });
+        signal.addEventListener('abort', entry.onAbort, ONCE);
       }
       this.pending.set(id, entry);
       if (entry.method !== LISTEN) this.answersDue++;

@@ -15,29 +15,37 @@ import { refuse, send } from './exchange.js';
 import { FORWARDED_HEADER, forwardedCaller } from './forward.js';
 import { reject } from './rejection.js';
 
-export async function admit(call: McpCall): Promise<Response | undefined> {
-  const { edge, exchange, security } = call;
-  const { incoming } = exchange;
-  const origin = incoming.headers.origin;
+/** Each check awaits only when it must (credentials checked remotely, a rate shared in Redis): most calls get no promise here. */
+export function admit(call: McpCall): Response | undefined | Promise<Response | undefined> {
+  const { edge, exchange } = call;
+  const origin = exchange.incoming.headers.origin;
   if (!edge.originAllowed(origin)) {
     return send(exchange, reject(403, null, ErrorCode.InvalidRequest, `Origin ${origin} is not allowed; add it to listen.allowedOrigins to let browsers from it in`));
   }
-  const cors = (call.cors = origin === undefined ? undefined : corsHeaders(origin));
-  // Each check awaits only when it must (credentials checked remotely, a rate shared in Redis).
-  let identified = identify(call);
-  if (identified instanceof Promise) identified = await identified;
-  if (identified) return identified;
+  call.cors = origin === undefined ? undefined : corsHeaders(origin);
+  const identified = identify(call);
+  if (identified instanceof Promise) return identified.then((refused) => refused ?? reachAndRate(call));
+  return identified ?? reachAndRate(call);
+}
+
+/** Once the caller is known: whether the endpoint exists for it, then its rate; then its cache context. */
+function reachAndRate(call: McpCall): Response | undefined | Promise<Response | undefined> {
+  const { security, exchange, cors } = call;
   const grant = (call.grant = security.guard ? security.policies.grantFor(call.principal) : undefined);
   // A server this caller may reach nothing on does not exist for it.
   if (!call.endpoint || (grant && call.server !== undefined && !grant.reaches(call.server))) return send(exchange, noSuchEndpoint(call), cors);
-  let limited = rateLimit(call);
-  if (limited instanceof Promise) limited = await limited;
-  if (limited) return limited;
+  const limited = rateLimit(call);
+  if (limited instanceof Promise) return limited.then((refused) => refused ?? admitted(call));
+  return limited ?? admitted(call);
+}
+
+function admitted(call: McpCall): undefined {
+  const { edge, security } = call;
   call.callerContext = call.vouched
     ? call.vouched.context
     : security.authenticator.enabled
       ? edge.principalContext(call.principal)
-      : authContext(edge.contextKey, incoming.headers.authorization);
+      : authContext(edge.contextKey, call.exchange.incoming.headers.authorization);
   return undefined;
 }
 

@@ -157,7 +157,8 @@ async function serve(edge: EdgeContext, c: NodeExchange, endpoint: Endpoint | un
 
 /** One request, step by step; a step that answers (a refusal, a notification) ends it. */
 async function serveTracked(call: McpCall, verb: Verb): Promise<Response> {
-  const refused = await admit(call);
+  let refused = admit(call);
+  if (refused instanceof Promise) refused = await refused;
   if (refused) return refused;
   if (verb !== 'POST') return serveLegacySession(call, verb);
   const got = await read(call);

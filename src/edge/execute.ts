@@ -41,6 +41,7 @@ export async function execute(call: McpCall, message: JsonRpcRequest, text: stri
     authContext: call.callerContext,
     reach: call.grant,
     traceId,
+    signal: undefined, // respond sets it: the object keeps one shape
   };
   // Not shaped means the client went away before the answer.
   call.outcome = 'cancelled';

@@ -20,8 +20,8 @@ const SSE_HEADERS = {
 /** Bytes of unread progress a client may have waiting before further progress is dropped. */
 const MAX_BUFFERED_PROGRESS = 1024 * 1024;
 
-/** What the upstream is told besides the message. */
-export type CallOptions = Pick<RequestOptions, 'forwardHeaders' | 'authContext' | 'reach' | 'traceId'>;
+/** What the upstream is told besides the message: this request's own object, which respond completes (signal, stream hooks). */
+export type CallOptions = RequestOptions;
 
 /** Where the request goes (the execute step) and what the caller is shown of the answer (a filtered copy, or it). */
 export interface Served {
@@ -30,13 +30,8 @@ export interface Served {
 }
 
 export async function respondJson(served: Served, message: JsonRpcRequest, outgoing: ServerResponse, call: CallOptions): Promise<void> {
-  const answer = await served.request(message, {
-    signal: new ClientGone(outgoing),
-    forwardHeaders: call.forwardHeaders,
-    authContext: call.authContext,
-    reach: call.reach,
-    traceId: call.traceId,
-  });
+  call.signal = new ClientGone(outgoing);
+  const answer = await served.request(message, call);
   if (outgoing.destroyed) return;
   const shaped = served.shape(answer);
   writeJsonBody(outgoing, httpStatusOf(shaped), responseBytes(shaped), retryAfterHeaders(shaped));
@@ -58,20 +53,15 @@ export async function respondSse(served: Served, message: JsonRpcRequest, outgoi
     outgoing.write(`event: message\ndata: ${'method' in event ? JSON.stringify(event) : serializeResponse(event)}\n\n`);
   };
   const shown = logFilter(message);
-  const response = await served.request(message, {
-    signal,
-    forwardHeaders: call.forwardHeaders,
-    authContext: call.authContext,
-    reach: call.reach,
-    traceId: call.traceId,
-    onStreamStart: start,
-    onNotification: (notification) => {
-      if (!shown(notification)) return;
-      start();
-      // A client that does not read its stream misses progress rather than have the gateway buffer it all.
-      if (!signal.aborted && outgoing.writableLength < MAX_BUFFERED_PROGRESS) send(notification);
-    },
-  });
+  call.signal = signal;
+  call.onStreamStart = start;
+  call.onNotification = (notification) => {
+    if (!shown(notification)) return;
+    start();
+    // A client that does not read its stream misses progress rather than have the gateway buffer it all.
+    if (!signal.aborted && outgoing.writableLength < MAX_BUFFERED_PROGRESS) send(notification);
+  };
+  const response = await served.request(message, call);
   if (signal.aborted || outgoing.destroyed) return;
   const shaped = served.shape(response);
   if (!started) {

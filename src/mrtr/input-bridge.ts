@@ -91,11 +91,14 @@ export class InputBridge extends UpstreamWrapper {
     return this.inner.close();
   }
 
-  async request(message: JsonRpcRequest, options: RequestOptions = {}): Promise<JsonRpcResponse> {
+  request(message: JsonRpcRequest, options: RequestOptions = {}): Promise<JsonRpcResponse> {
     // The entry condition: only a 2025 server needs the bridge; until its era is known, a request may still
-    // meet one. A 2026 server's input_required and requestState pass through untouched.
+    // meet one. A 2026 server's input_required and requestState pass through untouched (no async frame here).
     const era = MAY_ASK.has(message.method) ? this.inner.status().era : 'modern';
-    if (era === 'modern') return this.inner.request(message, options);
+    return era === 'modern' ? this.inner.request(message, options) : this.bridged(message, era, options);
+  }
+
+  private async bridged(message: JsonRpcRequest, era: 'legacy' | undefined, options: RequestOptions): Promise<JsonRpcResponse> {
     const params = message.params;
     if (params && typeof params.requestState === 'string') {
       // Whose requestState it is depends on the era: wait for the server to say which it speaks.
