@@ -42,7 +42,9 @@ type IndexedTool = ToolText & { id: string };
 // the rest; descriptions a little more than titles, which mostly repeat the name; parameters least.
 const SEARCH_OPTIONS: SearchOptions = {
   boost: { name: 2, title: 1, description: 1.5, params: 0.5 },
-  // One edit per five letters; words under four letters must be spelt right ("get" must not match "set").
+  // Typos: one edit per five letters, and one from three letters up, because terms are stems by now ("isues"
+  // is "isu", "issues" is "issu"). A fuzzy match counts 0.45 of an exact one (MiniSearch's weight), so "get"
+  // still prefers get_* over set_*. One- and two-letter words must be spelt right.
   fuzzy: (term) => (term.length >= 3 ? 0.2 : false),
   // Prefixes match ("commit" finds "commits"), but not for one- or two-letter words, which would match half the index.
   prefix: (term) => term.length >= 3,
