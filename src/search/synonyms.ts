@@ -32,7 +32,7 @@ const GROUPS: readonly string[] = [
   'issue|ticket|bug',
   'user|person|people|member|account',
   'profile|whoami|me',
-  'repository owner|org|organization',
+  'org|organization',
   'vulnerability|vulnerabilities|cve|advisory|security alert',
   'ci|workflow|pipeline|build|actions',
   'sql|database|db|table',
