@@ -4,8 +4,9 @@
 // (3) aggregated tools/list uncached vs cached in memory and in Redis.
 // (4) peers: the gateway vs the HTTP floor, stdio direct, mcp-proxy and supergateway (bench/peers.ts), with
 // bench/results/latency.svg; (5) memory: the gateway's RSS idle and over 100k calls (bench/memory.ts);
-// (6) policy: what authentication, 100 policies and the audit log add per request (bench/policy.ts).
-// `npm run bench -- bridge`, `-- aggregate`, `-- cache`, `-- peers`, `-- memory` or `-- policy` runs one part (several
+// (6) policy: what authentication, 100 policies and the audit log add per request (bench/policy.ts); (7) search:
+// search mode's tool index at 5,000 tools — recall@5, MRR, latency, memory (bench/search-quality.ts).
+// `npm run bench -- bridge`, `-- aggregate`, `-- cache`, `-- peers`, `-- memory`, `-- policy` or `-- search` runs one part (several
 // may be named). Parts not run keep their figures from the previous latest.json, marked with their date.
 import { spawn } from 'node:child_process';
 import { announcedUrl } from './procs.js';
@@ -18,6 +19,7 @@ import { httpLoad, type LoadResult } from './load.js';
 import { memoryBench, memoryTable } from './memory.js';
 import { peersBench, peersTable, type PeersResult } from './peers.js';
 import { policyBench, policyTable } from './policy.js';
+import { searchBench, searchTable } from './search-quality.js';
 import { stdioLoad } from './stdio-direct.js';
 import { targetLines, type Figures } from './targets.js';
 
@@ -82,7 +84,7 @@ function bridgeTable(rows: BridgeRow[]): string[] {
   ];
 }
 
-const PARTS = ['bridge', 'aggregate', 'cache', 'peers', 'memory', 'policy'] as const;
+const PARTS = ['bridge', 'aggregate', 'cache', 'peers', 'memory', 'policy', 'search'] as const;
 const parts = process.argv.slice(2);
 for (const part of parts) if (!(PARTS as readonly string[]).includes(part)) throw new Error(`unknown part ${part}; parts: ${PARTS.join(', ')}`);
 const runs = (part: string) => parts.length === 0 || parts.includes(part);
@@ -143,6 +145,15 @@ const figures: Figures = {
   peers: keep('peers', await part('peers', () => peersBench({ total: TOTAL, concurrency: CONCURRENCY, log: say })), previous.peers, null),
   memory: keep('memory', await part('memory', () => memoryBench({ calls: Number(process.env.BENCH_MEMORY_CALLS ?? 100_000), log: say })), previous.memory, null),
   policy: keep('policy', await part('policy', policyBench), previous.policy, null),
+  search: keep(
+    'search',
+    await part('search', async () => {
+      const { misses: _misses, ...figures } = searchBench();
+      return figures;
+    }),
+    previous.search,
+    null,
+  ),
   measured,
   targets: [],
 };
@@ -175,6 +186,15 @@ if (figures.memory)
     '',
   );
 if (figures.policy) lines.push(`## Policy: API key, 100 policies, audit log, over 5,000 tools on /mcp${when('policy')}`, '', ...policyTable(figures.policy), '');
+if (figures.search)
+  lines.push(
+    `## Search mode's tool index: ${figures.search.tools} tools (real fixtures + seeded distractors), ${figures.search.queries} labelled queries${when('search')}`,
+    '',
+    ...searchTable(figures.search),
+    '',
+    'Targets (issue 18): recall@5 ≥ 0.9, p50 ≤ 2 ms, index ≤ 20 MB.',
+    '',
+  );
 const targets = targetLines(figures);
 figures.targets = targets.items;
 lines.push('## Targets (issue 8)', '', ...targets.lines, '');

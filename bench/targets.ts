@@ -4,6 +4,7 @@ import type { LoadResult } from './load.js';
 import { slope, type MemoryResult } from './memory.js';
 import type { PeerKey, PeersResult } from './peers.js';
 import type { PolicyFigures } from './policy.js';
+import type { SearchFigures } from './search-quality.js';
 
 export interface Figures {
   date: string;
@@ -15,8 +16,9 @@ export interface Figures {
   peers: PeersResult | null;
   memory: MemoryResult | null;
   policy: PolicyFigures | null;
+  search: SearchFigures | null;
   /** When each part's figures were measured (parts not run keep the previous run's). */
-  measured: Partial<Record<'bridge' | 'aggregate' | 'cache' | 'peers' | 'memory' | 'policy', { date: string; node: string }>>;
+  measured: Partial<Record<'bridge' | 'aggregate' | 'cache' | 'peers' | 'memory' | 'policy' | 'search', { date: string; node: string }>>;
   targets: TargetItem[];
 }
 
