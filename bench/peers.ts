@@ -11,6 +11,7 @@ import { fileURLToPath } from 'node:url';
 import { startGateway } from './aggregate.js';
 import { gatewayEntry } from './build.js';
 import { httpLoad, type LoadResult } from './load.js';
+import { cpuNs } from './ab-gateways.js';
 import { alive, descendants, freePort, rssMb, spawnServer, stopTree, waitFor } from './procs.js';
 import { stdioLoad } from './stdio-direct.js';
 
@@ -40,6 +41,8 @@ export interface PeerRow {
   path: string;
   concurrency: number;
   result: LoadResult;
+  /** CPU of the HTTP server process itself (all its threads, not its children) per answered call, µs. */
+  cpuUsPerCall?: number;
 }
 
 export interface PeersResult {
@@ -208,6 +211,7 @@ export async function peersBench(options: { total: number; concurrency: number[]
     for (const c of options.concurrency) {
       for (const key of ORDER) {
         let result: LoadResult;
+        let cpuUsPerCall: number | undefined;
         if (key === 'stdio') {
           result = await stdioLoad({
             command: node,
@@ -222,6 +226,8 @@ export async function peersBench(options: { total: number; concurrency: number[]
           });
         } else {
           const total = key === 'supergateway' ? supergatewayCalls(c, options.concurrency) : options.total;
+          const pid = http[key]!.process.pid!;
+          const cpuBefore = cpuNs(pid);
           result = await httpLoad({
             url: http[key]!.url,
             headers: CALL_HEADERS,
@@ -231,8 +237,9 @@ export async function peersBench(options: { total: number; concurrency: number[]
             total,
             deadlineMs: 300_000,
           });
+          cpuUsPerCall = (cpuNs(pid) - cpuBefore) / 1e3 / Math.max(1, result.calls);
         }
-        rows.push({ key, path: PEER_LABELS[key], concurrency: c, result });
+        rows.push({ key, path: PEER_LABELS[key], concurrency: c, result, cpuUsPerCall });
         // supergateway's per-request children outlive their answers for a while; the next runs must not
         // share the cores with them.
         if (key === 'supergateway') await quiet(sg.process.pid!);

@@ -60,6 +60,15 @@ export function targetLines(figures: Figures): { items: TargetItem[]; lines: str
     `×${f(t16)} (${f(g16?.callsPerSecond ?? NaN, 0)} vs ${f(fl16?.callsPerSecond ?? NaN, 0)} calls/s)`,
     judge(t16 >= 0.6, g16, fl16),
   );
+  // The hop's own cost: what the gateway's process spends per proxied call against what the floor's spends
+  // answering one itself (schedstat CPU of each server process, its children not counted), same run.
+  const cpuOf = (key: PeerKey) => figures.peers?.rows.find((r) => r.key === key && r.concurrency === 16)?.cpuUsPerCall ?? NaN;
+  const hop = cpuOf('gateway') / cpuOf('floor');
+  add(
+    "gateway CPU per proxied call ≤ 1.25× the floor's per answered call (16 clients)",
+    `×${f(hop)} (${f(cpuOf('gateway'), 1)} vs ${f(cpuOf('floor'), 1)} µs)`,
+    judge(hop <= 1.25, g16, fl16),
+  );
   const levels = [...new Set(figures.peers?.rows.map((r) => r.concurrency) ?? [])];
   const vsProxy = (c: number, what: 'tp' | 'p50') => {
     const g = peer('gateway', c),
