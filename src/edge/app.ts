@@ -261,8 +261,9 @@ function edgeContext(options: EdgeOptions): EdgeContext & Required<Pick<EdgeCont
     },
     index: aggregate ? catalog?.index : undefined,
     paths: () => [
-      ...(aggregate ? ['/mcp', '/search/mcp', ...(catalog?.profileNames() ?? []).map((n) => `/profiles/${n}/mcp`)] : []),
+      ...(aggregate ? ['/mcp'] : []),
       ...[...options.upstreams.keys()].map((n) => `/servers/${n}/mcp`),
+      ...(aggregate ? ['/search/mcp', ...(catalog?.profileNames() ?? []).map((n) => `/profiles/${n}/mcp`)] : []),
     ],
   };
 }

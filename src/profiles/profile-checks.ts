@@ -24,7 +24,13 @@ function problemsOf(at: string, profile: ProfileSetting, heads: readonly string[
   const rename = Object.entries(profile.rename ?? {});
   const sources = new Set(rename.map(([source]) => source));
   const firstSource = new Map<string, string>();
-  const shownByGlobs = (name: string) => heads.some((head) => name.startsWith(head)) && (matches(profile.tools, name) || matches(profile.prompts, name)) && !sources.has(name);
+  // The globs that would show `name` as itself: only a name some server's names begin like can be on /mcp.
+  const showing = (name: string): string[] =>
+    sources.has(name) || !heads.some((head) => name.startsWith(head))
+      ? []
+      : (['tools', 'prompts'] as const)
+          .filter((kind) => matches(profile[kind], name))
+          .map((kind) => (profile[kind] === undefined ? `${at}.${kind} (left out: every one)` : `${at}.${kind}`));
   for (const [source, shown] of rename) {
     const where = `${at}.rename.${source}`;
     const invalid = nameProblem(shown);
@@ -42,10 +48,9 @@ function problemsOf(at: string, profile: ProfileSetting, heads: readonly string[
       problems.push(`${where}: ${shown} is one of search mode's own tools on this profile; choose another public name`);
       continue;
     }
-    if (shown !== source && shownByGlobs(shown)) {
-      problems.push(
-        `${where}: ${shown} is a name this profile already shows (its globs match it); choose a public name no glob of ${at}.tools or ${at}.prompts matches, or narrow those globs`,
-      );
+    const globs = shown === source ? [] : showing(shown);
+    if (globs.length > 0) {
+      problems.push(`${where}: ${shown} is a name this profile already shows (${globs.join(' and ')} match it); choose a public name those globs do not match, or narrow them`);
     }
   }
   return problems;

@@ -1,0 +1,156 @@
+// Profiles: curated views over /mcp at /profiles/<name>/mcp — globs choose, renames and describes change
+// what is shown, calls by a public name reach the /mcp tool through the same route → judge → execute, a
+// policy still decides on top, a name the profile does not show answers as an unknown one, pages walk
+// every item once, listen and MRTR work, and a reload adds or removes a profile.
+import assert from 'node:assert/strict';
+import { after, before, describe, test } from 'node:test';
+import { parseConfig } from '../../src/config.js';
+import type { RunningGateway } from '../../src/gateway.js';
+import { fixture, openListen, post, request, ROOT, schemaProblems, startTestGateway, until, type Answer } from './harness.js';
+import { scaled } from '../timing.js';
+
+const mrtr = { command: process.execPath, args: ['--import', 'tsx', 'test/fixtures/mrtr-server.ts'], cwd: ROOT, probeTimeoutMs: 30_000 };
+const synthetic = { command: process.execPath, args: ['test/fixtures/synthetic-server.mjs'], cwd: ROOT, env: { SERVER_ID: 'syn', TOOL_COUNT: '9', PAGE_SIZE: '3' } };
+
+const CODING = {
+  tools: ['modern__e*', 'modern__pid', 'modern__add-tool', 'mrtr__*'],
+  rename: { modern__echo: 'say', modern__pid: 'process_id', mrtr__confirm: 'confirm_deploy' },
+  describe: { say: 'Say the text back, unchanged.' },
+};
+
+/** Asserts two answers differ only in the name each repeats (status, and the body with the name blanked). */
+function assertSameBut(a: Answer, aName: string, b: Answer, bName: string): void {
+  assert.equal(a.status, b.status);
+  assert.ok('error' in a.body, JSON.stringify(a.body));
+  assert.equal(JSON.stringify(a.body).split(aName).join('<name>'), JSON.stringify(b.body).split(bName).join('<name>'));
+}
+
+const names = (answer: Answer): string[] => answer.body.result.tools.map((t: { name: string }) => t.name);
+
+describe('a profile under a policy', () => {
+  let gateway: RunningGateway;
+  let coding: string;
+  before(async () => {
+    gateway = await startTestGateway(
+      { modern: fixture('modern-server'), mrtr },
+      {},
+      {
+        auth: { anonymous: true },
+        // modern__pid is denied: the profile shows it renamed, and still nobody may see or call it.
+        policies: [{ name: 'everyone', principals: { ids: ['anonymous'] }, allow: { servers: ['modern', 'mrtr'] }, deny: { tools: ['modern__pid'] } }],
+        profiles: { coding: CODING },
+      },
+    );
+    coding = `${gateway.url}/profiles/coding/mcp`;
+  });
+  after(() => gateway?.close());
+
+  test('tools/list shows what the globs match, renamed and re-described, minus what policy denies', async () => {
+    const answer = await post(coding, request('tools/list'));
+    assert.equal(answer.status, 200);
+    assert.deepEqual(schemaProblems('tools/list', answer.body), []);
+    assert.deepEqual(names(answer).sort(), ['confirm_deploy', 'modern__add-tool', 'mrtr__first-rounds', 'say']);
+    const say = answer.body.result.tools.find((t: { name: string }) => t.name === 'say');
+    assert.equal(say.description, 'Say the text back, unchanged.');
+    assert.deepEqual(Object.keys(say.inputSchema.properties), ['text'], 'the definition is otherwise the upstream one');
+    const mcp = await post(`${gateway.url}/mcp`, request('tools/list'));
+    assert.equal(mcp.body.result.tools.find((t: { name: string }) => t.name === 'modern__echo').description, 'Echo text back', '/mcp is unchanged');
+  });
+
+  test('a call by the public name reaches the /mcp tool', async () => {
+    const answer = await post(coding, request('tools/call', { name: 'say', arguments: { text: 'héllo' } }));
+    assert.deepEqual(answer.body.result.content, [{ type: 'text', text: 'héllo' }]);
+  });
+
+  test('a name outside the profile, a renamed-away name and a denied one all answer as an unknown name on /mcp does', async () => {
+    const unknownOnMcp = await post(`${gateway.url}/mcp`, request('tools/call', { name: 'modern__nosuch', arguments: {} }, 7));
+    assert.deepEqual(unknownOnMcp.body, { jsonrpc: '2.0', id: 7, error: { code: -32602, message: 'Unknown tool: modern__nosuch' } });
+    for (const name of ['modern__slow', 'modern__echo', 'process_id', 'nosuch']) {
+      const answer = await post(coding, request('tools/call', { name, arguments: {} }, 7));
+      assertSameBut(answer, name, unknownOnMcp, 'modern__nosuch');
+    }
+  });
+
+  test('MRTR through a renamed tool: input_required as the server sent it, and the retry resumes the call', async () => {
+    const caps = { 'io.modelcontextprotocol/clientCapabilities': { elicitation: {} } };
+    const first = request('tools/call', { name: 'confirm_deploy', arguments: { env: 'prod' }, _meta: caps });
+    const asked = await post(coding, first);
+    assert.equal(asked.body.result.resultType, 'input_required', JSON.stringify(asked.body));
+    const direct = await post(`${gateway.url}/mcp`, { ...first, params: { ...first.params, name: 'mrtr__confirm' } });
+    assert.deepEqual(asked.body, direct.body, 'the same answer as a direct call on /mcp');
+    const retry = {
+      ...first,
+      id: 'retry',
+      params: { ...first.params, requestState: asked.body.result.requestState, inputResponses: { confirm: { action: 'accept', content: { ok: true } } } },
+    };
+    const done = await post(coding, retry);
+    assert.match(done.body.result.content[0].text, /^answer=\{"ok":true\} stateIntact=true$/);
+  });
+
+  test('listen on a profile hears of list changes', async () => {
+    const listen = await openListen(coding, { toolsListChanged: true });
+    try {
+      await post(coding, request('tools/call', { name: 'modern__add-tool', arguments: {} }));
+      assert.ok(await until(() => listen.messages.some((m) => m.method === 'notifications/tools/list_changed'), scaled(5_000)));
+    } finally {
+      listen.close();
+    }
+  });
+
+  test('an unknown profile is a 404 that names it, like an unknown server', async () => {
+    const answer = await post(`${gateway.url}/profiles/nosuch/mcp`, request('tools/list'));
+    assert.equal(answer.status, 404);
+    assert.match(answer.body.error.message, /^No profile named 'nosuch'\. Endpoints: \/mcp, \/servers\/modern\/mcp, \/servers\/mrtr\/mcp, \/search\/mcp, \/profiles\/coding\/mcp$/);
+  });
+});
+
+describe('a profile without policies: paging and reload', () => {
+  let gateway: RunningGateway;
+  const config = (profiles: Record<string, unknown>) => parseConfig({ listen: { port: 0 }, servers: { modern: fixture('modern-server'), syn: synthetic }, profiles }, 'test', ROOT);
+  const PAGED = { late: { tools: ['syn__tool-4', 'syn__tool-7', 'syn__tool-8'] }, early: { tools: ['syn__tool-1'] } };
+  before(async () => {
+    gateway = await startTestGateway({ modern: fixture('modern-server'), syn: synthetic }, {}, { profiles: PAGED });
+  });
+  after(() => gateway?.close());
+
+  /** Every page a client walking nextCursor gets. */
+  async function walk(url: string): Promise<Answer[]> {
+    const pages: Answer[] = [];
+    let cursor: string | undefined;
+    do {
+      const page = await post(url, request('tools/list', cursor === undefined ? {} : { cursor }));
+      assert.equal(page.status, 200, JSON.stringify(page.body));
+      pages.push(page);
+      cursor = page.body.result.nextCursor;
+    } while (cursor !== undefined && pages.length < 20);
+    return pages;
+  }
+
+  test('walking nextCursor gets every tool exactly once, and pages the profile leaves empty are skipped', async () => {
+    const mcpPages = await walk(`${gateway.url}/mcp`);
+    assert.equal(mcpPages.length, 3, 'the synthetic server pages its tools by 3');
+    const late = await walk(`${gateway.url}/profiles/late/mcp`);
+    assert.deepEqual(late.map(names), [['syn__tool-4'], ['syn__tool-7', 'syn__tool-8']], 'the empty first page was read past');
+    const early = await walk(`${gateway.url}/profiles/early/mcp`);
+    assert.deepEqual(early.flatMap(names), ['syn__tool-1']);
+    assert.equal(early.at(-1)!.body.result.nextCursor, undefined);
+  });
+
+  test('a name outside the profile answers exactly as /mcp answers that name when nobody lists it', async () => {
+    const outside = await post(`${gateway.url}/profiles/early/mcp`, request('tools/call', { name: 'syn__tool-2', arguments: {} }, 9));
+    const unknown = await post(`${gateway.url}/mcp`, request('tools/call', { name: 'syn__tool-99', arguments: {} }, 9));
+    assertSameBut(outside, 'syn__tool-2', unknown, 'syn__tool-99');
+  });
+
+  test('a reload adds and removes profiles', async () => {
+    await gateway.reload(config({ ...PAGED, added: { tools: ['modern__echo'], rename: { modern__echo: 'echo' } } }));
+    const added = await post(`${gateway.url}/profiles/added/mcp`, request('tools/list'));
+    assert.deepEqual(names(added), ['echo']);
+    await gateway.reload(config({ late: PAGED.late }));
+    const removed = await post(`${gateway.url}/profiles/added/mcp`, request('tools/list'));
+    assert.equal(removed.status, 404);
+    assert.match(removed.body.error.message, /^No profile named 'added'/);
+    assert.equal((await post(`${gateway.url}/profiles/early/mcp`, request('tools/list'))).status, 404);
+    assert.equal((await post(`${gateway.url}/profiles/late/mcp`, request('tools/list'))).status, 200, 'an unchanged profile stays');
+  });
+});
