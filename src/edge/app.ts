@@ -17,7 +17,7 @@ import type { GatewayMetrics } from '../ops/metrics.js';
 import { ErrorCode } from '../protocol/jsonrpc.js';
 import { addResourceMetadataRoutes } from './access.js';
 import { admit } from './admit.js';
-import { McpCall, type EdgeContext, type Endpoint } from './call.js';
+import { McpCall, type EdgeContext, type Endpoint, type SearchIndex } from './call.js';
 import { principalContexts } from './caller-context.js';
 import { answerPreflight } from './cors.js';
 import { exchangeOf, mcpEndpointName, send, viewEndpointName, type NodeExchange } from './exchange.js';
@@ -37,7 +37,6 @@ import type { JsonRpcRequest } from '../protocol/jsonrpc.js';
 import type { Verdict } from '../../policy/guard.js';
 import type { GatewayTracer } from '../telemetry/tracer.js';
 import { SEARCH_PROFILE, type Profile } from '../profiles/profile.js';
-import type { ToolIndex } from '../search/tool-index.js';
 import { answerHere, searchStep } from './search-step.js';
 
 export type { RetryRouting } from './retry-routing.js';
@@ -70,10 +69,9 @@ export interface EdgeOptions {
 }
 
 /** The profiles as of now (a reload may change them) and the index search mode reads. */
-export interface CatalogView {
+export interface CatalogView extends SearchIndex {
   profile(name: string): Profile | undefined;
   profileNames(): string[];
-  index: ToolIndex;
 }
 
 const ALLOW_POST = { allow: 'POST, OPTIONS' };
@@ -205,7 +203,7 @@ async function serveTracked(call: McpCall, verb: Verb): Promise<Response> {
 function serveMessage(call: McpCall, message: JsonRpcRequest, text: string): Response | Promise<Response> {
   const view = call.endpoint!.view;
   const here = view?.search ? searchStep(call, view, message) : undefined;
-  if (here !== undefined) return answerHere(call, message, here);
+  if (here !== undefined) return here instanceof Promise ? here.then((answer) => answerHere(call, message, answer)) : answerHere(call, message, here);
   route(call, message);
   const verdict = judge(call, message);
   return verdict instanceof Promise ? verdict.then((v) => decide(call, message, text, v)) : decide(call, message, text, verdict);
@@ -259,7 +257,7 @@ function edgeContext(options: EdgeOptions): EdgeContext & Required<Pick<EdgeCont
       if (endpoint?.view !== view) views.set(name, (endpoint = { upstream: aggregate.upstream, toolHeaders: new ToolHeaderIndex(), view }));
       return endpoint;
     },
-    index: aggregate ? catalog?.index : undefined,
+    search: aggregate ? catalog : undefined,
     paths: () => [
       ...(aggregate ? ['/mcp'] : []),
       ...[...options.upstreams.keys()].map((n) => `/servers/${n}/mcp`),

@@ -22,6 +22,16 @@ import type { GatewayTracer, RequestSpan } from '../telemetry/tracer.js';
 import { markAnswer } from './tracing.js';
 import { isListMethod, type Profile } from '../profiles/profile.js';
 import type { ToolIndex } from '../search/tool-index.js';
+
+/** The index search mode reads, and whether it is filled yet. */
+export interface SearchIndex {
+  index: ToolIndex;
+  /**
+   * Undefined once the index follows every server; before the first search it does not (a gateway nobody
+   * searches reads no extra lists), and this starts it and resolves when it is filled or may wait no longer.
+   */
+  warm(): Promise<void> | undefined;
+}
 import { listThroughView } from './views.js';
 
 export interface Endpoint {
@@ -56,7 +66,7 @@ export interface EdgeContext {
   /** A profile's endpoint as of now ('' for /search/mcp); undefined when there is no such profile or no /mcp. */
   viewOf?(name: string): Endpoint | undefined;
   /** The tools search mode searches (every /mcp tool, by its /mcp name); undefined without /mcp. */
-  index?: ToolIndex;
+  search?: SearchIndex;
   /** Every MCP path, for refusals that list them. */
   paths(): string[];
 }

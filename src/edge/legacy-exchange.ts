@@ -59,7 +59,7 @@ async function executeModern(
   const here = view?.search ? searchStep(call, view, request) : undefined;
   if (here !== undefined) {
     recordAnsweredHere(call, request);
-    return call.view(request.method, here);
+    return call.view(request.method, await here);
   }
   route(call, request);
   const verdict = await judge(call, request);

@@ -20,10 +20,14 @@ const ANSWERED_HERE: Verdict = { allowed: true, rule: 'search mode: answered by 
  * On a search-mode endpoint: the answer to a search_tools call, or undefined after turning a call_tool
  * into its tools/call in place (an answer when its arguments are malformed). Undefined for anything else.
  */
-export function searchStep(call: McpCall, profile: Profile, message: JsonRpcRequest): JsonRpcResponse | undefined {
+export function searchStep(call: McpCall, profile: Profile, message: JsonRpcRequest): JsonRpcResponse | Promise<JsonRpcResponse> | undefined {
   if (message.method !== 'tools/call' || !profile.search) return undefined;
   const params = message.params ?? {};
-  if (params.name === SEARCH_TOOLS) return { jsonrpc: '2.0', id: message.id, result: search(call, profile, params.arguments) };
+  if (params.name === SEARCH_TOOLS) {
+    const answer = (): JsonRpcResponse => ({ jsonrpc: '2.0', id: message.id, result: search(call, profile, params.arguments) });
+    const warming = call.edge.search?.warm();
+    return warming === undefined ? answer() : warming.then(answer);
+  }
   if (params.name !== CALL_TOOL) return undefined;
   const args = isObject(params.arguments) ? params.arguments : {};
   if (typeof args.name !== 'string' || args.name === '')
@@ -40,6 +44,7 @@ export function searchStep(call: McpCall, profile: Profile, message: JsonRpcRequ
 
 /** A search_tools answer, written as JSON and audited like any request. */
 export function answerHere(call: McpCall, message: JsonRpcRequest, response: JsonRpcResponse): Response {
+  if (call.exchange.outgoing.destroyed) return RESPONSE_ALREADY_SENT; // the client went away while the index filled
   const shaped = call.shape(response);
   record(call, call.principal, message.method, answeredHere(message), argsOf(message), call.span?.traceId ?? traceIdOf(message.params?._meta));
   writeJsonBody(call.exchange.outgoing, httpStatusOf(shaped), responseBytes(shaped), call.cors);
@@ -61,7 +66,7 @@ function search(call: McpCall, profile: Profile, args: unknown): JsonObject {
   if (typeof query !== 'string' || query.trim() === '') return toolError('search_tools needs query: a few words saying what the tool should do, for example "read a file"');
   const limit = given.limit ?? DEFAULT_LIMIT;
   if (typeof limit !== 'number' || !Number.isInteger(limit) || limit < 1 || limit > MAX_LIMIT) return toolError(`limit must be a whole number from 1 to ${MAX_LIMIT}`);
-  const index = call.edge.index;
+  const index = call.edge.search?.index;
   if (index === undefined) return searchResult([]);
   const { guard } = call.security;
   const grant = call.grant;

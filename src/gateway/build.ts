@@ -45,7 +45,7 @@ export async function startGateway(initial: GatewayConfig, log: Log): Promise<Ru
     cursorSecret: initial.aggregate.cursorSecret,
     log: log.child({ endpoint: 'mcp' }),
   });
-  const catalog = new Catalog(servers, cache, initial.aggregate.separator, log.child({ part: 'catalog' }));
+  const catalog = new Catalog(servers, cache, initial.aggregate.separator, initial.aggregate.listDeadlineMs, log.child({ part: 'catalog' }));
   catalog.install(initial.profiles);
   const security = createSecurity(servers.prefixes, initial.aggregate.separator, aggregate, log);
   await security.install(initial);
@@ -59,7 +59,6 @@ export async function startGateway(initial: GatewayConfig, log: Log): Promise<Ru
   await retries.register(url);
   announceEndpoints(initial, url, servers, log);
   servers.startAll();
-  catalog.serversChanged();
 
   const parts: GatewayParts = { config, servers, aggregate, catalog, cache, listenHub, security, tracker, drain, retries, sessionRelay: legacy.relay, tracer, log };
   return {

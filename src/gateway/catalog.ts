@@ -1,7 +1,7 @@
 // Profiles and search mode, wired: the profiles of the config in force (a reload installs new ones; an
 // unchanged profile keeps its object, so what the edge memoised for it stays), and the tool index that
-// follows the aggregate — fed per server from its tools lists, and again whenever the cache hears that a
-// server's tools changed (on this replica or another).
+// follows the aggregate once searched — fed per server from its tools lists, and again whenever the cache
+// hears that a server's tools changed (on this replica or another).
 import type { ListCache } from '../../cache/list-cache.js';
 import type { GatewayConfig } from '../config.js';
 import type { CatalogView } from '../edge/app.js';
@@ -15,8 +15,18 @@ export class Catalog implements CatalogView {
   readonly index = new ToolIndex();
   readonly feed: IndexFeed;
   private profiles = new Map<string, Profile>();
+  /** Undefined until the first search; then the first reads, until they end or the wait is over. */
+  private warming: Promise<void> | undefined;
+  private warmed = false;
 
-  constructor(servers: ServerSet, cache: ListCache, separator: string, log: Log) {
+  /** `waitMs`: how long the first search waits for the servers' lists (/mcp's own list deadline). */
+  constructor(
+    servers: ServerSet,
+    cache: ListCache,
+    separator: string,
+    private readonly waitMs: number,
+    log: Log,
+  ) {
     this.feed = new IndexFeed(this.index, { upstreams: servers.upstreams, prefixes: servers.prefixes, separator, log });
     cache.onInvalidate((server, lists) => {
       if (lists.includes('tools/list')) this.feed.refresh(server);
@@ -47,9 +57,31 @@ export class Catalog implements CatalogView {
     return changed;
   }
 
-  /** The servers changed (start, reload): index the new and replaced ones, forget the removed. */
+  /**
+   * The index is filled on demand: a gateway nobody searches reads no extra lists. The first search starts
+   * it and waits for the servers' tools (at most waitMs, as a list on /mcp waits); from then on it follows
+   * every server and this is undefined.
+   */
+  warm(): Promise<void> | undefined {
+    if (this.warmed) return undefined;
+    if (this.warming === undefined) {
+      this.feed.sync();
+      let timer: NodeJS.Timeout | undefined;
+      const deadline = new Promise<void>((resolve) => {
+        timer = setTimeout(resolve, this.waitMs);
+        timer.unref();
+      });
+      this.warming = Promise.race([this.feed.settled(), deadline]).then(() => {
+        clearTimeout(timer);
+        this.warmed = true;
+      });
+    }
+    return this.warming;
+  }
+
+  /** The servers changed (a reload): once searched, index the new and replaced ones, forget the removed. */
   serversChanged(): void {
-    this.feed.sync();
+    if (this.warming !== undefined) this.feed.sync();
   }
 
   close(): void {
