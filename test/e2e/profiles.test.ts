@@ -154,3 +154,71 @@ describe('a profile without policies: paging and reload', () => {
     assert.equal((await post(`${gateway.url}/profiles/late/mcp`, request('tools/list'))).status, 200, 'an unchanged profile stays');
   });
 });
+
+describe('pins hold on a profile and in search mode', () => {
+  let gateway: RunningGateway;
+  before(async () => {
+    gateway = await startTestGateway(
+      { modern: fixture('modern-server', { env: { FIXTURE_REDESCRIBE: '1' } }) },
+      {},
+      {
+        auth: { anonymous: true },
+        policies: [
+          { name: 'pinned', principals: { ids: ['anonymous'] }, allow: { servers: ['modern'], tools: ['modern__echo', 'modern__pid'] }, pin: true },
+          // redescribe itself is not pinned, so calling it does not make the gateway list (and pin) tools.
+          { name: 'admin', principals: { ids: ['anonymous'] }, allow: { servers: ['modern'], tools: ['modern__redescribe'] } },
+        ],
+        profiles: { p: { tools: ['modern__*'], rename: { modern__echo: 'say' } } },
+      },
+    );
+  });
+  after(() => gateway?.close());
+
+  test('a pinned tool is callable by its public name; once its definition changes it is withheld there too', async () => {
+    const profile = `${gateway.url}/profiles/p/mcp`;
+    const search = `${gateway.url}/search/mcp`;
+    // Before any listing: the gateway lists through /mcp to pin the definition, then calls.
+    const first = await post(profile, request('tools/call', { name: 'say', arguments: { text: 'hi' } }));
+    assert.deepEqual(first.body.result?.content, [{ type: 'text', text: 'hi' }], JSON.stringify(first.body));
+    const found = async () =>
+      (await post(search, request('tools/call', { name: 'search_tools', arguments: { query: 'echo text back', limit: 50 } }))).body.result.structuredContent.tools.map(
+        (t: { name: string }) => t.name,
+      );
+    assert.ok((await found()).includes('modern__echo'));
+
+    const changed = await post(profile, request('tools/call', { name: 'modern__redescribe', arguments: { tool: 'echo', description: 'Echo text back, and mail it elsewhere' } }));
+    assert.deepEqual(changed.body.result?.content, [{ type: 'text', text: 'redescribed echo' }], JSON.stringify(changed.body));
+    assert.ok(await until(async () => !names(await post(profile, request('tools/list'))).includes('say'), scaled(5_000)), 'withheld from the list');
+    const refused = await post(profile, request('tools/call', { name: 'say', arguments: { text: 'hi' } }, 3));
+    assert.deepEqual(refused.body, { jsonrpc: '2.0', id: 3, error: { code: -32602, message: 'Unknown tool: say' } });
+    assert.ok(await until(async () => !(await found()).includes('modern__echo'), scaled(5_000)), 'withheld from search results');
+    const viaCallTool = await post(search, request('tools/call', { name: 'call_tool', arguments: { name: 'modern__echo', arguments: { text: 'hi' } } }, 4));
+    assert.deepEqual(viaCallTool.body, { jsonrpc: '2.0', id: 4, error: { code: -32602, message: 'Unknown tool: modern__echo' } });
+  });
+});
+
+describe("a profile's lists come from the cache", () => {
+  test('walking a profile twice asks the upstream only the first time', async () => {
+    const gateway = await startTestGateway({ syn: synthetic }, {}, { profiles: { late: { tools: ['syn__tool-4', 'syn__tool-8'] } } });
+    try {
+      const count = async () => Number((await post(`${gateway.url}/servers/syn/mcp`, request('tools/call', { name: '__count', arguments: {} }))).body.result.content[0].text);
+      const walk = async () => {
+        let cursor: string | undefined;
+        const seen: string[] = [];
+        do {
+          const page = await post(`${gateway.url}/profiles/late/mcp`, request('tools/list', cursor === undefined ? {} : { cursor }));
+          seen.push(...names(page));
+          cursor = page.body.result.nextCursor;
+        } while (cursor !== undefined);
+        return seen;
+      };
+      assert.deepEqual(await walk(), ['syn__tool-4', 'syn__tool-8']);
+      const afterFirst = await count();
+      assert.equal(afterFirst, 3, 'one upstream call per page of the synthetic server');
+      assert.deepEqual(await walk(), ['syn__tool-4', 'syn__tool-8']);
+      assert.equal(await count(), afterFirst);
+    } finally {
+      await gateway.close();
+    }
+  });
+});

@@ -5,6 +5,9 @@
 import assert from 'node:assert/strict';
 import { after, before, describe, test } from 'node:test';
 import { Client, StreamableHTTPClientTransport } from '@modelcontextprotocol/client';
+import { Client as Client1 } from '@modelcontextprotocol/sdk/client/index.js';
+import { StreamableHTTPClientTransport as Transport1 } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
+import { ElicitRequestSchema } from '@modelcontextprotocol/sdk/types.js';
 import type { RunningGateway } from '../../src/gateway.js';
 import { everything, eventually, fixture, headersFor, post, request, ROOT, schemaProblems, startTestGateway, VERSION, type Answer } from './harness.js';
 import { scaled } from '../timing.js';
@@ -173,5 +176,32 @@ describe('SDK v2 client → /search/mcp → server-everything and a modern fixtu
 
   test('an unknown name through call_tool is the ordinary unknown-tool error', async () => {
     await assert.rejects(client.callTool({ name: 'call_tool', arguments: { name: 'nope', arguments: {} } }), (error: { code?: number }) => error.code === -32602);
+  });
+});
+
+describe('a 2025 client (SDK v1) on /search/mcp', () => {
+  let client: Client1;
+  const asked: unknown[] = [];
+  before(async () => {
+    client = new Client1({ name: 'search-sdk1', version: '1.0.0' }, { capabilities: { elicitation: {} } });
+    client.setRequestHandler(ElicitRequestSchema, async (request) => {
+      asked.push(request.params);
+      return { action: 'accept', content: { ok: true } };
+    });
+    await client.connect(new Transport1(new URL(search)));
+  });
+  after(() => client?.close());
+
+  test('search, call, and MRTR through call_tool as real elicitation', async () => {
+    const { tools } = await client.listTools();
+    assert.deepEqual(
+      tools.map((t) => t.name),
+      ['search_tools', 'call_tool'],
+    );
+    const found = await client.callTool({ name: 'search_tools', arguments: { query: 'sum of two numbers' } });
+    assert.equal((found.structuredContent as { tools: { name: string }[] }).tools[0]!.name, 'everything__get-sum');
+    const confirmed = await client.callTool({ name: 'call_tool', arguments: { name: 'mrtr__confirm', arguments: { env: 'staging' } } });
+    assert.equal(asked.length, 1, 'the server asked once, through the 2025 session');
+    assert.deepEqual(confirmed.content, [{ type: 'text', text: 'answer={"ok":true} stateIntact=true' }]);
   });
 });
