@@ -74,6 +74,8 @@ export interface CatalogView extends SearchIndex {
   profileNames(): string[];
 }
 
+type ViewsOf = Required<Pick<EdgeContext, 'viewOf'>>;
+
 const ALLOW_POST = { allow: 'POST, OPTIONS' };
 const MCP_PATHS = ['/mcp', '/servers/:name/mcp', '/profiles/:name/mcp', '/search/mcp'];
 
@@ -130,34 +132,36 @@ export function createApp(options: EdgeOptions): Edge {
     });
   }
 
-  function serveMcpPost(incoming: IncomingMessage, outgoing: ServerResponse): Promise<unknown> | undefined {
-    if (incoming.method !== 'POST') return undefined;
-    const url = incoming.url ?? '';
-    const name = mcpEndpointName(url);
-    let exchange: NodeExchange;
-    let served: Promise<Response>;
-    if (name !== undefined && (name !== '' || aggregate)) {
-      exchange = { incoming, outgoing, path: name === '' ? '/mcp' : `/servers/${name}/mcp` };
-      served = name === '' ? serve(edge, exchange, aggregate, 'mcp') : serve(edge, exchange, edge.endpointOf(name), name);
-    } else {
-      const view = aggregate ? viewEndpointName(url) : undefined;
-      if (view === undefined) return undefined;
-      exchange = { incoming, outgoing, path: view === '' ? '/search/mcp' : `/profiles/${view}/mcp` };
-      served = serve(edge, exchange, edge.viewOf(view), view === '' ? 'search' : `profiles/${view}`);
-    }
-    return served.catch((error: unknown) => {
-      if (!outgoing.headersSent) return internalError(log, exchange, error, exchange.path);
-      log.error({ err: error, path: exchange.path }, 'unexpected error in the HTTP edge');
-      outgoing.destroy(); // half an answer must not pass for a whole one
-    });
-  }
-
   app.notFound(async (c) => {
     const details = await seesDetails(options.security(), options.ops.operators(), c.env.incoming.headers.authorization);
     return send(c, reject(404, null, ErrorCode.InvalidRequest, `Nothing at ${c.req.path}${details ? `. MCP endpoints: ${edge.paths().join(', ')}` : ''}`));
   });
   app.onError((error, c) => internalError(log, c, error, c.req.path));
-  return { app, serveMcpPost };
+  return { app, serveMcpPost: (incoming, outgoing) => serveMcpPost(edge, log, incoming, outgoing) };
+}
+
+/** The fast path: the plain spellings of the MCP paths, straight from Node's request (Edge.serveMcpPost). */
+function serveMcpPost(edge: EdgeContext & ViewsOf, log: Log, incoming: IncomingMessage, outgoing: ServerResponse): Promise<unknown> | undefined {
+  const aggregate = edge.aggregate;
+  if (incoming.method !== 'POST') return undefined;
+  const url = incoming.url ?? '';
+  const name = mcpEndpointName(url);
+  let exchange: NodeExchange;
+  let served: Promise<Response>;
+  if (name !== undefined && (name !== '' || aggregate)) {
+    exchange = { incoming, outgoing, path: name === '' ? '/mcp' : `/servers/${name}/mcp` };
+    served = name === '' ? serve(edge, exchange, aggregate, 'mcp') : serve(edge, exchange, edge.endpointOf(name), name);
+  } else {
+    const view = aggregate ? viewEndpointName(url) : undefined;
+    if (view === undefined) return undefined;
+    exchange = { incoming, outgoing, path: view === '' ? '/search/mcp' : `/profiles/${view}/mcp` };
+    served = serve(edge, exchange, edge.viewOf(view), view === '' ? 'search' : `profiles/${view}`);
+  }
+  return served.catch((error: unknown) => {
+    if (!outgoing.headersSent) return internalError(log, exchange, error, exchange.path);
+    log.error({ err: error, path: exchange.path }, 'unexpected error in the HTTP edge');
+    outgoing.destroy(); // half an answer must not pass for a whole one
+  });
 }
 
 /** Counts the request in and out (tracker, metrics) around its steps. */
@@ -221,7 +225,7 @@ function internalError(log: Log, c: NodeExchange | Context, error: unknown, path
 }
 
 /** What every request shares, built once: endpoints looked up per request, as a reload may change servers. */
-function edgeContext(options: EdgeOptions): EdgeContext & Required<Pick<EdgeContext, 'viewOf'>> {
+function edgeContext(options: EdgeOptions): EdgeContext & ViewsOf {
   const endpoints = new Map<string, Endpoint>();
   const aggregate: Endpoint | undefined = options.aggregate && { upstream: options.aggregate, toolHeaders: new ToolHeaderIndex() };
   const views = new Map<string, Endpoint>();
