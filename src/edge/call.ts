@@ -33,6 +33,9 @@ export interface SearchIndex {
   warm(): Promise<void> | undefined;
 }
 import { listThroughView } from './views.js';
+import { encodeHeaderValue } from '../../bridge/http/mcp-headers.js';
+import { forwardedParamHeaders } from './node-io.js';
+import { mirroredHeaders } from './param-headers.js';
 
 export interface Endpoint {
   upstream: Upstream;
@@ -88,6 +91,8 @@ export class McpCall {
   readonly server: string | undefined;
   /** Requests in flight keep the security they started with, whatever a reload installs meanwhile. */
   readonly security: Security;
+  /** A call the gateway makes on the caller's behalf (search mode's call_tool): it sends the tool's Mcp-Param-* headers. */
+  onBehalf = false;
   /** This request's span, once its message is read, when the edge traces. */
   span: RequestSpan | undefined = undefined;
 
@@ -121,6 +126,17 @@ export class McpCall {
     if (this.endpoint!.view !== undefined && isListMethod(method)) return response;
     const guard = this.security.guard;
     return guard && this.grant ? guard.shape(this.server, method, response, this.grant) : response;
+  }
+
+  /**
+   * The Mcp-Param-* headers a tools/call carries upstream: the client's, or on a call made on its behalf
+   * those the placed tool's definition mirrors its arguments into.
+   */
+  paramHeaders(message: JsonRpcRequest): Record<string, string> | undefined {
+    if (message.method !== 'tools/call') return undefined;
+    if (!this.onBehalf) return forwardedParamHeaders(this.exchange.incoming.headers);
+    const definition = this.target.kind === 'tools' ? this.target.listed?.definition : undefined;
+    return definition && mirroredHeaders(definition.inputSchema, message.params?.arguments, encodeHeaderValue);
   }
 
   /** What respond.ts shows of a modern answer; being called at all means the client waited for it. */

@@ -8,7 +8,7 @@ import type { LegacyExchange } from '../legacy-client/legacy-clients.js';
 import { argsOf, record } from './audit.js';
 import { listenAccess, type McpCall } from './call.js';
 import { judge } from './judge.js';
-import { ClientGone, forwardedParamHeaders } from './node-io.js';
+import { ClientGone } from './node-io.js';
 import { route } from './route.js';
 import { recordAnsweredHere, searchStep } from './search-step.js';
 
@@ -66,7 +66,7 @@ async function executeModern(
   record(call, call.principal, request.method, verdict, argsOf(request));
   if (verdict.refusal) return verdict.refusal;
   const response = await call.request(request, {
-    forwardHeaders: request.method === 'tools/call' ? forwardedParamHeaders(call.exchange.incoming.headers) : undefined,
+    forwardHeaders: call.paramHeaders(request),
     authContext: call.callerContext,
     reach: call.grant,
     signal: options.signal,

@@ -39,6 +39,8 @@ export function searchStep(call: McpCall, profile: Profile, message: JsonRpcRequ
   if (args.arguments !== undefined) inner.arguments = args.arguments;
   for (const key of ['_meta', 'requestState', 'inputResponses'] as const) if (params[key] !== undefined) inner[key] = params[key];
   message.params = inner;
+  // Its client knew only call_tool's schema, which mirrors nothing into headers: the gateway sends the tool's.
+  call.onBehalf = true;
   return undefined;
 }
 

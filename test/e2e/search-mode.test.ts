@@ -11,21 +11,24 @@ import { ElicitRequestSchema } from '@modelcontextprotocol/sdk/types.js';
 import type { RunningGateway } from '../../src/gateway.js';
 import { everything, eventually, fixture, headersFor, post, request, ROOT, schemaProblems, startTestGateway, VERSION, type Answer } from './harness.js';
 import { scaled } from '../timing.js';
+import { startModernHttpServer, type ModernHttpServer } from '../fixtures/http-servers.js';
 
 const mrtr = { command: process.execPath, args: ['--import', 'tsx', 'test/fixtures/mrtr-server.ts'], cwd: ROOT, probeTimeoutMs: 30_000 };
 const DEV_KEY = 'dev-key-0123456789abcdef';
 const dev = { authorization: `Bearer ${DEV_KEY}` };
 
 let gateway: RunningGateway;
+let web: ModernHttpServer;
 let search: string;
 before(async () => {
+  web = await startModernHttpServer();
   gateway = await startTestGateway(
-    { everything, modern: fixture('modern-server'), mrtr },
+    { everything, modern: fixture('modern-server'), mrtr, web: { url: web.url } },
     {},
     {
       auth: { anonymous: true, apiKeys: [{ key: DEV_KEY, principal: 'dev' }] },
       policies: [
-        { name: 'open', principals: { ids: ['anonymous'] }, allow: { servers: ['everything', 'modern', 'mrtr'] } },
+        { name: 'open', principals: { ids: ['anonymous'] }, allow: { servers: ['everything', 'modern', 'mrtr', 'web'] } },
         { name: 'dev', principals: { ids: ['dev'] }, allow: { servers: ['everything', 'modern', 'mrtr'] }, deny: { tools: ['everything__get-env'] } },
       ],
       profiles: { sums: { tools: ['everything__*'], rename: { 'everything__get-sum': 'add_numbers' }, describe: { add_numbers: 'Add two numbers.' }, search: true } },
@@ -35,7 +38,10 @@ before(async () => {
   // Every server's tools indexed: the first search of each test then sees the whole catalog.
   await eventually(async () => (await find(search, 'process id')).includes('modern__pid') && (await find(search, 'sum')).includes('everything__get-sum'), scaled(30_000));
 });
-after(() => gateway?.close());
+after(async () => {
+  await gateway?.close();
+  await web?.close();
+});
 
 function send(url: string, body: { method: string; params?: Record<string, unknown> }, headers: Record<string, string> = {}): Promise<Answer> {
   return post(url, body, { ...headersFor(body), ...headers });
@@ -94,6 +100,14 @@ describe('search mode', () => {
     const direct = await send(`${gateway.url}/mcp`, request('tools/call', { name: 'everything__get-sum', arguments: { a: 2, b: 3 } }, 'same'));
     assert.deepEqual(via.body, direct.body);
     assert.deepEqual(via.body.result.content, [{ type: 'text', text: 'The sum of 2 and 3 is 5.' }]);
+  });
+
+  test('call_tool sends the Mcp-Param-* headers the tool mirrors its arguments into, as its client would have', async () => {
+    const called = await send(search, callTool('web__region', { region: 'Zürich' }));
+    assert.deepEqual(called.body.result?.content, [{ type: 'text', text: 'region Zürich' }], JSON.stringify(called.body));
+    const sent = web.requests.filter((headers) => headers['mcp-method'] === 'tools/call').at(-1)!;
+    assert.equal(sent['mcp-name'], 'region');
+    assert.equal(sent['mcp-param-region'], `=?base64?${Buffer.from('Zürich').toString('base64')}?=`);
   });
 
   test('a denied tool never appears in results, and call_tool answers it exactly as an unknown name', async () => {
