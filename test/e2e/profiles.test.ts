@@ -142,8 +142,11 @@ describe('a profile without policies: paging and reload', () => {
     assertSameBut(outside, 'syn__tool-2', unknown, 'syn__tool-99');
   });
 
-  test('a reload adds and removes profiles', async () => {
+  test('a reload adds and removes profiles, and ends listen streams opened under the old ones', async () => {
+    const listen = await openListen(`${gateway.url}/profiles/late/mcp`, { toolsListChanged: true });
     await gateway.reload(config({ ...PAGED, added: { tools: ['modern__echo'], rename: { modern__echo: 'echo' } } }));
+    assert.ok(await until(() => listen.messages.some((m) => m.id === listen.id && 'result' in m), scaled(5_000)), 'the listen stream ended with its result');
+    listen.close();
     const added = await post(`${gateway.url}/profiles/added/mcp`, request('tools/list'));
     assert.deepEqual(names(added), ['echo']);
     await gateway.reload(config({ late: PAGED.late }));
