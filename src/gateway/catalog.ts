@@ -7,7 +7,7 @@ import type { GatewayConfig } from '../config.js';
 import type { CatalogView } from '../edge/app.js';
 import type { Log } from '../infra/log.js';
 import { Profile, type ProfileSetting } from '../profiles/profile.js';
-import { IndexFeed } from '../search/index-feed.js';
+import { IndexFeed } from './index-feed.js';
 import { ToolIndex } from '../search/tool-index.js';
 import type { ServerSet } from './servers.js';
 

@@ -5,7 +5,7 @@ import type { JsonObject } from '../protocol/jsonrpc.js';
 
 export const SEARCH_TOOLS = 'search_tools';
 export const CALL_TOOL = 'call_tool';
-export const DEFAULT_LIMIT = 8;
+export const DEFAULT_LIMIT = 10;
 export const MAX_LIMIT = 50;
 
 /** What each result carries of a tool's definition: enough to call it right, nothing else. */

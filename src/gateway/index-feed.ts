@@ -7,7 +7,7 @@ import type { Log } from '../infra/log.js';
 import { ErrorCode, isObject, type JsonObject } from '../protocol/jsonrpc.js';
 import { META, SUPPORTED_VERSIONS } from '../protocol/mcp.js';
 import { publicName } from '../protocol/public-names.js';
-import type { ToolIndex } from './tool-index.js';
+import type { ToolIndex } from '../search/tool-index.js';
 
 export interface IndexFeedOptions {
   /** The served servers, in config order (read live: a reload changes them). */
