@@ -98,6 +98,11 @@ export class Guard {
     return { jsonrpc: '2.0', id: response.id, result: { ...response.result, [list.items]: kept, cacheScope: 'private' } };
   }
 
+  /** Whether this caller sees a tool /mcp lists (`item`, by its /mcp name), as a tools/list would show it: search results are filtered by it. */
+  seesTool(item: Record<string, unknown>, grant: Grant): boolean {
+    return this.visible(undefined, 'tools', 'name', item, grant);
+  }
+
   private judgeTool(target: NamedTarget, message: JsonRpcRequest, grant: Grant, principal: Principal, listed: boolean): Verdict | Need {
     const { server, publicName: name } = target;
     if (server === undefined || name === undefined) return unknown(message, 'tool', target.given);

@@ -1,9 +1,10 @@
 // The checks a config file needs beyond its schema: across keys (prefix clashes on /mcp, authentication
-// that cannot work, a gateway open to the network, policies that do not compile), and the wording of a
+// that cannot work, a gateway open to the network, policies that do not compile, profiles' renames), and the wording of a
 // schema problem, so that config.ts stays the schema and the order of loading.
 import type { z } from 'zod';
 import { PolicyError, PolicySet } from '../policy/allow-list.js';
 import type { GatewayConfig } from './config.js';
+import { profileProblems } from './profiles/profile-checks.js';
 import { isLoopbackHost } from './protocol/loopback.js';
 
 /**
@@ -16,6 +17,7 @@ export function crossKeyProblems(config: GatewayConfig, cut: string[], serverNam
     ...(touches('aggregate') ? [] : prefixClashes(config)),
     ...(touches('auth', 'listen.host') || cut.includes('listen') ? [] : authProblems(config)),
     ...policyProblems(config, serverNames),
+    ...(touches('aggregate') ? [] : profileProblems(config.profiles, [...serverHeads(config).values()])),
   ];
 }
 

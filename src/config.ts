@@ -97,6 +97,21 @@ const server = z.preprocess(
 const serverName = z.string().regex(SERVER_NAME, 'server names are 1-32 characters of A-Z a-z 0-9 _ -');
 const globs = z.array(z.string().min(1));
 
+/** A curated view over /mcp at /profiles/<name>/mcp (src/profiles/profile.ts; checked in profile-checks.ts). */
+const profile = z.strictObject({
+  /** Globs over /mcp tool names; left out, every tool. */
+  tools: globs.optional(),
+  prompts: globs.optional(),
+  /** Globs over resource URIs and templates. */
+  resources: globs.optional(),
+  /** /mcp name → the name this profile shows (tools and prompts). */
+  rename: z.record(z.string().min(1), z.string()).default({}),
+  /** Public name → the description this profile shows. */
+  describe: z.record(z.string().min(1), z.string().min(1)).default({}),
+  /** tools/list shows search_tools and call_tool instead of the tools themselves. */
+  search: bool().default(false),
+});
+
 const rateLimit = z
   .strictObject({
     requestsPerMinute: positiveMs,
@@ -225,6 +240,8 @@ export const configSchema = z.strictObject({
     })
     .prefault({}),
   servers: z.record(serverName, server),
+  /** Curated views over /mcp, each at /profiles/<name>/mcp. */
+  profiles: z.record(z.string().regex(SERVER_NAME, 'profile names are 1-32 characters of A-Z a-z 0-9 _ -'), profile).default({}),
   /** Who may call; left out, callers are anonymous (allowed only while listening on loopback). */
   auth: auth.optional(),
   /** Allow-lists; with any configured, whatever none allows is denied. */
@@ -317,8 +334,8 @@ export function parseConfig(raw: unknown, source: string, baseDir: string, env: 
   return config;
 }
 
-/** A broken server is cut whole; a broken policy is stood in for, so the others keep their indexes in messages. */
+/** A broken server or profile is cut whole; a broken policy is stood in for, so the others keep their indexes in messages. */
 const SALVAGE_RULES: SalvageRules = {
-  unit: (at: PropertyKey[]) => (at.length > 2 && (at[0] === 'servers' || at[0] === 'policies') ? at.slice(0, 2) : at),
+  unit: (at: PropertyKey[]) => (at.length > 2 && (at[0] === 'servers' || at[0] === 'policies' || at[0] === 'profiles') ? at.slice(0, 2) : at),
   standIn: (at: PropertyKey[]) => (at.length === 2 && at[0] === 'policies' ? { name: `(policies[${String(at[1])}], not valid)`, principals: { ids: ['*'] } } : undefined),
 };

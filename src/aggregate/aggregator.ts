@@ -27,6 +27,13 @@ export interface AggregatorOptions {
   log: Log;
 }
 
+/** Which routes a list change makes the router forget. */
+const FORGOTTEN_BY: Record<string, ListMethod> = {
+  'notifications/tools/list_changed': 'tools/list',
+  'notifications/prompts/list_changed': 'prompts/list',
+  'notifications/resources/list_changed': 'resources/list',
+};
+
 /** A name nobody listed triggers at most one refresh of that list per this many ms. */
 const REFRESH_INTERVAL_MS = 1_000;
 
@@ -311,9 +318,14 @@ export class Aggregator implements Upstream {
   }
 
   private forget(server: string, notification: string): void {
-    if (notification === 'notifications/tools/list_changed') this.router.tools.forgetServer(server);
-    else if (notification === 'notifications/prompts/list_changed') this.router.prompts.forgetServer(server);
-    else if (notification === 'notifications/resources/list_changed') this.router.resources.forgetServer(server);
+    const method = FORGOTTEN_BY[notification];
+    if (method === undefined) return;
+    if (method === 'tools/list') this.router.tools.forgetServer(server);
+    else if (method === 'prompts/list') this.router.prompts.forgetServer(server);
+    else this.router.resources.forgetServer(server);
+    // The next miss reads the list again at once: the once-a-second limit is for names nobody lists, and a
+    // server's routes were just forgotten (a tool it added a moment ago must not answer "unknown").
+    this.lastRefresh.delete(method);
   }
 
   // ---- discover -------------------------------------------------------------------------------------

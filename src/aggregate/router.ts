@@ -58,7 +58,9 @@ export class Router {
       return { ...this.uri(target.endpoint, target.uri), confirmed: true };
     }
     await this.options.refresh(target.kind === 'tools' ? 'tools/list' : 'prompts/list');
-    return { ...this.named(target.kind, target.endpoint, target.given), confirmed: true };
+    // On /mcp by its /mcp name: a profile's target keeps the public name the caller gave in `given`.
+    const name = target.endpoint === undefined ? target.publicName : target.given;
+    return { ...this.named(target.kind, target.endpoint, name), given: target.given, confirmed: true };
   }
 
   /**

@@ -88,8 +88,10 @@ function noSuchEndpoint(call: McpCall) {
   // With authentication on, an anonymous caller learns nothing of the map; others see what they reach.
   const hidden = security.authenticator.enabled && call.principal.via === 'anonymous';
   const paths = call.edge.paths();
-  const shown = hidden ? [] : grant ? paths.filter((p) => p === '/mcp' || grant.reaches(p.slice('/servers/'.length, -'/mcp'.length))) : paths;
-  return reject(404, null, ErrorCode.InvalidRequest, `No server named '${call.name}'${shown.length ? `. Endpoints: ${shown.join(', ')}` : ''}`);
+  const shown = hidden ? [] : grant ? paths.filter((p) => !p.startsWith('/servers/') || grant.reaches(p.slice('/servers/'.length, -'/mcp'.length))) : paths;
+  // Server names hold no '/', so `profiles/<name>` can only be a profile's endpoint.
+  const what = call.name.startsWith('profiles/') ? `profile named '${call.name.slice('profiles/'.length)}'` : `server named '${call.name}'`;
+  return reject(404, null, ErrorCode.InvalidRequest, `No ${what}${shown.length ? `. Endpoints: ${shown.join(', ')}` : ''}`);
 }
 
 function rateLimit(call: McpCall): Response | undefined | Promise<Response | undefined> {

@@ -1,4 +1,5 @@
-// The HTTP edge: POST /mcp (every upstream, aggregated) and POST /servers/<name>/mcp (one upstream). A
+// The HTTP edge: POST /mcp (every upstream, aggregated), POST /servers/<name>/mcp (one upstream), and views
+// over /mcp: POST /profiles/<name>/mcp and /search/mcp (views.ts, search-step.ts). A
 // request meets its steps in this order, each in its own module: admit (admit.ts) → read (read.ts) →
 // route (route.ts) → judge (judge.ts) → execute (execute.ts; McpCall.request is the core both eras call)
 // → respond (respond.ts, shaped by McpCall.shape) → audit (audit.ts; metrics in serve()). A 2025 client's
@@ -16,10 +17,10 @@ import type { GatewayMetrics } from '../ops/metrics.js';
 import { ErrorCode } from '../protocol/jsonrpc.js';
 import { addResourceMetadataRoutes } from './access.js';
 import { admit } from './admit.js';
-import { McpCall, type EdgeContext, type Endpoint } from './call.js';
+import { McpCall, type EdgeContext, type Endpoint, type SearchIndex } from './call.js';
 import { principalContexts } from './caller-context.js';
 import { answerPreflight } from './cors.js';
-import { exchangeOf, mcpEndpointName, send, type NodeExchange } from './exchange.js';
+import { exchangeOf, mcpEndpointName, send, viewEndpointName, type NodeExchange } from './exchange.js';
 import { execute } from './execute.js';
 import { judge, refuse } from './judge.js';
 import { serveLegacyPost, serveLegacySession } from './legacy-exchange.js';
@@ -35,6 +36,8 @@ import { endRequestSpan, spanForUnread, startRequestSpan } from './tracing.js';
 import type { JsonRpcRequest } from '../protocol/jsonrpc.js';
 import type { Verdict } from '../../policy/guard.js';
 import type { GatewayTracer } from '../telemetry/tracer.js';
+import { SEARCH_PROFILE, type Profile } from '../profiles/profile.js';
+import { answerHere, searchStep } from './search-step.js';
 
 export type { RetryRouting } from './retry-routing.js';
 
@@ -42,6 +45,8 @@ export interface EdgeOptions {
   upstreams: ReadonlyMap<string, Upstream>;
   /** Serves /mcp when given; its router places /mcp requests. */
   aggregate: Aggregator | undefined;
+  /** Profiles and search mode over /mcp (served only with /mcp); absent: none. */
+  catalog?: CatalogView;
   allowedOrigins: readonly string[];
   maxBodyBytes: number;
   listen: ListenHub;
@@ -63,7 +68,16 @@ export interface EdgeOptions {
   log: Log;
 }
 
+/** The profiles as of now (a reload may change them) and the index search mode reads. */
+export interface CatalogView extends SearchIndex {
+  profile(name: string): Profile | undefined;
+  profileNames(): string[];
+}
+
+type ViewsOf = Required<Pick<EdgeContext, 'viewOf'>>;
+
 const ALLOW_POST = { allow: 'POST, OPTIONS' };
+const MCP_PATHS = ['/mcp', '/servers/:name/mcp', '/profiles/:name/mcp', '/search/mcp'];
 
 export interface Edge {
   /** Everything but the plain MCP POSTs: ops routes, metadata, preflights, refusals. */
@@ -85,17 +99,25 @@ export function createApp(options: EdgeOptions): Edge {
   addOpsRoutes(app, { ...options.ops, originAllowed: edge.originAllowed, security: options.security, draining: () => options.tracker.draining });
   addResourceMetadataRoutes(app, options.security);
 
+  // The endpoint a route serves, and its name in metrics and refusals.
+  const endpointAt = (path: string, name: string | undefined): [Endpoint | undefined, string] => {
+    if (path === '/mcp') return [aggregate, 'mcp'];
+    if (path === '/search/mcp') return [edge.viewOf(''), 'search'];
+    if (path.startsWith('/profiles/')) return [edge.viewOf(name!), `profiles/${name}`];
+    return [edge.endpointOf(name!), name!];
+  };
   // Unusual spellings of the MCP paths (percent-escapes and the like) still arrive here, through Hono.
-  if (aggregate) app.post('/mcp', (c) => serve(edge, exchangeOf(c), aggregate, 'mcp'));
-  app.post('/servers/:name/mcp', (c) => serve(edge, exchangeOf(c), edge.endpointOf(c.req.param('name')), c.req.param('name')));
+  for (const path of MCP_PATHS) {
+    if (path === '/mcp' && !aggregate) continue;
+    app.post(path, (c) => serve(edge, exchangeOf(c), ...endpointAt(path, c.req.param('name'))));
+  }
 
-  for (const path of ['/mcp', '/servers/:name/mcp']) {
+  for (const path of MCP_PATHS) {
     app.options(path, (c) => answerPreflight(c, edge.originAllowed, ALLOW_POST));
     app.on(['GET', 'DELETE', 'PUT', 'PATCH'], path, (c) => {
       const method = c.req.method;
       if (options.legacyClients && (method === 'GET' || method === 'DELETE') && c.req.header('mcp-session-id') !== undefined) {
-        const name = c.req.param('name') ?? 'mcp';
-        return serve(edge, exchangeOf(c), name === 'mcp' && path === '/mcp' ? aggregate : edge.endpointOf(name), name, method);
+        return serve(edge, exchangeOf(c), ...endpointAt(path, c.req.param('name')), method);
       }
       return send(
         c,
@@ -110,25 +132,36 @@ export function createApp(options: EdgeOptions): Edge {
     });
   }
 
-  function serveMcpPost(incoming: IncomingMessage, outgoing: ServerResponse): Promise<unknown> | undefined {
-    if (incoming.method !== 'POST') return undefined;
-    const name = mcpEndpointName(incoming.url ?? '');
-    if (name === undefined || (name === '' && !aggregate)) return undefined;
-    const exchange: NodeExchange = { incoming, outgoing, path: name === '' ? '/mcp' : `/servers/${name}/mcp` };
-    const served = name === '' ? serve(edge, exchange, aggregate, 'mcp') : serve(edge, exchange, edge.endpointOf(name), name);
-    return served.catch((error: unknown) => {
-      if (!outgoing.headersSent) return internalError(log, exchange, error, exchange.path);
-      log.error({ err: error, path: exchange.path }, 'unexpected error in the HTTP edge');
-      outgoing.destroy(); // half an answer must not pass for a whole one
-    });
-  }
-
   app.notFound(async (c) => {
     const details = await seesDetails(options.security(), options.ops.operators(), c.env.incoming.headers.authorization);
     return send(c, reject(404, null, ErrorCode.InvalidRequest, `Nothing at ${c.req.path}${details ? `. MCP endpoints: ${edge.paths().join(', ')}` : ''}`));
   });
   app.onError((error, c) => internalError(log, c, error, c.req.path));
-  return { app, serveMcpPost };
+  return { app, serveMcpPost: (incoming, outgoing) => serveMcpPost(edge, log, incoming, outgoing) };
+}
+
+/** The fast path: the plain spellings of the MCP paths, straight from Node's request (Edge.serveMcpPost). */
+function serveMcpPost(edge: EdgeContext & ViewsOf, log: Log, incoming: IncomingMessage, outgoing: ServerResponse): Promise<unknown> | undefined {
+  const aggregate = edge.aggregate;
+  if (incoming.method !== 'POST') return undefined;
+  const url = incoming.url ?? '';
+  const name = mcpEndpointName(url);
+  let exchange: NodeExchange;
+  let served: Promise<Response>;
+  if (name !== undefined && (name !== '' || aggregate)) {
+    exchange = { incoming, outgoing, path: name === '' ? '/mcp' : `/servers/${name}/mcp` };
+    served = name === '' ? serve(edge, exchange, aggregate, 'mcp') : serve(edge, exchange, edge.endpointOf(name), name);
+  } else {
+    const view = aggregate ? viewEndpointName(url) : undefined;
+    if (view === undefined) return undefined;
+    exchange = { incoming, outgoing, path: view === '' ? '/search/mcp' : `/profiles/${view}/mcp` };
+    served = serve(edge, exchange, edge.viewOf(view), view === '' ? 'search' : `profiles/${view}`);
+  }
+  return served.catch((error: unknown) => {
+    if (!outgoing.headersSent) return internalError(log, exchange, error, exchange.path);
+    log.error({ err: error, path: exchange.path }, 'unexpected error in the HTTP edge');
+    outgoing.destroy(); // half an answer must not pass for a whole one
+  });
 }
 
 /** Counts the request in and out (tracker, metrics) around its steps. */
@@ -173,6 +206,9 @@ async function serveTracked(call: McpCall, verb: Verb): Promise<Response> {
 
 /** A modern message, read: where it goes, whether policy lets it, then its answer; no extra turn when judge answers at once. */
 function serveMessage(call: McpCall, message: JsonRpcRequest, text: string): Response | Promise<Response> {
+  const view = call.endpoint!.view;
+  const here = view?.search ? searchStep(call, view, message) : undefined;
+  if (here !== undefined) return here instanceof Promise ? here.then((answer) => answerHere(call, message, answer)) : answerHere(call, message, here);
   route(call, message);
   const verdict = judge(call, message);
   return verdict instanceof Promise ? verdict.then((v) => decide(call, message, text, v)) : decide(call, message, text, verdict);
@@ -190,9 +226,11 @@ function internalError(log: Log, c: NodeExchange | Context, error: unknown, path
 }
 
 /** What every request shares, built once: endpoints looked up per request, as a reload may change servers. */
-function edgeContext(options: EdgeOptions): EdgeContext {
+function edgeContext(options: EdgeOptions): EdgeContext & ViewsOf {
   const endpoints = new Map<string, Endpoint>();
   const aggregate: Endpoint | undefined = options.aggregate && { upstream: options.aggregate, toolHeaders: new ToolHeaderIndex() };
+  const views = new Map<string, Endpoint>();
+  const catalog = options.catalog;
   return {
     upstreams: options.upstreams,
     aggregate,
@@ -216,6 +254,19 @@ function edgeContext(options: EdgeOptions): EdgeContext {
       if (endpoint?.upstream !== upstream) endpoints.set(name, (endpoint = { upstream, toolHeaders: new ToolHeaderIndex() }));
       return endpoint;
     },
-    paths: () => [...(aggregate ? ['/mcp'] : []), ...[...options.upstreams.keys()].map((n) => `/servers/${n}/mcp`)],
+    viewOf(name) {
+      const view = !aggregate ? undefined : name === '' ? SEARCH_PROFILE : catalog?.profile(name);
+      if (!aggregate || !view) return undefined;
+      let endpoint = views.get(name);
+      // A reload that changes the profile gives it a new endpoint (and what its lists taught of tool headers starts afresh).
+      if (endpoint?.view !== view) views.set(name, (endpoint = { upstream: aggregate.upstream, toolHeaders: new ToolHeaderIndex(), view }));
+      return endpoint;
+    },
+    search: aggregate ? catalog : undefined,
+    paths: () => [
+      ...(aggregate ? ['/mcp'] : []),
+      ...[...options.upstreams.keys()].map((n) => `/servers/${n}/mcp`),
+      ...(aggregate ? ['/search/mcp', ...(catalog?.profileNames() ?? []).map((n) => `/profiles/${n}/mcp`)] : []),
+    ],
   };
 }

@@ -24,7 +24,7 @@ export function record(call: McpCall, principal: Principal, method: string, verd
   audit?.record({
     principal: principal.id,
     via: principal.via,
-    endpoint: call.server ?? 'mcp',
+    endpoint: call.server ?? call.name, // 'mcp', 'search' or 'profiles/<name>' off a server's own endpoint
     method,
     target: verdict.target,
     decision: verdict.allowed ? 'allow' : 'deny',

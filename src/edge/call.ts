@@ -20,11 +20,29 @@ import type { RequestTracker } from './request-tracker.js';
 import type { RetryRouting } from './retry-routing.js';
 import type { GatewayTracer, RequestSpan } from '../telemetry/tracer.js';
 import { markAnswer } from './tracing.js';
+import { isListMethod, type Profile } from '../profiles/profile.js';
+import type { ToolIndex } from '../search/tool-index.js';
+
+/** The index search mode reads, and whether it is filled yet. */
+export interface SearchIndex {
+  index: ToolIndex;
+  /**
+   * Undefined once the index follows every server; before the first search it does not (a gateway nobody
+   * searches reads no extra lists), and this starts it and resolves when it is filled or may wait no longer.
+   */
+  warm(): Promise<void> | undefined;
+}
+import { listThroughView } from './views.js';
+import { encodeHeaderValue } from '../../bridge/http/mcp-headers.js';
+import { forwardedParamHeaders } from './node-io.js';
+import { mirroredHeaders } from './param-headers.js';
 
 export interface Endpoint {
   upstream: Upstream;
   /** x-mcp-header declarations seen in this endpoint's tools/list answers. */
   toolHeaders: ToolHeaderIndex;
+  /** A profile or search mode over /mcp (views.ts); its upstream is then the aggregator. */
+  view?: Profile;
 }
 
 /** What every request of one edge shares: built once by createApp. */
@@ -48,6 +66,10 @@ export interface EdgeContext {
   principalContext(principal: Principal): string;
   /** The endpoint of a server as of now (a reload may add, replace or remove servers). */
   endpointOf(name: string): Endpoint | undefined;
+  /** A profile's endpoint as of now ('' for /search/mcp); undefined when there is no such profile or no /mcp. */
+  viewOf?(name: string): Endpoint | undefined;
+  /** The tools search mode searches (every /mcp tool, by its /mcp name); undefined without /mcp. */
+  search?: SearchIndex;
   /** Every MCP path, for refusals that list them. */
   paths(): string[];
 }
@@ -65,10 +87,12 @@ export class McpCall {
   callerContext = '';
   /** Where the request goes, as the router placed it. */
   target: Target = PLAIN_TARGET;
-  /** The upstream of /servers/<name>/mcp; undefined on /mcp. */
+  /** The upstream of /servers/<name>/mcp; undefined on /mcp and on views over it. */
   readonly server: string | undefined;
   /** Requests in flight keep the security they started with, whatever a reload installs meanwhile. */
   readonly security: Security;
+  /** A call the gateway makes on the caller's behalf (search mode's call_tool): it sends the tool's Mcp-Param-* headers. */
+  onBehalf = false;
   /** This request's span, once its message is read, when the edge traces. */
   span: RequestSpan | undefined = undefined;
 
@@ -79,13 +103,15 @@ export class McpCall {
     readonly name: string,
     readonly started: number,
   ) {
-    this.server = endpoint !== undefined && endpoint === edge.aggregate ? undefined : name;
+    this.server = endpoint !== undefined && (endpoint === edge.aggregate || endpoint.view !== undefined) ? undefined : name;
     this.security = edge.security();
   }
 
   /** The execute core: the message to where the route says, under the upstream's own name. */
   request(message: JsonRpcRequest, options: RequestOptions): Promise<JsonRpcResponse> {
     if (this.span !== undefined) options.trace = this.span;
+    const view = this.endpoint?.view;
+    if (view !== undefined && isListMethod(message.method)) return listThroughView(this, view, message, options);
     const target = this.target;
     if (this.server === undefined && this.edge.router && target.kind !== 'none') return this.edge.router.call(target, message, options);
     // The server's upstream as of now: a reload may have replaced it while this request was admitted and read.
@@ -96,8 +122,21 @@ export class McpCall {
   /** The answer as this caller may see it: tool headers learned from lists, then lists filtered by policy. */
   view(method: string, response: JsonRpcResponse): JsonRpcResponse {
     if (method === 'tools/list' && 'result' in response) this.endpoint!.toolHeaders.learn(response.result);
+    // A view's lists were shaped page by page as they were read (views.ts).
+    if (this.endpoint!.view !== undefined && isListMethod(method)) return response;
     const guard = this.security.guard;
     return guard && this.grant ? guard.shape(this.server, method, response, this.grant) : response;
+  }
+
+  /**
+   * The Mcp-Param-* headers a tools/call carries upstream: the client's, or on a call made on its behalf
+   * those the placed tool's definition mirrors its arguments into.
+   */
+  paramHeaders(message: JsonRpcRequest): Record<string, string> | undefined {
+    if (message.method !== 'tools/call') return undefined;
+    if (!this.onBehalf) return forwardedParamHeaders(this.exchange.incoming.headers);
+    const definition = this.target.kind === 'tools' ? this.target.listed?.definition : undefined;
+    return definition && mirroredHeaders(definition.inputSchema, message.params?.arguments, encodeHeaderValue);
   }
 
   /** What respond.ts shows of a modern answer; being called at all means the client waited for it. */
@@ -108,7 +147,13 @@ export class McpCall {
   }
 }
 
-/** What a listen stream (modern or a 2025 session's) may tell this caller of, when a policy limits it. */
-export function listenAccess(grant: Grant | undefined): ListenAccess | undefined {
+/** What a listen stream (modern or a 2025 session's) may tell this caller of, when a policy or a profile limits it. */
+export function listenAccess(grant: Grant | undefined, view?: Profile): ListenAccess | undefined {
+  if (view !== undefined) {
+    return {
+      reaches: (upstream) => grant === undefined || grant.reaches(upstream),
+      reads: (uri, upstream) => view.showsUri(uri) && (grant === undefined || grant.allows('resources', upstream, uri).allowed),
+    };
+  }
   return grant && { reaches: (upstream) => grant.reaches(upstream), reads: (uri, upstream) => grant.allows('resources', upstream, uri).allowed };
 }

@@ -46,3 +46,13 @@ export function mcpEndpointName(url: string): string | undefined {
   const name = path.slice('/servers/'.length, -'/mcp'.length);
   return name.length > 0 && !/[/%.]/.test(name) ? name : undefined;
 }
+
+/** For the plain spellings of /profiles/<name>/mcp the profile's name, '' for /search/mcp, else undefined. */
+export function viewEndpointName(url: string): string | undefined {
+  const query = url.indexOf('?');
+  const path = query === -1 ? url : url.slice(0, query);
+  if (path === '/search/mcp') return '';
+  if (!path.startsWith('/profiles/') || !path.endsWith('/mcp')) return undefined;
+  const name = path.slice('/profiles/'.length, -'/mcp'.length);
+  return name.length > 0 && !/[/%.]/.test(name) ? name : undefined;
+}

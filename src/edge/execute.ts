@@ -9,13 +9,12 @@ import { META } from '../protocol/mcp.js';
 import { argsOf, record } from './audit.js';
 import { listenAccess, type McpCall } from './call.js';
 import { FORWARDED_HEADER, forwardRequest, requestPath } from './forward.js';
-import { forwardedParamHeaders } from './node-io.js';
 import type { RetryRouting } from './retry-routing.js';
 import { respondJson, respondSse, type CallOptions } from './respond.js';
 import { traceIdOf } from './trace.js';
 
 export async function execute(call: McpCall, message: JsonRpcRequest, text: string, verdict: Verdict): Promise<Response> {
-  const { incoming, outgoing } = call.exchange;
+  const { outgoing } = call.exchange;
   const args = argsOf(message);
   const meta = message.params?._meta;
   // The trace this request belongs to: its span's when traced, else the one the caller named in _meta.
@@ -25,7 +24,7 @@ export async function execute(call: McpCall, message: JsonRpcRequest, text: stri
   if (message.method === 'subscriptions/listen') {
     record(call, call.principal, message.method, verdict, undefined, traceId);
     call.outcome = 'ok';
-    call.edge.listen.open(message, outgoing, call.server, listenAccess(call.grant));
+    call.edge.listen.open(message, outgoing, call.server, listenAccess(call.grant, call.endpoint?.view));
     return RESPONSE_ALREADY_SENT;
   }
   // Most requests carry no requestState: they take no extra turn here.
@@ -37,7 +36,7 @@ export async function execute(call: McpCall, message: JsonRpcRequest, text: stri
     return RESPONSE_ALREADY_SENT;
   }
   const options: CallOptions = {
-    forwardHeaders: message.method === 'tools/call' ? forwardedParamHeaders(incoming.headers) : undefined,
+    forwardHeaders: call.paramHeaders(message),
     authContext: call.callerContext,
     reach: call.grant,
     traceId,

@@ -8,8 +8,9 @@ import type { LegacyExchange } from '../legacy-client/legacy-clients.js';
 import { argsOf, record } from './audit.js';
 import { listenAccess, type McpCall } from './call.js';
 import { judge } from './judge.js';
-import { ClientGone, forwardedParamHeaders } from './node-io.js';
+import { ClientGone } from './node-io.js';
 import { route } from './route.js';
+import { recordAnsweredHere, searchStep } from './search-step.js';
 
 /** A 2025 POST (initialize, or a request on a session). */
 export async function serveLegacyPost(call: McpCall, body: unknown, sessionHeader: string | undefined): Promise<Response> {
@@ -33,13 +34,13 @@ function legacyExchange(call: McpCall, body: unknown, sessionHeader: string | un
   return {
     body,
     sessionHeader,
-    endpoint: call.server ?? 'mcp',
+    endpoint: call.server ?? call.name, // 'mcp', or a view's own name: a session stays on its endpoint
     upstream: call.server,
     caller: call.callerContext,
     outgoing,
     signal: new ClientGone(outgoing),
     headers: call.cors ?? {},
-    access: listenAccess(call.grant),
+    access: listenAccess(call.grant, call.endpoint?.view),
     execute: (request, options) => executeModern(call, request, options),
   };
 }
@@ -54,12 +55,18 @@ async function executeModern(
   request: JsonRpcRequest,
   options: { signal?: CancelSignal; onNotification?: (notification: JsonRpcNotification) => void },
 ): Promise<JsonRpcResponse> {
+  const view = call.endpoint?.view;
+  const here = view?.search ? searchStep(call, view, request) : undefined;
+  if (here !== undefined) {
+    recordAnsweredHere(call, request);
+    return call.view(request.method, await here);
+  }
   route(call, request);
   const verdict = await judge(call, request);
   record(call, call.principal, request.method, verdict, argsOf(request));
   if (verdict.refusal) return verdict.refusal;
   const response = await call.request(request, {
-    forwardHeaders: request.method === 'tools/call' ? forwardedParamHeaders(call.exchange.incoming.headers) : undefined,
+    forwardHeaders: call.paramHeaders(request),
     authContext: call.callerContext,
     reach: call.grant,
     signal: options.signal,

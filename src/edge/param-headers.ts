@@ -55,6 +55,22 @@ export class ToolHeaderIndex {
   }
 }
 
+/**
+ * The Mcp-Param-* headers a client would send for these arguments of a tool with this inputSchema (values
+ * encoded by `encode`); undefined when it mirrors none. For a call the gateway makes on a caller's behalf
+ * (search mode's call_tool), whose client could not know to send them.
+ */
+export function mirroredHeaders(inputSchema: unknown, args: unknown, encode: (value: string) => string): Record<string, string> | undefined {
+  const mirrored: MirroredArgument[] = [];
+  collect(inputSchema, [], mirrored);
+  let headers: Record<string, string> | undefined;
+  for (const { header, path } of mirrored) {
+    const value = valueAt(args, path);
+    if (typeof value === 'string' || typeof value === 'number' || typeof value === 'boolean') (headers ??= {})[header] = encode(String(value));
+  }
+  return headers;
+}
+
 function collect(schema: unknown, at: string[], out: MirroredArgument[]): void {
   if (!isObject(schema)) return;
   if (typeof schema['x-mcp-header'] === 'string' && at.length) {

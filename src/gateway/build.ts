@@ -14,6 +14,7 @@ import { GatewayMetrics, type LiveCounts } from '../ops/metrics.js';
 import { isLoopbackHost } from '../protocol/loopback.js';
 import type { SecurityHolder } from '../security.js';
 import { createCache } from './cache.js';
+import { Catalog } from './catalog.js';
 import { closeGateway } from './close.js';
 import { createSecurity } from './guard-wiring.js';
 import { createLegacySessions, type LegacySessions } from './legacy-clients.js';
@@ -44,20 +45,22 @@ export async function startGateway(initial: GatewayConfig, log: Log): Promise<Ru
     cursorSecret: initial.aggregate.cursorSecret,
     log: log.child({ endpoint: 'mcp' }),
   });
+  const catalog = new Catalog(servers, cache, initial.aggregate.separator, initial.aggregate.listDeadlineMs, log.child({ part: 'catalog' }));
+  catalog.install(initial.profiles);
   const security = createSecurity(servers.prefixes, initial.aggregate.separator, aggregate, log);
   await security.install(initial);
   const listenHub = createListenHub(cache, { serverNames: () => servers.names(), resourceWatch: servers.resourceWatch, aggregate });
   const legacy = await createLegacySessions(initial, listenHub, log);
   const tracker = new RequestTracker();
   const ops = opsOptions({ startedAt: Date.now(), config: () => config.current, servers, aggregate, cache, tracker, metrics });
-  const edge = createEdge(initial, { servers, aggregate, listenHub, security, tracker, metrics, legacy, retries, ops, tracer, log });
+  const edge = createEdge(initial, { servers, aggregate, catalog, listenHub, security, tracker, metrics, legacy, retries, ops, tracer, log });
   const { host, port, allowedHosts } = initial.listen;
   const { drain, url } = await listen(edge, host, port, hostChecker(host, allowedHosts));
   await retries.register(url);
   announceEndpoints(initial, url, servers, log);
   servers.startAll();
 
-  const parts: GatewayParts = { config, servers, aggregate, cache, listenHub, security, tracker, drain, retries, sessionRelay: legacy.relay, tracer, log };
+  const parts: GatewayParts = { config, servers, aggregate, catalog, cache, listenHub, security, tracker, drain, retries, sessionRelay: legacy.relay, tracer, log };
   return {
     url,
     upstreams: servers.upstreams,
@@ -101,6 +104,7 @@ function warnIfOpenBeyondLoopback(config: GatewayConfig, log: Log): void {
 interface EdgeParts {
   servers: ServerSet;
   aggregate: Aggregator;
+  catalog: Catalog;
   listenHub: ListenHub;
   security: SecurityHolder;
   tracker: RequestTracker;
@@ -117,6 +121,7 @@ function createEdge(config: GatewayConfig, parts: EdgeParts): Edge {
   return createApp({
     upstreams: parts.servers.upstreams,
     aggregate: parts.aggregate,
+    catalog: parts.catalog,
     allowedOrigins: config.listen.allowedOrigins,
     maxBodyBytes: config.listen.maxBodyBytes,
     listen: parts.listenHub,
@@ -140,5 +145,7 @@ function announceEndpoints(config: GatewayConfig, url: string, servers: ServerSe
     );
   }
   log.info({ endpoint: `${url}/mcp` }, `serving every server, aggregated`);
+  log.info({ endpoint: `${url}/search/mcp` }, 'serving every server in search mode (search_tools, call_tool)');
+  for (const name of Object.keys(config.profiles)) log.info({ endpoint: `${url}/profiles/${name}/mcp` }, `serving profile ${name}`);
   for (const name of servers.names()) log.info({ endpoint: `${url}/servers/${name}/mcp` }, `serving ${name}`);
 }

@@ -1,4 +1,4 @@
-// Applying a new config to a running gateway: security is swapped whole, only servers whose settings
+// Applying a new config to a running gateway: security and profiles are swapped whole, only servers whose settings
 // changed restart (the others keep serving, untouched), and sections that need a restart keep their
 // running values (and are reported again on the next reload).
 import type { GatewayConfig } from '../config.js';
@@ -24,9 +24,11 @@ export async function reloadGateway(parts: GatewayParts, next: GatewayConfig): P
   // May throw (a key file that cannot be read): then nothing has changed yet.
   await parts.security.install(next);
   await swapServers(parts, next, changes);
-  // Listen streams were opened under the old servers and rules: end them, and clients listen again under the new.
+  const profilesChanged = parts.catalog.install(next.profiles);
+  parts.catalog.serversChanged();
+  // Listen streams were opened under the old servers, rules and profiles: end them, and clients listen again under the new.
   const securityChanged = SECURITY.some((key) => differs(next, running, key));
-  if (securityChanged || changes.removed.length || changes.changed.length) parts.listenHub.closeAll();
+  if (securityChanged || profilesChanged || changes.removed.length || changes.changed.length) parts.listenHub.closeAll();
   logChanges(parts, changes);
   parts.config.current = {
     ...next,

@@ -9,6 +9,7 @@ import type { Log } from '../infra/log.js';
 import type { SessionRelay } from '../legacy-client/session-relay.js';
 import type { ListenHub } from '../notify/listen-hub.js';
 import type { SecurityHolder } from '../security.js';
+import type { Catalog } from './catalog.js';
 import type { HeldCallRetries } from './retries.js';
 import type { ServerSet } from './servers.js';
 import type { GatewayTracer } from '../telemetry/tracer.js';
@@ -39,6 +40,8 @@ export interface GatewayParts {
   config: LiveConfig;
   servers: ServerSet;
   aggregate: Aggregator;
+  /** Profiles and the tool index search mode reads. */
+  catalog: Catalog;
   cache: ListCache;
   listenHub: ListenHub;
   security: SecurityHolder;
