@@ -25,6 +25,6 @@ export interface RequestSpan extends RequestTrace {
   /** Marks the span failed: error.type as the conventions want it (a JSON-RPC code, or an exception's class). */
   fail(errorType: string, description?: string): void;
   end(): void;
-  /** Runs `fn` with this span active, so that log lines written meanwhile carry its ids. */
-  run<T>(fn: () => T): T;
+  /** Runs `fn(a, b, c)` with this span active, so that log lines written meanwhile carry its ids (arguments, not a closure per request). */
+  run<A, B, C, T>(fn: (a: A, b: B, c: C) => T, a?: A, b?: B, c?: C): T;
 }
