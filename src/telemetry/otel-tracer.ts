@@ -22,7 +22,7 @@ import type { JsonRpcRequest, JsonRpcResponse } from '../protocol/jsonrpc.js';
 import type { TraceAttributes, UpstreamTrace } from '../protocol/trace.js';
 import { callAttributes, spanName } from './attributes.js';
 import { BATCH_DEFAULTS, type BatchSettings, type TracingSettings } from './settings.js';
-import type { GatewayTracer, RequestSpan } from './tracer.js';
+import type { ForwardTrace, GatewayTracer, RequestSpan } from './tracer.js';
 
 const propagator = new W3CTraceContextPropagator();
 const carrierGetter = {
@@ -95,6 +95,38 @@ class OtelRequestSpan implements RequestSpan {
     span.setAttribute('mcp.server.name', server);
     span.setAttribute('network.transport', transport === 'stdio' ? 'pipe' : 'tcp');
     return new OtelUpstreamCall(span);
+  }
+
+  forward(holder: string, url: string, message: JsonRpcRequest): ForwardTrace {
+    const span = this.tracer.startSpan(spanName(message), CLIENT_SPAN, this.context);
+    span.setAttributes(callAttributes(message));
+    span.setAttribute('mcp.gateway.forwarded_to', holder);
+    span.setAttribute('server.address', url);
+    span.setAttribute('http.request.method', 'POST');
+    span.setAttribute('network.transport', 'tcp');
+    return new OtelForward(span);
+  }
+}
+
+/** A retry forwarded to the replica holding its call: an HTTP client span. */
+class OtelForward implements ForwardTrace {
+  readonly traceparent: string;
+  readonly tracestate: string | undefined;
+
+  constructor(private readonly span: Span) {
+    const ids = span.spanContext();
+    this.traceparent = traceparentOf(ids);
+    this.tracestate = ids.traceState?.serialize() || undefined;
+  }
+
+  end(status: number | undefined): void {
+    const span = this.span;
+    if (status !== undefined) span.setAttribute('http.response.status_code', status);
+    if (status === undefined || status >= 500) {
+      span.setAttribute('error.type', status === undefined ? 'unreachable' : String(status));
+      span.setStatus({ code: SpanStatusCode.ERROR, message: status === undefined ? 'the replica holding the call could not be reached' : undefined });
+    }
+    span.end();
   }
 }
 

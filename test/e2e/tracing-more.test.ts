@@ -1,17 +1,21 @@
 // Tracing beyond a modern client's request (issue #19): a 2025 client's session (the SDK 1.x client) gets
-// request spans like a modern request, and its calls hand the context on to stdio and HTTP upstreams.
-// Spans go to the OTLP/HTTP receiver in this process.
+// request spans like a modern request, and its calls hand the context on to stdio and HTTP upstreams; a
+// retry forwarded to the replica holding its call is a client span, under which the holder's server span
+// joins the same trace. Spans go to the OTLP/HTTP receiver in this process.
 import assert from 'node:assert/strict';
+import { randomUUID } from 'node:crypto';
 import { readFileSync } from 'node:fs';
 import path from 'node:path';
 import { after, before, describe, it } from 'node:test';
 import { Client as Client1 } from '@modelcontextprotocol/sdk/client/index.js';
 import { StreamableHTTPClientTransport as Transport1 } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
+import { Redis } from 'ioredis';
 import type { RunningGateway } from '../../src/gateway.js';
 import { startModernHttpServer, type ModernHttpServer } from '../fixtures/http-servers.js';
 import { startOtlpReceiver, type OtlpReceiver, type ReceivedSpan } from '../otlp-receiver.js';
 import { tempDir } from '../temp.js';
-import { ROOT, startTestGateway } from './harness.js';
+import { sharedRedis } from '../services.js';
+import { eventually, fixture, headersFor, META, post, ROOT, startTestGateway } from './harness.js';
 
 const SERVER = 2;
 const CLIENT = 3;
@@ -134,5 +138,73 @@ describe('a 2025 client (SDK 1.x) through a traced gateway', () => {
 
   it('names the initialize request’s span for it', () => {
     assert.ok(receiver.spans.some((s) => s.kind === SERVER && s.name === 'initialize'));
+  });
+});
+
+const needRedis = await sharedRedis('tracing a retry forwarded between replicas');
+
+describe('a retry forwarded to the replica holding its call', { skip: needRedis.skip }, () => {
+  before(needRedis.check);
+  const REDIS = 'redis://127.0.0.1:6379';
+  const keyPrefix = `tracing-forward-${randomUUID()}:`;
+  const RETRY_TRACE = hex(32, '9fa0');
+  const CALLER_SPAN = hex(16, 'b1c2');
+  let receiver: OtlpReceiver;
+  let a: RunningGateway;
+  let b: RunningGateway;
+  let redis: Redis;
+  let holder: string;
+
+  before(async () => {
+    receiver = await startOtlpReceiver();
+    const rest = {
+      cache: { store: 'redis', url: REDIS, keyPrefix },
+      mrtr: { secret: 'the tracing replicas share this mrtr secret' },
+      telemetry: { traces: { endpoint: receiver.url, protocol: 'http/json', sampler: 'always_on' } },
+    };
+    [a, b] = await Promise.all([startTestGateway({ legacy: fixture('legacy-server') }, {}, rest), startTestGateway({ legacy: fixture('legacy-server') }, {}, rest)]);
+    redis = new Redis(REDIS, { lazyConnect: true });
+    await redis.connect();
+    await eventually(async () => (await redis.keys(`${keyPrefix}instance:*`)).length === 2, 10_000);
+    const meta = { ...META, 'io.modelcontextprotocol/clientCapabilities': { elicitation: {} } };
+    const first = { jsonrpc: '2.0' as const, id: 'first', method: 'tools/call', params: { name: 'ask', arguments: { question: 'Traced?' }, _meta: meta } };
+    const asked = await post(`${a.url}/servers/legacy/mcp`, first, headersFor(first));
+    const requestState = asked.body?.result?.requestState;
+    assert.equal(typeof requestState, 'string', JSON.stringify(asked.body));
+    holder = JSON.parse(Buffer.from(requestState.slice('mcpgw1.'.length, requestState.lastIndexOf('.')), 'base64url').toString('utf8')).instance;
+    const inputResponses = { 'elicitation-1': { action: 'accept', content: { name: 'traced' } } };
+    const retry = { ...first, id: 'retry', params: { ...first.params, inputResponses, requestState } };
+    const done = await post(`${b.url}/servers/legacy/mcp`, retry, { ...headersFor(retry), traceparent: traceparent(RETRY_TRACE, CALLER_SPAN) });
+    assert.deepEqual(JSON.parse(done.body.result.content[0].text), { action: 'accept', content: { name: 'traced' } });
+    await Promise.all([a.close(), b.close()]);
+  });
+
+  after(async () => {
+    await Promise.all([a?.close(), b?.close()]);
+    if (redis) {
+      const keys = await redis.keys(`${keyPrefix}*`);
+      if (keys.length) await redis.del(...keys);
+      redis.disconnect();
+    }
+    await receiver?.close();
+  });
+
+  it('is a client span under the server span of the replica it reached, and the holder serves it in the same trace', () => {
+    const spans = spansOf(receiver, RETRY_TRACE);
+    const servers = spans.filter((s) => s.kind === SERVER);
+    const reached = servers.find((s) => s.parentSpanId === CALLER_SPAN);
+    assert.ok(reached, JSON.stringify(spans.map((s) => [s.name, s.kind, s.parentSpanId])));
+    const forward = spans.find((s) => s.kind === CLIENT && s.parentSpanId === reached.spanId);
+    assert.ok(forward, 'the forward is a client span of the replica that took the retry');
+    assert.equal(forward.attributes['mcp.gateway.forwarded_to'], holder);
+    assert.equal(forward.attributes['http.response.status_code'], 200);
+    assert.notEqual(forward.status.code, ERROR);
+    const held = servers.find((s) => s.parentSpanId === forward.spanId);
+    assert.ok(held, "the holder's server span has the forward as its parent");
+    assert.equal(held.name, 'tools/call ask');
+    assert.ok(
+      held.events.some((e) => e.name === 'mcp.gateway.mrtr.resume'),
+      JSON.stringify(held.events),
+    );
   });
 });
