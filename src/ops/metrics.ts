@@ -3,6 +3,7 @@
 // one process, and a second registration of a name in one registry throws.
 import { collectDefaultMetrics, Counter, Gauge, Histogram, Registry } from 'prom-client';
 import { MODERN_REQUEST_METHODS } from '../protocol/mcp.js';
+import { dropSeries } from './drop-series.js';
 import { addLoadMetrics, type UpstreamLoad } from './load-metrics.js';
 import { OPENMETRICS_CONTENT_TYPE, renderOpenMetrics } from './open-metrics.js';
 import { counterAtScrape, gaugeAtScrape } from './scraped.js';
@@ -94,6 +95,7 @@ export class GatewayMetrics {
   private readonly rateLimits: Counter<'endpoint'>;
   /** Records how long a request that had to queue waited for its slot on `server`. */
   readonly queueWaited: (server: string, seconds: number) => void;
+  private readonly forgetLoad: (server: string) => Promise<void>;
 
   constructor(options: GatewayMetricsOptions) {
     const register = new Registry();
@@ -137,7 +139,9 @@ export class GatewayMetrics {
 
     // Scrape-time metrics (scraped.ts).
     const { upstreams, cache, live } = options;
-    this.queueWaited = addLoadMetrics(register, upstreams);
+    const load = addLoadMetrics(register, upstreams);
+    this.queueWaited = load.queueWaited;
+    this.forgetLoad = load.forget;
     if (live) addLiveMetrics(register, live);
     gaugeAtScrape(register, {
       name: `${PREFIX}upstream_state`,
@@ -201,6 +205,15 @@ export class GatewayMetrics {
   /** The rate limiter refused a request (independent of requestFinished's outcome). */
   rateLimited(endpoint: string): void {
     this.rateLimits.inc({ endpoint });
+  }
+
+  /**
+   * Drops every series of a server a reload removed, once it has stopped: its upstream calls, queue waits,
+   * and the requests its /servers/<name>/mcp endpoint counted. ("mcp" also names /mcp, whose series stay.)
+   */
+  async forgetServer(server: string): Promise<void> {
+    const endpoint = server === 'mcp' ? [] : [this.requests, this.duration, this.denials, this.rateLimits].map((metric) => dropSeries(metric, 'endpoint', server));
+    await Promise.all([this.upstreamCalls.forget(server), this.forgetLoad(server), ...endpoint]);
   }
 
   /** The Prometheus text exposition; serve it with `contentType`. */

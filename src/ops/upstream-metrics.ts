@@ -6,6 +6,7 @@ import { Counter, Histogram, type Registry } from 'prom-client';
 import { failureMarkOf } from '../protocol/failure-mark.js';
 import type { JsonRpcRequest, JsonRpcResponse } from '../protocol/jsonrpc.js';
 import { retryAfterOf } from '../protocol/overload.js';
+import { dropSeries } from './drop-series.js';
 import { DURATION_BUCKETS, methodLabel } from './metrics.js';
 import { RecentWindow, type RecentTraffic } from './recent-window.js';
 
@@ -82,6 +83,14 @@ export class UpstreamMetrics {
     return meter;
   }
 
+  /** Drops a removed server: its series, its recent window, and the places its tools took under the cap. */
+  async forget(server: string): Promise<void> {
+    const meter = this.meters.get(server);
+    this.meters.delete(server);
+    if (meter) this.toolNames -= meter.namedTools;
+    await Promise.all([dropSeries(this.duration, 'server', server), dropSeries(this.errors, 'server', server), dropSeries(this.tools, 'server', server)]);
+  }
+
   /** The recent window of `server`, or undefined before its first call. */
   recent(server: string, nowMs: number = performance.now()): RecentTraffic | undefined {
     return this.meters.get(server)?.window.snapshot(nowMs);
@@ -123,6 +132,11 @@ export class ServerMeter {
     readonly server: string,
     private readonly metrics: UpstreamMetrics,
   ) {}
+
+  /** Tool names this server holds places for under TOOL_LABEL_CAP (its TOOL_OTHER takes none). */
+  get namedTools(): number {
+    return this.byTool.size;
+  }
 
   /**
    * One upstream call, begun at `startedMs` (performance.now()), ended now. `traceId` (32 hex digits)

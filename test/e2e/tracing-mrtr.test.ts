@@ -30,7 +30,7 @@ describe('MRTR holds on the request span', () => {
     const url = `${gateway.url}/servers/legacy/mcp`;
     const meta = { ...META, 'io.modelcontextprotocol/clientCapabilities': { elicitation: {} } };
     const first = { jsonrpc: '2.0' as const, id: 'first', method: 'tools/call', params: { name: 'ask-twice', arguments: { topic: 'spans' }, _meta: meta } };
-    const send = (body: typeof first, traceId: string) => post(url, body, { ...headersFor(body), traceparent: traceparent(traceId) });
+    const send = (body: { method: string; params: Record<string, unknown> }, traceId: string) => post(url, body, { ...headersFor(body), traceparent: traceparent(traceId) });
     const retry = (id: string, requestState: string, key: string) => ({
       ...first,
       id,
