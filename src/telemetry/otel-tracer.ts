@@ -108,17 +108,20 @@ class OtelRequestSpan implements RequestSpan {
   }
 }
 
-/** A retry forwarded to the replica holding its call: an HTTP client span. */
-class OtelForward implements ForwardTrace {
+/** A client span whose context goes along with the call it times (a class rather than a closure per call). */
+abstract class PropagatedSpan {
   readonly traceparent: string;
   readonly tracestate: string | undefined;
 
-  constructor(private readonly span: Span) {
+  constructor(protected readonly span: Span) {
     const ids = span.spanContext();
     this.traceparent = traceparentOf(ids);
     this.tracestate = ids.traceState?.serialize() || undefined;
   }
+}
 
+/** A retry forwarded to the replica holding its call: an HTTP client span. */
+class OtelForward extends PropagatedSpan implements ForwardTrace {
   end(status: number | undefined): void {
     const span = this.span;
     if (status !== undefined) span.setAttribute('http.response.status_code', status);
@@ -132,17 +135,8 @@ class OtelForward implements ForwardTrace {
 
 const CLIENT_SPAN = Object.freeze({ kind: SpanKind.CLIENT });
 
-/** One upstream call's client span: a class rather than a closure per call. */
-class OtelUpstreamCall implements UpstreamTrace {
-  readonly traceparent: string;
-  readonly tracestate: string | undefined;
-
-  constructor(private readonly span: Span) {
-    const ids = span.spanContext();
-    this.traceparent = traceparentOf(ids);
-    this.tracestate = ids.traceState?.serialize() || undefined;
-  }
-
+/** One upstream call's client span. */
+class OtelUpstreamCall extends PropagatedSpan implements UpstreamTrace {
   end(response: JsonRpcResponse): void {
     const span = this.span;
     if ('error' in response) {
