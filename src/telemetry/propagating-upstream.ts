@@ -1,7 +1,8 @@
 // Right on each server's upstream (below limits, MRTR and the cache, so its span times only the call): a
 // traced request gets a client span, and the server gets its context so that its own spans join the
 // trace — an HTTP server as the traceparent header, a stdio server as params._meta.traceparent (the MCP
-// convention; a deliberate rewrite, docs/design.md). Untraced requests pass straight through.
+// convention; a deliberate rewrite, docs/design.md, written in by the stdio upstream as it serialises).
+// Untraced requests pass straight through.
 import type { RequestOptions, Upstream } from '../../bridge/upstream.js';
 import { isObject, type JsonRpcRequest, type JsonRpcResponse } from '../protocol/jsonrpc.js';
 import type { UpstreamTrace } from '../protocol/trace.js';
@@ -23,11 +24,13 @@ export class PropagatingUpstream extends UpstreamWrapper {
 
   private traced(span: UpstreamTrace, message: JsonRpcRequest, options: RequestOptions): Promise<JsonRpcResponse> {
     const meta = message.params?._meta;
-    // An HTTP server reads the header; _meta is rewritten for it only when the caller put a context there
-    // too, so that the two never name different parents.
-    const rewrite = this.transport === 'stdio' || (isObject(meta) && meta.traceparent !== undefined);
-    const sent = rewrite ? withTraceMeta(message, span) : message;
-    const traced: RequestOptions = this.transport === 'http' ? { ...options, traceparent: span.traceparent, tracestate: span.tracestate } : options;
+    // A stdio server gets the context in _meta, which its upstream writes in while it serialises (a message
+    // without a _meta, which modern requests always have, gets a copy that has one). An HTTP server reads
+    // the header; _meta is rewritten for it only when the caller put a context there too, so that the two
+    // never name different parents.
+    const copy = isObject(meta) ? this.transport === 'http' && meta.traceparent !== undefined : this.transport === 'stdio';
+    const sent = copy ? withTraceMeta(message, span) : message;
+    const traced: RequestOptions = { ...options, traceparent: span.traceparent, tracestate: span.tracestate };
     // inner.request never rejects (bridge/upstream.ts); a throw would still end the span, as a failure.
     return this.inner.request(sent, traced).then(
       (response) => {
