@@ -101,7 +101,11 @@ class OtelRequestSpan implements RequestSpan {
     const span = this.tracer.startSpan(spanName(message), CLIENT_SPAN, this.context);
     span.setAttributes(callAttributes(message));
     span.setAttribute('mcp.gateway.forwarded_to', holder);
-    span.setAttribute('server.address', url);
+    const holderUrl = URL.canParse(url) ? new URL(url) : undefined;
+    if (holderUrl) {
+      span.setAttribute('server.address', holderUrl.hostname);
+      if (holderUrl.port !== '') span.setAttribute('server.port', Number(holderUrl.port));
+    }
     span.setAttribute('http.request.method', 'POST');
     span.setAttribute('network.transport', 'tcp');
     return new OtelForward(span);

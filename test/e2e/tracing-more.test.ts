@@ -198,6 +198,8 @@ describe('a retry forwarded to the replica holding its call', { skip: needRedis.
     assert.ok(forward, 'the forward is a client span of the replica that took the retry');
     assert.equal(forward.attributes['mcp.gateway.forwarded_to'], holder);
     assert.equal(forward.attributes['http.response.status_code'], 200);
+    assert.equal(forward.attributes['server.address'], '127.0.0.1');
+    assert.equal(typeof forward.attributes['server.port'], 'number');
     assert.notEqual(forward.status.code, ERROR);
     const held = servers.find((s) => s.parentSpanId === forward.spanId);
     assert.ok(held, "the holder's server span has the forward as its parent");
