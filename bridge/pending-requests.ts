@@ -14,6 +14,7 @@ import {
   type JsonRpcResponse,
 } from '../src/protocol/jsonrpc.js';
 import { MAY_ASK, META } from '../src/protocol/mcp.js';
+import { lendTraceMeta, restoreTraceMeta, type TraceContext } from './trace-meta.js';
 import type { ServerRequestHandler } from './upstream.js';
 
 interface Pending {
@@ -40,6 +41,8 @@ export interface Dispatch {
   onServerRequest?: ServerRequestHandler;
   /** Given the message once its id and token are the gateway's; returns what to send (a dialect's outgoing form). */
   prepare?: (message: JsonRpcRequest) => JsonRpcRequest;
+  /** A traced call's context, lent into params._meta while the message is serialised (the message must have a _meta). */
+  trace?: TraceContext;
 }
 
 export class PendingRequests {
@@ -104,6 +107,7 @@ export class PendingRequests {
 
       message.id = id;
       if (callerToken !== undefined) (meta as JsonObject).progressToken = id;
+      const lent = options.trace && isObject(meta) ? lendTraceMeta(meta, options.trace) : undefined;
       try {
         this.send(options.prepare ? options.prepare(message) : message);
       } catch (error) {
@@ -114,6 +118,7 @@ export class PendingRequests {
         // The caller's object is borrowed: give it back as it came.
         message.id = callerId;
         if (callerToken !== undefined) (meta as JsonObject).progressToken = callerToken;
+        if (lent) restoreTraceMeta(meta as JsonObject, lent);
       }
     });
   }

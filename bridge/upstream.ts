@@ -46,8 +46,9 @@ export interface RequestOptions {
   /** The request's span, when the gateway traces: layers record events on it, and each upstream call a span. */
   trace?: RequestTrace;
   /**
-   * The W3C trace context an HTTP upstream sends as the traceparent and tracestate headers, so the
-   * server's spans join the trace (src/telemetry/propagating-upstream.ts sets it). A stdio upstream ignores it.
+   * The W3C trace context handed on so the server's spans join the trace (src/telemetry/propagating-upstream.ts
+   * sets it): an HTTP upstream sends it as the traceparent and tracestate headers, a stdio upstream writes it
+   * into params._meta while it serialises the request (bridge/trace-meta.ts), leaving the caller's message as it came.
    */
   traceparent?: string;
   tracestate?: string;

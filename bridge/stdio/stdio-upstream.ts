@@ -91,6 +91,7 @@ export class StdioUpstream extends SupervisedUpstream {
       onNotification: options.onNotification,
       onServerRequest: options.onServerRequest,
       prepare: dialect.outgoing,
+      trace: options.traceparent === undefined ? undefined : { traceparent: options.traceparent, tracestate: options.tracestate },
     });
   }
 

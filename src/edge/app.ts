@@ -201,7 +201,7 @@ async function serveTracked(call: McpCall, verb: Verb): Promise<Response> {
   const tracer = call.edge.tracer;
   if (tracer === undefined) return serveMessage(call, message, got.text);
   startRequestSpan(tracer, call, message);
-  return call.span!.run(() => serveMessage(call, message, got.text));
+  return call.span!.run(serveMessage, call, message, got.text);
 }
 
 /** A modern message, read: where it goes, whether policy lets it, then its answer; no extra turn when judge answers at once. */

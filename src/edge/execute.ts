@@ -61,13 +61,15 @@ function forwardRetry(call: McpCall, message: JsonRpcRequest, text: string): Pro
   // A forwarded request is never forwarded again.
   if (typeof requestState !== 'string' || !retries || call.exchange.incoming.headers[FORWARDED_HEADER] !== undefined) return undefined;
   const holder = retries.holderOf(requestState);
-  return holder === undefined ? undefined : sendToHolder(call, retries, holder, text);
+  return holder === undefined ? undefined : sendToHolder(call, retries, holder, message, text);
 }
 
-async function sendToHolder(call: McpCall, retries: RetryRouting, holder: string, text: string): Promise<string | undefined> {
+async function sendToHolder(call: McpCall, retries: RetryRouting, holder: string, message: JsonRpcRequest, text: string): Promise<string | undefined> {
   const { incoming, outgoing } = call.exchange;
   const base = await retries.lookup(holder);
   if (base === undefined) return undefined;
   const vouch = retries.trust.vouch(call.principal, call.callerContext, requestPath(incoming), text);
-  return (await forwardRequest(base, incoming, text, outgoing, retries.instance, vouch)) ? holder : undefined;
+  // Traced: a client span for the hop, whose context the holder's server span takes as its parent.
+  const trace = call.span?.forward(holder, base, message);
+  return (await forwardRequest(base, incoming, text, outgoing, retries.instance, vouch, trace)) ? holder : undefined;
 }

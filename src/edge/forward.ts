@@ -7,6 +7,7 @@ import { CALLER_HEADER, type ForwardedCaller, type PeerTrust } from '../mrtr/pee
 import { Readable } from 'node:stream';
 import { pipeline } from 'node:stream/promises';
 import type { ReadableStream } from 'node:stream/web';
+import type { ForwardTrace } from '../telemetry/tracer.js';
 
 export const FORWARDED_HEADER = 'x-mcp-gateway-forwarded';
 const NOT_FORWARDED = new Set([
@@ -44,15 +45,22 @@ export function requestPath(incoming: IncomingMessage): string {
  * written). Only the path and query of the client's request line are used: an absolute URL there must not
  * send the gateway anywhere else.
  */
-export async function forwardRequest(base: string, incoming: IncomingMessage, body: string, outgoing: ServerResponse, from: string, vouch: string): Promise<boolean> {
+export async function forwardRequest(
+  base: string,
+  incoming: IncomingMessage,
+  body: string,
+  outgoing: ServerResponse,
+  from: string,
+  vouch: string,
+  trace?: ForwardTrace,
+): Promise<boolean> {
   const requested = new URL(incoming.url ?? '/', 'http://request.invalid');
   const target = new URL(requested.pathname + requested.search, base);
-  if (target.origin !== new URL(base).origin) return false;
-  const headers: Record<string, string> = { [FORWARDED_HEADER]: from, [CALLER_HEADER]: vouch };
-  for (const [name, value] of Object.entries(incoming.headers)) {
-    if (NOT_FORWARDED.has(name) || value === undefined) continue;
-    headers[name] = Array.isArray(value) ? value.join(', ') : value;
+  if (target.origin !== new URL(base).origin) {
+    trace?.end(undefined);
+    return false;
   }
+  const headers = forwardHeaders(incoming, from, vouch, trace);
   const abort = new AbortController();
   const gone = (): void => abort.abort(); // the client leaving cancels the forward, and so the held call
   outgoing.once('close', gone);
@@ -61,6 +69,7 @@ export async function forwardRequest(base: string, incoming: IncomingMessage, bo
     response = await fetch(target, { method: 'POST', headers, body, redirect: 'manual', signal: abort.signal });
   } catch {
     outgoing.off('close', gone);
+    trace?.end(undefined);
     return false;
   }
   const relayed: Record<string, string> = {};
@@ -71,10 +80,27 @@ export async function forwardRequest(base: string, incoming: IncomingMessage, bo
   outgoing.writeHead(response.status, relayed);
   if (!response.body) {
     outgoing.end();
+    trace?.end(response.status);
     return true;
   }
   // A holder that stops mid-answer ends this answer too, and nothing else.
   await pipeline(Readable.fromWeb(response.body as ReadableStream), outgoing).catch(() => outgoing.destroy());
   outgoing.off('close', gone);
+  trace?.end(response.status);
   return true;
+}
+
+/** The client's headers but credentials and hop-by-hop ones; a traced forward names its own span as the holder's parent. */
+function forwardHeaders(incoming: IncomingMessage, from: string, vouch: string, trace: ForwardTrace | undefined): Record<string, string> {
+  const headers: Record<string, string> = { [FORWARDED_HEADER]: from, [CALLER_HEADER]: vouch };
+  for (const [name, value] of Object.entries(incoming.headers)) {
+    if (NOT_FORWARDED.has(name) || value === undefined) continue;
+    if (trace !== undefined && (name === 'traceparent' || name === 'tracestate')) continue;
+    headers[name] = Array.isArray(value) ? value.join(', ') : value;
+  }
+  if (trace !== undefined) {
+    headers.traceparent = trace.traceparent;
+    if (trace.tracestate !== undefined) headers.tracestate = trace.tracestate;
+  }
+  return headers;
 }

@@ -11,12 +11,23 @@ import { judge } from './judge.js';
 import { ClientGone } from './node-io.js';
 import { route } from './route.js';
 import { recordAnsweredHere, searchStep } from './search-step.js';
+import { markAnswer, startLegacySpan } from './tracing.js';
 
-/** A 2025 POST (initialize, or a request on a session). */
+/**
+ * A 2025 POST (initialize, or a request on a session). Traced like a modern request: its span is named for
+ * the 2025 message, and every modern request the adapter makes for it calls upstreams under that span.
+ */
 export async function serveLegacyPost(call: McpCall, body: unknown, sessionHeader: string | undefined): Promise<Response> {
   call.outcome = 'ok';
-  await call.edge.legacyClients!.post(legacyExchange(call, body, sessionHeader));
+  const exchange = legacyExchange(call, body, sessionHeader);
+  const tracer = call.edge.tracer;
+  if (tracer !== undefined && startLegacySpan(tracer, call, body)) await call.span!.run(post, call, exchange);
+  else await post(call, exchange);
   return RESPONSE_ALREADY_SENT;
+}
+
+function post(call: McpCall, exchange: LegacyExchange): Promise<void> {
+  return call.edge.legacyClients!.post(exchange);
 }
 
 /** A 2025 session's GET stream, or its end (DELETE). */
@@ -72,5 +83,7 @@ async function executeModern(
     signal: options.signal,
     onNotification: options.onNotification,
   });
+  // The caller's answer may be this one or built from it (initialize); an error here is the request's.
+  if (call.span !== undefined) markAnswer(call, response);
   return call.view(request.method, response);
 }

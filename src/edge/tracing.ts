@@ -2,7 +2,7 @@
 // its parent may be in _meta, but dated from the request's arrival; its parent from the W3C traceparent
 // and tracestate headers, else params._meta's, else none (a new trace). Untraced, none of this runs.
 import type { IncomingHttpHeaders } from 'node:http';
-import { isObject, type JsonRpcRequest, type JsonRpcResponse } from '../protocol/jsonrpc.js';
+import { isObject, parseMessage, type JsonRpcRequest, type JsonRpcResponse } from '../protocol/jsonrpc.js';
 import { callAttributes, spanName } from '../telemetry/attributes.js';
 import type { GatewayTracer } from '../telemetry/tracer.js';
 import type { McpCall } from './call.js';
@@ -24,6 +24,20 @@ export function startRequestSpan(tracer: GatewayTracer, call: McpCall, message: 
   }));
   // Only a real decision is worth an event: without authentication every caller is anonymous.
   if (call.security.authenticator.enabled || call.vouched) span.event('mcp.gateway.authenticated', { 'mcp.gateway.principal.via': call.principal.via });
+}
+
+/**
+ * Starts the span of a 2025 client's request, named for its 2025 message; false when the body is none (a
+ * notification, an answer, a batch: those keep the span of an unread request). The protocol version is
+ * the session's, from its header, as a 2025 message carries none in _meta.
+ */
+export function startLegacySpan(tracer: GatewayTracer, call: McpCall, body: unknown): boolean {
+  const parsed = parseMessage(body);
+  if (parsed.kind !== 'request') return false;
+  startRequestSpan(tracer, call, parsed.message);
+  const version = single(call.exchange.incoming.headers['mcp-protocol-version']);
+  if (version !== undefined) call.span!.setAttributes({ 'mcp.protocol.version': version });
+  return true;
 }
 
 /** A request refused before its message was read (origin, credentials, rate, body) still leaves a span. */

@@ -87,6 +87,7 @@ async function createServers(
     held: retries.held,
     queueWaited: (name, seconds) => metrics.queueWaited(name, seconds),
     meterOf: (name) => metrics.upstreamCalls.forServer(name),
+    forgetMetrics: (name) => metrics.forgetServer(name),
     log,
   });
   const metrics = new GatewayMetrics({ upstreams: () => servers.statuses(), cache: () => cache.stats, live });

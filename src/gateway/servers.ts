@@ -23,6 +23,8 @@ export interface ServerSetOptions {
   queueWaited(server: string, seconds: number): void;
   /** The meter each server's upstream calls are recorded by (for metrics and the status page). */
   meterOf(server: string): ServerMeter;
+  /** A removed server has stopped: its metric series go (for metrics). */
+  forgetMetrics(server: string): Promise<void>;
   log: Log;
 }
 
@@ -109,6 +111,9 @@ export class ServerSet {
     if (!(await served.drained(drainMs)))
       this.options.log.warn({ server: name, drainMs }, 'requests to a replaced or removed server still in flight after listen.drainMs; cutting them off');
     await served.close();
+    // A removed server's series go with it, now that nothing in flight can record more; a replaced one (or
+    // one a later reload added back meanwhile) keeps its name and its series.
+    if (!this.upstreams.has(name)) await this.options.forgetMetrics(name);
   }
 
   /** Children start in the background; requests wait for them (up to their timeout). */

@@ -2,6 +2,7 @@
 // and how long queued requests waited for their slot. Requests that never queued are not observed, so
 // the uncontended path records nothing.
 import { Histogram, type Registry } from 'prom-client';
+import { dropSeries } from './drop-series.js';
 import { counterAtScrape, gaugeAtScrape } from './scraped.js';
 
 const PREFIX = 'mcp_gateway_';
@@ -16,8 +17,15 @@ export interface UpstreamLoad {
   refused: Readonly<Record<string, number>>;
 }
 
-/** Registers the metrics; returns what records one queued request's wait. */
-export function addLoadMetrics(register: Registry, loads: () => Iterable<{ name: string; load?: UpstreamLoad }>): (server: string, seconds: number) => void {
+export interface LoadMetrics {
+  /** Records one queued request's wait. */
+  queueWaited(server: string, seconds: number): void;
+  /** Drops a removed server's queue waits (the scraped metrics leave it out by themselves). */
+  forget(server: string): Promise<void>;
+}
+
+/** Registers the metrics. */
+export function addLoadMetrics(register: Registry, loads: () => Iterable<{ name: string; load?: UpstreamLoad }>): LoadMetrics {
   const eachLoad = (read: (load: UpstreamLoad, server: string) => void): void => {
     for (const { name, load } of loads()) if (load) read(load, name);
   };
@@ -49,5 +57,5 @@ export function addLoadMetrics(register: Registry, loads: () => Iterable<{ name:
     buckets: [...QUEUE_WAIT_BUCKETS],
     registers: [register],
   });
-  return (server, seconds) => wait.observe({ server }, seconds);
+  return { queueWaited: (server, seconds) => wait.observe({ server }, seconds), forget: (server) => dropSeries(wait, 'server', server) };
 }

@@ -4,6 +4,7 @@
 import { collectDefaultMetrics, Counter, Gauge, Registry } from 'prom-client';
 import { HotCounter, HotHistogram, type CounterChild, type HistogramChild } from './hot-metrics.js';
 import { MODERN_REQUEST_METHODS } from '../protocol/mcp.js';
+import { dropSeries } from './drop-series.js';
 import { addLoadMetrics, type UpstreamLoad } from './load-metrics.js';
 import { OPENMETRICS_CONTENT_TYPE, renderOpenMetrics } from './open-metrics.js';
 import { counterAtScrape, gaugeAtScrape } from './scraped.js';
@@ -103,6 +104,7 @@ export class GatewayMetrics {
   private readonly rateLimits: Counter<'endpoint'>;
   /** Records how long a request that had to queue waited for its slot on `server`. */
   readonly queueWaited: (server: string, seconds: number) => void;
+  private readonly forgetLoad: (server: string) => Promise<void>;
 
   constructor(options: GatewayMetricsOptions) {
     const register = new Registry();
@@ -144,7 +146,9 @@ export class GatewayMetrics {
 
     // Scrape-time metrics (scraped.ts).
     const { upstreams, cache, live } = options;
-    this.queueWaited = addLoadMetrics(register, upstreams);
+    const load = addLoadMetrics(register, upstreams);
+    this.queueWaited = load.queueWaited;
+    this.forgetLoad = load.forget;
     if (live) addLiveMetrics(register, live);
     gaugeAtScrape(register, {
       name: `${PREFIX}upstream_state`,
@@ -217,6 +221,20 @@ export class GatewayMetrics {
   /** The rate limiter refused a request (independent of requestFinished's outcome). */
   rateLimited(endpoint: string): void {
     this.rateLimits.inc({ endpoint });
+  }
+
+  /**
+   * Drops every series of a server a reload removed, once it has stopped: its upstream calls, queue waits,
+   * and the requests its /servers/<name>/mcp endpoint counted. ("mcp" also names /mcp, whose series stay.)
+   */
+  async forgetServer(server: string): Promise<void> {
+    if (server !== 'mcp') {
+      this.finished.delete(server);
+      this.requests.remove({ endpoint: server });
+      this.duration.remove({ endpoint: server });
+    }
+    const endpoint = server === 'mcp' ? [] : [this.denials, this.rateLimits].map((metric) => dropSeries(metric, 'endpoint', server));
+    await Promise.all([this.upstreamCalls.forget(server), this.forgetLoad(server), ...endpoint]);
   }
 
   /** The Prometheus text exposition; serve it with `contentType`. */

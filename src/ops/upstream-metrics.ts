@@ -71,6 +71,14 @@ export class UpstreamMetrics {
     return meter;
   }
 
+  /** Drops a removed server: its series, its recent window, and the places its tools took under the cap. */
+  forget(server: string): void {
+    const meter = this.meters.get(server);
+    this.meters.delete(server);
+    if (meter) this.toolNames -= meter.namedTools;
+    for (const metric of [this.duration, this.errors, this.tools]) metric.remove({ server });
+  }
+
   /** The recent window of `server`, or undefined before its first call. */
   recent(server: string, nowMs: number = performance.now()): RecentTraffic | undefined {
     return this.meters.get(server)?.window.snapshot(nowMs);
@@ -107,6 +115,11 @@ export class ServerMeter {
     readonly server: string,
     private readonly metrics: UpstreamMetrics,
   ) {}
+
+  /** Tool names this server holds places for under TOOL_LABEL_CAP (its TOOL_OTHER takes none). */
+  get namedTools(): number {
+    return this.byTool.size;
+  }
 
   /**
    * One upstream call, begun at `startedMs` (performance.now()), ended now. `traceId` (32 hex digits)

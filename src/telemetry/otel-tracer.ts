@@ -21,8 +21,8 @@ import { GATEWAY_INFO } from '../infra/version.js';
 import type { JsonRpcRequest, JsonRpcResponse } from '../protocol/jsonrpc.js';
 import type { TraceAttributes, UpstreamTrace } from '../protocol/trace.js';
 import { callAttributes, spanName } from './attributes.js';
-import type { TracingSettings } from './settings.js';
-import type { GatewayTracer, RequestSpan } from './tracer.js';
+import { BATCH_DEFAULTS, type BatchSettings, type TracingSettings } from './settings.js';
+import type { ForwardTrace, GatewayTracer, RequestSpan } from './tracer.js';
 
 const propagator = new W3CTraceContextPropagator();
 const carrierGetter = {
@@ -32,17 +32,21 @@ const carrierGetter = {
 
 export async function createTracer(settings: TracingSettings, log: Log): Promise<GatewayTracer> {
   installContextManager(log);
+  const batch = settings.batch ?? BATCH_DEFAULTS;
   const provider = new TracerProvider({
     resource: resourceFromAttributes({ 'service.name': settings.serviceName, 'service.version': GATEWAY_INFO.version }),
     sampler: samplerOf(settings),
-    spanProcessors: [new BatchSpanProcessor({ exporter: await exporterOf(settings) })],
+    spanProcessors: [new BatchSpanProcessor({ exporter: await exporterOf(settings, batch), ...batch })],
   });
   const tracer = provider.getTracer(GATEWAY_INFO.name, GATEWAY_INFO.version);
   return {
     startRequest(start) {
       const parent =
         start.traceparent === undefined ? ROOT_CONTEXT : propagator.extract(ROOT_CONTEXT, { traceparent: start.traceparent, tracestate: start.tracestate }, carrierGetter);
-      const span = tracer.startSpan(start.name, { kind: SpanKind.SERVER, startTime: start.startedAt, attributes: start.attributes }, parent);
+      // Attributes set after the start, not passed to it: the SDK copies start attributes twice (for the
+      // sampler, which none of ours reads) before setting them one by one anyway.
+      const span = tracer.startSpan(start.name, { kind: SpanKind.SERVER, startTime: start.startedAt }, parent);
+      span.setAttributes(start.attributes);
       return new OtelRequestSpan(tracer, span);
     },
     shutdown: () => provider.shutdown(),
@@ -81,27 +85,72 @@ class OtelRequestSpan implements RequestSpan {
     this.span.end();
   }
 
-  run<T>(fn: () => T): T {
-    return context.with(this.context, fn);
+  run<A, B, C, T>(fn: (a: A, b: B, c: C) => T, a?: A, b?: B, c?: C): T {
+    return context.with(this.context, fn, undefined, a as A, b as B, c as C);
   }
 
   upstream(server: string, transport: 'stdio' | 'http', message: JsonRpcRequest): UpstreamTrace {
-    const attributes = callAttributes(message);
-    attributes['mcp.server.name'] = server;
-    attributes['network.transport'] = transport === 'stdio' ? 'pipe' : 'tcp';
-    const span = this.tracer.startSpan(spanName(message), { kind: SpanKind.CLIENT, attributes }, this.context);
-    const ids = span.spanContext();
-    return { traceparent: traceparentOf(ids), tracestate: ids.traceState?.serialize() || undefined, end: (response) => endUpstream(span, response) };
+    const span = this.tracer.startSpan(spanName(message), CLIENT_SPAN, this.context);
+    span.setAttributes(callAttributes(message));
+    span.setAttribute('mcp.server.name', server);
+    span.setAttribute('network.transport', transport === 'stdio' ? 'pipe' : 'tcp');
+    return new OtelUpstreamCall(span);
+  }
+
+  forward(holder: string, url: string, message: JsonRpcRequest): ForwardTrace {
+    const span = this.tracer.startSpan(spanName(message), CLIENT_SPAN, this.context);
+    span.setAttributes(callAttributes(message));
+    span.setAttribute('mcp.gateway.forwarded_to', holder);
+    const holderUrl = URL.canParse(url) ? new URL(url) : undefined;
+    if (holderUrl) {
+      span.setAttribute('server.address', holderUrl.hostname);
+      if (holderUrl.port !== '') span.setAttribute('server.port', Number(holderUrl.port));
+    }
+    span.setAttribute('http.request.method', 'POST');
+    span.setAttribute('network.transport', 'tcp');
+    return new OtelForward(span);
   }
 }
 
-function endUpstream(span: Span, response: JsonRpcResponse): void {
-  if ('error' in response) {
-    const code = String(response.error.code);
-    span.setAttributes({ 'error.type': code, 'rpc.response.status_code': code });
-    span.setStatus({ code: SpanStatusCode.ERROR, message: response.error.message });
+/** A client span whose context goes along with the call it times (a class rather than a closure per call). */
+abstract class PropagatedSpan {
+  readonly traceparent: string;
+  readonly tracestate: string | undefined;
+
+  constructor(protected readonly span: Span) {
+    const ids = span.spanContext();
+    this.traceparent = traceparentOf(ids);
+    this.tracestate = ids.traceState?.serialize() || undefined;
   }
-  span.end();
+}
+
+/** A retry forwarded to the replica holding its call: an HTTP client span. */
+class OtelForward extends PropagatedSpan implements ForwardTrace {
+  end(status: number | undefined): void {
+    const span = this.span;
+    if (status !== undefined) span.setAttribute('http.response.status_code', status);
+    if (status === undefined || status >= 500) {
+      span.setAttribute('error.type', status === undefined ? 'unreachable' : String(status));
+      span.setStatus({ code: SpanStatusCode.ERROR, message: status === undefined ? 'the replica holding the call could not be reached' : undefined });
+    }
+    span.end();
+  }
+}
+
+const CLIENT_SPAN = Object.freeze({ kind: SpanKind.CLIENT });
+
+/** One upstream call's client span. */
+class OtelUpstreamCall extends PropagatedSpan implements UpstreamTrace {
+  end(response: JsonRpcResponse): void {
+    const span = this.span;
+    if ('error' in response) {
+      const code = String(response.error.code);
+      span.setAttribute('error.type', code);
+      span.setAttribute('rpc.response.status_code', code);
+      span.setStatus({ code: SpanStatusCode.ERROR, message: response.error.message });
+    }
+    span.end();
+  }
 }
 
 function traceparentOf(ids: SpanContext): string {
@@ -126,8 +175,11 @@ function samplerOf(settings: TracingSettings): Sampler {
   }
 }
 
-async function exporterOf(settings: TracingSettings): Promise<SpanExporter> {
-  const options = { url: settings.url, headers: settings.headers };
+async function exporterOf(settings: TracingSettings, batch: BatchSettings): Promise<SpanExporter> {
+  // On shutdown the processor exports its whole queue at once, one request per batch: the exporter's own
+  // limit (30) would refuse the rest of a full queue of small batches.
+  const concurrencyLimit = Math.max(30, Math.ceil(batch.maxQueueSize / batch.maxExportBatchSize) + 1);
+  const options = { url: settings.url, headers: settings.headers, concurrencyLimit };
   if (settings.protocol === 'http/json') return new (await import('@opentelemetry/exporter-trace-otlp-http')).OTLPTraceExporter(options);
   return new (await import('@opentelemetry/exporter-trace-otlp-proto')).OTLPTraceExporter(options);
 }

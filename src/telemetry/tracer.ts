@@ -1,5 +1,6 @@
 // The gateway's view of a tracer, free of OpenTelemetry types: the edge holds one of these (or undefined
 // when tracing is off), and only otel-tracer.ts, loaded on demand, knows the SDK behind it.
+import type { JsonRpcRequest } from '../protocol/jsonrpc.js';
 import type { RequestTrace, TraceAttributes } from '../protocol/trace.js';
 
 export interface GatewayTracer {
@@ -25,6 +26,18 @@ export interface RequestSpan extends RequestTrace {
   /** Marks the span failed: error.type as the conventions want it (a JSON-RPC code, or an exception's class). */
   fail(errorType: string, description?: string): void;
   end(): void;
-  /** Runs `fn` with this span active, so that log lines written meanwhile carry its ids. */
-  run<T>(fn: () => T): T;
+  /**
+   * Opens the client span of a retry forwarded to `holder`, the replica holding its call (at `url`); the
+   * forward carries its traceparent, so the holder's server span joins this trace under it.
+   */
+  forward(holder: string, url: string, message: JsonRpcRequest): ForwardTrace;
+  /** Runs `fn(a, b, c)` with this span active, so that log lines written meanwhile carry its ids (arguments, not a closure per request). */
+  run<A, B, C, T>(fn: (a: A, b: B, c: C) => T, a?: A, b?: B, c?: C): T;
+}
+
+export interface ForwardTrace {
+  readonly traceparent: string;
+  readonly tracestate: string | undefined;
+  /** Ends the span with the holder's HTTP status, or undefined when it could not be reached. */
+  end(status: number | undefined): void;
 }

@@ -7,7 +7,7 @@ import { telemetry } from '../../src/telemetry/config.js';
 import { silentLog } from '../../src/infra/log.js';
 import { createLogger, logDestination } from '../../src/infra/logger.js';
 import { createTracer } from '../../src/telemetry/otel-tracer.js';
-import { tracingSettings } from '../../src/telemetry/settings.js';
+import { BATCH_DEFAULTS, tracingSettings } from '../../src/telemetry/settings.js';
 import { startOtlpReceiver } from '../otlp-receiver.js';
 
 const config = (value: unknown = {}) => telemetry.parse(value);
@@ -42,6 +42,7 @@ describe('tracing settings', () => {
       sampler: 'traceidratio',
       ratio: 0.25,
       serviceName: 'from-env',
+      batch: BATCH_DEFAULTS,
     });
     const mine = config({ serviceName: 'mine', traces: { endpoint: 'http://cfg:4318/', protocol: 'http/protobuf', sampler: 'always_on', headers: { 'x-a': '2' } } });
     assert.deepEqual(tracingSettings(mine, env), {
@@ -51,6 +52,7 @@ describe('tracing settings', () => {
       sampler: 'always_on',
       ratio: 0.25,
       serviceName: 'mine',
+      batch: BATCH_DEFAULTS,
     });
   });
 
