@@ -3,6 +3,7 @@
 // one process, and a second registration of a name in one registry throws.
 import { collectDefaultMetrics, Counter, Gauge, Histogram, Registry } from 'prom-client';
 import { MODERN_REQUEST_METHODS } from '../protocol/mcp.js';
+import { addChildMetrics, type ChildSnapshot } from './child-metrics.js';
 import { addLoadMetrics, type UpstreamLoad } from './load-metrics.js';
 import { OPENMETRICS_CONTENT_TYPE, renderOpenMetrics } from './open-metrics.js';
 import { counterAtScrape, gaugeAtScrape } from './scraped.js';
@@ -40,6 +41,8 @@ export interface UpstreamSnapshot {
   restarts: number;
   /** In flight, queued and refused, for upstreams with limits. */
   load?: UpstreamLoad;
+  /** Each child of a pooled server (instances > 1). */
+  children?: readonly ChildSnapshot[];
 }
 
 export interface CacheSnapshot {
@@ -165,6 +168,8 @@ export class GatewayMetrics {
         for (const upstream of upstreams()) record({ server: upstream.name, era: upstream.era ?? 'unknown' }, 1);
       },
     });
+
+    addChildMetrics(register, upstreams, UPSTREAM_STATES);
 
     // The callbacks are read once per metric per scrape; prom-client runs every collect synchronously at the
     // start of one render, so the numbers of one scrape cannot interleave with other work.
