@@ -94,7 +94,7 @@ test('a child that is down is skipped while the others serve, and used again onc
     const answered = p.request(call());
     assert.equal(children[0]!.waiting.length, 0, 'nothing reaches the child that is down');
     children[1]!.answerNext();
-    assert.deepEqual((await answered as { result: unknown }).result, { child: 1 });
+    assert.deepEqual(((await answered) as { result: unknown }).result, { child: 1 });
   }
   children[0]!.setState('ready');
   void p.request(call());
