@@ -10,7 +10,7 @@ import { after, before, describe, test } from 'node:test';
 import { ConfigError, parseConfig } from '../../src/config.js';
 import type { RunningGateway } from '../../src/gateway.js';
 import { childCount } from '../../src/upstream-factory.js';
-import { eventually, post, request, ROOT, startTestGateway } from './harness.js';
+import { eventually, fixture, META, post, request, ROOT, startTestGateway } from './harness.js';
 
 const FACTOR = Number(process.env.TEST_TIME_FACTOR ?? 1);
 const dir = mkdtempSync(path.join(tmpdir(), 'child-pools-'));
@@ -108,6 +108,53 @@ describe('a pool of two children', () => {
     const afterRestart = new Set(await Promise.all(Array.from({ length: 20 }, () => pidOf('burn'))));
     assert.equal(afterRestart.size, 2, 'both children serve again');
     assert.ok(!afterRestart.has(victim!), 'the restarted child is a new process');
+  });
+});
+
+describe('a pool of a 2025 server (era: legacy): held calls resume on the child that holds them', () => {
+  let gateway: RunningGateway;
+  let url: string;
+  before(async () => {
+    gateway = await startTestGateway({ legacy: fixture('legacy-server', { era: 'legacy', instances: 2 }) });
+    url = `${gateway.url}/servers/legacy/mcp`;
+    await eventually(
+      () =>
+        gateway.upstreams
+          .get('legacy')!
+          .status()
+          .children!.every((child) => child.state === 'ready'),
+      30_000 * FACTOR,
+    );
+  });
+  after(() => gateway?.close());
+
+  test('two calls of two questions each, one held on each child, answered in crossed order, complete with their own answers', async () => {
+    const capabilities = { ...META, 'io.modelcontextprotocol/clientCapabilities': { elicitation: {} } };
+    const first = (topic: string) => ({ jsonrpc: '2.0', id: `${topic}-1`, method: 'tools/call', params: { name: 'ask-twice', arguments: { topic }, _meta: capabilities } });
+    const retry = (base: ReturnType<typeof first>, round: number, requestState: string, value: string) => ({
+      ...base,
+      id: `${base.params.arguments.topic}-${round + 1}`,
+      params: { ...base.params, requestState, inputResponses: { [`elicitation-${round}`]: { action: 'accept', content: { value } } } },
+    });
+    const topics = ['a', 'b'];
+    const firsts = topics.map(first);
+    // Each call holds a child's request open. (One per child: a 2025 stdio child that asks while two calls are in
+    // flight cannot say for which, bridge/legacy/legacy-line.ts.)
+    const ones = await Promise.all(firsts.map((body) => post(url, body)));
+    const inFlight = gateway.upstreams
+      .get('legacy')!
+      .status()
+      .children!.map((child) => child.inFlight);
+    assert.deepEqual(inFlight, [1, 1], 'one held call on each child');
+    const twos = await Promise.all(
+      ones.reverse().map((one, i) => post(url, retry(firsts[topics.length - 1 - i]!, 1, one.body.result.requestState, `${topics[topics.length - 1 - i]}1`))),
+    );
+    twos.reverse();
+    const results = await Promise.all(twos.map((two, i) => post(url, retry(firsts[i]!, 2, two.body.result.requestState, `${topics[i]}2`))));
+    for (const [i, result] of results.entries()) {
+      const text = JSON.parse(result.body.result.content[0].text);
+      assert.deepEqual(text, { first: { action: 'accept', content: { value: `${topics[i]}1` } }, second: { action: 'accept', content: { value: `${topics[i]}2` } } });
+    }
   });
 });
 
