@@ -32,7 +32,7 @@ export interface PoolFigures {
   clients: number;
   burnMs: number;
   rows: PoolRow[];
-  /** The 1-minute load average before each run, so a busy machine shows in the figures. */
+  /** The 1-minute load average before each row's run, so a busy machine shows in the figures. */
   loadBefore: number[];
 }
 
@@ -54,23 +54,31 @@ function burnLoad(url: string, total: number): Promise<LoadResult> {
   return httpLoad({ url, headers: HEADERS, body, check, concurrency: CLIENTS, total, deadlineMs: 60_000 });
 }
 
-export async function poolBench(options: { calls?: number; log?: (line: string) => void } = {}): Promise<PoolFigures> {
-  const calls = options.calls ?? Number(process.env.BENCH_POOL_CALLS ?? 5_000);
-  const rows: PoolRow[] = [];
-  const loadBefore: number[] = [];
-  for (const instances of [1, 2]) {
-    const gateway = await startPooledGateway(instances);
-    try {
-      await burnLoad(gateway.url, 400); // warm-up: every child ready, JIT, connections
-      loadBefore.push(loadavg()[0]!);
-      const result = await burnLoad(gateway.url, calls);
-      options.log?.(`pool: instances ${instances}: ${result.callsPerSecond.toFixed(0)} calls/s, p50 ${result.p50Ms.toFixed(2)} ms, ${result.errors} errors`);
-      rows.push({ instances, result });
-    } finally {
-      await gateway.stop();
+export async function poolBench(options: { calls?: number; rounds?: number; log?: (line: string) => void } = {}): Promise<PoolFigures> {
+  const calls = options.calls ?? Number(process.env.BENCH_POOL_CALLS ?? 3_000);
+  const rounds = options.rounds ?? Number(process.env.BENCH_POOL_ROUNDS ?? 2);
+  const best = new Map<number, { result: LoadResult; loadBefore: number }>();
+  // One child and two take turns, and each keeps its best round: on a shared machine the others' load comes
+  // and goes, and a ratio of two runs taken minutes apart would measure that instead.
+  for (let round = 0; round < rounds; round++) {
+    for (const instances of [1, 2]) {
+      const gateway = await startPooledGateway(instances);
+      try {
+        await burnLoad(gateway.url, 400); // warm-up: every child ready, JIT, connections
+        const loadBefore = loadavg()[0]!;
+        const result = await burnLoad(gateway.url, calls);
+        options.log?.(
+          `pool: round ${round + 1}, instances ${instances}: ${result.callsPerSecond.toFixed(0)} calls/s, p50 ${result.p50Ms.toFixed(2)} ms, ${result.errors} errors, load ${loadBefore.toFixed(2)}`,
+        );
+        const kept = best.get(instances);
+        if (!kept || result.callsPerSecond > kept.result.callsPerSecond) best.set(instances, { result, loadBefore });
+      } finally {
+        await gateway.stop();
+      }
     }
   }
-  return { clients: CLIENTS, burnMs: BURN_MS, rows, loadBefore };
+  const rows = [1, 2].map((instances) => ({ instances, result: best.get(instances)!.result }));
+  return { clients: CLIENTS, burnMs: BURN_MS, rows, loadBefore: [1, 2].map((instances) => best.get(instances)!.loadBefore) };
 }
 
 /** The throughput of two children over one's. */
@@ -83,7 +91,7 @@ export function poolRatio(figures: PoolFigures | null | undefined): number {
 export function poolTable(figures: PoolFigures): string[] {
   const f = (n: number, digits = 2) => n.toFixed(digits);
   return [
-    `CPU-bound stdio server (each tools/call spins ${figures.burnMs} ms of CPU), ${figures.clients} clients, one child vs a pool (\`instances\`):`,
+    `CPU-bound stdio server (each tools/call spins ${figures.burnMs} ms of CPU), ${figures.clients} clients, one child vs a pool (\`instances\`); the best of alternating rounds:`,
     '',
     '| instances | p50 ms | p99 ms | calls/s | errors | load avg before |',
     '| ---: | ---: | ---: | ---: | ---: | ---: |',
