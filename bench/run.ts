@@ -5,8 +5,9 @@
 // (4) peers: the gateway vs the HTTP floor, stdio direct, mcp-proxy and supergateway (bench/peers.ts), with
 // bench/results/latency.svg; (5) memory: the gateway's RSS idle and over 100k calls (bench/memory.ts);
 // (6) policy: what authentication, 100 policies and the audit log add per request (bench/policy.ts); (7) search:
-// search mode's tool index at 5,000 tools — recall@5, MRR, latency, memory (bench/search-quality.ts).
-// `npm run bench -- bridge`, `-- aggregate`, `-- cache`, `-- peers`, `-- memory`, `-- policy` or `-- search` runs one part (several
+// search mode's tool index at 5,000 tools — recall@5, MRR, latency, memory (bench/search-quality.ts);
+// (8) pool: a CPU-bound stdio server with instances: 1 vs 2 at 16 clients (bench/pool.ts).
+// `npm run bench -- bridge`, `-- aggregate`, `-- cache`, `-- peers`, `-- memory`, `-- policy`, `-- search` or `-- pool` runs one part (several
 // may be named). Parts not run keep their figures from the previous latest.json, marked with their date.
 import { spawn } from 'node:child_process';
 import { announcedUrl } from './procs.js';
@@ -20,6 +21,7 @@ import { memoryBench, memoryTable } from './memory.js';
 import { peersBench, peersTable, type PeersResult } from './peers.js';
 import { policyBench, policyTable } from './policy.js';
 import { searchBench, searchTable } from './search-quality.js';
+import { poolBench, poolTable } from './pool.js';
 import { stdioLoad } from './stdio-direct.js';
 import { targetLines, type Figures } from './targets.js';
 
@@ -84,7 +86,7 @@ function bridgeTable(rows: BridgeRow[]): string[] {
   ];
 }
 
-const PARTS = ['bridge', 'aggregate', 'cache', 'peers', 'memory', 'policy', 'search'] as const;
+const PARTS = ['bridge', 'aggregate', 'cache', 'peers', 'memory', 'policy', 'search', 'pool'] as const;
 const parts = process.argv.slice(2);
 for (const part of parts) if (!(PARTS as readonly string[]).includes(part)) throw new Error(`unknown part ${part}; parts: ${PARTS.join(', ')}`);
 const runs = (part: string) => parts.length === 0 || parts.includes(part);
@@ -154,6 +156,7 @@ const figures: Figures = {
     previous.search,
     null,
   ),
+  pool: keep('pool', await part('pool', () => poolBench({ log: say })), previous.pool, null),
   measured,
   targets: [],
 };
@@ -178,6 +181,7 @@ if (figures.peers) {
   );
   writeFileSync(`${RESULTS}/latency.svg`, chart(figures.peers));
 }
+if (figures.pool) lines.push(`## Child pool: a CPU-bound stdio server, one child vs instances: 2${when('pool')}`, '', ...poolTable(figures.pool), '');
 if (figures.memory)
   lines.push(
     `## Gateway RSS: ${figures.memory.upstreams} upstreams × ${figures.memory.toolsEach} tools, idle then ${figures.memory.calls} tools/call on /mcp (16 clients)${when('memory')}`,

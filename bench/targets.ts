@@ -5,6 +5,7 @@ import { slope, type MemoryResult } from './memory.js';
 import type { PeerKey, PeersResult } from './peers.js';
 import type { PolicyFigures } from './policy.js';
 import type { SearchFigures } from './search-quality.js';
+import { poolRatio, type PoolFigures } from './pool.js';
 
 export interface Figures {
   date: string;
@@ -17,8 +18,10 @@ export interface Figures {
   memory: MemoryResult | null;
   policy: PolicyFigures | null;
   search: SearchFigures | null;
+  /** Issue 21, child pools: one child vs instances: 2 on a CPU-bound server (absent in figures from before it was measured). */
+  pool?: PoolFigures | null;
   /** When each part's figures were measured (parts not run keep the previous run's). */
-  measured: Partial<Record<'bridge' | 'aggregate' | 'cache' | 'peers' | 'memory' | 'policy' | 'search', { date: string; node: string }>>;
+  measured: Partial<Record<'bridge' | 'aggregate' | 'cache' | 'peers' | 'memory' | 'policy' | 'search' | 'pool', { date: string; node: string }>>;
   targets: TargetItem[];
 }
 
@@ -144,6 +147,17 @@ export function targetLines(figures: Figures): { items: TargetItem[]; lines: str
       : 'no figures (npm run bench -- memory)',
     // A run cut short or with wrong answers does not count as measured.
     mem ? judge(lateSlope < 0.25, lateSlope, mem.errors === 0 && (mem.samples.at(-1)?.calls ?? 0) >= figures.memory!.calls ? 0 : NaN) : 'NOT MEASURED',
+  );
+
+  const pool = figures.pool;
+  const poolX = poolRatio(pool);
+  const poolRows = pool?.rows.map((row) => row.result) ?? [];
+  add(
+    'child pool: instances 2 ≥ 1.7× the tools/call throughput of one child (CPU-bound server, 16 clients, 2 cores)',
+    pool
+      ? `×${f(poolX, 2)} (${poolRows.map((r) => f(r.callsPerSecond, 0)).join(' vs ')} calls/s; load avg before ${pool.loadBefore.map((l) => f(l, 2)).join(', ')})`
+      : 'no figures (npm run bench -- pool)',
+    pool ? judge(poolX >= 1.7, ...poolRows) : 'NOT MEASURED',
   );
 
   const box = (v: Verdict) => (v === 'PASS' ? '[x]' : '[ ]');

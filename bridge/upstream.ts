@@ -70,6 +70,13 @@ export interface UpstreamStatus {
   era: Era | undefined;
   restarts: number;
   lastError: string | undefined;
+  /** A pool of children (bridge/pool/): each child's own status, by index. Absent for a single connection. */
+  children?: readonly ChildStatus[];
+}
+
+/** One child of a pool: its own state, restarts and last error, and the requests it is serving now. */
+export interface ChildStatus extends Omit<UpstreamStatus, 'children'> {
+  inFlight: number;
 }
 
 export interface Upstream {

@@ -18,7 +18,26 @@ export function crossKeyProblems(config: GatewayConfig, cut: string[], serverNam
     ...(touches('auth', 'listen.host') || cut.includes('listen') ? [] : authProblems(config)),
     ...policyProblems(config, serverNames),
     ...(touches('aggregate') ? [] : profileProblems(config.profiles, [...serverHeads(config).values()])),
+    ...poolProblems(config),
   ];
+}
+
+/**
+ * A pool sends each request to any of its children: right for a modern server, stateless by the spec, but a
+ * 2025 server keeps session state (subscriptions, log level, roots) per connection. So a pool of a server
+ * that is, or may turn out to be, 2025-era runs only when era: legacy says the risk was read and taken.
+ */
+function poolProblems(config: GatewayConfig): string[] {
+  const problems: string[] = [];
+  for (const [name, server] of Object.entries(config.servers)) {
+    if (server.transport !== 'stdio' || server.instances === 1 || server.era !== 'auto') continue;
+    problems.push(
+      `servers.${name}.instances: ${server.instances} runs several children, each with its own session state if the server is 2025-era; ` +
+        `set servers.${name}.era: modern if it speaks MCP 2026 (stateless, safe to pool), or era: legacy to pool a 2025 server knowingly ` +
+        '(see docs/configuration.md, "instances"), or remove instances',
+    );
+  }
+  return problems;
 }
 
 /** Every server name the file gives, valid or not. */

@@ -64,6 +64,12 @@ const stdioServer = z.strictObject({
   maxLineBytes: int()
     .pipe(z.number().min(1024))
     .default(16 * MiB),
+  /** Children of this command, each request to the least busy one; `auto`: one per core (docs/configuration.md: instances). */
+  instances: z
+    .union([z.literal('auto'), int().pipe(z.number().min(1, 'at least 1 child; 1 runs the server alone, as without instances'))], {
+      error: 'give a whole number of children (1 or more) or "auto" (one per core)',
+    })
+    .default(1),
   ...upstreamCommon,
 });
 

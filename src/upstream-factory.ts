@@ -1,5 +1,7 @@
 // Turns one validated server entry into the Upstream that serves it.
+import { availableParallelism } from 'node:os';
 import { DEFAULT_BACKOFF } from '../bridge/backoff.js';
+import { PooledUpstream } from '../bridge/pool/pooled-upstream.js';
 import { StdioUpstream } from '../bridge/stdio/stdio-upstream.js';
 import type { Upstream } from '../bridge/upstream.js';
 import { childEnvironment } from './child-env.js';
@@ -30,23 +32,31 @@ export async function createUpstream(name: string, server: ServerConfig, log: Lo
   if (withheld.length) {
     log.warn({ withheld }, `servers.${name}.inheritEnv matches variables this config reads; the child does not get them (hand one over on purpose with servers.${name}.env)`);
   }
-  return new StdioUpstream(
-    {
-      name,
-      command: server.command,
-      args: server.args,
-      env,
-      cwd: server.cwd,
-      maxLineBytes: server.maxLineBytes,
-      era: server.era,
-      timeoutMs: server.timeoutMs,
-      probeTimeoutMs: server.probeTimeoutMs,
-      startupTimeoutMs: server.startupTimeoutMs,
-      legacyTtlMs: server.legacyTtlMs,
-      shutdownGraceMs: server.shutdownGraceMs,
-      backoff: DEFAULT_BACKOFF,
-      clientInfo: GATEWAY_INFO,
-    },
-    log,
-  );
+  const config = {
+    name,
+    command: server.command,
+    args: server.args,
+    env,
+    cwd: server.cwd,
+    maxLineBytes: server.maxLineBytes,
+    era: server.era,
+    timeoutMs: server.timeoutMs,
+    probeTimeoutMs: server.probeTimeoutMs,
+    startupTimeoutMs: server.startupTimeoutMs,
+    legacyTtlMs: server.legacyTtlMs,
+    shutdownGraceMs: server.shutdownGraceMs,
+    backoff: DEFAULT_BACKOFF,
+    clientInfo: GATEWAY_INFO,
+  };
+  const instances = childCount(server.instances);
+  // One child is served as it always was: no pool in front of it, nothing more on its requests' path.
+  if (instances === 1) return new StdioUpstream(config, log);
+  const children = Array.from({ length: instances }, (_, index) => new StdioUpstream(config, log.child({ child: index })));
+  log.info({ instances }, 'serving the server as a pool of children');
+  return new PooledUpstream(name, children, log);
+}
+
+/** How many children `instances` asks for: `auto` is one per core this process may use. */
+export function childCount(instances: number | 'auto'): number {
+  return instances === 'auto' ? availableParallelism() : instances;
 }

@@ -58,6 +58,7 @@ async function statusSnapshot({ startedAt, config, servers, aggregate, cache, tr
         restarts: status.restarts,
         toolCount: tools.get(name),
         lastError: status.lastError,
+        ...(status.children && { children: status.children.map((child, index) => `#${index} ${child.state}`).join(', ') }),
       };
     }),
     cache: { hits: stats.hits, misses: stats.misses, hitRate: lookups ? stats.hits / lookups : undefined },

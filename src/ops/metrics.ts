@@ -5,6 +5,7 @@ import { collectDefaultMetrics, Counter, Gauge, Registry } from 'prom-client';
 import { HotCounter, HotHistogram, type CounterChild, type HistogramChild } from './hot-metrics.js';
 import { MODERN_REQUEST_METHODS } from '../protocol/mcp.js';
 import { dropSeries } from './drop-series.js';
+import { addChildMetrics, type ChildSnapshot } from './child-metrics.js';
 import { addLoadMetrics, type UpstreamLoad } from './load-metrics.js';
 import { OPENMETRICS_CONTENT_TYPE, renderOpenMetrics } from './open-metrics.js';
 import { counterAtScrape, gaugeAtScrape } from './scraped.js';
@@ -42,6 +43,8 @@ export interface UpstreamSnapshot {
   restarts: number;
   /** In flight, queued and refused, for upstreams with limits. */
   load?: UpstreamLoad;
+  /** Each child of a pooled server (instances > 1). */
+  children?: readonly ChildSnapshot[];
 }
 
 export interface CacheSnapshot {
@@ -176,6 +179,8 @@ export class GatewayMetrics {
         for (const upstream of upstreams()) record({ server: upstream.name, era: upstream.era ?? 'unknown' }, 1);
       },
     });
+
+    addChildMetrics(register, upstreams, UPSTREAM_STATES);
 
     // The callbacks are read once per metric per scrape; prom-client runs every collect synchronously at the
     // start of one render, so the numbers of one scrape cannot interleave with other work.

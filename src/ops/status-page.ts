@@ -21,6 +21,8 @@ export interface StatusSnapshot {
     restarts: number;
     toolCount: number | undefined;
     lastError: string | undefined;
+    /** A pooled server's children (instances), each as "#index state", e.g. "#0 ready, #1 backing-off". */
+    children?: string;
   }[];
   /** hitRate is hits / (hits + misses) in 0..1, undefined before the first lookup. */
   cache: { hits: number; misses: number; hitRate: number | undefined };
@@ -42,6 +44,7 @@ const UPSTREAM_COLUMNS = [
   ['state', 'State'],
   ['restarts', 'Restarts'],
   ['toolCount', 'Tools'],
+  ['children', 'Children'],
   ['lastError', 'Last error'],
 ] as const;
 
