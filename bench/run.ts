@@ -4,8 +4,9 @@
 // (3) aggregated tools/list uncached vs cached in memory and in Redis.
 // (4) peers: the gateway vs the HTTP floor, stdio direct, mcp-proxy and supergateway (bench/peers.ts), with
 // bench/results/latency.svg; (5) memory: the gateway's RSS idle and over 100k calls (bench/memory.ts);
-// (6) policy: what authentication, 100 policies and the audit log add per request (bench/policy.ts).
-// `npm run bench -- bridge`, `-- aggregate`, `-- cache`, `-- peers`, `-- memory` or `-- policy` runs one part (several
+// (6) policy: what authentication, 100 policies and the audit log add per request (bench/policy.ts);
+// (7) scale: routing, idle RSS and start-up as the number of stdio upstreams grows (bench/scale.ts).
+// `npm run bench -- bridge`, `-- aggregate`, `-- cache`, `-- peers`, `-- memory`, `-- policy` or `-- scale` runs one part (several
 // may be named). Parts not run keep their figures from the previous latest.json, marked with their date.
 import { spawn } from 'node:child_process';
 import { announcedUrl } from './procs.js';
@@ -18,6 +19,7 @@ import { httpLoad, type LoadResult } from './load.js';
 import { memoryBench, memoryTable } from './memory.js';
 import { peersBench, peersTable, type PeersResult } from './peers.js';
 import { policyBench, policyTable } from './policy.js';
+import { scaleBench, scaleTable } from './scale.js';
 import { stdioLoad } from './stdio-direct.js';
 import { targetLines, type Figures } from './targets.js';
 
@@ -82,7 +84,7 @@ function bridgeTable(rows: BridgeRow[]): string[] {
   ];
 }
 
-const PARTS = ['bridge', 'aggregate', 'cache', 'peers', 'memory', 'policy'] as const;
+const PARTS = ['bridge', 'aggregate', 'cache', 'peers', 'memory', 'policy', 'scale'] as const;
 const parts = process.argv.slice(2);
 for (const part of parts) if (!(PARTS as readonly string[]).includes(part)) throw new Error(`unknown part ${part}; parts: ${PARTS.join(', ')}`);
 const runs = (part: string) => parts.length === 0 || parts.includes(part);
@@ -143,6 +145,7 @@ const figures: Figures = {
   peers: keep('peers', await part('peers', () => peersBench({ total: TOTAL, concurrency: CONCURRENCY, log: say })), previous.peers, null),
   memory: keep('memory', await part('memory', () => memoryBench({ calls: Number(process.env.BENCH_MEMORY_CALLS ?? 100_000), log: say })), previous.memory, null),
   policy: keep('policy', await part('policy', policyBench), previous.policy, null),
+  scale: keep('scale', await part('scale', () => scaleBench({ log: say })), previous.scale, null),
   measured,
   targets: [],
 };
@@ -174,6 +177,8 @@ if (figures.memory)
     ...memoryTable(figures.memory),
     '',
   );
+if (figures.scale)
+  lines.push(`## Scale: tools/call to the last of 3 vs 100 upstreams, idle RSS, start-up with 100 upstreams${when('scale')}`, '', ...scaleTable(figures.scale), '');
 if (figures.policy) lines.push(`## Policy: API key, 100 policies, audit log, over 5,000 tools on /mcp${when('policy')}`, '', ...policyTable(figures.policy), '');
 const targets = targetLines(figures);
 figures.targets = targets.items;

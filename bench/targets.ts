@@ -1,9 +1,11 @@
 // Issue 8's targets as a checklist, judged on the figures of the bench (this run's, or a part's last run).
+import { median } from './ab-stats.js';
 import type { AggregateRow, CacheRow } from './aggregate.js';
 import type { LoadResult } from './load.js';
 import { slope, type MemoryResult } from './memory.js';
 import type { PeerKey, PeersResult } from './peers.js';
 import type { PolicyFigures } from './policy.js';
+import { scaleSpread, type ScaleResult } from './scale.js';
 
 export interface Figures {
   date: string;
@@ -15,8 +17,9 @@ export interface Figures {
   peers: PeersResult | null;
   memory: MemoryResult | null;
   policy: PolicyFigures | null;
+  scale?: ScaleResult | null;
   /** When each part's figures were measured (parts not run keep the previous run's). */
-  measured: Partial<Record<'bridge' | 'aggregate' | 'cache' | 'peers' | 'memory' | 'policy', { date: string; node: string }>>;
+  measured: Partial<Record<'bridge' | 'aggregate' | 'cache' | 'peers' | 'memory' | 'policy' | 'scale', { date: string; node: string }>>;
   targets: TargetItem[];
 }
 
@@ -135,7 +138,58 @@ export function targetLines(figures: Figures): { items: TargetItem[]; lines: str
     mem ? judge(lateSlope < 0.25, lateSlope, mem.errors === 0 && (mem.samples.at(-1)?.calls ?? 0) >= figures.memory!.calls ? 0 : NaN) : 'NOT MEASURED',
   );
 
+  scaleTargets(figures.scale ?? null, add, judge);
+
   const box = (v: Verdict) => (v === 'PASS' ? '[x]' : '[ ]');
   const lines = items.map((t) => `- ${box(t.verdict)} **${t.verdict}** — ${t.target}: ${t.measured}`);
   return { items, lines };
+}
+
+/** Issue 21, items 4 and 5: what grows with the number of stdio upstreams. */
+function scaleTargets(
+  scale: ScaleResult | null,
+  add: (target: string, measured: string, verdict: Verdict) => void,
+  judge: (ok: boolean, ...inputs: (LoadResult | number | undefined)[]) => Verdict,
+): void {
+  const routingTarget = 'tools/call p50 to the last of 100 stdio upstreams ≤ 1.2× the same call with 3 (1 client, median of alternating rounds)';
+  const idle10 = 'RSS ≤ 80 MB with 10 idle stdio upstreams (scale part)';
+  const idle100 = 'RSS ≤ 120 MB with 100 idle stdio upstreams';
+  const startTarget = 'spawn → /readyz 200 with 100 stdio upstreams ≤ 1.5× spawning them directly and one answer from each (median of rounds)';
+  if (!scale) {
+    for (const target of [routingTarget, idle10, idle100, startTarget]) add(target, 'no figures (npm run bench -- scale)', 'NOT MEASURED');
+    return;
+  }
+  const ratios = scale.routing.map((r) => r.ratio);
+  const ratio = ratios.length ? median(ratios) : NaN;
+  add(
+    routingTarget,
+    `×${f(ratio)}, ratios ${scaleSpread(ratios, 3)}; p50 ${scaleSpread(
+      scale.routing.map((r) => r.many.p50Ms),
+      3,
+    )} ms with 100 vs ${scaleSpread(
+      scale.routing.map((r) => r.few.p50Ms),
+      3,
+    )} ms with 3; load ${scale.load}`,
+    judge(ratio <= 1.2, ratio, ...scale.routing.flatMap((r) => [r.few, r.many])),
+  );
+  for (const [upstreams, target, limit] of [
+    [10, idle10, 80],
+    [100, idle100, 120],
+  ] as const) {
+    const mb = scale.idleMb.find((m) => m.upstreams === upstreams)?.rssMb;
+    add(target, mb === undefined ? 'not measured' : `${f(mb, 1)} MB`, mb === undefined ? 'NOT MEASURED' : judge(mb <= limit, mb));
+  }
+  const starts = scale.startup.map((s) => s.ratio);
+  const start = starts.length ? median(starts) : NaN;
+  add(
+    startTarget,
+    `×${f(start, 2)}, ratios ${scaleSpread(starts, 2)}; gateway ${scaleSpread(
+      scale.startup.map((s) => s.gatewayMs),
+      0,
+    )} ms vs direct ${scaleSpread(
+      scale.startup.map((s) => s.directMs),
+      0,
+    )} ms`,
+    judge(start <= 1.5, start),
+  );
 }
