@@ -9,7 +9,6 @@
 import { spawn } from 'node:child_process';
 import http from 'node:http';
 import path from 'node:path';
-import { createInterface } from 'node:readline';
 import { fileURLToPath } from 'node:url';
 import { childEnvironment } from '../src/child-env.js';
 import { startGateway } from './aggregate.js';
@@ -108,33 +107,19 @@ async function gatewayStart(): Promise<number> {
   }
 }
 
-/** ms from spawning the same 100 children at once to one server/discover answer from each. */
+/**
+ * ms from spawning the same 100 children at once to one server/discover answer from each, measured inside a
+ * plain Node process (bench/spawn-direct.mjs) with the environment the gateway gives each child.
+ */
 async function directStart(): Promise<number> {
-  const began = performance.now();
-  const children = Array.from({ length: 100 }, (_, i) =>
-    spawn(process.execPath, [path.join(ROOT, 'test/fixtures/synthetic-server.mjs')], {
-      // The environment the gateway hands the same child (its base list): a bigger one is slower to spawn.
-      env: childEnvironment(process.env, [], new Set(), { SERVER_ID: `s${i}`, TOOL_COUNT: String(TOOLS_EACH), LIST_TTL_MS: '60000' }).env,
-      stdio: ['pipe', 'pipe', 'ignore'],
-    }),
-  );
-  try {
-    await Promise.all(
-      children.map(
-        (child) =>
-          new Promise<void>((resolve, reject) => {
-            child.once('error', reject);
-            child.once('exit', () => reject(new Error('a child exited before answering')));
-            createInterface({ input: child.stdout! }).once('line', () => resolve());
-            child.stdin!.write(`${JSON.stringify({ jsonrpc: '2.0', id: 1, method: 'server/discover', params: { _meta: META } })}\n`);
-          }),
-      ),
-    );
-    return performance.now() - began;
-  } finally {
-    for (const child of children) child.stdin!.end();
-    await Promise.all(children.map((child) => (child.exitCode === null ? new Promise((resolve) => child.once('exit', resolve)) : undefined)));
-  }
+  const env = childEnvironment(process.env, [], new Set(), { LIST_TTL_MS: '60000' }).env;
+  const child = spawn(process.execPath, [path.join(ROOT, 'bench/spawn-direct.mjs'), '100', String(TOOLS_EACH)], { env, stdio: ['ignore', 'pipe', 'inherit'] });
+  let out = '';
+  child.stdout.on('data', (chunk: Buffer) => (out += chunk.toString('utf8')));
+  const code = await new Promise<number | null>((resolve) => child.once('exit', resolve));
+  const ms = Number.parseFloat(out);
+  if (code !== 0 || !Number.isFinite(ms)) throw new Error(`bench/spawn-direct.mjs failed (exit ${code}): ${out.slice(0, 200)}`);
+  return ms;
 }
 
 export async function scaleBench(options: { log?: (line: string) => void } = {}): Promise<ScaleResult> {
