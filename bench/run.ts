@@ -5,8 +5,9 @@
 // (4) peers: the gateway vs the HTTP floor, stdio direct, mcp-proxy and supergateway (bench/peers.ts), with
 // bench/results/latency.svg; (5) memory: the gateway's RSS idle and over 100k calls (bench/memory.ts);
 // (6) policy: what authentication, 100 policies and the audit log add per request (bench/policy.ts);
-// (7) scale: routing, idle RSS and start-up as the number of stdio upstreams grows (bench/scale.ts).
-// `npm run bench -- bridge`, `-- aggregate`, `-- cache`, `-- peers`, `-- memory`, `-- policy` or `-- scale` runs one part (several
+// (7) scale: routing, idle RSS and start-up as the number of stdio upstreams grows (bench/scale.ts);
+// (8) lists: 5,000 tools, resources and prompts from cache against a bare node:http floor (bench/lists.ts).
+// `npm run bench -- bridge`, `-- aggregate`, `-- cache`, `-- peers`, `-- memory`, `-- policy`, `-- scale` or `-- lists` runs one part (several
 // may be named). Parts not run keep their figures from the previous latest.json, marked with their date.
 import { spawn } from 'node:child_process';
 import { announcedUrl } from './procs.js';
@@ -20,6 +21,7 @@ import { memoryBench, memoryTable } from './memory.js';
 import { peersBench, peersTable, type PeersResult } from './peers.js';
 import { policyBench, policyTable } from './policy.js';
 import { scaleBench, scaleTable } from './scale.js';
+import { listsBench, listsTable } from './lists.js';
 import { stdioLoad } from './stdio-direct.js';
 import { targetLines, type Figures } from './targets.js';
 
@@ -84,7 +86,7 @@ function bridgeTable(rows: BridgeRow[]): string[] {
   ];
 }
 
-const PARTS = ['bridge', 'aggregate', 'cache', 'peers', 'memory', 'policy', 'scale'] as const;
+const PARTS = ['bridge', 'aggregate', 'cache', 'peers', 'memory', 'policy', 'scale', 'lists'] as const;
 const parts = process.argv.slice(2);
 for (const part of parts) if (!(PARTS as readonly string[]).includes(part)) throw new Error(`unknown part ${part}; parts: ${PARTS.join(', ')}`);
 const runs = (part: string) => parts.length === 0 || parts.includes(part);
@@ -146,6 +148,7 @@ const figures: Figures = {
   memory: keep('memory', await part('memory', () => memoryBench({ calls: Number(process.env.BENCH_MEMORY_CALLS ?? 100_000), log: say })), previous.memory, null),
   policy: keep('policy', await part('policy', policyBench), previous.policy, null),
   scale: keep('scale', await part('scale', () => scaleBench({ log: say })), previous.scale, null),
+  lists: keep('lists', await part('lists', () => listsBench({ log: say })), previous.lists, null),
   measured,
   targets: [],
 };
@@ -179,6 +182,13 @@ if (figures.memory)
   );
 if (figures.scale)
   lines.push(`## Scale: tools/call to the last of 3 vs 100 upstreams, idle RSS, start-up with 100 upstreams${when('scale')}`, '', ...scaleTable(figures.scale), '');
+if (figures.lists)
+  lines.push(
+    `## Big lists from cache at one client: 5,000 tools, resources and prompts, all pages, vs a bare node:http server${when('lists')}`,
+    '',
+    ...listsTable(figures.lists),
+    '',
+  );
 if (figures.policy) lines.push(`## Policy: API key, 100 policies, audit log, over 5,000 tools on /mcp${when('policy')}`, '', ...policyTable(figures.policy), '');
 const targets = targetLines(figures);
 figures.targets = targets.items;

@@ -6,6 +6,7 @@ import { slope, type MemoryResult } from './memory.js';
 import type { PeerKey, PeersResult } from './peers.js';
 import type { PolicyFigures } from './policy.js';
 import { scaleSpread, type ScaleResult } from './scale.js';
+import type { ListsResult } from './lists.js';
 
 export interface Figures {
   date: string;
@@ -18,8 +19,9 @@ export interface Figures {
   memory: MemoryResult | null;
   policy: PolicyFigures | null;
   scale?: ScaleResult | null;
+  lists?: ListsResult | null;
   /** When each part's figures were measured (parts not run keep the previous run's). */
-  measured: Partial<Record<'bridge' | 'aggregate' | 'cache' | 'peers' | 'memory' | 'policy' | 'scale', { date: string; node: string }>>;
+  measured: Partial<Record<'bridge' | 'aggregate' | 'cache' | 'peers' | 'memory' | 'policy' | 'scale' | 'lists', { date: string; node: string }>>;
   targets: TargetItem[];
 }
 
@@ -139,6 +141,21 @@ export function targetLines(figures: Figures): { items: TargetItem[]; lines: str
   );
 
   scaleTargets(figures.scale ?? null, add, judge);
+  for (const method of ['tools/list', 'resources/list', 'prompts/list']) {
+    const target = `${method} of 5,000 from cache, all pages, 1 client: p50 ≤ 1.3× a bare node:http server writing the same bytes`;
+    const rows = figures.lists?.rows.filter((r) => r.method === method) ?? [];
+    if (rows.length === 0) {
+      add(target, 'no figures (npm run bench -- lists)', 'NOT MEASURED');
+      continue;
+    }
+    const ratios = rows.map((r) => median(r.rounds.map((x) => x.ratio)));
+    const worst = Math.max(...ratios);
+    add(
+      target,
+      rows.map((r, i) => `${r.endpoint} ×${f(ratios[i]!)} (${f(median(r.rounds.map((x) => x.gatewayMs)), 2)} vs ${f(median(r.rounds.map((x) => x.floorMs)), 2)} ms)`).join('; '),
+      judge(worst <= 1.3, worst),
+    );
+  }
 
   const box = (v: Verdict) => (v === 'PASS' ? '[x]' : '[ ]');
   const lines = items.map((t) => `- ${box(t.verdict)} **${t.verdict}** — ${t.target}: ${t.measured}`);
