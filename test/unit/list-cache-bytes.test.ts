@@ -14,7 +14,11 @@ const tools = Array.from({ length: 50 }, (_, i) => ({ name: `t-${i}`, descriptio
 function setup() {
   let now = 1_000_000;
   const cache = new ListCache(new MemoryStore({ maxEntries: 100, maxBytes: 1 << 22 }), { minTtlMs: 0, maxTtlMs: 3_600_000, log: silentLog, now: () => now });
-  const fetch = async (): Promise<JsonRpcResponse> => ({ jsonrpc: '2.0', id: 99, result: { resultType: 'complete', tools, ttlMs: 60_000, cacheScope: 'public', nextCursor: 'c1' } });
+  const fetch = async (): Promise<JsonRpcResponse> => ({
+    jsonrpc: '2.0',
+    id: 99,
+    result: { resultType: 'complete', tools, ttlMs: 60_000, cacheScope: 'public', nextCursor: 'c1' },
+  });
   return { cache, fetch, advance: (ms: number) => (now += ms) };
 }
 
@@ -48,7 +52,11 @@ test('later hits reuse the bytes made for the entry, each with the ttlMs it has 
 test('an entry stored again (after an invalidation) gets bytes of its own', async () => {
   const { cache, advance } = setup();
   let version = 'one';
-  const fetch = async (): Promise<JsonRpcResponse> => ({ jsonrpc: '2.0', id: 9, result: { resultType: 'complete', tools: [{ name: version }], ttlMs: 60_000, cacheScope: 'public' } });
+  const fetch = async (): Promise<JsonRpcResponse> => ({
+    jsonrpc: '2.0',
+    id: 9,
+    result: { resultType: 'complete', tools: [{ name: version }], ttlMs: 60_000, cacheScope: 'public' },
+  });
   await cache.get(key, 1, fetch);
   assert.equal(written((await cache.get(key, 2, fetch)).response).result.tools[0].name, 'one');
   version = 'two';
