@@ -192,7 +192,7 @@ if (figures.lists)
 if (figures.policy) lines.push(`## Policy: API key, 100 policies, audit log, over 5,000 tools on /mcp${when('policy')}`, '', ...policyTable(figures.policy), '');
 const targets = targetLines(figures);
 figures.targets = targets.items;
-lines.push('## Targets (issue 8)', '', ...targets.lines, '');
+lines.push('## Targets (issues 8 and 21)', '', ...targets.lines, '');
 if (failures.length) lines.push('## Parts that failed this run', '', ...failures.map((f) => `- ${f}`), '');
 writeFileSync(`${RESULTS}/latest.md`, lines.join('\n') + '\n');
 writeFileSync(`${RESULTS}/latest.json`, JSON.stringify(figures, null, 2));
