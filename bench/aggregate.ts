@@ -26,11 +26,13 @@ export async function startGateway(
     extra?: Record<string, unknown>;
     /** Node options for the gateway process (not its children). */
     nodeFlags?: string[];
+    /** More environment for every upstream (test/fixtures/synthetic-server.mjs reads it). */
+    env?: Record<string, string>;
   } = {},
 ): Promise<{ url: string; process: ChildProcess }> {
   const servers: Record<string, unknown> = {};
   for (let i = 0; i < upstreams; i++) {
-    const env = { SERVER_ID: `s${i}`, TOOL_COUNT: String(toolsEach), LIST_TTL_MS: String(options.listTtlMs ?? 60_000) };
+    const env = { SERVER_ID: `s${i}`, TOOL_COUNT: String(toolsEach), LIST_TTL_MS: String(options.listTtlMs ?? 60_000), ...options.env };
     servers[`s${i}`] = { command: process.execPath, args: [path.join(ROOT, 'test/fixtures/synthetic-server.mjs')], env, era: 'modern' };
   }
   const file = path.join(mkdtempSync(path.join(tmpdir(), 'mcp-gw-bench-')), 'gateway.config.json');

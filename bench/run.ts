@@ -6,8 +6,10 @@
 // bench/results/latency.svg; (5) memory: the gateway's RSS idle and over 100k calls (bench/memory.ts);
 // (6) policy: what authentication, 100 policies and the audit log add per request (bench/policy.ts); (7) search:
 // search mode's tool index at 5,000 tools — recall@5, MRR, latency, memory (bench/search-quality.ts);
-// (8) pool: a CPU-bound stdio server with instances: 1 vs 2 at 16 clients (bench/pool.ts).
-// `npm run bench -- bridge`, `-- aggregate`, `-- cache`, `-- peers`, `-- memory`, `-- policy`, `-- search` or `-- pool` runs one part (several
+// (8) pool: a CPU-bound stdio server with instances: 1 vs 2 at 16 clients (bench/pool.ts);
+// (9) scale: routing, idle RSS and start-up as the number of stdio upstreams grows (bench/scale.ts);
+// (10) lists: 5,000 tools, resources and prompts from cache against a bare node:http floor (bench/lists.ts).
+// `npm run bench -- bridge`, `-- aggregate`, `-- cache`, `-- peers`, `-- memory`, `-- policy`, `-- search`, `-- pool`, `-- scale` or `-- lists` runs one part (several
 // may be named). Parts not run keep their figures from the previous latest.json, marked with their date.
 import { spawn } from 'node:child_process';
 import { announcedUrl } from './procs.js';
@@ -22,6 +24,8 @@ import { peersBench, peersTable, type PeersResult } from './peers.js';
 import { policyBench, policyTable } from './policy.js';
 import { searchBench, searchTable } from './search-quality.js';
 import { poolBench, poolTable } from './pool.js';
+import { scaleBench, scaleTable } from './scale.js';
+import { listsBench, listsTable } from './lists.js';
 import { stdioLoad } from './stdio-direct.js';
 import { targetLines, type Figures } from './targets.js';
 
@@ -86,7 +90,7 @@ function bridgeTable(rows: BridgeRow[]): string[] {
   ];
 }
 
-const PARTS = ['bridge', 'aggregate', 'cache', 'peers', 'memory', 'policy', 'search', 'pool'] as const;
+const PARTS = ['bridge', 'aggregate', 'cache', 'peers', 'memory', 'policy', 'search', 'pool', 'scale', 'lists'] as const;
 const parts = process.argv.slice(2);
 for (const part of parts) if (!(PARTS as readonly string[]).includes(part)) throw new Error(`unknown part ${part}; parts: ${PARTS.join(', ')}`);
 const runs = (part: string) => parts.length === 0 || parts.includes(part);
@@ -157,6 +161,8 @@ const figures: Figures = {
     null,
   ),
   pool: keep('pool', await part('pool', () => poolBench({ log: say })), previous.pool, null),
+  scale: keep('scale', await part('scale', () => scaleBench({ log: say })), previous.scale, null),
+  lists: keep('lists', await part('lists', () => listsBench({ log: say })), previous.lists, null),
   measured,
   targets: [],
 };
@@ -189,6 +195,15 @@ if (figures.memory)
     ...memoryTable(figures.memory),
     '',
   );
+if (figures.scale)
+  lines.push(`## Scale: tools/call to the last of 3 vs 100 upstreams, idle RSS, start-up with 100 upstreams${when('scale')}`, '', ...scaleTable(figures.scale), '');
+if (figures.lists)
+  lines.push(
+    `## Big lists from cache at one client: 5,000 tools, resources and prompts, all pages, vs a bare node:http server${when('lists')}`,
+    '',
+    ...listsTable(figures.lists),
+    '',
+  );
 if (figures.policy) lines.push(`## Policy: API key, 100 policies, audit log, over 5,000 tools on /mcp${when('policy')}`, '', ...policyTable(figures.policy), '');
 if (figures.search)
   lines.push(
@@ -201,7 +216,7 @@ if (figures.search)
   );
 const targets = targetLines(figures);
 figures.targets = targets.items;
-lines.push('## Targets (issue 8)', '', ...targets.lines, '');
+lines.push('## Targets (issues 8 and 21)', '', ...targets.lines, '');
 if (failures.length) lines.push('## Parts that failed this run', '', ...failures.map((f) => `- ${f}`), '');
 writeFileSync(`${RESULTS}/latest.md`, lines.join('\n') + '\n');
 writeFileSync(`${RESULTS}/latest.json`, JSON.stringify(figures, null, 2));

@@ -1,4 +1,5 @@
 // Issue 8's targets as a checklist, judged on the figures of the bench (this run's, or a part's last run).
+import { median } from './ab-stats.js';
 import type { AggregateRow, CacheRow } from './aggregate.js';
 import type { LoadResult } from './load.js';
 import { slope, type MemoryResult } from './memory.js';
@@ -6,6 +7,8 @@ import type { PeerKey, PeersResult } from './peers.js';
 import type { PolicyFigures } from './policy.js';
 import type { SearchFigures } from './search-quality.js';
 import { poolRatio, type PoolFigures } from './pool.js';
+import { scaleSpread, type ScaleResult } from './scale.js';
+import type { ListsResult } from './lists.js';
 
 export interface Figures {
   date: string;
@@ -20,8 +23,10 @@ export interface Figures {
   search: SearchFigures | null;
   /** Issue 21, child pools: one child vs instances: 2 on a CPU-bound server (absent in figures from before it was measured). */
   pool?: PoolFigures | null;
+  scale?: ScaleResult | null;
+  lists?: ListsResult | null;
   /** When each part's figures were measured (parts not run keep the previous run's). */
-  measured: Partial<Record<'bridge' | 'aggregate' | 'cache' | 'peers' | 'memory' | 'policy' | 'search' | 'pool', { date: string; node: string }>>;
+  measured: Partial<Record<'bridge' | 'aggregate' | 'cache' | 'peers' | 'memory' | 'policy' | 'search' | 'pool' | 'scale' | 'lists', { date: string; node: string }>>;
   targets: TargetItem[];
 }
 
@@ -159,8 +164,73 @@ export function targetLines(figures: Figures): { items: TargetItem[]; lines: str
       : 'no figures (npm run bench -- pool)',
     pool ? judge(poolX >= 1.7, ...poolRows) : 'NOT MEASURED',
   );
+  scaleTargets(figures.scale ?? null, add, judge);
+  for (const method of ['tools/list', 'resources/list', 'prompts/list']) {
+    const target = `${method} of 5,000 from cache, all pages, 1 client: p50 ≤ 1.3× a bare node:http server writing the same bytes`;
+    const rows = figures.lists?.rows.filter((r) => r.method === method) ?? [];
+    if (rows.length === 0) {
+      add(target, 'no figures (npm run bench -- lists)', 'NOT MEASURED');
+      continue;
+    }
+    const ratios = rows.map((r) => median(r.rounds.map((x) => x.ratio)));
+    const worst = Math.max(...ratios);
+    add(
+      target,
+      rows.map((r, i) => `${r.endpoint} ×${f(ratios[i]!)} (${f(median(r.rounds.map((x) => x.gatewayMs)), 2)} vs ${f(median(r.rounds.map((x) => x.floorMs)), 2)} ms)`).join('; '),
+      judge(worst <= 1.3, worst),
+    );
+  }
 
   const box = (v: Verdict) => (v === 'PASS' ? '[x]' : '[ ]');
   const lines = items.map((t) => `- ${box(t.verdict)} **${t.verdict}** — ${t.target}: ${t.measured}`);
   return { items, lines };
+}
+
+/** Issue 21, items 4 and 5: what grows with the number of stdio upstreams. */
+function scaleTargets(
+  scale: ScaleResult | null,
+  add: (target: string, measured: string, verdict: Verdict) => void,
+  judge: (ok: boolean, ...inputs: (LoadResult | number | undefined)[]) => Verdict,
+): void {
+  const routingTarget = 'tools/call p50 to the last of 100 stdio upstreams ≤ 1.2× the same call with 3 (1 client, median of alternating rounds)';
+  const idle10 = 'RSS ≤ 80 MB with 10 idle stdio upstreams (scale part)';
+  const idle100 = 'RSS ≤ 120 MB with 100 idle stdio upstreams';
+  const startTarget = 'spawn → /readyz 200 with 100 stdio upstreams ≤ 1.5× spawning them directly and one answer from each (median of rounds)';
+  if (!scale) {
+    for (const target of [routingTarget, idle10, idle100, startTarget]) add(target, 'no figures (npm run bench -- scale)', 'NOT MEASURED');
+    return;
+  }
+  const ratios = scale.routing.map((r) => r.ratio);
+  const ratio = ratios.length ? median(ratios) : NaN;
+  add(
+    routingTarget,
+    `×${f(ratio)}, ratios ${scaleSpread(ratios, 3)}; p50 ${scaleSpread(
+      scale.routing.map((r) => r.many.p50Ms),
+      3,
+    )} ms with 100 vs ${scaleSpread(
+      scale.routing.map((r) => r.few.p50Ms),
+      3,
+    )} ms with 3; load ${scale.load}`,
+    judge(ratio <= 1.2, ratio, ...scale.routing.flatMap((r) => [r.few, r.many])),
+  );
+  for (const [upstreams, target, limit] of [
+    [10, idle10, 80],
+    [100, idle100, 120],
+  ] as const) {
+    const mb = scale.idleMb.find((m) => m.upstreams === upstreams)?.rssMb;
+    add(target, mb === undefined ? 'not measured' : `${f(mb, 1)} MB`, mb === undefined ? 'NOT MEASURED' : judge(mb <= limit, mb));
+  }
+  const starts = scale.startup.map((s) => s.ratio);
+  const start = starts.length ? median(starts) : NaN;
+  add(
+    startTarget,
+    `×${f(start, 2)}, ratios ${scaleSpread(starts, 2)}; gateway ${scaleSpread(
+      scale.startup.map((s) => s.gatewayMs),
+      0,
+    )} ms vs direct ${scaleSpread(
+      scale.startup.map((s) => s.directMs),
+      0,
+    )} ms`,
+    judge(start <= 1.5, start),
+  );
 }

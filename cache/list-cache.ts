@@ -6,8 +6,10 @@
 // scope, the context (private entries only) and the variant (cursor, or uri for resources/read).
 //
 // Stored results are deep copies, frozen: a hit hands out a shallow copy of the top level (with its own
-// ttlMs), so whoever receives it may replace top-level fields but must not change what lies below.
-import type { JsonObject, JsonRpcId, JsonRpcResponse } from '../src/protocol/jsonrpc.js';
+// ttlMs) carrying the result's bytes (SERIALIZED_RESULT), which the edge writes as they are. Whoever
+// changes an answer builds a new response object (as the guard and the aggregator do), which leaves the
+// bytes behind; nothing may change a hit's result in place.
+import { SERIALIZED_RESULT, type JsonObject, type JsonRpcId, type JsonRpcResponse, type PreSerialized } from '../src/protocol/jsonrpc.js';
 import type { Log } from '../src/infra/log.js';
 import { keepStatusMarks } from '../src/protocol/error-status.js';
 import type { CacheStore, StoredEntry } from './store.js';
@@ -72,6 +74,12 @@ export class ListCache {
    */
   private heard: Map<string, Map<string, Set<string> | null>> | undefined;
   private storeThrew = false;
+  /**
+   * Each stored result as UTF-8 JSON without its ttlMs and closing brace, made at its first hit: a hit is
+   * then written as these bytes with its own ttlMs after them, not serialised again (a page of 1,000 tools
+   * is ~200 KB). Entries are frozen, so the bytes stay true; they go when the entry does.
+   */
+  private readonly heads = new WeakMap<StoredEntry, Buffer>();
 
   constructor(
     private readonly store: CacheStore,
@@ -97,7 +105,7 @@ export class ListCache {
     const entry = (await this.read(group, publicFieldOf(key.variant))) ?? (await this.read(group, privateField));
     if (entry) {
       this.counts.hits++;
-      return { response: answer(id, entry, this.now()), hit: true };
+      return { response: this.answer(id, entry), hit: true };
     }
     this.counts.misses++;
 
@@ -180,7 +188,7 @@ export class ListCache {
   /** A caller that arrived while the same key was being fetched gets that answer under its own id. */
   private async joined(pending: Promise<Fetched>, key: CacheKey, id: JsonRpcId, fetch: () => Promise<JsonRpcResponse>): Promise<{ response: JsonRpcResponse; hit: boolean }> {
     const { response, entry } = await pending;
-    if (entry) return { response: answer(id, entry, this.now()), hit: false };
+    if (entry) return { response: this.answer(id, entry), hit: false };
     if ('result' in response && response.result.resultType === 'input_required') {
       // A multi round-trip answer belongs to one request (its requestState may be single-use): ask anew,
       // through the cache again, so those who ask anew share one fetch and a complete answer is stored.
@@ -191,6 +199,21 @@ export class ListCache {
     copy.id = id;
     keepStatusMarks(response, copy); // a copy answers with the status the original would have had
     return { response: copy, hit: false };
+  }
+
+  /** The entry under the caller's id with the time it has left, its bytes kept beside it (see `heads`). */
+  private answer(id: JsonRpcId, entry: StoredEntry): JsonRpcResponse {
+    const ttlMs = Math.max(0, Math.ceil(entry.expiresAt - this.now()));
+    const response: PreSerialized = { jsonrpc: '2.0', id, result: { ...entry.result, ttlMs } };
+    let head = this.heads.get(entry);
+    if (head === undefined) {
+      const { ttlMs: _, ...rest } = entry.result;
+      const text = JSON.stringify(rest);
+      if (text === '{}') return response; // nothing but a ttlMs: no comma to put before it
+      this.heads.set(entry, (head = Buffer.from(text.slice(0, -1))));
+    }
+    response[SERIALIZED_RESULT] = [head, Buffer.from(`,"ttlMs":${ttlMs}}`)];
+    return response;
   }
 
   /** ttlMs after clamping, or 0 when the result may not be stored. A clamp never turns 0 into more. */
@@ -311,10 +334,6 @@ function publicFieldOf(variant: string): string {
 
 function privateFieldOf(context: string, variant: string): string {
   return `private${SEP}${context.length}${SEP}${context}${SEP}${variant}`;
-}
-
-function answer(id: JsonRpcId, entry: StoredEntry, now: number): JsonRpcResponse {
-  return { jsonrpc: '2.0', id, result: { ...entry.result, ttlMs: Math.max(0, Math.ceil(entry.expiresAt - now)) } };
 }
 
 function frozenCopy(result: JsonObject): JsonObject {

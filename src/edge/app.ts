@@ -16,15 +16,16 @@ import type { ListenHub } from '../notify/listen-hub.js';
 import type { GatewayMetrics } from '../ops/metrics.js';
 import { ErrorCode } from '../protocol/jsonrpc.js';
 import { addResourceMetadataRoutes } from './access.js';
+import { honoAnswer } from './answered.js';
 import { admit } from './admit.js';
 import { McpCall, type EdgeContext, type Endpoint, type SearchIndex } from './call.js';
 import { principalContexts } from './caller-context.js';
 import { answerPreflight } from './cors.js';
-import { exchangeOf, mcpEndpointName, send, viewEndpointName, type NodeExchange } from './exchange.js';
+import { exchangeOf, mcpEndpointName, send, viewEndpointName, writeJson, type NodeExchange } from './exchange.js';
 import { execute } from './execute.js';
 import { judge, refuse } from './judge.js';
 import { serveLegacyPost, serveLegacySession } from './legacy-exchange.js';
-import { addOpsRoutes, seesDetails, type OpsOptions } from './ops-routes.js';
+import { addOpsRoutes, PROBE_HEADERS, probe, seesDetails, type OpsOptions } from './ops-routes.js';
 import { originChecker } from './origin.js';
 import { ToolHeaderIndex } from './param-headers.js';
 import { read } from './read.js';
@@ -87,6 +88,11 @@ export interface Edge {
    * and Request wrapper (about 2.6 KB of garbage per call); undefined when the request is not one of those.
    */
   serveMcpPost(incoming: IncomingMessage, outgoing: ServerResponse): Promise<unknown> | undefined;
+  /**
+   * GET /healthz and GET /readyz, as plainly spelled, on the same Node path: orchestrators probe them every few
+   * seconds, and Hono's adapter (with Node's fetch implementation, ~12 MB) need not load for them.
+   */
+  serveProbe(incoming: IncomingMessage, outgoing: ServerResponse): Promise<unknown> | undefined;
 }
 
 type Verb = 'POST' | 'GET' | 'DELETE';
@@ -96,7 +102,8 @@ export function createApp(options: EdgeOptions): Edge {
   const { log } = options;
   const aggregate = edge.aggregate;
   const app = new Hono<{ Bindings: HttpBindings }>();
-  addOpsRoutes(app, { ...options.ops, originAllowed: edge.originAllowed, security: options.security, draining: () => options.tracker.draining });
+  const ops: OpsOptions = { ...options.ops, originAllowed: edge.originAllowed, security: options.security, draining: () => options.tracker.draining };
+  addOpsRoutes(app, ops);
   addResourceMetadataRoutes(app, options.security);
 
   // The endpoint a route serves, and its name in metrics and refusals.
@@ -109,7 +116,7 @@ export function createApp(options: EdgeOptions): Edge {
   // Unusual spellings of the MCP paths (percent-escapes and the like) still arrive here, through Hono.
   for (const path of MCP_PATHS) {
     if (path === '/mcp' && !aggregate) continue;
-    app.post(path, (c) => serve(edge, exchangeOf(c), ...endpointAt(path, c.req.param('name'))));
+    app.post(path, (c) => honoAnswer(serve(edge, exchangeOf(c), ...endpointAt(path, c.req.param('name')))));
   }
 
   for (const path of MCP_PATHS) {
@@ -117,7 +124,7 @@ export function createApp(options: EdgeOptions): Edge {
     app.on(['GET', 'DELETE', 'PUT', 'PATCH'], path, (c) => {
       const method = c.req.method;
       if (options.legacyClients && (method === 'GET' || method === 'DELETE') && c.req.header('mcp-session-id') !== undefined) {
-        return serve(edge, exchangeOf(c), ...endpointAt(path, c.req.param('name')), method);
+        return honoAnswer(serve(edge, exchangeOf(c), ...endpointAt(path, c.req.param('name')), method));
       }
       return send(
         c,
@@ -132,12 +139,21 @@ export function createApp(options: EdgeOptions): Edge {
     });
   }
 
+  function serveProbe(incoming: IncomingMessage, outgoing: ServerResponse): Promise<unknown> | undefined {
+    const path = incoming.url;
+    if (incoming.method !== 'GET' || (path !== '/healthz' && path !== '/readyz')) return undefined;
+    return Promise.resolve(probe(ops, path, incoming.headers.authorization)).then(
+      ({ status, body }) => writeJson(outgoing, status, body, PROBE_HEADERS),
+      (error: unknown) => internalError(log, { incoming, outgoing, path }, error, path),
+    );
+  }
+
   app.notFound(async (c) => {
     const details = await seesDetails(options.security(), options.ops.operators(), c.env.incoming.headers.authorization);
     return send(c, reject(404, null, ErrorCode.InvalidRequest, `Nothing at ${c.req.path}${details ? `. MCP endpoints: ${edge.paths().join(', ')}` : ''}`));
   });
   app.onError((error, c) => internalError(log, c, error, c.req.path));
-  return { app, serveMcpPost: (incoming, outgoing) => serveMcpPost(edge, log, incoming, outgoing) };
+  return { app, serveMcpPost: (incoming, outgoing) => serveMcpPost(edge, log, incoming, outgoing), serveProbe };
 }
 
 /** The fast path: the plain spellings of the MCP paths, straight from Node's request (Edge.serveMcpPost). */

@@ -2,7 +2,7 @@
 // routed the request or the fast path in app.ts did; refusals as JSON bodies; which paths the fast path takes.
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import type { HttpBindings } from '@hono/node-server';
-import { RESPONSE_ALREADY_SENT } from '@hono/node-server/utils/response';
+import { RESPONSE_ALREADY_SENT } from './answered.js';
 import type { Context } from 'hono';
 import type { Refusal } from './access.js';
 import { writeJsonBody } from './node-io.js';

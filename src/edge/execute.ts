@@ -2,7 +2,7 @@
 // call another replica holds goes there; anything else goes where the route says (McpCall.request: the
 // cache, MRTR and the upstream sit behind it) and is answered as JSON or SSE (respond.ts), shaped for the
 // caller (McpCall.shape). The audit line is written once the answer is.
-import { RESPONSE_ALREADY_SENT } from '@hono/node-server/utils/response';
+import { RESPONSE_ALREADY_SENT } from './answered.js';
 import type { Verdict } from '../../policy/guard.js';
 import { isObject, type JsonRpcRequest } from '../protocol/jsonrpc.js';
 import { META } from '../protocol/mcp.js';

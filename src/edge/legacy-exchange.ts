@@ -1,7 +1,7 @@
 // A 2025 client's request at the edge: the legacy adapter (src/legacy-client/) translates in and out, and
 // each modern request it makes runs the same core as a modern client's — route, judge, McpCall.request,
 // McpCall.view — with its audit line written before the call, as a session's answer may take many rounds.
-import { RESPONSE_ALREADY_SENT } from '@hono/node-server/utils/response';
+import { RESPONSE_ALREADY_SENT } from './answered.js';
 import type { CancelSignal } from '../protocol/cancel.js';
 import type { JsonRpcNotification, JsonRpcRequest, JsonRpcResponse } from '../protocol/jsonrpc.js';
 import type { LegacyExchange } from '../legacy-client/legacy-clients.js';

@@ -53,14 +53,31 @@ export async function seesDetails(security: Security, operators: Operators | und
   return outcome.ok && isOperator(outcome.principal, operators);
 }
 
+/** A probe's answer: /healthz or /readyz, the same whether Hono or the Node path (app.ts) serves it. */
+export interface ProbeAnswer {
+  status: 200 | 503;
+  body: object;
+}
+
+export const PROBE_HEADERS = { 'cache-control': 'no-store' };
+
+export function probe(ops: OpsOptions, path: '/healthz' | '/readyz', authorization: string | undefined): ProbeAnswer | Promise<ProbeAnswer> {
+  if (path === '/healthz') return { status: 200, body: liveness(ops.startedAt) };
+  const { ready, body } = readiness(ops.upstreams(), ops.draining());
+  const status = ready ? 200 : 503;
+  return seesDetails(ops.security(), ops.operators(), authorization).then((details) => ({
+    status,
+    body: details ? body : { status: ops.draining() ? 'draining' : ready ? 'ready' : 'not ready' },
+  }));
+}
+
 export function addOpsRoutes(app: App, ops: OpsOptions): void {
-  app.get('/healthz', (c) => c.json(liveness(ops.startedAt), 200, { 'cache-control': 'no-store' }));
-  app.get('/readyz', async (c) => {
-    const { ready, body } = readiness(ops.upstreams(), ops.draining());
-    const details = await seesDetails(ops.security(), ops.operators(), c.env.incoming.headers.authorization);
-    const shown = details ? body : { status: ops.draining() ? 'draining' : ready ? 'ready' : 'not ready' };
-    return c.json(shown, ready ? 200 : 503, { 'cache-control': 'no-store' });
-  });
+  for (const path of ['/healthz', '/readyz'] as const) {
+    app.get(path, async (c) => {
+      const { status, body } = await probe(ops, path, c.env.incoming.headers.authorization);
+      return c.json(body, status, PROBE_HEADERS);
+    });
+  }
   app.get('/status.json', async (c) => (await refused(c, ops)) ?? c.json(await ops.snapshot(), 200, { 'cache-control': 'no-store' }));
   app.get('/', async (c) => {
     const refusal = await refused(c, ops);

@@ -2,7 +2,7 @@
 // a forwarded body checked against its vouch, JSON within its depth, then the era: a 2025 client's message
 // goes to the legacy adapter; a modern one must pass the envelope and _meta rules (request-rules.ts).
 // Answers and returns the Response itself when the message stops here (a refusal, a notification).
-import { RESPONSE_ALREADY_SENT } from '@hono/node-server/utils/response';
+import { RESPONSE_ALREADY_SENT } from './answered.js';
 import type { JsonRpcRequest } from '../protocol/jsonrpc.js';
 import { ErrorCode, isObject } from '../protocol/jsonrpc.js';
 import { digest } from '../mrtr/peer-trust.js';

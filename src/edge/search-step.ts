@@ -3,7 +3,7 @@
 // everyone, never one per principal); `call_tool` is turned into the tools/call it stands for — its name,
 // its arguments, and the request's _meta, requestState and inputResponses — which then goes through
 // route → judge → execute like any call, so policy, conditions, pins, limits, audit and MRTR are the same.
-import { RESPONSE_ALREADY_SENT } from '@hono/node-server/utils/response';
+import { RESPONSE_ALREADY_SENT } from './answered.js';
 import type { Verdict } from '../../policy/guard.js';
 import type { Profile } from '../profiles/profile.js';
 import { httpStatusOf } from '../protocol/error-status.js';

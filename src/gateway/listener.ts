@@ -1,8 +1,7 @@
 // The HTTP listener: Node's server in front of the edge, screening every request before it is parsed and
 // tracking connections so shutdown can drain them.
 import type { AddressInfo } from 'node:net';
-import { createServer, type Server } from 'node:http';
-import { getRequestListener } from '@hono/node-server';
+import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
 import type { Edge } from '../edge/app.js';
 import { writeJson } from '../edge/exchange.js';
 import type { HostCheck } from '../edge/host-check.js';
@@ -26,7 +25,7 @@ function serve(edge: Edge, hostname: string, port: number, hostAllowed: HostChec
   // HTTP/1.0 allows a request without Host, and load balancers' health checks send them (HAProxy's classic
   // `option httpchk GET /readyz`). Node serves them; Hono needs a host to build a URL (nothing reads it) and
   // would answer 400, so it gets a placeholder. Checks on the Host header still see none.
-  const viaHono = getRequestListener(edge.app.fetch, { hostname: 'localhost' });
+  const viaHono = honoListener(edge);
   return new Promise((resolve, reject) => {
     const server = createServer((incoming, outgoing) => {
       drain.track(outgoing);
@@ -35,7 +34,7 @@ function serve(edge: Edge, hostname: string, port: number, hostAllowed: HostChec
         writeJson(outgoing, refusal.status, refusal.body, { connection: 'close' });
         return;
       }
-      if (edge.serveMcpPost(incoming, outgoing) === undefined) void viaHono(incoming, outgoing);
+      if (edge.serveMcpPost(incoming, outgoing) === undefined && edge.serveProbe(incoming, outgoing) === undefined) void viaHono(incoming, outgoing);
     });
     const drain = new HttpDrain(server);
     server.listen(port, hostname, () => resolve({ server, drain }));
@@ -47,4 +46,24 @@ function serve(edge: Edge, hostname: string, port: number, hostAllowed: HostChec
       reject(error.code === 'EADDRINUSE' ? new Error(`port ${port} on ${hostname} is in use; pick another with --port or listen.port`) : error);
     });
   });
+}
+
+type NodeListener = (incoming: IncomingMessage, outgoing: ServerResponse) => unknown;
+
+/**
+ * Hono's Node adapter, loaded on the first request that needs it. Loading it reads the global Request and
+ * Response, which makes Node load its whole fetch implementation (undici, web streams): about 12 MB of RSS
+ * that a gateway serving only MCP POSTs never needs.
+ */
+function honoListener(edge: Edge): NodeListener {
+  let listener: NodeListener | undefined;
+  let loading: Promise<NodeListener> | undefined;
+  // The adapter's "already sent" marker (src/edge/answered.ts) first: it must be built from Node's own
+  // Response, and once getRequestListener runs, the global Response is the adapter's lighter one, which it
+  // would answer as an empty 200 and end a stream the route had left open.
+  const load = (): Promise<NodeListener> =>
+    (loading ??= import('@hono/node-server/utils/response')
+      .then(() => import('@hono/node-server'))
+      .then(({ getRequestListener }) => (listener = getRequestListener(edge.app.fetch, { hostname: 'localhost' }))));
+  return (incoming, outgoing) => (listener ? listener(incoming, outgoing) : load().then((ready) => ready(incoming, outgoing)));
 }
