@@ -71,8 +71,11 @@ export function probe(ops: OpsOptions, path: '/healthz' | '/readyz', authorizati
   }));
 }
 
+/** The probe paths, served on both the Hono and the Node path (deploy files point their health checks here). */
+export const PROBE_PATHS = ['/healthz', '/readyz'] as const;
+
 export function addOpsRoutes(app: App, ops: OpsOptions): void {
-  for (const path of ['/healthz', '/readyz'] as const) {
+  for (const path of PROBE_PATHS) {
     app.get(path, async (c) => {
       const { status, body } = await probe(ops, path, c.env.incoming.headers.authorization);
       return c.json(body, status, PROBE_HEADERS);
