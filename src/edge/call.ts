@@ -22,6 +22,10 @@ import type { GatewayTracer, RequestSpan } from '../telemetry/tracer.js';
 import { markAnswer } from './tracing.js';
 import { isListMethod, type Profile } from '../profiles/profile.js';
 import type { ToolIndex } from '../search/tool-index.js';
+import { listThroughView } from './views.js';
+import { encodeHeaderValue } from '../../bridge/http/mcp-headers.js';
+import { forwardedParamHeaders } from './node-io.js';
+import { mirroredHeaders } from './param-headers.js';
 
 /** The index search mode reads, and whether it is filled yet. */
 export interface SearchIndex {
@@ -32,10 +36,6 @@ export interface SearchIndex {
    */
   warm(): Promise<void> | undefined;
 }
-import { listThroughView } from './views.js';
-import { encodeHeaderValue } from '../../bridge/http/mcp-headers.js';
-import { forwardedParamHeaders } from './node-io.js';
-import { mirroredHeaders } from './param-headers.js';
 
 export interface Endpoint {
   upstream: Upstream;
