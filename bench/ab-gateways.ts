@@ -47,11 +47,23 @@ export function build(rev: string): Build {
 }
 
 function compile(folder: string, rev: string): string {
-  symlinkSync(path.join(ROOT, 'node_modules'), path.join(folder, 'node_modules'));
+  installDependencies(folder, rev);
   const tsc = spawnSync(path.join(ROOT, 'node_modules/.bin/tsc'), ['-p', 'tsconfig.build.json', '--outDir', 'out'], { cwd: folder, encoding: 'utf8' });
   const entry = path.join(folder, 'out/src/cli.js');
   if (tsc.status !== 0 || !existsSync(entry)) throw new Error(`${rev} does not compile: ${(tsc.stdout + tsc.stderr).slice(0, 800)}`);
   return entry;
+}
+
+// A revision whose lockfile matches the work tree's shares its node_modules; an older one (say, from
+// before a dependency was removed) gets its own install, or it would not compile.
+function installDependencies(folder: string, rev: string): void {
+  const lock = (root: string) => readFileSync(path.join(root, 'package-lock.json'), 'utf8');
+  if (lock(folder) === lock(ROOT)) {
+    symlinkSync(path.join(ROOT, 'node_modules'), path.join(folder, 'node_modules'));
+    return;
+  }
+  const npm = spawnSync('npm', ['ci', '--no-audit', '--no-fund', '--ignore-scripts'], { cwd: folder, encoding: 'utf8' });
+  if (npm.status !== 0) throw new Error(`npm ci for ${rev} failed: ${(npm.stdout + npm.stderr).slice(-800)}`);
 }
 
 export function removeScratch(builds: Build[]): void {
