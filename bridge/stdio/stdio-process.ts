@@ -58,11 +58,14 @@ export class StdioProcess {
   private hasExited = false;
   private outbox = '';
   private flushQueued = false;
+  private stdoutEnded = false;
+  private stderrEnded = false;
+  private readonly resolveExited: (info: ExitInfo) => void;
 
   constructor(
     spec: StdioCommand,
     private readonly log: Log,
-    events: StdioProcessEvents,
+    private readonly events: StdioProcessEvents,
   ) {
     this.child = spawn(spec.command, spec.args, {
       cwd: spec.cwd,
@@ -73,8 +76,20 @@ export class StdioProcess {
     });
     this.pid = this.child.pid;
     if (this.pid !== undefined) live.add(this.pid);
+    let resolveExited!: (info: ExitInfo) => void;
+    this.exited = new Promise((resolve) => (resolveExited = resolve));
+    this.resolveExited = resolveExited;
+    this.readStdout(spec.maxLineBytes);
+    this.readStderr();
+    // Writing to a child that just died raises EPIPE on stdin; the exit path reports it.
+    this.child.stdin.on('error', () => {});
+    this.watchExit(spec);
+  }
 
-    const framer = new LineFramer(spec.maxLineBytes, {
+  /** Each stdout line is one JSON message; anything else is logged and skipped. */
+  private readStdout(maxLineBytes: number): void {
+    const { log, events } = this;
+    const framer = new LineFramer(maxLineBytes, {
       line: (text) => {
         let message: unknown;
         try {
@@ -92,60 +107,60 @@ export class StdioProcess {
       },
       oversized: (bytes, head, tail) => events.oversized(bytes, head, tail),
     });
-    const stdout = this.child.stdout;
-    stdout.on('data', (chunk: Buffer) => framer.push(chunk));
-    stdout.on('end', () => framer.end());
+    this.child.stdout.on('data', (chunk: Buffer) => framer.push(chunk));
+    this.child.stdout.once('end', () => {
+      framer.end();
+      this.stdoutEnded = true;
+    });
+  }
 
-    const stderrFramer = new LineFramer(STDERR_LINE_CAP, {
+  private readStderr(): void {
+    const framer = new LineFramer(STDERR_LINE_CAP, {
       line: (text) => {
         if (this.stderrTail.push(text) > STDERR_TAIL) this.stderrTail.shift();
-        log.info({ stderr: text }, 'child stderr');
+        this.log.info({ stderr: text }, 'child stderr');
       },
-      oversized: (bytes) => log.warn({ bytes }, 'dropped an over-long stderr line'),
+      oversized: (bytes) => this.log.warn({ bytes }, 'dropped an over-long stderr line'),
     });
-    this.child.stderr.on('data', (chunk: Buffer) => stderrFramer.push(chunk));
+    this.child.stderr.on('data', (chunk: Buffer) => framer.push(chunk));
     // A last line without a newline is often the one that says why the child died.
-    let stderrEnded = false;
     this.child.stderr.once('end', () => {
-      stderrFramer.end();
-      stderrEnded = true;
+      framer.end();
+      this.stderrEnded = true;
     });
-    // Writing to a child that just died raises EPIPE on stdin; the exit path reports it.
-    this.child.stdin.on('error', () => {});
+  }
 
-    let stdoutEnded = false;
-    stdout.once('end', () => (stdoutEnded = true));
-    let resolveExited!: (info: ExitInfo) => void;
-    this.exited = new Promise((resolve) => (resolveExited = resolve));
-    const finish = (info: ExitInfo): void => {
-      if (this.hasExited) return;
-      this.hasExited = true;
-      if (this.pid !== undefined) {
-        killGroup(this.pid, 'SIGKILL'); // grandchildren the child left behind
-        live.delete(this.pid);
-      }
-      events.exit(info);
-      resolveExited(info);
-    };
+  private watchExit(spec: StdioCommand): void {
     // The process's own exit, not the end of its pipes: a grandchild can hold stdout open for ever.
     // Its last answers may still be in the pipe, so give stdout a moment to drain first.
     this.child.once('exit', (code, signal) => {
       const info: ExitInfo = { code, signal, spawnError: undefined };
-      if (stdoutEnded && stderrEnded) return finish(info);
-      const timer = setTimeout(() => finish(info), EXIT_DRAIN_MS);
+      if (this.stdoutEnded && this.stderrEnded) return this.finish(info);
+      const timer = setTimeout(() => this.finish(info), EXIT_DRAIN_MS);
       const drained = (): void => {
-        if (!stdoutEnded || !stderrEnded) return;
+        if (!this.stdoutEnded || !this.stderrEnded) return;
         clearTimeout(timer);
-        finish(info);
+        this.finish(info);
       };
-      stdout.once('end', () => setImmediate(drained));
+      this.child.stdout.once('end', () => setImmediate(drained));
       this.child.stderr.once('end', () => setImmediate(drained));
     });
     // A process that never started emits no 'exit', only 'error' (with no pid), which says why. An 'error'
     // once it runs (a signal that could not be sent) changes nothing: its 'exit' still comes.
     this.child.on('error', (error) => {
-      if (this.pid === undefined) finish({ code: null, signal: null, spawnError: shortSpawnError(error.message || 'spawn failed', spec) });
+      if (this.pid === undefined) this.finish({ code: null, signal: null, spawnError: shortSpawnError(error.message || 'spawn failed', spec) });
     });
+  }
+
+  private finish(info: ExitInfo): void {
+    if (this.hasExited) return;
+    this.hasExited = true;
+    if (this.pid !== undefined) {
+      killGroup(this.pid, 'SIGKILL'); // grandchildren the child left behind
+      live.delete(this.pid);
+    }
+    this.events.exit(info);
+    this.resolveExited(info);
   }
 
   get alive(): boolean {
