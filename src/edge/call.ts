@@ -149,11 +149,9 @@ export class McpCall {
 
 /** What a listen stream (modern or a 2025 session's) may tell this caller of, when a policy or a profile limits it. */
 export function listenAccess(grant: Grant | undefined, view?: Profile): ListenAccess | undefined {
-  if (view !== undefined) {
-    return {
-      reaches: (upstream) => grant === undefined || grant.reaches(upstream),
-      reads: (uri, upstream) => view.showsUri(uri) && (grant === undefined || grant.allows('resources', upstream, uri).allowed),
-    };
-  }
-  return grant && { reaches: (upstream) => grant.reaches(upstream), reads: (uri, upstream) => grant.allows('resources', upstream, uri).allowed };
+  if (grant === undefined && view === undefined) return undefined;
+  return {
+    reaches: (upstream) => grant === undefined || grant.reaches(upstream),
+    reads: (uri, upstream) => (view === undefined || view.showsUri(uri)) && (grant === undefined || grant.allows('resources', upstream, uri).allowed),
+  };
 }
