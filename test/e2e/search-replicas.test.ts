@@ -1,0 +1,81 @@
+// Search mode across replicas (#18): call_tool is a direct call in other clothes, so an MRTR retry of
+// call_tool that a load balancer sends to another replica resumes the call there: a 2025 server's call,
+// which the first replica holds, is forwarded to it; a modern server's requestState is the server's own.
+import assert from 'node:assert/strict';
+import { randomUUID } from 'node:crypto';
+import { after, before, describe, test } from 'node:test';
+import { Redis } from 'ioredis';
+import type { RunningGateway } from '../../src/gateway.js';
+import { eventually, fixture, headersFor, request, ROOT, startTestGateway } from './harness.js';
+import { sharedRedis } from '../services.js';
+
+const REDIS = 'redis://127.0.0.1:6379';
+const mrtr = { command: process.execPath, args: ['--import', 'tsx', 'test/fixtures/mrtr-server.ts'], cwd: ROOT, probeTimeoutMs: 30_000 };
+const needRedis = await sharedRedis('search mode across replicas on the shared Redis');
+const CAPS = { _meta: { 'io.modelcontextprotocol/clientCapabilities': { elicitation: {} } } };
+const ACCEPT = { confirm: { action: 'accept', content: { ok: true } } };
+
+type Body = ReturnType<typeof request>;
+const callTool = (name: string, args: Record<string, unknown>, extra: Record<string, unknown>, id: string) =>
+  request('tools/call', { name: 'call_tool', arguments: { name, arguments: args }, ...extra }, id);
+
+async function send(url: string, body: Body): Promise<{ status: number; text: string }> {
+  const response = await fetch(url, { method: 'POST', headers: headersFor(body), body: JSON.stringify(body) });
+  return { status: response.status, text: await response.text() };
+}
+
+describe('call_tool on two replicas sharing Redis: a retry at the other replica resumes the held call', { skip: needRedis.skip }, () => {
+  before(needRedis.check);
+  const keyPrefix = `search-replicas-${randomUUID()}:`;
+  let a: RunningGateway;
+  let b: RunningGateway;
+  let redis: Redis;
+
+  before(async () => {
+    const rest = { cache: { store: 'redis', url: REDIS, keyPrefix }, mrtr: { secret: 'a shared mrtr secret, 32+ chars long' } };
+    [a, b] = await Promise.all([startTestGateway({ mrtr, legacy: fixture('legacy-server') }, {}, rest), startTestGateway({ mrtr, legacy: fixture('legacy-server') }, {}, rest)]);
+    redis = new Redis(REDIS, { lazyConnect: true });
+    await redis.connect();
+    await eventually(async () => (await redis.keys(`${keyPrefix}instance:*`)).length === 2, 10_000);
+  });
+
+  after(async () => {
+    await Promise.all([a?.close(), b?.close()]);
+    const keys = await redis.keys(`${keyPrefix}*`);
+    if (keys.length) await redis.del(...keys);
+    redis.disconnect();
+  });
+
+  test('a 2025 server’s call held by A, the retry of call_tool sent to B: forwarded to A and completed; spent after', async () => {
+    const first = callTool('legacy__ask', { question: 'Which replica?' }, CAPS, 's1');
+    const asked = await send(`${a.url}/search/mcp`, first);
+    assert.equal(asked.status, 200, asked.text);
+    const held = JSON.parse(asked.text).result;
+    assert.equal(held.resultType, 'input_required', asked.text);
+    assert.deepEqual(Object.keys(held.inputRequests), ['elicitation-1']);
+
+    const answers = { requestState: held.requestState, inputResponses: { 'elicitation-1': { action: 'accept', content: { name: 'from B' } } } };
+    const retry = callTool('legacy__ask', { question: 'Which replica?' }, { ...CAPS, ...answers }, 's2');
+    const resumed = await send(`${b.url}/search/mcp`, retry);
+    assert.equal(resumed.status, 200, resumed.text);
+    const result = JSON.parse(resumed.text);
+    assert.equal(result.id, 's2');
+    assert.equal(result.result.resultType, 'complete', resumed.text);
+    assert.deepEqual(JSON.parse(result.result.content[0].text), { action: 'accept', content: { name: 'from B' } });
+
+    // The call finished: the same requestState again is refused as no longer held, via either replica.
+    for (const replica of [a, b]) {
+      const spent = JSON.parse((await send(`${replica.url}/search/mcp`, { ...retry, id: 's3' })).text);
+      assert.equal(spent.error?.code, -32602, JSON.stringify(spent));
+      assert.match(spent.error.message, /no longer held/);
+    }
+  });
+
+  test('a modern server: a direct first round on A resumed through call_tool on B (the same call, whichever endpoint asks)', async () => {
+    const direct = request('tools/call', { name: 'mrtr__confirm', arguments: { env: 'dev' }, ...CAPS }, 'd1');
+    const asked = JSON.parse((await send(`${a.url}/mcp`, direct)).text).result;
+    assert.equal(asked.resultType, 'input_required');
+    const resumed = await send(`${b.url}/search/mcp`, callTool('mrtr__confirm', { env: 'dev' }, { ...CAPS, requestState: asked.requestState, inputResponses: ACCEPT }, 'd2'));
+    assert.match(JSON.parse(resumed.text).result?.content?.[0]?.text ?? resumed.text, /^answer=\{"ok":true\} stateIntact=true$/);
+  });
+});
