@@ -15,22 +15,11 @@ import type { HttpExchange, StreamPeer } from './http-exchange.js';
 import { LegacyEventStream } from './http-legacy-stream.js';
 import { appendTraceHeaders } from './mcp-headers.js';
 import { LegacyDialect } from '../legacy/legacy-dialect.js';
-import {
-  CANCELLED_MESSAGE,
-  describeExchange,
-  errorBodyOf,
-  exchangeFailure,
-  failureKind,
-  failureResponse,
-  upstream,
-  UpstreamFailure,
-  type FailureKind,
-  type Where,
-} from './http-failures.js';
+import * as failures from './http-failures.js';
 import { answerServerRequest, relayServerRequest, initializeParams, parseInitializeResult, toLegacyRequest, type LegacyHandshake } from '../legacy/legacy-adapter.js';
 import type { RequestOptions } from '../upstream.js';
 
-export interface LegacySessionSettings extends Where {
+export interface LegacySessionSettings extends failures.Where {
   clientInfo: ServerInfo;
   legacyTtlMs: number;
 }
@@ -42,7 +31,7 @@ export class EraMismatch {
 
 export interface LegacySessionHooks {
   /** The session can no longer serve requests (unreachable, or a new session could not be opened). */
-  broken(kind: FailureKind, message: string): void;
+  broken(kind: failures.FailureKind, message: string): void;
 }
 
 const INITIALIZED = JSON.stringify({ jsonrpc: '2.0', method: 'notifications/initialized' });
@@ -76,23 +65,23 @@ export class LegacyHttpSession implements StreamPeer {
     const id = this.nextId++;
     const body = JSON.stringify({ jsonrpc: '2.0', id, method: 'initialize', params: initializeParams(this.settings.clientInfo) });
     const exchange = await this.endpoint.send('POST', this.endpoint.headers(), body, this.options(id));
-    if (exchange.end !== 'response') throw new UpstreamFailure(describeExchange(this.settings, 'initialize', exchange), failureKind(exchange));
+    if (exchange.end !== 'response') throw new failures.UpstreamFailure(failures.describeExchange(this.settings, 'initialize', exchange), failures.failureKind(exchange));
     const response = exchange.response!;
     if ('error' in response) {
-      throw new UpstreamFailure(`${upstream(this.settings)} refused initialize: ${response.error.message} (code ${response.error.code})`, 'protocol');
+      throw new failures.UpstreamFailure(`${failures.upstream(this.settings)} refused initialize: ${response.error.message} (code ${response.error.code})`, 'protocol');
     }
     let handshake: LegacyHandshake;
     try {
       handshake = parseInitializeResult(response.result);
     } catch (error) {
-      throw new UpstreamFailure(`${upstream(this.settings)}: ${(error as Error).message}`, 'protocol');
+      throw new failures.UpstreamFailure(`${failures.upstream(this.settings)}: ${(error as Error).message}`, 'protocol');
     }
     const headers = this.endpoint.headers();
     headers.push('mcp-protocol-version', handshake.protocolVersion);
     if (exchange.sessionId !== undefined) headers.push('mcp-session-id', exchange.sessionId);
     const initialized = await this.endpoint.send('POST', headers, INITIALIZED, this.options(undefined));
     if (initialized.end !== 'empty' && initialized.end !== 'response') {
-      throw new UpstreamFailure(describeExchange(this.settings, 'notifications/initialized', initialized), failureKind(initialized));
+      throw new failures.UpstreamFailure(failures.describeExchange(this.settings, 'notifications/initialized', initialized), failures.failureKind(initialized));
     }
     const previous = this.dialect;
     this.dialect = new LegacyDialect(
@@ -139,7 +128,7 @@ export class LegacyHttpSession implements StreamPeer {
       });
       if (exchange.end === 'status' && exchange.status === 404 && sessionId !== undefined && !retried) {
         const failure = await this.renew(sessionId);
-        if (failure) return failureResponse(callerId, this.settings, failure);
+        if (failure) return failures.failureResponse(callerId, this.settings, failure);
         continue;
       }
       const response = this.settle(message.method, callerId, id, exchange);
@@ -191,18 +180,18 @@ export class LegacyHttpSession implements StreamPeer {
       }
       case 'cancelled':
         this.cancelled(id, 'The client closed the request');
-        return errorResponse(callerId, ErrorCode.InternalError, CANCELLED_MESSAGE);
+        return errorResponse(callerId, ErrorCode.InternalError, failures.CANCELLED_MESSAGE);
       case 'timeout':
         this.cancelled(id, 'timeout');
         break;
       case 'status': {
-        const failure = errorBodyOf(exchange, callerId);
+        const failure = failures.errorBodyOf(exchange, callerId);
         if (!failure) break;
         dialect.complete(method, failure);
         return failure;
       }
     }
-    return exchangeFailure(this.settings, method, callerId, exchange, (said) => this.hooks.broken('unreachable', said));
+    return failures.exchangeFailure(this.settings, method, callerId, exchange, (said) => this.hooks.broken('unreachable', said));
   }
 
   /** Opens a new session after `used` was forgotten; resolves with an error message when that failed. */
@@ -215,8 +204,8 @@ export class LegacyHttpSession implements StreamPeer {
       await this.reopening;
       return undefined;
     } catch (error) {
-      const message = `${upstream(this.settings)} lost its session (HTTP 404) and a new one could not be opened: ${(error as Error).message}`;
-      this.hooks.broken(error instanceof UpstreamFailure ? error.kind : 'protocol', message);
+      const message = `${failures.upstream(this.settings)} lost its session (HTTP 404) and a new one could not be opened: ${(error as Error).message}`;
+      this.hooks.broken(error instanceof failures.UpstreamFailure ? error.kind : 'protocol', message);
       return message;
     }
   }

@@ -7,7 +7,7 @@ import type { Reach, RequestOptions, Upstream, UpstreamStatus } from '../../brid
 import type { NamedTarget, UriTarget } from '../../policy/target.js';
 import { ErrorCode, errorResponse, isObject, type JsonObject, type JsonRpcId, type JsonRpcRequest, type JsonRpcResponse } from '../protocol/jsonrpc.js';
 import type { Log } from '../infra/log.js';
-import { LIST_ITEMS, META, SUPPORTED_VERSIONS, type ListMethod } from '../protocol/mcp.js';
+import { LIST_ITEMS, madeStaleBy, META, SUPPORTED_VERSIONS, type ListMethod } from '../protocol/mcp.js';
 import { retryAfterOf } from '../protocol/overload.js';
 import { GATEWAY_INFO } from '../infra/version.js';
 import { CursorCodec, type Position } from './cursor.js';
@@ -27,13 +27,6 @@ export interface AggregatorOptions {
   log: Log;
 }
 
-/** Which routes a list change makes the router forget. */
-const FORGOTTEN_BY: Record<string, ListMethod> = {
-  'notifications/tools/list_changed': 'tools/list',
-  'notifications/prompts/list_changed': 'prompts/list',
-  'notifications/resources/list_changed': 'resources/list',
-};
-
 /** A name nobody listed triggers at most one refresh of that list per this many ms. */
 const REFRESH_INTERVAL_MS = 1_000;
 
@@ -48,7 +41,7 @@ export class Aggregator implements Upstream {
   private readonly cursors: CursorCodec;
   private readonly pages = new MergedPages();
   private readonly refreshing = new Map<ListMethod, Promise<void>>();
-  private readonly lastRefresh = new Map<ListMethod, number>();
+  private readonly lastRefresh = new Map<string, number>();
 
   constructor(private readonly options: AggregatorOptions) {
     this.cursors = new CursorCodec(options.cursorSecret);
@@ -318,14 +311,15 @@ export class Aggregator implements Upstream {
   }
 
   private forget(server: string, notification: string): void {
-    const method = FORGOTTEN_BY[notification];
-    if (method === undefined) return;
-    if (method === 'tools/list') this.router.tools.forgetServer(server);
-    else if (method === 'prompts/list') this.router.prompts.forgetServer(server);
-    else this.router.resources.forgetServer(server);
-    // The next miss reads the list again at once: the once-a-second limit is for names nobody lists, and a
-    // server's routes were just forgotten (a tool it added a moment ago must not answer "unknown").
-    this.lastRefresh.delete(method);
+    for (const method of madeStaleBy(notification)) {
+      const routes =
+        method === 'tools/list' ? this.router.tools : method === 'prompts/list' ? this.router.prompts : method === 'resources/list' ? this.router.resources : undefined;
+      if (routes === undefined) continue;
+      routes.forgetServer(server);
+      // The next miss reads the list again at once: the once-a-second limit is for names nobody lists, and a
+      // server's routes were just forgotten (a tool it added a moment ago must not answer "unknown").
+      this.lastRefresh.delete(method);
+    }
   }
 
   // ---- discover -------------------------------------------------------------------------------------

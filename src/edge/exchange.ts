@@ -39,20 +39,20 @@ export function refuse(c: NodeExchange, refusal: Refusal, cors: Record<string, s
  * which answers it as before.
  */
 export function mcpEndpointName(url: string): string | undefined {
-  const query = url.indexOf('?');
-  const path = query === -1 ? url : url.slice(0, query);
-  if (path === '/mcp') return '';
-  if (!path.startsWith('/servers/') || !path.endsWith('/mcp')) return undefined;
-  const name = path.slice('/servers/'.length, -'/mcp'.length);
-  return name.length > 0 && !/[/%.]/.test(name) ? name : undefined;
+  return plainEndpointName(url, '/mcp', '/servers/');
 }
 
 /** For the plain spellings of /profiles/<name>/mcp the profile's name, '' for /search/mcp, else undefined. */
 export function viewEndpointName(url: string): string | undefined {
+  return plainEndpointName(url, '/search/mcp', '/profiles/');
+}
+
+/** '' for `bare`, the name for `<prefix><name>/mcp`, undefined for anything else or any unusual spelling. */
+function plainEndpointName(url: string, bare: string, prefix: string): string | undefined {
   const query = url.indexOf('?');
   const path = query === -1 ? url : url.slice(0, query);
-  if (path === '/search/mcp') return '';
-  if (!path.startsWith('/profiles/') || !path.endsWith('/mcp')) return undefined;
-  const name = path.slice('/profiles/'.length, -'/mcp'.length);
+  if (path === bare) return '';
+  if (!path.startsWith(prefix) || !path.endsWith('/mcp')) return undefined;
+  const name = path.slice(prefix.length, -'/mcp'.length);
   return name.length > 0 && !/[/%.]/.test(name) ? name : undefined;
 }

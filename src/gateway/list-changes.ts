@@ -4,7 +4,7 @@ import type { Upstream } from '../../bridge/upstream.js';
 import type { ListCache } from '../../cache/list-cache.js';
 import type { Aggregator } from '../aggregate/aggregator.js';
 import type { Log } from '../infra/log.js';
-import { changedLists } from '../notify/changed-lists.js';
+import { madeStaleBy } from '../protocol/mcp.js';
 import { ListenHub } from '../notify/listen-hub.js';
 import type { ResourceWatch } from '../notify/resource-watch.js';
 import { watchUpstream, type UpstreamWatch } from '../notify/upstream-listen.js';
@@ -19,7 +19,7 @@ export const EVERY_LIST = ['tools/list', 'prompts/list', 'resources/list', 'reso
  */
 export function followUpstreamChanges(name: string, upstream: Upstream, cache: ListCache, resourceWatch: ResourceWatch, log: Log): UpstreamWatch {
   upstream.events.on('listChanged', (notification: { method: string; params?: { uri?: unknown } }) => {
-    const lists = changedLists(notification.method);
+    const lists = madeStaleBy(notification.method);
     const uri = notification.params?.uri;
     const changed = notification.method === 'notifications/resources/updated' && typeof uri === 'string' ? [uri] : undefined;
     if (lists.length) void cache.invalidate(name, lists, changed);

@@ -52,6 +52,18 @@ export const LIST_ITEMS = {
 } as const;
 export type ListMethod = keyof typeof LIST_ITEMS;
 
+/** Which cached answers an upstream's change notification makes stale (resources/updated: one resource's read). */
+const STALE_AFTER: Readonly<Record<string, readonly (ListMethod | 'resources/read')[]>> = {
+  'notifications/tools/list_changed': ['tools/list'],
+  'notifications/prompts/list_changed': ['prompts/list'],
+  'notifications/resources/list_changed': ['resources/list', 'resources/templates/list'],
+  'notifications/resources/updated': ['resources/read'],
+};
+
+export function madeStaleBy(notificationMethod: string): readonly (ListMethod | 'resources/read')[] {
+  return STALE_AFTER[notificationMethod] ?? [];
+}
+
 /** Server-to-client requests a legacy server may send in the middle of a call. */
 export const LEGACY_CLIENT_REQUESTS: ReadonlySet<string> = new Set(['sampling/createMessage', 'elicitation/create', 'roots/list']);
 
