@@ -98,9 +98,14 @@ export class Guard {
     return { jsonrpc: '2.0', id: response.id, result: { ...response.result, [list.items]: kept, cacheScope: 'private' } };
   }
 
-  /** Whether this caller sees a tool /mcp lists (`item`, by its /mcp name), as a tools/list would show it: search results are filtered by it. */
+  /**
+   * Whether this caller sees a tool (`item`, by its /mcp name) as a tools/list would show it: search results
+   * are filtered by it. Read-only: `item` is the search index's copy, which may be older than the list the
+   * router last read, so it must never overwrite what that list said of a pinned tool (a stale copy that
+   * still matches its pin would otherwise unpin a tool that changed, for every caller).
+   */
   seesTool(item: Record<string, unknown>, grant: Grant): boolean {
-    return this.visible(undefined, 'tools', 'name', item, grant);
+    return this.visible(undefined, 'tools', 'name', item, grant, false);
   }
 
   private judgeTool(target: NamedTarget, message: JsonRpcRequest, grant: Grant, principal: Principal, listed: boolean): Verdict | Need {
@@ -166,7 +171,8 @@ export class Guard {
     return false;
   }
 
-  private visible(server: string | undefined, kind: ItemKind, key: string, item: unknown, grant: Grant): boolean {
+  /** `record`: whether `item` is a fresh upstream listing, whose pin verdict later calls are judged by. */
+  private visible(server: string | undefined, kind: ItemKind, key: string, item: unknown, grant: Grant, record = true): boolean {
     if (!isObject(item)) return false;
     const value = item[key];
     if (typeof value !== 'string') return false;
@@ -174,6 +180,7 @@ export class Guard {
     const seen = this.named(server, value);
     if (!seen || !grant.allows(kind, seen.server, seen.name).allowed) return false;
     if (kind === 'tools' && grant.pins(seen.server, seen.name)) {
+      if (!record) return this.pinVerdicts.get(seen.name) !== 'changed' && this.options.pins.peek(seen.name, item) !== 'changed';
       const verdict = this.options.pins.check(seen.name, item);
       this.pinVerdicts.set(seen.name, verdict);
       return verdict !== 'changed';

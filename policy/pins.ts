@@ -46,6 +46,13 @@ export class PinStore {
     return 'changed';
   }
 
+  /** The pin's word on a definition without pinning or logging anything: undefined while the tool is unpinned. */
+  peek(name: string, definition: Record<string, unknown>): Exclude<PinVerdict, 'pinned-now'> | undefined {
+    const pinned = this.pins.get(name);
+    if (pinned === undefined) return undefined;
+    return pinned === toolDigest(definition) ? 'matches' : 'changed';
+  }
+
   snapshot(): Record<string, string> {
     return Object.fromEntries(this.pins);
   }
