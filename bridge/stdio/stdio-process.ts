@@ -4,6 +4,7 @@
 // about 7 MB of the gateway's idle RSS (its module graph) and a promise pipeline per child.
 import { spawn, type ChildProcessWithoutNullStreams } from 'node:child_process';
 import { existsSync } from 'node:fs';
+import type { Writable } from 'node:stream';
 import type { Log } from '../../src/infra/log.js';
 import { LineFramer } from './line-framer.js';
 
@@ -53,7 +54,9 @@ function killGroup(pid: number, signal: NodeJS.Signals): void {
 export class StdioProcess {
   readonly pid: number | undefined;
   readonly exited: Promise<ExitInfo>;
-  private readonly child: ChildProcessWithoutNullStreams;
+  /** The error spawn threw instead, when it could not even try (a cwd that is a file, say). */
+  private readonly child: ChildProcessWithoutNullStreams | Error;
+  private readonly stdin: Writable | undefined;
   private readonly stderrTail: string[] = [];
   private hasExited = false;
   private outbox = '';
@@ -67,27 +70,28 @@ export class StdioProcess {
     private readonly log: Log,
     private readonly events: StdioProcessEvents,
   ) {
-    this.child = spawn(spec.command, spec.args, {
-      cwd: spec.cwd,
-      env: spec.env, // the whole environment, built by the caller: nothing of the gateway's own leaks in
-      stdio: 'pipe',
-      detached: true, // own process group, so shutdown reaches grandchildren too; the exit hook above kills it
-      windowsHide: true,
-    });
-    this.pid = this.child.pid;
+    this.child = spawnChild(spec);
+    this.pid = this.child instanceof Error ? undefined : this.child.pid;
+    this.stdin = this.child instanceof Error ? undefined : this.child.stdin;
     if (this.pid !== undefined) live.add(this.pid);
     let resolveExited!: (info: ExitInfo) => void;
     this.exited = new Promise((resolve) => (resolveExited = resolve));
     this.resolveExited = resolveExited;
-    this.readStdout(spec.maxLineBytes);
-    this.readStderr();
+    if (this.child instanceof Error) {
+      // Reported on the next turn, as spawn reports ENOENT: the caller is still wiring this process up.
+      const spawnError = shortSpawnError(this.child.message, spec);
+      setImmediate(() => this.finish({ code: null, signal: null, spawnError }));
+      return;
+    }
+    this.readStdout(this.child, spec.maxLineBytes);
+    this.readStderr(this.child);
     // Writing to a child that just died raises EPIPE on stdin; the exit path reports it.
     this.child.stdin.on('error', () => {});
-    this.watchExit(spec);
+    this.watchExit(this.child, spec);
   }
 
   /** Each stdout line is one JSON message; anything else is logged and skipped. */
-  private readStdout(maxLineBytes: number): void {
+  private readStdout(child: ChildProcessWithoutNullStreams, maxLineBytes: number): void {
     const { log, events } = this;
     const framer = new LineFramer(maxLineBytes, {
       line: (text) => {
@@ -107,14 +111,16 @@ export class StdioProcess {
       },
       oversized: (bytes, head, tail) => events.oversized(bytes, head, tail),
     });
-    this.child.stdout.on('data', (chunk: Buffer) => framer.push(chunk));
-    this.child.stdout.once('end', () => {
+    child.stdout.on('data', (chunk: Buffer) => framer.push(chunk));
+    // A read error ends the pipe too; the process's exit is what reports it.
+    child.stdout.on('error', (error) => log.warn({ err: error.message }, 'child stdout failed'));
+    child.stdout.once('end', () => {
       framer.end();
       this.stdoutEnded = true;
     });
   }
 
-  private readStderr(): void {
+  private readStderr(child: ChildProcessWithoutNullStreams): void {
     const framer = new LineFramer(STDERR_LINE_CAP, {
       line: (text) => {
         if (this.stderrTail.push(text) > STDERR_TAIL) this.stderrTail.shift();
@@ -122,18 +128,19 @@ export class StdioProcess {
       },
       oversized: (bytes) => this.log.warn({ bytes }, 'dropped an over-long stderr line'),
     });
-    this.child.stderr.on('data', (chunk: Buffer) => framer.push(chunk));
+    child.stderr.on('data', (chunk: Buffer) => framer.push(chunk));
+    child.stderr.on('error', (error) => this.log.warn({ err: error.message }, 'child stderr failed'));
     // A last line without a newline is often the one that says why the child died.
-    this.child.stderr.once('end', () => {
+    child.stderr.once('end', () => {
       framer.end();
       this.stderrEnded = true;
     });
   }
 
-  private watchExit(spec: StdioCommand): void {
+  private watchExit(child: ChildProcessWithoutNullStreams, spec: StdioCommand): void {
     // The process's own exit, not the end of its pipes: a grandchild can hold stdout open for ever.
     // Its last answers may still be in the pipe, so give stdout a moment to drain first.
-    this.child.once('exit', (code, signal) => {
+    child.once('exit', (code, signal) => {
       const info: ExitInfo = { code, signal, spawnError: undefined };
       if (this.stdoutEnded && this.stderrEnded) return this.finish(info);
       const timer = setTimeout(() => this.finish(info), EXIT_DRAIN_MS);
@@ -142,12 +149,12 @@ export class StdioProcess {
         clearTimeout(timer);
         this.finish(info);
       };
-      this.child.stdout.once('end', () => setImmediate(drained));
-      this.child.stderr.once('end', () => setImmediate(drained));
+      child.stdout.once('end', () => setImmediate(drained));
+      child.stderr.once('end', () => setImmediate(drained));
     });
     // A process that never started emits no 'exit', only 'error' (with no pid), which says why. An 'error'
     // once it runs (a signal that could not be sent) changes nothing: its 'exit' still comes.
-    this.child.on('error', (error) => {
+    child.on('error', (error) => {
       if (this.pid === undefined) this.finish({ code: null, signal: null, spawnError: shortSpawnError(error.message || 'spawn failed', spec) });
     });
   }
@@ -182,7 +189,7 @@ export class StdioProcess {
     const line = JSON.stringify(message) + '\n';
     if (alone && !this.flushQueued) {
       // Nothing else in flight: no batch to wait for, so the child starts on it at once.
-      this.child.stdin.write(line);
+      this.stdin?.write(line);
       return;
     }
     this.outbox += line;
@@ -196,14 +203,14 @@ export class StdioProcess {
     this.flushQueued = false;
     const data = this.outbox;
     this.outbox = '';
-    if (!this.hasExited && data) this.child.stdin.write(data);
+    if (!this.hasExited && data) this.stdin?.write(data);
   };
 
   /** Close stdin, wait; SIGTERM the group, wait; SIGKILL the group. */
   async stop(graceMs: number): Promise<ExitInfo | undefined> {
     if (!this.hasExited) {
       this.flush();
-      this.child.stdin.end();
+      this.stdin?.end();
       if (!(await settlesWithin(this.exited, graceMs)) && this.pid !== undefined) {
         this.log.debug({ pid: this.pid }, 'child ignored stdin close; sending SIGTERM');
         killGroup(this.pid, 'SIGTERM');
@@ -220,8 +227,24 @@ export class StdioProcess {
   }
 }
 
+/** The child, or the error spawn threw instead of emitting it (it throws for ENOTDIR, E2BIG and others). */
+function spawnChild(spec: StdioCommand): ChildProcessWithoutNullStreams | Error {
+  try {
+    return spawn(spec.command, spec.args, {
+      cwd: spec.cwd,
+      env: spec.env, // the whole environment, built by the caller: nothing of the gateway's own leaks in
+      stdio: 'pipe',
+      detached: true, // own process group, so shutdown reaches grandchildren too; the exit hook above kills it
+      windowsHide: true,
+    });
+  } catch (error) {
+    return error instanceof Error ? error : new Error(String(error));
+  }
+}
+
 function shortSpawnError(message: string, spec: StdioCommand): string {
   const firstLine = message.split('\n')[0] ?? message;
+  if (firstLine.includes('ENOTDIR')) return `working folder is not a folder: ${spec.cwd} (check cwd)`;
   if (!firstLine.includes('ENOENT')) return firstLine;
   return existsSync(spec.cwd) ? `command not found: ${spec.command} (check command)` : `working folder not found: ${spec.cwd} (check cwd)`;
 }
