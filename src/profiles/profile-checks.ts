@@ -44,6 +44,10 @@ function problemsOf(at: string, profile: ProfileSetting, heads: readonly string[
       continue;
     }
     firstSource.set(shown, source);
+    if (!matches(profile.tools, source) && !matches(profile.prompts, source)) {
+      problems.push(`${where}: neither ${at}.tools nor ${at}.prompts matches ${source}, so the rename would show nothing; add ${source} (or a glob matching it) to the one it is`);
+      continue;
+    }
     if (profile.search && (shown === 'search_tools' || shown === 'call_tool')) {
       problems.push(`${where}: ${shown} is one of search mode's own tools on this profile; choose another public name`);
       continue;

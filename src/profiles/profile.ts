@@ -13,7 +13,7 @@ export interface ProfileSetting {
   prompts?: readonly string[];
   /** Globs over resource URIs (and templates); left out, every resource. */
   resources?: readonly string[];
-  /** /mcp name → public name on this profile (tools and prompts). */
+  /** /mcp name → public name on this profile, for the tools and prompts its globs show. */
   rename?: Readonly<Record<string, string>>;
   /** Public name → the description shown instead of the upstream's. */
   describe?: Readonly<Record<string, string>>;
@@ -50,14 +50,17 @@ export class Profile {
   /** The /mcp name a caller's public name stands for; undefined when this profile shows nothing by it. */
   inbound(kind: NamedKind, shown: string): string | undefined {
     const renamed = this.toMcp.get(shown);
-    if (renamed !== undefined) return renamed;
+    if (renamed !== undefined) return this.shows[kind](renamed) ? renamed : undefined;
     return this.exposes(kind, shown) ? shown : undefined;
   }
 
-  /** The public name of an /mcp name here; undefined when hidden. A renamed tool is shown even if no glob matches it. */
+  /**
+   * The public name of an /mcp name here; undefined when hidden. A rename only renames: the item must still
+   * be one its kind's globs show (a rename meant for a prompt must not expose a tool of the same name).
+   */
   outbound(kind: NamedKind, mcpName: string): string | undefined {
     const renamed = this.toPublic.get(mcpName);
-    if (renamed !== undefined) return renamed;
+    if (renamed !== undefined) return this.shows[kind](mcpName) ? renamed : undefined;
     return this.exposes(kind, mcpName) ? mcpName : undefined;
   }
 

@@ -101,7 +101,9 @@ test('Profile: globs choose, renames translate both ways, the original name is h
   assert.equal(profile.inbound('tools', 'fs__read_text_file'), undefined, 'renamed away');
   assert.equal(profile.inbound('tools', 'github__issue'), 'github__issue');
   assert.equal(profile.inbound('tools', 'fs__write_file'), undefined, 'no glob matches');
-  assert.equal(profile.inbound('tools', 'x'), 'other__x', 'a rename shows its tool even when no glob matches it');
+  assert.equal(profile.inbound('tools', 'x'), undefined, 'a rename never shows a tool its globs leave out');
+  assert.equal(profile.outbound('tools', 'other__x'), undefined);
+  assert.equal(profile.inbound('prompts', 'x'), 'other__x', 'prompts are left out, so every prompt shows: the rename applies');
   assert.equal(profile.outbound('tools', 'fs__read_text_file'), 'read_file');
   const items = [
     { name: 'fs__read_text_file', description: 'upstream words', inputSchema: {} },
@@ -117,4 +119,27 @@ test('Profile: globs choose, renames translate both ways, the original name is h
   assert.equal(new Profile('none', { tools: [] }).shapeItems('tools/list', items).length, 0);
   const docs = new Profile('docs', { resources: ['docs://**'] });
   assert.deepEqual(docs.shapeItems('resources/list', [{ uri: 'docs://a/b' }, { uri: 'file:///etc/passwd' }]), [{ uri: 'docs://a/b' }]);
+});
+
+test('a rename meant for a prompt does not expose the tool of the same name the tools globs leave out', () => {
+  const profile = new Profile('p', { tools: ['gh__*'], prompts: ['fs__*'], rename: { fs__summarize: 'summarize' } });
+  assert.equal(profile.inbound('prompts', 'summarize'), 'fs__summarize');
+  assert.equal(profile.inbound('tools', 'summarize'), undefined);
+  assert.equal(profile.inbound('tools', 'fs__summarize'), undefined);
+  const tools = [
+    { name: 'fs__summarize', inputSchema: {} },
+    { name: 'gh__issue', inputSchema: {} },
+  ];
+  assert.deepEqual(
+    profile.shapeItems('tools/list', tools).map((t) => (t as { name: string }).name),
+    ['gh__issue'],
+  );
+  assert.deepEqual(profile.shapeItems('prompts/list', [{ name: 'fs__summarize' }]), [{ name: 'summarize' }]);
+});
+
+test('a rename of a name no tools or prompts glob matches: refused, saying where to add it', () => {
+  const found = problems({ p: { tools: ['gh__*'], prompts: ['gh__*'], rename: { fs__read: 'read' } } });
+  assert.deepEqual(found, [
+    'profiles.p.rename.fs__read: neither profiles.p.tools nor profiles.p.prompts matches fs__read, so the rename would show nothing; add fs__read (or a glob matching it) to the one it is',
+  ]);
 });
