@@ -101,6 +101,12 @@ const server = z.preprocess(
 );
 
 const serverName = z.string().regex(SERVER_NAME, 'server names are 1-32 characters of A-Z a-z 0-9 _ -');
+/** Names the gateway's own endpoints go by in metrics, audit lines and 2025 sessions, where servers go by theirs. */
+const RESERVED_SERVER_NAMES: Readonly<Record<string, string>> = { mcp: '/mcp', search: '/search/mcp' };
+const ownServerName = serverName.refine((name) => !Object.hasOwn(RESERVED_SERVER_NAMES, name), {
+  error: (issue) =>
+    `"${String(issue.input)}" is what the gateway's own ${RESERVED_SERVER_NAMES[String(issue.input)]} endpoint is called in metrics, audit lines and sessions; give this server another name`,
+});
 const globs = z.array(z.string().min(1));
 
 /** A curated view over /mcp at /profiles/<name>/mcp (src/profiles/profile.ts; checked in profile-checks.ts). */
@@ -245,7 +251,7 @@ export const configSchema = z.strictObject({
       contextSecret: z.string().min(16, 'use at least 16 characters').optional(),
     })
     .prefault({}),
-  servers: z.record(serverName, server),
+  servers: z.record(ownServerName, server),
   /** Curated views over /mcp, each at /profiles/<name>/mcp. */
   profiles: z.record(z.string().regex(SERVER_NAME, 'profile names are 1-32 characters of A-Z a-z 0-9 _ -'), profile).default({}),
   /** Who may call; left out, callers are anonymous (allowed only while listening on loopback). */
