@@ -71,10 +71,12 @@ export class Catalog implements CatalogView {
         timer = setTimeout(resolve, this.waitMs);
         timer.unref();
       });
-      this.warming = Promise.race([this.feed.settled(), deadline]).then(() => {
+      // Settled either way: a failed first read must not leave every later search waiting on it.
+      const done = (): void => {
         clearTimeout(timer);
         this.warmed = true;
-      });
+      };
+      this.warming = Promise.race([this.feed.settled(), deadline]).then(done, done);
     }
     return this.warming;
   }

@@ -1,7 +1,9 @@
 // Keeps the tool index in step with the aggregate: each server's tools, named as /mcp names them, read
 // through the server's cached upstream when it is new or replaced, when its tools list changed (here or
-// on another replica: the cache's invalidations say so), and when it becomes ready after a failed read.
-// Per server, so a change costs one server's list, never the whole catalog's.
+// on another replica: the cache's invalidations say so), when it becomes ready after a failed read, and
+// every `rereadMs` — a server without a listen stream, or one that changes without saying so, is otherwise
+// never heard. Per server, so a change costs one server's list, never the whole catalog's; a list read
+// again unchanged (from the cache, usually) leaves the index alone.
 import type { Upstream } from '../../bridge/upstream.js';
 import type { Log } from '../infra/log.js';
 import { ErrorCode, isObject, type JsonObject } from '../protocol/jsonrpc.js';
@@ -15,7 +17,11 @@ export interface IndexFeedOptions {
   prefixes: ReadonlyMap<string, string>;
   separator: string;
   log: Log;
+  /** How often every server's tools are read again, once the index is in use. */
+  rereadMs?: number;
 }
+
+const REREAD_MS = 60_000;
 
 const MAX_PAGES = 1_000;
 
@@ -27,6 +33,9 @@ export class IndexFeed {
   private readonly again = new Set<string>();
   /** Servers whose last read failed: read again when they become ready. */
   private readonly failed = new Set<string>();
+  /** Each server's tools as last indexed (JSON), so an unchanged list is not indexed again. */
+  private readonly indexed = new Map<string, string>();
+  private rereading: NodeJS.Timeout | undefined;
 
   constructor(
     private readonly index: ToolIndex,
@@ -35,6 +44,10 @@ export class IndexFeed {
 
   /** Reads the servers that are new or replaced, forgets those removed (at start and after a reload). */
   sync(): void {
+    if (this.rereading === undefined) {
+      this.rereading = setInterval(() => this.refreshAll(), this.options.rereadMs ?? REREAD_MS);
+      this.rereading.unref();
+    }
     for (const [server, upstream] of this.options.upstreams) if (this.followed.get(server)?.upstream !== upstream) this.follow(server, upstream);
     for (const server of [...this.followed.keys()]) if (!this.options.upstreams.has(server)) this.forget(server);
   }
@@ -46,10 +59,16 @@ export class IndexFeed {
       this.again.add(server);
       return;
     }
-    const reading = this.read(server).finally(() => {
-      this.reading.delete(server);
-      if (this.again.delete(server)) this.refresh(server);
-    });
+    const reading = this.read(server)
+      .catch((error: unknown) => {
+        // A read that throws must not leave search broken: the server is read again when next ready.
+        this.failed.add(server);
+        this.options.log.warn({ server, err: (error as Error).message }, 'tool index: reading this server failed; its entries stay as they were');
+      })
+      .finally(() => {
+        this.reading.delete(server);
+        if (this.again.delete(server)) this.refresh(server);
+      });
     this.reading.set(server, reading);
   }
 
@@ -63,6 +82,7 @@ export class IndexFeed {
   }
 
   close(): void {
+    clearInterval(this.rereading);
     for (const server of [...this.followed.keys()]) this.forget(server);
   }
 
@@ -79,6 +99,7 @@ export class IndexFeed {
   private forget(server: string): void {
     this.unfollow(server);
     this.failed.delete(server);
+    this.indexed.delete(server);
     this.index.remove(server);
   }
 
@@ -101,6 +122,9 @@ export class IndexFeed {
       return;
     }
     this.failed.delete(server);
+    const text = JSON.stringify(tools);
+    if (this.indexed.get(server) === text) return;
+    this.indexed.set(server, text);
     const prefix = this.options.prefixes.get(server) ?? server;
     const named: JsonObject[] = [];
     for (const tool of tools) if (typeof tool.name === 'string') named.push({ ...tool, name: publicName(prefix, this.options.separator, tool.name) });
