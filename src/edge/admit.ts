@@ -108,6 +108,6 @@ function rated(call: McpCall, limit: RateLimitSetting, taken: RateDecision): Res
   if (taken.allowed) return undefined;
   record(call, principal, 'unknown', { allowed: false, rule: 'rate limit' });
   call.outcome = 'rate_limited';
-  call.edge.metrics?.rateLimited(call.server ?? 'mcp');
+  call.edge.metrics?.rateLimited(call.server ?? call.name);
   return refuse(call.exchange, rateRefusal(principal, limit, taken.retryAfterMs), call.cors);
 }

@@ -1,14 +1,14 @@
 // The judge step: policy on the target the router placed (policy/guard.ts decides; this step fetches what
 // the guard says it needs, then asks again), and the answer when it refuses. Without policies everyone
 // authenticated may go ahead, and only a /mcp name nobody listed yet has the lists read again.
+import { eachListPage } from '../../bridge/list-pages.js';
 import { isNeed, type Need, type Verdict } from '../../policy/guard.js';
 import { placed } from '../aggregate/router.js';
 import { httpStatusOf } from '../protocol/error-status.js';
-import { ErrorCode, errorResponse, type JsonRpcRequest } from '../protocol/jsonrpc.js';
+import { ErrorCode, errorResponse, isObject, type JsonRpcRequest } from '../protocol/jsonrpc.js';
 import { argsOf, AUTHENTICATED, record } from './audit.js';
 import type { McpCall } from './call.js';
 import { writeJson } from './exchange.js';
-import { listAllTools } from './list-all-tools.js';
 import { traceIdOf } from './trace.js';
 
 /** Synchronous when nothing needs reading (no policies, a placed target): the common call takes no extra turn. */
@@ -45,7 +45,8 @@ async function judgeWhatWasNeeded(call: McpCall, message: JsonRpcRequest, first:
   if (isNeed(outcome)) {
     // A pinned tool the router kept no definition of: the endpoint's tools/list, seen through the guard, gives it.
     const see = (page: Parameters<typeof guard.shape>[2]) => guard.shape(call.server, 'tools/list', page, grant);
-    await listAllTools(call.endpoint!.upstream, message, { authContext: call.callerContext, reach: grant }, see);
+    const meta = isObject(message.params?._meta) ? { ...message.params._meta, progressToken: undefined } : {};
+    await eachListPage(call.endpoint!.upstream, 'tools/list', meta, { authContext: call.callerContext, reach: grant }, see);
     outcome = guard.judge(call.target, message, grant, call.principal, true);
   }
   // Never so: with the routes confirmed and `listed` set the guard decides; a mistake there refuses rather than serves.
@@ -58,6 +59,6 @@ async function judgeWhatWasNeeded(call: McpCall, message: JsonRpcRequest, first:
 export function refuse(call: McpCall, message: JsonRpcRequest, verdict: Verdict & { refusal: NonNullable<Verdict['refusal']> }): Response {
   record(call, call.principal, message.method, verdict, argsOf(message), traceIdOf(message.params?._meta));
   call.outcome = 'denied';
-  call.edge.metrics?.denied(call.server ?? 'mcp', message.method);
+  call.edge.metrics?.denied(call.server ?? call.name, message.method);
   return writeJson(call.exchange.outgoing, httpStatusOf(verdict.refusal), verdict.refusal, call.cors);
 }

@@ -4,9 +4,10 @@
 // every `rereadMs` — a server without a listen stream, or one that changes without saying so, is otherwise
 // never heard. Per server, so a change costs one server's list, never the whole catalog's; a list read
 // again unchanged (from the cache, usually) leaves the index alone.
+import { eachListPage } from '../../bridge/list-pages.js';
 import type { Upstream } from '../../bridge/upstream.js';
 import type { Log } from '../infra/log.js';
-import { ErrorCode, isObject, type JsonObject } from '../protocol/jsonrpc.js';
+import { ErrorCode, isObject, type JsonObject, type JsonRpcResponse, type JsonRpcSuccess } from '../protocol/jsonrpc.js';
 import { META, SUPPORTED_VERSIONS } from '../protocol/mcp.js';
 import { publicName } from '../protocol/public-names.js';
 import type { ToolIndex } from '../search/tool-index.js';
@@ -22,8 +23,6 @@ export interface IndexFeedOptions {
 }
 
 const REREAD_MS = 60_000;
-
-const MAX_PAGES = 1_000;
 
 export class IndexFeed {
   /** The upstream each server's entries were read from, and its state listener. */
@@ -136,21 +135,17 @@ export class IndexFeed {
 async function listTools(upstream: Upstream): Promise<JsonObject[] | undefined> {
   const meta = { [META.protocolVersion]: SUPPORTED_VERSIONS[0], [META.clientCapabilities]: {} };
   const tools: JsonObject[] = [];
-  let cursor: string | undefined;
-  for (let pages = 0; pages < MAX_PAGES; pages++) {
-    const params: JsonObject = cursor === undefined ? { _meta: meta } : { cursor, _meta: meta };
-    let page: Awaited<ReturnType<Upstream['request']>>;
-    try {
-      page = await upstream.request({ jsonrpc: '2.0', id: 0, method: 'tools/list', params }, {});
-    } catch {
-      return undefined;
-    }
-    // A server that offers no tools at all has none to index.
-    if (!('result' in page)) return page.error.code === ErrorCode.MethodNotFound ? tools : undefined;
+  const collect = (page: JsonRpcSuccess): void => {
     const items = page.result.tools;
     if (Array.isArray(items)) for (const item of items) if (isObject(item)) tools.push(item);
-    if (typeof page.result.nextCursor !== 'string') return tools;
-    cursor = page.result.nextCursor;
+  };
+  let failure: JsonRpcResponse | undefined;
+  try {
+    failure = await eachListPage(upstream, 'tools/list', meta, {}, collect);
+  } catch {
+    return undefined;
   }
-  return tools;
+  // A server that offers no tools at all has none to index.
+  if (failure === undefined || ('error' in failure && failure.error.code === ErrorCode.MethodNotFound)) return tools;
+  return undefined;
 }
