@@ -36,7 +36,13 @@ export class CachedUpstream extends UpstreamWrapper {
   request(message: JsonRpcRequest, options: RequestOptions = {}): Promise<JsonRpcResponse> {
     this.inFlight++;
     // A call (most traffic) goes straight through, counted out by two functions made once, not per call.
-    const answered = cacheable(message) ? this.fromCache(message, options) : this.inner.request(message, options);
+    let answered: Promise<JsonRpcResponse>;
+    try {
+      answered = cacheable(message) ? this.fromCache(message, options) : this.inner.request(message, options);
+    } catch (error) {
+      // An upstream that throws instead of rejecting must still be counted out, or drain would wait for ever.
+      answered = Promise.reject(error);
+    }
     return answered.then(this.settled, this.settledAfterThrow);
   }
 
