@@ -37,6 +37,8 @@ describe('call_tool on two replicas sharing Redis: a retry at the other replica 
     redis = new Redis(REDIS, { lazyConnect: true });
     await redis.connect();
     await eventually(async () => (await redis.keys(`${keyPrefix}instance:*`)).length === 2, 10_000);
+    // Every server up on both replicas first: a call while one still starts answers that it is starting.
+    for (const replica of [a, b]) await eventually(async () => (await fetch(`${replica.url}/readyz`)).status === 200, 60_000);
   });
 
   after(async () => {
@@ -51,7 +53,7 @@ describe('call_tool on two replicas sharing Redis: a retry at the other replica 
     const asked = await send(`${a.url}/search/mcp`, first);
     assert.equal(asked.status, 200, asked.text);
     const held = JSON.parse(asked.text).result;
-    assert.equal(held.resultType, 'input_required', asked.text);
+    assert.equal(held?.resultType, 'input_required', asked.text);
     assert.deepEqual(Object.keys(held.inputRequests), ['elicitation-1']);
 
     const answers = { requestState: held.requestState, inputResponses: { 'elicitation-1': { action: 'accept', content: { name: 'from B' } } } };
@@ -73,8 +75,9 @@ describe('call_tool on two replicas sharing Redis: a retry at the other replica 
 
   test('a modern server: a direct first round on A resumed through call_tool on B (the same call, whichever endpoint asks)', async () => {
     const direct = request('tools/call', { name: 'mrtr__confirm', arguments: { env: 'dev' }, ...CAPS }, 'd1');
-    const asked = JSON.parse((await send(`${a.url}/mcp`, direct)).text).result;
-    assert.equal(asked.resultType, 'input_required');
+    const first = (await send(`${a.url}/mcp`, direct)).text;
+    const asked = JSON.parse(first).result;
+    assert.equal(asked?.resultType, 'input_required', first);
     const resumed = await send(`${b.url}/search/mcp`, callTool('mrtr__confirm', { env: 'dev' }, { ...CAPS, requestState: asked.requestState, inputResponses: ACCEPT }, 'd2'));
     assert.match(JSON.parse(resumed.text).result?.content?.[0]?.text ?? resumed.text, /^answer=\{"ok":true\} stateIntact=true$/);
   });
