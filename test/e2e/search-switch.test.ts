@@ -2,6 +2,8 @@
 // server/discover on a profile or in search mode describes that view rather than /mcp.
 import assert from 'node:assert/strict';
 import { after, before, describe, test } from 'node:test';
+import { Client as Client1 } from '@modelcontextprotocol/sdk/client/index.js';
+import { StreamableHTTPClientTransport as Transport1 } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
 import { parseConfig } from '../../src/config.js';
 import type { RunningGateway } from '../../src/gateway.js';
 import { SEARCH_INSTRUCTIONS } from '../../src/profiles/profile-discover.js';
@@ -58,6 +60,19 @@ describe('search.enabled: false', () => {
     assert.equal(result._meta[SERVER_INFO].version, mcp._meta[SERVER_INFO].version);
     assert.deepEqual(Object.keys(result.capabilities).sort(), ['resources', 'tools'], 'prompts: [] shows none');
     assert.equal(result.instructions, undefined, "/mcp's instructions could name tools this profile hides");
+  });
+
+  test("a 2025 client's initialize on a profile describes the profile too", async () => {
+    const client = new Client1({ name: 'sdk1', version: '1.0.0' });
+    await client.connect(new Transport1(new URL(`${gateway.url}/profiles/coding/mcp`)));
+    try {
+      assert.equal(client.getServerVersion()?.name, 'mcp-gateway/profiles/coding');
+      assert.equal(client.getServerCapabilities()?.prompts, undefined);
+      assert.ok(client.getServerCapabilities()?.tools);
+      assert.equal(client.getInstructions(), undefined);
+    } finally {
+      await client.close();
+    }
   });
 
   test('server/discover on a search-mode profile says how to find tools', async () => {
