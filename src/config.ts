@@ -254,6 +254,13 @@ export const configSchema = z.strictObject({
   servers: z.record(ownServerName, server),
   /** Curated views over /mcp, each at /profiles/<name>/mcp. */
   profiles: z.record(z.string().regex(SERVER_NAME, 'profile names are 1-32 characters of A-Z a-z 0-9 _ -'), profile).default({}),
+  /** Search mode over every /mcp tool at /search/mcp; profiles' own `search: true` is separate. */
+  search: z
+    .strictObject({
+      /** false: /search/mcp answers 404 naming this setting. */
+      enabled: bool().default(true),
+    })
+    .prefault({}),
   /** Who may call; left out, callers are anonymous (allowed only while listening on loopback). */
   auth: auth.optional(),
   /** Allow-lists; with any configured, whatever none allows is denied. */

@@ -89,9 +89,14 @@ function noSuchEndpoint(call: McpCall) {
   const hidden = security.authenticator.enabled && call.principal.via === 'anonymous';
   const paths = call.edge.paths();
   const shown = hidden ? [] : grant ? paths.filter((p) => !p.startsWith('/servers/') || grant.reaches(p.slice('/servers/'.length, -'/mcp'.length))) : paths;
+  const endpoints = shown.length ? `. Endpoints: ${shown.join(', ')}` : '';
+  // /search/mcp is missing only when turned off (a server named 'search' lives under /servers/).
+  if (call.name === 'search' && !call.exchange.path.startsWith('/servers/')) {
+    return reject(404, null, ErrorCode.InvalidRequest, `Search mode is off: search.enabled is false in the config; set it to true to serve /search/mcp${endpoints}`);
+  }
   // Server names hold no '/', so `profiles/<name>` can only be a profile's endpoint.
   const what = call.name.startsWith('profiles/') ? `profile named '${call.name.slice('profiles/'.length)}'` : `server named '${call.name}'`;
-  return reject(404, null, ErrorCode.InvalidRequest, `No ${what}${shown.length ? `. Endpoints: ${shown.join(', ')}` : ''}`);
+  return reject(404, null, ErrorCode.InvalidRequest, `No ${what}${endpoints}`);
 }
 
 function rateLimit(call: McpCall): Response | undefined | Promise<Response | undefined> {

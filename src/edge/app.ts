@@ -72,6 +72,8 @@ export interface EdgeOptions {
 /** The profiles as of now (a reload may change them) and the index search mode reads. */
 export interface CatalogView extends SearchIndex {
   profile(name: string): Profile | undefined;
+  /** /search/mcp's view; undefined when search.enabled is false. */
+  searchMode(): Profile | undefined;
   profileNames(): string[];
 }
 
@@ -271,7 +273,7 @@ function edgeContext(options: EdgeOptions): EdgeContext & ViewsOf {
       return endpoint;
     },
     viewOf(name) {
-      const view = !aggregate ? undefined : name === '' ? SEARCH_PROFILE : catalog?.profile(name);
+      const view = !aggregate ? undefined : name === '' ? (catalog ? catalog.searchMode() : SEARCH_PROFILE) : catalog?.profile(name);
       if (!aggregate || !view) return undefined;
       let endpoint = views.get(name);
       // A reload that changes the profile gives it a new endpoint (and what its lists taught of tool headers starts afresh).
@@ -282,7 +284,8 @@ function edgeContext(options: EdgeOptions): EdgeContext & ViewsOf {
     paths: () => [
       ...(aggregate ? ['/mcp'] : []),
       ...[...options.upstreams.keys()].map((n) => `/servers/${n}/mcp`),
-      ...(aggregate ? ['/search/mcp', ...(catalog?.profileNames() ?? []).map((n) => `/profiles/${n}/mcp`)] : []),
+      ...(aggregate && (!catalog || catalog.searchMode()) ? ['/search/mcp'] : []),
+      ...(aggregate ? (catalog?.profileNames() ?? []).map((n) => `/profiles/${n}/mcp`) : []),
     ],
   };
 }

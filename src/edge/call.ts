@@ -22,7 +22,7 @@ import type { GatewayTracer, RequestSpan } from '../telemetry/tracer.js';
 import { markAnswer } from './tracing.js';
 import { isListMethod, type Profile } from '../profiles/profile.js';
 import type { ToolIndex } from '../search/tool-index.js';
-import { listThroughView } from './views.js';
+import { discoverThroughView, listThroughView } from './views.js';
 import { encodeHeaderValue } from '../../bridge/http/mcp-headers.js';
 import { forwardedParamHeaders } from './node-io.js';
 import { mirroredHeaders } from './param-headers.js';
@@ -112,6 +112,7 @@ export class McpCall {
     if (this.span !== undefined) options.trace = this.span;
     const view = this.endpoint?.view;
     if (view !== undefined && isListMethod(message.method)) return listThroughView(this, view, message, options);
+    if (view !== undefined && message.method === 'server/discover') return discoverThroughView(this, view, message, options);
     const target = this.target;
     if (this.server === undefined && this.edge.router && target.kind !== 'none') return this.edge.router.call(target, message, options);
     // The server's upstream as of now: a reload may have replaced it while this request was admitted and read.

@@ -3,12 +3,13 @@
 // /mcp name before the route step (a name the view does not show is placed nowhere, and answered as any
 // unknown name on /mcp is). Out: a list page of /mcp, filtered by the guard first (policies name /mcp
 // names), then shaped by the profile — pages the view leaves empty are skipped, so a client walking
-// nextCursor meets every item once, and few empty pages.
+// nextCursor meets every item once, and few empty pages. server/discover describes the view, not /mcp.
 import type { RequestOptions } from '../../bridge/upstream.js';
 import type { NamedTarget, Target, UriTarget } from '../../policy/target.js';
 import { PLAIN_TARGET } from '../../policy/target.js';
 import type { Router } from '../aggregate/router.js';
 import type { NamedKind, Profile } from '../profiles/profile.js';
+import { describeView } from '../profiles/profile-discover.js';
 import { isObject, type JsonObject, type JsonRpcRequest, type JsonRpcResponse } from '../protocol/jsonrpc.js';
 import { LIST_ITEMS, type ListMethod } from '../protocol/mcp.js';
 import { SEARCH_TOOL_DEFINITIONS } from '../search/search-tools.js';
@@ -91,6 +92,12 @@ function shapePage(call: McpCall, profile: Profile, method: ListMethod, response
   if (!Array.isArray(items)) return filtered;
   const shown = profile.shapeItems(method, items);
   return shown === items ? filtered : { jsonrpc: '2.0', id: filtered.id, result: { ...filtered.result, [key]: shown } };
+}
+
+/** server/discover on a view: /mcp's answer (for this caller), retold as the view's own (profile-discover.ts). */
+export async function discoverThroughView(call: McpCall, profile: Profile, message: JsonRpcRequest, options: RequestOptions): Promise<JsonRpcResponse> {
+  const response = await call.edge.aggregate!.upstream.request(message, options);
+  return 'result' in response ? { jsonrpc: '2.0', id: response.id, result: describeView(profile, response.result) } : response;
 }
 
 function searchModeList(message: JsonRpcRequest): JsonRpcResponse {

@@ -46,7 +46,7 @@ export async function startGateway(initial: GatewayConfig, log: Log): Promise<Ru
     log: log.child({ endpoint: 'mcp' }),
   });
   const catalog = new Catalog(servers, cache, initial.aggregate.separator, initial.aggregate.listDeadlineMs, log.child({ part: 'catalog' }));
-  catalog.install(initial.profiles);
+  catalog.install(initial);
   const security = createSecurity(servers.prefixes, initial.aggregate.separator, aggregate, log);
   await security.install(initial);
   const listenHub = createListenHub(cache, { serverNames: () => servers.names(), resourceWatch: servers.resourceWatch, aggregate });
@@ -146,7 +146,7 @@ function announceEndpoints(config: GatewayConfig, url: string, servers: ServerSe
     );
   }
   log.info({ endpoint: `${url}/mcp` }, `serving every server, aggregated`);
-  log.info({ endpoint: `${url}/search/mcp` }, 'serving every server in search mode (search_tools, call_tool)');
+  if (config.search.enabled) log.info({ endpoint: `${url}/search/mcp` }, 'serving every server in search mode (search_tools, call_tool)');
   for (const name of Object.keys(config.profiles)) log.info({ endpoint: `${url}/profiles/${name}/mcp` }, `serving profile ${name}`);
   for (const name of servers.names()) log.info({ endpoint: `${url}/servers/${name}/mcp` }, `serving ${name}`);
 }

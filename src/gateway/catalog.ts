@@ -6,7 +6,7 @@ import type { ListCache } from '../../cache/list-cache.js';
 import type { GatewayConfig } from '../config.js';
 import type { CatalogView } from '../edge/app.js';
 import type { Log } from '../infra/log.js';
-import { Profile, type ProfileSetting } from '../profiles/profile.js';
+import { Profile, type ProfileSetting, SEARCH_PROFILE } from '../profiles/profile.js';
 import { IndexFeed } from './index-feed.js';
 import { ToolIndex } from '../search/tool-index.js';
 import type { ServerSet } from './servers.js';
@@ -15,6 +15,8 @@ export class Catalog implements CatalogView {
   readonly index = new ToolIndex();
   readonly feed: IndexFeed;
   private profiles = new Map<string, Profile>();
+  /** /search/mcp's view while `search.enabled` is on. */
+  private searchView: Profile | undefined = SEARCH_PROFILE;
   /** Undefined until the first search; then the first reads, until they end or the wait is over. */
   private warming: Promise<void> | undefined;
   private warmed = false;
@@ -42,10 +44,17 @@ export class Catalog implements CatalogView {
     return [...this.profiles.keys()];
   }
 
-  /** Installs a config's profiles; says whether any was added, changed or removed. */
-  install(settings: GatewayConfig['profiles']): boolean {
+  /** /search/mcp's view, or undefined when `search.enabled` is false. */
+  searchMode(): Profile | undefined {
+    return this.searchView;
+  }
+
+  /** Installs a config's profiles and search switch; says whether any view was added, changed or removed. */
+  install({ profiles: settings, search }: Pick<GatewayConfig, 'profiles' | 'search'>): boolean {
     const next = new Map<string, Profile>();
-    let changed = false;
+    const searchView = search.enabled ? SEARCH_PROFILE : undefined;
+    let changed = searchView !== this.searchView;
+    this.searchView = searchView;
     for (const [name, setting] of Object.entries(settings)) {
       const running = this.profiles.get(name);
       const same = running !== undefined && JSON.stringify(running.setting) === JSON.stringify(setting);

@@ -64,6 +64,19 @@ export class Profile {
     return this.exposes(kind, mcpName) ? mcpName : undefined;
   }
 
+  /** Whether this profile can show anything of a kind: not when its globs for it are `[]` and no rename brings one in. */
+  mayShow(kind: NamedKind | 'resources'): boolean {
+    const globs = this.setting[kind];
+    if (globs === undefined || globs.length > 0) return true;
+    return kind !== 'resources' && this.toPublic.size > 0;
+  }
+
+  /** Whether every tool and prompt is shown, under its /mcp name: what /mcp says of them holds here too. */
+  get showsAllAsIs(): boolean {
+    const { tools, prompts, resources } = this.setting;
+    return tools === undefined && prompts === undefined && resources === undefined && this.toPublic.size === 0;
+  }
+
   showsUri(uri: string): boolean {
     return this.shows.resources(uri);
   }

@@ -9,7 +9,10 @@ import type { JsonObject } from '../protocol/jsonrpc.js';
 export interface ToolText {
   /** The public name; the tokenizer splits it into words: `github__create_issue` → github create issue. */
   name: string;
-  /** `title`, else `annotations.title` (the older spelling), as given. */
+  /**
+   * `title`, else `annotations.title` (the older spelling), less the words the name already has: a title mostly
+   * repeats the name ("List issues" for list_issues), and indexed whole it would count those words twice.
+   */
   title: string;
   description: string;
   /** Parameter names and their descriptions from inputSchema.properties, one level deep. */
@@ -42,7 +45,17 @@ function paramsOf(tool: JsonObject): string {
 }
 
 export function toolText(publicName: string, tool: JsonObject): ToolText {
-  return { name: publicName, title: titleOf(tool), description: text(tool.description), params: paramsOf(tool) };
+  return { name: publicName, title: newWords(titleOf(tool), publicName), description: text(tool.description), params: paramsOf(tool) };
+}
+
+/** The words of `title` whose terms `name` does not have, in order. */
+function newWords(title: string, name: string): string {
+  if (!title) return '';
+  const known = new Set<string | null>();
+  for (const word of tokenize(name)) known.add(processTerm(word));
+  return tokenize(title)
+    .filter((word) => !known.has(processTerm(word)))
+    .join(' ');
 }
 
 // Letters and digits make words; everything else (`_`, `-`, `.`, `/`, spaces) separates them.
