@@ -212,7 +212,7 @@ export class ListCache {
       if (text === '{}') return response; // nothing but a ttlMs: no comma to put before it
       this.heads.set(entry, (head = Buffer.from(text.slice(0, -1))));
     }
-    response[SERIALIZED_RESULT] = [head, Buffer.from(`,"ttlMs":${ttlMs}}`)];
+    response[SERIALIZED_RESULT] = [head, `,"ttlMs":${ttlMs}}`];
     return response;
   }
 

@@ -26,6 +26,10 @@ export class MemoryStore implements CacheStore {
       maxSize: options.maxBytes,
       updateAgeOnGet: false,
       allowStale: false,
+      // Staleness read from the clock on each get. The default (1 ms) caches the clock and starts a timer to
+      // clear it, which on a busy cache is one timer per hit, and the event loop wakes a millisecond later
+      // to run it: a hit pays ~25 µs for it, more than the lookup itself.
+      ttlResolution: 0,
       // 'set' means replaced by a newer value under the same key: the key stays in its group.
       dispose: (slot, key, reason) => {
         if (reason !== 'set') this.unindex(slot.group, key);

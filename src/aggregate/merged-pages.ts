@@ -25,7 +25,7 @@ export class MergedPages {
     if (!page) return undefined;
     const ttlMs = page.expiresAt - now;
     const response: PreSerialized = { jsonrpc: '2.0', id, result: { ...page.result, ttlMs } };
-    response[SERIALIZED_RESULT] = [page.head, Buffer.from(`,"ttlMs":${ttlMs}}`)];
+    response[SERIALIZED_RESULT] = [page.head, `,"ttlMs":${ttlMs}}`];
     return response;
   }
 

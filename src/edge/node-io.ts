@@ -98,12 +98,17 @@ export function forwardedParamHeaders(headers: IncomingHttpHeaders): Record<stri
 
 /**
  * Writes a complete JSON answer from UTF-8 pieces. Several pieces are corked into one writev, so bytes
- * shared between answers (a cached page) are written as they are, not copied into one buffer first.
+ * shared between answers (a cached page) are written as they are, not copied into one buffer first; short
+ * string pieces are copied by the writev itself.
  */
-export function writeJsonBody(outgoing: ServerResponse, status: number, pieces: readonly Buffer[], headers: Record<string, string> = {}): void {
+export function writeJsonBody(outgoing: ServerResponse, status: number, pieces: readonly (Buffer | string)[], headers?: Record<string, string>): void {
   let length = 0;
-  for (const piece of pieces) length += piece.length;
-  outgoing.writeHead(status, { ...headers, 'content-type': 'application/json', 'content-length': length });
+  for (const piece of pieces) length += typeof piece === 'string' ? Buffer.byteLength(piece) : piece.length;
+  // Most answers carry no headers of their own: no object spread for them.
+  outgoing.writeHead(
+    status,
+    headers === undefined ? { 'content-type': 'application/json', 'content-length': length } : { ...headers, 'content-type': 'application/json', 'content-length': length },
+  );
   if (pieces.length === 1) {
     outgoing.end(pieces[0]);
     return;

@@ -7,7 +7,7 @@ import type { ServerResponse } from 'node:http';
 import type { RequestOptions } from '../../bridge/upstream.js';
 import { httpStatusOf } from '../protocol/error-status.js';
 import { retryAfterHeaders } from '../protocol/overload.js';
-import { responseBytes, serializeResponse, type JsonRpcNotification, type JsonRpcRequest, type JsonRpcResponse } from '../protocol/jsonrpc.js';
+import { responsePieces, serializeResponse, type JsonRpcNotification, type JsonRpcRequest, type JsonRpcResponse } from '../protocol/jsonrpc.js';
 import { logFilter } from './log-messages.js';
 import { ClientGone, writeJsonBody } from './node-io.js';
 
@@ -34,7 +34,7 @@ export async function respondJson(served: Served, message: JsonRpcRequest, outgo
   const answer = await served.request(message, call);
   if (outgoing.destroyed) return;
   const shaped = served.shape(answer);
-  writeJsonBody(outgoing, httpStatusOf(shaped), responseBytes(shaped), retryAfterHeaders(shaped));
+  writeJsonBody(outgoing, httpStatusOf(shaped), responsePieces(shaped), retryAfterHeaders(shaped));
 }
 
 export async function respondSse(served: Served, message: JsonRpcRequest, outgoing: ServerResponse, call: CallOptions): Promise<void> {
@@ -66,7 +66,7 @@ export async function respondSse(served: Served, message: JsonRpcRequest, outgoi
   const shaped = served.shape(response);
   if (!started) {
     const status = httpStatusOf(shaped);
-    if (status !== 200) return writeJsonBody(outgoing, status, responseBytes(shaped), retryAfterHeaders(shaped));
+    if (status !== 200) return writeJsonBody(outgoing, status, responsePieces(shaped), retryAfterHeaders(shaped));
     start();
   }
   send(shaped);

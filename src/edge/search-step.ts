@@ -7,7 +7,7 @@ import { RESPONSE_ALREADY_SENT } from './answered.js';
 import type { Verdict } from '../../policy/guard.js';
 import type { Profile } from '../profiles/profile.js';
 import { httpStatusOf } from '../protocol/error-status.js';
-import { isObject, responseBytes, type JsonObject, type JsonRpcRequest, type JsonRpcResponse } from '../protocol/jsonrpc.js';
+import { isObject, responsePieces, type JsonObject, type JsonRpcRequest, type JsonRpcResponse } from '../protocol/jsonrpc.js';
 import { CALL_TOOL, definitionOf, SEARCH_TOOLS, searchResult, toolError } from '../search/search-tools.js';
 import { DEFAULT_LIMIT, MAX_LIMIT } from '../search/tool-index.js';
 import { argsOf, record } from './audit.js';
@@ -50,7 +50,7 @@ export function answerHere(call: McpCall, message: JsonRpcRequest, response: Jso
   if (call.exchange.outgoing.destroyed) return RESPONSE_ALREADY_SENT; // the client went away while the index filled
   const shaped = call.shape(response);
   record(call, call.principal, message.method, answeredHere(message), argsOf(message), call.span?.traceId ?? traceIdOf(message.params?._meta));
-  writeJsonBody(call.exchange.outgoing, httpStatusOf(shaped), responseBytes(shaped), call.cors);
+  writeJsonBody(call.exchange.outgoing, httpStatusOf(shaped), responsePieces(shaped), call.cors);
   return RESPONSE_ALREADY_SENT;
 }
 
