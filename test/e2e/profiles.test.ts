@@ -6,7 +6,7 @@ import assert from 'node:assert/strict';
 import { after, before, describe, test } from 'node:test';
 import { parseConfig } from '../../src/config.js';
 import type { RunningGateway } from '../../src/gateway.js';
-import { fixture, openListen, post, request, ROOT, schemaProblems, startTestGateway, until, type Answer } from './harness.js';
+import { eventually, fixture, openListen, post, request, ROOT, schemaProblems, startTestGateway, until, type Answer } from './harness.js';
 import { scaled } from '../timing.js';
 
 const mrtr = { command: process.execPath, args: ['--import', 'tsx', 'test/fixtures/mrtr-server.ts'], cwd: ROOT, probeTimeoutMs: 30_000 };
@@ -42,6 +42,8 @@ describe('a profile under a policy', () => {
       },
     );
     coding = `${gateway.url}/profiles/coding/mcp`;
+    // Both servers up first: a list while one still starts would lack its tools.
+    await eventually(async () => (await fetch(`${gateway.url}/readyz`)).status === 200, 60_000);
   });
   after(() => gateway?.close());
 
