@@ -58,7 +58,8 @@ export async function createTracer(settings: TracingSettings, log: Log): Promise
 class OtelRequestSpan implements RequestSpan {
   readonly traceId: string;
   readonly spanId: string;
-  private readonly context: Context;
+  /** The parent of this request's client spans, made by the first (a cached answer or a refusal has none). */
+  private parent: Context | undefined = undefined;
 
   constructor(
     private readonly tracer: Tracer,
@@ -67,11 +68,14 @@ class OtelRequestSpan implements RequestSpan {
     const ids = span.spanContext();
     this.traceId = ids.traceId;
     this.spanId = ids.spanId;
-    this.context = trace.setSpan(ROOT_CONTEXT, span);
   }
 
-  setAttributes(attributes: TraceAttributes): void {
-    this.span.setAttributes(attributes);
+  private get context(): Context {
+    return (this.parent ??= trace.setSpan(ROOT_CONTEXT, this.span));
+  }
+
+  setAttribute(key: string, value: string | number | boolean): void {
+    this.span.setAttribute(key, value);
   }
 
   event(name: string, attributes?: TraceAttributes): void {

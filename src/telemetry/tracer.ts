@@ -20,7 +20,8 @@ export interface RequestStart {
 }
 
 export interface RequestSpan extends RequestTrace {
-  setAttributes(attributes: TraceAttributes): void;
+  /** One attribute (no object per call: the edge sets them one at a time, after the start). */
+  setAttribute(key: string, value: string | number | boolean): void;
   /** Marks the span failed: error.type as the conventions want it (a JSON-RPC code, or an exception's class). */
   fail(errorType: string, description?: string): void;
   end(): void;
