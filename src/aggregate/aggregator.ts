@@ -15,6 +15,7 @@ import { mergeDiscover, type Outcome } from './merged-discover.js';
 import { MergedPages } from './merged-pages.js';
 import { noUpstreamAnswered } from './no-answer.js';
 import { publicName } from '../protocol/public-names.js';
+import { traceFields, type RequestTrace } from '../protocol/trace.js';
 import { placed, Router } from './router.js';
 
 export interface AggregatorOptions {
@@ -91,7 +92,7 @@ export class Aggregator implements Upstream {
       case 'prompts/list':
       case 'resources/list':
       case 'resources/templates/list':
-        return this.list(message, message.method, options.authContext, options.reach);
+        return this.list(message, message.method, options);
       case 'tools/call':
       case 'prompts/get':
       case 'resources/read':
@@ -107,7 +108,8 @@ export class Aggregator implements Upstream {
 
   // ---- lists ----------------------------------------------------------------------------------------
 
-  private async list(message: JsonRpcRequest, method: ListMethod, authContext: string | undefined, reach: Reach | undefined): Promise<JsonRpcResponse> {
+  private async list(message: JsonRpcRequest, method: ListMethod, options: RequestOptions): Promise<JsonRpcResponse> {
+    const { authContext, reach } = options;
     const params = message.params ?? {};
     // Only pages this gateway built are kept, so a cached cursor was one it issued; '' would not be.
     // Callers who reach different upstreams get different pages, even public ones.
@@ -135,13 +137,13 @@ export class Aggregator implements Upstream {
 
     const outcomes = await Promise.all(positions.map(([server, cursor]) => this.ask(server, method, params, cursor, authContext)));
     const firstPages = new Set(positions.filter(([, cursor]) => cursor === null).map(([server]) => server));
-    const merged = this.merge(message.id, method, outcomes, firstPages);
+    const merged = this.merge(message.id, method, outcomes, firstPages, options.trace);
     if ('result' in merged) this.pages.set(method, cursorKey, authContext, merged.result);
     return merged;
   }
 
   /** The upstreams' pages as one: items admitted in server order, the strictest ttl and scope, gaps noted. */
-  private merge(id: JsonRpcId, method: ListMethod, outcomes: readonly Outcome[], firstPages: ReadonlySet<string>): JsonRpcResponse {
+  private merge(id: JsonRpcId, method: ListMethod, outcomes: readonly Outcome[], firstPages: ReadonlySet<string>, trace: RequestTrace | undefined): JsonRpcResponse {
     const key = LIST_ITEMS[method];
     const items: unknown[] = [];
     const next: Position[] = [];
@@ -186,7 +188,7 @@ export class Aggregator implements Upstream {
     for (const failure of failures) {
       const server = failure.slice(0, failure.indexOf(':'));
       this.gaps.set(server, (this.gaps.get(server) ?? 0) + 1);
-      this.options.log.warn({ method, gap: failure }, 'answered a list on /mcp without one upstream');
+      this.options.log.warn({ method, gap: failure, ...traceFields(trace) }, 'answered a list on /mcp without one upstream');
     }
     if (answered === 0 && failures.length > 0) return noUpstreamAnswered(id, method, failures, retryAfters);
     const result: JsonObject = {
@@ -298,7 +300,7 @@ export class Aggregator implements Upstream {
       const meta = { [META.protocolVersion]: SUPPORTED_VERSIONS[0], [META.clientCapabilities]: {} };
       for (let pages = 0; pages < 1000; pages++) {
         const params: JsonObject = cursor === undefined ? { _meta: meta } : { cursor, _meta: meta };
-        const response = await this.list({ jsonrpc: '2.0', id: 0, method, params }, method, undefined, undefined);
+        const response = await this.list({ jsonrpc: '2.0', id: 0, method, params }, method, {});
         if (!('result' in response) || typeof response.result.nextCursor !== 'string') break;
         cursor = response.result.nextCursor;
       }

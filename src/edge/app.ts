@@ -217,9 +217,9 @@ async function serveTracked(call: McpCall, verb: Verb): Promise<Response> {
   if (got.kind === 'legacy') return serveLegacyPost(call, got.body, got.sessionHeader);
   const message = got.message;
   const tracer = call.edge.tracer;
-  if (tracer === undefined) return serveMessage(call, message, got.text);
-  startRequestSpan(tracer, call, message);
-  return call.span!.run(serveMessage, call, message, got.text);
+  // The span rides on the call (and RequestOptions.trace below it), not in an async context.
+  if (tracer !== undefined) startRequestSpan(tracer, call, message);
+  return serveMessage(call, message, got.text);
 }
 
 /** A modern message, read: where it goes, whether policy lets it, then its answer; no extra turn when judge answers at once. */

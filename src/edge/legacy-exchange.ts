@@ -21,13 +21,9 @@ export async function serveLegacyPost(call: McpCall, body: unknown, sessionHeade
   call.outcome = 'ok';
   const exchange = legacyExchange(call, body, sessionHeader);
   const tracer = call.edge.tracer;
-  if (tracer !== undefined && startLegacySpan(tracer, call, body)) await call.span!.run(post, call, exchange);
-  else await post(call, exchange);
+  if (tracer !== undefined) startLegacySpan(tracer, call, body);
+  await call.edge.legacyClients!.post(exchange);
   return RESPONSE_ALREADY_SENT;
-}
-
-function post(call: McpCall, exchange: LegacyExchange): Promise<void> {
-  return call.edge.legacyClients!.post(exchange);
 }
 
 /** A 2025 session's GET stream, or its end (DELETE). */

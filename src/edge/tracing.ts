@@ -36,7 +36,7 @@ export function startLegacySpan(tracer: GatewayTracer, call: McpCall, body: unkn
   if (parsed.kind !== 'request') return false;
   startRequestSpan(tracer, call, parsed.message);
   const version = single(call.exchange.incoming.headers['mcp-protocol-version']);
-  if (version !== undefined) call.span!.setAttributes({ 'mcp.protocol.version': version });
+  if (version !== undefined) call.span!.setAttribute('mcp.protocol.version', version);
   return true;
 }
 
@@ -61,14 +61,14 @@ export function spanForUnread(tracer: GatewayTracer, call: McpCall): void {
 export function markAnswer(call: McpCall, response: JsonRpcResponse): void {
   if (!('error' in response)) return;
   const code = String(response.error.code);
-  call.span!.setAttributes({ 'rpc.response.status_code': code });
+  call.span!.setAttribute('rpc.response.status_code', code);
   call.span!.fail(code, response.error.message);
 }
 
 /** Ends the request's span with how the request ended. */
 export function endRequestSpan(call: McpCall, error: unknown): void {
   const span = call.span!;
-  span.setAttributes({ 'mcp.gateway.outcome': call.outcome });
+  span.setAttribute('mcp.gateway.outcome', call.outcome);
   if (error !== undefined) span.fail(error instanceof Error ? error.constructor.name : 'exception', error instanceof Error ? error.message : undefined);
   else if (call.outcome === 'denied' || call.outcome === 'cancelled') span.fail(call.outcome);
   span.end();

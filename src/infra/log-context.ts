@@ -1,5 +1,7 @@
-// What a log line adds about the request it was written for (trace_id and span_id, when tracing is on).
-// Tracing installs the lookup at start; until then, and without tracing, every line gets nothing more.
+// What a log line adds about the request it was written for (trace_id and span_id) when it is written inside
+// RequestSpan.run, whose async context installs the lookup on its first use. The request path does not use
+// it (the edge and the layers below hand the ids to their lines: traceFields in src/protocol/trace.ts), so
+// in a running gateway every line gets nothing more from here.
 
 const NOTHING: Readonly<Record<string, string>> = Object.freeze({});
 

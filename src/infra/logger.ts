@@ -7,7 +7,7 @@ export const LOG_FORMATS = ['json', 'pretty'] as const;
 export type LogFormat = (typeof LOG_FORMATS)[number];
 
 export function createLogger(level: string, destination: DestinationStream = pino.destination({ dest: 2, sync: false })): Logger {
-  // The mixin adds trace_id and span_id to the lines written for a traced request (log-context.ts).
+  // The mixin adds trace_id and span_id to lines written inside RequestSpan.run (log-context.ts).
   return pino({ level, base: { name: 'mcp-gateway' }, mixin: logContext, mixinMergeStrategy: mergeLogContext }, destination);
 }
 

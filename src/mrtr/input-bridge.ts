@@ -12,6 +12,7 @@ import { cancelledResponse } from '../protocol/cancel.js';
 import { ErrorCode, errorResponse, isObject, type JsonObject, type JsonRpcRequest, type JsonRpcResponse } from '../protocol/jsonrpc.js';
 import type { Log } from '../infra/log.js';
 import { MAY_ASK, META } from '../protocol/mcp.js';
+import { traceFields } from '../protocol/trace.js';
 import { HeldCall, type CallEvent } from './held-call.js';
 import { requestDigest, type RequestStateCodec } from './request-state.js';
 
@@ -168,7 +169,7 @@ export class InputBridge extends UpstreamWrapper {
     options.trace?.event('mcp.gateway.mrtr.hold', { 'mcp.gateway.mrtr.asks': event.method, 'mcp.gateway.mrtr.round': call.round, 'mcp.gateway.mrtr.hold_ms': held.holdMs });
     call.holdFor(held.holdMs, () => {
       held.calls.delete(call.id);
-      this.options.log.info({ server: this.name, method: message.method }, 'a held call expired before the client retried; cancelled it');
+      this.options.log.info({ server: this.name, method: message.method, ...traceFields(options.trace) }, 'a held call expired before the client retried; cancelled it');
     });
     const requestState = held.codec.issue({
       instance: held.codec.instance,
