@@ -24,6 +24,9 @@ const PRELOAD = `data:text/javascript,${encodeURIComponent(`
     return listen.apply(this, args);
   };
   process.on('SIGUSR2', () => { globalThis.gc(); globalThis.gc(); process.stdout.write(JSON.stringify(process.memoryUsage()) + '\\n'); });
+  process.stdin.on('end', () => process.kill(process.pid, 'SIGTERM'));
+  process.stdin.resume();
+  process.stdin.unref();
 `)}`;
 
 /**
@@ -33,7 +36,9 @@ const PRELOAD = `data:text/javascript,${encodeURIComponent(`
 export async function launchGateway(config: string, port?: number): Promise<ChildGateway> {
   const child = spawn(process.execPath, ['--expose-gc', '--import', PRELOAD, '--import', 'tsx', 'src/cli.ts', '--config', config], {
     cwd: ROOT,
-    stdio: ['ignore', 'pipe', 'pipe'],
+    // stdin is a pipe only so the gateway learns when this test process is gone, however it went (a file
+    // that times out is killed): the preload stops the gateway then, instead of leaving it and its children.
+    stdio: ['pipe', 'pipe', 'pipe'],
   });
   let stderr = '';
   child.stderr!.setEncoding('utf8').on('data', (chunk: string) => (stderr = (stderr + chunk).slice(-20_000)));
