@@ -34,6 +34,23 @@ export function anyOf(globs: readonly string[] | undefined): Matcher {
   return (text) => exact.has(text) || programs.some((program) => run(program, text));
 }
 
+/**
+ * Whether some text that begins with `head` matches one of the globs: the glob, read as far as `head`
+ * goes, has not failed yet (every state left can still reach its end). `github__*` and `git*` may match a
+ * name beginning `github__`; `gitlab__*` and `?` may not. Tighter than comparing the glob's literal start
+ * with the head (`gh?x*` and `gh__`: no), and errs only towards yes: a later literal no /mcp name can hold
+ * (a `.`) still counts.
+ */
+export function mayMatchBeginning(globs: readonly string[] | undefined, head: string): boolean {
+  if (globs === undefined) return true;
+  for (const glob of globs) {
+    for (const alternative of expandBraces(glob)) {
+      if (/[*?]/.test(alternative) ? survives(tokenize(alternative), head) : alternative.startsWith(head)) return true;
+    }
+  }
+  return false;
+}
+
 /** A problem with a glob, worded for the config error; undefined when it is fine. */
 export function checkGlob(glob: string): string | undefined {
   let depth = 0;
@@ -110,6 +127,17 @@ function tokenize(glob: string): Token[] {
 
 /** Simulates the glob as an NFA over the text's code points: O(text × glob). */
 function run(program: readonly Token[], text: string): boolean {
+  const states = simulate(program, text);
+  return states !== undefined && states[program.length] === 1;
+}
+
+/** Whether the glob, having read all of `text`, is still in some state (then some continuation matches). */
+function survives(program: readonly Token[], text: string): boolean {
+  return simulate(program, text) !== undefined;
+}
+
+/** The NFA's states after reading `text`; undefined once none is left. */
+function simulate(program: readonly Token[], text: string): Uint8Array | undefined {
   const size = program.length;
   let states = new Uint8Array(size + 1);
   let next = new Uint8Array(size + 1);
@@ -140,10 +168,10 @@ function run(program: readonly Token[], text: string): boolean {
     }
     close(program, next);
     for (let s = 0; s <= size; s++) if (next[s]) alive = true;
-    if (!alive) return false;
+    if (!alive) return undefined;
     [states, next] = [next, states];
   }
-  return states[size] === 1;
+  return states;
 }
 
 /** Adds the states reachable without reading: past a jump, or past a star or globstar matching nothing. */

@@ -76,6 +76,11 @@ export class Router {
     return upstream.request(message, options);
   }
 
+  /** How every tool and prompt name of `server` begins on /mcp: `<prefix><separator>` (as of now: a reload may change the prefix). */
+  headOf(server: string): string {
+    return (this.options.prefixes.get(server) ?? server) + this.options.separator;
+  }
+
   /** The one upstream that owns a resource URI (or template), from what the lists said; else undefined. */
   ownerOf(uri: string): string | undefined {
     const owner = this.resources.owner(uri);
@@ -133,8 +138,7 @@ export class Router {
   private describeUnknown(kind: string, name: string, reach: Reach | undefined): string {
     for (const server of this.options.upstreams.keys()) {
       if (reach && !reach.reaches(server)) continue;
-      const head = (this.options.prefixes.get(server) ?? server) + this.options.separator;
-      if (!name.startsWith(head)) continue;
+      if (!name.startsWith(this.headOf(server))) continue;
       const status = this.options.upstreams.get(server)?.status();
       if (!status) continue;
       const why = status.state === 'ready' ? `it does not list a ${kind} by that name` : `it is ${status.state}${status.lastError ? ` (${status.lastError})` : ''}`;

@@ -148,11 +148,20 @@ export class McpCall {
   }
 }
 
-/** What a listen stream (modern or a 2025 session's) may tell this caller of, when a policy or a profile limits it. */
-export function listenAccess(grant: Grant | undefined, view?: Profile): ListenAccess | undefined {
+/**
+ * What a listen stream (modern or a 2025 session's) may tell this caller of, when a policy or a profile
+ * limits it. On a profile, only changes in lists where it may show something of that upstream: a curated
+ * view must not tell its callers when what it hides changes.
+ */
+export function listenAccess(call: McpCall): ListenAccess | undefined {
+  const { grant } = call;
+  const view = call.endpoint?.view;
   if (grant === undefined && view === undefined) return undefined;
+  const router = call.edge.router;
   return {
     reaches: (upstream) => grant === undefined || grant.reaches(upstream),
+    // A view exists only over /mcp, so with a router; without one nothing is hidden by name.
+    hears: (upstream, kind) => view === undefined || router === undefined || view.shownOfHead(router.headOf(upstream))[kind],
     reads: (uri, upstream) => (view === undefined || view.showsUri(uri)) && (grant === undefined || grant.allows('resources', upstream, uri).allowed),
   };
 }

@@ -24,7 +24,7 @@ export async function execute(call: McpCall, message: JsonRpcRequest, text: stri
   if (message.method === 'subscriptions/listen') {
     record(call, call.principal, message.method, verdict, undefined, traceId);
     call.outcome = 'ok';
-    call.edge.listen.open(message, outgoing, call.server, listenAccess(call.grant, call.endpoint?.view));
+    call.edge.listen.open(message, outgoing, call.server, listenAccess(call));
     return RESPONSE_ALREADY_SENT;
   }
   // Most requests carry no requestState: they take no extra turn here.

@@ -47,7 +47,7 @@ function legacyExchange(call: McpCall, body: unknown, sessionHeader: string | un
     outgoing,
     signal: new ClientGone(outgoing),
     headers: call.cors ?? {},
-    access: listenAccess(call.grant, call.endpoint?.view),
+    access: listenAccess(call),
     execute: (request, options) => executeModern(call, request, options),
   };
 }

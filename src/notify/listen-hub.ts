@@ -4,6 +4,7 @@
 import type { ServerResponse } from 'node:http';
 import { isObject, type JsonObject, type JsonRpcId, type JsonRpcRequest } from '../protocol/jsonrpc.js';
 import { META } from '../protocol/mcp.js';
+import type { ListKind } from '../profiles/profile.js';
 
 const KEEP_ALIVE_MS = 15_000;
 const SSE_HEADERS = {
@@ -12,13 +13,19 @@ const SSE_HEADERS = {
   'x-accel-buffering': 'no',
 };
 
-/** Which filter flag opts in to the notification that a changed list produces. */
-const BY_LIST: Record<string, { flag: string; method: string }> = {
-  'tools/list': { flag: 'toolsListChanged', method: 'notifications/tools/list_changed' },
-  'prompts/list': { flag: 'promptsListChanged', method: 'notifications/prompts/list_changed' },
-  'resources/list': { flag: 'resourcesListChanged', method: 'notifications/resources/list_changed' },
-  'resources/templates/list': { flag: 'resourcesListChanged', method: 'notifications/resources/list_changed' },
+/** Which filter flag opts in to the notification that a changed list produces, and the kind of list it is. */
+const BY_LIST: Record<string, Announced> = {
+  'tools/list': { flag: 'toolsListChanged', method: 'notifications/tools/list_changed', kind: 'tools' },
+  'prompts/list': { flag: 'promptsListChanged', method: 'notifications/prompts/list_changed', kind: 'prompts' },
+  'resources/list': { flag: 'resourcesListChanged', method: 'notifications/resources/list_changed', kind: 'resources' },
+  'resources/templates/list': { flag: 'resourcesListChanged', method: 'notifications/resources/list_changed', kind: 'resources' },
 };
+
+interface Announced {
+  flag: string;
+  method: string;
+  kind: ListKind;
+}
 const HONOURED_FLAGS = ['toolsListChanged', 'promptsListChanged', 'resourcesListChanged'];
 
 interface Listener {
@@ -39,9 +46,11 @@ export interface LegacyStream {
   unsubscribe(uri: string): void;
 }
 
-/** What a policy lets the listener hear of: upstreams it reaches, resources it may read. */
+/** What a policy or a profile lets the listener hear of: upstreams it reaches, lists that show it something, resources it may read. */
 export interface ListenAccess {
   reaches(upstream: string): boolean;
+  /** Whether a change to `upstream`'s lists of this kind may be told (a profile hides some upstreams' tools or prompts). */
+  hears(upstream: string, kind: ListKind): boolean;
   reads(uri: string, upstream: string): boolean;
 }
 
@@ -65,16 +74,18 @@ export class ListenHub {
   /** Lists of `upstream` changed: tell every listener that asked. */
   publish(upstream: string, lists: readonly string[]): void {
     if (this.listeners.size === 0) return;
-    const methods = new Map<string, string>();
+    const announced = new Map<string, Announced>();
     for (const list of lists) {
       const mapped = BY_LIST[list];
-      if (mapped) methods.set(mapped.method, mapped.flag);
+      if (mapped) announced.set(mapped.method, mapped);
     }
     for (const listener of this.listeners) {
+      const access = listener.access;
       if (listener.upstream !== undefined && listener.upstream !== upstream) continue;
-      if (listener.access && !listener.access.reaches(upstream)) continue;
-      for (const [method, flag] of methods) {
-        if (listener.flags.has(flag)) send(listener.outgoing, { jsonrpc: '2.0', method, params: tagged(listener, {}) });
+      if (access && !access.reaches(upstream)) continue;
+      for (const { method, flag, kind } of announced.values()) {
+        if (!listener.flags.has(flag) || (access && !access.hears(upstream, kind))) continue;
+        send(listener.outgoing, { jsonrpc: '2.0', method, params: tagged(listener, {}) });
       }
     }
   }

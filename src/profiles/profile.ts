@@ -3,7 +3,7 @@
 // prompt another public name there, `describe` another description. Plain data and pure functions: the
 // edge translates a caller's public name into the /mcp name before the route step, and shapes lists
 // after the guard has filtered them, so every rule of /mcp (policy, pins, paging, caching) holds unchanged.
-import { anyOf, type Matcher } from '../../policy/globs.js';
+import { anyOf, mayMatchBeginning, type Matcher } from '../../policy/globs.js';
 import { isObject, type JsonObject } from '../protocol/jsonrpc.js';
 import { LIST_ITEMS, type ListMethod } from '../protocol/mcp.js';
 
@@ -22,6 +22,21 @@ export interface ProfileSetting {
 }
 
 export type NamedKind = 'tools' | 'prompts';
+export type ListKind = NamedKind | 'resources';
+
+/** Per kind of list, whether a profile may show anything of one upstream. */
+export type UpstreamShown = Readonly<Record<ListKind, boolean>>;
+
+/**
+ * What a profile may show of the upstream whose /mcp names begin with `head` (`<prefix><separator>`): a
+ * tool or prompt kind when one of its globs may match a name beginning so — a rename adds nothing, as it
+ * shows only what the globs match. Resource URIs name no upstream, so any upstream's may be shown unless
+ * `resources` is `[]`. A listen stream on the profile hears of an upstream's changes only in these kinds.
+ */
+export function shownOf(setting: ProfileSetting, head: string): UpstreamShown {
+  const resources = setting.resources === undefined || setting.resources.length > 0;
+  return { tools: mayMatchBeginning(setting.tools, head), prompts: mayMatchBeginning(setting.prompts, head), resources };
+}
 
 const EVERYTHING: Matcher = () => true;
 
@@ -34,6 +49,8 @@ export class Profile {
   private readonly descriptions: ReadonlyMap<string, string>;
   /** Shaped items by the array they came from: a cached or guard-filtered page is shaped once. */
   private readonly shaped = new WeakMap<readonly unknown[], unknown[]>();
+  /** shownOf by head, worked out once: as many entries as servers' prefixes this profile has outlived. */
+  private readonly shownByHead = new Map<string, UpstreamShown>();
 
   constructor(
     readonly name: string,
@@ -69,6 +86,13 @@ export class Profile {
     const globs = this.setting[kind];
     if (globs === undefined || globs.length > 0) return true;
     return kind !== 'resources' && this.toPublic.size > 0;
+  }
+
+  /** shownOf for this profile: asked on every list change a listen stream on it could hear of. */
+  shownOfHead(head: string): UpstreamShown {
+    let shown = this.shownByHead.get(head);
+    if (shown === undefined) this.shownByHead.set(head, (shown = shownOf(this.setting, head)));
+    return shown;
   }
 
   /** Whether every tool and prompt is shown, under its /mcp name: what /mcp says of them holds here too. */
