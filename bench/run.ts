@@ -8,8 +8,10 @@
 // search mode's tool index at 5,000 tools — recall@5, MRR, latency, memory (bench/search-quality.ts);
 // (8) pool: a CPU-bound stdio server with instances: 1 vs 2 at 16 clients (bench/pool.ts);
 // (9) scale: routing, idle RSS and start-up as the number of stdio upstreams grows (bench/scale.ts);
-// (10) lists: 5,000 tools, resources and prompts from cache against a bare node:http floor (bench/lists.ts).
-// `npm run bench -- bridge`, `-- aggregate`, `-- cache`, `-- peers`, `-- memory`, `-- policy`, `-- search`, `-- pool`, `-- scale` or `-- lists` runs one part (several
+// (10) lists: 5,000 tools, resources and prompts from cache against a bare node:http floor (bench/lists.ts);
+// (11) bare: the least any Node.js proxy pays (bench/bare-proxy.mjs) beside the floor and the gateway, for the
+// hop and pool targets (bench/bare.ts).
+// `npm run bench -- bridge`, `-- aggregate`, `-- cache`, `-- peers`, `-- memory`, `-- policy`, `-- search`, `-- pool`, `-- scale`, `-- lists` or `-- bare` runs one part (several
 // may be named). Parts not run keep their figures from the previous latest.json, marked with their date.
 import { spawn } from 'node:child_process';
 import { announcedUrl } from './procs.js';
@@ -26,6 +28,7 @@ import { searchBench, searchTable } from './search-quality.js';
 import { poolBench, poolTable } from './pool.js';
 import { scaleBench, scaleTable } from './scale.js';
 import { listsBench, listsTable } from './lists.js';
+import { bareBench, bareTable } from './bare.js';
 import { stdioLoad } from './stdio-direct.js';
 import { targetLines, type Figures } from './targets.js';
 
@@ -90,7 +93,7 @@ function bridgeTable(rows: BridgeRow[]): string[] {
   ];
 }
 
-const PARTS = ['bridge', 'aggregate', 'cache', 'peers', 'memory', 'policy', 'search', 'pool', 'scale', 'lists'] as const;
+const PARTS = ['bridge', 'aggregate', 'cache', 'peers', 'memory', 'policy', 'search', 'pool', 'scale', 'lists', 'bare'] as const;
 const parts = process.argv.slice(2);
 for (const part of parts) if (!(PARTS as readonly string[]).includes(part)) throw new Error(`unknown part ${part}; parts: ${PARTS.join(', ')}`);
 const runs = (part: string) => parts.length === 0 || parts.includes(part);
@@ -163,6 +166,7 @@ const figures: Figures = {
   pool: keep('pool', await part('pool', () => poolBench({ log: say })), previous.pool, null),
   scale: keep('scale', await part('scale', () => scaleBench({ log: say })), previous.scale, null),
   lists: keep('lists', await part('lists', () => listsBench({ log: say })), previous.lists, null),
+  bare: keep('bare', await part('bare', () => bareBench({ log: say })), previous.bare, null),
   measured,
   targets: [],
 };
@@ -204,6 +208,7 @@ if (figures.lists)
     ...listsTable(figures.lists),
     '',
   );
+if (figures.bare) lines.push(`## Yardstick: the least any Node.js proxy pays, for the hop and pool targets${when('bare')}`, '', ...bareTable(figures.bare), '');
 if (figures.policy) lines.push(`## Policy: API key, 100 policies, audit log, over 5,000 tools on /mcp${when('policy')}`, '', ...policyTable(figures.policy), '');
 if (figures.search)
   lines.push(

@@ -6,6 +6,7 @@ import { slope, type MemoryResult } from './memory.js';
 import type { PeerKey, PeersResult } from './peers.js';
 import type { PolicyFigures } from './policy.js';
 import type { SearchFigures } from './search-quality.js';
+import type { BareFigures } from './bare.js';
 import { poolRatio, type PoolFigures } from './pool.js';
 import { scaleSpread, type ScaleResult } from './scale.js';
 import type { ListsResult } from './lists.js';
@@ -25,8 +26,10 @@ export interface Figures {
   pool?: PoolFigures | null;
   scale?: ScaleResult | null;
   lists?: ListsResult | null;
+  /** Issue 21's yardstick: the least any Node.js proxy pays, beside the floor and the gateway (no verdict). */
+  bare?: BareFigures | null;
   /** When each part's figures were measured (parts not run keep the previous run's). */
-  measured: Partial<Record<'bridge' | 'aggregate' | 'cache' | 'peers' | 'memory' | 'policy' | 'search' | 'pool' | 'scale' | 'lists', { date: string; node: string }>>;
+  measured: Partial<Record<'bridge' | 'aggregate' | 'cache' | 'peers' | 'memory' | 'policy' | 'search' | 'pool' | 'scale' | 'lists' | 'bare', { date: string; node: string }>>;
   targets: TargetItem[];
 }
 
