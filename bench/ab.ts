@@ -23,6 +23,7 @@ import { availableParallelism } from 'node:os';
 import { build, pinApart, removeScratch, startGateway, stopGateway, cpuNs, type Gateway } from './ab-gateways.js';
 import { formatRatio, median, summariseRatios } from './ab-stats.js';
 import { httpLoad } from './load.js';
+import { META, mcpHeaders } from './wire.js';
 
 const PAIRS = Number(process.env.BENCH_PAIRS ?? 6);
 const BLOCKS = Number(process.env.BENCH_BLOCKS ?? 4);
@@ -30,14 +31,7 @@ const CALLS = Number(process.env.BENCH_CALLS ?? 2_000);
 const WARMUP = Number(process.env.BENCH_WARMUP ?? 4_000);
 const CLIENTS = Number(process.env.BENCH_CONCURRENCY ?? 16);
 const PIN = process.env.BENCH_PIN !== '0' && availableParallelism() >= 2;
-const META = { 'io.modelcontextprotocol/protocolVersion': '2026-07-28', 'io.modelcontextprotocol/clientCapabilities': {} };
-const HEADERS = {
-  'content-type': 'application/json',
-  accept: 'application/json, text/event-stream',
-  'mcp-protocol-version': '2026-07-28',
-  'mcp-method': 'tools/call',
-  'mcp-name': 'echo',
-};
+const HEADERS = mcpHeaders('tools/call', 'echo');
 
 interface Sample {
   cpuUs: number;

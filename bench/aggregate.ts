@@ -9,10 +9,9 @@ import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { gatewayEntry } from './build.js';
 import { httpLoad, type LoadResult } from './load.js';
+import { META, mcpHeaders } from './wire.js';
 
 const ROOT = fileURLToPath(new URL('../', import.meta.url));
-const META = { 'io.modelcontextprotocol/protocolVersion': '2026-07-28', 'io.modelcontextprotocol/clientCapabilities': {} };
-const HEADERS = { 'content-type': 'application/json', accept: 'application/json, text/event-stream', 'mcp-protocol-version': '2026-07-28' };
 
 export async function startGateway(
   upstreams: number,
@@ -66,7 +65,7 @@ export async function aggregateBench(shapes: [upstreams: number, toolsEach: numb
     const list = () =>
       httpLoad({
         url: gateway.url,
-        headers: { ...HEADERS, 'mcp-method': 'tools/list' },
+        headers: mcpHeaders('tools/list'),
         body: (i) => JSON.stringify({ jsonrpc: '2.0', id: i, method: 'tools/list', params: { _meta: META } }),
         check: (text) => JSON.parse(text).result?.tools?.length === total,
         concurrency: 4,
@@ -76,7 +75,7 @@ export async function aggregateBench(shapes: [upstreams: number, toolsEach: numb
     const listResult = await list();
     const call = await httpLoad({
       url: gateway.url,
-      headers: (i) => ({ ...HEADERS, 'mcp-method': 'tools/call', 'mcp-name': toolName(i) }),
+      headers: (i) => mcpHeaders('tools/call', toolName(i)),
       body: (i) => JSON.stringify({ jsonrpc: '2.0', id: i, method: 'tools/call', params: { name: toolName(i), arguments: { text: `p${i}` }, _meta: META } }),
       check: (text, i) => JSON.parse(text).result?.content?.[0]?.text === `s0/tool-${i % toolsEach}: p${i}`,
       concurrency: 16,
@@ -90,7 +89,7 @@ export async function aggregateBench(shapes: [upstreams: number, toolsEach: numb
     const cachedList = (concurrency: number, check: (text: string, i: number) => boolean, headBytes?: number) =>
       httpLoad({
         url: cachedGateway.url,
-        headers: { ...HEADERS, 'mcp-method': 'tools/list' },
+        headers: mcpHeaders('tools/list'),
         body: (i) => JSON.stringify({ jsonrpc: '2.0', id: i, method: 'tools/list', params: { _meta: META } }),
         check,
         headBytes,
@@ -143,7 +142,7 @@ export async function cacheBench(): Promise<CacheRow[]> {
     const load = () =>
       httpLoad({
         url: gateway.url,
-        headers: { ...HEADERS, 'mcp-method': 'tools/list' },
+        headers: mcpHeaders('tools/list'),
         body: (i) => JSON.stringify({ jsonrpc: '2.0', id: i, method: 'tools/list', params: { _meta: META } }),
         check: (text) => JSON.parse(text).result?.tools?.length === 39,
         concurrency: 16,

@@ -16,10 +16,9 @@ import { startGateway } from './aggregate.js';
 import { gatewayEntry, removeBuild } from './build.js';
 import { httpLoad, type LoadResult } from './load.js';
 import { descendants, freePort, rssMb, stopTree, waitFor } from './procs.js';
+import { META, mcpHeaders } from './wire.js';
 
 const ROOT = fileURLToPath(new URL('../', import.meta.url));
-const META = { 'io.modelcontextprotocol/protocolVersion': '2026-07-28', 'io.modelcontextprotocol/clientCapabilities': {} };
-const HEADERS = { 'content-type': 'application/json', accept: 'application/json, text/event-stream', 'mcp-protocol-version': '2026-07-28' };
 const N = Number(process.env.CAPACITY_CALLS ?? 10_000);
 const SETTLE_MS = 3_000;
 const say = (line: string) => process.stdout.write(`${line}\n`);
@@ -46,7 +45,7 @@ function load(url: string, method: 'tools/call' | 'tools/list', calls: number): 
   const name = 's0__tool-0';
   return httpLoad({
     url,
-    headers: { ...HEADERS, 'mcp-method': method, ...(method === 'tools/call' && { 'mcp-name': name }) },
+    headers: mcpHeaders(method, method === 'tools/call' ? name : undefined),
     body: (i) => JSON.stringify({ jsonrpc: '2.0', id: i, method, params: method === 'tools/call' ? { name, arguments: { text: `c${i}` }, _meta: META } : { _meta: META } }),
     check: (text, i) => {
       const response = JSON.parse(text);

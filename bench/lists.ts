@@ -10,10 +10,9 @@ import type { AddressInfo } from 'node:net';
 import { startGateway } from './aggregate.js';
 import { median } from './ab-stats.js';
 import { gatewayEntry } from './build.js';
-import { stopTree } from './procs.js';
+import { loadAverages, stopTree } from './procs.js';
+import { META, mcpHeaders } from './wire.js';
 
-const META = { 'io.modelcontextprotocol/protocolVersion': '2026-07-28', 'io.modelcontextprotocol/clientCapabilities': {} };
-const HEADERS = { 'content-type': 'application/json', accept: 'application/json, text/event-stream', 'mcp-protocol-version': '2026-07-28' };
 const ITEMS = 5_000;
 const PAGE = 1_000;
 const ROUNDS = Number(process.env.BENCH_LISTS_ROUNDS ?? 5);
@@ -45,7 +44,7 @@ function post(url: URL, method: string, id: number, cursor: string | undefined):
   const body = JSON.stringify({ jsonrpc: '2.0', id, method, params: cursor === undefined ? { _meta: META } : { cursor, _meta: META } });
   return new Promise((resolve, reject) => {
     const req = http.request(
-      { host: url.hostname, port: url.port, path: url.pathname, method: 'POST', agent, headers: { ...HEADERS, 'mcp-method': method, 'content-length': Buffer.byteLength(body) } },
+      { host: url.hostname, port: url.port, path: url.pathname, method: 'POST', agent, headers: { ...mcpHeaders(method), 'content-length': Buffer.byteLength(body) } },
       (res) => {
         const chunks: Buffer[] = [];
         res.on('data', (c: Buffer) => chunks.push(c));
@@ -133,10 +132,7 @@ async function record(url: URL): Promise<Map<string, { before: Buffer; after: Bu
 
 export async function listsBench(options: { log?: (line: string) => void } = {}): Promise<ListsResult> {
   const say = options.log ?? (() => {});
-  const load = (await import('node:os'))
-    .loadavg()
-    .map((l) => l.toFixed(2))
-    .join(', ');
+  const load = loadAverages();
   const env = { RESOURCE_COUNT: String(ITEMS), PROMPT_COUNT: String(ITEMS), PAGE_SIZE: String(PAGE) };
   const gateway = await startGateway(1, ITEMS, { entry: gatewayEntry(), env });
   const rows: ListsRow[] = [];

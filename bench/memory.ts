@@ -7,9 +7,8 @@ import { startGateway } from './aggregate.js';
 import { gatewayEntry } from './build.js';
 import { httpLoad, type LoadResult } from './load.js';
 import { rssMb, stopTree } from './procs.js';
+import { META, mcpHeaders } from './wire.js';
 
-const META = { 'io.modelcontextprotocol/protocolVersion': '2026-07-28', 'io.modelcontextprotocol/clientCapabilities': {} };
-const HEADERS = { 'content-type': 'application/json', accept: 'application/json, text/event-stream', 'mcp-protocol-version': '2026-07-28' };
 const UPSTREAMS = 10;
 const TOOLS_EACH = 50;
 
@@ -86,7 +85,7 @@ async function one(build: string, entry: string, calls: number, step: number): P
       const name = (i: number) => `s${route(base + i).u}__tool-${route(base + i).t}`;
       const r = await httpLoad({
         url: gateway.url,
-        headers: (i) => ({ ...HEADERS, 'mcp-method': 'tools/call', 'mcp-name': name(i) }),
+        headers: (i) => mcpHeaders('tools/call', name(i)),
         body: (i) => JSON.stringify({ jsonrpc: '2.0', id: i, method: 'tools/call', params: { name: name(i), arguments: { text: `m${base + i}` }, _meta: META } }),
         check: (text, i) => {
           const { u, t } = route(base + i);

@@ -14,12 +14,11 @@ import { httpLoad, type LoadResult } from './load.js';
 import { cpuNs } from './ab-gateways.js';
 import { alive, descendants, freePort, rssMb, spawnServer, stopTree, waitFor } from './procs.js';
 import { stdioLoad } from './stdio-direct.js';
+import { META, mcpHeaders } from './wire.js';
 
 const ROOT = fileURLToPath(new URL('../', import.meta.url));
-const META = { 'io.modelcontextprotocol/protocolVersion': '2026-07-28', 'io.modelcontextprotocol/clientCapabilities': {} };
-const BASE_HEADERS = { 'content-type': 'application/json', accept: 'application/json, text/event-stream', 'mcp-protocol-version': '2026-07-28' };
-const CALL_HEADERS = { ...BASE_HEADERS, 'mcp-method': 'tools/call', 'mcp-name': 'echo' };
-const LIST_HEADERS = { ...BASE_HEADERS, 'mcp-method': 'tools/list' };
+const CALL_HEADERS = mcpHeaders('tools/call', 'echo');
+const LIST_HEADERS = mcpHeaders('tools/list');
 const node = process.execPath;
 const upstreamArgs = ['--import', 'tsx', 'test/fixtures/modern-server.ts'];
 /** The upstream as one command line (relative path: every peer is started with cwd = the repository). */

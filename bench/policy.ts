@@ -12,9 +12,8 @@ import type { PolicySetting } from '../policy/settings.js';
 import { silentLog } from '../src/infra/log.js';
 import { startGateway } from './aggregate.js';
 import { httpLoad, type LoadResult } from './load.js';
+import { META, mcpHeaders } from './wire.js';
 
-const META = { 'io.modelcontextprotocol/protocolVersion': '2026-07-28', 'io.modelcontextprotocol/clientCapabilities': {} };
-const HEADERS = { 'content-type': 'application/json', accept: 'application/json, text/event-stream', 'mcp-protocol-version': '2026-07-28' };
 const UPSTREAMS = 10;
 const TOOLS_EACH = 500;
 const KEY = 'bench-key-0123456789abcdef';
@@ -66,7 +65,7 @@ export async function policyBench(): Promise<PolicyFigures> {
   const call = (url: string, extra: Record<string, unknown>) =>
     httpLoad({
       url,
-      headers: (i) => ({ ...HEADERS, ...credentials(extra), 'mcp-method': 'tools/call', 'mcp-name': tool(i) }),
+      headers: (i) => mcpHeaders('tools/call', tool(i), credentials(extra)),
       body: (i) => JSON.stringify({ jsonrpc: '2.0', id: i, method: 'tools/call', params: { name: tool(i), arguments: { text: `p${i}` }, _meta: META } }),
       check: (text, i) => JSON.parse(text).result?.content?.[0]?.text === `s3/tool-${i % 10}: p${i}`,
       concurrency: 16,
@@ -76,7 +75,7 @@ export async function policyBench(): Promise<PolicyFigures> {
   const list = (url: string, extra: Record<string, unknown>, v: number, total: number) =>
     httpLoad({
       url,
-      headers: { ...HEADERS, ...credentials(extra), 'mcp-method': 'tools/list' },
+      headers: mcpHeaders('tools/list', undefined, credentials(extra)),
       body: (i) => JSON.stringify({ jsonrpc: '2.0', id: i, method: 'tools/list', params: { _meta: META } }),
       check: (text) => {
         const tools = JSON.parse(text).result?.tools;

@@ -10,16 +10,10 @@ import { fileURLToPath } from 'node:url';
 import { gatewayEntry, removeBuild } from './build.js';
 import { httpLoad, type LoadResult } from './load.js';
 import { announcedUrl, stopTree } from './procs.js';
+import { META, mcpHeaders } from './wire.js';
 
 const ROOT = fileURLToPath(new URL('../', import.meta.url));
-const META = { 'io.modelcontextprotocol/protocolVersion': '2026-07-28', 'io.modelcontextprotocol/clientCapabilities': {} };
-const HEADERS = {
-  'content-type': 'application/json',
-  accept: 'application/json, text/event-stream',
-  'mcp-protocol-version': '2026-07-28',
-  'mcp-method': 'tools/call',
-  'mcp-name': 'burn',
-};
+const HEADERS = mcpHeaders('tools/call', 'burn');
 const CLIENTS = 16;
 const BURN_MS = 2;
 

@@ -1,8 +1,9 @@
-// Process helpers for the bench: loopback ports, RSS from /proc, readiness polls and a stop that leaves no
-// descendant behind (peers put their children in other process groups, so a group kill is not enough).
+// Process helpers for the bench: loopback ports, RSS from /proc, the machine's load, readiness polls and a stop
+// that leaves no descendant behind (peers put their children in other process groups, so a group kill is not enough).
 import { spawn, type ChildProcess, type SpawnOptions } from 'node:child_process';
 import { readdirSync, readFileSync } from 'node:fs';
 import net from 'node:net';
+import { loadavg } from 'node:os';
 
 /** A port that was free on 127.0.0.1 a moment ago (for peers that cannot listen on port 0 and say so). */
 export function freePort(): Promise<number> {
@@ -23,6 +24,12 @@ function status(pid: number): string | undefined {
     return undefined;
   }
 }
+
+/** The 1, 5 and 15 minute load averages, as a table's header line shows them ("0.52, 0.61, 0.70"). */
+export const loadAverages = (): string =>
+  loadavg()
+    .map((l) => l.toFixed(2))
+    .join(', ');
 
 /** VmRSS of this one process (not its children), in MB; NaN if it is gone. */
 export function rssMb(pid: number): number {

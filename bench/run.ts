@@ -31,9 +31,9 @@ import { listsBench, listsTable } from './lists.js';
 import { bareBench, bareTable } from './bare.js';
 import { stdioLoad } from './stdio-direct.js';
 import { targetLines, type Figures } from './targets.js';
+import { META, mcpHeaders } from './wire.js';
 
 const ROOT = fileURLToPath(new URL('../', import.meta.url));
-const META = { 'io.modelcontextprotocol/protocolVersion': '2026-07-28', 'io.modelcontextprotocol/clientCapabilities': {} };
 const TOTAL = Number(process.env.BENCH_CALLS ?? 20_000);
 const CONCURRENCY = (process.env.BENCH_CONCURRENCY ?? '1,16,64').split(',').map(Number);
 const upstream = { command: process.execPath, args: ['--import', 'tsx', 'test/fixtures/modern-server.ts'] };
@@ -59,13 +59,7 @@ async function startBridge(): Promise<{ url: string; stop(): void }> {
 async function bridgeBench(): Promise<BridgeRow[]> {
   const rows: BridgeRow[] = [];
   const gateway = await startBridge();
-  const headers = {
-    'content-type': 'application/json',
-    accept: 'application/json, text/event-stream',
-    'mcp-protocol-version': '2026-07-28',
-    'mcp-method': 'tools/call',
-    'mcp-name': 'echo',
-  };
+  const headers = mcpHeaders('tools/call', 'echo');
   const viaGateway = (concurrency: number, total: number) =>
     httpLoad({ url: gateway.url, headers, body: (i) => JSON.stringify(echo(i)), check: (text, i) => echoed(JSON.parse(text), i), concurrency, total });
   await viaGateway(16, 2_000); // warm-up: the child's era probe, JIT, connections

@@ -15,11 +15,10 @@ import { startGateway } from './aggregate.js';
 import { median } from './ab-stats.js';
 import { gatewayEntry } from './build.js';
 import { httpLoad, type LoadResult } from './load.js';
-import { rssMb, stopTree } from './procs.js';
+import { loadAverages, rssMb, stopTree } from './procs.js';
+import { META, mcpHeaders } from './wire.js';
 
 const ROOT = fileURLToPath(new URL('../', import.meta.url));
-const META = { 'io.modelcontextprotocol/protocolVersion': '2026-07-28', 'io.modelcontextprotocol/clientCapabilities': {} };
-const HEADERS = { 'content-type': 'application/json', accept: 'application/json, text/event-stream', 'mcp-protocol-version': '2026-07-28' };
 const TOOLS_EACH = 50;
 const ROUNDS = Number(process.env.BENCH_SCALE_ROUNDS ?? 5);
 const CALLS_PER_ROUND = Number(process.env.BENCH_SCALE_CALLS ?? 2_000);
@@ -41,7 +40,7 @@ function callLast(url: string, upstreams: number, calls: number): Promise<LoadRe
   const name = (i: number) => `${server}__tool-${i % TOOLS_EACH}`;
   return httpLoad({
     url,
-    headers: (i) => ({ ...HEADERS, 'mcp-method': 'tools/call', 'mcp-name': name(i) }),
+    headers: (i) => mcpHeaders('tools/call', name(i)),
     body: (i) => JSON.stringify({ jsonrpc: '2.0', id: i, method: 'tools/call', params: { name: name(i), arguments: { text: `p${i}` }, _meta: META } }),
     check: (text, i) => JSON.parse(text).result?.content?.[0]?.text === `${server}/tool-${i % TOOLS_EACH}: p${i}`,
     concurrency: 1,
@@ -124,10 +123,7 @@ async function directStart(): Promise<number> {
 
 export async function scaleBench(options: { log?: (line: string) => void } = {}): Promise<ScaleResult> {
   const say = options.log ?? (() => {});
-  const load = (await import('node:os'))
-    .loadavg()
-    .map((l) => l.toFixed(2))
-    .join(', ');
+  const load = loadAverages();
   const { routing, idleMb } = await routingAndIdle(say);
   const startup: ScaleResult['startup'] = [];
   for (let round = 0; round < STARTS; round++) {

@@ -11,15 +11,9 @@ import { cpuNs } from './ab-gateways.js';
 import { startGateway } from './aggregate.js';
 import { removeBuild } from './build.js';
 import { httpLoad, type LoadResult } from './load.js';
+import { META, mcpHeaders } from './wire.js';
 
-const META = { 'io.modelcontextprotocol/protocolVersion': '2026-07-28', 'io.modelcontextprotocol/clientCapabilities': {} };
-const HEADERS = {
-  'content-type': 'application/json',
-  accept: 'application/json, text/event-stream',
-  'mcp-protocol-version': '2026-07-28',
-  'mcp-method': 'tools/call',
-  'mcp-name': 's0__tool-1',
-};
+const HEADERS = mcpHeaders('tools/call', 's0__tool-1');
 const CALLS = Number(process.env.BENCH_CALLS ?? 5_000);
 const ROUNDS = Number(process.env.BENCH_ROUNDS ?? 3);
 const CONCURRENCY = Number(process.env.BENCH_CONCURRENCY ?? 16);

@@ -1,5 +1,5 @@
 // Reading a whole list from an upstream, page by page: what the policy guard reads when a call needs a
-// tool's definition, and what the search index is fed from.
+// tool's definition, what the search index is fed from, and how /mcp re-reads its merged lists to learn routes.
 import type { JsonObject, JsonRpcResponse, JsonRpcSuccess } from '../src/protocol/jsonrpc.js';
 import type { RequestOptions, Upstream } from './upstream.js';
 

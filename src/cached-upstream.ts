@@ -2,6 +2,7 @@
 // answered from the cache while their ttlMs lasts; everything else, and every retry of a multi round-trip
 // request, goes straight through.
 import type { ListCache } from '../cache/list-cache.js';
+import { optionsWith } from '../bridge/request-options.js';
 import type { RequestOptions, Upstream } from '../bridge/upstream.js';
 import { cancelledResponse } from './protocol/cancel.js';
 import { ErrorCode, errorResponse, type JsonRpcRequest, type JsonRpcResponse } from './protocol/jsonrpc.js';
@@ -62,7 +63,7 @@ export class CachedUpstream extends UpstreamWrapper {
     const key = { upstream: this.inner.name, method: message.method, variant, context: options.authContext ?? ANONYMOUS };
     // Others may wait on this fetch (single flight): one caller going away must not cancel it for them,
     // but that caller stops waiting (and stops counting as in flight) at once.
-    const fetched = this.cache.get(key, message.id, () => this.inner.request(message, { ...options, signal: undefined }));
+    const fetched = this.cache.get(key, message.id, () => this.inner.request(message, optionsWith(options, undefined)));
     const trace = options.trace;
     if (trace !== undefined)
       void fetched.then(

@@ -3,6 +3,7 @@
 // the edge calls the owner through it; the aggregator is still an Upstream, so lists, discovery and anyone
 // else holding it (a 2025 client's session, a test) are served the way one server's endpoint is.
 import { EventEmitter } from 'node:events';
+import { eachListPage } from '../../bridge/list-pages.js';
 import type { Reach, RequestOptions, Upstream, UpstreamStatus } from '../../bridge/upstream.js';
 import type { NamedTarget, UriTarget } from '../../policy/target.js';
 import { ErrorCode, errorResponse, isObject, type JsonObject, type JsonRpcId, type JsonRpcRequest, type JsonRpcResponse } from '../protocol/jsonrpc.js';
@@ -295,15 +296,11 @@ export class Aggregator implements Upstream {
     const running = this.refreshing.get(method);
     if (running) return running;
     if (Date.now() - (this.lastRefresh.get(method) ?? 0) < REFRESH_INTERVAL_MS) return Promise.resolve();
+    const meta = { [META.protocolVersion]: SUPPORTED_VERSIONS[0], [META.clientCapabilities]: {} };
+    // Read for what merging the pages records (the routes), not for the pages; an error that ends the
+    // reading early leaves the routes read so far.
     const refresh = (async () => {
-      let cursor: string | undefined;
-      const meta = { [META.protocolVersion]: SUPPORTED_VERSIONS[0], [META.clientCapabilities]: {} };
-      for (let pages = 0; pages < 1000; pages++) {
-        const params: JsonObject = cursor === undefined ? { _meta: meta } : { cursor, _meta: meta };
-        const response = await this.list({ jsonrpc: '2.0', id: 0, method, params }, method, {});
-        if (!('result' in response) || typeof response.result.nextCursor !== 'string') break;
-        cursor = response.result.nextCursor;
-      }
+      await eachListPage(this, method, meta, {}, () => {});
     })().finally(() => {
       this.refreshing.delete(method);
       this.lastRefresh.set(method, Date.now());

@@ -14,6 +14,7 @@ import { silentLog, type Log } from '../../src/infra/log.js';
 import { everything, eventually, fixture, headersFor, META, post, ROOT, schemaProblems, VERSION, type Answer } from './harness.js';
 import { startLegacyHttpServer, type LegacyHttpServer } from '../fixtures/http-servers.js';
 import { sharedRedis } from '../services.js';
+import { SHARED_REDIS, twoReplicas } from './replicas.js';
 
 // ---- plumbing ---------------------------------------------------------------------------------------------
 
@@ -717,31 +718,14 @@ describe('roots: from the config on server-everything', () => {
 
 // ---- 6. replicas --------------------------------------------------------------------------------------------
 
-const SHARED_REDIS = 'redis://127.0.0.1:6379';
 const needRedis = await sharedRedis('MRTR across replicas on the shared Redis');
 
 describe('two gateways on one Redis: a retry sent to the other replica is forwarded to the holder', { skip: needRedis.skip }, () => {
   before(needRedis.check);
-  const keyPrefix = `mrtr-e2e-${randomUUID()}:`;
-  const secret = 'a shared mrtr secret, 32+ chars long';
-  let a: RunningGateway;
-  let b: RunningGateway;
-  let redis: Redis;
-  before(async () => {
-    const rest = { cache: { store: 'redis', url: SHARED_REDIS, keyPrefix }, mrtr: { secret } };
-    [a, b] = await Promise.all([startGw({ legacy: fixture('legacy-server') }, rest), startGw({ legacy: fixture('legacy-server') }, rest)]);
-    redis = new Redis(SHARED_REDIS, { lazyConnect: true });
-    await redis.connect();
-    await eventually(async () => (await redis.keys(`${keyPrefix}instance:*`)).length === 2, 10_000);
-  });
-  after(async () => {
-    await Promise.all([a?.close(), b?.close()]);
-    const keys = await redis.keys(`${keyPrefix}*`);
-    if (keys.length) await redis.del(...keys);
-    redis.disconnect();
-  });
+  const replicas = twoReplicas('mrtr-e2e', (rest) => startGw({ legacy: fixture('legacy-server') }, rest));
 
   test('first round on A, retry on B: completed', async () => {
+    const { a, b } = replicas;
     const first = call('ask', { question: 'Replica?' }, { elicitation: {} });
     const asked = inputRequired(await send(`${a.url}/servers/legacy/mcp`, first));
     const result = complete(await send(`${b.url}/servers/legacy/mcp`, retry(first, asked.requestState, { 'elicitation-1': { action: 'accept', content: { name: 'from B' } } })));
@@ -749,6 +733,7 @@ describe('two gateways on one Redis: a retry sent to the other replica is forwar
   });
 
   test('two rounds alternating replicas through /mcp; and a spent requestState sent to B is refused by A', async () => {
+    const { a, b } = replicas;
     const first = call('legacy__ask-twice', { topic: 'replicas' }, { elicitation: {} });
     const one = inputRequired(await send(`${a.url}/mcp`, first));
     const two = inputRequired(await send(`${b.url}/mcp`, retry(first, one.requestState, { 'elicitation-1': { action: 'accept', content: { value: 'b' } } })));
@@ -759,6 +744,7 @@ describe('two gateways on one Redis: a retry sent to the other replica is forwar
   });
 
   test('the SDK v2 client behind a "load balancer" that sends every retry to the other replica', async () => {
+    const { a, b } = replicas;
     const seen: string[] = [];
     const balance: FetchLike = (input, init) => {
       const body = typeof init?.body === 'string' ? init.body : '';

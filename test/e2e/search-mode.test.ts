@@ -164,6 +164,19 @@ describe('search mode', () => {
   });
 });
 
+/** What a client of either SDK generation sees first: the two tools listed, and a search for a sum finding it first (its name returned). */
+async function listsAndFindsTheSum(client: Client | Client1): Promise<string> {
+  const { tools } = await client.listTools();
+  assert.deepEqual(
+    tools.map((t) => t.name),
+    ['search_tools', 'call_tool'],
+  );
+  const found = await client.callTool({ name: 'search_tools', arguments: { query: 'sum of two numbers' } });
+  const hits = (found.structuredContent as { tools: { name: string }[] }).tools;
+  assert.equal(hits[0]!.name, 'everything__get-sum');
+  return hits[0]!.name;
+}
+
 describe('SDK v2 client → /search/mcp → server-everything and a modern fixture', () => {
   let client: Client;
   before(async () => {
@@ -173,16 +186,9 @@ describe('SDK v2 client → /search/mcp → server-everything and a modern fixtu
   after(() => client?.close());
 
   test('lists the two tools, searches, and calls what it found', async () => {
-    const { tools } = await client.listTools();
-    assert.deepEqual(
-      tools.map((t) => t.name),
-      ['search_tools', 'call_tool'],
-    );
     // The SDK checks structuredContent against search_tools' outputSchema.
-    const found = await client.callTool({ name: 'search_tools', arguments: { query: 'sum of two numbers' } });
-    const hits = (found.structuredContent as { tools: { name: string }[] }).tools;
-    assert.equal(hits[0]!.name, 'everything__get-sum');
-    const sum = await client.callTool({ name: 'call_tool', arguments: { name: hits[0]!.name, arguments: { a: 20, b: 22 } } });
+    const found = await listsAndFindsTheSum(client);
+    const sum = await client.callTool({ name: 'call_tool', arguments: { name: found, arguments: { a: 20, b: 22 } } });
     assert.deepEqual(sum.content, [{ type: 'text', text: 'The sum of 20 and 22 is 42.' }]);
     const echo = await client.callTool({ name: 'call_tool', arguments: { name: 'modern__echo', arguments: { text: 'héllo, 世界' } } });
     assert.deepEqual(echo.content, [{ type: 'text', text: 'héllo, 世界' }]);
@@ -207,13 +213,7 @@ describe('a 2025 client (SDK v1) on /search/mcp', () => {
   after(() => client?.close());
 
   test('search, call, and MRTR through call_tool as real elicitation', async () => {
-    const { tools } = await client.listTools();
-    assert.deepEqual(
-      tools.map((t) => t.name),
-      ['search_tools', 'call_tool'],
-    );
-    const found = await client.callTool({ name: 'search_tools', arguments: { query: 'sum of two numbers' } });
-    assert.equal((found.structuredContent as { tools: { name: string }[] }).tools[0]!.name, 'everything__get-sum');
+    await listsAndFindsTheSum(client);
     const confirmed = await client.callTool({ name: 'call_tool', arguments: { name: 'mrtr__confirm', arguments: { env: 'staging' } } });
     assert.equal(asked.length, 1, 'the server asked once, through the 2025 session');
     assert.deepEqual(confirmed.content, [{ type: 'text', text: 'answer={"ok":true} stateIntact=true' }]);

@@ -2,14 +2,11 @@
 // call_tool that a load balancer sends to another replica resumes the call there: a 2025 server's call,
 // which the first replica holds, is forwarded to it; a modern server's requestState is the server's own.
 import assert from 'node:assert/strict';
-import { randomUUID } from 'node:crypto';
-import { after, before, describe, test } from 'node:test';
-import { Redis } from 'ioredis';
-import type { RunningGateway } from '../../src/gateway.js';
+import { before, describe, test } from 'node:test';
 import { eventually, fixture, headersFor, request, ROOT, startTestGateway } from './harness.js';
 import { sharedRedis } from '../services.js';
+import { twoReplicas } from './replicas.js';
 
-const REDIS = 'redis://127.0.0.1:6379';
 const mrtr = { command: process.execPath, args: ['--import', 'tsx', 'test/fixtures/mrtr-server.ts'], cwd: ROOT, probeTimeoutMs: 30_000 };
 const needRedis = await sharedRedis('search mode across replicas on the shared Redis');
 const CAPS = { _meta: { 'io.modelcontextprotocol/clientCapabilities': { elicitation: {} } } };
@@ -26,29 +23,14 @@ async function send(url: string, body: Body): Promise<{ status: number; text: st
 
 describe('call_tool on two replicas sharing Redis: a retry at the other replica resumes the held call', { skip: needRedis.skip }, () => {
   before(needRedis.check);
-  const keyPrefix = `search-replicas-${randomUUID()}:`;
-  let a: RunningGateway;
-  let b: RunningGateway;
-  let redis: Redis;
-
+  const replicas = twoReplicas('search-replicas', (rest) => startTestGateway({ mrtr, legacy: fixture('legacy-server') }, {}, rest));
   before(async () => {
-    const rest = { cache: { store: 'redis', url: REDIS, keyPrefix }, mrtr: { secret: 'a shared mrtr secret, 32+ chars long' } };
-    [a, b] = await Promise.all([startTestGateway({ mrtr, legacy: fixture('legacy-server') }, {}, rest), startTestGateway({ mrtr, legacy: fixture('legacy-server') }, {}, rest)]);
-    redis = new Redis(REDIS, { lazyConnect: true });
-    await redis.connect();
-    await eventually(async () => (await redis.keys(`${keyPrefix}instance:*`)).length === 2, 10_000);
     // Every server up on both replicas first: a call while one still starts answers that it is starting.
-    for (const replica of [a, b]) await eventually(async () => (await fetch(`${replica.url}/readyz`)).status === 200, 60_000);
-  });
-
-  after(async () => {
-    await Promise.all([a?.close(), b?.close()]);
-    const keys = await redis.keys(`${keyPrefix}*`);
-    if (keys.length) await redis.del(...keys);
-    redis.disconnect();
+    for (const replica of [replicas.a, replicas.b]) await eventually(async () => (await fetch(`${replica.url}/readyz`)).status === 200, 60_000);
   });
 
   test('a 2025 server’s call held by A, the retry of call_tool sent to B: forwarded to A and completed; spent after', async () => {
+    const { a, b } = replicas;
     const first = callTool('legacy__ask', { question: 'Which replica?' }, CAPS, 's1');
     const asked = await send(`${a.url}/search/mcp`, first);
     assert.equal(asked.status, 200, asked.text);
@@ -74,6 +56,7 @@ describe('call_tool on two replicas sharing Redis: a retry at the other replica 
   });
 
   test('a modern server: a direct first round on A resumed through call_tool on B (the same call, whichever endpoint asks)', async () => {
+    const { a, b } = replicas;
     const direct = request('tools/call', { name: 'mrtr__confirm', arguments: { env: 'dev' }, ...CAPS }, 'd1');
     const first = (await send(`${a.url}/mcp`, direct)).text;
     const asked = JSON.parse(first).result;
