@@ -15,10 +15,10 @@ import { cpuNs } from './ab-gateways.js';
 import { gatewayEntry, removeBuild } from './build.js';
 import { httpLoad } from './load.js';
 import { announcedUrl, spawnServer, stopTree, waitFor } from './procs.js';
+import { META, mcpHeaders } from './wire.js';
 
 const ROOT = fileURLToPath(new URL('../', import.meta.url));
 const node = process.execPath;
-const META = { 'io.modelcontextprotocol/protocolVersion': '2026-07-28', 'io.modelcontextprotocol/clientCapabilities': {} };
 const CLIENTS = 16;
 const ECHO = ['--import', 'tsx', path.join(ROOT, 'test/fixtures/modern-server.ts')];
 const BURN = [path.join(ROOT, 'bench/cpu-server.mjs')];
@@ -61,13 +61,7 @@ function start(kind: Kind, upstream: string[], instances = 1): Promise<Running> 
 
 /** Warm-up, then `total` calls of `tool` at 16 clients: calls/s and the HTTP process's CPU µs per call. */
 async function measure(running: Running, tool: string, total: number): Promise<{ rate: number; cpuUs: number }> {
-  const headers = {
-    'content-type': 'application/json',
-    accept: 'application/json, text/event-stream',
-    'mcp-protocol-version': '2026-07-28',
-    'mcp-method': 'tools/call',
-    'mcp-name': tool,
-  };
+  const headers = mcpHeaders('tools/call', tool);
   const load = (calls: number) =>
     httpLoad({
       url: running.url,
