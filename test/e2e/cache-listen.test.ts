@@ -203,6 +203,16 @@ describe('two gateways sharing Redis', { skip: redis.skip }, () => {
 
   test('a list fetched through one is served by the other without an upstream call', async () => {
     await post(`${a.url}/servers/syn/mcp`, request('tools/list'));
+    // A's write to Redis is not awaited by its answer (by design): ask B once the entry is there, or a
+    // loaded machine lets B's read overtake it and B rightly asks its own upstream.
+    const peek = new Redis('redis://127.0.0.1:6379', { lazyConnect: true });
+    await peek.connect();
+    try {
+      const stored = async () => (await peek.keys(`${keyPrefix}g:syn*`)).length > 0;
+      assert.ok(await until(stored, 5_000), "a's entry never reached Redis");
+    } finally {
+      await peek.quit();
+    }
     const fromB = await post(`${b.url}/servers/syn/mcp`, request('tools/list'));
     assert.equal(fromB.body.result.tools.length, 5);
     assert.equal(await listsServed(`${a.url}/servers/syn/mcp`), 1);
