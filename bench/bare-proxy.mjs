@@ -13,7 +13,8 @@ import { createInterface } from 'node:readline';
 const [count, command, ...args] = process.argv.slice(2);
 const children = [];
 for (let i = 0; i < Number(count); i++) {
-  const child = spawn(command, args, { stdio: ['pipe', 'pipe', 'inherit'] });
+  // Detached, as the gateway starts its children: each its own session, so the scheduler treats them alike.
+  const child = spawn(command, args, { stdio: ['pipe', 'pipe', 'inherit'], detached: true });
   const entry = { child, inFlight: 0 };
   createInterface({ input: child.stdout }).on('line', (line) => {
     let answer;
