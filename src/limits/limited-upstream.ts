@@ -152,13 +152,22 @@ export class LimitedUpstream extends UpstreamWrapper {
     throw error;
   };
 
-  /** Hands waiting requests to free slots, one caller's turn at a time. */
+  /**
+   * Hands waiting requests to free slots, one caller's turn at a time. A request whose queueTimeoutMs has
+   * passed is refused, not served: on a busy event loop a slot can free up (an answer read in the poll phase)
+   * before the timers phase runs its overdue timer, and serving it then would break the documented bound.
+   */
   private dispatch(): void {
     while (this.inFlight < this.limits.maxInFlight) {
       const waiter = this.queue.shift();
       if (waiter === undefined) return;
+      const waited = performance.now() - waiter.since;
+      if (waited >= this.limits.queueTimeoutMs) {
+        this.timedOut(waiter);
+        continue;
+      }
       this.forget(waiter);
-      this.onWaited?.((performance.now() - waiter.since) / 1000);
+      this.onWaited?.(waited / 1000);
       this.inFlight++;
       waiter.resolve(this.inner.request(waiter.message, waiter.options).then(this.release, this.releaseAfterThrow));
     }
@@ -166,7 +175,11 @@ export class LimitedUpstream extends UpstreamWrapper {
 
   /** The wait ran out: a refusal naming the setting, and the place goes to the next in line. */
   private readonly expire = (waiter: Waiter): void => {
-    if (!this.queue.remove(waiter)) return;
+    if (this.queue.remove(waiter)) this.timedOut(waiter);
+  };
+
+  /** Refuses a request taken out of the queue because it waited queueTimeoutMs. */
+  private timedOut(waiter: Waiter): void {
     this.forget(waiter);
     this.refused.queue_timeout++;
     const { maxInFlight, queueTimeoutMs } = this.limits;
@@ -183,7 +196,7 @@ export class LimitedUpstream extends UpstreamWrapper {
         this.retryAfterSeconds,
       ),
     );
-  };
+  }
 
   /**
    * While the server restarts, the requests holding its slots are waiting for it to be ready (up to the

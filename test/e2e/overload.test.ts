@@ -60,7 +60,7 @@ async function startHttpFixture(): Promise<{ url: string; child: ChildProcess }>
   const child = spawn(process.execPath, ['test/fixtures/slow-server.mjs'], {
     cwd: ROOT,
     env: { ...process.env, HTTP_PORT: '0', CALL_MS: String(CALL_MS) },
-    stdio: ['ignore', 'pipe', 'inherit'],
+    stdio: ['pipe', 'pipe', 'inherit'], // stdin: it exits when this process is gone, however it went
   });
   const port = await new Promise<number>((resolve, reject) => {
     child.stdout!.setEncoding('utf8').on('data', (line: string) => {
