@@ -5,7 +5,7 @@
 //   CHANGE_FILE    when set, every child watches this file and announces notifications/tools/list_changed
 //                  when it changes (the `change` tool touches it), so all children of a pool announce one change
 //   ANNOUNCE_LOG   when set, each child appends "ANNOUNCED <pid>" there when it announces
-// Tools: `burn` and `pid` answer the child's pid (so a test sees which child served it); `change` touches
+// Tools: `burn` (its `ms` argument, when given, instead of BURN_MS) and `pid` answer the child's pid (so a test sees which child served it); `change` touches
 // CHANGE_FILE. tools/list carries the pid and a count of lists the child served in `_meta`.
 import { appendFileSync, watchFile, writeFileSync } from 'node:fs';
 import { createInterface } from 'node:readline';
@@ -20,8 +20,8 @@ let listsServed = 0;
 const write = (message) => process.stdout.write(`${JSON.stringify(message)}\n`);
 const text = (t) => ({ resultType: 'complete', content: [{ type: 'text', text: t }], _meta: serverInfo });
 
-function burn() {
-  const until = performance.now() + burnMs;
+function burn(ms = burnMs) {
+  const until = performance.now() + ms;
   let spins = 0;
   while (performance.now() < until) spins++;
   return spins;
@@ -43,7 +43,7 @@ function answer(message) {
       };
     case 'tools/call':
       if (p.name === 'burn') {
-        burn();
+        burn(typeof p.arguments?.ms === 'number' ? p.arguments.ms : burnMs);
         return text(String(process.pid));
       }
       if (p.name === 'pid') return text(String(process.pid));
