@@ -8,7 +8,7 @@ import type { Reach, RequestOptions, Upstream, UpstreamStatus } from '../../brid
 import type { NamedTarget, UriTarget } from '../../policy/target.js';
 import { ErrorCode, errorResponse, isObject, type JsonObject, type JsonRpcId, type JsonRpcRequest, type JsonRpcResponse } from '../protocol/jsonrpc.js';
 import type { Log } from '../infra/log.js';
-import { LIST_ITEMS, madeStaleBy, META, SUPPORTED_VERSIONS, type ListMethod } from '../protocol/mcp.js';
+import { LIST_ITEMS, madeStaleBy, META, ownRequestMeta, type ListMethod } from '../protocol/mcp.js';
 import { retryAfterOf } from '../protocol/overload.js';
 import { GATEWAY_INFO } from '../infra/version.js';
 import { CursorCodec, type Position } from './cursor.js';
@@ -296,7 +296,7 @@ export class Aggregator implements Upstream {
     const running = this.refreshing.get(method);
     if (running) return running;
     if (Date.now() - (this.lastRefresh.get(method) ?? 0) < REFRESH_INTERVAL_MS) return Promise.resolve();
-    const meta = { [META.protocolVersion]: SUPPORTED_VERSIONS[0], [META.clientCapabilities]: {} };
+    const meta = ownRequestMeta();
     // Read for what merging the pages records (the routes), not for the pages; an error that ends the
     // reading early leaves the routes read so far.
     const refresh = (async () => {

@@ -8,7 +8,7 @@ import { eachListPage } from '../../bridge/list-pages.js';
 import type { Upstream } from '../../bridge/upstream.js';
 import type { Log } from '../infra/log.js';
 import { ErrorCode, isObject, type JsonObject, type JsonRpcResponse, type JsonRpcSuccess } from '../protocol/jsonrpc.js';
-import { META, SUPPORTED_VERSIONS } from '../protocol/mcp.js';
+import { ownRequestMeta } from '../protocol/mcp.js';
 import { publicName } from '../protocol/public-names.js';
 import type { ToolIndex } from '../search/tool-index.js';
 
@@ -133,7 +133,7 @@ export class IndexFeed {
 
 /** Every page of one server's tools/list (cached like anyone's), or undefined when a page fails. */
 async function listTools(upstream: Upstream): Promise<JsonObject[] | undefined> {
-  const meta = { [META.protocolVersion]: SUPPORTED_VERSIONS[0], [META.clientCapabilities]: {} };
+  const meta = ownRequestMeta();
   const tools: JsonObject[] = [];
   const collect = (page: JsonRpcSuccess): void => {
     const items = page.result.tools;

@@ -7,7 +7,7 @@
 import type { Upstream, UpstreamState } from '../../bridge/upstream.js';
 import { ErrorCode } from '../protocol/jsonrpc.js';
 import type { Log } from '../infra/log.js';
-import { META, SUPPORTED_VERSIONS } from '../protocol/mcp.js';
+import { ownRequestMeta } from '../protocol/mcp.js';
 
 const FILTER = { toolsListChanged: true, promptsListChanged: true, resourcesListChanged: true };
 const RETRY_FIRST_MS = 1_000;
@@ -48,7 +48,7 @@ export function watchUpstream(upstream: Upstream, log: Log, resync: () => void, 
       method: 'subscriptions/listen',
       params: {
         notifications: uris.length ? { ...FILTER, resourceSubscriptions: [...uris] } : FILTER,
-        _meta: { [META.protocolVersion]: SUPPORTED_VERSIONS[0], [META.clientCapabilities]: {} },
+        _meta: ownRequestMeta(),
       },
     };
     const onNotification = (notification: { method: string }): void => {

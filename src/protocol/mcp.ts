@@ -15,6 +15,14 @@ export const META = {
   subscriptionId: 'io.modelcontextprotocol/subscriptionId',
 } as const;
 
+/**
+ * The _meta of a request the gateway makes on its own (re-reading lists, feeding the search index, its
+ * listen streams): the version it speaks, no capabilities. A fresh object each time, as callers may add to it.
+ */
+export function ownRequestMeta(): Record<string, unknown> {
+  return { [META.protocolVersion]: SUPPORTED_VERSIONS[0], [META.clientCapabilities]: {} };
+}
+
 /** RFC 5424 severities, least severe first: a request's logLevel lets through its own and those after it. */
 export const LOG_LEVELS: readonly string[] = ['debug', 'info', 'notice', 'warning', 'error', 'critical', 'alert', 'emergency'];
 
