@@ -120,29 +120,37 @@ export async function openListen(url: string, notifications: Record<string, unkn
   if (response.status !== 200 || response.headers.get('content-type') !== 'text/event-stream') {
     throw new Error(`listen answered ${response.status} ${response.headers.get('content-type')}: ${await response.text()}`);
   }
+  const { messages, done } = sseMessages(response);
+  done.catch(() => {}); // closed by the test
+  return { id: body.id, messages, close: () => controller.abort() };
+}
+
+/**
+ * The JSON messages of an SSE response, pushed onto `messages` as they arrive; `done` resolves with them
+ * when the stream ends (and rejects if it breaks, as when the test aborts it).
+ */
+export function sseMessages(response: Response): { messages: any[]; done: Promise<any[]> } {
   const messages: any[] = [];
   const reader = response.body!.getReader();
   const decoder = new TextDecoder();
-  let buffer = '';
-  void (async () => {
-    try {
-      for (;;) {
-        const { done, value } = await reader.read();
-        if (done) return;
-        buffer += decoder.decode(value, { stream: true });
-        let end: number;
-        while ((end = buffer.indexOf('\n\n')) !== -1) {
-          const event = buffer.slice(0, end);
-          buffer = buffer.slice(end + 2);
-          const data = event.split('\n').find((line) => line.startsWith('data: '));
-          if (data) messages.push(JSON.parse(data.slice(6)));
-        }
+  const done = (async () => {
+    let buffer = '';
+    for (;;) {
+      const { done, value } = await reader.read();
+      if (done) return messages;
+      buffer += decoder.decode(value, { stream: true });
+      let end: number;
+      while ((end = buffer.indexOf('\n\n')) !== -1) {
+        const data = buffer
+          .slice(0, end)
+          .split('\n')
+          .find((line) => line.startsWith('data: '));
+        buffer = buffer.slice(end + 2);
+        if (data) messages.push(JSON.parse(data.slice(6)));
       }
-    } catch {
-      // closed by the test
     }
   })();
-  return { id: body.id, messages, close: () => controller.abort() };
+  return { messages, done };
 }
 
 /** Polls `predicate` every `stepMs` until it holds or `ms` pass; says whether it held. */

@@ -11,7 +11,7 @@ import { Redis } from 'ioredis';
 import { parseConfig } from '../../src/config.js';
 import { startGateway, type RunningGateway } from '../../src/gateway.js';
 import { silentLog, type Log } from '../../src/infra/log.js';
-import { everything, eventually, fixture, headersFor, META, post, ROOT, schemaProblems, VERSION, type Answer } from './harness.js';
+import { everything, eventually, fixture, headersFor, META, post, ROOT, schemaProblems, sseMessages, VERSION, type Answer } from './harness.js';
 import { startLegacyHttpServer, type LegacyHttpServer } from '../fixtures/http-servers.js';
 import { sharedRedis } from '../services.js';
 import { SHARED_REDIS, twoReplicas } from './replicas.js';
@@ -112,27 +112,7 @@ async function sdkClient(url: string, handlers: Handlers = {}, fetchImpl?: Fetch
 async function stream(url: string, body: { method: string; params?: Record<string, unknown> }, headers: Record<string, string> = {}) {
   const response = await fetch(url, { method: 'POST', headers: { ...headersFor(body), ...headers }, body: JSON.stringify(body) });
   assert.equal(response.headers.get('content-type'), 'text/event-stream');
-  const messages: any[] = [];
-  const reader = response.body!.getReader();
-  const decoder = new TextDecoder();
-  const done = (async () => {
-    let buffer = '';
-    for (;;) {
-      const { done, value } = await reader.read();
-      if (done) return messages;
-      buffer += decoder.decode(value, { stream: true });
-      let end: number;
-      while ((end = buffer.indexOf('\n\n')) !== -1) {
-        const data = buffer
-          .slice(0, end)
-          .split('\n')
-          .find((line) => line.startsWith('data: '));
-        buffer = buffer.slice(end + 2);
-        if (data) messages.push(JSON.parse(data.slice(6)));
-      }
-    }
-  })();
-  return { messages, done };
+  return sseMessages(response);
 }
 
 const ELICIT_OK = { action: 'accept', content: { ok: true } };

@@ -5,7 +5,7 @@
 import assert from 'node:assert/strict';
 import { after, before, describe, test } from 'node:test';
 import type { RunningGateway } from '../../src/gateway.js';
-import { eventually, fixture, openListen, post, request, startTestGateway, until } from './harness.js';
+import { eventually, fixture, openListen, post, request, sseMessages, startTestGateway, until } from './harness.js';
 import { scaled } from '../timing.js';
 
 type Listen = Awaited<ReturnType<typeof openListen>>;
@@ -121,26 +121,8 @@ describe('list changes on a profile stay within what it shows', () => {
     const stream = await fetch(url, { method: 'GET', headers: { accept: 'text/event-stream', ...session }, signal: controller.signal });
     // The stream is among the listeners once its headers are out.
     assert.equal(stream.status, 200);
-    const messages: any[] = [];
-    void (async () => {
-      const decoder = new TextDecoder();
-      let buffer = '';
-      try {
-        for await (const chunk of stream.body!) {
-          buffer += decoder.decode(chunk, { stream: true });
-          for (let end = buffer.indexOf('\n\n'); end !== -1; end = buffer.indexOf('\n\n')) {
-            const data = buffer
-              .slice(0, end)
-              .split('\n')
-              .find((line) => line.startsWith('data: '));
-            buffer = buffer.slice(end + 2);
-            if (data) messages.push(JSON.parse(data.slice(6)));
-          }
-        }
-      } catch {
-        // closed by the test
-      }
-    })();
+    const { messages, done } = sseMessages(stream);
+    done.catch(() => {}); // closed by the test
     try {
       await gateway.cache.invalidate('beta', ['tools/list']);
       await gateway.cache.invalidate('alpha', ['tools/list']);
