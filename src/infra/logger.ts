@@ -1,14 +1,12 @@
 // Logs are JSON lines on stderr (stdout stays free for a stdio front end); `pretty` is for a person at a
 // terminal, through pino-pretty, which a production install may leave out (it is a dev dependency).
 import { pino, type DestinationStream, type Logger } from 'pino';
-import { logContext, mergeLogContext } from './log-context.js';
 
 export const LOG_FORMATS = ['json', 'pretty'] as const;
 export type LogFormat = (typeof LOG_FORMATS)[number];
 
 export function createLogger(level: string, destination: DestinationStream = pino.destination({ dest: 2, sync: false })): Logger {
-  // The mixin adds trace_id and span_id to lines written inside RequestSpan.run (log-context.ts).
-  return pino({ level, base: { name: 'mcp-gateway' }, mixin: logContext, mixinMergeStrategy: mergeLogContext }, destination);
+  return pino({ level, base: { name: 'mcp-gateway' } }, destination);
 }
 
 /** Where log lines go in a format: JSON straight to stderr, or pino-pretty's colourful lines, also on stderr. */

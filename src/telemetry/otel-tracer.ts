@@ -3,7 +3,6 @@
 // context manager: every child span is started under its request's context, passed explicitly, and log
 // lines get their ids from the edge, which holds the span (an AsyncLocalStorage context would turn on
 // promise hooks for every promise in the process, about a sixth of a traced call's CPU on Node 20).
-import { AsyncLocalStorage } from 'node:async_hooks';
 import { diag, ROOT_CONTEXT, SpanKind, SpanStatusCode, trace, TraceFlags, type Context, type Span, type SpanContext, type Tracer } from '@opentelemetry/api';
 import { W3CTraceContextPropagator } from '@opentelemetry/core';
 import { resourceFromAttributes } from '@opentelemetry/resources';
@@ -17,7 +16,6 @@ import {
   type Sampler,
   type SpanExporter,
 } from '@opentelemetry/sdk-trace';
-import { setLogContext } from '../infra/log-context.js';
 import type { Log } from '../infra/log.js';
 import { GATEWAY_INFO } from '../infra/version.js';
 import type { JsonRpcRequest, JsonRpcResponse } from '../protocol/jsonrpc.js';
@@ -89,10 +87,6 @@ class OtelRequestSpan implements RequestSpan {
 
   end(): void {
     this.span.end();
-  }
-
-  run<A, B, C, T>(fn: (a: A, b: B, c: C) => T, a?: A, b?: B, c?: C): T {
-    return implicitIds().run(this, fn, a as A, b as B, c as C);
   }
 
   upstream(server: string, transport: 'stdio' | 'http', message: JsonRpcRequest): UpstreamTrace {
@@ -196,19 +190,4 @@ function setDiagLogger(log: Log): void {
   if (diagSet) return;
   diagSet = true;
   diag.setLogger({ error: (m) => log.warn({ otel: m }, 'OpenTelemetry'), warn: (m) => log.warn({ otel: m }, 'OpenTelemetry'), info() {}, debug() {}, verbose() {} });
-}
-
-/**
- * The async context of RequestSpan.run, made on its first use only: until then no AsyncLocalStorage runs,
- * and Node's promise hooks stay off. Log lines written inside find the span's ids through the logger's mixin.
- */
-let implicit: AsyncLocalStorage<RequestSpan> | undefined;
-function implicitIds(): AsyncLocalStorage<RequestSpan> {
-  if (implicit !== undefined) return implicit;
-  const storage = (implicit = new AsyncLocalStorage<RequestSpan>());
-  setLogContext(() => {
-    const span = storage.getStore();
-    return span && { trace_id: span.traceId, span_id: span.spanId };
-  });
-  return storage;
 }

@@ -30,13 +30,6 @@ export interface RequestSpan extends RequestTrace {
    * forward carries its traceparent, so the holder's server span joins this trace under it.
    */
   forward(holder: string, url: string, message: JsonRpcRequest): ForwardTrace;
-  /**
-   * Runs `fn(a, b, c)` with this span's ids on every log line written meanwhile, through an async context.
-   * Not on the request path: the edge writes its lines (and the audit line) with the ids it holds, because
-   * the context turns on Node's promise hooks for every promise in the process from its first use (about
-   * a sixth of a traced call's CPU on Node 20). Kept for code that cannot be handed the ids.
-   */
-  run<A, B, C, T>(fn: (a: A, b: B, c: C) => T, a?: A, b?: B, c?: C): T;
 }
 
 export interface ForwardTrace {

@@ -70,35 +70,7 @@ describe('tracing settings', () => {
   });
 });
 
-describe('log lines of a traced request', () => {
-  it('carry trace_id and span_id inside the request, and nothing outside', async () => {
-    const receiver = await startOtlpReceiver();
-    const lines: any[] = [];
-    const sink = new Writable({
-      write(chunk: Buffer, _encoding, done) {
-        lines.push(JSON.parse(chunk.toString()));
-        done();
-      },
-    });
-    const log = createLogger('info', sink);
-    const tracer = await createTracer({ url: `${receiver.url}/v1/traces`, protocol: 'http/json', headers: {}, sampler: 'always_on', ratio: 1, serviceName: 't' }, silentLog);
-    try {
-      const span = tracer.startRequest({ name: 'tools/list', traceparent: undefined, tracestate: undefined, startedAt: performance.now(), attributes: {} });
-      await span.run(async () => {
-        await new Promise((resolve) => setTimeout(resolve, 5)); // across an await, as a request's lines are
-        log.info({ step: 'inside' }, 'inside');
-      });
-      log.info({ step: 'outside' }, 'outside');
-      span.end();
-      assert.equal(lines[0].trace_id, span.traceId);
-      assert.equal(lines[0].span_id, span.spanId);
-      assert.equal(lines[1].trace_id, undefined);
-    } finally {
-      await tracer.shutdown();
-      await receiver.close();
-    }
-  });
-
+describe('log output', () => {
   it('--log-format pretty finds pino-pretty (a dev dependency here)', async () => {
     assert.equal(typeof (await logDestination('pretty')).write, 'function');
   });
