@@ -1,14 +1,10 @@
-// The telemetry: key against the OTEL_* variables (which wins, when tracing is on at all), and log lines
-// written for a traced request carrying its trace_id and span_id.
+// The telemetry: key against the OTEL_* variables (which wins, when tracing is on at all), and the pretty log
+// format. Log lines of a traced request carrying its ids: test/e2e/log-correlation.test.ts.
 import assert from 'node:assert/strict';
-import { Writable } from 'node:stream';
 import { describe, it } from 'node:test';
 import { telemetry } from '../../src/telemetry/config.js';
-import { silentLog } from '../../src/infra/log.js';
-import { createLogger, logDestination } from '../../src/infra/logger.js';
-import { createTracer } from '../../src/telemetry/otel-tracer.js';
+import { logDestination } from '../../src/infra/logger.js';
 import { BATCH_DEFAULTS, tracingSettings } from '../../src/telemetry/settings.js';
-import { startOtlpReceiver } from '../otlp-receiver.js';
 
 const config = (value: unknown = {}) => telemetry.parse(value);
 
