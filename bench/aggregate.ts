@@ -1,10 +1,8 @@
 // npm run bench -- aggregate: tools/list and tools/call through /mcp with 10 and 100 upstreams of 50
 // tools each (synthetic modern stdio servers). Shows how list cost grows with the tool count while a call
 // stays one map lookup. Loopback only; bounded call counts.
-import { spawn, type ChildProcess } from 'node:child_process';
-import { announcedUrl } from './procs.js';
-import { mkdtempSync, writeFileSync } from 'node:fs';
-import { tmpdir } from 'node:os';
+import type { ChildProcess } from 'node:child_process';
+import { startConfiguredGateway } from './procs.js';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { gatewayEntry } from './build.js';
@@ -34,12 +32,9 @@ export async function startGateway(
     const env = { SERVER_ID: `s${i}`, TOOL_COUNT: String(toolsEach), LIST_TTL_MS: String(options.listTtlMs ?? 60_000), ...options.env };
     servers[`s${i}`] = { command: process.execPath, args: [path.join(ROOT, 'test/fixtures/synthetic-server.mjs')], env, era: 'modern' };
   }
-  const file = path.join(mkdtempSync(path.join(tmpdir(), 'mcp-gw-bench-')), 'gateway.config.json');
-  // JSON is YAML: one less dependency for the bench.
-  writeFileSync(file, JSON.stringify({ listen: { port: 0 }, aggregate: { listDeadlineMs: 30_000 }, cache: options.cache ?? {}, servers, ...options.extra }));
-  const child = spawn(process.execPath, [...(options.nodeFlags ?? []), options.entry ?? gatewayEntry(), '--config', file], { cwd: ROOT, stdio: ['ignore', 'ignore', 'pipe'] });
-  const url = await announcedUrl(child, /"endpoint":"([^"]+\/mcp)","msg":"serving every server/, 60_000);
-  return { url, process: child };
+  const config = { listen: { port: 0 }, aggregate: { listDeadlineMs: 30_000 }, cache: options.cache ?? {}, servers, ...options.extra };
+  const gateway = await startConfiguredGateway(options.entry ?? gatewayEntry(), config, { nodeFlags: options.nodeFlags, cwd: ROOT });
+  return { url: `${gateway.base}/mcp`, process: gateway.process };
 }
 
 export interface AggregateRow {

@@ -5,16 +5,13 @@
 // the bare proxy, and how far the bare proxy is from each target.
 //   hop:  CPU per call of each HTTP process at 16 clients, echo on the SDK v2 stdio fixture (as in peers);
 //   pool: calls/s with one and two children of the CPU-bound fixture (as in pool), 16 clients.
-import { spawn } from 'node:child_process';
-import { mkdtempSync, writeFileSync } from 'node:fs';
-import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { median } from './ab-stats.js';
 import { cpuNs } from './ab-gateways.js';
 import { gatewayEntry, removeBuild } from './build.js';
 import { httpLoad } from './load.js';
-import { announcedUrl, spawnServer, stopTree, waitFor } from './procs.js';
+import { spawnServer, startConfiguredGateway, stopTree, waitFor } from './procs.js';
 import { META, mcpHeaders } from './wire.js';
 
 const ROOT = fileURLToPath(new URL('../', import.meta.url));
@@ -46,10 +43,7 @@ async function byPort(args: string[]): Promise<Running> {
 
 async function gateway(upstream: string[], instances: number): Promise<Running> {
   const server = { command: node, args: upstream, cwd: ROOT, env: { BURN_MS: '2' }, era: 'modern', instances, maxInFlight: CLIENTS };
-  const file = path.join(mkdtempSync(path.join(tmpdir(), 'mcp-gw-bare-')), 'gateway.config.json');
-  writeFileSync(file, JSON.stringify({ listen: { port: 0 }, log: { level: 'info' }, servers: { s: server } }));
-  const child = spawn(node, [gatewayEntry(), '--config', file], { cwd: ROOT, stdio: ['ignore', 'ignore', 'pipe'] });
-  const base = await announcedUrl(child, /"endpoint":"([^"]+)\/mcp","msg":"serving every server/, 60_000);
+  const { base, process: child } = await startConfiguredGateway(gatewayEntry(), { listen: { port: 0 }, log: { level: 'info' }, servers: { s: server } }, { cwd: ROOT });
   return { url: `${base}/servers/s/mcp`, pid: child.pid!, stop: () => stopTree(child) };
 }
 

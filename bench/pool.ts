@@ -2,14 +2,12 @@
 // CPU-bound stdio server (bench/cpu-server.mjs: each call spins ~2 ms of CPU), served by one child and by a
 // pool of two (`instances: 2`). One child is one core however many clients wait; the pool should use both
 // cores of a 2-core machine, less what the gateway and the load generator themselves take.
-import { mkdtempSync, writeFileSync } from 'node:fs';
-import { cpus, loadavg, tmpdir } from 'node:os';
+import { cpus, loadavg } from 'node:os';
 import path from 'node:path';
-import { spawn } from 'node:child_process';
 import { fileURLToPath } from 'node:url';
 import { gatewayEntry, removeBuild } from './build.js';
 import { httpLoad, type LoadResult } from './load.js';
-import { announcedUrl, stopTree } from './procs.js';
+import { startConfiguredGateway, stopTree } from './procs.js';
 import { META, mcpHeaders } from './wire.js';
 
 const ROOT = fileURLToPath(new URL('../', import.meta.url));
@@ -32,10 +30,8 @@ export interface PoolFigures {
 
 async function startPooledGateway(instances: number): Promise<{ url: string; stop(): Promise<void> }> {
   const server = { command: process.execPath, args: [path.join(ROOT, 'bench/cpu-server.mjs')], env: { BURN_MS: String(BURN_MS) }, era: 'modern', instances };
-  const file = path.join(mkdtempSync(path.join(tmpdir(), 'mcp-gw-pool-')), 'gateway.config.json');
-  writeFileSync(file, JSON.stringify({ listen: { port: 0 }, log: { level: 'info' }, servers: { cpu: { ...server, maxInFlight: CLIENTS } } }));
-  const child = spawn(process.execPath, [gatewayEntry(), '--config', file], { cwd: ROOT, stdio: ['ignore', 'ignore', 'pipe'] });
-  const base = await announcedUrl(child, /"endpoint":"([^"]+)\/mcp","msg":"serving every server/, 60_000);
+  const config = { listen: { port: 0 }, log: { level: 'info' }, servers: { cpu: { ...server, maxInFlight: CLIENTS } } };
+  const { base, process: child } = await startConfiguredGateway(gatewayEntry(), config, { cwd: ROOT });
   return { url: `${base}/servers/cpu/mcp`, stop: () => stopTree(child) };
 }
 

@@ -1,9 +1,10 @@
 // Process helpers for the bench: loopback ports, RSS from /proc, the machine's load, readiness polls and a stop
 // that leaves no descendant behind (peers put their children in other process groups, so a group kill is not enough).
 import { spawn, type ChildProcess, type SpawnOptions } from 'node:child_process';
-import { readdirSync, readFileSync } from 'node:fs';
+import { mkdtempSync, readdirSync, readFileSync, writeFileSync } from 'node:fs';
 import net from 'node:net';
-import { loadavg } from 'node:os';
+import { loadavg, tmpdir } from 'node:os';
+import path from 'node:path';
 
 /** A port that was free on 127.0.0.1 a moment ago (for peers that cannot listen on port 0 and say so). */
 export function freePort(): Promise<number> {
@@ -128,4 +129,20 @@ export function announcedUrl(child: ChildProcess, pattern: RegExp, timeoutMs: nu
     };
     child.stderr!.on('data', onData);
   });
+}
+
+/**
+ * The gateway at `entry` (the compiled cli.js) serving `config`, written to a JSON file of its own (JSON is
+ * YAML: the bench needs no YAML writer); `base` is its URL without a path, once it says it serves every server.
+ */
+export async function startConfiguredGateway(
+  entry: string,
+  config: Record<string, unknown>,
+  options: { nodeFlags?: string[]; cwd?: string } = {},
+): Promise<{ base: string; process: ChildProcess }> {
+  const file = path.join(mkdtempSync(path.join(tmpdir(), 'mcp-gw-bench-')), 'gateway.config.json');
+  writeFileSync(file, JSON.stringify(config));
+  const child = spawn(process.execPath, [...(options.nodeFlags ?? []), entry, '--config', file], { cwd: options.cwd, stdio: ['ignore', 'ignore', 'pipe'] });
+  const base = await announcedUrl(child, /"endpoint":"([^"]+)\/mcp","msg":"serving every server/, 60_000);
+  return { base, process: child };
 }
