@@ -81,11 +81,10 @@ export class Profile {
     return this.exposes(kind, mcpName) ? mcpName : undefined;
   }
 
-  /** Whether this profile can show anything of a kind: not when its globs for it are `[]` and no rename brings one in. */
+  /** Whether this profile can show anything of a kind: not when its globs for it are `[]` (a rename only renames what they show). */
   mayShow(kind: NamedKind | 'resources'): boolean {
     const globs = this.setting[kind];
-    if (globs === undefined || globs.length > 0) return true;
-    return kind !== 'resources' && this.toPublic.size > 0;
+    return globs === undefined || globs.length > 0;
   }
 
   /** shownOf for this profile: asked on every list change a listen stream on it could hear of. */

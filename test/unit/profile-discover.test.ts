@@ -37,9 +37,10 @@ test('a kind the profile shows none of is not offered; completions go with promp
   assert.deepEqual(everything.capabilities, MCP.capabilities);
 });
 
-test('a rename can show a tool or prompt the globs leave out, so tools: [] with a rename still offers tools', () => {
-  const result = describeView(new Profile('p', { tools: [], prompts: [], rename: { crm__search: 'find' } }), MCP);
-  assert.ok('tools' in (result.capabilities as JsonObject));
+test('a rename shows nothing its globs leave out: tools: [] with a prompt renamed offers prompts, not tools', () => {
+  const result = describeView(new Profile('p', { tools: [], prompts: ['crm__*'], rename: { crm__search: 'find' } }), MCP);
+  assert.equal('tools' in (result.capabilities as JsonObject), false, 'no tool can be listed or called here');
+  assert.ok('prompts' in (result.capabilities as JsonObject));
 });
 
 test('a feature /mcp does not offer is not offered on a profile either', () => {
