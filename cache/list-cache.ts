@@ -9,6 +9,7 @@
 // ttlMs) carrying the result's bytes (SERIALIZED_RESULT), which the edge writes as they are. Whoever
 // changes an answer builds a new response object (as the guard and the aggregator do), which leaves the
 // bytes behind; nothing may change a hit's result in place.
+import { copyJson } from '../src/protocol/exact-json.js';
 import { SERIALIZED_RESULT, type JsonObject, type JsonRpcId, type JsonRpcResponse, type PreSerialized } from '../src/protocol/jsonrpc.js';
 import type { Log } from '../src/infra/log.js';
 import { keepStatusMarks } from '../src/protocol/error-status.js';
@@ -195,7 +196,7 @@ export class ListCache {
       return this.get(key, id, fetch);
     }
     // Not stored (an error, or ttlMs 0): a copy of its own, since callers may change what they receive.
-    const copy = structuredClone(response);
+    const copy = copyJson(response);
     copy.id = id;
     keepStatusMarks(response, copy); // a copy answers with the status the original would have had
     return { response: copy, hit: false };
@@ -337,7 +338,7 @@ function privateFieldOf(context: string, variant: string): string {
 }
 
 function frozenCopy(result: JsonObject): JsonObject {
-  return deepFreeze(JSON.parse(JSON.stringify(result)) as JsonObject);
+  return deepFreeze(copyJson(result));
 }
 
 function deepFreeze<T>(value: T): T {

@@ -14,6 +14,7 @@
 // and once when it ends.
 import { randomUUID } from 'node:crypto';
 import { Redis, type RedisOptions } from 'ioredis';
+import { parseJson } from '../src/protocol/exact-json.js';
 import { isObject } from '../src/protocol/jsonrpc.js';
 import type { Log } from '../src/infra/log.js';
 import { describeRedisUrl, failFastRedisOptions, PAUSE_MS, sentinelOptions, type SentinelSettings } from '../src/infra/redis-fail-fast.js';
@@ -335,7 +336,7 @@ function addDrop(drops: Drops, group: string, changed: readonly string[] | undef
 
 function parseEntry(raw: string): StoredEntry | undefined {
   try {
-    const entry: unknown = JSON.parse(raw);
+    const entry: unknown = parseJson(raw);
     if (isObject(entry) && isObject(entry.result) && typeof entry.expiresAt === 'number') {
       return { result: entry.result, expiresAt: entry.expiresAt };
     }

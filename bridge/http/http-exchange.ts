@@ -16,6 +16,7 @@ import {
   type JsonRpcRequest,
   type JsonRpcResponse,
 } from '../../src/protocol/jsonrpc.js';
+import { parseJson } from '../../src/protocol/exact-json.js';
 import { SseReader } from './sse-reader.js';
 import type { ServerRequestHandler } from '../upstream.js';
 
@@ -168,7 +169,7 @@ export class HttpExchange implements Dispatcher.DispatchHandler {
       this.settle(ok ? 'empty' : 'status');
       return;
     }
-    const parsed = parseJson(text);
+    const parsed = parseJsonOrUndefined(text);
     if (ok && isResponse(parsed)) {
       this.response = parsed;
       this.settle('response');
@@ -190,7 +191,7 @@ export class HttpExchange implements Dispatcher.DispatchHandler {
 
   private onEvent(data: string, type: string): void {
     if (this.end !== undefined || data === '' || type !== 'message') return; // priming events carry no data
-    const message = parseJson(data);
+    const message = parseJsonOrUndefined(data);
     if (!isObject(message)) {
       this.body = data.slice(0, 1000); // kept for the error message if no response follows
       return;
@@ -211,7 +212,7 @@ export class HttpExchange implements Dispatcher.DispatchHandler {
     const messages: JsonObject[] = [];
     for (const line of buffer.toString('utf8', 0, last).split('\n')) {
       if (BLANK.test(line)) continue;
-      const message = parseJson(line);
+      const message = parseJsonOrUndefined(line);
       // A response to another id is left to the whole-body reading, which has always taken it.
       if (!isObject(message) || message.jsonrpc !== '2.0' || (isResponse(message) && this.expectId !== undefined && message.id !== this.expectId)) {
         this.readsLines = false;
@@ -234,7 +235,7 @@ export class HttpExchange implements Dispatcher.DispatchHandler {
     const messages: JsonObject[] = [];
     for (const line of text.split('\n')) {
       if (BLANK.test(line)) continue;
-      const message = parseJson(line);
+      const message = parseJsonOrUndefined(line);
       if (!isObject(message)) return false;
       messages.push(message);
     }
@@ -291,9 +292,9 @@ function first(value: string | string[] | undefined): string | undefined {
   return Array.isArray(value) ? value[0] : value;
 }
 
-function parseJson(text: string): unknown {
+function parseJsonOrUndefined(text: string): unknown {
   try {
-    return JSON.parse(text);
+    return parseJson(text);
   } catch {
     return undefined;
   }

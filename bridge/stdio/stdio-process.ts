@@ -6,6 +6,7 @@ import { spawn, type ChildProcessWithoutNullStreams } from 'node:child_process';
 import { existsSync } from 'node:fs';
 import type { Writable } from 'node:stream';
 import type { Log } from '../../src/infra/log.js';
+import { parseJson } from '../../src/protocol/exact-json.js';
 import { LineFramer } from './line-framer.js';
 
 export interface StdioCommand {
@@ -97,7 +98,7 @@ export class StdioProcess {
       line: (text) => {
         let message: unknown;
         try {
-          message = JSON.parse(text);
+          message = parseJson(text);
         } catch {
           log.warn({ line: text.slice(0, 200) }, 'skipped a stdout line that is not JSON (stdout is for MCP messages only)');
           return;

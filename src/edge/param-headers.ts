@@ -2,6 +2,7 @@
 // inputSchema. The gateway learns each tool's declarations from the tools/list answers that pass through
 // it, then checks a tools/call's headers against its body. Headers of tools it has not seen listed are
 // forwarded unchecked, as the spec asks of intermediaries that do not recognise them.
+import { isRawNumber } from '../protocol/exact-json.js';
 import { isObject, type JsonObject } from '../protocol/jsonrpc.js';
 import { decodeHeaderValue } from './header-value.js';
 
@@ -67,6 +68,7 @@ export function mirroredHeaders(inputSchema: unknown, args: unknown, encode: (va
   for (const { header, path } of mirrored) {
     const value = valueAt(args, path);
     if (typeof value === 'string' || typeof value === 'number' || typeof value === 'boolean') (headers ??= {})[header] = encode(String(value));
+    else if (isRawNumber(value)) (headers ??= {})[header] = encode(value.rawJSON);
   }
   return headers;
 }
@@ -96,5 +98,14 @@ function sameValue(header: string, value: unknown): boolean {
   if (typeof value === 'boolean') return header === String(value);
   // Integers travel in decimal; "42.0" and "42" are the same number, "0x2A" is not a spelling of it.
   if (typeof value === 'number') return DECIMAL.test(header) && Number(header) === value;
+  // A number kept as written (beyond a double): compared digit for digit, as an integer when both are one.
+  if (isRawNumber(value)) return DECIMAL.test(header) && sameDecimal(header, value.rawJSON);
   return false;
+}
+
+function sameDecimal(header: string, written: string): boolean {
+  const whole = /^(-?\d+)(?:\.0+)?$/;
+  const a = whole.exec(header);
+  const b = whole.exec(written);
+  return a && b ? BigInt(a[1]!) === BigInt(b[1]!) : header === written;
 }

@@ -4,6 +4,7 @@
 // Answers and returns the Response itself when the message stops here (a refusal, a notification).
 import { RESPONSE_ALREADY_SENT } from './answered.js';
 import type { JsonRpcRequest } from '../protocol/jsonrpc.js';
+import { parseJson } from '../protocol/exact-json.js';
 import { ErrorCode, isObject } from '../protocol/jsonrpc.js';
 import { digest } from '../mrtr/peer-trust.js';
 import type { McpCall } from './call.js';
@@ -30,7 +31,7 @@ export async function read(call: McpCall): Promise<Read | Response> {
     return send(exchange, reject(403, null, ErrorCode.InvalidRequest, 'This forwarded body is not the one its replica vouched for'), cors);
   let body: unknown;
   try {
-    body = JSON.parse(text);
+    body = parseJson(text);
   } catch {
     return send(exchange, reject(400, null, ErrorCode.ParseError, 'Parse error: the body is not valid JSON'), cors);
   }

@@ -1,5 +1,6 @@
 // The modern (2026-07-28) rules a POST must pass before anything reaches an upstream: the JSON-RPC
 // envelope, the per-request _meta, and the headers that mirror the body. Pure: no I/O, no state.
+import { isJsonInteger } from '../protocol/exact-json.js';
 import { ErrorCode, isObject, isValidId, parseMessage, type JsonRpcId, type JsonRpcNotification, type JsonRpcRequest } from '../protocol/jsonrpc.js';
 import { META, MODERN_REQUEST_METHODS, NAME_PARAM, SUPPORTED_VERSIONS } from '../protocol/mcp.js';
 import { decodeHeaderValue } from './header-value.js';
@@ -78,7 +79,7 @@ function checkRequest(message: JsonRpcRequest, header: Header, tools: ToolHeader
   }
 
   const token = (meta as Record<string, unknown>).progressToken;
-  if (token !== undefined && typeof token !== 'string' && !(typeof token === 'number' && Number.isInteger(token))) {
+  if (token !== undefined && typeof token !== 'string' && !isJsonInteger(token)) {
     return reject(400, id, ErrorCode.InvalidParams, 'params._meta.progressToken must be a string or an integer');
   }
 

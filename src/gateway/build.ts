@@ -26,6 +26,7 @@ import { HeldCallRetries } from './retries.js';
 import type { GatewayParts, LiveConfig, RunningGateway } from './running.js';
 import { ServerSet } from './servers.js';
 import { startTracing } from '../telemetry/start.js';
+import { KEEPS_EXACT_NUMBERS } from '../protocol/exact-json.js';
 
 export async function startGateway(initial: GatewayConfig, log: Log): Promise<RunningGateway> {
   const config: LiveConfig = { current: initial };
@@ -149,4 +150,10 @@ function announceEndpoints(config: GatewayConfig, url: string, servers: ServerSe
   if (config.search.enabled) log.info({ endpoint: `${url}/search/mcp` }, 'serving every server in search mode (search_tools, call_tool)');
   for (const name of Object.keys(config.profiles)) log.info({ endpoint: `${url}/profiles/${name}/mcp` }, `serving profile ${name}`);
   for (const name of servers.names()) log.info({ endpoint: `${url}/servers/${name}/mcp` }, `serving ${name}`);
+  if (!KEEPS_EXACT_NUMBERS) {
+    log.warn(
+      { node: process.versions.node },
+      'this Node.js cannot pass numbers beyond double precision through unchanged (a 19-digit id or argument loses its last digits): run mcp-gateway on Node.js 22 or later',
+    );
+  }
 }

@@ -1,9 +1,12 @@
 // JSON with object keys sorted, so two encodings of the same value hash alike whatever order a client or
 // server wrote its keys in. For digests only; messages travel as they came.
 
+// A number kept as written (src/protocol/exact-json.ts) is an object only to JavaScript: it is written as its digits.
+const isRawJson = (JSON as { isRawJSON?: (value: unknown) => boolean }).isRawJSON ?? (() => false);
+
 export function canonicalJson(value: unknown): string {
   if (Array.isArray(value)) return `[${value.map(canonicalJson).join(',')}]`;
-  if (value !== null && typeof value === 'object') {
+  if (value !== null && typeof value === 'object' && !isRawJson(value)) {
     const entries = Object.entries(value as Record<string, unknown>)
       .filter(([, v]) => v !== undefined)
       .sort(([a], [b]) => (a < b ? -1 : a > b ? 1 : 0));

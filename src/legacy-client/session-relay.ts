@@ -16,6 +16,7 @@
 // Redis being down fails each command at once (fail-fast options); callers decide what that means.
 import { createHash, createHmac, timingSafeEqual } from 'node:crypto';
 import { Redis, type RedisOptions } from 'ioredis';
+import { parseJson } from '../protocol/exact-json.js';
 import { isObject, type JsonObject } from '../protocol/jsonrpc.js';
 import type { Log } from '../infra/log.js';
 import { describeRedisUrl, failFastRedisOptions, PAUSE_MS, sentinelOptions, type SentinelSettings } from '../infra/redis-fail-fast.js';
@@ -250,7 +251,7 @@ export class SessionRelay {
     const session = channel.slice(this.channelOf('').length);
     const json = this.sealer.open(text, session);
     if (json === undefined) return this.forged(1, `session ${session}'s channel`);
-    const event: unknown = JSON.parse(json);
+    const event: unknown = parseJson(json);
     if (!isObject(event)) return;
     if (event.kind === 'answer' && isObject(event.message)) handlers.event(session, { kind: 'answer', message: event.message });
     else if ((event.kind === 'subscribe' || event.kind === 'unsubscribe') && typeof event.uri === 'string') handlers.event(session, { kind: event.kind, uri: event.uri });

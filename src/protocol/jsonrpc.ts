@@ -1,6 +1,8 @@
-// JSON-RPC 2.0 shapes and error builders shared by every layer. Imports nothing.
+// JSON-RPC 2.0 shapes and error builders shared by every layer. Imports only exact-json.ts (numbers as written).
+import { isJsonInteger, type RawJsonNumber } from './exact-json.js';
 
-export type JsonRpcId = string | number;
+/** A number id a double cannot hold exactly is kept as written (exact-json.ts), and answered with as written. */
+export type JsonRpcId = string | number | RawJsonNumber;
 export type JsonObject = Record<string, unknown>;
 
 export interface JsonRpcRequest {
@@ -61,7 +63,7 @@ export function isObject(value: unknown): value is JsonObject {
 }
 
 export function isValidId(id: unknown): id is JsonRpcId {
-  return typeof id === 'string' || (typeof id === 'number' && Number.isInteger(id));
+  return typeof id === 'string' || isJsonInteger(id);
 }
 
 /** A parsed line or body, narrowed by what it is (the value itself, not a copy). */

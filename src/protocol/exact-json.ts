@@ -1,0 +1,49 @@
+// JSON text to values without changing a number on the way through. JSON.parse makes every number a double,
+// so a 19-digit id or argument (12345678901234567890, a snowflake, a database key) would reach the server as
+// 12345678901234567000, and 1e400 as null, after one pass through the gateway. Where the runtime allows it
+// (Node 22 and later: JSON.parse hands a reviver each number's source text, and JSON.rawJSON makes a value
+// JSON.stringify writes back as that text), a number a double cannot hold exactly is kept as raw JSON, so every
+// stringify on the way out writes the digits that came in. Text that holds no such number (a cheap test of its
+// characters) takes plain JSON.parse, so an ordinary message pays one regular-expression scan.
+import { isSafeNumber } from 'lossless-json';
+
+/** A number kept as its source text: JSON.stringify writes `rawJSON` as it is. Frozen, null prototype. */
+export interface RawJsonNumber {
+  readonly rawJSON: string;
+}
+
+type Reviver = (this: unknown, key: string, value: unknown, context?: { source?: string }) => unknown;
+const native = JSON as unknown as { rawJSON?: (text: string) => RawJsonNumber; isRawJSON?: (value: unknown) => boolean };
+
+/** Whether numbers beyond a double's precision pass through unchanged here (not on Node 20). */
+export const KEEPS_EXACT_NUMBERS = typeof native.rawJSON === 'function' && typeof native.isRawJSON === 'function';
+
+/**
+ * A superset of the texts holding a number a double may not keep: 16 or more digits in a row (a dot allowed
+ * between them), or a three-digit exponent (overflow, underflow). A match inside a string only costs the
+ * slower parse; the reviver then decides number by number.
+ */
+const MAYBE_INEXACT = /\d(?:\.?\d){15}|[eE][+-]?\d{3}/;
+
+const keepExact: Reviver = (_key, value, context) =>
+  typeof value === 'number' && context?.source !== undefined && !isSafeNumber(context.source) ? native.rawJSON!(context.source) : value;
+
+/** JSON.parse, but a number a double cannot hold exactly stays as written (where the runtime allows it). */
+export function parseJson(text: string): unknown {
+  if (!KEEPS_EXACT_NUMBERS || !MAYBE_INEXACT.test(text)) return JSON.parse(text);
+  return JSON.parse(text, keepExact as Parameters<typeof JSON.parse>[1]);
+}
+
+/** A deep copy of a JSON value that keeps raw numbers raw (structuredClone would turn them into plain objects). */
+export function copyJson<T>(value: T): T {
+  return parseJson(JSON.stringify(value)) as T;
+}
+
+export function isRawNumber(value: unknown): value is RawJsonNumber {
+  return KEEPS_EXACT_NUMBERS && typeof value === 'object' && value !== null && native.isRawJSON!(value);
+}
+
+/** An integer, whether a double holds it or it was kept raw (an id or progressToken may be either). */
+export function isJsonInteger(value: unknown): boolean {
+  return (typeof value === 'number' && Number.isInteger(value)) || (isRawNumber(value) && /^-?\d+$/.test(value.rawJSON));
+}
