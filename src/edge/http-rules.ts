@@ -1,4 +1,5 @@
 // Transport-level checks on a POST, before its body is parsed: media types and the body size cap.
+import { isRawNumber } from '../protocol/exact-json.js';
 import { ErrorCode } from '../protocol/jsonrpc.js';
 import { reject, type Rejection } from './rejection.js';
 
@@ -55,7 +56,8 @@ export function nestsDeeperThan(value: unknown, limit: number): boolean {
 
 function deeper(value: unknown, levelsLeft: number): boolean {
   if (value === null || typeof value !== 'object') return false;
-  if (levelsLeft === 0) return true;
+  // A number kept as written (exact-json.ts) is an object to JavaScript only: no level of nesting.
+  if (levelsLeft === 0) return !isRawNumber(value);
   if (Array.isArray(value)) {
     for (let i = 0; i < value.length; i++) if (deeper(value[i], levelsLeft - 1)) return true;
     return false;

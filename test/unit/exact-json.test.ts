@@ -5,6 +5,7 @@ import assert from 'node:assert/strict';
 import { randomUUID } from 'node:crypto';
 import { describe, test } from 'node:test';
 import { RedisStore } from '../../cache/redis-store.js';
+import { MAX_JSON_DEPTH, nestsDeeperThan } from '../../src/edge/http-rules.js';
 import { ToolHeaderIndex } from '../../src/edge/param-headers.js';
 import { silentLog } from '../../src/infra/log.js';
 import { copyJson, isJsonInteger, isRawNumber, KEEPS_EXACT_NUMBERS, parseJson } from '../../src/protocol/exact-json.js';
@@ -96,4 +97,11 @@ describe('on Node.js 20', { skip: KEEPS_EXACT_NUMBERS ? 'this Node.js keeps numb
     assert.equal(JSON.stringify(parseJson(`{"n":${BIG}}`)), '{"n":12345678901234567000}');
     assert.equal(isRawNumber(parseJson(`[${BIG}]`)), false);
   });
+});
+
+test('a number kept as written is no level of nesting: a body at the depth limit with one at the bottom is accepted', { skip: !KEEPS_EXACT_NUMBERS }, () => {
+  const nested = (depth: number, leaf: string) => `${'['.repeat(depth)}${leaf}${']'.repeat(depth)}`;
+  assert.equal(nestsDeeperThan(parseJson(nested(MAX_JSON_DEPTH, BIG)), MAX_JSON_DEPTH), false, 'as with a number a double holds');
+  assert.equal(nestsDeeperThan(parseJson(nested(MAX_JSON_DEPTH, '1')), MAX_JSON_DEPTH), false);
+  assert.equal(nestsDeeperThan(parseJson(nested(MAX_JSON_DEPTH + 1, BIG)), MAX_JSON_DEPTH), true, 'one array too many is still refused');
 });
