@@ -2,6 +2,7 @@
 // its parent may be in _meta, but dated from the request's arrival; its parent from the W3C traceparent
 // and tracestate headers, else params._meta's, else none (a new trace). Untraced, none of this runs.
 import type { IncomingHttpHeaders } from 'node:http';
+import { textOf } from '../protocol/exact-json.js';
 import { isObject, parseMessage, type JsonRpcRequest, type JsonRpcResponse } from '../protocol/jsonrpc.js';
 import { callAttributes, spanName } from '../telemetry/attributes.js';
 import type { GatewayTracer } from '../telemetry/tracer.js';
@@ -60,7 +61,7 @@ export function spanForUnread(tracer: GatewayTracer, call: McpCall): void {
 /** What the caller was answered: an error marks the span failed with its JSON-RPC code. */
 export function markAnswer(call: McpCall, response: JsonRpcResponse): void {
   if (!('error' in response)) return;
-  const code = String(response.error.code);
+  const code = textOf(response.error.code); // an upstream's code may be a number kept as written
   call.span!.setAttribute('rpc.response.status_code', code);
   call.span!.fail(code, response.error.message);
 }

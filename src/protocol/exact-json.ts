@@ -47,3 +47,11 @@ export function isRawNumber(value: unknown): value is RawJsonNumber {
 export function isJsonInteger(value: unknown): boolean {
   return (typeof value === 'number' && Number.isInteger(value)) || (isRawNumber(value) && /^-?\d+$/.test(value.rawJSON));
 }
+
+/**
+ * A value as text for a label (a span attribute, a lookup key): a number kept raw as its digits. String()
+ * throws on a raw number (its null prototype has no toString), and a template literal does too.
+ */
+export function textOf(value: unknown): string {
+  return isRawNumber(value) ? value.rawJSON : String(value);
+}

@@ -1,5 +1,6 @@
 // The OpenTelemetry semantic conventions for MCP and JSON-RPC, as attributes of one request or call.
 // No SDK here: the edge uses these while the span is started, and they cost nothing when tracing is off.
+import { textOf } from '../protocol/exact-json.js';
 import { isObject, type JsonRpcRequest } from '../protocol/jsonrpc.js';
 import { META } from '../protocol/mcp.js';
 import type { TraceAttributes } from '../protocol/trace.js';
@@ -12,7 +13,7 @@ export function spanName(message: JsonRpcRequest): string {
 
 export function callAttributes(message: JsonRpcRequest): TraceAttributes {
   const params = message.params;
-  const attributes: TraceAttributes = { 'mcp.method.name': message.method, 'jsonrpc.request.id': String(message.id) };
+  const attributes: TraceAttributes = { 'mcp.method.name': message.method, 'jsonrpc.request.id': textOf(message.id) };
   const version = isObject(params?._meta) ? params._meta[META.protocolVersion] : undefined;
   if (typeof version === 'string') attributes['mcp.protocol.version'] = version;
   const target = targetName(message);

@@ -18,6 +18,7 @@ import {
 } from '@opentelemetry/sdk-trace';
 import type { Log } from '../infra/log.js';
 import { GATEWAY_INFO } from '../infra/version.js';
+import { textOf } from '../protocol/exact-json.js';
 import type { JsonRpcRequest, JsonRpcResponse } from '../protocol/jsonrpc.js';
 import type { TraceAttributes, UpstreamTrace } from '../protocol/trace.js';
 import { callAttributes, spanName } from './attributes.js';
@@ -144,7 +145,7 @@ class OtelUpstreamCall extends PropagatedSpan implements UpstreamTrace {
   end(response: JsonRpcResponse): void {
     const span = this.span;
     if ('error' in response) {
-      const code = String(response.error.code);
+      const code = textOf(response.error.code); // an upstream's code may be a number kept as written
       span.setAttribute('error.type', code);
       span.setAttribute('rpc.response.status_code', code);
       span.setStatus({ code: SpanStatusCode.ERROR, message: response.error.message });

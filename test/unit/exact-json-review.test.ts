@@ -1,0 +1,22 @@
+// What the exact-number change left behind: places that met a number kept as written (JSON.rawJSON, an object
+// to JavaScript) and took it for something else. Tracing must not fail on a 64-bit id; a policy condition
+// reads such a number as the double it read before; a ttlMs beyond a double still lets a list be kept.
+// Node.js 22 and later (Node.js 20 parses every number as a double, which none of this meets).
+import assert from 'node:assert/strict';
+import { describe, test } from 'node:test';
+import { KEEPS_EXACT_NUMBERS, parseJson } from '../../src/protocol/exact-json.js';
+import type { JsonRpcRequest } from '../../src/protocol/jsonrpc.js';
+import { callAttributes } from '../../src/telemetry/attributes.js';
+
+const BIG = '12345678901234567890';
+
+describe('on Node.js 22 and later', { skip: KEEPS_EXACT_NUMBERS ? false : 'Node.js 20 keeps no number raw' }, () => {
+  test('a traced request with a 64-bit id gets its span attributes, the id written as sent', () => {
+    const message = parseJson(`{"jsonrpc":"2.0","id":${BIG},"method":"tools/list","params":{}}`) as JsonRpcRequest;
+    assert.equal(callAttributes(message)['jsonrpc.request.id'], BIG);
+    const small = parseJson('{"jsonrpc":"2.0","id":7,"method":"tools/list","params":{}}') as JsonRpcRequest;
+    assert.equal(callAttributes(small)['jsonrpc.request.id'], '7');
+    const text = parseJson('{"jsonrpc":"2.0","id":"abc","method":"tools/list","params":{}}') as JsonRpcRequest;
+    assert.equal(callAttributes(text)['jsonrpc.request.id'], 'abc');
+  });
+});
