@@ -1,6 +1,7 @@
 // `when:` conditions, in the Common Expression Language (@marcbachmann/cel-js). Compiled and type-checked
 // once per config load, so a typo is a startup error; evaluated per call, where any failure denies.
 import { Environment } from '@marcbachmann/cel-js';
+import { isRawNumber } from '../src/protocol/exact-json.js';
 import type { Principal } from './principal.js';
 
 export interface CallFacts {
@@ -27,7 +28,7 @@ export function compileCondition(expr: string): Condition {
   return (facts) => {
     try {
       const value = program({
-        args: facts.args !== null && typeof facts.args === 'object' && !Array.isArray(facts.args) ? facts.args : {},
+        args: facts.args !== null && typeof facts.args === 'object' && !Array.isArray(facts.args) ? asDoubles(facts.args) : {},
         principal: { id: facts.principal.id, groups: facts.principal.groups, via: facts.principal.via },
         tool: facts.tool,
         server: facts.server,
@@ -37,4 +38,22 @@ export function compileCondition(expr: string): Condition {
       return { ok: false, why: `it failed: ${(error as Error).message.split('\n')[0]}` };
     }
   };
+}
+
+/**
+ * The arguments as CEL reads them: a number kept as written (src/protocol/exact-json.ts, a 64-bit id) is an
+ * object to JavaScript, which CEL would take for a map and fail every comparison on; it reads as the double
+ * it always read as. A copy, and only where there is one: what the server is sent keeps its digits.
+ */
+function asDoubles(value: unknown): unknown {
+  if (isRawNumber(value)) return Number(value.rawJSON);
+  if (value === null || typeof value !== 'object') return value;
+  let copy: Record<string, unknown> | unknown[] | undefined;
+  for (const [key, inner] of Object.entries(value)) {
+    const read = asDoubles(inner);
+    if (read === inner) continue;
+    copy ??= Array.isArray(value) ? [...value] : { ...(value as Record<string, unknown>) };
+    (copy as Record<string, unknown>)[key] = read;
+  }
+  return copy ?? value;
 }

@@ -46,4 +46,13 @@ describe('on Node.js 22 and later', { skip: KEEPS_EXACT_NUMBERS ? false : 'Node.
     assert.equal(answer.status, 200, answer.text);
     assert.ok(answer.text.startsWith(`{"jsonrpc":"2.0","id":${BIG},"result"`), answer.text.slice(0, 120));
   });
+
+  test('a when: condition on a 64-bit argument holds as it did, and the server gets its digits', async () => {
+    const answer = await post('lookup', '"cel-1"', `{"id":${BIG}}`);
+    assert.equal(answer.status, 200, answer.text);
+    assert.ok(answer.text.includes('"result"'), `allowed: ${answer.text.slice(0, 300)}`);
+    assert.ok(received().at(-1)?.includes(`"arguments":{"id":${BIG}}`), `what reached the server: ${received().at(-1)}`);
+    const refused = await post('lookup', '"cel-2"', '{"id":-1}');
+    assert.match(refused.text, /refused by policy/i, 'the condition still decides');
+  });
 });

@@ -4,11 +4,14 @@
 // Node.js 22 and later (Node.js 20 parses every number as a double, which none of this meets).
 import assert from 'node:assert/strict';
 import { describe, test } from 'node:test';
+import { compileCondition } from '../../policy/conditions.js';
+import type { Principal } from '../../policy/principal.js';
 import { KEEPS_EXACT_NUMBERS, parseJson } from '../../src/protocol/exact-json.js';
 import type { JsonRpcRequest } from '../../src/protocol/jsonrpc.js';
 import { callAttributes } from '../../src/telemetry/attributes.js';
 
 const BIG = '12345678901234567890';
+const principal: Principal = { id: 'alice', groups: [], scopes: [], via: 'anonymous' };
 
 describe('on Node.js 22 and later', { skip: KEEPS_EXACT_NUMBERS ? false : 'Node.js 20 keeps no number raw' }, () => {
   test('a traced request with a 64-bit id gets its span attributes, the id written as sent', () => {
@@ -18,5 +21,16 @@ describe('on Node.js 22 and later', { skip: KEEPS_EXACT_NUMBERS ? false : 'Node.
     assert.equal(callAttributes(small)['jsonrpc.request.id'], '7');
     const text = parseJson('{"jsonrpc":"2.0","id":"abc","method":"tools/list","params":{}}') as JsonRpcRequest;
     assert.equal(callAttributes(text)['jsonrpc.request.id'], 'abc');
+  });
+
+  test('a when: condition reads a 64-bit argument as the number it is, not as a map', () => {
+    const positive = compileCondition('args.user_id > 0');
+    const args = parseJson(`{"user_id":${BIG}}`);
+    assert.deepEqual(positive({ args, principal, tool: 't', server: 's' }), { ok: true });
+    const nested = compileCondition('args.filter.ids.all(i, i > 0) && args.amount < 2.0');
+    const more = parseJson(`{"filter":{"ids":[1,${BIG}]},"amount":1.00000000000000000001}`);
+    assert.deepEqual(nested({ args: more, principal, tool: 't', server: 's' }), { ok: true });
+    // What the server is sent is not touched by reading it.
+    assert.equal(JSON.stringify(more), `{"filter":{"ids":[1,${BIG}]},"amount":1.00000000000000000001}`);
   });
 });
