@@ -9,7 +9,7 @@
 // ttlMs) carrying the result's bytes (SERIALIZED_RESULT), which the edge writes as they are. Whoever
 // changes an answer builds a new response object (as the guard and the aggregator do), which leaves the
 // bytes behind; nothing may change a hit's result in place.
-import { copyJson } from '../src/protocol/exact-json.js';
+import { copyJson, numberOf } from '../src/protocol/exact-json.js';
 import { SERIALIZED_RESULT, type JsonObject, type JsonRpcId, type JsonRpcResponse, type PreSerialized } from '../src/protocol/jsonrpc.js';
 import type { Log } from '../src/infra/log.js';
 import { keepStatusMarks } from '../src/protocol/error-status.js';
@@ -220,8 +220,8 @@ export class ListCache {
   /** ttlMs after clamping, or 0 when the result may not be stored. A clamp never turns 0 into more. */
   private freshFor(result: JsonObject): number {
     if (result.resultType !== undefined && result.resultType !== 'complete') return 0;
-    const asked = result.ttlMs;
-    if (typeof asked !== 'number' || !(asked >= 1)) return 0;
+    const asked = numberOf(result.ttlMs); // u64::MAX ("keep it") is kept as written: clamped like any other
+    if (asked === undefined || !(asked >= 1)) return 0;
     const ttl = Math.floor(Math.min(Math.max(asked, this.options.minTtlMs), this.options.maxTtlMs));
     return Math.max(ttl, 0);
   }

@@ -18,6 +18,7 @@ import { noUpstreamAnswered } from './no-answer.js';
 import { publicName } from '../protocol/public-names.js';
 import { traceFields, type RequestTrace } from '../protocol/trace.js';
 import { placed, Router } from './router.js';
+import { numberOf } from '../protocol/exact-json.js';
 
 export interface AggregatorOptions {
   /** In config order: the order of merged lists. */
@@ -183,7 +184,8 @@ export class Aggregator implements Upstream {
         if (admitted) items.push(admitted);
       }
       if (typeof result.nextCursor === 'string') next.push([outcome.server, result.nextCursor]);
-      ttlMs = Math.min(ttlMs, typeof result.ttlMs === 'number' && result.ttlMs > 0 ? Math.floor(result.ttlMs) : 0);
+      const given = numberOf(result.ttlMs); // kept as written when beyond a double: still a long ttl, not none
+      ttlMs = Math.min(ttlMs, given !== undefined && given > 0 ? Math.floor(given) : 0);
       if (result.cacheScope !== 'public') cacheScope = 'private';
     }
     for (const failure of failures) {

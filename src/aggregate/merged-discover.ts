@@ -5,6 +5,7 @@ import type { Reach } from '../../bridge/upstream.js';
 import { isObject, type JsonObject, type JsonRpcResponse } from '../protocol/jsonrpc.js';
 import { META, SUPPORTED_VERSIONS } from '../protocol/mcp.js';
 import { GATEWAY_INFO } from '../infra/version.js';
+import { numberOf } from '../protocol/exact-json.js';
 
 /** One upstream's answer to a fanned-out request, or its silence past the deadline. */
 export type Outcome = { server: string; response: JsonRpcResponse } | { server: string; timedOut: true };
@@ -34,7 +35,8 @@ export function mergeDiscover(outcomes: readonly Outcome[], separator: string, r
     if (typeof result.instructions === 'string' && result.instructions.trim() && (!reach || reach.seesAll(outcome.server))) {
       instructions.push(`## ${outcome.server}\n${result.instructions.trim()}`);
     }
-    ttlMs = Math.min(ttlMs, typeof result.ttlMs === 'number' && result.ttlMs > 0 ? Math.floor(result.ttlMs) : 0);
+    const given = numberOf(result.ttlMs); // kept as written when beyond a double: still a long ttl, not none
+    ttlMs = Math.min(ttlMs, given !== undefined && given > 0 ? Math.floor(given) : 0);
     if (result.cacheScope !== 'public') cacheScope = 'private';
   }
   const result: JsonObject = {

@@ -55,3 +55,11 @@ export function isJsonInteger(value: unknown): boolean {
 export function textOf(value: unknown): string {
   return isRawNumber(value) ? value.rawJSON : String(value);
 }
+
+/**
+ * A number's value as a double, whether plain or kept as written (undefined for anything else): for what the
+ * gateway itself acts on (a ttlMs), never for what it passes on.
+ */
+export function numberOf(value: unknown): number | undefined {
+  return typeof value === 'number' ? value : isRawNumber(value) ? Number(value.rawJSON) : undefined;
+}

@@ -4,13 +4,18 @@
 // Node.js 22 and later (Node.js 20 parses every number as a double, which none of this meets).
 import assert from 'node:assert/strict';
 import { describe, test } from 'node:test';
+import { ListCache, type CacheKey } from '../../cache/list-cache.js';
+import { MemoryStore } from '../../cache/memory-store.js';
 import { compileCondition } from '../../policy/conditions.js';
 import type { Principal } from '../../policy/principal.js';
+import { mergeDiscover } from '../../src/aggregate/merged-discover.js';
+import { silentLog } from '../../src/infra/log.js';
 import { KEEPS_EXACT_NUMBERS, parseJson } from '../../src/protocol/exact-json.js';
-import type { JsonRpcRequest } from '../../src/protocol/jsonrpc.js';
+import type { JsonObject, JsonRpcRequest, JsonRpcResponse } from '../../src/protocol/jsonrpc.js';
 import { callAttributes } from '../../src/telemetry/attributes.js';
 
 const BIG = '12345678901234567890';
+const U64_MAX = '18446744073709551615';
 const principal: Principal = { id: 'alice', groups: [], scopes: [], via: 'anonymous' };
 
 describe('on Node.js 22 and later', { skip: KEEPS_EXACT_NUMBERS ? false : 'Node.js 20 keeps no number raw' }, () => {
@@ -32,5 +37,26 @@ describe('on Node.js 22 and later', { skip: KEEPS_EXACT_NUMBERS ? false : 'Node.
     assert.deepEqual(nested({ args: more, principal, tool: 't', server: 's' }), { ok: true });
     // What the server is sent is not touched by reading it.
     assert.equal(JSON.stringify(more), `{"filter":{"ids":[1,${BIG}]},"amount":1.00000000000000000001}`);
+  });
+
+  test('a list whose ttlMs is beyond a double (u64::MAX for "keep it") is kept for maxTtlMs', async () => {
+    const cache = new ListCache(new MemoryStore({ maxEntries: 100, maxBytes: 1 << 20 }), { minTtlMs: 0, maxTtlMs: 60_000, log: silentLog });
+    const key: CacheKey = { upstream: 'a', method: 'tools/list', variant: '', context: 'alice' };
+    let fetches = 0;
+    const fetch = async (): Promise<JsonRpcResponse> => {
+      fetches++;
+      return parseJson(`{"jsonrpc":"2.0","id":1,"result":{"resultType":"complete","tools":[],"ttlMs":${U64_MAX},"cacheScope":"public"}}`) as JsonRpcResponse;
+    };
+    await cache.get(key, 1, fetch);
+    const second = await cache.get(key, 2, fetch);
+    assert.equal(second.hit, true);
+    assert.equal(fetches, 1);
+  });
+
+  test('/mcp’s server/discover keeps a ttlMs beyond a double as a long one, not as 0', () => {
+    const response = parseJson(`{"jsonrpc":"2.0","id":1,"result":{"capabilities":{},"ttlMs":${U64_MAX},"cacheScope":"public"}}`) as JsonRpcResponse;
+    const shorter = { jsonrpc: '2.0', id: 1, result: { capabilities: {}, ttlMs: 5_000, cacheScope: 'public' } } as JsonRpcResponse;
+    const merged = mergeDiscover([{ server: 'a', response }, { server: 'b', response: shorter }], '__', undefined) as JsonObject;
+    assert.equal(merged.ttlMs, 5_000);
   });
 });
