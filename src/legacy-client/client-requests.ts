@@ -4,6 +4,7 @@
 // replica that asked (which listens while it waits). Without Redis, an answer must reach the asking replica.
 import { randomBytes } from 'node:crypto';
 import type { CancelSignal } from '../protocol/cancel.js';
+import { textOf } from '../protocol/exact-json.js';
 import { isObject, type JsonObject } from '../protocol/jsonrpc.js';
 import type { Log } from '../infra/log.js';
 import type { SessionRelay } from './session-relay.js';
@@ -77,7 +78,7 @@ export class ClientRequests {
 
   /** An answer relayed from another replica (or received here): true when a question here was waiting for it. */
   deliver(session: string, message: JsonObject): boolean {
-    const key = `${session}\0${String(message.id)}`;
+    const key = `${session}\0${textOf(message.id)}`; // a client may answer with any id, a 64-bit number too
     const resolve = this.awaiting.get(key);
     if (!resolve) return false;
     this.awaiting.delete(key);

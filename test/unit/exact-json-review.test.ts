@@ -10,6 +10,7 @@ import { compileCondition } from '../../policy/conditions.js';
 import type { Principal } from '../../policy/principal.js';
 import { mergeDiscover } from '../../src/aggregate/merged-discover.js';
 import { silentLog } from '../../src/infra/log.js';
+import { ClientRequests } from '../../src/legacy-client/client-requests.js';
 import { KEEPS_EXACT_NUMBERS, parseJson } from '../../src/protocol/exact-json.js';
 import type { JsonObject, JsonRpcRequest, JsonRpcResponse } from '../../src/protocol/jsonrpc.js';
 import { callAttributes } from '../../src/telemetry/attributes.js';
@@ -58,5 +59,11 @@ describe('on Node.js 22 and later', { skip: KEEPS_EXACT_NUMBERS ? false : 'Node.
     const shorter = { jsonrpc: '2.0', id: 1, result: { capabilities: {}, ttlMs: 5_000, cacheScope: 'public' } } as JsonRpcResponse;
     const merged = mergeDiscover([{ server: 'a', response }, { server: 'b', response: shorter }], '__', undefined) as JsonObject;
     assert.equal(merged.ttlMs, 5_000);
+  });
+
+  test('a 2025 client answering with a 64-bit id no question had is told nobody asked, not an error', async () => {
+    const requests = new ClientRequests(undefined, silentLog);
+    const answer = parseJson(`{"jsonrpc":"2.0","id":${BIG},"result":{}}`) as JsonObject;
+    assert.equal(await requests.answer('s', answer), 'unknown');
   });
 });
