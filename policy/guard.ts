@@ -11,6 +11,7 @@ import type { Grant, ItemKind } from './allow-list.js';
 import type { PinStore, PinVerdict } from './pins.js';
 import type { Principal } from './principal.js';
 import type { NamedTarget, Target, UriTarget } from './target.js';
+import { textOf } from '../src/protocol/exact-json.js';
 
 export interface GuardOptions {
   /** Each server's prefix on /mcp, in config order (read live: a reload may change them). */
@@ -222,6 +223,6 @@ function unknownUri(message: JsonRpcRequest, uri: string, rule: string): Verdict
 
 /** The answer for a name the caller may not see: the same whether or not it exists. */
 function unknown(message: JsonRpcRequest, kind: 'tool' | 'prompt', name: unknown, rule = 'no server offers it', target?: string): Verdict {
-  const shown = typeof name === 'string' ? name : String(name);
+  const shown = typeof name === 'string' ? name : textOf(name);
   return { allowed: false, rule, target: target ?? shown, refusal: errorResponse(message.id, ErrorCode.InvalidParams, `Unknown ${kind}: ${shown}`) };
 }

@@ -8,6 +8,7 @@ import { cancelledResponse } from './protocol/cancel.js';
 import { ErrorCode, errorResponse, type JsonRpcRequest, type JsonRpcResponse } from './protocol/jsonrpc.js';
 import { CACHEABLE_METHODS } from './protocol/mcp.js';
 import { UpstreamWrapper } from './upstream-wrapper.js';
+import { textOf } from './protocol/exact-json.js';
 
 export const ANONYMOUS = 'anonymous';
 
@@ -59,7 +60,7 @@ export class CachedUpstream extends UpstreamWrapper {
 
   private async fromCache(message: JsonRpcRequest, options: RequestOptions): Promise<JsonRpcResponse> {
     const params = message.params;
-    const variant = message.method === 'resources/read' ? String(params?.uri) : typeof params?.cursor === 'string' ? params.cursor : '';
+    const variant = message.method === 'resources/read' ? textOf(params?.uri) : typeof params?.cursor === 'string' ? params.cursor : '';
     const key = { upstream: this.inner.name, method: message.method, variant, context: options.authContext ?? ANONYMOUS };
     // Others may wait on this fetch (single flight): one caller going away must not cancel it for them,
     // but that caller stops waiting (and stops counting as in flight) at once.

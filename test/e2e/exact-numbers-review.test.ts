@@ -55,4 +55,22 @@ describe('on Node.js 22 and later', { skip: KEEPS_EXACT_NUMBERS ? false : 'Node.
     const refused = await post('lookup', '"cel-2"', '{"id":-1}');
     assert.match(refused.text, /refused by policy/i, 'the condition still decides');
   });
+
+  test('a 2025 client’s tool name or resource uri sent as a 64-bit number is refused as invalid, not answered 500', async () => {
+    const url = `${gateway.url}/servers/x/mcp`;
+    const headers = { 'content-type': 'application/json', accept: 'application/json, text/event-stream' };
+    const init = { jsonrpc: '2.0', id: 1, method: 'initialize', params: { protocolVersion: '2025-11-25', capabilities: {}, clientInfo: { name: 'c', version: '1' } } };
+    const opened = await fetch(url, { method: 'POST', headers, body: JSON.stringify(init) });
+    assert.equal(opened.status, 200, await opened.text());
+    const session = { ...headers, 'mcp-session-id': opened.headers.get('mcp-session-id')!, 'mcp-protocol-version': '2025-11-25' };
+    for (const [method, params] of [
+      ['tools/call', `{"name":${BIG},"arguments":{}}`],
+      ['resources/read', `{"uri":${BIG}}`],
+    ] as const) {
+      const response = await fetch(url, { method: 'POST', headers: session, body: `{"jsonrpc":"2.0","id":"bad","method":"${method}","params":${params}}` });
+      const text = await response.text();
+      assert.notEqual(response.status, 500, `${method}: ${text}`);
+      assert.match(text, /"error"/, `${method}: ${text}`);
+    }
+  });
 });
