@@ -2,6 +2,7 @@
 // (AES-256-GCM), so any replica with the same key serves it without a shared store, and a client can
 // neither read nor alter it. What a session cannot carry (its GET stream, its subscriptions, that it was
 // ended) lives in the process that serves those.
+import { parseJson } from '../protocol/exact-json.js';
 import type { JsonObject } from '../protocol/jsonrpc.js';
 import { Sealer } from './sealer.js';
 
@@ -36,7 +37,7 @@ export class SessionCodec {
     const json = this.sealer.open(token);
     if (json === undefined) return undefined;
     try {
-      const session = JSON.parse(json) as LegacySession;
+      const session = parseJson(json) as LegacySession; // the client's capabilities as it wrote them
       return session.expiresAt > now ? session : undefined;
     } catch {
       return undefined;

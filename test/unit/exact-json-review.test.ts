@@ -11,6 +11,7 @@ import type { Principal } from '../../policy/principal.js';
 import { mergeDiscover } from '../../src/aggregate/merged-discover.js';
 import { silentLog } from '../../src/infra/log.js';
 import { ClientRequests } from '../../src/legacy-client/client-requests.js';
+import { SessionCodec } from '../../src/legacy-client/session-token.js';
 import { KEEPS_EXACT_NUMBERS, parseJson } from '../../src/protocol/exact-json.js';
 import type { JsonObject, JsonRpcRequest, JsonRpcResponse } from '../../src/protocol/jsonrpc.js';
 import { callAttributes } from '../../src/telemetry/attributes.js';
@@ -65,5 +66,13 @@ describe('on Node.js 22 and later', { skip: KEEPS_EXACT_NUMBERS ? false : 'Node.
     const requests = new ClientRequests(undefined, silentLog);
     const answer = parseJson(`{"jsonrpc":"2.0","id":${BIG},"result":{}}`) as JsonObject;
     assert.equal(await requests.answer('s', answer), 'unknown');
+  });
+
+  test('a 2025 client’s capabilities keep their numbers in its session, as every request hands them on', () => {
+    const codec = new SessionCodec(Buffer.alloc(32, 7));
+    const capabilities = parseJson(`{"experimental":{"batch":{"maxId":${BIG}}}}`) as JsonObject;
+    const session = { id: 's', protocolVersion: '2025-11-25', capabilities, clientInfo: undefined, endpoint: 'mcp', caller: '', expiresAt: Date.now() + 60_000 };
+    const opened = codec.open(codec.mint(session));
+    assert.equal(JSON.stringify(opened?.capabilities), `{"experimental":{"batch":{"maxId":${BIG}}}}`);
   });
 });
