@@ -39,7 +39,12 @@ describe('on Node.js 22 and later', { skip: KEEPS_EXACT_NUMBERS ? false : 'Node.
     const response = await fetch(`${gateway.url}/servers/x/mcp`, { method: 'POST', headers: headersFor({ method: 'tools/call', params: { name } }), body });
     return { status: response.status, text: await response.text() };
   };
-  const received = () => (existsSync(recordFile) ? readFileSync(recordFile, 'utf8').split('\n').filter((line) => line.includes('"tools/call"')) : []);
+  const received = () =>
+    existsSync(recordFile)
+      ? readFileSync(recordFile, 'utf8')
+          .split('\n')
+          .filter((line) => line.includes('"tools/call"'))
+      : [];
 
   test('a traced call with a 64-bit id is answered under that id', async () => {
     const answer = await post('lookup', BIG, '{"id":5}');

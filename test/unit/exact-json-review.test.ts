@@ -58,7 +58,14 @@ describe('on Node.js 22 and later', { skip: KEEPS_EXACT_NUMBERS ? false : 'Node.
   test('/mcp’s server/discover keeps a ttlMs beyond a double as a long one, not as 0', () => {
     const response = parseJson(`{"jsonrpc":"2.0","id":1,"result":{"capabilities":{},"ttlMs":${U64_MAX},"cacheScope":"public"}}`) as JsonRpcResponse;
     const shorter = { jsonrpc: '2.0', id: 1, result: { capabilities: {}, ttlMs: 5_000, cacheScope: 'public' } } as JsonRpcResponse;
-    const merged = mergeDiscover([{ server: 'a', response }, { server: 'b', response: shorter }], '__', undefined) as JsonObject;
+    const merged = mergeDiscover(
+      [
+        { server: 'a', response },
+        { server: 'b', response: shorter },
+      ],
+      '__',
+      undefined,
+    ) as JsonObject;
     assert.equal(merged.ttlMs, 5_000);
   });
 
