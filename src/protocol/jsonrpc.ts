@@ -1,5 +1,5 @@
 // JSON-RPC 2.0 shapes and error builders shared by every layer. Imports only exact-json.ts (numbers as written).
-import { isJsonInteger, type RawJsonNumber } from './exact-json.js';
+import { isJsonInteger, isRawNumber, type RawJsonNumber } from './exact-json.js';
 
 /** A number id a double cannot hold exactly is kept as written (exact-json.ts), and answered with as written. */
 export type JsonRpcId = string | number | RawJsonNumber;
@@ -58,8 +58,9 @@ export function errorResponse(id: JsonRpcId | null, code: number, message: strin
   return id === null ? { jsonrpc: '2.0', error } : { jsonrpc: '2.0', id, error };
 }
 
+/** A JSON object: not an array, and not a number kept as written (exact-json.ts), which is an object to JavaScript only. */
 export function isObject(value: unknown): value is JsonObject {
-  return typeof value === 'object' && value !== null && !Array.isArray(value);
+  return typeof value === 'object' && value !== null && !Array.isArray(value) && !isRawNumber(value);
 }
 
 export function isValidId(id: unknown): id is JsonRpcId {

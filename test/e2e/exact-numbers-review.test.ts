@@ -3,6 +3,8 @@
 // before numbers were kept as written), and the server still gets every digit. Node.js 22 and later.
 import assert from 'node:assert/strict';
 import { existsSync, mkdtempSync, readFileSync } from 'node:fs';
+import http from 'node:http';
+import type { AddressInfo } from 'node:net';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { after, before, describe, test } from 'node:test';
@@ -12,6 +14,7 @@ import { startOtlpReceiver, type OtlpReceiver } from '../otlp-receiver.js';
 import { headersFor, META, ROOT, startTestGateway } from './harness.js';
 
 const BIG = '12345678901234567890';
+const SERVER_INFO = 'io.modelcontextprotocol/serverInfo';
 
 describe('on Node.js 22 and later', { skip: KEEPS_EXACT_NUMBERS ? false : 'Node.js 20 keeps no number raw' }, () => {
   const recordFile = path.join(mkdtempSync(path.join(tmpdir(), 'mcp-gw-exact-review-')), 'stdio.jsonl');
@@ -77,5 +80,64 @@ describe('on Node.js 22 and later', { skip: KEEPS_EXACT_NUMBERS ? false : 'Node.
       assert.notEqual(response.status, 500, `${method}: ${text}`);
       assert.match(text, /"error"/, `${method}: ${text}`);
     }
+  });
+});
+
+describe('a server answering with a bare number beyond a double', { skip: KEEPS_EXACT_NUMBERS ? false : 'Node.js 20 keeps no number raw' }, () => {
+  // Not a result object, so nothing to complete: the gateway passes it on as written, as it passed the double
+  // on before, and stays up. (Kept as written, it was taken for an object and written to, which threw.)
+  const DISCOVER = { resultType: 'complete', supportedVersions: ['2026-07-28'], capabilities: { tools: {} }, ttlMs: 0, cacheScope: 'public', _meta: { [SERVER_INFO]: { name: 'r', version: '1' } } };
+  const reply = (id: unknown, method: string): string =>
+    method === 'server/discover'
+      ? JSON.stringify({ jsonrpc: '2.0', id, result: DISCOVER })
+      : method === 'tools/list'
+        ? JSON.stringify({ jsonrpc: '2.0', id, result: { resultType: 'complete', tools: [{ name: 't', inputSchema: { type: 'object' } }], ttlMs: 0, cacheScope: 'public' } })
+        : `{"jsonrpc":"2.0","id":${JSON.stringify(id)},"result":${BIG}}`;
+  let remote: http.Server;
+  let gateway: RunningGateway;
+  const unhandled: unknown[] = [];
+  const note = (error: unknown) => unhandled.push(error);
+
+  before(async () => {
+    process.on('unhandledRejection', note);
+    remote = http.createServer((req, res) => {
+      let body = '';
+      req.on('data', (chunk: Buffer) => (body += chunk.toString('utf8')));
+      req.on('end', () => {
+        const message = JSON.parse(body);
+        res.writeHead(200, { 'content-type': 'application/json' }).end(reply(message.id, message.method));
+      });
+    });
+    await new Promise<void>((resolve) => remote.listen(0, '127.0.0.1', resolve));
+    const script = `const reply = ${reply.toString().replace(/DISCOVER/g, JSON.stringify(DISCOVER)).replace(/BIG/g, JSON.stringify(BIG))};
+      require('node:readline').createInterface({ input: process.stdin }).on('line', (line) => {
+        const m = JSON.parse(line);
+        if (m.id !== undefined && m.method) process.stdout.write(reply(m.id, m.method) + '\\n');
+      });`;
+    gateway = await startTestGateway({
+      h: { url: `http://127.0.0.1:${(remote.address() as AddressInfo).port}/mcp`, era: 'modern', timeoutMs: 5_000 },
+      s: { command: process.execPath, args: ['-e', script], cwd: ROOT, era: 'modern', timeoutMs: 5_000 },
+    });
+  });
+  after(async () => {
+    process.off('unhandledRejection', note);
+    await gateway?.close();
+    remote?.close();
+  });
+
+  test('over HTTP and stdio, on its endpoint and on /mcp, the client gets it as written', async () => {
+    for (const [endpoint, name] of [
+      ['/servers/h/mcp', 't'],
+      ['/mcp', 'h__t'],
+      ['/servers/s/mcp', 't'],
+      ['/mcp', 's__t'],
+    ] as const) {
+      const body = JSON.stringify({ jsonrpc: '2.0', id: 1, method: 'tools/call', params: { name, arguments: {}, _meta: META } });
+      const response = await fetch(`${gateway.url}${endpoint}`, { method: 'POST', headers: headersFor({ method: 'tools/call', params: { name } }), body, signal: AbortSignal.timeout(10_000) });
+      const text = await response.text();
+      assert.equal(response.status, 200, `${endpoint} ${name}: ${text}`);
+      assert.equal(text, `{"jsonrpc":"2.0","id":1,"result":${BIG}}`, `${endpoint} ${name}`);
+    }
+    assert.deepEqual(unhandled, [], 'no promise rejected unhandled (which ends a gateway process)');
   });
 });
