@@ -10,6 +10,7 @@ import type { CancelSignal } from '../../src/protocol/cancel.js';
 import {
   isObject,
   parseUpstreamMessage,
+  sameId,
   type JsonObject,
   type JsonRpcId,
   type JsonRpcNotification,
@@ -214,7 +215,7 @@ export class HttpExchange implements Dispatcher.DispatchHandler {
       if (BLANK.test(line)) continue;
       const message = parseJsonOrUndefined(line);
       // A response to another id is left to the whole-body reading, which has always taken it.
-      if (!isObject(message) || message.jsonrpc !== '2.0' || (isResponse(message) && this.expectId !== undefined && message.id !== this.expectId)) {
+      if (!isObject(message) || message.jsonrpc !== '2.0' || (isResponse(message) && this.expectId !== undefined && !sameId(message.id, this.expectId))) {
         this.readsLines = false;
         return;
       }
@@ -249,7 +250,7 @@ export class HttpExchange implements Dispatcher.DispatchHandler {
       this.peer?.onStreamMessage(parsed.message, this);
       return;
     }
-    if (isResponse(message) && (this.expectId === undefined || message.id === this.expectId)) {
+    if (isResponse(message) && (this.expectId === undefined || sameId(message.id, this.expectId))) {
       this.response = message;
       this.settle('response');
     }

@@ -63,6 +63,18 @@ export function isObject(value: unknown): value is JsonObject {
   return typeof value === 'object' && value !== null && !Array.isArray(value) && !isRawNumber(value);
 }
 
+/**
+ * Whether an answer's id is the request's. A number kept as written is a new object at every parse, so it is
+ * compared by value; as a double, so a server that read the id as JSON.parse does (12345678901234567000 for
+ * 12345678901234567890) still answers the request it was sent, as it did before ids were kept.
+ */
+export function sameId(a: unknown, b: unknown): boolean {
+  if (a === b) return true;
+  const x = isRawNumber(a) ? Number(a.rawJSON) : a;
+  const y = isRawNumber(b) ? Number(b.rawJSON) : b;
+  return typeof x === 'number' && x === y;
+}
+
 export function isValidId(id: unknown): id is JsonRpcId {
   return typeof id === 'string' || isJsonInteger(id);
 }

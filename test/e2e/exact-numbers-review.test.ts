@@ -86,7 +86,14 @@ describe('on Node.js 22 and later', { skip: KEEPS_EXACT_NUMBERS ? false : 'Node.
 describe('a server answering with a bare number beyond a double', { skip: KEEPS_EXACT_NUMBERS ? false : 'Node.js 20 keeps no number raw' }, () => {
   // Not a result object, so nothing to complete: the gateway passes it on as written, as it passed the double
   // on before, and stays up. (Kept as written, it was taken for an object and written to, which threw.)
-  const DISCOVER = { resultType: 'complete', supportedVersions: ['2026-07-28'], capabilities: { tools: {} }, ttlMs: 0, cacheScope: 'public', _meta: { [SERVER_INFO]: { name: 'r', version: '1' } } };
+  const DISCOVER = {
+    resultType: 'complete',
+    supportedVersions: ['2026-07-28'],
+    capabilities: { tools: {} },
+    ttlMs: 0,
+    cacheScope: 'public',
+    _meta: { [SERVER_INFO]: { name: 'r', version: '1' } },
+  };
   const reply = (id: unknown, method: string): string =>
     method === 'server/discover'
       ? JSON.stringify({ jsonrpc: '2.0', id, result: DISCOVER })
@@ -109,7 +116,10 @@ describe('a server answering with a bare number beyond a double', { skip: KEEPS_
       });
     });
     await new Promise<void>((resolve) => remote.listen(0, '127.0.0.1', resolve));
-    const script = `const reply = ${reply.toString().replace(/DISCOVER/g, JSON.stringify(DISCOVER)).replace(/BIG/g, JSON.stringify(BIG))};
+    const script = `const reply = ${reply
+      .toString()
+      .replace(/DISCOVER/g, JSON.stringify(DISCOVER))
+      .replace(/BIG/g, JSON.stringify(BIG))};
       require('node:readline').createInterface({ input: process.stdin }).on('line', (line) => {
         const m = JSON.parse(line);
         if (m.id !== undefined && m.method) process.stdout.write(reply(m.id, m.method) + '\\n');
@@ -133,11 +143,72 @@ describe('a server answering with a bare number beyond a double', { skip: KEEPS_
       ['/mcp', 's__t'],
     ] as const) {
       const body = JSON.stringify({ jsonrpc: '2.0', id: 1, method: 'tools/call', params: { name, arguments: {}, _meta: META } });
-      const response = await fetch(`${gateway.url}${endpoint}`, { method: 'POST', headers: headersFor({ method: 'tools/call', params: { name } }), body, signal: AbortSignal.timeout(10_000) });
+      const response = await fetch(`${gateway.url}${endpoint}`, {
+        method: 'POST',
+        headers: headersFor({ method: 'tools/call', params: { name } }),
+        body,
+        signal: AbortSignal.timeout(10_000),
+      });
       const text = await response.text();
       assert.equal(response.status, 200, `${endpoint} ${name}: ${text}`);
       assert.equal(text, `{"jsonrpc":"2.0","id":1,"result":${BIG}}`, `${endpoint} ${name}`);
     }
     assert.deepEqual(unhandled, [], 'no promise rejected unhandled (which ends a gateway process)');
+  });
+});
+
+describe('an HTTP server answering over SSE a request whose id is beyond a double', { skip: KEEPS_EXACT_NUMBERS ? false : 'Node.js 20 keeps no number raw' }, () => {
+  // The request goes to an HTTP server under the client's own id. One server echoes the id as it came, one
+  // as JSON.parse read it (a double: 12345678901234567000); over JSON both were always taken, over SSE the
+  // answer must still be known as the answer, not waited past until the timeout.
+  let remote: http.Server;
+  let gateway: RunningGateway;
+
+  before(async () => {
+    remote = http.createServer((req, res) => {
+      let body = '';
+      req.on('data', (chunk: Buffer) => (body += chunk.toString('utf8')));
+      req.on('end', () => {
+        const message = JSON.parse(body);
+        const id = req.url === '/exact/mcp' ? /"id":(-?\d+|"[^"]*")/.exec(body)![1] : JSON.stringify(message.id);
+        const result =
+          message.method === 'server/discover'
+            ? {
+                resultType: 'complete',
+                supportedVersions: ['2026-07-28'],
+                capabilities: { tools: {} },
+                ttlMs: 0,
+                cacheScope: 'public',
+                _meta: { [SERVER_INFO]: { name: 'r', version: '1' } },
+              }
+            : message.method === 'tools/list'
+              ? { resultType: 'complete', tools: [{ name: 't', inputSchema: { type: 'object' } }], ttlMs: 0, cacheScope: 'public' }
+              : { resultType: 'complete', content: [{ type: 'text', text: 'done' }] };
+        res.writeHead(200, { 'content-type': 'text/event-stream' });
+        res.end(`event: message\ndata: {"jsonrpc":"2.0","id":${id},"result":${JSON.stringify(result)}}\n\n`);
+      });
+    });
+    await new Promise<void>((resolve) => remote.listen(0, '127.0.0.1', resolve));
+    const base = `http://127.0.0.1:${(remote.address() as AddressInfo).port}`;
+    gateway = await startTestGateway({
+      exact: { url: `${base}/exact/mcp`, era: 'modern', timeoutMs: 3_000 },
+      double: { url: `${base}/double/mcp`, era: 'modern', timeoutMs: 3_000 },
+    });
+  });
+  after(async () => {
+    await gateway?.close();
+    remote?.close();
+  });
+
+  test('the answer is taken at once and carries the client’s id as sent', async () => {
+    for (const server of ['exact', 'double']) {
+      const body = `{"jsonrpc":"2.0","id":${BIG},"method":"tools/call","params":{"name":"t","arguments":{},"_meta":${JSON.stringify(META)}}}`;
+      const started = Date.now();
+      const response = await fetch(`${gateway.url}/servers/${server}/mcp`, { method: 'POST', headers: headersFor({ method: 'tools/call', params: { name: 't' } }), body });
+      const text = await response.text();
+      assert.equal(response.status, 200, `${server}: ${text}`);
+      assert.ok(text.includes(`"id":${BIG},"result"`) && text.includes('"done"'), `${server}: ${text}`);
+      assert.ok(Date.now() - started < 2_000, `${server}: answered in ${Date.now() - started} ms`);
+    }
   });
 });
