@@ -9,7 +9,7 @@ import { MAX_JSON_DEPTH, nestsDeeperThan } from '../../src/edge/http-rules.js';
 import { ToolHeaderIndex } from '../../src/edge/param-headers.js';
 import { silentLog } from '../../src/infra/log.js';
 import { copyJson, isJsonInteger, isRawNumber, KEEPS_EXACT_NUMBERS, parseJson } from '../../src/protocol/exact-json.js';
-import { isValidId, parseMessage } from '../../src/protocol/jsonrpc.js';
+import { isObject, isValidId, parseMessage } from '../../src/protocol/jsonrpc.js';
 import { sharedRedis } from '../services.js';
 import { until } from '../e2e/harness.js';
 
@@ -104,4 +104,11 @@ test('a number kept as written is no level of nesting: a body at the depth limit
   assert.equal(nestsDeeperThan(parseJson(nested(MAX_JSON_DEPTH, BIG)), MAX_JSON_DEPTH), false, 'as with a number a double holds');
   assert.equal(nestsDeeperThan(parseJson(nested(MAX_JSON_DEPTH, '1')), MAX_JSON_DEPTH), false);
   assert.equal(nestsDeeperThan(parseJson(nested(MAX_JSON_DEPTH + 1, BIG)), MAX_JSON_DEPTH), true, 'one array too many is still refused');
+});
+
+test('an object of the message’s own with a rawJSON key is still an object, not a number kept as written', () => {
+  const value = parseJson(`{"a":{"rawJSON":"${BIG}"},"b":${BIG}}`) as { a: unknown; b: unknown };
+  assert.equal(isRawNumber(value.a), false);
+  assert.equal(isObject(value.a), true);
+  assert.equal(JSON.stringify(value), `{"a":{"rawJSON":"${BIG}"},"b":${KEEPS_EXACT_NUMBERS ? BIG : '12345678901234567000'}}`);
 });
