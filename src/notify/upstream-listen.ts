@@ -5,7 +5,7 @@
 // remote server restarted quickly) is opened again with backoff; when it is acknowledged again, `resync`
 // runs, because changes made while nobody listened were missed.
 import type { Upstream, UpstreamState } from '../../bridge/upstream.js';
-import { ErrorCode } from '../protocol/jsonrpc.js';
+import { ErrorCode, errorResponse } from '../protocol/jsonrpc.js';
 import type { Log } from '../infra/log.js';
 import { ownRequestMeta } from '../protocol/mcp.js';
 
@@ -57,7 +57,10 @@ export function watchUpstream(upstream: Upstream, log: Log, resync: () => void, 
       if (acknowledgedBefore) resync();
       acknowledgedBefore = true;
     };
-    void upstream.request(request, { signal: controller.signal, onNotification }).then((response) => {
+    // An upstream that throws instead of answering (a bug) ends the stream like an error answer: retried
+    // with backoff, and no rejection left unhandled, which would end the gateway's process.
+    const thrown = (error: unknown) => errorResponse(request.id, ErrorCode.InternalError, `the listen request threw: ${String(error)}`);
+    void upstream.request(request, { signal: controller.signal, onNotification }).then(undefined, thrown).then((response) => {
       if (controller.signal.aborted || open !== controller) return;
       open = undefined;
       if ('error' in response && response.error.code === ErrorCode.MethodNotFound) {
