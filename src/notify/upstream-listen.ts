@@ -60,20 +60,23 @@ export function watchUpstream(upstream: Upstream, log: Log, resync: () => void, 
     // An upstream that throws instead of answering (a bug) ends the stream like an error answer: retried
     // with backoff, and no rejection left unhandled, which would end the gateway's process.
     const thrown = (error: unknown) => errorResponse(request.id, ErrorCode.InternalError, `the listen request threw: ${String(error)}`);
-    void upstream.request(request, { signal: controller.signal, onNotification }).then(undefined, thrown).then((response) => {
-      if (controller.signal.aborted || open !== controller) return;
-      open = undefined;
-      if ('error' in response && response.error.code === ErrorCode.MethodNotFound) {
-        log.warn({}, 'upstream does not serve subscriptions/listen; its list changes will not be heard');
-        return;
-      }
-      log.info({ answer: 'error' in response ? response.error.message : 'ended', retryInMs: retryMs }, 'upstream closed its subscriptions/listen stream; opening it again');
-      retry = setTimeout(() => {
-        if (!open && wanted()) listen();
-      }, retryMs);
-      retry.unref();
-      retryMs = Math.min(RETRY_MAX_MS, retryMs * 2);
-    });
+    void upstream
+      .request(request, { signal: controller.signal, onNotification })
+      .then(undefined, thrown)
+      .then((response) => {
+        if (controller.signal.aborted || open !== controller) return;
+        open = undefined;
+        if ('error' in response && response.error.code === ErrorCode.MethodNotFound) {
+          log.warn({}, 'upstream does not serve subscriptions/listen; its list changes will not be heard');
+          return;
+        }
+        log.info({ answer: 'error' in response ? response.error.message : 'ended', retryInMs: retryMs }, 'upstream closed its subscriptions/listen stream; opening it again');
+        retry = setTimeout(() => {
+          if (!open && wanted()) listen();
+        }, retryMs);
+        retry.unref();
+        retryMs = Math.min(RETRY_MAX_MS, retryMs * 2);
+      });
   }
 
   upstream.events.on('state', onState);
