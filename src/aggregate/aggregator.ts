@@ -12,13 +12,12 @@ import { LIST_ITEMS, madeStaleBy, META, ownRequestMeta, type ListMethod } from '
 import { retryAfterOf } from '../protocol/overload.js';
 import { GATEWAY_INFO } from '../infra/version.js';
 import { CursorCodec, type Position } from './cursor.js';
-import { mergeDiscover, type Outcome } from './merged-discover.js';
+import { mergeDiscover, partTtlMs, type Outcome } from './merged-discover.js';
 import { MergedPages } from './merged-pages.js';
 import { noUpstreamAnswered } from './no-answer.js';
 import { publicName } from '../protocol/public-names.js';
 import { traceFields, type RequestTrace } from '../protocol/trace.js';
 import { placed, Router } from './router.js';
-import { numberOf } from '../protocol/exact-json.js';
 
 export interface AggregatorOptions {
   /** In config order: the order of merged lists. */
@@ -184,8 +183,7 @@ export class Aggregator implements Upstream {
         if (admitted) items.push(admitted);
       }
       if (typeof result.nextCursor === 'string') next.push([outcome.server, result.nextCursor]);
-      const given = numberOf(result.ttlMs); // kept as written when beyond a double: still a long ttl, not none
-      ttlMs = Math.min(ttlMs, given !== undefined && given > 0 ? Math.floor(given) : 0);
+      ttlMs = Math.min(ttlMs, partTtlMs(result));
       if (result.cacheScope !== 'public') cacheScope = 'private';
     }
     for (const failure of failures) {

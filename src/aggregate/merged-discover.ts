@@ -35,8 +35,7 @@ export function mergeDiscover(outcomes: readonly Outcome[], separator: string, r
     if (typeof result.instructions === 'string' && result.instructions.trim() && (!reach || reach.seesAll(outcome.server))) {
       instructions.push(`## ${outcome.server}\n${result.instructions.trim()}`);
     }
-    const given = numberOf(result.ttlMs); // kept as written when beyond a double: still a long ttl, not none
-    ttlMs = Math.min(ttlMs, given !== undefined && given > 0 ? Math.floor(given) : 0);
+    ttlMs = Math.min(ttlMs, partTtlMs(result));
     if (result.cacheScope !== 'public') cacheScope = 'private';
   }
   const result: JsonObject = {
@@ -49,4 +48,13 @@ export function mergeDiscover(outcomes: readonly Outcome[], separator: string, r
   };
   if (instructions.length) result.instructions = `Tools and prompts here are named <server>${separator}<name>.\n\n${instructions.join('\n\n')}`;
   return result;
+}
+
+/**
+ * How long one upstream's part of a merged answer stays fresh: its ttlMs, whole milliseconds, 0 when absent
+ * or not positive. A ttlMs beyond a double (u64::MAX for "keep it") is kept as written: still long, not none.
+ */
+export function partTtlMs(result: JsonObject): number {
+  const given = numberOf(result.ttlMs);
+  return given !== undefined && given > 0 ? Math.floor(given) : 0;
 }

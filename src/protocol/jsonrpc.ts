@@ -1,5 +1,5 @@
 // JSON-RPC 2.0 shapes and error builders shared by every layer. Imports only exact-json.ts (numbers as written).
-import { isJsonInteger, isRawNumber, type RawJsonNumber } from './exact-json.js';
+import { isJsonInteger, isRawNumber, numberOf, type RawJsonNumber } from './exact-json.js';
 
 /** A number id a double cannot hold exactly is kept as written (exact-json.ts), and answered with as written. */
 export type JsonRpcId = string | number | RawJsonNumber;
@@ -70,9 +70,8 @@ export function isObject(value: unknown): value is JsonObject {
  */
 export function sameId(a: unknown, b: unknown): boolean {
   if (a === b) return true;
-  const x = isRawNumber(a) ? Number(a.rawJSON) : a;
-  const y = isRawNumber(b) ? Number(b.rawJSON) : b;
-  return typeof x === 'number' && x === y;
+  const x = numberOf(a);
+  return x !== undefined && x === numberOf(b);
 }
 
 export function isValidId(id: unknown): id is JsonRpcId {
