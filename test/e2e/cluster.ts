@@ -9,7 +9,7 @@ import path from 'node:path';
 import { Redis } from 'ioredis';
 import { launchGateway, type ChildGateway } from './child-gateway.js';
 import { read } from './deploy-helpers.js';
-import { fixture, headersFor, post, request, ROOT, until, type Answer } from './harness.js';
+import { eachSseMessage, fixture, headersFor, post, request, ROOT, until, type Answer } from './harness.js';
 import { freePort } from './own-redis.js';
 import { haproxyBinary, sharedRedis } from '../services.js';
 
@@ -160,23 +160,11 @@ export function reconnectingListen(url: string) {
     const response = await fetch(url, { method: 'POST', headers: headersFor(body), body: JSON.stringify(body), signal: controller.signal });
     if (response.status !== 200) throw new Error(`listen answered ${response.status}: ${await response.text()}`);
     state.opened++;
-    const decoder = new TextDecoder();
-    let buffer = '';
     try {
-      for await (const chunk of response.body as unknown as AsyncIterable<Uint8Array>) {
-        buffer += decoder.decode(chunk, { stream: true });
-        let end: number;
-        while ((end = buffer.indexOf('\n\n')) !== -1) {
-          const data = buffer
-            .slice(0, end)
-            .split('\n')
-            .find((line) => line.startsWith('data: '));
-          buffer = buffer.slice(end + 2);
-          if (!data) continue;
-          state.open = true; // the first message acknowledges the stream
-          if (JSON.parse(data.slice(6)).method === 'notifications/tools/list_changed') state.changes++;
-        }
-      }
+      await eachSseMessage(response.body!, (message) => {
+        state.open = true; // the first message acknowledges the stream
+        if (message.method === 'notifications/tools/list_changed') state.changes++;
+      });
     } finally {
       state.open = false;
     }

@@ -83,17 +83,19 @@ describe('on Node.js 22 and later', { skip: KEEPS_EXACT_NUMBERS ? false : 'Node.
   });
 });
 
+/** server/discover of the small HTTP servers below. */
+const DISCOVER = {
+  resultType: 'complete',
+  supportedVersions: ['2026-07-28'],
+  capabilities: { tools: {} },
+  ttlMs: 0,
+  cacheScope: 'public',
+  _meta: { [SERVER_INFO]: { name: 'r', version: '1' } },
+};
+
 describe('a server answering with a bare number beyond a double', { skip: KEEPS_EXACT_NUMBERS ? false : 'Node.js 20 keeps no number raw' }, () => {
   // Not a result object, so nothing to complete: the gateway passes it on as written, as it passed the double
   // on before, and stays up. (Kept as written, it was taken for an object and written to, which threw.)
-  const DISCOVER = {
-    resultType: 'complete',
-    supportedVersions: ['2026-07-28'],
-    capabilities: { tools: {} },
-    ttlMs: 0,
-    cacheScope: 'public',
-    _meta: { [SERVER_INFO]: { name: 'r', version: '1' } },
-  };
   const reply = (id: unknown, method: string): string =>
     method === 'server/discover'
       ? JSON.stringify({ jsonrpc: '2.0', id, result: DISCOVER })
@@ -173,14 +175,7 @@ describe('an HTTP server answering over SSE a request whose id is beyond a doubl
         const id = req.url === '/exact/mcp' ? /"id":(-?\d+|"[^"]*")/.exec(body)![1] : JSON.stringify(message.id);
         const result =
           message.method === 'server/discover'
-            ? {
-                resultType: 'complete',
-                supportedVersions: ['2026-07-28'],
-                capabilities: { tools: {} },
-                ttlMs: 0,
-                cacheScope: 'public',
-                _meta: { [SERVER_INFO]: { name: 'r', version: '1' } },
-              }
+            ? DISCOVER
             : message.method === 'tools/list'
               ? { resultType: 'complete', tools: [{ name: 't', inputSchema: { type: 'object' } }], ttlMs: 0, cacheScope: 'public' }
               : { resultType: 'complete', content: [{ type: 'text', text: 'done' }] };

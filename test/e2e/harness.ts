@@ -126,30 +126,33 @@ export async function openListen(url: string, notifications: Record<string, unkn
 }
 
 /**
+ * Hands each JSON message of an SSE body to `onMessage` as it arrives; resolves when the stream ends, and
+ * rejects if it breaks (as when the test aborts it). The one SSE reader of the e2e tests.
+ */
+export async function eachSseMessage(body: ReadableStream<Uint8Array>, onMessage: (message: any) => void): Promise<void> {
+  const decoder = new TextDecoder();
+  let buffer = '';
+  for await (const chunk of body as unknown as AsyncIterable<Uint8Array>) {
+    buffer += decoder.decode(chunk, { stream: true });
+    let end: number;
+    while ((end = buffer.indexOf('\n\n')) !== -1) {
+      const data = buffer
+        .slice(0, end)
+        .split('\n')
+        .find((line) => line.startsWith('data: '));
+      buffer = buffer.slice(end + 2);
+      if (data) onMessage(JSON.parse(data.slice(6)));
+    }
+  }
+}
+
+/**
  * The JSON messages of an SSE response, pushed onto `messages` as they arrive; `done` resolves with them
  * when the stream ends (and rejects if it breaks, as when the test aborts it).
  */
 export function sseMessages(response: Response): { messages: any[]; done: Promise<any[]> } {
   const messages: any[] = [];
-  const reader = response.body!.getReader();
-  const decoder = new TextDecoder();
-  const done = (async () => {
-    let buffer = '';
-    for (;;) {
-      const { done, value } = await reader.read();
-      if (done) return messages;
-      buffer += decoder.decode(value, { stream: true });
-      let end: number;
-      while ((end = buffer.indexOf('\n\n')) !== -1) {
-        const data = buffer
-          .slice(0, end)
-          .split('\n')
-          .find((line) => line.startsWith('data: '));
-        buffer = buffer.slice(end + 2);
-        if (data) messages.push(JSON.parse(data.slice(6)));
-      }
-    }
-  })();
+  const done = eachSseMessage(response.body!, (message) => messages.push(message)).then(() => messages);
   return { messages, done };
 }
 

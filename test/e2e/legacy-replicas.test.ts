@@ -18,7 +18,7 @@ import { ElicitRequestSchema, ResourceUpdatedNotificationSchema, ToolListChanged
 import { parseConfig } from '../../src/config.js';
 import { startGateway, type RunningGateway } from '../../src/gateway.js';
 import type { Log } from '../../src/infra/log.js';
-import { fixture, ROOT, startTestGateway, until } from './harness.js';
+import { eachSseMessage, fixture, ROOT, startTestGateway, until } from './harness.js';
 import { freePort } from './own-redis.js';
 import { sharedRedis } from '../services.js';
 
@@ -79,24 +79,9 @@ function balancer(replicas: Record<Replica, string>) {
 }
 
 async function readSse(body: ReadableStream<Uint8Array>, onMessage: (message: any) => void): Promise<void> {
-  const decoder = new TextDecoder();
-  let buffer = '';
-  try {
-    for await (const chunk of body as unknown as AsyncIterable<Uint8Array>) {
-      buffer += decoder.decode(chunk, { stream: true });
-      let end: number;
-      while ((end = buffer.indexOf('\n\n')) !== -1) {
-        const data = buffer
-          .slice(0, end)
-          .split('\n')
-          .find((line) => line.startsWith('data: '));
-        buffer = buffer.slice(end + 2);
-        if (data) onMessage(JSON.parse(data.slice(6)));
-      }
-    }
-  } catch {
+  await eachSseMessage(body, onMessage).catch(() => {
     // the client closed it
-  }
+  });
 }
 
 /** A promise and the function that settles it: the test waits on the client's own handlers. */
