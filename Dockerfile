@@ -9,6 +9,8 @@ COPY package.json package-lock.json ./
 RUN npm ci --ignore-scripts --no-audit --no-fund
 # The folders tsconfig.build.json compiles (a test checks that every one of them is copied).
 COPY tsconfig.json tsconfig.build.json ./
+COPY protocol ./protocol
+COPY infra ./infra
 COPY src ./src
 COPY bridge ./bridge
 COPY policy ./policy

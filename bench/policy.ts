@@ -9,7 +9,7 @@ import { PolicySet } from '../policy/allow-list.js';
 import { Guard } from '../policy/guard.js';
 import { PinStore } from '../policy/pins.js';
 import type { PolicySetting } from '../policy/settings.js';
-import { silentLog } from '../src/infra/log.js';
+import { silentLog } from '../infra/log.js';
 import { startGateway } from './aggregate.js';
 import { httpLoad, type LoadResult } from './load.js';
 import { META, mcpHeaders } from './wire.js';

@@ -2,8 +2,8 @@
 // one and call it without asking which era it is: the modern dialect (here) passes requests as they are and
 // completes answers to the 2026 result rules; the 2025 one (legacy/legacy-dialect.ts) makes a 2025 server
 // look modern. A transport picks its dialect in one place: where a connection learns its server's era.
-import type { Log } from '../src/infra/log.js';
-import type { JsonRpcRequest, JsonRpcResponse } from '../src/protocol/jsonrpc.js';
+import type { Log } from '../infra/log.js';
+import type { JsonRpcRequest, JsonRpcResponse } from '../protocol/jsonrpc.js';
 import { ResultFiller } from './modern-result.js';
 import type { RequestOptions } from './upstream.js';
 

@@ -1,6 +1,6 @@
 // Reading a whole list from an upstream, page by page: what the policy guard reads when a call needs a
 // tool's definition, what the search index is fed from, and how /mcp re-reads its merged lists to learn routes.
-import type { JsonObject, JsonRpcResponse, JsonRpcSuccess } from '../src/protocol/jsonrpc.js';
+import type { JsonObject, JsonRpcResponse, JsonRpcSuccess } from '../protocol/jsonrpc.js';
 import type { RequestOptions, Upstream } from './upstream.js';
 
 /** Past this many pages a list is taken as ended: a server whose cursors never end must not hold a reader for ever. */

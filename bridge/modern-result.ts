@@ -9,9 +9,9 @@
 //   callers). An `input_required` result is no answer to cache and gets neither.
 // A field the server sent, whatever its value, is its own. Nothing else is touched: the keys are appended,
 // the other keys keep their order.
-import { isObject, type JsonRpcResponse } from '../src/protocol/jsonrpc.js';
-import type { Log } from '../src/infra/log.js';
-import { CACHEABLE_METHODS } from '../src/protocol/mcp.js';
+import { isObject, type JsonRpcResponse } from '../protocol/jsonrpc.js';
+import type { Log } from '../infra/log.js';
+import { CACHEABLE_METHODS } from '../protocol/mcp.js';
 
 export interface ResultDefaults {
   /** ttlMs for a cacheable result that has none. */

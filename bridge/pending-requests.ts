@@ -1,19 +1,10 @@
 // Multiplexes many callers onto one connection: each request gets the gateway's own id (and its progress
 // token the same number), so concurrent callers never collide; answers and progress go back to their
 // caller with the caller's own id and token restored. Timeouts and cancellation end here too.
-import { cancelledResponse, type CancelSignal } from '../src/protocol/cancel.js';
-import { markFailure } from '../src/protocol/failure-mark.js';
-import {
-  ErrorCode,
-  errorResponse,
-  isObject,
-  type JsonObject,
-  type JsonRpcId,
-  type JsonRpcNotification,
-  type JsonRpcRequest,
-  type JsonRpcResponse,
-} from '../src/protocol/jsonrpc.js';
-import { MAY_ASK, META } from '../src/protocol/mcp.js';
+import { cancelledResponse, type CancelSignal } from '../protocol/cancel.js';
+import { markFailure } from '../protocol/failure-mark.js';
+import { ErrorCode, errorResponse, isObject, type JsonObject, type JsonRpcId, type JsonRpcNotification, type JsonRpcRequest, type JsonRpcResponse } from '../protocol/jsonrpc.js';
+import { MAY_ASK, META } from '../protocol/mcp.js';
 import { lendTraceMeta, restoreTraceMeta, type TraceContext } from './trace-meta.js';
 import type { ServerRequestHandler } from './upstream.js';
 

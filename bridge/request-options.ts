@@ -1,6 +1,6 @@
 // A request's options copied with its signal or trace context changed, as the layers between the edge and
 // an upstream need (the cache drops the caller's signal, tracing hands on the span's context).
-import type { CancelSignal } from '../src/protocol/cancel.js';
+import type { CancelSignal } from '../protocol/cancel.js';
 import type { RequestOptions } from './upstream.js';
 
 /**

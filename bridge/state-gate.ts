@@ -1,6 +1,6 @@
 // Lets callers wait for an upstream's state to change (to ready, or to a state that fails them), bounded
 // by their own deadline and cancellation. Shared by the stdio and HTTP supervisors.
-import type { CancelSignal } from '../src/protocol/cancel.js';
+import type { CancelSignal } from '../protocol/cancel.js';
 
 export class StateGate {
   private current = deferred();

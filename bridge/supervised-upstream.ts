@@ -1,11 +1,11 @@
 // What the stdio and HTTP upstreams share as Upstreams: a name, one Supervisor for their lifecycle (whose
 // events are the upstream's), and the era the server speaks once known (set by config, or found out).
 import type { EventEmitter } from 'node:events';
-import type { Log } from '../src/infra/log.js';
+import type { Log } from '../infra/log.js';
 import type { BackoffPolicy } from './backoff.js';
 import { Supervisor } from './supervisor.js';
 import type { Era, RequestOptions, Upstream, UpstreamStatus } from './upstream.js';
-import type { JsonRpcRequest, JsonRpcResponse } from '../src/protocol/jsonrpc.js';
+import type { JsonRpcRequest, JsonRpcResponse } from '../protocol/jsonrpc.js';
 
 export interface SupervisedConfig {
   name: string;

@@ -4,8 +4,8 @@
 // restarting it in a hot loop), and callers waiting for the connection to be ready. The transport says
 // what starting, failing and restarting mean for it (a child process, or a remote server and its session).
 import { EventEmitter } from 'node:events';
-import type { CancelSignal } from '../src/protocol/cancel.js';
-import type { Log } from '../src/infra/log.js';
+import type { CancelSignal } from '../protocol/cancel.js';
+import type { Log } from '../infra/log.js';
 import { backoffDelay, CrashWindow, type BackoffPolicy } from './backoff.js';
 import { StateGate } from './state-gate.js';
 import type { Era, UpstreamState, UpstreamStatus } from './upstream.js';

@@ -2,7 +2,7 @@
 // caller's values put back: the message is borrowed, as its id and progress token are (pending-requests.ts),
 // so no copy of the message, its params and its _meta is made per call. A key the caller did not have is
 // added last and deleted first, which V8 undoes without turning _meta into a slow dictionary object.
-import type { JsonObject } from '../src/protocol/jsonrpc.js';
+import type { JsonObject } from '../protocol/jsonrpc.js';
 
 export interface TraceContext {
   traceparent: string;

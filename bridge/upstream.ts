@@ -1,8 +1,8 @@
 // The one interface every upstream kind implements; the edge and router speak only this.
 import type { EventEmitter } from 'node:events';
-import type { CancelSignal } from '../src/protocol/cancel.js';
-import type { JsonObject, JsonRpcErrorObject, JsonRpcNotification, JsonRpcRequest, JsonRpcResponse } from '../src/protocol/jsonrpc.js';
-import type { RequestTrace } from '../src/protocol/trace.js';
+import type { CancelSignal } from '../protocol/cancel.js';
+import type { JsonObject, JsonRpcErrorObject, JsonRpcNotification, JsonRpcRequest, JsonRpcResponse } from '../protocol/jsonrpc.js';
+import type { RequestTrace } from '../protocol/request-trace.js';
 
 export type UpstreamState = 'starting' | 'ready' | 'backing-off' | 'unhealthy' | 'stopped';
 export type Era = 'modern' | 'legacy';
@@ -46,7 +46,7 @@ export interface RequestOptions {
   /** The request's span, when the gateway traces: layers record events on it, and each upstream call a span. */
   trace?: RequestTrace;
   /**
-   * The W3C trace context handed on so the server's spans join the trace (src/telemetry/propagating-upstream.ts
+   * The W3C trace context handed on so the server's spans join the trace (src/layers/propagating-upstream.ts
    * sets it): an HTTP upstream sends it as the traceparent and tracestate headers, a stdio upstream writes it
    * into params._meta while it serialises the request (bridge/trace-meta.ts), leaving the caller's message as it came.
    */

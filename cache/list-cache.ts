@@ -9,10 +9,10 @@
 // ttlMs) carrying the result's bytes (SERIALIZED_RESULT), which the edge writes as they are. Whoever
 // changes an answer builds a new response object (as the guard and the aggregator do), which leaves the
 // bytes behind; nothing may change a hit's result in place.
-import { copyJson, numberOf } from '../src/protocol/exact-json.js';
-import { SERIALIZED_RESULT, type JsonObject, type JsonRpcId, type JsonRpcResponse, type PreSerialized } from '../src/protocol/jsonrpc.js';
-import type { Log } from '../src/infra/log.js';
-import { keepStatusMarks } from '../src/protocol/error-status.js';
+import { copyJson, numberOf } from '../protocol/exact-json.js';
+import { SERIALIZED_RESULT, type JsonObject, type JsonRpcId, type JsonRpcResponse, type PreSerialized } from '../protocol/jsonrpc.js';
+import type { Log } from '../infra/log.js';
+import { keepStatusMarks } from '../protocol/error-status.js';
 import type { CacheStore, StoredEntry } from './store.js';
 
 export interface CacheKey {

@@ -14,11 +14,11 @@
 // and once when it ends.
 import { randomUUID } from 'node:crypto';
 import { Redis, type RedisOptions } from 'ioredis';
-import { parseJson } from '../src/protocol/exact-json.js';
-import { isObject } from '../src/protocol/jsonrpc.js';
-import type { Log } from '../src/infra/log.js';
-import { describeRedisUrl, failFastRedisOptions, PAUSE_MS, sentinelOptions, type SentinelSettings } from '../src/infra/redis-fail-fast.js';
-import { OutageLog } from '../src/infra/redis-outage.js';
+import { parseJson } from '../protocol/exact-json.js';
+import { isObject } from '../protocol/jsonrpc.js';
+import type { Log } from '../infra/log.js';
+import { describeRedisUrl, failFastRedisOptions, PAUSE_MS, sentinelOptions, type SentinelSettings } from '../infra/redis-fail-fast.js';
+import { OutageLog } from '../infra/redis-outage.js';
 import type { CacheStore, DropListener, StoredEntry } from './store.js';
 
 export interface RedisStoreOptions {

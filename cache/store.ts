@@ -1,7 +1,7 @@
 // Where ListCache keeps its entries. A store holds groups (one per upstream and method) of fields (one per
 // scope, authorization context and page or uri), so that an invalidation drops a whole group at once.
 // Stores never throw: an unreachable backend reads as a miss and a failed write or drop is logged and counted.
-import type { JsonObject } from '../src/protocol/jsonrpc.js';
+import type { JsonObject } from '../protocol/jsonrpc.js';
 
 export interface StoredEntry {
   result: JsonObject;

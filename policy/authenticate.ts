@@ -1,7 +1,7 @@
 // Who is calling: the Authorization header → a Principal, or a refusal the edge turns into 401/403 with a
 // WWW-Authenticate challenge. API keys answer synchronously; only JWTs cost a Promise.
 
-import type { Log } from '../src/infra/log.js';
+import type { Log } from '../infra/log.js';
 import { ApiKeys } from './api-keys.js';
 import { JwtVerifier, looksLikeJwt } from './jwt.js';
 import { ANONYMOUS_PRINCIPAL, type Principal } from './principal.js';

@@ -1,7 +1,7 @@
 // `when:` conditions, in the Common Expression Language (@marcbachmann/cel-js). Compiled and type-checked
 // once per config load, so a typo is a startup error; evaluated per call, where any failure denies.
 import { Environment } from '@marcbachmann/cel-js';
-import { isRawNumber } from '../src/protocol/exact-json.js';
+import { isRawNumber } from '../protocol/exact-json.js';
 import type { Principal } from './principal.js';
 
 export interface CallFacts {
@@ -41,7 +41,7 @@ export function compileCondition(expr: string): Condition {
 }
 
 /**
- * The arguments as CEL reads them: a number kept as written (src/protocol/exact-json.ts, a 64-bit id) is an
+ * The arguments as CEL reads them: a number kept as written (protocol/exact-json.ts, a 64-bit id) is an
  * object to JavaScript, which CEL would take for a map and fail every comparison on; it reads as the double
  * it always read as. A copy, and only where there is one: what the server is sent keeps its digits.
  */

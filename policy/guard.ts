@@ -4,14 +4,14 @@
 // read again (an allowed name nobody listed yet) it says so, and the edge asks the router and judges again.
 // Names are judged as /mcp shows them (`<prefix><sep><name>`) on every endpoint, so one rule covers a tool
 // whichever way it is reached.
-import { ErrorCode, errorResponse, isObject, type JsonRpcRequest, type JsonRpcResponse } from '../src/protocol/jsonrpc.js';
-import type { ListMethod } from '../src/protocol/mcp.js';
-import { publicName } from '../src/protocol/public-names.js';
+import { ErrorCode, errorResponse, isObject, type JsonRpcRequest, type JsonRpcResponse } from '../protocol/jsonrpc.js';
+import type { ListMethod } from '../protocol/mcp.js';
+import { publicName } from '../protocol/public-names.js';
 import type { Grant, ItemKind } from './allow-list.js';
 import type { PinStore, PinVerdict } from './pins.js';
 import type { Principal } from './principal.js';
 import type { NamedTarget, Target, UriTarget } from './target.js';
-import { textOf } from '../src/protocol/exact-json.js';
+import { textOf } from '../protocol/exact-json.js';
 
 export interface GuardOptions {
   /** Each server's prefix on /mcp, in config order (read live: a reload may change them). */

@@ -5,8 +5,8 @@
 import { readFile } from 'node:fs/promises';
 import type * as Jose from 'jose';
 import type { CryptoKey, JSONWebKeySet, JWTPayload, JWTVerifyGetKey } from 'jose';
-import type { Log } from '../src/infra/log.js';
-import { isLoopbackHost } from '../src/protocol/loopback.js';
+import type { Log } from '../infra/log.js';
+import { isLoopbackHost } from '../protocol/loopback.js';
 import type { Principal } from './principal.js';
 import type { JwtSetting } from './settings.js';
 

@@ -5,8 +5,8 @@ import { createHash, randomBytes } from 'node:crypto';
 import { readFileSync } from 'node:fs';
 import { mkdir, rename, writeFile } from 'node:fs/promises';
 import path from 'node:path';
-import { canonicalJson } from '../src/infra/canonical-json.js';
-import type { Log } from '../src/infra/log.js';
+import { canonicalJson } from '../infra/canonical-json.js';
+import type { Log } from '../infra/log.js';
 
 export type PinVerdict = 'pinned-now' | 'matches' | 'changed';
 

@@ -1,4 +1,4 @@
-// What policy/ is configured with: plain shapes that src/config.ts validates into. Kept here so policy/
+// What policy/ is configured with: plain shapes that src/config/config.ts validates into. Kept here so policy/
 // never imports the config loader.
 
 export interface ApiKeySetting {

@@ -1,6 +1,6 @@
 // What a request is about once the router has placed it: plain data the guard judges. The router (src/aggregate)
 // fills it in with Map lookups; the guard never looks anything up itself.
-import type { JsonObject } from '../src/protocol/jsonrpc.js';
+import type { JsonObject } from '../protocol/jsonrpc.js';
 
 /** What the router's lists say of a tool or prompt. */
 export interface ListedItem {

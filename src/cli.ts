@@ -6,11 +6,11 @@ import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { parseArgs } from 'node:util';
 import { parse as parseShellWords } from 'shell-quote';
-import { ConfigError, ConfigFileMissing, exposureProblem, loadConfigFile, LOG_LEVELS, parseConfig, SERVER_NAME, type GatewayConfig } from './config.js';
+import { ConfigError, ConfigFileMissing, exposureProblem, loadConfigFile, LOG_LEVELS, parseConfig, SERVER_NAME, type GatewayConfig } from './config/config.js';
 import { startGateway, type RunningGateway } from './gateway.js';
 import type { Logger } from 'pino';
-import { createLogger, LOG_FORMATS, logDestination, type LogFormat } from './infra/logger.js';
-import { GATEWAY_INFO } from './infra/version.js';
+import { createLogger, LOG_FORMATS, logDestination, type LogFormat } from '../infra/logger.js';
+import { GATEWAY_INFO } from '../infra/version.js';
 
 const HELP = `mcp-gateway — serve MCP servers as MCP 2026-07-28 Streamable HTTP endpoints
 

@@ -5,9 +5,9 @@ import { PooledUpstream } from '../bridge/pool/pooled-upstream.js';
 import { StdioUpstream } from '../bridge/stdio/stdio-upstream.js';
 import type { Upstream } from '../bridge/upstream.js';
 import { childEnvironment } from './child-env.js';
-import type { ServerConfig } from './config.js';
-import type { Log } from './infra/log.js';
-import { GATEWAY_INFO } from './infra/version.js';
+import type { ServerConfig } from './config/config.js';
+import type { Log } from '../infra/log.js';
+import { GATEWAY_INFO } from '../infra/version.js';
 
 export async function createUpstream(name: string, server: ServerConfig, log: Log, envReads: readonly string[]): Promise<Upstream> {
   if (server.transport === 'http') {

@@ -5,9 +5,9 @@
 // the index with words nobody searches for.
 import { readdirSync, readFileSync } from 'node:fs';
 import { fileURLToPath } from 'node:url';
-import type { JsonObject } from '../../src/protocol/jsonrpc.js';
+import type { JsonObject } from '../../protocol/jsonrpc.js';
 
-const HERE = fileURLToPath(new URL('./', import.meta.url));
+const HERE = fileURLToPath(new URL('.//', import.meta.url));
 export const SEPARATOR = '__';
 
 export interface Server {

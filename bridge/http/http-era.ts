@@ -2,7 +2,7 @@
 // spec's versioning and Streamable HTTP pages say: a DiscoverResult, or a recognised modern error
 // (also in a 400 body), means modern; any other 4xx or 2xx answer means legacy. Failures that say
 // nothing about the era (unreachable, 401/403, 5xx, timeout) give no verdict.
-import { ErrorCode, isModernError, isObject, MODERN_ONLY_ERRORS } from '../../src/protocol/jsonrpc.js';
+import { ErrorCode, isModernError, isObject, MODERN_ONLY_ERRORS } from '../../protocol/jsonrpc.js';
 import type { HttpExchange } from './http-exchange.js';
 import { isAuthStatus } from './http-failures.js';
 import type { Era } from '../upstream.js';

@@ -6,7 +6,7 @@
 // caller's cancellation abort the HTTP request, which closes its stream: on Streamable HTTP that is
 // the cancellation.
 import type { Dispatcher } from 'undici';
-import type { CancelSignal } from '../../src/protocol/cancel.js';
+import type { CancelSignal } from '../../protocol/cancel.js';
 import {
   isObject,
   parseUpstreamMessage,
@@ -16,8 +16,8 @@ import {
   type JsonRpcNotification,
   type JsonRpcRequest,
   type JsonRpcResponse,
-} from '../../src/protocol/jsonrpc.js';
-import { parseJson } from '../../src/protocol/exact-json.js';
+} from '../../protocol/jsonrpc.js';
+import { parseJson } from '../../protocol/exact-json.js';
 import { SseReader } from './sse-reader.js';
 import type { ServerRequestHandler } from '../upstream.js';
 

@@ -1,7 +1,7 @@
 // The one place that words what can go wrong with a remote upstream, so every message names the
 // server, where it lives, what happened and which setting to look at.
-import { markFailure, type FailureMark } from '../../src/protocol/failure-mark.js';
-import { ErrorCode, errorResponse, isObject, type JsonRpcFailure, type JsonRpcId } from '../../src/protocol/jsonrpc.js';
+import { markFailure, type FailureMark } from '../../protocol/failure-mark.js';
+import { ErrorCode, errorResponse, isObject, type JsonRpcFailure, type JsonRpcId } from '../../protocol/jsonrpc.js';
 import type { ExchangeEnd, HttpExchange } from './http-exchange.js';
 
 /** What the supervisor does about a failure: `auth` and `unreachable` keep the upstream from being ready. */

@@ -6,9 +6,9 @@
 // after every re-initialise) the session holds the server's GET event stream (http-legacy-stream.ts),
 // whose messages it handles the same way.
 import type { EventEmitter } from 'node:events';
-import { ErrorCode, errorResponse, type JsonRpcNotification, type JsonRpcRequest, type JsonRpcResponse } from '../../src/protocol/jsonrpc.js';
-import type { Log } from '../../src/infra/log.js';
-import { LEGACY_CLIENT_REQUESTS, type ServerInfo } from '../../src/protocol/mcp.js';
+import { ErrorCode, errorResponse, type JsonRpcNotification, type JsonRpcRequest, type JsonRpcResponse } from '../../protocol/jsonrpc.js';
+import type { Log } from '../../infra/log.js';
+import { LEGACY_CLIENT_REQUESTS, type ServerInfo } from '../../protocol/mcp.js';
 import type { HttpEndpoint } from './http-endpoint.js';
 import { looksModern } from './http-era.js';
 import type { HttpExchange, StreamPeer } from './http-exchange.js';

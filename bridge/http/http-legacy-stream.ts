@@ -4,8 +4,8 @@
 // stream are handed), and is opened again with backoff whenever it ends or breaks. A 405 means the server
 // offers none, and a 404 that the session is gone: both stop it (the session opens a new stream after it
 // re-initialises). It has no deadline, and close() drops it at once, so it never holds a shutdown.
-import type { JsonRpcNotification, JsonRpcRequest } from '../../src/protocol/jsonrpc.js';
-import type { Log } from '../../src/infra/log.js';
+import type { JsonRpcNotification, JsonRpcRequest } from '../../protocol/jsonrpc.js';
+import type { Log } from '../../infra/log.js';
 import { backoffDelay, type BackoffPolicy } from '../backoff.js';
 import type { HttpEndpoint } from './http-endpoint.js';
 import type { HttpExchange, StreamPeer } from './http-exchange.js';

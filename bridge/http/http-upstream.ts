@@ -2,13 +2,13 @@
 // the server's era (probe once, remember, probe again after failures), sends modern requests as one POST
 // each through a keep-alive pool, hands legacy ones to a 2025 session, and keeps a server that cannot be
 // reached (or refuses the gateway's credentials) out of the request path with backoff until it answers.
-import { markFailure } from '../../src/protocol/failure-mark.js';
-import { ErrorCode, errorResponse, type JsonRpcNotification, type JsonRpcRequest, type JsonRpcResponse } from '../../src/protocol/jsonrpc.js';
-import type { CancelSignal } from '../../src/protocol/cancel.js';
-import { UPSTREAM_STATUS, type MarkedResponse } from '../../src/protocol/error-status.js';
-import type { Log } from '../../src/infra/log.js';
-import { overloadedResponse } from '../../src/protocol/overload.js';
-import { META, MODERN_VERSION, type ServerInfo } from '../../src/protocol/mcp.js';
+import { markFailure } from '../../protocol/failure-mark.js';
+import { ErrorCode, errorResponse, type JsonRpcNotification, type JsonRpcRequest, type JsonRpcResponse } from '../../protocol/jsonrpc.js';
+import type { CancelSignal } from '../../protocol/cancel.js';
+import { UPSTREAM_STATUS, type MarkedResponse } from '../../protocol/error-status.js';
+import type { Log } from '../../infra/log.js';
+import { overloadedResponse } from '../../protocol/overload.js';
+import { META, MODERN_VERSION, type ServerInfo } from '../../protocol/mcp.js';
 import type { BackoffPolicy } from '../backoff.js';
 import { SupervisedUpstream } from '../supervised-upstream.js';
 import { modernDialect, type Dialect } from '../dialect.js';

@@ -1,8 +1,8 @@
 // The modern request-metadata headers an HTTP upstream must see: MCP-Protocol-Version, Mcp-Method,
 // Mcp-Name (the tool or prompt name, or the resource URI) and the client's Mcp-Param-* headers, with
 // values that are not plain visible ASCII carried as `=?base64?…?=` around the Base64 of their UTF-8.
-import { isObject, type JsonRpcRequest } from '../../src/protocol/jsonrpc.js';
-import { META, MODERN_VERSION, NAME_PARAM } from '../../src/protocol/mcp.js';
+import { isObject, type JsonRpcRequest } from '../../protocol/jsonrpc.js';
+import { META, MODERN_VERSION, NAME_PARAM } from '../../protocol/mcp.js';
 
 const SENTINEL_PREFIX = '=?base64?';
 const SENTINEL_SUFFIX = '?=';

@@ -1,8 +1,8 @@
 // Everything that makes a 2025-era (legacy) server look modern to the core: the initialize handshake,
 // results completed with the fields the modern revision requires, error codes mapped, and a
 // server/discover answer built from what the server said at initialize.
-import { ErrorCode, errorResponse, isObject, type JsonObject, type JsonRpcRequest, type JsonRpcResponse } from '../../src/protocol/jsonrpc.js';
-import { LEGACY_CLIENT_REQUESTS, LEGACY_VERSIONS, META, MODERN_VERSION, type ServerInfo } from '../../src/protocol/mcp.js';
+import { ErrorCode, errorResponse, isObject, type JsonObject, type JsonRpcRequest, type JsonRpcResponse } from '../../protocol/jsonrpc.js';
+import { LEGACY_CLIENT_REQUESTS, LEGACY_VERSIONS, META, MODERN_VERSION, type ServerInfo } from '../../protocol/mcp.js';
 import { completeResult } from '../modern-result.js';
 import type { ServerRequestHandler } from '../upstream.js';
 

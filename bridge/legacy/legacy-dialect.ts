@@ -2,9 +2,9 @@
 // are completed to the 2026 rules, server/discover is answered from what the server said at initialize, a
 // caller's log level is set on the shared connection before its request goes out (legacy-log-level.ts), and
 // subscriptions/listen is played with resources/subscribe (below).
-import type { Log } from '../../src/infra/log.js';
-import { cancelledResponse, type CancelSignal } from '../../src/protocol/cancel.js';
-import { isObject, type JsonRpcRequest, type JsonRpcResponse } from '../../src/protocol/jsonrpc.js';
+import type { Log } from '../../infra/log.js';
+import { cancelledResponse, type CancelSignal } from '../../protocol/cancel.js';
+import { isObject, type JsonRpcRequest, type JsonRpcResponse } from '../../protocol/jsonrpc.js';
 import type { Dialect } from '../dialect.js';
 import type { RequestOptions } from '../upstream.js';
 import { discoverResult, toLegacyRequest, toModernResponse, type LegacyHandshake, type LegacyOptions } from './legacy-adapter.js';

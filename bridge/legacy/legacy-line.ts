@@ -1,9 +1,9 @@
 // A 2025 server on a connection that does not say which request a message belongs to (a stdio child):
 // opening it with initialize, and its own requests mid-call (elicitation, sampling, roots), which go to the
 // one caller in flight that may be asked, or are refused with the reason.
-import type { Log } from '../../src/infra/log.js';
-import { ErrorCode, errorResponse, isModernError, type JsonRpcNotification, type JsonRpcRequest, type JsonRpcResponse } from '../../src/protocol/jsonrpc.js';
-import { LEGACY_CLIENT_REQUESTS, type ServerInfo } from '../../src/protocol/mcp.js';
+import type { Log } from '../../infra/log.js';
+import { ErrorCode, errorResponse, isModernError, type JsonRpcNotification, type JsonRpcRequest, type JsonRpcResponse } from '../../protocol/jsonrpc.js';
+import { LEGACY_CLIENT_REQUESTS, type ServerInfo } from '../../protocol/mcp.js';
 import type { PendingRequests } from '../pending-requests.js';
 import { answerServerRequest, initializeParams, parseInitializeResult, relayServerRequest } from './legacy-adapter.js';
 import { LegacyDialect } from './legacy-dialect.js';

@@ -4,9 +4,9 @@
 // connection is not yet at, `logging/setLevel` sets it to that level, and it stays there for the
 // connection's life. Which messages a caller sees is decided per request (a message goes only to the
 // request it belongs to, and the edge passes only those at or above that request's own level).
-import { ErrorCode, errorResponse, isObject, type JsonRpcRequest, type JsonRpcResponse } from '../../src/protocol/jsonrpc.js';
-import type { Log } from '../../src/infra/log.js';
-import { LOG_LEVELS, logSeverity, META } from '../../src/protocol/mcp.js';
+import { ErrorCode, errorResponse, isObject, type JsonRpcRequest, type JsonRpcResponse } from '../../protocol/jsonrpc.js';
+import type { Log } from '../../infra/log.js';
+import { LOG_LEVELS, logSeverity, META } from '../../protocol/mcp.js';
 
 /** Sends the gateway's own request on the connection (its id is the connection's business). */
 export type SendOwn = (request: JsonRpcRequest) => Promise<JsonRpcResponse>;

@@ -4,8 +4,8 @@
 // ready child, kept while it stays ready — so an update arrives once. When the holder goes down the next
 // ready child takes the subscriptions; its stream is acknowledged again, which tells the listener that
 // updates may have been missed meanwhile (the same resync a single restarted child causes).
-import { cancelledResponse } from '../../src/protocol/cancel.js';
-import { ErrorCode, isObject, type JsonObject, type JsonRpcNotification, type JsonRpcRequest, type JsonRpcResponse } from '../../src/protocol/jsonrpc.js';
+import { cancelledResponse } from '../../protocol/cancel.js';
+import { ErrorCode, isObject, type JsonObject, type JsonRpcNotification, type JsonRpcRequest, type JsonRpcResponse } from '../../protocol/jsonrpc.js';
 import type { RequestOptions, Upstream, UpstreamState } from '../upstream.js';
 
 const ACKNOWLEDGED = 'notifications/subscriptions/acknowledged';

@@ -5,8 +5,8 @@
 // Only for servers whose requests are independent of each other: the config allows it for a modern server,
 // and for a 2025 one only when asked for with era: legacy (docs/configuration.md: instances).
 import { EventEmitter } from 'node:events';
-import type { Log } from '../../src/infra/log.js';
-import type { JsonRpcNotification, JsonRpcRequest, JsonRpcResponse } from '../../src/protocol/jsonrpc.js';
+import type { Log } from '../../infra/log.js';
+import type { JsonRpcNotification, JsonRpcRequest, JsonRpcResponse } from '../../protocol/jsonrpc.js';
 import type { ChildStatus, RequestOptions, Upstream, UpstreamState, UpstreamStatus } from '../upstream.js';
 import { ListChangeDedupe } from './list-change-dedupe.js';
 import { openPoolListen } from './pool-listen.js';

@@ -5,7 +5,7 @@
 // (A 2025 server's held call needs none of this: it stays in flight on its child until the retry answers
 // it, src/mrtr/input-bridge.ts.)
 import { createHash } from 'node:crypto';
-import type { JsonRpcRequest, JsonRpcResponse } from '../../src/protocol/jsonrpc.js';
+import type { JsonRpcRequest, JsonRpcResponse } from '../../protocol/jsonrpc.js';
 
 /** Retries remembered at most; the oldest is forgotten first (its retry then goes to the least busy child). */
 const MAX_REMEMBERED = 10_000;

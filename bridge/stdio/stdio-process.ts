@@ -5,8 +5,8 @@
 import { spawn, type ChildProcessWithoutNullStreams } from 'node:child_process';
 import { existsSync } from 'node:fs';
 import type { Writable } from 'node:stream';
-import type { Log } from '../../src/infra/log.js';
-import { parseJson } from '../../src/protocol/exact-json.js';
+import type { Log } from '../../infra/log.js';
+import { parseJson } from '../../protocol/exact-json.js';
 import { LineFramer } from './line-framer.js';
 
 export interface StdioCommand {

@@ -1,7 +1,7 @@
 // A supervised stdio child shared by every caller: finds out its era once, speaks to it in that era's dialect
 // (the 2025 one, bridge/legacy/, opens it with initialize), multiplexes requests onto it, and restarts it
 // with backoff when it dies.
-import { markFailure } from '../../src/protocol/failure-mark.js';
+import { markFailure } from '../../protocol/failure-mark.js';
 import {
   ErrorCode,
   errorResponse,
@@ -11,10 +11,10 @@ import {
   type JsonRpcNotification,
   type JsonRpcRequest,
   type JsonRpcResponse,
-} from '../../src/protocol/jsonrpc.js';
-import type { CancelSignal } from '../../src/protocol/cancel.js';
-import type { Log } from '../../src/infra/log.js';
-import { META, MODERN_VERSION, type ServerInfo } from '../../src/protocol/mcp.js';
+} from '../../protocol/jsonrpc.js';
+import type { CancelSignal } from '../../protocol/cancel.js';
+import type { Log } from '../../infra/log.js';
+import { META, MODERN_VERSION, type ServerInfo } from '../../protocol/mcp.js';
 import type { BackoffPolicy } from '../backoff.js';
 import { modernDialect, type Dialect } from '../dialect.js';
 import { openLegacyLine, serveServerRequest, type LegacyLine } from '../legacy/legacy-line.js';

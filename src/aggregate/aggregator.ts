@@ -6,17 +6,17 @@ import { EventEmitter } from 'node:events';
 import { eachListPage } from '../../bridge/list-pages.js';
 import type { Reach, RequestOptions, Upstream, UpstreamStatus } from '../../bridge/upstream.js';
 import type { NamedTarget, UriTarget } from '../../policy/target.js';
-import { ErrorCode, errorResponse, isObject, type JsonObject, type JsonRpcId, type JsonRpcRequest, type JsonRpcResponse } from '../protocol/jsonrpc.js';
-import type { Log } from '../infra/log.js';
-import { LIST_ITEMS, madeStaleBy, META, ownRequestMeta, type ListMethod } from '../protocol/mcp.js';
-import { retryAfterOf } from '../protocol/overload.js';
-import { GATEWAY_INFO } from '../infra/version.js';
+import { ErrorCode, errorResponse, isObject, type JsonObject, type JsonRpcId, type JsonRpcRequest, type JsonRpcResponse } from '../../protocol/jsonrpc.js';
+import type { Log } from '../../infra/log.js';
+import { LIST_ITEMS, madeStaleBy, META, ownRequestMeta, type ListMethod } from '../../protocol/mcp.js';
+import { retryAfterOf } from '../../protocol/overload.js';
+import { GATEWAY_INFO } from '../../infra/version.js';
 import { CursorCodec, type Position } from './cursor.js';
 import { mergeDiscover, partTtlMs, type Outcome } from './merged-discover.js';
 import { MergedPages } from './merged-pages.js';
 import { noUpstreamAnswered } from './no-answer.js';
-import { publicName } from '../protocol/public-names.js';
-import { traceFields, type RequestTrace } from '../protocol/trace.js';
+import { publicName } from '../../protocol/public-names.js';
+import { traceFields, type RequestTrace } from '../../protocol/request-trace.js';
 import { placed, Router } from './router.js';
 
 export interface AggregatorOptions {

@@ -2,10 +2,10 @@
 // itself serves), and every upstream's instructions under its name, when the caller may see all that
 // upstream offers (free text may name a tool a policy hides).
 import type { Reach } from '../../bridge/upstream.js';
-import { isObject, type JsonObject, type JsonRpcResponse } from '../protocol/jsonrpc.js';
-import { META, SUPPORTED_VERSIONS } from '../protocol/mcp.js';
-import { GATEWAY_INFO } from '../infra/version.js';
-import { numberOf } from '../protocol/exact-json.js';
+import { isObject, type JsonObject, type JsonRpcResponse } from '../../protocol/jsonrpc.js';
+import { META, SUPPORTED_VERSIONS } from '../../protocol/mcp.js';
+import { GATEWAY_INFO } from '../../infra/version.js';
+import { numberOf } from '../../protocol/exact-json.js';
 
 /** One upstream's answer to a fanned-out request, or its silence past the deadline. */
 export type Outcome = { server: string; response: JsonRpcResponse } | { server: string; timedOut: true };

@@ -2,7 +2,7 @@
 // parts') and no upstream announced a change. A hit costs no fan-out, no serialisation and no copy: the
 // page is kept as UTF-8 bytes up to its ttlMs, which is appended with the time left.
 import { LRUCache } from 'lru-cache';
-import { SERIALIZED_RESULT, type JsonObject, type JsonRpcId, type JsonRpcResponse, type PreSerialized } from '../protocol/jsonrpc.js';
+import { SERIALIZED_RESULT, type JsonObject, type JsonRpcId, type JsonRpcResponse, type PreSerialized } from '../../protocol/jsonrpc.js';
 
 const MAX_PAGES = 1_000;
 

@@ -1,6 +1,6 @@
 // name ↔ (server, original name) for one kind of named item (tools or prompts) on /mcp. Filled from the
 // list answers that pass through the gateway; routing a call is one Map lookup.
-import type { JsonObject } from '../protocol/jsonrpc.js';
+import type { JsonObject } from '../../protocol/jsonrpc.js';
 
 export interface Route {
   server: string;

@@ -1,8 +1,8 @@
 // The answer to a /mcp list that no upstream answered. Only when every one of them refused for lack of
 // capacity is the list itself a capacity refusal (503, with the soonest Retry-After any of them gave): any
 // other failure among them is a fault that waiting need not cure, so the answer is an ordinary error.
-import { ErrorCode, errorResponse, type JsonRpcId, type JsonRpcResponse } from '../protocol/jsonrpc.js';
-import { overloadedResponse } from '../protocol/overload.js';
+import { ErrorCode, errorResponse, type JsonRpcId, type JsonRpcResponse } from '../../protocol/jsonrpc.js';
+import { overloadedResponse } from '../../protocol/overload.js';
 
 /** `failures` worded per upstream; `retryAfters` one per failure that was a capacity refusal. */
 export function noUpstreamAnswered(id: JsonRpcId, method: string, failures: readonly string[], retryAfters: readonly number[]): JsonRpcResponse {

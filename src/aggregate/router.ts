@@ -6,9 +6,9 @@
 // looks the name up again.
 import type { Reach, RequestOptions, Upstream } from '../../bridge/upstream.js';
 import { PLAIN_TARGET, type NamedTarget, type Target, type UriTarget } from '../../policy/target.js';
-import { ErrorCode, errorResponse, isObject, type JsonObject, type JsonRpcRequest, type JsonRpcResponse } from '../protocol/jsonrpc.js';
-import type { ListMethod } from '../protocol/mcp.js';
-import { publicName } from '../protocol/public-names.js';
+import { ErrorCode, errorResponse, isObject, type JsonObject, type JsonRpcRequest, type JsonRpcResponse } from '../../protocol/jsonrpc.js';
+import type { ListMethod } from '../../protocol/mcp.js';
+import { publicName } from '../../protocol/public-names.js';
 import { NameRoutes } from './name-routes.js';
 import { ResourceOwners } from './resource-owners.js';
 

@@ -8,7 +8,7 @@ import type { AuthFailure } from '../../policy/authenticate.js';
 import type { Principal } from '../../policy/principal.js';
 import { PROTECTED_RESOURCE_WELL_KNOWN, protectedResourceMetadata, resourceMetadataUrl } from '../../policy/resource-metadata.js';
 import type { RateLimitSetting } from '../../policy/settings.js';
-import { ErrorCode } from '../protocol/jsonrpc.js';
+import { ErrorCode } from '../../protocol/jsonrpc.js';
 import type { Security } from '../../policy/security.js';
 import { send } from './exchange.js';
 import { reject, type Rejection } from './rejection.js';

@@ -5,7 +5,7 @@
 // to get a token).
 
 import type { Context } from 'hono';
-import { ErrorCode } from '../protocol/jsonrpc.js';
+import { ErrorCode } from '../../protocol/jsonrpc.js';
 import { send } from './exchange.js';
 import type { OriginCheck } from './origin.js';
 import { reject } from './rejection.js';

@@ -4,14 +4,14 @@
 // caller (McpCall.shape). The audit line is written once the answer is.
 import { RESPONSE_ALREADY_SENT } from './answered.js';
 import type { Verdict } from '../../policy/guard.js';
-import { isObject, type JsonRpcRequest } from '../protocol/jsonrpc.js';
-import { META } from '../protocol/mcp.js';
-import { argsOf, record } from './audit.js';
+import { isObject, type JsonRpcRequest } from '../../protocol/jsonrpc.js';
+import { META } from '../../protocol/mcp.js';
+import { argsOf, record } from './audit-step.js';
 import { listenAccess, type McpCall } from './call.js';
 import { FORWARDED_HEADER, forwardRequest, requestPath } from './forward.js';
 import type { RetryRouting } from './retry-routing.js';
 import { respondJson, respondSse, type CallOptions } from './respond.js';
-import { traceIdOf } from './trace.js';
+import { traceIdOf } from './trace-id.js';
 
 export async function execute(call: McpCall, message: JsonRpcRequest, text: string, verdict: Verdict): Promise<Response> {
   const { outgoing } = call.exchange;

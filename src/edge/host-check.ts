@@ -2,7 +2,7 @@
 // victim's browser resolve attacker.example to 127.0.0.1 and talk to the gateway as "same origin" (no
 // Origin header on a same-origin GET). The browser still sends `Host: attacker.example`, so on a loopback
 // listener only loopback Host names (or those listed in listen.allowedHosts) are served, on every route.
-import { hostOfAuthority, isLoopbackHost } from '../protocol/loopback.js';
+import { hostOfAuthority, isLoopbackHost } from '../../protocol/loopback.js';
 
 export type HostCheck = (hostHeader: string | undefined) => boolean;
 

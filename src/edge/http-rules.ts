@@ -1,6 +1,6 @@
 // Transport-level checks on a POST, before its body is parsed: media types and the body size cap.
-import { isRawNumber } from '../protocol/exact-json.js';
-import { ErrorCode } from '../protocol/jsonrpc.js';
+import { isRawNumber } from '../../protocol/exact-json.js';
+import { ErrorCode } from '../../protocol/jsonrpc.js';
 import { reject, type Rejection } from './rejection.js';
 
 function mediaTypes(header: string): string[] {

@@ -4,12 +4,12 @@
 import { eachListPage } from '../../bridge/list-pages.js';
 import { isNeed, type Need, type Verdict } from '../../policy/guard.js';
 import { placed } from '../aggregate/router.js';
-import { httpStatusOf } from '../protocol/error-status.js';
-import { ErrorCode, errorResponse, isObject, type JsonRpcRequest } from '../protocol/jsonrpc.js';
-import { argsOf, AUTHENTICATED, record } from './audit.js';
+import { httpStatusOf } from '../../protocol/error-status.js';
+import { ErrorCode, errorResponse, isObject, type JsonRpcRequest } from '../../protocol/jsonrpc.js';
+import { argsOf, AUTHENTICATED, record } from './audit-step.js';
 import type { McpCall } from './call.js';
 import { writeJson } from './exchange.js';
-import { traceIdOf } from './trace.js';
+import { traceIdOf } from './trace-id.js';
 
 /** Synchronous when nothing needs reading (no policies, a placed target): the common call takes no extra turn. */
 export function judge(call: McpCall, message: JsonRpcRequest): Verdict | Promise<Verdict> {

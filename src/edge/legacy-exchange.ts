@@ -2,16 +2,16 @@
 // each modern request it makes runs the same core as a modern client's — route, judge, McpCall.request,
 // McpCall.view — with its audit line written before the call, as a session's answer may take many rounds.
 import { RESPONSE_ALREADY_SENT } from './answered.js';
-import type { CancelSignal } from '../protocol/cancel.js';
-import type { JsonRpcNotification, JsonRpcRequest, JsonRpcResponse } from '../protocol/jsonrpc.js';
+import type { CancelSignal } from '../../protocol/cancel.js';
+import type { JsonRpcNotification, JsonRpcRequest, JsonRpcResponse } from '../../protocol/jsonrpc.js';
 import type { LegacyExchange } from '../legacy-client/legacy-clients.js';
-import { argsOf, record } from './audit.js';
+import { argsOf, record } from './audit-step.js';
 import { listenAccess, type McpCall } from './call.js';
 import { judge } from './judge.js';
 import { ClientGone } from './node-io.js';
 import { route } from './route.js';
 import { recordAnsweredHere, searchStep } from './search-step.js';
-import { markAnswer, startLegacySpan } from './tracing.js';
+import { markAnswer, startLegacySpan } from './request-span.js';
 
 /**
  * A 2025 POST (initialize, or a request on a session). Traced like a modern request: its span is named for

@@ -2,8 +2,8 @@
 // only when its `_meta["io.modelcontextprotocol/logLevel"]` asks, and only at or above that level. Upstreams
 // are not all trusted to hold to that (a 2025 server's level is its connection's, set for the most
 // verbose caller), so the edge decides what each caller sees, whatever the upstream sent.
-import { isObject, type JsonRpcNotification, type JsonRpcRequest } from '../protocol/jsonrpc.js';
-import { logSeverity, META } from '../protocol/mcp.js';
+import { isObject, type JsonRpcNotification, type JsonRpcRequest } from '../../protocol/jsonrpc.js';
+import { logSeverity, META } from '../../protocol/mcp.js';
 
 /** Whether the caller of `message` is to see `notification` on its stream. */
 export function logFilter(message: JsonRpcRequest): (notification: JsonRpcNotification) => boolean {

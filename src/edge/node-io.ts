@@ -1,7 +1,7 @@
 // The hot path talks to Node's own request and response objects (through @hono/node-server's bindings)
 // rather than Fetch Request/Response: no undici Request, no web streams, no AbortController per request.
 import type { IncomingHttpHeaders, IncomingMessage, ServerResponse } from 'node:http';
-import type { CancelSignal } from '../protocol/cancel.js';
+import type { CancelSignal } from '../../protocol/cancel.js';
 import type { HeaderSource } from './request-rules.js';
 
 /** Node's lower-cased header record seen through the Fetch-style `get`. */

@@ -9,7 +9,7 @@ import type { UpstreamHealth } from '../ops/health.js';
 import { liveness, readiness } from '../ops/health.js';
 import { wantsOpenMetrics } from '../ops/open-metrics.js';
 import { STATUS_PAGE_CSP } from '../ops/status-page.js';
-import { ErrorCode } from '../protocol/jsonrpc.js';
+import { ErrorCode } from '../../protocol/jsonrpc.js';
 import type { Principal } from '../../policy/principal.js';
 import type { Security } from '../../policy/security.js';
 import { authRefusal, metadataUrlFor } from './access.js';

@@ -1,5 +1,5 @@
 // DNS-rebinding defence: a browser-sent Origin must be a loopback origin or one the operator listed.
-import { isLoopbackHost } from '../protocol/loopback.js';
+import { isLoopbackHost } from '../../protocol/loopback.js';
 
 export type OriginCheck = (origin: string | undefined) => boolean;
 

@@ -2,8 +2,8 @@
 // inputSchema. The gateway learns each tool's declarations from the tools/list answers that pass through
 // it, then checks a tools/call's headers against its body. Headers of tools it has not seen listed are
 // forwarded unchecked, as the spec asks of intermediaries that do not recognise them.
-import { isRawNumber } from '../protocol/exact-json.js';
-import { isObject, type JsonObject } from '../protocol/jsonrpc.js';
+import { isRawNumber } from '../../protocol/exact-json.js';
+import { isObject, type JsonObject } from '../../protocol/jsonrpc.js';
 import { decodeHeaderValue } from './header-value.js';
 
 export const PARAM_HEADER_PREFIX = 'mcp-param-';

@@ -3,9 +3,9 @@
 // goes to the legacy adapter; a modern one must pass the envelope and _meta rules (request-rules.ts).
 // Answers and returns the Response itself when the message stops here (a refusal, a notification).
 import { RESPONSE_ALREADY_SENT } from './answered.js';
-import type { JsonRpcRequest } from '../protocol/jsonrpc.js';
-import { parseJson } from '../protocol/exact-json.js';
-import { ErrorCode, isObject } from '../protocol/jsonrpc.js';
+import type { JsonRpcRequest } from '../../protocol/jsonrpc.js';
+import { parseJson } from '../../protocol/exact-json.js';
+import { ErrorCode, isObject } from '../../protocol/jsonrpc.js';
 import { digest } from '../mrtr/peer-trust.js';
 import type { McpCall } from './call.js';
 import { send } from './exchange.js';

@@ -1,5 +1,5 @@
 // One place that words every refusal the edge sends: an HTTP status plus a JSON-RPC error body.
-import { errorResponse, type JsonRpcFailure, type JsonRpcId } from '../protocol/jsonrpc.js';
+import { errorResponse, type JsonRpcFailure, type JsonRpcId } from '../../protocol/jsonrpc.js';
 
 export interface Rejection {
   status: 400 | 401 | 403 | 404 | 405 | 406 | 413 | 415 | 429 | 500 | 503;

@@ -1,8 +1,8 @@
 // The modern (2026-07-28) rules a POST must pass before anything reaches an upstream: the JSON-RPC
 // envelope, the per-request _meta, and the headers that mirror the body. Pure: no I/O, no state.
-import { isJsonInteger } from '../protocol/exact-json.js';
-import { ErrorCode, isObject, isValidId, parseMessage, type JsonRpcId, type JsonRpcNotification, type JsonRpcRequest } from '../protocol/jsonrpc.js';
-import { META, MODERN_REQUEST_METHODS, NAME_PARAM, SUPPORTED_VERSIONS } from '../protocol/mcp.js';
+import { isJsonInteger } from '../../protocol/exact-json.js';
+import { ErrorCode, isObject, isValidId, parseMessage, type JsonRpcId, type JsonRpcNotification, type JsonRpcRequest } from '../../protocol/jsonrpc.js';
+import { META, MODERN_REQUEST_METHODS, NAME_PARAM, SUPPORTED_VERSIONS } from '../../protocol/mcp.js';
 import { decodeHeaderValue } from './header-value.js';
 import type { ToolHeaderIndex } from './param-headers.js';
 import { reject, type Rejection } from './rejection.js';

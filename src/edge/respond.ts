@@ -1,13 +1,13 @@
 // Writes an upstream's answer straight onto the Node response: one JSON body, or an SSE stream when
 // progress or log messages travel with it (notifications first, the response last, then the stream ends).
 // The client closing the connection is its cancellation: ClientGone aborts the upstream request. The HTTP
-// status comes from httpStatusOf (src/protocol/error-status.ts); an SSE stream, once started, is 200
+// status comes from httpStatusOf (protocol/error-status.ts); an SSE stream, once started, is 200
 // whatever follows.
 import type { ServerResponse } from 'node:http';
 import type { RequestOptions } from '../../bridge/upstream.js';
-import { httpStatusOf } from '../protocol/error-status.js';
-import { retryAfterHeaders } from '../protocol/overload.js';
-import { responsePieces, serializeResponse, type JsonRpcNotification, type JsonRpcRequest, type JsonRpcResponse } from '../protocol/jsonrpc.js';
+import { httpStatusOf } from '../../protocol/error-status.js';
+import { retryAfterHeaders } from '../../protocol/overload.js';
+import { responsePieces, serializeResponse, type JsonRpcNotification, type JsonRpcRequest, type JsonRpcResponse } from '../../protocol/jsonrpc.js';
 import { logFilter } from './log-messages.js';
 import { ClientGone, writeJsonBody } from './node-io.js';
 

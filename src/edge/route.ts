@@ -2,7 +2,7 @@
 // judges it. On /mcp every named request is placed, as the call goes to the owner under its own name; on
 // /servers/<name>/mcp the endpoint is the destination and only the guard asks where the name sits on /mcp;
 // on a profile (/profiles/<name>/mcp, /search/mcp) a public name is translated to the /mcp name first.
-import type { JsonRpcRequest } from '../protocol/jsonrpc.js';
+import type { JsonRpcRequest } from '../../protocol/jsonrpc.js';
 import { PLAIN_TARGET } from '../../policy/target.js';
 import type { McpCall } from './call.js';
 import { routeThroughView } from './views.js';

@@ -2,7 +2,7 @@
 // reached by (DNS rebinding, host-check.ts) and single-valued headers sent twice (single-headers.ts).
 // Both cost a Set lookup or a short scan and allocate nothing when the request passes.
 import type { IncomingMessage } from 'node:http';
-import { ErrorCode } from '../protocol/jsonrpc.js';
+import { ErrorCode } from '../../protocol/jsonrpc.js';
 import type { HostCheck } from './host-check.js';
 import { reject, type Rejection } from './rejection.js';
 import { repeatedSingleHeader } from './single-headers.js';

@@ -6,14 +6,14 @@
 import { RESPONSE_ALREADY_SENT } from './answered.js';
 import type { Verdict } from '../../policy/guard.js';
 import type { Profile } from '../profiles/profile.js';
-import { httpStatusOf } from '../protocol/error-status.js';
-import { isObject, responsePieces, type JsonObject, type JsonRpcRequest, type JsonRpcResponse } from '../protocol/jsonrpc.js';
+import { httpStatusOf } from '../../protocol/error-status.js';
+import { isObject, responsePieces, type JsonObject, type JsonRpcRequest, type JsonRpcResponse } from '../../protocol/jsonrpc.js';
 import { CALL_TOOL, definitionOf, SEARCH_TOOLS, searchResult, toolError } from '../search/search-tools.js';
 import { DEFAULT_LIMIT, MAX_LIMIT } from '../search/tool-index.js';
-import { argsOf, record } from './audit.js';
+import { argsOf, record } from './audit-step.js';
 import type { McpCall } from './call.js';
 import { writeJsonBody } from './node-io.js';
-import { traceIdOf } from './trace.js';
+import { traceIdOf } from './trace-id.js';
 
 const ANSWERED_HERE: Verdict = { allowed: true, rule: 'search mode: answered by the gateway' };
 

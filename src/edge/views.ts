@@ -10,8 +10,8 @@ import { PLAIN_TARGET } from '../../policy/target.js';
 import type { Router } from '../aggregate/router.js';
 import type { NamedKind, Profile } from '../profiles/profile.js';
 import { describeView } from '../profiles/profile-discover.js';
-import { isObject, type JsonObject, type JsonRpcRequest, type JsonRpcResponse } from '../protocol/jsonrpc.js';
-import { LIST_ITEMS, type ListMethod } from '../protocol/mcp.js';
+import { isObject, type JsonObject, type JsonRpcRequest, type JsonRpcResponse } from '../../protocol/jsonrpc.js';
+import { LIST_ITEMS, type ListMethod } from '../../protocol/mcp.js';
 import { SEARCH_TOOL_DEFINITIONS } from '../search/search-tools.js';
 import type { McpCall } from './call.js';
 

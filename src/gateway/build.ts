@@ -4,21 +4,21 @@
 import { randomBytes } from 'node:crypto';
 import type { ListCache } from '../../cache/list-cache.js';
 import { Aggregator } from '../aggregate/aggregator.js';
-import type { GatewayConfig } from '../config.js';
+import type { GatewayConfig } from '../config/config.js';
 import { createApp, type Edge, type EdgeOptions } from '../edge/app.js';
 import { hostChecker } from '../edge/host-check.js';
 import { RequestTracker } from '../edge/request-tracker.js';
-import type { Log } from '../infra/log.js';
+import type { Log } from '../../infra/log.js';
 import type { ListenHub } from '../notify/listen-hub.js';
 import { GatewayMetrics, type LiveCounts } from '../ops/metrics.js';
-import { isLoopbackHost } from '../protocol/loopback.js';
-import type { SecurityHolder } from '../security.js';
+import { isLoopbackHost } from '../../protocol/loopback.js';
+import type { SecurityHolder } from './build-security.js';
 import { createCache } from './cache.js';
 import { Catalog } from './catalog.js';
 import { closeGateway } from './close.js';
 import { createSecurity } from './guard-wiring.js';
-import { createLegacySessions, type LegacySessions } from './legacy-clients.js';
-import { createListenHub } from './list-changes.js';
+import { createLegacySessions, type LegacySessions } from './legacy-sessions.js';
+import { createListenHub } from '../notify/list-changes.js';
 import { listen } from './listener.js';
 import { opsOptions } from './ops-pages.js';
 import { reloadGateway } from './reload.js';
@@ -26,7 +26,7 @@ import { HeldCallRetries } from './retries.js';
 import type { GatewayParts, LiveConfig, RunningGateway } from './running.js';
 import { ServerSet } from './servers.js';
 import { startTracing } from '../telemetry/start.js';
-import { KEEPS_EXACT_NUMBERS } from '../protocol/exact-json.js';
+import { KEEPS_EXACT_NUMBERS } from '../../protocol/exact-json.js';
 
 export async function startGateway(initial: GatewayConfig, log: Log): Promise<RunningGateway> {
   const config: LiveConfig = { current: initial };

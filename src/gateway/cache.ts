@@ -3,8 +3,8 @@ import { ListCache } from '../../cache/list-cache.js';
 import { MemoryStore } from '../../cache/memory-store.js';
 import type { CacheStore } from '../../cache/store.js';
 import { TieredStore } from '../../cache/tiered-store.js';
-import type { GatewayConfig } from '../config.js';
-import type { Log } from '../infra/log.js';
+import type { GatewayConfig } from '../config/config.js';
+import type { Log } from '../../infra/log.js';
 
 export async function createCache(settings: GatewayConfig['cache'], log: Log): Promise<ListCache> {
   const memory = new MemoryStore({ maxEntries: settings.maxEntries, maxBytes: settings.maxBytes });

@@ -3,11 +3,11 @@
 // follows the aggregate once searched — fed per server from its tools lists, and again whenever the cache
 // hears that a server's tools changed (on this replica or another).
 import type { ListCache } from '../../cache/list-cache.js';
-import type { GatewayConfig } from '../config.js';
+import type { GatewayConfig } from '../config/config.js';
 import type { CatalogView } from '../edge/app.js';
-import type { Log } from '../infra/log.js';
+import type { Log } from '../../infra/log.js';
 import { Profile, type ProfileSetting, SEARCH_PROFILE } from '../profiles/profile.js';
-import { IndexFeed } from './index-feed.js';
+import { IndexFeed } from '../search/index-feed.js';
 import { ToolIndex } from '../search/tool-index.js';
 import type { ServerSet } from './servers.js';
 

@@ -1,10 +1,10 @@
 // What the operator pages (/, /status.json, /metrics, /healthz, /readyz) read from the running gateway.
 import type { ListCache } from '../../cache/list-cache.js';
 import type { Aggregator } from '../aggregate/aggregator.js';
-import type { GatewayConfig } from '../config.js';
+import type { GatewayConfig } from '../config/config.js';
 import type { EdgeOptions } from '../edge/app.js';
 import type { RequestTracker } from '../edge/request-tracker.js';
-import { GATEWAY_INFO } from '../infra/version.js';
+import { GATEWAY_INFO } from '../../infra/version.js';
 import type { GatewayMetrics } from '../ops/metrics.js';
 import { emptyTraffic, SLOT_MS } from '../ops/recent-window.js';
 import { renderStatusPage, type StatusSnapshot } from '../ops/status-page.js';

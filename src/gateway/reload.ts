@@ -1,9 +1,9 @@
 // Applying a new config to a running gateway: security and profiles are swapped whole, only servers whose settings
 // changed restart (the others keep serving, untouched), and sections that need a restart keep their
 // running values (and are reported again on the next reload).
-import type { GatewayConfig } from '../config.js';
-import type { CachedUpstream } from '../cached-upstream.js';
-import { EVERY_LIST } from './list-changes.js';
+import type { GatewayConfig } from '../config/config.js';
+import type { CachedUpstream } from '../layers/cached-upstream.js';
+import { EVERY_LIST } from '../notify/list-changes.js';
 import type { GatewayParts } from './running.js';
 
 const NEED_RESTART = ['listen', 'log', 'aggregate', 'cache', 'mrtr', 'legacyClients', 'telemetry'] as const;

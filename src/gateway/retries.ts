@@ -1,9 +1,9 @@
 // MRTR across replicas: the calls this replica holds while waiting for a client's retry, and how a retry
 // that lands on the wrong replica finds the one holding its call (through Redis, when configured).
 import { randomBytes } from 'node:crypto';
-import type { GatewayConfig } from '../config.js';
+import type { GatewayConfig } from '../config/config.js';
 import type { RetryRouting } from '../edge/app.js';
-import type { Log } from '../infra/log.js';
+import type { Log } from '../../infra/log.js';
 import { cancelWaitingCalls, type HeldCalls } from '../mrtr/input-bridge.js';
 import type { InstanceRegistry } from '../mrtr/instance-registry.js';
 import { PeerTrust } from '../mrtr/peer-trust.js';

@@ -2,13 +2,13 @@
 import type { Upstream } from '../../bridge/upstream.js';
 import type { ListCache } from '../../cache/list-cache.js';
 import type { Aggregator } from '../aggregate/aggregator.js';
-import type { GatewayConfig } from '../config.js';
+import type { GatewayConfig } from '../config/config.js';
 import type { HttpDrain } from '../edge/http-drain.js';
 import type { RequestTracker } from '../edge/request-tracker.js';
-import type { Log } from '../infra/log.js';
+import type { Log } from '../../infra/log.js';
 import type { SessionRelay } from '../legacy-client/session-relay.js';
 import type { ListenHub } from '../notify/listen-hub.js';
-import type { SecurityHolder } from '../security.js';
+import type { SecurityHolder } from './build-security.js';
 import type { Catalog } from './catalog.js';
 import type { HeldCallRetries } from './retries.js';
 import type { ServerSet } from './servers.js';

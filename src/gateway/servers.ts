@@ -1,20 +1,19 @@
-// The servers being served and the stack each one runs on: its upstream, limits, the MRTR bridge and the
-// list cache, plus its notification watches. Reload adds, replaces and removes servers here.
+// The servers being served, each on the stack src/layers/stack.ts builds over its transport, plus its
+// notification watches. Reload adds, replaces and removes servers here.
 import type { Upstream } from '../../bridge/upstream.js';
 import type { ListCache } from '../../cache/list-cache.js';
-import type { ServerConfig } from '../config.js';
-import { CachedUpstream } from '../cached-upstream.js';
-import type { Log } from '../infra/log.js';
-import { LimitedUpstream, type LoadSnapshot } from '../limits/limited-upstream.js';
-import { MeteredUpstream } from '../ops/metered-upstream.js';
+import type { ServerConfig } from '../config/config.js';
+import type { CachedUpstream } from '../layers/cached-upstream.js';
+import type { Log } from '../../infra/log.js';
+import type { LimitedUpstream, LoadSnapshot } from '../layers/limits/limited-upstream.js';
 import type { UpstreamSnapshot } from '../ops/metrics.js';
 import type { ServerMeter } from '../ops/upstream-metrics.js';
-import { InputBridge, type HeldCalls } from '../mrtr/input-bridge.js';
+import type { HeldCalls } from '../mrtr/input-bridge.js';
 import { ResourceWatch } from '../notify/resource-watch.js';
 import type { UpstreamWatch } from '../notify/upstream-listen.js';
 import { createUpstream } from '../upstream-factory.js';
-import { PropagatingUpstream } from '../telemetry/propagating-upstream.js';
-import { followUpstreamChanges } from './list-changes.js';
+import { buildServerStack } from '../layers/stack.js';
+import { followUpstreamChanges } from '../notify/list-changes.js';
 
 export interface ServerSetOptions {
   cache: ListCache;
@@ -76,12 +75,14 @@ export class ServerSet {
     const upstream = await createUpstream(name, server, upstreamLog, envReads);
     this.raw.set(name, upstream);
     this.watches.set(name, followUpstreamChanges(name, upstream, cache, this.resourceWatch, upstreamLog));
-    // Limits right on the server's upstream, below the cache and the MRTR bridge (docs/design.md: Overload).
-    // Metered and traced right on the upstream, below the limits: queue waits are not the server's time.
-    const metered = new MeteredUpstream(new PropagatingUpstream(upstream, server.transport), this.options.meterOf(name));
-    const limits = new LimitedUpstream(metered, server, (seconds) => this.options.queueWaited(name, seconds));
+    const { served, limits } = buildServerStack(upstream, server, {
+      cache,
+      held,
+      meter: this.options.meterOf(name),
+      queueWaited: (seconds) => this.options.queueWaited(name, seconds),
+      log: upstreamLog,
+    });
     this.limited.set(name, limits);
-    const served = new CachedUpstream(new InputBridge(limits, { held, roots: server.roots, log: upstreamLog }), cache);
     this.upstreams.set(name, served);
     this.prefixes.set(name, server.prefix ?? name);
     this.running.set(name, server);

@@ -3,10 +3,10 @@
 // resolves the question here; one that lands elsewhere is relayed over the session's Redis channel to the
 // replica that asked (which listens while it waits). Without Redis, an answer must reach the asking replica.
 import { randomBytes } from 'node:crypto';
-import type { CancelSignal } from '../protocol/cancel.js';
-import { textOf } from '../protocol/exact-json.js';
-import { isObject, type JsonObject } from '../protocol/jsonrpc.js';
-import type { Log } from '../infra/log.js';
+import type { CancelSignal } from '../../protocol/cancel.js';
+import { textOf } from '../../protocol/exact-json.js';
+import { isObject, type JsonObject } from '../../protocol/jsonrpc.js';
+import type { Log } from '../../infra/log.js';
 import type { SessionRelay } from './session-relay.js';
 
 /** How long the gateway waits for a 2025 client to answer one of its requests (elicitation can be slow). */

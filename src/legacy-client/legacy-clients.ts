@@ -7,7 +7,7 @@
 // replica (session-relay.ts): its GET stream, subscriptions and answers travel between them.
 import { randomBytes } from 'node:crypto';
 import type { ServerResponse } from 'node:http';
-import type { CancelSignal } from '../protocol/cancel.js';
+import type { CancelSignal } from '../../protocol/cancel.js';
 import {
   ErrorCode,
   errorResponse,
@@ -18,12 +18,12 @@ import {
   type JsonRpcNotification,
   type JsonRpcRequest,
   type JsonRpcResponse,
-} from '../protocol/jsonrpc.js';
-import type { Log } from '../infra/log.js';
-import { MAY_ASK, META, MODERN_REQUEST_METHODS, MODERN_VERSION } from '../protocol/mcp.js';
-import { retryAfterHeaders, retryAfterOf } from '../protocol/overload.js';
+} from '../../protocol/jsonrpc.js';
+import type { Log } from '../../infra/log.js';
+import { MAY_ASK, META, MODERN_REQUEST_METHODS, MODERN_VERSION } from '../../protocol/mcp.js';
+import { retryAfterHeaders, retryAfterOf } from '../../protocol/overload.js';
 import type { ListenAccess, ListenHub } from '../notify/listen-hub.js';
-import { GATEWAY_INFO } from '../infra/version.js';
+import { GATEWAY_INFO } from '../../infra/version.js';
 import { ClientRequests } from './client-requests.js';
 import { ExpiringSessions } from './expiring-sessions.js';
 import type { EndedSession, SessionRelay } from './session-relay.js';

@@ -16,11 +16,11 @@
 // Redis being down fails each command at once (fail-fast options); callers decide what that means.
 import { createHash, createHmac, timingSafeEqual } from 'node:crypto';
 import { Redis, type RedisOptions } from 'ioredis';
-import { parseJson } from '../protocol/exact-json.js';
-import { isObject, type JsonObject } from '../protocol/jsonrpc.js';
-import type { Log } from '../infra/log.js';
-import { describeRedisUrl, failFastRedisOptions, PAUSE_MS, sentinelOptions, type SentinelSettings } from '../infra/redis-fail-fast.js';
-import { OutageLog } from '../infra/redis-outage.js';
+import { parseJson } from '../../protocol/exact-json.js';
+import { isObject, type JsonObject } from '../../protocol/jsonrpc.js';
+import type { Log } from '../../infra/log.js';
+import { describeRedisUrl, failFastRedisOptions, PAUSE_MS, sentinelOptions, type SentinelSettings } from '../../infra/redis-fail-fast.js';
+import { OutageLog } from '../../infra/redis-outage.js';
 import { Sealer } from './sealer.js';
 
 export type SessionEvent =

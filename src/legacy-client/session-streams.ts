@@ -5,8 +5,8 @@
 // a session's subscriptions only while it holds the stream. Without Redis, both are this process's alone,
 // and the subscriptions are kept until the session would expire (a client may subscribe before its GET).
 import type { ServerResponse } from 'node:http';
-import { ErrorCode, errorResponse, type JsonRpcRequest, type JsonRpcResponse } from '../protocol/jsonrpc.js';
-import type { Log } from '../infra/log.js';
+import { ErrorCode, errorResponse, type JsonRpcRequest, type JsonRpcResponse } from '../../protocol/jsonrpc.js';
+import type { Log } from '../../infra/log.js';
 import type { LegacyStream, ListenAccess, ListenHub } from '../notify/listen-hub.js';
 import { ExpiringSessions } from './expiring-sessions.js';
 import type { SessionEvent, SessionRelay } from './session-relay.js';

@@ -2,8 +2,8 @@
 // (AES-256-GCM), so any replica with the same key serves it without a shared store, and a client can
 // neither read nor alter it. What a session cannot carry (its GET stream, its subscriptions, that it was
 // ended) lives in the process that serves those.
-import { parseJson } from '../protocol/exact-json.js';
-import type { JsonObject } from '../protocol/jsonrpc.js';
+import { parseJson } from '../../protocol/exact-json.js';
+import type { JsonObject } from '../../protocol/jsonrpc.js';
 import { Sealer } from './sealer.js';
 
 export interface LegacySession {

@@ -4,8 +4,8 @@
 // with its answer, its cancellation, or its expiry.
 import { randomBytes } from 'node:crypto';
 import type { RequestOptions, Upstream } from '../../bridge/upstream.js';
-import type { CancelSignal } from '../protocol/cancel.js';
-import type { JsonObject, JsonRpcErrorObject, JsonRpcNotification, JsonRpcRequest, JsonRpcResponse } from '../protocol/jsonrpc.js';
+import type { CancelSignal } from '../../protocol/cancel.js';
+import type { JsonObject, JsonRpcErrorObject, JsonRpcNotification, JsonRpcRequest, JsonRpcResponse } from '../../protocol/jsonrpc.js';
 
 export type ServerAnswer = { result: JsonObject } | { error: JsonRpcErrorObject };
 

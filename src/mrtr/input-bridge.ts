@@ -7,12 +7,12 @@
 // held calls (src/mrtr: the requestState codec, the calls replicas forward retries to). So it is the one
 // module outside bridge/ that asks a server's era, once, as its entry condition (request(), below).
 import type { Era, RequestOptions, Upstream } from '../../bridge/upstream.js';
-import { UpstreamWrapper } from '../upstream-wrapper.js';
-import { cancelledResponse } from '../protocol/cancel.js';
-import { ErrorCode, errorResponse, isObject, type JsonObject, type JsonRpcRequest, type JsonRpcResponse } from '../protocol/jsonrpc.js';
-import type { Log } from '../infra/log.js';
-import { MAY_ASK, META } from '../protocol/mcp.js';
-import { traceFields } from '../protocol/trace.js';
+import { UpstreamWrapper } from '../layers/upstream-wrapper.js';
+import { cancelledResponse } from '../../protocol/cancel.js';
+import { ErrorCode, errorResponse, isObject, type JsonObject, type JsonRpcRequest, type JsonRpcResponse } from '../../protocol/jsonrpc.js';
+import type { Log } from '../../infra/log.js';
+import { MAY_ASK, META } from '../../protocol/mcp.js';
+import { traceFields } from '../../protocol/request-trace.js';
 import { HeldCall, type CallEvent } from './held-call.js';
 import { requestDigest, type RequestStateCodec } from './request-state.js';
 

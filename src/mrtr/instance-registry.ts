@@ -3,8 +3,8 @@
 // an instance that stops is forgotten when its entry expires. Entries are signed (peer-trust.ts): one that
 // anyone with write access to Redis put there is ignored.
 import type { Redis } from 'ioredis';
-import type { Log } from '../infra/log.js';
-import { sentinelOptions, type SentinelSettings } from '../infra/redis-fail-fast.js';
+import type { Log } from '../../infra/log.js';
+import { sentinelOptions, type SentinelSettings } from '../../infra/redis-fail-fast.js';
 import type { PeerTrust } from './peer-trust.js';
 
 const ENTRY_TTL_MS = 60_000;

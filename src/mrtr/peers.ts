@@ -2,7 +2,7 @@
 // names, addresses, CIDRs), or by default a loopback or private address. Even a validly signed entry is
 // checked, so a leaked mrtr.secret alone cannot send retries across the internet.
 import { BlockList, isIP } from 'node:net';
-import { isLoopbackHost } from '../protocol/loopback.js';
+import { isLoopbackHost } from '../../protocol/loopback.js';
 
 /** RFC 1918, unique-local and link-local ranges: where replicas of one deployment normally talk. */
 const PRIVATE = new BlockList();

@@ -3,8 +3,8 @@
 // content and to an expiry, and naming the gateway instance that holds the call. Never a modern
 // upstream's requestState: those pass through untouched and are never opened here.
 import { createHash, createHmac, timingSafeEqual } from 'node:crypto';
-import { canonicalJson } from '../infra/canonical-json.js';
-import type { JsonObject } from '../protocol/jsonrpc.js';
+import { canonicalJson } from '../../infra/canonical-json.js';
+import type { JsonObject } from '../../protocol/jsonrpc.js';
 
 export interface HeldCallState {
   /** The gateway instance holding the call. */

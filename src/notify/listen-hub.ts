@@ -2,8 +2,8 @@
 // upstreams, or from another replica through the shared cache — arrives here as "these lists of this
 // upstream changed" and goes to each open listen stream that opted in to it and watches that upstream.
 import type { ServerResponse } from 'node:http';
-import { isObject, type JsonObject, type JsonRpcId, type JsonRpcRequest } from '../protocol/jsonrpc.js';
-import { META } from '../protocol/mcp.js';
+import { isObject, type JsonObject, type JsonRpcId, type JsonRpcRequest } from '../../protocol/jsonrpc.js';
+import { META } from '../../protocol/mcp.js';
 import type { ListKind } from '../profiles/profile.js';
 
 const KEEP_ALIVE_MS = 15_000;

@@ -5,9 +5,9 @@
 // remote server restarted quickly) is opened again with backoff; when it is acknowledged again, `resync`
 // runs, because changes made while nobody listened were missed.
 import type { Upstream, UpstreamState } from '../../bridge/upstream.js';
-import { ErrorCode, errorResponse } from '../protocol/jsonrpc.js';
-import type { Log } from '../infra/log.js';
-import { ownRequestMeta } from '../protocol/mcp.js';
+import { ErrorCode, errorResponse } from '../../protocol/jsonrpc.js';
+import type { Log } from '../../infra/log.js';
+import { ownRequestMeta } from '../../protocol/mcp.js';
 
 const FILTER = { toolsListChanged: true, promptsListChanged: true, resourcesListChanged: true };
 const RETRY_FIRST_MS = 1_000;

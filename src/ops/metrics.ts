@@ -3,7 +3,7 @@
 // one process, and a second registration of a name in one registry throws.
 import { collectDefaultMetrics, Counter, Gauge, Registry } from 'prom-client';
 import { HotCounter, HotHistogram, type CounterChild, type HistogramChild } from './hot-metrics.js';
-import { MODERN_REQUEST_METHODS } from '../protocol/mcp.js';
+import { MODERN_REQUEST_METHODS } from '../../protocol/mcp.js';
 import { dropSeries } from './drop-series.js';
 import { addChildMetrics, type ChildSnapshot } from './child-metrics.js';
 import { addLoadMetrics, type UpstreamLoad } from './load-metrics.js';

@@ -4,9 +4,9 @@
 // method (methodLabel keeps that set fixed), so a call costs a map lookup and the observations themselves.
 import type { Registry } from 'prom-client';
 import { HotCounter, HotHistogram, type CounterChild, type HistogramChild } from './hot-metrics.js';
-import { failureMarkOf } from '../protocol/failure-mark.js';
-import type { JsonRpcRequest, JsonRpcResponse } from '../protocol/jsonrpc.js';
-import { retryAfterOf } from '../protocol/overload.js';
+import { failureMarkOf } from '../../protocol/failure-mark.js';
+import type { JsonRpcRequest, JsonRpcResponse } from '../../protocol/jsonrpc.js';
+import { retryAfterOf } from '../../protocol/overload.js';
 import { DURATION_BUCKETS, methodLabel } from './metrics.js';
 import { RecentWindow, type RecentTraffic } from './recent-window.js';
 

@@ -3,7 +3,7 @@
 // the profile already shows, none too long or with characters hosts refuse. A `describe` for a name the
 // profile does not show (yet) is fine: a server may list it later.
 import { anyOf, checkGlob } from '../../policy/globs.js';
-import { PUBLIC_NAME } from '../protocol/public-names.js';
+import { PUBLIC_NAME } from '../../protocol/public-names.js';
 import type { ProfileSetting } from './profile.js';
 
 /** Every problem of every profile; `heads` are how each server's names begin on /mcp (`<prefix><separator>`). */

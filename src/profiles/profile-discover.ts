@@ -2,8 +2,8 @@
 // reads discover to learn what an endpoint is and offers; on a profile that is the profile — its own name,
 // only the features it can show, and no instructions that could name tools it hides or renames — and in
 // search mode, that tools are found with search_tools rather than listed.
-import { isObject, type JsonObject } from '../protocol/jsonrpc.js';
-import { META } from '../protocol/mcp.js';
+import { isObject, type JsonObject } from '../../protocol/jsonrpc.js';
+import { META } from '../../protocol/mcp.js';
 import { type Profile, SEARCH_PROFILE } from './profile.js';
 
 export const SEARCH_INSTRUCTIONS =

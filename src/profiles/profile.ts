@@ -4,8 +4,8 @@
 // edge translates a caller's public name into the /mcp name before the route step, and shapes lists
 // after the guard has filtered them, so every rule of /mcp (policy, pins, paging, caching) holds unchanged.
 import { anyOf, mayMatchBeginning, type Matcher } from '../../policy/globs.js';
-import { isObject, type JsonObject } from '../protocol/jsonrpc.js';
-import { LIST_ITEMS, type ListMethod } from '../protocol/mcp.js';
+import { isObject, type JsonObject } from '../../protocol/jsonrpc.js';
+import { LIST_ITEMS, type ListMethod } from '../../protocol/mcp.js';
 
 export interface ProfileSetting {
   /** Globs over /mcp tool names; left out, every tool. */

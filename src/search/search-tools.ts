@@ -1,7 +1,7 @@
 // Search mode's two tools, as a model reads them: `search_tools` finds the tools that fit a task among
 // everything the caller may use, `call_tool` calls one of them by the name search_tools gave. Their
 // definitions are the whole of what a host lists in search mode, so they say precisely what to send.
-import type { JsonObject } from '../protocol/jsonrpc.js';
+import type { JsonObject } from '../../protocol/jsonrpc.js';
 import { DEFAULT_LIMIT, MAX_LIMIT } from './tool-index.js';
 
 export const SEARCH_TOOLS = 'search_tools';

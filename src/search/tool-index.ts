@@ -16,7 +16,7 @@
 // never an index per principal. MiniSearch keeps only terms and the public name (the document id); the full
 // definitions live in a Map beside it and are handed out as they were listed.
 import MiniSearch, { type Query, type SearchOptions } from 'minisearch';
-import type { JsonObject } from '../protocol/jsonrpc.js';
+import type { JsonObject } from '../../protocol/jsonrpc.js';
 import { expansion, thesaurus } from './synonyms.js';
 import { processTerm, type ToolText, tokenize, toolText } from './tool-text.js';
 

@@ -3,7 +3,7 @@
 // inputSchema that is an array or absent, a property that is null are all simply left out), and every piece
 // of text is cut to a bound so one huge definition can neither bloat the index nor slow a search.
 import { stemmer } from 'stemmer';
-import type { JsonObject } from '../protocol/jsonrpc.js';
+import type { JsonObject } from '../../protocol/jsonrpc.js';
 
 /** The fields the index searches, as plain strings. */
 export interface ToolText {

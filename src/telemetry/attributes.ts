@@ -1,9 +1,9 @@
 // The OpenTelemetry semantic conventions for MCP and JSON-RPC, as attributes of one request or call.
 // No SDK here: the edge uses these while the span is started, and they cost nothing when tracing is off.
-import { textOf } from '../protocol/exact-json.js';
-import { isObject, type JsonRpcRequest } from '../protocol/jsonrpc.js';
-import { META } from '../protocol/mcp.js';
-import type { TraceAttributes } from '../protocol/trace.js';
+import { textOf } from '../../protocol/exact-json.js';
+import { isObject, type JsonRpcRequest } from '../../protocol/jsonrpc.js';
+import { META } from '../../protocol/mcp.js';
+import type { TraceAttributes } from '../../protocol/request-trace.js';
 
 /** `{mcp.method.name} {target}` where the request names one (a tool, a prompt), else the method alone. */
 export function spanName(message: JsonRpcRequest): string {

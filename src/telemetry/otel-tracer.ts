@@ -16,11 +16,11 @@ import {
   type Sampler,
   type SpanExporter,
 } from '@opentelemetry/sdk-trace';
-import type { Log } from '../infra/log.js';
-import { GATEWAY_INFO } from '../infra/version.js';
-import { textOf } from '../protocol/exact-json.js';
-import type { JsonRpcRequest, JsonRpcResponse } from '../protocol/jsonrpc.js';
-import type { TraceAttributes, UpstreamTrace } from '../protocol/trace.js';
+import type { Log } from '../../infra/log.js';
+import { GATEWAY_INFO } from '../../infra/version.js';
+import { textOf } from '../../protocol/exact-json.js';
+import type { JsonRpcRequest, JsonRpcResponse } from '../../protocol/jsonrpc.js';
+import type { TraceAttributes, UpstreamTrace } from '../../protocol/request-trace.js';
 import { callAttributes, spanName } from './attributes.js';
 import { BATCH_DEFAULTS, type BatchSettings, type TracingSettings } from './settings.js';
 import type { ForwardTrace, GatewayTracer, RequestSpan } from './tracer.js';

@@ -1,7 +1,7 @@
 // Starts tracing when the config or the environment asks for it. The OpenTelemetry SDK is imported here
 // and only then, so a gateway that does not trace never loads it.
 import type { TelemetryConfig } from './config.js';
-import type { Log } from '../infra/log.js';
+import type { Log } from '../../infra/log.js';
 import { tracingSettings } from './settings.js';
 import type { GatewayTracer } from './tracer.js';
 

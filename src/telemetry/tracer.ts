@@ -1,7 +1,7 @@
 // The gateway's view of a tracer, free of OpenTelemetry types: the edge holds one of these (or undefined
 // when tracing is off), and only otel-tracer.ts, loaded on demand, knows the SDK behind it.
-import type { JsonRpcRequest } from '../protocol/jsonrpc.js';
-import type { RequestTrace, TraceAttributes } from '../protocol/trace.js';
+import type { JsonRpcRequest } from '../../protocol/jsonrpc.js';
+import type { RequestTrace, TraceAttributes } from '../../protocol/request-trace.js';
 
 export interface GatewayTracer {
   /** The server span of one request, its parent from the given W3C pair (header or _meta), else a new root. */

@@ -4,7 +4,7 @@ import { PROBE_PATHS } from '../../src/edge/ops-routes.js';
 import { readFileSync } from 'node:fs';
 import path from 'node:path';
 import { parseAllDocuments, parse as parseYaml } from 'yaml';
-import { parseConfig, type GatewayConfig } from '../../src/config.js';
+import { parseConfig, type GatewayConfig } from '../../src/config/config.js';
 import { ROOT } from './harness.js';
 
 export const read = (file: string): string => readFileSync(path.join(ROOT, file), 'utf8');

@@ -9,7 +9,7 @@ import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { after, before, describe, test } from 'node:test';
 import type { RunningGateway } from '../../src/gateway.js';
-import { KEEPS_EXACT_NUMBERS } from '../../src/protocol/exact-json.js';
+import { KEEPS_EXACT_NUMBERS } from '../../protocol/exact-json.js';
 import { startOtlpReceiver, type OtlpReceiver } from '../otlp-receiver.js';
 import { headersFor, META, ROOT, startTestGateway } from './harness.js';
 

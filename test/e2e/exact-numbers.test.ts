@@ -11,10 +11,10 @@ import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { Writable } from 'node:stream';
 import { after, before, describe, test } from 'node:test';
-import { parseConfig } from '../../src/config.js';
+import { parseConfig } from '../../src/config/config.js';
 import { startGateway, type RunningGateway } from '../../src/gateway.js';
-import { createLogger } from '../../src/infra/logger.js';
-import { KEEPS_EXACT_NUMBERS } from '../../src/protocol/exact-json.js';
+import { createLogger } from '../../infra/logger.js';
+import { KEEPS_EXACT_NUMBERS } from '../../protocol/exact-json.js';
 import { EXACT_DEFAULT, EXACT_NUMBERS, exactReply } from '../fixtures/exact-numbers.mjs';
 import { headersFor, META, ROOT, startTestGateway } from './harness.js';
 

@@ -3,10 +3,10 @@
 import { setTimeout as sleep } from 'node:timers/promises';
 import { fileURLToPath } from 'node:url';
 import { Client, StreamableHTTPClientTransport } from '@modelcontextprotocol/client';
-import { parseConfig } from '../../src/config.js';
+import { parseConfig } from '../../src/config/config.js';
 import { startGateway, type RunningGateway } from '../../src/gateway.js';
-import { createLogger } from '../../src/infra/logger.js';
-import { silentLog } from '../../src/infra/log.js';
+import { createLogger } from '../../infra/logger.js';
+import { silentLog } from '../../infra/log.js';
 import { defProblems as validate } from '../schema.js';
 
 export const ROOT = fileURLToPath(new URL('../../', import.meta.url));

@@ -5,8 +5,8 @@
 import { after, before, describe, test } from 'node:test';
 import assert from 'node:assert/strict';
 import { HttpUpstream, type HttpUpstreamConfig } from '../../bridge/http/http-upstream.js';
-import type { JsonRpcNotification, JsonRpcRequest, JsonRpcResponse } from '../../src/protocol/jsonrpc.js';
-import { silentLog } from '../../src/infra/log.js';
+import type { JsonRpcNotification, JsonRpcRequest, JsonRpcResponse } from '../../protocol/jsonrpc.js';
+import { silentLog } from '../../infra/log.js';
 import { startLegacyHttpServer, type LegacyHttpServer } from '../fixtures/http-servers.js';
 import { eventually } from './harness.js';
 
@@ -33,7 +33,7 @@ function request(id: string | number, method: string, params: Record<string, unk
 }
 
 async function started(cfg: HttpUpstreamConfig): Promise<HttpUpstream> {
-  const upstream = new HttpUpstream(cfg, process.env.TEST_LOG ? (await import('../../src/infra/logger.js')).createLogger(process.env.TEST_LOG) : silentLog);
+  const upstream = new HttpUpstream(cfg, process.env.TEST_LOG ? (await import('../../infra/logger.js')).createLogger(process.env.TEST_LOG) : silentLog);
   await upstream.start();
   return upstream;
 }

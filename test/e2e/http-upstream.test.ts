@@ -6,10 +6,10 @@ import assert from 'node:assert/strict';
 import { createServer } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { HttpUpstream, type HttpUpstreamConfig } from '../../bridge/http/http-upstream.js';
-import type { JsonRpcNotification, JsonRpcRequest, JsonRpcResponse } from '../../src/protocol/jsonrpc.js';
-import { silentLog } from '../../src/infra/log.js';
-import { httpStatusOf } from '../../src/protocol/error-status.js';
-import { retryAfterOf } from '../../src/protocol/overload.js';
+import type { JsonRpcNotification, JsonRpcRequest, JsonRpcResponse } from '../../protocol/jsonrpc.js';
+import { silentLog } from '../../infra/log.js';
+import { httpStatusOf } from '../../protocol/error-status.js';
+import { retryAfterOf } from '../../protocol/overload.js';
 import { startLegacyHttpServer, startModernHttpServer, unusedPort, type LegacyHttpServer, type ModernHttpServer } from '../fixtures/http-servers.js';
 import { defProblems } from '../schema.js';
 import { eventually } from './harness.js';
@@ -40,7 +40,7 @@ function request(id: string | number, method: string, params: Record<string, unk
 }
 
 async function started(cfg: HttpUpstreamConfig): Promise<HttpUpstream> {
-  const upstream = new HttpUpstream(cfg, process.env.TEST_LOG ? (await import('../../src/infra/logger.js')).createLogger(process.env.TEST_LOG) : silentLog);
+  const upstream = new HttpUpstream(cfg, process.env.TEST_LOG ? (await import('../../infra/logger.js')).createLogger(process.env.TEST_LOG) : silentLog);
   await upstream.start();
   return upstream;
 }

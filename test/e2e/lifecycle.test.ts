@@ -7,7 +7,7 @@ import { test } from 'node:test';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { StdioProcess } from '../../bridge/stdio/stdio-process.js';
 import { StdioUpstream, type StdioUpstreamConfig } from '../../bridge/stdio/stdio-upstream.js';
-import { silentLog } from '../../src/infra/log.js';
+import { silentLog } from '../../infra/log.js';
 import { fixture, post, request, ROOT, schemaProblems, startTestGateway, until } from './harness.js';
 import { tempDir } from '../temp.js';
 

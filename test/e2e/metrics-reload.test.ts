@@ -4,7 +4,7 @@
 // starts counting from nothing.
 import assert from 'node:assert/strict';
 import { after, before, describe, test } from 'node:test';
-import { parseConfig } from '../../src/config.js';
+import { parseConfig } from '../../src/config/config.js';
 import type { RunningGateway } from '../../src/gateway.js';
 import { eventually, fixture, post, request, ROOT, startTestGateway } from './harness.js';
 

@@ -7,7 +7,7 @@ import { existsSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'no
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { after, before, describe, test } from 'node:test';
-import { ConfigError, parseConfig, type GatewayConfig } from '../../src/config.js';
+import { ConfigError, parseConfig, type GatewayConfig } from '../../src/config/config.js';
 import type { RunningGateway } from '../../src/gateway.js';
 import { startModernHttpServer, type ModernHttpServer } from '../fixtures/http-servers.js';
 import { eventually, everything, fixture, headersFor, post, request, ROOT, startTestGateway, type Answer } from './harness.js';

@@ -4,7 +4,7 @@
 // every item once, listen and MRTR work, and a reload adds or removes a profile.
 import assert from 'node:assert/strict';
 import { after, before, describe, test } from 'node:test';
-import { parseConfig } from '../../src/config.js';
+import { parseConfig } from '../../src/config/config.js';
 import type { RunningGateway } from '../../src/gateway.js';
 import { eventually, fixture, openListen, post, request, ROOT, schemaProblems, startTestGateway, until, type Answer } from './harness.js';
 import { scaled } from '../timing.js';

@@ -10,8 +10,8 @@ import { freePort, startRedis, stopRedis } from './own-redis.js';
 import { redisServerBinary, sharedRedis } from '../services.js';
 import { ListCache, type CacheKey } from '../../cache/list-cache.js';
 import { RedisStore } from '../../cache/redis-store.js';
-import type { JsonObject, JsonRpcResponse } from '../../src/protocol/jsonrpc.js';
-import { silentLog, type Log } from '../../src/infra/log.js';
+import type { JsonObject, JsonRpcResponse } from '../../protocol/jsonrpc.js';
+import { silentLog, type Log } from '../../infra/log.js';
 import { until } from './harness.js';
 import { percentile, scaled } from '../timing.js';
 

@@ -2,7 +2,7 @@
 // an untouched server keeps answering without a single failure.
 import assert from 'node:assert/strict';
 import { after, before, test } from 'node:test';
-import { parseConfig } from '../../src/config.js';
+import { parseConfig } from '../../src/config/config.js';
 import type { RunningGateway } from '../../src/gateway.js';
 import { eventually, fixture, headersFor, openListen, post, request, ROOT, startTestGateway } from './harness.js';
 

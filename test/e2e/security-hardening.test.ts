@@ -11,10 +11,10 @@ import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { after, before, describe, test } from 'node:test';
-import { parseConfig } from '../../src/config.js';
+import { parseConfig } from '../../src/config/config.js';
 import { startGateway, type RunningGateway } from '../../src/gateway.js';
-import { createLogger } from '../../src/infra/logger.js';
-import { silentLog } from '../../src/infra/log.js';
+import { createLogger } from '../../infra/logger.js';
+import { silentLog } from '../../infra/log.js';
 import { everything, headersFor, post, request, ROOT, until } from './harness.js';
 
 const ALICE = 'alice-key-0123456789abcdef';

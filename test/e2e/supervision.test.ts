@@ -139,7 +139,7 @@ describe('eras', () => {
 
   test("a legacy child's elicitation request, for a client that did not declare elicitation: -32021 naming it, and the child goes on", async () => {
     const answer = await post(`${gateway.url}/servers/legacy/mcp`, request('tools/call', { name: 'ask', arguments: {} }));
-    assert.equal(answer.status, 400); // the spec fixes -32021's HTTP status (src/protocol/error-status.ts)
+    assert.equal(answer.status, 400); // the spec fixes -32021's HTTP status (protocol/error-status.ts)
     assert.equal(answer.body.error.code, -32021);
     assert.deepEqual(answer.body.error.data, { requiredCapabilities: { elicitation: {} } });
     const after = await post(`${gateway.url}/servers/legacy/mcp`, request('tools/call', { name: 'echo', arguments: { text: 'still here' } }));

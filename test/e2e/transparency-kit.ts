@@ -12,7 +12,7 @@
 import assert from 'node:assert/strict';
 import { spawn, type ChildProcessWithoutNullStreams } from 'node:child_process';
 import { createInterface } from 'node:readline';
-import { publicName } from '../../src/protocol/public-names.js';
+import { publicName } from '../../protocol/public-names.js';
 import { headersFor, META, ROOT, schemaProblems, VERSION } from './harness.js';
 
 type Json = Record<string, any>;

@@ -4,7 +4,7 @@
 import assert from 'node:assert/strict';
 import { after, test } from 'node:test';
 import type { RunningGateway } from '../../src/gateway.js';
-import { parseMessage, parseUpstreamMessage } from '../../src/protocol/jsonrpc.js';
+import { parseMessage, parseUpstreamMessage } from '../../protocol/jsonrpc.js';
 import { post, request, ROOT, startTestGateway, until } from './harness.js';
 
 let gateway: RunningGateway | undefined;

@@ -2,9 +2,9 @@ import assert from 'node:assert/strict';
 import { test } from 'node:test';
 import { CursorCodec } from '../../src/aggregate/cursor.js';
 import { MergedPages } from '../../src/aggregate/merged-pages.js';
-import { responseBytes, serializeResponse } from '../../src/protocol/jsonrpc.js';
+import { responseBytes, serializeResponse } from '../../protocol/jsonrpc.js';
 import { NameRoutes } from '../../src/aggregate/name-routes.js';
-import { PUBLIC_NAME, publicName } from '../../src/protocol/public-names.js';
+import { PUBLIC_NAME, publicName } from '../../protocol/public-names.js';
 import { ResourceOwners, templatePattern } from '../../src/aggregate/resource-owners.js';
 
 test('publicName: plain names are prefix + separator + name', () => {

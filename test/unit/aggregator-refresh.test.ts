@@ -6,8 +6,8 @@ import { EventEmitter } from 'node:events';
 import { test } from 'node:test';
 import type { Upstream } from '../../bridge/upstream.js';
 import { Aggregator } from '../../src/aggregate/aggregator.js';
-import { silentLog } from '../../src/infra/log.js';
-import { ErrorCode, errorResponse, type JsonRpcRequest, type JsonRpcResponse } from '../../src/protocol/jsonrpc.js';
+import { silentLog } from '../../infra/log.js';
+import { ErrorCode, errorResponse, type JsonRpcRequest, type JsonRpcResponse } from '../../protocol/jsonrpc.js';
 
 interface Paging {
   tools: number;

@@ -12,8 +12,8 @@ import { PinStore, toolDigest } from '../../policy/pins.js';
 import type { Principal } from '../../policy/principal.js';
 import type { PolicySetting } from '../../policy/settings.js';
 import { PolicyGuard, type GuardOptions } from './guard-harness.js';
-import type { JsonRpcRequest, JsonRpcResponse, JsonRpcSuccess } from '../../src/protocol/jsonrpc.js';
-import { silentLog, type Log } from '../../src/infra/log.js';
+import type { JsonRpcRequest, JsonRpcResponse, JsonRpcSuccess } from '../../protocol/jsonrpc.js';
+import { silentLog, type Log } from '../../infra/log.js';
 
 const SERVERS = new Set(['a', 'b', 'crm', 'docs']);
 

@@ -6,8 +6,8 @@ import { ListCache } from '../../cache/list-cache.js';
 import { MemoryStore } from '../../cache/memory-store.js';
 import type { CacheStore, DropListener, StoredEntry } from '../../cache/store.js';
 import { TieredStore } from '../../cache/tiered-store.js';
-import type { JsonRpcResponse } from '../../src/protocol/jsonrpc.js';
-import { silentLog } from '../../src/infra/log.js';
+import type { JsonRpcResponse } from '../../protocol/jsonrpc.js';
+import { silentLog } from '../../infra/log.js';
 
 /** A shared store that holds nothing and lets the test play the other replicas and the channel's gaps. */
 class FakeShared implements CacheStore {

@@ -4,8 +4,8 @@
 import assert from 'node:assert/strict';
 import { test } from 'node:test';
 import { ClientRequests } from '../../src/legacy-client/client-requests.js';
-import type { JsonObject } from '../../src/protocol/jsonrpc.js';
-import { silentLog } from '../../src/infra/log.js';
+import type { JsonObject } from '../../protocol/jsonrpc.js';
+import { silentLog } from '../../infra/log.js';
 
 const ELICIT = { method: 'elicitation/create', params: { message: 'Deploy?' } };
 

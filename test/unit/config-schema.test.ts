@@ -4,14 +4,14 @@ import { readFileSync } from 'node:fs';
 import { test } from 'node:test';
 import { Ajv } from 'ajv';
 import { parse as parseYaml } from 'yaml';
-import { CONFIG_SCHEMA_FILE, configJsonSchema, configJsonSchemaText } from '../../src/config-schema.js';
+import { CONFIG_SCHEMA_FILE, configJsonSchema, configJsonSchemaText } from '../../src/config/schema.js';
 
 const ROOT = new URL('../../', import.meta.url);
 const validate = new Ajv({ strict: false, allErrors: true, validateFormats: false }).compile(configJsonSchema());
 
 test('the committed gateway.config.schema.json is what the generator writes now', () => {
   const committed = readFileSync(new URL(CONFIG_SCHEMA_FILE, ROOT), 'utf8');
-  assert.ok(committed === configJsonSchemaText(), `${CONFIG_SCHEMA_FILE} is out of date with src/config.ts: run npm run config-schema and commit the result`);
+  assert.ok(committed === configJsonSchemaText(), `${CONFIG_SCHEMA_FILE} is out of date with src/config/config.ts: run npm run config-schema and commit the result`);
 });
 
 test('the bundled config names the schema for editors, and validates against it (${VAR} numbers included)', () => {

@@ -5,7 +5,7 @@ import assert from 'node:assert/strict';
 import { existsSync, readdirSync, readFileSync } from 'node:fs';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
-import { parseConfig, ConfigError } from '../../src/config.js';
+import { parseConfig, ConfigError } from '../../src/config/config.js';
 
 const ROOT = fileURLToPath(new URL('../../', import.meta.url));
 

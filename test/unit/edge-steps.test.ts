@@ -20,9 +20,9 @@ import { ToolHeaderIndex } from '../../src/edge/param-headers.js';
 import { read } from '../../src/edge/read.js';
 import { RequestTracker } from '../../src/edge/request-tracker.js';
 import { route } from '../../src/edge/route.js';
-import { silentLog } from '../../src/infra/log.js';
-import type { JsonRpcRequest } from '../../src/protocol/jsonrpc.js';
-import type { ListMethod } from '../../src/protocol/mcp.js';
+import { silentLog } from '../../infra/log.js';
+import type { JsonRpcRequest } from '../../protocol/jsonrpc.js';
+import type { ListMethod } from '../../protocol/mcp.js';
 
 const OPEN = { anonymous: true, apiKeys: [], jwt: undefined, oauth: { resource: undefined, authorizationServers: [], scopes: [] } };
 

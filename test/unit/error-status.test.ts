@@ -1,11 +1,11 @@
-// The HTTP status rule for answers (src/protocol/error-status.ts) and the resultType the gateway adds to a
+// The HTTP status rule for answers (protocol/error-status.ts) and the resultType the gateway adds to a
 // modern upstream's result (bridge/modern-result.ts).
 import { describe, test } from 'node:test';
 import assert from 'node:assert/strict';
 import { ResultFiller } from '../../bridge/modern-result.js';
-import { httpStatusOf, UPSTREAM_STATUS, type MarkedResponse } from '../../src/protocol/error-status.js';
-import type { JsonRpcResponse } from '../../src/protocol/jsonrpc.js';
-import type { Log } from '../../src/infra/log.js';
+import { httpStatusOf, UPSTREAM_STATUS, type MarkedResponse } from '../../protocol/error-status.js';
+import type { JsonRpcResponse } from '../../protocol/jsonrpc.js';
+import type { Log } from '../../infra/log.js';
 
 const failure = (code: number, upstreamStatus?: number): JsonRpcResponse => {
   const response: MarkedResponse = { jsonrpc: '2.0', id: 1, error: { code, message: 'x' } };

@@ -9,11 +9,11 @@ import { MemoryStore } from '../../cache/memory-store.js';
 import { compileCondition } from '../../policy/conditions.js';
 import type { Principal } from '../../policy/principal.js';
 import { mergeDiscover } from '../../src/aggregate/merged-discover.js';
-import { silentLog } from '../../src/infra/log.js';
+import { silentLog } from '../../infra/log.js';
 import { ClientRequests } from '../../src/legacy-client/client-requests.js';
 import { SessionCodec } from '../../src/legacy-client/session-token.js';
-import { KEEPS_EXACT_NUMBERS, parseJson } from '../../src/protocol/exact-json.js';
-import type { JsonObject, JsonRpcRequest, JsonRpcResponse } from '../../src/protocol/jsonrpc.js';
+import { KEEPS_EXACT_NUMBERS, parseJson } from '../../protocol/exact-json.js';
+import type { JsonObject, JsonRpcRequest, JsonRpcResponse } from '../../protocol/jsonrpc.js';
 import { callAttributes } from '../../src/telemetry/attributes.js';
 
 const BIG = '12345678901234567890';

@@ -7,9 +7,9 @@ import { describe, test } from 'node:test';
 import { RedisStore } from '../../cache/redis-store.js';
 import { MAX_JSON_DEPTH, nestsDeeperThan } from '../../src/edge/http-rules.js';
 import { ToolHeaderIndex } from '../../src/edge/param-headers.js';
-import { silentLog } from '../../src/infra/log.js';
-import { copyJson, isJsonInteger, isRawNumber, KEEPS_EXACT_NUMBERS, parseJson } from '../../src/protocol/exact-json.js';
-import { isObject, isValidId, parseMessage } from '../../src/protocol/jsonrpc.js';
+import { silentLog } from '../../infra/log.js';
+import { copyJson, isJsonInteger, isRawNumber, KEEPS_EXACT_NUMBERS, parseJson } from '../../protocol/exact-json.js';
+import { isObject, isValidId, parseMessage } from '../../protocol/jsonrpc.js';
 import { sharedRedis } from '../services.js';
 import { until } from '../e2e/harness.js';
 

@@ -6,8 +6,8 @@ import { Guard, isNeed, type Verdict } from '../../policy/guard.js';
 import type { PinStore } from '../../policy/pins.js';
 import type { Principal } from '../../policy/principal.js';
 import { PLAIN_TARGET, type Target } from '../../policy/target.js';
-import { isObject, type JsonRpcRequest, type JsonRpcResponse } from '../../src/protocol/jsonrpc.js';
-import { publicName } from '../../src/protocol/public-names.js';
+import { isObject, type JsonRpcRequest, type JsonRpcResponse } from '../../protocol/jsonrpc.js';
+import { publicName } from '../../protocol/public-names.js';
 
 export interface GuardOptions {
   prefixes: ReadonlyMap<string, string>;

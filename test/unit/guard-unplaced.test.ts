@@ -7,8 +7,8 @@ import { Guard, isNeed } from '../../policy/guard.js';
 import { PinStore } from '../../policy/pins.js';
 import type { Principal } from '../../policy/principal.js';
 import { PLAIN_TARGET } from '../../policy/target.js';
-import { silentLog } from '../../src/infra/log.js';
-import type { JsonRpcRequest } from '../../src/protocol/jsonrpc.js';
+import { silentLog } from '../../infra/log.js';
+import type { JsonRpcRequest } from '../../protocol/jsonrpc.js';
 
 const sam: Principal = { id: 'sam', groups: [], scopes: [], via: 'api-key' };
 const denyAll = PolicySet.compile([{ name: 'none', principals: { ids: ['*'] }, allow: {}, deny: { servers: ['a'] }, when: [], pin: false }], new Set(['a'])).grantFor(sam);

@@ -9,8 +9,8 @@ import { PinStore, toolDigest } from '../../policy/pins.js';
 import type { Principal } from '../../policy/principal.js';
 import type { PolicySetting } from '../../policy/settings.js';
 import type { NamedTarget, UriTarget } from '../../policy/target.js';
-import { silentLog } from '../../src/infra/log.js';
-import type { JsonRpcRequest } from '../../src/protocol/jsonrpc.js';
+import { silentLog } from '../../infra/log.js';
+import type { JsonRpcRequest } from '../../protocol/jsonrpc.js';
 
 const sam: Principal = { id: 'sam', groups: [], scopes: [], via: 'api-key' };
 const policy = (name: string, rest: Partial<PolicySetting>): PolicySetting => ({ name, principals: { ids: ['*'] }, allow: {}, deny: {}, when: [], pin: false, ...rest });

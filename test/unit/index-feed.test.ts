@@ -1,4 +1,4 @@
-// The tool index's feed (src/gateway/index-feed.ts) against an upstream whose tools change without a word:
+// The tool index's feed (src/search/index-feed.ts) against an upstream whose tools change without a word:
 // the periodic re-read finds the change, an unchanged list is not indexed again, and a read that throws
 // leaves the index as it was and search working, the server read again when ready.
 import assert from 'node:assert/strict';
@@ -6,9 +6,9 @@ import { EventEmitter } from 'node:events';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { test } from 'node:test';
 import type { Upstream } from '../../bridge/upstream.js';
-import { IndexFeed } from '../../src/gateway/index-feed.js';
-import { silentLog } from '../../src/infra/log.js';
-import type { JsonRpcRequest, JsonRpcResponse } from '../../src/protocol/jsonrpc.js';
+import { IndexFeed } from '../../src/search/index-feed.js';
+import { silentLog } from '../../infra/log.js';
+import type { JsonRpcRequest, JsonRpcResponse } from '../../protocol/jsonrpc.js';
 import { ToolIndex } from '../../src/search/tool-index.js';
 
 /** An upstream whose tools/list answers `tools` as they are now, or throws when `broken` is set. */

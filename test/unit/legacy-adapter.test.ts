@@ -10,7 +10,7 @@ import {
   type LegacyHandshake,
 } from '../../bridge/legacy/legacy-adapter.js';
 import { mcpSchema, schemaDef } from '../schema.js';
-import type { JsonRpcFailure, JsonRpcResponse, JsonRpcSuccess } from '../../src/protocol/jsonrpc.js';
+import type { JsonRpcFailure, JsonRpcResponse, JsonRpcSuccess } from '../../protocol/jsonrpc.js';
 
 const SERVER_INFO = 'io.modelcontextprotocol/serverInfo';
 const PV = 'io.modelcontextprotocol/protocolVersion';

@@ -4,8 +4,8 @@
 import assert from 'node:assert/strict';
 import { test } from 'node:test';
 import { LegacyDialect } from '../../bridge/legacy/legacy-dialect.js';
-import { silentLog } from '../../src/infra/log.js';
-import type { JsonRpcRequest, JsonRpcResponse } from '../../src/protocol/jsonrpc.js';
+import { silentLog } from '../../infra/log.js';
+import type { JsonRpcRequest, JsonRpcResponse } from '../../protocol/jsonrpc.js';
 
 const HANDSHAKE = { protocolVersion: '2025-06-18', capabilities: { resources: { subscribe: true } }, serverInfo: { name: 'old', version: '1' }, instructions: undefined };
 

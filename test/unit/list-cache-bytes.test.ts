@@ -5,8 +5,8 @@ import assert from 'node:assert/strict';
 import { test } from 'node:test';
 import { ListCache, type CacheKey } from '../../cache/list-cache.js';
 import { MemoryStore } from '../../cache/memory-store.js';
-import { silentLog } from '../../src/infra/log.js';
-import { responseBytes, SERIALIZED_RESULT, serializeResponse, type JsonRpcResponse, type PreSerialized } from '../../src/protocol/jsonrpc.js';
+import { silentLog } from '../../infra/log.js';
+import { responseBytes, SERIALIZED_RESULT, serializeResponse, type JsonRpcResponse, type PreSerialized } from '../../protocol/jsonrpc.js';
 
 const key: CacheKey = { upstream: 's', method: 'tools/list', variant: '', context: 'anonymous' };
 const tools = Array.from({ length: 50 }, (_, i) => ({ name: `t-${i}`, description: `tool "${i}" ünïcode`, inputSchema: { type: 'object' } }));

@@ -4,10 +4,10 @@ import assert from 'node:assert/strict';
 import { test } from 'node:test';
 import { ListCache, type CacheKey, type ListCacheOptions } from '../../cache/list-cache.js';
 import { MemoryStore } from '../../cache/memory-store.js';
-import type { JsonObject, JsonRpcId, JsonRpcResponse } from '../../src/protocol/jsonrpc.js';
-import { silentLog } from '../../src/infra/log.js';
-import { httpStatusOf, UPSTREAM_STATUS, type MarkedResponse } from '../../src/protocol/error-status.js';
-import { overloadedResponse } from '../../src/protocol/overload.js';
+import type { JsonObject, JsonRpcId, JsonRpcResponse } from '../../protocol/jsonrpc.js';
+import { silentLog } from '../../infra/log.js';
+import { httpStatusOf, UPSTREAM_STATUS, type MarkedResponse } from '../../protocol/error-status.js';
+import { overloadedResponse } from '../../protocol/overload.js';
 
 class Clock {
   constructor(public ms = 1_000_000) {}

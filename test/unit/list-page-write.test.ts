@@ -9,8 +9,8 @@ import { ListCache, type CacheKey } from '../../cache/list-cache.js';
 import { MemoryStore } from '../../cache/memory-store.js';
 import { MergedPages } from '../../src/aggregate/merged-pages.js';
 import { writeJsonBody } from '../../src/edge/node-io.js';
-import { silentLog } from '../../src/infra/log.js';
-import { responsePieces, serializeResponse, type JsonRpcResponse } from '../../src/protocol/jsonrpc.js';
+import { silentLog } from '../../infra/log.js';
+import { responsePieces, serializeResponse, type JsonRpcResponse } from '../../protocol/jsonrpc.js';
 
 const key: CacheKey = { upstream: 's', method: 'tools/list', variant: '', context: 'anonymous' };
 const tools = Array.from({ length: 200 }, (_, i) => ({ name: `t-${i}`, description: `outil « ${i} » 🚀`, inputSchema: { type: 'object' } }));

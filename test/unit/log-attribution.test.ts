@@ -4,8 +4,8 @@ import assert from 'node:assert/strict';
 import { test } from 'node:test';
 import { LegacyLogLevel } from '../../bridge/legacy/legacy-log-level.js';
 import { PendingRequests } from '../../bridge/pending-requests.js';
-import type { JsonRpcNotification, JsonRpcRequest, JsonRpcResponse } from '../../src/protocol/jsonrpc.js';
-import { silentLog } from '../../src/infra/log.js';
+import type { JsonRpcNotification, JsonRpcRequest, JsonRpcResponse } from '../../protocol/jsonrpc.js';
+import { silentLog } from '../../infra/log.js';
 
 const LONG = { timeoutMs: 10_000 };
 const log = (level: string): JsonRpcNotification => ({ jsonrpc: '2.0', method: 'notifications/message', params: { level, data: level } });

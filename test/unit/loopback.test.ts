@@ -4,11 +4,11 @@
 import assert from 'node:assert/strict';
 import { test } from 'node:test';
 import { childEnvironment } from '../../src/child-env.js';
-import { ConfigError, parseConfig } from '../../src/config.js';
+import { ConfigError, parseConfig } from '../../src/config/config.js';
 import { hostChecker } from '../../src/edge/host-check.js';
 import { repeatedSingleHeader } from '../../src/edge/single-headers.js';
 import { peerChecker } from '../../src/mrtr/peers.js';
-import { hostOfAuthority, isLoopbackHost } from '../../src/protocol/loopback.js';
+import { hostOfAuthority, isLoopbackHost } from '../../protocol/loopback.js';
 
 test('loopback: localhost, ::1 and 127.0.0.0/8 literals only; names that merely begin with 127. are not', () => {
   for (const host of ['localhost', 'LOCALHOST', '::1', '[::1]', '0:0:0:0:0:0:0:1', '127.0.0.1', '127.255.255.254', '127.1.2.3']) assert.ok(isLoopbackHost(host), host);

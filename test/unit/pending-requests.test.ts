@@ -2,7 +2,7 @@ import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { PendingRequests } from '../../bridge/pending-requests.js';
-import type { JsonRpcFailure, JsonRpcNotification, JsonRpcRequest, JsonRpcResponse } from '../../src/protocol/jsonrpc.js';
+import type { JsonRpcFailure, JsonRpcNotification, JsonRpcRequest, JsonRpcResponse } from '../../protocol/jsonrpc.js';
 
 /** A fake connection that snapshots each message as it would be serialised at send time. */
 function harness() {

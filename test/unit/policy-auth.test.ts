@@ -6,7 +6,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import type { AddressInfo } from 'node:net';
 import { base64url, exportJWK, exportSPKI, generateKeyPair, importPKCS8, SignJWT, type CryptoKey, type JWTPayload } from 'jose';
-import { silentLog, type Log } from '../../src/infra/log.js';
+import { silentLog, type Log } from '../../infra/log.js';
 import { ApiKeys, sha256Hex } from '../../policy/api-keys.js';
 import { Authenticator, type AuthFailure, type AuthResult } from '../../policy/authenticate.js';
 import { looksLikeJwt } from '../../policy/jwt.js';

@@ -11,10 +11,10 @@ import { PolicySet, type Grant, type ItemKind } from '../../policy/allow-list.js
 import { PinStore } from '../../policy/pins.js';
 import type { Principal } from '../../policy/principal.js';
 import type { PolicyRules, PolicySetting } from '../../policy/settings.js';
-import { publicName } from '../../src/protocol/public-names.js';
+import { publicName } from '../../protocol/public-names.js';
 import { PolicyGuard } from './guard-harness.js';
-import type { JsonRpcResponse, JsonRpcSuccess } from '../../src/protocol/jsonrpc.js';
-import { silentLog } from '../../src/infra/log.js';
+import type { JsonRpcResponse, JsonRpcSuccess } from '../../protocol/jsonrpc.js';
+import { silentLog } from '../../infra/log.js';
 import { assertProperty } from '../fuzz-seed.js';
 
 const SERVERS = ['a', 'b', 'crm', 'docs'] as const;

@@ -6,8 +6,8 @@ import { EventEmitter } from 'node:events';
 import { test } from 'node:test';
 import { PooledUpstream } from '../../bridge/pool/pooled-upstream.js';
 import type { RequestOptions, Upstream, UpstreamState, UpstreamStatus } from '../../bridge/upstream.js';
-import { silentLog } from '../../src/infra/log.js';
-import type { JsonRpcRequest, JsonRpcResponse } from '../../src/protocol/jsonrpc.js';
+import { silentLog } from '../../infra/log.js';
+import type { JsonRpcRequest, JsonRpcResponse } from '../../protocol/jsonrpc.js';
 
 /** A child whose answers the test gives by hand; requests it got wait in `waiting`. */
 class ScriptedChild implements Upstream {

@@ -4,7 +4,7 @@ import assert from 'node:assert/strict';
 import { test } from 'node:test';
 import { describeView, SEARCH_INSTRUCTIONS } from '../../src/profiles/profile-discover.js';
 import { Profile, SEARCH_PROFILE } from '../../src/profiles/profile.js';
-import type { JsonObject } from '../../src/protocol/jsonrpc.js';
+import type { JsonObject } from '../../protocol/jsonrpc.js';
 
 const SERVER_INFO = 'io.modelcontextprotocol/serverInfo';
 const MCP: JsonObject = {

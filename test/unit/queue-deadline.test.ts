@@ -6,8 +6,8 @@ import assert from 'node:assert/strict';
 import { EventEmitter } from 'node:events';
 import { test } from 'node:test';
 import type { Upstream, UpstreamStatus } from '../../bridge/upstream.js';
-import { LimitedUpstream } from '../../src/limits/limited-upstream.js';
-import type { JsonRpcRequest, JsonRpcResponse } from '../../src/protocol/jsonrpc.js';
+import { LimitedUpstream } from '../../src/layers/limits/limited-upstream.js';
+import type { JsonRpcRequest, JsonRpcResponse } from '../../protocol/jsonrpc.js';
 
 /** An upstream that answers each request when the test says so; it records which ids reached it. */
 class HeldUpstream implements Upstream {

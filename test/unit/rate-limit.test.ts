@@ -9,7 +9,7 @@ import { Redis } from 'ioredis';
 import { MemoryRateLimiter, type RateDecision } from '../../policy/rate-limit.js';
 import { RedisRateLimiter } from '../../policy/redis-rate-limit.js';
 import type { RateLimitSetting } from '../../policy/settings.js';
-import { silentLog, type Log } from '../../src/infra/log.js';
+import { silentLog, type Log } from '../../infra/log.js';
 import { freePort } from '../e2e/own-redis.js';
 import { sharedRedis } from '../services.js';
 

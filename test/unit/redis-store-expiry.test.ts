@@ -7,7 +7,7 @@ import { after, before, test } from 'node:test';
 import { Redis } from 'ioredis';
 import { PRUNE_PER_WRITE, RedisStore } from '../../cache/redis-store.js';
 import type { StoredEntry } from '../../cache/store.js';
-import { silentLog } from '../../src/infra/log.js';
+import { silentLog } from '../../infra/log.js';
 import { sharedRedis } from '../services.js';
 import { until } from '../e2e/harness.js';
 

@@ -2,7 +2,7 @@ import { test, describe } from 'node:test';
 import assert from 'node:assert/strict';
 import { checkMessage, type Checked } from '../../src/edge/request-rules.js';
 import { ToolHeaderIndex } from '../../src/edge/param-headers.js';
-import { MODERN_REQUEST_METHODS, NAME_PARAM } from '../../src/protocol/mcp.js';
+import { MODERN_REQUEST_METHODS, NAME_PARAM } from '../../protocol/mcp.js';
 import type { Rejection } from '../../src/edge/rejection.js';
 import { officialExamples } from '../schema.js';
 

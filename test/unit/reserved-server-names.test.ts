@@ -3,7 +3,7 @@
 // name), so a server of either name would share all three with that endpoint. Refused at load, with the fix.
 import assert from 'node:assert/strict';
 import { test } from 'node:test';
-import { parseConfig } from '../../src/config.js';
+import { parseConfig } from '../../src/config/config.js';
 
 const load = (name: string) => () => parseConfig({ servers: { [name]: { command: process.execPath } } }, 'test', process.cwd());
 

@@ -6,8 +6,8 @@ import { describe, test } from 'node:test';
 import type { RequestOptions, Upstream } from '../../bridge/upstream.js';
 import type { NamedTarget, UriTarget } from '../../policy/target.js';
 import { placed, Router } from '../../src/aggregate/router.js';
-import type { JsonRpcRequest, JsonRpcResponse } from '../../src/protocol/jsonrpc.js';
-import type { ListMethod } from '../../src/protocol/mcp.js';
+import type { JsonRpcRequest, JsonRpcResponse } from '../../protocol/jsonrpc.js';
+import type { ListMethod } from '../../protocol/mcp.js';
 
 function fakeUpstream(name: string, seen: JsonRpcRequest[]): Upstream {
   return {

@@ -6,7 +6,7 @@ import assert from 'node:assert/strict';
 import { before, describe, test } from 'node:test';
 import { Redis } from 'ioredis';
 import { SessionRelay, type EndedSession, type SessionEvent } from '../../src/legacy-client/session-relay.js';
-import { silentLog } from '../../src/infra/log.js';
+import { silentLog } from '../../infra/log.js';
 import { freePort, scratchRedis } from '../e2e/own-redis.js';
 import { sharedRedis } from '../services.js';
 import { redisProxy } from './redis-proxy.js';

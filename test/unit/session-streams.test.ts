@@ -7,7 +7,7 @@ import { Socket } from 'node:net';
 import { test } from 'node:test';
 import { SessionStreams } from '../../src/legacy-client/session-streams.js';
 import type { LegacySession } from '../../src/legacy-client/session-token.js';
-import { silentLog } from '../../src/infra/log.js';
+import { silentLog } from '../../infra/log.js';
 
 function session(id: string, expiresAt = Date.now() + 60_000): LegacySession {
   return { id, protocolVersion: '2025-11-25', capabilities: {}, clientInfo: undefined, endpoint: 'mcp', caller: 'anonymous', expiresAt };

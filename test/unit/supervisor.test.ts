@@ -4,7 +4,7 @@ import assert from 'node:assert/strict';
 import { test } from 'node:test';
 import { Supervisor } from '../../bridge/supervisor.js';
 import type { UpstreamState } from '../../bridge/upstream.js';
-import { silentLog } from '../../src/infra/log.js';
+import { silentLog } from '../../infra/log.js';
 
 const POLICY = { initialMs: 20, maxMs: 200, crashLimit: 3, windowMs: 60_000 };
 const REPORT = { fields: {}, counted: 'failures', backingOff: 'backing off' };

@@ -3,7 +3,7 @@
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
 import { telemetry } from '../../src/telemetry/config.js';
-import { logDestination } from '../../src/infra/logger.js';
+import { logDestination } from '../../infra/logger.js';
 import { BATCH_DEFAULTS, tracingSettings } from '../../src/telemetry/settings.js';
 
 const config = (value: unknown = {}) => telemetry.parse(value);

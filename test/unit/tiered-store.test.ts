@@ -4,7 +4,7 @@ import { ListCache } from '../../cache/list-cache.js';
 import { MemoryStore } from '../../cache/memory-store.js';
 import type { CacheStore, StoredEntry } from '../../cache/store.js';
 import { TieredStore } from '../../cache/tiered-store.js';
-import { silentLog } from '../../src/infra/log.js';
+import { silentLog } from '../../infra/log.js';
 
 /** A shared store that can be switched off (reads miss, writes vanish) and can report drops from "other replicas". */
 class FakeShared implements CacheStore {

@@ -1,6 +1,6 @@
 import assert from 'node:assert/strict';
 import { test } from 'node:test';
-import type { JsonObject } from '../../src/protocol/jsonrpc.js';
+import type { JsonObject } from '../../protocol/jsonrpc.js';
 import { ToolIndex } from '../../src/search/tool-index.js';
 import { realServers } from '../../bench/search/catalog.js';
 

@@ -2,7 +2,7 @@
 // (a title's words that repeat the name count once; a typo's near-miss counts less than the word itself).
 import assert from 'node:assert/strict';
 import { test } from 'node:test';
-import type { JsonObject } from '../../src/protocol/jsonrpc.js';
+import type { JsonObject } from '../../protocol/jsonrpc.js';
 import { ToolIndex } from '../../src/search/tool-index.js';
 
 const tool = (name: string, description: string, extra: JsonObject = {}): JsonObject => ({ name, description, inputSchema: { type: 'object', properties: {} }, ...extra });

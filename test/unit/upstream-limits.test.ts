@@ -5,11 +5,11 @@ import assert from 'node:assert/strict';
 import { EventEmitter } from 'node:events';
 import { afterEach, describe, test } from 'node:test';
 import type { RequestOptions, Upstream, UpstreamStatus } from '../../bridge/upstream.js';
-import { FairQueue, QueueNode } from '../../src/limits/fair-queue.js';
-import { LimitedUpstream, type Limits } from '../../src/limits/limited-upstream.js';
-import type { JsonRpcRequest, JsonRpcResponse } from '../../src/protocol/jsonrpc.js';
-import { retryAfterOf } from '../../src/protocol/overload.js';
-import { ConfigError, parseConfig } from '../../src/config.js';
+import { FairQueue, QueueNode } from '../../src/layers/limits/fair-queue.js';
+import { LimitedUpstream, type Limits } from '../../src/layers/limits/limited-upstream.js';
+import type { JsonRpcRequest, JsonRpcResponse } from '../../protocol/jsonrpc.js';
+import { retryAfterOf } from '../../protocol/overload.js';
+import { ConfigError, parseConfig } from '../../src/config/config.js';
 import { readiness } from '../../src/ops/health.js';
 import { GatewayMetrics } from '../../src/ops/metrics.js';
 

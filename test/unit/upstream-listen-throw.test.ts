@@ -4,7 +4,7 @@ import assert from 'node:assert/strict';
 import { EventEmitter } from 'node:events';
 import { test } from 'node:test';
 import type { Upstream } from '../../bridge/upstream.js';
-import { silentLog } from '../../src/infra/log.js';
+import { silentLog } from '../../infra/log.js';
 import { watchUpstream } from '../../src/notify/upstream-listen.js';
 import { until } from '../e2e/harness.js';
 

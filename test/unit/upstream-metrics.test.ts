@@ -5,14 +5,14 @@ import assert from 'node:assert/strict';
 import { EventEmitter } from 'node:events';
 import { test } from 'node:test';
 import type { RequestOptions, Upstream } from '../../bridge/upstream.js';
-import { MeteredUpstream } from '../../src/ops/metered-upstream.js';
+import { MeteredUpstream } from '../../src/layers/metered-upstream.js';
 import { GatewayMetrics, type LiveCounts } from '../../src/ops/metrics.js';
 import { wantsOpenMetrics } from '../../src/ops/open-metrics.js';
 import { RecentWindow, SLOT_MS, SLOTS } from '../../src/ops/recent-window.js';
 import { TOOL_LABEL_CAP, TOOL_OTHER } from '../../src/ops/upstream-metrics.js';
-import { markFailure } from '../../src/protocol/failure-mark.js';
-import { ErrorCode, errorResponse, type JsonRpcRequest, type JsonRpcResponse } from '../../src/protocol/jsonrpc.js';
-import { overloadedResponse } from '../../src/protocol/overload.js';
+import { markFailure } from '../../protocol/failure-mark.js';
+import { ErrorCode, errorResponse, type JsonRpcRequest, type JsonRpcResponse } from '../../protocol/jsonrpc.js';
+import { overloadedResponse } from '../../protocol/overload.js';
 
 const TRACE = '4bf92f3577b34da6a3ce929d0e0e4736';
 

@@ -8,10 +8,10 @@
 // take a slot, a held 2025 call keeps its slot while the server waits for the client, and the gateway's own
 // listen streams (opened on the raw upstream) are not counted. An uncontended request costs a comparison,
 // an increment and one `.then` with handlers bound once: no closure, timer or await of its own.
-import type { RequestOptions, Upstream } from '../../bridge/upstream.js';
-import { cancelledResponse } from '../protocol/cancel.js';
-import { ErrorCode, errorResponse, type JsonRpcRequest, type JsonRpcResponse } from '../protocol/jsonrpc.js';
-import { overloadedResponse } from '../protocol/overload.js';
+import type { RequestOptions, Upstream } from '../../../bridge/upstream.js';
+import { cancelledResponse } from '../../../protocol/cancel.js';
+import { ErrorCode, errorResponse, type JsonRpcRequest, type JsonRpcResponse } from '../../../protocol/jsonrpc.js';
+import { overloadedResponse } from '../../../protocol/overload.js';
 import { UpstreamWrapper } from '../upstream-wrapper.js';
 import { FairQueue, QueueNode } from './fair-queue.js';
 

@@ -1,14 +1,14 @@
 // An upstream with the list cache in front: cacheable requests (lists, discover, resources/read) are
 // answered from the cache while their ttlMs lasts; everything else, and every retry of a multi round-trip
 // request, goes straight through.
-import type { ListCache } from '../cache/list-cache.js';
-import { optionsWith } from '../bridge/request-options.js';
-import type { RequestOptions, Upstream } from '../bridge/upstream.js';
-import { cancelledResponse } from './protocol/cancel.js';
-import { ErrorCode, errorResponse, type JsonRpcRequest, type JsonRpcResponse } from './protocol/jsonrpc.js';
-import { CACHEABLE_METHODS } from './protocol/mcp.js';
+import type { ListCache } from '../../cache/list-cache.js';
+import { optionsWith } from '../../bridge/request-options.js';
+import type { RequestOptions, Upstream } from '../../bridge/upstream.js';
+import { cancelledResponse } from '../../protocol/cancel.js';
+import { ErrorCode, errorResponse, type JsonRpcRequest, type JsonRpcResponse } from '../../protocol/jsonrpc.js';
+import { CACHEABLE_METHODS } from '../../protocol/mcp.js';
 import { UpstreamWrapper } from './upstream-wrapper.js';
-import { textOf } from './protocol/exact-json.js';
+import { textOf } from '../../protocol/exact-json.js';
 
 export const ANONYMOUS = 'anonymous';
 

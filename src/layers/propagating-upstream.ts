@@ -5,9 +5,9 @@
 // Untraced requests pass straight through.
 import { optionsWith } from '../../bridge/request-options.js';
 import type { RequestOptions, Upstream } from '../../bridge/upstream.js';
-import { isObject, type JsonRpcRequest, type JsonRpcResponse } from '../protocol/jsonrpc.js';
-import type { UpstreamTrace } from '../protocol/trace.js';
-import { UpstreamWrapper } from '../upstream-wrapper.js';
+import { isObject, type JsonRpcRequest, type JsonRpcResponse } from '../../protocol/jsonrpc.js';
+import type { UpstreamTrace } from '../../protocol/request-trace.js';
+import { UpstreamWrapper } from './upstream-wrapper.js';
 
 export class PropagatingUpstream extends UpstreamWrapper {
   constructor(

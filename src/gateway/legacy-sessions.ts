@@ -1,8 +1,8 @@
 // 2025 clients' sessions: the key their session ids are sealed with, and whether they travel between
 // replicas through Redis.
 import { randomBytes } from 'node:crypto';
-import type { GatewayConfig } from '../config.js';
-import type { Log } from '../infra/log.js';
+import type { GatewayConfig } from '../config/config.js';
+import type { Log } from '../../infra/log.js';
 import { LegacyClients } from '../legacy-client/legacy-clients.js';
 import type { SessionRelay } from '../legacy-client/session-relay.js';
 import type { ListenHub } from '../notify/listen-hub.js';

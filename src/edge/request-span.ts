@@ -2,8 +2,8 @@
 // its parent may be in _meta, but dated from the request's arrival; its parent from the W3C traceparent
 // and tracestate headers, else params._meta's, else none (a new trace). Untraced, none of this runs.
 import type { IncomingHttpHeaders } from 'node:http';
-import { textOf } from '../protocol/exact-json.js';
-import { isObject, parseMessage, type JsonRpcRequest, type JsonRpcResponse } from '../protocol/jsonrpc.js';
+import { textOf } from '../../protocol/exact-json.js';
+import { isObject, parseMessage, type JsonRpcRequest, type JsonRpcResponse } from '../../protocol/jsonrpc.js';
 import { callAttributes, spanName } from '../telemetry/attributes.js';
 import type { GatewayTracer } from '../telemetry/tracer.js';
 import type { McpCall } from './call.js';

@@ -1,8 +1,8 @@
-// The gateway's own name and version, read from package.json (found from src/infra/ and from dist/src/infra/ alike).
+// The gateway's own name and version, read from package.json (found from infra/ and from dist/infra/ alike).
 import { readFileSync } from 'node:fs';
 
 function readVersion(): string {
-  for (const relative of ['../../package.json', '../../../package.json']) {
+  for (const relative of ['../package.json', '../../package.json']) {
     try {
       const pkg = JSON.parse(readFileSync(new URL(relative, import.meta.url), 'utf8')) as { name?: string; version?: string };
       if (pkg.name === 'mcp-gateway' && pkg.version) return pkg.version;

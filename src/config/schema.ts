@@ -2,7 +2,7 @@
 // complete and check the same keys the gateway accepts). `npm run config-schema` writes it to
 // gateway.config.schema.json; a test fails when the committed file and this generator disagree.
 import { z } from 'zod';
-import { mcpServerEntry } from './config-mcp-servers.js';
+import { mcpServerEntry } from './mcp-servers.js';
 import { configSchema } from './config.js';
 
 type Json = Record<string, unknown>;

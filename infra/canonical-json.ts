@@ -1,6 +1,6 @@
 // JSON with object keys sorted, so two encodings of the same value hash alike whatever order a client or
 // server wrote its keys in. For digests only; messages travel as they came. A number kept as written
-// (src/protocol/exact-json.ts) is an object only to JavaScript: it is written as its digits.
+// (protocol/exact-json.ts) is an object only to JavaScript: it is written as its digits.
 import { isRawNumber } from '../protocol/exact-json.js';
 
 export function canonicalJson(value: unknown): string {

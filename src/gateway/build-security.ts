@@ -1,18 +1,18 @@
 // Who may call and what each may do, built from the config (cold path) into one immutable bundle the edge
 // reads per request. A reload builds a new bundle and swaps it in whole; requests in flight keep the one
 // they started with, and a bundle that cannot be built leaves the old one serving.
-import { PolicySet } from '../policy/allow-list.js';
-import { AuditLog } from '../policy/audit.js';
-import { Authenticator } from '../policy/authenticate.js';
-import { Guard, type GuardOptions } from '../policy/guard.js';
-import { PinStore } from '../policy/pins.js';
-import { MemoryRateLimiter, type RateLimiter } from '../policy/rate-limit.js';
-import type { Security } from '../policy/security.js';
-import type { AuthSetting } from '../policy/settings.js';
-import { serverHeads, type GatewayConfig } from './config.js';
-import type { Log } from './infra/log.js';
+import { PolicySet } from '../../policy/allow-list.js';
+import { AuditLog } from '../../policy/audit-log.js';
+import { Authenticator } from '../../policy/authenticate.js';
+import { Guard, type GuardOptions } from '../../policy/guard.js';
+import { PinStore } from '../../policy/pins.js';
+import { MemoryRateLimiter, type RateLimiter } from '../../policy/rate-limit.js';
+import type { Security } from '../../policy/security.js';
+import type { AuthSetting } from '../../policy/settings.js';
+import { serverHeads, type GatewayConfig } from '../config/config.js';
+import type { Log } from '../../infra/log.js';
 
-export type { Security } from '../policy/security.js';
+export type { Security } from '../../policy/security.js';
 
 /** Where the guard finds what only the running gateway knows. */
 export type GuardWiring = Omit<GuardOptions, 'pins'>;
@@ -77,7 +77,7 @@ export class SecurityHolder {
   private async limiter(config: GatewayConfig): Promise<RateLimiter> {
     if (this.rateLimiter) return this.rateLimiter;
     if (config.cache.store === 'redis') {
-      const { RedisRateLimiter } = await import('../policy/redis-rate-limit.js');
+      const { RedisRateLimiter } = await import('../../policy/redis-rate-limit.js');
       this.rateLimiter = await RedisRateLimiter.create({
         url: config.cache.url,
         sentinel: config.cache.sentinel,

@@ -3,18 +3,18 @@
 import { createHash } from 'node:crypto';
 import path from 'node:path';
 import { z } from 'zod';
-import { inheritProblems } from './child-env.js';
-import { expandEnv, type EnvProblem } from './config-env.js';
-import { ConfigError, readConfigFile } from './config-file.js';
-import { redisCluster, redisSentinel } from './config-redis.js';
-import { crossKeyProblems, describeIssue, writtenServerNames } from './config-checks.js';
-import { adoptHostServers, renameProblem } from './config-mcp-servers.js';
-import { salvage, type Salvaged, type SalvageRules } from './config-salvage.js';
-import { allowedHosts, inheritEnv, operators, peers } from './config-security.js';
-import { telemetry } from './telemetry/config.js';
+import { inheritProblems } from '../child-env.js';
+import { expandEnv, type EnvProblem } from './env.js';
+import { ConfigError, readConfigFile } from './file.js';
+import { redisCluster, redisSentinel } from './redis.js';
+import { crossKeyProblems, describeIssue, writtenServerNames } from './checks.js';
+import { adoptHostServers, renameProblem } from './mcp-servers.js';
+import { salvage, type Salvaged, type SalvageRules } from './salvage.js';
+import { allowedHosts, inheritEnv, operators, peers } from './security.js';
+import { telemetry } from '../telemetry/config.js';
 
-export { ConfigError, ConfigFileMissing } from './config-file.js';
-export { exposureProblem, serverHeads } from './config-checks.js';
+export { ConfigError, ConfigFileMissing } from './file.js';
+export { exposureProblem, serverHeads } from './checks.js';
 
 export const SERVER_NAME = /^[A-Za-z0-9_-]{1,32}$/;
 export const LOG_LEVELS = ['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent'] as const;

@@ -3,9 +3,9 @@
 // and capacity refusals (counted by upstream_refused_total) never reach it. Costs two performance.now() and
 // one `.then` (with its small closure) per request.
 import type { RequestOptions, Upstream } from '../../bridge/upstream.js';
-import type { JsonRpcRequest, JsonRpcResponse } from '../protocol/jsonrpc.js';
-import { UpstreamWrapper } from '../upstream-wrapper.js';
-import type { ServerMeter } from './upstream-metrics.js';
+import type { JsonRpcRequest, JsonRpcResponse } from '../../protocol/jsonrpc.js';
+import { UpstreamWrapper } from './upstream-wrapper.js';
+import type { ServerMeter } from '../ops/upstream-metrics.js';
 
 export class MeteredUpstream extends UpstreamWrapper {
   constructor(

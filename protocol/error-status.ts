@@ -14,7 +14,7 @@
 // from the gateway's own routing, or with 200) travels with 200. The gateway checks `_meta` itself before
 // anything goes upstream, so a stdio child's envelope rejection is not expected.
 //
-// A refusal because an upstream is at capacity (src/limits/, marked by overload.ts) is 503: -32603 alone
+// A refusal because an upstream is at capacity (src/layers/limits/, marked by overload.ts) is 503: -32603 alone
 // would say nothing a client or balancer could act on.
 import { ErrorCode, type JsonRpcResponse } from './jsonrpc.js';
 import { keepRetryAfter, retryAfterOf } from './overload.js';

@@ -3,11 +3,11 @@
 import type { Upstream } from '../../bridge/upstream.js';
 import type { ListCache } from '../../cache/list-cache.js';
 import type { Aggregator } from '../aggregate/aggregator.js';
-import type { Log } from '../infra/log.js';
-import { madeStaleBy } from '../protocol/mcp.js';
-import { ListenHub } from '../notify/listen-hub.js';
-import type { ResourceWatch } from '../notify/resource-watch.js';
-import { watchUpstream, type UpstreamWatch } from '../notify/upstream-listen.js';
+import type { Log } from '../../infra/log.js';
+import { madeStaleBy } from '../../protocol/mcp.js';
+import { ListenHub } from './listen-hub.js';
+import type { ResourceWatch } from './resource-watch.js';
+import { watchUpstream, type UpstreamWatch } from './upstream-listen.js';
 
 /** Every list a server's change may touch: what is dropped when nothing more precise is known. */
 export const EVERY_LIST = ['tools/list', 'prompts/list', 'resources/list', 'resources/templates/list', 'resources/read', 'server/discover'];

@@ -1,7 +1,7 @@
 // An Upstream in front of another that passes everything through but requests: the base of the layers
 // (cache, MRTR bridge) stacked on each server's upstream.
-import type { RequestOptions, Upstream, UpstreamStatus } from '../bridge/upstream.js';
-import type { JsonRpcRequest, JsonRpcResponse } from './protocol/jsonrpc.js';
+import type { RequestOptions, Upstream, UpstreamStatus } from '../../bridge/upstream.js';
+import type { JsonRpcRequest, JsonRpcResponse } from '../../protocol/jsonrpc.js';
 
 export abstract class UpstreamWrapper implements Upstream {
   constructor(protected readonly inner: Upstream) {}

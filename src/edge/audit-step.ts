@@ -2,7 +2,7 @@
 // for a refusal, an entry among the recent denials the status page shows. Metrics are counted by serve().
 import type { Principal } from '../../policy/principal.js';
 import type { Verdict } from '../../policy/guard.js';
-import type { JsonRpcRequest } from '../protocol/jsonrpc.js';
+import type { JsonRpcRequest } from '../../protocol/jsonrpc.js';
 import type { McpCall } from './call.js';
 
 /** What an audit line says of the decision. */

@@ -6,11 +6,11 @@
 // again unchanged (from the cache, usually) leaves the index alone.
 import { eachListPage } from '../../bridge/list-pages.js';
 import type { Upstream } from '../../bridge/upstream.js';
-import type { Log } from '../infra/log.js';
-import { ErrorCode, isObject, type JsonObject, type JsonRpcResponse, type JsonRpcSuccess } from '../protocol/jsonrpc.js';
-import { ownRequestMeta } from '../protocol/mcp.js';
-import { publicName } from '../protocol/public-names.js';
-import type { ToolIndex } from '../search/tool-index.js';
+import type { Log } from '../../infra/log.js';
+import { ErrorCode, isObject, type JsonObject, type JsonRpcResponse, type JsonRpcSuccess } from '../../protocol/jsonrpc.js';
+import { ownRequestMeta } from '../../protocol/mcp.js';
+import { publicName } from '../../protocol/public-names.js';
+import type { ToolIndex } from './tool-index.js';
 
 export interface IndexFeedOptions {
   /** The served servers, in config order (read live: a reload changes them). */

@@ -2,10 +2,10 @@
 // that cannot work, a gateway open to the network, policies that do not compile, profiles' renames), and the wording of a
 // schema problem, so that config.ts stays the schema and the order of loading.
 import type { z } from 'zod';
-import { PolicyError, PolicySet } from '../policy/allow-list.js';
+import { PolicyError, PolicySet } from '../../policy/allow-list.js';
 import type { GatewayConfig } from './config.js';
-import { profileProblems } from './profiles/profile-checks.js';
-import { isLoopbackHost } from './protocol/loopback.js';
+import { profileProblems } from '../profiles/profile-checks.js';
+import { isLoopbackHost } from '../../protocol/loopback.js';
 
 /**
  * The checks across keys, each run only when nothing it reads was cut or came from an unset variable (so a
