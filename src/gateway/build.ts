@@ -5,16 +5,18 @@ import { randomBytes } from 'node:crypto';
 import type { ListCache } from '../../cache/list-cache.js';
 import { Aggregator } from '../aggregate/aggregator.js';
 import type { GatewayConfig } from '../config/config.js';
-import { createApp, type Edge, type EdgeOptions } from '../edge/app.js';
+import { createApp, type CatalogView, type Edge, type EdgeOptions } from '../edge/app.js';
 import { hostChecker } from '../edge/host-check.js';
 import { RequestTracker } from '../edge/request-tracker.js';
 import type { Log } from '../../infra/log.js';
 import type { ListenHub } from '../notify/listen-hub.js';
 import { GatewayMetrics, type LiveCounts } from '../ops/metrics.js';
+import { HeldCallRetries } from '../mrtr/held-call-retries.js';
+import { ProfileSet } from '../profiles/profile-set.js';
+import { ToolSearch } from '../search/tool-search.js';
 import { isLoopbackHost } from '../../protocol/loopback.js';
 import type { SecurityHolder } from './build-security.js';
 import { createCache } from './cache.js';
-import { Catalog } from './catalog.js';
 import { closeGateway } from './close.js';
 import { createSecurity } from './guard-wiring.js';
 import { createLegacySessions, type LegacySessions } from './legacy-sessions.js';
@@ -22,7 +24,6 @@ import { createListenHub } from '../notify/list-changes.js';
 import { listen } from './listener.js';
 import { opsOptions } from './ops-pages.js';
 import { reloadGateway } from './reload.js';
-import { HeldCallRetries } from './retries.js';
 import type { GatewayParts, LiveConfig, RunningGateway } from './running.js';
 import { ServerSet } from './servers.js';
 import { startTracing } from '../telemetry/start.js';
@@ -33,7 +34,7 @@ export async function startGateway(initial: GatewayConfig, log: Log): Promise<Ru
   // First, so a collector setting the gateway cannot use stops it before anything else starts.
   const tracer = await startTracing(initial.telemetry, process.env, log);
   const cache = await createCache(initial.cache, log.child({ part: 'cache' }));
-  const retries = new HeldCallRetries(initial, log);
+  const retries = new HeldCallRetries(initial.mrtr, initial.cache, log);
   // Read at scrape only, once everything below exists.
   const live = (): LiveCounts => ({ heldCalls: retries.held.calls.size, listenStreams: listenHub.size, cacheBytes: cache.bytes });
   const { servers, metrics } = await createServers(initial, cache, retries, live, log);
@@ -46,22 +47,30 @@ export async function startGateway(initial: GatewayConfig, log: Log): Promise<Ru
     cursorSecret: initial.aggregate.cursorSecret,
     log: log.child({ endpoint: 'mcp' }),
   });
-  const catalog = new Catalog(servers, cache, initial.aggregate.separator, initial.aggregate.listDeadlineMs, log.child({ part: 'catalog' }));
-  catalog.install(initial);
+  const search = new ToolSearch({
+    upstreams: servers.upstreams,
+    prefixes: servers.prefixes,
+    separator: initial.aggregate.separator,
+    changes: cache,
+    waitMs: initial.aggregate.listDeadlineMs,
+    log: log.child({ part: 'catalog' }),
+  });
+  const profiles = new ProfileSet();
+  profiles.install(initial);
   const security = createSecurity(servers.prefixes, initial.aggregate.separator, aggregate, log);
   await security.install(initial);
   const listenHub = createListenHub(cache, { serverNames: () => servers.names(), resourceWatch: servers.resourceWatch, aggregate });
   const legacy = await createLegacySessions(initial, listenHub, log);
   const tracker = new RequestTracker();
   const ops = opsOptions({ startedAt: Date.now(), config: () => config.current, servers, aggregate, cache, tracker, metrics });
-  const edge = createEdge(initial, { servers, aggregate, catalog, listenHub, security, tracker, metrics, legacy, retries, ops, tracer, log });
+  const edge = createEdge(initial, { servers, aggregate, catalog: catalogView(profiles, search), listenHub, security, tracker, metrics, legacy, retries, ops, tracer, log });
   const { host, port, allowedHosts } = initial.listen;
   const { drain, url } = await listen(edge, host, port, hostChecker(host, allowedHosts));
   await retries.register(url);
   announceEndpoints(initial, url, servers, log);
   servers.startAll();
 
-  const parts: GatewayParts = { config, servers, aggregate, catalog, cache, listenHub, security, tracker, drain, retries, sessionRelay: legacy.relay, tracer, log };
+  const parts: GatewayParts = { config, servers, aggregate, profiles, search, cache, listenHub, security, tracker, drain, retries, sessionRelay: legacy.relay, tracer, log };
   return {
     url,
     upstreams: servers.upstreams,
@@ -96,6 +105,17 @@ async function createServers(
   return { servers, metrics };
 }
 
+/** The edge's view of profiles and search mode: the profiles as of now, and the index search mode reads. */
+function catalogView(profiles: ProfileSet, search: ToolSearch): CatalogView {
+  return {
+    index: search.index,
+    warm: () => search.warm(),
+    profile: (name) => profiles.profile(name),
+    searchMode: () => profiles.searchMode(),
+    profileNames: () => profiles.profileNames(),
+  };
+}
+
 function warnIfOpenBeyondLoopback(config: GatewayConfig, log: Log): void {
   const { host } = config.listen;
   if (!isLoopbackHost(host) && config.auth?.anonymous) {
@@ -106,7 +126,7 @@ function warnIfOpenBeyondLoopback(config: GatewayConfig, log: Log): void {
 interface EdgeParts {
   servers: ServerSet;
   aggregate: Aggregator;
-  catalog: Catalog;
+  catalog: CatalogView;
   listenHub: ListenHub;
   security: SecurityHolder;
   tracker: RequestTracker;
@@ -133,7 +153,7 @@ function createEdge(config: GatewayConfig, parts: EdgeParts): Edge {
     metrics: parts.metrics,
     legacyClients: parts.legacy.clients,
     ops: parts.ops,
-    retries: parts.retries.routing(),
+    retries: parts.retries,
     tracer: parts.tracer,
     log: parts.log,
   });

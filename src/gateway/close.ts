@@ -6,7 +6,7 @@ import type { GatewayParts } from './running.js';
 export async function closeGateway(parts: GatewayParts): Promise<void> {
   await announceDraining(parts);
   await drainRequests(parts);
-  parts.catalog.close();
+  parts.search.close();
   await parts.servers.closeAll();
   await parts.cache.close();
   await parts.security.close();

@@ -24,8 +24,8 @@ export async function reloadGateway(parts: GatewayParts, next: GatewayConfig): P
   // May throw (a key file that cannot be read): then nothing has changed yet.
   await parts.security.install(next);
   await swapServers(parts, next, changes);
-  const profilesChanged = parts.catalog.install(next);
-  parts.catalog.serversChanged();
+  const profilesChanged = parts.profiles.install(next);
+  parts.search.serversChanged();
   // Listen streams were opened under the old servers, rules and profiles: end them, and clients listen again under the new.
   const securityChanged = SECURITY.some((key) => differs(next, running, key));
   if (securityChanged || profilesChanged || changes.removed.length || changes.changed.length) parts.listenHub.closeAll();

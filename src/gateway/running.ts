@@ -8,9 +8,10 @@ import type { RequestTracker } from '../edge/request-tracker.js';
 import type { Log } from '../../infra/log.js';
 import type { SessionRelay } from '../legacy-client/session-relay.js';
 import type { ListenHub } from '../notify/listen-hub.js';
+import type { HeldCallRetries } from '../mrtr/held-call-retries.js';
+import type { ProfileSet } from '../profiles/profile-set.js';
+import type { ToolSearch } from '../search/tool-search.js';
 import type { SecurityHolder } from './build-security.js';
-import type { Catalog } from './catalog.js';
-import type { HeldCallRetries } from './retries.js';
 import type { ServerSet } from './servers.js';
 import type { GatewayTracer } from '../telemetry/tracer.js';
 
@@ -40,8 +41,10 @@ export interface GatewayParts {
   config: LiveConfig;
   servers: ServerSet;
   aggregate: Aggregator;
-  /** Profiles and the tool index search mode reads. */
-  catalog: Catalog;
+  /** The profiles (and /search/mcp's switch) of the config in force. */
+  profiles: ProfileSet;
+  /** The tool index search mode reads. */
+  search: ToolSearch;
   cache: ListCache;
   listenHub: ListenHub;
   security: SecurityHolder;

@@ -3,13 +3,16 @@
 // one process, and a second registration of a name in one registry throws.
 import { collectDefaultMetrics, Counter, Gauge, Registry } from 'prom-client';
 import { HotCounter, HotHistogram, type CounterChild, type HistogramChild } from './hot-metrics.js';
-import { MODERN_REQUEST_METHODS } from '../../protocol/mcp.js';
 import { dropSeries } from './drop-series.js';
 import { addChildMetrics, type ChildSnapshot } from './child-metrics.js';
 import { addLoadMetrics, type UpstreamLoad } from './load-metrics.js';
 import { OPENMETRICS_CONTENT_TYPE, renderOpenMetrics } from './open-metrics.js';
 import { counterAtScrape, gaugeAtScrape } from './scraped.js';
 import { UpstreamMetrics } from './upstream-metrics.js';
+import { DURATION_BUCKETS, methodLabel } from './metric-labels.js';
+
+/** Re-exported: the label is part of what this module's metrics mean. */
+export { methodLabel } from './metric-labels.js';
 
 const PREFIX = 'mcp_gateway_';
 
@@ -27,14 +30,6 @@ export const REQUEST_OUTCOMES: readonly RequestOutcome[] = ['ok', 'error', 'reje
 
 /** The fixed set `upstream_state` reports for every upstream (1 for the current one, 0 for the others). */
 export const UPSTREAM_STATES: readonly string[] = ['starting', 'ready', 'backing-off', 'unhealthy', 'stopped'];
-
-/** The `method` label for a request refused before its body was read. */
-export const METHOD_NONE = 'none';
-/** The `method` label for any method outside the MCP 2026 request set. */
-export const METHOD_OTHER = 'other';
-
-/** Request latency buckets, in seconds: 0.5 ms … 30 s. */
-export const DURATION_BUCKETS: readonly number[] = [0.0005, 0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10, 30];
 
 export interface UpstreamSnapshot {
   name: string;
@@ -74,15 +69,6 @@ export interface GatewayMetricsOptions {
   live?: () => LiveCounts;
   /** Node's process metrics (`process_*`, `nodejs_*`, unprefixed as usual). Default true. */
   processMetrics?: boolean;
-}
-
-/**
- * The `method` label for a request: a method of the MCP 2026 request set as is, `none` for a request refused
- * before it was read (undefined), `other` for anything else — so a caller cannot grow the label's cardinality.
- */
-export function methodLabel(method: string | undefined): string {
-  if (method === undefined || method === METHOD_NONE) return METHOD_NONE;
-  return MODERN_REQUEST_METHODS.has(method) ? method : METHOD_OTHER;
 }
 
 interface FinishedChildren {

@@ -7,7 +7,7 @@ import { HotCounter, HotHistogram, type CounterChild, type HistogramChild } from
 import { failureMarkOf } from '../../protocol/failure-mark.js';
 import type { JsonRpcRequest, JsonRpcResponse } from '../../protocol/jsonrpc.js';
 import { retryAfterOf } from '../../protocol/overload.js';
-import { DURATION_BUCKETS, methodLabel } from './metrics.js';
+import { DURATION_BUCKETS, methodLabel } from './metric-labels.js';
 import { RecentWindow, type RecentTraffic } from './recent-window.js';
 
 const PREFIX = 'mcp_gateway_';
