@@ -315,7 +315,7 @@ export function parseConfig(raw: unknown, source: string, baseDir: string, env: 
   const envProblems: EnvProblem[] = [];
   // ${CONFIG_DIR} names the config file's folder, so paths handed to servers can be made absolute.
   const reads = new Set<string>();
-  const expanded = expandEnv(host.raw, [], { CONFIG_DIR: baseDir, ...env }, envProblems, reads);
+  const expanded = expandEnv(host.raw, [], { CONFIG_DIR: baseDir, ...env }, envProblems, reads, baseDir);
   const envReads = [...reads].filter((name) => name !== 'CONFIG_DIR').sort(); // CONFIG_DIR: a folder, not a secret
   const problems = [...host.problems, ...envProblems.map((problem) => problem.message)];
   const unset = envProblems.map((problem) => problem.path.join('.'));
