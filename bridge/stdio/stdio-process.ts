@@ -1,10 +1,13 @@
 // One run of a stdio child: spawn it in its own process group, frame its stdout into JSON messages,
 // send its stderr to the log, and stop it with the spec's ladder (close stdin, SIGTERM, SIGKILL).
-// node:child_process, not execa: nothing here needs more than a spawn with three pipes, and execa cost
-// about 7 MB of the gateway's idle RSS (its module graph) and a promise pipeline per child.
-import { spawn, type ChildProcessWithoutNullStreams } from 'node:child_process';
+// Spawned through execa: it resolves commands as each platform runs them (on Windows `npx` is an
+// `npx.cmd` shim a plain spawn cannot start), and it reports a spawn that fails (command not found, a
+// `cwd` that is a file) in its result instead of throwing it at the caller, where one server's typo
+// could take the whole gateway down. Its cost (about 3 MB of resident memory) is accepted for that.
 import { existsSync } from 'node:fs';
 import type { Writable } from 'node:stream';
+import { execa, type Result } from 'execa';
+import { onExit } from 'signal-exit';
 import type { Log } from '../../infra/log.js';
 import { parseJson } from '../../protocol/exact-json.js';
 import { LineFramer } from './line-framer.js';
@@ -39,8 +42,10 @@ const STDERR_TAIL = 10;
 const EXIT_DRAIN_MS = 100;
 const live = new Set<number>();
 
-// A gateway that dies without its shutdown path must not leave children behind.
-process.once('exit', () => {
+// A gateway that dies without its shutdown path (an exit, an uncaught exception, a signal it does not handle)
+// must not leave children behind. execa's own `cleanup` skips detached children, and only kills the child,
+// not its group; signal-exit is the library it uses for it, here killing every live group.
+onExit(() => {
   for (const pid of live) killGroup(pid, 'SIGKILL');
 });
 
@@ -55,8 +60,7 @@ function killGroup(pid: number, signal: NodeJS.Signals): void {
 export class StdioProcess {
   readonly pid: number | undefined;
   readonly exited: Promise<ExitInfo>;
-  /** The error spawn threw instead, when it could not even try (a cwd that is a file, say). */
-  private readonly child: ChildProcessWithoutNullStreams | Error;
+  private readonly child: Child;
   private readonly stdin: Writable | undefined;
   private readonly stderrTail: string[] = [];
   private hasExited = false;
@@ -72,27 +76,30 @@ export class StdioProcess {
     private readonly events: StdioProcessEvents,
   ) {
     this.child = spawnChild(spec);
-    this.pid = this.child instanceof Error ? undefined : this.child.pid;
-    this.stdin = this.child instanceof Error ? undefined : this.child.stdin;
-    if (this.pid !== undefined) live.add(this.pid);
+    this.pid = this.child.pid;
     let resolveExited!: (info: ExitInfo) => void;
     this.exited = new Promise((resolve) => (resolveExited = resolve));
     this.resolveExited = resolveExited;
-    if (this.child instanceof Error) {
-      // Reported on the next turn, as spawn reports ENOENT: the caller is still wiring this process up.
-      const spawnError = shortSpawnError(this.child.message, spec);
-      setImmediate(() => this.finish({ code: null, signal: null, spawnError }));
+    // A process that never started has no pid and emits no 'exit'; execa's result (never a rejection, with
+    // reject: false) says why. Once it runs, its 'exit' below is what counts.
+    void this.child.then((result) => {
+      if (this.pid === undefined) this.finish({ code: null, signal: null, spawnError: shortSpawnError(result, spec) });
+    });
+    if (this.pid === undefined) {
+      this.stdin = undefined;
       return;
     }
+    live.add(this.pid);
+    this.stdin = this.child.stdin;
     this.readStdout(this.child, spec.maxLineBytes);
     this.readStderr(this.child);
     // Writing to a child that just died raises EPIPE on stdin; the exit path reports it.
     this.child.stdin.on('error', () => {});
-    this.watchExit(this.child, spec);
+    this.watchExit(this.child);
   }
 
   /** Each stdout line is one JSON message; anything else is logged and skipped. */
-  private readStdout(child: ChildProcessWithoutNullStreams, maxLineBytes: number): void {
+  private readStdout(child: Child, maxLineBytes: number): void {
     const { log, events } = this;
     const framer = new LineFramer(maxLineBytes, {
       line: (text) => {
@@ -121,7 +128,7 @@ export class StdioProcess {
     });
   }
 
-  private readStderr(child: ChildProcessWithoutNullStreams): void {
+  private readStderr(child: Child): void {
     const framer = new LineFramer(STDERR_LINE_CAP, {
       line: (text) => {
         if (this.stderrTail.push(text) > STDERR_TAIL) this.stderrTail.shift();
@@ -138,7 +145,7 @@ export class StdioProcess {
     });
   }
 
-  private watchExit(child: ChildProcessWithoutNullStreams, spec: StdioCommand): void {
+  private watchExit(child: Child): void {
     // The process's own exit, not the end of its pipes: a grandchild can hold stdout open for ever.
     // Its last answers may still be in the pipe, so give stdout a moment to drain first.
     child.once('exit', (code, signal) => {
@@ -152,11 +159,6 @@ export class StdioProcess {
       };
       child.stdout.once('end', () => setImmediate(drained));
       child.stderr.once('end', () => setImmediate(drained));
-    });
-    // A process that never started emits no 'exit', only 'error' (with no pid), which says why. An 'error'
-    // once it runs (a signal that could not be sent) changes nothing: its 'exit' still comes.
-    child.on('error', (error) => {
-      if (this.pid === undefined) this.finish({ code: null, signal: null, spawnError: shortSpawnError(error.message || 'spawn failed', spec) });
     });
   }
 
@@ -228,26 +230,33 @@ export class StdioProcess {
   }
 }
 
-/** The child, or the error spawn threw instead of emitting it (it throws for ENOTDIR, E2BIG and others). */
-function spawnChild(spec: StdioCommand): ChildProcessWithoutNullStreams | Error {
-  try {
-    return spawn(spec.command, spec.args, {
-      cwd: spec.cwd,
-      env: spec.env, // the whole environment, built by the caller: nothing of the gateway's own leaks in
-      stdio: 'pipe',
-      detached: true, // own process group, so shutdown reaches grandchildren too; the exit hook above kills it
-      windowsHide: true,
-    });
-  } catch (error) {
-    return error instanceof Error ? error : new Error(String(error));
-  }
+/** The child as execa starts it: three pipes, the whole environment given, failures in the result. */
+function spawnChild(spec: StdioCommand) {
+  return execa(spec.command, spec.args, {
+    cwd: spec.cwd,
+    env: spec.env, // the whole environment, built by the caller: nothing of the gateway's own leaks in
+    extendEnv: false,
+    stdin: 'pipe',
+    stdout: 'pipe', // MCP messages only, framed above
+    stderr: 'pipe', // to the log, framed above
+    buffer: false, // streamed, never kept: a child runs as long as the gateway
+    reject: false, // a spawn that fails is a result, never a rejection or a throw
+    detached: true, // own process group, so shutdown reaches grandchildren too; the exit hook above kills it
+    cleanup: false, // the exit hook above does it for the whole group
+    windowsHide: true,
+  });
 }
 
-function shortSpawnError(message: string, spec: StdioCommand): string {
-  const firstLine = message.split('\n')[0] ?? message;
-  if (firstLine.includes('ENOTDIR')) return `working folder is not a folder: ${spec.cwd} (check cwd)`;
-  if (!firstLine.includes('ENOENT')) return firstLine;
-  return existsSync(spec.cwd) ? `command not found: ${spec.command} (check command)` : `working folder not found: ${spec.cwd} (check cwd)`;
+type Child = ReturnType<typeof spawnChild>;
+
+/** Why a child could not start, in words that name the setting to fix. */
+function shortSpawnError(result: Result, spec: StdioCommand): string {
+  const code = (result as { code?: string }).code;
+  if (code === 'ENOTDIR') return `working folder is not a folder: ${spec.cwd} (check cwd)`;
+  if (code === 'ENOENT') return existsSync(spec.cwd) ? `command not found: ${spec.command} (check command)` : `working folder not found: ${spec.cwd} (check cwd)`;
+  if (code === 'EACCES') return `command not runnable (permission denied): ${spec.command} (check command)`;
+  const message = result.originalMessage || result.shortMessage || 'spawn failed';
+  return message.split('\n')[0] ?? message;
 }
 
 async function settlesWithin(promise: Promise<unknown>, ms: number): Promise<boolean> {
