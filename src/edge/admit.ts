@@ -11,6 +11,7 @@ import { record } from './audit-step.js';
 import { authContext } from './caller-context.js';
 import type { McpCall } from './call.js';
 import { corsHeaders } from './cors.js';
+import { pathsFor } from './endpoint-list.js';
 import { refuse, send } from './exchange.js';
 import { FORWARDED_HEADER, forwardedCaller } from './forward.js';
 import { reject } from './rejection.js';
@@ -87,8 +88,7 @@ function noSuchEndpoint(call: McpCall) {
   const { grant, security } = call;
   // With authentication on, an anonymous caller learns nothing of the map; others see what they reach.
   const hidden = security.authenticator.enabled && call.principal.via === 'anonymous';
-  const paths = call.edge.paths();
-  const shown = hidden ? [] : grant ? paths.filter((p) => !p.startsWith('/servers/') || grant.reaches(p.slice('/servers/'.length, -'/mcp'.length))) : paths;
+  const shown = hidden ? [] : pathsFor(call.edge, grant);
   const endpoints = shown.length ? `. Endpoints: ${shown.join(', ')}` : '';
   // /search/mcp is missing only when turned off (a server named 'search' lives under /servers/).
   if (call.name === 'search' && !call.exchange.path.startsWith('/servers/')) {

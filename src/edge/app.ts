@@ -23,6 +23,8 @@ import { principalContexts } from './caller-context.js';
 import { answerPreflight } from './cors.js';
 import { exchangeOf, mcpEndpointName, send, viewEndpointName, writeJson, type NodeExchange } from './exchange.js';
 import { execute } from './execute.js';
+import { pathsFor } from './endpoint-list.js';
+import { ANONYMOUS_PRINCIPAL } from '../../policy/principal.js';
 import { judge, refuse } from './judge.js';
 import { serveLegacyPost, serveLegacySession } from './legacy-exchange.js';
 import { addOpsRoutes, PROBE_HEADERS, probe, seesDetails, type OpsOptions } from './ops-routes.js';
@@ -151,11 +153,24 @@ export function createApp(options: EdgeOptions): Edge {
   }
 
   app.notFound(async (c) => {
-    const details = await seesDetails(options.security(), options.ops.operators(), c.env.incoming.headers.authorization);
-    return send(c, reject(404, null, ErrorCode.InvalidRequest, `Nothing at ${c.req.path}${details ? `. MCP endpoints: ${edge.paths().join(', ')}` : ''}`));
+    const shown = await pathsShown(edge, options, c.env.incoming.headers.authorization);
+    return send(c, reject(404, null, ErrorCode.InvalidRequest, `Nothing at ${c.req.path}${shown.length ? `. MCP endpoints: ${shown.join(', ')}` : ''}`));
   });
   app.onError((error, c) => internalError(log, c, error, c.req.path));
   return { app, serveMcpPost: (incoming, outgoing) => serveMcpPost(edge, log, incoming, outgoing), serveProbe };
+}
+
+/**
+ * The MCP paths the 404 of an unknown path names: none to a caller who may not see the map (seesDetails),
+ * and only those its grant lets it use to one who may (endpoint-list.ts).
+ */
+async function pathsShown(edge: EdgeContext, options: EdgeOptions, authorization: string | undefined): Promise<string[]> {
+  const security = options.security();
+  if (!(await seesDetails(security, options.ops.operators(), authorization))) return [];
+  if (!security.guard) return edge.paths();
+  const outcome = security.authenticator.enabled ? await security.authenticator.authenticate(authorization) : undefined;
+  const principal = outcome === undefined ? ANONYMOUS_PRINCIPAL : outcome.ok ? outcome.principal : undefined;
+  return principal === undefined ? [] : pathsFor(edge, security.policies.grantFor(principal));
 }
 
 /** The fast path: the plain spellings of the MCP paths, straight from Node's request (Edge.serveMcpPost). */
