@@ -40,14 +40,23 @@ function reachAndRate(call: McpCall): Response | undefined | Promise<Response | 
   return limited ?? admitted(call);
 }
 
-function admitted(call: McpCall): undefined {
+function admitted(call: McpCall): Response | undefined {
   const { edge, security } = call;
   call.callerContext = call.vouched
     ? call.vouched.context
     : security.authenticator.enabled
       ? edge.principalContext(call.principal)
       : authContext(edge.contextKey, call.exchange.incoming.headers.authorization);
-  return undefined;
+  // Before the body is read: a caller with too much in flight is refused before it costs a parse.
+  const load = edge.load;
+  if (load === undefined) return undefined;
+  if (load.enter(call.callerContext)) {
+    call.counted = true;
+    return undefined;
+  }
+  record(call, call.principal, 'unknown', { allowed: false, rule: 'requests in flight per principal' });
+  call.outcome = 'rate_limited';
+  return refuse(call.exchange, load.requestRefusal(call.principal.id), call.cors);
 }
 
 /** Who is calling: the replica-vouched caller of a forwarded retry, else the credentials' principal. */

@@ -20,6 +20,7 @@ import { honoAnswer } from './answered.js';
 import { admit } from './admit.js';
 import { McpCall, type EdgeContext, type Endpoint, type SearchIndex } from './call.js';
 import { principalContexts } from './caller-context.js';
+import { CallerLoad, type CallerLimits } from './caller-load.js';
 import { answerPreflight } from './cors.js';
 import { exchangeOf, mcpEndpointName, send, viewEndpointName, writeJson, type NodeExchange } from './exchange.js';
 import { execute } from './execute.js';
@@ -66,6 +67,8 @@ export interface EdgeOptions {
   tracker: RequestTracker;
   /** Traces each request when set (tracing on); undefined: no span, nothing allocated for one. */
   tracer?: GatewayTracer;
+  /** Requests and streams one caller may hold at once (CALLER_LIMIT_DEFAULTS when left out). */
+  callerLimits?: CallerLimits;
   /** /healthz, /readyz, /metrics and the status page. */
   ops: Omit<OpsOptions, 'security' | 'draining' | 'originAllowed'>;
   log: Log;
@@ -216,6 +219,7 @@ async function serve(edge: EdgeContext, c: NodeExchange, endpoint: Endpoint | un
       if (call.span !== undefined) endRequestSpan(call, failure);
       else spanForUnread(edge.tracer, call);
     }
+    if (call.counted) edge.load!.leave(call.callerContext);
     edge.tracker.end();
     edge.metrics?.requestFinished(endpoint ? (endpoint === edge.aggregate ? 'mcp' : name) : 'unknown', call.method, call.outcome, (performance.now() - call.started) / 1000);
   }
@@ -280,6 +284,7 @@ function edgeContext(options: EdgeOptions): EdgeContext & ViewsOf {
     log: options.log,
     originAllowed: originChecker(options.allowedOrigins),
     principalContext: principalContexts(options.contextKey),
+    load: new CallerLoad(options.callerLimits),
     endpointOf(name) {
       const upstream = options.upstreams.get(name);
       if (!upstream) return undefined;

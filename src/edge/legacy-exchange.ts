@@ -7,6 +7,7 @@ import { ErrorCode, errorResponse, type JsonRpcNotification, type JsonRpcRequest
 import type { LegacyExchange } from '../legacy-client/legacy-clients.js';
 import { argsOf, record } from './audit-step.js';
 import { listenAccess, type McpCall } from './call.js';
+import { refuse } from './exchange.js';
 import { judge } from './judge.js';
 import { nameProblem } from './name-bounds.js';
 import { ClientGone } from './node-io.js';
@@ -31,6 +32,11 @@ export async function serveLegacyPost(call: McpCall, body: unknown, sessionHeade
 export async function serveLegacySession(call: McpCall, verb: 'GET' | 'DELETE'): Promise<Response> {
   const legacy = call.edge.legacyClients!;
   const exchange = legacyExchange(call, undefined, call.exchange.incoming.headers['mcp-session-id'] as string | undefined);
+  const load = call.edge.load;
+  if (verb === 'GET' && load !== undefined && !load.openStream(call.callerContext, call.exchange.outgoing)) {
+    call.outcome = 'rate_limited';
+    return refuse(call.exchange, load.streamRefusal(call.principal.id), call.cors);
+  }
   call.outcome = 'ok';
   if (verb === 'GET') legacy.stream(exchange);
   else await legacy.end(exchange);
