@@ -287,6 +287,10 @@ export const configSchema = z.strictObject({
       secret: z.string().min(16, 'use at least 16 characters').optional(),
       /** How long a held call waits for the client's retry before it is cancelled. */
       holdMs: positiveMs.default(300_000),
+      /** Calls one caller may have held at once, on every server together; beyond it the call is refused. */
+      maxHeldPerCaller: positiveMs.default(4),
+      /** How long a call on a 2025 stdio server waits behind another's held call before that call is cancelled. */
+      queueMs: positiveMs.default(15_000),
       /** Where other replicas reach this one to forward a retry (default: the listen address). */
       internalUrl: z.url({ protocol: /^https?$/ }).optional(),
       peers,

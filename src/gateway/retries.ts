@@ -30,6 +30,8 @@ export class HeldCallRetries {
       codec: new RequestStateCodec(mrtrSecret, randomBytes(6).toString('base64url')),
       calls: new Map(),
       holdMs: config.mrtr.holdMs,
+      maxHeldPerCaller: config.mrtr.maxHeldPerCaller,
+      queueMs: config.mrtr.queueMs,
       shared: config.cache.store === 'redis',
     };
   }
