@@ -12,6 +12,7 @@ import { adoptHostServers, renameProblem } from './mcp-servers.js';
 import { salvage, type Salvaged, type SalvageRules } from './salvage.js';
 import { allowedHosts, inheritEnv, operators, peers } from './security.js';
 import { telemetry } from '../telemetry/config.js';
+import { CALLER_LIMIT_DEFAULTS } from '../edge/caller-load.js';
 
 export { ConfigError, ConfigFileMissing } from './file.js';
 export { exposureProblem, serverHeads } from './checks.js';
@@ -211,6 +212,12 @@ export const configSchema = z.strictObject({
       maxBodyBytes: int()
         .pipe(z.number().min(1024))
         .default(4 * MiB),
+      /** Connections served at once; past it only /healthz and /readyz are answered. Default: below the open-file limit. */
+      maxConnections: int().pipe(z.number().min(1)).optional(),
+      /** Requests one principal may have in flight at once; beyond it 429 with Retry-After. */
+      maxRequestsPerPrincipal: int().pipe(z.number().min(1)).default(CALLER_LIMIT_DEFAULTS.maxRequests),
+      /** Streams (subscriptions/listen, a 2025 session's GET) one principal may hold open; beyond it 429. */
+      maxStreamsPerPrincipal: int().pipe(z.number().min(1)).default(CALLER_LIMIT_DEFAULTS.maxStreams),
       /** On SIGTERM/SIGINT, how long requests in flight may take to finish before connections are cut. */
       drainMs: int().pipe(z.number().min(0)).default(10_000),
       /** On SIGTERM/SIGINT, how long /readyz says "draining" while everything is still served, before the drain. */
@@ -280,6 +287,10 @@ export const configSchema = z.strictObject({
       secret: z.string().min(16, 'use at least 16 characters').optional(),
       /** How long a held call waits for the client's retry before it is cancelled. */
       holdMs: positiveMs.default(300_000),
+      /** Calls one caller may have held at once, on every server together; beyond it the call is refused. */
+      maxHeldPerCaller: positiveMs.default(4),
+      /** How long a call on a 2025 stdio server waits behind another's held call before that call is cancelled. */
+      queueMs: positiveMs.default(15_000),
       /** Where other replicas reach this one to forward a retry (default: the listen address). */
       internalUrl: z.url({ protocol: /^https?$/ }).optional(),
       peers,

@@ -11,6 +11,7 @@ import { record } from './audit-step.js';
 import { authContext } from './caller-context.js';
 import type { McpCall } from './call.js';
 import { corsHeaders } from './cors.js';
+import { pathsFor } from './endpoint-list.js';
 import { refuse, send } from './exchange.js';
 import { FORWARDED_HEADER, forwardedCaller } from './forward.js';
 import { reject } from './rejection.js';
@@ -39,14 +40,23 @@ function reachAndRate(call: McpCall): Response | undefined | Promise<Response | 
   return limited ?? admitted(call);
 }
 
-function admitted(call: McpCall): undefined {
+function admitted(call: McpCall): Response | undefined {
   const { edge, security } = call;
   call.callerContext = call.vouched
     ? call.vouched.context
     : security.authenticator.enabled
       ? edge.principalContext(call.principal)
       : authContext(edge.contextKey, call.exchange.incoming.headers.authorization);
-  return undefined;
+  // Before the body is read: a caller with too much in flight is refused before it costs a parse.
+  const load = edge.load;
+  if (load === undefined) return undefined;
+  if (load.enter(call.callerContext)) {
+    call.counted = true;
+    return undefined;
+  }
+  record(call, call.principal, 'unknown', { allowed: false, rule: 'requests in flight per principal' });
+  call.outcome = 'rate_limited';
+  return refuse(call.exchange, load.requestRefusal(call.principal.id), call.cors);
 }
 
 /** Who is calling: the replica-vouched caller of a forwarded retry, else the credentials' principal. */
@@ -87,8 +97,7 @@ function noSuchEndpoint(call: McpCall) {
   const { grant, security } = call;
   // With authentication on, an anonymous caller learns nothing of the map; others see what they reach.
   const hidden = security.authenticator.enabled && call.principal.via === 'anonymous';
-  const paths = call.edge.paths();
-  const shown = hidden ? [] : grant ? paths.filter((p) => !p.startsWith('/servers/') || grant.reaches(p.slice('/servers/'.length, -'/mcp'.length))) : paths;
+  const shown = hidden ? [] : pathsFor(call.edge, grant);
   const endpoints = shown.length ? `. Endpoints: ${shown.join(', ')}` : '';
   // /search/mcp is missing only when turned off (a server named 'search' lives under /servers/).
   if (call.name === 'search' && !call.exchange.path.startsWith('/servers/')) {

@@ -20,9 +20,12 @@ import { honoAnswer } from './answered.js';
 import { admit } from './admit.js';
 import { McpCall, type EdgeContext, type Endpoint, type SearchIndex } from './call.js';
 import { principalContexts } from './caller-context.js';
+import { CallerLoad, type CallerLimits } from './caller-load.js';
 import { answerPreflight } from './cors.js';
 import { exchangeOf, mcpEndpointName, send, viewEndpointName, writeJson, type NodeExchange } from './exchange.js';
 import { execute } from './execute.js';
+import { pathsFor } from './endpoint-list.js';
+import { ANONYMOUS_PRINCIPAL } from '../../policy/principal.js';
 import { judge, refuse } from './judge.js';
 import { serveLegacyPost, serveLegacySession } from './legacy-exchange.js';
 import { addOpsRoutes, PROBE_HEADERS, probe, seesDetails, type OpsOptions } from './ops-routes.js';
@@ -64,6 +67,8 @@ export interface EdgeOptions {
   tracker: RequestTracker;
   /** Traces each request when set (tracing on); undefined: no span, nothing allocated for one. */
   tracer?: GatewayTracer;
+  /** Requests and streams one caller may hold at once (CALLER_LIMIT_DEFAULTS when left out). */
+  callerLimits?: CallerLimits;
   /** /healthz, /readyz, /metrics and the status page. */
   ops: Omit<OpsOptions, 'security' | 'draining' | 'originAllowed'>;
   log: Log;
@@ -151,11 +156,24 @@ export function createApp(options: EdgeOptions): Edge {
   }
 
   app.notFound(async (c) => {
-    const details = await seesDetails(options.security(), options.ops.operators(), c.env.incoming.headers.authorization);
-    return send(c, reject(404, null, ErrorCode.InvalidRequest, `Nothing at ${c.req.path}${details ? `. MCP endpoints: ${edge.paths().join(', ')}` : ''}`));
+    const shown = await pathsShown(edge, options, c.env.incoming.headers.authorization);
+    return send(c, reject(404, null, ErrorCode.InvalidRequest, `Nothing at ${c.req.path}${shown.length ? `. MCP endpoints: ${shown.join(', ')}` : ''}`));
   });
   app.onError((error, c) => internalError(log, c, error, c.req.path));
   return { app, serveMcpPost: (incoming, outgoing) => serveMcpPost(edge, log, incoming, outgoing), serveProbe };
+}
+
+/**
+ * The MCP paths the 404 of an unknown path names: none to a caller who may not see the map (seesDetails),
+ * and only those its grant lets it use to one who may (endpoint-list.ts).
+ */
+async function pathsShown(edge: EdgeContext, options: EdgeOptions, authorization: string | undefined): Promise<string[]> {
+  const security = options.security();
+  if (!(await seesDetails(security, options.ops.operators(), authorization))) return [];
+  if (!security.guard) return edge.paths();
+  const outcome = security.authenticator.enabled ? await security.authenticator.authenticate(authorization) : undefined;
+  const principal = outcome === undefined ? ANONYMOUS_PRINCIPAL : outcome.ok ? outcome.principal : undefined;
+  return principal === undefined ? [] : pathsFor(edge, security.policies.grantFor(principal));
 }
 
 /** The fast path: the plain spellings of the MCP paths, straight from Node's request (Edge.serveMcpPost). */
@@ -201,6 +219,7 @@ async function serve(edge: EdgeContext, c: NodeExchange, endpoint: Endpoint | un
       if (call.span !== undefined) endRequestSpan(call, failure);
       else spanForUnread(edge.tracer, call);
     }
+    if (call.counted) edge.load!.leave(call.callerContext);
     edge.tracker.end();
     edge.metrics?.requestFinished(endpoint ? (endpoint === edge.aggregate ? 'mcp' : name) : 'unknown', call.method, call.outcome, (performance.now() - call.started) / 1000);
   }
@@ -265,6 +284,7 @@ function edgeContext(options: EdgeOptions): EdgeContext & ViewsOf {
     log: options.log,
     originAllowed: originChecker(options.allowedOrigins),
     principalContext: principalContexts(options.contextKey),
+    load: new CallerLoad(options.callerLimits),
     endpointOf(name) {
       const upstream = options.upstreams.get(name);
       if (!upstream) return undefined;

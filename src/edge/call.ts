@@ -16,6 +16,7 @@ import type { JsonRpcRequest, JsonRpcResponse } from '../../protocol/jsonrpc.js'
 import type { LegacyClients } from '../legacy-client/legacy-clients.js';
 import type { NodeExchange } from './exchange.js';
 import type { ToolHeaderIndex } from './param-headers.js';
+import type { CallerLoad } from './caller-load.js';
 import type { RequestTracker } from './request-tracker.js';
 import type { RetryRouting } from './retry-routing.js';
 import type { GatewayTracer, RequestSpan } from '../telemetry/tracer.js';
@@ -72,6 +73,8 @@ export interface EdgeContext {
   search?: SearchIndex;
   /** Every MCP path, for refusals that list them. */
   paths(): string[];
+  /** Requests and streams each caller holds (caller-load.ts); absent: uncapped. */
+  load?: CallerLoad;
 }
 
 export class McpCall {
@@ -95,6 +98,8 @@ export class McpCall {
   onBehalf = false;
   /** This request's span, once its message is read, when the edge traces. */
   span: RequestSpan | undefined = undefined;
+  /** Counted among its caller's requests in flight (EdgeContext.load): serve() counts it out. */
+  counted = false;
 
   constructor(
     readonly edge: EdgeContext,

@@ -8,6 +8,7 @@ import { isObject, type JsonRpcRequest } from '../../protocol/jsonrpc.js';
 import { META } from '../../protocol/mcp.js';
 import { argsOf, record } from './audit-step.js';
 import { listenAccess, type McpCall } from './call.js';
+import { refuse } from './exchange.js';
 import { FORWARDED_HEADER, forwardRequest, requestPath } from './forward.js';
 import type { RetryRouting } from './retry-routing.js';
 import { respondJson, respondSse, type CallOptions } from './respond.js';
@@ -22,6 +23,12 @@ export async function execute(call: McpCall, message: JsonRpcRequest, text: stri
   const cors = call.cors;
   if (cors) for (const [key, value] of Object.entries(cors)) outgoing.setHeader(key, value);
   if (message.method === 'subscriptions/listen') {
+    const load = call.edge.load;
+    if (load !== undefined && !load.openStream(call.callerContext, outgoing)) {
+      record(call, call.principal, message.method, { allowed: false, rule: 'open streams per principal' }, undefined, traceId);
+      call.outcome = 'rate_limited';
+      return refuse(call.exchange, load.streamRefusal(call.principal.id));
+    }
     record(call, call.principal, message.method, verdict, undefined, traceId);
     call.outcome = 'ok';
     call.edge.listen.open(message, outgoing, call.server, listenAccess(call));

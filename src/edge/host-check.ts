@@ -2,7 +2,7 @@
 // victim's browser resolve attacker.example to 127.0.0.1 and talk to the gateway as "same origin" (no
 // Origin header on a same-origin GET). The browser still sends `Host: attacker.example`, so on a loopback
 // listener only loopback Host names (or those listed in listen.allowedHosts) are served, on every route.
-import { hostOfAuthority, isLoopbackHost } from '../../protocol/loopback.js';
+import { HOST_NAME, isLoopbackHost } from '../../protocol/loopback.js';
 
 export type HostCheck = (hostHeader: string | undefined) => boolean;
 
@@ -23,9 +23,26 @@ export function hostChecker(listenHost: string, allowedHosts: readonly string[])
     // browser, which always names the host it thinks it reached — the one thing rebinding relies on.
     if (hostHeader === undefined) return true;
     if (passed.has(hostHeader)) return true;
-    const host = hostOfAuthority(hostHeader).toLowerCase();
-    const ok = isLoopbackHost(host) || listed.has(host);
+    const host = strictHostOf(hostHeader)?.toLowerCase();
+    const ok = host !== undefined && (isLoopbackHost(host) || listed.has(host));
     if (ok && passed.size < MEMO_LIMIT) passed.add(hostHeader);
     return ok;
   };
 }
+
+/**
+ * An authority as RFC 9110 lets a Host header spell it (host, then an optional :port of digits), else
+ * undefined. Strict, as a lenient split is what rebinding abuses: `127.0.0.1:80@evil.com` would pass a
+ * last-colon split as 127.0.0.1, while a URL parser (a browser's, a proxy's) sees evil.com in it.
+ */
+export function strictHostOf(authority: string): string | undefined {
+  if (authority.length > MAX_AUTHORITY) return undefined;
+  const match = AUTHORITY.exec(authority);
+  if (match === null || !HOST_NAME.test(match[1]!)) return undefined;
+  const host = match[1]!;
+  return host.startsWith('[') ? host.slice(1, -1) : host;
+}
+
+/** A DNS name is at most 253 characters; with brackets, a port and slack this bounds every real Host. */
+const MAX_AUTHORITY = 300;
+const AUTHORITY = /^([^:[\]]+|\[[^\]]*\])(?::\d{1,5})?$/;

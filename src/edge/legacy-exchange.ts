@@ -3,11 +3,13 @@
 // McpCall.view — with its audit line written before the call, as a session's answer may take many rounds.
 import { RESPONSE_ALREADY_SENT } from './answered.js';
 import type { CancelSignal } from '../../protocol/cancel.js';
-import type { JsonRpcNotification, JsonRpcRequest, JsonRpcResponse } from '../../protocol/jsonrpc.js';
+import { ErrorCode, errorResponse, type JsonRpcNotification, type JsonRpcRequest, type JsonRpcResponse } from '../../protocol/jsonrpc.js';
 import type { LegacyExchange } from '../legacy-client/legacy-clients.js';
 import { argsOf, record } from './audit-step.js';
 import { listenAccess, type McpCall } from './call.js';
+import { refuse } from './exchange.js';
 import { judge } from './judge.js';
+import { nameProblem } from './name-bounds.js';
 import { ClientGone } from './node-io.js';
 import { route } from './route.js';
 import { recordAnsweredHere, searchStep } from './search-step.js';
@@ -30,6 +32,11 @@ export async function serveLegacyPost(call: McpCall, body: unknown, sessionHeade
 export async function serveLegacySession(call: McpCall, verb: 'GET' | 'DELETE'): Promise<Response> {
   const legacy = call.edge.legacyClients!;
   const exchange = legacyExchange(call, undefined, call.exchange.incoming.headers['mcp-session-id'] as string | undefined);
+  const load = call.edge.load;
+  if (verb === 'GET' && load !== undefined && !load.openStream(call.callerContext, call.exchange.outgoing)) {
+    call.outcome = 'rate_limited';
+    return refuse(call.exchange, load.streamRefusal(call.principal.id), call.cors);
+  }
   call.outcome = 'ok';
   if (verb === 'GET') legacy.stream(exchange);
   else await legacy.end(exchange);
@@ -63,6 +70,12 @@ async function executeModern(
   options: { signal?: CancelSignal; onNotification?: (notification: JsonRpcNotification) => void },
 ): Promise<JsonRpcResponse> {
   const view = call.endpoint?.view;
+  // A 2025 message meets no request rules of its own: its names are bounded here, before anything reads them.
+  const tooLong = nameProblem(request.method, request.params, view?.search === true);
+  if (tooLong !== undefined) {
+    record(call, call.principal, request.method, { allowed: false, rule: 'a name or URI longer than mcp-gateway accepts' });
+    return errorResponse(request.id, ErrorCode.InvalidParams, `${tooLong}; shorten it`);
+  }
   const here = view?.search ? searchStep(call, view, request) : undefined;
   if (here !== undefined) {
     recordAnsweredHere(call, request);

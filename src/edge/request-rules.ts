@@ -4,6 +4,7 @@ import { isJsonInteger } from '../../protocol/exact-json.js';
 import { ErrorCode, isObject, isValidId, parseMessage, type JsonRpcId, type JsonRpcNotification, type JsonRpcRequest } from '../../protocol/jsonrpc.js';
 import { META, MODERN_REQUEST_METHODS, NAME_PARAM, SUPPORTED_VERSIONS } from '../../protocol/mcp.js';
 import { decodeHeaderValue } from './header-value.js';
+import { MAX_NAME_LENGTH, nameProblem, quoted } from './name-bounds.js';
 import type { ToolHeaderIndex } from './param-headers.js';
 import { reject, type Rejection } from './rejection.js';
 
@@ -101,6 +102,10 @@ function checkRequest(message: JsonRpcRequest, header: Header, tools: ToolHeader
     return reject(404, id, ErrorCode.MethodNotFound, why);
   }
 
+  // Before anything reads or compares a name: its length (name-bounds.ts).
+  const tooLong = nameProblem(method, params);
+  if (tooLong !== undefined) return reject(400, id, ErrorCode.InvalidParams, `${tooLong}; shorten it`);
+
   const nameParam = NAME_PARAM[method];
   if (nameParam) {
     const bodyName = params![nameParam];
@@ -121,18 +126,25 @@ function checkParamHeaders(id: JsonRpcId, params: Record<string, unknown>, heade
 }
 
 function unsupported(id: JsonRpcId, requested: string): Rejection {
-  return reject(400, id, ErrorCode.UnsupportedProtocolVersion, `Unsupported protocol version ${JSON.stringify(requested)}`, {
+  return reject(400, id, ErrorCode.UnsupportedProtocolVersion, `Unsupported protocol version ${quoted(requested)}`, {
     supported: SUPPORTED_VERSIONS,
-    requested,
+    requested: requested.length <= MAX_NAME_LENGTH ? requested : quoted(requested),
   });
 }
 
 function mismatch(id: JsonRpcId, name: string, headerValue: unknown, bodyValue: unknown): Rejection {
   const message =
     headerValue === undefined
-      ? `Header mismatch: the ${name} header is required and must equal the body's value ${JSON.stringify(bodyValue)}`
-      : `Header mismatch: ${name} header value ${JSON.stringify(headerValue)} does not match body value ${JSON.stringify(bodyValue)}`;
+      ? `Header mismatch: the ${name} header is required and must equal the body's value ${quotedValue(bodyValue)}`
+      : `Header mismatch: ${name} header value ${quotedValue(headerValue)} does not match body value ${quotedValue(bodyValue)}`;
   return reject(400, id, ErrorCode.HeaderMismatch, message);
+}
+
+/** A value as a refusal quotes it: short ones as JSON, as before; anything long cut to a prefix. */
+function quotedValue(value: unknown): string {
+  if (typeof value === 'string') return quoted(value);
+  const text = JSON.stringify(value);
+  return text === undefined || text.length <= MAX_NAME_LENGTH ? String(text) : quoted(value);
 }
 
 function invalidHeader(id: JsonRpcId, name: string): Rejection {

@@ -6,6 +6,7 @@ import { textOf } from '../../protocol/exact-json.js';
 import { isObject, parseMessage, type JsonRpcRequest, type JsonRpcResponse } from '../../protocol/jsonrpc.js';
 import { callAttributes, spanName } from '../telemetry/attributes.js';
 import type { GatewayTracer } from '../telemetry/tracer.js';
+import { digest } from '../mrtr/peer-trust.js';
 import type { McpCall } from './call.js';
 
 /** Starts the span of a request that was read; the caller's context wins in the headers, then in _meta. */
@@ -13,7 +14,7 @@ export function startRequestSpan(tracer: GatewayTracer, call: McpCall, message: 
   const { incoming } = call.exchange;
   const meta = message.params?._meta;
   const fromHeaders = single(incoming.headers.traceparent);
-  const parent = fromHeaders !== undefined ? incoming.headers : isObject(meta) ? meta : undefined;
+  const parent = !parentAccepted(tracer, call) ? undefined : fromHeaders !== undefined ? incoming.headers : isObject(meta) ? meta : undefined;
   const attributes = callAttributes(message);
   addEdgeAttributes(call, incoming.headers, attributes);
   const span = (call.span = tracer.startRequest({
@@ -47,10 +48,11 @@ export function spanForUnread(tracer: GatewayTracer, call: McpCall): void {
   const attributes: Record<string, string> = { 'mcp.gateway.outcome': call.outcome };
   if (call.method !== undefined) attributes['mcp.method.name'] = call.method;
   addEdgeAttributes(call, headers, attributes);
+  const accepted = parentAccepted(tracer, call);
   const span = tracer.startRequest({
     name: call.method ?? 'mcp request',
-    traceparent: single(headers.traceparent),
-    tracestate: single(headers.tracestate),
+    traceparent: accepted ? single(headers.traceparent) : undefined,
+    tracestate: accepted ? single(headers.tracestate) : undefined,
     startedAt: call.started,
     attributes,
   });
@@ -82,8 +84,27 @@ function addEdgeAttributes(call: McpCall, headers: IncomingHttpHeaders, attribut
   attributes['mcp.server.name'] = call.server ?? 'mcp';
   const address = call.exchange.incoming.socket.remoteAddress;
   if (address !== undefined) attributes['client.address'] = address;
+  // A 2025 session's id is its whole secret with anonymous access: a trace carries its digest, never the id.
   const session = single(headers['mcp-session-id']);
-  if (session !== undefined) attributes['mcp.session.id'] = session;
+  if (session !== undefined) attributes['mcp.session.id'] = sessionDigest(session);
+}
+
+/** The digest traces carry for a 2025 session id: the same for every request of the session, useless to end or use it. */
+export function sessionDigest(sessionId: string): string {
+  return digest(sessionId).slice(0, 32);
+}
+
+/**
+ * Whether the caller's trace context may parent its span (telemetry.traces.acceptParents): by default once
+ * it authenticated, so an unauthenticated request cannot graft its refusals onto someone else's trace. A
+ * retry another replica forwarded joins the trace the replica sent, whatever the setting.
+ */
+function parentAccepted(tracer: GatewayTracer, call: McpCall): boolean {
+  if (call.vouched !== undefined) return true;
+  const accept = tracer.acceptParents;
+  if (accept === 'any') return true;
+  if (accept === 'none') return false;
+  return !call.security.authenticator.enabled || call.principal.via !== 'anonymous';
 }
 
 function single(value: unknown): string | undefined {

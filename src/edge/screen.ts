@@ -4,6 +4,7 @@
 import type { IncomingMessage } from 'node:http';
 import { ErrorCode } from '../../protocol/jsonrpc.js';
 import type { HostCheck } from './host-check.js';
+import { quoted } from './name-bounds.js';
 import { reject, type Rejection } from './rejection.js';
 import { repeatedSingleHeader } from './single-headers.js';
 
@@ -13,7 +14,7 @@ export function screenRequest(incoming: IncomingMessage, hostAllowed: HostCheck 
       403,
       null,
       ErrorCode.InvalidRequest,
-      `Host ${JSON.stringify(incoming.headers.host ?? '')} is not this gateway's: on loopback it answers only loopback names; add the name to listen.allowedHosts if it is yours`,
+      `Host ${quoted(incoming.headers.host ?? '')} is not this gateway's: on loopback it answers only loopback names; add the name to listen.allowedHosts if it is yours`,
     );
   }
   const repeated = repeatedSingleHeader(incoming.rawHeaders);

@@ -12,6 +12,7 @@ import { CALL_TOOL, definitionOf, SEARCH_TOOLS, searchResult, toolError } from '
 import { DEFAULT_LIMIT, MAX_LIMIT } from '../search/tool-index.js';
 import { argsOf, record } from './audit-step.js';
 import type { McpCall } from './call.js';
+import { nameTooLong, quoted } from './name-bounds.js';
 import { writeJsonBody } from './node-io.js';
 import { traceIdOf } from './trace-id.js';
 
@@ -33,8 +34,11 @@ export function searchStep(call: McpCall, profile: Profile, message: JsonRpcRequ
   const args = isObject(params.arguments) ? params.arguments : {};
   if (typeof args.name !== 'string' || args.name === '')
     return { jsonrpc: '2.0', id: message.id, result: toolError('call_tool needs name: the name of a tool exactly as search_tools returned it') };
+  // Bounded here as a direct call's name is by the request rules, before the name is routed, globbed or judged.
+  const tooLong = nameTooLong('tool', args.name);
+  if (tooLong !== undefined) return { jsonrpc: '2.0', id: message.id, result: toolError(`${tooLong}; give call_tool a name exactly as search_tools returned it`) };
   if (args.arguments !== undefined && !isObject(args.arguments)) {
-    return { jsonrpc: '2.0', id: message.id, result: toolError(`call_tool's arguments must be an object matching the inputSchema of ${args.name}`) };
+    return { jsonrpc: '2.0', id: message.id, result: toolError(`call_tool's arguments must be an object matching the inputSchema of ${quoted(args.name)}`) };
   }
   const inner: JsonObject = { name: args.name };
   if (args.arguments !== undefined) inner.arguments = args.arguments;

@@ -21,6 +21,7 @@ import { closeGateway } from './close.js';
 import { createSecurity } from './guard-wiring.js';
 import { createLegacySessions, type LegacySessions } from './legacy-sessions.js';
 import { createListenHub } from '../notify/list-changes.js';
+import { defaultMaxConnections, readFdLimit, reportFdLimit } from './connection-cap.js';
 import { listen } from './listener.js';
 import { opsOptions } from './ops-pages.js';
 import { reloadGateway } from './reload.js';
@@ -65,7 +66,10 @@ export async function startGateway(initial: GatewayConfig, log: Log): Promise<Ru
   const ops = opsOptions({ startedAt: Date.now(), config: () => config.current, servers, aggregate, cache, tracker, metrics });
   const edge = createEdge(initial, { servers, aggregate, catalog: catalogView(profiles, search), listenHub, security, tracker, metrics, legacy, retries, ops, tracer, log });
   const { host, port, allowedHosts } = initial.listen;
-  const { drain, url } = await listen(edge, host, port, hostChecker(host, allowedHosts));
+  const fdLimit = readFdLimit();
+  const maxConnections = initial.listen.maxConnections ?? defaultMaxConnections(fdLimit);
+  reportFdLimit(fdLimit, maxConnections, initial.listen.maxConnections !== undefined, log);
+  const { drain, url } = await listen(edge, host, port, hostChecker(host, allowedHosts), maxConnections);
   await retries.register(url);
   announceEndpoints(initial, url, servers, log);
   servers.startAll();
@@ -146,6 +150,7 @@ function createEdge(config: GatewayConfig, parts: EdgeParts): Edge {
     catalog: parts.catalog,
     allowedOrigins: config.listen.allowedOrigins,
     maxBodyBytes: config.listen.maxBodyBytes,
+    callerLimits: { maxRequests: config.listen.maxRequestsPerPrincipal, maxStreams: config.listen.maxStreamsPerPrincipal },
     listen: parts.listenHub,
     contextKey: config.cache.contextSecret ? Buffer.from(config.cache.contextSecret) : randomBytes(32),
     security: () => security.current,

@@ -7,6 +7,8 @@ import { writeJson } from '../edge/exchange.js';
 import type { HostCheck } from '../edge/host-check.js';
 import { HttpDrain } from '../edge/http-drain.js';
 import { screenRequest } from '../edge/screen.js';
+import { ErrorCode, errorResponse } from '../../protocol/jsonrpc.js';
+import { ConnectionCap } from './connection-cap.js';
 
 export interface Listening {
   drain: HttpDrain;
@@ -14,14 +16,14 @@ export interface Listening {
   url: string;
 }
 
-export async function listen(edge: Edge, hostname: string, port: number, hostAllowed: HostCheck | undefined): Promise<Listening> {
-  const { server, drain } = await serve(edge, hostname, port, hostAllowed);
+export async function listen(edge: Edge, hostname: string, port: number, hostAllowed: HostCheck | undefined, maxConnections: number): Promise<Listening> {
+  const { server, drain } = await serve(edge, hostname, port, hostAllowed, maxConnections);
   const address = server.address() as AddressInfo;
   const url = `http://${address.family === 'IPv6' ? `[${address.address}]` : address.address}:${address.port}`;
   return { drain, url };
 }
 
-function serve(edge: Edge, hostname: string, port: number, hostAllowed: HostCheck | undefined): Promise<{ server: Server; drain: HttpDrain }> {
+function serve(edge: Edge, hostname: string, port: number, hostAllowed: HostCheck | undefined, maxConnections: number): Promise<{ server: Server; drain: HttpDrain }> {
   // HTTP/1.0 allows a request without Host, and load balancers' health checks send them (HAProxy's classic
   // `option httpchk GET /readyz`). Node serves them; Hono needs a host to build a URL (nothing reads it) and
   // would answer 400, so it gets a placeholder. Checks on the Host header still see none.
@@ -34,9 +36,14 @@ function serve(edge: Edge, hostname: string, port: number, hostAllowed: HostChec
         writeJson(outgoing, refusal.status, refusal.body, { connection: 'close' });
         return;
       }
+      if (cap.probesOnlyFor(incoming)) {
+        if (edge.serveProbe(incoming, outgoing) === undefined) writeJson(outgoing, 503, overCap(cap.maxConnections), { connection: 'close', 'retry-after': '5' });
+        return;
+      }
       if (edge.serveMcpPost(incoming, outgoing) === undefined && edge.serveProbe(incoming, outgoing) === undefined) void viaHono(incoming, outgoing);
     });
     const drain = new HttpDrain(server);
+    const cap = new ConnectionCap(server, maxConnections);
     server.listen(port, hostname, () => resolve({ server, drain }));
     // Longer than the idle timeouts of common load balancers (60 s), so they, not the gateway, close idle
     // connections, and a reused connection is not cut as a request arrives on it.
@@ -66,4 +73,13 @@ function honoListener(edge: Edge): NodeListener {
       .then(() => import('@hono/node-server'))
       .then(({ getRequestListener }) => (listener = getRequestListener(edge.app.fetch, { hostname: 'localhost' }))));
   return (incoming, outgoing) => (listener ? listener(incoming, outgoing) : load().then((ready) => ready(incoming, outgoing)));
+}
+
+/** The answer on a connection accepted past listen.maxConnections, to anything but a probe. */
+function overCap(maxConnections: number) {
+  return errorResponse(
+    null,
+    ErrorCode.InternalError,
+    `mcp-gateway is serving ${maxConnections} connections, its most (listen.maxConnections, below the process's open-file limit); retry shortly, or reuse a connection`,
+  );
 }

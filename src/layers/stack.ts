@@ -44,7 +44,7 @@ export function buildServerStack(transport: Upstream, settings: StackSettings, p
   const propagating = new PropagatingUpstream(transport, settings.transport);
   const metered = new MeteredUpstream(propagating, parts.meter);
   const limits = new LimitedUpstream(metered, settings, parts.queueWaited);
-  const bridged = new InputBridge(limits, { held: parts.held, roots: settings.roots, log: parts.log });
+  const bridged = new InputBridge(limits, { held: parts.held, roots: settings.roots, placesQuestions: settings.transport === 'http', log: parts.log });
   const served = new CachedUpstream(bridged, parts.cache);
   return { served, limits };
 }

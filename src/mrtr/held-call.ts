@@ -13,6 +13,8 @@ export type CallEvent = { kind: 'answer'; response: JsonRpcResponse } | { kind: 
 
 export class HeldCall {
   readonly id = randomBytes(12).toString('base64url');
+  /** Whose call it is (RequestOptions.authContext): a caller may hold only so many (mrtr.maxHeldPerCaller). */
+  readonly caller: string;
   round = 0;
   /** The server request the client was asked to answer, under its inputRequests key. */
   asked: { key: string; respond: (answer: ServerAnswer) => void } | undefined;
@@ -23,6 +25,8 @@ export class HeldCall {
   private progressToken: unknown;
   private expiry: NodeJS.Timeout | undefined;
   finished = false;
+  /** Told once the server's call has ended (answered, failed, cancelled), held or not. */
+  onFinished: (() => void) | undefined = undefined;
 
   /** Sends the request upstream; the server's questions and answer queue up as events. */
   constructor(
@@ -31,6 +35,7 @@ export class HeldCall {
     message: JsonRpcRequest,
     options: RequestOptions,
   ) {
+    this.caller = options.authContext ?? '';
     void upstream
       .request(message, {
         ...options,
@@ -41,10 +46,12 @@ export class HeldCall {
       .then(
         (response) => {
           this.finished = true;
+          this.onFinished?.();
           this.push({ kind: 'answer', response });
         },
         (error: Error) => {
           this.finished = true;
+          this.onFinished?.();
           this.push({ kind: 'answer', response: { jsonrpc: '2.0', id: message.id, error: { code: -32603, message: `mcp-gateway: ${error.message}` } } });
         },
       );

@@ -22,6 +22,10 @@ export interface HeldCalls {
   calls: Map<string, HeldCall>;
   /** How long a held call waits for the client's retry. */
   holdMs: number;
+  /** Calls one caller may have held at once, across servers (mrtr.maxHeldPerCaller). */
+  maxHeldPerCaller: number;
+  /** How long a new call waits behind another caller's held call on a server that cannot tell askers apart (mrtr.queueMs). */
+  queueMs: number;
   /** Whether replicas find each other through Redis (so a retry for another instance was offered to it first). */
   shared: boolean;
 }
@@ -45,6 +49,11 @@ export interface InputBridgeOptions {
   held: HeldCalls;
   /** roots/list answered from the config instead of asking the client. */
   roots: readonly JsonObject[] | undefined;
+  /**
+   * The connection says which call a server's question belongs to (HTTP: the question arrives on the call's
+   * own stream). On stdio it does not: a question while another asking call is in flight cannot be placed.
+   */
+  placesQuestions: boolean;
   log: Log;
 }
 
@@ -76,6 +85,9 @@ function eraKnown(upstream: Upstream, ms: number): Promise<Era | undefined> {
 }
 
 export class InputBridge extends UpstreamWrapper {
+  /** Calls waiting for this server's held calls to end (stdio only): woken when none is held. */
+  private waiting: (() => void)[] = [];
+
   constructor(
     inner: Upstream,
     private readonly options: InputBridgeOptions,
@@ -111,9 +123,64 @@ export class InputBridge extends UpstreamWrapper {
         errorResponse(message.id, ErrorCode.InvalidParams, 'inputResponses without the requestState of the input_required answer; retry with both, as they came'),
       );
     }
-    const call = new HeldCall(this.inner, message, options);
     options.onStreamStart?.(); // a held call's rounds answer as they always did: the stream opens at once
+    // On stdio a question can be placed only while its call is the one asking call in flight: a new call
+    // waits (bounded) behind one held for its client, rather than fail the moment its server asks.
+    const caller = options.authContext ?? '';
+    if (!this.options.placesQuestions && this.heldHere(caller).length > 0) await this.behindHeld(caller, options.signal);
+    if (options.signal?.aborted) return cancelledResponse(message.id);
+    const call = new HeldCall(this.inner, message, options);
+    // A held call whose server call ends (the child crashed, say) holds nobody up any more.
+    if (!this.options.placesQuestions) call.onFinished = () => this.released();
     return this.round(call, message, options);
+  }
+
+  /**
+   * Other callers' interactive calls on this server: held for their client's retry, or resumed and still
+   * running (it may ask again). While one is in flight, a question from the server cannot be placed. A
+   * caller's own calls are not counted: what it holds up is its own business.
+   */
+  private heldHere(caller: string): HeldCall[] {
+    const here: HeldCall[] = [];
+    for (const call of this.options.held.calls.values()) if (call.upstream === this.inner && !call.finished && call.caller !== caller) here.push(call);
+    return here;
+  }
+
+  /**
+   * Waits until no call is held on this server, at most mrtr.queueMs; then the calls still held (their
+   * clients have not answered in all that time) are cancelled, so one unanswered question delays the
+   * server's other callers by queueMs at most, instead of failing their questions for mrtr.holdMs.
+   */
+  private async behindHeld(caller: string, signal: RequestOptions['signal']): Promise<void> {
+    const { held, log } = this.options;
+    const deadline = Date.now() + held.queueMs;
+    while (!signal?.aborted && Date.now() < deadline && this.heldHere(caller).length > 0) {
+      let wake: () => void = () => {};
+      const woken = new Promise<void>((resolve) => (wake = resolve));
+      this.waiting.push(wake);
+      const timer = setTimeout(wake, deadline - Date.now());
+      signal?.addEventListener('abort', wake, { once: true });
+      try {
+        await woken;
+      } finally {
+        clearTimeout(timer);
+        signal?.removeEventListener('abort', wake);
+        this.waiting = this.waiting.filter((w) => w !== wake);
+      }
+    }
+    if (signal?.aborted) return;
+    // Only calls still waiting for their client are cancelled: one resumed is running, and ends on its own.
+    for (const call of this.heldHere(caller)) {
+      if (!call.asked) continue;
+      log.info({ server: this.name, queueMs: held.queueMs }, 'cancelled a held call another caller waited behind for mrtr.queueMs');
+      call.cancel();
+      held.calls.delete(call.id);
+    }
+  }
+
+  /** A call here ended (answered, cancelled, expired): the waiting look again. */
+  private released(): void {
+    for (const wake of this.waiting) wake();
   }
 
   /** Waits for the call's next event and answers this client round with it. */
@@ -125,10 +192,12 @@ export class InputBridge extends UpstreamWrapper {
       const event: CallEvent | undefined = await call.next(options.signal, options.onNotification, meta.progressToken);
       if (!event) {
         this.options.held.calls.delete(call.id);
+        this.released();
         return cancelledResponse(message.id);
       }
       if (event.kind === 'answer') {
         this.options.held.calls.delete(call.id);
+        this.released();
         // Answered within the first round, the response already carries this id and goes as it came.
         return event.response.id === message.id ? event.response : ({ ...event.response, id: message.id } as JsonRpcResponse);
       }
@@ -161,6 +230,17 @@ export class InputBridge extends UpstreamWrapper {
   /** Keeps the call for the retry and answers the client input_required. */
   private suspend(call: HeldCall, event: Extract<CallEvent, { kind: 'ask' }>, message: JsonRpcRequest, options: RequestOptions): JsonRpcResponse {
     const held = this.options.held;
+    const caller = options.authContext ?? '';
+    if (!held.calls.has(call.id) && heldBy(held, caller) >= held.maxHeldPerCaller) {
+      // One caller may not hold more: each held call keeps a server waiting (and, on stdio, its other callers).
+      event.respond({ error: { code: ErrorCode.InternalError, message: 'The client holds too many unanswered questions' } });
+      call.cancel();
+      return errorResponse(
+        message.id,
+        ErrorCode.InvalidRequest,
+        `${this.name} asks the client for ${event.method}, but this caller already has ${held.maxHeldPerCaller} calls waiting for its answers (mrtr.maxHeldPerCaller); answer them (retry each with its inputResponses) or let them expire (mrtr.holdMs), then call again`,
+      );
+    }
     call.round++;
     const key = `${CAPABILITY[event.method]}-${call.round}`;
     call.asked = { key, respond: event.respond };
@@ -169,6 +249,7 @@ export class InputBridge extends UpstreamWrapper {
     options.trace?.event('mcp.gateway.mrtr.hold', { 'mcp.gateway.mrtr.asks': event.method, 'mcp.gateway.mrtr.round': call.round, 'mcp.gateway.mrtr.hold_ms': held.holdMs });
     call.holdFor(held.holdMs, () => {
       held.calls.delete(call.id);
+      queueMicrotask(() => this.released()); // once the call is cancelled, below
       this.options.log.info({ server: this.name, method: message.method, ...traceFields(options.trace) }, 'a held call expired before the client retried; cancelled it');
     });
     const requestState = held.codec.issue({
@@ -223,4 +304,11 @@ export class InputBridge extends UpstreamWrapper {
     respond({ result: answer });
     return this.round(call, message, options);
   }
+}
+
+/** Calls held for this caller's retry, on every server of this instance. */
+function heldBy(held: HeldCalls, caller: string): number {
+  let count = 0;
+  for (const call of held.calls.values()) if (call.asked && !call.finished && call.caller === caller) count++;
+  return count;
 }

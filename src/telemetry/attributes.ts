@@ -8,8 +8,13 @@ import type { TraceAttributes } from '../../protocol/request-trace.js';
 /** `{mcp.method.name} {target}` where the request names one (a tool, a prompt), else the method alone. */
 export function spanName(message: JsonRpcRequest): string {
   const target = targetName(message);
-  return target === undefined ? message.method : `${message.method} ${target}`;
+  if (target === undefined) return message.method;
+  // A span's name has no length limit in the SDK: a name not checked yet (a 2025 client's) is cut here.
+  return `${message.method} ${target.length <= MAX_NAME_IN_SPAN ? target : target.slice(0, MAX_NAME_IN_SPAN)}`;
 }
+
+/** Tool and prompt names are at most 128 characters (src/edge/name-bounds.ts checks it after the span starts). */
+const MAX_NAME_IN_SPAN = 128;
 
 export function callAttributes(message: JsonRpcRequest): TraceAttributes {
   const params = message.params;

@@ -9,6 +9,8 @@ const url = z.string().regex(/^https?:\/\/[^\s]+$/, 'give an http:// or https://
 
 export const SAMPLERS = ['always_on', 'always_off', 'traceidratio', 'parentbased_always_on', 'parentbased_always_off', 'parentbased_traceidratio'] as const;
 export const OTLP_PROTOCOLS = ['http/protobuf', 'http/json'] as const;
+/** Whose incoming trace context (traceparent header or _meta) a request's span may take as its parent. */
+export const ACCEPT_PARENTS = ['authenticated', 'any', 'none'] as const;
 
 export const telemetry = z.strictObject({
   traces: z
@@ -27,6 +29,11 @@ export const telemetry = z.strictObject({
       sampler: z.enum(SAMPLERS).optional(),
       /** OTEL_TRACES_SAMPLER_ARG: the ratio of the *traceidratio samplers. */
       samplerRatio: ratio.optional(),
+      /**
+       * authenticated (default): a caller's traceparent is honoured once it authenticated (with auth: off,
+       * every caller); any: also before; none: never (each request starts a trace; replicas' forwards still join).
+       */
+      acceptParents: z.enum(ACCEPT_PARENTS).default('authenticated'),
     })
     .prefault({}),
   /** OTEL_SERVICE_NAME (default mcp-gateway). */

@@ -23,7 +23,7 @@ import type { JsonRpcRequest, JsonRpcResponse } from '../../protocol/jsonrpc.js'
 import type { TraceAttributes, UpstreamTrace } from '../../protocol/request-trace.js';
 import { callAttributes, spanName } from './attributes.js';
 import { BATCH_DEFAULTS, type BatchSettings, type TracingSettings } from './settings.js';
-import type { ForwardTrace, GatewayTracer, RequestSpan } from './tracer.js';
+import type { AcceptParents, ForwardTrace, GatewayTracer, RequestSpan } from './tracer.js';
 
 const propagator = new W3CTraceContextPropagator();
 const carrierGetter = {
@@ -31,16 +31,24 @@ const carrierGetter = {
   get: (carrier: Record<string, string | undefined>, key: string) => carrier[key],
 };
 
-export async function createTracer(settings: TracingSettings, log: Log): Promise<GatewayTracer> {
+/**
+ * The longest string any span or event attribute keeps (the SDK cuts longer ones): many are taken from the
+ * request (names, URIs, ids, headers), and an unauthenticated caller must not fill a collector with them.
+ */
+export const MAX_ATTRIBUTE_LENGTH = 512;
+
+export async function createTracer(settings: TracingSettings, log: Log, acceptParents: AcceptParents = 'authenticated'): Promise<GatewayTracer> {
   setDiagLogger(log);
   const batch = settings.batch ?? BATCH_DEFAULTS;
   const provider = new TracerProvider({
     resource: resourceFromAttributes({ 'service.name': settings.serviceName, 'service.version': GATEWAY_INFO.version }),
     sampler: samplerOf(settings),
+    spanLimits: { attributeValueLengthLimit: MAX_ATTRIBUTE_LENGTH },
     spanProcessors: [new BatchSpanProcessor({ exporter: await exporterOf(settings, batch), ...batch })],
   });
   const tracer = provider.getTracer(GATEWAY_INFO.name, GATEWAY_INFO.version);
   return {
+    acceptParents,
     startRequest(start) {
       const parent =
         start.traceparent === undefined ? ROOT_CONTEXT : propagator.extract(ROOT_CONTEXT, { traceparent: start.traceparent, tracestate: start.tracestate }, carrierGetter);

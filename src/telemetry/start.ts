@@ -9,7 +9,7 @@ export async function startTracing(config: TelemetryConfig, env: NodeJS.ProcessE
   const settings = tracingSettings(config, env);
   if (!settings) return undefined;
   const { createTracer } = await import('./otel-tracer.js');
-  const tracer = await createTracer(settings, log);
+  const tracer = await createTracer(settings, log, config.traces.acceptParents);
   log.info({ url: settings.url, protocol: settings.protocol, sampler: settings.sampler, service: settings.serviceName }, 'tracing on: spans go to an OTLP/HTTP collector');
   return tracer;
 }

@@ -2,8 +2,13 @@
 // when tracing is off), and only otel-tracer.ts, loaded on demand, knows the SDK behind it.
 import type { JsonRpcRequest } from '../../protocol/jsonrpc.js';
 import type { RequestTrace, TraceAttributes } from '../../protocol/request-trace.js';
+import type { ACCEPT_PARENTS } from './config.js';
+
+export type AcceptParents = (typeof ACCEPT_PARENTS)[number];
 
 export interface GatewayTracer {
+  /** telemetry.traces.acceptParents: whose incoming trace context a request span may join. */
+  readonly acceptParents: AcceptParents;
   /** The server span of one request, its parent from the given W3C pair (header or _meta), else a new root. */
   startRequest(start: RequestStart): RequestSpan;
   /** Sends what is buffered and stops (on close). */

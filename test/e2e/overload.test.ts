@@ -96,7 +96,7 @@ describe('overload', { timeout: 120_000 }, () => {
     const http = await startHttpFixture();
     fixture = http.child;
     const config = {
-      listen: { host: '127.0.0.1', port: 0, maxBodyBytes: MAX_BODY_BYTES },
+      listen: { host: '127.0.0.1', port: 0, maxBodyBytes: MAX_BODY_BYTES, maxRequestsPerPrincipal: FLOOD + QUIET }, // the flood is the server's limiter's to refuse here
       log: { level: 'warn' },
       auth: {
         apiKeys: [
