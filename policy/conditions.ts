@@ -28,7 +28,7 @@ export function compileCondition(expr: string): Condition {
   return (facts) => {
     try {
       const value = program({
-        args: facts.args !== null && typeof facts.args === 'object' && !Array.isArray(facts.args) ? asDoubles(facts.args) : {},
+        args: facts.args !== null && typeof facts.args === 'object' && !Array.isArray(facts.args) ? asCel(facts.args, 'args') : {},
         principal: { id: facts.principal.id, groups: facts.principal.groups, via: facts.principal.via },
         tool: facts.tool,
         server: facts.server,
@@ -41,19 +41,30 @@ export function compileCondition(expr: string): Condition {
 }
 
 /**
- * The arguments as CEL reads them: a number kept as written (protocol/exact-json.ts, a 64-bit id) is an
- * object to JavaScript, which CEL would take for a map and fail every comparison on; it reads as the double
- * it always read as. A copy, and only where there is one: what the server is sent keeps its digits.
+ * The arguments as CEL reads them, never a rounded number. A number kept as written (protocol/exact-json.ts:
+ * one no double holds exactly, which the server receives digit for digit, Node 22 and later) is an object
+ * to JavaScript, which CEL would take for a map. An integer reads as a CEL int (a BigInt: compared exactly,
+ * so ids near 1.2e18 do not compare equal within ±128); any other such number (100.000000000000001, 1e400)
+ * refuses the call when the condition reads it, rather than deciding on the double it rounds to. A copy,
+ * and only where there is one: what the server is sent keeps its digits. (On Node 20 the parse rounds, and
+ * the server is sent the rounded number too: the condition decides on what the server gets.)
  */
-function asDoubles(value: unknown): unknown {
-  if (isRawNumber(value)) return Number(value.rawJSON);
+function asCel(value: unknown, path: string): unknown {
   if (value === null || typeof value !== 'object') return value;
+  if (isRawNumber(value)) return /^-?\d+$/.test(value.rawJSON) ? BigInt(value.rawJSON) : value;
   let copy: Record<string, unknown> | unknown[] | undefined;
   for (const [key, inner] of Object.entries(value)) {
-    const read = asDoubles(inner);
-    if (read === inner) continue;
+    const where = Array.isArray(value) ? `${path}[${key}]` : `${path}.${key}`;
+    const read = asCel(inner, where);
+    if (read === inner && !isRawNumber(inner)) continue;
     copy ??= Array.isArray(value) ? [...value] : { ...(value as Record<string, unknown>) };
-    (copy as Record<string, unknown>)[key] = read;
+    if (isRawNumber(read)) Object.defineProperty(copy, key, { enumerable: true, get: () => refuseInexact(where, read.rawJSON) });
+    else (copy as Record<string, unknown>)[key] = read;
   }
   return copy ?? value;
+}
+
+function refuseInexact(where: string, raw: string): never {
+  const shown = raw.length > 40 ? `${raw.slice(0, 40)}…` : raw;
+  throw new Error(`${where} is ${shown}, a number no double holds exactly: a condition compares integers exactly but refuses such a number rather than round it`);
 }

@@ -20,6 +20,17 @@ export interface GuardOptions {
   /** The upstream that owns a resource URI or template on /mcp, as the last lists said (to filter lists). */
   ownerOf(uri: string): string | undefined;
   pins: PinStore;
+  /** pinsMaxAgeMs: the oldest a pinned tool's definition may be when a call is judged against it (default 60 s). */
+  pinMaxAgeMs?: number;
+}
+
+/** How old a pinned tool's definition may be, read from its server, when a call is judged against it. */
+export const DEFAULT_PIN_MAX_AGE_MS = 60_000;
+
+/** What the pins said of a tool's definition, and when the server was asked for it (-Infinity: only seen in a list). */
+interface PinSeen {
+  verdict: PinVerdict;
+  readAt: number;
 }
 
 export interface Verdict {
@@ -34,7 +45,8 @@ export interface Verdict {
 /**
  * What the guard needs before it can decide: `routes`, the router to read its lists again for this target
  * (a name nobody listed yet; on /mcp a URI whose owner is unknown or refuses, so that both cost the same);
- * `definition`, a pinned tool's definition, which only a tools/list through the endpoint can give.
+ * `definition`, a pinned tool's definition as its server gives it now (read past every cache, and handed
+ * to `definitionRead`), because the one judged last is older than pinsMaxAgeMs or there is none.
  */
 export interface Need {
   need: 'routes' | 'definition';
@@ -57,14 +69,17 @@ const NEED_DEFINITION: Need = { need: 'definition' };
 export class Guard {
   /** Filtered lists by the unfiltered items array they came from (a cache entry), then by grant. */
   private readonly filtered = new WeakMap<readonly unknown[], Map<string, unknown[]>>();
-  /** What the pins said of each pinned tool when it was last seen, by the name /mcp gives it. */
-  private readonly pinVerdicts = new Map<string, PinVerdict>();
+  /** What the pins said of each pinned tool when it was last seen or read, by the name /mcp gives it. */
+  private readonly pinVerdicts = new Map<string, PinSeen>();
+  private readonly pinMaxAgeMs: number;
 
-  constructor(private readonly options: GuardOptions) {}
+  constructor(private readonly options: GuardOptions) {
+    this.pinMaxAgeMs = options.pinMaxAgeMs ?? DEFAULT_PIN_MAX_AGE_MS;
+  }
 
   /**
-   * Whether the request may go ahead, or what is needed first. `listed` says a tools/list through the
-   * endpoint was already read for a pinned tool's definition (whatever it showed, the call is then judged).
+   * Whether the request may go ahead, or what is needed first. `listed` says the pinned tool's server was
+   * just asked for its tools (`definitionsRead`): whatever that gave, the call is then judged.
    */
   judge(target: Target, message: JsonRpcRequest, grant: Grant, principal: Principal, listed = false): Verdict | Need {
     if (target.kind === 'tools') return this.judgeTool(target, message, grant, principal, listed);
@@ -118,8 +133,8 @@ export class Guard {
     // A name nobody offers gets the same words as a denied one, so a refusal says nothing of existence.
     if (!target.listed) return target.confirmed ? unknown(message, 'tool', target.given, undefined, name) : NEED_ROUTES;
     if (grant.pins(server, name)) {
-      const pin = this.pinVerdict(name, target.listed.definition);
-      if (pin === undefined && !listed) return NEED_DEFINITION;
+      const pin = this.freshPin(name);
+      if (pin === undefined) return listed ? unknown(message, 'tool', target.given, "pinned tool not in its server's tools/list", name) : NEED_DEFINITION;
       if (pin === 'changed') return unknown(message, 'tool', target.given, 'pinned tool changed upstream', name);
     }
     if (!verdict.allowed) {
@@ -131,14 +146,24 @@ export class Guard {
     return { allowed: true, rule: verdict.rule, target: name };
   }
 
-  /** The pins' word on a tool: as last listed, else from the definition the router saw (pinning it on first sight). */
-  private pinVerdict(name: string, definition: Record<string, unknown> | undefined): PinVerdict | undefined {
-    let verdict = this.pinVerdicts.get(name);
-    if (verdict === undefined && definition !== undefined) {
-      verdict = this.options.pins.check(name, definition);
-      this.pinVerdicts.set(name, verdict);
+  /**
+   * `server`'s tools as it listed them when asked at `readAt` (its own names), past every cache: each tool
+   * this grant pins is judged against its pin (pinned on first sight), and calls are judged by that until
+   * pinsMaxAgeMs after `readAt`. A pinned tool missing from them is refused until a read finds it.
+   */
+  definitionsRead(server: string, tools: readonly unknown[], grant: Grant, readAt: number): void {
+    const prefix = this.options.prefixes.get(server) ?? server;
+    for (const tool of tools) {
+      if (!isObject(tool) || typeof tool.name !== 'string') continue;
+      const name = publicName(prefix, this.options.separator, tool.name);
+      if (grant.pins(server, name)) this.pinVerdicts.set(name, { verdict: this.options.pins.check(name, tool), readAt });
     }
-    return verdict;
+  }
+
+  /** The pins' word on a tool, from a definition read from its server at most pinsMaxAgeMs ago; else undefined. */
+  private freshPin(name: string): PinVerdict | undefined {
+    const seen = this.pinVerdicts.get(name);
+    return seen !== undefined && Date.now() - seen.readAt <= this.pinMaxAgeMs ? seen.verdict : undefined;
   }
 
   private judgePrompt(target: NamedTarget, message: JsonRpcRequest, grant: Grant): Verdict | Need {
@@ -181,12 +206,22 @@ export class Guard {
     const seen = this.named(server, value);
     if (!seen || !grant.allows(kind, seen.server, seen.name).allowed) return false;
     if (kind === 'tools' && grant.pins(seen.server, seen.name)) {
-      if (!record) return this.pinVerdicts.get(seen.name) !== 'changed' && this.options.pins.peek(seen.name, item) !== 'changed';
+      if (!record) return this.pinVerdicts.get(seen.name)?.verdict !== 'changed' && this.options.pins.peek(seen.name, item) !== 'changed';
       const verdict = this.options.pins.check(seen.name, item);
-      this.pinVerdicts.set(seen.name, verdict);
+      this.sawInList(seen.name, verdict);
       return verdict !== 'changed';
     }
     return true;
+  }
+
+  /**
+   * A list showed a pinned tool; it may be a cached one, of unknown age. A change has the next call read
+   * the definition from the server again; a match never makes an older verdict fresher.
+   */
+  private sawInList(name: string, verdict: PinVerdict): void {
+    const seen = this.pinVerdicts.get(name);
+    if (verdict === 'changed') this.pinVerdicts.set(name, { verdict, readAt: -Infinity });
+    else if (seen === undefined) this.pinVerdicts.set(name, { verdict, readAt: -Infinity });
   }
 
   /**

@@ -306,6 +306,8 @@ export const configSchema = z.strictObject({
     .prefault({}),
   /** Where pinned tools' digests are kept (a JSON file); in memory only when absent. */
   pinsFile: z.string().min(1).optional(),
+  /** The oldest a pinned tool's definition may be when a call is judged against it: older, it is read from the server again. */
+  pinsMaxAgeMs: int().pipe(z.number().min(0)).default(60_000),
 });
 
 type ParsedConfig = z.infer<typeof configSchema>; // `envReads`: the variables it reads with ${VAR}, kept from children

@@ -5,7 +5,10 @@ import { eachListPage } from '../../bridge/list-pages.js';
 import { isNeed, type Need, type Verdict } from '../../policy/guard.js';
 import { placed } from '../aggregate/router.js';
 import { httpStatusOf } from '../../protocol/error-status.js';
-import { ErrorCode, errorResponse, isObject, type JsonRpcRequest } from '../../protocol/jsonrpc.js';
+import { ErrorCode, errorResponse, type JsonRpcRequest } from '../../protocol/jsonrpc.js';
+import type { Upstream } from '../../bridge/upstream.js';
+import { ownRequestMeta } from '../../protocol/mcp.js';
+import { CachedUpstream } from '../layers/cached-upstream.js';
 import { argsOf, AUTHENTICATED, record } from './audit-step.js';
 import type { McpCall } from './call.js';
 import { writeJson } from './exchange.js';
@@ -42,17 +45,50 @@ async function judgeWhatWasNeeded(call: McpCall, message: JsonRpcRequest, first:
     call.target = edge.router ? await edge.router.confirm(target) : target.kind === 'none' ? target : { ...target, confirmed: true };
     outcome = guard.judge(call.target, message, grant, call.principal);
   }
-  if (isNeed(outcome)) {
-    // A pinned tool the router kept no definition of: the endpoint's tools/list, seen through the guard, gives it.
-    const see = (page: Parameters<typeof guard.shape>[2]) => guard.shape(call.server, 'tools/list', page, grant);
-    const meta = isObject(message.params?._meta) ? { ...message.params._meta, progressToken: undefined } : {};
-    await eachListPage(call.endpoint!.upstream, 'tools/list', meta, { authContext: call.callerContext, reach: grant }, see);
+  if (isNeed(outcome) && call.target.kind === 'tools' && call.target.listed) {
+    // A pinned tool whose definition was last read from its server longer ago than pinsMaxAgeMs (or never):
+    // read the server's tools again, past the list cache, so one changed without list_changed is caught.
+    const server = call.target.listed.server;
+    const upstream = edge.upstreams.get(server);
+    if (upstream) {
+      const { tools, readAt } = await toolsNow(upstream, call.callerContext);
+      guard.definitionsRead(server, tools, grant, readAt);
+    }
     outcome = guard.judge(call.target, message, grant, call.principal, true);
   }
   // Never so: with the routes confirmed and `listed` set the guard decides; a mistake there refuses rather than serves.
   return isNeed(outcome)
     ? { allowed: false, rule: 'the guard could not decide', refusal: errorResponse(message.id, ErrorCode.InternalError, 'Internal error in mcp-gateway; see the gateway log') }
     : outcome;
+}
+
+/** Reads of a server's tools in flight, by upstream then caller context: concurrent calls share one. */
+const reading = new WeakMap<Upstream, Map<string, Promise<ToolsRead>>>();
+
+interface ToolsRead {
+  tools: unknown[];
+  /** When the read began: what it gave is at least this recent. */
+  readAt: number;
+}
+
+/** The tools the server lists now, every page, the cache in front of it skipped; those read before an error. */
+function toolsNow(upstream: Upstream, context: string | undefined): Promise<ToolsRead> {
+  let byContext = reading.get(upstream);
+  if (!byContext) reading.set(upstream, (byContext = new Map()));
+  const key = context ?? '';
+  let read = byContext.get(key);
+  if (!read) {
+    const source = upstream instanceof CachedUpstream ? upstream.uncached : upstream;
+    const done = { tools: [] as unknown[], readAt: Date.now() };
+    read = eachListPage(source, 'tools/list', ownRequestMeta(), { authContext: context }, (page) => {
+      if (Array.isArray(page.result.tools)) done.tools.push(...page.result.tools);
+    })
+      .catch(() => undefined)
+      .then(() => done)
+      .finally(() => byContext.delete(key));
+    byContext.set(key, read);
+  }
+  return read;
 }
 
 /** Answers a refused request (policy's own words), and leaves its trace in audit and metrics. */

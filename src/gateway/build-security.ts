@@ -15,7 +15,7 @@ import type { Log } from '../../infra/log.js';
 export type { Security } from '../../policy/security.js';
 
 /** Where the guard finds what only the running gateway knows. */
-export type GuardWiring = Omit<GuardOptions, 'pins'>;
+export type GuardWiring = Omit<GuardOptions, 'pins' | 'pinMaxAgeMs'>;
 
 const OPEN_AUTH: AuthSetting = { anonymous: true, apiKeys: [], jwt: undefined, oauth: { resource: undefined, authorizationServers: [], scopes: [] } };
 
@@ -47,7 +47,7 @@ export class SecurityHolder {
       auth,
       authenticator,
       policies,
-      guard: policies.active ? new Guard({ ...this.wiring, pins }) : undefined,
+      guard: policies.active ? new Guard({ ...this.wiring, pins, pinMaxAgeMs: config.pinsMaxAgeMs }) : undefined,
       pins,
       audit,
       rateLimiter,

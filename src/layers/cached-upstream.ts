@@ -23,6 +23,11 @@ export class CachedUpstream extends UpstreamWrapper {
     super(inner);
   }
 
+  /** The upstream without this cache: for what must be read as the server says it now (a pinned tool's definition). */
+  get uncached(): Upstream {
+    return this.inner;
+  }
+
   /** Resolves true once no request is in flight here, or false when `ms` passed first (a reload retiring it). */
   drained(ms: number): Promise<boolean> {
     if (this.inFlight === 0) return Promise.resolve(true);

@@ -17,6 +17,10 @@ export interface RetrySettings {
   /** Signs request states; random per start when absent (they then open only in this process). */
   secret?: string;
   holdMs: number;
+  /** How many calls one caller may hold waiting for its answers at once. */
+  maxHeldPerCaller: number;
+  /** How long a call waits behind another caller's held call on the same 2025 stdio server. */
+  queueMs: number;
   /** Where other replicas reach this one (default: the listen address). */
   internalUrl?: string;
   peers: readonly string[];
@@ -50,6 +54,8 @@ export class HeldCallRetries {
       codec: new RequestStateCodec(mrtrSecret, randomBytes(6).toString('base64url')),
       calls: new Map(),
       holdMs: mrtr.holdMs,
+      maxHeldPerCaller: mrtr.maxHeldPerCaller,
+      queueMs: mrtr.queueMs,
       shared: registrySettings.store === 'redis',
     };
   }

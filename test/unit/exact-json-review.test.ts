@@ -36,7 +36,9 @@ describe('on Node.js 22 and later', { skip: KEEPS_EXACT_NUMBERS ? false : 'Node.
     assert.deepEqual(positive({ args, principal, tool: 't', server: 's' }), { ok: true });
     const nested = compileCondition('args.filter.ids.all(i, i > 0) && args.amount < 2.0');
     const more = parseJson(`{"filter":{"ids":[1,${BIG}]},"amount":1.00000000000000000001}`);
-    assert.deepEqual(nested({ args: more, principal, tool: 't', server: 's' }), { ok: true });
+    // The fraction no double holds is refused once read, never compared rounded (test/unit/cel-exact-numbers.test.ts).
+    assert.equal(nested({ args: more, principal, tool: 't', server: 's' }).ok, false);
+    assert.deepEqual(compileCondition('args.filter.ids.all(i, i > 0)')({ args: more, principal, tool: 't', server: 's' }), { ok: true });
     // What the server is sent is not touched by reading it.
     assert.equal(JSON.stringify(more), `{"filter":{"ids":[1,${BIG}]},"amount":1.00000000000000000001}`);
   });

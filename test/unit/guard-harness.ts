@@ -28,7 +28,24 @@ export class PolicyGuard {
   }
 
   shape(server: string | undefined, method: string, response: JsonRpcResponse, grant: Grant): JsonRpcResponse {
-    return this.guard.shape(server, method, response, grant);
+    // A tools list these tests show stands for the server's own list read now, which is what the edge reads
+    // for a pinned call (src/edge/judge.ts); the guard itself takes a list only as a sighting of unknown age.
+    const shaped = this.guard.shape(server, method, response, grant);
+    if (method === 'tools/list' && 'result' in response && Array.isArray(response.result.tools)) this.readNow(server, response.result.tools, grant);
+    return shaped;
+  }
+
+  private readNow(endpoint: string | undefined, tools: unknown[], grant: Grant): void {
+    const { prefixes, separator } = this.options;
+    for (const [server, prefix] of prefixes) {
+      if (endpoint !== undefined && endpoint !== server) continue;
+      const own = tools.flatMap((tool) => {
+        if (!isObject(tool) || typeof tool.name !== 'string') return [];
+        if (endpoint !== undefined) return [tool];
+        return tool.name.startsWith(prefix + separator) ? [{ ...tool, name: tool.name.slice(prefix.length + separator.length) }] : [];
+      });
+      this.guard.definitionsRead(server, own, grant, Date.now());
+    }
   }
 
   async check(server: string | undefined, message: JsonRpcRequest, grant: Grant, principal: Principal, findTool: (name: string) => Promise<void>): Promise<Verdict> {

@@ -1,6 +1,6 @@
 // The guard (policy/guard.ts) over placed targets: it never looks anything up, says when it needs the lists
 // read again (only for what policy lets through, so a refusal costs no lookup), and checks a pinned tool
-// against the definition the router kept instead of listing every tool.
+// against the definition its server gave when last asked (test/unit/pin-freshness.test.ts: how recently).
 import assert from 'node:assert/strict';
 import { describe, test } from 'node:test';
 import { PolicySet } from '../../policy/allow-list.js';
@@ -48,17 +48,23 @@ describe('Guard.judge', () => {
     assert.deepEqual(guardWith().judge(tool('a__echo', { server: 'a', name: 'echo' }), call('a__echo'), grant, sam), { allowed: true, rule: 'policy p', target: 'a__echo' });
   });
 
-  test('a pinned tool is checked against the definition the router kept, with no listing', () => {
+  test('a pinned tool is checked against the definition its server gives when asked, not the one the router kept', () => {
     const pins = new PinStore(undefined, silentLog);
     const guard = guardWith(pins);
     const pinned = grantOf(policy('pinned', { allow: { servers: ['a'] }, pin: true }));
-    const v1 = { name: 'a__echo', description: 'v1' };
-    assert.equal((guard.judge(tool('a__echo', { server: 'a', name: 'echo', definition: v1 }), call('a__echo'), pinned, sam) as { allowed: boolean }).allowed, true);
+    const v1 = { name: 'echo', description: 'v1' };
+    const target = tool('a__echo', { server: 'a', name: 'echo', definition: { ...v1, name: 'a__echo' } });
+    assert.deepEqual(guard.judge(target, call('a__echo'), pinned, sam), { need: 'definition' });
+    guard.definitionsRead('a', [v1], pinned, Date.now());
+    assert.equal((guard.judge(target, call('a__echo'), pinned, sam, true) as { allowed: boolean }).allowed, true);
     assert.deepEqual(pins.snapshot(), { a__echo: toolDigest(v1) });
-    // Without a definition and never listed, the guard asks for one.
-    assert.deepEqual(guard.judge(tool('a__other', { server: 'a', name: 'other' }), call('a__other'), pinned, sam), { need: 'definition' });
+    // Not in what the server gave: refused as unknown.
+    const other = guard.judge(tool('a__other', { server: 'a', name: 'other' }), call('a__other'), pinned, sam, true);
+    assert.deepEqual(!isNeed(other) && other.refusal, { jsonrpc: '2.0', id: 9, error: { code: -32602, message: 'Unknown tool: a__other' } });
     // A changed definition (a fresh guard: nothing remembered from lists) is refused as unknown.
-    const changed = guardWith(pins).judge(tool('a__echo', { server: 'a', name: 'echo', definition: { ...v1, description: 'v2' } }), call('a__echo'), pinned, sam);
+    const fresh = guardWith(pins);
+    fresh.definitionsRead('a', [{ ...v1, description: 'v2' }], pinned, Date.now());
+    const changed = fresh.judge(target, call('a__echo'), pinned, sam);
     assert.equal(!isNeed(changed) && changed.rule, 'pinned tool changed upstream');
   });
 

@@ -533,7 +533,8 @@ describe('odd names', () => {
       uris.filter((u) => expected('resources', 'docs', u)),
     );
     for (const name of names) {
-      const verdict = await guard.check('a', { jsonrpc: '2.0', id: 1, method: 'tools/call', params: { name } }, grant, person, noLookup);
+      const listed = async () => void guard.shape('a', 'tools/list', list('tools', [{ name }]), grant); // p pins them: the server lists it
+      const verdict = await guard.check('a', { jsonrpc: '2.0', id: 1, method: 'tools/call', params: { name } }, grant, person, listed);
       assert.equal(verdict.allowed, expected('tools', 'a', publicName('a', SEP, name)));
     }
   });
