@@ -10,7 +10,7 @@ import { UpstreamWrapper } from '../layers/upstream-wrapper.js';
 import type { Upstream } from '../../bridge/upstream.js';
 
 /** What a source gives for a caller: their Authorization, a refusal to tell them, or an answer of its own (connect first). */
-export type Obtained = { authorization: string } | { refused: string; data?: Record<string, unknown> } | { answer: (id: JsonRpcId) => JsonRpcResponse };
+export type Obtained = { authorization: string } | { refused: string; data?: Record<string, unknown>; code?: number } | { answer: (id: JsonRpcId) => JsonRpcResponse };
 
 export interface CredentialSource {
   /** The hot path: this caller's Authorization from memory, or undefined (then obtain). */
@@ -46,7 +46,7 @@ export class CredentialedUpstream extends UpstreamWrapper {
   private async obtainThenSend(message: JsonRpcRequest, options: RequestOptions, caller: CallerIdentity, mayRetry: boolean): Promise<JsonRpcResponse> {
     const obtained = await this.source.obtain(caller, message);
     if ('answer' in obtained) return obtained.answer(message.id);
-    if ('refused' in obtained) return errorResponse(message.id, ErrorCode.InternalError, obtained.refused, { server: this.name, ...obtained.data });
+    if ('refused' in obtained) return errorResponse(message.id, obtained.code ?? ErrorCode.InternalError, obtained.refused, { server: this.name, ...obtained.data });
     return this.send(message, options, caller, obtained.authorization, mayRetry);
   }
 

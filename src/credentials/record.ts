@@ -16,6 +16,10 @@ export interface OAuthRecord {
   /** The authorization server that issued it (its `issuer`), and the client it was issued to. */
   issuer: string;
   clientId: string;
+  /** Where it is refreshed, and as which client (a pre-registered client's secret is kept sealed with it). */
+  tokenEndpoint?: string;
+  clientSecret?: string | undefined;
+  authMethod?: 'client_secret_basic' | 'client_secret_post' | 'none';
   /** Epoch ms the caller connected (kept through refreshes). */
   connectedAt: number;
 }

@@ -25,7 +25,7 @@ import { reloadGateway } from './reload.js';
 import { HeldCallRetries } from './retries.js';
 import type { GatewayParts, LiveConfig, RunningGateway } from './running.js';
 import { ServerSet } from './servers.js';
-import { credentialSourceFor } from '../credentials/sources.js';
+import { UpstreamCredentials } from '../credentials/wiring.js';
 import { startTracing } from '../telemetry/start.js';
 import { KEEPS_EXACT_NUMBERS } from '../../protocol/exact-json.js';
 
@@ -37,7 +37,8 @@ export async function startGateway(initial: GatewayConfig, log: Log): Promise<Ru
   const retries = new HeldCallRetries(initial, log);
   // Read at scrape only, once everything below exists.
   const live = (): LiveCounts => ({ heldCalls: retries.held.calls.size, listenStreams: listenHub.size, cacheBytes: cache.bytes });
-  const { servers, metrics } = await createServers(initial, cache, retries, live, log);
+  const credentials = await UpstreamCredentials.open(initial, log);
+  const { servers, metrics } = await createServers(initial, cache, retries, live, log, credentials);
   warnIfOpenBeyondLoopback(initial, log);
   const aggregate = new Aggregator({
     upstreams: servers.upstreams,
@@ -55,7 +56,7 @@ export async function startGateway(initial: GatewayConfig, log: Log): Promise<Ru
   const legacy = await createLegacySessions(initial, listenHub, log);
   const tracker = new RequestTracker();
   const ops = opsOptions({ startedAt: Date.now(), config: () => config.current, servers, aggregate, cache, tracker, metrics });
-  const edge = createEdge(initial, { servers, aggregate, catalog, listenHub, security, tracker, metrics, legacy, retries, ops, tracer, log });
+  const edge = createEdge(initial, { servers, aggregate, catalog, listenHub, security, tracker, metrics, legacy, retries, ops, tracer, log, credentials });
   const { host, port, allowedHosts } = initial.listen;
   const { drain, url } = await listen(edge, host, port, hostChecker(host, allowedHosts));
   await retries.register(url);
@@ -71,7 +72,7 @@ export async function startGateway(initial: GatewayConfig, log: Log): Promise<Ru
     listen: listenHub,
     security,
     reload: (next) => reloadGateway(parts, next),
-    close: () => closeGateway(parts),
+    close: () => closeGateway(parts).finally(() => credentials.close()),
   };
 }
 
@@ -82,6 +83,7 @@ async function createServers(
   retries: HeldCallRetries,
   live: () => LiveCounts,
   log: Log,
+  credentials: UpstreamCredentials,
 ): Promise<{ servers: ServerSet; metrics: GatewayMetrics }> {
   // Each reads the other only later (a queue wait, a scrape), so the order of these two does not matter.
   const servers: ServerSet = new ServerSet({
@@ -91,7 +93,7 @@ async function createServers(
     meterOf: (name) => metrics.upstreamCalls.forServer(name),
     forgetMetrics: (name) => metrics.forgetServer(name),
     log,
-    credentialSourceOf: credentialSourceFor,
+    credentialSourceOf: (name, server) => credentials.sourceFor(name, server),
   });
   const metrics = new GatewayMetrics({ upstreams: () => servers.statuses(), cache: () => cache.stats, live });
   for (const [name, server] of Object.entries(config.servers)) await servers.add(name, server, config.envReads);
@@ -118,6 +120,7 @@ interface EdgeParts {
   ops: EdgeOptions['ops'];
   tracer: EdgeOptions['tracer'];
   log: Log;
+  credentials: UpstreamCredentials;
 }
 
 function createEdge(config: GatewayConfig, parts: EdgeParts): Edge {
@@ -138,6 +141,11 @@ function createEdge(config: GatewayConfig, parts: EdgeParts): Edge {
     retries: parts.retries.routing(),
     tracer: parts.tracer,
     log: parts.log,
+    addRoutes: (app) =>
+      parts.credentials.addRoutes(app, async (authorization) => {
+        const outcome = await security.current.authenticator.authenticate(authorization);
+        return outcome.ok && outcome.principal.via !== 'anonymous' ? outcome.principal.id : undefined;
+      }),
   });
 }
 
