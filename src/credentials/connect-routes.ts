@@ -74,9 +74,9 @@ export function addConnectRoutes(app: App, options: ConnectRouteOptions): void {
     const pending = await store.takePending<ConnectPending>(c.req.param('link'));
     if (pending?.step !== 'connect') return expired(c);
     const confirm = await store.putPending(pending, 600_000);
-    const body = `<p>You are about to connect <b>${escape(pending.server)}</b> for <b>${escape(pending.principal)}</b>.</p>
-<p>Continue only if you are ${escape(pending.principal)} and you asked your MCP client for this just now: whoever finishes this connects their ${escape(pending.server)} account to ${escape(pending.principal)}.</p>
-<form method="post" action="confirm"><input type="hidden" name="link" value="${confirm}"><button type="submit">Connect ${escape(pending.server)}</button></form>`;
+    const body = `<p>You are about to connect <b>${escapeHtml(pending.server)}</b> for <b>${escapeHtml(pending.principal)}</b>.</p>
+<p>Continue only if you are ${escapeHtml(pending.principal)} and you asked your MCP client for this just now: whoever finishes this connects their ${escapeHtml(pending.server)} account to ${escapeHtml(pending.principal)}.</p>
+<form method="post" action="confirm"><input type="hidden" name="link" value="${confirm}"><button type="submit">Connect ${escapeHtml(pending.server)}</button></form>`;
     return c.html(shell(`Connect ${pending.server}`, body), 200, NO_STORE);
   });
 
@@ -101,13 +101,13 @@ function expired(c: Context<{ Bindings: HttpBindings }>): Response {
 }
 
 function page(c: Context<{ Bindings: HttpBindings }>, status: 200 | 400 | 404 | 410 | 502, title: string, text: string): Response {
-  return c.html(shell(title, `<p>${escape(text)}</p>`), status, NO_STORE);
+  return c.html(shell(title, `<p>${escapeHtml(text)}</p>`), status, NO_STORE);
 }
 
 function shell(title: string, body: string): string {
-  return `<!doctype html><html lang="en"><head><meta charset="utf-8"><title>${escape(title)}</title><meta name="viewport" content="width=device-width"></head><body><h1>${escape(title)}</h1>${body}</body></html>`;
+  return `<!doctype html><html lang="en"><head><meta charset="utf-8"><title>${escapeHtml(title)}</title><meta name="viewport" content="width=device-width"></head><body><h1>${escapeHtml(title)}</h1>${body}</body></html>`;
 }
 
-function escape(text: string): string {
+function escapeHtml(text: string): string {
   return text.replace(/[&<>"']/g, (ch) => `&#${ch.charCodeAt(0)};`);
 }
