@@ -38,6 +38,9 @@ export class CredentialedUpstream extends UpstreamWrapper {
         }),
       );
     }
+    // The retry of our own "connect first" (URL elicitation): the requestState and answer were the gateway's,
+    // so the server gets the request as it was first sent.
+    if (message.params?.requestState === connectState(this.name)) message = withoutConnectRound(message);
     const authorization = this.source.cached(caller);
     if (authorization !== undefined) return this.send(message, options, caller, authorization, true);
     return this.obtainThenSend(message, options, caller, true);
@@ -67,6 +70,16 @@ export class CredentialedUpstream extends UpstreamWrapper {
     keepPrivate(response);
     return response;
   }
+}
+
+/** The requestState of the gateway's own URL elicitation for `server` (oauth/oauth-client.ts issues it). */
+export function connectState(server: string): string {
+  return `connect:${server}`;
+}
+
+function withoutConnectRound(message: JsonRpcRequest): JsonRpcRequest {
+  const { requestState: _state, inputResponses: _answers, ...params } = message.params!;
+  return { jsonrpc: message.jsonrpc, id: message.id, method: message.method, params };
 }
 
 /** 401 or 403 when the transport answered that the server refused the request's credential. */

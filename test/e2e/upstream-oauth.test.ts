@@ -112,7 +112,7 @@ describe('oauth: each caller connects their own upstream account', { skip: brows
     assert.equal((await whoami('alice')).body.result.content[0].text, 'you are alice-at-crm');
   });
 
-  test('a client that declared elicitation.url gets input_required with a URL-mode elicitation', async () => {
+  test('a client that declared elicitation.url gets input_required with a URL-mode elicitation; its retry with the same requestState goes out as her account', async () => {
     const meta = { 'io.modelcontextprotocol/clientCapabilities': { elicitation: { url: {} } } };
     const body = request('tools/call', { name: 'whoami', arguments: {}, _meta: meta });
     await post(`${gateway.url}/connections/crm`, '', { authorization: `Bearer ${KEYS.alice}` }, { method: 'DELETE' });
@@ -122,6 +122,22 @@ describe('oauth: each caller connects their own upstream account', { skip: brows
     assert.equal(elicitation?.method, 'elicitation/create');
     assert.equal(elicitation?.params.mode, 'url');
     assert.ok(elicitation?.params.url.startsWith(`${publicUrl}/connect/`));
+    // The person opens it and connects; the client retries with the same requestState and its answer.
+    assert.equal(await connectInBrowser(elicitation!.params.url, 'alice-at-crm'), 'Connected to crm');
+    const [key] = Object.keys(answer.body.result.inputRequests);
+    const retry = request('tools/call', {
+      name: 'whoami',
+      arguments: {},
+      _meta: meta,
+      requestState: answer.body.result.requestState,
+      inputResponses: { [key!]: { action: 'accept' } },
+    });
+    const done = await post(`${gateway.url}/servers/crm/mcp`, retry, { ...headersFor(retry), authorization: `Bearer ${KEYS.alice}` });
+    assert.equal(done.body.result?.content?.[0].text, 'you are alice-at-crm', JSON.stringify(done.body));
+    // Revoked again: the next call asks her to connect.
+    const revoked = await fetch(`${gateway.url}/connections/crm`, { method: 'DELETE', headers: { authorization: `Bearer ${KEYS.alice}` } });
+    assert.equal(revoked.status, 200);
+    assert.equal((await whoami('alice')).body.error?.code, -32042);
   });
 
   test('a replayed, made-up or foreign link is refused', async () => {

@@ -8,7 +8,7 @@ import type { CallerIdentity } from '../../../bridge/upstream.js';
 import { isObject, type JsonRpcId, type JsonRpcRequest, type JsonRpcResponse } from '../../../protocol/jsonrpc.js';
 import { META } from '../../../protocol/mcp.js';
 import type { OAuthCredentials } from '../../config/credentials.js';
-import type { CredentialSource, Obtained } from '../credentialed-upstream.js';
+import { type CredentialSource, connectState, type Obtained } from '../credentialed-upstream.js';
 import type { OAuthRecord } from '../record.js';
 import type { CredentialStore } from '../store.js';
 import { requestToken, TokenEndpointError, type ClientAuthMethod, type TokenClient } from '../token-endpoint.js';
@@ -199,7 +199,7 @@ export class OAuthClient implements CredentialSource {
           result: {
             resultType: 'input_required',
             inputRequests: { [`connect-${server}`]: { method: 'elicitation/create', params: { mode: 'url', url, elicitationId, message: text } } },
-            requestState: `connect:${server}`,
+            requestState: connectState(server),
           },
         }),
       };
