@@ -11,6 +11,7 @@ import { crossKeyProblems, describeIssue, writtenServerNames } from './checks.js
 import { adoptHostServers, renameProblem } from './mcp-servers.js';
 import { salvage, type Salvaged, type SalvageRules } from './salvage.js';
 import { allowedHosts, inheritEnv, operators, peers } from './security.js';
+import { credentialProblems, credentialStore, publicUrl, serverCredentials } from './credentials.js';
 import { telemetry } from '../telemetry/config.js';
 import { CALLER_LIMIT_DEFAULTS } from '../edge/caller-load.js';
 
@@ -79,6 +80,8 @@ const httpServer = z.strictObject({
   url: z.url({ protocol: /^https?$/, error: "give the server's MCP endpoint as an http:// or https:// URL" }),
   /** Sent with every request, e.g. Authorization: "Bearer ${TOKEN}". */
   headers: z.record(z.string(), z.string()).default({}),
+  /** Each caller reaches this server as themselves (docs/configuration.md: per-user credentials). */
+  credentials: serverCredentials.optional(),
   ...upstreamCommon,
 });
 
@@ -222,6 +225,8 @@ export const configSchema = z.strictObject({
       drainMs: int().pipe(z.number().min(0)).default(10_000),
       /** On SIGTERM/SIGINT, how long /readyz says "draining" while everything is still served, before the drain. */
       drainDelayMs: int().pipe(z.number().min(0)).default(0),
+      /** The gateway as a browser reaches it: connect links and OAuth callbacks are built on it. */
+      publicUrl,
     })
     .prefault({}),
   log: z.strictObject({ level: z.enum(LOG_LEVELS).default('info') }).prefault({}),
@@ -304,6 +309,8 @@ export const configSchema = z.strictObject({
       sessionTtlMs: positiveMs.default(86_400_000),
     })
     .prefault({}),
+  /** Per-user upstream credentials, encrypted at rest (src/credentials/). */
+  credentials: credentialStore,
   /** Where pinned tools' digests are kept (a JSON file); in memory only when absent. */
   pinsFile: z.string().min(1).optional(),
   /** The oldest a pinned tool's definition may be when a call is judged against it: older, it is read from the server again. */
@@ -344,6 +351,7 @@ export function parseConfig(raw: unknown, source: string, baseDir: string, env: 
     problems.push(
       ...crossKeyProblems({ ...checkable.config, envReads }, [...checkable.cut, ...unset], writtenServerNames(expanded)),
       ...inheritProblems(checkable.config.servers, reads),
+      ...(checkable.cut.some((at) => at === 'listen' || at.startsWith('auth') || at.startsWith('credentials')) ? [] : credentialProblems(checkable.config)),
     );
   if (problems.length || !checkable)
     throw new ConfigError(
@@ -361,6 +369,7 @@ export function parseConfig(raw: unknown, source: string, baseDir: string, env: 
     }
   }
   if (config.pinsFile !== undefined) config.pinsFile = path.resolve(baseDir, config.pinsFile);
+  if (config.credentials) config.credentials.file = path.resolve(baseDir, config.credentials.file);
   const audit = config.audit;
   if (!['stderr', 'stdout'].includes(audit.destination)) audit.destination = path.resolve(baseDir, audit.destination);
   return config;

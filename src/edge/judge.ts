@@ -6,7 +6,7 @@ import { isNeed, type Need, type Verdict } from '../../policy/guard.js';
 import { placed } from '../aggregate/router.js';
 import { httpStatusOf } from '../../protocol/error-status.js';
 import { ErrorCode, errorResponse, type JsonRpcRequest } from '../../protocol/jsonrpc.js';
-import type { Upstream } from '../../bridge/upstream.js';
+import type { RequestOptions, Upstream } from '../../bridge/upstream.js';
 import { ownRequestMeta } from '../../protocol/mcp.js';
 import { CachedUpstream } from '../layers/cached-upstream.js';
 import { argsOf, AUTHENTICATED, record } from './audit-step.js';
@@ -51,7 +51,7 @@ async function judgeWhatWasNeeded(call: McpCall, message: JsonRpcRequest, first:
     const server = call.target.listed.server;
     const upstream = edge.upstreams.get(server);
     if (upstream) {
-      const { tools, readAt } = await toolsNow(upstream, call.callerContext);
+      const { tools, readAt } = await toolsNow(upstream, call.callerContext, call.caller);
       guard.definitionsRead(server, tools, grant, readAt);
     }
     outcome = guard.judge(call.target, message, grant, call.principal, true);
@@ -72,7 +72,7 @@ interface ToolsRead {
 }
 
 /** The tools the server lists now, every page, the cache in front of it skipped; those read before an error. */
-function toolsNow(upstream: Upstream, context: string | undefined): Promise<ToolsRead> {
+function toolsNow(upstream: Upstream, context: string | undefined, caller: RequestOptions['caller']): Promise<ToolsRead> {
   let byContext = reading.get(upstream);
   if (!byContext) reading.set(upstream, (byContext = new Map()));
   const key = context ?? '';
@@ -80,7 +80,7 @@ function toolsNow(upstream: Upstream, context: string | undefined): Promise<Tool
   if (!read) {
     const source = upstream instanceof CachedUpstream ? upstream.uncached : upstream;
     const done = { tools: [] as unknown[], readAt: Date.now() };
-    read = eachListPage(source, 'tools/list', ownRequestMeta(), { authContext: context }, (page) => {
+    read = eachListPage(source, 'tools/list', ownRequestMeta(), { authContext: context, caller }, (page) => {
       if (Array.isArray(page.result.tools)) done.tools.push(...page.result.tools);
     })
       .catch(() => undefined)

@@ -27,6 +27,7 @@ import { opsOptions } from './ops-pages.js';
 import { reloadGateway } from './reload.js';
 import type { GatewayParts, LiveConfig, RunningGateway } from './running.js';
 import { ServerSet } from './servers.js';
+import { UpstreamCredentials } from '../credentials/wiring.js';
 import { startTracing } from '../telemetry/start.js';
 import { KEEPS_EXACT_NUMBERS } from '../../protocol/exact-json.js';
 
@@ -38,7 +39,8 @@ export async function startGateway(initial: GatewayConfig, log: Log): Promise<Ru
   const retries = new HeldCallRetries(initial.mrtr, initial.cache, log);
   // Read at scrape only, once everything below exists.
   const live = (): LiveCounts => ({ heldCalls: retries.held.calls.size, listenStreams: listenHub.size, cacheBytes: cache.bytes });
-  const { servers, metrics } = await createServers(initial, cache, retries, live, log);
+  const credentials = await UpstreamCredentials.open(initial, log);
+  const { servers, metrics } = await createServers(initial, cache, retries, live, log, credentials);
   warnIfOpenBeyondLoopback(initial, log);
   const aggregate = new Aggregator({
     upstreams: servers.upstreams,
@@ -64,7 +66,21 @@ export async function startGateway(initial: GatewayConfig, log: Log): Promise<Ru
   const legacy = await createLegacySessions(initial, listenHub, log);
   const tracker = new RequestTracker();
   const ops = opsOptions({ startedAt: Date.now(), config: () => config.current, servers, aggregate, cache, tracker, metrics });
-  const edge = createEdge(initial, { servers, aggregate, catalog: catalogView(profiles, search), listenHub, security, tracker, metrics, legacy, retries, ops, tracer, log });
+  const edge = createEdge(initial, {
+    servers,
+    aggregate,
+    catalog: catalogView(profiles, search),
+    listenHub,
+    security,
+    tracker,
+    metrics,
+    legacy,
+    retries,
+    ops,
+    tracer,
+    log,
+    credentials,
+  });
   const { host, port, allowedHosts } = initial.listen;
   const fdLimit = readFdLimit();
   const maxConnections = initial.listen.maxConnections ?? defaultMaxConnections(fdLimit);
@@ -83,7 +99,7 @@ export async function startGateway(initial: GatewayConfig, log: Log): Promise<Ru
     listen: listenHub,
     security,
     reload: (next) => reloadGateway(parts, next),
-    close: () => closeGateway(parts),
+    close: () => closeGateway(parts).finally(() => credentials.close()),
   };
 }
 
@@ -94,6 +110,7 @@ async function createServers(
   retries: HeldCallRetries,
   live: () => LiveCounts,
   log: Log,
+  credentials: UpstreamCredentials,
 ): Promise<{ servers: ServerSet; metrics: GatewayMetrics }> {
   // Each reads the other only later (a queue wait, a scrape), so the order of these two does not matter.
   const servers: ServerSet = new ServerSet({
@@ -103,6 +120,7 @@ async function createServers(
     meterOf: (name) => metrics.upstreamCalls.forServer(name),
     forgetMetrics: (name) => metrics.forgetServer(name),
     log,
+    credentialSourceOf: (name, server) => credentials.sourceFor(name, server),
   });
   const metrics = new GatewayMetrics({ upstreams: () => servers.statuses(), cache: () => cache.stats, live });
   for (const [name, server] of Object.entries(config.servers)) await servers.add(name, server, config.envReads);
@@ -140,6 +158,7 @@ interface EdgeParts {
   ops: EdgeOptions['ops'];
   tracer: EdgeOptions['tracer'];
   log: Log;
+  credentials: UpstreamCredentials;
 }
 
 function createEdge(config: GatewayConfig, parts: EdgeParts): Edge {
@@ -161,6 +180,11 @@ function createEdge(config: GatewayConfig, parts: EdgeParts): Edge {
     retries: parts.retries,
     tracer: parts.tracer,
     log: parts.log,
+    addRoutes: (app) =>
+      parts.credentials.addRoutes(app, async (authorization) => {
+        const outcome = await security.current.authenticator.authenticate(authorization);
+        return outcome.ok && outcome.principal.via !== 'anonymous' ? outcome.principal.id : undefined;
+      }),
   });
 }
 

@@ -1,0 +1,113 @@
+// The pages a person's browser meets while connecting an account, under listen.publicUrl:
+//   GET  /connect/<link>     the link from the MCP client: single use, expiring, bound to principal and
+//                            server; it shows who is connecting what, with one button
+//   POST /connect/confirm    that button: discovery and the authorization request (PKCE, resource)
+//   GET  /connect/callback   the authorization server's redirect: the code exchanged, the token stored
+// and, with the caller's usual credentials: GET /connections (theirs, never the tokens), DELETE
+// /connections/<server> (revoke). Nothing here ever writes a token or a code to a page or a log.
+import type { HttpBindings } from '@hono/node-server';
+import type { Context, Hono } from 'hono';
+import type { Log } from '../../infra/log.js';
+import type { AuthorizationPending, ConnectPending, OAuthClient } from './oauth/oauth-client.js';
+import type { CredentialStore } from './store.js';
+
+type App = Hono<{ Bindings: HttpBindings }>;
+
+export interface ConnectRouteOptions {
+  store: CredentialStore;
+  /** The OAuth clients by server name, as of now (a reload may change them). */
+  clients(): ReadonlyMap<string, OAuthClient>;
+  /** The principal of an Authorization header, or undefined when it is not accepted. */
+  authenticate(authorization: string | undefined): Promise<string | undefined>;
+  log: Log;
+}
+
+export function addConnectRoutes(app: App, options: ConnectRouteOptions): void {
+  const { store, log } = options;
+
+  app.get('/connect/callback', async (c) => {
+    const state = c.req.query('state');
+    const pending = state ? await store.takePending<AuthorizationPending>(state) : undefined;
+    if (pending?.step !== 'authorize')
+      return page(
+        c,
+        400,
+        'This sign-in cannot be finished',
+        'It was used already, it expired, or it did not start here. Go back to your client and try the call again for a new link.',
+      );
+    const client = options.clients().get(pending.server);
+    const error = c.req.query('error');
+    if (!client || error)
+      return page(
+        c,
+        400,
+        `Not connected to ${pending.server}`,
+        error ? `The authorization server said: ${error}. Go back to your client and try again.` : 'That server is no longer configured.',
+      );
+    try {
+      await client.complete(pending, c.req.query('code') ?? '', c.req.query('iss'));
+    } catch (failure) {
+      log.warn({ server: pending.server, reason: (failure as Error).message }, 'a connection could not be completed');
+      return page(c, 400, `Not connected to ${pending.server}`, (failure as Error).message);
+    }
+    log.info({ server: pending.server }, 'a caller connected their account');
+    return page(c, 200, `Connected to ${pending.server}`, 'You can close this page and go back to your client: try the call again.');
+  });
+
+  app.post('/connect/confirm', async (c) => {
+    const form = await c.req.parseBody();
+    const id = typeof form.link === 'string' ? form.link : undefined;
+    const pending = id ? await store.takePending<ConnectPending>(id) : undefined;
+    if (pending?.step !== 'connect') return expired(c);
+    const client = options.clients().get(pending.server);
+    if (!client) return page(c, 404, 'Unknown server', 'That server is no longer configured.');
+    try {
+      return c.redirect(await client.authorizationUrl(pending.principal), 302);
+    } catch (failure) {
+      log.warn({ server: pending.server, reason: (failure as Error).message }, 'an authorization request could not be started');
+      return page(c, 502, `Cannot connect to ${pending.server}`, (failure as Error).message);
+    }
+  });
+
+  app.get('/connect/:link', async (c) => {
+    // Taking the link spends it; the confirmation page carries a fresh single-use id of its own.
+    const pending = await store.takePending<ConnectPending>(c.req.param('link'));
+    if (pending?.step !== 'connect') return expired(c);
+    const confirm = await store.putPending(pending, 600_000);
+    const body = `<p>You are about to connect <b>${escapeHtml(pending.server)}</b> for <b>${escapeHtml(pending.principal)}</b>.</p>
+<p>Continue only if you are ${escapeHtml(pending.principal)} and you asked your MCP client for this just now: whoever finishes this connects their ${escapeHtml(pending.server)} account to ${escapeHtml(pending.principal)}.</p>
+<form method="post" action="confirm"><input type="hidden" name="link" value="${confirm}"><button type="submit">Connect ${escapeHtml(pending.server)}</button></form>`;
+    return c.html(shell(`Connect ${pending.server}`, body), 200, NO_STORE);
+  });
+
+  app.get('/connections', async (c) => {
+    const principal = await options.authenticate(c.req.header('authorization'));
+    if (principal === undefined) return c.json({ error: 'send your usual credentials (Authorization) to see your connections' }, 401);
+    return c.json({ principal, connections: await store.list(principal) }, 200, NO_STORE);
+  });
+
+  app.delete('/connections/:server', async (c) => {
+    const principal = await options.authenticate(c.req.header('authorization'));
+    if (principal === undefined) return c.json({ error: 'send your usual credentials (Authorization) to revoke a connection' }, 401);
+    const removed = await store.delete(principal, c.req.param('server'));
+    return c.json({ removed }, removed ? 200 : 404, NO_STORE);
+  });
+}
+
+const NO_STORE = { 'cache-control': 'no-store', 'referrer-policy': 'no-referrer' };
+
+function expired(c: Context<{ Bindings: HttpBindings }>): Response {
+  return page(c, 410, 'This link cannot be used', 'It was used already, it expired, or it was never issued. Go back to your client and try the call again for a new link.');
+}
+
+function page(c: Context<{ Bindings: HttpBindings }>, status: 200 | 400 | 404 | 410 | 502, title: string, text: string): Response {
+  return c.html(shell(title, `<p>${escapeHtml(text)}</p>`), status, NO_STORE);
+}
+
+function shell(title: string, body: string): string {
+  return `<!doctype html><html lang="en"><head><meta charset="utf-8"><title>${escapeHtml(title)}</title><meta name="viewport" content="width=device-width"></head><body><h1>${escapeHtml(title)}</h1>${body}</body></html>`;
+}
+
+function escapeHtml(text: string): string {
+  return text.replace(/[&<>"']/g, (ch) => `&#${ch.charCodeAt(0)};`);
+}

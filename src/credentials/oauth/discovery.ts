@@ -1,0 +1,150 @@
+// Where an upstream's authorization server is and what it offers, found as the MCP authorization spec
+// tells a client to (basic/authorization, 2026-07-28): the protected resource metadata (RFC 9728) named by
+// the upstream's 401 `WWW-Authenticate: resource_metadata`, else at its well-known URLs; then the
+// authorization server's metadata (RFC 8414), else OpenID discovery. Cold path: once per connect link.
+
+export interface Discovered {
+  /** The resource the tokens are for (RFC 9728 `resource`): the upstream, and only it, gets them. */
+  resource: string;
+  issuer: string;
+  authorizationEndpoint: string;
+  tokenEndpoint: string;
+  registrationEndpoint?: string;
+  tokenAuthMethods: string[];
+  /** RFC 9207: the authorization server sends `iss` on its redirect; then it must be there and match. */
+  issParameterSupported: boolean;
+  codeChallengeMethods: string[];
+  /** Scopes in the order the spec ranks them: the 401's `scope`, else the resource's scopes_supported. */
+  scopes: string[];
+}
+
+const TIMEOUT_MS = 10_000;
+
+export class DiscoveryError extends Error {}
+
+/** Discovers the authorization of `url` (the upstream's MCP endpoint). */
+export async function discover(url: string): Promise<Discovered> {
+  const challenge = await unauthenticatedChallenge(url);
+  const metadata = await resourceMetadata(url, challenge.resourceMetadata);
+  const resource = typeof metadata.resource === 'string' ? metadata.resource : url;
+  if (!sameResource(resource, url)) {
+    throw new DiscoveryError(`the server's protected resource metadata names ${resource}, not ${url}: refusing to send it tokens for another resource`);
+  }
+  const servers = Array.isArray(metadata.authorization_servers) ? metadata.authorization_servers.filter((s): s is string => typeof s === 'string') : [];
+  if (servers.length === 0) throw new DiscoveryError(`the protected resource metadata of ${url} names no authorization_servers`);
+  const issuer = servers[0]!;
+  const as = await authorizationServerMetadata(issuer);
+  if (as.issuer !== issuer) throw new DiscoveryError(`the authorization server metadata of ${issuer} names issuer ${String(as.issuer)}; they must be equal (RFC 8414 §3.3)`);
+  if (typeof as.authorization_endpoint !== 'string' || typeof as.token_endpoint !== 'string') {
+    throw new DiscoveryError(`the authorization server ${issuer} publishes no authorization_endpoint or token_endpoint`);
+  }
+  const methods = stringList(as.code_challenge_methods_supported);
+  // The spec: a client MUST refuse to proceed when the server does not advertise S256 support.
+  if (!methods.includes('S256')) throw new DiscoveryError(`the authorization server ${issuer} does not advertise PKCE S256 (code_challenge_methods_supported)`);
+  const supported = stringList(metadata.scopes_supported);
+  return {
+    resource,
+    issuer,
+    authorizationEndpoint: as.authorization_endpoint,
+    tokenEndpoint: as.token_endpoint,
+    registrationEndpoint: typeof as.registration_endpoint === 'string' ? as.registration_endpoint : undefined,
+    tokenAuthMethods: as.token_endpoint_auth_methods_supported === undefined ? ['client_secret_basic'] : stringList(as.token_endpoint_auth_methods_supported),
+    issParameterSupported: as.authorization_response_iss_parameter_supported === true,
+    codeChallengeMethods: methods,
+    scopes: challenge.scope ? challenge.scope.split(' ').filter(Boolean) : supported,
+  };
+}
+
+/** The 401 an unauthenticated request gets: its resource_metadata and scope parameters, if any. */
+async function unauthenticatedChallenge(url: string): Promise<{ resourceMetadata?: string; scope?: string }> {
+  try {
+    const response = await fetch(url, {
+      method: 'POST',
+      headers: { 'content-type': 'application/json', accept: 'application/json, text/event-stream', 'mcp-protocol-version': '2026-07-28', 'mcp-method': 'server/discover' },
+      body: JSON.stringify({
+        jsonrpc: '2.0',
+        id: 0,
+        method: 'server/discover',
+        params: { _meta: { 'io.modelcontextprotocol/protocolVersion': '2026-07-28', 'io.modelcontextprotocol/clientCapabilities': {} } },
+      }),
+      redirect: 'manual',
+      signal: AbortSignal.timeout(TIMEOUT_MS),
+    });
+    await response.body?.cancel();
+    const header = response.headers.get('www-authenticate');
+    return header ? bearerParameters(header) : {};
+  } catch {
+    return {};
+  }
+}
+
+/** The auth-params of a Bearer challenge (RFC 6750 §3), by name. */
+export function bearerParameters(header: string): { resourceMetadata?: string; scope?: string; error?: string } {
+  const found: Record<string, string> = {};
+  const pattern = /([A-Za-z_]+)="((?:[^"\\]|\\.)*)"|([A-Za-z_]+)=([^\s,"]+)/g;
+  for (const match of header.matchAll(pattern)) {
+    const name = (match[1] ?? match[3])!.toLowerCase();
+    found[name] = (match[2] ?? match[4])!.replace(/\\(.)/g, '$1');
+  }
+  return { resourceMetadata: found.resource_metadata, scope: found.scope, error: found.error };
+}
+
+async function resourceMetadata(url: string, named: string | undefined): Promise<Record<string, unknown>> {
+  const target = new URL(url);
+  const path = target.pathname === '/' ? '' : target.pathname.replace(/\/$/, '');
+  const candidates = named ? [named] : [`${target.origin}/.well-known/oauth-protected-resource${path}`, `${target.origin}/.well-known/oauth-protected-resource`];
+  for (const candidate of candidates) {
+    const found = await getJson(candidate);
+    if (found) return found;
+  }
+  throw new DiscoveryError(`no protected resource metadata (RFC 9728) for ${url}: tried ${candidates.join(', ')}`);
+}
+
+async function authorizationServerMetadata(issuer: string): Promise<Record<string, unknown>> {
+  const target = new URL(issuer);
+  const path = target.pathname === '/' ? '' : target.pathname.replace(/\/$/, '');
+  const candidates = path
+    ? [
+        `${target.origin}/.well-known/oauth-authorization-server${path}`,
+        `${target.origin}/.well-known/openid-configuration${path}`,
+        `${target.origin}${path}/.well-known/openid-configuration`,
+      ]
+    : [`${target.origin}/.well-known/oauth-authorization-server`, `${target.origin}/.well-known/openid-configuration`];
+  for (const candidate of candidates) {
+    const found = await getJson(candidate);
+    if (found) return found;
+  }
+  throw new DiscoveryError(`no authorization server metadata for ${issuer}: tried ${candidates.join(', ')}`);
+}
+
+async function getJson(url: string): Promise<Record<string, unknown> | undefined> {
+  try {
+    const response = await fetch(url, { headers: { accept: 'application/json' }, redirect: 'error', signal: AbortSignal.timeout(TIMEOUT_MS) });
+    if (!response.ok) {
+      await response.body?.cancel();
+      return undefined;
+    }
+    const json = (await response.json()) as unknown;
+    return json !== null && typeof json === 'object' && !Array.isArray(json) ? (json as Record<string, unknown>) : undefined;
+  } catch {
+    return undefined;
+  }
+}
+
+function stringList(value: unknown): string[] {
+  return Array.isArray(value) ? value.filter((v): v is string => typeof v === 'string') : [];
+}
+
+/** RFC 8707 / RFC 9728: the resource is the server's URL, compared without a trailing slash or fragment. */
+export function sameResource(a: string, b: string): boolean {
+  const normal = (s: string) => {
+    const url = new URL(s);
+    url.hash = '';
+    return url.href.replace(/\/$/, '');
+  };
+  try {
+    return normal(a) === normal(b);
+  } catch {
+    return false;
+  }
+}

@@ -1,0 +1,262 @@
+// servers.<name>.credentials type: oauth — the gateway as this upstream's OAuth 2.1 client, per caller.
+// A caller with a stored token goes out with it (from memory on the hot path); an expired one is
+// refreshed without them; a caller with none gets a connect link (URL-mode elicitation when their client
+// declared elicitation.url, else a JSON-RPC error carrying the link). The link's flow (connect-routes.ts)
+// ends in `complete`, which stores the token for that principal and this server only.
+import { createHash, randomBytes } from 'node:crypto';
+import type { CallerIdentity } from '../../../bridge/upstream.js';
+import { isObject, type JsonRpcId, type JsonRpcRequest, type JsonRpcResponse } from '../../../protocol/jsonrpc.js';
+import { META } from '../../../protocol/mcp.js';
+import type { OAuthCredentials } from '../../config/credentials.js';
+import { type CredentialSource, connectState, type Obtained } from '../credentialed-upstream.js';
+import type { OAuthRecord } from '../record.js';
+import type { CredentialStore } from '../store.js';
+import { requestToken, TokenEndpointError, type ClientAuthMethod, type TokenClient } from '../token-endpoint.js';
+import { type Discovered, discover } from './discovery.js';
+
+/** The JSON-RPC error code of "connect first" (the URL-elicitation-required code of the 2025-11-25 revision). */
+export const CONNECT_REQUIRED = -32042;
+/** A token this close to its expiry is refreshed before use. */
+const EXPIRY_MARGIN_MS = 30_000;
+
+/** What a connect link's first step keeps: who and where. */
+export interface ConnectPending {
+  step: 'connect';
+  principal: string;
+  server: string;
+}
+
+/** What the authorization request keeps until the callback: everything to finish it, sealed in the store. */
+export interface AuthorizationPending {
+  step: 'authorize';
+  principal: string;
+  server: string;
+  verifier: string;
+  issuer: string;
+  issParameterSupported: boolean;
+  tokenEndpoint: string;
+  resource: string;
+  client: TokenClient;
+  redirectUri: string;
+}
+
+export interface OAuthClientOptions {
+  server: string;
+  url: string;
+  settings: OAuthCredentials;
+  store: CredentialStore;
+  /** listen.publicUrl */
+  publicUrl: string;
+  linkTtlMs: number;
+}
+
+export class OAuthClient implements CredentialSource {
+  private readonly refreshing = new Map<string, Promise<Obtained>>();
+  /** A client registered dynamically, per issuer, kept for this process. */
+  private registered: TokenClient | undefined;
+
+  constructor(readonly options: OAuthClientOptions) {}
+
+  get server(): string {
+    return this.options.server;
+  }
+
+  cached(caller: CallerIdentity): string | undefined {
+    const record = this.options.store.cached(caller.principal, this.options.server);
+    if (record?.kind !== 'oauth' || expiresSoon(record)) return undefined;
+    return `Bearer ${record.accessToken}`;
+  }
+
+  async obtain(caller: CallerIdentity, message: JsonRpcRequest): Promise<Obtained> {
+    const record = await this.options.store.get(caller.principal, this.options.server);
+    if (record?.kind === 'oauth' && !expiresSoon(record)) return { authorization: `Bearer ${record.accessToken}` };
+    if (record?.kind === 'oauth' && record.refreshToken !== undefined) {
+      const refreshed = await this.refreshOnce(caller.principal, record);
+      if (refreshed) return refreshed;
+    }
+    return this.connectFirst(caller.principal, message);
+  }
+
+  rejected(caller: CallerIdentity, authorization: string): void {
+    // The server refused a token we thought good: mark it expired, so the next obtain refreshes or connects.
+    void this.options.store.get(caller.principal, this.options.server).then((record) => {
+      if (record?.kind === 'oauth' && `Bearer ${record.accessToken}` === authorization) {
+        return this.options.store.put(caller.principal, this.options.server, { ...record, expiresAt: 0 });
+      }
+    });
+  }
+
+  /** A connect link for this principal and server: single use, expiring, sealed in the store. */
+  async connectLink(principal: string): Promise<string> {
+    const pending: ConnectPending = { step: 'connect', principal, server: this.options.server };
+    const id = await this.options.store.putPending(pending, this.options.linkTtlMs);
+    return `${this.options.publicUrl}/connect/${id}`;
+  }
+
+  /** Starts the authorization request for a confirmed link: discovery, client, PKCE; returns where to send the browser. */
+  async authorizationUrl(principal: string): Promise<string> {
+    const found = await discover(this.options.url);
+    const client = await this.clientFor(found);
+    const verifier = randomBytes(32).toString('base64url');
+    const redirectUri = `${this.options.publicUrl}/connect/callback`;
+    const pending: AuthorizationPending = {
+      step: 'authorize',
+      principal,
+      server: this.options.server,
+      verifier,
+      issuer: found.issuer,
+      issParameterSupported: found.issParameterSupported,
+      tokenEndpoint: found.tokenEndpoint,
+      resource: found.resource,
+      client,
+      redirectUri,
+    };
+    const state = await this.options.store.putPending(pending, this.options.linkTtlMs);
+    const url = new URL(found.authorizationEndpoint);
+    const scopes = found.scopes.length ? found.scopes : this.options.settings.scopes;
+    url.searchParams.set('response_type', 'code');
+    url.searchParams.set('client_id', client.clientId);
+    url.searchParams.set('redirect_uri', redirectUri);
+    url.searchParams.set('state', state);
+    url.searchParams.set('code_challenge', createHash('sha256').update(verifier).digest('base64url'));
+    url.searchParams.set('code_challenge_method', 'S256');
+    url.searchParams.set('resource', found.resource);
+    if (scopes.length) url.searchParams.set('scope', scopes.join(' '));
+    return url.href;
+  }
+
+  /** The callback: the code exchanged (with the verifier and the resource) and the token stored for that principal. */
+  async complete(pending: AuthorizationPending, code: string, iss: string | undefined): Promise<void> {
+    // RFC 9207: a server that sends iss must send its own; one that said it would must send it.
+    if (iss !== undefined ? iss !== pending.issuer : pending.issParameterSupported) {
+      throw new TokenEndpointError(
+        `the authorization response came from ${iss ?? 'an unnamed issuer'}, not ${pending.issuer} (RFC 9207); start again from your client`,
+        'invalid_issuer',
+      );
+    }
+    const answer = await requestToken(pending.tokenEndpoint, pending.client, {
+      grant_type: 'authorization_code',
+      code,
+      redirect_uri: pending.redirectUri,
+      code_verifier: pending.verifier,
+      resource: pending.resource,
+    });
+    const record: OAuthRecord = {
+      kind: 'oauth',
+      accessToken: answer.accessToken,
+      resource: pending.resource,
+      issuer: pending.issuer,
+      clientId: pending.client.clientId,
+      connectedAt: Date.now(),
+      tokenEndpoint: pending.tokenEndpoint,
+      clientSecret: pending.client.clientSecret,
+      authMethod: pending.client.authMethod,
+    };
+    if (answer.refreshToken !== undefined) record.refreshToken = answer.refreshToken;
+    if (answer.expiresAt !== undefined) record.expiresAt = answer.expiresAt;
+    if (answer.scope !== undefined) record.scope = answer.scope;
+    await this.options.store.put(pending.principal, this.options.server, record);
+  }
+
+  private refreshOnce(principal: string, record: OAuthRecord): Promise<Obtained | undefined> {
+    let flight = this.refreshing.get(principal);
+    if (!flight) {
+      flight = this.refresh(principal, record).finally(() => this.refreshing.delete(principal)) as Promise<Obtained>;
+      this.refreshing.set(principal, flight);
+    }
+    return flight;
+  }
+
+  private async refresh(principal: string, record: OAuthRecord): Promise<Obtained | undefined> {
+    try {
+      const client: TokenClient = { clientId: record.clientId, clientSecret: record.clientSecret, authMethod: record.authMethod ?? 'none' };
+      const answer = await requestToken(record.tokenEndpoint ?? '', client, { grant_type: 'refresh_token', refresh_token: record.refreshToken, resource: record.resource });
+      const next: OAuthRecord = { ...record, accessToken: answer.accessToken, expiresAt: answer.expiresAt, refreshToken: answer.refreshToken ?? record.refreshToken };
+      if (answer.scope !== undefined) next.scope = answer.scope;
+      await this.options.store.put(principal, this.options.server, next);
+      return { authorization: `Bearer ${next.accessToken}` };
+    } catch (error) {
+      // A refused refresh token (revoked, expired) means connecting again; anything else is said as it is.
+      if (error instanceof TokenEndpointError && error.code === 'invalid_grant') {
+        await this.options.store.delete(principal, this.options.server);
+        return undefined;
+      }
+      return { refused: `servers.${this.options.server}: the caller's token could not be refreshed: ${(error as Error).message}` };
+    }
+  }
+
+  /** The caller has no token: a link to connect, as URL-mode elicitation or as an error carrying it. */
+  private async connectFirst(principal: string, message: JsonRpcRequest): Promise<Obtained> {
+    const url = await this.connectLink(principal);
+    const server = this.options.server;
+    const text = `Connect your ${server} account to continue: open ${url} (single use, valid ${Math.round(this.options.linkTtlMs / 60_000)} min), then try again.`;
+    if (acceptsUrlElicitation(message)) {
+      const elicitationId = url.slice(url.lastIndexOf('/') + 1, url.lastIndexOf('/') + 17);
+      return {
+        answer: (id: JsonRpcId): JsonRpcResponse => ({
+          jsonrpc: '2.0',
+          id,
+          result: {
+            resultType: 'input_required',
+            inputRequests: { [`connect-${server}`]: { method: 'elicitation/create', params: { mode: 'url', url, elicitationId, message: text } } },
+            requestState: connectState(server),
+          },
+        }),
+      };
+    }
+    return { refused: text, data: { url, reason: 'connect_required' }, code: CONNECT_REQUIRED };
+  }
+
+  private async clientFor(found: Discovered): Promise<TokenClient> {
+    const settings = this.options.settings;
+    if (settings.clientId !== undefined) {
+      return {
+        clientId: settings.clientId,
+        clientSecret: settings.clientSecret,
+        authMethod: settings.authMethod ?? pickMethod(found.tokenAuthMethods, settings.clientSecret !== undefined),
+      };
+    }
+    if (this.registered) return this.registered;
+    if (!found.registrationEndpoint) {
+      throw new TokenEndpointError(
+        `the authorization server ${found.issuer} offers no dynamic registration; pre-register the gateway and set servers.${this.options.server}.credentials.clientId`,
+        undefined,
+      );
+    }
+    const response = await fetch(found.registrationEndpoint, {
+      method: 'POST',
+      headers: { 'content-type': 'application/json', accept: 'application/json' },
+      body: JSON.stringify({
+        client_name: 'mcp-gateway',
+        redirect_uris: [`${this.options.publicUrl}/connect/callback`],
+        grant_types: ['authorization_code', 'refresh_token'],
+        response_types: ['code'],
+        token_endpoint_auth_method: 'none',
+      }),
+      signal: AbortSignal.timeout(10_000),
+    });
+    const json = (await response.json().catch(() => ({}))) as Record<string, unknown>;
+    if (!response.ok || typeof json.client_id !== 'string')
+      throw new TokenEndpointError(`dynamic registration at ${found.registrationEndpoint} failed (HTTP ${response.status})`, undefined);
+    this.registered = { clientId: json.client_id, authMethod: 'none' };
+    return this.registered;
+  }
+}
+
+function expiresSoon(record: OAuthRecord): boolean {
+  return record.expiresAt !== undefined && record.expiresAt - EXPIRY_MARGIN_MS <= Date.now();
+}
+
+/** With a secret, basic if offered, else post; without one, none. */
+function pickMethod(offered: string[], hasSecret: boolean): ClientAuthMethod {
+  if (!hasSecret) return 'none';
+  return offered.includes('client_secret_basic') || !offered.includes('client_secret_post') ? 'client_secret_basic' : 'client_secret_post';
+}
+
+/** The request declared URL-mode elicitation in its capabilities (they are never remembered between requests). */
+function acceptsUrlElicitation(message: JsonRpcRequest): boolean {
+  const meta = message.params?._meta;
+  const capabilities = isObject(meta) ? meta[META.clientCapabilities] : undefined;
+  const elicitation = isObject(capabilities) ? capabilities.elicitation : undefined;
+  return isObject(elicitation) && isObject(elicitation.url);
+}

@@ -1,0 +1,57 @@
+// Upstream identity as the gateway runs it: the store (when credentials: is configured), one credential
+// source per server with credentials:, and the connect pages. Built once at start; sources are made
+// again for servers a reload adds or changes (the store and the pages stay).
+import type { Hono } from 'hono';
+import type { HttpBindings } from '@hono/node-server';
+import type { GatewayConfig, ServerConfig } from '../config/config.js';
+import type { Log } from '../../infra/log.js';
+import type { CredentialSource } from './credentialed-upstream.js';
+import { addConnectRoutes } from './connect-routes.js';
+import { OAuthClient } from './oauth/oauth-client.js';
+import { type CredentialStore, openCredentialStore } from './store.js';
+import { TokenExchanger } from './token-exchange.js';
+
+export class UpstreamCredentials {
+  private readonly oauth = new Map<string, OAuthClient>();
+
+  private constructor(
+    private readonly config: GatewayConfig,
+    readonly store: CredentialStore | undefined,
+    private readonly log: Log,
+  ) {}
+
+  static async open(config: GatewayConfig, log: Log): Promise<UpstreamCredentials> {
+    const settings = config.credentials;
+    const store = settings ? await openCredentialStore(settings, { url: config.cache.url, sentinel: config.cache.sentinel, keyPrefix: config.cache.keyPrefix }) : undefined;
+    return new UpstreamCredentials(config, store, log);
+  }
+
+  /** The source of each caller's credential for one server; undefined: the server's static headers. */
+  sourceFor(name: string, server: ServerConfig): CredentialSource | undefined {
+    if (server.transport !== 'http' || !server.credentials) return undefined;
+    if (server.credentials.type === 'tokenExchange') return new TokenExchanger(name, server.credentials, server.url);
+    const { store, config } = this;
+    // The config's checks guarantee both for type oauth.
+    if (!store || !config.credentials || !config.listen.publicUrl) return undefined;
+    const client = new OAuthClient({
+      server: name,
+      url: server.url,
+      settings: server.credentials,
+      store,
+      publicUrl: config.listen.publicUrl,
+      linkTtlMs: config.credentials.linkTtlMs,
+    });
+    this.oauth.set(name, client);
+    return client;
+  }
+
+  /** The connect pages and the callers' own list of connections (only with a store). */
+  addRoutes(app: Hono<{ Bindings: HttpBindings }>, authenticate: (authorization: string | undefined) => Promise<string | undefined>): void {
+    if (!this.store) return;
+    addConnectRoutes(app, { store: this.store, clients: () => this.oauth, authenticate, log: this.log.child({ part: 'credentials' }) });
+  }
+
+  async close(): Promise<void> {
+    await this.store?.close();
+  }
+}
