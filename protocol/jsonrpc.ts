@@ -151,11 +151,13 @@ export function responseBytes(response: JsonRpcResponse): Buffer[] {
 
 /**
  * The same pieces as the edge writes them: the short ones around a pre-serialised result stay strings,
- * which the socket's writev copies in C++ (a Buffer made of each in JS cost more than the copy).
+ * which the socket's writev copies in C++ (a Buffer made of each in JS cost more than the copy). A plain
+ * answer (a tool call's) is one string: Node writes it in one piece with the status line and headers,
+ * encoding it once on the way out, instead of a Buffer made of it first and written beside them.
  */
 export function responsePieces(response: JsonRpcResponse): (Buffer | string)[] {
   const serialized = (response as PreSerialized)[SERIALIZED_RESULT];
-  if (serialized === undefined) return [Buffer.from(JSON.stringify(response))];
+  if (serialized === undefined) return [JSON.stringify(response)];
   const pieces: (Buffer | string)[] = [`{"jsonrpc":"2.0","id":${JSON.stringify(response.id)},"result":`];
   for (const piece of serialized) pieces.push(piece);
   const last = pieces[pieces.length - 1];

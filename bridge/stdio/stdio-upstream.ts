@@ -67,9 +67,21 @@ export class StdioUpstream extends SupervisedUpstream {
     await this.run();
   }
 
-  async request(message: JsonRpcRequest, options: RequestOptions = {}): Promise<JsonRpcResponse> {
-    let timeoutMs = this.config.timeoutMs;
-    if (message.method === 'subscriptions/listen') timeoutMs = 0; // lives until its caller closes it
+  request(message: JsonRpcRequest, options: RequestOptions = {}): Promise<JsonRpcResponse> {
+    const timeoutMs = message.method === 'subscriptions/listen' ? 0 : this.config.timeoutMs; // a listen lives until its caller closes it
+    const dialect = this.dialect;
+    // A ready child and a dialect that sends as it is (a 2026 server): the request goes out at once, and its
+    // caller awaits the answer's own promise, with no async frame of this method's around it.
+    if (this.supervisor.state !== 'ready' || dialect === undefined || dialect.intercept !== undefined) return this.requestWhenReady(message, options, timeoutMs);
+    try {
+      return this.dispatch(message, options, timeoutMs, dialect);
+    } catch (error) {
+      return Promise.reject(error); // as from an async method: the layers above count a request out on settling
+    }
+  }
+
+  private async requestWhenReady(message: JsonRpcRequest, options: RequestOptions, listenOrTimeoutMs: number): Promise<JsonRpcResponse> {
+    let timeoutMs = listenOrTimeoutMs;
     if (this.supervisor.state !== 'ready') {
       // Waiting for a (re)start counts against the request's own timeout.
       const deadline = Date.now() + this.config.timeoutMs;
@@ -83,6 +95,10 @@ export class StdioUpstream extends SupervisedUpstream {
       const answer = await early;
       if (answer) return answer;
     }
+    return this.dispatch(message, options, timeoutMs, dialect);
+  }
+
+  private dispatch(message: JsonRpcRequest, options: RequestOptions, timeoutMs: number, dialect: Dialect): Promise<JsonRpcResponse> {
     // A pipe carries no status: the caller's stream may start now, so closing it cancels as before.
     options.onStreamStart?.();
     return this.pending.dispatch(message, {

@@ -65,7 +65,9 @@ export class ClientGone implements CancelSignal {
   private more: (() => void)[] | undefined;
 
   constructor(outgoing: ServerResponse) {
-    outgoing.once('close', () => {
+    // `on`, not `once`: a response closes once, and once's wrapper (a bound function and its state) was
+    // two more objects per request.
+    outgoing.on('close', () => {
       if (outgoing.writableFinished) return;
       this.aborted = true;
       const listeners = [this.first, ...(this.more ?? [])];

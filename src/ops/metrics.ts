@@ -1,7 +1,7 @@
 // Prometheus metrics for one gateway: request counts, latency, in-flight, upstream state and cache counters.
 // Each GatewayMetrics owns its own Registry (never prom-client's global one): tests start many gateways in
 // one process, and a second registration of a name in one registry throws.
-import { collectDefaultMetrics, Counter, Gauge, Registry } from 'prom-client';
+import { collectDefaultMetrics, Counter, Registry } from 'prom-client';
 import { HotCounter, HotHistogram, type CounterChild, type HistogramChild } from './hot-metrics.js';
 import { dropSeries } from './drop-series.js';
 import { addChildMetrics, type ChildSnapshot } from './child-metrics.js';
@@ -88,7 +88,8 @@ export class GatewayMetrics {
   private readonly duration: HotHistogram;
   /** The children of requests and duration, bound once per endpoint and method label. */
   private readonly finished = new Map<string, Map<string, FinishedChildren>>();
-  private readonly inFlight: Gauge;
+  /** Requests counted in and not yet out: a plain number per call, read into the gauge at scrape time. */
+  private inFlight = 0;
   private readonly denials: Counter<'endpoint' | 'method'>;
   private readonly rateLimits: Counter<'endpoint'>;
   /** Records how long a request that had to queue waited for its slot on `server`. */
@@ -113,10 +114,11 @@ export class GatewayMetrics {
       labelNames: ['endpoint', 'method'],
       buckets: DURATION_BUCKETS,
     });
-    this.inFlight = new Gauge({
+    // Read at scrape time: prom-client's inc and dec hash a label object on every call, twice per request.
+    gaugeAtScrape(register, {
       name: `${PREFIX}requests_in_flight`,
       help: 'Requests received and not yet answered.',
-      registers,
+      fill: (record) => record({}, this.inFlight),
     });
     this.denials = new Counter({
       name: `${PREFIX}policy_denials_total`,
@@ -181,7 +183,7 @@ export class GatewayMetrics {
 
   /** A request was received. Pair every call with one requestFinished. */
   requestStarted(): void {
-    this.inFlight.inc();
+    this.inFlight++;
   }
 
   /**
@@ -189,7 +191,7 @@ export class GatewayMetrics {
    * server name), never from the request path as typed; `method` is reduced by methodLabel.
    */
   requestFinished(endpoint: string, method: string | undefined, outcome: RequestOutcome, seconds: number): void {
-    this.inFlight.dec();
+    this.inFlight--;
     const children = this.finishedChildren(endpoint, methodLabel(method));
     children.outcomes[outcome] ??= this.requests.labels(endpoint, children.method, outcome);
     children.outcomes[outcome].inc();

@@ -78,9 +78,9 @@ test('the ttlMs left takes the closing brace with it; a merged /mcp page is writ
   });
 });
 
-test('an answer that is not pre-serialised is one Buffer, as before', () => {
+test('an answer that is not pre-serialised is one piece, its JSON text (Node encodes it with the headers)', () => {
   const plain: JsonRpcResponse = { jsonrpc: '2.0', id: 'é', result: { resultType: 'complete' } };
-  assert.deepEqual(responsePieces(plain), [Buffer.from(JSON.stringify(plain))]);
+  assert.deepEqual(responsePieces(plain), [JSON.stringify(plain)]);
 });
 
 test('hits in the memory store start no timers, and an entry still goes stale at its ttl', async () => {
