@@ -1,9 +1,11 @@
 // The stack every served server runs on, built in one place and in the order docs/design.md draws it, from
 // the client's side down to the hop:
 //
-//   cache → MRTR bridge → limits → metering → trace propagation → transport (bridge/)
+//   header rules → cache → MRTR bridge → limits → metering → trace propagation → transport (bridge/)
 //
-// Why this order: the cache answers lists before anything below spends a slot; the MRTR bridge holds a
+// Why this order: header rules (tools whose x-mcp-header declarations are invalid left out of lists, and
+// refused) sit on the cache, so that a list it holds teaches them without an upstream call; the cache
+// answers lists before anything below spends a slot; the MRTR bridge holds a
 // 2025 server's call above the limits, so a held question does not occupy a slot twice; limits queue
 // before metering, so queue waits are never counted as the server's time; propagation sits right on the
 // hop, so its span times only the call.
@@ -15,6 +17,7 @@ import type { HeldCalls } from '../mrtr/input-bridge.js';
 import { InputBridge } from '../mrtr/input-bridge.js';
 import type { ServerMeter } from '../ops/upstream-metrics.js';
 import { CachedUpstream } from './cached-upstream.js';
+import { HeaderRulesUpstream } from './header-rules-upstream.js';
 import { LimitedUpstream, type Limits } from './limits/limited-upstream.js';
 import { MeteredUpstream } from './metered-upstream.js';
 import { PropagatingUpstream } from './propagating-upstream.js';
@@ -33,9 +36,14 @@ export interface StackParts {
   log: Log;
 }
 
+/** The top of a server's stack: an Upstream that can also say when its requests in flight are done. */
+export interface ServedUpstream extends Upstream {
+  drained(ms: number): Promise<boolean>;
+}
+
 /** The served top of the stack, and the limits layer (its load is read for metrics and /readyz). */
 export interface ServerStack {
-  served: CachedUpstream;
+  served: ServedUpstream;
   limits: LimitedUpstream;
 }
 
@@ -45,6 +53,7 @@ export function buildServerStack(transport: Upstream, settings: StackSettings, p
   const metered = new MeteredUpstream(propagating, parts.meter);
   const limits = new LimitedUpstream(metered, settings, parts.queueWaited);
   const bridged = new InputBridge(limits, { held: parts.held, roots: settings.roots, log: parts.log });
-  const served = new CachedUpstream(bridged, parts.cache);
+  const cached = new CachedUpstream(bridged, parts.cache);
+  const served = new HeaderRulesUpstream(cached, parts.log);
   return { served, limits };
 }
