@@ -23,7 +23,7 @@ import { MeteredUpstream } from './metered-upstream.js';
 import { PropagatingUpstream } from './propagating-upstream.js';
 
 export interface StackSettings extends Limits {
-  transport: 'stdio' | 'http';
+  transport: 'stdio' | 'http' | 'sse';
   roots?: readonly JsonObject[] | undefined;
 }
 
@@ -49,7 +49,8 @@ export interface ServerStack {
 
 /** Wraps one server's transport in its stack. Cold path: once per server start or replacement. */
 export function buildServerStack(transport: Upstream, settings: StackSettings, parts: StackParts): ServerStack {
-  const propagating = new PropagatingUpstream(transport, settings.transport);
+  // An HTTP+SSE server's requests carry the trace in _meta, which its upstream lends in as stdio's does.
+  const propagating = new PropagatingUpstream(transport, settings.transport === 'sse' ? 'http' : settings.transport);
   const metered = new MeteredUpstream(propagating, parts.meter);
   const limits = new LimitedUpstream(metered, settings, parts.queueWaited);
   const bridged = new InputBridge(limits, { held: parts.held, roots: settings.roots, log: parts.log });
