@@ -154,3 +154,17 @@ function safeUrl(text: string, base: URL): URL | undefined {
     return undefined;
   }
 }
+
+/** Whether the URL serves an HTTP+SSE event stream (a GET whose first event is endpoint); the stream is closed again. */
+export async function speaksHttpSse(settings: SseConnectionSettings, timeoutMs: number, log: Log): Promise<boolean> {
+  const quiet = { message() {}, refused() {}, closed() {} };
+  const connection = new SseConnection(settings, quiet, log);
+  try {
+    await connection.connect(timeoutMs);
+    return true;
+  } catch {
+    return false;
+  } finally {
+    connection.close();
+  }
+}

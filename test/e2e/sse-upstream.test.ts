@@ -73,3 +73,19 @@ describe('an HTTP+SSE upstream', () => {
     }, 10_000);
   });
 });
+
+describe('era: auto on a url: server', () => {
+  test('finds an HTTP+SSE server behind the URL (its POST refused, its GET an event stream) and serves it so', async () => {
+    const detected = await startTestGateway({ found: { url: server.url, timeoutMs: 10_000 } });
+    try {
+      const list = await post(`${detected.url}/servers/found/mcp`, request('tools/list'));
+      assert.deepEqual(list.body.result?.tools?.map((t: any) => t.name).sort(), ['ask', 'drop', 'echo'], JSON.stringify(list.body));
+      const body = call('echo', { text: 'found' });
+      const answer = await post(`${detected.url}/servers/found/mcp`, body, headersFor(body));
+      assert.equal(answer.body.result?.content?.[0]?.text, 'found');
+      assert.equal(detected.upstreams.get('found')!.status().era, 'legacy');
+    } finally {
+      await detected.close();
+    }
+  });
+});
