@@ -15,14 +15,6 @@ export const META = {
   subscriptionId: 'io.modelcontextprotocol/subscriptionId',
 } as const;
 
-/**
- * The _meta of a request the gateway makes on its own (re-reading lists, feeding the search index, its
- * listen streams): the version it speaks, no capabilities. A fresh object each time, as callers may add to it.
- */
-export function ownRequestMeta(): Record<string, unknown> {
-  return { [META.protocolVersion]: SUPPORTED_VERSIONS[0], [META.clientCapabilities]: {} };
-}
-
 /** RFC 5424 severities, least severe first: a request's logLevel lets through its own and those after it. */
 export const LOG_LEVELS: readonly string[] = ['debug', 'info', 'notice', 'warning', 'error', 'critical', 'alert', 'emergency'];
 
@@ -44,6 +36,36 @@ export const MODERN_REQUEST_METHODS: ReadonlySet<string> = new Set([
   'completion/complete',
   'subscriptions/listen',
 ]);
+
+/**
+ * Methods the core had before 2026-07-28 and dropped. A request for one is refused as removed, unless an
+ * extension the server advertises took its name up again (EXTENSION_METHODS).
+ */
+export const CORE_REMOVED_METHODS: ReadonlySet<string> = new Set([
+  'initialize',
+  'ping',
+  'logging/setLevel',
+  'resources/subscribe',
+  'resources/unsubscribe',
+  'tasks/get',
+  'tasks/result',
+  'tasks/cancel',
+  'tasks/list',
+]);
+
+/** The Tasks extension (SEP-2663): tools/call may answer resultType "task", polled with its three methods. */
+export const TASKS_EXTENSION = 'io.modelcontextprotocol/tasks';
+
+/** Client-to-server methods an extension defines, by the extension's identifier (capabilities.extensions). */
+export const EXTENSION_METHODS: Readonly<Record<string, readonly string[]>> = {
+  [TASKS_EXTENSION]: ['tasks/get', 'tasks/update', 'tasks/cancel'],
+};
+
+/** The extension that defines a method, or undefined when none the gateway knows does. */
+export function extensionOf(method: string): string | undefined {
+  for (const [extension, methods] of Object.entries(EXTENSION_METHODS)) if (methods.includes(method)) return extension;
+  return undefined;
+}
 
 /** Results that carry ttlMs/cacheScope (SEP-2549). */
 export const CACHEABLE_METHODS: ReadonlySet<string> = new Set(['server/discover', 'tools/list', 'prompts/list', 'resources/list', 'resources/templates/list', 'resources/read']);
@@ -75,11 +97,14 @@ export function madeStaleBy(notificationMethod: string): readonly (ListMethod | 
 /** Server-to-client requests a legacy server may send in the middle of a call. */
 export const LEGACY_CLIENT_REQUESTS: ReadonlySet<string> = new Set(['sampling/createMessage', 'elicitation/create', 'roots/list']);
 
-/** Which request parameter the `Mcp-Name` header mirrors, by method. */
-export const NAME_PARAM: Readonly<Record<string, 'name' | 'uri'>> = {
+/** Which request parameter the `Mcp-Name` header mirrors, by method (the Tasks extension's: its taskId). */
+export const NAME_PARAM: Readonly<Record<string, 'name' | 'uri' | 'taskId'>> = {
   'tools/call': 'name',
   'prompts/get': 'name',
   'resources/read': 'uri',
+  'tasks/get': 'taskId',
+  'tasks/update': 'taskId',
+  'tasks/cancel': 'taskId',
 };
 
 export interface ServerInfo {

@@ -10,6 +10,23 @@ import type { Log } from '../infra/log.js';
 import { GATEWAY_INFO } from '../infra/version.js';
 
 export async function createUpstream(name: string, server: ServerConfig, log: Log, envReads: readonly string[]): Promise<Upstream> {
+  if (server.transport === 'sse') {
+    const { SseUpstream } = await import('../bridge/sse/sse-upstream.js');
+    if (server.era === 'modern') log.warn({}, `servers.${name}.era: modern is ignored: an HTTP+SSE (transport: sse) server is always of the 2025 era`);
+    return new SseUpstream(
+      {
+        name,
+        url: server.url,
+        headers: server.headers,
+        timeoutMs: server.timeoutMs,
+        probeTimeoutMs: server.probeTimeoutMs,
+        legacyTtlMs: server.legacyTtlMs,
+        clientInfo: GATEWAY_INFO,
+        backoff: DEFAULT_BACKOFF,
+      },
+      log,
+    );
+  }
   if (server.transport === 'http') {
     // Loaded only when a remote server is configured: undici stays out of a stdio-only gateway's memory.
     const { HttpUpstream } = await import('../bridge/http/http-upstream.js');

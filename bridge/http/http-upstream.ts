@@ -30,7 +30,9 @@ import {
 } from './http-failures.js';
 import { EraMismatch, LegacyHttpSession } from './http-legacy-session.js';
 import { appendModernHeaders, appendTraceHeaders } from './mcp-headers.js';
-import type { Era, RequestOptions, UpstreamState } from '../upstream.js';
+import type { Era, RequestOptions, UpstreamState, UpstreamStatus } from '../upstream.js';
+import { speaksHttpSse } from '../sse/sse-connection.js';
+import { SseUpstream } from '../sse/sse-upstream.js';
 
 export interface HttpUpstreamConfig {
   name: string;
@@ -64,6 +66,10 @@ export class HttpUpstream extends SupervisedUpstream implements StreamPeer {
   /** Bumped by every run and by close(), so a run that was overtaken drops its result. */
   private generation = 0;
   private readonly modern: Dialect;
+  /** The probe was refused with a bare HTTP status (no JSON-RPC answer): maybe an HTTP+SSE server. */
+  private probeRefused = false;
+  /** Set when `era: auto` found a 2024-11-05 HTTP+SSE server at the URL: everything goes to it from then on. */
+  private sse: SseUpstream | undefined;
 
   constructor(
     private readonly config: HttpUpstreamConfig,
@@ -88,10 +94,17 @@ export class HttpUpstream extends SupervisedUpstream implements StreamPeer {
     await this.run();
   }
 
+  override status(): UpstreamStatus {
+    return this.sse ? this.sse.status() : super.status();
+  }
+
   async request(message: JsonRpcRequest, options: RequestOptions = {}): Promise<JsonRpcResponse> {
+    if (this.sse) return this.sse.request(message, options);
     if (this.supervisor.state !== 'ready') {
       const failure = await this.waitUntilReady(message, options.signal);
       if (failure) return markFailure(failure, 'unreachable');
+      const found = this.sse as SseUpstream | undefined; // found while this request waited
+      if (found) return found.request(message, options);
     }
     // A 2025 server is served through its session (the legacy adapter); nothing else here asks the era.
     if (this.session) return this.legacyRequest(message, options, true);
@@ -101,6 +114,7 @@ export class HttpUpstream extends SupervisedUpstream implements StreamPeer {
   async close(): Promise<void> {
     this.generation++;
     this.supervisor.stop();
+    await this.sse?.close();
     const { session, endpoint } = this;
     this.session = undefined;
     this.endpoint = undefined;
@@ -206,7 +220,13 @@ export class HttpUpstream extends SupervisedUpstream implements StreamPeer {
             if (this.session === fresh) this.fail(kind, message);
           },
         });
-        await fresh.open();
+        try {
+          await fresh.open();
+        } catch (error) {
+          // Refused both a modern POST and initialize with bare statuses: maybe the 2024 HTTP+SSE transport.
+          if (this.probeRefused && this.config.era === 'auto' && (await this.switchedToSse(generation))) return;
+          throw error;
+        }
         if (generation !== this.generation) {
           void fresh.close().catch(() => {});
           return;
@@ -236,6 +256,7 @@ export class HttpUpstream extends SupervisedUpstream implements StreamPeer {
     headers.push('mcp-protocol-version', MODERN_VERSION, 'mcp-method', 'server/discover');
     const exchange = await endpoint.send('POST', headers, body, { timeoutMs: this.config.probeTimeoutMs, maxBytes: this.where.maxBytes, expectId: 0 });
     const verdict = probeVerdict(exchange);
+    this.probeRefused = exchange.end === 'status';
     if (verdict === 'no-verdict') {
       const message =
         exchange.end === 'timeout'
@@ -244,6 +265,24 @@ export class HttpUpstream extends SupervisedUpstream implements StreamPeer {
       throw new UpstreamFailure(message, failureKind(exchange));
     }
     return verdict;
+  }
+
+  /**
+   * A server that refused the modern POST with a bare status may be of the 2024-11-05 HTTP+SSE transport:
+   * when a GET of the URL opens an event stream with an endpoint event, it is served as `transport: sse`
+   * from now on (this upstream hands every request, and its events, to that one).
+   */
+  private async switchedToSse(generation: number): Promise<boolean> {
+    const settings = { url: this.config.url, headers: this.config.headers, maxEventChars: this.where.maxBytes };
+    if (!(await speaksHttpSse(settings, this.config.probeTimeoutMs, this.log)) || generation !== this.generation) return false;
+    this.log.info({ url: this.where.url }, 'upstream speaks the 2024-11-05 HTTP+SSE transport; serving it so (set transport: sse to skip this probe)');
+    const sse = new SseUpstream({ ...this.config }, this.log);
+    for (const event of ['listChanged', 'state']) sse.events.on(event, (value: unknown) => this.events.emit(event, value));
+    this.sse = sse;
+    this.generation++; // this upstream's own run ends here: the SSE upstream's supervisor takes over
+    await sse.start();
+    this.supervisor.ready(true); // requests that waited for this start go on, to the SSE upstream
+    return true;
   }
 
   /** Probes the era again at once (not counted as a failure); resolves with the new era, if any. */

@@ -8,7 +8,8 @@ import type { RequestOptions, Upstream, UpstreamStatus } from '../../bridge/upst
 import type { NamedTarget, UriTarget } from '../../policy/target.js';
 import { ErrorCode, errorResponse, isObject, type JsonObject, type JsonRpcId, type JsonRpcRequest, type JsonRpcResponse } from '../../protocol/jsonrpc.js';
 import type { Log } from '../../infra/log.js';
-import { LIST_ITEMS, madeStaleBy, META, ownRequestMeta, type ListMethod } from '../../protocol/mcp.js';
+import { LIST_ITEMS, madeStaleBy, META, type ListMethod } from '../../protocol/mcp.js';
+import { ownRequestMeta } from '../../infra/own-request-meta.js';
 import { retryAfterOf } from '../../protocol/overload.js';
 import { GATEWAY_INFO } from '../../infra/version.js';
 import { CursorCodec, type Position } from './cursor.js';

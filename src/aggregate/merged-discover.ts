@@ -1,6 +1,7 @@
 // /mcp's server/discover: the gateway's own serverInfo, the features any upstream offers (only those /mcp
-// itself serves), and every upstream's instructions under its name, when the caller may see all that
-// upstream offers (free text may name a tool a policy hides).
+// itself serves), every extension at least one upstream offers (with which ones, in _meta), and every
+// upstream's instructions under its name, when the caller may see all that upstream offers (free text may
+// name a tool a policy hides).
 import type { Reach } from '../../bridge/upstream.js';
 import { isObject, type JsonObject, type JsonRpcResponse } from '../../protocol/jsonrpc.js';
 import { META, SUPPORTED_VERSIONS } from '../../protocol/mcp.js';
@@ -10,6 +11,9 @@ import { numberOf } from '../../protocol/exact-json.js';
 /** One upstream's answer to a fanned-out request, or its silence past the deadline. */
 export type Outcome = { server: string; response: JsonRpcResponse } | { server: string; timedOut: true };
 
+/** The _meta key of a merged discover that says which servers offer each extension it lists. */
+export const EXTENSION_SERVERS_META = 'mcp-gateway/extensionServers';
+
 /** `reach`: what a policy lets the caller see; with one, the answer is the caller's own (private). */
 export function mergeDiscover(outcomes: readonly Outcome[], separator: string, reach: Pick<Reach, 'seesAll'> | undefined): JsonObject {
   const limited = reach !== undefined;
@@ -18,6 +22,8 @@ export function mergeDiscover(outcomes: readonly Outcome[], separator: string, r
   let ttlMs = Number.POSITIVE_INFINITY;
   let cacheScope: 'public' | 'private' = 'public';
   let complete = true;
+  const extensions: JsonObject = {};
+  const offeredBy: Record<string, string[]> = {};
   for (const outcome of outcomes) {
     if ('timedOut' in outcome || !('result' in outcome.response)) {
       complete = false;
@@ -32,6 +38,7 @@ export function mergeDiscover(outcomes: readonly Outcome[], separator: string, r
       const feature = (capabilities[key] ??= {}) as JsonObject;
       if ((key === 'tools' || key === 'prompts' || key === 'resources') && isObject(offered[key]) && offered[key].listChanged === true) feature.listChanged = true;
     }
+    if (isObject(offered.extensions)) addExtensions(extensions, offeredBy, outcome.server, offered.extensions);
     if (typeof result.instructions === 'string' && result.instructions.trim() && (!reach || reach.seesAll(outcome.server))) {
       instructions.push(`## ${outcome.server}\n${result.instructions.trim()}`);
     }
@@ -46,8 +53,24 @@ export function mergeDiscover(outcomes: readonly Outcome[], separator: string, r
     cacheScope: limited ? 'private' : cacheScope,
     _meta: { [META.serverInfo]: GATEWAY_INFO },
   };
+  if (Object.keys(offeredBy).length) {
+    capabilities.extensions = extensions;
+    (result._meta as JsonObject)[EXTENSION_SERVERS_META] = offeredBy;
+  }
   if (instructions.length) result.instructions = `Tools and prompts here are named <server>${separator}<name>.\n\n${instructions.join('\n\n')}`;
   return result;
+}
+
+/**
+ * An upstream's extensions into the merged ones: listed when any server offers one (its settings as the
+ * first server in config order gives them), and the servers that offer each, in config order.
+ */
+function addExtensions(extensions: JsonObject, offeredBy: Record<string, string[]>, server: string, offered: JsonObject): void {
+  for (const [id, settings] of Object.entries(offered)) {
+    if (!isObject(settings)) continue;
+    extensions[id] ??= settings;
+    (offeredBy[id] ??= []).push(server);
+  }
 }
 
 /**

@@ -85,6 +85,12 @@ const httpServer = z.strictObject({
   ...upstreamCommon,
 });
 
+/**
+ * A remote server of the 2024-11-05 HTTP+SSE transport: `url` is its event stream (GET), whose endpoint
+ * event names where messages are POSTed. Always a 2025-era server.
+ */
+const sseServer = httpServer.extend({ transport: z.literal('sse') });
+
 // `transport` may be left out: a server with a `url` is remote, one with a `command` is a child process.
 // With neither (`c: {}`, or `c:` alone), say that, rather than that `command` is missing.
 const server = z.preprocess(
@@ -101,7 +107,7 @@ const server = z.preprocess(
     }
     return { ...entry, transport: 'url' in entry ? 'http' : 'stdio' };
   },
-  z.discriminatedUnion('transport', [stdioServer, httpServer]),
+  z.discriminatedUnion('transport', [stdioServer, httpServer, sseServer]),
 );
 
 const serverName = z.string().regex(SERVER_NAME, 'server names are 1-32 characters of A-Z a-z 0-9 _ -');
@@ -322,6 +328,7 @@ export type GatewayConfig = ParsedConfig & { envReads: readonly string[] };
 export type ServerConfig = GatewayConfig['servers'][string];
 export type StdioServerConfig = Extract<ServerConfig, { transport: 'stdio' }>;
 export type HttpServerConfig = Extract<ServerConfig, { transport: 'http' }>;
+export type SseServerConfig = Extract<ServerConfig, { transport: 'sse' }>;
 
 /** Reads, expands and validates a config file. Relative `cwd`s are resolved against the file's folder. */
 export async function loadConfigFile(file: string, env: NodeJS.ProcessEnv = process.env): Promise<GatewayConfig> {

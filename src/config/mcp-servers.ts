@@ -5,11 +5,11 @@
 import { z } from 'zod';
 
 /** The `type` values hosts write, and the gateway transport each one means. */
-const HOST_TYPES: Record<string, 'stdio' | 'http'> = { stdio: 'stdio', http: 'http', 'streamable-http': 'http', streamableHttp: 'http' };
+const HOST_TYPES: Record<string, 'stdio' | 'http' | 'sse'> = { stdio: 'stdio', http: 'http', 'streamable-http': 'http', streamableHttp: 'http', sse: 'sse' };
 
 /** One entry of a host's `mcpServers` map (for the JSON Schema; the gateway's own keys are allowed too). */
 export const mcpServerEntry = z.looseObject({
-  type: z.enum(['stdio', 'http', 'streamable-http', 'streamableHttp']).optional(),
+  type: z.enum(['stdio', 'http', 'streamable-http', 'streamableHttp', 'sse']).optional(),
   command: z.string().optional(),
   args: z.array(z.string()).optional(),
   env: z.record(z.string(), z.string()).optional(),
@@ -68,12 +68,6 @@ function adoptEntry(at: string, entry: Record<string, unknown>, problems: string
   // Cursor and VS Code write ${env:NAME}; the gateway's own form is ${NAME}.
   const adopted = hostVariables(server) as Record<string, unknown>;
   if (type === undefined) return adopted;
-  if (type === 'sse') {
-    problems.push(
-      `${at}.type: "sse" (the 2024 HTTP+SSE transport) is not supported; give the server's Streamable HTTP endpoint as url (often …/mcp instead of …/sse), or bridge it to stdio`,
-    );
-    return adopted;
-  }
   const transport = typeof type === 'string' ? HOST_TYPES[type] : undefined;
   if (!transport) {
     problems.push(

@@ -7,8 +7,8 @@ import { placed } from '../aggregate/router.js';
 import { httpStatusOf } from '../../protocol/error-status.js';
 import { ErrorCode, errorResponse, type JsonRpcRequest } from '../../protocol/jsonrpc.js';
 import type { RequestOptions, Upstream } from '../../bridge/upstream.js';
-import { ownRequestMeta } from '../../protocol/mcp.js';
-import { CachedUpstream } from '../layers/cached-upstream.js';
+import { ownRequestMeta } from '../../infra/own-request-meta.js';
+import { uncachedOf } from '../layers/stack.js';
 import { argsOf, AUTHENTICATED, record } from './audit-step.js';
 import type { McpCall } from './call.js';
 import { writeJson } from './exchange.js';
@@ -78,7 +78,7 @@ function toolsNow(upstream: Upstream, context: string | undefined, caller: Reque
   const key = context ?? '';
   let read = byContext.get(key);
   if (!read) {
-    const source = upstream instanceof CachedUpstream ? upstream.uncached : upstream;
+    const source = uncachedOf(upstream);
     const done = { tools: [] as unknown[], readAt: Date.now() };
     read = eachListPage(source, 'tools/list', ownRequestMeta(), { authContext: context, caller }, (page) => {
       if (Array.isArray(page.result.tools)) done.tools.push(...page.result.tools);

@@ -13,6 +13,7 @@ import { checkAccept, checkContentType, MAX_JSON_DEPTH, nestsDeeperThan, tooLarg
 import { NodeHeaders, readBody } from './node-io.js';
 import { reject } from './rejection.js';
 import { checkMessage } from './request-rules.js';
+import { checkTakenUp } from './extension-methods.js';
 
 /** What was read: a modern request (with its body's text, which a forwarded retry sends on), or a 2025 client's body. */
 export type Read = { kind: 'request'; message: JsonRpcRequest; text: string } | { kind: 'legacy'; body: unknown; sessionHeader: string | undefined };
@@ -44,8 +45,11 @@ export async function read(call: McpCall): Promise<Read | Response> {
     call.method = isObject(body) && typeof body.method === 'string' ? body.method : undefined;
     return { kind: 'legacy', body, sessionHeader };
   }
-  const checked = checkMessage(body, headers, call.endpoint!.toolHeaders);
+  const checked = checkMessage(body, headers, call.endpoint!.toolHeaders, call.server !== undefined);
   if (checked.kind === 'rejected') return send(exchange, checked.rejection, cors);
+  const notTakenUp = checked.kind === 'request' ? checkTakenUp(call, checked.message) : undefined;
+  const refusal = notTakenUp && (await notTakenUp);
+  if (refusal) return send(exchange, refusal, cors);
   if (checked.kind === 'notification') {
     call.outcome = 'ok';
     // Over HTTP a client cancels by closing its stream; no client notification needs forwarding.

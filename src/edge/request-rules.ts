@@ -2,7 +2,7 @@
 // envelope, the per-request _meta, and the headers that mirror the body. Pure: no I/O, no state.
 import { isJsonInteger } from '../../protocol/exact-json.js';
 import { ErrorCode, isObject, isValidId, parseMessage, type JsonRpcId, type JsonRpcNotification, type JsonRpcRequest } from '../../protocol/jsonrpc.js';
-import { META, MODERN_REQUEST_METHODS, NAME_PARAM, SUPPORTED_VERSIONS } from '../../protocol/mcp.js';
+import { CORE_REMOVED_METHODS, extensionOf, META, MODERN_REQUEST_METHODS, NAME_PARAM, SUPPORTED_VERSIONS } from '../../protocol/mcp.js';
 import { decodeHeaderValue } from './header-value.js';
 import { MAX_NAME_LENGTH, nameProblem, quoted } from './name-bounds.js';
 import type { ToolHeaderIndex } from './param-headers.js';
@@ -16,24 +16,16 @@ type Header = (lowerCaseName: string) => string | undefined;
 
 export type Checked = { kind: 'request'; message: JsonRpcRequest } | { kind: 'notification'; message: JsonRpcNotification } | { kind: 'rejected'; rejection: Rejection };
 
-const REMOVED_METHODS = new Set([
-  'initialize',
-  'ping',
-  'logging/setLevel',
-  'resources/subscribe',
-  'resources/unsubscribe',
-  'tasks/get',
-  'tasks/result',
-  'tasks/cancel',
-  'tasks/list',
-]);
-
-export function checkMessage(body: unknown, headers: HeaderSource, tools: ToolHeaderIndex | undefined): Checked {
+/**
+ * `relays`: the endpoint is one server's (/servers/<name>/mcp), which relays a method the gateway has no
+ * rule for to the server; elsewhere (/mcp and its views) such a method is refused here.
+ */
+export function checkMessage(body: unknown, headers: HeaderSource, tools: ToolHeaderIndex | undefined, relays = false): Checked {
   const header: Header = (name) => headers.get(name) ?? undefined;
   const envelope = checkEnvelope(body);
   if ('rejection' in envelope) return { kind: 'rejected', rejection: envelope.rejection };
   if (envelope.kind === 'notification') return envelope;
-  const rejection = checkRequest(envelope.message, header, tools);
+  const rejection = checkRequest(envelope.message, header, tools, relays);
   return rejection ? { kind: 'rejected', rejection } : envelope;
 }
 
@@ -56,7 +48,7 @@ function checkEnvelope(body: unknown): Exclude<Checked, { kind: 'rejected' }> | 
   return { rejection: reject(400, null, ErrorCode.InvalidRequest, 'id must be a string or an integer (null is not allowed)') };
 }
 
-function checkRequest(message: JsonRpcRequest, header: Header, tools: ToolHeaderIndex | undefined): Rejection | undefined {
+function checkRequest(message: JsonRpcRequest, header: Header, tools: ToolHeaderIndex | undefined, relays: boolean): Rejection | undefined {
   const { id, method } = message;
   const params = message.params;
   const meta = params?._meta;
@@ -98,8 +90,8 @@ function checkRequest(message: JsonRpcRequest, header: Header, tools: ToolHeader
   if (headerMethod === undefined) return mismatch(id, 'Mcp-Method', headerMethod, method);
 
   if (!MODERN_REQUEST_METHODS.has(method)) {
-    const why = REMOVED_METHODS.has(method) ? `${method} was removed in MCP 2026-07-28` : `Method not found: ${method}`;
-    return reject(404, id, ErrorCode.MethodNotFound, why);
+    const refusal = unknownMethod(id, method, relays);
+    if (refusal) return refusal;
   }
 
   // Before anything reads or compares a name: its length (name-bounds.ts).
@@ -123,6 +115,25 @@ function checkParamHeaders(id: JsonRpcId, params: Record<string, unknown>, heade
   const problem = tools.check(params.name, params.arguments, header);
   if (problem) return reject(400, id, ErrorCode.HeaderMismatch, `Header mismatch: ${problem}`);
   return undefined;
+}
+
+/**
+ * A method outside the core's request methods. One server's endpoint relays it (the server answers, -32601
+ * included), unless the core removed it and no extension took the name up (whether the server advertises
+ * that extension is the read step's question: extension-methods.ts). /mcp and its views serve only what
+ * they merge or route, so there it is refused, saying where a server's own methods are reached.
+ */
+function unknownMethod(id: JsonRpcId, method: string, relays: boolean): Rejection | undefined {
+  const removed = CORE_REMOVED_METHODS.has(method);
+  if (relays && (!removed || extensionOf(method) !== undefined)) return undefined;
+  if (removed) return reject(404, id, ErrorCode.MethodNotFound, `${method} was removed in MCP 2026-07-28`);
+  if (relays) return undefined;
+  return reject(
+    404,
+    id,
+    ErrorCode.MethodNotFound,
+    `Method not found: ${method}. This endpoint serves the methods it merges or routes across servers; a server's own methods are reached on /servers/<name>/mcp`,
+  );
 }
 
 function unsupported(id: JsonRpcId, requested: string): Rejection {

@@ -3,6 +3,7 @@
 // The client closing the connection is its cancellation: ClientGone aborts the upstream request. The HTTP
 // status comes from httpStatusOf (protocol/error-status.ts); an SSE stream, once started, is 200
 // whatever follows.
+import { refuseUndeclaredTask } from './task-guard.js';
 import type { ServerResponse } from 'node:http';
 import type { RequestOptions } from '../../bridge/upstream.js';
 import { httpStatusOf } from '../../protocol/error-status.js';
@@ -33,7 +34,7 @@ export async function respondJson(served: Served, message: JsonRpcRequest, outgo
   call.signal = new ClientGone(outgoing);
   const answer = await served.request(message, call);
   if (outgoing.destroyed) return;
-  const shaped = served.shape(answer);
+  const shaped = served.shape(refuseUndeclaredTask(message, answer));
   writeJsonBody(outgoing, httpStatusOf(shaped), responsePieces(shaped), retryAfterHeaders(shaped));
 }
 
@@ -63,7 +64,7 @@ export async function respondSse(served: Served, message: JsonRpcRequest, outgoi
   };
   const response = await served.request(message, call);
   if (signal.aborted || outgoing.destroyed) return;
-  const shaped = served.shape(response);
+  const shaped = served.shape(refuseUndeclaredTask(message, response));
   if (!started) {
     const status = httpStatusOf(shaped);
     if (status !== 200) return writeJsonBody(outgoing, status, responsePieces(shaped), retryAfterHeaders(shaped));

@@ -2,7 +2,7 @@
 // changed restart (the others keep serving, untouched), and sections that need a restart keep their
 // running values (and are reported again on the next reload).
 import type { GatewayConfig } from '../config/config.js';
-import type { CachedUpstream } from '../layers/cached-upstream.js';
+import type { ServedUpstream } from '../layers/stack.js';
 import { EVERY_LIST } from '../notify/list-changes.js';
 import type { GatewayParts } from './running.js';
 
@@ -12,8 +12,8 @@ const SECURITY = ['auth', 'policies', 'rateLimit'] as const;
 
 interface ServerChanges {
   added: string[];
-  changed: [string, CachedUpstream][];
-  removed: [string, CachedUpstream][];
+  changed: [string, ServedUpstream][];
+  removed: [string, ServedUpstream][];
 }
 
 /** Returns the sections that changed but need a restart. Throws, changing nothing, when security cannot be built. */

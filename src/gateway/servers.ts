@@ -3,7 +3,6 @@
 import type { Upstream } from '../../bridge/upstream.js';
 import type { ListCache } from '../../cache/list-cache.js';
 import type { ServerConfig } from '../config/config.js';
-import type { CachedUpstream } from '../layers/cached-upstream.js';
 import type { Log } from '../../infra/log.js';
 import type { LimitedUpstream, LoadSnapshot } from '../layers/limits/limited-upstream.js';
 import type { UpstreamSnapshot } from '../ops/metrics.js';
@@ -12,7 +11,7 @@ import type { HeldCalls } from '../mrtr/input-bridge.js';
 import { ResourceWatch } from '../notify/resource-watch.js';
 import type { UpstreamWatch } from '../notify/upstream-listen.js';
 import { createUpstream } from '../upstream-factory.js';
-import { buildServerStack } from '../layers/stack.js';
+import { buildServerStack, type ServedUpstream } from '../layers/stack.js';
 import { followUpstreamChanges } from '../notify/list-changes.js';
 import type { CredentialSource } from '../credentials/credentialed-upstream.js';
 
@@ -32,7 +31,7 @@ export interface ServerSetOptions {
 
 export class ServerSet {
   /** What clients are served, in config order (merged lists follow it). The aggregate and edge read this map. */
-  readonly upstreams = new Map<string, CachedUpstream>();
+  readonly upstreams = new Map<string, ServedUpstream>();
   /** Each server's public name prefix on /mcp. */
   readonly prefixes = new Map<string, string>();
   /** The bare upstreams, below every wrapper: where resource subscriptions go. */
@@ -72,7 +71,7 @@ export class ServerSet {
   }
 
   /** Starts serving one server: its upstream, wrappers, notifications and watches. Cold path. */
-  async add(name: string, server: ServerConfig, envReads: readonly string[]): Promise<CachedUpstream> {
+  async add(name: string, server: ServerConfig, envReads: readonly string[]): Promise<ServedUpstream> {
     const { cache, held, log } = this.options;
     const upstreamLog = log.child({ server: name });
     const upstream = await createUpstream(name, server, upstreamLog, envReads);
@@ -113,7 +112,7 @@ export class ServerSet {
   }
 
   /** Stops a server no longer served: those requests in flight finish (up to drainMs), then it is closed. */
-  async retire(name: string, served: CachedUpstream, watch: UpstreamWatch | undefined, drainMs: number): Promise<void> {
+  async retire(name: string, served: ServedUpstream, watch: UpstreamWatch | undefined, drainMs: number): Promise<void> {
     watch?.stop();
     if (!(await served.drained(drainMs)))
       this.options.log.warn({ server: name, drainMs }, 'requests to a replaced or removed server still in flight after listen.drainMs; cutting them off');

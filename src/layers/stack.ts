@@ -1,9 +1,11 @@
 // The stack every served server runs on, built in one place and in the order docs/design.md draws it, from
 // the client's side down to the hop:
 //
-//   cache → MRTR bridge → [caller's credential] → limits → metering → trace propagation → transport (bridge/)
+//   header rules → cache → MRTR bridge → [caller's credential] → limits → metering → trace propagation → transport (bridge/)
 //
-// Why this order: the cache answers lists before anything below spends a slot; the MRTR bridge holds a
+// Why this order: header rules (tools whose x-mcp-header declarations are invalid left out of lists, and
+// refused) sit on the cache, so that a list it holds teaches them without an upstream call; the cache
+// answers lists before anything below spends a slot; the MRTR bridge holds a
 // 2025 server's call above the limits, so a held question does not occupy a slot twice; limits queue
 // before metering, so queue waits are never counted as the server's time; propagation sits right on the
 // hop, so its span times only the call. A server reached as each caller (servers.<name>.credentials) gets
@@ -17,13 +19,14 @@ import type { HeldCalls } from '../mrtr/input-bridge.js';
 import { InputBridge } from '../mrtr/input-bridge.js';
 import type { ServerMeter } from '../ops/upstream-metrics.js';
 import { CachedUpstream } from './cached-upstream.js';
+import { HeaderRulesUpstream } from './header-rules-upstream.js';
 import { LimitedUpstream, type Limits } from './limits/limited-upstream.js';
 import { MeteredUpstream } from './metered-upstream.js';
 import { PropagatingUpstream } from './propagating-upstream.js';
 import { CredentialedUpstream, type CredentialSource } from '../credentials/credentialed-upstream.js';
 
 export interface StackSettings extends Limits {
-  transport: 'stdio' | 'http';
+  transport: 'stdio' | 'http' | 'sse';
   roots?: readonly JsonObject[] | undefined;
 }
 
@@ -38,19 +41,33 @@ export interface StackParts {
   credentials?: CredentialSource | undefined;
 }
 
+/** The top of a server's stack: an Upstream that can also say when its requests in flight are done. */
+export interface ServedUpstream extends Upstream {
+  drained(ms: number): Promise<boolean>;
+  /** The stack below the cache: for what must be read as the server says it now (a pinned tool's definition). */
+  readonly uncached: Upstream;
+}
+
 /** The served top of the stack, and the limits layer (its load is read for metrics and /readyz). */
 export interface ServerStack {
-  served: CachedUpstream;
+  served: ServedUpstream;
   limits: LimitedUpstream;
 }
 
 /** Wraps one server's transport in its stack. Cold path: once per server start or replacement. */
 export function buildServerStack(transport: Upstream, settings: StackSettings, parts: StackParts): ServerStack {
-  const propagating = new PropagatingUpstream(transport, settings.transport);
+  // An HTTP+SSE server's requests carry the trace in _meta, which its upstream lends in as stdio's does.
+  const propagating = new PropagatingUpstream(transport, settings.transport === 'sse' ? 'http' : settings.transport);
   const metered = new MeteredUpstream(propagating, parts.meter);
   const limits = new LimitedUpstream(metered, settings, parts.queueWaited);
   const reached = parts.credentials ? new CredentialedUpstream(limits, parts.credentials) : limits;
   const bridged = new InputBridge(reached, { held: parts.held, roots: settings.roots, placesQuestions: settings.transport === 'http', log: parts.log });
-  const served = new CachedUpstream(bridged, parts.cache);
+  const cached = new CachedUpstream(bridged, parts.cache);
+  const served = new HeaderRulesUpstream(cached, parts.log);
   return { served, limits };
+}
+
+/** What lies below a server's cache, when `upstream` is the top of a stack built here (or its cache layer). */
+export function uncachedOf(upstream: Upstream): Upstream {
+  return upstream instanceof HeaderRulesUpstream || upstream instanceof CachedUpstream ? upstream.uncached : upstream;
 }

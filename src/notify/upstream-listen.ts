@@ -7,7 +7,7 @@
 import type { Upstream, UpstreamState } from '../../bridge/upstream.js';
 import { ErrorCode, errorResponse } from '../../protocol/jsonrpc.js';
 import type { Log } from '../../infra/log.js';
-import { ownRequestMeta } from '../../protocol/mcp.js';
+import { ownRequestMeta } from '../../infra/own-request-meta.js';
 
 const FILTER = { toolsListChanged: true, promptsListChanged: true, resourcesListChanged: true };
 const RETRY_FIRST_MS = 1_000;

@@ -15,7 +15,7 @@ export interface StatusSnapshot {
   uptimeSeconds: number;
   upstreams: {
     name: string;
-    transport: 'stdio' | 'http';
+    transport: 'stdio' | 'http' | 'sse';
     era: string | undefined;
     state: string;
     restarts: number;

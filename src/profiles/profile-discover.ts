@@ -33,6 +33,8 @@ function capabilitiesOf(profile: Profile, offered: JsonObject): JsonObject {
   // Completions complete prompt arguments and resource template variables: nothing to complete without either.
   if (offered.completions !== undefined && (capabilities.prompts !== undefined || capabilities.resources !== undefined)) capabilities.completions = offered.completions;
   if (offered.logging !== undefined) capabilities.logging = offered.logging;
+  // Extensions are /mcp's (merged-discover.ts): which server offers each stays in _meta, as on /mcp.
+  if (offered.extensions !== undefined) capabilities.extensions = offered.extensions;
   return capabilities;
 }
 

@@ -8,7 +8,7 @@ import { eachListPage } from '../../bridge/list-pages.js';
 import type { Upstream } from '../../bridge/upstream.js';
 import type { Log } from '../../infra/log.js';
 import { ErrorCode, isObject, type JsonObject, type JsonRpcResponse, type JsonRpcSuccess } from '../../protocol/jsonrpc.js';
-import { ownRequestMeta } from '../../protocol/mcp.js';
+import { ownRequestMeta } from '../../infra/own-request-meta.js';
 import { publicName } from '../../protocol/public-names.js';
 import type { ToolIndex } from './tool-index.js';
 

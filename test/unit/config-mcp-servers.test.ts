@@ -56,8 +56,8 @@ test('disabled: true leaves a server out', () => {
 });
 
 test('refusals name the mcpServers key the user wrote, and what to do', () => {
-  const [sse] = problemsOf({ mcpServers: { old: { type: 'sse', url: 'https://a.example/sse' } } });
-  assert.match(sse!, /^mcpServers\.old\.type: "sse" .*not supported; give the server's Streamable HTTP endpoint/);
+  // type: "sse" (the 2024 HTTP+SSE transport) is served since issue 37: transport sse.
+  assert.equal(parseConfig({ mcpServers: { old: { type: 'sse', url: 'https://a.example/sse' } } }, 't', BASE, {}).servers.old!.transport, 'sse');
   const [unknown] = problemsOf({ mcpServers: { a: { command: 'node', autoApprove: ['x'] } } });
   assert.match(unknown!, /^mcpServers\.a: unknown key 'autoApprove'/);
   const [missing] = problemsOf({ mcpServers: { a: { command: 'node', env: { K: '${NOPE}' } } } });

@@ -156,7 +156,7 @@ test('a server with neither command nor url (c: {} or c: alone) is told it needs
   assert.equal(e.problems.length, 3, e.problems.join('\n'));
   assert.ok(e.problems[0]!.startsWith(`servers.c: ${needs}, for example `), e.problems[0]);
   assert.ok(e.problems[1]!.startsWith(`servers.d: ${needs}, for example `), e.problems[1]);
-  assert.equal(e.problems[2], 'servers.e.transport: must be one of "stdio", "http"');
+  assert.equal(e.problems[2], 'servers.e.transport: must be one of "stdio", "http", "sse"');
 });
 
 const tmp = mkdtempSync(path.join(os.tmpdir(), 'mcp-gateway-config-test-'));
