@@ -24,7 +24,10 @@ ENV NODE_ENV=production
 RUN apt-get update && apt-get install -y --no-install-recommends tini && rm -rf /var/lib/apt/lists/*
 WORKDIR /app
 COPY package.json package-lock.json ./
-RUN npm ci --omit=dev --ignore-scripts --no-audit --no-fund && npm cache clean --force
+# The two reference servers container.config.yaml serves are dev dependencies of the package (an npm install
+# of it does not carry their 78 MB); the image makes them dependencies and installs the versions the lockfile pins.
+RUN node -e "const fs=require('fs');const p=JSON.parse(fs.readFileSync('package.json'));for(const n of ['@modelcontextprotocol/server-everything','@modelcontextprotocol/server-memory']){p.dependencies[n]=p.devDependencies[n];}fs.writeFileSync('package.json',JSON.stringify(p))" \
+  && npm install --omit=dev --ignore-scripts --no-audit --no-fund && npm cache clean --force
 COPY --from=build /app/dist ./dist
 COPY gateway.config.yaml gateway.config.schema.json ./
 COPY deploy/container.config.yaml ./

@@ -124,7 +124,7 @@ export class StdioUpstream extends SupervisedUpstream {
       if (!child.alive || supervisor.state !== 'starting') return;
       this.dialect = dialect;
       supervisor.ready(false);
-      this.log.info({ pid: child.pid, era: this.era }, 'upstream ready');
+      this.log.info({ childPid: child.pid, era: this.era }, 'upstream ready');
     } catch (error) {
       // When the child died, its exit already said why; otherwise the handshake failed on a live child.
       if (child.alive) supervisor.lastError = (error as Error).message;
