@@ -145,7 +145,7 @@ export class Aggregator implements Upstream {
 
     const outcomes = await Promise.all(positions.map(([server, cursor]) => this.ask(server, method, params, cursor, authContext)));
     // After the pages, so that a first list never waits behind a discover.
-    for (const [server] of positions) if (!this.offered.has(server)) this.learnCapabilities(server, authContext);
+    if (LIST_FEATURE[method]) for (const [server] of positions) if (!this.offered.has(server)) this.learnCapabilities(server, authContext);
     const firstPages = new Set(positions.filter(([, cursor]) => cursor === null).map(([server]) => server));
     const merged = this.merge(message.id, method, outcomes, firstPages, options.trace);
     if ('result' in merged) this.pages.set(method, cursorKey, authContext, merged.result);
@@ -223,7 +223,7 @@ export class Aggregator implements Upstream {
    * The positions whose server offers this list. A server whose server/discover names neither prompts nor
    * resources is not asked for them: asking only earns a "method not found" that counts as an upstream error
    * in the metrics. Capabilities are learnt from /mcp's own server/discover (what clients send first) or
-   * read in the background after the first list that goes to the server; a server not known yet is asked, so no list
+   * read in the background after the first resources or prompts list that goes to the server; a server not known yet is asked, so no list
    * waits for a discover (a slow server would make it wait twice).
    */
   private offering(positions: Position[], method: ListMethod): Position[] {
