@@ -124,3 +124,34 @@ test('the image runs an init process at PID 1 (Kubernetes has no --init), and th
   assert.equal(container.command, undefined);
   assert.equal(yamlOf('deploy/docker-compose.yaml')['x-gateway'].entrypoint, undefined);
 });
+
+/** GitHub's anchor for a Markdown heading. */
+const anchorOf = (heading: string): string =>
+  heading
+    .trim()
+    .toLowerCase()
+    .replace(/[^\p{L}\p{N} _-]/gu, '')
+    .replace(/ /g, '-');
+
+test('the shipped configs point at documents and sections that exist', () => {
+  for (const file of ['gateway.config.yaml', ...shippedConfigs]) {
+    const text = read(file);
+    for (const match of text.matchAll(/(README\.md|docs\/[a-z-]+\.md)(?:[,:]? \("?([^")]+)"?\)|, "([^"]+)")?/g)) {
+      const doc = read(match[1]!);
+      const headings = [...doc.matchAll(/^#+ (.+)$/gm)].map((m) => anchorOf(m[1]!));
+      for (const section of [match[2], match[3]].filter(Boolean) as string[]) {
+        assert.ok(headings.includes(anchorOf(section)), `${file} points at "${section}" in ${match[1]}, which has no such section`);
+      }
+    }
+    for (const match of text.matchAll(/\(([a-z./]+\.md)(?:, "([^"]+)")?(?:; ([a-z./]+\.md), "([^"]+)")?\)/g)) {
+      for (const [doc, section] of [
+        [match[1], match[2]],
+        [match[3], match[4]],
+      ]) {
+        if (!doc || !section) continue;
+        const headings = [...read(doc).matchAll(/^#+ (.+)$/gm)].map((m) => anchorOf(m[1]!));
+        assert.ok(headings.includes(anchorOf(section)), `${file} points at "${section}" in ${doc}, which has no such section`);
+      }
+    }
+  }
+});
