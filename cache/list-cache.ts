@@ -56,7 +56,13 @@ interface Fetched {
   entry: StoredEntry | undefined;
 }
 
+/** Between the parts of a hash field (never a Redis key name). */
 const SEP = '\u0000';
+/**
+ * Between a group's server and method: the group is part of Redis key names (`<keyPrefix>g:everything:tools/list`),
+ * which `redis-cli --scan` and `DEL` must be able to show and take. Cached method names never contain it.
+ */
+const GROUP_SEP = ':';
 
 export class ListCache {
   private readonly now: () => number;
@@ -269,7 +275,7 @@ export class ListCache {
   }
 
   private droppedElsewhere(group: string, changed: readonly string[] | undefined): void {
-    const at = group.lastIndexOf(SEP);
+    const at = group.lastIndexOf(GROUP_SEP);
     if (at < 0) return;
     this.forget(group);
     if (!this.heard) {
@@ -323,10 +329,10 @@ export class ListCache {
   }
 }
 
-// Method names never contain NUL, so a group splits at its last NUL; a private field carries its context's
-// length, so no context and variant can spell another pair's field.
+// The methods cached (tools/list, resources/read, …) never contain ':', so a group splits at its last one; a private field carries
+// its context's length, so no context and variant can spell another pair's field.
 function groupOf(upstream: string, method: string): string {
-  return upstream + SEP + method;
+  return upstream + GROUP_SEP + method;
 }
 
 function publicFieldOf(variant: string): string {

@@ -1,5 +1,5 @@
 // Logs are JSON lines on stderr (stdout stays free for a stdio front end); `pretty` is for a person at a
-// terminal, through pino-pretty, which a production install may leave out (it is a dev dependency).
+// terminal, through pino-pretty (a dependency; the message below is for an install that lost it).
 import { pino, type DestinationStream, type Logger } from 'pino';
 
 export const LOG_FORMATS = ['json', 'pretty'] as const;
@@ -17,7 +17,7 @@ export async function logDestination(format: LogFormat): Promise<DestinationStre
     pretty = (await import('pino-pretty')).default.build;
   } catch {
     throw new Error(
-      '--log-format pretty needs the pino-pretty package, which this install lacks: run `npm install pino-pretty` next to mcp-gateway, or drop the option (JSON is the default)',
+      '--log-format pretty needs the pino-pretty package, which this install lacks: run `npm install pino-pretty` next to the gateway (a dependency of stateless-mcp-gateway), or drop the option (JSON is the default)',
     );
   }
   return pretty({ destination: 2, colorize: process.stderr.isTTY, sync: false });

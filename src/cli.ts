@@ -32,9 +32,19 @@ Options:
   --stdio CMDLINE    bridge this command instead of reading a config file
   --name NAME        the server's name with --stdio (1-32 of A-Z a-z 0-9 _ -)
   --log-level LEVEL  fatal, error, warn, info (default), debug, trace or silent
-  --log-format FMT   json (default) or pretty (readable lines for a terminal; needs pino-pretty)
+  --log-format FMT   json (default) or pretty (readable lines for a terminal)
   -v, --version      print the version and exit
   -h, --help         this text
+
+Endpoints (on http://HOST:PORT):
+  POST /mcp                     every server behind one endpoint (names <prefix>__<name>)
+  POST /servers/<name>/mcp      one server
+  POST /profiles/<name>/mcp     a profile: a curated view over /mcp (profiles: in the config)
+  POST /search/mcp              search mode: search_tools and call_tool over every tool
+  GET  /healthz, /readyz        liveness; readiness (503 until required servers are ready, and while draining)
+  GET  /metrics, /, /status.json, /config
+                                Prometheus metrics, the status page and its data, the running config
+                                (operators only with auth: see auth.operators)
 
 Logs are JSON lines on stderr (with trace_id and span_id when tracing: see telemetry: in docs/configuration.md).`;
 

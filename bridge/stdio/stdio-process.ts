@@ -215,17 +215,17 @@ export class StdioProcess {
       this.flush();
       this.stdin?.end();
       if (!(await settlesWithin(this.exited, graceMs)) && this.pid !== undefined) {
-        this.log.debug({ pid: this.pid }, 'child ignored stdin close; sending SIGTERM');
+        this.log.debug({ childPid: this.pid }, 'child ignored stdin close; sending SIGTERM');
         killGroup(this.pid, 'SIGTERM');
         if (!(await settlesWithin(this.exited, graceMs))) {
-          this.log.warn({ pid: this.pid }, 'child ignored SIGTERM; sending SIGKILL');
+          this.log.warn({ childPid: this.pid }, 'child ignored SIGTERM; sending SIGKILL');
           killGroup(this.pid, 'SIGKILL');
         }
       }
     }
     // SIGKILL cannot be refused; this bound only guards against a process we could not signal at all.
     if (await settlesWithin(this.exited, graceMs)) return this.exited;
-    this.log.error({ pid: this.pid }, 'child did not exit even after SIGKILL; giving up on it');
+    this.log.error({ childPid: this.pid }, 'child did not exit even after SIGKILL; giving up on it');
     return undefined;
   }
 }

@@ -1,6 +1,7 @@
 // A supervised stdio child shared by every caller: finds out its era once, speaks to it in that era's dialect
 // (the 2025 one, bridge/legacy/, opens it with initialize), multiplexes requests onto it, and restarts it
 // with backoff when it dies.
+import { meaningfulStderrLine } from './stderr-line.js';
 import { markFailure } from '../../protocol/failure-mark.js';
 import {
   ErrorCode,
@@ -126,6 +127,8 @@ export class StdioUpstream extends SupervisedUpstream {
     try {
       if (this.era === undefined) {
         const verdict = await this.probe(child);
+        // A command that could not start has no era to guess: its exit (onExit) says why and backs off.
+        if (!child.alive && (await child.exited).spawnError !== undefined) return;
         this.era = verdict.era;
         this.eraGuessed = verdict.guessed;
         this.log.info({ era: this.era, guessed: verdict.guessed }, `upstream speaks the ${this.era} revision`);
@@ -140,7 +143,7 @@ export class StdioUpstream extends SupervisedUpstream {
       if (!child.alive || supervisor.state !== 'starting') return;
       this.dialect = dialect;
       supervisor.ready(false);
-      this.log.info({ pid: child.pid, era: this.era }, 'upstream ready');
+      this.log.info({ childPid: child.pid, era: this.era }, 'upstream ready');
     } catch (error) {
       // When the child died, its exit already said why; otherwise the handshake failed on a live child.
       if (child.alive) supervisor.lastError = (error as Error).message;
@@ -226,9 +229,9 @@ export class StdioUpstream extends SupervisedUpstream {
     const supervisor = this.supervisor;
     if (child !== this.process || supervisor.state === 'stopped') return;
     this.process = undefined;
-    if (this.probing) return; // run() starts the legacy child
+    if (this.probing && info.spawnError === undefined) return; // run() starts the legacy child (a command that could not start has none)
 
-    const stderr = child.recentStderr().split('\n').at(-1);
+    const stderr = meaningfulStderrLine(child.recentStderr());
     supervisor.lastError = info.spawnError ?? supervisor.lastError ?? `${how}${stderr ? `: ${stderr}` : ''}`;
     supervisor.restarts++;
     supervisor.failed({ fields: { exit: info }, counted: 'exits', backingOff: 'upstream exited; restarting' }, () => {

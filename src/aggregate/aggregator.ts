@@ -33,6 +33,9 @@ export interface AggregatorOptions {
 /** A name nobody listed triggers at most one refresh of that list per this many ms. */
 const REFRESH_INTERVAL_MS = 1_000;
 
+/** The server/discover capability a list belongs to; tools are always asked for. */
+const LIST_FEATURE: Partial<Record<ListMethod, string>> = { 'prompts/list': 'prompts', 'resources/list': 'resources', 'resources/templates/list': 'resources' };
+
 export class Aggregator implements Upstream {
   readonly name = 'mcp';
   readonly events = new EventEmitter();
@@ -45,6 +48,9 @@ export class Aggregator implements Upstream {
   private readonly pages = new MergedPages();
   private readonly refreshing = new Map<ListMethod, Promise<void>>();
   private readonly lastRefresh = new Map<string, number>();
+  /** Each upstream's server/discover capabilities, once read: which lists it offers at all. */
+  private readonly offered = new Map<string, JsonObject>();
+  private readonly learning = new Set<string>();
 
   constructor(private readonly options: AggregatorOptions) {
     this.cursors = new CursorCodec(options.cursorSecret);
@@ -136,8 +142,11 @@ export class Aggregator implements Upstream {
       positions = decoded;
     }
     if (reach) positions = positions.filter(([server]) => reach.reaches(server));
+    positions = this.offering(positions, method);
 
     const outcomes = await Promise.all(positions.map(([server, cursor]) => this.ask(server, method, params, cursor, options)));
+    // After the pages, so that a first list never waits behind a discover.
+    if (LIST_FEATURE[method]) for (const [server] of positions) if (!this.offered.has(server)) this.learnCapabilities(server, options);
     const firstPages = new Set(positions.filter(([, cursor]) => cursor === null).map(([server]) => server));
     const merged = this.merge(message.id, method, outcomes, firstPages, options.trace);
     if ('result' in merged) this.pages.set(method, cursorKey, authContext, merged.result);
@@ -208,6 +217,36 @@ export class Aggregator implements Upstream {
   /** Some upstream's lists changed (here or on another replica): merged pages built from them are stale. */
   listsChanged(): void {
     this.pages.clear();
+    this.offered.clear(); // a restarted or replaced server may offer other features
+  }
+
+  /**
+   * The positions whose server offers this list. A server whose server/discover names neither prompts nor
+   * resources is not asked for them: asking only earns a "method not found" that counts as an upstream error
+   * in the metrics. Capabilities are learnt from /mcp's own server/discover (what clients send first) or
+   * read in the background after the first resources or prompts list that goes to the server; a server not known yet is asked, so no list
+   * waits for a discover (a slow server would make it wait twice).
+   */
+  private offering(positions: Position[], method: ListMethod): Position[] {
+    const feature = LIST_FEATURE[method];
+    return positions.filter(([server]) => {
+      const capabilities = this.offered.get(server);
+      return feature === undefined || capabilities === undefined || capabilities[feature] !== undefined;
+    });
+  }
+
+  private learnCapabilities(server: string, options: RequestOptions): void {
+    if (this.learning.has(server)) return;
+    this.learning.add(server);
+    void this.ask(server, 'server/discover', {}, null, options).then((outcome) => {
+      this.learning.delete(server);
+      this.noteCapabilities(outcome);
+    });
+  }
+
+  private noteCapabilities(outcome: Outcome): void {
+    const result = 'response' in outcome && 'result' in outcome.response ? outcome.response.result : undefined;
+    if (result && isObject(result.capabilities) && this.options.upstreams.has(outcome.server)) this.offered.set(outcome.server, result.capabilities);
   }
 
   /**
@@ -328,6 +367,7 @@ export class Aggregator implements Upstream {
     const reach = options.reach;
     const servers = reach ? this.servers.filter((server) => reach.reaches(server)) : this.servers;
     const outcomes = await Promise.all(servers.map((server) => this.ask(server, 'server/discover', message.params ?? {}, null, options)));
+    for (const outcome of outcomes) this.noteCapabilities(outcome);
     return { jsonrpc: '2.0', id: message.id, result: mergeDiscover(outcomes, this.options.separator, reach) };
   }
 }

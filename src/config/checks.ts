@@ -6,6 +6,7 @@ import { PolicyError, PolicySet } from '../../policy/allow-list.js';
 import type { GatewayConfig } from './config.js';
 import { profileProblems } from '../profiles/profile-checks.js';
 import { isLoopbackHost } from '../../protocol/loopback.js';
+import { unknownKeysMessage } from './unknown-keys.js';
 
 /**
  * The checks across keys, each run only when nothing it reads was cut or came from an unset variable (so a
@@ -124,9 +125,7 @@ export function describeIssue(issue: z.core.$ZodIssue): string {
   if (issue.code === 'invalid_type' && issue.expected === 'string' && (issue.path.includes('env') || issue.path.includes('headers'))) {
     return `${where}: must be a string; put numbers and true/false in quotes, e.g. "8080"`;
   }
-  if (issue.code === 'unrecognized_keys') {
-    return `${where}: unknown key${issue.keys.length > 1 ? 's' : ''} ${issue.keys.map((k) => `'${k}'`).join(', ')}; check the spelling against docs/configuration.md`;
-  }
+  if (issue.code === 'unrecognized_keys') return unknownKeysMessage(where, issue.keys);
   if (issue.code === 'invalid_key') {
     return `${where}: ${issue.issues.map((inner) => inner.message).join('; ')}`;
   }

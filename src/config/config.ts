@@ -9,6 +9,7 @@ import { ConfigError, readConfigFile } from './file.js';
 import { redisCluster, redisSentinel } from './redis.js';
 import { crossKeyProblems, describeIssue, writtenServerNames } from './checks.js';
 import { adoptHostServers, renameProblem } from './mcp-servers.js';
+import { unknownKeysMessage } from './unknown-keys.js';
 import { salvage, type Salvaged, type SalvageRules } from './salvage.js';
 import { allowedHosts, inheritEnv, operators, peers } from './security.js';
 import { credentialProblems, credentialStore, publicUrl, serverCredentials } from './credentials.js';
@@ -90,6 +91,7 @@ const httpServer = z.strictObject({
  * event names where messages are POSTed. Always a 2025-era server.
  */
 const sseServer = httpServer.extend({ transport: z.literal('sse') });
+const SERVER_KEYS = new Set([...Object.keys(stdioServer.shape), ...Object.keys(httpServer.shape)]);
 
 // `transport` may be left out: a server with a `url` is remote, one with a `command` is a child process.
 // With neither (`c: {}`, or `c:` alone), say that, rather than that `command` is missing.
@@ -98,6 +100,12 @@ const server = z.preprocess(
     const entry = value !== null && typeof value === 'object' && !Array.isArray(value) ? value : {};
     if ('transport' in entry) return value;
     if (!('command' in entry) && !('url' in entry)) {
+      // `comand:` or a host's `autoApprove:` beside nothing usable: name the key rather than the missing command.
+      const unknown = Object.keys(entry).filter((key) => !SERVER_KEYS.has(key));
+      if (unknown.length) {
+        ctx.addIssue({ code: 'custom', message: unknownKeysMessage('', unknown, ['command', 'url']).slice(2) });
+        return z.NEVER;
+      }
       ctx.addIssue({
         code: 'custom',
         message:
@@ -351,7 +359,7 @@ export function parseConfig(raw: unknown, source: string, baseDir: string, env: 
   if (parsed.success) checkable = { config: parsed.data, cut: [] };
   else {
     // A key whose variable is unset holds '', which its validator refuses too: say it once, as the variable.
-    problems.push(...parsed.error.issues.filter((issue) => !unset.includes(issue.path.join('.'))).map(describeIssue));
+    problems.push(...parsed.error.issues.filter((issue) => !unset.includes(issue.path.join('.'))).map((issue) => describeIssue(issue)));
     checkable = salvage(configSchema, expanded, parsed.error.issues, SALVAGE_RULES);
   }
   if (checkable)

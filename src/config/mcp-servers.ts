@@ -2,22 +2,17 @@
 // `mcpServers: { name: { command, args, env } | { url, headers } }` (with an optional `type`), VS Code writes
 // `servers: { name: { type: "stdio" | "http", … } }`. Both are rewritten here, before validation, into the
 // gateway's own `servers:` entries, so the schema and the core never learn of a second spelling.
-import { z } from 'zod';
 
 /** The `type` values hosts write, and the gateway transport each one means. */
-const HOST_TYPES: Record<string, 'stdio' | 'http' | 'sse'> = { stdio: 'stdio', http: 'http', 'streamable-http': 'http', streamableHttp: 'http', sse: 'sse' };
+export const HOST_TYPES: Readonly<Record<string, 'stdio' | 'http' | 'sse'>> = { stdio: 'stdio', http: 'http', 'streamable-http': 'http', streamableHttp: 'http', sse: 'sse' };
 
-/** One entry of a host's `mcpServers` map (for the JSON Schema; the gateway's own keys are allowed too). */
-export const mcpServerEntry = z.looseObject({
-  type: z.enum(['stdio', 'http', 'streamable-http', 'streamableHttp', 'sse']).optional(),
-  command: z.string().optional(),
-  args: z.array(z.string()).optional(),
-  env: z.record(z.string(), z.string()).optional(),
-  url: z.string().optional(),
-  headers: z.record(z.string(), z.string()).optional(),
-  /** Claude Desktop and Cline: a disabled server is left out. */
-  disabled: z.boolean().optional(),
-});
+/** Keys hosts keep for themselves (what they approve, how they start a server): the gateway has no such setting. */
+export const HOST_ONLY_KEYS: Readonly<Record<string, string>> = {
+  autoApprove: "tool approval is the host's (Cline, Claude Desktop) and stays there; remove it here, or limit tools with policies:",
+  alwaysAllow: "tool approval is the host's (Roo Code) and stays there; remove it here, or limit tools with policies:",
+  envFile: "VS Code reads it; give the variables in env:, or inheritEnv: to pass the gateway's own",
+  disabledTools: "the host hides those tools; hide them here with a policy's deny.tools",
+};
 
 export interface HostServers {
   /** The config with `mcpServers` merged into `servers`; the input itself when there was nothing to do. */

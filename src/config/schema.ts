@@ -2,7 +2,7 @@
 // complete and check the same keys the gateway accepts). `npm run config-schema` writes it to
 // gateway.config.schema.json; a test fails when the committed file and this generator disagree.
 import { z } from 'zod';
-import { mcpServerEntry } from './mcp-servers.js';
+import { HOST_TYPES } from './mcp-servers.js';
 import { configSchema } from './config.js';
 
 type Json = Record<string, unknown>;
@@ -29,14 +29,15 @@ export function configJsonSchema(): Json {
   const properties = schema.properties as Json;
   const servers = properties.servers as Json;
   // `transport` is inferred from `command` or `url`, so no one writes it; hosts' maps go in `mcpServers`.
-  for (const branch of (servers.additionalProperties as Json).oneOf as Json[]) {
-    branch.required = (branch.required as string[]).filter((key) => key !== 'transport');
-  }
+  const branches = (servers.additionalProperties as Json).oneOf as Json[];
+  for (const branch of branches) branch.required = (branch.required as string[]).filter((key) => key !== 'transport');
+  // VS Code writes `servers: { name: { type, … } }`, and `disabled` with it; the loader adopts both.
+  servers.additionalProperties = hostEntry(branches, { disabledNeedsType: true });
   properties.mcpServers = {
     description: 'Servers as Claude Desktop, Claude Code and Cursor list them; merged into servers',
     type: 'object',
     propertyNames: servers.propertyNames,
-    additionalProperties: z.toJSONSchema(mcpServerEntry, { io: 'input', target: 'draft-7' }),
+    additionalProperties: hostEntry(branches, { disabledNeedsType: false }),
   };
   schema.required = (schema.required as string[]).filter((key) => key !== 'servers');
   schema.anyOf = [{ required: ['servers'] }, { required: ['mcpServers'] }];
@@ -48,8 +49,32 @@ export function configJsonSchema(): Json {
 }
 
 /**
- * Numbers and booleans may be written as `${VAR}` (expanded at load) or as quoted digits; an editor must
- * not flag them.
+ * A server entry as the loader takes it (src/config/mcp-servers.ts): the gateway's own keys, a host's `type`
+ * (which must agree with `command` or `url`) and `disabled: true`, which drops the entry unread. Host-only
+ * keys such as `autoApprove` are refused, as the loader refuses them.
+ */
+function hostEntry(branches: Json[], { disabledNeedsType }: { disabledNeedsType: boolean }): Json {
+  const withHostKeys = branches.map((branch) => {
+    const transport = ((branch.properties as Json).transport as Json).const;
+    const types = Object.keys(HOST_TYPES).filter((type) => HOST_TYPES[type] === transport);
+    return {
+      ...branch,
+      properties: { ...(branch.properties as Json), type: { type: 'string', enum: types }, disabled: { type: 'boolean' } },
+      ...(disabledNeedsType ? { dependencies: { disabled: ['type'] } } : {}),
+    };
+  });
+  const dropped = { type: 'object', properties: { disabled: { const: true } }, required: disabledNeedsType ? ['disabled', 'type'] : ['disabled'] };
+  return { anyOf: [dropped, { oneOf: withHostKeys }] };
+}
+
+/** `${VAR}`, `${VAR:-default}` and a host's `${env:VAR}`: what the loader expands before it validates. */
+const PLACEHOLDER = '\\$\\{(env:)?[A-Za-z_][A-Za-z0-9_]*(:-[^}]*)?\\}';
+
+/**
+ * Any value may be written as `${VAR}` (expanded at load, then validated), numbers and booleans also as quoted
+ * digits or words: an editor must not flag a value the gateway would accept. Strings with constraints (a
+ * pattern, a format, a length, an enum) accept a placeholder besides what they allow; `const`s (the
+ * transport that tells server kinds apart) do not.
  */
 function withPlaceholders(node: unknown): unknown {
   if (Array.isArray(node)) return node.map(withPlaceholders);
@@ -57,8 +82,12 @@ function withPlaceholders(node: unknown): unknown {
   const out: Json = {};
   for (const [key, value] of Object.entries(node)) out[key] = key === 'const' || key === 'enum' || key === 'default' ? value : withPlaceholders(value);
   const type = out.type;
-  if (type === 'integer' || type === 'number') return { anyOf: [out, { type: 'string', pattern: '^\\s*-?\\d+\\s*$|\\$\\{' }] };
-  if (type === 'boolean') return { anyOf: [out, { type: 'string', pattern: '^(true|false)$|\\$\\{' }] };
+  const placeholder = { type: 'string', pattern: PLACEHOLDER };
+  if (type === 'integer' || type === 'number') return { anyOf: [out, { type: 'string', pattern: `^\\s*-?\\d+\\s*$|${PLACEHOLDER}` }] };
+  if (type === 'boolean') return { anyOf: [out, { type: 'string', pattern: `^(true|false)$|${PLACEHOLDER}` }] };
+  if (type === 'string' && out.const === undefined && ['pattern', 'format', 'minLength', 'maxLength', 'enum'].some((key) => key in out)) {
+    return { anyOf: [out, placeholder] };
+  }
   return out;
 }
 

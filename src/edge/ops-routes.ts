@@ -27,6 +27,8 @@ export interface OpsOptions {
   /** The status page's data. */
   snapshot(): Promise<object>;
   page?(snapshot: object): string;
+  /** GET /config: the config in force with its secrets redacted, and which load it came from. */
+  config?(): object;
   metrics?: { contentType: string; render(): Promise<string>; openMetricsContentType: string; renderOpenMetrics(): Promise<string> };
 }
 
@@ -87,6 +89,12 @@ export function addOpsRoutes(app: App, ops: OpsOptions): void {
     if (refusal) return refusal;
     if (!ops.page) return c.json(await ops.snapshot());
     return c.html(ops.page(await ops.snapshot()), 200, { 'cache-control': 'no-store', 'content-security-policy': `${STATUS_PAGE_CSP}; frame-ancestors 'none'` });
+  });
+  app.get('/config', async (c) => {
+    const refusal = await refused(c, ops);
+    if (refusal) return refusal;
+    if (!ops.config) return c.json(reject(404, null, ErrorCode.InvalidRequest, 'no config to show').body, 404);
+    return c.json(ops.config(), 200, { 'cache-control': 'no-store' });
   });
   app.get('/metrics', async (c) => {
     const refusal = await refused(c, ops);

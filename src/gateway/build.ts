@@ -32,7 +32,7 @@ import { startTracing } from '../telemetry/start.js';
 import { KEEPS_EXACT_NUMBERS } from '../../protocol/exact-json.js';
 
 export async function startGateway(initial: GatewayConfig, log: Log): Promise<RunningGateway> {
-  const config: LiveConfig = { current: initial };
+  const config: LiveConfig = { current: initial, reloads: 0, appliedAt: Date.now() };
   // First, so a collector setting the gateway cannot use stops it before anything else starts.
   const tracer = await startTracing(initial.telemetry, process.env, log);
   const cache = await createCache(initial.cache, log.child({ part: 'cache' }));
@@ -65,7 +65,7 @@ export async function startGateway(initial: GatewayConfig, log: Log): Promise<Ru
   const listenHub = createListenHub(cache, { serverNames: () => servers.names(), resourceWatch: servers.resourceWatch, aggregate });
   const legacy = await createLegacySessions(initial, listenHub, log);
   const tracker = new RequestTracker();
-  const ops = opsOptions({ startedAt: Date.now(), config: () => config.current, servers, aggregate, cache, tracker, metrics });
+  const ops = opsOptions({ startedAt: Date.now(), config: () => config.current, live: config, servers, aggregate, cache, tracker, metrics });
   const edge = createEdge(initial, {
     servers,
     aggregate,

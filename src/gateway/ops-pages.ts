@@ -9,11 +9,15 @@ import type { GatewayMetrics } from '../ops/metrics.js';
 import { emptyTraffic, SLOT_MS } from '../ops/recent-window.js';
 import { renderStatusPage, type StatusSnapshot } from '../ops/status-page.js';
 import type { ServerSet } from './servers.js';
+import type { LiveConfig } from './running.js';
+import { configView } from '../ops/config-view.js';
 
 export interface OpsSources {
   startedAt: number;
   /** Read per request: a reload may change operators and servers. */
   config(): GatewayConfig;
+  /** Which load the config in force came from (GET /config). */
+  live: LiveConfig;
   servers: ServerSet;
   aggregate: Aggregator;
   cache: ListCache;
@@ -36,6 +40,12 @@ export function opsOptions(sources: OpsSources): EdgeOptions['ops'] {
         saturated: servers.loadOf(name)?.saturated,
       })),
     snapshot: () => statusSnapshot(sources),
+    config: () => {
+      const current = config();
+      // The values of the variables it read: wherever they landed, they are redacted.
+      const secrets = current.envReads.map((name) => process.env[name]).filter((value): value is string => value !== undefined);
+      return configView(current, { reload: sources.live.reloads, appliedAt: new Date(sources.live.appliedAt).toISOString() }, secrets);
+    },
   };
 }
 

@@ -40,6 +40,8 @@ export async function reloadGateway(parts: GatewayParts, next: GatewayConfig): P
     legacyClients: running.legacyClients,
     telemetry: running.telemetry,
   };
+  parts.config.reloads++;
+  parts.config.appliedAt = Date.now();
   return needRestart;
 }
 

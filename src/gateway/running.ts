@@ -34,6 +34,9 @@ export interface RunningGateway {
 /** The config in force: a reload replaces it, so whoever needs it per request reads `current` then. */
 export interface LiveConfig {
   current: GatewayConfig;
+  /** 0 for the config the gateway started with, then one more per reload applied; and when (epoch ms). */
+  reloads: number;
+  appliedAt: number;
 }
 
 /** Everything reload and close act on. */

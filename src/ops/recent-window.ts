@@ -6,7 +6,7 @@
 export const SLOT_MS = 10_000;
 export const SLOTS = 30;
 
-/** Upper bounds (ms) of the latency histogram each slot keeps; p95 is read as the bound it falls under. */
+/** Upper bounds (ms) of the latency histogram each slot keeps; p95 is estimated within the bucket it falls in. */
 export const LATENCY_BOUNDS_MS: readonly number[] = [1, 2, 5, 10, 25, 50, 100, 250, 500, 1_000, 2_500, 5_000, 10_000, 30_000, Infinity];
 const BOUNDS = LATENCY_BOUNDS_MS.length;
 
@@ -91,13 +91,23 @@ export class RecentWindow {
   }
 }
 
-/** The bound the 95th percentile falls under; past the last finite bound, the mean (the best left to say). */
+/**
+ * The 95th percentile, estimated within the bucket it falls in (linearly between the bucket's bounds, as
+ * Prometheus's histogram_quantile does), so a server whose calls all take 5-15 ms does not read as the
+ * bucket's edge; past the last finite bound, the mean (the best left to say).
+ */
 function p95(counts: Uint32Array, calls: number, meanMs: number): number {
   const rank = Math.ceil(calls * 0.95);
   let seen = 0;
   for (let b = 0; b < BOUNDS; b++) {
-    seen += counts[b]!;
-    if (seen >= rank) return Number.isFinite(LATENCY_BOUNDS_MS[b]!) ? LATENCY_BOUNDS_MS[b]! : round(meanMs);
+    const inBucket = counts[b]!;
+    if (seen + inBucket >= rank) {
+      const upper = LATENCY_BOUNDS_MS[b]!;
+      if (!Number.isFinite(upper)) return round(meanMs);
+      const lower = b === 0 ? 0 : LATENCY_BOUNDS_MS[b - 1]!;
+      return round(lower + ((upper - lower) * (rank - seen)) / inBucket);
+    }
+    seen += inBucket;
   }
   return round(meanMs);
 }

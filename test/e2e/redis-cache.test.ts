@@ -167,7 +167,7 @@ test('entries expire, and a hash lives as long as its longest-lived field', { sk
 
   const admin = new Redis(SHARED_URL);
   open.push({ close: async () => void (await admin.quit()) });
-  const hash = `${PREFIX}g:exp2\u0000tools/list`;
+  const hash = `${PREFIX}g:exp2:tools/list`;
   await a.cache.get(key({ upstream: 'exp2', variant: 'long' }), 1, async () => ok(tools(60_000)));
   await a.cache.get(key({ upstream: 'exp2', variant: 'short' }), 1, async () => ok(tools(1_000)));
   await a.cache.get(key({ upstream: 'exp2', variant: 'short' }), 1, async () => assert.fail('cached'));
@@ -275,7 +275,7 @@ test('a fetch that began before another replica dropped the group does not put i
   shared.check();
   const a = replica();
   const b = replica();
-  const group = 'race\u0000tools/list';
+  const group = 'race:tools/list';
   await until(() => a.store.version(group).then((v) => v !== undefined), 2_000);
   // What ListCache does around a fetch: take the version, fetch, write with it.
   const version = await a.store.version(group);

@@ -150,8 +150,8 @@ describe('replicas on one Redis: catching up, and resources/updated', { skip: re
       await a.cache.invalidate('syn', ['tools/list']);
       const direct = new Redis(`redis://127.0.0.1:${redisPort}`);
       try {
-        assert.equal(await direct.get(`${keyPrefix}v:syn\u0000tools/list`), '1', 'the drop reached Redis (its count of drops)');
-        assert.equal(await direct.exists(`${keyPrefix}g:syn\u0000tools/list`), 0, 'and the entries are gone there');
+        assert.equal(await direct.get(`${keyPrefix}v:syn:tools/list`), '1', 'the drop reached Redis (its count of drops)');
+        assert.equal(await direct.exists(`${keyPrefix}g:syn:tools/list`), 0, 'and the entries are gone there');
       } finally {
         direct.disconnect();
       }

@@ -63,7 +63,7 @@ describe('two gateway processes sharing the real Redis', { skip: shared.skip }, 
   const storedInRedis = async (server: string): Promise<void> => {
     const redis = await connect(SHARED_REDIS);
     try {
-      assert.ok(await until(async () => (await redis.exists(`${keyPrefix}g:${server}\u0000tools/list`)) === 1, 5_000), `${server}'s list never reached Redis`);
+      assert.ok(await until(async () => (await redis.exists(`${keyPrefix}g:${server}:tools/list`)) === 1, 5_000), `${server}'s list never reached Redis`);
     } finally {
       await redis.quit();
     }
@@ -179,8 +179,8 @@ test('Redis killed mid-test: every request still succeeds quickly from memory an
   const port = await freePort();
   const url = `redis://127.0.0.1:${port}`;
   const keyPrefix = `mcp-gateway-test:${randomUUID()}:`;
-  const listKey = `${keyPrefix}g:syn\u0000tools/list`;
-  const discoverKey = `${keyPrefix}g:syn\u0000server/discover`;
+  const listKey = `${keyPrefix}g:syn:tools/list`;
+  const discoverKey = `${keyPrefix}g:syn:server/discover`;
   let redis = await startRedis(port);
   let gateway: RunningGateway | undefined;
   let admin: Redis | undefined;
@@ -242,7 +242,7 @@ test('Redis killed mid-test: every request still succeeds quickly from memory an
       await until(
         async () => {
           await gateway!.cache.get({ upstream: 'probe', method: 'tools/list', variant: String(probe++), context: '' }, 0, probeFetch);
-          return (await admin!.exists(`${keyPrefix}g:probe\u0000tools/list`)) === 1;
+          return (await admin!.exists(`${keyPrefix}g:probe:tools/list`)) === 1;
         },
         10_000,
         50,

@@ -73,13 +73,13 @@ test('what changed travels with a drop, both ways, and drops heard in one tick a
   cache.onInvalidate((upstream, methods, changed) => heard.push([upstream, methods, changed]));
 
   await cache.invalidate('srv', ['resources/read'], ['file:///a']);
-  assert.deepEqual(shared.drops, [['srv\u0000resources/read', ['file:///a']]]);
+  assert.deepEqual(shared.drops, [['srv:resources/read', ['file:///a']]]);
   assert.deepEqual(heard, [['srv', ['resources/read'], ['file:///a']]]);
 
   heard.length = 0;
-  shared.droppedElsewhere('srv\u0000resources/read', ['file:///b']);
-  shared.droppedElsewhere('srv\u0000resources/read', ['file:///c']);
-  shared.droppedElsewhere('srv\u0000tools/list');
+  shared.droppedElsewhere('srv:resources/read', ['file:///b']);
+  shared.droppedElsewhere('srv:resources/read', ['file:///c']);
+  shared.droppedElsewhere('srv:tools/list');
   await new Promise((resolve) => setImmediate(resolve));
   assert.deepEqual(heard, [
     ['srv', ['tools/list'], undefined],
@@ -88,8 +88,8 @@ test('what changed travels with a drop, both ways, and drops heard in one tick a
 
   // A drop that names nothing means anything in the list may have changed, and wins over named ones.
   heard.length = 0;
-  shared.droppedElsewhere('srv\u0000resources/read', ['file:///b']);
-  shared.droppedElsewhere('srv\u0000resources/read');
+  shared.droppedElsewhere('srv:resources/read', ['file:///b']);
+  shared.droppedElsewhere('srv:resources/read');
   await new Promise((resolve) => setImmediate(resolve));
   assert.deepEqual(heard, [['srv', ['resources/read'], undefined]]);
 });

@@ -59,7 +59,7 @@ test('refusals name the mcpServers key the user wrote, and what to do', () => {
   // type: "sse" (the 2024 HTTP+SSE transport) is served since issue 37: transport sse.
   assert.equal(parseConfig({ mcpServers: { old: { type: 'sse', url: 'https://a.example/sse' } } }, 't', BASE, {}).servers.old!.transport, 'sse');
   const [unknown] = problemsOf({ mcpServers: { a: { command: 'node', autoApprove: ['x'] } } });
-  assert.match(unknown!, /^mcpServers\.a: unknown key 'autoApprove'/);
+  assert.match(unknown!, /^mcpServers\.a: 'autoApprove' is a host's setting, not the gateway's: tool approval is the host's/);
   const [missing] = problemsOf({ mcpServers: { a: { command: 'node', env: { K: '${NOPE}' } } } });
   assert.match(missing!, /^mcpServers\.a\.env\.K: environment variable NOPE is not set/);
   const [twice] = problemsOf({ servers: { a: { command: 'node' } }, mcpServers: { a: { command: 'node' } } });

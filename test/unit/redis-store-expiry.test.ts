@@ -14,7 +14,7 @@ import { until } from '../e2e/harness.js';
 const redis = await sharedRedis('the Redis store expiry tests');
 const SKIP = redis.skip;
 const keyPrefix = `mcp-gateway-test:${randomUUID()}:`;
-const GROUP = 'srv\u0000tools/list';
+const GROUP = 'srv:tools/list';
 let store: RedisStore;
 let direct: Redis;
 
