@@ -61,6 +61,8 @@ function hostEntry(branches: Json[], { disabledNeedsType }: { disabledNeedsType:
       ...branch,
       properties: { ...(branch.properties as Json), type: { type: 'string', enum: types }, disabled: { type: 'boolean' } },
       ...(disabledNeedsType ? { dependencies: { disabled: ['type'] } } : {}),
+      // A `url` alone is Streamable HTTP to the loader; HTTP+SSE must be named, by `type` or `transport`.
+      ...(transport === 'sse' ? { anyOf: [{ required: ['type'] }, { required: ['transport'] }] } : {}),
     };
   });
   const dropped = { type: 'object', properties: { disabled: { const: true } }, required: disabledNeedsType ? ['disabled', 'type'] : ['disabled'] };
