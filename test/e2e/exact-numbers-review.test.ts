@@ -9,14 +9,14 @@ import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { after, before, describe, test } from 'node:test';
 import type { RunningGateway } from '../../src/gateway.js';
-import { KEEPS_EXACT_NUMBERS } from '../../protocol/exact-json.js';
 import { startOtlpReceiver, type OtlpReceiver } from '../otlp-receiver.js';
 import { headersFor, META, ROOT, startTestGateway } from './harness.js';
+import { onlyOnNode } from '../services.js';
 
 const BIG = '12345678901234567890';
 const SERVER_INFO = 'io.modelcontextprotocol/serverInfo';
 
-describe('on Node.js 22 and later', { skip: KEEPS_EXACT_NUMBERS ? false : 'Node.js 20 keeps no number raw' }, () => {
+describe('on Node.js 22 and later', { skip: onlyOnNode(22, 'Node.js 20 keeps no number raw') }, () => {
   const recordFile = path.join(mkdtempSync(path.join(tmpdir(), 'mcp-gw-exact-review-')), 'stdio.jsonl');
   let receiver: OtlpReceiver;
   let gateway: RunningGateway;
@@ -93,7 +93,7 @@ const DISCOVER = {
   _meta: { [SERVER_INFO]: { name: 'r', version: '1' } },
 };
 
-describe('a server answering with a bare number beyond a double', { skip: KEEPS_EXACT_NUMBERS ? false : 'Node.js 20 keeps no number raw' }, () => {
+describe('a server answering with a bare number beyond a double', { skip: onlyOnNode(22, 'Node.js 20 keeps no number raw') }, () => {
   // Not a result object, so nothing to complete: the gateway passes it on as written, as it passed the double
   // on before, and stays up. (Kept as written, it was taken for an object and written to, which threw.)
   const reply = (id: unknown, method: string): string =>
@@ -159,7 +159,7 @@ describe('a server answering with a bare number beyond a double', { skip: KEEPS_
   });
 });
 
-describe('an HTTP server answering over SSE a request whose id is beyond a double', { skip: KEEPS_EXACT_NUMBERS ? false : 'Node.js 20 keeps no number raw' }, () => {
+describe('an HTTP server answering over SSE a request whose id is beyond a double', { skip: onlyOnNode(22, 'Node.js 20 keeps no number raw') }, () => {
   // The request goes to an HTTP server under the client's own id. One server echoes the id as it came, one
   // as JSON.parse read it (a double: 12345678901234567000); over JSON both were always taken, over SSE the
   // answer must still be known as the answer, not waited past until the timeout.

@@ -14,9 +14,9 @@ import { setTimeout as sleep } from 'node:timers/promises';
 import v8 from 'node:v8';
 import vm from 'node:vm';
 import type { RunningGateway } from '../../src/gateway.js';
-import { unusedPort } from '../fixtures/http-servers.js';
+import { unusedPort } from '../ports.js';
 import { eventually, headersFor, post, request, ROOT, startTestGateway, until } from './harness.js';
-import { freePort, startRedis, stopRedis } from './own-redis.js';
+import { ownRedis as startOwnRedis, startRedis, stopRedis } from './own-redis.js';
 import { redisServerBinary } from '../services.js';
 
 v8.setFlagsFromString('--expose-gc');
@@ -646,8 +646,7 @@ const ownRedis = redisServerBinary('Redis killed under load');
 
 test('Redis killed and restarted under load: no request fails, and afterwards the shared cache works again', { skip: ownRedis.skip, timeout: 60_000 }, async () => {
   ownRedis.check();
-  const port = await freePort();
-  let redis = await startRedis(port);
+  let { port, child: redis } = await startOwnRedis();
   const cache = { store: 'redis', url: `redis://127.0.0.1:${port}`, keyPrefix: `faults-${process.pid}:` };
   const synthetic = (id: string) => ({ command: process.execPath, args: ['test/fixtures/synthetic-server.mjs'], cwd: ROOT, env: { SERVER_ID: id } });
   const a = await startTestGateway({ syn: synthetic('a') }, {}, { cache });

@@ -10,7 +10,8 @@ import type { JsonRpcNotification, JsonRpcRequest, JsonRpcResponse } from '../..
 import { silentLog } from '../../infra/log.js';
 import { httpStatusOf } from '../../protocol/error-status.js';
 import { retryAfterOf } from '../../protocol/overload.js';
-import { startLegacyHttpServer, startModernHttpServer, unusedPort, type LegacyHttpServer, type ModernHttpServer } from '../fixtures/http-servers.js';
+import { startLegacyHttpServer, startModernHttpServer, type LegacyHttpServer, type ModernHttpServer } from '../fixtures/http-servers.js';
+import { unusedPort } from '../ports.js';
 import { defProblems } from '../schema.js';
 import { eventually } from './harness.js';
 

@@ -14,7 +14,7 @@ import { Client, ClientCredentialsProvider, StreamableHTTPClientTransport } from
 import { base64url, exportJWK, generateKeyPair, SignJWT, type CryptoKey, type JWTPayload } from 'jose';
 import type { RunningGateway } from '../../src/gateway.js';
 import { startModernHttpServer, type ModernHttpServer } from '../fixtures/http-servers.js';
-import { freePort } from './own-redis.js';
+import { onFreePort } from '../ports.js';
 import { headersFor, post, request, schemaProblems, startTestGateway, VERSION } from './harness.js';
 
 // ---- an authorization server stub: JWKS, RFC 8414 metadata, a client_credentials token endpoint --------
@@ -159,33 +159,28 @@ before(async () => {
   };
   authServer = await startAuthorizationServer((claims) => jwt(claims), publicJwks);
   upstream = await startModernHttpServer();
-  // The resource URL names the gateway's own port, so it is chosen before the gateway listens; another
-  // process may take a free port in between, so a port found taken is simply tried again with another.
+  // The resource URL names the gateway's own port, so it is chosen before the gateway listens (and tried again
+  // on another if some other process takes it in between).
   let port = 0;
-  for (let attempt = 1; ; attempt++) {
-    port = await freePort();
+  gateway = await onFreePort((free) => {
+    port = free;
     resource = `http://127.0.0.1:${port}/`;
-    try {
-      gateway = await startTestGateway(
-        { a: { url: upstream.url } },
-        { port },
-        {
-          auth: {
-            jwt: { issuer: authServer.issuer, jwksUrl: authServer.jwksUrl, algorithms: ['RS256', 'ES256'] },
-            oauth: { resource, scopes: ['mcp'] },
-          },
-          policies: [
-            { name: 'everyone', principals: { ids: ['*'] }, allow: { tools: ['a__echo'] } },
-            { name: 'support', principals: { groups: ['support'] }, allow: { tools: ['a__pid'] } },
-          ],
-          audit: { destination: auditFile },
+    return startTestGateway(
+      { a: { url: upstream.url } },
+      { port },
+      {
+        auth: {
+          jwt: { issuer: authServer.issuer, jwksUrl: authServer.jwksUrl, algorithms: ['RS256', 'ES256'] },
+          oauth: { resource, scopes: ['mcp'] },
         },
-      );
-      break;
-    } catch (error) {
-      if (attempt === 5 || !/is in use/.test(String(error))) throw error;
-    }
-  }
+        policies: [
+          { name: 'everyone', principals: { ids: ['*'] }, allow: { tools: ['a__echo'] } },
+          { name: 'support', principals: { groups: ['support'] }, allow: { tools: ['a__pid'] } },
+        ],
+        audit: { destination: auditFile },
+      },
+    );
+  });
   assert.equal(gateway.url, `http://127.0.0.1:${port}`);
   mcp = `${gateway.url}/mcp`;
 });

@@ -6,7 +6,7 @@ import { randomUUID } from 'node:crypto';
 import { after, test } from 'node:test';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { Redis } from 'ioredis';
-import { freePort, startRedis, stopRedis } from './own-redis.js';
+import { ownRedis, startRedis, stopRedis } from './own-redis.js';
 import { redisServerBinary, sharedRedis } from '../services.js';
 import { ListCache, type CacheKey } from '../../cache/list-cache.js';
 import { RedisStore } from '../../cache/redis-store.js';
@@ -183,9 +183,8 @@ test('entries expire, and a hash lives as long as its longest-lived field', { sk
 
 test('Redis stopped mid-test: answers keep coming, fast, without throwing; the cache works again after a restart', { skip: own.skip, timeout: 30_000 }, async () => {
   own.check();
-  const port = await freePort();
+  let { port, child: server } = await ownRedis();
   const url = `redis://127.0.0.1:${port}`;
-  let server = await startRedis(port);
   const owned = { close: async () => stopRedis(server) };
   open.push(owned);
 
@@ -236,8 +235,7 @@ test('Redis stopped mid-test: answers keep coming, fast, without throwing; the c
 
 test('Redis hanging (SIGSTOP): gets still answer, 90% within 200 ms', { skip: own.skip, timeout: 30_000 }, async () => {
   own.check();
-  const port = await freePort();
-  const server = await startRedis(port);
+  const { port, child: server } = await ownRedis();
   open.push({ close: async () => stopRedis(server) });
   const { cache, store } = replica(`redis://127.0.0.1:${port}`);
   await ready(store);

@@ -4,7 +4,7 @@
 // connections) while A keeps it, and A's drops made meanwhile never reach B's subscriber.
 import assert from 'node:assert/strict';
 import { randomBytes, randomUUID } from 'node:crypto';
-import { createServer, Socket, type Server } from 'node:net';
+import { createServer, Socket, type AddressInfo, type Server } from 'node:net';
 import path from 'node:path';
 import { after, before, describe, test } from 'node:test';
 import type { ChildProcess } from 'node:child_process';
@@ -13,7 +13,7 @@ import { parseConfig } from '../../src/config/config.js';
 import { startGateway, type RunningGateway } from '../../src/gateway.js';
 import { silentLog, type Log } from '../../infra/log.js';
 import { fixture, openListen, post, request, ROOT, until } from './harness.js';
-import { freePort, startRedis, stopRedis } from './own-redis.js';
+import { ownRedis, stopRedis } from './own-redis.js';
 import { redisServerBinary } from '../services.js';
 
 const redisServer = redisServerBinary('the Redis catch-up tests (a Redis of their own)');
@@ -23,17 +23,17 @@ const SYNTHETIC = path.join(ROOT, 'test/fixtures/synthetic-server.mjs');
 class Relay {
   private readonly sockets = new Set<Socket>();
   private cut = false;
-  private constructor(
-    private readonly server: Server,
-    readonly port: number,
-  ) {}
+  private constructor(private readonly server: Server) {}
+
+  get port(): number {
+    return (this.server.address() as AddressInfo).port;
+  }
 
   static async start(target: number): Promise<Relay> {
-    const port = await freePort();
     let relay: Relay | undefined;
     const server = createServer((inbound) => relay!.accept(inbound, target));
-    relay = new Relay(server, port);
-    await new Promise<void>((resolve) => server.listen(port, '127.0.0.1', resolve));
+    relay = new Relay(server);
+    await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
     return relay;
   }
 
@@ -94,8 +94,7 @@ describe('replicas on one Redis: catching up, and resources/updated', { skip: re
     startGateway(parseConfig({ listen: { port: 0 }, servers, cache: { store: 'redis', url: `redis://127.0.0.1:${port}`, keyPrefix, contextSecret } }, 'test', ROOT), log);
 
   before(async () => {
-    redisPort = await freePort();
-    redis = await startRedis(redisPort);
+    ({ port: redisPort, child: redis } = await ownRedis());
     relay = await Relay.start(redisPort);
     a = await gateway(redisPort, silentLog);
     b = await gateway(relay.port, recordingLog(bLines));

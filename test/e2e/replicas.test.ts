@@ -10,7 +10,7 @@ import path from 'node:path';
 import { after, before, describe, test } from 'node:test';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { Redis } from 'ioredis';
-import { freePort, startRedis, stopRedis } from './own-redis.js';
+import { ownRedis, startRedis, stopRedis } from './own-redis.js';
 import { redisServerBinary, sharedRedis } from '../services.js';
 import type { RunningGateway } from '../../src/gateway.js';
 import { headersFor, openListen, post, request, ROOT, schemaProblems, startTestGateway, until } from './harness.js';
@@ -176,12 +176,11 @@ test('Redis killed mid-test: every request still succeeds quickly from memory an
   timeout: 60_000,
 }, async () => {
   own.check();
-  const port = await freePort();
+  let { port, child: redis } = await ownRedis();
   const url = `redis://127.0.0.1:${port}`;
   const keyPrefix = `mcp-gateway-test:${randomUUID()}:`;
   const listKey = `${keyPrefix}g:syn\u0000tools/list`;
   const discoverKey = `${keyPrefix}g:syn\u0000server/discover`;
-  let redis = await startRedis(port);
   let gateway: RunningGateway | undefined;
   let admin: Redis | undefined;
   try {

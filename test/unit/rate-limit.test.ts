@@ -10,7 +10,7 @@ import { MemoryRateLimiter, type RateDecision } from '../../policy/rate-limit.js
 import { RedisRateLimiter } from '../../policy/redis-rate-limit.js';
 import type { RateLimitSetting } from '../../policy/settings.js';
 import { silentLog, type Log } from '../../infra/log.js';
-import { freePort } from '../e2e/own-redis.js';
+import { unusedPort } from '../ports.js';
 import { sharedRedis } from '../services.js';
 
 const REDIS_URL = 'redis://127.0.0.1:6379';
@@ -240,7 +240,7 @@ describe('RedisRateLimiter', { skip: redis.skip, timeout: 10_000 }, () => {
 describe('RedisRateLimiter without Redis', { timeout: 10_000 }, () => {
   test('with Redis unreachable, requests are still limited, in process, with one warning', async () => {
     const { log, warnings } = recordingLog();
-    const limiter = await replica(`redis://127.0.0.1:${await freePort()}`, log);
+    const limiter = await replica(`redis://127.0.0.1:${await unusedPort()}`, log);
     const limit = { requestsPerMinute: 60, burst: 2 };
 
     const decisions = [];
