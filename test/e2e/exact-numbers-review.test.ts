@@ -198,12 +198,12 @@ describe('an HTTP server answering over SSE a request whose id is beyond a doubl
   test('the answer is taken at once and carries the client’s id as sent', async () => {
     for (const server of ['exact', 'double']) {
       const body = `{"jsonrpc":"2.0","id":${BIG},"method":"tools/call","params":{"name":"t","arguments":{},"_meta":${JSON.stringify(META)}}}`;
-      const started = Date.now();
       const response = await fetch(`${gateway.url}/servers/${server}/mcp`, { method: 'POST', headers: headersFor({ method: 'tools/call', params: { name: 't' } }), body });
       const text = await response.text();
       assert.equal(response.status, 200, `${server}: ${text}`);
       assert.ok(text.includes(`"id":${BIG},"result"`) && text.includes('"done"'), `${server}: ${text}`);
-      assert.ok(Date.now() - started < 2_000, `${server}: answered in ${Date.now() - started} ms`);
+      // No clock: an answer the gateway could not match to the call would end as the upstream's timeout
+      // error (timeoutMs), not as this result with the client's id.
     }
   });
 });

@@ -271,7 +271,12 @@ describe('6. a denied resources/read takes the same path whether the URI exists 
     assert.equal(control.status, 200, JSON.stringify(control.body));
     assert.ok(await until(() => recLines().some((line) => line.includes(marker)), 10_000), 'the control call reached rec');
     const lines = recLines().slice(before);
-    return lines.slice(0, lines.findIndex((line) => line.includes(marker))).filter((line) => line.includes('"resources/list"')).length;
+    return lines
+      .slice(
+        0,
+        lines.findIndex((line) => line.includes(marker)),
+      )
+      .filter((line) => line.includes('"resources/list"')).length;
   }
 
   test('carol, who may read no resource anywhere: neither read looks anything up', async () => {
