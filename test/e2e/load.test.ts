@@ -196,8 +196,10 @@ describe('10,000 tools/call at 64 concurrent clients through /mcp onto three ups
       const withPending = stack.find((layer) => typeof (layer.pending as { size?: unknown } | undefined)?.size === 'number');
       assert.ok(withPending, `${server}: found the pending-request map (${stack.map((l) => l.constructor.name).join(' → ')})`);
       assert.equal((withPending.pending as { size: number }).size, 0, `${server}: pending requests left`);
+      // Fail, not pass quietly, when the layer that counts requests in flight is no longer found.
       const cached = stack.find((layer) => typeof layer.inFlight === 'number');
-      if (cached) assert.equal(cached.inFlight, 0, `${server}: the cache layer counts requests in flight`);
+      assert.ok(cached, `${server}: found the cache layer's in-flight count (${stack.map((l) => l.constructor.name).join(' → ')})`);
+      assert.equal(cached.inFlight, 0, `${server}: the cache layer counts requests in flight`);
     }
   });
 });

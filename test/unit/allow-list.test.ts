@@ -484,9 +484,13 @@ describe('PinStore', () => {
     assert.equal(pins.check('a__echo', echo), 'pinned-now');
     assert.equal(pins.check('a__echo', echo), 'matches');
     assert.equal(pins.check('a__echo', echoReordered), 'matches');
-    assert.equal(toolDigest(echo), toolDigest(echoReordered));
-    assert.deepEqual(pins.snapshot(), { a__echo: toolDigest(echo) });
-    assert.match(toolDigest(echo), /^[0-9a-f]{64}$/);
+    // Written down, not taken from toolDigest: the SHA-256 of the reviewed fields as canonical JSON (keys
+    // sorted, the absent outputSchema left out), by hand:
+    //   printf %s '{"annotations":{"readOnlyHint":true,"title":"Echo"},"description":"Echoes its input","inputSchema":{"properties":{"text":{"type":"string"},"times":{"type":"integer"}},"required":["text"],"type":"object"}}' | sha256sum
+    const ECHO_DIGEST = '5bbafdf3c389c9252e6559edbdbe9cee6f3fab793f109e12302e5ea1b20f6856';
+    assert.equal(toolDigest(echo), ECHO_DIGEST);
+    assert.equal(toolDigest(echoReordered), ECHO_DIGEST);
+    assert.deepEqual(pins.snapshot(), { a__echo: ECHO_DIGEST });
     assert.equal(lines.filter((l) => l.level === 'warn').length, 0);
     // Pins are by name: another tool with the same definition is pinned on its own.
     assert.equal(pins.check('b__echo', echo), 'pinned-now');
