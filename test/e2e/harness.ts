@@ -170,3 +170,17 @@ export async function until(predicate: () => boolean | Promise<boolean>, ms: num
 export async function eventually(predicate: () => boolean | Promise<boolean>, ms: number): Promise<void> {
   if (!(await until(predicate, ms, 10))) throw new Error('condition not met in time');
 }
+
+/**
+ * The text of a tools/call answer: its text content, joined by newlines. Takes what `post` returns (an Answer), a
+ * JSON-RPC response, or a result; '' when there is no result or no text in it (so an assertion on it fails).
+ */
+export function textOf(from: any): string {
+  const result = from && 'body' in from ? from.body?.result : from && 'jsonrpc' in from ? from.result : from;
+  const content: unknown = result?.content;
+  if (!Array.isArray(content)) return '';
+  return content
+    .filter((c) => typeof c?.text === 'string')
+    .map((c) => c.text as string)
+    .join('\n');
+}

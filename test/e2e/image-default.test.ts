@@ -50,7 +50,7 @@ before(() => {
   const tsc = spawnSync(path.join(ROOT, 'node_modules/.bin/tsc'), ['-p', 'tsconfig.build.json', '--outDir', path.join(app, 'dist')], {
     cwd: ROOT,
     encoding: 'utf8',
-    timeout: 180_000,
+    timeout: 280_000,
   });
   assert.equal(tsc.status, 0, tsc.stdout + tsc.stderr);
   symlinkSync(path.join(ROOT, 'node_modules'), path.join(app, 'node_modules'));

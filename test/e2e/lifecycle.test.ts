@@ -8,11 +8,9 @@ import { setTimeout as sleep } from 'node:timers/promises';
 import { StdioProcess } from '../../bridge/stdio/stdio-process.js';
 import { StdioUpstream, type StdioUpstreamConfig } from '../../bridge/stdio/stdio-upstream.js';
 import { silentLog } from '../../infra/log.js';
-import { fixture, post, request, ROOT, schemaProblems, startTestGateway, until } from './harness.js';
+import { fixture, post, request, ROOT, schemaProblems, startTestGateway, until, textOf } from './harness.js';
 import { tempDir } from '../temp.js';
 import { scaled } from '../timing.js';
-
-const textOf = (answer: { body: any }) => answer.body.result?.content?.[0]?.text;
 
 function upstream(overrides: Partial<StdioUpstreamConfig>): StdioUpstream {
   return new StdioUpstream(

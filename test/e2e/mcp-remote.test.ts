@@ -30,7 +30,7 @@ import { Client as Client1 } from '@modelcontextprotocol/sdk/client/index.js';
 import { StdioClientTransport as Stdio1 } from '@modelcontextprotocol/sdk/client/stdio.js';
 import { ElicitRequestSchema } from '@modelcontextprotocol/sdk/types.js';
 import type { RunningGateway } from '../../src/gateway.js';
-import { fixture, ROOT, schemaProblems, startTestGateway, VERSION } from './harness.js';
+import { fixture, ROOT, schemaProblems, startTestGateway, VERSION, textOf } from './harness.js';
 
 const KEY = 'stdio-host-key-0123456789abcdef';
 const MCP_REMOTE = path.join(ROOT, 'node_modules/mcp-remote/dist/proxy.js');
@@ -167,7 +167,6 @@ const SIGN_IN = /Authentication required|Initializing auth coordination|Please a
 const storedCredentials = () =>
   (existsSync(configDir) ? readdirSync(configDir, { recursive: true }).map(String) : []).filter((file) => /tokens|client_info|code_verifier/.test(file));
 
-const textOf = (result: { content: Array<{ text?: string }> }): string => result.content.map((c) => c.text ?? '').join('\n');
 const sha = (s: string) => createHash('sha256').update(s, 'utf8').digest('hex');
 /** The last request the host wrote for `method` (and tool `name`). */
 const lastSent = (host: Host, method: string, name?: string) => host.sent.filter((m) => m.method === method && (name === undefined || m.params?.name === name)).at(-1);

@@ -6,7 +6,7 @@ import { readFileSync, existsSync } from 'node:fs';
 import path from 'node:path';
 import { after, before, describe, test } from 'node:test';
 import type { RunningGateway } from '../../src/gateway.js';
-import { fixture, headersFor, post, request, ROOT, startTestGateway, until } from './harness.js';
+import { fixture, headersFor, post, request, ROOT, startTestGateway, until, textOf } from './harness.js';
 import { tempDir } from '../temp.js';
 
 const cancelLog = path.join(tempDir('mcp-gw-'), 'cancel.log');
@@ -20,7 +20,6 @@ const slowStarted = () =>
         .split('\n')
         .filter((l) => l.startsWith('STARTED slow')).length
     : 0;
-const textOf = (answer: { body: any }) => answer.body.result?.content?.[0]?.text;
 
 describe('a shared modern child', () => {
   let gateway: RunningGateway;
