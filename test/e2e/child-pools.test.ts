@@ -3,8 +3,8 @@
 // announced by every child drops the server's cached lists once, /readyz, /status.json and /metrics show
 // each child, and the config refuses what it cannot serve safely.
 import assert from 'node:assert/strict';
-import { mkdtempSync, readFileSync, writeFileSync } from 'node:fs';
-import { availableParallelism, tmpdir } from 'node:os';
+import { readFileSync, writeFileSync } from 'node:fs';
+import { availableParallelism } from 'node:os';
 import path from 'node:path';
 import { after, before, describe, test } from 'node:test';
 import { ConfigError, parseConfig } from '../../src/config/config.js';
@@ -12,8 +12,9 @@ import type { RunningGateway } from '../../src/gateway.js';
 import { childCount } from '../../src/upstream-factory.js';
 import { eventually, fixture, META, post, request, ROOT, startTestGateway } from './harness.js';
 import { scaled } from '../timing.js';
+import { tempDir } from '../temp.js';
 
-const dir = mkdtempSync(path.join(tmpdir(), 'child-pools-'));
+const dir = tempDir('child-pools-');
 const changeFile = path.join(dir, 'change');
 const announceLog = path.join(dir, 'announced');
 writeFileSync(changeFile, 'start\n');

@@ -2,22 +2,22 @@
 // served (not a 500 from the span's id attribute), the condition reads the argument as a number (as it did
 // before numbers were kept as written), and the server still gets every digit. Node.js 22 and later.
 import assert from 'node:assert/strict';
-import { existsSync, mkdtempSync, readFileSync } from 'node:fs';
+import { existsSync, readFileSync } from 'node:fs';
 import http from 'node:http';
 import type { AddressInfo } from 'node:net';
-import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { after, before, describe, test } from 'node:test';
 import type { RunningGateway } from '../../src/gateway.js';
 import { startOtlpReceiver, type OtlpReceiver } from '../otlp-receiver.js';
 import { headersFor, META, ROOT, startTestGateway } from './harness.js';
 import { onlyOnNode } from '../services.js';
+import { tempDir } from '../temp.js';
 
 const BIG = '12345678901234567890';
 const SERVER_INFO = 'io.modelcontextprotocol/serverInfo';
 
 describe('on Node.js 22 and later', { skip: onlyOnNode(22, 'Node.js 20 keeps no number raw') }, () => {
-  const recordFile = path.join(mkdtempSync(path.join(tmpdir(), 'mcp-gw-exact-review-')), 'stdio.jsonl');
+  const recordFile = path.join(tempDir('mcp-gw-exact-review-'), 'stdio.jsonl');
   let receiver: OtlpReceiver;
   let gateway: RunningGateway;
 

@@ -4,10 +4,9 @@
 // 12345678901234567890 into 12345678901234567000 (another record) and 1e400 into null. Node.js 22 and later;
 // on Node.js 20 the gateway says at start that it cannot.
 import assert from 'node:assert/strict';
-import { existsSync, mkdtempSync, readFileSync } from 'node:fs';
+import { existsSync, readFileSync } from 'node:fs';
 import http from 'node:http';
 import type { AddressInfo } from 'node:net';
-import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { Writable } from 'node:stream';
 import { after, before, describe, test } from 'node:test';
@@ -17,6 +16,7 @@ import { createLogger } from '../../infra/logger.js';
 import { EXACT_DEFAULT, EXACT_NUMBERS, exactReply } from '../fixtures/exact-numbers.mjs';
 import { headersFor, META, ROOT, startTestGateway } from './harness.js';
 import { onlyOnNode } from '../services.js';
+import { tempDir } from '../temp.js';
 
 const BIG = '12345678901234567890';
 const ARGUMENTS = `{"id":${BIG},"near":9007199254740993,"huge":1e400,"small":42,"pi":3.14159}`;
@@ -33,7 +33,7 @@ async function postText(url: string, method: string, body: string, name?: string
 }
 
 describe('on Node.js 22 and later', { skip: onlyOnNode(22, 'Node.js 20 cannot keep them (see the other suite)') }, () => {
-  const folder = mkdtempSync(path.join(tmpdir(), 'mcp-gw-exact-'));
+  const folder = tempDir('mcp-gw-exact-');
   const recordFile = path.join(folder, 'stdio.jsonl');
   const httpBodies: string[] = [];
   let remote: http.Server;

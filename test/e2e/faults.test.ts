@@ -5,9 +5,8 @@
 // started here is stopped here.
 import assert from 'node:assert/strict';
 import { createServer, request as httpRequest, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
-import { existsSync, mkdtempSync, readFileSync, rmSync } from 'node:fs';
+import { existsSync, readFileSync, rmSync } from 'node:fs';
 import { connect, type AddressInfo, type Socket } from 'node:net';
-import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { after, before, describe, test } from 'node:test';
 import { setTimeout as sleep } from 'node:timers/promises';
@@ -18,11 +17,12 @@ import { unusedPort } from '../ports.js';
 import { headersFor, post, request, ROOT, startTestGateway, until, eventually, textOf } from './harness.js';
 import { ownRedis as startOwnRedis, startRedis, stopRedis } from './own-redis.js';
 import { redisServerBinary } from '../services.js';
+import { tempDir } from '../temp.js';
 
 v8.setFlagsFromString('--expose-gc');
 const gc = vm.runInNewContext('gc') as () => void;
 
-const dir = mkdtempSync(path.join(tmpdir(), 'mcp-gw-faults-'));
+const dir = tempDir('mcp-gw-faults-');
 after(() => rmSync(dir, { recursive: true, force: true }));
 
 /** A faulty-server entry; `log` names its event log under the test's folder. */

@@ -10,15 +10,15 @@
 // Every eighth request asks for progress, so its answer comes as an SSE stream. No timing is asserted:
 // each run has a deadline only so that a hang fails instead of blocking.
 import assert from 'node:assert/strict';
-import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { rmSync, writeFileSync } from 'node:fs';
 import http from 'node:http';
-import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { after, before, describe, test } from 'node:test';
 import type { Upstream } from '../../bridge/upstream.js';
 import type { RunningGateway } from '../../src/gateway.js';
 import { META, ROOT, startTestGateway, until, VERSION } from './harness.js';
 import { launchGateway, type ChildGateway } from './child-gateway.js';
+import { tempDir } from '../temp.js';
 
 const SERVERS = ['a', 'b', 'c'] as const;
 const TOOLS_EACH = 3;
@@ -230,7 +230,7 @@ const RSS_BOUND_MB = 20;
  * collected does not pass for a leak, nor a collection that just happened hide one.
  */
 describe(`leak check: the live set after ${LEAK_CALLS.toLocaleString('en')} more calls vs after a warm-up of ${LEAK_WARMUP.toLocaleString('en')}`, () => {
-  const dir = mkdtempSync(path.join(tmpdir(), 'mcp-gw-load-'));
+  const dir = tempDir('mcp-gw-load-');
   let gateway: ChildGateway;
   let base: string;
   const MB = 1024 * 1024;

@@ -18,8 +18,7 @@
 // the gateway refuses ends mcp-remote at start.
 import assert from 'node:assert/strict';
 import { createHash } from 'node:crypto';
-import { existsSync, mkdirSync, mkdtempSync, readdirSync, rmSync } from 'node:fs';
-import { tmpdir } from 'node:os';
+import { existsSync, mkdirSync, readdirSync, rmSync } from 'node:fs';
 import path from 'node:path';
 import type { Readable, Stream } from 'node:stream';
 import { finished } from 'node:stream/promises';
@@ -31,6 +30,7 @@ import { StdioClientTransport as Stdio1 } from '@modelcontextprotocol/sdk/client
 import { ElicitRequestSchema } from '@modelcontextprotocol/sdk/types.js';
 import type { RunningGateway } from '../../src/gateway.js';
 import { fixture, ROOT, schemaProblems, startTestGateway, VERSION, textOf } from './harness.js';
+import { tempDir } from '../temp.js';
 
 const KEY = 'stdio-host-key-0123456789abcdef';
 const MCP_REMOTE = path.join(ROOT, 'node_modules/mcp-remote/dist/proxy.js');
@@ -70,7 +70,7 @@ before(async () => {
     {},
     { auth: { anonymous: false, apiKeys: [{ key: KEY, principal: 'stdio-host' }] }, audit: { destination: '/dev/null' } },
   );
-  tmp = mkdtempSync(path.join(tmpdir(), 'mcp-remote-e2e-'));
+  tmp = tempDir('mcp-remote-e2e-');
   configDir = path.join(tmp, 'mcp-auth');
   for (const dir of ['home', 'bin']) mkdirSync(path.join(tmp, dir));
 });

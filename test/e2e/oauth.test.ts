@@ -4,10 +4,9 @@
 // the whole client_credentials flow knowing only the gateway's URL; and the caller's token never reaching the
 // upstream (an HTTP upstream of our own that records what it receives).
 import assert from 'node:assert/strict';
-import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
+import { readFileSync, rmSync } from 'node:fs';
 import { createServer, type IncomingMessage, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
-import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { after, before, describe, test } from 'node:test';
 import { Client, ClientCredentialsProvider, StreamableHTTPClientTransport } from '@modelcontextprotocol/client';
@@ -16,6 +15,7 @@ import type { RunningGateway } from '../../src/gateway.js';
 import { startModernHttpServer, type ModernHttpServer } from '../fixtures/http-servers.js';
 import { onFreePort } from '../ports.js';
 import { headersFor, post, request, schemaProblems, startTestGateway, VERSION } from './harness.js';
+import { tempDir } from '../temp.js';
 
 // ---- an authorization server stub: JWKS, RFC 8414 metadata, a client_credentials token endpoint --------
 
@@ -129,7 +129,7 @@ let upstream: ModernHttpServer;
 let gateway: RunningGateway;
 let resource: string;
 let mcp: string;
-const tmp = mkdtempSync(path.join(tmpdir(), 'mcp-gw-oauth-'));
+const tmp = tempDir('mcp-gw-oauth-');
 const auditFile = path.join(tmp, 'audit.jsonl');
 /** Every token handed to the gateway, to look for in what it writes. */
 const issued: string[] = [];

@@ -8,14 +8,14 @@
 // server. Bounds on latency are percentiles against a yardstick measured in the same run, never one sample.
 import assert from 'node:assert/strict';
 import { spawn, type ChildProcess } from 'node:child_process';
-import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
-import { tmpdir } from 'node:os';
+import { readFileSync, rmSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
 import { after, before, describe, test } from 'node:test';
 import { launchGateway, type ChildGateway } from './child-gateway.js';
 import { META, ROOT, until, VERSION } from './harness.js';
 import { RawConnection, type RawAnswer } from './raw-http.js';
 import { percentile, scaled } from '../timing.js';
+import { tempDir } from '../temp.js';
 
 const CALL_MS = 1000;
 const MAX_IN_FLIGHT = 8;
@@ -101,7 +101,7 @@ describe('overload', { timeout: 120_000 }, () => {
   const list = JSON.stringify({ jsonrpc: '2.0', id: 'l', method: 'tools/list', params: { _meta: META } });
 
   before(async () => {
-    dir = mkdtempSync(path.join(tmpdir(), 'mcp-gateway-overload-'));
+    dir = tempDir('mcp-gateway-overload-');
     const limits = { era: 'modern', maxInFlight: MAX_IN_FLIGHT, maxQueued: MAX_QUEUED, queueTimeoutMs: QUEUE_TIMEOUT_MS };
     const http = await startHttpFixture();
     fixture = http.child;

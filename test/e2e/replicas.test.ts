@@ -4,8 +4,7 @@
 import assert from 'node:assert/strict';
 import { spawn, type ChildProcess } from 'node:child_process';
 import { randomBytes, randomUUID } from 'node:crypto';
-import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
-import { tmpdir } from 'node:os';
+import { readFileSync, rmSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
 import { after, before, describe, test } from 'node:test';
 import { setTimeout as sleep } from 'node:timers/promises';
@@ -15,6 +14,7 @@ import { redisServerBinary, sharedRedis } from '../services.js';
 import type { RunningGateway } from '../../src/gateway.js';
 import { headersFor, openListen, post, request, ROOT, schemaProblems, startTestGateway, until } from './harness.js';
 import { percentile, scaled } from '../timing.js';
+import { tempDir } from '../temp.js';
 
 const SHARED_REDIS = 'redis://127.0.0.1:6379';
 const SYNTHETIC = path.join(ROOT, 'test/fixtures/synthetic-server.mjs');
@@ -24,7 +24,7 @@ const LEGACY_TTL_MS = 60_000;
 const shared = await sharedRedis('two gateway processes sharing Redis');
 const own = redisServerBinary('a gateway through a Redis outage');
 
-const tmp = mkdtempSync(path.join(tmpdir(), 'mcp-gw-replicas-'));
+const tmp = tempDir('mcp-gw-replicas-');
 after(() => rmSync(tmp, { recursive: true, force: true }));
 
 const synthetic = (id: string, env: Record<string, string> = {}) => ({

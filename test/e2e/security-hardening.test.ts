@@ -6,8 +6,7 @@
 // The config reads HARDEN_* secrets with ${VAR}; the child asks for HARDEN_* with inheritEnv.
 import assert from 'node:assert/strict';
 import http from 'node:http';
-import { existsSync, mkdtempSync, readFileSync, rmSync } from 'node:fs';
-import { tmpdir } from 'node:os';
+import { existsSync, readFileSync, rmSync } from 'node:fs';
 import path from 'node:path';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { after, before, describe, test } from 'node:test';
@@ -16,12 +15,13 @@ import { startGateway, type RunningGateway } from '../../src/gateway.js';
 import { createLogger } from '../../infra/logger.js';
 import { silentLog } from '../../infra/log.js';
 import { everything, headersFor, post, request, ROOT, until } from './harness.js';
+import { tempDir } from '../temp.js';
 
 const ALICE = 'alice-key-0123456789abcdef';
 const BOB = 'bob-key-0123456789abcdefgh';
 const CAROL = 'carol-key-0123456789abcdef';
 const SECRETS = { HARDEN_ALICE_KEY: ALICE, HARDEN_MRTR_SECRET: 'mrtr-secret-never-in-a-child-0123', HARDEN_CONTEXT_SECRET: 'context-secret-never-in-a-child-01' };
-const dir = mkdtempSync(path.join(tmpdir(), 'mcp-gw-hardening-'));
+const dir = tempDir('mcp-gw-hardening-');
 const recordFile = path.join(dir, 'rec.jsonl');
 
 function rawConfig(operators?: object): Record<string, unknown> {

@@ -10,14 +10,14 @@
 // key, moved to another list, or issued to a principal who reaches more servers.
 import assert from 'node:assert/strict';
 import { createHmac, generateKeyPairSync, type KeyObject } from 'node:crypto';
-import { mkdtempSync, readFileSync, rmSync, writeFileSync, existsSync } from 'node:fs';
-import { tmpdir } from 'node:os';
+import { readFileSync, rmSync, writeFileSync, existsSync } from 'node:fs';
 import path from 'node:path';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { after, before, describe, test } from 'node:test';
 import { base64url, SignJWT } from 'jose';
 import type { RunningGateway } from '../../src/gateway.js';
 import { headersFor, META, post, ROOT, schemaProblems, startTestGateway, until, type Answer } from './harness.js';
+import { tempDir } from '../temp.js';
 
 const ALICE = 'alice-key-0123456789abcdef'; // group full: pub, priv, legacy
 const BOB = 'bob-key-0123456789abcdefgh'; // group limited: pub, legacy
@@ -26,7 +26,7 @@ const ISSUER = 'https://issuer.test/';
 const AUDIENCE = 'https://gateway.test/mcp';
 const CURSOR_SECRET = 'cursor-secret-of-this-gateway-0123';
 
-const dir = mkdtempSync(path.join(tmpdir(), 'mcp-gw-security-'));
+const dir = tempDir('mcp-gw-security-');
 const recordOf = (server: string) => path.join(dir, `${server}.received.jsonl`);
 
 const recording = (id: string, extra: Record<string, string> = {}) => ({

@@ -2,8 +2,7 @@
 // servers and globs, conditions, pins), the glob dialect, the PinStore and its file, and PolicyGuard
 // shaping lists and refusing calls with a fake GuardOptions in place of a running gateway.
 import assert from 'node:assert/strict';
-import { link, mkdir, mkdtemp, readdir, readFile, rm, writeFile } from 'node:fs/promises';
-import { tmpdir } from 'node:os';
+import { link, mkdir, readdir, readFile, rm, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { after, before, describe, test } from 'node:test';
 import { PolicyError, PolicySet, type Grant } from '../../policy/allow-list.js';
@@ -14,6 +13,7 @@ import type { PolicySetting } from '../../policy/settings.js';
 import { PolicyGuard, type GuardOptions } from './guard-harness.js';
 import type { JsonRpcRequest, JsonRpcResponse, JsonRpcSuccess } from '../../protocol/jsonrpc.js';
 import { silentLog, type Log } from '../../infra/log.js';
+import { tempDir } from '../temp.js';
 
 const SERVERS = new Set(['a', 'b', 'crm', 'docs']);
 
@@ -459,7 +459,7 @@ describe('globs', () => {
 describe('PinStore', () => {
   let dir: string;
   before(async () => {
-    dir = await mkdtemp(join(tmpdir(), 'allow-list-pins-'));
+    dir = tempDir('allow-list-pins-');
   });
   after(async () => {
     await rm(dir, { recursive: true, force: true });
@@ -523,7 +523,7 @@ describe('PinStore', () => {
     const file = join(dir, 'pins.json');
     await writeFile(file, '{}\n');
     // A second name for the file as it was: written in place, it would change too.
-    const original = join(await mkdtemp(join(tmpdir(), 'allow-list-pins-link-')), 'original.json');
+    const original = join(tempDir('allow-list-pins-link-'), 'original.json');
     await link(file, original);
     const { log, lines } = recordingLog();
     const pins = new PinStore(file, log);
