@@ -14,6 +14,7 @@ import type { JsonObject, JsonRpcResponse } from '../../protocol/jsonrpc.js';
 import { silentLog, type Log } from '../../infra/log.js';
 import { until } from './harness.js';
 import { percentile, scaled } from '../timing.js';
+import { recordingLog } from '../recording-log.js';
 
 const SHARED_URL = 'redis://127.0.0.1:6379';
 const PREFIX = `mcp-gateway-test:${randomUUID()}:`;
@@ -261,13 +262,6 @@ test('Redis hanging (SIGSTOP): gets still answer, 90% within 200 ms', { skip: ow
 });
 
 // ---- helpers ---------------------------------------------------------------------------------------------
-
-function recordingLog() {
-  const lines: { level: string; msg: string }[] = [];
-  const record = (level: string) => (_obj: object, msg?: string) => void lines.push({ level, msg: msg ?? '' });
-  const log: Log = { debug: record('debug'), info: record('info'), warn: record('warn'), error: record('error'), child: () => log };
-  return { log, lines };
-}
 
 test('a fetch that began before another replica dropped the group does not put its answer back', { skip: shared.skip }, async () => {
   shared.check();

@@ -12,7 +12,8 @@ import type { Principal } from '../../policy/principal.js';
 import type { PolicySetting } from '../../policy/settings.js';
 import { PolicyGuard, type GuardOptions } from './guard-harness.js';
 import type { JsonRpcRequest, JsonRpcResponse, JsonRpcSuccess } from '../../protocol/jsonrpc.js';
-import { silentLog, type Log } from '../../infra/log.js';
+import { silentLog } from '../../infra/log.js';
+import { recordingLog } from '../recording-log.js';
 import { tempDir } from '../temp.js';
 
 const SERVERS = new Set(['a', 'b', 'crm', 'docs']);
@@ -35,18 +36,6 @@ function grantOf(...policies: PolicySetting[]): Grant {
 }
 
 const allowed = (grant: Grant, kind: 'tools' | 'prompts' | 'resources', server: string | undefined, name: string) => grant.allows(kind, server, name).allowed;
-
-function recordingLog(): { log: Log; lines: { level: string; obj: object; msg: string | undefined }[] } {
-  const lines: { level: string; obj: object; msg: string | undefined }[] = [];
-  const log: Log = {
-    debug: (obj, msg) => void lines.push({ level: 'debug', obj, msg }),
-    info: (obj, msg) => void lines.push({ level: 'info', obj, msg }),
-    warn: (obj, msg) => void lines.push({ level: 'warn', obj, msg }),
-    error: (obj, msg) => void lines.push({ level: 'error', obj, msg }),
-    child: () => log,
-  };
-  return { log, lines };
-}
 
 // ---- PolicySet and Grant -------------------------------------------------------------------------
 
