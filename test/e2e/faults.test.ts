@@ -14,7 +14,7 @@ import v8 from 'node:v8';
 import vm from 'node:vm';
 import type { RunningGateway } from '../../src/gateway.js';
 import { unusedPort } from '../ports.js';
-import { headersFor, post, request, ROOT, startTestGateway, until, eventually, textOf } from './harness.js';
+import { eventually, headersFor, post, request, ROOT, sseTextMessages, startTestGateway, textOf, until } from './harness.js';
 import { ownRedis as startOwnRedis, startRedis, stopRedis } from './own-redis.js';
 import { redisServerBinary } from '../services.js';
 import { tempDir } from '../temp.js';
@@ -259,17 +259,7 @@ describe('a client that reads slowly', () => {
       await ended;
       response.socket?.destroy();
     }
-    const messages = text
-      .split('\n\n')
-      .filter((e) => e.trim())
-      .map((e) =>
-        JSON.parse(
-          e
-            .split('\n')
-            .find((l) => l.startsWith('data: '))!
-            .slice(6),
-        ),
-      );
+    const messages = sseTextMessages(text);
     const last = messages.at(-1);
     assert.equal(last.id, 'slow-reader');
     assert.equal(last.result.content[0].text, `progressed ${COUNT}`);

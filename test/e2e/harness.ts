@@ -136,14 +136,28 @@ export async function eachSseMessage(body: ReadableStream<Uint8Array>, onMessage
     buffer += decoder.decode(chunk, { stream: true });
     let end: number;
     while ((end = buffer.indexOf('\n\n')) !== -1) {
-      const data = buffer
-        .slice(0, end)
-        .split('\n')
-        .find((line) => line.startsWith('data: '));
+      const data = dataOf(buffer.slice(0, end));
       buffer = buffer.slice(end + 2);
-      if (data) onMessage(JSON.parse(data.slice(6)));
+      if (data !== undefined) onMessage(JSON.parse(data));
     }
   }
+}
+
+/** The data line of one SSE event, without its `data: `. */
+function dataOf(event: string): string | undefined {
+  return event
+    .split('\n')
+    .find((line) => line.startsWith('data: '))
+    ?.slice(6);
+}
+
+/** The JSON messages of an SSE body already read whole (its text), through the same reader's rules. */
+export function sseTextMessages(text: string): any[] {
+  return text
+    .split('\n\n')
+    .map(dataOf)
+    .filter((data) => data !== undefined)
+    .map((data) => JSON.parse(data));
 }
 
 /**
