@@ -4,6 +4,8 @@
 import { spawnSync } from 'node:child_process';
 import { existsSync } from 'node:fs';
 import { delimiter, join } from 'node:path';
+import { test } from 'node:test';
+import { KEEPS_EXACT_NUMBERS } from '../protocol/exact-json.js';
 import { reachable } from './e2e/own-redis.js';
 
 export const IN_CI = /^(1|true|yes)$/i.test(process.env.CI ?? '');
@@ -38,11 +40,20 @@ function need(what: string, present: boolean, install: string, group: string): N
   return { present, skip: message, check() {} };
 }
 
+/**
+ * Whether the port answers, asked up to three times: on a machine running many test files at once one connect
+ * can stall past its timeout, and under CI=true a Redis taken for missing fails whole groups of tests.
+ */
+async function reachableSoon(port: number): Promise<boolean> {
+  for (let attempt = 0; attempt < 3; attempt++) if (await reachable(port)) return true;
+  return false;
+}
+
 /** The Redis shared by the replica, cache and rate-limit tests. */
 export async function sharedRedis(group: string): Promise<Need> {
   return need(
     'Redis at 127.0.0.1:6379',
-    await reachable(6379),
+    await reachableSoon(6379),
     'install redis-server (apt-get install -y redis-server) and start it (redis-server --daemonize yes), or run .ci/run',
     group,
   );
@@ -85,4 +96,29 @@ export async function chromium(group: string): Promise<Need & { path: string | u
   const path = await findChromium();
   const found = need('Chromium', path !== undefined, "install Debian's chromium (apt-get install -y chromium), or set CHROMIUM to a Chromium or Chrome binary", group);
   return { ...found, path };
+}
+
+/**
+ * The skip option for a block that runs on one side of the exact-numbers split only: Node.js 20 (every number
+ * parsed as a double) or 22 and later (numbers kept raw). On the other side the block is skipped. With CI=true
+ * that skip is allowed only when this run also covers the block's side: .ci/run runs the suite on both and says
+ * so in TEST_NODE_LEGS (the majors, e.g. "20 22"). Otherwise a test in the block's place fails, naming why, so
+ * a green CI run means every Node-version suite ran somewhere.
+ */
+export function onlyOnNode(side: 20 | 22, reason: string): false | string {
+  const here = KEEPS_EXACT_NUMBERS ? 22 : 20;
+  if (side === here) return false;
+  const legs = (process.env.TEST_NODE_LEGS ?? '')
+    .split(/[\s,]+/)
+    .filter(Boolean)
+    .map(Number);
+  const covered = legs.some((major) => Math.min(major, 22) === side);
+  if (IN_CI && !covered) {
+    test(`the Node.js ${side === 20 ? '20' : '22 and later'} suite skipped here (${reason}) ran on no other leg`, () => {
+      throw new Error(
+        `CI=true and TEST_NODE_LEGS=${JSON.stringify(process.env.TEST_NODE_LEGS ?? '')} does not name a Node.js ${side === 20 ? '20' : '22 or later'}: run .ci/run, which runs the suite on both and sets it`,
+      );
+    });
+  }
+  return reason;
 }

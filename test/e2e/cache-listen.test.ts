@@ -57,13 +57,19 @@ describe('the list cache in the request path (memory store)', () => {
   });
 
   test('after the TTL the next list goes to the upstream again', async () => {
+    // brief's lists live 300 ms. Whether a second list falls inside that is up to the machine's speed, so the
+    // within-TTL count is asserted only when this test's own clock says both lists fitted in it (the 60 s
+    // lists above show the within-TTL case on any machine); after the TTL, one more list always reaches it.
     const url = `${gateway.url}/servers/brief/mcp`;
+    const filled = performance.now();
     await post(url, request('tools/list'));
     await post(url, request('tools/list'));
-    assert.equal(await listsServed(url), 1);
+    const served = await listsServed(url);
+    if (performance.now() - filled < 300) assert.equal(served, 1);
+    else assert.ok(served >= 1 && served <= 2, `${served} lists served`);
     await sleep(400);
     await post(url, request('tools/list'));
-    assert.equal(await listsServed(url), 2);
+    assert.equal(await listsServed(url), served + 1);
   });
 
   test('100 concurrent misses make one upstream call', async () => {

@@ -5,6 +5,7 @@
 import assert from 'node:assert/strict';
 import { spawn, type ChildProcess } from 'node:child_process';
 import { ROOT, until } from './harness.js';
+import { scaled } from '../timing.js';
 
 export interface ChildGateway {
   base: string;
@@ -65,7 +66,7 @@ export async function launchGateway(config: string, port?: number): Promise<Chil
         return false;
       }
     },
-    30_000,
+    scaled(60_000),
     100,
   );
   if (!ready || child.exitCode !== null) {

@@ -3,17 +3,18 @@
 // announced by every child drops the server's cached lists once, /readyz, /status.json and /metrics show
 // each child, and the config refuses what it cannot serve safely.
 import assert from 'node:assert/strict';
-import { mkdtempSync, readFileSync, writeFileSync } from 'node:fs';
-import { availableParallelism, tmpdir } from 'node:os';
+import { readFileSync, writeFileSync } from 'node:fs';
+import { availableParallelism } from 'node:os';
 import path from 'node:path';
 import { after, before, describe, test } from 'node:test';
 import { ConfigError, parseConfig } from '../../src/config/config.js';
 import type { RunningGateway } from '../../src/gateway.js';
 import { childCount } from '../../src/upstream-factory.js';
 import { eventually, fixture, META, post, request, ROOT, startTestGateway } from './harness.js';
+import { scaled } from '../timing.js';
+import { tempDir } from '../temp.js';
 
-const FACTOR = Number(process.env.TEST_TIME_FACTOR ?? 1);
-const dir = mkdtempSync(path.join(tmpdir(), 'child-pools-'));
+const dir = tempDir('child-pools-');
 const changeFile = path.join(dir, 'change');
 const announceLog = path.join(dir, 'announced');
 writeFileSync(changeFile, 'start\n');
@@ -46,7 +47,7 @@ describe('a pool of two children', () => {
   before(async () => {
     gateway = await startTestGateway({ pool: pooled() });
     url = `${gateway.url}/servers/pool/mcp`;
-    await eventually(() => childStates().every((child) => child.state === 'ready'), 20_000 * FACTOR);
+    await eventually(() => childStates().every((child) => child.state === 'ready'), scaled(20_000));
   });
   after(() => gateway?.close());
 
@@ -83,10 +84,10 @@ describe('a pool of two children', () => {
     writeFileSync(announceLog, '');
     await callTool('change');
     // Both children see the file change and announce it.
-    await eventually(() => readFileSync(announceLog, 'utf8').trim().split('\n').filter(Boolean).length === 2, 5_000 * FACTOR);
-    await eventually(() => invalidations() > before, 2_000 * FACTOR);
+    await eventually(() => readFileSync(announceLog, 'utf8').trim().split('\n').filter(Boolean).length === 2, scaled(5_000));
+    await eventually(() => invalidations() > before, scaled(2_000));
     // The second announcement may still be on its way through the gateway: give it a moment to (wrongly) count.
-    await new Promise((resolve) => setTimeout(resolve, 200 * FACTOR));
+    await new Promise((resolve) => setTimeout(resolve, scaled(200)));
     assert.equal(invalidations() - before, 1, 'two announcements, one drop');
     const third = await list();
     assert.notDeepEqual(third, first, 'the list was read again from a child');
@@ -97,12 +98,12 @@ describe('a pool of two children', () => {
     assert.equal(pids.size, 2);
     const [victim] = [...pids];
     process.kill(victim!, 'SIGKILL');
-    await eventually(() => childStates().some((child) => child.state !== 'ready'), 5_000 * FACTOR);
+    await eventually(() => childStates().some((child) => child.state !== 'ready'), scaled(5_000));
     const pool = gateway.upstreams.get('pool')!.status();
     assert.equal(pool.state, 'ready', 'one child ready keeps the server ready');
     const during = await Promise.all(Array.from({ length: 10 }, () => pidOf('burn')));
     assert.ok(!during.includes(victim!), 'no call reached the dead child');
-    await eventually(() => childStates().every((child) => child.state === 'ready'), 10_000 * FACTOR);
+    await eventually(() => childStates().every((child) => child.state === 'ready'), scaled(10_000));
     assert.equal(
       childStates().reduce((sum, child) => sum + child.restarts, 0),
       1,
@@ -126,7 +127,7 @@ describe('a pool of a 2025 server (era: legacy): held calls resume on the child 
           .get('legacy')!
           .status()
           .children!.every((child) => child.state === 'ready'),
-      30_000 * FACTOR,
+      scaled(30_000),
     );
   });
   after(() => gateway?.close());

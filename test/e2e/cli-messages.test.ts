@@ -18,7 +18,7 @@ const HELP_LINE = 'Run mcp-gateway --help for usage.';
 const dir = tempDir('mcp-gw-messages-');
 
 before(() => {
-  const tsc = spawnSync(path.join(ROOT, 'node_modules/.bin/tsc'), ['-p', 'tsconfig.build.json', '--outDir', BUILD], { cwd: ROOT, encoding: 'utf8', timeout: 180_000 });
+  const tsc = spawnSync(path.join(ROOT, 'node_modules/.bin/tsc'), ['-p', 'tsconfig.build.json', '--outDir', BUILD], { cwd: ROOT, encoding: 'utf8', timeout: 280_000 });
   assert.equal(tsc.status, 0, `the build (tsconfig.build.json) failed:\n${tsc.stdout}${tsc.stderr}`);
 });
 

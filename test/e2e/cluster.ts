@@ -10,7 +10,7 @@ import { Redis } from 'ioredis';
 import { launchGateway, type ChildGateway } from './child-gateway.js';
 import { read } from './deploy-helpers.js';
 import { eachSseMessage, fixture, headersFor, post, request, ROOT, until, type Answer } from './harness.js';
-import { freePort } from './own-redis.js';
+import { onFreePort, PortTaken } from '../ports.js';
 import { haproxyBinary, sharedRedis } from '../services.js';
 
 export const DRAIN_DELAY_MS = 2000;
@@ -72,21 +72,27 @@ export interface Cluster {
 export async function startCluster(dir: string): Promise<Cluster> {
   for (const need of needs) need.check();
   const shared = { secret: randomBytes(24).toString('hex'), prefix: `mcp-gateway-rolling-${randomBytes(4).toString('hex')}:` };
-  const ports = [await freePort(), await freePort(), await freePort()];
-  const files = ports.map((port) => replicaConfig(dir, port, shared));
-  const replicas = await Promise.all(ports.map((port, i) => launchGateway(files[i]!, port)));
-  const [front, stats] = [await freePort(), await freePort()];
-  writeFileSync(path.join(dir, 'haproxy.cfg'), haproxyConfig(front, stats, ports));
-  const haproxy: ChildProcess = spawn('haproxy', ['-db', '-f', path.join(dir, 'haproxy.cfg')], { stdio: ['ignore', 'ignore', 'pipe'] });
-  let log = '';
-  haproxy.stderr!.setEncoding('utf8').on('data', (chunk: string) => (log = (log + chunk).slice(-4000)));
+  // Each replica's config names its own port (its internal URL), so the port is chosen first: one taken by
+  // another process in between is tried again on another.
+  const started = await Promise.all(
+    [0, 1, 2].map(() =>
+      onFreePort(async (port) => {
+        const file = replicaConfig(dir, port, shared);
+        return { port, file, replica: await launchGateway(file, port) };
+      }),
+    ),
+  );
+  const ports = started.map((s) => s.port);
+  const files = started.map((s) => s.file);
+  const replicas = started.map((s) => s.replica);
+  const { front, stats, haproxy, haproxyLog } = await onFreePort((front) => onFreePort((stats) => startHaproxy(dir, front, stats, ports)));
   const upCount = async () => Object.values(await backendStates(stats).catch(() => ({}))).filter((s) => s === 'UP').length;
   const cluster: Cluster = {
     front: `http://127.0.0.1:${front}`,
     ports,
     replicas,
     upCount,
-    haproxyLog: () => log,
+    haproxyLog,
     relaunch: async (i) => {
       replicas[i] = await launchGateway(files[i]!, ports[i]!);
     },
@@ -99,8 +105,32 @@ export async function startCluster(dir: string): Promise<Cluster> {
       redis.disconnect();
     },
   };
-  assert.ok(await until(async () => (await upCount()) === 3, 20_000, 100), `HAProxy did not see three replicas up:\n${log}`);
+  assert.ok(await until(async () => (await upCount()) === 3, 20_000, 100), `HAProxy did not see three replicas up:\n${haproxyLog()}`);
   return cluster;
+}
+
+/** HAProxy on the deployment config, once its stats page answers; PortTaken when it cannot bind a port. */
+async function startHaproxy(dir: string, front: number, stats: number, backends: number[]) {
+  writeFileSync(path.join(dir, 'haproxy.cfg'), haproxyConfig(front, stats, backends));
+  const haproxy: ChildProcess = spawn('haproxy', ['-db', '-f', path.join(dir, 'haproxy.cfg')], { stdio: ['ignore', 'ignore', 'pipe'] });
+  let log = '';
+  haproxy.stderr!.setEncoding('utf8').on('data', (chunk: string) => (log = (log + chunk).slice(-4000)));
+  const answering = await until(
+    async () =>
+      haproxy.exitCode !== null ||
+      (await backendStates(stats).then(
+        () => true,
+        () => false,
+      )),
+    10_000,
+    50,
+  );
+  if (haproxy.exitCode !== null || !answering) {
+    haproxy.kill('SIGKILL');
+    if (/cannot bind socket/i.test(log)) throw new PortTaken(front, log);
+    assert.fail(`HAProxy did not start:\n${log}`);
+  }
+  return { front, stats, haproxy, haproxyLog: () => log };
 }
 
 /** The state HAProxy gives each backend server (UP, DOWN, …), from its CSV stats. */

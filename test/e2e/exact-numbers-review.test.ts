@@ -2,22 +2,22 @@
 // served (not a 500 from the span's id attribute), the condition reads the argument as a number (as it did
 // before numbers were kept as written), and the server still gets every digit. Node.js 22 and later.
 import assert from 'node:assert/strict';
-import { existsSync, mkdtempSync, readFileSync } from 'node:fs';
+import { existsSync, readFileSync } from 'node:fs';
 import http from 'node:http';
 import type { AddressInfo } from 'node:net';
-import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { after, before, describe, test } from 'node:test';
 import type { RunningGateway } from '../../src/gateway.js';
-import { KEEPS_EXACT_NUMBERS } from '../../protocol/exact-json.js';
 import { startOtlpReceiver, type OtlpReceiver } from '../otlp-receiver.js';
 import { headersFor, META, ROOT, startTestGateway } from './harness.js';
+import { onlyOnNode } from '../services.js';
+import { tempDir } from '../temp.js';
 
 const BIG = '12345678901234567890';
 const SERVER_INFO = 'io.modelcontextprotocol/serverInfo';
 
-describe('on Node.js 22 and later', { skip: KEEPS_EXACT_NUMBERS ? false : 'Node.js 20 keeps no number raw' }, () => {
-  const recordFile = path.join(mkdtempSync(path.join(tmpdir(), 'mcp-gw-exact-review-')), 'stdio.jsonl');
+describe('on Node.js 22 and later', { skip: onlyOnNode(22, 'Node.js 20 keeps no number raw') }, () => {
+  const recordFile = path.join(tempDir('mcp-gw-exact-review-'), 'stdio.jsonl');
   let receiver: OtlpReceiver;
   let gateway: RunningGateway;
 
@@ -93,7 +93,7 @@ const DISCOVER = {
   _meta: { [SERVER_INFO]: { name: 'r', version: '1' } },
 };
 
-describe('a server answering with a bare number beyond a double', { skip: KEEPS_EXACT_NUMBERS ? false : 'Node.js 20 keeps no number raw' }, () => {
+describe('a server answering with a bare number beyond a double', { skip: onlyOnNode(22, 'Node.js 20 keeps no number raw') }, () => {
   // Not a result object, so nothing to complete: the gateway passes it on as written, as it passed the double
   // on before, and stays up. (Kept as written, it was taken for an object and written to, which threw.)
   const reply = (id: unknown, method: string): string =>
@@ -159,7 +159,7 @@ describe('a server answering with a bare number beyond a double', { skip: KEEPS_
   });
 });
 
-describe('an HTTP server answering over SSE a request whose id is beyond a double', { skip: KEEPS_EXACT_NUMBERS ? false : 'Node.js 20 keeps no number raw' }, () => {
+describe('an HTTP server answering over SSE a request whose id is beyond a double', { skip: onlyOnNode(22, 'Node.js 20 keeps no number raw') }, () => {
   // The request goes to an HTTP server under the client's own id. One server echoes the id as it came, one
   // as JSON.parse read it (a double: 12345678901234567000); over JSON both were always taken, over SSE the
   // answer must still be known as the answer, not waited past until the timeout.
@@ -198,12 +198,12 @@ describe('an HTTP server answering over SSE a request whose id is beyond a doubl
   test('the answer is taken at once and carries the client’s id as sent', async () => {
     for (const server of ['exact', 'double']) {
       const body = `{"jsonrpc":"2.0","id":${BIG},"method":"tools/call","params":{"name":"t","arguments":{},"_meta":${JSON.stringify(META)}}}`;
-      const started = Date.now();
       const response = await fetch(`${gateway.url}/servers/${server}/mcp`, { method: 'POST', headers: headersFor({ method: 'tools/call', params: { name: 't' } }), body });
       const text = await response.text();
       assert.equal(response.status, 200, `${server}: ${text}`);
       assert.ok(text.includes(`"id":${BIG},"result"`) && text.includes('"done"'), `${server}: ${text}`);
-      assert.ok(Date.now() - started < 2_000, `${server}: answered in ${Date.now() - started} ms`);
+      // No clock: an answer the gateway could not match to the call would end as the upstream's timeout
+      // error (timeoutMs), not as this result with the client's id.
     }
   });
 });

@@ -4,19 +4,19 @@
 // 12345678901234567890 into 12345678901234567000 (another record) and 1e400 into null. Node.js 22 and later;
 // on Node.js 20 the gateway says at start that it cannot.
 import assert from 'node:assert/strict';
-import { existsSync, mkdtempSync, readFileSync } from 'node:fs';
+import { existsSync, readFileSync } from 'node:fs';
 import http from 'node:http';
 import type { AddressInfo } from 'node:net';
-import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { Writable } from 'node:stream';
 import { after, before, describe, test } from 'node:test';
 import { parseConfig } from '../../src/config/config.js';
 import { startGateway, type RunningGateway } from '../../src/gateway.js';
 import { createLogger } from '../../infra/logger.js';
-import { KEEPS_EXACT_NUMBERS } from '../../protocol/exact-json.js';
 import { EXACT_DEFAULT, EXACT_NUMBERS, exactReply } from '../fixtures/exact-numbers.mjs';
 import { headersFor, META, ROOT, startTestGateway } from './harness.js';
+import { onlyOnNode } from '../services.js';
+import { tempDir } from '../temp.js';
 
 const BIG = '12345678901234567890';
 const ARGUMENTS = `{"id":${BIG},"near":9007199254740993,"huge":1e400,"small":42,"pi":3.14159}`;
@@ -32,8 +32,8 @@ async function postText(url: string, method: string, body: string, name?: string
   return { status: response.status, text: await response.text() };
 }
 
-describe('on Node.js 22 and later', { skip: KEEPS_EXACT_NUMBERS ? false : 'Node.js 20 cannot keep them (see the other suite)' }, () => {
-  const folder = mkdtempSync(path.join(tmpdir(), 'mcp-gw-exact-'));
+describe('on Node.js 22 and later', { skip: onlyOnNode(22, 'Node.js 20 cannot keep them (see the other suite)') }, () => {
+  const folder = tempDir('mcp-gw-exact-');
   const recordFile = path.join(folder, 'stdio.jsonl');
   const httpBodies: string[] = [];
   let remote: http.Server;
@@ -102,7 +102,7 @@ describe('on Node.js 22 and later', { skip: KEEPS_EXACT_NUMBERS ? false : 'Node.
   });
 });
 
-describe('on Node.js 20', { skip: KEEPS_EXACT_NUMBERS ? 'this Node.js keeps numbers exact (the other suite)' : false }, () => {
+describe('on Node.js 20', { skip: onlyOnNode(20, 'this Node.js keeps numbers exact (the other suite)') }, () => {
   test('the gateway says at start that numbers beyond a double lose digits here, and names the way out', async () => {
     const lines: { level: number; msg: string }[] = [];
     const sink = new Writable({

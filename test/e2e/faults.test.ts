@@ -5,26 +5,25 @@
 // started here is stopped here.
 import assert from 'node:assert/strict';
 import { createServer, request as httpRequest, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
-import { existsSync, mkdtempSync, readFileSync, rmSync } from 'node:fs';
+import { existsSync, readFileSync, rmSync } from 'node:fs';
 import { connect, type AddressInfo, type Socket } from 'node:net';
-import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { after, before, describe, test } from 'node:test';
 import { setTimeout as sleep } from 'node:timers/promises';
 import v8 from 'node:v8';
 import vm from 'node:vm';
 import type { RunningGateway } from '../../src/gateway.js';
-import { unusedPort } from '../fixtures/http-servers.js';
-import { eventually, headersFor, post, request, ROOT, startTestGateway, until } from './harness.js';
-import { freePort, startRedis, stopRedis } from './own-redis.js';
+import { unusedPort } from '../ports.js';
+import { eventually, headersFor, post, request, ROOT, sseTextMessages, startTestGateway, textOf, until } from './harness.js';
+import { ownRedis as startOwnRedis, startRedis, stopRedis } from './own-redis.js';
 import { redisServerBinary } from '../services.js';
+import { tempDir } from '../temp.js';
 
 v8.setFlagsFromString('--expose-gc');
 const gc = vm.runInNewContext('gc') as () => void;
 
-const dir = mkdtempSync(path.join(tmpdir(), 'mcp-gw-faults-'));
+const dir = tempDir('mcp-gw-faults-');
 after(() => rmSync(dir, { recursive: true, force: true }));
-const textOf = (answer: { body: any }) => answer.body?.result?.content?.[0]?.text;
 
 /** A faulty-server entry; `log` names its event log under the test's folder. */
 function faulty(log: string, env: Record<string, string> = {}, extra: Record<string, unknown> = {}): Record<string, unknown> {
@@ -160,7 +159,7 @@ describe('a stdio child that misbehaves', () => {
       echoes,
       Array.from({ length: 20 }, (_, i) => `e${i}`),
     );
-    assert.match(textOf(await flood) ?? JSON.stringify((await flood).body), /^flooded \d+$/);
+    assert.match(textOf(await flood) || JSON.stringify((await flood).body), /^flooded \d+$/);
   });
 
   test('banner, non-JSON, JSON that is no message and a 2 MiB line on stdout: skipped; calls in flight at the time are answered', async () => {
@@ -260,17 +259,7 @@ describe('a client that reads slowly', () => {
       await ended;
       response.socket?.destroy();
     }
-    const messages = text
-      .split('\n\n')
-      .filter((e) => e.trim())
-      .map((e) =>
-        JSON.parse(
-          e
-            .split('\n')
-            .find((l) => l.startsWith('data: '))!
-            .slice(6),
-        ),
-      );
+    const messages = sseTextMessages(text);
     const last = messages.at(-1);
     assert.equal(last.id, 'slow-reader');
     assert.equal(last.result.content[0].text, `progressed ${COUNT}`);
@@ -646,8 +635,7 @@ const ownRedis = redisServerBinary('Redis killed under load');
 
 test('Redis killed and restarted under load: no request fails, and afterwards the shared cache works again', { skip: ownRedis.skip, timeout: 60_000 }, async () => {
   ownRedis.check();
-  const port = await freePort();
-  let redis = await startRedis(port);
+  let { port, child: redis } = await startOwnRedis();
   const cache = { store: 'redis', url: `redis://127.0.0.1:${port}`, keyPrefix: `faults-${process.pid}:` };
   const synthetic = (id: string) => ({ command: process.execPath, args: ['test/fixtures/synthetic-server.mjs'], cwd: ROOT, env: { SERVER_ID: id } });
   const a = await startTestGateway({ syn: synthetic('a') }, {}, { cache });

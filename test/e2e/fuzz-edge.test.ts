@@ -12,15 +12,15 @@
 // Every property stops at its first counterexample without shrinking (`endOnFailure`): after a crash
 // every later request would fail too, and the first input is the one to report.
 import assert from 'node:assert/strict';
-import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { rmSync, writeFileSync } from 'node:fs';
 import http from 'node:http';
-import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { after, before, describe, test } from 'node:test';
 import fc from 'fast-check';
 import { assertProperty } from '../fuzz-seed.js';
 import { META, ROOT, schemaProblems, until, VERSION } from './harness.js';
 import { launchGateway, type ChildGateway } from './child-gateway.js';
+import { tempDir } from '../temp.js';
 
 // To replay a failure: FC_SEED=<seed> FC_PATH=<path> (both in the report; see test/fuzz-seed.ts) replays that
 // input in every property; FUZZ_DUMP=<file> writes the body of a failing request there in full.
@@ -599,7 +599,7 @@ function build(envelope: Envelope, body: Buffer): Sent {
 
 // ---- the properties ------------------------------------------------------------------------------------
 
-const dir = mkdtempSync(path.join(tmpdir(), 'mcp-gw-fuzz-'));
+const dir = tempDir('mcp-gw-fuzz-');
 let gateway: ChildGateway;
 let exchanges = 0;
 const recent: string[] = [];

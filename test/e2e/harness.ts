@@ -136,14 +136,28 @@ export async function eachSseMessage(body: ReadableStream<Uint8Array>, onMessage
     buffer += decoder.decode(chunk, { stream: true });
     let end: number;
     while ((end = buffer.indexOf('\n\n')) !== -1) {
-      const data = buffer
-        .slice(0, end)
-        .split('\n')
-        .find((line) => line.startsWith('data: '));
+      const data = dataOf(buffer.slice(0, end));
       buffer = buffer.slice(end + 2);
-      if (data) onMessage(JSON.parse(data.slice(6)));
+      if (data !== undefined) onMessage(JSON.parse(data));
     }
   }
+}
+
+/** The data line of one SSE event, without its `data: `. */
+function dataOf(event: string): string | undefined {
+  return event
+    .split('\n')
+    .find((line) => line.startsWith('data: '))
+    ?.slice(6);
+}
+
+/** The JSON messages of an SSE body already read whole (its text), through the same reader's rules. */
+export function sseTextMessages(text: string): any[] {
+  return text
+    .split('\n\n')
+    .map(dataOf)
+    .filter((data) => data !== undefined)
+    .map((data) => JSON.parse(data));
 }
 
 /**
@@ -169,4 +183,18 @@ export async function until(predicate: () => boolean | Promise<boolean>, ms: num
 /** Like `until`, but a condition not met in time fails the test. */
 export async function eventually(predicate: () => boolean | Promise<boolean>, ms: number): Promise<void> {
   if (!(await until(predicate, ms, 10))) throw new Error('condition not met in time');
+}
+
+/**
+ * The text of a tools/call answer: its text content, joined by newlines. Takes what `post` returns (an Answer), a
+ * JSON-RPC response, or a result; '' when there is no result or no text in it (so an assertion on it fails).
+ */
+export function textOf(from: any): string {
+  const result = from && 'body' in from ? from.body?.result : from && 'jsonrpc' in from ? from.result : from;
+  const content: unknown = result?.content;
+  if (!Array.isArray(content)) return '';
+  return content
+    .filter((c) => typeof c?.text === 'string')
+    .map((c) => c.text as string)
+    .join('\n');
 }

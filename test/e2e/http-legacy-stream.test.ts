@@ -5,10 +5,10 @@
 import { after, before, describe, test } from 'node:test';
 import assert from 'node:assert/strict';
 import { HttpUpstream, type HttpUpstreamConfig } from '../../bridge/http/http-upstream.js';
-import type { JsonRpcNotification, JsonRpcRequest, JsonRpcResponse } from '../../protocol/jsonrpc.js';
+import type { JsonRpcNotification, JsonRpcRequest } from '../../protocol/jsonrpc.js';
 import { silentLog } from '../../infra/log.js';
 import { startLegacyHttpServer, type LegacyHttpServer } from '../fixtures/http-servers.js';
-import { eventually } from './harness.js';
+import { eventually, textOf } from './harness.js';
 
 const until = (check: () => boolean, ms = 3_000): Promise<void> => eventually(check, ms);
 
@@ -36,11 +36,6 @@ async function started(cfg: HttpUpstreamConfig): Promise<HttpUpstream> {
   const upstream = new HttpUpstream(cfg, process.env.TEST_LOG ? (await import('../../infra/logger.js')).createLogger(process.env.TEST_LOG) : silentLog);
   await upstream.start();
   return upstream;
-}
-
-function textOf(response: JsonRpcResponse): string {
-  assert.ok('result' in response, `expected a result, got ${JSON.stringify(response)}`);
-  return (response.result as { content: { text: string }[] }).content[0]!.text;
 }
 
 /** The next 'listChanged' the upstream emits, or a rejection after `ms`. */

@@ -10,9 +10,10 @@ import type { JsonRpcNotification, JsonRpcRequest, JsonRpcResponse } from '../..
 import { silentLog } from '../../infra/log.js';
 import { httpStatusOf } from '../../protocol/error-status.js';
 import { retryAfterOf } from '../../protocol/overload.js';
-import { startLegacyHttpServer, startModernHttpServer, unusedPort, type LegacyHttpServer, type ModernHttpServer } from '../fixtures/http-servers.js';
+import { startLegacyHttpServer, startModernHttpServer, type LegacyHttpServer, type ModernHttpServer } from '../fixtures/http-servers.js';
+import { unusedPort } from '../ports.js';
 import { defProblems } from '../schema.js';
-import { eventually } from './harness.js';
+import { eventually, textOf } from './harness.js';
 
 const until = (check: () => boolean, ms = 2_000): Promise<void> => eventually(check, ms);
 
@@ -53,10 +54,6 @@ function result(response: JsonRpcResponse): any {
 function error(response: JsonRpcResponse): { code: number; message: string; data?: any } {
   assert.ok('error' in response, `expected an error, got ${JSON.stringify(response)}`);
   return response.error;
-}
-
-function textOf(response: JsonRpcResponse): string {
-  return result(response).content[0].text;
 }
 
 // What the gateway hands on must be valid 2026-07-28 results.

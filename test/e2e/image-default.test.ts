@@ -3,13 +3,13 @@
 // refuses in one line without MCP_GATEWAY_API_KEY and otherwise serves the bundled servers behind that key.
 import assert from 'node:assert/strict';
 import { spawn, spawnSync } from 'node:child_process';
-import { copyFileSync, existsSync, mkdtempSync, symlinkSync } from 'node:fs';
-import { createServer } from 'node:net';
-import { tmpdir } from 'node:os';
+import { copyFileSync, existsSync, symlinkSync } from 'node:fs';
 import path from 'node:path';
 import { before, test } from 'node:test';
 import { read } from './deploy-helpers.js';
 import { headersFor, post, request, ROOT, until } from './harness.js';
+import { onFreePort } from '../ports.js';
+import { tempDir } from '../temp.js';
 
 const dockerfile = read('Dockerfile');
 const stages = dockerfile.split(/^FROM /m).slice(1);
@@ -41,13 +41,21 @@ test('the image listens on all interfaces on the port it exposes and health-chec
   assert.match(stages[1]!, /HEALTHCHECK[\s\S]*\/healthz/);
 });
 
-// The image's /app: its dist and node_modules, and the config the Dockerfile copies there.
+// The image's /app: package.json, node_modules, a dist built there (as the image's build stage runs
+// `npm run build`: tsconfig.build.json), and the config the Dockerfile copies. The build is this test's own, so
+// it never rewrites the dist/ another test file is reading.
 let app: string;
 before(() => {
-  const build = spawnSync('npm', ['run', 'build'], { cwd: ROOT, encoding: 'utf8' });
-  assert.equal(build.status, 0, build.stdout + build.stderr);
-  app = mkdtempSync(path.join(tmpdir(), 'mcp-gw-image-'));
-  for (const folder of ['dist', 'node_modules']) symlinkSync(path.join(ROOT, folder), path.join(app, folder));
+  app = tempDir('mcp-gw-image-');
+  const tsc = spawnSync(path.join(ROOT, 'node_modules/.bin/tsc'), ['-p', 'tsconfig.build.json', '--outDir', path.join(app, 'dist')], {
+    cwd: ROOT,
+    encoding: 'utf8',
+    timeout: 280_000,
+  });
+  assert.equal(tsc.status, 0, tsc.stdout + tsc.stderr);
+  symlinkSync(path.join(ROOT, 'node_modules'), path.join(app, 'node_modules'));
+  assert.match(stages[1]!, /^COPY package\.json package-lock\.json \.\/$/m);
+  for (const file of ['package.json', 'package-lock.json']) copyFileSync(path.join(ROOT, file), path.join(app, file));
   assert.match(stages[1]!, /^COPY deploy\/container\.config\.yaml \.\/$/m);
   copyFileSync(path.join(ROOT, 'deploy/container.config.yaml'), path.join(app, 'container.config.yaml'));
 });
@@ -75,20 +83,26 @@ for (const [why, key] of [
 }
 
 test('started with no arguments and a key, it serves both bundled servers to callers with the key only, and stops on SIGTERM', async () => {
-  const port = await freePort();
   const key = 'image-default-key-0123456789';
-  const gateway = spawn(defaultCommand[0]!, defaultCommand.slice(1), {
-    cwd: app,
-    env: environment({ MCP_GATEWAY_API_KEY: key, MCP_GATEWAY_PORT: String(port) }),
-    stdio: ['ignore', 'ignore', 'pipe'],
+  // MCP_GATEWAY_PORT is set before the gateway starts: a port some other process takes first is tried again.
+  const { port, gateway, exited, stderr } = await onFreePort(async (port) => {
+    const gateway = spawn(defaultCommand[0]!, defaultCommand.slice(1), {
+      cwd: app,
+      env: environment({ MCP_GATEWAY_API_KEY: key, MCP_GATEWAY_PORT: String(port) }),
+      stdio: ['ignore', 'ignore', 'pipe'],
+    });
+    let text = '';
+    gateway.stderr.setEncoding('utf8').on('data', (chunk: string) => (text += chunk));
+    const exited = new Promise<number | null>((resolve) => gateway.once('exit', (code) => resolve(code)));
+    const ready = await until(async () => gateway.exitCode !== null || (await fetch(`http://127.0.0.1:${port}/readyz`).catch(() => undefined))?.status === 200, 30_000, 100);
+    if (!ready || gateway.exitCode !== null) {
+      gateway.kill('SIGKILL');
+      throw new Error(`the gateway did not become ready:\n${text}`);
+    }
+    return { port, gateway, exited, stderr: () => text };
   });
-  let stderr = '';
-  gateway.stderr.setEncoding('utf8').on('data', (chunk: string) => (stderr += chunk));
-  const exited = new Promise<number | null>((resolve) => gateway.once('exit', (code) => resolve(code)));
   try {
     const base = `http://127.0.0.1:${port}`;
-    const ready = await until(async () => (await fetch(`${base}/readyz`).catch(() => undefined))?.status === 200, 30_000, 100);
-    assert.ok(ready, `the gateway did not become ready:\n${stderr}`);
     const list = request('tools/list');
     assert.equal((await post(`${base}/mcp`, list, headersFor(list))).status, 401);
     const answer = await post(`${base}/mcp`, list, { ...headersFor(list), authorization: `Bearer ${key}` });
@@ -98,15 +112,5 @@ test('started with no arguments and a key, it serves both bundled servers to cal
   } finally {
     gateway.kill('SIGTERM');
   }
-  assert.equal(await exited, 0, stderr);
+  assert.equal(await exited, 0, stderr());
 });
-
-function freePort(): Promise<number> {
-  return new Promise((resolve, reject) => {
-    const server = createServer().listen(0, '127.0.0.1', () => {
-      const { port } = server.address() as { port: number };
-      server.close(() => resolve(port));
-    });
-    server.on('error', reject);
-  });
-}

@@ -11,7 +11,7 @@ import { StreamableHTTPClientTransport as Transport1 } from '@modelcontextprotoc
 import { ElicitRequestSchema } from '@modelcontextprotocol/sdk/types.js';
 import { Client as Client2, StreamableHTTPClientTransport as Transport2 } from '@modelcontextprotocol/client';
 import type { RunningGateway } from '../../src/gateway.js';
-import { everything, fixture, headersFor, META, post, request, ROOT, startTestGateway, VERSION } from './harness.js';
+import { fixture, headersFor, META, post, request, ROOT, startTestGateway, VERSION, everything, textOf } from './harness.js';
 
 // ---- plumbing ---------------------------------------------------------------------------------------------
 
@@ -125,10 +125,6 @@ function legacyResult(answer: Exchange): any {
   assert.ok(answer.body?.result, `a result: ${answer.text.slice(0, 500)}`);
   for (const key of ['resultType', 'ttlMs', 'cacheScope']) assert.ok(!(key in answer.body.result), `no ${key} in a 2025 result: ${answer.text.slice(0, 500)}`);
   return answer.body.result;
-}
-
-function textOf(result: any): string | undefined {
-  return (result?.content as Array<{ type: string; text?: string }> | undefined)?.find((c) => c.type === 'text')?.text;
 }
 
 /** A stream read as it arrives (a POST whose answer is SSE, or the GET stream). */

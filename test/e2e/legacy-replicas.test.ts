@@ -19,7 +19,7 @@ import { parseConfig } from '../../src/config/config.js';
 import { startGateway, type RunningGateway } from '../../src/gateway.js';
 import type { Log } from '../../infra/log.js';
 import { eachSseMessage, fixture, ROOT, startTestGateway, until } from './harness.js';
-import { freePort } from './own-redis.js';
+import { unusedPort } from '../ports.js';
 import { sharedRedis } from '../services.js';
 
 const SHARED_REDIS = 'redis://127.0.0.1:6379';
@@ -264,7 +264,7 @@ describe('a 2025 session on a replica whose Redis is unreachable', () => {
   let gateway: RunningGateway;
   let port: number;
   before(async () => {
-    port = await freePort(); // nothing listens there
+    port = await unusedPort(); // nothing listens there
     gateway = await startTestGateway(
       { modern: fixture('modern-server') },
       {},
@@ -325,7 +325,7 @@ describe('a 2025 session with Redis but without legacyClients.sessionSecret', ()
   before(async () => {
     // Redis unreachable: a relay would fail what it cannot carry (503), so a 202 shows there is none.
     const config = parseConfig(
-      { listen: { port: 0 }, servers: { modern: fixture('modern-server') }, cache: { store: 'redis', url: `redis://127.0.0.1:${await freePort()}`, keyPrefix: 'no-secret:' } },
+      { listen: { port: 0 }, servers: { modern: fixture('modern-server') }, cache: { store: 'redis', url: `redis://127.0.0.1:${await unusedPort()}`, keyPrefix: 'no-secret:' } },
       'test',
       ROOT,
     );

@@ -8,10 +8,9 @@ import { setTimeout as sleep } from 'node:timers/promises';
 import { StdioProcess } from '../../bridge/stdio/stdio-process.js';
 import { StdioUpstream, type StdioUpstreamConfig } from '../../bridge/stdio/stdio-upstream.js';
 import { silentLog } from '../../infra/log.js';
-import { fixture, post, request, ROOT, schemaProblems, startTestGateway, until } from './harness.js';
+import { fixture, post, request, ROOT, schemaProblems, startTestGateway, until, textOf } from './harness.js';
 import { tempDir } from '../temp.js';
-
-const textOf = (answer: { body: any }) => answer.body.result?.content?.[0]?.text;
+import { scaled } from '../timing.js';
 
 function upstream(overrides: Partial<StdioUpstreamConfig>): StdioUpstream {
   return new StdioUpstream(
@@ -90,22 +89,36 @@ test('a child that exits during initialize: callers learn its exit code and stde
 });
 
 test('close() during backoff stops for good: no restart afterwards', async () => {
-  const backoffMs = 1_000;
-  const u = upstream({ args: ['-e', 'process.exit(1)'], backoff: { initialMs: backoffMs, maxMs: backoffMs, crashLimit: 10, windowMs: 60_000 } });
-  const states: string[] = [];
-  u.events.on('state', (state: string) => states.push(state));
-  void u.start();
-  assert.ok(await until(() => u.status().state === 'backing-off', 5_000));
-  const restarts = u.status().restarts;
-  states.length = 0;
-  // Resolving before the backoff would have ended shows close() does not wait for it.
-  const closed = await Promise.race([u.close().then(() => 'closed'), sleep(backoffMs).then(() => 'waited out the backoff')]);
+  /** An upstream whose child exits at once, in its backoff before the next start, with its state changes. */
+  async function backingOff(backoffMs: number) {
+    const u = upstream({ args: ['-e', 'process.exit(1)'], backoff: { initialMs: backoffMs, maxMs: backoffMs, crashLimit: 10, windowMs: 60_000 } });
+    const states: string[] = [];
+    u.events.on('state', (state: string) => states.push(state));
+    void u.start();
+    assert.ok(await until(() => u.status().state === 'backing-off', scaled(5_000)));
+    states.length = 0;
+    return { u, states };
+  }
+
+  // close() does not wait for the backoff: with one of a minute, close() ends long before it would (a
+  // deadline only a close that waited can miss, not a measurement).
+  const long = await backingOff(60_000);
+  const closed = await Promise.race([long.u.close().then(() => 'closed'), sleep(scaled(30_000)).then(() => 'waited for the backoff')]);
   assert.equal(closed, 'closed');
-  // Absence of a restart can only be seen by waiting past the moment it would have come.
-  await sleep(backoffMs * 1.5);
-  assert.deepEqual(states, ['stopped']);
-  assert.equal(u.status().restarts, restarts);
-  const answer = await u.request(request('tools/list'));
+  assert.deepEqual(long.states, ['stopped']);
+
+  // And no restart comes after it: with a short backoff, absence can only be seen by waiting past the moment
+  // the restart would have come.
+  const backoffMs = 300;
+  const short = await backingOff(backoffMs);
+  await short.u.close();
+  // Counted from the close (a restart before it, on a slow machine, is not what this is about).
+  const [statesAtClose, restartsAtClose] = [short.states.length, short.u.status().restarts];
+  assert.equal(short.states.at(-1), 'stopped');
+  await sleep(backoffMs * 3);
+  assert.deepEqual(short.states.slice(statesAtClose), [], 'a state change after close()');
+  assert.equal(short.u.status().restarts, restartsAtClose);
+  const answer = await short.u.request(request('tools/list'));
   assert.ok('error' in answer && /stopped/.test(answer.error.message));
 });
 

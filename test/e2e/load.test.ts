@@ -10,15 +10,15 @@
 // Every eighth request asks for progress, so its answer comes as an SSE stream. No timing is asserted:
 // each run has a deadline only so that a hang fails instead of blocking.
 import assert from 'node:assert/strict';
-import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { rmSync, writeFileSync } from 'node:fs';
 import http from 'node:http';
-import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { after, before, describe, test } from 'node:test';
 import type { Upstream } from '../../bridge/upstream.js';
 import type { RunningGateway } from '../../src/gateway.js';
 import { META, ROOT, startTestGateway, until, VERSION } from './harness.js';
 import { launchGateway, type ChildGateway } from './child-gateway.js';
+import { tempDir } from '../temp.js';
 
 const SERVERS = ['a', 'b', 'c'] as const;
 const TOOLS_EACH = 3;
@@ -196,8 +196,10 @@ describe('10,000 tools/call at 64 concurrent clients through /mcp onto three ups
       const withPending = stack.find((layer) => typeof (layer.pending as { size?: unknown } | undefined)?.size === 'number');
       assert.ok(withPending, `${server}: found the pending-request map (${stack.map((l) => l.constructor.name).join(' → ')})`);
       assert.equal((withPending.pending as { size: number }).size, 0, `${server}: pending requests left`);
+      // Fail, not pass quietly, when the layer that counts requests in flight is no longer found.
       const cached = stack.find((layer) => typeof layer.inFlight === 'number');
-      if (cached) assert.equal(cached.inFlight, 0, `${server}: the cache layer counts requests in flight`);
+      assert.ok(cached, `${server}: found the cache layer's in-flight count (${stack.map((l) => l.constructor.name).join(' → ')})`);
+      assert.equal(cached.inFlight, 0, `${server}: the cache layer counts requests in flight`);
     }
   });
 });
@@ -228,7 +230,7 @@ const RSS_BOUND_MB = 20;
  * collected does not pass for a leak, nor a collection that just happened hide one.
  */
 describe(`leak check: the live set after ${LEAK_CALLS.toLocaleString('en')} more calls vs after a warm-up of ${LEAK_WARMUP.toLocaleString('en')}`, () => {
-  const dir = mkdtempSync(path.join(tmpdir(), 'mcp-gw-load-'));
+  const dir = tempDir('mcp-gw-load-');
   let gateway: ChildGateway;
   let base: string;
   const MB = 1024 * 1024;

@@ -18,8 +18,7 @@
 // the gateway refuses ends mcp-remote at start.
 import assert from 'node:assert/strict';
 import { createHash } from 'node:crypto';
-import { existsSync, mkdirSync, mkdtempSync, readdirSync, rmSync } from 'node:fs';
-import { tmpdir } from 'node:os';
+import { existsSync, mkdirSync, readdirSync, rmSync } from 'node:fs';
 import path from 'node:path';
 import type { Readable, Stream } from 'node:stream';
 import { finished } from 'node:stream/promises';
@@ -30,7 +29,8 @@ import { Client as Client1 } from '@modelcontextprotocol/sdk/client/index.js';
 import { StdioClientTransport as Stdio1 } from '@modelcontextprotocol/sdk/client/stdio.js';
 import { ElicitRequestSchema } from '@modelcontextprotocol/sdk/types.js';
 import type { RunningGateway } from '../../src/gateway.js';
-import { fixture, ROOT, schemaProblems, startTestGateway, VERSION } from './harness.js';
+import { fixture, ROOT, schemaProblems, startTestGateway, VERSION, textOf } from './harness.js';
+import { tempDir } from '../temp.js';
 
 const KEY = 'stdio-host-key-0123456789abcdef';
 const MCP_REMOTE = path.join(ROOT, 'node_modules/mcp-remote/dist/proxy.js');
@@ -70,7 +70,7 @@ before(async () => {
     {},
     { auth: { anonymous: false, apiKeys: [{ key: KEY, principal: 'stdio-host' }] }, audit: { destination: '/dev/null' } },
   );
-  tmp = mkdtempSync(path.join(tmpdir(), 'mcp-remote-e2e-'));
+  tmp = tempDir('mcp-remote-e2e-');
   configDir = path.join(tmp, 'mcp-auth');
   for (const dir of ['home', 'bin']) mkdirSync(path.join(tmp, dir));
 });
@@ -167,7 +167,6 @@ const SIGN_IN = /Authentication required|Initializing auth coordination|Please a
 const storedCredentials = () =>
   (existsSync(configDir) ? readdirSync(configDir, { recursive: true }).map(String) : []).filter((file) => /tokens|client_info|code_verifier/.test(file));
 
-const textOf = (result: { content: Array<{ text?: string }> }): string => result.content.map((c) => c.text ?? '').join('\n');
 const sha = (s: string) => createHash('sha256').update(s, 'utf8').digest('hex');
 /** The last request the host wrote for `method` (and tool `name`). */
 const lastSent = (host: Host, method: string, name?: string) => host.sent.filter((m) => m.method === method && (name === undefined || m.params?.name === name)).at(-1);

@@ -11,7 +11,7 @@ import { Redis } from 'ioredis';
 import { parseConfig } from '../../src/config/config.js';
 import { startGateway, type RunningGateway } from '../../src/gateway.js';
 import { silentLog, type Log } from '../../infra/log.js';
-import { everything, eventually, fixture, headersFor, META, post, ROOT, schemaProblems, sseMessages, VERSION, type Answer } from './harness.js';
+import { type Answer, fixture, headersFor, META, post, ROOT, schemaProblems, sseMessages, eventually, VERSION, everything, textOf } from './harness.js';
 import { startLegacyHttpServer, type LegacyHttpServer } from '../fixtures/http-servers.js';
 import { sharedRedis } from '../services.js';
 import { SHARED_REDIS, twoReplicas } from './replicas.js';
@@ -83,7 +83,6 @@ function invalidState(answer: Answer, why: RegExp): void {
   assert.deepEqual(schemaProblems('tools/call', answer.body), []);
 }
 
-const textOf = (result: any): string => result.content.map((c: { text?: string }) => c.text ?? '').join('\n');
 const sha = (s: string) => createHash('sha256').update(s, 'utf8').digest('hex');
 /** What the gateway's own requestState says (the test may read it; clients must not rely on it). */
 const stateBody = (token: string): any => JSON.parse(Buffer.from(token.slice('mcpgw1.'.length, token.lastIndexOf('.')), 'base64url').toString('utf8'));

@@ -13,7 +13,7 @@ import type { RunningGateway } from '../../src/gateway.js';
 import { startModernHttpServer, type ModernHttpServer } from '../fixtures/http-servers.js';
 import { startOidc, type Oidc } from '../fixtures/oidc.js';
 import { tempDir } from '../temp.js';
-import { freePort } from './own-redis.js';
+import { unusedPort } from '../ports.js';
 import { headersFor, post, request, startTestGateway, VERSION } from './harness.js';
 
 const CLIENT = { client_id: 'mcp-client', client_secret: 'mcp-client-secret-0123456789' };
@@ -40,7 +40,7 @@ describe('the gateway as a resource server of oidc-provider', () => {
   }
 
   before(async () => {
-    const port = await freePort();
+    const port = await unusedPort();
     resource = `http://127.0.0.1:${port}/mcp`;
     oidc = await startOidc({ clients: [CLIENT], callerAudience: resource });
     upstream = await startModernHttpServer();

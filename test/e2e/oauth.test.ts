@@ -4,18 +4,18 @@
 // the whole client_credentials flow knowing only the gateway's URL; and the caller's token never reaching the
 // upstream (an HTTP upstream of our own that records what it receives).
 import assert from 'node:assert/strict';
-import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
+import { readFileSync, rmSync } from 'node:fs';
 import { createServer, type IncomingMessage, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
-import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { after, before, describe, test } from 'node:test';
 import { Client, ClientCredentialsProvider, StreamableHTTPClientTransport } from '@modelcontextprotocol/client';
 import { base64url, exportJWK, generateKeyPair, SignJWT, type CryptoKey, type JWTPayload } from 'jose';
 import type { RunningGateway } from '../../src/gateway.js';
 import { startModernHttpServer, type ModernHttpServer } from '../fixtures/http-servers.js';
-import { freePort } from './own-redis.js';
+import { onFreePort } from '../ports.js';
 import { headersFor, post, request, schemaProblems, startTestGateway, VERSION } from './harness.js';
+import { tempDir } from '../temp.js';
 
 // ---- an authorization server stub: JWKS, RFC 8414 metadata, a client_credentials token endpoint --------
 
@@ -129,7 +129,7 @@ let upstream: ModernHttpServer;
 let gateway: RunningGateway;
 let resource: string;
 let mcp: string;
-const tmp = mkdtempSync(path.join(tmpdir(), 'mcp-gw-oauth-'));
+const tmp = tempDir('mcp-gw-oauth-');
 const auditFile = path.join(tmp, 'audit.jsonl');
 /** Every token handed to the gateway, to look for in what it writes. */
 const issued: string[] = [];
@@ -159,33 +159,28 @@ before(async () => {
   };
   authServer = await startAuthorizationServer((claims) => jwt(claims), publicJwks);
   upstream = await startModernHttpServer();
-  // The resource URL names the gateway's own port, so it is chosen before the gateway listens; another
-  // process may take a free port in between, so a port found taken is simply tried again with another.
+  // The resource URL names the gateway's own port, so it is chosen before the gateway listens (and tried again
+  // on another if some other process takes it in between).
   let port = 0;
-  for (let attempt = 1; ; attempt++) {
-    port = await freePort();
+  gateway = await onFreePort((free) => {
+    port = free;
     resource = `http://127.0.0.1:${port}/`;
-    try {
-      gateway = await startTestGateway(
-        { a: { url: upstream.url } },
-        { port },
-        {
-          auth: {
-            jwt: { issuer: authServer.issuer, jwksUrl: authServer.jwksUrl, algorithms: ['RS256', 'ES256'] },
-            oauth: { resource, scopes: ['mcp'] },
-          },
-          policies: [
-            { name: 'everyone', principals: { ids: ['*'] }, allow: { tools: ['a__echo'] } },
-            { name: 'support', principals: { groups: ['support'] }, allow: { tools: ['a__pid'] } },
-          ],
-          audit: { destination: auditFile },
+    return startTestGateway(
+      { a: { url: upstream.url } },
+      { port },
+      {
+        auth: {
+          jwt: { issuer: authServer.issuer, jwksUrl: authServer.jwksUrl, algorithms: ['RS256', 'ES256'] },
+          oauth: { resource, scopes: ['mcp'] },
         },
-      );
-      break;
-    } catch (error) {
-      if (attempt === 5 || !/is in use/.test(String(error))) throw error;
-    }
-  }
+        policies: [
+          { name: 'everyone', principals: { ids: ['*'] }, allow: { tools: ['a__echo'] } },
+          { name: 'support', principals: { groups: ['support'] }, allow: { tools: ['a__pid'] } },
+        ],
+        audit: { destination: auditFile },
+      },
+    );
+  });
   assert.equal(gateway.url, `http://127.0.0.1:${port}`);
   mcp = `${gateway.url}/mcp`;
 });

@@ -8,13 +8,14 @@
 // server. Bounds on latency are percentiles against a yardstick measured in the same run, never one sample.
 import assert from 'node:assert/strict';
 import { spawn, type ChildProcess } from 'node:child_process';
-import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
-import { tmpdir } from 'node:os';
+import { readFileSync, rmSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
 import { after, before, describe, test } from 'node:test';
 import { launchGateway, type ChildGateway } from './child-gateway.js';
 import { META, ROOT, until, VERSION } from './harness.js';
-import { percentile, RawConnection, type RawAnswer } from './raw-http.js';
+import { RawConnection, type RawAnswer } from './raw-http.js';
+import { percentile, scaled } from '../timing.js';
+import { tempDir } from '../temp.js';
 
 const CALL_MS = 1000;
 const MAX_IN_FLIGHT = 8;
@@ -74,6 +75,16 @@ async function startHttpFixture(): Promise<{ url: string; child: ChildProcess }>
 
 interface Outcome extends RawAnswer {
   who: Who;
+  id: string;
+}
+
+interface Flood {
+  outcomes: Outcome[];
+  health: RawAnswer[];
+  lists: RawAnswer[];
+  elapsed: number;
+  memory: { rss: number; peak: number };
+  text: string;
 }
 
 describe('overload', { timeout: 120_000 }, () => {
@@ -87,11 +98,10 @@ describe('overload', { timeout: 120_000 }, () => {
   /** The same burst as cache hits (which never need a slot), per percentile: what a refusal is judged by. */
   let hit: { p50: number; p95: number; max: number };
   /** What the flood's clients saw per server, for the gateway's own counts to match. */
-  const seen: Record<string, { answered: number; queueFull: number; queueTimeout: number }> = {};
   const list = JSON.stringify({ jsonrpc: '2.0', id: 'l', method: 'tools/list', params: { _meta: META } });
 
   before(async () => {
-    dir = mkdtempSync(path.join(tmpdir(), 'mcp-gateway-overload-'));
+    dir = tempDir('mcp-gateway-overload-');
     const limits = { era: 'modern', maxInFlight: MAX_IN_FLIGHT, maxQueued: MAX_QUEUED, queueTimeoutMs: QUEUE_TIMEOUT_MS };
     const http = await startHttpFixture();
     fixture = http.child;
@@ -128,7 +138,7 @@ describe('overload', { timeout: 120_000 }, () => {
     const baseline = (await Promise.all(connections.map((c, i) => c.send('POST', '/servers/stdio/mcp', mcpHeaders(i < FLOOD ? 'flood' : 'quiet', 'tools/list'), padded)))).map(
       (a) => a.ms,
     );
-    hit = { p50: Math.round(percentile(baseline, 50)), p95: Math.round(percentile(baseline, 95)), max: Math.round(Math.max(...baseline)) };
+    hit = { p50: Math.round(percentile(baseline, 0.5)), p95: Math.round(percentile(baseline, 0.95)), max: Math.round(Math.max(...baseline)) };
   });
 
   after(async () => {
@@ -141,36 +151,50 @@ describe('overload', { timeout: 120_000 }, () => {
   for (const server of ['stdio', 'http'] as const) {
     const endpoint = `/servers/${server}/mcp`;
 
+    /** The flood itself, run once by whichever of this server's tests comes first, so each test also runs alone. */
+    let flooded: Promise<Flood> | undefined;
+    const flood = (): Promise<Flood> =>
+      (flooded ??= (async () => {
+        // While the flood lasts: /healthz and a cached list on connections of their own, a few times a second.
+        let flooding = true;
+        const health: RawAnswer[] = [];
+        const lists: RawAnswer[] = [];
+        const watch = (async () => {
+          while (flooding) {
+            const [h, l] = await Promise.all([watchers[0]!.send('GET', '/healthz', {}), watchers[1]!.send('POST', endpoint, mcpHeaders('quiet', 'tools/list'), list)]);
+            health.push(h);
+            lists.push(l);
+            await new Promise((resolve) => setTimeout(resolve, 50));
+          }
+        })();
+
+        // Bodies near maxBodyBytes, so held bodies weigh what the documented bound assumes.
+        const text = 'x'.repeat(MAX_BODY_BYTES - 400);
+        const started = performance.now();
+        const outcomes: Outcome[] = await Promise.all(
+          connections.map((connection, i) => {
+            const who: Who = i < FLOOD ? 'flood' : 'quiet';
+            return connection
+              .send('POST', endpoint, mcpHeaders(who, 'tools/call', 'wait'), callBody(`${who}-${i}`, text))
+              .then((answer) => ({ ...answer, who, id: `${who}-${i}` }));
+          }),
+        );
+        const elapsed = performance.now() - started;
+        flooding = false;
+        await watch;
+        const memory = memoryOf(gateway.child.pid!);
+        return { outcomes, health, lists, elapsed, memory, text };
+      })());
+
     test(`${server}: 5,000 calls at once: every one ends, refusals are fast and honest, the quiet principal is served, health answers`, async () => {
-      // While the flood lasts: /healthz and a cached list on connections of their own, a few times a second.
-      let flooding = true;
-      const health: RawAnswer[] = [];
-      const lists: RawAnswer[] = [];
-      const watch = (async () => {
-        while (flooding) {
-          const [h, l] = await Promise.all([watchers[0]!.send('GET', '/healthz', {}), watchers[1]!.send('POST', endpoint, mcpHeaders('quiet', 'tools/list'), list)]);
-          health.push(h);
-          lists.push(l);
-          await new Promise((resolve) => setTimeout(resolve, 50));
-        }
-      })();
+      const { outcomes, health, lists, elapsed, memory, text } = await flood();
 
-      // Bodies near maxBodyBytes, so held bodies weigh what the documented bound assumes.
-      const text = 'x'.repeat(MAX_BODY_BYTES - 400);
-      const started = performance.now();
-      const outcomes: Outcome[] = await Promise.all(
-        connections.map((connection, i) => {
-          const who: Who = i < FLOOD ? 'flood' : 'quiet';
-          return connection.send('POST', endpoint, mcpHeaders(who, 'tools/call', 'wait'), callBody(`${who}-${i}`, text)).then((answer) => ({ ...answer, who }));
-        }),
+      // Every call ended, answered or refused with 503, each answer to its own call (its id).
+      assert.deepEqual(
+        outcomes.filter((o) => JSON.parse(o.text).id !== o.id).map((o) => o.id),
+        [],
+        "answers carrying another call's id",
       );
-      const elapsed = performance.now() - started;
-      flooding = false;
-      await watch;
-      const memory = memoryOf(gateway.child.pid!);
-
-      // Every call ended, answered or refused with 503.
-      assert.equal(outcomes.length, FLOOD + QUIET);
       const answered = outcomes.filter((o) => o.status === 200);
       const refused = outcomes.filter((o) => o.status === 503);
       assert.equal(answered.length + refused.length, outcomes.length, `statuses other than 200 and 503: ${[...new Set(outcomes.map((o) => o.status))]}`);
@@ -183,7 +207,6 @@ describe('overload', { timeout: 120_000 }, () => {
         assert.equal(o.headers['retry-after'], String(QUEUE_TIMEOUT_MS / 1000));
         reasons[body.error.data.reason as keyof typeof reasons].push(o);
       }
-      seen[server] = { answered: answered.length, queueFull: reasons.queue_full.length, queueTimeout: reasons.queue_timeout.length };
 
       const ms = (list: Outcome[] | RawAnswer[], p: number) =>
         Math.round(
@@ -198,11 +221,12 @@ describe('overload', { timeout: 120_000 }, () => {
         answered: { flood: answered.filter((o) => o.who === 'flood').length, quiet: answered.filter((o) => o.who === 'quiet').length },
         queueFull: reasons.queue_full.length,
         queueTimeout: reasons.queue_timeout.length,
-        queueFullMs: { p50: ms(reasons.queue_full, 50), p95: ms(reasons.queue_full, 95) },
-        queueTimeoutMs: { min: ms(reasons.queue_timeout, 0), max: ms(reasons.queue_timeout, 100) },
-        slowestMs: ms(outcomes, 100),
-        healthMs: { n: health.length, p50: ms(health, 50), p90: ms(health, 90), max: ms(health, 100) },
-        listMs: { n: lists.length, p50: ms(lists, 50) },
+        queueFullMs: { p50: ms(reasons.queue_full, 0.5), p95: ms(reasons.queue_full, 0.95) },
+        queueTimeoutMs: { min: ms(reasons.queue_timeout, 0), max: ms(reasons.queue_timeout, 1) },
+        slowestMs: ms(outcomes, 1),
+        p95Ms: ms(outcomes, 0.95),
+        healthMs: { n: health.length, p50: ms(health, 0.5), p90: ms(health, 0.9), max: ms(health, 1) },
+        listMs: { n: lists.length, p50: ms(lists, 0.5) },
         rssMiB: {
           idle: +(idle / MiB).toFixed(1),
           end: +(memory.rss / MiB).toFixed(1),
@@ -217,10 +241,12 @@ describe('overload', { timeout: 120_000 }, () => {
       // shared machine), and far from the call time a wait for the server would add.
       assert.ok(figures.queueFullMs.p50 < 1.5 * hit.p50 + CALL_MS / 2, `median queue_full refusal took ${figures.queueFullMs.p50} ms (cache hit: ${hit.p50} ms)`);
       assert.ok(figures.queueFullMs.p95 < 1.5 * hit.p95 + CALL_MS / 2, `95th percentile queue_full refusal took ${figures.queueFullMs.p95} ms (cache hit: ${hit.p95} ms)`);
-      // Nothing waits past queueTimeoutMs: a call ends by then, or by then plus the one call it was let into
-      // (plus, on the client's clock, what the burst itself takes to be read).
+      // No queue_timeout comes early (a lower bound a loaded machine can only move further away).
       assert.ok(figures.queueTimeoutMs.min >= QUEUE_TIMEOUT_MS - 50, `a queue_timeout came after ${figures.queueTimeoutMs.min} ms`);
-      assert.ok(figures.slowestMs < QUEUE_TIMEOUT_MS + CALL_MS + 1.5 * hit.max + 1000, `the slowest call took ${figures.slowestMs} ms`);
+      // Nothing waits past queueTimeoutMs: a call ends by then, or by then plus the one call it was let into
+      // (plus, on the client's clock, what the burst itself takes to be read). Judged on the 95th percentile,
+      // not the one slowest call: one sample is one stall of a shared machine.
+      assert.ok(figures.p95Ms < scaled(QUEUE_TIMEOUT_MS + CALL_MS + 1.5 * hit.p95 + 1000), `the 95th percentile call took ${figures.p95Ms} ms`);
       // Round robin: the quiet principal had a share of the slots while the flood lasted.
       const fromQueue = answered.length - MAX_IN_FLIGHT;
       assert.ok(figures.answered.quiet >= fromQueue / 3, `quiet got ${figures.answered.quiet} of ${answered.length} answers`);
@@ -228,12 +254,19 @@ describe('overload', { timeout: 120_000 }, () => {
       assert.ok(health.length >= 3 && health.every((h) => h.status === 200));
       // Like the refusals: about what a cache hit costs in the same burst, far from the wait for a slot.
       assert.ok(figures.healthMs.p50 < 1.5 * hit.p50 + CALL_MS / 2, `median /healthz took ${figures.healthMs.p50} ms (cache hit: ${hit.p50} ms)`);
-      assert.ok(figures.healthMs.max < 1.5 * hit.max + 500, `the slowest /healthz took ${figures.healthMs.max} ms (the burst itself: ${hit.max} ms)`);
+      assert.ok(figures.healthMs.p90 < scaled(1.5 * hit.p95 + 500), `90th percentile /healthz took ${figures.healthMs.p90} ms (the burst's 95th: ${hit.p95} ms)`);
       assert.ok(lists.every((l) => l.status === 200 && JSON.parse(l.text).result.tools.length === 3));
       assert.ok(memory.peak < rssBound(idle, FLOOD + QUIET + 2), `peak RSS ${figures.rssMiB.peak} MiB over the bound ${figures.rssMiB.bound} MiB`);
     });
 
     test(`${server}: right after, it serves normally: no slot or place left taken, and the server never saw more than maxInFlight`, async () => {
+      const { outcomes } = await flood();
+      const reasonOf = (o: Outcome) => (o.status === 503 ? JSON.parse(o.text).error?.data?.reason : undefined);
+      const seen = {
+        answered: outcomes.filter((o) => o.status === 200).length,
+        queueFull: outcomes.filter((o) => reasonOf(o) === 'queue_full').length,
+        queueTimeout: outcomes.filter((o) => reasonOf(o) === 'queue_timeout').length,
+      };
       // Once the gateway says every slot and place is free (the last calls let in may still be running).
       const load = async (): Promise<string> => {
         const text = (await watchers[0]!.send('GET', '/metrics', { authorization: `Bearer ${KEYS.quiet}` })).text;
@@ -241,17 +274,20 @@ describe('overload', { timeout: 120_000 }, () => {
         return `${of('in_flight')},${of('queued')}`;
       };
       assert.ok(await until(async () => (await load()) === '0,0', QUEUE_TIMEOUT_MS + 2 * CALL_MS + hit.max), `still in flight, queued: ${await load()}`);
-      const started = performance.now();
+      const queuedSoFar = async () => {
+        const text = (await watchers[0]!.send('GET', '/metrics', { authorization: `Bearer ${KEYS.quiet}` })).text;
+        return Number(new RegExp(`^mcp_gateway_upstream_queue_wait_seconds_count\\{server="${server}"\\} (\\S+)$`, 'm').exec(text)?.[1]);
+      };
+      const queuedBefore = await queuedSoFar();
       const answers = await Promise.all(
         connections.slice(0, MAX_IN_FLIGHT).map((c, i) => c.send('POST', endpoint, mcpHeaders('flood', 'tools/call', 'wait'), callBody(`after-${i}`, 'ok'))),
       );
-      const batchMs = Math.round(performance.now() - started);
       assert.deepEqual(
         answers.map((a) => a.status),
         Array(MAX_IN_FLIGHT).fill(200),
       );
-      // maxInFlight calls at once fit the slots: the batch takes about one call time, not a queue's worth.
-      assert.ok(batchMs < 2 * CALL_MS + hit.max, `${MAX_IN_FLIGHT} calls at once took ${batchMs} ms (one call: ${CALL_MS} ms; the yardstick burst's slowest: ${hit.max} ms)`);
+      // maxInFlight calls at once fit the slots: none of them waited in the queue (a signal, not a clock).
+      assert.equal(await queuedSoFar(), queuedBefore, `of ${MAX_IN_FLIGHT} calls at once, some queued: a slot was still taken`);
       const peak = await connections[0]!.send(
         'POST',
         endpoint,
@@ -264,12 +300,12 @@ describe('overload', { timeout: 120_000 }, () => {
       const label = `server="${server}"`;
       assert.equal(value(`mcp_gateway_upstream_in_flight{${label}}`), 0);
       assert.equal(value(`mcp_gateway_upstream_queued{${label}}`), 0);
-      assert.equal(value(`mcp_gateway_upstream_refused_total{${label},reason="queue_full"}`), seen[server]!.queueFull);
-      assert.equal(value(`mcp_gateway_upstream_refused_total{${label},reason="queue_timeout"}`), seen[server]!.queueTimeout);
+      assert.equal(value(`mcp_gateway_upstream_refused_total{${label},reason="queue_full"}`), seen.queueFull);
+      assert.equal(value(`mcp_gateway_upstream_refused_total{${label},reason="queue_timeout"}`), seen.queueTimeout);
       // Answered calls beyond the first maxInFlight queued (unless, on a slow machine, they were read after the
       // queue had emptied); none of those that queued waited past queueTimeoutMs.
       const waited = value(`mcp_gateway_upstream_queue_wait_seconds_count{${label}}`);
-      assert.ok(waited > 0 && waited <= seen[server]!.answered - MAX_IN_FLIGHT, `${waited} queued of ${seen[server]!.answered} answered`);
+      assert.ok(waited > 0 && waited <= seen.answered - MAX_IN_FLIGHT, `${waited} queued of ${seen.answered} answered`);
       assert.equal(value(`mcp_gateway_upstream_queue_wait_seconds_bucket{le="${QUEUE_TIMEOUT_MS / 1000 + 1}",${label}}`), waited);
     });
   }

@@ -1,10 +1,11 @@
 // A redis-server of a test's own, on a free loopback port, to stop and start under a running cache.
 import { spawn, spawnSync, type ChildProcess } from 'node:child_process';
-import { createServer, Socket } from 'node:net';
+import { Socket } from 'node:net';
 import { randomUUID } from 'node:crypto';
 import { after } from 'node:test';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { Redis } from 'ioredis';
+import { onFreePort, PortTaken } from '../ports.js';
 
 export const hasRedisServer = spawnSync('redis-server', ['--version']).status === 0;
 
@@ -21,28 +22,38 @@ export function reachable(port: number): Promise<boolean> {
   });
 }
 
-export function freePort(): Promise<number> {
-  return new Promise((resolve, reject) => {
-    const server = createServer();
-    server.once('error', reject);
-    server.listen(0, '127.0.0.1', () => {
-      const { port } = server.address() as { port: number };
-      server.close(() => resolve(port));
-    });
-  });
+/**
+ * A redis-server of the test's own on `port`, once it accepts connections. Throws PortTaken when the port is
+ * in use (it exits saying so), so `onFreePort(startRedis)` simply tries another: never someone else's server.
+ */
+export function startRedis(port: number): Promise<ChildProcess> {
+  return startRedisServer(port, ['--port', String(port), '--bind', '127.0.0.1', '--save', '', '--appendonly', 'no'], /Ready to accept connections/);
 }
 
-export async function startRedis(port: number): Promise<ChildProcess> {
-  const child = spawn('redis-server', ['--port', String(port), '--bind', '127.0.0.1', '--save', '', '--appendonly', 'no'], {
-    stdio: ['ignore', 'ignore', 'inherit'],
-  });
-  const deadline = Date.now() + 5_000;
+/**
+ * redis-server with `args` (which make it listen on `port`), once its log says `ready` and the port answers;
+ * PortTaken when it exits because the port is in use.
+ */
+export async function startRedisServer(port: number, args: string[], ready: RegExp): Promise<ChildProcess> {
+  const child = spawn('redis-server', args, { stdio: ['ignore', 'pipe', 'inherit'] });
+  let said = '';
+  child.stdout!.setEncoding('utf8').on('data', (chunk: string) => (said = (said + chunk).slice(-4000)));
+  const deadline = Date.now() + 10_000;
   while (Date.now() < deadline) {
-    if (await reachable(port)) return child;
+    if (child.exitCode !== null) {
+      if (/Address already in use/.test(said)) throw new PortTaken(port, 'redis-server could not bind it');
+      throw new Error(`redis-server on port ${port} exited with ${child.exitCode}:\n${said}`);
+    }
+    if (ready.test(said) && (await reachable(port))) return child;
     await sleep(25);
   }
   child.kill('SIGKILL');
-  throw new Error(`redis-server on port ${port} did not start`);
+  throw new Error(`redis-server on port ${port} did not start:\n${said}`);
+}
+
+/** A redis-server of the test's own on a free port (another one if the first is taken meanwhile). */
+export async function ownRedis(): Promise<{ port: number; child: ChildProcess }> {
+  return onFreePort(async (port) => ({ port, child: await startRedis(port) }));
 }
 
 /** kill -9 (after SIGCONT, in case a test froze it), and wait until it is gone. */

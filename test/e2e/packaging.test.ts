@@ -3,11 +3,11 @@
 import assert from 'node:assert/strict';
 import { createHash } from 'node:crypto';
 import { spawnSync } from 'node:child_process';
-import { mkdtempSync, readFileSync } from 'node:fs';
-import { tmpdir } from 'node:os';
+import { readFileSync } from 'node:fs';
 import path from 'node:path';
 import { before, test } from 'node:test';
 import { ROOT } from './harness.js';
+import { tempDir } from '../temp.js';
 
 interface PackageJson {
   version: string;
@@ -27,7 +27,7 @@ test("the built binary prints package.json's version, from any folder, without a
   const bin = path.join(ROOT, pkg.bin['mcp-gateway']!);
   assert.match(readFileSync(bin, 'utf8').split('\n')[0]!, /^#!\/usr\/bin\/env node$/);
   for (const flag of ['--version', '-v']) {
-    const result = spawnSync(process.execPath, [bin, flag], { cwd: mkdtempSync(path.join(tmpdir(), 'mcp-gw-version-')), encoding: 'utf8', timeout: 20_000 });
+    const result = spawnSync(process.execPath, [bin, flag], { cwd: tempDir('mcp-gw-version-'), encoding: 'utf8', timeout: 20_000 });
     assert.equal(result.status, 0, result.stderr);
     assert.equal(result.stdout, `${pkg.version}\n`);
   }

@@ -3,16 +3,16 @@
 // pinning across a restart, reloads, no token passthrough, and anonymous callers.
 import assert from 'node:assert/strict';
 import { createHash } from 'node:crypto';
-import { existsSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
-import { tmpdir } from 'node:os';
+import { existsSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
 import { after, before, describe, test } from 'node:test';
 import { ConfigError, parseConfig, type GatewayConfig } from '../../src/config/config.js';
 import type { RunningGateway } from '../../src/gateway.js';
 import { startModernHttpServer, type ModernHttpServer } from '../fixtures/http-servers.js';
 import { eventually, everything, fixture, headersFor, post, request, ROOT, startTestGateway, type Answer } from './harness.js';
+import { tempDir } from '../temp.js';
 
-const tmp = mkdtempSync(path.join(tmpdir(), 'mcp-gw-policy-'));
+const tmp = tempDir('mcp-gw-policy-');
 after(() => rmSync(tmp, { recursive: true, force: true }));
 
 type Who = 'alice' | 'bob' | 'carol' | 'anonymous';

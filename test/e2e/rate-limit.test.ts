@@ -3,14 +3,14 @@
 // Redis on this machine, and the audit lines refusals leave.
 import assert from 'node:assert/strict';
 import { randomUUID } from 'node:crypto';
-import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
-import { tmpdir } from 'node:os';
+import { readFileSync, rmSync } from 'node:fs';
 import path from 'node:path';
 import { after, before, describe, test } from 'node:test';
 import { Redis } from 'ioredis';
 import type { RunningGateway } from '../../src/gateway.js';
 import { sharedRedis } from '../services.js';
 import { fixture, headersFor, post, request, schemaProblems, startTestGateway, type Answer } from './harness.js';
+import { tempDir } from '../temp.js';
 
 const KEYS = {
   alice: 'alice-key-0123456789',
@@ -27,7 +27,7 @@ const apiKeys = [
   { key: KEYS.dave, principal: 'dave', groups: ['generous'] },
 ];
 
-const tmp = mkdtempSync(path.join(tmpdir(), 'mcp-gw-rate-'));
+const tmp = tempDir('mcp-gw-rate-');
 after(() => rmSync(tmp, { recursive: true, force: true }));
 
 function echo(url: string, who: Who | string, text = 'hi'): Promise<Answer> {

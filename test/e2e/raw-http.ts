@@ -80,9 +80,3 @@ export class RawConnection {
     waiting.resolve({ status: Number(lines[0]!.split(' ')[1]), headers, text, ms: performance.now() - waiting.started });
   }
 }
-
-/** The p-th percentile (0–100) of some numbers. */
-export function percentile(values: readonly number[], p: number): number {
-  const sorted = [...values].sort((a, b) => a - b);
-  return sorted[Math.min(sorted.length - 1, Math.floor((p / 100) * sorted.length))] ?? NaN;
-}

@@ -6,7 +6,7 @@ import { randomUUID } from 'node:crypto';
 import { after, test } from 'node:test';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { Redis } from 'ioredis';
-import { freePort, startRedis, stopRedis } from './own-redis.js';
+import { ownRedis, startRedis, stopRedis } from './own-redis.js';
 import { redisServerBinary, sharedRedis } from '../services.js';
 import { ListCache, type CacheKey } from '../../cache/list-cache.js';
 import { RedisStore } from '../../cache/redis-store.js';
@@ -14,6 +14,7 @@ import type { JsonObject, JsonRpcResponse } from '../../protocol/jsonrpc.js';
 import { silentLog, type Log } from '../../infra/log.js';
 import { until } from './harness.js';
 import { percentile, scaled } from '../timing.js';
+import { recordingLog } from '../recording-log.js';
 
 const SHARED_URL = 'redis://127.0.0.1:6379';
 const PREFIX = `mcp-gateway-test:${randomUUID()}:`;
@@ -183,9 +184,8 @@ test('entries expire, and a hash lives as long as its longest-lived field', { sk
 
 test('Redis stopped mid-test: answers keep coming, fast, without throwing; the cache works again after a restart', { skip: own.skip, timeout: 30_000 }, async () => {
   own.check();
-  const port = await freePort();
+  let { port, child: server } = await ownRedis();
   const url = `redis://127.0.0.1:${port}`;
-  let server = await startRedis(port);
   const owned = { close: async () => stopRedis(server) };
   open.push(owned);
 
@@ -236,8 +236,7 @@ test('Redis stopped mid-test: answers keep coming, fast, without throwing; the c
 
 test('Redis hanging (SIGSTOP): gets still answer, 90% within 200 ms', { skip: own.skip, timeout: 30_000 }, async () => {
   own.check();
-  const port = await freePort();
-  const server = await startRedis(port);
+  const { port, child: server } = await ownRedis();
   open.push({ close: async () => stopRedis(server) });
   const { cache, store } = replica(`redis://127.0.0.1:${port}`);
   await ready(store);
@@ -263,13 +262,6 @@ test('Redis hanging (SIGSTOP): gets still answer, 90% within 200 ms', { skip: ow
 });
 
 // ---- helpers ---------------------------------------------------------------------------------------------
-
-function recordingLog() {
-  const lines: { level: string; msg: string }[] = [];
-  const record = (level: string) => (_obj: object, msg?: string) => void lines.push({ level, msg: msg ?? '' });
-  const log: Log = { debug: record('debug'), info: record('info'), warn: record('warn'), error: record('error'), child: () => log };
-  return { log, lines };
-}
 
 test('a fetch that began before another replica dropped the group does not put its answer back', { skip: shared.skip }, async () => {
   shared.check();

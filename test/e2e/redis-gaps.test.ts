@@ -4,7 +4,7 @@
 // connections) while A keeps it, and A's drops made meanwhile never reach B's subscriber.
 import assert from 'node:assert/strict';
 import { randomBytes, randomUUID } from 'node:crypto';
-import { createServer, Socket, type Server } from 'node:net';
+import { createServer, Socket, type AddressInfo, type Server } from 'node:net';
 import path from 'node:path';
 import { after, before, describe, test } from 'node:test';
 import type { ChildProcess } from 'node:child_process';
@@ -13,7 +13,8 @@ import { parseConfig } from '../../src/config/config.js';
 import { startGateway, type RunningGateway } from '../../src/gateway.js';
 import { silentLog, type Log } from '../../infra/log.js';
 import { fixture, openListen, post, request, ROOT, until } from './harness.js';
-import { freePort, startRedis, stopRedis } from './own-redis.js';
+import { ownRedis, stopRedis } from './own-redis.js';
+import { recordingLog } from '../recording-log.js';
 import { redisServerBinary } from '../services.js';
 
 const redisServer = redisServerBinary('the Redis catch-up tests (a Redis of their own)');
@@ -23,17 +24,17 @@ const SYNTHETIC = path.join(ROOT, 'test/fixtures/synthetic-server.mjs');
 class Relay {
   private readonly sockets = new Set<Socket>();
   private cut = false;
-  private constructor(
-    private readonly server: Server,
-    readonly port: number,
-  ) {}
+  private constructor(private readonly server: Server) {}
+
+  get port(): number {
+    return (this.server.address() as AddressInfo).port;
+  }
 
   static async start(target: number): Promise<Relay> {
-    const port = await freePort();
     let relay: Relay | undefined;
     const server = createServer((inbound) => relay!.accept(inbound, target));
-    relay = new Relay(server, port);
-    await new Promise<void>((resolve) => server.listen(port, '127.0.0.1', resolve));
+    relay = new Relay(server);
+    await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
     return relay;
   }
 
@@ -68,13 +69,6 @@ class Relay {
   }
 }
 
-/** A Log that keeps every line, for failure messages. */
-function recordingLog(lines: { level: string; msg: string }[]): Log {
-  const at = (level: string) => (obj: object, msg?: string) => void lines.push({ level, msg: `${msg ?? ''} ${JSON.stringify(obj)}` });
-  const log: Log = { debug: at('debug'), info: at('info'), warn: at('warn'), error: at('error'), child: () => log };
-  return log;
-}
-
 describe('replicas on one Redis: catching up, and resources/updated', { skip: redisServer.skip, timeout: 60_000 }, () => {
   before(() => redisServer.check());
   const keyPrefix = `mcp-gateway-test:${randomUUID()}:`;
@@ -84,7 +78,7 @@ describe('replicas on one Redis: catching up, and resources/updated', { skip: re
   let relay: Relay;
   let a: RunningGateway;
   let b: RunningGateway;
-  const bLines: { level: string; msg: string }[] = [];
+  const { log: bLog, lines: bLines } = recordingLog();
 
   const servers = {
     syn: { command: process.execPath, args: [SYNTHETIC], cwd: ROOT, env: { SERVER_ID: 'syn' } },
@@ -94,11 +88,10 @@ describe('replicas on one Redis: catching up, and resources/updated', { skip: re
     startGateway(parseConfig({ listen: { port: 0 }, servers, cache: { store: 'redis', url: `redis://127.0.0.1:${port}`, keyPrefix, contextSecret } }, 'test', ROOT), log);
 
   before(async () => {
-    redisPort = await freePort();
-    redis = await startRedis(redisPort);
+    ({ port: redisPort, child: redis } = await ownRedis());
     relay = await Relay.start(redisPort);
     a = await gateway(redisPort, silentLog);
-    b = await gateway(relay.port, recordingLog(bLines));
+    b = await gateway(relay.port, bLog);
     // Both caches connected (B through the relay), commands and subscriber (subscribed): this Redis is ours alone.
     const direct = new Redis(`redis://127.0.0.1:${redisPort}`);
     try {
@@ -163,7 +156,7 @@ describe('replicas on one Redis: catching up, and resources/updated', { skip: re
       relay.restore();
       assert.ok(
         await until(() => listen.messages.some((m) => m.method === 'notifications/tools/list_changed'), 10_000),
-        `B's listen client is told once B is back: ${JSON.stringify(listen.messages)}\nB's log: ${bLines.map((l) => l.msg).join('\n')}`,
+        `B's listen client is told once B is back: ${JSON.stringify(listen.messages)}\nB's log: ${bLines.map((l) => `${l.level} ${l.msg} ${JSON.stringify(l.obj)}`).join('\n')}`,
       );
       assert.equal((await post(url, request('tools/list'))).status, 200);
       assert.equal(b.cache.stats.fetches, fetchesBefore + 1, 'B asks its upstream again instead of serving the list it held');

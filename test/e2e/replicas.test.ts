@@ -4,17 +4,17 @@
 import assert from 'node:assert/strict';
 import { spawn, type ChildProcess } from 'node:child_process';
 import { randomBytes, randomUUID } from 'node:crypto';
-import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
-import { tmpdir } from 'node:os';
+import { readFileSync, rmSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
 import { after, before, describe, test } from 'node:test';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { Redis } from 'ioredis';
-import { freePort, startRedis, stopRedis } from './own-redis.js';
+import { ownRedis, startRedis, stopRedis } from './own-redis.js';
 import { redisServerBinary, sharedRedis } from '../services.js';
 import type { RunningGateway } from '../../src/gateway.js';
 import { headersFor, openListen, post, request, ROOT, schemaProblems, startTestGateway, until } from './harness.js';
 import { percentile, scaled } from '../timing.js';
+import { tempDir } from '../temp.js';
 
 const SHARED_REDIS = 'redis://127.0.0.1:6379';
 const SYNTHETIC = path.join(ROOT, 'test/fixtures/synthetic-server.mjs');
@@ -24,7 +24,7 @@ const LEGACY_TTL_MS = 60_000;
 const shared = await sharedRedis('two gateway processes sharing Redis');
 const own = redisServerBinary('a gateway through a Redis outage');
 
-const tmp = mkdtempSync(path.join(tmpdir(), 'mcp-gw-replicas-'));
+const tmp = tempDir('mcp-gw-replicas-');
 after(() => rmSync(tmp, { recursive: true, force: true }));
 
 const synthetic = (id: string, env: Record<string, string> = {}) => ({
@@ -176,12 +176,11 @@ test('Redis killed mid-test: every request still succeeds quickly from memory an
   timeout: 60_000,
 }, async () => {
   own.check();
-  const port = await freePort();
+  let { port, child: redis } = await ownRedis();
   const url = `redis://127.0.0.1:${port}`;
   const keyPrefix = `mcp-gateway-test:${randomUUID()}:`;
   const listKey = `${keyPrefix}g:syn:tools/list`;
   const discoverKey = `${keyPrefix}g:syn:server/discover`;
-  let redis = await startRedis(port);
   let gateway: RunningGateway | undefined;
   let admin: Redis | undefined;
   try {

@@ -13,7 +13,7 @@ import { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
 import { ToolListChangedNotificationSchema } from '@modelcontextprotocol/sdk/types.js';
 import { DRAIN_DELAY_MS, holdCall, reconnectingListen, retryCall, SKIP, startCluster, toolLoad, type Cluster, type Failure } from './cluster.js';
-import { post, request, until, type Answer } from './harness.js';
+import { post, request, textOf, until, type Answer } from './harness.js';
 import { tempDir } from '../temp.js';
 
 const CLIENTS = 16;
@@ -73,7 +73,8 @@ async function legacySession(url: string) {
   };
 }
 
-const textOf = (answer: Answer): string => answer.body?.result?.content?.[0]?.text ?? JSON.stringify(answer.body).slice(0, 300);
+/** The answer's text, or its body when it has none (for the failure message). */
+const textOrBody = (answer: Answer): string => textOf(answer) || JSON.stringify(answer.body).slice(0, 300);
 
 /** The answer a retry gets once the replica holding its call is gone: the cause, and what to do. */
 function assertHolderGone(answer: Answer): void {
@@ -120,7 +121,7 @@ describe('three replicas behind HAProxy on one Redis, under 16 callers', { skip:
         );
         assert.ok(draining, 'the replica said it was draining');
         const during = await retryCall(cluster.front, early);
-        assert.equal(textOf(during), JSON.stringify({ action: 'accept', content: { name: 'after the restart' } }), 'a retry during the drain delay reaches the held call');
+        assert.equal(textOrBody(during), JSON.stringify({ action: 'accept', content: { name: 'after the restart' } }), 'a retry during the drain delay reaches the held call');
         await stopping;
         const stopped = Date.now();
         assert.match(replica.log(), /cancelled the calls held for a client retry/);
@@ -137,7 +138,7 @@ describe('three replicas behind HAProxy on one Redis, under 16 callers', { skip:
       assert.ok(await until(() => listen.state.open && sdk.gets.open === 1, 15_000), `listen ${JSON.stringify(listen.state)}, GETs ${JSON.stringify(sdk.gets)}`);
       const [heard, sdkHeard] = [listen.state.changes, sdk.state.listChanges];
       const added = await post(`${cluster.front}/servers/legacy/mcp`, request('tools/call', { name: 'add-tool', arguments: {} }));
-      assert.match(textOf(added), /^added-\d+$/);
+      assert.match(textOrBody(added), /^added-\d+$/);
       assert.ok(await until(() => listen.state.changes > heard, 10_000), `the listen client heard the list change: ${JSON.stringify(listen.state)}`);
       assert.ok(await until(() => sdk.state.listChanges > sdkHeard, 10_000), 'the 2025 client heard it on its GET stream');
     } finally {
@@ -177,7 +178,7 @@ describe('three replicas behind HAProxy on one Redis, under 16 callers', { skip:
       assertHolderGone(await retryCall(cluster.front, held));
       // Started again from the first round, the call completes.
       const again = await holdCall(cluster.front, 'legacy2', 'again');
-      assert.equal(textOf(await retryCall(cluster.front, again)), JSON.stringify({ action: 'accept', content: { name: 'after the restart' } }));
+      assert.equal(textOrBody(await retryCall(cluster.front, again)), JSON.stringify({ action: 'accept', content: { name: 'after the restart' } }));
     } finally {
       await load.stop();
     }

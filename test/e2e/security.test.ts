@@ -10,14 +10,14 @@
 // key, moved to another list, or issued to a principal who reaches more servers.
 import assert from 'node:assert/strict';
 import { createHmac, generateKeyPairSync, type KeyObject } from 'node:crypto';
-import { mkdtempSync, readFileSync, rmSync, writeFileSync, existsSync } from 'node:fs';
-import { tmpdir } from 'node:os';
+import { readFileSync, rmSync, writeFileSync, existsSync } from 'node:fs';
 import path from 'node:path';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { after, before, describe, test } from 'node:test';
 import { base64url, SignJWT } from 'jose';
 import type { RunningGateway } from '../../src/gateway.js';
 import { headersFor, META, post, ROOT, schemaProblems, startTestGateway, until, type Answer } from './harness.js';
+import { tempDir } from '../temp.js';
 
 const ALICE = 'alice-key-0123456789abcdef'; // group full: pub, priv, legacy
 const BOB = 'bob-key-0123456789abcdefgh'; // group limited: pub, legacy
@@ -26,7 +26,7 @@ const ISSUER = 'https://issuer.test/';
 const AUDIENCE = 'https://gateway.test/mcp';
 const CURSOR_SECRET = 'cursor-secret-of-this-gateway-0123';
 
-const dir = mkdtempSync(path.join(tmpdir(), 'mcp-gw-security-'));
+const dir = tempDir('mcp-gw-security-');
 const recordOf = (server: string) => path.join(dir, `${server}.received.jsonl`);
 
 const recording = (id: string, extra: Record<string, string> = {}) => ({
@@ -49,14 +49,23 @@ function snapshot(): Record<string, number> {
 }
 
 /**
- * Asserts that no upstream received anything since `before`. The settle lets a request that slipped
- * through arrive before the files are read (a write to a child's stdin is not instant).
+ * Asserts that no upstream received anything since `before`. No sleep: a control call (alice's echo, on each
+ * server's own endpoint) goes down the same ordered path — the gateway's one pipe to the child, read in
+ * order — and once the child has recorded it, anything the refused request had let through would have been
+ * recorded before it. So the lines since `before` up to the control must be none.
  */
 async function assertNothingReached(before: Record<string, number>, what: string): Promise<void> {
-  await sleep(150);
   for (const [server, count] of Object.entries(before)) {
-    const lines = received(server);
-    assert.deepEqual(lines.slice(count), [], `${what}: ${server} received ${lines.length - count} line(s)`);
+    const marker = `barrier-${server}-${nextId}`;
+    const control = await send(`${gateway.url}/servers/${server}/mcp`, call('echo', { text: marker }), bearer(ALICE));
+    assert.equal(control.status, 200, `control call to ${server}: ${JSON.stringify(control.body)}`);
+    assert.ok(await until(() => received(server).some((line) => line.includes(marker)), 10_000), `the control call reached ${server}`);
+    const lines = received(server).slice(count);
+    const leaked = lines.slice(
+      0,
+      lines.findIndex((line) => line.includes(marker)),
+    );
+    assert.deepEqual(leaked, [], `${what}: ${server} received ${leaked.length} line(s) before the control call`);
   }
 }
 
@@ -463,8 +472,7 @@ describe('/mcp cursors', () => {
     } else {
       assert.equal(answer.body.error.code, -32602);
     }
-    await sleep(150);
-    assert.deepEqual(received('priv').slice(before.priv), [], 'priv received something');
+    await assertNothingReached({ priv: before.priv! }, "bob following alice's cursor");
     // Nor is priv's page served to bob from what alice's request cached.
     const again = await send(mcp, list('tools/list', cursor), bearer(BOB));
     assert.deepEqual(

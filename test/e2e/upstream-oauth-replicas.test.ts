@@ -11,7 +11,7 @@ import { silentLog } from '../../infra/log.js';
 import { startIdentityServer, type IdentityServer } from '../fixtures/identity-server.js';
 import { startOidc, type Oidc } from '../fixtures/oidc.js';
 import { chromium, sharedRedis } from '../services.js';
-import { freePort } from './own-redis.js';
+import { unusedPort } from '../ports.js';
 import { headersFor, post, request, ROOT, until } from './harness.js';
 
 const browserNeed = await chromium('the connect flow in headless Chromium');
@@ -30,7 +30,7 @@ describe('oauth on two replicas sharing Redis', { skip: browserNeed.skip || redi
   before(async () => {
     browserNeed.check();
     redisNeed.check();
-    const ports = [await freePort(), await freePort()];
+    const ports = [await unusedPort(), await unusedPort()];
     // Both replicas stand behind one public URL in production; here the link and callback go to the first.
     const publicUrl = `http://127.0.0.1:${ports[0]}`;
     oidc = await startOidc({ clients: [{ ...client, redirect_uris: [`${publicUrl}/connect/callback`] }], callerAudience: 'unused' });

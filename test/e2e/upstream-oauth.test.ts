@@ -15,7 +15,7 @@ import { startIdentityServer, type IdentityServer } from '../fixtures/identity-s
 import { startOidc, type Oidc } from '../fixtures/oidc.js';
 import { chromium } from '../services.js';
 import { tempDir } from '../temp.js';
-import { freePort } from './own-redis.js';
+import { unusedPort } from '../ports.js';
 import { headersFor, post, request, ROOT } from './harness.js';
 
 const browserNeed = await chromium('the connect flow in headless Chromium');
@@ -54,7 +54,7 @@ describe('oauth: each caller connects their own upstream account', { skip: brows
 
   before(async () => {
     browserNeed.check();
-    const port = await freePort();
+    const port = await unusedPort();
     publicUrl = `http://127.0.0.1:${port}`;
     oidc = await startOidc({ clients: [{ ...client, redirect_uris: [`${publicUrl}/connect/callback`] }], callerAudience: 'unused' });
     upstream = await startIdentityServer(oidc.issuer, oidc.jwksUrl);

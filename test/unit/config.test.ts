@@ -1,10 +1,10 @@
 import { createHash } from 'node:crypto';
 import { test, after } from 'node:test';
 import assert from 'node:assert/strict';
-import { mkdtempSync, writeFileSync, rmSync } from 'node:fs';
-import os from 'node:os';
+import { writeFileSync, rmSync } from 'node:fs';
 import path from 'node:path';
 import { parseConfig, loadConfigFile, ConfigError, ConfigFileMissing, type ServerConfig, type StdioServerConfig } from '../../src/config/config.js';
+import { tempDir } from '../temp.js';
 
 function stdioOf(server: ServerConfig | undefined): StdioServerConfig {
   assert.equal(server?.transport, 'stdio');
@@ -159,7 +159,7 @@ test('a server with neither command nor url (c: {} or c: alone) is told it needs
   assert.equal(e.problems[2], 'servers.e.transport: must be one of "stdio", "http", "sse"');
 });
 
-const tmp = mkdtempSync(path.join(os.tmpdir(), 'mcp-gateway-config-test-'));
+const tmp = tempDir('mcp-gateway-config-test-');
 after(() => rmSync(tmp, { recursive: true, force: true }));
 
 test('loadConfigFile on a missing file → ConfigFileMissing saying it does not exist, with the path resolved', async () => {

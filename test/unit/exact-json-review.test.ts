@@ -12,7 +12,8 @@ import { mergeDiscover } from '../../src/aggregate/merged-discover.js';
 import { silentLog } from '../../infra/log.js';
 import { ClientRequests } from '../../src/legacy-client/client-requests.js';
 import { SessionCodec } from '../../src/legacy-client/session-token.js';
-import { KEEPS_EXACT_NUMBERS, parseJson } from '../../protocol/exact-json.js';
+import { parseJson } from '../../protocol/exact-json.js';
+import { onlyOnNode } from '../services.js';
 import type { JsonObject, JsonRpcRequest, JsonRpcResponse } from '../../protocol/jsonrpc.js';
 import { callAttributes } from '../../src/telemetry/attributes.js';
 
@@ -20,7 +21,7 @@ const BIG = '12345678901234567890';
 const U64_MAX = '18446744073709551615';
 const principal: Principal = { id: 'alice', groups: [], scopes: [], via: 'anonymous' };
 
-describe('on Node.js 22 and later', { skip: KEEPS_EXACT_NUMBERS ? false : 'Node.js 20 keeps no number raw' }, () => {
+describe('on Node.js 22 and later', { skip: onlyOnNode(22, 'Node.js 20 keeps no number raw') }, () => {
   test('a traced request with a 64-bit id gets its span attributes, the id written as sent', () => {
     const message = parseJson(`{"jsonrpc":"2.0","id":${BIG},"method":"tools/list","params":{}}`) as JsonRpcRequest;
     assert.equal(callAttributes(message)['jsonrpc.request.id'], BIG);

@@ -10,7 +10,7 @@ import { ToolHeaderIndex } from '../../src/edge/param-headers.js';
 import { silentLog } from '../../infra/log.js';
 import { copyJson, isJsonInteger, isRawNumber, KEEPS_EXACT_NUMBERS, parseJson } from '../../protocol/exact-json.js';
 import { isObject, isValidId, parseMessage } from '../../protocol/jsonrpc.js';
-import { sharedRedis } from '../services.js';
+import { sharedRedis, onlyOnNode } from '../services.js';
 import { until } from '../e2e/harness.js';
 
 const BIG = '12345678901234567890';
@@ -19,7 +19,7 @@ const INEXACT = [BIG, '-9223372036854775809', '9007199254740993', '1e400', '-1e4
 const EXACT = ['0', '-1', '42', '3.14159', '0.1', '2.5e-300', '1.5e-7', '9007199254740991', '1234567890123456', '-0.000123'];
 const redis = await sharedRedis('the exact-number Redis round trip');
 
-describe('on Node.js 22 and later', { skip: KEEPS_EXACT_NUMBERS ? false : 'Node.js 20 has neither JSON.rawJSON nor a reviver source' }, () => {
+describe('on Node.js 22 and later', { skip: onlyOnNode(22, 'Node.js 20 has neither JSON.rawJSON nor a reviver source') }, () => {
   test('every number a double cannot hold is written back as it came', () => {
     for (const literal of INEXACT) {
       const text = `{"a":[${literal}],"b":{"c":${literal}}}`;
@@ -92,7 +92,7 @@ describe('on Node.js 22 and later', { skip: KEEPS_EXACT_NUMBERS ? false : 'Node.
   });
 });
 
-describe('on Node.js 20', { skip: KEEPS_EXACT_NUMBERS ? 'this Node.js keeps numbers exact' : false }, () => {
+describe('on Node.js 20', { skip: onlyOnNode(20, 'this Node.js keeps numbers exact') }, () => {
   test('parsing is JSON.parse: a number beyond a double loses its last digits (the gateway warns at start)', () => {
     assert.equal(JSON.stringify(parseJson(`{"n":${BIG}}`)), '{"n":12345678901234567000}');
     assert.equal(isRawNumber(parseJson(`[${BIG}]`)), false);

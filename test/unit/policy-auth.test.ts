@@ -1,8 +1,7 @@
 import { after, before, describe, test } from 'node:test';
 import assert from 'node:assert/strict';
 import { createServer, type Server } from 'node:http';
-import { mkdtemp, rm, writeFile } from 'node:fs/promises';
-import { tmpdir } from 'node:os';
+import { rm, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import type { AddressInfo } from 'node:net';
 import { base64url, exportJWK, exportSPKI, generateKeyPair, importPKCS8, SignJWT, type CryptoKey, type JWTPayload } from 'jose';
@@ -14,6 +13,7 @@ import { ANONYMOUS_PRINCIPAL } from '../../policy/principal.js';
 import { protectedResourceMetadata, resourceMetadataUrl } from '../../policy/resource-metadata.js';
 import type { AuthSetting, JwtSetting } from '../../policy/settings.js';
 import { bearerChallenge, quotedString } from '../../policy/www-authenticate.js';
+import { tempDir } from '../temp.js';
 
 const ISSUER = 'https://issuer.example';
 const AUDIENCE = 'https://gw.example.com/';
@@ -51,7 +51,7 @@ let stranger: KeyPair;
 let jwksFile: string;
 
 before(async () => {
-  dir = await mkdtemp(join(tmpdir(), 'policy-auth-'));
+  dir = tempDir('policy-auth-');
   rsa = await generateKeyPair('RS256', { extractable: true });
   ec = await generateKeyPair('ES256', { extractable: true });
   stranger = await generateKeyPair('RS256', { extractable: true });

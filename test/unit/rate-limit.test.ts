@@ -10,8 +10,9 @@ import { MemoryRateLimiter, type RateDecision } from '../../policy/rate-limit.js
 import { RedisRateLimiter } from '../../policy/redis-rate-limit.js';
 import type { RateLimitSetting } from '../../policy/settings.js';
 import { silentLog, type Log } from '../../infra/log.js';
-import { freePort } from '../e2e/own-redis.js';
+import { unusedPort } from '../ports.js';
 import { sharedRedis } from '../services.js';
+import { recordingLog } from '../recording-log.js';
 
 const REDIS_URL = 'redis://127.0.0.1:6379';
 const PREFIX = `mcp-gateway-test:${randomUUID()}:`;
@@ -153,13 +154,6 @@ function adminClient(): Redis {
   return admin;
 }
 
-/** A Log that counts warnings. */
-function recordingLog() {
-  const warnings: string[] = [];
-  const log: Log = { ...silentLog, warn: (_obj, msg) => void warnings.push(msg ?? ''), child: () => log };
-  return { log, warnings };
-}
-
 async function replica(url = REDIS_URL, log: Log = silentLog): Promise<RedisRateLimiter> {
   const limiter = await RedisRateLimiter.create({ url, keyPrefix: PREFIX, log });
   open.push(limiter);
@@ -183,7 +177,7 @@ describe('RedisRateLimiter', { skip: redis.skip, timeout: 10_000 }, () => {
 
     const stored = await adminClient().hgetall(bucketKey(principal));
     assert.ok(Number(stored.t) < 1, `the bucket lives in Redis: ${JSON.stringify(stored)}`);
-    assert.deepEqual(warnings, []);
+    assert.deepEqual(warnings(), []);
   });
 
   test('two replicas share one bucket: 3 through one and 2 through the other empty a burst of 5', async () => {
@@ -232,7 +226,7 @@ describe('RedisRateLimiter', { skip: redis.skip, timeout: 10_000 }, () => {
     const decisions = [];
     for (let i = 0; i < 3; i++) decisions.push((await limiter.take(principal, limit)).allowed);
     assert.deepEqual(decisions, [true, true, false]);
-    assert.equal(warnings.length, 1, JSON.stringify(warnings));
+    assert.equal(warnings().length, 1, JSON.stringify(warnings()));
   });
 });
 
@@ -240,7 +234,7 @@ describe('RedisRateLimiter', { skip: redis.skip, timeout: 10_000 }, () => {
 describe('RedisRateLimiter without Redis', { timeout: 10_000 }, () => {
   test('with Redis unreachable, requests are still limited, in process, with one warning', async () => {
     const { log, warnings } = recordingLog();
-    const limiter = await replica(`redis://127.0.0.1:${await freePort()}`, log);
+    const limiter = await replica(`redis://127.0.0.1:${await unusedPort()}`, log);
     const limit = { requestsPerMinute: 60, burst: 2 };
 
     const decisions = [];
@@ -252,6 +246,6 @@ describe('RedisRateLimiter without Redis', { timeout: 10_000 }, () => {
     assert.ok(!decisions[2]!.allowed && decisions[2]!.retryAfterMs > 0 && decisions[2]!.retryAfterMs <= 1_000);
     await sleep(400); // across several reconnection attempts (50, 100, 200 ms apart)
     assert.equal((await limiter.take('alice', limit)).allowed, false);
-    assert.equal(warnings.length, 1, `warned once per outage, not per request or attempt: ${JSON.stringify(warnings)}`);
+    assert.equal(warnings().length, 1, `warned once per outage, not per request or attempt: ${JSON.stringify(warnings())}`);
   });
 });

@@ -14,7 +14,8 @@ import { Redis } from 'ioredis';
 import { RedisStore } from '../../cache/redis-store.js';
 import { silentLog } from '../../infra/log.js';
 import { until } from '../e2e/harness.js';
-import { freePort, reachable, stopRedis } from '../e2e/own-redis.js';
+import { reachable, stopRedis } from '../e2e/own-redis.js';
+import { unusedPort } from '../ports.js';
 import { redisServerBinary } from '../services.js';
 
 const redisServer = redisServerBinary('the sentinel failover test');
@@ -40,7 +41,7 @@ async function role(redis: Redis): Promise<string> {
 
 test('the store follows the sentinel through a failover and a crash of the primary', { skip: redisServer.skip, timeout: 120_000 }, async (t) => {
   redisServer.check();
-  const [portA, portB, sentinelPort] = [await freePort(), await freePort(), await freePort()];
+  const [portA, portB, sentinelPort] = [await unusedPort(), await unusedPort(), await unusedPort()];
   const folder = mkdtempSync(path.join(tmpdir(), 'mcp-gw-sentinel-failover-'));
   t.after(() => rmSync(folder, { recursive: true, force: true }));
   const a = startServer(folder, portA);

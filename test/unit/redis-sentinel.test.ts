@@ -3,9 +3,7 @@
 // ioredis makes of them with the URL, are checked without a Sentinel; the last test starts a primary and
 // a sentinel of its own (redis-server --sentinel) and writes through it.
 import assert from 'node:assert/strict';
-import { spawn } from 'node:child_process';
-import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
-import { tmpdir } from 'node:os';
+import { writeFileSync } from 'node:fs';
 import path from 'node:path';
 import { test } from 'node:test';
 import { Redis } from 'ioredis';
@@ -14,7 +12,9 @@ import { ConfigError, parseConfig } from '../../src/config/config.js';
 import { silentLog } from '../../infra/log.js';
 import { failFastRedisOptions, sentinelOptions } from '../../infra/redis-fail-fast.js';
 import { until } from '../e2e/harness.js';
-import { freePort, reachable, startRedis, stopRedis } from '../e2e/own-redis.js';
+import { ownRedis, startRedisServer, stopRedis } from '../e2e/own-redis.js';
+import { onFreePort } from '../ports.js';
+import { tempDir } from '../temp.js';
 import { redisServerBinary } from '../services.js';
 
 const redisServer = redisServerBinary('the sentinel test');
@@ -76,16 +76,15 @@ test('mistakes in cache.sentinel, and cache.cluster, are refused with what to wr
 
 test('through a real sentinel: the store finds the primary and writes there', { skip: redisServer.skip, timeout: 30_000 }, async (t) => {
   redisServer.check();
-  const [primaryPort, sentinelPort] = [await freePort(), await freePort()];
-  const primary = await startRedis(primaryPort);
+  const { port: primaryPort, child: primary } = await ownRedis();
   t.after(() => stopRedis(primary));
-  const folder = mkdtempSync(path.join(tmpdir(), 'mcp-gw-sentinel-'));
-  t.after(() => rmSync(folder, { recursive: true, force: true }));
+  const folder = tempDir('mcp-gw-sentinel-');
   const file = path.join(folder, 'sentinel.conf');
-  writeFileSync(file, `port ${sentinelPort}\nbind 127.0.0.1\nsentinel monitor primary-a 127.0.0.1 ${primaryPort} 1\n`);
-  const sentinel = spawn('redis-server', [file, '--sentinel'], { stdio: ['ignore', 'ignore', 'inherit'] });
+  const { sentinelPort, sentinel } = await onFreePort(async (sentinelPort) => {
+    writeFileSync(file, `port ${sentinelPort}\nbind 127.0.0.1\nsentinel monitor primary-a 127.0.0.1 ${primaryPort} 1\n`);
+    return { sentinelPort, sentinel: await startRedisServer(sentinelPort, [file, '--sentinel'], /\+monitor master/) };
+  });
   t.after(() => stopRedis(sentinel));
-  assert.ok(await until(() => reachable(sentinelPort), 5_000, 25), 'sentinel up');
 
   const config = parse({ store: 'redis', url: 'redis://not-a-host.invalid/0', keyPrefix: 'sentinel-test:', sentinel: { name: 'primary-a', nodes: [`127.0.0.1:${sentinelPort}`] } });
   const store = new RedisStore({ url: config.cache.url, sentinel: config.cache.sentinel, keyPrefix: config.cache.keyPrefix, log: silentLog });

@@ -7,7 +7,8 @@ import { before, describe, test } from 'node:test';
 import { Redis } from 'ioredis';
 import { SessionRelay, type EndedSession, type SessionEvent } from '../../src/legacy-client/session-relay.js';
 import { silentLog } from '../../infra/log.js';
-import { freePort, scratchRedis } from '../e2e/own-redis.js';
+import { scratchRedis } from '../e2e/own-redis.js';
+import { unusedPort } from '../ports.js';
 import { sharedRedis } from '../services.js';
 import { redisProxy } from './redis-proxy.js';
 
@@ -215,7 +216,7 @@ describe('SessionRelay', { skip: SKIP }, () => {
 });
 
 test('with Redis unreachable, publishing fails at once with an error naming it', async () => {
-  const port = await freePort();
+  const port = await unusedPort();
   const relay = new SessionRelay({ url: `redis://127.0.0.1:${port}`, keyPrefix: 'x:', secret: SECRET, log: silentLog });
   try {
     await assert.rejects(relay.publish('s', { kind: 'resync' }), new RegExp(`^Error: Redis at 127\\.0\\.0\\.1:${port} is unreachable`));

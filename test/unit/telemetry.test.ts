@@ -4,9 +4,11 @@ import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
 import { telemetry } from '../../src/telemetry/config.js';
 import { logDestination } from '../../infra/logger.js';
-import { BATCH_DEFAULTS, tracingSettings } from '../../src/telemetry/settings.js';
+import { tracingSettings } from '../../src/telemetry/settings.js';
 
 const config = (value: unknown = {}) => telemetry.parse(value);
+/** The batch sizes docs/configuration.md documents as the defaults (OTEL_BSP_*), written down here. */
+const DOCUMENTED_BATCH = { maxQueueSize: 4096, maxExportBatchSize: 256, scheduledDelayMillis: 5000, exportTimeoutMillis: 30_000 };
 
 describe('tracing settings', () => {
   it('is off unless the config or an OTLP endpoint variable asks for it', () => {
@@ -38,7 +40,7 @@ describe('tracing settings', () => {
       sampler: 'traceidratio',
       ratio: 0.25,
       serviceName: 'from-env',
-      batch: BATCH_DEFAULTS,
+      batch: DOCUMENTED_BATCH,
     });
     const mine = config({ serviceName: 'mine', traces: { endpoint: 'http://cfg:4318/', protocol: 'http/protobuf', sampler: 'always_on', headers: { 'x-a': '2' } } });
     assert.deepEqual(tracingSettings(mine, env), {
@@ -48,7 +50,7 @@ describe('tracing settings', () => {
       sampler: 'always_on',
       ratio: 0.25,
       serviceName: 'mine',
-      batch: BATCH_DEFAULTS,
+      batch: DOCUMENTED_BATCH,
     });
   });
 
