@@ -20,6 +20,8 @@ export function optionsWith(options: RequestOptions, signal: CancelSignal | unde
     reach: options.reach,
     onServerRequest: options.onServerRequest,
     trace: options.trace,
+    caller: options.caller,
+    authorization: options.authorization,
     traceparent: context.traceparent,
     tracestate: context.tracestate,
   };

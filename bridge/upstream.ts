@@ -52,6 +52,24 @@ export interface RequestOptions {
    */
   traceparent?: string;
   tracestate?: string;
+  /**
+   * Who is asking, for the layer that holds callers' own credentials for a server (src/credentials/). Carried
+   * like authContext; upstreams never read it.
+   */
+  caller?: CallerIdentity;
+  /**
+   * The Authorization header value this one request goes out with: the caller's own credential for this
+   * server, put here by src/credentials/. An HTTP upstream sends it (its configured headers hold none then);
+   * a stdio upstream ignores it.
+   */
+  authorization?: string;
+}
+
+/** A caller as the edge authenticated them: opaque to the bridge, read only by the credentials layer. */
+export interface CallerIdentity {
+  readonly principal: string;
+  /** The caller's verified bearer token (a JWT from auth.jwt), for token exchange; absent for API keys. */
+  readonly token?: string;
 }
 
 /** Settles with the result, or the error, to send back to the server that asked. */

@@ -18,7 +18,8 @@ export async function createUpstream(name: string, server: ServerConfig, log: Lo
         name,
         url: server.url,
         headers: server.headers,
-        era: server.era,
+        // Reached as each caller, there is nobody to probe the era as: such a server is taken to be 2026-era.
+        era: server.credentials ? 'modern' : server.era,
         timeoutMs: server.timeoutMs,
         probeTimeoutMs: server.probeTimeoutMs,
         legacyTtlMs: server.legacyTtlMs,

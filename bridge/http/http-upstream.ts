@@ -113,7 +113,9 @@ export class HttpUpstream extends SupervisedUpstream implements StreamPeer {
   private async modernRequest(message: JsonRpcRequest, options: RequestOptions): Promise<JsonRpcResponse> {
     const endpoint = this.endpoint!;
     const callerId = message.id;
-    const exchange = await endpoint.send('POST', appendTraceHeaders(appendModernHeaders(endpoint.headers(), message, options.forwardHeaders), options), JSON.stringify(message), {
+    const headers = appendTraceHeaders(appendModernHeaders(endpoint.headers(), message, options.forwardHeaders), options);
+    if (options.authorization !== undefined) headers.push('authorization', options.authorization);
+    const exchange = await endpoint.send('POST', headers, JSON.stringify(message), {
       // A listen stream lives until the caller closes it.
       timeoutMs: message.method === 'subscriptions/listen' ? 0 : this.config.timeoutMs,
       maxBytes: this.where.maxBytes,

@@ -4,7 +4,7 @@
 // else holding it (a 2025 client's session, a test) are served the way one server's endpoint is.
 import { EventEmitter } from 'node:events';
 import { eachListPage } from '../../bridge/list-pages.js';
-import type { Reach, RequestOptions, Upstream, UpstreamStatus } from '../../bridge/upstream.js';
+import type { RequestOptions, Upstream, UpstreamStatus } from '../../bridge/upstream.js';
 import type { NamedTarget, UriTarget } from '../../policy/target.js';
 import { ErrorCode, errorResponse, isObject, type JsonObject, type JsonRpcId, type JsonRpcRequest, type JsonRpcResponse } from '../../protocol/jsonrpc.js';
 import type { Log } from '../../infra/log.js';
@@ -101,7 +101,7 @@ export class Aggregator implements Upstream {
         // The edge routes these itself (router.ts) and calls the owner; this serves anyone else asking.
         return this.routed(message, options);
       case 'server/discover':
-        return this.discover(message, options.authContext, options.reach);
+        return this.discover(message, options);
       default:
         return Promise.resolve(errorResponse(message.id, ErrorCode.MethodNotFound, `${message.method} is not served on /mcp`));
     }
@@ -136,7 +136,7 @@ export class Aggregator implements Upstream {
     }
     if (reach) positions = positions.filter(([server]) => reach.reaches(server));
 
-    const outcomes = await Promise.all(positions.map(([server, cursor]) => this.ask(server, method, params, cursor, authContext)));
+    const outcomes = await Promise.all(positions.map(([server, cursor]) => this.ask(server, method, params, cursor, options)));
     const firstPages = new Set(positions.filter(([, cursor]) => cursor === null).map(([server]) => server));
     const merged = this.merge(message.id, method, outcomes, firstPages, options.trace);
     if ('result' in merged) this.pages.set(method, cursorKey, authContext, merged.result);
@@ -213,7 +213,7 @@ export class Aggregator implements Upstream {
    * One upstream's page, or a time-out after the list deadline. The abort reaches uncached requests; a
    * cached one keeps running for whoever else waits on it, and fills the cache for the next list.
    */
-  private ask(server: string, method: string, params: JsonObject, cursor: string | null, authContext: string | undefined): Promise<Outcome> {
+  private ask(server: string, method: string, params: JsonObject, cursor: string | null, { authContext, caller }: RequestOptions): Promise<Outcome> {
     const upstream = this.options.upstreams.get(server);
     // Removed by a reload since the cursor or the list began: it has nothing more to say.
     if (!upstream) return Promise.resolve({ server, response: { jsonrpc: '2.0', id: 0, result: { resultType: 'complete', [LIST_ITEMS[method as ListMethod] ?? 'items']: [] } } });
@@ -227,7 +227,7 @@ export class Aggregator implements Upstream {
         cancel.abort();
         resolve({ server, timedOut: true });
       }, this.options.listDeadlineMs);
-      void upstream.request({ jsonrpc: '2.0', id: 0, method, params: own }, { signal: cancel.signal, authContext }).then(
+      void upstream.request({ jsonrpc: '2.0', id: 0, method, params: own }, { signal: cancel.signal, authContext, caller }).then(
         (response) => {
           clearTimeout(timer);
           resolve({ server, response });
@@ -323,9 +323,10 @@ export class Aggregator implements Upstream {
 
   // ---- discover -------------------------------------------------------------------------------------
 
-  private async discover(message: JsonRpcRequest, authContext: string | undefined, reach: Reach | undefined): Promise<JsonRpcResponse> {
+  private async discover(message: JsonRpcRequest, options: RequestOptions): Promise<JsonRpcResponse> {
+    const reach = options.reach;
     const servers = reach ? this.servers.filter((server) => reach.reaches(server)) : this.servers;
-    const outcomes = await Promise.all(servers.map((server) => this.ask(server, 'server/discover', message.params ?? {}, null, authContext)));
+    const outcomes = await Promise.all(servers.map((server) => this.ask(server, 'server/discover', message.params ?? {}, null, options)));
     return { jsonrpc: '2.0', id: message.id, result: mergeDiscover(outcomes, this.options.separator, reach) };
   }
 }

@@ -11,6 +11,7 @@ import { crossKeyProblems, describeIssue, writtenServerNames } from './checks.js
 import { adoptHostServers, renameProblem } from './mcp-servers.js';
 import { salvage, type Salvaged, type SalvageRules } from './salvage.js';
 import { allowedHosts, inheritEnv, operators, peers } from './security.js';
+import { credentialProblems, credentialStore, publicUrl, serverCredentials } from './credentials.js';
 import { telemetry } from '../telemetry/config.js';
 
 export { ConfigError, ConfigFileMissing } from './file.js';
@@ -78,6 +79,8 @@ const httpServer = z.strictObject({
   url: z.url({ protocol: /^https?$/, error: "give the server's MCP endpoint as an http:// or https:// URL" }),
   /** Sent with every request, e.g. Authorization: "Bearer ${TOKEN}". */
   headers: z.record(z.string(), z.string()).default({}),
+  /** Each caller reaches this server as themselves (docs/configuration.md: per-user credentials). */
+  credentials: serverCredentials.optional(),
   ...upstreamCommon,
 });
 
@@ -215,6 +218,8 @@ export const configSchema = z.strictObject({
       drainMs: int().pipe(z.number().min(0)).default(10_000),
       /** On SIGTERM/SIGINT, how long /readyz says "draining" while everything is still served, before the drain. */
       drainDelayMs: int().pipe(z.number().min(0)).default(0),
+      /** The gateway as a browser reaches it: connect links and OAuth callbacks are built on it. */
+      publicUrl,
     })
     .prefault({}),
   log: z.strictObject({ level: z.enum(LOG_LEVELS).default('info') }).prefault({}),
@@ -293,6 +298,8 @@ export const configSchema = z.strictObject({
       sessionTtlMs: positiveMs.default(86_400_000),
     })
     .prefault({}),
+  /** Per-user upstream credentials, encrypted at rest (src/credentials/). */
+  credentials: credentialStore,
   /** Where pinned tools' digests are kept (a JSON file); in memory only when absent. */
   pinsFile: z.string().min(1).optional(),
 });
@@ -331,6 +338,7 @@ export function parseConfig(raw: unknown, source: string, baseDir: string, env: 
     problems.push(
       ...crossKeyProblems({ ...checkable.config, envReads }, [...checkable.cut, ...unset], writtenServerNames(expanded)),
       ...inheritProblems(checkable.config.servers, reads),
+      ...(checkable.cut.some((at) => at === 'listen' || at.startsWith('auth') || at.startsWith('credentials')) ? [] : credentialProblems(checkable.config)),
     );
   if (problems.length || !checkable)
     throw new ConfigError(
@@ -348,6 +356,7 @@ export function parseConfig(raw: unknown, source: string, baseDir: string, env: 
     }
   }
   if (config.pinsFile !== undefined) config.pinsFile = path.resolve(baseDir, config.pinsFile);
+  if (config.credentials) config.credentials.file = path.resolve(baseDir, config.credentials.file);
   const audit = config.audit;
   if (!['stderr', 'stdout'].includes(audit.destination)) audit.destination = path.resolve(baseDir, audit.destination);
   return config;

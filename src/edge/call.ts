@@ -2,7 +2,7 @@
 // (read), where it goes (route), what policy said (judge). One object per request, whose methods are the
 // execute core both eras call: `request` sends a message where the route says, `view` shows the caller
 // its answer. Kept as one object rather than closures so the hot path allocates little.
-import type { RequestOptions, Upstream } from '../../bridge/upstream.js';
+import type { CallerIdentity, RequestOptions, Upstream } from '../../bridge/upstream.js';
 import type { Grant } from '../../policy/allow-list.js';
 import { ANONYMOUS_PRINCIPAL, type Principal } from '../../policy/principal.js';
 import type { Security } from '../../policy/security.js';
@@ -95,6 +95,7 @@ export class McpCall {
   onBehalf = false;
   /** This request's span, once its message is read, when the edge traces. */
   span: RequestSpan | undefined = undefined;
+  private callerIdentity: CallerIdentity | undefined = undefined;
 
   constructor(
     readonly edge: EdgeContext,
@@ -105,6 +106,19 @@ export class McpCall {
   ) {
     this.server = endpoint !== undefined && (endpoint === edge.aggregate || endpoint.view !== undefined) ? undefined : name;
     this.security = edge.security();
+  }
+
+  /**
+   * Who is asking, for a server reached as each caller (RequestOptions.caller): the principal, and its
+   * verified JWT for token exchange. Made on first use; a forwarded retry carries no token (its holder has it).
+   */
+  get caller(): CallerIdentity {
+    if (this.callerIdentity === undefined) {
+      const header = this.principal.via === 'jwt' && this.vouched === undefined ? this.exchange.incoming.headers.authorization : undefined;
+      const token = header !== undefined && /^bearer /i.test(header) ? header.slice(7).trim() : undefined;
+      this.callerIdentity = token === undefined ? { principal: this.principal.id } : { principal: this.principal.id, token };
+    }
+    return this.callerIdentity;
   }
 
   /** The execute core: the message to where the route says, under the upstream's own name. */

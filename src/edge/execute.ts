@@ -38,6 +38,7 @@ export async function execute(call: McpCall, message: JsonRpcRequest, text: stri
   const options: CallOptions = {
     forwardHeaders: call.paramHeaders(message),
     authContext: call.callerContext,
+    caller: call.caller,
     reach: call.grant,
     traceId,
     signal: undefined, // respond sets it: the object keeps one shape

@@ -46,7 +46,7 @@ async function judgeWhatWasNeeded(call: McpCall, message: JsonRpcRequest, first:
     // A pinned tool the router kept no definition of: the endpoint's tools/list, seen through the guard, gives it.
     const see = (page: Parameters<typeof guard.shape>[2]) => guard.shape(call.server, 'tools/list', page, grant);
     const meta = isObject(message.params?._meta) ? { ...message.params._meta, progressToken: undefined } : {};
-    await eachListPage(call.endpoint!.upstream, 'tools/list', meta, { authContext: call.callerContext, reach: grant }, see);
+    await eachListPage(call.endpoint!.upstream, 'tools/list', meta, { authContext: call.callerContext, caller: call.caller, reach: grant }, see);
     outcome = guard.judge(call.target, message, grant, call.principal, true);
   }
   // Never so: with the routes confirmed and `listed` set the guard decides; a mistake there refuses rather than serves.

@@ -75,6 +75,7 @@ async function executeModern(
   const response = await call.request(request, {
     forwardHeaders: call.paramHeaders(request),
     authContext: call.callerContext,
+    caller: call.caller,
     reach: call.grant,
     signal: options.signal,
     onNotification: options.onNotification,

@@ -26,6 +26,7 @@ import { opsOptions } from './ops-pages.js';
 import { reloadGateway } from './reload.js';
 import type { GatewayParts, LiveConfig, RunningGateway } from './running.js';
 import { ServerSet } from './servers.js';
+import { credentialSourceFor } from '../credentials/sources.js';
 import { startTracing } from '../telemetry/start.js';
 import { KEEPS_EXACT_NUMBERS } from '../../protocol/exact-json.js';
 
@@ -99,6 +100,7 @@ async function createServers(
     meterOf: (name) => metrics.upstreamCalls.forServer(name),
     forgetMetrics: (name) => metrics.forgetServer(name),
     log,
+    credentialSourceOf: credentialSourceFor,
   });
   const metrics = new GatewayMetrics({ upstreams: () => servers.statuses(), cache: () => cache.stats, live });
   for (const [name, server] of Object.entries(config.servers)) await servers.add(name, server, config.envReads);

@@ -14,6 +14,7 @@ import type { UpstreamWatch } from '../notify/upstream-listen.js';
 import { createUpstream } from '../upstream-factory.js';
 import { buildServerStack } from '../layers/stack.js';
 import { followUpstreamChanges } from '../notify/list-changes.js';
+import type { CredentialSource } from '../credentials/credentialed-upstream.js';
 
 export interface ServerSetOptions {
   cache: ListCache;
@@ -25,6 +26,8 @@ export interface ServerSetOptions {
   /** A removed server has stopped: its metric series go (for metrics). */
   forgetMetrics(server: string): Promise<void>;
   log: Log;
+  /** Where each caller's own credential for a server with `credentials:` comes from (src/credentials/). */
+  credentialSourceOf?(name: string, server: ServerConfig): CredentialSource | undefined;
 }
 
 export class ServerSet {
@@ -74,13 +77,16 @@ export class ServerSet {
     const upstreamLog = log.child({ server: name });
     const upstream = await createUpstream(name, server, upstreamLog, envReads);
     this.raw.set(name, upstream);
-    this.watches.set(name, followUpstreamChanges(name, upstream, cache, this.resourceWatch, upstreamLog));
+    // A server reached as each caller has no listen stream of the gateway's own: it would be refused (whose
+    // token would it carry?). Its lists live per caller in the cache for their ttlMs.
+    if (server.transport !== 'http' || server.credentials === undefined) this.watches.set(name, followUpstreamChanges(name, upstream, cache, this.resourceWatch, upstreamLog));
     const { served, limits } = buildServerStack(upstream, server, {
       cache,
       held,
       meter: this.options.meterOf(name),
       queueWaited: (seconds) => this.options.queueWaited(name, seconds),
       log: upstreamLog,
+      credentials: this.options.credentialSourceOf?.(name, server),
     });
     this.limited.set(name, limits);
     this.upstreams.set(name, served);

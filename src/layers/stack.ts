@@ -1,12 +1,14 @@
 // The stack every served server runs on, built in one place and in the order docs/design.md draws it, from
 // the client's side down to the hop:
 //
-//   cache → MRTR bridge → limits → metering → trace propagation → transport (bridge/)
+//   cache → MRTR bridge → [caller's credential] → limits → metering → trace propagation → transport (bridge/)
 //
 // Why this order: the cache answers lists before anything below spends a slot; the MRTR bridge holds a
 // 2025 server's call above the limits, so a held question does not occupy a slot twice; limits queue
 // before metering, so queue waits are never counted as the server's time; propagation sits right on the
-// hop, so its span times only the call.
+// hop, so its span times only the call. A server reached as each caller (servers.<name>.credentials) gets
+// the credentials layer above the limits: a token exchange or a refresh does not hold a slot, and an answer
+// it gives itself (connect first) spends none.
 import type { Upstream } from '../../bridge/upstream.js';
 import type { ListCache } from '../../cache/list-cache.js';
 import type { JsonObject } from '../../protocol/jsonrpc.js';
@@ -18,6 +20,7 @@ import { CachedUpstream } from './cached-upstream.js';
 import { LimitedUpstream, type Limits } from './limits/limited-upstream.js';
 import { MeteredUpstream } from './metered-upstream.js';
 import { PropagatingUpstream } from './propagating-upstream.js';
+import { CredentialedUpstream, type CredentialSource } from '../credentials/credentialed-upstream.js';
 
 export interface StackSettings extends Limits {
   transport: 'stdio' | 'http';
@@ -31,6 +34,8 @@ export interface StackParts {
   /** Told how long each queued request waited for its slot, in seconds. */
   queueWaited(seconds: number): void;
   log: Log;
+  /** Where each caller's own credential for this server comes from; absent: the server's static headers. */
+  credentials?: CredentialSource | undefined;
 }
 
 /** The served top of the stack, and the limits layer (its load is read for metrics and /readyz). */
@@ -44,7 +49,8 @@ export function buildServerStack(transport: Upstream, settings: StackSettings, p
   const propagating = new PropagatingUpstream(transport, settings.transport);
   const metered = new MeteredUpstream(propagating, parts.meter);
   const limits = new LimitedUpstream(metered, settings, parts.queueWaited);
-  const bridged = new InputBridge(limits, { held: parts.held, roots: settings.roots, log: parts.log });
+  const reached = parts.credentials ? new CredentialedUpstream(limits, parts.credentials) : limits;
+  const bridged = new InputBridge(reached, { held: parts.held, roots: settings.roots, log: parts.log });
   const served = new CachedUpstream(bridged, parts.cache);
   return { served, limits };
 }

@@ -1,0 +1,119 @@
+// The keys of upstream identity (issue 33): listen.publicUrl, the credentials: store, and a remote
+// server's own credentials: (type oauth or tokenExchange), with the checks across keys that say what to
+// add when one needs another. config.ts places the schemas; src/credentials/ uses the result.
+import { z } from 'zod';
+
+const httpUrl = (error: string) => z.url({ protocol: /^https?$/, error });
+const scope = z.string().regex(/^[\x21\x23-\x5B\x5D-\x7E]+$/, 'a scope is printable ASCII without spaces, quotes or backslashes');
+const positiveInt = z.preprocess((v) => (typeof v === 'string' && /^\s*\d+\s*$/.test(v) ? Number(v) : v), z.number().int().positive());
+
+/** The shortest credentials.key accepted: AES-256 takes 32 bytes, and a key derived from fewer is guessable. */
+export const MIN_KEY_BYTES = 32;
+/** The longest a connect link may live (the URL-elicitation rules: a link expires, and soon). */
+export const MAX_LINK_TTL_MS = 600_000;
+
+/** listen.publicUrl: the gateway as a person's browser reaches it; connect links and OAuth callbacks are under it. */
+export const publicUrl = z
+  .url({ protocol: /^https?$/, error: 'give the gateway\'s URL as a browser reaches it, e.g. "https://gw.example.com"' })
+  .transform((url) => url.replace(/\/+$/, ''))
+  .optional();
+
+/** credentials: where per-user upstream credentials are kept, encrypted with `key` (src/credentials/). */
+export const credentialStore = z
+  .strictObject({
+    /** Encrypts every stored credential (AES-256-GCM under a key derived from this). The same on every replica. */
+    key: z.string().refine((key) => Buffer.byteLength(key, 'utf8') >= MIN_KEY_BYTES, {
+      error: `credentials.key must be at least ${MIN_KEY_BYTES} bytes; generate one with  openssl rand -base64 32  and pass it as \${CREDENTIALS_KEY}`,
+    }),
+    /** file: this gateway only (survives restarts); redis: cache.url, shared by every replica. */
+    store: z.enum(['file', 'redis']).default('file'),
+    /** For store: file; relative to the config file's folder. */
+    file: z.string().min(1).default('credentials.json'),
+    /** How long a connect link may be used; at most 10 minutes. */
+    linkTtlMs: positiveInt.pipe(z.number().max(MAX_LINK_TTL_MS, 'a connect link lives at most 600000 ms (10 minutes)')).default(MAX_LINK_TTL_MS),
+  })
+  .optional();
+
+/** How the gateway authenticates itself at a token endpoint (RFC 6749 §2.3, OAuth 2.1 client auth). */
+const authMethod = z.enum(['client_secret_basic', 'client_secret_post', 'none']);
+
+/** servers.<name>.credentials with type: oauth — the gateway as the upstream's OAuth 2.1 client, per caller. */
+const oauthCredentials = z.strictObject({
+  type: z.literal('oauth'),
+  /** A pre-registered client; left out, a Client ID Metadata Document or dynamic registration. */
+  clientId: z.string().min(1).optional(),
+  clientSecret: z.string().min(1).optional(),
+  /** Left out: the first of client_secret_basic, client_secret_post the server offers (none without a secret). */
+  authMethod: authMethod.optional(),
+  /** Used when neither the upstream's 401 nor its metadata names scopes. */
+  scopes: z.array(scope).default([]),
+});
+
+/** servers.<name>.credentials with type: tokenExchange — RFC 8693: the caller's JWT traded for one for this upstream. */
+const tokenExchangeCredentials = z.strictObject({
+  type: z.literal('tokenExchange'),
+  tokenEndpoint: httpUrl('give the token endpoint of the authorization server that exchanges tokens, an http:// or https:// URL'),
+  clientId: z.string().min(1),
+  clientSecret: z.string().min(1).optional(),
+  authMethod: authMethod.default('client_secret_basic'),
+  /** The audience the exchanged token is for (RFC 8693 `audience`). */
+  audience: z.string().min(1).optional(),
+  /** The upstream as a resource (RFC 8707 `resource`); defaults to the server's url when no audience is given. */
+  resource: httpUrl('give the resource as an http:// or https:// URL').optional(),
+  scopes: z.array(scope).default([]),
+  /** An exchanged token is used until this long before it expires, then exchanged again. */
+  renewBeforeMs: positiveInt.default(30_000),
+});
+
+export const serverCredentials = z.discriminatedUnion('type', [oauthCredentials, tokenExchangeCredentials], {
+  error: 'credentials.type must be "oauth" (each caller connects their own account) or "tokenExchange" (RFC 8693, needs auth.jwt)',
+});
+
+export type CredentialStoreConfig = NonNullable<z.infer<typeof credentialStore>>;
+export type ServerCredentials = z.infer<typeof serverCredentials>;
+export type OAuthCredentials = Extract<ServerCredentials, { type: 'oauth' }>;
+export type TokenExchangeCredentials = Extract<ServerCredentials, { type: 'tokenExchange' }>;
+
+interface CredentialKeys {
+  listen: { publicUrl?: string | undefined };
+  credentials?: CredentialStoreConfig | undefined;
+  auth?: { jwt?: unknown } | undefined;
+  servers: Record<string, { transport: string; credentials?: ServerCredentials; headers?: Record<string, string> }>;
+}
+
+/** What one server's credentials need from the rest of the file, each as the fix to make. */
+export function credentialProblems(config: CredentialKeys): string[] {
+  const problems: string[] = [];
+  for (const [name, server] of Object.entries(config.servers)) {
+    const credentials = server.credentials;
+    if (!credentials) continue;
+    const at = `servers.${name}.credentials`;
+    if (Object.keys(server.headers ?? {}).some((header) => header.toLowerCase() === 'authorization')) {
+      problems.push(`${at}: the gateway sends each caller's own Authorization to this server; remove servers.${name}.headers.Authorization`);
+    }
+    if (credentials.type === 'tokenExchange') {
+      if (!config.auth?.jwt) {
+        problems.push(`${at}: type tokenExchange trades the caller's verified JWT for one for this server; configure auth.jwt (callers with API keys have no token to exchange)`);
+      }
+      if (credentials.authMethod !== 'none' && credentials.clientSecret === undefined) {
+        problems.push(`${at}.clientSecret: ${credentials.authMethod} needs the client's secret (e.g. "\${GW_SECRET}"), or set authMethod: none for a public client`);
+      }
+      continue;
+    }
+    if (!config.credentials) {
+      problems.push(`${at}: type oauth keeps each caller's tokens encrypted; add  credentials: { key: \${CREDENTIALS_KEY} }  (openssl rand -base64 32)`);
+    }
+    if (config.listen.publicUrl === undefined) {
+      problems.push(
+        `${at}: type oauth sends callers to a connect link and the authorization server back to a callback; set listen.publicUrl to the gateway's URL as a browser reaches it`,
+      );
+    }
+    if (credentials.clientSecret !== undefined && credentials.clientId === undefined) {
+      problems.push(`${at}.clientSecret: give the clientId it belongs to, or remove it`);
+    }
+    if (credentials.authMethod !== undefined && credentials.authMethod !== 'none' && credentials.clientSecret === undefined) {
+      problems.push(`${at}.authMethod: ${credentials.authMethod} needs clientSecret; set authMethod: none for a public client`);
+    }
+  }
+  return problems;
+}

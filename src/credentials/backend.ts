@@ -1,0 +1,22 @@
+// Where sealed credential records and pending connect links live: a file (one gateway) or Redis (every
+// replica). A backend stores opaque sealed text under (principal index, server) and knows nothing of what
+// it holds; src/credentials/store.ts seals, opens and caches in front of it.
+
+export interface CredentialBackend {
+  /** The sealed record of one principal (by its index) for one server. */
+  read(principal: string, server: string): Promise<string | undefined>;
+  write(principal: string, server: string, sealed: string): Promise<void>;
+  /** Whether there was one to remove. */
+  remove(principal: string, server: string): Promise<boolean>;
+  /** Every server → sealed record of one principal. */
+  readAll(principal: string): Promise<Map<string, string>>;
+  /** How many records each server has (for the status page: counts, never who). */
+  counts(): Promise<Map<string, number>>;
+  /** Keeps a pending link's sealed state until `expiresAt` (epoch ms). */
+  putPending(id: string, sealed: string, expiresAt: number): Promise<void>;
+  /** The pending state, removed in the same step: a second take of the same id gets nothing, on any replica. */
+  takePending(id: string): Promise<string | undefined>;
+  /** Hears of records another replica changed or removed (Redis only), so cached copies are dropped. */
+  onChanged?(listener: (principal: string, server: string) => void): void;
+  close(): Promise<void>;
+}

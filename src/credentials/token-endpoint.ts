@@ -1,0 +1,74 @@
+// One POST to an OAuth token endpoint (RFC 6749 §3.2), with the client authenticated as configured, and
+// its answer read into a token or an error worded for the caller. Shared by token exchange and the OAuth
+// client. A token endpoint's answer is never logged or echoed: only its `error` code and description.
+
+export type ClientAuthMethod = 'client_secret_basic' | 'client_secret_post' | 'none';
+
+export interface TokenClient {
+  clientId: string;
+  clientSecret?: string | undefined;
+  authMethod: ClientAuthMethod;
+}
+
+export interface TokenAnswer {
+  accessToken: string;
+  tokenType: string;
+  /** Epoch ms, when the server said (`expires_in`). */
+  expiresAt?: number;
+  refreshToken?: string;
+  scope?: string;
+  issuedTokenType?: string;
+}
+
+export class TokenEndpointError extends Error {
+  constructor(
+    message: string,
+    /** The server's `error` code (invalid_grant, …), or undefined when it did not answer as OAuth does. */
+    readonly code: string | undefined,
+  ) {
+    super(message);
+  }
+}
+
+const TIMEOUT_MS = 10_000;
+
+/** POSTs `form` to `endpoint` as `client`; resolves with the token, rejects with a TokenEndpointError. */
+export async function requestToken(endpoint: string, client: TokenClient, form: Record<string, string | undefined>, fetchImpl: typeof fetch = fetch): Promise<TokenAnswer> {
+  const body = new URLSearchParams();
+  for (const [name, value] of Object.entries(form)) if (value !== undefined) body.set(name, value);
+  const headers: Record<string, string> = { 'content-type': 'application/x-www-form-urlencoded', accept: 'application/json' };
+  if (client.authMethod === 'client_secret_basic') {
+    // RFC 6749 §2.3.1: each part form-encoded before Base64.
+    headers.authorization = `Basic ${Buffer.from(`${formEncode(client.clientId)}:${formEncode(client.clientSecret ?? '')}`).toString('base64')}`;
+  } else {
+    body.set('client_id', client.clientId);
+    if (client.authMethod === 'client_secret_post' && client.clientSecret !== undefined) body.set('client_secret', client.clientSecret);
+  }
+  let response: Response;
+  try {
+    response = await fetchImpl(endpoint, { method: 'POST', headers, body, redirect: 'error', signal: AbortSignal.timeout(TIMEOUT_MS) });
+  } catch (error) {
+    throw new TokenEndpointError(`the token endpoint ${endpoint} could not be reached (${(error as Error).message})`, undefined);
+  }
+  let json: Record<string, unknown> | undefined;
+  try {
+    json = (await response.json()) as Record<string, unknown>;
+  } catch {
+    json = undefined;
+  }
+  if (!response.ok || typeof json?.access_token !== 'string') {
+    const code = typeof json?.error === 'string' ? json.error : undefined;
+    const description = typeof json?.error_description === 'string' ? `: ${json.error_description.slice(0, 200)}` : '';
+    throw new TokenEndpointError(`the token endpoint ${endpoint} refused (HTTP ${response.status}${code ? `, ${code}` : ''}${description})`, code);
+  }
+  const answer: TokenAnswer = { accessToken: json.access_token, tokenType: typeof json.token_type === 'string' ? json.token_type : 'Bearer' };
+  if (typeof json.expires_in === 'number' && json.expires_in > 0) answer.expiresAt = Date.now() + json.expires_in * 1000;
+  if (typeof json.refresh_token === 'string') answer.refreshToken = json.refresh_token;
+  if (typeof json.scope === 'string') answer.scope = json.scope;
+  if (typeof json.issued_token_type === 'string') answer.issuedTokenType = json.issued_token_type;
+  return answer;
+}
+
+function formEncode(value: string): string {
+  return encodeURIComponent(value).replace(/%20/g, '+');
+}

@@ -1,0 +1,129 @@
+// servers.<name>.credentials type: tokenExchange (issue 33), end to end with real parts: oidc-provider as
+// the authorization server (token exchange registered as a grant, JWT access tokens bound to a resource),
+// an SDK v2 server over HTTP that accepts only tokens issued for its own URL and says who called, and the
+// gateway verifying callers' JWTs (auth.jwt) against the same issuer. Each caller reaches the server as
+// themselves; an exchanged token is reused until shortly before it expires; token text never reaches the
+// gateway's logs.
+import assert from 'node:assert/strict';
+import { readFileSync } from 'node:fs';
+import path from 'node:path';
+import { Writable } from 'node:stream';
+import { after, before, describe, test } from 'node:test';
+import { parseConfig } from '../../src/config/config.js';
+import { startGateway, type RunningGateway } from '../../src/gateway.js';
+import { createLogger } from '../../infra/logger.js';
+import { startIdentityServer, type IdentityServer } from '../fixtures/identity-server.js';
+import { startOidc, type Oidc } from '../fixtures/oidc.js';
+import { tempDir } from '../temp.js';
+import { headersFor, post, request, ROOT } from './harness.js';
+
+const GATEWAY_RESOURCE = 'http://gateway.test/mcp';
+const CLIENT = { client_id: 'gw', client_secret: 'gw-secret-0123456789abcdef' };
+const API_KEY = 'carol-api-key-0123456789abcdef';
+
+describe('token exchange: each caller reaches the upstream as themselves', () => {
+  let oidc: Oidc;
+  let upstream: IdentityServer;
+  let gateway: RunningGateway;
+  const logLines: string[] = [];
+  const callerTokens = new Map<string, string>();
+  const auditFile = path.join(tempDir('token-exchange-'), 'audit.log');
+
+  before(async () => {
+    oidc = await startOidc({ clients: [CLIENT], callerAudience: GATEWAY_RESOURCE });
+    upstream = await startIdentityServer(oidc.issuer, oidc.jwksUrl);
+    for (const who of ['alice', 'bob']) callerTokens.set(who, await oidc.signCaller(who));
+    const config = parseConfig(
+      {
+        listen: { port: 0 },
+        log: { level: 'debug' },
+        audit: { destination: auditFile, arguments: true },
+        auth: { jwt: { issuer: oidc.issuer, jwksUrl: oidc.jwksUrl, audience: GATEWAY_RESOURCE }, apiKeys: [{ key: API_KEY, principal: 'carol' }] },
+        servers: {
+          docs: {
+            url: upstream.url,
+            credentials: { type: 'tokenExchange', tokenEndpoint: oidc.tokenEndpoint, clientId: CLIENT.client_id, clientSecret: CLIENT.client_secret, audience: upstream.url },
+          },
+        },
+      },
+      'test',
+      ROOT,
+    );
+    const sink = new Writable({
+      write(chunk, _encoding, done) {
+        logLines.push(String(chunk));
+        done();
+      },
+    });
+    gateway = await startGateway(config, createLogger('debug', sink));
+  });
+
+  after(async () => {
+    await gateway?.close();
+    await upstream?.close();
+    await oidc?.close();
+  });
+
+  const call = (path: string, who: string, body: ReturnType<typeof request>) =>
+    post(`${gateway.url}${path}`, body, { ...headersFor(body), authorization: who === 'carol' ? `Bearer ${API_KEY}` : `Bearer ${callerTokens.get(who)}` });
+  const whoami = (path: string, who: string) => call(path, who, request('tools/call', { name: path === '/mcp' ? 'docs__whoami' : 'whoami', arguments: {} }));
+
+  test("alice and bob each reach the server as themselves, on /mcp and on the server's own endpoint", async () => {
+    for (const who of ['alice', 'bob']) {
+      const answer = await whoami('/servers/docs/mcp', who);
+      assert.equal(answer.status, 200, JSON.stringify(answer.body));
+      assert.equal(answer.body.result.content[0].text, `you are ${who}`);
+    }
+    const listed = await call('/mcp', 'alice', request('tools/list'));
+    assert.deepEqual(
+      listed.body.result.tools.map((tool: { name: string }) => tool.name),
+      ['docs__whoami'],
+    );
+    assert.equal((await whoami('/mcp', 'bob')).body.result.content[0].text, 'you are bob');
+    // What reached the server were exchanged tokens for its own URL, never the callers' tokens to the gateway.
+    for (const token of upstream.tokens) {
+      assert.ok(![...callerTokens.values()].includes(token));
+      assert.equal((await oidc.verify(token, upstream.url)).aud, upstream.url);
+    }
+    assert.ok(oidc.exchanges.every((exchange) => exchange.audience === upstream.url && exchange.client === CLIENT.client_id));
+  });
+
+  test('an exchanged token is reused until shortly before it expires, then exchanged again', async () => {
+    await whoami('/servers/docs/mcp', 'alice');
+    const before = oidc.exchanges.filter((e) => e.sub === 'alice').length;
+    await whoami('/servers/docs/mcp', 'alice');
+    await whoami('/servers/docs/mcp', 'alice');
+    assert.equal(oidc.exchanges.filter((e) => e.sub === 'alice').length, before, 'an hour-long token is reused');
+    // A token that lives less than renewBeforeMs (30 s) is renewed on every call.
+    oidc.setAccessTokenTtl(20);
+    try {
+      const fresh = await oidc.signCaller('alice', { jti: 'second-login' }); // a new subject token forces a new exchange
+      callerTokens.set('alice', fresh);
+      await whoami('/servers/docs/mcp', 'alice');
+      const short = oidc.exchanges.filter((e) => e.sub === 'alice').length;
+      assert.equal(short, before + 1, 'a caller with a new token gets a new exchange');
+      assert.equal((await whoami('/servers/docs/mcp', 'alice')).body.result.content[0].text, 'you are alice');
+      assert.equal(oidc.exchanges.filter((e) => e.sub === 'alice').length, short + 1, 'a token inside renewBeforeMs of its expiry is exchanged again');
+    } finally {
+      oidc.setAccessTokenTtl(3600);
+    }
+  });
+
+  test('a caller who came with an API key has no token to exchange: told so, naming auth.jwt', async () => {
+    const answer = await whoami('/servers/docs/mcp', 'carol');
+    assert.ok('error' in answer.body, JSON.stringify(answer.body));
+    assert.match(answer.body.error.message, /auth\.jwt/);
+    assert.ok(!upstream.callers.includes('carol'));
+  });
+
+  test("no token text in the gateway's logs or audit", async () => {
+    assert.ok(logLines.length > 0, 'the gateway logged at debug');
+    if (process.env.SHOW_LOG) console.log(logLines.filter((l) => !l.includes('"level":20')).join(''));
+    const audit = readFileSync(auditFile, 'utf8');
+    assert.match(audit, /"principal":"alice"/);
+    const secrets = [...callerTokens.values(), ...upstream.tokens, CLIENT.client_secret, API_KEY];
+    assert.ok(secrets.length > 4);
+    const all = logLines.join('') + audit;
+    for (const secret of secrets) assert.ok(!all.includes(secret), 'a token or secret reached the log');
+  });
+});

@@ -1,0 +1,121 @@
+// The upstream-identity keys (issue 33): listen.publicUrl, credentials:, and servers.<name>.credentials,
+// with the load errors that name what to add or change.
+import { test } from 'node:test';
+import assert from 'node:assert/strict';
+import path from 'node:path';
+import { ConfigError, parseConfig, type HttpServerConfig } from '../../src/config/config.js';
+
+const BASE = path.resolve('/srv/gateway');
+const KEY = 'k'.repeat(32);
+const JWT = { issuer: 'https://idp.example.com', jwksUrl: 'https://idp.example.com/jwks', audience: 'https://gw.example.com/mcp' };
+const EXCHANGE = { type: 'tokenExchange', tokenEndpoint: 'https://idp.example.com/token', clientId: 'gw', clientSecret: 'secret', audience: 'https://docs.example.com/mcp' };
+
+function problems(raw: unknown): string[] {
+  try {
+    parseConfig(raw, 'test.yaml', BASE, {});
+  } catch (error) {
+    assert.ok(error instanceof ConfigError, String(error));
+    return error.problems;
+  }
+  assert.fail('expected a ConfigError');
+}
+
+test("the issue's example loads: publicUrl trimmed, the store file resolved, both kinds of server credentials", () => {
+  const config = parseConfig(
+    {
+      listen: { publicUrl: 'https://gw.example.com/' },
+      credentials: { key: KEY, store: 'file', file: './credentials.json' },
+      auth: { jwt: JWT },
+      servers: {
+        crm: { url: 'https://crm.example.com/mcp', credentials: { type: 'oauth', clientId: 'gw', clientSecret: 's', scopes: ['crm.read'] } },
+        docs: { url: 'https://docs.example.com/mcp', credentials: EXCHANGE },
+      },
+    },
+    'test.yaml',
+    BASE,
+    {},
+  );
+  assert.equal(config.listen.publicUrl, 'https://gw.example.com');
+  assert.equal(config.credentials?.file, path.join(BASE, 'credentials.json'));
+  assert.equal(config.credentials?.linkTtlMs, 600_000);
+  const docs = config.servers.docs as HttpServerConfig;
+  assert.equal(docs.credentials?.type, 'tokenExchange');
+  assert.equal(docs.credentials?.type === 'tokenExchange' && docs.credentials.authMethod, 'client_secret_basic');
+  const crm = config.servers.crm as HttpServerConfig;
+  assert.deepEqual(crm.credentials?.type === 'oauth' && crm.credentials.scopes, ['crm.read']);
+});
+
+test('a key shorter than 32 bytes is refused, saying how to make one', () => {
+  const found = problems({ credentials: { key: 'short-key' }, servers: { a: { command: 'node' } } });
+  assert.ok(
+    found.some((p) => p.includes('credentials.key') && p.includes('32 bytes') && p.includes('openssl rand')),
+    found.join('\n'),
+  );
+});
+
+test('tokenExchange without auth.jwt is refused at load, naming auth.jwt', () => {
+  const found = problems({ auth: { anonymous: true }, servers: { docs: { url: 'https://docs.example.com/mcp', credentials: EXCHANGE } } });
+  assert.ok(
+    found.some((p) => p.startsWith('servers.docs.credentials') && p.includes('auth.jwt')),
+    found.join('\n'),
+  );
+  // The control: with auth.jwt the same server loads.
+  parseConfig({ auth: { jwt: JWT }, servers: { docs: { url: 'https://docs.example.com/mcp', credentials: EXCHANGE } } }, 'test.yaml', BASE, {});
+});
+
+test('type oauth needs the store and publicUrl; each missing one is named', () => {
+  const found = problems({ servers: { crm: { url: 'https://crm.example.com/mcp', credentials: { type: 'oauth' } } } });
+  assert.ok(
+    found.some((p) => p.includes('servers.crm.credentials') && p.includes('credentials: { key:')),
+    found.join('\n'),
+  );
+  assert.ok(
+    found.some((p) => p.includes('servers.crm.credentials') && p.includes('listen.publicUrl')),
+    found.join('\n'),
+  );
+  parseConfig(
+    { listen: { publicUrl: 'http://127.0.0.1:8080' }, credentials: { key: KEY }, servers: { crm: { url: 'https://crm.example.com/mcp', credentials: { type: 'oauth' } } } },
+    'test.yaml',
+    BASE,
+    {},
+  );
+});
+
+test('a static Authorization header beside per-user credentials is refused', () => {
+  const found = problems({
+    auth: { jwt: JWT },
+    servers: { docs: { url: 'https://docs.example.com/mcp', headers: { Authorization: 'Bearer x' }, credentials: EXCHANGE } },
+  });
+  assert.ok(
+    found.some((p) => p.includes('remove servers.docs.headers.Authorization')),
+    found.join('\n'),
+  );
+});
+
+test('an unknown credentials type and a link that lives too long are refused', () => {
+  const found = problems({
+    listen: { publicUrl: 'https://gw.example.com' },
+    credentials: { key: KEY, linkTtlMs: 3_600_000 },
+    auth: { jwt: JWT },
+    servers: {
+      a: { url: 'https://a.example.com/mcp', credentials: { type: 'apiKey' } },
+      b: { url: 'https://b.example.com/mcp', credentials: { ...EXCHANGE, clientSecret: undefined } },
+    },
+  });
+  assert.ok(
+    found.some((p) => p.startsWith('servers.a.credentials') && p.includes('"oauth"') && p.includes('"tokenExchange"')),
+    found.join('\n'),
+  );
+  assert.ok(
+    found.some((p) => p.startsWith('credentials.linkTtlMs') && p.includes('10 minutes')),
+    found.join('\n'),
+  );
+});
+
+test('a secret method without a secret is refused, naming authMethod: none', () => {
+  const found = problems({ auth: { jwt: JWT }, servers: { b: { url: 'https://b.example.com/mcp', credentials: { ...EXCHANGE, clientSecret: undefined } } } });
+  assert.ok(
+    found.some((p) => p.startsWith('servers.b.credentials.clientSecret') && p.includes('authMethod: none')),
+    found.join('\n'),
+  );
+});
