@@ -8,6 +8,7 @@ import { childEnvironment } from './child-env.js';
 import type { ServerConfig } from './config/config.js';
 import type { Log } from '../infra/log.js';
 import { GATEWAY_INFO } from '../infra/version.js';
+import { perCallerUpstream } from './layers/per-caller/per-caller-factory.js';
 
 export async function createUpstream(name: string, server: ServerConfig, log: Log, envReads: readonly string[]): Promise<Upstream> {
   if (server.transport === 'http') {
@@ -50,6 +51,7 @@ export async function createUpstream(name: string, server: ServerConfig, log: Lo
     clientInfo: GATEWAY_INFO,
   };
   const instances = childCount(server.instances);
+  if (server.perCaller) return perCallerUpstream(config, instances, { idleMs: server.idleMs, maxCallers: server.maxCallers }, log);
   // One child is served as it always was: no pool in front of it, nothing more on its requests' path.
   if (instances === 1) return new StdioUpstream(config, log);
   const children = Array.from({ length: instances }, (_, index) => new StdioUpstream(config, log.child({ child: index })));

@@ -71,6 +71,12 @@ const stdioServer = z.strictObject({
       error: 'give a whole number of children (1 or more) or "auto" (one per core)',
     })
     .default(1),
+  /** A child (or `instances` pool) per principal, started on their first call (docs/configuration.md: Per-caller servers). */
+  perCaller: bool().default(false),
+  /** With perCaller: a caller's child with no call for this long is stopped. */
+  idleMs: positiveMs.default(600_000),
+  /** With perCaller: children that may run at once; past it the least recently used idle one stops, or 503. */
+  maxCallers: int().pipe(z.number().min(1, 'at least 1 caller, or the server serves nobody')).default(50),
   ...upstreamCommon,
 });
 

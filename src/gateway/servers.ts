@@ -79,7 +79,9 @@ export class ServerSet {
     this.raw.set(name, upstream);
     // A server reached as each caller has no listen stream of the gateway's own: it would be refused (whose
     // token would it carry?). Its lists live per caller in the cache for their ttlMs.
-    if (server.transport !== 'http' || server.credentials === undefined) this.watches.set(name, followUpstreamChanges(name, upstream, cache, this.resourceWatch, upstreamLog));
+    // Nor has a server with a child per caller: each caller's lists are read from their own child.
+    if (server.transport === 'http' ? server.credentials === undefined : !server.perCaller)
+      this.watches.set(name, followUpstreamChanges(name, upstream, cache, this.resourceWatch, upstreamLog));
     const { served, limits } = buildServerStack(upstream, server, {
       cache,
       held,
