@@ -9,8 +9,9 @@ import type { ServerConfig } from './config/config.js';
 import type { Log } from '../infra/log.js';
 import { GATEWAY_INFO } from '../infra/version.js';
 import { perCallerUpstream } from './layers/per-caller/per-caller-factory.js';
+import type { ChildEnvSource } from './layers/per-caller/per-caller-upstream.js';
 
-export async function createUpstream(name: string, server: ServerConfig, log: Log, envReads: readonly string[]): Promise<Upstream> {
+export async function createUpstream(name: string, server: ServerConfig, log: Log, envReads: readonly string[], envSource?: ChildEnvSource): Promise<Upstream> {
   if (server.transport === 'http') {
     // Loaded only when a remote server is configured: undici stays out of a stdio-only gateway's memory.
     const { HttpUpstream } = await import('../bridge/http/http-upstream.js');
@@ -51,7 +52,7 @@ export async function createUpstream(name: string, server: ServerConfig, log: Lo
     clientInfo: GATEWAY_INFO,
   };
   const instances = childCount(server.instances);
-  if (server.perCaller) return perCallerUpstream(config, instances, { idleMs: server.idleMs, maxCallers: server.maxCallers }, log);
+  if (server.perCaller) return perCallerUpstream(config, instances, { idleMs: server.idleMs, maxCallers: server.maxCallers }, log, envSource);
   // One child is served as it always was: no pool in front of it, nothing more on its requests' path.
   if (instances === 1) return new StdioUpstream(config, log);
   const children = Array.from({ length: instances }, (_, index) => new StdioUpstream(config, log.child({ child: index })));

@@ -12,6 +12,7 @@ import { adoptHostServers, renameProblem } from './mcp-servers.js';
 import { salvage, type Salvaged, type SalvageRules } from './salvage.js';
 import { allowedHosts, inheritEnv, operators, peers } from './security.js';
 import { credentialProblems, credentialStore, publicUrl, serverCredentials } from './credentials.js';
+import { perCallerProblems, perCallerSecrets } from './per-caller-checks.js';
 import { telemetry } from '../telemetry/config.js';
 
 export { ConfigError, ConfigFileMissing } from './file.js';
@@ -77,6 +78,8 @@ const stdioServer = z.strictObject({
   idleMs: positiveMs.default(600_000),
   /** With perCaller: children that may run at once; past it the least recently used idle one stops, or 503. */
   maxCallers: int().pipe(z.number().min(1, 'at least 1 caller, or the server serves nobody')).default(50),
+  /** With perCaller: environment variables each caller pastes on the gateway's page, kept encrypted per caller. */
+  secrets: perCallerSecrets,
   ...upstreamCommon,
 });
 
@@ -345,6 +348,7 @@ export function parseConfig(raw: unknown, source: string, baseDir: string, env: 
       ...crossKeyProblems({ ...checkable.config, envReads }, [...checkable.cut, ...unset], writtenServerNames(expanded)),
       ...inheritProblems(checkable.config.servers, reads),
       ...(checkable.cut.some((at) => at === 'listen' || at.startsWith('auth') || at.startsWith('credentials')) ? [] : credentialProblems(checkable.config)),
+      ...(checkable.cut.some((at) => at === 'listen' || at.startsWith('auth') || at.startsWith('credentials')) ? [] : perCallerProblems(checkable.config)),
     );
   if (problems.length || !checkable)
     throw new ConfigError(

@@ -67,6 +67,8 @@ export interface EdgeOptions {
   /** /healthz, /readyz, /metrics and the status page. */
   ops: Omit<OpsOptions, 'security' | 'draining' | 'originAllowed'>;
   log: Log;
+  /** Routes of parts wired beside the edge (the connect pages of src/credentials/). */
+  addRoutes?(app: Hono<{ Bindings: HttpBindings }>): void;
 }
 
 /** The profiles as of now (a reload may change them) and the index search mode reads. */
@@ -107,6 +109,7 @@ export function createApp(options: EdgeOptions): Edge {
   const ops: OpsOptions = { ...options.ops, originAllowed: edge.originAllowed, security: options.security, draining: () => options.tracker.draining };
   addOpsRoutes(app, ops);
   addResourceMetadataRoutes(app, options.security);
+  options.addRoutes?.(app);
 
   // The endpoint a route serves, and its name in metrics and refusals.
   const endpointAt = (path: string, name: string | undefined): [Endpoint | undefined, string] => {

@@ -27,6 +27,8 @@ import { reloadGateway } from './reload.js';
 import type { GatewayParts, LiveConfig, RunningGateway } from './running.js';
 import { ServerSet } from './servers.js';
 import { credentialSourceFor } from '../credentials/sources.js';
+import { openCredentialStore } from '../credentials/store.js';
+import { PerCallerSecrets } from './per-caller-secrets.js';
 import { startTracing } from '../telemetry/start.js';
 import { KEEPS_EXACT_NUMBERS } from '../../protocol/exact-json.js';
 
@@ -38,7 +40,12 @@ export async function startGateway(initial: GatewayConfig, log: Log): Promise<Ru
   const retries = new HeldCallRetries(initial.mrtr, initial.cache, log);
   // Read at scrape only, once everything below exists.
   const live = (): LiveCounts => ({ heldCalls: retries.held.calls.size, listenStreams: listenHub.size, cacheBytes: cache.bytes });
-  const { servers, metrics } = await createServers(initial, cache, retries, live, log);
+  // The one credential store (src/credentials/); the upstream-identity wiring opens the same one.
+  const store = initial.credentials
+    ? await openCredentialStore(initial.credentials, { url: initial.cache.url, sentinel: initial.cache.sentinel, keyPrefix: initial.cache.keyPrefix })
+    : undefined;
+  const secrets = new PerCallerSecrets(() => config.current, store, log);
+  const { servers, metrics } = await createServers(initial, cache, retries, live, log, secrets);
   warnIfOpenBeyondLoopback(initial, log);
   const aggregate = new Aggregator({
     upstreams: servers.upstreams,
@@ -64,7 +71,21 @@ export async function startGateway(initial: GatewayConfig, log: Log): Promise<Ru
   const legacy = await createLegacySessions(initial, listenHub, log);
   const tracker = new RequestTracker();
   const ops = opsOptions({ startedAt: Date.now(), config: () => config.current, servers, aggregate, cache, tracker, metrics });
-  const edge = createEdge(initial, { servers, aggregate, catalog: catalogView(profiles, search), listenHub, security, tracker, metrics, legacy, retries, ops, tracer, log });
+  const edge = createEdge(initial, {
+    servers,
+    aggregate,
+    catalog: catalogView(profiles, search),
+    listenHub,
+    security,
+    tracker,
+    metrics,
+    legacy,
+    retries,
+    ops,
+    tracer,
+    log,
+    secrets,
+  });
   const { host, port, allowedHosts } = initial.listen;
   const { drain, url } = await listen(edge, host, port, hostChecker(host, allowedHosts));
   await retries.register(url);
@@ -80,7 +101,7 @@ export async function startGateway(initial: GatewayConfig, log: Log): Promise<Ru
     listen: listenHub,
     security,
     reload: (next) => reloadGateway(parts, next),
-    close: () => closeGateway(parts),
+    close: () => closeGateway(parts).finally(() => store?.close()),
   };
 }
 
@@ -91,6 +112,7 @@ async function createServers(
   retries: HeldCallRetries,
   live: () => LiveCounts,
   log: Log,
+  secrets: PerCallerSecrets,
 ): Promise<{ servers: ServerSet; metrics: GatewayMetrics }> {
   // Each reads the other only later (a queue wait, a scrape), so the order of these two does not matter.
   const servers: ServerSet = new ServerSet({
@@ -101,6 +123,7 @@ async function createServers(
     forgetMetrics: (name) => metrics.forgetServer(name),
     log,
     credentialSourceOf: credentialSourceFor,
+    secretsOf: (name, server) => secrets.envFor(name, server),
   });
   const metrics = new GatewayMetrics({ upstreams: () => servers.statuses(), cache: () => cache.stats, live });
   for (const [name, server] of Object.entries(config.servers)) await servers.add(name, server, config.envReads);
@@ -138,6 +161,7 @@ interface EdgeParts {
   ops: EdgeOptions['ops'];
   tracer: EdgeOptions['tracer'];
   log: Log;
+  secrets: PerCallerSecrets;
 }
 
 function createEdge(config: GatewayConfig, parts: EdgeParts): Edge {
@@ -158,6 +182,11 @@ function createEdge(config: GatewayConfig, parts: EdgeParts): Edge {
     retries: parts.retries,
     tracer: parts.tracer,
     log: parts.log,
+    addRoutes: (app) =>
+      parts.secrets.addRoutes(app, async (authorization) => {
+        const outcome = await security.current.authenticator.authenticate(authorization);
+        return outcome.ok && outcome.principal.via !== 'anonymous' ? outcome.principal.id : undefined;
+      }),
   });
 }
 

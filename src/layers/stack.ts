@@ -21,6 +21,8 @@ import { LimitedUpstream, type Limits } from './limits/limited-upstream.js';
 import { MeteredUpstream } from './metered-upstream.js';
 import { PropagatingUpstream } from './propagating-upstream.js';
 import { CredentialedUpstream, type CredentialSource } from '../credentials/credentialed-upstream.js';
+import type { SecretEnv } from './per-caller/secret-env.js';
+import { SecretGate } from './per-caller/secret-gate.js';
 
 export interface StackSettings extends Limits {
   transport: 'stdio' | 'http';
@@ -36,6 +38,8 @@ export interface StackParts {
   log: Log;
   /** Where each caller's own credential for this server comes from; absent: the server's static headers. */
   credentials?: CredentialSource | undefined;
+  /** A perCaller server's secrets: a caller without theirs gets the paste link above the MRTR bridge. */
+  secrets?: SecretEnv | undefined;
 }
 
 /** The served top of the stack, and the limits layer (its load is read for metrics and /readyz). */
@@ -51,6 +55,7 @@ export function buildServerStack(transport: Upstream, settings: StackSettings, p
   const limits = new LimitedUpstream(metered, settings, parts.queueWaited);
   const reached = parts.credentials ? new CredentialedUpstream(limits, parts.credentials) : limits;
   const bridged = new InputBridge(reached, { held: parts.held, roots: settings.roots, log: parts.log });
-  const served = new CachedUpstream(bridged, parts.cache);
+  const gated = parts.secrets ? new SecretGate(bridged, parts.secrets) : bridged;
+  const served = new CachedUpstream(gated, parts.cache);
   return { served, limits };
 }

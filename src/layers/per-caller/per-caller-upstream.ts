@@ -19,11 +19,18 @@ export interface PerCallerSettings {
 }
 
 /** What a caller's child is started with: its environment beyond the server's own, or an answer instead (connect first). */
-export type Admission = { env: Readonly<Record<string, string>> } | { answer: (id: JsonRpcId) => JsonRpcResponse };
+export type Admission = { env: Readonly<Record<string, string>>; version?: number } | { answer: (id: JsonRpcId) => JsonRpcResponse };
 
 /** Says what a caller's child needs before it starts (per-caller secrets); absent: nothing more than the config. */
 export interface ChildEnvSource {
   admit(caller: CallerIdentity, message: JsonRpcRequest): Promise<Admission>;
+  /**
+   * Which version of the caller's values is current, from memory: a child started with another (the secret
+   * was pasted again, or revoked: null) is replaced. undefined: not known here, keep the child.
+   */
+  version?(principal: string): number | null | undefined;
+  /** Hears of a caller whose values may be gone (undefined: any caller; recheck each). */
+  onGone?(listener: (principal: string | undefined) => void): void;
 }
 
 /** Makes one caller's upstream (a child or a pool) with `env` added to the server's own environment. */
@@ -37,7 +44,10 @@ class CallerChild {
   /** No longer the caller's (secret revoked): stopped once its last call is answered. */
   forgotten = false;
 
-  constructor(readonly upstream: Upstream) {}
+  constructor(
+    readonly upstream: Upstream,
+    readonly version: number | undefined,
+  ) {}
 }
 
 const NOTHING_MORE: Admission = { env: {} };
@@ -57,7 +67,12 @@ export class PerCallerUpstream implements Upstream {
     private readonly settings: PerCallerSettings,
     private readonly log: Log,
     private readonly envSource?: ChildEnvSource,
-  ) {}
+  ) {
+    envSource?.onGone?.((principal) => {
+      if (principal !== undefined) this.forget(principal);
+      else for (const known of [...this.children.keys()]) this.current(known);
+    });
+  }
 
   async request(message: JsonRpcRequest, options: RequestOptions = {}): Promise<JsonRpcResponse> {
     const caller = options.caller;
@@ -67,7 +82,7 @@ export class PerCallerUpstream implements Upstream {
       });
     }
     if (this.stopped) return errorResponse(message.id, ErrorCode.InternalError, `Upstream '${this.name}' is stopped (the gateway is shutting down or reloading)`);
-    const found = this.children.get(caller.principal) ?? (await this.childFor(caller, message));
+    const found = this.current(caller.principal) ?? (await this.childFor(caller, message));
     if (!(found instanceof CallerChild)) return found;
     return this.send(found, message, options);
   }
@@ -83,6 +98,16 @@ export class PerCallerUpstream implements Upstream {
     }
   }
 
+  /** The caller's running child, unless their values changed since it started (then it is let go). */
+  private current(principal: string): CallerChild | undefined {
+    const child = this.children.get(principal);
+    if (child === undefined || this.envSource?.version === undefined) return child;
+    const version = this.envSource.version(principal);
+    if (version === undefined || version === child.version) return child;
+    this.forget(principal);
+    return undefined;
+  }
+
   /** The caller's child, started now; or the answer they get instead (connect first, or no room). */
   private childFor(caller: CallerIdentity, message: JsonRpcRequest): Promise<CallerChild | JsonRpcResponse> {
     const principal = caller.principal;
@@ -96,10 +121,10 @@ export class PerCallerUpstream implements Upstream {
   private async admit(caller: CallerIdentity, message: JsonRpcRequest): Promise<CallerChild | JsonRpcResponse> {
     const admission = this.envSource ? await this.envSource.admit(caller, message) : NOTHING_MORE;
     if ('answer' in admission) return admission.answer(message.id);
-    const existing = this.children.get(caller.principal);
+    const existing = this.current(caller.principal);
     if (existing) return existing;
     if (this.children.size >= this.settings.maxCallers && !this.makeRoom()) return this.full(message.id);
-    const child = new CallerChild(this.spawn(admission.env));
+    const child = new CallerChild(this.spawn(admission.env), admission.version);
     this.children.set(caller.principal, child);
     void child.upstream.start();
     this.log.info({ children: this.children.size }, 'started a child for a new caller');
