@@ -1,14 +1,16 @@
 // The stack every served server runs on, built in one place and in the order docs/design.md draws it, from
 // the client's side down to the hop:
 //
-//   cache → MRTR bridge → [caller's credential] → limits → metering → trace propagation → transport (bridge/)
+//   cache → [per-caller secrets] → MRTR bridge → [caller's credential] → limits → metering → trace propagation → transport (bridge/)
 //
 // Why this order: the cache answers lists before anything below spends a slot; the MRTR bridge holds a
 // 2025 server's call above the limits, so a held question does not occupy a slot twice; limits queue
 // before metering, so queue waits are never counted as the server's time; propagation sits right on the
 // hop, so its span times only the call. A server reached as each caller (servers.<name>.credentials) gets
 // the credentials layer above the limits: a token exchange or a refresh does not hold a slot, and an answer
-// it gives itself (connect first) spends none.
+// it gives itself (connect first) spends none. A perCaller server with secrets: gets its gate above the
+// MRTR bridge: a caller without their values is sent to the paste page before anything below runs (the
+// transport of a perCaller server is src/layers/per-caller/, a child per caller).
 import type { Upstream } from '../../bridge/upstream.js';
 import type { ListCache } from '../../cache/list-cache.js';
 import type { JsonObject } from '../../protocol/jsonrpc.js';
