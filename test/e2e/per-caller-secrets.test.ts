@@ -15,6 +15,7 @@ import { chromium } from '../services.js';
 import { tempDir } from '../temp.js';
 import { everything, headersFor, META, post, request, ROOT, until } from './harness.js';
 import { freePort } from './own-redis.js';
+import { startOtlpReceiver, type OtlpReceiver } from '../otlp-receiver.js';
 
 const browserNeed = await chromium('per-caller secrets pasted in headless Chromium');
 const ARGS = ['--headless', '--no-sandbox', '--disable-gpu', '--disable-quic', '--no-first-run', '--disable-background-networking', '--disable-component-update', '--disable-sync'];
@@ -27,16 +28,19 @@ describe('per-caller secrets', { skip: browserNeed.skip }, () => {
   let gateway: RunningGateway;
   let browser: Browser;
   let publicUrl: string;
+  let receiver: OtlpReceiver;
   const logLines: string[] = [];
 
   before(async () => {
     browserNeed.check();
     const port = await freePort();
     publicUrl = `http://127.0.0.1:${port}`;
+    receiver = await startOtlpReceiver();
     const raw = {
       listen: { port, publicUrl },
       auth: { apiKeys: Object.entries(KEYS).map(([principal, key]) => ({ key, principal })), operators: { ids: ['op'] } },
       audit: { destination: auditFile },
+      telemetry: { traces: { endpoint: receiver.url, protocol: 'http/json', sampler: 'always_on' } },
       credentials: { key: 'a-test-credentials-key-of-32-bytes-or-more', store: 'file', file: path.join(dir, 'credentials.json') },
       servers: { everything: { ...everything, perCaller: true, secrets: { PERSONAL_TOKEN: { prompt: 'Your personal token' } } } },
     };
@@ -53,6 +57,7 @@ describe('per-caller secrets', { skip: browserNeed.skip }, () => {
   after(async () => {
     await browser?.close();
     await gateway?.close();
+    await receiver?.close();
   });
 
   const getEnv = (who: string, params: Record<string, unknown> = {}) => {
@@ -161,7 +166,8 @@ describe('per-caller secrets', { skip: browserNeed.skip }, () => {
     assert.ok([...childrenWithToken().values()].includes(SECRETS.bob), "bob's child is untouched");
   });
 
-  test('no secret in logs, audit, metrics, the status page or at rest', async () => {
+  test('no secret in logs, audit, traces, metrics, the status page or at rest', async () => {
+    assert.ok(await until(async () => receiver.spans.some((span) => span.kind === 2), 30_000), 'the gateway exported its spans');
     const op = { authorization: `Bearer ${KEYS.op}` };
     const outputs = {
       logs: logLines.join(''),
@@ -170,6 +176,7 @@ describe('per-caller secrets', { skip: browserNeed.skip }, () => {
       status: await (await fetch(`${gateway.url}/status.json`, { headers: op })).text(),
       readyz: await (await fetch(`${gateway.url}/readyz`, { headers: op })).text(),
       store: readFileSync(path.join(dir, 'credentials.json'), 'utf8'),
+      traces: JSON.stringify(receiver.spans),
     };
     assert.ok(outputs.audit.length > 0 && outputs.logs.length > 0, 'something was written');
     for (const [where, text] of Object.entries(outputs)) {
