@@ -8,8 +8,10 @@ import { childEnvironment } from './child-env.js';
 import type { ServerConfig } from './config/config.js';
 import type { Log } from '../infra/log.js';
 import { GATEWAY_INFO } from '../infra/version.js';
+import { perCallerUpstream } from './layers/per-caller/per-caller-factory.js';
+import type { ChildEnvSource } from './layers/per-caller/per-caller-upstream.js';
 
-export async function createUpstream(name: string, server: ServerConfig, log: Log, envReads: readonly string[]): Promise<Upstream> {
+export async function createUpstream(name: string, server: ServerConfig, log: Log, envReads: readonly string[], envSource?: ChildEnvSource): Promise<Upstream> {
   if (server.transport === 'sse') {
     const { SseUpstream } = await import('../bridge/sse/sse-upstream.js');
     if (server.era === 'modern') log.warn({}, `servers.${name}.era: modern is ignored: an HTTP+SSE (transport: sse) server is always of the 2025 era`);
@@ -67,6 +69,7 @@ export async function createUpstream(name: string, server: ServerConfig, log: Lo
     clientInfo: GATEWAY_INFO,
   };
   const instances = childCount(server.instances);
+  if (server.perCaller) return perCallerUpstream(config, instances, { idleMs: server.idleMs, maxCallers: server.maxCallers }, log, envSource);
   // One child is served as it always was: no pool in front of it, nothing more on its requests' path.
   if (instances === 1) return new StdioUpstream(config, log);
   const children = Array.from({ length: instances }, (_, index) => new StdioUpstream(config, log.child({ child: index })));

@@ -13,6 +13,7 @@ import { unknownKeysMessage } from './unknown-keys.js';
 import { salvage, type Salvaged, type SalvageRules } from './salvage.js';
 import { allowedHosts, inheritEnv, operators, peers } from './security.js';
 import { credentialProblems, credentialStore, publicUrl, serverCredentials } from './credentials.js';
+import { perCallerProblems, perCallerSecrets } from './per-caller-checks.js';
 import { telemetry } from '../telemetry/config.js';
 import { CALLER_LIMIT_DEFAULTS } from '../edge/caller-load.js';
 
@@ -73,6 +74,14 @@ const stdioServer = z.strictObject({
       error: 'give a whole number of children (1 or more) or "auto" (one per core)',
     })
     .default(1),
+  /** A child (or `instances` pool) per principal, started on their first call (docs/configuration.md: Per-caller servers). */
+  perCaller: bool().default(false),
+  /** With perCaller: a caller's child with no call for this long is stopped. */
+  idleMs: positiveMs.default(600_000),
+  /** With perCaller: children that may run at once; past it the least recently used idle one stops, or 503. */
+  maxCallers: int().pipe(z.number().min(1, 'at least 1 caller, or the server serves nobody')).default(50),
+  /** With perCaller: environment variables each caller pastes on the gateway's page, kept encrypted per caller. */
+  secrets: perCallerSecrets,
   ...upstreamCommon,
 });
 
@@ -367,6 +376,7 @@ export function parseConfig(raw: unknown, source: string, baseDir: string, env: 
       ...crossKeyProblems({ ...checkable.config, envReads }, [...checkable.cut, ...unset], writtenServerNames(expanded)),
       ...inheritProblems(checkable.config.servers, reads),
       ...(checkable.cut.some((at) => at === 'listen' || at.startsWith('auth') || at.startsWith('credentials')) ? [] : credentialProblems(checkable.config)),
+      ...(checkable.cut.some((at) => at === 'listen' || at.startsWith('auth') || at.startsWith('credentials')) ? [] : perCallerProblems(checkable.config)),
     );
   if (problems.length || !checkable)
     throw new ConfigError(

@@ -28,6 +28,7 @@ import { reloadGateway } from './reload.js';
 import type { GatewayParts, LiveConfig, RunningGateway } from './running.js';
 import { ServerSet } from './servers.js';
 import { UpstreamCredentials } from '../credentials/wiring.js';
+import { PerCallerSecrets } from './per-caller-secrets.js';
 import { startTracing } from '../telemetry/start.js';
 import { KEEPS_EXACT_NUMBERS } from '../../protocol/exact-json.js';
 
@@ -40,7 +41,8 @@ export async function startGateway(initial: GatewayConfig, log: Log): Promise<Ru
   // Read at scrape only, once everything below exists.
   const live = (): LiveCounts => ({ heldCalls: retries.held.calls.size, listenStreams: listenHub.size, cacheBytes: cache.bytes });
   const credentials = await UpstreamCredentials.open(initial, log);
-  const { servers, metrics } = await createServers(initial, cache, retries, live, log, credentials);
+  const secrets = new PerCallerSecrets(() => config.current, credentials.store, log);
+  const { servers, metrics } = await createServers(initial, cache, retries, live, log, credentials, secrets);
   warnIfOpenBeyondLoopback(initial, log);
   const aggregate = new Aggregator({
     upstreams: servers.upstreams,
@@ -80,6 +82,7 @@ export async function startGateway(initial: GatewayConfig, log: Log): Promise<Ru
     tracer,
     log,
     credentials,
+    secrets,
   });
   const { host, port, allowedHosts } = initial.listen;
   const fdLimit = readFdLimit();
@@ -111,6 +114,7 @@ async function createServers(
   live: () => LiveCounts,
   log: Log,
   credentials: UpstreamCredentials,
+  secrets: PerCallerSecrets,
 ): Promise<{ servers: ServerSet; metrics: GatewayMetrics }> {
   // Each reads the other only later (a queue wait, a scrape), so the order of these two does not matter.
   const servers: ServerSet = new ServerSet({
@@ -121,6 +125,7 @@ async function createServers(
     forgetMetrics: (name) => metrics.forgetServer(name),
     log,
     credentialSourceOf: (name, server) => credentials.sourceFor(name, server),
+    secretsOf: (name, server) => secrets.envFor(name, server),
   });
   const metrics = new GatewayMetrics({ upstreams: () => servers.statuses(), cache: () => cache.stats, live });
   for (const [name, server] of Object.entries(config.servers)) await servers.add(name, server, config.envReads);
@@ -159,6 +164,7 @@ interface EdgeParts {
   tracer: EdgeOptions['tracer'];
   log: Log;
   credentials: UpstreamCredentials;
+  secrets: PerCallerSecrets;
 }
 
 function createEdge(config: GatewayConfig, parts: EdgeParts): Edge {
@@ -180,11 +186,15 @@ function createEdge(config: GatewayConfig, parts: EdgeParts): Edge {
     retries: parts.retries,
     tracer: parts.tracer,
     log: parts.log,
-    addRoutes: (app) =>
-      parts.credentials.addRoutes(app, async (authorization) => {
+    addRoutes: (app) => {
+      const authenticate = async (authorization: string | undefined) => {
         const outcome = await security.current.authenticator.authenticate(authorization);
         return outcome.ok && outcome.principal.via !== 'anonymous' ? outcome.principal.id : undefined;
-      }),
+      };
+      // One store, one list of a caller's connections: the connect routes serve it; the paste pages add none.
+      parts.credentials.addRoutes(app, authenticate);
+      parts.secrets.addRoutes(app, authenticate, false);
+    },
   });
 }
 

@@ -14,6 +14,7 @@ import { createUpstream } from '../upstream-factory.js';
 import { buildServerStack, type ServedUpstream } from '../layers/stack.js';
 import { followUpstreamChanges } from '../notify/list-changes.js';
 import type { CredentialSource } from '../credentials/credentialed-upstream.js';
+import type { SecretEnv } from '../layers/per-caller/secret-env.js';
 
 export interface ServerSetOptions {
   cache: ListCache;
@@ -27,6 +28,8 @@ export interface ServerSetOptions {
   log: Log;
   /** Where each caller's own credential for a server with `credentials:` comes from (src/credentials/). */
   credentialSourceOf?(name: string, server: ServerConfig): CredentialSource | undefined;
+  /** Where each caller's own secrets for a perCaller server with `secrets:` come from (src/layers/per-caller/). */
+  secretsOf?(name: string, server: ServerConfig): SecretEnv | undefined;
 }
 
 export class ServerSet {
@@ -74,11 +77,14 @@ export class ServerSet {
   async add(name: string, server: ServerConfig, envReads: readonly string[]): Promise<ServedUpstream> {
     const { cache, held, log } = this.options;
     const upstreamLog = log.child({ server: name });
-    const upstream = await createUpstream(name, server, upstreamLog, envReads);
+    const secrets = this.options.secretsOf?.(name, server);
+    const upstream = await createUpstream(name, server, upstreamLog, envReads, secrets);
     this.raw.set(name, upstream);
     // A server reached as each caller has no listen stream of the gateway's own: it would be refused (whose
     // token would it carry?). Its lists live per caller in the cache for their ttlMs.
-    if (server.transport !== 'http' || server.credentials === undefined) this.watches.set(name, followUpstreamChanges(name, upstream, cache, this.resourceWatch, upstreamLog));
+    // Nor has a server with a child per caller: each caller's lists are read from their own child.
+    if (server.transport === 'stdio' ? !server.perCaller : server.credentials === undefined)
+      this.watches.set(name, followUpstreamChanges(name, upstream, cache, this.resourceWatch, upstreamLog));
     const { served, limits } = buildServerStack(upstream, server, {
       cache,
       held,
@@ -86,6 +92,7 @@ export class ServerSet {
       queueWaited: (seconds) => this.options.queueWaited(name, seconds),
       log: upstreamLog,
       credentials: this.options.credentialSourceOf?.(name, server),
+      secrets,
     });
     this.limited.set(name, limits);
     this.upstreams.set(name, served);

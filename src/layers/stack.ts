@@ -1,7 +1,7 @@
 // The stack every served server runs on, built in one place and in the order docs/design.md draws it, from
 // the client's side down to the hop:
 //
-//   header rules → cache → MRTR bridge → [caller's credential] → limits → metering → trace propagation → transport (bridge/)
+//   header rules → cache → [per-caller secrets] → MRTR bridge → [caller's credential] → limits → metering → trace propagation → transport (bridge/)
 //
 // Why this order: header rules (tools whose x-mcp-header declarations are invalid left out of lists, and
 // refused) sit on the cache, so that a list it holds teaches them without an upstream call; the cache
@@ -10,7 +10,9 @@
 // before metering, so queue waits are never counted as the server's time; propagation sits right on the
 // hop, so its span times only the call. A server reached as each caller (servers.<name>.credentials) gets
 // the credentials layer above the limits: a token exchange or a refresh does not hold a slot, and an answer
-// it gives itself (connect first) spends none.
+// it gives itself (connect first) spends none. A perCaller server with secrets: gets its gate above the
+// MRTR bridge: a caller without their values is sent to the paste page before anything below runs (the
+// transport of a perCaller server is src/layers/per-caller/, a child per caller).
 import type { Upstream } from '../../bridge/upstream.js';
 import type { ListCache } from '../../cache/list-cache.js';
 import type { JsonObject } from '../../protocol/jsonrpc.js';
@@ -24,6 +26,8 @@ import { LimitedUpstream, type Limits } from './limits/limited-upstream.js';
 import { MeteredUpstream } from './metered-upstream.js';
 import { PropagatingUpstream } from './propagating-upstream.js';
 import { CredentialedUpstream, type CredentialSource } from '../credentials/credentialed-upstream.js';
+import type { SecretEnv } from './per-caller/secret-env.js';
+import { SecretGate } from './per-caller/secret-gate.js';
 
 export interface StackSettings extends Limits {
   transport: 'stdio' | 'http' | 'sse';
@@ -39,6 +43,8 @@ export interface StackParts {
   log: Log;
   /** Where each caller's own credential for this server comes from; absent: the server's static headers. */
   credentials?: CredentialSource | undefined;
+  /** A perCaller server's secrets: a caller without theirs gets the paste link above the MRTR bridge. */
+  secrets?: SecretEnv | undefined;
 }
 
 /** The top of a server's stack: an Upstream that can also say when its requests in flight are done. */
@@ -62,7 +68,8 @@ export function buildServerStack(transport: Upstream, settings: StackSettings, p
   const limits = new LimitedUpstream(metered, settings, parts.queueWaited);
   const reached = parts.credentials ? new CredentialedUpstream(limits, parts.credentials) : limits;
   const bridged = new InputBridge(reached, { held: parts.held, roots: settings.roots, placesQuestions: settings.transport === 'http', log: parts.log });
-  const cached = new CachedUpstream(bridged, parts.cache);
+  const gated = parts.secrets ? new SecretGate(bridged, parts.secrets) : bridged;
+  const cached = new CachedUpstream(gated, parts.cache);
   const served = new HeaderRulesUpstream(cached, parts.log);
   return { served, limits };
 }

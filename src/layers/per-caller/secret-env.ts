@@ -1,0 +1,116 @@
+// servers.<name>.secrets on a perCaller server: each caller's own values for the child's environment,
+// kept encrypted in the credential store (src/credentials/store.ts, a record of kind "secret" per principal
+// and server). A caller without them gets a single-use link to the gateway's paste page (secret-routes.ts),
+// as URL-mode elicitation when their client declared elicitation.url, else as a JSON-RPC error carrying the
+// link: never form-mode elicitation, which the spec forbids for secrets. The values go into that caller's
+// child only; nothing here logs or returns them.
+import type { CallerIdentity } from '../../../bridge/upstream.js';
+import { isObject, type JsonRpcId, type JsonRpcRequest, type JsonRpcResponse, errorResponse } from '../../../protocol/jsonrpc.js';
+import { META } from '../../../protocol/mcp.js';
+import type { SecretRecord } from '../../credentials/record.js';
+import type { CredentialStore } from '../../credentials/store.js';
+import type { Admission, ChildEnvSource } from './per-caller-upstream.js';
+
+// "Connect first" is answered with the OAuth connect flow's own code (URL elicitation required).
+import { CONNECT_REQUIRED } from '../../credentials/oauth/oauth-client.js';
+export { CONNECT_REQUIRED };
+
+/** What a paste link keeps until the page is submitted: who, where, and what to ask for. */
+export interface SecretPending {
+  step: 'secret';
+  principal: string;
+  server: string;
+}
+
+export interface SecretEnvSettings {
+  server: string;
+  /** Environment variable → the prompt shown for it. */
+  secrets: Readonly<Record<string, { prompt: string }>>;
+  publicUrl: string;
+  linkTtlMs: number;
+}
+
+export class SecretEnv implements ChildEnvSource {
+  private readonly names: readonly string[];
+  private readonly goneListeners: ((principal: string | undefined) => void)[] = [];
+
+  constructor(
+    private readonly store: CredentialStore,
+    readonly settings: SecretEnvSettings,
+  ) {
+    this.names = Object.keys(settings.secrets);
+  }
+
+  /** The requestState a connect answer carries: its retry is the caller's original request again. */
+  get requestState(): string {
+    return `secret:${this.settings.server}`;
+  }
+
+  /**
+   * Hears of callers whose values may be gone: `principal` when a call found none (revoked, here or on
+   * another replica), undefined when this process changed some record of this server (recheck each child).
+   */
+  onGone(listener: (principal: string | undefined) => void): void {
+    this.goneListeners.push(listener);
+    this.store.onChange((server) => {
+      if (server === this.settings.server) listener(undefined);
+    });
+  }
+
+  /** A call found the caller without values: their child, if one runs, must go. */
+  gone(principal: string): void {
+    for (const listener of this.goneListeners) listener(principal);
+  }
+
+  /** The caller's complete set of values, or undefined (none, or one missing). */
+  async values(principal: string): Promise<SecretRecord | undefined> {
+    const record = await this.store.get(principal, this.settings.server);
+    if (record?.kind !== 'secret') return undefined;
+    return this.names.every((name) => typeof record.values[name] === 'string' && record.values[name] !== '') ? record : undefined;
+  }
+
+  /** Which stored record the caller's child runs with now, from memory: undefined when not known here. */
+  version(principal: string): number | null | undefined {
+    const record = this.store.cached(principal, this.settings.server);
+    if (record === undefined) return undefined;
+    return record?.kind === 'secret' ? record.connectedAt : null;
+  }
+
+  async admit(caller: CallerIdentity, message: JsonRpcRequest): Promise<Admission> {
+    const record = await this.values(caller.principal);
+    if (record === undefined) return { answer: await this.connectFirst(caller.principal, message) };
+    const env: Record<string, string> = {};
+    for (const name of this.names) env[name] = record.values[name]!;
+    return { env, version: record.connectedAt };
+  }
+
+  /** The link to the paste page, as URL-mode elicitation or as an error carrying it. */
+  async connectFirst(principal: string, message: JsonRpcRequest): Promise<(id: JsonRpcId) => JsonRpcResponse> {
+    const { server, publicUrl, linkTtlMs } = this.settings;
+    const pending: SecretPending = { step: 'secret', principal, server };
+    const link = await this.store.putPending(pending, linkTtlMs);
+    const url = `${publicUrl}/secrets/${link}`;
+    const text = `${server} needs ${this.names.join(', ')} of your own: open ${url} (single use, valid ${Math.round(linkTtlMs / 60_000)} min), paste it there, then try again.`;
+    if (acceptsUrlElicitation(message)) {
+      const elicitationId = link.slice(0, 16);
+      return (id) => ({
+        jsonrpc: '2.0',
+        id,
+        result: {
+          resultType: 'input_required',
+          inputRequests: { [`secret-${server}`]: { method: 'elicitation/create', params: { mode: 'url', url, elicitationId, message: text } } },
+          requestState: this.requestState,
+        },
+      });
+    }
+    return (id) => errorResponse(id, CONNECT_REQUIRED, text, { server, url, reason: 'connect_required' });
+  }
+}
+
+/** The request declared URL-mode elicitation in its capabilities (they are never remembered between requests). */
+function acceptsUrlElicitation(message: JsonRpcRequest): boolean {
+  const meta = message.params?._meta;
+  const capabilities = isObject(meta) ? meta[META.clientCapabilities] : undefined;
+  const elicitation = isObject(capabilities) ? capabilities.elicitation : undefined;
+  return isObject(elicitation) && isObject(elicitation.url);
+}

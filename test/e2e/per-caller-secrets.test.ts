@@ -1,0 +1,186 @@
+// Per-caller secrets (issue 34, item 2) with real parts: server-everything (its get-env tool prints the
+// child's environment) as a perCaller server with secrets:, the encrypted file store, and headless
+// Chromium pasting the value on the gateway's page. alice connects through the JSON-RPC error's link, bob
+// through URL-mode elicitation; each child holds its own caller's value only.
+import assert from 'node:assert/strict';
+import { readdirSync, readFileSync } from 'node:fs';
+import path from 'node:path';
+import { Writable } from 'node:stream';
+import { after, before, describe, test } from 'node:test';
+import { chromium as playwright, type Browser } from 'playwright-core';
+import { parseConfig } from '../../src/config/config.js';
+import { startGateway, type RunningGateway } from '../../src/gateway.js';
+import { createLogger } from '../../infra/logger.js';
+import { chromium } from '../services.js';
+import { tempDir } from '../temp.js';
+import { everything, headersFor, META, post, request, ROOT, until } from './harness.js';
+import { unusedPort } from '../ports.js';
+import { startOtlpReceiver, type OtlpReceiver } from '../otlp-receiver.js';
+
+const browserNeed = await chromium('per-caller secrets pasted in headless Chromium');
+const ARGS = ['--headless', '--no-sandbox', '--disable-gpu', '--disable-quic', '--no-first-run', '--disable-background-networking', '--disable-component-update', '--disable-sync'];
+const KEYS: Record<string, string> = { alice: 'alice-key-0123456789abcdef', bob: 'bob-key-0123456789abcdef', op: 'op-key-0123456789abcdef' };
+const SECRETS = { alice: 'alice-pat-9f8e7d6c5b4a', bob: 'bob-pat-1a2b3c4d5e6f' };
+const dir = tempDir('mcp-gw-per-caller-secrets-');
+const auditFile = path.join(dir, 'audit.log');
+
+describe('per-caller secrets', { skip: browserNeed.skip }, () => {
+  let gateway: RunningGateway;
+  let browser: Browser;
+  let publicUrl: string;
+  let receiver: OtlpReceiver;
+  const logLines: string[] = [];
+
+  before(async () => {
+    browserNeed.check();
+    const port = await unusedPort();
+    publicUrl = `http://127.0.0.1:${port}`;
+    receiver = await startOtlpReceiver();
+    const raw = {
+      listen: { port, publicUrl },
+      auth: { apiKeys: Object.entries(KEYS).map(([principal, key]) => ({ key, principal })), operators: { ids: ['op'] } },
+      audit: { destination: auditFile },
+      telemetry: { traces: { endpoint: receiver.url, protocol: 'http/json', sampler: 'always_on' } },
+      credentials: { key: 'a-test-credentials-key-of-32-bytes-or-more', store: 'file', file: path.join(dir, 'credentials.json') },
+      servers: { everything: { ...everything, perCaller: true, secrets: { PERSONAL_TOKEN: { prompt: 'Your personal token' } } } },
+    };
+    const sink = new Writable({
+      write(chunk, _encoding, done) {
+        logLines.push(String(chunk));
+        done();
+      },
+    });
+    gateway = await startGateway(parseConfig(raw, 'test', ROOT), createLogger('debug', sink));
+    browser = await playwright.launch({ executablePath: browserNeed.path!, args: ARGS });
+  });
+
+  after(async () => {
+    await browser?.close();
+    await gateway?.close();
+    await receiver?.close();
+  });
+
+  const getEnv = (who: string, params: Record<string, unknown> = {}) => {
+    const body = request('tools/call', { name: 'get-env', arguments: {}, ...params });
+    return post(`${gateway.url}/servers/everything/mcp`, body, { ...headersFor(body), authorization: `Bearer ${KEYS[who]}` });
+  };
+
+  /** What a person does with the link: open it, paste the value, save. Returns the page's heading. */
+  async function paste(link: string, value: string): Promise<string> {
+    const context = await browser.newContext();
+    const page = await context.newPage();
+    await page.goto(link);
+    await page.fill('input[type=password]', value);
+    await Promise.all([page.waitForNavigation(), page.click('button[type=submit]')]);
+    const heading = await page.textContent('h1');
+    await context.close();
+    return heading ?? '';
+  }
+
+  /** The gateway's children whose environment holds PERSONAL_TOKEN, with its value. */
+  function childrenWithToken(): Map<number, string> {
+    const found = new Map<number, string>();
+    for (const entry of readdirSync('/proc')) {
+      if (!/^\d+$/.test(entry)) continue;
+      try {
+        const stat = readFileSync(`/proc/${entry}/stat`, 'utf8');
+        if (Number(stat.slice(stat.lastIndexOf(')') + 2).split(' ')[1]) !== process.pid) continue;
+        const variable = readFileSync(`/proc/${entry}/environ`, 'utf8')
+          .split('\0')
+          .find((line) => line.startsWith('PERSONAL_TOKEN='));
+        if (variable) found.set(Number(entry), variable.slice('PERSONAL_TOKEN='.length));
+      } catch {}
+    }
+    return found;
+  }
+
+  test('alice without the secret gets an error carrying the link; she pastes it in the browser and the retry runs with it', async () => {
+    const first = await getEnv('alice');
+    assert.equal(first.body.error?.code, -32042, JSON.stringify(first.body));
+    const link: string = first.body.error.data.url;
+    assert.ok(link.startsWith(`${publicUrl}/secrets/`), link);
+    assert.ok(first.body.error.message.includes(link), 'the message carries the link too');
+    assert.equal(await paste(link, SECRETS.alice), 'Saved for everything');
+    const retry = await getEnv('alice');
+    assert.equal(retry.status, 200, JSON.stringify(retry.body));
+    const env = JSON.stringify(retry.body.result);
+    assert.ok(env.includes(SECRETS.alice), "alice's child has her value");
+    assert.ok(!env.includes(SECRETS.bob));
+  });
+
+  test('a used link is refused', async () => {
+    const first = await getEnv('bob');
+    const link: string = first.body.error.data.url;
+    assert.equal(await paste(link, SECRETS.bob), 'Saved for everything');
+    const again = await fetch(link);
+    assert.equal(again.status, 410);
+    // Bob's value is saved; take it back so the next test connects through elicitation.
+    const removed = await fetch(`${gateway.url}/connections/everything`, { method: 'DELETE', headers: { authorization: `Bearer ${KEYS.bob}` } });
+    assert.equal(removed.status, 200);
+  });
+
+  test('bob, whose client declared elicitation.url, gets input_required with a URL-mode elicitation; the retry runs in a child of his own', async () => {
+    const capabilities = { _meta: { ...META, 'io.modelcontextprotocol/clientCapabilities': { elicitation: { url: {} } } } };
+    const first = await getEnv('bob', capabilities);
+    assert.equal(first.status, 200, JSON.stringify(first.body));
+    const { resultType, inputRequests, requestState } = first.body.result;
+    assert.equal(resultType, 'input_required');
+    const [key, asked] = Object.entries(inputRequests as Record<string, { method: string; params: { mode: string; url: string } }>)[0]!;
+    assert.equal(asked.method, 'elicitation/create');
+    assert.equal(asked.params.mode, 'url');
+    assert.equal(await paste(asked.params.url, SECRETS.bob), 'Saved for everything');
+    const retry = await getEnv('bob', { ...capabilities, requestState, inputResponses: { [key]: { action: 'accept' } } });
+    assert.equal(retry.status, 200, JSON.stringify(retry.body));
+    const env = JSON.stringify(retry.body.result);
+    assert.ok(env.includes(SECRETS.bob), "bob's child has his value");
+    assert.ok(!env.includes(SECRETS.alice), "and not alice's");
+    const children = childrenWithToken();
+    assert.deepEqual([...children.values()].sort(), [SECRETS.alice, SECRETS.bob].sort(), 'two children, each with its own caller’s value');
+  });
+
+  test('callers list their secrets (never the value) and revoke them: the child goes and the next call asks again', async () => {
+    const listed = await fetch(`${gateway.url}/connections`, { headers: { authorization: `Bearer ${KEYS.alice}` } });
+    const text = await listed.text();
+    assert.equal(listed.status, 200);
+    assert.deepEqual(
+      JSON.parse(text).connections.map((c: { server: string; kind: string }) => [c.server, c.kind]),
+      [['everything', 'secret']],
+    );
+    assert.ok(!text.includes(SECRETS.alice));
+    assert.equal((await fetch(`${gateway.url}/connections`)).status, 401);
+    const [alicePid] = [...childrenWithToken()].find(([, value]) => value === SECRETS.alice)!;
+    assert.equal((await fetch(`${gateway.url}/connections/everything`, { method: 'DELETE', headers: { authorization: `Bearer ${KEYS.alice}` } })).status, 200);
+    const after = await getEnv('alice');
+    assert.equal(after.body.error?.code, -32042, 'asked to paste again');
+    assert.ok(
+      await until(async () => {
+        try {
+          process.kill(alicePid, 0);
+          return false;
+        } catch {
+          return true;
+        }
+      }, 10_000),
+      "alice's child with the revoked value stopped",
+    );
+    assert.ok([...childrenWithToken().values()].includes(SECRETS.bob), "bob's child is untouched");
+  });
+
+  test('no secret in logs, audit, traces, metrics, the status page or at rest', async () => {
+    assert.ok(await until(async () => receiver.spans.some((span) => span.kind === 2), 30_000), 'the gateway exported its spans');
+    const op = { authorization: `Bearer ${KEYS.op}` };
+    const outputs = {
+      logs: logLines.join(''),
+      audit: readFileSync(auditFile, 'utf8'),
+      metrics: await (await fetch(`${gateway.url}/metrics`, op && { headers: op })).text(),
+      status: await (await fetch(`${gateway.url}/status.json`, { headers: op })).text(),
+      readyz: await (await fetch(`${gateway.url}/readyz`, { headers: op })).text(),
+      store: readFileSync(path.join(dir, 'credentials.json'), 'utf8'),
+      traces: JSON.stringify(receiver.spans),
+    };
+    assert.ok(outputs.audit.length > 0 && outputs.logs.length > 0, 'something was written');
+    for (const [where, text] of Object.entries(outputs)) {
+      for (const secret of Object.values(SECRETS)) assert.ok(!text.includes(secret), `${where} holds a secret`);
+    }
+  });
+});
