@@ -169,7 +169,7 @@ async function inFlightMetric(base: string): Promise<number> {
 function layers(upstream: Upstream): Record<string, unknown>[] {
   const out: Record<string, unknown>[] = [];
   let layer: unknown = upstream;
-  for (let depth = 0; depth < 6 && layer && typeof layer === 'object'; depth++) {
+  for (let depth = 0; depth < 12 && layer && typeof layer === 'object'; depth++) {
     out.push(layer as Record<string, unknown>);
     layer = (layer as { inner?: unknown }).inner;
   }
