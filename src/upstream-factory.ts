@@ -25,6 +25,7 @@ export async function createUpstream(name: string, server: ServerConfig, log: Lo
         legacyTtlMs: server.legacyTtlMs,
         clientInfo: GATEWAY_INFO,
         backoff: DEFAULT_BACKOFF,
+        roots: server.roots,
       },
       log,
     );
@@ -67,6 +68,7 @@ export async function createUpstream(name: string, server: ServerConfig, log: Lo
     shutdownGraceMs: server.shutdownGraceMs,
     backoff: DEFAULT_BACKOFF,
     clientInfo: GATEWAY_INFO,
+    roots: server.roots,
   };
   const instances = childCount(server.instances);
   if (server.perCaller) return perCallerUpstream(config, instances, { idleMs: server.idleMs, maxCallers: server.maxCallers }, log, envSource);

@@ -2,7 +2,7 @@
 // opening it with initialize, and its own requests mid-call (elicitation, sampling, roots), which go to the
 // one caller in flight that may be asked, or are refused with the reason.
 import type { Log } from '../../infra/log.js';
-import { ErrorCode, errorResponse, isModernError, type JsonRpcNotification, type JsonRpcRequest, type JsonRpcResponse } from '../../protocol/jsonrpc.js';
+import { ErrorCode, errorResponse, isModernError, type JsonObject, type JsonRpcNotification, type JsonRpcRequest, type JsonRpcResponse } from '../../protocol/jsonrpc.js';
 import { LEGACY_CLIENT_REQUESTS, type ServerInfo } from '../../protocol/mcp.js';
 import type { PendingRequests } from '../pending-requests.js';
 import { answerServerRequest, initializeParams, parseInitializeResult, relayServerRequest } from './legacy-adapter.js';
@@ -49,9 +49,10 @@ export async function openLegacyLine(line: LegacyLine, settings: LegacyLineSetti
 
 /**
  * A request the server sends the gateway: a question for the client goes to the one call in flight that
- * may ask (its clock paused while its caller answers); ping is answered; anything else is refused.
+ * may ask (its clock paused while its caller answers); ping is answered; roots/list that no caller can be
+ * asked is answered with the configured roots (none when unset); anything else is refused.
  */
-export function serveServerRequest(request: JsonRpcRequest, pending: PendingRequests, line: LegacyLine, timeoutMs: number, log: Log): void {
+export function serveServerRequest(request: JsonRpcRequest, pending: PendingRequests, line: LegacyLine, timeoutMs: number, log: Log, roots?: readonly JsonObject[]): void {
   if (LEGACY_CLIENT_REQUESTS.has(request.method)) {
     const asker = pending.soleAsker();
     if (asker && 'handler' in asker && asker.handler) {
@@ -60,6 +61,13 @@ export function serveServerRequest(request: JsonRpcRequest, pending: PendingRequ
         pending.resumeClock(asker.id, timeoutMs);
         line.send(answer);
       });
+      return;
+    }
+    if (request.method === 'roots/list') {
+      // Servers ask for roots on their own, right after initialize (server-everything, server-filesystem):
+      // answered as a client would that has the configured roots, or none, which is no cause for a warning.
+      log.debug({ method: request.method, roots: roots?.length ?? 0 }, 'answered roots/list from the config');
+      line.send({ jsonrpc: '2.0', id: request.id, result: { roots: roots ? [...roots] : [] } });
       return;
     }
     const why = !asker

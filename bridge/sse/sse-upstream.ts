@@ -6,7 +6,16 @@
 // turns it into input_required). When the stream drops, the calls in flight fail at once and the connection
 // is opened again with backoff.
 import { markFailure } from '../../protocol/failure-mark.js';
-import { ErrorCode, errorResponse, isObject, parseUpstreamMessage, type JsonRpcNotification, type JsonRpcRequest, type JsonRpcResponse } from '../../protocol/jsonrpc.js';
+import {
+  ErrorCode,
+  errorResponse,
+  isObject,
+  parseUpstreamMessage,
+  type JsonObject,
+  type JsonRpcNotification,
+  type JsonRpcRequest,
+  type JsonRpcResponse,
+} from '../../protocol/jsonrpc.js';
 import type { CancelSignal } from '../../protocol/cancel.js';
 import type { Log } from '../../infra/log.js';
 import type { ServerInfo } from '../../protocol/mcp.js';
@@ -31,6 +40,8 @@ export interface SseUpstreamConfig {
   backoff: BackoffPolicy;
   /** Largest event accepted (default 16 MiB). */
   maxMessageBytes?: number;
+  /** servers.<name>.roots: the answer to a roots/list no caller can be asked (none when unset). */
+  roots?: readonly JsonObject[] | undefined;
 }
 
 const DEFAULT_MAX_MESSAGE_BYTES = 16 * 1024 * 1024;
@@ -164,7 +175,7 @@ export class SseUpstream extends SupervisedUpstream {
     const parsed = parseUpstreamMessage(value);
     switch (parsed.kind) {
       case 'request':
-        return serveServerRequest(parsed.message, this.pending, line, this.config.timeoutMs, this.log);
+        return serveServerRequest(parsed.message, this.pending, line, this.config.timeoutMs, this.log, this.config.roots);
       case 'notification':
         return this.onNotification(parsed.message);
       case 'response':

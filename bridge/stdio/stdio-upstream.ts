@@ -9,6 +9,7 @@ import {
   isModernError,
   isObject,
   parseUpstreamMessage,
+  type JsonObject,
   type JsonRpcNotification,
   type JsonRpcRequest,
   type JsonRpcResponse,
@@ -35,6 +36,8 @@ export interface StdioUpstreamConfig extends StdioCommand {
   shutdownGraceMs: number;
   backoff: BackoffPolicy;
   clientInfo: ServerInfo;
+  /** servers.<name>.roots: the answer to a roots/list no caller can be asked (none when unset). */
+  roots?: readonly JsonObject[] | undefined;
 }
 
 const LEADING_ID = /^\s*\{\s*(?:"jsonrpc"\s*:\s*"2\.0"\s*,\s*)?"id"\s*:\s*(\d+)/;
@@ -247,7 +250,7 @@ export class StdioUpstream extends SupervisedUpstream {
     switch (parsed.kind) {
       case 'request':
         // Only a 2025 server asks its client things; whatever the era, each request gets its answer.
-        return serveServerRequest(parsed.message, this.pending, line, this.config.timeoutMs, this.log);
+        return serveServerRequest(parsed.message, this.pending, line, this.config.timeoutMs, this.log, this.config.roots);
       case 'notification':
         return this.onChildNotification(parsed.message);
       case 'response':

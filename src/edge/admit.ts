@@ -7,6 +7,7 @@ import type { RateDecision } from '../../policy/rate-limit.js';
 import type { RateLimitSetting } from '../../policy/settings.js';
 import { ErrorCode } from '../../protocol/jsonrpc.js';
 import { authRefusal, metadataUrlFor, rateRefusal } from './access.js';
+import { announcedMethod } from './announced-method.js';
 import { record } from './audit-step.js';
 import { authContext } from './caller-context.js';
 import type { McpCall } from './call.js';
@@ -54,7 +55,7 @@ function admitted(call: McpCall): Response | undefined {
     call.counted = true;
     return undefined;
   }
-  record(call, call.principal, 'unknown', { allowed: false, rule: 'requests in flight per principal' });
+  record(call, call.principal, refusedMethod(call), { allowed: false, rule: 'requests in flight per principal' });
   call.outcome = 'rate_limited';
   return refuse(call.exchange, load.requestRefusal(call.principal.id), call.cors);
 }
@@ -66,7 +67,7 @@ function identify(call: McpCall): Response | undefined | Promise<Response | unde
   // A retry another replica forwarded carries no credentials: that replica vouches for the caller.
   const vouched = forwardedCaller(incoming, call.edge.retries?.trust);
   if (vouched === null) {
-    record(call, ANONYMOUS_PRINCIPAL, 'unknown', { allowed: false, rule: 'forwarded request without a valid replica signature' });
+    record(call, ANONYMOUS_PRINCIPAL, refusedMethod(call), { allowed: false, rule: 'forwarded request without a valid replica signature' });
     return send(exchange, reject(403, null, ErrorCode.InvalidRequest, `Only replicas sharing mrtr.secret forward requests; a client must not send ${FORWARDED_HEADER}`), cors);
   }
   if (vouched) {
@@ -84,7 +85,7 @@ function authenticated(call: McpCall, outcome: AuthResult): Response | undefined
   const { exchange, security, cors } = call;
   const incoming = exchange.incoming;
   if (!outcome.ok) {
-    record(call, ANONYMOUS_PRINCIPAL, 'unknown', { allowed: false, rule: `authentication: ${outcome.reason}` });
+    record(call, ANONYMOUS_PRINCIPAL, refusedMethod(call), { allowed: false, rule: `authentication: ${outcome.reason}` });
     call.outcome = 'unauthenticated';
     return refuse(exchange, authRefusal(security, outcome, metadataUrlFor(security, incoming.headers, exchange.path)), cors);
   }
@@ -120,8 +121,17 @@ function rateLimit(call: McpCall): Response | undefined | Promise<Response | und
 function rated(call: McpCall, limit: RateLimitSetting, taken: RateDecision): Response | undefined {
   const { principal } = call;
   if (taken.allowed) return undefined;
-  record(call, principal, 'unknown', { allowed: false, rule: 'rate limit' });
+  record(call, principal, refusedMethod(call), { allowed: false, rule: 'rate limit' });
   call.outcome = 'rate_limited';
   call.edge.metrics?.rateLimited(call.server ?? call.name);
   return refuse(call.exchange, rateRefusal(principal, limit, taken.retryAfterMs), call.cors);
+}
+
+/**
+ * A request refused here was never read: its method is what its Mcp-Method header announced (bounded by
+ * announcedMethod), for the metrics and the denial alike; "unknown" only when it announced none.
+ */
+function refusedMethod(call: McpCall): string {
+  call.method = announcedMethod(call.exchange);
+  return call.method ?? 'unknown';
 }

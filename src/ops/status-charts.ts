@@ -12,7 +12,9 @@ export interface TrafficSnapshot {
 }
 
 const WIDTH = 150;
+/** The plot's height; below it a band for the time axis's labels. */
 const HEIGHT = 28;
+const AXIS = 12;
 const DASH = '\u2014';
 
 export const TRAFFIC_COLUMNS = [
@@ -28,7 +30,10 @@ export const TRAFFIC_COLUMNS = [
 export const NO_TRAFFIC = 'No upstreams configured.';
 
 export const TRAFFIC_STYLE = `
-svg.spark { display: block; overflow: visible; background: #8881; border-bottom: 1px solid var(--line); }
+svg.spark { display: block; overflow: visible; }
+svg.spark rect.plot { fill: #8881; }
+svg.spark line.axis { stroke: var(--line); stroke-width: 1; }
+svg.spark text.axis { font-size: 8px; fill: currentColor; opacity: 0.7; }
 svg.spark path { fill: none; stroke: var(--ok); stroke-width: 1.5; }
 svg.spark circle { fill: var(--ok); }
 svg.spark rect.ok { fill: var(--line); }
@@ -49,18 +54,44 @@ const sparkOpen = (chart: string, drawn: number, extra: string, label: string): 
   ' viewBox="0 0 ' +
   WIDTH +
   ' ' +
-  HEIGHT +
+  (HEIGHT + AXIS) +
   '" width="' +
   WIDTH +
   '" height="' +
-  HEIGHT +
+  (HEIGHT + AXIS) +
   '" role="img" aria-label="' +
   esc(label) +
-  '">';
+  '"><rect class="plot" x="0" y="0" width="' +
+  WIDTH +
+  '" height="' +
+  HEIGHT +
+  '"></rect>';
+/** How long ago the chart's first slot began, as its time axis says it. */
+const ago = (seconds: number): string =>
+  '\u2212' + (seconds < 120 ? Math.round(seconds) + ' s' : seconds < 7200 ? Math.round(seconds / 60) + ' min' : Math.round(seconds / 3600) + ' h');
+/** The axes: the value at the plot's top (its scale), the base line, and the time span from its left edge to now. */
+const axes = (top: string, spanSeconds: number): string =>
+  '<line class="axis" x1="0" y1="' +
+  HEIGHT +
+  '" x2="' +
+  WIDTH +
+  '" y2="' +
+  HEIGHT +
+  '"></line><text class="axis" data-axis="max" x="2" y="9">' +
+  esc(top) +
+  '</text><text class="axis" data-axis="from" x="0" y="' +
+  (HEIGHT + AXIS - 3) +
+  '">' +
+  esc(ago(spanSeconds)) +
+  '</text><text class="axis" data-axis="to" x="' +
+  WIDTH +
+  '" y="' +
+  (HEIGHT + AXIS - 3) +
+  '" text-anchor="end">now</text>';
 const percent = (r: number | undefined): string => (typeof r === 'number' && Number.isFinite(r) ? (r * 100).toFixed(1) + '%' : DASH);
 
 /** p95 latency per slot as a line (broken where a slot had no calls), a dot on every slot that had some. */
-export function latencyChart(points: readonly RecentPoint[]): string {
+export function latencyChart(points: readonly RecentPoint[], slotSeconds: number): string {
   const values = points.map((p) => p.p95Ms);
   const max = Math.max(1, ...values.filter((v): v is number => typeof v === 'number'));
   const step = WIDTH / Math.max(1, points.length - 1);
@@ -80,11 +111,19 @@ export function latencyChart(points: readonly RecentPoint[]): string {
     pen = true;
     drawn++;
   });
-  return sparkOpen('latency', drawn, '', 'p95 latency per slot, highest ' + ms(drawn ? max : undefined)) + '<path d="' + d + '"></path>' + dots + '</svg>';
+  return (
+    sparkOpen('latency', drawn, '', 'p95 latency per slot, highest ' + ms(drawn ? max : undefined)) +
+    axes(ms(drawn ? max : undefined), points.length * slotSeconds) +
+    '<path d="' +
+    d +
+    '"></path>' +
+    dots +
+    '</svg>'
+  );
 }
 
 /** Error rate per slot as bars: a thin grey bar for a slot without errors, a red one as tall as its rate. */
-export function errorChart(points: readonly RecentPoint[]): string {
+export function errorChart(points: readonly RecentPoint[], slotSeconds: number): string {
   const bar = WIDTH / Math.max(1, points.length);
   let bars = '';
   let drawn = 0;
@@ -108,7 +147,7 @@ export function errorChart(points: readonly RecentPoint[]): string {
     drawn++;
     errors += p.errors;
   });
-  return sparkOpen('errors', drawn, ' data-errors="' + errors + '"', errors + ' errors') + bars + '</svg>';
+  return sparkOpen('errors', drawn, ' data-errors="' + errors + '"', errors + ' errors') + axes('100%', points.length * slotSeconds) + bars + '</svg>';
 }
 
 /** The traffic table's rows. */
@@ -123,8 +162,8 @@ export function trafficRows(traffic: TrafficSnapshot | undefined): string {
         '<td data-field="errorRate">' + esc(percent(u.errorRate)) + '</td>',
         '<td data-field="meanMs">' + esc(ms(u.meanMs)) + '</td>',
         '<td data-field="p95Ms">' + esc(ms(u.p95Ms)) + '</td>',
-        '<td data-field="latencyChart">' + latencyChart(u.points) + '</td>',
-        '<td data-field="errorChart">' + errorChart(u.points) + '</td>',
+        '<td data-field="latencyChart">' + latencyChart(u.points, traffic!.slotSeconds) + '</td>',
+        '<td data-field="errorChart">' + errorChart(u.points, traffic!.slotSeconds) + '</td>',
       ];
       return '<tr data-traffic="' + esc(u.name) + '">' + cells.join('') + '</tr>';
     })
@@ -139,8 +178,12 @@ export const TRAFFIC_SCRIPT = `
   const TRAFFIC_COLUMN_COUNT = ${TRAFFIC_COLUMNS.length};
   const ms = (v) => (typeof v === 'number' && Number.isFinite(v) ? (v >= 100 ? String(Math.round(v)) : v.toFixed(1)) + ' ms' : DASH);
   const sparkOpen = (chart, drawn, extra, label) => '<svg class="spark" data-chart="' + chart + '" data-points="' + drawn + '"' + extra +
-    ' viewBox="0 0 ${WIDTH} ${HEIGHT}" width="${WIDTH}" height="${HEIGHT}" role="img" aria-label="' + esc(label) + '">';
-  function latencyChart(points) {
+    ' viewBox="0 0 ${WIDTH} ${HEIGHT + AXIS}" width="${WIDTH}" height="${HEIGHT + AXIS}" role="img" aria-label="' + esc(label) + '"><rect class="plot" x="0" y="0" width="${WIDTH}" height="${HEIGHT}"></rect>';
+  const ago = (seconds) => '\\u2212' + (seconds < 120 ? Math.round(seconds) + ' s' : seconds < 7200 ? Math.round(seconds / 60) + ' min' : Math.round(seconds / 3600) + ' h');
+  const axes = (top, spanSeconds) => '<line class="axis" x1="0" y1="${HEIGHT}" x2="${WIDTH}" y2="${HEIGHT}"></line><text class="axis" data-axis="max" x="2" y="9">' + esc(top) +
+    '</text><text class="axis" data-axis="from" x="0" y="${HEIGHT + AXIS - 3}">' + esc(ago(spanSeconds)) +
+    '</text><text class="axis" data-axis="to" x="${WIDTH}" y="${HEIGHT + AXIS - 3}" text-anchor="end">now</text>';
+  function latencyChart(points, slotSeconds) {
     const values = points.map((p) => p.p95Ms);
     const max = Math.max(1, ...values.filter((v) => typeof v === 'number'));
     const step = ${WIDTH} / Math.max(1, points.length - 1);
@@ -153,9 +196,10 @@ export const TRAFFIC_SCRIPT = `
       pen = true;
       drawn++;
     });
-    return sparkOpen('latency', drawn, '', 'p95 latency per slot, highest ' + ms(drawn ? max : undefined)) + '<path d="' + d + '"></path>' + dots + '</svg>';
+    return sparkOpen('latency', drawn, '', 'p95 latency per slot, highest ' + ms(drawn ? max : undefined)) + axes(ms(drawn ? max : undefined), points.length * slotSeconds) +
+      '<path d="' + d + '"></path>' + dots + '</svg>';
   }
-  function errorChart(points) {
+  function errorChart(points, slotSeconds) {
     const bar = ${WIDTH} / Math.max(1, points.length);
     let bars = '', drawn = 0, errors = 0;
     points.forEach((p, i) => {
@@ -166,7 +210,7 @@ export const TRAFFIC_SCRIPT = `
       drawn++;
       errors += p.errors;
     });
-    return sparkOpen('errors', drawn, ' data-errors="' + errors + '"', errors + ' errors') + bars + '</svg>';
+    return sparkOpen('errors', drawn, ' data-errors="' + errors + '"', errors + ' errors') + axes('100%', points.length * slotSeconds) + bars + '</svg>';
   }
   function trafficRows(traffic) {
     const upstreams = traffic && Array.isArray(traffic.upstreams) ? traffic.upstreams : [];
@@ -177,7 +221,7 @@ export const TRAFFIC_SCRIPT = `
       '<td data-field="errorRate">' + esc(percent(u.errorRate)) + '</td>' +
       '<td data-field="meanMs">' + esc(ms(u.meanMs)) + '</td>' +
       '<td data-field="p95Ms">' + esc(ms(u.p95Ms)) + '</td>' +
-      '<td data-field="latencyChart">' + latencyChart(list(u.points)) + '</td>' +
-      '<td data-field="errorChart">' + errorChart(list(u.points)) + '</td></tr>').join('\\n');
+      '<td data-field="latencyChart">' + latencyChart(list(u.points), traffic.slotSeconds) + '</td>' +
+      '<td data-field="errorChart">' + errorChart(list(u.points), traffic.slotSeconds) + '</td></tr>').join('\\n');
   }
 `;

@@ -22,6 +22,7 @@ import { textOf } from '../../protocol/exact-json.js';
 import type { JsonRpcRequest, JsonRpcResponse } from '../../protocol/jsonrpc.js';
 import type { TraceAttributes, UpstreamTrace } from '../../protocol/request-trace.js';
 import { callAttributes, spanName } from './attributes.js';
+import { probeCollector, reportExportErrors } from './collector-reach.js';
 import { BATCH_DEFAULTS, type BatchSettings, type TracingSettings } from './settings.js';
 import type { AcceptParents, ForwardTrace, GatewayTracer, RequestSpan } from './tracer.js';
 
@@ -39,6 +40,8 @@ export const MAX_ATTRIBUTE_LENGTH = 512;
 
 export async function createTracer(settings: TracingSettings, log: Log, acceptParents: AcceptParents = 'authenticated'): Promise<GatewayTracer> {
   setDiagLogger(log);
+  reportExportErrors(log, settings.url);
+  void probeCollector(log, settings.url);
   const batch = settings.batch ?? BATCH_DEFAULTS;
   const provider = new TracerProvider({
     resource: resourceFromAttributes({ 'service.name': settings.serviceName, 'service.version': GATEWAY_INFO.version }),
