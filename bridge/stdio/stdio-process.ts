@@ -37,7 +37,8 @@ export interface StdioProcessEvents {
 }
 
 const STDERR_LINE_CAP = 64 * 1024;
-const STDERR_TAIL = 10;
+/** Lines of stderr kept per child: enough for a runtime's whole crash report (Node 22 prints 16 lines for a missing module). */
+const STDERR_TAIL = 30;
 /** After the child exits, how long its stdout may take to deliver what it wrote last. */
 const EXIT_DRAIN_MS = 100;
 const live = new Set<number>();
