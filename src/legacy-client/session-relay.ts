@@ -37,7 +37,10 @@ export interface EndedSession {
 
 export interface SessionRelayHandlers {
   event(session: string, event: SessionEvent): void;
-  /** Sessions ended by DELETE: one as it is announced, or every one still live when catching up. */
+  /**
+   * Sessions ended by DELETE: one as it is announced, or every one still live when catching up. At least
+   * once: a DELETE announced while a catch-up reads the set is heard both ways, so ending must be idempotent.
+   */
   ended(sessions: readonly EndedSession[]): void;
 }
 
