@@ -82,6 +82,8 @@ const stdioServer = z.strictObject({
   maxCallers: int().pipe(z.number().min(1, 'at least 1 caller, or the server serves nobody')).default(50),
   /** With perCaller: environment variables each caller pastes on the gateway's page, kept encrypted per caller. */
   secrets: perCallerSecrets,
+  /** With perCaller: each caller's OAuth token in their child's environment (type oauth with env:, issuer:). */
+  credentials: serverCredentials.optional(),
   ...upstreamCommon,
 });
 

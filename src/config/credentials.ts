@@ -47,6 +47,17 @@ const oauthCredentials = z.strictObject({
   authMethod: authMethod.optional(),
   /** Used when neither the upstream's 401 nor its metadata names scopes. */
   scopes: z.array(scope).default([]),
+  /**
+   * A perCaller stdio server only: the environment variable its caller's child reads the token from. A child
+   * sends no 401 to discover from, so it also names the authorization server (`issuer`) and, when that
+   * server binds tokens to one (RFC 8707), the `resource` they are for.
+   */
+  env: z
+    .string()
+    .regex(/^[A-Za-z_][A-Za-z0-9_]*$/, 'name the environment variable the child reads its token from, e.g. GITHUB_TOKEN')
+    .optional(),
+  issuer: httpUrl('give the authorization server\'s issuer URL (its metadata is at <issuer>/.well-known/…), e.g. "https://github.com/login/oauth"').optional(),
+  resource: httpUrl('give the resource the tokens are for as an http:// or https:// URL, e.g. "https://api.github.com"').optional(),
 });
 
 /** servers.<name>.credentials with type: tokenExchange — RFC 8693: the caller's JWT traded for one for this upstream. */
@@ -78,7 +89,10 @@ interface CredentialKeys {
   listen: { publicUrl?: string | undefined };
   credentials?: CredentialStoreConfig | undefined;
   auth?: { jwt?: unknown } | undefined;
-  servers: Record<string, { transport: string; credentials?: ServerCredentials; headers?: Record<string, string> }>;
+  servers: Record<
+    string,
+    { transport: string; credentials?: ServerCredentials; headers?: Record<string, string>; perCaller?: boolean; env?: Record<string, string>; secrets?: unknown }
+  >;
 }
 
 /** What one server's credentials need from the rest of the file, each as the fix to make. */
@@ -90,6 +104,17 @@ export function credentialProblems(config: CredentialKeys): string[] {
     const at = `servers.${name}.credentials`;
     if (Object.keys(server.headers ?? {}).some((header) => header.toLowerCase() === 'authorization')) {
       problems.push(`${at}: the gateway sends each caller's own Authorization to this server; remove servers.${name}.headers.Authorization`);
+    }
+    if (server.transport === 'stdio') {
+      problems.push(...childTokenProblems(name, server, config));
+      if (credentials.type === 'tokenExchange') continue;
+    } else if (credentials.type === 'oauth') {
+      for (const key of ['env', 'issuer', 'resource'] as const) {
+        if (credentials[key] !== undefined)
+          problems.push(
+            `${at}.${key}: a remote server names its own authorization server and resource (its 401 and metadata); ${key} is for a perCaller stdio server, so remove it`,
+          );
+      }
     }
     if (credentials.type === 'tokenExchange') {
       if (!config.auth?.jwt) {
@@ -115,5 +140,27 @@ export function credentialProblems(config: CredentialKeys): string[] {
       problems.push(`${at}.authMethod: ${credentials.authMethod} needs clientSecret; set authMethod: none for a public client`);
     }
   }
+  return problems;
+}
+
+/** A stdio server's credentials: the caller's OAuth token put into their own child's environment (issue 34). */
+function childTokenProblems(name: string, server: CredentialKeys['servers'][string], config: CredentialKeys): string[] {
+  const at = `servers.${name}.credentials`;
+  const credentials = server.credentials!;
+  if (credentials.type !== 'oauth') {
+    return [`${at}: a stdio server takes each caller's token into its child's environment with type: oauth (and env:, issuer:); tokenExchange is for remote servers`];
+  }
+  const problems: string[] = [];
+  if (!server.perCaller) problems.push(`${at}: each caller's token goes into a child of their own; add servers.${name}.perCaller: true`);
+  if (credentials.env === undefined) problems.push(`${at}.env: name the environment variable the child reads the token from, e.g. env: GITHUB_TOKEN`);
+  if (credentials.issuer === undefined) {
+    problems.push(
+      `${at}.issuer: a child sends no 401 to discover its authorization server from; give the server's issuer URL (e.g. issuer: "https://idp.example.com"), and resource: when it binds tokens to one`,
+    );
+  }
+  if (!config.auth) problems.push(`${at}: a token is kept per caller, and without auth: every caller is "anonymous"; configure auth (apiKeys or jwt)`);
+  if (server.secrets !== undefined) problems.push(`${at}: servers.${name} takes its callers' values either from secrets: or from an OAuth token; keep one`);
+  if (credentials.env !== undefined && server.env && Object.hasOwn(server.env, credentials.env))
+    problems.push(`${at}.env: ${credentials.env} is also set in servers.${name}.env; each caller's own token replaces it, so remove it from env`);
   return problems;
 }

@@ -8,6 +8,7 @@ import type { Log } from '../../infra/log.js';
 import type { CredentialSource } from './credentialed-upstream.js';
 import { addConnectRoutes } from './connect-routes.js';
 import { OAuthClient } from './oauth/oauth-client.js';
+import { discoverIssuer } from './oauth/issuer-discovery.js';
 import { type CredentialStore, openCredentialStore } from './store.js';
 import { TokenExchanger } from './token-exchange.js';
 
@@ -40,6 +41,29 @@ export class UpstreamCredentials {
       store,
       publicUrl: config.listen.publicUrl,
       linkTtlMs: config.credentials.linkTtlMs,
+    });
+    this.oauth.set(name, client);
+    return client;
+  }
+
+  /**
+   * The OAuth client of a perCaller stdio server whose children take each caller's token (credentials.env):
+   * the same connect pages serve it, with the authorization server the config names.
+   */
+  childClientFor(name: string, server: ServerConfig): OAuthClient | undefined {
+    if (server.transport !== 'stdio' || server.credentials?.type !== 'oauth') return undefined;
+    const { store, config } = this;
+    const { issuer, resource } = server.credentials;
+    // The config's checks guarantee these for a stdio server with type oauth.
+    if (!store || !config.credentials || !config.listen.publicUrl || issuer === undefined) return undefined;
+    const client = new OAuthClient({
+      server: name,
+      url: resource ?? issuer,
+      settings: server.credentials,
+      store,
+      publicUrl: config.listen.publicUrl,
+      linkTtlMs: config.credentials.linkTtlMs,
+      discover: () => discoverIssuer(issuer, resource),
     });
     this.oauth.set(name, client);
     return client;

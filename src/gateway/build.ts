@@ -41,7 +41,12 @@ export async function startGateway(initial: GatewayConfig, log: Log): Promise<Ru
   // Read at scrape only, once everything below exists.
   const live = (): LiveCounts => ({ heldCalls: retries.held.calls.size, listenStreams: listenHub.size, cacheBytes: cache.bytes });
   const credentials = await UpstreamCredentials.open(initial, log);
-  const secrets = new PerCallerSecrets(() => config.current, credentials.store, log);
+  const secrets = new PerCallerSecrets(
+    () => config.current,
+    credentials.store,
+    log,
+    (name, server) => credentials.childClientFor(name, server),
+  );
   const { servers, metrics } = await createServers(initial, cache, retries, live, log, credentials, secrets);
   warnIfOpenBeyondLoopback(initial, log);
   const aggregate = new Aggregator({

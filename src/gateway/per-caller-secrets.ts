@@ -1,12 +1,16 @@
-// Per-caller secrets as the gateway runs them: one SecretEnv per perCaller server with secrets:, over the
-// credential store (the one store of src/credentials/, shared with OAuth connections), and the paste page.
+// Per-caller values as the gateway runs them, for each perCaller server whose children take their caller's
+// own: pasted secrets (SecretEnv, with the paste page) or an OAuth token (OAuthEnv, through the OAuth client
+// and connect pages of src/credentials/), both over the one credential store.
 import type { HttpBindings } from '@hono/node-server';
 import type { Hono } from 'hono';
 import type { Log } from '../../infra/log.js';
 import type { GatewayConfig, ServerConfig } from '../config/config.js';
+import type { OAuthClient } from '../credentials/oauth/oauth-client.js';
 import { addSecretRoutes } from '../credentials/secret-routes.js';
 import type { CredentialStore } from '../credentials/store.js';
+import { OAuthEnv } from '../layers/per-caller/oauth-env.js';
 import { SecretEnv } from '../layers/per-caller/secret-env.js';
+import type { CallerEnv } from '../layers/per-caller/secret-gate.js';
 
 export class PerCallerSecrets {
   private readonly byServer = new Map<string, SecretEnv>();
@@ -15,15 +19,20 @@ export class PerCallerSecrets {
     private readonly config: () => GatewayConfig,
     private readonly store: CredentialStore | undefined,
     private readonly log: Log,
+    /** The OAuth client of a perCaller server with credentials: (src/credentials/wiring.ts). */
+    private readonly oauthClientOf?: (name: string, server: ServerConfig) => OAuthClient | undefined,
   ) {}
 
-  /** The source of a perCaller server's secrets; undefined for any other server. */
-  envFor(name: string, server: ServerConfig): SecretEnv | undefined {
+  /** The source of a perCaller server's per-caller values (secrets or an OAuth token); undefined for any other server. */
+  envFor(name: string, server: ServerConfig): CallerEnv | undefined {
+    this.byServer.delete(name);
     const { credentials, listen } = this.config();
-    if (server.transport !== 'stdio' || !server.perCaller || !server.secrets || !this.store || !credentials || !listen.publicUrl) {
-      this.byServer.delete(name);
-      return undefined;
+    if (server.transport !== 'stdio' || !server.perCaller || !this.store || !credentials || !listen.publicUrl) return undefined;
+    if (server.credentials?.type === 'oauth' && server.credentials.env !== undefined) {
+      const client = this.oauthClientOf?.(name, server);
+      return client ? new OAuthEnv(client, this.store, server.credentials.env) : undefined;
     }
+    if (!server.secrets) return undefined;
     const source = new SecretEnv(this.store, { server: name, secrets: server.secrets, publicUrl: listen.publicUrl, linkTtlMs: credentials.linkTtlMs });
     this.byServer.set(name, source);
     return source;

@@ -14,7 +14,7 @@ import { createUpstream } from '../upstream-factory.js';
 import { buildServerStack, type ServedUpstream } from '../layers/stack.js';
 import { followUpstreamChanges } from '../notify/list-changes.js';
 import type { CredentialSource } from '../credentials/credentialed-upstream.js';
-import type { SecretEnv } from '../layers/per-caller/secret-env.js';
+import type { CallerEnv } from '../layers/per-caller/secret-gate.js';
 
 export interface ServerSetOptions {
   cache: ListCache;
@@ -28,8 +28,8 @@ export interface ServerSetOptions {
   log: Log;
   /** Where each caller's own credential for a server with `credentials:` comes from (src/credentials/). */
   credentialSourceOf?(name: string, server: ServerConfig): CredentialSource | undefined;
-  /** Where each caller's own secrets for a perCaller server with `secrets:` come from (src/layers/per-caller/). */
-  secretsOf?(name: string, server: ServerConfig): SecretEnv | undefined;
+  /** Where each caller's own values for a perCaller server with `secrets:` or `credentials:` come from (src/layers/per-caller/). */
+  secretsOf?(name: string, server: ServerConfig): CallerEnv | undefined;
 }
 
 export class ServerSet {

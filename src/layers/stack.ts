@@ -26,8 +26,7 @@ import { LimitedUpstream, type Limits } from './limits/limited-upstream.js';
 import { MeteredUpstream } from './metered-upstream.js';
 import { PropagatingUpstream } from './propagating-upstream.js';
 import { CredentialedUpstream, type CredentialSource } from '../credentials/credentialed-upstream.js';
-import type { SecretEnv } from './per-caller/secret-env.js';
-import { SecretGate } from './per-caller/secret-gate.js';
+import { type CallerEnvGate, SecretGate } from './per-caller/secret-gate.js';
 
 export interface StackSettings extends Limits {
   transport: 'stdio' | 'http' | 'sse';
@@ -43,8 +42,8 @@ export interface StackParts {
   log: Log;
   /** Where each caller's own credential for this server comes from; absent: the server's static headers. */
   credentials?: CredentialSource | undefined;
-  /** A perCaller server's secrets: a caller without theirs gets the paste link above the MRTR bridge. */
-  secrets?: SecretEnv | undefined;
+  /** A perCaller server's per-caller values (secrets, an OAuth token): a caller without theirs gets the connect link above the MRTR bridge. */
+  secrets?: CallerEnvGate | undefined;
 }
 
 /** The top of a server's stack: an Upstream that can also say when its requests in flight are done. */

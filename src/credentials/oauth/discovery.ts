@@ -100,7 +100,7 @@ async function resourceMetadata(url: string, named: string | undefined): Promise
   throw new DiscoveryError(`no protected resource metadata (RFC 9728) for ${url}: tried ${candidates.join(', ')}`);
 }
 
-async function authorizationServerMetadata(issuer: string): Promise<Record<string, unknown>> {
+export async function authorizationServerMetadata(issuer: string): Promise<Record<string, unknown>> {
   const target = new URL(issuer);
   const path = target.pathname === '/' ? '' : target.pathname.replace(/\/$/, '');
   const candidates = path

@@ -48,6 +48,8 @@ export interface OAuthClientOptions {
   /** listen.publicUrl */
   publicUrl: string;
   linkTtlMs: number;
+  /** Where the authorization server is found instead of from `url` (a stdio server's configured issuer). */
+  discover?: () => Promise<Discovered>;
 }
 
 export class OAuthClient implements CredentialSource {
@@ -95,7 +97,7 @@ export class OAuthClient implements CredentialSource {
 
   /** Starts the authorization request for a confirmed link: discovery, client, PKCE; returns where to send the browser. */
   async authorizationUrl(principal: string): Promise<string> {
-    const found = await discover(this.options.url);
+    const found = await (this.options.discover?.() ?? discover(this.options.url));
     const client = await this.clientFor(found);
     const verifier = randomBytes(32).toString('base64url');
     const redirectUri = `${this.options.publicUrl}/connect/callback`;
@@ -120,7 +122,7 @@ export class OAuthClient implements CredentialSource {
     url.searchParams.set('state', state);
     url.searchParams.set('code_challenge', createHash('sha256').update(verifier).digest('base64url'));
     url.searchParams.set('code_challenge_method', 'S256');
-    url.searchParams.set('resource', found.resource);
+    if (found.resource) url.searchParams.set('resource', found.resource); // none: an issuer that binds no resource
     if (scopes.length) url.searchParams.set('scope', scopes.join(' '));
     return url.href;
   }
@@ -139,7 +141,7 @@ export class OAuthClient implements CredentialSource {
       code,
       redirect_uri: pending.redirectUri,
       code_verifier: pending.verifier,
-      resource: pending.resource,
+      resource: pending.resource || undefined,
     });
     const record: OAuthRecord = {
       kind: 'oauth',
@@ -170,7 +172,11 @@ export class OAuthClient implements CredentialSource {
   private async refresh(principal: string, record: OAuthRecord): Promise<Obtained | undefined> {
     try {
       const client: TokenClient = { clientId: record.clientId, clientSecret: record.clientSecret, authMethod: record.authMethod ?? 'none' };
-      const answer = await requestToken(record.tokenEndpoint ?? '', client, { grant_type: 'refresh_token', refresh_token: record.refreshToken, resource: record.resource });
+      const answer = await requestToken(record.tokenEndpoint ?? '', client, {
+        grant_type: 'refresh_token',
+        refresh_token: record.refreshToken,
+        resource: record.resource || undefined,
+      });
       const next: OAuthRecord = { ...record, accessToken: answer.accessToken, expiresAt: answer.expiresAt, refreshToken: answer.refreshToken ?? record.refreshToken };
       if (answer.scope !== undefined) next.scope = answer.scope;
       await this.options.store.put(principal, this.options.server, next);

@@ -9,7 +9,8 @@ import { isObject, type JsonRpcId, type JsonRpcRequest, type JsonRpcResponse, er
 import { META } from '../../../protocol/mcp.js';
 import type { SecretRecord } from '../../credentials/record.js';
 import type { CredentialStore } from '../../credentials/store.js';
-import type { Admission, ChildEnvSource } from './per-caller-upstream.js';
+import type { Admission } from './per-caller-upstream.js';
+import type { CallerEnv } from './secret-gate.js';
 
 // "Connect first" is answered with the OAuth connect flow's own code (URL elicitation required).
 import { CONNECT_REQUIRED } from '../../credentials/oauth/oauth-client.js';
@@ -30,7 +31,7 @@ export interface SecretEnvSettings {
   linkTtlMs: number;
 }
 
-export class SecretEnv implements ChildEnvSource {
+export class SecretEnv implements CallerEnv {
   private readonly names: readonly string[];
   private readonly goneListeners: ((principal: string | undefined) => void)[] = [];
 
@@ -74,6 +75,13 @@ export class SecretEnv implements ChildEnvSource {
     const record = this.store.cached(principal, this.settings.server);
     if (record === undefined) return undefined;
     return record?.kind === 'secret' ? record.connectedAt : null;
+  }
+
+  /** Before each call: a caller whose values are gone (revoked, maybe on another replica) loses their child and gets the link. */
+  async before(caller: CallerIdentity, message: JsonRpcRequest): Promise<((id: JsonRpcId) => JsonRpcResponse) | undefined> {
+    if ((await this.values(caller.principal)) !== undefined) return undefined;
+    this.gone(caller.principal);
+    return this.connectFirst(caller.principal, message);
   }
 
   async admit(caller: CallerIdentity, message: JsonRpcRequest): Promise<Admission> {

@@ -1,36 +1,46 @@
-// In front of a perCaller server with secrets: (above the MRTR bridge, so its connect answer is the
-// caller's and never a 2025 server's held call): a caller without their values gets the link to the paste
-// page instead of a child. The client's retry after that answer carries the gateway's own requestState
-// and the elicitation's inputResponses; both are the gateway's, not the server's, so they are taken off
-// here and the original request goes on as it first came (docs/design.md lists this rewrite).
-import type { RequestOptions, Upstream } from '../../../bridge/upstream.js';
-import type { JsonRpcRequest, JsonRpcResponse } from '../../../protocol/jsonrpc.js';
+// In front of a perCaller server whose children take each caller's own values (pasted secrets:, or an OAuth
+// token by credentials.env), above the MRTR bridge, so its connect answer is the caller's and never a 2025
+// server's held call: a caller without their values gets the connect link instead of a child. The client's
+// retry after that answer carries the gateway's own requestState and the elicitation's inputResponses;
+// both are the gateway's, not the server's, so they are taken off here and the original request goes on as
+// it first came (docs/design.md lists this rewrite).
+import type { CallerIdentity, RequestOptions, Upstream } from '../../../bridge/upstream.js';
+import type { JsonRpcId, JsonRpcRequest, JsonRpcResponse } from '../../../protocol/jsonrpc.js';
 import { UpstreamWrapper } from '../upstream-wrapper.js';
-import type { SecretEnv } from './secret-env.js';
+import type { ChildEnvSource } from './per-caller-upstream.js';
+
+/** What the gate asks of a caller's values before each call. */
+export interface CallerEnvGate {
+  /** The requestState of the gate's own connect answers: their retry is the original request again. */
+  readonly requestState: string;
+  /** undefined: the caller may go on (their values are there); else what they get instead (connect first). */
+  before(caller: CallerIdentity, message: JsonRpcRequest): Promise<((id: JsonRpcId) => JsonRpcResponse) | undefined>;
+}
+
+/** A perCaller server's source of each caller's values: what starts their child, and what gates their calls. */
+export type CallerEnv = ChildEnvSource & CallerEnvGate;
 
 export class SecretGate extends UpstreamWrapper {
   constructor(
     inner: Upstream,
-    private readonly secrets: SecretEnv,
+    private readonly values: CallerEnvGate,
   ) {
     super(inner);
   }
 
   async request(message: JsonRpcRequest, options: RequestOptions = {}): Promise<JsonRpcResponse> {
-    const principal = options.caller?.principal;
+    const caller = options.caller;
     // No caller: the per-caller layer below says what is wrong.
-    if (principal === undefined) return this.inner.request(message, options);
+    if (caller === undefined) return this.inner.request(message, options);
     const own = this.withoutOwnRetryState(message);
-    if ((await this.secrets.values(principal)) === undefined) {
-      this.secrets.gone(principal);
-      return (await this.secrets.connectFirst(principal, own))(message.id);
-    }
+    const instead = await this.values.before(caller, own);
+    if (instead) return instead(message.id);
     return this.inner.request(own, options);
   }
 
   private withoutOwnRetryState(message: JsonRpcRequest): JsonRpcRequest {
     const params = message.params;
-    if (params?.requestState !== this.secrets.requestState) return message;
+    if (params?.requestState !== this.values.requestState) return message;
     const { requestState: _state, inputResponses: _responses, ...rest } = params;
     return { ...message, params: rest };
   }
