@@ -7,7 +7,15 @@ import { test } from 'node:test';
 import { ConfigError, parseConfig, type StdioServerConfig } from '../../src/config/config.js';
 
 const BASE = path.resolve('/srv/gateway');
-const OAUTH = { type: 'oauth', clientId: 'gw', clientSecret: 'gh-secret', scopes: ['repo'], env: 'GITHUB_TOKEN', issuer: 'https://idp.example.com', resource: 'https://api.example.com' };
+const OAUTH = {
+  type: 'oauth',
+  clientId: 'gw',
+  clientSecret: 'gh-secret',
+  scopes: ['repo'],
+  env: 'GITHUB_TOKEN',
+  issuer: 'https://idp.example.com',
+  resource: 'https://api.example.com',
+};
 const WHOLE = {
   listen: { publicUrl: 'https://gw.example.com' },
   credentials: { key: 'k'.repeat(32) },
@@ -67,7 +75,11 @@ test('an issuer that is no URL is refused', () => {
 
 test('tokenExchange on a stdio server is refused, naming type oauth', () => {
   const exchange = { type: 'tokenExchange', tokenEndpoint: 'https://idp.example.com/token', clientId: 'gw', clientSecret: 's' };
-  has(problems(withServer({ credentials: exchange }, { ...WHOLE, auth: { jwt: { issuer: 'https://idp.example.com', jwksUrl: 'https://idp.example.com/jwks' } } })), 'type: oauth', 'remote servers');
+  has(
+    problems(withServer({ credentials: exchange }, { ...WHOLE, auth: { jwt: { issuer: 'https://idp.example.com', jwksUrl: 'https://idp.example.com/jwks' } } })),
+    'type: oauth',
+    'remote servers',
+  );
 });
 
 test('env, issuer or resource on a remote server is refused: it names its own', () => {
