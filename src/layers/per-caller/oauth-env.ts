@@ -33,15 +33,16 @@ export class OAuthEnv implements CallerEnv {
   }
 
   /**
-   * Before each call: a caller with a token (refreshed now if it expires soon) goes on; one without gets the
-   * connect link, and their child, if one runs (revoked on another replica), goes.
+   * Before each call: a caller with a token goes on (one that expires soon is refreshed when their child is
+   * started again, once); one without gets the connect link, and their child, if one runs (revoked on
+   * another replica), goes.
    */
   async before(caller: CallerIdentity, message: JsonRpcRequest): Promise<((id: JsonRpcId) => JsonRpcResponse) | undefined> {
     if (this.client.cached(caller) !== undefined) return undefined;
-    const obtained = await this.client.obtain(caller, message);
-    if ('authorization' in obtained) return undefined;
+    if ((await this.store.get(caller.principal, this.client.server))?.kind === 'oauth') return undefined;
     this.gone(caller.principal);
-    return this.answer(obtained);
+    const obtained = await this.client.obtain(caller, message);
+    return 'authorization' in obtained ? undefined : this.answer(obtained);
   }
 
   async admit(caller: CallerIdentity, message: JsonRpcRequest): Promise<Admission> {
