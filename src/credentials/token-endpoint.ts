@@ -35,7 +35,8 @@ const TIMEOUT_MS = 10_000;
 /** POSTs `form` to `endpoint` as `client`; resolves with the token, rejects with a TokenEndpointError. */
 export async function requestToken(endpoint: string, client: TokenClient, form: Record<string, string | undefined>, fetchImpl: typeof fetch = fetch): Promise<TokenAnswer> {
   const body = new URLSearchParams();
-  for (const [name, value] of Object.entries(form)) if (value !== undefined) body.set(name, value);
+  // An empty value is no value (a record with no resource: an issuer that binds none).
+  for (const [name, value] of Object.entries(form)) if (value !== undefined && value !== '') body.set(name, value);
   const headers: Record<string, string> = { 'content-type': 'application/x-www-form-urlencoded', accept: 'application/json' };
   if (client.authMethod === 'client_secret_basic') {
     // RFC 6749 §2.3.1: each part form-encoded before Base64.

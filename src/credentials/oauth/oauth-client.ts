@@ -141,7 +141,7 @@ export class OAuthClient implements CredentialSource {
       code,
       redirect_uri: pending.redirectUri,
       code_verifier: pending.verifier,
-      resource: pending.resource || undefined,
+      resource: pending.resource,
     });
     const record: OAuthRecord = {
       kind: 'oauth',
@@ -172,11 +172,7 @@ export class OAuthClient implements CredentialSource {
   private async refresh(principal: string, record: OAuthRecord): Promise<Obtained | undefined> {
     try {
       const client: TokenClient = { clientId: record.clientId, clientSecret: record.clientSecret, authMethod: record.authMethod ?? 'none' };
-      const answer = await requestToken(record.tokenEndpoint ?? '', client, {
-        grant_type: 'refresh_token',
-        refresh_token: record.refreshToken,
-        resource: record.resource || undefined,
-      });
+      const answer = await requestToken(record.tokenEndpoint ?? '', client, { grant_type: 'refresh_token', refresh_token: record.refreshToken, resource: record.resource });
       const next: OAuthRecord = { ...record, accessToken: answer.accessToken, expiresAt: answer.expiresAt, refreshToken: answer.refreshToken ?? record.refreshToken };
       if (answer.scope !== undefined) next.scope = answer.scope;
       await this.options.store.put(principal, this.options.server, next);
