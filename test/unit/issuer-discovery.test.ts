@@ -10,6 +10,7 @@ import { after, test } from 'node:test';
 import { discoverIssuer } from '../../src/credentials/oauth/issuer-discovery.js';
 import { OAuthClient } from '../../src/credentials/oauth/oauth-client.js';
 import { openCredentialStore } from '../../src/credentials/store.js';
+import { requestToken } from '../../src/credentials/token-endpoint.js';
 import { tempDir } from '../temp.js';
 
 const servers: Server[] = [];
@@ -88,4 +89,23 @@ test('the authorization request carries the configured resource, and none when n
   const unbound = new URL(await clientFor(undefined).authorizationUrl('alice'));
   assert.equal(unbound.searchParams.has('resource'), false, 'no resource parameter when none is configured');
   await store.close();
+});
+
+test('a token request for a record without a resource carries no resource parameter', async () => {
+  const bodies: string[] = [];
+  const server = createServer((req, res) => {
+    let body = '';
+    req.on('data', (chunk) => (body += chunk));
+    req.on('end', () => {
+      bodies.push(body);
+      res.writeHead(200, { 'content-type': 'application/json' }).end(JSON.stringify({ access_token: 'fresh', token_type: 'Bearer' }));
+    });
+  });
+  servers.push(server);
+  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+  const endpoint = `http://127.0.0.1:${(server.address() as AddressInfo).port}/token`;
+  await requestToken(endpoint, { clientId: 'gw', authMethod: 'none' }, { grant_type: 'refresh_token', refresh_token: 'r', resource: '' });
+  await requestToken(endpoint, { clientId: 'gw', authMethod: 'none' }, { grant_type: 'refresh_token', refresh_token: 'r', resource: 'https://api.example.com' });
+  assert.equal(new URLSearchParams(bodies[0]).has('resource'), false);
+  assert.equal(new URLSearchParams(bodies[1]).get('resource'), 'https://api.example.com');
 });
