@@ -17,6 +17,7 @@ import { mergeDiscover, partTtlMs, type Outcome } from './merged-discover.js';
 import { MergedPages } from './merged-pages.js';
 import { noUpstreamAnswered } from './no-answer.js';
 import { publicName } from '../../protocol/public-names.js';
+import { isUiUri, showToolUi, showUiResource } from '../../protocol/ui-uris.js';
 import { traceFields, type RequestTrace } from '../../protocol/request-trace.js';
 import { placed, Router } from './router.js';
 
@@ -282,10 +283,15 @@ export class Aggregator implements Upstream {
 
   /**
    * The item as /mcp lists it — tools and prompts renamed in a shallow copy (the upstream's answer may be a
-   * shared cache entry), resources as they came — with its route recorded; undefined when left out.
+   * shared cache entry), a tool's ui:// resource and ui:// resources namespaced, other resources as they
+   * came — with its route recorded; undefined when left out.
    */
   private admit(method: ListMethod, server: string, item: unknown): JsonObject | undefined {
     if (!isObject(item)) return undefined;
+    // MCP Apps' ui:// URIs are namespaced, and placed by that namespace rather than recorded (ui-uris.ts).
+    if ((method === 'resources/list' && isUiUri(item.uri)) || (method === 'resources/templates/list' && isUiUri(item.uriTemplate))) {
+      return showUiResource(this.router.headOf(server), item);
+    }
     if (method === 'resources/list') {
       if (typeof item.uri === 'string') this.router.resources.addResource(item.uri, server);
       return item;
@@ -299,7 +305,7 @@ export class Aggregator implements Upstream {
     if (typeof item.name !== 'string') return undefined;
     const routes = method === 'tools/list' ? this.router.tools : this.router.prompts;
     const name = publicName(this.options.prefixes.get(server) ?? server, this.options.separator, item.name);
-    const shown = { ...item, name };
+    const shown = { ...(method === 'tools/list' ? showToolUi(this.router.headOf(server), item) : item), name };
     const clash = routes.add(name, { server, name: item.name, definition: shown });
     if (clash) {
       this.options.log.error(
