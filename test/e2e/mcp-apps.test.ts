@@ -4,10 +4,12 @@
 // in read answers, and places a read by that namespace, so each tool's UI is readable with the right
 // content; /servers/<name>/mcp rewrites nothing; policy judges a ui:// URI as its server names it.
 import assert from 'node:assert/strict';
+import path from 'node:path';
 import { after, before, describe, test } from 'node:test';
 import { Client, StreamableHTTPClientTransport } from '@modelcontextprotocol/client';
 import type { RunningGateway } from '../../src/gateway.js';
-import { headersFor, post, request, ROOT, startTestGateway, VERSION } from './harness.js';
+import { tempDir } from '../temp.js';
+import { eventually, headersFor, openListen, post, request, ROOT, startTestGateway, VERSION } from './harness.js';
 
 const apps = (id: string) => ({ command: process.execPath, args: ['--import', 'tsx', 'test/fixtures/apps-server.ts'], cwd: ROOT, env: { SERVER_ID: id } });
 const SERVERS = { a: apps('alpha'), b: apps('beta') };
@@ -88,6 +90,17 @@ describe('MCP Apps through /mcp: two servers whose ui:// URIs collide', () => {
     assert.equal(raw.body.error?.code, -32602);
   });
 
+  test('a subscription to a ui:// URI through /mcp is not honoured yet: the acknowledgement leaves it out', async () => {
+    const listen = await openListen(`${gateway.url}/mcp`, { resourceSubscriptions: ['ui://a__dashboard/view.html'] });
+    try {
+      await eventually(() => listen.messages.length > 0, 5_000);
+      assert.equal(listen.messages[0].method, 'notifications/subscriptions/acknowledged');
+      assert.deepEqual(listen.messages[0].params.notifications, { resourceSubscriptions: [] });
+    } finally {
+      listen.close();
+    }
+  });
+
   test('on /servers/<name>/mcp nothing is rewritten', async () => {
     const direct = await connect(`${gateway.url}/servers/b/mcp`);
     try {
@@ -136,6 +149,7 @@ describe('MCP Apps and policy: a ui:// URI is judged as its server names it, on 
       {},
       {
         auth: { anonymous: true },
+        audit: { destination: path.join(tempDir('mcp-apps-'), 'audit.jsonl') },
         policies: [{ name: 'no-beta-views', principals: { ids: ['*'] }, allow: { servers: ['a', 'b'] }, deny: { servers: ['b'], resources: ['ui://dashboard/**'] } }],
       },
     );
