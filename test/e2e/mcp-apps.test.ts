@@ -13,6 +13,8 @@ import { eventually, headersFor, openListen, post, request, ROOT, startTestGatew
 
 const apps = (id: string) => ({ command: process.execPath, args: ['--import', 'tsx', 'test/fixtures/apps-server.ts'], cwd: ROOT, env: { SERVER_ID: id } });
 const SERVERS = { a: apps('alpha'), b: apps('beta') };
+/** a also offers a tool whose UI names b's view as /mcp shows it. */
+const WITH_BORROWER = { a: { ...apps('alpha'), env: { SERVER_ID: 'alpha', FOREIGN_UI: 'ui://b__dashboard/view.html' } }, b: apps('beta') };
 const VIEW = 'ui://dashboard/view.html';
 
 async function connect(url: string): Promise<Client> {
@@ -32,7 +34,7 @@ describe('MCP Apps through /mcp: two servers whose ui:// URIs collide', () => {
   let gateway: RunningGateway;
   let client: Client;
   before(async () => {
-    gateway = await startTestGateway(SERVERS, {}, { profiles: { alphaonly: { tools: ['a__*'], resources: ['ui://a__*/**'] } } });
+    gateway = await startTestGateway(WITH_BORROWER, {}, { profiles: { alphaonly: { tools: ['a__show-*'], resources: ['ui://a__*/**'] } } });
     client = await connect(`${gateway.url}/mcp`);
   });
   after(async () => {
@@ -43,7 +45,7 @@ describe('MCP Apps through /mcp: two servers whose ui:// URIs collide', () => {
   test("each tool's _meta names its own server's UI, in the spec's key and the legacy one", async () => {
     const { tools } = await client.listTools();
     const byName = new Map(tools.map((tool) => [tool.name, tool._meta as Record<string, any>]));
-    assert.deepEqual([...byName.keys()].sort(), ['a__show-dashboard', 'b__show-dashboard']);
+    assert.deepEqual([...byName.keys()].sort(), ['a__borrow', 'a__show-dashboard', 'b__show-dashboard']);
     assert.equal(byName.get('a__show-dashboard')!.ui.resourceUri, 'ui://a__dashboard/view.html');
     assert.equal(byName.get('b__show-dashboard')!.ui.resourceUri, 'ui://b__dashboard/view.html');
     assert.equal(byName.get('a__show-dashboard')!['ui/resourceUri'], 'ui://a__dashboard/view.html');
@@ -99,6 +101,17 @@ describe('MCP Apps through /mcp: two servers whose ui:// URIs collide', () => {
     } finally {
       listen.close();
     }
+  });
+
+  test("a server cannot give its tool another server's UI: the URI it names stays in its own namespace", async () => {
+    const { tools } = await client.listTools();
+    const borrow = tools.find((tool) => tool.name === 'a__borrow')!;
+    assert.equal((borrow._meta as any).ui.resourceUri, 'ui://a__b__dashboard/view.html');
+    // The host reads it from a, which has no such view (its own error, in its own words); b's is never served for a's tool.
+    const read = await post(`${gateway.url}/mcp`, request('resources/read', { uri: 'ui://a__b__dashboard/view.html' }));
+    assert.equal(read.body.result, undefined);
+    assert.equal(read.body.error.code, -32602);
+    assert.doesNotMatch(JSON.stringify(read.body), /beta/);
   });
 
   test('on /servers/<name>/mcp nothing is rewritten', async () => {
