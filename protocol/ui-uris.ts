@@ -28,6 +28,13 @@ export function ownerOfUiUri(uri: string, heads: Iterable<[server: string, head:
   return undefined;
 }
 
+/** An item of a list as /mcp shows it: a tool's UI resource, a resource's or template's ui:// URI namespaced. */
+export function showUiItem(method: string, head: string, item: unknown): unknown {
+  if (!isObject(item)) return item;
+  if (method === 'tools/list') return showToolUi(head, item);
+  return method === 'resources/list' || method === 'resources/templates/list' ? showUiResource(head, item) : item;
+}
+
 /** A resources/list item, or a templates/list item (`uriTemplate`), with its ui:// URI namespaced. */
 export function showUiResource(head: string, item: JsonObject): JsonObject {
   if (isUiUri(item.uri)) return { ...item, uri: publicUiUri(head, item.uri) };

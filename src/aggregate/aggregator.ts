@@ -17,7 +17,7 @@ import { mergeDiscover, partTtlMs, type Outcome } from './merged-discover.js';
 import { MergedPages } from './merged-pages.js';
 import { noUpstreamAnswered } from './no-answer.js';
 import { publicName } from '../../protocol/public-names.js';
-import { isUiUri, showToolUi, showUiResource } from '../../protocol/ui-uris.js';
+import { isUiUri, showUiItem } from '../../protocol/ui-uris.js';
 import { traceFields, type RequestTrace } from '../../protocol/request-trace.js';
 import { placed, Router } from './router.js';
 
@@ -189,8 +189,10 @@ export class Aggregator implements Upstream {
         if (method === 'resources/list') this.router.resources.forgetResources(server);
         else if (method === 'resources/templates/list') this.router.resources.forgetTemplates(server);
       }
+      // MCP Apps' ui:// URIs get the server's namespace first (in copies: ui-uris.ts).
+      const head = this.router.headOf(server);
       for (const item of page) {
-        const admitted = this.admit(method, server, item);
+        const admitted = this.admit(method, server, showUiItem(method, head, item));
         if (admitted) items.push(admitted);
       }
       if (typeof result.nextCursor === 'string') next.push([outcome.server, result.nextCursor]);
@@ -283,21 +285,17 @@ export class Aggregator implements Upstream {
 
   /**
    * The item as /mcp lists it — tools and prompts renamed in a shallow copy (the upstream's answer may be a
-   * shared cache entry), a tool's ui:// resource and ui:// resources namespaced, other resources as they
-   * came — with its route recorded; undefined when left out.
+   * shared cache entry), resources as they came — with its route recorded; undefined when left out.
    */
   private admit(method: ListMethod, server: string, item: unknown): JsonObject | undefined {
     if (!isObject(item)) return undefined;
-    // MCP Apps' ui:// URIs are namespaced, and placed by that namespace rather than recorded (ui-uris.ts).
-    if ((method === 'resources/list' && isUiUri(item.uri)) || (method === 'resources/templates/list' && isUiUri(item.uriTemplate))) {
-      return showUiResource(this.router.headOf(server), item);
-    }
+    // A ui:// URI (namespaced already) is placed by its namespace, never by what the lists said (ui-uris.ts).
     if (method === 'resources/list') {
-      if (typeof item.uri === 'string') this.router.resources.addResource(item.uri, server);
+      if (typeof item.uri === 'string' && !isUiUri(item.uri)) this.router.resources.addResource(item.uri, server);
       return item;
     }
     if (method === 'resources/templates/list') {
-      if (typeof item.uriTemplate === 'string' && !this.router.resources.addTemplate(item.uriTemplate, server)) {
+      if (typeof item.uriTemplate === 'string' && !isUiUri(item.uriTemplate) && !this.router.resources.addTemplate(item.uriTemplate, server)) {
         this.options.log.warn({ server, uriTemplate: item.uriTemplate }, 'a URI template with no scheme before its first expression is listed but not used to route reads');
       }
       return item;
@@ -305,7 +303,7 @@ export class Aggregator implements Upstream {
     if (typeof item.name !== 'string') return undefined;
     const routes = method === 'tools/list' ? this.router.tools : this.router.prompts;
     const name = publicName(this.options.prefixes.get(server) ?? server, this.options.separator, item.name);
-    const shown = { ...(method === 'tools/list' ? showToolUi(this.router.headOf(server), item) : item), name };
+    const shown = { ...item, name };
     const clash = routes.add(name, { server, name: item.name, definition: shown });
     if (clash) {
       this.options.log.error(

@@ -9,9 +9,9 @@ import { PLAIN_TARGET, type NamedTarget, type Target, type UriTarget } from '../
 import { ErrorCode, errorResponse, isObject, type JsonObject, type JsonRpcRequest, type JsonRpcResponse } from '../../protocol/jsonrpc.js';
 import type { ListMethod } from '../../protocol/mcp.js';
 import { publicName } from '../../protocol/public-names.js';
+import { isUiUri, ownerOfUiUri, showUiContents } from '../../protocol/ui-uris.js';
 import { NameRoutes } from './name-routes.js';
 import { ResourceOwners } from './resource-owners.js';
-import { isUiUri, ownerOfUiUri, showUiContents } from '../../protocol/ui-uris.js';
 
 export interface RouterOptions {
   /** In config order; read live, as a reload may change them. */
@@ -78,6 +78,17 @@ export class Router {
     return upstream.request(message, options);
   }
 
+  /** How every tool and prompt name of `server` begins on /mcp: `<prefix><separator>` (as of now: a reload may change the prefix). */
+  headOf(server: string): string {
+    return (this.options.prefixes.get(server) ?? server) + this.options.separator;
+  }
+
+  /** The one upstream that owns a resource URI (or template), from what the lists said; else undefined. */
+  ownerOf(uri: string): string | undefined {
+    const owner = this.resources.owner(uri);
+    return owner && 'server' in owner ? owner.server : undefined;
+  }
+
   /** A ui:// request to its owner under the owner's own URI; a read's contents come back as /mcp names them. */
   private async readUi(upstream: Upstream, owner: string, ownUri: string, message: JsonRpcRequest, options: RequestOptions): Promise<JsonRpcResponse> {
     nameHolder(message).uri = ownUri;
@@ -91,17 +102,6 @@ export class Router {
   /** Every upstream with the head its names (and ui:// URIs) carry on /mcp. */
   private *heads(): Iterable<[server: string, head: string]> {
     for (const server of this.options.upstreams.keys()) yield [server, this.headOf(server)];
-  }
-
-  /** How every tool and prompt name of `server` begins on /mcp: `<prefix><separator>` (as of now: a reload may change the prefix). */
-  headOf(server: string): string {
-    return (this.options.prefixes.get(server) ?? server) + this.options.separator;
-  }
-
-  /** The one upstream that owns a resource URI (or template), from what the lists said; else undefined. */
-  ownerOf(uri: string): string | undefined {
-    const owner = this.resources.owner(uri);
-    return owner && 'server' in owner ? owner.server : undefined;
   }
 
   private named(kind: 'tools' | 'prompts', server: string | undefined, given: unknown): NamedTarget {

@@ -2,7 +2,7 @@
 // in copies only (what is rewritten may be a shared cache entry).
 import assert from 'node:assert/strict';
 import { test } from 'node:test';
-import { ownerOfUiUri, publicUiUri, showToolUi, showUiContents, showUiResource } from '../../protocol/ui-uris.js';
+import { ownerOfUiUri, publicUiUri, showToolUi, showUiContents, showUiItem, showUiResource } from '../../protocol/ui-uris.js';
 
 const HEADS: [string, string][] = [
   ['a', 'a__'],
@@ -52,4 +52,13 @@ test('list items and read contents: ui:// ones namespaced in copies, others unto
   assert.equal(result.contents[0]!.uri, 'ui://v');
   const plain = { contents: [{ uri: 'file:///x', text: 'f' }] };
   assert.equal(showUiContents('a__', plain), plain);
+});
+
+test('an item of a list by its method: tools by their _meta, resources and templates by their URI, prompts untouched', () => {
+  assert.deepEqual(showUiItem('tools/list', 'a__', { name: 't', _meta: { ui: { resourceUri: 'ui://v' } } }), { name: 't', _meta: { ui: { resourceUri: 'ui://a__v' } } });
+  assert.deepEqual(showUiItem('resources/list', 'a__', { uri: 'ui://v' }), { uri: 'ui://a__v' });
+  assert.deepEqual(showUiItem('resources/templates/list', 'a__', { uriTemplate: 'ui://p/{x}' }), { uriTemplate: 'ui://a__p/{x}' });
+  const prompt = { name: 'p', _meta: { ui: { resourceUri: 'ui://v' } } };
+  assert.equal(showUiItem('prompts/list', 'a__', prompt), prompt);
+  assert.equal(showUiItem('tools/list', 'a__', 'not an object'), 'not an object');
 });
