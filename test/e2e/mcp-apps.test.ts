@@ -2,9 +2,14 @@
 // @modelcontextprotocol/ext-apps' helpers that use the same ui:// URIs. /mcp namespaces each server's ui://
 // URIs as it names tools (`ui://<prefix><separator>…`) in tools' `_meta`, in resource and template lists and
 // in read answers, and places a read by that namespace, so each tool's UI is readable with the right
-// content; /servers/<name>/mcp rewrites nothing; policy judges a ui:// URI as its server names it.
+// content (a stdio server's, and a Streamable HTTP server's, which gets its own URI in Mcp-Name too);
+// /servers/<name>/mcp rewrites nothing; policy judges a ui:// URI as its server names it.
 import assert from 'node:assert/strict';
+import type { Server } from 'node:http';
+import type { AddressInfo } from 'node:net';
 import path from 'node:path';
+import { serve } from '@hono/node-server';
+import { createMcpHandler } from '@modelcontextprotocol/server';
 import { after, before, describe, test } from 'node:test';
 import { Client, StreamableHTTPClientTransport } from '@modelcontextprotocol/client';
 import type { RunningGateway } from '../../src/gateway.js';
@@ -153,6 +158,67 @@ describe('MCP Apps through /mcp: two servers whose ui:// URIs collide', () => {
     }
   });
 });
+
+describe('MCP Apps through /mcp onto a Streamable HTTP server', () => {
+  let gateway: RunningGateway;
+  let http: { url: string; names: string[]; close(): Promise<void> };
+  before(async () => {
+    http = await startAppsHttpServer('gamma');
+    gateway = await startTestGateway({ a: apps('alpha'), c: { url: http.url } });
+  });
+  after(async () => {
+    await gateway?.close();
+    await http?.close();
+  });
+
+  test('the read reaches the HTTP server under its own URI, in the body and in Mcp-Name, and comes back as /mcp names it', async () => {
+    const body = request('resources/read', { uri: 'ui://c__dashboard/view.html' });
+    const answer = await post(`${gateway.url}/mcp`, body, headersFor(body));
+    assert.deepEqual(answer.body.result.contents[0], {
+      uri: 'ui://c__dashboard/view.html',
+      mimeType: 'text/html;profile=mcp-app',
+      text: '<!DOCTYPE html><html><body>dashboard of gamma</body></html>',
+    });
+    assert.ok(http.names.includes(VIEW), `the server was asked for ${VIEW} (Mcp-Name: ${http.names.join(', ')})`);
+    assert.ok(!http.names.some((name) => name.includes('c__')), 'never under the /mcp form');
+    const alpha = await post(`${gateway.url}/mcp`, request('resources/read', { uri: 'ui://a__dashboard/view.html' }));
+    assert.equal(alpha.body.result.contents[0].text, '<!DOCTYPE html><html><body>dashboard of alpha</body></html>');
+  });
+});
+
+/** ext-apps' server on SDK v2's Streamable HTTP handler; records the Mcp-Name of every request. */
+async function startAppsHttpServer(id: string): Promise<{ url: string; names: string[]; close(): Promise<void> }> {
+  process.env.FIXTURE_NO_STDIO = '1';
+  const { createAppsServer } = await import('../fixtures/apps-server.js').finally(() => delete process.env.FIXTURE_NO_STDIO);
+  const handler = createMcpHandler(() => createAppsServer(id, undefined), { legacy: 'reject' });
+  const names: string[] = [];
+  const server = await new Promise<Server>((resolve) => {
+    const s = serve(
+      {
+        fetch: (incoming: Request) => {
+          const name = incoming.headers.get('mcp-name');
+          if (name !== null) names.push(name);
+          return handler.fetch(incoming);
+        },
+        hostname: '127.0.0.1',
+        port: 0,
+      },
+      () => resolve(s as Server),
+    ) as Server;
+  });
+  const { port } = server.address() as AddressInfo;
+  return {
+    url: `http://127.0.0.1:${port}/mcp`,
+    names,
+    async close() {
+      await handler.close();
+      await new Promise<void>((resolve) => {
+        server.close(() => resolve());
+        server.closeAllConnections();
+      });
+    },
+  };
+}
 
 describe('MCP Apps and policy: a ui:// URI is judged as its server names it, on every endpoint', () => {
   let gateway: RunningGateway;
