@@ -41,7 +41,7 @@ export interface UriTarget {
   readonly ambiguous: readonly string[] | undefined;
   readonly confirmed: boolean;
   /**
-   * The owner's own URI when /mcp shows it namespaced (an MCP Apps `ui://` URI: src/aggregate/ui-uris.ts):
+   * The owner's own URI when /mcp shows it namespaced (an MCP Apps `ui://` URI: protocol/ui-uris.ts):
    * what the owner is asked for and what policy judges, as on /servers/<name>/mcp.
    */
   readonly ownUri?: string;
