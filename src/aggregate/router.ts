@@ -1,5 +1,6 @@
 // Places a request on /mcp (or judges where a /servers/<name>/mcp name sits on /mcp) once, before policy:
-// a tool or prompt by its public name through one Map lookup, a resource URI through the resource lists.
+// a tool or prompt by its public name through one Map lookup, a resource URI through the resource lists
+// (an MCP Apps ui:// URI by the namespace it carries on /mcp: protocol/ui-uris.ts).
 // What it returns is plain data (policy/target.ts) the guard judges and the execute step calls with; the
 // routes are learned from the lists that pass through the aggregator, and a miss may read them again (at
 // most once a second per list). Calls go to the owner with the original name restored: nothing downstream
