@@ -12,6 +12,7 @@ import type { PinStore, PinVerdict } from './pins.js';
 import type { Principal } from './principal.js';
 import type { NamedTarget, Target, UriTarget } from './target.js';
 import { textOf } from '../protocol/exact-json.js';
+import { isUiUri, ownerOfUiUri } from '../protocol/ui-uris.js';
 
 export interface GuardOptions {
   /** Each server's prefix on /mcp, in config order (read live: a reload may change them). */
@@ -176,20 +177,22 @@ export class Guard {
   }
 
   private judgeUri(target: UriTarget, message: JsonRpcRequest, grant: Grant): Verdict | Need {
-    const uri = target.uri;
-    if (typeof uri !== 'string') return NO_URI;
+    const given = target.uri;
+    if (typeof given !== 'string') return NO_URI;
+    // A ui:// URI is judged as its server names it, as on /servers/<name>/mcp; refusals repeat the given one.
+    const uri = target.ownUri ?? given;
     const onMcp = target.endpoint === undefined;
     // Policy first, then the owner, so that a denied URI that exists and one that does not take the same
     // path (a URI nobody listed re-reads every list, and the time that takes would tell which exist):
     // a URI no server's rules let this caller read is refused before any lookup; one whose listed owner
     // denies it costs the same re-reading as one nobody lists.
-    if (onMcp && !this.anyServerAllows(uri, grant)) return unknownUri(message, uri, grant.allows('resources', undefined, uri).rule);
+    if (onMcp && !this.anyServerAllows(uri, grant)) return unknownUri(message, given, grant.allows('resources', undefined, uri).rule);
     const owner = target.owner;
     const decision = grant.allows('resources', owner, uri);
     if (onMcp && !target.confirmed && (owner === undefined ? target.ambiguous === undefined : !decision.allowed)) return NEED_ROUTES;
     // On /mcp a URI no upstream owns gets the same words as a denied one.
-    if (decision.allowed && owner !== undefined) return { allowed: true, rule: decision.rule, target: uri };
-    return unknownUri(message, uri, decision.allowed ? 'no server offers it' : decision.rule);
+    if (decision.allowed && owner !== undefined) return { allowed: true, rule: decision.rule, target: given };
+    return unknownUri(message, given, decision.allowed ? 'no server offers it' : decision.rule);
   }
 
   private anyServerAllows(uri: string, grant: Grant): boolean {
@@ -202,7 +205,12 @@ export class Guard {
     if (!isObject(item)) return false;
     const value = item[key];
     if (typeof value !== 'string') return false;
-    if (kind === 'resources') return grant.allows('resources', server ?? this.options.ownerOf(value), value).allowed;
+    if (kind === 'resources') {
+      // /mcp lists ui:// URIs (and templates) namespaced: judged as their server names them.
+      const ui = server === undefined && isUiUri(value) ? ownerOfUiUri(value, this.heads()) : undefined;
+      if (ui) return grant.allows('resources', ui.server, ui.uri).allowed;
+      return grant.allows('resources', server ?? this.options.ownerOf(value), value).allowed;
+    }
     const seen = this.named(server, value);
     if (!seen || !grant.allows(kind, seen.server, seen.name).allowed) return false;
     if (kind === 'tools' && grant.pins(seen.server, seen.name)) {
@@ -222,6 +230,11 @@ export class Guard {
     const seen = this.pinVerdicts.get(name);
     if (verdict === 'changed') this.pinVerdicts.set(name, { verdict, readAt: -Infinity });
     else if (seen === undefined) this.pinVerdicts.set(name, { verdict, readAt: -Infinity });
+  }
+
+  /** Every server with the head its names and ui:// URIs carry on /mcp. */
+  private *heads(): Iterable<[server: string, head: string]> {
+    for (const [server, prefix] of this.options.prefixes) yield [server, prefix + this.options.separator];
   }
 
   /**

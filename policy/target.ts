@@ -40,6 +40,11 @@ export interface UriTarget {
   /** On /mcp, when several upstreams list it. */
   readonly ambiguous: readonly string[] | undefined;
   readonly confirmed: boolean;
+  /**
+   * The owner's own URI when /mcp shows it namespaced (an MCP Apps `ui://` URI: protocol/ui-uris.ts):
+   * what the owner is asked for and what policy judges, as on /servers/<name>/mcp.
+   */
+  readonly ownUri?: string;
 }
 
 /** Lists, discovery, listen: nothing to resolve. */

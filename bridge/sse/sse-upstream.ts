@@ -6,40 +6,20 @@
 // turns it into input_required). When the stream drops, the calls in flight fail at once and the connection
 // is opened again with backoff.
 import { markFailure } from '../../protocol/failure-mark.js';
-import {
-  ErrorCode,
-  errorResponse,
-  isObject,
-  parseUpstreamMessage,
-  type JsonObject,
-  type JsonRpcNotification,
-  type JsonRpcRequest,
-  type JsonRpcResponse,
-} from '../../protocol/jsonrpc.js';
+import { ErrorCode, errorResponse, isObject, type JsonObject, type JsonRpcRequest, type JsonRpcResponse } from '../../protocol/jsonrpc.js';
 import type { CancelSignal } from '../../protocol/cancel.js';
 import type { Log } from '../../infra/log.js';
-import type { ServerInfo } from '../../protocol/mcp.js';
-import type { BackoffPolicy } from '../backoff.js';
-import type { Dialect } from '../dialect.js';
-import { openLegacyLine, serveServerRequest, type LegacyLine } from '../legacy/legacy-line.js';
-import { PendingRequests } from '../pending-requests.js';
-import { SupervisedUpstream } from '../supervised-upstream.js';
+import type { HttpUpstreamConfig } from '../http/http-upstream.js';
+import { openLegacyLine, type LegacyLine } from '../legacy/legacy-line.js';
+import { LineUpstream } from '../line-upstream.js';
 import type { RequestOptions, UpstreamState } from '../upstream.js';
 import { SseConnection } from './sse-connection.js';
 
-export interface SseUpstreamConfig {
-  name: string;
-  /** The URL of the server's event stream (GET). */
-  url: string;
-  headers: Record<string, string>;
-  timeoutMs: number;
-  /** Deadline of opening the stream (up to its endpoint event), and of initialize. */
-  probeTimeoutMs: number;
-  legacyTtlMs: number;
-  clientInfo: ServerInfo;
-  backoff: BackoffPolicy;
-  /** Largest event accepted (default 16 MiB). */
-  maxMessageBytes?: number;
+/**
+ * A `url:` server's settings (http-upstream.ts): `url` is the event stream's (GET), `probeTimeoutMs` the
+ * deadline of opening it (up to its endpoint event) and of initialize, `maxMessageBytes` the largest event.
+ */
+export interface SseUpstreamConfig extends Omit<HttpUpstreamConfig, 'era'> {
   /** servers.<name>.roots: the answer to a roots/list no caller can be asked (none when unset). */
   roots?: readonly JsonObject[] | undefined;
 }
@@ -47,10 +27,8 @@ export interface SseUpstreamConfig {
 const DEFAULT_MAX_MESSAGE_BYTES = 16 * 1024 * 1024;
 const FAILS_AT: ReadonlySet<UpstreamState> = new Set(['stopped', 'backing-off', 'unhealthy']);
 
-export class SseUpstream extends SupervisedUpstream {
+export class SseUpstream extends LineUpstream {
   private connection: SseConnection | undefined;
-  private dialect: Dialect | undefined;
-  private pending: PendingRequests;
   /** Bumped by every run and by close(), so a run that was overtaken drops its result. */
   private generation = 0;
 
@@ -58,8 +36,7 @@ export class SseUpstream extends SupervisedUpstream {
     private readonly config: SseUpstreamConfig,
     log: Log,
   ) {
-    super({ ...config, era: 'legacy' }, log);
-    this.pending = this.newPending();
+    super({ ...config, era: 'legacy' }, log, 'event-stream');
   }
 
   async start(): Promise<void> {
@@ -72,21 +49,8 @@ export class SseUpstream extends SupervisedUpstream {
       const failure = await this.waitUntilReady(message, options.signal);
       if (failure) return markFailure(failure, 'unreachable');
     }
-    const dialect = this.dialect!;
-    const early = dialect.intercept?.(message, options);
-    if (early) {
-      const answer = await early;
-      if (answer) return answer;
-    }
-    options.onStreamStart?.();
-    return this.pending.dispatch(message, {
-      timeoutMs: message.method === 'subscriptions/listen' ? 0 : this.config.timeoutMs,
-      signal: options.signal,
-      onNotification: options.onNotification,
-      onServerRequest: options.onServerRequest,
-      prepare: dialect.outgoing,
-      trace: options.traceparent === undefined ? undefined : { traceparent: options.traceparent, tracestate: options.tracestate },
-    });
+    // A listen stream lives until its caller closes it.
+    return this.intercepted(message, options, message.method === 'subscriptions/listen' ? 0 : this.config.timeoutMs, this.dialect!);
   }
 
   async close(): Promise<void> {
@@ -114,7 +78,7 @@ export class SseUpstream extends SupervisedUpstream {
       },
       this.log,
     );
-    const line = this.lineTo(connection);
+    const line = this.connectionLine(connection);
     this.connection = connection;
     try {
       await connection.connect(this.config.probeTimeoutMs);
@@ -148,52 +112,16 @@ export class SseUpstream extends SupervisedUpstream {
     });
   }
 
-  private lineTo(connection: SseConnection): LegacyLine {
-    return {
-      name: this.name,
-      ask: (request, timeoutMs) => this.pending.dispatch(request, { timeoutMs }),
-      send: (message) => connection.send(message),
-      alive: () => connection.alive,
-      hint: () => '',
-    };
+  private connectionLine(connection: SseConnection): LegacyLine {
+    return this.lineTo({ send: (message) => connection.send(message), alive: () => connection.alive, hint: () => '' });
   }
 
-  private newPending(): PendingRequests {
-    return new PendingRequests(
-      (message) => {
-        if (this.connection) this.connection.send(message);
-        else this.onRefused(message, 'no connection');
-      },
-      (method, response) => this.dialect?.complete(method, response),
-      (method, ms) => `Upstream '${this.name}' did not answer ${method} within ${ms} ms; the request was cancelled. Raise servers.${this.name}.timeoutMs if it needs longer.`,
-    );
+  protected write(message: unknown): void {
+    if (this.connection) this.connection.send(message);
+    else this.onRefused(message, 'no connection');
   }
 
   // ---- messages from the server -------------------------------------------------------------------
-
-  private onMessage(line: LegacyLine, value: unknown): void {
-    const parsed = parseUpstreamMessage(value);
-    switch (parsed.kind) {
-      case 'request':
-        return serveServerRequest(parsed.message, this.pending, line, this.config.timeoutMs, this.log, this.config.roots);
-      case 'notification':
-        return this.onNotification(parsed.message);
-      case 'response':
-        if (!this.pending.answer(parsed.message)) this.log.debug({ id: parsed.message.id }, 'answer for a request no longer waiting (timed out or cancelled)');
-        return;
-      default:
-        this.log.warn({ keys: isObject(value) ? Object.keys(value) : typeof value }, 'skipped an event-stream message that is not a JSON-RPC request, notification or response');
-    }
-  }
-
-  private onNotification(notification: JsonRpcNotification): void {
-    const method = notification.method;
-    if (method === 'notifications/progress') this.pending.progress(notification);
-    else if (method.endsWith('/list_changed') || method === 'notifications/resources/updated') this.events.emit('listChanged', notification);
-    else if (method === 'notifications/message' && !this.pending.logMessage(notification, this.dialect?.logsUnasked ?? false)) {
-      this.log.debug({ params: notification.params }, 'upstream log message for no one request');
-    }
-  }
 
   /** A POST the server refused: the request it carried fails now rather than at its timeout. */
   private onRefused(message: unknown, why: string): void {
@@ -209,7 +137,7 @@ export class SseUpstream extends SupervisedUpstream {
     const state = await supervisor.settled(Date.now() + this.config.timeoutMs, signal, FAILS_AT);
     if (state === 'ready') return undefined;
     const last = supervisor.lastError;
-    if (state === 'stopped') return errorResponse(message.id, ErrorCode.InternalError, `Upstream '${this.name}' is stopped (the gateway is shutting down or reloading)`);
+    if (state === 'stopped') return this.stoppedAnswer(message);
     if (state === 'backing-off' || state === 'unhealthy') {
       const wait = Math.max(0, Math.ceil((supervisor.retryAt - Date.now()) / 100) / 10);
       return errorResponse(message.id, ErrorCode.InternalError, `${last ?? `Upstream '${this.name}' is not available`}; mcp-gateway tries again in ${wait} s`, {
@@ -217,11 +145,6 @@ export class SseUpstream extends SupervisedUpstream {
         state,
       });
     }
-    return errorResponse(
-      message.id,
-      ErrorCode.InternalError,
-      `Upstream '${this.name}' was not ready within ${this.config.timeoutMs} ms (state: ${supervisor.state}${last ? `; last error: ${last}` : ''})`,
-      { server: this.name, state: supervisor.state },
-    );
+    return this.notReadyAnswer(message);
   }
 }

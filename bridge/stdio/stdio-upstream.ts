@@ -3,32 +3,19 @@
 // with backoff when it dies.
 import { meaningfulStderrLine } from './stderr-line.js';
 import { markFailure } from '../../protocol/failure-mark.js';
-import {
-  ErrorCode,
-  errorResponse,
-  isModernError,
-  isObject,
-  parseUpstreamMessage,
-  type JsonObject,
-  type JsonRpcNotification,
-  type JsonRpcRequest,
-  type JsonRpcResponse,
-} from '../../protocol/jsonrpc.js';
+import { ErrorCode, errorResponse, isModernError, type JsonRpcRequest, type JsonRpcResponse } from '../../protocol/jsonrpc.js';
 import type { CancelSignal } from '../../protocol/cancel.js';
 import type { Log } from '../../infra/log.js';
 import { META, MODERN_VERSION, type ServerInfo } from '../../protocol/mcp.js';
 import type { BackoffPolicy } from '../backoff.js';
 import { modernDialect, type Dialect } from '../dialect.js';
-import { openLegacyLine, serveServerRequest, type LegacyLine } from '../legacy/legacy-line.js';
-import { PendingRequests } from '../pending-requests.js';
-import { SupervisedUpstream } from '../supervised-upstream.js';
+import { openLegacyLine, type LegacyLine } from '../legacy/legacy-line.js';
+import { LineUpstream, type LineConfig } from '../line-upstream.js';
 import type { Era, RequestOptions, UpstreamState } from '../upstream.js';
 import { StdioProcess, type ExitInfo, type StdioCommand } from './stdio-process.js';
 
-export interface StdioUpstreamConfig extends StdioCommand {
-  name: string;
+export interface StdioUpstreamConfig extends StdioCommand, LineConfig {
   era: Era | 'auto';
-  timeoutMs: number;
   probeTimeoutMs: number;
   startupTimeoutMs: number;
   /** ttlMs given to a legacy child's cacheable results. */
@@ -36,8 +23,6 @@ export interface StdioUpstreamConfig extends StdioCommand {
   shutdownGraceMs: number;
   backoff: BackoffPolicy;
   clientInfo: ServerInfo;
-  /** servers.<name>.roots: the answer to a roots/list no caller can be asked (none when unset). */
-  roots?: readonly JsonObject[] | undefined;
 }
 
 const LEADING_ID = /^\s*\{\s*(?:"jsonrpc"\s*:\s*"2\.0"\s*,\s*)?"id"\s*:\s*(\d+)/;
@@ -45,13 +30,10 @@ const TRAILING_ID = /,\s*"id"\s*:\s*(\d+)\s*\}\s*$/;
 /** States that fail a waiting caller at once; while the child backs off, callers wait for its restart. */
 const FAILS_AT: ReadonlySet<UpstreamState> = new Set(['stopped', 'unhealthy']);
 
-export class StdioUpstream extends SupervisedUpstream {
-  /** How to speak to the child; set anew each time one is ready (a restarted 2025 child has a new session). */
-  private dialect: Dialect | undefined;
+export class StdioUpstream extends LineUpstream {
   /** One per upstream, so a missing field is logged once however often the child restarts. */
   private readonly modern: Dialect;
   private process: StdioProcess | undefined;
-  private pending: PendingRequests;
   /** Set while the era probe runs: an exit then means "legacy", not a crash. */
   private probing = false;
   /** The era came from silence or an exit during the probe, not from an answer: re-probe if it fails. */
@@ -61,9 +43,8 @@ export class StdioUpstream extends SupervisedUpstream {
     private readonly config: StdioUpstreamConfig,
     log: Log,
   ) {
-    super(config, log);
+    super(config, log, 'stdout');
     this.modern = modernDialect(log);
-    this.pending = this.newPending();
   }
 
   async start(): Promise<void> {
@@ -93,26 +74,7 @@ export class StdioUpstream extends SupervisedUpstream {
       if (failure) return markFailure(failure, 'unreachable');
       if (timeoutMs > 0) timeoutMs = Math.max(1, deadline - Date.now());
     }
-    const dialect = this.dialect!;
-    const early = dialect.intercept?.(message, options);
-    if (early) {
-      const answer = await early;
-      if (answer) return answer;
-    }
-    return this.dispatch(message, options, timeoutMs, dialect);
-  }
-
-  private dispatch(message: JsonRpcRequest, options: RequestOptions, timeoutMs: number, dialect: Dialect): Promise<JsonRpcResponse> {
-    // A pipe carries no status: the caller's stream may start now, so closing it cancels as before.
-    options.onStreamStart?.();
-    return this.pending.dispatch(message, {
-      timeoutMs,
-      signal: options.signal,
-      onNotification: options.onNotification,
-      onServerRequest: options.onServerRequest,
-      prepare: dialect.outgoing,
-      trace: options.traceparent === undefined ? undefined : { traceparent: options.traceparent, tracestate: options.tracestate },
-    });
+    return this.intercepted(message, options, timeoutMs, this.dialect!);
   }
 
   async close(): Promise<void> {
@@ -164,7 +126,7 @@ export class StdioUpstream extends SupervisedUpstream {
    */
   private async dialectFor(era: Era, child: StdioProcess): Promise<Dialect> {
     if (era === 'modern') return this.modern;
-    const opened = await openLegacyLine(this.lineTo(child), this.config, this.log);
+    const opened = await openLegacyLine(this.childLine(child), this.config, this.log);
     if (opened !== 'modern') return opened;
     // A slow modern server missed the probe; its answer to initialize says what it is.
     this.era = 'modern';
@@ -174,14 +136,8 @@ export class StdioUpstream extends SupervisedUpstream {
   }
 
   /** The child as the 2025 session sees it. */
-  private lineTo(child: StdioProcess): LegacyLine {
-    return {
-      name: this.name,
-      ask: (request, timeoutMs) => this.pending.dispatch(request, { timeoutMs }),
-      send: (message) => child.send(message),
-      alive: () => child.alive,
-      hint: () => stderrHint(child),
-    };
+  private childLine(child: StdioProcess): LegacyLine {
+    return this.lineTo({ send: (message) => child.send(message), alive: () => child.alive, hint: () => stderrHint(child) });
   }
 
   private spawn(): StdioProcess {
@@ -191,18 +147,14 @@ export class StdioUpstream extends SupervisedUpstream {
       oversized: (bytes, head, tail) => this.onOversized(bytes, head, tail),
       exit: (info) => this.onExit(child, info),
     });
-    const line = this.lineTo(child);
+    const line = this.childLine(child);
     this.process = child;
     return child;
   }
 
-  private newPending(): PendingRequests {
-    return new PendingRequests(
-      // A lone request (the gateway otherwise idle) goes out at once; under load, requests are batched per turn.
-      (message) => this.process?.send(message, this.pending.waitingForAnswers <= 1),
-      (method, response) => this.dialect?.complete(method, response),
-      (method, ms) => `Upstream '${this.name}' did not answer ${method} within ${ms} ms; the request was cancelled. Raise servers.${this.name}.timeoutMs if it needs longer.`,
-    );
+  protected write(message: unknown): void {
+    // A lone request (the gateway otherwise idle) goes out at once; under load, requests are batched per turn.
+    this.process?.send(message, this.pending.waitingForAnswers <= 1);
   }
 
   /** The child's era; `guessed` when it came from silence or an exit rather than an answer. */
@@ -245,33 +197,6 @@ export class StdioUpstream extends SupervisedUpstream {
 
   // ---- messages from the child -------------------------------------------------------------------
 
-  private onMessage(line: LegacyLine, value: unknown): void {
-    const parsed = parseUpstreamMessage(value);
-    switch (parsed.kind) {
-      case 'request':
-        // Only a 2025 server asks its client things; whatever the era, each request gets its answer.
-        return serveServerRequest(parsed.message, this.pending, line, this.config.timeoutMs, this.log, this.config.roots);
-      case 'notification':
-        return this.onChildNotification(parsed.message);
-      case 'response':
-        if (!this.pending.answer(parsed.message)) this.log.debug({ id: parsed.message.id }, 'answer for a request no longer waiting (timed out or cancelled)');
-        return;
-      default:
-        this.log.warn({ keys: isObject(value) ? Object.keys(value) : typeof value }, 'skipped a stdout message that is not a JSON-RPC request, notification or response');
-    }
-  }
-
-  private onChildNotification(notification: JsonRpcNotification): void {
-    const method = notification.method;
-    if (method === 'notifications/progress') {
-      this.pending.progress(notification);
-    } else if (method.endsWith('/list_changed') || method === 'notifications/resources/updated') {
-      this.events.emit('listChanged', notification);
-    } else if (method === 'notifications/message' && !this.pending.logMessage(notification, this.dialect?.logsUnasked ?? false)) {
-      this.log.debug({ params: notification.params }, 'upstream log message for no one request (none, or several, in flight asked for logs)');
-    }
-  }
-
   private onOversized(bytes: number, head: string, tail: string): void {
     // Only an id in the envelope's first or last key counts: the same text deep inside a result must not.
     // A child's own request (it has a method) may carry the same number as one of ours.
@@ -294,7 +219,7 @@ export class StdioUpstream extends SupervisedUpstream {
       case 'ready':
         return undefined;
       case 'stopped':
-        return errorResponse(message.id, ErrorCode.InternalError, `Upstream '${this.name}' is stopped (the gateway is shutting down or reloading)`);
+        return this.stoppedAnswer(message);
       case 'unhealthy':
         return errorResponse(
           message.id,
@@ -305,12 +230,7 @@ export class StdioUpstream extends SupervisedUpstream {
           { server: this.name, state },
         );
     }
-    return errorResponse(
-      message.id,
-      ErrorCode.InternalError,
-      `Upstream '${this.name}' was not ready within ${this.config.timeoutMs} ms (state: ${supervisor.state}${lastError ? `; last error: ${lastError}` : ''})`,
-      { server: this.name, state: supervisor.state },
-    );
+    return this.notReadyAnswer(message);
   }
 }
 

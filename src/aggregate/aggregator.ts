@@ -17,6 +17,7 @@ import { mergeDiscover, partTtlMs, type Outcome } from './merged-discover.js';
 import { MergedPages } from './merged-pages.js';
 import { noUpstreamAnswered } from './no-answer.js';
 import { publicName } from '../../protocol/public-names.js';
+import { isUiUri, showUiItem } from '../../protocol/ui-uris.js';
 import { traceFields, type RequestTrace } from '../../protocol/request-trace.js';
 import { placed, Router } from './router.js';
 
@@ -188,8 +189,10 @@ export class Aggregator implements Upstream {
         if (method === 'resources/list') this.router.resources.forgetResources(server);
         else if (method === 'resources/templates/list') this.router.resources.forgetTemplates(server);
       }
+      // MCP Apps' ui:// URIs get the server's namespace first (in copies: ui-uris.ts).
+      const head = this.router.headOf(server);
       for (const item of page) {
-        const admitted = this.admit(method, server, item);
+        const admitted = this.admit(method, server, showUiItem(method, head, item));
         if (admitted) items.push(admitted);
       }
       if (typeof result.nextCursor === 'string') next.push([outcome.server, result.nextCursor]);
@@ -286,12 +289,13 @@ export class Aggregator implements Upstream {
    */
   private admit(method: ListMethod, server: string, item: unknown): JsonObject | undefined {
     if (!isObject(item)) return undefined;
+    // A ui:// URI (namespaced already) is placed by its namespace, never by what the lists said (ui-uris.ts).
     if (method === 'resources/list') {
-      if (typeof item.uri === 'string') this.router.resources.addResource(item.uri, server);
+      if (typeof item.uri === 'string' && !isUiUri(item.uri)) this.router.resources.addResource(item.uri, server);
       return item;
     }
     if (method === 'resources/templates/list') {
-      if (typeof item.uriTemplate === 'string' && !this.router.resources.addTemplate(item.uriTemplate, server)) {
+      if (typeof item.uriTemplate === 'string' && !isUiUri(item.uriTemplate) && !this.router.resources.addTemplate(item.uriTemplate, server)) {
         this.options.log.warn({ server, uriTemplate: item.uriTemplate }, 'a URI template with no scheme before its first expression is listed but not used to route reads');
       }
       return item;

@@ -1,5 +1,6 @@
 // Places a request on /mcp (or judges where a /servers/<name>/mcp name sits on /mcp) once, before policy:
-// a tool or prompt by its public name through one Map lookup, a resource URI through the resource lists.
+// a tool or prompt by its public name through one Map lookup, a resource URI through the resource lists
+// (an MCP Apps ui:// URI by the namespace it carries on /mcp: protocol/ui-uris.ts).
 // What it returns is plain data (policy/target.ts) the guard judges and the execute step calls with; the
 // routes are learned from the lists that pass through the aggregator, and a miss may read them again (at
 // most once a second per list). Calls go to the owner with the original name restored: nothing downstream
@@ -9,6 +10,7 @@ import { PLAIN_TARGET, type NamedTarget, type Target, type UriTarget } from '../
 import { ErrorCode, errorResponse, isObject, type JsonObject, type JsonRpcRequest, type JsonRpcResponse } from '../../protocol/jsonrpc.js';
 import type { ListMethod } from '../../protocol/mcp.js';
 import { publicName } from '../../protocol/public-names.js';
+import { isUiUri, ownerOfUiUri, showUiContents } from '../../protocol/ui-uris.js';
 import { NameRoutes } from './name-routes.js';
 import { ResourceOwners } from './resource-owners.js';
 
@@ -73,6 +75,7 @@ export class Router {
     if (!upstream) return Promise.resolve(this.miss(target, message, options.reach));
     // The name is restored in place, as the message is this request's own (the legacy adapter copies per attempt).
     if (target.kind !== 'resources') nameHolder(message).name = target.listed!.name;
+    else if (target.ownUri !== undefined) return this.readUi(upstream, owner!, target.ownUri, message, options);
     return upstream.request(message, options);
   }
 
@@ -87,6 +90,21 @@ export class Router {
     return owner && 'server' in owner ? owner.server : undefined;
   }
 
+  /** A ui:// request to its owner under the owner's own URI; a read's contents come back as /mcp names them. */
+  private async readUi(upstream: Upstream, owner: string, ownUri: string, message: JsonRpcRequest, options: RequestOptions): Promise<JsonRpcResponse> {
+    nameHolder(message).uri = ownUri;
+    const response = await upstream.request(message, options);
+    if (!('result' in response)) return response;
+    const result = showUiContents(this.headOf(owner), response.result);
+    // A new answer, not a spread: a cached one may carry its serialised bytes, which no longer say this.
+    return result === response.result ? response : { jsonrpc: '2.0', id: response.id, result };
+  }
+
+  /** Every upstream with the head its names (and ui:// URIs) carry on /mcp. */
+  private *heads(): Iterable<[server: string, head: string]> {
+    for (const server of this.options.upstreams.keys()) yield [server, this.headOf(server)];
+  }
+
   private named(kind: 'tools' | 'prompts', server: string | undefined, given: unknown): NamedTarget {
     if (typeof given !== 'string') return { kind, given, endpoint: server, server, publicName: undefined, listed: undefined, confirmed: true };
     const routes = kind === 'tools' ? this.tools : this.prompts;
@@ -97,6 +115,11 @@ export class Router {
 
   private uri(endpoint: string | undefined, uri: unknown): UriTarget {
     if (endpoint !== undefined || typeof uri !== 'string') return { kind: 'resources', uri, endpoint, owner: endpoint, ambiguous: undefined, confirmed: true };
+    // A ui:// URI names its server in its head (ui-uris.ts): placed without the lists, which need not hold it.
+    if (isUiUri(uri)) {
+      const ui = ownerOfUiUri(uri, this.heads());
+      return { kind: 'resources', uri, endpoint, owner: ui?.server, ambiguous: undefined, confirmed: true, ownUri: ui?.uri };
+    }
     const owner = this.resources.owner(uri);
     return {
       kind: 'resources',
@@ -148,7 +171,7 @@ export class Router {
   }
 }
 
-/** Where a request names its tool or prompt: params, or a completion's ref. */
+/** Where a request names its tool, prompt or resource: params, or a completion's ref. */
 function nameHolder(message: JsonRpcRequest): JsonObject {
   const params = message.params ?? {};
   return message.method === 'completion/complete' && isObject(params.ref) ? params.ref : params;
