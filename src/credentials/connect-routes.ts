@@ -62,7 +62,7 @@ export function addConnectRoutes(app: App, options: ConnectRouteOptions): void {
     const client = options.clients().get(pending.server);
     if (!client) return page(c, 404, 'Unknown server', 'That server is no longer configured.');
     try {
-      return c.redirect(await client.authorizationUrl(pending.principal), 302);
+      return c.redirect(await client.authorizationUrl(pending.principal, pending.scopes), 302);
     } catch (failure) {
       log.warn({ server: pending.server, reason: (failure as Error).message }, 'an authorization request could not be started');
       return page(c, 502, `Cannot connect to ${pending.server}`, (failure as Error).message);

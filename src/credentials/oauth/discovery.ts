@@ -14,6 +14,8 @@ export interface Discovered {
   /** RFC 9207: the authorization server sends `iss` on its redirect; then it must be there and match. */
   issParameterSupported: boolean;
   codeChallengeMethods: string[];
+  /** The authorization server lists offline_access in scopes_supported: asking for it may bring refresh tokens. */
+  offlineAccess: boolean;
   /** Scopes in the order the spec ranks them: the 401's `scope`, else the resource's scopes_supported. */
   scopes: string[];
 }
@@ -51,6 +53,7 @@ export async function discover(url: string): Promise<Discovered> {
     tokenAuthMethods: as.token_endpoint_auth_methods_supported === undefined ? ['client_secret_basic'] : stringList(as.token_endpoint_auth_methods_supported),
     issParameterSupported: as.authorization_response_iss_parameter_supported === true,
     codeChallengeMethods: methods,
+    offlineAccess: stringList(as.scopes_supported).includes('offline_access'),
     scopes: challenge.scope ? challenge.scope.split(' ').filter(Boolean) : supported,
   };
 }

@@ -5,10 +5,10 @@
 // ends in `complete`, which stores the token for that principal and this server only.
 import { createHash, randomBytes } from 'node:crypto';
 import type { CallerIdentity } from '../../../bridge/upstream.js';
-import { isObject, type JsonRpcId, type JsonRpcRequest, type JsonRpcResponse } from '../../../protocol/jsonrpc.js';
+import { ErrorCode, isObject, type JsonRpcId, type JsonRpcRequest, type JsonRpcResponse } from '../../../protocol/jsonrpc.js';
 import { META } from '../../../protocol/mcp.js';
 import type { OAuthCredentials } from '../../config/credentials.js';
-import { type CredentialSource, connectState, type Obtained } from '../credentialed-upstream.js';
+import { type CredentialSource, connectState, type Instead, type Obtained } from '../credentialed-upstream.js';
 import type { OAuthRecord } from '../record.js';
 import type { CredentialStore } from '../store.js';
 import { requestToken, TokenEndpointError, type ClientAuthMethod, type TokenClient } from '../token-endpoint.js';
@@ -24,6 +24,8 @@ export interface ConnectPending {
   step: 'connect';
   principal: string;
   server: string;
+  /** A step-up's scopes (what was asked for before, and what the server's 403 asked for); absent: the spec's selection. */
+  scopes?: string[];
 }
 
 /** What the authorization request keeps until the callback: everything to finish it, sealed in the store. */
@@ -38,6 +40,8 @@ export interface AuthorizationPending {
   resource: string;
   client: TokenClient;
   redirectUri: string;
+  /** The scopes asked for (kept with the token, so a later step-up can tell what was asked already). */
+  scopes?: string[];
 }
 
 export interface OAuthClientOptions {
@@ -86,15 +90,43 @@ export class OAuthClient implements CredentialSource {
     });
   }
 
+  /**
+   * The spec's step-up (basic/authorization, Scope Challenge Handling): the server refused the caller's token
+   * with 403 insufficient_scope. A link to authorize again asking for the union of what was asked before and
+   * what the server asks now; or, when the refused token was already asked for all of that, a refusal that
+   * names the scopes: asking again would only loop.
+   */
+  async stepUp(caller: CallerIdentity, authorization: string, scopes: string[], message: JsonRpcRequest): Promise<Instead> {
+    const server = this.options.server;
+    const record = await this.options.store.get(caller.principal, server);
+    const own = record?.kind === 'oauth' ? record : undefined;
+    const before = words(own?.requestedScope ?? own?.scope);
+    const wanted = scopes.length ? scopes : [];
+    const missing = wanted.filter((scope) => !before.includes(scope));
+    const named = wanted.length ? `scope ${wanted.map((s) => `"${s}"`).join(', ')}` : 'a scope it did not name';
+    if (own !== undefined && `Bearer ${own.accessToken}` === authorization && own.requestedScope !== undefined && missing.length === 0) {
+      return {
+        refused: `Upstream '${server}' refused ${message.method} for want of ${named}, although this caller's token was authorized asking for it: the authorization server did not grant it. Ask whoever runs ${server}'s authorization server to allow it for your account.`,
+        data: { reason: 'insufficient_scope', scopes: wanted },
+        code: ErrorCode.InternalError,
+      };
+    }
+    if (wanted.length === 0) {
+      return { refused: `Upstream '${server}' refused ${message.method} for want of a scope it did not name (403 insufficient_scope)`, data: { reason: 'insufficient_scope' } };
+    }
+    return this.connectFirst(caller.principal, message, [...before, ...missing]);
+  }
+
   /** A connect link for this principal and server: single use, expiring, sealed in the store. */
-  async connectLink(principal: string): Promise<string> {
+  async connectLink(principal: string, scopes?: string[]): Promise<string> {
     const pending: ConnectPending = { step: 'connect', principal, server: this.options.server };
+    if (scopes !== undefined) pending.scopes = scopes;
     const id = await this.options.store.putPending(pending, this.options.linkTtlMs);
     return `${this.options.publicUrl}/connect/${id}`;
   }
 
   /** Starts the authorization request for a confirmed link: discovery, client, PKCE; returns where to send the browser. */
-  async authorizationUrl(principal: string): Promise<string> {
+  async authorizationUrl(principal: string, stepUpScopes?: string[]): Promise<string> {
     const found = await discover(this.options.url);
     const client = await this.clientFor(found);
     const verifier = randomBytes(32).toString('base64url');
@@ -111,9 +143,13 @@ export class OAuthClient implements CredentialSource {
       client,
       redirectUri,
     };
+    // The spec's order: the 401's scope, else the resource's scopes_supported (discovery ranks them), else
+    // config; a step-up's union instead. offline_access when the authorization server lists it (refresh tokens).
+    const scopes = [...(stepUpScopes ?? (found.scopes.length ? found.scopes : this.options.settings.scopes))];
+    if (found.offlineAccess && scopes.length && !scopes.includes('offline_access')) scopes.push('offline_access');
+    pending.scopes = scopes;
     const state = await this.options.store.putPending(pending, this.options.linkTtlMs);
     const url = new URL(found.authorizationEndpoint);
-    const scopes = found.scopes.length ? found.scopes : this.options.settings.scopes;
     url.searchParams.set('response_type', 'code');
     url.searchParams.set('client_id', client.clientId);
     url.searchParams.set('redirect_uri', redirectUri);
@@ -155,6 +191,7 @@ export class OAuthClient implements CredentialSource {
     if (answer.refreshToken !== undefined) record.refreshToken = answer.refreshToken;
     if (answer.expiresAt !== undefined) record.expiresAt = answer.expiresAt;
     if (answer.scope !== undefined) record.scope = answer.scope;
+    if (pending.scopes !== undefined) record.requestedScope = pending.scopes.join(' ');
     await this.options.store.put(pending.principal, this.options.server, record);
   }
 
@@ -186,10 +223,13 @@ export class OAuthClient implements CredentialSource {
   }
 
   /** The caller has no token: a link to connect, as URL-mode elicitation or as an error carrying it. */
-  private async connectFirst(principal: string, message: JsonRpcRequest): Promise<Obtained> {
-    const url = await this.connectLink(principal);
+  private async connectFirst(principal: string, message: JsonRpcRequest, stepUpScopes?: string[]): Promise<Instead> {
+    const url = await this.connectLink(principal, stepUpScopes);
     const server = this.options.server;
-    const text = `Connect your ${server} account to continue: open ${url} (single use, valid ${Math.round(this.options.linkTtlMs / 60_000)} min), then try again.`;
+    const valid = `(single use, valid ${Math.round(this.options.linkTtlMs / 60_000)} min)`;
+    const text = stepUpScopes
+      ? `${server} needs more access for this call (scope ${stepUpScopes.join(' ')}): open ${url} ${valid} to grant it, then try again.`
+      : `Connect your ${server} account to continue: open ${url} ${valid}, then try again.`;
     if (acceptsUrlElicitation(message)) {
       const elicitationId = url.slice(url.lastIndexOf('/') + 1, url.lastIndexOf('/') + 17);
       return {
@@ -241,6 +281,10 @@ export class OAuthClient implements CredentialSource {
     this.registered = { clientId: json.client_id, authMethod: 'none' };
     return this.registered;
   }
+}
+
+function words(text: string | undefined): string[] {
+  return (text ?? '').split(' ').filter(Boolean);
 }
 
 function expiresSoon(record: OAuthRecord): boolean {
