@@ -3,12 +3,13 @@
 //                            server; it shows who is connecting what, with one button
 //   POST /connect/confirm    that button: discovery and the authorization request (PKCE, resource)
 //   GET  /connect/callback   the authorization server's redirect: the code exchanged, the token stored
+//   GET  /oauth/client-metadata.json   the gateway's Client ID Metadata Document (its client_id where accepted)
 // and, with the caller's usual credentials: GET /connections (theirs, never the tokens), DELETE
 // /connections/<server> (revoke). Nothing here ever writes a token or a code to a page or a log.
 import type { HttpBindings } from '@hono/node-server';
 import type { Context, Hono } from 'hono';
 import type { Log } from '../../infra/log.js';
-import type { AuthorizationPending, ConnectPending, OAuthClient } from './oauth/oauth-client.js';
+import { type AuthorizationPending, type ConnectPending, clientMetadata, issuerProblem, type OAuthClient } from './oauth/oauth-client.js';
 import type { CredentialStore } from './store.js';
 
 type App = Hono<{ Bindings: HttpBindings }>;
@@ -19,11 +20,19 @@ export interface ConnectRouteOptions {
   clients(): ReadonlyMap<string, OAuthClient>;
   /** The principal of an Authorization header, or undefined when it is not accepted. */
   authenticate(authorization: string | undefined): Promise<string | undefined>;
+  /** listen.publicUrl: where the gateway's Client ID Metadata Document says it lives. */
+  publicUrl?: string | undefined;
   log: Log;
 }
 
 export function addConnectRoutes(app: App, options: ConnectRouteOptions): void {
   const { store, log } = options;
+
+  // The gateway's Client ID Metadata Document: its URL is its client_id at authorization servers that accept one.
+  app.get('/oauth/client-metadata.json', (c) => {
+    if (options.publicUrl === undefined) return c.json({ error: 'set listen.publicUrl to serve the client metadata document' }, 404);
+    return c.json(clientMetadata(options.publicUrl), 200, { 'cache-control': 'public, max-age=3600' });
+  });
 
   app.get('/connect/callback', async (c) => {
     const state = c.req.query('state');
@@ -35,6 +44,12 @@ export function addConnectRoutes(app: App, options: ConnectRouteOptions): void {
         'This sign-in cannot be finished',
         'It was used already, it expired, or it did not start here. Go back to your client and try the call again for a new link.',
       );
+    // RFC 9207 first: a response from another issuer is neither acted on nor shown, its error included.
+    const wrongIssuer = issuerProblem(pending, c.req.query('iss'));
+    if (wrongIssuer !== undefined) {
+      log.warn({ server: pending.server }, 'an authorization response from another issuer was refused (RFC 9207)');
+      return page(c, 400, `Not connected to ${pending.server}`, wrongIssuer);
+    }
     const client = options.clients().get(pending.server);
     const error = c.req.query('error');
     if (!client || error)

@@ -48,7 +48,7 @@ export class UpstreamCredentials {
   /** The connect pages and the callers' own list of connections (only with a store). */
   addRoutes(app: Hono<{ Bindings: HttpBindings }>, authenticate: (authorization: string | undefined) => Promise<string | undefined>): void {
     if (!this.store) return;
-    addConnectRoutes(app, { store: this.store, clients: () => this.oauth, authenticate, log: this.log.child({ part: 'credentials' }) });
+    addConnectRoutes(app, { store: this.store, clients: () => this.oauth, authenticate, publicUrl: this.config.listen.publicUrl, log: this.log.child({ part: 'credentials' }) });
   }
 
   async close(): Promise<void> {

@@ -10,6 +10,8 @@ export interface Discovered {
   authorizationEndpoint: string;
   tokenEndpoint: string;
   registrationEndpoint?: string;
+  /** The authorization server accepts a Client ID Metadata Document URL as client_id. */
+  clientIdMetadataDocumentSupported: boolean;
   tokenAuthMethods: string[];
   /** RFC 9207: the authorization server sends `iss` on its redirect; then it must be there and match. */
   issParameterSupported: boolean;
@@ -50,6 +52,7 @@ export async function discover(url: string): Promise<Discovered> {
     authorizationEndpoint: as.authorization_endpoint,
     tokenEndpoint: as.token_endpoint,
     registrationEndpoint: typeof as.registration_endpoint === 'string' ? as.registration_endpoint : undefined,
+    clientIdMetadataDocumentSupported: as.client_id_metadata_document_supported === true,
     tokenAuthMethods: as.token_endpoint_auth_methods_supported === undefined ? ['client_secret_basic'] : stringList(as.token_endpoint_auth_methods_supported),
     issParameterSupported: as.authorization_response_iss_parameter_supported === true,
     codeChallengeMethods: methods,

@@ -12,7 +12,7 @@ import { type CredentialSource, connectState, type Instead, type Obtained } from
 import type { OAuthRecord } from '../record.js';
 import type { CredentialStore } from '../store.js';
 import { requestToken, TokenEndpointError, type ClientAuthMethod, type TokenClient } from '../token-endpoint.js';
-import { type Discovered, discover } from './discovery.js';
+import { type Discovered, discover, sameResource } from './discovery.js';
 
 /** The JSON-RPC error code of "connect first" (the URL-elicitation-required code of the 2025-11-25 revision). */
 export const CONNECT_REQUIRED = -32042;
@@ -56,8 +56,8 @@ export interface OAuthClientOptions {
 
 export class OAuthClient implements CredentialSource {
   private readonly refreshing = new Map<string, Promise<Obtained>>();
-  /** A client registered dynamically, per issuer, kept for this process. */
-  private registered: TokenClient | undefined;
+  /** Clients registered dynamically, by issuer (the spec binds a registration to the server that made it), for this process. */
+  private readonly registered = new Map<string, TokenClient>();
 
   constructor(readonly options: OAuthClientOptions) {}
 
@@ -67,18 +67,25 @@ export class OAuthClient implements CredentialSource {
 
   cached(caller: CallerIdentity): string | undefined {
     const record = this.options.store.cached(caller.principal, this.options.server);
-    if (record?.kind !== 'oauth' || expiresSoon(record)) return undefined;
+    if (record?.kind !== 'oauth' || expiresSoon(record) || !this.isFor(record)) return undefined;
     return `Bearer ${record.accessToken}`;
   }
 
   async obtain(caller: CallerIdentity, message: JsonRpcRequest): Promise<Obtained> {
-    const record = await this.options.store.get(caller.principal, this.options.server);
-    if (record?.kind === 'oauth' && !expiresSoon(record)) return { authorization: `Bearer ${record.accessToken}` };
-    if (record?.kind === 'oauth' && record.refreshToken !== undefined) {
+    const stored = await this.options.store.get(caller.principal, this.options.server);
+    // A token for another resource (the server's url changed since it was issued) is never sent: connect again.
+    const record = stored?.kind === 'oauth' && this.isFor(stored) ? stored : undefined;
+    if (record !== undefined && !expiresSoon(record)) return { authorization: `Bearer ${record.accessToken}` };
+    if (record !== undefined && record.refreshToken !== undefined) {
       const refreshed = await this.refreshOnce(caller.principal, record);
       if (refreshed) return refreshed;
     }
     return this.connectFirst(caller.principal, message);
+  }
+
+  /** The spec: a token goes only to the resource it was issued for. String equality first: this is the hot path. */
+  private isFor(record: OAuthRecord): boolean {
+    return record.resource === this.options.url || sameResource(record.resource, this.options.url);
   }
 
   rejected(caller: CallerIdentity, authorization: string): void {
@@ -163,13 +170,8 @@ export class OAuthClient implements CredentialSource {
 
   /** The callback: the code exchanged (with the verifier and the resource) and the token stored for that principal. */
   async complete(pending: AuthorizationPending, code: string, iss: string | undefined): Promise<void> {
-    // RFC 9207: a server that sends iss must send its own; one that said it would must send it.
-    if (iss !== undefined ? iss !== pending.issuer : pending.issParameterSupported) {
-      throw new TokenEndpointError(
-        `the authorization response came from ${iss ?? 'an unnamed issuer'}, not ${pending.issuer} (RFC 9207); start again from your client`,
-        'invalid_issuer',
-      );
-    }
+    const wrongIssuer = issuerProblem(pending, iss);
+    if (wrongIssuer !== undefined) throw new TokenEndpointError(wrongIssuer, 'invalid_issuer');
     const answer = await requestToken(pending.tokenEndpoint, pending.client, {
       grant_type: 'authorization_code',
       code,
@@ -247,6 +249,11 @@ export class OAuthClient implements CredentialSource {
     return { refused: text, data: { url, reason: 'connect_required' }, code: CONNECT_REQUIRED };
   }
 
+  /**
+   * The gateway's client identity at this authorization server, in the spec's order (basic/authorization/
+   * client-registration): pre-registered (clientId in config), else its Client ID Metadata Document when the
+   * server supports them and publicUrl is https (the document's URL must be), else dynamic registration.
+   */
   private async clientFor(found: Discovered): Promise<TokenClient> {
     const settings = this.options.settings;
     if (settings.clientId !== undefined) {
@@ -256,31 +263,79 @@ export class OAuthClient implements CredentialSource {
         authMethod: settings.authMethod ?? pickMethod(found.tokenAuthMethods, settings.clientSecret !== undefined),
       };
     }
-    if (this.registered) return this.registered;
+    if (found.clientIdMetadataDocumentSupported && this.options.publicUrl.startsWith('https://')) {
+      return { clientId: clientMetadataUrl(this.options.publicUrl), authMethod: 'none' };
+    }
+    const known = this.registered.get(found.issuer);
+    if (known) return known;
     if (!found.registrationEndpoint) {
+      const cimd = found.clientIdMetadataDocumentSupported
+        ? ' (it accepts a Client ID Metadata Document, which must be served over https: set listen.publicUrl to an https:// URL)'
+        : '';
       throw new TokenEndpointError(
-        `the authorization server ${found.issuer} offers no dynamic registration; pre-register the gateway and set servers.${this.options.server}.credentials.clientId`,
+        `the authorization server ${found.issuer} offers no dynamic registration${cimd}; pre-register the gateway there and set servers.${this.options.server}.credentials.clientId`,
         undefined,
       );
     }
-    const response = await fetch(found.registrationEndpoint, {
+    const client = await register(found.registrationEndpoint, this.options.publicUrl);
+    this.registered.set(found.issuer, client);
+    return client;
+  }
+}
+
+/** Where the gateway serves its Client ID Metadata Document (a path, as the draft requires). */
+export function clientMetadataUrl(publicUrl: string): string {
+  return `${publicUrl}/oauth/client-metadata.json`;
+}
+
+/** The gateway's client metadata: its Client ID Metadata Document, and what it asks dynamic registration for. */
+export function clientMetadata(publicUrl: string): Record<string, unknown> {
+  return {
+    client_id: clientMetadataUrl(publicUrl),
+    client_name: 'mcp-gateway',
+    client_uri: publicUrl,
+    redirect_uris: [`${publicUrl}/connect/callback`],
+    grant_types: ['authorization_code', 'refresh_token'],
+    response_types: ['code'],
+    token_endpoint_auth_method: 'none',
+  };
+}
+
+/** RFC 7591 registration as a public client; `application_type` as the spec asks (native for a loopback gateway). */
+async function register(endpoint: string, publicUrl: string): Promise<TokenClient> {
+  const { client_id: _id, ...metadata } = clientMetadata(publicUrl);
+  const loopback = /^http:\/\/(127\.0\.0\.1|localhost|\[::1\])(:|$)/.test(publicUrl);
+  let response: Response;
+  try {
+    response = await fetch(endpoint, {
       method: 'POST',
       headers: { 'content-type': 'application/json', accept: 'application/json' },
-      body: JSON.stringify({
-        client_name: 'mcp-gateway',
-        redirect_uris: [`${this.options.publicUrl}/connect/callback`],
-        grant_types: ['authorization_code', 'refresh_token'],
-        response_types: ['code'],
-        token_endpoint_auth_method: 'none',
-      }),
+      body: JSON.stringify({ ...metadata, application_type: loopback ? 'native' : 'web' }),
+      redirect: 'error',
       signal: AbortSignal.timeout(10_000),
     });
-    const json = (await response.json().catch(() => ({}))) as Record<string, unknown>;
-    if (!response.ok || typeof json.client_id !== 'string')
-      throw new TokenEndpointError(`dynamic registration at ${found.registrationEndpoint} failed (HTTP ${response.status})`, undefined);
-    this.registered = { clientId: json.client_id, authMethod: 'none' };
-    return this.registered;
+  } catch (error) {
+    throw new TokenEndpointError(`dynamic registration at ${endpoint} could not be reached (${(error as Error).message})`, undefined);
   }
+  const json = (await response.json().catch(() => ({}))) as Record<string, unknown>;
+  if (!response.ok || typeof json.client_id !== 'string') {
+    const said = typeof json.error === 'string' ? `: ${json.error}${typeof json.error_description === 'string' ? ` (${json.error_description.slice(0, 200)})` : ''}` : '';
+    throw new TokenEndpointError(
+      `dynamic registration at ${endpoint} failed (HTTP ${response.status}${said}); pre-register the gateway with redirect URI ${publicUrl}/connect/callback and set its clientId`,
+      undefined,
+    );
+  }
+  return { clientId: json.client_id, authMethod: 'none' };
+}
+
+/**
+ * RFC 9207 as the spec's table has it: a present `iss` must equal the recorded issuer (simple string
+ * comparison, no normalization); an absent one is refused only when the server said it sends it. Checked
+ * before anything in the response, an error included, is acted on or shown.
+ */
+export function issuerProblem(pending: AuthorizationPending, iss: string | undefined): string | undefined {
+  if (iss !== undefined ? iss === pending.issuer : !pending.issParameterSupported) return undefined;
+  return `the authorization response came from ${iss === undefined ? 'an unnamed issuer' : `"${iss}"`}, not ${pending.issuer} (RFC 9207); start again from your client`;
 }
 
 function words(text: string | undefined): string[] {
