@@ -18,6 +18,21 @@ export const publicUrl = z
   .transform((url) => url.replace(/\/+$/, ''))
   .optional();
 
+/** How the gateway authenticates itself at a token endpoint (RFC 6749 §2.3, OAuth 2.1 client auth). */
+const authMethod = z.enum(['client_secret_basic', 'client_secret_post', 'none']);
+
+/** credentials.signIn: the gateway's client at auth.jwt.issuer, where a connect link's person signs in. */
+const signIn = z
+  .strictObject({
+    /** Pre-registered at the issuer with redirect URI <publicUrl>/connect/signed-in; left out, a Client ID Metadata Document or dynamic registration. */
+    clientId: z.string().min(1).optional(),
+    clientSecret: z.string().min(1).optional(),
+    authMethod: authMethod.optional(),
+    /** Must bring the claim auth.jwt.principalClaim names into the ID token. */
+    scopes: z.array(scope).min(1).default(['openid']),
+  })
+  .prefault({});
+
 /** credentials: where per-user upstream credentials are kept, encrypted with `key` (src/credentials/). */
 export const credentialStore = z
   .strictObject({
@@ -31,11 +46,10 @@ export const credentialStore = z
     file: z.string().min(1).default('credentials.json'),
     /** How long a connect link may be used; at most 10 minutes. */
     linkTtlMs: positiveInt.pipe(z.number().max(MAX_LINK_TTL_MS, 'a connect link lives at most 600000 ms (10 minutes)')).default(MAX_LINK_TTL_MS),
+    /** With auth.jwt: the person opening a connect link signs in at its issuer first, and must be the link's principal. */
+    signIn,
   })
   .optional();
-
-/** How the gateway authenticates itself at a token endpoint (RFC 6749 §2.3, OAuth 2.1 client auth). */
-const authMethod = z.enum(['client_secret_basic', 'client_secret_post', 'none']);
 
 /** servers.<name>.credentials with type: oauth — the gateway as the upstream's OAuth 2.1 client, per caller. */
 const oauthCredentials = z.strictObject({
@@ -114,6 +128,13 @@ export function credentialProblems(config: CredentialKeys): string[] {
     if (credentials.authMethod !== undefined && credentials.authMethod !== 'none' && credentials.clientSecret === undefined) {
       problems.push(`${at}.authMethod: ${credentials.authMethod} needs clientSecret; set authMethod: none for a public client`);
     }
+  }
+  const signInClient = config.credentials?.signIn;
+  if (signInClient?.clientSecret !== undefined && signInClient.clientId === undefined) {
+    problems.push('credentials.signIn.clientSecret: give the clientId it belongs to, or remove it');
+  }
+  if (signInClient?.authMethod !== undefined && signInClient.authMethod !== 'none' && signInClient.clientSecret === undefined) {
+    problems.push(`credentials.signIn.authMethod: ${signInClient.authMethod} needs clientSecret; set authMethod: none for a public client`);
   }
   return problems;
 }

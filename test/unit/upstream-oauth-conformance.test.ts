@@ -236,7 +236,7 @@ test('client identity: pre-registered first; else the Client ID Metadata Documen
   assert.match(first!, /^registered-/);
   assert.equal((await authorize(registering.client, registering.store)).params.get('client_id'), first, 'registered once per authorization server');
   const registration = JSON.parse(dcr.seen.find((s) => s.path === '/register')!.body) as Record<string, unknown>;
-  assert.deepEqual(registration.redirect_uris, ['https://gw.example.com/connect/callback']);
+  assert.deepEqual(registration.redirect_uris, ['https://gw.example.com/connect/callback', 'https://gw.example.com/connect/signed-in']);
   assert.equal(registration.application_type, 'web');
   assert.deepEqual(registration.grant_types, ['authorization_code', 'refresh_token']);
 });
@@ -260,7 +260,7 @@ test('the Client ID Metadata Document the gateway serves: its client_id is its o
   const document = (await response.json()) as Record<string, unknown>;
   assert.equal(document.client_id, 'https://gw.example.com/oauth/client-metadata.json');
   assert.equal(typeof document.client_name, 'string');
-  assert.deepEqual(document.redirect_uris, ['https://gw.example.com/connect/callback']);
+  assert.deepEqual(document.redirect_uris, ['https://gw.example.com/connect/callback', 'https://gw.example.com/connect/signed-in']);
   assert.equal(document.token_endpoint_auth_method, 'none');
 });
 

@@ -11,7 +11,8 @@ import type { OAuthCredentials } from '../../config/credentials.js';
 import { type CredentialSource, connectState, type Instead, type Obtained } from '../credentialed-upstream.js';
 import type { OAuthRecord } from '../record.js';
 import type { CredentialStore } from '../store.js';
-import { requestToken, TokenEndpointError, type ClientAuthMethod, type TokenClient } from '../token-endpoint.js';
+import { requestToken, TokenEndpointError, type TokenClient } from '../token-endpoint.js';
+import { ClientIdentities } from './client-identity.js';
 import { type Discovered, discover, sameResource } from './discovery.js';
 
 /** The JSON-RPC error code of "connect first" (the URL-elicitation-required code of the 2025-11-25 revision). */
@@ -56,10 +57,11 @@ export interface OAuthClientOptions {
 
 export class OAuthClient implements CredentialSource {
   private readonly refreshing = new Map<string, Promise<Obtained>>();
-  /** Clients registered dynamically, by issuer (the spec binds a registration to the server that made it), for this process. */
-  private readonly registered = new Map<string, TokenClient>();
+  private readonly identities: ClientIdentities;
 
-  constructor(readonly options: OAuthClientOptions) {}
+  constructor(readonly options: OAuthClientOptions) {
+    this.identities = new ClientIdentities(options.publicUrl);
+  }
 
   get server(): string {
     return this.options.server;
@@ -249,83 +251,9 @@ export class OAuthClient implements CredentialSource {
     return { refused: text, data: { url, reason: 'connect_required' }, code: CONNECT_REQUIRED };
   }
 
-  /**
-   * The gateway's client identity at this authorization server, in the spec's order (basic/authorization/
-   * client-registration): pre-registered (clientId in config), else its Client ID Metadata Document when the
-   * server supports them and publicUrl is https (the document's URL must be), else dynamic registration.
-   */
-  private async clientFor(found: Discovered): Promise<TokenClient> {
-    const settings = this.options.settings;
-    if (settings.clientId !== undefined) {
-      return {
-        clientId: settings.clientId,
-        clientSecret: settings.clientSecret,
-        authMethod: settings.authMethod ?? pickMethod(found.tokenAuthMethods, settings.clientSecret !== undefined),
-      };
-    }
-    if (found.clientIdMetadataDocumentSupported && this.options.publicUrl.startsWith('https://')) {
-      return { clientId: clientMetadataUrl(this.options.publicUrl), authMethod: 'none' };
-    }
-    const known = this.registered.get(found.issuer);
-    if (known) return known;
-    if (!found.registrationEndpoint) {
-      const cimd = found.clientIdMetadataDocumentSupported
-        ? ' (it accepts a Client ID Metadata Document, which must be served over https: set listen.publicUrl to an https:// URL)'
-        : '';
-      throw new TokenEndpointError(
-        `the authorization server ${found.issuer} offers no dynamic registration${cimd}; pre-register the gateway there and set servers.${this.options.server}.credentials.clientId`,
-        undefined,
-      );
-    }
-    const client = await register(found.registrationEndpoint, this.options.publicUrl);
-    this.registered.set(found.issuer, client);
-    return client;
+  private clientFor(found: Discovered): Promise<TokenClient> {
+    return this.identities.clientAt(found, this.options.settings, `servers.${this.options.server}.credentials`);
   }
-}
-
-/** Where the gateway serves its Client ID Metadata Document (a path, as the draft requires). */
-export function clientMetadataUrl(publicUrl: string): string {
-  return `${publicUrl}/oauth/client-metadata.json`;
-}
-
-/** The gateway's client metadata: its Client ID Metadata Document, and what it asks dynamic registration for. */
-export function clientMetadata(publicUrl: string): Record<string, unknown> {
-  return {
-    client_id: clientMetadataUrl(publicUrl),
-    client_name: 'mcp-gateway',
-    client_uri: publicUrl,
-    redirect_uris: [`${publicUrl}/connect/callback`],
-    grant_types: ['authorization_code', 'refresh_token'],
-    response_types: ['code'],
-    token_endpoint_auth_method: 'none',
-  };
-}
-
-/** RFC 7591 registration as a public client; `application_type` as the spec asks (native for a loopback gateway). */
-async function register(endpoint: string, publicUrl: string): Promise<TokenClient> {
-  const { client_id: _id, ...metadata } = clientMetadata(publicUrl);
-  const loopback = /^http:\/\/(127\.0\.0\.1|localhost|\[::1\])(:|$)/.test(publicUrl);
-  let response: Response;
-  try {
-    response = await fetch(endpoint, {
-      method: 'POST',
-      headers: { 'content-type': 'application/json', accept: 'application/json' },
-      body: JSON.stringify({ ...metadata, application_type: loopback ? 'native' : 'web' }),
-      redirect: 'error',
-      signal: AbortSignal.timeout(10_000),
-    });
-  } catch (error) {
-    throw new TokenEndpointError(`dynamic registration at ${endpoint} could not be reached (${(error as Error).message})`, undefined);
-  }
-  const json = (await response.json().catch(() => ({}))) as Record<string, unknown>;
-  if (!response.ok || typeof json.client_id !== 'string') {
-    const said = typeof json.error === 'string' ? `: ${json.error}${typeof json.error_description === 'string' ? ` (${json.error_description.slice(0, 200)})` : ''}` : '';
-    throw new TokenEndpointError(
-      `dynamic registration at ${endpoint} failed (HTTP ${response.status}${said}); pre-register the gateway with redirect URI ${publicUrl}/connect/callback and set its clientId`,
-      undefined,
-    );
-  }
-  return { clientId: json.client_id, authMethod: 'none' };
 }
 
 /**
@@ -344,12 +272,6 @@ function words(text: string | undefined): string[] {
 
 function expiresSoon(record: OAuthRecord): boolean {
   return record.expiresAt !== undefined && record.expiresAt - EXPIRY_MARGIN_MS <= Date.now();
-}
-
-/** With a secret, basic if offered, else post; without one, none. */
-function pickMethod(offered: string[], hasSecret: boolean): ClientAuthMethod {
-  if (!hasSecret) return 'none';
-  return offered.includes('client_secret_basic') || !offered.includes('client_secret_post') ? 'client_secret_basic' : 'client_secret_post';
 }
 
 /** The request declared URL-mode elicitation in its capabilities (they are never remembered between requests). */
