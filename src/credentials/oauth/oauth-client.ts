@@ -58,6 +58,8 @@ export interface OAuthClientOptions {
 export class OAuthClient implements CredentialSource {
   private readonly refreshing = new Map<string, Promise<Obtained>>();
   private readonly identities: ClientIdentities;
+  /** A resource spelled otherwise than the url (a trailing slash) found to be the same. */
+  private matchingResource: string | undefined;
 
   constructor(readonly options: OAuthClientOptions) {
     this.identities = new ClientIdentities(options.publicUrl);
@@ -85,9 +87,12 @@ export class OAuthClient implements CredentialSource {
     return this.connectFirst(caller.principal, message);
   }
 
-  /** The spec: a token goes only to the resource it was issued for. String equality first: this is the hot path. */
+  /** The spec: a token goes only to the resource it was issued for. Hot path: compared as text once per resource. */
   private isFor(record: OAuthRecord): boolean {
-    return record.resource === this.options.url || sameResource(record.resource, this.options.url);
+    if (record.resource === this.options.url || record.resource === this.matchingResource) return true;
+    if (!sameResource(record.resource, this.options.url)) return false;
+    this.matchingResource = record.resource;
+    return true;
   }
 
   rejected(caller: CallerIdentity, authorization: string): void {
