@@ -29,7 +29,7 @@ const signIn = z
     clientSecret: z.string().min(1).optional(),
     authMethod: authMethod.optional(),
     /** Must bring the claim auth.jwt.principalClaim names into the ID token. */
-    scopes: z.array(scope).min(1).default(['openid']),
+    scopes: z.array(scope).min(1, 'give at least openid: the ID token that names the person comes with it').default(['openid']),
   })
   .prefault({});
 
