@@ -56,6 +56,8 @@ const oauthCredentials = z.strictObject({
   type: z.literal('oauth'),
   /** A pre-registered client; left out, a Client ID Metadata Document or dynamic registration. */
   clientId: z.string().min(1).optional(),
+  /** The authorization server (its issuer) clientId was registered at: the client's credentials go to no other. */
+  issuer: httpUrl('give the issuer of the authorization server the client is registered at, an http:// or https:// URL').optional(),
   clientSecret: z.string().min(1).optional(),
   /** Left out: the first of client_secret_basic, client_secret_post the server offers (none without a secret). */
   authMethod: authMethod.optional(),

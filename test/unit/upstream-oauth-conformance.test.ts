@@ -348,3 +348,35 @@ test('RFC 9207 at the callback: an error response from another issuer is neither
   const own = await (await app.request(`/connect/callback?state=${again}&iss=${encodeURIComponent('https://as.example.com')}&error=access_denied`)).text();
   assert.match(own, /access_denied/);
 });
+
+// ---- authorization server binding ------------------------------------------------------------------------
+
+test('a pre-registered client goes only to its authorization server: configured issuer, or the first one used; another gets no secret', async () => {
+  // The resource's metadata names an authorization server elsewhere (moved, or tampered with).
+  const elsewhere = await plainWorld();
+  const resource = await world({
+    documents: (o) => ({ '/.well-known/oauth-protected-resource/mcp': { resource: `${o}/mcp`, authorization_servers: [elsewhere.origin] } }),
+  });
+  const configured = await clientFor(resource.url, { clientId: 'gw', clientSecret: 'secret', issuer: 'https://as.example.com' });
+  await assert.rejects(
+    configured.client.authorizationUrl('alice'),
+    /names authorization server http:\/\/127\.0\.0\.1:\d+, but servers\.crm\.credentials\.clientId is registered at https:\/\/as\.example\.com.*set servers\.crm\.credentials\.issuer/,
+  );
+  // The first use pins it: once used at one server, the same client is refused at another.
+  let at = elsewhere.origin;
+  const other = await plainWorld();
+  const moving = await world({
+    documents: (o) => ({ '/.well-known/oauth-protected-resource/mcp': { resource: `${o}/mcp`, authorization_servers: [at] } }),
+  });
+  const pinned = await clientFor(moving.url, { clientId: 'gw', clientSecret: 'secret' });
+  assert.equal((await authorize(pinned.client, pinned.store)).params.get('client_id'), 'gw');
+  at = other.origin;
+  await assert.rejects(pinned.client.authorizationUrl('alice'), /is registered at http:\/\/127\.0\.0\.1/);
+  assert.ok(!other.paths().includes('POST /token'), 'nothing, and no secret, went to the other server');
+  // The configured issuer is picked when the resource lists several.
+  const several = await world({
+    documents: (o) => ({ '/.well-known/oauth-protected-resource/mcp': { resource: `${o}/mcp`, authorization_servers: [elsewhere.origin, other.origin] } }),
+  });
+  const picking = await clientFor(several.url, { clientId: 'gw', issuer: other.origin });
+  assert.equal((await authorize(picking.client, picking.store)).url.origin, other.origin);
+});

@@ -10,6 +10,8 @@ import type { AuthorizationServer } from './discovery.js';
 
 export interface PreRegistered {
   clientId?: string | undefined;
+  /** The authorization server it was registered at; absent: the first one it is used at (in this process). */
+  issuer?: string | undefined;
   clientSecret?: string | undefined;
   authMethod?: ClientAuthMethod | undefined;
 }
@@ -41,12 +43,26 @@ export function clientMetadata(publicUrl: string): Record<string, unknown> {
 export class ClientIdentities {
   /** Clients registered dynamically, by issuer, for this process. */
   private readonly registered = new Map<string, Promise<TokenClient>>();
+  /** The issuer a pre-registered client without a configured one was first used at. */
+  private firstIssuer: string | undefined;
 
   constructor(private readonly publicUrl: string) {}
 
   /** The client to be at `server`; `setting` names the config keys a pre-registration goes in (for errors). */
   clientAt(server: AuthorizationServer, preRegistered: PreRegistered, setting: string): Promise<TokenClient> {
     if (preRegistered.clientId !== undefined) {
+      // The spec's authorization server binding: pre-registered credentials go only to the server that issued
+      // them. A resource that starts naming another (moved, or its metadata tampered with) gets no client secret.
+      const bound = preRegistered.issuer ?? this.firstIssuer;
+      if (bound !== undefined && bound !== server.issuer) {
+        return Promise.reject(
+          new TokenEndpointError(
+            `the server now names authorization server ${server.issuer}, but ${setting}.clientId is registered at ${bound}: the gateway sends its client credentials to no other. If the move is genuine, register there and set ${setting}.issuer (and clientId) to match`,
+            undefined,
+          ),
+        );
+      }
+      this.firstIssuer ??= server.issuer;
       return Promise.resolve({
         clientId: preRegistered.clientId,
         clientSecret: preRegistered.clientSecret,

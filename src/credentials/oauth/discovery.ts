@@ -32,8 +32,8 @@ const TIMEOUT_MS = 10_000;
 
 export class DiscoveryError extends Error {}
 
-/** Discovers the authorization of `url` (the upstream's MCP endpoint). */
-export async function discover(url: string): Promise<Discovered> {
+/** Discovers the authorization of `url` (the upstream's MCP endpoint); `preferred`: the issuer to pick when it is listed. */
+export async function discover(url: string, preferred?: string): Promise<Discovered> {
   const challenge = await unauthenticatedChallenge(url);
   const metadata = await resourceMetadata(url, challenge.resourceMetadata);
   const resource = typeof metadata.resource === 'string' ? metadata.resource : url;
@@ -42,7 +42,7 @@ export async function discover(url: string): Promise<Discovered> {
   }
   const servers = Array.isArray(metadata.authorization_servers) ? metadata.authorization_servers.filter((s): s is string => typeof s === 'string') : [];
   if (servers.length === 0) throw new DiscoveryError(`the protected resource metadata of ${url} names no authorization_servers`);
-  const server = await authorizationServer(servers[0]!);
+  const server = await authorizationServer(preferred !== undefined && servers.includes(preferred) ? preferred : servers[0]!);
   const supported = stringList(metadata.scopes_supported);
   return { ...server, resource, scopes: challenge.scope ? challenge.scope.split(' ').filter(Boolean) : supported };
 }

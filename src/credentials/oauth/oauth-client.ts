@@ -141,7 +141,7 @@ export class OAuthClient implements CredentialSource {
 
   /** Starts the authorization request for a confirmed link: discovery, client, PKCE; returns where to send the browser. */
   async authorizationUrl(principal: string, stepUpScopes?: string[]): Promise<string> {
-    const found = await discover(this.options.url);
+    const found = await discover(this.options.url, this.options.settings.issuer);
     const client = await this.clientFor(found);
     const verifier = randomBytes(32).toString('base64url');
     const redirectUri = `${this.options.publicUrl}/connect/callback`;
