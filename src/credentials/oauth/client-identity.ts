@@ -54,7 +54,8 @@ export class ClientIdentities {
       // The spec's authorization server binding: pre-registered credentials go only to the server that issued
       // them. A resource that starts naming another (moved, or its metadata tampered with) gets no client secret.
       const bound = preRegistered.issuer ?? this.firstIssuer;
-      if (bound !== undefined && bound !== server.issuer) {
+      // A configured issuer may carry a trailing slash its metadata does not (or the other way round).
+      if (bound !== undefined && bound.replace(/\/$/, '') !== server.issuer.replace(/\/$/, '')) {
         return Promise.reject(
           new TokenEndpointError(
             `the server now names authorization server ${server.issuer}, but ${setting}.clientId is registered at ${bound}: the gateway sends its client credentials to no other. If the move is genuine, register there and set ${setting}.issuer (and clientId) to match`,
