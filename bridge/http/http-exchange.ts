@@ -67,6 +67,8 @@ export class HttpExchange implements Dispatcher.DispatchHandler {
   sessionId: string | undefined;
   /** The Retry-After header of a 503 answer (the server is busy); read for no other status. */
   retryAfter: string | undefined;
+  /** The WWW-Authenticate header of a 401 or 403 answer (what the server wants instead); read for no other status. */
+  challenge: string | undefined;
   response: JsonRpcResponse | undefined;
   /** What came instead of a JSON-RPC response: parsed JSON when it was JSON, else (the start of) its text. */
   body: unknown;
@@ -124,6 +126,7 @@ export class HttpExchange implements Dispatcher.DispatchHandler {
     this.contentType = first(headers['content-type'])?.toLowerCase() ?? '';
     this.sessionId = first(headers['mcp-session-id']);
     if (statusCode === 503) this.retryAfter = first(headers['retry-after']);
+    if (statusCode === 401 || statusCode === 403) this.challenge = first(headers['www-authenticate']);
     if (statusCode >= 200 && statusCode < 300 && this.contentType.startsWith('text/event-stream')) {
       this.sse = new SseReader((data, type) => this.onEvent(data, type), this.maxBytes);
       this.onStreamStart?.();

@@ -1,5 +1,6 @@
 // The one place that words what can go wrong with a remote upstream, so every message names the
 // server, where it lives, what happened and which setting to look at.
+import { markChallenge } from '../../protocol/auth-challenge.js';
 import { markFailure, type FailureMark } from '../../protocol/failure-mark.js';
 import { ErrorCode, errorResponse, isObject, type JsonRpcFailure, type JsonRpcId } from '../../protocol/jsonrpc.js';
 import type { ExchangeEnd, HttpExchange } from './http-exchange.js';
@@ -97,7 +98,7 @@ export function errorBodyOf(exchange: HttpExchange, callerId: JsonRpcId): JsonRp
 export function exchangeFailure(where: Where, method: string, callerId: JsonRpcId, exchange: HttpExchange, unreachable: (message: string) => void): JsonRpcFailure {
   const said = describeExchange(where, method, exchange);
   if (exchange.end === 'network' && isConnectFailure(exchange.error)) unreachable(said);
-  const response = failureResponse(callerId, where, said, exchange.status || undefined);
+  const response = markChallenge(failureResponse(callerId, where, said, exchange.status || undefined), exchange.challenge);
   const mark = exchange.end && FAILURE_MARKS[exchange.end];
   return mark ? markFailure(response, mark) : response;
 }

@@ -18,6 +18,21 @@ export const publicUrl = z
   .transform((url) => url.replace(/\/+$/, ''))
   .optional();
 
+/** How the gateway authenticates itself at a token endpoint (RFC 6749 §2.3, OAuth 2.1 client auth). */
+const authMethod = z.enum(['client_secret_basic', 'client_secret_post', 'none']);
+
+/** credentials.signIn: the gateway's client at auth.jwt.issuer, where a connect link's person signs in. */
+const signIn = z
+  .strictObject({
+    /** Pre-registered at the issuer with redirect URI <publicUrl>/connect/signed-in; left out, a Client ID Metadata Document or dynamic registration. */
+    clientId: z.string().min(1).optional(),
+    clientSecret: z.string().min(1).optional(),
+    authMethod: authMethod.optional(),
+    /** Must bring the claim auth.jwt.principalClaim names into the ID token. */
+    scopes: z.array(scope).min(1, 'give at least openid: the ID token that names the person comes with it').default(['openid']),
+  })
+  .prefault({});
+
 /** credentials: where per-user upstream credentials are kept, encrypted with `key` (src/credentials/). */
 export const credentialStore = z
   .strictObject({
@@ -31,11 +46,10 @@ export const credentialStore = z
     file: z.string().min(1).default('credentials.json'),
     /** How long a connect link may be used; at most 10 minutes. */
     linkTtlMs: positiveInt.pipe(z.number().max(MAX_LINK_TTL_MS, 'a connect link lives at most 600000 ms (10 minutes)')).default(MAX_LINK_TTL_MS),
+    /** With auth.jwt: the person opening a connect link signs in at its issuer first, and must be the link's principal. */
+    signIn,
   })
   .optional();
-
-/** How the gateway authenticates itself at a token endpoint (RFC 6749 §2.3, OAuth 2.1 client auth). */
-const authMethod = z.enum(['client_secret_basic', 'client_secret_post', 'none']);
 
 /** servers.<name>.credentials with type: oauth — the gateway as the upstream's OAuth 2.1 client, per caller. */
 const oauthCredentials = z.strictObject({
@@ -56,6 +70,10 @@ const oauthCredentials = z.strictObject({
     .string()
     .regex(/^[A-Za-z_][A-Za-z0-9_]*$/, 'name the environment variable the child reads its token from, e.g. GITHUB_TOKEN')
     .optional(),
+  /**
+   * The authorization server (its issuer): for a remote server, the one clientId was registered at (the
+   * client's credentials go to no other); for a perCaller stdio server, where its tokens come from.
+   */
   issuer: httpUrl('give the authorization server\'s issuer URL (its metadata is at <issuer>/.well-known/…), e.g. "https://github.com/login/oauth"').optional(),
   resource: httpUrl('give the resource the tokens are for as an http:// or https:// URL, e.g. "https://api.github.com"').optional(),
 });
@@ -109,10 +127,10 @@ export function credentialProblems(config: CredentialKeys): string[] {
       problems.push(...childTokenProblems(name, server, config));
       if (credentials.type === 'tokenExchange') continue;
     } else if (credentials.type === 'oauth') {
-      for (const key of ['env', 'issuer', 'resource'] as const) {
+      for (const key of ['env', 'resource'] as const) {
         if (credentials[key] !== undefined)
           problems.push(
-            `${at}.${key}: a remote server names its own authorization server and resource (its 401 and metadata); ${key} is for a perCaller stdio server, so remove it`,
+            `${at}.${key}: a remote server names its own resource (its 401 and metadata); ${key} is for a perCaller stdio server, so remove it`,
           );
       }
     }
@@ -139,6 +157,13 @@ export function credentialProblems(config: CredentialKeys): string[] {
     if (credentials.authMethod !== undefined && credentials.authMethod !== 'none' && credentials.clientSecret === undefined) {
       problems.push(`${at}.authMethod: ${credentials.authMethod} needs clientSecret; set authMethod: none for a public client`);
     }
+  }
+  const signInClient = config.credentials?.signIn;
+  if (signInClient?.clientSecret !== undefined && signInClient.clientId === undefined) {
+    problems.push('credentials.signIn.clientSecret: give the clientId it belongs to, or remove it');
+  }
+  if (signInClient?.authMethod !== undefined && signInClient.authMethod !== 'none' && signInClient.clientSecret === undefined) {
+    problems.push(`credentials.signIn.authMethod: ${signInClient.authMethod} needs clientSecret; set authMethod: none for a public client`);
   }
   return problems;
 }

@@ -6,11 +6,15 @@
 import type { CallerIdentity, RequestOptions } from '../../bridge/upstream.js';
 import { optionsWith } from '../../bridge/request-options.js';
 import { ErrorCode, errorResponse, isObject, type JsonRpcId, type JsonRpcRequest, type JsonRpcResponse } from '../../protocol/jsonrpc.js';
+import { challengeOf } from '../../protocol/auth-challenge.js';
 import { UpstreamWrapper } from '../layers/upstream-wrapper.js';
 import type { Upstream } from '../../bridge/upstream.js';
+import { bearerParameters } from './oauth/discovery.js';
 
 /** What a source gives for a caller: their Authorization, a refusal to tell them, or an answer of its own (connect first). */
-export type Obtained = { authorization: string } | { refused: string; data?: Record<string, unknown>; code?: number } | { answer: (id: JsonRpcId) => JsonRpcResponse };
+export type Obtained = { authorization: string } | Instead;
+/** What the caller gets instead of the server's answer: a refusal, or an answer of the source's own. */
+export type Instead = { refused: string; data?: Record<string, unknown>; code?: number } | { answer: (id: JsonRpcId) => JsonRpcResponse };
 
 export interface CredentialSource {
   /** The hot path: this caller's Authorization from memory, or undefined (then obtain). */
@@ -19,6 +23,11 @@ export interface CredentialSource {
   obtain(caller: CallerIdentity, message: JsonRpcRequest): Promise<Obtained>;
   /** The server refused `authorization` (HTTP 401): forget it. */
   rejected(caller: CallerIdentity, authorization: string, response: JsonRpcResponse): void;
+  /**
+   * The server refused `authorization` with 403 `insufficient_scope`, naming `scopes` (the MCP spec's
+   * step-up): a connect link asking for more, or the reason it is hopeless. Absent: the 403 is the answer.
+   */
+  stepUp?(caller: CallerIdentity, authorization: string, scopes: string[], message: JsonRpcRequest): Promise<Instead>;
 }
 
 export class CredentialedUpstream extends UpstreamWrapper {
@@ -48,9 +57,13 @@ export class CredentialedUpstream extends UpstreamWrapper {
 
   private async obtainThenSend(message: JsonRpcRequest, options: RequestOptions, caller: CallerIdentity, mayRetry: boolean): Promise<JsonRpcResponse> {
     const obtained = await this.source.obtain(caller, message);
+    if ('authorization' in obtained) return this.send(message, options, caller, obtained.authorization, mayRetry);
+    return this.answerInstead(message, obtained);
+  }
+
+  private answerInstead(message: JsonRpcRequest, obtained: Instead): JsonRpcResponse {
     if ('answer' in obtained) return obtained.answer(message.id);
-    if ('refused' in obtained) return errorResponse(message.id, obtained.code ?? ErrorCode.InternalError, obtained.refused, { server: this.name, ...obtained.data });
-    return this.send(message, options, caller, obtained.authorization, mayRetry);
+    return errorResponse(message.id, obtained.code ?? ErrorCode.InternalError, obtained.refused, { server: this.name, ...obtained.data });
   }
 
   private async send(message: JsonRpcRequest, options: RequestOptions, caller: CallerIdentity, authorization: string, mayRetry: boolean): Promise<JsonRpcResponse> {
@@ -62,6 +75,14 @@ export class CredentialedUpstream extends UpstreamWrapper {
       // Not run by the server (it refused the credential first): safe to send again with a fresh one, once.
       this.source.rejected(caller, authorization, response);
       if (mayRetry) return this.obtainThenSend(message, options, caller, false);
+    }
+    if (refusedStatus === 403 && this.source.stepUp) {
+      // Refused for want of scope, before it ran: the caller grants more in the browser, then retries.
+      const challenge = bearerParameters(challengeOf(response) ?? '');
+      if (challenge.error === 'insufficient_scope') {
+        const scopes = (challenge.scope ?? '').split(' ').filter(Boolean);
+        return this.answerInstead(message, await this.source.stepUp(caller, authorization, scopes, message));
+      }
     }
     if (refusedStatus !== undefined && 'error' in response) {
       // The transport's wording blames the gateway's static headers; here it was this caller's own credential.

@@ -11,6 +11,8 @@ export interface OAuthRecord {
   /** Epoch ms; absent when the authorization server did not say. */
   expiresAt?: number;
   scope?: string;
+  /** The scopes the gateway asked for when this token was authorized: a step-up asks for these and more. */
+  requestedScope?: string;
   /** The resource (RFC 8707) the token was issued for: it is sent nowhere else. */
   resource: string;
   /** The authorization server that issued it (its `issuer`), and the client it was issued to. */

@@ -18,6 +18,8 @@ export interface TokenAnswer {
   refreshToken?: string;
   scope?: string;
   issuedTokenType?: string;
+  /** OpenID Connect: the ID token of a sign-in (scope openid). */
+  idToken?: string;
 }
 
 export class TokenEndpointError extends Error {
@@ -67,6 +69,7 @@ export async function requestToken(endpoint: string, client: TokenClient, form: 
   if (typeof json.refresh_token === 'string') answer.refreshToken = json.refresh_token;
   if (typeof json.scope === 'string') answer.scope = json.scope;
   if (typeof json.issued_token_type === 'string') answer.issuedTokenType = json.issued_token_type;
+  if (typeof json.id_token === 'string') answer.idToken = json.id_token;
   return answer;
 }
 

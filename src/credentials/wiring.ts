@@ -9,6 +9,7 @@ import type { CredentialSource } from './credentialed-upstream.js';
 import { addConnectRoutes } from './connect-routes.js';
 import { OAuthClient } from './oauth/oauth-client.js';
 import { discoverIssuer } from './oauth/issuer-discovery.js';
+import { GatewaySignIn } from './oauth/sign-in.js';
 import { type CredentialStore, openCredentialStore } from './store.js';
 import { TokenExchanger } from './token-exchange.js';
 
@@ -72,10 +73,28 @@ export class UpstreamCredentials {
   /** The connect pages and the callers' own list of connections (only with a store). */
   addRoutes(app: Hono<{ Bindings: HttpBindings }>, authenticate: (authorization: string | undefined) => Promise<string | undefined>): void {
     if (!this.store) return;
-    addConnectRoutes(app, { store: this.store, clients: () => this.oauth, authenticate, log: this.log.child({ part: 'credentials' }) });
+    addConnectRoutes(app, {
+      store: this.store,
+      clients: () => this.oauth,
+      authenticate,
+      publicUrl: this.config.listen.publicUrl,
+      signIn: signInFor(this.config, this.store),
+      log: this.log.child({ part: 'credentials' }),
+    });
   }
 
   async close(): Promise<void> {
     await this.store?.close();
   }
+}
+
+/** With auth.jwt, the person opening a connect link signs in at its issuer first (oauth/sign-in.ts). */
+function signInFor(config: GatewayConfig, store: CredentialStore): GatewaySignIn | undefined {
+  const jwt = config.auth?.jwt;
+  if (!jwt || !config.credentials || !config.listen.publicUrl) return undefined;
+  const { scopes, ...client } = config.credentials.signIn;
+  return new GatewaySignIn(
+    { issuer: jwt.issuer, principalClaim: jwt.principalClaim, client, scopes, publicUrl: config.listen.publicUrl, linkTtlMs: config.credentials.linkTtlMs },
+    store,
+  );
 }

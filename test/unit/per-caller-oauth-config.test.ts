@@ -82,9 +82,9 @@ test('tokenExchange on a stdio server is refused, naming type oauth', () => {
   );
 });
 
-test('env, issuer or resource on a remote server is refused: it names its own', () => {
+test('env or resource on a remote server is refused: it names its own', () => {
   const found = problems({ ...WHOLE, servers: { crm: { url: 'https://crm.example.com/mcp', credentials: OAUTH } } });
-  for (const key of ['env', 'issuer', 'resource']) has(found, `servers.crm.credentials.${key}`, 'remove it');
+  for (const key of ['env', 'resource']) has(found, `servers.crm.credentials.${key}`, 'remove it');
 });
 
 test('the same variable in env: is refused: the caller’s token replaces it', () => {

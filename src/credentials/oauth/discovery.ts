@@ -3,17 +3,27 @@
 // the upstream's 401 `WWW-Authenticate: resource_metadata`, else at its well-known URLs; then the
 // authorization server's metadata (RFC 8414), else OpenID discovery. Cold path: once per connect link.
 
-export interface Discovered {
-  /** The resource the tokens are for (RFC 9728 `resource`): the upstream, and only it, gets them. */
-  resource: string;
+/** What the gateway needs of an authorization server, from its validated metadata (RFC 8414 / OpenID discovery). */
+export interface AuthorizationServer {
   issuer: string;
   authorizationEndpoint: string;
   tokenEndpoint: string;
-  registrationEndpoint?: string;
+  registrationEndpoint?: string | undefined;
+  /** The authorization server accepts a Client ID Metadata Document URL as client_id. */
+  clientIdMetadataDocumentSupported: boolean;
   tokenAuthMethods: string[];
   /** RFC 9207: the authorization server sends `iss` on its redirect; then it must be there and match. */
   issParameterSupported: boolean;
   codeChallengeMethods: string[];
+  /** The authorization server lists offline_access in scopes_supported: asking for it may bring refresh tokens. */
+  offlineAccess: boolean;
+  /** Where its signing keys are (for ID tokens), when it says. */
+  jwksUri?: string | undefined;
+}
+
+export interface Discovered extends AuthorizationServer {
+  /** The resource the tokens are for (RFC 9728 `resource`): the upstream, and only it, gets them. */
+  resource: string;
   /** Scopes in the order the spec ranks them: the 401's `scope`, else the resource's scopes_supported. */
   scopes: string[];
 }
@@ -22,8 +32,8 @@ const TIMEOUT_MS = 10_000;
 
 export class DiscoveryError extends Error {}
 
-/** Discovers the authorization of `url` (the upstream's MCP endpoint). */
-export async function discover(url: string): Promise<Discovered> {
+/** Discovers the authorization of `url` (the upstream's MCP endpoint); `preferred`: the issuer to pick when it is listed. */
+export async function discover(url: string, preferred?: string): Promise<Discovered> {
   const challenge = await unauthenticatedChallenge(url);
   const metadata = await resourceMetadata(url, challenge.resourceMetadata);
   const resource = typeof metadata.resource === 'string' ? metadata.resource : url;
@@ -32,7 +42,13 @@ export async function discover(url: string): Promise<Discovered> {
   }
   const servers = Array.isArray(metadata.authorization_servers) ? metadata.authorization_servers.filter((s): s is string => typeof s === 'string') : [];
   if (servers.length === 0) throw new DiscoveryError(`the protected resource metadata of ${url} names no authorization_servers`);
-  const issuer = servers[0]!;
+  const server = await authorizationServer(preferred !== undefined && servers.includes(preferred) ? preferred : servers[0]!);
+  const supported = stringList(metadata.scopes_supported);
+  return { ...server, resource, scopes: challenge.scope ? challenge.scope.split(' ').filter(Boolean) : supported };
+}
+
+/** The validated metadata of the authorization server `issuer`: its own issuer, both endpoints, PKCE S256. */
+export async function authorizationServer(issuer: string): Promise<AuthorizationServer> {
   const as = await authorizationServerMetadata(issuer);
   if (as.issuer !== issuer) throw new DiscoveryError(`the authorization server metadata of ${issuer} names issuer ${String(as.issuer)}; they must be equal (RFC 8414 §3.3)`);
   if (typeof as.authorization_endpoint !== 'string' || typeof as.token_endpoint !== 'string') {
@@ -41,17 +57,17 @@ export async function discover(url: string): Promise<Discovered> {
   const methods = stringList(as.code_challenge_methods_supported);
   // The spec: a client MUST refuse to proceed when the server does not advertise S256 support.
   if (!methods.includes('S256')) throw new DiscoveryError(`the authorization server ${issuer} does not advertise PKCE S256 (code_challenge_methods_supported)`);
-  const supported = stringList(metadata.scopes_supported);
   return {
-    resource,
     issuer,
     authorizationEndpoint: as.authorization_endpoint,
     tokenEndpoint: as.token_endpoint,
     registrationEndpoint: typeof as.registration_endpoint === 'string' ? as.registration_endpoint : undefined,
+    clientIdMetadataDocumentSupported: as.client_id_metadata_document_supported === true,
     tokenAuthMethods: as.token_endpoint_auth_methods_supported === undefined ? ['client_secret_basic'] : stringList(as.token_endpoint_auth_methods_supported),
     issParameterSupported: as.authorization_response_iss_parameter_supported === true,
     codeChallengeMethods: methods,
-    scopes: challenge.scope ? challenge.scope.split(' ').filter(Boolean) : supported,
+    offlineAccess: stringList(as.scopes_supported).includes('offline_access'),
+    jwksUri: typeof as.jwks_uri === 'string' ? as.jwks_uri : undefined,
   };
 }
 

@@ -5,14 +5,15 @@
 // ends in `complete`, which stores the token for that principal and this server only.
 import { createHash, randomBytes } from 'node:crypto';
 import type { CallerIdentity } from '../../../bridge/upstream.js';
-import { isObject, type JsonRpcId, type JsonRpcRequest, type JsonRpcResponse } from '../../../protocol/jsonrpc.js';
+import { ErrorCode, isObject, type JsonRpcId, type JsonRpcRequest, type JsonRpcResponse } from '../../../protocol/jsonrpc.js';
 import { META } from '../../../protocol/mcp.js';
 import type { OAuthCredentials } from '../../config/credentials.js';
-import { type CredentialSource, connectState, type Obtained } from '../credentialed-upstream.js';
+import { type CredentialSource, connectState, type Instead, type Obtained } from '../credentialed-upstream.js';
 import type { OAuthRecord } from '../record.js';
 import type { CredentialStore } from '../store.js';
-import { requestToken, TokenEndpointError, type ClientAuthMethod, type TokenClient } from '../token-endpoint.js';
-import { type Discovered, discover } from './discovery.js';
+import { requestToken, TokenEndpointError, type TokenClient } from '../token-endpoint.js';
+import { ClientIdentities } from './client-identity.js';
+import { type Discovered, discover, sameResource } from './discovery.js';
 
 /** The JSON-RPC error code of "connect first" (the URL-elicitation-required code of the 2025-11-25 revision). */
 export const CONNECT_REQUIRED = -32042;
@@ -24,6 +25,8 @@ export interface ConnectPending {
   step: 'connect';
   principal: string;
   server: string;
+  /** A step-up's scopes (what was asked for before, and what the server's 403 asked for); absent: the spec's selection. */
+  scopes?: string[];
 }
 
 /** What the authorization request keeps until the callback: everything to finish it, sealed in the store. */
@@ -38,6 +41,8 @@ export interface AuthorizationPending {
   resource: string;
   client: TokenClient;
   redirectUri: string;
+  /** The scopes asked for (kept with the token, so a later step-up can tell what was asked already). */
+  scopes?: string[];
 }
 
 export interface OAuthClientOptions {
@@ -54,10 +59,13 @@ export interface OAuthClientOptions {
 
 export class OAuthClient implements CredentialSource {
   private readonly refreshing = new Map<string, Promise<Obtained>>();
-  /** A client registered dynamically, per issuer, kept for this process. */
-  private registered: TokenClient | undefined;
+  private readonly identities: ClientIdentities;
+  /** A resource spelled otherwise than the url (a trailing slash) found to be the same. */
+  private matchingResource: string | undefined;
 
-  constructor(readonly options: OAuthClientOptions) {}
+  constructor(readonly options: OAuthClientOptions) {
+    this.identities = new ClientIdentities(options.publicUrl);
+  }
 
   get server(): string {
     return this.options.server;
@@ -65,18 +73,30 @@ export class OAuthClient implements CredentialSource {
 
   cached(caller: CallerIdentity): string | undefined {
     const record = this.options.store.cached(caller.principal, this.options.server);
-    if (record?.kind !== 'oauth' || expiresSoon(record)) return undefined;
+    if (record?.kind !== 'oauth' || expiresSoon(record) || !this.isFor(record)) return undefined;
     return `Bearer ${record.accessToken}`;
   }
 
   async obtain(caller: CallerIdentity, message: JsonRpcRequest): Promise<Obtained> {
-    const record = await this.options.store.get(caller.principal, this.options.server);
-    if (record?.kind === 'oauth' && !expiresSoon(record)) return { authorization: `Bearer ${record.accessToken}` };
-    if (record?.kind === 'oauth' && record.refreshToken !== undefined) {
+    const stored = await this.options.store.get(caller.principal, this.options.server);
+    // A token for another resource (the server's url changed since it was issued) is never sent: connect again.
+    const record = stored?.kind === 'oauth' && this.isFor(stored) ? stored : undefined;
+    if (record !== undefined && !expiresSoon(record)) return { authorization: `Bearer ${record.accessToken}` };
+    if (record !== undefined && record.refreshToken !== undefined) {
       const refreshed = await this.refreshOnce(caller.principal, record);
       if (refreshed) return refreshed;
     }
     return this.connectFirst(caller.principal, message);
+  }
+
+  /** The spec: a token goes only to the resource it was issued for. Hot path: compared as text once per resource. */
+  private isFor(record: OAuthRecord): boolean {
+    if (record.resource === this.options.url || record.resource === this.matchingResource) return true;
+    // A token bound to no resource comes only from a configured issuer that binds none (a perCaller stdio server's).
+    if (record.resource === '') return this.options.discover !== undefined && this.options.settings.resource === undefined;
+    if (!sameResource(record.resource, this.options.url)) return false;
+    this.matchingResource = record.resource;
+    return true;
   }
 
   rejected(caller: CallerIdentity, authorization: string): void {
@@ -88,16 +108,44 @@ export class OAuthClient implements CredentialSource {
     });
   }
 
+  /**
+   * The spec's step-up (basic/authorization, Scope Challenge Handling): the server refused the caller's token
+   * with 403 insufficient_scope. A link to authorize again asking for the union of what was asked before and
+   * what the server asks now; or, when the refused token was already asked for all of that, a refusal that
+   * names the scopes: asking again would only loop.
+   */
+  async stepUp(caller: CallerIdentity, authorization: string, scopes: string[], message: JsonRpcRequest): Promise<Instead> {
+    const server = this.options.server;
+    const record = await this.options.store.get(caller.principal, server);
+    const own = record?.kind === 'oauth' ? record : undefined;
+    const before = words(own?.requestedScope ?? own?.scope);
+    const wanted = scopes.length ? scopes : [];
+    const missing = wanted.filter((scope) => !before.includes(scope));
+    const named = wanted.length ? `scope ${wanted.map((s) => `"${s}"`).join(', ')}` : 'a scope it did not name';
+    if (own !== undefined && `Bearer ${own.accessToken}` === authorization && own.requestedScope !== undefined && missing.length === 0) {
+      return {
+        refused: `Upstream '${server}' refused ${message.method} for want of ${named}, although this caller's token was authorized asking for it: the authorization server did not grant it. Ask whoever runs ${server}'s authorization server to allow it for your account.`,
+        data: { reason: 'insufficient_scope', scopes: wanted },
+        code: ErrorCode.InternalError,
+      };
+    }
+    if (wanted.length === 0) {
+      return { refused: `Upstream '${server}' refused ${message.method} for want of a scope it did not name (403 insufficient_scope)`, data: { reason: 'insufficient_scope' } };
+    }
+    return this.connectFirst(caller.principal, message, [...before, ...missing]);
+  }
+
   /** A connect link for this principal and server: single use, expiring, sealed in the store. */
-  async connectLink(principal: string): Promise<string> {
+  async connectLink(principal: string, scopes?: string[]): Promise<string> {
     const pending: ConnectPending = { step: 'connect', principal, server: this.options.server };
+    if (scopes !== undefined) pending.scopes = scopes;
     const id = await this.options.store.putPending(pending, this.options.linkTtlMs);
     return `${this.options.publicUrl}/connect/${id}`;
   }
 
   /** Starts the authorization request for a confirmed link: discovery, client, PKCE; returns where to send the browser. */
-  async authorizationUrl(principal: string): Promise<string> {
-    const found = await (this.options.discover?.() ?? discover(this.options.url));
+  async authorizationUrl(principal: string, stepUpScopes?: string[]): Promise<string> {
+    const found = await (this.options.discover?.() ?? discover(this.options.url, this.options.settings.issuer));
     const client = await this.clientFor(found);
     const verifier = randomBytes(32).toString('base64url');
     const redirectUri = `${this.options.publicUrl}/connect/callback`;
@@ -113,9 +161,13 @@ export class OAuthClient implements CredentialSource {
       client,
       redirectUri,
     };
+    // The spec's order: the 401's scope, else the resource's scopes_supported (discovery ranks them), else
+    // config; a step-up's union instead. offline_access when the authorization server lists it (refresh tokens).
+    const scopes = [...(stepUpScopes ?? (found.scopes.length ? found.scopes : this.options.settings.scopes))];
+    if (found.offlineAccess && scopes.length && !scopes.includes('offline_access')) scopes.push('offline_access');
+    pending.scopes = scopes;
     const state = await this.options.store.putPending(pending, this.options.linkTtlMs);
     const url = new URL(found.authorizationEndpoint);
-    const scopes = found.scopes.length ? found.scopes : this.options.settings.scopes;
     url.searchParams.set('response_type', 'code');
     url.searchParams.set('client_id', client.clientId);
     url.searchParams.set('redirect_uri', redirectUri);
@@ -129,13 +181,8 @@ export class OAuthClient implements CredentialSource {
 
   /** The callback: the code exchanged (with the verifier and the resource) and the token stored for that principal. */
   async complete(pending: AuthorizationPending, code: string, iss: string | undefined): Promise<void> {
-    // RFC 9207: a server that sends iss must send its own; one that said it would must send it.
-    if (iss !== undefined ? iss !== pending.issuer : pending.issParameterSupported) {
-      throw new TokenEndpointError(
-        `the authorization response came from ${iss ?? 'an unnamed issuer'}, not ${pending.issuer} (RFC 9207); start again from your client`,
-        'invalid_issuer',
-      );
-    }
+    const wrongIssuer = issuerProblem(pending, iss);
+    if (wrongIssuer !== undefined) throw new TokenEndpointError(wrongIssuer, 'invalid_issuer');
     const answer = await requestToken(pending.tokenEndpoint, pending.client, {
       grant_type: 'authorization_code',
       code,
@@ -157,6 +204,7 @@ export class OAuthClient implements CredentialSource {
     if (answer.refreshToken !== undefined) record.refreshToken = answer.refreshToken;
     if (answer.expiresAt !== undefined) record.expiresAt = answer.expiresAt;
     if (answer.scope !== undefined) record.scope = answer.scope;
+    if (pending.scopes !== undefined) record.requestedScope = pending.scopes.join(' ');
     await this.options.store.put(pending.principal, this.options.server, record);
   }
 
@@ -188,10 +236,13 @@ export class OAuthClient implements CredentialSource {
   }
 
   /** The caller has no token: a link to connect, as URL-mode elicitation or as an error carrying it. */
-  private async connectFirst(principal: string, message: JsonRpcRequest): Promise<Obtained> {
-    const url = await this.connectLink(principal);
+  private async connectFirst(principal: string, message: JsonRpcRequest, stepUpScopes?: string[]): Promise<Instead> {
+    const url = await this.connectLink(principal, stepUpScopes);
     const server = this.options.server;
-    const text = `Connect your ${server} account to continue: open ${url} (single use, valid ${Math.round(this.options.linkTtlMs / 60_000)} min), then try again.`;
+    const valid = `(single use, valid ${Math.round(this.options.linkTtlMs / 60_000)} min)`;
+    const text = stepUpScopes
+      ? `${server} needs more access for this call (scope ${stepUpScopes.join(' ')}): open ${url} ${valid} to grant it, then try again.`
+      : `Connect your ${server} account to continue: open ${url} ${valid}, then try again.`;
     if (acceptsUrlElicitation(message)) {
       const elicitationId = url.slice(url.lastIndexOf('/') + 1, url.lastIndexOf('/') + 17);
       return {
@@ -209,50 +260,27 @@ export class OAuthClient implements CredentialSource {
     return { refused: text, data: { url, reason: 'connect_required' }, code: CONNECT_REQUIRED };
   }
 
-  private async clientFor(found: Discovered): Promise<TokenClient> {
-    const settings = this.options.settings;
-    if (settings.clientId !== undefined) {
-      return {
-        clientId: settings.clientId,
-        clientSecret: settings.clientSecret,
-        authMethod: settings.authMethod ?? pickMethod(found.tokenAuthMethods, settings.clientSecret !== undefined),
-      };
-    }
-    if (this.registered) return this.registered;
-    if (!found.registrationEndpoint) {
-      throw new TokenEndpointError(
-        `the authorization server ${found.issuer} offers no dynamic registration; pre-register the gateway and set servers.${this.options.server}.credentials.clientId`,
-        undefined,
-      );
-    }
-    const response = await fetch(found.registrationEndpoint, {
-      method: 'POST',
-      headers: { 'content-type': 'application/json', accept: 'application/json' },
-      body: JSON.stringify({
-        client_name: 'mcp-gateway',
-        redirect_uris: [`${this.options.publicUrl}/connect/callback`],
-        grant_types: ['authorization_code', 'refresh_token'],
-        response_types: ['code'],
-        token_endpoint_auth_method: 'none',
-      }),
-      signal: AbortSignal.timeout(10_000),
-    });
-    const json = (await response.json().catch(() => ({}))) as Record<string, unknown>;
-    if (!response.ok || typeof json.client_id !== 'string')
-      throw new TokenEndpointError(`dynamic registration at ${found.registrationEndpoint} failed (HTTP ${response.status})`, undefined);
-    this.registered = { clientId: json.client_id, authMethod: 'none' };
-    return this.registered;
+  private clientFor(found: Discovered): Promise<TokenClient> {
+    return this.identities.clientAt(found, this.options.settings, `servers.${this.options.server}.credentials`);
   }
+}
+
+/**
+ * RFC 9207 as the spec's table has it: a present `iss` must equal the recorded issuer (simple string
+ * comparison, no normalization); an absent one is refused only when the server said it sends it. Checked
+ * before anything in the response, an error included, is acted on or shown.
+ */
+export function issuerProblem(pending: AuthorizationPending, iss: string | undefined): string | undefined {
+  if (iss !== undefined ? iss === pending.issuer : !pending.issParameterSupported) return undefined;
+  return `the authorization response came from ${iss === undefined ? 'an unnamed issuer' : `"${iss}"`}, not ${pending.issuer} (RFC 9207); start again from your client`;
+}
+
+function words(text: string | undefined): string[] {
+  return (text ?? '').split(' ').filter(Boolean);
 }
 
 function expiresSoon(record: OAuthRecord): boolean {
   return record.expiresAt !== undefined && record.expiresAt - EXPIRY_MARGIN_MS <= Date.now();
-}
-
-/** With a secret, basic if offered, else post; without one, none. */
-function pickMethod(offered: string[], hasSecret: boolean): ClientAuthMethod {
-  if (!hasSecret) return 'none';
-  return offered.includes('client_secret_basic') || !offered.includes('client_secret_post') ? 'client_secret_basic' : 'client_secret_post';
 }
 
 /** The request declared URL-mode elicitation in its capabilities (they are never remembered between requests). */
