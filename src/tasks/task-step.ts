@@ -1,0 +1,107 @@
+// Tasks (io.modelcontextprotocol/tasks) at the edge, on every endpoint. A tools/call answered with a task
+// gets the gateway's own task id (task-ids.ts) in place of the server's. tasks/get, tasks/update and
+// tasks/cancel open that id before anything else: an id this principal was not given here (another
+// principal's, a forged or altered one, one naming another server) is answered as an unknown task, the
+// same words as for an id nobody issued. A good one is judged by policy as the tool that created the task
+// (a tool the caller may no longer use: unknown task again), sent to the owning server with the server's
+// own id, and the answer carries the gateway's id back. Nothing is cached (the cache keeps only lists,
+// discovery and reads) and nothing is held: the id says everything.
+import type { RequestOptions } from '../../bridge/upstream.js';
+import type { Verdict } from '../../policy/guard.js';
+import { ErrorCode, errorResponse, isObject, type JsonRpcId, type JsonRpcRequest, type JsonRpcResponse } from '../../protocol/jsonrpc.js';
+import type { McpCall } from '../edge/call.js';
+import { refuse } from '../edge/judge.js';
+import { declaresTasks } from '../edge/task-guard.js';
+import type { TaskRef } from './task-ids.js';
+
+/** The Tasks extension's methods on a task id. */
+export const TASK_METHODS: ReadonlySet<string> = new Set(['tasks/get', 'tasks/update', 'tasks/cancel']);
+
+/** A task request whose id opened: what it names, and the id as the caller gave it. */
+export interface OpenedTask {
+  ref: TaskRef;
+  given: string;
+}
+
+/** What the gateway answers for a task id it will not serve to this caller: the spec's "task not found". */
+export function unknownTask(id: JsonRpcId): JsonRpcResponse {
+  return errorResponse(id, ErrorCode.InvalidParams, 'Failed to retrieve task: Task not found');
+}
+
+/**
+ * Opens the task id of a task method: undefined when the request may go on (call.task is then set), else
+ * the answer already written (unknown task, audited as a denial).
+ */
+export function openTask(call: McpCall, message: JsonRpcRequest): Response | undefined {
+  const given = message.params?.taskId;
+  const ref = call.edge.tasks.open(given, call.principal.id);
+  if (ref === undefined) return refuseAsUnknown(call, message, 'task id not issued to this principal by this gateway');
+  if (!reachable(call, ref.server)) return refuseAsUnknown(call, message, `task of server ${ref.server}, not served to this caller here`);
+  call.task = { ref, given: given as string };
+  return undefined;
+}
+
+/** After the route step: policy judges a task's method as a call of the tool that created it. */
+export function placeTask(call: McpCall, message: JsonRpcRequest): Response | undefined {
+  const router = call.edge.router;
+  const { ref } = call.task!;
+  if (router === undefined) return undefined;
+  const target = router.resolve(ref.server, { jsonrpc: '2.0', id: message.id, method: 'tools/call', params: { name: ref.tool } });
+  // A profile shows only some tools: a task of one it hides is nobody's here.
+  const view = call.endpoint?.view;
+  if (view !== undefined && (target.kind !== 'tools' || target.publicName === undefined || view.outbound('tools', target.publicName) === undefined)) {
+    return refuseAsUnknown(call, message, `task of a tool profile ${call.name} does not show`);
+  }
+  call.target = target;
+  return undefined;
+}
+
+/** A refusal of a task method says only "unknown task": whether the task exists is not the caller's to learn. */
+export function taskVerdict(message: JsonRpcRequest, verdict: Verdict): Verdict {
+  return verdict.refusal === undefined ? verdict : { ...verdict, refusal: unknownTask(message.id) };
+}
+
+/** Sends a task method to the owning server under its own id; the gateway's id goes back in the answer. */
+export async function sendTask(call: McpCall, message: JsonRpcRequest, options: RequestOptions): Promise<JsonRpcResponse> {
+  const { ref, given } = call.task!;
+  const upstream = call.server === undefined ? call.edge.upstreams.get(ref.server) : (call.edge.endpointOf(ref.server) ?? call.endpoint)?.upstream;
+  if (upstream === undefined) return unknownTask(message.id);
+  message.params!.taskId = ref.taskId;
+  const answer = await upstream.request(message, options);
+  message.params!.taskId = given;
+  if (!('result' in answer) || answer.result.taskId !== ref.taskId) return answer;
+  return { jsonrpc: '2.0', id: answer.id, result: { ...answer.result, taskId: given } };
+}
+
+/**
+ * A tools/call from a client that declared the extension: a task in the answer gets the gateway's id.
+ * `server` and `tool` are the owner and its own name of the tool, read before the call.
+ */
+export function issueTaskIds(call: McpCall, server: string | undefined, tool: unknown, answer: Promise<JsonRpcResponse>): Promise<JsonRpcResponse> {
+  if (server === undefined || typeof tool !== 'string') return answer;
+  return answer.then((response) => {
+    if (!('result' in response) || response.result.resultType !== 'task' || typeof response.result.taskId !== 'string') return response;
+    const taskId = call.edge.tasks.issue({ server, taskId: response.result.taskId, tool }, call.principal.id);
+    return { jsonrpc: '2.0', id: response.id, result: { ...response.result, taskId } };
+  });
+}
+
+/** Whether a tools/call may come back as a task the gateway must re-id: only when it declared the extension. */
+export function mayAnswerTask(message: JsonRpcRequest): boolean {
+  return message.method === 'tools/call' && declaresTasks(message);
+}
+
+/** Whether this caller reaches the server on this endpoint. */
+export function reachable(call: McpCall, server: string): boolean {
+  if (call.server !== undefined) return server === call.server;
+  return call.edge.upstreams.has(server) && (call.grant === undefined || call.grant.reaches(server));
+}
+
+function refuseAsUnknown(call: McpCall, message: JsonRpcRequest, rule: string): Response {
+  return refuse(call, message, { allowed: false, rule, refusal: unknownTask(message.id) });
+}
+
+export function isTaskListen(message: JsonRpcRequest): boolean {
+  const notifications = message.params?.notifications;
+  return isObject(notifications) && Array.isArray(notifications.taskIds) && notifications.taskIds.length > 0;
+}
