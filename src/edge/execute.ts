@@ -13,6 +13,8 @@ import { FORWARDED_HEADER, forwardRequest, requestPath } from './forward.js';
 import type { RetryRouting } from './retry-routing.js';
 import { respondJson, respondSse, type CallOptions } from './respond.js';
 import { traceIdOf } from './trace-id.js';
+import { followTasks } from '../tasks/task-listen.js';
+import { isTaskListen } from '../tasks/task-step.js';
 
 export async function execute(call: McpCall, message: JsonRpcRequest, text: string, verdict: Verdict): Promise<Response> {
   const { outgoing } = call.exchange;
@@ -29,9 +31,12 @@ export async function execute(call: McpCall, message: JsonRpcRequest, text: stri
       call.outcome = 'rate_limited';
       return refuse(call.exchange, load.streamRefusal(call.principal.id));
     }
+    // Task ids named in the listen: the caller's own, followed at their servers (src/tasks/task-listen.ts).
+    const tasks = isTaskListen(message) ? await followTasks(call, message) : undefined;
     record(call, call.principal, message.method, verdict, undefined, traceId);
     call.outcome = 'ok';
-    call.edge.listen.open(message, outgoing, call.server, listenAccess(call));
+    call.edge.listen.open(message, outgoing, call.server, listenAccess(call), tasks && { taskIds: tasks.taskIds });
+    tasks?.start(outgoing);
     return RESPONSE_ALREADY_SENT;
   }
   // Most requests carry no requestState: they take no extra turn here.
