@@ -69,7 +69,12 @@ export async function sendTask(call: McpCall, message: JsonRpcRequest, options: 
   message.params!.taskId = ref.taskId;
   const answer = await upstream.request(message, options);
   message.params!.taskId = given;
-  if (!('result' in answer) || answer.result.taskId !== ref.taskId) return answer;
+  // The server's own id is never shown: not in a result, nor in an error's words (a server may quote it).
+  if ('error' in answer) {
+    const words = answer.error.message;
+    return words.includes(ref.taskId) ? { ...answer, error: { ...answer.error, message: words.split(ref.taskId).join(given) } } : answer;
+  }
+  if (answer.result.taskId !== ref.taskId) return answer;
   return { jsonrpc: '2.0', id: answer.id, result: { ...answer.result, taskId: given } };
 }
 
