@@ -53,6 +53,8 @@ export function placeTask(call: McpCall, message: JsonRpcRequest): Response | un
     return refuseAsUnknown(call, message, `task of a tool profile ${call.name} does not show`);
   }
   call.target = target;
+  // Traced like the call that created it: the span names the tool, as a tools/call's does.
+  if (call.span !== undefined && target.kind === 'tools' && target.publicName !== undefined) call.span.setAttribute('gen_ai.tool.name', target.publicName);
   return undefined;
 }
 

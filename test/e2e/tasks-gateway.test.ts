@@ -15,6 +15,7 @@ import type { RunningGateway } from '../../src/gateway.js';
 import { eventually, headersFor, post, request, ROOT, sseMessages, startTestGateway, until, VERSION, type Answer } from './harness.js';
 import { twoReplicas } from './replicas.js';
 import { tempDir } from '../temp.js';
+import { startOtlpReceiver, type OtlpReceiver } from '../otlp-receiver.js';
 
 const TASKS = 'io.modelcontextprotocol/tasks';
 const DECLARED = { extensions: { [TASKS]: {} } };
@@ -311,5 +312,37 @@ describe('tasks across replicas', () => {
     const long = await create(a, undefined, 't__slow', { ms: 30_000 });
     await send(b, undefined, 'tasks/cancel', { taskId: long });
     await pollUntil(a, undefined, long, 'cancelled');
+  });
+});
+
+describe('a task traced', () => {
+  const SERVER = 2;
+  const CLIENT = 3;
+  let receiver: OtlpReceiver;
+  let gateway: RunningGateway;
+  before(async () => {
+    receiver = await startOtlpReceiver();
+    gateway = await startTestGateway({ t: servers.t }, {}, { telemetry: { traces: { endpoint: receiver.url, protocol: 'http/json', sampler: 'always_on' } } });
+  });
+  after(async () => {
+    await gateway?.close();
+    await receiver?.close();
+  });
+
+  test('a task method is traced like a call: a server span naming the creating tool, a client span to the owning server', async () => {
+    const mcp = `${gateway.url}/mcp`;
+    const taskId = await create(mcp, undefined, 't__slow', { ms: 30_000 });
+    const trace = '4a5b'.repeat(8);
+    const body = request('tasks/get', { taskId, _meta: { 'io.modelcontextprotocol/clientCapabilities': DECLARED } });
+    const answer = await post(mcp, body, { ...headersFor(body), 'mcp-name': taskId, traceparent: `00-${trace}-${'9c8d'.repeat(4)}-01` });
+    assert.equal(answer.body.result?.status, 'working', JSON.stringify(answer.body));
+    await eventually(() => receiver.spans.filter((s) => s.traceId === trace).length >= 2, 10_000);
+    const spans = receiver.spans.filter((s) => s.traceId === trace);
+    const server = spans.find((s) => s.kind === SERVER)!;
+    const client = spans.find((s) => s.kind === CLIENT)!;
+    assert.equal(server.attributes['mcp.method.name'], 'tasks/get');
+    assert.equal(server.attributes['gen_ai.tool.name'], 't__slow');
+    assert.equal(client.parentSpanId, server.spanId);
+    await send(mcp, undefined, 'tasks/cancel', { taskId });
   });
 });
