@@ -346,3 +346,30 @@ describe('a task traced', () => {
     await send(mcp, undefined, 'tasks/cancel', { taskId });
   });
 });
+
+describe('tasks on a pool of children', () => {
+  let gateway: RunningGateway;
+  before(async () => {
+    gateway = await startTestGateway({ t: { ...tasksServer({ SERVER_ID: 't', TASK_MS: '100' }), instances: 3, era: 'modern' } });
+  });
+  after(() => gateway?.close());
+
+  test('each task’s methods go to the child that holds it', async () => {
+    const mcp = `${gateway.url}/mcp`;
+    // Created at once, so the least busy child differs: each is held by its own child.
+    const ids = await Promise.all(['one', 'two', 'three'].map((text) => create(mcp, undefined, 't__slow', { text })));
+    // Every poll finds its task, whichever child would be least busy at the time (the pool takes turns
+    // among idle children, so polling one task twice in a row asks two children without affinity).
+    for (const taskId of ids) {
+      for (let poll = 0; poll < 2; poll++) {
+        const answer = await send(mcp, undefined, 'tasks/get', { taskId });
+        assert.equal(answer.body.result?.taskId, taskId, JSON.stringify(answer.body));
+      }
+    }
+    const done = await Promise.all(ids.map((taskId) => pollUntil(mcp, undefined, taskId, 'completed')));
+    assert.deepEqual(
+      done.map((task) => task.result.content[0].text),
+      ['t done: one', 't done: two', 't done: three'],
+    );
+  });
+});
