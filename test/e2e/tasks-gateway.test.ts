@@ -239,6 +239,8 @@ describe('tasks through the gateway’s own ids', () => {
         assert.deepEqual(stream.messages[0].params.notifications, { taskIds: [taskId] });
         const told = (status: string) => stream.messages.find((m) => m.method === 'notifications/tasks' && m.params.status === status);
         const waiting = await pollUntil(url, 'alice', taskId, 'input_required');
+        // The server tells a new listener each task's state: then the gateway's own listen is in place.
+        await eventually(() => told('input_required') !== undefined, 5_000);
         const [key] = Object.keys(waiting.inputRequests);
         await send(url, 'alice', 'tasks/update', { taskId, inputResponses: { [key!]: { action: 'accept', content: { name: 'Ada' } } } });
         await eventually(() => told('completed') !== undefined, 5_000);
@@ -312,6 +314,25 @@ describe('tasks across replicas', () => {
     const long = await create(a, undefined, 't__slow', { ms: 30_000 });
     await send(b, undefined, 'tasks/cancel', { taskId: long });
     await pollUntil(a, undefined, long, 'cancelled');
+  });
+
+  test('a listen on the other replica hears the task’s status, through the HTTP upstream', async () => {
+    const taskId = await create(`${replicas.a.url}/mcp`, undefined, 't__ask');
+    await pollUntil(`${replicas.a.url}/mcp`, undefined, taskId, 'input_required');
+    const stream = await listen(`${replicas.b.url}/mcp`, undefined, [taskId]);
+    try {
+      assert.deepEqual(stream.messages[0].params.notifications, { taskIds: [taskId] });
+      const told = (status: string) => stream.messages.find((m) => m.method === 'notifications/tasks' && m.params.status === status);
+      await eventually(() => told('input_required') !== undefined, 5_000);
+      const [key] = Object.keys(told('input_required').params.inputRequests);
+      await send(`${replicas.a.url}/mcp`, undefined, 'tasks/update', { taskId, inputResponses: { [key!]: { action: 'accept', content: { name: 'Ada' } } } });
+      await eventually(() => stream.messages.some((m) => m.method === 'notifications/tasks' && m.params.status === 'completed'), 5_000);
+      const done = stream.messages.find((m) => m.method === 'notifications/tasks' && m.params.status === 'completed');
+      assert.equal(done.params.taskId, taskId);
+      assert.equal(done.params.result.content[0].text, 'Hello, Ada!');
+    } finally {
+      stream.close();
+    }
   });
 });
 
