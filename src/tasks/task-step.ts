@@ -12,6 +12,7 @@ import { ErrorCode, errorResponse, isObject, type JsonRpcId, type JsonRpcRequest
 import type { McpCall } from '../edge/call.js';
 import { refuse } from '../edge/judge.js';
 import { declaresTasks } from '../edge/task-guard.js';
+import { META, TASKS_EXTENSION } from '../../protocol/mcp.js';
 import type { TaskRef } from './task-ids.js';
 
 /** The Tasks extension's methods on a task id. */
@@ -33,6 +34,7 @@ export function unknownTask(id: JsonRpcId): JsonRpcResponse {
  * the answer already written (unknown task, audited as a denial).
  */
 export function openTask(call: McpCall, message: JsonRpcRequest): Response | undefined {
+  if (!declaresTasks(message)) return refuseUndeclared(call, message);
   const given = message.params?.taskId;
   const ref = call.edge.tasks.open(given, call.principal.id);
   if (ref === undefined) return refuseAsUnknown(call, message, 'task id not issued to this principal by this gateway');
@@ -102,6 +104,20 @@ export function mayAnswerTask(message: JsonRpcRequest): boolean {
 export function reachable(call: McpCall, server: string): boolean {
   if (call.server !== undefined) return server === call.server;
   return call.edge.upstreams.has(server) && (call.grant === undefined || call.grant.reaches(server));
+}
+
+/**
+ * The spec's answer to a task method, or a listen naming task ids, from a client that did not declare the
+ * extension on that request: -32021, naming what to declare.
+ */
+export function refuseUndeclared(call: McpCall, message: JsonRpcRequest): Response {
+  const refusal = errorResponse(
+    message.id,
+    ErrorCode.MissingRequiredClientCapability,
+    `Missing required client capability: ${message.method === 'subscriptions/listen' ? 'task notifications need' : `${message.method} needs`} the ${TASKS_EXTENSION} extension declared in params._meta["${META.clientCapabilities}"].extensions`,
+    { requiredCapabilities: { extensions: { [TASKS_EXTENSION]: {} } } },
+  );
+  return refuse(call, message, { allowed: false, rule: `did not declare the ${TASKS_EXTENSION} extension`, refusal });
 }
 
 function refuseAsUnknown(call: McpCall, message: JsonRpcRequest, rule: string): Response {

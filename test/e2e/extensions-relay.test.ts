@@ -94,7 +94,7 @@ describe('a removed method an extension took up', () => {
     const relayed = received(tasksFile).find((m) => m.method === 'tasks/get');
     assert.match(relayed?.params.taskId, /^t-/, 'the server is asked under its own id');
     // An id the gateway did not issue is answered as an unknown task, and never reaches the server.
-    const unknown = taskGet('no-such-task');
+    const unknown = request('tasks/get', { taskId: 'no-such-task', _meta: declared });
     const refused = await post(`${gateway.url}/servers/tasks/mcp`, unknown, { ...headersFor(unknown), 'mcp-name': 'no-such-task' });
     assert.deepEqual(refused.body.error, { code: -32602, message: 'Failed to retrieve task: Task not found' });
     assert.ok(!received(tasksFile).some((m) => m.params?.taskId === 'no-such-task'));
