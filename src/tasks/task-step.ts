@@ -26,7 +26,11 @@ export interface OpenedTask {
 
 /** What the gateway answers for a task id it will not serve to this caller: the spec's "task not found". */
 export function unknownTask(id: JsonRpcId): JsonRpcResponse {
-  return errorResponse(id, ErrorCode.InvalidParams, 'Failed to retrieve task: Task not found');
+  return errorResponse(
+    id,
+    ErrorCode.InvalidParams,
+    'Failed to retrieve task: Task not found. A task id is good only for the caller it was returned to, through this gateway (or a replica sharing its mrtr.secret), while its creating tool is still allowed; call the tool again for a new task',
+  );
 }
 
 /**

@@ -96,7 +96,11 @@ describe('a removed method an extension took up', () => {
     // An id the gateway did not issue is answered as an unknown task, and never reaches the server.
     const unknown = request('tasks/get', { taskId: 'no-such-task', _meta: declared });
     const refused = await post(`${gateway.url}/servers/tasks/mcp`, unknown, { ...headersFor(unknown), 'mcp-name': 'no-such-task' });
-    assert.deepEqual(refused.body.error, { code: -32602, message: 'Failed to retrieve task: Task not found' });
+    assert.deepEqual(refused.body.error, {
+      code: -32602,
+      message:
+        'Failed to retrieve task: Task not found. A task id is good only for the caller it was returned to, through this gateway (or a replica sharing its mrtr.secret), while its creating tool is still allowed; call the tool again for a new task',
+    });
     assert.ok(!received(tasksFile).some((m) => m.params?.taskId === 'no-such-task'));
   });
 

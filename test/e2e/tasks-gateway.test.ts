@@ -21,7 +21,11 @@ const TASKS = 'io.modelcontextprotocol/tasks';
 const DECLARED = { extensions: { [TASKS]: {} } };
 const KEYS = { alice: 'alice-tasks-key-0123456789', bob: 'bob-tasks-key-0123456789' } as const;
 type Who = keyof typeof KEYS;
-const UNKNOWN_TASK = { code: -32602, message: 'Failed to retrieve task: Task not found' };
+const UNKNOWN_TASK = {
+  code: -32602,
+  message:
+    'Failed to retrieve task: Task not found. A task id is good only for the caller it was returned to, through this gateway (or a replica sharing its mrtr.secret), while its creating tool is still allowed; call the tool again for a new task',
+};
 
 const tmp = tempDir('mcp-gw-tasks-');
 after(() => rmSync(tmp, { recursive: true, force: true }));
