@@ -42,7 +42,7 @@ import type { Verdict } from '../../policy/guard.js';
 import type { GatewayTracer } from '../telemetry/tracer.js';
 import { SEARCH_PROFILE, type Profile } from '../profiles/profile.js';
 import { answerHere, searchStep } from './search-step.js';
-import { openTask, placeTask, TASK_METHODS, taskVerdict } from '../tasks/task-step.js';
+import { judgeTask, openTask, TASK_METHODS } from '../tasks/task-step.js';
 import type { TaskIdCodec } from '../tasks/task-ids.js';
 
 export type { RetryRouting } from './retry-routing.js';
@@ -253,18 +253,15 @@ function serveMessage(call: McpCall, message: JsonRpcRequest, text: string): Res
   const view = call.endpoint!.view;
   const here = view?.search ? searchStep(call, view, message) : undefined;
   if (here !== undefined) return here instanceof Promise ? here.then((answer) => answerHere(call, message, answer)) : answerHere(call, message, here);
-  // A Tasks method: its id opened first, then judged as the tool that created the task (src/tasks/).
+  // A Tasks method: its id opened first, then judged by the tool that created the task (src/tasks/).
   const unknownTask = TASK_METHODS.has(message.method) ? openTask(call, message) : undefined;
   if (unknownTask !== undefined) return unknownTask;
   route(call, message);
-  const notShown = call.task === undefined ? undefined : placeTask(call, message);
-  if (notShown !== undefined) return notShown;
-  const verdict = judge(call, message);
+  const verdict = call.task === undefined ? judge(call, message) : judgeTask(call, message);
   return verdict instanceof Promise ? verdict.then((v) => decide(call, message, text, v)) : decide(call, message, text, verdict);
 }
 
-function decide(call: McpCall, message: JsonRpcRequest, text: string, judged: Verdict): Response | Promise<Response> {
-  const verdict = call.task === undefined ? judged : taskVerdict(message, judged);
+function decide(call: McpCall, message: JsonRpcRequest, text: string, verdict: Verdict): Response | Promise<Response> {
   if (verdict.refusal) return refuse(call, message, { ...verdict, refusal: verdict.refusal });
   return execute(call, message, text, verdict);
 }

@@ -35,7 +35,7 @@ export async function execute(call: McpCall, message: JsonRpcRequest, text: stri
       return refuse(call.exchange, load.streamRefusal(call.principal.id));
     }
     // Task ids named in the listen: the caller's own, followed at their servers (src/tasks/task-listen.ts).
-    const tasks = taskListen ? await followTasks(call, message) : undefined;
+    const tasks = taskListen ? followTasks(call, message) : undefined;
     record(call, call.principal, message.method, verdict, undefined, traceId);
     call.outcome = 'ok';
     call.edge.listen.open(message, outgoing, call.server, listenAccess(call), tasks && { taskIds: tasks.taskIds });

@@ -5,12 +5,10 @@
 // open; what the server tells of those tasks goes to the caller with the gateway's ids and the caller's
 // subscription id. Held only while the caller's stream is open, on the replica that holds that stream.
 import type { ServerResponse } from 'node:http';
-import { isNeed } from '../../policy/guard.js';
 import { isObject, type JsonObject, type JsonRpcNotification, type JsonRpcRequest } from '../../protocol/jsonrpc.js';
 import { META } from '../../protocol/mcp.js';
 import type { McpCall } from '../edge/call.js';
-import type { TaskRef } from './task-ids.js';
-import { reachable } from './task-step.js';
+import { reachable, taskDecision } from './task-step.js';
 
 /** The tasks a listen follows: the ids to acknowledge, and what starts following them once the stream is open. */
 export interface FollowedTasks {
@@ -19,7 +17,7 @@ export interface FollowedTasks {
 }
 
 /** Undefined when the listen names no task ids. */
-export async function followTasks(call: McpCall, message: JsonRpcRequest): Promise<FollowedTasks | undefined> {
+export function followTasks(call: McpCall, message: JsonRpcRequest): FollowedTasks | undefined {
   const notifications = message.params?.notifications;
   const asked = isObject(notifications) && Array.isArray(notifications.taskIds) ? notifications.taskIds : undefined;
   if (asked === undefined) return undefined;
@@ -28,7 +26,7 @@ export async function followTasks(call: McpCall, message: JsonRpcRequest): Promi
   const taskIds: string[] = [];
   for (const given of new Set(asked)) {
     const ref = call.edge.tasks.open(given, call.principal.id);
-    if (ref === undefined || !reachable(call, ref.server) || !(await toolAllowed(call, message, ref))) continue;
+    if (ref === undefined || !reachable(call, ref.server) || !taskDecision(call, ref).allowed) continue;
     let ids = byServer.get(ref.server);
     if (ids === undefined) byServer.set(ref.server, (ids = new Map()));
     ids.set(ref.taskId, given as string);
@@ -40,24 +38,6 @@ export async function followTasks(call: McpCall, message: JsonRpcRequest): Promi
       for (const [server, ids] of byServer) listenTo(call, message, server, ids, outgoing);
     },
   };
-}
-
-/** Whether policy (and a profile) lets this caller use the tool that created the task, as its methods are judged. */
-async function toolAllowed(call: McpCall, message: JsonRpcRequest, ref: TaskRef): Promise<boolean> {
-  const router = call.edge.router;
-  if (router === undefined) return true;
-  const asCall: JsonRpcRequest = { jsonrpc: '2.0', id: message.id, method: 'tools/call', params: { name: ref.tool } };
-  let target = router.resolve(ref.server, asCall);
-  const view = call.endpoint?.view;
-  if (view !== undefined && (target.kind !== 'tools' || target.publicName === undefined || view.outbound('tools', target.publicName) === undefined)) return false;
-  const { guard } = call.security;
-  if (guard === undefined || call.grant === undefined) return true;
-  let verdict = guard.judge(target, asCall, call.grant, call.principal);
-  if (isNeed(verdict) && verdict.need === 'routes') {
-    target = await router.confirm(target);
-    verdict = guard.judge(target, asCall, call.grant, call.principal);
-  }
-  return !isNeed(verdict) && verdict.allowed;
 }
 
 function listenTo(call: McpCall, message: JsonRpcRequest, server: string, ids: Map<string, string>, outgoing: ServerResponse): void {

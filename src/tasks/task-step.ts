@@ -8,6 +8,7 @@
 // discovery and reads) and nothing is held: the id says everything.
 import type { RequestOptions } from '../../bridge/upstream.js';
 import type { Verdict } from '../../policy/guard.js';
+import { AUTHENTICATED } from '../edge/audit-step.js';
 import { ErrorCode, errorResponse, isObject, type JsonRpcId, type JsonRpcRequest, type JsonRpcResponse } from '../../protocol/jsonrpc.js';
 import type { McpCall } from '../edge/call.js';
 import { refuse } from '../edge/judge.js';
@@ -47,26 +48,33 @@ export function openTask(call: McpCall, message: JsonRpcRequest): Response | und
   return undefined;
 }
 
-/** After the route step: policy judges a task's method as a call of the tool that created it. */
-export function placeTask(call: McpCall, message: JsonRpcRequest): Response | undefined {
-  const router = call.edge.router;
-  const { ref } = call.task!;
-  if (router === undefined) return undefined;
-  const target = router.resolve(ref.server, { jsonrpc: '2.0', id: message.id, method: 'tools/call', params: { name: ref.tool } });
-  // A profile shows only some tools: a task of one it hides is nobody's here.
-  const view = call.endpoint?.view;
-  if (view !== undefined && (target.kind !== 'tools' || target.publicName === undefined || view.outbound('tools', target.publicName) === undefined)) {
-    return refuseAsUnknown(call, message, `task of a tool profile ${call.name} does not show`);
-  }
-  call.target = target;
+/**
+ * The judge step of a task method: policy's word on the tool that created the task, by name, for this caller
+ * (and on a profile, whether it shows that tool). The call's own conditions on its arguments were judged
+ * when it was made; a task method has none to judge. A refusal says only "unknown task": whether the task
+ * exists is not the caller's to learn.
+ */
+export function judgeTask(call: McpCall, message: JsonRpcRequest): Verdict {
+  const verdict = taskDecision(call, call.task!.ref);
   // Traced like the call that created it: the span names the tool, as a tools/call's does.
-  if (call.span !== undefined && target.kind === 'tools' && target.publicName !== undefined) call.span.setAttribute('gen_ai.tool.name', target.publicName);
-  return undefined;
+  if (call.span !== undefined && verdict.target !== undefined) call.span.setAttribute('gen_ai.tool.name', verdict.target);
+  return verdict.allowed ? verdict : { ...verdict, refusal: unknownTask(message.id) };
 }
 
-/** A refusal of a task method says only "unknown task": whether the task exists is not the caller's to learn. */
-export function taskVerdict(message: JsonRpcRequest, verdict: Verdict): Verdict {
-  return verdict.refusal === undefined ? verdict : { ...verdict, refusal: unknownTask(message.id) };
+/** Whether this caller may still use the tool that created the task (its /mcp name is the target). */
+export function taskDecision(call: McpCall, ref: TaskRef): Verdict {
+  const router = call.edge.router;
+  // Without /mcp there are no /mcp names for policies to name: a server's endpoint is judged as a whole.
+  if (router === undefined) return AUTHENTICATED;
+  const target = router.resolve(ref.server, { jsonrpc: '2.0', id: 0, method: 'tools/call', params: { name: ref.tool } });
+  const name = target.kind === 'tools' ? target.publicName : undefined;
+  if (name === undefined) return { allowed: false, rule: 'task of a tool with no name on /mcp' };
+  const view = call.endpoint?.view;
+  if (view !== undefined && view.outbound('tools', name) === undefined) return { allowed: false, rule: `task of a tool profile ${call.name} does not show`, target: name };
+  const { guard } = call.security;
+  if (guard === undefined || call.grant === undefined) return { ...AUTHENTICATED, target: name };
+  const decision = call.grant.allows('tools', ref.server, name);
+  return { allowed: decision.allowed, rule: decision.rule, target: name };
 }
 
 /** Sends a task method to the owning server under its own id; the gateway's id goes back in the answer. */

@@ -35,7 +35,7 @@ const tasksServer = (env: Record<string, string>) => ({ command: process.execPat
 const servers = { t: tasksServer({ SERVER_ID: 't', TASK_MS: '150' }), r: tasksServer({ SERVER_ID: 'r', MISBEHAVE: '1' }) };
 
 /** Alice and Bob may use every tool of both servers, unless `aliceTools` says otherwise. */
-function rest(aliceTools: string[] = ['t__*', 'r__*']): Record<string, unknown> {
+function rest(aliceTools: string[] = ['t__*', 'r__*'], when: unknown[] = []): Record<string, unknown> {
   return {
     auth: {
       anonymous: false,
@@ -45,7 +45,7 @@ function rest(aliceTools: string[] = ['t__*', 'r__*']): Record<string, unknown> 
       ],
     },
     policies: [
-      { name: 'alice', principals: { ids: ['alice'] }, allow: { servers: ['t', 'r'], tools: aliceTools } },
+      { name: 'alice', principals: { ids: ['alice'] }, allow: { servers: ['t', 'r'], tools: aliceTools }, ...(when.length > 0 && { when }) },
       { name: 'bob', principals: { ids: ['bob'] }, allow: { servers: ['t', 'r'], tools: ['t__*', 'r__*'] } },
     ],
     profiles: { work: { tools: ['t__*'], rename: { t__slow: 'long_job' } } },
@@ -202,10 +202,12 @@ describe('tasks through the gateway’s own ids', () => {
     await send(onT, 'alice', 'tasks/cancel', { taskId: viaServer });
   });
 
-  test('a task’s methods are judged by the tool that created it: one the caller may no longer use is unknown', async () => {
+  test('a task’s methods are judged by the tool that created it: one the caller may no longer use is unknown; its call’s conditions are not asked again', async () => {
     const asked = await create(mcp, 'alice', 't__ask');
     const slow = await create(mcp, 'alice', 't__slow', { ms: 30_000 });
-    await gateway.reload(parseConfig({ listen: { port: 0 }, servers, ...rest(['t__slow', 'r__*']) }, 'test', ROOT));
+    // t__slow stays allowed, under a condition on its arguments: a task method has none, and is not judged by it.
+    const when = [{ tool: 't__slow', expr: 'has(args.ms) && args.ms > 1000' }];
+    await gateway.reload(parseConfig({ listen: { port: 0 }, servers, ...rest(['t__slow', 'r__*'], when) }, 'test', ROOT));
     try {
       assert.deepEqual((await send(mcp, 'alice', 'tasks/get', { taskId: asked })).body.error, UNKNOWN_TASK);
       assert.deepEqual((await send(mcp, 'alice', 'tasks/cancel', { taskId: asked })).body.error, UNKNOWN_TASK);
