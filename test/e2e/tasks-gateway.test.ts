@@ -175,6 +175,13 @@ describe('tasks through the gateway’s own ids', () => {
     await send(mcp, 'alice', 'tasks/cancel', { taskId: hidden });
   });
 
+  test('in search mode call_tool may answer a task, polled on /search/mcp', async () => {
+    const search = `${gateway.url}/search/mcp`;
+    const taskId = await create(search, 'alice', 'call_tool', { name: 't__slow', arguments: { text: 'searched' } });
+    const done = await pollUntil(search, 'alice', taskId, 'completed');
+    assert.equal(done.result.content[0].text, 't done: searched');
+  });
+
   test('another principal’s id, a forged or altered one answers exactly as an unknown task, on /mcp and on /servers/t/mcp', async () => {
     const viaMcp = await create(mcp, 'alice', 't__slow', { ms: 30_000 });
     const viaServer = await create(onT, 'alice', 'slow', { ms: 30_000 });
