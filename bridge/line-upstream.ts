@@ -109,6 +109,8 @@ export abstract class LineUpstream extends SupervisedUpstream {
       this.pending.progress(notification);
     } else if (method.endsWith('/list_changed') || method === 'notifications/resources/updated') {
       this.events.emit('listChanged', notification);
+    } else if (method === 'notifications/tasks') {
+      this.pending.toListen(notification);
     } else if (method === 'notifications/message' && !this.pending.logMessage(notification, this.dialect?.logsUnasked ?? false)) {
       this.log.debug({ params: notification.params }, 'upstream log message for no one request (none, or several, in flight asked for logs)');
     }

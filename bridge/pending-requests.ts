@@ -174,6 +174,20 @@ export class PendingRequests {
   }
 
   /**
+   * A notification a stdio server tags with the listen request it belongs to (the Tasks extension's
+   * notifications/tasks carry its subscription id, which is the id this connection gave the listen).
+   */
+  toListen(notification: JsonRpcNotification): boolean {
+    const meta = notification.params?._meta;
+    const subscription = isObject(meta) ? meta[META.subscriptionId] : undefined;
+    const entry = typeof subscription === 'number' ? this.pending.get(subscription) : undefined;
+    if (entry?.method !== LISTEN || !entry.onNotification) return false;
+    (meta as JsonObject)[META.subscriptionId] = entry.callerId;
+    entry.onNotification(notification);
+    return true;
+  }
+
+  /**
    * A log message from a connection that does not say which request it belongs to (stdio): the one request
    * in flight that set a logLevel gets it. A modern server logs only for requests that set one; a 2025
    * server (`anyRequest`) logs for any, so then it must be the only request in flight at all. Otherwise it

@@ -129,9 +129,7 @@ export function credentialProblems(config: CredentialKeys): string[] {
     } else if (credentials.type === 'oauth') {
       for (const key of ['env', 'resource'] as const) {
         if (credentials[key] !== undefined)
-          problems.push(
-            `${at}.${key}: a remote server names its own resource (its 401 and metadata); ${key} is for a perCaller stdio server, so remove it`,
-          );
+          problems.push(`${at}.${key}: a remote server names its own resource (its 401 and metadata); ${key} is for a perCaller stdio server, so remove it`);
       }
     }
     if (credentials.type === 'tokenExchange') {

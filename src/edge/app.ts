@@ -42,6 +42,8 @@ import type { Verdict } from '../../policy/guard.js';
 import type { GatewayTracer } from '../telemetry/tracer.js';
 import { SEARCH_PROFILE, type Profile } from '../profiles/profile.js';
 import { answerHere, searchStep } from './search-step.js';
+import { judgeTask, openTask, TASK_METHODS } from '../tasks/task-step.js';
+import type { TaskIdCodec } from '../tasks/task-ids.js';
 
 export type { RetryRouting } from './retry-routing.js';
 
@@ -72,6 +74,8 @@ export interface EdgeOptions {
   /** /healthz, /readyz, /metrics and the status page. */
   ops: Omit<OpsOptions, 'security' | 'draining' | 'originAllowed'>;
   log: Log;
+  /** The gateway's own task ids (src/tasks/task-ids.ts), keyed from mrtr.secret. */
+  tasks: TaskIdCodec;
   /** Routes of parts wired beside the edge (the connect pages of src/credentials/). */
   addRoutes?(app: Hono<{ Bindings: HttpBindings }>): void;
 }
@@ -249,8 +253,11 @@ function serveMessage(call: McpCall, message: JsonRpcRequest, text: string): Res
   const view = call.endpoint!.view;
   const here = view?.search ? searchStep(call, view, message) : undefined;
   if (here !== undefined) return here instanceof Promise ? here.then((answer) => answerHere(call, message, answer)) : answerHere(call, message, here);
+  // A Tasks method: its id opened first, then judged by the tool that created the task (src/tasks/).
+  const unknownTask = TASK_METHODS.has(message.method) ? openTask(call, message) : undefined;
+  if (unknownTask !== undefined) return unknownTask;
   route(call, message);
-  const verdict = judge(call, message);
+  const verdict = call.task === undefined ? judge(call, message) : judgeTask(call, message);
   return verdict instanceof Promise ? verdict.then((v) => decide(call, message, text, v)) : decide(call, message, text, verdict);
 }
 
@@ -288,6 +295,7 @@ function edgeContext(options: EdgeOptions): EdgeContext & ViewsOf {
     originAllowed: originChecker(options.allowedOrigins),
     principalContext: principalContexts(options.contextKey),
     load: new CallerLoad(options.callerLimits),
+    tasks: options.tasks,
     endpointOf(name) {
       const upstream = options.upstreams.get(name);
       if (!upstream) return undefined;

@@ -27,6 +27,8 @@ import { discoverThroughView, listThroughView } from './views.js';
 import { encodeHeaderValue } from '../../bridge/http/mcp-headers.js';
 import { forwardedParamHeaders } from './node-io.js';
 import { mirroredHeaders } from './param-headers.js';
+import type { TaskIdCodec } from '../tasks/task-ids.js';
+import { issueTaskIds, mayAnswerTask, sendTask, type OpenedTask } from '../tasks/task-step.js';
 
 /** The index search mode reads, and whether it is filled yet. */
 export interface SearchIndex {
@@ -75,6 +77,8 @@ export interface EdgeContext {
   paths(): string[];
   /** Requests and streams each caller holds (caller-load.ts); absent: uncapped. */
   load?: CallerLoad;
+  /** Issues and opens the gateway's own task ids (src/tasks/). */
+  tasks: TaskIdCodec;
 }
 
 export class McpCall {
@@ -100,6 +104,8 @@ export class McpCall {
   span: RequestSpan | undefined = undefined;
   /** Counted among its caller's requests in flight (EdgeContext.load): serve() counts it out. */
   counted = false;
+  /** A Tasks method's task, once its id opened (src/tasks/task-step.ts). */
+  task: OpenedTask | undefined = undefined;
   private callerIdentity: CallerIdentity | undefined = undefined;
 
   constructor(
@@ -129,6 +135,16 @@ export class McpCall {
   /** The execute core: the message to where the route says, under the upstream's own name. */
   request(message: JsonRpcRequest, options: RequestOptions): Promise<JsonRpcResponse> {
     if (this.span !== undefined) options.trace = this.span;
+    if (this.task !== undefined) return sendTask(this, message, options);
+    if (!mayAnswerTask(message)) return this.send(message, options);
+    // Read before the call: on /mcp the router restores the server's own name in place.
+    const target = this.target;
+    const listed = target.kind === 'tools' ? target.listed : undefined;
+    const tool = this.server === undefined ? listed?.name : message.params?.name;
+    return issueTaskIds(this, this.server ?? listed?.server, tool, this.send(message, options));
+  }
+
+  private send(message: JsonRpcRequest, options: RequestOptions): Promise<JsonRpcResponse> {
     const view = this.endpoint?.view;
     if (view !== undefined && isListMethod(message.method)) return listThroughView(this, view, message, options);
     if (view !== undefined && message.method === 'server/discover') return discoverThroughView(this, view, message, options);

@@ -13,6 +13,9 @@ import { FORWARDED_HEADER, forwardRequest, requestPath } from './forward.js';
 import type { RetryRouting } from './retry-routing.js';
 import { respondJson, respondSse, type CallOptions } from './respond.js';
 import { traceIdOf } from './trace-id.js';
+import { followTasks } from '../tasks/task-listen.js';
+import { isTaskListen, refuseUndeclared } from '../tasks/task-step.js';
+import { declaresTasks } from './task-guard.js';
 
 export async function execute(call: McpCall, message: JsonRpcRequest, text: string, verdict: Verdict): Promise<Response> {
   const { outgoing } = call.exchange;
@@ -23,15 +26,20 @@ export async function execute(call: McpCall, message: JsonRpcRequest, text: stri
   const cors = call.cors;
   if (cors) for (const [key, value] of Object.entries(cors)) outgoing.setHeader(key, value);
   if (message.method === 'subscriptions/listen') {
+    const taskListen = isTaskListen(message);
+    if (taskListen && !declaresTasks(message)) return refuseUndeclared(call, message);
     const load = call.edge.load;
     if (load !== undefined && !load.openStream(call.callerContext, outgoing)) {
       record(call, call.principal, message.method, { allowed: false, rule: 'open streams per principal' }, undefined, traceId);
       call.outcome = 'rate_limited';
       return refuse(call.exchange, load.streamRefusal(call.principal.id));
     }
+    // Task ids named in the listen: the caller's own, followed at their servers (src/tasks/task-listen.ts).
+    const tasks = taskListen ? followTasks(call, message) : undefined;
     record(call, call.principal, message.method, verdict, undefined, traceId);
     call.outcome = 'ok';
-    call.edge.listen.open(message, outgoing, call.server, listenAccess(call));
+    call.edge.listen.open(message, outgoing, call.server, listenAccess(call), tasks && { taskIds: tasks.taskIds });
+    tasks?.start(outgoing);
     return RESPONSE_ALREADY_SENT;
   }
   // Most requests carry no requestState: they take no extra turn here.

@@ -2,7 +2,7 @@
 // envelope, the per-request _meta, and the headers that mirror the body. Pure: no I/O, no state.
 import { isJsonInteger } from '../../protocol/exact-json.js';
 import { ErrorCode, isObject, isValidId, parseMessage, type JsonRpcId, type JsonRpcNotification, type JsonRpcRequest } from '../../protocol/jsonrpc.js';
-import { CORE_REMOVED_METHODS, extensionOf, META, MODERN_REQUEST_METHODS, NAME_PARAM, SUPPORTED_VERSIONS } from '../../protocol/mcp.js';
+import { CORE_REMOVED_METHODS, extensionOf, META, TASKS_EXTENSION, MODERN_REQUEST_METHODS, NAME_PARAM, SUPPORTED_VERSIONS } from '../../protocol/mcp.js';
 import { decodeHeaderValue } from './header-value.js';
 import { MAX_NAME_LENGTH, nameProblem, quoted } from './name-bounds.js';
 import type { ToolHeaderIndex } from './param-headers.js';
@@ -121,10 +121,12 @@ function checkParamHeaders(id: JsonRpcId, params: Record<string, unknown>, heade
  * A method outside the core's request methods. One server's endpoint relays it (the server answers, -32601
  * included), unless the core removed it and no extension took the name up (whether the server advertises
  * that extension is the read step's question: extension-methods.ts). /mcp and its views serve only what
- * they merge or route, so there it is refused, saying where a server's own methods are reached.
+ * they merge or route, so there it is refused, saying where a server's own methods are reached. The Tasks
+ * extension's methods are routed everywhere, by the gateway's own task ids (src/tasks/).
  */
 function unknownMethod(id: JsonRpcId, method: string, relays: boolean): Rejection | undefined {
   const removed = CORE_REMOVED_METHODS.has(method);
+  if (!relays && extensionOf(method) === TASKS_EXTENSION) return undefined;
   if (relays && (!removed || extensionOf(method) !== undefined)) return undefined;
   if (removed) return reject(404, id, ErrorCode.MethodNotFound, `${method} was removed in MCP 2026-07-28`);
   if (relays) return undefined;

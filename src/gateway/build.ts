@@ -29,6 +29,7 @@ import type { GatewayParts, LiveConfig, RunningGateway } from './running.js';
 import { ServerSet } from './servers.js';
 import { UpstreamCredentials } from '../credentials/wiring.js';
 import { PerCallerSecrets } from './per-caller-secrets.js';
+import { TaskIdCodec } from '../tasks/task-ids.js';
 import { startTracing } from '../telemetry/start.js';
 import { KEEPS_EXACT_NUMBERS } from '../../protocol/exact-json.js';
 
@@ -191,6 +192,7 @@ function createEdge(config: GatewayConfig, parts: EdgeParts): Edge {
     retries: parts.retries,
     tracer: parts.tracer,
     log: parts.log,
+    tasks: new TaskIdCodec(config.mrtr.secret),
     addRoutes: (app) => {
       const authenticate = async (authorization: string | undefined) => {
         const outcome = await security.current.authenticator.authenticate(authorization);

@@ -102,9 +102,10 @@ export class ListenHub {
    * Turns the response into the listen stream for `request`: the acknowledgement with the honoured subset
    * first, then opted-in notifications, comment keep-alives, until the client closes it.
    */
-  open(request: JsonRpcRequest, outgoing: ServerResponse, upstream: string | undefined, access?: ListenAccess): void {
+  open(request: JsonRpcRequest, outgoing: ServerResponse, upstream: string | undefined, access?: ListenAccess, honouredElsewhere: JsonObject = {}): void {
     const asked = isObject(request.params?.notifications) ? request.params.notifications : {};
-    const honoured: JsonObject = {};
+    // What parts beside the hub honour (task ids: src/tasks/task-listen.ts) is acknowledged with the rest.
+    const honoured: JsonObject = { ...honouredElsewhere };
     for (const flag of HONOURED_FLAGS) if (asked[flag] === true) honoured[flag] = true;
     const resources = new Map<string, string>();
     if (Array.isArray(asked.resourceSubscriptions) && this.subscriptions) {

@@ -82,12 +82,26 @@ describe('a method the gateway has no rule for', () => {
 describe('a removed method an extension took up', () => {
   const taskGet = (taskId: string) => request('tasks/get', { taskId });
 
-  test('reaches a server that advertises the extension (tasks/get with Mcp-Name = taskId)', async () => {
-    const body = taskGet('no-such-task');
-    const answer = await post(`${gateway.url}/servers/tasks/mcp`, body, { ...headersFor(body), 'mcp-name': 'no-such-task' });
-    assert.equal(answer.body.error?.code, -32602, JSON.stringify(answer.body));
-    assert.match(answer.body.error.message, /Task not found/, 'the server answered');
-    assert.ok(received(tasksFile).some((m) => m.method === 'tasks/get' && m.params.taskId === 'no-such-task'));
+  test('reaches a server that advertises the extension (tasks/get with Mcp-Name = taskId), under the server’s own task id', async () => {
+    const declared = { 'io.modelcontextprotocol/clientCapabilities': { extensions: { [TASKS]: {} } } };
+    const call = request('tools/call', { name: 'slow', arguments: { ms: 30_000 }, _meta: declared });
+    const created = await post(`${gateway.url}/servers/tasks/mcp`, call, headersFor(call));
+    const taskId = created.body.result?.taskId;
+    assert.equal(typeof taskId, 'string', JSON.stringify(created.body));
+    const body = request('tasks/get', { taskId, _meta: declared });
+    const answer = await post(`${gateway.url}/servers/tasks/mcp`, body, { ...headersFor(body), 'mcp-name': taskId });
+    assert.equal(answer.body.result?.status, 'working', JSON.stringify(answer.body));
+    const relayed = received(tasksFile).find((m) => m.method === 'tasks/get');
+    assert.match(relayed?.params.taskId, /^t-/, 'the server is asked under its own id');
+    // An id the gateway did not issue is answered as an unknown task, and never reaches the server.
+    const unknown = request('tasks/get', { taskId: 'no-such-task', _meta: declared });
+    const refused = await post(`${gateway.url}/servers/tasks/mcp`, unknown, { ...headersFor(unknown), 'mcp-name': 'no-such-task' });
+    assert.deepEqual(refused.body.error, {
+      code: -32602,
+      message:
+        'Failed to retrieve task: Task not found. A task id is good only for the caller it was returned to, through this gateway (or a replica sharing its mrtr.secret), while its creating tool is still allowed; call the tool again for a new task',
+    });
+    assert.ok(!received(tasksFile).some((m) => m.params?.taskId === 'no-such-task'));
   });
 
   test('the Mcp-Name header must mirror its taskId', async () => {

@@ -13,6 +13,7 @@ import { PinStore } from '../../policy/pins.js';
 import type { Security } from '../../policy/security.js';
 import type { PolicySetting } from '../../policy/settings.js';
 import { Router } from '../../src/aggregate/router.js';
+import { TaskIdCodec } from '../../src/tasks/task-ids.js';
 import { admit } from '../../src/edge/admit.js';
 import { McpCall, type EdgeContext, type Endpoint } from '../../src/edge/call.js';
 import { judge } from '../../src/edge/judge.js';
@@ -66,6 +67,7 @@ function edgeWith(bundle: Security, refreshed: ListMethod[] = []): EdgeContext {
     principalContext: () => 'ctx',
     endpointOf: (name) => (name === 'a' ? endpoint : undefined),
     paths: () => ['/mcp', '/servers/a/mcp'],
+    tasks: new TaskIdCodec(undefined),
   };
 }
 
