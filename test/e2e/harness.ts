@@ -8,6 +8,10 @@ import { startGateway, type RunningGateway } from '../../src/gateway.js';
 import { createLogger } from '../../infra/logger.js';
 import { silentLog } from '../../infra/log.js';
 import { defProblems as validate } from '../schema.js';
+import { eachSseMessage, sseTextMessages } from '../sse.js';
+
+// The one SSE reader of the tests lives in test/sse.ts; e2e files take it from here with the rest.
+export { eachSseMessage, sseTextMessages };
 
 export const ROOT = fileURLToPath(new URL('../../', import.meta.url));
 export const VERSION = '2026-07-28';
@@ -70,20 +74,15 @@ export async function post(url: string, body: unknown, headers?: Record<string, 
   const type = response.headers.get('content-type') ?? '';
   const text = await response.text();
   if (type.startsWith('text/event-stream')) {
-    const events = text
-      .split('\n\n')
-      .filter((e) => e.trim())
-      .map((e) =>
-        JSON.parse(
-          e
-            .split('\n')
-            .find((l) => l.startsWith('data: '))!
-            .slice(6),
-        ),
-      );
+    const events = sseTextMessages(text);
     return { status: response.status, headers: response.headers, body: events.at(-1), events };
   }
   return { status: response.status, headers: response.headers, body: text ? JSON.parse(text) : undefined, events: [] };
+}
+
+/** `post` with the headers a conforming client sends for `body`, and `extra` over them (credentials, a traceparent, a header under test). */
+export function send(url: string, body: { method: string; params?: Record<string, unknown> }, extra: Record<string, string> = {}): Promise<Answer> {
+  return post(url, body, { ...headersFor(body), ...extra });
 }
 
 // ---- schema validation of what the gateway emits ------------------------------------------------
@@ -123,41 +122,6 @@ export async function openListen(url: string, notifications: Record<string, unkn
   const { messages, done } = sseMessages(response);
   done.catch(() => {}); // closed by the test
   return { id: body.id, messages, close: () => controller.abort() };
-}
-
-/**
- * Hands each JSON message of an SSE body to `onMessage` as it arrives; resolves when the stream ends, and
- * rejects if it breaks (as when the test aborts it). The one SSE reader of the e2e tests.
- */
-export async function eachSseMessage(body: ReadableStream<Uint8Array>, onMessage: (message: any) => void): Promise<void> {
-  const decoder = new TextDecoder();
-  let buffer = '';
-  for await (const chunk of body as unknown as AsyncIterable<Uint8Array>) {
-    buffer += decoder.decode(chunk, { stream: true });
-    let end: number;
-    while ((end = buffer.indexOf('\n\n')) !== -1) {
-      const data = dataOf(buffer.slice(0, end));
-      buffer = buffer.slice(end + 2);
-      if (data !== undefined) onMessage(JSON.parse(data));
-    }
-  }
-}
-
-/** The data line of one SSE event, without its `data: `. */
-function dataOf(event: string): string | undefined {
-  return event
-    .split('\n')
-    .find((line) => line.startsWith('data: '))
-    ?.slice(6);
-}
-
-/** The JSON messages of an SSE body already read whole (its text), through the same reader's rules. */
-export function sseTextMessages(text: string): any[] {
-  return text
-    .split('\n\n')
-    .map(dataOf)
-    .filter((data) => data !== undefined)
-    .map((data) => JSON.parse(data));
 }
 
 /**
