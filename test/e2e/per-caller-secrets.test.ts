@@ -13,9 +13,10 @@ import { startGateway, type RunningGateway } from '../../src/gateway.js';
 import { createLogger } from '../../infra/logger.js';
 import { chromium } from '../services.js';
 import { tempDir } from '../temp.js';
-import { everything, headersFor, META, post, request, ROOT, until } from './harness.js';
+import { everything, META, request, ROOT, until, send } from './harness.js';
 import { unusedPort } from '../ports.js';
 import { startOtlpReceiver, type OtlpReceiver } from '../otlp-receiver.js';
+import { alive } from '../processes.js';
 
 const browserNeed = await chromium('per-caller secrets pasted in headless Chromium');
 const ARGS = ['--headless', '--no-sandbox', '--disable-gpu', '--disable-quic', '--no-first-run', '--disable-background-networking', '--disable-component-update', '--disable-sync'];
@@ -62,7 +63,7 @@ describe('per-caller secrets', { skip: browserNeed.skip }, () => {
 
   const getEnv = (who: string, params: Record<string, unknown> = {}) => {
     const body = request('tools/call', { name: 'get-env', arguments: {}, ...params });
-    return post(`${gateway.url}/servers/everything/mcp`, body, { ...headersFor(body), authorization: `Bearer ${KEYS[who]}` });
+    return send(`${gateway.url}/servers/everything/mcp`, body, { authorization: `Bearer ${KEYS[who]}` });
   };
 
   /** What a person does with the link: open it, paste the value, save. Returns the page's heading. */
@@ -152,17 +153,7 @@ describe('per-caller secrets', { skip: browserNeed.skip }, () => {
     assert.equal((await fetch(`${gateway.url}/connections/everything`, { method: 'DELETE', headers: { authorization: `Bearer ${KEYS.alice}` } })).status, 200);
     const after = await getEnv('alice');
     assert.equal(after.body.error?.code, -32042, 'asked to paste again');
-    assert.ok(
-      await until(async () => {
-        try {
-          process.kill(alicePid, 0);
-          return false;
-        } catch {
-          return true;
-        }
-      }, 10_000),
-      "alice's child with the revoked value stopped",
-    );
+    assert.ok(await until(async () => !alive(alicePid), 10_000), "alice's child with the revoked value stopped");
     assert.ok([...childrenWithToken().values()].includes(SECRETS.bob), "bob's child is untouched");
   });
 
