@@ -6,14 +6,14 @@
 // server offers, saying which.
 import { after, before, describe, test } from 'node:test';
 import assert from 'node:assert/strict';
-import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
-import { tmpdir } from 'node:os';
+import { readFileSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
 import type { RunningGateway } from '../../src/gateway.js';
-import { eventually, headersFor, post, request, ROOT, startTestGateway } from './harness.js';
+import { eventually, post, request, ROOT, startTestGateway, send } from './harness.js';
+import { tempDir } from '../temp.js';
 
 const TASKS = 'io.modelcontextprotocol/tasks';
-const dir = mkdtempSync(path.join(tmpdir(), 'ext-relay-'));
+const dir = tempDir('ext-relay-');
 const plainFile = path.join(dir, 'plain.log');
 const tasksFile = path.join(dir, 'tasks.log');
 let gateway: RunningGateway;
@@ -46,7 +46,6 @@ before(async () => {
 
 after(async () => {
   await gateway?.close();
-  rmSync(dir, { recursive: true, force: true });
 });
 
 describe('a method the gateway has no rule for', () => {
@@ -84,7 +83,7 @@ describe('a removed method an extension took up', () => {
 
   test('reaches a server that advertises the extension (tasks/get with Mcp-Name = taskId)', async () => {
     const body = taskGet('no-such-task');
-    const answer = await post(`${gateway.url}/servers/tasks/mcp`, body, { ...headersFor(body), 'mcp-name': 'no-such-task' });
+    const answer = await send(`${gateway.url}/servers/tasks/mcp`, body, { 'mcp-name': 'no-such-task' });
     assert.equal(answer.body.error?.code, -32602, JSON.stringify(answer.body));
     assert.match(answer.body.error.message, /Task not found/, 'the server answered');
     assert.ok(received(tasksFile).some((m) => m.method === 'tasks/get' && m.params.taskId === 'no-such-task'));
@@ -92,14 +91,14 @@ describe('a removed method an extension took up', () => {
 
   test('the Mcp-Name header must mirror its taskId', async () => {
     const body = taskGet('task-a');
-    const answer = await post(`${gateway.url}/servers/tasks/mcp`, body, { ...headersFor(body), 'mcp-name': 'task-b' });
+    const answer = await send(`${gateway.url}/servers/tasks/mcp`, body, { 'mcp-name': 'task-b' });
     assert.equal(answer.status, 400);
     assert.equal(answer.body.error.code, -32020);
   });
 
   test('is refused as removed on a server that does not advertise it, naming the extension', async () => {
     const body = taskGet('x');
-    const answer = await post(`${gateway.url}/servers/plain/mcp`, body, { ...headersFor(body), 'mcp-name': 'x' });
+    const answer = await send(`${gateway.url}/servers/plain/mcp`, body, { 'mcp-name': 'x' });
     assert.equal(answer.status, 404);
     assert.equal(answer.body.error.code, -32601);
     assert.match(answer.body.error.message, new RegExp(`tasks/get was removed in MCP 2026-07-28; server plain does not advertise the extension ${TASKS}`));

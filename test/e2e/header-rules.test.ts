@@ -3,16 +3,16 @@
 // a caller who names it before any list was read.
 import { after, before, describe, test } from 'node:test';
 import assert from 'node:assert/strict';
-import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
-import { tmpdir } from 'node:os';
+import { readFileSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
 import { parseConfig } from '../../src/config/config.js';
 import { startGateway, type RunningGateway } from '../../src/gateway.js';
 import type { Log } from '../../infra/log.js';
-import { headersFor, post, request, ROOT } from './harness.js';
+import { headersFor, post, request, ROOT, send } from './harness.js';
 import { INVALID } from '../fixtures/header-tools-server.mjs';
+import { tempDir } from '../temp.js';
 
-const dir = mkdtempSync(path.join(tmpdir(), 'header-rules-'));
+const dir = tempDir('header-rules-');
 const record = path.join(dir, 'calls.log');
 const invalidNames = Object.keys(INVALID);
 const warnings: { obj: any; msg: string | undefined }[] = [];
@@ -47,7 +47,6 @@ before(async () => {
 
 after(async () => {
   await gateway?.close();
-  rmSync(dir, { recursive: true, force: true });
 });
 
 function callBody(name: string) {
@@ -98,7 +97,7 @@ describe('tools with invalid x-mcp-header declarations', () => {
 
   test('the valid tools are called as before, their headers mirrored', async () => {
     const body = request('tools/call', { name: 'region', arguments: { region: 'eu-1' } });
-    const answer = await post(`${gateway.url}/servers/h/mcp`, body, { ...headersFor(body), 'mcp-param-region': 'eu-1' });
+    const answer = await send(`${gateway.url}/servers/h/mcp`, body, { 'mcp-param-region': 'eu-1' });
     assert.equal(answer.body.result?.content?.[0]?.text, 'called region');
     assert.deepEqual(calledTools(), ['region']);
   });

@@ -14,7 +14,7 @@ import { startGateway, type RunningGateway } from '../../src/gateway.js';
 import { createLogger } from '../../infra/logger.js';
 import { startOtlpReceiver, type OtlpReceiver } from '../otlp-receiver.js';
 import { tempDir } from '../temp.js';
-import { headersFor, post, request, ROOT } from './harness.js';
+import { request, ROOT, send } from './harness.js';
 
 const SERVER = 2;
 const GAP = 'answered a list on /mcp without one upstream';
@@ -58,7 +58,7 @@ async function listWithAGap(telemetry: Record<string, unknown> | undefined): Pro
   const gateway: RunningGateway = await startGateway(config, createLogger('info', sink));
   try {
     const list = request('tools/list', {}, 'list-1');
-    const answer = await post(`${gateway.url}/mcp`, list, { ...headersFor(list), authorization: `Bearer ${KEY}`, traceparent: `00-${TRACE}-${CALLER_SPAN}-01` });
+    const answer = await send(`${gateway.url}/mcp`, list, { authorization: `Bearer ${KEY}`, traceparent: `00-${TRACE}-${CALLER_SPAN}-01` });
     assert.equal(answer.status, 200, JSON.stringify(answer.body));
   } finally {
     await gateway.close(); // exports what tracing buffered

@@ -15,7 +15,7 @@ import { startModernHttpServer, type ModernHttpServer } from '../fixtures/http-s
 import { startOtlpReceiver, type OtlpReceiver, type ReceivedSpan } from '../otlp-receiver.js';
 import { tempDir } from '../temp.js';
 import { sharedRedis } from '../services.js';
-import { eventually, fixture, headersFor, META, post, ROOT, startTestGateway } from './harness.js';
+import { eventually, fixture, headersFor, META, post, ROOT, startTestGateway, send } from './harness.js';
 
 const SERVER = 2;
 const CLIENT = 3;
@@ -174,7 +174,7 @@ describe('a retry forwarded to the replica holding its call', { skip: needRedis.
     holder = JSON.parse(Buffer.from(requestState.slice('mcpgw1.'.length, requestState.lastIndexOf('.')), 'base64url').toString('utf8')).instance;
     const inputResponses = { 'elicitation-1': { action: 'accept', content: { name: 'traced' } } };
     const retry = { ...first, id: 'retry', params: { ...first.params, inputResponses, requestState } };
-    const done = await post(`${b.url}/servers/legacy/mcp`, retry, { ...headersFor(retry), traceparent: traceparent(RETRY_TRACE, CALLER_SPAN) });
+    const done = await send(`${b.url}/servers/legacy/mcp`, retry, { traceparent: traceparent(RETRY_TRACE, CALLER_SPAN) });
     assert.deepEqual(JSON.parse(done.body.result.content[0].text), { action: 'accept', content: { name: 'traced' } });
     await Promise.all([a.close(), b.close()]);
   });

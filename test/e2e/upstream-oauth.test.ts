@@ -16,7 +16,7 @@ import { startOidc, type Oidc } from '../fixtures/oidc.js';
 import { chromium } from '../services.js';
 import { tempDir } from '../temp.js';
 import { unusedPort } from '../ports.js';
-import { headersFor, post, request, ROOT } from './harness.js';
+import { post, request, ROOT, send } from './harness.js';
 
 const browserNeed = await chromium('the connect flow in headless Chromium');
 const ARGS = ['--headless', '--no-sandbox', '--disable-gpu', '--disable-quic', '--no-first-run', '--disable-background-networking', '--disable-component-update', '--disable-sync'];
@@ -71,7 +71,7 @@ describe('oauth: each caller connects their own upstream account', { skip: brows
 
   const whoami = (who: string, extra: Record<string, unknown> = {}) => {
     const body = request('tools/call', { name: 'whoami', arguments: {}, ...extra });
-    return post(`${gateway.url}/servers/crm/mcp`, body, { ...headersFor(body), authorization: `Bearer ${KEYS[who]}` });
+    return send(`${gateway.url}/servers/crm/mcp`, body, { authorization: `Bearer ${KEYS[who]}` });
   };
 
   /** What a person does with the link: confirm, sign in at the authorization server as `login`, consent. */
@@ -116,7 +116,7 @@ describe('oauth: each caller connects their own upstream account', { skip: brows
     const meta = { 'io.modelcontextprotocol/clientCapabilities': { elicitation: { url: {} } } };
     const body = request('tools/call', { name: 'whoami', arguments: {}, _meta: meta });
     await post(`${gateway.url}/connections/crm`, '', { authorization: `Bearer ${KEYS.alice}` }, { method: 'DELETE' });
-    const answer = await post(`${gateway.url}/servers/crm/mcp`, body, { ...headersFor(body), authorization: `Bearer ${KEYS.alice}` });
+    const answer = await send(`${gateway.url}/servers/crm/mcp`, body, { authorization: `Bearer ${KEYS.alice}` });
     assert.equal(answer.body.result?.resultType, 'input_required', JSON.stringify(answer.body));
     const [elicitation] = Object.values(answer.body.result.inputRequests) as { method: string; params: { mode: string; url: string } }[];
     assert.equal(elicitation?.method, 'elicitation/create');
@@ -132,7 +132,7 @@ describe('oauth: each caller connects their own upstream account', { skip: brows
       requestState: answer.body.result.requestState,
       inputResponses: { [key!]: { action: 'accept' } },
     });
-    const done = await post(`${gateway.url}/servers/crm/mcp`, retry, { ...headersFor(retry), authorization: `Bearer ${KEYS.alice}` });
+    const done = await send(`${gateway.url}/servers/crm/mcp`, retry, { authorization: `Bearer ${KEYS.alice}` });
     assert.equal(done.body.result?.content?.[0].text, 'you are alice-at-crm', JSON.stringify(done.body));
     // Revoked again: the next call asks her to connect.
     const revoked = await fetch(`${gateway.url}/connections/crm`, { method: 'DELETE', headers: { authorization: `Bearer ${KEYS.alice}` } });

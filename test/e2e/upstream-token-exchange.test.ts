@@ -15,7 +15,7 @@ import { createLogger } from '../../infra/logger.js';
 import { startIdentityServer, type IdentityServer } from '../fixtures/identity-server.js';
 import { startOidc, type Oidc } from '../fixtures/oidc.js';
 import { tempDir } from '../temp.js';
-import { headersFor, post, request, ROOT } from './harness.js';
+import { request, ROOT, send } from './harness.js';
 
 const GATEWAY_RESOURCE = 'http://gateway.test/mcp';
 const CLIENT = { client_id: 'gw', client_secret: 'gw-secret-0123456789abcdef' };
@@ -65,7 +65,7 @@ describe('token exchange: each caller reaches the upstream as themselves', () =>
   });
 
   const call = (path: string, who: string, body: ReturnType<typeof request>) =>
-    post(`${gateway.url}${path}`, body, { ...headersFor(body), authorization: who === 'carol' ? `Bearer ${API_KEY}` : `Bearer ${callerTokens.get(who)}` });
+    send(`${gateway.url}${path}`, body, { authorization: who === 'carol' ? `Bearer ${API_KEY}` : `Bearer ${callerTokens.get(who)}` });
   const whoami = (path: string, who: string) => call(path, who, request('tools/call', { name: path === '/mcp' ? 'docs__whoami' : 'whoami', arguments: {} }));
 
   test("alice and bob each reach the server as themselves, on /mcp and on the server's own endpoint", async () => {

@@ -5,14 +5,13 @@
 import { createHash } from 'node:crypto';
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
-import { chmodSync, mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
-import { tmpdir } from 'node:os';
+import { chmodSync, mkdirSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
 import { childEnvironment } from '../../src/child-env.js';
 import { ConfigError, parseConfig } from '../../src/config/config.js';
+import { tempDir } from '../temp.js';
 
-const dir = mkdtempSync(path.join(tmpdir(), 'mcp-gw-file-secrets-'));
-test.after(() => rmSync(dir, { recursive: true, force: true }));
+const dir = tempDir('mcp-gw-file-secrets-');
 
 function secret(name: string, contents: string): string {
   const file = path.join(dir, name);
