@@ -9,7 +9,7 @@ import assert from 'node:assert/strict';
 import { readFileSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
 import type { RunningGateway } from '../../src/gateway.js';
-import { eventually, post, request, ROOT, startTestGateway, send } from './harness.js';
+import { eventually, post, request, ROOT, startTestGateway, send, recordingServer } from './harness.js';
 import { tempDir } from '../temp.js';
 
 const TASKS = 'io.modelcontextprotocol/tasks';
@@ -36,7 +36,7 @@ before(async () => {
   writeFileSync(tasksFile, '');
   gateway = await startTestGateway(
     {
-      plain: { command: process.execPath, args: ['test/fixtures/recording-server.mjs'], cwd: ROOT, env: { RECORD_FILE: plainFile, SERVER_ID: 'p' } },
+      plain: recordingServer(plainFile, { id: 'p' }),
       tasks: { command: process.execPath, args: ['test/fixtures/tasks-server.mjs'], cwd: ROOT, env: { RECORD_FILE: tasksFile, SERVER_ID: 't' } },
     },
     {},

@@ -25,6 +25,20 @@ export function fixture(name: 'modern-server' | 'legacy-server', extra: Record<s
   return { command: process.execPath, args: ['--import', 'tsx', `test/fixtures/${name}.ts`], cwd: ROOT, ...extra };
 }
 
+/**
+ * A server entry running test/fixtures/recording-server.mjs, which appends every line it receives to `file`:
+ * `id` names its tools' answers (SERVER_ID), `era: 'modern'` skips the probe, `env` adds to its environment.
+ */
+export function recordingServer(file: string, options: { id?: string; era?: 'modern'; env?: Record<string, string> } = {}): Record<string, unknown> {
+  return {
+    command: process.execPath,
+    args: ['test/fixtures/recording-server.mjs'],
+    cwd: ROOT,
+    ...(options.era && { era: options.era }),
+    env: { RECORD_FILE: file, ...(options.id && { SERVER_ID: options.id }), ...options.env },
+  };
+}
+
 export const everything = {
   command: process.execPath,
   args: ['node_modules/@modelcontextprotocol/server-everything/dist/index.js', 'stdio'],

@@ -14,7 +14,7 @@ import { startGateway, type RunningGateway } from '../../src/gateway.js';
 import { createLogger } from '../../infra/logger.js';
 import { startOtlpReceiver, type OtlpReceiver } from '../otlp-receiver.js';
 import { tempDir } from '../temp.js';
-import { request, ROOT, send } from './harness.js';
+import { request, ROOT, send, recordingServer } from './harness.js';
 
 const SERVER = 2;
 const GAP = 'answered a list on /mcp without one upstream';
@@ -39,7 +39,7 @@ async function listWithAGap(telemetry: Record<string, unknown> | undefined): Pro
     },
   });
   const servers = {
-    rec: { command: process.execPath, args: ['test/fixtures/recording-server.mjs'], cwd: ROOT, env: { RECORD_FILE: path.join(dir, 'received.jsonl') } },
+    rec: recordingServer(path.join(dir, 'received.jsonl')),
     down: { command: process.execPath, args: ['-e', 'process.exit(1)'], timeoutMs: 1_000 },
   };
   const config = parseConfig(

@@ -14,7 +14,7 @@ import { parseConfig } from '../../src/config/config.js';
 import { startGateway, type RunningGateway } from '../../src/gateway.js';
 import { createLogger } from '../../infra/logger.js';
 import { silentLog } from '../../infra/log.js';
-import { everything, headersFor, post, request, ROOT, until, send } from './harness.js';
+import { everything, headersFor, post, request, ROOT, until, send, recordingServer } from './harness.js';
 import { tempDir } from '../temp.js';
 
 const ALICE = 'alice-key-0123456789abcdef';
@@ -29,7 +29,7 @@ function rawConfig(operators?: object): Record<string, unknown> {
     listen: { port: 0, allowedHosts: ['gateway.test'] },
     servers: {
       everything: { ...everything, inheritEnv: ['HARDEN_*'], env: { GIVEN_ON_PURPOSE: 'yes' } },
-      rec: { command: process.execPath, args: ['test/fixtures/recording-server.mjs'], cwd: ROOT, era: 'modern', env: { RECORD_FILE: recordFile, SERVER_ID: 'rec' } },
+      rec: recordingServer(recordFile, { id: 'rec', era: 'modern' }),
     },
     cache: { contextSecret: '${HARDEN_CONTEXT_SECRET}' },
     mrtr: { secret: '${HARDEN_MRTR_SECRET}' },

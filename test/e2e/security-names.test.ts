@@ -11,7 +11,7 @@ import { after, before, describe, test } from 'node:test';
 import { Client as Client1 } from '@modelcontextprotocol/sdk/client/index.js';
 import { StreamableHTTPClientTransport as Transport1 } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
 import type { RunningGateway } from '../../src/gateway.js';
-import { everything, request, ROOT, startTestGateway, until, send } from './harness.js';
+import { everything, request, startTestGateway, until, send, recordingServer } from './harness.js';
 import { tempDir } from '../temp.js';
 
 const ALICE = 'alice-names-key-0123456789abcdef';
@@ -28,13 +28,7 @@ before(async () => {
   gateway = await startTestGateway(
     {
       everything,
-      rec: {
-        command: process.execPath,
-        args: ['test/fixtures/recording-server.mjs'],
-        cwd: ROOT,
-        era: 'modern',
-        env: { RECORD_FILE: path.join(dir, 'rec.jsonl'), SERVER_ID: 'rec' },
-      },
+      rec: recordingServer(path.join(dir, 'rec.jsonl'), { id: 'rec', era: 'modern' }),
     },
     {},
     {

@@ -16,7 +16,7 @@ import { setTimeout as sleep } from 'node:timers/promises';
 import { after, before, describe, test } from 'node:test';
 import { base64url, SignJWT } from 'jose';
 import type { RunningGateway } from '../../src/gateway.js';
-import { META, post, ROOT, schemaProblems, startTestGateway, until, type Answer, send } from './harness.js';
+import { META, post, ROOT, schemaProblems, startTestGateway, until, type Answer, send, recordingServer } from './harness.js';
 import { tempDir } from '../temp.js';
 
 const ALICE = 'alice-key-0123456789abcdef'; // group full: pub, priv, legacy
@@ -29,13 +29,7 @@ const CURSOR_SECRET = 'cursor-secret-of-this-gateway-0123';
 const dir = tempDir('mcp-gw-security-');
 const recordOf = (server: string) => path.join(dir, `${server}.received.jsonl`);
 
-const recording = (id: string, extra: Record<string, string> = {}) => ({
-  command: process.execPath,
-  args: ['test/fixtures/recording-server.mjs'],
-  cwd: ROOT,
-  era: 'modern',
-  env: { RECORD_FILE: recordOf(id), SERVER_ID: id, TOOL_COUNT: '4', PAGE_SIZE: '2', ...extra },
-});
+const recording = (id: string, extra: Record<string, string> = {}) => recordingServer(recordOf(id), { id, era: 'modern', env: { TOOL_COUNT: '4', PAGE_SIZE: '2', ...extra } });
 
 // ---- what an upstream received -------------------------------------------------------------------------------
 

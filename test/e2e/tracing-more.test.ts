@@ -15,13 +15,13 @@ import { startModernHttpServer, type ModernHttpServer } from '../fixtures/http-s
 import { startOtlpReceiver, type OtlpReceiver, type ReceivedSpan } from '../otlp-receiver.js';
 import { tempDir } from '../temp.js';
 import { sharedRedis } from '../services.js';
-import { eventually, fixture, headersFor, META, post, ROOT, startTestGateway, send } from './harness.js';
+import { eventually, fixture, headersFor, META, post, startTestGateway, send, recordingServer } from './harness.js';
 
 const SERVER = 2;
 const CLIENT = 3;
 const ERROR = 2;
 
-const recording = (file: string) => ({ command: process.execPath, args: ['test/fixtures/recording-server.mjs'], cwd: ROOT, env: { RECORD_FILE: file, SERVER_ID: 'rec' } });
+const recording = (file: string) => recordingServer(file, { id: 'rec' });
 const traceparent = (trace: string, span: string) => `00-${trace}-${span}-01`;
 const hex = (n: number, seed: string) => seed.repeat(n).slice(0, n);
 const spansOf = (receiver: OtlpReceiver, traceId: string): ReceivedSpan[] => receiver.spans.filter((s) => s.traceId === traceId);

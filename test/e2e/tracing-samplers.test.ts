@@ -13,7 +13,7 @@ import path from 'node:path';
 import { describe, it } from 'node:test';
 import { startOtlpReceiver } from '../otlp-receiver.js';
 import { tempDir } from '../temp.js';
-import { headersFor, post, request, ROOT, startTestGateway } from './harness.js';
+import { headersFor, post, request, startTestGateway, recordingServer } from './harness.js';
 
 const KEY = 'tracing-samplers-key-0123456789';
 const SERVER = 2;
@@ -43,7 +43,7 @@ async function run(traces: Record<string, unknown>, cases: Case[], roots = 0) {
   const dir = tempDir('mcp-gateway-samplers-');
   const recordFile = path.join(dir, 'received.jsonl');
   const gateway = await startTestGateway(
-    { rec: { command: process.execPath, args: ['test/fixtures/recording-server.mjs'], cwd: ROOT, env: { RECORD_FILE: recordFile, SERVER_ID: 'rec' } } },
+    { rec: recordingServer(recordFile, { id: 'rec' }) },
     {},
     { telemetry: { traces: { endpoint: receiver.url, protocol: 'http/json', ...traces } }, auth: { apiKeys: [{ key: KEY, principal: 'tester' }] } },
   );

@@ -11,7 +11,7 @@ import type { RunningGateway } from '../../src/gateway.js';
 import { sessionDigest } from '../../src/edge/request-span.js';
 import { startOtlpReceiver, type OtlpReceiver, type ReceivedSpan } from '../otlp-receiver.js';
 import { tempDir } from '../temp.js';
-import { headersFor, post, request, ROOT, startTestGateway, send } from './harness.js';
+import { headersFor, post, request, startTestGateway, send, recordingServer } from './harness.js';
 
 const KEY = 'tracing-secrets-key-0123456789';
 const traceparent = (trace: string) => `00-${trace}-${'c3d4'.repeat(4)}-01`;
@@ -32,13 +32,7 @@ describe('traces keep no session ids, no long request values, and no unauthentic
     receiver = await startOtlpReceiver();
     gateway = await startTestGateway(
       {
-        rec: {
-          command: process.execPath,
-          args: ['test/fixtures/recording-server.mjs'],
-          cwd: ROOT,
-          era: 'modern',
-          env: { RECORD_FILE: path.join(dir, 'rec.jsonl'), SERVER_ID: 'rec' },
-        },
+        rec: recordingServer(path.join(dir, 'rec.jsonl'), { id: 'rec', era: 'modern' }),
       },
       {},
       {

@@ -11,14 +11,14 @@ import type { RunningGateway } from '../../src/gateway.js';
 import { startModernHttpServer, type ModernHttpServer } from '../fixtures/http-servers.js';
 import { startOtlpReceiver, type OtlpReceiver, type ReceivedSpan } from '../otlp-receiver.js';
 import { tempDir } from '../temp.js';
-import { request, ROOT, startTestGateway, send } from './harness.js';
+import { request, startTestGateway, send, recordingServer } from './harness.js';
 
 const SERVER = 2;
 const CLIENT = 3;
 const ERROR = 2;
 const KEY = 'tracing-test-key-0123456789';
 
-const recording = (file: string) => ({ command: process.execPath, args: ['test/fixtures/recording-server.mjs'], cwd: ROOT, env: { RECORD_FILE: file, SERVER_ID: 'rec' } });
+const recording = (file: string) => recordingServer(file, { id: 'rec' });
 const traceparent = (trace: string, span: string) => `00-${trace}-${span}-01`;
 const hex = (n: number, seed: string) => seed.repeat(n).slice(0, n);
 
