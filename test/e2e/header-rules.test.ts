@@ -7,29 +7,16 @@ import { readFileSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
 import { parseConfig } from '../../src/config/config.js';
 import { startGateway, type RunningGateway } from '../../src/gateway.js';
-import type { Log } from '../../infra/log.js';
 import { headersFor, post, request, ROOT, send } from './harness.js';
 import { INVALID } from '../fixtures/header-tools-server.mjs';
 import { tempDir } from '../temp.js';
+import { recordingLog } from '../recording-log.js';
 
 const dir = tempDir('header-rules-');
 const record = path.join(dir, 'calls.log');
 const invalidNames = Object.keys(INVALID);
-const warnings: { obj: any; msg: string | undefined }[] = [];
+const { log, lines } = recordingLog();
 let gateway: RunningGateway;
-
-function capturingLog(): Log {
-  const log: Log = {
-    debug() {},
-    info() {},
-    warn(obj, msg) {
-      warnings.push({ obj, msg });
-    },
-    error() {},
-    child: () => log,
-  };
-  return log;
-}
 
 const calledTools = () =>
   readFileSync(record, 'utf8')
@@ -42,7 +29,7 @@ const calledTools = () =>
 before(async () => {
   writeFileSync(record, '');
   const server = { command: process.execPath, args: ['test/fixtures/header-tools-server.mjs'], cwd: ROOT, env: { RECORD_FILE: record } };
-  gateway = await startGateway(parseConfig({ listen: { port: 0 }, servers: { h: server } }, 'test', ROOT), capturingLog());
+  gateway = await startGateway(parseConfig({ listen: { port: 0 }, servers: { h: server } }, 'test', ROOT), log);
 });
 
 after(async () => {
@@ -84,7 +71,7 @@ describe('tools with invalid x-mcp-header declarations', () => {
   });
 
   test('each is logged once with the tool and the reason', () => {
-    const left = warnings.filter((w) => /x-mcp-header declarations/.test(w.msg ?? ''));
+    const left = lines.filter((w) => w.level === 'warn' && /x-mcp-header declarations/.test(w.msg));
     assert.deepEqual(left.map((w) => w.obj.tool).sort(), [...invalidNames].sort());
     const reason = (tool: string) => left.find((w) => w.obj.tool === tool)!.obj.reason as string;
     assert.match(reason('null_name'), /is null, not a string/);
