@@ -7,14 +7,13 @@ import assert from 'node:assert/strict';
 import { readFileSync } from 'node:fs';
 import { createRequire } from 'node:module';
 import path from 'node:path';
-import { Writable } from 'node:stream';
 import { describe, it } from 'node:test';
 import { parseConfig } from '../../src/config/config.js';
 import { startGateway, type RunningGateway } from '../../src/gateway.js';
-import { createLogger } from '../../infra/logger.js';
 import { startOtlpReceiver, type OtlpReceiver } from '../otlp-receiver.js';
 import { tempDir } from '../temp.js';
 import { request, ROOT, send, recordingServer } from './harness.js';
+import { writtenLog } from '../recording-log.js';
 
 const SERVER = 2;
 const GAP = 'answered a list on /mcp without one upstream';
@@ -31,13 +30,7 @@ interface Run {
 async function listWithAGap(telemetry: Record<string, unknown> | undefined): Promise<Run> {
   const dir = tempDir('mcp-gateway-log-correlation-');
   const auditFile = path.join(dir, 'audit.jsonl');
-  const lines: any[] = [];
-  const sink = new Writable({
-    write(chunk: Buffer, _encoding, done) {
-      for (const line of chunk.toString().split('\n')) if (line.trim()) lines.push(JSON.parse(line));
-      done();
-    },
-  });
+  const written = writtenLog('info');
   const servers = {
     rec: recordingServer(path.join(dir, 'received.jsonl')),
     down: { command: process.execPath, args: ['-e', 'process.exit(1)'], timeoutMs: 1_000 },
@@ -55,7 +48,7 @@ async function listWithAGap(telemetry: Record<string, unknown> | undefined): Pro
     'test',
     ROOT,
   );
-  const gateway: RunningGateway = await startGateway(config, createLogger('info', sink));
+  const gateway: RunningGateway = await startGateway(config, written.logger);
   try {
     const list = request('tools/list', {}, 'list-1');
     const answer = await send(`${gateway.url}/mcp`, list, { authorization: `Bearer ${KEY}`, traceparent: `00-${TRACE}-${CALLER_SPAN}-01` });
@@ -67,7 +60,7 @@ async function listWithAGap(telemetry: Record<string, unknown> | undefined): Pro
     .trim()
     .split('\n')
     .map((l) => JSON.parse(l));
-  return { lines, audit };
+  return { lines: written.records(), audit };
 }
 
 function gapLine(run: Run): any {

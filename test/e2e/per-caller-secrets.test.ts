@@ -5,18 +5,17 @@
 import assert from 'node:assert/strict';
 import { readdirSync, readFileSync } from 'node:fs';
 import path from 'node:path';
-import { Writable } from 'node:stream';
 import { after, before, describe, test } from 'node:test';
 import { chromium as playwright, type Browser } from 'playwright-core';
 import { parseConfig } from '../../src/config/config.js';
 import { startGateway, type RunningGateway } from '../../src/gateway.js';
-import { createLogger } from '../../infra/logger.js';
 import { chromium } from '../services.js';
 import { tempDir } from '../temp.js';
 import { everything, META, request, ROOT, until, send } from './harness.js';
 import { unusedPort } from '../ports.js';
 import { startOtlpReceiver, type OtlpReceiver } from '../otlp-receiver.js';
 import { alive } from '../processes.js';
+import { writtenLog } from '../recording-log.js';
 
 const browserNeed = await chromium('per-caller secrets pasted in headless Chromium');
 const ARGS = ['--headless', '--no-sandbox', '--disable-gpu', '--disable-quic', '--no-first-run', '--disable-background-networking', '--disable-component-update', '--disable-sync'];
@@ -30,7 +29,7 @@ describe('per-caller secrets', { skip: browserNeed.skip }, () => {
   let browser: Browser;
   let publicUrl: string;
   let receiver: OtlpReceiver;
-  const logLines: string[] = [];
+  const written = writtenLog('debug');
 
   before(async () => {
     browserNeed.check();
@@ -45,13 +44,7 @@ describe('per-caller secrets', { skip: browserNeed.skip }, () => {
       credentials: { key: 'a-test-credentials-key-of-32-bytes-or-more', store: 'file', file: path.join(dir, 'credentials.json') },
       servers: { everything: { ...everything, perCaller: true, secrets: { PERSONAL_TOKEN: { prompt: 'Your personal token' } } } },
     };
-    const sink = new Writable({
-      write(chunk, _encoding, done) {
-        logLines.push(String(chunk));
-        done();
-      },
-    });
-    gateway = await startGateway(parseConfig(raw, 'test', ROOT), createLogger('debug', sink));
+    gateway = await startGateway(parseConfig(raw, 'test', ROOT), written.logger);
     browser = await playwright.launch({ executablePath: browserNeed.path!, args: ARGS });
   });
 
@@ -161,7 +154,7 @@ describe('per-caller secrets', { skip: browserNeed.skip }, () => {
     assert.ok(await until(async () => receiver.spans.some((span) => span.kind === 2), 30_000), 'the gateway exported its spans');
     const op = { authorization: `Bearer ${KEYS.op}` };
     const outputs = {
-      logs: logLines.join(''),
+      logs: written.text(),
       audit: readFileSync(auditFile, 'utf8'),
       metrics: await (await fetch(`${gateway.url}/metrics`, op && { headers: op })).text(),
       status: await (await fetch(`${gateway.url}/status.json`, { headers: op })).text(),
