@@ -95,7 +95,7 @@ export async function post(url: string, body: unknown, headers?: Record<string, 
 }
 
 /** `post` with the headers a conforming client sends for `body`, and `extra` over them (credentials, a traceparent, a header under test). */
-export function send(url: string, body: { method: string; params?: Record<string, unknown> }, extra: Record<string, string> = {}): Promise<Answer> {
+export function send(url: string, body: { jsonrpc?: string; id?: string | number; method: string; params?: Record<string, unknown> }, extra: Record<string, string> = {}): Promise<Answer> {
   return post(url, body, { ...headersFor(body), ...extra });
 }
 
