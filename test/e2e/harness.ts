@@ -94,8 +94,16 @@ export async function post(url: string, body: unknown, headers?: Record<string, 
   return { status: response.status, headers: response.headers, body: text ? JSON.parse(text) : undefined, events: [] };
 }
 
+/** A JSON-RPC message as a test sends it (only the method is needed for its headers). */
+export interface RpcBody {
+  jsonrpc?: string;
+  id?: string | number;
+  method: string;
+  params?: Record<string, unknown>;
+}
+
 /** `post` with the headers a conforming client sends for `body`, and `extra` over them (credentials, a traceparent, a header under test). */
-export function send(url: string, body: { jsonrpc?: string; id?: string | number; method: string; params?: Record<string, unknown> }, extra: Record<string, string> = {}): Promise<Answer> {
+export function send(url: string, body: RpcBody, extra: Record<string, string> = {}): Promise<Answer> {
   return post(url, body, { ...headersFor(body), ...extra });
 }
 
