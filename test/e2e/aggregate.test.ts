@@ -5,7 +5,7 @@ import { after, before, describe, test } from 'node:test';
 import { Client, StreamableHTTPClientTransport } from '@modelcontextprotocol/client';
 import type { RunningGateway } from '../../src/gateway.js';
 import { startLegacyHttpServer, startModernHttpServer, type LegacyHttpServer, type ModernHttpServer } from '../fixtures/http-servers.js';
-import { everything, fixture, headersFor, post, request, ROOT, schemaProblems, startTestGateway, VERSION } from './harness.js';
+import { everything, fixture, post, request, ROOT, schemaProblems, startTestGateway, VERSION, send } from './harness.js';
 
 const synthetic = (id: string, env: Record<string, string> = {}, extra: Record<string, unknown> = {}) => ({
   command: process.execPath,
@@ -84,7 +84,7 @@ describe('modern and legacy upstreams behind /mcp, with the SDK v2 client', () =
 
   test('Mcp-Name is checked against the namespaced name', async () => {
     const body = request('tools/call', { name: 'syn__tool-0', arguments: {} });
-    const answer = await post(`${gateway.url}/mcp`, body, { ...headersFor(body), 'mcp-name': 'tool-0' });
+    const answer = await send(`${gateway.url}/mcp`, body, { 'mcp-name': 'tool-0' });
     assert.equal(answer.status, 400);
     assert.equal(answer.body.error.code, -32020);
   });

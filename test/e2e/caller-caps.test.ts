@@ -8,7 +8,7 @@ import net from 'node:net';
 import { after, before, describe, test } from 'node:test';
 import type { RunningGateway } from '../../src/gateway.js';
 import { CALLER_LIMIT_DEFAULTS } from '../../src/edge/caller-load.js';
-import { fixture, headersFor, post, request, startTestGateway, until } from './harness.js';
+import { fixture, headersFor, request, startTestGateway, until, send } from './harness.js';
 
 const FLOOD = 'flood-caps-key-0123456789abcdef';
 const QUIET = 'quiet-caps-key-0123456789abcdef';
@@ -82,7 +82,7 @@ describe('per-principal caps on open streams, with the defaults', () => {
     assert.equal(quiet.status, 200, 'the other principal opens a stream');
     assert.equal((await fetch(`${gateway.url}/healthz`)).status, 200);
     const call = request('tools/call', { name: 'modern__echo', arguments: { text: 'still here' } });
-    const answer = await post(`${gateway.url}/mcp`, call, { ...headersFor(call), ...bearer(QUIET) });
+    const answer = await send(`${gateway.url}/mcp`, call, bearer(QUIET));
     assert.equal(answer.status, 200);
     // Closing streams frees places.
     for (const stream of opened.filter((s) => s.status === 200).slice(0, 5)) stream.close();
@@ -109,7 +109,7 @@ describe('per-principal cap on requests in flight, and the connection cap', () =
 
   const slow = (key: string, ms: number) => {
     const body = request('tools/call', { name: 'modern__slow', arguments: { ms } });
-    return post(`${gateway.url}/mcp`, body, { ...headersFor(body), ...bearer(key) });
+    return send(`${gateway.url}/mcp`, body, bearer(key));
   };
 
   test('the fifth request at once of one principal is 429 with Retry-After; the other principal is served', async () => {

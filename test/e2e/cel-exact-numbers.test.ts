@@ -10,7 +10,7 @@ import { after, before, describe, test } from 'node:test';
 import type { RunningGateway } from '../../src/gateway.js';
 import { KEEPS_EXACT_NUMBERS } from '../../protocol/exact-json.js';
 import { tempDir } from '../temp.js';
-import { headersFor, post, request, ROOT, startTestGateway } from './harness.js';
+import { headersFor, post, request, startTestGateway, recordingServer } from './harness.js';
 
 describe(`a when: condition and numbers no double holds, end to end (exact numbers kept: ${KEEPS_EXACT_NUMBERS})`, () => {
   let gateway: RunningGateway;
@@ -18,7 +18,7 @@ describe(`a when: condition and numbers no double holds, end to end (exact numbe
 
   before(async () => {
     gateway = await startTestGateway(
-      { rec: { command: process.execPath, args: ['test/fixtures/recording-server.mjs'], cwd: ROOT, env: { RECORD_FILE: recordFile, SERVER_ID: 'rec' } } },
+      { rec: recordingServer(recordFile, { id: 'rec' }) },
       {},
       {
         auth: { anonymous: true },

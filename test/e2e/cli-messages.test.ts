@@ -2,7 +2,7 @@
 // container run it, not tsx), its exact stderr and its exit code. Every message says what to do next.
 import assert from 'node:assert/strict';
 import { spawnSync } from 'node:child_process';
-import { existsSync, mkdtempSync, writeFileSync } from 'node:fs';
+import { existsSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
 import { before, test } from 'node:test';
 import { fileURLToPath } from 'node:url';
@@ -55,7 +55,7 @@ test('a YAML syntax error shows the line it stopped at, with a caret under the c
 });
 
 test('no config file: says so with the path as resolved, how to create one, and that --stdio needs none', () => {
-  const empty = mkdtempSync(path.join(dir, 'empty-'));
+  const empty = tempDir('empty-', dir);
   const { status, lines } = gateway([], empty);
   assert.equal(status, 2);
   const example = path.join(ROOT, 'gateway.config.yaml');

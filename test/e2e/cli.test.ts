@@ -4,7 +4,7 @@ import { spawn, spawnSync, type ChildProcessWithoutNullStreams } from 'node:chil
 import { mkdirSync, renameSync, rmSync, symlinkSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
 import { test } from 'node:test';
-import { eventually, headersFor, post, request, ROOT } from './harness.js';
+import { eventually, post, request, ROOT, send } from './harness.js';
 import { tempDir } from '../temp.js';
 
 const CLI = ['--import', 'tsx', 'src/cli.ts'];
@@ -79,7 +79,7 @@ test('SIGHUP, or saving the file, reloads the config; a config that does not loa
   try {
     const endpoint = await soloEndpoint(log);
     const call = request('tools/call', { name: 'echo', arguments: { text: 'hup' } });
-    const as = (key: string) => post(endpoint, call, { ...headersFor(call), authorization: `Bearer ${key}` });
+    const as = (key: string) => send(endpoint, call, { authorization: `Bearer ${key}` });
     assert.equal((await as('first-key-0123456789')).status, 200);
 
     writeFileSync(file, config('second-key-0123456789'));
@@ -121,7 +121,7 @@ test('a Kubernetes ConfigMap update (the ..data link swapped to a new folder) is
   try {
     const endpoint = await soloEndpoint(log);
     const call = request('tools/call', { name: 'echo', arguments: { text: 'configmap' } });
-    const as = (key: string) => post(endpoint, call, { ...headersFor(call), authorization: `Bearer ${key}` });
+    const as = (key: string) => send(endpoint, call, { authorization: `Bearer ${key}` });
     assert.equal((await as('first-key-0123456789')).status, 200);
     version('..v2', 'second-key-0123456789');
     symlinkSync('..v2', path.join(dir, '..data_tmp'));

@@ -4,7 +4,7 @@ import assert from 'node:assert/strict';
 import http from 'node:http';
 import { after, before, describe, test } from 'node:test';
 import type { RunningGateway } from '../../src/gateway.js';
-import { everything, fixture, headersFor, META, post, request, schemaProblems, startTestGateway } from './harness.js';
+import { everything, fixture, headersFor, META, post, request, schemaProblems, startTestGateway, send } from './harness.js';
 
 let gateway: RunningGateway;
 let url: string;
@@ -38,17 +38,17 @@ describe('transport rules', () => {
   });
 
   test('a foreign Origin → 403; loopback and listed origins pass', async () => {
-    assertRefused(await post(url, call(), { ...headersFor(call()), origin: 'https://evil.example' }), 403, -32600, /listen.allowedOrigins/);
-    assert.equal((await post(url, call(), { ...headersFor(call()), origin: 'http://localhost:3000' })).status, 200);
-    assert.equal((await post(url, call(), { ...headersFor(call()), origin: 'https://app.example.com' })).status, 200);
+    assertRefused(await send(url, call(), { origin: 'https://evil.example' }), 403, -32600, /listen.allowedOrigins/);
+    assert.equal((await send(url, call(), { origin: 'http://localhost:3000' })).status, 200);
+    assert.equal((await send(url, call(), { origin: 'https://app.example.com' })).status, 200);
   });
 
   test('Content-Type other than JSON → 415', async () => {
-    assertRefused(await post(url, call(), { ...headersFor(call()), 'content-type': 'text/plain' }), 415, -32600, /application\/json/);
+    assertRefused(await send(url, call(), { 'content-type': 'text/plain' }), 415, -32600, /application\/json/);
   });
 
   test('Accept without text/event-stream → 406', async () => {
-    assertRefused(await post(url, call(), { ...headersFor(call()), accept: 'application/json' }), 406, -32600, /text\/event-stream/);
+    assertRefused(await send(url, call(), { accept: 'application/json' }), 406, -32600, /text\/event-stream/);
   });
 
   test('body over the cap → 413 naming the setting', async () => {
@@ -115,15 +115,15 @@ describe('modern request rules', () => {
   });
 
   test('headers that differ from the body → 400/-32020', async () => {
-    assertRefused(await post(url, call(), { ...headersFor(call()), 'mcp-name': 'other' }), 400, -32020, /Mcp-Name/);
-    assertRefused(await post(url, call(), { ...headersFor(call()), 'mcp-method': 'tools/list' }), 400, -32020, /Mcp-Method/);
+    assertRefused(await send(url, call(), { 'mcp-name': 'other' }), 400, -32020, /Mcp-Name/);
+    assertRefused(await send(url, call(), { 'mcp-method': 'tools/list' }), 400, -32020, /Mcp-Method/);
     const read = request('resources/read', { uri: 'fixture://hello' });
-    assertRefused(await post(url, read, { ...headersFor(read), 'mcp-name': 'fixture://other' }), 400, -32020);
+    assertRefused(await send(url, read, { 'mcp-name': 'fixture://other' }), 400, -32020);
   });
 
   test('an unsupported version → 400/-32022 with supported and requested', async () => {
     const body = request('tools/list', { _meta: { 'io.modelcontextprotocol/protocolVersion': '2099-01-01' } });
-    const answer = await post(url, body, { ...headersFor(body), 'mcp-protocol-version': '2099-01-01' });
+    const answer = await send(url, body, { 'mcp-protocol-version': '2099-01-01' });
     assertRefused(answer, 400, -32022);
     assert.deepEqual(answer.body.error.data, { supported: ['2026-07-28'], requested: '2099-01-01' });
   });
@@ -159,7 +159,7 @@ describe('modern request rules', () => {
   test('a base64 Mcp-Name carries a non-ASCII name', async () => {
     const body = request('prompts/get', { name: 'grüß', arguments: {} });
     const encoded = `=?base64?${Buffer.from('grüß').toString('base64')}?=`;
-    const answer = await post(url, body, { ...headersFor(body), 'mcp-name': encoded });
+    const answer = await send(url, body, { 'mcp-name': encoded });
     assert.equal(answer.status, 200, 'the edge accepts it; the upstream answers that the prompt does not exist');
     assert.ok(answer.body.error);
   });
@@ -171,8 +171,8 @@ describe('Mcp-Param headers, CORS and progress tokens', () => {
   test('once the tool is listed, Mcp-Param-Region must match its argument', async () => {
     await post(url, request('tools/list'));
     assertRefused(await post(url, region('eu')), 400, -32020, /mcp-param-region is missing/);
-    assertRefused(await post(url, region('eu'), { ...headersFor(region('eu')), 'mcp-param-region': 'us' }), 400, -32020, /does not match/);
-    const ok = await post(url, region('Zürich'), { ...headersFor(region('Zürich')), 'mcp-param-region': `=?base64?${Buffer.from('Zürich').toString('base64')}?=` });
+    assertRefused(await send(url, region('eu'), { 'mcp-param-region': 'us' }), 400, -32020, /does not match/);
+    const ok = await send(url, region('Zürich'), { 'mcp-param-region': `=?base64?${Buffer.from('Zürich').toString('base64')}?=` });
     assert.equal(ok.body.result.content[0].text, 'region Zürich');
   });
 
@@ -186,7 +186,7 @@ describe('Mcp-Param headers, CORS and progress tokens', () => {
     assert.equal(preflight.headers.get('access-control-allow-headers'), 'content-type, mcp-method, mcp-param-region');
     const refused = await fetch(url, { method: 'OPTIONS', headers: { origin: 'https://evil.example', 'access-control-request-method': 'POST' } });
     assert.equal(refused.status, 403);
-    const answer = await post(url, call(), { ...headersFor(call()), origin: 'http://localhost:5173' });
+    const answer = await send(url, call(), { origin: 'http://localhost:5173' });
     assert.equal(answer.headers.get('access-control-allow-origin'), 'http://localhost:5173');
   });
 

@@ -8,15 +8,14 @@ import { existsSync, readFileSync } from 'node:fs';
 import http from 'node:http';
 import type { AddressInfo } from 'node:net';
 import path from 'node:path';
-import { Writable } from 'node:stream';
 import { after, before, describe, test } from 'node:test';
 import { parseConfig } from '../../src/config/config.js';
 import { startGateway, type RunningGateway } from '../../src/gateway.js';
-import { createLogger } from '../../infra/logger.js';
 import { EXACT_DEFAULT, EXACT_NUMBERS, exactReply } from '../fixtures/exact-numbers.mjs';
 import { headersFor, META, ROOT, startTestGateway } from './harness.js';
 import { onlyOnNode } from '../services.js';
 import { tempDir } from '../temp.js';
+import { writtenLog } from '../recording-log.js';
 
 const BIG = '12345678901234567890';
 const ARGUMENTS = `{"id":${BIG},"near":9007199254740993,"huge":1e400,"small":42,"pi":3.14159}`;
@@ -104,21 +103,15 @@ describe('on Node.js 22 and later', { skip: onlyOnNode(22, 'Node.js 20 cannot ke
 
 describe('on Node.js 20', { skip: onlyOnNode(20, 'this Node.js keeps numbers exact (the other suite)') }, () => {
   test('the gateway says at start that numbers beyond a double lose digits here, and names the way out', async () => {
-    const lines: { level: number; msg: string }[] = [];
-    const sink = new Writable({
-      write(chunk: Buffer, _encoding, done) {
-        lines.push(JSON.parse(chunk.toString('utf8')));
-        done();
-      },
-    });
+    const written = writtenLog('warn');
     const config = parseConfig(
       { listen: { port: 0 }, servers: { x: { command: process.execPath, args: ['test/fixtures/exact-numbers-server.mjs'], cwd: ROOT, era: 'modern' } } },
       'test',
       ROOT,
     );
-    const gateway = await startGateway(config, createLogger('warn', sink));
+    const gateway = await startGateway(config, written.logger);
     try {
-      const warning = lines.find((line) => line.msg.includes('double precision'));
+      const warning = written.records().find((line: { msg: string }) => line.msg.includes('double precision'));
       assert.ok(warning, 'a warning at start');
       assert.match(warning.msg, /Node\.js 22 or later/);
     } finally {

@@ -6,14 +6,14 @@
 // server offers, saying which.
 import { after, before, describe, test } from 'node:test';
 import assert from 'node:assert/strict';
-import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
-import { tmpdir } from 'node:os';
+import { readFileSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
 import type { RunningGateway } from '../../src/gateway.js';
-import { eventually, headersFor, post, request, ROOT, startTestGateway } from './harness.js';
+import { eventually, post, request, ROOT, startTestGateway, send, recordingServer } from './harness.js';
+import { tempDir } from '../temp.js';
 
 const TASKS = 'io.modelcontextprotocol/tasks';
-const dir = mkdtempSync(path.join(tmpdir(), 'ext-relay-'));
+const dir = tempDir('ext-relay-');
 const plainFile = path.join(dir, 'plain.log');
 const tasksFile = path.join(dir, 'tasks.log');
 let gateway: RunningGateway;
@@ -36,7 +36,7 @@ before(async () => {
   writeFileSync(tasksFile, '');
   gateway = await startTestGateway(
     {
-      plain: { command: process.execPath, args: ['test/fixtures/recording-server.mjs'], cwd: ROOT, env: { RECORD_FILE: plainFile, SERVER_ID: 'p' } },
+      plain: recordingServer(plainFile, { id: 'p' }),
       tasks: { command: process.execPath, args: ['test/fixtures/tasks-server.mjs'], cwd: ROOT, env: { RECORD_FILE: tasksFile, SERVER_ID: 't' } },
     },
     {},
@@ -46,7 +46,6 @@ before(async () => {
 
 after(async () => {
   await gateway?.close();
-  rmSync(dir, { recursive: true, force: true });
 });
 
 describe('a method the gateway has no rule for', () => {
@@ -85,17 +84,17 @@ describe('a removed method an extension took up', () => {
   test('reaches a server that advertises the extension (tasks/get with Mcp-Name = taskId), under the server’s own task id', async () => {
     const declared = { 'io.modelcontextprotocol/clientCapabilities': { extensions: { [TASKS]: {} } } };
     const call = request('tools/call', { name: 'slow', arguments: { ms: 30_000 }, _meta: declared });
-    const created = await post(`${gateway.url}/servers/tasks/mcp`, call, headersFor(call));
+    const created = await send(`${gateway.url}/servers/tasks/mcp`, call);
     const taskId = created.body.result?.taskId;
     assert.equal(typeof taskId, 'string', JSON.stringify(created.body));
     const body = request('tasks/get', { taskId, _meta: declared });
-    const answer = await post(`${gateway.url}/servers/tasks/mcp`, body, { ...headersFor(body), 'mcp-name': taskId });
+    const answer = await send(`${gateway.url}/servers/tasks/mcp`, body, { 'mcp-name': taskId });
     assert.equal(answer.body.result?.status, 'working', JSON.stringify(answer.body));
     const relayed = received(tasksFile).find((m) => m.method === 'tasks/get');
     assert.match(relayed?.params.taskId, /^t-/, 'the server is asked under its own id');
     // An id the gateway did not issue is answered as an unknown task, and never reaches the server.
     const unknown = request('tasks/get', { taskId: 'no-such-task', _meta: declared });
-    const refused = await post(`${gateway.url}/servers/tasks/mcp`, unknown, { ...headersFor(unknown), 'mcp-name': 'no-such-task' });
+    const refused = await send(`${gateway.url}/servers/tasks/mcp`, unknown, { 'mcp-name': 'no-such-task' });
     assert.deepEqual(refused.body.error, {
       code: -32602,
       message:
@@ -106,14 +105,14 @@ describe('a removed method an extension took up', () => {
 
   test('the Mcp-Name header must mirror its taskId', async () => {
     const body = taskGet('task-a');
-    const answer = await post(`${gateway.url}/servers/tasks/mcp`, body, { ...headersFor(body), 'mcp-name': 'task-b' });
+    const answer = await send(`${gateway.url}/servers/tasks/mcp`, body, { 'mcp-name': 'task-b' });
     assert.equal(answer.status, 400);
     assert.equal(answer.body.error.code, -32020);
   });
 
   test('is refused as removed on a server that does not advertise it, naming the extension', async () => {
     const body = taskGet('x');
-    const answer = await post(`${gateway.url}/servers/plain/mcp`, body, { ...headersFor(body), 'mcp-name': 'x' });
+    const answer = await send(`${gateway.url}/servers/plain/mcp`, body, { 'mcp-name': 'x' });
     assert.equal(answer.status, 404);
     assert.equal(answer.body.error.code, -32601);
     assert.match(answer.body.error.message, new RegExp(`tasks/get was removed in MCP 2026-07-28; server plain does not advertise the extension ${TASKS}`));

@@ -3,19 +3,19 @@
 // the child on purpose through its env:; the child asks for everything with inheritEnv: ["*"]. It must see
 // the one it was handed and neither of the others.
 import assert from 'node:assert/strict';
-import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
-import { tmpdir } from 'node:os';
+import { writeFileSync } from 'node:fs';
 import path from 'node:path';
 import { after, before, test } from 'node:test';
 import { parseConfig } from '../../src/config/config.js';
 import { startGateway, type RunningGateway } from '../../src/gateway.js';
 import { silentLog } from '../../infra/log.js';
-import { everything, headersFor, post, request, ROOT, until } from './harness.js';
+import { everything, request, ROOT, until, send } from './harness.js';
+import { tempDir } from '../temp.js';
 
 const API_KEY = 'file-api-key-0123456789abcdef';
 const MRTR_SECRET = 'file-mrtr-secret-never-in-a-child';
 const HANDED = 'handed-to-the-child-on-purpose';
-const dir = mkdtempSync(path.join(tmpdir(), 'mcp-gw-file-secrets-e2e-'));
+const dir = tempDir('mcp-gw-file-secrets-e2e-');
 let gateway: RunningGateway;
 
 before(async () => {
@@ -35,12 +35,11 @@ before(async () => {
 
 after(async () => {
   await gateway?.close();
-  rmSync(dir, { recursive: true, force: true });
 });
 
 test('a child sees the file secret its own env: names, and not those the config read for itself', async () => {
   const body = request('tools/call', { name: 'get-env', arguments: {} });
-  const answer = await post(`${gateway.url}/servers/everything/mcp`, body, { ...headersFor(body), authorization: `Bearer ${API_KEY}` });
+  const answer = await send(`${gateway.url}/servers/everything/mcp`, body, { authorization: `Bearer ${API_KEY}` });
   assert.equal(answer.status, 200, JSON.stringify(answer.body));
   const text = JSON.stringify(answer.body.result);
   assert.match(text, new RegExp(`HANDED_SECRET[^,]*${HANDED}`), 'the secret handed on purpose, its trailing newline trimmed');
@@ -50,6 +49,6 @@ test('a child sees the file secret its own env: names, and not those the config 
 
 test('the API key read from a file authenticates; another key does not', async () => {
   const body = request('tools/list');
-  assert.equal((await post(`${gateway.url}/servers/everything/mcp`, body, { ...headersFor(body), authorization: `Bearer ${API_KEY}` })).status, 200);
-  assert.equal((await post(`${gateway.url}/servers/everything/mcp`, body, { ...headersFor(body), authorization: 'Bearer not-the-key-0123456789abcdef' })).status, 401);
+  assert.equal((await send(`${gateway.url}/servers/everything/mcp`, body, { authorization: `Bearer ${API_KEY}` })).status, 200);
+  assert.equal((await send(`${gateway.url}/servers/everything/mcp`, body, { authorization: 'Bearer not-the-key-0123456789abcdef' })).status, 401);
 });

@@ -7,7 +7,7 @@ import assert from 'node:assert/strict';
 import http from 'node:http';
 import { after, before, test } from 'node:test';
 import type { RunningGateway } from '../../src/gateway.js';
-import { fixture, headersFor, post, request, startTestGateway, until } from './harness.js';
+import { fixture, headersFor, request, startTestGateway, until, send } from './harness.js';
 
 const FLOOD = 'flood-iso-key-0123456789abcdef';
 const QUIET = 'quiet-iso-key-0123456789abcdef';
@@ -60,7 +60,7 @@ function floodStream(): Promise<number> {
 /** search mode's call_tool with a 2 MB name: only the body bounds it. */
 function giantName(i: number): Promise<number> {
   const body = request('tools/call', { name: 'call_tool', arguments: { name: `modern__${i}${'n'.repeat(2 * 1024 * 1024)}`, arguments: {} } });
-  return post(`${gateway.url}/search/mcp`, body, { ...headersFor(body), authorization: `Bearer ${FLOOD}` }).then(
+  return send(`${gateway.url}/search/mcp`, body, { authorization: `Bearer ${FLOOD}` }).then(
     (answer) => answer.status,
     () => 0,
   );
@@ -86,7 +86,7 @@ test('a second principal is served and /healthz answers while the first floods w
   for (let i = 0; i < QUIET_CALLS; i++) {
     const body = request('tools/call', { name: 'modern__echo', arguments: { text: `quiet ${i}` } });
     const started = performance.now();
-    const answer = await post(`${gateway.url}/mcp`, body, { ...headersFor(body), authorization: `Bearer ${QUIET}` });
+    const answer = await send(`${gateway.url}/mcp`, body, { authorization: `Bearer ${QUIET}` });
     latencies.push(performance.now() - started);
     assert.equal(answer.status, 200, JSON.stringify(answer.body));
     assert.equal(answer.body.result.content[0].text, `quiet ${i}`);

@@ -8,6 +8,10 @@ import { startGateway, type RunningGateway } from '../../src/gateway.js';
 import { createLogger } from '../../infra/logger.js';
 import { silentLog } from '../../infra/log.js';
 import { defProblems as validate } from '../schema.js';
+import { eachSseMessage, sseTextMessages } from '../sse.js';
+
+// The one SSE reader of the tests lives in test/sse.ts; e2e files take it from here with the rest.
+export { eachSseMessage, sseTextMessages };
 
 export const ROOT = fileURLToPath(new URL('../../', import.meta.url));
 export const VERSION = '2026-07-28';
@@ -19,6 +23,20 @@ export const META = {
 /** A server entry running one of the TypeScript fixtures under tsx. */
 export function fixture(name: 'modern-server' | 'legacy-server', extra: Record<string, unknown> = {}): Record<string, unknown> {
   return { command: process.execPath, args: ['--import', 'tsx', `test/fixtures/${name}.ts`], cwd: ROOT, ...extra };
+}
+
+/**
+ * A server entry running test/fixtures/recording-server.mjs, which appends every line it receives to `file`:
+ * `id` names its tools' answers (SERVER_ID), `era: 'modern'` skips the probe, `env` adds to its environment.
+ */
+export function recordingServer(file: string, options: { id?: string; era?: 'modern'; env?: Record<string, string> } = {}): Record<string, unknown> {
+  return {
+    command: process.execPath,
+    args: ['test/fixtures/recording-server.mjs'],
+    cwd: ROOT,
+    ...(options.era && { era: options.era }),
+    env: { RECORD_FILE: file, ...(options.id && { SERVER_ID: options.id }), ...options.env },
+  };
 }
 
 export const everything = {
@@ -70,20 +88,23 @@ export async function post(url: string, body: unknown, headers?: Record<string, 
   const type = response.headers.get('content-type') ?? '';
   const text = await response.text();
   if (type.startsWith('text/event-stream')) {
-    const events = text
-      .split('\n\n')
-      .filter((e) => e.trim())
-      .map((e) =>
-        JSON.parse(
-          e
-            .split('\n')
-            .find((l) => l.startsWith('data: '))!
-            .slice(6),
-        ),
-      );
+    const events = sseTextMessages(text);
     return { status: response.status, headers: response.headers, body: events.at(-1), events };
   }
   return { status: response.status, headers: response.headers, body: text ? JSON.parse(text) : undefined, events: [] };
+}
+
+/** A JSON-RPC message as a test sends it (only the method is needed for its headers). */
+export interface RpcBody {
+  jsonrpc?: string;
+  id?: string | number;
+  method: string;
+  params?: Record<string, unknown>;
+}
+
+/** `post` with the headers a conforming client sends for `body`, and `extra` over them (credentials, a traceparent, a header under test). */
+export function send(url: string, body: RpcBody, extra: Record<string, string> = {}): Promise<Answer> {
+  return post(url, body, { ...headersFor(body), ...extra });
 }
 
 // ---- schema validation of what the gateway emits ------------------------------------------------
@@ -123,41 +144,6 @@ export async function openListen(url: string, notifications: Record<string, unkn
   const { messages, done } = sseMessages(response);
   done.catch(() => {}); // closed by the test
   return { id: body.id, messages, close: () => controller.abort() };
-}
-
-/**
- * Hands each JSON message of an SSE body to `onMessage` as it arrives; resolves when the stream ends, and
- * rejects if it breaks (as when the test aborts it). The one SSE reader of the e2e tests.
- */
-export async function eachSseMessage(body: ReadableStream<Uint8Array>, onMessage: (message: any) => void): Promise<void> {
-  const decoder = new TextDecoder();
-  let buffer = '';
-  for await (const chunk of body as unknown as AsyncIterable<Uint8Array>) {
-    buffer += decoder.decode(chunk, { stream: true });
-    let end: number;
-    while ((end = buffer.indexOf('\n\n')) !== -1) {
-      const data = dataOf(buffer.slice(0, end));
-      buffer = buffer.slice(end + 2);
-      if (data !== undefined) onMessage(JSON.parse(data));
-    }
-  }
-}
-
-/** The data line of one SSE event, without its `data: `. */
-function dataOf(event: string): string | undefined {
-  return event
-    .split('\n')
-    .find((line) => line.startsWith('data: '))
-    ?.slice(6);
-}
-
-/** The JSON messages of an SSE body already read whole (its text), through the same reader's rules. */
-export function sseTextMessages(text: string): any[] {
-  return text
-    .split('\n\n')
-    .map(dataOf)
-    .filter((data) => data !== undefined)
-    .map((data) => JSON.parse(data));
 }
 
 /**

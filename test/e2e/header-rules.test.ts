@@ -3,33 +3,20 @@
 // a caller who names it before any list was read.
 import { after, before, describe, test } from 'node:test';
 import assert from 'node:assert/strict';
-import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
-import { tmpdir } from 'node:os';
+import { readFileSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
 import { parseConfig } from '../../src/config/config.js';
 import { startGateway, type RunningGateway } from '../../src/gateway.js';
-import type { Log } from '../../infra/log.js';
-import { headersFor, post, request, ROOT } from './harness.js';
+import { headersFor, post, request, ROOT, send } from './harness.js';
 import { INVALID } from '../fixtures/header-tools-server.mjs';
+import { tempDir } from '../temp.js';
+import { recordingLog } from '../recording-log.js';
 
-const dir = mkdtempSync(path.join(tmpdir(), 'header-rules-'));
+const dir = tempDir('header-rules-');
 const record = path.join(dir, 'calls.log');
 const invalidNames = Object.keys(INVALID);
-const warnings: { obj: any; msg: string | undefined }[] = [];
+const { log, lines } = recordingLog();
 let gateway: RunningGateway;
-
-function capturingLog(): Log {
-  const log: Log = {
-    debug() {},
-    info() {},
-    warn(obj, msg) {
-      warnings.push({ obj, msg });
-    },
-    error() {},
-    child: () => log,
-  };
-  return log;
-}
 
 const calledTools = () =>
   readFileSync(record, 'utf8')
@@ -42,12 +29,11 @@ const calledTools = () =>
 before(async () => {
   writeFileSync(record, '');
   const server = { command: process.execPath, args: ['test/fixtures/header-tools-server.mjs'], cwd: ROOT, env: { RECORD_FILE: record } };
-  gateway = await startGateway(parseConfig({ listen: { port: 0 }, servers: { h: server } }, 'test', ROOT), capturingLog());
+  gateway = await startGateway(parseConfig({ listen: { port: 0 }, servers: { h: server } }, 'test', ROOT), log);
 });
 
 after(async () => {
   await gateway?.close();
-  rmSync(dir, { recursive: true, force: true });
 });
 
 function callBody(name: string) {
@@ -85,7 +71,7 @@ describe('tools with invalid x-mcp-header declarations', () => {
   });
 
   test('each is logged once with the tool and the reason', () => {
-    const left = warnings.filter((w) => /x-mcp-header declarations/.test(w.msg ?? ''));
+    const left = lines.filter((w) => w.level === 'warn' && /x-mcp-header declarations/.test(w.msg));
     assert.deepEqual(left.map((w) => w.obj.tool).sort(), [...invalidNames].sort());
     const reason = (tool: string) => left.find((w) => w.obj.tool === tool)!.obj.reason as string;
     assert.match(reason('null_name'), /is null, not a string/);
@@ -98,7 +84,7 @@ describe('tools with invalid x-mcp-header declarations', () => {
 
   test('the valid tools are called as before, their headers mirrored', async () => {
     const body = request('tools/call', { name: 'region', arguments: { region: 'eu-1' } });
-    const answer = await post(`${gateway.url}/servers/h/mcp`, body, { ...headersFor(body), 'mcp-param-region': 'eu-1' });
+    const answer = await send(`${gateway.url}/servers/h/mcp`, body, { 'mcp-param-region': 'eu-1' });
     assert.equal(answer.body.result?.content?.[0]?.text, 'called region');
     assert.deepEqual(calledTools(), ['region']);
   });

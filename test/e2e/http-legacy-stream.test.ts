@@ -4,39 +4,16 @@
 // upstream, and not asked for again from a server that answers GET with 405.
 import { after, before, describe, test } from 'node:test';
 import assert from 'node:assert/strict';
-import { HttpUpstream, type HttpUpstreamConfig } from '../../bridge/http/http-upstream.js';
-import type { JsonRpcNotification, JsonRpcRequest } from '../../protocol/jsonrpc.js';
-import { silentLog } from '../../infra/log.js';
+import type { HttpUpstream } from '../../bridge/http/http-upstream.js';
+import type { JsonRpcNotification } from '../../protocol/jsonrpc.js';
 import { startLegacyHttpServer, type LegacyHttpServer } from '../fixtures/http-servers.js';
 import { eventually, textOf } from './harness.js';
+import { started, upstreamConfig, upstreamRequest as request } from './http-upstream-kit.js';
 
 const until = (check: () => boolean, ms = 3_000): Promise<void> => eventually(check, ms);
 
-const META = { 'io.modelcontextprotocol/protocolVersion': '2026-07-28', 'io.modelcontextprotocol/clientCapabilities': {} };
-
-function config(name: string, url: string): HttpUpstreamConfig {
-  return {
-    name,
-    url,
-    headers: { authorization: 'Bearer stream-test' },
-    era: 'auto',
-    timeoutMs: 10_000,
-    probeTimeoutMs: 3_000,
-    legacyTtlMs: 1000,
-    clientInfo: { name: 'mcp-gateway-test', version: '0.0.0' },
-    backoff: { initialMs: 500, maxMs: 5_000, crashLimit: 5, windowMs: 60_000 },
-  };
-}
-
-function request(id: string | number, method: string, params: Record<string, unknown> = {}): JsonRpcRequest {
-  return { jsonrpc: '2.0', id, method, params: { ...params, _meta: META } };
-}
-
-async function started(cfg: HttpUpstreamConfig): Promise<HttpUpstream> {
-  const upstream = new HttpUpstream(cfg, process.env.TEST_LOG ? (await import('../../infra/logger.js')).createLogger(process.env.TEST_LOG) : silentLog);
-  await upstream.start();
-  return upstream;
-}
+/** The upstream under test: configured headers, and a short 2025 session lifetime. */
+const config = (name: string, url: string) => upstreamConfig(name, url, { headers: { authorization: 'Bearer stream-test' }, legacyTtlMs: 1000 });
 
 /** The next 'listChanged' the upstream emits, or a rejection after `ms`. */
 function nextListChange(upstream: HttpUpstream, ms = 1_000): Promise<JsonRpcNotification> {

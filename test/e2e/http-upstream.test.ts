@@ -5,8 +5,8 @@ import { after, before, describe, test } from 'node:test';
 import assert from 'node:assert/strict';
 import { createServer } from 'node:http';
 import type { AddressInfo } from 'node:net';
-import { HttpUpstream, type HttpUpstreamConfig } from '../../bridge/http/http-upstream.js';
-import type { JsonRpcNotification, JsonRpcRequest, JsonRpcResponse } from '../../protocol/jsonrpc.js';
+import { HttpUpstream } from '../../bridge/http/http-upstream.js';
+import type { JsonRpcNotification, JsonRpcResponse } from '../../protocol/jsonrpc.js';
 import { silentLog } from '../../infra/log.js';
 import { httpStatusOf } from '../../protocol/error-status.js';
 import { retryAfterOf } from '../../protocol/overload.js';
@@ -14,37 +14,12 @@ import { startLegacyHttpServer, startModernHttpServer, type LegacyHttpServer, ty
 import { unusedPort } from '../ports.js';
 import { defProblems } from '../schema.js';
 import { eventually, textOf } from './harness.js';
+import { started, upstreamConfig as config, upstreamRequest as request } from './http-upstream-kit.js';
 
 const until = (check: () => boolean, ms = 2_000): Promise<void> => eventually(check, ms);
 
 const VERSION = '2026-07-28';
-const META = { 'io.modelcontextprotocol/protocolVersion': VERSION, 'io.modelcontextprotocol/clientCapabilities': {} };
 const SERVER_INFO = 'io.modelcontextprotocol/serverInfo';
-
-function config(name: string, url: string, extra: Partial<HttpUpstreamConfig> = {}): HttpUpstreamConfig {
-  return {
-    name,
-    url,
-    headers: {},
-    era: 'auto',
-    timeoutMs: 10_000,
-    probeTimeoutMs: 3_000,
-    legacyTtlMs: 1234,
-    clientInfo: { name: 'mcp-gateway-test', version: '0.0.0' },
-    backoff: { initialMs: 500, maxMs: 5_000, crashLimit: 5, windowMs: 60_000 },
-    ...extra,
-  };
-}
-
-function request(id: string | number, method: string, params: Record<string, unknown> = {}): JsonRpcRequest {
-  return { jsonrpc: '2.0', id, method, params: { ...params, _meta: { ...META, ...(params._meta as object | undefined) } } };
-}
-
-async function started(cfg: HttpUpstreamConfig): Promise<HttpUpstream> {
-  const upstream = new HttpUpstream(cfg, process.env.TEST_LOG ? (await import('../../infra/logger.js')).createLogger(process.env.TEST_LOG) : silentLog);
-  await upstream.start();
-  return upstream;
-}
 
 function result(response: JsonRpcResponse): any {
   assert.ok('result' in response, `expected a result, got ${JSON.stringify(response)}`);

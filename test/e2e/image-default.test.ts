@@ -7,7 +7,7 @@ import { copyFileSync, existsSync, symlinkSync } from 'node:fs';
 import path from 'node:path';
 import { before, test } from 'node:test';
 import { read } from './deploy-helpers.js';
-import { headersFor, post, request, ROOT, until } from './harness.js';
+import { headersFor, post, request, ROOT, until, send } from './harness.js';
 import { onFreePort } from '../ports.js';
 import { tempDir } from '../temp.js';
 
@@ -105,7 +105,7 @@ test('started with no arguments and a key, it serves both bundled servers to cal
     const base = `http://127.0.0.1:${port}`;
     const list = request('tools/list');
     assert.equal((await post(`${base}/mcp`, list, headersFor(list))).status, 401);
-    const answer = await post(`${base}/mcp`, list, { ...headersFor(list), authorization: `Bearer ${key}` });
+    const answer = await send(`${base}/mcp`, list, { authorization: `Bearer ${key}` });
     assert.equal(answer.status, 200);
     const names: string[] = answer.body.result.tools.map((tool: { name: string }) => tool.name);
     assert.ok(names.some((n) => n.startsWith('everything__')) && names.some((n) => n.startsWith('memory__')), names.join(', '));

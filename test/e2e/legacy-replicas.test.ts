@@ -17,10 +17,10 @@ import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/
 import { ElicitRequestSchema, ResourceUpdatedNotificationSchema, ToolListChangedNotificationSchema } from '@modelcontextprotocol/sdk/types.js';
 import { parseConfig } from '../../src/config/config.js';
 import { startGateway, type RunningGateway } from '../../src/gateway.js';
-import type { Log } from '../../infra/log.js';
 import { eachSseMessage, fixture, ROOT, startTestGateway, until } from './harness.js';
 import { unusedPort } from '../ports.js';
 import { sharedRedis } from '../services.js';
+import { recordingLog } from '../recording-log.js';
 
 const SHARED_REDIS = 'redis://127.0.0.1:6379';
 const redisNeed = await sharedRedis('the 2025 clients on two replicas tests');
@@ -320,8 +320,7 @@ describe('a 2025 session on a replica whose Redis is unreachable', () => {
 
 describe('a 2025 session with Redis but without legacyClients.sessionSecret', () => {
   let gateway: RunningGateway;
-  const logged: string[] = [];
-  const log: Log = { debug() {}, info: (_obj, msg) => void logged.push(String(msg)), warn: (_obj, msg) => void logged.push(String(msg)), error() {}, child: () => log };
+  const { log, messages } = recordingLog();
   before(async () => {
     // Redis unreachable: a relay would fail what it cannot carry (503), so a 202 shows there is none.
     const config = parseConfig(
@@ -334,6 +333,7 @@ describe('a 2025 session with Redis but without legacyClients.sessionSecret', ()
   after(() => gateway?.close());
 
   test('no relay (other replicas could not open the session anyway), and the start says why 2025 clients need one replica', { timeout: 30_000 }, async () => {
+    const logged = messages('info', 'warn');
     assert.equal(logged.filter((line) => line.includes('legacyClients.sessionSecret')).length, 1, logged.join('\n'));
     assert.match(logged.find((line) => line.includes('legacyClients.sessionSecret'))!, /stay on the replica that opened them.*same legacyClients\.sessionSecret on every replica/);
     const post = (body: unknown, session?: string) =>

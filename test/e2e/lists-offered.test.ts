@@ -5,14 +5,14 @@ import path from 'node:path';
 import { after, before, test } from 'node:test';
 import { tempDir } from '../temp.js';
 import type { RunningGateway } from '../../src/gateway.js';
-import { headersFor, post, request, ROOT, startTestGateway } from './harness.js';
+import { headersFor, post, request, ROOT, startTestGateway, recordingServer } from './harness.js';
 
 const server = (file: string) => ({ command: process.execPath, args: [path.join(ROOT, 'test/fixtures', file)] });
 let gateway: RunningGateway;
 before(async () => {
   // faulty-server offers tools only; recording-server offers tools, resources and prompts.
   const record = path.join(tempDir('lists-offered'), 'record.log');
-  gateway = await startTestGateway({ toolsonly: server('faulty-server.mjs'), everything: { ...server('recording-server.mjs'), env: { RECORD_FILE: record } } });
+  gateway = await startTestGateway({ toolsonly: server('faulty-server.mjs'), everything: recordingServer(record) });
 });
 after(() => gateway?.close());
 

@@ -16,7 +16,7 @@ import path from 'node:path';
 import { after, before, describe, test } from 'node:test';
 import type { Upstream } from '../../bridge/upstream.js';
 import type { RunningGateway } from '../../src/gateway.js';
-import { META, ROOT, startTestGateway, until, VERSION } from './harness.js';
+import { META, ROOT, sseTextMessages, startTestGateway, until, VERSION } from './harness.js';
 import { launchGateway, type ChildGateway } from './child-gateway.js';
 import { tempDir } from '../temp.js';
 
@@ -68,12 +68,7 @@ function requestFor(i: number, run: string) {
 /** The last message of an answer: a JSON body, or the last event of an SSE stream. */
 function lastMessage(type: string, text: string): any {
   if (!type.startsWith('text/event-stream')) return JSON.parse(text);
-  const events = text.split('\n\n').filter((e) => e.trim());
-  const data = events
-    .at(-1)!
-    .split('\n')
-    .find((line) => line.startsWith('data: '))!;
-  return JSON.parse(data.slice(6));
+  return sseTextMessages(text).at(-1);
 }
 
 /** Sends requests `from` … `to - 1` from CLIENTS workers over one keep-alive agent, checking every answer. */

@@ -7,14 +7,13 @@ import assert from 'node:assert/strict';
 import { readFileSync } from 'node:fs';
 import { createRequire } from 'node:module';
 import path from 'node:path';
-import { Writable } from 'node:stream';
 import { describe, it } from 'node:test';
 import { parseConfig } from '../../src/config/config.js';
 import { startGateway, type RunningGateway } from '../../src/gateway.js';
-import { createLogger } from '../../infra/logger.js';
 import { startOtlpReceiver, type OtlpReceiver } from '../otlp-receiver.js';
 import { tempDir } from '../temp.js';
-import { headersFor, post, request, ROOT } from './harness.js';
+import { request, ROOT, send, recordingServer } from './harness.js';
+import { writtenLog } from '../recording-log.js';
 
 const SERVER = 2;
 const GAP = 'answered a list on /mcp without one upstream';
@@ -31,15 +30,9 @@ interface Run {
 async function listWithAGap(telemetry: Record<string, unknown> | undefined): Promise<Run> {
   const dir = tempDir('mcp-gateway-log-correlation-');
   const auditFile = path.join(dir, 'audit.jsonl');
-  const lines: any[] = [];
-  const sink = new Writable({
-    write(chunk: Buffer, _encoding, done) {
-      for (const line of chunk.toString().split('\n')) if (line.trim()) lines.push(JSON.parse(line));
-      done();
-    },
-  });
+  const written = writtenLog('info');
   const servers = {
-    rec: { command: process.execPath, args: ['test/fixtures/recording-server.mjs'], cwd: ROOT, env: { RECORD_FILE: path.join(dir, 'received.jsonl') } },
+    rec: recordingServer(path.join(dir, 'received.jsonl')),
     down: { command: process.execPath, args: ['-e', 'process.exit(1)'], timeoutMs: 1_000 },
   };
   const config = parseConfig(
@@ -55,10 +48,10 @@ async function listWithAGap(telemetry: Record<string, unknown> | undefined): Pro
     'test',
     ROOT,
   );
-  const gateway: RunningGateway = await startGateway(config, createLogger('info', sink));
+  const gateway: RunningGateway = await startGateway(config, written.logger);
   try {
     const list = request('tools/list', {}, 'list-1');
-    const answer = await post(`${gateway.url}/mcp`, list, { ...headersFor(list), authorization: `Bearer ${KEY}`, traceparent: `00-${TRACE}-${CALLER_SPAN}-01` });
+    const answer = await send(`${gateway.url}/mcp`, list, { authorization: `Bearer ${KEY}`, traceparent: `00-${TRACE}-${CALLER_SPAN}-01` });
     assert.equal(answer.status, 200, JSON.stringify(answer.body));
   } finally {
     await gateway.close(); // exports what tracing buffered
@@ -67,7 +60,7 @@ async function listWithAGap(telemetry: Record<string, unknown> | undefined): Pro
     .trim()
     .split('\n')
     .map((l) => JSON.parse(l));
-  return { lines, audit };
+  return { lines: written.records(), audit };
 }
 
 function gapLine(run: Run): any {

@@ -6,7 +6,7 @@
 import assert from 'node:assert/strict';
 import { after, before, describe, test } from 'node:test';
 import type { RunningGateway } from '../../src/gateway.js';
-import { fixture, headersFor, post, request, startTestGateway, until } from './harness.js';
+import { fixture, request, startTestGateway, until, send } from './harness.js';
 
 const A = 'a-held-key-0123456789abcdef';
 const B = 'b-held-key-0123456789abcdef';
@@ -41,7 +41,7 @@ function ask(server: string, key: string, question: string) {
     arguments: { question },
     _meta: { 'io.modelcontextprotocol/clientCapabilities': { elicitation: {} } },
   });
-  return post(`${gateway.url}/servers/${server}/mcp`, body, { ...headersFor(body), authorization: `Bearer ${key}` }).then((answer) => ({ body, answer }));
+  return send(`${gateway.url}/servers/${server}/mcp`, body, { authorization: `Bearer ${key}` }).then((answer) => ({ body, answer }));
 }
 
 describe('held calls on 2025 stdio servers', () => {
@@ -70,7 +70,7 @@ describe('held calls on 2025 stdio servers', () => {
       id: 'retry-b',
       params: { ...sent.params, inputResponses: { [key]: { action: 'accept', content: { name: 'Bea' } } }, requestState: answer.body.result.requestState },
     };
-    const done = await post(`${gateway.url}/servers/l1/mcp`, retry, { ...headersFor(retry), authorization: `Bearer ${B}` });
+    const done = await send(`${gateway.url}/servers/l1/mcp`, retry, { authorization: `Bearer ${B}` });
     assert.match(JSON.stringify(done.body.result?.content), /Bea/, JSON.stringify(done.body).slice(0, 300));
   });
 });

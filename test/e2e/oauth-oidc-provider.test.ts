@@ -14,7 +14,7 @@ import { startModernHttpServer, type ModernHttpServer } from '../fixtures/http-s
 import { startOidc, type Oidc } from '../fixtures/oidc.js';
 import { tempDir } from '../temp.js';
 import { unusedPort } from '../ports.js';
-import { headersFor, post, request, startTestGateway, VERSION } from './harness.js';
+import { headersFor, post, request, startTestGateway, VERSION, send } from './harness.js';
 
 const CLIENT = { client_id: 'mcp-client', client_secret: 'mcp-client-secret-0123456789' };
 
@@ -62,9 +62,9 @@ describe('the gateway as a resource server of oidc-provider', () => {
 
   test('a JWT access token oidc-provider issued for the gateway is accepted; one for another resource is refused', async () => {
     const body = request('tools/call', { name: 'a__echo', arguments: { text: 'hello' } });
-    const good = await post(`${gateway.url}/mcp`, body, { ...headersFor(body), authorization: `Bearer ${await tokenFor(resource)}` });
+    const good = await send(`${gateway.url}/mcp`, body, { authorization: `Bearer ${await tokenFor(resource)}` });
     assert.deepEqual(good.body.result?.content, [{ type: 'text', text: 'hello' }], JSON.stringify(good.body));
-    const other = await post(`${gateway.url}/mcp`, body, { ...headersFor(body), authorization: `Bearer ${await tokenFor('https://other.example/mcp')}` });
+    const other = await send(`${gateway.url}/mcp`, body, { authorization: `Bearer ${await tokenFor('https://other.example/mcp')}` });
     assert.equal(other.status, 401);
   });
 

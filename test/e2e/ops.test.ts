@@ -7,7 +7,7 @@ import http from 'node:http';
 import path from 'node:path';
 import { after, before, describe, test } from 'node:test';
 import type { RunningGateway } from '../../src/gateway.js';
-import { eventually, fixture, headersFor, post, request, startTestGateway } from './harness.js';
+import { eventually, fixture, headersFor, post, request, startTestGateway, send } from './harness.js';
 import { tempDir } from '../temp.js';
 
 describe('health, readiness and status', () => {
@@ -128,7 +128,7 @@ describe('operator pages behind authentication', () => {
       arguments: {},
       _meta: { 'io.modelcontextprotocol/protocolVersion': '2026-07-28', 'io.modelcontextprotocol/clientCapabilities': {}, traceparent },
     });
-    const answer = await post(`${gateway.url}/mcp`, call, { ...headersFor(call), authorization: 'Bearer operator-key-0123456789' });
+    const answer = await send(`${gateway.url}/mcp`, call, { authorization: 'Bearer operator-key-0123456789' });
     assert.equal(answer.body.error.code, -32602);
     const status = await (await fetch(`${gateway.url}/status.json`, { headers: { authorization: 'Bearer operator-key-0123456789' } })).json();
     assert.deepEqual(

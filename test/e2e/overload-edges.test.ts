@@ -5,7 +5,7 @@
 import assert from 'node:assert/strict';
 import { after, before, describe, test } from 'node:test';
 import type { RunningGateway } from '../../src/gateway.js';
-import { headersFor, post, request, ROOT, startTestGateway, until } from './harness.js';
+import { post, request, ROOT, startTestGateway, until, send } from './harness.js';
 
 const slow = (callMs: number) => ({
   command: process.execPath,
@@ -74,7 +74,7 @@ describe('overload, one request at a time', () => {
     assert.deepEqual(direct.body.error.data, { server: 'slow', reason: 'queue_full', setting: 'servers.slow.maxQueued', retryAfterSeconds: 60 });
 
     // A page in a browser may read Retry-After only if the answer exposes it.
-    const fromPage = await post(url, wait('c2'), { ...headersFor(wait('c2')), origin: 'http://localhost:5173' });
+    const fromPage = await send(url, wait('c2'), { origin: 'http://localhost:5173' });
     assert.equal(fromPage.status, 503);
     assert.equal(fromPage.headers.get('access-control-allow-origin'), 'http://localhost:5173');
     assert.ok(

@@ -5,12 +5,12 @@
 // package lacks, and no reference servers in a production install.
 import assert from 'node:assert/strict';
 import { spawnSync } from 'node:child_process';
-import { cpSync, mkdirSync, mkdtempSync, readFileSync, symlinkSync, writeFileSync } from 'node:fs';
-import { tmpdir } from 'node:os';
+import { cpSync, mkdirSync, readFileSync, symlinkSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
 import { before, test } from 'node:test';
 import { PACKAGE_NAME } from '../../infra/version.js';
 import { ROOT } from './harness.js';
+import { tempDir } from '../temp.js';
 
 interface PackageJson {
   name: string;
@@ -28,7 +28,7 @@ interface PackageJson {
 const pkg = JSON.parse(readFileSync(path.join(ROOT, 'package.json'), 'utf8')) as PackageJson;
 const REFERENCE_SERVERS = ['@modelcontextprotocol/server-everything', '@modelcontextprotocol/server-memory'];
 
-const work = mkdtempSync(path.join(tmpdir(), 'mcp-gw-pack-'));
+const work = tempDir('mcp-gw-pack-');
 const installed = path.join(work, 'install');
 let packedFiles: string[] = [];
 

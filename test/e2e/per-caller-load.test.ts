@@ -8,7 +8,7 @@ import { readFileSync, rmSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
 import { after, test } from 'node:test';
 import { launchGateway, type ChildGateway } from './child-gateway.js';
-import { headersFor, post, request, ROOT } from './harness.js';
+import { request, ROOT, send } from './harness.js';
 import { tempDir } from '../temp.js';
 
 const PRINCIPALS = Array.from({ length: 50 }, (_, index) => `p${String(index).padStart(2, '0')}`);
@@ -26,7 +26,7 @@ after(async () => {
 
 async function pid(principal: string): Promise<number> {
   const body = request('tools/call', { name: 'pid', arguments: {} });
-  const answer = await post(`${gateway!.base}/servers/own/mcp`, body, { ...headersFor(body), authorization: `Bearer ${keyOf(principal)}` });
+  const answer = await send(`${gateway!.base}/servers/own/mcp`, body, { authorization: `Bearer ${keyOf(principal)}` });
   assert.equal(answer.status, 200, `${principal}: ${JSON.stringify(answer.body)}`);
   return Number(answer.body.result.content[0].text);
 }

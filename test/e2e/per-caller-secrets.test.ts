@@ -5,17 +5,17 @@
 import assert from 'node:assert/strict';
 import { readdirSync, readFileSync } from 'node:fs';
 import path from 'node:path';
-import { Writable } from 'node:stream';
 import { after, before, describe, test } from 'node:test';
 import { chromium as playwright, type Browser } from 'playwright-core';
 import { parseConfig } from '../../src/config/config.js';
 import { startGateway, type RunningGateway } from '../../src/gateway.js';
-import { createLogger } from '../../infra/logger.js';
 import { chromium } from '../services.js';
 import { tempDir } from '../temp.js';
-import { everything, headersFor, META, post, request, ROOT, until } from './harness.js';
+import { everything, META, request, ROOT, until, send } from './harness.js';
 import { unusedPort } from '../ports.js';
 import { startOtlpReceiver, type OtlpReceiver } from '../otlp-receiver.js';
+import { alive } from '../processes.js';
+import { writtenLog } from '../recording-log.js';
 
 const browserNeed = await chromium('per-caller secrets pasted in headless Chromium');
 const ARGS = ['--headless', '--no-sandbox', '--disable-gpu', '--disable-quic', '--no-first-run', '--disable-background-networking', '--disable-component-update', '--disable-sync'];
@@ -29,7 +29,7 @@ describe('per-caller secrets', { skip: browserNeed.skip }, () => {
   let browser: Browser;
   let publicUrl: string;
   let receiver: OtlpReceiver;
-  const logLines: string[] = [];
+  const written = writtenLog('debug');
 
   before(async () => {
     browserNeed.check();
@@ -44,13 +44,7 @@ describe('per-caller secrets', { skip: browserNeed.skip }, () => {
       credentials: { key: 'a-test-credentials-key-of-32-bytes-or-more', store: 'file', file: path.join(dir, 'credentials.json') },
       servers: { everything: { ...everything, perCaller: true, secrets: { PERSONAL_TOKEN: { prompt: 'Your personal token' } } } },
     };
-    const sink = new Writable({
-      write(chunk, _encoding, done) {
-        logLines.push(String(chunk));
-        done();
-      },
-    });
-    gateway = await startGateway(parseConfig(raw, 'test', ROOT), createLogger('debug', sink));
+    gateway = await startGateway(parseConfig(raw, 'test', ROOT), written.logger);
     browser = await playwright.launch({ executablePath: browserNeed.path!, args: ARGS });
   });
 
@@ -62,7 +56,7 @@ describe('per-caller secrets', { skip: browserNeed.skip }, () => {
 
   const getEnv = (who: string, params: Record<string, unknown> = {}) => {
     const body = request('tools/call', { name: 'get-env', arguments: {}, ...params });
-    return post(`${gateway.url}/servers/everything/mcp`, body, { ...headersFor(body), authorization: `Bearer ${KEYS[who]}` });
+    return send(`${gateway.url}/servers/everything/mcp`, body, { authorization: `Bearer ${KEYS[who]}` });
   };
 
   /** What a person does with the link: open it, paste the value, save. Returns the page's heading. */
@@ -152,17 +146,7 @@ describe('per-caller secrets', { skip: browserNeed.skip }, () => {
     assert.equal((await fetch(`${gateway.url}/connections/everything`, { method: 'DELETE', headers: { authorization: `Bearer ${KEYS.alice}` } })).status, 200);
     const after = await getEnv('alice');
     assert.equal(after.body.error?.code, -32042, 'asked to paste again');
-    assert.ok(
-      await until(async () => {
-        try {
-          process.kill(alicePid, 0);
-          return false;
-        } catch {
-          return true;
-        }
-      }, 10_000),
-      "alice's child with the revoked value stopped",
-    );
+    assert.ok(await until(async () => !alive(alicePid), 10_000), "alice's child with the revoked value stopped");
     assert.ok([...childrenWithToken().values()].includes(SECRETS.bob), "bob's child is untouched");
   });
 
@@ -170,7 +154,7 @@ describe('per-caller secrets', { skip: browserNeed.skip }, () => {
     assert.ok(await until(async () => receiver.spans.some((span) => span.kind === 2), 30_000), 'the gateway exported its spans');
     const op = { authorization: `Bearer ${KEYS.op}` };
     const outputs = {
-      logs: logLines.join(''),
+      logs: written.text(),
       audit: readFileSync(auditFile, 'utf8'),
       metrics: await (await fetch(`${gateway.url}/metrics`, op && { headers: op })).text(),
       status: await (await fetch(`${gateway.url}/status.json`, { headers: op })).text(),

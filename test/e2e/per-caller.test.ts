@@ -6,7 +6,8 @@ import { after, before, test } from 'node:test';
 import { parseConfig } from '../../src/config/config.js';
 import { startGateway, type RunningGateway } from '../../src/gateway.js';
 import { silentLog } from '../../infra/log.js';
-import { headersFor, post, request, ROOT, until } from './harness.js';
+import { request, ROOT, until, send } from './harness.js';
+import { alive } from '../processes.js';
 
 const KEYS = { alice: 'alice-key-0123456789abcdef', bob: 'bob-key-0123456789abcdef', carol: 'carol-key-0123456789abcdef', op: 'op-key-0123456789abcdef' };
 type Who = keyof typeof KEYS;
@@ -34,22 +35,13 @@ after(async () => {
 
 async function call(server: string, who: Who, name: string, args: Record<string, unknown> = {}) {
   const body = request('tools/call', { name, arguments: args });
-  return post(`${gateway.url}/servers/${server}/mcp`, body, { ...headersFor(body), authorization: `Bearer ${KEYS[who]}` });
+  return send(`${gateway.url}/servers/${server}/mcp`, body, { authorization: `Bearer ${KEYS[who]}` });
 }
 
 async function pidOf(server: string, who: Who): Promise<number> {
   const answer = await call(server, who, 'pid');
   assert.equal(answer.status, 200, JSON.stringify(answer.body));
   return Number(answer.body.result.content[0].text);
-}
-
-function alive(pid: number): boolean {
-  try {
-    process.kill(pid, 0);
-    return true;
-  } catch {
-    return false;
-  }
 }
 
 const childrenOf = (server: string) => gateway.upstreams.get(server)!.status().children ?? [];
@@ -109,7 +101,7 @@ test('a child with no call for idleMs is stopped; the next call starts a new one
 
 test("lists are read from the caller's own child and kept for that caller only", async () => {
   const body = request('tools/list');
-  const list = async (who: Who) => post(`${gateway.url}/servers/brief/mcp`, body, { ...headersFor(body), authorization: `Bearer ${KEYS[who]}` });
+  const list = async (who: Who) => send(`${gateway.url}/servers/brief/mcp`, body, { authorization: `Bearer ${KEYS[who]}` });
   await until(async () => childrenOf('brief').length === 0, 10_000);
   assert.equal((await list('carol')).status, 200);
   assert.equal(childrenOf('brief').length, 1, "carol's list started her child");

@@ -9,7 +9,8 @@ import { parseConfig } from '../../src/config/config.js';
 import type { RunningGateway } from '../../src/gateway.js';
 import { headersFor, post, request, ROOT, startTestGateway } from './harness.js';
 
-const rug = { command: process.execPath, args: [path.join(ROOT, 'test/fixtures/long-ttl-rug-server.mjs')], era: 'modern' };
+/** The rug server telling the gateway its lists keep for an hour. */
+const rug = { command: process.execPath, args: [path.join(ROOT, 'test/fixtures/rug-server.mjs')], era: 'modern', env: { TTL_MS: '3600000' } };
 const MAX_AGE_MS = 1_000;
 
 test('pinsMaxAgeMs is 60 s unless set', () => {

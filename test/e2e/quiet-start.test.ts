@@ -5,32 +5,21 @@ import assert from 'node:assert/strict';
 import { after, before, test } from 'node:test';
 import { parseConfig } from '../../src/config/config.js';
 import { startGateway, type RunningGateway } from '../../src/gateway.js';
-import type { Log } from '../../infra/log.js';
 import { eventually, everything, headersFor, post, request, ROOT } from './harness.js';
-
-interface LogRecord {
-  level: string;
-  msg?: string;
-  [key: string]: unknown;
-}
-
-/** Every record, whatever its level, with the child bindings (server) it was logged under. */
-function captureLog(records: LogRecord[], bindings: Record<string, unknown> = {}): Log {
-  const at = (level: string) => (obj: object, msg?: string) => void records.push({ ...bindings, ...obj, level, msg });
-  return { debug: at('debug'), info: at('info'), warn: at('warn'), error: at('error'), child: (more) => captureLog(records, { ...bindings, ...more }) };
-}
+import { recordingLog } from '../recording-log.js';
 
 const ROOTS = [{ uri: 'file:///srv/notes', name: 'notes' }];
-const records: LogRecord[] = [];
+/** Every line, whatever its level, with the child bindings (server) it was logged under. */
+const { log, lines } = recordingLog();
 let gateway: RunningGateway;
 
 before(async () => {
   const config = parseConfig({ listen: { port: 0 }, servers: { plain: everything, rooted: { ...everything, roots: ROOTS } } }, 'test', ROOT);
-  gateway = await startGateway(config, captureLog(records));
+  gateway = await startGateway(config, log);
 });
 after(() => gateway?.close());
 
-const rootsAsked = (server: string) => records.some((r) => r.server === server && r.method === 'roots/list');
+const rootsAsked = (server: string) => lines.some((line) => line.obj.server === server && line.obj.method === 'roots/list');
 
 test('server-everything starts without a warning: its own roots/list is answered (configured roots, or none)', async () => {
   await eventually(() => ['plain', 'rooted'].every((name) => gateway.upstreams.get(name)!.status().state === 'ready'), 20_000);
@@ -48,6 +37,6 @@ test('server-everything starts without a warning: its own roots/list is answered
   const roots = await post(`${gateway.url}/servers/rooted/mcp`, list, headersFor(list));
   assert.match(JSON.stringify(roots.body.result?.content), /file:\/\/\/srv\/notes/, JSON.stringify(roots.body));
 
-  const loud = records.filter((r) => (r.level === 'warn' || r.level === 'error') && /roots/i.test(JSON.stringify(r)));
+  const loud = lines.filter((line) => (line.level === 'warn' || line.level === 'error') && /roots/i.test(JSON.stringify(line)));
   assert.deepEqual(loud, []);
 });

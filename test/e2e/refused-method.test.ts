@@ -5,7 +5,7 @@ import assert from 'node:assert/strict';
 import { randomUUID } from 'node:crypto';
 import { after, before, test } from 'node:test';
 import type { RunningGateway } from '../../src/gateway.js';
-import { fixture, headersFor, post, request, startTestGateway } from './harness.js';
+import { fixture, headersFor, post, request, startTestGateway, send } from './harness.js';
 
 const OPERATOR_KEY = 'operator-key-0123456789';
 const USER_KEY = 'user-key-0123456789abc';
@@ -39,13 +39,13 @@ test('a refused request is counted and shown under the method its Mcp-Method hea
 
   // A header that names no MCP method: counted as "other", never as itself.
   const invented = `made/up-${randomUUID()}`;
-  const odd = await post(url(), call, { ...headersFor(call), 'mcp-method': invented });
+  const odd = await send(url(), call, { 'mcp-method': invented });
   assert.equal(odd.status, 401);
 
   // The user's one request a minute, then a refusal by rate before the body is read.
   const list = request('tools/list');
-  assert.equal((await post(url(), list, { ...headersFor(list), authorization: `Bearer ${USER_KEY}` })).status, 200);
-  assert.equal((await post(url(), list, { ...headersFor(list), authorization: `Bearer ${USER_KEY}` })).status, 429);
+  assert.equal((await send(url(), list, { authorization: `Bearer ${USER_KEY}` })).status, 200);
+  assert.equal((await send(url(), list, { authorization: `Bearer ${USER_KEY}` })).status, 429);
 
   const metrics = await (await asOperator('/metrics')).text();
   assert.match(metrics, /mcp_gateway_requests_total\{endpoint="a",method="tools\/call",outcome="unauthenticated"\} 1\n/);

@@ -11,7 +11,7 @@ import { after, before, beforeEach, describe, test } from 'node:test';
 import { Redis } from 'ioredis';
 import type { RunningGateway } from '../../src/gateway.js';
 import { RequestStateCodec } from '../../src/mrtr/request-state.js';
-import { headersFor, post, request, startTestGateway, type Answer } from './harness.js';
+import { request, startTestGateway, type Answer, send } from './harness.js';
 import { sharedRedis } from '../services.js';
 
 const REDIS = 'redis://127.0.0.1:6379';
@@ -76,7 +76,7 @@ describe('retry forwarding trusts replicas, not Redis', { skip: shared.skip }, (
 
   async function sendRetry(to: RunningGateway, marker = 'attack'): Promise<Answer> {
     const body = retry(marker);
-    return post(`${to.url}/mcp`, body, { ...headersFor(body), authorization: `Bearer ${KEY}` });
+    return send(`${to.url}/mcp`, body, { authorization: `Bearer ${KEY}` });
   }
 
   async function register(value: string): Promise<void> {
@@ -146,7 +146,7 @@ describe('retry forwarding trusts replicas, not Redis', { skip: shared.skip }, (
     const other = request('tools/call', { name: 'x__delete_everything', arguments: {} });
     const claims: Record<string, string>[] = [{ 'x-mcp-gateway-forwarded': 'me', 'x-mcp-gateway-caller': vouch }, { 'x-mcp-gateway-forwarded': 'me' }];
     for (const headers of claims) {
-      const answer = await post(`${gateway.url}/mcp`, other, { ...headersFor(other), ...headers });
+      const answer = await send(`${gateway.url}/mcp`, other, headers);
       assert.equal(answer.status, 403, JSON.stringify(answer.body));
     }
   });

@@ -9,7 +9,7 @@ import { Client as Client1 } from '@modelcontextprotocol/sdk/client/index.js';
 import { StreamableHTTPClientTransport as Transport1 } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
 import { ElicitRequestSchema } from '@modelcontextprotocol/sdk/types.js';
 import type { RunningGateway } from '../../src/gateway.js';
-import { everything, eventually, fixture, headersFor, post, request, ROOT, schemaProblems, startTestGateway, VERSION, type Answer } from './harness.js';
+import { everything, eventually, fixture, headersFor, request, ROOT, schemaProblems, startTestGateway, VERSION, send } from './harness.js';
 import { scaled } from '../timing.js';
 import { startModernHttpServer, type ModernHttpServer } from '../fixtures/http-servers.js';
 
@@ -42,10 +42,6 @@ after(async () => {
   await gateway?.close();
   await web?.close();
 });
-
-function send(url: string, body: { method: string; params?: Record<string, unknown> }, headers: Record<string, string> = {}): Promise<Answer> {
-  return post(url, body, { ...headersFor(body), ...headers });
-}
 
 /** The names search_tools returns, best first. */
 async function find(url: string, query: string, headers: Record<string, string> = {}, limit?: number): Promise<string[]> {

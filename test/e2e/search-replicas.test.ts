@@ -3,7 +3,7 @@
 // which the first replica holds, is forwarded to it; a modern server's requestState is the server's own.
 import assert from 'node:assert/strict';
 import { before, describe, test } from 'node:test';
-import { eventually, fixture, headersFor, request, ROOT, startTestGateway } from './harness.js';
+import { eventually, fixture, request, ROOT, send, startTestGateway } from './harness.js';
 import { sharedRedis } from '../services.js';
 import { twoReplicas } from './replicas.js';
 
@@ -12,14 +12,8 @@ const needRedis = await sharedRedis('search mode across replicas on the shared R
 const CAPS = { _meta: { 'io.modelcontextprotocol/clientCapabilities': { elicitation: {} } } };
 const ACCEPT = { confirm: { action: 'accept', content: { ok: true } } };
 
-type Body = ReturnType<typeof request>;
 const callTool = (name: string, args: Record<string, unknown>, extra: Record<string, unknown>, id: string) =>
   request('tools/call', { name: 'call_tool', arguments: { name, arguments: args }, ...extra }, id);
-
-async function send(url: string, body: Body): Promise<{ status: number; text: string }> {
-  const response = await fetch(url, { method: 'POST', headers: headersFor(body), body: JSON.stringify(body) });
-  return { status: response.status, text: await response.text() };
-}
 
 describe('call_tool on two replicas sharing Redis: a retry at the other replica resumes the held call', { skip: needRedis.skip }, () => {
   before(needRedis.check);
@@ -33,23 +27,23 @@ describe('call_tool on two replicas sharing Redis: a retry at the other replica 
     const { a, b } = replicas;
     const first = callTool('legacy__ask', { question: 'Which replica?' }, CAPS, 's1');
     const asked = await send(`${a.url}/search/mcp`, first);
-    assert.equal(asked.status, 200, asked.text);
-    const held = JSON.parse(asked.text).result;
-    assert.equal(held?.resultType, 'input_required', asked.text);
+    assert.equal(asked.status, 200, JSON.stringify(asked.body));
+    const held = asked.body.result;
+    assert.equal(held?.resultType, 'input_required', JSON.stringify(asked.body));
     assert.deepEqual(Object.keys(held.inputRequests), ['elicitation-1']);
 
     const answers = { requestState: held.requestState, inputResponses: { 'elicitation-1': { action: 'accept', content: { name: 'from B' } } } };
     const retry = callTool('legacy__ask', { question: 'Which replica?' }, { ...CAPS, ...answers }, 's2');
     const resumed = await send(`${b.url}/search/mcp`, retry);
-    assert.equal(resumed.status, 200, resumed.text);
-    const result = JSON.parse(resumed.text);
+    assert.equal(resumed.status, 200, JSON.stringify(resumed.body));
+    const result = resumed.body;
     assert.equal(result.id, 's2');
-    assert.equal(result.result.resultType, 'complete', resumed.text);
+    assert.equal(result.result.resultType, 'complete', JSON.stringify(result));
     assert.deepEqual(JSON.parse(result.result.content[0].text), { action: 'accept', content: { name: 'from B' } });
 
     // The call finished: the same requestState again is refused as no longer held, via either replica.
     for (const replica of [a, b]) {
-      const spent = JSON.parse((await send(`${replica.url}/search/mcp`, { ...retry, id: 's3' })).text);
+      const spent = (await send(`${replica.url}/search/mcp`, { ...retry, id: 's3' })).body;
       assert.equal(spent.error?.code, -32602, JSON.stringify(spent));
       assert.match(spent.error.message, /no longer held/);
     }
@@ -58,10 +52,10 @@ describe('call_tool on two replicas sharing Redis: a retry at the other replica 
   test('a modern server: a direct first round on A resumed through call_tool on B (the same call, whichever endpoint asks)', async () => {
     const { a, b } = replicas;
     const direct = request('tools/call', { name: 'mrtr__confirm', arguments: { env: 'dev' }, ...CAPS }, 'd1');
-    const first = (await send(`${a.url}/mcp`, direct)).text;
-    const asked = JSON.parse(first).result;
-    assert.equal(asked?.resultType, 'input_required', first);
+    const first = (await send(`${a.url}/mcp`, direct)).body;
+    const asked = first.result;
+    assert.equal(asked?.resultType, 'input_required', JSON.stringify(first));
     const resumed = await send(`${b.url}/search/mcp`, callTool('mrtr__confirm', { env: 'dev' }, { ...CAPS, requestState: asked.requestState, inputResponses: ACCEPT }, 'd2'));
-    assert.match(JSON.parse(resumed.text).result?.content?.[0]?.text ?? resumed.text, /^answer=\{"ok":true\} stateIntact=true$/);
+    assert.match(resumed.body.result?.content?.[0]?.text ?? JSON.stringify(resumed.body), /^answer=\{"ok":true\} stateIntact=true$/);
   });
 });

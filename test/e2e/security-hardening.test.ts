@@ -14,7 +14,7 @@ import { parseConfig } from '../../src/config/config.js';
 import { startGateway, type RunningGateway } from '../../src/gateway.js';
 import { createLogger } from '../../infra/logger.js';
 import { silentLog } from '../../infra/log.js';
-import { everything, headersFor, post, request, ROOT, until } from './harness.js';
+import { everything, headersFor, post, request, ROOT, until, send, recordingServer } from './harness.js';
 import { tempDir } from '../temp.js';
 
 const ALICE = 'alice-key-0123456789abcdef';
@@ -29,7 +29,7 @@ function rawConfig(operators?: object): Record<string, unknown> {
     listen: { port: 0, allowedHosts: ['gateway.test'] },
     servers: {
       everything: { ...everything, inheritEnv: ['HARDEN_*'], env: { GIVEN_ON_PURPOSE: 'yes' } },
-      rec: { command: process.execPath, args: ['test/fixtures/recording-server.mjs'], cwd: ROOT, era: 'modern', env: { RECORD_FILE: recordFile, SERVER_ID: 'rec' } },
+      rec: recordingServer(recordFile, { id: 'rec', era: 'modern' }),
     },
     cache: { contextSecret: '${HARDEN_CONTEXT_SECRET}' },
     mrtr: { secret: '${HARDEN_MRTR_SECRET}' },
@@ -111,7 +111,7 @@ function call(name: string, args: Record<string, unknown> = {}) {
 
 describe('1. a stdio child gets a minimal environment', () => {
   test('get-env through the gateway shows no API key, mrtr.secret or other secret the config reads, nor unrelated variables', async () => {
-    const answer = await post(`${gateway.url}/servers/everything/mcp`, call('get-env'), { ...headersFor(call('get-env')), ...bearer(BOB) });
+    const answer = await send(`${gateway.url}/servers/everything/mcp`, call('get-env'), bearer(BOB));
     assert.equal(answer.status, 200, JSON.stringify(answer.body));
     const text = JSON.stringify(answer.body.result);
     for (const [name, value] of Object.entries(SECRETS)) {
@@ -260,14 +260,14 @@ describe('6. a denied resources/read takes the same path whether the URI exists 
   async function listsCausedBy(key: string, uri: string): Promise<number> {
     await sleep(1_100); // past the once-a-second bound on re-reading lists
     const before = recLines().length;
-    const answer = await post(`${gateway.url}/mcp`, request('resources/read', { uri }), { ...headersFor(request('resources/read', { uri })), ...bearer(key) });
+    const answer = await send(`${gateway.url}/mcp`, request('resources/read', { uri }), bearer(key));
     assert.equal(answer.body.error?.code, -32602, JSON.stringify(answer.body));
     assert.equal(answer.body.error.message, `Resource not found: ${uri}`);
     // No settle time: a control call down the same ordered path (the gateway's pipe to rec); once rec has it,
     // every list the read caused is in the record before it.
     const marker = `barrier-${++barriers}`;
     const call = request('tools/call', { name: 'echo', arguments: { marker } });
-    const control = await post(`${gateway.url}/servers/rec/mcp`, call, { ...headersFor(call), ...bearer(ALICE) });
+    const control = await send(`${gateway.url}/servers/rec/mcp`, call, bearer(ALICE));
     assert.equal(control.status, 200, JSON.stringify(control.body));
     assert.ok(await until(() => recLines().some((line) => line.includes(marker)), 10_000), 'the control call reached rec');
     const lines = recLines().slice(before);
@@ -296,8 +296,7 @@ describe('6. a denied resources/read takes the same path whether the URI exists 
 // ---- extra: instructions on /mcp --------------------------------------------------------------------------------
 
 describe("server/discover carries an upstream's instructions only to callers who see all it offers", () => {
-  const discover = async (key: string, url = `${gateway.url}/mcp`) =>
-    (await post(url, request('server/discover'), { ...headersFor(request('server/discover')), ...bearer(key) })).body.result;
+  const discover = async (key: string, url = `${gateway.url}/mcp`) => (await send(url, request('server/discover'), bearer(key))).body.result;
   test('carol (two tools of everything) gets no instructions, on /mcp nor on its endpoint', async () => {
     assert.equal((await discover(CAROL)).instructions, undefined);
     assert.equal((await discover(CAROL, `${gateway.url}/servers/everything/mcp`)).instructions, undefined);

@@ -5,18 +5,18 @@
 //   bob   — server-everything only
 import assert from 'node:assert/strict';
 import http from 'node:http';
-import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
-import { tmpdir } from 'node:os';
+import { readFileSync } from 'node:fs';
 import path from 'node:path';
 import { after, before, describe, test } from 'node:test';
 import { Client as Client1 } from '@modelcontextprotocol/sdk/client/index.js';
 import { StreamableHTTPClientTransport as Transport1 } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
 import type { RunningGateway } from '../../src/gateway.js';
-import { everything, headersFor, post, request, ROOT, startTestGateway, until } from './harness.js';
+import { everything, request, startTestGateway, until, send, recordingServer } from './harness.js';
+import { tempDir } from '../temp.js';
 
 const ALICE = 'alice-names-key-0123456789abcdef';
 const BOB = 'bob-names-key-0123456789abcdefgh';
-const dir = mkdtempSync(path.join(tmpdir(), 'mcp-gw-names-'));
+const dir = tempDir('mcp-gw-names-');
 const auditFile = path.join(dir, 'audit.jsonl');
 const DENY_GLOB = `${'*a'.repeat(20)}*`;
 
@@ -28,13 +28,7 @@ before(async () => {
   gateway = await startTestGateway(
     {
       everything,
-      rec: {
-        command: process.execPath,
-        args: ['test/fixtures/recording-server.mjs'],
-        cwd: ROOT,
-        era: 'modern',
-        env: { RECORD_FILE: path.join(dir, 'rec.jsonl'), SERVER_ID: 'rec' },
-      },
+      rec: recordingServer(path.join(dir, 'rec.jsonl'), { id: 'rec', era: 'modern' }),
     },
     {},
     {
@@ -58,7 +52,6 @@ before(async () => {
 
 after(async () => {
   await gateway?.close();
-  rmSync(dir, { recursive: true, force: true });
 });
 
 const longName = (n: number) => `everything__${'x'.repeat(n - 'everything__'.length)}`;
@@ -71,7 +64,7 @@ describe('1. names and URIs are length-checked before routing, globs or policy',
   for (const endpoint of ['/mcp', '/servers/everything/mcp', '/profiles/every/mcp', '/search/mcp']) {
     test(`tools/call with a 129-character name on ${endpoint} is 400 -32602 naming the bound`, async () => {
       const body = request('tools/call', { name: longName(129), arguments: {} });
-      const answer = await post(`${gateway.url}${endpoint}`, body, { ...headersFor(body), ...bearer(ALICE) });
+      const answer = await send(`${gateway.url}${endpoint}`, body, bearer(ALICE));
       assert.equal(answer.status, 400, JSON.stringify(answer.body));
       assert.equal(answer.body.error.code, -32602);
       assert.match(answer.body.error.message, /longer than 128 characters/);
@@ -80,18 +73,18 @@ describe('1. names and URIs are length-checked before routing, globs or policy',
 
   test('control: a 128-character name is not refused for its length', async () => {
     const body = request('tools/call', { name: longName(128), arguments: {} });
-    const answer = await post(`${gateway.url}/mcp`, body, { ...headersFor(body), ...bearer(ALICE) });
+    const answer = await send(`${gateway.url}/mcp`, body, bearer(ALICE));
     assert.doesNotMatch(JSON.stringify(answer.body), /longer than 128/);
   });
 
   test('prompts/get with a 129-character name, resources/read with a 9000-character URI: 400, quoting a prefix only', async () => {
     const prompt = request('prompts/get', { name: longName(129) });
-    const refused = await post(`${gateway.url}/mcp`, prompt, { ...headersFor(prompt), ...bearer(ALICE) });
+    const refused = await send(`${gateway.url}/mcp`, prompt, bearer(ALICE));
     assert.equal(refused.status, 400);
     assert.match(refused.body.error.message, /prompt name .* longer than 128/);
     const uri = `demo://${'u'.repeat(9000)}`;
     const read = request('resources/read', { uri });
-    const answer = await post(`${gateway.url}/servers/everything/mcp`, read, { ...headersFor(read), ...bearer(ALICE) });
+    const answer = await send(`${gateway.url}/servers/everything/mcp`, read, bearer(ALICE));
     assert.equal(answer.status, 400);
     assert.match(answer.body.error.message, /longer than 8192 characters/);
     assert.ok(answer.body.error.message.length < 400, `the refusal quotes ${answer.body.error.message.length} characters`);
@@ -101,7 +94,7 @@ describe('1. names and URIs are length-checked before routing, globs or policy',
     const before = auditLines().length;
     const name = `everything__${'a'.repeat(3 * 1024 * 1024)}`;
     const body = request('tools/call', { name: 'call_tool', arguments: { name, arguments: {} } });
-    const answer = await post(`${gateway.url}/search/mcp`, body, { ...headersFor(body), ...bearer(ALICE) });
+    const answer = await send(`${gateway.url}/search/mcp`, body, bearer(ALICE));
     assert.equal(answer.body.result?.isError, true, JSON.stringify(answer.body).slice(0, 300));
     const text = JSON.stringify(answer.body);
     assert.match(text, /longer than 128 characters/);
@@ -160,12 +153,12 @@ describe('7. Host is parsed strictly on a loopback listener', () => {
 describe('7. a 404 names only the profiles the caller may use', () => {
   test('bob (server-everything only) is not told of a profile over rec alone; alice is', async () => {
     const body = request('tools/list');
-    const forBob = await post(`${gateway.url}/profiles/nosuch/mcp`, body, { ...headersFor(body), ...bearer(BOB) });
+    const forBob = await send(`${gateway.url}/profiles/nosuch/mcp`, body, bearer(BOB));
     assert.equal(forBob.status, 404);
     assert.doesNotMatch(forBob.body.error.message, /reconly/);
     assert.match(forBob.body.error.message, /\/profiles\/every\/mcp/);
     assert.doesNotMatch(forBob.body.error.message, /\/servers\/rec\//);
-    const forAlice = await post(`${gateway.url}/profiles/nosuch/mcp`, body, { ...headersFor(body), ...bearer(ALICE) });
+    const forAlice = await send(`${gateway.url}/profiles/nosuch/mcp`, body, bearer(ALICE));
     assert.match(forAlice.body.error.message, /\/profiles\/reconly\/mcp/);
   });
 });

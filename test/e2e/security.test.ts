@@ -10,13 +10,13 @@
 // key, moved to another list, or issued to a principal who reaches more servers.
 import assert from 'node:assert/strict';
 import { createHmac, generateKeyPairSync, type KeyObject } from 'node:crypto';
-import { readFileSync, rmSync, writeFileSync, existsSync } from 'node:fs';
+import { readFileSync, writeFileSync, existsSync } from 'node:fs';
 import path from 'node:path';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { after, before, describe, test } from 'node:test';
 import { base64url, SignJWT } from 'jose';
 import type { RunningGateway } from '../../src/gateway.js';
-import { headersFor, META, post, ROOT, schemaProblems, startTestGateway, until, type Answer } from './harness.js';
+import { META, post, ROOT, schemaProblems, startTestGateway, until, type Answer, send, recordingServer } from './harness.js';
 import { tempDir } from '../temp.js';
 
 const ALICE = 'alice-key-0123456789abcdef'; // group full: pub, priv, legacy
@@ -29,13 +29,7 @@ const CURSOR_SECRET = 'cursor-secret-of-this-gateway-0123';
 const dir = tempDir('mcp-gw-security-');
 const recordOf = (server: string) => path.join(dir, `${server}.received.jsonl`);
 
-const recording = (id: string, extra: Record<string, string> = {}) => ({
-  command: process.execPath,
-  args: ['test/fixtures/recording-server.mjs'],
-  cwd: ROOT,
-  era: 'modern',
-  env: { RECORD_FILE: recordOf(id), SERVER_ID: id, TOOL_COUNT: '4', PAGE_SIZE: '2', ...extra },
-});
+const recording = (id: string, extra: Record<string, string> = {}) => recordingServer(recordOf(id), { id, era: 'modern', env: { TOOL_COUNT: '4', PAGE_SIZE: '2', ...extra } });
 
 // ---- what an upstream received -------------------------------------------------------------------------------
 
@@ -148,7 +142,6 @@ before(async () => {
 
 after(async () => {
   await gateway?.close();
-  rmSync(dir, { recursive: true, force: true });
 });
 
 let nextId = 1;
@@ -161,9 +154,6 @@ function list(method: string, cursor?: unknown) {
   return { jsonrpc: '2.0' as const, id: `s${nextId++}`, method, params };
 }
 const bearer = (token: string) => ({ authorization: `Bearer ${token}` });
-function send(url: string, body: { method: string; params?: Record<string, unknown> }, headers: Record<string, string> = {}): Promise<Answer> {
-  return post(url, body, { ...headersFor(body), ...headers });
-}
 
 function assertRefused(answer: Answer, status: number, code: number, why?: RegExp): void {
   assert.equal(answer.status, status, JSON.stringify(answer.body));

@@ -2,23 +2,16 @@
 // ("Cannot find module …"), not by Node's version banner it prints last; a command that does not exist is
 // reported as such, not first "guessed" to be a 2025 server.
 import assert from 'node:assert/strict';
-import { Writable } from 'node:stream';
 import { after, before, test } from 'node:test';
-import { pino } from 'pino';
 import { parseConfig } from '../../src/config/config.js';
 import { startGateway, type RunningGateway } from '../../src/gateway.js';
 import { meaningfulStderrLine } from '../../bridge/stdio/stderr-line.js';
 import { ROOT, until } from './harness.js';
+import { writtenLog } from '../recording-log.js';
 
-const lines: Record<string, unknown>[] = [];
+const written = writtenLog('debug');
 let gateway: RunningGateway;
 before(async () => {
-  const sink = new Writable({
-    write(chunk, _encoding, done) {
-      for (const line of String(chunk).split('\n').filter(Boolean)) lines.push(JSON.parse(line));
-      done();
-    },
-  });
   const config = parseConfig(
     {
       listen: { port: 0 },
@@ -30,7 +23,7 @@ before(async () => {
     'test',
     ROOT,
   );
-  gateway = await startGateway(config, pino({ level: 'debug' }, sink));
+  gateway = await startGateway(config, written.logger);
 });
 after(() => gateway?.close());
 
@@ -46,7 +39,7 @@ test('a command that does not exist is not guessed to be a 2025 server', async (
   const upstream = gateway.upstreams.get('nonexistent')!;
   assert.ok(await until(() => upstream.status().lastError !== undefined, 15_000), JSON.stringify(upstream.status()));
   assert.match(upstream.status().lastError!, /no-such-command-mcp-gw/);
-  const guesses = lines.filter((line) => line.server === 'nonexistent' && typeof line.msg === 'string' && /revision/.test(line.msg));
+  const guesses = written.records().filter((line) => line.server === 'nonexistent' && typeof line.msg === 'string' && /revision/.test(line.msg));
   assert.deepEqual(guesses, [], 'no era is logged for a command that never ran');
 });
 

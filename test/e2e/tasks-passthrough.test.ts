@@ -5,7 +5,7 @@
 import { after, before, describe, test } from 'node:test';
 import assert from 'node:assert/strict';
 import type { RunningGateway } from '../../src/gateway.js';
-import { headersFor, post, request, ROOT, startTestGateway, until } from './harness.js';
+import { headersFor, post, request, ROOT, startTestGateway, until, send } from './harness.js';
 
 const TASKS = 'io.modelcontextprotocol/tasks';
 const DECLARED = { extensions: { [TASKS]: {} } };
@@ -27,7 +27,7 @@ async function callTool(server: string, name: string, args: Record<string, unkno
 
 async function taskMethod(method: string, params: Record<string, unknown>) {
   const body = request(method, { ...params, _meta: { 'io.modelcontextprotocol/clientCapabilities': DECLARED } });
-  return (await post(at('tasks'), body, { ...headersFor(body), 'mcp-name': String(params.taskId) })).body;
+  return (await send(at('tasks'), body, { 'mcp-name': String(params.taskId) })).body;
 }
 
 async function pollUntil(taskId: string, status: string): Promise<any> {

@@ -15,13 +15,13 @@ import { startModernHttpServer, type ModernHttpServer } from '../fixtures/http-s
 import { startOtlpReceiver, type OtlpReceiver, type ReceivedSpan } from '../otlp-receiver.js';
 import { tempDir } from '../temp.js';
 import { sharedRedis } from '../services.js';
-import { eventually, fixture, headersFor, META, post, ROOT, startTestGateway } from './harness.js';
+import { eventually, fixture, headersFor, META, post, startTestGateway, send, recordingServer } from './harness.js';
 
 const SERVER = 2;
 const CLIENT = 3;
 const ERROR = 2;
 
-const recording = (file: string) => ({ command: process.execPath, args: ['test/fixtures/recording-server.mjs'], cwd: ROOT, env: { RECORD_FILE: file, SERVER_ID: 'rec' } });
+const recording = (file: string) => recordingServer(file, { id: 'rec' });
 const traceparent = (trace: string, span: string) => `00-${trace}-${span}-01`;
 const hex = (n: number, seed: string) => seed.repeat(n).slice(0, n);
 const spansOf = (receiver: OtlpReceiver, traceId: string): ReceivedSpan[] => receiver.spans.filter((s) => s.traceId === traceId);
@@ -174,7 +174,7 @@ describe('a retry forwarded to the replica holding its call', { skip: needRedis.
     holder = JSON.parse(Buffer.from(requestState.slice('mcpgw1.'.length, requestState.lastIndexOf('.')), 'base64url').toString('utf8')).instance;
     const inputResponses = { 'elicitation-1': { action: 'accept', content: { name: 'traced' } } };
     const retry = { ...first, id: 'retry', params: { ...first.params, inputResponses, requestState } };
-    const done = await post(`${b.url}/servers/legacy/mcp`, retry, { ...headersFor(retry), traceparent: traceparent(RETRY_TRACE, CALLER_SPAN) });
+    const done = await send(`${b.url}/servers/legacy/mcp`, retry, { traceparent: traceparent(RETRY_TRACE, CALLER_SPAN) });
     assert.deepEqual(JSON.parse(done.body.result.content[0].text), { action: 'accept', content: { name: 'traced' } });
     await Promise.all([a.close(), b.close()]);
   });

@@ -5,7 +5,7 @@ import assert from 'node:assert/strict';
 import { after, before, describe, it } from 'node:test';
 import type { RunningGateway } from '../../src/gateway.js';
 import { startOtlpReceiver, type OtlpReceiver, type ReceivedSpan } from '../otlp-receiver.js';
-import { fixture, headersFor, META, post, startTestGateway } from './harness.js';
+import { fixture, META, startTestGateway, send } from './harness.js';
 
 const SERVER = 2;
 const HOLD_MS = 45_000;
@@ -30,21 +30,21 @@ describe('MRTR holds on the request span', () => {
     const url = `${gateway.url}/servers/legacy/mcp`;
     const meta = { ...META, 'io.modelcontextprotocol/clientCapabilities': { elicitation: {} } };
     const first = { jsonrpc: '2.0' as const, id: 'first', method: 'tools/call', params: { name: 'ask-twice', arguments: { topic: 'spans' }, _meta: meta } };
-    const send = (body: { method: string; params: Record<string, unknown> }, traceId: string) => post(url, body, { ...headersFor(body), traceparent: traceparent(traceId) });
+    const sendTraced = (body: { method: string; params: Record<string, unknown> }, traceId: string) => send(url, body, { traceparent: traceparent(traceId) });
     const retry = (id: string, requestState: string, key: string) => ({
       ...first,
       id,
       params: { ...first.params, requestState, inputResponses: { [key]: { action: 'accept', content: { value: id } } } },
     });
 
-    const one = (await send(first, FIRST)).body.result;
+    const one = (await sendTraced(first, FIRST)).body.result;
     assert.equal(one.resultType, 'input_required', JSON.stringify(one));
-    const two = (await send(retry('second', one.requestState, 'elicitation-1'), SECOND)).body.result;
+    const two = (await sendTraced(retry('second', one.requestState, 'elicitation-1'), SECOND)).body.result;
     assert.equal(two.resultType, 'input_required', JSON.stringify(two));
-    const done = (await send(retry('third', two.requestState, 'elicitation-2'), THIRD)).body.result;
+    const done = (await sendTraced(retry('third', two.requestState, 'elicitation-2'), THIRD)).body.result;
     assert.notEqual(done.resultType, 'input_required');
     const plain = { jsonrpc: '2.0' as const, id: 'plain', method: 'tools/call', params: { name: 'echo', arguments: { text: 'no hold' }, _meta: META } };
-    assert.ok((await send(plain, PLAIN)).body.result);
+    assert.ok((await sendTraced(plain, PLAIN)).body.result);
     await gateway.close(); // sends what the batch processor still holds
   });
 

@@ -13,7 +13,7 @@ import path from 'node:path';
 import { describe, it } from 'node:test';
 import { startOtlpReceiver } from '../otlp-receiver.js';
 import { tempDir } from '../temp.js';
-import { headersFor, post, request, ROOT, startTestGateway } from './harness.js';
+import { request, send, startTestGateway, recordingServer } from './harness.js';
 
 const KEY = 'tracing-samplers-key-0123456789';
 const SERVER = 2;
@@ -43,21 +43,20 @@ async function run(traces: Record<string, unknown>, cases: Case[], roots = 0) {
   const dir = tempDir('mcp-gateway-samplers-');
   const recordFile = path.join(dir, 'received.jsonl');
   const gateway = await startTestGateway(
-    { rec: { command: process.execPath, args: ['test/fixtures/recording-server.mjs'], cwd: ROOT, env: { RECORD_FILE: recordFile, SERVER_ID: 'rec' } } },
+    { rec: recordingServer(recordFile, { id: 'rec' }) },
     {},
     { telemetry: { traces: { endpoint: receiver.url, protocol: 'http/json', ...traces } }, auth: { apiKeys: [{ key: KEY, principal: 'tester' }] } },
   );
-  const send = async (text: string, traceparent?: string) => {
+  const echo = async (text: string, traceparent?: string) => {
     const body = request('tools/call', { name: 'echo', arguments: { text } });
-    const headers: Record<string, string> = { ...headersFor(body), authorization: `Bearer ${KEY}` };
-    if (traceparent) headers.traceparent = traceparent;
-    assert.equal((await post(`${gateway.url}/servers/rec/mcp`, body, headers)).status, 200, text);
+    const extra = { authorization: `Bearer ${KEY}`, ...(traceparent ? { traceparent } : {}) };
+    assert.equal((await send(`${gateway.url}/servers/rec/mcp`, body, extra)).status, 200, text);
   };
   try {
     for (const [i, c] of cases.entries()) {
-      await send(`case-${i}`, c.parent === 'none' ? undefined : `00-${c.trace}-${PARENT_SPAN}-${c.parent === 'sampled' ? '01' : '00'}`);
+      await echo(`case-${i}`, c.parent === 'none' ? undefined : `00-${c.trace}-${PARENT_SPAN}-${c.parent === 'sampled' ? '01' : '00'}`);
     }
-    for (let i = 0; i < roots; i++) await send(`root-${i}`);
+    for (let i = 0; i < roots; i++) await echo(`root-${i}`);
   } finally {
     // Closing exports what the batch processor still holds.
     await gateway.close();

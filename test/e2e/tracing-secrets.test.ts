@@ -11,7 +11,7 @@ import type { RunningGateway } from '../../src/gateway.js';
 import { sessionDigest } from '../../src/edge/request-span.js';
 import { startOtlpReceiver, type OtlpReceiver, type ReceivedSpan } from '../otlp-receiver.js';
 import { tempDir } from '../temp.js';
-import { headersFor, post, request, ROOT, startTestGateway } from './harness.js';
+import { headersFor, post, request, startTestGateway, send, recordingServer } from './harness.js';
 
 const KEY = 'tracing-secrets-key-0123456789';
 const traceparent = (trace: string) => `00-${trace}-${'c3d4'.repeat(4)}-01`;
@@ -32,13 +32,7 @@ describe('traces keep no session ids, no long request values, and no unauthentic
     receiver = await startOtlpReceiver();
     gateway = await startTestGateway(
       {
-        rec: {
-          command: process.execPath,
-          args: ['test/fixtures/recording-server.mjs'],
-          cwd: ROOT,
-          era: 'modern',
-          env: { RECORD_FILE: path.join(dir, 'rec.jsonl'), SERVER_ID: 'rec' },
-        },
+        rec: recordingServer(path.join(dir, 'rec.jsonl'), { id: 'rec', era: 'modern' }),
       },
       {},
       {
@@ -58,10 +52,10 @@ describe('traces keep no session ids, no long request values, and no unauthentic
     });
     assert.equal(refused.status, 401);
     // Anonymous (auth.anonymous: true): served, but not trusted to name its parent.
-    const anonymous = await post(url, echo('anon-1'), { ...headersFor(echo('anon-1')), traceparent: traceparent(ANONYMOUS_TRACE) });
+    const anonymous = await send(url, echo('anon-1'), { traceparent: traceparent(ANONYMOUS_TRACE) });
     assert.equal(anonymous.status, 200, JSON.stringify(anonymous.body));
     // Authenticated, with a 10 KB request id: joins its trace; the id is cut.
-    const authenticated = await post(url, echo(longId), { ...headersFor(echo(longId)), authorization: `Bearer ${KEY}`, traceparent: traceparent(AUTHENTICATED_TRACE) });
+    const authenticated = await send(url, echo(longId), { authorization: `Bearer ${KEY}`, traceparent: traceparent(AUTHENTICATED_TRACE) });
     assert.equal(authenticated.status, 200, JSON.stringify(authenticated.body).slice(0, 300));
 
     // A 2025 client on a session: its session id must not reach the trace; a 2 KB tool name neither in full.

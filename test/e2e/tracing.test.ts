@@ -11,14 +11,14 @@ import type { RunningGateway } from '../../src/gateway.js';
 import { startModernHttpServer, type ModernHttpServer } from '../fixtures/http-servers.js';
 import { startOtlpReceiver, type OtlpReceiver, type ReceivedSpan } from '../otlp-receiver.js';
 import { tempDir } from '../temp.js';
-import { headersFor, post, request, ROOT, startTestGateway } from './harness.js';
+import { request, startTestGateway, send, recordingServer } from './harness.js';
 
 const SERVER = 2;
 const CLIENT = 3;
 const ERROR = 2;
 const KEY = 'tracing-test-key-0123456789';
 
-const recording = (file: string) => ({ command: process.execPath, args: ['test/fixtures/recording-server.mjs'], cwd: ROOT, env: { RECORD_FILE: file, SERVER_ID: 'rec' } });
+const recording = (file: string) => recordingServer(file, { id: 'rec' });
 const traceparent = (trace: string, span: string) => `00-${trace}-${span}-01`;
 const hex = (n: number, seed: string) => seed.repeat(n).slice(0, n);
 
@@ -63,7 +63,7 @@ describe('tracing over OTLP/HTTP JSON', () => {
       },
     );
     const call = (server: string, body: ReturnType<typeof request>, extra: Record<string, string> = {}) =>
-      post(`${gateway.url}/servers/${server}/mcp`, body, { ...headersFor(body), authorization: `Bearer ${KEY}`, ...extra });
+      send(`${gateway.url}/servers/${server}/mcp`, body, { authorization: `Bearer ${KEY}`, ...extra });
 
     const echo = request('tools/call', { name: 'echo', arguments: { text: 'hi' }, _meta: { traceparent: traceparent(META_TRACE, META_SPAN) } }, 'echo-1');
     assert.equal((await call('rec', echo, { traceparent: traceparent(HEADER_TRACE, HEADER_SPAN), tracestate: 'vendor=1' })).status, 200);
@@ -190,7 +190,7 @@ describe('tracing over OTLP/HTTP protobuf', () => {
     try {
       const trace = hex(32, '9a8b');
       const body = request('tools/call', { name: 'echo', arguments: { text: 'pb' } }, 7);
-      assert.equal((await post(`${gateway.url}/servers/rec/mcp`, body, { ...headersFor(body), traceparent: traceparent(trace, hex(16, '1c2d')) })).status, 200);
+      assert.equal((await send(`${gateway.url}/servers/rec/mcp`, body, { traceparent: traceparent(trace, hex(16, '1c2d')) })).status, 200);
     } finally {
       await gateway.close();
       await receiver.close();
@@ -220,7 +220,7 @@ describe('tracing off', () => {
     const gateway = await startTestGateway({ rec: recording(recordFile) }, {}, { telemetry: { traces: { enabled: false, endpoint: receiver.url } } });
     try {
       const body = request('tools/call', { name: 'echo', arguments: { text: 'off' } });
-      assert.equal((await post(`${gateway.url}/servers/rec/mcp`, body, { ...headersFor(body), traceparent: traceparent(hex(32, '5e6f'), hex(16, '7a8b')) })).status, 200);
+      assert.equal((await send(`${gateway.url}/servers/rec/mcp`, body, { traceparent: traceparent(hex(32, '5e6f'), hex(16, '7a8b')) })).status, 200);
     } finally {
       await gateway.close();
     }

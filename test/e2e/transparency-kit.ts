@@ -14,6 +14,7 @@ import { spawn, type ChildProcessWithoutNullStreams } from 'node:child_process';
 import { createInterface } from 'node:readline';
 import { publicName } from '../../protocol/public-names.js';
 import { headersFor, META, ROOT, schemaProblems, VERSION } from './harness.js';
+import { sseData } from '../sse.js';
 
 type Json = Record<string, any>;
 
@@ -82,14 +83,7 @@ export async function askHttp(url: string, scenario: Scenario, body: { method: s
   const response = await fetch(url, { method: 'POST', headers: { ...headersFor(body), ...scenario.headers }, body: JSON.stringify(body) });
   const text = await response.text();
   const sse = (response.headers.get('content-type') ?? '').startsWith('text/event-stream');
-  const messages = sse
-    ? text.split('\n\n').flatMap((event) =>
-        event
-          .split('\n')
-          .filter((l) => l.startsWith('data: '))
-          .map((l) => l.slice(6)),
-      )
-    : text.split('\n').filter((line) => line.trim() !== '');
+  const messages = sse ? sseData(text) : text.split('\n').filter((line) => line.trim() !== '');
   return { status: response.status, messages };
 }
 

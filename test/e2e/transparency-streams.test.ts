@@ -10,7 +10,7 @@ import { serve } from '@hono/node-server';
 import { createMcpHandler, McpServer } from '@modelcontextprotocol/server';
 import type { RunningGateway } from '../../src/gateway.js';
 import { startLegacyHttpServer, type LegacyHttpServer } from '../fixtures/http-servers.js';
-import { headersFor, request, schemaProblems, startTestGateway, until } from './harness.js';
+import { eachSseMessage, headersFor, request, schemaProblems, startTestGateway, until } from './harness.js';
 import { scaled } from '../timing.js';
 
 const HOST = '127.0.0.1';
@@ -136,6 +136,18 @@ const CHANGES = [
   { flag: 'promptsListChanged', method: 'notifications/prompts/list_changed', change: (s: ChangingServer) => s.promptsChanged() },
 ] as const;
 
+/** Hands each message of a body written as one JSON message per line to `onMessage` as it arrives. */
+async function eachJsonLine(body: ReadableStream<Uint8Array>, onMessage: (message: any) => void): Promise<void> {
+  const decoder = new TextDecoder();
+  let buffer = '';
+  for await (const chunk of body as unknown as AsyncIterable<Uint8Array>) {
+    buffer += decoder.decode(chunk, { stream: true });
+    const lines = buffer.split('\n');
+    buffer = lines.pop()!;
+    for (const line of lines) if (line.trim()) onMessage(JSON.parse(line));
+  }
+}
+
 /**
  * A subscriptions/listen stream read as SSE or as JSON lines (whichever the server writes): its messages in
  * order until closed.
@@ -146,23 +158,9 @@ async function openListen(url: string, notifications: Record<string, unknown>) {
   const response = await fetch(url, { method: 'POST', headers: headersFor(body), body: JSON.stringify(body), signal: controller.signal });
   assert.equal(response.status, 200);
   const messages: any[] = [];
-  const decoder = new TextDecoder();
-  let buffer = '';
-  void (async () => {
-    try {
-      for await (const chunk of response.body!) {
-        buffer += decoder.decode(chunk, { stream: true });
-        const lines = buffer.split('\n');
-        buffer = lines.pop()!;
-        for (const line of lines) {
-          const json = line.startsWith('data: ') ? line.slice(6) : line.startsWith('{') ? line : undefined;
-          if (json) messages.push(JSON.parse(json));
-        }
-      }
-    } catch {
-      // closed by the test
-    }
-  })();
+  const sse = (response.headers.get('content-type') ?? '').startsWith('text/event-stream');
+  const read = sse ? eachSseMessage(response.body!, (message) => messages.push(message)) : eachJsonLine(response.body!, (message) => messages.push(message));
+  read.catch(() => {}); // closed by the test
   return { id: body.id, messages, close: () => controller.abort() };
 }
 

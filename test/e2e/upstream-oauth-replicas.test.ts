@@ -12,7 +12,7 @@ import { startIdentityServer, type IdentityServer } from '../fixtures/identity-s
 import { startOidc, type Oidc } from '../fixtures/oidc.js';
 import { chromium, sharedRedis } from '../services.js';
 import { unusedPort } from '../ports.js';
-import { headersFor, post, request, ROOT, until } from './harness.js';
+import { request, ROOT, until, send } from './harness.js';
 
 const browserNeed = await chromium('the connect flow in headless Chromium');
 const redisNeed = await sharedRedis('credentials shared by replicas');
@@ -66,7 +66,7 @@ describe('oauth on two replicas sharing Redis', { skip: browserNeed.skip || redi
 
   const whoami = (replica: RunningGateway) => {
     const body = request('tools/call', { name: 'whoami', arguments: {} });
-    return post(`${replica.url}/servers/crm/mcp`, body, { ...headersFor(body), authorization: `Bearer ${KEY}` });
+    return send(`${replica.url}/servers/crm/mcp`, body, { authorization: `Bearer ${KEY}` });
   };
 
   test('connected through replica one, served by replica two; revoked on two, gone on one', async () => {

@@ -4,19 +4,18 @@
 // Chromium doing what a person does with the connect link: confirm, sign in at the authorization server,
 // consent, land on "connected". Two principals connect two different upstream accounts.
 import assert from 'node:assert/strict';
-import { Writable } from 'node:stream';
 import path from 'node:path';
 import { after, before, describe, test } from 'node:test';
 import { chromium as playwright, type Browser } from 'playwright-core';
 import { parseConfig } from '../../src/config/config.js';
 import { startGateway, type RunningGateway } from '../../src/gateway.js';
-import { createLogger } from '../../infra/logger.js';
 import { startIdentityServer, type IdentityServer } from '../fixtures/identity-server.js';
 import { startOidc, type Oidc } from '../fixtures/oidc.js';
 import { chromium } from '../services.js';
 import { tempDir } from '../temp.js';
 import { unusedPort } from '../ports.js';
-import { headersFor, post, request, ROOT } from './harness.js';
+import { post, request, ROOT, send } from './harness.js';
+import { writtenLog } from '../recording-log.js';
 
 const browserNeed = await chromium('the connect flow in headless Chromium');
 const ARGS = ['--headless', '--no-sandbox', '--disable-gpu', '--disable-quic', '--no-first-run', '--disable-background-networking', '--disable-component-update', '--disable-sync'];
@@ -29,7 +28,7 @@ describe('oauth: each caller connects their own upstream account', { skip: brows
   let gateway: RunningGateway;
   let browser: Browser;
   let publicUrl: string;
-  const logLines: string[] = [];
+  const written = writtenLog('debug');
   const storeFile = path.join(tempDir('upstream-oauth-'), 'credentials.json');
   const client = { client_id: 'gw-oauth', client_secret: 'gw-oauth-secret-0123456789' };
 
@@ -45,12 +44,6 @@ describe('oauth: each caller connects their own upstream account', { skip: brows
       'test',
       ROOT,
     );
-  const sink = new Writable({
-    write(chunk, _encoding, done) {
-      logLines.push(String(chunk));
-      done();
-    },
-  });
 
   before(async () => {
     browserNeed.check();
@@ -58,7 +51,7 @@ describe('oauth: each caller connects their own upstream account', { skip: brows
     publicUrl = `http://127.0.0.1:${port}`;
     oidc = await startOidc({ clients: [{ ...client, redirect_uris: [`${publicUrl}/connect/callback`] }], callerAudience: 'unused' });
     upstream = await startIdentityServer(oidc.issuer, oidc.jwksUrl);
-    gateway = await startGateway(configFor(port), createLogger('debug', sink));
+    gateway = await startGateway(configFor(port), written.logger);
     browser = await playwright.launch({ executablePath: browserNeed.path!, args: ARGS });
   });
 
@@ -71,7 +64,7 @@ describe('oauth: each caller connects their own upstream account', { skip: brows
 
   const whoami = (who: string, extra: Record<string, unknown> = {}) => {
     const body = request('tools/call', { name: 'whoami', arguments: {}, ...extra });
-    return post(`${gateway.url}/servers/crm/mcp`, body, { ...headersFor(body), authorization: `Bearer ${KEYS[who]}` });
+    return send(`${gateway.url}/servers/crm/mcp`, body, { authorization: `Bearer ${KEYS[who]}` });
   };
 
   /** What a person does with the link: confirm, sign in at the authorization server as `login`, consent. */
@@ -116,7 +109,7 @@ describe('oauth: each caller connects their own upstream account', { skip: brows
     const meta = { 'io.modelcontextprotocol/clientCapabilities': { elicitation: { url: {} } } };
     const body = request('tools/call', { name: 'whoami', arguments: {}, _meta: meta });
     await post(`${gateway.url}/connections/crm`, '', { authorization: `Bearer ${KEYS.alice}` }, { method: 'DELETE' });
-    const answer = await post(`${gateway.url}/servers/crm/mcp`, body, { ...headersFor(body), authorization: `Bearer ${KEYS.alice}` });
+    const answer = await send(`${gateway.url}/servers/crm/mcp`, body, { authorization: `Bearer ${KEYS.alice}` });
     assert.equal(answer.body.result?.resultType, 'input_required', JSON.stringify(answer.body));
     const [elicitation] = Object.values(answer.body.result.inputRequests) as { method: string; params: { mode: string; url: string } }[];
     assert.equal(elicitation?.method, 'elicitation/create');
@@ -132,7 +125,7 @@ describe('oauth: each caller connects their own upstream account', { skip: brows
       requestState: answer.body.result.requestState,
       inputResponses: { [key!]: { action: 'accept' } },
     });
-    const done = await post(`${gateway.url}/servers/crm/mcp`, retry, { ...headersFor(retry), authorization: `Bearer ${KEYS.alice}` });
+    const done = await send(`${gateway.url}/servers/crm/mcp`, retry, { authorization: `Bearer ${KEYS.alice}` });
     assert.equal(done.body.result?.content?.[0].text, 'you are alice-at-crm', JSON.stringify(done.body));
     // Revoked again: the next call asks her to connect.
     const revoked = await fetch(`${gateway.url}/connections/crm`, { method: 'DELETE', headers: { authorization: `Bearer ${KEYS.alice}` } });
@@ -165,7 +158,7 @@ describe('oauth: each caller connects their own upstream account', { skip: brows
     const text = JSON.stringify(json);
     for (const token of upstream.tokens) assert.ok(!text.includes(token));
     assert.equal((await fetch(`${gateway.url}/connections`)).status, 401);
-    const all = logLines.join('');
+    const all = written.text();
     for (const token of upstream.tokens) assert.ok(!all.includes(token), 'a token reached the log');
     assert.ok(!all.includes(client.client_secret));
   });
@@ -173,7 +166,7 @@ describe('oauth: each caller connects their own upstream account', { skip: brows
   test('a restarted gateway uses the stored token', async () => {
     const port = Number(new URL(publicUrl).port);
     await gateway.close();
-    gateway = await startGateway(configFor(port), createLogger('debug', sink));
+    gateway = await startGateway(configFor(port), written.logger);
     assert.equal((await whoami('bob')).body.result?.content[0].text, 'you are bob-at-crm');
   });
 

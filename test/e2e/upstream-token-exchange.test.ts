@@ -7,15 +7,14 @@
 import assert from 'node:assert/strict';
 import { readFileSync } from 'node:fs';
 import path from 'node:path';
-import { Writable } from 'node:stream';
 import { after, before, describe, test } from 'node:test';
 import { parseConfig } from '../../src/config/config.js';
 import { startGateway, type RunningGateway } from '../../src/gateway.js';
-import { createLogger } from '../../infra/logger.js';
 import { startIdentityServer, type IdentityServer } from '../fixtures/identity-server.js';
 import { startOidc, type Oidc } from '../fixtures/oidc.js';
 import { tempDir } from '../temp.js';
-import { headersFor, post, request, ROOT } from './harness.js';
+import { request, ROOT, send } from './harness.js';
+import { writtenLog } from '../recording-log.js';
 
 const GATEWAY_RESOURCE = 'http://gateway.test/mcp';
 const CLIENT = { client_id: 'gw', client_secret: 'gw-secret-0123456789abcdef' };
@@ -25,7 +24,7 @@ describe('token exchange: each caller reaches the upstream as themselves', () =>
   let oidc: Oidc;
   let upstream: IdentityServer;
   let gateway: RunningGateway;
-  const logLines: string[] = [];
+  const written = writtenLog('debug');
   const callerTokens = new Map<string, string>();
   const auditFile = path.join(tempDir('token-exchange-'), 'audit.log');
 
@@ -49,13 +48,7 @@ describe('token exchange: each caller reaches the upstream as themselves', () =>
       'test',
       ROOT,
     );
-    const sink = new Writable({
-      write(chunk, _encoding, done) {
-        logLines.push(String(chunk));
-        done();
-      },
-    });
-    gateway = await startGateway(config, createLogger('debug', sink));
+    gateway = await startGateway(config, written.logger);
   });
 
   after(async () => {
@@ -65,7 +58,7 @@ describe('token exchange: each caller reaches the upstream as themselves', () =>
   });
 
   const call = (path: string, who: string, body: ReturnType<typeof request>) =>
-    post(`${gateway.url}${path}`, body, { ...headersFor(body), authorization: who === 'carol' ? `Bearer ${API_KEY}` : `Bearer ${callerTokens.get(who)}` });
+    send(`${gateway.url}${path}`, body, { authorization: who === 'carol' ? `Bearer ${API_KEY}` : `Bearer ${callerTokens.get(who)}` });
   const whoami = (path: string, who: string) => call(path, who, request('tools/call', { name: path === '/mcp' ? 'docs__whoami' : 'whoami', arguments: {} }));
 
   test("alice and bob each reach the server as themselves, on /mcp and on the server's own endpoint", async () => {
@@ -117,13 +110,14 @@ describe('token exchange: each caller reaches the upstream as themselves', () =>
   });
 
   test("no token text in the gateway's logs or audit", async () => {
-    assert.ok(logLines.length > 0, 'the gateway logged at debug');
-    if (process.env.SHOW_LOG) console.log(logLines.filter((l) => !l.includes('"level":20')).join(''));
+    assert.ok(written.lines().length > 0, 'the gateway logged at debug');
+    const aboveDebug = written.lines().filter((l) => !l.includes('"level":20'));
+    if (process.env.SHOW_LOG) console.log(aboveDebug.join('\n'));
     const audit = readFileSync(auditFile, 'utf8');
     assert.match(audit, /"principal":"alice"/);
     const secrets = [...callerTokens.values(), ...upstream.tokens, CLIENT.client_secret, API_KEY];
     assert.ok(secrets.length > 4);
-    const all = logLines.join('') + audit;
+    const all = written.text() + audit;
     for (const secret of secrets) assert.ok(!all.includes(secret), 'a token or secret reached the log');
   });
 });

@@ -5,29 +5,19 @@
 import { createHash } from 'node:crypto';
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
-import { chmodSync, mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
-import { tmpdir } from 'node:os';
+import { chmodSync, mkdirSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
 import { childEnvironment } from '../../src/child-env.js';
-import { ConfigError, parseConfig } from '../../src/config/config.js';
+import { parseConfig } from '../../src/config/config.js';
+import { tempDir } from '../temp.js';
+import { configProblems } from '../config-problems.js';
 
-const dir = mkdtempSync(path.join(tmpdir(), 'mcp-gw-file-secrets-'));
-test.after(() => rmSync(dir, { recursive: true, force: true }));
+const dir = tempDir('mcp-gw-file-secrets-');
 
 function secret(name: string, contents: string): string {
   const file = path.join(dir, name);
   writeFileSync(file, contents);
   return file;
-}
-
-function problemsOf(raw: unknown): string[] {
-  try {
-    parseConfig(raw, 't', dir, {});
-  } catch (error) {
-    assert.ok(error instanceof ConfigError, String(error));
-    return error.problems;
-  }
-  assert.fail('the config loaded');
 }
 
 const child = { command: 'node', args: ['server.js'] };
@@ -64,7 +54,7 @@ test('a relative path is read from the config file’s folder; inner spaces and 
 
 test('a missing file is a load error naming the file and the key, with every other problem', () => {
   const missing = path.join(dir, 'nowhere', 'token');
-  const problems = problemsOf({ servers: { a: { ...child, env: { TOKEN: `\${file:${missing}}` } } }, mrtr: { secret: '${UNSET_MRTR}' } });
+  const problems = configProblems({ servers: { a: { ...child, env: { TOKEN: `\${file:${missing}}` } } }, mrtr: { secret: '${UNSET_MRTR}' } }, {}, dir);
   assert.equal(problems.length, 2, problems.join('\n'));
   assert.ok(
     problems.includes(
@@ -78,13 +68,13 @@ test('a missing file is a load error naming the file and the key, with every oth
 test('a folder, or a file the gateway may not read, is a load error saying so', () => {
   mkdirSync(path.join(dir, 'a-folder'), { recursive: true });
   assert.match(
-    problemsOf({ servers: { a: child }, mrtr: { secret: '${file:a-folder}' } }).join('\n'),
+    configProblems({ servers: { a: child }, mrtr: { secret: '${file:a-folder}' } }, {}, dir).join('\n'),
     /^mrtr\.secret: cannot read the secret file .*a-folder named by \$\{file:a-folder\} \(it is a folder\)/,
   );
   if (process.getuid?.() === 0) return; // root reads any file: the permission case cannot be staged
   const locked = secret('locked', 'x');
   chmodSync(locked, 0o000);
-  assert.match(problemsOf({ servers: { a: child }, mrtr: { secret: '${file:locked}' } }).join('\n'), /\(permission denied\)/);
+  assert.match(configProblems({ servers: { a: child }, mrtr: { secret: '${file:locked}' } }, {}, dir).join('\n'), /\(permission denied\)/);
 });
 
 test("no child inherits a file's contents: only a server whose own env: names it gets it", () => {

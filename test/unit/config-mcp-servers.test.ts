@@ -1,20 +1,8 @@
 // A host's server list pasted into the gateway's config: Claude Desktop, Claude Code, Cursor, VS Code.
 import assert from 'node:assert/strict';
-import path from 'node:path';
 import { test } from 'node:test';
-import { ConfigError, parseConfig, type HttpServerConfig, type StdioServerConfig } from '../../src/config/config.js';
-
-const BASE = path.resolve('/srv/gateway');
-
-function problemsOf(raw: unknown, env: NodeJS.ProcessEnv = {}): string[] {
-  try {
-    parseConfig(raw, 't', BASE, env);
-  } catch (error) {
-    assert.ok(error instanceof ConfigError, String(error));
-    return error.problems;
-  }
-  assert.fail('expected a ConfigError');
-}
+import { parseConfig, type HttpServerConfig, type StdioServerConfig } from '../../src/config/config.js';
+import { BASE, configProblems } from '../config-problems.js';
 
 test("Claude Desktop's mcpServers: command, args and env become stdio servers", () => {
   const config = parseConfig({ mcpServers: { files: { command: 'npx', args: ['-y', '@modelcontextprotocol/server-filesystem', '/srv'], env: { DEBUG: '1' } } } }, 't', BASE, {});
@@ -58,12 +46,12 @@ test('disabled: true leaves a server out', () => {
 test('refusals name the mcpServers key the user wrote, and what to do', () => {
   // type: "sse" (the 2024 HTTP+SSE transport) is served since issue 37: transport sse.
   assert.equal(parseConfig({ mcpServers: { old: { type: 'sse', url: 'https://a.example/sse' } } }, 't', BASE, {}).servers.old!.transport, 'sse');
-  const [unknown] = problemsOf({ mcpServers: { a: { command: 'node', autoApprove: ['x'] } } });
+  const [unknown] = configProblems({ mcpServers: { a: { command: 'node', autoApprove: ['x'] } } });
   assert.match(unknown!, /^mcpServers\.a: 'autoApprove' is a host's setting, not the gateway's: tool approval is the host's/);
-  const [missing] = problemsOf({ mcpServers: { a: { command: 'node', env: { K: '${NOPE}' } } } });
+  const [missing] = configProblems({ mcpServers: { a: { command: 'node', env: { K: '${NOPE}' } } } });
   assert.match(missing!, /^mcpServers\.a\.env\.K: environment variable NOPE is not set/);
-  const [twice] = problemsOf({ servers: { a: { command: 'node' } }, mcpServers: { a: { command: 'node' } } });
+  const [twice] = configProblems({ servers: { a: { command: 'node' } }, mcpServers: { a: { command: 'node' } } });
   assert.match(twice!, /^mcpServers\.a: servers\.a exists too; rename one/);
-  const [badType] = problemsOf({ servers: { a: { type: 'websocket', command: 'node' } } });
+  const [badType] = configProblems({ servers: { a: { type: 'websocket', command: 'node' } } });
   assert.match(badType!, /^servers\.a\.type: must be one of "stdio", "http"/);
 });

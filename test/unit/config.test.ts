@@ -5,24 +5,14 @@ import { writeFileSync, rmSync } from 'node:fs';
 import path from 'node:path';
 import { parseConfig, loadConfigFile, ConfigError, ConfigFileMissing, type ServerConfig, type StdioServerConfig } from '../../src/config/config.js';
 import { tempDir } from '../temp.js';
+import { BASE, configError } from '../config-problems.js';
 
 function stdioOf(server: ServerConfig | undefined): StdioServerConfig {
   assert.equal(server?.transport, 'stdio');
   return server as StdioServerConfig;
 }
 
-const BASE = path.resolve('/srv/gateway');
 const one = (server: Record<string, unknown>, rest: Record<string, unknown> = {}) => ({ servers: { a: { command: 'node', ...server } }, ...rest });
-
-function configError(fn: () => unknown): ConfigError {
-  try {
-    fn();
-  } catch (error) {
-    assert.ok(error instanceof ConfigError, `expected ConfigError, got ${String(error)}`);
-    return error;
-  }
-  assert.fail('expected a ConfigError');
-}
 
 test('defaults for listen and for a server', () => {
   const config = parseConfig(one({}), 'test.yaml', BASE, {});

@@ -3,22 +3,12 @@
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import path from 'node:path';
-import { ConfigError, parseConfig, type HttpServerConfig } from '../../src/config/config.js';
+import { parseConfig, type HttpServerConfig } from '../../src/config/config.js';
+import { BASE, configProblems } from '../config-problems.js';
 
-const BASE = path.resolve('/srv/gateway');
 const KEY = 'k'.repeat(32);
 const JWT = { issuer: 'https://idp.example.com', jwksUrl: 'https://idp.example.com/jwks', audience: 'https://gw.example.com/mcp' };
 const EXCHANGE = { type: 'tokenExchange', tokenEndpoint: 'https://idp.example.com/token', clientId: 'gw', clientSecret: 'secret', audience: 'https://docs.example.com/mcp' };
-
-function problems(raw: unknown): string[] {
-  try {
-    parseConfig(raw, 'test.yaml', BASE, {});
-  } catch (error) {
-    assert.ok(error instanceof ConfigError, String(error));
-    return error.problems;
-  }
-  assert.fail('expected a ConfigError');
-}
 
 test("the issue's example loads: publicUrl trimmed, the store file resolved, both kinds of server credentials", () => {
   const config = parseConfig(
@@ -46,7 +36,7 @@ test("the issue's example loads: publicUrl trimmed, the store file resolved, bot
 });
 
 test('a key shorter than 32 bytes is refused, saying how to make one', () => {
-  const found = problems({ credentials: { key: 'short-key' }, servers: { a: { command: 'node' } } });
+  const found = configProblems({ credentials: { key: 'short-key' }, servers: { a: { command: 'node' } } });
   assert.ok(
     found.some((p) => p.includes('credentials.key') && p.includes('32 bytes') && p.includes('openssl rand')),
     found.join('\n'),
@@ -54,7 +44,7 @@ test('a key shorter than 32 bytes is refused, saying how to make one', () => {
 });
 
 test('tokenExchange without auth.jwt is refused at load, naming auth.jwt', () => {
-  const found = problems({ auth: { anonymous: true }, servers: { docs: { url: 'https://docs.example.com/mcp', credentials: EXCHANGE } } });
+  const found = configProblems({ auth: { anonymous: true }, servers: { docs: { url: 'https://docs.example.com/mcp', credentials: EXCHANGE } } });
   assert.ok(
     found.some((p) => p.startsWith('servers.docs.credentials') && p.includes('auth.jwt')),
     found.join('\n'),
@@ -64,7 +54,7 @@ test('tokenExchange without auth.jwt is refused at load, naming auth.jwt', () =>
 });
 
 test('type oauth needs the store and publicUrl; each missing one is named', () => {
-  const found = problems({ servers: { crm: { url: 'https://crm.example.com/mcp', credentials: { type: 'oauth' } } } });
+  const found = configProblems({ servers: { crm: { url: 'https://crm.example.com/mcp', credentials: { type: 'oauth' } } } });
   assert.ok(
     found.some((p) => p.includes('servers.crm.credentials') && p.includes('credentials: { key:')),
     found.join('\n'),
@@ -82,7 +72,7 @@ test('type oauth needs the store and publicUrl; each missing one is named', () =
 });
 
 test('a static Authorization header beside per-user credentials is refused', () => {
-  const found = problems({
+  const found = configProblems({
     auth: { jwt: JWT },
     servers: { docs: { url: 'https://docs.example.com/mcp', headers: { Authorization: 'Bearer x' }, credentials: EXCHANGE } },
   });
@@ -93,7 +83,7 @@ test('a static Authorization header beside per-user credentials is refused', () 
 });
 
 test('an unknown credentials type and a link that lives too long are refused', () => {
-  const found = problems({
+  const found = configProblems({
     listen: { publicUrl: 'https://gw.example.com' },
     credentials: { key: KEY, linkTtlMs: 3_600_000 },
     auth: { jwt: JWT },
@@ -113,7 +103,7 @@ test('an unknown credentials type and a link that lives too long are refused', (
 });
 
 test('a secret method without a secret is refused, naming authMethod: none', () => {
-  const found = problems({ auth: { jwt: JWT }, servers: { b: { url: 'https://b.example.com/mcp', credentials: { ...EXCHANGE, clientSecret: undefined } } } });
+  const found = configProblems({ auth: { jwt: JWT }, servers: { b: { url: 'https://b.example.com/mcp', credentials: { ...EXCHANGE, clientSecret: undefined } } } });
   assert.ok(
     found.some((p) => p.startsWith('servers.b.credentials.clientSecret') && p.includes('authMethod: none')),
     found.join('\n'),

@@ -5,7 +5,7 @@ import assert from 'node:assert/strict';
 import { ResultFiller } from '../../bridge/modern-result.js';
 import { httpStatusOf, UPSTREAM_STATUS, type MarkedResponse } from '../../protocol/error-status.js';
 import type { JsonRpcResponse } from '../../protocol/jsonrpc.js';
-import type { Log } from '../../infra/log.js';
+import { recordingLog } from '../recording-log.js';
 
 const failure = (code: number, upstreamStatus?: number): JsonRpcResponse => {
   const response: MarkedResponse = { jsonrpc: '2.0', id: 1, error: { code, message: 'x' } };
@@ -36,14 +36,8 @@ describe('httpStatusOf', () => {
 });
 
 describe('ResultFiller', () => {
-  function recording(): { log: Log; lines: string[] } {
-    const lines: string[] = [];
-    const log: Log = { debug() {}, info: (_o, m) => void lines.push(m ?? ''), warn() {}, error() {}, child: () => log };
-    return { log, lines };
-  }
-
   test('adds resultType "complete" at the end, keeps every other key in order, and says so once', () => {
-    const { log, lines } = recording();
+    const { log, messages } = recordingLog();
     const filler = new ResultFiller(log);
     const first: JsonRpcResponse = { jsonrpc: '2.0', id: 1, result: { content: [{ type: 'text', text: 'a' }], isError: false } };
     filler.fill('tools/call', first);
@@ -51,12 +45,12 @@ describe('ResultFiller', () => {
     const second: JsonRpcResponse = { jsonrpc: '2.0', id: 2, result: { content: [] } };
     filler.fill('tools/call', second);
     assert.equal((second as { result: Record<string, unknown> }).result.resultType, 'complete');
-    assert.equal(lines.length, 1);
-    assert.match(lines[0]!, /resultType/);
+    assert.equal(messages('info').length, 1);
+    assert.match(messages('info')[0]!, /resultType/);
   });
 
   test('a cacheable result without ttlMs or cacheScope gets 0 and "private" appended, each said once', () => {
-    const { log, lines } = recording();
+    const { log, messages } = recordingLog();
     const filler = new ResultFiller(log);
     const first: JsonRpcResponse = { jsonrpc: '2.0', id: 1, result: { tools: [] } };
     filler.fill('tools/list', first);
@@ -66,20 +60,20 @@ describe('ResultFiller', () => {
     assert.equal(JSON.stringify(kept), '{"jsonrpc":"2.0","id":2,"result":{"prompts":[],"resultType":"complete","ttlMs":5000,"cacheScope":"public"}}');
     filler.fill('resources/list', { jsonrpc: '2.0', id: 3, result: { resources: [] } });
     assert.deepEqual(
-      lines.map((line) => /without (\w+)/.exec(line)?.[1]),
+      messages('info').map((line) => /without (\w+)/.exec(line)?.[1]),
       ['resultType', 'ttlMs', 'cacheScope'],
     );
   });
 
   test('an input_required result is not given cache fields', () => {
-    const filler = new ResultFiller(recording().log);
+    const filler = new ResultFiller(recordingLog().log);
     const asking: JsonRpcResponse = { jsonrpc: '2.0', id: 1, result: { resultType: 'input_required', requestState: 'x' } };
     filler.fill('resources/read', asking);
     assert.equal(JSON.stringify(asking), '{"jsonrpc":"2.0","id":1,"result":{"resultType":"input_required","requestState":"x"}}');
   });
 
   test('leaves results that carry one (any value) and errors alone', () => {
-    const { log, lines } = recording();
+    const { log, messages } = recordingLog();
     const filler = new ResultFiller(log);
     const inputRequired: JsonRpcResponse = { jsonrpc: '2.0', id: 1, result: { resultType: 'input_required', requestState: 's' } };
     const error: JsonRpcResponse = { jsonrpc: '2.0', id: 2, error: { code: -32602, message: 'Unknown tool' } };
@@ -87,6 +81,6 @@ describe('ResultFiller', () => {
     filler.fill('tools/call', inputRequired);
     filler.fill('tools/call', error);
     assert.equal(JSON.stringify([inputRequired, error]), before);
-    assert.equal(lines.length, 0);
+    assert.equal(messages('info').length, 0);
   });
 });

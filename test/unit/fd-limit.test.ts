@@ -6,6 +6,7 @@ import path from 'node:path';
 import { test } from 'node:test';
 import { defaultMaxConnections, LOW_FD_LIMIT, PROBE_HEADROOM, readFdLimit, reportFdLimit } from '../../src/gateway/connection-cap.js';
 import { tempDir } from '../temp.js';
+import { recordingLog } from '../recording-log.js';
 
 const LIMITS = `Limit                     Soft Limit           Hard Limit           Units
 Max processes             63432                63432                processes
@@ -35,13 +36,12 @@ test('the default connection cap stays below the limit, leaving room for the pro
 });
 
 test('a low limit is warned about at start, naming ulimit; a high one is not', () => {
-  const warnings: string[] = [];
-  const log = { warn: (_: object, message?: string) => warnings.push(message ?? '') } as never;
+  const { log, warnings } = recordingLog();
   reportFdLimit(1024, defaultMaxConnections(1024), false, log);
-  assert.equal(warnings.length, 1);
-  assert.match(warnings[0]!, /ulimit -n/);
+  assert.equal(warnings().length, 1);
+  assert.match(warnings()[0]!, /ulimit -n/);
   reportFdLimit(LOW_FD_LIMIT * 4, defaultMaxConnections(LOW_FD_LIMIT * 4), false, log);
-  assert.equal(warnings.length, 1);
+  assert.equal(warnings().length, 1);
   reportFdLimit(LOW_FD_LIMIT * 4, LOW_FD_LIMIT * 4, true, log);
-  assert.match(warnings[1]!, /listen\.maxConnections/);
+  assert.match(warnings()[1]!, /listen\.maxConnections/);
 });

@@ -2,10 +2,9 @@
 // what to add or change.
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
-import path from 'node:path';
-import { ConfigError, parseConfig } from '../../src/config/config.js';
+import { parseConfig } from '../../src/config/config.js';
+import { BASE, configProblems } from '../config-problems.js';
 
-const BASE = path.resolve('/srv/gateway');
 const KEY = 'k'.repeat(32);
 const AUTH = { apiKeys: [{ key: 'alice-key-0123456789abcdef', principal: 'alice' }] };
 const GITHUB = {
@@ -14,16 +13,6 @@ const GITHUB = {
   perCaller: true,
   secrets: { GITHUB_PERSONAL_ACCESS_TOKEN: { prompt: 'A GitHub token with repo scope' } },
 };
-
-function problems(raw: unknown): string[] {
-  try {
-    parseConfig(raw, 'test.yaml', BASE, {});
-  } catch (error) {
-    assert.ok(error instanceof ConfigError, String(error));
-    return error.problems;
-  }
-  assert.fail('expected a ConfigError');
-}
 
 test("the issue's example loads, with the defaults: idleMs 10 min, maxCallers 50", () => {
   const config = parseConfig({ listen: { publicUrl: 'https://gw.example.com' }, credentials: { key: KEY }, auth: AUTH, servers: { github: GITHUB } }, 'test.yaml', BASE, {});
@@ -37,7 +26,7 @@ test("the issue's example loads, with the defaults: idleMs 10 min, maxCallers 50
 });
 
 test('secrets without what they need: each problem names the key to add', () => {
-  const found = problems({ servers: { github: { ...GITHUB, perCaller: false, env: { GITHUB_PERSONAL_ACCESS_TOKEN: 'shared' } } } });
+  const found = configProblems({ servers: { github: { ...GITHUB, perCaller: false, env: { GITHUB_PERSONAL_ACCESS_TOKEN: 'shared' } } } });
   assert.ok(
     found.some((p) => p.includes('servers.github.secrets') && p.includes('servers.github.perCaller: true')),
     found.join('\n'),
@@ -61,7 +50,7 @@ test('secrets without what they need: each problem names the key to add', () => 
 });
 
 test('maxCallers below 1 and a secret name that is no variable are refused', () => {
-  const found = problems({
+  const found = configProblems({
     listen: { publicUrl: 'https://gw.example.com' },
     credentials: { key: KEY },
     auth: AUTH,

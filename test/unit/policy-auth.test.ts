@@ -5,7 +5,7 @@ import { rm, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import type { AddressInfo } from 'node:net';
 import { base64url, exportJWK, exportSPKI, generateKeyPair, importPKCS8, SignJWT, type CryptoKey, type JWTPayload } from 'jose';
-import { silentLog, type Log } from '../../infra/log.js';
+import { silentLog } from '../../infra/log.js';
 import { ApiKeys, sha256Hex } from '../../policy/api-keys.js';
 import { Authenticator, type AuthFailure, type AuthResult } from '../../policy/authenticate.js';
 import { looksLikeJwt } from '../../policy/jwt.js';
@@ -14,6 +14,7 @@ import { protectedResourceMetadata, resourceMetadataUrl } from '../../policy/res
 import type { AuthSetting, JwtSetting } from '../../policy/settings.js';
 import { bearerChallenge, quotedString } from '../../policy/www-authenticate.js';
 import { tempDir } from '../temp.js';
+import { recordingLog } from '../recording-log.js';
 
 const ISSUER = 'https://issuer.example';
 const AUDIENCE = 'https://gw.example.com/';
@@ -363,22 +364,16 @@ describe('JWT key sources', () => {
 
     test('an unavailable JWKS refuses tokens, logs without the token, and says why', async () => {
       failWith = 500;
-      const logged: string[] = [];
-      const log: Log = {
-        debug: (obj, msg) => logged.push(JSON.stringify(obj) + msg),
-        info: (obj, msg) => logged.push(JSON.stringify(obj) + msg),
-        warn: (obj, msg) => logged.push(JSON.stringify(obj) + msg),
-        error: (obj, msg) => logged.push(JSON.stringify(obj) + msg),
-        child: () => log,
-      };
+      const { log, lines } = recordingLog();
+      const logged = () => lines.map((line) => JSON.stringify(line.obj) + line.msg);
       try {
         const authenticator = await Authenticator.create(authSetting({ jwt: jwtSetting({ jwksFile: undefined, jwksUrl }) }), log);
         const token = await sign();
         const failure = refusal(await authenticator.authenticate(`Bearer ${token}`));
         assert.equal(failure.error, 'invalid_token');
         assert.match(failure.reason, /^signing keys unavailable: JWKS fetch failed/);
-        assert.ok(logged.some((line) => line.includes('JWT signing keys unavailable')));
-        assert.ok(logged.every((line) => !line.includes(token)));
+        assert.ok(logged().some((line) => line.includes('JWT signing keys unavailable')));
+        assert.ok(logged().every((line) => !line.includes(token)));
       } finally {
         failWith = undefined;
       }

@@ -1,23 +1,16 @@
 // profiles: in the config — what loads, and each mistake refused at load with words that say the fix;
 // plus the Profile's own translation rules (globs, renames, describe), which the edge relies on.
 import assert from 'node:assert/strict';
-import path from 'node:path';
 import { test } from 'node:test';
-import { ConfigError, parseConfig } from '../../src/config/config.js';
+import { parseConfig } from '../../src/config/config.js';
 import { Profile } from '../../src/profiles/profile.js';
+import { BASE, configError } from '../config-problems.js';
 
-const BASE = path.resolve('/srv/gateway');
 const servers = { github: { command: 'node' }, fs: { command: 'node' } };
 const load = (profiles: unknown, rest: Record<string, unknown> = {}) => parseConfig({ servers, profiles, ...rest }, 'test.yaml', BASE, {});
 
 function problems(profiles: unknown, rest: Record<string, unknown> = {}): string[] {
-  try {
-    load(profiles, rest);
-  } catch (error) {
-    assert.ok(error instanceof ConfigError, String(error));
-    return error.problems;
-  }
-  assert.fail('expected a ConfigError');
+  return configError(() => load(profiles, rest)).problems;
 }
 
 test('a profile loads with its defaults; none configured is an empty map', () => {

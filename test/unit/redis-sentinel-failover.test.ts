@@ -6,8 +6,7 @@
 // one store reaches another's subscriber. The URL's host does not exist: only the sentinel names servers.
 import assert from 'node:assert/strict';
 import { type ChildProcess, spawn } from 'node:child_process';
-import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
-import { tmpdir } from 'node:os';
+import { writeFileSync } from 'node:fs';
 import path from 'node:path';
 import { test } from 'node:test';
 import { Redis } from 'ioredis';
@@ -17,6 +16,7 @@ import { until } from '../e2e/harness.js';
 import { reachable, stopRedis } from '../e2e/own-redis.js';
 import { unusedPort } from '../ports.js';
 import { redisServerBinary } from '../services.js';
+import { tempDir } from '../temp.js';
 
 const redisServer = redisServerBinary('the sentinel failover test');
 const NAME = 'primary-f';
@@ -42,8 +42,7 @@ async function role(redis: Redis): Promise<string> {
 test('the store follows the sentinel through a failover and a crash of the primary', { skip: redisServer.skip, timeout: 120_000 }, async (t) => {
   redisServer.check();
   const [portA, portB, sentinelPort] = [await unusedPort(), await unusedPort(), await unusedPort()];
-  const folder = mkdtempSync(path.join(tmpdir(), 'mcp-gw-sentinel-failover-'));
-  t.after(() => rmSync(folder, { recursive: true, force: true }));
+  const folder = tempDir('mcp-gw-sentinel-failover-');
   const a = startServer(folder, portA);
   t.after(() => stopRedis(a));
   assert.ok(await until(() => reachable(portA), 5_000, 25), 'primary up');

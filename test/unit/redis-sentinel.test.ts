@@ -8,7 +8,7 @@ import path from 'node:path';
 import { test } from 'node:test';
 import { Redis } from 'ioredis';
 import { RedisStore } from '../../cache/redis-store.js';
-import { ConfigError, parseConfig } from '../../src/config/config.js';
+import { parseConfig } from '../../src/config/config.js';
 import { silentLog } from '../../infra/log.js';
 import { failFastRedisOptions, sentinelOptions } from '../../infra/redis-fail-fast.js';
 import { until } from '../e2e/harness.js';
@@ -16,6 +16,7 @@ import { ownRedis, startRedisServer, stopRedis } from '../e2e/own-redis.js';
 import { onFreePort } from '../ports.js';
 import { tempDir } from '../temp.js';
 import { redisServerBinary } from '../services.js';
+import { configError } from '../config-problems.js';
 
 const redisServer = redisServerBinary('the sentinel test');
 
@@ -23,13 +24,7 @@ const servers = { s: { command: 'node', args: ['-e', ''] } };
 const parse = (cache: Record<string, unknown>) => parseConfig({ servers, cache }, 't', '/', {});
 
 function problems(cache: Record<string, unknown>): string {
-  try {
-    parse(cache);
-  } catch (error) {
-    assert.ok(error instanceof ConfigError, String(error));
-    return error.problems.join('\n');
-  }
-  return assert.fail('expected a ConfigError');
+  return configError(() => parse(cache)).problems.join('\n');
 }
 
 test('cache.sentinel is read with its defaults; without it nothing changes', () => {

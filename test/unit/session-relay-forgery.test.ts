@@ -8,6 +8,7 @@ import { SessionRelay, type EndedSession, type SessionEvent } from '../../src/le
 import { silentLog } from '../../infra/log.js';
 import { scratchRedis } from '../e2e/own-redis.js';
 import { sharedRedis } from '../services.js';
+import { retried } from '../timing.js';
 
 const URL = 'redis://127.0.0.1:6379';
 const redisNeed = await sharedRedis('the session relay forgery tests');
@@ -21,18 +22,6 @@ function relay(keyPrefix: string, secret = SECRET) {
   const instance = new SessionRelay({ url: URL, keyPrefix, secret, log: silentLog });
   instance.attach({ event: (session, event) => heard.push({ session, event }), ended: (sessions) => ended.push(...sessions) });
   return { relay: instance, ended, heard };
-}
-
-/** Retries what fails while a new relay's connections are still coming up. */
-async function eventually<T>(run: () => Promise<T>): Promise<T> {
-  for (let attempt = 0; ; attempt++) {
-    try {
-      return await run();
-    } catch (error) {
-      if (attempt >= 100) throw error;
-      await new Promise((resolve) => setTimeout(resolve, 20));
-    }
-  }
 }
 
 function sessionsIn(ended: readonly EndedSession[]): string[] {
@@ -58,14 +47,14 @@ describe('SessionRelay against someone who can write to Redis', { skip: SKIP }, 
     try {
       // Ended by a gateway with another secret, then forged by hand: bare, with a made-up MAC, and a
       // genuine entry's MAC moved to another session.
-      await eventually(() => stranger.relay.end('victim-1', expiresAt));
-      await eventually(() => running.relay.end('genuine', expiresAt));
+      await retried(() => stranger.relay.end('victim-1', expiresAt));
+      await retried(() => running.relay.end('genuine', expiresAt));
       const [genuine] = (await redis.zrange(endedKey, '0', '-1')).filter((member) => member.includes('.genuine.'));
       assert.ok(genuine, 'the genuine entry is in the set');
       const mac = genuine.slice(genuine.lastIndexOf('.') + 1);
       await redis.zadd(endedKey, expiresAt, 'victim-2', expiresAt, `${expiresAt}.victim-3.AAAA`, expiresAt, `${expiresAt}.victim-4.${mac}`);
       await redis.publish(`${prefix}sessions:ended`, `${expiresAt}.victim-5.${mac}`);
-      await eventually(() => running.relay.end('genuine-2', expiresAt));
+      await retried(() => running.relay.end('genuine-2', expiresAt));
       await until(() => running.ended.some((e) => e.session === 'genuine-2'), 'the running relay heard the second genuine DELETE');
       // At least once: a DELETE announced while the relay's first catch-up reads the set is heard twice.
       assert.deepEqual(sessionsIn(running.ended), ['genuine', 'genuine-2'], 'heard live: only what this secret signed');
@@ -85,9 +74,9 @@ describe('SessionRelay against someone who can write to Redis', { skip: SKIP }, 
     const a = relay(prefix);
     const stranger = relay(prefix, OTHER_SECRET);
     try {
-      await eventually(() => a.relay.addSubscription('victim', 'file:///genuine', expiresAt));
-      await eventually(() => a.relay.addSubscription('other', 'file:///other', expiresAt));
-      await eventually(() => stranger.relay.addSubscription('victim', 'file:///stranger', expiresAt));
+      await retried(() => a.relay.addSubscription('victim', 'file:///genuine', expiresAt));
+      await retried(() => a.relay.addSubscription('other', 'file:///other', expiresAt));
+      await retried(() => stranger.relay.addSubscription('victim', 'file:///stranger', expiresAt));
       const [otherEntry] = await redis.smembers(`${prefix}session:other:subscriptions`);
       // Bare, with a made-up MAC, and another session's genuine entry copied over.
       await redis.sadd(`${prefix}session:victim:subscriptions`, 'file:///bare', 'AAAA.file:///made-up', otherEntry!);
@@ -106,7 +95,7 @@ describe('SessionRelay against someone who can write to Redis', { skip: SKIP }, 
     const answering = relay(prefix);
     const spy = new Redis(URL);
     try {
-      const release = await eventually(async () => {
+      const release = await retried(async () => {
         const release = await asking.relay.watch('s1');
         // The watch resolves even when the SUBSCRIBE could not be made yet: check someone listens.
         if ((await answering.relay.publish('s1', { kind: 'resync' })) === 0) throw (release(), new Error('not listening yet'));

@@ -9,6 +9,7 @@ import { SessionRelay, type EndedSession } from '../../src/legacy-client/session
 import { silentLog } from '../../infra/log.js';
 import { scratchRedis } from '../e2e/own-redis.js';
 import { sharedRedis } from '../services.js';
+import { retried } from '../timing.js';
 
 const URL = 'redis://127.0.0.1:6379';
 const redisNeed = await sharedRedis('the session relay MAC spelling tests');
@@ -43,18 +44,6 @@ function relay(keyPrefix: string) {
   return { relay: instance, ended };
 }
 
-/** Retries what fails while a new relay's connections are still coming up. */
-async function eventually<T>(run: () => Promise<T>): Promise<T> {
-  for (let attempt = 0; ; attempt++) {
-    try {
-      return await run();
-    } catch (error) {
-      if (attempt >= 100) throw error;
-      await new Promise((resolve) => setTimeout(resolve, 20));
-    }
-  }
-}
-
 async function until(check: () => boolean, what: string): Promise<void> {
   for (let i = 0; i < 250 && !check(); i++) await new Promise((resolve) => setTimeout(resolve, 20));
   assert.ok(check(), what);
@@ -80,7 +69,7 @@ describe('SessionRelay refuses other spellings of a genuine MAC', { skip: redisN
     const a = relay(prefix);
     try {
       const entryOf = async (session: string) => {
-        await eventually(() => a.relay.addSubscription(session, uri, expiresAt));
+        await retried(() => a.relay.addSubscription(session, uri, expiresAt));
         const [entry] = await redis.smembers(`${prefix}session:${session}:subscriptions`);
         return entry!;
       };
@@ -111,7 +100,7 @@ describe('SessionRelay refuses other spellings of a genuine MAC', { skip: redisN
     let late: ReturnType<typeof relay> | undefined;
     try {
       const macOf = async (session: string) => {
-        await eventually(() => running.relay.end(session, expiresAt));
+        await retried(() => running.relay.end(session, expiresAt));
         const member = (await redis.zrange(endedKey, '0', '-1')).find((m) => m.startsWith(`${expiresAt}.${session}.`))!;
         return member.slice(member.lastIndexOf('.') + 1);
       };
@@ -124,7 +113,7 @@ describe('SessionRelay refuses other spellings of a genuine MAC', { skip: redisN
       await redis.zadd(endedKey, ...forged.flatMap((member) => [expiresAt, member]));
       for (const member of forged) await redis.publish(endedKey, member);
       // A genuine DELETE after them on the same channel: once it is heard, the forgeries were too.
-      await eventually(() => running.relay.end('control', expiresAt));
+      await retried(() => running.relay.end('control', expiresAt));
       await until(() => running.ended.some((e) => e.session === 'control'), 'the control DELETE was heard');
       assert.deepEqual(
         running.ended.slice(heardBefore).map((e) => e.session),

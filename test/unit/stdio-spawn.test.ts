@@ -5,16 +5,16 @@
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { spawn } from 'node:child_process';
-import { chmodSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
-import { tmpdir } from 'node:os';
+import { chmodSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { StdioProcess, type ExitInfo } from '../../bridge/stdio/stdio-process.js';
 import { silentLog } from '../../infra/log.js';
+import { tempDir } from '../temp.js';
+import { alive } from '../processes.js';
 
 const ROOT = fileURLToPath(new URL('../../', import.meta.url));
-const dir = mkdtempSync(path.join(tmpdir(), 'mcp-gw-spawn-'));
-test.after(() => rmSync(dir, { recursive: true, force: true }));
+const dir = tempDir('mcp-gw-spawn-');
 
 const spec = { command: process.execPath, args: ['-e', ''], env: { PATH: process.env.PATH ?? '' }, cwd: ROOT, maxLineBytes: 1024 };
 
@@ -58,16 +58,6 @@ test('the command is found on the child’s PATH, and stdout carries only the me
   assert.deepEqual(messages, [{ jsonrpc: '2.0', method: 'hello' }]);
   assert.equal(child.recentStderr(), 'to the log');
 });
-
-/** Whether a process is still there (signal 0 only asks). */
-function alive(pid: number): boolean {
-  try {
-    process.kill(pid, 0);
-    return true;
-  } catch {
-    return false;
-  }
-}
 
 test('a gateway killed by a signal it does not handle takes its child and grandchild with it', { timeout: 60_000 }, async () => {
   // The "gateway": a process holding one StdioProcess whose child starts a grandchild, then reports both pids.
