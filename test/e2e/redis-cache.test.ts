@@ -170,15 +170,16 @@ test('entries expire, and a hash lives as long as its longest-lived field', { sk
   const b = replica();
   await Promise.all([ready(a.store), ready(b.store)]);
   // Lifetimes long enough that a test process starved of CPU (six files on two cores in CI) still reads a
-  // fresh entry as fresh; expiry is then awaited past the entry's own deadline rather than slept for.
+  // fresh entry as fresh; expiry is then awaited past the latest the entry's deadline can be (its write
+  // ended by then), not a fixed sleep that a slow write outlasts.
   const SHORT_MS = 2_000;
   const errors = () => `store errors: ${a.cache.stats.storeErrors + b.cache.stats.storeErrors}`;
   const short = counted(() => tools(SHORT_MS));
-  const written = Date.now();
   await a.cache.get(key({ upstream: 'exp' }), 1, short.fetch);
+  const written = Date.now(); // the entry's expiresAt is at most this + SHORT_MS
   assert.equal((await a.cache.get(key({ upstream: 'exp' }), 1, short.fetch)).hit, true, errors());
   assert.equal((await b.cache.get(key({ upstream: 'exp' }), 1, short.fetch)).hit, true, errors());
-  await sleep(Math.max(0, written + SHORT_MS + 50 - Date.now()));
+  await sleep(Math.max(0, written + SHORT_MS + 5 - Date.now()));
   assert.equal((await b.cache.get(key({ upstream: 'exp' }), 1, short.fetch)).hit, false);
   assert.equal((await a.cache.get(key({ upstream: 'exp' }), 1, short.fetch)).hit, true, `B refilled it; ${errors()}`);
   assert.equal(short.calls, 2);
@@ -188,12 +189,12 @@ test('entries expire, and a hash lives as long as its longest-lived field', { sk
   const hash = `${PREFIX}g:exp2:tools/list`;
   const longWritten = Date.now();
   await a.cache.get(key({ upstream: 'exp2', variant: 'long' }), 1, async () => ok(tools(60_000)));
-  const shortWritten = Date.now();
   await a.cache.get(key({ upstream: 'exp2', variant: 'short' }), 1, async () => ok(tools(SHORT_MS)));
+  const shortWritten = Date.now();
   await a.cache.get(key({ upstream: 'exp2', variant: 'short' }), 1, async () => assert.fail(`cached; ${errors()}`));
   const pttl = await admin.pttl(hash);
   assert.ok(pttl <= 60_000 && pttl >= 60_000 - (Date.now() - longWritten) - 1, `hash PTTL ${pttl} after ${Date.now() - longWritten} ms`);
-  await sleep(Math.max(0, shortWritten + SHORT_MS + 50 - Date.now()));
+  await sleep(Math.max(0, shortWritten + SHORT_MS + 5 - Date.now()));
   // The short field is stale (ignored) although the hash still holds it.
   let fetched = 0;
   await b.cache.get(key({ upstream: 'exp2', variant: 'short' }), 1, async () => (fetched++, ok(tools(0))));
