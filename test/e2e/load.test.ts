@@ -15,6 +15,7 @@ import http from 'node:http';
 import path from 'node:path';
 import { after, before, describe, test } from 'node:test';
 import type { Upstream } from '../../bridge/upstream.js';
+import { CachedUpstream } from '../../src/layers/cached-upstream.js';
 import type { RunningGateway } from '../../src/gateway.js';
 import { META, ROOT, sseTextMessages, startTestGateway, until, VERSION } from './harness.js';
 import { launchGateway, type ChildGateway } from './child-gateway.js';
@@ -191,10 +192,13 @@ describe('10,000 tools/call at 64 concurrent clients through /mcp onto three ups
       const withPending = stack.find((layer) => typeof (layer.pending as { size?: unknown } | undefined)?.size === 'number');
       assert.ok(withPending, `${server}: found the pending-request map (${stack.map((l) => l.constructor.name).join(' → ')})`);
       assert.equal((withPending.pending as { size: number }).size, 0, `${server}: pending requests left`);
-      // Fail, not pass quietly, when the layer that counts requests in flight is no longer found.
-      const cached = stack.find((layer) => typeof layer.inFlight === 'number');
-      assert.ok(cached, `${server}: found the cache layer's in-flight count (${stack.map((l) => l.constructor.name).join(' → ')})`);
+      // Fail, not pass quietly, when the layer that counts requests in flight is no longer found. Found by its
+      // class: another layer with an inFlight count (the limits) would otherwise stand in for it unnoticed.
+      const cached: Record<string, unknown> | undefined = stack.find((layer) => layer instanceof CachedUpstream);
+      assert.ok(cached, `${server}: found the cache layer (${stack.map((l) => l.constructor.name).join(' → ')})`);
+      assert.equal(typeof cached.inFlight, 'number', `${server}: the cache layer's in-flight count is where this test reads it`);
       assert.equal(cached.inFlight, 0, `${server}: the cache layer counts requests in flight`);
+      for (const layer of stack) if (typeof layer.inFlight === 'number') assert.equal(layer.inFlight, 0, `${server}: ${layer.constructor.name} counts requests in flight`);
     }
   });
 });

@@ -9,7 +9,8 @@ import { after, before, describe, test } from 'node:test';
 import { ConfigError, parseConfig, type GatewayConfig } from '../../src/config/config.js';
 import type { RunningGateway } from '../../src/gateway.js';
 import { startModernHttpServer, type ModernHttpServer } from '../fixtures/http-servers.js';
-import { eventually, everything, fixture, headersFor, post, request, ROOT, startTestGateway, type Answer } from './harness.js';
+import { eventually, everything, fixture, headersFor, post, request, ROOT, type Answer } from './harness.js';
+import { startReadyGateway } from './ready-gateway.js';
 import { tempDir } from '../temp.js';
 
 const tmp = tempDir('mcp-gw-policy-');
@@ -175,7 +176,7 @@ describe('the allow-list table: principals × items × methods × endpoints', ()
   const inventory = new Map<string, string[]>();
 
   before(async () => {
-    gateway = await startTestGateway(
+    gateway = await startReadyGateway(
       { a: fixture('modern-server'), b: fixture('modern-server'), ev: everything },
       {},
       {
@@ -333,7 +334,7 @@ describe('a denied item answers exactly like one that does not exist', () => {
   });
   let gateway: RunningGateway;
   before(async () => {
-    gateway = await startTestGateway(servers, {}, rest(false));
+    gateway = await startReadyGateway(servers, {}, rest(false));
   });
   after(() => gateway?.close());
 
@@ -437,7 +438,7 @@ describe('a denied item answers exactly like one that does not exist', () => {
 describe('denied names and unreached servers look like missing ones', () => {
   let gateway: RunningGateway;
   before(async () => {
-    gateway = await startTestGateway(
+    gateway = await startReadyGateway(
       { b: fixture('modern-server') },
       {},
       {
@@ -477,7 +478,7 @@ describe('denied names and unreached servers look like missing ones', () => {
 describe('when: conditions in CEL', () => {
   let gateway: RunningGateway;
   before(async () => {
-    gateway = await startTestGateway(
+    gateway = await startReadyGateway(
       { a: fixture('modern-server') },
       {},
       {
@@ -576,7 +577,7 @@ describe('pinned tools', () => {
   let firstDigest: string;
 
   test('listing pins the tools under their /mcp names; a changed definition is withheld', async () => {
-    const gateway = await startTestGateway(servers, {}, rest);
+    const gateway = await startReadyGateway(servers, {}, rest);
     gateways.push(gateway);
     const mcp = `${gateway.url}/mcp`;
     assert.deepEqual(names(await send(mcp, 'alice', request('tools/list'))), ['a__echo', 'a__pid', 'a__redescribe', 'a__slow']);
@@ -607,7 +608,7 @@ describe('pinned tools', () => {
 
   test('after a restart the pins file still withholds it; removing the entry and reloading brings it back', async () => {
     assert.ok(firstDigest, 'needs the previous test');
-    const gateway = await startTestGateway(servers, {}, rest);
+    const gateway = await startReadyGateway(servers, {}, rest);
     gateways.push(gateway);
     const mcp = `${gateway.url}/mcp`;
     // The new child changes echo before this gateway ever lists it: only the pins file knows the old one.
@@ -651,7 +652,7 @@ describe('reload', () => {
   });
   let gateway: RunningGateway;
   before(async () => {
-    gateway = await startTestGateway(servers, {}, withPolicy(['a__echo']));
+    gateway = await startReadyGateway(servers, {}, withPolicy(['a__echo']));
   });
   after(() => gateway?.close());
   const listed = async (): Promise<string[]> => (await send(`${gateway.url}/mcp`, 'alice', request('tools/list'))).body.result.tools.map((t: { name: string }) => t.name).sort();
@@ -688,7 +689,7 @@ describe('credentials and remote upstreams', () => {
   before(async () => {
     guarded = await startModernHttpServer({ token: 'upstream-secret' });
     open = await startModernHttpServer();
-    gateway = await startTestGateway(
+    gateway = await startReadyGateway(
       { s: { url: guarded.url, headers: { authorization: 'Bearer upstream-secret' } }, o: { url: open.url } },
       {},
       { auth: { anonymous: false, apiKeys: API_KEYS }, audit: { destination: auditFile } },
@@ -749,7 +750,7 @@ describe('credentials and remote upstreams', () => {
   });
 
   test('with no auth: section on loopback, calls work without credentials and sent ones are not forwarded', async () => {
-    const anonymous = await startTestGateway({ o: { url: open.url } });
+    const anonymous = await startReadyGateway({ o: { url: open.url } });
     try {
       const body = request('tools/call', { name: 'o__echo', arguments: { text: 'anyone' } });
       const answer = await post(`${anonymous.url}/mcp`, body);

@@ -6,7 +6,8 @@ import assert from 'node:assert/strict';
 import { after, before, describe, test } from 'node:test';
 import { parseConfig } from '../../src/config/config.js';
 import type { RunningGateway } from '../../src/gateway.js';
-import { eventually, fixture, openListen, post, request, ROOT, schemaProblems, startTestGateway, until, type Answer } from './harness.js';
+import { fixture, openListen, post, request, ROOT, schemaProblems, until, type Answer } from './harness.js';
+import { startReadyGateway } from './ready-gateway.js';
 import { scaled } from '../timing.js';
 
 const mrtr = { command: process.execPath, args: ['--import', 'tsx', 'test/fixtures/mrtr-server.ts'], cwd: ROOT, probeTimeoutMs: 30_000 };
@@ -31,7 +32,7 @@ describe('a profile under a policy', () => {
   let gateway: RunningGateway;
   let coding: string;
   before(async () => {
-    gateway = await startTestGateway(
+    gateway = await startReadyGateway(
       { modern: fixture('modern-server'), mrtr },
       {},
       {
@@ -42,8 +43,6 @@ describe('a profile under a policy', () => {
       },
     );
     coding = `${gateway.url}/profiles/coding/mcp`;
-    // Both servers up first: a list while one still starts would lack its tools.
-    await eventually(async () => (await fetch(`${gateway.url}/readyz`)).status === 200, 60_000);
   });
   after(() => gateway?.close());
 
@@ -111,7 +110,7 @@ describe('a profile without policies: paging and reload', () => {
   const config = (profiles: Record<string, unknown>) => parseConfig({ listen: { port: 0 }, servers: { modern: fixture('modern-server'), syn: synthetic }, profiles }, 'test', ROOT);
   const PAGED = { late: { tools: ['syn__tool-4', 'syn__tool-7', 'syn__tool-8'] }, early: { tools: ['syn__tool-1'] } };
   before(async () => {
-    gateway = await startTestGateway({ modern: fixture('modern-server'), syn: synthetic }, {}, { profiles: PAGED });
+    gateway = await startReadyGateway({ modern: fixture('modern-server'), syn: synthetic }, {}, { profiles: PAGED });
   });
   after(() => gateway?.close());
 
@@ -163,7 +162,7 @@ describe('a profile without policies: paging and reload', () => {
 describe('pins hold on a profile and in search mode', () => {
   let gateway: RunningGateway;
   before(async () => {
-    gateway = await startTestGateway(
+    gateway = await startReadyGateway(
       { modern: fixture('modern-server', { env: { FIXTURE_REDESCRIBE: '1' } }) },
       {},
       {
@@ -204,7 +203,7 @@ describe('pins hold on a profile and in search mode', () => {
 
 describe("a profile's lists come from the cache", () => {
   test('walking a profile twice asks the upstream only the first time', async () => {
-    const gateway = await startTestGateway({ syn: synthetic }, {}, { profiles: { late: { tools: ['syn__tool-4', 'syn__tool-8'] } } });
+    const gateway = await startReadyGateway({ syn: synthetic }, {}, { profiles: { late: { tools: ['syn__tool-4', 'syn__tool-8'] } } });
     try {
       const count = async () => Number((await post(`${gateway.url}/servers/syn/mcp`, request('tools/call', { name: '__count', arguments: {} }))).body.result.content[0].text);
       const walk = async () => {

@@ -9,7 +9,8 @@ import { after, before, describe, test } from 'node:test';
 import { Redis } from 'ioredis';
 import type { RunningGateway } from '../../src/gateway.js';
 import { sharedRedis } from '../services.js';
-import { fixture, headersFor, post, request, schemaProblems, startTestGateway, type Answer } from './harness.js';
+import { fixture, headersFor, post, request, schemaProblems, type Answer } from './harness.js';
+import { startReadyGateway } from './ready-gateway.js';
 import { tempDir } from '../temp.js';
 
 const KEYS = {
@@ -68,7 +69,7 @@ describe('rate limits per principal (in memory)', () => {
   let mcp: string;
 
   before(async () => {
-    gateway = await startTestGateway(
+    gateway = await startReadyGateway(
       { a: fixture('modern-server') },
       {},
       {
@@ -152,7 +153,7 @@ describe("two gateways on one Redis share each principal's bucket", { skip: redi
       rateLimit: { requestsPerMinute: 4 },
       cache: { store: 'redis', url: SHARED_REDIS, keyPrefix },
     };
-    const start = (name: string) => startTestGateway({ a: fixture('modern-server') }, {}, { ...config, audit: { destination: path.join(tmp, `audit-${name}.jsonl`) } });
+    const start = (name: string) => startReadyGateway({ a: fixture('modern-server') }, {}, { ...config, audit: { destination: path.join(tmp, `audit-${name}.jsonl`) } });
     [one, two] = await Promise.all([start('one'), start('two')]);
   });
   after(async () => {

@@ -2,7 +2,7 @@
 // runs an HTTP server on loopback that records what reaches it. A retry whose requestState names another
 // instance is forwarded only to a registry URL a replica signed, only where mrtr.peers allows, and never
 // with the client's credentials; a request claiming to be a forward needs a replica's vouch for its body.
-// (Real two-replica round trips are in mrtr.test.ts.)
+// (Real two-replica round trips are in mrtr-replicas.test.ts.)
 import assert from 'node:assert/strict';
 import { randomUUID } from 'node:crypto';
 import http from 'node:http';

@@ -285,6 +285,14 @@ describe('6. a denied resources/read takes the same path whether the URI exists 
   });
 
   test('bob, who may read resources on another server: both reads cost the same re-reading', async () => {
+    // The gateway must know the existing URI's owner first: else both reads are of a URI nobody listed yet,
+    // and the case that could tell (a listed URI whose owner refuses bob, answered without re-reading) is
+    // never taken. alice lists resources on /mcp, and rec's list holds the URI.
+    const listing = await post(`${gateway.url}/mcp`, request('resources/list'), { ...headersFor(request('resources/list')), ...bearer(ALICE) });
+    assert.ok(
+      listing.body.result?.resources?.some((r: { uri: string }) => r.uri === 'recorded://rec/doc'),
+      `the gateway listed the existing URI: ${JSON.stringify(listing.body).slice(0, 300)}`,
+    );
     const existing = await listsCausedBy(BOB, 'recorded://rec/doc');
     const missing = await listsCausedBy(BOB, 'recorded://rec/nonexistent');
     // Not 0 = 0: each read did look the URI up (re-reading rec's list), and the same number of times.

@@ -5,7 +5,7 @@ import assert from 'node:assert/strict';
 import { describe, test } from 'node:test';
 import { PolicyError, PolicySet, type Grant } from '../../policy/allow-list.js';
 import { anyOf, checkGlob } from '../../policy/globs.js';
-import { PinStore, toolDigest } from '../../policy/pins.js';
+import { PinStore } from '../../policy/pins.js';
 import type { Principal } from '../../policy/principal.js';
 import type { PolicySetting } from '../../policy/settings.js';
 import { PolicyGuard, type GuardOptions } from './guard-harness.js';
@@ -703,7 +703,9 @@ describe('PolicyGuard.check', () => {
       target: 'a__echo',
     });
     assert.equal(lookups, 1);
-    assert.deepEqual(pins.snapshot(), { a__echo: toolDigest({ description: 'v1' }) });
+    // Written down, not taken from toolDigest: SHA-256 of the reviewed fields' canonical JSON, the absent
+    // ones left out (policy/pins.ts: description, inputSchema, outputSchema, annotations): sha256('{"description":"v1"}').
+    assert.deepEqual(pins.snapshot(), { a__echo: '352d4693b54641c1d6f4955742d0916603166f69fd82a6e9b66a311e3e04c019' });
 
     const changed = g.shape(undefined, 'tools/list', listResult('tools/list', { tools: [{ name: 'a__echo', description: 'v2' }, { name: 'a__slow' }] }), grantPinned);
     assert.deepEqual(names(changed, 'tools'), ['a__slow']);
