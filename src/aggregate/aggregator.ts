@@ -19,6 +19,7 @@ import { noUpstreamAnswered } from './no-answer.js';
 import { publicName } from '../../protocol/public-names.js';
 import { traceFields, type RequestTrace } from '../../protocol/request-trace.js';
 import { placed, Router } from './router.js';
+import { type CallerConnections, isConnectAnswer, isPlaceholder, placeholderPart } from './connect-placeholder.js';
 
 export interface AggregatorOptions {
   /** In config order: the order of merged lists. */
@@ -28,6 +29,8 @@ export interface AggregatorOptions {
   listDeadlineMs: number;
   cursorSecret: string | undefined;
   log: Log;
+  /** Servers a caller must connect before their lists can be read: those show a placeholder tool until then. */
+  connections?: CallerConnections | undefined;
 }
 
 /** A name nobody listed triggers at most one refresh of that list per this many ms. */
@@ -54,7 +57,13 @@ export class Aggregator implements Upstream {
 
   constructor(private readonly options: AggregatorOptions) {
     this.cursors = new CursorCodec(options.cursorSecret);
-    this.router = new Router({ upstreams: options.upstreams, prefixes: options.prefixes, separator: options.separator, refresh: (method) => this.refresh(method) });
+    this.router = new Router({
+      upstreams: options.upstreams,
+      prefixes: options.prefixes,
+      separator: options.separator,
+      refresh: (method) => this.refresh(method),
+      connections: options.connections,
+    });
     for (const [server, upstream] of options.upstreams) this.attach(server, upstream);
   }
 
@@ -144,7 +153,7 @@ export class Aggregator implements Upstream {
     if (reach) positions = positions.filter(([server]) => reach.reaches(server));
     positions = this.offering(positions, method);
 
-    const outcomes = await Promise.all(positions.map(([server, cursor]) => this.ask(server, method, params, cursor, options)));
+    const outcomes = await Promise.all(positions.map(([server, cursor]) => this.part(server, method, params, cursor, options)));
     // After the pages, so that a first list never waits behind a discover.
     if (LIST_FEATURE[method]) for (const [server] of positions) if (!this.offered.has(server)) this.learnCapabilities(server, options);
     const firstPages = new Set(positions.filter(([, cursor]) => cursor === null).map(([server]) => server));
@@ -218,6 +227,23 @@ export class Aggregator implements Upstream {
   listsChanged(): void {
     this.pages.clear();
     this.offered.clear(); // a restarted or replaced server may offer other features
+  }
+
+  /**
+   * One server's part of a list: its own page, or for a caller who has not connected it yet (a server that
+   * needs their own account or values) the placeholder part, without asking it (connect-placeholder.ts).
+   */
+  private async part(server: string, method: ListMethod, params: JsonObject, cursor: string | null, options: RequestOptions): Promise<Outcome> {
+    const connections = this.options.connections;
+    const kind = connections?.needs(server);
+    const principal = options.caller?.principal;
+    if (kind === undefined || principal === undefined) return this.ask(server, method, params, cursor, options);
+    // A store that cannot be read (Redis away) is not "not connected": the server's stack says what is wrong.
+    if (!(await connections!.connected(server, principal).catch(() => true))) return { server, response: placeholderPart(method, server, kind, cursor === null) };
+    const outcome = await this.ask(server, method, params, cursor, options);
+    // Connected when checked, but the server's stack answered with its connect flow (a refresh refused since).
+    if ('response' in outcome && isConnectAnswer(outcome.response)) return { server, response: placeholderPart(method, server, kind, cursor === null) };
+    return outcome;
   }
 
   /**
@@ -300,7 +326,7 @@ export class Aggregator implements Upstream {
     const routes = method === 'tools/list' ? this.router.tools : this.router.prompts;
     const name = publicName(this.options.prefixes.get(server) ?? server, this.options.separator, item.name);
     const shown = { ...item, name };
-    const clash = routes.add(name, { server, name: item.name, definition: shown });
+    const clash = routes.add(name, isPlaceholder(item) ? { server, name: item.name, definition: shown, placeholder: true } : { server, name: item.name, definition: shown });
     if (clash) {
       this.options.log.error(
         { name, servers: [clash.server, server] },

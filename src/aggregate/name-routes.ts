@@ -7,6 +7,8 @@ export interface Route {
   name: string;
   /** The item as /mcp lists it: what a pinned tool's call is checked against without listing again. */
   definition?: JsonObject;
+  /** A connect placeholder (connect-placeholder.ts): a real tool of the same name takes its place. */
+  placeholder?: boolean;
 }
 
 export class NameRoutes {
@@ -16,6 +18,8 @@ export class NameRoutes {
   add(publicName: string, route: Route): Route | undefined {
     const existing = this.byPublic.get(publicName);
     if (existing && (existing.server !== route.server || existing.name !== route.name)) return existing;
+    // One caller's placeholder never hides another caller's real tool of that name from the routes.
+    if (existing && route.placeholder && !existing.placeholder) return undefined;
     this.byPublic.set(publicName, route);
     return undefined;
   }

@@ -11,6 +11,7 @@ import type { ListMethod } from '../../protocol/mcp.js';
 import { publicName } from '../../protocol/public-names.js';
 import { NameRoutes } from './name-routes.js';
 import { ResourceOwners } from './resource-owners.js';
+import { alreadyConnected, type CallerConnections } from './connect-placeholder.js';
 
 export interface RouterOptions {
   /** In config order; read live, as a reload may change them. */
@@ -19,6 +20,8 @@ export interface RouterOptions {
   separator: string;
   /** Reads one list again from every upstream (single flight, at most once a second). */
   refresh(method: ListMethod): Promise<void>;
+  /** Whether a caller has connected a server (for a call of its connect placeholder). */
+  connections?: CallerConnections | undefined;
 }
 
 export class Router {
@@ -71,8 +74,22 @@ export class Router {
     const owner = target.kind === 'resources' ? target.owner : target.listed?.server;
     const upstream = owner === undefined || (options.reach && !options.reach.reaches(owner)) ? undefined : this.options.upstreams.get(owner);
     if (!upstream) return Promise.resolve(this.miss(target, message, options.reach));
+    if (target.kind === 'tools' && target.listed!.placeholder) return this.connect(owner!, upstream, target, message, options);
     // The name is restored in place, as the message is this request's own (the legacy adapter copies per attempt).
     if (target.kind !== 'resources') nameHolder(message).name = target.listed!.name;
+    return upstream.request(message, options);
+  }
+
+  /**
+   * A call of a server's connect placeholder: the server's stack answers it with the connect flow as it
+   * answers any of its tools for a caller who has not connected; a caller who has (their list is stale)
+   * is told to list again, and nothing reaches the server.
+   */
+  private async connect(server: string, upstream: Upstream, target: NamedTarget, message: JsonRpcRequest, options: RequestOptions): Promise<JsonRpcResponse> {
+    const principal = options.caller?.principal;
+    const connections = this.options.connections;
+    if (principal !== undefined && connections && (await connections.connected(server, principal).catch(() => false))) return alreadyConnected(message.id, server);
+    nameHolder(message).name = target.listed!.name;
     return upstream.request(message, options);
   }
 

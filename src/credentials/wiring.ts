@@ -28,6 +28,7 @@ export class UpstreamCredentials {
 
   /** The source of each caller's credential for one server; undefined: the server's static headers. */
   sourceFor(name: string, server: ServerConfig): CredentialSource | undefined {
+    this.oauth.delete(name); // made again below when it still is one
     if (server.transport !== 'http' || !server.credentials) return undefined;
     if (server.credentials.type === 'tokenExchange') return new TokenExchanger(name, server.credentials, server.url);
     const { store, config } = this;
@@ -43,6 +44,26 @@ export class UpstreamCredentials {
     });
     this.oauth.set(name, client);
     return client;
+  }
+
+  /** Whether a caller must connect `server` (type: oauth) before its lists can be read for them. */
+  needsConnect(server: string): boolean {
+    return this.oauth.has(server);
+  }
+
+  /** Whether this principal has a token for `server` (one due for refresh counts: it is refreshed on use). */
+  async connected(server: string, principal: string): Promise<boolean> {
+    return (await this.store?.get(principal, server))?.kind === 'oauth';
+  }
+
+  /**
+   * Told when a caller's connection to a server was made or revoked (not when a token was only refreshed),
+   * here or on another replica: `isFor` says whose, by principal.
+   */
+  onConnectionChange(listener: (server: string, isFor: (principal: string) => boolean) => void): void {
+    this.store?.onChange((server, change) => {
+      if (!change.renewal) listener(server, change.isFor);
+    });
   }
 
   /** The connect pages and the callers' own list of connections (only with a store). */

@@ -31,7 +31,7 @@ export async function execute(call: McpCall, message: JsonRpcRequest, text: stri
     }
     record(call, call.principal, message.method, verdict, undefined, traceId);
     call.outcome = 'ok';
-    call.edge.listen.open(message, outgoing, call.server, listenAccess(call));
+    call.edge.listen.open(message, outgoing, call.server, listenAccess(call), call.principal.id);
     return RESPONSE_ALREADY_SENT;
   }
   // Most requests carry no requestState: they take no extra turn here.
