@@ -17,7 +17,7 @@ const MAX_CACHED = 10_000;
 export interface CredentialChange {
   /** Whether the change was to this principal's record (compared by the keyed index, as the backend files it). */
   isFor(principal: string): boolean;
-  /** A record rewritten for the same connection (a token refreshed or marked expired): nothing a list shows changed. Only known in the process that wrote it. */
+  /** A record rewritten for the same connection (a token refreshed or marked expired): nothing a list shows changed. */
   renewal: boolean;
 }
 
@@ -38,7 +38,7 @@ export class CredentialStore {
     private readonly backend: CredentialBackend,
   ) {
     this.sealer = new CredentialSealer(key);
-    backend.onChanged?.((index, server) => this.dropCopies(index, server));
+    backend.onChanged?.((index, server, renewal) => this.dropCopies(index, server, renewal));
   }
 
   /**
@@ -64,11 +64,11 @@ export class CredentialStore {
 
   async put(principal: string, server: string, record: CredentialRecord): Promise<void> {
     const index = this.sealer.index(principal);
-    const before = this.cache.get(cacheKey(principal, server))?.record;
-    await this.backend.write(index, server, this.sealer.seal(JSON.stringify(record), bound(principal, server)));
-    this.remember(principal, server, index, record);
     // The same connection rewritten (a refresh keeps connectedAt); a new one, or one after another, is not.
+    const before = this.cache.get(cacheKey(principal, server))?.record;
     const renewal = before?.kind === record.kind && before.connectedAt === record.connectedAt;
+    await this.backend.write(index, server, this.sealer.seal(JSON.stringify(record), bound(principal, server)), renewal);
+    this.remember(principal, server, index, record);
     this.announce(server, index, renewal);
   }
 
@@ -134,10 +134,9 @@ export class CredentialStore {
   }
 
   /** Another replica changed a record: drop this process's copy, so the next call reads it again. */
-  private dropCopies(index: string, server: string): void {
+  private dropCopies(index: string, server: string, renewal: boolean): void {
     for (const [key, entry] of this.cache) if (entry.index === index && key.endsWith(`\u0000${server}`)) this.cache.delete(key);
-    // Another replica's word does not say whether it was a renewal: heard as a change.
-    this.announce(server, index, false);
+    this.announce(server, index, renewal);
   }
 
   private announce(server: string, index: string, renewal: boolean): void {
