@@ -44,6 +44,7 @@ export async function startGateway(initial: GatewayConfig, log: Log): Promise<Ru
   const credentials = await UpstreamCredentials.open(initial, log);
   const secrets = new PerCallerSecrets(() => config.current, credentials.store, log);
   const { servers, metrics } = await createServers(initial, cache, retries, live, log, credentials, secrets);
+  const connections = callerConnections(credentials, secrets);
   warnIfOpenBeyondLoopback(initial, log);
   const aggregate = new Aggregator({
     upstreams: servers.upstreams,
@@ -52,7 +53,7 @@ export async function startGateway(initial: GatewayConfig, log: Log): Promise<Ru
     listDeadlineMs: initial.aggregate.listDeadlineMs,
     cursorSecret: initial.aggregate.cursorSecret,
     log: log.child({ endpoint: 'mcp' }),
-    connections: callerConnections(credentials, secrets),
+    connections,
   });
   const search = new ToolSearch({
     upstreams: servers.upstreams,
@@ -70,7 +71,17 @@ export async function startGateway(initial: GatewayConfig, log: Log): Promise<Ru
   followConnections(credentials, aggregate, listenHub);
   const legacy = await createLegacySessions(initial, listenHub, log);
   const tracker = new RequestTracker();
-  const ops = opsOptions({ startedAt: Date.now(), config: () => config.current, live: config, servers, aggregate, cache, tracker, metrics });
+  const ops = opsOptions({
+    startedAt: Date.now(),
+    config: () => config.current,
+    live: config,
+    servers,
+    aggregate,
+    cache,
+    tracker,
+    metrics,
+    connections: credentials.store && { needs: connections.needs, counts: () => credentials.store!.counts() },
+  });
   const edge = createEdge(initial, {
     servers,
     aggregate,

@@ -20,7 +20,7 @@ import { eventually, everything, fixture, headersFor, openListen, post, request,
 
 const browserNeed = await chromium('the connect flow in headless Chromium');
 const ARGS = ['--headless', '--no-sandbox', '--disable-gpu', '--disable-quic', '--no-first-run', '--disable-background-networking', '--disable-component-update', '--disable-sync'];
-const KEYS: Record<string, string> = { alice: 'alice-api-key-0123456789abcdef', bob: 'bob-api-key-0123456789abcdefgh' };
+const KEYS: Record<string, string> = { alice: 'alice-api-key-0123456789abcdef', bob: 'bob-api-key-0123456789abcdefgh', op: 'operator-api-key-0123456789abcd' };
 const URL_ELICITATION = { 'io.modelcontextprotocol/clientCapabilities': { elicitation: { url: {} } } };
 
 describe('a connect placeholder stands in for a server the caller has not connected', { skip: browserNeed.skip }, () => {
@@ -40,7 +40,7 @@ describe('a connect placeholder stands in for a server the caller has not connec
     const config = parseConfig(
       {
         listen: { port, publicUrl },
-        auth: { apiKeys: Object.entries(KEYS).map(([principal, key]) => ({ key, principal })) },
+        auth: { apiKeys: Object.entries(KEYS).map(([principal, key]) => ({ key, principal })), operators: { ids: ['op'] } },
         credentials: { key: 'a-connect-placeholder-key-of-32-bytes-or-more', store: 'file', file: path.join(tempDir('connect-placeholder-'), 'credentials.json') },
         servers: {
           local: fixture('modern-server'),
@@ -177,6 +177,23 @@ describe('a connect placeholder stands in for a server the caller has not connec
       aliceStream.close();
       bobStream.close();
     }
+  });
+
+  test('the status page and /status.json count who has connected each such server, never who', async () => {
+    const asOperator = { authorization: `Bearer ${KEYS.op}` };
+    const status = await fetch(`${gateway.url}/status.json`, { headers: asOperator });
+    const text = await status.text();
+    const upstreams = JSON.parse(text).upstreams as { name: string; connected?: number; toolCount?: number }[];
+    const crm = upstreams.find((u) => u.name === 'crm')!;
+    assert.equal(crm.connected, 1, text); // bob; alice revoked
+    assert.equal(crm.toolCount, 1, 'whoami; the placeholder is not one of its tools');
+    assert.equal(upstreams.find((u) => u.name === 'local')!.connected, undefined, 'a server with static headers has nobody connected');
+    for (const name of ['alice', 'bob']) assert.ok(!text.includes(name), `${name} is named in /status.json`);
+    const page = await (await fetch(`${gateway.url}/`, { headers: asOperator })).text();
+    assert.match(page, /<tr data-upstream="crm"[^>]*>.*<td data-field="connected">1<\/td>/);
+    // Not an operator: neither the page nor its data.
+    assert.equal((await fetch(`${gateway.url}/status.json`, { headers: { authorization: `Bearer ${KEYS.alice}` } })).status, 403);
+    assert.equal((await fetch(`${gateway.url}/`, { headers: { authorization: `Bearer ${KEYS.alice}` } })).status, 403);
   });
 });
 
