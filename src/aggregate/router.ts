@@ -11,7 +11,8 @@ import type { ListMethod } from '../../protocol/mcp.js';
 import { publicName } from '../../protocol/public-names.js';
 import { NameRoutes } from './name-routes.js';
 import { ResourceOwners } from './resource-owners.js';
-import { alreadyConnected, type CallerConnections } from './connect-placeholder.js';
+import { alreadyConnected, type CallerConnections, CONNECT_TOOL, placeholderTool } from './connect-placeholder.js';
+import type { Route } from './name-routes.js';
 
 export interface RouterOptions {
   /** In config order; read live, as a reload may change them. */
@@ -108,8 +109,24 @@ export class Router {
     if (typeof given !== 'string') return { kind, given, endpoint: server, server, publicName: undefined, listed: undefined, confirmed: true };
     const routes = kind === 'tools' ? this.tools : this.prompts;
     const name = server === undefined ? given : publicName(this.options.prefixes.get(server) ?? server, this.options.separator, given);
-    const listed = routes.get(name);
+    const listed = routes.get(name) ?? (kind === 'tools' ? this.placeholderRoute(name) : undefined);
     return { kind, given, endpoint: server, server: server ?? listed?.server ?? this.serverByPrefix(name), publicName: name, listed, confirmed: false };
+  }
+
+  /**
+   * A connect placeholder named by a caller whose list this process did not build (another replica did, or
+   * the name was remembered): it is placed all the same, since its name follows from the server's alone.
+   * Only on a miss.
+   */
+  private placeholderRoute(name: string): Route | undefined {
+    const connections = this.options.connections;
+    if (!connections) return undefined;
+    for (const server of this.options.upstreams.keys()) {
+      const kind = connections.needs(server);
+      if (kind === undefined || publicName(this.options.prefixes.get(server) ?? server, this.options.separator, CONNECT_TOOL) !== name) continue;
+      return { server, name: CONNECT_TOOL, definition: { ...placeholderTool(server, kind), name }, placeholder: true };
+    }
+    return undefined;
   }
 
   private uri(endpoint: string | undefined, uri: unknown): UriTarget {
