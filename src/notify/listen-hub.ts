@@ -142,9 +142,9 @@ export class ListenHub {
   }
 
   /** Opens a 2025 session's GET stream on `outgoing` (headers not yet written). */
-  openLegacy(outgoing: ServerResponse, upstream: string | undefined, access: ListenAccess | undefined): LegacyStream {
+  openLegacy(outgoing: ServerResponse, upstream: string | undefined, access: ListenAccess | undefined, principal?: string): LegacyStream {
     const resources = new Map<string, string>();
-    const listener: Listener = { upstream, flags: new Set(HONOURED_FLAGS), resources, subscriptionId: undefined, outgoing, access, principal: undefined };
+    const listener: Listener = { upstream, flags: new Set(HONOURED_FLAGS), resources, subscriptionId: undefined, outgoing, access, principal };
     outgoing.writeHead(200, SSE_HEADERS);
     outgoing.flushHeaders();
     this.listeners.add(listener);

@@ -16,7 +16,7 @@ import { startOidc, type Oidc } from '../fixtures/oidc.js';
 import { chromium } from '../services.js';
 import { tempDir } from '../temp.js';
 import { unusedPort } from '../ports.js';
-import { eventually, everything, fixture, headersFor, openListen, post, request, ROOT, schemaProblems } from './harness.js';
+import { eventually, fixture, headersFor, openListen, post, request, ROOT, schemaProblems } from './harness.js';
 
 const browserNeed = await chromium('the connect flow in headless Chromium');
 const ARGS = ['--headless', '--no-sandbox', '--disable-gpu', '--disable-quic', '--no-first-run', '--disable-background-networking', '--disable-component-update', '--disable-sync'];
@@ -194,55 +194,5 @@ describe('a connect placeholder stands in for a server the caller has not connec
     // Not an operator: neither the page nor its data.
     assert.equal((await fetch(`${gateway.url}/status.json`, { headers: { authorization: `Bearer ${KEYS.alice}` } })).status, 403);
     assert.equal((await fetch(`${gateway.url}/`, { headers: { authorization: `Bearer ${KEYS.alice}` } })).status, 403);
-  });
-});
-
-describe('a perCaller server with secrets: shows its placeholder until the caller has pasted their values', () => {
-  let gateway: RunningGateway;
-  let publicUrl: string;
-  const KEY = 'carol-api-key-0123456789abcdef';
-
-  before(async () => {
-    const port = await unusedPort();
-    publicUrl = `http://127.0.0.1:${port}`;
-    const config = parseConfig(
-      {
-        listen: { port, publicUrl },
-        auth: { apiKeys: [{ key: KEY, principal: 'carol' }] },
-        credentials: { key: 'a-connect-placeholder-key-of-32-bytes-or-more', store: 'file', file: path.join(tempDir('connect-placeholder-secrets-'), 'credentials.json') },
-        servers: { everything: { ...everything, perCaller: true, secrets: { PERSONAL_TOKEN: { prompt: 'Your personal token' } } } },
-      },
-      'test',
-      ROOT,
-    );
-    gateway = await startGateway(config, silentLog);
-  });
-
-  after(async () => {
-    await gateway?.close();
-  });
-
-  const send = (body: ReturnType<typeof request>) => post(`${gateway.url}/mcp`, body, { ...headersFor(body), authorization: `Bearer ${KEY}` });
-
-  test('the placeholder asks for values, its call links to the paste page, and once pasted the server’s own tools are listed', async () => {
-    const before = (await send(request('tools/list'))).body.result.tools as { name: string; description: string }[];
-    assert.deepEqual(
-      before.map((t) => t.name),
-      ['everything__connect'],
-    );
-    assert.match(before[0]!.description, /values of your own/);
-    const answer = await send(request('tools/call', { name: 'everything__connect', arguments: {} }));
-    assert.equal(answer.body.error?.code, -32042, JSON.stringify(answer.body));
-    const link: string = answer.body.error.data.url;
-    assert.ok(link.startsWith(`${publicUrl}/secrets/`), link);
-    // What the paste page's form does, without a browser: its single-use id and the value.
-    const page = await (await fetch(link)).text();
-    const id = /name="link" value="([^"]+)"/.exec(page)?.[1];
-    assert.ok(id, page);
-    const saved = await fetch(`${publicUrl}/secrets/save`, { method: 'POST', body: new URLSearchParams({ link: id!, 'value:PERSONAL_TOKEN': 'carol-token-0123' }) });
-    assert.equal(saved.status, 200, await saved.text());
-    const after = ((await send(request('tools/list'))).body.result.tools as { name: string }[]).map((t) => t.name);
-    assert.ok(after.includes('everything__echo'), after.join());
-    assert.ok(!after.includes('everything__connect'), after.join());
   });
 });
