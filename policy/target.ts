@@ -13,6 +13,9 @@ export interface ListedItem {
   readonly placeholder?: boolean;
 }
 
+/** The `_meta` key that marks a listed tool as a connect placeholder, with the server it connects as its value. */
+export const CONNECTS_META = 'mcp-gateway/connects';
+
 /** A tool or prompt by name (tools/call, prompts/get, a prompt's completion). */
 export interface NamedTarget {
   readonly kind: 'tools' | 'prompts';

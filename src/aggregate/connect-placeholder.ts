@@ -8,6 +8,7 @@
 // streams (src/gateway/build.ts). Such a part is the caller's own: it makes the merged page private.
 import { isObject, type JsonObject, type JsonRpcId, type JsonRpcResponse } from '../../protocol/jsonrpc.js';
 import { LIST_ITEMS, type ListMethod } from '../../protocol/mcp.js';
+import { CONNECTS_META } from '../../policy/target.js';
 
 /** What a caller must connect before a server's lists can be read for them. */
 export type ConnectKind = 'account' | 'secrets';
@@ -22,8 +23,7 @@ export interface CallerConnections {
 
 /** The placeholder's name on the server's side; on /mcp it becomes `<prefix><separator>connect` as any tool name does. */
 export const CONNECT_TOOL = 'connect';
-/** The `_meta` key that marks the placeholder, with the server it connects as its value. */
-export const CONNECTS_META = 'mcp-gateway/connects';
+export { CONNECTS_META };
 /** How long a merged page holding a placeholder is kept (a connection made drops it at once anyway). */
 const PLACEHOLDER_TTL_MS = 60_000;
 

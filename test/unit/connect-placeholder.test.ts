@@ -7,7 +7,12 @@ import { EventEmitter } from 'node:events';
 import { test } from 'node:test';
 import type { RequestOptions, Upstream } from '../../bridge/upstream.js';
 import type { NamedTarget } from '../../policy/target.js';
-import { type CallerConnections, isConnectAnswer, placeholderPart } from '../../src/aggregate/connect-placeholder.js';
+import { PolicySet } from '../../policy/allow-list.js';
+import { Guard } from '../../policy/guard.js';
+import { PinStore } from '../../policy/pins.js';
+import type { Principal } from '../../policy/principal.js';
+import { silentLog } from '../../infra/log.js';
+import { type CallerConnections, isConnectAnswer, placeholderPart, placeholderTool } from '../../src/aggregate/connect-placeholder.js';
 import { NameRoutes } from '../../src/aggregate/name-routes.js';
 import { placed, Router } from '../../src/aggregate/router.js';
 import type { JsonRpcRequest, JsonRpcResponse } from '../../protocol/jsonrpc.js';
@@ -90,4 +95,27 @@ test('the placeholder part: one tool on the first tools page, nothing elsewhere,
   assert.equal(isConnectAnswer({ jsonrpc: '2.0', id: 1, result: { resultType: 'input_required', inputRequests: {} } }), true);
   assert.equal(isConnectAnswer({ jsonrpc: '2.0', id: 1, error: { code: -32603, message: 'down' } }), false);
   assert.equal(isConnectAnswer({ jsonrpc: '2.0', id: 1, result: { resultType: 'complete', tools: [] } }), false);
+});
+
+test('a pinning policy pins no placeholder: its call needs no definition from the server, and its listing records no pin', () => {
+  const pins = new PinStore(undefined, silentLog);
+  const guard = new Guard({ prefixes: new Map([['crm', 'crm']]), separator: '__', ownerOf: () => undefined, pins });
+  const sam: Principal = { id: 'sam', groups: [], scopes: [], via: 'api-key' };
+  const grant = PolicySet.compile([{ name: 'pinned', principals: { ids: ['*'] }, allow: { servers: ['crm'] }, deny: {}, when: [], pin: true }], new Set(['crm'])).grantFor(sam);
+  const definition = { ...placeholderTool('crm', 'account'), name: 'crm__connect' };
+  const target: NamedTarget = {
+    kind: 'tools',
+    given: 'crm__connect',
+    endpoint: undefined,
+    server: 'crm',
+    publicName: 'crm__connect',
+    listed: { server: 'crm', name: 'connect', definition, placeholder: true },
+    confirmed: false,
+  };
+  // Before: { need: 'definition' }, then refused, since an unconnected caller's read of crm's tools gives none.
+  assert.deepEqual(guard.judge(target, call('crm__connect'), grant, sam), { allowed: true, rule: 'policy pinned', target: 'crm__connect' });
+  const list: JsonRpcResponse = { jsonrpc: '2.0', id: 1, result: { tools: [definition] } };
+  const shown = guard.shape(undefined, 'tools/list', list, grant);
+  assert.equal('result' in shown && (shown.result.tools as unknown[]).length, 1);
+  assert.deepEqual(pins.snapshot(), {}, 'no pin was recorded for it');
 });
