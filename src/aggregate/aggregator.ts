@@ -153,9 +153,10 @@ export class Aggregator implements Upstream {
     if (reach) positions = positions.filter(([server]) => reach.reaches(server));
     positions = this.offering(positions, method);
 
-    const outcomes = await Promise.all(positions.map(([server, cursor]) => this.part(server, method, params, cursor, options)));
-    // After the pages, so that a first list never waits behind a discover.
-    if (LIST_FEATURE[method]) for (const [server] of positions) if (!this.offered.has(server)) this.learnCapabilities(server, options);
+    const standIns = new Set<string>();
+    const outcomes = await Promise.all(positions.map(([server, cursor]) => this.part(server, method, params, cursor, options, standIns)));
+    // After the pages, so that a first list never waits behind a discover (nor asks one of a server the caller has not connected).
+    if (LIST_FEATURE[method]) for (const [server] of positions) if (!this.offered.has(server) && !standIns.has(server)) this.learnCapabilities(server, options);
     const firstPages = new Set(positions.filter(([, cursor]) => cursor === null).map(([server]) => server));
     const merged = this.merge(message.id, method, outcomes, firstPages, options.trace);
     if ('result' in merged) this.pages.set(method, cursorKey, authContext, merged.result);
@@ -233,17 +234,20 @@ export class Aggregator implements Upstream {
    * One server's part of a list: its own page, or for a caller who has not connected it yet (a server that
    * needs their own account or values) the placeholder part, without asking it (connect-placeholder.ts).
    */
-  private async part(server: string, method: ListMethod, params: JsonObject, cursor: string | null, options: RequestOptions): Promise<Outcome> {
+  private async part(server: string, method: ListMethod, params: JsonObject, cursor: string | null, options: RequestOptions, standIns: Set<string>): Promise<Outcome> {
     const connections = this.options.connections;
     const kind = connections?.needs(server);
     const principal = options.caller?.principal;
     if (kind === undefined || principal === undefined) return this.ask(server, method, params, cursor, options);
     // A store that cannot be read (Redis away) is not "not connected": the server's stack says what is wrong.
-    if (!(await connections!.connected(server, principal).catch(() => true))) return { server, response: placeholderPart(method, server, kind, cursor === null) };
+    const standIn = (): Outcome => {
+      standIns.add(server);
+      return { server, response: placeholderPart(method, server, kind, cursor === null) };
+    };
+    if (!(await connections!.connected(server, principal).catch(() => true))) return standIn();
     const outcome = await this.ask(server, method, params, cursor, options);
     // Connected when checked, but the server's stack answered with its connect flow (a refresh refused since).
-    if ('response' in outcome && isConnectAnswer(outcome.response)) return { server, response: placeholderPart(method, server, kind, cursor === null) };
-    return outcome;
+    return 'response' in outcome && isConnectAnswer(outcome.response) ? standIn() : outcome;
   }
 
   /**
