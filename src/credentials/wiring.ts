@@ -20,32 +20,6 @@ export class UpstreamCredentials {
     private readonly log: Log,
   ) {}
 
-  static async open(config: GatewayConfig, log: Log): Promise<UpstreamCredentials> {
-    const settings = config.credentials;
-    const store = settings ? await openCredentialStore(settings, { url: config.cache.url, sentinel: config.cache.sentinel, keyPrefix: config.cache.keyPrefix }) : undefined;
-    return new UpstreamCredentials(config, store, log);
-  }
-
-  /** The source of each caller's credential for one server; undefined: the server's static headers. */
-  sourceFor(name: string, server: ServerConfig): CredentialSource | undefined {
-    this.oauth.delete(name); // made again below when it still is one
-    if (server.transport !== 'http' || !server.credentials) return undefined;
-    if (server.credentials.type === 'tokenExchange') return new TokenExchanger(name, server.credentials, server.url);
-    const { store, config } = this;
-    // The config's checks guarantee both for type oauth.
-    if (!store || !config.credentials || !config.listen.publicUrl) return undefined;
-    const client = new OAuthClient({
-      server: name,
-      url: server.url,
-      settings: server.credentials,
-      store,
-      publicUrl: config.listen.publicUrl,
-      linkTtlMs: config.credentials.linkTtlMs,
-    });
-    this.oauth.set(name, client);
-    return client;
-  }
-
   /** Whether a caller must connect `server` (type: oauth) before its lists can be read for them. */
   needsConnect(server: string): boolean {
     return this.oauth.has(server);
@@ -64,6 +38,33 @@ export class UpstreamCredentials {
     this.store?.onChange((server, change) => {
       if (!change.renewal) listener(server, change.isFor);
     });
+  }
+
+  static async open(config: GatewayConfig, log: Log): Promise<UpstreamCredentials> {
+    const settings = config.credentials;
+    const store = settings ? await openCredentialStore(settings, { url: config.cache.url, sentinel: config.cache.sentinel, keyPrefix: config.cache.keyPrefix }) : undefined;
+    return new UpstreamCredentials(config, store, log);
+  }
+
+  /** The source of each caller's credential for one server; undefined: the server's static headers. */
+  sourceFor(name: string, server: ServerConfig): CredentialSource | undefined {
+    // Made again below when it still is one (a stdio server's client is not made here: left alone).
+    if (server.transport === 'http') this.oauth.delete(name);
+    if (server.transport !== 'http' || !server.credentials) return undefined;
+    if (server.credentials.type === 'tokenExchange') return new TokenExchanger(name, server.credentials, server.url);
+    const { store, config } = this;
+    // The config's checks guarantee both for type oauth.
+    if (!store || !config.credentials || !config.listen.publicUrl) return undefined;
+    const client = new OAuthClient({
+      server: name,
+      url: server.url,
+      settings: server.credentials,
+      store,
+      publicUrl: config.listen.publicUrl,
+      linkTtlMs: config.credentials.linkTtlMs,
+    });
+    this.oauth.set(name, client);
+    return client;
   }
 
   /** The connect pages and the callers' own list of connections (only with a store). */
