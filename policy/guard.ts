@@ -10,7 +10,7 @@ import { publicName } from '../protocol/public-names.js';
 import type { Grant, ItemKind } from './allow-list.js';
 import type { PinStore, PinVerdict } from './pins.js';
 import type { Principal } from './principal.js';
-import type { NamedTarget, Target, UriTarget } from './target.js';
+import { CONNECTS_META, type NamedTarget, type Target, type UriTarget } from './target.js';
 import { textOf } from '../protocol/exact-json.js';
 import { isUiUri, ownerOfUiUri } from '../protocol/ui-uris.js';
 
@@ -133,7 +133,8 @@ export class Guard {
     if (!grant.allows('tools', server, name).allowed) return unknown(message, 'tool', target.given, verdict.rule, name);
     // A name nobody offers gets the same words as a denied one, so a refusal says nothing of existence.
     if (!target.listed) return target.confirmed ? unknown(message, 'tool', target.given, undefined, name) : NEED_ROUTES;
-    if (grant.pins(server, name)) {
+    // A connect placeholder is the gateway's own tool, not the server's: there is nothing of the server's to pin.
+    if (grant.pins(server, name) && !target.listed.placeholder) {
       const pin = this.freshPin(name);
       if (pin === undefined) return listed ? unknown(message, 'tool', target.given, "pinned tool not in its server's tools/list", name) : NEED_DEFINITION;
       if (pin === 'changed') return unknown(message, 'tool', target.given, 'pinned tool changed upstream', name);
@@ -213,7 +214,7 @@ export class Guard {
     }
     const seen = this.named(server, value);
     if (!seen || !grant.allows(kind, seen.server, seen.name).allowed) return false;
-    if (kind === 'tools' && grant.pins(seen.server, seen.name)) {
+    if (kind === 'tools' && grant.pins(seen.server, seen.name) && !isPlaceholder(item)) {
       if (!record) return this.pinVerdicts.get(seen.name)?.verdict !== 'changed' && this.options.pins.peek(seen.name, item) !== 'changed';
       const verdict = this.options.pins.check(seen.name, item);
       this.sawInList(seen.name, verdict);
@@ -273,4 +274,9 @@ function unknownUri(message: JsonRpcRequest, uri: string, rule: string): Verdict
 function unknown(message: JsonRpcRequest, kind: 'tool' | 'prompt', name: unknown, rule = 'no server offers it', target?: string): Verdict {
   const shown = typeof name === 'string' ? name : textOf(name);
   return { allowed: false, rule, target: target ?? shown, refusal: errorResponse(message.id, ErrorCode.InvalidParams, `Unknown ${kind}: ${shown}`) };
+}
+
+/** A connect placeholder (the gateway's own, marked in `_meta`): never pinned. */
+function isPlaceholder(item: Record<string, unknown>): boolean {
+  return isObject(item._meta) && item._meta[CONNECTS_META] !== undefined;
 }

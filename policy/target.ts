@@ -9,7 +9,12 @@ export interface ListedItem {
   readonly name: string;
   /** The item as the lists gave it (pins compare digests of it); absent when the router did not keep it. */
   readonly definition?: JsonObject;
+  /** The gateway's own stand-in for a server the caller has not connected yet (src/aggregate/connect-placeholder.ts). */
+  readonly placeholder?: boolean;
 }
+
+/** The `_meta` key that marks a listed tool as a connect placeholder, with the server it connects as its value. */
+export const CONNECTS_META = 'mcp-gateway/connects';
 
 /** A tool or prompt by name (tools/call, prompts/get, a prompt's completion). */
 export interface NamedTarget {

@@ -20,6 +20,7 @@ import { publicName } from '../../protocol/public-names.js';
 import { isUiUri, showUiItem } from '../../protocol/ui-uris.js';
 import { traceFields, type RequestTrace } from '../../protocol/request-trace.js';
 import { placed, Router } from './router.js';
+import { type CallerConnections, isConnectAnswer, isPlaceholder, placeholderPart } from './connect-placeholder.js';
 
 export interface AggregatorOptions {
   /** In config order: the order of merged lists. */
@@ -29,6 +30,8 @@ export interface AggregatorOptions {
   listDeadlineMs: number;
   cursorSecret: string | undefined;
   log: Log;
+  /** Servers a caller must connect before their lists can be read: those show a placeholder tool until then. */
+  connections?: CallerConnections | undefined;
 }
 
 /** A name nobody listed triggers at most one refresh of that list per this many ms. */
@@ -55,7 +58,13 @@ export class Aggregator implements Upstream {
 
   constructor(private readonly options: AggregatorOptions) {
     this.cursors = new CursorCodec(options.cursorSecret);
-    this.router = new Router({ upstreams: options.upstreams, prefixes: options.prefixes, separator: options.separator, refresh: (method) => this.refresh(method) });
+    this.router = new Router({
+      upstreams: options.upstreams,
+      prefixes: options.prefixes,
+      separator: options.separator,
+      refresh: (method) => this.refresh(method),
+      connections: options.connections,
+    });
     for (const [server, upstream] of options.upstreams) this.attach(server, upstream);
   }
 
@@ -145,9 +154,10 @@ export class Aggregator implements Upstream {
     if (reach) positions = positions.filter(([server]) => reach.reaches(server));
     positions = this.offering(positions, method);
 
-    const outcomes = await Promise.all(positions.map(([server, cursor]) => this.ask(server, method, params, cursor, options)));
-    // After the pages, so that a first list never waits behind a discover.
-    if (LIST_FEATURE[method]) for (const [server] of positions) if (!this.offered.has(server)) this.learnCapabilities(server, options);
+    const standIns = new Set<string>();
+    const outcomes = await Promise.all(positions.map(([server, cursor]) => this.part(server, method, params, cursor, options, standIns)));
+    // After the pages, so that a first list never waits behind a discover (nor asks one of a server the caller has not connected).
+    if (LIST_FEATURE[method]) for (const [server] of positions) if (!this.offered.has(server) && !standIns.has(server)) this.learnCapabilities(server, options);
     const firstPages = new Set(positions.filter(([, cursor]) => cursor === null).map(([server]) => server));
     const merged = this.merge(message.id, method, outcomes, firstPages, options.trace);
     if ('result' in merged) this.pages.set(method, cursorKey, authContext, merged.result);
@@ -221,6 +231,26 @@ export class Aggregator implements Upstream {
   listsChanged(): void {
     this.pages.clear();
     this.offered.clear(); // a restarted or replaced server may offer other features
+  }
+
+  /**
+   * One server's part of a list: its own page, or for a caller who has not connected it yet (a server that
+   * needs their own account or values) the placeholder part, without asking it (connect-placeholder.ts).
+   */
+  private async part(server: string, method: ListMethod, params: JsonObject, cursor: string | null, options: RequestOptions, standIns: Set<string>): Promise<Outcome> {
+    const connections = this.options.connections;
+    const kind = connections?.needs(server);
+    const principal = options.caller?.principal;
+    if (kind === undefined || principal === undefined) return this.ask(server, method, params, cursor, options);
+    // A store that cannot be read (Redis away) is not "not connected": the server's stack says what is wrong.
+    const standIn = (): Outcome => {
+      standIns.add(server);
+      return { server, response: placeholderPart(method, server, kind, cursor === null) };
+    };
+    if (!(await connections!.connected(server, principal).catch(() => true))) return standIn();
+    const outcome = await this.ask(server, method, params, cursor, options);
+    // Connected when checked, but the server's stack answered with its connect flow (a refresh refused since).
+    return 'response' in outcome && isConnectAnswer(outcome.response) ? standIn() : outcome;
   }
 
   /**
@@ -304,7 +334,7 @@ export class Aggregator implements Upstream {
     const routes = method === 'tools/list' ? this.router.tools : this.router.prompts;
     const name = publicName(this.options.prefixes.get(server) ?? server, this.options.separator, item.name);
     const shown = { ...item, name };
-    const clash = routes.add(name, { server, name: item.name, definition: shown });
+    const clash = routes.add(name, isPlaceholder(item) ? { server, name: item.name, definition: shown, placeholder: true } : { server, name: item.name, definition: shown });
     if (clash) {
       this.options.log.error(
         { name, servers: [clash.server, server] },

@@ -7,6 +7,8 @@ export interface Route {
   name: string;
   /** The item as /mcp lists it: what a pinned tool's call is checked against without listing again. */
   definition?: JsonObject;
+  /** A connect placeholder (connect-placeholder.ts): a real tool of the same name takes its place. */
+  placeholder?: boolean;
 }
 
 export class NameRoutes {
@@ -16,6 +18,8 @@ export class NameRoutes {
   add(publicName: string, route: Route): Route | undefined {
     const existing = this.byPublic.get(publicName);
     if (existing && (existing.server !== route.server || existing.name !== route.name)) return existing;
+    // One caller's placeholder never hides another caller's real tool of that name from the routes.
+    if (existing && route.placeholder && !existing.placeholder) return undefined;
     this.byPublic.set(publicName, route);
     return undefined;
   }
@@ -24,10 +28,10 @@ export class NameRoutes {
     return this.byPublic.get(publicName);
   }
 
-  /** How many names each server has here. */
+  /** How many names each server has here (its own: a connect placeholder is not one of them). */
   countByServer(): Map<string, number> {
     const counts = new Map<string, number>();
-    for (const route of this.byPublic.values()) counts.set(route.server, (counts.get(route.server) ?? 0) + 1);
+    for (const route of this.byPublic.values()) if (!route.placeholder) counts.set(route.server, (counts.get(route.server) ?? 0) + 1);
     return counts;
   }
 

@@ -13,6 +13,8 @@ import { publicName } from '../../protocol/public-names.js';
 import { isUiUri, ownerOfUiUri, showUiContents } from '../../protocol/ui-uris.js';
 import { NameRoutes } from './name-routes.js';
 import { ResourceOwners } from './resource-owners.js';
+import { alreadyConnected, type CallerConnections, CONNECT_TOOL, placeholderTool } from './connect-placeholder.js';
+import type { Route } from './name-routes.js';
 
 export interface RouterOptions {
   /** In config order; read live, as a reload may change them. */
@@ -21,6 +23,8 @@ export interface RouterOptions {
   separator: string;
   /** Reads one list again from every upstream (single flight, at most once a second). */
   refresh(method: ListMethod): Promise<void>;
+  /** Whether a caller has connected a server (for a call of its connect placeholder). */
+  connections?: CallerConnections | undefined;
 }
 
 export class Router {
@@ -73,9 +77,23 @@ export class Router {
     const owner = target.kind === 'resources' ? target.owner : target.listed?.server;
     const upstream = owner === undefined || (options.reach && !options.reach.reaches(owner)) ? undefined : this.options.upstreams.get(owner);
     if (!upstream) return Promise.resolve(this.miss(target, message, options.reach));
+    if (target.kind === 'tools' && target.listed!.placeholder) return this.connect(owner!, upstream, target, message, options);
     // The name is restored in place, as the message is this request's own (the legacy adapter copies per attempt).
     if (target.kind !== 'resources') nameHolder(message).name = target.listed!.name;
     else if (target.ownUri !== undefined) return this.readUi(upstream, owner!, target.ownUri, message, options);
+    return upstream.request(message, options);
+  }
+
+  /**
+   * A call of a server's connect placeholder: the server's stack answers it with the connect flow as it
+   * answers any of its tools for a caller who has not connected; a caller who has (their list is stale)
+   * is told to list again, and nothing reaches the server.
+   */
+  private async connect(server: string, upstream: Upstream, target: NamedTarget, message: JsonRpcRequest, options: RequestOptions): Promise<JsonRpcResponse> {
+    const principal = options.caller?.principal;
+    const connections = this.options.connections;
+    if (principal !== undefined && connections && (await connections.connected(server, principal).catch(() => false))) return alreadyConnected(message.id, server);
+    nameHolder(message).name = target.listed!.name;
     return upstream.request(message, options);
   }
 
@@ -109,8 +127,24 @@ export class Router {
     if (typeof given !== 'string') return { kind, given, endpoint: server, server, publicName: undefined, listed: undefined, confirmed: true };
     const routes = kind === 'tools' ? this.tools : this.prompts;
     const name = server === undefined ? given : publicName(this.options.prefixes.get(server) ?? server, this.options.separator, given);
-    const listed = routes.get(name);
+    const listed = routes.get(name) ?? (kind === 'tools' ? this.placeholderRoute(name) : undefined);
     return { kind, given, endpoint: server, server: server ?? listed?.server ?? this.serverByPrefix(name), publicName: name, listed, confirmed: false };
+  }
+
+  /**
+   * A connect placeholder named by a caller whose list this process did not build (another replica did, or
+   * the name was remembered): it is placed all the same, since its name follows from the server's alone.
+   * Only on a miss.
+   */
+  private placeholderRoute(name: string): Route | undefined {
+    const connections = this.options.connections;
+    if (!connections) return undefined;
+    for (const server of this.options.upstreams.keys()) {
+      const kind = connections.needs(server);
+      if (kind === undefined || publicName(this.options.prefixes.get(server) ?? server, this.options.separator, CONNECT_TOOL) !== name) continue;
+      return { server, name: CONNECT_TOOL, definition: { ...placeholderTool(server, kind), name }, placeholder: true };
+    }
+    return undefined;
   }
 
   private uri(endpoint: string | undefined, uri: unknown): UriTarget {

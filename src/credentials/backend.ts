@@ -5,7 +5,8 @@
 export interface CredentialBackend {
   /** The sealed record of one principal (by its index) for one server. */
   read(principal: string, server: string): Promise<string | undefined>;
-  write(principal: string, server: string, sealed: string): Promise<void>;
+  /** `renewal`: the same connection rewritten (a token refreshed), told to other replicas as such. */
+  write(principal: string, server: string, sealed: string, renewal?: boolean): Promise<void>;
   /** Whether there was one to remove. */
   remove(principal: string, server: string): Promise<boolean>;
   /** Every server → sealed record of one principal. */
@@ -17,6 +18,6 @@ export interface CredentialBackend {
   /** The pending state, removed in the same step: a second take of the same id gets nothing, on any replica. */
   takePending(id: string): Promise<string | undefined>;
   /** Hears of records another replica changed or removed (Redis only), so cached copies are dropped. */
-  onChanged?(listener: (principal: string, server: string) => void): void;
+  onChanged?(listener: (principal: string, server: string, renewal: boolean) => void): void;
   close(): Promise<void>;
 }

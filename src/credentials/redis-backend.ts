@@ -36,17 +36,17 @@ export class RedisBackend implements CredentialBackend {
     return (await this.client.hget(this.key(principal), server)) ?? undefined;
   }
 
-  async write(principal: string, server: string, sealed: string): Promise<void> {
+  async write(principal: string, server: string, sealed: string, renewal = false): Promise<void> {
     const fresh = await this.client.hset(this.key(principal), server, sealed);
     if (fresh === 1) await this.client.hincrby(this.countsKey(), server, 1);
-    await this.announce(principal, server);
+    await this.announce(principal, server, renewal);
   }
 
   async remove(principal: string, server: string): Promise<boolean> {
     const removed = (await this.client.hdel(this.key(principal), server)) === 1;
     if (removed) {
       await this.client.hincrby(this.countsKey(), server, -1);
-      await this.announce(principal, server);
+      await this.announce(principal, server, false);
     }
     return removed;
   }
@@ -72,7 +72,7 @@ export class RedisBackend implements CredentialBackend {
     return (await this.client.getdel(this.pendingKey(id))) ?? undefined;
   }
 
-  onChanged(listener: (principal: string, server: string) => void): void {
+  onChanged(listener: (principal: string, server: string, renewal: boolean) => void): void {
     if (!this.subscriber) {
       this.subscriber = new Redis(this.options.url, { ...this.connectionOptions('mcp-gateway-credentials-sub'), enableOfflineQueue: true });
       this.subscribed = this.subscriber.subscribe(this.channel).then(
@@ -81,8 +81,8 @@ export class RedisBackend implements CredentialBackend {
       );
     }
     this.subscriber.on('message', (_channel: string, text: string) => {
-      const [from, principal, server] = text.split('\n');
-      if (from !== this.instance && principal !== undefined && server !== undefined) listener(principal, server);
+      const [from, principal, server, kind] = text.split('\n');
+      if (from !== this.instance && principal !== undefined && server !== undefined) listener(principal, server, kind === 'renewal');
     });
   }
 
@@ -91,8 +91,8 @@ export class RedisBackend implements CredentialBackend {
     await this.client.quit().catch(() => this.client.disconnect());
   }
 
-  private async announce(principal: string, server: string): Promise<void> {
-    await this.client.publish(this.channel, `${this.instance}\n${principal}\n${server}`).catch(() => {});
+  private async announce(principal: string, server: string, renewal: boolean): Promise<void> {
+    await this.client.publish(this.channel, `${this.instance}\n${principal}\n${server}${renewal ? '\nrenewal' : ''}`).catch(() => {});
   }
 
   private connectionOptions(name: string): RedisOptions {

@@ -13,6 +13,14 @@ const REVALIDATE_MS = 60_000;
 /** Cached copies kept at most; the oldest go first. */
 const MAX_CACHED = 10_000;
 
+/** What a change listener hears besides the server: whose record changed, and whether it was only renewed. */
+export interface CredentialChange {
+  /** Whether the change was to this principal's record (compared by the keyed index, as the backend files it). */
+  isFor(principal: string): boolean;
+  /** A record rewritten for the same connection (a token refreshed or marked expired): nothing a list shows changed. */
+  renewal: boolean;
+}
+
 interface Cached {
   /** null: the backend has none (also cached, so an unconnected caller costs no round trip either). */
   record: CredentialRecord | null;
@@ -23,14 +31,14 @@ interface Cached {
 export class CredentialStore {
   private readonly sealer: CredentialSealer;
   private readonly cache = new Map<string, Cached>();
-  private readonly listeners: ((server: string) => void)[] = [];
+  private readonly listeners: ((server: string, change: CredentialChange) => void)[] = [];
 
   constructor(
     key: string,
     private readonly backend: CredentialBackend,
   ) {
     this.sealer = new CredentialSealer(key);
-    backend.onChanged?.((index, server) => this.dropCopies(index, server));
+    backend.onChanged?.((index, server, renewal) => this.dropCopies(index, server, renewal));
   }
 
   /**
@@ -56,9 +64,12 @@ export class CredentialStore {
 
   async put(principal: string, server: string, record: CredentialRecord): Promise<void> {
     const index = this.sealer.index(principal);
-    await this.backend.write(index, server, this.sealer.seal(JSON.stringify(record), bound(principal, server)));
+    // The same connection rewritten (a refresh keeps connectedAt); a new one, or one after another, is not.
+    const before = this.cache.get(cacheKey(principal, server))?.record;
+    const renewal = before?.kind === record.kind && before.connectedAt === record.connectedAt;
+    await this.backend.write(index, server, this.sealer.seal(JSON.stringify(record), bound(principal, server)), renewal);
     this.remember(principal, server, index, record);
-    for (const listener of this.listeners) listener(server);
+    this.announce(server, index, renewal);
   }
 
   /** Forgets the record (a caller revoking a connection, or a refresh token the server refused). */
@@ -66,7 +77,7 @@ export class CredentialStore {
     const index = this.sealer.index(principal);
     const removed = await this.backend.remove(index, server);
     this.remember(principal, server, index, null);
-    if (removed) for (const listener of this.listeners) listener(server);
+    if (removed) this.announce(server, index, false);
     return removed;
   }
 
@@ -86,8 +97,8 @@ export class CredentialStore {
     return this.backend.counts();
   }
 
-  /** Told the server whose records changed in this process (a connection made or revoked). */
-  onChange(listener: (server: string) => void): void {
+  /** Told the server whose records changed (a connection made, renewed or revoked, here or on another replica), and whose. */
+  onChange(listener: (server: string, change: CredentialChange) => void): void {
     this.listeners.push(listener);
   }
 
@@ -123,9 +134,15 @@ export class CredentialStore {
   }
 
   /** Another replica changed a record: drop this process's copy, so the next call reads it again. */
-  private dropCopies(index: string, server: string): void {
+  private dropCopies(index: string, server: string, renewal: boolean): void {
     for (const [key, entry] of this.cache) if (entry.index === index && key.endsWith(`\u0000${server}`)) this.cache.delete(key);
-    for (const listener of this.listeners) listener(server);
+    this.announce(server, index, renewal);
+  }
+
+  private announce(server: string, index: string, renewal: boolean): void {
+    if (this.listeners.length === 0) return;
+    const change: CredentialChange = { isFor: (principal) => this.sealer.index(principal) === index, renewal };
+    for (const listener of this.listeners) listener(server, change);
   }
 }
 

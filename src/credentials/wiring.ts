@@ -22,6 +22,26 @@ export class UpstreamCredentials {
     private readonly log: Log,
   ) {}
 
+  /** Whether a caller must connect `server` (type: oauth) before its lists can be read for them. */
+  needsConnect(server: string): boolean {
+    return this.oauth.has(server);
+  }
+
+  /** Whether this principal has a token for `server` (one due for refresh counts: it is refreshed on use). */
+  async connected(server: string, principal: string): Promise<boolean> {
+    return (await this.store?.get(principal, server))?.kind === 'oauth';
+  }
+
+  /**
+   * Told when a caller's connection to a server was made or revoked (not when a token was only refreshed),
+   * here or on another replica: `isFor` says whose, by principal.
+   */
+  onConnectionChange(listener: (server: string, isFor: (principal: string) => boolean) => void): void {
+    this.store?.onChange((server, change) => {
+      if (!change.renewal) listener(server, change.isFor);
+    });
+  }
+
   static async open(config: GatewayConfig, log: Log): Promise<UpstreamCredentials> {
     const settings = config.credentials;
     const store = settings ? await openCredentialStore(settings, { url: config.cache.url, sentinel: config.cache.sentinel, keyPrefix: config.cache.keyPrefix }) : undefined;
@@ -30,6 +50,8 @@ export class UpstreamCredentials {
 
   /** The source of each caller's credential for one server; undefined: the server's static headers. */
   sourceFor(name: string, server: ServerConfig): CredentialSource | undefined {
+    // Made again below when it still is one (a stdio server's client is not made here: left alone).
+    if (server.transport === 'http') this.oauth.delete(name);
     if (server.transport !== 'http' || !server.credentials) return undefined;
     if (server.credentials.type === 'tokenExchange') return new TokenExchanger(name, server.credentials, server.url);
     const { store, config } = this;

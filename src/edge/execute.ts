@@ -38,7 +38,8 @@ export async function execute(call: McpCall, message: JsonRpcRequest, text: stri
     const tasks = taskListen ? followTasks(call, message) : undefined;
     record(call, call.principal, message.method, verdict, undefined, traceId);
     call.outcome = 'ok';
-    call.edge.listen.open(message, outgoing, call.server, listenAccess(call), tasks && { taskIds: tasks.taskIds });
+    const honouredElsewhere = tasks && { taskIds: tasks.taskIds };
+    call.edge.listen.open(message, outgoing, call.server, listenAccess(call), { principal: call.principal.id, honouredElsewhere });
     tasks?.start(outgoing);
     return RESPONSE_ALREADY_SENT;
   }

@@ -51,6 +51,7 @@ function legacyExchange(call: McpCall, body: unknown, sessionHeader: string | un
     endpoint: call.server ?? call.name, // 'mcp', or a view's own name: a session stays on its endpoint
     upstream: call.server,
     caller: call.callerContext,
+    principal: call.principal.id,
     outgoing,
     signal: new ClientGone(outgoing),
     headers: call.cors ?? {},

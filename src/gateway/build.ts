@@ -4,6 +4,7 @@
 import { randomBytes } from 'node:crypto';
 import type { ListCache } from '../../cache/list-cache.js';
 import { Aggregator } from '../aggregate/aggregator.js';
+import type { CallerConnections } from '../aggregate/connect-placeholder.js';
 import type { GatewayConfig } from '../config/config.js';
 import { createApp, type CatalogView, type Edge, type EdgeOptions } from '../edge/app.js';
 import { hostChecker } from '../edge/host-check.js';
@@ -49,6 +50,7 @@ export async function startGateway(initial: GatewayConfig, log: Log): Promise<Ru
     (name, server) => credentials.childClientFor(name, server),
   );
   const { servers, metrics } = await createServers(initial, cache, retries, live, log, credentials, secrets);
+  const connections = callerConnections(credentials, secrets);
   warnIfOpenBeyondLoopback(initial, log);
   const aggregate = new Aggregator({
     upstreams: servers.upstreams,
@@ -57,6 +59,7 @@ export async function startGateway(initial: GatewayConfig, log: Log): Promise<Ru
     listDeadlineMs: initial.aggregate.listDeadlineMs,
     cursorSecret: initial.aggregate.cursorSecret,
     log: log.child({ endpoint: 'mcp' }),
+    connections,
   });
   const search = new ToolSearch({
     upstreams: servers.upstreams,
@@ -71,9 +74,20 @@ export async function startGateway(initial: GatewayConfig, log: Log): Promise<Ru
   const security = createSecurity(servers.prefixes, initial.aggregate.separator, aggregate, log);
   await security.install(initial);
   const listenHub = createListenHub(cache, { serverNames: () => servers.names(), resourceWatch: servers.resourceWatch, aggregate });
+  followConnections(credentials, aggregate, listenHub);
   const legacy = await createLegacySessions(initial, listenHub, log);
   const tracker = new RequestTracker();
-  const ops = opsOptions({ startedAt: Date.now(), config: () => config.current, live: config, servers, aggregate, cache, tracker, metrics });
+  const ops = opsOptions({
+    startedAt: Date.now(),
+    config: () => config.current,
+    live: config,
+    servers,
+    aggregate,
+    cache,
+    tracker,
+    metrics,
+    connections: credentials.store && { needs: connections.needs, counts: () => credentials.store!.counts() },
+  });
   const edge = createEdge(initial, {
     servers,
     aggregate,
@@ -137,6 +151,28 @@ async function createServers(
   for (const [name, server] of Object.entries(config.servers)) await servers.add(name, server, config.envReads);
   return { servers, metrics };
 }
+
+/** Servers whose lists need a caller's own account (type: oauth) or values (secrets:) first: /mcp shows those a placeholder. */
+function callerConnections(credentials: UpstreamCredentials, secrets: PerCallerSecrets): CallerConnections {
+  return {
+    needs: (server) => (credentials.needsConnect(server) ? 'account' : secrets.needsConnect(server) ? 'secrets' : undefined),
+    connected: (server, principal) => (credentials.needsConnect(server) ? credentials.connected(server, principal) : secrets.connected(server, principal)),
+  };
+}
+
+/**
+ * A caller connected a server or revoked it (here or on another replica): merged pages holding their
+ * placeholder, or that server's tools, are stale, and their own listen streams hear that its lists changed.
+ */
+function followConnections(credentials: UpstreamCredentials, aggregate: Aggregator, listenHub: ListenHub): void {
+  credentials.onConnectionChange((server, isFor) => {
+    aggregate.listsChanged();
+    listenHub.publish(server, CONNECTION_LISTS, isFor);
+  });
+}
+
+/** The lists a connection made or revoked changes for its caller: every one the server has. */
+const CONNECTION_LISTS = ['tools/list', 'prompts/list', 'resources/list'];
 
 /** The edge's view of profiles and search mode: the profiles as of now, and the index search mode reads. */
 function catalogView(profiles: ProfileSet, search: ToolSearch): CatalogView {

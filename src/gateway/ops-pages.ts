@@ -23,6 +23,8 @@ export interface OpsSources {
   cache: ListCache;
   tracker: RequestTracker;
   metrics: GatewayMetrics;
+  /** Servers reached with each caller's own credential, and how many principals hold one for each (never who). */
+  connections?: { needs(server: string): unknown; counts(): Promise<ReadonlyMap<string, number>> };
 }
 
 export function opsOptions(sources: OpsSources): EdgeOptions['ops'] {
@@ -50,8 +52,8 @@ export function opsOptions(sources: OpsSources): EdgeOptions['ops'] {
 }
 
 /** The status page's data. */
-async function statusSnapshot({ startedAt, config, servers, aggregate, cache, tracker, metrics }: OpsSources): Promise<StatusSnapshot> {
-  const tools = await aggregate.toolCounts();
+async function statusSnapshot({ startedAt, config, servers, aggregate, cache, tracker, metrics, connections }: OpsSources): Promise<StatusSnapshot> {
+  const [tools, connected] = await Promise.all([aggregate.toolCounts(), connectedCounts(connections)]);
   const stats = cache.stats;
   const lookups = stats.hits + stats.misses;
   return {
@@ -67,6 +69,7 @@ async function statusSnapshot({ startedAt, config, servers, aggregate, cache, tr
         state: status.state,
         restarts: status.restarts,
         toolCount: tools.get(name),
+        ...(connections?.needs(name) !== undefined && { connected: connected === undefined ? undefined : (connected.get(name) ?? 0) }),
         lastError: status.lastError,
         ...(status.children && { children: status.children.map((child, index) => `#${index} ${child.state}`).join(', ') }),
       };
@@ -75,6 +78,11 @@ async function statusSnapshot({ startedAt, config, servers, aggregate, cache, tr
     recentDenials: tracker.recentDenials(),
     traffic: trafficOf(servers, metrics),
   };
+}
+
+/** How many principals hold a credential for each server; undefined when the store cannot be read now (Redis away). */
+async function connectedCounts(connections: OpsSources['connections']): Promise<ReadonlyMap<string, number> | undefined> {
+  return connections?.counts().catch(() => undefined);
 }
 
 /** Each served upstream's recent calls (status-page charts), one shared clock for all of them. */

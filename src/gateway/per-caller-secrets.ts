@@ -38,6 +38,16 @@ export class PerCallerSecrets {
     return source;
   }
 
+  /** Whether a caller must paste values for `server` before its child runs (and its lists can be read). */
+  needsConnect(server: string): boolean {
+    return this.byServer.has(server);
+  }
+
+  /** Whether this principal's values for `server` are stored, every one of them. */
+  async connected(server: string, principal: string): Promise<boolean> {
+    return (await this.byServer.get(server)?.values(principal)) !== undefined;
+  }
+
   /** The paste page, and the callers' list of connections unless `connections` is false (served elsewhere). */
   addRoutes(app: Hono<{ Bindings: HttpBindings }>, authenticate: (authorization: string | undefined) => Promise<string | undefined>, connections = true): void {
     if (!this.store) return;

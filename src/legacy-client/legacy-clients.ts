@@ -45,6 +45,8 @@ export interface LegacyExchange {
   upstream: string | undefined;
   /** Who is calling (the authorization context). */
   caller: string;
+  /** The caller's principal: a GET stream hears of their own connections made or revoked. */
+  principal?: string;
   outgoing: ServerResponse;
   signal: CancelSignal;
   headers: Record<string, string>;
@@ -139,7 +141,7 @@ export class LegacyClients {
     const session = this.session(exchange);
     if (!session) return this.unknownSession(exchange);
     for (const [name, value] of Object.entries(exchange.headers)) exchange.outgoing.setHeader(name, value);
-    this.streams.open(session, exchange.outgoing, exchange.upstream, exchange.access);
+    this.streams.open(session, exchange.outgoing, exchange.upstream, exchange.access, exchange.principal);
   }
 
   /** DELETE: the session ends; its id is refused from now on (on every replica, with Redis). */

@@ -29,8 +29,8 @@ export class SessionStreams {
   ) {}
 
   /** Opens the session's GET stream on `outgoing` (its headers set, not yet written). */
-  open(session: LegacySession, outgoing: ServerResponse, upstream: string | undefined, access: ListenAccess | undefined): void {
-    const stream = this.listen.openLegacy(outgoing, upstream, access);
+  open(session: LegacySession, outgoing: ServerResponse, upstream: string | undefined, access: ListenAccess | undefined, principal?: string): void {
+    const stream = this.listen.openLegacy(outgoing, upstream, access, principal);
     const open: OpenStream = { stream, outgoing };
     this.streams.set(session.id, open);
     for (const uri of this.subscriptions.get(session.id) ?? []) stream.subscribe(uri);

@@ -38,6 +38,8 @@ interface Listener {
   subscriptionId: JsonRpcId | undefined;
   outgoing: ServerResponse;
   access: ListenAccess | undefined;
+  /** Who opened it, for what concerns one caller only (a connection they made); undefined when not told. */
+  principal: string | undefined;
 }
 
 /** A 2025 session's GET stream: every list change it may hear of, and the resources it subscribes to. */
@@ -71,8 +73,11 @@ export class ListenHub {
     return this.listeners.size;
   }
 
-  /** Lists of `upstream` changed: tell every listener that asked. */
-  publish(upstream: string, lists: readonly string[]): void {
+  /**
+   * Lists of `upstream` changed: tell every listener that asked; with `onlyFor`, only the listeners of the
+   * principals it accepts (one caller's lists changed: they connected that server or revoked it).
+   */
+  publish(upstream: string, lists: readonly string[], onlyFor?: (principal: string) => boolean): void {
     if (this.listeners.size === 0) return;
     const announced = new Map<string, Announced>();
     for (const list of lists) {
@@ -83,6 +88,7 @@ export class ListenHub {
       const access = listener.access;
       if (listener.upstream !== undefined && listener.upstream !== upstream) continue;
       if (access && !access.reaches(upstream)) continue;
+      if (onlyFor && (listener.principal === undefined || !onlyFor(listener.principal))) continue;
       for (const { method, flag, kind } of announced.values()) {
         if (!listener.flags.has(flag) || (access && !access.hears(upstream, kind))) continue;
         send(listener.outgoing, { jsonrpc: '2.0', method, params: tagged(listener, {}) });
@@ -102,7 +108,13 @@ export class ListenHub {
    * Turns the response into the listen stream for `request`: the acknowledgement with the honoured subset
    * first, then opted-in notifications, comment keep-alives, until the client closes it.
    */
-  open(request: JsonRpcRequest, outgoing: ServerResponse, upstream: string | undefined, access?: ListenAccess, honouredElsewhere: JsonObject = {}): void {
+  open(
+    request: JsonRpcRequest,
+    outgoing: ServerResponse,
+    upstream: string | undefined,
+    access?: ListenAccess,
+    { principal, honouredElsewhere = {} }: { principal?: string; honouredElsewhere?: JsonObject } = {},
+  ): void {
     const asked = isObject(request.params?.notifications) ? request.params.notifications : {};
     // What parts beside the hub honour (task ids: src/tasks/task-listen.ts) is acknowledged with the rest.
     const honoured: JsonObject = { ...honouredElsewhere };
@@ -117,7 +129,7 @@ export class ListenHub {
       // Only URIs some upstream owns (and the caller may read) are honoured; the acknowledgement says which.
       honoured.resourceSubscriptions = [...resources.keys()];
     }
-    const listener: Listener = { upstream, flags: new Set(Object.keys(honoured)), resources, subscriptionId: request.id, outgoing, access };
+    const listener: Listener = { upstream, flags: new Set(Object.keys(honoured)), resources, subscriptionId: request.id, outgoing, access, principal };
 
     outgoing.writeHead(200, SSE_HEADERS);
     send(outgoing, {
@@ -137,9 +149,9 @@ export class ListenHub {
   }
 
   /** Opens a 2025 session's GET stream on `outgoing` (headers not yet written). */
-  openLegacy(outgoing: ServerResponse, upstream: string | undefined, access: ListenAccess | undefined): LegacyStream {
+  openLegacy(outgoing: ServerResponse, upstream: string | undefined, access: ListenAccess | undefined, principal?: string): LegacyStream {
     const resources = new Map<string, string>();
-    const listener: Listener = { upstream, flags: new Set(HONOURED_FLAGS), resources, subscriptionId: undefined, outgoing, access };
+    const listener: Listener = { upstream, flags: new Set(HONOURED_FLAGS), resources, subscriptionId: undefined, outgoing, access, principal };
     outgoing.writeHead(200, SSE_HEADERS);
     outgoing.flushHeaders();
     this.listeners.add(listener);

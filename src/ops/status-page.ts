@@ -20,6 +20,11 @@ export interface StatusSnapshot {
     state: string;
     restarts: number;
     toolCount: number | undefined;
+    /**
+     * A server reached with each caller's own credential (an OAuth token, or pasted values): how many
+     * principals have one stored. Never who, never the credential. Absent for any other server.
+     */
+    connected?: number | undefined;
     lastError: string | undefined;
     /** A pooled server's children (instances), each as "#index state", e.g. "#0 ready, #1 backing-off". */
     children?: string;
@@ -44,6 +49,7 @@ const UPSTREAM_COLUMNS = [
   ['state', 'State'],
   ['restarts', 'Restarts'],
   ['toolCount', 'Tools'],
+  ['connected', 'Connected'],
   ['children', 'Children'],
   ['lastError', 'Last error'],
 ] as const;
@@ -193,7 +199,7 @@ body[data-stale] #live { color: var(--bad); font-weight: 600; }
 table { border-collapse: collapse; width: 100%; }
 th, td { text-align: left; vertical-align: top; padding: .35rem .6rem; border-bottom: 1px solid var(--line); }
 th { font-weight: 600; white-space: nowrap; }
-td[data-field="restarts"], td[data-field="toolCount"] { text-align: right; font-variant-numeric: tabular-nums; }
+td[data-field="restarts"], td[data-field="toolCount"], td[data-field="connected"] { text-align: right; font-variant-numeric: tabular-nums; }
 td[data-field="lastError"], td[data-field="rule"], td[data-field="target"] { font-family: ui-monospace, monospace; font-size: 12px; white-space: pre-wrap; overflow-wrap: anywhere; max-width: 36rem; }
 tr.empty td { color: var(--muted); font-style: italic; }
 tr[data-state] td[data-field="state"] { font-weight: 600; }

@@ -33,7 +33,17 @@ test('a complete HTML document with every upstream in its own row, in the order 
   assert.match(html, /^<!doctype html>\n<html lang="en">/);
   assert.match(html, /<\/html>\n$/);
   assert.match(html, /<title>mcp-gateway status<\/title>/);
-  assert.deepEqual(row(html, 'files'), { name: 'files', transport: 'stdio', era: 'modern', state: 'ready', restarts: '0', toolCount: '9', children: '—', lastError: '—' });
+  assert.deepEqual(row(html, 'files'), {
+    name: 'files',
+    transport: 'stdio',
+    era: 'modern',
+    state: 'ready',
+    restarts: '0',
+    toolCount: '9',
+    connected: '—',
+    children: '—',
+    lastError: '—',
+  });
   assert.deepEqual(row(html, 'old-http'), {
     name: 'old-http',
     transport: 'http',
@@ -41,6 +51,7 @@ test('a complete HTML document with every upstream in its own row, in the order 
     state: 'backing-off',
     restarts: '2',
     toolCount: '—',
+    connected: '—',
     children: '—',
     lastError: 'connect ECONNREFUSED 127.0.0.1:9',
   });
@@ -76,7 +87,7 @@ test('uptime reads in days, hours, minutes and seconds', () => {
 
 test('empty states: no upstreams, no cache lookups, no denials', () => {
   const html = renderStatusPage(snapshot({ upstreams: [], cache: { hits: 0, misses: 0, hitRate: undefined }, recentDenials: [] }));
-  assert.equal(tbody(html, 'upstreams'), '<tr class="empty"><td colspan="8">No upstreams configured.</td></tr>');
+  assert.equal(tbody(html, 'upstreams'), '<tr class="empty"><td colspan="9">No upstreams configured.</td></tr>');
   assert.equal(tbody(html, 'denials'), '<tr class="empty"><td colspan="5">No denials recorded.</td></tr>');
   assert.equal(field(html, 'hitRate'), '—');
   assert.equal(field(html, 'hits'), '0');

@@ -1,0 +1,79 @@
+// A server whose lists a caller cannot read until they connect it (servers.<name>.credentials type oauth:
+// their own account; a perCaller server with secrets: their own values) is not left out of that caller's
+// /mcp: its tools/list part is one tool of the gateway's own, `<prefix><separator>connect`, whose
+// description says what it is for and whose call starts the connect flow. The call goes to the server's
+// stack like a call of any of its tools (the credentials layer, or the secrets gate, answers it with the
+// connect link: URL-mode elicitation or error -32042 with data.url), so there is one connect flow. Once
+// the caller has connected, their lists are the server's own again, and the wiring tells their listen
+// streams (src/gateway/build.ts). Such a part is the caller's own: it makes the merged page private.
+import { isObject, type JsonObject, type JsonRpcId, type JsonRpcResponse } from '../../protocol/jsonrpc.js';
+import { LIST_ITEMS, type ListMethod } from '../../protocol/mcp.js';
+import { CONNECTS_META } from '../../policy/target.js';
+
+/** What a caller must connect before a server's lists can be read for them. */
+export type ConnectKind = 'account' | 'secrets';
+
+/** Which servers need a caller to connect first, and whether one has. Given by the wiring. */
+export interface CallerConnections {
+  /** undefined: the server's lists need nothing of the caller (static headers, token exchange, …). */
+  needs(server: string): ConnectKind | undefined;
+  /** Whether this principal's credential for `server` is stored (a token due for refresh counts: it is refreshed on use). */
+  connected(server: string, principal: string): Promise<boolean>;
+}
+
+/** The placeholder's name on the server's side; on /mcp it becomes `<prefix><separator>connect` as any tool name does. */
+export const CONNECT_TOOL = 'connect';
+export { CONNECTS_META };
+/** How long a merged page holding a placeholder is kept (a connection made drops it at once anyway). */
+const PLACEHOLDER_TTL_MS = 60_000;
+
+/** The placeholder tool of `server`, under its server-side name (the aggregator namespaces it). */
+export function placeholderTool(server: string, kind: ConnectKind): JsonObject {
+  const what = kind === 'account' ? `Connects your own ${server} account through this gateway.` : `Gives ${server} values of your own that it needs (such as an API token).`;
+  const then = kind === 'account' ? 'open it in a browser and sign in there' : 'open it in a browser and paste them there, never into this chat';
+  return {
+    name: CONNECT_TOOL,
+    title: `Connect ${server}`,
+    description:
+      `${what} Until you do, ${server}'s tools cannot be listed for you, and this tool stands in for them. ` +
+      `Calling it answers with a link (single use, valid a few minutes): ${then}, then come back. ${server}'s own tools then replace this one. Takes no arguments.`,
+    inputSchema: { type: 'object', properties: {}, additionalProperties: false },
+    annotations: { readOnlyHint: true, destructiveHint: false, idempotentHint: true, openWorldHint: false },
+    _meta: { [CONNECTS_META]: server },
+  };
+}
+
+/**
+ * A server's part of a list for a caller who has not connected it: the placeholder on the first page of
+ * tools/list, nothing in any other list; private, and kept a while.
+ */
+export function placeholderPart(method: ListMethod, server: string, kind: ConnectKind, firstPage: boolean): JsonRpcResponse {
+  const items = method === 'tools/list' && firstPage ? [placeholderTool(server, kind)] : [];
+  return { jsonrpc: '2.0', id: 0, result: { resultType: 'complete', [LIST_ITEMS[method]]: items, ttlMs: PLACEHOLDER_TTL_MS, cacheScope: 'private' } };
+}
+
+/** Whether a listed item is a placeholder (then its route gives way to a real tool of the same name). */
+export function isPlaceholder(item: JsonObject): boolean {
+  return isObject(item._meta) && typeof item._meta[CONNECTS_META] === 'string';
+}
+
+/**
+ * Whether a server's answer to a list is its connect flow rather than a list: the caller's token was
+ * dropped since the check (a refresh refused), or their values are incomplete.
+ */
+export function isConnectAnswer(response: JsonRpcResponse): boolean {
+  if ('error' in response) return isObject(response.error.data) && response.error.data.reason === 'connect_required';
+  return response.result.resultType === 'input_required';
+}
+
+/** The answer to the placeholder's call from a caller who has connected meanwhile: their list is stale. */
+export function alreadyConnected(id: JsonRpcId, server: string): JsonRpcResponse {
+  return {
+    jsonrpc: '2.0',
+    id,
+    result: {
+      resultType: 'complete',
+      content: [{ type: 'text', text: `You are connected to ${server}: list the tools again (tools/list) to see its own tools, which replace this one.` }],
+    },
+  };
+}
