@@ -4,13 +4,17 @@
 // 1. a result without `resultType` gets `"resultType":"complete"` appended, a cacheable one without
 //    `ttlMs`/`cacheScope` gets 0 and "private" (nothing else changes);
 // 2. on /mcp, tool and prompt names carry `<server>__`, lists are the gateway's merged pages (its own
-//    serverInfo, ttlMs and cacheScope), server/discover is the gateway's own, and an error is worded by
-//    the gateway where it routes (an unknown name or URI) — status and code stay the upstream's;
+//    serverInfo, ttlMs and cacheScope), server/discover is the gateway's own (its serverInfo; the upstream's
+//    versions, features, ttlMs and cacheScope), and an error is worded by the gateway where it routes (a name
+//    the upstream does not list, an unknown URI) — status and code stay the upstream's, and any other error
+//    arrives as the upstream's bytes;
 // 3. what the edge refuses before any upstream is asked is worded by the gateway (status and code as the spec says);
 // 4. a JSON body of several lines (notifications, then the response) arrives as the stream it is;
 // 5. a log message (`notifications/message`) reaches only a request that set a logLevel, at or above it.
 import assert from 'node:assert/strict';
 import { spawn, type ChildProcessWithoutNullStreams } from 'node:child_process';
+import { readFileSync } from 'node:fs';
+import { join } from 'node:path';
 import { createInterface } from 'node:readline';
 import { headersFor, META, ROOT, schemaProblems, VERSION } from './harness.js';
 import { sseData } from '../sse.js';
@@ -172,8 +176,52 @@ const LISTS: Record<string, string> = { 'tools/list': 'tools', 'prompts/list': '
  */
 const PUBLIC_NAMES: Record<string, string> = { sdk__grüße: 'sdk__gr__e-41ae719c' };
 
+/** The gateway's serverInfo in /mcp's server/discover: its package's name and version. */
+const GATEWAY_INFO = { name: 'mcp-gateway', version: JSON.parse(readFileSync(join(ROOT, 'package.json'), 'utf8')).version };
+
+/**
+ * What /mcp's server/discover must say in front of one upstream (docs/design.md, "The aggregate endpoint"):
+ * the gateway's own serverInfo, and the upstream's versions, features (with listChanged), ttlMs and
+ * cacheScope. Not compared: `resources.subscribe`, which docs/design.md ("server/discover promises only what
+ * reaches the client") says passes through while /mcp leaves it out (src/aggregate/merged-discover.ts).
+ */
+function assertGatewayDiscover(label: string, seen: Json, upstream: Json): void {
+  const expected = { ...upstream, capabilities: withoutSubscribe(upstream.capabilities), _meta: { 'io.modelcontextprotocol/serverInfo': GATEWAY_INFO } };
+  const actual = { ...seen, capabilities: withoutSubscribe(seen.capabilities) };
+  assert.deepEqual(actual, expected, `${label}: the gateway's discover (upstream ${JSON.stringify(upstream)})`);
+}
+
+function withoutSubscribe(capabilities: Json = {}): Json {
+  if (!capabilities.resources) return capabilities;
+  const { subscribe: _left, ...resources } = capabilities.resources;
+  return { ...capabilities, resources };
+}
+
+/** Which endpoint a comparison is about, and what its upstream does not list (answered by /mcp's router). */
+export interface Where {
+  aggregate: boolean;
+  server: string;
+  /** Tool names the upstream does not list (the gateway's router answers them on /mcp). */
+  unlisted?: readonly string[];
+}
+
+/**
+ * The error /mcp answers in its own words where it routes (docs/design.md: "the wording of an error for a
+ * name or URI no upstream lists"), the upstream's code kept; undefined where the upstream's error passes.
+ */
+function routedError(scenario: Scenario, where: Where, code: number): Json | undefined {
+  const name = scenario.params.name;
+  if (scenario.method === 'tools/call' && where.unlisted?.includes(name)) {
+    return { code, message: `Unknown tool: ${where.server}__${name}; its prefix names upstream '${where.server}', but it does not list a tool by that name` };
+  }
+  if (scenario.method === 'resources/read' && scenario.params.uri === 'fixture://nope') {
+    return { code, message: 'Resource not found: no upstream lists fixture://nope or a template that matches it', data: { uri: 'fixture://nope' } };
+  }
+  return undefined;
+}
+
 /** Asserts the client saw through the gateway what it saw directly, apart from the documented rewrites. */
-export function assertSame(scenario: Scenario, direct: Seen, through: Seen, where: { aggregate: boolean; server: string }): void {
+export function assertSame(scenario: Scenario, direct: Seen, through: Seen, where: Where): void {
   const label = `${scenario.name} ${where.aggregate ? 'on /mcp' : 'on /servers/<name>/mcp'}`;
   for (const message of through.messages) assert.deepEqual(schemaProblems(scenario.method, JSON.parse(message)), [], `${label}: ${message}`);
   assert.equal(through.status, direct.status, `${label}: status (direct ${direct.messages.at(-1)}, through ${through.messages.at(-1)})`);
@@ -184,12 +232,14 @@ export function assertSame(scenario: Scenario, direct: Seen, through: Seen, wher
   if ('error' in wanted) {
     assert.equal(seen.error?.code, wanted.error.code, `${label}: error code (through ${through.messages.at(-1)})`);
     // Worded by the gateway where it answers itself: at its edge, and on /mcp where it routes names.
-    if (!scenario.edge && !where.aggregate) assert.equal(through.messages.at(-1), expected, `${label}: error bytes`);
-    return;
+    if (scenario.edge) return;
+    const routed = where.aggregate ? routedError(scenario, where, wanted.error.code) : undefined;
+    if (routed) return assert.deepEqual(seen.error, routed, `${label}: the router's error (upstream ${expected})`);
+    return assert.equal(through.messages.at(-1), expected, `${label}: error bytes`);
   }
   assert.ok('result' in seen, `${label}: a result (through ${through.messages.at(-1)})`);
   if (!where.aggregate) return assert.equal(through.messages.at(-1), expected, `${label}: result bytes`);
-  if (scenario.method === 'server/discover') return assert.deepEqual(seen.result.supportedVersions, wanted.result.supportedVersions, label);
+  if (scenario.method === 'server/discover') return assertGatewayDiscover(label, seen.result, wanted.result);
   const key = LISTS[scenario.method];
   if (!key) return assert.equal(through.messages.at(-1), expected, `${label}: result bytes`);
   // Tools and prompts are renamed `<server>__<name>`, written down here rather than computed by public-names.ts
