@@ -10,8 +10,9 @@ import assert from 'node:assert/strict';
 import { describe, test } from 'node:test';
 import fc from 'fast-check';
 import { assertProperty } from '../fuzz-seed.js';
+import { sseTextMessages } from '../sse.js';
 import { META } from './harness.js';
-import { assertIdle, assertServing, Body, describeSent, gatewayForThisFile, problemWith, REPLAY, SCALE, send, sentSoFar, sseMessages, utf8, exchange } from './fuzz-edge-kit.js';
+import { assertIdle, assertServing, Body, describeSent, gatewayForThisFile, problemWith, REPLAY, SCALE, send, sentSoFar, utf8, exchange } from './fuzz-edge-kit.js';
 import { batchText, build, envelopeArb, hugeText, rpcText } from './fuzz-edge-arbitraries.js';
 import type { ChildGateway } from './child-gateway.js';
 
@@ -60,7 +61,7 @@ describe('the HTTP edge under arbitrary input', () => {
         const problem = problemWith(sent, got);
         if (problem) throw new Error(`${problem}\non ${describeSent(sent)}`);
         if (got.status === 200) {
-          const last = String(got.headers['content-type']).startsWith('text/event-stream') ? sseMessages(got.text).at(-1) : JSON.parse(got.text);
+          const last = String(got.headers['content-type']).startsWith('text/event-stream') ? sseTextMessages(got.text).at(-1) : JSON.parse(got.text);
           const answer = last as { id: unknown; result?: { content: { text: string }[] } };
           assert.deepEqual(answer.id, c.id);
           assert.deepEqual(JSON.parse(answer.result!.content[0]!.text), { text: c.text });

@@ -13,6 +13,7 @@ import { after, before } from 'node:test';
 import fc from 'fast-check';
 import { META, ROOT, schemaProblems, until, VERSION } from './harness.js';
 import { launchGateway, type ChildGateway } from './child-gateway.js';
+import { sseTextMessages } from '../sse.js';
 import { tempDir } from '../temp.js';
 
 // To replay a failure: FC_SEED=<seed> FC_PATH=<path> (both in the report; see test/fuzz-seed.ts) replays that
@@ -132,17 +133,6 @@ export function parsedBody(sent: Sent): unknown {
   }
 }
 
-export function sseMessages(text: string): unknown[] {
-  return text
-    .split('\n\n')
-    .filter((event) => event.trim())
-    .map((event) => {
-      const data = event.split('\n').find((line) => line.startsWith('data: '));
-      if (data === undefined) throw new Error(`an SSE event without data: ${JSON.stringify(event.slice(0, 200))}`);
-      return JSON.parse(data.slice(6));
-    });
-}
-
 /** JSON-RPC 2.0 alone: a response (result object, or error with an integer code and a message) or a request/notification. */
 function jsonRpcProblems(message: unknown): string[] {
   if (message === null || typeof message !== 'object' || Array.isArray(message)) return ['not an object'];
@@ -192,7 +182,7 @@ export function problemWith(sent: Sent, got: Got): string | undefined {
   const type = String(got.headers['content-type'] ?? '');
   let messages: unknown[];
   try {
-    if (status === 200 && type.startsWith('text/event-stream')) messages = sseMessages(got.text);
+    if (status === 200 && type.startsWith('text/event-stream')) messages = sseTextMessages(got.text);
     else if (type.startsWith('application/json')) messages = [JSON.parse(got.text)];
     else return `status ${status} with Content-Type ${JSON.stringify(type)}: ${got.text.slice(0, 200)}`;
   } catch (error) {

@@ -6,6 +6,7 @@ import { setTimeout as sleep } from 'node:timers/promises';
 import type { Client as Client1 } from '@modelcontextprotocol/sdk/client/index.js';
 import type { RunningGateway } from '../../src/gateway.js';
 import { fixture, ROOT, startTestGateway, everything } from './harness.js';
+import { eachSseMessage, sseTextMessages } from '../sse.js';
 import { after, before } from 'node:test';
 
 // ---- plumbing ---------------------------------------------------------------------------------------------
@@ -24,19 +25,6 @@ export const ROUTES = [
   { endpoint: '/servers/modern/mcp', echo: 'echo', progress: 'progress', elicitEndpoint: '/servers/mrtr/mcp', confirm: 'confirm' },
   { endpoint: '/mcp', echo: 'modern__echo', progress: 'modern__progress', elicitEndpoint: '/mcp', confirm: 'mrtr__confirm' },
 ] as const;
-
-/** Parses an SSE body (or the part of one read so far) into its JSON messages; events without data are skipped. */
-export function parseSse(text: string): any[] {
-  const messages: any[] = [];
-  for (const event of text.split(/\r?\n\r?\n/)) {
-    const data = event
-      .split(/\r?\n/)
-      .filter((line) => line.startsWith('data:'))
-      .map((line) => line.slice(5).replace(/^ /, ''));
-    if (data.length && data.join('\n').trim()) messages.push(JSON.parse(data.join('\n')));
-  }
-  return messages;
-}
 
 export interface Exchange {
   status: number;
@@ -59,7 +47,7 @@ export async function exchange(url: string, method: string, headers: Record<stri
   const text = await response.text();
   const type = response.headers.get('content-type') ?? '';
   let messages: any[] = [];
-  if (type.startsWith('text/event-stream')) messages = parseSse(text);
+  if (type.startsWith('text/event-stream')) messages = sseTextMessages(text);
   else if (text) {
     try {
       messages = [JSON.parse(text)];
@@ -149,20 +137,7 @@ export async function openStream(url: string, method: string, headers: Record<st
         }
         return;
       }
-      const reader = response.body!.getReader();
-      const decoder = new TextDecoder();
-      let buffer = '';
-      for (;;) {
-        const { done, value } = await reader.read();
-        if (done) return;
-        buffer += decoder.decode(value, { stream: true });
-        let end: number;
-        while ((end = buffer.search(/\r?\n\r?\n/)) !== -1) {
-          const event = buffer.slice(0, end);
-          buffer = buffer.slice(end).replace(/^\r?\n\r?\n/, '');
-          messages.push(...parseSse(event));
-        }
-      }
+      await eachSseMessage(response.body!, (message) => messages.push(message));
     } catch {
       // closed by the test
     } finally {
