@@ -5,9 +5,9 @@ import assert from 'node:assert/strict';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { after, before, describe, test } from 'node:test';
 import type { RunningGateway } from '../../src/gateway.js';
-import { fixture, schemaProblems, eventually, textOf } from './harness.js';
+import { fixture, schemaProblems, eventually, textOf, send } from './harness.js';
 import { startLegacyHttpServer, type LegacyHttpServer } from '../fixtures/http-servers.js';
-import { startGw, call, retry, send, inputRequired, complete, invalidState } from './mrtr-kit.js';
+import { startGw, call, retry, inputRequired, complete, invalidState } from './mrtr-kit.js';
 
 describe('mrtr.holdMs: a held call expires', () => {
   let gw: RunningGateway;

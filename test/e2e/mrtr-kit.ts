@@ -6,8 +6,9 @@ import { createHash } from 'node:crypto';
 import { Client, StreamableHTTPClientTransport, type FetchLike } from '@modelcontextprotocol/client';
 import { parseConfig } from '../../src/config/config.js';
 import { startGateway, type RunningGateway } from '../../src/gateway.js';
-import { silentLog, type Log } from '../../infra/log.js';
-import { type Answer, headersFor, META, post, ROOT, schemaProblems, sseMessages, VERSION } from './harness.js';
+import { silentLog } from '../../infra/log.js';
+import type { RecordingLog } from '../recording-log.js';
+import { type Answer, headersFor, META, ROOT, schemaProblems, sseMessages, VERSION } from './harness.js';
 
 // ---- plumbing ---------------------------------------------------------------------------------------------
 
@@ -16,21 +17,10 @@ export const CAPS = 'io.modelcontextprotocol/clientCapabilities';
 export const mrtrSdk = { command: process.execPath, args: ['--import', 'tsx', 'test/fixtures/mrtr-server.ts'], cwd: ROOT, probeTimeoutMs: 30_000 };
 export const mrtrRaw = (env: Record<string, string> = {}) => ({ command: process.execPath, args: ['test/fixtures/mrtr-raw-server.mjs'], cwd: ROOT, env, probeTimeoutMs: 30_000 });
 
-export interface LogRecord {
-  level: string;
-  msg?: string;
-  [key: string]: unknown;
-}
-
-/** A Log that keeps every record (with its child bindings), whatever the level. */
-export function captureLog(records: LogRecord[], bindings: Record<string, unknown> = {}): Log {
-  const at = (level: string) => (obj: object, msg?: string) => void records.push({ ...bindings, ...obj, level, msg });
-  return { debug: at('debug'), info: at('info'), warn: at('warn'), error: at('error'), child: (more) => captureLog(records, { ...bindings, ...more }) };
-}
-
-export async function startGw(servers: Record<string, unknown>, rest: Record<string, unknown> = {}, records?: LogRecord[]): Promise<RunningGateway> {
+/** A gateway in process; with `recording` (test/recording-log.ts), everything it logs is kept there. */
+export async function startGw(servers: Record<string, unknown>, rest: Record<string, unknown> = {}, recording?: RecordingLog): Promise<RunningGateway> {
   const config = parseConfig({ listen: { port: 0 }, servers, ...rest }, 'test', ROOT);
-  return startGateway(config, records ? captureLog(records) : silentLog);
+  return startGateway(config, recording?.log ?? silentLog);
 }
 
 let nextId = 1;
@@ -45,10 +35,6 @@ export function call(name: string, args: Record<string, unknown> = {}, capabilit
 /** The retry of `first`: a new id, the same params, inputResponses and the requestState as they came. */
 export function retry(first: ReturnType<typeof call>, requestState: unknown, inputResponses: Record<string, unknown>, changes: Record<string, unknown> = {}) {
   return { ...first, id: freshId(), params: { ...first.params, ...changes, inputResponses, requestState } };
-}
-
-export function send(url: string, body: { method: string; params?: Record<string, unknown> }, headers: Record<string, string> = {}): Promise<Answer> {
-  return post(url, body, { ...headersFor(body), ...headers });
 }
 
 /** Asserts an input_required answer valid against the schema; returns its result. */

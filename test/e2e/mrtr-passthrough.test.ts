@@ -4,16 +4,17 @@
 import assert from 'node:assert/strict';
 import { after, before, describe, test } from 'node:test';
 import type { RunningGateway } from '../../src/gateway.js';
-import { textOf } from './harness.js';
-import { mrtrSdk, mrtrRaw, type LogRecord, startGw, call, retry, send, inputRequired, complete, sha, sdkClient, ELICIT_OK } from './mrtr-kit.js';
+import { send, textOf } from './harness.js';
+import { recordingLog } from '../recording-log.js';
+import { mrtrSdk, mrtrRaw, startGw, call, retry, inputRequired, complete, sha, sdkClient, ELICIT_OK } from './mrtr-kit.js';
 
 // ---- 1. modern upstreams: passthrough ---------------------------------------------------------------------
 
 describe('modern upstreams: input_required and requestState pass through untouched', () => {
   let gw: RunningGateway;
-  const records: LogRecord[] = [];
+  const recording = recordingLog();
   before(async () => {
-    gw = await startGw({ sdk: mrtrSdk, raw: mrtrRaw() }, {}, records);
+    gw = await startGw({ sdk: mrtrSdk, raw: mrtrRaw() }, {}, recording);
   });
   after(() => gw.close());
 
@@ -137,8 +138,8 @@ describe('modern upstreams: input_required and requestState pass through untouch
   });
 
   test('the gateway logged none of the requestStates it carried', () => {
-    const logged = JSON.stringify(records);
-    assert.ok(records.length > 0);
+    const logged = JSON.stringify(recording.lines);
+    assert.ok(recording.lines.length > 0);
     // From the json, lookalike, plain, big and SDK fixture states (none of them has quotes to be escaped).
     for (const fragment of ['2.50', 'mcpgw1.héllo', 'plain-state', 'big:', 'prompt-state', 'héllo 世界']) assert.ok(!logged.includes(fragment), fragment);
   });

@@ -7,10 +7,10 @@ import { after, before, describe, test } from 'node:test';
 import type { FetchLike } from '@modelcontextprotocol/client';
 import { Redis } from 'ioredis';
 import type { RunningGateway } from '../../src/gateway.js';
-import { fixture, eventually, textOf } from './harness.js';
+import { fixture, eventually, textOf, send } from './harness.js';
 import { sharedRedis } from '../services.js';
 import { SHARED_REDIS, twoReplicas } from './replicas.js';
-import { startGw, call, retry, send, inputRequired, complete, invalidState, stateBody, sdkClient } from './mrtr-kit.js';
+import { startGw, call, retry, inputRequired, complete, invalidState, stateBody, sdkClient } from './mrtr-kit.js';
 
 // ---- 6. replicas --------------------------------------------------------------------------------------------
 

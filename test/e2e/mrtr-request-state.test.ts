@@ -4,15 +4,16 @@
 import assert from 'node:assert/strict';
 import { after, before, describe, test } from 'node:test';
 import type { RunningGateway } from '../../src/gateway.js';
-import { fixture, eventually, textOf } from './harness.js';
-import { type LogRecord, startGw, freshId, call, retry, send, inputRequired, complete, invalidState, stateBody, sdkClient, stream, ALICE, BOB, as, ROOTS } from './mrtr-kit.js';
+import { fixture, eventually, send, textOf } from './harness.js';
+import { recordingLog } from '../recording-log.js';
+import { startGw, freshId, call, retry, inputRequired, complete, invalidState, stateBody, sdkClient, stream, ALICE, BOB, as, ROOTS } from './mrtr-kit.js';
 
 // ---- 3, 4, 5, 7. the gateway's own requestState, on the legacy fixture -----------------------------------
 
 describe("legacy fixture: the gateway's requestState", () => {
   let gw: RunningGateway;
   let url: string;
-  const records: LogRecord[] = [];
+  const recording = recordingLog();
   before(async () => {
     gw = await startGw(
       { legacy: fixture('legacy-server'), rooted: fixture('legacy-server', { roots: ROOTS }) },
@@ -25,7 +26,7 @@ describe("legacy fixture: the gateway's requestState", () => {
         },
         audit: { destination: '/dev/null' },
       },
-      records,
+      recording,
     );
     url = `${gw.url}/servers/legacy/mcp`;
   });
@@ -193,7 +194,9 @@ describe("legacy fixture: the gateway's requestState", () => {
       messages.every((m) => !JSON.stringify(m).includes('Whose question?')),
       "bob never saw alice's question",
     );
-    assert.ok(records.some((r) => r.msg === 'refused a request from the upstream' && r.method === 'elicitation/create' && /2 calls are in flight/.test(String(r.why))));
+    assert.ok(
+      recording.lines.some((r) => r.msg === 'refused a request from the upstream' && r.obj.method === 'elicitation/create' && /2 calls are in flight/.test(String(r.obj.why))),
+    );
   });
 
   test("a call held for its client's answer and a second asker: the second waits behind it (mrtr.queueMs), the first completes with its own answer, then the second is asked its own question", async () => {

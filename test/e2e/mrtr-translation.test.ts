@@ -4,21 +4,22 @@
 import assert from 'node:assert/strict';
 import { after, before, beforeEach, describe, test } from 'node:test';
 import type { RunningGateway } from '../../src/gateway.js';
-import { schemaProblems, eventually, everything, textOf } from './harness.js';
-import { type LogRecord, startGw, call, retry, send, inputRequired, complete, sdkClient, ROOTS } from './mrtr-kit.js';
+import { schemaProblems, eventually, everything, send, textOf } from './harness.js';
+import { recordingLog } from '../recording-log.js';
+import { startGw, call, retry, inputRequired, complete, sdkClient, ROOTS } from './mrtr-kit.js';
 
 // ---- 2. legacy server-everything: translation -------------------------------------------------------------
 
 describe('legacy server-everything: questions become input_required, answered by the SDK v2 client', () => {
   let gw: RunningGateway;
-  const records: LogRecord[] = [];
-  const refusedRoots = (server: string) => records.some((r) => r.server === server && r.msg === 'answered roots/list from the config' && r.level === 'debug');
+  const recording = recordingLog();
+  const refusedRoots = (server: string) => recording.lines.some((r) => r.obj.server === server && r.msg === 'answered roots/list from the config' && r.level === 'debug');
   // server-everything asks for roots/list by itself 350 ms after initialize, outside any call: the gateway
   // answers it (no roots configured: none) without a warning. Every test waits until both have been
   // answered, so the question does not land in one of their calls; the first one asserts it.
   let refused: Promise<boolean>;
   before(async () => {
-    gw = await startGw({ everything, every2: everything }, {}, records);
+    gw = await startGw({ everything, every2: everything }, {}, recording);
     refused = eventually(() => refusedRoots('everything') && refusedRoots('every2'), 20_000).then(
       () => true,
       () => false,
@@ -28,9 +29,9 @@ describe('legacy server-everything: questions become input_required, answered by
   after(() => gw.close());
 
   test('a roots/list outside any call was answered, without a warning', async () => {
-    assert.ok(await refused, `no answer to roots/list logged for both servers: ${JSON.stringify(records.filter((r) => r.method === 'roots/list'))}`);
+    assert.ok(await refused, `no answer to roots/list logged for both servers: ${JSON.stringify(recording.lines.filter((r) => r.obj.method === 'roots/list'))}`);
     assert.deepEqual(
-      records.filter((r) => r.method === 'roots/list' && r.level !== 'debug'),
+      recording.lines.filter((r) => r.obj.method === 'roots/list' && r.level !== 'debug'),
       [],
     );
   });
