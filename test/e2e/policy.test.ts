@@ -9,7 +9,7 @@ import { after, before, describe, test } from 'node:test';
 import { ConfigError, parseConfig, type GatewayConfig } from '../../src/config/config.js';
 import type { RunningGateway } from '../../src/gateway.js';
 import { startModernHttpServer, type ModernHttpServer } from '../fixtures/http-servers.js';
-import { eventually, everything, fixture, headersFor, post, request, ROOT, type Answer } from './harness.js';
+import { eventually, everything, fixture, post, request, ROOT, send, type Answer } from './harness.js';
 import { startReadyGateway } from './ready-gateway.js';
 import { tempDir } from '../temp.js';
 
@@ -27,10 +27,6 @@ const API_KEYS = [
 
 /** The Authorization header of a principal (none for anonymous). */
 const credentials = (who: Who): Record<string, string> => (who === 'anonymous' ? {} : { authorization: `Bearer ${KEYS[who]}` });
-
-function send(url: string, who: Who, body: { method: string; params?: Record<string, unknown> }): Promise<Answer> {
-  return post(url, body, { ...headersFor(body), ...credentials(who) });
-}
 
 /** The config the harness builds, for reload(). */
 function configOf(servers: Record<string, unknown>, rest: Record<string, unknown>): GatewayConfig {
@@ -243,8 +239,8 @@ describe('the allow-list table: principals × items × methods × endpoints', ()
             request('resources/read', { uri: 'fixture://hello' }),
           ];
           for (const body of bodies) {
-            const answer = await send(url, who, body);
-            const missing = await send(`${gateway.url}/servers/zzz/mcp`, who, body);
+            const answer = await send(url, body, credentials(who));
+            const missing = await send(`${gateway.url}/servers/zzz/mcp`, body, credentials(who));
             assert.equal(answer.status, 404, JSON.stringify(answer.body));
             assert.deepEqual(stableHeaders(answer), stableHeaders(missing));
             assert.deepEqual(JSON.parse(JSON.stringify(answer.body).replace(`'${endpoint}'`, "'zzz'")), missing.body);
@@ -253,7 +249,7 @@ describe('the allow-list table: principals × items × methods × endpoints', ()
         }
 
         for (const method of Object.keys(LIST_ITEMS) as ListMethod[]) {
-          const answer = await send(url, who, request(method));
+          const answer = await send(url, request(method), credentials(who));
           assert.equal(answer.status, 200, JSON.stringify(answer.body));
           const [items, key] = LIST_ITEMS[method];
           let listed: string[] = answer.body.result[items].map((item: Record<string, string>) => item[key]);
@@ -267,7 +263,7 @@ describe('the allow-list table: principals × items × methods × endpoints', ()
 
         for (const [server, name, args] of TOOL_PROBES.filter(([s]) => here(s))) {
           const body = request('tools/call', { name: shown(server, name), arguments: args });
-          const answer = await send(url, who, body);
+          const answer = await send(url, body, credentials(who));
           assert.equal(answer.status, 200);
           if (expectation.tools(server, `${server}__${name}`)) {
             assert.ok('result' in answer.body && answer.body.result.isError !== true, `${who} may call ${name}: ${JSON.stringify(answer.body)}`);
@@ -279,12 +275,12 @@ describe('the allow-list table: principals × items × methods × endpoints', ()
         for (const [server, name, args, argument] of PROMPT_PROBES.filter(([s]) => here(s))) {
           const allowed = expectation.prompts(server, `${server}__${name}`);
           const get = request('prompts/get', { name: shown(server, name), arguments: args });
-          const got = await send(url, who, get);
+          const got = await send(url, get, credentials(who));
           if (allowed) assert.ok('result' in got.body && Array.isArray(got.body.result.messages), `${who} may get ${name}: ${JSON.stringify(got.body)}`);
           else assert.deepEqual(got.body, unknownPrompt(get.id, shown(server, name)), `${who} may not get ${name}`);
 
           const complete = request('completion/complete', { ref: { type: 'ref/prompt', name: shown(server, name) }, argument });
-          const completed = await send(url, who, complete);
+          const completed = await send(url, complete, credentials(who));
           if (!allowed) {
             assert.deepEqual(completed.body, unknownPrompt(complete.id, shown(server, name)), `${who} may not complete ${name}`);
           } else if (name === 'completable-prompt') {
@@ -298,7 +294,7 @@ describe('the allow-list table: principals × items × methods × endpoints', ()
 
         for (const [server, uri] of RESOURCE_PROBES.filter(([s, u]) => here(s) && !(endpoint === 'mcp' && ambiguous(u)))) {
           const body = request('resources/read', { uri });
-          const answer = await send(url, who, body);
+          const answer = await send(url, body, credentials(who));
           if (expectation.resources(server, uri)) assert.equal(answer.body.result?.contents?.[0]?.uri, uri, `${who} may read ${uri}: ${JSON.stringify(answer.body).slice(0, 300)}`);
           else assert.deepEqual(answer.body, resourceNotFound(body.id, uri), `${who} may not read ${uri}`);
         }
@@ -307,10 +303,10 @@ describe('the allow-list table: principals × items × methods × endpoints', ()
   }
 
   test('discover on /mcp speaks only of what the principal reaches', async () => {
-    const alice = await send(`${gateway.url}/mcp`, 'alice', request('server/discover'));
+    const alice = await send(`${gateway.url}/mcp`, request('server/discover'), credentials('alice'));
     assert.ok(alice.body.result?.capabilities?.tools, JSON.stringify(alice.body));
     assert.equal(alice.body.result.cacheScope, 'private');
-    const carol = await send(`${gateway.url}/mcp`, 'carol', request('server/discover'));
+    const carol = await send(`${gateway.url}/mcp`, request('server/discover'), credentials('carol'));
     assert.deepEqual(carol.body.result?.capabilities, {}, JSON.stringify(carol.body));
   });
 
@@ -341,8 +337,8 @@ describe('a denied item answers exactly like one that does not exist', () => {
   /** Sends both requests with the same id and asserts the answers differ only in the name they repeat. */
   async function assertSame(url: string, who: Who, make: (name: string) => [string, Record<string, unknown>], denied: string, missing: string): Promise<void> {
     const id = 4242;
-    const a = await send(url, who, request(...make(denied), id));
-    const b = await send(url, who, request(...make(missing), id));
+    const a = await send(url, request(...make(denied), id), credentials(who));
+    const b = await send(url, request(...make(missing), id), credentials(who));
     assert.equal(a.status, b.status);
     assert.equal(a.headers.get('content-type'), 'application/json');
     assert.deepEqual(stableHeaders(a), stableHeaders(b));
@@ -413,10 +409,10 @@ describe('a denied item answers exactly like one that does not exist', () => {
   test('with audit.arguments: true the arguments are recorded, still without the key', async () => {
     await gateway.reload(configOf(servers, rest(true)));
     const body = request('tools/call', { name: 'a__crash', arguments: { text: 'recorded-argument' } });
-    const answer = await send(`${gateway.url}/mcp`, 'alice', body);
+    const answer = await send(`${gateway.url}/mcp`, body, credentials('alice'));
     assert.deepEqual(answer.body, unknownTool(body.id, 'a__crash'));
     const allowed = request('tools/call', { name: 'a__echo', arguments: { text: 'allowed-argument' } });
-    assert.equal((await send(`${gateway.url}/mcp`, 'alice', allowed)).body.result.content[0].text, 'allowed-argument');
+    assert.equal((await send(`${gateway.url}/mcp`, allowed, credentials('alice'))).body.result.content[0].text, 'allowed-argument');
     const lines = await readAudit(gateway, auditFile, (all) => all.some((l) => l.target === 'a__echo' && l.method === 'tools/call'));
     const denied = lines.find((l) => l.target === 'a__crash' && l.arguments !== undefined);
     assert.deepEqual(denied?.arguments, { text: 'recorded-argument' });
@@ -459,15 +455,15 @@ describe('denied names and unreached servers look like missing ones', () => {
     ['/servers/b/mcp', '/servers/b/mcp', 'crash', 'nosuch'],
   ] as const) {
     test(`tools on ${label} read the same`, async () => {
-      const a = await send(`${gateway.url}${path}`, 'bob', request('tools/call', { name: denied, arguments: {} }, 'x'));
-      const b = await send(`${gateway.url}${path}`, 'bob', request('tools/call', { name: missing, arguments: {} }, 'x'));
+      const a = await send(`${gateway.url}${path}`, request('tools/call', { name: denied, arguments: {} }, 'x'), credentials('bob'));
+      const b = await send(`${gateway.url}${path}`, request('tools/call', { name: missing, arguments: {} }, 'x'), credentials('bob'));
       assert.equal(JSON.stringify(a.body).split(denied).join('<name>'), JSON.stringify(b.body).split(missing).join('<name>'));
     });
   }
 
   test('a policy of globs only reaches no server whose names its globs cannot match', async () => {
-    const answer = await send(`${gateway.url}/servers/b/mcp`, 'carol', request('tools/list'));
-    const missing = await send(`${gateway.url}/servers/zzz/mcp`, 'carol', request('tools/list'));
+    const answer = await send(`${gateway.url}/servers/b/mcp`, request('tools/list'), credentials('carol'));
+    const missing = await send(`${gateway.url}/servers/zzz/mcp`, request('tools/list'), credentials('carol'));
     assert.equal(answer.status, 404, JSON.stringify(answer.body));
     assert.deepEqual(JSON.parse(JSON.stringify(answer.body).replace("'b'", "'zzz'")), missing.body);
   });
@@ -501,7 +497,7 @@ describe('when: conditions in CEL', () => {
   after(() => gateway?.close());
 
   const call = (who: Who, endpoint: string, name: string, args: Record<string, unknown>) =>
-    send(`${gateway.url}${endpoint}`, who, request('tools/call', { name, arguments: args }));
+    send(`${gateway.url}${endpoint}`, request('tools/call', { name, arguments: args }), credentials(who));
 
   test('a call whose arguments satisfy the condition runs; another value is refused naming the policy', async () => {
     for (const [endpoint, name] of [
@@ -580,24 +576,28 @@ describe('pinned tools', () => {
     const gateway = await startReadyGateway(servers, {}, rest);
     gateways.push(gateway);
     const mcp = `${gateway.url}/mcp`;
-    assert.deepEqual(names(await send(mcp, 'alice', request('tools/list'))), ['a__echo', 'a__pid', 'a__redescribe', 'a__slow']);
+    assert.deepEqual(names(await send(mcp, request('tools/list'), credentials('alice'))), ['a__echo', 'a__pid', 'a__redescribe', 'a__slow']);
     await gateway.security.current.pins.flushed();
     const pins = readPins();
     assert.deepEqual(Object.keys(pins).sort(), ['a__echo', 'a__pid', 'a__slow']);
     for (const digest of Object.values(pins)) assert.match(digest, /^[0-9a-f]{64}$/);
     firstDigest = pins.a__echo!;
 
-    const changed = await send(mcp, 'alice', request('tools/call', { name: 'a__redescribe', arguments: { tool: 'echo', description: 'Echo text back, and mail it elsewhere' } }));
+    const changed = await send(
+      mcp,
+      request('tools/call', { name: 'a__redescribe', arguments: { tool: 'echo', description: 'Echo text back, and mail it elsewhere' } }),
+      credentials('alice'),
+    );
     assert.deepEqual(changed.body.result?.content, [{ type: 'text', text: 'redescribed echo' }], JSON.stringify(changed.body));
-    await eventually(async () => !names(await send(mcp, 'alice', request('tools/list'))).includes('a__echo'), 5_000);
-    assert.deepEqual(names(await send(mcp, 'alice', request('tools/list'))), ['a__pid', 'a__redescribe', 'a__slow']);
-    assert.deepEqual(names(await send(`${gateway.url}/servers/a/mcp`, 'alice', request('tools/list'))), ['pid', 'redescribe', 'slow']);
+    await eventually(async () => !names(await send(mcp, request('tools/list'), credentials('alice'))).includes('a__echo'), 5_000);
+    assert.deepEqual(names(await send(mcp, request('tools/list'), credentials('alice'))), ['a__pid', 'a__redescribe', 'a__slow']);
+    assert.deepEqual(names(await send(`${gateway.url}/servers/a/mcp`, request('tools/list'), credentials('alice'))), ['pid', 'redescribe', 'slow']);
 
     const body = request('tools/call', { name: 'a__echo', arguments: { text: 'hi' } });
-    assert.deepEqual((await send(mcp, 'alice', body)).body, unknownTool(body.id, 'a__echo'));
+    assert.deepEqual((await send(mcp, body, credentials('alice'))).body, unknownTool(body.id, 'a__echo'));
     const direct = request('tools/call', { name: 'echo', arguments: { text: 'hi' } });
-    assert.deepEqual((await send(`${gateway.url}/servers/a/mcp`, 'alice', direct)).body, unknownTool(direct.id, 'echo'));
-    const pid = await send(mcp, 'alice', request('tools/call', { name: 'a__pid', arguments: {} }));
+    assert.deepEqual((await send(`${gateway.url}/servers/a/mcp`, direct, credentials('alice'))).body, unknownTool(direct.id, 'echo'));
+    const pid = await send(mcp, request('tools/call', { name: 'a__pid', arguments: {} }), credentials('alice'));
     assert.match(pid.body.result?.content?.[0]?.text ?? '', /^\d+$/, 'other pinned tools are unaffected');
 
     await gateway.security.current.pins.flushed();
@@ -614,14 +614,14 @@ describe('pinned tools', () => {
     // The new child changes echo before this gateway ever lists it: only the pins file knows the old one.
     const changed = await send(
       `${gateway.url}/servers/a/mcp`,
-      'alice',
       request('tools/call', { name: 'redescribe', arguments: { tool: 'echo', description: 'Echo text back, and mail it elsewhere' } }),
+      credentials('alice'),
     );
     assert.deepEqual(changed.body.result?.content, [{ type: 'text', text: 'redescribed echo' }], JSON.stringify(changed.body));
     // Called before any listing: the gateway lists to check the pin.
     const body = request('tools/call', { name: 'a__echo', arguments: { text: 'hi' } });
-    assert.deepEqual((await send(mcp, 'alice', body)).body, unknownTool(body.id, 'a__echo'));
-    assert.deepEqual(names(await send(mcp, 'alice', request('tools/list'))), ['a__pid', 'a__redescribe', 'a__slow']);
+    assert.deepEqual((await send(mcp, body, credentials('alice'))).body, unknownTool(body.id, 'a__echo'));
+    assert.deepEqual(names(await send(mcp, request('tools/list'), credentials('alice'))), ['a__pid', 'a__redescribe', 'a__slow']);
 
     await gateway.security.current.pins.flushed();
     const pins = readPins();
@@ -630,9 +630,9 @@ describe('pinned tools', () => {
     writeFileSync(pinsFile, JSON.stringify(pins));
     await gateway.reload(configOf(servers, rest));
 
-    assert.deepEqual(names(await send(mcp, 'alice', request('tools/list'))), ['a__echo', 'a__pid', 'a__redescribe', 'a__slow']);
+    assert.deepEqual(names(await send(mcp, request('tools/list'), credentials('alice'))), ['a__echo', 'a__pid', 'a__redescribe', 'a__slow']);
     const again = request('tools/call', { name: 'a__echo', arguments: { text: 'back' } });
-    assert.deepEqual((await send(mcp, 'alice', again)).body.result?.content, [{ type: 'text', text: 'back' }]);
+    assert.deepEqual((await send(mcp, again, credentials('alice'))).body.result?.content, [{ type: 'text', text: 'back' }]);
     await gateway.security.current.pins.flushed();
     const repinned = readPins().a__echo;
     assert.match(repinned ?? '', /^[0-9a-f]{64}$/);
@@ -655,14 +655,15 @@ describe('reload', () => {
     gateway = await startReadyGateway(servers, {}, withPolicy(['a__echo']));
   });
   after(() => gateway?.close());
-  const listed = async (): Promise<string[]> => (await send(`${gateway.url}/mcp`, 'alice', request('tools/list'))).body.result.tools.map((t: { name: string }) => t.name).sort();
+  const listed = async (): Promise<string[]> =>
+    (await send(`${gateway.url}/mcp`, request('tools/list'), credentials('alice'))).body.result.tools.map((t: { name: string }) => t.name).sort();
 
   test('a changed policy takes effect for the next request', async () => {
     assert.deepEqual(await listed(), ['a__echo']);
     await gateway.reload(configOf(servers, withPolicy(['a__pid'])));
     assert.deepEqual(await listed(), ['a__pid']);
     const body = request('tools/call', { name: 'a__echo', arguments: { text: 'hi' } });
-    assert.deepEqual((await send(`${gateway.url}/mcp`, 'alice', body)).body, unknownTool(body.id, 'a__echo'));
+    assert.deepEqual((await send(`${gateway.url}/mcp`, body, credentials('alice'))).body, unknownTool(body.id, 'a__echo'));
   });
 
   test('a reload that cannot be built rejects and the old policy keeps serving', async () => {
@@ -675,7 +676,7 @@ describe('reload', () => {
     await assert.rejects(gateway.reload(broken), /no-such-key\.pem|publicKeyFile/);
     assert.deepEqual(await listed(), ['a__pid']);
     const body = request('tools/call', { name: 'a__echo', arguments: { text: 'hi' } });
-    assert.deepEqual((await send(`${gateway.url}/mcp`, 'alice', body)).body, unknownTool(body.id, 'a__echo'));
+    assert.deepEqual((await send(`${gateway.url}/mcp`, body, credentials('alice'))).body, unknownTool(body.id, 'a__echo'));
   });
 });
 
@@ -711,8 +712,8 @@ describe('credentials and remote upstreams', () => {
       ['/servers/o/mcp', 'echo'],
     ];
     for (const [endpoint, name] of targets) {
-      assert.equal((await send(`${gateway.url}${endpoint}`, 'alice', request('tools/list'))).status, 200);
-      const answer = await send(`${gateway.url}${endpoint}`, 'alice', request('tools/call', { name, arguments: { text: `${endpoint} ${name}` } }));
+      assert.equal((await send(`${gateway.url}${endpoint}`, request('tools/list'), credentials('alice'))).status, 200);
+      const answer = await send(`${gateway.url}${endpoint}`, request('tools/call', { name, arguments: { text: `${endpoint} ${name}` } }), credentials('alice'));
       assert.deepEqual(answer.body.result?.content, [{ type: 'text', text: `${endpoint} ${name}` }], JSON.stringify(answer.body));
     }
     assert.ok(calls(guarded) >= 2 && calls(open) >= 2, 'the calls reached both upstreams');
@@ -727,7 +728,7 @@ describe('credentials and remote upstreams', () => {
     const before = [calls(guarded), calls(open)];
     for (const url of [`${gateway.url}/mcp`, `${gateway.url}/servers/o/mcp`]) {
       const name = url.includes('/servers/') ? 'pid' : 'o__pid';
-      const answer = await send(url, 'anonymous', request('tools/call', { name, arguments: {} }));
+      const answer = await send(url, request('tools/call', { name, arguments: {} }), credentials('anonymous'));
       assert.equal(answer.status, 401);
       assert.match(answer.headers.get('www-authenticate') ?? '', /^Bearer\b/);
       assert.match(answer.headers.get('content-type') ?? '', /^application\/json/);
@@ -735,7 +736,7 @@ describe('credentials and remote upstreams', () => {
       assert.equal(typeof answer.body.error?.code, 'number');
       assert.match(answer.body.error.message, /Authentication required/);
       const body = request('tools/call', { name, arguments: {} });
-      const wrong = await post(url, body, { ...headersFor(body), authorization: 'Bearer not-a-known-key-000' });
+      const wrong = await send(url, body, { authorization: 'Bearer not-a-known-key-000' });
       assert.equal(wrong.status, 401);
       assert.match(wrong.headers.get('www-authenticate') ?? '', /^Bearer\b.*invalid_token/);
     }
@@ -756,7 +757,7 @@ describe('credentials and remote upstreams', () => {
       const answer = await post(`${anonymous.url}/mcp`, body);
       assert.deepEqual(answer.body.result?.content, [{ type: 'text', text: 'anyone' }], JSON.stringify(answer.body));
       const seen = open.requests.length;
-      const sent = await send(`${anonymous.url}/servers/o/mcp`, 'carol', request('tools/call', { name: 'echo', arguments: { text: 'with a token' } }));
+      const sent = await send(`${anonymous.url}/servers/o/mcp`, request('tools/call', { name: 'echo', arguments: { text: 'with a token' } }), credentials('carol'));
       assert.deepEqual(sent.body.result?.content, [{ type: 'text', text: 'with a token' }], JSON.stringify(sent.body));
       assert.ok(open.requests.length > seen);
       for (const headers of open.requests) {
