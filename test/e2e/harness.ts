@@ -8,6 +8,7 @@ import { startGateway, type RunningGateway } from '../../src/gateway.js';
 import { createLogger } from '../../infra/logger.js';
 import { silentLog } from '../../infra/log.js';
 import { defProblems as validate } from '../schema.js';
+import { RUN_TS } from '../run-ts.js';
 
 export const ROOT = fileURLToPath(new URL('../../', import.meta.url));
 export const VERSION = '2026-07-28';
@@ -16,9 +17,9 @@ export const META = {
   'io.modelcontextprotocol/clientCapabilities': {},
 };
 
-/** A server entry running one of the TypeScript fixtures under tsx. */
+/** A server entry running one of the TypeScript fixtures (through the tests' loader, test/run-ts.ts). */
 export function fixture(name: 'modern-server' | 'legacy-server', extra: Record<string, unknown> = {}): Record<string, unknown> {
-  return { command: process.execPath, args: ['--import', 'tsx', `test/fixtures/${name}.ts`], cwd: ROOT, ...extra };
+  return { command: process.execPath, args: [...RUN_TS, `test/fixtures/${name}.ts`], cwd: ROOT, ...extra };
 }
 
 export const everything = {

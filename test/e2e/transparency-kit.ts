@@ -14,6 +14,7 @@ import { spawn, type ChildProcessWithoutNullStreams } from 'node:child_process';
 import { createInterface } from 'node:readline';
 import { publicName } from '../../protocol/public-names.js';
 import { headersFor, META, ROOT, schemaProblems, VERSION } from './harness.js';
+import { RUN_TS } from '../run-ts.js';
 
 type Json = Record<string, any>;
 
@@ -100,7 +101,7 @@ export class StdioPeer {
   private waiting: (() => void) | undefined;
 
   constructor(script: string) {
-    this.child = spawn(process.execPath, ['--import', 'tsx', script], { cwd: ROOT, stdio: ['pipe', 'pipe', 'pipe'] });
+    this.child = spawn(process.execPath, [...RUN_TS, script], { cwd: ROOT, stdio: ['pipe', 'pipe', 'pipe'] });
     this.child.stderr.resume();
     createInterface({ input: this.child.stdout }).on('line', (line) => {
       this.lines.push(line);
