@@ -26,8 +26,9 @@ done
 for file in test/*/*.test.ts; do
   [[ " ${alone[*]} ${together[*]} " == *" $file "* ]] || together+=("$file")
 done
-# Eight at a time: at six, a quiet 2-core machine sat about 40% idle (516 s of CPU in a 7-minute run), the files
-# mostly waiting on their children, timers and sockets; the files whose figures load would spoil run alone anyway.
+# Eight at a time: at six, the files took about 520 s of CPU (every process of the run, measured on Node 20) and
+# about 7 minutes per Node version on a quiet 2-core machine, so the cores sat ~40% idle while files waited on
+# their children, timers and sockets; the files whose figures load would spoil run alone anyway.
 # TEST_CONCURRENCY overrides it.
 run() {
   node --import ./test/ts-loader.mjs --import ./test/report-pipe.ts --test --test-concurrency="$1" --test-force-exit --test-timeout=300000 "${@:2}"
