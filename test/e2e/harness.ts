@@ -2,13 +2,13 @@
 // children, raw HTTP helpers, and a validator for every message the gateway emits.
 import { setTimeout as sleep } from 'node:timers/promises';
 import { fileURLToPath } from 'node:url';
+import { RUN_TS } from '../run-ts.js';
 import { Client, StreamableHTTPClientTransport } from '@modelcontextprotocol/client';
 import { parseConfig } from '../../src/config/config.js';
 import { startGateway, type RunningGateway } from '../../src/gateway.js';
 import { createLogger } from '../../infra/logger.js';
 import { silentLog } from '../../infra/log.js';
 import { defProblems as validate } from '../schema.js';
-import { RUN_TS } from '../run-ts.js';
 
 export const ROOT = fileURLToPath(new URL('../../', import.meta.url));
 export const VERSION = '2026-07-28';

@@ -11,10 +11,10 @@
 // 5. a log message (`notifications/message`) reaches only a request that set a logLevel, at or above it.
 import assert from 'node:assert/strict';
 import { spawn, type ChildProcessWithoutNullStreams } from 'node:child_process';
+import { RUN_TS } from '../run-ts.js';
 import { createInterface } from 'node:readline';
 import { publicName } from '../../protocol/public-names.js';
 import { headersFor, META, ROOT, schemaProblems, VERSION } from './harness.js';
-import { RUN_TS } from '../run-ts.js';
 
 type Json = Record<string, any>;
 
