@@ -6,8 +6,9 @@ import path from 'node:path';
 import { test } from 'node:test';
 import { eventually, post, request, ROOT, send } from './harness.js';
 import { tempDir } from '../temp.js';
+import { RUN_TS } from '../run-ts.js';
 
-const CLI = ['--import', 'tsx', 'src/cli.ts'];
+const CLI = [...RUN_TS, 'src/cli.ts'];
 const run = (args: string[]) => spawnSync(process.execPath, [...CLI, ...args], { cwd: ROOT, encoding: 'utf8', timeout: 60_000 });
 
 test('--help documents both forms', () => {
@@ -48,7 +49,7 @@ test('--name must be a valid server name', () => {
 });
 
 test('--stdio bridges one server, logs its endpoint, and exits 0 on SIGTERM', async () => {
-  const child = spawn(process.execPath, [...CLI, '--stdio', `${process.execPath} --import tsx test/fixtures/modern-server.ts`, '--name', 'solo', '--port', '0'], {
+  const child = spawn(process.execPath, [...CLI, '--stdio', `${process.execPath} ${RUN_TS.join(' ')} test/fixtures/modern-server.ts`, '--name', 'solo', '--port', '0'], {
     cwd: ROOT,
     stdio: ['ignore', 'pipe', 'pipe'],
   });

@@ -2,6 +2,7 @@
 // children, raw HTTP helpers, and a validator for every message the gateway emits.
 import { setTimeout as sleep } from 'node:timers/promises';
 import { fileURLToPath } from 'node:url';
+import { RUN_TS } from '../run-ts.js';
 import { Client, StreamableHTTPClientTransport } from '@modelcontextprotocol/client';
 import { parseConfig } from '../../src/config/config.js';
 import { startGateway, type RunningGateway } from '../../src/gateway.js';
@@ -20,9 +21,9 @@ export const META = {
   'io.modelcontextprotocol/clientCapabilities': {},
 };
 
-/** A server entry running one of the TypeScript fixtures under tsx. */
+/** A server entry running one of the TypeScript fixtures (through the tests' loader, test/run-ts.ts). */
 export function fixture(name: 'modern-server' | 'legacy-server', extra: Record<string, unknown> = {}): Record<string, unknown> {
-  return { command: process.execPath, args: ['--import', 'tsx', `test/fixtures/${name}.ts`], cwd: ROOT, ...extra };
+  return { command: process.execPath, args: [...RUN_TS, `test/fixtures/${name}.ts`], cwd: ROOT, ...extra };
 }
 
 /**

@@ -5,9 +5,10 @@ import assert from 'node:assert/strict';
 import { spawn, spawnSync } from 'node:child_process';
 import { test } from 'node:test';
 import { post, request, ROOT } from './harness.js';
+import { RUN_TS } from '../run-ts.js';
 
-const CLI = ['--import', 'tsx', 'src/cli.ts'];
-const SOLO = ['--stdio', `${process.execPath} --import tsx test/fixtures/modern-server.ts`, '--name', 'solo', '--port', '0'];
+const CLI = [...RUN_TS, 'src/cli.ts'];
+const SOLO = ['--stdio', `${process.execPath} ${RUN_TS.join(' ')} test/fixtures/modern-server.ts`, '--name', 'solo', '--port', '0'];
 
 /** Runs the CLI until it logs solo's endpoint (matched by `endpoint`), calls a tool there, stops it; its stderr and exit code. */
 async function runUntilServing(extra: string[], endpoint: RegExp): Promise<{ stderr: string; code: number | null }> {

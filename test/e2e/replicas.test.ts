@@ -15,6 +15,7 @@ import type { RunningGateway } from '../../src/gateway.js';
 import { headersFor, openListen, post, request, ROOT, schemaProblems, startTestGateway, until } from './harness.js';
 import { percentile, scaled } from '../timing.js';
 import { tempDir } from '../temp.js';
+import { RUN_TS } from '../run-ts.js';
 
 const SHARED_REDIS = 'redis://127.0.0.1:6379';
 const SYNTHETIC = path.join(ROOT, 'test/fixtures/synthetic-server.mjs');
@@ -33,7 +34,7 @@ const synthetic = (id: string, env: Record<string, string> = {}) => ({
   cwd: ROOT,
   env: { SERVER_ID: id, ...env },
 });
-const legacy = { command: process.execPath, args: ['--import', 'tsx', LEGACY], cwd: ROOT, legacyTtlMs: LEGACY_TTL_MS };
+const legacy = { command: process.execPath, args: [...RUN_TS, LEGACY], cwd: ROOT, legacyTtlMs: LEGACY_TTL_MS };
 
 /** How many tools/list the synthetic server behind this endpoint has served (its unlisted `__count` tool; calls are never cached). */
 async function listsServed(url: string): Promise<number> {
@@ -377,7 +378,7 @@ interface GatewayProcess {
 
 /** The CLI as a user runs it; resolves with the base URL read from its "serving every server" log line. */
 async function spawnGateway(configFile: string): Promise<GatewayProcess> {
-  const child = spawn(process.execPath, ['--import', 'tsx', 'src/cli.ts', '--config', configFile], { cwd: ROOT, stdio: ['ignore', 'ignore', 'pipe'] });
+  const child = spawn(process.execPath, [...RUN_TS, 'src/cli.ts', '--config', configFile], { cwd: ROOT, stdio: ['ignore', 'ignore', 'pipe'] });
   let stderr = '';
   const exited = new Promise<number | null>((resolve) => child.once('exit', (code) => resolve(code)));
   const url = await new Promise<string>((resolve, reject) => {

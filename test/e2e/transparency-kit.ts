@@ -15,6 +15,7 @@ import assert from 'node:assert/strict';
 import { spawn, type ChildProcessWithoutNullStreams } from 'node:child_process';
 import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
+import { RUN_TS } from '../run-ts.js';
 import { createInterface } from 'node:readline';
 import { headersFor, META, ROOT, schemaProblems, VERSION } from './harness.js';
 import { sseData } from '../sse.js';
@@ -97,7 +98,7 @@ export class StdioPeer {
   private waiting: (() => void) | undefined;
 
   constructor(script: string) {
-    this.child = spawn(process.execPath, ['--import', 'tsx', script], { cwd: ROOT, stdio: ['pipe', 'pipe', 'pipe'] });
+    this.child = spawn(process.execPath, [...RUN_TS, script], { cwd: ROOT, stdio: ['pipe', 'pipe', 'pipe'] });
     this.child.stderr.resume();
     createInterface({ input: this.child.stdout }).on('line', (line) => {
       this.lines.push(line);
