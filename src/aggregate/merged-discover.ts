@@ -31,12 +31,15 @@ export function mergeDiscover(outcomes: readonly Outcome[], separator: string, r
     }
     const result = outcome.response.result;
     const offered = isObject(result.capabilities) ? result.capabilities : {};
-    // Only what /mcp itself serves: the features, list changes (relayed on subscriptions/listen), and log
-    // messages (relayed on a routed request's stream when it sets a logLevel).
+    // Only what /mcp itself serves: the features, list changes and resource updates (relayed on
+    // subscriptions/listen, a subscription to the server that owns the URI), and log messages (relayed on a
+    // routed request's stream when it sets a logLevel).
     for (const key of ['tools', 'prompts', 'resources', 'completions', 'logging']) {
       if (!(key in offered)) continue;
       const feature = (capabilities[key] ??= {}) as JsonObject;
-      if ((key === 'tools' || key === 'prompts' || key === 'resources') && isObject(offered[key]) && offered[key].listChanged === true) feature.listChanged = true;
+      const settings = isObject(offered[key]) ? offered[key] : {};
+      if (key !== 'completions' && key !== 'logging' && settings.listChanged === true) feature.listChanged = true;
+      if (key === 'resources' && settings.subscribe === true) feature.subscribe = true;
     }
     if (isObject(offered.extensions)) addExtensions(extensions, offeredBy, outcome.server, offered.extensions);
     if (typeof result.instructions === 'string' && result.instructions.trim() && (!reach || reach.seesAll(outcome.server))) {

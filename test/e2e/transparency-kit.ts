@@ -182,20 +182,12 @@ const GATEWAY_INFO = { name: 'mcp-gateway', version: JSON.parse(readFileSync(joi
 
 /**
  * What /mcp's server/discover must say in front of one upstream (docs/design.md, "The aggregate endpoint"):
- * the gateway's own serverInfo, and the upstream's versions, features (with listChanged), ttlMs and
- * cacheScope. Not compared: `resources.subscribe`, which docs/design.md ("server/discover promises only what
- * reaches the client") says passes through while /mcp leaves it out (src/aggregate/merged-discover.ts).
+ * the gateway's own serverInfo, and the upstream's versions, features (with listChanged and subscribe),
+ * ttlMs and cacheScope.
  */
 function assertGatewayDiscover(label: string, seen: Json, upstream: Json): void {
-  const expected = { ...upstream, capabilities: withoutSubscribe(upstream.capabilities), _meta: { 'io.modelcontextprotocol/serverInfo': GATEWAY_INFO } };
-  const actual = { ...seen, capabilities: withoutSubscribe(seen.capabilities) };
-  assert.deepEqual(actual, expected, `${label}: the gateway's discover (upstream ${JSON.stringify(upstream)})`);
-}
-
-function withoutSubscribe(capabilities: Json = {}): Json {
-  if (!capabilities.resources) return capabilities;
-  const { subscribe: _left, ...resources } = capabilities.resources;
-  return { ...capabilities, resources };
+  const expected = { ...upstream, _meta: { 'io.modelcontextprotocol/serverInfo': GATEWAY_INFO } };
+  assert.deepEqual(seen, expected, `${label}: the gateway's discover (upstream ${JSON.stringify(upstream)})`);
 }
 
 /** Which endpoint a comparison is about, and what its upstream does not list (answered by /mcp's router). */

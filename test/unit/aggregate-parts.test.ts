@@ -2,7 +2,8 @@ import assert from 'node:assert/strict';
 import { test } from 'node:test';
 import { CursorCodec } from '../../src/aggregate/cursor.js';
 import { MergedPages } from '../../src/aggregate/merged-pages.js';
-import { responseBytes, serializeResponse } from '../../protocol/jsonrpc.js';
+import { type JsonObject, type JsonRpcResponse, responseBytes, serializeResponse } from '../../protocol/jsonrpc.js';
+import { mergeDiscover } from '../../src/aggregate/merged-discover.js';
 import { NameRoutes } from '../../src/aggregate/name-routes.js';
 import { PUBLIC_NAME, publicName } from '../../protocol/public-names.js';
 import { ResourceOwners, templatePattern } from '../../src/aggregate/resource-owners.js';
@@ -131,4 +132,16 @@ test('responseBytes: a cached page is written from the same bytes on every hit, 
   assert.equal(text, serializeResponse(hit));
   assert.deepEqual(JSON.parse(text), { jsonrpc: '2.0', id: 42, result: { resultType: 'complete', tools, cacheScope: 'public', ttlMs: 750 } });
   assert.equal(JSON.parse(Buffer.concat(first).toString('utf8')).id, 'a"b');
+});
+
+test("mergeDiscover: /mcp offers resources.subscribe when a server does (it relays subscriptions to the URI's owner), never invents it", () => {
+  const discover = (server: string, capabilities: JsonObject) => ({
+    server,
+    response: { jsonrpc: '2.0', id: 1, result: { capabilities, ttlMs: 0, cacheScope: 'public' } } as JsonRpcResponse,
+  });
+  const plain = discover('plain', { resources: { listChanged: true } });
+  const subscribing = discover('subscribing', { resources: { subscribe: true }, tools: {} });
+  assert.deepEqual(mergeDiscover([plain, subscribing], '__', undefined).capabilities, { resources: { listChanged: true, subscribe: true }, tools: {} });
+  assert.deepEqual(mergeDiscover([plain], '__', undefined).capabilities, { resources: { listChanged: true } });
+  assert.deepEqual(mergeDiscover([discover('odd', { tools: { subscribe: true } })], '__', undefined).capabilities, { tools: {} }, 'subscribe is a resources setting only');
 });
