@@ -17,6 +17,7 @@ import { chromium } from '../services.js';
 import { tempDir } from '../temp.js';
 import { unusedPort } from '../ports.js';
 import { eventually, fixture, headersFor, openListen, post, request, ROOT, schemaProblems } from './harness.js';
+import { completeConnectLink } from './connect-browser.js';
 
 const browserNeed = await chromium('the connect flow in headless Chromium');
 const ARGS = ['--headless', '--no-sandbox', '--disable-gpu', '--disable-quic', '--no-first-run', '--disable-background-networking', '--disable-component-update', '--disable-sync'];
@@ -74,22 +75,7 @@ describe('a connect placeholder stands in for a server the caller has not connec
     return post(`${gateway.url}${endpoint}`, body, as(who, body));
   };
 
-  async function connectInBrowser(link: string, login: string): Promise<string> {
-    const context = await browser.newContext();
-    const page = await context.newPage();
-    try {
-      await page.goto(link);
-      await page.getByRole('button', { name: /Connect crm/ }).click();
-      await page.locator('input[name="login"]').fill(login);
-      await page.locator('input[name="password"]').fill('any');
-      await page.locator('button[type="submit"]').click();
-      await page.locator('button[type="submit"]').click(); // consent
-      await page.waitForURL(/\/connect\/callback/);
-      return (await page.locator('h1').textContent()) ?? '';
-    } finally {
-      await context.close();
-    }
-  }
+  const connectInBrowser = (link: string, login: string) => completeConnectLink(browser, link, { server: 'crm', login });
 
   test('before connecting: one crm tool that says what it is for, beside the other servers’ tools, on /mcp and the profile', async () => {
     const before = upstream.tokens.length + upstream.refused;

@@ -21,6 +21,7 @@ import { chromium } from '../services.js';
 import { tempDir } from '../temp.js';
 import { unusedPort } from '../ports.js';
 import { headersFor, META, post, request, ROOT, until } from './harness.js';
+import { completeConnectLink } from './connect-browser.js';
 
 const browserNeed = await chromium('the connect flow of a per-caller OAuth child in headless Chromium');
 const ARGS = ['--headless', '--no-sandbox', '--disable-gpu', '--disable-quic', '--no-first-run', '--disable-background-networking', '--disable-component-update', '--disable-sync'];
@@ -102,23 +103,7 @@ describe('per-caller children with their caller’s OAuth token', { skip: browse
     return { sub, aud };
   }
 
-  /** What a person does with the link: confirm, sign in at the authorization server as `login`, consent. */
-  async function connectInBrowser(link: string, login: string): Promise<string> {
-    const context = await browser.newContext();
-    const page = await context.newPage();
-    try {
-      await page.goto(link);
-      await page.getByRole('button', { name: /Connect github/ }).click();
-      await page.locator('input[name="login"]').fill(login);
-      await page.locator('input[name="password"]').fill('any');
-      await page.locator('button[type="submit"]').click();
-      await page.locator('button[type="submit"]').click(); // consent
-      await page.waitForURL(/\/connect\/callback/);
-      return (await page.locator('h1').textContent()) ?? '';
-    } finally {
-      await context.close();
-    }
-  }
+  const connectInBrowser = (link: string, login: string) => completeConnectLink(browser, link, { server: 'github', login });
 
   /** The gateway's children whose environment holds the variable, by pid, with its value. */
   function childrenWithToken(): Map<number, string> {

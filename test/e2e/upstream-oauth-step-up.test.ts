@@ -12,7 +12,7 @@ import { after, before, describe, test } from 'node:test';
 import { serve } from '@hono/node-server';
 import { createMcpHandler, McpServer } from '@modelcontextprotocol/server';
 import { createRemoteJWKSet, jwtVerify, type JWTPayload } from 'jose';
-import { chromium as playwright, type Browser } from 'playwright-core';
+import { chromium as playwright, type Browser, type Page } from 'playwright-core';
 import { parseConfig } from '../../src/config/config.js';
 import { startGateway, type RunningGateway } from '../../src/gateway.js';
 import { createLogger } from '../../infra/logger.js';
@@ -21,6 +21,7 @@ import { chromium } from '../services.js';
 import { tempDir } from '../temp.js';
 import { unusedPort } from '../ports.js';
 import { headersFor, post, request, ROOT } from './harness.js';
+import { completeConnectLink } from './connect-browser.js';
 
 const browserNeed = await chromium('the step-up flow in headless Chromium');
 const ARGS = ['--headless', '--no-sandbox', '--disable-gpu', '--disable-quic', '--no-first-run', '--disable-background-networking', '--disable-component-update', '--disable-sync'];
@@ -135,26 +136,12 @@ describe('oauth step-up: 403 insufficient_scope sends the caller to authorize th
     return post(`${gateway.url}/servers/crm/mcp`, body, { ...headersFor(body), authorization: `Bearer ${KEY}` });
   };
 
-  /** Confirm, sign in at the authorization server, consent; the authorization request is kept for the test. */
-  async function connectInBrowser(link: string): Promise<string> {
-    const context = await browser.newContext();
-    const page = await context.newPage();
+  /** The authorization requests the browser makes are kept for the test. */
+  const keepAuthorizeRequests = (page: Page) =>
     page.on('request', (r) => {
       if (r.url().startsWith(`${oidc.issuer}/auth?`)) authorizeRequests.push(new URL(r.url()));
     });
-    try {
-      await page.goto(link);
-      await page.getByRole('button', { name: /Connect crm/ }).click();
-      await page.locator('input[name="login"]').fill('alice-at-crm');
-      await page.locator('input[name="password"]').fill('any');
-      await page.locator('button[type="submit"]').click();
-      await page.locator('button[type="submit"]').click(); // consent
-      await page.waitForURL(/\/connect\/callback/);
-      return (await page.locator('h1').textContent()) ?? '';
-    } finally {
-      await context.close();
-    }
-  }
+  const connectInBrowser = (link: string) => completeConnectLink(browser, link, { server: 'crm', login: 'alice-at-crm', watch: keepAuthorizeRequests });
 
   test('connected with read, a call needing write gets a step-up link for "read write"; the retry goes out with the new token', async () => {
     const first = await call('read');

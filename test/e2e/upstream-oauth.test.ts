@@ -15,6 +15,7 @@ import { chromium } from '../services.js';
 import { tempDir } from '../temp.js';
 import { unusedPort } from '../ports.js';
 import { post, request, ROOT, send } from './harness.js';
+import { completeConnectLink } from './connect-browser.js';
 import { writtenLog } from '../recording-log.js';
 
 const browserNeed = await chromium('the connect flow in headless Chromium');
@@ -67,23 +68,7 @@ describe('oauth: each caller connects their own upstream account', { skip: brows
     return send(`${gateway.url}/servers/crm/mcp`, body, { authorization: `Bearer ${KEYS[who]}` });
   };
 
-  /** What a person does with the link: confirm, sign in at the authorization server as `login`, consent. */
-  async function connectInBrowser(link: string, login: string): Promise<string> {
-    const context = await browser.newContext();
-    const page = await context.newPage();
-    try {
-      await page.goto(link);
-      await page.getByRole('button', { name: /Connect crm/ }).click();
-      await page.locator('input[name="login"]').fill(login);
-      await page.locator('input[name="password"]').fill('any');
-      await page.locator('button[type="submit"]').click();
-      await page.locator('button[type="submit"]').click(); // consent
-      await page.waitForURL(/\/connect\/callback/);
-      return (await page.locator('h1').textContent()) ?? '';
-    } finally {
-      await context.close();
-    }
-  }
+  const connectInBrowser = (link: string, login: string) => completeConnectLink(browser, link, { server: 'crm', login });
 
   test('a caller without a token gets a link; after connecting in the browser the retry goes out as their account', async () => {
     const first = await whoami('alice');

@@ -10,7 +10,7 @@ import { readFileSync } from 'node:fs';
 import path from 'node:path';
 import { Writable } from 'node:stream';
 import { after, before, describe, test } from 'node:test';
-import { chromium as playwright, type Browser } from 'playwright-core';
+import { chromium as playwright, type Browser, type Page } from 'playwright-core';
 import { parseConfig } from '../../src/config/config.js';
 import { startGateway, type RunningGateway } from '../../src/gateway.js';
 import { createLogger } from '../../infra/logger.js';
@@ -21,6 +21,7 @@ import { chromium } from '../services.js';
 import { tempDir } from '../temp.js';
 import { unusedPort } from '../ports.js';
 import { headersFor, post, request, ROOT } from './harness.js';
+import { completeConnectLink } from './connect-browser.js';
 
 const browserNeed = await chromium('the connect flow in headless Chromium');
 const ARGS = ['--headless', '--no-sandbox', '--disable-gpu', '--disable-quic', '--no-first-run', '--disable-background-networking', '--disable-component-update', '--disable-sync'];
@@ -127,28 +128,14 @@ describe('no upstream token, code, verifier or client secret in anything the gat
   const whoami = (who: string, endpoint = '/servers/crm/mcp', extra: Record<string, unknown> = {}) =>
     send(who, endpoint, request('tools/call', { name: endpoint === '/mcp' ? 'crm__whoami' : 'whoami', arguments: {}, ...extra }));
 
-  /** What a person does with the link; the authorization code the browser carries back is kept. */
-  async function connectInBrowser(link: string, login: string): Promise<string> {
-    const context = await browser.newContext();
-    const page = await context.newPage();
+  /** The authorization code the browser carries back to the callback is kept. */
+  const keepCallbackCode = (page: Page) =>
     page.on('request', (sent) => {
       const url = new URL(sent.url());
       const code = url.pathname === '/connect/callback' ? url.searchParams.get('code') : null;
       if (code) secrets.push({ kind: 'authorization code (callback)', text: code });
     });
-    try {
-      await page.goto(link);
-      await page.getByRole('button', { name: /Connect crm/ }).click();
-      await page.locator('input[name="login"]').fill(login);
-      await page.locator('input[name="password"]').fill('any');
-      await page.locator('button[type="submit"]').click();
-      await page.locator('button[type="submit"]').click(); // consent
-      await page.waitForURL(/\/connect\/callback/);
-      return (await page.locator('h1').textContent()) ?? '';
-    } finally {
-      await context.close();
-    }
-  }
+  const connectInBrowser = (link: string, login: string) => completeConnectLink(browser, link, { server: 'crm', login, watch: keepCallbackCode });
 
   async function driveCallsForTwoPrincipals(): Promise<void> {
     // alice: the error's link, connected, calls on both endpoints.
