@@ -183,8 +183,16 @@ describe('three replicas behind HAProxy on one Redis, under 16 callers', { skip:
       await load.stop();
     }
     t.diagnostic(`${load.succeeded} calls answered, ${load.failures.length} failed: ${JSON.stringify(load.failures.slice(0, 3))}`);
-    // A client has one call in flight at a time, and its next call goes elsewhere: at most one failure each.
-    assert.ok(load.failures.length <= CLIENTS, `${load.failures.length} failed calls, more than the ${CLIENTS} that can be in flight`);
-    for (const [client, count] of perClient(load.failures)) assert.equal(count, 1, `client ${client} failed ${count} times`);
+    // A client has one call in flight at a time. Its next call goes elsewhere, unless HAProxy sends it down a
+    // pooled connection to the killed replica before it has seen that connection close (a loaded machine did,
+    // in a CI run): at most two failures each, all of them calls sent to the killed replica.
+    assert.ok(load.failures.length <= 2 * CLIENTS, `${load.failures.length} failed calls, more than two per client`);
+    for (const [client, count] of perClient(load.failures)) assert.ok(count <= 2, `client ${client} failed ${count} times`);
+    for (const failure of load.failures)
+      assert.match(
+        failure.what,
+        /other side closed|socket|ECONNRESET|terminated|^502 /i,
+        "only a call sent to the killed replica fails (a closed connection, or HAProxy's 502 for it)",
+      );
   });
 });
