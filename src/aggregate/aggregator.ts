@@ -13,6 +13,7 @@ import { ownRequestMeta } from '../../infra/own-request-meta.js';
 import { retryAfterOf } from '../../protocol/overload.js';
 import { GATEWAY_INFO } from '../../infra/version.js';
 import { CursorCodec, type Position } from './cursor.js';
+import { askWithinDeadline } from './deadline-ask.js';
 import { mergeDiscover, partTtlMs, type Outcome } from './merged-discover.js';
 import { MergedPages } from './merged-pages.js';
 import { noUpstreamAnswered } from './no-answer.js';
@@ -282,35 +283,9 @@ export class Aggregator implements Upstream {
     if (result && isObject(result.capabilities) && this.options.upstreams.has(outcome.server)) this.offered.set(outcome.server, result.capabilities);
   }
 
-  /**
-   * One upstream's page, or a time-out after the list deadline. The abort reaches uncached requests; a
-   * cached one keeps running for whoever else waits on it, and fills the cache for the next list.
-   */
-  private ask(server: string, method: string, params: JsonObject, cursor: string | null, { authContext, caller }: RequestOptions): Promise<Outcome> {
-    const upstream = this.options.upstreams.get(server);
-    // Removed by a reload since the cursor or the list began: it has nothing more to say.
-    if (!upstream) return Promise.resolve({ server, response: { jsonrpc: '2.0', id: 0, result: { resultType: 'complete', [LIST_ITEMS[method as ListMethod] ?? 'items']: [] } } });
-    // Each upstream borrows its own copy: adapters rewrite ids, tokens and _meta while in flight.
-    const own: JsonObject = { ...params, _meta: isObject(params._meta) ? { ...params._meta } : params._meta };
-    if (cursor === null) delete own.cursor;
-    else own.cursor = cursor;
-    const cancel = new AbortController();
-    return new Promise<Outcome>((resolve) => {
-      const timer = setTimeout(() => {
-        cancel.abort();
-        resolve({ server, timedOut: true });
-      }, this.options.listDeadlineMs);
-      void upstream.request({ jsonrpc: '2.0', id: 0, method, params: own }, { signal: cancel.signal, authContext, caller }).then(
-        (response) => {
-          clearTimeout(timer);
-          resolve({ server, response });
-        },
-        (error: Error) => {
-          clearTimeout(timer);
-          resolve({ server, response: errorResponse(0, ErrorCode.InternalError, error.message) });
-        },
-      );
-    });
+  /** One upstream's page within the list deadline (deadline-ask.ts). */
+  private ask(server: string, method: string, params: JsonObject, cursor: string | null, options: RequestOptions): Promise<Outcome> {
+    return askWithinDeadline(this.options.upstreams.get(server), server, method, { params, cursor }, options, this.options.listDeadlineMs);
   }
 
   /**
