@@ -3,7 +3,7 @@
 // refreshed without them; a caller with none gets a connect link (URL-mode elicitation when their client
 // declared elicitation.url, else a JSON-RPC error carrying the link). The link's flow (connect-routes.ts)
 // ends in `complete`, which stores the token for that principal and this server only.
-import { createHash, randomBytes } from 'node:crypto';
+import { codeRequestUrl, codeVerifier, issuerMatches } from './authorization-request.js';
 import type { CallerIdentity } from '../../../bridge/upstream.js';
 import { ErrorCode, isObject, type JsonRpcId, type JsonRpcRequest, type JsonRpcResponse } from '../../../protocol/jsonrpc.js';
 import { META } from '../../../protocol/mcp.js';
@@ -147,7 +147,7 @@ export class OAuthClient implements CredentialSource {
   async authorizationUrl(principal: string, stepUpScopes?: string[]): Promise<string> {
     const found = await (this.options.discover?.() ?? discover(this.options.url, this.options.settings.issuer));
     const client = await this.clientFor(found);
-    const verifier = randomBytes(32).toString('base64url');
+    const verifier = codeVerifier();
     const redirectUri = `${this.options.publicUrl}/connect/callback`;
     const pending: AuthorizationPending = {
       step: 'authorize',
@@ -167,13 +167,7 @@ export class OAuthClient implements CredentialSource {
     if (found.offlineAccess && scopes.length && !scopes.includes('offline_access')) scopes.push('offline_access');
     pending.scopes = scopes;
     const state = await this.options.store.putPending(pending, this.options.linkTtlMs);
-    const url = new URL(found.authorizationEndpoint);
-    url.searchParams.set('response_type', 'code');
-    url.searchParams.set('client_id', client.clientId);
-    url.searchParams.set('redirect_uri', redirectUri);
-    url.searchParams.set('state', state);
-    url.searchParams.set('code_challenge', createHash('sha256').update(verifier).digest('base64url'));
-    url.searchParams.set('code_challenge_method', 'S256');
+    const url = codeRequestUrl(found.authorizationEndpoint, { clientId: client.clientId, redirectUri, state, verifier });
     if (found.resource) url.searchParams.set('resource', found.resource); // none: an issuer that binds no resource
     if (scopes.length) url.searchParams.set('scope', scopes.join(' '));
     return url.href;
@@ -265,13 +259,9 @@ export class OAuthClient implements CredentialSource {
   }
 }
 
-/**
- * RFC 9207 as the spec's table has it: a present `iss` must equal the recorded issuer (simple string
- * comparison, no normalization); an absent one is refused only when the server said it sends it. Checked
- * before anything in the response, an error included, is acted on or shown.
- */
+/** RFC 9207 on the upstream's authorization response (authorization-request.ts issuerMatches), worded for the person. */
 export function issuerProblem(pending: AuthorizationPending, iss: string | undefined): string | undefined {
-  if (iss !== undefined ? iss === pending.issuer : !pending.issParameterSupported) return undefined;
+  if (issuerMatches(pending, iss)) return undefined;
   return `the authorization response came from ${iss === undefined ? 'an unnamed issuer' : `"${iss}"`}, not ${pending.issuer} (RFC 9207); start again from your client`;
 }
 

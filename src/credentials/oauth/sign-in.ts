@@ -5,7 +5,8 @@
 // principal claim (auth.jwt.principalClaim, as for callers' tokens) must equal the link's principal; only then
 // does the upstream's authorization start. An issuer without one keeps the confirmation page
 // (connect-routes.ts; docs/security.md names what remains). Cold path: once per link.
-import { createHash, randomBytes } from 'node:crypto';
+import { randomBytes } from 'node:crypto';
+import { codeRequestUrl, codeVerifier, issuerMatches } from './authorization-request.js';
 import { createRemoteJWKSet, jwtVerify } from 'jose';
 import type { CredentialStore } from '../store.js';
 import { requestToken, type TokenClient } from '../token-endpoint.js';
@@ -47,7 +48,7 @@ export type SignedIn = { ok: true; link: ConnectPending } | { ok: false; reason:
 
 /** RFC 9207 on the sign-in answer, as on the upstream's (oauth-client.ts issuerProblem): checked before its error is shown. */
 export function signInIssuerProblem(pending: SignInPending, iss: string | undefined): string | undefined {
-  if (iss !== undefined ? iss === pending.issuer : !pending.issParameterSupported) return undefined;
+  if (issuerMatches(pending, iss)) return undefined;
   return `the sign-in answer came from ${iss === undefined ? 'an unnamed issuer' : `"${iss}"`}, not ${pending.issuer} (RFC 9207)`;
 }
 
@@ -74,7 +75,7 @@ export class GatewaySignIn {
     if (server === null) return undefined;
     if (!server.jwksUri) throw new DiscoveryError(`the issuer ${server.issuer} publishes no jwks_uri, so the gateway cannot check who signed in`);
     const client = await this.identities.clientAt(server, this.settings.client, 'credentials.signIn');
-    const verifier = randomBytes(32).toString('base64url');
+    const verifier = codeVerifier();
     const nonce = randomBytes(16).toString('base64url');
     const redirectUri = redirectUris(this.settings.publicUrl).signIn;
     const pending: SignInPending = {
@@ -90,15 +91,9 @@ export class GatewaySignIn {
       redirectUri,
     };
     const state = await this.store.putPending(pending, this.settings.linkTtlMs);
-    const url = new URL(server.authorizationEndpoint);
-    url.searchParams.set('response_type', 'code');
-    url.searchParams.set('client_id', client.clientId);
-    url.searchParams.set('redirect_uri', redirectUri);
+    const url = codeRequestUrl(server.authorizationEndpoint, { clientId: client.clientId, redirectUri, state, verifier });
     url.searchParams.set('scope', this.settings.scopes.join(' '));
-    url.searchParams.set('state', state);
     url.searchParams.set('nonce', nonce);
-    url.searchParams.set('code_challenge', createHash('sha256').update(verifier).digest('base64url'));
-    url.searchParams.set('code_challenge_method', 'S256');
     // Whoever is signed in at the issuer already must still be the principal: say whom the link is for.
     url.searchParams.set('login_hint', link.principal);
     return url.href;
