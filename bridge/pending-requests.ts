@@ -16,9 +16,7 @@ interface Pending {
   logs: boolean;
   resolve(response: JsonRpcResponse): void;
   onNotification: ((notification: JsonRpcNotification) => void) | undefined;
-  /** When it times out (performance.now() ms); Infinity: never (no limit, or its clock is paused). */
-  deadline: number;
-  timeoutMs: number;
+  timer: NodeJS.Timeout | undefined;
   signal: CancelSignal | undefined;
   onAbort: (() => void) | undefined;
   onServerRequest: ServerRequestHandler | undefined;
@@ -45,12 +43,6 @@ export class PendingRequests {
   private answersDue = 0;
   /** Requests in flight that set a logLevel. */
   private loggers = 0;
-  /**
-   * One timer for every deadline, set for the earliest (a timer per request, set and cleared, was a good
-   * part of a call's own cost here); at most one is set, and none while nothing is pending.
-   */
-  private clock: NodeJS.Timeout | undefined;
-  private clockAt = Infinity;
 
   constructor(
     /** Writes one message to the connection; must serialise synchronously. */
@@ -91,8 +83,7 @@ export class PendingRequests {
         resolve,
         onNotification: options.onNotification,
         // 0: no limit (a listen stream lives as long as its caller wants it).
-        deadline: options.timeoutMs > 0 ? performance.now() + options.timeoutMs : Infinity,
-        timeoutMs: options.timeoutMs,
+        timer: options.timeoutMs > 0 ? setTimeout(this.expire, options.timeoutMs, id, options.timeoutMs) : undefined,
         signal,
         onAbort: undefined,
         onServerRequest: options.onServerRequest,
@@ -102,7 +93,6 @@ export class PendingRequests {
         signal.addEventListener('abort', entry.onAbort, ONCE);
       }
       this.pending.set(id, entry);
-      this.watch(entry.deadline);
       if (entry.method !== LISTEN) this.answersDue++;
       if (logs) this.loggers++;
 
@@ -162,15 +152,14 @@ export class PendingRequests {
    */
   pauseClock(id: number): void {
     const entry = this.pending.get(id);
-    if (entry) entry.deadline = Infinity;
+    if (entry) clearTimeout(entry.timer);
   }
 
   resumeClock(id: number, timeoutMs: number): void {
     const entry = this.pending.get(id);
     if (!entry || timeoutMs <= 0) return;
-    entry.timeoutMs = timeoutMs;
-    entry.deadline = performance.now() + timeoutMs;
-    this.watch(entry.deadline);
+    clearTimeout(entry.timer);
+    entry.timer = setTimeout(this.expire, timeoutMs, id, timeoutMs);
   }
 
   /** A progress notification from the connection, routed to its request's caller. */
@@ -232,32 +221,14 @@ export class PendingRequests {
     }
   }
 
-  /** Sets the clock for `deadline` unless it is set for one as early. */
-  private watch(deadline: number): void {
-    if (deadline >= this.clockAt) return;
-    clearTimeout(this.clock);
-    this.clockAt = deadline;
-    this.clock = setTimeout(this.tick, Math.max(0, deadline - performance.now()));
-  }
-
-  // An arrow property, bound once: the clock's one callback.
-  private readonly tick = (): void => {
-    this.clock = undefined;
-    this.clockAt = Infinity;
-    const now = performance.now();
-    let next = Infinity;
-    for (const [id, entry] of this.pending) {
-      if (entry.deadline <= now) this.expire(id, entry);
-      else if (entry.deadline < next) next = entry.deadline;
-    }
-    if (next !== Infinity) this.watch(next);
-  };
-
-  private expire(id: number, entry: Pending): void {
+  // An arrow property, bound once, so a request's timer needs no closure of its own.
+  private readonly expire = (id: number, timeoutMs: number): void => {
+    const entry = this.pending.get(id);
+    if (!entry) return;
     this.sendCancelled(id, 'timeout');
     this.settle(id, entry);
-    entry.resolve(markFailure(errorResponse(entry.callerId, ErrorCode.InternalError, this.describeTimeout(entry.method, entry.timeoutMs)), 'timeout'));
-  }
+    entry.resolve(markFailure(errorResponse(entry.callerId, ErrorCode.InternalError, this.describeTimeout(entry.method, timeoutMs)), 'timeout'));
+  };
 
   private cancel(id: number, reason: string): void {
     const entry = this.pending.get(id);
@@ -276,11 +247,7 @@ export class PendingRequests {
       if (entry.method !== LISTEN) this.answersDue--;
       if (entry.logs) this.loggers--;
     }
-    if (this.pending.size === 0 && this.clock !== undefined) {
-      clearTimeout(this.clock);
-      this.clock = undefined;
-      this.clockAt = Infinity;
-    }
+    clearTimeout(entry.timer);
     if (entry.onAbort) entry.signal!.removeEventListener('abort', entry.onAbort);
   }
 }

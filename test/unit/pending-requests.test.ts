@@ -253,7 +253,7 @@ test('waitingForAnswers counts requests awaiting an answer, not listen streams, 
   assert.equal(pending.waitingForAnswers, 0, 'a late second answer does not count twice');
 });
 
-// One clock serves every deadline (set for the earliest): these hold it to a timer per request's behaviour.
+// Deadlines: each request its own, whatever order they were sent in; a paused clock; no timer left behind.
 test('requests with different timeouts each expire at their own deadline, an earlier one sent later included', async () => {
   const { pending } = harness();
   const started = performance.now();
