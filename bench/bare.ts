@@ -4,12 +4,15 @@
 // proxy can go below on this machine. No verdict of its own: the figures say how far the gateway is from
 // the bare proxy, and how far the bare proxy is from each target.
 //   hop:  CPU per call of each HTTP process at 16 clients, echo on the SDK v2 stdio fixture (as in peers);
-//   pool: calls/s with one and two children of the CPU-bound fixture (as in pool), 16 clients.
+//   pool: calls/s with one and two children of the CPU-bound fixture (as in pool), 16 clients;
+//   and the hop again, gateway over bare proxy, pinned and in ABBA blocks as bench:ab measures (bare-pinned.ts),
+//   whose interval is narrow enough to hold against issue 32's ×1.15 (BENCH_BARE_PAIRS, 6; 0 skips it).
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
-import { median } from './ab-stats.js';
+import { formatRatio, median } from './ab-stats.js';
 import { cpuNs } from './ab-gateways.js';
 import { gatewayEntry, removeBuild } from './build.js';
+import { pinnedHop, type PinnedHop } from './bare-pinned.js';
 import { httpLoad } from './load.js';
 import { spawnServer, startConfiguredGateway, stopTree, waitFor } from './procs.js';
 import { META, mcpHeaders } from './wire.js';
@@ -32,6 +35,8 @@ export interface BareFigures {
   hop: Record<Kind, number>[];
   /** Per round: calls/s with 1 and 2 children, bare proxy and gateway. */
   pool: { bare: [number, number]; gateway: [number, number] }[];
+  /** The hop pinned and in ABBA blocks (bare-pinned.ts); absent when BENCH_BARE_PAIRS is 0. */
+  pinned?: PinnedHop;
 }
 
 async function byPort(args: string[]): Promise<Running> {
@@ -94,6 +99,10 @@ export async function bareBench(options: { rounds?: number; log?: (line: string)
     figures.pool.push(pool);
     say(`bare: pool round ${round + 1}: bare proxy ${pool.bare.map((r) => r.toFixed(0)).join(' → ')}, gateway ${pool.gateway.map((r) => r.toFixed(0)).join(' → ')} calls/s`);
   }
+  if (Number(process.env.BENCH_BARE_PAIRS ?? 6) > 0) {
+    figures.pinned = await pinnedHop(gatewayEntry());
+    say(`bare: hop pinned, gateway over the bare proxy ${formatRatio(figures.pinned.ratio)}`);
+  }
   return figures;
 }
 
@@ -113,7 +122,13 @@ export function bareTable(figures: BareFigures): string[] {
       return `| ${i + 1} | ${f(h.floor, 1)} | ${f(h.bare, 1)} | ${f(h.gateway, 1)} | ${p.bare.map((r) => f(r, 0)).join(' → ')} | ${p.gateway.map((r) => f(r, 0)).join(' → ')} |`;
     }),
     '',
-    `Hop, CPU per call over the floor's: bare proxy ×${f(hop('bare'))}, gateway ×${f(hop('gateway'))} (issue 21's target ≤ 1.25); gateway over the bare proxy ×${f(overBare)} (issue 32's target ≤ 1.15). Pool, 2 children over 1: bare proxy ×${f(pool('bare'))}, gateway ×${f(pool('gateway'))} (target ≥ 1.7).`,
+    `Hop, CPU per call over the floor's: bare proxy ×${f(hop('bare'))}, gateway ×${f(hop('gateway'))} (issue 21's target ≤ 1.25); gateway over the bare proxy ×${f(overBare)} (unpinned rounds; issue 32's target ≤ 1.15, read pinned below). Pool, 2 children over 1: bare proxy ×${f(pool('bare'))}, gateway ×${f(pool('gateway'))} (target ≥ 1.7).`,
+    ...(figures.pinned
+      ? [
+          '',
+          `Hop, pinned as bench:ab pins (proxy on CPU 1, its child and the load on CPU 0; ABBA blocks of 2,000 calls, ${figures.pinned.ratio.n / 4} process pairs${figures.pinned.pinned ? '' : ', taskset FAILED'}): bare proxy ${figures.pinned.bareUs.toFixed(1)} µs, gateway ${figures.pinned.gatewayUs.toFixed(1)} µs CPU per call; gateway over the bare proxy ${formatRatio(figures.pinned.ratio)} (issue 32's target ≤ 1.15).`,
+        ]
+      : []),
   ];
 }
 

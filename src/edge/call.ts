@@ -170,7 +170,7 @@ export class McpCall {
    */
   paramHeaders(message: JsonRpcRequest): Record<string, string> | undefined {
     if (message.method !== 'tools/call') return undefined;
-    if (!this.onBehalf) return forwardedParamHeaders(this.exchange.incoming.headers);
+    if (!this.onBehalf) return forwardedParamHeaders(this.exchange.incoming.rawHeaders);
     const definition = this.target.kind === 'tools' ? this.target.listed?.definition : undefined;
     return definition && mirroredHeaders(definition.inputSchema, message.params?.arguments, encodeHeaderValue);
   }

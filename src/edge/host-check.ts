@@ -16,16 +16,22 @@ const MEMO_LIMIT = 64;
 export function hostChecker(listenHost: string, allowedHosts: readonly string[]): HostCheck | undefined {
   if (!isLoopbackHost(listenHost) && allowedHosts.length === 0) return undefined;
   const listed = new Set(allowedHosts.map((h) => h.toLowerCase()));
-  // The common case, the same Host header on every request, costs one Set lookup and allocates nothing.
   const passed = new Set<string>();
+  // Each request's Host is a fresh string: comparing it with the last one that passed costs less than the
+  // hash a Set lookup computes for it.
+  let lastPassed: string | undefined;
   return (hostHeader) => {
     // No Host at all is HTTP/1.0 (Node refuses HTTP/1.1 without one): a balancer's health probe, never a
     // browser, which always names the host it thinks it reached — the one thing rebinding relies on.
-    if (hostHeader === undefined) return true;
-    if (passed.has(hostHeader)) return true;
+    if (hostHeader === undefined || hostHeader === lastPassed) return true;
+    if (passed.has(hostHeader)) {
+      lastPassed = hostHeader;
+      return true;
+    }
     const host = strictHostOf(hostHeader)?.toLowerCase();
     const ok = host !== undefined && (isLoopbackHost(host) || listed.has(host));
     if (ok && passed.size < MEMO_LIMIT) passed.add(hostHeader);
+    if (ok) lastPassed = hostHeader;
     return ok;
   };
 }

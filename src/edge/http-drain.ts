@@ -1,51 +1,53 @@
 // Closing the HTTP listener without dropping a request: stop accepting, close keep-alive connections that
 // are idle, and let busy ones finish their answer with `Connection: close`, so a client's next request opens
 // a new connection (to another replica) instead of meeting a closed socket.
-import type { Server, ServerResponse } from 'node:http';
+//
+// Nothing is tracked per request: the server makes its answers as DrainingResponse, whose head says
+// `Connection: close` once the drain began, and connections that go idle during the drain (a stream that
+// ends) are closed by a sweep that runs only then. A set of open answers and a 'close' listener on each was
+// the drain's whole cost on the hot path, paid by every request for the one moment a replica stops.
+import { type IncomingMessage, type OutgoingHttpHeader, type OutgoingHttpHeaders, type Server, ServerResponse } from 'node:http';
+
+type Head = OutgoingHttpHeaders | OutgoingHttpHeader[];
+
+/** How often, while draining, connections whose last answer has ended are closed. */
+const IDLE_SWEEP_MS = 50;
 
 export class HttpDrain {
   private closing = false;
-  /** Answers not yet finished, so closing can mark them. */
-  private readonly open = new Set<ServerResponse>();
-  /**
-   * One listener shared by every answer ('close' calls it with the answer as `this`, once: a response is
-   * never reused): a closure and a once-wrapper per request were the drain's whole cost on the hot path.
-   */
-  private readonly untrack: (this: ServerResponse) => void;
+  private server: Server | undefined;
+  /** The ServerResponse class to give createServer; then `attach` the server it made. */
+  readonly Response: typeof ServerResponse<IncomingMessage>;
 
-  constructor(private readonly server: Server) {
-    const open = this.open;
-    this.untrack = function (this: ServerResponse) {
-      open.delete(this);
+  constructor() {
+    const drain = this;
+    this.Response = class DrainingResponse extends ServerResponse {
+      // Every head goes out through writeHead (Node's implicit head calls it too).
+      override writeHead(statusCode: number, reason?: string | Head, headers?: Head): this {
+        if (drain.closing) this.setHeader('connection', 'close');
+        return super.writeHead(statusCode, reason as string | undefined, headers);
+      }
     };
   }
 
-  /** Called for every request as it arrives. */
-  track(outgoing: ServerResponse): void {
-    if (this.closing) {
-      // It came on a connection that was busy when the listener closed: serve it, and end the connection.
-      outgoing.setHeader('connection', 'close');
-      return;
-    }
-    this.open.add(outgoing);
-    outgoing.on('close', this.untrack);
+  attach(server: Server): void {
+    this.server = server;
   }
 
   /** Stops accepting connections; resolves once every connection has closed. */
   close(): Promise<void> {
+    const server = this.server!;
     this.closing = true;
-    const closed = new Promise<void>((resolve) => this.server.close(() => resolve()));
-    this.server.closeIdleConnections();
-    for (const outgoing of this.open) {
-      if (!outgoing.headersSent) outgoing.setHeader('connection', 'close');
-      // A stream whose headers went out saying keep-alive: its connection is idle once it ends; close it then.
-      else outgoing.once('finish', () => setImmediate(() => this.server.closeIdleConnections()));
-    }
+    const closed = new Promise<void>((resolve) => server.close(() => resolve()));
+    server.closeIdleConnections();
+    // A stream whose head went out saying keep-alive leaves its connection idle once it ends: close it then.
+    const sweep = setInterval(() => server.closeIdleConnections(), IDLE_SWEEP_MS);
+    void closed.finally(() => clearInterval(sweep));
     return closed;
   }
 
   /** Cuts every connection still open (the drain's time is up). */
   cut(): void {
-    this.server.closeAllConnections();
+    this.server?.closeAllConnections();
   }
 }

@@ -29,8 +29,8 @@ function serve(edge: Edge, hostname: string, port: number, hostAllowed: HostChec
   // would answer 400, so it gets a placeholder. Checks on the Host header still see none.
   const viaHono = honoListener(edge);
   return new Promise((resolve, reject) => {
-    const server = createServer((incoming, outgoing) => {
-      drain.track(outgoing);
+    const drain = new HttpDrain();
+    const server = createServer({ ServerResponse: drain.Response }, (incoming, outgoing) => {
       const refusal = screenRequest(incoming, hostAllowed);
       if (refusal) {
         writeJson(outgoing, refusal.status, refusal.body, { connection: 'close' });
@@ -42,7 +42,7 @@ function serve(edge: Edge, hostname: string, port: number, hostAllowed: HostChec
       }
       if (edge.serveMcpPost(incoming, outgoing) === undefined && edge.serveProbe(incoming, outgoing) === undefined) void viaHono(incoming, outgoing);
     });
-    const drain = new HttpDrain(server);
+    drain.attach(server);
     const cap = new ConnectionCap(server, maxConnections);
     server.listen(port, hostname, () => resolve({ server, drain }));
     // Longer than the idle timeouts of common load balancers (60 s), so they, not the gateway, close idle

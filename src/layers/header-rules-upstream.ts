@@ -53,7 +53,8 @@ export class HeaderRulesUpstream extends UpstreamWrapper {
 
   private call(message: JsonRpcRequest, options: RequestOptions | undefined): Promise<JsonRpcResponse> {
     const name = message.params?.name;
-    const why = typeof name === 'string' ? this.invalid.get(name) : undefined;
+    // Nearly always none is left out: then no lookup (hashing the caller's fresh name string) per call.
+    const why = this.invalid.size > 0 && typeof name === 'string' ? this.invalid.get(name) : undefined;
     if (why === undefined) return this.inner.request(message, options);
     return Promise.resolve(
       errorResponse(message.id, ErrorCode.InvalidParams, `Unknown tool: ${name as string} (mcp-gateway does not offer it: ${why}; the server must fix its inputSchema)`),

@@ -252,3 +252,49 @@ test('waitingForAnswers counts requests awaiting an answer, not listen streams, 
   pending.answer(success(sent[1].id));
   assert.equal(pending.waitingForAnswers, 0, 'a late second answer does not count twice');
 });
+
+// Deadlines: each request its own, whatever order they were sent in; a paused clock; no timer left behind.
+test('requests with different timeouts each expire at their own deadline, an earlier one sent later included', async () => {
+  const { pending } = harness();
+  const started = performance.now();
+  const ended: Record<string, number> = {};
+  const settle = (id: string, timeoutMs: number) =>
+    pending.dispatch(call(id), { timeoutMs }).then((response) => {
+      ended[id] = performance.now() - started;
+      return response as JsonRpcFailure;
+    });
+  const late = settle('late', 400);
+  const early = settle('early', 40); // sent second, due first: the clock set for 'late' must not hold it
+  assert.equal((await early).error.message, 'tools/call took longer than 40 ms');
+  assert.ok(ended.early! >= 35 && ended.early! < 300, `early ended after ${ended.early} ms`);
+  assert.equal(pending.size, 1, 'the later deadline is still pending');
+  assert.equal((await late).error.message, 'tools/call took longer than 400 ms');
+  assert.ok(ended.late! >= 395, `late ended after ${ended.late} ms`);
+});
+
+test('a paused clock does not run out; resumed, it runs its new timeout in full', async () => {
+  const { pending, sent } = harness();
+  const started = performance.now();
+  const answer = pending.dispatch(call('asks'), { timeoutMs: 30 });
+  const id = sent[0].id;
+  pending.pauseClock(id);
+  await sleep(120);
+  assert.equal(pending.size, 1, 'paused past its timeout, still pending');
+  pending.resumeClock(id, 60);
+  const response = (await answer) as JsonRpcFailure;
+  assert.equal(response.error.message, 'tools/call took longer than 60 ms');
+  assert.ok(performance.now() - started >= 175, 'the resumed clock ran its 60 ms from the resume');
+});
+
+test('no timer is left behind once nothing is pending', async () => {
+  const timers = () => process.getActiveResourcesInfo().filter((kind) => kind === 'Timeout').length;
+  const before = timers();
+  const { pending, sent } = harness();
+  const first = pending.dispatch(call(1), { timeoutMs: 60_000 });
+  const second = pending.dispatch(call(2), { timeoutMs: 30_000 });
+  assert.ok(timers() > before, 'a deadline sets the clock');
+  pending.answer(success(sent[0].id));
+  pending.answer(success(sent[1].id));
+  await Promise.all([first, second]);
+  assert.equal(timers(), before, 'answered, nothing keeps the process awake');
+});

@@ -1,0 +1,86 @@
+// The hop figure of `npm run bench -- bare` measured as bench:ab measures two builds: the bare proxy and the
+// gateway each pinned to CPU 1 with its echo child and the load generator on CPU 0, loaded in ABBA/BAAB
+// blocks by fresh process pairs, the ratio a median over blocks with a bootstrap interval. Unpinned, the
+// three processes of a round share both cores as the scheduler likes, and one round's gateway-over-bare
+// ratio has read anywhere from ×1.06 to ×1.47 on a quiet machine: too wide to hold against a 1.15 target.
+import { spawn } from 'node:child_process';
+import path from 'node:path';
+import { fileURLToPath } from 'node:url';
+import { cpuNs, pinApart, startGateway, stopGateway, type Gateway } from './ab-gateways.js';
+import { median, summariseRatios, type RatioSummary } from './ab-stats.js';
+import { httpLoad } from './load.js';
+import { stopTree } from './procs.js';
+import { META, mcpHeaders } from './wire.js';
+
+const ROOT = fileURLToPath(new URL('../', import.meta.url));
+const ECHO = ['--import', 'tsx', path.join(ROOT, 'test/fixtures/modern-server.ts')];
+const HEADERS = mcpHeaders('tools/call', 'echo');
+
+export interface PinnedHop {
+  /** Gateway CPU per call over the bare proxy's, per block. */
+  ratio: RatioSummary;
+  /** Median CPU µs per call over all rounds. */
+  bareUs: number;
+  gatewayUs: number;
+  pinned: boolean;
+}
+
+async function startBare(): Promise<Gateway> {
+  const child = spawn(process.execPath, [path.join(ROOT, 'bench/bare-proxy.mjs'), '1', process.execPath, ...ECHO], { cwd: ROOT, stdio: ['ignore', 'pipe', 'ignore'] });
+  const url = await new Promise<string>((resolve, reject) => {
+    let log = '';
+    child.once('exit', (code) => reject(new Error(`the bare proxy exited (${code}) before listening`)));
+    child.stdout!.on('data', (chunk: Buffer) => {
+      log += chunk.toString('utf8');
+      const port = /listening (\d+)/.exec(log)?.[1];
+      if (port) resolve(`http://127.0.0.1:${port}/mcp`);
+    });
+  });
+  return { url, pid: child.pid!, child };
+}
+
+/** `calls` tools/call at 16 clients: the process's own CPU µs per call. */
+async function round(target: Gateway, calls: number): Promise<number> {
+  const before = cpuNs(target.pid);
+  const result = await httpLoad({
+    url: target.url,
+    headers: HEADERS,
+    body: (i) => JSON.stringify({ jsonrpc: '2.0', id: i, method: 'tools/call', params: { name: 'echo', arguments: { text: `t${i}` }, _meta: META } }),
+    check: (text, i) => JSON.parse(text).id === i,
+    concurrency: 16,
+    total: calls,
+    deadlineMs: 120_000,
+  });
+  if (result.errors) throw new Error(`${result.errors} errors of ${calls} calls at ${target.url}`);
+  return (cpuNs(target.pid) - before) / 1e3 / result.calls;
+}
+
+/** `pairs` fresh pairs (bare proxy, gateway `entry`), 4 ABBA blocks each of 2,000-call rounds after 4,000 calls of warm-up. */
+export async function pinnedHop(entry: string, pairs = Number(process.env.BENCH_BARE_PAIRS ?? 6)): Promise<PinnedHop> {
+  const ratios: number[][] = [];
+  const cpu: [number[], number[]] = [[], []];
+  let pinned = true;
+  for (let pair = 0; pair < pairs; pair++) {
+    // Started in alternating order, as bench:ab starts its pairs.
+    const starts = [startBare, () => startGateway(entry)];
+    const both: Gateway[] = [];
+    for (const k of pair % 2 === 0 ? [0, 1] : [1, 0]) both[k] = await starts[k]!();
+    try {
+      pinned = pinApart(both, '1', '0') && pinned;
+      for (const p of both) await round(p, 4_000);
+      const blocks: number[] = [];
+      for (let b = 0; b < 4; b++) {
+        const order = (b + pair) % 2 === 0 ? [0, 1, 1, 0] : [1, 0, 0, 1];
+        const got: [number[], number[]] = [[], []];
+        for (const k of order) got[k as 0 | 1].push(await round(both[k]!, 2_000));
+        cpu[0].push(...got[0]);
+        cpu[1].push(...got[1]);
+        blocks.push((got[1][0]! + got[1][1]!) / (got[0][0]! + got[0][1]!));
+      }
+      ratios.push(blocks);
+    } finally {
+      await Promise.all([stopTree(both[0]!.child), stopGateway(both[1]!)]);
+    }
+  }
+  return { ratio: summariseRatios(ratios), bareUs: median(cpu[0]), gatewayUs: median(cpu[1]), pinned };
+}
