@@ -118,3 +118,39 @@ export function pinApart(gateways: Gateway[], gatewayCpu: string, otherCpu: stri
   }
   return ok;
 }
+
+export interface PairRun<S> {
+  /** Each block's rounds: [A's two, B's two]. */
+  blocks: [S[], S[]][];
+  /** Whether taskset pinned them (undefined when not asked to). */
+  pinned: boolean | undefined;
+}
+
+/**
+ * One process pair's share of an ABBA comparison: A and B started in an order that alternates with `pair`,
+ * pinned apart when asked, warmed up, then `blocks` blocks of four rounds, ABBA or BAAB by turns (so neither
+ * position favours one); both stopped at the end. `round` loads one process and returns its sample.
+ */
+export async function abbaPair<S>(
+  pair: number,
+  start: readonly [() => Promise<Gateway>, () => Promise<Gateway>],
+  schedule: { blocks: number; warmup: number; calls: number; pin: boolean },
+  round: (target: Gateway, calls: number) => Promise<S>,
+): Promise<PairRun<S>> {
+  const startOrder = pair % 2 === 0 ? [0, 1] : [1, 0];
+  const both: Gateway[] = [];
+  try {
+    for (const k of startOrder) both[k] = await start[k]!();
+    const pinned = schedule.pin ? pinApart(both, '1', '0') : undefined;
+    for (const k of startOrder) await round(both[k]!, schedule.warmup); // era probe, JIT, connections
+    const blocks: [S[], S[]][] = [];
+    for (let b = 0; b < schedule.blocks; b++) {
+      const got: [S[], S[]] = [[], []];
+      for (const k of (b + pair) % 2 === 0 ? [0, 1, 1, 0] : [1, 0, 0, 1]) got[k as 0 | 1].push(await round(both[k]!, schedule.calls));
+      blocks.push(got);
+    }
+    return { blocks, pinned };
+  } finally {
+    await Promise.all(both.filter(Boolean).map(stopGateway));
+  }
+}

@@ -20,7 +20,7 @@
 // Commit builds are cached in $TMPDIR/gateway-ab-builds/<sha>. Loopback only.
 import { writeFileSync } from 'node:fs';
 import { availableParallelism } from 'node:os';
-import { build, pinApart, removeScratch, startGateway, stopGateway, cpuNs, type Gateway } from './ab-gateways.js';
+import { abbaPair, build, removeScratch, startGateway, cpuNs, type Gateway } from './ab-gateways.js';
 import { formatRatio, median, summariseRatios } from './ab-stats.js';
 import { httpLoad } from './load.js';
 import { META, mcpHeaders } from './wire.js';
@@ -63,30 +63,21 @@ let pinned: boolean | undefined;
 
 try {
   for (let pair = 0; pair < PAIRS; pair++) {
-    const startOrder = pair % 2 === 0 ? [0, 1] : [1, 0];
-    const gateways: Gateway[] = [];
-    for (const k of startOrder) gateways[k] = await startGateway(builds[k]!.entry);
-    try {
-      if (PIN) pinned = pinApart(gateways, '1', '0');
-      for (const k of startOrder) await round(gateways[k]!, WARMUP); // era probe, JIT, connections
-      for (let b = 0; b < BLOCKS; b++) {
-        const order = (b + pair) % 2 === 0 ? [0, 1, 1, 0] : [1, 0, 0, 1];
-        const got: Sample[][] = [[], []];
-        for (const k of order) got[k]!.push(await round(gateways[k]!, CALLS));
-        const sum = (k: number, f: (s: Sample) => number) => got[k]!.reduce((n, s) => n + f(s), 0);
-        blocks.push({
-          pair,
-          cpu: sum(1, (s) => s.cpuUs) / sum(0, (s) => s.cpuUs),
-          rate: sum(1, (s) => s.callsPerSecond) / sum(0, (s) => s.callsPerSecond),
-          p50: sum(1, (s) => s.p50Ms) / sum(0, (s) => s.p50Ms),
-        });
-        samples[0].push(...got[0]!);
-        samples[1].push(...got[1]!);
-      }
-      say(`pair ${pair + 1}/${PAIRS}: CPU B÷A median ×${median(blocks.filter((x) => x.pair === pair).map((x) => x.cpu)).toFixed(3)}`);
-    } finally {
-      await Promise.all(gateways.map(stopGateway));
+    const start = [() => startGateway(builds[0]!.entry), () => startGateway(builds[1]!.entry)] as const;
+    const run = await abbaPair(pair, start, { blocks: BLOCKS, warmup: WARMUP, calls: CALLS, pin: PIN }, round);
+    pinned = run.pinned;
+    for (const got of run.blocks) {
+      const sum = (k: 0 | 1, f: (s: Sample) => number) => got[k].reduce((n, s) => n + f(s), 0);
+      blocks.push({
+        pair,
+        cpu: sum(1, (s) => s.cpuUs) / sum(0, (s) => s.cpuUs),
+        rate: sum(1, (s) => s.callsPerSecond) / sum(0, (s) => s.callsPerSecond),
+        p50: sum(1, (s) => s.p50Ms) / sum(0, (s) => s.p50Ms),
+      });
+      samples[0].push(...got[0]);
+      samples[1].push(...got[1]);
     }
+    say(`pair ${pair + 1}/${PAIRS}: CPU B÷A median ×${median(blocks.filter((x) => x.pair === pair).map((x) => x.cpu)).toFixed(3)}`);
   }
 } finally {
   removeScratch(builds);

@@ -6,10 +6,9 @@
 import { spawn } from 'node:child_process';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
-import { cpuNs, pinApart, startGateway, stopGateway, type Gateway } from './ab-gateways.js';
+import { abbaPair, cpuNs, startGateway, type Gateway } from './ab-gateways.js';
 import { median, summariseRatios, type RatioSummary } from './ab-stats.js';
 import { httpLoad } from './load.js';
-import { stopTree } from './procs.js';
 import { META, mcpHeaders } from './wire.js';
 
 const ROOT = fileURLToPath(new URL('../', import.meta.url));
@@ -61,25 +60,12 @@ export async function pinnedHop(entry: string, pairs = Number(process.env.BENCH_
   const cpu: [number[], number[]] = [[], []];
   let pinned = true;
   for (let pair = 0; pair < pairs; pair++) {
-    // Started in alternating order, as bench:ab starts its pairs.
-    const starts = [startBare, () => startGateway(entry)];
-    const both: Gateway[] = [];
-    for (const k of pair % 2 === 0 ? [0, 1] : [1, 0]) both[k] = await starts[k]!();
-    try {
-      pinned = pinApart(both, '1', '0') && pinned;
-      for (const p of both) await round(p, 4_000);
-      const blocks: number[] = [];
-      for (let b = 0; b < 4; b++) {
-        const order = (b + pair) % 2 === 0 ? [0, 1, 1, 0] : [1, 0, 0, 1];
-        const got: [number[], number[]] = [[], []];
-        for (const k of order) got[k as 0 | 1].push(await round(both[k]!, 2_000));
-        cpu[0].push(...got[0]);
-        cpu[1].push(...got[1]);
-        blocks.push((got[1][0]! + got[1][1]!) / (got[0][0]! + got[0][1]!));
-      }
-      ratios.push(blocks);
-    } finally {
-      await Promise.all([stopTree(both[0]!.child), stopGateway(both[1]!)]);
+    const run = await abbaPair(pair, [startBare, () => startGateway(entry)], { blocks: 4, warmup: 4_000, calls: 2_000, pin: true }, round);
+    pinned = run.pinned === true && pinned;
+    ratios.push(run.blocks.map(([bare, gateway]) => (gateway[0]! + gateway[1]!) / (bare[0]! + bare[1]!)));
+    for (const [bare, gateway] of run.blocks) {
+      cpu[0].push(...bare);
+      cpu[1].push(...gateway);
     }
   }
   return { ratio: summariseRatios(ratios), bareUs: median(cpu[0]), gatewayUs: median(cpu[1]), pinned };
