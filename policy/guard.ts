@@ -10,7 +10,7 @@ import { publicName } from '../protocol/public-names.js';
 import type { Grant, ItemKind } from './allow-list.js';
 import type { PinStore, PinVerdict } from './pins.js';
 import type { Principal } from './principal.js';
-import { CONNECTS_META, type NamedTarget, type Target, type UriTarget } from './target.js';
+import { carriesConnectMark, type NamedTarget, type Target, type UriTarget } from './target.js';
 import { textOf } from '../protocol/exact-json.js';
 import { isUiUri, ownerOfUiUri } from '../protocol/ui-uris.js';
 
@@ -214,7 +214,8 @@ export class Guard {
     }
     const seen = this.named(server, value);
     if (!seen || !grant.allows(kind, seen.server, seen.name).allowed) return false;
-    if (kind === 'tools' && grant.pins(seen.server, seen.name) && !isPlaceholder(item)) {
+    // A connect placeholder is the gateway's own (only on /mcp and its views): nothing of the server's to pin.
+    if (kind === 'tools' && grant.pins(seen.server, seen.name) && !(server === undefined && carriesConnectMark(item))) {
       if (!record) return this.pinVerdicts.get(seen.name)?.verdict !== 'changed' && this.options.pins.peek(seen.name, item) !== 'changed';
       const verdict = this.options.pins.check(seen.name, item);
       this.sawInList(seen.name, verdict);
@@ -274,9 +275,4 @@ function unknownUri(message: JsonRpcRequest, uri: string, rule: string): Verdict
 function unknown(message: JsonRpcRequest, kind: 'tool' | 'prompt', name: unknown, rule = 'no server offers it', target?: string): Verdict {
   const shown = typeof name === 'string' ? name : textOf(name);
   return { allowed: false, rule, target: target ?? shown, refusal: errorResponse(message.id, ErrorCode.InvalidParams, `Unknown ${kind}: ${shown}`) };
-}
-
-/** A connect placeholder (the gateway's own, marked in `_meta`): never pinned. */
-function isPlaceholder(item: Record<string, unknown>): boolean {
-  return isObject(item._meta) && item._meta[CONNECTS_META] !== undefined;
 }

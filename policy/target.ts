@@ -1,6 +1,6 @@
 // What a request is about once the router has placed it: plain data the guard judges. The router (src/aggregate)
 // fills it in with Map lookups; the guard never looks anything up itself.
-import type { JsonObject } from '../protocol/jsonrpc.js';
+import { isObject, type JsonObject } from '../protocol/jsonrpc.js';
 
 /** What the router's lists say of a tool or prompt. */
 export interface ListedItem {
@@ -15,6 +15,15 @@ export interface ListedItem {
 
 /** The `_meta` key that marks a listed tool as a connect placeholder, with the server it connects as its value. */
 export const CONNECTS_META = 'mcp-gateway/connects';
+
+/**
+ * Whether an item carries the connect placeholder's mark. Only the gateway's own lists may: /mcp takes the
+ * mark off any upstream's item (aggregator.ts), and a server's own endpoint shows no placeholder at all, so
+ * that no server can mark a real tool and so have it skip the pin checks that stand between it and a caller.
+ */
+export function carriesConnectMark(item: JsonObject): boolean {
+  return isObject(item._meta) && typeof item._meta[CONNECTS_META] === 'string';
+}
 
 /** A tool or prompt by name (tools/call, prompts/get, a prompt's completion). */
 export interface NamedTarget {

@@ -61,6 +61,9 @@ export const EXTENSION_METHODS: Readonly<Record<string, readonly string[]>> = {
   [TASKS_EXTENSION]: ['tasks/get', 'tasks/update', 'tasks/cancel'],
 };
 
+/** The Tasks extension's methods: each names a task by its id (the gateway's own on the way in, src/tasks/). */
+export const TASK_METHODS: ReadonlySet<string> = new Set(EXTENSION_METHODS[TASKS_EXTENSION]);
+
 /** The extension that defines a method, or undefined when none the gateway knows does. */
 export function extensionOf(method: string): string | undefined {
   for (const [extension, methods] of Object.entries(EXTENSION_METHODS)) if (methods.includes(method)) return extension;

@@ -8,10 +8,10 @@
 // it, src/mrtr/input-bridge.ts.)
 import { createHash } from 'node:crypto';
 import type { JsonRpcRequest, JsonRpcResponse } from '../../protocol/jsonrpc.js';
+import { TASK_METHODS } from '../../protocol/mcp.js';
 
 /** Retries remembered at most; the oldest is forgotten first (its retry then goes to the least busy child). */
 const MAX_REMEMBERED = 10_000;
-const TASK_METHODS = new Set(['tasks/get', 'tasks/update', 'tasks/cancel']);
 
 function digest(requestState: string): string {
   return createHash('sha256').update(requestState).digest('base64url');

@@ -21,7 +21,8 @@ import { publicName } from '../../protocol/public-names.js';
 import { isUiUri, showUiItem } from '../../protocol/ui-uris.js';
 import { traceFields, type RequestTrace } from '../../protocol/request-trace.js';
 import { placed, Router } from './router.js';
-import { type CallerConnections, isConnectAnswer, isPlaceholder, placeholderPart } from './connect-placeholder.js';
+import { type CallerConnections, isConnectAnswer, placeholderPart } from './connect-placeholder.js';
+import { carriesConnectMark, CONNECTS_META } from '../../policy/target.js';
 
 export interface AggregatorOptions {
   /** In config order: the order of merged lists. */
@@ -203,7 +204,7 @@ export class Aggregator implements Upstream {
       // MCP Apps' ui:// URIs get the server's namespace first (in copies: ui-uris.ts).
       const head = this.router.headOf(server);
       for (const item of page) {
-        const admitted = this.admit(method, server, showUiItem(method, head, item));
+        const admitted = this.admit(method, server, showUiItem(method, head, item), outcome.standIn === true);
         if (admitted) items.push(admitted);
       }
       if (typeof result.nextCursor === 'string') next.push([outcome.server, result.nextCursor]);
@@ -246,7 +247,7 @@ export class Aggregator implements Upstream {
     // A store that cannot be read (Redis away) is not "not connected": the server's stack says what is wrong.
     const standIn = (): Outcome => {
       standIns.add(server);
-      return { server, response: placeholderPart(method, server, kind, cursor === null) };
+      return { server, response: placeholderPart(method, server, kind, cursor === null), standIn: true };
     };
     if (!(await connections!.connected(server, principal).catch(() => true))) return standIn();
     const outcome = await this.ask(server, method, params, cursor, options);
@@ -292,7 +293,7 @@ export class Aggregator implements Upstream {
    * The item as /mcp lists it — tools and prompts renamed in a shallow copy (the upstream's answer may be a
    * shared cache entry), resources as they came — with its route recorded; undefined when left out.
    */
-  private admit(method: ListMethod, server: string, item: unknown): JsonObject | undefined {
+  private admit(method: ListMethod, server: string, item: unknown, standIn: boolean): JsonObject | undefined {
     if (!isObject(item)) return undefined;
     // A ui:// URI (namespaced already) is placed by its namespace, never by what the lists said (ui-uris.ts).
     if (method === 'resources/list') {
@@ -308,8 +309,10 @@ export class Aggregator implements Upstream {
     if (typeof item.name !== 'string') return undefined;
     const routes = method === 'tools/list' ? this.router.tools : this.router.prompts;
     const name = publicName(this.options.prefixes.get(server) ?? server, this.options.separator, item.name);
-    const shown = { ...item, name };
-    const clash = routes.add(name, isPlaceholder(item) ? { server, name: item.name, definition: shown, placeholder: true } : { server, name: item.name, definition: shown });
+    // The placeholder mark is the gateway's alone: taken off a server's own item (policy/target.ts).
+    const placeholder = standIn && carriesConnectMark(item);
+    const shown = placeholder || !carriesConnectMark(item) ? { ...item, name } : { ...item, name, _meta: unmarked(item._meta as JsonObject) };
+    const clash = routes.add(name, placeholder ? { server, name: item.name, definition: shown, placeholder: true } : { server, name: item.name, definition: shown });
     if (clash) {
       this.options.log.error(
         { name, servers: [clash.server, server] },
@@ -379,4 +382,10 @@ export class Aggregator implements Upstream {
     for (const outcome of outcomes) this.noteCapabilities(outcome);
     return { jsonrpc: '2.0', id: message.id, result: mergeDiscover(outcomes, this.options.separator, reach) };
   }
+}
+
+/** A server's `_meta` without the connect placeholder's mark (a copy: the answer may be a shared cache entry). */
+function unmarked(meta: JsonObject): JsonObject {
+  const { [CONNECTS_META]: _mark, ...rest } = meta;
+  return rest;
 }

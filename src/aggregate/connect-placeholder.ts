@@ -23,7 +23,6 @@ export interface CallerConnections {
 
 /** The placeholder's name on the server's side; on /mcp it becomes `<prefix><separator>connect` as any tool name does. */
 export const CONNECT_TOOL = 'connect';
-export { CONNECTS_META };
 /** How long a merged page holding a placeholder is kept (a connection made drops it at once anyway). */
 const PLACEHOLDER_TTL_MS = 60_000;
 
@@ -50,11 +49,6 @@ export function placeholderTool(server: string, kind: ConnectKind): JsonObject {
 export function placeholderPart(method: ListMethod, server: string, kind: ConnectKind, firstPage: boolean): JsonRpcResponse {
   const items = method === 'tools/list' && firstPage ? [placeholderTool(server, kind)] : [];
   return { jsonrpc: '2.0', id: 0, result: { resultType: 'complete', [LIST_ITEMS[method]]: items, ttlMs: PLACEHOLDER_TTL_MS, cacheScope: 'private' } };
-}
-
-/** Whether a listed item is a placeholder (then its route gives way to a real tool of the same name). */
-export function isPlaceholder(item: JsonObject): boolean {
-  return isObject(item._meta) && typeof item._meta[CONNECTS_META] === 'string';
 }
 
 /**

@@ -9,7 +9,8 @@ import { GATEWAY_INFO } from '../../infra/version.js';
 import { numberOf } from '../../protocol/exact-json.js';
 
 /** One upstream's answer to a fanned-out request, or its silence past the deadline. */
-export type Outcome = { server: string; response: JsonRpcResponse } | { server: string; timedOut: true };
+/** One server's part of a merged answer; `standIn` when the gateway gave it (a connect placeholder part), not the server. */
+export type Outcome = { server: string; response: JsonRpcResponse; standIn?: true } | { server: string; timedOut: true };
 
 /** The _meta key of a merged discover that says which servers offer each extension it lists. */
 export const EXTENSION_SERVERS_META = 'mcp-gateway/extensionServers';

@@ -42,7 +42,8 @@ import type { Verdict } from '../../policy/guard.js';
 import type { GatewayTracer } from '../telemetry/tracer.js';
 import { SEARCH_PROFILE, type Profile } from '../profiles/profile.js';
 import { answerHere, searchStep } from './search-step.js';
-import { judgeTask, openTask, TASK_METHODS } from '../tasks/task-step.js';
+import { judgeTask, openTask } from '../tasks/task-step.js';
+import { TASK_METHODS } from '../../protocol/mcp.js';
 import type { TaskIdCodec } from '../tasks/task-ids.js';
 
 export type { RetryRouting } from './retry-routing.js';

@@ -16,9 +16,6 @@ import { declaresTasks } from '../edge/task-guard.js';
 import { META, TASKS_EXTENSION } from '../../protocol/mcp.js';
 import type { TaskRef } from './task-ids.js';
 
-/** The Tasks extension's methods on a task id. */
-export const TASK_METHODS: ReadonlySet<string> = new Set(['tasks/get', 'tasks/update', 'tasks/cancel']);
-
 /** A task request whose id opened: what it names, and the id as the caller gave it. */
 export interface OpenedTask {
   ref: TaskRef;
