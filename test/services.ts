@@ -59,6 +59,18 @@ export async function sharedRedis(group: string): Promise<Need> {
   );
 }
 
+/**
+ * Deletes every key under the prefix in the shared Redis, so a test group leaves it as it found it. ioredis is
+ * loaded here, not at the top: most files importing this module never talk to Redis.
+ */
+export async function dropRedisKeys(keyPrefix: string): Promise<void> {
+  const { Redis } = await import('ioredis');
+  const client = new Redis('redis://127.0.0.1:6379');
+  const keys = await client.keys(`${keyPrefix}*`);
+  if (keys.length) await client.del(...keys);
+  client.disconnect();
+}
+
 /** redis-server on PATH, for tests that start, stop and freeze a Redis of their own. */
 export function redisServerBinary(group: string): Need {
   const present = spawnSync('redis-server', ['--version']).status === 0;

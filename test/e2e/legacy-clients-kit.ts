@@ -5,7 +5,7 @@ import assert from 'node:assert/strict';
 import { setTimeout as sleep } from 'node:timers/promises';
 import type { Client as Client1 } from '@modelcontextprotocol/sdk/client/index.js';
 import type { RunningGateway } from '../../src/gateway.js';
-import { fixture, ROOT, startTestGateway, everything } from './harness.js';
+import { fixture, ROOT, startTestGateway, everything, textOf } from './harness.js';
 import { eachSseMessage, sseTextMessages } from '../sse.js';
 import { after, before } from 'node:test';
 
@@ -246,6 +246,33 @@ export function assertElicitedLegacyStyle(log: Seen[], session: string): void {
   assert.deepEqual(answers[0]!.body.result, ELICIT_OK);
   for (const s of log) {
     assert.ok(!s.params || !('inputResponses' in s.params || 'requestState' in s.params), `no MRTR retry from a legacy client:\n${describeLog(log)}`);
+  }
+}
+
+/** How a test file connects one SDK's 2025-era client, recording its traffic and what it was asked. */
+export type LegacyConnect = (
+  url: string,
+  asked: any[],
+  log: Seen[],
+) => Promise<{ client: { callTool(params: { name: string; arguments: Record<string, unknown> }): Promise<unknown>; close(): Promise<void> } }>;
+
+/**
+ * A modern upstream's confirm tool called by a 2025-era client: the question reaches it once as
+ * elicitation/create, legacy style, and the call completes with its answer. Returns the question asked.
+ */
+export async function confirmThroughElicitation(connect: LegacyConnect, url: string, tool: string, env: string, version: string): Promise<any> {
+  const log: Seen[] = [];
+  const asked: any[] = [];
+  const { client } = await connect(url, asked, log);
+  try {
+    const result = await client.callTool({ name: tool, arguments: { env } });
+    assert.equal(textOf(result), CONFIRMED);
+    assert.equal(asked.length, 1);
+    assert.equal(asked[0].message, `Deploy to ${env}?`);
+    assertElicitedLegacyStyle(log, assertLegacyTraffic(log, version));
+    return asked[0];
+  } finally {
+    await client.close();
   }
 }
 

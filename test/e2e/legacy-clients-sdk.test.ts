@@ -21,7 +21,7 @@ import {
   recordingFetch,
   describeLog,
   assertLegacyTraffic,
-  assertElicitedLegacyStyle,
+  confirmThroughElicitation,
   listAllTools1,
   assertSessionGone,
 } from './legacy-clients-kit.js';
@@ -77,19 +77,8 @@ describe('SDK 1.x client (2025-11-25) through the gateway', () => {
     });
 
     test(`${route.endpoint}: elicitation from a modern upstream arrives as elicitation/create`, { timeout: 60_000 }, async () => {
-      const log: Seen[] = [];
-      const asked: any[] = [];
-      const { client } = await connect(`${gateway.url}${route.elicitEndpoint}`, asked, log);
-      try {
-        const result = await client.callTool({ name: route.confirm, arguments: { env: 'prod' } });
-        assert.equal(textOf(result), CONFIRMED);
-        assert.equal(asked.length, 1);
-        assert.equal(asked[0].message, 'Deploy to prod?');
-        assert.deepEqual(asked[0].requestedSchema?.required, ['ok']);
-        assertElicitedLegacyStyle(log, assertLegacyTraffic(log, '2025-11-25'));
-      } finally {
-        await client.close();
-      }
+      const question = await confirmThroughElicitation(connect, `${gateway.url}${route.elicitEndpoint}`, route.confirm, 'prod', '2025-11-25');
+      assert.deepEqual(question.requestedSchema?.required, ['ok']);
     });
   }
 
@@ -167,18 +156,7 @@ describe('SDK v2 client in legacy mode (2025-06-18) through the gateway', () => 
     });
 
     test(`${route.endpoint}: elicitation from a modern upstream arrives as elicitation/create`, { timeout: 60_000 }, async () => {
-      const log: Seen[] = [];
-      const asked: any[] = [];
-      const { client } = await connect(`${gateway.url}${route.elicitEndpoint}`, asked, log);
-      try {
-        const result = await client.callTool({ name: route.confirm, arguments: { env: 'staging' } });
-        assert.equal(textOf(result), CONFIRMED);
-        assert.equal(asked.length, 1);
-        assert.equal(asked[0].message, 'Deploy to staging?');
-        assertElicitedLegacyStyle(log, assertLegacyTraffic(log, '2025-06-18'));
-      } finally {
-        await client.close();
-      }
+      await confirmThroughElicitation(connect, `${gateway.url}${route.elicitEndpoint}`, route.confirm, 'staging', '2025-06-18');
     });
   }
 });

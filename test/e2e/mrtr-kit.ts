@@ -88,6 +88,24 @@ export async function sdkClient(url: string, handlers: Handlers = {}, fetchImpl?
   return client;
 }
 
+/** Runs `use` with an SDK v2 client on `url`, closing the client whatever `use` does. */
+export async function withSdkClient(url: string, handlers: Handlers, use: (client: Client) => Promise<void>): Promise<void> {
+  const client = await sdkClient(url, handlers);
+  try {
+    await use(client);
+  } finally {
+    await client.close();
+  }
+}
+
+/** The same tool or prompt asked for on its server's own endpoint and on /mcp, where its name is prefixed. */
+export function onBothEndpoints(server: string, name: string): [endpoint: string, name: string][] {
+  return [
+    [`/servers/${server}/mcp`, name],
+    ['/mcp', `${server}__${name}`],
+  ];
+}
+
 /** A POST whose SSE messages are collected as they arrive (for a call that must be seen in flight). */
 export async function stream(url: string, body: { method: string; params?: Record<string, unknown> }, headers: Record<string, string> = {}) {
   const response = await fetch(url, { method: 'POST', headers: { ...headersFor(body), ...headers }, body: JSON.stringify(body) });

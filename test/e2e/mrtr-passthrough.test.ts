@@ -6,7 +6,7 @@ import { after, before, describe, test } from 'node:test';
 import type { RunningGateway } from '../../src/gateway.js';
 import { send, textOf } from './harness.js';
 import { recordingLog } from '../recording-log.js';
-import { mrtrSdk, mrtrRaw, startGw, call, retry, inputRequired, complete, sha, sdkClient, ELICIT_OK } from './mrtr-kit.js';
+import { mrtrSdk, mrtrRaw, startGw, call, retry, inputRequired, complete, sha, withSdkClient, onBothEndpoints, ELICIT_OK } from './mrtr-kit.js';
 
 // ---- 1. modern upstreams: passthrough ---------------------------------------------------------------------
 
@@ -19,35 +19,23 @@ describe('modern upstreams: input_required and requestState pass through untouch
   after(() => gw.close());
 
   test('SDK v2 server asking through MRTR, SDK v2 client: round trip through /servers/sdk/mcp and /mcp', async () => {
-    for (const [endpoint, name] of [
-      ['/servers/sdk/mcp', 'confirm'],
-      ['/mcp', 'sdk__confirm'],
-    ] as const) {
+    for (const [endpoint, name] of onBothEndpoints('sdk', 'confirm')) {
       const asked: any[] = [];
-      const client = await sdkClient(`${gw.url}${endpoint}`, { elicit: (params) => (asked.push(params), ELICIT_OK) });
-      try {
+      await withSdkClient(`${gw.url}${endpoint}`, { elicit: (params) => (asked.push(params), ELICIT_OK) }, async (client) => {
         const result = await client.callTool({ name, arguments: { env: 'prod' } });
         assert.equal(textOf(result), 'answer={"ok":true} stateIntact=true', endpoint);
         assert.equal(asked.length, 1, endpoint);
         assert.equal(asked[0].message, 'Deploy to prod?');
-      } finally {
-        await client.close();
-      }
+      });
     }
   });
 
   test('SDK v2 client: prompts/get through MRTR on both endpoints', async () => {
-    for (const [endpoint, name] of [
-      ['/servers/sdk/mcp', 'ask-name'],
-      ['/mcp', 'sdk__ask-name'],
-    ] as const) {
-      const client = await sdkClient(`${gw.url}${endpoint}`, { elicit: () => ({ action: 'accept', content: { name: 'Ada' } }) });
-      try {
+    for (const [endpoint, name] of onBothEndpoints('sdk', 'ask-name')) {
+      await withSdkClient(`${gw.url}${endpoint}`, { elicit: () => ({ action: 'accept', content: { name: 'Ada' } }) }, async (client) => {
         const prompt = await client.getPrompt({ name });
         assert.deepEqual(prompt.messages[0]!.content, { type: 'text', text: 'Hello, Ada! (prompt-state)' }, endpoint);
-      } finally {
-        await client.close();
-      }
+      });
     }
   });
 
@@ -96,14 +84,11 @@ describe('modern upstreams: input_required and requestState pass through untouch
   });
 
   test('SDK v2 client completes a round trip whose requestState is 64 KiB of arbitrary text', async () => {
-    const client = await sdkClient(`${gw.url}/servers/raw/mcp`, { elicit: () => ELICIT_OK });
-    try {
+    await withSdkClient(`${gw.url}/servers/raw/mcp`, { elicit: () => ELICIT_OK }, async (client) => {
       const verdict = JSON.parse(textOf(await client.callTool({ name: 'state', arguments: { mode: 'big' } })));
       assert.equal(verdict.identical, true);
       assert.ok(verdict.gotChars > 40_000);
-    } finally {
-      await client.close();
-    }
+    });
   });
 
   test('nothing is cached: identical first rounds (tools/call and the cacheable resources/read) each reach the upstream', async () => {

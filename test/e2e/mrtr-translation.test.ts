@@ -6,7 +6,7 @@ import { after, before, beforeEach, describe, test } from 'node:test';
 import type { RunningGateway } from '../../src/gateway.js';
 import { schemaProblems, eventually, everything, send, textOf } from './harness.js';
 import { recordingLog } from '../recording-log.js';
-import { startGw, call, retry, inputRequired, complete, sdkClient, ROOTS } from './mrtr-kit.js';
+import { startGw, call, retry, inputRequired, complete, withSdkClient, onBothEndpoints, ROOTS } from './mrtr-kit.js';
 
 // ---- 2. legacy server-everything: translation -------------------------------------------------------------
 
@@ -50,40 +50,30 @@ describe('legacy server-everything: questions become input_required, answered by
   });
 
   test('SDK v2 client: trigger-elicitation-request through /servers/everything/mcp and /mcp', async () => {
-    for (const [endpoint, name] of [
-      ['/servers/everything/mcp', 'trigger-elicitation-request'],
-      ['/mcp', 'everything__trigger-elicitation-request'],
-    ] as const) {
+    for (const [endpoint, name] of onBothEndpoints('everything', 'trigger-elicitation-request')) {
       const asked: any[] = [];
-      const client = await sdkClient(`${gw.url}${endpoint}`, { elicit: (params) => (asked.push(params), { action: 'accept', content: { name: `via ${endpoint}` } }) });
-      try {
+      await withSdkClient(`${gw.url}${endpoint}`, { elicit: (params) => (asked.push(params), { action: 'accept', content: { name: `via ${endpoint}` } }) }, async (client) => {
         const result = await client.callTool({ name, arguments: {} });
         assert.match(textOf(result), new RegExp(`Name: via ${endpoint.replace(/\//g, '\\/')}`));
         assert.equal(asked.length, 1);
         assert.match(asked[0].message, /Please provide inputs/);
-      } finally {
-        await client.close();
-      }
+      });
     }
   });
 
   test('SDK v2 client: trigger-sampling-request through /servers/everything/mcp and /mcp', async () => {
-    for (const [endpoint, name] of [
-      ['/servers/everything/mcp', 'trigger-sampling-request'],
-      ['/mcp', 'everything__trigger-sampling-request'],
-    ] as const) {
+    for (const [endpoint, name] of onBothEndpoints('everything', 'trigger-sampling-request')) {
       const asked: any[] = [];
-      const client = await sdkClient(`${gw.url}${endpoint}`, {
-        sample: (params) => (asked.push(params), { model: 'test-model', role: 'assistant', content: { type: 'text', text: `sampled for ${params.messages[0].content.text}` } }),
-      });
-      try {
+      const sample = (params: any) => {
+        asked.push(params);
+        return { model: 'test-model', role: 'assistant', content: { type: 'text', text: `sampled for ${params.messages[0].content.text}` } };
+      };
+      await withSdkClient(`${gw.url}${endpoint}`, { sample }, async (client) => {
         const result = await client.callTool({ name, arguments: { prompt: 'a haiku' } });
         assert.match(textOf(result), /sampled for Resource trigger-sampling-request context: a haiku/);
         assert.match(textOf(result), /test-model/);
         assert.equal(asked.length, 1);
-      } finally {
-        await client.close();
-      }
+      });
     }
   });
 
@@ -114,12 +104,9 @@ describe('legacy server-everything: questions become input_required, answered by
   });
 
   test('SDK v2 client without the capability: the call fails with -32021', async () => {
-    const client = await sdkClient(`${gw.url}/servers/everything/mcp`);
-    try {
+    await withSdkClient(`${gw.url}/servers/everything/mcp`, {}, async (client) => {
       await assert.rejects(client.callTool({ name: 'trigger-sampling-request', arguments: { prompt: 'x' } }), (error: { code?: number }) => error.code === -32021);
-    } finally {
-      await client.close();
-    }
+    });
   });
 
   test('SDK v2 client: get-roots-list through /servers/everything/mcp and /mcp (each child asked once, at start)', async () => {
@@ -128,17 +115,14 @@ describe('legacy server-everything: questions become input_required, answered by
       ['/mcp', 'every2__get-roots-list', 'file:///work/two'],
     ] as const) {
       let asked = 0;
-      const client = await sdkClient(`${gw.url}${endpoint}`, { roots: () => (asked++, { roots: [{ uri, name: 'proj' }] }) });
-      try {
+      await withSdkClient(`${gw.url}${endpoint}`, { roots: () => (asked++, { roots: [{ uri, name: 'proj' }] }) }, async (client) => {
         // The child keeps the answer the gateway gave its own roots/list at start (no roots configured:
         // none), so no caller's roots reach a child every caller shares.
         const result = await client.callTool({ name, arguments: {} });
         assert.match(textOf(result), /no roots are currently configured/, endpoint);
         assert.doesNotMatch(textOf(result), new RegExp(uri), endpoint);
         assert.equal(asked, 0, endpoint);
-      } finally {
-        await client.close();
-      }
+      });
     }
   });
 });

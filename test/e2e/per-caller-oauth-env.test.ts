@@ -7,7 +7,7 @@
 // token only; revoking stops the child; an expired token is refreshed and the next call runs on a new
 // child with the new token while a call in flight on the old one finishes there.
 import assert from 'node:assert/strict';
-import { existsSync, readdirSync, readFileSync, writeFileSync } from 'node:fs';
+import { existsSync, readFileSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
 import { Writable } from 'node:stream';
 import { after, before, describe, test } from 'node:test';
@@ -20,6 +20,7 @@ import { startOidc, type Oidc } from '../fixtures/oidc.js';
 import { chromium } from '../services.js';
 import { tempDir } from '../temp.js';
 import { unusedPort } from '../ports.js';
+import { childrenHoldingVariable } from '../processes.js';
 import { headersFor, META, post, request, ROOT, until } from './harness.js';
 import { completeConnectLink } from './connect-browser.js';
 
@@ -107,19 +108,7 @@ describe('per-caller children with their caller’s OAuth token', { skip: browse
 
   /** The gateway's children whose environment holds the variable, by pid, with its value. */
   function childrenWithToken(): Map<number, string> {
-    const found = new Map<number, string>();
-    for (const entry of readdirSync('/proc')) {
-      if (!/^\d+$/.test(entry)) continue;
-      try {
-        const stat = readFileSync(`/proc/${entry}/stat`, 'utf8');
-        if (Number(stat.slice(stat.lastIndexOf(')') + 2).split(' ')[1]) !== process.pid) continue;
-        const variable = readFileSync(`/proc/${entry}/environ`, 'utf8')
-          .split('\0')
-          .find((line) => line.startsWith(`${VARIABLE}=`));
-        if (variable) found.set(Number(entry), variable.slice(VARIABLE.length + 1));
-      } catch {}
-    }
-    return found;
+    return childrenHoldingVariable(VARIABLE);
   }
 
   const alive = (pid: number) => {

@@ -3,7 +3,7 @@
 // Chromium pasting the value on the gateway's page. alice connects through the JSON-RPC error's link, bob
 // through URL-mode elicitation; each child holds its own caller's value only.
 import assert from 'node:assert/strict';
-import { readdirSync, readFileSync } from 'node:fs';
+import { readFileSync } from 'node:fs';
 import path from 'node:path';
 import { after, before, describe, test } from 'node:test';
 import { chromium as playwright, type Browser } from 'playwright-core';
@@ -14,7 +14,7 @@ import { tempDir } from '../temp.js';
 import { everything, META, request, ROOT, until, send } from './harness.js';
 import { unusedPort } from '../ports.js';
 import { startOtlpReceiver, type OtlpReceiver } from '../otlp-receiver.js';
-import { alive } from '../processes.js';
+import { alive, childrenHoldingVariable } from '../processes.js';
 import { writtenLog } from '../recording-log.js';
 
 const browserNeed = await chromium('per-caller secrets pasted in headless Chromium');
@@ -73,19 +73,7 @@ describe('per-caller secrets', { skip: browserNeed.skip }, () => {
 
   /** The gateway's children whose environment holds PERSONAL_TOKEN, with its value. */
   function childrenWithToken(): Map<number, string> {
-    const found = new Map<number, string>();
-    for (const entry of readdirSync('/proc')) {
-      if (!/^\d+$/.test(entry)) continue;
-      try {
-        const stat = readFileSync(`/proc/${entry}/stat`, 'utf8');
-        if (Number(stat.slice(stat.lastIndexOf(')') + 2).split(' ')[1]) !== process.pid) continue;
-        const variable = readFileSync(`/proc/${entry}/environ`, 'utf8')
-          .split('\0')
-          .find((line) => line.startsWith('PERSONAL_TOKEN='));
-        if (variable) found.set(Number(entry), variable.slice('PERSONAL_TOKEN='.length));
-      } catch {}
-    }
-    return found;
+    return childrenHoldingVariable('PERSONAL_TOKEN');
   }
 
   test('alice without the secret gets an error carrying the link; she pastes it in the browser and the retry runs with it', async () => {

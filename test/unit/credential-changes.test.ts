@@ -8,7 +8,7 @@ import path from 'node:path';
 import { after, describe, test } from 'node:test';
 import type { OAuthRecord } from '../../src/credentials/record.js';
 import { type CredentialChange, type CredentialStore, openCredentialStore } from '../../src/credentials/store.js';
-import { sharedRedis } from '../services.js';
+import { dropRedisKeys, sharedRedis } from '../services.js';
 import { tempDir } from '../temp.js';
 
 const KEY = 'a-credentials-key-of-at-least-32-bytes!';
@@ -63,11 +63,7 @@ describe('credential change listeners across replicas', async () => {
   const keyPrefix = `test-cred-changes-${randomUUID()}:`;
   const stores: CredentialStore[] = [];
   after(async () => {
-    const { Redis } = await import('ioredis');
-    const client = new Redis('redis://127.0.0.1:6379');
-    const keys = await client.keys(`${keyPrefix}*`);
-    if (keys.length) await client.del(...keys);
-    client.disconnect();
+    await dropRedisKeys(keyPrefix);
     await Promise.all(stores.map((store) => store.close()));
   });
 
