@@ -11,7 +11,7 @@ import { connectState, type Obtained } from '../../credentials/credentialed-upst
 import type { OAuthClient } from '../../credentials/oauth/oauth-client.js';
 import type { CredentialStore } from '../../credentials/store.js';
 import type { Admission } from './per-caller-upstream.js';
-import type { CallerEnv } from './secret-gate.js';
+import { type CallerEnv, GoneListeners } from './secret-gate.js';
 
 const BEARER = 'Bearer ';
 
@@ -19,14 +19,16 @@ export class OAuthEnv implements CallerEnv {
   /** Each principal's token as last seen here, and the version number it was given (children are started with one). */
   private readonly seen = new Map<string, { authorization: string; version: number }>();
   private versions = 0;
-  private readonly goneListeners: ((principal: string | undefined) => void)[] = [];
+  private readonly goneListeners: GoneListeners;
 
   constructor(
     private readonly client: OAuthClient,
     private readonly store: CredentialStore,
     /** The environment variable the child reads its token from. */
     readonly variable: string,
-  ) {}
+  ) {
+    this.goneListeners = new GoneListeners(store, client.server);
+  }
 
   get requestState(): string {
     return connectState(this.client.server);
@@ -65,17 +67,14 @@ export class OAuthEnv implements CallerEnv {
     return this.versionOf(principal, authorization);
   }
 
+  /** A token stored or removed in this process (connected, refreshed, revoked) has each child rechecked. */
   onGone(listener: (principal: string | undefined) => void): void {
-    this.goneListeners.push(listener);
-    // A token stored or removed in this process (connected, refreshed, revoked): recheck each child.
-    this.store.onChange((server) => {
-      if (server === this.client.server) listener(undefined);
-    });
+    this.goneListeners.add(listener);
   }
 
   private gone(principal: string): void {
     this.seen.delete(principal);
-    for (const listener of this.goneListeners) listener(principal);
+    this.goneListeners.tell(principal);
   }
 
   /** The same number for the same token; a new one when it changed. */

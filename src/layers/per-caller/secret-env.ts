@@ -10,7 +10,7 @@ import { META } from '../../../protocol/mcp.js';
 import type { SecretRecord } from '../../credentials/record.js';
 import type { CredentialStore } from '../../credentials/store.js';
 import type { Admission } from './per-caller-upstream.js';
-import type { CallerEnv } from './secret-gate.js';
+import { type CallerEnv, GoneListeners } from './secret-gate.js';
 
 // "Connect first" is answered with the OAuth connect flow's own code (URL elicitation required).
 import { CONNECT_REQUIRED } from '../../credentials/oauth/oauth-client.js';
@@ -33,13 +33,14 @@ export interface SecretEnvSettings {
 
 export class SecretEnv implements CallerEnv {
   private readonly names: readonly string[];
-  private readonly goneListeners: ((principal: string | undefined) => void)[] = [];
+  private readonly goneListeners: GoneListeners;
 
   constructor(
     private readonly store: CredentialStore,
     readonly settings: SecretEnvSettings,
   ) {
     this.names = Object.keys(settings.secrets);
+    this.goneListeners = new GoneListeners(store, settings.server);
   }
 
   /** The requestState a connect answer carries: its retry is the caller's original request again. */
@@ -52,15 +53,12 @@ export class SecretEnv implements CallerEnv {
    * another replica), undefined when this process changed some record of this server (recheck each child).
    */
   onGone(listener: (principal: string | undefined) => void): void {
-    this.goneListeners.push(listener);
-    this.store.onChange((server) => {
-      if (server === this.settings.server) listener(undefined);
-    });
+    this.goneListeners.add(listener);
   }
 
   /** A call found the caller without values: their child, if one runs, must go. */
   gone(principal: string): void {
-    for (const listener of this.goneListeners) listener(principal);
+    this.goneListeners.tell(principal);
   }
 
   /** The caller's complete set of values, or undefined (none, or one missing). */

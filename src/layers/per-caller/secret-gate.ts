@@ -7,6 +7,7 @@
 import type { CallerIdentity, RequestOptions, Upstream } from '../../../bridge/upstream.js';
 import type { JsonRpcId, JsonRpcRequest, JsonRpcResponse } from '../../../protocol/jsonrpc.js';
 import { UpstreamWrapper } from '../upstream-wrapper.js';
+import type { CredentialStore } from '../../credentials/store.js';
 import type { ChildEnvSource } from './per-caller-upstream.js';
 
 /** What the gate asks of a caller's values before each call. */
@@ -19,6 +20,31 @@ export interface CallerEnvGate {
 
 /** A perCaller server's source of each caller's values: what starts their child, and what gates their calls. */
 export type CallerEnv = ChildEnvSource & CallerEnvGate;
+
+/**
+ * A CallerEnv's onGone, for secrets and OAuth tokens alike: its listeners hear of one caller whose values a
+ * call found gone (`tell`, revoked here or on another replica), and of any change this process made to the
+ * server's records (undefined: recheck each child).
+ */
+export class GoneListeners {
+  private readonly listeners: ((principal: string | undefined) => void)[] = [];
+
+  constructor(
+    private readonly store: CredentialStore,
+    private readonly server: string,
+  ) {}
+
+  add(listener: (principal: string | undefined) => void): void {
+    this.listeners.push(listener);
+    this.store.onChange((server) => {
+      if (server === this.server) listener(undefined);
+    });
+  }
+
+  tell(principal: string): void {
+    for (const listener of this.listeners) listener(principal);
+  }
+}
 
 export class SecretGate extends UpstreamWrapper {
   constructor(
