@@ -1,7 +1,24 @@
 // What a person does with a connect link, in headless Chromium: open it, confirm "Connect <server>", sign in
 // at the test's oidc-provider (test/fixtures/oidc.ts: any password), consent, and land on the gateway's
-// callback, whose heading says how it went.
-import type { Browser, Page } from 'playwright-core';
+// callback, whose heading says how it went. The flags every e2e test launches Chromium with live here too.
+import { chromium as playwright, type Browser, type Page } from 'playwright-core';
+
+/** The flags the e2e tests run Chromium with: headless, and nothing of its own on the network. */
+export const CHROMIUM_ARGS = [
+  '--headless',
+  '--no-sandbox',
+  '--disable-gpu',
+  '--disable-quic',
+  '--no-first-run',
+  '--disable-background-networking',
+  '--disable-component-update',
+  '--disable-sync',
+];
+
+/** Headless Chromium at `executablePath` (a `chromium()` need's path, from test/services.ts). */
+export function launchChromium(executablePath: string): Promise<Browser> {
+  return playwright.launch({ executablePath, args: CHROMIUM_ARGS });
+}
 
 export interface LinkCompletion {
   /** The server the link connects (its confirmation button says "Connect <server>"). */

@@ -7,61 +7,48 @@
 import assert from 'node:assert/strict';
 import path from 'node:path';
 import { after, before, describe, test } from 'node:test';
-import { chromium as playwright, type Browser } from 'playwright-core';
-import { parseConfig } from '../../src/config/config.js';
-import { startGateway, type RunningGateway } from '../../src/gateway.js';
+import type { RunningGateway } from '../../src/gateway.js';
 import { silentLog } from '../../infra/log.js';
 import { startIdentityServer, type IdentityServer } from '../fixtures/identity-server.js';
-import { startOidc, type Oidc } from '../fixtures/oidc.js';
 import { chromium } from '../services.js';
 import { tempDir } from '../temp.js';
-import { unusedPort } from '../ports.js';
-import { eventually, fixture, headersFor, openListen, post, request, ROOT, schemaProblems } from './harness.js';
-import { completeConnectLink } from './connect-browser.js';
+import { eventually, fixture, headersFor, openListen, post, request, schemaProblems } from './harness.js';
+import { callToolAs, startOAuthRig, type OAuthRig } from './oauth-rig.js';
 
 const browserNeed = await chromium('the connect flow in headless Chromium');
-const ARGS = ['--headless', '--no-sandbox', '--disable-gpu', '--disable-quic', '--no-first-run', '--disable-background-networking', '--disable-component-update', '--disable-sync'];
 const KEYS: Record<string, string> = { alice: 'alice-api-key-0123456789abcdef', bob: 'bob-api-key-0123456789abcdefgh', op: 'operator-api-key-0123456789abcd' };
 const URL_ELICITATION = { 'io.modelcontextprotocol/clientCapabilities': { elicitation: { url: {} } } };
 
 describe('a connect placeholder stands in for a server the caller has not connected', { skip: browserNeed.skip }, () => {
-  let oidc: Oidc;
+  let rig: OAuthRig<IdentityServer>;
   let upstream: IdentityServer;
   let gateway: RunningGateway;
-  let browser: Browser;
   let publicUrl: string;
   const client = { client_id: 'gw-placeholder', client_secret: 'gw-placeholder-secret-0123456789' };
 
   before(async () => {
     browserNeed.check();
-    const port = await unusedPort();
-    publicUrl = `http://127.0.0.1:${port}`;
-    oidc = await startOidc({ clients: [{ ...client, redirect_uris: [`${publicUrl}/connect/callback`] }], callerAudience: 'unused' });
-    upstream = await startIdentityServer(oidc.issuer, oidc.jwksUrl);
-    const config = parseConfig(
-      {
-        listen: { port, publicUrl },
+    rig = await startOAuthRig({
+      browserPath: browserNeed.path!,
+      client,
+      upstream: startIdentityServer,
+      config: (at) => ({
+        listen: { port: at.port, publicUrl: at.publicUrl },
         auth: { apiKeys: Object.entries(KEYS).map(([principal, key]) => ({ key, principal })), operators: { ids: ['op'] } },
         credentials: { key: 'a-connect-placeholder-key-of-32-bytes-or-more', store: 'file', file: path.join(tempDir('connect-placeholder-'), 'credentials.json') },
         servers: {
           local: fixture('modern-server'),
-          crm: { url: upstream.url, credentials: { type: 'oauth', clientId: client.client_id, clientSecret: client.client_secret } },
+          crm: { url: at.upstream.url, credentials: { type: 'oauth', clientId: client.client_id, clientSecret: client.client_secret } },
         },
         profiles: { sales: { tools: ['crm__*'] } },
-      },
-      'test',
-      ROOT,
-    );
-    gateway = await startGateway(config, silentLog);
-    browser = await playwright.launch({ executablePath: browserNeed.path!, args: ARGS });
+      }),
+      log: silentLog,
+      server: 'crm',
+    });
+    ({ upstream, gateway, publicUrl } = rig);
   });
 
-  after(async () => {
-    await browser?.close();
-    await gateway?.close();
-    await upstream?.close();
-    await oidc?.close();
-  });
+  after(() => rig?.close());
 
   const as = (who: string, body: { method: string; params?: Record<string, unknown> }) => ({ ...headersFor(body), authorization: `Bearer ${KEYS[who]}` });
   const toolsOf = async (who: string, endpoint = '/mcp') => {
@@ -70,12 +57,9 @@ describe('a connect placeholder stands in for a server the caller has not connec
     assert.ok(answer.body.result, JSON.stringify(answer.body));
     return answer.body.result.tools as { name: string; description?: string; _meta?: Record<string, unknown> }[];
   };
-  const call = (who: string, name: string, extra: Record<string, unknown> = {}, endpoint = '/mcp') => {
-    const body = request('tools/call', { name, arguments: {}, ...extra });
-    return post(`${gateway.url}${endpoint}`, body, as(who, body));
-  };
+  const call = (who: string, name: string, extra: Record<string, unknown> = {}, endpoint = '/mcp') => callToolAs(`${gateway.url}${endpoint}`, KEYS[who]!, name, extra);
 
-  const connectInBrowser = (link: string, login: string) => completeConnectLink(browser, link, { server: 'crm', login });
+  const connectInBrowser = (link: string, login: string) => rig.connectInBrowser(link, login);
 
   test('before connecting: one crm tool that says what it is for, beside the other servers’ tools, on /mcp and the profile', async () => {
     const before = upstream.tokens.length + upstream.refused;

@@ -12,20 +12,16 @@ import path from 'node:path';
 import { Writable } from 'node:stream';
 import { after, before, describe, test } from 'node:test';
 import { decodeJwt } from 'jose';
-import { chromium as playwright, type Browser } from 'playwright-core';
-import { parseConfig } from '../../src/config/config.js';
-import { startGateway, type RunningGateway } from '../../src/gateway.js';
+import type { RunningGateway } from '../../src/gateway.js';
 import { createLogger } from '../../infra/logger.js';
-import { startOidc, type Oidc } from '../fixtures/oidc.js';
+import type { Oidc } from '../fixtures/oidc.js';
 import { chromium } from '../services.js';
 import { tempDir } from '../temp.js';
-import { unusedPort } from '../ports.js';
 import { childrenHoldingVariable } from '../processes.js';
-import { headersFor, META, post, request, ROOT, until } from './harness.js';
-import { completeConnectLink } from './connect-browser.js';
+import { META, ROOT, until } from './harness.js';
+import { callToolAs, startOAuthRig, type OAuthRig } from './oauth-rig.js';
 
 const browserNeed = await chromium('the connect flow of a per-caller OAuth child in headless Chromium');
-const ARGS = ['--headless', '--no-sandbox', '--disable-gpu', '--disable-quic', '--no-first-run', '--disable-background-networking', '--disable-component-update', '--disable-sync'];
 const KEYS: Record<string, string> = { alice: 'alice-api-key-0123456789abcdef', bob: 'bob-api-key-0123456789abcdefgh' };
 const CLIENT = { client_id: 'gw-child', client_secret: 'gw-child-secret-0123456789' };
 const RESOURCE = 'https://api.example.test';
@@ -38,9 +34,9 @@ interface Said {
 }
 
 describe('per-caller children with their caller’s OAuth token', { skip: browserNeed.skip }, () => {
+  let rig: OAuthRig<undefined>;
   let oidc: Oidc;
   let gateway: RunningGateway;
-  let browser: Browser;
   let publicUrl: string;
   const logLines: string[] = [];
   /** Every token a child said it held. */
@@ -48,44 +44,48 @@ describe('per-caller children with their caller’s OAuth token', { skip: browse
 
   before(async () => {
     browserNeed.check();
-    const port = await unusedPort();
-    publicUrl = `http://127.0.0.1:${port}`;
-    oidc = await startOidc({ clients: [{ ...CLIENT, redirect_uris: [`${publicUrl}/connect/callback`] }], callerAudience: 'unused' });
-    const raw = {
-      listen: { port, publicUrl },
-      auth: { apiKeys: Object.entries(KEYS).map(([principal, key]) => ({ key, principal })) },
-      credentials: { key: 'a-test-credentials-key-of-32-bytes-or-more', store: 'file', file: path.join(dir, 'credentials.json') },
-      servers: {
-        github: {
-          command: process.execPath,
-          args: ['test/fixtures/token-env-server.mjs', VARIABLE],
-          cwd: ROOT,
-          era: 'modern',
-          perCaller: true,
-          credentials: { type: 'oauth', clientId: CLIENT.client_id, clientSecret: CLIENT.client_secret, scopes: ['read'], env: VARIABLE, issuer: oidc.issuer, resource: RESOURCE },
-        },
-      },
-    };
     const sink = new Writable({
       write(chunk, _encoding, done) {
         logLines.push(String(chunk));
         done();
       },
     });
-    gateway = await startGateway(parseConfig(raw, 'test', ROOT), createLogger('debug', sink));
-    browser = await playwright.launch({ executablePath: browserNeed.path!, args: ARGS });
+    rig = await startOAuthRig({
+      browserPath: browserNeed.path!,
+      client: CLIENT,
+      config: (at) => ({
+        listen: { port: at.port, publicUrl: at.publicUrl },
+        auth: { apiKeys: Object.entries(KEYS).map(([principal, key]) => ({ key, principal })) },
+        credentials: { key: 'a-test-credentials-key-of-32-bytes-or-more', store: 'file', file: path.join(dir, 'credentials.json') },
+        servers: {
+          github: {
+            command: process.execPath,
+            args: ['test/fixtures/token-env-server.mjs', VARIABLE],
+            cwd: ROOT,
+            era: 'modern',
+            perCaller: true,
+            credentials: {
+              type: 'oauth',
+              clientId: CLIENT.client_id,
+              clientSecret: CLIENT.client_secret,
+              scopes: ['read'],
+              env: VARIABLE,
+              issuer: at.oidc.issuer,
+              resource: RESOURCE,
+            },
+          },
+        },
+      }),
+      log: createLogger('debug', sink),
+      server: 'github',
+    });
+    ({ oidc, gateway, publicUrl } = rig);
   });
 
-  after(async () => {
-    await browser?.close();
-    await gateway?.close();
-    await oidc?.close();
-  });
+  after(() => rig?.close());
 
-  const call = (who: string, name: string, args: Record<string, unknown> = {}, params: Record<string, unknown> = {}) => {
-    const body = request('tools/call', { name, arguments: args, ...params });
-    return post(`${gateway.url}/servers/github/mcp`, body, { ...headersFor(body), authorization: `Bearer ${KEYS[who]}` });
-  };
+  const call = (who: string, name: string, args: Record<string, unknown> = {}, params: Record<string, unknown> = {}) =>
+    callToolAs(`${gateway.url}/servers/github/mcp`, KEYS[who]!, name, { arguments: args, ...params });
 
   /** What the child said: its pid and its token (remembered, for the search of logs at the end). */
   function said(answer: { status: number; body: any }): Said {
@@ -104,7 +104,7 @@ describe('per-caller children with their caller’s OAuth token', { skip: browse
     return { sub, aud };
   }
 
-  const connectInBrowser = (link: string, login: string) => completeConnectLink(browser, link, { server: 'github', login });
+  const connectInBrowser = (link: string, login: string) => rig.connectInBrowser(link, login);
 
   /** The gateway's children whose environment holds the variable, by pid, with its value. */
   function childrenWithToken(): Map<number, string> {

@@ -5,64 +5,52 @@
 import assert from 'node:assert/strict';
 import { randomUUID } from 'node:crypto';
 import { after, before, describe, test } from 'node:test';
-import { chromium as playwright, type Browser } from 'playwright-core';
-import { parseConfig } from '../../src/config/config.js';
-import { startGateway, type RunningGateway } from '../../src/gateway.js';
+import type { RunningGateway } from '../../src/gateway.js';
 import { silentLog } from '../../infra/log.js';
-import { startOidc, type Oidc } from '../fixtures/oidc.js';
 import { chromium, sharedRedis } from '../services.js';
-import { unusedPort } from '../ports.js';
-import { headersFor, post, request, ROOT, until } from './harness.js';
+import { ROOT, until } from './harness.js';
+import { callToolAs, startOAuthRig, type OAuthRig } from './oauth-rig.js';
 
 const browserNeed = await chromium('the connect flow in headless Chromium');
 const redisNeed = await sharedRedis('credentials shared by replicas');
-const ARGS = ['--headless', '--no-sandbox', '--disable-gpu', '--disable-quic', '--no-first-run', '--disable-background-networking', '--disable-component-update', '--disable-sync'];
 const KEY = 'dana-api-key-0123456789abcdef';
 const CLIENT = { client_id: 'gw-child', client_secret: 'gw-child-secret-0123456789' };
 
 describe('per-caller OAuth children on two replicas sharing Redis', { skip: browserNeed.skip || redisNeed.skip }, () => {
-  let oidc: Oidc;
-  let browser: Browser;
-  const replicas: RunningGateway[] = [];
+  let rig: OAuthRig<undefined>;
   const keyPrefix = `test-per-caller-oauth-replicas-${randomUUID()}:`;
 
   before(async () => {
     browserNeed.check();
     redisNeed.check();
-    const ports = [await unusedPort(), await unusedPort()];
     // Both replicas stand behind one public URL in production; here the link and callback go to the first.
-    const publicUrl = `http://127.0.0.1:${ports[0]}`;
-    oidc = await startOidc({ clients: [{ ...CLIENT, redirect_uris: [`${publicUrl}/connect/callback`] }], callerAudience: 'unused' });
-    for (const port of ports) {
-      const config = parseConfig(
-        {
-          listen: { port, publicUrl },
-          auth: { apiKeys: [{ key: KEY, principal: 'dana' }] },
-          cache: { keyPrefix },
-          credentials: { key: 'a-shared-credentials-key-of-32-bytes-or-more', store: 'redis' },
-          servers: {
-            github: {
-              command: process.execPath,
-              args: ['test/fixtures/token-env-server.mjs', 'GITHUB_TOKEN'],
-              cwd: ROOT,
-              era: 'modern',
-              perCaller: true,
-              credentials: { type: 'oauth', clientId: CLIENT.client_id, clientSecret: CLIENT.client_secret, scopes: ['read'], env: 'GITHUB_TOKEN', issuer: oidc.issuer },
-            },
+    rig = await startOAuthRig({
+      browserPath: browserNeed.path!,
+      client: CLIENT,
+      replicas: 2,
+      config: (at) => ({
+        listen: { port: at.port, publicUrl: at.publicUrl },
+        auth: { apiKeys: [{ key: KEY, principal: 'dana' }] },
+        cache: { keyPrefix },
+        credentials: { key: 'a-shared-credentials-key-of-32-bytes-or-more', store: 'redis' },
+        servers: {
+          github: {
+            command: process.execPath,
+            args: ['test/fixtures/token-env-server.mjs', 'GITHUB_TOKEN'],
+            cwd: ROOT,
+            era: 'modern',
+            perCaller: true,
+            credentials: { type: 'oauth', clientId: CLIENT.client_id, clientSecret: CLIENT.client_secret, scopes: ['read'], env: 'GITHUB_TOKEN', issuer: at.oidc.issuer },
           },
         },
-        'test',
-        ROOT,
-      );
-      replicas.push(await startGateway(config, silentLog));
-    }
-    browser = await playwright.launch({ executablePath: browserNeed.path!, args: ARGS });
+      }),
+      log: silentLog,
+      server: 'github',
+    });
   });
 
   after(async () => {
-    await browser?.close();
-    for (const replica of replicas) await replica.close();
-    await oidc?.close();
+    await rig?.close();
     const { Redis } = await import('ioredis');
     const redis = new Redis('redis://127.0.0.1:6379');
     const keys = await redis.keys(`${keyPrefix}*`);
@@ -70,10 +58,7 @@ describe('per-caller OAuth children on two replicas sharing Redis', { skip: brow
     redis.disconnect();
   });
 
-  const token = (replica: RunningGateway) => {
-    const body = request('tools/call', { name: 'token', arguments: {} });
-    return post(`${replica.url}/servers/github/mcp`, body, { ...headersFor(body), authorization: `Bearer ${KEY}` });
-  };
+  const token = (replica: RunningGateway) => callToolAs(`${replica.url}/servers/github/mcp`, KEY, 'token');
   const said = (answer: { body: any }): { pid: number; token: string | null } | undefined => {
     const text = answer.body.result?.content?.[0]?.text;
     return typeof text === 'string' ? JSON.parse(text) : undefined;
@@ -88,20 +73,10 @@ describe('per-caller OAuth children on two replicas sharing Redis', { skip: brow
   };
 
   test('connected through replica one, a child with the same token on each; revoked on two: stopped there at once, on one at the next call', async () => {
-    const [one, two] = replicas as [RunningGateway, RunningGateway];
+    const [one, two] = rig.gateways as [RunningGateway, RunningGateway];
     assert.equal((await token(two)).body.error?.code, -32042, 'the control: replica two has nothing for dana yet');
     const link: string = (await token(one)).body.error.data.url;
-    const context = await browser.newContext();
-    const page = await context.newPage();
-    await page.goto(link);
-    await page.getByRole('button', { name: /Connect github/ }).click();
-    await page.locator('input[name="login"]').fill('dana-at-gh');
-    await page.locator('input[name="password"]').fill('any');
-    await page.locator('button[type="submit"]').click();
-    await page.locator('button[type="submit"]').click();
-    await page.waitForURL(/\/connect\/callback/);
-    assert.equal(await page.locator('h1').textContent(), 'Connected to github');
-    await context.close();
+    assert.equal(await rig.connectInBrowser(link, 'dana-at-gh'), 'Connected to github');
 
     const onOne = said(await token(one));
     assert.ok(onOne?.token, 'replica one started a child with the token');

@@ -6,24 +6,19 @@
 import assert from 'node:assert/strict';
 import path from 'node:path';
 import { after, before, describe, test } from 'node:test';
-import { chromium as playwright, type Browser, type Page } from 'playwright-core';
-import { parseConfig } from '../../src/config/config.js';
-import { startGateway, type RunningGateway } from '../../src/gateway.js';
+import type { Browser, Page } from 'playwright-core';
+import type { RunningGateway } from '../../src/gateway.js';
 import { createLogger } from '../../infra/logger.js';
 import { startIdentityServer, type IdentityServer } from '../fixtures/identity-server.js';
-import { startOidc, type Oidc } from '../fixtures/oidc.js';
 import { chromium } from '../services.js';
 import { tempDir } from '../temp.js';
-import { unusedPort } from '../ports.js';
-import { headersFor, post, request, ROOT } from './harness.js';
+import { callToolAs, startOAuthRig, type OAuthRig } from './oauth-rig.js';
 
 const browserNeed = await chromium('the connect-link sign-in in headless Chromium');
-const ARGS = ['--headless', '--no-sandbox', '--disable-gpu', '--disable-quic', '--no-first-run', '--disable-background-networking', '--disable-component-update', '--disable-sync'];
 const GATEWAY = 'https://gateway.test/mcp';
 
 describe('connect links with auth.jwt: the person signs in at the issuer and must be the link principal', { skip: browserNeed.skip }, () => {
-  let oidc: Oidc;
-  let upstream: IdentityServer;
+  let rig: OAuthRig<IdentityServer>;
   let gateway: RunningGateway;
   let browser: Browser;
   let publicUrl: string;
@@ -33,48 +28,34 @@ describe('connect links with auth.jwt: the person signs in at the issuer and mus
 
   before(async () => {
     browserNeed.check();
-    const port = await unusedPort();
-    publicUrl = `http://127.0.0.1:${port}`;
     // One oidc-provider is both the issuer of callers' tokens (where people sign in) and the upstream's AS.
-    oidc = await startOidc({
-      clients: [
-        { ...upstreamClient, redirect_uris: [`${publicUrl}/connect/callback`] },
-        { ...signInClient, redirect_uris: [`${publicUrl}/connect/signed-in`] },
-      ],
+    rig = await startOAuthRig({
+      browserPath: browserNeed.path!,
+      client: upstreamClient,
+      otherClients: (url) => [{ ...signInClient, redirect_uris: [`${url}/connect/signed-in`] }],
       callerAudience: GATEWAY,
-    });
-    upstream = await startIdentityServer(oidc.issuer, oidc.jwksUrl);
-    for (const who of ['alice', 'bob', 'carol']) tokens.set(who, await oidc.signCaller(who));
-    const config = parseConfig(
-      {
-        listen: { port, publicUrl },
-        auth: { jwt: { issuer: oidc.issuer, jwksUrl: oidc.jwksUrl, audience: GATEWAY } },
+      upstream: startIdentityServer,
+      config: (at) => ({
+        listen: { port: at.port, publicUrl: at.publicUrl },
+        auth: { jwt: { issuer: at.oidc.issuer, jwksUrl: at.oidc.jwksUrl, audience: GATEWAY } },
         credentials: {
           key: 'an-upstream-credentials-key-of-32-bytes-or-more',
           store: 'file',
           file: path.join(tempDir('oauth-sign-in-'), 'c.json'),
           signIn: { clientId: signInClient.client_id, clientSecret: signInClient.client_secret },
         },
-        servers: { crm: { url: upstream.url, credentials: { type: 'oauth', clientId: upstreamClient.client_id, clientSecret: upstreamClient.client_secret } } },
-      },
-      'test',
-      ROOT,
-    );
-    gateway = await startGateway(config, createLogger('silent'));
-    browser = await playwright.launch({ executablePath: browserNeed.path!, args: ARGS });
+        servers: { crm: { url: at.upstream.url, credentials: { type: 'oauth', clientId: upstreamClient.client_id, clientSecret: upstreamClient.client_secret } } },
+      }),
+      log: createLogger('silent'),
+      server: 'crm',
+    });
+    ({ gateway, browser, publicUrl } = rig);
+    for (const who of ['alice', 'bob', 'carol']) tokens.set(who, await rig.oidc.signCaller(who));
   });
 
-  after(async () => {
-    await browser?.close();
-    await gateway?.close();
-    await upstream?.close();
-    await oidc?.close();
-  });
+  after(() => rig?.close());
 
-  const whoami = (who: string) => {
-    const body = request('tools/call', { name: 'whoami', arguments: {} });
-    return post(`${gateway.url}/servers/crm/mcp`, body, { ...headersFor(body), authorization: `Bearer ${tokens.get(who)}` });
-  };
+  const whoami = (who: string) => callToolAs(`${gateway.url}/servers/crm/mcp`, tokens.get(who)!, 'whoami');
 
   /** What a person does with a link: sign in at the issuer as `login` when asked, consent when asked, until a gateway page shows. */
   async function openLink(link: string, login: string): Promise<{ status: number; title: string; text: string; visited: string[] }> {

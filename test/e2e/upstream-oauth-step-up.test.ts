@@ -12,19 +12,15 @@ import { after, before, describe, test } from 'node:test';
 import { serve } from '@hono/node-server';
 import { createMcpHandler, McpServer } from '@modelcontextprotocol/server';
 import { createRemoteJWKSet, jwtVerify, type JWTPayload } from 'jose';
-import { chromium as playwright, type Browser, type Page } from 'playwright-core';
-import { parseConfig } from '../../src/config/config.js';
-import { startGateway, type RunningGateway } from '../../src/gateway.js';
+import type { Page } from 'playwright-core';
+import type { RunningGateway } from '../../src/gateway.js';
 import { createLogger } from '../../infra/logger.js';
-import { startOidc, type Oidc } from '../fixtures/oidc.js';
+import type { Oidc } from '../fixtures/oidc.js';
 import { chromium } from '../services.js';
 import { tempDir } from '../temp.js';
-import { unusedPort } from '../ports.js';
-import { headersFor, post, request, ROOT } from './harness.js';
-import { completeConnectLink } from './connect-browser.js';
+import { callToolAs, startOAuthRig, type OAuthRig } from './oauth-rig.js';
 
 const browserNeed = await chromium('the step-up flow in headless Chromium');
-const ARGS = ['--headless', '--no-sandbox', '--disable-gpu', '--disable-quic', '--no-first-run', '--disable-background-networking', '--disable-component-update', '--disable-sync'];
 const KEY = 'alice-api-key-0123456789abcdef';
 
 /** The scope each tool needs; `stubborn` refuses every token for want of `write`, granted or not. */
@@ -96,52 +92,41 @@ async function startScopedServer(issuer: string, jwksUrl: string): Promise<Scope
 }
 
 describe('oauth step-up: 403 insufficient_scope sends the caller to authorize the union of scopes', { skip: browserNeed.skip }, () => {
+  let rig: OAuthRig<ScopedServer>;
   let oidc: Oidc;
   let upstream: ScopedServer;
   let gateway: RunningGateway;
-  let browser: Browser;
-  let publicUrl: string;
   const client = { client_id: 'gw-step-up', client_secret: 'gw-step-up-secret-0123456789' };
   const authorizeRequests: URL[] = [];
 
   before(async () => {
     browserNeed.check();
-    const port = await unusedPort();
-    publicUrl = `http://127.0.0.1:${port}`;
-    oidc = await startOidc({ clients: [{ ...client, redirect_uris: [`${publicUrl}/connect/callback`] }], callerAudience: 'unused' });
-    upstream = await startScopedServer(oidc.issuer, oidc.jwksUrl);
-    const config = parseConfig(
-      {
-        listen: { port, publicUrl },
+    rig = await startOAuthRig({
+      browserPath: browserNeed.path!,
+      client,
+      upstream: startScopedServer,
+      config: (at) => ({
+        listen: { port: at.port, publicUrl: at.publicUrl },
         auth: { apiKeys: [{ key: KEY, principal: 'alice' }] },
         credentials: { key: 'an-upstream-credentials-key-of-32-bytes-or-more', store: 'file', file: path.join(tempDir('oauth-step-up-'), 'c.json') },
-        servers: { crm: { url: upstream.url, credentials: { type: 'oauth', clientId: client.client_id, clientSecret: client.client_secret } } },
-      },
-      'test',
-      ROOT,
-    );
-    gateway = await startGateway(config, createLogger('silent'));
-    browser = await playwright.launch({ executablePath: browserNeed.path!, args: ARGS });
+        servers: { crm: { url: at.upstream.url, credentials: { type: 'oauth', clientId: client.client_id, clientSecret: client.client_secret } } },
+      }),
+      log: createLogger('silent'),
+      server: 'crm',
+    });
+    ({ oidc, upstream, gateway } = rig);
   });
 
-  after(async () => {
-    await browser?.close();
-    await gateway?.close();
-    await upstream?.close();
-    await oidc?.close();
-  });
+  after(() => rig?.close());
 
-  const call = (name: string, extra: Record<string, unknown> = {}) => {
-    const body = request('tools/call', { name, arguments: {}, ...extra });
-    return post(`${gateway.url}/servers/crm/mcp`, body, { ...headersFor(body), authorization: `Bearer ${KEY}` });
-  };
+  const call = (name: string, extra: Record<string, unknown> = {}) => callToolAs(`${gateway.url}/servers/crm/mcp`, KEY, name, extra);
 
   /** The authorization requests the browser makes are kept for the test. */
   const keepAuthorizeRequests = (page: Page) =>
     page.on('request', (r) => {
       if (r.url().startsWith(`${oidc.issuer}/auth?`)) authorizeRequests.push(new URL(r.url()));
     });
-  const connectInBrowser = (link: string) => completeConnectLink(browser, link, { server: 'crm', login: 'alice-at-crm', watch: keepAuthorizeRequests });
+  const connectInBrowser = (link: string) => rig.connectInBrowser(link, 'alice-at-crm', keepAuthorizeRequests);
 
   test('connected with read, a call needing write gets a step-up link for "read write"; the retry goes out with the new token', async () => {
     const first = await call('read');

@@ -6,24 +6,22 @@
 import assert from 'node:assert/strict';
 import path from 'node:path';
 import { after, before, describe, test } from 'node:test';
-import { chromium as playwright, type Browser } from 'playwright-core';
-import { parseConfig } from '../../src/config/config.js';
-import { startGateway, type RunningGateway } from '../../src/gateway.js';
+import type { Browser } from 'playwright-core';
+import type { RunningGateway } from '../../src/gateway.js';
 import { startIdentityServer, type IdentityServer } from '../fixtures/identity-server.js';
-import { startOidc, type Oidc } from '../fixtures/oidc.js';
+import type { Oidc } from '../fixtures/oidc.js';
 import { chromium } from '../services.js';
 import { tempDir } from '../temp.js';
-import { unusedPort } from '../ports.js';
-import { post, request, ROOT, send } from './harness.js';
-import { completeConnectLink } from './connect-browser.js';
+import { post, request, send } from './harness.js';
+import { callToolAs, startOAuthRig, type OAuthRig } from './oauth-rig.js';
 import { writtenLog } from '../recording-log.js';
 
 const browserNeed = await chromium('the connect flow in headless Chromium');
-const ARGS = ['--headless', '--no-sandbox', '--disable-gpu', '--disable-quic', '--no-first-run', '--disable-background-networking', '--disable-component-update', '--disable-sync'];
 const KEYS: Record<string, string> = { alice: 'alice-api-key-0123456789abcdef', bob: 'bob-api-key-0123456789abcdefgh' };
 const CREDENTIALS_KEY = 'an-upstream-credentials-key-of-32-bytes-or-more';
 
 describe('oauth: each caller connects their own upstream account', { skip: browserNeed.skip }, () => {
+  let rig: OAuthRig<IdentityServer>;
   let oidc: Oidc;
   let upstream: IdentityServer;
   let gateway: RunningGateway;
@@ -33,42 +31,30 @@ describe('oauth: each caller connects their own upstream account', { skip: brows
   const storeFile = path.join(tempDir('upstream-oauth-'), 'credentials.json');
   const client = { client_id: 'gw-oauth', client_secret: 'gw-oauth-secret-0123456789' };
 
-  const configFor = (port: number) =>
-    parseConfig(
-      {
-        listen: { port, publicUrl },
+  before(async () => {
+    browserNeed.check();
+    rig = await startOAuthRig({
+      browserPath: browserNeed.path!,
+      client,
+      upstream: startIdentityServer,
+      config: (at) => ({
+        listen: { port: at.port, publicUrl: at.publicUrl },
         log: { level: 'debug' },
         auth: { apiKeys: Object.entries(KEYS).map(([principal, key]) => ({ key, principal })) },
         credentials: { key: CREDENTIALS_KEY, store: 'file', file: storeFile },
-        servers: { crm: { url: upstream.url, credentials: { type: 'oauth', clientId: client.client_id, clientSecret: client.client_secret } } },
-      },
-      'test',
-      ROOT,
-    );
-
-  before(async () => {
-    browserNeed.check();
-    const port = await unusedPort();
-    publicUrl = `http://127.0.0.1:${port}`;
-    oidc = await startOidc({ clients: [{ ...client, redirect_uris: [`${publicUrl}/connect/callback`] }], callerAudience: 'unused' });
-    upstream = await startIdentityServer(oidc.issuer, oidc.jwksUrl);
-    gateway = await startGateway(configFor(port), written.logger);
-    browser = await playwright.launch({ executablePath: browserNeed.path!, args: ARGS });
+        servers: { crm: { url: at.upstream.url, credentials: { type: 'oauth', clientId: client.client_id, clientSecret: client.client_secret } } },
+      }),
+      log: written.logger,
+      server: 'crm',
+    });
+    ({ oidc, upstream, gateway, browser, publicUrl } = rig);
   });
 
-  after(async () => {
-    await browser?.close();
-    await gateway?.close();
-    await upstream?.close();
-    await oidc?.close();
-  });
+  after(() => rig?.close());
 
-  const whoami = (who: string, extra: Record<string, unknown> = {}) => {
-    const body = request('tools/call', { name: 'whoami', arguments: {}, ...extra });
-    return send(`${gateway.url}/servers/crm/mcp`, body, { authorization: `Bearer ${KEYS[who]}` });
-  };
+  const whoami = (who: string, extra: Record<string, unknown> = {}) => callToolAs(`${gateway.url}/servers/crm/mcp`, KEYS[who]!, 'whoami', extra);
 
-  const connectInBrowser = (link: string, login: string) => completeConnectLink(browser, link, { server: 'crm', login });
+  const connectInBrowser = (link: string, login: string) => rig.connectInBrowser(link, login);
 
   test('a caller without a token gets a link; after connecting in the browser the retry goes out as their account', async () => {
     const first = await whoami('alice');
@@ -149,9 +135,7 @@ describe('oauth: each caller connects their own upstream account', { skip: brows
   });
 
   test('a restarted gateway uses the stored token', async () => {
-    const port = Number(new URL(publicUrl).port);
-    await gateway.close();
-    gateway = await startGateway(configFor(port), written.logger);
+    gateway = await rig.restartGateway();
     assert.equal((await whoami('bob')).body.result?.content[0].text, 'you are bob-at-crm');
   });
 

@@ -10,21 +10,18 @@ import { readFileSync } from 'node:fs';
 import path from 'node:path';
 import { Writable } from 'node:stream';
 import { after, before, describe, test } from 'node:test';
-import { chromium as playwright, type Browser, type Page } from 'playwright-core';
-import { parseConfig } from '../../src/config/config.js';
-import { startGateway, type RunningGateway } from '../../src/gateway.js';
+import type { Page } from 'playwright-core';
+import type { RunningGateway } from '../../src/gateway.js';
 import { createLogger } from '../../infra/logger.js';
 import { startIdentityServer, type IdentityServer } from '../fixtures/identity-server.js';
-import { startOidc, type Oidc } from '../fixtures/oidc.js';
+import type { Oidc } from '../fixtures/oidc.js';
 import { startOtlpReceiver, type OtlpReceiver } from '../otlp-receiver.js';
 import { chromium } from '../services.js';
 import { tempDir } from '../temp.js';
-import { unusedPort } from '../ports.js';
-import { headersFor, post, request, ROOT } from './harness.js';
-import { completeConnectLink } from './connect-browser.js';
+import { request, send as sendTo } from './harness.js';
+import { startOAuthRig, type OAuthRig } from './oauth-rig.js';
 
 const browserNeed = await chromium('the connect flow in headless Chromium');
-const ARGS = ['--headless', '--no-sandbox', '--disable-gpu', '--disable-quic', '--no-first-run', '--disable-background-networking', '--disable-component-update', '--disable-sync'];
 const KEYS: Record<string, string> = { alice: 'alice-api-key-0123456789abcdef', bob: 'bob-api-key-0123456789abcdefgh', op: 'operator-key-0123456789abcdefgh' };
 const URL_ELICITATION = { 'io.modelcontextprotocol/clientCapabilities': { elicitation: { url: {} } } };
 
@@ -51,12 +48,11 @@ export function leaks(secrets: readonly Secret[], place: string, haystack: strin
 }
 
 describe('no upstream token, code, verifier or client secret in anything the gateway writes or serves', { skip: browserNeed.skip }, () => {
+  let rig: OAuthRig<IdentityServer>;
   let oidc: Oidc;
   let upstream: IdentityServer;
   let gateway: RunningGateway;
-  let browser: Browser;
   let receiver: OtlpReceiver;
-  let publicUrl: string;
   const dir = tempDir('upstream-token-leaks-');
   const auditFile = path.join(dir, 'audit.log');
   const storeFile = path.join(dir, 'credentials.json');
@@ -75,10 +71,24 @@ describe('no upstream token, code, verifier or client secret in anything the gat
 
   before(async () => {
     browserNeed.check();
-    const port = await unusedPort();
-    publicUrl = `http://127.0.0.1:${port}`;
     receiver = await startOtlpReceiver();
-    oidc = await startOidc({ clients: [{ ...client, redirect_uris: [`${publicUrl}/connect/callback`] }], callerAudience: 'unused' });
+    rig = await startOAuthRig({
+      browserPath: browserNeed.path!,
+      client,
+      upstream: startIdentityServer,
+      config: (at) => ({
+        listen: { port: at.port, publicUrl: at.publicUrl },
+        log: { level: 'debug' },
+        auth: { apiKeys: Object.entries(KEYS).map(([principal, key]) => ({ key, principal })), operators: { ids: ['op'] } },
+        audit: { destination: auditFile },
+        telemetry: { traces: { endpoint: receiver.url, protocol: 'http/json', sampler: 'always_on' } },
+        credentials: { key: 'an-upstream-token-leaks-key-of-32-bytes-or-more', store: 'file', file: storeFile },
+        servers: { crm: { url: at.upstream.url, credentials: { type: 'oauth', clientId: client.client_id, clientSecret: client.client_secret } } },
+      }),
+      log: createLogger('debug', sink),
+      server: 'crm',
+    });
+    ({ oidc, upstream, gateway } = rig);
     // Every token the token endpoint hands out, and every code and verifier it is given.
     oidc.provider.on('grant.success', (ctx: { body?: Record<string, unknown>; oidc: { params?: Record<string, unknown> } }) => {
       for (const kind of ['access_token', 'refresh_token', 'id_token'] as const) {
@@ -90,22 +100,6 @@ describe('no upstream token, code, verifier or client secret in anything the gat
         if (typeof text === 'string') secrets.push({ kind: `${kind} (sent)`, text });
       }
     });
-    upstream = await startIdentityServer(oidc.issuer, oidc.jwksUrl);
-    const config = parseConfig(
-      {
-        listen: { port, publicUrl },
-        log: { level: 'debug' },
-        auth: { apiKeys: Object.entries(KEYS).map(([principal, key]) => ({ key, principal })), operators: { ids: ['op'] } },
-        audit: { destination: auditFile },
-        telemetry: { traces: { endpoint: receiver.url, protocol: 'http/json', sampler: 'always_on' } },
-        credentials: { key: 'an-upstream-token-leaks-key-of-32-bytes-or-more', store: 'file', file: storeFile },
-        servers: { crm: { url: upstream.url, credentials: { type: 'oauth', clientId: client.client_id, clientSecret: client.client_secret } } },
-      },
-      'test',
-      ROOT,
-    );
-    gateway = await startGateway(config, createLogger('debug', sink));
-    browser = await playwright.launch({ executablePath: browserNeed.path!, args: ARGS });
     await driveCallsForTwoPrincipals();
     for (const page of ['/', '/status.json', '/metrics', '/config', '/readyz']) {
       const response = await fetch(`${gateway.url}${page}`, { headers: { authorization: `Bearer ${KEYS.op}` } });
@@ -116,15 +110,11 @@ describe('no upstream token, code, verifier or client secret in anything the gat
   });
 
   after(async () => {
-    await browser?.close();
-    await gateway?.close();
-    await upstream?.close();
-    await oidc?.close();
+    await rig?.close();
     await receiver?.close();
   });
 
-  const send = (who: string, endpoint: string, body: ReturnType<typeof request>) =>
-    post(`${gateway.url}${endpoint}`, body, { ...headersFor(body), authorization: `Bearer ${KEYS[who]}` });
+  const send = (who: string, endpoint: string, body: ReturnType<typeof request>) => sendTo(`${gateway.url}${endpoint}`, body, { authorization: `Bearer ${KEYS[who]}` });
   const whoami = (who: string, endpoint = '/servers/crm/mcp', extra: Record<string, unknown> = {}) =>
     send(who, endpoint, request('tools/call', { name: endpoint === '/mcp' ? 'crm__whoami' : 'whoami', arguments: {}, ...extra }));
 
@@ -135,7 +125,7 @@ describe('no upstream token, code, verifier or client secret in anything the gat
       const code = url.pathname === '/connect/callback' ? url.searchParams.get('code') : null;
       if (code) secrets.push({ kind: 'authorization code (callback)', text: code });
     });
-  const connectInBrowser = (link: string, login: string) => completeConnectLink(browser, link, { server: 'crm', login, watch: keepCallbackCode });
+  const connectInBrowser = (link: string, login: string) => rig.connectInBrowser(link, login, keepCallbackCode);
 
   async function driveCallsForTwoPrincipals(): Promise<void> {
     // alice: the error's link, connected, calls on both endpoints.
