@@ -105,7 +105,6 @@ export function forwardedParamHeaders(rawHeaders: readonly string[]): Record<str
   return found;
 }
 
-
 /**
  * Writes a complete JSON answer from UTF-8 pieces. Several pieces are corked into one writev, so bytes
  * shared between answers (a cached page) are written as they are, not copied into one buffer first; short
