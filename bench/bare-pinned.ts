@@ -54,13 +54,20 @@ async function round(target: Gateway, calls: number): Promise<number> {
   return (cpuNs(target.pid) - before) / 1e3 / result.calls;
 }
 
-/** `pairs` fresh pairs (bare proxy, gateway `entry`), 4 ABBA blocks each of 2,000-call rounds after 4,000 calls of warm-up. */
+/**
+ * Calls each process takes before its rounds count. Measured from a cold start (2,000-call rounds, pinned):
+ * the bare proxy is steady after about 8,000 calls and the gateway, with far more code to compile, after
+ * about 16,000 on Node 20 and 30,000 on Node 24; with 4,000 the first blocks charged the gateway its JIT.
+ */
+const WARMUP_CALLS = Number(process.env.BENCH_BARE_WARMUP ?? 30_000);
+
+/** `pairs` fresh pairs (bare proxy, gateway `entry`), 4 ABBA blocks each of 2,000-call rounds after WARMUP_CALLS of warm-up. */
 export async function pinnedHop(entry: string, pairs = Number(process.env.BENCH_BARE_PAIRS ?? 6)): Promise<PinnedHop> {
   const ratios: number[][] = [];
   const cpu: [number[], number[]] = [[], []];
   let pinned = true;
   for (let pair = 0; pair < pairs; pair++) {
-    const run = await abbaPair(pair, [startBare, () => startGateway(entry)], { blocks: 4, warmup: 4_000, calls: 2_000, pin: true }, round);
+    const run = await abbaPair(pair, [startBare, () => startGateway(entry)], { blocks: 4, warmup: WARMUP_CALLS, calls: 2_000, pin: true }, round);
     pinned = run.pinned === true && pinned;
     ratios.push(run.blocks.map(([bare, gateway]) => (gateway[0]! + gateway[1]!) / (bare[0]! + bare[1]!)));
     for (const [bare, gateway] of run.blocks) {

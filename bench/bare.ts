@@ -6,7 +6,8 @@
 //   hop:  CPU per call of each HTTP process at 16 clients, echo on the SDK v2 stdio fixture (as in peers);
 //   pool: calls/s with one and two children of the CPU-bound fixture (as in pool), 16 clients;
 //   and the hop again, gateway over bare proxy, pinned and in ABBA blocks as bench:ab measures (bare-pinned.ts),
-//   whose interval is narrow enough to hold against issue 32's ×1.15 (BENCH_BARE_PAIRS, 6; 0 skips it).
+//   whose interval is narrow enough to hold against issue 32's ×1.15 (BENCH_BARE_PAIRS, 6; 0 skips it;
+//   BENCH_BARE_WARMUP calls to each process first, 30,000).
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { formatRatio, median } from './ab-stats.js';

@@ -6,7 +6,7 @@ import { readFile } from 'node:fs/promises';
 import type * as Jose from 'jose';
 import type { CryptoKey, JSONWebKeySet, JWTPayload, JWTVerifyGetKey } from 'jose';
 import type { Log } from '../infra/log.js';
-import { isLoopbackHost } from '../protocol/loopback.js';
+import { isSecureOrLoopback } from '../protocol/loopback.js';
 import type { Principal } from './principal.js';
 import type { JwtSetting } from './settings.js';
 
@@ -42,9 +42,10 @@ export function looksLikeJwt(token: string): boolean {
   return JWT_SHAPE.test(token);
 }
 
-// A remote JWKS is refetched at most every 30 s when a token names an unknown key (a rotation), and at least
-// every 10 min; a fetch that hangs fails the request after 5 s instead of holding it.
-const REMOTE_JWKS = { timeoutDuration: 5_000, cooldownDuration: 30_000, cacheMaxAge: 600_000 };
+// A remote JWKS (auth.jwt.jwksUrl's, and the one the sign-in checks ID tokens with) is refetched at most every
+// 30 s when a token names an unknown key (a rotation), and at least every 10 min; a fetch that hangs fails the
+// request after 5 s instead of holding it.
+export const REMOTE_JWKS = { timeoutDuration: 5_000, cooldownDuration: 30_000, cacheMaxAge: 600_000 };
 const KEY_TROUBLE_LOG_INTERVAL_MS = 30_000;
 
 /** Raised by our key resolver when the keys could not be had at all: the operator's problem, not the token's. */
@@ -214,8 +215,7 @@ function remoteKeys(jwksUrl: string): JWTVerifyGetKey {
     throw new Error(`auth.jwt.jwksUrl "${jwksUrl}" is not a URL: give the issuer's jwks_uri`);
   }
   // Keys fetched in clear text could be swapped by anyone on the path; plain http only to this machine.
-  const loopback = isLoopbackHost(url.hostname);
-  if (url.protocol !== 'https:' && !(url.protocol === 'http:' && loopback)) {
+  if (!isSecureOrLoopback(url)) {
     throw new Error(`auth.jwt.jwksUrl "${jwksUrl}" must use https (plain http is allowed only for loopback)`);
   }
   const remote = jose.createRemoteJWKSet(url, REMOTE_JWKS);

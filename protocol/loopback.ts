@@ -30,3 +30,17 @@ export function hostOfAuthority(authority: string): string {
   // More than one colon without brackets is a bare IPv6 address, not host:port.
   return colon > 0 && authority.indexOf(':') === colon ? authority.slice(0, colon) : authority;
 }
+
+/**
+ * Whether credentials may travel to `url`: over https, or over plain http only to this machine (where
+ * nobody else is on the path; development and tests). Unparsable URLs are not.
+ */
+export function isSecureOrLoopback(url: string | URL): boolean {
+  let parsed: URL;
+  try {
+    parsed = typeof url === 'string' ? new URL(url) : url;
+  } catch {
+    return false;
+  }
+  return parsed.protocol === 'https:' || (parsed.protocol === 'http:' && isLoopbackHost(parsed.hostname));
+}

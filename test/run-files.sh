@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# The test files, in two passes: every file eight at a time, then the few that measure the gateway under load
+# The test files, in two passes: every file six at a time, then the few that measure the gateway under load
 # (their own floods, fairness and latency figures) one at a time, so that no other file's load is read as
 # theirs. Both passes always run; the exit code is the first failure's.
 #
@@ -30,11 +30,22 @@ done
 # a quiet 2-core machine's cores sit partly idle while files wait on their children, timers and sockets; eight
 # would use them better, but a loaded CI machine then misses deadlines (one failed test costs a landing).
 # TEST_CONCURRENCY overrides it.
+# TAP on stdout as before; beside it test/failure-summary.mjs notes the failed tests alone, printed at the end.
+summaries="$(mktemp -d)"
+trap 'rm -rf "$summaries"' EXIT
 run() {
-  node --import ./test/ts-loader.mjs --import ./test/report-pipe.ts --test --test-concurrency="$1" --test-force-exit --test-timeout=300000 "${@:2}"
+  # --enable-source-maps: a test's reported location is its line in the .ts file, not in esbuild's output.
+  TEST_FAILURE_SUMMARY="$summaries/$2" node --enable-source-maps --import ./test/ts-loader.mjs --import ./test/report-pipe.ts --test --test-concurrency="$1" --test-force-exit \
+    --test-timeout=300000 --test-reporter=tap --test-reporter-destination=stdout --test-reporter=./test/failure-summary.mjs --test-reporter-destination=stdout "${@:3}"
 }
-run "${TEST_CONCURRENCY:-6}" "${together[@]}"
+run "${TEST_CONCURRENCY:-6}" together "${together[@]}"
 first=$?
-run 1 "${alone[@]}"
+run 1 alone "${alone[@]}"
 second=$?
+for pass in together alone; do
+  if [[ -s "$summaries/$pass" ]]; then
+    echo "# Failed in the $pass pass, under Node $(node --version):"
+    sed 's/^/# /' "$summaries/$pass"
+  fi
+done
 exit $((first != 0 ? first : second))

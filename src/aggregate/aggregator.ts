@@ -21,6 +21,7 @@ import { publicName } from '../../protocol/public-names.js';
 import { isUiUri, showUiItem } from '../../protocol/ui-uris.js';
 import { traceFields, type RequestTrace } from '../../protocol/request-trace.js';
 import { placed, Router } from './router.js';
+import { ListRefreshes } from './list-refresh.js';
 import { type CallerConnections, isConnectAnswer, placeholderPart } from './connect-placeholder.js';
 import { carriesConnectMark, CONNECTS_META } from '../../policy/target.js';
 
@@ -36,9 +37,6 @@ export interface AggregatorOptions {
   connections?: CallerConnections | undefined;
 }
 
-/** A name nobody listed triggers at most one refresh of that list per this many ms. */
-const REFRESH_INTERVAL_MS = 1_000;
-
 /** The server/discover capability a list belongs to; tools are always asked for. */
 const LIST_FEATURE: Partial<Record<ListMethod, string>> = { 'prompts/list': 'prompts', 'resources/list': 'resources', 'resources/templates/list': 'resources' };
 
@@ -52,8 +50,8 @@ export class Aggregator implements Upstream {
   readonly router: Router;
   private readonly cursors: CursorCodec;
   private readonly pages = new MergedPages();
-  private readonly refreshing = new Map<ListMethod, Promise<void>>();
-  private readonly lastRefresh = new Map<string, number>();
+  /** Lists read again to learn routes on a miss (list-refresh.ts); an error that ends a reading early leaves the routes read so far. */
+  private readonly refreshes = new ListRefreshes((method, reader) => eachListPage(this, method, ownRequestMeta(), reader, () => {}));
   /** Each upstream's server/discover capabilities, once read: which lists it offers at all. */
   private readonly offered = new Map<string, JsonObject>();
   private readonly learning = new Set<string>();
@@ -64,7 +62,7 @@ export class Aggregator implements Upstream {
       upstreams: options.upstreams,
       prefixes: options.prefixes,
       separator: options.separator,
-      refresh: (method) => this.refresh(method),
+      refresh: (method, asCaller) => this.refreshes.refresh(method, asCaller),
       connections: options.connections,
     });
     for (const [server, upstream] of options.upstreams) this.attach(server, upstream);
@@ -328,7 +326,7 @@ export class Aggregator implements Upstream {
   /** A named or URI request placed by the router, the lists read again first when it names nothing listed. */
   private async routed(message: JsonRpcRequest, options: RequestOptions): Promise<JsonRpcResponse> {
     let target = this.router.resolve(undefined, message);
-    if (!placed(target)) target = await this.router.confirm(target);
+    if (!placed(target)) target = await this.router.confirm(target, options);
     return this.router.call(target as NamedTarget | UriTarget, message, options);
   }
 
@@ -339,26 +337,8 @@ export class Aggregator implements Upstream {
 
   /** How many tools each upstream lists, reading the lists again (cached, at most once a second) first. */
   async toolCounts(): Promise<Map<string, number>> {
-    await this.refresh('tools/list');
+    await this.refreshes.refresh('tools/list');
     return this.router.tools.countByServer();
-  }
-
-  /** Re-reads every page of one list from every upstream, once at a time and at most once a second. */
-  private refresh(method: ListMethod): Promise<void> {
-    const running = this.refreshing.get(method);
-    if (running) return running;
-    if (Date.now() - (this.lastRefresh.get(method) ?? 0) < REFRESH_INTERVAL_MS) return Promise.resolve();
-    const meta = ownRequestMeta();
-    // Read for what merging the pages records (the routes), not for the pages; an error that ends the
-    // reading early leaves the routes read so far.
-    const refresh = (async () => {
-      await eachListPage(this, method, meta, {}, () => {});
-    })().finally(() => {
-      this.refreshing.delete(method);
-      this.lastRefresh.set(method, Date.now());
-    });
-    this.refreshing.set(method, refresh);
-    return refresh;
   }
 
   private forget(server: string, notification: string): void {
@@ -369,7 +349,7 @@ export class Aggregator implements Upstream {
       routes.forgetServer(server);
       // The next miss reads the list again at once: the once-a-second limit is for names nobody lists, and a
       // server's routes were just forgotten (a tool it added a moment ago must not answer "unknown").
-      this.lastRefresh.delete(method);
+      this.refreshes.lift(method);
     }
   }
 

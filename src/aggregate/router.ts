@@ -21,11 +21,17 @@ export interface RouterOptions {
   upstreams: ReadonlyMap<string, Upstream>;
   prefixes: ReadonlyMap<string, string>;
   separator: string;
-  /** Reads one list again from every upstream (single flight, at most once a second). */
-  refresh(method: ListMethod): Promise<void>;
+  /**
+   * Reads one list again from every upstream (single flight, at most once a second), as `asCaller` when
+   * given: a server reached as each caller lists its own tools only to them.
+   */
+  refresh(method: ListMethod, asCaller?: ListReader): Promise<void>;
   /** Whether a caller has connected a server (for a call of its connect placeholder). */
   connections?: CallerConnections | undefined;
 }
+
+/** Who a list is read as, when it matters: the caller's context, identity and reach, as their own requests carry them. */
+export type ListReader = Pick<RequestOptions, 'authContext' | 'caller' | 'reach'>;
 
 export class Router {
   readonly tools = new NameRoutes();
@@ -56,14 +62,22 @@ export class Router {
     }
   }
 
-  /** The same target once the lists it depends on were read again; what a name or URI nobody listed costs. */
-  async confirm(target: Target): Promise<Target> {
+  /**
+   * The same target once the lists it depends on were read again; what a name or URI nobody listed costs.
+   * Where the owner is a server each caller reaches as themselves (their own account or values), the lists
+   * are read as `asCaller`: read as the gateway it has nothing to list, and a caller who connected it, but
+   * whose list was read on another replica or before a restart, would be told their tool is unknown.
+   */
+  async confirm(target: Target, asCaller?: ListReader): Promise<Target> {
     if (target.kind === 'none' || target.confirmed) return target;
     if (target.kind === 'resources') {
-      await Promise.all([this.options.refresh('resources/list'), this.options.refresh('resources/templates/list')]);
+      // A URI does not say its server: read as the caller when any server might be theirs.
+      const as = this.anyReachedAsCaller() ? asCaller : undefined;
+      await Promise.all([this.options.refresh('resources/list', as), this.options.refresh('resources/templates/list', as)]);
       return { ...this.uri(target.endpoint, target.uri), confirmed: true };
     }
-    await this.options.refresh(target.kind === 'tools' ? 'tools/list' : 'prompts/list');
+    const as = target.server !== undefined && this.options.connections?.needs(target.server) !== undefined ? asCaller : undefined;
+    await this.options.refresh(target.kind === 'tools' ? 'tools/list' : 'prompts/list', as);
     // On /mcp by its /mcp name: a profile's target keeps the public name the caller gave in `given`.
     const name = target.endpoint === undefined ? target.publicName : target.given;
     return { ...this.named(target.kind, target.endpoint, name), given: target.given, confirmed: true };
@@ -95,6 +109,13 @@ export class Router {
     if (principal !== undefined && connections && (await connections.connected(server, principal).catch(() => false))) return alreadyConnected(message.id, server);
     nameHolder(message).name = target.listed!.name;
     return upstream.request(message, options);
+  }
+
+  private anyReachedAsCaller(): boolean {
+    const connections = this.options.connections;
+    if (connections === undefined) return false;
+    for (const server of this.options.upstreams.keys()) if (connections.needs(server) !== undefined) return true;
+    return false;
   }
 
   /** How every tool and prompt name of `server` begins on /mcp: `<prefix><separator>` (as of now: a reload may change the prefix). */

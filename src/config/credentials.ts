@@ -2,8 +2,13 @@
 // server's own credentials: (type oauth or tokenExchange), with the checks across keys that say what to
 // add when one needs another. config.ts places the schemas; src/credentials/ uses the result.
 import { z } from 'zod';
+import { isSecureOrLoopback } from '../../protocol/loopback.js';
 
-const httpUrl = (error: string) => z.url({ protocol: /^https?$/, error });
+// abort: a value that is no URL is told so once, not also that it is no https URL.
+const httpUrl = (error: string) => z.url({ protocol: /^https?$/, error, abort: true });
+/** An authorization server endpoint: the spec wants every one over https; plain http only on this machine. */
+const endpointUrl = (error: string) =>
+  httpUrl(error).refine(isSecureOrLoopback, 'an authorization server endpoint must use https (MCP requires it; plain http is allowed only on loopback)');
 const scope = z.string().regex(/^[\x21\x23-\x5B\x5D-\x7E]+$/, 'a scope is printable ASCII without spaces, quotes or backslashes');
 const positiveInt = z.preprocess((v) => (typeof v === 'string' && /^\s*\d+\s*$/.test(v) ? Number(v) : v), z.number().int().positive());
 
@@ -14,8 +19,18 @@ export const MAX_LINK_TTL_MS = 600_000;
 
 /** listen.publicUrl: the gateway as a person's browser reaches it; connect links and OAuth callbacks are under it. */
 export const publicUrl = z
-  .url({ protocol: /^https?$/, error: 'give the gateway\'s URL as a browser reaches it, e.g. "https://gw.example.com"' })
-  .transform((url) => url.replace(/\/+$/, ''))
+  .url({ protocol: /^https?$/, error: 'give the gateway\'s URL as a browser reaches it, e.g. "https://gw.example.com"', abort: true })
+  // Links and callbacks are paths under it: a query or fragment would end up in the middle of each (and a
+  // redirect URI may carry no fragment, RFC 6749 §3.1.2).
+  .refine((url) => {
+    const parsed = new URL(url);
+    return parsed.search === '' && parsed.hash === '';
+  }, 'links and OAuth callbacks go under this URL: give it without a ?query or #fragment, e.g. "https://gw.example.com" or "https://example.com/gateway"')
+  // As URL writes it (scheme and host in lower case, so https:// is recognised however it was typed), without a trailing slash.
+  .transform((url) => {
+    const parsed = new URL(url);
+    return `${parsed.protocol}//${parsed.host}${parsed.pathname}`.replace(/\/+$/, '');
+  })
   .optional();
 
 /** How the gateway authenticates itself at a token endpoint (RFC 6749 §2.3, OAuth 2.1 client auth). */
@@ -74,14 +89,14 @@ const oauthCredentials = z.strictObject({
    * The authorization server (its issuer): for a remote server, the one clientId was registered at (the
    * client's credentials go to no other); for a perCaller stdio server, where its tokens come from.
    */
-  issuer: httpUrl('give the authorization server\'s issuer URL (its metadata is at <issuer>/.well-known/…), e.g. "https://github.com/login/oauth"').optional(),
+  issuer: endpointUrl('give the authorization server\'s issuer URL (its metadata is at <issuer>/.well-known/…), e.g. "https://github.com/login/oauth"').optional(),
   resource: httpUrl('give the resource the tokens are for as an http:// or https:// URL, e.g. "https://api.github.com"').optional(),
 });
 
 /** servers.<name>.credentials with type: tokenExchange — RFC 8693: the caller's JWT traded for one for this upstream. */
 const tokenExchangeCredentials = z.strictObject({
   type: z.literal('tokenExchange'),
-  tokenEndpoint: httpUrl('give the token endpoint of the authorization server that exchanges tokens, an http:// or https:// URL'),
+  tokenEndpoint: endpointUrl('give the token endpoint of the authorization server that exchanges tokens, an https:// URL'),
   clientId: z.string().min(1),
   clientSecret: z.string().min(1).optional(),
   authMethod: authMethod.default('client_secret_basic'),
@@ -106,7 +121,7 @@ export type TokenExchangeCredentials = Extract<ServerCredentials, { type: 'token
 interface CredentialKeys {
   listen: { publicUrl?: string | undefined };
   credentials?: CredentialStoreConfig | undefined;
-  auth?: { jwt?: unknown } | undefined;
+  auth?: { jwt?: { issuer: string } | undefined } | undefined;
   servers: Record<
     string,
     { transport: string; credentials?: ServerCredentials; headers?: Record<string, string>; perCaller?: boolean; env?: Record<string, string>; secrets?: unknown }
@@ -156,6 +171,22 @@ export function credentialProblems(config: CredentialKeys): string[] {
       problems.push(`${at}.authMethod: ${credentials.authMethod} needs clientSecret; set authMethod: none for a public client`);
     }
   }
+  const redirected = Object.values(config.servers).some((server) => server.credentials?.type === 'oauth');
+  const { publicUrl } = config.listen;
+  // The spec: "All redirect URIs MUST be either localhost or use HTTPS"; an authorization code is as good as a token.
+  if (redirected && publicUrl !== undefined && !isSecureOrLoopback(publicUrl)) {
+    problems.push(
+      `listen.publicUrl: authorization servers send codes back to ${publicUrl}/connect/callback, and MCP requires a redirect URI to be https (or localhost); give the https:// URL browsers reach the gateway at`,
+    );
+  }
+  // With auth.jwt, whoever opens a connect link signs in at its issuer first (src/credentials/oauth/sign-in.ts).
+  const issuer = config.auth?.jwt?.issuer;
+  const linksMade = Object.values(config.servers).some((server) => server.credentials?.type === 'oauth' || (server.perCaller === true && server.secrets !== undefined));
+  if (linksMade && config.credentials && publicUrl !== undefined && issuer !== undefined && inClearText(issuer)) {
+    problems.push(
+      `auth.jwt.issuer: a person opening a connect link signs in at ${issuer} first, and MCP requires https for every authorization server endpoint (plain http only on loopback); give the issuer's https:// URL`,
+    );
+  }
   const signInClient = config.credentials?.signIn;
   if (signInClient?.clientSecret !== undefined && signInClient.clientId === undefined) {
     problems.push('credentials.signIn.clientSecret: give the clientId it belongs to, or remove it');
@@ -164,6 +195,11 @@ export function credentialProblems(config: CredentialKeys): string[] {
     problems.push(`credentials.signIn.authMethod: ${signInClient.authMethod} needs clientSecret; set authMethod: none for a public client`);
   }
   return problems;
+}
+
+/** An http:// URL of another machine (an issuer that is no URL at all has no metadata to sign in with, and is left alone). */
+function inClearText(url: string): boolean {
+  return /^http:/i.test(url) && !isSecureOrLoopback(url);
 }
 
 /** A stdio server's credentials: the caller's OAuth token put into their own child's environment (issue 34). */

@@ -1,6 +1,9 @@
 // One POST to an OAuth token endpoint (RFC 6749 §3.2), with the client authenticated as configured, and
 // its answer read into a token or an error worded for the caller. Shared by token exchange and the OAuth
 // client. A token endpoint's answer is never logged or echoed: only its `error` code and description.
+// Nothing is sent to an endpoint in clear text off this machine, wherever its URL came from (the config
+// and discovery refuse one first; a record stored before they did still names it).
+import { isSecureOrLoopback } from '../../protocol/loopback.js';
 
 export type ClientAuthMethod = 'client_secret_basic' | 'client_secret_post' | 'none';
 
@@ -32,10 +35,22 @@ export class TokenEndpointError extends Error {
   }
 }
 
+/** The endpoint is plain http off this machine: nothing was sent (MCP wants every authorization server endpoint over https). */
+export class InsecureTokenEndpoint extends TokenEndpointError {
+  constructor(endpoint: string) {
+    super(
+      `the token endpoint ${endpoint} is not https, so nothing was sent to it: MCP requires https for every authorization server endpoint (plain http only on loopback)`,
+      undefined,
+    );
+  }
+}
+
 const TIMEOUT_MS = 10_000;
 
 /** POSTs `form` to `endpoint` as `client`; resolves with the token, rejects with a TokenEndpointError. */
 export async function requestToken(endpoint: string, client: TokenClient, form: Record<string, string | undefined>, fetchImpl: typeof fetch = fetch): Promise<TokenAnswer> {
+  // A code, a refresh token, the caller's own JWT or the client secret: none travels in clear text.
+  if (!isSecureOrLoopback(endpoint)) throw new InsecureTokenEndpoint(endpoint);
   const body = new URLSearchParams();
   // An empty value is no value (a record with no resource: an issuer that binds none).
   for (const [name, value] of Object.entries(form)) if (value !== undefined && value !== '') body.set(name, value);

@@ -3,7 +3,7 @@
 // authenticated may go ahead, and only a /mcp name nobody listed yet has the lists read again.
 import { eachListPage } from '../../bridge/list-pages.js';
 import { isNeed, type Need, type Verdict } from '../../policy/guard.js';
-import { placed } from '../aggregate/router.js';
+import { type ListReader, placed } from '../aggregate/router.js';
 import { httpStatusOf } from '../../protocol/error-status.js';
 import { ErrorCode, errorResponse, type JsonRpcRequest } from '../../protocol/jsonrpc.js';
 import type { RequestOptions, Upstream } from '../../bridge/upstream.js';
@@ -27,8 +27,13 @@ export function judge(call: McpCall, message: JsonRpcRequest): Verdict | Promise
 }
 
 async function confirmed(call: McpCall): Promise<Verdict> {
-  call.target = await call.edge.router!.confirm(call.target);
+  call.target = await call.edge.router!.confirm(call.target, listReader(call));
   return AUTHENTICATED;
+}
+
+/** The caller as the router reads a list for them (a server reached as each caller lists only to them). */
+function listReader(call: McpCall): ListReader {
+  return { authContext: call.callerContext, caller: call.caller, reach: call.grant };
 }
 
 /** The guard could not decide at once: fetch what it asked for (lists read again, a tool's definition) and ask again. */
@@ -42,7 +47,7 @@ async function judgeWhatWasNeeded(call: McpCall, message: JsonRpcRequest, first:
     // or on /mcp a URI whose listed owner refuses it (so a denied URI that exists costs the same re-reading
     // as one nobody lists). A name policy denies is refused at once, whether or not it exists.
     const target = call.target;
-    call.target = edge.router ? await edge.router.confirm(target) : target.kind === 'none' ? target : { ...target, confirmed: true };
+    call.target = edge.router ? await edge.router.confirm(target, listReader(call)) : target.kind === 'none' ? target : { ...target, confirmed: true };
     outcome = guard.judge(call.target, message, grant, call.principal);
   }
   if (isNeed(outcome) && call.target.kind === 'tools' && call.target.listed) {

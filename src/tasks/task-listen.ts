@@ -8,7 +8,7 @@ import type { ServerResponse } from 'node:http';
 import { isObject, type JsonObject, type JsonRpcNotification, type JsonRpcRequest } from '../../protocol/jsonrpc.js';
 import { META } from '../../protocol/mcp.js';
 import type { McpCall } from '../edge/call.js';
-import { reachable, taskDecision } from './task-step.js';
+import { reachable, taskDecision, taskOwner } from './task-step.js';
 
 /** The tasks a listen follows: the ids to acknowledge, and what starts following them once the stream is open. */
 export interface FollowedTasks {
@@ -41,7 +41,7 @@ export function followTasks(call: McpCall, message: JsonRpcRequest): FollowedTas
 }
 
 function listenTo(call: McpCall, message: JsonRpcRequest, server: string, ids: Map<string, string>, outgoing: ServerResponse): void {
-  const upstream = call.server === undefined ? call.edge.upstreams.get(server) : (call.edge.endpointOf(server) ?? call.endpoint)?.upstream;
+  const upstream = taskOwner(call, server);
   if (upstream === undefined) return;
   const closed = new AbortController();
   outgoing.once('close', () => closed.abort());

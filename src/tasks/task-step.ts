@@ -6,7 +6,7 @@
 // (a tool the caller may no longer use: unknown task again), sent to the owning server with the server's
 // own id, and the answer carries the gateway's id back. Nothing is cached (the cache keeps only lists,
 // discovery and reads) and nothing is held: the id says everything.
-import type { RequestOptions } from '../../bridge/upstream.js';
+import type { RequestOptions, Upstream } from '../../bridge/upstream.js';
 import type { Verdict } from '../../policy/guard.js';
 import { AUTHENTICATED } from '../edge/audit-step.js';
 import { ErrorCode, errorResponse, isObject, type JsonRpcId, type JsonRpcRequest, type JsonRpcResponse } from '../../protocol/jsonrpc.js';
@@ -77,7 +77,7 @@ export function taskDecision(call: McpCall, ref: TaskRef): Verdict {
 /** Sends a task method to the owning server under its own id; the gateway's id goes back in the answer. */
 export async function sendTask(call: McpCall, message: JsonRpcRequest, options: RequestOptions): Promise<JsonRpcResponse> {
   const { ref, given } = call.task!;
-  const upstream = call.server === undefined ? call.edge.upstreams.get(ref.server) : (call.edge.endpointOf(ref.server) ?? call.endpoint)?.upstream;
+  const upstream = taskOwner(call, ref.server);
   if (upstream === undefined) return unknownTask(message.id);
   message.params!.taskId = ref.taskId;
   const answer = await upstream.request(message, options);
@@ -107,6 +107,11 @@ export function issueTaskIds(call: McpCall, server: string | undefined, tool: un
 /** Whether a tools/call may come back as a task the gateway must re-id: only when it declared the extension. */
 export function mayAnswerTask(message: JsonRpcRequest): boolean {
   return message.method === 'tools/call' && declaresTasks(message);
+}
+
+/** The upstream a task of `server` is sent to: /mcp's, or the endpoint's own (a server's endpoint, a profile's). */
+export function taskOwner(call: McpCall, server: string): Upstream | undefined {
+  return call.server === undefined ? call.edge.upstreams.get(server) : (call.edge.endpointOf(server) ?? call.endpoint)?.upstream;
 }
 
 /** Whether this caller reaches the server on this endpoint. */

@@ -33,7 +33,6 @@ describe('a connect placeholder stands in for a server the caller has not connec
       client,
       upstream: startIdentityServer,
       config: (at) => ({
-        listen: { port: at.port, publicUrl: at.publicUrl },
         auth: { apiKeys: Object.entries(KEYS).map(([principal, key]) => ({ key, principal })), operators: { ids: ['op'] } },
         credentials: { key: 'a-connect-placeholder-key-of-32-bytes-or-more', store: 'file', file: path.join(tempDir('connect-placeholder-'), 'credentials.json') },
         servers: {

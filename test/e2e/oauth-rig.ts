@@ -38,7 +38,7 @@ export interface OAuthRigOptions<U> {
   upstream?: (issuer: string, jwksUrl: string) => Promise<U>;
   /** Gateways started, each on its own port, all behind the first one's public URL (1 unless said). */
   replicas?: number;
-  /** The raw config of the gateway at `place`. */
+  /** The raw config of the gateway at `place`; listen.port and listen.publicUrl are the rig's own. */
   config: (place: RigPlace<U>) => Record<string, unknown>;
   log: Log;
   /** The server whose connect links `connectInBrowser` completes. */
@@ -76,7 +76,12 @@ export async function startOAuthRig<U extends Closable | undefined = undefined>(
     opened.push(oidc);
     const upstream = (await options.upstream?.(oidc.issuer, oidc.jwksUrl)) as U;
     if (upstream) opened.push(upstream);
-    const startAt = (port: number) => startGateway(parseConfig(options.config({ port, publicUrl, oidc, upstream }), 'test', ROOT), options.log);
+    // The rig owns where each replica listens and the public URL they share; a test's listen keys go beside them.
+    const configAt = (port: number) => {
+      const config = options.config({ port, publicUrl, oidc, upstream });
+      return { ...config, listen: { ...(config.listen as object | undefined), port, publicUrl } };
+    };
+    const startAt = (port: number) => startGateway(parseConfig(configAt(port), 'test', ROOT), options.log);
     const gateways: RunningGateway[] = [];
     // Closes the replicas in the list at closing time, so a restarted one is the one closed.
     opened.push({

@@ -54,7 +54,6 @@ describe('per-caller children with their caller’s OAuth token', { skip: browse
       browserPath: browserNeed.path!,
       client: CLIENT,
       config: (at) => ({
-        listen: { port: at.port, publicUrl: at.publicUrl },
         auth: { apiKeys: Object.entries(KEYS).map(([principal, key]) => ({ key, principal })) },
         credentials: { key: 'a-test-credentials-key-of-32-bytes-or-more', store: 'file', file: path.join(dir, 'credentials.json') },
         servers: {

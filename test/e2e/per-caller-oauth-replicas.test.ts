@@ -29,7 +29,6 @@ describe('per-caller OAuth children on two replicas sharing Redis', { skip: brow
       client: CLIENT,
       replicas: 2,
       config: (at) => ({
-        listen: { port: at.port, publicUrl: at.publicUrl },
         auth: { apiKeys: [{ key: KEY, principal: 'dana' }] },
         cache: { keyPrefix },
         credentials: { key: 'a-shared-credentials-key-of-32-bytes-or-more', store: 'redis' },

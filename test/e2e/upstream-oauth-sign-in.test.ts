@@ -36,7 +36,6 @@ describe('connect links with auth.jwt: the person signs in at the issuer and mus
       callerAudience: GATEWAY,
       upstream: startIdentityServer,
       config: (at) => ({
-        listen: { port: at.port, publicUrl: at.publicUrl },
         auth: { jwt: { issuer: at.oidc.issuer, jwksUrl: at.oidc.jwksUrl, audience: GATEWAY } },
         credentials: {
           key: 'an-upstream-credentials-key-of-32-bytes-or-more',

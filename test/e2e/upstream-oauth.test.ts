@@ -38,7 +38,6 @@ describe('oauth: each caller connects their own upstream account', { skip: brows
       client,
       upstream: startIdentityServer,
       config: (at) => ({
-        listen: { port: at.port, publicUrl: at.publicUrl },
         log: { level: 'debug' },
         auth: { apiKeys: Object.entries(KEYS).map(([principal, key]) => ({ key, principal })) },
         credentials: { key: CREDENTIALS_KEY, store: 'file', file: storeFile },

@@ -77,7 +77,6 @@ describe('no upstream token, code, verifier or client secret in anything the gat
       client,
       upstream: startIdentityServer,
       config: (at) => ({
-        listen: { port: at.port, publicUrl: at.publicUrl },
         log: { level: 'debug' },
         auth: { apiKeys: Object.entries(KEYS).map(([principal, key]) => ({ key, principal })), operators: { ids: ['op'] } },
         audit: { destination: auditFile },

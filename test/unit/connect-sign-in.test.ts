@@ -144,3 +144,19 @@ test('an issuer without an authorization endpoint keeps the confirmation page na
   assert.match(text, /You are about to connect <b>crm<\/b> for <b>bob<\/b>/);
   assert.match(text, /<button type="submit">Connect crm<\/button>/);
 });
+
+test('an issuer that is no https URL (a bare name) has nothing fetched and keeps the confirmation page', async () => {
+  const fetched: string[] = [];
+  const real = globalThis.fetch;
+  globalThis.fetch = (input, init) => {
+    fetched.push(String(input instanceof Request ? input.url : input));
+    return real(input, init);
+  };
+  try {
+    const { signIn } = await signInAt('my-issuer');
+    assert.equal(await signIn.start(link), undefined);
+  } finally {
+    globalThis.fetch = real;
+  }
+  assert.deepEqual(fetched, []);
+});

@@ -109,3 +109,68 @@ test('a secret method without a secret is refused, naming authMethod: none', () 
     found.join('\n'),
   );
 });
+
+test('an authorization server endpoint in clear text (tokenExchange tokenEndpoint, oauth issuer) is refused at load; https and loopback http load', () => {
+  const exchange = (tokenEndpoint: string) => ({ auth: { jwt: JWT }, servers: { docs: { url: 'https://docs.example.com/mcp', credentials: { ...EXCHANGE, tokenEndpoint } } } });
+  const found = configProblems(exchange('http://idp.example.com/token'));
+  assert.ok(
+    found.some((p) => p.startsWith('servers.docs.credentials.tokenEndpoint') && p.includes('must use https') && p.includes('loopback')),
+    found.join('\n'),
+  );
+  const oauth = (issuer: string) => ({
+    listen: { publicUrl: 'https://gw.example.com' },
+    credentials: { key: KEY, store: 'file', file: './c.json' },
+    servers: { crm: { url: 'https://crm.example.com/mcp', credentials: { type: 'oauth', issuer } } },
+  });
+  const issuerProblems = configProblems(oauth('http://idp.example.com'));
+  assert.ok(
+    issuerProblems.some((p) => p.startsWith('servers.crm.credentials.issuer') && p.includes('must use https')),
+    issuerProblems.join('\n'),
+  );
+  for (const fine of ['https://idp.example.com/token', 'http://127.0.0.1:9/token', 'http://localhost:9/token']) parseConfig(exchange(fine), 'test.yaml', BASE, {});
+  parseConfig(oauth('http://[::1]:9'), 'test.yaml', BASE, {});
+});
+
+test('type oauth with a publicUrl in clear text is refused at load: the redirect URI an authorization code comes back to must be https or localhost', () => {
+  const withPublicUrl = (url: string) => ({
+    listen: { publicUrl: url },
+    credentials: { key: KEY, store: 'file', file: './c.json' },
+    servers: { crm: { url: 'https://crm.example.com/mcp', credentials: { type: 'oauth' } } },
+  });
+  const found = configProblems(withPublicUrl('http://gw.example.com'));
+  assert.ok(
+    found.some((p) => p.startsWith('listen.publicUrl') && p.includes('http://gw.example.com/connect/callback') && p.includes('https://')),
+    found.join('\n'),
+  );
+  for (const fine of ['https://gw.example.com', 'http://127.0.0.1:8080', 'http://localhost:8080']) parseConfig(withPublicUrl(fine), 'test.yaml', BASE, {});
+  // Without a server that has codes sent back, a plain http publicUrl (paste pages on a trusted network) still loads.
+  parseConfig({ listen: { publicUrl: 'http://gw.example.com' }, servers: { a: { command: 'node' } } }, 'test.yaml', BASE, {});
+});
+
+test('listen.publicUrl is kept as URL writes it (scheme and host in lower case, no trailing slash, its path kept); a ?query or #fragment is refused', () => {
+  const withPublicUrl = (url: string) => ({
+    listen: { publicUrl: url },
+    credentials: { key: KEY, store: 'file', file: './c.json' },
+    servers: { crm: { url: 'https://crm.example.com/mcp', credentials: { type: 'oauth' } } },
+  });
+  assert.equal(parseConfig(withPublicUrl('HTTPS://GW.Example.COM/'), 'test.yaml', BASE, {}).listen.publicUrl, 'https://gw.example.com');
+  assert.equal(parseConfig(withPublicUrl('https://example.com/gateway/'), 'test.yaml', BASE, {}).listen.publicUrl, 'https://example.com/gateway');
+  for (const bad of ['https://gw.example.com/?x=1', 'https://gw.example.com/#frag']) {
+    const found = configProblems(withPublicUrl(bad));
+    assert.ok(
+      found.some((p) => p.startsWith('listen.publicUrl') && p.includes('without a ?query or #fragment')),
+      `${bad}: ${found.join('\n')}`,
+    );
+  }
+});
+
+test('a value that is no URL is told so once: not also that it is no https URL', () => {
+  const found = configProblems({
+    listen: { publicUrl: 'https://gw.example.com' },
+    credentials: { key: KEY, store: 'file', file: './c.json' },
+    servers: { crm: { url: 'https://crm.example.com/mcp', credentials: { type: 'oauth', issuer: 'not a url' } } },
+  });
+  const aboutIssuer = found.filter((p) => p.startsWith('servers.crm.credentials.issuer'));
+  assert.equal(aboutIssuer.length, 1, aboutIssuer.join('\n'));
+  assert.match(aboutIssuer[0]!, /give the authorization server's issuer URL/);
+});

@@ -6,12 +6,7 @@ import type { IncomingMessage, ServerResponse } from 'node:http';
 import { PassThrough } from 'node:stream';
 import { describe, test } from 'node:test';
 import type { Upstream } from '../../bridge/upstream.js';
-import { PolicySet } from '../../policy/allow-list.js';
-import { Authenticator } from '../../policy/authenticate.js';
-import { Guard } from '../../policy/guard.js';
-import { PinStore } from '../../policy/pins.js';
 import type { Security } from '../../policy/security.js';
-import type { PolicySetting } from '../../policy/settings.js';
 import { Router } from '../../src/aggregate/router.js';
 import { TaskIdCodec } from '../../src/tasks/task-ids.js';
 import { admit } from '../../src/edge/admit.js';
@@ -22,25 +17,9 @@ import { read } from '../../src/edge/read.js';
 import { RequestTracker } from '../../src/edge/request-tracker.js';
 import { route } from '../../src/edge/route.js';
 import { silentLog } from '../../infra/log.js';
+import { openSecurity as security } from '../open-security.js';
 import type { JsonRpcRequest } from '../../protocol/jsonrpc.js';
 import type { ListMethod } from '../../protocol/mcp.js';
-
-const OPEN = { anonymous: true, apiKeys: [], jwt: undefined, oauth: { resource: undefined, authorizationServers: [], scopes: [] } };
-
-async function security(policies: PolicySetting[] = []): Promise<Security> {
-  const set = PolicySet.compile(policies, new Set(['a']));
-  const pins = new PinStore(undefined, silentLog);
-  return {
-    auth: OPEN,
-    authenticator: await Authenticator.create(OPEN, silentLog),
-    policies: set,
-    guard: set.active ? new Guard({ prefixes: new Map([['a', 'a']]), separator: '__', ownerOf: () => undefined, pins }) : undefined,
-    pins,
-    audit: undefined,
-    rateLimiter: undefined,
-    defaultRateLimit: undefined,
-  };
-}
 
 const upstream = { name: 'a', events: new EventEmitter(), request: async () => ({ jsonrpc: '2.0', id: 1, result: {} }) } as unknown as Upstream;
 

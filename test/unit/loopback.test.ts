@@ -8,12 +8,19 @@ import { ConfigError, parseConfig } from '../../src/config/config.js';
 import { hostChecker } from '../../src/edge/host-check.js';
 import { repeatedSingleHeader } from '../../src/edge/single-headers.js';
 import { peerChecker } from '../../src/mrtr/peers.js';
-import { hostOfAuthority, isLoopbackHost } from '../../protocol/loopback.js';
+import { hostOfAuthority, isLoopbackHost, isSecureOrLoopback } from '../../protocol/loopback.js';
 
 test('loopback: localhost, ::1 and 127.0.0.0/8 literals only; names that merely begin with 127. are not', () => {
   for (const host of ['localhost', 'LOCALHOST', '::1', '[::1]', '0:0:0:0:0:0:0:1', '127.0.0.1', '127.255.255.254', '127.1.2.3']) assert.ok(isLoopbackHost(host), host);
   for (const host of ['127.attacker.example', '127.0.0.1.nip.io', '127.0.0.1.', '128.0.0.1', '0.0.0.0', '::', '10.0.0.1', 'localhost.evil.example', '[::1', ''])
     assert.ok(!isLoopbackHost(host), host);
+});
+
+test('where credentials may go: https anywhere, plain http only to this machine', () => {
+  for (const url of ['https://idp.example.com/token', 'https://127.0.0.1/x', 'http://127.0.0.1:9/token', 'http://localhost/x', 'http://[::1]:8080/x', new URL('http://127.0.0.2/')])
+    assert.ok(isSecureOrLoopback(url), String(url));
+  for (const url of ['http://idp.example.com/token', 'http://127.attacker.example/x', 'http://0.0.0.0/x', 'ftp://127.0.0.1/x', 'not a url', '', 'javascript:alert(1)'])
+    assert.ok(!isSecureOrLoopback(url), url);
 });
 
 test('the host of a Host header or authority', () => {

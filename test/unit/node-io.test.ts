@@ -44,17 +44,22 @@ test('readBody: over maxBytes (declared or as it arrives) is undefined', async (
 test('readBody: a client that goes away mid-body gives null, and nothing is left waiting', async () => {
   let settled: (value: string | undefined | null) => void;
   const outcome = new Promise<string | undefined | null>((resolve) => (settled = resolve));
+  let reading: () => void;
+  const begun = new Promise<void>((resolve) => (reading = resolve));
   const s = await server(async (incoming) => {
-    const text = await readBody(incoming, 1024);
+    const body = readBody(incoming, 1024);
+    reading();
+    const text = await body;
     settled(text);
     return String(text);
   });
   const req = request({ port: s.port, method: 'POST', headers: { 'content-length': '100' } });
   req.on('error', () => {}); // the client's own side of the cut
   req.write('{"half":');
-  await new Promise((r) => setTimeout(r, 50));
+  // Cut only once the server has the request and reads its body (a loaded machine may take its time).
+  await begun;
   req.destroy();
-  const got = await Promise.race([outcome, new Promise((r) => setTimeout(() => r('still waiting'), 2_000))]);
+  const got = await Promise.race([outcome, new Promise((r) => setTimeout(() => r('still waiting'), 10_000))]);
   assert.equal(got, null);
   await s.close();
 });

@@ -105,13 +105,14 @@ describe('SessionRelay against someone who can write to Redis', { skip: SKIP }, 
       await spy.subscribe(`${prefix}session:s1`);
       spy.on('message', (_channel: string, text: string) => seen.push(text));
       const message = { jsonrpc: '2.0', id: 'mcp-gateway-q1', result: { action: 'accept', content: { password: 'hunter2-elicited' } } };
-      assert.equal(await answering.relay.publish('s1', { kind: 'answer', message }), 2, 'the asking relay and the spy');
-      await until(() => seen.length === 1 && asking.heard.some((h) => h.event.kind === 'answer'), 'both heard it');
+      // Sent again if Redis took longer than the relay waits (150 ms, by design) on a loaded machine: the spy may then read it twice.
+      assert.equal(await retried(() => answering.relay.publish('s1', { kind: 'answer', message })), 2, 'the asking relay and the spy');
+      await until(() => seen.length >= 1 && asking.heard.some((h) => h.event.kind === 'answer'), 'both heard it');
       assert.deepEqual(
         asking.heard.find((h) => h.event.kind === 'answer'),
         { session: 's1', event: { kind: 'answer', message } },
       );
-      for (const text of ['hunter2-elicited', 'mcp-gateway-q1', 'accept']) assert.ok(!seen[0]!.includes(text), `"${text}" is not readable in Redis`);
+      for (const text of ['hunter2-elicited', 'mcp-gateway-q1', 'accept']) assert.ok(!seen.some((crossed) => crossed.includes(text)), `"${text}" is not readable in Redis`);
       release();
     } finally {
       spy.disconnect();

@@ -380,3 +380,75 @@ test('a pre-registered client goes only to its authorization server: configured 
   const picking = await clientFor(several.url, { clientId: 'gw', issuer: other.origin });
   assert.equal((await authorize(picking.client, picking.store)).url.origin, other.origin);
 });
+
+// ---- communication security ---------------------------------------------------------------------------
+
+/** Runs `body` with fetch recording every URL not on this machine (and refusing it: no test traffic leaves loopback). */
+async function watchingRemoteFetches(body: () => Promise<void>): Promise<string[]> {
+  const remote: string[] = [];
+  const real = globalThis.fetch;
+  globalThis.fetch = (input, init) => {
+    const url = new URL(input instanceof Request ? input.url : input);
+    if (url.hostname !== '127.0.0.1') {
+      remote.push(url.href);
+      return Promise.reject(new TypeError(`test: no traffic to ${url.host}`));
+    }
+    return real(input, init);
+  };
+  try {
+    await body();
+  } finally {
+    globalThis.fetch = real;
+  }
+  return remote;
+}
+
+test('an upstream naming an authorization server over plain http elsewhere: refused before anything is fetched from it, and no link is made', async () => {
+  const resource = await world({
+    documents: (o) => ({ '/.well-known/oauth-protected-resource/mcp': { resource: `${o}/mcp`, authorization_servers: ['http://as.attacker.example'] } }),
+  });
+  const remote = await watchingRemoteFetches(async () => {
+    await assert.rejects(discover(resource.url), /the authorization server http:\/\/as\.attacker\.example is not served over https; MCP requires https/);
+    const { client } = await clientFor(resource.url);
+    await assert.rejects(client.authorizationUrl('alice'), /http:\/\/as\.attacker\.example is not served over https/);
+  });
+  assert.deepEqual(remote, []);
+});
+
+test('authorization server metadata naming any endpoint over plain http elsewhere is refused, naming it; https endpoints and loopback http pass', async () => {
+  for (const field of ['authorization_endpoint', 'token_endpoint', 'registration_endpoint', 'jwks_uri']) {
+    const w = await plainWorld({ as: { [field]: `http://attacker.example/${field}` } });
+    const remote = await watchingRemoteFetches(async () => {
+      await assert.rejects(discover(w.url), new RegExp(`publishes ${field} http://attacker\\.example/${field}, which is not https`));
+      // Nothing, and no code or secret, went to the endpoint: the client stops at discovery.
+      const { client } = await clientFor(w.url, { clientId: 'gw', clientSecret: 'secret' });
+      await assert.rejects(client.authorizationUrl('alice'), /which is not https/);
+    });
+    assert.deepEqual(remote, [], field);
+  }
+  const secure = await plainWorld({ as: { token_endpoint: 'https://as.example.com/token', jwks_uri: 'https://as.example.com/jwks' } });
+  assert.equal((await discover(secure.url)).tokenEndpoint, 'https://as.example.com/token');
+  assert.equal((await discover((await plainWorld()).url)).tokenEndpoint.startsWith('http://127.0.0.1:'), true);
+});
+
+test('a stored token whose record names a token endpoint over plain http elsewhere is not refreshed there: nothing is sent, the caller connects again', async () => {
+  const w = await plainWorld();
+  const { client, store } = await clientFor(w.url);
+  // As a record made before discovery refused clear-text endpoints would be: expired, with a refresh token and a secret.
+  await store.put(
+    'alice',
+    'crm',
+    record(w.url, { expiresAt: Date.now() - 1, refreshToken: 'rt-secret', tokenEndpoint: 'http://as.attacker.example/token', clientSecret: 's', authMethod: 'client_secret_post' }),
+  );
+  let obtained: Awaited<ReturnType<OAuthClient['obtain']>> | undefined;
+  const remote = await watchingRemoteFetches(async () => {
+    obtained = await client.obtain({ principal: 'alice' } as never, callMessage);
+  });
+  assert.deepEqual(remote, [], 'the refresh token and the client secret went nowhere');
+  assert.ok(obtained !== undefined && 'refused' in obtained && obtained.data?.reason === 'connect_required', JSON.stringify(obtained));
+  assert.equal(await store.get('alice', 'crm'), undefined, 'the record that names it is gone');
+  assert.equal(
+    w.seen.some((s) => s.path === '/token'),
+    false,
+  );
+});

@@ -2,6 +2,7 @@
 // tells a client to (basic/authorization, 2026-07-28): the protected resource metadata (RFC 9728) named by
 // the upstream's 401 `WWW-Authenticate: resource_metadata`, else at its well-known URLs; then the
 // authorization server's metadata (RFC 8414), else OpenID discovery. Cold path: once per connect link.
+import { isSecureOrLoopback } from '../../../protocol/loopback.js';
 
 /** What the gateway needs of an authorization server, from its validated metadata (RFC 8414 / OpenID discovery). */
 export interface AuthorizationServer {
@@ -47,12 +48,28 @@ export async function discover(url: string, preferred?: string): Promise<Discove
   return { ...server, resource, scopes: challenge.scope ? challenge.scope.split(' ').filter(Boolean) : supported };
 }
 
-/** The validated metadata of the authorization server `issuer`: its own issuer, both endpoints, PKCE S256. */
+/** The endpoints of an authorization server the gateway sends codes, secrets and tokens to, or reads keys from. */
+const ENDPOINTS = ['authorization_endpoint', 'token_endpoint', 'registration_endpoint', 'jwks_uri'] as const;
+const HTTPS_ONLY = 'MCP requires https for every authorization server endpoint (plain http only on loopback)';
+
+/**
+ * The validated metadata of the authorization server `issuer`: its own issuer, both endpoints, PKCE S256,
+ * and every endpoint over https (the spec: "All authorization server endpoints MUST be served over
+ * HTTPS"; plain http only on this machine). An issuer named by an upstream's metadata is refused before
+ * anything is fetched from it.
+ */
 export async function authorizationServer(issuer: string): Promise<AuthorizationServer> {
+  if (!isSecureOrLoopback(issuer)) throw new DiscoveryError(`the authorization server ${issuer} is not served over https; ${HTTPS_ONLY}`);
   const as = await authorizationServerMetadata(issuer);
   if (as.issuer !== issuer) throw new DiscoveryError(`the authorization server metadata of ${issuer} names issuer ${String(as.issuer)}; they must be equal (RFC 8414 §3.3)`);
   if (typeof as.authorization_endpoint !== 'string' || typeof as.token_endpoint !== 'string') {
     throw new DiscoveryError(`the authorization server ${issuer} publishes no authorization_endpoint or token_endpoint`);
+  }
+  for (const field of ENDPOINTS) {
+    const value = as[field];
+    if (typeof value === 'string' && !isSecureOrLoopback(value)) {
+      throw new DiscoveryError(`the authorization server ${issuer} publishes ${field} ${value}, which is not https; ${HTTPS_ONLY}`);
+    }
   }
   const methods = stringList(as.code_challenge_methods_supported);
   // The spec: a client MUST refuse to proceed when the server does not advertise S256 support.

@@ -11,7 +11,7 @@ import type { OAuthCredentials } from '../../config/credentials.js';
 import { type CredentialSource, connectState, type Instead, type Obtained } from '../credentialed-upstream.js';
 import type { OAuthRecord } from '../record.js';
 import type { CredentialStore } from '../store.js';
-import { requestToken, TokenEndpointError, type TokenClient } from '../token-endpoint.js';
+import { InsecureTokenEndpoint, requestToken, TokenEndpointError, type TokenClient } from '../token-endpoint.js';
 import { ClientIdentities } from './client-identity.js';
 import { type Discovered, discover, sameResource } from './discovery.js';
 
@@ -220,8 +220,10 @@ export class OAuthClient implements CredentialSource {
       await this.options.store.put(principal, this.options.server, next);
       return { authorization: `Bearer ${next.accessToken}` };
     } catch (error) {
-      // A refused refresh token (revoked, expired) means connecting again; anything else is said as it is.
-      if (error instanceof TokenEndpointError && error.code === 'invalid_grant') {
+      // A refused refresh token (revoked, expired) means connecting again, and so does a record naming a
+      // token endpoint in clear text (stored before discovery refused those: connecting again says why);
+      // anything else is said as it is.
+      if (error instanceof InsecureTokenEndpoint || (error instanceof TokenEndpointError && error.code === 'invalid_grant')) {
         await this.options.store.delete(principal, this.options.server);
         return undefined;
       }

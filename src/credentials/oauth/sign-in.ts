@@ -8,6 +8,8 @@
 import { randomBytes } from 'node:crypto';
 import { codeRequestUrl, codeVerifier, issuerMatches } from './authorization-request.js';
 import { createRemoteJWKSet, jwtVerify } from 'jose';
+import { REMOTE_JWKS } from '../../../policy/jwt.js';
+import { isSecureOrLoopback } from '../../../protocol/loopback.js';
 import type { CredentialStore } from '../store.js';
 import { requestToken, type TokenClient } from '../token-endpoint.js';
 import { ClientIdentities, type PreRegistered, redirectUris } from './client-identity.js';
@@ -130,6 +132,12 @@ export class GatewaySignIn {
 
   private async issuerServer(): Promise<AuthorizationServer | null> {
     if (this.server || (this.server === null && Date.now() - this.noSignInSince < NO_SIGN_IN_RECHECK_MS)) return this.server;
+    // An issuer that is no https (or loopback) URL has no metadata to sign in with: the confirmation page.
+    // One over plain http elsewhere never gets here (a load error, src/config/credentials.ts).
+    if (!isSecureOrLoopback(this.settings.issuer)) {
+      this.server = null;
+      return null;
+    }
     try {
       this.server = await authorizationServer(this.settings.issuer);
     } catch (error) {
@@ -144,7 +152,7 @@ export class GatewaySignIn {
   private keysAt(jwksUri: string): ReturnType<typeof createRemoteJWKSet> {
     let keys = this.keys.get(jwksUri);
     if (!keys) {
-      keys = createRemoteJWKSet(new URL(jwksUri));
+      keys = createRemoteJWKSet(new URL(jwksUri), REMOTE_JWKS);
       this.keys.set(jwksUri, keys);
     }
     return keys;
