@@ -23,12 +23,22 @@ export interface Build {
 export function build(rev: string): Build {
   if (rev === 'worktree') {
     const folder = mkdtempSync(path.join(tmpdir(), 'gateway-ab-'));
-    const files = spawnSync('git', ['ls-files', '-co', '--exclude-standard', '-z'], { cwd: ROOT, encoding: 'utf8' }).stdout;
-    const tar = spawnSync('tar', ['-c', '--null', '-T', '-', '-f', '-'], { cwd: ROOT, input: files, maxBuffer: 1 << 30 });
+    const files = spawnSync('git', ['ls-files', '-co', '--exclude-standard', '-z'], {
+      cwd: ROOT,
+      encoding: 'utf8',
+    }).stdout;
+    const tar = spawnSync('tar', ['-c', '--null', '-T', '-', '-f', '-'], {
+      cwd: ROOT,
+      input: files,
+      maxBuffer: 1 << 30,
+    });
     spawnSync('tar', ['-x', '-C', folder], { input: tar.stdout, maxBuffer: 1 << 30 });
     return { label: rev, entry: compile(folder, rev), scratch: folder };
   }
-  const sha = spawnSync('git', ['rev-parse', '--verify', `${rev}^{commit}`], { cwd: ROOT, encoding: 'utf8' }).stdout.trim();
+  const sha = spawnSync('git', ['rev-parse', '--verify', `${rev}^{commit}`], {
+    cwd: ROOT,
+    encoding: 'utf8',
+  }).stdout.trim();
   if (!sha) throw new Error(`no such revision: ${rev}`);
   const folder = path.join(CACHE, sha);
   const entry = path.join(folder, 'out/src/cli.js');
@@ -48,9 +58,13 @@ export function build(rev: string): Build {
 
 function compile(folder: string, rev: string): string {
   installDependencies(folder, rev);
-  const tsc = spawnSync(path.join(ROOT, 'node_modules/.bin/tsc'), ['-p', 'tsconfig.build.json', '--outDir', 'out'], { cwd: folder, encoding: 'utf8' });
+  const tsc = spawnSync(path.join(ROOT, 'node_modules/.bin/tsc'), ['-p', 'tsconfig.build.json', '--outDir', 'out'], {
+    cwd: folder,
+    encoding: 'utf8',
+  });
   const entry = path.join(folder, 'out/src/cli.js');
-  if (tsc.status !== 0 || !existsSync(entry)) throw new Error(`${rev} does not compile: ${(tsc.stdout + tsc.stderr).slice(0, 800)}`);
+  if (tsc.status !== 0 || !existsSync(entry))
+    throw new Error(`${rev} does not compile: ${(tsc.stdout + tsc.stderr).slice(0, 800)}`);
   return entry;
 }
 
@@ -62,7 +76,10 @@ function installDependencies(folder: string, rev: string): void {
     symlinkSync(path.join(ROOT, 'node_modules'), path.join(folder, 'node_modules'));
     return;
   }
-  const npm = spawnSync('npm', ['ci', '--no-audit', '--no-fund', '--ignore-scripts'], { cwd: folder, encoding: 'utf8' });
+  const npm = spawnSync('npm', ['ci', '--no-audit', '--no-fund', '--ignore-scripts'], {
+    cwd: folder,
+    encoding: 'utf8',
+  });
   if (npm.status !== 0) throw new Error(`npm ci for ${rev} failed: ${(npm.stdout + npm.stderr).slice(-800)}`);
 }
 
@@ -78,7 +95,10 @@ export interface Gateway {
 
 /** A gateway serving the echo fixture as /servers/echo/mcp; its log is drained so it never blocks on it. */
 export async function startGateway(entry: string): Promise<Gateway> {
-  const child = spawn(process.execPath, [entry, '--stdio', upstream, '--name', 'echo', '--port', '0'], { cwd: ROOT, stdio: ['ignore', 'ignore', 'pipe'] });
+  const child = spawn(process.execPath, [entry, '--stdio', upstream, '--name', 'echo', '--port', '0'], {
+    cwd: ROOT,
+    stdio: ['ignore', 'ignore', 'pipe'],
+  });
   const url = await announcedUrl(child, /"endpoint":"([^"]+\/servers\/echo\/mcp)"/, 30_000);
   return { url, pid: child.pid!, child };
 }
@@ -146,7 +166,8 @@ export async function abbaPair<S>(
     const blocks: [S[], S[]][] = [];
     for (let b = 0; b < schedule.blocks; b++) {
       const got: [S[], S[]] = [[], []];
-      for (const k of (b + pair) % 2 === 0 ? [0, 1, 1, 0] : [1, 0, 0, 1]) got[k as 0 | 1].push(await round(both[k]!, schedule.calls));
+      for (const k of (b + pair) % 2 === 0 ? [0, 1, 1, 0] : [1, 0, 0, 1])
+        got[k as 0 | 1].push(await round(both[k]!, schedule.calls));
       blocks.push(got);
     }
     return { blocks, pinned };

@@ -57,4 +57,5 @@ export function summariseRatios(groups: readonly (readonly number[])[]): RatioSu
 }
 
 export const formatRatio = (r: RatioSummary): string =>
-  `×${r.median.toFixed(3)} (95% CI ×${r.low.toFixed(3)}–×${r.high.toFixed(3)}; blocks ×${r.min.toFixed(3)}–×${r.max.toFixed(3)}, n=${r.n})`;
+  `×${r.median.toFixed(3)} (95% CI ×${r.low.toFixed(3)}–×${r.high.toFixed(3)}; blocks ` +
+  `×${r.min.toFixed(3)}–×${r.max.toFixed(3)}, n=${r.n})`;

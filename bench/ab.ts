@@ -45,16 +45,30 @@ async function round(g: Gateway, calls: number): Promise<Sample> {
   const result = await httpLoad({
     url: g.url,
     headers: HEADERS,
-    body: (i) => JSON.stringify({ jsonrpc: '2.0', id: i, method: 'tools/call', params: { name: 'echo', arguments: { text: `payload-${i}` }, _meta: META } }),
+    body: (i) =>
+      JSON.stringify({
+        jsonrpc: '2.0',
+        id: i,
+        method: 'tools/call',
+        params: { name: 'echo', arguments: { text: `payload-${i}` }, _meta: META },
+      }),
     check: (text, i) => text.includes(`"payload-${i}"`),
     concurrency: CLIENTS,
     total: calls,
   });
-  return { cpuUs: (cpuNs(g.pid) - before) / 1e3 / Math.max(1, result.calls), callsPerSecond: result.callsPerSecond, p50Ms: result.p50Ms, errors: result.errors };
+  return {
+    cpuUs: (cpuNs(g.pid) - before) / 1e3 / Math.max(1, result.calls),
+    callsPerSecond: result.callsPerSecond,
+    p50Ms: result.p50Ms,
+    errors: result.errors,
+  };
 }
 
 const [revA, revB = 'worktree'] = process.argv.slice(2);
-if (!revA) throw new Error('usage: npm run bench:ab -- REV_A [REV_B]   (REV_B defaults to the work tree; REV_A twice is the A/A control)');
+if (!revA)
+  throw new Error(
+    'usage: npm run bench:ab -- REV_A [REV_B]   (REV_B defaults to the work tree; REV_A twice is the A/A control)',
+  );
 const say = (line: string) => console.error(line);
 const builds = [build(revA), build(revB)];
 const samples: [Sample[], Sample[]] = [[], []];
@@ -77,27 +91,44 @@ try {
       samples[0].push(...got[0]);
       samples[1].push(...got[1]);
     }
-    say(`pair ${pair + 1}/${PAIRS}: CPU B÷A median ×${median(blocks.filter((x) => x.pair === pair).map((x) => x.cpu)).toFixed(3)}`);
+    say(
+      `pair ${pair + 1}/${PAIRS}: CPU B÷A median ` +
+        `×${median(blocks.filter((x) => x.pair === pair).map((x) => x.cpu)).toFixed(3)}`,
+    );
   }
 } finally {
   removeScratch(builds);
 }
 
 const label = (k: number) => (revA === revB ? `${builds[k]!.label} (${'AB'[k]})` : builds[k]!.label);
-const byPair = (f: (x: (typeof blocks)[number]) => number) => Array.from({ length: PAIRS }, (_, p) => blocks.filter((x) => x.pair === p).map(f));
+const byPair = (f: (x: (typeof blocks)[number]) => number) =>
+  Array.from({ length: PAIRS }, (_, p) => blocks.filter((x) => x.pair === p).map(f));
 const cpu = summariseRatios(byPair((x) => x.cpu));
 const rate = summariseRatios(byPair((x) => x.rate));
 const p50 = summariseRatios(byPair((x) => x.p50));
 console.log(
-  `| build | gateway CPU µs/call | calls/s | p50 ms | errors |  (${PAIRS} process pairs × ${BLOCKS} ABBA blocks × 4 rounds × ${CALLS} calls, ${CLIENTS} clients, medians of rounds${PIN ? `, pinned: ${pinned ? 'gateway CPU 1, rest CPU 0' : 'taskset FAILED'}` : ''})`,
+  `| build | gateway CPU µs/call | calls/s | p50 ms | errors |  (${PAIRS} process pairs × ${BLOCKS} ABBA blocks × 4 ` +
+    `rounds × ${CALLS} calls, ${CLIENTS} clients, medians of ` +
+    `rounds${PIN ? `, pinned: ${pinned ? 'gateway CPU 1, rest CPU 0' : 'taskset FAILED'}` : ''})`,
 );
 console.log('| --- | ---: | ---: | ---: | ---: |');
 for (const k of [0, 1]) {
   const s = samples[k as 0 | 1];
   console.log(
-    `| ${label(k)} | ${median(s.map((x) => x.cpuUs)).toFixed(1)} | ${median(s.map((x) => x.callsPerSecond)).toFixed(0)} | ${median(s.map((x) => x.p50Ms)).toFixed(3)} | ${s.reduce((n, x) => n + x.errors, 0)} |`,
+    `| ${label(k)} | ${median(s.map((x) => x.cpuUs)).toFixed(1)} | ` +
+      `${median(s.map((x) => x.callsPerSecond)).toFixed(0)} | ${median(s.map((x) => x.p50Ms)).toFixed(3)} | ` +
+      `${s.reduce((n, x) => n + x.errors, 0)} |`,
   );
 }
-console.log(`\nB ÷ A, per ABBA block:\n- gateway CPU per call ${formatRatio(cpu)}\n- calls/s ${formatRatio(rate)}\n- p50 ${formatRatio(p50)}`);
-console.log(`- per process pair (CPU): ${Array.from({ length: PAIRS }, (_, p) => `×${median(blocks.filter((x) => x.pair === p).map((x) => x.cpu)).toFixed(3)}`).join(', ')}`);
-if (process.env.BENCH_JSON) writeFileSync(process.env.BENCH_JSON, JSON.stringify({ revA, revB, pin: PIN, pairs: PAIRS, blocks, samples, cpu, rate, p50 }, null, 1));
+console.log(
+  `\nB ÷ A, per ABBA block:\n- gateway CPU per call ${formatRatio(cpu)}\n- calls/s ${formatRatio(rate)}\n- p50 ` +
+    `${formatRatio(p50)}`,
+);
+console.log(
+  `- per process pair (CPU): ${Array.from({ length: PAIRS }, (_, p) => `×${median(blocks.filter((x) => x.pair === p).map((x) => x.cpu)).toFixed(3)}`).join(', ')}`,
+);
+if (process.env.BENCH_JSON)
+  writeFileSync(
+    process.env.BENCH_JSON,
+    JSON.stringify({ revA, revB, pin: PIN, pairs: PAIRS, blocks, samples, cpu, rate, p50 }, null, 1),
+  );

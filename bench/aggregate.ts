@@ -29,11 +29,30 @@ export async function startGateway(
 ): Promise<{ url: string; process: ChildProcess }> {
   const servers: Record<string, unknown> = {};
   for (let i = 0; i < upstreams; i++) {
-    const env = { SERVER_ID: `s${i}`, TOOL_COUNT: String(toolsEach), LIST_TTL_MS: String(options.listTtlMs ?? 60_000), ...options.env };
-    servers[`s${i}`] = { command: process.execPath, args: [path.join(ROOT, 'test/fixtures/synthetic-server.mjs')], env, era: 'modern' };
+    const env = {
+      SERVER_ID: `s${i}`,
+      TOOL_COUNT: String(toolsEach),
+      LIST_TTL_MS: String(options.listTtlMs ?? 60_000),
+      ...options.env,
+    };
+    servers[`s${i}`] = {
+      command: process.execPath,
+      args: [path.join(ROOT, 'test/fixtures/synthetic-server.mjs')],
+      env,
+      era: 'modern',
+    };
   }
-  const config = { listen: { port: 0 }, aggregate: { listDeadlineMs: 30_000 }, cache: options.cache ?? {}, servers, ...options.extra };
-  const gateway = await startConfiguredGateway(options.entry ?? gatewayEntry(), config, { nodeFlags: options.nodeFlags, cwd: ROOT });
+  const config = {
+    listen: { port: 0 },
+    aggregate: { listDeadlineMs: 30_000 },
+    cache: options.cache ?? {},
+    servers,
+    ...options.extra,
+  };
+  const gateway = await startConfiguredGateway(options.entry ?? gatewayEntry(), config, {
+    nodeFlags: options.nodeFlags,
+    cwd: ROOT,
+  });
   return { url: `${gateway.base}/mcp`, process: gateway.process };
 }
 
@@ -71,7 +90,13 @@ export async function aggregateBench(shapes: [upstreams: number, toolsEach: numb
     const call = await httpLoad({
       url: gateway.url,
       headers: (i) => mcpHeaders('tools/call', toolName(i)),
-      body: (i) => JSON.stringify({ jsonrpc: '2.0', id: i, method: 'tools/call', params: { name: toolName(i), arguments: { text: `p${i}` }, _meta: META } }),
+      body: (i) =>
+        JSON.stringify({
+          jsonrpc: '2.0',
+          id: i,
+          method: 'tools/call',
+          params: { name: toolName(i), arguments: { text: `p${i}` }, _meta: META },
+        }),
       check: (text, i) => JSON.parse(text).result?.content?.[0]?.text === `s0/tool-${i % toolsEach}: p${i}`,
       concurrency: 16,
       total: 10_000,
@@ -94,7 +119,8 @@ export async function aggregateBench(shapes: [upstreams: number, toolsEach: numb
     // Warm-up checks every answer in full; the measured runs check only that each is its own success, from
     // its first bytes, so the load generator's decoding and JSON.parse of a 1 MB answer are not counted.
     await cachedList(4, (text) => JSON.parse(text).result?.tools?.length === total);
-    const ownSuccess = (text: string, i: number) => text.startsWith(`{"jsonrpc":"2.0","id":${i},"result":{"resultType":"complete","tools":[`);
+    const ownSuccess = (text: string, i: number) =>
+      text.startsWith(`{"jsonrpc":"2.0","id":${i},"result":{"resultType":"complete","tools":[`);
     const cachedResult = await cachedList(4, ownSuccess, 256);
     const cachedOne = await cachedList(1, ownSuccess, 256);
     cachedGateway.process.kill('SIGTERM');
@@ -107,14 +133,21 @@ export async function aggregateBench(shapes: [upstreams: number, toolsEach: numb
 export function aggregateTable(rows: AggregateRow[]): string[] {
   const f = (n: number) => n.toFixed(2);
   return [
-    '| upstreams | tools | tools/list uncached p50 ms | p99 ms | lists/s (4 clients) | tools/list cached, 1 client: p50 ms | p99 ms | cached, 4 clients: p50 ms | p99 ms | lists/s | tools/call to s0 p50 ms | p99 ms | calls/s (16 clients) | errors |',
+    '| upstreams | tools | tools/list uncached p50 ms | p99 ms | lists/s (4 clients) | tools/list cached, 1 client: ' +
+      'p50 ms | p99 ms | cached, 4 clients: p50 ms | p99 ms | lists/s | tools/call to s0 p50 ms | p99 ms | calls/s ' +
+      '(16 clients) | errors |',
     '| ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: |',
     ...rows.map((r) => {
       const c = r.cachedList;
       const one = r.cachedListOne;
       const cachedOne = one ? `${f(one.p50Ms)} | ${f(one.p99Ms)}` : '– | –';
       const cached = c ? `${f(c.p50Ms)} | ${f(c.p99Ms)} | ${c.callsPerSecond.toFixed(0)}` : '– | – | –';
-      return `| ${r.upstreams} | ${r.tools} | ${f(r.list.p50Ms)} | ${f(r.list.p99Ms)} | ${r.list.callsPerSecond.toFixed(0)} | ${cachedOne} | ${cached} | ${f(r.call.p50Ms)} | ${f(r.call.p99Ms)} | ${r.call.callsPerSecond.toFixed(0)} | ${r.list.errors + r.call.errors + (c?.errors ?? 0) + (one?.errors ?? 0)} |`;
+      return (
+        `| ${r.upstreams} | ${r.tools} | ${f(r.list.p50Ms)} | ${f(r.list.p99Ms)} | ` +
+        `${r.list.callsPerSecond.toFixed(0)} | ${cachedOne} | ${cached} | ${f(r.call.p50Ms)} | ${f(r.call.p99Ms)} | ` +
+        `${r.call.callsPerSecond.toFixed(0)} | ` +
+        `${r.list.errors + r.call.errors + (c?.errors ?? 0) + (one?.errors ?? 0)} |`
+      );
     }),
   ];
 }
@@ -130,7 +163,10 @@ export async function cacheBench(): Promise<CacheRow[]> {
   const cases: [string, { listTtlMs: number; cache?: Record<string, unknown> }][] = [
     ['uncached (upstream ttlMs 0)', { listTtlMs: 0 }],
     ['memory', { listTtlMs: 60_000 }],
-    ['redis (memory in front)', { listTtlMs: 60_000, cache: { store: 'redis', keyPrefix: `mcp-gateway-bench:${process.pid}:` } }],
+    [
+      'redis (memory in front)',
+      { listTtlMs: 60_000, cache: { store: 'redis', keyPrefix: `mcp-gateway-bench:${process.pid}:` } },
+    ],
   ];
   for (const [store, options] of cases) {
     const gateway = await startGateway(3, 13, options);
@@ -156,6 +192,10 @@ export function cacheTable(rows: CacheRow[]): string[] {
   return [
     '| store | p50 ms | p99 ms | lists/s (16 clients) | errors |',
     '| --- | ---: | ---: | ---: | ---: |',
-    ...rows.map((r) => `| ${r.store} | ${f(r.result.p50Ms)} | ${f(r.result.p99Ms)} | ${r.result.callsPerSecond.toFixed(0)} | ${r.result.errors} |`),
+    ...rows.map(
+      (r) =>
+        `| ${r.store} | ${f(r.result.p50Ms)} | ${f(r.result.p99Ms)} | ${r.result.callsPerSecond.toFixed(0)} | ` +
+        `${r.result.errors} |`,
+    ),
   ];
 }

@@ -25,7 +25,10 @@ export interface PinnedHop {
 }
 
 async function startBare(): Promise<Gateway> {
-  const child = spawn(process.execPath, [path.join(ROOT, 'bench/bare-proxy.mjs'), '1', process.execPath, ...ECHO], { cwd: ROOT, stdio: ['ignore', 'pipe', 'ignore'] });
+  const child = spawn(process.execPath, [path.join(ROOT, 'bench/bare-proxy.mjs'), '1', process.execPath, ...ECHO], {
+    cwd: ROOT,
+    stdio: ['ignore', 'pipe', 'ignore'],
+  });
   const url = await new Promise<string>((resolve, reject) => {
     let log = '';
     child.once('exit', (code) => reject(new Error(`the bare proxy exited (${code}) before listening`)));
@@ -44,7 +47,13 @@ async function round(target: Gateway, calls: number): Promise<number> {
   const result = await httpLoad({
     url: target.url,
     headers: HEADERS,
-    body: (i) => JSON.stringify({ jsonrpc: '2.0', id: i, method: 'tools/call', params: { name: 'echo', arguments: { text: `t${i}` }, _meta: META } }),
+    body: (i) =>
+      JSON.stringify({
+        jsonrpc: '2.0',
+        id: i,
+        method: 'tools/call',
+        params: { name: 'echo', arguments: { text: `t${i}` }, _meta: META },
+      }),
     check: (text, i) => JSON.parse(text).id === i,
     concurrency: 16,
     total: calls,
@@ -61,13 +70,21 @@ async function round(target: Gateway, calls: number): Promise<number> {
  */
 const WARMUP_CALLS = Number(process.env.BENCH_BARE_WARMUP ?? 30_000);
 
-/** `pairs` fresh pairs (bare proxy, gateway `entry`), 4 ABBA blocks each of 2,000-call rounds after WARMUP_CALLS of warm-up. */
+/**
+ * `pairs` fresh pairs (bare proxy, gateway `entry`), 4 ABBA blocks each of 2,000-call rounds after WARMUP_CALLS of
+ * warm-up.
+ */
 export async function pinnedHop(entry: string, pairs = Number(process.env.BENCH_BARE_PAIRS ?? 6)): Promise<PinnedHop> {
   const ratios: number[][] = [];
   const cpu: [number[], number[]] = [[], []];
   let pinned = true;
   for (let pair = 0; pair < pairs; pair++) {
-    const run = await abbaPair(pair, [startBare, () => startGateway(entry)], { blocks: 4, warmup: WARMUP_CALLS, calls: 2_000, pin: true }, round);
+    const run = await abbaPair(
+      pair,
+      [startBare, () => startGateway(entry)],
+      { blocks: 4, warmup: WARMUP_CALLS, calls: 2_000, pin: true },
+      round,
+    );
     pinned = run.pinned === true && pinned;
     ratios.push(run.blocks.map(([bare, gateway]) => (gateway[0]! + gateway[1]!) / (bare[0]! + bare[1]!)));
     for (const [bare, gateway] of run.blocks) {

@@ -43,13 +43,30 @@ export interface BareFigures {
 async function byPort(args: string[]): Promise<Running> {
   const s = spawnServer(node, args, { cwd: ROOT, env: { ...process.env, BURN_MS: '2' } });
   let port = 0;
-  await waitFor(args[0]!, async () => ((port = Number(/listening (\d+)/.exec(s.log())?.[1] ?? 0)), port > 0), 30_000, s.log);
+  await waitFor(
+    args[0]!,
+    async () => ((port = Number(/listening (\d+)/.exec(s.log())?.[1] ?? 0)), port > 0),
+    30_000,
+    s.log,
+  );
   return { url: `http://127.0.0.1:${port}/mcp`, pid: s.process.pid!, stop: () => stopTree(s.process) };
 }
 
 async function gateway(upstream: string[], instances: number): Promise<Running> {
-  const server = { command: node, args: upstream, cwd: ROOT, env: { BURN_MS: '2' }, era: 'modern', instances, maxInFlight: CLIENTS };
-  const { base, process: child } = await startConfiguredGateway(gatewayEntry(), { listen: { port: 0 }, log: { level: 'info' }, servers: { s: server } }, { cwd: ROOT });
+  const server = {
+    command: node,
+    args: upstream,
+    cwd: ROOT,
+    env: { BURN_MS: '2' },
+    era: 'modern',
+    instances,
+    maxInFlight: CLIENTS,
+  };
+  const { base, process: child } = await startConfiguredGateway(
+    gatewayEntry(),
+    { listen: { port: 0 }, log: { level: 'info' }, servers: { s: server } },
+    { cwd: ROOT },
+  );
   return { url: `${base}/servers/s/mcp`, pid: child.pid!, stop: () => stopTree(child) };
 }
 
@@ -66,7 +83,13 @@ async function measure(running: Running, tool: string, total: number): Promise<{
     httpLoad({
       url: running.url,
       headers,
-      body: (i) => JSON.stringify({ jsonrpc: '2.0', id: i, method: 'tools/call', params: { name: tool, arguments: { text: `t${i}` }, _meta: META } }),
+      body: (i) =>
+        JSON.stringify({
+          jsonrpc: '2.0',
+          id: i,
+          method: 'tools/call',
+          params: { name: tool, arguments: { text: `t${i}` }, _meta: META },
+        }),
       check: (text, i) => {
         const answer = JSON.parse(text);
         return answer.id === i && answer.result?.content?.[0]?.text !== undefined;
@@ -92,13 +115,24 @@ export async function bareBench(options: { rounds?: number; log?: (line: string)
   const figures: BareFigures = { hop: [], pool: [] };
   for (let round = 0; round < rounds; round++) {
     const hop = {} as Record<Kind, number>;
-    for (const kind of ['floor', 'bare', 'gateway'] as const) hop[kind] = (await measure(await start(kind, ECHO), 'echo', 20_000)).cpuUs;
+    for (const kind of ['floor', 'bare', 'gateway'] as const)
+      hop[kind] = (await measure(await start(kind, ECHO), 'echo', 20_000)).cpuUs;
     figures.hop.push(hop);
-    say(`bare: hop round ${round + 1}: CPU µs per call floor ${hop.floor.toFixed(1)}, bare proxy ${hop.bare.toFixed(1)}, gateway ${hop.gateway.toFixed(1)}`);
-    const rate = async (kind: 'bare' | 'gateway', instances: number) => (await measure(await start(kind, BURN, instances), 'burn', 3_000)).rate;
-    const pool = { bare: [await rate('bare', 1), await rate('bare', 2)], gateway: [await rate('gateway', 1), await rate('gateway', 2)] } as BareFigures['pool'][number];
+    say(
+      `bare: hop round ${round + 1}: CPU µs per call floor ${hop.floor.toFixed(1)}, bare proxy ` +
+        `${hop.bare.toFixed(1)}, gateway ${hop.gateway.toFixed(1)}`,
+    );
+    const rate = async (kind: 'bare' | 'gateway', instances: number) =>
+      (await measure(await start(kind, BURN, instances), 'burn', 3_000)).rate;
+    const pool = {
+      bare: [await rate('bare', 1), await rate('bare', 2)],
+      gateway: [await rate('gateway', 1), await rate('gateway', 2)],
+    } as BareFigures['pool'][number];
     figures.pool.push(pool);
-    say(`bare: pool round ${round + 1}: bare proxy ${pool.bare.map((r) => r.toFixed(0)).join(' → ')}, gateway ${pool.gateway.map((r) => r.toFixed(0)).join(' → ')} calls/s`);
+    say(
+      `bare: pool round ${round + 1}: bare proxy ${pool.bare.map((r) => r.toFixed(0)).join(' → ')}, gateway ` +
+        `${pool.gateway.map((r) => r.toFixed(0)).join(' → ')} calls/s`,
+    );
   }
   if (Number(process.env.BENCH_BARE_PAIRS ?? 6) > 0) {
     figures.pinned = await pinnedHop(gatewayEntry());
@@ -114,20 +148,32 @@ export function bareTable(figures: BareFigures): string[] {
   const overBare = median(figures.hop.map((round) => round.gateway / round.bare));
   const pool = (kind: 'bare' | 'gateway') => median(figures.pool.map((round) => round[kind][1] / round[kind][0]));
   return [
-    'The least any Node.js HTTP → stdio proxy does (`bench/bare-proxy.mjs`: node:http, one JSON parse each way, ids swapped, nothing else) beside the HTTP floor and the gateway, same load (16 clients). Medians of per-round ratios:',
+    'The least any Node.js HTTP → stdio proxy does (`bench/bare-proxy.mjs`: node:http, one JSON parse each way, ids ' +
+      'swapped, nothing else) beside the HTTP floor and the gateway, same load (16 clients). Medians of per-round ' +
+      'ratios:',
     '',
     '| round | floor CPU µs/call | bare proxy | gateway | pool: bare 1 → 2 calls/s | gateway 1 → 2 |',
     '| ---: | ---: | ---: | ---: | ---: | ---: |',
     ...figures.hop.map((h, i) => {
       const p = figures.pool[i]!;
-      return `| ${i + 1} | ${f(h.floor, 1)} | ${f(h.bare, 1)} | ${f(h.gateway, 1)} | ${p.bare.map((r) => f(r, 0)).join(' → ')} | ${p.gateway.map((r) => f(r, 0)).join(' → ')} |`;
+      return (
+        `| ${i + 1} | ${f(h.floor, 1)} | ${f(h.bare, 1)} | ${f(h.gateway, 1)} | ` +
+        `${p.bare.map((r) => f(r, 0)).join(' → ')} | ${p.gateway.map((r) => f(r, 0)).join(' → ')} |`
+      );
     }),
     '',
-    `Hop, CPU per call over the floor's: bare proxy ×${f(hop('bare'))}, gateway ×${f(hop('gateway'))} (issue 21's target ≤ 1.25); gateway over the bare proxy ×${f(overBare)} (unpinned rounds; issue 32's target ≤ 1.15, read pinned below). Pool, 2 children over 1: bare proxy ×${f(pool('bare'))}, gateway ×${f(pool('gateway'))} (target ≥ 1.7).`,
+    `Hop, CPU per call over the floor's: bare proxy ×${f(hop('bare'))}, gateway ×${f(hop('gateway'))} (issue 21's ` +
+      `target ≤ 1.25); gateway over the bare proxy ×${f(overBare)} (unpinned rounds; issue 32's target ≤ 1.15, read ` +
+      `pinned below). Pool, 2 children over 1: bare proxy ×${f(pool('bare'))}, gateway ×${f(pool('gateway'))} ` +
+      `(target ≥ 1.7).`,
     ...(figures.pinned
       ? [
           '',
-          `Hop, pinned as bench:ab pins (proxy on CPU 1, its child and the load on CPU 0; ABBA blocks of 2,000 calls, ${figures.pinned.ratio.n / 4} process pairs${figures.pinned.pinned ? '' : ', taskset FAILED'}): bare proxy ${figures.pinned.bareUs.toFixed(1)} µs, gateway ${figures.pinned.gatewayUs.toFixed(1)} µs CPU per call; gateway over the bare proxy ${formatRatio(figures.pinned.ratio)} (issue 32's target ≤ 1.15).`,
+          `Hop, pinned as bench:ab pins (proxy on CPU 1, its child and the load on CPU 0; ABBA blocks of 2,000 ` +
+            `calls, ${figures.pinned.ratio.n / 4} process pairs${figures.pinned.pinned ? '' : ', taskset FAILED'}): ` +
+            `bare proxy ${figures.pinned.bareUs.toFixed(1)} µs, gateway ${figures.pinned.gatewayUs.toFixed(1)} µs ` +
+            `CPU per call; gateway over the bare proxy ${formatRatio(figures.pinned.ratio)} (issue 32's target ≤ ` +
+            `1.15).`,
         ]
       : []),
   ];

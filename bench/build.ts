@@ -15,9 +15,17 @@ export function gatewayEntry(): string {
   if (built) return built;
   rmSync(OUT, { recursive: true, force: true });
   const tsc = path.join(ROOT, 'node_modules/.bin/tsc');
-  const r = spawnSync(tsc, ['-p', 'tsconfig.build.json', '--outDir', OUT], { cwd: ROOT, encoding: 'utf8', timeout: 180_000 });
+  const r = spawnSync(tsc, ['-p', 'tsconfig.build.json', '--outDir', OUT], {
+    cwd: ROOT,
+    encoding: 'utf8',
+    timeout: 180_000,
+  });
   const entry = path.join(OUT, 'src/cli.js');
-  if (r.status !== 0 || !existsSync(entry)) throw new Error(`the bench needs the gateway compiled; tsc failed (${r.status ?? r.signal}): ${(r.stdout + r.stderr).slice(0, 800)}`);
+  if (r.status !== 0 || !existsSync(entry))
+    throw new Error(
+      `the bench needs the gateway compiled; tsc failed (${r.status ?? r.signal}): ` +
+        `${(r.stdout + r.stderr).slice(0, 800)}`,
+    );
   return (built = entry);
 }
 

@@ -39,17 +39,29 @@ function perRequest(before: Map<string, number>, after: Map<string, number>, req
   return out;
 }
 
-const total = (ops: Record<string, number>): number => Math.round(Object.values(ops).reduce((a, b) => a + b, 0) * 1000) / 1000;
+const total = (ops: Record<string, number>): number =>
+  Math.round(Object.values(ops).reduce((a, b) => a + b, 0) * 1000) / 1000;
 
 function load(url: string, method: 'tools/call' | 'tools/list', calls: number): Promise<LoadResult> {
   const name = 's0__tool-0';
   return httpLoad({
     url,
     headers: mcpHeaders(method, method === 'tools/call' ? name : undefined),
-    body: (i) => JSON.stringify({ jsonrpc: '2.0', id: i, method, params: method === 'tools/call' ? { name, arguments: { text: `c${i}` }, _meta: META } : { _meta: META } }),
+    body: (i) =>
+      JSON.stringify({
+        jsonrpc: '2.0',
+        id: i,
+        method,
+        params: method === 'tools/call' ? { name, arguments: { text: `c${i}` }, _meta: META } : { _meta: META },
+      }),
     check: (text, i) => {
       const response = JSON.parse(text);
-      return response.id === i && (method === 'tools/call' ? response.result?.content?.[0]?.text === `s0/tool-0: c${i}` : Array.isArray(response.result?.tools));
+      return (
+        response.id === i &&
+        (method === 'tools/call'
+          ? response.result?.content?.[0]?.text === `s0/tool-0: c${i}`
+          : Array.isArray(response.result?.tools))
+      );
     },
     concurrency: 16,
     total: calls,
@@ -59,7 +71,11 @@ function load(url: string, method: 'tools/call' | 'tools/list', calls: number): 
 
 async function startRedis(): Promise<{ child: ChildProcess; url: string }> {
   const port = await freePort();
-  const child = spawn('redis-server', ['--port', String(port), '--bind', '127.0.0.1', '--save', '', '--appendonly', 'no'], { stdio: 'ignore' });
+  const child = spawn(
+    'redis-server',
+    ['--port', String(port), '--bind', '127.0.0.1', '--save', '', '--appendonly', 'no'],
+    { stdio: 'ignore' },
+  );
   const url = `redis://127.0.0.1:${port}`;
   await waitFor(
     'redis-server',
@@ -88,7 +104,11 @@ interface Setup {
   redisPerMiss?: Record<string, number>;
 }
 
-async function measure(name: string, options: Parameters<typeof startGateway>[2], redis: Redis | undefined): Promise<Setup> {
+async function measure(
+  name: string,
+  options: Parameters<typeof startGateway>[2],
+  redis: Redis | undefined,
+): Promise<Setup> {
   const gateway = await startGateway(1, 5, { ...options, entry: gatewayEntry() });
   try {
     // Warm: the child is up, the list cached, the routes known, V8 past its first optimisations.
@@ -108,7 +128,10 @@ async function measure(name: string, options: Parameters<typeof startGateway>[2]
       setup.redisPerMiss = perRequest(cold!, warm!, 1);
     }
     say(
-      `${name}: ${setup.callsPerSecond} tools/call/s at 16 clients (${calls.errors} errors); Redis commands per call ${JSON.stringify(setup.redisPerCall ?? {})}, per cached list ${JSON.stringify(setup.redisPerCachedList ?? {})}, for the first list ${JSON.stringify(setup.redisPerMiss ?? {})}`,
+      `${name}: ${setup.callsPerSecond} tools/call/s at 16 clients (${calls.errors} errors); Redis commands per ` +
+        `call ${JSON.stringify(setup.redisPerCall ?? {})}, per cached list ` +
+        `${JSON.stringify(setup.redisPerCachedList ?? {})}, for the first list ` +
+        `${JSON.stringify(setup.redisPerMiss ?? {})}`,
     );
     return setup;
   } finally {
@@ -132,7 +155,9 @@ const rss = { one: await idleRss(1), ten: await idleRss(10) };
 const perUpstreamMb = (rss.ten.gatewayMb - rss.one.gatewayMb) / 9;
 const perChildMb = rss.ten.childrenMb / 10;
 say(
-  `idle RSS of the gateway: ${rss.one.gatewayMb.toFixed(1)} MB with 1 upstream, ${rss.ten.gatewayMb.toFixed(1)} MB with 10: ${perUpstreamMb.toFixed(2)} MB per upstream; each synthetic stdio child (node) ${perChildMb.toFixed(1)} MB of its own`,
+  `idle RSS of the gateway: ${rss.one.gatewayMb.toFixed(1)} MB with 1 upstream, ${rss.ten.gatewayMb.toFixed(1)} MB ` +
+    `with 10: ${perUpstreamMb.toFixed(2)} MB per upstream; each synthetic stdio child (node) ` +
+    `${perChildMb.toFixed(1)} MB of its own`,
 );
 
 const { child, url } = await startRedis();
@@ -142,7 +167,14 @@ try {
   setups.push(await measure('memory cache', {}, undefined));
   setups.push(await measure('cache.store: redis', { cache: { store: 'redis', url, keyPrefix: 'capacity:' } }, redis));
   setups.push(
-    await measure('cache.store: redis + rateLimit', { cache: { store: 'redis', url, keyPrefix: 'capacity-rl:' }, extra: { rateLimit: { requestsPerMinute: 100_000_000 } } }, redis),
+    await measure(
+      'cache.store: redis + rateLimit',
+      {
+        cache: { store: 'redis', url, keyPrefix: 'capacity-rl:' },
+        extra: { rateLimit: { requestsPerMinute: 100_000_000 } },
+      },
+      redis,
+    ),
   );
 } finally {
   redis.disconnect();

@@ -30,7 +30,8 @@ export function latencySvg(options: { title: string; subtitle?: string; series: 
   const Y = (ms: number) => m.top + plotH - ((Math.log10(ms) - lo) / (yTop - lo)) * plotH;
   const out: string[] = [];
   out.push(
-    `<svg xmlns="http://www.w3.org/2000/svg" width="${width}" height="${height}" viewBox="0 0 ${width} ${height}" font-family="Helvetica, Arial, sans-serif" font-size="12">`,
+    `<svg xmlns="http://www.w3.org/2000/svg" width="${width}" height="${height}" viewBox="0 0 ${width} ${height}" ` +
+      `font-family="Helvetica, Arial, sans-serif" font-size="12">`,
   );
   out.push(`<rect width="${width}" height="${height}" fill="#fff"/>`);
   out.push(`<text x="${m.left}" y="24" font-size="16" font-weight="bold">${esc(options.title)}</text>`);
@@ -38,24 +39,43 @@ export function latencySvg(options: { title: string; subtitle?: string; series: 
   // Y grid: decades labelled, 2 and 5 as minor lines.
   for (let d = lo; d <= yTop; d++) {
     const v = 10 ** d;
-    out.push(`<line x1="${m.left}" x2="${m.left + plotW}" y1="${Y(v).toFixed(1)}" y2="${Y(v).toFixed(1)}" stroke="#ccc"/>`);
+    out.push(
+      `<line x1="${m.left}" x2="${m.left + plotW}" y1="${Y(v).toFixed(1)}" y2="${Y(v).toFixed(1)}" stroke="#ccc"/>`,
+    );
     out.push(`<text x="${m.left - 8}" y="${(Y(v) + 4).toFixed(1)}" text-anchor="end">${tickLabel(v)}</text>`);
-    if (d < yTop) for (const k of [2, 5]) out.push(`<line x1="${m.left}" x2="${m.left + plotW}" y1="${Y(k * v).toFixed(1)}" y2="${Y(k * v).toFixed(1)}" stroke="#eee"/>`);
+    if (d < yTop)
+      for (const k of [2, 5])
+        out.push(
+          `<line x1="${m.left}" x2="${m.left + plotW}" y1="${Y(k * v).toFixed(1)}" y2="${Y(k * v).toFixed(1)}" ` +
+            `stroke="#eee"/>`,
+        );
   }
   for (const c of xs) {
-    out.push(`<line x1="${X(c).toFixed(1)}" x2="${X(c).toFixed(1)}" y1="${m.top}" y2="${m.top + plotH}" stroke="#eee"/>`);
+    out.push(
+      `<line x1="${X(c).toFixed(1)}" x2="${X(c).toFixed(1)}" y1="${m.top}" y2="${m.top + plotH}" stroke="#eee"/>`,
+    );
     out.push(`<text x="${X(c).toFixed(1)}" y="${m.top + plotH + 18}" text-anchor="middle">${c}</text>`);
   }
   out.push(`<rect x="${m.left}" y="${m.top}" width="${plotW}" height="${plotH}" fill="none" stroke="#333"/>`);
-  out.push(`<text x="${m.left + plotW / 2}" y="${height - 18}" text-anchor="middle">concurrent clients (log scale)</text>`);
-  out.push(`<text transform="translate(22 ${m.top + plotH / 2}) rotate(-90)" text-anchor="middle">p50 latency, ms (log scale)</text>`);
+  out.push(
+    `<text x="${m.left + plotW / 2}" y="${height - 18}" text-anchor="middle">concurrent clients (log scale)</text>`,
+  );
+  out.push(
+    `<text transform="translate(22 ${m.top + plotH / 2}) rotate(-90)" text-anchor="middle">p50 latency, ms (log ` +
+      `scale)</text>`,
+  );
   for (const s of series) {
     const pts = s.points.filter(([, y]) => Number.isFinite(y) && y > 0);
     const d = pts.map(([x, y], i) => `${i ? 'L' : 'M'}${X(x).toFixed(1)},${Y(y).toFixed(1)}`).join(' ');
-    out.push(`<path d="${d}" fill="none" stroke="${s.color}" stroke-width="2.5"${s.dashed ? ' stroke-dasharray="6 4"' : ''}/>`);
+    out.push(
+      `<path d="${d}" fill="none" stroke="${s.color}" stroke-width="2.5"${s.dashed ? ' stroke-dasharray="6 4"' : ''}/>`,
+    );
     for (const [x, y] of pts) {
       // Values are in the legend (labels at the points would collide where the lines meet).
-      out.push(`<circle cx="${X(x).toFixed(1)}" cy="${Y(y).toFixed(1)}" r="4" fill="${s.color}"><title>${esc(`${s.label}: ${num(y)} ms at ${x}`)}</title></circle>`);
+      out.push(
+        `<circle cx="${X(x).toFixed(1)}" cy="${Y(y).toFixed(1)}" r="4" ` +
+          `fill="${s.color}"><title>${esc(`${s.label}: ${num(y)} ms at ${x}`)}</title></circle>`,
+      );
     }
   }
   // Legend, right of the plot.
@@ -64,9 +84,15 @@ export function latencySvg(options: { title: string; subtitle?: string; series: 
   out.push(`<text x="${lx}" y="${ly}" font-weight="bold">p50 ms at ${xs.join(' / ')} clients</text>`);
   ly += 22;
   for (const s of series) {
-    out.push(`<line x1="${lx}" x2="${lx + 26}" y1="${ly - 4}" y2="${ly - 4}" stroke="${s.color}" stroke-width="2.5"${s.dashed ? ' stroke-dasharray="6 4"' : ''}/>`);
+    out.push(
+      `<line x1="${lx}" x2="${lx + 26}" y1="${ly - 4}" y2="${ly - 4}" stroke="${s.color}" ` +
+        `stroke-width="2.5"${s.dashed ? ' stroke-dasharray="6 4"' : ''}/>`,
+    );
     out.push(`<text x="${lx + 34}" y="${ly}">${esc(s.label)}</text>`);
-    out.push(`<text x="${lx + 34}" y="${ly + 15}" fill="#555" font-size="11">${esc(s.points.map(([, y]) => num(y)).join(' / '))}</text>`);
+    out.push(
+      `<text x="${lx + 34}" y="${ly + 15}" fill="#555" ` +
+        `font-size="11">${esc(s.points.map(([, y]) => num(y)).join(' / '))}</text>`,
+    );
     ly += 38;
   }
   for (const note of options.notes ?? []) {

@@ -5,7 +5,8 @@
 //   CHANGE_FILE    when set, every child watches this file and announces notifications/tools/list_changed
 //                  when it changes (the `change` tool touches it), so all children of a pool announce one change
 //   ANNOUNCE_LOG   when set, each child appends "ANNOUNCED <pid>" there when it announces
-// Tools: `burn` (its `ms` argument, when given, instead of BURN_MS) and `pid` answer the child's pid (so a test sees which child served it); `change` touches
+// Tools: `burn` (its `ms` argument, when given, instead of BURN_MS) and `pid` answer the child's pid (so a test sees
+// which child served it); `change` touches
 // CHANGE_FILE. tools/list carries the pid and a count of lists the child served in `_meta`.
 import { appendFileSync, watchFile, writeFileSync } from 'node:fs';
 import { createInterface } from 'node:readline';
@@ -31,7 +32,14 @@ function answer(message) {
   const p = message.params ?? {};
   switch (message.method) {
     case 'server/discover':
-      return { resultType: 'complete', supportedVersions: ['2026-07-28'], capabilities: { tools: { listChanged: true } }, ttlMs: 60000, cacheScope: 'public', _meta: serverInfo };
+      return {
+        resultType: 'complete',
+        supportedVersions: ['2026-07-28'],
+        capabilities: { tools: { listChanged: true } },
+        ttlMs: 60000,
+        cacheScope: 'public',
+        _meta: serverInfo,
+      };
     case 'tools/list':
       listsServed++;
       return {
@@ -76,6 +84,8 @@ createInterface({ input: process.stdin }).on('line', (line) => {
   // A listen stream stays open (never answered) until the gateway cancels it; changes arrive on stdout.
   if (message.method === 'subscriptions/listen') return;
   const result = answer(message);
-  write(result.error ? { jsonrpc: '2.0', id: message.id, error: result.error } : { jsonrpc: '2.0', id: message.id, result });
+  write(
+    result.error ? { jsonrpc: '2.0', id: message.id, error: result.error } : { jsonrpc: '2.0', id: message.id, result },
+  );
 });
 process.stdin.on('end', () => process.exit(0));

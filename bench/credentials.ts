@@ -29,7 +29,14 @@ const store = await openCredentialStore(
   { key: 'k'.repeat(32), store: 'file', file: path.join(mkdtempSync(path.join(tmpdir(), 'bench-cred-')), 'c.json') },
   { url: '', keyPrefix: '' },
 );
-const oauth = new OAuthClient({ server: 'crm', url: 'http://127.0.0.1:1/mcp', settings: { type: 'oauth', scopes: [] }, store, publicUrl: 'http://127.0.0.1:2', linkTtlMs: 60_000 });
+const oauth = new OAuthClient({
+  server: 'crm',
+  url: 'http://127.0.0.1:1/mcp',
+  settings: { type: 'oauth', scopes: [] },
+  store,
+  publicUrl: 'http://127.0.0.1:2',
+  linkTtlMs: 60_000,
+});
 const principals = Array.from({ length: 1_000 }, (_, i) => `user-${i}@example.com`);
 for (const principal of principals) {
   await store.put(principal, 'crm', {
@@ -43,12 +50,18 @@ for (const principal of principals) {
   });
 }
 const layered = new CredentialedUpstream(answering, oauth);
-const message: JsonRpcRequest = { jsonrpc: '2.0', id: 1, method: 'tools/call', params: { name: 'whoami', arguments: {} } };
+const message: JsonRpcRequest = {
+  jsonrpc: '2.0',
+  id: 1,
+  method: 'tools/call',
+  params: { name: 'whoami', arguments: {} },
+};
 const callers = principals.map((principal) => ({ principal }));
 
 async function cpuPerCall(upstream: Upstream, calls: number): Promise<number> {
   const start = process.cpuUsage();
-  for (let i = 0; i < calls; i++) await upstream.request(message, { authContext: 'x', caller: callers[i % callers.length] });
+  for (let i = 0; i < calls; i++)
+    await upstream.request(message, { authContext: 'x', caller: callers[i % callers.length] });
   const used = process.cpuUsage(start);
   return ((used.user + used.system) / calls) * 1; // µs per call
 }
@@ -57,9 +70,11 @@ const CALLS = 200_000;
 await cpuPerCall(answering, CALLS); // warm up both paths
 await cpuPerCall(layered, CALLS);
 const rounds: number[] = [];
-for (let round = 0; round < 7; round++) rounds.push((await cpuPerCall(layered, CALLS)) - (await cpuPerCall(answering, CALLS)));
+for (let round = 0; round < 7; round++)
+  rounds.push((await cpuPerCall(layered, CALLS)) - (await cpuPerCall(answering, CALLS)));
 rounds.sort((a, b) => a - b);
 console.log(
-  `credentials layer, token in memory (1000 principals): +${rounds[3]!.toFixed(2)} µs CPU per call (median of 7 rounds of ${CALLS}; min ${rounds[0]!.toFixed(2)}, max ${rounds[6]!.toFixed(2)}); target ≤ 20 µs`,
+  `credentials layer, token in memory (1000 principals): +${rounds[3]!.toFixed(2)} µs CPU per call (median of 7 ` +
+    `rounds of ${CALLS}; min ${rounds[0]!.toFixed(2)}, max ${rounds[6]!.toFixed(2)}); target ≤ 20 µs`,
 );
 await store.close();

@@ -29,7 +29,10 @@ const VALGRIND = ['--tool=callgrind', '--smc-check=all-non-file', `--callgrind-o
 
 async function start(kind: string): Promise<{ url: string; child: ReturnType<typeof spawn> }> {
   if (kind === 'bare') {
-    const child = spawn('valgrind', [...VALGRIND, node, path.join(ROOT, 'bench/bare-proxy.mjs'), '1', node, ...ECHO], { cwd: ROOT, stdio: ['ignore', 'pipe', 'pipe'] });
+    const child = spawn('valgrind', [...VALGRIND, node, path.join(ROOT, 'bench/bare-proxy.mjs'), '1', node, ...ECHO], {
+      cwd: ROOT,
+      stdio: ['ignore', 'pipe', 'pipe'],
+    });
     child.stderr!.on('data', (chunk: Buffer) => appendFileSync(`${dir}/bare.stderr`, chunk));
     const url = await new Promise<string>((resolve) => {
       let log = '';
@@ -45,7 +48,10 @@ async function start(kind: string): Promise<{ url: string; child: ReturnType<typ
   const server = { command: node, args: ECHO, cwd: ROOT, era: 'modern', instances: 1, maxInFlight: 16 };
   const file = path.join(dir, 'gateway.config.json');
   writeFileSync(file, JSON.stringify({ listen: { port: 0 }, log: { level: 'info' }, servers: { s: server } }));
-  const child = spawn('valgrind', [...VALGRIND, node, entry, '--config', file], { cwd: ROOT, stdio: ['ignore', 'ignore', 'pipe'] });
+  const child = spawn('valgrind', [...VALGRIND, node, entry, '--config', file], {
+    cwd: ROOT,
+    stdio: ['ignore', 'ignore', 'pipe'],
+  });
   child.stderr!.on('data', (chunk: Buffer) => appendFileSync(`${dir}/gateway.stderr`, chunk));
   const base = await announcedUrl(child, /"endpoint":"([^"]+)\/mcp","msg":"serving every server/, 1_800_000);
   return { url: `${base}/servers/s/mcp`, child };
@@ -55,7 +61,13 @@ const load = (url: string, calls: number) =>
   httpLoad({
     url,
     headers: mcpHeaders('tools/call', 'echo'),
-    body: (i) => JSON.stringify({ jsonrpc: '2.0', id: i, method: 'tools/call', params: { name: 'echo', arguments: { text: `t${i}` }, _meta: META } }),
+    body: (i) =>
+      JSON.stringify({
+        jsonrpc: '2.0',
+        id: i,
+        method: 'tools/call',
+        params: { name: 'echo', arguments: { text: `t${i}` }, _meta: META },
+      }),
     check: (text, i) => JSON.parse(text).id === i,
     concurrency: CLIENTS,
     total: calls,
@@ -75,7 +87,9 @@ try {
       .at(-1)!;
     const total = Number(/^(?:summary|totals): (\d+)/m.exec(readFileSync(path.join(dir, dump), 'utf8'))?.[1]);
     console.log(
-      `${kind}: ${(total / measured.calls / 1000).toFixed(1)} k instructions per call, all threads (${measured.calls} calls, ${measured.errors + warm.errors} errors, ${CLIENTS} clients); dump ${path.join(dir, dump)}`,
+      `${kind}: ${(total / measured.calls / 1000).toFixed(1)} k instructions per call, all threads ` +
+        `(${measured.calls} calls, ${measured.errors + warm.errors} errors, ${CLIENTS} clients); dump ` +
+        `${path.join(dir, dump)}`,
     );
     await stopTree(child, 20_000);
   }

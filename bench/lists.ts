@@ -41,14 +41,30 @@ const agent = new http.Agent({ keepAlive: true, maxSockets: 1 });
 
 /** One POST; resolves with the whole answer's bytes. */
 function post(url: URL, method: string, id: number, cursor: string | undefined): Promise<Buffer> {
-  const body = JSON.stringify({ jsonrpc: '2.0', id, method, params: cursor === undefined ? { _meta: META } : { cursor, _meta: META } });
+  const body = JSON.stringify({
+    jsonrpc: '2.0',
+    id,
+    method,
+    params: cursor === undefined ? { _meta: META } : { cursor, _meta: META },
+  });
   return new Promise((resolve, reject) => {
     const req = http.request(
-      { host: url.hostname, port: url.port, path: url.pathname, method: 'POST', agent, headers: { ...mcpHeaders(method), 'content-length': Buffer.byteLength(body) } },
+      {
+        host: url.hostname,
+        port: url.port,
+        path: url.pathname,
+        method: 'POST',
+        agent,
+        headers: { ...mcpHeaders(method), 'content-length': Buffer.byteLength(body) },
+      },
       (res) => {
         const chunks: Buffer[] = [];
         res.on('data', (c: Buffer) => chunks.push(c));
-        res.on('end', () => (res.statusCode === 200 ? resolve(Buffer.concat(chunks)) : reject(new Error(`HTTP ${res.statusCode} for ${method}`))));
+        res.on('end', () =>
+          res.statusCode === 200
+            ? resolve(Buffer.concat(chunks))
+            : reject(new Error(`HTTP ${res.statusCode} for ${method}`)),
+        );
       },
     );
     req.on('error', reject);
@@ -93,7 +109,9 @@ async function p50(url: URL, method: string, count: number): Promise<number> {
  * The floor: node:http answering each page (by method and cursor) with the bytes the gateway sent for it,
  * the id spliced in where the gateway's was. It parses the request body as the gateway must.
  */
-async function floorServer(pages: Map<string, { before: Buffer; after: Buffer }>): Promise<{ url: URL; close(): void }> {
+async function floorServer(
+  pages: Map<string, { before: Buffer; after: Buffer }>,
+): Promise<{ url: URL; close(): void }> {
   const server = http.createServer((req, res) => {
     const chunks: Buffer[] = [];
     req.on('data', (c: Buffer) => chunks.push(c));
@@ -101,7 +119,10 @@ async function floorServer(pages: Map<string, { before: Buffer; after: Buffer }>
       const message = JSON.parse(Buffer.concat(chunks).toString('utf8'));
       const page = pages.get(`${message.method}\0${message.params?.cursor ?? ''}`)!;
       const id = Buffer.from(JSON.stringify(message.id));
-      res.writeHead(200, { 'content-type': 'application/json', 'content-length': page.before.length + id.length + page.after.length });
+      res.writeHead(200, {
+        'content-type': 'application/json',
+        'content-length': page.before.length + id.length + page.after.length,
+      });
       res.write(page.before);
       res.write(id);
       res.end(page.after);
@@ -154,10 +175,17 @@ export async function listsBench(options: { log?: (line: string) => void } = {})
             rounds.push({ gatewayMs, floorMs, ratio: gatewayMs / floorMs });
           }
           const mine = [...pages].filter(([k]) => k.startsWith(`${method}\0`));
-          rows.push({ method, endpoint, rounds, pages: mine.length, bytes: mine.reduce((s, [, p]) => s + p.before.length + p.after.length + 1, 0) });
+          rows.push({
+            method,
+            endpoint,
+            rounds,
+            pages: mine.length,
+            bytes: mine.reduce((s, [, p]) => s + p.before.length + p.after.length + 1, 0),
+          });
           const r = rows.at(-1)!;
           say(
-            `lists: ${method} on ${endpoint}: ×${median(r.rounds.map((x) => x.ratio)).toFixed(3)} (${r.rounds.map((x) => `${x.gatewayMs.toFixed(2)}/${x.floorMs.toFixed(2)}`).join(', ')} ms)`,
+            `lists: ${method} on ${endpoint}: ×${median(r.rounds.map((x) => x.ratio)).toFixed(3)} ` +
+              `(${r.rounds.map((x) => `${x.gatewayMs.toFixed(2)}/${x.floorMs.toFixed(2)}`).join(', ')} ms)`,
           );
         }
       } finally {
@@ -173,9 +201,11 @@ export async function listsBench(options: { log?: (line: string) => void } = {})
 
 export function listsTable(result: ListsResult): string[] {
   const f = (n: number, d = 2) => n.toFixed(d);
-  const spread = (values: number[], d: number) => `${f(median(values), d)} (${f(Math.min(...values), d)}–${f(Math.max(...values), d)})`;
+  const spread = (values: number[], d: number) =>
+    `${f(median(values), d)} (${f(Math.min(...values), d)}–${f(Math.max(...values), d)})`;
   return [
-    `Load average at the start (1, 5, 15 min): ${result.load}. Each figure: p50 of ${LISTINGS} whole listings (every page) at one client; median of ${ROUNDS} alternating rounds (min–max).`,
+    `Load average at the start (1, 5, 15 min): ${result.load}. Each figure: p50 of ${LISTINGS} whole listings ` +
+      `(every page) at one client; median of ${ROUNDS} alternating rounds (min–max).`,
     '',
     '| list | endpoint | pages | bytes | gateway p50 ms | floor p50 ms | ratio |',
     '| --- | --- | ---: | ---: | ---: | ---: | ---: |',

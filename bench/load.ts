@@ -62,7 +62,14 @@ export async function httpLoad(options: {
       const headers = typeof options.headers === 'function' ? options.headers(i) : options.headers;
       const started = process.hrtime.bigint();
       const req = http.request(
-        { host: url.hostname, port: url.port, path: url.pathname, method: 'POST', agent, headers: { ...headers, 'content-length': Buffer.byteLength(payload) } },
+        {
+          host: url.hostname,
+          port: url.port,
+          path: url.pathname,
+          method: 'POST',
+          agent,
+          headers: { ...headers, 'content-length': Buffer.byteLength(payload) },
+        },
         (res) => {
           const chunks: Buffer[] = [];
           let kept = 0;
@@ -74,7 +81,8 @@ export async function httpLoad(options: {
           res.on('end', () => {
             latencies.push(process.hrtime.bigint() - started);
             const body = chunks.length === 1 ? chunks[0]! : Buffer.concat(chunks);
-            if (res.statusCode !== 200 || !options.check(body.toString('utf8', 0, Math.min(limit, body.length)), i)) errors++;
+            if (res.statusCode !== 200 || !options.check(body.toString('utf8', 0, Math.min(limit, body.length)), i))
+              errors++;
             resolve();
           });
         },

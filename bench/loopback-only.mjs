@@ -12,7 +12,14 @@ net.Server.prototype.listen = function (...args) {
     const tail = typeof rest[0] === 'string' ? rest.slice(1) : rest;
     return listen.call(this, Number(port), '127.0.0.1', ...tail);
   }
-  if (args[0] && typeof args[0] === 'object' && !('fd' in args[0]) && !('path' in args[0]) && !('_handle' in args[0]) && !('handle' in args[0])) {
+  if (
+    args[0] &&
+    typeof args[0] === 'object' &&
+    !('fd' in args[0]) &&
+    !('path' in args[0]) &&
+    !('_handle' in args[0]) &&
+    !('handle' in args[0])
+  ) {
     return listen.call(this, { ...args[0], host: '127.0.0.1' }, ...args.slice(1));
   }
   if (args.length === 0 || typeof args[0] === 'function') return listen.call(this, 0, '127.0.0.1', ...args);

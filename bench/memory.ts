@@ -89,7 +89,13 @@ async function one(build: string, entry: string, calls: number, step: number): P
       const r = await httpLoad({
         url: gateway.url,
         headers: (i) => mcpHeaders('tools/call', name(i)),
-        body: (i) => JSON.stringify({ jsonrpc: '2.0', id: i, method: 'tools/call', params: { name: name(i), arguments: { text: `m${base + i}` }, _meta: META } }),
+        body: (i) =>
+          JSON.stringify({
+            jsonrpc: '2.0',
+            id: i,
+            method: 'tools/call',
+            params: { name: name(i), arguments: { text: `m${base + i}` }, _meta: META },
+          }),
         check: (text, i) => {
           const { u, t } = route(base + i);
           try {
@@ -126,7 +132,9 @@ async function one(build: string, entry: string, calls: number, step: number): P
   }
 }
 
-export async function memoryBench(options: { calls?: number; step?: number; log?: (line: string) => void } = {}): Promise<MemoryResult> {
+export async function memoryBench(
+  options: { calls?: number; step?: number; log?: (line: string) => void } = {},
+): Promise<MemoryResult> {
   const calls = options.calls ?? 100_000;
   const step = options.step ?? Math.max(1, Math.round(calls / 10));
   const say = options.log ?? (() => {});
@@ -136,7 +144,9 @@ export async function memoryBench(options: { calls?: number; step?: number; log?
   const run = await one(build, gatewayEntry(), calls, step);
   runs.push(run);
   say(
-    `memory: ${build}: idle ${run.idleMb.toFixed(1)} MB, after ${run.samples.at(-1)?.calls} calls ${run.lastMb.toFixed(1)} MB (first ${run.firstMb.toFixed(1)}, max ${run.maxMb.toFixed(1)}), ${run.errors} errors`,
+    `memory: ${build}: idle ${run.idleMb.toFixed(1)} MB, after ${run.samples.at(-1)?.calls} calls ` +
+      `${run.lastMb.toFixed(1)} MB (first ${run.firstMb.toFixed(1)}, max ${run.maxMb.toFixed(1)}), ${run.errors} ` +
+      `errors`,
   );
   // V8 grows the young generation to 16 MB while the gateway starts, and keeps it: a smaller cap saves
   // that at idle, at some cost in garbage collection under load (docs/deployment.md).
@@ -156,7 +166,8 @@ export async function memoryBench(options: { calls?: number; step?: number; log?
   await stopTree(later.process);
   say(`memory: idle ${LATER_MS / 1000} s after start: ${idleLater.idleMb.toFixed(1)} MB`);
   notes.push(
-    `RSS is /proc/<pid>/status VmRSS of the gateway process only (its ${UPSTREAMS} children are not counted); idle is read 3 s after the endpoint is up, before any request.`,
+    `RSS is /proc/<pid>/status VmRSS of the gateway process only (its ${UPSTREAMS} children are not counted); idle ` +
+      `is read 3 s after the endpoint is up, before any request.`,
   );
   return { idleWith, idleLater, upstreams: UPSTREAMS, toolsEach: TOOLS_EACH, calls, step, runs, notes };
 }
@@ -165,19 +176,30 @@ export function memoryTable(result: MemoryResult): string[] {
   const f = (n: number, d = 1) => (Number.isFinite(n) ? n.toFixed(d) : '–');
   const steps = result.runs[0]?.samples.map((s) => s.calls) ?? [];
   return [
-    `| build | idle MB | ${steps.map((c) => `${c / 1000}k`).join(' | ')} | first→last MB | max MB | slope MB/10k | peak (VmHWM) MB | calls/s | errors |`,
+    `| build | idle MB | ${steps.map((c) => `${c / 1000}k`).join(' | ')} | first→last MB | max MB | slope MB/10k | ` +
+      `peak (VmHWM) MB | calls/s | errors |`,
     `| --- | ---: | ${steps.map(() => '---:').join(' | ')} | ---: | ---: | ---: | ---: | ---: | ---: |`,
     ...result.runs.map((r) => {
       const rate = r.load.reduce((s, l) => s + l.calls, 0) / r.load.reduce((s, l) => s + l.seconds, 0);
-      return `| ${r.build} | ${f(r.idleMb)} | ${r.samples.map((s) => f(s.rssMb)).join(' | ')} | ${f(r.firstMb)}→${f(r.lastMb)} (${r.lastMb >= r.firstMb ? '+' : ''}${f(r.lastMb - r.firstMb)}) | ${f(r.maxMb)} | ${f(r.slopeMbPer10k, 2)} | ${f(r.peakMb)} | ${f(rate, 0)} | ${r.errors} |`;
+      return (
+        `| ${r.build} | ${f(r.idleMb)} | ${r.samples.map((s) => f(s.rssMb)).join(' | ')} | ` +
+        `${f(r.firstMb)}→${f(r.lastMb)} (${r.lastMb >= r.firstMb ? '+' : ''}${f(r.lastMb - r.firstMb)}) | ` +
+        `${f(r.maxMb)} | ${f(r.slopeMbPer10k, 2)} | ${f(r.peakMb)} | ${f(rate, 0)} | ${r.errors} |`
+      );
     }),
     '',
     ...(result.idleWith?.length
-      ? [`Idle RSS of the same gateway with a smaller young generation: ${result.idleWith.map((v) => `\`${v.nodeFlags}\` ${f(v.idleMb)} MB`).join(', ')}.`, '']
+      ? [
+          `Idle RSS of the same gateway with a smaller young generation: ` +
+            `${result.idleWith.map((v) => `\`${v.nodeFlags}\` ${f(v.idleMb)} MB`).join(', ')}.`,
+          '',
+        ]
       : []),
     ...(result.idleLater
       ? [
-          `Idle RSS of the default gateway ${result.idleLater.afterMs / 1000} s after its endpoint is up (start-up's young generation given back by V8): ${f(result.idleLater.idleMb)} MB. The target reads the 3 s figure.`,
+          `Idle RSS of the default gateway ${result.idleLater.afterMs / 1000} s after its endpoint is up ` +
+            `(start-up's young generation given back by V8): ${f(result.idleLater.idleMb)} MB. The target reads the ` +
+            `3 s figure.`,
           '',
         ]
       : []),

@@ -56,7 +56,12 @@ export interface PeersResult {
 }
 
 const text = (key: string, c: number, i: number) => `${key}-${c}-${i}`;
-const echo = (i: number, t: string) => ({ jsonrpc: '2.0', id: i, method: 'tools/call', params: { name: 'echo', arguments: { text: t }, _meta: META } });
+const echo = (i: number, t: string) => ({
+  jsonrpc: '2.0',
+  id: i,
+  method: 'tools/call',
+  params: { name: 'echo', arguments: { text: t }, _meta: META },
+});
 
 /** The JSON-RPC response in an answer: a JSON body, or the last `data:` line of an SSE one. */
 function parseAnswer(body: string): any {
@@ -114,8 +119,19 @@ async function startFloor(started: ChildProcess[]): Promise<Server> {
   const s = spawnServer(node, args, { cwd: ROOT });
   started.push(s.process);
   let port = 0;
-  await waitFor('the HTTP floor', async () => ((port = Number(/listening (\d+)/.exec(s.log())?.[1] ?? 0)), port > 0), 10_000, s.log);
-  return { key: 'floor', url: `http://127.0.0.1:${port}/mcp`, process: s.process, command: shortCmd([node, ...args]), log: s.log };
+  await waitFor(
+    'the HTTP floor',
+    async () => ((port = Number(/listening (\d+)/.exec(s.log())?.[1] ?? 0)), port > 0),
+    10_000,
+    s.log,
+  );
+  return {
+    key: 'floor',
+    url: `http://127.0.0.1:${port}/mcp`,
+    process: s.process,
+    command: shortCmd([node, ...args]),
+    log: s.log,
+  };
 }
 
 async function startGatewayBridge(started: ChildProcess[]): Promise<Server> {
@@ -123,18 +139,43 @@ async function startGatewayBridge(started: ChildProcess[]): Promise<Server> {
   const s = spawnServer(node, args, { cwd: ROOT });
   started.push(s.process);
   let url = '';
-  await waitFor('mcp-gateway', async () => ((url = /"endpoint":"([^"]+\/servers\/echo\/mcp)"/.exec(s.log())?.[1] ?? ''), url !== ''), 30_000, s.log);
+  await waitFor(
+    'mcp-gateway',
+    async () => ((url = /"endpoint":"([^"]+\/servers\/echo\/mcp)"/.exec(s.log())?.[1] ?? ''), url !== ''),
+    30_000,
+    s.log,
+  );
   return { key: 'gateway', url, process: s.process, command: shortCmd([node, ...args]), log: s.log };
 }
 
 /** mcp-proxy: the 2026-07-28 leg of its stream endpoint is per request (no session); --upstreamProtocol auto
  * is needed for it to talk to a modern-only server (its default upstream handshake is 2025 initialize). */
-async function startMcpProxy(started: ChildProcess[], upstream: string[], env: Record<string, string> = {}): Promise<Server> {
+async function startMcpProxy(
+  started: ChildProcess[],
+  upstream: string[],
+  env: Record<string, string> = {},
+): Promise<Server> {
   const port = await freePort();
-  const args = [bin('mcp-proxy', 'dist/bin/mcp-proxy.mjs'), '--port', String(port), '--host', '127.0.0.1', '--upstreamProtocol', 'auto', '--', ...upstream];
+  const args = [
+    bin('mcp-proxy', 'dist/bin/mcp-proxy.mjs'),
+    '--port',
+    String(port),
+    '--host',
+    '127.0.0.1',
+    '--upstreamProtocol',
+    'auto',
+    '--',
+    ...upstream,
+  ];
   const s = spawnServer(node, args, { cwd: ROOT, env: { ...process.env, ...env } });
   started.push(s.process);
-  return { key: 'mcp-proxy', url: `http://127.0.0.1:${port}/mcp`, process: s.process, command: shortCmd([node, ...args]), log: s.log };
+  return {
+    key: 'mcp-proxy',
+    url: `http://127.0.0.1:${port}/mcp`,
+    process: s.process,
+    command: shortCmd([node, ...args]),
+    log: s.log,
+  };
 }
 
 /** supergateway: stdio → Streamable HTTP, stateless (its default). It has no host option, so it runs with
@@ -156,7 +197,13 @@ async function startSupergateway(started: ChildProcess[]): Promise<Server> {
   ];
   const s = spawnServer(node, args, { cwd: ROOT });
   started.push(s.process);
-  return { key: 'supergateway', url: `http://127.0.0.1:${port}/mcp`, process: s.process, command: shortCmd([node, ...args]), log: s.log };
+  return {
+    key: 'supergateway',
+    url: `http://127.0.0.1:${port}/mcp`,
+    process: s.process,
+    command: shortCmd([node, ...args]),
+    log: s.log,
+  };
 }
 
 /** Calls per run for supergateway (it spawns a child per request): few, or it would take hours.
@@ -173,7 +220,11 @@ async function quiet(pid: number): Promise<void> {
   while (descendants(pid).some(alive) && Date.now() < until) await new Promise((resolve) => setTimeout(resolve, 250));
 }
 
-export async function peersBench(options: { total: number; concurrency: number[]; log?: (line: string) => void }): Promise<PeersResult> {
+export async function peersBench(options: {
+  total: number;
+  concurrency: number[];
+  log?: (line: string) => void;
+}): Promise<PeersResult> {
   const say = options.log ?? (() => {});
   const started: ChildProcess[] = [];
   const notes: string[] = [];
@@ -243,7 +294,8 @@ export async function peersBench(options: { total: number; concurrency: number[]
         // share the cores with them.
         if (key === 'supergateway') await quiet(sg.process.pid!);
         say(
-          `peers: ${key} ×${c}: p50 ${result.p50Ms.toFixed(3)} ms, p99 ${result.p99Ms.toFixed(2)} ms, ${result.callsPerSecond.toFixed(0)}/s, ${result.errors} errors${result.timedOut ? ' (deadline)' : ''}`,
+          `peers: ${key} ×${c}: p50 ${result.p50Ms.toFixed(3)} ms, p99 ${result.p99Ms.toFixed(2)} ms, ` +
+            `${result.callsPerSecond.toFixed(0)}/s, ${result.errors} errors${result.timedOut ? ' (deadline)' : ''}`,
         );
       }
     }
@@ -255,7 +307,13 @@ export async function peersBench(options: { total: number; concurrency: number[]
     // in front of one synthetic upstream of 51 tools.
     const gw3 = await startGateway(3, 17, { listTtlMs: 60_000 });
     started.push(gw3.process);
-    const proxyList = await startMcpProxy(started, ['env', 'SERVER_ID=s0', 'TOOL_COUNT=51', node, path.join(ROOT, 'test/fixtures/synthetic-server.mjs')]);
+    const proxyList = await startMcpProxy(started, [
+      'env',
+      'SERVER_ID=s0',
+      'TOOL_COUNT=51',
+      node,
+      path.join(ROOT, 'test/fixtures/synthetic-server.mjs'),
+    ]);
     started.push(proxyList.process);
     await waitFor(
       'mcp-proxy (synthetic upstream)',
@@ -274,7 +332,8 @@ export async function peersBench(options: { total: number; concurrency: number[]
       60_000,
       proxyList.log,
     );
-    commands['gateway /mcp (lists)'] = `node bench/.build/src/cli.js --config <3 synthetic upstreams × 17 tools, ttlMs 60000, memory cache>`;
+    commands['gateway /mcp (lists)'] =
+      `node bench/.build/src/cli.js --config <3 synthetic upstreams × 17 tools, ttlMs 60000, memory cache>`;
     commands['mcp-proxy (lists)'] = proxyList.command;
     for (const [key, url, label] of [
       ['gateway', gw3.url, 'mcp-gateway /mcp, cached (3 upstreams × 17 tools)'],
@@ -301,14 +360,24 @@ export async function peersBench(options: { total: number; concurrency: number[]
       });
       // Measured: each answer is its own success, checked without parsing 11 KB of JSON per answer in
       // the load generator (that cost the client more than the gateway spends serving the list).
-      const result = await load((b, i) => (b.includes(`"id":${i},`) || b.includes(`"id":${i}}`)) && b.includes('"tools":[') && !b.includes('"error":{'));
+      const result = await load(
+        (b, i) =>
+          (b.includes(`"id":${i},`) || b.includes(`"id":${i}}`)) && b.includes('"tools":[') && !b.includes('"error":{'),
+      );
       lists.push({ key, label, tools: 51, result });
-      say(`peers: tools/list ${key}: p50 ${result.p50Ms.toFixed(2)} ms, ${result.callsPerSecond.toFixed(0)}/s, ${result.errors} errors`);
+      say(
+        `peers: tools/list ${key}: p50 ${result.p50Ms.toFixed(2)} ms, ${result.callsPerSecond.toFixed(0)}/s, ` +
+          `${result.errors} errors`,
+      );
     }
     notes.push(
-      'mcp-proxy and supergateway both answered the modern (2026-07-28) stateless request as sent to the gateway (same headers and body); no session or initialize was needed.',
-      `supergateway starts a child (node + tsx, the fixture) per request: ${options.concurrency.map((c) => `${supergatewayCalls(c, options.concurrency)} calls at ${c}`).join(', ')} instead of ${options.total}; it ran with --logLevel none (its default logs every message).`,
-      'Runs are interleaved per concurrency (floor, gateway, mcp-proxy, stdio, supergateway), after a 2,000-call warm-up of each fast HTTP path; the stdio child is a fresh one per run with a 2,000-call warm-up.',
+      'mcp-proxy and supergateway both answered the modern (2026-07-28) stateless request as sent to the gateway ' +
+        '(same headers and body); no session or initialize was needed.',
+      `supergateway starts a child (node + tsx, the fixture) per request: ` +
+        `${options.concurrency.map((c) => `${supergatewayCalls(c, options.concurrency)} calls at ${c}`).join(', ')} ` +
+        `instead of ${options.total}; it ran with --logLevel none (its default logs every message).`,
+      'Runs are interleaved per concurrency (floor, gateway, mcp-proxy, stdio, supergateway), after a 2,000-call ' +
+        'warm-up of each fast HTTP path; the stdio child is a fresh one per run with a 2,000-call warm-up.',
     );
   } finally {
     for (const child of started.reverse()) await stopTree(child); // already stopped ones return at once
@@ -327,17 +396,22 @@ export function peersTable(result: PeersResult): string[] {
       fl = find('floor', c),
       p = find('mcp-proxy', c);
     if (!g || !fl || !p) return `| ${c} | – | – | – | – |`;
-    return `| ${c} | +${f(g.p50Ms - fl.p50Ms, 3)} ms | ×${f(g.callsPerSecond / fl.callsPerSecond)} | ×${f(g.callsPerSecond / p.callsPerSecond)} | ×${f(g.p50Ms / p.p50Ms)} |`;
+    return (
+      `| ${c} | +${f(g.p50Ms - fl.p50Ms, 3)} ms | ×${f(g.callsPerSecond / fl.callsPerSecond)} | ` +
+      `×${f(g.callsPerSecond / p.callsPerSecond)} | ×${f(g.p50Ms / p.p50Ms)} |`
+    );
   };
   return [
     '| path | clients | calls | p50 ms | p99 ms | calls/s | errors |',
     '| --- | ---: | ---: | ---: | ---: | ---: | ---: |',
     ...rows.map(
       ({ path, concurrency, result: r }) =>
-        `| ${path} | ${concurrency} | ${r.calls}${r.timedOut ? ' (deadline)' : ''} | ${f(r.p50Ms, 3)} | ${f(r.p99Ms)} | ${f(r.callsPerSecond, 0)} | ${r.errors} |`,
+        `| ${path} | ${concurrency} | ${r.calls}${r.timedOut ? ' (deadline)' : ''} | ${f(r.p50Ms, 3)} | ` +
+        `${f(r.p99Ms)} | ${f(r.callsPerSecond, 0)} | ${r.errors} |`,
     ),
     '',
-    '| clients | gateway p50 − floor p50 | gateway ÷ floor calls/s | gateway ÷ mcp-proxy calls/s | gateway ÷ mcp-proxy p50 |',
+    '| clients | gateway p50 − floor p50 | gateway ÷ floor calls/s | gateway ÷ mcp-proxy calls/s | gateway ÷ ' +
+      'mcp-proxy p50 |',
     '| ---: | ---: | ---: | ---: | ---: |',
     ...levels.map(ratio),
     '',
@@ -345,7 +419,11 @@ export function peersTable(result: PeersResult): string[] {
     '',
     '| server | tools | p50 ms | p99 ms | lists/s | errors |',
     '| --- | ---: | ---: | ---: | ---: | ---: |',
-    ...result.lists.map((l) => `| ${l.label} | ${l.tools} | ${f(l.result.p50Ms)} | ${f(l.result.p99Ms)} | ${f(l.result.callsPerSecond, 0)} | ${l.result.errors} |`),
+    ...result.lists.map(
+      (l) =>
+        `| ${l.label} | ${l.tools} | ${f(l.result.p50Ms)} | ${f(l.result.p99Ms)} | ${f(l.result.callsPerSecond, 0)} ` +
+        `| ${l.result.errors} |`,
+    ),
     '',
     'Server RSS after its runs (VmRSS of the server process, not its children): ' +
       Object.entries(result.rssMb)
@@ -355,7 +433,8 @@ export function peersTable(result: PeersResult): string[] {
     'How each path was started (cwd: the repository; every server on 127.0.0.1):',
     '',
     ...Object.entries(result.commands).map(
-      ([k, v]) => `- ${k}: \`${v}\`${k === 'stdio' ? ' (the bench writes JSON lines to its stdin and reads its stdout, multiplexed by id)' : ''}`,
+      ([k, v]) =>
+        `- ${k}: \`${v}\`${k === 'stdio' ? ' (the bench writes JSON lines to its stdin and reads its stdout, multiplexed by id)' : ''}`,
     ),
     '',
     ...result.notes.map((n) => `- ${n}`),

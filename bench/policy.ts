@@ -40,9 +40,20 @@ export function benchPolicies(): PolicySetting[] {
   return Array.from({ length: 100 }, (_, i) => ({
     name: `p${i}`,
     principals: { groups: [`g${i}`] },
-    allow: { servers: [`s${i % UPSTREAMS}`, `s${(i + 3) % UPSTREAMS}`], tools: [`s${i % UPSTREAMS}__tool-${i % 10}*`, `s${(i + 3) % UPSTREAMS}__tool-*`] },
+    allow: {
+      servers: [`s${i % UPSTREAMS}`, `s${(i + 3) % UPSTREAMS}`],
+      tools: [`s${i % UPSTREAMS}__tool-${i % 10}*`, `s${(i + 3) % UPSTREAMS}__tool-*`],
+    },
     deny: { tools: [`s${(i + 3) % UPSTREAMS}__tool-49${i % 10}`] },
-    when: i % 20 === 0 ? [{ tool: `s${(i + 3) % UPSTREAMS}__tool-*`, expr: "size(args.text) < 100 && principal.groups.exists(g, g.startsWith('g'))" }] : [],
+    when:
+      i % 20 === 0
+        ? [
+            {
+              tool: `s${(i + 3) % UPSTREAMS}__tool-*`,
+              expr: "size(args.text) < 100 && principal.groups.exists(g, g.startsWith('g'))",
+            },
+          ]
+        : [],
     pin: false,
   }));
 }
@@ -55,18 +66,30 @@ export async function policyBench(): Promise<PolicyFigures> {
   const variants: [string, Record<string, unknown>][] = [
     ['open (no auth, no policies)', {}],
     ['API key + audit log', { auth, audit: { destination: path.join(dir, 'audit-key.jsonl') } }],
-    ['API key + 100 policies + audit log', { auth, policies: benchPolicies(), audit: { destination: path.join(dir, 'audit-policies.jsonl') } }],
+    [
+      'API key + 100 policies + audit log',
+      { auth, policies: benchPolicies(), audit: { destination: path.join(dir, 'audit-policies.jsonl') } },
+    ],
   ];
   // All three run side by side and are measured in turns, so drift in a shared machine's load hits each alike.
-  const gateways = await Promise.all(variants.map(([, extra]) => startGateway(UPSTREAMS, TOOLS_EACH, { listTtlMs: 60_000, extra })));
+  const gateways = await Promise.all(
+    variants.map(([, extra]) => startGateway(UPSTREAMS, TOOLS_EACH, { listTtlMs: 60_000, extra })),
+  );
   // s3's tools: allowed to the caller through p0's second glob, under p0's CEL condition (which holds).
   const tool = (i: number) => `s3__tool-${i % 10}`;
-  const credentials = (extra: Record<string, unknown>): Record<string, string> => ('auth' in extra ? { authorization: `Bearer ${KEY}` } : {});
+  const credentials = (extra: Record<string, unknown>): Record<string, string> =>
+    'auth' in extra ? { authorization: `Bearer ${KEY}` } : {};
   const call = (url: string, extra: Record<string, unknown>) =>
     httpLoad({
       url,
       headers: (i) => mcpHeaders('tools/call', tool(i), credentials(extra)),
-      body: (i) => JSON.stringify({ jsonrpc: '2.0', id: i, method: 'tools/call', params: { name: tool(i), arguments: { text: `p${i}` }, _meta: META } }),
+      body: (i) =>
+        JSON.stringify({
+          jsonrpc: '2.0',
+          id: i,
+          method: 'tools/call',
+          params: { name: tool(i), arguments: { text: `p${i}` }, _meta: META },
+        }),
       check: (text, i) => JSON.parse(text).result?.content?.[0]?.text === `s3/tool-${i % 10}: p${i}`,
       concurrency: 16,
       total: 10_000,
@@ -102,7 +125,14 @@ export async function policyBench(): Promise<PolicyFigures> {
     await new Promise((resolve) => gateway.process.once('exit', resolve));
   }
   const byMedianP50 = (runs: LoadResult[]) => [...runs].sort((a, b) => a.p50Ms - b.p50Ms)[1]!;
-  const rows = variants.map(([label], v): PolicyRow => ({ path: label, call: byMedianP50(calls[v]!), list: byMedianP50(lists[v]!), visible: visible[v]! }));
+  const rows = variants.map(
+    ([label], v): PolicyRow => ({
+      path: label,
+      call: byMedianP50(calls[v]!),
+      list: byMedianP50(lists[v]!),
+      visible: visible[v]!,
+    }),
+  );
   return { rows, ...inProcess() };
 }
 
@@ -110,7 +140,13 @@ export async function policyBench(): Promise<PolicyFigures> {
 function inProcess(): Pick<PolicyFigures, 'decideColdUs' | 'decideWarmUs' | 'filterColdMs' | 'filterWarmUs'> {
   const servers = Array.from({ length: UPSTREAMS }, (_, i) => `s${i}`);
   const principal = { id: 'bench', groups: CALLER_GROUPS, scopes: [], via: 'api-key' as const };
-  const tools = servers.flatMap((s) => Array.from({ length: TOOLS_EACH }, (_, t) => ({ name: `${s}__tool-${t}`, description: 'd', inputSchema: { type: 'object' } })));
+  const tools = servers.flatMap((s) =>
+    Array.from({ length: TOOLS_EACH }, (_, t) => ({
+      name: `${s}__tool-${t}`,
+      description: 'd',
+      inputSchema: { type: 'object' },
+    })),
+  );
   const guardFor = () =>
     new Guard({
       prefixes: new Map(servers.map((s) => [s, s])),
@@ -143,7 +179,12 @@ function inProcess(): Pick<PolicyFigures, 'decideColdUs' | 'decideWarmUs' | 'fil
     filterWarm.push(time(() => guard.shape(undefined, 'tools/list', listResponse, grant)));
   }
   const median = (values: number[]) => values.sort((a, b) => a - b)[Math.floor(values.length / 2)]!;
-  return { decideColdUs: median(cold), decideWarmUs: median(warm), filterColdMs: median(filterCold), filterWarmUs: median(filterWarm) };
+  return {
+    decideColdUs: median(cold),
+    decideWarmUs: median(warm),
+    filterColdMs: median(filterCold),
+    filterWarmUs: median(filterWarm),
+  };
 }
 
 export function policyTable(figures: PolicyFigures): string[] {
@@ -151,23 +192,29 @@ export function policyTable(figures: PolicyFigures): string[] {
   const open = figures.rows[0];
   const policed = figures.rows.at(-1);
   const lines = [
-    `| gateway (${UPSTREAMS} upstreams × ${TOOLS_EACH} tools) | tools/call p50 ms | p99 ms | calls/s (16 clients) | cached tools/list p50 ms | p99 ms | tools seen | errors |`,
+    `| gateway (${UPSTREAMS} upstreams × ${TOOLS_EACH} tools) | tools/call p50 ms | p99 ms | calls/s (16 clients) | ` +
+      `cached tools/list p50 ms | p99 ms | tools seen | errors |`,
     '| --- | ---: | ---: | ---: | ---: | ---: | ---: | ---: |',
     ...figures.rows.map(
       (r) =>
-        `| ${r.path} | ${f(r.call.p50Ms)} | ${f(r.call.p99Ms)} | ${r.call.callsPerSecond.toFixed(0)} | ${f(r.list.p50Ms)} | ${f(r.list.p99Ms)} | ${r.visible} | ${r.call.errors + r.list.errors} |`,
+        `| ${r.path} | ${f(r.call.p50Ms)} | ${f(r.call.p99Ms)} | ${r.call.callsPerSecond.toFixed(0)} | ` +
+        `${f(r.list.p50Ms)} | ${f(r.list.p99Ms)} | ${r.visible} | ${r.call.errors + r.list.errors} |`,
     ),
   ];
   if (open && policed) {
     lines.push(
       '',
-      `Added p50 (median of 3 runs each, taken in turns): tools/call ${f(policed.call.p50Ms - open.call.p50Ms)} ms, tools/list ${f(policed.list.p50Ms - open.list.p50Ms)} ms (the policed list is also ${open.visible - policed.visible} tools shorter).`,
+      `Added p50 (median of 3 runs each, taken in turns): tools/call ${f(policed.call.p50Ms - open.call.p50Ms)} ms, ` +
+        `tools/list ${f(policed.list.p50Ms - open.list.p50Ms)} ms (the policed list is also ` +
+        `${open.visible - policed.visible} tools shorter).`,
     );
   }
   lines.push(
     '',
-    `In process, 100 policies: a tools/call decision ${f(figures.decideColdUs)} µs cold (first time for a name), ${f(figures.decideWarmUs)} µs memoised;`,
-    `filtering the 5,000-tool list ${f(figures.filterColdMs)} ms the first time for a grant, ${f(figures.filterWarmUs)} µs after (memoised per cached list).`,
+    `In process, 100 policies: a tools/call decision ${f(figures.decideColdUs)} µs cold (first time for a name), ` +
+      `${f(figures.decideWarmUs)} µs memoised;`,
+    `filtering the 5,000-tool list ${f(figures.filterColdMs)} ms the first time for a grant, ` +
+      `${f(figures.filterWarmUs)} µs after (memoised per cached list).`,
   );
   return lines;
 }

@@ -29,14 +29,21 @@ export interface PoolFigures {
 }
 
 async function startPooledGateway(instances: number): Promise<{ url: string; stop(): Promise<void> }> {
-  const server = { command: process.execPath, args: [path.join(ROOT, 'bench/cpu-server.mjs')], env: { BURN_MS: String(BURN_MS) }, era: 'modern', instances };
+  const server = {
+    command: process.execPath,
+    args: [path.join(ROOT, 'bench/cpu-server.mjs')],
+    env: { BURN_MS: String(BURN_MS) },
+    era: 'modern',
+    instances,
+  };
   const config = { listen: { port: 0 }, log: { level: 'info' }, servers: { cpu: { ...server, maxInFlight: CLIENTS } } };
   const { base, process: child } = await startConfiguredGateway(gatewayEntry(), config, { cwd: ROOT });
   return { url: `${base}/servers/cpu/mcp`, stop: () => stopTree(child) };
 }
 
 function burnLoad(url: string, total: number): Promise<LoadResult> {
-  const body = (id: number) => JSON.stringify({ jsonrpc: '2.0', id, method: 'tools/call', params: { name: 'burn', arguments: {}, _meta: META } });
+  const body = (id: number) =>
+    JSON.stringify({ jsonrpc: '2.0', id, method: 'tools/call', params: { name: 'burn', arguments: {}, _meta: META } });
   const check = (text: string, id: number) => {
     const answer = JSON.parse(text);
     return answer.id === id && /^\d+$/.test(answer.result?.content?.[0]?.text ?? '');
@@ -44,7 +51,9 @@ function burnLoad(url: string, total: number): Promise<LoadResult> {
   return httpLoad({ url, headers: HEADERS, body, check, concurrency: CLIENTS, total, deadlineMs: 60_000 });
 }
 
-export async function poolBench(options: { calls?: number; rounds?: number; log?: (line: string) => void } = {}): Promise<PoolFigures> {
+export async function poolBench(
+  options: { calls?: number; rounds?: number; log?: (line: string) => void } = {},
+): Promise<PoolFigures> {
   const calls = options.calls ?? Number(process.env.BENCH_POOL_CALLS ?? 3_000);
   const rounds = options.rounds ?? Number(process.env.BENCH_POOL_ROUNDS ?? 2);
   const best = new Map<number, { result: LoadResult; loadBefore: number }>();
@@ -61,7 +70,8 @@ export async function poolBench(options: { calls?: number; rounds?: number; log?
         const loadBefore = loadavg()[0]!;
         const result = await burnLoad(gateway.url, calls);
         options.log?.(
-          `pool: round ${round + 1}, instances ${instances}: ${result.callsPerSecond.toFixed(0)} calls/s, p50 ${result.p50Ms.toFixed(2)} ms, ${result.errors} errors, load ${loadBefore.toFixed(2)}`,
+          `pool: round ${round + 1}, instances ${instances}: ${result.callsPerSecond.toFixed(0)} calls/s, p50 ` +
+            `${result.p50Ms.toFixed(2)} ms, ${result.errors} errors, load ${loadBefore.toFixed(2)}`,
         );
         const kept = best.get(instances);
         if (!kept || result.callsPerSecond > kept.result.callsPerSecond) best.set(instances, { result, loadBefore });
@@ -71,7 +81,12 @@ export async function poolBench(options: { calls?: number; rounds?: number; log?
     }
   }
   const rows = [1, 2].map((instances) => ({ instances, result: best.get(instances)!.result }));
-  return { clients: CLIENTS, burnMs: BURN_MS, rows, loadBefore: [1, 2].map((instances) => best.get(instances)!.loadBefore) };
+  return {
+    clients: CLIENTS,
+    burnMs: BURN_MS,
+    rows,
+    loadBefore: [1, 2].map((instances) => best.get(instances)!.loadBefore),
+  };
 }
 
 /** The throughput of two children over one's. */
@@ -84,12 +99,15 @@ export function poolRatio(figures: PoolFigures | null | undefined): number {
 export function poolTable(figures: PoolFigures): string[] {
   const f = (n: number, digits = 2) => n.toFixed(digits);
   return [
-    `CPU-bound stdio server (each tools/call spins ${figures.burnMs} ms of CPU), ${figures.clients} clients, one child vs a pool (\`instances\`); the best of alternating rounds:`,
+    `CPU-bound stdio server (each tools/call spins ${figures.burnMs} ms of CPU), ${figures.clients} clients, one ` +
+      `child vs a pool (\`instances\`); the best of alternating rounds:`,
     '',
     '| instances | p50 ms | p99 ms | calls/s | errors | load avg before |',
     '| ---: | ---: | ---: | ---: | ---: | ---: |',
     ...figures.rows.map(
-      ({ instances, result: r }, i) => `| ${instances} | ${f(r.p50Ms)} | ${f(r.p99Ms)} | ${f(r.callsPerSecond, 0)} | ${r.errors} | ${f(figures.loadBefore[i] ?? Number.NaN)} |`,
+      ({ instances, result: r }, i) =>
+        `| ${instances} | ${f(r.p50Ms)} | ${f(r.p99Ms)} | ${f(r.callsPerSecond, 0)} | ${r.errors} | ` +
+        `${f(figures.loadBefore[i] ?? Number.NaN)} |`,
     ),
     '',
     `Throughput, instances 2 ÷ instances 1: ×${f(poolRatio(figures))} on ${cpus().length} cores.`,

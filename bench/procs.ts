@@ -86,7 +86,11 @@ export async function stopTree(child: ChildProcess, graceMs = 8_000): Promise<vo
 }
 
 /** Spawns a server whose stderr is drained (so it never blocks on its log); keeps the last 4 KB of it. */
-export function spawnServer(command: string, args: string[], options: SpawnOptions): { process: ChildProcess; log: () => string } {
+export function spawnServer(
+  command: string,
+  args: string[],
+  options: SpawnOptions,
+): { process: ChildProcess; log: () => string } {
   const child = spawn(command, args, { ...options, stdio: ['ignore', 'pipe', 'pipe'] });
   let log = '';
   const keep = (chunk: Buffer) => {
@@ -98,7 +102,12 @@ export function spawnServer(command: string, args: string[], options: SpawnOptio
 }
 
 /** Polls `probe` every 200 ms until it says yes, at most `timeoutMs`. */
-export async function waitFor(what: string, probe: () => Promise<boolean>, timeoutMs: number, log: () => string = () => ''): Promise<void> {
+export async function waitFor(
+  what: string,
+  probe: () => Promise<boolean>,
+  timeoutMs: number,
+  log: () => string = () => '',
+): Promise<void> {
   const deadline = Date.now() + timeoutMs;
   for (let attempt = 0; attempt < 1_000 && Date.now() < deadline; attempt++) {
     if (await probe().catch(() => false)) return;
@@ -142,7 +151,10 @@ export async function startConfiguredGateway(
 ): Promise<{ base: string; process: ChildProcess }> {
   const file = path.join(mkdtempSync(path.join(tmpdir(), 'mcp-gw-bench-')), 'gateway.config.json');
   writeFileSync(file, JSON.stringify(config));
-  const child = spawn(process.execPath, [...(options.nodeFlags ?? []), entry, '--config', file], { cwd: options.cwd, stdio: ['ignore', 'ignore', 'pipe'] });
+  const child = spawn(process.execPath, [...(options.nodeFlags ?? []), entry, '--config', file], {
+    cwd: options.cwd,
+    stdio: ['ignore', 'ignore', 'pipe'],
+  });
   const base = await announcedUrl(child, /"endpoint":"([^"]+)\/mcp","msg":"serving every server/, 60_000);
   return { base, process: child };
 }

@@ -11,7 +11,8 @@
 // (10) lists: 5,000 tools, resources and prompts from cache against a bare node:http floor (bench/lists.ts);
 // (11) bare: the least any Node.js proxy pays (bench/bare-proxy.mjs) beside the floor and the gateway, for the
 // hop and pool targets (bench/bare.ts).
-// `npm run bench -- bridge`, `-- aggregate`, `-- cache`, `-- peers`, `-- memory`, `-- policy`, `-- search`, `-- pool`, `-- scale`, `-- lists` or `-- bare` runs one part (several
+// `npm run bench -- bridge`, `-- aggregate`, `-- cache`, `-- peers`, `-- memory`, `-- policy`, `-- search`, `-- pool`,
+// `-- scale`, `-- lists` or `-- bare` runs one part (several
 // may be named). Parts not run keep their figures from the previous latest.json, marked with their date.
 import { spawn } from 'node:child_process';
 import { announcedUrl } from './procs.js';
@@ -38,8 +39,14 @@ const TOTAL = Number(process.env.BENCH_CALLS ?? 20_000);
 const CONCURRENCY = (process.env.BENCH_CONCURRENCY ?? '1,16,64').split(',').map(Number);
 const upstream = { command: process.execPath, args: ['--import', 'tsx', 'test/fixtures/modern-server.ts'] };
 
-const echo = (id: number) => ({ jsonrpc: '2.0', id, method: 'tools/call', params: { name: 'echo', arguments: { text: `payload-${id}` }, _meta: META } });
-const echoed = (response: any, id: number) => response?.result?.content?.[0]?.text === `payload-${id}` && response.id === id;
+const echo = (id: number) => ({
+  jsonrpc: '2.0',
+  id,
+  method: 'tools/call',
+  params: { name: 'echo', arguments: { text: `payload-${id}` }, _meta: META },
+});
+const echoed = (response: any, id: number) =>
+  response?.result?.content?.[0]?.text === `payload-${id}` && response.id === id;
 
 interface BridgeRow {
   path: string;
@@ -48,10 +55,14 @@ interface BridgeRow {
 }
 
 async function startBridge(): Promise<{ url: string; stop(): void }> {
-  const child = spawn(process.execPath, [gatewayEntry(), '--stdio', `${upstream.command} ${upstream.args.join(' ')}`, '--name', 'echo', '--port', '0'], {
-    cwd: ROOT,
-    stdio: ['ignore', 'ignore', 'pipe'],
-  });
+  const child = spawn(
+    process.execPath,
+    [gatewayEntry(), '--stdio', `${upstream.command} ${upstream.args.join(' ')}`, '--name', 'echo', '--port', '0'],
+    {
+      cwd: ROOT,
+      stdio: ['ignore', 'ignore', 'pipe'],
+    },
+  );
   const url = await announcedUrl(child, /"endpoint":"([^"]+\/servers\/echo\/mcp)"/, 20_000);
   return { url, stop: () => child.kill('SIGTERM') };
 }
@@ -61,12 +72,28 @@ async function bridgeBench(): Promise<BridgeRow[]> {
   const gateway = await startBridge();
   const headers = mcpHeaders('tools/call', 'echo');
   const viaGateway = (concurrency: number, total: number) =>
-    httpLoad({ url: gateway.url, headers, body: (i) => JSON.stringify(echo(i)), check: (text, i) => echoed(JSON.parse(text), i), concurrency, total });
+    httpLoad({
+      url: gateway.url,
+      headers,
+      body: (i) => JSON.stringify(echo(i)),
+      check: (text, i) => echoed(JSON.parse(text), i),
+      concurrency,
+      total,
+    });
   await viaGateway(16, 2_000); // warm-up: the child's era probe, JIT, connections
-  for (const concurrency of CONCURRENCY) rows.push({ path: 'gateway (HTTP → stdio bridge)', concurrency, result: await viaGateway(concurrency, TOTAL) });
+  for (const concurrency of CONCURRENCY)
+    rows.push({ path: 'gateway (HTTP → stdio bridge)', concurrency, result: await viaGateway(concurrency, TOTAL) });
   gateway.stop();
   for (const concurrency of CONCURRENCY) {
-    const result = await stdioLoad({ ...upstream, cwd: ROOT, message: echo, check: echoed, concurrency, total: TOTAL, warmup: 2_000 });
+    const result = await stdioLoad({
+      ...upstream,
+      cwd: ROOT,
+      message: echo,
+      check: echoed,
+      concurrency,
+      total: TOTAL,
+      warmup: 2_000,
+    });
     rows.push({ path: 'stdio direct', concurrency, result });
   }
   return rows;
@@ -74,22 +101,41 @@ async function bridgeBench(): Promise<BridgeRow[]> {
 
 function bridgeTable(rows: BridgeRow[]): string[] {
   const f = (n: number, digits = 2) => n.toFixed(digits);
-  const find = (c: number, gateway: boolean) => rows.find((r) => r.concurrency === c && r.path.startsWith('gateway') === gateway)!.result;
+  const find = (c: number, gateway: boolean) =>
+    rows.find((r) => r.concurrency === c && r.path.startsWith('gateway') === gateway)!.result;
   return [
     '| path | clients | p50 ms | p99 ms | calls/s | errors |',
     '| --- | ---: | ---: | ---: | ---: | ---: |',
-    ...rows.map(({ path, concurrency, result: r }) => `| ${path} | ${concurrency} | ${f(r.p50Ms)} | ${f(r.p99Ms)} | ${f(r.callsPerSecond, 0)} | ${r.errors} |`),
+    ...rows.map(
+      ({ path, concurrency, result: r }) =>
+        `| ${path} | ${concurrency} | ${f(r.p50Ms)} | ${f(r.p99Ms)} | ${f(r.callsPerSecond, 0)} | ${r.errors} |`,
+    ),
     '',
     'Ratios (gateway ÷ stdio direct):',
     ...CONCURRENCY.map(
-      (c) => `- ${c} clients: p50 ×${f(find(c, true).p50Ms / find(c, false).p50Ms, 1)}, throughput ×${f(find(c, true).callsPerSecond / find(c, false).callsPerSecond, 2)}`,
+      (c) =>
+        `- ${c} clients: p50 ×${f(find(c, true).p50Ms / find(c, false).p50Ms, 1)}, throughput ` +
+        `×${f(find(c, true).callsPerSecond / find(c, false).callsPerSecond, 2)}`,
     ),
   ];
 }
 
-const PARTS = ['bridge', 'aggregate', 'cache', 'peers', 'memory', 'policy', 'search', 'pool', 'scale', 'lists', 'bare'] as const;
+const PARTS = [
+  'bridge',
+  'aggregate',
+  'cache',
+  'peers',
+  'memory',
+  'policy',
+  'search',
+  'pool',
+  'scale',
+  'lists',
+  'bare',
+] as const;
 const parts = process.argv.slice(2);
-for (const part of parts) if (!(PARTS as readonly string[]).includes(part)) throw new Error(`unknown part ${part}; parts: ${PARTS.join(', ')}`);
+for (const part of parts)
+  if (!(PARTS as readonly string[]).includes(part)) throw new Error(`unknown part ${part}; parts: ${PARTS.join(', ')}`);
 const runs = (part: string) => parts.length === 0 || parts.includes(part);
 const now = new Date().toISOString();
 const say = (line: string) => console.error(line);
@@ -145,8 +191,18 @@ const figures: Figures = {
     [],
   ),
   cache: keep('cache', await part('cache', cacheBench), previous.cache, []),
-  peers: keep('peers', await part('peers', () => peersBench({ total: TOTAL, concurrency: CONCURRENCY, log: say })), previous.peers, null),
-  memory: keep('memory', await part('memory', () => memoryBench({ calls: Number(process.env.BENCH_MEMORY_CALLS ?? 100_000), log: say })), previous.memory, null),
+  peers: keep(
+    'peers',
+    await part('peers', () => peersBench({ total: TOTAL, concurrency: CONCURRENCY, log: say })),
+    previous.peers,
+    null,
+  ),
+  memory: keep(
+    'memory',
+    await part('memory', () => memoryBench({ calls: Number(process.env.BENCH_MEMORY_CALLS ?? 100_000), log: say })),
+    previous.memory,
+    null,
+  ),
   policy: keep('policy', await part('policy', policyBench), previous.policy, null),
   search: keep(
     'search',
@@ -166,14 +222,36 @@ const figures: Figures = {
 };
 removeBuild();
 
-const when = (part: (typeof PARTS)[number]) => (measured[part] && measured[part]!.date !== now ? ` — from an earlier run (${measured[part]!.date})` : '');
+const when = (part: (typeof PARTS)[number]) =>
+  measured[part] && measured[part]!.date !== now ? ` — from an earlier run (${measured[part]!.date})` : '';
 mkdirSync(RESULTS, { recursive: true }); // a fresh clone has no results folder yet
 const lines = [`# mcp-gateway benchmarks (${now}, Node ${process.version})`, ''];
-lines.push(`Parts run now: ${PARTS.filter(runs).join(', ')}. Machine: ${(await import('node:os')).cpus().length} cores, shared — compare ratios, not absolute times.`, '');
-if (figures.bridge.length) lines.push(`## tools/call: stdio bridge vs stdio direct (${TOTAL} calls per row)${when('bridge')}`, '', ...bridgeTable(figures.bridge), '');
+lines.push(
+  `Parts run now: ${PARTS.filter(runs).join(', ')}. Machine: ${(await import('node:os')).cpus().length} cores, ` +
+    `shared — compare ratios, not absolute times.`,
+  '',
+);
+if (figures.bridge.length)
+  lines.push(
+    `## tools/call: stdio bridge vs stdio direct (${TOTAL} calls per row)${when('bridge')}`,
+    '',
+    ...bridgeTable(figures.bridge),
+    '',
+  );
 if (figures.aggregate.length)
-  lines.push(`## /mcp aggregation: synthetic modern stdio upstreams (1 × 10, 10 × 50 and 100 × 50 tools)${when('aggregate')}`, '', ...aggregateTable(figures.aggregate), '');
-if (figures.cache.length) lines.push(`## Aggregated tools/list on /mcp: 3 upstreams, 39 tools${when('cache')}`, '', ...cacheTable(figures.cache), '');
+  lines.push(
+    `## /mcp aggregation: synthetic modern stdio upstreams (1 × 10, 10 × 50 and 100 × 50 tools)${when('aggregate')}`,
+    '',
+    ...aggregateTable(figures.aggregate),
+    '',
+  );
+if (figures.cache.length)
+  lines.push(
+    `## Aggregated tools/list on /mcp: 3 upstreams, 39 tools${when('cache')}`,
+    '',
+    ...cacheTable(figures.cache),
+    '',
+  );
 if (figures.peers) {
   lines.push(
     `## tools/call of echo, side by side: gateway, HTTP floor, stdio direct, mcp-proxy, supergateway${when('peers')}`,
@@ -185,28 +263,54 @@ if (figures.peers) {
   );
   writeFileSync(`${RESULTS}/latency.svg`, chart(figures.peers));
 }
-if (figures.pool) lines.push(`## Child pool: a CPU-bound stdio server, one child vs instances: 2${when('pool')}`, '', ...poolTable(figures.pool), '');
+if (figures.pool)
+  lines.push(
+    `## Child pool: a CPU-bound stdio server, one child vs instances: 2${when('pool')}`,
+    '',
+    ...poolTable(figures.pool),
+    '',
+  );
 if (figures.memory)
   lines.push(
-    `## Gateway RSS: ${figures.memory.upstreams} upstreams × ${figures.memory.toolsEach} tools, idle then ${figures.memory.calls} tools/call on /mcp (16 clients)${when('memory')}`,
+    `## Gateway RSS: ${figures.memory.upstreams} upstreams × ${figures.memory.toolsEach} tools, idle then ` +
+      `${figures.memory.calls} tools/call on /mcp (16 clients)${when('memory')}`,
     '',
     ...memoryTable(figures.memory),
     '',
   );
 if (figures.scale)
-  lines.push(`## Scale: tools/call to the last of 3 vs 100 upstreams, idle RSS, start-up with 100 upstreams${when('scale')}`, '', ...scaleTable(figures.scale), '');
+  lines.push(
+    `## Scale: tools/call to the last of 3 vs 100 upstreams, idle RSS, start-up with 100 upstreams${when('scale')}`,
+    '',
+    ...scaleTable(figures.scale),
+    '',
+  );
 if (figures.lists)
   lines.push(
-    `## Big lists from cache at one client: 5,000 tools, resources and prompts, all pages, vs a bare node:http server${when('lists')}`,
+    `## Big lists from cache at one client: 5,000 tools, resources and prompts, all pages, vs a bare node:http ` +
+      `server${when('lists')}`,
     '',
     ...listsTable(figures.lists),
     '',
   );
-if (figures.bare) lines.push(`## Yardstick: the least any Node.js proxy pays, for the hop and pool targets${when('bare')}`, '', ...bareTable(figures.bare), '');
-if (figures.policy) lines.push(`## Policy: API key, 100 policies, audit log, over 5,000 tools on /mcp${when('policy')}`, '', ...policyTable(figures.policy), '');
+if (figures.bare)
+  lines.push(
+    `## Yardstick: the least any Node.js proxy pays, for the hop and pool targets${when('bare')}`,
+    '',
+    ...bareTable(figures.bare),
+    '',
+  );
+if (figures.policy)
+  lines.push(
+    `## Policy: API key, 100 policies, audit log, over 5,000 tools on /mcp${when('policy')}`,
+    '',
+    ...policyTable(figures.policy),
+    '',
+  );
 if (figures.search)
   lines.push(
-    `## Search mode's tool index: ${figures.search.tools} tools (real fixtures + seeded distractors), ${figures.search.queries} labelled queries${when('search')}`,
+    `## Search mode's tool index: ${figures.search.tools} tools (real fixtures + seeded distractors), ` +
+      `${figures.search.queries} labelled queries${when('search')}`,
     '',
     ...searchTable(figures.search),
     '',
@@ -223,11 +327,16 @@ console.log(lines.join('\n'));
 
 function chart(peers: PeersResult): string {
   const levels = [...new Set(peers.rows.map((r) => r.concurrency))];
-  const line = (key: string) => levels.map((c) => [c, peers.rows.find((r) => r.key === key && r.concurrency === c)?.result.p50Ms ?? NaN] as [number, number]);
+  const line = (key: string) =>
+    levels.map(
+      (c) => [c, peers.rows.find((r) => r.key === key && r.concurrency === c)?.result.p50Ms ?? NaN] as [number, number],
+    );
   const sg = line('supergateway');
   return latencySvg({
     title: 'tools/call echo: p50 latency vs concurrent clients',
-    subtitle: `same upstream (SDK v2 stdio fixture), node:http keep-alive client, ${now.slice(0, 16).replace('T', ' ')} UTC, ${process.version}`,
+    subtitle:
+      `same upstream (SDK v2 stdio fixture), node:http keep-alive client, ` +
+      `${now.slice(0, 16).replace('T', ' ')} UTC, ${process.version}`,
     series: [
       { label: 'stdio direct (no HTTP)', color: '#7f7f7f', points: line('stdio'), dashed: true },
       { label: 'HTTP floor (bare node:http)', color: '#2ca02c', points: line('floor'), dashed: true },

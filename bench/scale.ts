@@ -41,7 +41,13 @@ function callLast(url: string, upstreams: number, calls: number): Promise<LoadRe
   return httpLoad({
     url,
     headers: (i) => mcpHeaders('tools/call', name(i)),
-    body: (i) => JSON.stringify({ jsonrpc: '2.0', id: i, method: 'tools/call', params: { name: name(i), arguments: { text: `p${i}` }, _meta: META } }),
+    body: (i) =>
+      JSON.stringify({
+        jsonrpc: '2.0',
+        id: i,
+        method: 'tools/call',
+        params: { name: name(i), arguments: { text: `p${i}` }, _meta: META },
+      }),
     check: (text, i) => JSON.parse(text).result?.content?.[0]?.text === `${server}/tool-${i % TOOLS_EACH}: p${i}`,
     concurrency: 1,
     total: calls,
@@ -68,11 +74,15 @@ async function routingAndIdle(say: (line: string) => void): Promise<Pick<ScaleRe
       // Alternate which goes first, so a drift in the machine's load falls on both.
       const order = round % 2 === 0 ? [few, many] : [many, few];
       const results = new Map<unknown, LoadResult>();
-      for (const gateway of order) results.set(gateway, await callLast(gateway.url, gateway === few ? 3 : 100, CALLS_PER_ROUND));
+      for (const gateway of order)
+        results.set(gateway, await callLast(gateway.url, gateway === few ? 3 : 100, CALLS_PER_ROUND));
       const a = results.get(few)!,
         b = results.get(many)!;
       routing.push({ few: a, many: b, ratio: b.p50Ms / a.p50Ms });
-      say(`scale: routing round ${round + 1}: p50 ${a.p50Ms.toFixed(3)} ms (3) vs ${b.p50Ms.toFixed(3)} ms (100): ×${(b.p50Ms / a.p50Ms).toFixed(3)}`);
+      say(
+        `scale: routing round ${round + 1}: p50 ${a.p50Ms.toFixed(3)} ms (3) vs ${b.p50Ms.toFixed(3)} ms (100): ` +
+          `×${(b.p50Ms / a.p50Ms).toFixed(3)}`,
+      );
     }
     return { routing, idleMb };
   } finally {
@@ -112,12 +122,16 @@ async function gatewayStart(): Promise<number> {
  */
 async function directStart(): Promise<number> {
   const env = childEnvironment(process.env, [], new Set(), { LIST_TTL_MS: '60000' }).env;
-  const child = spawn(process.execPath, [path.join(ROOT, 'bench/spawn-direct.mjs'), '100', String(TOOLS_EACH)], { env, stdio: ['ignore', 'pipe', 'inherit'] });
+  const child = spawn(process.execPath, [path.join(ROOT, 'bench/spawn-direct.mjs'), '100', String(TOOLS_EACH)], {
+    env,
+    stdio: ['ignore', 'pipe', 'inherit'],
+  });
   let out = '';
   child.stdout.on('data', (chunk: Buffer) => (out += chunk.toString('utf8')));
   const code = await new Promise<number | null>((resolve) => child.once('exit', resolve));
   const ms = Number.parseFloat(out);
-  if (code !== 0 || !Number.isFinite(ms)) throw new Error(`bench/spawn-direct.mjs failed (exit ${code}): ${out.slice(0, 200)}`);
+  if (code !== 0 || !Number.isFinite(ms))
+    throw new Error(`bench/spawn-direct.mjs failed (exit ${code}): ${out.slice(0, 200)}`);
   return ms;
 }
 
@@ -137,12 +151,16 @@ export async function scaleBench(options: { log?: (line: string) => void } = {})
       direct = await directStart();
     }
     startup.push({ gatewayMs, directMs: direct, ratio: gatewayMs / direct });
-    say(`scale: start-up round ${round + 1}: /readyz after ${gatewayMs.toFixed(0)} ms vs direct ${direct.toFixed(0)} ms: ×${(gatewayMs / direct).toFixed(2)}`);
+    say(
+      `scale: start-up round ${round + 1}: /readyz after ${gatewayMs.toFixed(0)} ms vs direct ${direct.toFixed(0)} ` +
+        `ms: ×${(gatewayMs / direct).toFixed(2)}`,
+    );
   }
   return { routing, idleMb, startup, load };
 }
 
-const spread = (values: number[], d: number) => `median ${median(values).toFixed(d)} (${Math.min(...values).toFixed(d)}–${Math.max(...values).toFixed(d)})`;
+const spread = (values: number[], d: number) =>
+  `median ${median(values).toFixed(d)} (${Math.min(...values).toFixed(d)}–${Math.max(...values).toFixed(d)})`;
 
 export function scaleTable(result: ScaleResult): string[] {
   const f = (n: number, d = 3) => n.toFixed(d);
@@ -152,14 +170,19 @@ export function scaleTable(result: ScaleResult): string[] {
     '| round | 3 upstreams: p50 ms | p99 ms | 100 upstreams: p50 ms | p99 ms | ratio p50 | errors |',
     '| ---: | ---: | ---: | ---: | ---: | ---: | ---: |',
     ...result.routing.map(
-      (r, i) => `| ${i + 1} | ${f(r.few.p50Ms)} | ${f(r.few.p99Ms)} | ${f(r.many.p50Ms)} | ${f(r.many.p99Ms)} | ×${f(r.ratio)} | ${r.few.errors + r.many.errors} |`,
+      (r, i) =>
+        `| ${i + 1} | ${f(r.few.p50Ms)} | ${f(r.few.p99Ms)} | ${f(r.many.p50Ms)} | ${f(r.many.p99Ms)} | ` +
+        `×${f(r.ratio)} | ${r.few.errors + r.many.errors} |`,
     ),
     '',
-    `Idle RSS of the gateway process: ${result.idleMb.map((m) => `${m.rssMb.toFixed(1)} MB with ${m.upstreams} upstreams`).join(', ')}.`,
+    `Idle RSS of the gateway process: ` +
+      `${result.idleMb.map((m) => `${m.rssMb.toFixed(1)} MB with ${m.upstreams} upstreams`).join(', ')}.`,
     '',
     '| round | spawn → /readyz 200, 100 upstreams (ms) | 100 children spawned directly, one answer each (ms) | ratio |',
     '| ---: | ---: | ---: | ---: |',
-    ...result.startup.map((s, i) => `| ${i + 1} | ${s.gatewayMs.toFixed(0)} | ${s.directMs.toFixed(0)} | ×${s.ratio.toFixed(2)} |`),
+    ...result.startup.map(
+      (s, i) => `| ${i + 1} | ${s.gatewayMs.toFixed(0)} | ${s.directMs.toFixed(0)} | ×${s.ratio.toFixed(2)} |`,
+    ),
   ];
 }
 

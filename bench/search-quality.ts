@@ -39,7 +39,11 @@ const heapUsed = () => {
 };
 
 /** Recall@k (any expected name in the top k) and mean reciprocal rank of the first expected name. */
-export function quality(index: ToolIndex, queries: readonly LabelledQuery[], k = 5): { recall: number; mrr: number; misses: string[] } {
+export function quality(
+  index: ToolIndex,
+  queries: readonly LabelledQuery[],
+  k = 5,
+): { recall: number; mrr: number; misses: string[] } {
   let found = 0;
   let reciprocal = 0;
   const misses: string[] = [];
@@ -47,13 +51,18 @@ export function quality(index: ToolIndex, queries: readonly LabelledQuery[], k =
     const names = index.search(query, { limit: 50 }).map((hit) => hit.name);
     const rank = names.findIndex((name) => expected.includes(name));
     if (rank >= 0 && rank < k) found++;
-    else misses.push(`${query} → ${names.slice(0, 3).join(', ')} (expected ${expected.join(' | ')}, rank ${rank < 0 ? '-' : rank + 1})`);
+    else
+      misses.push(
+        `${query} → ${names.slice(0, 3).join(', ')} (expected ${expected.join(' | ')}, rank ` +
+          `${rank < 0 ? '-' : rank + 1})`,
+      );
     if (rank >= 0) reciprocal += 1 / (rank + 1);
   }
   return { recall: found / queries.length, mrr: reciprocal / queries.length, misses };
 }
 
-const percentile = (sorted: number[], p: number) => sorted[Math.min(sorted.length - 1, Math.floor(sorted.length * p))] ?? Number.NaN;
+const percentile = (sorted: number[], p: number) =>
+  sorted[Math.min(sorted.length - 1, Math.floor(sorted.length * p))] ?? Number.NaN;
 
 export function searchBench(total = 5_000, rounds = 5): SearchFigures & { misses: string[] } {
   const servers: Server[] = catalog(total);
@@ -97,7 +106,10 @@ export function searchTable(f: SearchFigures): string[] {
   return [
     '| tools | queries | recall@5 | MRR | held out: queries, recall@5, MRR | p50 ms | p95 ms | index MB | build ms |',
     '| ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: |',
-    `| ${f.tools} | ${f.queries} | ${f.recallAt5.toFixed(3)} | ${f.mrr.toFixed(3)} | ${f.heldOut.queries}, ${f.heldOut.recallAt5.toFixed(3)}, ${f.heldOut.mrr.toFixed(3)} | ${f.p50Ms.toFixed(3)} | ${f.p95Ms.toFixed(3)} | ${f.indexMb === null ? 'n/a (no --expose-gc)' : f.indexMb.toFixed(1)} | ${f.buildMs.toFixed(0)} |`,
+    `| ${f.tools} | ${f.queries} | ${f.recallAt5.toFixed(3)} | ${f.mrr.toFixed(3)} | ${f.heldOut.queries}, ` +
+      `${f.heldOut.recallAt5.toFixed(3)}, ${f.heldOut.mrr.toFixed(3)} | ${f.p50Ms.toFixed(3)} | ` +
+      `${f.p95Ms.toFixed(3)} | ${f.indexMb === null ? 'n/a (no --expose-gc)' : f.indexMb.toFixed(1)} | ` +
+      `${f.buildMs.toFixed(0)} |`,
   ];
 }
 
@@ -105,7 +117,9 @@ if (import.meta.url === `file://${process.argv[1]}`) {
   const figures = searchBench(Number(process.env.BENCH_SEARCH_TOOLS ?? 5_000));
   console.log(searchTable(figures).join('\n'));
   console.log(
-    `targets: recall@5 ≥ 0.9 ${figures.recallAt5 >= 0.9 ? 'met' : 'MISSED'}, p50 ≤ 2 ms ${figures.p50Ms <= 2 ? 'met' : 'MISSED'}, index ≤ 20 MB ${figures.indexMb !== null && figures.indexMb <= 20 ? 'met' : 'MISSED'}`,
+    `targets: recall@5 ≥ 0.9 ${figures.recallAt5 >= 0.9 ? 'met' : 'MISSED'}, p50 ≤ 2 ms ` +
+      `${figures.p50Ms <= 2 ? 'met' : 'MISSED'}, index ≤ 20 MB ` +
+      `${figures.indexMb !== null && figures.indexMb <= 20 ? 'met' : 'MISSED'}`,
   );
   if (process.env.BENCH_SEARCH_MISSES) for (const miss of figures.misses) console.log(`miss: ${miss}`);
 }

@@ -10,11 +10,18 @@ import { fileURLToPath } from 'node:url';
 
 const [count, tools] = process.argv.slice(2).map(Number);
 const server = path.join(fileURLToPath(new URL('../', import.meta.url)), 'test/fixtures/synthetic-server.mjs');
-const META = { 'io.modelcontextprotocol/protocolVersion': '2026-07-28', 'io.modelcontextprotocol/clientCapabilities': {} };
+const META = {
+  'io.modelcontextprotocol/protocolVersion': '2026-07-28',
+  'io.modelcontextprotocol/clientCapabilities': {},
+};
 const discover = `${JSON.stringify({ jsonrpc: '2.0', id: 1, method: 'server/discover', params: { _meta: META } })}\n`;
 const began = performance.now();
 const children = Array.from({ length: count }, (_, i) =>
-  spawn(process.execPath, [server], { env: { ...process.env, SERVER_ID: `s${i}`, TOOL_COUNT: String(tools) }, stdio: ['pipe', 'pipe', 'ignore'], detached: true }),
+  spawn(process.execPath, [server], {
+    env: { ...process.env, SERVER_ID: `s${i}`, TOOL_COUNT: String(tools) },
+    stdio: ['pipe', 'pipe', 'ignore'],
+    detached: true,
+  }),
 );
 await Promise.all(
   children.map(

@@ -22,14 +22,22 @@ export interface Figures {
   memory: MemoryResult | null;
   policy: PolicyFigures | null;
   search: SearchFigures | null;
-  /** Issue 21, child pools: one child vs instances: 2 on a CPU-bound server (absent in figures from before it was measured). */
+  /**
+   * Issue 21, child pools: one child vs instances: 2 on a CPU-bound server (absent in figures from before it was
+   * measured).
+   */
   pool?: PoolFigures | null;
   scale?: ScaleResult | null;
   lists?: ListsResult | null;
   /** Issue 21's yardstick: the least any Node.js proxy pays, beside the floor and the gateway (no verdict). */
   bare?: BareFigures | null;
   /** When each part's figures were measured (parts not run keep the previous run's). */
-  measured: Partial<Record<'bridge' | 'aggregate' | 'cache' | 'peers' | 'memory' | 'policy' | 'search' | 'pool' | 'scale' | 'lists' | 'bare', { date: string; node: string }>>;
+  measured: Partial<
+    Record<
+      'bridge' | 'aggregate' | 'cache' | 'peers' | 'memory' | 'policy' | 'search' | 'pool' | 'scale' | 'lists' | 'bare',
+      { date: string; node: string }
+    >
+  >;
   targets: TargetItem[];
 }
 
@@ -46,9 +54,15 @@ const f = (n: number, d = 3) => (Number.isFinite(n) ? n.toFixed(d) : '–');
 export function targetLines(figures: Figures): { items: TargetItem[]; lines: string[] } {
   const items: TargetItem[] = [];
   const add = (target: string, measured: string, verdict: Verdict) => items.push({ target, measured, verdict });
-  const peer = (key: PeerKey, c: number) => figures.peers?.rows.find((r) => r.key === key && r.concurrency === c)?.result;
+  const peer = (key: PeerKey, c: number) =>
+    figures.peers?.rows.find((r) => r.key === key && r.concurrency === c)?.result;
   const judge = (ok: boolean, ...inputs: (LoadResult | number | undefined)[]): Verdict =>
-    inputs.some((x) => x === undefined || (typeof x === 'number' && !Number.isFinite(x)) || (typeof x === 'object' && (x.calls === 0 || x.errors > 0 || x.timedOut)))
+    inputs.some(
+      (x) =>
+        x === undefined ||
+        (typeof x === 'number' && !Number.isFinite(x)) ||
+        (typeof x === 'object' && (x.calls === 0 || x.errors > 0 || x.timedOut)),
+    )
       ? 'NOT MEASURED'
       : ok
         ? 'PASS'
@@ -73,7 +87,8 @@ export function targetLines(figures: Figures): { items: TargetItem[]; lines: str
   );
   // The hop's own cost: what the gateway's process spends per proxied call against what the floor's spends
   // answering one itself (schedstat CPU of each server process, its children not counted), same run.
-  const cpuOf = (key: PeerKey) => figures.peers?.rows.find((r) => r.key === key && r.concurrency === 16)?.cpuUsPerCall ?? NaN;
+  const cpuOf = (key: PeerKey) =>
+    figures.peers?.rows.find((r) => r.key === key && r.concurrency === 16)?.cpuUsPerCall ?? NaN;
   const hop = cpuOf('gateway') / cpuOf('floor');
   add(
     "gateway CPU per proxied call ≤ 1.25× the floor's per answered call (16 clients)",
@@ -87,7 +102,11 @@ export function targetLines(figures: Figures): { items: TargetItem[]; lines: str
     return g && p ? (what === 'tp' ? g.callsPerSecond / p.callsPerSecond : g.p50Ms / p.p50Ms) : NaN;
   };
   const tp = vsProxy(16, 'tp');
-  add("≥ 3× mcp-proxy's throughput (16 clients)", `×${f(tp)} (${levels.map((c) => `×${f(vsProxy(c, 'tp'))} at ${c}`).join(', ')})`, judge(tp >= 3, g16, p16));
+  add(
+    "≥ 3× mcp-proxy's throughput (16 clients)",
+    `×${f(tp)} (${levels.map((c) => `×${f(vsProxy(c, 'tp'))} at ${c}`).join(', ')})`,
+    judge(tp >= 3, g16, p16),
+  );
   // The issue gives mcp-proxy's p50 at 16 clients (2–4 ms); both levels are judged, neither hidden.
   for (const c of [16, 1]) {
     const r = vsProxy(c, 'p50');
@@ -103,7 +122,8 @@ export function targetLines(figures: Figures): { items: TargetItem[]; lines: str
   const lf = gwList && fl16 ? gwList.callsPerSecond / fl16.callsPerSecond : NaN;
   add(
     "cached aggregated tools/list (3 upstreams, ~50 tools) ≥ 0.5× the HTTP floor's rate",
-    `×${f(lf)} (${f(gwList?.callsPerSecond ?? NaN, 0)} lists/s of 51 tools vs the floor's ${f(fl16?.callsPerSecond ?? NaN, 0)} echo calls/s, 16 clients)`,
+    `×${f(lf)} (${f(gwList?.callsPerSecond ?? NaN, 0)} lists/s of 51 tools vs the floor's ` +
+      `${f(fl16?.callsPerSecond ?? NaN, 0)} echo calls/s, 16 clients)`,
     judge(lf >= 0.5, gwList, fl16),
   );
   const lp = gwList && pxList ? gwList.callsPerSecond / pxList.callsPerSecond : NaN;
@@ -120,7 +140,8 @@ export function targetLines(figures: Figures): { items: TargetItem[]; lines: str
     const r = last.call.p50Ms / first.call.p50Ms;
     add(
       'tools/call cost flat from 10 to 5,000 tools (read as: p50 within 1.25×)',
-      `×${f(r)} from ${first.tools} to ${last.tools} tools (p50 ${agg.map((a) => `${f(a.call.p50Ms)} ms at ${a.tools}`).join(', ')}; 16 clients)`,
+      `×${f(r)} from ${first.tools} to ${last.tools} tools (p50 ` +
+        `${agg.map((a) => `${f(a.call.p50Ms)} ms at ${a.tools}`).join(', ')}; 16 clients)`,
       judge(r <= 1.25, first.call, last.call),
     );
   } else add('tools/call cost flat from 10 to 5,000 tools', 'no figures (npm run bench -- aggregate)', 'NOT MEASURED');
@@ -132,10 +153,16 @@ export function targetLines(figures: Figures): { items: TargetItem[]; lines: str
   if (one100) {
     add(
       '100 upstreams × 50 tools listed from cache in ≤ 5 ms p50 (1 client)',
-      `${f(one100.p50Ms)} ms p50 at 1 client${four100 ? `; ${f(four100.p50Ms)} ms p50 and ${f(four100.callsPerSecond, 0)} lists/s at 4 clients` : ''}`,
+      `${f(one100.p50Ms)} ms p50 at 1 ` +
+        `client${four100 ? `; ${f(four100.p50Ms)} ms p50 and ${f(four100.callsPerSecond, 0)} lists/s at 4 clients` : ''}`,
       judge(one100.p50Ms <= 5, one100),
     );
-  } else add('100 upstreams × 50 tools listed from cache in ≤ 5 ms p50 (1 client)', 'no cached 100 × 50 run at 1 client (npm run bench -- aggregate)', 'NOT MEASURED');
+  } else
+    add(
+      '100 upstreams × 50 tools listed from cache in ≤ 5 ms p50 (1 client)',
+      'no cached 100 × 50 run at 1 client (npm run bench -- aggregate)',
+      'NOT MEASURED',
+    );
 
   const mem = figures.memory?.runs[0];
   add(
@@ -151,10 +178,19 @@ export function targetLines(figures: Figures): { items: TargetItem[]; lines: str
   add(
     'no RSS growth trend over 100k calls (read as: over the second half of the run, under 0.25 MB per 10k calls)',
     mem
-      ? `${f(lateSlope)} MB/10k from ${half[0]?.calls} to ${half.at(-1)?.calls} calls (${half.map((x) => f(x.rssMb, 1)).join(', ')} MB); whole run ${f(mem.firstMb, 1)} → ${f(mem.lastMb, 1)} MB from ${mem.samples[0]?.calls} calls (${growth >= 0 ? '+' : ''}${f(growth, 1)}; max ${f(mem.maxMb, 1)}; slope ${f(mem.slopeMbPer10k)} MB/10k)`
+      ? `${f(lateSlope)} MB/10k from ${half[0]?.calls} to ${half.at(-1)?.calls} calls ` +
+          `(${half.map((x) => f(x.rssMb, 1)).join(', ')} MB); whole run ${f(mem.firstMb, 1)} → ${f(mem.lastMb, 1)} ` +
+          `MB from ${mem.samples[0]?.calls} calls (${growth >= 0 ? '+' : ''}${f(growth, 1)}; max ` +
+          `${f(mem.maxMb, 1)}; slope ${f(mem.slopeMbPer10k)} MB/10k)`
       : 'no figures (npm run bench -- memory)',
     // A run cut short or with wrong answers does not count as measured.
-    mem ? judge(lateSlope < 0.25, lateSlope, mem.errors === 0 && (mem.samples.at(-1)?.calls ?? 0) >= figures.memory!.calls ? 0 : NaN) : 'NOT MEASURED',
+    mem
+      ? judge(
+          lateSlope < 0.25,
+          lateSlope,
+          mem.errors === 0 && (mem.samples.at(-1)?.calls ?? 0) >= figures.memory!.calls ? 0 : NaN,
+        )
+      : 'NOT MEASURED',
   );
 
   const pool = figures.pool;
@@ -163,13 +199,16 @@ export function targetLines(figures: Figures): { items: TargetItem[]; lines: str
   add(
     'child pool: instances 2 ≥ 1.7× the tools/call throughput of one child (CPU-bound server, 16 clients, 2 cores)',
     pool
-      ? `×${f(poolX, 2)} (${poolRows.map((r) => f(r.callsPerSecond, 0)).join(' vs ')} calls/s; load avg before ${pool.loadBefore.map((l) => f(l, 2)).join(', ')})`
+      ? `×${f(poolX, 2)} (${poolRows.map((r) => f(r.callsPerSecond, 0)).join(' vs ')} calls/s; load avg before ` +
+          `${pool.loadBefore.map((l) => f(l, 2)).join(', ')})`
       : 'no figures (npm run bench -- pool)',
     pool ? judge(poolX >= 1.7, ...poolRows) : 'NOT MEASURED',
   );
   scaleTargets(figures.scale ?? null, add, judge);
   for (const method of ['tools/list', 'resources/list', 'prompts/list']) {
-    const target = `${method} of 5,000 from cache, all pages, 1 client: p50 ≤ 1.3× a bare node:http server writing the same bytes`;
+    const target =
+      `${method} of 5,000 from cache, all pages, 1 client: p50 ≤ 1.3× a bare node:http server writing ` +
+      `the same bytes`;
     const rows = figures.lists?.rows.filter((r) => r.method === method) ?? [];
     if (rows.length === 0) {
       add(target, 'no figures (npm run bench -- lists)', 'NOT MEASURED');
@@ -179,7 +218,13 @@ export function targetLines(figures: Figures): { items: TargetItem[]; lines: str
     const worst = Math.max(...ratios);
     add(
       target,
-      rows.map((r, i) => `${r.endpoint} ×${f(ratios[i]!)} (${f(median(r.rounds.map((x) => x.gatewayMs)), 2)} vs ${f(median(r.rounds.map((x) => x.floorMs)), 2)} ms)`).join('; '),
+      rows
+        .map(
+          (r, i) =>
+            `${r.endpoint} ×${f(ratios[i]!)} (${f(median(r.rounds.map((x) => x.gatewayMs)), 2)} vs ` +
+            `${f(median(r.rounds.map((x) => x.floorMs)), 2)} ms)`,
+        )
+        .join('; '),
       judge(worst <= 1.3, worst),
     );
   }
@@ -195,12 +240,17 @@ function scaleTargets(
   add: (target: string, measured: string, verdict: Verdict) => void,
   judge: (ok: boolean, ...inputs: (LoadResult | number | undefined)[]) => Verdict,
 ): void {
-  const routingTarget = 'tools/call p50 to the last of 100 stdio upstreams ≤ 1.2× the same call with 3 (1 client, median of alternating rounds)';
+  const routingTarget =
+    'tools/call p50 to the last of 100 stdio upstreams ≤ 1.2× the same call with 3 (1 client, median of alternating ' +
+    'rounds)';
   const idle10 = 'RSS ≤ 80 MB with 10 idle stdio upstreams (scale part)';
   const idle100 = 'RSS ≤ 120 MB with 100 idle stdio upstreams';
-  const startTarget = 'spawn → /readyz 200 with 100 stdio upstreams ≤ 1.5× spawning them directly and one answer from each (median of rounds)';
+  const startTarget =
+    'spawn → /readyz 200 with 100 stdio upstreams ≤ 1.5× spawning them directly and one answer from each (median of ' +
+    'rounds)';
   if (!scale) {
-    for (const target of [routingTarget, idle10, idle100, startTarget]) add(target, 'no figures (npm run bench -- scale)', 'NOT MEASURED');
+    for (const target of [routingTarget, idle10, idle100, startTarget])
+      add(target, 'no figures (npm run bench -- scale)', 'NOT MEASURED');
     return;
   }
   const ratios = scale.routing.map((r) => r.ratio);
@@ -221,7 +271,11 @@ function scaleTargets(
     [100, idle100, 120],
   ] as const) {
     const mb = scale.idleMb.find((m) => m.upstreams === upstreams)?.rssMb;
-    add(target, mb === undefined ? 'not measured' : `${f(mb, 1)} MB`, mb === undefined ? 'NOT MEASURED' : judge(mb <= limit, mb));
+    add(
+      target,
+      mb === undefined ? 'not measured' : `${f(mb, 1)} MB`,
+      mb === undefined ? 'NOT MEASURED' : judge(mb <= limit, mb),
+    );
   }
   const starts = scale.startup.map((s) => s.ratio);
   const start = starts.length ? median(starts) : NaN;

@@ -27,13 +27,21 @@ async function main(): Promise<void> {
   await new Promise<void>((resolve) => sink.listen(0, '127.0.0.1', resolve));
   const endpoint = `http://127.0.0.1:${(sink.address() as AddressInfo).port}`;
   const off = await startGateway(1, 5);
-  const on = await startGateway(1, 5, { extra: { telemetry: { traces: { endpoint, protocol: 'http/protobuf', sampler: 'always_on' } } } });
+  const on = await startGateway(1, 5, {
+    extra: { telemetry: { traces: { endpoint, protocol: 'http/protobuf', sampler: 'always_on' } } },
+  });
   const load = async (gateway: typeof off, total: number): Promise<LoadResult & { cpuUsPerCall: number }> => {
     const cpuBefore = cpuNs(gateway.process.pid!);
     const result = await httpLoad({
       url: gateway.url,
       headers: HEADERS,
-      body: (i) => JSON.stringify({ jsonrpc: '2.0', id: i, method: 'tools/call', params: { name: 's0__tool-1', arguments: {}, _meta: META } }),
+      body: (i) =>
+        JSON.stringify({
+          jsonrpc: '2.0',
+          id: i,
+          method: 'tools/call',
+          params: { name: 's0__tool-1', arguments: {}, _meta: META },
+        }),
       check: (text) => JSON.parse(text).result !== undefined,
       concurrency: CONCURRENCY,
       total,
@@ -51,16 +59,25 @@ async function main(): Promise<void> {
       const a = await load(first, CALLS);
       const b = await load(second, CALLS);
       const [offResult, onResult] = first === off ? [a, b] : [b, a];
-      if (offResult.errors || onResult.errors) throw new Error(`errors: off ${offResult.errors}, on ${onResult.errors}`);
+      if (offResult.errors || onResult.errors)
+        throw new Error(`errors: off ${offResult.errors}, on ${onResult.errors}`);
       ratios.push(onResult.callsPerSecond / offResult.callsPerSecond);
       cpuRatios.push(offResult.cpuUsPerCall / onResult.cpuUsPerCall);
-      const line = (r: typeof a) => `${r.callsPerSecond.toFixed(0)}/s p50 ${r.p50Ms.toFixed(2)} ms ${r.cpuUsPerCall.toFixed(0)} µs CPU/call`;
-      console.log(`round ${round}: off ${line(offResult)} · on ${line(onResult)} · throughput ×${ratios.at(-1)!.toFixed(3)} · CPU ×${cpuRatios.at(-1)!.toFixed(3)}`);
+      const line = (r: typeof a) =>
+        `${r.callsPerSecond.toFixed(0)}/s p50 ${r.p50Ms.toFixed(2)} ms ${r.cpuUsPerCall.toFixed(0)} µs CPU/call`;
+      console.log(
+        `round ${round}: off ${line(offResult)} · on ${line(onResult)} · throughput ×${ratios.at(-1)!.toFixed(3)} · ` +
+          `CPU ×${cpuRatios.at(-1)!.toFixed(3)}`,
+      );
     }
     const median = (xs: number[]) => [...xs].sort((x, y) => x - y)[Math.floor(xs.length / 2)]!;
-    console.log(`tracing on (always_on, OTLP/HTTP protobuf) vs off, tools/call at ${CONCURRENCY} clients, median of ${ROUNDS} (target ≥ 0.8):`);
     console.log(
-      `  throughput ×${median(ratios).toFixed(3)} · by the gateway's CPU per call ×${median(cpuRatios).toFixed(3)} · ${(spansBytes / 1024).toFixed(0)} KiB of spans received`,
+      `tracing on (always_on, OTLP/HTTP protobuf) vs off, tools/call at ${CONCURRENCY} clients, median of ${ROUNDS} ` +
+        `(target ≥ 0.8):`,
+    );
+    console.log(
+      `  throughput ×${median(ratios).toFixed(3)} · by the gateway's CPU per call ×${median(cpuRatios).toFixed(3)} ` +
+        `· ${(spansBytes / 1024).toFixed(0)} KiB of spans received`,
     );
   } finally {
     off.process.kill('SIGTERM');

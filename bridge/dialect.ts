@@ -13,7 +13,12 @@ export interface Dialect {
    * undefined (or a promise of it) means: send it. Absent when nothing is answered here, so the hot path
    * pays nothing for it.
    */
-  readonly intercept: ((message: JsonRpcRequest, options: RequestOptions) => JsonRpcResponse | Promise<JsonRpcResponse | undefined> | undefined) | undefined;
+  readonly intercept:
+    | ((
+        message: JsonRpcRequest,
+        options: RequestOptions,
+      ) => JsonRpcResponse | Promise<JsonRpcResponse | undefined> | undefined)
+    | undefined;
   /** The request as the server must see it (a copy when that differs); absent: as it is. */
   readonly outgoing: ((message: JsonRpcRequest) => JsonRpcRequest) | undefined;
   /** Completes an answer in place before it goes back to its caller. */

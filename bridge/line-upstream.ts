@@ -53,12 +53,19 @@ export abstract class LineUpstream extends SupervisedUpstream {
     return new PendingRequests(
       (message) => this.write(message),
       (method, response) => this.dialect?.complete(method, response),
-      (method, ms) => `Upstream '${this.name}' did not answer ${method} within ${ms} ms; the request was cancelled. Raise servers.${this.name}.timeoutMs if it needs longer.`,
+      (method, ms) =>
+        `Upstream '${this.name}' did not answer ${method} within ${ms} ms; the request was cancelled. Raise ` +
+        `servers.${this.name}.timeoutMs if it needs longer.`,
     );
   }
 
   /** A ready connection's request: answered by the dialect itself when it can (a 2025 server's), else sent. */
-  protected async intercepted(message: JsonRpcRequest, options: RequestOptions, timeoutMs: number, dialect: Dialect): Promise<JsonRpcResponse> {
+  protected async intercepted(
+    message: JsonRpcRequest,
+    options: RequestOptions,
+    timeoutMs: number,
+    dialect: Dialect,
+  ): Promise<JsonRpcResponse> {
     const early = dialect.intercept?.(message, options);
     if (early) {
       const answer = await early;
@@ -68,7 +75,12 @@ export abstract class LineUpstream extends SupervisedUpstream {
   }
 
   /** Onto the connection; the answer's promise is the caller's own (no async frame here: the hot path). */
-  protected dispatch(message: JsonRpcRequest, options: RequestOptions, timeoutMs: number, dialect: Dialect): Promise<JsonRpcResponse> {
+  protected dispatch(
+    message: JsonRpcRequest,
+    options: RequestOptions,
+    timeoutMs: number,
+    dialect: Dialect,
+  ): Promise<JsonRpcResponse> {
     // A pipe or an event stream carries no status: the caller's stream may start now, so closing it cancels.
     options.onStreamStart?.();
     return this.pending.dispatch(message, {
@@ -77,7 +89,10 @@ export abstract class LineUpstream extends SupervisedUpstream {
       onNotification: options.onNotification,
       onServerRequest: options.onServerRequest,
       prepare: dialect.outgoing,
-      trace: options.traceparent === undefined ? undefined : { traceparent: options.traceparent, tracestate: options.tracestate },
+      trace:
+        options.traceparent === undefined
+          ? undefined
+          : { traceparent: options.traceparent, tracestate: options.tracestate },
     });
   }
 
@@ -96,10 +111,14 @@ export abstract class LineUpstream extends SupervisedUpstream {
       case 'notification':
         return this.onNotification(parsed.message);
       case 'response':
-        if (!this.pending.answer(parsed.message)) this.log.debug({ id: parsed.message.id }, 'answer for a request no longer waiting (timed out or cancelled)');
+        if (!this.pending.answer(parsed.message))
+          this.log.debug({ id: parsed.message.id }, 'answer for a request no longer waiting (timed out or cancelled)');
         return;
       default:
-        this.log.warn({ keys: isObject(value) ? Object.keys(value) : typeof value }, `skipped a ${this.source} message that is not a JSON-RPC request, notification or response`);
+        this.log.warn(
+          { keys: isObject(value) ? Object.keys(value) : typeof value },
+          `skipped a ${this.source} message that is not a JSON-RPC request, notification or response`,
+        );
     }
   }
 
@@ -111,15 +130,25 @@ export abstract class LineUpstream extends SupervisedUpstream {
       this.events.emit('listChanged', notification);
     } else if (method === 'notifications/tasks') {
       this.pending.toListen(notification);
-    } else if (method === 'notifications/message' && !this.pending.logMessage(notification, this.dialect?.logsUnasked ?? false)) {
-      this.log.debug({ params: notification.params }, 'upstream log message for no one request (none, or several, in flight asked for logs)');
+    } else if (
+      method === 'notifications/message' &&
+      !this.pending.logMessage(notification, this.dialect?.logsUnasked ?? false)
+    ) {
+      this.log.debug(
+        { params: notification.params },
+        'upstream log message for no one request (none, or several, in flight asked for logs)',
+      );
     }
   }
 
   // ---- answers while the connection is not ready ------------------------------------------------
 
   protected stoppedAnswer(message: JsonRpcRequest): JsonRpcResponse {
-    return errorResponse(message.id, ErrorCode.InternalError, `Upstream '${this.name}' is stopped (the gateway is shutting down or reloading)`);
+    return errorResponse(
+      message.id,
+      ErrorCode.InternalError,
+      `Upstream '${this.name}' is stopped (the gateway is shutting down or reloading)`,
+    );
   }
 
   protected notReadyAnswer(message: JsonRpcRequest): JsonRpcResponse {
@@ -127,7 +156,8 @@ export abstract class LineUpstream extends SupervisedUpstream {
     return errorResponse(
       message.id,
       ErrorCode.InternalError,
-      `Upstream '${this.name}' was not ready within ${this.line.timeoutMs} ms (state: ${state}${lastError ? `; last error: ${lastError}` : ''})`,
+      `Upstream '${this.name}' was not ready within ${this.line.timeoutMs} ms (state: ` +
+        `${state}${lastError ? `; last error: ${lastError}` : ''})`,
       { server: this.name, state },
     );
   }

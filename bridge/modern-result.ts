@@ -25,14 +25,25 @@ export type OnAdded = (method: string, field: string, value: unknown) => void;
  * Completes `result` in place by the rules above. On a tools/call result that has its resultType: one
  * property test and one Set lookup, no allocation.
  */
-export function completeResult(method: string, result: Record<string, unknown>, defaults: ResultDefaults, onAdded?: OnAdded): void {
+export function completeResult(
+  method: string,
+  result: Record<string, unknown>,
+  defaults: ResultDefaults,
+  onAdded?: OnAdded,
+): void {
   if (!('resultType' in result)) add(method, result, 'resultType', 'complete', onAdded);
   if (!CACHEABLE_METHODS.has(method) || result.resultType !== 'complete') return;
   if (!('ttlMs' in result)) add(method, result, 'ttlMs', defaults.ttlMs, onAdded);
   if (!('cacheScope' in result)) add(method, result, 'cacheScope', 'private', onAdded);
 }
 
-function add(method: string, result: Record<string, unknown>, field: string, value: unknown, onAdded: OnAdded | undefined): void {
+function add(
+  method: string,
+  result: Record<string, unknown>,
+  field: string,
+  value: unknown,
+  onAdded: OnAdded | undefined,
+): void {
   result[field] = value;
   onAdded?.(method, field, value);
 }
@@ -59,7 +70,8 @@ export class ResultFiller {
     this.noted.add(field);
     this.log.info(
       { method, field, added: value },
-      `upstream sent a result without ${field} (required since MCP 2026-07-28); mcp-gateway adds ${JSON.stringify(value)}, as clients would read it`,
+      `upstream sent a result without ${field} (required since MCP 2026-07-28); mcp-gateway adds ` +
+        `${JSON.stringify(value)}, as clients would read it`,
     );
   };
 }

@@ -3,7 +3,16 @@
 // caller with the caller's own id and token restored. Timeouts and cancellation end here too.
 import { cancelledResponse, type CancelSignal } from '../protocol/cancel.js';
 import { markFailure } from '../protocol/failure-mark.js';
-import { ErrorCode, errorResponse, isObject, type JsonObject, type JsonRpcId, type JsonRpcNotification, type JsonRpcRequest, type JsonRpcResponse } from '../protocol/jsonrpc.js';
+import {
+  ErrorCode,
+  errorResponse,
+  isObject,
+  type JsonObject,
+  type JsonRpcId,
+  type JsonRpcNotification,
+  type JsonRpcRequest,
+  type JsonRpcResponse,
+} from '../protocol/jsonrpc.js';
 import { MAY_ASK, META } from '../protocol/mcp.js';
 import { lendTraceMeta, restoreTraceMeta, type TraceContext } from './trace-meta.js';
 import type { ServerRequestHandler } from './upstream.js';
@@ -32,7 +41,9 @@ export interface Dispatch {
   onServerRequest?: ServerRequestHandler;
   /** Given the message once its id and token are the gateway's; returns what to send (a dialect's outgoing form). */
   prepare?: (message: JsonRpcRequest) => JsonRpcRequest;
-  /** A traced call's context, lent into params._meta while the message is serialised (the message must have a _meta). */
+  /**
+   * A traced call's context, lent into params._meta while the message is serialised (the message must have a _meta).
+   */
   trace?: TraceContext;
 }
 
@@ -50,7 +61,8 @@ export class PendingRequests {
     /** Settles every answer, still with the gateway's id: where a dialect completes it. */
     private readonly onAnswer: (method: string, response: JsonRpcResponse) => void = () => {},
     /** Words the error a caller gets when its request timed out. */
-    private readonly describeTimeout: (method: string, timeoutMs: number) => string = (method, ms) => `No answer to ${method} within ${ms} ms`,
+    private readonly describeTimeout: (method: string, timeoutMs: number) => string = (method, ms) =>
+      `No answer to ${method} within ${ms} ms`,
   ) {}
 
   get size(): number {
@@ -104,7 +116,13 @@ export class PendingRequests {
       } catch (error) {
         // A message that cannot be serialised never left: the caller gets an error, not a rejection.
         this.settle(id, entry);
-        resolve(errorResponse(callerId, ErrorCode.InvalidParams, `The request could not be sent upstream: ${(error as Error).message}`));
+        resolve(
+          errorResponse(
+            callerId,
+            ErrorCode.InvalidParams,
+            `The request could not be sent upstream: ${(error as Error).message}`,
+          ),
+        );
       } finally {
         // The caller's object is borrowed: give it back as it came.
         message.id = callerId;
@@ -134,7 +152,10 @@ export class PendingRequests {
    * (stdio): the one request in flight that may ask the client something. Several such requests in flight
    * make it unknowable, and guessing could show one caller another's question: undefined then.
    */
-  soleAsker(): { id: number; handler: ServerRequestHandler | undefined; method: string } | { ambiguous: number } | undefined {
+  soleAsker():
+    | { id: number; handler: ServerRequestHandler | undefined; method: string }
+    | { ambiguous: number }
+    | undefined {
     let found: [number, Pending] | undefined;
     let count = 0;
     for (const entry of this.pending) {
@@ -217,7 +238,9 @@ export class PendingRequests {
   failAll(message: (method: string) => string, data?: unknown): void {
     for (const [id, entry] of this.pending) {
       this.settle(id, entry);
-      entry.resolve(markFailure(errorResponse(entry.callerId, ErrorCode.InternalError, message(entry.method), data), 'unreachable'));
+      entry.resolve(
+        markFailure(errorResponse(entry.callerId, ErrorCode.InternalError, message(entry.method), data), 'unreachable'),
+      );
     }
   }
 
@@ -227,7 +250,12 @@ export class PendingRequests {
     if (!entry) return;
     this.sendCancelled(id, 'timeout');
     this.settle(id, entry);
-    entry.resolve(markFailure(errorResponse(entry.callerId, ErrorCode.InternalError, this.describeTimeout(entry.method, timeoutMs)), 'timeout'));
+    entry.resolve(
+      markFailure(
+        errorResponse(entry.callerId, ErrorCode.InternalError, this.describeTimeout(entry.method, timeoutMs)),
+        'timeout',
+      ),
+    );
   };
 
   private cancel(id: number, reason: string): void {

@@ -85,7 +85,10 @@ export class Supervisor {
     if (recent >= policy.crashLimit) {
       delay = policy.maxMs;
       this.setState('unhealthy');
-      this.log.error({ [report.counted]: recent, windowMs: policy.windowMs, retryInMs: delay, lastError: this.lastError }, 'upstream marked unhealthy');
+      this.log.error(
+        { [report.counted]: recent, windowMs: policy.windowMs, retryInMs: delay, lastError: this.lastError },
+        'upstream marked unhealthy',
+      );
     } else {
       delay = backoffDelay(this.consecutiveFailures, policy);
       this.setState('backing-off');
@@ -106,7 +109,11 @@ export class Supervisor {
    * Waits until the connection is ready or in a state in `failFast` (which fails a caller at once), up to
    * `deadline` or the caller's cancellation. Resolves with that state, or undefined when time ran out.
    */
-  async settled(deadline: number, signal: CancelSignal | undefined, failFast: ReadonlySet<UpstreamState>): Promise<UpstreamState | undefined> {
+  async settled(
+    deadline: number,
+    signal: CancelSignal | undefined,
+    failFast: ReadonlySet<UpstreamState>,
+  ): Promise<UpstreamState | undefined> {
     for (;;) {
       if (this.state === 'ready' || failFast.has(this.state)) return this.state;
       const remaining = deadline - Date.now();

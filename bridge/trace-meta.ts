@@ -19,7 +19,12 @@ export interface LentTrace {
 
 /** Writes the context into `meta`; tracestate is left out (undefined, which JSON omits) when the context has none. */
 export function lendTraceMeta(meta: JsonObject, trace: TraceContext): LentTrace {
-  const lent: LentTrace = { hadParent: 'traceparent' in meta, parent: meta.traceparent, hadState: 'tracestate' in meta, state: meta.tracestate };
+  const lent: LentTrace = {
+    hadParent: 'traceparent' in meta,
+    parent: meta.traceparent,
+    hadState: 'tracestate' in meta,
+    state: meta.tracestate,
+  };
   meta.traceparent = trace.traceparent;
   if (trace.tracestate !== undefined || lent.hadState) meta.tracestate = trace.tracestate;
   return lent;

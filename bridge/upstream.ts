@@ -1,7 +1,13 @@
 // The one interface every upstream kind implements; the edge and router speak only this.
 import type { EventEmitter } from 'node:events';
 import type { CancelSignal } from '../protocol/cancel.js';
-import type { JsonObject, JsonRpcErrorObject, JsonRpcNotification, JsonRpcRequest, JsonRpcResponse } from '../protocol/jsonrpc.js';
+import type {
+  JsonObject,
+  JsonRpcErrorObject,
+  JsonRpcNotification,
+  JsonRpcRequest,
+  JsonRpcResponse,
+} from '../protocol/jsonrpc.js';
 import type { RequestTrace } from '../protocol/request-trace.js';
 
 export type UpstreamState = 'starting' | 'ready' | 'backing-off' | 'unhealthy' | 'stopped';
@@ -73,7 +79,10 @@ export interface CallerIdentity {
 }
 
 /** Settles with the result, or the error, to send back to the server that asked. */
-export type ServerRequestHandler = (request: { method: string; params: JsonObject | undefined }) => Promise<{ result: JsonObject } | { error: JsonRpcErrorObject }>;
+export type ServerRequestHandler = (request: {
+  method: string;
+  params: JsonObject | undefined;
+}) => Promise<{ result: JsonObject } | { error: JsonRpcErrorObject }>;
 
 export interface Reach {
   /** The same for every caller who reaches the same upstreams: merged answers are kept apart by it. */

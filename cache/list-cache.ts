@@ -10,7 +10,13 @@
 // changes an answer builds a new response object (as the guard and the aggregator do), which leaves the
 // bytes behind; nothing may change a hit's result in place.
 import { copyJson, numberOf } from '../protocol/exact-json.js';
-import { SERIALIZED_RESULT, type JsonObject, type JsonRpcId, type JsonRpcResponse, type PreSerialized } from '../protocol/jsonrpc.js';
+import {
+  SERIALIZED_RESULT,
+  type JsonObject,
+  type JsonRpcId,
+  type JsonRpcResponse,
+  type PreSerialized,
+} from '../protocol/jsonrpc.js';
 import type { Log } from '../infra/log.js';
 import { keepStatusMarks } from '../protocol/error-status.js';
 import type { CacheStore, StoredEntry } from './store.js';
@@ -106,7 +112,11 @@ export class ListCache {
     return { ...this.counts, storeErrors: this.counts.storeErrors + (this.store.errors ?? 0) };
   }
 
-  async get(key: CacheKey, id: JsonRpcId, fetch: () => Promise<JsonRpcResponse>): Promise<{ response: JsonRpcResponse; hit: boolean }> {
+  async get(
+    key: CacheKey,
+    id: JsonRpcId,
+    fetch: () => Promise<JsonRpcResponse>,
+  ): Promise<{ response: JsonRpcResponse; hit: boolean }> {
     const group = groupOf(key.upstream, key.method);
     const privateField = privateFieldOf(key.context, key.variant);
     const entry = (await this.read(group, publicFieldOf(key.variant))) ?? (await this.read(group, privateField));
@@ -173,8 +183,10 @@ export class ListCache {
     const response = await fetch();
     if (!('result' in response)) return { response, entry: undefined };
     const ttlMs = this.freshFor(response.result);
-    if (ttlMs === 0 || (this.generations.get(group) ?? 0) !== generation || this.epoch !== epoch) return { response, entry: undefined };
-    const field = response.result.cacheScope === 'public' ? publicFieldOf(key.variant) : privateFieldOf(key.context, key.variant);
+    if (ttlMs === 0 || (this.generations.get(group) ?? 0) !== generation || this.epoch !== epoch)
+      return { response, entry: undefined };
+    const field =
+      response.result.cacheScope === 'public' ? publicFieldOf(key.variant) : privateFieldOf(key.context, key.variant);
     const entry: StoredEntry = { result: frozenCopy(response.result), expiresAt: this.now() + ttlMs };
     // Not awaited: the caller need not wait for the store. A shared store serialises the entry before its
     // first await and sends commands in order, so a read issued after this one still sees the entry.
@@ -193,7 +205,12 @@ export class ListCache {
   }
 
   /** A caller that arrived while the same key was being fetched gets that answer under its own id. */
-  private async joined(pending: Promise<Fetched>, key: CacheKey, id: JsonRpcId, fetch: () => Promise<JsonRpcResponse>): Promise<{ response: JsonRpcResponse; hit: boolean }> {
+  private async joined(
+    pending: Promise<Fetched>,
+    key: CacheKey,
+    id: JsonRpcId,
+    fetch: () => Promise<JsonRpcResponse>,
+  ): Promise<{ response: JsonRpcResponse; hit: boolean }> {
     const { response, entry } = await pending;
     if (entry) return { response: this.answer(id, entry), hit: false };
     if ('result' in response && response.result.resultType === 'input_required') {
@@ -244,7 +261,13 @@ export class ListCache {
     return entry && entry.expiresAt > this.now() ? entry : undefined;
   }
 
-  private async write(group: string, field: string, entry: StoredEntry, ttlMs: number, version: string | undefined): Promise<void> {
+  private async write(
+    group: string,
+    field: string,
+    entry: StoredEntry,
+    ttlMs: number,
+    version: string | undefined,
+  ): Promise<void> {
     try {
       await this.store.write(group, field, entry, ttlMs, version);
     } catch (error) {
@@ -265,7 +288,10 @@ export class ListCache {
     this.counts.storeErrors++;
     if (this.storeThrew) return;
     this.storeThrew = true;
-    this.options.log.error({ operation, err: String(error) }, 'cache store threw (stores should not); answering from upstreams');
+    this.options.log.error(
+      { operation, err: String(error) },
+      'cache store threw (stores should not); answering from upstreams',
+    );
   }
 
   /** Later fetches of the group start afresh, and fetches under way do not store what they bring. */
@@ -329,7 +355,8 @@ export class ListCache {
   }
 }
 
-// The methods cached (tools/list, resources/read, …) never contain ':', so a group splits at its last one; a private field carries
+// The methods cached (tools/list, resources/read, …) never contain ':', so a group splits at its last one; a private
+// field carries
 // its context's length, so no context and variant can spell another pair's field.
 function groupOf(upstream: string, method: string): string {
   return upstream + GROUP_SEP + method;

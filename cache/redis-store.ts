@@ -17,7 +17,13 @@ import { Redis, type RedisOptions } from 'ioredis';
 import { parseJson } from '../protocol/exact-json.js';
 import { isObject } from '../protocol/jsonrpc.js';
 import type { Log } from '../infra/log.js';
-import { describeRedisUrl, failFastRedisOptions, PAUSE_MS, sentinelOptions, type SentinelSettings } from '../infra/redis-fail-fast.js';
+import {
+  describeRedisUrl,
+  failFastRedisOptions,
+  PAUSE_MS,
+  sentinelOptions,
+  type SentinelSettings,
+} from '../infra/redis-fail-fast.js';
 import { OutageLog } from '../infra/redis-outage.js';
 import type { CacheStore, DropListener, StoredEntry } from './store.js';
 
@@ -92,8 +98,16 @@ export class RedisStore implements CacheStore {
     });
     // autoResubscribe off: subscribed again on every 'ready' below, which also covers a failed first try.
     const sentinel = sentinelOptions(options.sentinel, options.url);
-    this.client = new Redis(options.url, { ...failFastRedisOptions('mcp-gateway-cache'), ...sentinel, autoResubscribe: false } satisfies RedisOptions);
-    this.subscriber = new Redis(options.url, { ...failFastRedisOptions('mcp-gateway-cache-sub'), ...sentinel, autoResubscribe: false } satisfies RedisOptions);
+    this.client = new Redis(options.url, {
+      ...failFastRedisOptions('mcp-gateway-cache'),
+      ...sentinel,
+      autoResubscribe: false,
+    } satisfies RedisOptions);
+    this.subscriber = new Redis(options.url, {
+      ...failFastRedisOptions('mcp-gateway-cache-sub'),
+      ...sentinel,
+      autoResubscribe: false,
+    } satisfies RedisOptions);
 
     this.client.on('error', (error: Error) => this.connectionLost('client', error));
     this.client.on('close', () => this.connectionLost('client', new Error('connection closed')));
@@ -158,7 +172,19 @@ export class RedisStore implements CacheStore {
     try {
       const ttl = Math.max(1, Math.ceil(ttlMs));
       // Expiry and "now" both by this host's clock, as `read` judges freshness.
-      await this.client.eval(WRITE_SCRIPT, 3, this.keyOf(group), this.versionKeyOf(group), this.expiryKeyOf(group), field, json, ttl, version ?? '', entry.expiresAt, Date.now());
+      await this.client.eval(
+        WRITE_SCRIPT,
+        3,
+        this.keyOf(group),
+        this.versionKeyOf(group),
+        this.expiryKeyOf(group),
+        field,
+        json,
+        ttl,
+        version ?? '',
+        entry.expiresAt,
+        Date.now(),
+      );
     } catch (error) {
       return this.failed(error);
     }
@@ -228,8 +254,12 @@ export class RedisStore implements CacheStore {
       // `changed` only for groups where it is known; a replica that does not read it treats the drop as whole.
       const changed: Record<string, string[]> = {};
       for (const [group, items] of drops) if (items) changed[group] = [...items];
-      const message = JSON.stringify(Object.keys(changed).length ? { from: this.instance, groups, changed } : { from: this.instance, groups });
-      const transaction = this.client.multi().del(...groups.flatMap((group) => [this.keyOf(group), this.expiryKeyOf(group)]));
+      const message = JSON.stringify(
+        Object.keys(changed).length ? { from: this.instance, groups, changed } : { from: this.instance, groups },
+      );
+      const transaction = this.client
+        .multi()
+        .del(...groups.flatMap((group) => [this.keyOf(group), this.expiryKeyOf(group)]));
       for (const group of groups) transaction.incr(this.versionKeyOf(group));
       const replies = await transaction.publish(this.channel, message).exec();
       const failure = replies === null ? new Error('transaction aborted') : replies.find(([error]) => error)?.[0];
@@ -242,7 +272,11 @@ export class RedisStore implements CacheStore {
   }
 
   private tellMissed(): void {
-    this.log.info({ redis: this.where }, 'invalidation channel back after a gap: dropping what this replica holds in memory and announcing every list as changed');
+    this.log.info(
+      { redis: this.where },
+      'invalidation channel back after a gap: dropping what this replica holds in memory and announcing every list ' +
+        'as changed',
+    );
     for (const listener of this.missedListeners) {
       try {
         listener();
@@ -265,7 +299,8 @@ export class RedisStore implements CacheStore {
     for (const group of parsed.groups) {
       if (typeof group !== 'string') continue;
       const items = known[group];
-      const changed = Array.isArray(items) && items.every((item): item is string => typeof item === 'string') ? items : undefined;
+      const changed =
+        Array.isArray(items) && items.every((item): item is string => typeof item === 'string') ? items : undefined;
       for (const listener of this.listeners) {
         try {
           listener(group, changed);

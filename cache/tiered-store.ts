@@ -40,7 +40,8 @@ export class TieredStore implements CacheStore {
     if (local && local.expiresAt > this.now()) return local;
     const remote = await this.shared.read(group, field);
     // Remember what another replica fetched, for as long as it stays fresh.
-    if (remote && remote.expiresAt > this.now()) void this.near.write(group, field, remote, remote.expiresAt - this.now());
+    if (remote && remote.expiresAt > this.now())
+      void this.near.write(group, field, remote, remote.expiresAt - this.now());
     return remote;
   }
 
@@ -49,7 +50,10 @@ export class TieredStore implements CacheStore {
   }
 
   async write(group: string, field: string, entry: StoredEntry, ttlMs: number, version?: string): Promise<void> {
-    await Promise.all([this.near.write(group, field, entry, ttlMs), this.shared.write(group, field, entry, ttlMs, version)]);
+    await Promise.all([
+      this.near.write(group, field, entry, ttlMs),
+      this.shared.write(group, field, entry, ttlMs, version),
+    ]);
   }
 
   async dropGroup(group: string, changed?: readonly string[]): Promise<void> {

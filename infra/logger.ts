@@ -5,7 +5,10 @@ import { pino, type DestinationStream, type Logger } from 'pino';
 export const LOG_FORMATS = ['json', 'pretty'] as const;
 export type LogFormat = (typeof LOG_FORMATS)[number];
 
-export function createLogger(level: string, destination: DestinationStream = pino.destination({ dest: 2, sync: false })): Logger {
+export function createLogger(
+  level: string,
+  destination: DestinationStream = pino.destination({ dest: 2, sync: false }),
+): Logger {
   return pino({ level, base: { name: 'mcp-gateway' } }, destination);
 }
 
@@ -17,7 +20,8 @@ export async function logDestination(format: LogFormat): Promise<DestinationStre
     pretty = (await import('pino-pretty')).default.build;
   } catch {
     throw new Error(
-      '--log-format pretty needs the pino-pretty package, which this install lacks: run `npm install pino-pretty` next to the gateway (a dependency of stateless-mcp-gateway), or drop the option (JSON is the default)',
+      '--log-format pretty needs the pino-pretty package, which this install lacks: run `npm install pino-pretty` ' +
+        'next to the gateway (a dependency of stateless-mcp-gateway), or drop the option (JSON is the default)',
     );
   }
   return pretty({ destination: 2, colorize: process.stderr.isTTY, sync: false });

@@ -7,5 +7,9 @@ import { GATEWAY_INFO } from './version.js';
 
 /** A fresh object each time, as callers may add to it. */
 export function ownRequestMeta(): Record<string, unknown> {
-  return { [META.protocolVersion]: SUPPORTED_VERSIONS[0], [META.clientCapabilities]: {}, [META.clientInfo]: { ...GATEWAY_INFO } };
+  return {
+    [META.protocolVersion]: SUPPORTED_VERSIONS[0],
+    [META.clientCapabilities]: {},
+    [META.clientInfo]: { ...GATEWAY_INFO },
+  };
 }

@@ -10,7 +10,10 @@ export const PACKAGE_NAME = 'stateless-mcp-gateway';
 function readVersion(): string {
   for (const relative of ['../package.json', '../../package.json']) {
     try {
-      const pkg = JSON.parse(readFileSync(new URL(relative, import.meta.url), 'utf8')) as { name?: string; version?: string };
+      const pkg = JSON.parse(readFileSync(new URL(relative, import.meta.url), 'utf8')) as {
+        name?: string;
+        version?: string;
+      };
       if (pkg.name === PACKAGE_NAME && pkg.version) return pkg.version;
     } catch {
       // try the next place

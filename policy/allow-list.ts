@@ -76,12 +76,19 @@ export class PolicySet {
    * `heads` gives, per server, how its tool and prompt names begin on /mcp (`<prefix><separator>`; default
    * `<server>__`), so that a policy of name globs reaches only servers whose names its globs can match.
    */
-  static compile(settings: readonly PolicySetting[], knownServers: ReadonlySet<string>, heads?: ReadonlyMap<string, string>): PolicySet {
+  static compile(
+    settings: readonly PolicySetting[],
+    knownServers: ReadonlySet<string>,
+    heads?: ReadonlyMap<string, string>,
+  ): PolicySet {
     const problems: string[] = [];
     const names = new Set<string>();
     const policies = settings.map((setting, index) => {
       const at = `policies[${index}] (${setting.name})`;
-      if (names.has(setting.name)) problems.push(`${at}: another policy has the name ${JSON.stringify(setting.name)}; give each a name of its own`);
+      if (names.has(setting.name))
+        problems.push(
+          `${at}: another policy has the name ${JSON.stringify(setting.name)}; give each a name of its own`,
+        );
       names.add(setting.name);
       return compilePolicy(setting, index, at, knownServers, problems);
     });
@@ -103,7 +110,9 @@ export class PolicySet {
     const principalKey = JSON.stringify([principal.id, principal.groups]);
     let grant = this.grants.get(principalKey);
     if (grant) return grant;
-    const mine = this.policies.filter((p) => p.everyone || p.ids.has(principal.id) || principal.groups.some((g) => p.groups.has(g)));
+    const mine = this.policies.filter(
+      (p) => p.everyone || p.ids.has(principal.id) || principal.groups.some((g) => p.groups.has(g)),
+    );
     const key = mine.map((p) => p.index).join(',');
     grant = this.grantsByPolicies.get(key);
     if (!grant) {
@@ -141,7 +150,11 @@ export class Grant {
       const head = this.heads.get(server) ?? `${server}__`;
       reached =
         !denied &&
-        this.policies.some((p) => (p.allow.servers ? p.allow.servers.has(server) : p.resourceGlobs || p.nameHeads.some((h) => h.startsWith(head) || head.startsWith(h))));
+        this.policies.some((p) =>
+          p.allow.servers
+            ? p.allow.servers.has(server)
+            : p.resourceGlobs || p.nameHeads.some((h) => h.startsWith(head) || head.startsWith(h)),
+        );
       this.reached.set(server, reached);
     }
     return reached;
@@ -154,7 +167,9 @@ export class Grant {
    */
   seesAll(server: string): boolean {
     const whole = this.policies.some((p) => p.allow.servers?.has(server) && !hasAnyGlob(p.allow));
-    const trimmed = this.policies.some((p) => (hasAnyGlob(p.deny) ? !p.deny.servers || p.deny.servers.has(server) : p.deny.servers?.has(server)));
+    const trimmed = this.policies.some((p) =>
+      hasAnyGlob(p.deny) ? !p.deny.servers || p.deny.servers.has(server) : p.deny.servers?.has(server),
+    );
     return whole && !trimmed;
   }
 
@@ -202,7 +217,11 @@ export class Grant {
     if (!routes) {
       routes = this.policies
         .filter((policy) => allowedBy(policy.allow, 'tools', server, name))
-        .map((policy) => ({ policy, conditions: policy.when.filter((w) => w.tool(name)), allowed: { allowed: true, rule: `policy ${policy.name}` } }));
+        .map((policy) => ({
+          policy,
+          conditions: policy.when.filter((w) => w.tool(name)),
+          allowed: { allowed: true, rule: `policy ${policy.name}` },
+        }));
       if (this.routes.size >= MAX_MEMO) this.routes.clear();
       if (name.length <= MAX_MEMO_NAME) this.routes.set(key, routes);
     }
@@ -253,7 +272,13 @@ function deniedBy(rules: CompiledRules, kind: ItemKind, server: string | undefin
   return globs?.(name) === true;
 }
 
-function compilePolicy(setting: PolicySetting, index: number, at: string, knownServers: ReadonlySet<string>, problems: string[]): CompiledPolicy {
+function compilePolicy(
+  setting: PolicySetting,
+  index: number,
+  at: string,
+  knownServers: ReadonlySet<string>,
+  problems: string[],
+): CompiledPolicy {
   const ids = setting.principals.ids ?? [];
   const groups = setting.principals.groups ?? [];
   if (ids.length === 0 && groups.length === 0) {
@@ -268,7 +293,10 @@ function compilePolicy(setting: PolicySetting, index: number, at: string, knownS
     try {
       return [{ tool: anyOf([condition.tool]), expr: condition.expr, check: compileCondition(condition.expr) }];
     } catch (error) {
-      problems.push(`${at}.when[${i}].expr: ${JSON.stringify(condition.expr)} does not compile: ${(error as Error).message.split('\n')[0]}`);
+      problems.push(
+        `${at}.when[${i}].expr: ${JSON.stringify(condition.expr)} does not compile: ` +
+          `${(error as Error).message.split('\n')[0]}`,
+      );
       return [];
     }
   });
@@ -283,15 +311,25 @@ function compilePolicy(setting: PolicySetting, index: number, at: string, knownS
     when,
     pin: setting.pin,
     rateLimit: setting.rateLimit,
-    nameHeads: [...(setting.allow.tools ?? []), ...(setting.allow.prompts ?? [])].map((glob) => glob.slice(0, glob.search(/[*?{]|$/))),
+    nameHeads: [...(setting.allow.tools ?? []), ...(setting.allow.prompts ?? [])].map((glob) =>
+      glob.slice(0, glob.search(/[*?{]|$/)),
+    ),
     resourceGlobs: (setting.allow.resources?.length ?? 0) > 0,
   };
 }
 
-function compileRules(rules: PolicyRules, at: string, knownServers: ReadonlySet<string>, problems: string[]): CompiledRules {
+function compileRules(
+  rules: PolicyRules,
+  at: string,
+  knownServers: ReadonlySet<string>,
+  problems: string[],
+): CompiledRules {
   for (const server of rules.servers ?? []) {
     if (!knownServers.has(server)) {
-      problems.push(`${at}.servers: no server is named ${JSON.stringify(server)}; servers are ${[...knownServers].join(', ') || '(none)'}`);
+      problems.push(
+        `${at}.servers: no server is named ${JSON.stringify(server)}; servers are ` +
+          `${[...knownServers].join(', ') || '(none)'}`,
+      );
     }
   }
   const globs = (kind: ItemKind): Matcher | undefined => {

@@ -19,14 +19,28 @@ export class ApiKeys {
     settings.forEach((setting, index) => {
       const digest = setting.sha256.toLowerCase();
       if (!SHA256_HEX.test(digest)) {
-        throw new Error(`auth.apiKeys[${index}].sha256 is not 64 hex digits: give the SHA-256 of the key, or the key itself as \`key:\``);
+        throw new Error(
+          `auth.apiKeys[${index}].sha256 is not 64 hex digits: give the SHA-256 of the key, or the key itself as ` +
+            `\`key:\``,
+        );
       }
       const clash = this.#byDigest.get(digest);
       if (clash) {
-        throw new Error(`auth.apiKeys[${index}] (principal "${setting.principal}") repeats the key of principal "${clash.id}": every key must be distinct`);
+        throw new Error(
+          `auth.apiKeys[${index}] (principal "${setting.principal}") repeats the key of principal "${clash.id}": ` +
+            `every key must be distinct`,
+        );
       }
       // Built once and frozen so a successful lookup allocates nothing and nobody downstream can widen it.
-      this.#byDigest.set(digest, Object.freeze({ id: setting.principal, groups: Object.freeze([...setting.groups]), scopes: Object.freeze([]), via: 'api-key' }));
+      this.#byDigest.set(
+        digest,
+        Object.freeze({
+          id: setting.principal,
+          groups: Object.freeze([...setting.groups]),
+          scopes: Object.freeze([]),
+          via: 'api-key',
+        }),
+      );
     });
   }
 

@@ -30,7 +30,12 @@ export class AuditLog {
   constructor(setting: AuditSetting) {
     const dest = setting.destination === 'stderr' ? 2 : setting.destination === 'stdout' ? 1 : setting.destination;
     // A file is written synchronously: an audit line is not lost when the process dies right after the decision.
-    this.stream = pino.destination({ dest, sync: typeof dest === 'string', mkdir: typeof dest === 'string', append: true });
+    this.stream = pino.destination({
+      dest,
+      sync: typeof dest === 'string',
+      mkdir: typeof dest === 'string',
+      append: true,
+    });
     this.logger = pino({ base: { name: 'mcp-gateway', audit: true }, messageKey: 'msg' }, this.stream);
     this.includeArguments = setting.arguments;
   }

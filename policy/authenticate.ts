@@ -10,7 +10,12 @@ import { bearerChallenge } from './www-authenticate.js';
 
 export type AuthResult =
   | { ok: true; principal: Principal }
-  | { ok: false; status: 401 | 403; error: 'invalid_request' | 'invalid_token' | 'insufficient_scope' | undefined; reason: string };
+  | {
+      ok: false;
+      status: 401 | 403;
+      error: 'invalid_request' | 'invalid_token' | 'insufficient_scope' | undefined;
+      reason: string;
+    };
 
 export type AuthFailure = Extract<AuthResult, { ok: false }>;
 
@@ -19,10 +24,30 @@ const BEARER_CREDENTIALS = /^bearer +([A-Za-z0-9\-._~+/]+=*)$/i;
 const BEARER_SCHEME = /^bearer(?: |$)/i;
 
 // The refusals that carry nothing request-specific are built once.
-const NO_CREDENTIALS: AuthFailure = Object.freeze({ ok: false, status: 401, error: undefined, reason: 'no credentials' });
-const NOT_BEARER: AuthFailure = Object.freeze({ ok: false, status: 401, error: 'invalid_request', reason: 'Authorization scheme is not Bearer' });
-const MALFORMED_BEARER: AuthFailure = Object.freeze({ ok: false, status: 401, error: 'invalid_request', reason: 'malformed Bearer credentials: expected "Bearer <token>"' });
-const UNKNOWN_API_KEY: AuthFailure = Object.freeze({ ok: false, status: 401, error: 'invalid_token', reason: 'unknown API key' });
+const NO_CREDENTIALS: AuthFailure = Object.freeze({
+  ok: false,
+  status: 401,
+  error: undefined,
+  reason: 'no credentials',
+});
+const NOT_BEARER: AuthFailure = Object.freeze({
+  ok: false,
+  status: 401,
+  error: 'invalid_request',
+  reason: 'Authorization scheme is not Bearer',
+});
+const MALFORMED_BEARER: AuthFailure = Object.freeze({
+  ok: false,
+  status: 401,
+  error: 'invalid_request',
+  reason: 'malformed Bearer credentials: expected "Bearer <token>"',
+});
+const UNKNOWN_API_KEY: AuthFailure = Object.freeze({
+  ok: false,
+  status: 401,
+  error: 'invalid_token',
+  reason: 'unknown API key',
+});
 const ANONYMOUS: AuthResult = Object.freeze({ ok: true, principal: ANONYMOUS_PRINCIPAL });
 
 export class Authenticator {
@@ -46,9 +71,20 @@ export class Authenticator {
     const apiKeys = new ApiKeys(setting.apiKeys);
     const jwt = setting.jwt ? await JwtVerifier.create(setting.jwt, log.child({ component: 'jwt' })) : undefined;
     if (!setting.anonymous && apiKeys.size === 0 && jwt === undefined) {
-      throw new Error('auth.anonymous is false but neither auth.apiKeys nor auth.jwt is set, so nobody could call: configure one, or set auth.anonymous: true');
+      throw new Error(
+        'auth.anonymous is false but neither auth.apiKeys nor auth.jwt is set, so nobody could call: configure one, ' +
+          'or set auth.anonymous: true',
+      );
     }
-    log.debug({ anonymous: setting.anonymous, apiKeys: apiKeys.size, jwtIssuer: setting.jwt?.issuer, requiredScopes: setting.oauth.scopes }, 'authentication configured');
+    log.debug(
+      {
+        anonymous: setting.anonymous,
+        apiKeys: apiKeys.size,
+        jwtIssuer: setting.jwt?.issuer,
+        requiredScopes: setting.oauth.scopes,
+      },
+      'authentication configured',
+    );
     return new Authenticator(setting, apiKeys, jwt);
   }
 
@@ -90,7 +126,10 @@ export class Authenticator {
         ok: false,
         status: 401,
         error: 'invalid_token',
-        reason: `the token names principal "${id}", which is reserved for ${id === ANONYMOUS_PRINCIPAL.id ? 'callers without credentials' : 'an API key'}; choose another auth.jwt.principalClaim or principal name`,
+        reason:
+          `the token names principal "${id}", which is reserved for ` +
+          `${id === ANONYMOUS_PRINCIPAL.id ? 'callers without credentials' : 'an API key'}; choose another ` +
+          `auth.jwt.principalClaim or principal name`,
       };
     }
     const missing = this.#requiredScopes.filter((scope) => !verdict.principal.scopes.includes(scope));

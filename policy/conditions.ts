@@ -28,12 +28,17 @@ export function compileCondition(expr: string): Condition {
   return (facts) => {
     try {
       const value = program({
-        args: facts.args !== null && typeof facts.args === 'object' && !Array.isArray(facts.args) ? asCel(facts.args, 'args') : {},
+        args:
+          facts.args !== null && typeof facts.args === 'object' && !Array.isArray(facts.args)
+            ? asCel(facts.args, 'args')
+            : {},
         principal: { id: facts.principal.id, groups: facts.principal.groups, via: facts.principal.via },
         tool: facts.tool,
         server: facts.server,
       });
-      return value === true ? { ok: true } : { ok: false, why: value === false ? 'it is false' : `it gave ${String(value)}, not true` };
+      return value === true
+        ? { ok: true }
+        : { ok: false, why: value === false ? 'it is false' : `it gave ${String(value)}, not true` };
     } catch (error) {
       return { ok: false, why: `it failed: ${(error as Error).message.split('\n')[0]}` };
     }
@@ -58,7 +63,8 @@ function asCel(value: unknown, path: string): unknown {
     const read = asCel(inner, where);
     if (read === inner && !isRawNumber(inner)) continue;
     copy ??= Array.isArray(value) ? [...value] : { ...(value as Record<string, unknown>) };
-    if (isRawNumber(read)) Object.defineProperty(copy, key, { enumerable: true, get: () => refuseInexact(where, read.rawJSON) });
+    if (isRawNumber(read))
+      Object.defineProperty(copy, key, { enumerable: true, get: () => refuseInexact(where, read.rawJSON) });
     else (copy as Record<string, unknown>)[key] = read;
   }
   return copy ?? value;
@@ -66,5 +72,8 @@ function asCel(value: unknown, path: string): unknown {
 
 function refuseInexact(where: string, raw: string): never {
   const shown = raw.length > 40 ? `${raw.slice(0, 40)}…` : raw;
-  throw new Error(`${where} is ${shown}, a number no double holds exactly: a condition compares integers exactly but refuses such a number rather than round it`);
+  throw new Error(
+    `${where} is ${shown}, a number no double holds exactly: a condition compares integers exactly but refuses such ` +
+      `a number rather than round it`,
+  );
 }

@@ -59,7 +59,8 @@ export function checkGlob(glob: string): string | undefined {
     else if (char === '}' && --depth < 0) return `${JSON.stringify(glob)} has a } without its {`;
   }
   if (depth > 0) return `${JSON.stringify(glob)} has a { without its }`;
-  if (expandBraces(glob).length > MAX_ALTERNATIVES) return `${JSON.stringify(glob)} expands to more than ${MAX_ALTERNATIVES} alternatives`;
+  if (expandBraces(glob).length > MAX_ALTERNATIVES)
+    return `${JSON.stringify(glob)} expands to more than ${MAX_ALTERNATIVES} alternatives`;
   return undefined;
 }
 

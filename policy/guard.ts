@@ -63,7 +63,12 @@ const ALLOWED_LIST: Verdict = { allowed: true, rule: 'list filtered by policy' }
 const ALLOWED_ANYONE: Verdict = { allowed: true, rule: 'open to every principal' };
 const NO_URI: Verdict = { allowed: true, rule: 'no uri: the upstream answers' };
 /** Requests about one tool, prompt or resource: the guard judges them only as placed targets. */
-const NAMED_METHODS: ReadonlySet<string> = new Set(['tools/call', 'prompts/get', 'resources/read', 'completion/complete']);
+const NAMED_METHODS: ReadonlySet<string> = new Set([
+  'tools/call',
+  'prompts/get',
+  'resources/read',
+  'completion/complete',
+]);
 const NEED_ROUTES: Need = { need: 'routes' };
 const NEED_DEFINITION: Need = { need: 'definition' };
 
@@ -95,7 +100,13 @@ export class Guard {
   /** The answer as this caller may see it: lists without what it may not see, marked private. */
   shape(server: string | undefined, method: string, response: JsonRpcResponse, grant: Grant): JsonRpcResponse {
     // One server's instructions may name what the caller may not see (/mcp's merge decides the same way).
-    if (method === 'server/discover' && server !== undefined && 'result' in response && response.result.instructions !== undefined && !grant.seesAll(server)) {
+    if (
+      method === 'server/discover' &&
+      server !== undefined &&
+      'result' in response &&
+      response.result.instructions !== undefined &&
+      !grant.seesAll(server)
+    ) {
       const { instructions, ...rest } = response.result;
       return { jsonrpc: '2.0', id: response.id, result: { ...rest, cacheScope: 'private' } };
     }
@@ -112,7 +123,11 @@ export class Guard {
       byGrant.set(memoKey, kept);
     }
     // A fresh response: the one given may be a shared cache entry, or carry its pre-serialised text.
-    return { jsonrpc: '2.0', id: response.id, result: { ...response.result, [list.items]: kept, cacheScope: 'private' } };
+    return {
+      jsonrpc: '2.0',
+      id: response.id,
+      result: { ...response.result, [list.items]: kept, cacheScope: 'private' },
+    };
   }
 
   /**
@@ -125,7 +140,13 @@ export class Guard {
     return this.visible(undefined, 'tools', 'name', item, grant, false);
   }
 
-  private judgeTool(target: NamedTarget, message: JsonRpcRequest, grant: Grant, principal: Principal, listed: boolean): Verdict | Need {
+  private judgeTool(
+    target: NamedTarget,
+    message: JsonRpcRequest,
+    grant: Grant,
+    principal: Principal,
+    listed: boolean,
+  ): Verdict | Need {
     const { server, publicName: name } = target;
     if (server === undefined || name === undefined) return unknown(message, 'tool', target.given);
     const args = message.params?.arguments;
@@ -136,14 +157,24 @@ export class Guard {
     // A connect placeholder is the gateway's own tool, not the server's: there is nothing of the server's to pin.
     if (grant.pins(server, name) && !target.listed.placeholder) {
       const pin = this.freshPin(name);
-      if (pin === undefined) return listed ? unknown(message, 'tool', target.given, "pinned tool not in its server's tools/list", name) : NEED_DEFINITION;
+      if (pin === undefined)
+        return listed
+          ? unknown(message, 'tool', target.given, "pinned tool not in its server's tools/list", name)
+          : NEED_DEFINITION;
       if (pin === 'changed') return unknown(message, 'tool', target.given, 'pinned tool changed upstream', name);
     }
     if (!verdict.allowed) {
       // The tool is visible, so refusing it openly leaks nothing; the expression stays in the audit log.
       const policy = /^condition of policy (.*?) \(/.exec(verdict.rule)?.[1];
-      const why = `Call refused by policy${policy ? ` ${policy}` : ''}: these arguments do not meet its conditions for ${String(target.given)}`;
-      return { allowed: false, rule: verdict.rule, target: name, refusal: errorResponse(message.id, ErrorCode.InvalidParams, why) };
+      const why =
+        `Call refused by policy${policy ? ` ${policy}` : ''}: these arguments do not meet its conditions ` +
+        `for ${String(target.given)}`;
+      return {
+        allowed: false,
+        rule: verdict.rule,
+        target: name,
+        refusal: errorResponse(message.id, ErrorCode.InvalidParams, why),
+      };
     }
     return { allowed: true, rule: verdict.rule, target: name };
   }
@@ -158,7 +189,8 @@ export class Guard {
     for (const tool of tools) {
       if (!isObject(tool) || typeof tool.name !== 'string') continue;
       const name = publicName(prefix, this.options.separator, tool.name);
-      if (grant.pins(server, name)) this.pinVerdicts.set(name, { verdict: this.options.pins.check(name, tool), readAt });
+      if (grant.pins(server, name))
+        this.pinVerdicts.set(name, { verdict: this.options.pins.check(name, tool), readAt });
     }
   }
 
@@ -173,7 +205,8 @@ export class Guard {
     if (server === undefined || name === undefined) return unknown(message, 'prompt', target.given);
     const decision = grant.allows('prompts', server, name);
     if (!decision.allowed) return unknown(message, 'prompt', target.given, decision.rule, name);
-    if (!target.listed) return target.confirmed ? unknown(message, 'prompt', target.given, undefined, name) : NEED_ROUTES;
+    if (!target.listed)
+      return target.confirmed ? unknown(message, 'prompt', target.given, undefined, name) : NEED_ROUTES;
     return { allowed: true, rule: decision.rule, target: name };
   }
 
@@ -187,22 +220,32 @@ export class Guard {
     // path (a URI nobody listed re-reads every list, and the time that takes would tell which exist):
     // a URI no server's rules let this caller read is refused before any lookup; one whose listed owner
     // denies it costs the same re-reading as one nobody lists.
-    if (onMcp && !this.anyServerAllows(uri, grant)) return unknownUri(message, given, grant.allows('resources', undefined, uri).rule);
+    if (onMcp && !this.anyServerAllows(uri, grant))
+      return unknownUri(message, given, grant.allows('resources', undefined, uri).rule);
     const owner = target.owner;
     const decision = grant.allows('resources', owner, uri);
-    if (onMcp && !target.confirmed && (owner === undefined ? target.ambiguous === undefined : !decision.allowed)) return NEED_ROUTES;
+    if (onMcp && !target.confirmed && (owner === undefined ? target.ambiguous === undefined : !decision.allowed))
+      return NEED_ROUTES;
     // On /mcp a URI no upstream owns gets the same words as a denied one.
     if (decision.allowed && owner !== undefined) return { allowed: true, rule: decision.rule, target: given };
     return unknownUri(message, given, decision.allowed ? 'no server offers it' : decision.rule);
   }
 
   private anyServerAllows(uri: string, grant: Grant): boolean {
-    for (const candidate of this.options.prefixes.keys()) if (grant.allows('resources', candidate, uri).allowed) return true;
+    for (const candidate of this.options.prefixes.keys())
+      if (grant.allows('resources', candidate, uri).allowed) return true;
     return false;
   }
 
   /** `record`: whether `item` is a fresh upstream listing, whose pin verdict later calls are judged by. */
-  private visible(server: string | undefined, kind: ItemKind, key: string, item: unknown, grant: Grant, record = true): boolean {
+  private visible(
+    server: string | undefined,
+    kind: ItemKind,
+    key: string,
+    item: unknown,
+    grant: Grant,
+    record = true,
+  ): boolean {
     if (!isObject(item)) return false;
     const value = item[key];
     if (typeof value !== 'string') return false;
@@ -216,7 +259,11 @@ export class Guard {
     if (!seen || !grant.allows(kind, seen.server, seen.name).allowed) return false;
     // A connect placeholder is the gateway's own (only on /mcp and its views): nothing of the server's to pin.
     if (kind === 'tools' && grant.pins(seen.server, seen.name) && !(server === undefined && carriesConnectMark(item))) {
-      if (!record) return this.pinVerdicts.get(seen.name)?.verdict !== 'changed' && this.options.pins.peek(seen.name, item) !== 'changed';
+      if (!record)
+        return (
+          this.pinVerdicts.get(seen.name)?.verdict !== 'changed' &&
+          this.options.pins.peek(seen.name, item) !== 'changed'
+        );
       const verdict = this.options.pins.check(seen.name, item);
       this.sawInList(seen.name, verdict);
       return verdict !== 'changed';
@@ -245,9 +292,15 @@ export class Guard {
    */
   private named(server: string | undefined, name: string): { server: string; name: string } | undefined {
     const separator = this.options.separator;
-    if (server !== undefined) return { server, name: publicName(this.options.prefixes.get(server) ?? server, separator, name) };
+    if (server !== undefined)
+      return { server, name: publicName(this.options.prefixes.get(server) ?? server, separator, name) };
     for (const [owner, prefix] of this.options.prefixes) {
-      if (name.length >= prefix.length + separator.length && name.startsWith(prefix) && name.startsWith(separator, prefix.length)) return { server: owner, name };
+      if (
+        name.length >= prefix.length + separator.length &&
+        name.startsWith(prefix) &&
+        name.startsWith(separator, prefix.length)
+      )
+        return { server: owner, name };
     }
     return undefined;
   }
@@ -263,16 +316,36 @@ function unplaced(message: JsonRpcRequest): Verdict {
   return {
     allowed: false,
     rule: 'no router placed this request',
-    refusal: errorResponse(message.id, ErrorCode.InternalError, `Internal error in mcp-gateway: ${message.method} reached policy without a target; see the gateway log`),
+    refusal: errorResponse(
+      message.id,
+      ErrorCode.InternalError,
+      `Internal error in mcp-gateway: ${message.method} reached policy without a target; see the gateway log`,
+    ),
   };
 }
 
 function unknownUri(message: JsonRpcRequest, uri: string, rule: string): Verdict {
-  return { allowed: false, rule, target: uri, refusal: errorResponse(message.id, ErrorCode.InvalidParams, `Resource not found: ${uri}`, { uri }) };
+  return {
+    allowed: false,
+    rule,
+    target: uri,
+    refusal: errorResponse(message.id, ErrorCode.InvalidParams, `Resource not found: ${uri}`, { uri }),
+  };
 }
 
 /** The answer for a name the caller may not see: the same whether or not it exists. */
-function unknown(message: JsonRpcRequest, kind: 'tool' | 'prompt', name: unknown, rule = 'no server offers it', target?: string): Verdict {
+function unknown(
+  message: JsonRpcRequest,
+  kind: 'tool' | 'prompt',
+  name: unknown,
+  rule = 'no server offers it',
+  target?: string,
+): Verdict {
   const shown = typeof name === 'string' ? name : textOf(name);
-  return { allowed: false, rule, target: target ?? shown, refusal: errorResponse(message.id, ErrorCode.InvalidParams, `Unknown ${kind}: ${shown}`) };
+  return {
+    allowed: false,
+    rule,
+    target: target ?? shown,
+    refusal: errorResponse(message.id, ErrorCode.InvalidParams, `Unknown ${kind}: ${shown}`),
+  };
 }

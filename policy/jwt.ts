@@ -125,7 +125,10 @@ export class JwtVerifier {
     const now = Date.now();
     if (now - this.#lastKeyTroubleLoggedAt < KEY_TROUBLE_LOG_INTERVAL_MS) return;
     this.#lastKeyTroubleLoggedAt = now;
-    this.#log.warn({ issuer: this.#setting.issuer, jwksUrl: this.#setting.jwksUrl, error: message }, 'JWT signing keys unavailable');
+    this.#log.warn(
+      { issuer: this.#setting.issuer, jwksUrl: this.#setting.jwksUrl, error: message },
+      'JWT signing keys unavailable',
+    );
   }
 }
 
@@ -165,39 +168,56 @@ function principalFrom(payload: JWTPayload, setting: JwtSetting): JwtVerdict {
   // and silently losing a group could turn a deny into an allow.
   const groups = stringList(payload[setting.groupsClaim]);
   if (groups === undefined) {
-    return { ok: false, reason: `groups claim "${setting.groupsClaim}" must be an array of strings or a space-separated string` };
+    return {
+      ok: false,
+      reason: `groups claim "${setting.groupsClaim}" must be an array of strings or a space-separated string`,
+    };
   }
   const scopes = stringList(payload.scope ?? payload.scp);
   if (scopes === undefined) {
     return { ok: false, reason: 'scope claim must be a space-separated string (scope) or an array of strings (scp)' };
   }
-  return { ok: true, principal: Object.freeze({ id, groups: Object.freeze(groups), scopes: Object.freeze(scopes), via: 'jwt' }) };
+  return {
+    ok: true,
+    principal: Object.freeze({ id, groups: Object.freeze(groups), scopes: Object.freeze(scopes), via: 'jwt' }),
+  };
 }
 
 /** A claim holding names: absent → [], a space-separated string, or an array of strings; anything else → undefined. */
 function stringList(claim: unknown): string[] | undefined {
   if (claim === undefined || claim === null) return [];
   if (typeof claim === 'string') return claim.split(' ').filter((name) => name !== '');
-  if (Array.isArray(claim) && claim.every((name) => typeof name === 'string')) return claim.filter((name) => name !== '');
+  if (Array.isArray(claim) && claim.every((name) => typeof name === 'string'))
+    return claim.filter((name) => name !== '');
   return undefined;
 }
 
 function checkSetting(setting: JwtSetting): void {
-  if (setting.issuer === '') throw new Error("auth.jwt.issuer is empty: set it to the authorization server's issuer URL");
+  if (setting.issuer === '')
+    throw new Error("auth.jwt.issuer is empty: set it to the authorization server's issuer URL");
   if (setting.audience.length === 0) {
     // Accepting any audience would let a token minted for another service in the same realm in.
-    throw new Error("auth.jwt.audience is empty: set auth.jwt.audience, or auth.oauth.resource (the gateway's public URL)");
+    throw new Error(
+      "auth.jwt.audience is empty: set auth.jwt.audience, or auth.oauth.resource (the gateway's public URL)",
+    );
   }
-  if (setting.algorithms.length === 0) throw new Error('auth.jwt.algorithms is empty: list the algorithms your issuer signs with, e.g. [RS256]');
+  if (setting.algorithms.length === 0)
+    throw new Error('auth.jwt.algorithms is empty: list the algorithms your issuer signs with, e.g. [RS256]');
   for (const alg of setting.algorithms) {
     if (!PUBLIC_KEY_ALGORITHMS.has(alg)) {
-      throw new Error(`auth.jwt.algorithms: "${alg}" is not allowed; use public-key algorithms only (${[...PUBLIC_KEY_ALGORITHMS].join(', ')})`);
+      throw new Error(
+        `auth.jwt.algorithms: "${alg}" is not allowed; use public-key algorithms only ` +
+          `(${[...PUBLIC_KEY_ALGORITHMS].join(', ')})`,
+      );
     }
   }
-  if (!(setting.clockToleranceSec >= 0)) throw new Error('auth.jwt.clockToleranceSec must be a number of seconds, 0 or more');
+  if (!(setting.clockToleranceSec >= 0))
+    throw new Error('auth.jwt.clockToleranceSec must be a number of seconds, 0 or more');
   const sources = [setting.jwksUrl, setting.jwksFile, setting.publicKeyFile].filter((source) => source !== undefined);
   if (sources.length !== 1) {
-    throw new Error('auth.jwt: set exactly one of jwksUrl, jwksFile or publicKeyFile (where the signing keys come from)');
+    throw new Error(
+      'auth.jwt: set exactly one of jwksUrl, jwksFile or publicKeyFile (where the signing keys come from)',
+    );
   }
 }
 
@@ -224,10 +244,17 @@ function remoteKeys(jwksUrl: string): JWTVerifyGetKey {
       return await remote(header, token);
     } catch (error) {
       // No key for this kid/alg is about the token; everything else (network, HTTP status, bad JSON) is not.
-      if (error instanceof jose.errors.JWKSNoMatchingKey || error instanceof jose.errors.JWKSMultipleMatchingKeys || error instanceof jose.errors.JOSENotSupported) throw error;
+      if (
+        error instanceof jose.errors.JWKSNoMatchingKey ||
+        error instanceof jose.errors.JWKSMultipleMatchingKeys ||
+        error instanceof jose.errors.JOSENotSupported
+      )
+        throw error;
       if (error instanceof jose.errors.JWKSTimeout) throw new SigningKeysUnavailable('JWKS fetch timed out');
       const cause = error instanceof Error && error.cause instanceof Error ? `: ${error.cause.message}` : '';
-      throw new SigningKeysUnavailable(`JWKS fetch failed (${error instanceof Error ? error.message : String(error)}${cause})`);
+      throw new SigningKeysUnavailable(
+        `JWKS fetch failed (${error instanceof Error ? error.message : String(error)}${cause})`,
+      );
     }
   };
 }
@@ -238,9 +265,12 @@ async function localKeys(jwksFile: string): Promise<JWTVerifyGetKey> {
   try {
     jwks = JSON.parse(text) as JSONWebKeySet;
   } catch (error) {
-    throw new Error(`auth.jwt.jwksFile ${jwksFile} is not JSON (${(error as Error).message}): give a JWKS document {"keys": [...]}`);
+    throw new Error(
+      `auth.jwt.jwksFile ${jwksFile} is not JSON (${(error as Error).message}): give a JWKS document {"keys": [...]}`,
+    );
   }
-  if (!Array.isArray(jwks?.keys)) throw new Error(`auth.jwt.jwksFile ${jwksFile} has no "keys" array: give a JWKS document {"keys": [...]}`);
+  if (!Array.isArray(jwks?.keys))
+    throw new Error(`auth.jwt.jwksFile ${jwksFile} has no "keys" array: give a JWKS document {"keys": [...]}`);
   for (const jwk of jwks.keys) {
     if (jwk.kty === 'oct' || 'd' in jwk) {
       throw new Error(`auth.jwt.jwksFile ${jwksFile} holds a private or symmetric key: publish only public keys in it`);
@@ -256,11 +286,17 @@ async function localKeys(jwksFile: string): Promise<JWTVerifyGetKey> {
 async function publicKeyFileKeys(publicKeyFile: string, algorithms: readonly string[]): Promise<JWTVerifyGetKey> {
   const pem = await readKeyFile('auth.jwt.publicKeyFile', publicKeyFile);
   if (pem.includes('PRIVATE KEY-----')) {
-    throw new Error(`auth.jwt.publicKeyFile ${publicKeyFile} holds a private key: give the public key (PEM "PUBLIC KEY") or a certificate`);
+    throw new Error(
+      `auth.jwt.publicKeyFile ${publicKeyFile} holds a private key: give the public key (PEM "PUBLIC KEY") or a ` +
+        `certificate`,
+    );
   }
   const certificate = pem.includes('-----BEGIN CERTIFICATE-----');
   if (!certificate && !pem.includes('-----BEGIN PUBLIC KEY-----')) {
-    throw new Error(`auth.jwt.publicKeyFile ${publicKeyFile} is not a PEM public key or certificate (expected "-----BEGIN PUBLIC KEY-----" or "-----BEGIN CERTIFICATE-----")`);
+    throw new Error(
+      `auth.jwt.publicKeyFile ${publicKeyFile} is not a PEM public key or certificate (expected "-----BEGIN PUBLIC ` +
+        `KEY-----" or "-----BEGIN CERTIFICATE-----")`,
+    );
   }
   // One key object per algorithm, imported now: an RSA key serves RS* and PS*, an EC key only its curve's ES*.
   const keyByAlg = new Map<string, CryptoKey>();
@@ -272,7 +308,10 @@ async function publicKeyFileKeys(publicKeyFile: string, algorithms: readonly str
     }
   }
   if (keyByAlg.size === 0) {
-    throw new Error(`auth.jwt.publicKeyFile ${publicKeyFile} fits none of auth.jwt.algorithms (${algorithms.join(', ')}): list the algorithm the key is for`);
+    throw new Error(
+      `auth.jwt.publicKeyFile ${publicKeyFile} fits none of auth.jwt.algorithms (${algorithms.join(', ')}): list ` +
+        `the algorithm the key is for`,
+    );
   }
   return (header) => {
     const key = header.alg === undefined ? undefined : keyByAlg.get(header.alg);

@@ -40,7 +40,8 @@ export class PinStore {
       this.reported.add(report);
       this.log.warn(
         { tool: name, pinned, now: digest, pinsFile: this.file },
-        'a pinned tool changed its definition upstream; it is withheld until its pin is updated (remove its entry from the pins file, or set it to the new digest, and reload)',
+        'a pinned tool changed its definition upstream; it is withheld until its pin is updated (remove its entry ' +
+          'from the pins file, or set it to the new digest, and reload)',
       );
     }
     return 'changed';
@@ -73,7 +74,10 @@ export class PinStore {
         await writeFile(temporary, `${JSON.stringify(this.snapshot(), null, 2)}\n`);
         await rename(temporary, file);
       } catch (error) {
-        this.log.error({ err: error, pinsFile: file }, 'could not write the pins file; pins recorded since start are kept in memory only');
+        this.log.error(
+          { err: error, pinsFile: file },
+          'could not write the pins file; pins recorded since start are kept in memory only',
+        );
       }
     });
   }
@@ -96,15 +100,25 @@ function readPins(file: string): Record<string, string> {
     text = readFileSync(file, 'utf8');
   } catch (error) {
     if ((error as NodeJS.ErrnoException).code === 'ENOENT') return {};
-    throw new Error(`pinsFile ${file} cannot be read (${(error as NodeJS.ErrnoException).code}); fix its permissions or point pinsFile elsewhere`);
+    throw new Error(
+      `pinsFile ${file} cannot be read (${(error as NodeJS.ErrnoException).code}); fix its permissions or point ` +
+        `pinsFile elsewhere`,
+    );
   }
   let parsed: unknown;
   try {
     parsed = JSON.parse(text);
   } catch {
-    throw new Error(`pinsFile ${file} is not JSON; it holds {"<tool name>": "<sha256 hex>"}: fix it or delete it to pin afresh`);
+    throw new Error(
+      `pinsFile ${file} is not JSON; it holds {"<tool name>": "<sha256 hex>"}: fix it or delete it to pin afresh`,
+    );
   }
-  if (parsed === null || typeof parsed !== 'object' || Array.isArray(parsed) || Object.values(parsed).some((v) => typeof v !== 'string' || !/^[0-9a-f]{64}$/.test(v))) {
+  if (
+    parsed === null ||
+    typeof parsed !== 'object' ||
+    Array.isArray(parsed) ||
+    Object.values(parsed).some((v) => typeof v !== 'string' || !/^[0-9a-f]{64}$/.test(v))
+  ) {
     throw new Error(`pinsFile ${file} must be a JSON object of {"<tool name>": "<sha256 hex>"}`);
   }
   return parsed as Record<string, string>;

@@ -8,4 +8,9 @@ export interface Principal {
   readonly via: 'anonymous' | 'api-key' | 'jwt';
 }
 
-export const ANONYMOUS_PRINCIPAL: Principal = Object.freeze({ id: 'anonymous', groups: Object.freeze([]), scopes: Object.freeze([]), via: 'anonymous' });
+export const ANONYMOUS_PRINCIPAL: Principal = Object.freeze({
+  id: 'anonymous',
+  groups: Object.freeze([]),
+  scopes: Object.freeze([]),
+  via: 'anonymous',
+});

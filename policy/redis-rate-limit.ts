@@ -12,7 +12,14 @@
 import { createHash } from 'node:crypto';
 import type { Redis, RedisOptions } from 'ioredis';
 import type { Log } from '../infra/log.js';
-import { CONNECT_TIMEOUT_MS, describeRedisUrl, failFastRedisOptions, PAUSE_MS, sentinelOptions, type SentinelSettings } from '../infra/redis-fail-fast.js';
+import {
+  CONNECT_TIMEOUT_MS,
+  describeRedisUrl,
+  failFastRedisOptions,
+  PAUSE_MS,
+  sentinelOptions,
+  type SentinelSettings,
+} from '../infra/redis-fail-fast.js';
 import { OutageLog } from '../infra/redis-outage.js';
 import { MemoryRateLimiter, type RateDecision, type RateLimiter, ALLOWED, TOKEN_TOLERANCE } from './rate-limit.js';
 import type { RateLimitSetting } from './settings.js';

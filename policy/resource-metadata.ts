@@ -19,7 +19,8 @@ export interface ProtectedResourceMetadata {
  */
 export function protectedResourceMetadata(auth: AuthSetting, fallbackResource: string): ProtectedResourceMetadata {
   const { oauth, jwt } = auth;
-  const authorizationServers = oauth.authorizationServers.length > 0 ? [...oauth.authorizationServers] : jwt ? [jwt.issuer] : [];
+  const authorizationServers =
+    oauth.authorizationServers.length > 0 ? [...oauth.authorizationServers] : jwt ? [jwt.issuer] : [];
   return {
     resource: oauth.resource ?? fallbackResource,
     // Empty arrays are left out: RFC 9728 makes these optional, and an empty list would read as "none exist".

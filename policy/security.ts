@@ -1,5 +1,6 @@
 // What the edge reads of who may call and what each may do: one immutable bundle per config, built by
-// src/gateway/build-security.ts (wiring) and read per request. Its type lives here, with the parts it is made of, so that
+// src/gateway/build-security.ts (wiring) and read per request. Its type lives here, with the parts it is made of, so
+// that
 // the edge depends on policy/ and never on the module that builds it.
 import type { PolicySet } from './allow-list.js';
 import type { AuditLog } from './audit-log.js';

@@ -9,7 +9,9 @@ export interface ListedItem {
   readonly name: string;
   /** The item as the lists gave it (pins compare digests of it); absent when the router did not keep it. */
   readonly definition?: JsonObject;
-  /** The gateway's own stand-in for a server the caller has not connected yet (src/aggregate/connect-placeholder.ts). */
+  /**
+   * The gateway's own stand-in for a server the caller has not connected yet (src/aggregate/connect-placeholder.ts).
+   */
   readonly placeholder?: boolean;
 }
 

@@ -13,7 +13,10 @@ export interface RawJsonNumber {
 }
 
 type Reviver = (this: unknown, key: string, value: unknown, context?: { source?: string }) => unknown;
-const native = JSON as unknown as { rawJSON?: (text: string) => RawJsonNumber; isRawJSON?: (value: unknown) => boolean };
+const native = JSON as unknown as {
+  rawJSON?: (text: string) => RawJsonNumber;
+  isRawJSON?: (value: unknown) => boolean;
+};
 
 /** Whether numbers beyond a double's precision pass through unchanged here (not on Node 20). */
 export const KEEPS_EXACT_NUMBERS = typeof native.rawJSON === 'function' && typeof native.isRawJSON === 'function';
@@ -62,7 +65,9 @@ export function isRawNumber(value: unknown): value is RawJsonNumber {
 
 /** An integer, whether a double holds it or it was kept raw (an id or progressToken may be either). */
 export function isJsonInteger(value: unknown): boolean {
-  return (typeof value === 'number' && Number.isInteger(value)) || (isRawNumber(value) && /^-?\d+$/.test(value.rawJSON));
+  return (
+    (typeof value === 'number' && Number.isInteger(value)) || (isRawNumber(value) && /^-?\d+$/.test(value.rawJSON))
+  );
 }
 
 /**

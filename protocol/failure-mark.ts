@@ -5,7 +5,10 @@
 // An error response without a mark is the server's own JSON-RPC error. Imports nothing but jsonrpc.
 import type { JsonRpcFailure, JsonRpcResponse } from './jsonrpc.js';
 
-/** timeout: no answer in time; unreachable: not reached, not ready, or gone mid-call; bad_answer: answered, but with no JSON-RPC response. */
+/**
+ * timeout: no answer in time; unreachable: not reached, not ready, or gone mid-call; bad_answer: answered, but with no
+ * JSON-RPC response.
+ */
 export type FailureMark = 'timeout' | 'unreachable' | 'bad_answer';
 
 const FAILURE = Symbol('mcp-gateway.upstreamFailure');

@@ -58,7 +58,9 @@ export function errorResponse(id: JsonRpcId | null, code: number, message: strin
   return id === null ? { jsonrpc: '2.0', error } : { jsonrpc: '2.0', id, error };
 }
 
-/** A JSON object: not an array, and not a number kept as written (exact-json.ts), which is an object to JavaScript only. */
+/**
+ * A JSON object: not an array, and not a number kept as written (exact-json.ts), which is an object to JavaScript only.
+ */
 export function isObject(value: unknown): value is JsonObject {
   return typeof value === 'object' && value !== null && !Array.isArray(value) && !isRawNumber(value);
 }
@@ -96,9 +98,12 @@ export function parseMessage(value: unknown): ParsedMessage {
   if (typeof value.method === 'string') {
     if (value.params !== undefined && !isObject(value.params)) return { kind: 'invalid', message: value };
     if (!('id' in value)) return { kind: 'notification', message: value as JsonObject & JsonRpcNotification };
-    return isValidId(value.id) ? { kind: 'request', message: value as JsonObject & JsonRpcRequest } : { kind: 'invalid', message: value };
+    return isValidId(value.id)
+      ? { kind: 'request', message: value as JsonObject & JsonRpcRequest }
+      : { kind: 'invalid', message: value };
   }
-  if ('id' in value && ('result' in value || 'error' in value)) return { kind: 'response', message: value as JsonObject & JsonRpcResponse };
+  if ('id' in value && ('result' in value || 'error' in value))
+    return { kind: 'response', message: value as JsonObject & JsonRpcResponse };
   return { kind: 'invalid', message: value };
 }
 
@@ -117,12 +122,18 @@ export function parseUpstreamMessage(value: unknown): ParsedMessage {
 }
 
 /** Error codes only a 2026-era (modern) MCP peer answers with: what tells a server's era from its refusal. */
-export const MODERN_ONLY_ERRORS: ReadonlySet<number> = new Set([ErrorCode.UnsupportedProtocolVersion, ErrorCode.HeaderMismatch, ErrorCode.MissingRequiredClientCapability]);
+export const MODERN_ONLY_ERRORS: ReadonlySet<number> = new Set([
+  ErrorCode.UnsupportedProtocolVersion,
+  ErrorCode.HeaderMismatch,
+  ErrorCode.MissingRequiredClientCapability,
+]);
 
 export function isModernError(error: unknown): boolean {
   if (!isObject(error) || typeof error.code !== 'number' || !MODERN_ONLY_ERRORS.has(error.code)) return false;
   // -32022 must say which versions the server does speak.
-  return error.code !== ErrorCode.UnsupportedProtocolVersion || (isObject(error.data) && Array.isArray(error.data.supported));
+  return (
+    error.code !== ErrorCode.UnsupportedProtocolVersion || (isObject(error.data) && Array.isArray(error.data.supported))
+  );
 }
 
 /**

@@ -16,7 +16,16 @@ export const META = {
 } as const;
 
 /** RFC 5424 severities, least severe first: a request's logLevel lets through its own and those after it. */
-export const LOG_LEVELS: readonly string[] = ['debug', 'info', 'notice', 'warning', 'error', 'critical', 'alert', 'emergency'];
+export const LOG_LEVELS: readonly string[] = [
+  'debug',
+  'info',
+  'notice',
+  'warning',
+  'error',
+  'critical',
+  'alert',
+  'emergency',
+];
 
 /** The severity of a log level (its index in LOG_LEVELS), or -1 for a value that is not a level. */
 export function logSeverity(level: unknown): number {
@@ -71,7 +80,14 @@ export function extensionOf(method: string): string | undefined {
 }
 
 /** Results that carry ttlMs/cacheScope (SEP-2549). */
-export const CACHEABLE_METHODS: ReadonlySet<string> = new Set(['server/discover', 'tools/list', 'prompts/list', 'resources/list', 'resources/templates/list', 'resources/read']);
+export const CACHEABLE_METHODS: ReadonlySet<string> = new Set([
+  'server/discover',
+  'tools/list',
+  'prompts/list',
+  'resources/list',
+  'resources/templates/list',
+  'resources/read',
+]);
 
 /** Requests whose answer may be `input_required` (a modern server asking the client mid-call). */
 export const MAY_ASK: ReadonlySet<string> = new Set(['tools/call', 'prompts/get', 'resources/read']);
@@ -98,7 +114,11 @@ export function madeStaleBy(notificationMethod: string): readonly (ListMethod | 
 }
 
 /** Server-to-client requests a legacy server may send in the middle of a call. */
-export const LEGACY_CLIENT_REQUESTS: ReadonlySet<string> = new Set(['sampling/createMessage', 'elicitation/create', 'roots/list']);
+export const LEGACY_CLIENT_REQUESTS: ReadonlySet<string> = new Set([
+  'sampling/createMessage',
+  'elicitation/create',
+  'roots/list',
+]);
 
 /** Which request parameter the `Mcp-Name` header mirrors, by method (the Tasks extension's: its taskId). */
 export const NAME_PARAM: Readonly<Record<string, 'name' | 'uri' | 'taskId'>> = {

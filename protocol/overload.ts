@@ -1,5 +1,6 @@
 // How a refusal for lack of capacity travels from the limiter (below the cache) to the edge, which answers
-// it with HTTP 503 (error-status.ts) and Retry-After. A symbol-keyed property: JSON.stringify never writes it, object spread
+// it with HTTP 503 (error-status.ts) and Retry-After. A symbol-keyed property: JSON.stringify never writes it, object
+// spread
 // (the MRTR bridge re-ids answers that way) keeps it, and no upstream's answer can carry it. Imports nothing.
 import { ErrorCode, errorResponse, type JsonRpcFailure, type JsonRpcId, type JsonRpcResponse } from './jsonrpc.js';
 
@@ -8,7 +9,12 @@ const RETRY_AFTER = Symbol('mcp-gateway.retryAfterSeconds');
 type Marked = JsonRpcFailure & { [RETRY_AFTER]?: number };
 
 /** A -32603 answer the edge sends as 503 with `Retry-After: retryAfterSeconds`. */
-export function overloadedResponse(id: JsonRpcId, message: string, data: Record<string, unknown>, retryAfterSeconds: number): JsonRpcFailure {
+export function overloadedResponse(
+  id: JsonRpcId,
+  message: string,
+  data: Record<string, unknown>,
+  retryAfterSeconds: number,
+): JsonRpcFailure {
   const response: Marked = errorResponse(id, ErrorCode.InternalError, message, { ...data, retryAfterSeconds });
   response[RETRY_AFTER] = retryAfterSeconds;
   return response;

@@ -20,11 +20,15 @@ export function publicUiUri(head: string, uri: string): string {
 }
 
 /** The server whose head a /mcp ui:// URI carries, and the URI that server gave; undefined when none does. */
-export function ownerOfUiUri(uri: string, heads: Iterable<[server: string, head: string]>): { server: string; uri: string } | undefined {
+export function ownerOfUiUri(
+  uri: string,
+  heads: Iterable<[server: string, head: string]>,
+): { server: string; uri: string } | undefined {
   if (!isUiUri(uri)) return undefined;
   const rest = uri.slice(5);
   // Config checks refuse a head that begins another, so at most one matches.
-  for (const [server, head] of heads) if (rest.startsWith(head)) return { server, uri: uri.slice(0, 5) + rest.slice(head.length) };
+  for (const [server, head] of heads)
+    if (rest.startsWith(head)) return { server, uri: uri.slice(0, 5) + rest.slice(head.length) };
   return undefined;
 }
 
@@ -42,7 +46,10 @@ export function showUiResource(head: string, item: JsonObject): JsonObject {
   return item;
 }
 
-/** A tool as /mcp lists it, its UI resource (`_meta.ui.resourceUri`, and the legacy `_meta["ui/resourceUri"]`) namespaced. */
+/**
+ * A tool as /mcp lists it, its UI resource (`_meta.ui.resourceUri`, and the legacy `_meta["ui/resourceUri"]`)
+ * namespaced.
+ */
 export function showToolUi(head: string, tool: JsonObject): JsonObject {
   const meta = tool._meta;
   if (!isObject(meta)) return tool;
@@ -60,5 +67,10 @@ export function showToolUi(head: string, tool: JsonObject): JsonObject {
 export function showUiContents(head: string, result: JsonObject): JsonObject {
   const contents = result.contents;
   if (!Array.isArray(contents) || !contents.some((content) => isObject(content) && isUiUri(content.uri))) return result;
-  return { ...result, contents: contents.map((content) => (isObject(content) && isUiUri(content.uri) ? { ...content, uri: publicUiUri(head, content.uri) } : content)) };
+  return {
+    ...result,
+    contents: contents.map((content) =>
+      isObject(content) && isUiUri(content.uri) ? { ...content, uri: publicUiUri(head, content.uri) } : content,
+    ),
+  };
 }

@@ -51,19 +51,33 @@ function walk(node: unknown, path: string[], reachable: boolean, seen: Map<strin
   return undefined;
 }
 
-function declarationProblem(node: Record<string, unknown>, path: string[], reachable: boolean, seen: Map<string, string>): string | undefined {
+function declarationProblem(
+  node: Record<string, unknown>,
+  path: string[],
+  reachable: boolean,
+  seen: Map<string, string>,
+): string | undefined {
   const value = node[KEY];
   const where = path.length ? path.join('.') : 'the schema root';
-  if (typeof value !== 'string') return `x-mcp-header at ${where} is ${value === null ? 'null' : typeof value}, not a string`;
+  if (typeof value !== 'string')
+    return `x-mcp-header at ${where} is ${value === null ? 'null' : typeof value}, not a string`;
   if (value === '') return `x-mcp-header at ${where} is empty`;
   if (!TOKEN.test(value)) return `x-mcp-header ${JSON.stringify(value)} at ${where} is not an HTTP header token`;
-  if (!reachable || path.length === 0) return `x-mcp-header ${JSON.stringify(value)} at ${where} is not on a property reached by properties keys alone`;
+  if (!reachable || path.length === 0)
+    return `x-mcp-header ${JSON.stringify(value)} at ${where} is not on a property reached by properties keys alone`;
   if (typeof node.type !== 'string' || !PRIMITIVE.has(node.type)) {
-    return `x-mcp-header ${JSON.stringify(value)} at ${where} is on a property of type ${JSON.stringify(node.type ?? null)}; only string, integer and boolean may be mirrored`;
+    return (
+      `x-mcp-header ${JSON.stringify(value)} at ${where} is on a property of type ` +
+      `${JSON.stringify(node.type ?? null)}; only string, integer and boolean may be mirrored`
+    );
   }
   const lower = value.toLowerCase();
   const earlier = seen.get(lower);
-  if (earlier !== undefined) return `x-mcp-header ${JSON.stringify(value)} at ${where} repeats ${JSON.stringify(earlier)} (header names ignore case)`;
+  if (earlier !== undefined)
+    return (
+      `x-mcp-header ${JSON.stringify(value)} at ${where} repeats ${JSON.stringify(earlier)} (header names ` +
+      `ignore case)`
+    );
   seen.set(lower, value);
   return undefined;
 }

@@ -40,7 +40,12 @@ export interface ChildEnv {
  * The child's environment: the base list, then the variables `inheritEnv` names (globs allowed) except
  * those the config reads (`configReads`), then the server's own `env:`, which wins.
  */
-export function childEnvironment(parent: NodeJS.ProcessEnv, inheritEnv: readonly string[], configReads: ReadonlySet<string>, own: Record<string, string>): ChildEnv {
+export function childEnvironment(
+  parent: NodeJS.ProcessEnv,
+  inheritEnv: readonly string[],
+  configReads: ReadonlySet<string>,
+  own: Record<string, string>,
+): ChildEnv {
   const inherits = anyOf(inheritEnv);
   const env: Record<string, string> = {};
   const withheld: string[] = [];
@@ -60,14 +65,19 @@ export function childEnvironment(parent: NodeJS.ProcessEnv, inheritEnv: readonly
  * outright in inheritEnv that is a mistake worth stopping for; matched by a glob it is withheld, with a
  * warning at start (childEnvironment above), since a glob such as AWS_* is written without every name in mind.
  */
-export function inheritProblems(servers: Record<string, { transport: string; inheritEnv?: readonly string[] }>, reads: ReadonlySet<string>): string[] {
+export function inheritProblems(
+  servers: Record<string, { transport: string; inheritEnv?: readonly string[] }>,
+  reads: ReadonlySet<string>,
+): string[] {
   const problems: string[] = [];
   for (const [name, server] of Object.entries(servers)) {
     for (const variable of server.inheritEnv ?? []) {
       if (!reads.has(variable)) continue;
       problems.push(
-        `servers.${name}.inheritEnv: ${variable} is read by this config (\${${variable}}), and a child never inherits what the config reads; ` +
-          `remove it, or hand this server that value on purpose with servers.${name}.env: { ${variable}: "\${${variable}}" }`,
+        `servers.${name}.inheritEnv: ${variable} is read by this config (\${${variable}}), and a child never ` +
+          `inherits what the config reads; ` +
+          `remove it, or hand this server that value on purpose with servers.${name}.env: { ${variable}: ` +
+          `"\${${variable}}" }`,
       );
     }
   }

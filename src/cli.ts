@@ -6,7 +6,16 @@ import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { parseArgs } from 'node:util';
 import { parse as parseShellWords } from 'shell-quote';
-import { ConfigError, ConfigFileMissing, exposureProblem, loadConfigFile, LOG_LEVELS, parseConfig, SERVER_NAME, type GatewayConfig } from './config/config.js';
+import {
+  ConfigError,
+  ConfigFileMissing,
+  exposureProblem,
+  loadConfigFile,
+  LOG_LEVELS,
+  parseConfig,
+  SERVER_NAME,
+  type GatewayConfig,
+} from './config/config.js';
 import { startGateway, type RunningGateway } from './gateway.js';
 import type { Logger } from 'pino';
 import { createLogger, LOG_FORMATS, logDestination, type LogFormat } from '../infra/logger.js';
@@ -66,7 +75,8 @@ async function main(): Promise<void> {
     return;
   }
   // Options are checked before any file is read, so a bad one is named whatever the config says.
-  if (options.config !== undefined && options.stdio !== undefined) usageError('use either --config or --stdio, not both');
+  if (options.config !== undefined && options.stdio !== undefined)
+    usageError('use either --config or --stdio, not both');
   const port = portOption(options.port);
   const logLevel = logLevelOption(options['log-level']);
   const destination = await logDestinationOption(options['log-format']);
@@ -109,13 +119,15 @@ function readOptions() {
 
 function portOption(value: string | undefined): number | undefined {
   const port = value === undefined ? undefined : Number(value);
-  if (port !== undefined && (!Number.isInteger(port) || port < 0 || port > 65535)) usageError(`--port must be a number from 0 to 65535 (got ${value})`);
+  if (port !== undefined && (!Number.isInteger(port) || port < 0 || port > 65535))
+    usageError(`--port must be a number from 0 to 65535 (got ${value})`);
   return port;
 }
 
 function logLevelOption(wanted: string | undefined): (typeof LOG_LEVELS)[number] | undefined {
   const logLevel = LOG_LEVELS.find((level) => level === wanted);
-  if (wanted !== undefined && !logLevel) usageError(`--log-level must be one of ${LOG_LEVELS.join(', ')} (got ${JSON.stringify(wanted)})`);
+  if (wanted !== undefined && !logLevel)
+    usageError(`--log-level must be one of ${LOG_LEVELS.join(', ')} (got ${JSON.stringify(wanted)})`);
   return logLevel;
 }
 
@@ -134,7 +146,10 @@ async function logDestinationOption(wanted: string | undefined) {
 async function startupConfig(options: Options, port: number | undefined): Promise<GatewayConfig> {
   let config: GatewayConfig;
   try {
-    config = options.stdio !== undefined ? stdioConfig(options.stdio, options.name ?? 'stdio') : await loadConfigFile(options.config ?? 'gateway.config.yaml');
+    config =
+      options.stdio !== undefined
+        ? stdioConfig(options.stdio, options.name ?? 'stdio')
+        : await loadConfigFile(options.config ?? 'gateway.config.yaml');
   } catch (error) {
     if (error instanceof ConfigFileMissing) usageError(withoutConfigFile(error, options.config === undefined));
     if (error instanceof ConfigError) usageError(error.message);
@@ -206,13 +221,20 @@ function watchFile(file: string, changed: () => void, log: Logger): void {
       }, 300);
     });
     watcher.unref();
-    watcher.on('error', (error) => log.warn({ err: error.message, file }, 'stopped watching the config file; SIGHUP still reloads it'));
+    watcher.on('error', (error) =>
+      log.warn({ err: error.message, file }, 'stopped watching the config file; SIGHUP still reloads it'),
+    );
   } catch (error) {
     log.warn({ err: (error as Error).message, file }, 'cannot watch the config file; SIGHUP still reloads it');
   }
 }
 
-async function reload(gateway: RunningGateway, file: string, overrides: { host?: string; port?: string }, log: Logger): Promise<void> {
+async function reload(
+  gateway: RunningGateway,
+  file: string,
+  overrides: { host?: string; port?: string },
+  log: Logger,
+): Promise<void> {
   try {
     const next = await loadConfigFile(file);
     if (overrides.host !== undefined) next.listen.host = overrides.host;
@@ -221,7 +243,8 @@ async function reload(gateway: RunningGateway, file: string, overrides: { host?:
     if (exposed) throw new ConfigError(file, [exposed]);
     const needRestart = await gateway.reload(next);
     log.info({ file }, 'reloaded the config');
-    if (needRestart.length) log.warn({ sections: needRestart }, 'these sections changed but take effect only after a restart');
+    if (needRestart.length)
+      log.warn({ sections: needRestart }, 'these sections changed but take effect only after a restart');
   } catch (error) {
     const problems = error instanceof ConfigError ? error.problems : [(error as Error).message];
     for (const problem of problems) log.error({ file, problem }, 'reload refused; the running config stays in place');
@@ -256,7 +279,8 @@ function shipped(relative: string): string | undefined {
 }
 
 function stdioConfig(commandLine: string, name: string): GatewayConfig {
-  if (!SERVER_NAME.test(name)) usageError(`--name must be 1-32 characters of A-Z a-z 0-9 _ - (got ${JSON.stringify(name)})`);
+  if (!SERVER_NAME.test(name))
+    usageError(`--name must be 1-32 characters of A-Z a-z 0-9 _ - (got ${JSON.stringify(name)})`);
   // Quoted the way a shell would, but run without one: $VARS stay as written, operators are refused.
   const words = parseShellWords(commandLine, (variable) => `$${variable}`);
   if (words.some((word) => typeof word !== 'string')) {

@@ -11,10 +11,20 @@ import { GATEWAY_INFO } from '../infra/version.js';
 import { perCallerUpstream } from './layers/per-caller/per-caller-factory.js';
 import type { ChildEnvSource } from './layers/per-caller/per-caller-upstream.js';
 
-export async function createUpstream(name: string, server: ServerConfig, log: Log, envReads: readonly string[], envSource?: ChildEnvSource): Promise<Upstream> {
+export async function createUpstream(
+  name: string,
+  server: ServerConfig,
+  log: Log,
+  envReads: readonly string[],
+  envSource?: ChildEnvSource,
+): Promise<Upstream> {
   if (server.transport === 'sse') {
     const { SseUpstream } = await import('../bridge/sse/sse-upstream.js');
-    if (server.era === 'modern') log.warn({}, `servers.${name}.era: modern is ignored: an HTTP+SSE (transport: sse) server is always of the 2025 era`);
+    if (server.era === 'modern')
+      log.warn(
+        {},
+        `servers.${name}.era: modern is ignored: an HTTP+SSE (transport: sse) server is always of the 2025 era`,
+      );
     return new SseUpstream(
       {
         name,
@@ -51,7 +61,11 @@ export async function createUpstream(name: string, server: ServerConfig, log: Lo
   }
   const { env, withheld } = childEnvironment(process.env, server.inheritEnv, new Set(envReads), server.env);
   if (withheld.length) {
-    log.warn({ withheld }, `servers.${name}.inheritEnv matches variables this config reads; the child does not get them (hand one over on purpose with servers.${name}.env)`);
+    log.warn(
+      { withheld },
+      `servers.${name}.inheritEnv matches variables this config reads; the child does not get them (hand one over ` +
+        `on purpose with servers.${name}.env)`,
+    );
   }
   const config = {
     name,
@@ -71,10 +85,20 @@ export async function createUpstream(name: string, server: ServerConfig, log: Lo
     roots: server.roots,
   };
   const instances = childCount(server.instances);
-  if (server.perCaller) return perCallerUpstream(config, instances, { idleMs: server.idleMs, maxCallers: server.maxCallers }, log, envSource);
+  if (server.perCaller)
+    return perCallerUpstream(
+      config,
+      instances,
+      { idleMs: server.idleMs, maxCallers: server.maxCallers },
+      log,
+      envSource,
+    );
   // One child is served as it always was: no pool in front of it, nothing more on its requests' path.
   if (instances === 1) return new StdioUpstream(config, log);
-  const children = Array.from({ length: instances }, (_, index) => new StdioUpstream(config, log.child({ child: index })));
+  const children = Array.from(
+    { length: instances },
+    (_, index) => new StdioUpstream(config, log.child({ child: index })),
+  );
   log.info({ instances }, 'serving the server as a pool of children');
   return new PooledUpstream(name, children, log);
 }

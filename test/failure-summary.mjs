@@ -28,11 +28,18 @@ export default async function* failureSummary(source) {
 function errorText(error) {
   if (error === undefined || error === null) return '(no error reported)';
   const cause = error.cause ?? error;
-  let text = cause instanceof Error ? `${cause.name}: ${cause.message}` : typeof cause === 'string' ? cause : (error.message ?? String(cause));
+  let text =
+    cause instanceof Error
+      ? `${cause.name}: ${cause.message}`
+      : typeof cause === 'string'
+        ? cause
+        : (error.message ?? String(cause));
   // A file whose process ended badly is failed as a whole: how it ended is the news.
   if (error.exitCode !== undefined && error.exitCode !== null) text += ` (exit code ${error.exitCode})`;
   if (error.signal) text += ` (signal ${error.signal})`;
-  return text.length > ERROR_CHARS ? `${text.slice(0, ERROR_CHARS)}… (${text.length - ERROR_CHARS} more characters in the report above)` : text;
+  return text.length > ERROR_CHARS
+    ? `${text.slice(0, ERROR_CHARS)}… (${text.length - ERROR_CHARS} more characters in the report above)`
+    : text;
 }
 
 function indent(text) {

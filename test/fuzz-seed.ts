@@ -4,7 +4,8 @@
 import fc from 'fast-check';
 
 const fromEnv = process.env.FC_SEED;
-export const FC_SEED = fromEnv !== undefined && fromEnv !== '' ? Number(fromEnv) : Math.floor(Math.random() * 0x7fffffff);
+export const FC_SEED =
+  fromEnv !== undefined && fromEnv !== '' ? Number(fromEnv) : Math.floor(Math.random() * 0x7fffffff);
 if (!Number.isInteger(FC_SEED)) throw new Error(`FC_SEED must be an integer, not ${fromEnv}`);
 const FC_PATH = process.env.FC_PATH || undefined;
 console.log(`fast-check seed ${FC_SEED}${fromEnv ? ' (from FC_SEED)' : ''}`);
@@ -18,7 +19,10 @@ function report<Ts>(details: fc.RunDetails<Ts>): void {
 /** fc.assert with this file's seed (and FC_PATH when set); a failure names the variables that replay it. */
 export function assertProperty<Ts>(property: fc.IProperty<Ts>, params?: fc.Parameters<Ts>): void;
 export function assertProperty<Ts>(property: fc.IAsyncProperty<Ts>, params?: fc.Parameters<Ts>): Promise<void>;
-export function assertProperty<Ts>(property: fc.IRawProperty<Ts>, params: fc.Parameters<Ts> = {}): void | Promise<void> {
+export function assertProperty<Ts>(
+  property: fc.IRawProperty<Ts>,
+  params: fc.Parameters<Ts> = {},
+): void | Promise<void> {
   const seeded: fc.Parameters<Ts> = { ...params, seed: FC_SEED, ...(FC_PATH ? { path: FC_PATH } : {}) };
   const details = fc.check(property, seeded) as fc.RunDetails<Ts> | Promise<fc.RunDetails<Ts>>;
   if (details instanceof Promise) return details.then((done) => report(done));

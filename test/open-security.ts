@@ -8,7 +8,12 @@ import type { Security } from '../policy/security.js';
 import type { PolicySetting } from '../policy/settings.js';
 import { silentLog } from '../infra/log.js';
 
-const OPEN = { anonymous: true, apiKeys: [], jwt: undefined, oauth: { resource: undefined, authorizationServers: [], scopes: [] } };
+const OPEN = {
+  anonymous: true,
+  apiKeys: [],
+  jwt: undefined,
+  oauth: { resource: undefined, authorizationServers: [], scopes: [] },
+};
 
 /** Open authentication; with policies, a guard over the one server 'a' (prefix 'a', separator '__'). */
 export async function openSecurity(policies: PolicySetting[] = []): Promise<Security> {
@@ -18,7 +23,9 @@ export async function openSecurity(policies: PolicySetting[] = []): Promise<Secu
     auth: OPEN,
     authenticator: await Authenticator.create(OPEN, silentLog),
     policies: set,
-    guard: set.active ? new Guard({ prefixes: new Map([['a', 'a']]), separator: '__', ownerOf: () => undefined, pins }) : undefined,
+    guard: set.active
+      ? new Guard({ prefixes: new Map([['a', 'a']]), separator: '__', ownerOf: () => undefined, pins })
+      : undefined,
     pins,
     audit: undefined,
     rateLimiter: undefined,

@@ -38,8 +38,12 @@ export async function startOtlpReceiver(): Promise<OtlpReceiver> {
       res.writeHead(404).end();
       return;
     }
-    spans.push(...(type.startsWith('application/json') ? fromJson(JSON.parse(body.toString('utf8'))) : fromProtobuf(body)));
-    res.writeHead(200, { 'content-type': type.startsWith('application/json') ? 'application/json' : 'application/x-protobuf' });
+    spans.push(
+      ...(type.startsWith('application/json') ? fromJson(JSON.parse(body.toString('utf8'))) : fromProtobuf(body)),
+    );
+    res.writeHead(200, {
+      'content-type': type.startsWith('application/json') ? 'application/json' : 'application/x-protobuf',
+    });
     res.end(type.startsWith('application/json') ? '{}' : Buffer.alloc(0));
   });
   await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
@@ -89,7 +93,11 @@ function fromJson(request: any): ReceivedSpan[] {
 
 function jsonAttributes(list: any[] | undefined): Record<string, unknown> {
   const out: Record<string, unknown> = {};
-  for (const { key, value } of list ?? []) out[key] = value.stringValue ?? value.boolValue ?? (value.intValue !== undefined ? Number(value.intValue) : value.doubleValue);
+  for (const { key, value } of list ?? [])
+    out[key] =
+      value.stringValue ??
+      value.boolValue ??
+      (value.intValue !== undefined ? Number(value.intValue) : value.doubleValue);
   return out;
 }
 

@@ -29,8 +29,19 @@ export function recordingLog(): RecordingLog {
   const lines: LoggedLine[] = [];
   const under = (bindings: Record<string, unknown>): Log => {
     const bound = Object.keys(bindings).length > 0;
-    const at = (level: Level) => (obj: object, msg?: string) => void lines.push({ level, obj: bound ? { ...bindings, ...obj } : (obj as Record<string, unknown>), msg: msg ?? '' });
-    return { debug: at('debug'), info: at('info'), warn: at('warn'), error: at('error'), child: (more) => under({ ...bindings, ...more }) };
+    const at = (level: Level) => (obj: object, msg?: string) =>
+      void lines.push({
+        level,
+        obj: bound ? { ...bindings, ...obj } : (obj as Record<string, unknown>),
+        msg: msg ?? '',
+      });
+    return {
+      debug: at('debug'),
+      info: at('info'),
+      warn: at('warn'),
+      error: at('error'),
+      child: (more) => under({ ...bindings, ...more }),
+    };
   };
   const messages = (...levels: Level[]) => lines.filter((line) => levels.includes(line.level)).map((line) => line.msg);
   return { log: under({}), lines, warnings: () => messages('warn'), messages };
@@ -47,7 +58,10 @@ export interface WrittenLog {
   records(): any[];
 }
 
-/** A real logger whose output the test reads back, for asserting on the log lines themselves (their fields, what they leak). */
+/**
+ * A real logger whose output the test reads back, for asserting on the log lines themselves (their fields, what they
+ * leak).
+ */
 export function writtenLog(level: string): WrittenLog {
   const chunks: string[] = [];
   const sink = new Writable({

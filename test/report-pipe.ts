@@ -17,5 +17,6 @@ const inTestChild = process.env.NODE_TEST_CONTEXT !== undefined;
 const handle = (process.stdout as unknown as { _handle?: PipeHandle })._handle;
 if (inTestChild && typeof handle?.setBlocking === 'function') {
   const status = handle.setBlocking(true);
-  if (status !== 0) process.stderr.write(`test/report-pipe.ts: stdout could not be made blocking (libuv status ${status})\n`);
+  if (status !== 0)
+    process.stderr.write(`test/report-pipe.ts: stdout could not be made blocking (libuv status ${status})\n`);
 }

@@ -1,5 +1,6 @@
 // The outside programs some tests need: Redis on 127.0.0.1:6379, redis-server on PATH, a Chromium for
-// the status page and HAProxy for the deployment files. Locally a missing one skips the tests that need it, with one line saying what to install;
+// the status page and HAProxy for the deployment files. Locally a missing one skips the tests that need it, with one
+// line saying what to install;
 // with CI=true it fails them instead, naming it, so a green CI run means every test ran.
 import { spawnSync } from 'node:child_process';
 import { existsSync } from 'node:fs';
@@ -54,7 +55,8 @@ export async function sharedRedis(group: string): Promise<Need> {
   return need(
     'Redis at 127.0.0.1:6379',
     await reachableSoon(6379),
-    'install redis-server (apt-get install -y redis-server) and start it (redis-server --daemonize yes), or run .ci/run',
+    'install redis-server (apt-get install -y redis-server) and start it (redis-server --daemonize yes), or run ' +
+      '.ci/run',
     group,
   );
 }
@@ -106,7 +108,12 @@ export async function findChromium(): Promise<string | undefined> {
 
 export async function chromium(group: string): Promise<Need & { path: string | undefined }> {
   const path = await findChromium();
-  const found = need('Chromium', path !== undefined, "install Debian's chromium (apt-get install -y chromium), or set CHROMIUM to a Chromium or Chrome binary", group);
+  const found = need(
+    'Chromium',
+    path !== undefined,
+    "install Debian's chromium (apt-get install -y chromium), or set CHROMIUM to a Chromium or Chrome binary",
+    group,
+  );
   return { ...found, path };
 }
 
@@ -128,7 +135,8 @@ export function onlyOnNode(side: 20 | 22, reason: string): false | string {
   if (IN_CI && !covered) {
     test(`the Node.js ${side === 20 ? '20' : '22 and later'} suite skipped here (${reason}) ran on no other leg`, () => {
       throw new Error(
-        `CI=true and TEST_NODE_LEGS=${JSON.stringify(process.env.TEST_NODE_LEGS ?? '')} does not name a Node.js ${side === 20 ? '20' : '22 or later'}: run .ci/run, which runs the suite on both and sets it`,
+        `CI=true and TEST_NODE_LEGS=${JSON.stringify(process.env.TEST_NODE_LEGS ?? '')} does not name a Node.js ` +
+          `${side === 20 ? '20' : '22 or later'}: run .ci/run, which runs the suite on both and sets it`,
       );
     });
   }

@@ -25,8 +25,12 @@ export function sseTextMessages(text: string): any[] {
  * Hands each JSON message of an SSE body to `onMessage` as it arrives; resolves when the stream ends, and
  * rejects if it breaks (as when the test aborts it).
  */
-export async function eachSseMessage(body: ReadableStream<Uint8Array> | AsyncIterable<Uint8Array>, onMessage: (message: any) => void): Promise<void> {
+export async function eachSseMessage(
+  body: ReadableStream<Uint8Array> | AsyncIterable<Uint8Array>,
+  onMessage: (message: any) => void,
+): Promise<void> {
   const reader = new SseReader((data) => onMessage(JSON.parse(data)), NO_CAP);
-  for await (const chunk of body as AsyncIterable<Uint8Array>) reader.push(Buffer.from(chunk.buffer, chunk.byteOffset, chunk.byteLength));
+  for await (const chunk of body as AsyncIterable<Uint8Array>)
+    reader.push(Buffer.from(chunk.buffer, chunk.byteOffset, chunk.byteLength));
   reader.end();
 }

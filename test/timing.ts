@@ -13,7 +13,10 @@ export function percentile(samples: readonly number[], p: number): number {
   return sorted[Math.min(sorted.length - 1, Math.max(0, Math.ceil(p * sorted.length) - 1))]!;
 }
 
-/** `run`, tried again every `stepMs` while it throws (as calls on a relay whose Redis connections are still coming up do), up to `attempts` more times; then its error stands. */
+/**
+ * `run`, tried again every `stepMs` while it throws (as calls on a relay whose Redis connections are still coming up
+ * do), up to `attempts` more times; then its error stands.
+ */
 export async function retried<T>(run: () => Promise<T>, attempts = 100, stepMs = 20): Promise<T> {
   for (let attempt = 0; ; attempt++) {
     try {

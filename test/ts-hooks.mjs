@@ -36,7 +36,12 @@ function isOurTs(url) {
 
 /** `./x.js` written in a .ts file names `./x.ts` when only that exists (TypeScript's nodenext convention). */
 function tsTwin(specifier, parentURL) {
-  if (!parentURL?.startsWith('file:') || !specifier.endsWith('.js') || !(specifier.startsWith('./') || specifier.startsWith('../'))) return undefined;
+  if (
+    !parentURL?.startsWith('file:') ||
+    !specifier.endsWith('.js') ||
+    !(specifier.startsWith('./') || specifier.startsWith('../'))
+  )
+    return undefined;
   const js = new URL(specifier, parentURL);
   if (existsSync(js)) return undefined;
   const ts = new URL(`${specifier.slice(0, -3)}.ts`, parentURL);
@@ -45,7 +50,10 @@ function tsTwin(specifier, parentURL) {
 
 function cached(file) {
   const text = readFileSync(file, 'utf8');
-  const out = join(CACHE, `${createHash('sha1').update(KEY).update('\0').update(file).update('\0').update(text).digest('hex')}.js`);
+  const out = join(
+    CACHE,
+    `${createHash('sha1').update(KEY).update('\0').update(file).update('\0').update(text).digest('hex')}.js`,
+  );
   try {
     return { text, out, code: readFileSync(out, 'utf8') };
   } catch {

@@ -21,7 +21,8 @@ export interface LabelledQuery {
   expected: string[];
 }
 
-const publicTools = (server: string, tools: JsonObject[]): JsonObject[] => tools.map((tool) => ({ ...tool, name: `${server}${SEPARATOR}${String(tool.name)}` }));
+const publicTools = (server: string, tools: JsonObject[]): JsonObject[] =>
+  tools.map((tool) => ({ ...tool, name: `${server}${SEPARATOR}${String(tool.name)}` }));
 
 export function realServers(): Server[] {
   return readdirSync(`${HERE}fixtures`)
@@ -180,18 +181,32 @@ const PARAMS: [string, string][] = [
   ['sort', 'Sort order of the results'],
 ];
 
-const plural = (entity: string) => (entity.endsWith('s') ? entity : entity.endsWith('y') && !/[aeiou]y$/.test(entity) ? `${entity.slice(0, -1)}ies` : `${entity}s`);
+const plural = (entity: string) =>
+  entity.endsWith('s')
+    ? entity
+    : entity.endsWith('y') && !/[aeiou]y$/.test(entity)
+      ? `${entity.slice(0, -1)}ies`
+      : `${entity}s`;
 const snake = (words: string) => words.replace(/\s+/g, '_');
 const displayName = (service: string) => service.replace(/_/g, ' ').replace(/\b\w/g, (c) => c.toUpperCase());
 
 function syntheticTool(service: string, verb: [string, string], entity: string, random: () => number): JsonObject {
-  const many = verb[0] === 'list' || verb[0] === 'search' || verb[0] === 'export' || verb[0] === 'import' || verb[0] === 'count' || verb[0] === 'sync';
+  const many =
+    verb[0] === 'list' ||
+    verb[0] === 'search' ||
+    verb[0] === 'export' ||
+    verb[0] === 'import' ||
+    verb[0] === 'count' ||
+    verb[0] === 'sync';
   const name = `${verb[0]}_${snake(many ? plural(entity) : entity)}`;
   const properties: JsonObject = {};
   if (!many) properties[`${snake(entity)}_id`] = { type: 'string', description: `Identifier of the ${entity}` };
   if (verb[0] === 'search') properties.query = { type: 'string', description: 'Keywords to match' };
   for (const [param, description] of PARAMS) if (random() < 0.25) properties[param] = { type: 'string', description };
-  const description = verb[1].replaceAll('{entity}', entity).replaceAll('{plural}', plural(entity)).replaceAll('{service}', displayName(service));
+  const description = verb[1]
+    .replaceAll('{entity}', entity)
+    .replaceAll('{plural}', plural(entity))
+    .replaceAll('{service}', displayName(service));
   const title = `${verb[0].charAt(0).toUpperCase()}${verb[0].slice(1)} ${many ? plural(entity) : entity}`;
   return { name, title, description, inputSchema: { type: 'object', properties } };
 }
@@ -207,7 +222,9 @@ export function distractorServers(count: number, seed = 18): Server[] {
       if (made >= count) break;
       const name = round === 0 ? service : `${service}_${round + 1}`;
       const tools: JsonObject[] = [];
-      for (const entity of entities) for (const verb of VERBS) if (made + tools.length < count && random() < 0.6) tools.push(syntheticTool(service, verb, entity, random));
+      for (const entity of entities)
+        for (const verb of VERBS)
+          if (made + tools.length < count && random() < 0.6) tools.push(syntheticTool(service, verb, entity, random));
       made += tools.length;
       servers.push({ name, tools: publicTools(name, tools) });
     }

@@ -59,13 +59,23 @@ export class HttpEndpoint {
    * request that meets a kept-alive connection the server had already closed (a restart does that) fails
    * before any answer, unread by the server: it is sent once more on a fresh connection.
    */
-  async send(method: 'POST' | 'GET' | 'DELETE', headers: readonly string[], body: string | null, options: ExchangeOptions): Promise<HttpExchange> {
+  async send(
+    method: 'POST' | 'GET' | 'DELETE',
+    headers: readonly string[],
+    body: string | null,
+    options: ExchangeOptions,
+  ): Promise<HttpExchange> {
     const first = await this.sendOnce(method, headers, body, options);
     if (!closedBeforeAnswer(first) || options.signal?.aborted) return first;
     return this.sendOnce(method, headers, body, options);
   }
 
-  private sendOnce(method: 'POST' | 'GET' | 'DELETE', headers: readonly string[], body: string | null, options: ExchangeOptions): Promise<HttpExchange> {
+  private sendOnce(
+    method: 'POST' | 'GET' | 'DELETE',
+    headers: readonly string[],
+    body: string | null,
+    options: ExchangeOptions,
+  ): Promise<HttpExchange> {
     const exchange = new HttpExchange(options);
     if (options.signal?.aborted) {
       exchange.cancel();

@@ -13,7 +13,13 @@ export type ProbeVerdict = Era | 'no-verdict';
  * Codes a modern server uses for HTTP-level refusals (the spec's header, version, capability and method
  * rules). A modern request answered 400/404 with any other body was probably refused by a 2025 server.
  */
-const MODERN_REFUSALS: ReadonlySet<number> = new Set([...MODERN_ONLY_ERRORS, ErrorCode.InvalidParams, ErrorCode.MethodNotFound, ErrorCode.InvalidRequest, ErrorCode.ParseError]);
+const MODERN_REFUSALS: ReadonlySet<number> = new Set([
+  ...MODERN_ONLY_ERRORS,
+  ErrorCode.InvalidParams,
+  ErrorCode.MethodNotFound,
+  ErrorCode.InvalidRequest,
+  ErrorCode.ParseError,
+]);
 
 export function probeVerdict(exchange: HttpExchange): ProbeVerdict {
   switch (exchange.end) {
@@ -47,5 +53,10 @@ export function looksLegacy(exchange: HttpExchange): boolean {
 
 /** A legacy request refused the way only a 2026-era server refuses: the server behind the URL changed era. */
 export function looksModern(exchange: HttpExchange): boolean {
-  return exchange.end === 'status' && exchange.status === 400 && isObject(exchange.body) && isModernError(exchange.body.error);
+  return (
+    exchange.end === 'status' &&
+    exchange.status === 400 &&
+    isObject(exchange.body) &&
+    isModernError(exchange.body.error)
+  );
 }

@@ -31,7 +31,15 @@ import type { ServerRequestHandler } from '../upstream.js';
  * - `network`: no answer (refused, reset, DNS); `error` says why;
  * - `timeout`, `cancelled`: ended by the gateway or the caller.
  */
-export type ExchangeEnd = 'response' | 'empty' | 'status' | 'unreadable' | 'too-large' | 'network' | 'timeout' | 'cancelled';
+export type ExchangeEnd =
+  | 'response'
+  | 'empty'
+  | 'status'
+  | 'unreadable'
+  | 'too-large'
+  | 'network'
+  | 'timeout'
+  | 'cancelled';
 
 /** Whoever must hear the messages that arrive on the answer's SSE stream before the response. */
 export interface StreamPeer {
@@ -121,7 +129,11 @@ export class HttpExchange implements Dispatcher.DispatchHandler {
     if (this.abortRequested) controller.abort(ABORTED);
   }
 
-  onResponseStart(_controller: Dispatcher.DispatchController, statusCode: number, headers: Record<string, string | string[] | undefined>): void {
+  onResponseStart(
+    _controller: Dispatcher.DispatchController,
+    statusCode: number,
+    headers: Record<string, string | string[] | undefined>,
+  ): void {
     this.status = statusCode;
     this.contentType = first(headers['content-type'])?.toLowerCase() ?? '';
     this.sessionId = first(headers['mcp-session-id']);
@@ -218,7 +230,11 @@ export class HttpExchange implements Dispatcher.DispatchHandler {
       if (BLANK.test(line)) continue;
       const message = parseJsonOrUndefined(line);
       // A response to another id is left to the whole-body reading, which has always taken it.
-      if (!isObject(message) || message.jsonrpc !== '2.0' || (isResponse(message) && this.expectId !== undefined && !sameId(message.id, this.expectId))) {
+      if (
+        !isObject(message) ||
+        message.jsonrpc !== '2.0' ||
+        (isResponse(message) && this.expectId !== undefined && !sameId(message.id, this.expectId))
+      ) {
         this.readsLines = false;
         return;
       }
@@ -305,5 +321,7 @@ function parseJsonOrUndefined(text: string): unknown {
 }
 
 function isResponse(value: unknown): value is JsonRpcResponse {
-  return isObject(value) && 'id' in value && ('result' in value || 'error' in value) && typeof value.method !== 'string';
+  return (
+    isObject(value) && 'id' in value && ('result' in value || 'error' in value) && typeof value.method !== 'string'
+  );
 }

@@ -35,7 +35,10 @@ export function upstream(where: Where): string {
 }
 
 export function timeoutMessage(where: Where, method: string): string {
-  return `Upstream '${where.name}' did not answer ${method} within ${where.timeoutMs} ms; the request was cancelled. Raise servers.${where.name}.timeoutMs if it needs longer.`;
+  return (
+    `Upstream '${where.name}' did not answer ${method} within ${where.timeoutMs} ms; the request was ` +
+    `cancelled. Raise servers.${where.name}.timeoutMs if it needs longer.`
+  );
 }
 
 export const CANCELLED_MESSAGE = 'Request cancelled: The client closed the request';
@@ -46,7 +49,12 @@ export function isAuthStatus(status: number): boolean {
 
 /** A JSON-RPC error body (`{error: {code, message}}`), as 4xx/5xx answers often carry. */
 export function isErrorBody(body: unknown): body is JsonRpcFailure {
-  return isObject(body) && isObject(body.error) && typeof body.error.code === 'number' && typeof body.error.message === 'string';
+  return (
+    isObject(body) &&
+    isObject(body.error) &&
+    typeof body.error.code === 'number' &&
+    typeof body.error.message === 'string'
+  );
 }
 
 /** Why an exchange produced no usable JSON-RPC response, in one sentence. */
@@ -55,8 +63,15 @@ export function describeExchange(where: Where, method: string, exchange: HttpExc
   switch (exchange.end) {
     case 'network':
       // Once the server has answered, a network error is a connection that broke mid-answer.
-      if (exchange.status > 0) return `${who} broke off its answer to ${method} (HTTP ${exchange.status}): ${describeError(exchange.error)}. Send the request again.`;
-      return `${who} could not be reached for ${method}: ${describeError(exchange.error)}. Check that the server is running and servers.${where.name}.url is right.`;
+      if (exchange.status > 0)
+        return (
+          `${who} broke off its answer to ${method} (HTTP ${exchange.status}): ` +
+          `${describeError(exchange.error)}. Send the request again.`
+        );
+      return (
+        `${who} could not be reached for ${method}: ${describeError(exchange.error)}. Check that the server is ` +
+        `running and servers.${where.name}.url is right.`
+      );
     case 'timeout':
       return timeoutMessage(where, method);
     case 'cancelled':
@@ -68,13 +83,22 @@ export function describeExchange(where: Where, method: string, exchange: HttpExc
         ? `${who} ended its event stream for ${method} without sending the response.`
         : `${who} answered ${method} with HTTP ${exchange.status} and no JSON-RPC response.`;
     case 'unreadable':
-      return `${who} answered ${method} with HTTP ${exchange.status} (${exchange.contentType || 'no content type'}) that is not a JSON-RPC response: ${snippet(exchange.body)}`;
+      return (
+        `${who} answered ${method} with HTTP ${exchange.status} (${exchange.contentType || 'no content type'}) ` +
+        `that is not a JSON-RPC response: ${snippet(exchange.body)}`
+      );
     case 'status':
       if (isAuthStatus(exchange.status)) {
         const said = isErrorBody(exchange.body) ? ` ("${exchange.body.error.message}")` : '';
-        return `${who} refused ${method} with HTTP ${exchange.status}${said}: the gateway's credentials were not accepted. Check servers.${where.name}.headers (for example Authorization) and the secrets they name.`;
+        return (
+          `${who} refused ${method} with HTTP ${exchange.status}${said}: the gateway's credentials were not ` +
+          `accepted. Check servers.${where.name}.headers (for example Authorization) and the secrets they name.`
+        );
       }
-      return `${who} answered ${method} with HTTP ${exchange.status}${exchange.body === undefined ? '' : `: ${snippet(exchange.body)}`}`;
+      return (
+        `${who} answered ${method} with HTTP ` +
+        `${exchange.status}${exchange.body === undefined ? '' : `: ${snippet(exchange.body)}`}`
+      );
     default:
       return `${who} gave no answer to ${method}.`;
   }
@@ -82,7 +106,12 @@ export function describeExchange(where: Where, method: string, exchange: HttpExc
 
 /** An error response for the caller, with the server and URL in `data` for machines. */
 export function failureResponse(id: JsonRpcId, where: Where, message: string, status?: number): JsonRpcFailure {
-  return errorResponse(id, ErrorCode.InternalError, message, status ? { server: where.name, url: where.url, httpStatus: status } : { server: where.name, url: where.url });
+  return errorResponse(
+    id,
+    ErrorCode.InternalError,
+    message,
+    status ? { server: where.name, url: where.url, httpStatus: status } : { server: where.name, url: where.url },
+  );
 }
 
 /** The server's own JSON-RPC error sent with a non-2xx status (not an auth refusal), made the caller's answer. */
@@ -94,11 +123,22 @@ export function errorBodyOf(exchange: HttpExchange, callerId: JsonRpcId): JsonRp
   return failure;
 }
 
-/** The caller's answer to an exchange that brought none it can use; `unreachable` hears of a server not reached at all. */
-export function exchangeFailure(where: Where, method: string, callerId: JsonRpcId, exchange: HttpExchange, unreachable: (message: string) => void): JsonRpcFailure {
+/**
+ * The caller's answer to an exchange that brought none it can use; `unreachable` hears of a server not reached at all.
+ */
+export function exchangeFailure(
+  where: Where,
+  method: string,
+  callerId: JsonRpcId,
+  exchange: HttpExchange,
+  unreachable: (message: string) => void,
+): JsonRpcFailure {
   const said = describeExchange(where, method, exchange);
   if (exchange.end === 'network' && isConnectFailure(exchange.error)) unreachable(said);
-  const response = markChallenge(failureResponse(callerId, where, said, exchange.status || undefined), exchange.challenge);
+  const response = markChallenge(
+    failureResponse(callerId, where, said, exchange.status || undefined),
+    exchange.challenge,
+  );
   const mark = exchange.end && FAILURE_MARKS[exchange.end];
   return mark ? markFailure(response, mark) : response;
 }
@@ -133,7 +173,15 @@ export function failureKind(exchange: HttpExchange): FailureKind {
 }
 
 /** Error codes that mean no connection could be made (as opposed to one that broke mid-answer). */
-const CONNECT_FAILURES = new Set(['ECONNREFUSED', 'ENOTFOUND', 'EAI_AGAIN', 'EHOSTUNREACH', 'ENETUNREACH', 'ETIMEDOUT', 'UND_ERR_CONNECT_TIMEOUT']);
+const CONNECT_FAILURES = new Set([
+  'ECONNREFUSED',
+  'ENOTFOUND',
+  'EAI_AGAIN',
+  'EHOSTUNREACH',
+  'ENETUNREACH',
+  'ETIMEDOUT',
+  'UND_ERR_CONNECT_TIMEOUT',
+]);
 
 /**
  * The server could not be connected to at all: it is down or the URL is wrong, so the supervisor backs
@@ -141,14 +189,16 @@ const CONNECT_FAILURES = new Set(['ECONNREFUSED', 'ENOTFOUND', 'EAI_AGAIN', 'EHO
  */
 export function isConnectFailure(error: Error | undefined): boolean {
   if (!error) return false;
-  if (error instanceof AggregateError) return error.errors.length > 0 && error.errors.every((e) => isConnectFailure(e as Error));
+  if (error instanceof AggregateError)
+    return error.errors.length > 0 && error.errors.every((e) => isConnectFailure(e as Error));
   return CONNECT_FAILURES.has((error as NodeJS.ErrnoException).code ?? '');
 }
 
 function describeError(error: Error | undefined): string {
   if (!error) return 'unknown error';
   // Connecting to a name with several addresses fails with an AggregateError whose own message is empty.
-  if (error instanceof AggregateError && error.errors.length) return error.errors.map((e: Error) => describeError(e)).join('; ');
+  if (error instanceof AggregateError && error.errors.length)
+    return error.errors.map((e: Error) => describeError(e)).join('; ');
   const code = (error as NodeJS.ErrnoException).code;
   const message = error.message || error.name;
   return code && !message.includes(code) ? `${message} (${code})` : message;

@@ -6,7 +6,13 @@
 // after every re-initialise) the session holds the server's GET event stream (http-legacy-stream.ts),
 // whose messages it handles the same way.
 import type { EventEmitter } from 'node:events';
-import { ErrorCode, errorResponse, type JsonRpcNotification, type JsonRpcRequest, type JsonRpcResponse } from '../../protocol/jsonrpc.js';
+import {
+  ErrorCode,
+  errorResponse,
+  type JsonRpcNotification,
+  type JsonRpcRequest,
+  type JsonRpcResponse,
+} from '../../protocol/jsonrpc.js';
 import type { Log } from '../../infra/log.js';
 import { LEGACY_CLIENT_REQUESTS, type ServerInfo } from '../../protocol/mcp.js';
 import type { HttpEndpoint } from './http-endpoint.js';
@@ -16,7 +22,14 @@ import { LegacyEventStream } from './http-legacy-stream.js';
 import { appendTraceHeaders } from './mcp-headers.js';
 import { LegacyDialect } from '../legacy/legacy-dialect.js';
 import * as failures from './http-failures.js';
-import { answerServerRequest, relayServerRequest, initializeParams, parseInitializeResult, toLegacyRequest, type LegacyHandshake } from '../legacy/legacy-adapter.js';
+import {
+  answerServerRequest,
+  relayServerRequest,
+  initializeParams,
+  parseInitializeResult,
+  toLegacyRequest,
+  type LegacyHandshake,
+} from '../legacy/legacy-adapter.js';
 import type { RequestOptions } from '../upstream.js';
 
 export interface LegacySessionSettings extends failures.Where {
@@ -39,7 +52,9 @@ const INITIALIZED = JSON.stringify({ jsonrpc: '2.0', method: 'notifications/init
 const SIDE_MESSAGE_TIMEOUT_MS = 2_000;
 
 export class LegacyHttpSession implements StreamPeer {
-  /** How a 2025 server is made to look modern; new with each session (its log level starts from the server's default). */
+  /**
+   * How a 2025 server is made to look modern; new with each session (its log level starts from the server's default).
+   */
   private dialect: LegacyDialect | undefined;
   private sessionId: string | undefined;
   /** Every request of this session carries the same headers: one list, shared read-only. */
@@ -63,25 +78,44 @@ export class LegacyHttpSession implements StreamPeer {
     this.stream?.close(); // the session it belonged to is being replaced
     this.stream = undefined;
     const id = this.nextId++;
-    const body = JSON.stringify({ jsonrpc: '2.0', id, method: 'initialize', params: initializeParams(this.settings.clientInfo) });
+    const body = JSON.stringify({
+      jsonrpc: '2.0',
+      id,
+      method: 'initialize',
+      params: initializeParams(this.settings.clientInfo),
+    });
     const exchange = await this.endpoint.send('POST', this.endpoint.headers(), body, this.options(id));
-    if (exchange.end !== 'response') throw new failures.UpstreamFailure(failures.describeExchange(this.settings, 'initialize', exchange), failures.failureKind(exchange));
+    if (exchange.end !== 'response')
+      throw new failures.UpstreamFailure(
+        failures.describeExchange(this.settings, 'initialize', exchange),
+        failures.failureKind(exchange),
+      );
     const response = exchange.response!;
     if ('error' in response) {
-      throw new failures.UpstreamFailure(`${failures.upstream(this.settings)} refused initialize: ${response.error.message} (code ${response.error.code})`, 'protocol');
+      throw new failures.UpstreamFailure(
+        `${failures.upstream(this.settings)} refused initialize: ${response.error.message} (code ` +
+          `${response.error.code})`,
+        'protocol',
+      );
     }
     let handshake: LegacyHandshake;
     try {
       handshake = parseInitializeResult(response.result);
     } catch (error) {
-      throw new failures.UpstreamFailure(`${failures.upstream(this.settings)}: ${(error as Error).message}`, 'protocol');
+      throw new failures.UpstreamFailure(
+        `${failures.upstream(this.settings)}: ${(error as Error).message}`,
+        'protocol',
+      );
     }
     const headers = this.endpoint.headers();
     headers.push('mcp-protocol-version', handshake.protocolVersion);
     if (exchange.sessionId !== undefined) headers.push('mcp-session-id', exchange.sessionId);
     const initialized = await this.endpoint.send('POST', headers, INITIALIZED, this.options(undefined));
     if (initialized.end !== 'empty' && initialized.end !== 'response') {
-      throw new failures.UpstreamFailure(failures.describeExchange(this.settings, 'notifications/initialized', initialized), failures.failureKind(initialized));
+      throw new failures.UpstreamFailure(
+        failures.describeExchange(this.settings, 'notifications/initialized', initialized),
+        failures.failureKind(initialized),
+      );
     }
     const previous = this.dialect;
     this.dialect = new LegacyDialect(
@@ -95,7 +129,10 @@ export class LegacyHttpSession implements StreamPeer {
     );
     this.sessionId = exchange.sessionId;
     this.headers = headers;
-    this.log.info({ protocolVersion: handshake.protocolVersion, session: exchange.sessionId !== undefined }, 'legacy HTTP session opened');
+    this.log.info(
+      { protocolVersion: handshake.protocolVersion, session: exchange.sessionId !== undefined },
+      'legacy HTTP session opened',
+    );
     if (previous) this.dialect.carryOver(previous);
     if (!this.closed) {
       this.stream = new LegacyEventStream(this.endpoint, headers, this.settings, this, this.log);
@@ -191,7 +228,9 @@ export class LegacyHttpSession implements StreamPeer {
         return failure;
       }
     }
-    return failures.exchangeFailure(this.settings, method, callerId, exchange, (said) => this.hooks.broken('unreachable', said));
+    return failures.exchangeFailure(this.settings, method, callerId, exchange, (said) =>
+      this.hooks.broken('unreachable', said),
+    );
   }
 
   /** Opens a new session after `used` was forgotten; resolves with an error message when that failed. */
@@ -204,7 +243,9 @@ export class LegacyHttpSession implements StreamPeer {
       await this.reopening;
       return undefined;
     } catch (error) {
-      const message = `${failures.upstream(this.settings)} lost its session (HTTP 404) and a new one could not be opened: ${(error as Error).message}`;
+      const message =
+        `${failures.upstream(this.settings)} lost its session (HTTP 404) and a new one could not be ` +
+        `opened: ${(error as Error).message}`;
       this.hooks.broken(error instanceof failures.UpstreamFailure ? error.kind : 'protocol', message);
       return message;
     }
@@ -219,15 +260,20 @@ export class LegacyHttpSession implements StreamPeer {
 
   /** On 2025 Streamable HTTP closing a stream is not cancellation: the server must be told. */
   private cancelled(id: number, reason: string): void {
-    this.sideMessage({ jsonrpc: '2.0', method: 'notifications/cancelled', params: { requestId: id, reason } }, 'notifications/cancelled');
+    this.sideMessage(
+      { jsonrpc: '2.0', method: 'notifications/cancelled', params: { requestId: id, reason } },
+      'notifications/cancelled',
+    );
   }
 
   private sideMessage(message: unknown, what: string): void {
-    void this.endpoint.send('POST', this.headers, JSON.stringify(message), this.options(undefined, SIDE_MESSAGE_TIMEOUT_MS)).then((exchange) => {
-      if (exchange.end !== 'empty' && exchange.end !== 'response') {
-        this.log.warn({ end: exchange.end, status: exchange.status }, `could not send ${what} to the upstream`);
-      }
-    });
+    void this.endpoint
+      .send('POST', this.headers, JSON.stringify(message), this.options(undefined, SIDE_MESSAGE_TIMEOUT_MS))
+      .then((exchange) => {
+        if (exchange.end !== 'empty' && exchange.end !== 'response') {
+          this.log.warn({ end: exchange.end, status: exchange.status }, `could not send ${what} to the upstream`);
+        }
+      });
   }
 
   private options(expectId: number | undefined, timeoutMs = this.settings.timeoutMs) {
@@ -235,7 +281,10 @@ export class LegacyHttpSession implements StreamPeer {
   }
 }
 
-/** The request as a legacy server must see it: the gateway's id, no modern _meta keys; the caller's object is left as it was. */
+/**
+ * The request as a legacy server must see it: the gateway's id, no modern _meta keys; the caller's object is left as it
+ * was.
+ */
 function legacyBody(message: JsonRpcRequest, id: number): string {
   const legacy = toLegacyRequest(message);
   if (legacy !== message) {

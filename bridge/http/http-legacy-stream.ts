@@ -72,16 +72,28 @@ export class LegacyEventStream implements StreamPeer {
       return;
     }
     if (exchange.end === 'status' && exchange.status === 404) {
-      this.log.debug({}, 'the upstream forgot the session behind the GET event stream (HTTP 404); it is opened again with the next session');
+      this.log.debug(
+        {},
+        'the upstream forgot the session behind the GET event stream (HTTP 404); it is opened again with the next ' +
+          'session',
+      );
       return;
     }
-    if (exchange.end === 'network' && (exchange.error as NodeJS.ErrnoException | undefined)?.code === 'UND_ERR_DESTROYED') return; // the pool is shut down
+    if (
+      exchange.end === 'network' &&
+      (exchange.error as NodeJS.ErrnoException | undefined)?.code === 'UND_ERR_DESTROYED'
+    )
+      return; // the pool is shut down
     if (this.heard || Date.now() - openedAt >= HEALTHY_AFTER_MS) this.attempts = 0;
     const delay = backoffDelay(++this.attempts, REOPEN);
     const ended = exchange.status >= 200 && exchange.status < 300; // it was open, then ended or broke
     const detail = { end: exchange.end, status: exchange.status || undefined, reopenInMs: delay };
     if (ended || this.attempts > 1) this.log.debug(detail, `${WHAT} ended; opening it again`);
-    else this.log.warn({ ...detail, reason: describeExchange(this.where, `${WHAT} (GET)`, exchange) }, `${WHAT} failed; opening it again`);
+    else
+      this.log.warn(
+        { ...detail, reason: describeExchange(this.where, `${WHAT} (GET)`, exchange) },
+        `${WHAT} failed; opening it again`,
+      );
     this.timer = setTimeout(() => void this.connect(), delay);
     this.timer.unref();
   }

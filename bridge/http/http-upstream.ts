@@ -3,7 +3,13 @@
 // each through a keep-alive pool, hands legacy ones to a 2025 session, and keeps a server that cannot be
 // reached (or refuses the gateway's credentials) out of the request path with backoff until it answers.
 import { markFailure } from '../../protocol/failure-mark.js';
-import { ErrorCode, errorResponse, type JsonRpcNotification, type JsonRpcRequest, type JsonRpcResponse } from '../../protocol/jsonrpc.js';
+import {
+  ErrorCode,
+  errorResponse,
+  type JsonRpcNotification,
+  type JsonRpcRequest,
+  type JsonRpcResponse,
+} from '../../protocol/jsonrpc.js';
 import type { CancelSignal } from '../../protocol/cancel.js';
 import { UPSTREAM_STATUS, type MarkedResponse } from '../../protocol/error-status.js';
 import type { Log } from '../../infra/log.js';
@@ -87,9 +93,14 @@ export class HttpUpstream extends SupervisedUpstream implements StreamPeer {
 
   async start(): Promise<void> {
     if (this.supervisor.state !== 'stopped') return;
-    this.endpoint = new HttpEndpoint(this.config.url, this.config.headers, { connectTimeoutMs: this.config.probeTimeoutMs });
+    this.endpoint = new HttpEndpoint(this.config.url, this.config.headers, {
+      connectTimeoutMs: this.config.probeTimeoutMs,
+    });
     if (this.endpoint.ignoredHeaders.length) {
-      this.log.warn({ headers: this.endpoint.ignoredHeaders }, `servers.${this.name}.headers: these are set by mcp-gateway itself and were ignored`);
+      this.log.warn(
+        { headers: this.endpoint.ignoredHeaders },
+        `servers.${this.name}.headers: these are set by mcp-gateway itself and were ignored`,
+      );
     }
     await this.run();
   }
@@ -127,7 +138,10 @@ export class HttpUpstream extends SupervisedUpstream implements StreamPeer {
   private async modernRequest(message: JsonRpcRequest, options: RequestOptions): Promise<JsonRpcResponse> {
     const endpoint = this.endpoint!;
     const callerId = message.id;
-    const headers = appendTraceHeaders(appendModernHeaders(endpoint.headers(), message, options.forwardHeaders), options);
+    const headers = appendTraceHeaders(
+      appendModernHeaders(endpoint.headers(), message, options.forwardHeaders),
+      options,
+    );
     if (options.authorization !== undefined) headers.push('authorization', options.authorization);
     const exchange = await endpoint.send('POST', headers, JSON.stringify(message), {
       // A listen stream lives until the caller closes it.
@@ -166,13 +180,22 @@ export class HttpUpstream extends SupervisedUpstream implements StreamPeer {
       return failure;
     }
     if (this.supervisor.state === 'stopped')
-      return failureResponse(callerId, this.where, `Upstream '${this.name}' was stopped while handling ${message.method} (the gateway is shutting down or reloading)`);
+      return failureResponse(
+        callerId,
+        this.where,
+        `Upstream '${this.name}' was stopped while handling ${message.method} (the gateway is shutting down or ` +
+          `reloading)`,
+      );
     return exchangeFailure(this.where, message.method, callerId, exchange, (said) => this.fail('unreachable', said));
   }
 
   // ---- legacy requests ---------------------------------------------------------------------------
 
-  private async legacyRequest(message: JsonRpcRequest, options: RequestOptions, mayReprobe: boolean): Promise<JsonRpcResponse> {
+  private async legacyRequest(
+    message: JsonRpcRequest,
+    options: RequestOptions,
+    mayReprobe: boolean,
+  ): Promise<JsonRpcResponse> {
     const answer = await this.session!.request(message, options);
     if (!(answer instanceof EraMismatch)) return answer;
     if (mayReprobe && this.config.era === 'auto' && this.supervisor.state === 'ready') {
@@ -194,7 +217,8 @@ export class HttpUpstream extends SupervisedUpstream implements StreamPeer {
       this.log.warn({ method }, 'ignored a request the upstream sent on a response stream');
       return;
     }
-    if (method.endsWith('/list_changed') || method === 'notifications/resources/updated') this.events.emit('listChanged', message);
+    if (method.endsWith('/list_changed') || method === 'notifications/resources/updated')
+      this.events.emit('listChanged', message);
     exchange.onNotification?.(message);
   }
 
@@ -215,11 +239,17 @@ export class HttpUpstream extends SupervisedUpstream implements StreamPeer {
       }
       // The one place the era decides how the server is spoken to: a 2025 one gets a session.
       if (this.era === 'legacy') {
-        const fresh = new LegacyHttpSession(this.endpoint!, { ...this.where, clientInfo: this.config.clientInfo, legacyTtlMs: this.config.legacyTtlMs }, this.log, this.events, {
-          broken: (kind, message) => {
-            if (this.session === fresh) this.fail(kind, message);
+        const fresh = new LegacyHttpSession(
+          this.endpoint!,
+          { ...this.where, clientInfo: this.config.clientInfo, legacyTtlMs: this.config.legacyTtlMs },
+          this.log,
+          this.events,
+          {
+            broken: (kind, message) => {
+              if (this.session === fresh) this.fail(kind, message);
+            },
           },
-        });
+        );
         try {
           await fresh.open();
         } catch (error) {
@@ -238,7 +268,10 @@ export class HttpUpstream extends SupervisedUpstream implements StreamPeer {
       this.log.info({ era: this.era, url: this.where.url }, 'upstream ready');
     } catch (error) {
       if (generation !== this.generation) return;
-      const failure = error instanceof UpstreamFailure ? error : new UpstreamFailure(`${upstream(this.where)}: ${(error as Error).message}`, 'protocol');
+      const failure =
+        error instanceof UpstreamFailure
+          ? error
+          : new UpstreamFailure(`${upstream(this.where)}: ${(error as Error).message}`, 'protocol');
       this.fail(failure.kind, failure.message);
     }
   }
@@ -250,17 +283,28 @@ export class HttpUpstream extends SupervisedUpstream implements StreamPeer {
       jsonrpc: '2.0',
       id: 0,
       method: 'server/discover',
-      params: { _meta: { [META.protocolVersion]: MODERN_VERSION, [META.clientCapabilities]: {}, [META.clientInfo]: this.config.clientInfo } },
+      params: {
+        _meta: {
+          [META.protocolVersion]: MODERN_VERSION,
+          [META.clientCapabilities]: {},
+          [META.clientInfo]: this.config.clientInfo,
+        },
+      },
     });
     const headers = endpoint.headers();
     headers.push('mcp-protocol-version', MODERN_VERSION, 'mcp-method', 'server/discover');
-    const exchange = await endpoint.send('POST', headers, body, { timeoutMs: this.config.probeTimeoutMs, maxBytes: this.where.maxBytes, expectId: 0 });
+    const exchange = await endpoint.send('POST', headers, body, {
+      timeoutMs: this.config.probeTimeoutMs,
+      maxBytes: this.where.maxBytes,
+      expectId: 0,
+    });
     const verdict = probeVerdict(exchange);
     this.probeRefused = exchange.end === 'status';
     if (verdict === 'no-verdict') {
       const message =
         exchange.end === 'timeout'
-          ? `${upstream(this.where)} did not answer server/discover within ${this.config.probeTimeoutMs} ms (servers.${this.name}.probeTimeoutMs)`
+          ? `${upstream(this.where)} did not answer server/discover within ${this.config.probeTimeoutMs} ms ` +
+            `(servers.${this.name}.probeTimeoutMs)`
           : describeExchange(this.where, 'server/discover', exchange);
       throw new UpstreamFailure(message, failureKind(exchange));
     }
@@ -274,10 +318,15 @@ export class HttpUpstream extends SupervisedUpstream implements StreamPeer {
    */
   private async switchedToSse(generation: number): Promise<boolean> {
     const settings = { url: this.config.url, headers: this.config.headers, maxEventChars: this.where.maxBytes };
-    if (!(await speaksHttpSse(settings, this.config.probeTimeoutMs, this.log)) || generation !== this.generation) return false;
-    this.log.info({ url: this.where.url }, 'upstream speaks the 2024-11-05 HTTP+SSE transport; serving it so (set transport: sse to skip this probe)');
+    if (!(await speaksHttpSse(settings, this.config.probeTimeoutMs, this.log)) || generation !== this.generation)
+      return false;
+    this.log.info(
+      { url: this.where.url },
+      'upstream speaks the 2024-11-05 HTTP+SSE transport; serving it so (set transport: sse to skip this probe)',
+    );
     const sse = new SseUpstream({ ...this.config }, this.log);
-    for (const event of ['listChanged', 'state']) sse.events.on(event, (value: unknown) => this.events.emit(event, value));
+    for (const event of ['listChanged', 'state'])
+      sse.events.on(event, (value: unknown) => this.events.emit(event, value));
     this.sse = sse;
     this.generation++; // this upstream's own run ends here: the SSE upstream's supervisor takes over
     await sse.start();
@@ -303,10 +352,13 @@ export class HttpUpstream extends SupervisedUpstream implements StreamPeer {
     this.generation++;
     supervisor.lastError = message;
     if (this.config.era === 'auto') this.era = undefined; // whatever answers next may be another server
-    supervisor.failed({ fields: { failure: kind }, counted: 'failures', backingOff: 'upstream not available; retrying' }, () => {
-      supervisor.restarts++;
-      void this.run();
-    });
+    supervisor.failed(
+      { fields: { failure: kind }, counted: 'failures', backingOff: 'upstream not available; retrying' },
+      () => {
+        supervisor.restarts++;
+        void this.run();
+      },
+    );
   }
 
   // ---- waiting for readiness ---------------------------------------------------------------------
@@ -315,13 +367,20 @@ export class HttpUpstream extends SupervisedUpstream implements StreamPeer {
    * While the upstream is starting, a request waits for it (up to its timeout); a server known to be
    * down or refusing the gateway fails the request at once, so callers never wait on a dead server.
    */
-  private async waitUntilReady(message: JsonRpcRequest, signal: CancelSignal | undefined): Promise<JsonRpcResponse | undefined> {
+  private async waitUntilReady(
+    message: JsonRpcRequest,
+    signal: CancelSignal | undefined,
+  ): Promise<JsonRpcResponse | undefined> {
     const supervisor = this.supervisor;
     switch (await supervisor.settled(Date.now() + this.config.timeoutMs, signal, FAILS_AT)) {
       case 'ready':
         return undefined;
       case 'stopped':
-        return failureResponse(message.id, this.where, `Upstream '${this.name}' is stopped (the gateway is shutting down or reloading)`);
+        return failureResponse(
+          message.id,
+          this.where,
+          `Upstream '${this.name}' is stopped (the gateway is shutting down or reloading)`,
+        );
       case 'backing-off':
       case 'unhealthy':
         return failureResponse(message.id, this.where, this.unavailableMessage());
@@ -330,7 +389,8 @@ export class HttpUpstream extends SupervisedUpstream implements StreamPeer {
     return errorResponse(
       message.id,
       ErrorCode.InternalError,
-      `${upstream(this.where)} was not ready within ${this.config.timeoutMs} ms (state: ${supervisor.state}${lastError ? `; last error: ${lastError}` : ''})`,
+      `${upstream(this.where)} was not ready within ${this.config.timeoutMs} ms (state: ` +
+        `${supervisor.state}${lastError ? `; last error: ${lastError}` : ''})`,
       { server: this.name, url: this.where.url, state: supervisor.state },
     );
   }
@@ -340,7 +400,10 @@ export class HttpUpstream extends SupervisedUpstream implements StreamPeer {
     const last = this.supervisor.lastError ?? `${upstream(this.where)} is not available.`;
     if (this.supervisor.state === 'unhealthy') {
       const policy = this.config.backoff;
-      return `${upstream(this.where)} is marked unhealthy after ${policy.crashLimit} failures within ${policy.windowMs / 1000} s; mcp-gateway tries again in ${wait} s. Last error: ${last}`;
+      return (
+        `${upstream(this.where)} is marked unhealthy after ${policy.crashLimit} failures within ` +
+        `${policy.windowMs / 1000} s; mcp-gateway tries again in ${wait} s. Last error: ${last}`
+      );
     }
     return `${last} mcp-gateway tries again in ${wait} s; until then requests to '${this.name}' fail at once.`;
   }

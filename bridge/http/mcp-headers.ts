@@ -12,7 +12,8 @@ const FORWARDED_PREFIX = 'mcp-param-';
 
 /** A header value for Mcp-Name or Mcp-Param-*: as-is when it is safe plain ASCII, else the Base64 form. */
 export function encodeHeaderValue(value: string): string {
-  if (value === '' || (PLAIN.test(value) && !(value.startsWith(SENTINEL_PREFIX) && value.endsWith(SENTINEL_SUFFIX)))) return value;
+  if (value === '' || (PLAIN.test(value) && !(value.startsWith(SENTINEL_PREFIX) && value.endsWith(SENTINEL_SUFFIX))))
+    return value;
   return `${SENTINEL_PREFIX}${Buffer.from(value, 'utf8').toString('base64')}${SENTINEL_SUFFIX}`;
 }
 
@@ -20,11 +21,20 @@ export function encodeHeaderValue(value: string): string {
  * Appends the per-request modern headers (flat name/value pairs, the form undici takes without copying)
  * to `headers`, which already holds the upstream's fixed headers.
  */
-export function appendModernHeaders(headers: string[], message: JsonRpcRequest, forwardHeaders: Readonly<Record<string, string>> | undefined): string[] {
+export function appendModernHeaders(
+  headers: string[],
+  message: JsonRpcRequest,
+  forwardHeaders: Readonly<Record<string, string>> | undefined,
+): string[] {
   const params = message.params;
   const meta = params?._meta;
   const version = isObject(meta) ? meta[META.protocolVersion] : undefined;
-  headers.push('mcp-protocol-version', typeof version === 'string' ? version : MODERN_VERSION, 'mcp-method', message.method);
+  headers.push(
+    'mcp-protocol-version',
+    typeof version === 'string' ? version : MODERN_VERSION,
+    'mcp-method',
+    message.method,
+  );
   const nameParam = NAME_PARAM[message.method];
   if (nameParam !== undefined) {
     const name = params?.[nameParam];

@@ -1,7 +1,14 @@
 // Everything that makes a 2025-era (legacy) server look modern to the core: the initialize handshake,
 // results completed with the fields the modern revision requires, error codes mapped, and a
 // server/discover answer built from what the server said at initialize.
-import { ErrorCode, errorResponse, isObject, type JsonObject, type JsonRpcRequest, type JsonRpcResponse } from '../../protocol/jsonrpc.js';
+import {
+  ErrorCode,
+  errorResponse,
+  isObject,
+  type JsonObject,
+  type JsonRpcRequest,
+  type JsonRpcResponse,
+} from '../../protocol/jsonrpc.js';
 import { LEGACY_CLIENT_REQUESTS, LEGACY_VERSIONS, META, MODERN_VERSION, type ServerInfo } from '../../protocol/mcp.js';
 import { completeResult } from '../modern-result.js';
 import type { ServerRequestHandler } from '../upstream.js';
@@ -22,7 +29,11 @@ const MODERN_ONLY_META: string[] = [META.protocolVersion, META.clientCapabilitie
 
 export function initializeParams(clientInfo: ServerInfo): JsonObject {
   // The gateway can relay these within a call (as MRTR input requests), when the calling client declares them.
-  return { protocolVersion: LEGACY_VERSIONS[0], capabilities: { roots: {}, sampling: {}, elicitation: {} }, clientInfo };
+  return {
+    protocolVersion: LEGACY_VERSIONS[0],
+    capabilities: { roots: {}, sampling: {}, elicitation: {} },
+    clientInfo,
+  };
 }
 
 /** Reads an initialize result; throws with a message naming what is wrong. */
@@ -30,7 +41,10 @@ export function parseInitializeResult(result: unknown): LegacyHandshake {
   if (!isObject(result)) throw new Error('initialize answered without a result object');
   const version = result.protocolVersion;
   if (typeof version !== 'string' || !LEGACY_VERSIONS.includes(version)) {
-    throw new Error(`initialize answered protocolVersion ${JSON.stringify(version)}; mcp-gateway speaks ${LEGACY_VERSIONS.join(', ')} to legacy servers`);
+    throw new Error(
+      `initialize answered protocolVersion ${JSON.stringify(version)}; mcp-gateway speaks ` +
+        `${LEGACY_VERSIONS.join(', ')} to legacy servers`,
+    );
   }
   const info = isObject(result.serverInfo) ? result.serverInfo : {};
   return {
@@ -65,7 +79,12 @@ export function toLegacyRequest(message: JsonRpcRequest): JsonRpcRequest {
 }
 
 /** Completes a legacy response in place: only fields the server did not send are added. */
-export function toModernResponse(method: string, response: JsonRpcResponse, handshake: LegacyHandshake, options: LegacyOptions): void {
+export function toModernResponse(
+  method: string,
+  response: JsonRpcResponse,
+  handshake: LegacyHandshake,
+  options: LegacyOptions,
+): void {
   if ('error' in response) {
     if (!isObject(response.error)) return; // malformed; passed on as it came
     if (response.error.code === ErrorCode.LegacyResourceNotFound) response.error.code = ErrorCode.InvalidParams;
@@ -105,17 +124,27 @@ export function discoverResult(handshake: LegacyHandshake, options: LegacyOption
 export function answerServerRequest(request: JsonRpcRequest): JsonRpcResponse {
   if (request.method === 'ping') return { jsonrpc: '2.0', id: request.id, result: {} };
   const message = LEGACY_CLIENT_REQUESTS.has(request.method)
-    ? `mcp-gateway does not relay ${request.method} here: only within a tools/call, prompts/get or resources/read, to the client that made it`
+    ? `mcp-gateway does not relay ${request.method} here: only within a tools/call, prompts/get or resources/read, ` +
+      `to the client that made it`
     : `Method not found: ${request.method}`;
   return errorResponse(request.id, ErrorCode.MethodNotFound, message);
 }
 
 /** Asks the caller's handler and words its answer as the JSON-RPC response the server waits for. */
-export async function relayServerRequest(handler: ServerRequestHandler, request: JsonRpcRequest): Promise<JsonRpcResponse> {
+export async function relayServerRequest(
+  handler: ServerRequestHandler,
+  request: JsonRpcRequest,
+): Promise<JsonRpcResponse> {
   try {
     const answer = await handler({ method: request.method, params: request.params });
-    return 'result' in answer ? { jsonrpc: '2.0', id: request.id, result: answer.result } : { jsonrpc: '2.0', id: request.id, error: answer.error };
+    return 'result' in answer
+      ? { jsonrpc: '2.0', id: request.id, result: answer.result }
+      : { jsonrpc: '2.0', id: request.id, error: answer.error };
   } catch (error) {
-    return errorResponse(request.id, ErrorCode.InternalError, `mcp-gateway could not relay ${request.method}: ${(error as Error).message}`);
+    return errorResponse(
+      request.id,
+      ErrorCode.InternalError,
+      `mcp-gateway could not relay ${request.method}: ${(error as Error).message}`,
+    );
   }
 }

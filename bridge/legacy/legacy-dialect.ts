@@ -7,7 +7,13 @@ import { cancelledResponse, type CancelSignal } from '../../protocol/cancel.js';
 import { isObject, type JsonRpcRequest, type JsonRpcResponse } from '../../protocol/jsonrpc.js';
 import type { Dialect } from '../dialect.js';
 import type { RequestOptions } from '../upstream.js';
-import { discoverResult, toLegacyRequest, toModernResponse, type LegacyHandshake, type LegacyOptions } from './legacy-adapter.js';
+import {
+  discoverResult,
+  toLegacyRequest,
+  toModernResponse,
+  type LegacyHandshake,
+  type LegacyOptions,
+} from './legacy-adapter.js';
 import { asksForLogs, LegacyLogLevel, type SendOwn } from './legacy-log-level.js';
 
 export class LegacyDialect implements Dialect {
@@ -30,8 +36,12 @@ export class LegacyDialect implements Dialect {
     this.logLevel = new LegacyLogLevel('logging' in handshake.capabilities, sendOwn, log);
   }
 
-  readonly intercept = (message: JsonRpcRequest, options: RequestOptions): JsonRpcResponse | Promise<JsonRpcResponse | undefined> | undefined => {
-    if (message.method === 'server/discover') return { jsonrpc: '2.0', id: message.id, result: discoverResult(this.handshake, this.options) };
+  readonly intercept = (
+    message: JsonRpcRequest,
+    options: RequestOptions,
+  ): JsonRpcResponse | Promise<JsonRpcResponse | undefined> | undefined => {
+    if (message.method === 'server/discover')
+      return { jsonrpc: '2.0', id: message.id, result: discoverResult(this.handshake, this.options) };
     if (message.method === 'subscriptions/listen') return this.listen(message, options.signal);
     return asksForLogs(message) ? this.logLevel.prepare(message) : undefined;
   };

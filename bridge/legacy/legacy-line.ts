@@ -2,7 +2,15 @@
 // opening it with initialize, and its own requests mid-call (elicitation, sampling, roots), which go to the
 // one caller in flight that may be asked, or are refused with the reason.
 import type { Log } from '../../infra/log.js';
-import { ErrorCode, errorResponse, isModernError, type JsonObject, type JsonRpcNotification, type JsonRpcRequest, type JsonRpcResponse } from '../../protocol/jsonrpc.js';
+import {
+  ErrorCode,
+  errorResponse,
+  isModernError,
+  type JsonObject,
+  type JsonRpcNotification,
+  type JsonRpcRequest,
+  type JsonRpcResponse,
+} from '../../protocol/jsonrpc.js';
 import { LEGACY_CLIENT_REQUESTS, type ServerInfo } from '../../protocol/mcp.js';
 import type { PendingRequests } from '../pending-requests.js';
 import { answerServerRequest, initializeParams, parseInitializeResult, relayServerRequest } from './legacy-adapter.js';
@@ -32,14 +40,22 @@ export interface LegacyLineSettings {
  * Runs initialize and resolves with the dialect of the session it opened, or 'modern' when the answer
  * shows a 2026-era server after all. Throws with a message naming what went wrong.
  */
-export async function openLegacyLine(line: LegacyLine, settings: LegacyLineSettings, log: Log): Promise<LegacyDialect | 'modern'> {
-  const response = await line.ask({ jsonrpc: '2.0', id: 0, method: 'initialize', params: initializeParams(settings.clientInfo) }, settings.startupTimeoutMs);
+export async function openLegacyLine(
+  line: LegacyLine,
+  settings: LegacyLineSettings,
+  log: Log,
+): Promise<LegacyDialect | 'modern'> {
+  const response = await line.ask(
+    { jsonrpc: '2.0', id: 0, method: 'initialize', params: initializeParams(settings.clientInfo) },
+    settings.startupTimeoutMs,
+  );
   // A modern server may refuse initialize and then exit: its answer still tells the era.
   if ('error' in response && isModernError(response.error)) return 'modern';
   if (!line.alive()) throw new Error(`exited during initialize${line.hint()}`); // the exit has the details
   if ('error' in response) {
     throw new Error(
-      `initialize failed: ${response.error.message} (code ${response.error.code})${line.hint()}; ` + `if this is a 2026-era server, set servers.${line.name}.era: modern`,
+      `initialize failed: ${response.error.message} (code ${response.error.code})${line.hint()}; ` +
+        `if this is a 2026-era server, set servers.${line.name}.era: modern`,
     );
   }
   const handshake = parseInitializeResult(response.result);
@@ -52,7 +68,14 @@ export async function openLegacyLine(line: LegacyLine, settings: LegacyLineSetti
  * may ask (its clock paused while its caller answers); ping is answered; roots/list that no caller can be
  * asked is answered with the configured roots (none when unset); anything else is refused.
  */
-export function serveServerRequest(request: JsonRpcRequest, pending: PendingRequests, line: LegacyLine, timeoutMs: number, log: Log, roots?: readonly JsonObject[]): void {
+export function serveServerRequest(
+  request: JsonRpcRequest,
+  pending: PendingRequests,
+  line: LegacyLine,
+  timeoutMs: number,
+  log: Log,
+  roots?: readonly JsonObject[],
+): void {
   if (LEGACY_CLIENT_REQUESTS.has(request.method)) {
     const asker = pending.soleAsker();
     if (asker && 'handler' in asker && asker.handler) {
@@ -76,7 +99,9 @@ export function serveServerRequest(request: JsonRpcRequest, pending: PendingRequ
         ? `${asker.ambiguous} calls are in flight and stdio does not say which one asks`
         : 'its caller cannot be asked';
     log.warn({ method: request.method, why }, 'refused a request from the upstream');
-    line.send(errorResponse(request.id, ErrorCode.MethodNotFound, `mcp-gateway cannot relay ${request.method}: ${why}`));
+    line.send(
+      errorResponse(request.id, ErrorCode.MethodNotFound, `mcp-gateway cannot relay ${request.method}: ${why}`),
+    );
     return;
   }
   const answer = answerServerRequest(request);

@@ -4,7 +4,13 @@
 // connection is not yet at, `logging/setLevel` sets it to that level, and it stays there for the
 // connection's life. Which messages a caller sees is decided per request (a message goes only to the
 // request it belongs to, and the edge passes only those at or above that request's own level).
-import { ErrorCode, errorResponse, isObject, type JsonRpcRequest, type JsonRpcResponse } from '../../protocol/jsonrpc.js';
+import {
+  ErrorCode,
+  errorResponse,
+  isObject,
+  type JsonRpcRequest,
+  type JsonRpcResponse,
+} from '../../protocol/jsonrpc.js';
 import type { Log } from '../../infra/log.js';
 import { LOG_LEVELS, logSeverity, META } from '../../protocol/mcp.js';
 
@@ -37,16 +43,29 @@ export class LegacyLogLevel {
     const level = (message.params?._meta as Record<string, unknown> | undefined)?.[META.logLevel];
     const severity = logSeverity(level);
     if (severity < 0) {
-      return errorResponse(message.id, ErrorCode.InvalidParams, `Invalid params: _meta["${META.logLevel}"] must be one of ${LOG_LEVELS.join(', ')}; got ${JSON.stringify(level)}`);
+      return errorResponse(
+        message.id,
+        ErrorCode.InvalidParams,
+        `Invalid params: _meta["${META.logLevel}"] must be one of ${LOG_LEVELS.join(', ')}; got ` +
+          `${JSON.stringify(level)}`,
+      );
     }
     if (!this.offered || (this.severity !== undefined && this.severity <= severity)) return undefined;
     // Set before the answer, so concurrent callers asking for the same level send it once.
     const previous = this.severity;
     this.severity = severity;
-    const answer = await this.send({ jsonrpc: '2.0', id: 'gateway-log-level', method: 'logging/setLevel', params: { level: level as string } });
+    const answer = await this.send({
+      jsonrpc: '2.0',
+      id: 'gateway-log-level',
+      method: 'logging/setLevel',
+      params: { level: level as string },
+    });
     if ('error' in answer || !isObject(answer.result)) {
       if (this.severity === severity) this.severity = previous;
-      this.log.warn({ level, error: 'error' in answer ? answer.error.message : 'no result' }, 'upstream refused logging/setLevel; its log messages come at its own level');
+      this.log.warn(
+        { level, error: 'error' in answer ? answer.error.message : 'no result' },
+        'upstream refused logging/setLevel; its log messages come at its own level',
+      );
     }
     return undefined;
   }

@@ -14,7 +14,8 @@ export class ListChangeDedupe {
 
   /** Whether a child's notification should reach the pool's listeners. */
   shouldPass(method: string): boolean {
-    if (!method.startsWith(PREFIX) || !method.endsWith(SUFFIX)) return true; // resources/updated: one child holds subscriptions
+    // resources/updated: one child holds subscriptions
+    if (!method.startsWith(PREFIX) || !method.endsWith(SUFFIX)) return true;
     const list = method.slice(PREFIX.length, -SUFFIX.length);
     if (this.announced.has(list)) return false;
     this.announced.add(list);

@@ -5,12 +5,23 @@
 // ready child takes the subscriptions; its stream is acknowledged again, which tells the listener that
 // updates may have been missed meanwhile (the same resync a single restarted child causes).
 import { cancelledResponse } from '../../protocol/cancel.js';
-import { ErrorCode, isObject, type JsonObject, type JsonRpcNotification, type JsonRpcRequest, type JsonRpcResponse } from '../../protocol/jsonrpc.js';
+import {
+  ErrorCode,
+  isObject,
+  type JsonObject,
+  type JsonRpcNotification,
+  type JsonRpcRequest,
+  type JsonRpcResponse,
+} from '../../protocol/jsonrpc.js';
 import type { RequestOptions, Upstream, UpstreamState } from '../upstream.js';
 
 const ACKNOWLEDGED = 'notifications/subscriptions/acknowledged';
 
-export function openPoolListen(children: readonly Upstream[], message: JsonRpcRequest, options: RequestOptions): Promise<JsonRpcResponse> {
+export function openPoolListen(
+  children: readonly Upstream[],
+  message: JsonRpcRequest,
+  options: RequestOptions,
+): Promise<JsonRpcResponse> {
   return new Promise((resolve) => new PoolListen(children, message, options, resolve).begin());
 }
 

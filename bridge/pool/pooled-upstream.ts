@@ -51,11 +51,15 @@ export class PooledUpstream implements Upstream {
   }
 
   status(): UpstreamStatus {
-    const children: ChildStatus[] = this.children.map((child, index) => ({ ...child.status(), inFlight: this.inFlight[index]! }));
+    const children: ChildStatus[] = this.children.map((child, index) => ({
+      ...child.status(),
+      inFlight: this.inFlight[index]!,
+    }));
     let restarts = 0;
     for (const child of children) restarts += child.restarts;
     const era = children.find((child) => child.era !== undefined)?.era;
-    const lastError = this.state === 'ready' ? undefined : children.find((child) => child.lastError !== undefined)?.lastError;
+    const lastError =
+      this.state === 'ready' ? undefined : children.find((child) => child.lastError !== undefined)?.lastError;
     return { state: this.state, era, restarts, lastError, children };
   }
 
@@ -118,7 +122,8 @@ export class PooledUpstream implements Upstream {
   private childState(index: number, state: UpstreamState): void {
     const before = this.states[index];
     this.states[index] = state;
-    if (before === 'ready' && state !== 'ready' && state !== 'stopped') this.log.warn({ child: index, state }, 'pool child not ready; its siblings serve meanwhile');
+    if (before === 'ready' && state !== 'ready' && state !== 'stopped')
+      this.log.warn({ child: index, state }, 'pool child not ready; its siblings serve meanwhile');
     const pool = this.bestState();
     if (pool === this.state) return;
     this.state = pool;

@@ -39,7 +39,8 @@ export class RetryAffinity {
   childFor(message: JsonRpcRequest): number | undefined {
     if (this.holders.size === 0) return undefined;
     const params = message.params;
-    if (TASK_METHODS.has(message.method)) return typeof params?.taskId === 'string' ? this.holders.get(`task:${digest(params.taskId)}`) : undefined;
+    if (TASK_METHODS.has(message.method))
+      return typeof params?.taskId === 'string' ? this.holders.get(`task:${digest(params.taskId)}`) : undefined;
     const requestState = params?.requestState;
     return typeof requestState === 'string' ? this.holders.get(digest(requestState)) : undefined;
   }

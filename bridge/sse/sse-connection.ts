@@ -41,7 +41,8 @@ export class SseConnection {
     private readonly log: Log,
   ) {
     const url = new URL(settings.url);
-    for (const [name, value] of Object.entries(settings.headers)) if (!RESERVED.has(name.toLowerCase())) this.headers[name.toLowerCase()] = value;
+    for (const [name, value] of Object.entries(settings.headers))
+      if (!RESERVED.has(name.toLowerCase())) this.headers[name.toLowerCase()] = value;
     this.pool = new Pool(url.origin, { headersTimeout: 0, bodyTimeout: 0 });
   }
 
@@ -67,13 +68,17 @@ export class SseConnection {
       const type = String(answer.headers['content-type'] ?? '');
       if (answer.statusCode !== 200 || !type.startsWith('text/event-stream')) {
         const text = (await answer.body.text().catch(() => '')).slice(0, 200);
-        throw new Error(`GET answered HTTP ${answer.statusCode} ${type || '(no content type)'}${text ? `: ${text}` : ''}, not an event stream`);
+        throw new Error(
+          `GET answered HTTP ${answer.statusCode} ${type || '(no content type)'}${text ? `: ${text}` : ''}, not an ` +
+            `event stream`,
+        );
       }
       const endpoint = new Promise<URL>((resolve, reject) => {
         const reader = new SseReader((data, event) => {
           if (event === 'endpoint' && this.postUrl === undefined) {
             const named = safeUrl(data, url);
-            if (named === undefined || named.origin !== url.origin) reject(new Error(`its endpoint event names ${JSON.stringify(data)}, not a URL on ${url.origin}`));
+            if (named === undefined || named.origin !== url.origin)
+              reject(new Error(`its endpoint event names ${JSON.stringify(data)}, not a URL on ${url.origin}`));
             else resolve(named);
           } else if (event === 'message') this.onMessage(data);
         }, this.settings.maxEventChars);
@@ -101,10 +106,19 @@ export class SseConnection {
     }
     const body = JSON.stringify(message);
     void this.pool
-      .request({ path: `${url.pathname}${url.search}`, method: 'POST', headers: { ...this.headers, 'content-type': 'application/json' }, body })
+      .request({
+        path: `${url.pathname}${url.search}`,
+        method: 'POST',
+        headers: { ...this.headers, 'content-type': 'application/json' },
+        body,
+      })
       .then(async (answer) => {
         const text = await answer.body.text().catch(() => '');
-        if (answer.statusCode < 200 || answer.statusCode >= 300) this.events.refused(message, `POST answered HTTP ${answer.statusCode}${text ? `: ${text.slice(0, 200)}` : ''}`);
+        if (answer.statusCode < 200 || answer.statusCode >= 300)
+          this.events.refused(
+            message,
+            `POST answered HTTP ${answer.statusCode}${text ? `: ${text.slice(0, 200)}` : ''}`,
+          );
       })
       .catch((error: Error) => this.events.refused(message, `POST failed: ${error.message}`));
   }
@@ -155,7 +169,9 @@ function safeUrl(text: string, base: URL): URL | undefined {
   }
 }
 
-/** Whether the URL serves an HTTP+SSE event stream (a GET whose first event is endpoint); the stream is closed again. */
+/**
+ * Whether the URL serves an HTTP+SSE event stream (a GET whose first event is endpoint); the stream is closed again.
+ */
 export async function speaksHttpSse(settings: SseConnectionSettings, timeoutMs: number, log: Log): Promise<boolean> {
   const quiet = { message() {}, refused() {}, closed() {} };
   const connection = new SseConnection(settings, quiet, log);

@@ -6,7 +6,14 @@
 // turns it into input_required). When the stream drops, the calls in flight fail at once and the connection
 // is opened again with backoff.
 import { markFailure } from '../../protocol/failure-mark.js';
-import { ErrorCode, errorResponse, isObject, type JsonObject, type JsonRpcRequest, type JsonRpcResponse } from '../../protocol/jsonrpc.js';
+import {
+  ErrorCode,
+  errorResponse,
+  isObject,
+  type JsonObject,
+  type JsonRpcRequest,
+  type JsonRpcResponse,
+} from '../../protocol/jsonrpc.js';
 import type { CancelSignal } from '../../protocol/cancel.js';
 import type { Log } from '../../infra/log.js';
 import type { HttpUpstreamConfig } from '../http/http-upstream.js';
@@ -50,7 +57,12 @@ export class SseUpstream extends LineUpstream {
       if (failure) return markFailure(failure, 'unreachable');
     }
     // A listen stream lives until its caller closes it.
-    return this.intercepted(message, options, message.method === 'subscriptions/listen' ? 0 : this.config.timeoutMs, this.dialect!);
+    return this.intercepted(
+      message,
+      options,
+      message.method === 'subscriptions/listen' ? 0 : this.config.timeoutMs,
+      this.dialect!,
+    );
   }
 
   async close(): Promise<void> {
@@ -58,7 +70,10 @@ export class SseUpstream extends LineUpstream {
     this.supervisor.stop();
     this.connection?.close();
     this.connection = undefined;
-    this.pending.failAll((method) => `Upstream '${this.name}' was stopped while handling ${method} (the gateway is shutting down or reloading)`);
+    this.pending.failAll(
+      (method) =>
+        `Upstream '${this.name}' was stopped while handling ${method} (the gateway is shutting down or reloading)`,
+    );
   }
 
   // ---- lifecycle ---------------------------------------------------------------------------------
@@ -68,7 +83,11 @@ export class SseUpstream extends LineUpstream {
     this.supervisor.setState('starting');
     this.pending = this.newPending();
     const connection = new SseConnection(
-      { url: this.config.url, headers: this.config.headers, maxEventChars: this.config.maxMessageBytes ?? DEFAULT_MAX_MESSAGE_BYTES },
+      {
+        url: this.config.url,
+        headers: this.config.headers,
+        maxEventChars: this.config.maxMessageBytes ?? DEFAULT_MAX_MESSAGE_BYTES,
+      },
       {
         message: (value) => this.onMessage(line, value),
         refused: (message, why) => this.onRefused(message, why),
@@ -82,13 +101,21 @@ export class SseUpstream extends LineUpstream {
     this.connection = connection;
     try {
       await connection.connect(this.config.probeTimeoutMs);
-      const opened = await openLegacyLine(line, { ...this.config, startupTimeoutMs: this.config.probeTimeoutMs }, this.log);
-      if (opened === 'modern') throw new Error(`answered initialize as a 2026-era server; serve it with servers.${this.name}.transport: http`);
+      const opened = await openLegacyLine(
+        line,
+        { ...this.config, startupTimeoutMs: this.config.probeTimeoutMs },
+        this.log,
+      );
+      if (opened === 'modern')
+        throw new Error(`answered initialize as a 2026-era server; serve it with servers.${this.name}.transport: http`);
       if (generation !== this.generation) return;
       this.dialect = opened;
       this.supervisor.lastError = undefined;
       this.supervisor.ready(true);
-      this.log.info({ url: this.config.url, protocolVersion: opened.handshake.protocolVersion }, 'upstream ready (HTTP+SSE)');
+      this.log.info(
+        { url: this.config.url, protocolVersion: opened.handshake.protocolVersion },
+        'upstream ready (HTTP+SSE)',
+      );
     } catch (error) {
       if (generation !== this.generation) return;
       connection.close();
@@ -104,12 +131,17 @@ export class SseUpstream extends LineUpstream {
     this.connection?.close();
     this.connection = undefined;
     const said = `Upstream '${this.name}' (${this.config.url}, HTTP+SSE) ${why}`;
-    this.pending.failAll((method) => `${said} while handling ${method}; mcp-gateway reconnects. Retry the request.`, { server: this.name });
-    supervisor.lastError = said;
-    supervisor.failed({ fields: { failure: 'unreachable' }, counted: 'failures', backingOff: 'upstream not available; reconnecting' }, () => {
-      supervisor.restarts++;
-      void this.run();
+    this.pending.failAll((method) => `${said} while handling ${method}; mcp-gateway reconnects. Retry the request.`, {
+      server: this.name,
     });
+    supervisor.lastError = said;
+    supervisor.failed(
+      { fields: { failure: 'unreachable' }, counted: 'failures', backingOff: 'upstream not available; reconnecting' },
+      () => {
+        supervisor.restarts++;
+        void this.run();
+      },
+    );
   }
 
   private connectionLine(connection: SseConnection): LegacyLine {
@@ -126,13 +158,19 @@ export class SseUpstream extends LineUpstream {
   /** A POST the server refused: the request it carried fails now rather than at its timeout. */
   private onRefused(message: unknown, why: string): void {
     const id = isObject(message) ? message.id : undefined;
-    this.log.warn({ method: isObject(message) ? message.method : undefined, why }, 'the upstream refused a message POSTed to its endpoint');
+    this.log.warn(
+      { method: isObject(message) ? message.method : undefined, why },
+      'the upstream refused a message POSTed to its endpoint',
+    );
     if (typeof id === 'number') this.pending.fail(id, `Upstream '${this.name}' (HTTP+SSE) refused the request: ${why}`);
   }
 
   // ---- waiting for readiness ---------------------------------------------------------------------
 
-  private async waitUntilReady(message: JsonRpcRequest, signal: CancelSignal | undefined): Promise<JsonRpcResponse | undefined> {
+  private async waitUntilReady(
+    message: JsonRpcRequest,
+    signal: CancelSignal | undefined,
+  ): Promise<JsonRpcResponse | undefined> {
     const supervisor = this.supervisor;
     const state = await supervisor.settled(Date.now() + this.config.timeoutMs, signal, FAILS_AT);
     if (state === 'ready') return undefined;
@@ -140,10 +178,15 @@ export class SseUpstream extends LineUpstream {
     if (state === 'stopped') return this.stoppedAnswer(message);
     if (state === 'backing-off' || state === 'unhealthy') {
       const wait = Math.max(0, Math.ceil((supervisor.retryAt - Date.now()) / 100) / 10);
-      return errorResponse(message.id, ErrorCode.InternalError, `${last ?? `Upstream '${this.name}' is not available`}; mcp-gateway tries again in ${wait} s`, {
-        server: this.name,
-        state,
-      });
+      return errorResponse(
+        message.id,
+        ErrorCode.InternalError,
+        `${last ?? `Upstream '${this.name}' is not available`}; mcp-gateway tries again in ${wait} s`,
+        {
+          server: this.name,
+          state,
+        },
+      );
     }
     return this.notReadyAnswer(message);
   }

@@ -37,7 +37,10 @@ export interface StdioProcessEvents {
 }
 
 const STDERR_LINE_CAP = 64 * 1024;
-/** Lines of stderr kept per child: enough for a runtime's whole crash report (Node 22 prints 16 lines for a missing module). */
+/**
+ * Lines of stderr kept per child: enough for a runtime's whole crash report (Node 22 prints 16 lines for a missing
+ * module).
+ */
 const STDERR_TAIL = 30;
 /** After the child exits, how long its stdout may take to deliver what it wrote last. */
 const EXIT_DRAIN_MS = 100;
@@ -108,14 +111,20 @@ export class StdioProcess {
         try {
           message = parseJson(text);
         } catch {
-          log.warn({ line: text.slice(0, 200) }, 'skipped a stdout line that is not JSON (stdout is for MCP messages only)');
+          log.warn(
+            { line: text.slice(0, 200) },
+            'skipped a stdout line that is not JSON (stdout is for MCP messages only)',
+          );
           return;
         }
         try {
           events.message(message);
         } catch (error) {
           // Nothing a child writes may take the gateway down.
-          log.error({ err: (error as Error).message, line: text.slice(0, 200) }, 'failed to handle a message from the child');
+          log.error(
+            { err: (error as Error).message, line: text.slice(0, 200) },
+            'failed to handle a message from the child',
+          );
         }
       },
       oversized: (bytes, head, tail) => events.oversized(bytes, head, tail),
@@ -254,7 +263,10 @@ type Child = ReturnType<typeof spawnChild>;
 function shortSpawnError(result: Result, spec: StdioCommand): string {
   const code = (result as { code?: string }).code;
   if (code === 'ENOTDIR') return `working folder is not a folder: ${spec.cwd} (check cwd)`;
-  if (code === 'ENOENT') return existsSync(spec.cwd) ? `command not found: ${spec.command} (check command)` : `working folder not found: ${spec.cwd} (check cwd)`;
+  if (code === 'ENOENT')
+    return existsSync(spec.cwd)
+      ? `command not found: ${spec.command} (check command)`
+      : `working folder not found: ${spec.cwd} (check cwd)`;
   if (code === 'EACCES') return `command not runnable (permission denied): ${spec.command} (check command)`;
   const message = result.originalMessage || result.shortMessage || 'spawn failed';
   return message.split('\n')[0] ?? message;

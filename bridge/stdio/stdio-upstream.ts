@@ -3,7 +3,13 @@
 // with backoff when it dies.
 import { meaningfulStderrLine } from './stderr-line.js';
 import { markFailure } from '../../protocol/failure-mark.js';
-import { ErrorCode, errorResponse, isModernError, type JsonRpcRequest, type JsonRpcResponse } from '../../protocol/jsonrpc.js';
+import {
+  ErrorCode,
+  errorResponse,
+  isModernError,
+  type JsonRpcRequest,
+  type JsonRpcResponse,
+} from '../../protocol/jsonrpc.js';
 import type { CancelSignal } from '../../protocol/cancel.js';
 import type { Log } from '../../infra/log.js';
 import { META, MODERN_VERSION, type ServerInfo } from '../../protocol/mcp.js';
@@ -53,11 +59,13 @@ export class StdioUpstream extends LineUpstream {
   }
 
   request(message: JsonRpcRequest, options: RequestOptions = {}): Promise<JsonRpcResponse> {
-    const timeoutMs = message.method === 'subscriptions/listen' ? 0 : this.config.timeoutMs; // a listen lives until its caller closes it
+    // a listen lives until its caller closes it
+    const timeoutMs = message.method === 'subscriptions/listen' ? 0 : this.config.timeoutMs;
     const dialect = this.dialect;
     // A ready child and a dialect that sends as it is (a 2026 server): the request goes out at once, and its
     // caller awaits the answer's own promise, with no async frame of this method's around it.
-    if (this.supervisor.state !== 'ready' || dialect === undefined || dialect.intercept !== undefined) return this.requestWhenReady(message, options, timeoutMs);
+    if (this.supervisor.state !== 'ready' || dialect === undefined || dialect.intercept !== undefined)
+      return this.requestWhenReady(message, options, timeoutMs);
     try {
       return this.dispatch(message, options, timeoutMs, dialect);
     } catch (error) {
@@ -65,7 +73,11 @@ export class StdioUpstream extends LineUpstream {
     }
   }
 
-  private async requestWhenReady(message: JsonRpcRequest, options: RequestOptions, listenOrTimeoutMs: number): Promise<JsonRpcResponse> {
+  private async requestWhenReady(
+    message: JsonRpcRequest,
+    options: RequestOptions,
+    listenOrTimeoutMs: number,
+  ): Promise<JsonRpcResponse> {
     let timeoutMs = listenOrTimeoutMs;
     if (this.supervisor.state !== 'ready') {
       // Waiting for a (re)start counts against the request's own timeout.
@@ -137,7 +149,11 @@ export class StdioUpstream extends LineUpstream {
 
   /** The child as the 2025 session sees it. */
   private childLine(child: StdioProcess): LegacyLine {
-    return this.lineTo({ send: (message) => child.send(message), alive: () => child.alive, hint: () => stderrHint(child) });
+    return this.lineTo({
+      send: (message) => child.send(message),
+      alive: () => child.alive,
+      hint: () => stderrHint(child),
+    });
   }
 
   private spawn(): StdioProcess {
@@ -162,10 +178,20 @@ export class StdioUpstream extends LineUpstream {
     this.probing = true;
     const started = Date.now();
     try {
-      const params = { _meta: { [META.protocolVersion]: MODERN_VERSION, [META.clientCapabilities]: {}, [META.clientInfo]: this.config.clientInfo } };
-      const response = await this.pending.dispatch({ jsonrpc: '2.0', id: 0, method: 'server/discover', params }, { timeoutMs: this.config.probeTimeoutMs });
+      const params = {
+        _meta: {
+          [META.protocolVersion]: MODERN_VERSION,
+          [META.clientCapabilities]: {},
+          [META.clientInfo]: this.config.clientInfo,
+        },
+      };
+      const response = await this.pending.dispatch(
+        { jsonrpc: '2.0', id: 0, method: 'server/discover', params },
+        { timeoutMs: this.config.probeTimeoutMs },
+      );
       if (!child.alive) return { era: 'legacy', guessed: true };
-      if ('result' in response && Array.isArray(response.result.supportedVersions)) return { era: 'modern', guessed: false };
+      if ('result' in response && Array.isArray(response.result.supportedVersions))
+        return { era: 'modern', guessed: false };
       if ('error' in response && isModernError(response.error)) return { era: 'modern', guessed: false };
       // No answer in time is a guess; an answer that is not modern is a verdict.
       return { era: 'legacy', guessed: Date.now() - started >= this.config.probeTimeoutMs };
@@ -176,15 +202,20 @@ export class StdioUpstream extends LineUpstream {
 
   private onExit(child: StdioProcess, info: ExitInfo): void {
     const how = describeExit(info);
-    this.pending.failAll((method) => `Upstream '${this.name}' ${how} while handling ${method}; mcp-gateway is restarting it. Retry the request.`, {
-      server: this.name,
-      exitCode: info.code,
-      signal: info.signal,
-    });
+    this.pending.failAll(
+      (method) =>
+        `Upstream '${this.name}' ${how} while handling ${method}; mcp-gateway is restarting it. Retry the request.`,
+      {
+        server: this.name,
+        exitCode: info.code,
+        signal: info.signal,
+      },
+    );
     const supervisor = this.supervisor;
     if (child !== this.process || supervisor.state === 'stopped') return;
     this.process = undefined;
-    if (this.probing && info.spawnError === undefined) return; // run() starts the legacy child (a command that could not start has none)
+    // run() starts the legacy child (a command that could not start has none)
+    if (this.probing && info.spawnError === undefined) return;
 
     const stderr = meaningfulStderrLine(child.recentStderr());
     supervisor.lastError = info.spawnError ?? supervisor.lastError ?? `${how}${stderr ? `: ${stderr}` : ''}`;
@@ -204,14 +235,21 @@ export class StdioUpstream extends LineUpstream {
     const limit = `servers.${this.name}.maxLineBytes (${this.config.maxLineBytes} bytes)`;
     this.log.warn({ bytes, head: head.slice(0, 120) }, `dropped a stdout line larger than ${limit}`);
     if (id !== undefined) {
-      this.pending.fail(Number(id), `Upstream '${this.name}' answered with ${bytes} bytes, more than ${limit}; raise that setting to accept it.`);
+      this.pending.fail(
+        Number(id),
+        `Upstream '${this.name}' answered with ${bytes} bytes, more than ${limit}; raise that setting to accept it.`,
+      );
     }
   }
 
   // ---- waiting for readiness ---------------------------------------------------------------------
 
   /** Waits for the child to be ready; resolves with an error response when it will not be in time. */
-  private async waitUntilReady(message: JsonRpcRequest, deadline: number, signal: CancelSignal | undefined): Promise<JsonRpcResponse | undefined> {
+  private async waitUntilReady(
+    message: JsonRpcRequest,
+    deadline: number,
+    signal: CancelSignal | undefined,
+  ): Promise<JsonRpcResponse | undefined> {
     const supervisor = this.supervisor;
     const state = await supervisor.settled(deadline, signal, FAILS_AT);
     const lastError = supervisor.lastError;
@@ -224,8 +262,10 @@ export class StdioUpstream extends LineUpstream {
         return errorResponse(
           message.id,
           ErrorCode.InternalError,
-          `Upstream '${this.name}' is unhealthy: it exited ${this.config.backoff.crashLimit} times within ${this.config.backoff.windowMs / 1000} s` +
-            `${lastError ? ` (last: ${lastError})` : ''}. mcp-gateway retries at ${new Date(supervisor.retryAt).toISOString()}; ` +
+          `Upstream '${this.name}' is unhealthy: it exited ${this.config.backoff.crashLimit} times within ` +
+            `${this.config.backoff.windowMs / 1000} s` +
+            `${lastError ? ` (last: ${lastError})` : ''}. mcp-gateway retries at ` +
+            `${new Date(supervisor.retryAt).toISOString()}; ` +
             `check servers.${this.name} (command, args, cwd, env) and the server's stderr in the gateway log.`,
           { server: this.name, state },
         );

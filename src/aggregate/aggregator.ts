@@ -6,7 +6,15 @@ import { EventEmitter } from 'node:events';
 import { eachListPage } from '../../bridge/list-pages.js';
 import type { RequestOptions, Upstream, UpstreamStatus } from '../../bridge/upstream.js';
 import type { NamedTarget, UriTarget } from '../../policy/target.js';
-import { ErrorCode, errorResponse, isObject, type JsonObject, type JsonRpcId, type JsonRpcRequest, type JsonRpcResponse } from '../../protocol/jsonrpc.js';
+import {
+  ErrorCode,
+  errorResponse,
+  isObject,
+  type JsonObject,
+  type JsonRpcId,
+  type JsonRpcRequest,
+  type JsonRpcResponse,
+} from '../../protocol/jsonrpc.js';
 import type { Log } from '../../infra/log.js';
 import { LIST_ITEMS, madeStaleBy, META, type ListMethod } from '../../protocol/mcp.js';
 import { ownRequestMeta } from '../../infra/own-request-meta.js';
@@ -38,20 +46,32 @@ export interface AggregatorOptions {
 }
 
 /** The server/discover capability a list belongs to; tools are always asked for. */
-const LIST_FEATURE: Partial<Record<ListMethod, string>> = { 'prompts/list': 'prompts', 'resources/list': 'resources', 'resources/templates/list': 'resources' };
+const LIST_FEATURE: Partial<Record<ListMethod, string>> = {
+  'prompts/list': 'prompts',
+  'resources/list': 'resources',
+  'resources/templates/list': 'resources',
+};
 
 export class Aggregator implements Upstream {
   readonly name = 'mcp';
   readonly events = new EventEmitter();
   /** Lists that an upstream did not answer in time or answered with an error, by server. */
   readonly gaps = new Map<string, number>();
-  private readonly listeners = new Map<string, { upstream: Upstream; listener: (notification: { method: string }) => void }>();
+  private readonly listeners = new Map<
+    string,
+    { upstream: Upstream; listener: (notification: { method: string }) => void }
+  >();
   /** Routes learned from the lists below; the edge places /mcp requests with it before policy. */
   readonly router: Router;
   private readonly cursors: CursorCodec;
   private readonly pages = new MergedPages();
-  /** Lists read again to learn routes on a miss (list-refresh.ts); an error that ends a reading early leaves the routes read so far. */
-  private readonly refreshes = new ListRefreshes((method, reader) => eachListPage(this, method, ownRequestMeta(), reader, () => {}));
+  /**
+   * Lists read again to learn routes on a miss (list-refresh.ts); an error that ends a reading early leaves the routes
+   * read so far.
+   */
+  private readonly refreshes = new ListRefreshes((method, reader) =>
+    eachListPage(this, method, ownRequestMeta(), reader, () => {}),
+  );
   /** Each upstream's server/discover capabilities, once read: which lists it offers at all. */
   private readonly offered = new Map<string, JsonObject>();
   private readonly learning = new Set<string>();
@@ -120,7 +140,9 @@ export class Aggregator implements Upstream {
       case 'server/discover':
         return this.discover(message, options);
       default:
-        return Promise.resolve(errorResponse(message.id, ErrorCode.MethodNotFound, `${message.method} is not served on /mcp`));
+        return Promise.resolve(
+          errorResponse(message.id, ErrorCode.MethodNotFound, `${message.method} is not served on /mcp`),
+        );
     }
   }
 
@@ -132,7 +154,11 @@ export class Aggregator implements Upstream {
     // Only pages this gateway built are kept, so a cached cursor was one it issued; '' would not be.
     // Callers who reach different upstreams get different pages, even public ones.
     if (params.cursor !== undefined && typeof params.cursor !== 'string') {
-      return errorResponse(message.id, ErrorCode.InvalidParams, `Invalid cursor for ${method}: a cursor is a string (the nextCursor of the previous page)`);
+      return errorResponse(
+        message.id,
+        ErrorCode.InvalidParams,
+        `Invalid cursor for ${method}: a cursor is a string (the nextCursor of the previous page)`,
+      );
     }
     const cursorKey = `${reach ? `${reach.key}\0` : ''}${params.cursor === undefined ? '' : `cursor:${params.cursor}`}`;
     const cached = this.pages.get(message.id, method, cursorKey, authContext);
@@ -141,12 +167,14 @@ export class Aggregator implements Upstream {
     if (params.cursor === undefined) {
       positions = this.servers.map((server): Position => [server, null]);
     } else {
-      const decoded = typeof params.cursor === 'string' ? this.cursors.decode(method, params.cursor, this.known) : undefined;
+      const decoded =
+        typeof params.cursor === 'string' ? this.cursors.decode(method, params.cursor, this.known) : undefined;
       if (!decoded) {
         return errorResponse(
           message.id,
           ErrorCode.InvalidParams,
-          `Invalid cursor for ${method}: it was not issued by this gateway for this list (or the gateway restarted); list again without a cursor`,
+          `Invalid cursor for ${method}: it was not issued by this gateway for this list (or the gateway ` +
+            `restarted); list again without a cursor`,
         );
       }
       positions = decoded;
@@ -155,9 +183,14 @@ export class Aggregator implements Upstream {
     positions = this.offering(positions, method);
 
     const standIns = new Set<string>();
-    const outcomes = await Promise.all(positions.map(([server, cursor]) => this.part(server, method, params, cursor, options, standIns)));
-    // After the pages, so that a first list never waits behind a discover (nor asks one of a server the caller has not connected).
-    if (LIST_FEATURE[method]) for (const [server] of positions) if (!this.offered.has(server) && !standIns.has(server)) this.learnCapabilities(server, options);
+    const outcomes = await Promise.all(
+      positions.map(([server, cursor]) => this.part(server, method, params, cursor, options, standIns)),
+    );
+    // After the pages, so that a first list never waits behind a discover (nor asks one of a server the caller has not
+    // connected).
+    if (LIST_FEATURE[method])
+      for (const [server] of positions)
+        if (!this.offered.has(server) && !standIns.has(server)) this.learnCapabilities(server, options);
     const firstPages = new Set(positions.filter(([, cursor]) => cursor === null).map(([server]) => server));
     const merged = this.merge(message.id, method, outcomes, firstPages, options.trace);
     if ('result' in merged) this.pages.set(method, cursorKey, authContext, merged.result);
@@ -165,7 +198,13 @@ export class Aggregator implements Upstream {
   }
 
   /** The upstreams' pages as one: items admitted in server order, the strictest ttl and scope, gaps noted. */
-  private merge(id: JsonRpcId, method: ListMethod, outcomes: readonly Outcome[], firstPages: ReadonlySet<string>, trace: RequestTrace | undefined): JsonRpcResponse {
+  private merge(
+    id: JsonRpcId,
+    method: ListMethod,
+    outcomes: readonly Outcome[],
+    firstPages: ReadonlySet<string>,
+    trace: RequestTrace | undefined,
+  ): JsonRpcResponse {
     const key = LIST_ITEMS[method];
     const items: unknown[] = [];
     const next: Position[] = [];
@@ -212,7 +251,10 @@ export class Aggregator implements Upstream {
     for (const failure of failures) {
       const server = failure.slice(0, failure.indexOf(':'));
       this.gaps.set(server, (this.gaps.get(server) ?? 0) + 1);
-      this.options.log.warn({ method, gap: failure, ...traceFields(trace) }, 'answered a list on /mcp without one upstream');
+      this.options.log.warn(
+        { method, gap: failure, ...traceFields(trace) },
+        'answered a list on /mcp without one upstream',
+      );
     }
     if (answered === 0 && failures.length > 0) return noUpstreamAnswered(id, method, failures, retryAfters);
     const result: JsonObject = {
@@ -237,7 +279,14 @@ export class Aggregator implements Upstream {
    * One server's part of a list: its own page, or for a caller who has not connected it yet (a server that
    * needs their own account or values) the placeholder part, without asking it (connect-placeholder.ts).
    */
-  private async part(server: string, method: ListMethod, params: JsonObject, cursor: string | null, options: RequestOptions, standIns: Set<string>): Promise<Outcome> {
+  private async part(
+    server: string,
+    method: ListMethod,
+    params: JsonObject,
+    cursor: string | null,
+    options: RequestOptions,
+    standIns: Set<string>,
+  ): Promise<Outcome> {
     const connections = this.options.connections;
     const kind = connections?.needs(server);
     const principal = options.caller?.principal;
@@ -257,7 +306,8 @@ export class Aggregator implements Upstream {
    * The positions whose server offers this list. A server whose server/discover names neither prompts nor
    * resources is not asked for them: asking only earns a "method not found" that counts as an upstream error
    * in the metrics. Capabilities are learnt from /mcp's own server/discover (what clients send first) or
-   * read in the background after the first resources or prompts list that goes to the server; a server not known yet is asked, so no list
+   * read in the background after the first resources or prompts list that goes to the server; a server not known yet is
+   * asked, so no list
    * waits for a discover (a slow server would make it wait twice).
    */
   private offering(positions: Position[], method: ListMethod): Position[] {
@@ -279,12 +329,26 @@ export class Aggregator implements Upstream {
 
   private noteCapabilities(outcome: Outcome): void {
     const result = 'response' in outcome && 'result' in outcome.response ? outcome.response.result : undefined;
-    if (result && isObject(result.capabilities) && this.options.upstreams.has(outcome.server)) this.offered.set(outcome.server, result.capabilities);
+    if (result && isObject(result.capabilities) && this.options.upstreams.has(outcome.server))
+      this.offered.set(outcome.server, result.capabilities);
   }
 
   /** One upstream's page within the list deadline (deadline-ask.ts). */
-  private ask(server: string, method: string, params: JsonObject, cursor: string | null, options: RequestOptions): Promise<Outcome> {
-    return askWithinDeadline(this.options.upstreams.get(server), server, method, { params, cursor }, options, this.options.listDeadlineMs);
+  private ask(
+    server: string,
+    method: string,
+    params: JsonObject,
+    cursor: string | null,
+    options: RequestOptions,
+  ): Promise<Outcome> {
+    return askWithinDeadline(
+      this.options.upstreams.get(server),
+      server,
+      method,
+      { params, cursor },
+      options,
+      this.options.listDeadlineMs,
+    );
   }
 
   /**
@@ -299,8 +363,15 @@ export class Aggregator implements Upstream {
       return item;
     }
     if (method === 'resources/templates/list') {
-      if (typeof item.uriTemplate === 'string' && !isUiUri(item.uriTemplate) && !this.router.resources.addTemplate(item.uriTemplate, server)) {
-        this.options.log.warn({ server, uriTemplate: item.uriTemplate }, 'a URI template with no scheme before its first expression is listed but not used to route reads');
+      if (
+        typeof item.uriTemplate === 'string' &&
+        !isUiUri(item.uriTemplate) &&
+        !this.router.resources.addTemplate(item.uriTemplate, server)
+      ) {
+        this.options.log.warn(
+          { server, uriTemplate: item.uriTemplate },
+          'a URI template with no scheme before its first expression is listed but not used to route reads',
+        );
       }
       return item;
     }
@@ -309,12 +380,21 @@ export class Aggregator implements Upstream {
     const name = publicName(this.options.prefixes.get(server) ?? server, this.options.separator, item.name);
     // The placeholder mark is the gateway's alone: taken off a server's own item (policy/target.ts).
     const placeholder = standIn && carriesConnectMark(item);
-    const shown = placeholder || !carriesConnectMark(item) ? { ...item, name } : { ...item, name, _meta: unmarked(item._meta as JsonObject) };
-    const clash = routes.add(name, placeholder ? { server, name: item.name, definition: shown, placeholder: true } : { server, name: item.name, definition: shown });
+    const shown =
+      placeholder || !carriesConnectMark(item)
+        ? { ...item, name }
+        : { ...item, name, _meta: unmarked(item._meta as JsonObject) };
+    const clash = routes.add(
+      name,
+      placeholder
+        ? { server, name: item.name, definition: shown, placeholder: true }
+        : { server, name: item.name, definition: shown },
+    );
     if (clash) {
       this.options.log.error(
         { name, servers: [clash.server, server] },
-        `two upstreams give the same name on /mcp; the second is left out — set servers.${server}.prefix to tell them apart`,
+        `two upstreams give the same name on /mcp; the second is left out — set servers.${server}.prefix to tell ` +
+          `them apart`,
       );
       return undefined;
     }
@@ -344,7 +424,13 @@ export class Aggregator implements Upstream {
   private forget(server: string, notification: string): void {
     for (const method of madeStaleBy(notification)) {
       const routes =
-        method === 'tools/list' ? this.router.tools : method === 'prompts/list' ? this.router.prompts : method === 'resources/list' ? this.router.resources : undefined;
+        method === 'tools/list'
+          ? this.router.tools
+          : method === 'prompts/list'
+            ? this.router.prompts
+            : method === 'resources/list'
+              ? this.router.resources
+              : undefined;
       if (routes === undefined) continue;
       routes.forgetServer(server);
       // The next miss reads the list again at once: the once-a-second limit is for names nobody lists, and a
@@ -358,7 +444,9 @@ export class Aggregator implements Upstream {
   private async discover(message: JsonRpcRequest, options: RequestOptions): Promise<JsonRpcResponse> {
     const reach = options.reach;
     const servers = reach ? this.servers.filter((server) => reach.reaches(server)) : this.servers;
-    const outcomes = await Promise.all(servers.map((server) => this.ask(server, 'server/discover', message.params ?? {}, null, options)));
+    const outcomes = await Promise.all(
+      servers.map((server) => this.ask(server, 'server/discover', message.params ?? {}, null, options)),
+    );
     for (const outcome of outcomes) this.noteCapabilities(outcome);
     return { jsonrpc: '2.0', id: message.id, result: mergeDiscover(outcomes, this.options.separator, reach) };
   }

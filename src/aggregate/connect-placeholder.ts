@@ -17,25 +17,37 @@ export type ConnectKind = 'account' | 'secrets';
 export interface CallerConnections {
   /** undefined: the server's lists need nothing of the caller (static headers, token exchange, …). */
   needs(server: string): ConnectKind | undefined;
-  /** Whether this principal's credential for `server` is stored (a token due for refresh counts: it is refreshed on use). */
+  /**
+   * Whether this principal's credential for `server` is stored (a token due for refresh counts: it is refreshed on
+   * use).
+   */
   connected(server: string, principal: string): Promise<boolean>;
 }
 
-/** The placeholder's name on the server's side; on /mcp it becomes `<prefix><separator>connect` as any tool name does. */
+/**
+ * The placeholder's name on the server's side; on /mcp it becomes `<prefix><separator>connect` as any tool name does.
+ */
 export const CONNECT_TOOL = 'connect';
 /** How long a merged page holding a placeholder is kept (a connection made drops it at once anyway). */
 const PLACEHOLDER_TTL_MS = 60_000;
 
 /** The placeholder tool of `server`, under its server-side name (the aggregator namespaces it). */
 export function placeholderTool(server: string, kind: ConnectKind): JsonObject {
-  const what = kind === 'account' ? `Connects your own ${server} account through this gateway.` : `Gives ${server} values of your own that it needs (such as an API token).`;
-  const then = kind === 'account' ? 'open it in a browser and sign in there' : 'open it in a browser and paste them there, never into this chat';
+  const what =
+    kind === 'account'
+      ? `Connects your own ${server} account through this gateway.`
+      : `Gives ${server} values of your own that it needs (such as an API token).`;
+  const then =
+    kind === 'account'
+      ? 'open it in a browser and sign in there'
+      : 'open it in a browser and paste them there, never into this chat';
   return {
     name: CONNECT_TOOL,
     title: `Connect ${server}`,
     description:
       `${what} Until you do, ${server}'s tools cannot be listed for you, and this tool stands in for them. ` +
-      `Calling it answers with a link (single use, valid a few minutes): ${then}, then come back. ${server}'s own tools then replace this one. Takes no arguments.`,
+      `Calling it answers with a link (single use, valid a few minutes): ${then}, then come back. ${server}'s own ` +
+      `tools then replace this one. Takes no arguments.`,
     inputSchema: { type: 'object', properties: {}, additionalProperties: false },
     annotations: { readOnlyHint: true, destructiveHint: false, idempotentHint: true, openWorldHint: false },
     _meta: { [CONNECTS_META]: server },
@@ -46,9 +58,18 @@ export function placeholderTool(server: string, kind: ConnectKind): JsonObject {
  * A server's part of a list for a caller who has not connected it: the placeholder on the first page of
  * tools/list, nothing in any other list; private, and kept a while.
  */
-export function placeholderPart(method: ListMethod, server: string, kind: ConnectKind, firstPage: boolean): JsonRpcResponse {
+export function placeholderPart(
+  method: ListMethod,
+  server: string,
+  kind: ConnectKind,
+  firstPage: boolean,
+): JsonRpcResponse {
   const items = method === 'tools/list' && firstPage ? [placeholderTool(server, kind)] : [];
-  return { jsonrpc: '2.0', id: 0, result: { resultType: 'complete', [LIST_ITEMS[method]]: items, ttlMs: PLACEHOLDER_TTL_MS, cacheScope: 'private' } };
+  return {
+    jsonrpc: '2.0',
+    id: 0,
+    result: { resultType: 'complete', [LIST_ITEMS[method]]: items, ttlMs: PLACEHOLDER_TTL_MS, cacheScope: 'private' },
+  };
 }
 
 /**
@@ -67,7 +88,14 @@ export function alreadyConnected(id: JsonRpcId, server: string): JsonRpcResponse
     id,
     result: {
       resultType: 'complete',
-      content: [{ type: 'text', text: `You are connected to ${server}: list the tools again (tools/list) to see its own tools, which replace this one.` }],
+      content: [
+        {
+          type: 'text',
+          text:
+            `You are connected to ${server}: list the tools again (tools/list) to see its own tools, which ` +
+            `replace this one.`,
+        },
+      ],
     },
   };
 }

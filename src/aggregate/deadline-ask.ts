@@ -17,7 +17,15 @@ export function askWithinDeadline(
   { authContext, caller }: RequestOptions,
   deadlineMs: number,
 ): Promise<Outcome> {
-  if (!upstream) return Promise.resolve({ server, response: { jsonrpc: '2.0', id: 0, result: { resultType: 'complete', [LIST_ITEMS[method as ListMethod] ?? 'items']: [] } } });
+  if (!upstream)
+    return Promise.resolve({
+      server,
+      response: {
+        jsonrpc: '2.0',
+        id: 0,
+        result: { resultType: 'complete', [LIST_ITEMS[method as ListMethod] ?? 'items']: [] },
+      },
+    });
   // Each upstream borrows its own copy: adapters rewrite ids, tokens and _meta while in flight.
   const own: JsonObject = { ...params, _meta: isObject(params._meta) ? { ...params._meta } : params._meta };
   if (cursor === null) delete own.cursor;
@@ -28,15 +36,17 @@ export function askWithinDeadline(
       cancel.abort();
       resolve({ server, timedOut: true });
     }, deadlineMs);
-    void upstream.request({ jsonrpc: '2.0', id: 0, method, params: own }, { signal: cancel.signal, authContext, caller }).then(
-      (response) => {
-        clearTimeout(timer);
-        resolve({ server, response });
-      },
-      (error: Error) => {
-        clearTimeout(timer);
-        resolve({ server, response: errorResponse(0, ErrorCode.InternalError, error.message) });
-      },
-    );
+    void upstream
+      .request({ jsonrpc: '2.0', id: 0, method, params: own }, { signal: cancel.signal, authContext, caller })
+      .then(
+        (response) => {
+          clearTimeout(timer);
+          resolve({ server, response });
+        },
+        (error: Error) => {
+          clearTimeout(timer);
+          resolve({ server, response: errorResponse(0, ErrorCode.InternalError, error.message) });
+        },
+      );
   });
 }

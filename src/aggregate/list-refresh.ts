@@ -5,7 +5,9 @@ import { LRUCache } from 'lru-cache';
 import type { ListMethod } from '../../protocol/mcp.js';
 import type { ListReader } from './router.js';
 
-/** A name nobody listed triggers at most one refresh of that list per this many ms (per caller, for one read as them). */
+/**
+ * A name nobody listed triggers at most one refresh of that list per this many ms (per caller, for one read as them).
+ */
 const REFRESH_INTERVAL_MS = 1_000;
 /** How many lists' (and callers') last refresh times are kept: past it the oldest may refresh again sooner. */
 const REFRESHES_REMEMBERED = 10_000;
@@ -24,7 +26,10 @@ export class ListRefreshes {
     if (running) return running;
     if (Date.now() - (this.last.get(key) ?? 0) < REFRESH_INTERVAL_MS) return Promise.resolve();
     // Only who is asking: the request that missed may carry its own signal, stream and notification hooks.
-    const reader: ListReader = principal === undefined ? {} : { authContext: asCaller!.authContext, caller: asCaller!.caller, reach: asCaller!.reach };
+    const reader: ListReader =
+      principal === undefined
+        ? {}
+        : { authContext: asCaller!.authContext, caller: asCaller!.caller, reach: asCaller!.reach };
     const refresh = this.read(method, reader)
       .then(() => {})
       .finally(() => {

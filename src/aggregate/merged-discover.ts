@@ -9,14 +9,23 @@ import { GATEWAY_INFO } from '../../infra/version.js';
 import { numberOf } from '../../protocol/exact-json.js';
 
 /** One upstream's answer to a fanned-out request, or its silence past the deadline. */
-/** One server's part of a merged answer; `standIn` when the gateway gave it (a connect placeholder part), not the server. */
-export type Outcome = { server: string; response: JsonRpcResponse; standIn?: true } | { server: string; timedOut: true };
+/**
+ * One server's part of a merged answer; `standIn` when the gateway gave it (a connect placeholder part), not the
+ * server.
+ */
+export type Outcome =
+  | { server: string; response: JsonRpcResponse; standIn?: true }
+  | { server: string; timedOut: true };
 
 /** The _meta key of a merged discover that says which servers offer each extension it lists. */
 export const EXTENSION_SERVERS_META = 'mcp-gateway/extensionServers';
 
 /** `reach`: what a policy lets the caller see; with one, the answer is the caller's own (private). */
-export function mergeDiscover(outcomes: readonly Outcome[], separator: string, reach: Pick<Reach, 'seesAll'> | undefined): JsonObject {
+export function mergeDiscover(
+  outcomes: readonly Outcome[],
+  separator: string,
+  reach: Pick<Reach, 'seesAll'> | undefined,
+): JsonObject {
   const limited = reach !== undefined;
   const capabilities: JsonObject = {};
   const instructions: string[] = [];
@@ -43,7 +52,11 @@ export function mergeDiscover(outcomes: readonly Outcome[], separator: string, r
       if (key === 'resources' && settings.subscribe === true) feature.subscribe = true;
     }
     if (isObject(offered.extensions)) addExtensions(extensions, offeredBy, outcome.server, offered.extensions);
-    if (typeof result.instructions === 'string' && result.instructions.trim() && (!reach || reach.seesAll(outcome.server))) {
+    if (
+      typeof result.instructions === 'string' &&
+      result.instructions.trim() &&
+      (!reach || reach.seesAll(outcome.server))
+    ) {
       instructions.push(`## ${outcome.server}\n${result.instructions.trim()}`);
     }
     ttlMs = Math.min(ttlMs, partTtlMs(result));
@@ -61,7 +74,9 @@ export function mergeDiscover(outcomes: readonly Outcome[], separator: string, r
     capabilities.extensions = extensions;
     (result._meta as JsonObject)[EXTENSION_SERVERS_META] = offeredBy;
   }
-  if (instructions.length) result.instructions = `Tools and prompts here are named <server>${separator}<name>.\n\n${instructions.join('\n\n')}`;
+  if (instructions.length)
+    result.instructions =
+      `Tools and prompts here are named ` + `<server>${separator}<name>.\n\n${instructions.join('\n\n')}`;
   return result;
 }
 
@@ -69,7 +84,12 @@ export function mergeDiscover(outcomes: readonly Outcome[], separator: string, r
  * An upstream's extensions into the merged ones: listed when any server offers one (its settings as the
  * first server in config order gives them), and the servers that offer each, in config order.
  */
-function addExtensions(extensions: JsonObject, offeredBy: Record<string, string[]>, server: string, offered: JsonObject): void {
+function addExtensions(
+  extensions: JsonObject,
+  offeredBy: Record<string, string[]>,
+  server: string,
+  offered: JsonObject,
+): void {
   for (const [id, settings] of Object.entries(offered)) {
     if (!isObject(settings)) continue;
     extensions[id] ??= settings;

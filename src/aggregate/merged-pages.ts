@@ -2,7 +2,13 @@
 // parts') and no upstream announced a change. A hit costs no fan-out, no serialisation and no copy: the
 // page is kept as UTF-8 bytes up to its ttlMs, which is appended with the time left.
 import { LRUCache } from 'lru-cache';
-import { SERIALIZED_RESULT, type JsonObject, type JsonRpcId, type JsonRpcResponse, type PreSerialized } from '../../protocol/jsonrpc.js';
+import {
+  SERIALIZED_RESULT,
+  type JsonObject,
+  type JsonRpcId,
+  type JsonRpcResponse,
+  type PreSerialized,
+} from '../../protocol/jsonrpc.js';
 
 const MAX_PAGES = 1_000;
 
@@ -21,7 +27,9 @@ export class MergedPages {
   get(id: JsonRpcId, method: string, cursor: string, context: string | undefined): JsonRpcResponse | undefined {
     const now = this.now();
     const fresh = (page: Page | undefined) => (page && page.expiresAt > now ? page : undefined);
-    const page = fresh(this.pages.get(key(method, cursor, undefined))) ?? fresh(this.pages.get(key(method, cursor, context ?? '')));
+    const page =
+      fresh(this.pages.get(key(method, cursor, undefined))) ??
+      fresh(this.pages.get(key(method, cursor, context ?? '')));
     if (!page) return undefined;
     const ttlMs = page.expiresAt - now;
     const response: PreSerialized = { jsonrpc: '2.0', id, result: { ...page.result, ttlMs } };

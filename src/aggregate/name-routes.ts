@@ -31,7 +31,8 @@ export class NameRoutes {
   /** How many names each server has here (its own: a connect placeholder is not one of them). */
   countByServer(): Map<string, number> {
     const counts = new Map<string, number>();
-    for (const route of this.byPublic.values()) if (!route.placeholder) counts.set(route.server, (counts.get(route.server) ?? 0) + 1);
+    for (const route of this.byPublic.values())
+      if (!route.placeholder) counts.set(route.server, (counts.get(route.server) ?? 0) + 1);
     return counts;
   }
 

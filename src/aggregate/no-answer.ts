@@ -5,10 +5,20 @@ import { ErrorCode, errorResponse, type JsonRpcId, type JsonRpcResponse } from '
 import { overloadedResponse } from '../../protocol/overload.js';
 
 /** `failures` worded per upstream; `retryAfters` one per failure that was a capacity refusal. */
-export function noUpstreamAnswered(id: JsonRpcId, method: string, failures: readonly string[], retryAfters: readonly number[]): JsonRpcResponse {
+export function noUpstreamAnswered(
+  id: JsonRpcId,
+  method: string,
+  failures: readonly string[],
+  retryAfters: readonly number[],
+): JsonRpcResponse {
   const said = failures.join('; ');
   if (retryAfters.length === failures.length) {
-    return overloadedResponse(id, `No upstream answered ${method}, every one is at capacity: ${said}`, { reason: 'every_upstream_at_capacity' }, Math.min(...retryAfters));
+    return overloadedResponse(
+      id,
+      `No upstream answered ${method}, every one is at capacity: ${said}`,
+      { reason: 'every_upstream_at_capacity' },
+      Math.min(...retryAfters),
+    );
   }
   return errorResponse(id, ErrorCode.InternalError, `No upstream answered ${method}: ${said}`);
 }

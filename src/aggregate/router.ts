@@ -7,7 +7,14 @@
 // looks the name up again.
 import type { Reach, RequestOptions, Upstream } from '../../bridge/upstream.js';
 import { PLAIN_TARGET, type NamedTarget, type Target, type UriTarget } from '../../policy/target.js';
-import { ErrorCode, errorResponse, isObject, type JsonObject, type JsonRpcRequest, type JsonRpcResponse } from '../../protocol/jsonrpc.js';
+import {
+  ErrorCode,
+  errorResponse,
+  isObject,
+  type JsonObject,
+  type JsonRpcRequest,
+  type JsonRpcResponse,
+} from '../../protocol/jsonrpc.js';
 import type { ListMethod } from '../../protocol/mcp.js';
 import { publicName } from '../../protocol/public-names.js';
 import { isUiUri, ownerOfUiUri, showUiContents } from '../../protocol/ui-uris.js';
@@ -30,7 +37,9 @@ export interface RouterOptions {
   connections?: CallerConnections | undefined;
 }
 
-/** Who a list is read as, when it matters: the caller's context, identity and reach, as their own requests carry them. */
+/**
+ * Who a list is read as, when it matters: the caller's context, identity and reach, as their own requests carry them.
+ */
 export type ListReader = Pick<RequestOptions, 'authContext' | 'caller' | 'reach'>;
 
 export class Router {
@@ -73,10 +82,16 @@ export class Router {
     if (target.kind === 'resources') {
       // A URI does not say its server: read as the caller when any server might be theirs.
       const as = this.anyReachedAsCaller() ? asCaller : undefined;
-      await Promise.all([this.options.refresh('resources/list', as), this.options.refresh('resources/templates/list', as)]);
+      await Promise.all([
+        this.options.refresh('resources/list', as),
+        this.options.refresh('resources/templates/list', as),
+      ]);
       return { ...this.uri(target.endpoint, target.uri), confirmed: true };
     }
-    const as = target.server !== undefined && this.options.connections?.needs(target.server) !== undefined ? asCaller : undefined;
+    const as =
+      target.server !== undefined && this.options.connections?.needs(target.server) !== undefined
+        ? asCaller
+        : undefined;
     await this.options.refresh(target.kind === 'tools' ? 'tools/list' : 'prompts/list', as);
     // On /mcp by its /mcp name: a profile's target keeps the public name the caller gave in `given`.
     const name = target.endpoint === undefined ? target.publicName : target.given;
@@ -89,9 +104,13 @@ export class Router {
    */
   call(target: NamedTarget | UriTarget, message: JsonRpcRequest, options: RequestOptions): Promise<JsonRpcResponse> {
     const owner = target.kind === 'resources' ? target.owner : target.listed?.server;
-    const upstream = owner === undefined || (options.reach && !options.reach.reaches(owner)) ? undefined : this.options.upstreams.get(owner);
+    const upstream =
+      owner === undefined || (options.reach && !options.reach.reaches(owner))
+        ? undefined
+        : this.options.upstreams.get(owner);
     if (!upstream) return Promise.resolve(this.miss(target, message, options.reach));
-    if (target.kind === 'tools' && target.listed!.placeholder) return this.connect(owner!, upstream, target, message, options);
+    if (target.kind === 'tools' && target.listed!.placeholder)
+      return this.connect(owner!, upstream, target, message, options);
     // The name is restored in place, as the message is this request's own (the legacy adapter copies per attempt).
     if (target.kind !== 'resources') nameHolder(message).name = target.listed!.name;
     else if (target.ownUri !== undefined) return this.readUi(upstream, owner!, target.ownUri, message, options);
@@ -103,10 +122,17 @@ export class Router {
    * answers any of its tools for a caller who has not connected; a caller who has (their list is stale)
    * is told to list again, and nothing reaches the server.
    */
-  private async connect(server: string, upstream: Upstream, target: NamedTarget, message: JsonRpcRequest, options: RequestOptions): Promise<JsonRpcResponse> {
+  private async connect(
+    server: string,
+    upstream: Upstream,
+    target: NamedTarget,
+    message: JsonRpcRequest,
+    options: RequestOptions,
+  ): Promise<JsonRpcResponse> {
     const principal = options.caller?.principal;
     const connections = this.options.connections;
-    if (principal !== undefined && connections && (await connections.connected(server, principal).catch(() => false))) return alreadyConnected(message.id, server);
+    if (principal !== undefined && connections && (await connections.connected(server, principal).catch(() => false)))
+      return alreadyConnected(message.id, server);
     nameHolder(message).name = target.listed!.name;
     return upstream.request(message, options);
   }
@@ -118,7 +144,10 @@ export class Router {
     return false;
   }
 
-  /** How every tool and prompt name of `server` begins on /mcp: `<prefix><separator>` (as of now: a reload may change the prefix). */
+  /**
+   * How every tool and prompt name of `server` begins on /mcp: `<prefix><separator>` (as of now: a reload may change
+   * the prefix).
+   */
   headOf(server: string): string {
     return (this.options.prefixes.get(server) ?? server) + this.options.separator;
   }
@@ -130,7 +159,13 @@ export class Router {
   }
 
   /** A ui:// request to its owner under the owner's own URI; a read's contents come back as /mcp names them. */
-  private async readUi(upstream: Upstream, owner: string, ownUri: string, message: JsonRpcRequest, options: RequestOptions): Promise<JsonRpcResponse> {
+  private async readUi(
+    upstream: Upstream,
+    owner: string,
+    ownUri: string,
+    message: JsonRpcRequest,
+    options: RequestOptions,
+  ): Promise<JsonRpcResponse> {
     nameHolder(message).uri = ownUri;
     const response = await upstream.request(message, options);
     if (!('result' in response)) return response;
@@ -145,11 +180,23 @@ export class Router {
   }
 
   private named(kind: 'tools' | 'prompts', server: string | undefined, given: unknown): NamedTarget {
-    if (typeof given !== 'string') return { kind, given, endpoint: server, server, publicName: undefined, listed: undefined, confirmed: true };
+    if (typeof given !== 'string')
+      return { kind, given, endpoint: server, server, publicName: undefined, listed: undefined, confirmed: true };
     const routes = kind === 'tools' ? this.tools : this.prompts;
-    const name = server === undefined ? given : publicName(this.options.prefixes.get(server) ?? server, this.options.separator, given);
+    const name =
+      server === undefined
+        ? given
+        : publicName(this.options.prefixes.get(server) ?? server, this.options.separator, given);
     const listed = routes.get(name) ?? (kind === 'tools' ? this.placeholderRoute(name) : undefined);
-    return { kind, given, endpoint: server, server: server ?? listed?.server ?? this.serverByPrefix(name), publicName: name, listed, confirmed: false };
+    return {
+      kind,
+      given,
+      endpoint: server,
+      server: server ?? listed?.server ?? this.serverByPrefix(name),
+      publicName: name,
+      listed,
+      confirmed: false,
+    };
   }
 
   /**
@@ -162,18 +209,31 @@ export class Router {
     if (!connections) return undefined;
     for (const server of this.options.upstreams.keys()) {
       const kind = connections.needs(server);
-      if (kind === undefined || publicName(this.options.prefixes.get(server) ?? server, this.options.separator, CONNECT_TOOL) !== name) continue;
+      if (
+        kind === undefined ||
+        publicName(this.options.prefixes.get(server) ?? server, this.options.separator, CONNECT_TOOL) !== name
+      )
+        continue;
       return { server, name: CONNECT_TOOL, definition: { ...placeholderTool(server, kind), name }, placeholder: true };
     }
     return undefined;
   }
 
   private uri(endpoint: string | undefined, uri: unknown): UriTarget {
-    if (endpoint !== undefined || typeof uri !== 'string') return { kind: 'resources', uri, endpoint, owner: endpoint, ambiguous: undefined, confirmed: true };
+    if (endpoint !== undefined || typeof uri !== 'string')
+      return { kind: 'resources', uri, endpoint, owner: endpoint, ambiguous: undefined, confirmed: true };
     // A ui:// URI names its server in its head (ui-uris.ts): placed without the lists, which need not hold it.
     if (isUiUri(uri)) {
       const ui = ownerOfUiUri(uri, this.heads());
-      return { kind: 'resources', uri, endpoint, owner: ui?.server, ambiguous: undefined, confirmed: true, ownUri: ui?.uri };
+      return {
+        kind: 'resources',
+        uri,
+        endpoint,
+        owner: ui?.server,
+        ambiguous: undefined,
+        confirmed: true,
+        ownUri: ui?.uri,
+      };
     }
     const owner = this.resources.owner(uri);
     return {
@@ -190,7 +250,12 @@ export class Router {
   private serverByPrefix(name: string): string | undefined {
     const separator = this.options.separator;
     for (const [owner, prefix] of this.options.prefixes) {
-      if (name.length >= prefix.length + separator.length && name.startsWith(prefix) && name.startsWith(separator, prefix.length)) return owner;
+      if (
+        name.length >= prefix.length + separator.length &&
+        name.startsWith(prefix) &&
+        name.startsWith(separator, prefix.length)
+      )
+        return owner;
     }
     return undefined;
   }
@@ -198,18 +263,34 @@ export class Router {
   private miss(target: NamedTarget | UriTarget, message: JsonRpcRequest, reach: Reach | undefined): JsonRpcResponse {
     if (target.kind === 'resources') {
       const uri = target.uri;
-      if (typeof uri !== 'string') return errorResponse(message.id, ErrorCode.InvalidParams, 'a resource uri (string) is required');
+      if (typeof uri !== 'string')
+        return errorResponse(message.id, ErrorCode.InvalidParams, 'a resource uri (string) is required');
       if (target.ambiguous && !target.owner) {
         const servers = target.ambiguous;
-        return errorResponse(message.id, ErrorCode.InvalidParams, `Resource ${uri} is offered by ${servers.join(' and ')}; read it through /servers/<name>/mcp to say which`, {
-          uri,
-          servers,
-        });
+        return errorResponse(
+          message.id,
+          ErrorCode.InvalidParams,
+          `Resource ${uri} is offered by ${servers.join(' and ')}; read it through /servers/<name>/mcp to say which`,
+          {
+            uri,
+            servers,
+          },
+        );
       }
-      return errorResponse(message.id, ErrorCode.InvalidParams, `Resource not found: no upstream lists ${uri} or a template that matches it`, { uri });
+      return errorResponse(
+        message.id,
+        ErrorCode.InvalidParams,
+        `Resource not found: no upstream lists ${uri} or a template that matches it`,
+        { uri },
+      );
     }
-    if (typeof target.given !== 'string') return errorResponse(message.id, ErrorCode.InvalidParams, 'params.name must be a string');
-    return errorResponse(message.id, ErrorCode.InvalidParams, this.describeUnknown(target.kind === 'tools' ? 'tool' : 'prompt', target.given, reach));
+    if (typeof target.given !== 'string')
+      return errorResponse(message.id, ErrorCode.InvalidParams, 'params.name must be a string');
+    return errorResponse(
+      message.id,
+      ErrorCode.InvalidParams,
+      this.describeUnknown(target.kind === 'tools' ? 'tool' : 'prompt', target.given, reach),
+    );
   }
 
   /** Why a name is unknown: says which server its prefix names and what state that server is in. */
@@ -219,10 +300,16 @@ export class Router {
       if (!name.startsWith(this.headOf(server))) continue;
       const status = this.options.upstreams.get(server)?.status();
       if (!status) continue;
-      const why = status.state === 'ready' ? `it does not list a ${kind} by that name` : `it is ${status.state}${status.lastError ? ` (${status.lastError})` : ''}`;
+      const why =
+        status.state === 'ready'
+          ? `it does not list a ${kind} by that name`
+          : `it is ${status.state}${status.lastError ? ` (${status.lastError})` : ''}`;
       return `Unknown ${kind}: ${name}; its prefix names upstream '${server}', but ${why}`;
     }
-    return `Unknown ${kind}: ${name}; names on /mcp are <server>${this.options.separator}<name> (list them with ${kind}s/list)`;
+    return (
+      `Unknown ${kind}: ${name}; names on /mcp are <server>${this.options.separator}<name> (list them with ` +
+      `${kind}s/list)`
+    );
   }
 }
 
@@ -235,5 +322,7 @@ function nameHolder(message: JsonRpcRequest): JsonObject {
 /** Whether a target is where it will stay: found, or looked for again already; else `confirm` first. */
 export function placed(target: Target): boolean {
   if (target.kind === 'none' || target.confirmed) return true;
-  return target.kind === 'resources' ? target.owner !== undefined || target.ambiguous !== undefined : target.listed !== undefined;
+  return target.kind === 'resources'
+    ? target.owner !== undefined || target.ambiguous !== undefined
+    : target.listed !== undefined;
 }

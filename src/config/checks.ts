@@ -1,5 +1,6 @@
 // The checks a config file needs beyond its schema: across keys (prefix clashes on /mcp, authentication
-// that cannot work, a gateway open to the network, policies that do not compile, profiles' renames), and the wording of a
+// that cannot work, a gateway open to the network, policies that do not compile, profiles' renames), and the wording of
+// a
 // schema problem, so that config.ts stays the schema and the order of loading.
 import type { z } from 'zod';
 import { PolicyError, PolicySet } from '../../policy/allow-list.js';
@@ -33,8 +34,10 @@ function poolProblems(config: GatewayConfig): string[] {
   for (const [name, server] of Object.entries(config.servers)) {
     if (server.transport !== 'stdio' || server.instances === 1 || server.era !== 'auto') continue;
     problems.push(
-      `servers.${name}.instances: ${server.instances} runs several children, each with its own session state if the server is 2025-era; ` +
-        `set servers.${name}.era: modern if it speaks MCP 2026 (stateless, safe to pool), or era: legacy to pool a 2025 server knowingly ` +
+      `servers.${name}.instances: ${server.instances} runs several children, each with its own session state if the ` +
+        `server is 2025-era; ` +
+        `set servers.${name}.era: modern if it speaks MCP 2026 (stateless, safe to pool), or era: legacy to pool a ` +
+        `2025 server knowingly ` +
         '(see docs/configuration.md, "instances"), or remove instances',
     );
   }
@@ -43,7 +46,8 @@ function poolProblems(config: GatewayConfig): string[] {
 
 /** Every server name the file gives, valid or not. */
 export function writtenServerNames(expanded: unknown): string[] {
-  const servers = expanded !== null && typeof expanded === 'object' && 'servers' in expanded ? expanded.servers : undefined;
+  const servers =
+    expanded !== null && typeof expanded === 'object' && 'servers' in expanded ? expanded.servers : undefined;
   return servers !== null && typeof servers === 'object' ? Object.keys(servers) : [];
 }
 
@@ -62,7 +66,8 @@ function prefixClashes(config: GatewayConfig): string[] {
       if (a === b || !b.head.startsWith(a.head)) continue;
       if (a.head === b.head && a.name > b.name) continue; // an identical pair is reported once
       problems.push(
-        `servers.${a.name} and servers.${b.name} could give two tools the same name on /mcp (${JSON.stringify(a.head)} begins ${JSON.stringify(b.head)}); ` +
+        `servers.${a.name} and servers.${b.name} could give two tools the same name on /mcp ` +
+          `(${JSON.stringify(a.head)} begins ${JSON.stringify(b.head)}); ` +
           `set servers.${b.name}.prefix (or aggregate.separator) so that neither begins the other`,
       );
     }
@@ -72,7 +77,12 @@ function prefixClashes(config: GatewayConfig): string[] {
 
 /** How each server's tool and prompt names begin on /mcp. */
 export function serverHeads(config: GatewayConfig): Map<string, string> {
-  return new Map(Object.entries(config.servers).map(([name, server]) => [name, (server.prefix ?? name) + config.aggregate.separator]));
+  return new Map(
+    Object.entries(config.servers).map(([name, server]) => [
+      name,
+      (server.prefix ?? name) + config.aggregate.separator,
+    ]),
+  );
 }
 
 /** Policies that do not compile: bad globs, CEL that does not parse or type-check, unknown servers. */
@@ -94,7 +104,10 @@ function authProblems(config: GatewayConfig): string[] {
   if (exposed) problems.push(exposed);
   if (!auth) return problems;
   if (auth.jwt && auth.jwt.audience === undefined && auth.oauth.resource === undefined) {
-    problems.push("auth.jwt: set auth.oauth.resource (this gateway's public URL) or auth.jwt.audience: tokens are accepted only when issued for this gateway");
+    problems.push(
+      "auth.jwt: set auth.oauth.resource (this gateway's public URL) or auth.jwt.audience: tokens are accepted only " +
+        'when issued for this gateway',
+    );
   }
   if (!auth.anonymous && auth.apiKeys.length === 0 && !auth.jwt) {
     problems.push('auth: nobody could call: add apiKeys or jwt, or set anonymous: true');
@@ -117,12 +130,19 @@ export function exposureProblem(config: GatewayConfig): string | undefined {
 export function describeIssue(issue: z.core.$ZodIssue): string {
   const where = issue.path.length ? issue.path.join('.') : '(top level)';
   if (where === '(top level)' && issue.code === 'invalid_type') {
-    return '(top level): the config is a map of sections, at least  servers: { everything: { command: node, args: [server.js] } }';
+    return (
+      '(top level): the config is a map of sections, at least  servers: { everything: { command: node, args: ' +
+      '[server.js] } }'
+    );
   }
   if (where === 'servers' && issue.code === 'invalid_type') {
     return 'servers: add a servers: map, for example  servers: { everything: { command: node, args: [server.js] } }';
   }
-  if (issue.code === 'invalid_type' && issue.expected === 'string' && (issue.path.includes('env') || issue.path.includes('headers'))) {
+  if (
+    issue.code === 'invalid_type' &&
+    issue.expected === 'string' &&
+    (issue.path.includes('env') || issue.path.includes('headers'))
+  ) {
     return `${where}: must be a string; put numbers and true/false in quotes, e.g. "8080"`;
   }
   if (issue.code === 'unrecognized_keys') return unknownKeysMessage(where, issue.keys);

@@ -46,7 +46,10 @@ const rateLimit = z
     /** Requests allowed at once before the steady rate applies. */
     burst: positiveMs.optional(),
   })
-  .transform((limit) => ({ requestsPerMinute: limit.requestsPerMinute, burst: limit.burst ?? limit.requestsPerMinute }));
+  .transform((limit) => ({
+    requestsPerMinute: limit.requestsPerMinute,
+    burst: limit.burst ?? limit.requestsPerMinute,
+  }));
 
 const apiKey = z
   .strictObject({
@@ -54,18 +57,36 @@ const apiKey = z
       .string()
       .regex(/^[0-9a-fA-F]{64}$/, 'give the key\'s SHA-256 as 64 hex digits (printf %s "$KEY" | sha256sum)')
       .optional(),
-    key: z.string().min(16, 'an API key must be at least 16 characters; generate one with openssl rand -base64 32').optional(),
+    key: z
+      .string()
+      .min(16, 'an API key must be at least 16 characters; generate one with openssl rand -base64 32')
+      .optional(),
     principal: z.string().min(1),
     groups: z.array(z.string().min(1)).default([]),
   })
-  .refine((k) => (k.sha256 === undefined) !== (k.key === undefined), 'give exactly one of sha256 (preferred: the key\'s hash) or key (e.g. "${MY_KEY}")')
+  .refine(
+    (k) => (k.sha256 === undefined) !== (k.key === undefined),
+    'give exactly one of sha256 (preferred: the key\'s hash) or key (e.g. "${MY_KEY}")',
+  )
   .transform((k) => ({
     sha256: k.sha256?.toLowerCase() ?? createHash('sha256').update(k.key!).digest('hex'),
     principal: k.principal,
     groups: k.groups,
   }));
 
-const JWT_ALGORITHMS = ['RS256', 'RS384', 'RS512', 'PS256', 'PS384', 'PS512', 'ES256', 'ES384', 'ES512', 'EdDSA', 'Ed25519'] as const;
+const JWT_ALGORITHMS = [
+  'RS256',
+  'RS384',
+  'RS512',
+  'PS256',
+  'PS384',
+  'PS512',
+  'ES256',
+  'ES384',
+  'ES512',
+  'EdDSA',
+  'Ed25519',
+] as const;
 const jwt = z
   .strictObject({
     issuer: z.string().min(1),
@@ -95,15 +116,31 @@ const auth = z.strictObject({
     .strictObject({
       resource: z.url({ protocol: /^https?$/ }).optional(),
       authorizationServers: z.array(z.url({ protocol: /^https?$/ })).default([]),
-      scopes: z.array(z.string().regex(/^[\x21\x23-\x5B\x5D-\x7E]+$/, 'a scope is printable ASCII without spaces, quotes or backslashes')).default([]),
+      scopes: z
+        .array(
+          z
+            .string()
+            .regex(/^[\x21\x23-\x5B\x5D-\x7E]+$/, 'a scope is printable ASCII without spaces, quotes or backslashes'),
+        )
+        .default([]),
     })
     .prefault({}),
 });
 
 const policy = z.strictObject({
   name: z.string().min(1),
-  principals: z.strictObject({ ids: z.array(z.string().min(1)).optional(), groups: z.array(z.string().min(1)).optional() }),
-  allow: z.strictObject({ servers: z.array(serverName).optional(), tools: globs.optional(), prompts: globs.optional(), resources: globs.optional() }).prefault({}),
+  principals: z.strictObject({
+    ids: z.array(z.string().min(1)).optional(),
+    groups: z.array(z.string().min(1)).optional(),
+  }),
+  allow: z
+    .strictObject({
+      servers: z.array(serverName).optional(),
+      tools: globs.optional(),
+      prompts: globs.optional(),
+      resources: globs.optional(),
+    })
+    .prefault({}),
   deny: z
     .strictObject({
       servers: z.array(serverName).min(1, 'an empty list denies nothing; remove it').optional(),
@@ -127,7 +164,9 @@ export const configSchema = z.strictObject({
       maxBodyBytes: int()
         .pipe(z.number().min(1024))
         .default(4 * MiB),
-      /** Connections served at once; past it only /healthz and /readyz are answered. Default: below the open-file limit. */
+      /**
+       * Connections served at once; past it only /healthz and /readyz are answered. Default: below the open-file limit.
+       */
       maxConnections: int().pipe(z.number().min(1)).optional(),
       /** Requests one principal may have in flight at once; beyond it 429 with Retry-After. */
       maxRequestsPerPrincipal: int().pipe(z.number().min(1)).default(CALLER_LIMIT_DEFAULTS.maxRequests),
@@ -171,13 +210,18 @@ export const configSchema = z.strictObject({
       maxBytes: int()
         .pipe(z.number().min(1024))
         .default(64 * MiB),
-      /** Keys the hash that tells callers' private entries apart; the same on every replica. Random per start when absent. */
+      /**
+       * Keys the hash that tells callers' private entries apart; the same on every replica. Random per start when
+       * absent.
+       */
       contextSecret: z.string().min(16, 'use at least 16 characters').optional(),
     })
     .prefault({}),
   servers: z.record(ownServerName, server),
   /** Curated views over /mcp, each at /profiles/<name>/mcp. */
-  profiles: z.record(z.string().regex(SERVER_NAME, 'profile names are 1-32 characters of A-Z a-z 0-9 _ -'), profile).default({}),
+  profiles: z
+    .record(z.string().regex(SERVER_NAME, 'profile names are 1-32 characters of A-Z a-z 0-9 _ -'), profile)
+    .default({}),
   /** Search mode over every /mcp tool at /search/mcp; profiles' own `search: true` is separate. */
   search: z
     .strictObject({
@@ -216,7 +260,9 @@ export const configSchema = z.strictObject({
   /** 2025-era clients (initialize, Mcp-Session-Id) on the same endpoints. */
   legacyClients: z
     .strictObject({
-      /** Encrypts session ids; the same on every replica, so any of them serves a session. Random per start when absent. */
+      /**
+       * Encrypts session ids; the same on every replica, so any of them serves a session. Random per start when absent.
+       */
       sessionSecret: z.string().min(16, 'use at least 16 characters').optional(),
       sessionTtlMs: positiveMs.default(86_400_000),
     })
@@ -225,7 +271,10 @@ export const configSchema = z.strictObject({
   credentials: credentialStore,
   /** Where pinned tools' digests are kept (a JSON file); in memory only when absent. */
   pinsFile: z.string().min(1).optional(),
-  /** The oldest a pinned tool's definition may be when a call is judged against it: older, it is read from the server again. */
+  /**
+   * The oldest a pinned tool's definition may be when a call is judged against it: older, it is read from the server
+   * again.
+   */
   pinsMaxAgeMs: int().pipe(z.number().min(0)).default(60_000),
 });
 
@@ -243,7 +292,12 @@ export async function loadConfigFile(file: string, env: NodeJS.ProcessEnv = proc
 }
 
 /** Expands, validates and checks a config, reporting every problem of all three steps in one ConfigError. */
-export function parseConfig(raw: unknown, source: string, baseDir: string, env: NodeJS.ProcessEnv = process.env): GatewayConfig {
+export function parseConfig(
+  raw: unknown,
+  source: string,
+  baseDir: string,
+  env: NodeJS.ProcessEnv = process.env,
+): GatewayConfig {
   const host = adoptHostServers(raw); // a host's mcpServers map (Claude Desktop, Cursor) becomes servers: entries
   const envProblems: EnvProblem[] = [];
   // ${CONFIG_DIR} names the config file's folder, so paths handed to servers can be made absolute.
@@ -257,15 +311,27 @@ export function parseConfig(raw: unknown, source: string, baseDir: string, env: 
   if (parsed.success) checkable = { config: parsed.data, cut: [] };
   else {
     // A key whose variable is unset holds '', which its validator refuses too: say it once, as the variable.
-    problems.push(...parsed.error.issues.filter((issue) => !unset.includes(issue.path.join('.'))).map((issue) => describeIssue(issue)));
+    problems.push(
+      ...parsed.error.issues
+        .filter((issue) => !unset.includes(issue.path.join('.')))
+        .map((issue) => describeIssue(issue)),
+    );
     checkable = salvage(configSchema, expanded, parsed.error.issues, SALVAGE_RULES);
   }
   if (checkable)
     problems.push(
-      ...crossKeyProblems({ ...checkable.config, envReads }, [...checkable.cut, ...unset], writtenServerNames(expanded)),
+      ...crossKeyProblems(
+        { ...checkable.config, envReads },
+        [...checkable.cut, ...unset],
+        writtenServerNames(expanded),
+      ),
       ...inheritProblems(checkable.config.servers, reads),
-      ...(checkable.cut.some((at) => at === 'listen' || at.startsWith('auth') || at.startsWith('credentials')) ? [] : credentialProblems(checkable.config)),
-      ...(checkable.cut.some((at) => at === 'listen' || at.startsWith('auth') || at.startsWith('credentials')) ? [] : perCallerProblems(checkable.config)),
+      ...(checkable.cut.some((at) => at === 'listen' || at.startsWith('auth') || at.startsWith('credentials'))
+        ? []
+        : credentialProblems(checkable.config)),
+      ...(checkable.cut.some((at) => at === 'listen' || at.startsWith('auth') || at.startsWith('credentials'))
+        ? []
+        : perCallerProblems(checkable.config)),
     );
   if (problems.length || !checkable)
     throw new ConfigError(
@@ -289,8 +355,15 @@ export function parseConfig(raw: unknown, source: string, baseDir: string, env: 
   return config;
 }
 
-/** A broken server or profile is cut whole; a broken policy is stood in for, so the others keep their indexes in messages. */
+/**
+ * A broken server or profile is cut whole; a broken policy is stood in for, so the others keep their indexes in
+ * messages.
+ */
 const SALVAGE_RULES: SalvageRules = {
-  unit: (at: PropertyKey[]) => (at.length > 2 && (at[0] === 'servers' || at[0] === 'policies' || at[0] === 'profiles') ? at.slice(0, 2) : at),
-  standIn: (at: PropertyKey[]) => (at.length === 2 && at[0] === 'policies' ? { name: `(policies[${String(at[1])}], not valid)`, principals: { ids: ['*'] } } : undefined),
+  unit: (at: PropertyKey[]) =>
+    at.length > 2 && (at[0] === 'servers' || at[0] === 'policies' || at[0] === 'profiles') ? at.slice(0, 2) : at,
+  standIn: (at: PropertyKey[]) =>
+    at.length === 2 && at[0] === 'policies'
+      ? { name: `(policies[${String(at[1])}], not valid)`, principals: { ids: ['*'] } }
+      : undefined,
 };

@@ -8,9 +8,17 @@ import { isSecureOrLoopback } from '../../protocol/loopback.js';
 const httpUrl = (error: string) => z.url({ protocol: /^https?$/, error, abort: true });
 /** An authorization server endpoint: the spec wants every one over https; plain http only on this machine. */
 const endpointUrl = (error: string) =>
-  httpUrl(error).refine(isSecureOrLoopback, 'an authorization server endpoint must use https (MCP requires it; plain http is allowed only on loopback)');
-const scope = z.string().regex(/^[\x21\x23-\x5B\x5D-\x7E]+$/, 'a scope is printable ASCII without spaces, quotes or backslashes');
-const positiveInt = z.preprocess((v) => (typeof v === 'string' && /^\s*\d+\s*$/.test(v) ? Number(v) : v), z.number().int().positive());
+  httpUrl(error).refine(
+    isSecureOrLoopback,
+    'an authorization server endpoint must use https (MCP requires it; plain http is allowed only on loopback)',
+  );
+const scope = z
+  .string()
+  .regex(/^[\x21\x23-\x5B\x5D-\x7E]+$/, 'a scope is printable ASCII without spaces, quotes or backslashes');
+const positiveInt = z.preprocess(
+  (v) => (typeof v === 'string' && /^\s*\d+\s*$/.test(v) ? Number(v) : v),
+  z.number().int().positive(),
+);
 
 /** The shortest credentials.key accepted: AES-256 takes 32 bytes, and a key derived from fewer is guessable. */
 export const MIN_KEY_BYTES = 32;
@@ -19,14 +27,20 @@ export const MAX_LINK_TTL_MS = 600_000;
 
 /** listen.publicUrl: the gateway as a person's browser reaches it; connect links and OAuth callbacks are under it. */
 export const publicUrl = z
-  .url({ protocol: /^https?$/, error: 'give the gateway\'s URL as a browser reaches it, e.g. "https://gw.example.com"', abort: true })
+  .url({
+    protocol: /^https?$/,
+    error: 'give the gateway\'s URL as a browser reaches it, e.g. "https://gw.example.com"',
+    abort: true,
+  })
   // Links and callbacks are paths under it: a query or fragment would end up in the middle of each (and a
   // redirect URI may carry no fragment, RFC 6749 §3.1.2).
   .refine((url) => {
     const parsed = new URL(url);
     return parsed.search === '' && parsed.hash === '';
-  }, 'links and OAuth callbacks go under this URL: give it without a ?query or #fragment, e.g. "https://gw.example.com" or "https://example.com/gateway"')
-  // As URL writes it (scheme and host in lower case, so https:// is recognised however it was typed), without a trailing slash.
+  }, 'links and OAuth callbacks go under this URL: give it without a ?query or #fragment, e.g. ' +
+    '"https://gw.example.com" or "https://example.com/gateway"')
+  // As URL writes it (scheme and host in lower case, so https:// is recognised however it was typed), without a
+  // trailing slash.
   .transform((url) => {
     const parsed = new URL(url);
     return `${parsed.protocol}//${parsed.host}${parsed.pathname}`.replace(/\/+$/, '');
@@ -39,12 +53,18 @@ const authMethod = z.enum(['client_secret_basic', 'client_secret_post', 'none'])
 /** credentials.signIn: the gateway's client at auth.jwt.issuer, where a connect link's person signs in. */
 const signIn = z
   .strictObject({
-    /** Pre-registered at the issuer with redirect URI <publicUrl>/connect/signed-in; left out, a Client ID Metadata Document or dynamic registration. */
+    /**
+     * Pre-registered at the issuer with redirect URI <publicUrl>/connect/signed-in; left out, a Client ID Metadata
+     * Document or dynamic registration.
+     */
     clientId: z.string().min(1).optional(),
     clientSecret: z.string().min(1).optional(),
     authMethod: authMethod.optional(),
     /** Must bring the claim auth.jwt.principalClaim names into the ID token. */
-    scopes: z.array(scope).min(1, 'give at least openid: the ID token that names the person comes with it').default(['openid']),
+    scopes: z
+      .array(scope)
+      .min(1, 'give at least openid: the ID token that names the person comes with it')
+      .default(['openid']),
   })
   .prefault({});
 
@@ -53,15 +73,21 @@ export const credentialStore = z
   .strictObject({
     /** Encrypts every stored credential (AES-256-GCM under a key derived from this). The same on every replica. */
     key: z.string().refine((key) => Buffer.byteLength(key, 'utf8') >= MIN_KEY_BYTES, {
-      error: `credentials.key must be at least ${MIN_KEY_BYTES} bytes; generate one with  openssl rand -base64 32  and pass it as \${CREDENTIALS_KEY}`,
+      error:
+        `credentials.key must be at least ${MIN_KEY_BYTES} bytes; generate one with  openssl rand -base64 32  ` +
+        `and pass it as \${CREDENTIALS_KEY}`,
     }),
     /** file: this gateway only (survives restarts); redis: cache.url, shared by every replica. */
     store: z.enum(['file', 'redis']).default('file'),
     /** For store: file; relative to the config file's folder. */
     file: z.string().min(1).default('credentials.json'),
     /** How long a connect link may be used; at most 10 minutes. */
-    linkTtlMs: positiveInt.pipe(z.number().max(MAX_LINK_TTL_MS, 'a connect link lives at most 600000 ms (10 minutes)')).default(MAX_LINK_TTL_MS),
-    /** With auth.jwt: the person opening a connect link signs in at its issuer first, and must be the link's principal. */
+    linkTtlMs: positiveInt
+      .pipe(z.number().max(MAX_LINK_TTL_MS, 'a connect link lives at most 600000 ms (10 minutes)'))
+      .default(MAX_LINK_TTL_MS),
+    /**
+     * With auth.jwt: the person opening a connect link signs in at its issuer first, and must be the link's principal.
+     */
     signIn,
   })
   .optional();
@@ -83,20 +109,32 @@ const oauthCredentials = z.strictObject({
    */
   env: z
     .string()
-    .regex(/^[A-Za-z_][A-Za-z0-9_]*$/, 'name the environment variable the child reads its token from, e.g. GITHUB_TOKEN')
+    .regex(
+      /^[A-Za-z_][A-Za-z0-9_]*$/,
+      'name the environment variable the child reads its token from, e.g. GITHUB_TOKEN',
+    )
     .optional(),
   /**
    * The authorization server (its issuer): for a remote server, the one clientId was registered at (the
    * client's credentials go to no other); for a perCaller stdio server, where its tokens come from.
    */
-  issuer: endpointUrl('give the authorization server\'s issuer URL (its metadata is at <issuer>/.well-known/…), e.g. "https://github.com/login/oauth"').optional(),
-  resource: httpUrl('give the resource the tokens are for as an http:// or https:// URL, e.g. "https://api.github.com"').optional(),
+  issuer: endpointUrl(
+    "give the authorization server's issuer URL (its metadata is at <issuer>/.well-known/…), e.g. " +
+      '"https://github.com/login/oauth"',
+  ).optional(),
+  resource: httpUrl(
+    'give the resource the tokens are for as an http:// or https:// URL, e.g. "https://api.github.com"',
+  ).optional(),
 });
 
-/** servers.<name>.credentials with type: tokenExchange — RFC 8693: the caller's JWT traded for one for this upstream. */
+/**
+ * servers.<name>.credentials with type: tokenExchange — RFC 8693: the caller's JWT traded for one for this upstream.
+ */
 const tokenExchangeCredentials = z.strictObject({
   type: z.literal('tokenExchange'),
-  tokenEndpoint: endpointUrl('give the token endpoint of the authorization server that exchanges tokens, an https:// URL'),
+  tokenEndpoint: endpointUrl(
+    'give the token endpoint of the authorization server that exchanges tokens, an https:// URL',
+  ),
   clientId: z.string().min(1),
   clientSecret: z.string().min(1).optional(),
   authMethod: authMethod.default('client_secret_basic'),
@@ -110,7 +148,9 @@ const tokenExchangeCredentials = z.strictObject({
 });
 
 export const serverCredentials = z.discriminatedUnion('type', [oauthCredentials, tokenExchangeCredentials], {
-  error: 'credentials.type must be "oauth" (each caller connects their own account) or "tokenExchange" (RFC 8693, needs auth.jwt)',
+  error:
+    'credentials.type must be "oauth" (each caller connects their own account) or "tokenExchange" (RFC 8693, needs ' +
+    'auth.jwt)',
 });
 
 export type CredentialStoreConfig = NonNullable<z.infer<typeof credentialStore>>;
@@ -124,7 +164,14 @@ interface CredentialKeys {
   auth?: { jwt?: { issuer: string } | undefined } | undefined;
   servers: Record<
     string,
-    { transport: string; credentials?: ServerCredentials; headers?: Record<string, string>; perCaller?: boolean; env?: Record<string, string>; secrets?: unknown }
+    {
+      transport: string;
+      credentials?: ServerCredentials;
+      headers?: Record<string, string>;
+      perCaller?: boolean;
+      env?: Record<string, string>;
+      secrets?: unknown;
+    }
   >;
 }
 
@@ -136,7 +183,10 @@ export function credentialProblems(config: CredentialKeys): string[] {
     if (!credentials) continue;
     const at = `servers.${name}.credentials`;
     if (Object.keys(server.headers ?? {}).some((header) => header.toLowerCase() === 'authorization')) {
-      problems.push(`${at}: the gateway sends each caller's own Authorization to this server; remove servers.${name}.headers.Authorization`);
+      problems.push(
+        `${at}: the gateway sends each caller's own Authorization to this server; remove ` +
+          `servers.${name}.headers.Authorization`,
+      );
     }
     if (server.transport === 'stdio') {
       problems.push(...childTokenProblems(name, server, config));
@@ -144,31 +194,50 @@ export function credentialProblems(config: CredentialKeys): string[] {
     } else if (credentials.type === 'oauth') {
       for (const key of ['env', 'resource'] as const) {
         if (credentials[key] !== undefined)
-          problems.push(`${at}.${key}: a remote server names its own resource (its 401 and metadata); ${key} is for a perCaller stdio server, so remove it`);
+          problems.push(
+            `${at}.${key}: a remote server names its own resource (its 401 and metadata); ${key} is for a perCaller ` +
+              `stdio server, so remove it`,
+          );
       }
     }
     if (credentials.type === 'tokenExchange') {
       if (!config.auth?.jwt) {
-        problems.push(`${at}: type tokenExchange trades the caller's verified JWT for one for this server; configure auth.jwt (callers with API keys have no token to exchange)`);
+        problems.push(
+          `${at}: type tokenExchange trades the caller's verified JWT for one for this server; configure auth.jwt ` +
+            `(callers with API keys have no token to exchange)`,
+        );
       }
       if (credentials.authMethod !== 'none' && credentials.clientSecret === undefined) {
-        problems.push(`${at}.clientSecret: ${credentials.authMethod} needs the client's secret (e.g. "\${GW_SECRET}"), or set authMethod: none for a public client`);
+        problems.push(
+          `${at}.clientSecret: ${credentials.authMethod} needs the client's secret (e.g. "\${GW_SECRET}"), or set ` +
+            `authMethod: none for a public client`,
+        );
       }
       continue;
     }
     if (!config.credentials) {
-      problems.push(`${at}: type oauth keeps each caller's tokens encrypted; add  credentials: { key: \${CREDENTIALS_KEY} }  (openssl rand -base64 32)`);
+      problems.push(
+        `${at}: type oauth keeps each caller's tokens encrypted; add  credentials: { key: \${CREDENTIALS_KEY} }  ` +
+          `(openssl rand -base64 32)`,
+      );
     }
     if (config.listen.publicUrl === undefined) {
       problems.push(
-        `${at}: type oauth sends callers to a connect link and the authorization server back to a callback; set listen.publicUrl to the gateway's URL as a browser reaches it`,
+        `${at}: type oauth sends callers to a connect link and the authorization server back to a callback; set ` +
+          `listen.publicUrl to the gateway's URL as a browser reaches it`,
       );
     }
     if (credentials.clientSecret !== undefined && credentials.clientId === undefined) {
       problems.push(`${at}.clientSecret: give the clientId it belongs to, or remove it`);
     }
-    if (credentials.authMethod !== undefined && credentials.authMethod !== 'none' && credentials.clientSecret === undefined) {
-      problems.push(`${at}.authMethod: ${credentials.authMethod} needs clientSecret; set authMethod: none for a public client`);
+    if (
+      credentials.authMethod !== undefined &&
+      credentials.authMethod !== 'none' &&
+      credentials.clientSecret === undefined
+    ) {
+      problems.push(
+        `${at}.authMethod: ${credentials.authMethod} needs clientSecret; set authMethod: none for a public client`,
+      );
     }
   }
   const redirected = Object.values(config.servers).some((server) => server.credentials?.type === 'oauth');
@@ -176,28 +245,42 @@ export function credentialProblems(config: CredentialKeys): string[] {
   // The spec: "All redirect URIs MUST be either localhost or use HTTPS"; an authorization code is as good as a token.
   if (redirected && publicUrl !== undefined && !isSecureOrLoopback(publicUrl)) {
     problems.push(
-      `listen.publicUrl: authorization servers send codes back to ${publicUrl}/connect/callback, and MCP requires a redirect URI to be https (or localhost); give the https:// URL browsers reach the gateway at`,
+      `listen.publicUrl: authorization servers send codes back to ${publicUrl}/connect/callback, and MCP requires a ` +
+        `redirect URI to be https (or localhost); give the https:// URL browsers reach the gateway at`,
     );
   }
   // With auth.jwt, whoever opens a connect link signs in at its issuer first (src/credentials/oauth/sign-in.ts).
   const issuer = config.auth?.jwt?.issuer;
-  const linksMade = Object.values(config.servers).some((server) => server.credentials?.type === 'oauth' || (server.perCaller === true && server.secrets !== undefined));
+  const linksMade = Object.values(config.servers).some(
+    (server) => server.credentials?.type === 'oauth' || (server.perCaller === true && server.secrets !== undefined),
+  );
   if (linksMade && config.credentials && publicUrl !== undefined && issuer !== undefined && inClearText(issuer)) {
     problems.push(
-      `auth.jwt.issuer: a person opening a connect link signs in at ${issuer} first, and MCP requires https for every authorization server endpoint (plain http only on loopback); give the issuer's https:// URL`,
+      `auth.jwt.issuer: a person opening a connect link signs in at ${issuer} first, and MCP requires https for ` +
+        `every authorization server endpoint (plain http only on loopback); give the issuer's https:// URL`,
     );
   }
   const signInClient = config.credentials?.signIn;
   if (signInClient?.clientSecret !== undefined && signInClient.clientId === undefined) {
     problems.push('credentials.signIn.clientSecret: give the clientId it belongs to, or remove it');
   }
-  if (signInClient?.authMethod !== undefined && signInClient.authMethod !== 'none' && signInClient.clientSecret === undefined) {
-    problems.push(`credentials.signIn.authMethod: ${signInClient.authMethod} needs clientSecret; set authMethod: none for a public client`);
+  if (
+    signInClient?.authMethod !== undefined &&
+    signInClient.authMethod !== 'none' &&
+    signInClient.clientSecret === undefined
+  ) {
+    problems.push(
+      `credentials.signIn.authMethod: ${signInClient.authMethod} needs clientSecret; set authMethod: none for a ` +
+        `public client`,
+    );
   }
   return problems;
 }
 
-/** An http:// URL of another machine (an issuer that is no URL at all has no metadata to sign in with, and is left alone). */
+/**
+ * An http:// URL of another machine (an issuer that is no URL at all has no metadata to sign in with, and is left
+ * alone).
+ */
 function inClearText(url: string): boolean {
   return /^http:/i.test(url) && !isSecureOrLoopback(url);
 }
@@ -207,19 +290,35 @@ function childTokenProblems(name: string, server: CredentialKeys['servers'][stri
   const at = `servers.${name}.credentials`;
   const credentials = server.credentials!;
   if (credentials.type !== 'oauth') {
-    return [`${at}: a stdio server takes each caller's token into its child's environment with type: oauth (and env:, issuer:); tokenExchange is for remote servers`];
+    return [
+      `${at}: a stdio server takes each caller's token into its child's environment with type: oauth (and env:, ` +
+        `issuer:); tokenExchange is for remote servers`,
+    ];
   }
   const problems: string[] = [];
-  if (!server.perCaller) problems.push(`${at}: each caller's token goes into a child of their own; add servers.${name}.perCaller: true`);
-  if (credentials.env === undefined) problems.push(`${at}.env: name the environment variable the child reads the token from, e.g. env: GITHUB_TOKEN`);
+  if (!server.perCaller)
+    problems.push(`${at}: each caller's token goes into a child of their own; add servers.${name}.perCaller: true`);
+  if (credentials.env === undefined)
+    problems.push(`${at}.env: name the environment variable the child reads the token from, e.g. env: GITHUB_TOKEN`);
   if (credentials.issuer === undefined) {
     problems.push(
-      `${at}.issuer: a child sends no 401 to discover its authorization server from; give the server's issuer URL (e.g. issuer: "https://idp.example.com"), and resource: when it binds tokens to one`,
+      `${at}.issuer: a child sends no 401 to discover its authorization server from; give the server's issuer URL ` +
+        `(e.g. issuer: "https://idp.example.com"), and resource: when it binds tokens to one`,
     );
   }
-  if (!config.auth) problems.push(`${at}: a token is kept per caller, and without auth: every caller is "anonymous"; configure auth (apiKeys or jwt)`);
-  if (server.secrets !== undefined) problems.push(`${at}: servers.${name} takes its callers' values either from secrets: or from an OAuth token; keep one`);
+  if (!config.auth)
+    problems.push(
+      `${at}: a token is kept per caller, and without auth: every caller is "anonymous"; configure auth (apiKeys ` +
+        `or jwt)`,
+    );
+  if (server.secrets !== undefined)
+    problems.push(
+      `${at}: servers.${name} takes its callers' values either from secrets: or from an OAuth token; keep one`,
+    );
   if (credentials.env !== undefined && server.env && Object.hasOwn(server.env, credentials.env))
-    problems.push(`${at}.env: ${credentials.env} is also set in servers.${name}.env; each caller's own token replaces it, so remove it from env`);
+    problems.push(
+      `${at}.env: ${credentials.env} is also set in servers.${name}.env; each caller's own token replaces it, so ` +
+        `remove it from env`,
+    );
   return problems;
 }

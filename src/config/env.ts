@@ -29,22 +29,29 @@ export function expandEnv(
   baseDir = process.cwd(),
 ): unknown {
   if (typeof value === 'string') {
-    return value.replace(ENV_REF, (match, file: string | undefined, name: string | undefined, fallback: string | undefined) => {
-      if (match === '$$') return '$';
-      if (file !== undefined) return secretFile(file, at, baseDir, problems);
-      reads.add(name!);
-      const found = env[name!];
-      // As in the shell, ${VAR:-default} takes the default when VAR is unset or empty.
-      if (found !== undefined && (found !== '' || fallback === undefined)) return found;
-      if (fallback !== undefined) return fallback;
-      problems.push({ path: at, message: `${keyName(at)}: environment variable ${name} is not set; set it, or write \${${name}:-default}` });
-      return '';
-    });
+    return value.replace(
+      ENV_REF,
+      (match, file: string | undefined, name: string | undefined, fallback: string | undefined) => {
+        if (match === '$$') return '$';
+        if (file !== undefined) return secretFile(file, at, baseDir, problems);
+        reads.add(name!);
+        const found = env[name!];
+        // As in the shell, ${VAR:-default} takes the default when VAR is unset or empty.
+        if (found !== undefined && (found !== '' || fallback === undefined)) return found;
+        if (fallback !== undefined) return fallback;
+        problems.push({
+          path: at,
+          message: `${keyName(at)}: environment variable ${name} is not set; set it, or write \${${name}:-default}`,
+        });
+        return '';
+      },
+    );
   }
   if (Array.isArray(value)) return value.map((item, i) => expandEnv(item, [...at, i], env, problems, reads, baseDir));
   if (value !== null && typeof value === 'object') {
     const out: Record<string, unknown> = {};
-    for (const [key, item] of Object.entries(value)) out[key] = expandEnv(item, [...at, key], env, problems, reads, baseDir);
+    for (const [key, item] of Object.entries(value))
+      out[key] = expandEnv(item, [...at, key], env, problems, reads, baseDir);
     return out;
   }
   return value;
@@ -58,7 +65,9 @@ function secretFile(written: string, at: (string | number)[], baseDir: string, p
   } catch (error) {
     problems.push({
       path: at,
-      message: `${keyName(at)}: cannot read the secret file ${file} named by \${file:${written}} (${reasonOf(error)}); create it, make it readable by the gateway's user, or fix the path`,
+      message:
+        `${keyName(at)}: cannot read the secret file ${file} named by \${file:${written}} ` +
+        `(${reasonOf(error)}); create it, make it readable by the gateway's user, or fix the path`,
     });
     return '';
   }

@@ -10,7 +10,8 @@ export class ConfigError extends Error {
     readonly source: string,
     /** Each problem on its own, for the log of a refused reload. */
     readonly problems: string[],
-    message = `${source} is not a valid mcp-gateway config:\n${problems.map((p) => `  - ${p.replaceAll('\n', '\n    ')}`).join('\n')}`,
+    message = `${source} is not a valid mcp-gateway ` +
+      `config:\n${problems.map((p) => `  - ${p.replaceAll('\n', '\n    ')}`).join('\n')}`,
   ) {
     super(message);
     this.name = 'ConfigError';
@@ -36,7 +37,10 @@ export async function readConfigFile(file: string): Promise<unknown> {
   } catch (error) {
     const code = (error as NodeJS.ErrnoException).code;
     if (code === 'ENOENT') throw new ConfigFileMissing(file, resolved);
-    const fix = code === 'EISDIR' ? 'pass the file itself, not its folder' : "give the gateway's user read access to it, or pass another file with --config";
+    const fix =
+      code === 'EISDIR'
+        ? 'pass the file itself, not its folder'
+        : "give the gateway's user read access to it, or pass another file with --config";
     const problem = `the config file ${resolved} cannot be read (${code ?? (error as Error).message}); ${fix}`;
     throw new ConfigError(file, [problem], problem);
   }
@@ -44,8 +48,10 @@ export async function readConfigFile(file: string): Promise<unknown> {
     return parseYaml(text);
   } catch (error) {
     let problem: string;
-    if (error instanceof YAMLParseError) problem = shown(error.message.split('\n')[0]!, text, error.linePos?.[0], HINTS[error.code]);
-    else if (error instanceof ReferenceError && error.message.startsWith('Unresolved alias')) problem = unresolvedAlias(error.message, text);
+    if (error instanceof YAMLParseError)
+      problem = shown(error.message.split('\n')[0]!, text, error.linePos?.[0], HINTS[error.code]);
+    else if (error instanceof ReferenceError && error.message.startsWith('Unresolved alias'))
+      problem = unresolvedAlias(error.message, text);
     else throw error;
     throw new ConfigError(file, [`not valid YAML: ${problem}`], `${file} is not valid YAML: ${problem}`);
   }
@@ -55,7 +61,9 @@ export async function readConfigFile(file: string): Promise<unknown> {
 const HINTS: Partial<Record<YAMLParseError['code'], string>> = {
   BLOCK_AS_IMPLICIT_KEY: 'Quote a value that holds ": ", for example  key: "a: b"',
   TAB_AS_INDENT: 'Indent with spaces, not tabs',
-  BAD_INDENT: 'Start the keys of one map in the same column, and close every { and [ on the line that opened it or indent what follows',
+  BAD_INDENT:
+    'Start the keys of one map in the same column, and close every { and [ on the line that opened it or indent ' +
+    'what follows',
   MISSING_CHAR: 'Close the quote or bracket opened before this point',
   DUPLICATE_KEY: 'Remove or rename one of the two keys',
   BAD_SCALAR_START: 'Quote the value',
@@ -71,11 +79,21 @@ function unresolvedAlias(message: string, text: string): string {
   const line = lines.findIndex((content) => content.includes(`*${name}`));
   const at = line < 0 ? undefined : { line: line + 1, col: lines[line]!.indexOf(`*${name}`) + 1 };
   const where = at ? ` at line ${at.line}, column ${at.col}:` : '';
-  return shown(`a value that begins with * is an alias in YAML, and no anchor is named ${name}${where}`, text, at, 'Quote the value, for example  "*.example.com"');
+  return shown(
+    `a value that begins with * is an alias in YAML, and no anchor is named ${name}${where}`,
+    text,
+    at,
+    'Quote the value, for example  "*.example.com"',
+  );
 }
 
 /** The reason, then the line (and the one before, which is often the cause) with a caret, then what to do. */
-function shown(reason: string, text: string, at: { line: number; col: number } | undefined, hint: string | undefined): string {
+function shown(
+  reason: string,
+  text: string,
+  at: { line: number; col: number } | undefined,
+  hint: string | undefined,
+): string {
   const rows = [reason];
   if (at) {
     const lines = text.split(/\r?\n/);

@@ -4,11 +4,19 @@
 // gateway's own `servers:` entries, so the schema and the core never learn of a second spelling.
 
 /** The `type` values hosts write, and the gateway transport each one means. */
-export const HOST_TYPES: Readonly<Record<string, 'stdio' | 'http' | 'sse'>> = { stdio: 'stdio', http: 'http', 'streamable-http': 'http', streamableHttp: 'http', sse: 'sse' };
+export const HOST_TYPES: Readonly<Record<string, 'stdio' | 'http' | 'sse'>> = {
+  stdio: 'stdio',
+  http: 'http',
+  'streamable-http': 'http',
+  streamableHttp: 'http',
+  sse: 'sse',
+};
 
 /** Keys hosts keep for themselves (what they approve, how they start a server): the gateway has no such setting. */
 export const HOST_ONLY_KEYS: Readonly<Record<string, string>> = {
-  autoApprove: "tool approval is the host's (Cline, Claude Desktop) and stays there; remove it here, or limit tools with policies:",
+  autoApprove:
+    "tool approval is the host's (Cline, Claude Desktop) and stays there; remove it here, or limit tools with " +
+    'policies:',
   alwaysAllow: "tool approval is the host's (Roo Code) and stays there; remove it here, or limit tools with policies:",
   envFile: "VS Code reads it; give the variables in env:, or inheritEnv: to pass the gateway's own",
   disabledTools: "the host hides those tools; hide them here with a policy's deny.tools",
@@ -35,14 +43,21 @@ export function adoptHostServers(raw: unknown): HostServers {
     if (entry.disabled === true) delete servers[name];
     else servers[name] = adoptEntry(`servers.${name}`, entry, problems);
   }
-  if (mcpServers === undefined) return { raw: rest.servers === undefined ? raw : { ...rest, servers }, problems, fromMcpServers };
+  if (mcpServers === undefined)
+    return { raw: rest.servers === undefined ? raw : { ...rest, servers }, problems, fromMcpServers };
   if (!isObject(mcpServers)) {
-    problems.push('mcpServers: must be a map of server names to { command, args, env } or { url, headers }, as Claude Desktop and Cursor write it');
+    problems.push(
+      'mcpServers: must be a map of server names to { command, args, env } or { url, headers }, as Claude Desktop ' +
+        'and Cursor write it',
+    );
     return { raw, problems, fromMcpServers };
   }
   for (const [name, entry] of Object.entries(mcpServers)) {
     if (name in servers) {
-      problems.push(`mcpServers.${name}: servers.${name} exists too; rename one of them (each name is served at /servers/<name>/mcp)`);
+      problems.push(
+        `mcpServers.${name}: servers.${name} exists too; rename one of them (each name is served at ` +
+          `/servers/<name>/mcp)`,
+      );
       continue;
     }
     if (isObject(entry) && entry.disabled === true) continue;
@@ -78,7 +93,8 @@ function adoptEntry(at: string, entry: Record<string, unknown>, problems: string
 function hostVariables(value: unknown): unknown {
   if (typeof value === 'string') return value.replace(/\$\{env:([A-Za-z_][A-Za-z0-9_]*)\}/g, '${$1}');
   if (Array.isArray(value)) return value.map(hostVariables);
-  if (isObject(value)) return Object.fromEntries(Object.entries(value).map(([key, item]) => [key, hostVariables(item)]));
+  if (isObject(value))
+    return Object.fromEntries(Object.entries(value).map(([key, item]) => [key, hostVariables(item)]));
   return value;
 }
 

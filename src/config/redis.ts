@@ -3,7 +3,9 @@ import { z } from 'zod';
 
 /** true/false, also from ${VAR} expansion (as in config.ts). */
 const bool = () => z.preprocess((v) => (v === 'true' ? true : v === 'false' ? false : v), z.boolean());
-const hostPort = z.string().regex(/^(\[[0-9A-Fa-f:.]+\]|[^\s:/[\]]+):\d{1,5}$/, 'give host:port, for example sentinel-0.redis:26379');
+const hostPort = z
+  .string()
+  .regex(/^(\[[0-9A-Fa-f:.]+\]|[^\s:/[\]]+):\d{1,5}$/, 'give host:port, for example sentinel-0.redis:26379');
 
 /** Find the primary through Sentinel; cache.url then gives only its credentials, database and TLS. */
 export const redisSentinel = z.strictObject({
@@ -21,5 +23,6 @@ export const redisCluster = z
   .unknown()
   .refine(
     () => false,
-    'Redis Cluster is not supported (the cache keeps each list in several keys that a cluster may split): point cache.url at one primary, or use cache.sentinel for failover',
+    'Redis Cluster is not supported (the cache keeps each list in several keys that a cluster may split): point ' +
+      'cache.url at one primary, or use cache.sentinel for failover',
   );

@@ -22,13 +22,21 @@ export interface SalvageRules {
 const ROUNDS = 8;
 
 /** The valid rest of `value`, or undefined when nothing checkable is left (the top level itself is wrong). */
-export function salvage<T>(schema: z.ZodType<T>, value: unknown, issues: readonly z.core.$ZodIssue[], rules: SalvageRules): Salvaged<T> | undefined {
+export function salvage<T>(
+  schema: z.ZodType<T>,
+  value: unknown,
+  issues: readonly z.core.$ZodIssue[],
+  rules: SalvageRules,
+): Salvaged<T> | undefined {
   let copy = structuredClone(value);
   const cut: Path[] = [];
   let pending = issues;
   for (let round = 0; round < ROUNDS; round++) {
     for (const issue of pending) {
-      const paths = issue.code === 'unrecognized_keys' ? issue.keys.map((key) => [...issue.path, key]) : [rules.unit([...issue.path])];
+      const paths =
+        issue.code === 'unrecognized_keys'
+          ? issue.keys.map((key) => [...issue.path, key])
+          : [rules.unit([...issue.path])];
       for (const path of paths) {
         const target = existing(copy, path);
         if (target.length === 0) return undefined;
@@ -74,6 +82,7 @@ function remove(root: unknown, path: Path, standIn: unknown): void {
 
 function compact(value: unknown): unknown {
   if (Array.isArray(value)) return value.filter((item) => item !== DROPPED).map(compact);
-  if (value !== null && typeof value === 'object') return Object.fromEntries(Object.entries(value).map(([key, item]) => [key, compact(item)]));
+  if (value !== null && typeof value === 'object')
+    return Object.fromEntries(Object.entries(value).map(([key, item]) => [key, compact(item)]));
   return value;
 }

@@ -59,13 +59,21 @@ function hostEntry(branches: Json[], { disabledNeedsType }: { disabledNeedsType:
     const types = Object.keys(HOST_TYPES).filter((type) => HOST_TYPES[type] === transport);
     return {
       ...branch,
-      properties: { ...(branch.properties as Json), type: { type: 'string', enum: types }, disabled: { type: 'boolean' } },
+      properties: {
+        ...(branch.properties as Json),
+        type: { type: 'string', enum: types },
+        disabled: { type: 'boolean' },
+      },
       ...(disabledNeedsType ? { dependencies: { disabled: ['type'] } } : {}),
       // A `url` alone is Streamable HTTP to the loader; HTTP+SSE must be named, by `type` or `transport`.
       ...(transport === 'sse' ? { anyOf: [{ required: ['type'] }, { required: ['transport'] }] } : {}),
     };
   });
-  const dropped = { type: 'object', properties: { disabled: { const: true } }, required: disabledNeedsType ? ['disabled', 'type'] : ['disabled'] };
+  const dropped = {
+    type: 'object',
+    properties: { disabled: { const: true } },
+    required: disabledNeedsType ? ['disabled', 'type'] : ['disabled'],
+  };
   return { anyOf: [dropped, { oneOf: withHostKeys }] };
 }
 
@@ -82,12 +90,18 @@ function withPlaceholders(node: unknown): unknown {
   if (Array.isArray(node)) return node.map(withPlaceholders);
   if (node === null || typeof node !== 'object') return node;
   const out: Json = {};
-  for (const [key, value] of Object.entries(node)) out[key] = key === 'const' || key === 'enum' || key === 'default' ? value : withPlaceholders(value);
+  for (const [key, value] of Object.entries(node))
+    out[key] = key === 'const' || key === 'enum' || key === 'default' ? value : withPlaceholders(value);
   const type = out.type;
   const placeholder = { type: 'string', pattern: PLACEHOLDER };
-  if (type === 'integer' || type === 'number') return { anyOf: [out, { type: 'string', pattern: `^\\s*-?\\d+\\s*$|${PLACEHOLDER}` }] };
+  if (type === 'integer' || type === 'number')
+    return { anyOf: [out, { type: 'string', pattern: `^\\s*-?\\d+\\s*$|${PLACEHOLDER}` }] };
   if (type === 'boolean') return { anyOf: [out, { type: 'string', pattern: `^(true|false)$|${PLACEHOLDER}` }] };
-  if (type === 'string' && out.const === undefined && ['pattern', 'format', 'minLength', 'maxLength', 'enum'].some((key) => key in out)) {
+  if (
+    type === 'string' &&
+    out.const === undefined &&
+    ['pattern', 'format', 'minLength', 'maxLength', 'enum'].some((key) => key in out)
+  ) {
     return { anyOf: [out, placeholder] };
   }
   return out;

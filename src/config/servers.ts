@@ -29,7 +29,11 @@ const upstreamCommon = {
   /** Whether /readyz waits for this server. */
   required: bool().default(true),
   /** Answers a 2025 server's roots/list from here instead of asking the client. */
-  roots: z.array(z.looseObject({ uri: z.string().regex(/^file:\/\//, 'a root is a file:// URI'), name: z.string().optional() })).optional(),
+  roots: z
+    .array(
+      z.looseObject({ uri: z.string().regex(/^file:\/\//, 'a root is a file:// URI'), name: z.string().optional() }),
+    )
+    .optional(),
 };
 
 const stdioServer = z.strictObject({
@@ -44,13 +48,25 @@ const stdioServer = z.strictObject({
   maxLineBytes: int()
     .pipe(z.number().min(1024))
     .default(16 * MiB),
-  /** Children of this command, each request to the least busy one; `auto`: one per core (docs/configuration.md: instances). */
+  /**
+   * Children of this command, each request to the least busy one; `auto`: one per core (docs/configuration.md:
+   * instances).
+   */
   instances: z
-    .union([z.literal('auto'), int().pipe(z.number().min(1, 'at least 1 child; 1 runs the server alone, as without instances'))], {
-      error: 'give a whole number of children (1 or more) or "auto" (one per core)',
-    })
+    .union(
+      [
+        z.literal('auto'),
+        int().pipe(z.number().min(1, 'at least 1 child; 1 runs the server alone, as without instances')),
+      ],
+      {
+        error: 'give a whole number of children (1 or more) or "auto" (one per core)',
+      },
+    )
     .default(1),
-  /** A child (or `instances` pool) per principal, started on their first call (docs/configuration.md: Per-caller servers). */
+  /**
+   * A child (or `instances` pool) per principal, started on their first call (docs/configuration.md: Per-caller
+   * servers).
+   */
   perCaller: bool().default(false),
   /** With perCaller: a caller's child with no call for this long is stopped. */
   idleMs: positiveMs.default(600_000),
@@ -96,7 +112,8 @@ export const server = z.preprocess(
       ctx.addIssue({
         code: 'custom',
         message:
-          'a server needs either command: (a program the gateway runs over stdio) or url: (a remote MCP endpoint), for example { command: node, args: [server.js] } or { url: "https://mcp.example.com/mcp" }',
+          'a server needs either command: (a program the gateway runs over stdio) or url: (a remote MCP endpoint), ' +
+          'for example { command: node, args: [server.js] } or { url: "https://mcp.example.com/mcp" }',
       });
       return z.NEVER;
     }
@@ -110,5 +127,6 @@ export const serverName = z.string().regex(SERVER_NAME, 'server names are 1-32 c
 const RESERVED_SERVER_NAMES: Readonly<Record<string, string>> = { mcp: '/mcp', search: '/search/mcp' };
 export const ownServerName = serverName.refine((name) => !Object.hasOwn(RESERVED_SERVER_NAMES, name), {
   error: (issue) =>
-    `"${String(issue.input)}" is what the gateway's own ${RESERVED_SERVER_NAMES[String(issue.input)]} endpoint is called in metrics, audit lines and sessions; give this server another name`,
+    `"${String(issue.input)}" is what the gateway's own ${RESERVED_SERVER_NAMES[String(issue.input)]} endpoint is ` +
+    `called in metrics, audit lines and sessions; give this server another name`,
 });

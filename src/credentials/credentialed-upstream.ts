@@ -5,16 +5,28 @@
 // token is that caller's only (docs/design.md lists this rewrite).
 import type { CallerIdentity, RequestOptions } from '../../bridge/upstream.js';
 import { optionsWith } from '../../bridge/request-options.js';
-import { ErrorCode, errorResponse, isObject, type JsonRpcId, type JsonRpcRequest, type JsonRpcResponse } from '../../protocol/jsonrpc.js';
+import {
+  ErrorCode,
+  errorResponse,
+  isObject,
+  type JsonRpcId,
+  type JsonRpcRequest,
+  type JsonRpcResponse,
+} from '../../protocol/jsonrpc.js';
 import { challengeOf } from '../../protocol/auth-challenge.js';
 import { UpstreamWrapper } from '../layers/upstream-wrapper.js';
 import type { Upstream } from '../../bridge/upstream.js';
 import { bearerParameters } from './oauth/discovery.js';
 
-/** What a source gives for a caller: their Authorization, a refusal to tell them, or an answer of its own (connect first). */
+/**
+ * What a source gives for a caller: their Authorization, a refusal to tell them, or an answer of its own (connect
+ * first).
+ */
 export type Obtained = { authorization: string } | Instead;
 /** What the caller gets instead of the server's answer: a refusal, or an answer of the source's own. */
-export type Instead = { refused: string; data?: Record<string, unknown>; code?: number } | { answer: (id: JsonRpcId) => JsonRpcResponse };
+export type Instead =
+  | { refused: string; data?: Record<string, unknown>; code?: number }
+  | { answer: (id: JsonRpcId) => JsonRpcResponse };
 
 export interface CredentialSource {
   /** The hot path: this caller's Authorization from memory, or undefined (then obtain). */
@@ -42,9 +54,14 @@ export class CredentialedUpstream extends UpstreamWrapper {
     const caller = options.caller;
     if (caller === undefined) {
       return Promise.resolve(
-        errorResponse(message.id, ErrorCode.InternalError, `servers.${this.name} is reached as each caller, and this request came with no caller to reach it as`, {
-          server: this.name,
-        }),
+        errorResponse(
+          message.id,
+          ErrorCode.InternalError,
+          `servers.${this.name} is reached as each caller, and this request came with no caller to reach it as`,
+          {
+            server: this.name,
+          },
+        ),
       );
     }
     // The retry of our own "connect first" (URL elicitation): the requestState and answer were the gateway's,
@@ -55,7 +72,12 @@ export class CredentialedUpstream extends UpstreamWrapper {
     return this.obtainThenSend(message, options, caller, true);
   }
 
-  private async obtainThenSend(message: JsonRpcRequest, options: RequestOptions, caller: CallerIdentity, mayRetry: boolean): Promise<JsonRpcResponse> {
+  private async obtainThenSend(
+    message: JsonRpcRequest,
+    options: RequestOptions,
+    caller: CallerIdentity,
+    mayRetry: boolean,
+  ): Promise<JsonRpcResponse> {
     const obtained = await this.source.obtain(caller, message);
     if ('authorization' in obtained) return this.send(message, options, caller, obtained.authorization, mayRetry);
     return this.answerInstead(message, obtained);
@@ -63,10 +85,19 @@ export class CredentialedUpstream extends UpstreamWrapper {
 
   private answerInstead(message: JsonRpcRequest, obtained: Instead): JsonRpcResponse {
     if ('answer' in obtained) return obtained.answer(message.id);
-    return errorResponse(message.id, obtained.code ?? ErrorCode.InternalError, obtained.refused, { server: this.name, ...obtained.data });
+    return errorResponse(message.id, obtained.code ?? ErrorCode.InternalError, obtained.refused, {
+      server: this.name,
+      ...obtained.data,
+    });
   }
 
-  private async send(message: JsonRpcRequest, options: RequestOptions, caller: CallerIdentity, authorization: string, mayRetry: boolean): Promise<JsonRpcResponse> {
+  private async send(
+    message: JsonRpcRequest,
+    options: RequestOptions,
+    caller: CallerIdentity,
+    authorization: string,
+    mayRetry: boolean,
+  ): Promise<JsonRpcResponse> {
     const own = optionsWith(options, options.signal);
     own.authorization = authorization;
     const response = await this.inner.request(message, own);
@@ -86,7 +117,8 @@ export class CredentialedUpstream extends UpstreamWrapper {
     }
     if (refusedStatus !== undefined && 'error' in response) {
       // The transport's wording blames the gateway's static headers; here it was this caller's own credential.
-      response.error.message = `Upstream '${this.name}' refused this caller's credential for ${message.method} (HTTP ${refusedStatus})`;
+      response.error.message =
+        `Upstream '${this.name}' refused this caller's credential for ${message.method} ` + `(HTTP ${refusedStatus})`;
     }
     keepPrivate(response);
     return response;
@@ -111,5 +143,6 @@ function credentialRefused(response: JsonRpcResponse): number | undefined {
 }
 
 function keepPrivate(response: JsonRpcResponse): void {
-  if ('result' in response && isObject(response.result) && response.result.cacheScope === 'public') response.result.cacheScope = 'private';
+  if ('result' in response && isObject(response.result) && response.result.cacheScope === 'public')
+    response.result.cacheScope = 'private';
 }

@@ -28,16 +28,24 @@ export class FileBackend implements CredentialBackend {
       text = await readFile(file, 'utf8');
     } catch (error) {
       if ((error as NodeJS.ErrnoException).code === 'ENOENT') return backend;
-      throw new Error(`credentials.file ${file} cannot be read (${(error as Error).message}); fix its permissions or point credentials.file elsewhere`);
+      throw new Error(
+        `credentials.file ${file} cannot be read (${(error as Error).message}); fix its permissions or point ` +
+          `credentials.file elsewhere`,
+      );
     }
     let shape: FileShape;
     try {
       shape = JSON.parse(text) as FileShape;
-      if (shape?.version !== 1 || typeof shape.records !== 'object' || shape.records === null) throw new Error('not a credential store');
+      if (shape?.version !== 1 || typeof shape.records !== 'object' || shape.records === null)
+        throw new Error('not a credential store');
     } catch {
-      throw new Error(`credentials.file ${file} is not a credential store written by mcp-gateway; move it away or point credentials.file elsewhere`);
+      throw new Error(
+        `credentials.file ${file} is not a credential store written by mcp-gateway; move it away or point ` +
+          `credentials.file elsewhere`,
+      );
     }
-    for (const [principal, servers] of Object.entries(shape.records)) backend.records.set(principal, new Map(Object.entries(servers)));
+    for (const [principal, servers] of Object.entries(shape.records))
+      backend.records.set(principal, new Map(Object.entries(servers)));
     return backend;
   }
 
@@ -66,7 +74,8 @@ export class FileBackend implements CredentialBackend {
 
   async counts(): Promise<Map<string, number>> {
     const counts = new Map<string, number>();
-    for (const servers of this.records.values()) for (const server of servers.keys()) counts.set(server, (counts.get(server) ?? 0) + 1);
+    for (const servers of this.records.values())
+      for (const server of servers.keys()) counts.set(server, (counts.get(server) ?? 0) + 1);
     return counts;
   }
 

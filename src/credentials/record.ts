@@ -45,7 +45,11 @@ export interface ConnectionSummary {
 }
 
 export function summarize(server: string, record: CredentialRecord): ConnectionSummary {
-  const summary: ConnectionSummary = { server, kind: record.kind, connectedAt: new Date(record.connectedAt).toISOString() };
+  const summary: ConnectionSummary = {
+    server,
+    kind: record.kind,
+    connectedAt: new Date(record.connectedAt).toISOString(),
+  };
   if (record.kind === 'oauth') {
     if (record.expiresAt !== undefined) summary.expiresAt = new Date(record.expiresAt).toISOString();
     if (record.scope !== undefined) summary.scope = record.scope;
@@ -57,8 +61,10 @@ export function summarize(server: string, record: CredentialRecord): ConnectionS
 export function parseRecord(json: string): CredentialRecord | undefined {
   try {
     const value = JSON.parse(json) as Partial<CredentialRecord> | null;
-    if (value?.kind === 'oauth' && typeof value.accessToken === 'string' && typeof value.resource === 'string') return value as OAuthRecord;
-    if (value?.kind === 'secret' && value.values !== null && typeof value.values === 'object') return value as SecretRecord;
+    if (value?.kind === 'oauth' && typeof value.accessToken === 'string' && typeof value.resource === 'string')
+      return value as OAuthRecord;
+    if (value?.kind === 'secret' && value.values !== null && typeof value.values === 'object')
+      return value as SecretRecord;
   } catch {}
   return undefined;
 }

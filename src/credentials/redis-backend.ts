@@ -74,7 +74,10 @@ export class RedisBackend implements CredentialBackend {
 
   onChanged(listener: (principal: string, server: string, renewal: boolean) => void): void {
     if (!this.subscriber) {
-      this.subscriber = new Redis(this.options.url, { ...this.connectionOptions('mcp-gateway-credentials-sub'), enableOfflineQueue: true });
+      this.subscriber = new Redis(this.options.url, {
+        ...this.connectionOptions('mcp-gateway-credentials-sub'),
+        enableOfflineQueue: true,
+      });
       this.subscribed = this.subscriber.subscribe(this.channel).then(
         () => {},
         () => {},
@@ -82,7 +85,8 @@ export class RedisBackend implements CredentialBackend {
     }
     this.subscriber.on('message', (_channel: string, text: string) => {
       const [from, principal, server, kind] = text.split('\n');
-      if (from !== this.instance && principal !== undefined && server !== undefined) listener(principal, server, kind === 'renewal');
+      if (from !== this.instance && principal !== undefined && server !== undefined)
+        listener(principal, server, kind === 'renewal');
     });
   }
 
@@ -92,7 +96,9 @@ export class RedisBackend implements CredentialBackend {
   }
 
   private async announce(principal: string, server: string, renewal: boolean): Promise<void> {
-    await this.client.publish(this.channel, `${this.instance}\n${principal}\n${server}${renewal ? '\nrenewal' : ''}`).catch(() => {});
+    await this.client
+      .publish(this.channel, `${this.instance}\n${principal}\n${server}${renewal ? '\nrenewal' : ''}`)
+      .catch(() => {});
   }
 
   private connectionOptions(name: string): RedisOptions {

@@ -35,7 +35,9 @@ export class CredentialSealer {
       const decipher = createDecipheriv('aes-256-gcm', this.encryptionKey, bytes.subarray(1, 1 + IV_BYTES));
       decipher.setAAD(Buffer.from(bound, 'utf8'));
       decipher.setAuthTag(bytes.subarray(1 + IV_BYTES, 1 + IV_BYTES + TAG_BYTES));
-      return Buffer.concat([decipher.update(bytes.subarray(1 + IV_BYTES + TAG_BYTES)), decipher.final()]).toString('utf8');
+      return Buffer.concat([decipher.update(bytes.subarray(1 + IV_BYTES + TAG_BYTES)), decipher.final()]).toString(
+        'utf8',
+      );
     } catch {
       return undefined;
     }

@@ -42,12 +42,25 @@ export function addSecretRoutes(app: App, options: SecretRouteOptions): void {
     for (const name of Object.keys(wanted)) {
       const value = form[`${FIELD}${name}`];
       if (typeof value !== 'string' || value.trim() === '')
-        return page(c, 400, 'Nothing was saved', `${name} was empty. Go back to your client and try the call again for a new link.`);
+        return page(
+          c,
+          400,
+          'Nothing was saved',
+          `${name} was empty. Go back to your client and try the call again for a new link.`,
+        );
       values[name] = value.trim();
     }
     await store.put(pending.principal, pending.server, { kind: 'secret', values, connectedAt: Date.now() });
-    log.info({ server: pending.server, secrets: Object.keys(values) }, 'a caller saved their secrets for a per-caller server');
-    return page(c, 200, `Saved for ${pending.server}`, 'You can close this page and go back to your client: try the call again.');
+    log.info(
+      { server: pending.server, secrets: Object.keys(values) },
+      'a caller saved their secrets for a per-caller server',
+    );
+    return page(
+      c,
+      200,
+      `Saved for ${pending.server}`,
+      'You can close this page and go back to your client: try the call again.',
+    );
   });
 
   app.get('/secrets/:link', async (c) => {
@@ -60,10 +73,14 @@ export function addSecretRoutes(app: App, options: SecretRouteOptions): void {
     const fields = Object.entries(wanted)
       .map(
         ([name, { prompt }]) =>
-          `<p><label>${escapeHtml(prompt)} (<code>${escapeHtml(name)}</code>)<br><input type="password" name="${FIELD}${escapeHtml(name)}" autocomplete="off" required></label></p>`,
+          `<p><label>${escapeHtml(prompt)} (<code>${escapeHtml(name)}</code>)<br><input type="password" ` +
+          `name="${FIELD}${escapeHtml(name)}" autocomplete="off" required></label></p>`,
       )
       .join('');
-    const body = `<p>${escapeHtml(pending.server)} runs as <b>${escapeHtml(pending.principal)}</b> with what you paste here. It is kept encrypted, used only for your own ${escapeHtml(pending.server)} process, and you can revoke it (DELETE /connections/${escapeHtml(pending.server)}).</p>
+    const body =
+      `<p>${escapeHtml(pending.server)} runs as <b>${escapeHtml(pending.principal)}</b> with what you ` +
+      `paste here. It is kept encrypted, used only for your own ${escapeHtml(pending.server)} process, and you can ` +
+      `revoke it (DELETE /connections/${escapeHtml(pending.server)}).</p>
 <p>Continue only if you are ${escapeHtml(pending.principal)} and you asked your MCP client for this just now.</p>
 <form method="post" action="save"><input type="hidden" name="link" value="${form}">${fields}<button type="submit">Save</button></form>`;
     return c.html(shell(`Connect ${pending.server}`, body), 200, PAGE_HEADERS);
@@ -72,13 +89,15 @@ export function addSecretRoutes(app: App, options: SecretRouteOptions): void {
   if (!options.connections) return;
   app.get('/connections', async (c) => {
     const principal = await options.authenticate(c.req.header('authorization'));
-    if (principal === undefined) return c.json({ error: 'send your usual credentials (Authorization) to see your connections' }, 401);
+    if (principal === undefined)
+      return c.json({ error: 'send your usual credentials (Authorization) to see your connections' }, 401);
     return c.json({ principal, connections: await store.list(principal) }, 200, PAGE_HEADERS);
   });
 
   app.delete('/connections/:server', async (c) => {
     const principal = await options.authenticate(c.req.header('authorization'));
-    if (principal === undefined) return c.json({ error: 'send your usual credentials (Authorization) to revoke a connection' }, 401);
+    if (principal === undefined)
+      return c.json({ error: 'send your usual credentials (Authorization) to revoke a connection' }, 401);
     const removed = await store.delete(principal, c.req.param('server'));
     return c.json({ removed }, removed ? 200 : 404, PAGE_HEADERS);
   });
@@ -91,15 +110,29 @@ const PAGE_HEADERS = {
 };
 
 function expired(c: Context<{ Bindings: HttpBindings }>): Response {
-  return page(c, 410, 'This link cannot be used', 'It was used already, it expired, or it was never issued. Go back to your client and try the call again for a new link.');
+  return page(
+    c,
+    410,
+    'This link cannot be used',
+    'It was used already, it expired, or it was never issued. Go back to your client and try the call again for a ' +
+      'new link.',
+  );
 }
 
-function page(c: Context<{ Bindings: HttpBindings }>, status: 200 | 400 | 404 | 410, title: string, text: string): Response {
+function page(
+  c: Context<{ Bindings: HttpBindings }>,
+  status: 200 | 400 | 404 | 410,
+  title: string,
+  text: string,
+): Response {
   return c.html(shell(title, `<p>${escapeHtml(text)}</p>`), status, PAGE_HEADERS);
 }
 
 function shell(title: string, body: string): string {
-  return `<!doctype html><html lang="en"><head><meta charset="utf-8"><title>${escapeHtml(title)}</title><meta name="viewport" content="width=device-width"></head><body><h1>${escapeHtml(title)}</h1>${body}</body></html>`;
+  return (
+    `<!doctype html><html lang="en"><head><meta charset="utf-8"><title>${escapeHtml(title)}</title><meta ` +
+    `name="viewport" content="width=device-width"></head><body><h1>${escapeHtml(title)}</h1>${body}</body></html>`
+  );
 }
 
 function escapeHtml(text: string): string {

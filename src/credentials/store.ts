@@ -51,7 +51,10 @@ export class CredentialStore {
     return entry.record;
   }
 
-  /** The record, from this process's copy or the backend. A record that does not open (altered, another key) counts as none. */
+  /**
+   * The record, from this process's copy or the backend. A record that does not open (altered, another key) counts as
+   * none.
+   */
   async get(principal: string, server: string): Promise<CredentialRecord | undefined> {
     const cached = this.cached(principal, server);
     if (cached !== undefined) return cached ?? undefined;
@@ -67,7 +70,12 @@ export class CredentialStore {
     // The same connection rewritten (a refresh keeps connectedAt); a new one, or one after another, is not.
     const before = this.cache.get(cacheKey(principal, server))?.record;
     const renewal = before?.kind === record.kind && before.connectedAt === record.connectedAt;
-    await this.backend.write(index, server, this.sealer.seal(JSON.stringify(record), bound(principal, server)), renewal);
+    await this.backend.write(
+      index,
+      server,
+      this.sealer.seal(JSON.stringify(record), bound(principal, server)),
+      renewal,
+    );
     this.remember(principal, server, index, record);
     this.announce(server, index, renewal);
   }
@@ -97,7 +105,10 @@ export class CredentialStore {
     return this.backend.counts();
   }
 
-  /** Told the server whose records changed (a connection made, renewed or revoked, here or on another replica), and whose. */
+  /**
+   * Told the server whose records changed (a connection made, renewed or revoked, here or on another replica), and
+   * whose.
+   */
   onChange(listener: (server: string, change: CredentialChange) => void): void {
     this.listeners.push(listener);
   }
@@ -105,7 +116,11 @@ export class CredentialStore {
   /** Keeps `state` sealed under a fresh unguessable id until `ttlMs` from now; the id is the link's secret. */
   async putPending(state: object, ttlMs: number): Promise<string> {
     const id = randomBytes(32).toString('base64url');
-    await this.backend.putPending(this.sealer.index(id), this.sealer.seal(JSON.stringify(state), `link\u0000${id}`), Date.now() + ttlMs);
+    await this.backend.putPending(
+      this.sealer.index(id),
+      this.sealer.seal(JSON.stringify(state), `link\u0000${id}`),
+      Date.now() + ttlMs,
+    );
     return id;
   }
 
@@ -135,7 +150,8 @@ export class CredentialStore {
 
   /** Another replica changed a record: drop this process's copy, so the next call reads it again. */
   private dropCopies(index: string, server: string, renewal: boolean): void {
-    for (const [key, entry] of this.cache) if (entry.index === index && key.endsWith(`\u0000${server}`)) this.cache.delete(key);
+    for (const [key, entry] of this.cache)
+      if (entry.index === index && key.endsWith(`\u0000${server}`)) this.cache.delete(key);
     this.announce(server, index, renewal);
   }
 

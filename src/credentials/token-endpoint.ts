@@ -35,11 +35,15 @@ export class TokenEndpointError extends Error {
   }
 }
 
-/** The endpoint is plain http off this machine: nothing was sent (MCP wants every authorization server endpoint over https). */
+/**
+ * The endpoint is plain http off this machine: nothing was sent (MCP wants every authorization server endpoint over
+ * https).
+ */
 export class InsecureTokenEndpoint extends TokenEndpointError {
   constructor(endpoint: string) {
     super(
-      `the token endpoint ${endpoint} is not https, so nothing was sent to it: MCP requires https for every authorization server endpoint (plain http only on loopback)`,
+      `the token endpoint ${endpoint} is not https, so nothing was sent to it: MCP requires https for every ` +
+        `authorization server endpoint (plain http only on loopback)`,
       undefined,
     );
   }
@@ -48,25 +52,43 @@ export class InsecureTokenEndpoint extends TokenEndpointError {
 const TIMEOUT_MS = 10_000;
 
 /** POSTs `form` to `endpoint` as `client`; resolves with the token, rejects with a TokenEndpointError. */
-export async function requestToken(endpoint: string, client: TokenClient, form: Record<string, string | undefined>, fetchImpl: typeof fetch = fetch): Promise<TokenAnswer> {
+export async function requestToken(
+  endpoint: string,
+  client: TokenClient,
+  form: Record<string, string | undefined>,
+  fetchImpl: typeof fetch = fetch,
+): Promise<TokenAnswer> {
   // A code, a refresh token, the caller's own JWT or the client secret: none travels in clear text.
   if (!isSecureOrLoopback(endpoint)) throw new InsecureTokenEndpoint(endpoint);
   const body = new URLSearchParams();
   // An empty value is no value (a record with no resource: an issuer that binds none).
   for (const [name, value] of Object.entries(form)) if (value !== undefined && value !== '') body.set(name, value);
-  const headers: Record<string, string> = { 'content-type': 'application/x-www-form-urlencoded', accept: 'application/json' };
+  const headers: Record<string, string> = {
+    'content-type': 'application/x-www-form-urlencoded',
+    accept: 'application/json',
+  };
   if (client.authMethod === 'client_secret_basic') {
     // RFC 6749 §2.3.1: each part form-encoded before Base64.
     headers.authorization = `Basic ${Buffer.from(`${formEncode(client.clientId)}:${formEncode(client.clientSecret ?? '')}`).toString('base64')}`;
   } else {
     body.set('client_id', client.clientId);
-    if (client.authMethod === 'client_secret_post' && client.clientSecret !== undefined) body.set('client_secret', client.clientSecret);
+    if (client.authMethod === 'client_secret_post' && client.clientSecret !== undefined)
+      body.set('client_secret', client.clientSecret);
   }
   let response: Response;
   try {
-    response = await fetchImpl(endpoint, { method: 'POST', headers, body, redirect: 'error', signal: AbortSignal.timeout(TIMEOUT_MS) });
+    response = await fetchImpl(endpoint, {
+      method: 'POST',
+      headers,
+      body,
+      redirect: 'error',
+      signal: AbortSignal.timeout(TIMEOUT_MS),
+    });
   } catch (error) {
-    throw new TokenEndpointError(`the token endpoint ${endpoint} could not be reached (${(error as Error).message})`, undefined);
+    throw new TokenEndpointError(
+      `the token endpoint ${endpoint} could not be reached (${(error as Error).message})`,
+      undefined,
+    );
   }
   let json: Record<string, unknown> | undefined;
   try {
@@ -77,10 +99,17 @@ export async function requestToken(endpoint: string, client: TokenClient, form: 
   if (!response.ok || typeof json?.access_token !== 'string') {
     const code = typeof json?.error === 'string' ? json.error : undefined;
     const description = typeof json?.error_description === 'string' ? `: ${json.error_description.slice(0, 200)}` : '';
-    throw new TokenEndpointError(`the token endpoint ${endpoint} refused (HTTP ${response.status}${code ? `, ${code}` : ''}${description})`, code);
+    throw new TokenEndpointError(
+      `the token endpoint ${endpoint} refused (HTTP ${response.status}${code ? `, ${code}` : ''}${description})`,
+      code,
+    );
   }
-  const answer: TokenAnswer = { accessToken: json.access_token, tokenType: typeof json.token_type === 'string' ? json.token_type : 'Bearer' };
-  if (typeof json.expires_in === 'number' && json.expires_in > 0) answer.expiresAt = Date.now() + json.expires_in * 1000;
+  const answer: TokenAnswer = {
+    accessToken: json.access_token,
+    tokenType: typeof json.token_type === 'string' ? json.token_type : 'Bearer',
+  };
+  if (typeof json.expires_in === 'number' && json.expires_in > 0)
+    answer.expiresAt = Date.now() + json.expires_in * 1000;
   if (typeof json.refresh_token === 'string') answer.refreshToken = json.refresh_token;
   if (typeof json.scope === 'string') answer.scope = json.scope;
   if (typeof json.issued_token_type === 'string') answer.issuedTokenType = json.issued_token_type;

@@ -41,7 +41,9 @@ export class TokenExchanger implements CredentialSource {
   obtain(caller: CallerIdentity): Promise<Obtained> {
     if (caller.token === undefined) {
       return Promise.resolve({
-        refused: `servers.${this.server} reaches the server as each caller through token exchange, which needs the caller's JWT (auth.jwt); this caller authenticated otherwise`,
+        refused:
+          `servers.${this.server} reaches the server as each caller through token exchange, which needs the ` +
+          `caller's JWT (auth.jwt); this caller authenticated otherwise`,
       });
     }
     const key = caller.principal;
@@ -73,12 +75,20 @@ export class TokenExchanger implements CredentialSource {
       const lifetime = (answer.expiresAt ?? Date.now() + DEFAULT_LIFETIME_MS) - Date.now();
       const authorization = `Bearer ${answer.accessToken}`;
       this.tokens.delete(principal);
-      this.tokens.set(principal, { authorization, subject, renewAt: Date.now() + Math.max(0, lifetime - settings.renewBeforeMs) });
+      this.tokens.set(principal, {
+        authorization,
+        subject,
+        renewAt: Date.now() + Math.max(0, lifetime - settings.renewBeforeMs),
+      });
       if (this.tokens.size > MAX_CACHED) this.tokens.delete(this.tokens.keys().next().value!);
       return { authorization };
     } catch (error) {
       const said = error instanceof TokenEndpointError ? error.message : String(error);
-      return { refused: `servers.${this.server}: the caller's token could not be exchanged for one for this server: ${said}; check servers.${this.server}.credentials` };
+      return {
+        refused:
+          `servers.${this.server}: the caller's token could not be exchanged for one for this server: ` +
+          `${said}; check servers.${this.server}.credentials`,
+      };
     }
   }
 }

@@ -44,7 +44,13 @@ export class UpstreamCredentials {
 
   static async open(config: GatewayConfig, log: Log): Promise<UpstreamCredentials> {
     const settings = config.credentials;
-    const store = settings ? await openCredentialStore(settings, { url: config.cache.url, sentinel: config.cache.sentinel, keyPrefix: config.cache.keyPrefix }) : undefined;
+    const store = settings
+      ? await openCredentialStore(settings, {
+          url: config.cache.url,
+          sentinel: config.cache.sentinel,
+          keyPrefix: config.cache.keyPrefix,
+        })
+      : undefined;
     return new UpstreamCredentials(config, store, log);
   }
 
@@ -93,7 +99,10 @@ export class UpstreamCredentials {
   }
 
   /** The connect pages and the callers' own list of connections (only with a store). */
-  addRoutes(app: Hono<{ Bindings: HttpBindings }>, authenticate: (authorization: string | undefined) => Promise<string | undefined>): void {
+  addRoutes(
+    app: Hono<{ Bindings: HttpBindings }>,
+    authenticate: (authorization: string | undefined) => Promise<string | undefined>,
+  ): void {
     if (!this.store) return;
     addConnectRoutes(app, {
       store: this.store,
@@ -116,7 +125,14 @@ function signInFor(config: GatewayConfig, store: CredentialStore): GatewaySignIn
   if (!jwt || !config.credentials || !config.listen.publicUrl) return undefined;
   const { scopes, ...client } = config.credentials.signIn;
   return new GatewaySignIn(
-    { issuer: jwt.issuer, principalClaim: jwt.principalClaim, client, scopes, publicUrl: config.listen.publicUrl, linkTtlMs: config.credentials.linkTtlMs },
+    {
+      issuer: jwt.issuer,
+      principalClaim: jwt.principalClaim,
+      client,
+      scopes,
+      publicUrl: config.listen.publicUrl,
+      linkTtlMs: config.credentials.linkTtlMs,
+    },
     store,
   );
 }

@@ -6,7 +6,11 @@ import type { HttpBindings } from '@hono/node-server';
 import type { Hono } from 'hono';
 import type { AuthFailure } from '../../policy/authenticate.js';
 import type { Principal } from '../../policy/principal.js';
-import { PROTECTED_RESOURCE_WELL_KNOWN, protectedResourceMetadata, resourceMetadataUrl } from '../../policy/resource-metadata.js';
+import {
+  PROTECTED_RESOURCE_WELL_KNOWN,
+  protectedResourceMetadata,
+  resourceMetadataUrl,
+} from '../../policy/resource-metadata.js';
 import type { RateLimitSetting } from '../../policy/settings.js';
 import { ErrorCode } from '../../protocol/jsonrpc.js';
 import type { Security } from '../../policy/security.js';
@@ -32,7 +36,11 @@ export function metadataUrlFor(security: Security, headers: IncomingHttpHeaders,
  * §3.3 wants its `resource` to be the one the URL was formed from, so with `oauth.resource` configured only
  * that resource's own metadata URL answers (the one every challenge names).
  */
-export function resourceMetadataDocument(security: Security, headers: IncomingHttpHeaders, wellKnownPath: string): object | undefined {
+export function resourceMetadataDocument(
+  security: Security,
+  headers: IncomingHttpHeaders,
+  wellKnownPath: string,
+): object | undefined {
   if (!servesResourceMetadata(security)) return undefined;
   const configured = security.auth.oauth.resource;
   if (configured !== undefined) {
@@ -51,7 +59,13 @@ export function addResourceMetadataRoutes(app: Hono<{ Bindings: HttpBindings }>,
       if (!document)
         return send(
           c,
-          reject(404, null, ErrorCode.InvalidRequest, 'No OAuth protected resource metadata: this gateway has no auth.jwt or auth.oauth.authorizationServers configured'),
+          reject(
+            404,
+            null,
+            ErrorCode.InvalidRequest,
+            'No OAuth protected resource metadata: this gateway has no auth.jwt or auth.oauth.authorizationServers ' +
+              'configured',
+          ),
         );
       return c.json(document, 200, { 'access-control-allow-origin': '*', 'cache-control': 'max-age=300' });
     });
@@ -67,13 +81,18 @@ export function authRefusal(security: Security, failure: AuthFailure, metadataUr
   const where = metadataUrl ? ` (the WWW-Authenticate header names the metadata that says where to get a token)` : '';
   let message: string;
   if (failure.status === 403) {
-    message = `Forbidden: ${failure.reason}; request a token with scope "${security.authenticator.requiredScopes.join(' ')}"`;
+    message =
+      `Forbidden: ${failure.reason}; request a token with scope ` +
+      `"${security.authenticator.requiredScopes.join(' ')}"`;
   } else if (failure.error === undefined) {
     message = `Authentication required: send Authorization: Bearer <API key or access token>${where}`;
   } else {
     message = `Invalid credentials: ${failure.reason}${where}`;
   }
-  return { ...reject(failure.status, null, ErrorCode.InvalidRequest, message), headers: { 'www-authenticate': challenge } };
+  return {
+    ...reject(failure.status, null, ErrorCode.InvalidRequest, message),
+    headers: { 'www-authenticate': challenge },
+  };
 }
 
 export function rateRefusal(principal: Principal, limit: RateLimitSetting, retryAfterMs: number): Refusal {
@@ -83,7 +102,8 @@ export function rateRefusal(principal: Principal, limit: RateLimitSetting, retry
       429,
       null,
       ErrorCode.InvalidRequest,
-      `Rate limit exceeded for ${principal.id}: ${limit.requestsPerMinute} requests per minute (burst ${limit.burst}); retry after ${seconds} s`,
+      `Rate limit exceeded for ${principal.id}: ${limit.requestsPerMinute} requests per minute (burst ` +
+        `${limit.burst}); retry after ${seconds} s`,
     ),
     headers: { 'retry-after': String(seconds) },
   };

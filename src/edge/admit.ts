@@ -17,12 +17,23 @@ import { refuse, send } from './exchange.js';
 import { FORWARDED_HEADER, forwardedCaller } from './forward.js';
 import { reject } from './rejection.js';
 
-/** Each check awaits only when it must (credentials checked remotely, a rate shared in Redis): most calls get no promise here. */
+/**
+ * Each check awaits only when it must (credentials checked remotely, a rate shared in Redis): most calls get no promise
+ * here.
+ */
 export function admit(call: McpCall): Response | undefined | Promise<Response | undefined> {
   const { edge, exchange } = call;
   const origin = exchange.incoming.headers.origin;
   if (!edge.originAllowed(origin)) {
-    return send(exchange, reject(403, null, ErrorCode.InvalidRequest, `Origin ${origin} is not allowed; add it to listen.allowedOrigins to let browsers from it in`));
+    return send(
+      exchange,
+      reject(
+        403,
+        null,
+        ErrorCode.InvalidRequest,
+        `Origin ${origin} is not allowed; add it to listen.allowedOrigins to let browsers from it in`,
+      ),
+    );
   }
   call.cors = origin === undefined ? undefined : corsHeaders(origin);
   const identified = identify(call);
@@ -35,7 +46,8 @@ function reachAndRate(call: McpCall): Response | undefined | Promise<Response | 
   const { security, exchange, cors } = call;
   const grant = (call.grant = security.guard ? security.policies.grantFor(call.principal) : undefined);
   // A server this caller may reach nothing on does not exist for it.
-  if (!call.endpoint || (grant && call.server !== undefined && !grant.reaches(call.server))) return send(exchange, noSuchEndpoint(call), cors);
+  if (!call.endpoint || (grant && call.server !== undefined && !grant.reaches(call.server)))
+    return send(exchange, noSuchEndpoint(call), cors);
   const limited = rateLimit(call);
   if (limited instanceof Promise) return limited.then((refused) => refused ?? admitted(call));
   return limited ?? admitted(call);
@@ -67,8 +79,20 @@ function identify(call: McpCall): Response | undefined | Promise<Response | unde
   // A retry another replica forwarded carries no credentials: that replica vouches for the caller.
   const vouched = forwardedCaller(incoming, call.edge.retries?.trust);
   if (vouched === null) {
-    record(call, ANONYMOUS_PRINCIPAL, refusedMethod(call), { allowed: false, rule: 'forwarded request without a valid replica signature' });
-    return send(exchange, reject(403, null, ErrorCode.InvalidRequest, `Only replicas sharing mrtr.secret forward requests; a client must not send ${FORWARDED_HEADER}`), cors);
+    record(call, ANONYMOUS_PRINCIPAL, refusedMethod(call), {
+      allowed: false,
+      rule: 'forwarded request without a valid replica signature',
+    });
+    return send(
+      exchange,
+      reject(
+        403,
+        null,
+        ErrorCode.InvalidRequest,
+        `Only replicas sharing mrtr.secret forward requests; a client must not send ${FORWARDED_HEADER}`,
+      ),
+      cors,
+    );
   }
   if (vouched) {
     call.vouched = vouched;
@@ -77,7 +101,9 @@ function identify(call: McpCall): Response | undefined | Promise<Response | unde
   }
   if (!security.authenticator.enabled) return undefined;
   const outcome = security.authenticator.authenticate(incoming.headers.authorization);
-  return outcome instanceof Promise ? outcome.then((known) => authenticated(call, known)) : authenticated(call, outcome);
+  return outcome instanceof Promise
+    ? outcome.then((known) => authenticated(call, known))
+    : authenticated(call, outcome);
 }
 
 /** The credentials' verdict applied: the caller's principal, or the refusal (401/403) it gets. */
@@ -85,9 +111,16 @@ function authenticated(call: McpCall, outcome: AuthResult): Response | undefined
   const { exchange, security, cors } = call;
   const incoming = exchange.incoming;
   if (!outcome.ok) {
-    record(call, ANONYMOUS_PRINCIPAL, refusedMethod(call), { allowed: false, rule: `authentication: ${outcome.reason}` });
+    record(call, ANONYMOUS_PRINCIPAL, refusedMethod(call), {
+      allowed: false,
+      rule: `authentication: ${outcome.reason}`,
+    });
     call.outcome = 'unauthenticated';
-    return refuse(exchange, authRefusal(security, outcome, metadataUrlFor(security, incoming.headers, exchange.path)), cors);
+    return refuse(
+      exchange,
+      authRefusal(security, outcome, metadataUrlFor(security, incoming.headers, exchange.path)),
+      cors,
+    );
   }
   call.principal = outcome.principal;
   return undefined;
@@ -102,10 +135,17 @@ function noSuchEndpoint(call: McpCall) {
   const endpoints = shown.length ? `. Endpoints: ${shown.join(', ')}` : '';
   // /search/mcp is missing only when turned off (a server named 'search' lives under /servers/).
   if (call.name === 'search' && !call.exchange.path.startsWith('/servers/')) {
-    return reject(404, null, ErrorCode.InvalidRequest, `Search mode is off: search.enabled is false in the config; set it to true to serve /search/mcp${endpoints}`);
+    return reject(
+      404,
+      null,
+      ErrorCode.InvalidRequest,
+      `Search mode is off: search.enabled is false in the config; set it to true to serve /search/mcp${endpoints}`,
+    );
   }
   // Server names hold no '/', so `profiles/<name>` can only be a profile's endpoint.
-  const what = call.name.startsWith('profiles/') ? `profile named '${call.name.slice('profiles/'.length)}'` : `server named '${call.name}'`;
+  const what = call.name.startsWith('profiles/')
+    ? `profile named '${call.name.slice('profiles/'.length)}'`
+    : `server named '${call.name}'`;
   return reject(404, null, ErrorCode.InvalidRequest, `No ${what}${endpoints}`);
 }
 

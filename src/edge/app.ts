@@ -116,7 +116,12 @@ export function createApp(options: EdgeOptions): Edge {
   const { log } = options;
   const aggregate = edge.aggregate;
   const app = new Hono<{ Bindings: HttpBindings }>();
-  const ops: OpsOptions = { ...options.ops, originAllowed: edge.originAllowed, security: options.security, draining: () => options.tracker.draining };
+  const ops: OpsOptions = {
+    ...options.ops,
+    originAllowed: edge.originAllowed,
+    security: options.security,
+    draining: () => options.tracker.draining,
+  };
   addOpsRoutes(app, ops);
   addResourceMetadataRoutes(app, options.security);
   options.addRoutes?.(app);
@@ -138,7 +143,11 @@ export function createApp(options: EdgeOptions): Edge {
     app.options(path, (c) => answerPreflight(c, edge.originAllowed, ALLOW_POST));
     app.on(['GET', 'DELETE', 'PUT', 'PATCH'], path, (c) => {
       const method = c.req.method;
-      if (options.legacyClients && (method === 'GET' || method === 'DELETE') && c.req.header('mcp-session-id') !== undefined) {
+      if (
+        options.legacyClients &&
+        (method === 'GET' || method === 'DELETE') &&
+        c.req.header('mcp-session-id') !== undefined
+      ) {
         return honoAnswer(serve(edge, exchangeOf(c), ...endpointAt(path, c.req.param('name')), method));
       }
       return send(
@@ -147,7 +156,8 @@ export function createApp(options: EdgeOptions): Edge {
           405,
           null,
           ErrorCode.InvalidRequest,
-          'This endpoint takes POST (MCP 2026-07-28 has no GET stream and no sessions; 2025 clients: initialize first, then GET or DELETE with its Mcp-Session-Id)',
+          'This endpoint takes POST (MCP 2026-07-28 has no GET stream and no sessions; 2025 clients: initialize ' +
+            'first, then GET or DELETE with its Mcp-Session-Id)',
         ),
         ALLOW_POST,
       );
@@ -165,7 +175,15 @@ export function createApp(options: EdgeOptions): Edge {
 
   app.notFound(async (c) => {
     const shown = await pathsShown(edge, options, c.env.incoming.headers.authorization);
-    return send(c, reject(404, null, ErrorCode.InvalidRequest, `Nothing at ${c.req.path}${shown.length ? `. MCP endpoints: ${shown.join(', ')}` : ''}`));
+    return send(
+      c,
+      reject(
+        404,
+        null,
+        ErrorCode.InvalidRequest,
+        `Nothing at ${c.req.path}${shown.length ? `. MCP endpoints: ${shown.join(', ')}` : ''}`,
+      ),
+    );
   });
   app.onError((error, c) => internalError(log, c, error, c.req.path));
   return { app, serveMcpPost: (incoming, outgoing) => serveMcpPost(edge, log, incoming, outgoing), serveProbe };
@@ -175,7 +193,11 @@ export function createApp(options: EdgeOptions): Edge {
  * The MCP paths the 404 of an unknown path names: none to a caller who may not see the map (seesDetails),
  * and only those its grant lets it use to one who may (endpoint-list.ts).
  */
-async function pathsShown(edge: EdgeContext, options: EdgeOptions, authorization: string | undefined): Promise<string[]> {
+async function pathsShown(
+  edge: EdgeContext,
+  options: EdgeOptions,
+  authorization: string | undefined,
+): Promise<string[]> {
   const security = options.security();
   if (!(await seesDetails(security, options.ops.operators(), authorization))) return [];
   if (!security.guard) return edge.paths();
@@ -185,7 +207,12 @@ async function pathsShown(edge: EdgeContext, options: EdgeOptions, authorization
 }
 
 /** The fast path: the plain spellings of the MCP paths, straight from Node's request (Edge.serveMcpPost). */
-function serveMcpPost(edge: EdgeContext & ViewsOf, log: Log, incoming: IncomingMessage, outgoing: ServerResponse): Promise<unknown> | undefined {
+function serveMcpPost(
+  edge: EdgeContext & ViewsOf,
+  log: Log,
+  incoming: IncomingMessage,
+  outgoing: ServerResponse,
+): Promise<unknown> | undefined {
   const aggregate = edge.aggregate;
   if (incoming.method !== 'POST') return undefined;
   const url = incoming.url ?? '';
@@ -209,7 +236,13 @@ function serveMcpPost(edge: EdgeContext & ViewsOf, log: Log, incoming: IncomingM
 }
 
 /** Counts the request in and out (tracker, metrics) around its steps. */
-async function serve(edge: EdgeContext, c: NodeExchange, endpoint: Endpoint | undefined, name: string, verb: Verb = 'POST'): Promise<Response> {
+async function serve(
+  edge: EdgeContext,
+  c: NodeExchange,
+  endpoint: Endpoint | undefined,
+  name: string,
+  verb: Verb = 'POST',
+): Promise<Response> {
   // While draining, requests are still served: /readyz tells balancers to stop sending them, and the
   // listener's drain (http-drain.ts) ends each connection after its answer.
   edge.tracker.begin();
@@ -229,7 +262,12 @@ async function serve(edge: EdgeContext, c: NodeExchange, endpoint: Endpoint | un
     }
     if (call.counted) edge.load!.leave(call.callerContext);
     edge.tracker.end();
-    edge.metrics?.requestFinished(endpoint ? (endpoint === edge.aggregate ? 'mcp' : name) : 'unknown', call.method, call.outcome, (performance.now() - call.started) / 1000);
+    edge.metrics?.requestFinished(
+      endpoint ? (endpoint === edge.aggregate ? 'mcp' : name) : 'unknown',
+      call.method,
+      call.outcome,
+      (performance.now() - call.started) / 1000,
+    );
   }
 }
 
@@ -249,17 +287,25 @@ async function serveTracked(call: McpCall, verb: Verb): Promise<Response> {
   return serveMessage(call, message, got.text);
 }
 
-/** A modern message, read: where it goes, whether policy lets it, then its answer; no extra turn when judge answers at once. */
+/**
+ * A modern message, read: where it goes, whether policy lets it, then its answer; no extra turn when judge answers at
+ * once.
+ */
 function serveMessage(call: McpCall, message: JsonRpcRequest, text: string): Response | Promise<Response> {
   const view = call.endpoint!.view;
   const here = view?.search ? searchStep(call, view, message) : undefined;
-  if (here !== undefined) return here instanceof Promise ? here.then((answer) => answerHere(call, message, answer)) : answerHere(call, message, here);
+  if (here !== undefined)
+    return here instanceof Promise
+      ? here.then((answer) => answerHere(call, message, answer))
+      : answerHere(call, message, here);
   // A Tasks method: its id opened first, then judged by the tool that created the task (src/tasks/).
   const unknownTask = TASK_METHODS.has(message.method) ? openTask(call, message) : undefined;
   if (unknownTask !== undefined) return unknownTask;
   route(call, message);
   const verdict = call.task === undefined ? judge(call, message) : judgeTask(call, message);
-  return verdict instanceof Promise ? verdict.then((v) => decide(call, message, text, v)) : decide(call, message, text, verdict);
+  return verdict instanceof Promise
+    ? verdict.then((v) => decide(call, message, text, v))
+    : decide(call, message, text, verdict);
 }
 
 function decide(call: McpCall, message: JsonRpcRequest, text: string, verdict: Verdict): Response | Promise<Response> {
@@ -276,7 +322,10 @@ function internalError(log: Log, c: NodeExchange | Context, error: unknown, path
 /** What every request shares, built once: endpoints looked up per request, as a reload may change servers. */
 function edgeContext(options: EdgeOptions): EdgeContext & ViewsOf {
   const endpoints = new Map<string, Endpoint>();
-  const aggregate: Endpoint | undefined = options.aggregate && { upstream: options.aggregate, toolHeaders: new ToolHeaderIndex() };
+  const aggregate: Endpoint | undefined = options.aggregate && {
+    upstream: options.aggregate,
+    toolHeaders: new ToolHeaderIndex(),
+  };
   const views = new Map<string, Endpoint>();
   const catalog = options.catalog;
   return {
@@ -301,15 +350,24 @@ function edgeContext(options: EdgeOptions): EdgeContext & ViewsOf {
       const upstream = options.upstreams.get(name);
       if (!upstream) return undefined;
       let endpoint = endpoints.get(name);
-      if (endpoint?.upstream !== upstream) endpoints.set(name, (endpoint = { upstream, toolHeaders: new ToolHeaderIndex() }));
+      if (endpoint?.upstream !== upstream)
+        endpoints.set(name, (endpoint = { upstream, toolHeaders: new ToolHeaderIndex() }));
       return endpoint;
     },
     viewOf(name) {
-      const view = !aggregate ? undefined : name === '' ? (catalog ? catalog.searchMode() : SEARCH_PROFILE) : catalog?.profile(name);
+      const view = !aggregate
+        ? undefined
+        : name === ''
+          ? catalog
+            ? catalog.searchMode()
+            : SEARCH_PROFILE
+          : catalog?.profile(name);
       if (!aggregate || !view) return undefined;
       let endpoint = views.get(name);
-      // A reload that changes the profile gives it a new endpoint (and what its lists taught of tool headers starts afresh).
-      if (endpoint?.view !== view) views.set(name, (endpoint = { upstream: aggregate.upstream, toolHeaders: new ToolHeaderIndex(), view }));
+      // A reload that changes the profile gives it a new endpoint (and what its lists taught of tool headers starts
+      // afresh).
+      if (endpoint?.view !== view)
+        views.set(name, (endpoint = { upstream: aggregate.upstream, toolHeaders: new ToolHeaderIndex(), view }));
       return endpoint;
     },
     search: aggregate ? catalog : undefined,

@@ -10,8 +10,22 @@ export type Decision = Pick<Verdict, 'allowed' | 'rule' | 'target'>;
 
 export const AUTHENTICATED: Verdict = { allowed: true, rule: 'authenticated; no policies configured' };
 
-export function record(call: McpCall, principal: Principal, method: string, verdict: Decision, args?: unknown, traceId?: string): void {
-  if (!verdict.allowed) call.edge.tracker.denied({ time: new Date().toISOString(), principal: principal.id, method, target: verdict.target, rule: verdict.rule });
+export function record(
+  call: McpCall,
+  principal: Principal,
+  method: string,
+  verdict: Decision,
+  args?: unknown,
+  traceId?: string,
+): void {
+  if (!verdict.allowed)
+    call.edge.tracker.denied({
+      time: new Date().toISOString(),
+      principal: principal.id,
+      method,
+      target: verdict.target,
+      rule: verdict.rule,
+    });
   const span = call.span;
   // Without authentication or policies every request is let through: then only refusals are worth an event.
   if (span !== undefined && (!verdict.allowed || call.security.guard || call.security.authenticator.enabled))

@@ -98,7 +98,9 @@ export class McpCall {
   readonly server: string | undefined;
   /** Requests in flight keep the security they started with, whatever a reload installs meanwhile. */
   readonly security: Security;
-  /** A call the gateway makes on the caller's behalf (search mode's call_tool): it sends the tool's Mcp-Param-* headers. */
+  /**
+   * A call the gateway makes on the caller's behalf (search mode's call_tool): it sends the tool's Mcp-Param-* headers.
+   */
   onBehalf = false;
   /** This request's span, once its message is read, when the edge traces. */
   span: RequestSpan | undefined = undefined;
@@ -115,7 +117,8 @@ export class McpCall {
     readonly name: string,
     readonly started: number,
   ) {
-    this.server = endpoint !== undefined && (endpoint === edge.aggregate || endpoint.view !== undefined) ? undefined : name;
+    this.server =
+      endpoint !== undefined && (endpoint === edge.aggregate || endpoint.view !== undefined) ? undefined : name;
     this.security = edge.security();
   }
 
@@ -125,9 +128,13 @@ export class McpCall {
    */
   get caller(): CallerIdentity {
     if (this.callerIdentity === undefined) {
-      const header = this.principal.via === 'jwt' && this.vouched === undefined ? this.exchange.incoming.headers.authorization : undefined;
+      const header =
+        this.principal.via === 'jwt' && this.vouched === undefined
+          ? this.exchange.incoming.headers.authorization
+          : undefined;
       const token = header !== undefined && /^bearer /i.test(header) ? header.slice(7).trim() : undefined;
-      this.callerIdentity = token === undefined ? { principal: this.principal.id } : { principal: this.principal.id, token };
+      this.callerIdentity =
+        token === undefined ? { principal: this.principal.id } : { principal: this.principal.id, token };
     }
     return this.callerIdentity;
   }
@@ -147,9 +154,11 @@ export class McpCall {
   private send(message: JsonRpcRequest, options: RequestOptions): Promise<JsonRpcResponse> {
     const view = this.endpoint?.view;
     if (view !== undefined && isListMethod(message.method)) return listThroughView(this, view, message, options);
-    if (view !== undefined && message.method === 'server/discover') return discoverThroughView(this, view, message, options);
+    if (view !== undefined && message.method === 'server/discover')
+      return discoverThroughView(this, view, message, options);
     const target = this.target;
-    if (this.server === undefined && this.edge.router && target.kind !== 'none') return this.edge.router.call(target, message, options);
+    if (this.server === undefined && this.edge.router && target.kind !== 'none')
+      return this.edge.router.call(target, message, options);
     // The server's upstream as of now: a reload may have replaced it while this request was admitted and read.
     const endpoint = this.server === undefined ? this.endpoint! : (this.edge.endpointOf(this.server) ?? this.endpoint!);
     return endpoint.upstream.request(message, options);
@@ -196,7 +205,10 @@ export function listenAccess(call: McpCall): ListenAccess | undefined {
   return {
     reaches: (upstream) => grant === undefined || grant.reaches(upstream),
     // A view exists only over /mcp, so with a router; without one nothing is hidden by name.
-    hears: (upstream, kind) => view === undefined || router === undefined || view.shownOfHead(router.headOf(upstream))[kind],
-    reads: (uri, upstream) => (view === undefined || view.showsUri(uri)) && (grant === undefined || grant.allows('resources', upstream, uri).allowed),
+    hears: (upstream, kind) =>
+      view === undefined || router === undefined || view.shownOfHead(router.headOf(upstream))[kind],
+    reads: (uri, upstream) =>
+      (view === undefined || view.showsUri(uri)) &&
+      (grant === undefined || grant.allows('resources', upstream, uri).allowed),
   };
 }

@@ -9,7 +9,9 @@ import { ANONYMOUS } from '../layers/cached-upstream.js';
  * lands in a shared cache cannot be used to confirm a guessed token.
  */
 export function authContext(key: Buffer, authorization: string | undefined): string {
-  return authorization === undefined ? ANONYMOUS : createHmac('sha256', key).update(authorization).digest('base64url').slice(0, 22);
+  return authorization === undefined
+    ? ANONYMOUS
+    : createHmac('sha256', key).update(authorization).digest('base64url').slice(0, 22);
 }
 
 /**

@@ -62,14 +62,17 @@ export class CallerLoad {
 
   requestRefusal(who: string): Refusal {
     return tooMany(
-      `${who} already has ${this.limits.maxRequests} requests in flight here, the most one caller may (listen.maxRequestsPerPrincipal); retry once some have been answered`,
+      `${who} already has ${this.limits.maxRequests} requests in flight here, the most one caller may ` +
+        `(listen.maxRequestsPerPrincipal); retry once some have been answered`,
       REQUEST_RETRY_S,
     );
   }
 
   streamRefusal(who: string): Refusal {
     return tooMany(
-      `${who} already holds ${this.limits.maxStreams} open streams here, the most one caller may (listen.maxStreamsPerPrincipal); close one (one subscriptions/listen stream can watch every list and many resources) or retry later`,
+      `${who} already holds ${this.limits.maxStreams} open streams here, the most one caller may ` +
+        `(listen.maxStreamsPerPrincipal); close one (one subscriptions/listen stream can watch every list and many ` +
+        `resources) or retry later`,
       STREAM_RETRY_S,
     );
   }

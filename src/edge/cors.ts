@@ -22,7 +22,8 @@ export function corsHeaders(origin: string): Record<string, string> {
 
 /** The preflight answer: POST, and whichever headers the page asked for (Mcp-Param-* names vary by tool). */
 export function preflightHeaders(origin: string, requestedHeaders: string | undefined): Record<string, string> {
-  const allowHeaders = requestedHeaders && TOKEN_LIST.test(requestedHeaders.trim()) ? requestedHeaders.trim() : DEFAULT_ALLOWED_HEADERS;
+  const allowHeaders =
+    requestedHeaders && TOKEN_LIST.test(requestedHeaders.trim()) ? requestedHeaders.trim() : DEFAULT_ALLOWED_HEADERS;
   return {
     ...corsHeaders(origin),
     'access-control-allow-methods': 'POST',
@@ -36,7 +37,15 @@ export function answerPreflight(c: Context, originAllowed: OriginCheck, allow: R
   const origin = c.req.header('origin');
   if (origin === undefined) return c.body(null, 204, allow);
   if (!originAllowed(origin)) {
-    return send(c, reject(403, null, ErrorCode.InvalidRequest, `Origin ${origin} is not allowed; add it to listen.allowedOrigins to let browsers from it in`));
+    return send(
+      c,
+      reject(
+        403,
+        null,
+        ErrorCode.InvalidRequest,
+        `Origin ${origin} is not allowed; add it to listen.allowedOrigins to let browsers from it in`,
+      ),
+    );
   }
   return c.body(null, 204, { ...allow, ...preflightHeaders(origin, c.req.header('access-control-request-headers')) });
 }

@@ -10,7 +10,8 @@ export function pathsFor(edge: EdgeContext, grant: Grant | undefined): string[] 
   if (grant === undefined) return paths;
   return paths.filter((path) => {
     if (path.startsWith('/servers/')) return grant.reaches(path.slice('/servers/'.length, -'/mcp'.length));
-    if (path.startsWith('/profiles/')) return profileUsable(edge, grant, path.slice('/profiles/'.length, -'/mcp'.length));
+    if (path.startsWith('/profiles/'))
+      return profileUsable(edge, grant, path.slice('/profiles/'.length, -'/mcp'.length));
     return true;
   });
 }

@@ -18,7 +18,12 @@ export function exchangeOf(c: Context<{ Bindings: HttpBindings }>): NodeExchange
   return { incoming: c.env.incoming, outgoing: c.env.outgoing, path: c.req.path };
 }
 
-export function writeJson(outgoing: ServerResponse, status: number, body: unknown, headers: Record<string, string> = {}): Response {
+export function writeJson(
+  outgoing: ServerResponse,
+  status: number,
+  body: unknown,
+  headers: Record<string, string> = {},
+): Response {
   writeJsonBody(outgoing, status, [Buffer.from(JSON.stringify(body))], headers);
   return RESPONSE_ALREADY_SENT;
 }

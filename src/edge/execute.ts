@@ -17,7 +17,12 @@ import { followTasks } from '../tasks/task-listen.js';
 import { isTaskListen, refuseUndeclared } from '../tasks/task-step.js';
 import { declaresTasks } from './task-guard.js';
 
-export async function execute(call: McpCall, message: JsonRpcRequest, text: string, verdict: Verdict): Promise<Response> {
+export async function execute(
+  call: McpCall,
+  message: JsonRpcRequest,
+  text: string,
+  verdict: Verdict,
+): Promise<Response> {
   const { outgoing } = call.exchange;
   const args = argsOf(message);
   const meta = message.params?._meta;
@@ -30,7 +35,14 @@ export async function execute(call: McpCall, message: JsonRpcRequest, text: stri
     if (taskListen && !declaresTasks(message)) return refuseUndeclared(call, message);
     const load = call.edge.load;
     if (load !== undefined && !load.openStream(call.callerContext, outgoing)) {
-      record(call, call.principal, message.method, { allowed: false, rule: 'open streams per principal' }, undefined, traceId);
+      record(
+        call,
+        call.principal,
+        message.method,
+        { allowed: false, rule: 'open streams per principal' },
+        undefined,
+        traceId,
+      );
       call.outcome = 'rate_limited';
       return refuse(call.exchange, load.streamRefusal(call.principal.id));
     }
@@ -39,7 +51,10 @@ export async function execute(call: McpCall, message: JsonRpcRequest, text: stri
     record(call, call.principal, message.method, verdict, undefined, traceId);
     call.outcome = 'ok';
     const honouredElsewhere = tasks && { taskIds: tasks.taskIds };
-    call.edge.listen.open(message, outgoing, call.server, listenAccess(call), { principal: call.principal.id, honouredElsewhere });
+    call.edge.listen.open(message, outgoing, call.server, listenAccess(call), {
+      principal: call.principal.id,
+      honouredElsewhere,
+    });
     tasks?.start(outgoing);
     return RESPONSE_ALREADY_SENT;
   }
@@ -48,7 +63,14 @@ export async function execute(call: McpCall, message: JsonRpcRequest, text: stri
   const holder = forwarded && (await forwarded);
   if (holder !== undefined) {
     call.outcome = 'ok';
-    record(call, call.principal, message.method, { ...verdict, rule: `${verdict.rule}; retry forwarded to instance ${holder}` }, args, traceId);
+    record(
+      call,
+      call.principal,
+      message.method,
+      { ...verdict, rule: `${verdict.rule}; retry forwarded to instance ${holder}` },
+      args,
+      traceId,
+    );
     return RESPONSE_ALREADY_SENT;
   }
   const options: CallOptions = {
@@ -62,7 +84,8 @@ export async function execute(call: McpCall, message: JsonRpcRequest, text: stri
   // Not shaped means the client went away before the answer.
   call.outcome = 'cancelled';
   // Progress and log messages travel on the request's own stream, so those requests are answered with one.
-  if (isObject(meta) && (meta.progressToken !== undefined || meta[META.logLevel] !== undefined)) await respondSse(call, message, outgoing, options);
+  if (isObject(meta) && (meta.progressToken !== undefined || meta[META.logLevel] !== undefined))
+    await respondSse(call, message, outgoing, options);
   else await respondJson(call, message, outgoing, options);
   record(call, call.principal, message.method, verdict, args, traceId);
   return RESPONSE_ALREADY_SENT;
@@ -76,12 +99,19 @@ function forwardRetry(call: McpCall, message: JsonRpcRequest, text: string): Pro
   const retries = call.edge.retries;
   const requestState = message.params?.requestState;
   // A forwarded request is never forwarded again.
-  if (typeof requestState !== 'string' || !retries || call.exchange.incoming.headers[FORWARDED_HEADER] !== undefined) return undefined;
+  if (typeof requestState !== 'string' || !retries || call.exchange.incoming.headers[FORWARDED_HEADER] !== undefined)
+    return undefined;
   const holder = retries.holderOf(requestState);
   return holder === undefined ? undefined : sendToHolder(call, retries, holder, message, text);
 }
 
-async function sendToHolder(call: McpCall, retries: RetryRouting, holder: string, message: JsonRpcRequest, text: string): Promise<string | undefined> {
+async function sendToHolder(
+  call: McpCall,
+  retries: RetryRouting,
+  holder: string,
+  message: JsonRpcRequest,
+  text: string,
+): Promise<string | undefined> {
   const { incoming, outgoing } = call.exchange;
   const base = await retries.lookup(holder);
   if (base === undefined) return undefined;

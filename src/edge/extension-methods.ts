@@ -22,7 +22,8 @@ export function checkTakenUp(call: McpCall, message: JsonRpcRequest): Promise<Re
           404,
           message.id,
           ErrorCode.MethodNotFound,
-          `${method} was removed in MCP 2026-07-28; server ${call.server} does not advertise the extension ${extension} that takes it up`,
+          `${method} was removed in MCP 2026-07-28; server ${call.server} does not advertise the extension ` +
+            `${extension} that takes it up`,
         ),
   );
 }
@@ -30,7 +31,10 @@ export function checkTakenUp(call: McpCall, message: JsonRpcRequest): Promise<Re
 /** Whether the server's server/discover lists the extension under capabilities.extensions. */
 export async function advertises(call: McpCall, extension: string): Promise<boolean> {
   const discover = { jsonrpc: '2.0' as const, id: 0, method: 'server/discover', params: { _meta: ownRequestMeta() } };
-  const answer = await call.endpoint!.upstream.request(discover, { authContext: call.callerContext, reach: call.grant });
+  const answer = await call.endpoint!.upstream.request(discover, {
+    authContext: call.callerContext,
+    reach: call.grant,
+  });
   if (!('result' in answer)) return false;
   const capabilities = answer.result.capabilities;
   return isObject(capabilities) && isObject(capabilities.extensions) && isObject(capabilities.extensions[extension]);

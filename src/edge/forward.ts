@@ -29,7 +29,10 @@ const NOT_FORWARDED = new Set([
  * The caller another replica vouched for; undefined when the request was not forwarded; null when it says it
  * was but no replica sharing mrtr.secret signed it for this path (a client sending the header itself).
  */
-export function forwardedCaller(incoming: IncomingMessage, trust: Pick<PeerTrust, 'openVouch'> | undefined): ForwardedCaller | undefined | null {
+export function forwardedCaller(
+  incoming: IncomingMessage,
+  trust: Pick<PeerTrust, 'openVouch'> | undefined,
+): ForwardedCaller | undefined | null {
   if (incoming.headers[FORWARDED_HEADER] === undefined) return undefined;
   const header = incoming.headers[CALLER_HEADER];
   return trust?.openVouch(typeof header === 'string' ? header : undefined, requestPath(incoming)) ?? null;
@@ -90,8 +93,15 @@ export async function forwardRequest(
   return true;
 }
 
-/** The client's headers but credentials and hop-by-hop ones; a traced forward names its own span as the holder's parent. */
-function forwardHeaders(incoming: IncomingMessage, from: string, vouch: string, trace: ForwardTrace | undefined): Record<string, string> {
+/**
+ * The client's headers but credentials and hop-by-hop ones; a traced forward names its own span as the holder's parent.
+ */
+function forwardHeaders(
+  incoming: IncomingMessage,
+  from: string,
+  vouch: string,
+  trace: ForwardTrace | undefined,
+): Record<string, string> {
   const headers: Record<string, string> = { [FORWARDED_HEADER]: from, [CALLER_HEADER]: vouch };
   for (const [name, value] of Object.entries(incoming.headers)) {
     if (NOT_FORWARDED.has(name) || value === undefined) continue;

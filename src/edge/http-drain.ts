@@ -6,7 +6,13 @@
 // `Connection: close` once the drain began, and connections that go idle during the drain (a stream that
 // ends) are closed by a sweep that runs only then. A set of open answers and a 'close' listener on each was
 // the drain's whole cost on the hot path, paid by every request for the one moment a replica stops.
-import { type IncomingMessage, type OutgoingHttpHeader, type OutgoingHttpHeaders, type Server, ServerResponse } from 'node:http';
+import {
+  type IncomingMessage,
+  type OutgoingHttpHeader,
+  type OutgoingHttpHeaders,
+  type Server,
+  ServerResponse,
+} from 'node:http';
 
 type Head = OutgoingHttpHeaders | OutgoingHttpHeader[];
 

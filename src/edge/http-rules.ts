@@ -10,7 +10,12 @@ function mediaTypes(header: string): string[] {
 export function checkContentType(contentType: string | null): Rejection | undefined {
   if (contentType === 'application/json') return undefined; // nearly every request: no parsing
   if (contentType !== null && mediaTypes(contentType)[0] === 'application/json') return undefined;
-  return reject(415, null, ErrorCode.InvalidRequest, `Content-Type must be application/json (got ${contentType ?? 'none'})`);
+  return reject(
+    415,
+    null,
+    ErrorCode.InvalidRequest,
+    `Content-Type must be application/json (got ${contentType ?? 'none'})`,
+  );
 }
 
 /** What the SDKs send: allowed without parsing. */
@@ -23,7 +28,12 @@ export function checkAccept(accept: string | null): Rejection | undefined {
   const json = types.some((t) => t === 'application/json' || t === 'application/*' || t === '*/*');
   const sse = types.some((t) => t === 'text/event-stream' || t === 'text/*' || t === '*/*');
   if (json && sse) return undefined;
-  return reject(406, null, ErrorCode.InvalidRequest, `Accept must list both application/json and text/event-stream (got ${accept})`);
+  return reject(
+    406,
+    null,
+    ErrorCode.InvalidRequest,
+    `Accept must list both application/json and text/event-stream (got ${accept})`,
+  );
 }
 
 /**
@@ -40,7 +50,12 @@ export function tooLargeHeaders(contentLength: string | undefined): Record<strin
 }
 
 export function tooLarge(maxBytes: number): Rejection {
-  return reject(413, null, ErrorCode.InvalidRequest, `The body is larger than listen.maxBodyBytes (${maxBytes} bytes); raise that setting to accept it`);
+  return reject(
+    413,
+    null,
+    ErrorCode.InvalidRequest,
+    `The body is larger than listen.maxBodyBytes (${maxBytes} bytes); raise that setting to accept it`,
+  );
 }
 
 /** Nesting beyond which a body is refused: deeper values overflow the stack when they are serialised again. */

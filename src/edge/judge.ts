@@ -36,7 +36,9 @@ function listReader(call: McpCall): ListReader {
   return { authContext: call.callerContext, caller: call.caller, reach: call.grant };
 }
 
-/** The guard could not decide at once: fetch what it asked for (lists read again, a tool's definition) and ask again. */
+/**
+ * The guard could not decide at once: fetch what it asked for (lists read again, a tool's definition) and ask again.
+ */
 async function judgeWhatWasNeeded(call: McpCall, message: JsonRpcRequest, first: Need): Promise<Verdict> {
   const guard = call.security.guard!;
   const grant = call.grant!;
@@ -47,7 +49,11 @@ async function judgeWhatWasNeeded(call: McpCall, message: JsonRpcRequest, first:
     // or on /mcp a URI whose listed owner refuses it (so a denied URI that exists costs the same re-reading
     // as one nobody lists). A name policy denies is refused at once, whether or not it exists.
     const target = call.target;
-    call.target = edge.router ? await edge.router.confirm(target, listReader(call)) : target.kind === 'none' ? target : { ...target, confirmed: true };
+    call.target = edge.router
+      ? await edge.router.confirm(target, listReader(call))
+      : target.kind === 'none'
+        ? target
+        : { ...target, confirmed: true };
     outcome = guard.judge(call.target, message, grant, call.principal);
   }
   if (isNeed(outcome) && call.target.kind === 'tools' && call.target.listed) {
@@ -63,7 +69,15 @@ async function judgeWhatWasNeeded(call: McpCall, message: JsonRpcRequest, first:
   }
   // Never so: with the routes confirmed and `listed` set the guard decides; a mistake there refuses rather than serves.
   return isNeed(outcome)
-    ? { allowed: false, rule: 'the guard could not decide', refusal: errorResponse(message.id, ErrorCode.InternalError, 'Internal error in mcp-gateway; see the gateway log') }
+    ? {
+        allowed: false,
+        rule: 'the guard could not decide',
+        refusal: errorResponse(
+          message.id,
+          ErrorCode.InternalError,
+          'Internal error in mcp-gateway; see the gateway log',
+        ),
+      }
     : outcome;
 }
 
@@ -77,7 +91,11 @@ interface ToolsRead {
 }
 
 /** The tools the server lists now, every page, the cache in front of it skipped; those read before an error. */
-function toolsNow(upstream: Upstream, context: string | undefined, caller: RequestOptions['caller']): Promise<ToolsRead> {
+function toolsNow(
+  upstream: Upstream,
+  context: string | undefined,
+  caller: RequestOptions['caller'],
+): Promise<ToolsRead> {
   let byContext = reading.get(upstream);
   if (!byContext) reading.set(upstream, (byContext = new Map()));
   const key = context ?? '';
@@ -97,7 +115,11 @@ function toolsNow(upstream: Upstream, context: string | undefined, caller: Reque
 }
 
 /** Answers a refused request (policy's own words), and leaves its trace in audit and metrics. */
-export function refuse(call: McpCall, message: JsonRpcRequest, verdict: Verdict & { refusal: NonNullable<Verdict['refusal']> }): Response {
+export function refuse(
+  call: McpCall,
+  message: JsonRpcRequest,
+  verdict: Verdict & { refusal: NonNullable<Verdict['refusal']> },
+): Response {
   record(call, call.principal, message.method, verdict, argsOf(message), traceIdOf(message.params?._meta));
   call.outcome = 'denied';
   call.edge.metrics?.denied(call.server ?? call.name, message.method);

@@ -3,7 +3,13 @@
 // McpCall.view — with its audit line written before the call, as a session's answer may take many rounds.
 import { RESPONSE_ALREADY_SENT } from './answered.js';
 import type { CancelSignal } from '../../protocol/cancel.js';
-import { ErrorCode, errorResponse, type JsonRpcNotification, type JsonRpcRequest, type JsonRpcResponse } from '../../protocol/jsonrpc.js';
+import {
+  ErrorCode,
+  errorResponse,
+  type JsonRpcNotification,
+  type JsonRpcRequest,
+  type JsonRpcResponse,
+} from '../../protocol/jsonrpc.js';
 import type { LegacyExchange } from '../legacy-client/legacy-clients.js';
 import { argsOf, record } from './audit-step.js';
 import { listenAccess, type McpCall } from './call.js';
@@ -19,7 +25,11 @@ import { markAnswer, startLegacySpan } from './request-span.js';
  * A 2025 POST (initialize, or a request on a session). Traced like a modern request: its span is named for
  * the 2025 message, and every modern request the adapter makes for it calls upstreams under that span.
  */
-export async function serveLegacyPost(call: McpCall, body: unknown, sessionHeader: string | undefined): Promise<Response> {
+export async function serveLegacyPost(
+  call: McpCall,
+  body: unknown,
+  sessionHeader: string | undefined,
+): Promise<Response> {
   call.outcome = 'ok';
   const exchange = legacyExchange(call, body, sessionHeader);
   const tracer = call.edge.tracer;
@@ -31,7 +41,11 @@ export async function serveLegacyPost(call: McpCall, body: unknown, sessionHeade
 /** A 2025 session's GET stream, or its end (DELETE). */
 export async function serveLegacySession(call: McpCall, verb: 'GET' | 'DELETE'): Promise<Response> {
   const legacy = call.edge.legacyClients!;
-  const exchange = legacyExchange(call, undefined, call.exchange.incoming.headers['mcp-session-id'] as string | undefined);
+  const exchange = legacyExchange(
+    call,
+    undefined,
+    call.exchange.incoming.headers['mcp-session-id'] as string | undefined,
+  );
   const load = call.edge.load;
   if (verb === 'GET' && load !== undefined && !load.openStream(call.callerContext, call.exchange.outgoing)) {
     call.outcome = 'rate_limited';
@@ -74,7 +88,10 @@ async function executeModern(
   // A 2025 message meets no request rules of its own: its names are bounded here, before anything reads them.
   const tooLong = nameProblem(request.method, request.params, view?.search === true);
   if (tooLong !== undefined) {
-    record(call, call.principal, request.method, { allowed: false, rule: 'a name or URI longer than mcp-gateway accepts' });
+    record(call, call.principal, request.method, {
+      allowed: false,
+      rule: 'a name or URI longer than mcp-gateway accepts',
+    });
     return errorResponse(request.id, ErrorCode.InvalidParams, `${tooLong}; shorten it`);
   }
   const here = view?.search ? searchStep(call, view, request) : undefined;

@@ -9,5 +9,7 @@ import { logSeverity, META } from '../../protocol/mcp.js';
 export function logFilter(message: JsonRpcRequest): (notification: JsonRpcNotification) => boolean {
   const meta = message.params?._meta;
   const wanted = logSeverity(isObject(meta) ? meta[META.logLevel] : undefined);
-  return (notification) => notification.method !== 'notifications/message' || (wanted >= 0 && logSeverity(notification.params?.level) >= wanted);
+  return (notification) =>
+    notification.method !== 'notifications/message' ||
+    (wanted >= 0 && logSeverity(notification.params?.level) >= wanted);
 }

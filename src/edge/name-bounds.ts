@@ -18,7 +18,12 @@ export const QUOTED_PREFIX = 64;
 /** A value as refusals quote it: JSON, at most QUOTED_PREFIX characters of it, and its length when cut. */
 export function quoted(value: unknown): string {
   if (typeof value !== 'string') {
-    const text = typeof value === 'object' && value !== null ? (Array.isArray(value) ? 'an array' : 'an object') : JSON.stringify(value);
+    const text =
+      typeof value === 'object' && value !== null
+        ? Array.isArray(value)
+          ? 'an array'
+          : 'an object'
+        : JSON.stringify(value);
     return text ?? String(value);
   }
   if (value.length <= QUOTED_PREFIX) return JSON.stringify(value);
@@ -28,7 +33,10 @@ export function quoted(value: unknown): string {
 /** The problem with a tool or prompt name's length, or undefined. */
 export function nameTooLong(kind: 'tool' | 'prompt', name: unknown): string | undefined {
   if (typeof name !== 'string' || name.length <= MAX_NAME_LENGTH) return undefined;
-  return `The ${kind} name ${quoted(name)} is longer than ${MAX_NAME_LENGTH} characters, the most MCP allows a ${kind} name; no ${kind} has that name`;
+  return (
+    `The ${kind} name ${quoted(name)} is longer than ${MAX_NAME_LENGTH} characters, the most MCP allows a ` +
+    `${kind} name; no ${kind} has that name`
+  );
 }
 
 function uriTooLong(uri: unknown): string | undefined {
@@ -61,7 +69,11 @@ export function nameProblem(method: string, params: JsonObject | undefined, sear
     case 'subscriptions/listen': {
       const asked = isObject(params.notifications) ? params.notifications.resourceSubscriptions : undefined;
       if (!Array.isArray(asked)) return undefined;
-      if (asked.length > MAX_LISTEN_URIS) return `resourceSubscriptions names ${asked.length} URIs; one listen stream may subscribe to at most ${MAX_LISTEN_URIS}`;
+      if (asked.length > MAX_LISTEN_URIS)
+        return (
+          `resourceSubscriptions names ${asked.length} URIs; one listen stream may subscribe to at most ` +
+          `${MAX_LISTEN_URIS}`
+        );
       for (const uri of asked) {
         const problem = uriTooLong(uri);
         if (problem !== undefined) return problem;

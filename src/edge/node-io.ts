@@ -110,13 +110,20 @@ export function forwardedParamHeaders(rawHeaders: readonly string[]): Record<str
  * shared between answers (a cached page) are written as they are, not copied into one buffer first; short
  * string pieces are copied by the writev itself.
  */
-export function writeJsonBody(outgoing: ServerResponse, status: number, pieces: readonly (Buffer | string)[], headers?: Record<string, string>): void {
+export function writeJsonBody(
+  outgoing: ServerResponse,
+  status: number,
+  pieces: readonly (Buffer | string)[],
+  headers?: Record<string, string>,
+): void {
   let length = 0;
   for (const piece of pieces) length += typeof piece === 'string' ? Buffer.byteLength(piece) : piece.length;
   // Most answers carry no headers of their own: no object spread for them.
   outgoing.writeHead(
     status,
-    headers === undefined ? { 'content-type': 'application/json', 'content-length': length } : { ...headers, 'content-type': 'application/json', 'content-length': length },
+    headers === undefined
+      ? { 'content-type': 'application/json', 'content-length': length }
+      : { ...headers, 'content-type': 'application/json', 'content-length': length },
   );
   if (pieces.length === 1) {
     outgoing.end(pieces[0]);

@@ -19,7 +19,10 @@ export interface OpsOptions {
   startedAt: number;
   /** Browser Origins allowed (as for MCP); pages are refused to others. */
   originAllowed(origin: string | undefined): boolean;
-  /** Principals allowed to read operator pages (with authentication on); nobody when undefined. As of now: a reload may change it. */
+  /**
+   * Principals allowed to read operator pages (with authentication on); nobody when undefined. As of now: a reload may
+   * change it.
+   */
   operators(): Operators | undefined;
   upstreams(): Iterable<UpstreamHealth>;
   draining(): boolean;
@@ -29,7 +32,12 @@ export interface OpsOptions {
   page?(snapshot: object): string;
   /** GET /config: the config in force with its secrets redacted, and which load it came from. */
   config?(): object;
-  metrics?: { contentType: string; render(): Promise<string>; openMetricsContentType: string; renderOpenMetrics(): Promise<string> };
+  metrics?: {
+    contentType: string;
+    render(): Promise<string>;
+    openMetricsContentType: string;
+    renderOpenMetrics(): Promise<string>;
+  };
 }
 
 type App = Hono<{ Bindings: HttpBindings }>;
@@ -48,7 +56,11 @@ export function isOperator(principal: Principal, operators: Operators | undefine
  * Whether this caller may be told details that map the gateway (server names, which are not ready): anyone
  * without authentication (a loopback gateway), operators with it. Never refuses: a probe just learns less.
  */
-export async function seesDetails(security: Security, operators: Operators | undefined, authorization: string | undefined): Promise<boolean> {
+export async function seesDetails(
+  security: Security,
+  operators: Operators | undefined,
+  authorization: string | undefined,
+): Promise<boolean> {
   if (!security.authenticator.enabled) return true;
   if (authorization === undefined) return false;
   const outcome = await security.authenticator.authenticate(authorization);
@@ -63,7 +75,11 @@ export interface ProbeAnswer {
 
 export const PROBE_HEADERS = { 'cache-control': 'no-store' };
 
-export function probe(ops: OpsOptions, path: '/healthz' | '/readyz', authorization: string | undefined): ProbeAnswer | Promise<ProbeAnswer> {
+export function probe(
+  ops: OpsOptions,
+  path: '/healthz' | '/readyz',
+  authorization: string | undefined,
+): ProbeAnswer | Promise<ProbeAnswer> {
   if (path === '/healthz') return { status: 200, body: liveness(ops.startedAt) };
   const { ready, body } = readiness(ops.upstreams(), ops.draining());
   const status = ready ? 200 : 503;
@@ -83,12 +99,18 @@ export function addOpsRoutes(app: App, ops: OpsOptions): void {
       return c.json(body, status, PROBE_HEADERS);
     });
   }
-  app.get('/status.json', async (c) => (await refused(c, ops)) ?? c.json(await ops.snapshot(), 200, { 'cache-control': 'no-store' }));
+  app.get(
+    '/status.json',
+    async (c) => (await refused(c, ops)) ?? c.json(await ops.snapshot(), 200, { 'cache-control': 'no-store' }),
+  );
   app.get('/', async (c) => {
     const refusal = await refused(c, ops);
     if (refusal) return refusal;
     if (!ops.page) return c.json(await ops.snapshot());
-    return c.html(ops.page(await ops.snapshot()), 200, { 'cache-control': 'no-store', 'content-security-policy': `${STATUS_PAGE_CSP}; frame-ancestors 'none'` });
+    return c.html(ops.page(await ops.snapshot()), 200, {
+      'cache-control': 'no-store',
+      'content-security-policy': `${STATUS_PAGE_CSP}; frame-ancestors 'none'`,
+    });
   });
   app.get('/config', async (c) => {
     const refusal = await refused(c, ops);
@@ -103,9 +125,17 @@ export function addOpsRoutes(app: App, ops: OpsOptions): void {
     // OpenMetrics (which carries exemplars) for a scraper that asks for it, the classic text otherwise.
     const metrics = ops.metrics;
     if (wantsOpenMetrics(c.env.incoming.headers.accept)) {
-      return c.body(await metrics.renderOpenMetrics(), 200, { 'content-type': metrics.openMetricsContentType, 'cache-control': 'no-store', vary: 'accept' });
+      return c.body(await metrics.renderOpenMetrics(), 200, {
+        'content-type': metrics.openMetricsContentType,
+        'cache-control': 'no-store',
+        vary: 'accept',
+      });
     }
-    return c.body(await metrics.render(), 200, { 'content-type': metrics.contentType, 'cache-control': 'no-store', vary: 'accept' });
+    return c.body(await metrics.render(), 200, {
+      'content-type': metrics.contentType,
+      'cache-control': 'no-store',
+      vary: 'accept',
+    });
   });
 }
 
@@ -117,7 +147,15 @@ export function addOpsRoutes(app: App, ops: OpsOptions): void {
 async function refused(c: Context<{ Bindings: HttpBindings }>, ops: OpsOptions): Promise<Response | undefined> {
   const headers = c.env.incoming.headers;
   if (!ops.originAllowed(headers.origin)) {
-    return c.json(reject(403, null, ErrorCode.InvalidRequest, 'Operator pages answer only their own origin: open them at the address the gateway listens on').body, 403);
+    return c.json(
+      reject(
+        403,
+        null,
+        ErrorCode.InvalidRequest,
+        'Operator pages answer only their own origin: open them at the address the gateway listens on',
+      ).body,
+      403,
+    );
   }
   const security = ops.security();
   if (!security.authenticator.enabled) return undefined;

@@ -45,9 +45,11 @@ export class ToolHeaderIndex {
         if (raw !== undefined) return `${header} is set but arguments.${path.join('.')} is absent`;
         continue;
       }
-      if (raw === undefined) return `${header} is missing; tool '${toolName}' mirrors arguments.${path.join('.')} into it`;
+      if (raw === undefined)
+        return `${header} is missing; tool '${toolName}' mirrors arguments.${path.join('.')} into it`;
       const decoded = decodeHeaderValue(raw);
-      if (decoded === undefined) return `${header} has characters a header cannot carry; send non-ASCII values as =?base64?<UTF-8 Base64>?=`;
+      if (decoded === undefined)
+        return `${header} has characters a header cannot carry; send non-ASCII values as =?base64?<UTF-8 Base64>?=`;
       if (!sameValue(decoded, value)) {
         return `${header} does not match arguments.${path.join('.')}`;
       }
@@ -61,13 +63,18 @@ export class ToolHeaderIndex {
  * encoded by `encode`); undefined when it mirrors none. For a call the gateway makes on a caller's behalf
  * (search mode's call_tool), whose client could not know to send them.
  */
-export function mirroredHeaders(inputSchema: unknown, args: unknown, encode: (value: string) => string): Record<string, string> | undefined {
+export function mirroredHeaders(
+  inputSchema: unknown,
+  args: unknown,
+  encode: (value: string) => string,
+): Record<string, string> | undefined {
   const mirrored: MirroredArgument[] = [];
   collect(inputSchema, [], mirrored);
   let headers: Record<string, string> | undefined;
   for (const { header, path } of mirrored) {
     const value = valueAt(args, path);
-    if (typeof value === 'string' || typeof value === 'number' || typeof value === 'boolean') (headers ??= {})[header] = encode(String(value));
+    if (typeof value === 'string' || typeof value === 'number' || typeof value === 'boolean')
+      (headers ??= {})[header] = encode(String(value));
     else if (isRawNumber(value)) (headers ??= {})[header] = encode(value.rawJSON);
   }
   return headers;

@@ -9,14 +9,25 @@ import { ErrorCode, isObject } from '../../protocol/jsonrpc.js';
 import { digest } from '../mrtr/peer-trust.js';
 import type { McpCall } from './call.js';
 import { send } from './exchange.js';
-import { checkAccept, checkContentType, MAX_JSON_DEPTH, nestsDeeperThan, tooLarge, tooLargeHeaders } from './http-rules.js';
+import {
+  checkAccept,
+  checkContentType,
+  MAX_JSON_DEPTH,
+  nestsDeeperThan,
+  tooLarge,
+  tooLargeHeaders,
+} from './http-rules.js';
 import { NodeHeaders, readBody } from './node-io.js';
 import { reject } from './rejection.js';
 import { checkMessage } from './request-rules.js';
 import { checkTakenUp } from './extension-methods.js';
 
-/** What was read: a modern request (with its body's text, which a forwarded retry sends on), or a 2025 client's body. */
-export type Read = { kind: 'request'; message: JsonRpcRequest; text: string } | { kind: 'legacy'; body: unknown; sessionHeader: string | undefined };
+/**
+ * What was read: a modern request (with its body's text, which a forwarded retry sends on), or a 2025 client's body.
+ */
+export type Read =
+  | { kind: 'request'; message: JsonRpcRequest; text: string }
+  | { kind: 'legacy'; body: unknown; sessionHeader: string | undefined };
 
 export async function read(call: McpCall): Promise<Read | Response> {
   const { exchange, cors } = call;
@@ -27,9 +38,14 @@ export async function read(call: McpCall): Promise<Read | Response> {
   const maxBodyBytes = call.edge.maxBodyBytes;
   const text = await readBody(incoming, maxBodyBytes);
   if (text === null) return RESPONSE_ALREADY_SENT; // the client went away mid-body: nobody to answer
-  if (text === undefined) return send(exchange, tooLarge(maxBodyBytes), { ...cors, ...tooLargeHeaders(incoming.headers['content-length']) });
+  if (text === undefined)
+    return send(exchange, tooLarge(maxBodyBytes), { ...cors, ...tooLargeHeaders(incoming.headers['content-length']) });
   if (call.vouched && digest(text) !== call.vouched.bodyDigest)
-    return send(exchange, reject(403, null, ErrorCode.InvalidRequest, 'This forwarded body is not the one its replica vouched for'), cors);
+    return send(
+      exchange,
+      reject(403, null, ErrorCode.InvalidRequest, 'This forwarded body is not the one its replica vouched for'),
+      cors,
+    );
   let body: unknown;
   try {
     body = parseJson(text);
@@ -37,7 +53,16 @@ export async function read(call: McpCall): Promise<Read | Response> {
     return send(exchange, reject(400, null, ErrorCode.ParseError, 'Parse error: the body is not valid JSON'), cors);
   }
   if (nestsDeeperThan(body, MAX_JSON_DEPTH)) {
-    return send(exchange, reject(400, null, ErrorCode.InvalidRequest, `The body nests arrays and objects more than ${MAX_JSON_DEPTH} levels deep; flatten it`), cors);
+    return send(
+      exchange,
+      reject(
+        400,
+        null,
+        ErrorCode.InvalidRequest,
+        `The body nests arrays and objects more than ${MAX_JSON_DEPTH} levels deep; flatten it`,
+      ),
+      cors,
+    );
   }
   // The body decides the era: modern _meta wins; initialize, or a request on a session, is a 2025 client's.
   const sessionHeader = headers.get('mcp-session-id') ?? undefined;

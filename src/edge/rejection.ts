@@ -6,6 +6,12 @@ export interface Rejection {
   body: JsonRpcFailure;
 }
 
-export function reject(status: Rejection['status'], id: JsonRpcId | null, code: number, message: string, data?: unknown): Rejection {
+export function reject(
+  status: Rejection['status'],
+  id: JsonRpcId | null,
+  code: number,
+  message: string,
+  data?: unknown,
+): Rejection {
   return { status, body: errorResponse(id, code, message, data) };
 }

@@ -1,8 +1,24 @@
 // The modern (2026-07-28) rules a POST must pass before anything reaches an upstream: the JSON-RPC
 // envelope, the per-request _meta, and the headers that mirror the body. Pure: no I/O, no state.
 import { isJsonInteger } from '../../protocol/exact-json.js';
-import { ErrorCode, isObject, isValidId, parseMessage, type JsonRpcId, type JsonRpcNotification, type JsonRpcRequest } from '../../protocol/jsonrpc.js';
-import { CORE_REMOVED_METHODS, extensionOf, META, TASKS_EXTENSION, MODERN_REQUEST_METHODS, NAME_PARAM, SUPPORTED_VERSIONS } from '../../protocol/mcp.js';
+import {
+  ErrorCode,
+  isObject,
+  isValidId,
+  parseMessage,
+  type JsonRpcId,
+  type JsonRpcNotification,
+  type JsonRpcRequest,
+} from '../../protocol/jsonrpc.js';
+import {
+  CORE_REMOVED_METHODS,
+  extensionOf,
+  META,
+  TASKS_EXTENSION,
+  MODERN_REQUEST_METHODS,
+  NAME_PARAM,
+  SUPPORTED_VERSIONS,
+} from '../../protocol/mcp.js';
 import { decodeHeaderValue } from './header-value.js';
 import { MAX_NAME_LENGTH, nameProblem, quoted } from './name-bounds.js';
 import type { ToolHeaderIndex } from './param-headers.js';
@@ -14,13 +30,21 @@ export interface HeaderSource {
 }
 type Header = (lowerCaseName: string) => string | undefined;
 
-export type Checked = { kind: 'request'; message: JsonRpcRequest } | { kind: 'notification'; message: JsonRpcNotification } | { kind: 'rejected'; rejection: Rejection };
+export type Checked =
+  | { kind: 'request'; message: JsonRpcRequest }
+  | { kind: 'notification'; message: JsonRpcNotification }
+  | { kind: 'rejected'; rejection: Rejection };
 
 /**
  * `relays`: the endpoint is one server's (/servers/<name>/mcp), which relays a method the gateway has no
  * rule for to the server; elsewhere (/mcp and its views) such a method is refused here.
  */
-export function checkMessage(body: unknown, headers: HeaderSource, tools: ToolHeaderIndex | undefined, relays = false): Checked {
+export function checkMessage(
+  body: unknown,
+  headers: HeaderSource,
+  tools: ToolHeaderIndex | undefined,
+  relays = false,
+): Checked {
   const header: Header = (name) => headers.get(name) ?? undefined;
   const envelope = checkEnvelope(body);
   if ('rejection' in envelope) return { kind: 'rejected', rejection: envelope.rejection };
@@ -31,13 +55,24 @@ export function checkMessage(body: unknown, headers: HeaderSource, tools: ToolHe
 
 function checkEnvelope(body: unknown): Exclude<Checked, { kind: 'rejected' }> | { rejection: Rejection } {
   if (Array.isArray(body)) {
-    return { rejection: reject(400, null, ErrorCode.InvalidRequest, 'Batches are not supported: send one JSON-RPC message per POST') };
+    return {
+      rejection: reject(
+        400,
+        null,
+        ErrorCode.InvalidRequest,
+        'Batches are not supported: send one JSON-RPC message per POST',
+      ),
+    };
   }
-  if (!isObject(body)) return { rejection: reject(400, null, ErrorCode.InvalidRequest, 'The body must be a JSON-RPC request object') };
+  if (!isObject(body))
+    return { rejection: reject(400, null, ErrorCode.InvalidRequest, 'The body must be a JSON-RPC request object') };
   const id = validIdOrNull(body.id);
   if (body.jsonrpc !== '2.0') return { rejection: reject(400, id, ErrorCode.InvalidRequest, 'jsonrpc must be "2.0"') };
   if (typeof body.method !== 'string') {
-    const what = 'result' in body || 'error' in body ? 'Clients must not send JSON-RPC responses to an MCP server' : 'method must be a string';
+    const what =
+      'result' in body || 'error' in body
+        ? 'Clients must not send JSON-RPC responses to an MCP server'
+        : 'method must be a string';
     return { rejection: reject(400, id, ErrorCode.InvalidRequest, what) };
   }
   if (body.params !== undefined && !isObject(body.params)) {
@@ -45,10 +80,17 @@ function checkEnvelope(body: unknown): Exclude<Checked, { kind: 'rejected' }> | 
   }
   const parsed = parseMessage(body);
   if (parsed.kind === 'notification' || parsed.kind === 'request') return parsed;
-  return { rejection: reject(400, null, ErrorCode.InvalidRequest, 'id must be a string or an integer (null is not allowed)') };
+  return {
+    rejection: reject(400, null, ErrorCode.InvalidRequest, 'id must be a string or an integer (null is not allowed)'),
+  };
 }
 
-function checkRequest(message: JsonRpcRequest, header: Header, tools: ToolHeaderIndex | undefined, relays: boolean): Rejection | undefined {
+function checkRequest(
+  message: JsonRpcRequest,
+  header: Header,
+  tools: ToolHeaderIndex | undefined,
+  relays: boolean,
+): Rejection | undefined {
   const { id, method } = message;
   const params = message.params;
   const meta = params?._meta;
@@ -56,19 +98,31 @@ function checkRequest(message: JsonRpcRequest, header: Header, tools: ToolHeader
 
   if (version === undefined) {
     if (method === 'initialize') {
-      const requested = isObject(params) && typeof params.protocolVersion === 'string' ? params.protocolVersion : 'unknown';
+      const requested =
+        isObject(params) && typeof params.protocolVersion === 'string' ? params.protocolVersion : 'unknown';
       return reject(
         400,
         id,
         ErrorCode.UnsupportedProtocolVersion,
-        `This endpoint speaks MCP ${SUPPORTED_VERSIONS.join(', ')} only (stateless, no initialize); 2025-era clients are not supported yet`,
+        `This endpoint speaks MCP ${SUPPORTED_VERSIONS.join(', ')} only (stateless, no initialize); 2025-era ` +
+          `clients are not supported yet`,
         { supported: SUPPORTED_VERSIONS, requested },
       );
     }
-    return reject(400, id, ErrorCode.InvalidParams, `params._meta["${META.protocolVersion}"] is required on every request (MCP 2026-07-28)`);
+    return reject(
+      400,
+      id,
+      ErrorCode.InvalidParams,
+      `params._meta["${META.protocolVersion}"] is required on every request (MCP 2026-07-28)`,
+    );
   }
   if (!isObject((meta as Record<string, unknown>)[META.clientCapabilities])) {
-    return reject(400, id, ErrorCode.InvalidParams, `params._meta["${META.clientCapabilities}"] is required on every request and must be an object ({} for none)`);
+    return reject(
+      400,
+      id,
+      ErrorCode.InvalidParams,
+      `params._meta["${META.clientCapabilities}"] is required on every request and must be an object ({} for none)`,
+    );
   }
 
   const token = (meta as Record<string, unknown>).progressToken;
@@ -83,7 +137,8 @@ function checkRequest(message: JsonRpcRequest, header: Header, tools: ToolHeader
   const bodyVersion = typeof version === 'string' ? version : JSON.stringify(version);
   const headerVersion = header('mcp-protocol-version');
   const headerMethod = header('mcp-method');
-  if (headerVersion !== undefined && headerVersion !== bodyVersion) return mismatch(id, 'MCP-Protocol-Version', headerVersion, version);
+  if (headerVersion !== undefined && headerVersion !== bodyVersion)
+    return mismatch(id, 'MCP-Protocol-Version', headerVersion, version);
   if (headerMethod !== undefined && headerMethod !== method) return mismatch(id, 'Mcp-Method', headerMethod, method);
   if (!SUPPORTED_VERSIONS.includes(bodyVersion)) return unsupported(id, bodyVersion);
   if (headerVersion === undefined) return mismatch(id, 'MCP-Protocol-Version', headerVersion, version);
@@ -110,7 +165,12 @@ function checkRequest(message: JsonRpcRequest, header: Header, tools: ToolHeader
   return undefined;
 }
 
-function checkParamHeaders(id: JsonRpcId, params: Record<string, unknown>, header: Header, tools: ToolHeaderIndex | undefined): Rejection | undefined {
+function checkParamHeaders(
+  id: JsonRpcId,
+  params: Record<string, unknown>,
+  header: Header,
+  tools: ToolHeaderIndex | undefined,
+): Rejection | undefined {
   if (!tools || typeof params.name !== 'string') return undefined;
   const problem = tools.check(params.name, params.arguments, header);
   if (problem) return reject(400, id, ErrorCode.HeaderMismatch, `Header mismatch: ${problem}`);
@@ -134,7 +194,8 @@ function unknownMethod(id: JsonRpcId, method: string, relays: boolean): Rejectio
     404,
     id,
     ErrorCode.MethodNotFound,
-    `Method not found: ${method}. This endpoint serves the methods it merges or routes across servers; a server's own methods are reached on /servers/<name>/mcp`,
+    `Method not found: ${method}. This endpoint serves the methods it merges or routes across servers; a server's ` +
+      `own methods are reached on /servers/<name>/mcp`,
   );
 }
 
@@ -149,7 +210,8 @@ function mismatch(id: JsonRpcId, name: string, headerValue: unknown, bodyValue: 
   const message =
     headerValue === undefined
       ? `Header mismatch: the ${name} header is required and must equal the body's value ${quotedValue(bodyValue)}`
-      : `Header mismatch: ${name} header value ${quotedValue(headerValue)} does not match body value ${quotedValue(bodyValue)}`;
+      : `Header mismatch: ${name} header value ${quotedValue(headerValue)} does not match body value ` +
+        `${quotedValue(bodyValue)}`;
   return reject(400, id, ErrorCode.HeaderMismatch, message);
 }
 
@@ -161,7 +223,12 @@ function quotedValue(value: unknown): string {
 }
 
 function invalidHeader(id: JsonRpcId, name: string): Rejection {
-  return reject(400, id, ErrorCode.HeaderMismatch, `Header ${name} has characters a header cannot carry; send non-ASCII values as =?base64?<UTF-8 Base64>?=`);
+  return reject(
+    400,
+    id,
+    ErrorCode.HeaderMismatch,
+    `Header ${name} has characters a header cannot carry; send non-ASCII values as =?base64?<UTF-8 Base64>?=`,
+  );
 }
 
 function validIdOrNull(id: unknown): JsonRpcId | null {

@@ -14,7 +14,13 @@ export function startRequestSpan(tracer: GatewayTracer, call: McpCall, message: 
   const { incoming } = call.exchange;
   const meta = message.params?._meta;
   const fromHeaders = single(incoming.headers.traceparent);
-  const parent = !parentAccepted(tracer, call) ? undefined : fromHeaders !== undefined ? incoming.headers : isObject(meta) ? meta : undefined;
+  const parent = !parentAccepted(tracer, call)
+    ? undefined
+    : fromHeaders !== undefined
+      ? incoming.headers
+      : isObject(meta)
+        ? meta
+        : undefined;
   const attributes = callAttributes(message);
   addEdgeAttributes(call, incoming.headers, attributes);
   const span = (call.span = tracer.startRequest({
@@ -25,7 +31,8 @@ export function startRequestSpan(tracer: GatewayTracer, call: McpCall, message: 
     attributes,
   }));
   // Only a real decision is worth an event: without authentication every caller is anonymous.
-  if (call.security.authenticator.enabled || call.vouched) span.event('mcp.gateway.authenticated', { 'mcp.gateway.principal.via': call.principal.via });
+  if (call.security.authenticator.enabled || call.vouched)
+    span.event('mcp.gateway.authenticated', { 'mcp.gateway.principal.via': call.principal.via });
 }
 
 /**
@@ -72,12 +79,20 @@ export function markAnswer(call: McpCall, response: JsonRpcResponse): void {
 export function endRequestSpan(call: McpCall, error: unknown): void {
   const span = call.span!;
   span.setAttribute('mcp.gateway.outcome', call.outcome);
-  if (error !== undefined) span.fail(error instanceof Error ? error.constructor.name : 'exception', error instanceof Error ? error.message : undefined);
+  if (error !== undefined)
+    span.fail(
+      error instanceof Error ? error.constructor.name : 'exception',
+      error instanceof Error ? error.message : undefined,
+    );
   else if (call.outcome === 'denied' || call.outcome === 'cancelled') span.fail(call.outcome);
   span.end();
 }
 
-function addEdgeAttributes(call: McpCall, headers: IncomingHttpHeaders, attributes: Record<string, string | number | boolean>): void {
+function addEdgeAttributes(
+  call: McpCall,
+  headers: IncomingHttpHeaders,
+  attributes: Record<string, string | number | boolean>,
+): void {
   attributes['network.transport'] = 'tcp';
   attributes['network.protocol.name'] = 'http';
   attributes['network.protocol.version'] = call.exchange.incoming.httpVersion;
@@ -89,7 +104,9 @@ function addEdgeAttributes(call: McpCall, headers: IncomingHttpHeaders, attribut
   if (session !== undefined) attributes['mcp.session.id'] = sessionDigest(session);
 }
 
-/** The digest traces carry for a 2025 session id: the same for every request of the session, useless to end or use it. */
+/**
+ * The digest traces carry for a 2025 session id: the same for every request of the session, useless to end or use it.
+ */
 export function sessionDigest(sessionId: string): string {
   return digest(sessionId).slice(0, 32);
 }

@@ -8,7 +8,13 @@ import type { ServerResponse } from 'node:http';
 import type { RequestOptions } from '../../bridge/upstream.js';
 import { httpStatusOf } from '../../protocol/error-status.js';
 import { retryAfterHeaders } from '../../protocol/overload.js';
-import { responsePieces, serializeResponse, type JsonRpcNotification, type JsonRpcRequest, type JsonRpcResponse } from '../../protocol/jsonrpc.js';
+import {
+  responsePieces,
+  serializeResponse,
+  type JsonRpcNotification,
+  type JsonRpcRequest,
+  type JsonRpcResponse,
+} from '../../protocol/jsonrpc.js';
 import { logFilter } from './log-messages.js';
 import { ClientGone, writeJsonBody } from './node-io.js';
 
@@ -21,7 +27,10 @@ const SSE_HEADERS = {
 /** Bytes of unread progress a client may have waiting before further progress is dropped. */
 const MAX_BUFFERED_PROGRESS = 1024 * 1024;
 
-/** What the upstream is told besides the message: this request's own object, which respond completes (signal, stream hooks). */
+/**
+ * What the upstream is told besides the message: this request's own object, which respond completes (signal, stream
+ * hooks).
+ */
 export type CallOptions = RequestOptions;
 
 /** Where the request goes (the execute step) and what the caller is shown of the answer (a filtered copy, or it). */
@@ -30,7 +39,12 @@ export interface Served {
   shape(response: JsonRpcResponse): JsonRpcResponse;
 }
 
-export async function respondJson(served: Served, message: JsonRpcRequest, outgoing: ServerResponse, call: CallOptions): Promise<void> {
+export async function respondJson(
+  served: Served,
+  message: JsonRpcRequest,
+  outgoing: ServerResponse,
+  call: CallOptions,
+): Promise<void> {
   call.signal = new ClientGone(outgoing);
   const answer = await served.request(message, call);
   if (outgoing.destroyed) return;
@@ -38,7 +52,12 @@ export async function respondJson(served: Served, message: JsonRpcRequest, outgo
   writeJsonBody(outgoing, httpStatusOf(shaped), responsePieces(shaped), retryAfterHeaders(shaped));
 }
 
-export async function respondSse(served: Served, message: JsonRpcRequest, outgoing: ServerResponse, call: CallOptions): Promise<void> {
+export async function respondSse(
+  served: Served,
+  message: JsonRpcRequest,
+  outgoing: ServerResponse,
+  call: CallOptions,
+): Promise<void> {
   const signal = new ClientGone(outgoing);
   // The stream starts when the upstream starts answering as one (a stdio child: at once, so a client can
   // close it to cancel; an HTTP upstream: when its own stream opens) or with the first notification.

@@ -14,7 +14,8 @@ export function screenRequest(incoming: IncomingMessage, hostAllowed: HostCheck 
       403,
       null,
       ErrorCode.InvalidRequest,
-      `Host ${quoted(incoming.headers.host ?? '')} is not this gateway's: on loopback it answers only loopback names; add the name to listen.allowedHosts if it is yours`,
+      `Host ${quoted(incoming.headers.host ?? '')} is not this gateway's: on loopback it answers only loopback ` +
+        `names; add the name to listen.allowedHosts if it is yours`,
     );
   }
   const repeated = repeatedSingleHeader(incoming.rawHeaders);

@@ -2,7 +2,13 @@
 // client did not declare the extension in its capabilities. A server that does anyway is answered for: the
 // caller gets an error saying so, never a task it cannot follow. A plain check on the answer; nothing is
 // allocated unless it is a task.
-import { ErrorCode, errorResponse, isObject, type JsonRpcRequest, type JsonRpcResponse } from '../../protocol/jsonrpc.js';
+import {
+  ErrorCode,
+  errorResponse,
+  isObject,
+  type JsonRpcRequest,
+  type JsonRpcResponse,
+} from '../../protocol/jsonrpc.js';
 import { META, TASKS_EXTENSION } from '../../protocol/mcp.js';
 
 export function refuseUndeclaredTask(message: JsonRpcRequest, response: JsonRpcResponse): JsonRpcResponse {
@@ -10,12 +16,15 @@ export function refuseUndeclaredTask(message: JsonRpcRequest, response: JsonRpcR
   return errorResponse(
     message.id,
     ErrorCode.InternalError,
-    `The server answered ${message.method} with a task, but this request did not declare the ${TASKS_EXTENSION} extension (params._meta["${META.clientCapabilities}"].extensions); mcp-gateway does not pass the task on`,
+    `The server answered ${message.method} with a task, but this request did not declare the ${TASKS_EXTENSION} ` +
+      `extension (params._meta["${META.clientCapabilities}"].extensions); mcp-gateway does not pass the task on`,
   );
 }
 
 export function declaresTasks(message: JsonRpcRequest): boolean {
   const meta = message.params?._meta;
   const capabilities = isObject(meta) ? meta[META.clientCapabilities] : undefined;
-  return isObject(capabilities) && isObject(capabilities.extensions) && isObject(capabilities.extensions[TASKS_EXTENSION]);
+  return (
+    isObject(capabilities) && isObject(capabilities.extensions) && isObject(capabilities.extensions[TASKS_EXTENSION])
+  );
 }

@@ -32,19 +32,36 @@ export function routeThroughView(router: Router, profile: Profile, message: Json
       return uri(router, profile, message, params?.uri);
     case 'completion/complete': {
       const ref = isObject(params?.ref) ? params.ref : undefined;
-      return ref?.type === 'ref/prompt' ? named(router, profile, 'prompts', message, ref) : uri(router, profile, message, ref?.uri);
+      return ref?.type === 'ref/prompt'
+        ? named(router, profile, 'prompts', message, ref)
+        : uri(router, profile, message, ref?.uri);
     }
     default:
       return PLAIN_TARGET;
   }
 }
 
-function named(router: Router, profile: Profile, kind: NamedKind, message: JsonRpcRequest, holder: JsonObject | undefined): Target {
+function named(
+  router: Router,
+  profile: Profile,
+  kind: NamedKind,
+  message: JsonRpcRequest,
+  holder: JsonObject | undefined,
+): Target {
   const given = holder?.name;
   if (typeof given !== 'string') return router.resolve(undefined, message);
   const mcpName = profile.inbound(kind, given);
   // Not on this view: nobody serves it here, whatever /mcp has (the guard and the router answer "unknown").
-  if (mcpName === undefined) return { kind, given, endpoint: undefined, server: undefined, publicName: given, listed: undefined, confirmed: true };
+  if (mcpName === undefined)
+    return {
+      kind,
+      given,
+      endpoint: undefined,
+      server: undefined,
+      publicName: given,
+      listed: undefined,
+      confirmed: true,
+    };
   if (mcpName === given) return router.resolve(undefined, message);
   holder!.name = mcpName;
   // Refusals repeat the name the caller gave, never the /mcp name behind a rename.
@@ -53,7 +70,14 @@ function named(router: Router, profile: Profile, kind: NamedKind, message: JsonR
 
 function uri(router: Router, profile: Profile, message: JsonRpcRequest, given: unknown): Target {
   if (typeof given !== 'string' || profile.showsUri(given)) return router.resolve(undefined, message);
-  const outside: UriTarget = { kind: 'resources', uri: given, endpoint: undefined, owner: undefined, ambiguous: undefined, confirmed: true };
+  const outside: UriTarget = {
+    kind: 'resources',
+    uri: given,
+    endpoint: undefined,
+    owner: undefined,
+    ambiguous: undefined,
+    confirmed: true,
+  };
   return outside;
 }
 
@@ -61,7 +85,12 @@ function uri(router: Router, profile: Profile, message: JsonRpcRequest, given: u
  * A list on a view: /mcp's page, filtered by the guard, then shaped by the profile; an empty page with a
  * nextCursor is followed by the next, its ttlMs and cacheScope the strictest of the pages read.
  */
-export async function listThroughView(call: McpCall, profile: Profile, message: JsonRpcRequest, options: RequestOptions): Promise<JsonRpcResponse> {
+export async function listThroughView(
+  call: McpCall,
+  profile: Profile,
+  message: JsonRpcRequest,
+  options: RequestOptions,
+): Promise<JsonRpcResponse> {
   const method = message.method as ListMethod;
   if (profile.search && method === 'tools/list') return searchModeList(message);
   const upstream = call.edge.aggregate!.upstream;
@@ -76,8 +105,19 @@ export async function listThroughView(call: McpCall, profile: Profile, message: 
     isPrivate ||= result.cacheScope !== 'public';
     const next = result.nextCursor;
     const items = result[LIST_ITEMS[method]];
-    const done = (Array.isArray(items) && items.length > 0) || typeof next !== 'string' || skipped >= MAX_SKIPPED_PAGES || options.signal?.aborted;
-    if (done) return skipped === 0 ? shaped : { jsonrpc: '2.0', id: message.id, result: { ...result, ttlMs, cacheScope: isPrivate ? 'private' : 'public' } };
+    const done =
+      (Array.isArray(items) && items.length > 0) ||
+      typeof next !== 'string' ||
+      skipped >= MAX_SKIPPED_PAGES ||
+      options.signal?.aborted;
+    if (done)
+      return skipped === 0
+        ? shaped
+        : {
+            jsonrpc: '2.0',
+            id: message.id,
+            result: { ...result, ttlMs, cacheScope: isPrivate ? 'private' : 'public' },
+          };
     page = { ...message, params: { ...message.params, cursor: next } };
   }
 }
@@ -95,11 +135,22 @@ function shapePage(call: McpCall, profile: Profile, method: ListMethod, response
 }
 
 /** server/discover on a view: /mcp's answer (for this caller), retold as the view's own (profile-discover.ts). */
-export async function discoverThroughView(call: McpCall, profile: Profile, message: JsonRpcRequest, options: RequestOptions): Promise<JsonRpcResponse> {
+export async function discoverThroughView(
+  call: McpCall,
+  profile: Profile,
+  message: JsonRpcRequest,
+  options: RequestOptions,
+): Promise<JsonRpcResponse> {
   const response = await call.edge.aggregate!.upstream.request(message, options);
-  return 'result' in response ? { jsonrpc: '2.0', id: response.id, result: describeView(profile, response.result) } : response;
+  return 'result' in response
+    ? { jsonrpc: '2.0', id: response.id, result: describeView(profile, response.result) }
+    : response;
 }
 
 function searchModeList(message: JsonRpcRequest): JsonRpcResponse {
-  return { jsonrpc: '2.0', id: message.id, result: { resultType: 'complete', tools: SEARCH_TOOL_DEFINITIONS, ttlMs: SEARCH_LIST_TTL_MS, cacheScope: 'public' } };
+  return {
+    jsonrpc: '2.0',
+    id: message.id,
+    result: { resultType: 'complete', tools: SEARCH_TOOL_DEFINITIONS, ttlMs: SEARCH_LIST_TTL_MS, cacheScope: 'public' },
+  };
 }

@@ -17,7 +17,12 @@ export type { Security } from '../../policy/security.js';
 /** Where the guard finds what only the running gateway knows. */
 export type GuardWiring = Omit<GuardOptions, 'pins' | 'pinMaxAgeMs'>;
 
-const OPEN_AUTH: AuthSetting = { anonymous: true, apiKeys: [], jwt: undefined, oauth: { resource: undefined, authorizationServers: [], scopes: [] } };
+const OPEN_AUTH: AuthSetting = {
+  anonymous: true,
+  apiKeys: [],
+  jwt: undefined,
+  oauth: { resource: undefined, authorizationServers: [], scopes: [] },
+};
 
 export class SecurityHolder {
   private bundle!: Security;
@@ -104,7 +109,12 @@ export class SecurityHolder {
 function toAuthSetting(auth: NonNullable<GatewayConfig['auth']>): AuthSetting {
   const jwt = auth.jwt && {
     ...auth.jwt,
-    audience: auth.jwt.audience === undefined ? [auth.oauth.resource!] : Array.isArray(auth.jwt.audience) ? auth.jwt.audience : [auth.jwt.audience],
+    audience:
+      auth.jwt.audience === undefined
+        ? [auth.oauth.resource!]
+        : Array.isArray(auth.jwt.audience)
+          ? auth.jwt.audience
+          : [auth.jwt.audience],
   };
   return { anonymous: auth.anonymous, apiKeys: auth.apiKeys, jwt, oauth: auth.oauth };
 }

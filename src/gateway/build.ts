@@ -41,7 +41,11 @@ export async function startGateway(initial: GatewayConfig, log: Log): Promise<Ru
   const cache = await createCache(initial.cache, log.child({ part: 'cache' }));
   const retries = new HeldCallRetries(initial.mrtr, initial.cache, log);
   // Read at scrape only, once everything below exists.
-  const live = (): LiveCounts => ({ heldCalls: retries.held.calls.size, listenStreams: listenHub.size, cacheBytes: cache.bytes });
+  const live = (): LiveCounts => ({
+    heldCalls: retries.held.calls.size,
+    listenStreams: listenHub.size,
+    cacheBytes: cache.bytes,
+  });
   const credentials = await UpstreamCredentials.open(initial, log);
   const secrets = new PerCallerSecrets(
     () => config.current,
@@ -73,7 +77,11 @@ export async function startGateway(initial: GatewayConfig, log: Log): Promise<Ru
   profiles.install(initial);
   const security = createSecurity(servers.prefixes, initial.aggregate.separator, aggregate, log);
   await security.install(initial);
-  const listenHub = createListenHub(cache, { serverNames: () => servers.names(), resourceWatch: servers.resourceWatch, aggregate });
+  const listenHub = createListenHub(cache, {
+    serverNames: () => servers.names(),
+    resourceWatch: servers.resourceWatch,
+    aggregate,
+  });
   followConnections(credentials, aggregate, listenHub);
   const legacy = await createLegacySessions(initial, listenHub, log);
   const tracker = new RequestTracker();
@@ -113,7 +121,22 @@ export async function startGateway(initial: GatewayConfig, log: Log): Promise<Ru
   announceEndpoints(initial, url, servers, log);
   servers.startAll();
 
-  const parts: GatewayParts = { config, servers, aggregate, profiles, search, cache, listenHub, security, tracker, drain, retries, sessionRelay: legacy.relay, tracer, log };
+  const parts: GatewayParts = {
+    config,
+    servers,
+    aggregate,
+    profiles,
+    search,
+    cache,
+    listenHub,
+    security,
+    tracker,
+    drain,
+    retries,
+    sessionRelay: legacy.relay,
+    tracer,
+    log,
+  };
   return {
     url,
     upstreams: servers.upstreams,
@@ -152,11 +175,18 @@ async function createServers(
   return { servers, metrics };
 }
 
-/** Servers whose lists need a caller's own account (type: oauth) or values (secrets:) first: /mcp shows those a placeholder. */
+/**
+ * Servers whose lists need a caller's own account (type: oauth) or values (secrets:) first: /mcp shows those a
+ * placeholder.
+ */
 function callerConnections(credentials: UpstreamCredentials, secrets: PerCallerSecrets): CallerConnections {
   return {
-    needs: (server) => (credentials.needsConnect(server) ? 'account' : secrets.needsConnect(server) ? 'secrets' : undefined),
-    connected: (server, principal) => (credentials.needsConnect(server) ? credentials.connected(server, principal) : secrets.connected(server, principal)),
+    needs: (server) =>
+      credentials.needsConnect(server) ? 'account' : secrets.needsConnect(server) ? 'secrets' : undefined,
+    connected: (server, principal) =>
+      credentials.needsConnect(server)
+        ? credentials.connected(server, principal)
+        : secrets.connected(server, principal),
   };
 }
 
@@ -188,7 +218,11 @@ function catalogView(profiles: ProfileSet, search: ToolSearch): CatalogView {
 function warnIfOpenBeyondLoopback(config: GatewayConfig, log: Log): void {
   const { host } = config.listen;
   if (!isLoopbackHost(host) && config.auth?.anonymous) {
-    log.warn({ host }, 'listening beyond loopback with auth.anonymous: true: anyone who can reach this address can use what the policies give "anonymous"');
+    log.warn(
+      { host },
+      'listening beyond loopback with auth.anonymous: true: anyone who can reach this address can use what the ' +
+        'policies give "anonymous"',
+    );
   }
 }
 
@@ -217,7 +251,10 @@ function createEdge(config: GatewayConfig, parts: EdgeParts): Edge {
     catalog: parts.catalog,
     allowedOrigins: config.listen.allowedOrigins,
     maxBodyBytes: config.listen.maxBodyBytes,
-    callerLimits: { maxRequests: config.listen.maxRequestsPerPrincipal, maxStreams: config.listen.maxStreamsPerPrincipal },
+    callerLimits: {
+      maxRequests: config.listen.maxRequestsPerPrincipal,
+      maxStreams: config.listen.maxStreamsPerPrincipal,
+    },
     listen: parts.listenHub,
     contextKey: config.cache.contextSecret ? Buffer.from(config.cache.contextSecret) : randomBytes(32),
     security: () => security.current,
@@ -249,13 +286,16 @@ function announceEndpoints(config: GatewayConfig, url: string, servers: ServerSe
     );
   }
   log.info({ endpoint: `${url}/mcp` }, `serving every server, aggregated`);
-  if (config.search.enabled) log.info({ endpoint: `${url}/search/mcp` }, 'serving every server in search mode (search_tools, call_tool)');
-  for (const name of Object.keys(config.profiles)) log.info({ endpoint: `${url}/profiles/${name}/mcp` }, `serving profile ${name}`);
+  if (config.search.enabled)
+    log.info({ endpoint: `${url}/search/mcp` }, 'serving every server in search mode (search_tools, call_tool)');
+  for (const name of Object.keys(config.profiles))
+    log.info({ endpoint: `${url}/profiles/${name}/mcp` }, `serving profile ${name}`);
   for (const name of servers.names()) log.info({ endpoint: `${url}/servers/${name}/mcp` }, `serving ${name}`);
   if (!KEEPS_EXACT_NUMBERS) {
     log.warn(
       { node: process.versions.node },
-      'this Node.js cannot pass numbers beyond double precision through unchanged (a 19-digit id or argument loses its last digits): run mcp-gateway on Node.js 22 or later',
+      'this Node.js cannot pass numbers beyond double precision through unchanged (a 19-digit id or argument loses ' +
+        'its last digits): run mcp-gateway on Node.js 22 or later',
     );
   }
 }

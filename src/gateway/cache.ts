@@ -14,7 +14,10 @@ export async function createCache(settings: GatewayConfig['cache'], log: Log): P
   if (settings.store === 'redis') {
     // Loaded only when configured: a gateway without Redis does not carry ioredis in memory.
     const { RedisStore } = await import('../../cache/redis-store.js');
-    store = new TieredStore(memory, new RedisStore({ url: settings.url, sentinel: settings.sentinel, keyPrefix: settings.keyPrefix, log }));
+    store = new TieredStore(
+      memory,
+      new RedisStore({ url: settings.url, sentinel: settings.sentinel, keyPrefix: settings.keyPrefix, log }),
+    );
   }
   return new ListCache(store, { minTtlMs: settings.minTtlMs, maxTtlMs: settings.maxTtlMs, log });
 }

@@ -12,7 +12,9 @@ export async function closeGateway(parts: GatewayParts): Promise<void> {
   await parts.security.close();
   parts.retries.close();
   await parts.sessionRelay?.close();
-  await parts.tracer?.shutdown().catch((error: Error) => parts.log.warn({ err: error.message }, 'could not send the last spans'));
+  await parts.tracer
+    ?.shutdown()
+    .catch((error: Error) => parts.log.warn({ err: error.message }, 'could not send the last spans'));
 }
 
 /**
@@ -32,14 +34,25 @@ async function announceDraining({ tracker, config, log }: GatewayParts): Promise
  * Then no new connections; idle ones close, busy ones after their answer; listen streams end (clients
  * open them again elsewhere); requests in flight finish (up to listen.drainMs), then what is left is cut.
  */
-async function drainRequests({ listenHub, servers, drain, retries, tracker, config, log }: GatewayParts): Promise<void> {
+async function drainRequests({
+  listenHub,
+  servers,
+  drain,
+  retries,
+  tracker,
+  config,
+  log,
+}: GatewayParts): Promise<void> {
   listenHub.closeAll();
   servers.stopWatches();
   const closed = drain.close();
   await retries.withdraw();
   const { drainMs } = config.current.listen;
   if (!(await tracker.whenIdle(drainMs))) {
-    log.warn({ inFlight: tracker.inFlight, drainMs }, 'requests still in flight after listen.drainMs; cutting them off');
+    log.warn(
+      { inFlight: tracker.inFlight, drainMs },
+      'requests still in flight after listen.drainMs; cutting them off',
+    );
   }
   drain.cut();
   await closed;

@@ -39,15 +39,25 @@ export function defaultMaxConnections(fdLimit: number | undefined): number {
 }
 
 /** Says at start what the cap is, and warns when the descriptor limit is low or the configured cap is above it. */
-export function reportFdLimit(fdLimit: number | undefined, maxConnections: number, configured: boolean, log: Log): void {
+export function reportFdLimit(
+  fdLimit: number | undefined,
+  maxConnections: number,
+  configured: boolean,
+  log: Log,
+): void {
   if (fdLimit === undefined) return;
   if (fdLimit < LOW_FD_LIMIT) {
     log.warn(
       { fdLimit, maxConnections },
-      `this process may open only ${fdLimit} files (ulimit -n), so it serves at most ${maxConnections} connections; raise the limit (ulimit -n 65536, LimitNOFILE= under systemd, --ulimit nofile= with Docker) for more`,
+      `this process may open only ${fdLimit} files (ulimit -n), so it serves at most ${maxConnections} connections; ` +
+        `raise the limit (ulimit -n 65536, LimitNOFILE= under systemd, --ulimit nofile= with Docker) for more`,
     );
   } else if (configured && maxConnections + PROBE_HEADROOM > fdLimit - 64) {
-    log.warn({ fdLimit, maxConnections }, `listen.maxConnections (${maxConnections}) is near or above this process's limit of ${fdLimit} open files; lower it or raise the limit`);
+    log.warn(
+      { fdLimit, maxConnections },
+      `listen.maxConnections (${maxConnections}) is near or above this process's limit of ${fdLimit} open files; ` +
+        `lower it or raise the limit`,
+    );
   }
 }
 

@@ -4,7 +4,12 @@ import type { Aggregator } from '../aggregate/aggregator.js';
 import type { Log } from '../../infra/log.js';
 import { SecurityHolder } from './build-security.js';
 
-export function createSecurity(prefixes: ReadonlyMap<string, string>, separator: string, aggregate: Aggregator, log: Log): SecurityHolder {
+export function createSecurity(
+  prefixes: ReadonlyMap<string, string>,
+  separator: string,
+  aggregate: Aggregator,
+  log: Log,
+): SecurityHolder {
   return new SecurityHolder(
     {
       prefixes,

@@ -13,11 +13,18 @@ export interface LegacySessions {
   relay: SessionRelay | undefined;
 }
 
-export async function createLegacySessions(config: GatewayConfig, listen: ListenHub, parentLog: Log): Promise<LegacySessions> {
+export async function createLegacySessions(
+  config: GatewayConfig,
+  listen: ListenHub,
+  parentLog: Log,
+): Promise<LegacySessions> {
   const secret = config.legacyClients.sessionSecret ? Buffer.from(config.legacyClients.sessionSecret) : randomBytes(32);
   const log = parentLog.child({ part: 'legacy-clients' });
   const relay = await sessionRelay(config, secret, log);
-  return { clients: new LegacyClients({ secret, sessionTtlMs: config.legacyClients.sessionTtlMs, listen, relay, log }), relay };
+  return {
+    clients: new LegacyClients({ secret, sessionTtlMs: config.legacyClients.sessionTtlMs, listen, relay, log }),
+    relay,
+  };
 }
 
 /**
@@ -35,8 +42,10 @@ async function sessionRelay(config: GatewayConfig, secret: Buffer, log: Log): Pr
   if (cache.store === 'redis') {
     log.info(
       {},
-      "2025 clients' sessions stay on the replica that opened them: without legacyClients.sessionSecret each replica has its own random key. " +
-        'Set the same legacyClients.sessionSecret on every replica to share them through Redis, or send each 2025 client to one replica (sticky sessions)',
+      "2025 clients' sessions stay on the replica that opened them: without legacyClients.sessionSecret each " +
+        'replica has its own random key. ' +
+        'Set the same legacyClients.sessionSecret on every replica to share them through Redis, or send each 2025 ' +
+        'client to one replica (sticky sessions)',
     );
   }
   return undefined;

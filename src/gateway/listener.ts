@@ -16,14 +16,26 @@ export interface Listening {
   url: string;
 }
 
-export async function listen(edge: Edge, hostname: string, port: number, hostAllowed: HostCheck | undefined, maxConnections: number): Promise<Listening> {
+export async function listen(
+  edge: Edge,
+  hostname: string,
+  port: number,
+  hostAllowed: HostCheck | undefined,
+  maxConnections: number,
+): Promise<Listening> {
   const { server, drain } = await serve(edge, hostname, port, hostAllowed, maxConnections);
   const address = server.address() as AddressInfo;
   const url = `http://${address.family === 'IPv6' ? `[${address.address}]` : address.address}:${address.port}`;
   return { drain, url };
 }
 
-function serve(edge: Edge, hostname: string, port: number, hostAllowed: HostCheck | undefined, maxConnections: number): Promise<{ server: Server; drain: HttpDrain }> {
+function serve(
+  edge: Edge,
+  hostname: string,
+  port: number,
+  hostAllowed: HostCheck | undefined,
+  maxConnections: number,
+): Promise<{ server: Server; drain: HttpDrain }> {
   // HTTP/1.0 allows a request without Host, and load balancers' health checks send them (HAProxy's classic
   // `option httpchk GET /readyz`). Node serves them; Hono needs a host to build a URL (nothing reads it) and
   // would answer 400, so it gets a placeholder. Checks on the Host header still see none.
@@ -37,10 +49,12 @@ function serve(edge: Edge, hostname: string, port: number, hostAllowed: HostChec
         return;
       }
       if (cap.probesOnlyFor(incoming)) {
-        if (edge.serveProbe(incoming, outgoing) === undefined) writeJson(outgoing, 503, overCap(cap.maxConnections), { connection: 'close', 'retry-after': '5' });
+        if (edge.serveProbe(incoming, outgoing) === undefined)
+          writeJson(outgoing, 503, overCap(cap.maxConnections), { connection: 'close', 'retry-after': '5' });
         return;
       }
-      if (edge.serveMcpPost(incoming, outgoing) === undefined && edge.serveProbe(incoming, outgoing) === undefined) void viaHono(incoming, outgoing);
+      if (edge.serveMcpPost(incoming, outgoing) === undefined && edge.serveProbe(incoming, outgoing) === undefined)
+        void viaHono(incoming, outgoing);
     });
     drain.attach(server);
     const cap = new ConnectionCap(server, maxConnections);
@@ -50,7 +64,11 @@ function serve(edge: Edge, hostname: string, port: number, hostAllowed: HostChec
     server.keepAliveTimeout = 65_000;
     server.headersTimeout = 66_000;
     server.once('error', (error: NodeJS.ErrnoException) => {
-      reject(error.code === 'EADDRINUSE' ? new Error(`port ${port} on ${hostname} is in use; pick another with --port or listen.port`) : error);
+      reject(
+        error.code === 'EADDRINUSE'
+          ? new Error(`port ${port} on ${hostname} is in use; pick another with --port or listen.port`)
+          : error,
+      );
     });
   });
 }
@@ -72,7 +90,8 @@ function honoListener(edge: Edge): NodeListener {
     (loading ??= import('@hono/node-server/utils/response')
       .then(() => import('@hono/node-server'))
       .then(({ getRequestListener }) => (listener = getRequestListener(edge.app.fetch, { hostname: 'localhost' }))));
-  return (incoming, outgoing) => (listener ? listener(incoming, outgoing) : load().then((ready) => ready(incoming, outgoing)));
+  return (incoming, outgoing) =>
+    listener ? listener(incoming, outgoing) : load().then((ready) => ready(incoming, outgoing));
 }
 
 /** The answer on a connection accepted past listen.maxConnections, to anything but a probe. */
@@ -80,6 +99,7 @@ function overCap(maxConnections: number) {
   return errorResponse(
     null,
     ErrorCode.InternalError,
-    `mcp-gateway is serving ${maxConnections} connections, its most (listen.maxConnections, below the process's open-file limit); retry shortly, or reuse a connection`,
+    `mcp-gateway is serving ${maxConnections} connections, its most (listen.maxConnections, below the process's ` +
+      `open-file limit); retry shortly, or reuse a connection`,
   );
 }

@@ -45,14 +45,29 @@ export function opsOptions(sources: OpsSources): EdgeOptions['ops'] {
     config: () => {
       const current = config();
       // The values of the variables it read: wherever they landed, they are redacted.
-      const secrets = current.envReads.map((name) => process.env[name]).filter((value): value is string => value !== undefined);
-      return configView(current, { reload: sources.live.reloads, appliedAt: new Date(sources.live.appliedAt).toISOString() }, secrets);
+      const secrets = current.envReads
+        .map((name) => process.env[name])
+        .filter((value): value is string => value !== undefined);
+      return configView(
+        current,
+        { reload: sources.live.reloads, appliedAt: new Date(sources.live.appliedAt).toISOString() },
+        secrets,
+      );
     },
   };
 }
 
 /** The status page's data. */
-async function statusSnapshot({ startedAt, config, servers, aggregate, cache, tracker, metrics, connections }: OpsSources): Promise<StatusSnapshot> {
+async function statusSnapshot({
+  startedAt,
+  config,
+  servers,
+  aggregate,
+  cache,
+  tracker,
+  metrics,
+  connections,
+}: OpsSources): Promise<StatusSnapshot> {
   const [tools, connected] = await Promise.all([aggregate.toolCounts(), connectedCounts(connections)]);
   const stats = cache.stats;
   const lookups = stats.hits + stats.misses;
@@ -69,9 +84,13 @@ async function statusSnapshot({ startedAt, config, servers, aggregate, cache, tr
         state: status.state,
         restarts: status.restarts,
         toolCount: tools.get(name),
-        ...(connections?.needs(name) !== undefined && { connected: connected === undefined ? undefined : (connected.get(name) ?? 0) }),
+        ...(connections?.needs(name) !== undefined && {
+          connected: connected === undefined ? undefined : (connected.get(name) ?? 0),
+        }),
         lastError: status.lastError,
-        ...(status.children && { children: status.children.map((child, index) => `#${index} ${child.state}`).join(', ') }),
+        ...(status.children && {
+          children: status.children.map((child, index) => `#${index} ${child.state}`).join(', '),
+        }),
       };
     }),
     cache: { hits: stats.hits, misses: stats.misses, hitRate: lookups ? stats.hits / lookups : undefined },
@@ -81,13 +100,18 @@ async function statusSnapshot({ startedAt, config, servers, aggregate, cache, tr
 }
 
 /** How many principals hold a credential for each server; undefined when the store cannot be read now (Redis away). */
-async function connectedCounts(connections: OpsSources['connections']): Promise<ReadonlyMap<string, number> | undefined> {
+async function connectedCounts(
+  connections: OpsSources['connections'],
+): Promise<ReadonlyMap<string, number> | undefined> {
   return connections?.counts().catch(() => undefined);
 }
 
 /** Each served upstream's recent calls (status-page charts), one shared clock for all of them. */
 function trafficOf(servers: ServerSet, metrics: GatewayMetrics): StatusSnapshot['traffic'] {
   const now = performance.now();
-  const upstreams = [...servers.names()].map((name) => ({ name, ...(metrics.upstreamCalls.recent(name, now) ?? emptyTraffic(now)) }));
+  const upstreams = [...servers.names()].map((name) => ({
+    name,
+    ...(metrics.upstreamCalls.recent(name, now) ?? emptyTraffic(now)),
+  }));
   return { slotSeconds: SLOT_MS / 1000, upstreams };
 }

@@ -23,17 +23,25 @@ export class PerCallerSecrets {
     private readonly oauthClientOf?: (name: string, server: ServerConfig) => OAuthClient | undefined,
   ) {}
 
-  /** The source of a perCaller server's per-caller values (secrets or an OAuth token); undefined for any other server. */
+  /**
+   * The source of a perCaller server's per-caller values (secrets or an OAuth token); undefined for any other server.
+   */
   envFor(name: string, server: ServerConfig): CallerEnv | undefined {
     this.byServer.delete(name);
     const { credentials, listen } = this.config();
-    if (server.transport !== 'stdio' || !server.perCaller || !this.store || !credentials || !listen.publicUrl) return undefined;
+    if (server.transport !== 'stdio' || !server.perCaller || !this.store || !credentials || !listen.publicUrl)
+      return undefined;
     if (server.credentials?.type === 'oauth' && server.credentials.env !== undefined) {
       const client = this.oauthClientOf?.(name, server);
       return client ? new OAuthEnv(client, this.store, server.credentials.env) : undefined;
     }
     if (!server.secrets) return undefined;
-    const source = new SecretEnv(this.store, { server: name, secrets: server.secrets, publicUrl: listen.publicUrl, linkTtlMs: credentials.linkTtlMs });
+    const source = new SecretEnv(this.store, {
+      server: name,
+      secrets: server.secrets,
+      publicUrl: listen.publicUrl,
+      linkTtlMs: credentials.linkTtlMs,
+    });
     this.byServer.set(name, source);
     return source;
   }
@@ -49,7 +57,11 @@ export class PerCallerSecrets {
   }
 
   /** The paste page, and the callers' list of connections unless `connections` is false (served elsewhere). */
-  addRoutes(app: Hono<{ Bindings: HttpBindings }>, authenticate: (authorization: string | undefined) => Promise<string | undefined>, connections = true): void {
+  addRoutes(
+    app: Hono<{ Bindings: HttpBindings }>,
+    authenticate: (authorization: string | undefined) => Promise<string | undefined>,
+    connections = true,
+  ): void {
     if (!this.store) return;
     addSecretRoutes(app, {
       store: this.store,

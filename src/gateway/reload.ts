@@ -26,9 +26,11 @@ export async function reloadGateway(parts: GatewayParts, next: GatewayConfig): P
   await swapServers(parts, next, changes);
   const profilesChanged = parts.profiles.install(next);
   parts.search.serversChanged();
-  // Listen streams were opened under the old servers, rules and profiles: end them, and clients listen again under the new.
+  // Listen streams were opened under the old servers, rules and profiles: end them, and clients listen again under the
+  // new.
   const securityChanged = SECURITY.some((key) => differs(next, running, key));
-  if (securityChanged || profilesChanged || changes.removed.length || changes.changed.length) parts.listenHub.closeAll();
+  if (securityChanged || profilesChanged || changes.removed.length || changes.changed.length)
+    parts.listenHub.closeAll();
   logChanges(parts, changes);
   parts.config.current = {
     ...next,
@@ -62,7 +64,11 @@ function diffServers({ servers }: GatewayParts, next: GatewayConfig): ServerChan
 }
 
 /** New requests find the new servers at once; the replaced and removed ones finish what they have, then stop. */
-async function swapServers({ servers, aggregate, cache, config }: GatewayParts, next: GatewayConfig, { added, changed, removed }: ServerChanges): Promise<void> {
+async function swapServers(
+  { servers, aggregate, cache, config }: GatewayParts,
+  next: GatewayConfig,
+  { added, changed, removed }: ServerChanges,
+): Promise<void> {
   const outgoing = [...removed, ...changed];
   // Their watches, taken before new ones take their place.
   const oldWatches = new Map(outgoing.map(([name]) => [name, servers.watchOf(name)] as const));
@@ -78,7 +84,8 @@ async function swapServers({ servers, aggregate, cache, config }: GatewayParts, 
   servers.reorder(Object.keys(next.servers));
   for (const [name] of outgoing) void cache.invalidate(name, EVERY_LIST);
   aggregate.listsChanged();
-  for (const [name, served] of outgoing) void servers.retire(name, served, oldWatches.get(name), config.current.listen.drainMs);
+  for (const [name, served] of outgoing)
+    void servers.retire(name, served, oldWatches.get(name), config.current.listen.drainMs);
 }
 
 function logChanges({ log }: GatewayParts, { added, changed, removed }: ServerChanges): void {

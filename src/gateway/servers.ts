@@ -28,7 +28,10 @@ export interface ServerSetOptions {
   log: Log;
   /** Where each caller's own credential for a server with `credentials:` comes from (src/credentials/). */
   credentialSourceOf?(name: string, server: ServerConfig): CredentialSource | undefined;
-  /** Where each caller's own values for a perCaller server with `secrets:` or `credentials:` come from (src/layers/per-caller/). */
+  /**
+   * Where each caller's own values for a perCaller server with `secrets:` or `credentials:` come from
+   * (src/layers/per-caller/).
+   */
   secretsOf?(name: string, server: ServerConfig): CallerEnv | undefined;
 }
 
@@ -122,7 +125,10 @@ export class ServerSet {
   async retire(name: string, served: ServedUpstream, watch: UpstreamWatch | undefined, drainMs: number): Promise<void> {
     watch?.stop();
     if (!(await served.drained(drainMs)))
-      this.options.log.warn({ server: name, drainMs }, 'requests to a replaced or removed server still in flight after listen.drainMs; cutting them off');
+      this.options.log.warn(
+        { server: name, drainMs },
+        'requests to a replaced or removed server still in flight after listen.drainMs; cutting them off',
+      );
     await served.close();
     // A removed server's series go with it, now that nothing in flight can record more; a replaced one (or
     // one a later reload added back meanwhile) keeps its name and its series.

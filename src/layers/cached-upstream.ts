@@ -65,8 +65,18 @@ export class CachedUpstream extends UpstreamWrapper {
 
   private async fromCache(message: JsonRpcRequest, options: RequestOptions): Promise<JsonRpcResponse> {
     const params = message.params;
-    const variant = message.method === 'resources/read' ? textOf(params?.uri) : typeof params?.cursor === 'string' ? params.cursor : '';
-    const key = { upstream: this.inner.name, method: message.method, variant, context: options.authContext ?? ANONYMOUS };
+    const variant =
+      message.method === 'resources/read'
+        ? textOf(params?.uri)
+        : typeof params?.cursor === 'string'
+          ? params.cursor
+          : '';
+    const key = {
+      upstream: this.inner.name,
+      method: message.method,
+      variant,
+      context: options.authContext ?? ANONYMOUS,
+    };
     // Others may wait on this fetch (single flight): one caller going away must not cancel it for them,
     // but that caller stops waiting (and stops counting as in flight) at once.
     const fetched = this.cache.get(key, message.id, () => this.inner.request(message, optionsWith(options, undefined)));

@@ -11,7 +11,13 @@ import type { RequestOptions, Upstream } from '../../bridge/upstream.js';
 import type { CachedUpstream } from './cached-upstream.js';
 import type { Log } from '../../infra/log.js';
 import { ownRequestMeta } from '../../infra/own-request-meta.js';
-import { ErrorCode, errorResponse, isObject, type JsonRpcRequest, type JsonRpcResponse } from '../../protocol/jsonrpc.js';
+import {
+  ErrorCode,
+  errorResponse,
+  isObject,
+  type JsonRpcRequest,
+  type JsonRpcResponse,
+} from '../../protocol/jsonrpc.js';
 import { headerDeclarationProblem } from '../../protocol/x-mcp-header.js';
 import { UpstreamWrapper } from './upstream-wrapper.js';
 
@@ -36,7 +42,8 @@ export class HeaderRulesUpstream extends UpstreamWrapper {
   }
 
   request(message: JsonRpcRequest, options?: RequestOptions): Promise<JsonRpcResponse> {
-    if (message.method === 'tools/list') return this.inner.request(message, options).then((response) => this.filtered(message, response));
+    if (message.method === 'tools/list')
+      return this.inner.request(message, options).then((response) => this.filtered(message, response));
     if (message.method !== 'tools/call') return this.inner.request(message, options);
     return this.known ? this.call(message, options) : this.readList().then(() => this.call(message, options));
   }
@@ -57,7 +64,11 @@ export class HeaderRulesUpstream extends UpstreamWrapper {
     const why = this.invalid.size > 0 && typeof name === 'string' ? this.invalid.get(name) : undefined;
     if (why === undefined) return this.inner.request(message, options);
     return Promise.resolve(
-      errorResponse(message.id, ErrorCode.InvalidParams, `Unknown tool: ${name as string} (mcp-gateway does not offer it: ${why}; the server must fix its inputSchema)`),
+      errorResponse(
+        message.id,
+        ErrorCode.InvalidParams,
+        `Unknown tool: ${name as string} (mcp-gateway does not offer it: ${why}; the server must fix its inputSchema)`,
+      ),
     );
   }
 
@@ -86,7 +97,9 @@ export class HeaderRulesUpstream extends UpstreamWrapper {
       kept = this.judge(tools);
       this.judged.set(tools, kept);
     }
-    return kept === undefined ? response : { jsonrpc: '2.0', id: response.id, result: { ...response.result, tools: kept } };
+    return kept === undefined
+      ? response
+      : { jsonrpc: '2.0', id: response.id, result: { ...response.result, tools: kept } };
   }
 
   /** The tools kept, or undefined when all are; learns (and logs once) those left out. */
@@ -110,6 +123,9 @@ export class HeaderRulesUpstream extends UpstreamWrapper {
     const name = typeof tool.name === 'string' ? tool.name : JSON.stringify(tool.name);
     if (this.invalid.get(name) === problem) return; // said once per tool and reason
     this.invalid.set(name, problem);
-    this.log.warn({ server: this.name, tool: name, reason: problem }, 'tool left out of tools/list: its x-mcp-header declarations break the spec (it is never called)');
+    this.log.warn(
+      { server: this.name, tool: name, reason: problem },
+      'tool left out of tools/list: its x-mcp-header declarations break the spec (it is never called)',
+    );
   }
 }

@@ -29,7 +29,9 @@ export class PropagatingUpstream extends UpstreamWrapper {
     // without a _meta, which modern requests always have, gets a copy that has one). An HTTP server reads
     // the header; _meta is rewritten for it only when the caller put a context there too, so that the two
     // never name different parents.
-    const copy = isObject(meta) ? this.transport === 'http' && meta.traceparent !== undefined : this.transport === 'stdio';
+    const copy = isObject(meta)
+      ? this.transport === 'http' && meta.traceparent !== undefined
+      : this.transport === 'stdio';
     const sent = copy ? withTraceMeta(message, span) : message;
     const traced = optionsWith(options, options.signal, span);
     // inner.request never rejects (bridge/upstream.ts); a throw would still end the span, as a failure.
@@ -53,6 +55,10 @@ export class PropagatingUpstream extends UpstreamWrapper {
  */
 function withTraceMeta(message: JsonRpcRequest, span: UpstreamTrace): JsonRpcRequest {
   const params = message.params;
-  const meta = { ...(isObject(params?._meta) ? params._meta : undefined), traceparent: span.traceparent, tracestate: span.tracestate };
+  const meta = {
+    ...(isObject(params?._meta) ? params._meta : undefined),
+    traceparent: span.traceparent,
+    tracestate: span.tracestate,
+  };
   return { jsonrpc: message.jsonrpc, id: message.id, method: message.method, params: { ...params, _meta: meta } };
 }

@@ -1,7 +1,8 @@
 // The stack every served server runs on, built in one place and in the order docs/design.md draws it, from
 // the client's side down to the hop:
 //
-//   header rules → cache → [per-caller secrets] → MRTR bridge → [caller's credential] → limits → metering → trace propagation → transport (bridge/)
+// header rules → cache → [per-caller secrets] → MRTR bridge → [caller's credential] → limits → metering → trace
+// propagation → transport (bridge/)
 //
 // Why this order: header rules (tools whose x-mcp-header declarations are invalid left out of lists, and
 // refused) sit on the cache, so that a list it holds teaches them without an upstream call; the cache
@@ -42,7 +43,10 @@ export interface StackParts {
   log: Log;
   /** Where each caller's own credential for this server comes from; absent: the server's static headers. */
   credentials?: CredentialSource | undefined;
-  /** A perCaller server's per-caller values (secrets, an OAuth token): a caller without theirs gets the connect link above the MRTR bridge. */
+  /**
+   * A perCaller server's per-caller values (secrets, an OAuth token): a caller without theirs gets the connect link
+   * above the MRTR bridge.
+   */
   secrets?: CallerEnvGate | undefined;
 }
 
@@ -66,7 +70,12 @@ export function buildServerStack(transport: Upstream, settings: StackSettings, p
   const metered = new MeteredUpstream(propagating, parts.meter);
   const limits = new LimitedUpstream(metered, settings, parts.queueWaited);
   const reached = parts.credentials ? new CredentialedUpstream(limits, parts.credentials) : limits;
-  const bridged = new InputBridge(reached, { held: parts.held, roots: settings.roots, placesQuestions: settings.transport === 'http', log: parts.log });
+  const bridged = new InputBridge(reached, {
+    held: parts.held,
+    roots: settings.roots,
+    placesQuestions: settings.transport === 'http',
+    log: parts.log,
+  });
   const gated = parts.secrets ? new SecretGate(bridged, parts.secrets) : bridged;
   const cached = new CachedUpstream(gated, parts.cache);
   const served = new HeaderRulesUpstream(cached, parts.log);

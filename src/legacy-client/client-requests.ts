@@ -27,7 +27,12 @@ export class ClientRequests {
   ) {}
 
   /** Sends each input request to the client and collects its answers (results), in order. */
-  async ask(session: string, requests: JsonObject, send: (message: unknown) => void, signal: CancelSignal): Promise<{ answers: JsonObject } | { error: string }> {
+  async ask(
+    session: string,
+    requests: JsonObject,
+    send: (message: unknown) => void,
+    signal: CancelSignal,
+  ): Promise<{ answers: JsonObject } | { error: string }> {
     // Listening before the first question goes out: its answer may land on another replica at once.
     const unwatch = await this.relay?.watch(session);
     try {
@@ -36,7 +41,8 @@ export class ClientRequests {
         // Checked on every turn, after the watch's Redis round trip too: an abort listener added after the
         // client left is never called (ClientGone fires once), and the question would wait out the timeout.
         if (signal.aborted) return { error: GONE };
-        if (!isObject(request) || typeof request.method !== 'string') return { error: `the server sent an input request "${key}" without a method` };
+        if (!isObject(request) || typeof request.method !== 'string')
+          return { error: `the server sent an input request "${key}" without a method` };
         const id = `mcp-gateway-${randomBytes(6).toString('base64url')}`;
         const waitKey = `${session}\0${id}`;
         const answer = new Promise<JsonObject | 'timeout' | 'gone'>((resolve) => {
@@ -55,7 +61,8 @@ export class ClientRequests {
         this.awaiting.delete(waitKey);
         if (message === 'gone') return { error: GONE };
         if (message === 'timeout') return { error: `the client did not answer ${request.method} in time` };
-        if (isObject(message.error)) return { error: `the client refused ${request.method}: ${String(message.error.message)}` };
+        if (isObject(message.error))
+          return { error: `the client refused ${request.method}: ${String(message.error.message)}` };
         answers[key] = isObject(message.result) ? message.result : {};
       }
       return { answers };
@@ -72,7 +79,11 @@ export class ClientRequests {
     if (this.deliver(session, message)) return 'here';
     if (!this.relay) return 'unknown';
     const heard = await this.relay.publish(session, { kind: 'answer', message });
-    if (heard === 0) this.log.debug({ id: message.id }, 'a 2025 client answered a request no replica is waiting for (timed out, or its call ended)');
+    if (heard === 0)
+      this.log.debug(
+        { id: message.id },
+        'a 2025 client answered a request no replica is waiting for (timed out, or its call ended)',
+      );
     return heard === 0 ? 'unknown' : 'relayed';
   }
 

@@ -31,10 +31,16 @@ import { SessionStreams } from './session-streams.js';
 import { SessionCodec, type LegacySession } from './session-token.js';
 
 export const LEGACY_CLIENT_VERSIONS: readonly string[] = ['2025-11-25', '2025-06-18', '2025-03-26'];
-const SSE_HEADERS = { 'content-type': 'text/event-stream', 'cache-control': 'no-cache, no-transform', 'x-accel-buffering': 'no' };
+const SSE_HEADERS = {
+  'content-type': 'text/event-stream',
+  'cache-control': 'no-cache, no-transform',
+  'x-accel-buffering': 'no',
+};
 const MAX_ROUNDS = 16;
 /** Methods whose 2025 and 2026 forms are the same, forwarded to the core. */
-const FORWARDED: ReadonlySet<string> = new Set([...MODERN_REQUEST_METHODS].filter((m) => m !== 'subscriptions/listen' && m !== 'server/discover'));
+const FORWARDED: ReadonlySet<string> = new Set(
+  [...MODERN_REQUEST_METHODS].filter((m) => m !== 'subscriptions/listen' && m !== 'server/discover'),
+);
 
 export interface LegacyExchange {
   body: unknown;
@@ -52,7 +58,10 @@ export interface LegacyExchange {
   headers: Record<string, string>;
   access: ListenAccess | undefined;
   /** One modern request through policy, the upstream, and the caller's view of the answer. */
-  execute(message: JsonRpcRequest, options: { signal?: CancelSignal; onNotification?: (notification: JsonRpcNotification) => void }): Promise<JsonRpcResponse>;
+  execute(
+    message: JsonRpcRequest,
+    options: { signal?: CancelSignal; onNotification?: (notification: JsonRpcNotification) => void },
+  ): Promise<JsonRpcResponse>;
 }
 
 export interface LegacyClientsOptions {
@@ -97,10 +106,21 @@ export class LegacyClients {
   async post(exchange: LegacyExchange): Promise<void> {
     const { body, outgoing } = exchange;
     if (Array.isArray(body))
-      return json(outgoing, 400, errorResponse(null, ErrorCode.InvalidRequest, 'Batches are not supported: send one JSON-RPC message per POST'), exchange.headers);
+      return json(
+        outgoing,
+        400,
+        errorResponse(null, ErrorCode.InvalidRequest, 'Batches are not supported: send one JSON-RPC message per POST'),
+        exchange.headers,
+      );
     const message = body as JsonObject;
     const invalid = envelopeProblem(message);
-    if (invalid) return json(outgoing, 400, errorResponse(isValidId(message.id) ? message.id : null, ErrorCode.InvalidRequest, invalid), exchange.headers);
+    if (invalid)
+      return json(
+        outgoing,
+        400,
+        errorResponse(isValidId(message.id) ? message.id : null, ErrorCode.InvalidRequest, invalid),
+        exchange.headers,
+      );
     if (message.method === 'initialize') return this.initialize(exchange, message);
     const session = this.session(exchange);
     if (!session) return this.unknownSession(exchange);
@@ -109,7 +129,9 @@ export class LegacyClients {
       try {
         await this.requests.answer(session.id, message);
       } catch (error) {
-        const why = `This answer could not be passed to the replica that asked for it: ${(error as Error).message}. Send it again once Redis is back.`;
+        const why =
+          `This answer could not be passed to the replica that asked for it: ${(error as Error).message}. ` +
+          `Send it again once Redis is back.`;
         return json(outgoing, 503, errorResponse(null, ErrorCode.InternalError, why), exchange.headers);
       }
       outgoing.writeHead(202, exchange.headers).end();
@@ -131,7 +153,12 @@ export class LegacyClients {
         return json(outgoing, 200, await this.streams.subscribe(session, request), exchange.headers);
     }
     if (!FORWARDED.has(request.method)) {
-      return json(outgoing, 200, errorResponse(request.id, ErrorCode.MethodNotFound, `Method not found: ${request.method}`), exchange.headers);
+      return json(
+        outgoing,
+        200,
+        errorResponse(request.id, ErrorCode.MethodNotFound, `Method not found: ${request.method}`),
+        exchange.headers,
+      );
     }
     return this.forward(exchange, session, request);
   }
@@ -152,7 +179,9 @@ export class LegacyClients {
     try {
       await this.options.relay?.end(session.id, session.expiresAt);
     } catch (error) {
-      const why = `The session ended on this replica only: ${(error as Error).message}. Send DELETE again once Redis is back.`;
+      const why =
+        `The session ended on this replica only: ${(error as Error).message}. Send DELETE again once ` +
+        `Redis is back.`;
       return json(exchange.outgoing, 503, errorResponse(null, ErrorCode.InternalError, why), exchange.headers);
     }
     exchange.outgoing.writeHead(200, exchange.headers).end();
@@ -170,17 +199,24 @@ export class LegacyClients {
   private async initialize(exchange: LegacyExchange, message: JsonObject): Promise<void> {
     const params = isObject(message.params) ? message.params : {};
     const requested = typeof params.protocolVersion === 'string' ? params.protocolVersion : undefined;
-    const protocolVersion = requested && LEGACY_CLIENT_VERSIONS.includes(requested) ? requested : LEGACY_CLIENT_VERSIONS[0]!;
+    const protocolVersion =
+      requested && LEGACY_CLIENT_VERSIONS.includes(requested) ? requested : LEGACY_CLIENT_VERSIONS[0]!;
     const capabilities = isObject(params.capabilities) ? params.capabilities : {};
     const discover = await exchange.execute(
-      { jsonrpc: '2.0', id: 0, method: 'server/discover', params: { _meta: { [META.protocolVersion]: MODERN_VERSION, [META.clientCapabilities]: capabilities } } },
+      {
+        jsonrpc: '2.0',
+        id: 0,
+        method: 'server/discover',
+        params: { _meta: { [META.protocolVersion]: MODERN_VERSION, [META.clientCapabilities]: capabilities } },
+      },
       { signal: exchange.signal },
     );
     const id = message.id as JsonRpcRequest['id'];
     if (!('result' in discover)) return json(exchange.outgoing, 200, { ...discover, id }, exchange.headers);
     const offered = isObject(discover.result.capabilities) ? discover.result.capabilities : {};
     const served: JsonObject = { logging: {} };
-    for (const key of ['tools', 'prompts', 'completions']) if (key in offered) served[key] = key === 'completions' ? {} : { listChanged: true };
+    for (const key of ['tools', 'prompts', 'completions'])
+      if (key in offered) served[key] = key === 'completions' ? {} : { listChanged: true };
     // Resource subscriptions are served by the gateway itself (over the session's GET stream).
     if ('resources' in offered) served.resources = { subscribe: true, listChanged: true };
     const meta = isObject(discover.result._meta) ? discover.result._meta : {};
@@ -196,7 +232,12 @@ export class LegacyClients {
     };
     const result: JsonObject = { protocolVersion, capabilities: served, serverInfo };
     if (typeof discover.result.instructions === 'string') result.instructions = discover.result.instructions;
-    json(exchange.outgoing, 200, { jsonrpc: '2.0', id, result }, { ...exchange.headers, 'mcp-session-id': this.codec.mint(session) });
+    json(
+      exchange.outgoing,
+      200,
+      { jsonrpc: '2.0', id, result },
+      { ...exchange.headers, 'mcp-session-id': this.codec.mint(session) },
+    );
   }
 
   /** The session a request names, if it is good here and for this caller. */
@@ -204,7 +245,13 @@ export class LegacyClients {
     const token = exchange.sessionHeader;
     if (token === undefined) return undefined;
     const session = this.codec.open(token);
-    if (!session || session.endpoint !== exchange.endpoint || session.caller !== exchange.caller || this.ended.has(session.id)) return undefined;
+    if (
+      !session ||
+      session.endpoint !== exchange.endpoint ||
+      session.caller !== exchange.caller ||
+      this.ended.has(session.id)
+    )
+      return undefined;
     return session;
   }
 
@@ -221,7 +268,11 @@ export class LegacyClients {
     const { outgoing, signal } = exchange;
     const params = request.params ?? {};
     const meta = isObject(params._meta) ? params._meta : {};
-    const modernMeta = { ...meta, [META.protocolVersion]: MODERN_VERSION, [META.clientCapabilities]: session.capabilities };
+    const modernMeta = {
+      ...meta,
+      [META.protocolVersion]: MODERN_VERSION,
+      [META.clientCapabilities]: session.capabilities,
+    };
     // A fresh copy for each attempt: the core may rewrite names in the params it is given (on /mcp).
     const attemptOf = (extra: JsonObject): JsonRpcRequest => ({
       jsonrpc: '2.0',
@@ -250,22 +301,35 @@ export class LegacyClients {
     let attempt = modern;
     for (let round = 0; ; round++) {
       // A client that does not read its stream misses progress rather than have the gateway buffer it all.
-      const response = await exchange.execute(attempt, { signal, onNotification: (notification) => outgoing.writableLength < 1024 * 1024 && send(notification) });
+      const response = await exchange.execute(attempt, {
+        signal,
+        onNotification: (notification) => outgoing.writableLength < 1024 * 1024 && send(notification),
+      });
       if (signal.aborted || outgoing.destroyed) return;
       const result = 'result' in response ? response.result : undefined;
       if (result?.resultType !== 'input_required' || round >= MAX_ROUNDS) {
-        if (!opened && retryAfterOf(response) !== undefined) return jsonAnswer(outgoing, toLegacy(response, request.id), response, exchange.headers);
+        if (!opened && retryAfterOf(response) !== undefined)
+          return jsonAnswer(outgoing, toLegacy(response, request.id), response, exchange.headers);
         send(toLegacy(response, request.id));
         outgoing.end();
         return;
       }
-      const answers = await this.requests.ask(session.id, isObject(result.inputRequests) ? result.inputRequests : {}, send, signal);
+      const answers = await this.requests.ask(
+        session.id,
+        isObject(result.inputRequests) ? result.inputRequests : {},
+        send,
+        signal,
+      );
       if ('error' in answers) {
         send(errorResponse(request.id, ErrorCode.InternalError, answers.error));
         outgoing.end();
         return;
       }
-      attempt = attemptOf(typeof result.requestState === 'string' ? { inputResponses: answers.answers, requestState: result.requestState } : { inputResponses: answers.answers });
+      attempt = attemptOf(
+        typeof result.requestState === 'string'
+          ? { inputResponses: answers.answers, requestState: result.requestState }
+          : { inputResponses: answers.answers },
+      );
     }
   }
 }
@@ -279,7 +343,8 @@ function envelopeProblem(message: JsonObject): string | undefined {
     if (message.params !== undefined && !isObject(message.params)) return 'params must be an object';
     return undefined;
   }
-  if (!isValidId(message.id) || !('result' in message || 'error' in message)) return 'not a JSON-RPC request, notification or response';
+  if (!isValidId(message.id) || !('result' in message || 'error' in message))
+    return 'not a JSON-RPC request, notification or response';
   return undefined;
 }
 
@@ -291,7 +356,12 @@ function toLegacy(response: JsonRpcResponse, id: JsonRpcRequest['id']): JsonRpcR
 }
 
 /** An answer as JSON: 503 with Retry-After when it is a capacity refusal (overload.ts), else 200. */
-function jsonAnswer(outgoing: ServerResponse, body: JsonRpcResponse, response: JsonRpcResponse, headers: Record<string, string>): void {
+function jsonAnswer(
+  outgoing: ServerResponse,
+  body: JsonRpcResponse,
+  response: JsonRpcResponse,
+  headers: Record<string, string>,
+): void {
   const retry = retryAfterHeaders(response);
   json(outgoing, retry ? 503 : 200, body, retry ? { ...headers, ...retry } : headers);
 }

@@ -33,7 +33,10 @@ export class Sealer {
       const decipher = createDecipheriv('aes-256-gcm', this.key, raw.subarray(1, 1 + IV_BYTES));
       if (context) decipher.setAAD(Buffer.from(context, 'utf8'));
       decipher.setAuthTag(raw.subarray(raw.length - TAG_BYTES));
-      return Buffer.concat([decipher.update(raw.subarray(1 + IV_BYTES, raw.length - TAG_BYTES)), decipher.final()]).toString('utf8');
+      return Buffer.concat([
+        decipher.update(raw.subarray(1 + IV_BYTES, raw.length - TAG_BYTES)),
+        decipher.final(),
+      ]).toString('utf8');
     } catch {
       return undefined;
     }

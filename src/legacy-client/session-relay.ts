@@ -19,7 +19,13 @@ import { Redis, type RedisOptions } from 'ioredis';
 import { parseJson } from '../../protocol/exact-json.js';
 import { isObject, type JsonObject } from '../../protocol/jsonrpc.js';
 import type { Log } from '../../infra/log.js';
-import { describeRedisUrl, failFastRedisOptions, PAUSE_MS, sentinelOptions, type SentinelSettings } from '../../infra/redis-fail-fast.js';
+import {
+  describeRedisUrl,
+  failFastRedisOptions,
+  PAUSE_MS,
+  sentinelOptions,
+  type SentinelSettings,
+} from '../../infra/redis-fail-fast.js';
 import { OutageLog } from '../../infra/redis-outage.js';
 import { Sealer } from './sealer.js';
 
@@ -62,20 +68,31 @@ export class SessionRelay {
   private catchUpAgain = false;
   private retry: NodeJS.Timeout | undefined;
 
-  constructor(private readonly options: { url: string; sentinel?: SentinelSettings; keyPrefix: string; secret: Buffer; log: Log }) {
+  constructor(
+    private readonly options: { url: string; sentinel?: SentinelSettings; keyPrefix: string; secret: Buffer; log: Log },
+  ) {
     this.sealer = new Sealer(options.secret, 'mcp-gateway legacy relay sealed');
     this.macKey = createHash('sha256').update('mcp-gateway legacy relay signed\0').update(options.secret).digest();
     this.endedChannel = `${options.keyPrefix}sessions:ended`;
     this.endedKey = `${options.keyPrefix}sessions:ended`;
     this.where = describeRedisUrl(options.url);
     this.outage = new OutageLog(options.log, this.where, {
-      lost: 'Redis unreachable: 2025 sessions are served only where their GET stream and questions are until it is back',
+      lost:
+        'Redis unreachable: 2025 sessions are served only where their GET stream and questions are until it ' +
+        'is back',
       back: 'Redis reachable again: 2025 sessions are shared between replicas again',
     });
     const sentinel = sentinelOptions(options.sentinel, options.url);
-    this.client = new Redis(options.url, { ...failFastRedisOptions('mcp-gateway-sessions'), ...sentinel } satisfies RedisOptions);
+    this.client = new Redis(options.url, {
+      ...failFastRedisOptions('mcp-gateway-sessions'),
+      ...sentinel,
+    } satisfies RedisOptions);
     // Subscriptions are made again by every catch-up (also after a first attempt that failed).
-    this.subscriber = new Redis(options.url, { ...failFastRedisOptions('mcp-gateway-sessions-sub'), ...sentinel, autoResubscribe: false } satisfies RedisOptions);
+    this.subscriber = new Redis(options.url, {
+      ...failFastRedisOptions('mcp-gateway-sessions-sub'),
+      ...sentinel,
+      autoResubscribe: false,
+    } satisfies RedisOptions);
     for (const connection of [this.client, this.subscriber]) {
       connection.on('error', (error: Error) => this.lost(error));
       connection.on('ready', () => this.catchUp());
@@ -107,15 +124,22 @@ export class SessionRelay {
     };
   }
 
-  /** Sends `event` to whichever replicas watch `session`; resolves with how many heard it. Rejects when Redis is unreachable. */
+  /**
+   * Sends `event` to whichever replicas watch `session`; resolves with how many heard it. Rejects when Redis is
+   * unreachable.
+   */
   async publish(session: string, event: SessionEvent): Promise<number> {
-    return this.command(() => this.client.publish(this.channelOf(session), this.sealer.seal(JSON.stringify(event), session)));
+    return this.command(() =>
+      this.client.publish(this.channelOf(session), this.sealer.seal(JSON.stringify(event), session)),
+    );
   }
 
   /** Records a resource subscription of `session` (kept until the session expires). */
   async addSubscription(session: string, uri: string, expiresAt: number): Promise<void> {
     const key = this.subscriptionsOf(session);
-    await this.command(() => this.client.multi().sadd(key, this.signedUri(session, uri)).pexpireat(key, expiresAt).exec());
+    await this.command(() =>
+      this.client.multi().sadd(key, this.signedUri(session, uri)).pexpireat(key, expiresAt).exec(),
+    );
   }
 
   async removeSubscription(session: string, uri: string): Promise<void> {
@@ -208,7 +232,10 @@ export class SessionRelay {
   private async readShared(): Promise<boolean> {
     let members: string[];
     try {
-      await this.subscriber.subscribe(this.endedChannel, ...[...this.watched.keys()].map((session) => this.channelOf(session)));
+      await this.subscriber.subscribe(
+        this.endedChannel,
+        ...[...this.watched.keys()].map((session) => this.channelOf(session)),
+      );
       members = await this.client.zrangebyscore(this.endedKey, Date.now(), '+inf');
     } catch (error) {
       this.lost(error);
@@ -228,7 +255,9 @@ export class SessionRelay {
       result = await run();
     } catch (error) {
       this.lost(error);
-      throw new Error(`Redis at ${this.where} is unreachable (${error instanceof Error ? error.message : String(error)})`);
+      throw new Error(
+        `Redis at ${this.where} is unreachable (${error instanceof Error ? error.message : String(error)})`,
+      );
     }
     this.reachable();
     return result;
@@ -256,12 +285,18 @@ export class SessionRelay {
     if (json === undefined) return this.forged(1, `session ${session}'s channel`);
     const event: unknown = parseJson(json);
     if (!isObject(event)) return;
-    if (event.kind === 'answer' && isObject(event.message)) handlers.event(session, { kind: 'answer', message: event.message });
-    else if ((event.kind === 'subscribe' || event.kind === 'unsubscribe') && typeof event.uri === 'string') handlers.event(session, { kind: event.kind, uri: event.uri });
+    if (event.kind === 'answer' && isObject(event.message))
+      handlers.event(session, { kind: 'answer', message: event.message });
+    else if ((event.kind === 'subscribe' || event.kind === 'unsubscribe') && typeof event.uri === 'string')
+      handlers.event(session, { kind: event.kind, uri: event.uri });
   }
 
   private forged(count: number, where: string): void {
-    this.options.log.warn({ count }, `ignored what this replica's key did not seal or sign in ${where}: do all replicas share legacyClients.sessionSecret?`);
+    this.options.log.warn(
+      { count },
+      `ignored what this replica's key did not seal or sign in ${where}: do all replicas share ` +
+        `legacyClients.sessionSecret?`,
+    );
   }
 
   /** `<mac>.<uri>`: the same member for the same subscription, so SREM finds what SADD added. */

@@ -24,12 +24,20 @@ export class SessionStreams {
 
   constructor(
     private readonly listen: Pick<ListenHub, 'openLegacy'>,
-    private readonly relay: Pick<SessionRelay, 'watch' | 'publish' | 'addSubscription' | 'removeSubscription' | 'subscriptions'> | undefined,
+    private readonly relay:
+      | Pick<SessionRelay, 'watch' | 'publish' | 'addSubscription' | 'removeSubscription' | 'subscriptions'>
+      | undefined,
     private readonly log: Log,
   ) {}
 
   /** Opens the session's GET stream on `outgoing` (its headers set, not yet written). */
-  open(session: LegacySession, outgoing: ServerResponse, upstream: string | undefined, access: ListenAccess | undefined, principal?: string): void {
+  open(
+    session: LegacySession,
+    outgoing: ServerResponse,
+    upstream: string | undefined,
+    access: ListenAccess | undefined,
+    principal?: string,
+  ): void {
     const stream = this.listen.openLegacy(outgoing, upstream, access, principal);
     const open: OpenStream = { stream, outgoing };
     this.streams.set(session.id, open);
@@ -54,7 +62,8 @@ export class SessionStreams {
   /** resources/subscribe or resources/unsubscribe, from whichever replica the POST reached. */
   async subscribe(session: LegacySession, request: JsonRpcRequest): Promise<JsonRpcResponse> {
     const uri = request.params?.uri;
-    if (typeof uri !== 'string') return errorResponse(request.id, ErrorCode.InvalidParams, 'params.uri (string) is required');
+    if (typeof uri !== 'string')
+      return errorResponse(request.id, ErrorCode.InvalidParams, 'params.uri (string) is required');
     const adding = request.method === 'resources/subscribe';
     const here = this.streams.get(session.id);
     if (here || !this.relay) {
@@ -77,10 +86,14 @@ export class SessionStreams {
           return errorResponse(
             request.id,
             ErrorCode.InternalError,
-            `${request.method} could not be shared with the replica holding this session's GET stream: ${why}. Retry once Redis is back.`,
+            `${request.method} could not be shared with the replica holding this session's GET stream: ${why}. ` +
+              `Retry once Redis is back.`,
           );
         }
-        this.log.warn({ uri, err: String(error) }, `${request.method} honoured on this replica only: Redis is unreachable`);
+        this.log.warn(
+          { uri, err: String(error) },
+          `${request.method} honoured on this replica only: Redis is unreachable`,
+        );
       }
     }
     return { jsonrpc: '2.0', id: request.id, result: {} };

@@ -75,7 +75,10 @@ export class HeldCallRetries {
   async lookup(instance: string): Promise<string | undefined> {
     const found = await this.registry?.lookup(instance);
     if (found === undefined || this.peerAllowed(found)) return found;
-    this.log.warn({ instance, url: found }, 'not forwarding a retry to an address mrtr.peers does not allow (by default: loopback and private addresses)');
+    this.log.warn(
+      { instance, url: found },
+      'not forwarding a retry to an address mrtr.peers does not allow (by default: loopback and private addresses)',
+    );
     return undefined;
   }
 
@@ -101,7 +104,11 @@ export class HeldCallRetries {
    */
   async withdraw(): Promise<void> {
     const abandoned = cancelWaitingCalls(this.held);
-    if (abandoned > 0) this.log.info({ calls: abandoned }, 'draining: cancelled the calls held for a client retry that can no longer reach this replica');
+    if (abandoned > 0)
+      this.log.info(
+        { calls: abandoned },
+        'draining: cancelled the calls held for a client retry that can no longer reach this replica',
+      );
     await this.registry?.forget();
   }
 

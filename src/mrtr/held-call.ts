@@ -5,11 +5,19 @@
 import { randomBytes } from 'node:crypto';
 import type { RequestOptions, Upstream } from '../../bridge/upstream.js';
 import type { CancelSignal } from '../../protocol/cancel.js';
-import type { JsonObject, JsonRpcErrorObject, JsonRpcNotification, JsonRpcRequest, JsonRpcResponse } from '../../protocol/jsonrpc.js';
+import type {
+  JsonObject,
+  JsonRpcErrorObject,
+  JsonRpcNotification,
+  JsonRpcRequest,
+  JsonRpcResponse,
+} from '../../protocol/jsonrpc.js';
 
 export type ServerAnswer = { result: JsonObject } | { error: JsonRpcErrorObject };
 
-export type CallEvent = { kind: 'answer'; response: JsonRpcResponse } | { kind: 'ask'; method: string; params: JsonObject | undefined; respond: (answer: ServerAnswer) => void };
+export type CallEvent =
+  | { kind: 'answer'; response: JsonRpcResponse }
+  | { kind: 'ask'; method: string; params: JsonObject | undefined; respond: (answer: ServerAnswer) => void };
 
 export class HeldCall {
   readonly id = randomBytes(12).toString('base64url');
@@ -41,7 +49,10 @@ export class HeldCall {
         ...options,
         signal: this.abort.signal,
         onNotification: (notification) => this.relay(notification),
-        onServerRequest: (request) => new Promise<ServerAnswer>((respond) => this.push({ kind: 'ask', method: request.method, params: request.params, respond })),
+        onServerRequest: (request) =>
+          new Promise<ServerAnswer>((respond) =>
+            this.push({ kind: 'ask', method: request.method, params: request.params, respond }),
+          ),
       })
       .then(
         (response) => {
@@ -52,7 +63,14 @@ export class HeldCall {
         (error: Error) => {
           this.finished = true;
           this.onFinished?.();
-          this.push({ kind: 'answer', response: { jsonrpc: '2.0', id: message.id, error: { code: -32603, message: `mcp-gateway: ${error.message}` } } });
+          this.push({
+            kind: 'answer',
+            response: {
+              jsonrpc: '2.0',
+              id: message.id,
+              error: { code: -32603, message: `mcp-gateway: ${error.message}` },
+            },
+          });
         },
       );
   }
@@ -61,7 +79,11 @@ export class HeldCall {
    * The next event, for the client round now waiting. Its progress notifications go to this round's
    * listener; the round's client going away cancels the whole call.
    */
-  async next(signal: CancelSignal | undefined, onNotification: RequestOptions['onNotification'], progressToken: unknown): Promise<CallEvent | undefined> {
+  async next(
+    signal: CancelSignal | undefined,
+    onNotification: RequestOptions['onNotification'],
+    progressToken: unknown,
+  ): Promise<CallEvent | undefined> {
     this.notify = onNotification;
     this.progressToken = progressToken;
     const gone = (): void => this.cancel();
@@ -113,7 +135,8 @@ export class HeldCall {
   private relay(notification: JsonRpcNotification): void {
     const notify = this.notify;
     if (!notify) return; // between rounds nobody listens
-    if (this.progressToken !== undefined && notification.method === 'notifications/progress' && notification.params) notification.params.progressToken = this.progressToken;
+    if (this.progressToken !== undefined && notification.method === 'notifications/progress' && notification.params)
+      notification.params.progressToken = this.progressToken;
     notify(notification);
   }
 }

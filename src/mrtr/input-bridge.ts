@@ -9,7 +9,14 @@
 import type { Era, RequestOptions, Upstream } from '../../bridge/upstream.js';
 import { UpstreamWrapper } from '../layers/upstream-wrapper.js';
 import { cancelledResponse } from '../../protocol/cancel.js';
-import { ErrorCode, errorResponse, isObject, type JsonObject, type JsonRpcRequest, type JsonRpcResponse } from '../../protocol/jsonrpc.js';
+import {
+  ErrorCode,
+  errorResponse,
+  isObject,
+  type JsonObject,
+  type JsonRpcRequest,
+  type JsonRpcResponse,
+} from '../../protocol/jsonrpc.js';
 import type { Log } from '../../infra/log.js';
 import { MAY_ASK, META } from '../../protocol/mcp.js';
 import { traceFields } from '../../protocol/request-trace.js';
@@ -24,7 +31,10 @@ export interface HeldCalls {
   holdMs: number;
   /** Calls one caller may have held at once, across servers (mrtr.maxHeldPerCaller). */
   maxHeldPerCaller: number;
-  /** How long a new call waits behind another caller's held call on a server that cannot tell askers apart (mrtr.queueMs). */
+  /**
+   * How long a new call waits behind another caller's held call on a server that cannot tell askers apart
+   * (mrtr.queueMs).
+   */
   queueMs: number;
   /** Whether replicas find each other through Redis (so a retry for another instance was offered to it first). */
   shared: boolean;
@@ -111,7 +121,11 @@ export class InputBridge extends UpstreamWrapper {
     return era === 'modern' ? this.inner.request(message, options) : this.bridged(message, era, options);
   }
 
-  private async bridged(message: JsonRpcRequest, era: 'legacy' | undefined, options: RequestOptions): Promise<JsonRpcResponse> {
+  private async bridged(
+    message: JsonRpcRequest,
+    era: 'legacy' | undefined,
+    options: RequestOptions,
+  ): Promise<JsonRpcResponse> {
     const params = message.params;
     if (params && typeof params.requestState === 'string') {
       // Whose requestState it is depends on the era: wait for the server to say which it speaks.
@@ -120,14 +134,19 @@ export class InputBridge extends UpstreamWrapper {
     }
     if (params && 'inputResponses' in params) {
       return Promise.resolve(
-        errorResponse(message.id, ErrorCode.InvalidParams, 'inputResponses without the requestState of the input_required answer; retry with both, as they came'),
+        errorResponse(
+          message.id,
+          ErrorCode.InvalidParams,
+          'inputResponses without the requestState of the input_required answer; retry with both, as they came',
+        ),
       );
     }
     options.onStreamStart?.(); // a held call's rounds answer as they always did: the stream opens at once
     // On stdio a question can be placed only while its call is the one asking call in flight: a new call
     // waits (bounded) behind one held for its client, rather than fail the moment its server asks.
     const caller = options.authContext ?? '';
-    if (!this.options.placesQuestions && this.heldHere(caller).length > 0) await this.behindHeld(caller, options.signal);
+    if (!this.options.placesQuestions && this.heldHere(caller).length > 0)
+      await this.behindHeld(caller, options.signal);
     if (options.signal?.aborted) return cancelledResponse(message.id);
     const call = new HeldCall(this.inner, message, options);
     // A held call whose server call ends (the child crashed, say) holds nobody up any more.
@@ -142,7 +161,8 @@ export class InputBridge extends UpstreamWrapper {
    */
   private heldHere(caller: string): HeldCall[] {
     const here: HeldCall[] = [];
-    for (const call of this.options.held.calls.values()) if (call.upstream === this.inner && !call.finished && call.caller !== caller) here.push(call);
+    for (const call of this.options.held.calls.values())
+      if (call.upstream === this.inner && !call.finished && call.caller !== caller) here.push(call);
     return here;
   }
 
@@ -172,7 +192,10 @@ export class InputBridge extends UpstreamWrapper {
     // Only calls still waiting for their client are cancelled: one resumed is running, and ends on its own.
     for (const call of this.heldHere(caller)) {
       if (!call.asked) continue;
-      log.info({ server: this.name, queueMs: held.queueMs }, 'cancelled a held call another caller waited behind for mrtr.queueMs');
+      log.info(
+        { server: this.name, queueMs: held.queueMs },
+        'cancelled a held call another caller waited behind for mrtr.queueMs',
+      );
       call.cancel();
       held.calls.delete(call.id);
     }
@@ -199,7 +222,9 @@ export class InputBridge extends UpstreamWrapper {
         this.options.held.calls.delete(call.id);
         this.released();
         // Answered within the first round, the response already carries this id and goes as it came.
-        return event.response.id === message.id ? event.response : ({ ...event.response, id: message.id } as JsonRpcResponse);
+        return event.response.id === message.id
+          ? event.response
+          : ({ ...event.response, id: message.id } as JsonRpcResponse);
       }
       if (event.method === 'roots/list' && this.options.roots) {
         event.respond({ result: { roots: [...this.options.roots] } });
@@ -209,17 +234,22 @@ export class InputBridge extends UpstreamWrapper {
       if (!(needed in capabilities) && event.method === 'roots/list') {
         // Servers also ask for roots on their own (after initialize, say), and on stdio that cannot be told
         // apart from a question of this call: answer as a client without roots would, and go on.
-        event.respond({ error: { code: ErrorCode.MethodNotFound, message: 'The client did not declare the roots capability' } });
+        event.respond({
+          error: { code: ErrorCode.MethodNotFound, message: 'The client did not declare the roots capability' },
+        });
         continue;
       }
       if (!(needed in capabilities)) {
-        event.respond({ error: { code: ErrorCode.MethodNotFound, message: `The client did not declare the ${needed} capability` } });
+        event.respond({
+          error: { code: ErrorCode.MethodNotFound, message: `The client did not declare the ${needed} capability` },
+        });
         call.cancel();
         this.options.held.calls.delete(call.id);
         return errorResponse(
           message.id,
           ErrorCode.MissingRequiredClientCapability,
-          `${this.name} asks the client for ${event.method} while serving ${message.method}; declare the ${needed} capability in _meta["${META.clientCapabilities}"] to answer it`,
+          `${this.name} asks the client for ${event.method} while serving ${message.method}; declare the ${needed} ` +
+            `capability in _meta["${META.clientCapabilities}"] to answer it`,
           { requiredCapabilities: { [needed]: {} } },
         );
       }
@@ -228,17 +258,26 @@ export class InputBridge extends UpstreamWrapper {
   }
 
   /** Keeps the call for the retry and answers the client input_required. */
-  private suspend(call: HeldCall, event: Extract<CallEvent, { kind: 'ask' }>, message: JsonRpcRequest, options: RequestOptions): JsonRpcResponse {
+  private suspend(
+    call: HeldCall,
+    event: Extract<CallEvent, { kind: 'ask' }>,
+    message: JsonRpcRequest,
+    options: RequestOptions,
+  ): JsonRpcResponse {
     const held = this.options.held;
     const caller = options.authContext ?? '';
     if (!held.calls.has(call.id) && heldBy(held, caller) >= held.maxHeldPerCaller) {
       // One caller may not hold more: each held call keeps a server waiting (and, on stdio, its other callers).
-      event.respond({ error: { code: ErrorCode.InternalError, message: 'The client holds too many unanswered questions' } });
+      event.respond({
+        error: { code: ErrorCode.InternalError, message: 'The client holds too many unanswered questions' },
+      });
       call.cancel();
       return errorResponse(
         message.id,
         ErrorCode.InvalidRequest,
-        `${this.name} asks the client for ${event.method}, but this caller already has ${held.maxHeldPerCaller} calls waiting for its answers (mrtr.maxHeldPerCaller); answer them (retry each with its inputResponses) or let them expire (mrtr.holdMs), then call again`,
+        `${this.name} asks the client for ${event.method}, but this caller already has ${held.maxHeldPerCaller} ` +
+          `calls waiting for its answers (mrtr.maxHeldPerCaller); answer them (retry each with its inputResponses) ` +
+          `or let them expire (mrtr.holdMs), then call again`,
       );
     }
     call.round++;
@@ -246,11 +285,18 @@ export class InputBridge extends UpstreamWrapper {
     call.asked = { key, respond: event.respond };
     held.calls.set(call.id, call);
     const expiresAt = Date.now() + held.holdMs;
-    options.trace?.event('mcp.gateway.mrtr.hold', { 'mcp.gateway.mrtr.asks': event.method, 'mcp.gateway.mrtr.round': call.round, 'mcp.gateway.mrtr.hold_ms': held.holdMs });
+    options.trace?.event('mcp.gateway.mrtr.hold', {
+      'mcp.gateway.mrtr.asks': event.method,
+      'mcp.gateway.mrtr.round': call.round,
+      'mcp.gateway.mrtr.hold_ms': held.holdMs,
+    });
     call.holdFor(held.holdMs, () => {
       held.calls.delete(call.id);
       queueMicrotask(() => this.released()); // once the call is cancelled, below
-      this.options.log.info({ server: this.name, method: message.method, ...traceFields(options.trace) }, 'a held call expired before the client retried; cancelled it');
+      this.options.log.info(
+        { server: this.name, method: message.method, ...traceFields(options.trace) },
+        'a held call expired before the client retried; cancelled it',
+      );
     });
     const requestState = held.codec.issue({
       instance: held.codec.instance,
@@ -264,7 +310,11 @@ export class InputBridge extends UpstreamWrapper {
     return {
       jsonrpc: '2.0',
       id: message.id,
-      result: { resultType: 'input_required', inputRequests: { [key]: { method: event.method, params: event.params ?? {} } }, requestState },
+      result: {
+        resultType: 'input_required',
+        inputRequests: { [key]: { method: event.method, params: event.params ?? {} } },
+        requestState,
+      },
     };
   }
 
@@ -272,7 +322,11 @@ export class InputBridge extends UpstreamWrapper {
   private async resume(message: JsonRpcRequest, params: JsonObject, options: RequestOptions): Promise<JsonRpcResponse> {
     const held = this.options.held;
     const refuse = (why: string) =>
-      errorResponse(message.id, ErrorCode.InvalidParams, `Invalid requestState: ${why}; send the original request again without requestState and inputResponses`);
+      errorResponse(
+        message.id,
+        ErrorCode.InvalidParams,
+        `Invalid requestState: ${why}; send the original request again without requestState and inputResponses`,
+      );
     const opened = held.codec.open(params.requestState as string);
     if (!opened.ok) return refuse(opened.why);
     const state = opened.state;
@@ -281,19 +335,27 @@ export class InputBridge extends UpstreamWrapper {
       // holder has no live entry, could not be reached, or is a new process at the old address.
       if (held.shared)
         return refuse(
-          `the call is held by gateway instance ${state.instance}, which is gone (it was stopped, restarted or killed, and the calls it held went with it) or cannot be reached from this one (${held.codec.instance}); the call cannot be resumed`,
+          `the call is held by gateway instance ${state.instance}, which is gone (it was stopped, restarted or ` +
+            `killed, and the calls it held went with it) or cannot be reached from this one ` +
+            `(${held.codec.instance}); the call cannot be resumed`,
         );
       return refuse(
-        `the call is held by gateway instance ${state.instance}, not this one (${held.codec.instance}); send retries to the same instance, or share Redis (cache.store: redis) so replicas forward them`,
+        `the call is held by gateway instance ${state.instance}, not this one (${held.codec.instance}); send ` +
+          `retries to the same instance, or share Redis (cache.store: redis) so replicas forward them`,
       );
     }
-    if (state.upstream !== this.name) return refuse(`it was issued for a call on server ${state.upstream}, not ${this.name}`);
-    if (Date.now() > state.expiresAt) return refuse(`it expired at ${new Date(state.expiresAt).toISOString()} (mrtr.holdMs)`);
+    if (state.upstream !== this.name)
+      return refuse(`it was issued for a call on server ${state.upstream}, not ${this.name}`);
+    if (Date.now() > state.expiresAt)
+      return refuse(`it expired at ${new Date(state.expiresAt).toISOString()} (mrtr.holdMs)`);
     if (state.caller !== (options.authContext ?? '')) return refuse('it was issued to another caller');
-    if (state.request !== requestDigest(message.method, params)) return refuse('it was issued for a different request (a retry repeats the original params)');
+    if (state.request !== requestDigest(message.method, params))
+      return refuse('it was issued for a different request (a retry repeats the original params)');
     const call = held.calls.get(state.call);
-    if (!call || call.upstream !== this.inner) return refuse('its call is no longer held (it finished, was cancelled, or expired)');
-    if (state.round !== call.round || !call.asked) return refuse('it was already answered (each requestState is good for one retry)');
+    if (!call || call.upstream !== this.inner)
+      return refuse('its call is no longer held (it finished, was cancelled, or expired)');
+    if (state.round !== call.round || !call.asked)
+      return refuse('it was already answered (each requestState is good for one retry)');
     const answers = isObject(params.inputResponses) ? params.inputResponses : {};
     const answer = answers[call.asked.key];
     if (!isObject(answer)) return refuse(`inputResponses has no answer under "${call.asked.key}"`);

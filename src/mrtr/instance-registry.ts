@@ -24,7 +24,12 @@ export class InstanceRegistry {
     const register = (): void => {
       this.redis
         .set(this.key(instance), trust.registryEntry(instance, url, Date.now() + ENTRY_TTL_MS), 'PX', ENTRY_TTL_MS)
-        .catch((error: Error) => this.log.warn({ err: error.message }, 'could not register this instance in Redis; retries held here cannot be forwarded to it'));
+        .catch((error: Error) =>
+          this.log.warn(
+            { err: error.message },
+            'could not register this instance in Redis; retries held here cannot be forwarded to it',
+          ),
+        );
     };
     register();
     this.timer = setInterval(register, REFRESH_MS);
@@ -53,17 +58,30 @@ export class InstanceRegistry {
       connectionName: 'mcp-gateway-instances',
     });
     redis.on('error', () => {}); // the cache logs Redis outages; a failed lookup says so itself
-    return new InstanceRegistry(redis, options.keyPrefix, options.log, options.trust, options.instance, options.internalUrl);
+    return new InstanceRegistry(
+      redis,
+      options.keyPrefix,
+      options.log,
+      options.trust,
+      options.instance,
+      options.internalUrl,
+    );
   }
 
-  /** The URL of a live instance, or undefined when it is unknown (stopped, Redis down, or an entry no replica signed). */
+  /**
+   * The URL of a live instance, or undefined when it is unknown (stopped, Redis down, or an entry no replica signed).
+   */
   async lookup(instance: string): Promise<string | undefined> {
     try {
       const entry = await this.redis.get(this.key(instance));
       if (entry === null) return undefined;
       const url = this.trust.openRegistryEntry(instance, entry);
       if (url === undefined)
-        this.log.warn({ instance }, 'ignored an instance entry in Redis that no replica with this mrtr.secret signed (or that expired); check who writes to this Redis');
+        this.log.warn(
+          { instance },
+          'ignored an instance entry in Redis that no replica with this mrtr.secret signed (or that expired); check ' +
+            'who writes to this Redis',
+        );
       return url;
     } catch (error) {
       this.log.warn({ err: (error as Error).message, instance }, 'could not look up an instance in Redis');

@@ -52,7 +52,9 @@ export class PeerTrust {
     const body = verified(this.registryKey, entry, (b) => `${instance}\n${b}`);
     if (body === undefined) return undefined;
     const claims = parse(body) as { url?: unknown; exp?: unknown } | undefined;
-    return typeof claims?.url === 'string' && typeof claims.exp === 'number' && claims.exp > now ? claims.url : undefined;
+    return typeof claims?.url === 'string' && typeof claims.exp === 'number' && claims.exp > now
+      ? claims.url
+      : undefined;
   }
 
   /** The header that vouches for the caller of one forwarded request. */
@@ -71,15 +73,28 @@ export class PeerTrust {
     return `${encoded}.${mac(this.callerKey, encoded)}`;
   }
 
-  /** The caller a replica vouched for on `path`, or undefined: altered, expired, for another path, or not a replica's. */
+  /**
+   * The caller a replica vouched for on `path`, or undefined: altered, expired, for another path, or not a replica's.
+   */
   openVouch(header: string | undefined, path: string, now = Date.now()): ForwardedCaller | undefined {
     if (header === undefined) return undefined;
     const body = verified(this.callerKey, header, (b) => b);
     const claims = body === undefined ? undefined : (parse(body) as CallerClaims | undefined);
     if (!claims || claims.path !== path || !(claims.exp > now)) return undefined;
-    if (typeof claims.id !== 'string' || !Array.isArray(claims.groups) || !Array.isArray(claims.scopes) || typeof claims.context !== 'string') return undefined;
+    if (
+      typeof claims.id !== 'string' ||
+      !Array.isArray(claims.groups) ||
+      !Array.isArray(claims.scopes) ||
+      typeof claims.context !== 'string'
+    )
+      return undefined;
     if (!['anonymous', 'api-key', 'jwt'].includes(claims.via)) return undefined;
-    const principal: Principal = Object.freeze({ id: claims.id, groups: Object.freeze(claims.groups), scopes: Object.freeze(claims.scopes), via: claims.via });
+    const principal: Principal = Object.freeze({
+      id: claims.id,
+      groups: Object.freeze(claims.groups),
+      scopes: Object.freeze(claims.scopes),
+      via: claims.via,
+    });
     return { principal, context: claims.context, bodyDigest: claims.body };
   }
 }

@@ -38,7 +38,8 @@ export function peerChecker(peers: readonly string[]): PeerCheck {
       return false;
     }
     const family = isIP(host);
-    if (listed) return family === 0 ? names.has(host.toLowerCase()) : ranges.check(host, family === 6 ? 'ipv6' : 'ipv4');
+    if (listed)
+      return family === 0 ? names.has(host.toLowerCase()) : ranges.check(host, family === 6 ? 'ipv6' : 'ipv4');
     return isLoopbackHost(host) || (family !== 0 && PRIVATE.check(host, family === 6 ? 'ipv6' : 'ipv4'));
   };
 }
@@ -47,7 +48,9 @@ export function peerChecker(peers: readonly string[]): PeerCheck {
 export function peerProblem(peer: string): string | undefined {
   const slash = peer.indexOf('/');
   if (slash === -1) {
-    return isIP(peer) || /^[A-Za-z0-9](?:[A-Za-z0-9.-]*[A-Za-z0-9])?$/.test(peer) ? undefined : `"${peer}" is neither a host name, an address nor a CIDR such as 10.0.0.0/8`;
+    return isIP(peer) || /^[A-Za-z0-9](?:[A-Za-z0-9.-]*[A-Za-z0-9])?$/.test(peer)
+      ? undefined
+      : `"${peer}" is neither a host name, an address nor a CIDR such as 10.0.0.0/8`;
   }
   const address = peer.slice(0, slash);
   const bits = peer.slice(slash + 1);
@@ -55,5 +58,6 @@ export function peerProblem(peer: string): string | undefined {
   const max = family === 6 ? 128 : 32;
   return family !== 0 && /^\d{1,3}$/.test(bits) && Number(bits) <= max
     ? undefined
-    : `"${peer}" is not a CIDR: write an address, "/" and a prefix length up to ${family === 6 ? 128 : 32}, e.g. 10.0.0.0/8`;
+    : `"${peer}" is not a CIDR: write an address, "/" and a prefix length up to ${family === 6 ? 128 : 32}, e.g. ` +
+        `10.0.0.0/8`;
 }

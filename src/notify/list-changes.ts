@@ -10,18 +10,32 @@ import type { ResourceWatch } from './resource-watch.js';
 import { watchUpstream, type UpstreamWatch } from './upstream-listen.js';
 
 /** Every list a server's change may touch: what is dropped when nothing more precise is known. */
-export const EVERY_LIST = ['tools/list', 'prompts/list', 'resources/list', 'resources/templates/list', 'resources/read', 'server/discover'];
+export const EVERY_LIST = [
+  'tools/list',
+  'prompts/list',
+  'resources/list',
+  'resources/templates/list',
+  'resources/read',
+  'server/discover',
+];
 
 /**
  * Follows one upstream's notifications into the cache. A restarted upstream, or a listen stream opened
  * again, may have changed while unobserved: then everything of it is dropped. (Not on the first start:
  * entries other replicas filled for this server are still good.)
  */
-export function followUpstreamChanges(name: string, upstream: Upstream, cache: ListCache, resourceWatch: ResourceWatch, log: Log): UpstreamWatch {
+export function followUpstreamChanges(
+  name: string,
+  upstream: Upstream,
+  cache: ListCache,
+  resourceWatch: ResourceWatch,
+  log: Log,
+): UpstreamWatch {
   upstream.events.on('listChanged', (notification: { method: string; params?: { uri?: unknown } }) => {
     const lists = madeStaleBy(notification.method);
     const uri = notification.params?.uri;
-    const changed = notification.method === 'notifications/resources/updated' && typeof uri === 'string' ? [uri] : undefined;
+    const changed =
+      notification.method === 'notifications/resources/updated' && typeof uri === 'string' ? [uri] : undefined;
     if (lists.length) void cache.invalidate(name, lists, changed);
   });
   const resync = (): void => void cache.invalidate(name, EVERY_LIST);

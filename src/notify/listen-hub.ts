@@ -18,7 +18,11 @@ const BY_LIST: Record<string, Announced> = {
   'tools/list': { flag: 'toolsListChanged', method: 'notifications/tools/list_changed', kind: 'tools' },
   'prompts/list': { flag: 'promptsListChanged', method: 'notifications/prompts/list_changed', kind: 'prompts' },
   'resources/list': { flag: 'resourcesListChanged', method: 'notifications/resources/list_changed', kind: 'resources' },
-  'resources/templates/list': { flag: 'resourcesListChanged', method: 'notifications/resources/list_changed', kind: 'resources' },
+  'resources/templates/list': {
+    flag: 'resourcesListChanged',
+    method: 'notifications/resources/list_changed',
+    kind: 'resources',
+  },
 };
 
 interface Announced {
@@ -48,10 +52,15 @@ export interface LegacyStream {
   unsubscribe(uri: string): void;
 }
 
-/** What a policy or a profile lets the listener hear of: upstreams it reaches, lists that show it something, resources it may read. */
+/**
+ * What a policy or a profile lets the listener hear of: upstreams it reaches, lists that show it something, resources
+ * it may read.
+ */
 export interface ListenAccess {
   reaches(upstream: string): boolean;
-  /** Whether a change to `upstream`'s lists of this kind may be told (a profile hides some upstreams' tools or prompts). */
+  /**
+   * Whether a change to `upstream`'s lists of this kind may be told (a profile hides some upstreams' tools or prompts).
+   */
   hears(upstream: string, kind: ListKind): boolean;
   reads(uri: string, upstream: string): boolean;
 }
@@ -100,7 +109,11 @@ export class ListenHub {
   publishResourceUpdated(upstream: string, uri: string): void {
     for (const listener of this.listeners) {
       if (listener.resources.get(uri) !== upstream) continue;
-      send(listener.outgoing, { jsonrpc: '2.0', method: 'notifications/resources/updated', params: tagged(listener, { uri }) });
+      send(listener.outgoing, {
+        jsonrpc: '2.0',
+        method: 'notifications/resources/updated',
+        params: tagged(listener, { uri }),
+      });
     }
   }
 
@@ -129,7 +142,15 @@ export class ListenHub {
       // Only URIs some upstream owns (and the caller may read) are honoured; the acknowledgement says which.
       honoured.resourceSubscriptions = [...resources.keys()];
     }
-    const listener: Listener = { upstream, flags: new Set(Object.keys(honoured)), resources, subscriptionId: request.id, outgoing, access, principal };
+    const listener: Listener = {
+      upstream,
+      flags: new Set(Object.keys(honoured)),
+      resources,
+      subscriptionId: request.id,
+      outgoing,
+      access,
+      principal,
+    };
 
     outgoing.writeHead(200, SSE_HEADERS);
     send(outgoing, {
@@ -149,9 +170,22 @@ export class ListenHub {
   }
 
   /** Opens a 2025 session's GET stream on `outgoing` (headers not yet written). */
-  openLegacy(outgoing: ServerResponse, upstream: string | undefined, access: ListenAccess | undefined, principal?: string): LegacyStream {
+  openLegacy(
+    outgoing: ServerResponse,
+    upstream: string | undefined,
+    access: ListenAccess | undefined,
+    principal?: string,
+  ): LegacyStream {
     const resources = new Map<string, string>();
-    const listener: Listener = { upstream, flags: new Set(HONOURED_FLAGS), resources, subscriptionId: undefined, outgoing, access, principal };
+    const listener: Listener = {
+      upstream,
+      flags: new Set(HONOURED_FLAGS),
+      resources,
+      subscriptionId: undefined,
+      outgoing,
+      access,
+      principal,
+    };
     outgoing.writeHead(200, SSE_HEADERS);
     outgoing.flushHeaders();
     this.listeners.add(listener);
@@ -186,7 +220,11 @@ export class ListenHub {
     for (const listener of [...this.listeners]) {
       this.listeners.delete(listener);
       if (listener.subscriptionId !== undefined) {
-        send(listener.outgoing, { jsonrpc: '2.0', id: listener.subscriptionId, result: { resultType: 'complete', _meta: { [META.subscriptionId]: listener.subscriptionId } } });
+        send(listener.outgoing, {
+          jsonrpc: '2.0',
+          id: listener.subscriptionId,
+          result: { resultType: 'complete', _meta: { [META.subscriptionId]: listener.subscriptionId } },
+        });
       }
       listener.outgoing.end();
     }
@@ -196,7 +234,9 @@ export class ListenHub {
 
 /** A notification's params, tagged with the listen request's id when there is one. */
 function tagged(listener: Listener, params: JsonObject): JsonObject {
-  return listener.subscriptionId === undefined ? params : { ...params, _meta: { [META.subscriptionId]: listener.subscriptionId } };
+  return listener.subscriptionId === undefined
+    ? params
+    : { ...params, _meta: { [META.subscriptionId]: listener.subscriptionId } };
 }
 
 function send(outgoing: ServerResponse, message: unknown): void {

@@ -20,7 +20,12 @@ export interface UpstreamWatch {
 }
 
 /** `resources` gives the URIs the gateway's clients subscribe to, read each time a stream opens. */
-export function watchUpstream(upstream: Upstream, log: Log, resync: () => void, resources: () => readonly string[] = () => []): UpstreamWatch {
+export function watchUpstream(
+  upstream: Upstream,
+  log: Log,
+  resync: () => void,
+  resources: () => readonly string[] = () => [],
+): UpstreamWatch {
   let open: AbortController | undefined;
   let retry: NodeJS.Timeout | undefined;
   let retryMs = RETRY_FIRST_MS;
@@ -59,7 +64,8 @@ export function watchUpstream(upstream: Upstream, log: Log, resync: () => void, 
     };
     // An upstream that throws instead of answering (a bug) ends the stream like an error answer: retried
     // with backoff, and no rejection left unhandled, which would end the gateway's process.
-    const thrown = (error: unknown) => errorResponse(request.id, ErrorCode.InternalError, `the listen request threw: ${String(error)}`);
+    const thrown = (error: unknown) =>
+      errorResponse(request.id, ErrorCode.InternalError, `the listen request threw: ${String(error)}`);
     void upstream
       .request(request, { signal: controller.signal, onNotification })
       .then(undefined, thrown)
@@ -70,7 +76,10 @@ export function watchUpstream(upstream: Upstream, log: Log, resync: () => void, 
           log.warn({}, 'upstream does not serve subscriptions/listen; its list changes will not be heard');
           return;
         }
-        log.info({ answer: 'error' in response ? response.error.message : 'ended', retryInMs: retryMs }, 'upstream closed its subscriptions/listen stream; opening it again');
+        log.info(
+          { answer: 'error' in response ? response.error.message : 'ended', retryInMs: retryMs },
+          'upstream closed its subscriptions/listen stream; opening it again',
+        );
         retry = setTimeout(() => {
           if (!open && wanted()) listen();
         }, retryMs);

@@ -17,7 +17,11 @@ export interface PooledSnapshot {
   children?: readonly ChildSnapshot[];
 }
 
-export function addChildMetrics(register: Registry, upstreams: () => Iterable<PooledSnapshot>, states: readonly string[]): void {
+export function addChildMetrics(
+  register: Registry,
+  upstreams: () => Iterable<PooledSnapshot>,
+  states: readonly string[],
+): void {
   const eachChild = (visit: (server: string, child: string, snapshot: ChildSnapshot) => void): void => {
     for (const upstream of upstreams()) {
       const children = upstream.children ?? [];
@@ -26,7 +30,9 @@ export function addChildMetrics(register: Registry, upstreams: () => Iterable<Po
   };
   gaugeAtScrape(register, {
     name: `${PREFIX}upstream_child_state`,
-    help: `State of each child of a pooled server (instances): 1 for the current one of ${states.join('|')}, 0 for the others.`,
+    help:
+      `State of each child of a pooled server (instances): 1 for the current one of ${states.join('|')}, 0 for ` +
+      `the others.`,
     labelNames: ['server', 'child', 'state'],
     fill(record) {
       eachChild((server, child, snapshot) => {

@@ -27,7 +27,8 @@ function redact(value: unknown, secrets: ReadonlySet<string>, inSecretMap: boole
   const out: Record<string, unknown> = {};
   for (const [key, item] of Object.entries(value)) {
     if (key === 'envReads') continue; // names only, but nothing an operator needs here
-    if (SECRET_KEY.test(key) && item !== undefined && typeof item !== 'boolean' && typeof item !== 'number') out[key] = REDACTED;
+    if (SECRET_KEY.test(key) && item !== undefined && typeof item !== 'boolean' && typeof item !== 'number')
+      out[key] = REDACTED;
     else out[key] = redact(item, secrets, inSecretMap || SECRET_MAPS.has(key));
   }
   return out;

@@ -3,7 +3,11 @@
 // are read back from the metric itself, so nothing needs to remember which were made.
 import type { Counter, Histogram } from 'prom-client';
 
-export async function dropSeries(metric: Counter<string> | Histogram<string>, label: string, value: string): Promise<void> {
+export async function dropSeries(
+  metric: Counter<string> | Histogram<string>,
+  label: string,
+  value: string,
+): Promise<void> {
   const seen = new Set<string>();
   for (const { labels } of (await metric.get()).values) {
     if (labels[label] !== value) continue;

@@ -25,7 +25,8 @@ export function readiness(upstreams: Iterable<UpstreamHealth>, draining: boolean
     states[name] = status.state;
     if (status.children) children[name] = status.children.map((child) => child.state);
     if (full) saturated.push(name);
-    if (required && status.state !== 'ready') notReady.push({ server: name, state: status.state, ...(status.lastError && { lastError: status.lastError }) });
+    if (required && status.state !== 'ready')
+      notReady.push({ server: name, state: status.state, ...(status.lastError && { lastError: status.lastError }) });
   }
   const extra = { ...(Object.keys(children).length && { children }), ...(saturated.length && { saturated }) };
   if (draining) return { ready: false, body: { status: 'draining', upstreams: states, ...extra } };

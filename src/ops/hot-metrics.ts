@@ -41,7 +41,9 @@ interface RegistryMetric {
   get(): Promise<Exposed>;
 }
 
-/** prom-client types `registerMetric` with its own four classes; the registry itself takes any metric shaped like them. */
+/**
+ * prom-client types `registerMetric` with its own four classes; the registry itself takes any metric shaped like them.
+ */
 function register(registry: Registry, metric: RegistryMetric): void {
   Reflect.apply(registry.registerMetric, registry, [metric]);
 }
@@ -62,7 +64,8 @@ abstract class HotMetric<Series extends { labels: Labels }> {
   }
 
   protected labelsOf(values: readonly string[]): Labels {
-    if (values.length !== this.labelNames.length) throw new Error(`${this.name} takes ${this.labelNames.length} label values, got ${values.length}`);
+    if (values.length !== this.labelNames.length)
+      throw new Error(`${this.name} takes ${this.labelNames.length} label values, got ${values.length}`);
     const labels: Labels = {};
     this.labelNames.forEach((name, i) => {
       labels[name] = values[i]!;
@@ -150,7 +153,13 @@ export class HotHistogram extends HotMetric<HistogramSeries> {
     const key = values.join('\u0000');
     let series = this.series.get(key);
     if (!series) {
-      series = { labels: this.labelsOf(values), counts: new Float64Array(this.bounds.length + 1), exemplars: undefined, sum: 0, count: 0 };
+      series = {
+        labels: this.labelsOf(values),
+        counts: new Float64Array(this.bounds.length + 1),
+        exemplars: undefined,
+        sum: 0,
+        count: 0,
+      };
       this.series.set(key, series);
     }
     const bound = series;
@@ -188,7 +197,12 @@ export class HotHistogram extends HotMetric<HistogramSeries> {
       for (let i = 0; i <= this.bounds.length; i++) {
         cumulative += s.counts[i]!;
         const le = i < this.bounds.length ? String(this.bounds[i]) : '+Inf';
-        values.push({ labels: { le, ...s.labels }, value: cumulative, metricName: bucketName, exemplar: s.exemplars?.[i] ?? null });
+        values.push({
+          labels: { le, ...s.labels },
+          value: cumulative,
+          metricName: bucketName,
+          exemplar: s.exemplars?.[i] ?? null,
+        });
       }
       values.push({ labels: { ...s.labels }, value: s.sum, metricName: `${this.name}_sum` });
       values.push({ labels: { ...s.labels }, value: s.count, metricName: `${this.name}_count` });

@@ -25,7 +25,10 @@ export interface LoadMetrics {
 }
 
 /** Registers the metrics. */
-export function addLoadMetrics(register: Registry, loads: () => Iterable<{ name: string; load?: UpstreamLoad }>): LoadMetrics {
+export function addLoadMetrics(
+  register: Registry,
+  loads: () => Iterable<{ name: string; load?: UpstreamLoad }>,
+): LoadMetrics {
   const eachLoad = (read: (load: UpstreamLoad, server: string) => void): void => {
     for (const { name, load } of loads()) if (load) read(load, name);
   };
@@ -43,7 +46,9 @@ export function addLoadMetrics(register: Registry, loads: () => Iterable<{ name:
   });
   counterAtScrape(register, {
     name: `${PREFIX}upstream_refused_total`,
-    help: 'Requests refused with 503 because an upstream was at capacity: reason queue_full (maxQueued) or queue_timeout (queueTimeoutMs).',
+    help:
+      'Requests refused with 503 because an upstream was at capacity: reason queue_full (maxQueued) or ' +
+      'queue_timeout (queueTimeoutMs).',
     labelNames: ['server', 'reason'],
     fill: (record) =>
       eachLoad((load, server) => {
@@ -52,10 +57,15 @@ export function addLoadMetrics(register: Registry, loads: () => Iterable<{ name:
   });
   const wait = new Histogram({
     name: `${PREFIX}upstream_queue_wait_seconds`,
-    help: 'How long requests that had to queue waited for a slot on each upstream (requests that found one free are not observed).',
+    help:
+      'How long requests that had to queue waited for a slot on each upstream (requests that found one free are ' +
+      'not observed).',
     labelNames: ['server'],
     buckets: [...QUEUE_WAIT_BUCKETS],
     registers: [register],
   });
-  return { queueWaited: (server, seconds) => wait.observe({ server }, seconds), forget: (server) => dropSeries(wait, 'server', server) };
+  return {
+    queueWaited: (server, seconds) => wait.observe({ server }, seconds),
+    forget: (server) => dropSeries(wait, 'server', server),
+  };
 }

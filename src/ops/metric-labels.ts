@@ -9,7 +9,9 @@ export const METHOD_NONE = 'none';
 export const METHOD_OTHER = 'other';
 
 /** Request latency buckets, in seconds: 0.5 ms … 30 s. */
-export const DURATION_BUCKETS: readonly number[] = [0.0005, 0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10, 30];
+export const DURATION_BUCKETS: readonly number[] = [
+  0.0005, 0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10, 30,
+];
 
 /**
  * The `method` label for a request: a method of the MCP 2026 request set as is, `none` for a request refused

@@ -26,7 +26,15 @@ export type RequestOutcome =
   | 'rate_limited'
   | 'cancelled';
 
-export const REQUEST_OUTCOMES: readonly RequestOutcome[] = ['ok', 'error', 'rejected', 'unauthenticated', 'denied', 'rate_limited', 'cancelled'];
+export const REQUEST_OUTCOMES: readonly RequestOutcome[] = [
+  'ok',
+  'error',
+  'rejected',
+  'unauthenticated',
+  'denied',
+  'rate_limited',
+  'cancelled',
+];
 
 /** The fixed set `upstream_state` reports for every upstream (1 for the current one, 0 for the others). */
 export const UPSTREAM_STATES: readonly string[] = ['starting', 'ready', 'backing-off', 'unhealthy', 'stopped'];
@@ -147,7 +155,8 @@ export class GatewayMetrics {
       labelNames: ['server', 'state'],
       fill(record) {
         for (const upstream of upstreams()) {
-          for (const state of UPSTREAM_STATES) record({ server: upstream.name, state }, upstream.state === state ? 1 : 0);
+          for (const state of UPSTREAM_STATES)
+            record({ server: upstream.name, state }, upstream.state === state ? 1 : 0);
         }
       },
     });
@@ -161,7 +170,9 @@ export class GatewayMetrics {
     });
     gaugeAtScrape(register, {
       name: `${PREFIX}upstream_info`,
-      help: 'Always 1; the era label is the protocol era of the upstream (modern, legacy, or unknown before the probe).',
+      help:
+        'Always 1; the era label is the protocol era of the upstream (modern, legacy, or unknown before the ' +
+        'probe).',
       labelNames: ['server', 'era'],
       fill(record) {
         for (const upstream of upstreams()) record({ server: upstream.name, era: upstream.era ?? 'unknown' }, 1);
@@ -175,10 +186,22 @@ export class GatewayMetrics {
     const cacheCounter = (name: string, help: string, pick: (s: CacheSnapshot) => number): void =>
       counterAtScrape(register, { name: `${PREFIX}${name}`, help, fill: (record) => record({}, pick(cache())) });
     cacheCounter('cache_hits_total', 'Answers served from the cache store.', (s) => s.hits);
-    cacheCounter('cache_misses_total', 'Cacheable requests not found in the store (including callers that joined another fetch).', (s) => s.misses);
-    cacheCounter('cache_invalidations_total', 'Cache invalidations handled, local and heard from other replicas.', (s) => s.invalidations);
+    cacheCounter(
+      'cache_misses_total',
+      'Cacheable requests not found in the store (including callers that joined another fetch).',
+      (s) => s.misses,
+    );
+    cacheCounter(
+      'cache_invalidations_total',
+      'Cache invalidations handled, local and heard from other replicas.',
+      (s) => s.invalidations,
+    );
     cacheCounter('cache_fetches_total', 'Requests sent upstream to fill the cache.', (s) => s.fetches);
-    cacheCounter('cache_store_errors_total', 'Cache store operations that failed or were skipped while the store was unreachable.', (s) => s.storeErrors);
+    cacheCounter(
+      'cache_store_errors_total',
+      'Cache store operations that failed or were skipped while the store was unreachable.',
+      (s) => s.storeErrors,
+    );
   }
 
   /** A request was received. Pair every call with one requestFinished. */
@@ -202,7 +225,8 @@ export class GatewayMetrics {
     let byMethod = this.finished.get(endpoint);
     if (!byMethod) this.finished.set(endpoint, (byMethod = new Map()));
     let children = byMethod.get(method);
-    if (!children) byMethod.set(method, (children = { method, outcomes: {}, duration: this.duration.labels(endpoint, method) }));
+    if (!children)
+      byMethod.set(method, (children = { method, outcomes: {}, duration: this.duration.labels(endpoint, method) }));
     return children;
   }
 
@@ -226,7 +250,8 @@ export class GatewayMetrics {
       this.requests.remove({ endpoint: server });
       this.duration.remove({ endpoint: server });
     }
-    const endpoint = server === 'mcp' ? [] : [this.denials, this.rateLimits].map((metric) => dropSeries(metric, 'endpoint', server));
+    const endpoint =
+      server === 'mcp' ? [] : [this.denials, this.rateLimits].map((metric) => dropSeries(metric, 'endpoint', server));
     await Promise.all([this.upstreamCalls.forget(server), this.forgetLoad(server), ...endpoint]);
   }
 
@@ -244,7 +269,19 @@ export class GatewayMetrics {
 function addLiveMetrics(register: Registry, live: () => LiveCounts): void {
   const gauge = (name: string, help: string, pick: (counts: LiveCounts) => number): void =>
     gaugeAtScrape(register, { name: `${PREFIX}${name}`, help, fill: (record) => record({}, pick(live())) });
-  gauge('mrtr_held_calls', "Calls to 2025-era servers held on this replica while the client answers the server's question (MRTR).", (c) => c.heldCalls);
-  gauge('listen_streams_open', 'subscriptions/listen streams open on this replica (modern clients and 2025 sessions).', (c) => c.listenStreams);
-  gauge('cache_bytes', "Bytes held by this replica's in-memory cache store (cache.maxBytes bounds it).", (c) => c.cacheBytes);
+  gauge(
+    'mrtr_held_calls',
+    "Calls to 2025-era servers held on this replica while the client answers the server's question (MRTR).",
+    (c) => c.heldCalls,
+  );
+  gauge(
+    'listen_streams_open',
+    'subscriptions/listen streams open on this replica (modern clients and 2025 sessions).',
+    (c) => c.listenStreams,
+  );
+  gauge(
+    'cache_bytes',
+    "Bytes held by this replica's in-memory cache store (cache.maxBytes bounds it).",
+    (c) => c.cacheBytes,
+  );
 }

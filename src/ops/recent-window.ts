@@ -7,7 +7,23 @@ export const SLOT_MS = 10_000;
 export const SLOTS = 30;
 
 /** Upper bounds (ms) of the latency histogram each slot keeps; p95 is estimated within the bucket it falls in. */
-export const LATENCY_BOUNDS_MS: readonly number[] = [1, 2, 5, 10, 25, 50, 100, 250, 500, 1_000, 2_500, 5_000, 10_000, 30_000, Infinity];
+export const LATENCY_BOUNDS_MS: readonly number[] = [
+  1,
+  2,
+  5,
+  10,
+  25,
+  50,
+  100,
+  250,
+  500,
+  1_000,
+  2_500,
+  5_000,
+  10_000,
+  30_000,
+  Infinity,
+];
 const BOUNDS = LATENCY_BOUNDS_MS.length;
 
 /** One slot as the status page draws it; latencies are undefined for a slot without calls. */
@@ -70,7 +86,12 @@ export class RecentWindow {
       calls += slotCalls;
       errors += this.errors[slot]!;
       sumMs += this.sumMs[slot]!;
-      points.push({ calls: slotCalls, errors: this.errors[slot]!, meanMs: round(this.sumMs[slot]! / slotCalls), p95Ms: p95(counts, slotCalls, this.sumMs[slot]! / slotCalls) });
+      points.push({
+        calls: slotCalls,
+        errors: this.errors[slot]!,
+        meanMs: round(this.sumMs[slot]! / slotCalls),
+        p95Ms: p95(counts, slotCalls, this.sumMs[slot]! / slotCalls),
+      });
     }
     return {
       calls,

@@ -43,7 +43,8 @@ td[data-field="calls"], td[data-field="errorRate"], td[data-field="meanMs"], td[
 
 const ESCAPES: Record<string, string> = { '&': '&amp;', '<': '&lt;', '>': '&gt;', '"': '&quot;', "'": '&#39;' };
 const esc = (value: unknown): string => String(value).replace(/[&<>"']/g, (c) => ESCAPES[c]!);
-const ms = (v: number | undefined): string => (typeof v === 'number' && Number.isFinite(v) ? (v >= 100 ? String(Math.round(v)) : v.toFixed(1)) + ' ms' : DASH);
+const ms = (v: number | undefined): string =>
+  typeof v === 'number' && Number.isFinite(v) ? (v >= 100 ? String(Math.round(v)) : v.toFixed(1)) + ' ms' : DASH;
 const sparkOpen = (chart: string, drawn: number, extra: string, label: string): string =>
   '<svg class="spark" data-chart="' +
   chart +
@@ -68,7 +69,12 @@ const sparkOpen = (chart: string, drawn: number, extra: string, label: string): 
   '"></rect>';
 /** How long ago the chart's first slot began, as its time axis says it. */
 const ago = (seconds: number): string =>
-  '\u2212' + (seconds < 120 ? Math.round(seconds) + ' s' : seconds < 7200 ? Math.round(seconds / 60) + ' min' : Math.round(seconds / 3600) + ' h');
+  '\u2212' +
+  (seconds < 120
+    ? Math.round(seconds) + ' s'
+    : seconds < 7200
+      ? Math.round(seconds / 60) + ' min'
+      : Math.round(seconds / 3600) + ' h');
 /** The axes: the value at the plot's top (its scale), the base line, and the time span from its left edge to now. */
 const axes = (top: string, spanSeconds: number): string =>
   '<line class="axis" x1="0" y1="' +
@@ -88,7 +94,8 @@ const axes = (top: string, spanSeconds: number): string =>
   '" y="' +
   (HEIGHT + AXIS - 3) +
   '" text-anchor="end">now</text>';
-const percent = (r: number | undefined): string => (typeof r === 'number' && Number.isFinite(r) ? (r * 100).toFixed(1) + '%' : DASH);
+const percent = (r: number | undefined): string =>
+  typeof r === 'number' && Number.isFinite(r) ? (r * 100).toFixed(1) + '%' : DASH;
 
 /** p95 latency per slot as a line (broken where a slot had no calls), a dot on every slot that had some. */
 export function latencyChart(points: readonly RecentPoint[], slotSeconds: number): string {
@@ -147,13 +154,19 @@ export function errorChart(points: readonly RecentPoint[], slotSeconds: number):
     drawn++;
     errors += p.errors;
   });
-  return sparkOpen('errors', drawn, ' data-errors="' + errors + '"', errors + ' errors') + axes('100%', points.length * slotSeconds) + bars + '</svg>';
+  return (
+    sparkOpen('errors', drawn, ' data-errors="' + errors + '"', errors + ' errors') +
+    axes('100%', points.length * slotSeconds) +
+    bars +
+    '</svg>'
+  );
 }
 
 /** The traffic table's rows. */
 export function trafficRows(traffic: TrafficSnapshot | undefined): string {
   const upstreams = traffic?.upstreams ?? [];
-  if (upstreams.length === 0) return '<tr class="empty"><td colspan="' + TRAFFIC_COLUMNS.length + '">' + NO_TRAFFIC + '</td></tr>';
+  if (upstreams.length === 0)
+    return '<tr class="empty"><td colspan="' + TRAFFIC_COLUMNS.length + '">' + NO_TRAFFIC + '</td></tr>';
   return upstreams
     .map((u) => {
       const cells = [
@@ -180,7 +193,8 @@ export const TRAFFIC_SCRIPT = `
   const sparkOpen = (chart, drawn, extra, label) => '<svg class="spark" data-chart="' + chart + '" data-points="' + drawn + '"' + extra +
     ' viewBox="0 0 ${WIDTH} ${HEIGHT + AXIS}" width="${WIDTH}" height="${HEIGHT + AXIS}" role="img" aria-label="' + esc(label) + '"><rect class="plot" x="0" y="0" width="${WIDTH}" height="${HEIGHT}"></rect>';
   const ago = (seconds) => '\\u2212' + (seconds < 120 ? Math.round(seconds) + ' s' : seconds < 7200 ? Math.round(seconds / 60) + ' min' : Math.round(seconds / 3600) + ' h');
-  const axes = (top, spanSeconds) => '<line class="axis" x1="0" y1="${HEIGHT}" x2="${WIDTH}" y2="${HEIGHT}"></line><text class="axis" data-axis="max" x="2" y="9">' + esc(top) +
+  const axes = (top, spanSeconds) => '<line class="axis" x1="0" y1="${HEIGHT}" x2="${WIDTH}" ' +
+    'y2="${HEIGHT}"></line><text class="axis" data-axis="max" x="2" y="9">' + esc(top) +
     '</text><text class="axis" data-axis="from" x="0" y="${HEIGHT + AXIS - 3}">' + esc(ago(spanSeconds)) +
     '</text><text class="axis" data-axis="to" x="${WIDTH}" y="${HEIGHT + AXIS - 3}" text-anchor="end">now</text>';
   function latencyChart(points, slotSeconds) {

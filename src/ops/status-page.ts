@@ -100,7 +100,8 @@ function cell(field: string, value: unknown): string {
 }
 
 function upstreamRows(upstreams: StatusSnapshot['upstreams']): string {
-  if (upstreams.length === 0) return `<tr class="empty"><td colspan="${UPSTREAM_COLUMNS.length}">${NO_UPSTREAMS}</td></tr>`;
+  if (upstreams.length === 0)
+    return `<tr class="empty"><td colspan="${UPSTREAM_COLUMNS.length}">${NO_UPSTREAMS}</td></tr>`;
   return upstreams
     .map((u) => {
       const cells = UPSTREAM_COLUMNS.map(([field]) => cell(field, u[field])).join('');
@@ -111,7 +112,9 @@ function upstreamRows(upstreams: StatusSnapshot['upstreams']): string {
 
 function denialRows(denials: StatusSnapshot['recentDenials']): string {
   if (denials.length === 0) return `<tr class="empty"><td colspan="${DENIAL_COLUMNS.length}">${NO_DENIALS}</td></tr>`;
-  return denials.map((d) => `<tr data-denial>${DENIAL_COLUMNS.map(([field]) => cell(field, d[field])).join('')}</tr>`).join('\n');
+  return denials
+    .map((d) => `<tr data-denial>${DENIAL_COLUMNS.map(([field]) => cell(field, d[field])).join('')}</tr>`)
+    .join('\n');
 }
 
 function headings(columns: readonly (readonly [string, string])[]): string {
@@ -267,7 +270,12 @@ ${tableSection('denials', 'Recent denials', DENIAL_COLUMNS, denialRows(snapshot.
 }
 
 /** A titled table whose body the page's script refreshes by id. */
-function tableSection(id: string, title: string, columns: readonly (readonly [string, string])[], rows: string): string {
+function tableSection(
+  id: string,
+  title: string,
+  columns: readonly (readonly [string, string])[],
+  rows: string,
+): string {
   return `<section aria-labelledby="${id}-heading">
 <h2 id="${id}-heading">${title}</h2>
 <table>

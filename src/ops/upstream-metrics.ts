@@ -23,7 +23,9 @@ export type UpstreamErrorKind = 'jsonrpc' | 'timeout' | 'unreachable' | 'bad_ans
 /** How a tools/call ended, as `tool_calls_total{outcome}` records it. */
 export type ToolOutcome = 'ok' | 'tool_error' | 'error';
 
-/** Distinct (server, tool) pairs `tool_calls_total` names, gateway-wide; calls to any further tool count as TOOL_OTHER. */
+/**
+ * Distinct (server, tool) pairs `tool_calls_total` names, gateway-wide; calls to any further tool count as TOOL_OTHER.
+ */
 export const TOOL_LABEL_CAP = 100;
 export const TOOL_OTHER = '_other';
 
@@ -45,18 +47,25 @@ export class UpstreamMetrics {
   constructor(register: Registry) {
     this.duration = new HotHistogram(register, {
       name: `${PREFIX}upstream_request_duration_seconds`,
-      help: 'Time each upstream took to answer a request the gateway sent it (queue wait not included), by server and method; exemplars carry the trace id (OpenMetrics).',
+      help:
+        'Time each upstream took to answer a request the gateway sent it (queue wait not included), by server ' +
+        'and method; exemplars carry the trace id (OpenMetrics).',
       labelNames: ['server', 'method'],
       buckets: DURATION_BUCKETS,
     });
     this.errors = new HotCounter(register, {
       name: `${PREFIX}upstream_errors_total`,
-      help: "Upstream requests that ended in an error, by server, method and kind (jsonrpc: the server's own error; timeout; unreachable; bad_answer: no JSON-RPC response; overloaded: the server answered 503 busy; cancelled: the caller went away).",
+      help:
+        "Upstream requests that ended in an error, by server, method and kind (jsonrpc: the server's own error; " +
+        'timeout; unreachable; bad_answer: no JSON-RPC response; overloaded: the server answered 503 busy; ' +
+        'cancelled: the caller went away).',
       labelNames: ['server', 'method', 'kind'],
     });
     this.tools = new HotCounter(register, {
       name: `${PREFIX}tool_calls_total`,
-      help: `tools/call requests sent to each server, by tool and outcome (ok, tool_error: a result with isError, error: a JSON-RPC error); at most ${TOOL_LABEL_CAP} tool names, the rest as tool="${TOOL_OTHER}".`,
+      help:
+        `tools/call requests sent to each server, by tool and outcome (ok, tool_error: a result with isError, ` +
+        `error: a JSON-RPC error); at most ${TOOL_LABEL_CAP} tool names, the rest as tool="${TOOL_OTHER}".`,
       labelNames: ['server', 'tool', 'outcome'],
     });
   }
@@ -125,7 +134,13 @@ export class ServerMeter {
    * One upstream call, begun at `startedMs` (performance.now()), ended now. `traceId` (32 hex digits)
    * becomes the duration's exemplar; `aborted` says whether the caller had gone away by then.
    */
-  finished(message: JsonRpcRequest, response: JsonRpcResponse, startedMs: number, traceId: string | undefined, aborted: boolean): void {
+  finished(
+    message: JsonRpcRequest,
+    response: JsonRpcResponse,
+    startedMs: number,
+    traceId: string | undefined,
+    aborted: boolean,
+  ): void {
     const now = performance.now();
     const seconds = (now - startedMs) / 1000;
     const method = methodLabel(message.method);

@@ -7,9 +7,13 @@ import { PUBLIC_NAME } from '../../protocol/public-names.js';
 import type { ProfileSetting } from './profile.js';
 
 /** Every problem of every profile; `heads` are how each server's names begin on /mcp (`<prefix><separator>`). */
-export function profileProblems(profiles: Readonly<Record<string, ProfileSetting>>, heads: readonly string[]): string[] {
+export function profileProblems(
+  profiles: Readonly<Record<string, ProfileSetting>>,
+  heads: readonly string[],
+): string[] {
   const problems: string[] = [];
-  for (const [name, profile] of Object.entries(profiles)) problems.push(...problemsOf(`profiles.${name}`, profile, heads));
+  for (const [name, profile] of Object.entries(profiles))
+    problems.push(...problemsOf(`profiles.${name}`, profile, heads));
   return problems;
 }
 
@@ -45,7 +49,10 @@ function problemsOf(at: string, profile: ProfileSetting, heads: readonly string[
     }
     firstSource.set(shown, source);
     if (!matches(profile.tools, source) && !matches(profile.prompts, source)) {
-      problems.push(`${where}: neither ${at}.tools nor ${at}.prompts matches ${source}, so the rename would show nothing; add ${source} (or a glob matching it) to the one it is`);
+      problems.push(
+        `${where}: neither ${at}.tools nor ${at}.prompts matches ${source}, so the rename would show nothing; add ` +
+          `${source} (or a glob matching it) to the one it is`,
+      );
       continue;
     }
     if (profile.search && (shown === 'search_tools' || shown === 'call_tool')) {
@@ -54,7 +61,10 @@ function problemsOf(at: string, profile: ProfileSetting, heads: readonly string[
     }
     const globs = shown === source ? [] : showing(shown);
     if (globs.length > 0) {
-      problems.push(`${where}: ${shown} is a name this profile already shows (${globs.join(' and ')} match it); choose a public name those globs do not match, or narrow them`);
+      problems.push(
+        `${where}: ${shown} is a name this profile already shows (${globs.join(' and ')} match it); choose a public ` +
+          `name those globs do not match, or narrow them`,
+      );
     }
   }
   return problems;
@@ -65,7 +75,8 @@ function nameProblem(name: string): string | undefined {
   if (PUBLIC_NAME.test(name)) return undefined;
   if (name.length === 0) return 'the public name is empty; give 1-64 characters of A-Z a-z 0-9 _ -';
   const length = [...name].length;
-  if (length > 64) return `the public name ${JSON.stringify(name)} is ${length} characters; hosts accept at most 64, so shorten it`;
+  if (length > 64)
+    return `the public name ${JSON.stringify(name)} is ${length} characters; hosts accept at most 64, so shorten it`;
   return `the public name ${JSON.stringify(name)} has characters hosts refuse in a tool name; use only A-Z a-z 0-9 _ -`;
 }
 

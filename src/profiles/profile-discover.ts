@@ -12,11 +12,17 @@ export const SEARCH_INSTRUCTIONS =
 
 /** /mcp's discover result as the view describes itself; ttlMs, cacheScope and versions stay /mcp's. */
 export function describeView(profile: Profile, result: JsonObject): JsonObject {
-  const described: JsonObject = { ...result, capabilities: capabilitiesOf(profile, isObject(result.capabilities) ? result.capabilities : {}) };
+  const described: JsonObject = {
+    ...result,
+    capabilities: capabilitiesOf(profile, isObject(result.capabilities) ? result.capabilities : {}),
+  };
   const meta = isObject(result._meta) ? result._meta : {};
   const info = meta[META.serverInfo];
   described._meta = { ...meta, [META.serverInfo]: serverInfoOf(profile, isObject(info) ? info : {}) };
-  const instructions = instructionsOf(profile, typeof result.instructions === 'string' ? result.instructions : undefined);
+  const instructions = instructionsOf(
+    profile,
+    typeof result.instructions === 'string' ? result.instructions : undefined,
+  );
   if (instructions === undefined) delete described.instructions;
   else described.instructions = instructions;
   return described;
@@ -31,7 +37,8 @@ function capabilitiesOf(profile: Profile, offered: JsonObject): JsonObject {
   if (offered.prompts !== undefined && profile.mayShow('prompts')) capabilities.prompts = offered.prompts;
   if (offered.resources !== undefined && profile.mayShow('resources')) capabilities.resources = offered.resources;
   // Completions complete prompt arguments and resource template variables: nothing to complete without either.
-  if (offered.completions !== undefined && (capabilities.prompts !== undefined || capabilities.resources !== undefined)) capabilities.completions = offered.completions;
+  if (offered.completions !== undefined && (capabilities.prompts !== undefined || capabilities.resources !== undefined))
+    capabilities.completions = offered.completions;
   if (offered.logging !== undefined) capabilities.logging = offered.logging;
   // Extensions are /mcp's (merged-discover.ts): which server offers each stays in _meta, as on /mcp.
   if (offered.extensions !== undefined) capabilities.extensions = offered.extensions;
@@ -41,11 +48,19 @@ function capabilitiesOf(profile: Profile, offered: JsonObject): JsonObject {
 /** The gateway's serverInfo, named after the endpoint: `mcp-gateway/profiles/<name>`, `mcp-gateway/search`. */
 function serverInfoOf(profile: Profile, gateway: JsonObject): JsonObject {
   const base = typeof gateway.name === 'string' ? gateway.name : 'mcp-gateway';
-  if (profile === SEARCH_PROFILE) return { ...gateway, name: `${base}/search`, title: `${base}: every tool, in search mode` };
-  return { ...gateway, name: `${base}/profiles/${profile.name}`, title: `${base}: profile ${profile.name}${profile.search ? ', in search mode' : ''}` };
+  if (profile === SEARCH_PROFILE)
+    return { ...gateway, name: `${base}/search`, title: `${base}: every tool, in search mode` };
+  return {
+    ...gateway,
+    name: `${base}/profiles/${profile.name}`,
+    title: `${base}: profile ${profile.name}${profile.search ? ', in search mode' : ''}`,
+  };
 }
 
-/** /mcp's instructions only where they hold (every tool and prompt shown as on /mcp); search mode says how to find tools. */
+/**
+ * /mcp's instructions only where they hold (every tool and prompt shown as on /mcp); search mode says how to find
+ * tools.
+ */
 function instructionsOf(profile: Profile, upstream: string | undefined): string | undefined {
   const kept = profile.showsAllAsIs ? upstream : undefined;
   if (!profile.search) return kept;

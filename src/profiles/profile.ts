@@ -35,7 +35,11 @@ export type UpstreamShown = Readonly<Record<ListKind, boolean>>;
  */
 export function shownOf(setting: ProfileSetting, head: string): UpstreamShown {
   const resources = setting.resources === undefined || setting.resources.length > 0;
-  return { tools: mayMatchBeginning(setting.tools, head), prompts: mayMatchBeginning(setting.prompts, head), resources };
+  return {
+    tools: mayMatchBeginning(setting.tools, head),
+    prompts: mayMatchBeginning(setting.prompts, head),
+    resources,
+  };
 }
 
 const EVERYTHING: Matcher = () => true;
@@ -81,7 +85,10 @@ export class Profile {
     return this.exposes(kind, mcpName) ? mcpName : undefined;
   }
 
-  /** Whether this profile can show anything of a kind: not when its globs for it are `[]` (a rename only renames what they show). */
+  /**
+   * Whether this profile can show anything of a kind: not when its globs for it are `[]` (a rename only renames what
+   * they show).
+   */
   mayShow(kind: NamedKind | 'resources'): boolean {
     const globs = this.setting[kind];
     return globs === undefined || globs.length > 0;

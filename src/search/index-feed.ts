@@ -7,7 +7,13 @@
 import { eachListPage } from '../../bridge/list-pages.js';
 import type { Upstream } from '../../bridge/upstream.js';
 import type { Log } from '../../infra/log.js';
-import { ErrorCode, isObject, type JsonObject, type JsonRpcResponse, type JsonRpcSuccess } from '../../protocol/jsonrpc.js';
+import {
+  ErrorCode,
+  isObject,
+  type JsonObject,
+  type JsonRpcResponse,
+  type JsonRpcSuccess,
+} from '../../protocol/jsonrpc.js';
 import { ownRequestMeta } from '../../infra/own-request-meta.js';
 import { publicName } from '../../protocol/public-names.js';
 import type { ToolIndex } from './tool-index.js';
@@ -47,7 +53,8 @@ export class IndexFeed {
       this.rereading = setInterval(() => this.refreshAll(), this.options.rereadMs ?? REREAD_MS);
       this.rereading.unref();
     }
-    for (const [server, upstream] of this.options.upstreams) if (this.followed.get(server)?.upstream !== upstream) this.follow(server, upstream);
+    for (const [server, upstream] of this.options.upstreams)
+      if (this.followed.get(server)?.upstream !== upstream) this.follow(server, upstream);
     for (const server of [...this.followed.keys()]) if (!this.options.upstreams.has(server)) this.forget(server);
   }
 
@@ -62,7 +69,10 @@ export class IndexFeed {
       .catch((error: unknown) => {
         // A read that throws must not leave search broken: the server is read again when next ready.
         this.failed.add(server);
-        this.options.log.warn({ server, err: (error as Error).message }, 'tool index: reading this server failed; its entries stay as they were');
+        this.options.log.warn(
+          { server, err: (error as Error).message },
+          'tool index: reading this server failed; its entries stay as they were',
+        );
       })
       .finally(() => {
         this.reading.delete(server);
@@ -126,7 +136,9 @@ export class IndexFeed {
     this.indexed.set(server, text);
     const prefix = this.options.prefixes.get(server) ?? server;
     const named: JsonObject[] = [];
-    for (const tool of tools) if (typeof tool.name === 'string') named.push({ ...tool, name: publicName(prefix, this.options.separator, tool.name) });
+    for (const tool of tools)
+      if (typeof tool.name === 'string')
+        named.push({ ...tool, name: publicName(prefix, this.options.separator, tool.name) });
     this.index.replace(server, named);
   }
 }

@@ -18,7 +18,10 @@ const toolDefinition: JsonObject = {
     description: { type: 'string', description: 'What the tool does.' },
     inputSchema: { type: 'object', description: 'JSON Schema of the arguments call_tool must pass.' },
     outputSchema: { type: 'object', description: "JSON Schema of the tool's structured result, when it declares one." },
-    annotations: { type: 'object', description: 'Hints about the tool: readOnlyHint, destructiveHint, idempotentHint, openWorldHint.' },
+    annotations: {
+      type: 'object',
+      description: 'Hints about the tool: readOnlyHint, destructiveHint, idempotentHint, openWorldHint.',
+    },
   },
   required: ['name', 'inputSchema'],
 };
@@ -38,7 +41,8 @@ export const SEARCH_TOOL_DEFINITIONS: readonly JsonObject[] = [
         query: {
           type: 'string',
           minLength: 1,
-          description: 'What the tool should do, in a few words: the task, the thing it acts on, or a tool name you expect.',
+          description:
+            'What the tool should do, in a few words: the task, the thing it acts on, or a tool name you expect.',
         },
         limit: {
           type: 'integer',
@@ -54,11 +58,21 @@ export const SEARCH_TOOL_DEFINITIONS: readonly JsonObject[] = [
     outputSchema: {
       type: 'object',
       properties: {
-        tools: { type: 'array', items: toolDefinition, description: 'The matching tools, best first; empty when none matches.' },
+        tools: {
+          type: 'array',
+          items: toolDefinition,
+          description: 'The matching tools, best first; empty when none matches.',
+        },
       },
       required: ['tools'],
     },
-    annotations: { title: 'Search tools', readOnlyHint: true, destructiveHint: false, idempotentHint: true, openWorldHint: false },
+    annotations: {
+      title: 'Search tools',
+      readOnlyHint: true,
+      destructiveHint: false,
+      idempotentHint: true,
+      openWorldHint: false,
+    },
   },
   {
     name: CALL_TOOL,
@@ -71,7 +85,10 @@ export const SEARCH_TOOL_DEFINITIONS: readonly JsonObject[] = [
       type: 'object',
       properties: {
         name: { type: 'string', minLength: 1, description: "The tool's name exactly as search_tools gave it." },
-        arguments: { type: 'object', description: "The tool's arguments, matching its inputSchema; {} or left out when it takes none." },
+        arguments: {
+          type: 'object',
+          description: "The tool's arguments, matching its inputSchema; {} or left out when it takes none.",
+        },
       },
       required: ['name'],
       additionalProperties: false,
@@ -89,7 +106,11 @@ export function definitionOf(tool: JsonObject): JsonObject {
 /** search_tools' result: the tools as structured content, and the same as JSON text for hosts that show only text. */
 export function searchResult(tools: readonly JsonObject[]): JsonObject {
   const structuredContent = { tools };
-  return { resultType: 'complete', content: [{ type: 'text', text: JSON.stringify(structuredContent) }], structuredContent };
+  return {
+    resultType: 'complete',
+    content: [{ type: 'text', text: JSON.stringify(structuredContent) }],
+    structuredContent,
+  };
 }
 
 /** A tool-level error the model can correct (wrong arguments to search_tools or call_tool). */

@@ -4,7 +4,8 @@
 // documents one server contributes (nothing else is touched), `remove` forgets a server. The ranking is
 // MiniSearch's BM25 over four fields — the public name split into words, the title, the description, and the
 // parameters' names and descriptions — on stemmed words, every query word matched as a prefix and, when the index
-// does not know it, with typo tolerance. Words are combined with OR (MiniSearch multiplies a document's score by how many query words it
+// does not know it, with typo tolerance. Words are combined with OR (MiniSearch multiplies a document's score by how
+// many query words it
 // matched, so documents matching more words still come first): at 5,000 tools AND found the right tool in
 // the top five for 39% of the bench's queries, OR for 81%. A short thesaurus (synonyms.ts) adds, at a lower
 // weight, the words tools use for what people say ("folder" → directory); with it and stemming, 90%. Then
@@ -87,9 +88,13 @@ export class ToolIndex {
    * words must be spelt right. A word the index knows is taken as meant: looking for its near neighbours
    * (get: set, git, let) cost most of a search's time and ranked near-misses among exact matches.
    */
-  private readonly fuzzy = (term: string): number | false => (term.length >= 3 && !this.vocabulary.has(term) ? 0.2 : false);
+  private readonly fuzzy = (term: string): number | false =>
+    term.length >= 3 && !this.vocabulary.has(term) ? 0.2 : false;
 
-  /** Replaces everything one server contributes (its tools as /mcp lists them: public names). Incremental: only that server's documents are removed and re-added. */
+  /**
+   * Replaces everything one server contributes (its tools as /mcp lists them: public names). Incremental: only that
+   * server's documents are removed and re-added.
+   */
   replace(server: string, tools: readonly JsonObject[]): void {
     this.remove(server);
     if (!Array.isArray(tools)) return;
@@ -117,7 +122,10 @@ export class ToolIndex {
     this.namesOf.delete(server);
   }
 
-  /** Best matches first; `allowed` filters by public tool name BEFORE limit is applied (per-principal view by filtering, never an index per principal). limit defaults to 10, capped at 50. */
+  /**
+   * Best matches first; `allowed` filters by public tool name BEFORE limit is applied (per-principal view by filtering,
+   * never an index per principal). limit defaults to 10, capped at 50.
+   */
   search(query: string, options: SearchToolsOptions = {}): SearchHit[] {
     if (typeof query !== 'string' || this.tools.size === 0) return [];
     const limit = clampLimit(options.limit);
@@ -178,7 +186,12 @@ function withSynonyms(query: string): Query {
     if (term) terms.push(term);
   }
   const extra = expansion(terms, WORDS);
-  return extra ? { combineWith: 'OR', queries: [query, { queries: [extra], boostTerm: synonymBoost, fuzzy: false, prefix: false }] } : query;
+  return extra
+    ? {
+        combineWith: 'OR',
+        queries: [query, { queries: [extra], boostTerm: synonymBoost, fuzzy: false, prefix: false }],
+      }
+    : query;
 }
 
 function clampLimit(limit: number | undefined): number {

@@ -22,7 +22,8 @@ export interface ToolText {
 const MAX_FIELD_CHARS = 4_000;
 const MAX_PARAMS = 64;
 
-const isObject = (value: unknown): value is JsonObject => typeof value === 'object' && value !== null && !Array.isArray(value);
+const isObject = (value: unknown): value is JsonObject =>
+  typeof value === 'object' && value !== null && !Array.isArray(value);
 const text = (value: unknown): string => (typeof value === 'string' ? value.slice(0, MAX_FIELD_CHARS) : '');
 
 function titleOf(tool: JsonObject): string {
@@ -45,7 +46,12 @@ function paramsOf(tool: JsonObject): string {
 }
 
 export function toolText(publicName: string, tool: JsonObject): ToolText {
-  return { name: publicName, title: newWords(titleOf(tool), publicName), description: text(tool.description), params: paramsOf(tool) };
+  return {
+    name: publicName,
+    title: newWords(titleOf(tool), publicName),
+    description: text(tool.description),
+    params: paramsOf(tool),
+  };
 }
 
 /** The words of `title` whose terms `name` does not have, in order. */
@@ -77,9 +83,11 @@ export function tokenize(input: string): string[] {
 // Words that carry no meaning about what a tool does; leaving them out keeps the index smaller and stops an
 // OR query ("list the files in a folder") from rewarding every description that says "the" and "a".
 const STOP_WORDS = new Set(
-  'a an and are as at be by can for from has have how i if in into is it its me my of on or our so such than that the their them then there these this those to use used uses using via was we what when where which while who will with would you your'.split(
-    ' ',
-  ),
+  (
+    'a an and are as at be by can for from has have how i if in into is it its me my of on or our so such than that ' +
+    'the their them then there these this those to use used uses using via was we what when where which while who ' +
+    'will with would you your'
+  ).split(' '),
 );
 
 /**

@@ -45,7 +45,8 @@ export class TaskIdCodec {
     if (given.length !== MAC_CHARS || !timingSafeEqual(given, Buffer.from(this.mac(principal, body)))) return undefined;
     try {
       const parts = JSON.parse(Buffer.from(body, 'base64url').toString('utf8')) as unknown;
-      if (!Array.isArray(parts) || parts.length !== 3 || !parts.every((part) => typeof part === 'string')) return undefined;
+      if (!Array.isArray(parts) || parts.length !== 3 || !parts.every((part) => typeof part === 'string'))
+        return undefined;
       const [server, taskId, tool] = parts as [string, string, string];
       return { server, taskId, tool };
     } catch {

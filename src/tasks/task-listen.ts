@@ -40,7 +40,13 @@ export function followTasks(call: McpCall, message: JsonRpcRequest): FollowedTas
   };
 }
 
-function listenTo(call: McpCall, message: JsonRpcRequest, server: string, ids: Map<string, string>, outgoing: ServerResponse): void {
+function listenTo(
+  call: McpCall,
+  message: JsonRpcRequest,
+  server: string,
+  ids: Map<string, string>,
+  outgoing: ServerResponse,
+): void {
   const upstream = taskOwner(call, server);
   if (upstream === undefined) return;
   const closed = new AbortController();
@@ -59,13 +65,29 @@ function listenTo(call: McpCall, message: JsonRpcRequest, server: string, ids: M
     const taskId = ids.get(params.taskId);
     if (taskId === undefined || outgoing.destroyed) return;
     const meta = isObject(params._meta) ? params._meta : {};
-    const shown = { jsonrpc: '2.0', method: 'notifications/tasks', params: { ...params, taskId, _meta: { ...meta, [META.subscriptionId]: subscription } } };
+    const shown = {
+      jsonrpc: '2.0',
+      method: 'notifications/tasks',
+      params: { ...params, taskId, _meta: { ...meta, [META.subscriptionId]: subscription } },
+    };
     outgoing.write(`event: message\ndata: ${JSON.stringify(shown)}\n\n`);
   };
-  void upstream.request(request, { signal: closed.signal, onNotification, authContext: call.callerContext, caller: call.caller, reach: call.grant }).then(
-    (answer) => {
-      if (!closed.signal.aborted) call.edge.log.info({ server, answer: 'error' in answer ? answer.error.message : 'ended' }, 'a server ended the task listen of a caller');
-    },
-    (error: unknown) => call.edge.log.warn({ server, err: error }, 'a task listen to a server failed'),
-  );
+  void upstream
+    .request(request, {
+      signal: closed.signal,
+      onNotification,
+      authContext: call.callerContext,
+      caller: call.caller,
+      reach: call.grant,
+    })
+    .then(
+      (answer) => {
+        if (!closed.signal.aborted)
+          call.edge.log.info(
+            { server, answer: 'error' in answer ? answer.error.message : 'ended' },
+            'a server ended the task listen of a caller',
+          );
+      },
+      (error: unknown) => call.edge.log.warn({ server, err: error }, 'a task listen to a server failed'),
+    );
 }

@@ -9,7 +9,14 @@
 import type { RequestOptions, Upstream } from '../../bridge/upstream.js';
 import type { Verdict } from '../../policy/guard.js';
 import { AUTHENTICATED } from '../edge/audit-step.js';
-import { ErrorCode, errorResponse, isObject, type JsonRpcId, type JsonRpcRequest, type JsonRpcResponse } from '../../protocol/jsonrpc.js';
+import {
+  ErrorCode,
+  errorResponse,
+  isObject,
+  type JsonRpcId,
+  type JsonRpcRequest,
+  type JsonRpcResponse,
+} from '../../protocol/jsonrpc.js';
 import type { McpCall } from '../edge/call.js';
 import { refuse } from '../edge/judge.js';
 import { declaresTasks } from '../edge/task-guard.js';
@@ -27,7 +34,9 @@ export function unknownTask(id: JsonRpcId): JsonRpcResponse {
   return errorResponse(
     id,
     ErrorCode.InvalidParams,
-    'Failed to retrieve task: Task not found. A task id is good only for the caller it was returned to, through this gateway (or a replica sharing its mrtr.secret), while its creating tool is still allowed; call the tool again for a new task',
+    'Failed to retrieve task: Task not found. A task id is good only for the caller it was returned to, through ' +
+      'this gateway (or a replica sharing its mrtr.secret), while its creating tool is still allowed; call the tool ' +
+      'again for a new task',
   );
 }
 
@@ -40,7 +49,8 @@ export function openTask(call: McpCall, message: JsonRpcRequest): Response | und
   const given = message.params?.taskId;
   const ref = call.edge.tasks.open(given, call.principal.id);
   if (ref === undefined) return refuseAsUnknown(call, message, 'task id not issued to this principal by this gateway');
-  if (!reachable(call, ref.server)) return refuseAsUnknown(call, message, `task of server ${ref.server}, not served to this caller here`);
+  if (!reachable(call, ref.server))
+    return refuseAsUnknown(call, message, `task of server ${ref.server}, not served to this caller here`);
   call.task = { ref, given: given as string };
   return undefined;
 }
@@ -54,7 +64,8 @@ export function openTask(call: McpCall, message: JsonRpcRequest): Response | und
 export function judgeTask(call: McpCall, message: JsonRpcRequest): Verdict {
   const verdict = taskDecision(call, call.task!.ref);
   // Traced like the call that created it: the span names the tool, as a tools/call's does.
-  if (call.span !== undefined && verdict.target !== undefined) call.span.setAttribute('gen_ai.tool.name', verdict.target);
+  if (call.span !== undefined && verdict.target !== undefined)
+    call.span.setAttribute('gen_ai.tool.name', verdict.target);
   return verdict.allowed ? verdict : { ...verdict, refusal: unknownTask(message.id) };
 }
 
@@ -63,11 +74,17 @@ export function taskDecision(call: McpCall, ref: TaskRef): Verdict {
   const router = call.edge.router;
   // Without /mcp there are no /mcp names for policies to name: a server's endpoint is judged as a whole.
   if (router === undefined) return AUTHENTICATED;
-  const target = router.resolve(ref.server, { jsonrpc: '2.0', id: 0, method: 'tools/call', params: { name: ref.tool } });
+  const target = router.resolve(ref.server, {
+    jsonrpc: '2.0',
+    id: 0,
+    method: 'tools/call',
+    params: { name: ref.tool },
+  });
   const name = target.kind === 'tools' ? target.publicName : undefined;
   if (name === undefined) return { allowed: false, rule: 'task of a tool with no name on /mcp' };
   const view = call.endpoint?.view;
-  if (view !== undefined && view.outbound('tools', name) === undefined) return { allowed: false, rule: `task of a tool profile ${call.name} does not show`, target: name };
+  if (view !== undefined && view.outbound('tools', name) === undefined)
+    return { allowed: false, rule: `task of a tool profile ${call.name} does not show`, target: name };
   const { guard } = call.security;
   if (guard === undefined || call.grant === undefined) return { ...AUTHENTICATED, target: name };
   const decision = call.grant.allows('tools', ref.server, name);
@@ -75,7 +92,11 @@ export function taskDecision(call: McpCall, ref: TaskRef): Verdict {
 }
 
 /** Sends a task method to the owning server under its own id; the gateway's id goes back in the answer. */
-export async function sendTask(call: McpCall, message: JsonRpcRequest, options: RequestOptions): Promise<JsonRpcResponse> {
+export async function sendTask(
+  call: McpCall,
+  message: JsonRpcRequest,
+  options: RequestOptions,
+): Promise<JsonRpcResponse> {
   const { ref, given } = call.task!;
   const upstream = taskOwner(call, ref.server);
   if (upstream === undefined) return unknownTask(message.id);
@@ -85,7 +106,9 @@ export async function sendTask(call: McpCall, message: JsonRpcRequest, options: 
   // The server's own id is never shown: not in a result, nor in an error's words (a server may quote it).
   if ('error' in answer) {
     const words = answer.error.message;
-    return words.includes(ref.taskId) ? { ...answer, error: { ...answer.error, message: words.split(ref.taskId).join(given) } } : answer;
+    return words.includes(ref.taskId)
+      ? { ...answer, error: { ...answer.error, message: words.split(ref.taskId).join(given) } }
+      : answer;
   }
   if (answer.result.taskId !== ref.taskId) return answer;
   return { jsonrpc: '2.0', id: answer.id, result: { ...answer.result, taskId: given } };
@@ -95,10 +118,16 @@ export async function sendTask(call: McpCall, message: JsonRpcRequest, options: 
  * A tools/call from a client that declared the extension: a task in the answer gets the gateway's id.
  * `server` and `tool` are the owner and its own name of the tool, read before the call.
  */
-export function issueTaskIds(call: McpCall, server: string | undefined, tool: unknown, answer: Promise<JsonRpcResponse>): Promise<JsonRpcResponse> {
+export function issueTaskIds(
+  call: McpCall,
+  server: string | undefined,
+  tool: unknown,
+  answer: Promise<JsonRpcResponse>,
+): Promise<JsonRpcResponse> {
   if (server === undefined || typeof tool !== 'string') return answer;
   return answer.then((response) => {
-    if (!('result' in response) || response.result.resultType !== 'task' || typeof response.result.taskId !== 'string') return response;
+    if (!('result' in response) || response.result.resultType !== 'task' || typeof response.result.taskId !== 'string')
+      return response;
     const taskId = call.edge.tasks.issue({ server, taskId: response.result.taskId, tool }, call.principal.id);
     return { jsonrpc: '2.0', id: response.id, result: { ...response.result, taskId } };
   });
@@ -111,7 +140,9 @@ export function mayAnswerTask(message: JsonRpcRequest): boolean {
 
 /** The upstream a task of `server` is sent to: /mcp's, or the endpoint's own (a server's endpoint, a profile's). */
 export function taskOwner(call: McpCall, server: string): Upstream | undefined {
-  return call.server === undefined ? call.edge.upstreams.get(server) : (call.edge.endpointOf(server) ?? call.endpoint)?.upstream;
+  return call.server === undefined
+    ? call.edge.upstreams.get(server)
+    : (call.edge.endpointOf(server) ?? call.endpoint)?.upstream;
 }
 
 /** Whether this caller reaches the server on this endpoint. */
@@ -128,7 +159,9 @@ export function refuseUndeclared(call: McpCall, message: JsonRpcRequest): Respon
   const refusal = errorResponse(
     message.id,
     ErrorCode.MissingRequiredClientCapability,
-    `Missing required client capability: ${message.method === 'subscriptions/listen' ? 'task notifications need' : `${message.method} needs`} the ${TASKS_EXTENSION} extension declared in params._meta["${META.clientCapabilities}"].extensions`,
+    `Missing required client capability: ` +
+      `${message.method === 'subscriptions/listen' ? 'task notifications need' : `${message.method} needs`} the ` +
+      `${TASKS_EXTENSION} extension declared in params._meta["${META.clientCapabilities}"].extensions`,
     { requiredCapabilities: { extensions: { [TASKS_EXTENSION]: {} } } },
   );
   return refuse(call, message, { allowed: false, rule: `did not declare the ${TASKS_EXTENSION} extension`, refusal });

@@ -32,5 +32,7 @@ export function callAttributes(message: JsonRpcRequest): TraceAttributes {
 
 function targetName(message: JsonRpcRequest): string | undefined {
   const name = message.params?.name;
-  return (message.method === 'tools/call' || message.method === 'prompts/get') && typeof name === 'string' ? name : undefined;
+  return (message.method === 'tools/call' || message.method === 'prompts/get') && typeof name === 'string'
+    ? name
+    : undefined;
 }

@@ -12,7 +12,11 @@ const PROBE_TIMEOUT_MS = 3000;
 /** The SDK's failed exports (and its other errors) as one warn line each, naming where spans go. */
 export function reportExportErrors(log: Log, url: string): void {
   setGlobalErrorHandler((error) =>
-    log.warn({ collector: url }, `OpenTelemetry export to ${url} failed: ${oneLine(error)}; check telemetry.traces.endpoint (or OTEL_EXPORTER_OTLP_ENDPOINT)`),
+    log.warn(
+      { collector: url },
+      `OpenTelemetry export to ${url} failed: ${oneLine(error)}; check telemetry.traces.endpoint (or ` +
+        `OTEL_EXPORTER_OTLP_ENDPOINT)`,
+    ),
   );
 }
 
@@ -36,7 +40,8 @@ export function probeCollector(log: Log, url: string): Promise<void> {
       if (problem !== undefined)
         log.warn(
           { collector: url },
-          `OpenTelemetry collector at ${url} cannot be reached (${problem}); spans are dropped until it answers; check telemetry.traces.endpoint (or OTEL_EXPORTER_OTLP_ENDPOINT)`,
+          `OpenTelemetry collector at ${url} cannot be reached (${problem}); spans are dropped until it answers; ` +
+            `check telemetry.traces.endpoint (or OTEL_EXPORTER_OTLP_ENDPOINT)`,
         );
       resolve();
     };
@@ -48,7 +53,8 @@ export function probeCollector(log: Log, url: string): Promise<void> {
 
 /** An error as one line: its code and the first line of its message, never a stack or a JSON dump. */
 export function oneLine(error: unknown): string {
-  if (!(error instanceof Error)) return String(typeof error === 'string' ? error : JSON.stringify(error)).split('\n')[0]!;
+  if (!(error instanceof Error))
+    return String(typeof error === 'string' ? error : JSON.stringify(error)).split('\n')[0]!;
   const code = (error as { code?: unknown }).code;
   const message = (error.message.split('\n')[0] ?? '').trim() || error.name;
   return typeof code === 'string' && !message.includes(code) ? `${code}: ${message}` : message;

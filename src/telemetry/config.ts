@@ -5,9 +5,18 @@ import { z } from 'zod';
 /** true/false, also from ${VAR} expansion (as in config.ts). */
 const bool = () => z.preprocess((v) => (v === 'true' ? true : v === 'false' ? false : v), z.boolean());
 const ratio = z.preprocess((v) => (typeof v === 'string' && v.trim() !== '' ? Number(v) : v), z.number().min(0).max(1));
-const url = z.string().regex(/^https?:\/\/[^\s]+$/, 'give an http:// or https:// URL, for example http://127.0.0.1:4318');
+const url = z
+  .string()
+  .regex(/^https?:\/\/[^\s]+$/, 'give an http:// or https:// URL, for example http://127.0.0.1:4318');
 
-export const SAMPLERS = ['always_on', 'always_off', 'traceidratio', 'parentbased_always_on', 'parentbased_always_off', 'parentbased_traceidratio'] as const;
+export const SAMPLERS = [
+  'always_on',
+  'always_off',
+  'traceidratio',
+  'parentbased_always_on',
+  'parentbased_always_off',
+  'parentbased_traceidratio',
+] as const;
 export const OTLP_PROTOCOLS = ['http/protobuf', 'http/json'] as const;
 /** Whose incoming trace context (traceparent header or _meta) a request's span may take as its parent. */
 export const ACCEPT_PARENTS = ['authenticated', 'any', 'none'] as const;
@@ -15,7 +24,10 @@ export const ACCEPT_PARENTS = ['authenticated', 'any', 'none'] as const;
 export const telemetry = z.strictObject({
   traces: z
     .strictObject({
-      /** false turns tracing off whatever the environment says; true turns it on (to localhost:4318 unless an endpoint is given). */
+      /**
+       * false turns tracing off whatever the environment says; true turns it on (to localhost:4318 unless an endpoint
+       * is given).
+       */
       enabled: bool().optional(),
       /** OTEL_EXPORTER_OTLP_ENDPOINT: the collector's base URL; /v1/traces is appended. */
       endpoint: url.optional(),

@@ -3,7 +3,18 @@
 // context manager: every child span is started under its request's context, passed explicitly, and log
 // lines get their ids from the edge, which holds the span (an AsyncLocalStorage context would turn on
 // promise hooks for every promise in the process, about a sixth of a traced call's CPU on Node 20).
-import { diag, ROOT_CONTEXT, SpanKind, SpanStatusCode, trace, TraceFlags, type Context, type Span, type SpanContext, type Tracer } from '@opentelemetry/api';
+import {
+  diag,
+  ROOT_CONTEXT,
+  SpanKind,
+  SpanStatusCode,
+  trace,
+  TraceFlags,
+  type Context,
+  type Span,
+  type SpanContext,
+  type Tracer,
+} from '@opentelemetry/api';
 import { W3CTraceContextPropagator } from '@opentelemetry/core';
 import { resourceFromAttributes } from '@opentelemetry/resources';
 import {
@@ -38,7 +49,11 @@ const carrierGetter = {
  */
 export const MAX_ATTRIBUTE_LENGTH = 512;
 
-export async function createTracer(settings: TracingSettings, log: Log, acceptParents: AcceptParents = 'authenticated'): Promise<GatewayTracer> {
+export async function createTracer(
+  settings: TracingSettings,
+  log: Log,
+  acceptParents: AcceptParents = 'authenticated',
+): Promise<GatewayTracer> {
   setDiagLogger(log);
   reportExportErrors(log, settings.url);
   void probeCollector(log, settings.url);
@@ -54,7 +69,13 @@ export async function createTracer(settings: TracingSettings, log: Log, acceptPa
     acceptParents,
     startRequest(start) {
       const parent =
-        start.traceparent === undefined ? ROOT_CONTEXT : propagator.extract(ROOT_CONTEXT, { traceparent: start.traceparent, tracestate: start.tracestate }, carrierGetter);
+        start.traceparent === undefined
+          ? ROOT_CONTEXT
+          : propagator.extract(
+              ROOT_CONTEXT,
+              { traceparent: start.traceparent, tracestate: start.tracestate },
+              carrierGetter,
+            );
       // Attributes set after the start, not passed to it: the SDK copies start attributes twice (for the
       // sampler, which none of ours reads) before setting them one by one anyway.
       const span = tracer.startSpan(start.name, { kind: SpanKind.SERVER, startTime: start.startedAt }, parent);
@@ -143,7 +164,10 @@ class OtelForward extends PropagatedSpan implements ForwardTrace {
     if (status !== undefined) span.setAttribute('http.response.status_code', status);
     if (status === undefined || status >= 500) {
       span.setAttribute('error.type', status === undefined ? 'unreachable' : String(status));
-      span.setStatus({ code: SpanStatusCode.ERROR, message: status === undefined ? 'the replica holding the call could not be reached' : undefined });
+      span.setStatus({
+        code: SpanStatusCode.ERROR,
+        message: status === undefined ? 'the replica holding the call could not be reached' : undefined,
+      });
     }
     span.end();
   }
@@ -192,7 +216,8 @@ async function exporterOf(settings: TracingSettings, batch: BatchSettings): Prom
   // limit (30) would refuse the rest of a full queue of small batches.
   const concurrencyLimit = Math.max(30, Math.ceil(batch.maxQueueSize / batch.maxExportBatchSize) + 1);
   const options = { url: settings.url, headers: settings.headers, concurrencyLimit };
-  if (settings.protocol === 'http/json') return new (await import('@opentelemetry/exporter-trace-otlp-http')).OTLPTraceExporter(options);
+  if (settings.protocol === 'http/json')
+    return new (await import('@opentelemetry/exporter-trace-otlp-http')).OTLPTraceExporter(options);
   return new (await import('@opentelemetry/exporter-trace-otlp-proto')).OTLPTraceExporter(options);
 }
 
@@ -201,5 +226,11 @@ let diagSet = false;
 function setDiagLogger(log: Log): void {
   if (diagSet) return;
   diagSet = true;
-  diag.setLogger({ error: (m) => log.warn({ otel: m }, 'OpenTelemetry'), warn: (m) => log.warn({ otel: m }, 'OpenTelemetry'), info() {}, debug() {}, verbose() {} });
+  diag.setLogger({
+    error: (m) => log.warn({ otel: m }, 'OpenTelemetry'),
+    warn: (m) => log.warn({ otel: m }, 'OpenTelemetry'),
+    info() {},
+    debug() {},
+    verbose() {},
+  });
 }

@@ -39,11 +39,18 @@ export interface BatchSettings {
  * a batch also bounds the rate: 256 spans per round trip to the collector (12,800 spans a second at 20 ms).
  * The queue rides out a slow export; beyond it new spans are dropped, never requests.
  */
-export const BATCH_DEFAULTS: Readonly<BatchSettings> = Object.freeze({ maxQueueSize: 4096, maxExportBatchSize: 256, scheduledDelayMillis: 5000, exportTimeoutMillis: 30_000 });
+export const BATCH_DEFAULTS: Readonly<BatchSettings> = Object.freeze({
+  maxQueueSize: 4096,
+  maxExportBatchSize: 256,
+  scheduledDelayMillis: 5000,
+  exportTimeoutMillis: 30_000,
+});
 
 export const DEFAULT_OTLP_ENDPOINT = 'http://localhost:4318';
 
-/** The settings to trace with, or undefined when tracing is off (neither the config nor the environment asks for it). */
+/**
+ * The settings to trace with, or undefined when tracing is off (neither the config nor the environment asks for it).
+ */
 export function tracingSettings(config: TelemetryConfig, env: NodeJS.ProcessEnv): TracingSettings | undefined {
   const traces = config.traces;
   if (env.OTEL_SDK_DISABLED?.trim().toLowerCase() === 'true' || traces.enabled === false) return undefined;
@@ -59,8 +66,17 @@ export function tracingSettings(config: TelemetryConfig, env: NodeJS.ProcessEnv)
       OTLP_PROTOCOLS,
       'http/protobuf',
     ),
-    headers: { ...parseHeaders(env.OTEL_EXPORTER_OTLP_HEADERS), ...parseHeaders(env.OTEL_EXPORTER_OTLP_TRACES_HEADERS), ...traces.headers },
-    sampler: oneOf('OTEL_TRACES_SAMPLER', traces.sampler ?? nonEmpty(env.OTEL_TRACES_SAMPLER), SAMPLERS, 'parentbased_always_on'),
+    headers: {
+      ...parseHeaders(env.OTEL_EXPORTER_OTLP_HEADERS),
+      ...parseHeaders(env.OTEL_EXPORTER_OTLP_TRACES_HEADERS),
+      ...traces.headers,
+    },
+    sampler: oneOf(
+      'OTEL_TRACES_SAMPLER',
+      traces.sampler ?? nonEmpty(env.OTEL_TRACES_SAMPLER),
+      SAMPLERS,
+      'parentbased_always_on',
+    ),
     ratio: traces.samplerRatio ?? ratioOf(env.OTEL_TRACES_SAMPLER_ARG),
     serviceName: config.serviceName ?? nonEmpty(env.OTEL_SERVICE_NAME) ?? 'mcp-gateway',
     batch: batchOf(env),
@@ -72,7 +88,10 @@ function batchOf(env: NodeJS.ProcessEnv): BatchSettings {
   return {
     maxQueueSize,
     // The SDK caps a batch at the queue; said here so the settings say what runs.
-    maxExportBatchSize: Math.min(maxQueueSize, count(env, 'OTEL_BSP_MAX_EXPORT_BATCH_SIZE', Math.min(maxQueueSize, BATCH_DEFAULTS.maxExportBatchSize))),
+    maxExportBatchSize: Math.min(
+      maxQueueSize,
+      count(env, 'OTEL_BSP_MAX_EXPORT_BATCH_SIZE', Math.min(maxQueueSize, BATCH_DEFAULTS.maxExportBatchSize)),
+    ),
     scheduledDelayMillis: count(env, 'OTEL_BSP_SCHEDULE_DELAY', BATCH_DEFAULTS.scheduledDelayMillis),
     exportTimeoutMillis: count(env, 'OTEL_BSP_EXPORT_TIMEOUT', BATCH_DEFAULTS.exportTimeoutMillis),
   };
@@ -101,7 +120,10 @@ function oneOf<T extends string>(variable: string, value: string | undefined, al
   if (value === undefined) return fallback;
   const found = allowed.find((a) => a === value.trim());
   if (found) return found;
-  throw new Error(`${variable}=${value} is not supported by mcp-gateway; use one of ${allowed.join(', ')} (or the matching telemetry.traces key)`);
+  throw new Error(
+    `${variable}=${value} is not supported by mcp-gateway; use one of ${allowed.join(', ')} (or the matching ` +
+      `telemetry.traces key)`,
+  );
 }
 
 function ratioOf(value: string | undefined): number {

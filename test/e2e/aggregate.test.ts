@@ -4,8 +4,24 @@ import assert from 'node:assert/strict';
 import { after, before, describe, test } from 'node:test';
 import { Client, StreamableHTTPClientTransport } from '@modelcontextprotocol/client';
 import type { RunningGateway } from '../../src/gateway.js';
-import { startLegacyHttpServer, startModernHttpServer, type LegacyHttpServer, type ModernHttpServer } from '../fixtures/http-servers.js';
-import { everything, fixture, post, request, ROOT, schemaProblems, send, startTestGateway, until, VERSION } from './harness.js';
+import {
+  startLegacyHttpServer,
+  startModernHttpServer,
+  type LegacyHttpServer,
+  type ModernHttpServer,
+} from '../fixtures/http-servers.js';
+import {
+  everything,
+  fixture,
+  post,
+  request,
+  ROOT,
+  schemaProblems,
+  send,
+  startTestGateway,
+  until,
+  VERSION,
+} from './harness.js';
 
 const synthetic = (id: string, env: Record<string, string> = {}, extra: Record<string, unknown> = {}) => ({
   command: process.execPath,
@@ -20,7 +36,12 @@ describe('modern and legacy upstreams behind /mcp, with the SDK v2 client', () =
   let gateway: RunningGateway;
   let client: Client;
   before(async () => {
-    gateway = await startTestGateway({ modern: fixture('modern-server'), legacy: fixture('legacy-server'), syn: synthetic('one'), everything });
+    gateway = await startTestGateway({
+      modern: fixture('modern-server'),
+      legacy: fixture('legacy-server'),
+      syn: synthetic('one'),
+      everything,
+    });
     client = new Client({ name: 'agg', version: '1' }, { versionNegotiation: { mode: { pin: VERSION } } });
     await client.connect(new StreamableHTTPClientTransport(new URL(`${gateway.url}/mcp`)));
   });
@@ -32,7 +53,8 @@ describe('modern and legacy upstreams behind /mcp, with the SDK v2 client', () =
   test('tools from every upstream, namespaced, with their schemas and _meta untouched', async () => {
     const { tools } = await client.listTools();
     const names = tools.map((t) => t.name);
-    for (const name of ['modern__echo', 'legacy__echo', 'legacy__ask', 'syn__tool-0', 'syn__tool-4']) assert.ok(names.includes(name), `${name} in ${names}`);
+    for (const name of ['modern__echo', 'legacy__echo', 'legacy__ask', 'syn__tool-0', 'syn__tool-4'])
+      assert.ok(names.includes(name), `${name} in ${names}`);
     for (const name of names) assert.match(name, NAME);
     const synTool = tools.find((t) => t.name === 'syn__tool-1')!;
     assert.deepEqual(synTool._meta, { 'com.example/origin': 'one' });
@@ -52,7 +74,10 @@ describe('modern and legacy upstreams behind /mcp, with the SDK v2 client', () =
 
   test('progress through /mcp', async () => {
     const seen: number[] = [];
-    await client.callTool({ name: 'modern__progress', arguments: { steps: 3 } }, { onprogress: (p) => seen.push(p.progress) });
+    await client.callTool(
+      { name: 'modern__progress', arguments: { steps: 3 } },
+      { onprogress: (p) => seen.push(p.progress) },
+    );
     assert.deepEqual(seen, [1, 2, 3]);
   });
 
@@ -68,7 +93,10 @@ describe('modern and legacy upstreams behind /mcp, with the SDK v2 client', () =
   });
 
   test('completion/complete is routed by the prompt it completes', async () => {
-    const result = await client.complete({ ref: { type: 'ref/prompt', name: 'everything__completable-prompt' }, argument: { name: 'department', value: 'E' } });
+    const result = await client.complete({
+      ref: { type: 'ref/prompt', name: 'everything__completable-prompt' },
+      argument: { name: 'department', value: 'E' },
+    });
     assert.deepEqual(result.completion.values, ['Engineering']);
   });
 
@@ -78,7 +106,13 @@ describe('modern and legacy upstreams behind /mcp, with the SDK v2 client', () =
     const result = answer.body.result;
     assert.equal(result._meta['io.modelcontextprotocol/serverInfo'].name, 'mcp-gateway');
     // logging too: an upstream offers it, and log messages are relayed on a routed call's stream.
-    assert.deepEqual(Object.keys(result.capabilities).sort(), ['completions', 'logging', 'prompts', 'resources', 'tools']);
+    assert.deepEqual(Object.keys(result.capabilities).sort(), [
+      'completions',
+      'logging',
+      'prompts',
+      'resources',
+      'tools',
+    ]);
     assert.match(result.instructions, /## syn\nSynthetic server one\./);
   });
 
@@ -165,7 +199,11 @@ describe('a slow and a dead upstream', () => {
   test('lists answer within the deadline without them, and count the gaps', async () => {
     // fine's child must be up first: under CI load its start alone can take longer than the 500 ms deadline, and
     // then /mcp rightly has nothing to list (this test is about the other two being left out, not about fine).
-    const fineUp = await until(async () => (await post(`${gateway.url}/servers/fine/mcp`, request('tools/list'))).body.result !== undefined, 60_000, 50);
+    const fineUp = await until(
+      async () => (await post(`${gateway.url}/servers/fine/mcp`, request('tools/list'))).body.result !== undefined,
+      60_000,
+      50,
+    );
     assert.ok(fineUp, "fine's child did not answer its own tools/list within 60 s");
     gateway.aggregate.gaps.clear();
     const answer = await post(`${gateway.url}/mcp`, request('tools/list'));
@@ -182,14 +220,18 @@ describe('a slow and a dead upstream', () => {
     const answer = await post(`${gateway.url}/mcp`, request('tools/call', { name: 'dead__tool-0', arguments: {} }));
     assert.equal(answer.body.error.code, -32602);
     assert.match(answer.body.error.message, /upstream 'dead'.*(unhealthy|backing-off|starting)/);
-    const fine = await post(`${gateway.url}/mcp`, request('tools/call', { name: 'fine__tool-1', arguments: { text: 'ok' } }));
+    const fine = await post(
+      `${gateway.url}/mcp`,
+      request('tools/call', { name: 'fine__tool-1', arguments: { text: 'ok' } }),
+    );
     assert.equal(fine.body.result.content[0].text, 'fine/tool-1: ok');
   });
 });
 
 describe('long names', () => {
   const longName = 'an_extremely_long_tool_name_that_goes_on.and.on-beyond-what-hosts-accept';
-  const start = () => startTestGateway({ [`p${'x'.repeat(20)}`]: synthetic('long', { TOOL_COUNT: '1', EXTRA_TOOL: longName }) }, {});
+  const start = () =>
+    startTestGateway({ [`p${'x'.repeat(20)}`]: synthetic('long', { TOOL_COUNT: '1', EXTRA_TOOL: longName }) }, {});
 
   test('are shortened to a readable head and a hash, the same on every start, and still routed', async () => {
     const names: string[][] = [];
@@ -202,7 +244,10 @@ describe('long names', () => {
         const short = listed.find((n) => n.includes('an_extremely'))!;
         assert.match(short, NAME);
         assert.match(short, /^pxxxxxxxxxxxxxxxxxxxx__an_extremely_long_tool_name_that-[0-9a-f]{8}$/);
-        const call = await post(`${gateway.url}/mcp`, request('tools/call', { name: short, arguments: { text: 'long' } }));
+        const call = await post(
+          `${gateway.url}/mcp`,
+          request('tools/call', { name: short, arguments: { text: 'long' } }),
+        );
         assert.equal(call.body.result.content[0].text, `long/${longName}: long`);
       } finally {
         await gateway.close();
@@ -260,7 +305,10 @@ describe('stdio and remote HTTP upstreams of both eras behind /mcp', () => {
 
   test('progress from a remote modern upstream reaches the client through /mcp', async () => {
     const seen: number[] = [];
-    await client.callTool({ name: 'httpModern__progress', arguments: { steps: 3 } }, { onprogress: (p) => seen.push(p.progress) });
+    await client.callTool(
+      { name: 'httpModern__progress', arguments: { steps: 3 } },
+      { onprogress: (p) => seen.push(p.progress) },
+    );
     assert.deepEqual(seen, [1, 2, 3]);
   });
 });

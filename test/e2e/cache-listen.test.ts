@@ -9,7 +9,18 @@ import { setTimeout as sleep } from 'node:timers/promises';
 import type { RunningGateway } from '../../src/gateway.js';
 import { startModernHttpServer } from '../fixtures/http-servers.js';
 import { sharedRedis } from '../services.js';
-import { everything, fixture, headersFor, openListen, post, request, ROOT, schemaProblems, startTestGateway, until } from './harness.js';
+import {
+  everything,
+  fixture,
+  headersFor,
+  openListen,
+  post,
+  request,
+  ROOT,
+  schemaProblems,
+  startTestGateway,
+  until,
+} from './harness.js';
 
 const synthetic = (id: string, env: Record<string, string> = {}) => ({
   command: process.execPath,
@@ -17,7 +28,8 @@ const synthetic = (id: string, env: Record<string, string> = {}) => ({
   cwd: ROOT,
   env: { SERVER_ID: id, ...env },
 });
-const listsServed = async (url: string) => Number((await post(url, request('tools/call', { name: '__count', arguments: {} }))).body.result.content[0].text);
+const listsServed = async (url: string) =>
+  Number((await post(url, request('tools/call', { name: '__count', arguments: {} }))).body.result.content[0].text);
 
 describe('the list cache in the request path (memory store)', () => {
   let gateway: RunningGateway;
@@ -76,7 +88,9 @@ describe('the list cache in the request path (memory store)', () => {
     await gateway.cache.invalidate('syn', ['tools/list']);
     const url = `${gateway.url}/servers/syn/mcp`;
     const before = await listsServed(url);
-    const answers = await Promise.all(Array.from({ length: 100 }, (_, i) => post(url, request('tools/list', {}, `c-${i}`))));
+    const answers = await Promise.all(
+      Array.from({ length: 100 }, (_, i) => post(url, request('tools/list', {}, `c-${i}`))),
+    );
     answers.forEach((answer, i) => {
       assert.equal(answer.body.id, `c-${i}`, 'each caller gets its own id');
       assert.equal(answer.body.result.tools.length, 5);
@@ -109,7 +123,10 @@ describe('the list cache in the request path (memory store)', () => {
     assert.equal(first.body.result.cacheScope, 'private');
     const invalidations = gateway.cache.stats.invalidations;
     await post(url, request('tools/call', { name: 'add-tool', arguments: {} }));
-    assert.ok(await until(() => gateway.cache.stats.invalidations > invalidations, 2_000), 'the gateway heard the list change');
+    assert.ok(
+      await until(() => gateway.cache.stats.invalidations > invalidations, 2_000),
+      'the gateway heard the list change',
+    );
     const fresh = await post(url, request('tools/list'));
     assert.ok(
       fresh.body.result.tools.some((t: any) => t.name === 'added-1'),
@@ -134,7 +151,10 @@ describe('the list cache in the request path (memory store)', () => {
         assert.deepEqual(listen.messages[0], {
           jsonrpc: '2.0',
           method: 'notifications/subscriptions/acknowledged',
-          params: { notifications: { toolsListChanged: true }, _meta: { 'io.modelcontextprotocol/subscriptionId': listen.id } },
+          params: {
+            notifications: { toolsListChanged: true },
+            _meta: { 'io.modelcontextprotocol/subscriptionId': listen.id },
+          },
         });
         assert.deepEqual(schemaProblems('', listen.messages[0]), []);
         await post(url, request('tools/call', { name: 'add-tool', arguments: {} }));
@@ -153,7 +173,8 @@ describe('the list cache in the request path (memory store)', () => {
         await post(`${gateway.url}/servers/legacy/mcp`, request('tools/call', { name: 'add-tool', arguments: {} }));
         await post(`${gateway.url}/servers/modern/mcp`, request('tools/call', { name: 'add-tool', arguments: {} }));
         assert.ok(await until(() => listen.messages.length >= 3, 3_000), JSON.stringify(listen.messages));
-        for (const message of listen.messages.slice(1)) assert.equal(message.method, 'notifications/tools/list_changed');
+        for (const message of listen.messages.slice(1))
+          assert.equal(message.method, 'notifications/tools/list_changed');
         const heard = listen.messages.length;
         await gateway.cache.invalidate('syn', ['prompts/list']);
         // A later change the stream does carry: once it is in, an unasked one sent before it would be too.
@@ -183,15 +204,27 @@ describe('two gateways sharing Redis', { skip: redis.skip }, () => {
   let a: RunningGateway;
   let b: RunningGateway;
   before(async () => {
-    a = await startTestGateway({ syn: synthetic('syn'), legacy: fixture('legacy-server', { legacyTtlMs: 60_000 }) }, {}, { cache });
-    b = await startTestGateway({ syn: synthetic('syn'), legacy: fixture('legacy-server', { legacyTtlMs: 60_000 }) }, {}, { cache });
+    a = await startTestGateway(
+      { syn: synthetic('syn'), legacy: fixture('legacy-server', { legacyTtlMs: 60_000 }) },
+      {},
+      { cache },
+    );
+    b = await startTestGateway(
+      { syn: synthetic('syn'), legacy: fixture('legacy-server', { legacyTtlMs: 60_000 }) },
+      {},
+      { cache },
+    );
     // By design a replica neither waits for Redis at start nor queues commands while it connects: an entry
     // filled before its connection is up stays local. Start the tests once an entry filled through A
     // (a fresh key each try) is read by B from Redis.
     let tries = 0;
     const shared = async (): Promise<boolean> => {
       const key = { upstream: 'readiness-probe', method: 'tools/list', variant: String(tries++), context: '' };
-      const fetch = async () => ({ jsonrpc: '2.0' as const, id: 0, result: { tools: [], ttlMs: 60_000, cacheScope: 'public' } });
+      const fetch = async () => ({
+        jsonrpc: '2.0' as const,
+        id: 0,
+        result: { tools: [], ttlMs: 60_000, cacheScope: 'public' },
+      });
       await a.cache.get(key, 0, fetch);
       return (await b.cache.get(key, 0, fetch)).hit;
     };
@@ -269,7 +302,8 @@ describe('list changes from a remote modern upstream', () => {
       assert.ok(await until(() => listen.messages.length >= 2, 3_000), JSON.stringify(listen.messages));
       assert.equal(listen.messages[1].method, 'notifications/tools/list_changed');
 
-      // Restart on the same port: the gateway's stream ends, is opened again, and the gateway assumes it missed changes.
+      // Restart on the same port: the gateway's stream ends, is opened again, and the gateway assumes it missed
+      // changes.
       await server.close();
       server = await startModernHttpServer({ port });
       assert.ok(await until(() => listen.messages.length >= 3, 8_000), 'resync after the stream was opened again');
@@ -291,7 +325,9 @@ describe('resource subscriptions on listen streams', () => {
   after(() => gateway.close());
 
   test('a modern upstream: the gateway subscribes on its own listen stream and relays the update', async () => {
-    const listen = await openListen(`${gateway.url}/servers/modern/mcp`, { resourceSubscriptions: ['fixture://hello'] });
+    const listen = await openListen(`${gateway.url}/servers/modern/mcp`, {
+      resourceSubscriptions: ['fixture://hello'],
+    });
     try {
       assert.ok(await until(() => listen.messages.length >= 1, 3_000));
       assert.deepEqual(listen.messages[0].params.notifications, { resourceSubscriptions: ['fixture://hello'] });
@@ -300,7 +336,10 @@ describe('resource subscriptions on listen streams', () => {
       const updated = () => listen.messages.some((m) => m.method === 'notifications/resources/updated');
       assert.ok(
         await until(async () => {
-          await post(`${gateway.url}/servers/modern/mcp`, request('tools/call', { name: 'touch', arguments: { uri: 'fixture://hello' } }));
+          await post(
+            `${gateway.url}/servers/modern/mcp`,
+            request('tools/call', { name: 'touch', arguments: { uri: 'fixture://hello' } }),
+          );
           return until(updated, 200);
         }, 10_000),
         JSON.stringify(listen.messages),
@@ -322,12 +361,21 @@ describe('resource subscriptions on listen streams', () => {
       assert.ok(await until(() => listen.messages.length >= 1, 3_000));
       assert.deepEqual(listen.messages[0].params.notifications, { resourceSubscriptions: [uri] });
       await sleep(300);
-      await post(`${gateway.url}/servers/everything/mcp`, request('tools/call', { name: 'toggle-subscriber-updates', arguments: {} }));
-      assert.ok(await until(() => listen.messages.some((m) => m.method === 'notifications/resources/updated'), 3_000), JSON.stringify(listen.messages));
+      await post(
+        `${gateway.url}/servers/everything/mcp`,
+        request('tools/call', { name: 'toggle-subscriber-updates', arguments: {} }),
+      );
+      assert.ok(
+        await until(() => listen.messages.some((m) => m.method === 'notifications/resources/updated'), 3_000),
+        JSON.stringify(listen.messages),
+      );
       assert.equal(listen.messages.find((m) => m.method === 'notifications/resources/updated').params.uri, uri);
     } finally {
       listen.close();
-      await post(`${gateway.url}/servers/everything/mcp`, request('tools/call', { name: 'toggle-subscriber-updates', arguments: {} }));
+      await post(
+        `${gateway.url}/servers/everything/mcp`,
+        request('tools/call', { name: 'toggle-subscriber-updates', arguments: {} }),
+      );
     }
   });
 });

@@ -27,7 +27,12 @@ describe(`a when: condition and numbers no double holds, end to end (exact numbe
             name: 'bounded',
             principals: { ids: ['anonymous'] },
             allow: { servers: ['rec'], tools: ['rec__echo', 'rec__tool-0'] },
-            when: [{ tool: 'rec__echo', expr: "args.text == 'control' || (args.limit <= 100 && args.id == 1200000000000000000)" }],
+            when: [
+              {
+                tool: 'rec__echo',
+                expr: "args.text == 'control' || (args.limit <= 100 && args.id == 1200000000000000000)",
+              },
+            ],
           },
         ],
       },
@@ -41,18 +46,27 @@ describe(`a when: condition and numbers no double holds, end to end (exact numbe
     const body = request('tools/call', { name: 'rec__echo', arguments: {} });
     // A tag of its own finds this call among the recorded lines (the gateway numbers upstream ids itself).
     const tag = `"tag":"call-${++sent}"`;
-    const text = JSON.stringify(body).replace('"arguments":{}', `"arguments":${argumentsText.replace(/^\{/, `{${tag},`)}`);
+    const text = JSON.stringify(body).replace(
+      '"arguments":{}',
+      `"arguments":${argumentsText.replace(/^\{/, `{${tag},`)}`,
+    );
     const answer = await post(`${gateway.url}/mcp`, text, headersFor(body));
     // A control call down the same pipe: once it is recorded, the call before it was recorded or never sent.
     const control = request('tools/call', { name: 'rec__echo', arguments: { text: 'control' } });
     assert.equal((await post(`${gateway.url}/mcp`, control)).body.result?.content?.[0]?.text, '{"text":"control"}');
     const lines = readFileSync(recordFile, 'utf8').trim().split('\n');
     const received = lines.find((line) => line.includes(tag));
-    return { answer: answer.body, received: received && /"arguments":(\{[^}]*\})/.exec(received)?.[1]?.replace(`${tag},`, '') };
+    return {
+      answer: answer.body,
+      received: received && /"arguments":(\{[^}]*\})/.exec(received)?.[1]?.replace(`${tag},`, ''),
+    };
   };
 
   test('the controls: 100 and the exact id pass; 101 is refused', async () => {
-    assert.equal((await send('{"limit":100,"id":1200000000000000000}')).received, '{"limit":100,"id":1200000000000000000}');
+    assert.equal(
+      (await send('{"limit":100,"id":1200000000000000000}')).received,
+      '{"limit":100,"id":1200000000000000000}',
+    );
     const refused = await send('{"limit":101,"id":1200000000000000000}');
     assert.match(refused.answer.error?.message ?? '', /refused by policy bounded/);
     assert.equal(refused.received, undefined);
@@ -73,7 +87,10 @@ describe(`a when: condition and numbers no double holds, end to end (exact numbe
         // Node 20: the server gets what the condition judged (the rounded number), or nothing.
         if (received !== undefined) {
           const sent = JSON.parse(received) as { limit: number; id: number };
-          assert.ok(sent.limit <= 100 && sent.id === 1.2e18, `${args} reached the server as ${received}, which meets the condition`);
+          assert.ok(
+            sent.limit <= 100 && sent.id === 1.2e18,
+            `${args} reached the server as ${received}, which meets the condition`,
+          );
         }
       }
     }

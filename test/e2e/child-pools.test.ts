@@ -59,7 +59,8 @@ describe('a pool of two children', () => {
     const served = new Map<number, number>();
     for (const pid of pids) served.set(pid, (served.get(pid) ?? 0) + 1);
     assert.equal(served.size, 2, `two children served: ${JSON.stringify([...served])}`);
-    for (const [pid, count] of served) assert.ok(count >= 15, `child ${pid} served ${count} of 40: the least busy child gets each call`);
+    for (const [pid, count] of served)
+      assert.ok(count >= 15, `child ${pid} served ${count} of 40: the least busy child gets each call`);
   });
 
   test('/readyz and /status.json show each child', async () => {
@@ -84,7 +85,10 @@ describe('a pool of two children', () => {
     writeFileSync(announceLog, '');
     await callTool('change');
     // Both children see the file change and announce it.
-    await eventually(() => readFileSync(announceLog, 'utf8').trim().split('\n').filter(Boolean).length === 2, scaled(5_000));
+    await eventually(
+      () => readFileSync(announceLog, 'utf8').trim().split('\n').filter(Boolean).length === 2,
+      scaled(5_000),
+    );
     await eventually(() => invalidations() > before, scaled(2_000));
     // The second announcement may still be on its way through the gateway: give it a moment to (wrongly) count.
     await new Promise((resolve) => setTimeout(resolve, scaled(200)));
@@ -132,34 +136,64 @@ describe('a pool of a 2025 server (era: legacy): held calls resume on the child 
   });
   after(() => gateway?.close());
 
-  test('two calls of two questions each, one held on each child, answered in crossed order, complete with their own answers', async () => {
-    const capabilities = { ...META, 'io.modelcontextprotocol/clientCapabilities': { elicitation: {} } };
-    const first = (topic: string) => ({ jsonrpc: '2.0', id: `${topic}-1`, method: 'tools/call', params: { name: 'ask-twice', arguments: { topic }, _meta: capabilities } });
-    const retry = (base: ReturnType<typeof first>, round: number, requestState: string, value: string) => ({
-      ...base,
-      id: `${base.params.arguments.topic}-${round + 1}`,
-      params: { ...base.params, requestState, inputResponses: { [`elicitation-${round}`]: { action: 'accept', content: { value } } } },
-    });
-    const topics = ['a', 'b'];
-    const firsts = topics.map(first);
-    // Each call holds a child's request open. (One per child: a 2025 stdio child that asks while two calls are in
-    // flight cannot say for which, bridge/legacy/legacy-line.ts.)
-    const ones = await Promise.all(firsts.map((body) => post(url, body)));
-    const inFlight = gateway.upstreams
-      .get('legacy')!
-      .status()
-      .children!.map((child) => child.inFlight);
-    assert.deepEqual(inFlight, [1, 1], 'one held call on each child');
-    const twos = await Promise.all(
-      ones.reverse().map((one, i) => post(url, retry(firsts[topics.length - 1 - i]!, 1, one.body.result.requestState, `${topics[topics.length - 1 - i]}1`))),
-    );
-    twos.reverse();
-    const results = await Promise.all(twos.map((two, i) => post(url, retry(firsts[i]!, 2, two.body.result.requestState, `${topics[i]}2`))));
-    for (const [i, result] of results.entries()) {
-      const text = JSON.parse(result.body.result.content[0].text);
-      assert.deepEqual(text, { first: { action: 'accept', content: { value: `${topics[i]}1` } }, second: { action: 'accept', content: { value: `${topics[i]}2` } } });
-    }
-  });
+  test(
+    'two calls of two questions each, one held on each child, answered in crossed order, complete with their own ' +
+      'answers',
+    async () => {
+      const capabilities = { ...META, 'io.modelcontextprotocol/clientCapabilities': { elicitation: {} } };
+      const first = (topic: string) => ({
+        jsonrpc: '2.0',
+        id: `${topic}-1`,
+        method: 'tools/call',
+        params: { name: 'ask-twice', arguments: { topic }, _meta: capabilities },
+      });
+      const retry = (base: ReturnType<typeof first>, round: number, requestState: string, value: string) => ({
+        ...base,
+        id: `${base.params.arguments.topic}-${round + 1}`,
+        params: {
+          ...base.params,
+          requestState,
+          inputResponses: { [`elicitation-${round}`]: { action: 'accept', content: { value } } },
+        },
+      });
+      const topics = ['a', 'b'];
+      const firsts = topics.map(first);
+      // Each call holds a child's request open. (One per child: a 2025 stdio child that asks while two calls are in
+      // flight cannot say for which, bridge/legacy/legacy-line.ts.)
+      const ones = await Promise.all(firsts.map((body) => post(url, body)));
+      const inFlight = gateway.upstreams
+        .get('legacy')!
+        .status()
+        .children!.map((child) => child.inFlight);
+      assert.deepEqual(inFlight, [1, 1], 'one held call on each child');
+      const twos = await Promise.all(
+        ones
+          .reverse()
+          .map((one, i) =>
+            post(
+              url,
+              retry(
+                firsts[topics.length - 1 - i]!,
+                1,
+                one.body.result.requestState,
+                `${topics[topics.length - 1 - i]}1`,
+              ),
+            ),
+          ),
+      );
+      twos.reverse();
+      const results = await Promise.all(
+        twos.map((two, i) => post(url, retry(firsts[i]!, 2, two.body.result.requestState, `${topics[i]}2`))),
+      );
+      for (const [i, result] of results.entries()) {
+        const text = JSON.parse(result.body.result.content[0].text);
+        assert.deepEqual(text, {
+          first: { action: 'accept', content: { value: `${topics[i]}1` } },
+          second: { action: 'accept', content: { value: `${topics[i]}2` } },
+        });
+      }
+    },
+  );
 });
 
 describe('instances in the config', () => {
@@ -193,12 +227,21 @@ describe('instances in the config', () => {
   test('bad values name what is valid', () => {
     for (const bad of [0, -1, 1.5, 'many', true]) {
       const [problem] = problems({ ...base, instances: bad, era: 'modern' });
-      assert.match(problem ?? '', /^servers\.s\.instances: .*(1 or more|at least 1|"auto")/, `instances: ${JSON.stringify(bad)} → ${problem}`);
+      assert.match(
+        problem ?? '',
+        /^servers\.s\.instances: .*(1 or more|at least 1|"auto")/,
+        `instances: ${JSON.stringify(bad)} → ${problem}`,
+      );
     }
   });
 
   test('instances defaults to one child; auto is one per core', () => {
-    const config = parseConfig({ servers: { s: { ...base, era: 'modern' }, t: { ...base, era: 'modern', instances: 'auto' } } }, 'test.yaml', ROOT, {});
+    const config = parseConfig(
+      { servers: { s: { ...base, era: 'modern' }, t: { ...base, era: 'modern', instances: 'auto' } } },
+      'test.yaml',
+      ROOT,
+      {},
+    );
     const [s, t] = [config.servers.s!, config.servers.t!];
     assert.ok(s.transport === 'stdio' && t.transport === 'stdio');
     assert.equal(s.instances, 1);

@@ -18,13 +18,22 @@ const HELP_LINE = 'Run mcp-gateway --help for usage.';
 const dir = tempDir('mcp-gw-messages-');
 
 before(() => {
-  const tsc = spawnSync(path.join(ROOT, 'node_modules/.bin/tsc'), ['-p', 'tsconfig.build.json', '--outDir', BUILD], { cwd: ROOT, encoding: 'utf8', timeout: 280_000 });
+  const tsc = spawnSync(path.join(ROOT, 'node_modules/.bin/tsc'), ['-p', 'tsconfig.build.json', '--outDir', BUILD], {
+    cwd: ROOT,
+    encoding: 'utf8',
+    timeout: 280_000,
+  });
   assert.equal(tsc.status, 0, `the build (tsconfig.build.json) failed:\n${tsc.stdout}${tsc.stderr}`);
 });
 
 /** Runs the built gateway in `cwd` with only PATH in its environment; it must exit before it serves. */
 function gateway(args: string[], cwd = dir): { status: number | null; lines: string[] } {
-  const result = spawnSync(process.execPath, [CLI, ...args], { cwd, encoding: 'utf8', timeout: 20_000, env: { PATH: process.env.PATH } });
+  const result = spawnSync(process.execPath, [CLI, ...args], {
+    cwd,
+    encoding: 'utf8',
+    timeout: 20_000,
+    env: { PATH: process.env.PATH },
+  });
   return { status: result.status, lines: result.stderr.trimEnd().split('\n') };
 }
 
@@ -37,7 +46,10 @@ function configFile(name: string, text: string): string {
 test('--log-level loud is refused like any bad option, naming the valid levels', () => {
   const { status, lines } = gateway(['--log-level', 'loud', '--stdio', 'node server.js']);
   assert.equal(status, 2);
-  assert.deepEqual(lines, ['mcp-gateway: --log-level must be one of fatal, error, warn, info, debug, trace, silent (got "loud")', HELP_LINE]);
+  assert.deepEqual(lines, [
+    'mcp-gateway: --log-level must be one of fatal, error, warn, info, debug, trace, silent (got "loud")',
+    HELP_LINE,
+  ]);
 });
 
 test('a YAML syntax error shows the line it stopped at, with a caret under the column', () => {
@@ -60,8 +72,10 @@ test('no config file: says so with the path as resolved, how to create one, and 
   assert.equal(status, 2);
   const example = path.join(ROOT, 'gateway.config.yaml');
   assert.deepEqual(lines, [
-    `mcp-gateway: the config file ${path.join(empty, 'gateway.config.yaml')} does not exist (without --config, the gateway reads gateway.config.yaml in the current folder)`,
-    `  To create it, start from the bundled example and list your servers in it: cp ${example} ${path.join(empty, 'gateway.config.yaml')}`,
+    `mcp-gateway: the config file ${path.join(empty, 'gateway.config.yaml')} does not exist (without --config, the ` +
+      `gateway reads gateway.config.yaml in the current folder)`,
+    `  To create it, start from the bundled example and list your servers in it: cp ${example} ` +
+      `${path.join(empty, 'gateway.config.yaml')}`,
     `  Every key is described in ${path.join(ROOT, 'docs/configuration.md')}`,
     '  To use a file elsewhere: mcp-gateway --config FILE',
     '  To bridge one stdio server with no config file at all: mcp-gateway --stdio "node server.js"',
@@ -82,20 +96,27 @@ test('a server with neither command nor url is told it needs one of them, by nam
   assert.equal(status, 2);
   assert.deepEqual(lines, [
     `mcp-gateway: ${file} is not a valid mcp-gateway config:`,
-    '  - servers.c: a server needs either command: (a program the gateway runs over stdio) or url: (a remote MCP endpoint), for example { command: node, args: [server.js] } or { url: "https://mcp.example.com/mcp" }',
+    '  - servers.c: a server needs either command: (a program the gateway runs over stdio) or url: (a remote MCP ' +
+      'endpoint), for example { command: node, args: [server.js] } or { url: "https://mcp.example.com/mcp" }',
     HELP_LINE,
   ]);
 });
 
 test('an unset variable, a wrong type and a clash between servers are reported together, in one pass', () => {
-  const file = configFile('three.yaml', 'listen: { port: eighty }\nservers:\n  a: { command: node, env: { TOKEN: "${A_TOKEN_NOBODY_SET}" } }\n  a__b: { command: node }\n');
+  const file = configFile(
+    'three.yaml',
+    'listen: { port: eighty }\nservers:\n  a: { command: node, env: { TOKEN: "${A_TOKEN_NOBODY_SET}" } }\n  a__b: { ' +
+      'command: node }\n',
+  );
   const { status, lines } = gateway(['--config', file]);
   assert.equal(status, 2);
   assert.deepEqual(lines, [
     `mcp-gateway: ${file} is not a valid mcp-gateway config:`,
-    '  - servers.a.env.TOKEN: environment variable A_TOKEN_NOBODY_SET is not set; set it, or write ${A_TOKEN_NOBODY_SET:-default}',
+    '  - servers.a.env.TOKEN: environment variable A_TOKEN_NOBODY_SET is not set; set it, or write ' +
+      '${A_TOKEN_NOBODY_SET:-default}',
     '  - listen.port: Invalid input: expected number, received string',
-    '  - servers.a and servers.a__b could give two tools the same name on /mcp ("a__" begins "a__b__"); set servers.a__b.prefix (or aggregate.separator) so that neither begins the other',
+    '  - servers.a and servers.a__b could give two tools the same name on /mcp ("a__" begins "a__b__"); set ' +
+      'servers.a__b.prefix (or aggregate.separator) so that neither begins the other',
     HELP_LINE,
   ]);
 });

@@ -9,7 +9,8 @@ import { tempDir } from '../temp.js';
 import { RUN_TS } from '../run-ts.js';
 
 const CLI = [...RUN_TS, 'src/cli.ts'];
-const run = (args: string[]) => spawnSync(process.execPath, [...CLI, ...args], { cwd: ROOT, encoding: 'utf8', timeout: 60_000 });
+const run = (args: string[]) =>
+  spawnSync(process.execPath, [...CLI, ...args], { cwd: ROOT, encoding: 'utf8', timeout: 60_000 });
 
 test('--help documents both forms', () => {
   const result = run(['--help']);
@@ -28,7 +29,10 @@ test('an unknown flag exits 2 and points to --help', () => {
 test('an invalid config exits 2 listing every problem with its key path', () => {
   const dir = tempDir('mcp-gw-cli-');
   const file = path.join(dir, 'bad.yaml');
-  writeFileSync(file, 'listen: { port: "eighty" }\nservers:\n  "bad name": { command: node }\n  ok: { command: node, timeoutMS: 5 }\n');
+  writeFileSync(
+    file,
+    'listen: { port: "eighty" }\nservers:\n  "bad name": { command: node }\n  ok: { command: node, timeoutMS: 5 }\n',
+  );
   const result = run(['--config', file]);
   assert.equal(result.status, 2);
   assert.match(result.stderr, /listen\.port/);
@@ -49,10 +53,22 @@ test('--name must be a valid server name', () => {
 });
 
 test('--stdio bridges one server, logs its endpoint, and exits 0 on SIGTERM', async () => {
-  const child = spawn(process.execPath, [...CLI, '--stdio', `${process.execPath} ${RUN_TS.join(' ')} test/fixtures/modern-server.ts`, '--name', 'solo', '--port', '0'], {
-    cwd: ROOT,
-    stdio: ['ignore', 'pipe', 'pipe'],
-  });
+  const child = spawn(
+    process.execPath,
+    [
+      ...CLI,
+      '--stdio',
+      `${process.execPath} ${RUN_TS.join(' ')} test/fixtures/modern-server.ts`,
+      '--name',
+      'solo',
+      '--port',
+      '0',
+    ],
+    {
+      cwd: ROOT,
+      stdio: ['ignore', 'pipe', 'pipe'],
+    },
+  );
   const log = stderrOf(child);
   const endpoint = await soloEndpoint(log);
   const answer = await post(endpoint, request('tools/call', { name: 'echo', arguments: { text: 'via cli' } }));
@@ -66,14 +82,19 @@ test('--stdio bridges one server, logs its endpoint, and exits 0 on SIGTERM', as
 test('--host beyond loopback without an auth: section exits 2 naming the fix', () => {
   const result = run(['--stdio', 'node x.js', '--host', '0.0.0.0']);
   assert.equal(result.status, 2);
-  assert.match(result.stderr, /--host 0\.0\.0\.0: .*no auth: section; add auth\.apiKeys or auth\.jwt .*auth\.anonymous: true/);
+  assert.match(
+    result.stderr,
+    /--host 0\.0\.0\.0: .*no auth: section; add auth\.apiKeys or auth\.jwt .*auth\.anonymous: true/,
+  );
 });
 
 test('SIGHUP, or saving the file, reloads the config; a config that does not load keeps the running one', async () => {
   const dir = tempDir('mcp-gw-hup-');
   const file = path.join(dir, 'gateway.yaml');
   const config = (key: string) =>
-    `listen: { port: 0 }\nauth:\n  apiKeys: [{ key: ${key}, principal: ann }]\nservers:\n  solo: { command: ${JSON.stringify(process.execPath)}, args: [--import, tsx, test/fixtures/modern-server.ts], cwd: ${JSON.stringify(ROOT)} }\n`;
+    `listen: { port: 0 }\nauth:\n  apiKeys: [{ key: ${key}, principal: ann }]\nservers:\n  solo: { command: ` +
+    `${JSON.stringify(process.execPath)}, args: [--import, tsx, test/fixtures/modern-server.ts], cwd: ` +
+    `${JSON.stringify(ROOT)} }\n`;
   writeFileSync(file, config('first-key-0123456789'));
   const child = spawn(process.execPath, [...CLI, '--config', file], { cwd: ROOT, stdio: ['ignore', 'pipe', 'pipe'] });
   const log = stderrOf(child);
@@ -88,7 +109,11 @@ test('SIGHUP, or saving the file, reloads the config; a config that does not loa
     await eventually(async () => (await as('second-key-0123456789')).status === 200, 10_000);
     assert.equal((await as('first-key-0123456789')).status, 401);
 
-    writeFileSync(file, `${config('third-key-0123456789')}policies: [{ name: broken, principals: { ids: [ann] }, when: [{ tool: x, expr: "args.n <=" }] }]\n`);
+    writeFileSync(
+      file,
+      `${config('third-key-0123456789')}policies: [{ name: broken, principals: { ids: [ann] }, when: [{ tool: x, ` +
+        `expr: "args.n <=" }] }]\n`,
+    );
     child.kill('SIGHUP');
     await eventually(() => /policies\[0\] \(broken\)\.when\[0\]\.expr.*reload refused/.test(log.text), 10_000);
     assert.equal((await as('second-key-0123456789')).status, 200, 'the running config still serves');
@@ -109,7 +134,9 @@ test('a Kubernetes ConfigMap update (the ..data link swapped to a new folder) is
   // version folder and renames a new link over ..data, so gateway.yaml itself never changes.
   const dir = tempDir('mcp-gw-configmap-');
   const config = (key: string) =>
-    `listen: { port: 0 }\nauth:\n  apiKeys: [{ key: ${key}, principal: ann }]\nservers:\n  solo: { command: ${JSON.stringify(process.execPath)}, args: [--import, tsx, test/fixtures/modern-server.ts], cwd: ${JSON.stringify(ROOT)} }\n`;
+    `listen: { port: 0 }\nauth:\n  apiKeys: [{ key: ${key}, principal: ann }]\nservers:\n  solo: { command: ` +
+    `${JSON.stringify(process.execPath)}, args: [--import, tsx, test/fixtures/modern-server.ts], cwd: ` +
+    `${JSON.stringify(ROOT)} }\n`;
   const version = (name: string, key: string): void => {
     mkdirSync(path.join(dir, name));
     writeFileSync(path.join(dir, name, 'gateway.yaml'), config(key));
@@ -117,7 +144,10 @@ test('a Kubernetes ConfigMap update (the ..data link swapped to a new folder) is
   version('..v1', 'first-key-0123456789');
   symlinkSync('..v1', path.join(dir, '..data'));
   symlinkSync('..data/gateway.yaml', path.join(dir, 'gateway.yaml'));
-  const child = spawn(process.execPath, [...CLI, '--config', path.join(dir, 'gateway.yaml')], { cwd: ROOT, stdio: ['ignore', 'pipe', 'pipe'] });
+  const child = spawn(process.execPath, [...CLI, '--config', path.join(dir, 'gateway.yaml')], {
+    cwd: ROOT,
+    stdio: ['ignore', 'pipe', 'pipe'],
+  });
   const log = stderrOf(child);
   try {
     const endpoint = await soloEndpoint(log);
@@ -138,13 +168,19 @@ test('a Kubernetes ConfigMap update (the ..data link swapped to a new folder) is
 });
 
 /** A child's stderr as it grows. */
-function stderrOf(child: ChildProcessWithoutNullStreams | ReturnType<typeof spawn>): { text: string; child: typeof child } {
+function stderrOf(child: ChildProcessWithoutNullStreams | ReturnType<typeof spawn>): {
+  text: string;
+  child: typeof child;
+} {
   const log = { text: '', child };
   child.stderr!.on('data', (chunk: Buffer) => (log.text += chunk.toString('utf8')));
   return log;
 }
 
-/** The URL of the server named solo, once the gateway logs it (within 60 s: a deadline for a loaded machine, not an expectation). */
+/**
+ * The URL of the server named solo, once the gateway logs it (within 60 s: a deadline for a loaded machine, not an
+ * expectation).
+ */
 function soloEndpoint(log: ReturnType<typeof stderrOf>): Promise<string> {
   return new Promise<string>((resolve, reject) => {
     const timer = setTimeout(() => reject(new Error(`no endpoint logged:\n${log.text}`)), 60_000);

@@ -15,7 +15,10 @@ import { haproxyBinary, sharedRedis } from '../services.js';
 
 export const DRAIN_DELAY_MS = 2000;
 const REDIS = 'redis://127.0.0.1:6379';
-const needs = [haproxyBinary('a rolling restart behind HAProxy'), await sharedRedis('a rolling restart behind HAProxy')];
+const needs = [
+  haproxyBinary('a rolling restart behind HAProxy'),
+  await sharedRedis('a rolling restart behind HAProxy'),
+];
 /** For the describe's options: why it is skipped (locally, when HAProxy or Redis is missing), or false. */
 export const SKIP = needs.map((n) => n.skip).find((reason) => reason !== false) ?? false;
 
@@ -26,7 +29,10 @@ function haproxyConfig(listen: number, stats: number, backends: number[]): strin
     .replace(/ resolvers docker/, '')
     .replace(/\binter 1s\b/, 'inter 300ms')
     .replace(/^\s*bind :8080$/m, `    bind 127.0.0.1:${listen}`)
-    .replace(/^\s*server gateway(\d) gateway\d:8080$/gm, (_line, n: string) => `    server gateway${n} 127.0.0.1:${backends[Number(n) - 1]}`)
+    .replace(
+      /^\s*server gateway(\d) gateway\d:8080$/gm,
+      (_line, n: string) => `    server gateway${n} 127.0.0.1:${backends[Number(n) - 1]}`,
+    )
     .replace(/^\s*log stdout.*$/m, '');
   assert.doesNotMatch(text, /gateway\d:8080|resolvers/, 'the test could not point deploy/haproxy.cfg at this machine');
   return `${text}\nlisten stats\n    bind 127.0.0.1:${stats}\n    stats enable\n    stats uri /stats\n`;
@@ -44,7 +50,11 @@ function replicaConfig(dir: string, port: number, shared: Record<string, string>
       mrtr: { secret: shared.secret, internalUrl: `http://127.0.0.1:${port}` },
       legacyClients: { sessionSecret: shared.secret },
       servers: {
-        s: { command: process.execPath, args: [path.join(ROOT, 'test/fixtures/synthetic-server.mjs')], env: { SERVER_ID: `r${port}` } },
+        s: {
+          command: process.execPath,
+          args: [path.join(ROOT, 'test/fixtures/synthetic-server.mjs')],
+          env: { SERVER_ID: `r${port}` },
+        },
         // Two 2025 servers: on stdio a server may ask only while one call is in flight on it (the gateway
         // cannot tell which call asks otherwise), so each holds at most one call at a time.
         legacy: { ...fixture('legacy-server'), era: 'legacy' },
@@ -71,7 +81,10 @@ export interface Cluster {
 /** Starts the three replicas and HAProxy; under CI=true, fails naming HAProxy or Redis if one is missing. */
 export async function startCluster(dir: string): Promise<Cluster> {
   for (const need of needs) need.check();
-  const shared = { secret: randomBytes(24).toString('hex'), prefix: `mcp-gateway-rolling-${randomBytes(4).toString('hex')}:` };
+  const shared = {
+    secret: randomBytes(24).toString('hex'),
+    prefix: `mcp-gateway-rolling-${randomBytes(4).toString('hex')}:`,
+  };
   // Each replica's config names its own port (its internal URL), so the port is chosen first: one taken by
   // another process in between is tried again on another.
   const started = await Promise.all(
@@ -85,8 +98,11 @@ export async function startCluster(dir: string): Promise<Cluster> {
   const ports = started.map((s) => s.port);
   const files = started.map((s) => s.file);
   const replicas = started.map((s) => s.replica);
-  const { front, stats, haproxy, haproxyLog } = await onFreePort((front) => onFreePort((stats) => startHaproxy(dir, front, stats, ports)));
-  const upCount = async () => Object.values(await backendStates(stats).catch(() => ({}))).filter((s) => s === 'UP').length;
+  const { front, stats, haproxy, haproxyLog } = await onFreePort((front) =>
+    onFreePort((stats) => startHaproxy(dir, front, stats, ports)),
+  );
+  const upCount = async () =>
+    Object.values(await backendStates(stats).catch(() => ({}))).filter((s) => s === 'UP').length;
   const cluster: Cluster = {
     front: `http://127.0.0.1:${front}`,
     ports,
@@ -105,14 +121,19 @@ export async function startCluster(dir: string): Promise<Cluster> {
       redis.disconnect();
     },
   };
-  assert.ok(await until(async () => (await upCount()) === 3, 20_000, 100), `HAProxy did not see three replicas up:\n${haproxyLog()}`);
+  assert.ok(
+    await until(async () => (await upCount()) === 3, 20_000, 100),
+    `HAProxy did not see three replicas up:\n${haproxyLog()}`,
+  );
   return cluster;
 }
 
 /** HAProxy on the deployment config, once its stats page answers; PortTaken when it cannot bind a port. */
 async function startHaproxy(dir: string, front: number, stats: number, backends: number[]) {
   writeFileSync(path.join(dir, 'haproxy.cfg'), haproxyConfig(front, stats, backends));
-  const haproxy: ChildProcess = spawn('haproxy', ['-db', '-f', path.join(dir, 'haproxy.cfg')], { stdio: ['ignore', 'ignore', 'pipe'] });
+  const haproxy: ChildProcess = spawn('haproxy', ['-db', '-f', path.join(dir, 'haproxy.cfg')], {
+    stdio: ['ignore', 'ignore', 'pipe'],
+  });
   let log = '';
   haproxy.stderr!.setEncoding('utf8').on('data', (chunk: string) => (log = (log + chunk).slice(-4000)));
   const answering = await until(
@@ -138,7 +159,9 @@ async function backendStates(stats: number): Promise<Record<string, string>> {
   const csv = await (await fetch(`http://127.0.0.1:${stats}/stats;csv`)).text();
   const rows = csv.split('\n').map((line) => line.split(','));
   const status = rows[0]!.indexOf('status');
-  return Object.fromEntries(rows.filter((row) => row[0] === 'gateways' && row[1]!.startsWith('gateway')).map((row) => [row[1]!, row[status]!]));
+  return Object.fromEntries(
+    rows.filter((row) => row[0] === 'gateways' && row[1]!.startsWith('gateway')).map((row) => [row[1]!, row[status]!]),
+  );
 }
 
 export interface Failure {
@@ -155,12 +178,19 @@ export function toolLoad(endpoint: string, clients: number) {
     for (let i = 0; running; i++) {
       const call = request('tools/call', { name: 'tool-0', arguments: { text: `${n}-${i}` } });
       try {
-        const response = await fetch(endpoint, { method: 'POST', headers: headersFor(call), body: JSON.stringify(call) });
+        const response = await fetch(endpoint, {
+          method: 'POST',
+          headers: headersFor(call),
+          body: JSON.stringify(call),
+        });
         const body = await response.json();
         if (response.status === 200 && body.result?.content?.[0]?.text?.endsWith(`: ${n}-${i}`)) succeeded++;
         else failures.push({ client: n, what: `${response.status} ${JSON.stringify(body).slice(0, 200)}` });
       } catch (error) {
-        failures.push({ client: n, what: `${(error as Error).message}: ${String((error as { cause?: unknown }).cause)}` });
+        failures.push({
+          client: n,
+          what: `${(error as Error).message}: ${String((error as { cause?: unknown }).cause)}`,
+        });
       }
     }
   };
@@ -187,7 +217,12 @@ export function reconnectingListen(url: string) {
   let running = true;
   const once = async () => {
     const body = request('subscriptions/listen', { notifications: { toolsListChanged: true } });
-    const response = await fetch(url, { method: 'POST', headers: headersFor(body), body: JSON.stringify(body), signal: controller.signal });
+    const response = await fetch(url, {
+      method: 'POST',
+      headers: headersFor(body),
+      body: JSON.stringify(body),
+      signal: controller.signal,
+    });
     if (response.status !== 200) throw new Error(`listen answered ${response.status}: ${await response.text()}`);
     state.opened++;
     try {
@@ -216,10 +251,17 @@ export function reconnectingListen(url: string) {
 }
 
 /** A call to the 2025 server's `ask` tool (a server request mid-call), from a client that can answer it. */
-const ASK = (question: string) => request('tools/call', { name: 'ask', arguments: { question }, _meta: { 'io.modelcontextprotocol/clientCapabilities': { elicitation: {} } } });
+const ASK = (question: string) =>
+  request('tools/call', {
+    name: 'ask',
+    arguments: { question },
+    _meta: { 'io.modelcontextprotocol/clientCapabilities': { elicitation: {} } },
+  });
 export const ANSWER = { 'elicitation-1': { action: 'accept', content: { name: 'after the restart' } } };
 
-/** A call to the 2025 server's `ask` tool, sent to `url`: the replica there holds it; returns it and its requestState. */
+/**
+ * A call to the 2025 server's `ask` tool, sent to `url`: the replica there holds it; returns it and its requestState.
+ */
 export async function holdCall(url: string, server: string, question: string): Promise<Held> {
   const first = ASK(question);
   const answer = await post(`${url}/servers/${server}/mcp`, first);
@@ -234,6 +276,10 @@ export interface Held {
 
 /** The retry of a held call (same params, the answer and its requestState), sent to `url`. */
 export function retryCall(url: string, held: Held): Promise<Answer> {
-  const body = { ...held.first, id: `${held.first.id}-retry`, params: { ...held.first.params, inputResponses: ANSWER, requestState: held.requestState } };
+  const body = {
+    ...held.first,
+    id: `${held.first.id}-retry`,
+    params: { ...held.first.params, inputResponses: ANSWER, requestState: held.requestState },
+  };
   return post(`${url}/servers/${held.server}/mcp`, body);
 }

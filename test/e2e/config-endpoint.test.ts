@@ -19,7 +19,11 @@ Object.assign(process.env, secrets);
 
 const servers = {
   local: { ...fixture('modern-server'), env: { CHILD_SECRET: '${MCP_GW_TEST_CHILD_SECRET}', PLAIN: 'visible?' } },
-  remote: { url: 'https://user:hunter2-password@mcp.example.invalid/mcp?token=abc', headers: { Authorization: 'Bearer ${MCP_GW_TEST_UPSTREAM_TOKEN}' }, required: false },
+  remote: {
+    url: 'https://user:hunter2-password@mcp.example.invalid/mcp?token=abc',
+    headers: { Authorization: 'Bearer ${MCP_GW_TEST_UPSTREAM_TOKEN}' },
+    required: false,
+  },
 };
 const rest = {
   aggregate: { cursorSecret: '${MCP_GW_TEST_CURSOR}' },
@@ -43,7 +47,8 @@ after(async () => {
   for (const name of Object.keys(secrets)) delete process.env[name];
 });
 
-const get = (key?: string) => fetch(`${gateway.url}/config`, { headers: key ? { authorization: `Bearer ${key}` } : {} });
+const get = (key?: string) =>
+  fetch(`${gateway.url}/config`, { headers: key ? { authorization: `Bearer ${key}` } : {} });
 
 test('only operators read /config: no credentials 401, a caller outside auth.operators 403', async () => {
   assert.equal((await get()).status, 401);
@@ -57,13 +62,17 @@ test('the effective config, with every secret redacted wherever it stands', asyn
   assert.equal(answer.status, 200);
   assert.equal(answer.headers.get('cache-control'), 'no-store');
   const text = await answer.text();
-  for (const secret of [...Object.values(secrets), OPERATOR_KEY, USER_KEY, 'hunter2-password', 'token=abc']) assert.ok(!text.includes(secret), `/config shows ${secret}`);
+  for (const secret of [...Object.values(secrets), OPERATOR_KEY, USER_KEY, 'hunter2-password', 'token=abc'])
+    assert.ok(!text.includes(secret), `/config shows ${secret}`);
   const { config, load } = JSON.parse(text);
   assert.equal(load.reload, 0);
   assert.ok(Date.parse(load.appliedAt) > 0);
   // What is not secret is there, defaults included: an operator sees what runs.
   assert.equal(config.servers.local.transport, 'stdio');
-  assert.equal(config.servers.local.timeoutMs, parseConfig({ servers: { a: { command: 'x' } } }, 't', ROOT).servers.a!.timeoutMs);
+  assert.equal(
+    config.servers.local.timeoutMs,
+    parseConfig({ servers: { a: { command: 'x' } } }, 't', ROOT).servers.a!.timeoutMs,
+  );
   assert.equal(config.servers.local.env.CHILD_SECRET, '(redacted)');
   assert.equal(config.servers.local.env.PLAIN, '(redacted)', 'every env value a child gets is treated as secret');
   assert.equal(config.servers.remote.headers.Authorization, '(redacted)');
@@ -81,7 +90,11 @@ test('the effective config, with every secret redacted wherever it stands', asyn
 });
 
 test('a reload shows: the next load, and the config it applied', async () => {
-  const next = parseConfig({ listen: { port: 0 }, servers, ...rest, auth: { ...rest.auth, operators: { ids: ['op'], groups: ['admins'] } } }, 'test', ROOT);
+  const next = parseConfig(
+    { listen: { port: 0 }, servers, ...rest, auth: { ...rest.auth, operators: { ids: ['op'], groups: ['admins'] } } },
+    'test',
+    ROOT,
+  );
   await gateway.reload(next);
   const { config, load } = await (await get(OPERATOR_KEY)).json();
   assert.equal(load.reload, 1);

@@ -30,7 +30,11 @@ export interface LinkCompletion {
 }
 
 /** Returns the heading of the gateway's callback page ("Connected to crm", or what went wrong). */
-export async function completeConnectLink(browser: Browser, link: string, { server, login, watch }: LinkCompletion): Promise<string> {
+export async function completeConnectLink(
+  browser: Browser,
+  link: string,
+  { server, login, watch }: LinkCompletion,
+): Promise<string> {
   const context = await browser.newContext();
   const page = await context.newPage();
   watch?.(page);

@@ -16,10 +16,16 @@ import { eventually, fixture, headersFor, openListen, post, request, schemaProbl
 import { callToolAs, startOAuthRig, type OAuthRig } from './oauth-rig.js';
 
 const browserNeed = await chromium('the connect flow in headless Chromium');
-const KEYS: Record<string, string> = { alice: 'alice-api-key-0123456789abcdef', bob: 'bob-api-key-0123456789abcdefgh', op: 'operator-api-key-0123456789abcd' };
+const KEYS: Record<string, string> = {
+  alice: 'alice-api-key-0123456789abcdef',
+  bob: 'bob-api-key-0123456789abcdefgh',
+  op: 'operator-api-key-0123456789abcd',
+};
 const URL_ELICITATION = { 'io.modelcontextprotocol/clientCapabilities': { elicitation: { url: {} } } };
 
-describe('a connect placeholder stands in for a server the caller has not connected', { skip: browserNeed.skip }, () => {
+describe('a connect placeholder stands in for a server the caller has not connected', {
+  skip: browserNeed.skip,
+}, () => {
   let rig: OAuthRig<IdentityServer>;
   let upstream: IdentityServer;
   let gateway: RunningGateway;
@@ -33,11 +39,21 @@ describe('a connect placeholder stands in for a server the caller has not connec
       client,
       upstream: startIdentityServer,
       config: (at) => ({
-        auth: { apiKeys: Object.entries(KEYS).map(([principal, key]) => ({ key, principal })), operators: { ids: ['op'] } },
-        credentials: { key: 'a-connect-placeholder-key-of-32-bytes-or-more', store: 'file', file: path.join(tempDir('connect-placeholder-'), 'credentials.json') },
+        auth: {
+          apiKeys: Object.entries(KEYS).map(([principal, key]) => ({ key, principal })),
+          operators: { ids: ['op'] },
+        },
+        credentials: {
+          key: 'a-connect-placeholder-key-of-32-bytes-or-more',
+          store: 'file',
+          file: path.join(tempDir('connect-placeholder-'), 'credentials.json'),
+        },
         servers: {
           local: fixture('modern-server'),
-          crm: { url: at.upstream.url, credentials: { type: 'oauth', clientId: client.client_id, clientSecret: client.client_secret } },
+          crm: {
+            url: at.upstream.url,
+            credentials: { type: 'oauth', clientId: client.client_id, clientSecret: client.client_secret },
+          },
         },
         profiles: { sales: { tools: ['crm__*'] } },
       }),
@@ -49,57 +65,83 @@ describe('a connect placeholder stands in for a server the caller has not connec
 
   after(() => rig?.close());
 
-  const as = (who: string, body: { method: string; params?: Record<string, unknown> }) => ({ ...headersFor(body), authorization: `Bearer ${KEYS[who]}` });
+  const as = (who: string, body: { method: string; params?: Record<string, unknown> }) => ({
+    ...headersFor(body),
+    authorization: `Bearer ${KEYS[who]}`,
+  });
   const toolsOf = async (who: string, endpoint = '/mcp') => {
     const body = request('tools/list');
     const answer = await post(`${gateway.url}${endpoint}`, body, as(who, body));
     assert.ok(answer.body.result, JSON.stringify(answer.body));
     return answer.body.result.tools as { name: string; description?: string; _meta?: Record<string, unknown> }[];
   };
-  const call = (who: string, name: string, extra: Record<string, unknown> = {}, endpoint = '/mcp') => callToolAs(`${gateway.url}${endpoint}`, KEYS[who]!, name, extra);
+  const call = (who: string, name: string, extra: Record<string, unknown> = {}, endpoint = '/mcp') =>
+    callToolAs(`${gateway.url}${endpoint}`, KEYS[who]!, name, extra);
 
   const connectInBrowser = (link: string, login: string) => rig.connectInBrowser(link, login);
 
-  test('before connecting: one crm tool that says what it is for, beside the other servers’ tools, on /mcp and the profile', async () => {
-    const before = upstream.tokens.length + upstream.refused;
-    const tools = await toolsOf('alice');
-    const names = tools.map((t) => t.name);
-    assert.ok(names.includes('local__echo'), names.join());
-    const crm = tools.filter((t) => t.name.startsWith('crm__'));
-    assert.deepEqual(
-      crm.map((t) => t.name),
-      ['crm__connect'],
-    );
-    assert.match(crm[0]!.description!, /Connects your own crm account/);
-    assert.equal(crm[0]!._meta?.['mcp-gateway/connects'], 'crm');
-    const body = request('tools/list');
-    assert.deepEqual(schemaProblems('tools/list', (await post(`${gateway.url}/mcp`, body, as('alice', body))).body), []);
-    // Listing asked nothing of the upstream (there is nobody to ask as).
-    assert.equal(upstream.tokens.length + upstream.refused, before);
-    assert.deepEqual(
-      (await toolsOf('alice', '/profiles/sales/mcp')).map((t) => t.name),
-      ['crm__connect'],
-    );
-  });
+  test(
+    'before connecting: one crm tool that says what it is for, beside the other servers’ tools, on /mcp and the ' +
+      'profile',
+    async () => {
+      const before = upstream.tokens.length + upstream.refused;
+      const tools = await toolsOf('alice');
+      const names = tools.map((t) => t.name);
+      assert.ok(names.includes('local__echo'), names.join());
+      const crm = tools.filter((t) => t.name.startsWith('crm__'));
+      assert.deepEqual(
+        crm.map((t) => t.name),
+        ['crm__connect'],
+      );
+      assert.match(crm[0]!.description!, /Connects your own crm account/);
+      assert.equal(crm[0]!._meta?.['mcp-gateway/connects'], 'crm');
+      const body = request('tools/list');
+      assert.deepEqual(
+        schemaProblems('tools/list', (await post(`${gateway.url}/mcp`, body, as('alice', body))).body),
+        [],
+      );
+      // Listing asked nothing of the upstream (there is nobody to ask as).
+      assert.equal(upstream.tokens.length + upstream.refused, before);
+      assert.deepEqual(
+        (await toolsOf('alice', '/profiles/sales/mcp')).map((t) => t.name),
+        ['crm__connect'],
+      );
+    },
+  );
 
-  test('its call starts the connect flow: the error with data.url, or URL-mode elicitation for a client that declared it', async () => {
-    const plain = await call('alice', 'crm__connect');
-    assert.equal(plain.body.error?.code, -32042, JSON.stringify(plain.body));
-    assert.ok(plain.body.error.data.url.startsWith(`${publicUrl}/connect/`));
-    const elicited = await call('alice', 'crm__connect', { _meta: URL_ELICITATION });
-    assert.equal(elicited.body.result?.resultType, 'input_required', JSON.stringify(elicited.body));
-    const [question] = Object.values(elicited.body.result.inputRequests) as { params: { mode: string; url: string } }[];
-    assert.equal(question?.params.mode, 'url');
-    assert.ok(question?.params.url.startsWith(`${publicUrl}/connect/`));
-    // Through the profile too.
-    assert.equal((await call('alice', 'crm__connect', {}, '/profiles/sales/mcp')).body.error?.code, -32042);
-  });
+  test(
+    'its call starts the connect flow: the error with data.url, or URL-mode elicitation for a client that ' +
+      'declared it',
+    async () => {
+      const plain = await call('alice', 'crm__connect');
+      assert.equal(plain.body.error?.code, -32042, JSON.stringify(plain.body));
+      assert.ok(plain.body.error.data.url.startsWith(`${publicUrl}/connect/`));
+      const elicited = await call('alice', 'crm__connect', { _meta: URL_ELICITATION });
+      assert.equal(elicited.body.result?.resultType, 'input_required', JSON.stringify(elicited.body));
+      const [question] = Object.values(elicited.body.result.inputRequests) as {
+        params: { mode: string; url: string };
+      }[];
+      assert.equal(question?.params.mode, 'url');
+      assert.ok(question?.params.url.startsWith(`${publicUrl}/connect/`));
+      // Through the profile too.
+      assert.equal((await call('alice', 'crm__connect', {}, '/profiles/sales/mcp')).body.error?.code, -32042);
+    },
+  );
 
   test("after connecting: the placeholder goes, crm's tools appear, and only that caller's listen stream hears it", async () => {
-    const aliceStream = await openListen(`${gateway.url}/mcp`, { toolsListChanged: true }, { authorization: `Bearer ${KEYS.alice}` });
-    const bobStream = await openListen(`${gateway.url}/mcp`, { toolsListChanged: true }, { authorization: `Bearer ${KEYS.bob}` });
+    const aliceStream = await openListen(
+      `${gateway.url}/mcp`,
+      { toolsListChanged: true },
+      { authorization: `Bearer ${KEYS.alice}` },
+    );
+    const bobStream = await openListen(
+      `${gateway.url}/mcp`,
+      { toolsListChanged: true },
+      { authorization: `Bearer ${KEYS.bob}` },
+    );
     try {
-      await eventually(() => aliceStream.messages.length >= 1 && bobStream.messages.length >= 1, 10_000); // acknowledged
+      // acknowledged
+      await eventually(() => aliceStream.messages.length >= 1 && bobStream.messages.length >= 1, 10_000);
       // bob's list (with his placeholder) is kept for him; it must not become hers, nor hers his.
       assert.deepEqual(
         (await toolsOf('bob')).filter((t) => t.name.startsWith('crm__')).map((t) => t.name),
@@ -107,9 +149,14 @@ describe('a connect placeholder stands in for a server the caller has not connec
       );
       const link: string = (await call('alice', 'crm__connect')).body.error.data.url;
       assert.equal(await connectInBrowser(link, 'alice-at-crm'), 'Connected to crm');
-      const changed = (stream: { messages: { method?: string }[] }) => stream.messages.filter((m) => m.method === 'notifications/tools/list_changed');
+      const changed = (stream: { messages: { method?: string }[] }) =>
+        stream.messages.filter((m) => m.method === 'notifications/tools/list_changed');
       await eventually(() => changed(aliceStream).length === 1, 10_000);
-      assert.equal(changed(aliceStream)[0] && (changed(aliceStream)[0] as any).params?._meta?.['io.modelcontextprotocol/subscriptionId'], aliceStream.id);
+      assert.equal(
+        changed(aliceStream)[0] &&
+          (changed(aliceStream)[0] as any).params?._meta?.['io.modelcontextprotocol/subscriptionId'],
+        aliceStream.id,
+      );
 
       const names = (await toolsOf('alice')).map((t) => t.name);
       assert.ok(names.includes('crm__whoami') && names.includes('local__echo'), names.join());
@@ -134,7 +181,10 @@ describe('a connect placeholder stands in for a server the caller has not connec
       assert.equal((await call('bob', 'crm__whoami')).body.result?.content[0].text, 'you are bob-at-crm');
 
       // Revoked: the placeholder is back for her, and her stream hears it.
-      const revoked = await fetch(`${gateway.url}/connections/crm`, { method: 'DELETE', headers: { authorization: `Bearer ${KEYS.alice}` } });
+      const revoked = await fetch(`${gateway.url}/connections/crm`, {
+        method: 'DELETE',
+        headers: { authorization: `Bearer ${KEYS.alice}` },
+      });
       assert.equal(revoked.status, 200);
       await eventually(() => changed(aliceStream).length === 2, 10_000);
       assert.deepEqual(
@@ -156,12 +206,19 @@ describe('a connect placeholder stands in for a server the caller has not connec
     const crm = upstreams.find((u) => u.name === 'crm')!;
     assert.equal(crm.connected, 1, text); // bob; alice revoked
     assert.equal(crm.toolCount, 1, 'whoami; the placeholder is not one of its tools');
-    assert.equal(upstreams.find((u) => u.name === 'local')!.connected, undefined, 'a server with static headers has nobody connected');
+    assert.equal(
+      upstreams.find((u) => u.name === 'local')!.connected,
+      undefined,
+      'a server with static headers has nobody connected',
+    );
     for (const name of ['alice', 'bob']) assert.ok(!text.includes(name), `${name} is named in /status.json`);
     const page = await (await fetch(`${gateway.url}/`, { headers: asOperator })).text();
     assert.match(page, /<tr data-upstream="crm"[^>]*>.*<td data-field="connected">1<\/td>/);
     // Not an operator: neither the page nor its data.
-    assert.equal((await fetch(`${gateway.url}/status.json`, { headers: { authorization: `Bearer ${KEYS.alice}` } })).status, 403);
+    assert.equal(
+      (await fetch(`${gateway.url}/status.json`, { headers: { authorization: `Bearer ${KEYS.alice}` } })).status,
+      403,
+    );
     assert.equal((await fetch(`${gateway.url}/`, { headers: { authorization: `Bearer ${KEYS.alice}` } })).status, 403);
   });
 });

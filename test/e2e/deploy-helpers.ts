@@ -38,12 +38,19 @@ export function loadWith(file: string, env: Record<string, string>): GatewayConf
 
 /** The longest a replica takes from SIGTERM to exit, in seconds (children stop in parallel). */
 export function drainSeconds(config: GatewayConfig): number {
-  const children = Object.values(config.servers).map((server) => (server.transport === 'stdio' ? 3 * server.shutdownGraceMs : 0));
+  const children = Object.values(config.servers).map((server) =>
+    server.transport === 'stdio' ? 3 * server.shutdownGraceMs : 0,
+  );
   return (config.listen.drainDelayMs + config.listen.drainMs + Math.max(0, ...children)) / 1000;
 }
 
 /** A stand-in value for every variable, long enough for the settings that need 16 characters. */
 export function placeholders(names: string[]): Record<string, string> {
-  const value = (name: string): string => (name.endsWith('REDIS_URL') ? 'redis://redis:6379' : name.endsWith('_URL') ? 'http://10.0.0.1:8080' : `placeholder-for-${name}`);
+  const value = (name: string): string =>
+    name.endsWith('REDIS_URL')
+      ? 'redis://redis:6379'
+      : name.endsWith('_URL')
+        ? 'http://10.0.0.1:8080'
+        : `placeholder-for-${name}`;
   return Object.fromEntries(names.map((name) => [name, value(name)]));
 }

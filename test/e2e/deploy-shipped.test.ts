@@ -22,18 +22,31 @@ const podLabels: Record<string, string> = deployment.spec.template.metadata.labe
 
 /** The configs an operator runs as shipped, with stand-ins for the variables they read. */
 const shippedConfigs = ['deploy/container.config.yaml', 'deploy/replicas.config.yaml'];
-const configMapText = (applied.find((doc) => doc.kind === 'ConfigMap').data as Record<string, string>)['gateway.config.yaml']!;
+const configMapText = (applied.find((doc) => doc.kind === 'ConfigMap').data as Record<string, string>)[
+  'gateway.config.yaml'
+]!;
 
 for (const file of shippedConfigs) {
-  test(`${file}: the key it configures reads /metrics, the status page and /config (auth.operators names its principal)`, () => {
-    const env: Record<string, string> = { ...placeholders(requiredVariables(read(file))), MCP_GATEWAY_HOST: '0.0.0.0' };
-    const config = loadWith(file, env);
-    const key = env.MCP_GATEWAY_API_KEY!;
-    const entry = config.auth!.apiKeys.find((k) => k.sha256 === createHash('sha256').update(key).digest('hex'));
-    assert.ok(entry, `${file}: MCP_GATEWAY_API_KEY is an API key`);
-    const principal: Principal = { id: entry.principal, groups: entry.groups, scopes: [], via: 'api-key' };
-    assert.equal(isOperator(principal, config.auth!.operators), true, `${file}: name "${entry.principal}" in auth.operators, or its key gets 403 on /metrics`);
-  });
+  test(
+    `${file}: the key it configures reads /metrics, the status page and /config (auth.operators names its ` +
+      `principal)`,
+    () => {
+      const env: Record<string, string> = {
+        ...placeholders(requiredVariables(read(file))),
+        MCP_GATEWAY_HOST: '0.0.0.0',
+      };
+      const config = loadWith(file, env);
+      const key = env.MCP_GATEWAY_API_KEY!;
+      const entry = config.auth!.apiKeys.find((k) => k.sha256 === createHash('sha256').update(key).digest('hex'));
+      assert.ok(entry, `${file}: MCP_GATEWAY_API_KEY is an API key`);
+      const principal: Principal = { id: entry.principal, groups: entry.groups, scopes: [], via: 'api-key' };
+      assert.equal(
+        isOperator(principal, config.auth!.operators),
+        true,
+        `${file}: name "${entry.principal}" in auth.operators, or its key gets 403 on /metrics`,
+      );
+    },
+  );
 }
 
 test("the ConfigMap's config is the replicas config, operators included", () => {
@@ -71,14 +84,26 @@ test("docs/deployment.md's Prometheus scrape config keeps the manifests' pods, o
     }),
   );
   assert.equal(kept.length, 1, 'the scrape config keeps exactly one target per gateway pod');
-  const config = loadWith('deploy/replicas.config.yaml', placeholders(requiredVariables(read('deploy/replicas.config.yaml'))));
-  assert.equal(Number(kept[0]!.__meta_kubernetes_pod_container_port_number), config.listen.port, 'and it is the port the gateway listens on');
+  const config = loadWith(
+    'deploy/replicas.config.yaml',
+    placeholders(requiredVariables(read('deploy/replicas.config.yaml'))),
+  );
+  assert.equal(
+    Number(kept[0]!.__meta_kubernetes_pod_container_port_number),
+    config.listen.port,
+    'and it is the port the gateway listens on',
+  );
   // A rule on the old `app` label keeps nothing: the manifests label app.kubernetes.io/name.
   assert.ok(!('app' in podLabels));
 });
 
 test('every object the kustomization applies carries the pod label, and selectors match the pods', () => {
-  for (const doc of applied) assert.equal(doc.metadata.labels['app.kubernetes.io/name'], podLabels['app.kubernetes.io/name'], `${doc.kind} is labelled`);
+  for (const doc of applied)
+    assert.equal(
+      doc.metadata.labels['app.kubernetes.io/name'],
+      podLabels['app.kubernetes.io/name'],
+      `${doc.kind} is labelled`,
+    );
   const service = applied.find((doc) => doc.kind === 'Service');
   assert.deepEqual(service.spec.selector, podLabels);
   assert.ok(container.ports.some((port: { name: string }) => port.name === service.spec.ports[0].targetPort));
@@ -92,26 +117,38 @@ test('probes use the routes and the named port the gateway serves', () => {
   }
 });
 
-test('the kustomization applies no Secret; its comment and the docs create the one the Deployment reads, with every variable', () => {
-  assert.deepEqual(
-    applied.filter((doc) => doc.kind === 'Secret'),
-    [],
-    'an applied Secret (even an empty one) replaces the one created by hand',
-  );
-  const files = readdirSync(path.join(ROOT, K8S)).filter((file) => file.endsWith('.yaml') && file !== 'kustomization.yaml');
-  assert.deepEqual(files.sort(), [...kustomization.resources].sort(), `every manifest in ${K8S} is applied, so kubectl apply -f applies no other`);
-  const secretName = container.envFrom[0].secretRef.name;
-  const needed = requiredVariables(read('deploy/replicas.config.yaml')).filter((name) => !container.env.some((e: { name: string }) => e.name === name));
-  for (const [where, text] of [
-    ['kustomization.yaml', read(`${K8S}/kustomization.yaml`)],
-    ['docs/deployment.md', read('docs/deployment.md')],
-  ] as const) {
-    const command = new RegExp(`kubectl create secret generic ${secretName}((?:[^\\n]*\\\\\\n)*[^\\n]*)`).exec(text);
-    assert.ok(command, `${where} shows how to create the Secret ${secretName}`);
-    const literals = [...command[1]!.matchAll(/--from-literal=([A-Z_]+)=/g)].map((m) => m[1]);
-    assert.deepEqual(literals.sort(), needed, `${where}: the command supplies every variable the config reads`);
-  }
-});
+test(
+  'the kustomization applies no Secret; its comment and the docs create the one the Deployment reads, with every ' +
+    'variable',
+  () => {
+    assert.deepEqual(
+      applied.filter((doc) => doc.kind === 'Secret'),
+      [],
+      'an applied Secret (even an empty one) replaces the one created by hand',
+    );
+    const files = readdirSync(path.join(ROOT, K8S)).filter(
+      (file) => file.endsWith('.yaml') && file !== 'kustomization.yaml',
+    );
+    assert.deepEqual(
+      files.sort(),
+      [...kustomization.resources].sort(),
+      `every manifest in ${K8S} is applied, so kubectl apply -f applies no other`,
+    );
+    const secretName = container.envFrom[0].secretRef.name;
+    const needed = requiredVariables(read('deploy/replicas.config.yaml')).filter(
+      (name) => !container.env.some((e: { name: string }) => e.name === name),
+    );
+    for (const [where, text] of [
+      ['kustomization.yaml', read(`${K8S}/kustomization.yaml`)],
+      ['docs/deployment.md', read('docs/deployment.md')],
+    ] as const) {
+      const command = new RegExp(`kubectl create secret generic ${secretName}((?:[^\\n]*\\\\\\n)*[^\\n]*)`).exec(text);
+      assert.ok(command, `${where} shows how to create the Secret ${secretName}`);
+      const literals = [...command[1]!.matchAll(/--from-literal=([A-Z_]+)=/g)].map((m) => m[1]);
+      assert.deepEqual(literals.sort(), needed, `${where}: the command supplies every variable the config reads`);
+    }
+  },
+);
 
 test('the image runs an init process at PID 1 (Kubernetes has no --init), and the manifests keep it', () => {
   const dockerfile = read('Dockerfile');
@@ -140,7 +177,10 @@ test('the shipped configs point at documents and sections that exist', () => {
       const doc = read(match[1]!);
       const headings = [...doc.matchAll(/^#+ (.+)$/gm)].map((m) => anchorOf(m[1]!));
       for (const section of [match[2], match[3]].filter(Boolean) as string[]) {
-        assert.ok(headings.includes(anchorOf(section)), `${file} points at "${section}" in ${match[1]}, which has no such section`);
+        assert.ok(
+          headings.includes(anchorOf(section)),
+          `${file} points at "${section}" in ${match[1]}, which has no such section`,
+        );
       }
     }
     for (const match of text.matchAll(/\(([a-z./]+\.md)(?:, "([^"]+)")?(?:; ([a-z./]+\.md), "([^"]+)")?\)/g)) {
@@ -150,7 +190,10 @@ test('the shipped configs point at documents and sections that exist', () => {
       ]) {
         if (!doc || !section) continue;
         const headings = [...read(doc).matchAll(/^#+ (.+)$/gm)].map((m) => anchorOf(m[1]!));
-        assert.ok(headings.includes(anchorOf(section)), `${file} points at "${section}" in ${doc}, which has no such section`);
+        assert.ok(
+          headings.includes(anchorOf(section)),
+          `${file} points at "${section}" in ${doc}, which has no such section`,
+        );
       }
     }
   }

@@ -4,12 +4,25 @@ import assert from 'node:assert/strict';
 import http from 'node:http';
 import { after, before, describe, test } from 'node:test';
 import type { RunningGateway } from '../../src/gateway.js';
-import { everything, fixture, headersFor, META, post, request, schemaProblems, startTestGateway, send } from './harness.js';
+import {
+  everything,
+  fixture,
+  headersFor,
+  META,
+  post,
+  request,
+  schemaProblems,
+  startTestGateway,
+  send,
+} from './harness.js';
 
 let gateway: RunningGateway;
 let url: string;
 before(async () => {
-  gateway = await startTestGateway({ modern: fixture('modern-server'), everything }, { allowedOrigins: ['https://app.example.com'], maxBodyBytes: 64 * 1024 });
+  gateway = await startTestGateway(
+    { modern: fixture('modern-server'), everything },
+    { allowedOrigins: ['https://app.example.com'], maxBodyBytes: 64 * 1024 },
+  );
   url = `${gateway.url}/servers/modern/mcp`;
 });
 after(() => gateway.close());
@@ -26,7 +39,12 @@ function assertRefused(answer: { status: number; body: any }, status: number, co
 describe('transport rules', () => {
   test('unknown server → 404 naming the known ones', async () => {
     const answer = await post(`${gateway.url}/servers/nope/mcp`, call());
-    assertRefused(answer, 404, -32600, /No server named 'nope'. Endpoints: \/mcp, \/servers\/modern\/mcp, \/servers\/everything\/mcp/);
+    assertRefused(
+      answer,
+      404,
+      -32600,
+      /No server named 'nope'. Endpoints: \/mcp, \/servers\/modern\/mcp, \/servers\/everything\/mcp/,
+    );
   });
 
   test('GET and DELETE → 405 with Allow: POST, OPTIONS', async () => {
@@ -56,30 +74,40 @@ describe('transport rules', () => {
     assertRefused(await post(url, big), 413, -32600, /listen.maxBodyBytes/);
   });
 
-  test('a body far over the cap, still being written when the 413 is sent: the client reads the 413 (no EPIPE) and the connection stays usable', async () => {
-    const big = JSON.stringify(request('tools/call', { name: 'echo', arguments: { text: 'x'.repeat(3 * 1024 * 1024) } }));
-    const agent = new http.Agent({ keepAlive: true, maxSockets: 1 });
-    const ask = (body: string) =>
-      new Promise<{ status: number; socket: unknown }>((resolve, reject) => {
-        const req = http.request(url, { method: 'POST', agent, headers: { ...headersFor(call()), 'content-length': Buffer.byteLength(body) } }, (res) => {
-          res.resume();
-          res.on('end', () => resolve({ status: res.statusCode!, socket: req.socket }));
+  test(
+    'a body far over the cap, still being written when the 413 is sent: the client reads the 413 (no EPIPE) and ' +
+      'the connection stays usable',
+    async () => {
+      const big = JSON.stringify(
+        request('tools/call', { name: 'echo', arguments: { text: 'x'.repeat(3 * 1024 * 1024) } }),
+      );
+      const agent = new http.Agent({ keepAlive: true, maxSockets: 1 });
+      const ask = (body: string) =>
+        new Promise<{ status: number; socket: unknown }>((resolve, reject) => {
+          const req = http.request(
+            url,
+            { method: 'POST', agent, headers: { ...headersFor(call()), 'content-length': Buffer.byteLength(body) } },
+            (res) => {
+              res.resume();
+              res.on('end', () => resolve({ status: res.statusCode!, socket: req.socket }));
+            },
+          );
+          req.on('error', reject);
+          req.end(body);
         });
-        req.on('error', reject);
-        req.end(body);
-      });
-    try {
-      for (let i = 0; i < 5; i++) {
-        const refused = await ask(big);
-        assert.equal(refused.status, 413);
-        const next = await ask(JSON.stringify(call()));
-        assert.equal(next.status, 200);
-        assert.equal(next.socket, refused.socket, 'the same kept-alive connection answered the next request');
+      try {
+        for (let i = 0; i < 5; i++) {
+          const refused = await ask(big);
+          assert.equal(refused.status, 413);
+          const next = await ask(JSON.stringify(call()));
+          assert.equal(next.status, 200);
+          assert.equal(next.socket, refused.socket, 'the same kept-alive connection answered the next request');
+        }
+      } finally {
+        agent.destroy();
       }
-    } finally {
-      agent.destroy();
-    }
-  });
+    },
+  );
 
   test('unparsable JSON → 400/-32700', async () => {
     assertRefused(await post(url, '{"jsonrpc":', headersFor(call())), 400, -32700);
@@ -90,8 +118,20 @@ describe('transport rules', () => {
   });
 
   test('a malformed envelope → 400/-32600', async () => {
-    assertRefused(await post(url, { jsonrpc: '1.0', id: 1, method: 'tools/list' }, headersFor({ method: 'tools/list' })), 400, -32600);
-    assertRefused(await post(url, { jsonrpc: '2.0', id: null, method: 'tools/list', params: { _meta: META } }, headersFor({ method: 'tools/list' })), 400, -32600);
+    assertRefused(
+      await post(url, { jsonrpc: '1.0', id: 1, method: 'tools/list' }, headersFor({ method: 'tools/list' })),
+      400,
+      -32600,
+    );
+    assertRefused(
+      await post(
+        url,
+        { jsonrpc: '2.0', id: null, method: 'tools/list', params: { _meta: META } },
+        headersFor({ method: 'tools/list' }),
+      ),
+      400,
+      -32600,
+    );
   });
 
   test('a notification → 202 with no body', async () => {
@@ -131,13 +171,26 @@ describe('modern request rules', () => {
   test('missing _meta keys → 400/-32602', async () => {
     const noMeta = { jsonrpc: '2.0', id: 5, method: 'tools/list', params: {} };
     assertRefused(await post(url, noMeta, headersFor(noMeta)), 400, -32602, /protocolVersion/);
-    const noCapabilities = { jsonrpc: '2.0', id: 6, method: 'tools/list', params: { _meta: { 'io.modelcontextprotocol/protocolVersion': '2026-07-28' } } };
+    const noCapabilities = {
+      jsonrpc: '2.0',
+      id: 6,
+      method: 'tools/list',
+      params: { _meta: { 'io.modelcontextprotocol/protocolVersion': '2026-07-28' } },
+    };
     assertRefused(await post(url, noCapabilities, headersFor(noCapabilities)), 400, -32602, /clientCapabilities/);
   });
 
   test('a 2025 initialize opens a legacy session (the 2025 rules take over for it)', async () => {
-    const init = { jsonrpc: '2.0', id: 1, method: 'initialize', params: { protocolVersion: '2025-11-25', capabilities: {}, clientInfo: { name: 'old', version: '1' } } };
-    const answer = await post(url, init, { 'content-type': 'application/json', accept: 'application/json, text/event-stream' });
+    const init = {
+      jsonrpc: '2.0',
+      id: 1,
+      method: 'initialize',
+      params: { protocolVersion: '2025-11-25', capabilities: {}, clientInfo: { name: 'old', version: '1' } },
+    };
+    const answer = await post(url, init, {
+      'content-type': 'application/json',
+      accept: 'application/json, text/event-stream',
+    });
     assert.equal(answer.status, 200);
     assert.equal(answer.body.result.protocolVersion, '2025-11-25');
     assert.match(answer.headers.get('mcp-session-id') ?? '', /^[\x21-\x7e]+$/);
@@ -172,26 +225,39 @@ describe('Mcp-Param headers, CORS and progress tokens', () => {
     await post(url, request('tools/list'));
     assertRefused(await post(url, region('eu')), 400, -32020, /mcp-param-region is missing/);
     assertRefused(await send(url, region('eu'), { 'mcp-param-region': 'us' }), 400, -32020, /does not match/);
-    const ok = await send(url, region('Zürich'), { 'mcp-param-region': `=?base64?${Buffer.from('Zürich').toString('base64')}?=` });
+    const ok = await send(url, region('Zürich'), {
+      'mcp-param-region': `=?base64?${Buffer.from('Zürich').toString('base64')}?=`,
+    });
     assert.equal(ok.body.result.content[0].text, 'region Zürich');
   });
 
   test('a preflight from an allowed origin is answered; answers name the origin', async () => {
     const preflight = await fetch(url, {
       method: 'OPTIONS',
-      headers: { origin: 'https://app.example.com', 'access-control-request-method': 'POST', 'access-control-request-headers': 'content-type, mcp-method, mcp-param-region' },
+      headers: {
+        origin: 'https://app.example.com',
+        'access-control-request-method': 'POST',
+        'access-control-request-headers': 'content-type, mcp-method, mcp-param-region',
+      },
     });
     assert.equal(preflight.status, 204);
     assert.equal(preflight.headers.get('access-control-allow-origin'), 'https://app.example.com');
     assert.equal(preflight.headers.get('access-control-allow-headers'), 'content-type, mcp-method, mcp-param-region');
-    const refused = await fetch(url, { method: 'OPTIONS', headers: { origin: 'https://evil.example', 'access-control-request-method': 'POST' } });
+    const refused = await fetch(url, {
+      method: 'OPTIONS',
+      headers: { origin: 'https://evil.example', 'access-control-request-method': 'POST' },
+    });
     assert.equal(refused.status, 403);
     const answer = await send(url, call(), { origin: 'http://localhost:5173' });
     assert.equal(answer.headers.get('access-control-allow-origin'), 'http://localhost:5173');
   });
 
   test('a progressToken that is neither a string nor an integer → 400/-32602', async () => {
-    const body = request('tools/call', { name: 'echo', arguments: { text: 'x' }, _meta: { progressToken: { nested: true } } });
+    const body = request('tools/call', {
+      name: 'echo',
+      arguments: { text: 'x' },
+      _meta: { progressToken: { nested: true } },
+    });
     assertRefused(await post(url, body), 400, -32602, /progressToken/);
   });
 });
@@ -213,10 +279,15 @@ describe('every message the gateway emits is schema-valid', () => {
         let actual = params;
         if (server === 'everything' && method === 'tools/call') actual = { name: 'echo', arguments: { message: 'hi' } };
         if (server === 'everything' && method === 'prompts/get') actual = { name: 'simple-prompt', arguments: {} };
-        if (server === 'everything' && method === 'resources/read') actual = { uri: 'demo://resource/static/document/architecture.md' };
+        if (server === 'everything' && method === 'resources/read')
+          actual = { uri: 'demo://resource/static/document/architecture.md' };
         const answer = await post(`${gateway.url}/servers/${server}/mcp`, request(method, actual));
         assert.equal(answer.status, 200);
-        assert.deepEqual(schemaProblems(method, answer.body), [], `${server} ${method}: ${JSON.stringify(answer.body).slice(0, 300)}`);
+        assert.deepEqual(
+          schemaProblems(method, answer.body),
+          [],
+          `${server} ${method}: ${JSON.stringify(answer.body).slice(0, 300)}`,
+        );
       }
     });
   }

@@ -24,11 +24,29 @@ describe('on Node.js 22 and later', { skip: onlyOnNode(22, 'Node.js 20 keeps no 
   before(async () => {
     receiver = await startOtlpReceiver();
     gateway = await startTestGateway(
-      { x: { command: process.execPath, args: ['test/fixtures/exact-numbers-server.mjs'], cwd: ROOT, env: { RECORD_FILE: recordFile }, era: 'modern' } },
+      {
+        x: {
+          command: process.execPath,
+          args: ['test/fixtures/exact-numbers-server.mjs'],
+          cwd: ROOT,
+          env: { RECORD_FILE: recordFile },
+          era: 'modern',
+        },
+      },
       {},
       {
-        telemetry: { serviceName: 'exact-review', traces: { endpoint: receiver.url, protocol: 'http/json', sampler: 'always_on' } },
-        policies: [{ name: 'positive-ids', principals: { ids: ['*'] }, allow: { servers: ['x'] }, when: [{ tool: 'x__lookup', expr: 'args.id > 0' }] }],
+        telemetry: {
+          serviceName: 'exact-review',
+          traces: { endpoint: receiver.url, protocol: 'http/json', sampler: 'always_on' },
+        },
+        policies: [
+          {
+            name: 'positive-ids',
+            principals: { ids: ['*'] },
+            allow: { servers: ['x'] },
+            when: [{ tool: 'x__lookup', expr: 'args.id > 0' }],
+          },
+        ],
       },
     );
   });
@@ -39,7 +57,11 @@ describe('on Node.js 22 and later', { skip: onlyOnNode(22, 'Node.js 20 keeps no 
 
   const post = async (name: string, id: string, args: string) => {
     const body = `{"jsonrpc":"2.0","id":${id},"method":"tools/call","params":{"name":"${name}","arguments":${args},"_meta":${JSON.stringify(META)}}}`;
-    const response = await fetch(`${gateway.url}/servers/x/mcp`, { method: 'POST', headers: headersFor({ method: 'tools/call', params: { name } }), body });
+    const response = await fetch(`${gateway.url}/servers/x/mcp`, {
+      method: 'POST',
+      headers: headersFor({ method: 'tools/call', params: { name } }),
+      body,
+    });
     return { status: response.status, text: await response.text() };
   };
   const received = () =>
@@ -59,7 +81,10 @@ describe('on Node.js 22 and later', { skip: onlyOnNode(22, 'Node.js 20 keeps no 
     const answer = await post('lookup', '"cel-1"', `{"id":${BIG}}`);
     assert.equal(answer.status, 200, answer.text);
     assert.ok(answer.text.includes('"result"'), `allowed: ${answer.text.slice(0, 300)}`);
-    assert.ok(received().at(-1)?.includes(`"arguments":{"id":${BIG}}`), `what reached the server: ${received().at(-1)}`);
+    assert.ok(
+      received().at(-1)?.includes(`"arguments":{"id":${BIG}}`),
+      `what reached the server: ${received().at(-1)}`,
+    );
     const refused = await post('lookup', '"cel-2"', '{"id":-1}');
     assert.match(refused.text, /refused by policy/i, 'the condition still decides');
   });
@@ -67,15 +92,28 @@ describe('on Node.js 22 and later', { skip: onlyOnNode(22, 'Node.js 20 keeps no 
   test('a 2025 client’s tool name or resource uri sent as a 64-bit number is refused as invalid, not answered 500', async () => {
     const url = `${gateway.url}/servers/x/mcp`;
     const headers = { 'content-type': 'application/json', accept: 'application/json, text/event-stream' };
-    const init = { jsonrpc: '2.0', id: 1, method: 'initialize', params: { protocolVersion: '2025-11-25', capabilities: {}, clientInfo: { name: 'c', version: '1' } } };
+    const init = {
+      jsonrpc: '2.0',
+      id: 1,
+      method: 'initialize',
+      params: { protocolVersion: '2025-11-25', capabilities: {}, clientInfo: { name: 'c', version: '1' } },
+    };
     const opened = await fetch(url, { method: 'POST', headers, body: JSON.stringify(init) });
     assert.equal(opened.status, 200, await opened.text());
-    const session = { ...headers, 'mcp-session-id': opened.headers.get('mcp-session-id')!, 'mcp-protocol-version': '2025-11-25' };
+    const session = {
+      ...headers,
+      'mcp-session-id': opened.headers.get('mcp-session-id')!,
+      'mcp-protocol-version': '2025-11-25',
+    };
     for (const [method, params] of [
       ['tools/call', `{"name":${BIG},"arguments":{}}`],
       ['resources/read', `{"uri":${BIG}}`],
     ] as const) {
-      const response = await fetch(url, { method: 'POST', headers: session, body: `{"jsonrpc":"2.0","id":"bad","method":"${method}","params":${params}}` });
+      const response = await fetch(url, {
+        method: 'POST',
+        headers: session,
+        body: `{"jsonrpc":"2.0","id":"bad","method":"${method}","params":${params}}`,
+      });
       const text = await response.text();
       assert.notEqual(response.status, 500, `${method}: ${text}`);
       assert.match(text, /"error"/, `${method}: ${text}`);
@@ -93,14 +131,25 @@ const DISCOVER = {
   _meta: { [SERVER_INFO]: { name: 'r', version: '1' } },
 };
 
-describe('a server answering with a bare number beyond a double', { skip: onlyOnNode(22, 'Node.js 20 keeps no number raw') }, () => {
+describe('a server answering with a bare number beyond a double', {
+  skip: onlyOnNode(22, 'Node.js 20 keeps no number raw'),
+}, () => {
   // Not a result object, so nothing to complete: the gateway passes it on as written, as it passed the double
   // on before, and stays up. (Kept as written, it was taken for an object and written to, which threw.)
   const reply = (id: unknown, method: string): string =>
     method === 'server/discover'
       ? JSON.stringify({ jsonrpc: '2.0', id, result: DISCOVER })
       : method === 'tools/list'
-        ? JSON.stringify({ jsonrpc: '2.0', id, result: { resultType: 'complete', tools: [{ name: 't', inputSchema: { type: 'object' } }], ttlMs: 0, cacheScope: 'public' } })
+        ? JSON.stringify({
+            jsonrpc: '2.0',
+            id,
+            result: {
+              resultType: 'complete',
+              tools: [{ name: 't', inputSchema: { type: 'object' } }],
+              ttlMs: 0,
+              cacheScope: 'public',
+            },
+          })
         : `{"jsonrpc":"2.0","id":${JSON.stringify(id)},"result":${BIG}}`;
   let remote: http.Server;
   let gateway: RunningGateway;
@@ -144,7 +193,12 @@ describe('a server answering with a bare number beyond a double', { skip: onlyOn
       ['/servers/s/mcp', 't'],
       ['/mcp', 's__t'],
     ] as const) {
-      const body = JSON.stringify({ jsonrpc: '2.0', id: 1, method: 'tools/call', params: { name, arguments: {}, _meta: META } });
+      const body = JSON.stringify({
+        jsonrpc: '2.0',
+        id: 1,
+        method: 'tools/call',
+        params: { name, arguments: {}, _meta: META },
+      });
       const response = await fetch(`${gateway.url}${endpoint}`, {
         method: 'POST',
         headers: headersFor({ method: 'tools/call', params: { name } }),
@@ -159,7 +213,9 @@ describe('a server answering with a bare number beyond a double', { skip: onlyOn
   });
 });
 
-describe('an HTTP server answering over SSE a request whose id is beyond a double', { skip: onlyOnNode(22, 'Node.js 20 keeps no number raw') }, () => {
+describe('an HTTP server answering over SSE a request whose id is beyond a double', {
+  skip: onlyOnNode(22, 'Node.js 20 keeps no number raw'),
+}, () => {
   // The request goes to an HTTP server under the client's own id. One server echoes the id as it came, one
   // as JSON.parse read it (a double: 12345678901234567000); over JSON both were always taken, over SSE the
   // answer must still be known as the answer, not waited past until the timeout.
@@ -177,7 +233,12 @@ describe('an HTTP server answering over SSE a request whose id is beyond a doubl
           message.method === 'server/discover'
             ? DISCOVER
             : message.method === 'tools/list'
-              ? { resultType: 'complete', tools: [{ name: 't', inputSchema: { type: 'object' } }], ttlMs: 0, cacheScope: 'public' }
+              ? {
+                  resultType: 'complete',
+                  tools: [{ name: 't', inputSchema: { type: 'object' } }],
+                  ttlMs: 0,
+                  cacheScope: 'public',
+                }
               : { resultType: 'complete', content: [{ type: 'text', text: 'done' }] };
         res.writeHead(200, { 'content-type': 'text/event-stream' });
         res.end(`event: message\ndata: {"jsonrpc":"2.0","id":${id},"result":${JSON.stringify(result)}}\n\n`);
@@ -198,7 +259,11 @@ describe('an HTTP server answering over SSE a request whose id is beyond a doubl
   test('the answer is taken at once and carries the client’s id as sent', async () => {
     for (const server of ['exact', 'double']) {
       const body = `{"jsonrpc":"2.0","id":${BIG},"method":"tools/call","params":{"name":"t","arguments":{},"_meta":${JSON.stringify(META)}}}`;
-      const response = await fetch(`${gateway.url}/servers/${server}/mcp`, { method: 'POST', headers: headersFor({ method: 'tools/call', params: { name: 't' } }), body });
+      const response = await fetch(`${gateway.url}/servers/${server}/mcp`, {
+        method: 'POST',
+        headers: headersFor({ method: 'tools/call', params: { name: 't' } }),
+        body,
+      });
       const text = await response.text();
       assert.equal(response.status, 200, `${server}: ${text}`);
       assert.ok(text.includes(`"id":${BIG},"result"`) && text.includes('"done"'), `${server}: ${text}`);

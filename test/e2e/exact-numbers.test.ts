@@ -25,13 +25,20 @@ function callText(id: string, name: string): string {
   return `{"jsonrpc":"2.0","id":${id},"method":"tools/call","params":{"name":${JSON.stringify(name)},"arguments":${ARGUMENTS},"_meta":${JSON.stringify(META)}}}`;
 }
 
-async function postText(url: string, method: string, body: string, name?: string): Promise<{ status: number; text: string }> {
+async function postText(
+  url: string,
+  method: string,
+  body: string,
+  name?: string,
+): Promise<{ status: number; text: string }> {
   const headers = headersFor({ method, params: name === undefined ? {} : { name } });
   const response = await fetch(url, { method: 'POST', headers, body });
   return { status: response.status, text: await response.text() };
 }
 
-describe('on Node.js 22 and later', { skip: onlyOnNode(22, 'Node.js 20 cannot keep them (see the other suite)') }, () => {
+describe('on Node.js 22 and later', {
+  skip: onlyOnNode(22, 'Node.js 20 cannot keep them (see the other suite)'),
+}, () => {
   const folder = tempDir('mcp-gw-exact-');
   const recordFile = path.join(folder, 'stdio.jsonl');
   const httpBodies: string[] = [];
@@ -52,7 +59,13 @@ describe('on Node.js 22 and later', { skip: onlyOnNode(22, 'Node.js 20 cannot ke
     await new Promise<void>((resolve) => remote.listen(0, '127.0.0.1', resolve));
     const url = `http://127.0.0.1:${(remote.address() as AddressInfo).port}/mcp`;
     gateway = await startTestGateway({
-      x: { command: process.execPath, args: ['test/fixtures/exact-numbers-server.mjs'], cwd: ROOT, env: { RECORD_FILE: recordFile }, era: 'modern' },
+      x: {
+        command: process.execPath,
+        args: ['test/fixtures/exact-numbers-server.mjs'],
+        cwd: ROOT,
+        env: { RECORD_FILE: recordFile },
+        era: 'modern',
+      },
       h: { url, era: 'modern' },
     });
   });
@@ -62,7 +75,10 @@ describe('on Node.js 22 and later', { skip: onlyOnNode(22, 'Node.js 20 cannot ke
   });
 
   /** The lines the stdio server got for `method` (none before the gateway has started it). */
-  const received = (method: string) => (existsSync(recordFile) ? readFileSync(recordFile, 'utf8').split('\n') : []).filter((line) => line.includes(`"${method}"`));
+  const received = (method: string) =>
+    (existsSync(recordFile) ? readFileSync(recordFile, 'utf8').split('\n') : []).filter((line) =>
+      line.includes(`"${method}"`),
+    );
 
   test('a stdio server gets the client’s arguments digit for digit, and the client its id and the answer’s numbers', async () => {
     for (const [endpoint, name] of [
@@ -72,11 +88,20 @@ describe('on Node.js 22 and later', { skip: onlyOnNode(22, 'Node.js 20 cannot ke
       const before = received('tools/call').length;
       const answer = await postText(`${gateway.url}${endpoint}`, 'tools/call', callText(BIG, name!), name);
       assert.equal(answer.status, 200, answer.text);
-      assert.ok(answer.text.startsWith(`{"jsonrpc":"2.0","id":${BIG},`), `the id as sent, on ${endpoint}: ${answer.text.slice(0, 80)}`);
-      assert.ok(answer.text.includes(`"structuredContent":${EXACT_NUMBERS}`), `the server's numbers as written, on ${endpoint}: ${answer.text}`);
+      assert.ok(
+        answer.text.startsWith(`{"jsonrpc":"2.0","id":${BIG},`),
+        `the id as sent, on ${endpoint}: ${answer.text.slice(0, 80)}`,
+      );
+      assert.ok(
+        answer.text.includes(`"structuredContent":${EXACT_NUMBERS}`),
+        `the server's numbers as written, on ${endpoint}: ${answer.text}`,
+      );
       const lines = received('tools/call');
       assert.equal(lines.length, before + 1);
-      assert.ok(lines.at(-1)!.includes(`"arguments":${ARGUMENTS}`), `what reached the server from ${endpoint}: ${lines.at(-1)}`);
+      assert.ok(
+        lines.at(-1)!.includes(`"arguments":${ARGUMENTS}`),
+        `what reached the server from ${endpoint}: ${lines.at(-1)}`,
+      );
     }
   });
 
@@ -105,7 +130,12 @@ describe('on Node.js 20', { skip: onlyOnNode(20, 'this Node.js keeps numbers exa
   test('the gateway says at start that numbers beyond a double lose digits here, and names the way out', async () => {
     const written = writtenLog('warn');
     const config = parseConfig(
-      { listen: { port: 0 }, servers: { x: { command: process.execPath, args: ['test/fixtures/exact-numbers-server.mjs'], cwd: ROOT, era: 'modern' } } },
+      {
+        listen: { port: 0 },
+        servers: {
+          x: { command: process.execPath, args: ['test/fixtures/exact-numbers-server.mjs'], cwd: ROOT, era: 'modern' },
+        },
+      },
       'test',
       ROOT,
     );

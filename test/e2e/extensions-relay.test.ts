@@ -37,7 +37,12 @@ before(async () => {
   gateway = await startTestGateway(
     {
       plain: recordingServer(plainFile, { id: 'p' }),
-      tasks: { command: process.execPath, args: ['test/fixtures/tasks-server.mjs'], cwd: ROOT, env: { RECORD_FILE: tasksFile, SERVER_ID: 't' } },
+      tasks: {
+        command: process.execPath,
+        args: ['test/fixtures/tasks-server.mjs'],
+        cwd: ROOT,
+        env: { RECORD_FILE: tasksFile, SERVER_ID: 't' },
+      },
     },
     {},
     { profiles: { view: { tools: ['tasks__*'] } } },
@@ -81,27 +86,34 @@ describe('a method the gateway has no rule for', () => {
 describe('a removed method an extension took up', () => {
   const taskGet = (taskId: string) => request('tasks/get', { taskId });
 
-  test('reaches a server that advertises the extension (tasks/get with Mcp-Name = taskId), under the server’s own task id', async () => {
-    const declared = { 'io.modelcontextprotocol/clientCapabilities': { extensions: { [TASKS]: {} } } };
-    const call = request('tools/call', { name: 'slow', arguments: { ms: 30_000 }, _meta: declared });
-    const created = await send(`${gateway.url}/servers/tasks/mcp`, call);
-    const taskId = created.body.result?.taskId;
-    assert.equal(typeof taskId, 'string', JSON.stringify(created.body));
-    const body = request('tasks/get', { taskId, _meta: declared });
-    const answer = await send(`${gateway.url}/servers/tasks/mcp`, body, { 'mcp-name': taskId });
-    assert.equal(answer.body.result?.status, 'working', JSON.stringify(answer.body));
-    const relayed = received(tasksFile).find((m) => m.method === 'tasks/get');
-    assert.match(relayed?.params.taskId, /^t-/, 'the server is asked under its own id');
-    // An id the gateway did not issue is answered as an unknown task, and never reaches the server.
-    const unknown = request('tasks/get', { taskId: 'no-such-task', _meta: declared });
-    const refused = await send(`${gateway.url}/servers/tasks/mcp`, unknown, { 'mcp-name': 'no-such-task' });
-    assert.deepEqual(refused.body.error, {
-      code: -32602,
-      message:
-        'Failed to retrieve task: Task not found. A task id is good only for the caller it was returned to, through this gateway (or a replica sharing its mrtr.secret), while its creating tool is still allowed; call the tool again for a new task',
-    });
-    assert.ok(!received(tasksFile).some((m) => m.params?.taskId === 'no-such-task'));
-  });
+  test(
+    'reaches a server that advertises the extension (tasks/get with Mcp-Name = taskId), under the server’s own ' +
+      'task id',
+    async () => {
+      const declared = { 'io.modelcontextprotocol/clientCapabilities': { extensions: { [TASKS]: {} } } };
+      const call = request('tools/call', { name: 'slow', arguments: { ms: 30_000 }, _meta: declared });
+      const created = await send(`${gateway.url}/servers/tasks/mcp`, call);
+      const taskId = created.body.result?.taskId;
+      assert.equal(typeof taskId, 'string', JSON.stringify(created.body));
+      const body = request('tasks/get', { taskId, _meta: declared });
+      const answer = await send(`${gateway.url}/servers/tasks/mcp`, body, { 'mcp-name': taskId });
+      assert.equal(answer.body.result?.status, 'working', JSON.stringify(answer.body));
+      const relayed = received(tasksFile).find((m) => m.method === 'tasks/get');
+      assert.match(relayed?.params.taskId, /^t-/, 'the server is asked under its own id');
+      // An id the gateway did not issue is answered as an unknown task, and never reaches the server.
+      const unknown = request('tasks/get', { taskId: 'no-such-task', _meta: declared });
+      const refused = await send(`${gateway.url}/servers/tasks/mcp`, unknown, { 'mcp-name': 'no-such-task' });
+      assert.deepEqual(refused.body.error, {
+        code: -32602,
+        message:
+          'Failed to retrieve task: Task not found. A task id is good only for the caller it was returned to, ' +
+          'through ' +
+          'this gateway (or a replica sharing its mrtr.secret), while its creating tool is still allowed; call the ' +
+          'tool again for a new task',
+      });
+      assert.ok(!received(tasksFile).some((m) => m.params?.taskId === 'no-such-task'));
+    },
+  );
 
   test('the Mcp-Name header must mirror its taskId', async () => {
     const body = taskGet('task-a');
@@ -115,7 +127,10 @@ describe('a removed method an extension took up', () => {
     const answer = await send(`${gateway.url}/servers/plain/mcp`, body, { 'mcp-name': 'x' });
     assert.equal(answer.status, 404);
     assert.equal(answer.body.error.code, -32601);
-    assert.match(answer.body.error.message, new RegExp(`tasks/get was removed in MCP 2026-07-28; server plain does not advertise the extension ${TASKS}`));
+    assert.match(
+      answer.body.error.message,
+      new RegExp(`tasks/get was removed in MCP 2026-07-28; server plain does not advertise the extension ${TASKS}`),
+    );
     assert.ok(!methodsAt(plainFile).includes('tasks/get'));
   });
 });
@@ -145,13 +160,20 @@ describe('the gateway’s own requests carry the full _meta', () => {
     await eventually(() => methodsAt(plainFile).includes('subscriptions/listen'), 10_000);
     // The start-up probe is the first discover the server heard; later ones were callers' own, relayed.
     const lines = received(plainFile);
-    const own = [lines.find((m) => m.method === 'server/discover'), ...lines.filter((m) => m.method === 'subscriptions/listen')];
+    const own = [
+      lines.find((m) => m.method === 'server/discover'),
+      ...lines.filter((m) => m.method === 'subscriptions/listen'),
+    ];
     assert.ok(own.length >= 2 && own[0], JSON.stringify(own.map((m) => m?.method)));
     for (const message of own) {
       const meta = message.params._meta;
       assert.equal(meta['io.modelcontextprotocol/protocolVersion'], '2026-07-28');
       assert.deepEqual(meta['io.modelcontextprotocol/clientCapabilities'], {});
-      assert.equal(meta['io.modelcontextprotocol/clientInfo']?.name, 'mcp-gateway', `${message.method} names the gateway`);
+      assert.equal(
+        meta['io.modelcontextprotocol/clientInfo']?.name,
+        'mcp-gateway',
+        `${message.method} names the gateway`,
+      );
     }
   });
 });

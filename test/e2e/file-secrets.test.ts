@@ -25,12 +25,17 @@ before(async () => {
   };
   const raw = {
     listen: { port: 0 },
-    servers: { everything: { ...everything, inheritEnv: ['*'], env: { HANDED_SECRET: `\${file:${file('handed', HANDED)}}` } } },
+    servers: {
+      everything: { ...everything, inheritEnv: ['*'], env: { HANDED_SECRET: `\${file:${file('handed', HANDED)}}` } },
+    },
     mrtr: { secret: `\${file:${file('mrtr', MRTR_SECRET)}}` },
     auth: { apiKeys: [{ key: `\${file:${file('key', API_KEY)}}`, principal: 'alice' }] },
   };
   gateway = await startGateway(parseConfig(raw, 'test', ROOT), silentLog);
-  assert.ok(await until(async () => (await fetch(`${gateway.url}/readyz`)).status === 200, 30_000), 'server-everything ready');
+  assert.ok(
+    await until(async () => (await fetch(`${gateway.url}/readyz`)).status === 200, 30_000),
+    'server-everything ready',
+  );
 });
 
 after(async () => {
@@ -42,13 +47,27 @@ test('a child sees the file secret its own env: names, and not those the config 
   const answer = await send(`${gateway.url}/servers/everything/mcp`, body, { authorization: `Bearer ${API_KEY}` });
   assert.equal(answer.status, 200, JSON.stringify(answer.body));
   const text = JSON.stringify(answer.body.result);
-  assert.match(text, new RegExp(`HANDED_SECRET[^,]*${HANDED}`), 'the secret handed on purpose, its trailing newline trimmed');
+  assert.match(
+    text,
+    new RegExp(`HANDED_SECRET[^,]*${HANDED}`),
+    'the secret handed on purpose, its trailing newline trimmed',
+  );
   assert.ok(!text.includes(API_KEY), 'the API key read from a file reached the child');
   assert.ok(!text.includes(MRTR_SECRET), 'mrtr.secret read from a file reached the child');
 });
 
 test('the API key read from a file authenticates; another key does not', async () => {
   const body = request('tools/list');
-  assert.equal((await send(`${gateway.url}/servers/everything/mcp`, body, { authorization: `Bearer ${API_KEY}` })).status, 200);
-  assert.equal((await send(`${gateway.url}/servers/everything/mcp`, body, { authorization: 'Bearer not-the-key-0123456789abcdef' })).status, 401);
+  assert.equal(
+    (await send(`${gateway.url}/servers/everything/mcp`, body, { authorization: `Bearer ${API_KEY}` })).status,
+    200,
+  );
+  assert.equal(
+    (
+      await send(`${gateway.url}/servers/everything/mcp`, body, {
+        authorization: 'Bearer not-the-key-0123456789abcdef',
+      })
+    ).status,
+    401,
+  );
 });

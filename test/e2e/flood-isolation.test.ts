@@ -45,7 +45,14 @@ function floodStream(): Promise<number> {
   const url = new URL(`${gateway.url}/mcp`);
   return new Promise((resolve) => {
     const req = http.request(
-      { host: url.hostname, port: url.port, path: '/mcp', method: 'POST', agent: false, headers: { ...headersFor(body), authorization: `Bearer ${FLOOD}` } },
+      {
+        host: url.hostname,
+        port: url.port,
+        path: '/mcp',
+        method: 'POST',
+        agent: false,
+        headers: { ...headersFor(body), authorization: `Bearer ${FLOOD}` },
+      },
       (res) => {
         res.resume();
         resolve(res.statusCode!);
@@ -59,7 +66,10 @@ function floodStream(): Promise<number> {
 
 /** search mode's call_tool with a 2 MB name: only the body bounds it. */
 function giantName(i: number): Promise<number> {
-  const body = request('tools/call', { name: 'call_tool', arguments: { name: `modern__${i}${'n'.repeat(2 * 1024 * 1024)}`, arguments: {} } });
+  const body = request('tools/call', {
+    name: 'call_tool',
+    arguments: { name: `modern__${i}${'n'.repeat(2 * 1024 * 1024)}`, arguments: {} },
+  });
   return send(`${gateway.url}/search/mcp`, body, { authorization: `Bearer ${FLOOD}` }).then(
     (answer) => answer.status,
     () => 0,
@@ -77,7 +87,8 @@ test('a second principal is served and /healthz answers while the first floods w
   const names = (async () => {
     const statuses: number[] = [];
     // Waves of 6 at once, until the quiet principal is done (at most GIANT_NAMES in all).
-    for (let sent = 0; flooding && sent < GIANT_NAMES; sent += 6) statuses.push(...(await Promise.all(Array.from({ length: 6 }, (_, k) => giantName(sent + k)))));
+    for (let sent = 0; flooding && sent < GIANT_NAMES; sent += 6)
+      statuses.push(...(await Promise.all(Array.from({ length: 6 }, (_, k) => giantName(sent + k)))));
     return statuses;
   })();
 
@@ -98,7 +109,9 @@ test('a second principal is served and /healthz answers while the first floods w
 
   const p95 = Math.round(percentile(latencies, 95));
   console.log(
-    `flood isolation: quiet p95 ${p95} ms, max ${Math.round(Math.max(...latencies))} ms; streams ${streamStatuses.filter((s) => s === 200).length} accepted, ${streamStatuses.filter((s) => s === 429).length} refused; giant names ${nameStatuses.length} sent`,
+    `flood isolation: quiet p95 ${p95} ms, max ${Math.round(Math.max(...latencies))} ms; streams ` +
+      `${streamStatuses.filter((s) => s === 200).length} accepted, ` +
+      `${streamStatuses.filter((s) => s === 429).length} refused; giant names ${nameStatuses.length} sent`,
   );
   assert.ok(
     health.every((s) => s === 200),
@@ -110,6 +123,9 @@ test('a second principal is served and /healthz answers while the first floods w
     streamStatuses.some((s) => s === 429),
     'some streams were refused with 429',
   );
-  assert.ok(nameStatuses.length > 0 && nameStatuses.every((s) => s === 200), `giant names are answered (refused as tool errors): ${[...new Set(nameStatuses)]}`);
+  assert.ok(
+    nameStatuses.length > 0 && nameStatuses.every((s) => s === 200),
+    `giant names are answered (refused as tool errors): ${[...new Set(nameStatuses)]}`,
+  );
   assert.ok(p95 < 5_000, `quiet p95 ${p95} ms`);
 });

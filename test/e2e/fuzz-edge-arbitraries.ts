@@ -7,7 +7,9 @@ import { ALLOWED_ORIGIN, MAX_BODY, MODERATE_DEPTH, type Sent } from './fuzz-edge
 
 export const b64 = (text: string): string => `=?base64?${Buffer.from(text, 'utf8').toString('base64')}?=`;
 /** Characters Node lets a header value carry (tab, visible ASCII, space, and Latin-1). */
-const headerChar = fc.oneof(fc.integer({ min: 0x20, max: 0x7e }), fc.integer({ min: 0x80, max: 0xff }), fc.constant(0x09)).map((c) => String.fromCharCode(c));
+const headerChar = fc
+  .oneof(fc.integer({ min: 0x20, max: 0x7e }), fc.integer({ min: 0x80, max: 0xff }), fc.constant(0x09))
+  .map((c) => String.fromCharCode(c));
 export const headerText = fc.string({ unit: headerChar, maxLength: 80 });
 
 const TOOL_NAMES = [
@@ -63,12 +65,24 @@ function nest(value: unknown, depth: number, kind: 'array' | 'object'): unknown 
   return out;
 }
 
-const scalar = fc.oneof(fc.constant(null), fc.boolean(), fc.integer(), fc.double(), fc.string({ maxLength: 20 }), fc.string({ unit: 'binary', maxLength: 20 }));
+const scalar = fc.oneof(
+  fc.constant(null),
+  fc.boolean(),
+  fc.integer(),
+  fc.double(),
+  fc.string({ maxLength: 20 }),
+  fc.string({ unit: 'binary', maxLength: 20 }),
+);
 /** Values of the wrong type for wherever they land, some deep, some with prototype-ish keys. */
 const odd: fc.Arbitrary<unknown> = fc.oneof(
   { weight: 4, arbitrary: scalar },
   { weight: 2, arbitrary: fc.jsonValue({ maxDepth: 4 }) },
-  { weight: 1, arbitrary: fc.tuple(scalar, fc.integer({ min: 1, max: MODERATE_DEPTH }), fc.constantFrom('array' as const, 'object' as const)).map(([v, d, k]) => nest(v, d, k)) },
+  {
+    weight: 1,
+    arbitrary: fc
+      .tuple(scalar, fc.integer({ min: 1, max: MODERATE_DEPTH }), fc.constantFrom('array' as const, 'object' as const))
+      .map(([v, d, k]) => nest(v, d, k)),
+  },
   {
     weight: 1,
     arbitrary: fc.constantFrom<unknown>(
@@ -117,28 +131,54 @@ const goodMeta = (): Record<string, unknown> => ({ ...META });
 /** _meta: right most of the time, otherwise missing keys, wrong types and versions, odd tokens, nesting. */
 const metaArb: fc.Arbitrary<unknown> = fc.oneof(
   { weight: 6, arbitrary: fc.constant(undefined).map(() => goodMeta()) },
-  { weight: 2, arbitrary: fc.oneof(fc.integer(), fc.string({ maxLength: 20 }), fc.constant(null)).map((progressToken) => ({ ...goodMeta(), progressToken })) },
+  {
+    weight: 2,
+    arbitrary: fc
+      .oneof(fc.integer(), fc.string({ maxLength: 20 }), fc.constant(null))
+      .map((progressToken) => ({ ...goodMeta(), progressToken })),
+  },
   { weight: 1, arbitrary: fc.constant({ ...META, progressToken: 'p' }) },
   { weight: 1, arbitrary: odd.map((progressToken) => ({ ...goodMeta(), progressToken })) },
   { weight: 1, arbitrary: odd.map((v) => ({ ...goodMeta(), 'io.modelcontextprotocol/protocolVersion': v })) },
   {
     weight: 1,
-    arbitrary: fc.constantFrom('2025-06-18', '2025-11-25', '2026-07-28 ', '', '2099-01-01').map((v) => ({ ...goodMeta(), 'io.modelcontextprotocol/protocolVersion': v })),
+    arbitrary: fc
+      .constantFrom('2025-06-18', '2025-11-25', '2026-07-28 ', '', '2099-01-01')
+      .map((v) => ({ ...goodMeta(), 'io.modelcontextprotocol/protocolVersion': v })),
   },
   { weight: 1, arbitrary: odd.map((v) => ({ ...goodMeta(), 'io.modelcontextprotocol/clientCapabilities': v })) },
-  { weight: 1, arbitrary: fc.dictionary(fc.string({ maxLength: 30 }), odd, { maxKeys: 4 }).map((extra) => ({ ...goodMeta(), ...extra })) },
   {
     weight: 1,
-    arbitrary: fc.integer({ min: 1, max: MODERATE_DEPTH }).map((depth) => ({ ...goodMeta(), 'com.example/nested': nest({ _meta: nest({}, 3, 'object') }, depth, 'object') })),
+    arbitrary: fc
+      .dictionary(fc.string({ maxLength: 30 }), odd, { maxKeys: 4 })
+      .map((extra) => ({ ...goodMeta(), ...extra })),
   },
   {
     weight: 1,
-    arbitrary: fc.constantFrom<unknown>({}, null, [], 'meta', { 'io.modelcontextprotocol/clientCapabilities': {} }, { 'io.modelcontextprotocol/protocolVersion': VERSION }),
+    arbitrary: fc.integer({ min: 1, max: MODERATE_DEPTH }).map((depth) => ({
+      ...goodMeta(),
+      'com.example/nested': nest({ _meta: nest({}, 3, 'object') }, depth, 'object'),
+    })),
+  },
+  {
+    weight: 1,
+    arbitrary: fc.constantFrom<unknown>(
+      {},
+      null,
+      [],
+      'meta',
+      { 'io.modelcontextprotocol/clientCapabilities': {} },
+      { 'io.modelcontextprotocol/protocolVersion': VERSION },
+    ),
   },
 );
 
 /** A 2025 client's _meta: none, or a progress token (of any type). */
-export const legacyMetaArb: fc.Arbitrary<unknown> = fc.oneof(fc.constant(undefined), fc.record({ progressToken: fc.oneof(fc.integer(), fc.string({ maxLength: 10 }), odd) }), odd);
+export const legacyMetaArb: fc.Arbitrary<unknown> = fc.oneof(
+  fc.constant(undefined),
+  fc.record({ progressToken: fc.oneof(fc.integer(), fc.string({ maxLength: 10 }), odd) }),
+  odd,
+);
 
 /** params: shaped for the method most of the time; sometimes not an object at all. */
 const paramsFor = (meta: fc.Arbitrary<unknown>): fc.Arbitrary<unknown> =>
@@ -154,16 +194,30 @@ const paramsFor = (meta: fc.Arbitrary<unknown>): fc.Arbitrary<unknown> =>
             { weight: 1, arbitrary: odd },
           ),
           uri: fc.oneof({ weight: 4, arbitrary: fc.constantFrom(...URIS) }, { weight: 1, arbitrary: odd }),
-          cursor: fc.oneof(fc.string({ maxLength: 60 }), odd, fc.constantFrom('0', '1', 'abc.def', '.', 'e30.AAAAAAAAAAAAAAAAAAAAAA')),
+          cursor: fc.oneof(
+            fc.string({ maxLength: 60 }),
+            odd,
+            fc.constantFrom('0', '1', 'abc.def', '.', 'e30.AAAAAAAAAAAAAAAAAAAAAA'),
+          ),
           ref: fc.oneof(
-            fc.record({ type: fc.constantFrom('ref/prompt', 'ref/resource', 'x'), name: fc.constantFrom('r__hello', 'hello', ''), uri: fc.constantFrom(...URIS) }),
+            fc.record({
+              type: fc.constantFrom('ref/prompt', 'ref/resource', 'x'),
+              name: fc.constantFrom('r__hello', 'hello', ''),
+              uri: fc.constantFrom(...URIS),
+            }),
             odd,
           ),
-          argument: fc.oneof(fc.record({ name: fc.string({ maxLength: 10 }), value: fc.string({ maxLength: 10 }) }), odd),
+          argument: fc.oneof(
+            fc.record({ name: fc.string({ maxLength: 10 }), value: fc.string({ maxLength: 10 }) }),
+            odd,
+          ),
           notifications: fc.oneof(fc.constant({ toolsListChanged: true }), odd),
           requestState: fc.oneof(fc.string({ maxLength: 60 }), fc.constant('mcpgw1.e30.' + 'A'.repeat(43)), odd),
           inputResponses: odd,
-          protocolVersion: fc.oneof(fc.constantFrom('2025-11-25', '2025-06-18', '2025-03-26', '2024-11-05', VERSION), odd),
+          protocolVersion: fc.oneof(
+            fc.constantFrom('2025-11-25', '2025-06-18', '2025-03-26', '2024-11-05', VERSION),
+            odd,
+          ),
           capabilities: fc.oneof(fc.constant({}), fc.constant({ elicitation: {}, roots: { listChanged: true } }), odd),
           clientInfo: fc.oneof(fc.constant({ name: 'fuzz', version: '1' }), odd),
           _meta: meta,
@@ -190,11 +244,19 @@ export const rpcTextFor = (methods: readonly string[], meta: fc.Arbitrary<unknow
   fc
     .record(
       {
-        jsonrpc: fc.oneof({ weight: 8, arbitrary: fc.constant('"2.0"') }, { weight: 1, arbitrary: fc.constantFrom('"1.0"', '2', '2.0', 'null', '"2.0 "', '{}') }),
+        jsonrpc: fc.oneof(
+          { weight: 8, arbitrary: fc.constant('"2.0"') },
+          { weight: 1, arbitrary: fc.constantFrom('"1.0"', '2', '2.0', 'null', '"2.0 "', '{}') },
+        ),
         id: idText,
         method: fc.oneof({ weight: 8, arbitrary: fc.constantFrom(...methods) }, { weight: 1, arbitrary: odd }),
         params: paramsFor(meta),
-        proto: fc.constantFrom('{"polluted":true}', '{"_meta":{"io.modelcontextprotocol/protocolVersion":"2026-07-28"}}', 'null', '[]'),
+        proto: fc.constantFrom(
+          '{"polluted":true}',
+          '{"_meta":{"io.modelcontextprotocol/protocolVersion":"2026-07-28"}}',
+          'null',
+          '[]',
+        ),
       },
       { requiredKeys: ['jsonrpc', 'method'] },
     )
@@ -204,7 +266,8 @@ export const rpcTextFor = (methods: readonly string[], meta: fc.Arbitrary<unknow
       if (shape.id !== undefined) parts.push(`"id":${shape.id}`);
       parts.push(`"method":${JSON.stringify(shape.method) ?? 'null'}`);
       let params = shape.params === undefined ? undefined : JSON.stringify(shape.params);
-      if (params?.startsWith('{') && shape.proto !== undefined) params = `{"__proto__":${shape.proto}${params === '{}' ? '' : ','}${params.slice(1)}`;
+      if (params?.startsWith('{') && shape.proto !== undefined)
+        params = `{"__proto__":${shape.proto}${params === '{}' ? '' : ','}${params.slice(1)}`;
       if (params !== undefined) parts.push(`"params":${params}`);
       return `{${parts.join(',')}}`;
     });
@@ -232,10 +295,23 @@ export const hugeText = fc
 
 /** Batches of JSON-RPC-shaped messages (the revision has none; each must be refused as a whole). */
 export const batchText = fc
-  .array(fc.oneof(rpcText, fc.constant(JSON.stringify({ jsonrpc: '2.0', id: 1, method: 'tools/call', params: { name: 'r__echo', arguments: { text: 'b' }, _meta: META } }))), {
-    minLength: 0,
-    maxLength: 5,
-  })
+  .array(
+    fc.oneof(
+      rpcText,
+      fc.constant(
+        JSON.stringify({
+          jsonrpc: '2.0',
+          id: 1,
+          method: 'tools/call',
+          params: { name: 'r__echo', arguments: { text: 'b' }, _meta: META },
+        }),
+      ),
+    ),
+    {
+      minLength: 0,
+      maxLength: 5,
+    },
+  )
   .map((items) => `[${items.join(',')}]`);
 
 type Choice<T> = { kind: 'right' } | { kind: 'absent' } | { kind: 'value'; value: T };
@@ -249,7 +325,21 @@ const choice = <T>(values: fc.Arbitrary<T>, right = 6, absent = 1, other = 2): f
 export const envelopeArb = fc.record({
   method: fc.oneof(
     { weight: 12, arbitrary: fc.constant('POST') },
-    { weight: 1, arbitrary: fc.constantFrom('GET', 'HEAD', 'PUT', 'DELETE', 'PATCH', 'OPTIONS', 'PROPFIND', 'SEARCH', 'PURGE', 'TRACE') },
+    {
+      weight: 1,
+      arbitrary: fc.constantFrom(
+        'GET',
+        'HEAD',
+        'PUT',
+        'DELETE',
+        'PATCH',
+        'OPTIONS',
+        'PROPFIND',
+        'SEARCH',
+        'PURGE',
+        'TRACE',
+      ),
+    },
   ),
   path: fc.oneof(
     { weight: 6, arbitrary: fc.constantFrom('/mcp', '/servers/r/mcp') },
@@ -291,13 +381,37 @@ export const envelopeArb = fc.record({
     ),
   ),
   accept: choice(
-    fc.oneof(fc.constantFrom('*/*', 'application/json', 'text/event-stream', 'application/*, text/*', 'text/event-stream, application/json;q=0', '', 'image/png'), headerText),
+    fc.oneof(
+      fc.constantFrom(
+        '*/*',
+        'application/json',
+        'text/event-stream',
+        'application/*, text/*',
+        'text/event-stream, application/json;q=0',
+        '',
+        'image/png',
+      ),
+      headerText,
+    ),
   ),
-  version: choice(fc.oneof(fc.constantFrom('2025-06-18', '2026-07-28 ', '', VERSION.toUpperCase(), '2026-07-28, 2026-07-28'), headerText)),
+  version: choice(
+    fc.oneof(
+      fc.constantFrom('2025-06-18', '2026-07-28 ', '', VERSION.toUpperCase(), '2026-07-28, 2026-07-28'),
+      headerText,
+    ),
+  ),
   mcpMethod: choice(fc.oneof(fc.constantFrom(...METHODS.filter((m) => m.length < 100)), headerText)),
   mcpName: choice(
     fc.oneof(
-      fc.constantFrom('=?base64?*?=', '=?base64?cl9fZWNobw?=', '=?base64??=', '=?BASE64?cl9fZWNobw==?=', '=?base64?/w==?=', 'r__echo ', ' r__echo'),
+      fc.constantFrom(
+        '=?base64?*?=',
+        '=?base64?cl9fZWNobw?=',
+        '=?base64??=',
+        '=?BASE64?cl9fZWNobw==?=',
+        '=?base64?/w==?=',
+        'r__echo ',
+        ' r__echo',
+      ),
       headerText,
       headerText.map(b64),
     ),
@@ -325,9 +439,21 @@ export const envelopeArb = fc.record({
     },
     { weight: 1, arbitrary: headerText },
   ),
-  extra: fc.dictionary(fc.constantFrom('mcp-param-region', 'mcp-param-x', 'x-mcp-gateway-forwarded', 'authorization', 'last-event-id', 'x-forwarded-for', 'host-x'), headerText, {
-    maxKeys: 2,
-  }),
+  extra: fc.dictionary(
+    fc.constantFrom(
+      'mcp-param-region',
+      'mcp-param-x',
+      'x-mcp-gateway-forwarded',
+      'authorization',
+      'last-event-id',
+      'x-forwarded-for',
+      'host-x',
+    ),
+    headerText,
+    {
+      maxKeys: 2,
+    },
+  ),
   chunked: fc.boolean(),
 });
 export type Envelope = typeof envelopeArb extends fc.Arbitrary<infer T> ? T : never;
@@ -341,13 +467,22 @@ export function build(envelope: Envelope, body: Buffer): Sent {
       return undefined;
     }
   })();
-  const asked = request !== null && typeof request === 'object' && !Array.isArray(request) ? (request as Record<string, any>) : {};
+  const asked =
+    request !== null && typeof request === 'object' && !Array.isArray(request) ? (request as Record<string, any>) : {};
   const rpcMethod = typeof asked.method === 'string' ? asked.method : undefined;
-  const nameParam = rpcMethod === 'resources/read' ? asked.params?.uri : rpcMethod === 'tools/call' || rpcMethod === 'prompts/get' ? asked.params?.name : undefined;
+  const nameParam =
+    rpcMethod === 'resources/read'
+      ? asked.params?.uri
+      : rpcMethod === 'tools/call' || rpcMethod === 'prompts/get'
+        ? asked.params?.name
+        : undefined;
   const plain = typeof nameParam === 'string' && /^[\x21-\x7e]+$/.test(nameParam);
-  const rightName = typeof nameParam === 'string' ? (plain && !envelope.nameAsBase64 ? nameParam : b64(nameParam)) : undefined;
+  const rightName =
+    typeof nameParam === 'string' ? (plain && !envelope.nameAsBase64 ? nameParam : b64(nameParam)) : undefined;
   const rightVersion =
-    typeof asked.params?._meta?.['io.modelcontextprotocol/protocolVersion'] === 'string' ? asked.params._meta['io.modelcontextprotocol/protocolVersion'] : VERSION;
+    typeof asked.params?._meta?.['io.modelcontextprotocol/protocolVersion'] === 'string'
+      ? asked.params._meta['io.modelcontextprotocol/protocolVersion']
+      : VERSION;
   const rightMethod = rpcMethod !== undefined && /^[\x21-\x7e]*$/.test(rpcMethod) ? rpcMethod : 'tools/call';
   const headers: Record<string, string> = {};
   const put = (name: string, picked: Choice<string>, right: string | undefined): void => {

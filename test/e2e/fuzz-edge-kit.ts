@@ -39,7 +39,13 @@ export async function startChildGateway(dir: string, name: string): Promise<Chil
       listen: { port: 0, allowedOrigins: [ALLOWED_ORIGIN], maxBodyBytes: MAX_BODY },
       log: { level: 'error' },
       servers: {
-        r: { command: process.execPath, args: ['test/fixtures/recording-server.mjs'], cwd: ROOT, era: 'modern', env: { RECORD_FILE: path.join(dir, `${name}.received.jsonl`) } },
+        r: {
+          command: process.execPath,
+          args: ['test/fixtures/recording-server.mjs'],
+          cwd: ROOT,
+          era: 'modern',
+          env: { RECORD_FILE: path.join(dir, `${name}.received.jsonl`) },
+        },
       },
     }),
   );
@@ -65,7 +71,9 @@ export interface Got {
 
 export const agent = new http.Agent({ keepAlive: true, maxSockets: 8 });
 
-/** `listenStream`: a stream that stays open; its first event (or, for a GET stream, its headers) is all that is read. */
+/**
+ * `listenStream`: a stream that stays open; its first event (or, for a GET stream, its headers) is all that is read.
+ */
 export function send(base: string, sent: Sent, listenStream: boolean): Promise<Got> {
   const url = new URL(base);
   return new Promise<Got>((resolve, reject) => {
@@ -83,26 +91,37 @@ export function send(base: string, sent: Sent, listenStream: boolean): Promise<G
       if (sent.chunked) headers['transfer-encoding'] = 'chunked';
       else headers['content-length'] = sent.body.length;
     }
-    const req = http.request({ host: url.hostname, port: url.port, path: sent.path, method: sent.method, headers, agent }, (res) => {
-      const chunks: Buffer[] = [];
-      const got = (): Got => ({ status: res.statusCode!, headers: res.headers, text: Buffer.concat(chunks).toString('utf8') });
-      // A 2025 session's GET stream may say nothing for a long time: its headers are the answer.
-      if (sent.method === 'GET' && res.statusCode === 200 && String(res.headers['content-type']).startsWith('text/event-stream')) {
-        finish(got());
-        req.destroy();
-        return;
-      }
-      res.on('data', (chunk: Buffer) => {
-        chunks.push(chunk);
-        // A listen stream lives until its client leaves: its first event is all this test reads.
-        if (listenStream && Buffer.concat(chunks).includes('\n\n')) {
+    const req = http.request(
+      { host: url.hostname, port: url.port, path: sent.path, method: sent.method, headers, agent },
+      (res) => {
+        const chunks: Buffer[] = [];
+        const got = (): Got => ({
+          status: res.statusCode!,
+          headers: res.headers,
+          text: Buffer.concat(chunks).toString('utf8'),
+        });
+        // A 2025 session's GET stream may say nothing for a long time: its headers are the answer.
+        if (
+          sent.method === 'GET' &&
+          res.statusCode === 200 &&
+          String(res.headers['content-type']).startsWith('text/event-stream')
+        ) {
           finish(got());
           req.destroy();
+          return;
         }
-      });
-      res.on('end', () => finish(got()));
-      res.on('error', (error) => finish(error));
-    });
+        res.on('data', (chunk: Buffer) => {
+          chunks.push(chunk);
+          // A listen stream lives until its client leaves: its first event is all this test reads.
+          if (listenStream && Buffer.concat(chunks).includes('\n\n')) {
+            finish(got());
+            req.destroy();
+          }
+        });
+        res.on('end', () => finish(got()));
+        res.on('error', (error) => finish(error));
+      },
+    );
     const timer = setTimeout(() => {
       req.destroy();
       finish(new Error(`no complete answer within ${REQUEST_MS} ms`));
@@ -133,7 +152,10 @@ export function parsedBody(sent: Sent): unknown {
   }
 }
 
-/** JSON-RPC 2.0 alone: a response (result object, or error with an integer code and a message) or a request/notification. */
+/**
+ * JSON-RPC 2.0 alone: a response (result object, or error with an integer code and a message) or a
+ * request/notification.
+ */
 function jsonRpcProblems(message: unknown): string[] {
   if (message === null || typeof message !== 'object' || Array.isArray(message)) return ['not an object'];
   const m = message as Record<string, unknown>;
@@ -141,12 +163,14 @@ function jsonRpcProblems(message: unknown): string[] {
   if (m.jsonrpc !== '2.0') problems.push('jsonrpc is not "2.0"');
   if ('id' in m && !isValidId(m.id)) problems.push(`id ${JSON.stringify(m.id)}`);
   if ('result' in m) {
-    if (m.result === null || typeof m.result !== 'object' || Array.isArray(m.result)) problems.push('result is not an object');
+    if (m.result === null || typeof m.result !== 'object' || Array.isArray(m.result))
+      problems.push('result is not an object');
     if (!('id' in m)) problems.push('a result without an id');
     if ('error' in m) problems.push('both result and error');
   } else if ('error' in m) {
     const e = m.error as Record<string, unknown> | null;
-    if (!e || typeof e !== 'object' || !Number.isInteger(e.code) || typeof e.message !== 'string') problems.push('error is not {code, message}');
+    if (!e || typeof e !== 'object' || !Number.isInteger(e.code) || typeof e.message !== 'string')
+      problems.push('error is not {code, message}');
   } else if (typeof m.method !== 'string') problems.push('neither a response nor a request');
   return problems;
 }
@@ -155,29 +179,43 @@ function jsonRpcProblems(message: unknown): string[] {
 export function problemWith(sent: Sent, got: Got): string | undefined {
   const { status } = got;
   const request = parsedBody(sent);
-  const asked = request !== null && typeof request === 'object' && !Array.isArray(request) ? (request as Record<string, unknown>) : undefined;
+  const asked =
+    request !== null && typeof request === 'object' && !Array.isArray(request)
+      ? (request as Record<string, unknown>)
+      : undefined;
   const rpcMethod = typeof asked?.method === 'string' ? asked.method : '';
   if (status >= 500) return `a ${status}: ${got.text.slice(0, 300)}`;
   if (status < 200 || (status >= 300 && status < 400)) return `an unexpected status ${status}`;
   if (sent.method === 'HEAD') return got.text === '' ? undefined : 'a body on a HEAD answer';
   if (sent.method === 'GET' && status === 200) {
     // Only a 2025 session (initialize first) has a GET stream.
-    return String(got.headers['content-type']).startsWith('text/event-stream') && sent.headers['mcp-session-id'] !== undefined
+    return String(got.headers['content-type']).startsWith('text/event-stream') &&
+      sent.headers['mcp-session-id'] !== undefined
       ? undefined
       : `GET answered 200 ${got.headers['content-type']}`;
   }
   if (sent.method === 'DELETE' && status === 200 && got.text === '') {
     return sent.headers['mcp-session-id'] !== undefined ? undefined : 'DELETE answered 200 without a session';
   }
-  if (status === 204) return sent.method === 'OPTIONS' && got.text === '' ? undefined : `204 to ${sent.method} with ${JSON.stringify(got.text.slice(0, 100))}`;
+  if (status === 204)
+    return sent.method === 'OPTIONS' && got.text === ''
+      ? undefined
+      : `204 to ${sent.method} with ${JSON.stringify(got.text.slice(0, 100))}`;
   if (status === 202) {
     if (got.text !== '') return 'a 202 with a body';
     if (asked && !('id' in asked) && typeof asked.method === 'string') return undefined; // a notification
     // On a 2025 session, a client's answer to a request the gateway sent it (a response has no method).
-    if (asked && sent.headers['mcp-session-id'] !== undefined && !('method' in asked) && ('result' in asked || 'error' in asked)) return undefined;
+    if (
+      asked &&
+      sent.headers['mcp-session-id'] !== undefined &&
+      !('method' in asked) &&
+      ('result' in asked || 'error' in asked)
+    )
+      return undefined;
     return "a 202 for something other than a notification or a 2025 client's response";
   }
-  if (status >= 400 && !JSON_RPC_REFUSALS.has(status)) return `status ${status} (not a refusal the edge makes without auth)`;
+  if (status >= 400 && !JSON_RPC_REFUSALS.has(status))
+    return `status ${status} (not a refusal the edge makes without auth)`;
 
   const type = String(got.headers['content-type'] ?? '');
   let messages: unknown[];
@@ -194,11 +232,17 @@ export function problemWith(sent: Sent, got: Got): string | undefined {
   // A request without the modern _meta may be served as a 2025-era exchange (initialize, sessions): its
   // answers follow that revision, so they are held to JSON-RPC 2.0 itself, not to the 2026 schema.
   const params = asked?.params as Record<string, unknown> | undefined;
-  const meta = params !== null && typeof params === 'object' ? (params._meta as Record<string, unknown> | undefined) : undefined;
+  const meta =
+    params !== null && typeof params === 'object' ? (params._meta as Record<string, unknown> | undefined) : undefined;
   const modern = meta !== null && typeof meta === 'object' && 'io.modelcontextprotocol/protocolVersion' in meta;
   for (const message of messages) {
-    const problems = modern || status >= 400 ? schemaProblems(status >= 400 ? '' : rpcMethod, message) : jsonRpcProblems(message);
-    if (problems.length) return `not a valid JSON-RPC message: ${problems.slice(0, 3).join('; ')} in ${JSON.stringify(message).slice(0, 300)}`;
+    const problems =
+      modern || status >= 400 ? schemaProblems(status >= 400 ? '' : rpcMethod, message) : jsonRpcProblems(message);
+    if (problems.length)
+      return (
+        `not a valid JSON-RPC message: ${problems.slice(0, 3).join('; ')} in ` +
+        `${JSON.stringify(message).slice(0, 300)}`
+      );
   }
   if (streamOpened) return undefined; // its first event, a notification, was checked above
   if (status >= 400) {
@@ -208,12 +252,16 @@ export function problemWith(sent: Sent, got: Got): string | undefined {
   }
   if ('id' in last) {
     if (!asked || !isValidId(asked.id) || JSON.stringify(asked.id) !== JSON.stringify(last.id)) {
-      return `answered with id ${JSON.stringify(last.id)} to a request whose id is ${asked ? JSON.stringify(asked.id) : '(unreadable)'}`;
+      return (
+        `answered with id ${JSON.stringify(last.id)} to a request whose id is ` +
+        `${asked ? JSON.stringify(asked.id) : '(unreadable)'}`
+      );
     }
   } else if ('result' in last) {
     return 'a result without an id';
   }
-  if ('result' in last && !(status === 200 && asked && isValidId(asked.id))) return 'a result to something that is not a valid request';
+  if ('result' in last && !(status === 200 && asked && isValidId(asked.id)))
+    return 'a result to something that is not a valid request';
   return undefined;
 }
 
@@ -263,14 +311,16 @@ export async function exchange(target: ChildGateway, sent: Sent): Promise<void> 
         // Node's own HTTP parser refuses header values it cannot read (its 400 and closed socket come before
         // the gateway sees the request); with a large body still being written, the client sees EPIPE.
         const unreadable = Object.values(sent.headers).some((value) => /[^\t\x20-\x7e]/.test(String(value)));
-        if (unreadable && ['EPIPE', 'ECONNRESET'].includes(error.code ?? '') && target.child.exitCode === null) return undefined;
+        if (unreadable && ['EPIPE', 'ECONNRESET'].includes(error.code ?? '') && target.child.exitCode === null)
+          return undefined;
         throw error;
       });
     if (got === undefined) return;
   } catch (error) {
     const died = target.child.exitCode !== null || target.child.signalCode !== null;
     throw new Error(
-      `${died ? 'the gateway died' : 'no answer'} (${(error as Error).message}) on ${describeSent(sent)}\n${died ? target.log() : ''}\nRECENT:\n${recent.join('\n---\n')}`,
+      `${died ? 'the gateway died' : 'no answer'} (${(error as Error).message}) on ` +
+        `${describeSent(sent)}\n${died ? target.log() : ''}\nRECENT:\n${recent.join('\n---\n')}`,
     );
   }
   const problem = problemWith(sent, got);
@@ -283,14 +333,22 @@ export async function exchange(target: ChildGateway, sent: Sent): Promise<void> 
 export function describeSent(sent: Sent): string {
   const body = sent.body.toString('utf8');
   const shown = body.length > 600 ? `${body.slice(0, 300)}…(${sent.body.length} bytes)…${body.slice(-200)}` : body;
-  return `${sent.method} ${sent.path} ${JSON.stringify(sent.headers).slice(0, 600)}${sent.chunked ? ' (chunked)' : ''}\n${shown}`;
+  return (
+    `${sent.method} ${sent.path} ` +
+    `${JSON.stringify(sent.headers).slice(0, 600)}${sent.chunked ? ' (chunked)' : ''}\n${shown}`
+  );
 }
 
 /** After each batch: the process runs, and a normal call through /mcp echoes its payload to its caller. */
 export async function assertServing(target: ChildGateway): Promise<void> {
   assert.equal(target.child.exitCode, null, `the gateway exited:\n${target.log()}`);
   const marker = `alive-${Date.now()}-${Math.random()}`;
-  const body = { jsonrpc: '2.0', id: marker, method: 'tools/call', params: { name: 'r__echo', arguments: { text: marker }, _meta: META } };
+  const body = {
+    jsonrpc: '2.0',
+    id: marker,
+    method: 'tools/call',
+    params: { name: 'r__echo', arguments: { text: marker }, _meta: META },
+  };
   const headers = {
     'content-type': 'application/json',
     accept: 'application/json, text/event-stream',
@@ -298,7 +356,11 @@ export async function assertServing(target: ChildGateway): Promise<void> {
     'mcp-method': 'tools/call',
     'mcp-name': 'r__echo',
   };
-  const got = await send(target.base, { method: 'POST', path: '/mcp', headers, body: Buffer.from(JSON.stringify(body)), chunked: false }, false);
+  const got = await send(
+    target.base,
+    { method: 'POST', path: '/mcp', headers, body: Buffer.from(JSON.stringify(body)), chunked: false },
+    false,
+  );
   assert.equal(got.status, 200, got.text);
   const answer = JSON.parse(got.text);
   assert.equal(answer.id, marker);
@@ -313,7 +375,10 @@ async function inFlight(target: ChildGateway): Promise<number> {
 }
 
 export async function assertIdle(target: ChildGateway): Promise<void> {
-  assert.ok(await until(async () => (await inFlight(target)) === 0, 5_000), `requests still in flight: ${await inFlight(target)}`);
+  assert.ok(
+    await until(async () => (await inFlight(target)) === 0, 5_000),
+    `requests still in flight: ${await inFlight(target)}`,
+  );
 }
 
 /** A body that fast-check prints shortened in counterexamples (some are megabytes). */
@@ -321,7 +386,9 @@ export class Body {
   constructor(readonly bytes: Buffer) {}
   [fc.toStringMethod](): string {
     const text = this.bytes.toString('utf8');
-    return text.length > 400 ? `Body(${this.bytes.length} bytes: ${JSON.stringify(text.slice(0, 200))}…${JSON.stringify(text.slice(-100))})` : `Body(${JSON.stringify(text)})`;
+    return text.length > 400
+      ? `Body(${this.bytes.length} bytes: ${JSON.stringify(text.slice(0, 200))}…${JSON.stringify(text.slice(-100))})`
+      : `Body(${JSON.stringify(text)})`;
   }
 }
 export const utf8 = (arb: fc.Arbitrary<string>) => arb.map((text) => new Body(Buffer.from(text, 'utf8')));

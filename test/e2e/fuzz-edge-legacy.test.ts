@@ -30,34 +30,52 @@ const LEGACY_METHODS = [
 ];
 
 describe('2025-era exchanges on the same endpoints (initialize, Mcp-Session-Id, GET and DELETE)', () => {
-  test('arbitrary initialize bodies, and arbitrary requests on no, forged and real sessions: JSON-RPC answers or refusals, never a 5xx', async () => {
-    const session = fc.oneof(
-      fc.constant<'none' | 'real'>('none'),
-      fc.constant<'none' | 'real'>('real'),
-      headerText,
-      fc.constantFrom('AQ', 'AQAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAA', ''),
-    );
-    const verb = fc.oneof({ weight: 6, arbitrary: fc.constant('POST') }, { weight: 1, arbitrary: fc.constant('GET') }, { weight: 1, arbitrary: fc.constant('DELETE') });
-    await assertProperty(
-      fc.asyncProperty(envelopeArb, utf8(rpcTextFor(LEGACY_METHODS, legacyMetaArb)), session, verb, async (envelope, body, which, method) => {
-        const sent = build({ ...envelope, method, version: { kind: 'absent' } }, body.bytes);
-        if (which === 'real') {
-          const init = {
-            jsonrpc: '2.0',
-            id: 'init',
-            method: 'initialize',
-            params: { protocolVersion: '2025-11-25', capabilities: {}, clientInfo: { name: 'fuzz', version: '1' } },
-          };
-          const headers = { 'content-type': 'application/json', accept: 'application/json, text/event-stream' };
-          const got = await send(target.current().base, { method: 'POST', path: sent.path, headers, body: Buffer.from(JSON.stringify(init)), chunked: false }, false);
-          const id = got.headers['mcp-session-id'];
-          if (typeof id === 'string') sent.headers['mcp-session-id'] = id;
-        } else if (which !== 'none') sent.headers['mcp-session-id'] = which;
-        await exchange(target.current(), sent);
-      }),
-      { numRuns: 300 * SCALE, ...REPLAY },
-    );
-    await assertIdle(target.current());
-    await assertServing(target.current());
-  });
+  test(
+    'arbitrary initialize bodies, and arbitrary requests on no, forged and real sessions: JSON-RPC answers or ' +
+      'refusals, never a 5xx',
+    async () => {
+      const session = fc.oneof(
+        fc.constant<'none' | 'real'>('none'),
+        fc.constant<'none' | 'real'>('real'),
+        headerText,
+        fc.constantFrom('AQ', 'AQAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAA', ''),
+      );
+      const verb = fc.oneof(
+        { weight: 6, arbitrary: fc.constant('POST') },
+        { weight: 1, arbitrary: fc.constant('GET') },
+        { weight: 1, arbitrary: fc.constant('DELETE') },
+      );
+      await assertProperty(
+        fc.asyncProperty(
+          envelopeArb,
+          utf8(rpcTextFor(LEGACY_METHODS, legacyMetaArb)),
+          session,
+          verb,
+          async (envelope, body, which, method) => {
+            const sent = build({ ...envelope, method, version: { kind: 'absent' } }, body.bytes);
+            if (which === 'real') {
+              const init = {
+                jsonrpc: '2.0',
+                id: 'init',
+                method: 'initialize',
+                params: { protocolVersion: '2025-11-25', capabilities: {}, clientInfo: { name: 'fuzz', version: '1' } },
+              };
+              const headers = { 'content-type': 'application/json', accept: 'application/json, text/event-stream' };
+              const got = await send(
+                target.current().base,
+                { method: 'POST', path: sent.path, headers, body: Buffer.from(JSON.stringify(init)), chunked: false },
+                false,
+              );
+              const id = got.headers['mcp-session-id'];
+              if (typeof id === 'string') sent.headers['mcp-session-id'] = id;
+            } else if (which !== 'none') sent.headers['mcp-session-id'] = which;
+            await exchange(target.current(), sent);
+          },
+        ),
+        { numRuns: 300 * SCALE, ...REPLAY },
+      );
+      await assertIdle(target.current());
+      await assertServing(target.current());
+    },
+  );
 });

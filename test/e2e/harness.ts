@@ -22,7 +22,10 @@ export const META = {
 };
 
 /** A server entry running one of the TypeScript fixtures (through the tests' loader, test/run-ts.ts). */
-export function fixture(name: 'modern-server' | 'legacy-server', extra: Record<string, unknown> = {}): Record<string, unknown> {
+export function fixture(
+  name: 'modern-server' | 'legacy-server',
+  extra: Record<string, unknown> = {},
+): Record<string, unknown> {
   return { command: process.execPath, args: [...RUN_TS, `test/fixtures/${name}.ts`], cwd: ROOT, ...extra };
 }
 
@@ -30,7 +33,10 @@ export function fixture(name: 'modern-server' | 'legacy-server', extra: Record<s
  * A server entry running test/fixtures/recording-server.mjs, which appends every line it receives to `file`:
  * `id` names its tools' answers (SERVER_ID), `era: 'modern'` skips the probe, `env` adds to its environment.
  */
-export function recordingServer(file: string, options: { id?: string; era?: 'modern'; env?: Record<string, string> } = {}): Record<string, unknown> {
+export function recordingServer(
+  file: string,
+  options: { id?: string; era?: 'modern'; env?: Record<string, string> } = {},
+): Record<string, unknown> {
   return {
     command: process.execPath,
     args: ['test/fixtures/recording-server.mjs'],
@@ -46,15 +52,24 @@ export const everything = {
   cwd: ROOT,
 };
 
-export async function startTestGateway(servers: Record<string, unknown>, listen: Record<string, unknown> = {}, rest: Record<string, unknown> = {}): Promise<RunningGateway> {
+export async function startTestGateway(
+  servers: Record<string, unknown>,
+  listen: Record<string, unknown> = {},
+  rest: Record<string, unknown> = {},
+): Promise<RunningGateway> {
   const config = parseConfig({ listen: { port: 0, ...listen }, servers, ...rest }, 'test', ROOT);
   const log = process.env.TEST_LOG ? createLogger(process.env.TEST_LOG) : silentLog;
   return startGateway(config, log);
 }
 
 export function modernClient(gateway: RunningGateway, server: string): Promise<Client> {
-  const client = new Client({ name: 'e2e-client', version: '1.0.0' }, { versionNegotiation: { mode: { pin: VERSION } } });
-  return client.connect(new StreamableHTTPClientTransport(new URL(`${gateway.url}/servers/${server}/mcp`))).then(() => client);
+  const client = new Client(
+    { name: 'e2e-client', version: '1.0.0' },
+    { versionNegotiation: { mode: { pin: VERSION } } },
+  );
+  return client
+    .connect(new StreamableHTTPClientTransport(new URL(`${gateway.url}/servers/${server}/mcp`)))
+    .then(() => client);
 }
 
 /** The headers a conforming client sends for this body. */
@@ -65,14 +80,24 @@ export function headersFor(body: { method: string; params?: Record<string, unkno
     'mcp-protocol-version': VERSION,
     'mcp-method': body.method,
   };
-  const name = body.method === 'resources/read' ? body.params?.uri : body.method === 'tools/call' || body.method === 'prompts/get' ? body.params?.name : undefined;
+  const name =
+    body.method === 'resources/read'
+      ? body.params?.uri
+      : body.method === 'tools/call' || body.method === 'prompts/get'
+        ? body.params?.name
+        : undefined;
   if (typeof name === 'string') headers['mcp-name'] = name;
   return headers;
 }
 
 let nextId = 1;
 export function request(method: string, params: Record<string, unknown> = {}, id: string | number = nextId++) {
-  return { jsonrpc: '2.0' as const, id, method, params: { ...params, _meta: { ...META, ...(params._meta as object | undefined) } } };
+  return {
+    jsonrpc: '2.0' as const,
+    id,
+    method,
+    params: { ...params, _meta: { ...META, ...(params._meta as object | undefined) } },
+  };
 }
 
 export interface Answer {
@@ -83,9 +108,19 @@ export interface Answer {
   events: any[];
 }
 
-export async function post(url: string, body: unknown, headers?: Record<string, string>, init: RequestInit = {}): Promise<Answer> {
+export async function post(
+  url: string,
+  body: unknown,
+  headers?: Record<string, string>,
+  init: RequestInit = {},
+): Promise<Answer> {
   const sent = headers ?? headersFor(body as { method: string });
-  const response = await fetch(url, { method: 'POST', headers: sent, body: typeof body === 'string' ? body : JSON.stringify(body), ...init });
+  const response = await fetch(url, {
+    method: 'POST',
+    headers: sent,
+    body: typeof body === 'string' ? body : JSON.stringify(body),
+    ...init,
+  });
   const type = response.headers.get('content-type') ?? '';
   const text = await response.text();
   if (type.startsWith('text/event-stream')) {
@@ -103,7 +138,10 @@ export interface RpcBody {
   params?: Record<string, unknown>;
 }
 
-/** `post` with the headers a conforming client sends for `body`, and `extra` over them (credentials, a traceparent, a header under test). */
+/**
+ * `post` with the headers a conforming client sends for `body`, and `extra` over them (credentials, a traceparent, a
+ * header under test).
+ */
 export function send(url: string, body: RpcBody, extra: Record<string, string> = {}): Promise<Answer> {
   return post(url, body, { ...headersFor(body), ...extra });
 }
@@ -135,12 +173,23 @@ export function schemaProblems(method: string, message: any): string[] {
 }
 
 /** A subscriptions/listen stream: collects its messages in order until closed. */
-export async function openListen(url: string, notifications: Record<string, unknown>, headers: Record<string, string> = {}) {
+export async function openListen(
+  url: string,
+  notifications: Record<string, unknown>,
+  headers: Record<string, string> = {},
+) {
   const body = request('subscriptions/listen', { notifications });
   const controller = new AbortController();
-  const response = await fetch(url, { method: 'POST', headers: { ...headersFor(body), ...headers }, body: JSON.stringify(body), signal: controller.signal });
+  const response = await fetch(url, {
+    method: 'POST',
+    headers: { ...headersFor(body), ...headers },
+    body: JSON.stringify(body),
+    signal: controller.signal,
+  });
   if (response.status !== 200 || response.headers.get('content-type') !== 'text/event-stream') {
-    throw new Error(`listen answered ${response.status} ${response.headers.get('content-type')}: ${await response.text()}`);
+    throw new Error(
+      `listen answered ${response.status} ${response.headers.get('content-type')}: ${await response.text()}`,
+    );
   }
   const { messages, done } = sseMessages(response);
   done.catch(() => {}); // closed by the test

@@ -28,7 +28,12 @@ const calledTools = () =>
 
 before(async () => {
   writeFileSync(record, '');
-  const server = { command: process.execPath, args: ['test/fixtures/header-tools-server.mjs'], cwd: ROOT, env: { RECORD_FILE: record } };
+  const server = {
+    command: process.execPath,
+    args: ['test/fixtures/header-tools-server.mjs'],
+    cwd: ROOT,
+    env: { RECORD_FILE: record },
+  };
   gateway = await startGateway(parseConfig({ listen: { port: 0 }, servers: { h: server } }, 'test', ROOT), log);
 });
 
@@ -46,7 +51,10 @@ describe('tools with invalid x-mcp-header declarations', () => {
       const body = callBody(name);
       const answer = await post(`${gateway.url}/servers/h/mcp`, body, headersFor(body));
       assert.equal(answer.body.error?.code, -32602, `${name}: ${JSON.stringify(answer.body)}`);
-      assert.match(answer.body.error.message, new RegExp(`Unknown tool: ${name} \\(mcp-gateway does not offer it: x-mcp-header`));
+      assert.match(
+        answer.body.error.message,
+        new RegExp(`Unknown tool: ${name} \\(mcp-gateway does not offer it: x-mcp-header`),
+      );
     }
     assert.deepEqual(calledTools(), [], 'no invalid tool reached the server');
   });

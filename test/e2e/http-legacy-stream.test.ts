@@ -13,7 +13,8 @@ import { started, upstreamConfig, upstreamRequest as request } from './http-upst
 const until = (check: () => boolean, ms = 3_000): Promise<void> => eventually(check, ms);
 
 /** The upstream under test: configured headers, and a short 2025 session lifetime. */
-const config = (name: string, url: string) => upstreamConfig(name, url, { headers: { authorization: 'Bearer stream-test' }, legacyTtlMs: 1000 });
+const config = (name: string, url: string) =>
+  upstreamConfig(name, url, { headers: { authorization: 'Bearer stream-test' }, legacyTtlMs: 1000 });
 
 /** The next 'listChanged' the upstream emits, or a rejection after `ms`. */
 function nextListChange(upstream: HttpUpstream, ms = 1_000): Promise<JsonRpcNotification> {
@@ -84,28 +85,35 @@ describe('the GET event stream of a legacy session', () => {
     assert.equal((await heard).method, 'notifications/tools/list_changed');
   });
 
-  test('after the server drops its sessions, the re-initialised session opens a new stream and changes are heard again', async () => {
-    const initializes = server.initializes;
-    const oldSession = gets(server).at(-1)!['mcp-session-id'];
-    const askedBefore = gets(server).filter((r) => r['mcp-session-id'] === oldSession).length;
-    await server.dropSessions();
-    await until(() => server.openGetStreams === 0);
-    // The next request meets 404 and re-initialises; the new session opens its own stream.
-    assert.equal(textOf(await upstream.request(request('e-1', 'tools/call', { name: 'echo', arguments: { text: 'again' } }))), 'again');
-    assert.equal(server.initializes, initializes + 1);
-    await until(() => server.openGetStreams === 1);
-    const newSession = gets(server).at(-1)!['mcp-session-id'];
-    assert.notEqual(newSession, oldSession);
+  test(
+    'after the server drops its sessions, the re-initialised session opens a new stream and changes are heard ' +
+      'again',
+    async () => {
+      const initializes = server.initializes;
+      const oldSession = gets(server).at(-1)!['mcp-session-id'];
+      const askedBefore = gets(server).filter((r) => r['mcp-session-id'] === oldSession).length;
+      await server.dropSessions();
+      await until(() => server.openGetStreams === 0);
+      // The next request meets 404 and re-initialises; the new session opens its own stream.
+      assert.equal(
+        textOf(await upstream.request(request('e-1', 'tools/call', { name: 'echo', arguments: { text: 'again' } }))),
+        'again',
+      );
+      assert.equal(server.initializes, initializes + 1);
+      await until(() => server.openGetStreams === 1);
+      const newSession = gets(server).at(-1)!['mcp-session-id'];
+      assert.notEqual(newSession, oldSession);
 
-    const heard = nextListChange(upstream);
-    server.toolsChanged();
-    assert.equal((await heard).method, 'notifications/tools/list_changed');
+      const heard = nextListChange(upstream);
+      server.toolsChanged();
+      assert.equal((await heard).method, 'notifications/tools/list_changed');
 
-    // The old session's stream is not asked for again: it was closed when its session was replaced.
-    await new Promise((r) => setTimeout(r, 1_500));
-    assert.equal(gets(server).filter((r) => r['mcp-session-id'] === oldSession).length, askedBefore);
-    assert.equal(server.openGetStreams, 1);
-  });
+      // The old session's stream is not asked for again: it was closed when its session was replaced.
+      await new Promise((r) => setTimeout(r, 1_500));
+      assert.equal(gets(server).filter((r) => r['mcp-session-id'] === oldSession).length, askedBefore);
+      assert.equal(server.openGetStreams, 1);
+    },
+  );
 
   test('a session the server forgot while nobody sent requests: its stream stops at 404 instead of retrying', async () => {
     const own = await started(config('idle', server.url));
@@ -117,7 +125,10 @@ describe('the GET event stream of a legacy session', () => {
       // Once when the session was opened, once more a second after the server ended it (answered 404).
       assert.equal(gets(server).filter((r) => r['mcp-session-id'] === session).length, 2);
       // The next request re-initialises and the stream comes back.
-      assert.equal(textOf(await own.request(request('i-1', 'tools/call', { name: 'echo', arguments: { text: 'back' } }))), 'back');
+      assert.equal(
+        textOf(await own.request(request('i-1', 'tools/call', { name: 'echo', arguments: { text: 'back' } }))),
+        'back',
+      );
       await until(() => server.openGetStreams >= 1);
     } finally {
       await own.close();
@@ -152,11 +163,17 @@ describe('a server that offers no GET stream (405)', () => {
       await until(() => gets(server).length === 1);
       await new Promise((r) => setTimeout(r, 3_500)); // past the 1 s and 2 s reopens a retry loop would make
       assert.equal(gets(server).length, 1);
-      assert.equal(textOf(await upstream.request(request(1, 'tools/call', { name: 'echo', arguments: { text: 'fine' } }))), 'fine');
+      assert.equal(
+        textOf(await upstream.request(request(1, 'tools/call', { name: 'echo', arguments: { text: 'fine' } }))),
+        'fine',
+      );
 
       // A new session asks once more, and only once.
       await server.dropSessions();
-      assert.equal(textOf(await upstream.request(request(2, 'tools/call', { name: 'echo', arguments: { text: 'still' } }))), 'still');
+      assert.equal(
+        textOf(await upstream.request(request(2, 'tools/call', { name: 'echo', arguments: { text: 'still' } }))),
+        'still',
+      );
       await until(() => gets(server).length === 2);
       await new Promise((r) => setTimeout(r, 1_500));
       assert.equal(gets(server).length, 2);

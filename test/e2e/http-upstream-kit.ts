@@ -21,14 +21,28 @@ export function upstreamConfig(name: string, url: string, extra: Partial<HttpUps
   };
 }
 
-/** A request as the edge hands it on: the protocol version and client capabilities in _meta (a given _meta adds to them). */
-export function upstreamRequest(id: string | number, method: string, params: Record<string, unknown> = {}): JsonRpcRequest {
-  return { jsonrpc: '2.0', id, method, params: { ...params, _meta: { ...META, ...(params._meta as object | undefined) } } };
+/**
+ * A request as the edge hands it on: the protocol version and client capabilities in _meta (a given _meta adds to
+ * them).
+ */
+export function upstreamRequest(
+  id: string | number,
+  method: string,
+  params: Record<string, unknown> = {},
+): JsonRpcRequest {
+  return {
+    jsonrpc: '2.0',
+    id,
+    method,
+    params: { ...params, _meta: { ...META, ...(params._meta as object | undefined) } },
+  };
 }
 
 /** A started upstream, logging where TEST_LOG says (silent unless set). */
 export async function started(config: HttpUpstreamConfig): Promise<HttpUpstream> {
-  const log = process.env.TEST_LOG ? (await import('../../infra/logger.js')).createLogger(process.env.TEST_LOG) : silentLog;
+  const log = process.env.TEST_LOG
+    ? (await import('../../infra/logger.js')).createLogger(process.env.TEST_LOG)
+    : silentLog;
   const upstream = new HttpUpstream(config, log);
   await upstream.start();
   return upstream;

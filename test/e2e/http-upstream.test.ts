@@ -10,7 +10,12 @@ import type { JsonRpcNotification, JsonRpcResponse } from '../../protocol/jsonrp
 import { silentLog } from '../../infra/log.js';
 import { httpStatusOf } from '../../protocol/error-status.js';
 import { retryAfterOf } from '../../protocol/overload.js';
-import { startLegacyHttpServer, startModernHttpServer, type LegacyHttpServer, type ModernHttpServer } from '../fixtures/http-servers.js';
+import {
+  startLegacyHttpServer,
+  startModernHttpServer,
+  type LegacyHttpServer,
+  type ModernHttpServer,
+} from '../fixtures/http-servers.js';
 import { unusedPort } from '../ports.js';
 import { defProblems } from '../schema.js';
 import { eventually, textOf } from './harness.js';
@@ -94,12 +99,15 @@ describe('modern SDK v2 server over HTTP', () => {
     const order: string[] = [];
     const notifications: JsonRpcNotification[] = [];
     const response = await upstream
-      .request(request('p-1', 'tools/call', { name: 'progress', arguments: { steps: 3 }, _meta: { progressToken: 'tok-9' } }), {
-        onNotification: (n) => {
-          notifications.push(n);
-          order.push(`progress ${(n.params as { progress: number }).progress}`);
+      .request(
+        request('p-1', 'tools/call', { name: 'progress', arguments: { steps: 3 }, _meta: { progressToken: 'tok-9' } }),
+        {
+          onNotification: (n) => {
+            notifications.push(n);
+            order.push(`progress ${(n.params as { progress: number }).progress}`);
+          },
         },
-      })
+      )
       .then((r) => {
         order.push('result');
         return r;
@@ -114,11 +122,16 @@ describe('modern SDK v2 server over HTTP', () => {
   });
 
   // The call would take longer than the test may: an answer at all is the caller's error coming at once.
-  test("cancellation closes the stream: the caller gets an error at once and the server's handler is aborted", { timeout: 30_000 }, async () => {
+  test("cancellation closes the stream: the caller gets an error at once and the server's handler is aborted", {
+    timeout: 30_000,
+  }, async () => {
     const controller = new AbortController();
-    const pending = upstream.request(request('c-1', 'tools/call', { name: 'wait', arguments: { ms: 600_000, tag: 'cancel-me' } }), {
-      signal: controller.signal,
-    });
+    const pending = upstream.request(
+      request('c-1', 'tools/call', { name: 'wait', arguments: { ms: 600_000, tag: 'cancel-me' } }),
+      {
+        signal: controller.signal,
+      },
+    );
     await until(() => server.started.includes('cancel-me'), 10_000);
     controller.abort();
     const response = await pending;
@@ -132,7 +145,9 @@ describe('modern SDK v2 server over HTTP', () => {
   test('a request over timeoutMs is aborted with an error naming the setting', { timeout: 30_000 }, async () => {
     const quick = await started(config('quick', server.url, { timeoutMs: 300 }));
     try {
-      const response = await quick.request(request('t-1', 'tools/call', { name: 'wait', arguments: { ms: 600_000, tag: 'too-slow' } }));
+      const response = await quick.request(
+        request('t-1', 'tools/call', { name: 'wait', arguments: { ms: 600_000, tag: 'too-slow' } }),
+      );
       assert.equal(response.id, 't-1');
       assert.equal(error(response).code, -32603);
       assert.match(error(response).message, /did not answer tools\/call within 300 ms.*servers\.quick\.timeoutMs/);
@@ -147,7 +162,9 @@ describe('modern SDK v2 server over HTTP', () => {
     assert.equal(unknown.id, 'e-1');
     assert.ok('error' in unknown || result(unknown).isError === true, JSON.stringify(unknown));
 
-    const badVersion = await upstream.request(request('e-2', 'tools/list', { _meta: { 'io.modelcontextprotocol/protocolVersion': '2099-01-01' } }));
+    const badVersion = await upstream.request(
+      request('e-2', 'tools/list', { _meta: { 'io.modelcontextprotocol/protocolVersion': '2099-01-01' } }),
+    );
     assert.equal(badVersion.id, 'e-2');
     assert.equal(error(badVersion).code, -32022);
     assert.ok(error(badVersion).data.supported.includes(VERSION));
@@ -157,7 +174,11 @@ describe('modern SDK v2 server over HTTP', () => {
   test('Mcp-Param-* headers from the client are forwarded; other headers are not', async () => {
     const seen = server.requests.length;
     const response = await upstream.request(request('h-1', 'tools/call', { name: 'echo', arguments: { text: 'x' } }), {
-      forwardHeaders: { 'mcp-param-region': 'us-west1', 'mcp-param-greeting': '=?base64?SGVsbG8sIOS4lueVjA==?=', authorization: 'Bearer client-secret' },
+      forwardHeaders: {
+        'mcp-param-region': 'us-west1',
+        'mcp-param-greeting': '=?base64?SGVsbG8sIOS4lueVjA==?=',
+        authorization: 'Bearer client-secret',
+      },
     });
     assert.equal(textOf(response), 'x');
     const headers = server.requests[seen]!;
@@ -173,16 +194,22 @@ describe('modern SDK v2 server over HTTP', () => {
     const announced: unknown[] = [];
     quick.events.on('listChanged', (n) => announced.push(n));
     try {
-      const listening = quick.request(request('sub-1', 'subscriptions/listen', { notifications: { toolsListChanged: true } }), {
-        signal: controller.signal,
-        onNotification: (n) => received.push(n),
-      });
+      const listening = quick.request(
+        request('sub-1', 'subscriptions/listen', { notifications: { toolsListChanged: true } }),
+        {
+          signal: controller.signal,
+          onNotification: (n) => received.push(n),
+        },
+      );
       await until(() => received.some((n) => n.method === 'notifications/subscriptions/acknowledged'));
       await new Promise((r) => setTimeout(r, 400)); // longer than timeoutMs
       server.toolsChanged();
       await until(() => received.some((n) => n.method === 'notifications/tools/list_changed'));
       const change = received.find((n) => n.method === 'notifications/tools/list_changed')!;
-      assert.equal((change.params!._meta as Record<string, unknown>)['io.modelcontextprotocol/subscriptionId'], 'sub-1');
+      assert.equal(
+        (change.params!._meta as Record<string, unknown>)['io.modelcontextprotocol/subscriptionId'],
+        'sub-1',
+      );
       assert.equal(announced.length, 1);
       controller.abort();
       assert.match(error(await listening).message, /cancelled/i);
@@ -259,9 +286,12 @@ describe('legacy SDK 1.x server over HTTP', () => {
   test("progress is relayed with the caller's token; callers with the same id do not collide", async () => {
     const notifications: JsonRpcNotification[] = [];
     const [progress, echo] = await Promise.all([
-      upstream.request(request(1, 'tools/call', { name: 'progress', arguments: { steps: 2 }, _meta: { progressToken: 'lt' } }), {
-        onNotification: (n) => notifications.push(n),
-      }),
+      upstream.request(
+        request(1, 'tools/call', { name: 'progress', arguments: { steps: 2 }, _meta: { progressToken: 'lt' } }),
+        {
+          onNotification: (n) => notifications.push(n),
+        },
+      ),
       upstream.request(request(1, 'tools/call', { name: 'echo', arguments: { text: 'same id' } })),
     ]);
     assert.equal(textOf(progress), 'progressed 2');
@@ -284,7 +314,9 @@ describe('legacy SDK 1.x server over HTTP', () => {
 
   test('cancelling a legacy call tells the server (notifications/cancelled)', async () => {
     const controller = new AbortController();
-    const pending = upstream.request(request('x-1', 'tools/call', { name: 'slow', arguments: { ms: 9_999 } }), { signal: controller.signal });
+    const pending = upstream.request(request('x-1', 'tools/call', { name: 'slow', arguments: { ms: 9_999 } }), {
+      signal: controller.signal,
+    });
     await until(() => server.started.includes(9_999), 10_000);
     controller.abort();
     assert.match(error(await pending).message, /cancelled/i);
@@ -294,7 +326,9 @@ describe('legacy SDK 1.x server over HTTP', () => {
   test('the server restarts and forgets the session: the next request re-initialises transparently', async () => {
     const initializes = server.initializes;
     await server.restart();
-    const call = await upstream.request(request('r-1', 'tools/call', { name: 'echo', arguments: { text: 'after restart' } }));
+    const call = await upstream.request(
+      request('r-1', 'tools/call', { name: 'echo', arguments: { text: 'after restart' } }),
+    );
     assert.equal(call.id, 'r-1');
     assert.equal(textOf(call), 'after restart');
     assert.equal(server.initializes, initializes + 1);
@@ -302,7 +336,9 @@ describe('legacy SDK 1.x server over HTTP', () => {
 
     // Forgotten again while several requests are in flight: one new session serves them all.
     await server.dropSessions();
-    const answers = await Promise.all([1, 2, 3].map((i) => upstream.request(request(i, 'tools/call', { name: 'echo', arguments: { text: `n${i}` } }))));
+    const answers = await Promise.all(
+      [1, 2, 3].map((i) => upstream.request(request(i, 'tools/call', { name: 'echo', arguments: { text: `n${i}` } }))),
+    );
     assert.deepEqual(answers.map(textOf), ['n1', 'n2', 'n3']);
     assert.equal(server.initializes, initializes + 2);
   });
@@ -319,44 +355,57 @@ describe('legacy SDK 1.x server over HTTP', () => {
 });
 
 describe('servers that come, go and change', () => {
-  test('a server that was down is found after backoff; one replaced by the other era is re-probed without the caller noticing', async () => {
-    const port = await unusedPort();
-    const upstream = await started(config('moving', `http://127.0.0.1:${port}/mcp`, { backoff: { initialMs: 100, maxMs: 1_000, crashLimit: 10, windowMs: 60_000 } }));
-    let legacy: LegacyHttpServer | undefined;
-    let modern: ModernHttpServer | undefined;
-    try {
-      assert.equal(upstream.status().state, 'backing-off');
-      legacy = await startLegacyHttpServer(port);
-      await until(() => upstream.status().state === 'ready', 5_000);
-      assert.equal(upstream.status().era, 'legacy');
-      assert.ok(upstream.status().restarts >= 1);
-      assert.equal(textOf(await upstream.request(request(1, 'tools/call', { name: 'echo', arguments: { text: 'old' } }))), 'old');
+  test(
+    'a server that was down is found after backoff; one replaced by the other era is re-probed without the ' +
+      'caller noticing',
+    async () => {
+      const port = await unusedPort();
+      const upstream = await started(
+        config('moving', `http://127.0.0.1:${port}/mcp`, {
+          backoff: { initialMs: 100, maxMs: 1_000, crashLimit: 10, windowMs: 60_000 },
+        }),
+      );
+      let legacy: LegacyHttpServer | undefined;
+      let modern: ModernHttpServer | undefined;
+      try {
+        assert.equal(upstream.status().state, 'backing-off');
+        legacy = await startLegacyHttpServer(port);
+        await until(() => upstream.status().state === 'ready', 5_000);
+        assert.equal(upstream.status().era, 'legacy');
+        assert.ok(upstream.status().restarts >= 1);
+        assert.equal(
+          textOf(await upstream.request(request(1, 'tools/call', { name: 'echo', arguments: { text: 'old' } }))),
+          'old',
+        );
 
-      // The legacy server is replaced by a modern one on the same port: its refusal (400, -32022) is
-      // recognised, the era probed again, and the same request sent the modern way.
-      await new Promise((r) => setTimeout(r, 1_000)); // re-probes are at most one a second
-      await legacy.close();
-      legacy = undefined;
-      modern = await startModernHttpServer({ port });
-      const now = await upstream.request(request('m-1', 'tools/call', { name: 'echo', arguments: { text: 'new' } }));
-      assert.equal(now.id, 'm-1');
-      assert.equal(textOf(now), 'new');
-      assert.equal(upstream.status().era, 'modern');
+        // The legacy server is replaced by a modern one on the same port: its refusal (400, -32022) is
+        // recognised, the era probed again, and the same request sent the modern way.
+        await new Promise((r) => setTimeout(r, 1_000)); // re-probes are at most one a second
+        await legacy.close();
+        legacy = undefined;
+        modern = await startModernHttpServer({ port });
+        const now = await upstream.request(request('m-1', 'tools/call', { name: 'echo', arguments: { text: 'new' } }));
+        assert.equal(now.id, 'm-1');
+        assert.equal(textOf(now), 'new');
+        assert.equal(upstream.status().era, 'modern');
 
-      // And back: a modern request refused by a legacy server (400 without a modern error) re-probes too.
-      await new Promise((r) => setTimeout(r, 1_000));
-      await modern.close();
-      modern = undefined;
-      legacy = await startLegacyHttpServer(port);
-      const back = await upstream.request(request('m-2', 'tools/call', { name: 'echo', arguments: { text: 'old again' } }));
-      assert.equal(textOf(back), 'old again');
-      assert.equal(upstream.status().era, 'legacy');
-    } finally {
-      await upstream.close();
-      await legacy?.close();
-      await modern?.close();
-    }
-  });
+        // And back: a modern request refused by a legacy server (400 without a modern error) re-probes too.
+        await new Promise((r) => setTimeout(r, 1_000));
+        await modern.close();
+        modern = undefined;
+        legacy = await startLegacyHttpServer(port);
+        const back = await upstream.request(
+          request('m-2', 'tools/call', { name: 'echo', arguments: { text: 'old again' } }),
+        );
+        assert.equal(textOf(back), 'old again');
+        assert.equal(upstream.status().era, 'legacy');
+      } finally {
+        await upstream.close();
+        await legacy?.close();
+        await modern?.close();
+      }
+    },
+  );
 
   test('a pinned era skips the probe and is never re-probed', async () => {
     const legacy = await startLegacyHttpServer();
@@ -369,8 +418,14 @@ describe('servers that come, go and change', () => {
       assert.equal(legacy.requests[0]!['mcp-method'], undefined, 'the first request was initialize, not a probe');
       assert.equal(modern.requests.length, 0, 'nothing sent before the first request');
       assert.equal(pinnedModern.status().state, 'ready');
-      assert.equal(textOf(await pinnedModern.request(request(1, 'tools/call', { name: 'echo', arguments: { text: 'm' } }))), 'm');
-      assert.equal(textOf(await pinnedLegacy.request(request(1, 'tools/call', { name: 'echo', arguments: { text: 'l' } }))), 'l');
+      assert.equal(
+        textOf(await pinnedModern.request(request(1, 'tools/call', { name: 'echo', arguments: { text: 'm' } }))),
+        'm',
+      );
+      assert.equal(
+        textOf(await pinnedLegacy.request(request(1, 'tools/call', { name: 'echo', arguments: { text: 'l' } }))),
+        'l',
+      );
 
       const refused = await wrong.request(request('w-1', 'tools/list'));
       assert.equal(refused.id, 'w-1');
@@ -402,10 +457,17 @@ describe('servers that come, go and change', () => {
 describe('servers that cannot be used', () => {
   // Its timeout and its next connection attempt are both far past the test's own timeout: an answer at all
   // shows the request did not wait for either.
-  test('an unreachable URL: backing-off, and requests fail at once naming the server and URL', { timeout: 30_000 }, async () => {
+  test('an unreachable URL: backing-off, and requests fail at once naming the server and URL', {
+    timeout: 30_000,
+  }, async () => {
     const port = await unusedPort();
     const url = `http://127.0.0.1:${port}/mcp`;
-    const upstream = await started(config('gone', url, { timeoutMs: 600_000, backoff: { initialMs: 600_000, maxMs: 600_000, crashLimit: 5, windowMs: 60_000 } }));
+    const upstream = await started(
+      config('gone', url, {
+        timeoutMs: 600_000,
+        backoff: { initialMs: 600_000, maxMs: 600_000, crashLimit: 5, windowMs: 60_000 },
+      }),
+    );
     try {
       assert.equal(upstream.status().state, 'backing-off');
       assert.equal(upstream.status().era, undefined);
@@ -433,36 +495,47 @@ describe('servers that cannot be used', () => {
     await upstream.close();
   });
 
-  test('a 503 with Retry-After is passed on as a capacity refusal (503 + Retry-After at the edge); one without stays an ordinary error', async () => {
-    let retryAfter: string | undefined = '7';
-    const busy = createServer((req, res) => {
-      req.resume();
-      res.writeHead(503, { 'content-type': 'text/plain', ...(retryAfter === undefined ? {} : { 'retry-after': retryAfter }) }).end('busy');
-    });
-    await new Promise<void>((resolve) => busy.listen(0, '127.0.0.1', resolve));
-    const upstream = await started(config('busy', `http://127.0.0.1:${(busy.address() as AddressInfo).port}/mcp`, { era: 'modern' }));
-    try {
-      const refused = await upstream.request(request('b-1', 'tools/call', { name: 'x', arguments: {} }));
-      assert.equal(refused.id, 'b-1');
-      assert.match(error(refused).message, /HTTP 503.*busy and asked to be sent this again in 7 s/);
-      assert.equal(error(refused).data.reason, 'upstream_busy');
-      assert.equal(retryAfterOf(refused), 7);
-      assert.equal(httpStatusOf(refused), 503);
+  test(
+    'a 503 with Retry-After is passed on as a capacity refusal (503 + Retry-After at the edge); one without ' +
+      'stays an ordinary error',
+    async () => {
+      let retryAfter: string | undefined = '7';
+      const busy = createServer((req, res) => {
+        req.resume();
+        res
+          .writeHead(503, {
+            'content-type': 'text/plain',
+            ...(retryAfter === undefined ? {} : { 'retry-after': retryAfter }),
+          })
+          .end('busy');
+      });
+      await new Promise<void>((resolve) => busy.listen(0, '127.0.0.1', resolve));
+      const upstream = await started(
+        config('busy', `http://127.0.0.1:${(busy.address() as AddressInfo).port}/mcp`, { era: 'modern' }),
+      );
+      try {
+        const refused = await upstream.request(request('b-1', 'tools/call', { name: 'x', arguments: {} }));
+        assert.equal(refused.id, 'b-1');
+        assert.match(error(refused).message, /HTTP 503.*busy and asked to be sent this again in 7 s/);
+        assert.equal(error(refused).data.reason, 'upstream_busy');
+        assert.equal(retryAfterOf(refused), 7);
+        assert.equal(httpStatusOf(refused), 503);
 
-      retryAfter = new Date(Date.now() + 30_000).toUTCString(); // the HTTP-date form
-      const dated = retryAfterOf(await upstream.request(request('b-2', 'tools/call', { name: 'x', arguments: {} })));
-      assert.ok(dated !== undefined && dated >= 28 && dated <= 31, String(dated));
+        retryAfter = new Date(Date.now() + 30_000).toUTCString(); // the HTTP-date form
+        const dated = retryAfterOf(await upstream.request(request('b-2', 'tools/call', { name: 'x', arguments: {} })));
+        assert.ok(dated !== undefined && dated >= 28 && dated <= 31, String(dated));
 
-      retryAfter = undefined;
-      const plain = await upstream.request(request('b-3', 'tools/call', { name: 'x', arguments: {} }));
-      assert.match(error(plain).message, /HTTP 503/);
-      assert.equal(retryAfterOf(plain), undefined);
-      assert.equal(httpStatusOf(plain), 200);
-    } finally {
-      await upstream.close();
-      await new Promise((resolve) => busy.close(resolve));
-    }
-  });
+        retryAfter = undefined;
+        const plain = await upstream.request(request('b-3', 'tools/call', { name: 'x', arguments: {} }));
+        assert.match(error(plain).message, /HTTP 503/);
+        assert.equal(retryAfterOf(plain), undefined);
+        assert.equal(httpStatusOf(plain), 200);
+      } finally {
+        await upstream.close();
+        await new Promise((resolve) => busy.close(resolve));
+      }
+    },
+  );
 
   test('a 401 names the status and servers.<name>.headers, and is not taken for the legacy era', async () => {
     const server = await startModernHttpServer({ token: 's3cret' });
@@ -484,7 +557,9 @@ describe('servers that cannot be used', () => {
       assert.equal(allowed.status().era, 'modern');
       const list = await allowed.request(request('z-2', 'tools/list'));
       assert.ok(result(list).tools.length > 0);
-      assert.ok(server.requests.every((h) => h.authorization === 'Bearer wrong' || h.authorization === 'Bearer s3cret'));
+      assert.ok(
+        server.requests.every((h) => h.authorization === 'Bearer wrong' || h.authorization === 'Bearer s3cret'),
+      );
     } finally {
       await denied.close();
       await allowed.close();

@@ -13,26 +13,35 @@ import { tempDir } from '../temp.js';
 
 const dockerfile = read('Dockerfile');
 const stages = dockerfile.split(/^FROM /m).slice(1);
-const copies = (stage: string) => [...stage.matchAll(/^COPY (?!--from)(.+)$/gm)].flatMap((m) => m[1]!.trim().split(/\s+/).slice(0, -1));
+const copies = (stage: string) =>
+  [...stage.matchAll(/^COPY (?!--from)(.+)$/gm)].flatMap((m) => m[1]!.trim().split(/\s+/).slice(0, -1));
 const ignored = read('.dockerignore')
   .split('\n')
   .map((line) => line.trim())
   .filter((line) => line && !line.startsWith('#'));
 const defaultCommand = JSON.parse(/^CMD (\[.+\])$/m.exec(dockerfile)![1]!) as string[];
 
-test('the build stage copies every folder tsconfig.build.json compiles; every COPY source exists and is not .dockerignored', () => {
-  const include = (JSON.parse(read('tsconfig.build.json')) as { include: string[] }).include;
-  assert.deepEqual(
-    include.filter((folder) => !copies(stages[0]!).includes(folder)),
-    [],
-    'add a COPY for each folder the build compiles',
-  );
-  for (const source of [...copies(stages[0]!), ...copies(stages[1]!)]) {
-    assert.ok(existsSync(path.join(ROOT, source)), `COPY ${source}: no such file`);
-    assert.ok(!ignored.some((pattern) => source === pattern || source.startsWith(`${pattern}/`)), `COPY ${source} is excluded by .dockerignore`);
-  }
-  for (const heavy of ['node_modules', 'dist', '.git', 'test', 'bench']) assert.ok(ignored.includes(heavy), `.dockerignore leaves out ${heavy}`);
-});
+test(
+  'the build stage copies every folder tsconfig.build.json compiles; every COPY source exists and is not ' +
+    '.dockerignored',
+  () => {
+    const include = (JSON.parse(read('tsconfig.build.json')) as { include: string[] }).include;
+    assert.deepEqual(
+      include.filter((folder) => !copies(stages[0]!).includes(folder)),
+      [],
+      'add a COPY for each folder the build compiles',
+    );
+    for (const source of [...copies(stages[0]!), ...copies(stages[1]!)]) {
+      assert.ok(existsSync(path.join(ROOT, source)), `COPY ${source}: no such file`);
+      assert.ok(
+        !ignored.some((pattern) => source === pattern || source.startsWith(`${pattern}/`)),
+        `COPY ${source} is excluded by .dockerignore`,
+      );
+    }
+    for (const heavy of ['node_modules', 'dist', '.git', 'test', 'bench'])
+      assert.ok(ignored.includes(heavy), `.dockerignore leaves out ${heavy}`);
+  },
+);
 
 test('the image listens on all interfaces on the port it exposes and health-checks /healthz', () => {
   const port = /^ENV .*MCP_GATEWAY_PORT=(\d+)/m.exec(stages[1]!)![1];
@@ -47,11 +56,15 @@ test('the image listens on all interfaces on the port it exposes and health-chec
 let app: string;
 before(() => {
   app = tempDir('mcp-gw-image-');
-  const tsc = spawnSync(path.join(ROOT, 'node_modules/.bin/tsc'), ['-p', 'tsconfig.build.json', '--outDir', path.join(app, 'dist')], {
-    cwd: ROOT,
-    encoding: 'utf8',
-    timeout: 280_000,
-  });
+  const tsc = spawnSync(
+    path.join(ROOT, 'node_modules/.bin/tsc'),
+    ['-p', 'tsconfig.build.json', '--outDir', path.join(app, 'dist')],
+    {
+      cwd: ROOT,
+      encoding: 'utf8',
+      timeout: 280_000,
+    },
+  );
   assert.equal(tsc.status, 0, tsc.stdout + tsc.stderr);
   symlinkSync(path.join(ROOT, 'node_modules'), path.join(app, 'node_modules'));
   assert.match(stages[1]!, /^COPY package\.json package-lock\.json \.\/$/m);
@@ -82,35 +95,48 @@ for (const [why, key] of [
   });
 }
 
-test('started with no arguments and a key, it serves both bundled servers to callers with the key only, and stops on SIGTERM', async () => {
-  const key = 'image-default-key-0123456789';
-  // MCP_GATEWAY_PORT is set before the gateway starts: a port some other process takes first is tried again.
-  const { port, gateway, exited, stderr } = await onFreePort(async (port) => {
-    const gateway = spawn(defaultCommand[0]!, defaultCommand.slice(1), {
-      cwd: app,
-      env: environment({ MCP_GATEWAY_API_KEY: key, MCP_GATEWAY_PORT: String(port) }),
-      stdio: ['ignore', 'ignore', 'pipe'],
+test(
+  'started with no arguments and a key, it serves both bundled servers to callers with the key only, and stops ' +
+    'on SIGTERM',
+  async () => {
+    const key = 'image-default-key-0123456789';
+    // MCP_GATEWAY_PORT is set before the gateway starts: a port some other process takes first is tried again.
+    const { port, gateway, exited, stderr } = await onFreePort(async (port) => {
+      const gateway = spawn(defaultCommand[0]!, defaultCommand.slice(1), {
+        cwd: app,
+        env: environment({ MCP_GATEWAY_API_KEY: key, MCP_GATEWAY_PORT: String(port) }),
+        stdio: ['ignore', 'ignore', 'pipe'],
+      });
+      let text = '';
+      gateway.stderr.setEncoding('utf8').on('data', (chunk: string) => (text += chunk));
+      const exited = new Promise<number | null>((resolve) => gateway.once('exit', (code) => resolve(code)));
+      const ready = await until(
+        async () =>
+          gateway.exitCode !== null ||
+          (await fetch(`http://127.0.0.1:${port}/readyz`).catch(() => undefined))?.status === 200,
+        30_000,
+        100,
+      );
+      if (!ready || gateway.exitCode !== null) {
+        gateway.kill('SIGKILL');
+        throw new Error(`the gateway did not become ready:\n${text}`);
+      }
+      return { port, gateway, exited, stderr: () => text };
     });
-    let text = '';
-    gateway.stderr.setEncoding('utf8').on('data', (chunk: string) => (text += chunk));
-    const exited = new Promise<number | null>((resolve) => gateway.once('exit', (code) => resolve(code)));
-    const ready = await until(async () => gateway.exitCode !== null || (await fetch(`http://127.0.0.1:${port}/readyz`).catch(() => undefined))?.status === 200, 30_000, 100);
-    if (!ready || gateway.exitCode !== null) {
-      gateway.kill('SIGKILL');
-      throw new Error(`the gateway did not become ready:\n${text}`);
+    try {
+      const base = `http://127.0.0.1:${port}`;
+      const list = request('tools/list');
+      assert.equal((await post(`${base}/mcp`, list, headersFor(list))).status, 401);
+      const answer = await send(`${base}/mcp`, list, { authorization: `Bearer ${key}` });
+      assert.equal(answer.status, 200);
+      const names: string[] = answer.body.result.tools.map((tool: { name: string }) => tool.name);
+      assert.ok(
+        names.some((n) => n.startsWith('everything__')) && names.some((n) => n.startsWith('memory__')),
+        names.join(', '),
+      );
+    } finally {
+      gateway.kill('SIGTERM');
     }
-    return { port, gateway, exited, stderr: () => text };
-  });
-  try {
-    const base = `http://127.0.0.1:${port}`;
-    const list = request('tools/list');
-    assert.equal((await post(`${base}/mcp`, list, headersFor(list))).status, 401);
-    const answer = await send(`${base}/mcp`, list, { authorization: `Bearer ${key}` });
-    assert.equal(answer.status, 200);
-    const names: string[] = answer.body.result.tools.map((tool: { name: string }) => tool.name);
-    assert.ok(names.some((n) => n.startsWith('everything__')) && names.some((n) => n.startsWith('memory__')), names.join(', '));
-  } finally {
-    gateway.kill('SIGTERM');
-  }
-  assert.equal(await exited, 0, stderr());
-});
+    assert.equal(await exited, 0, stderr());
+  },
+);

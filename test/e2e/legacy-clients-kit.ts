@@ -22,8 +22,20 @@ export const CONFIRMED = 'answer={"ok":true} stateIntact=true';
 
 /** Per endpoint: the names a client uses there. */
 export const ROUTES = [
-  { endpoint: '/servers/modern/mcp', echo: 'echo', progress: 'progress', elicitEndpoint: '/servers/mrtr/mcp', confirm: 'confirm' },
-  { endpoint: '/mcp', echo: 'modern__echo', progress: 'modern__progress', elicitEndpoint: '/mcp', confirm: 'mrtr__confirm' },
+  {
+    endpoint: '/servers/modern/mcp',
+    echo: 'echo',
+    progress: 'progress',
+    elicitEndpoint: '/servers/mrtr/mcp',
+    confirm: 'confirm',
+  },
+  {
+    endpoint: '/mcp',
+    echo: 'modern__echo',
+    progress: 'modern__progress',
+    elicitEndpoint: '/mcp',
+    confirm: 'mrtr__confirm',
+  },
 ] as const;
 
 export interface Exchange {
@@ -37,7 +49,12 @@ export interface Exchange {
 }
 
 /** One HTTP exchange, read to the end; never throws on a status or a body that is not JSON. */
-export async function exchange(url: string, method: string, headers: Record<string, string>, body?: unknown): Promise<Exchange> {
+export async function exchange(
+  url: string,
+  method: string,
+  headers: Record<string, string>,
+  body?: unknown,
+): Promise<Exchange> {
   const response = await fetch(url, {
     method,
     headers,
@@ -56,7 +73,13 @@ export async function exchange(url: string, method: string, headers: Record<stri
     }
   }
   const found = [...messages].reverse().find((m) => m && typeof m === 'object' && ('result' in m || 'error' in m));
-  return { status: response.status, headers: response.headers, body: found ?? (Array.isArray(messages[0]) ? messages[0] : undefined), messages, text };
+  return {
+    status: response.status,
+    headers: response.headers,
+    body: found ?? (Array.isArray(messages[0]) ? messages[0] : undefined),
+    messages,
+    text,
+  };
 }
 
 export interface Session {
@@ -67,7 +90,10 @@ export interface Session {
 
 /** What a 2025 Streamable HTTP client sends: no Mcp-Method, no modern _meta; the session's headers once it has one. */
 export function legacyHeaders(session?: Session): Record<string, string> {
-  const headers: Record<string, string> = { 'content-type': 'application/json', accept: 'application/json, text/event-stream' };
+  const headers: Record<string, string> = {
+    'content-type': 'application/json',
+    accept: 'application/json, text/event-stream',
+  };
   if (session) {
     headers['mcp-session-id'] = session.id;
     headers['mcp-protocol-version'] = session.version;
@@ -77,23 +103,38 @@ export function legacyHeaders(session?: Session): Record<string, string> {
 
 export let nextLegacyId = 1;
 /** A 2025-style request: params (if any) without the modern _meta keys. */
-export function legacy(method: string, params?: Record<string, unknown>, id: string | number = `legacy-${nextLegacyId++}`) {
+export function legacy(
+  method: string,
+  params?: Record<string, unknown>,
+  id: string | number = `legacy-${nextLegacyId++}`,
+) {
   return { jsonrpc: '2.0' as const, id, method, ...(params === undefined ? {} : { params }) };
 }
 
 export function initializeBody(protocolVersion: string, capabilities: Record<string, unknown> = {}) {
-  return legacy('initialize', { protocolVersion, capabilities, clientInfo: { name: 'raw-2025-client', version: '0.0.1' } });
+  return legacy('initialize', {
+    protocolVersion,
+    capabilities,
+    clientInfo: { name: 'raw-2025-client', version: '0.0.1' },
+  });
 }
 
 /** Sends initialize (and notifications/initialized), asserting the answer; returns the session it opened. */
-export async function initialize(url: string, protocolVersion = '2025-06-18', capabilities: Record<string, unknown> = {}): Promise<{ session: Session; answer: Exchange }> {
+export async function initialize(
+  url: string,
+  protocolVersion = '2025-06-18',
+  capabilities: Record<string, unknown> = {},
+): Promise<{ session: Session; answer: Exchange }> {
   const answer = await exchange(url, 'POST', legacyHeaders(), initializeBody(protocolVersion, capabilities));
   assert.equal(answer.status, 200, answer.text.slice(0, 500));
   assert.ok(answer.body?.result, `an InitializeResult: ${answer.text.slice(0, 500)}`);
   const id = answer.headers.get('mcp-session-id');
   assert.ok(id, 'initialize is answered with an Mcp-Session-Id header');
   const session = { url, id, version: answer.body.result.protocolVersion as string };
-  const initialized = await exchange(url, 'POST', legacyHeaders(session), { jsonrpc: '2.0', method: 'notifications/initialized' });
+  const initialized = await exchange(url, 'POST', legacyHeaders(session), {
+    jsonrpc: '2.0',
+    method: 'notifications/initialized',
+  });
   assert.equal(initialized.status, 202, initialized.text);
   return { session, answer };
 }
@@ -106,7 +147,8 @@ export function send(session: Session, method: string, params?: Record<string, u
 export function legacyResult(answer: Exchange): any {
   assert.equal(answer.status, 200, answer.text.slice(0, 500));
   assert.ok(answer.body?.result, `a result: ${answer.text.slice(0, 500)}`);
-  for (const key of ['resultType', 'ttlMs', 'cacheScope']) assert.ok(!(key in answer.body.result), `no ${key} in a 2025 result: ${answer.text.slice(0, 500)}`);
+  for (const key of ['resultType', 'ttlMs', 'cacheScope'])
+    assert.ok(!(key in answer.body.result), `no ${key} in a 2025 result: ${answer.text.slice(0, 500)}`);
   return answer.body.result;
 }
 
@@ -120,9 +162,19 @@ export interface Stream {
   close(): void;
 }
 
-export async function openStream(url: string, method: string, headers: Record<string, string>, body?: unknown): Promise<Stream> {
+export async function openStream(
+  url: string,
+  method: string,
+  headers: Record<string, string>,
+  body?: unknown,
+): Promise<Stream> {
   const controller = new AbortController();
-  const response = await fetch(url, { method, headers, body: body === undefined ? undefined : JSON.stringify(body), signal: controller.signal });
+  const response = await fetch(url, {
+    method,
+    headers,
+    body: body === undefined ? undefined : JSON.stringify(body),
+    signal: controller.signal,
+  });
   const messages: any[] = [];
   const type = response.headers.get('content-type') ?? '';
   let ended = false;
@@ -154,7 +206,10 @@ export async function openStream(url: string, method: string, headers: Record<st
         const found = messages.find(predicate);
         if (found) return found;
         if (ended || Date.now() > deadline) {
-          throw new Error(`${what} did not arrive${ended ? ' (the stream ended)' : ''}; got: ${JSON.stringify(messages).slice(0, 1000)}`);
+          throw new Error(
+            `${what} did not arrive${ended ? ' (the stream ended)' : ''}; got: ` +
+              `${JSON.stringify(messages).slice(0, 1000)}`,
+          );
         }
         await sleep(10);
       }
@@ -164,7 +219,11 @@ export async function openStream(url: string, method: string, headers: Record<st
 }
 
 export function openGetStream(session: Session): Promise<Stream> {
-  return openStream(session.url, 'GET', { accept: 'text/event-stream', 'mcp-session-id': session.id, 'mcp-protocol-version': session.version });
+  return openStream(session.url, 'GET', {
+    accept: 'text/event-stream',
+    'mcp-session-id': session.id,
+    'mcp-protocol-version': session.version,
+  });
 }
 
 /** One request as the gateway received it from a client (recorded by a fetch wrapper). */
@@ -200,7 +259,13 @@ export function recordingFetch(log: Seen[]) {
     log.push({
       method: init?.method ?? 'GET',
       path: url.pathname,
-      rpc: message ? (typeof message.method === 'string' ? message.method : 'result' in message || 'error' in message ? 'response' : undefined) : undefined,
+      rpc: message
+        ? typeof message.method === 'string'
+          ? message.method
+          : 'result' in message || 'error' in message
+            ? 'response'
+            : undefined
+        : undefined,
       modernMeta: message?.params?._meta?.[PROTOCOL_META] !== undefined,
       params: message?.params,
       body,
@@ -214,7 +279,13 @@ export function recordingFetch(log: Seen[]) {
 }
 
 export function describeLog(log: Seen[]): string {
-  return log.map((s) => `${s.method} ${s.path} ${s.rpc ?? ''} → ${s.status}${s.sessionHeader ? ' [session]' : ''}${s.modernMeta ? ' [modern _meta]' : ''}`).join('\n');
+  return log
+    .map(
+      (s) =>
+        `${s.method} ${s.path} ${s.rpc ?? ''} → ` +
+        `${s.status}${s.sessionHeader ? ' [session]' : ''}${s.modernMeta ? ' [modern _meta]' : ''}`,
+    )
+    .join('\n');
 }
 
 /** Asserts the recorded traffic of a legacy client: initialize without modern _meta, then the session everywhere. */
@@ -227,8 +298,10 @@ export function assertLegacyTraffic(log: Seen[], version: string): string {
   assert.ok(session, 'the gateway answered initialize with an Mcp-Session-Id');
   for (const s of log) {
     assert.equal(s.modernMeta, false, `no modern _meta from a legacy client:\n${describeLog(log)}`);
-    if (s !== init) assert.equal(s.sessionHeader, session, `every later request carries the session:\n${describeLog(log)}`);
-    if (s.method === 'POST') assert.ok(s.status === 200 || s.status === 202, `POST ${s.rpc} answered ${s.status}:\n${describeLog(log)}`);
+    if (s !== init)
+      assert.equal(s.sessionHeader, session, `every later request carries the session:\n${describeLog(log)}`);
+    if (s.method === 'POST')
+      assert.ok(s.status === 200 || s.status === 202, `POST ${s.rpc} answered ${s.status}:\n${describeLog(log)}`);
   }
   return session;
 }
@@ -245,7 +318,10 @@ export function assertElicitedLegacyStyle(log: Seen[], session: string): void {
   assert.equal(answers[0]!.status, 202, describeLog(log));
   assert.deepEqual(answers[0]!.body.result, ELICIT_OK);
   for (const s of log) {
-    assert.ok(!s.params || !('inputResponses' in s.params || 'requestState' in s.params), `no MRTR retry from a legacy client:\n${describeLog(log)}`);
+    assert.ok(
+      !s.params || !('inputResponses' in s.params || 'requestState' in s.params),
+      `no MRTR retry from a legacy client:\n${describeLog(log)}`,
+    );
   }
 }
 
@@ -254,13 +330,24 @@ export type LegacyConnect = (
   url: string,
   asked: any[],
   log: Seen[],
-) => Promise<{ client: { callTool(params: { name: string; arguments: Record<string, unknown> }): Promise<unknown>; close(): Promise<void> } }>;
+) => Promise<{
+  client: {
+    callTool(params: { name: string; arguments: Record<string, unknown> }): Promise<unknown>;
+    close(): Promise<void>;
+  };
+}>;
 
 /**
  * A modern upstream's confirm tool called by a 2025-era client: the question reaches it once as
  * elicitation/create, legacy style, and the call completes with its answer. Returns the question asked.
  */
-export async function confirmThroughElicitation(connect: LegacyConnect, url: string, tool: string, env: string, version: string): Promise<any> {
+export async function confirmThroughElicitation(
+  connect: LegacyConnect,
+  url: string,
+  tool: string,
+  env: string,
+  version: string,
+): Promise<any> {
   const log: Seen[] = [];
   const asked: any[] = [];
   const { client } = await connect(url, asked, log);
@@ -299,7 +386,11 @@ export function tamper(token: string): string {
 export async function assertSessionGone(session: Session, why: string): Promise<void> {
   const call = await send(session, 'tools/list');
   assert.equal(call.status, 404, `${why}: POST → ${call.status} ${call.text.slice(0, 300)}`);
-  const get = await exchange(session.url, 'GET', { accept: 'text/event-stream', 'mcp-session-id': session.id, 'mcp-protocol-version': session.version });
+  const get = await exchange(session.url, 'GET', {
+    accept: 'text/event-stream',
+    'mcp-session-id': session.id,
+    'mcp-protocol-version': session.version,
+  });
   assert.equal(get.status, 404, `${why}: GET → ${get.status}`);
 }
 

@@ -29,10 +29,16 @@ const gateway = gatewayForThisFile();
 // ---- raw HTTP ---------------------------------------------------------------------------------------------
 
 describe('raw 2025 HTTP', () => {
-  test('initialize negotiates a 2025 version and answers with an opaque Mcp-Session-Id', { timeout: 30_000 }, async () => {
+  test('initialize negotiates a 2025 version and answers with an opaque Mcp-Session-Id', {
+    timeout: 30_000,
+  }, async () => {
     for (const endpoint of ['/servers/modern/mcp', '/mcp']) {
       const url = `${gateway.url}${endpoint}`;
-      for (const [asked, expected] of [...LEGACY_VERSIONS.map((v) => [v, v]), ['2024-11-05', '2025-11-25'], ['2099-01-01', '2025-11-25']] as const) {
+      for (const [asked, expected] of [
+        ...LEGACY_VERSIONS.map((v) => [v, v]),
+        ['2024-11-05', '2025-11-25'],
+        ['2099-01-01', '2025-11-25'],
+      ] as const) {
         const answer = await exchange(url, 'POST', legacyHeaders(), initializeBody(asked));
         const result = legacyResult(answer);
         assert.equal(result.protocolVersion, expected, `${endpoint} asked ${asked}`);
@@ -51,21 +57,32 @@ describe('raw 2025 HTTP', () => {
     const second = (await initialize(`${gateway.url}/servers/modern/mcp`, '2025-06-18')).session.id;
     assert.notEqual(first, second);
     for (const part of first.split(/[.~:_]/)) {
-      for (const decoded of [part, Buffer.from(part, 'base64url').toString('latin1'), Buffer.from(part, 'base64').toString('latin1')]) {
-        for (const secret of ['2025-06-18', 'modern', 'raw-2025-client', '/servers/']) assert.ok(!decoded.includes(secret), `${secret} readable in the session id ${first}`);
+      for (const decoded of [
+        part,
+        Buffer.from(part, 'base64url').toString('latin1'),
+        Buffer.from(part, 'base64').toString('latin1'),
+      ]) {
+        for (const secret of ['2025-06-18', 'modern', 'raw-2025-client', '/servers/'])
+          assert.ok(!decoded.includes(secret), `${secret} readable in the session id ${first}`);
       }
     }
   });
 
-  test('list, call, read and get answer in 2025 form; ping, logging/setLevel, subscribe and unsubscribe are answered', { timeout: 30_000 }, async () => {
+  test('list, call, read and get answer in 2025 form; ping, logging/setLevel, subscribe and unsubscribe are answered', {
+    timeout: 30_000,
+  }, async () => {
     const { session } = await initialize(`${gateway.url}/servers/modern/mcp`, '2025-11-25');
     const tools = legacyResult(await send(session, 'tools/list'));
-    assert.ok(Array.isArray(tools.tools) && tools.tools.some((t: { name: string }) => t.name === 'echo'), JSON.stringify(tools).slice(0, 300));
+    assert.ok(
+      Array.isArray(tools.tools) && tools.tools.some((t: { name: string }) => t.name === 'echo'),
+      JSON.stringify(tools).slice(0, 300),
+    );
 
     const call = legacyResult(await send(session, 'tools/call', { name: 'echo', arguments: { text: 'raw' } }));
     assert.deepEqual(call.content, [{ type: 'text', text: 'raw' }]);
 
-    for (const method of ['prompts/list', 'resources/list', 'resources/templates/list']) legacyResult(await send(session, method));
+    for (const method of ['prompts/list', 'resources/list', 'resources/templates/list'])
+      legacyResult(await send(session, method));
     const read = legacyResult(await send(session, 'resources/read', { uri: 'fixture://hello' }));
     assert.equal(read.contents[0].text, 'hello world');
     const prompt = legacyResult(await send(session, 'prompts/get', { name: 'greet', arguments: { name: 'Ada' } }));
@@ -85,19 +102,35 @@ describe('raw 2025 HTTP', () => {
     const { session: aggregate } = await initialize(`${gateway.url}/mcp`, '2025-03-26');
     const all = legacyResult(await send(aggregate, 'tools/list'));
     const names = all.tools.map((t: { name: string }) => t.name);
-    for (const name of ['modern__echo', 'mrtr__confirm', 'everything__echo']) assert.ok(names.includes(name), `${name} in ${names.join(', ')}`);
-    assert.deepEqual(legacyResult(await send(aggregate, 'tools/call', { name: 'modern__echo', arguments: { text: 'via /mcp' } })).content, [{ type: 'text', text: 'via /mcp' }]);
+    for (const name of ['modern__echo', 'mrtr__confirm', 'everything__echo'])
+      assert.ok(names.includes(name), `${name} in ${names.join(', ')}`);
+    assert.deepEqual(
+      legacyResult(await send(aggregate, 'tools/call', { name: 'modern__echo', arguments: { text: 'via /mcp' } }))
+        .content,
+      [{ type: 'text', text: 'via /mcp' }],
+    );
     legacyResult(await send(aggregate, 'ping'));
   });
 
-  test("progress reaches a legacy client on the POST's SSE stream, before the result", { timeout: 30_000 }, async () => {
+  test("progress reaches a legacy client on the POST's SSE stream, before the result", {
+    timeout: 30_000,
+  }, async () => {
     for (const [endpoint, name] of [
       ['/servers/modern/mcp', 'progress'],
       ['/mcp', 'modern__progress'],
     ] as const) {
       const { session } = await initialize(`${gateway.url}${endpoint}`);
-      const answer = await exchange(session.url, 'POST', legacyHeaders(session), legacy('tools/call', { name, arguments: { steps: 3 }, _meta: { progressToken: 'tok-1' } }));
-      assert.equal(answer.headers.get('content-type')?.startsWith('text/event-stream'), true, answer.text.slice(0, 300));
+      const answer = await exchange(
+        session.url,
+        'POST',
+        legacyHeaders(session),
+        legacy('tools/call', { name, arguments: { steps: 3 }, _meta: { progressToken: 'tok-1' } }),
+      );
+      assert.equal(
+        answer.headers.get('content-type')?.startsWith('text/event-stream'),
+        true,
+        answer.text.slice(0, 300),
+      );
       const progress = answer.messages.filter((m) => m.method === 'notifications/progress');
       assert.deepEqual(
         progress.map((m) => [m.params.progressToken, m.params.progress]),
@@ -113,29 +146,54 @@ describe('raw 2025 HTTP', () => {
     }
   });
 
-  test("elicitation round trip: elicitation/create on the POST's stream, the answer POSTed back feeds the retry", { timeout: 30_000 }, async () => {
+  test("elicitation round trip: elicitation/create on the POST's stream, the answer POSTed back feeds the retry", {
+    timeout: 30_000,
+  }, async () => {
     for (const [endpoint, name] of [
       ['/servers/mrtr/mcp', 'confirm'],
       ['/mcp', 'mrtr__confirm'],
     ] as const) {
       const { session } = await initialize(`${gateway.url}${endpoint}`, '2025-11-25', { elicitation: {} });
       const callId = `call-${endpoint}`;
-      const stream = await openStream(session.url, 'POST', legacyHeaders(session), legacy('tools/call', { name, arguments: { env: 'prod' } }, callId));
+      const stream = await openStream(
+        session.url,
+        'POST',
+        legacyHeaders(session),
+        legacy('tools/call', { name, arguments: { env: 'prod' } }, callId),
+      );
       try {
         assert.equal(stream.status, 200);
-        assert.equal(stream.headers.get('content-type')?.startsWith('text/event-stream'), true, `${endpoint}: an SSE answer`);
-        const ask = await stream.next((m) => m.method === 'elicitation/create', 10_000, `${endpoint}: elicitation/create`);
+        assert.equal(
+          stream.headers.get('content-type')?.startsWith('text/event-stream'),
+          true,
+          `${endpoint}: an SSE answer`,
+        );
+        const ask = await stream.next(
+          (m) => m.method === 'elicitation/create',
+          10_000,
+          `${endpoint}: elicitation/create`,
+        );
         assert.ok(ask.id !== undefined && ask.id !== null, 'a request, with an id');
         assert.notEqual(ask.id, callId);
         assert.equal(ask.params.message, 'Deploy to prod?');
         assert.deepEqual(ask.params.requestedSchema.required, ['ok']);
         assert.ok(!stream.messages.some((m) => m.id === callId), 'no result before the answer');
 
-        const answered = await exchange(session.url, 'POST', legacyHeaders(session), { jsonrpc: '2.0', id: ask.id, result: ELICIT_OK });
+        const answered = await exchange(session.url, 'POST', legacyHeaders(session), {
+          jsonrpc: '2.0',
+          id: ask.id,
+          result: ELICIT_OK,
+        });
         assert.equal(answered.status, 202, answered.text);
 
         const final = await stream.next((m) => m.id === callId, 10_000, `${endpoint}: the call's result`);
-        const result = legacyResult({ status: 200, headers: stream.headers, body: final, messages: [final], text: JSON.stringify(final) });
+        const result = legacyResult({
+          status: 200,
+          headers: stream.headers,
+          body: final,
+          messages: [final],
+          text: JSON.stringify(final),
+        });
         assert.equal(textOf(result), CONFIRMED);
         assert.ok(!('inputRequests' in result) && !('requestState' in result), JSON.stringify(result));
       } finally {
@@ -158,12 +216,20 @@ describe('raw 2025 HTTP', () => {
         legacyResult(await send(session, 'tools/call', { name: 'touch', arguments: { uri: 'fixture://hello' } }));
         await sleep(200);
       }
-      const updated = await get.next((m) => m.method === 'notifications/resources/updated', 0, 'notifications/resources/updated');
+      const updated = await get.next(
+        (m) => m.method === 'notifications/resources/updated',
+        0,
+        'notifications/resources/updated',
+      );
       assert.equal(updated.params.uri, 'fixture://hello');
       assert.ok(!('id' in updated), 'a notification');
 
       legacyResult(await send(session, 'tools/call', { name: 'add-tool', arguments: {} }));
-      await get.next((m) => m.method === 'notifications/tools/list_changed', 10_000, 'notifications/tools/list_changed');
+      await get.next(
+        (m) => m.method === 'notifications/tools/list_changed',
+        10_000,
+        'notifications/tools/list_changed',
+      );
       const tools = legacyResult(await send(session, 'tools/list'));
       assert.ok(
         tools.tools.some((t: { name: string }) => t.name.startsWith('added-')),
@@ -177,10 +243,16 @@ describe('raw 2025 HTTP', () => {
   test('DELETE ends the session: then 404 for POST, GET and DELETE', { timeout: 30_000 }, async () => {
     const { session } = await initialize(`${gateway.url}/servers/modern/mcp`);
     legacyResult(await send(session, 'tools/list'));
-    const del = await exchange(session.url, 'DELETE', { 'mcp-session-id': session.id, 'mcp-protocol-version': session.version });
+    const del = await exchange(session.url, 'DELETE', {
+      'mcp-session-id': session.id,
+      'mcp-protocol-version': session.version,
+    });
     assert.ok(del.status >= 200 && del.status < 300, `DELETE → ${del.status} ${del.text}`);
     await assertSessionGone(session, 'after DELETE');
-    const again = await exchange(session.url, 'DELETE', { 'mcp-session-id': session.id, 'mcp-protocol-version': session.version });
+    const again = await exchange(session.url, 'DELETE', {
+      'mcp-session-id': session.id,
+      'mcp-protocol-version': session.version,
+    });
     assert.equal(again.status, 404);
     // A new initialize opens a new session.
     const fresh = await initialize(session.url);
@@ -240,7 +312,9 @@ describe('modern requests are served as before, whatever session headers they ca
     legacyResult(await send(live, 'ping'));
   });
 
-  test('server/discover on /mcp stays modern; an initialize carrying modern _meta is refused as before', { timeout: 30_000 }, async () => {
+  test('server/discover on /mcp stays modern; an initialize carrying modern _meta is refused as before', {
+    timeout: 30_000,
+  }, async () => {
     const url = `${gateway.url}/mcp`;
     const discover = request('server/discover');
     const discovered = await post(url, discover);
@@ -252,7 +326,12 @@ describe('modern requests are served as before, whatever session headers they ca
       jsonrpc: '2.0',
       id: 'modern-init',
       method: 'initialize',
-      params: { protocolVersion: '2025-11-25', capabilities: {}, clientInfo: { name: 'confused', version: '1' }, _meta: META },
+      params: {
+        protocolVersion: '2025-11-25',
+        capabilities: {},
+        clientInfo: { name: 'confused', version: '1' },
+        _meta: META,
+      },
     };
     const refused = await post(url, init, headersFor(init));
     assert.equal(refused.status, 404);

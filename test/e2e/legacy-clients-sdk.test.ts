@@ -53,15 +53,19 @@ describe('SDK 1.x client (2025-11-25) through the gateway', () => {
         assert.ok(client.getServerCapabilities()?.tools, 'the gateway announces tools');
 
         const names = await listAllTools1(client);
-        for (const name of [route.echo, route.progress]) assert.ok(names.includes(name), `${name} in ${names.join(', ')}`);
-        if (route.endpoint === '/mcp') assert.ok(names.includes('everything__echo') && names.includes(route.confirm), names.join(', '));
+        for (const name of [route.echo, route.progress])
+          assert.ok(names.includes(name), `${name} in ${names.join(', ')}`);
+        if (route.endpoint === '/mcp')
+          assert.ok(names.includes('everything__echo') && names.includes(route.confirm), names.join(', '));
 
         const echoed = await client.callTool({ name: route.echo, arguments: { text: 'héllo, 2025' } });
         assert.deepEqual(echoed.content, [{ type: 'text', text: 'héllo, 2025' }]);
         assert.ok(!('resultType' in echoed), JSON.stringify(echoed));
 
         const seen: number[] = [];
-        const progressed = await client.callTool({ name: route.progress, arguments: { steps: 4 } }, undefined, { onprogress: (p) => void seen.push(p.progress) });
+        const progressed = await client.callTool({ name: route.progress, arguments: { steps: 4 } }, undefined, {
+          onprogress: (p) => void seen.push(p.progress),
+        });
         assert.deepEqual(seen, [1, 2, 3, 4]);
         assert.deepEqual(progressed.content, [{ type: 'text', text: 'progressed 4' }]);
 
@@ -76,8 +80,16 @@ describe('SDK 1.x client (2025-11-25) through the gateway', () => {
       }
     });
 
-    test(`${route.endpoint}: elicitation from a modern upstream arrives as elicitation/create`, { timeout: 60_000 }, async () => {
-      const question = await confirmThroughElicitation(connect, `${gateway.url}${route.elicitEndpoint}`, route.confirm, 'prod', '2025-11-25');
+    test(`${route.endpoint}: elicitation from a modern upstream arrives as elicitation/create`, {
+      timeout: 60_000,
+    }, async () => {
+      const question = await confirmThroughElicitation(
+        connect,
+        `${gateway.url}${route.elicitEndpoint}`,
+        route.confirm,
+        'prod',
+        '2025-11-25',
+      );
       assert.deepEqual(question.requestedSchema?.required, ['ok']);
     });
   }
@@ -88,7 +100,11 @@ describe('SDK 1.x client (2025-11-25) through the gateway', () => {
     let session: Session | undefined;
     try {
       await client.listTools();
-      session = { url: `${gateway.url}/servers/modern/mcp`, id: transport.sessionId!, version: transport.protocolVersion! };
+      session = {
+        url: `${gateway.url}/servers/modern/mcp`,
+        id: transport.sessionId!,
+        version: transport.protocolVersion!,
+      };
       // The SDK opens the GET stream on its own after initialization.
       const deadline = Date.now() + 5_000;
       while (!log.some((s) => s.method === 'GET') && Date.now() < deadline) await sleep(20);
@@ -115,7 +131,11 @@ describe('SDK v2 client in legacy mode (2025-06-18) through the gateway', () => 
   async function connect(url: string, asked: any[], log: Seen[]) {
     const client = new Client2(
       { name: 'sdk2-legacy-e2e', version: '1.0.0' },
-      { capabilities: { elicitation: {} }, versionNegotiation: { mode: 'legacy' }, supportedProtocolVersions: ['2025-06-18'] },
+      {
+        capabilities: { elicitation: {} },
+        versionNegotiation: { mode: 'legacy' },
+        supportedProtocolVersions: ['2025-06-18'],
+      },
     );
     client.setRequestHandler('elicitation/create', async (request) => {
       asked.push(request.params);
@@ -137,26 +157,39 @@ describe('SDK v2 client in legacy mode (2025-06-18) through the gateway', () => 
 
         const { tools } = await client.listTools();
         const names = tools.map((t) => t.name);
-        for (const name of [route.echo, route.progress]) assert.ok(names.includes(name), `${name} in ${names.join(', ')}`);
+        for (const name of [route.echo, route.progress])
+          assert.ok(names.includes(name), `${name} in ${names.join(', ')}`);
 
         const echoed = await client.callTool({ name: route.echo, arguments: { text: 'héllo, 2025' } });
         assert.deepEqual(echoed.content, [{ type: 'text', text: 'héllo, 2025' }]);
 
         const seen: number[] = [];
-        const progressed = await client.callTool({ name: route.progress, arguments: { steps: 3 } }, { onprogress: (p) => void seen.push(p.progress) });
+        const progressed = await client.callTool(
+          { name: route.progress, arguments: { steps: 3 } },
+          { onprogress: (p) => void seen.push(p.progress) },
+        );
         assert.deepEqual(seen, [1, 2, 3]);
         assert.deepEqual(progressed.content, [{ type: 'text', text: 'progressed 3' }]);
 
         const session = assertLegacyTraffic(log, '2025-06-18');
-        for (const s of log.filter((s) => s.rpc !== 'initialize' && s.method === 'POST')) assert.equal(s.versionHeader, '2025-06-18', describeLog(log));
+        for (const s of log.filter((s) => s.rpc !== 'initialize' && s.method === 'POST'))
+          assert.equal(s.versionHeader, '2025-06-18', describeLog(log));
         assert.equal(session, transport.sessionId);
       } finally {
         await client.close();
       }
     });
 
-    test(`${route.endpoint}: elicitation from a modern upstream arrives as elicitation/create`, { timeout: 60_000 }, async () => {
-      await confirmThroughElicitation(connect, `${gateway.url}${route.elicitEndpoint}`, route.confirm, 'staging', '2025-06-18');
+    test(`${route.endpoint}: elicitation from a modern upstream arrives as elicitation/create`, {
+      timeout: 60_000,
+    }, async () => {
+      await confirmThroughElicitation(
+        connect,
+        `${gateway.url}${route.elicitEndpoint}`,
+        route.confirm,
+        'staging',
+        '2025-06-18',
+      );
     });
   }
 });
@@ -165,10 +198,15 @@ describe('SDK v2 client in legacy mode (2025-06-18) through the gateway', () => 
 
 describe('SDK v2 client in auto mode picks the modern era', () => {
   for (const route of ROUTES) {
-    test(`${route.endpoint}: 2026-07-28 via server/discover, no initialize, no session`, { timeout: 60_000 }, async () => {
+    test(`${route.endpoint}: 2026-07-28 via server/discover, no initialize, no session`, {
+      timeout: 60_000,
+    }, async () => {
       const log: Seen[] = [];
       const asked: any[] = [];
-      const client = new Client2({ name: 'sdk2-auto-e2e', version: '1.0.0' }, { capabilities: { elicitation: {} }, versionNegotiation: { mode: 'auto' } });
+      const client = new Client2(
+        { name: 'sdk2-auto-e2e', version: '1.0.0' },
+        { capabilities: { elicitation: {} }, versionNegotiation: { mode: 'auto' } },
+      );
       client.setRequestHandler('elicitation/create', async (request) => {
         asked.push(request.params);
         return ELICIT_OK;
@@ -191,8 +229,14 @@ describe('SDK v2 client in auto mode picks the modern era', () => {
         const posts = log.filter((s) => s.method === 'POST');
         assert.equal(posts[0]?.rpc, 'server/discover', describeLog(log));
         assert.ok(!log.some((s) => s.rpc === 'initialize'), `no initialize:\n${describeLog(log)}`);
-        assert.ok(!log.some((s) => s.sessionAnswered !== null), `no Mcp-Session-Id from the gateway:\n${describeLog(log)}`);
-        assert.ok(!log.some((s) => s.rpc === 'response'), `no server→client request on the modern era:\n${describeLog(log)}`);
+        assert.ok(
+          !log.some((s) => s.sessionAnswered !== null),
+          `no Mcp-Session-Id from the gateway:\n${describeLog(log)}`,
+        );
+        assert.ok(
+          !log.some((s) => s.rpc === 'response'),
+          `no server→client request on the modern era:\n${describeLog(log)}`,
+        );
         for (const s of posts.filter((s) => s.rpc && s.rpc !== 'response' && !s.rpc.startsWith('notifications/'))) {
           assert.equal(s.modernMeta, true, `${s.rpc} carries the modern _meta:\n${describeLog(log)}`);
           assert.equal(s.versionHeader, VERSION);

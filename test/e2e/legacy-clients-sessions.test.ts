@@ -6,7 +6,15 @@ import { setTimeout as sleep } from 'node:timers/promises';
 import { after, before, describe, test } from 'node:test';
 import type { RunningGateway } from '../../src/gateway.js';
 import { fixture, startTestGateway } from './harness.js';
-import { SECRET, OTHER_SECRET, initialize, send, legacyResult, tamper, assertSessionGone } from './legacy-clients-kit.js';
+import {
+  SECRET,
+  OTHER_SECRET,
+  initialize,
+  send,
+  legacyResult,
+  tamper,
+  assertSessionGone,
+} from './legacy-clients-kit.js';
 
 // ---- sessions across gateway instances ---------------------------------------------------------------
 
@@ -27,14 +35,19 @@ describe('a session id carries its own state: any instance with the same secret 
     await Promise.all([minting?.close(), sameSecret?.close(), otherSecret?.close(), randomSecret?.close()]);
   });
 
-  test('accepted by a second gateway with the same legacyClients.sessionSecret, refused by others', { timeout: 30_000 }, async () => {
+  test('accepted by a second gateway with the same legacyClients.sessionSecret, refused by others', {
+    timeout: 30_000,
+  }, async () => {
     const { session } = await initialize(`${minting.url}/servers/modern/mcp`, '2025-06-18');
     legacyResult(await send(session, 'tools/list'));
 
     const there = { ...session, url: `${sameSecret.url}/servers/modern/mcp` };
     const tools = legacyResult(await send(there, 'tools/list'));
     assert.ok(tools.tools.some((t: { name: string }) => t.name === 'echo'));
-    assert.deepEqual(legacyResult(await send(there, 'tools/call', { name: 'echo', arguments: { text: 'replica' } })).content, [{ type: 'text', text: 'replica' }]);
+    assert.deepEqual(
+      legacyResult(await send(there, 'tools/call', { name: 'echo', arguments: { text: 'replica' } })).content,
+      [{ type: 'text', text: 'replica' }],
+    );
     legacyResult(await send(there, 'ping'));
 
     await assertSessionGone({ ...session, url: `${otherSecret.url}/servers/modern/mcp` }, 'another secret');

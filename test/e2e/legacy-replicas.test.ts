@@ -14,7 +14,11 @@ import { after, before, describe, test } from 'node:test';
 import { Redis } from 'ioredis';
 import { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
-import { ElicitRequestSchema, ResourceUpdatedNotificationSchema, ToolListChangedNotificationSchema } from '@modelcontextprotocol/sdk/types.js';
+import {
+  ElicitRequestSchema,
+  ResourceUpdatedNotificationSchema,
+  ToolListChangedNotificationSchema,
+} from '@modelcontextprotocol/sdk/types.js';
 import { parseConfig } from '../../src/config/config.js';
 import { startGateway, type RunningGateway } from '../../src/gateway.js';
 import { eachSseMessage, fixture, ROOT, startTestGateway, until } from './harness.js';
@@ -93,7 +97,9 @@ function signal<T>(): { promise: Promise<T>; resolve: (value: T) => void } {
 
 function within<T>(promise: Promise<T>, ms: number, what: string): Promise<T> {
   let timer: NodeJS.Timeout;
-  const late = new Promise<never>((_, reject) => (timer = setTimeout(() => reject(new Error(`${what} did not happen within ${ms} ms`)), ms)));
+  const late = new Promise<never>(
+    (_, reject) => (timer = setTimeout(() => reject(new Error(`${what} did not happen within ${ms} ms`)), ms)),
+  );
   return Promise.race([promise, late]).finally(() => clearTimeout(timer));
 }
 
@@ -131,7 +137,10 @@ describe('a 2025 client on two replicas without sticky sessions', { skip: SKIP }
     await client.connect(transport);
     assert.equal(transport.protocolVersion, '2025-11-25');
     // The SDK opens the GET stream by itself once initialized.
-    assert.ok(await until(() => lb.seen.some((s) => s.verb === 'GET'), 5_000), `the SDK opened its GET stream:\n${lb.describe()}`);
+    assert.ok(
+      await until(() => lb.seen.some((s) => s.verb === 'GET'), 5_000),
+      `the SDK opened its GET stream:\n${lb.describe()}`,
+    );
     assert.deepEqual(
       lb.seen.find((s) => s.verb === 'GET'),
       { verb: 'GET', rpc: undefined, replica: 'A', status: 200 },
@@ -173,7 +182,9 @@ describe('a 2025 client on two replicas without sticky sessions', { skip: SKIP }
     }
   });
 
-  test('(2) resources/subscribe sent to B makes the stream held by A carry resources/updated', { timeout: 30_000 }, async () => {
+  test('(2) resources/subscribe sent to B makes the stream held by A carry resources/updated', {
+    timeout: 30_000,
+  }, async () => {
     const { client, lb } = await connect('/servers/modern/mcp');
     try {
       const updated = signal<string>();
@@ -209,7 +220,9 @@ describe('a 2025 client on two replicas without sticky sessions', { skip: SKIP }
     ['/servers/mrtr/mcp', 'confirm'],
     ['/mcp', 'mrtr__confirm'],
   ] as const) {
-    test(`(3) ${path}: elicitation asked from A on the call's stream, answered by a POST that lands on B`, { timeout: 30_000 }, async () => {
+    test(`(3) ${path}: elicitation asked from A on the call's stream, answered by a POST that lands on B`, {
+      timeout: 30_000,
+    }, async () => {
       const { client, lb } = await connect(path);
       try {
         const asked: string[] = [];
@@ -223,7 +236,9 @@ describe('a 2025 client on two replicas without sticky sessions', { skip: SKIP }
         assert.deepEqual(result.content, [{ type: 'text', text: CONFIRMED }]);
         assert.deepEqual(asked, ['Deploy to prod?']);
         assert.deepEqual(
-          lb.seen.filter((s) => s.rpc === 'tools/call' || s.rpc === 'response').map((s) => [s.rpc, s.replica, s.status]),
+          lb.seen
+            .filter((s) => s.rpc === 'tools/call' || s.rpc === 'response')
+            .map((s) => [s.rpc, s.replica, s.status]),
           [
             ['tools/call', 'A', 200],
             ['response', 'B', 202],
@@ -237,7 +252,9 @@ describe('a 2025 client on two replicas without sticky sessions', { skip: SKIP }
     });
   }
 
-  test('(4) DELETE sent to B ends the GET stream on A, and A refuses the session from then on', { timeout: 30_000 }, async () => {
+  test('(4) DELETE sent to B ends the GET stream on A, and A refuses the session from then on', {
+    timeout: 30_000,
+  }, async () => {
     const { client, transport, lb } = await connect('/servers/modern/mcp');
     const session = transport.sessionId!;
     try {
@@ -253,7 +270,12 @@ describe('a 2025 client on two replicas without sticky sessions', { skip: SKIP }
     }
     const onA = await fetch(`${a.url}/servers/modern/mcp`, {
       method: 'POST',
-      headers: { 'content-type': 'application/json', accept: 'application/json, text/event-stream', 'mcp-session-id': session, 'mcp-protocol-version': '2025-11-25' },
+      headers: {
+        'content-type': 'application/json',
+        accept: 'application/json, text/event-stream',
+        'mcp-session-id': session,
+        'mcp-protocol-version': '2025-11-25',
+      },
       body: JSON.stringify({ jsonrpc: '2.0', id: 1, method: 'ping' }),
     });
     assert.equal(onA.status, 404, await onA.text());
@@ -268,7 +290,10 @@ describe('a 2025 session on a replica whose Redis is unreachable', () => {
     gateway = await startTestGateway(
       { modern: fixture('modern-server') },
       {},
-      { cache: { store: 'redis', url: `redis://127.0.0.1:${port}`, keyPrefix: 'unreachable:' }, legacyClients: { sessionSecret: randomBytes(24).toString('hex') } },
+      {
+        cache: { store: 'redis', url: `redis://127.0.0.1:${port}`, keyPrefix: 'unreachable:' },
+        legacyClients: { sessionSecret: randomBytes(24).toString('hex') },
+      },
     );
   });
   after(() => gateway?.close());
@@ -280,15 +305,32 @@ describe('a 2025 session on a replica whose Redis is unreachable', () => {
   });
   // A generous bound: "at once" means a failed Redis command (refused at once here), never a hang.
   const postJson = async (session: string | undefined, body: unknown, ms = 10_000) => {
-    const response = await fetch(`${gateway.url}/servers/modern/mcp`, { method: 'POST', headers: headers(session), body: JSON.stringify(body), signal: AbortSignal.timeout(ms) });
+    const response = await fetch(`${gateway.url}/servers/modern/mcp`, {
+      method: 'POST',
+      headers: headers(session),
+      body: JSON.stringify(body),
+      signal: AbortSignal.timeout(ms),
+    });
     const text = await response.text();
-    return { status: response.status, session: response.headers.get('mcp-session-id'), body: text ? JSON.parse(text) : undefined };
+    return {
+      status: response.status,
+      session: response.headers.get('mcp-session-id'),
+      body: text ? JSON.parse(text) : undefined,
+    };
   };
 
-  test('an answer and a subscription that cannot be relayed fail at once, naming Redis; with the stream here, subscribe still works', { timeout: 30_000 }, async () => {
+  test('an answer and a subscription that cannot be relayed fail at once, naming Redis; with the stream here, ' +
+    'subscribe still works', {
+    timeout: 30_000,
+  }, async () => {
     const init = await postJson(
       undefined,
-      { jsonrpc: '2.0', id: 1, method: 'initialize', params: { protocolVersion: '2025-11-25', capabilities: {}, clientInfo: { name: 'raw', version: '1' } } },
+      {
+        jsonrpc: '2.0',
+        id: 1,
+        method: 'initialize',
+        params: { protocolVersion: '2025-11-25', capabilities: {}, clientInfo: { name: 'raw', version: '1' } },
+      },
       25_000,
     ); // waits for the child to start
     assert.equal(init.status, 200, JSON.stringify(init.body));
@@ -296,11 +338,22 @@ describe('a 2025 session on a replica whose Redis is unreachable', () => {
 
     const answer = await postJson(session, { jsonrpc: '2.0', id: 'mcp-gateway-nobody-asked', result: {} });
     assert.equal(answer.status, 503);
-    assert.match(answer.body.error.message, new RegExp(`Redis at 127\\.0\\.0\\.1:${port} is unreachable.*Send it again once Redis is back`));
+    assert.match(
+      answer.body.error.message,
+      new RegExp(`Redis at 127\\.0\\.0\\.1:${port} is unreachable.*Send it again once Redis is back`),
+    );
 
-    const subscribe = await postJson(session, { jsonrpc: '2.0', id: 2, method: 'resources/subscribe', params: { uri: 'fixture://hello' } });
+    const subscribe = await postJson(session, {
+      jsonrpc: '2.0',
+      id: 2,
+      method: 'resources/subscribe',
+      params: { uri: 'fixture://hello' },
+    });
     assert.equal(subscribe.status, 200);
-    assert.match(subscribe.body.error?.message ?? '', /could not be shared with the replica holding this session's GET stream: Redis at .* is unreachable/);
+    assert.match(
+      subscribe.body.error?.message ?? '',
+      /could not be shared with the replica holding this session's GET stream: Redis at .* is unreachable/,
+    );
 
     // With the GET stream on this replica, the subscription is honoured here, as without Redis.
     const controller = new AbortController();
@@ -310,7 +363,12 @@ describe('a 2025 session on a replica whose Redis is unreachable', () => {
     });
     try {
       assert.equal(get.status, 200);
-      const local = await postJson(session, { jsonrpc: '2.0', id: 3, method: 'resources/subscribe', params: { uri: 'fixture://hello' } });
+      const local = await postJson(session, {
+        jsonrpc: '2.0',
+        id: 3,
+        method: 'resources/subscribe',
+        params: { uri: 'fixture://hello' },
+      });
       assert.deepEqual(local.body, { jsonrpc: '2.0', id: 3, result: {} });
     } finally {
       controller.abort();
@@ -324,7 +382,11 @@ describe('a 2025 session with Redis but without legacyClients.sessionSecret', ()
   before(async () => {
     // Redis unreachable: a relay would fail what it cannot carry (503), so a 202 shows there is none.
     const config = parseConfig(
-      { listen: { port: 0 }, servers: { modern: fixture('modern-server') }, cache: { store: 'redis', url: `redis://127.0.0.1:${await unusedPort()}`, keyPrefix: 'no-secret:' } },
+      {
+        listen: { port: 0 },
+        servers: { modern: fixture('modern-server') },
+        cache: { store: 'redis', url: `redis://127.0.0.1:${await unusedPort()}`, keyPrefix: 'no-secret:' },
+      },
       'test',
       ROOT,
     );
@@ -332,10 +394,16 @@ describe('a 2025 session with Redis but without legacyClients.sessionSecret', ()
   });
   after(() => gateway?.close());
 
-  test('no relay (other replicas could not open the session anyway), and the start says why 2025 clients need one replica', { timeout: 30_000 }, async () => {
+  test('no relay (other replicas could not open the session anyway), and the start says why 2025 clients need one ' +
+    'replica', {
+    timeout: 30_000,
+  }, async () => {
     const logged = messages('info', 'warn');
     assert.equal(logged.filter((line) => line.includes('legacyClients.sessionSecret')).length, 1, logged.join('\n'));
-    assert.match(logged.find((line) => line.includes('legacyClients.sessionSecret'))!, /stay on the replica that opened them.*same legacyClients\.sessionSecret on every replica/);
+    assert.match(
+      logged.find((line) => line.includes('legacyClients.sessionSecret'))!,
+      /stay on the replica that opened them.*same legacyClients\.sessionSecret on every replica/,
+    );
     const post = (body: unknown, session?: string) =>
       fetch(`${gateway.url}/servers/modern/mcp`, {
         method: 'POST',
@@ -354,7 +422,10 @@ describe('a 2025 session with Redis but without legacyClients.sessionSecret', ()
       params: { protocolVersion: '2025-11-25', capabilities: {}, clientInfo: { name: 'raw', version: '1' } },
     });
     assert.equal(init.status, 200, await init.text());
-    const answer = await post({ jsonrpc: '2.0', id: 'mcp-gateway-nobody-asked', result: {} }, init.headers.get('mcp-session-id')!);
+    const answer = await post(
+      { jsonrpc: '2.0', id: 'mcp-gateway-nobody-asked', result: {} },
+      init.headers.get('mcp-session-id')!,
+    );
     assert.equal(answer.status, 202, await answer.text());
   });
 });

@@ -46,7 +46,10 @@ test('era: modern and era: legacy skip the probe and serve', async () => {
       ['modern', 'modern'],
       ['legacy', 'legacy'],
     ] as const) {
-      const answer = await post(`${gateway.url}/servers/${server}/mcp`, request('tools/call', { name: 'echo', arguments: { text: server } }));
+      const answer = await post(
+        `${gateway.url}/servers/${server}/mcp`,
+        request('tools/call', { name: 'echo', arguments: { text: server } }),
+      );
       assert.equal(textOf(answer), server);
       assert.equal(gateway.upstreams.get(server)!.status().era, era);
     }
@@ -58,7 +61,10 @@ test('era: modern and era: legacy skip the probe and serve', async () => {
 test("a legacy child's ping in the middle of a call is answered by the gateway", async () => {
   const gateway = await startTestGateway({ legacy: fixture('legacy-server') });
   try {
-    const answer = await post(`${gateway.url}/servers/legacy/mcp`, request('tools/call', { name: 'pingclient', arguments: {} }));
+    const answer = await post(
+      `${gateway.url}/servers/legacy/mcp`,
+      request('tools/call', { name: 'pingclient', arguments: {} }),
+    );
     assert.equal(textOf(answer), 'pong ok');
   } finally {
     await gateway.close();
@@ -91,7 +97,10 @@ test('a child that exits during initialize: callers learn its exit code and stde
 test('close() during backoff stops for good: no restart afterwards', async () => {
   /** An upstream whose child exits at once, in its backoff before the next start, with its state changes. */
   async function backingOff(backoffMs: number) {
-    const u = upstream({ args: ['-e', 'process.exit(1)'], backoff: { initialMs: backoffMs, maxMs: backoffMs, crashLimit: 10, windowMs: 60_000 } });
+    const u = upstream({
+      args: ['-e', 'process.exit(1)'],
+      backoff: { initialMs: backoffMs, maxMs: backoffMs, crashLimit: 10, windowMs: 60_000 },
+    });
     const states: string[] = [];
     u.events.on('state', (state: string) => states.push(state));
     void u.start();
@@ -103,7 +112,10 @@ test('close() during backoff stops for good: no restart afterwards', async () =>
   // close() does not wait for the backoff: with one of a minute, close() ends long before it would (a
   // deadline only a close that waited can miss, not a measurement).
   const long = await backingOff(60_000);
-  const closed = await Promise.race([long.u.close().then(() => 'closed'), sleep(scaled(30_000)).then(() => 'waited for the backoff')]);
+  const closed = await Promise.race([
+    long.u.close().then(() => 'closed'),
+    sleep(scaled(30_000)).then(() => 'waited for the backoff'),
+  ]);
   assert.equal(closed, 'closed');
   assert.deepEqual(long.states, ['stopped']);
 
@@ -125,7 +137,9 @@ test('close() during backoff stops for good: no restart afterwards', async () =>
 test('an unhealthy child is tried again after the window and recovers', { timeout: 90_000 }, async () => {
   const marker = path.join(tempDir('mcp-gw-'), 'ready');
   // Exits until the marker exists, then runs the modern fixture.
-  const script = `if (!require('fs').existsSync(${JSON.stringify(marker)})) process.exit(2); import(${JSON.stringify(path.join(ROOT, 'test/fixtures/modern-server.ts'))});`;
+  const script =
+    `if (!require('fs').existsSync(${JSON.stringify(marker)})) process.exit(2); ` +
+    `import(${JSON.stringify(path.join(ROOT, 'test/fixtures/modern-server.ts'))});`;
   const u = upstream({ args: ['--import', 'tsx', '-e', script] });
   try {
     void u.start();
@@ -139,17 +153,27 @@ test('an unhealthy child is tried again after the window and recovers', { timeou
   }
 });
 
-test('the shutdown ladder: a polite child leaves on stdin close; a stubborn one is SIGKILLed', { timeout: 30_000 }, async () => {
+test('the shutdown ladder: a polite child leaves on stdin close; a stubborn one is SIGKILLed', {
+  timeout: 30_000,
+}, async () => {
   const events = { message() {}, oversized() {}, exit() {} };
   const spec = { command: process.execPath, env: {}, cwd: ROOT, maxLineBytes: 1024 };
-  const polite = new StdioProcess({ ...spec, args: ['-e', "process.stdin.resume(); process.stdin.on('end', () => process.exit(0))"] }, silentLog, events);
+  const polite = new StdioProcess(
+    { ...spec, args: ['-e', "process.stdin.resume(); process.stdin.on('end', () => process.exit(0))"] },
+    silentLog,
+    events,
+  );
   assert.deepEqual(await polite.stop(1_000), { code: 0, signal: null, spawnError: undefined });
   // It says so on stdout once its SIGTERM handler is in place.
   let armed = false;
   const stubborn = new StdioProcess(
     {
       ...spec,
-      args: ['-e', "process.on('SIGTERM', () => {}); process.stdin.resume(); setInterval(() => {}, 1000); console.log(JSON.stringify({ jsonrpc: '2.0', method: 'armed' }))"],
+      args: [
+        '-e',
+        "process.on('SIGTERM', () => {}); process.stdin.resume(); setInterval(() => {}, 1000); " +
+          "console.log(JSON.stringify({ jsonrpc: '2.0', method: 'armed' }))",
+      ],
     },
     silentLog,
     { ...events, message: () => void (armed = true) },
@@ -159,10 +183,17 @@ test('the shutdown ladder: a polite child leaves on stdin close; a stubborn one 
   assert.equal(info?.signal, 'SIGKILL');
 });
 
-test('a crash while a grandchild holds stdout open is seen at once, not when the grandchild lets go', { timeout: 60_000 }, async () => {
+test('a crash while a grandchild holds stdout open is seen at once, not when the grandchild lets go', {
+  timeout: 60_000,
+}, async () => {
   const calls = path.join(tempDir('mcp-gw-family-'), 'calls.log');
   const gateway = await startTestGateway({
-    family: { command: 'sh', args: ['-c', `sleep 600 & exec ${process.execPath} --import tsx test/fixtures/modern-server.ts`], cwd: ROOT, env: { FIXTURE_CALL_LOG: calls } },
+    family: {
+      command: 'sh',
+      args: ['-c', `sleep 600 & exec ${process.execPath} --import tsx test/fixtures/modern-server.ts`],
+      cwd: ROOT,
+      env: { FIXTURE_CALL_LOG: calls },
+    },
   });
   let group: number | undefined;
   try {
@@ -170,7 +201,10 @@ test('a crash while a grandchild holds stdout open is seen at once, not when the
     // sh execs the server, so its pid leads the process group the gateway gave it, the sleep included.
     group = Number(textOf(await post(url, request('tools/call', { name: 'pid', arguments: {} }))));
     const inFlight = post(url, request('tools/call', { name: 'slow', arguments: { ms: 600_000 } }));
-    assert.ok(await until(() => existsSync(calls) && readFileSync(calls, 'utf8').includes('STARTED slow'), 10_000), 'the slow call never reached the child');
+    assert.ok(
+      await until(() => existsSync(calls) && readFileSync(calls, 'utf8').includes('STARTED slow'), 10_000),
+      'the slow call never reached the child',
+    );
     process.kill(group, 'SIGKILL');
     const answer = await inFlight;
     assert.match(answer.body.error.message, /killed by SIGKILL/);

@@ -16,26 +16,40 @@ before(async () => {
 });
 after(() => gateway?.close());
 
-const series = (metrics: string, name: string, labels: string) => metrics.split('\n').filter((line) => line.startsWith(name) && line.includes(labels));
+const series = (metrics: string, name: string, labels: string) =>
+  metrics.split('\n').filter((line) => line.startsWith(name) && line.includes(labels));
 
-test('after server/discover (what a client sends first), /mcp lists skip a server that offers neither resources nor prompts', async () => {
-  const discover = request('server/discover');
-  const offered = await post(`${gateway.url}/mcp`, discover, headersFor(discover));
-  assert.ok(offered.body.result.capabilities.resources, 'the merged discover offers resources (one server does)');
-  for (const method of ['resources/list', 'resources/templates/list', 'prompts/list', 'resources/list']) {
-    const body = request(method);
-    const answer = await post(`${gateway.url}/mcp`, body, headersFor(body));
-    assert.equal(answer.status, 200, JSON.stringify(answer.body));
-    assert.ok('result' in answer.body, JSON.stringify(answer.body));
-  }
-  const metrics = await (await fetch(`${gateway.url}/metrics`)).text();
-  for (const method of ['resources/list', 'resources/templates/list', 'prompts/list']) {
-    assert.deepEqual(series(metrics, 'mcp_gateway_upstream_request_duration_seconds_count', `server="toolsonly",method="${method}"`), [], `${method} was sent to toolsonly`);
-    assert.equal(
-      series(metrics, 'mcp_gateway_upstream_request_duration_seconds_count', `server="everything",method="${method}"`).length,
-      1,
-      `${method} reached the server that offers it`,
+test(
+  'after server/discover (what a client sends first), /mcp lists skip a server that offers neither resources nor ' +
+    'prompts',
+  async () => {
+    const discover = request('server/discover');
+    const offered = await post(`${gateway.url}/mcp`, discover, headersFor(discover));
+    assert.ok(offered.body.result.capabilities.resources, 'the merged discover offers resources (one server does)');
+    for (const method of ['resources/list', 'resources/templates/list', 'prompts/list', 'resources/list']) {
+      const body = request(method);
+      const answer = await post(`${gateway.url}/mcp`, body, headersFor(body));
+      assert.equal(answer.status, 200, JSON.stringify(answer.body));
+      assert.ok('result' in answer.body, JSON.stringify(answer.body));
+    }
+    const metrics = await (await fetch(`${gateway.url}/metrics`)).text();
+    for (const method of ['resources/list', 'resources/templates/list', 'prompts/list']) {
+      assert.deepEqual(
+        series(metrics, 'mcp_gateway_upstream_request_duration_seconds_count', `server="toolsonly",method="${method}"`),
+        [],
+        `${method} was sent to toolsonly`,
+      );
+      assert.equal(
+        series(metrics, 'mcp_gateway_upstream_request_duration_seconds_count', `server="everything",method="${method}"`)
+          .length,
+        1,
+        `${method} reached the server that offers it`,
+      );
+    }
+    assert.deepEqual(
+      series(metrics, 'mcp_gateway_upstream_errors_total', 'server="toolsonly"'),
+      [],
+      'no upstream errors counted',
     );
-  }
-  assert.deepEqual(series(metrics, 'mcp_gateway_upstream_errors_total', 'server="toolsonly"'), [], 'no upstream errors counted');
-});
+  },
+);

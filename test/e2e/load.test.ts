@@ -76,7 +76,14 @@ function lastMessage(type: string, text: string): any {
 async function load(url: string, from: number, to: number, run: string, deadlineMs: number): Promise<Tally> {
   const target = new URL(url);
   const agent = new http.Agent({ keepAlive: true, maxSockets: CLIENTS });
-  const tally: Tally = { sent: 0, lost: [], mismatched: [], errors: [], answers: new Uint8Array(to - from), timedOut: false };
+  const tally: Tally = {
+    sent: 0,
+    lost: [],
+    mismatched: [],
+    errors: [],
+    answers: new Uint8Array(to - from),
+    timedOut: false,
+  };
   let next = from;
   const watchdog = setTimeout(() => {
     tally.timedOut = true;
@@ -110,9 +117,13 @@ async function load(url: string, from: number, to: number, run: string, deadline
             const text = Buffer.concat(chunks).toString('utf8');
             try {
               const message = lastMessage(String(res.headers['content-type'] ?? ''), text);
-              if (res.statusCode !== 200 || 'error' in message) tally.errors.push(`#${i}: ${res.statusCode} ${text.slice(0, 200)}`);
+              if (res.statusCode !== 200 || 'error' in message)
+                tally.errors.push(`#${i}: ${res.statusCode} ${text.slice(0, 200)}`);
               else if (message.id !== r.id || message.result?.content?.[0]?.text !== r.expected) {
-                tally.mismatched.push(`#${i} sent id ${JSON.stringify(r.id)} expecting ${JSON.stringify(r.expected)}, got ${text.slice(0, 200)}`);
+                tally.mismatched.push(
+                  `#${i} sent id ${JSON.stringify(r.id)} expecting ${JSON.stringify(r.expected)}, got ` +
+                    `${text.slice(0, 200)}`,
+                );
               }
             } catch (error) {
               tally.errors.push(`#${i}: unreadable (${(error as Error).message}): ${text.slice(0, 200)}`);
@@ -142,7 +153,11 @@ async function load(url: string, from: number, to: number, run: string, deadline
 }
 
 function assertClean(tally: Tally, from: number, to: number): void {
-  assert.equal(tally.timedOut, false, `the run did not finish before its deadline (${tally.sent} of ${to - from} sent)`);
+  assert.equal(
+    tally.timedOut,
+    false,
+    `the run did not finish before its deadline (${tally.sent} of ${to - from} sent)`,
+  );
   assert.equal(tally.sent, to - from);
   assert.deepEqual(tally.lost.slice(0, 10), [], `${tally.lost.length} requests got no answer`);
   assert.deepEqual(tally.mismatched.slice(0, 5), [], `${tally.mismatched.length} answers belonged to another request`);
@@ -185,20 +200,34 @@ describe('10,000 tools/call at 64 concurrent clients through /mcp onto three ups
     assertClean(tally, 0, total);
     t.diagnostic(`${total} calls answered, each exactly once and to its own caller`);
 
-    assert.ok(await until(async () => (await inFlightMetric(gateway.url)) === 0, 5_000), 'mcp_gateway_requests_in_flight returns to 0');
+    assert.ok(
+      await until(async () => (await inFlightMetric(gateway.url)) === 0, 5_000),
+      'mcp_gateway_requests_in_flight returns to 0',
+    );
     for (const server of SERVERS) {
       const stack = layers(gateway.upstreams.get(server)!);
       // The stdio bridge's multiplexer: gateway ids → callers. Every answer must have taken its entry out.
-      const withPending = stack.find((layer) => typeof (layer.pending as { size?: unknown } | undefined)?.size === 'number');
-      assert.ok(withPending, `${server}: found the pending-request map (${stack.map((l) => l.constructor.name).join(' → ')})`);
+      const withPending = stack.find(
+        (layer) => typeof (layer.pending as { size?: unknown } | undefined)?.size === 'number',
+      );
+      assert.ok(
+        withPending,
+        `${server}: found the pending-request map (${stack.map((l) => l.constructor.name).join(' → ')})`,
+      );
       assert.equal((withPending.pending as { size: number }).size, 0, `${server}: pending requests left`);
       // Fail, not pass quietly, when the layer that counts requests in flight is no longer found. Found by its
       // class: another layer with an inFlight count (the limits) would otherwise stand in for it unnoticed.
       const cached: Record<string, unknown> | undefined = stack.find((layer) => layer instanceof CachedUpstream);
       assert.ok(cached, `${server}: found the cache layer (${stack.map((l) => l.constructor.name).join(' → ')})`);
-      assert.equal(typeof cached.inFlight, 'number', `${server}: the cache layer's in-flight count is where this test reads it`);
+      assert.equal(
+        typeof cached.inFlight,
+        'number',
+        `${server}: the cache layer's in-flight count is where this test reads it`,
+      );
       assert.equal(cached.inFlight, 0, `${server}: the cache layer counts requests in flight`);
-      for (const layer of stack) if (typeof layer.inFlight === 'number') assert.equal(layer.inFlight, 0, `${server}: ${layer.constructor.name} counts requests in flight`);
+      for (const layer of stack)
+        if (typeof layer.inFlight === 'number')
+          assert.equal(layer.inFlight, 0, `${server}: ${layer.constructor.name} counts requests in flight`);
     }
   });
 });
@@ -228,48 +257,69 @@ const RSS_BOUND_MB = 20;
  * on stdout (the gateway writes nothing there): memory is sampled after it, so that garbage not yet
  * collected does not pass for a leak, nor a collection that just happened hide one.
  */
-describe(`leak check: the live set after ${LEAK_CALLS.toLocaleString('en')} more calls vs after a warm-up of ${LEAK_WARMUP.toLocaleString('en')}`, () => {
-  const dir = tempDir('mcp-gw-load-');
-  let gateway: ChildGateway;
-  let base: string;
-  const MB = 1024 * 1024;
-  /** The gateway's memory right after a full GC in it, in MB: live (heapUsed + external) and RSS. */
-  const sample = async (): Promise<{ live: number; rss: number }> => {
-    const usage = await gateway.memory();
-    return { live: (usage.heapUsed + usage.external) / MB, rss: usage.rss / MB };
-  };
+describe(
+  `leak check: the live set after ${LEAK_CALLS.toLocaleString('en')} more calls vs after a warm-up of ` +
+    `${LEAK_WARMUP.toLocaleString('en')}`,
+  () => {
+    const dir = tempDir('mcp-gw-load-');
+    let gateway: ChildGateway;
+    let base: string;
+    const MB = 1024 * 1024;
+    /** The gateway's memory right after a full GC in it, in MB: live (heapUsed + external) and RSS. */
+    const sample = async (): Promise<{ live: number; rss: number }> => {
+      const usage = await gateway.memory();
+      return { live: (usage.heapUsed + usage.external) / MB, rss: usage.rss / MB };
+    };
 
-  before(async () => {
-    const config = path.join(dir, 'gateway.config.json');
-    writeFileSync(config, JSON.stringify({ listen: { port: 0 }, log: { level: 'warn' }, aggregate: { listDeadlineMs: 30_000 }, servers }));
-    gateway = await launchGateway(config);
-    base = gateway.base;
-  });
+    before(async () => {
+      const config = path.join(dir, 'gateway.config.json');
+      writeFileSync(
+        config,
+        JSON.stringify({ listen: { port: 0 }, log: { level: 'warn' }, aggregate: { listDeadlineMs: 30_000 }, servers }),
+      );
+      gateway = await launchGateway(config);
+      base = gateway.base;
+    });
 
-  after(async () => {
-    await gateway?.stop();
-    rmSync(dir, { recursive: true, force: true });
-  });
+    after(async () => {
+      await gateway?.stop();
+      rmSync(dir, { recursive: true, force: true });
+    });
 
-  test(`live set grows ≤ ${LIVE_BOUND_MB} MB over ${LEAK_CALLS} calls (RSS ≤ +${RSS_BOUND_MB} MB); every call answered right`, async (t) => {
-    const samples: [number, { live: number; rss: number }][] = [];
-    for (let from = 0; from < LEAK_WARMUP + LEAK_CALLS; from += LEAK_STEP) {
-      const tally = await load(`${base}/mcp`, from, from + LEAK_STEP, 'leak', 60_000);
-      assertClean(tally, from, from + LEAK_STEP);
-      samples.push([from + LEAK_STEP, await sample()]);
-    }
-    t.diagnostic(`live / RSS by calls: ${samples.map(([n, m]) => `${n / 1000}k ${m.live.toFixed(2)} / ${m.rss.toFixed(1)} MB`).join(', ')}`);
-    assert.equal(gateway.child.exitCode, null, `the gateway exited:\n${gateway.log()}`);
-    const warm = samples.filter(([n]) => n <= LEAK_WARMUP).map(([, m]) => m);
-    const first = warm.at(-1)!;
-    const last = samples.at(-1)![1];
-    assert.ok(
-      last.live <= first.live + LIVE_BOUND_MB,
-      `the live set grew from ${first.live.toFixed(2)} MB to ${last.live.toFixed(2)} MB over ${LEAK_CALLS} calls (bound +${LIVE_BOUND_MB} MB)`,
+    test(
+      `live set grows ≤ ${LIVE_BOUND_MB} MB over ${LEAK_CALLS} calls (RSS ≤ +${RSS_BOUND_MB} MB); every call ` +
+        `answered right`,
+      async (t) => {
+        const samples: [number, { live: number; rss: number }][] = [];
+        for (let from = 0; from < LEAK_WARMUP + LEAK_CALLS; from += LEAK_STEP) {
+          const tally = await load(`${base}/mcp`, from, from + LEAK_STEP, 'leak', 60_000);
+          assertClean(tally, from, from + LEAK_STEP);
+          samples.push([from + LEAK_STEP, await sample()]);
+        }
+        t.diagnostic(
+          `live / RSS by calls: ` +
+            `${samples.map(([n, m]) => `${n / 1000}k ${m.live.toFixed(2)} / ${m.rss.toFixed(1)} MB`).join(', ')}`,
+        );
+        assert.equal(gateway.child.exitCode, null, `the gateway exited:\n${gateway.log()}`);
+        const warm = samples.filter(([n]) => n <= LEAK_WARMUP).map(([, m]) => m);
+        const first = warm.at(-1)!;
+        const last = samples.at(-1)![1];
+        assert.ok(
+          last.live <= first.live + LIVE_BOUND_MB,
+          `the live set grew from ${first.live.toFixed(2)} MB to ${last.live.toFixed(2)} MB over ${LEAK_CALLS} calls ` +
+            `(bound +${LIVE_BOUND_MB} MB)`,
+        );
+        const rssWarm = Math.max(...warm.map((m) => m.rss));
+        const rssEnd = Math.min(...samples.slice(-2).map(([, m]) => m.rss));
+        assert.ok(
+          rssEnd <= rssWarm + RSS_BOUND_MB,
+          `RSS grew from ${rssWarm.toFixed(1)} MB to ${rssEnd.toFixed(1)} MB (bound +${RSS_BOUND_MB} MB)`,
+        );
+        assert.ok(
+          await until(async () => (await inFlightMetric(base)) === 0, 5_000),
+          'mcp_gateway_requests_in_flight returns to 0',
+        );
+      },
     );
-    const rssWarm = Math.max(...warm.map((m) => m.rss));
-    const rssEnd = Math.min(...samples.slice(-2).map(([, m]) => m.rss));
-    assert.ok(rssEnd <= rssWarm + RSS_BOUND_MB, `RSS grew from ${rssWarm.toFixed(1)} MB to ${rssEnd.toFixed(1)} MB (bound +${RSS_BOUND_MB} MB)`);
-    assert.ok(await until(async () => (await inFlightMetric(base)) === 0, 5_000), 'mcp_gateway_requests_in_flight returns to 0');
-  });
-});
+  },
+);

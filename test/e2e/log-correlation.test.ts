@@ -51,7 +51,10 @@ async function listWithAGap(telemetry: Record<string, unknown> | undefined): Pro
   const gateway: RunningGateway = await startGateway(config, written.logger);
   try {
     const list = request('tools/list', {}, 'list-1');
-    const answer = await send(`${gateway.url}/mcp`, list, { authorization: `Bearer ${KEY}`, traceparent: `00-${TRACE}-${CALLER_SPAN}-01` });
+    const answer = await send(`${gateway.url}/mcp`, list, {
+      authorization: `Bearer ${KEY}`,
+      traceparent: `00-${TRACE}-${CALLER_SPAN}-01`,
+    });
     assert.equal(answer.status, 200, JSON.stringify(answer.body));
   } finally {
     await gateway.close(); // exports what tracing buffered

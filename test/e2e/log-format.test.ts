@@ -8,11 +8,24 @@ import { post, request, ROOT } from './harness.js';
 import { RUN_TS } from '../run-ts.js';
 
 const CLI = [...RUN_TS, 'src/cli.ts'];
-const SOLO = ['--stdio', `${process.execPath} ${RUN_TS.join(' ')} test/fixtures/modern-server.ts`, '--name', 'solo', '--port', '0'];
+const SOLO = [
+  '--stdio',
+  `${process.execPath} ${RUN_TS.join(' ')} test/fixtures/modern-server.ts`,
+  '--name',
+  'solo',
+  '--port',
+  '0',
+];
 
-/** Runs the CLI until it logs solo's endpoint (matched by `endpoint`), calls a tool there, stops it; its stderr and exit code. */
+/**
+ * Runs the CLI until it logs solo's endpoint (matched by `endpoint`), calls a tool there, stops it; its stderr and exit
+ * code.
+ */
 async function runUntilServing(extra: string[], endpoint: RegExp): Promise<{ stderr: string; code: number | null }> {
-  const child = spawn(process.execPath, [...CLI, ...SOLO, ...extra], { cwd: ROOT, stdio: ['ignore', 'ignore', 'pipe'] });
+  const child = spawn(process.execPath, [...CLI, ...SOLO, ...extra], {
+    cwd: ROOT,
+    stdio: ['ignore', 'ignore', 'pipe'],
+  });
   let stderr = '';
   const exited = new Promise<number | null>((resolve) => child.once('exit', (code) => resolve(code)));
   const url = await new Promise<string>((resolve, reject) => {
@@ -49,12 +62,16 @@ test('JSON lines by default: one object per line, with level, time and msg', asy
 });
 
 test('--log-format pretty: "[time] LEVEL (name): message" and the fields indented below, no colours off a terminal', async () => {
-  const { stderr, code } = await runUntilServing(['--log-format', 'pretty'], /endpoint: "(http:\/\/127\.0\.0\.1:\d+\/servers\/solo\/mcp)"/);
+  const { stderr, code } = await runUntilServing(
+    ['--log-format', 'pretty'],
+    /endpoint: "(http:\/\/127\.0\.0\.1:\d+\/servers\/solo\/mcp)"/,
+  );
   assert.equal(code, 0);
   const lines = stderr.trim().split('\n');
   const heads = lines.filter((l) => !l.startsWith(' '));
   assert.ok(heads.length >= 2, stderr);
-  for (const head of heads) assert.match(head, /^\[\d\d:\d\d:\d\d\.\d{3}\] (TRACE|DEBUG|INFO|WARN|ERROR|FATAL) \(mcp-gateway(\/\d+)?\): \S/);
+  for (const head of heads)
+    assert.match(head, /^\[\d\d:\d\d:\d\d\.\d{3}\] (TRACE|DEBUG|INFO|WARN|ERROR|FATAL) \(mcp-gateway(\/\d+)?\): \S/);
   assert.ok(heads.some((l) => /\] INFO \(mcp-gateway(\/\d+)?\): serving solo$/.test(l)));
   assert.ok(lines.some((l) => /^ {4}endpoint: "http:\/\/127\.0\.0\.1:\d+\/servers\/solo\/mcp"$/.test(l)));
   for (const line of lines) assert.throws(() => JSON.parse(line), `not a JSON line: ${line}`);
@@ -62,7 +79,11 @@ test('--log-format pretty: "[time] LEVEL (name): message" and the fields indente
 });
 
 test('an unknown --log-format exits 2 naming the formats there are', () => {
-  const result = spawnSync(process.execPath, [...CLI, ...SOLO, '--log-format', 'xml'], { cwd: ROOT, encoding: 'utf8', timeout: 60_000 });
+  const result = spawnSync(process.execPath, [...CLI, ...SOLO, '--log-format', 'xml'], {
+    cwd: ROOT,
+    encoding: 'utf8',
+    timeout: 60_000,
+  });
   assert.equal(result.status, 2);
   assert.match(result.stderr, /--log-format must be one of json, pretty \(got "xml"\)/);
 });

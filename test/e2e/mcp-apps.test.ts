@@ -16,14 +16,25 @@ import type { RunningGateway } from '../../src/gateway.js';
 import { tempDir } from '../temp.js';
 import { eventually, headersFor, openListen, post, request, ROOT, startTestGateway, VERSION } from './harness.js';
 
-const apps = (id: string) => ({ command: process.execPath, args: ['--import', 'tsx', 'test/fixtures/apps-server.ts'], cwd: ROOT, env: { SERVER_ID: id } });
+const apps = (id: string) => ({
+  command: process.execPath,
+  args: ['--import', 'tsx', 'test/fixtures/apps-server.ts'],
+  cwd: ROOT,
+  env: { SERVER_ID: id },
+});
 const SERVERS = { a: apps('alpha'), b: apps('beta') };
 /** a also offers a tool whose UI names b's view as /mcp shows it. */
-const WITH_BORROWER = { a: { ...apps('alpha'), env: { SERVER_ID: 'alpha', FOREIGN_UI: 'ui://b__dashboard/view.html' } }, b: apps('beta') };
+const WITH_BORROWER = {
+  a: { ...apps('alpha'), env: { SERVER_ID: 'alpha', FOREIGN_UI: 'ui://b__dashboard/view.html' } },
+  b: apps('beta'),
+};
 const VIEW = 'ui://dashboard/view.html';
 
 async function connect(url: string): Promise<Client> {
-  const client = new Client({ name: 'apps-host', version: '1.0.0' }, { versionNegotiation: { mode: { pin: VERSION } } });
+  const client = new Client(
+    { name: 'apps-host', version: '1.0.0' },
+    { versionNegotiation: { mode: { pin: VERSION } } },
+  );
   await client.connect(new StreamableHTTPClientTransport(new URL(url)));
   return client;
 }
@@ -39,7 +50,11 @@ describe('MCP Apps through /mcp: two servers whose ui:// URIs collide', () => {
   let gateway: RunningGateway;
   let client: Client;
   before(async () => {
-    gateway = await startTestGateway(WITH_BORROWER, {}, { profiles: { alphaonly: { tools: ['a__show-*'], resources: ['ui://a__*/**'] } } });
+    gateway = await startTestGateway(
+      WITH_BORROWER,
+      {},
+      { profiles: { alphaonly: { tools: ['a__show-*'], resources: ['ui://a__*/**'] } } },
+    );
     client = await connect(`${gateway.url}/mcp`);
   });
   after(async () => {
@@ -73,9 +88,15 @@ describe('MCP Apps through /mcp: two servers whose ui:// URIs collide', () => {
 
   test('resources/list shows both views, namespaced; the templates too', async () => {
     const { resources } = await client.listResources();
-    assert.deepEqual(resources.map((r) => r.uri).sort(), ['ui://a__dashboard/view.html', 'ui://b__dashboard/view.html']);
+    assert.deepEqual(resources.map((r) => r.uri).sort(), [
+      'ui://a__dashboard/view.html',
+      'ui://b__dashboard/view.html',
+    ]);
     const { resourceTemplates } = await client.listResourceTemplates();
-    assert.deepEqual(resourceTemplates.map((t) => t.uriTemplate).sort(), ['ui://a__dashboard/pages/{page}', 'ui://b__dashboard/pages/{page}']);
+    assert.deepEqual(resourceTemplates.map((t) => t.uriTemplate).sort(), [
+      'ui://a__dashboard/pages/{page}',
+      'ui://b__dashboard/pages/{page}',
+    ]);
   });
 
   test('a ui:// URI no list names (the spec lets UI-only resources go unlisted) is placed by its namespace alone', async () => {
@@ -85,13 +106,22 @@ describe('MCP Apps through /mcp: two servers whose ui:// URIs collide', () => {
   });
 
   test('a ui:// read of an unknown namespace is the usual unknown-resource error', async () => {
-    const unknownUi = await post(`${gateway.url}/mcp`, request('resources/read', { uri: 'ui://nobody__dashboard/view.html' }, 7));
+    const unknownUi = await post(
+      `${gateway.url}/mcp`,
+      request('resources/read', { uri: 'ui://nobody__dashboard/view.html' }, 7),
+    );
     const unknownOther = await post(`${gateway.url}/mcp`, request('resources/read', { uri: 'fixture://nobody' }, 7));
     assert.equal(unknownUi.status, unknownOther.status);
     assert.equal(unknownUi.body.error.code, -32602);
-    assert.equal(unknownUi.body.error.message, 'Resource not found: no upstream lists ui://nobody__dashboard/view.html or a template that matches it');
+    assert.equal(
+      unknownUi.body.error.message,
+      'Resource not found: no upstream lists ui://nobody__dashboard/view.html or a template that matches it',
+    );
     assert.deepEqual(unknownUi.body.error.data, { uri: 'ui://nobody__dashboard/view.html' });
-    assert.equal(unknownOther.body.error.message, 'Resource not found: no upstream lists fixture://nobody or a template that matches it');
+    assert.equal(
+      unknownOther.body.error.message,
+      'Resource not found: no upstream lists fixture://nobody or a template that matches it',
+    );
     // The server's own URI is not a /mcp one: it names no server there.
     const raw = await post(`${gateway.url}/mcp`, request('resources/read', { uri: VIEW }, 8));
     assert.equal(raw.body.error?.code, -32602);
@@ -112,7 +142,8 @@ describe('MCP Apps through /mcp: two servers whose ui:// URIs collide', () => {
     const { tools } = await client.listTools();
     const borrow = tools.find((tool) => tool.name === 'a__borrow')!;
     assert.equal((borrow._meta as any).ui.resourceUri, 'ui://a__b__dashboard/view.html');
-    // The host reads it from a, which has no such view (its own error, in its own words); b's is never served for a's tool.
+    // The host reads it from a, which has no such view (its own error, in its own words); b's is never served for a's
+    // tool.
     const read = await post(`${gateway.url}/mcp`, request('resources/read', { uri: 'ui://a__b__dashboard/view.html' }));
     assert.equal(read.body.result, undefined);
     assert.equal(read.body.error.code, -32602);
@@ -151,7 +182,10 @@ describe('MCP Apps through /mcp: two servers whose ui:// URIs collide', () => {
         resources.map((r) => r.uri),
         ['ui://a__dashboard/view.html'],
       );
-      assert.equal((await readUi(view, 'ui://a__dashboard/view.html')).text, '<!DOCTYPE html><html><body>dashboard of alpha</body></html>');
+      assert.equal(
+        (await readUi(view, 'ui://a__dashboard/view.html')).text,
+        '<!DOCTYPE html><html><body>dashboard of alpha</body></html>',
+      );
       await assert.rejects(view.readResource({ uri: 'ui://b__dashboard/view.html' }), /Resource not found/);
     } finally {
       await view.close();
@@ -171,25 +205,31 @@ describe('MCP Apps through /mcp onto a Streamable HTTP server', () => {
     await http?.close();
   });
 
-  test('the read reaches the HTTP server under its own URI, in the body and in Mcp-Name, and comes back as /mcp names it', async () => {
-    const body = request('resources/read', { uri: 'ui://c__dashboard/view.html' });
-    const answer = await post(`${gateway.url}/mcp`, body, headersFor(body));
-    assert.deepEqual(answer.body.result.contents[0], {
-      uri: 'ui://c__dashboard/view.html',
-      mimeType: 'text/html;profile=mcp-app',
-      text: '<!DOCTYPE html><html><body>dashboard of gamma</body></html>',
-    });
-    assert.ok(http.names.includes(VIEW), `the server was asked for ${VIEW} (Mcp-Name: ${http.names.join(', ')})`);
-    assert.ok(!http.names.some((name) => name.includes('c__')), 'never under the /mcp form');
-    const alpha = await post(`${gateway.url}/mcp`, request('resources/read', { uri: 'ui://a__dashboard/view.html' }));
-    assert.equal(alpha.body.result.contents[0].text, '<!DOCTYPE html><html><body>dashboard of alpha</body></html>');
-  });
+  test(
+    'the read reaches the HTTP server under its own URI, in the body and in Mcp-Name, and comes back as /mcp ' +
+      'names it',
+    async () => {
+      const body = request('resources/read', { uri: 'ui://c__dashboard/view.html' });
+      const answer = await post(`${gateway.url}/mcp`, body, headersFor(body));
+      assert.deepEqual(answer.body.result.contents[0], {
+        uri: 'ui://c__dashboard/view.html',
+        mimeType: 'text/html;profile=mcp-app',
+        text: '<!DOCTYPE html><html><body>dashboard of gamma</body></html>',
+      });
+      assert.ok(http.names.includes(VIEW), `the server was asked for ${VIEW} (Mcp-Name: ${http.names.join(', ')})`);
+      assert.ok(!http.names.some((name) => name.includes('c__')), 'never under the /mcp form');
+      const alpha = await post(`${gateway.url}/mcp`, request('resources/read', { uri: 'ui://a__dashboard/view.html' }));
+      assert.equal(alpha.body.result.contents[0].text, '<!DOCTYPE html><html><body>dashboard of alpha</body></html>');
+    },
+  );
 });
 
 /** ext-apps' server on SDK v2's Streamable HTTP handler; records the Mcp-Name of every request. */
 async function startAppsHttpServer(id: string): Promise<{ url: string; names: string[]; close(): Promise<void> }> {
   process.env.FIXTURE_NO_STDIO = '1';
-  const { createAppsServer } = await import('../fixtures/apps-server.js').finally(() => delete process.env.FIXTURE_NO_STDIO);
+  const { createAppsServer } = await import('../fixtures/apps-server.js').finally(
+    () => delete process.env.FIXTURE_NO_STDIO,
+  );
   const handler = createMcpHandler(() => createAppsServer(id, undefined), { legacy: 'reject' });
   const names: string[] = [];
   const server = await new Promise<Server>((resolve) => {
@@ -229,7 +269,14 @@ describe('MCP Apps and policy: a ui:// URI is judged as its server names it, on 
       {
         auth: { anonymous: true },
         audit: { destination: path.join(tempDir('mcp-apps-'), 'audit.jsonl') },
-        policies: [{ name: 'no-beta-views', principals: { ids: ['*'] }, allow: { servers: ['a', 'b'] }, deny: { servers: ['b'], resources: ['ui://dashboard/**'] } }],
+        policies: [
+          {
+            name: 'no-beta-views',
+            principals: { ids: ['*'] },
+            allow: { servers: ['a', 'b'] },
+            deny: { servers: ['b'], resources: ['ui://dashboard/**'] },
+          },
+        ],
       },
     );
   });
@@ -242,7 +289,11 @@ describe('MCP Apps and policy: a ui:// URI is judged as its server names it, on 
 
   test("a deny of b's own ui:// URIs holds on /mcp, where they are namespaced: refused as unknown, and not listed", async () => {
     const denied = await read(`${gateway.url}/mcp`, 'ui://b__dashboard/view.html');
-    assert.deepEqual(denied.body.error, { code: -32602, message: 'Resource not found: ui://b__dashboard/view.html', data: { uri: 'ui://b__dashboard/view.html' } });
+    assert.deepEqual(denied.body.error, {
+      code: -32602,
+      message: 'Resource not found: ui://b__dashboard/view.html',
+      data: { uri: 'ui://b__dashboard/view.html' },
+    });
     const unlisted = await read(`${gateway.url}/mcp`, 'ui://b__dashboard/pages/settings');
     assert.equal(unlisted.body.error?.code, -32602, 'a URI the template serves is denied too');
     const direct = await read(`${gateway.url}/servers/b/mcp`, VIEW);

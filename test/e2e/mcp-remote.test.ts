@@ -48,7 +48,11 @@ interface Wire {
 /** What both hosts offer a test: the SDK calls, and every message that crossed stdio after connecting. */
 interface Host {
   toolNames(): Promise<string[]>;
-  call(name: string, args: Record<string, unknown>, onprogress?: (progress: number) => void): Promise<{ content: Array<{ type: string; text?: string }> }>;
+  call(
+    name: string,
+    args: Record<string, unknown>,
+    onprogress?: (progress: number) => void,
+  ): Promise<{ content: Array<{ type: string; text?: string }> }>;
   /** The params of every elicitation/create the host answered. */
   asked: Array<Record<string, unknown>>;
   received: Wire[];
@@ -65,10 +69,18 @@ before(async () => {
   gw = await startTestGateway(
     {
       modern: fixture('modern-server'),
-      raw: { command: process.execPath, args: ['test/fixtures/mrtr-raw-server.mjs'], cwd: ROOT, probeTimeoutMs: 30_000 },
+      raw: {
+        command: process.execPath,
+        args: ['test/fixtures/mrtr-raw-server.mjs'],
+        cwd: ROOT,
+        probeTimeoutMs: 30_000,
+      },
     },
     {},
-    { auth: { anonymous: false, apiKeys: [{ key: KEY, principal: 'stdio-host' }] }, audit: { destination: '/dev/null' } },
+    {
+      auth: { anonymous: false, apiKeys: [{ key: KEY, principal: 'stdio-host' }] },
+      audit: { destination: '/dev/null' },
+    },
   );
   tmp = tempDir('mcp-remote-e2e-');
   configDir = path.join(tmp, 'mcp-auth');
@@ -122,15 +134,25 @@ async function modernHost(extra: string[]): Promise<Host> {
   const transport = new Stdio2(mcpRemote(extra));
   const stderr = collect(transport.stderr);
   const asked: Host['asked'] = [];
-  const client = new Client2({ name: 'stdio-host-2026', version: '1.0.0' }, { capabilities: { elicitation: {} }, versionNegotiation: { mode: { pin: VERSION } } });
-  client.setRequestHandler('elicitation/create', async (request) => (asked.push(request.params as Record<string, unknown>), ELICIT_OK) as never);
+  const client = new Client2(
+    { name: 'stdio-host-2026', version: '1.0.0' },
+    { capabilities: { elicitation: {} }, versionNegotiation: { mode: { pin: VERSION } } },
+  );
+  client.setRequestHandler(
+    'elicitation/create',
+    async (request) => (asked.push(request.params as Record<string, unknown>), ELICIT_OK) as never,
+  );
   await client.connect(transport);
   const received: Wire[] = [];
   const sent: Wire[] = [];
   record(transport as unknown as Recordable, received, sent);
   return {
     toolNames: async () => (await client.listTools()).tools.map((tool) => tool.name),
-    call: (name, args, onprogress) => client.callTool({ name, arguments: args }, onprogress ? { onprogress: (p) => onprogress(p.progress) } : {}) as never,
+    call: (name, args, onprogress) =>
+      client.callTool(
+        { name, arguments: args },
+        onprogress ? { onprogress: (p) => onprogress(p.progress) } : {},
+      ) as never,
     asked,
     received,
     sent,
@@ -145,14 +167,22 @@ async function legacyHost(extra: string[]): Promise<Host> {
   const stderr = collect(transport.stderr);
   const asked: Host['asked'] = [];
   const client = new Client1({ name: 'stdio-host-2025', version: '1.0.0' }, { capabilities: { elicitation: {} } });
-  client.setRequestHandler(ElicitRequestSchema, async (request) => (asked.push(request.params as Record<string, unknown>), ELICIT_OK) as never);
+  client.setRequestHandler(
+    ElicitRequestSchema,
+    async (request) => (asked.push(request.params as Record<string, unknown>), ELICIT_OK) as never,
+  );
   await client.connect(transport);
   const received: Wire[] = [];
   const sent: Wire[] = [];
   record(transport as unknown as Recordable, received, sent);
   return {
     toolNames: async () => (await client.listTools()).tools.map((tool) => tool.name),
-    call: (name, args, onprogress) => client.callTool({ name, arguments: args }, undefined, onprogress ? { onprogress: (p) => onprogress(p.progress) } : {}) as never,
+    call: (name, args, onprogress) =>
+      client.callTool(
+        { name, arguments: args },
+        undefined,
+        onprogress ? { onprogress: (p) => onprogress(p.progress) } : {},
+      ) as never,
     asked,
     received,
     sent,
@@ -165,12 +195,16 @@ async function legacyHost(extra: string[]): Promise<Host> {
 const SIGN_IN = /Authentication required|Initializing auth coordination|Please authorize|open(ed)? (a|the) browser/i;
 /** What mcp-remote stored in its config dir that a sign-in would leave behind. */
 const storedCredentials = () =>
-  (existsSync(configDir) ? readdirSync(configDir, { recursive: true }).map(String) : []).filter((file) => /tokens|client_info|code_verifier/.test(file));
+  (existsSync(configDir) ? readdirSync(configDir, { recursive: true }).map(String) : []).filter((file) =>
+    /tokens|client_info|code_verifier/.test(file),
+  );
 
 const sha = (s: string) => createHash('sha256').update(s, 'utf8').digest('hex');
 /** The last request the host wrote for `method` (and tool `name`). */
-const lastSent = (host: Host, method: string, name?: string) => host.sent.filter((m) => m.method === method && (name === undefined || m.params?.name === name)).at(-1);
-const answerTo = (host: Host, id: string | number | undefined) => host.received.find((m) => m.id === id && m.method === undefined);
+const lastSent = (host: Host, method: string, name?: string) =>
+  host.sent.filter((m) => m.method === method && (name === undefined || m.params?.name === name)).at(-1);
+const answerTo = (host: Host, id: string | number | undefined) =>
+  host.received.find((m) => m.id === id && m.method === undefined);
 
 const SCENARIOS = [
   { host: '2026-07-28 host (SDK v2 client, pinned)', start: modernHost, modern: true, flags: [] as string[] },
@@ -180,7 +214,10 @@ const SCENARIOS = [
 ];
 
 for (const scenario of SCENARIOS) {
-  describe(`${scenario.host} → mcp-remote ${scenario.flags.join(' ') || '(as a host config starts it)'} → /mcp with an API key`, { timeout: 120_000 }, () => {
+  describe(`${scenario.host} → mcp-remote ${scenario.flags.join(' ') || '(as a host config starts it)'} → /mcp with ` +
+    `an API key`, {
+    timeout: 120_000,
+  }, () => {
     let host: Host;
     before(async () => {
       host = await scenario.start(scenario.flags);
@@ -189,7 +226,8 @@ for (const scenario of SCENARIOS) {
 
     test('lists the aggregated tools', async () => {
       const names = await host.toolNames();
-      for (const name of ['modern__echo', 'modern__progress', 'raw__state']) assert.ok(names.includes(name), `${name} in ${names.join(', ')}`);
+      for (const name of ['modern__echo', 'modern__progress', 'raw__state'])
+        assert.ok(names.includes(name), `${name} in ${names.join(', ')}`);
       const answer = answerTo(host, lastSent(host, 'tools/list')?.id);
       if (scenario.modern) {
         // The gateway's own 2026-07-28 answer, relayed untouched.
@@ -199,13 +237,18 @@ for (const scenario of SCENARIOS) {
         // A 2025 answer: no resultType. By default the gateway's 2025 adapter answered (and left out ttlMs and
         // cacheScope too); with --protocol auto mcp-remote translated the gateway's 2026 answer (it keeps them).
         assert.ok(answer?.result && !('resultType' in answer.result), JSON.stringify(answer).slice(0, 300));
-        if (!scenario.flags.includes('auto')) assert.ok(!('ttlMs' in answer.result) && !('cacheScope' in answer.result));
+        if (!scenario.flags.includes('auto'))
+          assert.ok(!('ttlMs' in answer.result) && !('cacheScope' in answer.result));
       }
     });
 
     test('calls a tool', async () => {
       assert.equal(textOf(await host.call('modern__echo', { text: 'through mcp-remote' })), 'through mcp-remote');
-      if (scenario.modern) assert.deepEqual(schemaProblems('tools/call', answerTo(host, lastSent(host, 'tools/call', 'modern__echo')?.id)), []);
+      if (scenario.modern)
+        assert.deepEqual(
+          schemaProblems('tools/call', answerTo(host, lastSent(host, 'tools/call', 'modern__echo')?.id)),
+          [],
+        );
     });
 
     test('progress notifications reach the host, in order, before the result', async () => {
@@ -217,13 +260,18 @@ for (const scenario of SCENARIOS) {
       const request = lastSent(host, 'tools/call', 'modern__progress')!;
       const token = request.params?._meta?.progressToken;
       assert.notEqual(token, undefined);
-      const progress = host.received.filter((m) => m.method === 'notifications/progress' && m.params?.progressToken === token);
+      const progress = host.received.filter(
+        (m) => m.method === 'notifications/progress' && m.params?.progressToken === token,
+      );
       assert.deepEqual(
         progress.map((m) => m.params?.progress),
         [1, 2, 3],
       );
       const answerAt = host.received.indexOf(answerTo(host, request.id)!);
-      assert.ok(answerAt > host.received.indexOf(progress.at(-1)!), 'the result comes after the last progress notification');
+      assert.ok(
+        answerAt > host.received.indexOf(progress.at(-1)!),
+        'the result comes after the last progress notification',
+      );
       if (scenario.modern) for (const m of progress) assert.deepEqual(schemaProblems('notifications/progress', m), []);
     });
 

@@ -20,7 +20,8 @@ async function scrape(url: string, accept?: string): Promise<string> {
 }
 
 /** The sample lines that name `server` in a server or endpoint label. */
-const linesNaming = (text: string, server: string) => text.split('\n').filter((l) => !l.startsWith('#') && new RegExp(`(server|endpoint)="${server}"`).test(l));
+const linesNaming = (text: string, server: string) =>
+  text.split('\n').filter((l) => !l.startsWith('#') && new RegExp(`(server|endpoint)="${server}"`).test(l));
 const metricNames = (lines: string[]) => new Set(lines.map((l) => l.split(/[{ ]/)[0]));
 
 describe('metric series of a server a reload removed', () => {
@@ -28,7 +29,8 @@ describe('metric series of a server a reload removed', () => {
   before(async () => {
     gateway = await startTestGateway({ alpha, beta });
     await eventually(async () => (await fetch(`${gateway.url}/readyz`)).status === 200, 30_000);
-    const call = (server: string, name: string, args: Record<string, unknown>) => post(`${gateway.url}/servers/${server}/mcp`, request('tools/call', { name, arguments: args }));
+    const call = (server: string, name: string, args: Record<string, unknown>) =>
+      post(`${gateway.url}/servers/${server}/mcp`, request('tools/call', { name, arguments: args }));
     for (const server of ['alpha', 'beta']) {
       assert.equal((await call(server, 'echo', { text: 'hi' })).body.result.content[0].text, 'hi');
       assert.ok((await call(server, 'no-such-tool', {})).body.error, 'an unknown tool is a JSON-RPC error');
@@ -52,7 +54,9 @@ describe('metric series of a server a reload removed', () => {
   });
 
   test('are gone once it has stopped, in both formats; the servers that stay keep theirs', async () => {
-    const alphaBefore = linesNaming(await scrape(gateway.url), 'alpha').filter((l) => !/_in_flight|_queued|_state|_restarts|_era/.test(l.split(/[{ ]/)[0]!));
+    const alphaBefore = linesNaming(await scrape(gateway.url), 'alpha').filter(
+      (l) => !/_in_flight|_queued|_state|_restarts|_era/.test(l.split(/[{ ]/)[0]!),
+    );
     assert.ok(alphaBefore.length > 0);
     await gateway.reload(parseConfig({ listen: { port: 0 }, servers: { alpha } }, 'test', ROOT));
     await eventually(async () => linesNaming(await scrape(gateway.url), 'beta').length === 0, 20_000);
@@ -63,11 +67,19 @@ describe('metric series of a server a reload removed', () => {
 
   test('start from nothing when the server is added back', async () => {
     await gateway.reload(parseConfig({ listen: { port: 0 }, servers: { alpha, beta } }, 'test', ROOT));
-    const answer = await post(`${gateway.url}/servers/beta/mcp`, request('tools/call', { name: 'echo', arguments: { text: 'back' } }));
+    const answer = await post(
+      `${gateway.url}/servers/beta/mcp`,
+      request('tools/call', { name: 'echo', arguments: { text: 'back' } }),
+    );
     assert.equal(answer.body.result.content[0].text, 'back');
     const lines = linesNaming(await scrape(gateway.url), 'beta');
-    const count = lines.find((l) => l.startsWith('mcp_gateway_upstream_request_duration_seconds_count{') && l.includes('method="tools/call"'));
+    const count = lines.find(
+      (l) => l.startsWith('mcp_gateway_upstream_request_duration_seconds_count{') && l.includes('method="tools/call"'),
+    );
     assert.match(count ?? '', / 1$/, lines.join('\n'));
-    assert.ok(!lines.some((l) => l.startsWith('mcp_gateway_upstream_errors_total')), 'no error counted since it came back');
+    assert.ok(
+      !lines.some((l) => l.startsWith('mcp_gateway_upstream_errors_total')),
+      'no error counted since it came back',
+    );
   });
 });

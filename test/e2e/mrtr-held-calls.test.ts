@@ -21,7 +21,13 @@ describe('mrtr.holdMs: a held call expires', () => {
     const first = call('ask', {}, { elicitation: {} });
     const asked = inputRequired(await send(url, first));
     await sleep(400);
-    invalidState(await send(url, retry(first, asked.requestState, { 'elicitation-1': { action: 'accept', content: { name: 'late' } } })), /expired/);
+    invalidState(
+      await send(
+        url,
+        retry(first, asked.requestState, { 'elicitation-1': { action: 'accept', content: { name: 'late' } } }),
+      ),
+      /expired/,
+    );
     // Were the expired call still in flight on the child, the next question would be refused as ambiguous.
     const again = inputRequired(await send(url, call('ask', {}, { elicitation: {} })));
     assert.deepEqual(Object.keys(again.inputRequests), ['elicitation-1']);
@@ -41,28 +47,36 @@ describe('upstream trouble while a call is held', () => {
   after(() => gw.close());
   const responses = { 'elicitation-1': { action: 'accept', content: { name: 'late' } } };
 
-  test("the server's timeoutMs does not run while the person answers: a retry after it still completes, and the child is free again", async () => {
-    const first = call('ask', {}, { elicitation: {} });
-    const asked = inputRequired(await send(url, first));
-    await sleep(1_300); // longer than the server's timeoutMs (1 s), shorter than mrtr.holdMs
-    complete(await send(url, retry(first, asked.requestState, responses)));
-    // Were the call still in flight on the child, this question would be refused as ambiguous.
-    const next = call('ask', {}, { elicitation: {} });
-    const again = inputRequired(await send(url, next));
-    complete(await send(url, retry(next, again.requestState, responses)));
-  });
+  test(
+    "the server's timeoutMs does not run while the person answers: a retry after it still completes, and the " +
+      'child is free again',
+    async () => {
+      const first = call('ask', {}, { elicitation: {} });
+      const asked = inputRequired(await send(url, first));
+      await sleep(1_300); // longer than the server's timeoutMs (1 s), shorter than mrtr.holdMs
+      complete(await send(url, retry(first, asked.requestState, responses)));
+      // Were the call still in flight on the child, this question would be refused as ambiguous.
+      const next = call('ask', {}, { elicitation: {} });
+      const again = inputRequired(await send(url, next));
+      complete(await send(url, retry(next, again.requestState, responses)));
+    },
+  );
 
-  test('the child crashing while a call is held: the retry is answered with an error at once (no hang), and calls work after the restart', async () => {
-    const first = call('ask', {}, { elicitation: {} });
-    const asked = inputRequired(await send(url, first));
-    await send(url, call('crash'));
-    const answer = await send(url, retry(first, asked.requestState, responses));
-    assert.ok(answer.body?.error, JSON.stringify(answer.body));
-    assert.deepEqual(schemaProblems('tools/call', answer.body), []);
-    assert.match(answer.body.error.message, /exited/);
-    await ready();
-    assert.match(textOf(complete(await send(url, call('echo', { text: 'back' })))), /back/);
-  });
+  test(
+    'the child crashing while a call is held: the retry is answered with an error at once (no hang), and calls ' +
+      'work after the restart',
+    async () => {
+      const first = call('ask', {}, { elicitation: {} });
+      const asked = inputRequired(await send(url, first));
+      await send(url, call('crash'));
+      const answer = await send(url, retry(first, asked.requestState, responses));
+      assert.ok(answer.body?.error, JSON.stringify(answer.body));
+      assert.deepEqual(schemaProblems('tools/call', answer.body), []);
+      assert.match(answer.body.error.message, /exited/);
+      await ready();
+      assert.match(textOf(complete(await send(url, call('echo', { text: 'back' })))), /back/);
+    },
+  );
 });
 
 describe("legacy HTTP upstream: a question travels on its call's own stream", () => {
@@ -86,7 +100,16 @@ describe("legacy HTTP upstream: a question travels on its call's own stream", ()
     // Answered in the other order, with different names.
     const results = await Promise.all(
       [1, 0].map(async (i) =>
-        textOf(complete(await send(url, retry(first[i]!, asked[i]!.requestState, { 'elicitation-1': { action: 'accept', content: { name: `caller ${i}` } } })))),
+        textOf(
+          complete(
+            await send(
+              url,
+              retry(first[i]!, asked[i]!.requestState, {
+                'elicitation-1': { action: 'accept', content: { name: `caller ${i}` } },
+              }),
+            ),
+          ),
+        ),
       ),
     );
     assert.match(results[0]!, /"name":"caller 1"/);

@@ -41,7 +41,10 @@ function ask(server: string, key: string, question: string) {
     arguments: { question },
     _meta: { 'io.modelcontextprotocol/clientCapabilities': { elicitation: {} } },
   });
-  return send(`${gateway.url}/servers/${server}/mcp`, body, { authorization: `Bearer ${key}` }).then((answer) => ({ body, answer }));
+  return send(`${gateway.url}/servers/${server}/mcp`, body, { authorization: `Bearer ${key}` }).then((answer) => ({
+    body,
+    answer,
+  }));
 }
 
 describe('held calls on 2025 stdio servers', () => {
@@ -68,7 +71,11 @@ describe('held calls on 2025 stdio servers', () => {
     const retry = {
       ...sent,
       id: 'retry-b',
-      params: { ...sent.params, inputResponses: { [key]: { action: 'accept', content: { name: 'Bea' } } }, requestState: answer.body.result.requestState },
+      params: {
+        ...sent.params,
+        inputResponses: { [key]: { action: 'accept', content: { name: 'Bea' } } },
+        requestState: answer.body.result.requestState,
+      },
     };
     const done = await send(`${gateway.url}/servers/l1/mcp`, retry, { authorization: `Bearer ${B}` });
     assert.match(JSON.stringify(done.body.result?.content), /Bea/, JSON.stringify(done.body).slice(0, 300));

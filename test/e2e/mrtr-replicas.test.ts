@@ -16,7 +16,9 @@ import { startGw, call, retry, inputRequired, complete, invalidState, stateBody,
 
 const needRedis = await sharedRedis('MRTR across replicas on the shared Redis');
 
-describe('two gateways on one Redis: a retry sent to the other replica is forwarded to the holder', { skip: needRedis.skip }, () => {
+describe('two gateways on one Redis: a retry sent to the other replica is forwarded to the holder', {
+  skip: needRedis.skip,
+}, () => {
   before(needRedis.check);
   const replicas = twoReplicas('mrtr-e2e', (rest) => startGw({ legacy: fixture('legacy-server') }, rest));
 
@@ -24,7 +26,12 @@ describe('two gateways on one Redis: a retry sent to the other replica is forwar
     const { a, b } = replicas;
     const first = call('ask', { question: 'Replica?' }, { elicitation: {} });
     const asked = inputRequired(await send(`${a.url}/servers/legacy/mcp`, first));
-    const result = complete(await send(`${b.url}/servers/legacy/mcp`, retry(first, asked.requestState, { 'elicitation-1': { action: 'accept', content: { name: 'from B' } } })));
+    const result = complete(
+      await send(
+        `${b.url}/servers/legacy/mcp`,
+        retry(first, asked.requestState, { 'elicitation-1': { action: 'accept', content: { name: 'from B' } } }),
+      ),
+    );
     assert.deepEqual(JSON.parse(textOf(result)), { action: 'accept', content: { name: 'from B' } });
   });
 
@@ -32,11 +39,30 @@ describe('two gateways on one Redis: a retry sent to the other replica is forwar
     const { a, b } = replicas;
     const first = call('legacy__ask-twice', { topic: 'replicas' }, { elicitation: {} });
     const one = inputRequired(await send(`${a.url}/mcp`, first));
-    const two = inputRequired(await send(`${b.url}/mcp`, retry(first, one.requestState, { 'elicitation-1': { action: 'accept', content: { value: 'b' } } })));
+    const two = inputRequired(
+      await send(
+        `${b.url}/mcp`,
+        retry(first, one.requestState, { 'elicitation-1': { action: 'accept', content: { value: 'b' } } }),
+      ),
+    );
     assert.deepEqual(Object.keys(two.inputRequests), ['elicitation-2']);
-    invalidState(await send(`${b.url}/mcp`, retry(first, one.requestState, { 'elicitation-1': { action: 'accept', content: { value: 'x' } } })), /already answered/);
-    const result = complete(await send(`${b.url}/mcp`, retry(first, two.requestState, { 'elicitation-2': { action: 'accept', content: { value: 'b2' } } })));
-    assert.deepEqual(JSON.parse(textOf(result)), { first: { action: 'accept', content: { value: 'b' } }, second: { action: 'accept', content: { value: 'b2' } } });
+    invalidState(
+      await send(
+        `${b.url}/mcp`,
+        retry(first, one.requestState, { 'elicitation-1': { action: 'accept', content: { value: 'x' } } }),
+      ),
+      /already answered/,
+    );
+    const result = complete(
+      await send(
+        `${b.url}/mcp`,
+        retry(first, two.requestState, { 'elicitation-2': { action: 'accept', content: { value: 'b2' } } }),
+      ),
+    );
+    assert.deepEqual(JSON.parse(textOf(result)), {
+      first: { action: 'accept', content: { value: 'b' } },
+      second: { action: 'accept', content: { value: 'b2' } },
+    });
   });
 
   test('the SDK v2 client behind a "load balancer" that sends every retry to the other replica', async () => {
@@ -48,7 +74,11 @@ describe('two gateways on one Redis: a retry sent to the other replica is forwar
       seen.push(target === a.url ? 'A' : 'B');
       return fetch(String(input).replace(a.url, target), init);
     };
-    const client = await sdkClient(`${a.url}/servers/legacy/mcp`, { elicit: () => ({ action: 'accept', content: { name: 'balanced' } }) }, balance);
+    const client = await sdkClient(
+      `${a.url}/servers/legacy/mcp`,
+      { elicit: () => ({ action: 'accept', content: { name: 'balanced' } }) },
+      balance,
+    );
     try {
       const result = await client.callTool({ name: 'ask', arguments: {} });
       assert.deepEqual(JSON.parse(textOf(result)), { action: 'accept', content: { name: 'balanced' } });
@@ -78,7 +108,10 @@ describe('replicas on one Redis that cannot help', { skip: needRedis.skip }, () 
 
       const first = call('ask', {}, { elicitation: {} });
       const fromStranger = inputRequired(await send(`${stranger.url}/servers/legacy/mcp`, first));
-      invalidState(await send(`${b.url}/servers/legacy/mcp`, retry(first, fromStranger.requestState, responses)), /mrtr\.secret/);
+      invalidState(
+        await send(`${b.url}/servers/legacy/mcp`, retry(first, fromStranger.requestState, responses)),
+        /mrtr\.secret/,
+      );
 
       const second = call('ask', {}, { elicitation: {} });
       const fromHolder = inputRequired(await send(`${holder.url}/servers/legacy/mcp`, second));
@@ -101,7 +134,10 @@ describe('two gateways without Redis: a retry at the wrong replica is refused, n
   let b: RunningGateway;
   before(async () => {
     const rest = { mrtr: { secret: 'a shared mrtr secret, 32+ chars long' } };
-    [a, b] = await Promise.all([startGw({ legacy: fixture('legacy-server') }, rest), startGw({ legacy: fixture('legacy-server') }, rest)]);
+    [a, b] = await Promise.all([
+      startGw({ legacy: fixture('legacy-server') }, rest),
+      startGw({ legacy: fixture('legacy-server') }, rest),
+    ]);
   });
   after(() => Promise.all([a.close(), b.close()]));
 
@@ -113,9 +149,14 @@ describe('two gateways without Redis: a retry at the wrong replica is refused, n
     const refused = await send(`${b.url}/servers/legacy/mcp`, retry(first, asked.requestState, responses));
     invalidState(refused, /held by gateway instance/);
     assert.ok(refused.body.error.message.includes(holder), refused.body.error.message);
-    assert.deepEqual(JSON.parse(textOf(complete(await send(`${a.url}/servers/legacy/mcp`, retry(first, asked.requestState, responses))))), {
-      action: 'accept',
-      content: { name: 'A' },
-    });
+    assert.deepEqual(
+      JSON.parse(
+        textOf(complete(await send(`${a.url}/servers/legacy/mcp`, retry(first, asked.requestState, responses)))),
+      ),
+      {
+        action: 'accept',
+        content: { name: 'A' },
+      },
+    );
   });
 });

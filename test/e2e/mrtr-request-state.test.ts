@@ -6,7 +6,22 @@ import { after, before, describe, test } from 'node:test';
 import type { RunningGateway } from '../../src/gateway.js';
 import { fixture, eventually, send, textOf } from './harness.js';
 import { recordingLog } from '../recording-log.js';
-import { startGw, freshId, call, retry, inputRequired, complete, invalidState, stateBody, sdkClient, stream, ALICE, BOB, as, ROOTS } from './mrtr-kit.js';
+import {
+  startGw,
+  freshId,
+  call,
+  retry,
+  inputRequired,
+  complete,
+  invalidState,
+  stateBody,
+  sdkClient,
+  stream,
+  ALICE,
+  BOB,
+  as,
+  ROOTS,
+} from './mrtr-kit.js';
 
 // ---- 3, 4, 5, 7. the gateway's own requestState, on the legacy fixture -----------------------------------
 
@@ -64,7 +79,11 @@ describe("legacy fixture: the gateway's requestState", () => {
     const { first, state } = await ask();
     const mac = state.slice(state.lastIndexOf('.') + 1);
     const body = stateBody(state);
-    for (const change of [{ round: body.round + 1 }, { expiresAt: body.expiresAt + 3_600_000 }, { caller: 'principal-bob' }]) {
+    for (const change of [
+      { round: body.round + 1 },
+      { expiresAt: body.expiresAt + 3_600_000 },
+      { caller: 'principal-bob' },
+    ]) {
       const forged = `mcpgw1.${Buffer.from(JSON.stringify({ ...body, ...change })).toString('base64url')}.${mac}`;
       invalidState(await send(url, retry(first, forged, answerOf('Mallory')), as(ALICE)), /altered/);
     }
@@ -92,29 +111,55 @@ describe("legacy fixture: the gateway's requestState", () => {
     await finish(first, state);
   });
 
-  test('inputResponses without the key asked for → -32602 naming the key; inputResponses without requestState → -32602', async () => {
-    const { first, state } = await ask();
-    invalidState(await send(url, retry(first, state, {}), as(ALICE)), /no answer under "elicitation-1"/);
-    invalidState(await send(url, retry(first, state, { 'elicitation-2': { action: 'accept', content: { name: 'x' } } }), as(ALICE)), /no answer under "elicitation-1"/);
-    const noState = { ...first, id: freshId(), params: { ...first.params, inputResponses: answerOf('Ada') } };
-    const answer = await send(url, noState, as(ALICE));
-    assert.equal(answer.body?.error?.code, -32602, JSON.stringify(answer.body));
-    assert.match(answer.body.error.message, /requestState/);
-    await finish(first, state);
-  });
+  test(
+    'inputResponses without the key asked for → -32602 naming the key; inputResponses without requestState → ' +
+      '-32602',
+    async () => {
+      const { first, state } = await ask();
+      invalidState(await send(url, retry(first, state, {}), as(ALICE)), /no answer under "elicitation-1"/);
+      invalidState(
+        await send(
+          url,
+          retry(first, state, { 'elicitation-2': { action: 'accept', content: { name: 'x' } } }),
+          as(ALICE),
+        ),
+        /no answer under "elicitation-1"/,
+      );
+      const noState = { ...first, id: freshId(), params: { ...first.params, inputResponses: answerOf('Ada') } };
+      const answer = await send(url, noState, as(ALICE));
+      assert.equal(answer.body?.error?.code, -32602, JSON.stringify(answer.body));
+      assert.match(answer.body.error.message, /requestState/);
+      await finish(first, state);
+    },
+  );
 
   test('a requestState the gateway did not issue → -32602 (not issued by this gateway)', async () => {
     const first = call('ask', {}, { elicitation: {} });
-    invalidState(await send(url, retry(first, 'opaque-state-from-somewhere', answerOf('x')), as(ALICE)), /not issued by this gateway/);
+    invalidState(
+      await send(url, retry(first, 'opaque-state-from-somewhere', answerOf('x')), as(ALICE)),
+      /not issued by this gateway/,
+    );
   });
 
-  test("a requestState is good only on the server that issued it: the same retry at another server's endpoint → -32602", async () => {
-    // `rooted` runs the same fixture, so the retry's method and params are identical there.
-    const { first, state } = await ask();
-    const elsewhere = await send(`${gw.url}/servers/rooted/mcp`, retry(first, state, answerOf('Elsewhere')), as(ALICE));
-    assert.equal(elsewhere.body?.error?.code, -32602, `answered through rooted by legacy's call: ${JSON.stringify(elsewhere.body)}`);
-    await finish(first, state);
-  });
+  test(
+    "a requestState is good only on the server that issued it: the same retry at another server's endpoint → " +
+      '-32602',
+    async () => {
+      // `rooted` runs the same fixture, so the retry's method and params are identical there.
+      const { first, state } = await ask();
+      const elsewhere = await send(
+        `${gw.url}/servers/rooted/mcp`,
+        retry(first, state, answerOf('Elsewhere')),
+        as(ALICE),
+      );
+      assert.equal(
+        elsewhere.body?.error?.code,
+        -32602,
+        `answered through rooted by legacy's call: ${JSON.stringify(elsewhere.body)}`,
+      );
+      await finish(first, state);
+    },
+  );
 
   // ---- 4. two rounds
   test('two rounds in one call: a new key and requestState each round; the answer carries both inputs', async () => {
@@ -122,31 +167,66 @@ describe("legacy fixture: the gateway's requestState", () => {
     const one = inputRequired(await send(url, first, as(ALICE)));
     assert.deepEqual(Object.keys(one.inputRequests), ['elicitation-1']);
     assert.equal(one.inputRequests['elicitation-1']!.params.message, 'First question about cats');
-    const two = inputRequired(await send(url, retry(first, one.requestState, { 'elicitation-1': { action: 'accept', content: { value: 'one' } } }), as(ALICE)));
+    const two = inputRequired(
+      await send(
+        url,
+        retry(first, one.requestState, { 'elicitation-1': { action: 'accept', content: { value: 'one' } } }),
+        as(ALICE),
+      ),
+    );
     assert.deepEqual(Object.keys(two.inputRequests), ['elicitation-2']);
     assert.equal(two.inputRequests['elicitation-2']!.params.message, 'Second question, after {"value":"one"}');
     assert.notEqual(two.requestState, one.requestState);
     // The first round's requestState is spent; the second round wants its own key.
-    invalidState(await send(url, retry(first, one.requestState, { 'elicitation-1': { action: 'accept', content: { value: 'again' } } }), as(ALICE)), /already answered/);
     invalidState(
-      await send(url, retry(first, two.requestState, { 'elicitation-1': { action: 'accept', content: { value: 'two' } } }), as(ALICE)),
+      await send(
+        url,
+        retry(first, one.requestState, { 'elicitation-1': { action: 'accept', content: { value: 'again' } } }),
+        as(ALICE),
+      ),
+      /already answered/,
+    );
+    invalidState(
+      await send(
+        url,
+        retry(first, two.requestState, { 'elicitation-1': { action: 'accept', content: { value: 'two' } } }),
+        as(ALICE),
+      ),
       /no answer under "elicitation-2"/,
     );
-    const result = complete(await send(url, retry(first, two.requestState, { 'elicitation-2': { action: 'accept', content: { value: 'two' } } }), as(ALICE)));
-    assert.deepEqual(JSON.parse(textOf(result)), { first: { action: 'accept', content: { value: 'one' } }, second: { action: 'accept', content: { value: 'two' } } });
+    const result = complete(
+      await send(
+        url,
+        retry(first, two.requestState, { 'elicitation-2': { action: 'accept', content: { value: 'two' } } }),
+        as(ALICE),
+      ),
+    );
+    assert.deepEqual(JSON.parse(textOf(result)), {
+      first: { action: 'accept', content: { value: 'one' } },
+      second: { action: 'accept', content: { value: 'two' } },
+    });
   });
 
   test('two rounds with the SDK v2 client through /mcp', async () => {
     const asked: string[] = [];
     const client = await sdkClient(
       `${gw.url}/mcp`,
-      { elicit: (params) => (asked.push(params.message), { action: 'accept', content: { value: `#${asked.length}` } }) },
-      (input, init) => fetch(input, { ...init, headers: { ...Object.fromEntries(new Headers(init?.headers).entries()), ...as(ALICE) } }),
+      {
+        elicit: (params) => (asked.push(params.message), { action: 'accept', content: { value: `#${asked.length}` } }),
+      },
+      (input, init) =>
+        fetch(input, {
+          ...init,
+          headers: { ...Object.fromEntries(new Headers(init?.headers).entries()), ...as(ALICE) },
+        }),
     );
     try {
       const result = await client.callTool({ name: 'legacy__ask-twice', arguments: { topic: 'dogs' } });
       assert.deepEqual(asked, ['First question about dogs', 'Second question, after {"value":"#1"}']);
-      assert.deepEqual(JSON.parse(textOf(result)), { first: { action: 'accept', content: { value: '#1' } }, second: { action: 'accept', content: { value: '#2' } } });
+      assert.deepEqual(JSON.parse(textOf(result)), {
+        first: { action: 'accept', content: { value: '#1' } },
+        second: { action: 'accept', content: { value: '#2' } },
+      });
     } finally {
       await client.close();
     }
@@ -158,13 +238,21 @@ describe("legacy fixture: the gateway's requestState", () => {
     assert.deepEqual(Object.keys(s.inputRequests), ['sampling-1']);
     assert.equal(s.inputRequests['sampling-1']!.method, 'sampling/createMessage');
     const sampled = { role: 'assistant', content: { type: 'text', text: 'hello' }, model: 'm' };
-    assert.deepEqual(JSON.parse(textOf(complete(await send(url, retry(sample, s.requestState, { 'sampling-1': sampled }), as(ALICE))))), sampled);
+    assert.deepEqual(
+      JSON.parse(
+        textOf(complete(await send(url, retry(sample, s.requestState, { 'sampling-1': sampled }), as(ALICE)))),
+      ),
+      sampled,
+    );
 
     const roots = call('ask-roots', {}, { roots: {} });
     const r = inputRequired(await send(url, roots, as(ALICE)));
     assert.deepEqual(r.inputRequests, { 'roots-1': { method: 'roots/list', params: {} } });
     const listed = { roots: [{ uri: 'file:///home/alice', name: 'home' }] };
-    assert.deepEqual(JSON.parse(textOf(complete(await send(url, retry(roots, r.requestState, { 'roots-1': listed }), as(ALICE))))), listed);
+    assert.deepEqual(
+      JSON.parse(textOf(complete(await send(url, retry(roots, r.requestState, { 'roots-1': listed }), as(ALICE))))),
+      listed,
+    );
   });
 
   // ---- 5. roots from config
@@ -195,14 +283,23 @@ describe("legacy fixture: the gateway's requestState", () => {
       "bob never saw alice's question",
     );
     assert.ok(
-      recording.lines.some((r) => r.msg === 'refused a request from the upstream' && r.obj.method === 'elicitation/create' && /2 calls are in flight/.test(String(r.obj.why))),
+      recording.lines.some(
+        (r) =>
+          r.msg === 'refused a request from the upstream' &&
+          r.obj.method === 'elicitation/create' &&
+          /2 calls are in flight/.test(String(r.obj.why)),
+      ),
     );
   });
 
-  test("a call held for its client's answer and a second asker: the second waits behind it (mrtr.queueMs), the first completes with its own answer, then the second is asked its own question", async () => {
-    const { first, state } = await ask('Alice, your name?');
-    const bobs = send(url, call('ask', { question: 'Bob, your name?' }, { elicitation: {} }), as(BOB));
-    await finish(first, state, 'Alice');
-    assert.match(JSON.stringify(inputRequired(await bobs).inputRequests), /Bob, your name\?/);
-  });
+  test(
+    "a call held for its client's answer and a second asker: the second waits behind it (mrtr.queueMs), the " +
+      'first completes with its own answer, then the second is asked its own question',
+    async () => {
+      const { first, state } = await ask('Alice, your name?');
+      const bobs = send(url, call('ask', { question: 'Bob, your name?' }, { elicitation: {} }), as(BOB));
+      await finish(first, state, 'Alice');
+      assert.match(JSON.stringify(inputRequired(await bobs).inputRequests), /Bob, your name\?/);
+    },
+  );
 });

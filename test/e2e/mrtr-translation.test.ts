@@ -13,7 +13,10 @@ import { startGw, call, retry, inputRequired, complete, withSdkClient, onBothEnd
 describe('legacy server-everything: questions become input_required, answered by the SDK v2 client', () => {
   let gw: RunningGateway;
   const recording = recordingLog();
-  const refusedRoots = (server: string) => recording.lines.some((r) => r.obj.server === server && r.msg === 'answered roots/list from the config' && r.level === 'debug');
+  const refusedRoots = (server: string) =>
+    recording.lines.some(
+      (r) => r.obj.server === server && r.msg === 'answered roots/list from the config' && r.level === 'debug',
+    );
   // server-everything asks for roots/list by itself 350 ms after initialize, outside any call: the gateway
   // answers it (no roots configured: none) without a warning. Every test waits until both have been
   // answered, so the question does not land in one of their calls; the first one asserts it.
@@ -29,7 +32,11 @@ describe('legacy server-everything: questions become input_required, answered by
   after(() => gw.close());
 
   test('a roots/list outside any call was answered, without a warning', async () => {
-    assert.ok(await refused, `no answer to roots/list logged for both servers: ${JSON.stringify(recording.lines.filter((r) => r.obj.method === 'roots/list'))}`);
+    assert.ok(
+      await refused,
+      `no answer to roots/list logged for both servers: ` +
+        `${JSON.stringify(recording.lines.filter((r) => r.obj.method === 'roots/list'))}`,
+    );
     assert.deepEqual(
       recording.lines.filter((r) => r.obj.method === 'roots/list' && r.level !== 'debug'),
       [],
@@ -44,7 +51,14 @@ describe('legacy server-everything: questions become input_required, answered by
     assert.equal(asked.inputRequests['elicitation-1']!.method, 'elicitation/create');
     assert.match(asked.inputRequests['elicitation-1']!.params.message, /Please provide inputs/);
     assert.ok(asked.requestState.startsWith('mcpgw1.'));
-    const result = complete(await send(url, retry(first, asked.requestState, { 'elicitation-1': { action: 'accept', content: { name: 'Ada Lovelace', check: true } } })));
+    const result = complete(
+      await send(
+        url,
+        retry(first, asked.requestState, {
+          'elicitation-1': { action: 'accept', content: { name: 'Ada Lovelace', check: true } },
+        }),
+      ),
+    );
     assert.match(textOf(result), /Name: Ada Lovelace/);
     assert.match(textOf(result), /Agreed to terms: true/);
   });
@@ -52,12 +66,16 @@ describe('legacy server-everything: questions become input_required, answered by
   test('SDK v2 client: trigger-elicitation-request through /servers/everything/mcp and /mcp', async () => {
     for (const [endpoint, name] of onBothEndpoints('everything', 'trigger-elicitation-request')) {
       const asked: any[] = [];
-      await withSdkClient(`${gw.url}${endpoint}`, { elicit: (params) => (asked.push(params), { action: 'accept', content: { name: `via ${endpoint}` } }) }, async (client) => {
-        const result = await client.callTool({ name, arguments: {} });
-        assert.match(textOf(result), new RegExp(`Name: via ${endpoint.replace(/\//g, '\\/')}`));
-        assert.equal(asked.length, 1);
-        assert.match(asked[0].message, /Please provide inputs/);
-      });
+      await withSdkClient(
+        `${gw.url}${endpoint}`,
+        { elicit: (params) => (asked.push(params), { action: 'accept', content: { name: `via ${endpoint}` } }) },
+        async (client) => {
+          const result = await client.callTool({ name, arguments: {} });
+          assert.match(textOf(result), new RegExp(`Name: via ${endpoint.replace(/\//g, '\\/')}`));
+          assert.equal(asked.length, 1);
+          assert.match(asked[0].message, /Please provide inputs/);
+        },
+      );
     }
   });
 
@@ -66,7 +84,11 @@ describe('legacy server-everything: questions become input_required, answered by
       const asked: any[] = [];
       const sample = (params: any) => {
         asked.push(params);
-        return { model: 'test-model', role: 'assistant', content: { type: 'text', text: `sampled for ${params.messages[0].content.text}` } };
+        return {
+          model: 'test-model',
+          role: 'assistant',
+          content: { type: 'text', text: `sampled for ${params.messages[0].content.text}` },
+        };
       };
       await withSdkClient(`${gw.url}${endpoint}`, { sample }, async (client) => {
         const result = await client.callTool({ name, arguments: { prompt: 'a haiku' } });
@@ -84,7 +106,9 @@ describe('legacy server-everything: questions become input_required, answered by
       ['trigger-sampling-request', 'sampling', { prompt: 'x' }],
     ] as const) {
       // Declaring the other capabilities does not help.
-      const others = Object.fromEntries(['elicitation', 'sampling', 'roots'].filter((c) => c !== needed).map((c) => [c, {}]));
+      const others = Object.fromEntries(
+        ['elicitation', 'sampling', 'roots'].filter((c) => c !== needed).map((c) => [c, {}]),
+      );
       const answer = await send(url, call(tool, args, others));
       assert.equal(answer.body?.error?.code, -32021, `${tool}: ${JSON.stringify(answer.body)}`);
       assert.deepEqual(answer.body.error.data?.requiredCapabilities, { [needed]: {} }, tool);
@@ -100,12 +124,18 @@ describe('legacy server-everything: questions become input_required, answered by
     const asked = inputRequired(await send(url, first));
     assert.deepEqual(Object.keys(asked.inputRequests), ['elicitation-1']);
     // Answered, so that no call stays held on this child (one held call makes the next asker ambiguous).
-    assert.match(textOf(complete(await send(url, retry(first, asked.requestState, { 'elicitation-1': { action: 'decline' } })))), /declined/);
+    assert.match(
+      textOf(complete(await send(url, retry(first, asked.requestState, { 'elicitation-1': { action: 'decline' } })))),
+      /declined/,
+    );
   });
 
   test('SDK v2 client without the capability: the call fails with -32021', async () => {
     await withSdkClient(`${gw.url}/servers/everything/mcp`, {}, async (client) => {
-      await assert.rejects(client.callTool({ name: 'trigger-sampling-request', arguments: { prompt: 'x' } }), (error: { code?: number }) => error.code === -32021);
+      await assert.rejects(
+        client.callTool({ name: 'trigger-sampling-request', arguments: { prompt: 'x' } }),
+        (error: { code?: number }) => error.code === -32021,
+      );
     });
   });
 
@@ -115,14 +145,18 @@ describe('legacy server-everything: questions become input_required, answered by
       ['/mcp', 'every2__get-roots-list', 'file:///work/two'],
     ] as const) {
       let asked = 0;
-      await withSdkClient(`${gw.url}${endpoint}`, { roots: () => (asked++, { roots: [{ uri, name: 'proj' }] }) }, async (client) => {
-        // The child keeps the answer the gateway gave its own roots/list at start (no roots configured:
-        // none), so no caller's roots reach a child every caller shares.
-        const result = await client.callTool({ name, arguments: {} });
-        assert.match(textOf(result), /no roots are currently configured/, endpoint);
-        assert.doesNotMatch(textOf(result), new RegExp(uri), endpoint);
-        assert.equal(asked, 0, endpoint);
-      });
+      await withSdkClient(
+        `${gw.url}${endpoint}`,
+        { roots: () => (asked++, { roots: [{ uri, name: 'proj' }] }) },
+        async (client) => {
+          // The child keeps the answer the gateway gave its own roots/list at start (no roots configured:
+          // none), so no caller's roots reach a child every caller shares.
+          const result = await client.callTool({ name, arguments: {} });
+          assert.match(textOf(result), /no roots are currently configured/, endpoint);
+          assert.doesNotMatch(textOf(result), new RegExp(uri), endpoint);
+          assert.equal(asked, 0, endpoint);
+        },
+      );
     }
   });
 });

@@ -30,7 +30,10 @@ describe('the gateway as a resource server of oidc-provider', () => {
   async function tokenFor(forResource: string): Promise<string> {
     const response = await fetch(oidc.tokenEndpoint, {
       method: 'POST',
-      headers: { 'content-type': 'application/x-www-form-urlencoded', authorization: `Basic ${Buffer.from(`${CLIENT.client_id}:${CLIENT.client_secret}`).toString('base64')}` },
+      headers: {
+        'content-type': 'application/x-www-form-urlencoded',
+        authorization: `Basic ${Buffer.from(`${CLIENT.client_id}:${CLIENT.client_secret}`).toString('base64')}`,
+      },
       body: new URLSearchParams({ grant_type: 'client_credentials', resource: forResource, scope: 'read' }),
     });
     const json = (await response.json()) as { access_token?: string };
@@ -48,7 +51,10 @@ describe('the gateway as a resource server of oidc-provider', () => {
       { a: { url: upstream.url } },
       { port },
       {
-        auth: { jwt: { issuer: oidc.issuer, jwksUrl: oidc.jwksUrl }, oauth: { resource, authorizationServers: [oidc.issuer], scopes: ['read'] } },
+        auth: {
+          jwt: { issuer: oidc.issuer, jwksUrl: oidc.jwksUrl },
+          oauth: { resource, authorizationServers: [oidc.issuer], scopes: ['read'] },
+        },
         audit: { destination: auditFile },
       },
     );
@@ -64,7 +70,9 @@ describe('the gateway as a resource server of oidc-provider', () => {
     const body = request('tools/call', { name: 'a__echo', arguments: { text: 'hello' } });
     const good = await send(`${gateway.url}/mcp`, body, { authorization: `Bearer ${await tokenFor(resource)}` });
     assert.deepEqual(good.body.result?.content, [{ type: 'text', text: 'hello' }], JSON.stringify(good.body));
-    const other = await send(`${gateway.url}/mcp`, body, { authorization: `Bearer ${await tokenFor('https://other.example/mcp')}` });
+    const other = await send(`${gateway.url}/mcp`, body, {
+      authorization: `Bearer ${await tokenFor('https://other.example/mcp')}`,
+    });
     assert.equal(other.status, 401);
   });
 
@@ -81,10 +89,19 @@ describe('the gateway as a resource server of oidc-provider', () => {
   });
 
   test('the SDK v2 client discovers oidc-provider from the gateway and gets a client_credentials token by itself', async () => {
-    const provider = new ClientCredentialsProvider({ clientId: CLIENT.client_id, clientSecret: CLIENT.client_secret, expectedIssuer: oidc.issuer });
-    const client = new Client({ name: 'oauth-oidc-e2e', version: '1.0.0' }, { versionNegotiation: { mode: { pin: VERSION } } });
+    const provider = new ClientCredentialsProvider({
+      clientId: CLIENT.client_id,
+      clientSecret: CLIENT.client_secret,
+      expectedIssuer: oidc.issuer,
+    });
+    const client = new Client(
+      { name: 'oauth-oidc-e2e', version: '1.0.0' },
+      { versionNegotiation: { mode: { pin: VERSION } } },
+    );
     try {
-      await client.connect(new StreamableHTTPClientTransport(new URL(`${gateway.url}/mcp`), { authProvider: provider }));
+      await client.connect(
+        new StreamableHTTPClientTransport(new URL(`${gateway.url}/mcp`), { authProvider: provider }),
+      );
       const { tools } = await client.listTools();
       assert.ok(tools.some((tool) => tool.name === 'a__echo'));
       const result = await client.callTool({ name: 'a__echo', arguments: { text: 'via oidc-provider' } });
@@ -92,7 +109,11 @@ describe('the gateway as a resource server of oidc-provider', () => {
       const token = (await provider.tokens())?.access_token;
       assert.ok(token);
       issuedTokens.push(token);
-      assert.equal((await oidc.verify(token, resource)).client_id, CLIENT.client_id, 'a JWT for the gateway, from oidc-provider');
+      assert.equal(
+        (await oidc.verify(token, resource)).client_id,
+        CLIENT.client_id,
+        'a JWT for the gateway, from oidc-provider',
+      );
     } finally {
       await client.close();
     }

@@ -60,7 +60,9 @@ export interface OAuthRig<U> {
   close(): Promise<void>;
 }
 
-export async function startOAuthRig<U extends Closable | undefined = undefined>(options: OAuthRigOptions<U>): Promise<OAuthRig<U>> {
+export async function startOAuthRig<U extends Closable | undefined = undefined>(
+  options: OAuthRigOptions<U>,
+): Promise<OAuthRig<U>> {
   const opened: Closable[] = [];
   const closeOpened = async () => {
     for (const item of opened.splice(0).reverse()) await item.close();
@@ -70,7 +72,10 @@ export async function startOAuthRig<U extends Closable | undefined = undefined>(
     for (let i = 0; i < (options.replicas ?? 1); i++) ports.push(await unusedPort());
     const publicUrl = `http://127.0.0.1:${ports[0]}`;
     const oidc = await startOidc({
-      clients: [{ ...options.client, redirect_uris: [`${publicUrl}/connect/callback`] }, ...(options.otherClients?.(publicUrl) ?? [])],
+      clients: [
+        { ...options.client, redirect_uris: [`${publicUrl}/connect/callback`] },
+        ...(options.otherClients?.(publicUrl) ?? []),
+      ],
       callerAudience: options.callerAudience ?? 'unused',
     });
     opened.push(oidc);
@@ -106,7 +111,8 @@ export async function startOAuthRig<U extends Closable | undefined = undefined>(
         gateways[0] = await startAt(ports[0]!);
         return gateways[0];
       },
-      connectInBrowser: (link, login, watch) => completeConnectLink(browser, link, { server: options.server, login, watch }),
+      connectInBrowser: (link, login, watch) =>
+        completeConnectLink(browser, link, { server: options.server, login, watch }),
       close: closeOpened,
     };
   } catch (error) {
@@ -115,7 +121,15 @@ export async function startOAuthRig<U extends Closable | undefined = undefined>(
   }
 }
 
-/** A tools/call of `name` at `url` (a gateway's endpoint) with `token` as the bearer; `params` go beside name and arguments. */
-export function callToolAs(url: string, token: string, name: string, params: Record<string, unknown> = {}): Promise<Answer> {
+/**
+ * A tools/call of `name` at `url` (a gateway's endpoint) with `token` as the bearer; `params` go beside name and
+ * arguments.
+ */
+export function callToolAs(
+  url: string,
+  token: string,
+  name: string,
+  params: Record<string, unknown> = {},
+): Promise<Answer> {
   return send(url, request('tools/call', { name, arguments: {}, ...params }), { authorization: `Bearer ${token}` });
 }

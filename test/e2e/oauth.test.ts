@@ -38,7 +38,10 @@ interface AuthorizationServer {
 const CLIENT_ID = 'gateway-e2e-client';
 const CLIENT_SECRET = 'gateway-e2e-secret-0123456789';
 
-async function startAuthorizationServer(sign: (claims: JWTPayload) => Promise<string>, publicJwks: object): Promise<AuthorizationServer> {
+async function startAuthorizationServer(
+  sign: (claims: JWTPayload) => Promise<string>,
+  publicJwks: object,
+): Promise<AuthorizationServer> {
   const seen: SeenRequest[] = [];
   const state = { issuer: '', claims: {} as JWTPayload };
   const json = (res: import('node:http').ServerResponse, status: number, body: unknown): void => {
@@ -76,7 +79,9 @@ async function startAuthorizationServer(sign: (claims: JWTPayload) => Promise<st
         const resource = form.get('resource');
         if (!resource) return json(res, 400, { error: 'invalid_target', error_description: 'resource is required' });
         const scope = form.get('scope') ?? '';
-        void sign({ sub: CLIENT_ID, ...state.claims, aud: resource, scope }).then((token) => json(res, 200, { access_token: token, token_type: 'Bearer', expires_in: 300, scope }));
+        void sign({ sub: CLIENT_ID, ...state.claims, aud: resource, scope }).then((token) =>
+          json(res, 200, { access_token: token, token_type: 'Bearer', expires_in: 300, scope }),
+        );
         return;
       }
       json(res, 404, { error: 'not_found' });
@@ -110,11 +115,15 @@ function challengeOf(header: string | null): { scheme: string; params: Record<st
   assert.ok(header, 'a WWW-Authenticate header');
   const scheme = header.split(' ', 1)[0]!;
   const params: Record<string, string> = {};
-  for (const [, key, value] of header.slice(scheme.length).matchAll(/([A-Za-z_]+)="((?:[^"\\]|\\.)*)"/g)) params[key!] = value!.replace(/\\(.)/g, '$1');
+  for (const [, key, value] of header.slice(scheme.length).matchAll(/([A-Za-z_]+)="((?:[^"\\]|\\.)*)"/g))
+    params[key!] = value!.replace(/\\(.)/g, '$1');
   return { scheme, params };
 }
 
-const withToken = (body: { method: string; params?: Record<string, unknown> }, token: string | undefined): Record<string, string> =>
+const withToken = (
+  body: { method: string; params?: Record<string, unknown> },
+  token: string | undefined,
+): Record<string, string> =>
   token === undefined ? headersFor(body) : { ...headersFor(body), authorization: `Bearer ${token}` };
 
 const now = () => Math.floor(Date.now() / 1000);
@@ -135,12 +144,25 @@ const auditFile = path.join(tmp, 'audit.jsonl');
 const issued: string[] = [];
 
 /** A JWT as the stub issues them: by default RS256, for the gateway, scope mcp, subject alice, no groups. */
-async function jwt(claims: JWTPayload = {}, how: { alg?: 'RS256' | 'ES256'; key?: CryptoKey; kid?: string } = {}): Promise<string> {
+async function jwt(
+  claims: JWTPayload = {},
+  how: { alg?: 'RS256' | 'ES256'; key?: CryptoKey; kid?: string } = {},
+): Promise<string> {
   const alg = how.alg ?? 'RS256';
   const key = how.key ?? (alg === 'RS256' ? rsa.privateKey : ec.privateKey);
-  const payload: JWTPayload = { iss: authServer.issuer, aud: resource, sub: 'alice', scope: 'mcp', iat: now(), exp: now() + 300, ...claims };
+  const payload: JWTPayload = {
+    iss: authServer.issuer,
+    aud: resource,
+    sub: 'alice',
+    scope: 'mcp',
+    iat: now(),
+    exp: now() + 300,
+    ...claims,
+  };
   for (const [name, value] of Object.entries(payload)) if (value === undefined) delete payload[name];
-  const token = await new SignJWT(payload).setProtectedHeader({ alg, kid: how.kid ?? (alg === 'RS256' ? 'rs-1' : 'ec-1'), typ: 'at+jwt' }).sign(key);
+  const token = await new SignJWT(payload)
+    .setProtectedHeader({ alg, kid: how.kid ?? (alg === 'RS256' ? 'rs-1' : 'ec-1'), typ: 'at+jwt' })
+    .sign(key);
   issued.push(token);
   return token;
 }
@@ -217,12 +239,18 @@ describe('JWT access tokens at the HTTP edge', () => {
     ['wrong audience', () => jwt({ aud: 'http://127.0.0.1:1/someone-else' }), /wrong audience/],
     ['wrong issuer', () => jwt({ iss: 'https://issuer.invalid' }), /wrong issuer/],
     ['signed by another key (same kid)', () => jwt({}, { key: stranger.privateKey }), /signature did not verify/],
-    ['signed by another key (unknown kid)', () => jwt({}, { key: stranger.privateKey, kid: 'nobody' }), /no signing key/],
+    [
+      'signed by another key (unknown kid)',
+      () => jwt({}, { key: stranger.privateKey, kid: 'nobody' }),
+      /no signing key/,
+    ],
     [
       'alg none (hand-crafted)',
       async () => {
         const header = base64url.encode(JSON.stringify({ alg: 'none', typ: 'JWT' }));
-        const payload = base64url.encode(JSON.stringify({ iss: authServer.issuer, aud: resource, sub: 'alice', scope: 'mcp', exp: now() + 300 }));
+        const payload = base64url.encode(
+          JSON.stringify({ iss: authServer.issuer, aud: resource, sub: 'alice', scope: 'mcp', exp: now() + 300 }),
+        );
         return `${header}.${payload}.`;
       },
       /none/,
@@ -334,11 +362,15 @@ describe('Protected Resource Metadata (RFC 9728)', () => {
     assert.deepEqual(document.bearer_methods_supported, ['header']);
   });
 
-  test('with oauth.resource configured, a per-path URL for another resource is 404 (RFC 9728 §3.3: resource must match the URL)', async () => {
-    const response = await fetch(`${gateway.url}/.well-known/oauth-protected-resource/mcp`);
-    assert.equal(response.status, 404);
-    await response.text();
-  });
+  test(
+    'with oauth.resource configured, a per-path URL for another resource is 404 (RFC 9728 §3.3: resource must ' +
+      'match the URL)',
+    async () => {
+      const response = await fetch(`${gateway.url}/.well-known/oauth-protected-resource/mcp`);
+      assert.equal(response.status, 404);
+      await response.text();
+    },
+  );
 
   test('without oauth.resource, the per-path document names the resource at that path on the Host used', async () => {
     const derived = await startTestGateway(
@@ -366,7 +398,9 @@ describe('Protected Resource Metadata (RFC 9728)', () => {
   });
 
   test('needs no credentials, and is not served for other methods', async () => {
-    const head = await fetch(`${gateway.url}/.well-known/oauth-protected-resource`, { headers: { authorization: 'Bearer garbage' } });
+    const head = await fetch(`${gateway.url}/.well-known/oauth-protected-resource`, {
+      headers: { authorization: 'Bearer garbage' },
+    });
     assert.equal(head.status, 200);
     const posted = await fetch(`${gateway.url}/.well-known/oauth-protected-resource`, { method: 'POST', body: '{}' });
     assert.notEqual(posted.status, 200);
@@ -404,17 +438,27 @@ describe('the SDK v2 client discovers the authorization server and gets a token 
   test('client_credentials: 401 → resource metadata → AS metadata → token → tools', async () => {
     authServer.seen.length = 0;
     authServer.claims = { groups: ['support'] };
-    const provider = new ClientCredentialsProvider({ clientId: CLIENT_ID, clientSecret: CLIENT_SECRET, expectedIssuer: authServer.issuer });
-    const client = new Client({ name: 'oauth-e2e', version: '1.0.0' }, { versionNegotiation: { mode: { pin: VERSION } } });
+    const provider = new ClientCredentialsProvider({
+      clientId: CLIENT_ID,
+      clientSecret: CLIENT_SECRET,
+      expectedIssuer: authServer.issuer,
+    });
+    const client = new Client(
+      { name: 'oauth-e2e', version: '1.0.0' },
+      { versionNegotiation: { mode: { pin: VERSION } } },
+    );
     const gatewayRequests: string[] = [];
     const recordingFetch: typeof fetch = async (input, init) => {
       const url = typeof input === 'string' ? input : input instanceof URL ? input.href : input.url;
       const response = await fetch(input, init);
-      if (url.startsWith(gateway.url)) gatewayRequests.push(`${init?.method ?? 'GET'} ${new URL(url).pathname} ${response.status}`);
+      if (url.startsWith(gateway.url))
+        gatewayRequests.push(`${init?.method ?? 'GET'} ${new URL(url).pathname} ${response.status}`);
       return response;
     };
     try {
-      await client.connect(new StreamableHTTPClientTransport(new URL(mcp), { authProvider: provider, fetch: recordingFetch }));
+      await client.connect(
+        new StreamableHTTPClientTransport(new URL(mcp), { authProvider: provider, fetch: recordingFetch }),
+      );
       const { tools } = await client.listTools();
       assert.deepEqual(tools.map((t) => t.name).sort(), ['a__echo', 'a__pid']);
       const result = await client.callTool({ name: 'a__echo', arguments: { text: 'via oauth' } });
@@ -448,7 +492,10 @@ describe("the caller's credentials never reach the upstream", () => {
   test('an HTTP upstream sees no Authorization header and no trace of the token', async () => {
     const token = await jwt({ sub: 'sam', groups: ['support'] });
     const before = upstream.requests.length;
-    for (const body of [request('tools/call', { name: 'a__echo', arguments: { text: 'secret-free' } }), request('tools/call', { name: 'a__pid', arguments: {} })]) {
+    for (const body of [
+      request('tools/call', { name: 'a__echo', arguments: { text: 'secret-free' } }),
+      request('tools/call', { name: 'a__pid', arguments: {} }),
+    ]) {
       const answer = await post(mcp, body, withToken(body, token));
       assert.equal(answer.status, 200, JSON.stringify(answer.body));
       assert.ok('result' in answer.body, JSON.stringify(answer.body));
@@ -475,7 +522,14 @@ describe('the audit log of JWT callers', () => {
       .split('\n')
       .map((line) => JSON.parse(line));
     const denies = lines.filter((l) => l.decision === 'deny').map((l) => l.rule as string);
-    for (const why of ['token expired', 'wrong audience', 'wrong issuer', 'signature did not verify', 'no credentials', 'token lacks scope mcp']) {
+    for (const why of [
+      'token expired',
+      'wrong audience',
+      'wrong issuer',
+      'signature did not verify',
+      'no credentials',
+      'token lacks scope mcp',
+    ]) {
       assert.ok(
         denies.some((rule) => rule.startsWith('authentication: ') && rule.includes(why)),
         `a deny line for "${why}" in ${JSON.stringify(denies)}`,

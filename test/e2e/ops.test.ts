@@ -13,7 +13,11 @@ import { tempDir } from '../temp.js';
 describe('health, readiness and status', () => {
   let gateway: RunningGateway;
   before(async () => {
-    gateway = await startTestGateway({ a: fixture('modern-server'), b: fixture('modern-server'), optional: { command: 'no-such-program-mcp-gw', required: false } });
+    gateway = await startTestGateway({
+      a: fixture('modern-server'),
+      b: fixture('modern-server'),
+      optional: { command: 'no-such-program-mcp-gw', required: false },
+    });
     await eventually(async () => (await fetch(`${gateway.url}/readyz`)).status === 200, 20_000);
   });
   after(() => gateway?.close());
@@ -26,27 +30,31 @@ describe('health, readiness and status', () => {
     assert.equal(typeof body.uptimeSeconds, 'number');
   });
 
-  test('/readyz is 200 while every required upstream is ready (an optional one down does not count), 503 naming one that is not', async () => {
-    const ready = await (await fetch(`${gateway.url}/readyz`)).json();
-    assert.equal(ready.status, 'ready');
-    assert.equal(ready.upstreams.a, 'ready');
-    assert.notEqual(ready.upstreams.optional, 'ready');
+  test(
+    '/readyz is 200 while every required upstream is ready (an optional one down does not count), 503 naming one ' +
+      'that is not',
+    async () => {
+      const ready = await (await fetch(`${gateway.url}/readyz`)).json();
+      assert.equal(ready.status, 'ready');
+      assert.equal(ready.upstreams.a, 'ready');
+      assert.notEqual(ready.upstreams.optional, 'ready');
 
-    const crash = request('tools/call', { name: 'crash', arguments: {} });
-    await post(`${gateway.url}/servers/a/mcp`, crash, headersFor(crash));
-    let seen: any;
-    await eventually(async () => {
-      const answer = await fetch(`${gateway.url}/readyz`);
-      seen = await answer.json();
-      return answer.status === 503;
-    }, 10_000);
-    assert.equal(seen.status, 'not ready');
-    assert.deepEqual(
-      seen.notReady.map((n: any) => n.server),
-      ['a'],
-    );
-    await eventually(async () => (await fetch(`${gateway.url}/readyz`)).status === 200, 20_000);
-  });
+      const crash = request('tools/call', { name: 'crash', arguments: {} });
+      await post(`${gateway.url}/servers/a/mcp`, crash, headersFor(crash));
+      let seen: any;
+      await eventually(async () => {
+        const answer = await fetch(`${gateway.url}/readyz`);
+        seen = await answer.json();
+        return answer.status === 503;
+      }, 10_000);
+      assert.equal(seen.status, 'not ready');
+      assert.deepEqual(
+        seen.notReady.map((n: any) => n.server),
+        ['a'],
+      );
+      await eventually(async () => (await fetch(`${gateway.url}/readyz`)).status === 200, 20_000);
+    },
+  );
 
   test('/metrics changes as requests flow: counts by endpoint, method and outcome; upstream state; cache', async () => {
     const scrape = async () => (await fetch(`${gateway.url}/metrics`)).text();
@@ -74,7 +82,10 @@ describe('health, readiness and status', () => {
       value(after, 'mcp_gateway_cache_hits_total') + value(after, 'mcp_gateway_cache_misses_total') >
         value(before, 'mcp_gateway_cache_hits_total') + value(before, 'mcp_gateway_cache_misses_total'),
     );
-    assert.match(after, /^mcp_gateway_request_duration_seconds_bucket\{le="0\.005",endpoint="b",method="tools\/call"\} \d+$/m);
+    assert.match(
+      after,
+      /^mcp_gateway_request_duration_seconds_bucket\{le="0\.005",endpoint="b",method="tools\/call"\} \d+$/m,
+    );
     assert.equal(value(after, 'mcp_gateway_requests_in_flight'), 0);
   });
 
@@ -115,7 +126,9 @@ describe('operator pages behind authentication', () => {
       const anonymous = await fetch(`${gateway.url}${page}`);
       assert.equal(anonymous.status, 401, page);
       assert.match(anonymous.headers.get('www-authenticate') ?? '', /^Bearer/);
-      const operator = await fetch(`${gateway.url}${page}`, { headers: { authorization: 'Bearer operator-key-0123456789' } });
+      const operator = await fetch(`${gateway.url}${page}`, {
+        headers: { authorization: 'Bearer operator-key-0123456789' },
+      });
       assert.notEqual(operator.status, 401, page);
       await operator.text();
     }
@@ -126,11 +139,17 @@ describe('operator pages behind authentication', () => {
     const call = request('tools/call', {
       name: 'a__crash',
       arguments: {},
-      _meta: { 'io.modelcontextprotocol/protocolVersion': '2026-07-28', 'io.modelcontextprotocol/clientCapabilities': {}, traceparent },
+      _meta: {
+        'io.modelcontextprotocol/protocolVersion': '2026-07-28',
+        'io.modelcontextprotocol/clientCapabilities': {},
+        traceparent,
+      },
     });
     const answer = await send(`${gateway.url}/mcp`, call, { authorization: 'Bearer operator-key-0123456789' });
     assert.equal(answer.body.error.code, -32602);
-    const status = await (await fetch(`${gateway.url}/status.json`, { headers: { authorization: 'Bearer operator-key-0123456789' } })).json();
+    const status = await (
+      await fetch(`${gateway.url}/status.json`, { headers: { authorization: 'Bearer operator-key-0123456789' } })
+    ).json();
     assert.deepEqual(
       status.recentDenials.map((d: any) => [d.principal, d.method, d.target]),
       [['op', 'tools/call', 'a__crash']],
@@ -198,22 +217,26 @@ describe('who may read operator pages', () => {
 
   const get = (page: string, headers: Record<string, string> = {}) => fetch(`${gateway.url}${page}`, { headers });
 
-  test('anonymous callers never, even where anonymous MCP calls are allowed; principals outside auth.operators get 403', async () => {
-    for (const page of ['/status.json', '/', '/metrics']) {
-      const anonymous = await get(page);
-      assert.equal(anonymous.status, 403, page);
-      assert.match((await anonymous.json()).error.message, /operator's credentials/);
-      const developer = await get(page, { authorization: 'Bearer developer-key-012345678' });
-      assert.equal(developer.status, 403, page);
-      assert.match((await developer.json()).error.message, /dev is not among auth\.operators/);
-      const operator = await get(page, { authorization: 'Bearer operator-key-0123456789' });
-      assert.equal(operator.status, 200, page);
-      await operator.text();
-    }
-    // MCP itself still serves anonymous callers here.
-    const call = request('tools/call', { name: 'echo', arguments: { text: 'anon' } });
-    assert.equal((await post(`${gateway.url}/servers/a/mcp`, call, headersFor(call))).status, 200);
-  });
+  test(
+    'anonymous callers never, even where anonymous MCP calls are allowed; principals outside auth.operators ' +
+      'get 403',
+    async () => {
+      for (const page of ['/status.json', '/', '/metrics']) {
+        const anonymous = await get(page);
+        assert.equal(anonymous.status, 403, page);
+        assert.match((await anonymous.json()).error.message, /operator's credentials/);
+        const developer = await get(page, { authorization: 'Bearer developer-key-012345678' });
+        assert.equal(developer.status, 403, page);
+        assert.match((await developer.json()).error.message, /dev is not among auth\.operators/);
+        const operator = await get(page, { authorization: 'Bearer operator-key-0123456789' });
+        assert.equal(operator.status, 200, page);
+        await operator.text();
+      }
+      // MCP itself still serves anonymous callers here.
+      const call = request('tools/call', { name: 'echo', arguments: { text: 'anon' } });
+      assert.equal((await post(`${gateway.url}/servers/a/mcp`, call, headersFor(call))).status, 200);
+    },
+  );
 
   test('a foreign Origin, or a Host that is not loopback on a loopback listener (DNS rebinding), gets 403', async () => {
     const operator = { authorization: 'Bearer operator-key-0123456789' };
@@ -221,10 +244,18 @@ describe('who may read operator pages', () => {
     const rebound = await new Promise<number>((resolve, reject) => {
       const url = new URL(`${gateway.url}/status.json`);
       http
-        .get({ host: url.hostname, port: url.port, path: url.pathname, headers: { ...operator, host: `evil.example:${url.port}` } }, (res) => {
-          res.resume();
-          resolve(res.statusCode!);
-        })
+        .get(
+          {
+            host: url.hostname,
+            port: url.port,
+            path: url.pathname,
+            headers: { ...operator, host: `evil.example:${url.port}` },
+          },
+          (res) => {
+            res.resume();
+            resolve(res.statusCode!);
+          },
+        )
         .on('error', reject);
     });
     assert.equal(rebound, 403);

@@ -18,7 +18,8 @@ const slow = (callMs: number) => ({
   queueTimeoutMs: 60_000,
 });
 
-const wait = (text: string, meta: Record<string, unknown> = {}) => request('tools/call', { name: 'wait', arguments: { text }, _meta: meta });
+const wait = (text: string, meta: Record<string, unknown> = {}) =>
+  request('tools/call', { name: 'wait', arguments: { text }, _meta: meta });
 
 describe('overload, one request at a time', () => {
   let gateway: RunningGateway;
@@ -32,14 +33,19 @@ describe('overload, one request at a time', () => {
   after(() => gateway.close());
 
   /** What the server says reached it (itself a call: only asked once nothing else is in flight). */
-  const received = async (): Promise<string[]> => JSON.parse((await post(url, request('tools/call', { name: 'received', arguments: {} }))).body.result.content[0].text);
+  const received = async (): Promise<string[]> =>
+    JSON.parse(
+      (await post(url, request('tools/call', { name: 'received', arguments: {} }))).body.result.content[0].text,
+    );
   /** Requests in flight and queued, as /metrics tells them. */
   const load = async (): Promise<[number, number]> => {
     const text = await (await fetch(`${gateway.url}/metrics`)).text();
-    const value = (name: string) => Number(new RegExp(`^mcp_gateway_upstream_${name}\\{server="slow"\\} (\\d+)$`, 'm').exec(text)?.[1]);
+    const value = (name: string) =>
+      Number(new RegExp(`^mcp_gateway_upstream_${name}\\{server="slow"\\} (\\d+)$`, 'm').exec(text)?.[1]);
     return [value('in_flight'), value('queued')];
   };
-  const loadIs = (inFlight: number, queued: number) => until(async () => (await load()).join() === `${inFlight},${queued}`, 5_000);
+  const loadIs = (inFlight: number, queued: number) =>
+    until(async () => (await load()).join() === `${inFlight},${queued}`, 5_000);
 
   test('a waiting client that goes away frees its place at once, and its call never reaches the server', async () => {
     const first = post(url, wait('first'));
@@ -59,57 +65,82 @@ describe('overload, one request at a time', () => {
     const answer = await next;
     assert.equal(answer.status, 200);
     assert.equal(answer.body.result.content[0].text, 'waited: 4');
-    assert.deepEqual(await received(), ['first', 'next'], 'neither the abandoned call nor the refused one reached the server');
-  });
-
-  test("refusals: 503 with Retry-After on the server's endpoint, on /mcp and for a progress request; cached lists still answer", async () => {
-    const first = post(url, wait('a'));
-    const queued = post(url, wait('b'));
-    assert.ok(await loadIs(1, 1));
-    const direct = await post(url, wait('c'));
-    assert.equal(direct.status, 503);
-    assert.equal(direct.headers.get('retry-after'), '60');
-    assert.equal(direct.body.error.code, -32603);
-    assert.match(direct.body.error.message, /^slow is at capacity: 1 requests in flight and 1 waiting .*raise servers\.slow\.maxQueued$/);
-    assert.deepEqual(direct.body.error.data, { server: 'slow', reason: 'queue_full', setting: 'servers.slow.maxQueued', retryAfterSeconds: 60 });
-
-    // A page in a browser may read Retry-After only if the answer exposes it.
-    const fromPage = await send(url, wait('c2'), { origin: 'http://localhost:5173' });
-    assert.equal(fromPage.status, 503);
-    assert.equal(fromPage.headers.get('access-control-allow-origin'), 'http://localhost:5173');
-    assert.ok(
-      fromPage.headers
-        .get('access-control-expose-headers')
-        ?.split(/\s*,\s*/)
-        .includes('retry-after'),
-      'Retry-After is exposed to the page',
+    assert.deepEqual(
+      await received(),
+      ['first', 'next'],
+      'neither the abandoned call nor the refused one reached the server',
     );
-
-    const aggregated = await post(`${gateway.url}/mcp`, request('tools/call', { name: 'slow__wait', arguments: { text: 'd' } }));
-    assert.equal(aggregated.status, 503);
-    assert.equal(aggregated.body.error.data.reason, 'queue_full');
-
-    // A /mcp list that no upstream could answer because each is at capacity is itself a capacity refusal
-    // (prompts/list has not been read before, so it is not cached and reaches the limiter).
-    const merged = await post(`${gateway.url}/mcp`, request('prompts/list'));
-    assert.equal(merged.status, 503, JSON.stringify(merged.body));
-    assert.equal(merged.headers.get('retry-after'), '60');
-    assert.match(merged.body.error.message, /^No upstream answered prompts\/list, every one is at capacity: slow: slow is at capacity/);
-    assert.equal(merged.body.error.data.reason, 'every_upstream_at_capacity');
-
-    const streamed = await post(url, wait('e', { progressToken: 'p' }));
-    assert.equal(streamed.status, 503, 'no stream was opened for a request that never reached the server');
-    assert.equal(streamed.headers.get('retry-after'), '60');
-    assert.equal(streamed.body.error.data.reason, 'queue_full');
-
-    const listed = await post(url, request('tools/list'));
-    assert.equal(listed.status, 200);
-    assert.equal(listed.body.result.tools.length, 3);
-    assert.deepEqual([(await first).status, (await queued).status], [200, 200]);
   });
+
+  test(
+    "refusals: 503 with Retry-After on the server's endpoint, on /mcp and for a progress request; cached lists " +
+      'still answer',
+    async () => {
+      const first = post(url, wait('a'));
+      const queued = post(url, wait('b'));
+      assert.ok(await loadIs(1, 1));
+      const direct = await post(url, wait('c'));
+      assert.equal(direct.status, 503);
+      assert.equal(direct.headers.get('retry-after'), '60');
+      assert.equal(direct.body.error.code, -32603);
+      assert.match(
+        direct.body.error.message,
+        /^slow is at capacity: 1 requests in flight and 1 waiting .*raise servers\.slow\.maxQueued$/,
+      );
+      assert.deepEqual(direct.body.error.data, {
+        server: 'slow',
+        reason: 'queue_full',
+        setting: 'servers.slow.maxQueued',
+        retryAfterSeconds: 60,
+      });
+
+      // A page in a browser may read Retry-After only if the answer exposes it.
+      const fromPage = await send(url, wait('c2'), { origin: 'http://localhost:5173' });
+      assert.equal(fromPage.status, 503);
+      assert.equal(fromPage.headers.get('access-control-allow-origin'), 'http://localhost:5173');
+      assert.ok(
+        fromPage.headers
+          .get('access-control-expose-headers')
+          ?.split(/\s*,\s*/)
+          .includes('retry-after'),
+        'Retry-After is exposed to the page',
+      );
+
+      const aggregated = await post(
+        `${gateway.url}/mcp`,
+        request('tools/call', { name: 'slow__wait', arguments: { text: 'd' } }),
+      );
+      assert.equal(aggregated.status, 503);
+      assert.equal(aggregated.body.error.data.reason, 'queue_full');
+
+      // A /mcp list that no upstream could answer because each is at capacity is itself a capacity refusal
+      // (prompts/list has not been read before, so it is not cached and reaches the limiter).
+      const merged = await post(`${gateway.url}/mcp`, request('prompts/list'));
+      assert.equal(merged.status, 503, JSON.stringify(merged.body));
+      assert.equal(merged.headers.get('retry-after'), '60');
+      assert.match(
+        merged.body.error.message,
+        /^No upstream answered prompts\/list, every one is at capacity: slow: slow is at capacity/,
+      );
+      assert.equal(merged.body.error.data.reason, 'every_upstream_at_capacity');
+
+      const streamed = await post(url, wait('e', { progressToken: 'p' }));
+      assert.equal(streamed.status, 503, 'no stream was opened for a request that never reached the server');
+      assert.equal(streamed.headers.get('retry-after'), '60');
+      assert.equal(streamed.body.error.data.reason, 'queue_full');
+
+      const listed = await post(url, request('tools/list'));
+      assert.equal(listed.status, 200);
+      assert.equal(listed.body.result.tools.length, 3);
+      assert.deepEqual([(await first).status, (await queued).status], [200, 200]);
+    },
+  );
 
   test("a 2025 client's refused request is a 503 with Retry-After too, plain or one that would stream", async () => {
-    const legacyHeaders: Record<string, string> = { 'content-type': 'application/json', accept: 'application/json, text/event-stream' };
+    const legacyHeaders: Record<string, string> = {
+      'content-type': 'application/json',
+      accept: 'application/json, text/event-stream',
+    };
     const init = await fetch(url, {
       method: 'POST',
       headers: legacyHeaders,
@@ -121,7 +152,11 @@ describe('overload, one request at a time', () => {
       }),
     });
     assert.equal(init.status, 200);
-    const session = { ...legacyHeaders, 'mcp-session-id': init.headers.get('mcp-session-id')!, 'mcp-protocol-version': '2025-06-18' };
+    const session = {
+      ...legacyHeaders,
+      'mcp-session-id': init.headers.get('mcp-session-id')!,
+      'mcp-protocol-version': '2025-06-18',
+    };
     await init.text();
     const first = post(url, wait('a'));
     const queued = post(url, wait('b'));
@@ -129,8 +164,19 @@ describe('overload, one request at a time', () => {
     // A 2025 client's tools/call is answered on a stream (the server may ask it something); a
     // completion/complete is plain JSON and not cached, so it reaches the limiter too.
     for (const [what, body] of [
-      ['a tools/call (SSE unless refused)', { jsonrpc: '2.0', id: 'c', method: 'tools/call', params: { name: 'wait', arguments: { text: 'c' } } }],
-      ['a plain JSON request', { jsonrpc: '2.0', id: 'p', method: 'completion/complete', params: { ref: { type: 'ref/prompt', name: 'x' }, argument: { name: 'a', value: '' } } }],
+      [
+        'a tools/call (SSE unless refused)',
+        { jsonrpc: '2.0', id: 'c', method: 'tools/call', params: { name: 'wait', arguments: { text: 'c' } } },
+      ],
+      [
+        'a plain JSON request',
+        {
+          jsonrpc: '2.0',
+          id: 'p',
+          method: 'completion/complete',
+          params: { ref: { type: 'ref/prompt', name: 'x' }, argument: { name: 'a', value: '' } },
+        },
+      ],
     ] as const) {
       const refused = await fetch(url, { method: 'POST', headers: session, body: JSON.stringify(body) });
       const text = await refused.text();

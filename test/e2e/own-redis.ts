@@ -27,7 +27,11 @@ export function reachable(port: number): Promise<boolean> {
  * in use (it exits saying so), so `onFreePort(startRedis)` simply tries another: never someone else's server.
  */
 export function startRedis(port: number): Promise<ChildProcess> {
-  return startRedisServer(port, ['--port', String(port), '--bind', '127.0.0.1', '--save', '', '--appendonly', 'no'], /Ready to accept connections/);
+  return startRedisServer(
+    port,
+    ['--port', String(port), '--bind', '127.0.0.1', '--save', '', '--appendonly', 'no'],
+    /Ready to accept connections/,
+  );
 }
 
 /**

@@ -33,7 +33,12 @@ const installed = path.join(work, 'install');
 let packedFiles: string[] = [];
 
 function run(command: string, args: string[], cwd: string): string {
-  const result = spawnSync(command, args, { cwd, encoding: 'utf8', timeout: 170_000, env: { ...process.env, npm_config_update_notifier: 'false' } });
+  const result = spawnSync(command, args, {
+    cwd,
+    encoding: 'utf8',
+    timeout: 170_000,
+    env: { ...process.env, npm_config_update_notifier: 'false' },
+  });
   assert.equal(result.status, 0, `${command} ${args.join(' ')} in ${cwd}:\n${result.stdout}\n${result.stderr}`);
   return result.stdout;
 }
@@ -51,19 +56,38 @@ before(() => {
     }
   }
   symlinkSync(path.join(ROOT, 'node_modules'), path.join(copy, 'node_modules'));
-  const packed = JSON.parse(run('npm', ['pack', '--json', '--pack-destination', work], copy)) as { filename: string; files: { path: string }[] }[];
+  const packed = JSON.parse(run('npm', ['pack', '--json', '--pack-destination', work], copy)) as {
+    filename: string;
+    files: { path: string }[];
+  }[];
   packedFiles = packed[0]!.files.map((file) => file.path);
   const tarball = `file:../${packed[0]!.filename}`;
   // What `npm install <tarball>` resolves, pinned: the package itself and the production entries of our lockfile.
-  const lock = JSON.parse(readFileSync(path.join(ROOT, 'package-lock.json'), 'utf8')) as { packages: Record<string, { dev?: boolean; devOptional?: boolean }> };
+  const lock = JSON.parse(readFileSync(path.join(ROOT, 'package-lock.json'), 'utf8')) as {
+    packages: Record<string, { dev?: boolean; devOptional?: boolean }>;
+  };
   const packages: Record<string, unknown> = {
     '': { dependencies: { [pkg.name]: tarball } },
-    [`node_modules/${pkg.name}`]: { version: pkg.version, resolved: tarball, license: pkg.license, dependencies: pkg.dependencies, bin: pkg.bin, engines: pkg.engines },
+    [`node_modules/${pkg.name}`]: {
+      version: pkg.version,
+      resolved: tarball,
+      license: pkg.license,
+      dependencies: pkg.dependencies,
+      bin: pkg.bin,
+      engines: pkg.engines,
+    },
   };
-  for (const [where, entry] of Object.entries(lock.packages)) if (where && !entry.dev && !entry.devOptional) packages[where] = entry;
+  for (const [where, entry] of Object.entries(lock.packages))
+    if (where && !entry.dev && !entry.devOptional) packages[where] = entry;
   mkdirSync(installed);
-  writeFileSync(path.join(installed, 'package.json'), JSON.stringify({ private: true, dependencies: { [pkg.name]: tarball } }));
-  writeFileSync(path.join(installed, 'package-lock.json'), JSON.stringify({ name: 'install', lockfileVersion: 3, requires: true, packages }));
+  writeFileSync(
+    path.join(installed, 'package.json'),
+    JSON.stringify({ private: true, dependencies: { [pkg.name]: tarball } }),
+  );
+  writeFileSync(
+    path.join(installed, 'package-lock.json'),
+    JSON.stringify({ name: 'install', lockfileVersion: 3, requires: true, packages }),
+  );
   run('npm', ['ci', '--offline', '--no-audit', '--no-fund'], installed);
 });
 
@@ -88,7 +112,10 @@ test('the installed command runs: --version, --help, and a gateway that answers 
   // The documented one-server form, with a server of the user's own (a fixture), on a free port.
   const { spawn } = await import('node:child_process');
   const server = path.join(ROOT, 'test/fixtures/faulty-server.mjs');
-  const child = spawn(path.join(bin, 'mcp-gateway'), ['--stdio', `node ${server}`, '--port', '0'], { cwd: installed, stdio: ['ignore', 'ignore', 'pipe'] });
+  const child = spawn(path.join(bin, 'mcp-gateway'), ['--stdio', `node ${server}`, '--port', '0'], {
+    cwd: installed,
+    stdio: ['ignore', 'ignore', 'pipe'],
+  });
   try {
     let log = '';
     const url = await new Promise<string>((resolve, reject) => {
@@ -125,11 +152,15 @@ test('a production install carries neither reference server; pino-pretty is ther
   const modules = path.join(installed, 'node_modules');
   for (const name of REFERENCE_SERVERS) assert.throws(() => readFileSync(path.join(modules, name, 'package.json')));
   assert.ok(pkg.dependencies['pino-pretty'], 'pino-pretty is a dependency');
-  const result = spawnSync(path.join(modules, '.bin', 'mcp-gateway'), ['--log-format', 'pretty', '--stdio', 'node -e "process.exit(3)"', '--port', '0'], {
-    cwd: installed,
-    encoding: 'utf8',
-    timeout: 30_000,
-  });
+  const result = spawnSync(
+    path.join(modules, '.bin', 'mcp-gateway'),
+    ['--log-format', 'pretty', '--stdio', 'node -e "process.exit(3)"', '--port', '0'],
+    {
+      cwd: installed,
+      encoding: 'utf8',
+      timeout: 30_000,
+    },
+  );
   assert.doesNotMatch(result.stderr, /needs the pino-pretty package/);
   assert.doesNotMatch(result.stderr, /^\{"level"/m, 'lines are pretty, not JSON');
 });

@@ -27,7 +27,11 @@ test("the built binary prints package.json's version, from any folder, without a
   const bin = path.join(ROOT, pkg.bin['mcp-gateway']!);
   assert.match(readFileSync(bin, 'utf8').split('\n')[0]!, /^#!\/usr\/bin\/env node$/);
   for (const flag of ['--version', '-v']) {
-    const result = spawnSync(process.execPath, [bin, flag], { cwd: tempDir('mcp-gw-version-'), encoding: 'utf8', timeout: 20_000 });
+    const result = spawnSync(process.execPath, [bin, flag], {
+      cwd: tempDir('mcp-gw-version-'),
+      encoding: 'utf8',
+      timeout: 20_000,
+    });
     assert.equal(result.status, 0, result.stderr);
     assert.equal(result.stdout, `${pkg.version}\n`);
   }
@@ -52,7 +56,11 @@ test('npm pack holds dist, docs, the config and its schema, and no tests, bench 
   ]) {
     assert.ok(files.includes(wanted), `the package lacks ${wanted}`);
   }
-  const unwanted = files.filter((file) => /^(test|bench|scripts|src|bridge|policy|cache|deploy|\.ci|dist\/test|dist\/bench)\//.test(file) || /(?<!\.d)\.ts$/.test(file));
+  const unwanted = files.filter(
+    (file) =>
+      /^(test|bench|scripts|src|bridge|policy|cache|deploy|\.ci|dist\/test|dist\/bench)\//.test(file) ||
+      /(?<!\.d)\.ts$/.test(file),
+  );
   assert.deepEqual(unwanted, []);
 });
 
@@ -66,14 +74,18 @@ test('LICENSE is the Apache License 2.0 text, as package.json says', () => {
 });
 
 test('engines.node admits no Node.js version that a production dependency refuses', () => {
-  const lock = JSON.parse(readFileSync(path.join(ROOT, 'package-lock.json'), 'utf8')) as { packages: Record<string, { dev?: boolean; engines?: { node?: string } | string[] }> };
+  const lock = JSON.parse(readFileSync(path.join(ROOT, 'package-lock.json'), 'utf8')) as {
+    packages: Record<string, { dev?: boolean; engines?: { node?: string } | string[] }>;
+  };
   // The lowest version each branch of our range admits (^20.19.0 → 20.19.0, >=22 → 22.0.0).
   const floors = pkg.engines.node.split('||').map((branch) => lowest(branch.trim()));
   const refused: string[] = [];
   for (const [where, entry] of Object.entries(lock.packages)) {
     const range = !entry.dev && !Array.isArray(entry.engines) ? entry.engines?.node : undefined;
     if (!where || !range) continue;
-    for (const floor of floors) if (!admits(range, floor)) refused.push(`${where.replace(/^.*node_modules\//, '')} (${range}) refuses ${floor.join('.')}`);
+    for (const floor of floors)
+      if (!admits(range, floor))
+        refused.push(`${where.replace(/^.*node_modules\//, '')} (${range}) refuses ${floor.join('.')}`);
   }
   assert.deepEqual(refused, [], 'raise engines.node in package.json');
   assert.equal(admits('^20.19.0 || >=22', [21, 0, 0]), false, 'the checker itself tells ranges apart');

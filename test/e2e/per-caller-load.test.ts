@@ -46,7 +46,16 @@ test('50 principals × 3 calls: each answered by its own child; the gateway grow
     JSON.stringify({
       listen: { port: 0 },
       log: { level: 'warn' },
-      servers: { own: { command: process.execPath, args: ['test/fixtures/faulty-server.mjs'], cwd: ROOT, era: 'modern', perCaller: true, maxCallers: PRINCIPALS.length } },
+      servers: {
+        own: {
+          command: process.execPath,
+          args: ['test/fixtures/faulty-server.mjs'],
+          cwd: ROOT,
+          era: 'modern',
+          perCaller: true,
+          maxCallers: PRINCIPALS.length,
+        },
+      },
       auth: { apiKeys: PRINCIPALS.map((principal) => ({ key: keyOf(principal), principal })) },
     }),
   );
@@ -81,6 +90,12 @@ test('50 principals × 3 calls: each answered by its own child; the gateway grow
 
   const grown = Math.min(loaded.rss, again.rss) - baseline.rss;
   const perChild = grown / (PRINCIPALS.length - 1);
-  console.log(`gateway rss ${mb(baseline.rss)} MB with 1 child, ${mb(loaded.rss)} / ${mb(again.rss)} MB with ${PRINCIPALS.length}: ${(perChild / 1024).toFixed(0)} KB per child`);
-  assert.ok(perChild <= 2 ** 20, `the gateway grew by ${mb(perChild)} MB per child (rss ${mb(baseline.rss)} → ${mb(loaded.rss)} MB)`);
+  console.log(
+    `gateway rss ${mb(baseline.rss)} MB with 1 child, ${mb(loaded.rss)} / ${mb(again.rss)} MB with ` +
+      `${PRINCIPALS.length}: ${(perChild / 1024).toFixed(0)} KB per child`,
+  );
+  assert.ok(
+    perChild <= 2 ** 20,
+    `the gateway grew by ${mb(perChild)} MB per child (rss ${mb(baseline.rss)} → ${mb(loaded.rss)} MB)`,
+  );
 });

@@ -55,7 +55,11 @@ describe('per-caller children with their caller’s OAuth token', { skip: browse
       client: CLIENT,
       config: (at) => ({
         auth: { apiKeys: Object.entries(KEYS).map(([principal, key]) => ({ key, principal })) },
-        credentials: { key: 'a-test-credentials-key-of-32-bytes-or-more', store: 'file', file: path.join(dir, 'credentials.json') },
+        credentials: {
+          key: 'a-test-credentials-key-of-32-bytes-or-more',
+          store: 'file',
+          file: path.join(dir, 'credentials.json'),
+        },
         servers: {
           github: {
             command: process.execPath,
@@ -119,27 +123,46 @@ describe('per-caller children with their caller’s OAuth token', { skip: browse
     }
   };
 
-  test('alice without a token gets an error carrying the connect link; once connected, her child starts with her token for the configured resource', async () => {
-    const first = await call('alice', 'token');
-    assert.equal(first.body.error?.code, -32042, JSON.stringify(first.body));
-    const link: string = first.body.error.data.url;
-    assert.ok(link.startsWith(`${publicUrl}/connect/`), link);
-    assert.equal(childrenWithToken().size, 0, 'no child before a token');
-    assert.equal(await connectInBrowser(link, 'alice-at-gh'), 'Connected to github');
-    const alice = said(await call('alice', 'token'));
-    assert.deepEqual(claims(alice.token), { sub: 'alice-at-gh', aud: RESOURCE });
-    // The token is a real one of the issuer's, for that resource.
-    assert.equal((await oidc.verify(alice.token!, RESOURCE)).sub, 'alice-at-gh');
-  });
+  test(
+    'alice without a token gets an error carrying the connect link; once connected, her child starts with her ' +
+      'token for the configured resource',
+    async () => {
+      const first = await call('alice', 'token');
+      assert.equal(first.body.error?.code, -32042, JSON.stringify(first.body));
+      const link: string = first.body.error.data.url;
+      assert.ok(link.startsWith(`${publicUrl}/connect/`), link);
+      assert.equal(childrenWithToken().size, 0, 'no child before a token');
+      assert.equal(await connectInBrowser(link, 'alice-at-gh'), 'Connected to github');
+      const alice = said(await call('alice', 'token'));
+      assert.deepEqual(claims(alice.token), { sub: 'alice-at-gh', aud: RESOURCE });
+      // The token is a real one of the issuer's, for that resource.
+      assert.equal((await oidc.verify(alice.token!, RESOURCE)).sub, 'alice-at-gh');
+    },
+  );
 
   test('bob connects through URL-mode elicitation; each child holds its own caller’s token and not the other’s', async () => {
-    const capabilities = { _meta: { ...META, 'io.modelcontextprotocol/clientCapabilities': { elicitation: { url: {} } } } };
+    const capabilities = {
+      _meta: { ...META, 'io.modelcontextprotocol/clientCapabilities': { elicitation: { url: {} } } },
+    };
     const first = await call('bob', 'token', {}, capabilities);
     assert.equal(first.body.result?.resultType, 'input_required', JSON.stringify(first.body));
-    const [key, asked] = Object.entries(first.body.result.inputRequests as Record<string, { method: string; params: { mode: string; url: string } }>)[0]!;
+    const [key, asked] = Object.entries(
+      first.body.result.inputRequests as Record<string, { method: string; params: { mode: string; url: string } }>,
+    )[0]!;
     assert.equal(asked.params.mode, 'url');
     assert.equal(await connectInBrowser(asked.params.url, 'bob-at-gh'), 'Connected to github');
-    const bob = said(await call('bob', 'token', {}, { ...capabilities, requestState: first.body.result.requestState, inputResponses: { [key]: { action: 'accept' } } }));
+    const bob = said(
+      await call(
+        'bob',
+        'token',
+        {},
+        {
+          ...capabilities,
+          requestState: first.body.result.requestState,
+          inputResponses: { [key]: { action: 'accept' } },
+        },
+      ),
+    );
     assert.equal(claims(bob.token).sub, 'bob-at-gh');
     const alice = said(await call('alice', 'token'));
     assert.equal(claims(alice.token).sub, 'alice-at-gh');
@@ -159,40 +182,50 @@ describe('per-caller children with their caller’s OAuth token', { skip: browse
   test('revoking the connection stops that caller’s child (no call needed); the other’s runs on', async () => {
     const bob = said(await call('bob', 'token'));
     const alice = said(await call('alice', 'token'));
-    const revoked = await fetch(`${gateway.url}/connections/github`, { method: 'DELETE', headers: { authorization: `Bearer ${KEYS.bob}` } });
+    const revoked = await fetch(`${gateway.url}/connections/github`, {
+      method: 'DELETE',
+      headers: { authorization: `Bearer ${KEYS.bob}` },
+    });
     assert.equal(revoked.status, 200);
     assert.ok(await until(() => !alive(bob.pid), 10_000), "bob's child stopped");
     assert.equal((await call('bob', 'token')).body.error?.code, -32042, 'bob is asked to connect again');
     assert.equal(said(await call('alice', 'token')).pid, alice.pid, "alice's child is untouched");
   });
 
-  test('an expired token is refreshed before the next call, which runs on a new child with the new token; a call in flight finishes on the old child', async () => {
-    // Tokens issued from now on are inside the refresh margin at once: each call refreshes first.
-    oidc.setAccessTokenTtl(1);
-    try {
-      await fetch(`${gateway.url}/connections/github`, { method: 'DELETE', headers: { authorization: `Bearer ${KEYS.alice}` } });
-      const link: string = (await call('alice', 'token')).body.error.data.url;
-      assert.equal(await connectInBrowser(link, 'alice-at-gh'), 'Connected to github');
-      const release = path.join(dir, 'release');
-      const held = call('alice', 'wait', { file: release });
-      assert.ok(await until(() => existsSync(`${release}.started`), 30_000), 'the held call reached a child');
-      const oldPid = Number(readFileSync(`${release}.started`, 'utf8'));
-      const oldToken = childrenWithToken().get(oldPid);
-      assert.ok(oldToken, 'the old child holds a token');
-      const next = said(await call('alice', 'token'));
-      assert.notEqual(next.pid, oldPid, 'the next call runs on a new child');
-      assert.notEqual(next.token, oldToken, 'with the refreshed token');
-      assert.equal(claims(next.token).sub, 'alice-at-gh');
-      assert.ok(alive(oldPid), 'the old child still runs the call in flight');
-      writeFileSync(release, '');
-      const finished = said(await held);
-      assert.equal(finished.pid, oldPid, 'the call in flight finished on the old child');
-      assert.equal(finished.token, oldToken, 'with the token it started with');
-      assert.ok(await until(() => !alive(oldPid), 10_000), 'the old child stops once its call is answered');
-    } finally {
-      oidc.setAccessTokenTtl(3600);
-    }
-  });
+  test(
+    'an expired token is refreshed before the next call, which runs on a new child with the new token; a call in ' +
+      'flight finishes on the old child',
+    async () => {
+      // Tokens issued from now on are inside the refresh margin at once: each call refreshes first.
+      oidc.setAccessTokenTtl(1);
+      try {
+        await fetch(`${gateway.url}/connections/github`, {
+          method: 'DELETE',
+          headers: { authorization: `Bearer ${KEYS.alice}` },
+        });
+        const link: string = (await call('alice', 'token')).body.error.data.url;
+        assert.equal(await connectInBrowser(link, 'alice-at-gh'), 'Connected to github');
+        const release = path.join(dir, 'release');
+        const held = call('alice', 'wait', { file: release });
+        assert.ok(await until(() => existsSync(`${release}.started`), 30_000), 'the held call reached a child');
+        const oldPid = Number(readFileSync(`${release}.started`, 'utf8'));
+        const oldToken = childrenWithToken().get(oldPid);
+        assert.ok(oldToken, 'the old child holds a token');
+        const next = said(await call('alice', 'token'));
+        assert.notEqual(next.pid, oldPid, 'the next call runs on a new child');
+        assert.notEqual(next.token, oldToken, 'with the refreshed token');
+        assert.equal(claims(next.token).sub, 'alice-at-gh');
+        assert.ok(alive(oldPid), 'the old child still runs the call in flight');
+        writeFileSync(release, '');
+        const finished = said(await held);
+        assert.equal(finished.pid, oldPid, 'the call in flight finished on the old child');
+        assert.equal(finished.token, oldToken, 'with the token it started with');
+        assert.ok(await until(() => !alive(oldPid), 10_000), 'the old child stops once its call is answered');
+      } finally {
+        oidc.setAccessTokenTtl(3600);
+      }
+    },
+  );
 
   test('no token in the logs', async () => {
     const all = logLines.join('');

@@ -16,7 +16,9 @@ const redisNeed = await sharedRedis('credentials shared by replicas');
 const KEY = 'dana-api-key-0123456789abcdef';
 const CLIENT = { client_id: 'gw-child', client_secret: 'gw-child-secret-0123456789' };
 
-describe('per-caller OAuth children on two replicas sharing Redis', { skip: browserNeed.skip || redisNeed.skip }, () => {
+describe('per-caller OAuth children on two replicas sharing Redis', {
+  skip: browserNeed.skip || redisNeed.skip,
+}, () => {
   let rig: OAuthRig<undefined>;
   const keyPrefix = `test-per-caller-oauth-replicas-${randomUUID()}:`;
 
@@ -39,7 +41,14 @@ describe('per-caller OAuth children on two replicas sharing Redis', { skip: brow
             cwd: ROOT,
             era: 'modern',
             perCaller: true,
-            credentials: { type: 'oauth', clientId: CLIENT.client_id, clientSecret: CLIENT.client_secret, scopes: ['read'], env: 'GITHUB_TOKEN', issuer: at.oidc.issuer },
+            credentials: {
+              type: 'oauth',
+              clientId: CLIENT.client_id,
+              clientSecret: CLIENT.client_secret,
+              scopes: ['read'],
+              env: 'GITHUB_TOKEN',
+              issuer: at.oidc.issuer,
+            },
           },
         },
       }),
@@ -71,30 +80,40 @@ describe('per-caller OAuth children on two replicas sharing Redis', { skip: brow
     }
   };
 
-  test('connected through replica one, a child with the same token on each; revoked on two: stopped there at once, on one at the next call', async () => {
-    const [one, two] = rig.gateways as [RunningGateway, RunningGateway];
-    assert.equal((await token(two)).body.error?.code, -32042, 'the control: replica two has nothing for dana yet');
-    const link: string = (await token(one)).body.error.data.url;
-    assert.equal(await rig.connectInBrowser(link, 'dana-at-gh'), 'Connected to github');
+  test(
+    'connected through replica one, a child with the same token on each; revoked on two: stopped there at once, ' +
+      'on one at the next call',
+    async () => {
+      const [one, two] = rig.gateways as [RunningGateway, RunningGateway];
+      assert.equal((await token(two)).body.error?.code, -32042, 'the control: replica two has nothing for dana yet');
+      const link: string = (await token(one)).body.error.data.url;
+      assert.equal(await rig.connectInBrowser(link, 'dana-at-gh'), 'Connected to github');
 
-    const onOne = said(await token(one));
-    assert.ok(onOne?.token, 'replica one started a child with the token');
-    // Word of the change travels by Redis pub/sub, a moment behind the callback's answer.
-    let onTwo: { pid: number; token: string | null } | undefined;
-    assert.ok(
-      await until(async () => {
-        onTwo = said(await token(two));
-        return onTwo !== undefined;
-      }, 5_000),
-      'replica two dropped its cached "none" on word from Redis',
-    );
-    assert.equal(onTwo!.token, onOne.token, 'the same stored token');
-    assert.notEqual(onTwo!.pid, onOne.pid, 'in a child of each replica');
+      const onOne = said(await token(one));
+      assert.ok(onOne?.token, 'replica one started a child with the token');
+      // Word of the change travels by Redis pub/sub, a moment behind the callback's answer.
+      let onTwo: { pid: number; token: string | null } | undefined;
+      assert.ok(
+        await until(async () => {
+          onTwo = said(await token(two));
+          return onTwo !== undefined;
+        }, 5_000),
+        'replica two dropped its cached "none" on word from Redis',
+      );
+      assert.equal(onTwo!.token, onOne.token, 'the same stored token');
+      assert.notEqual(onTwo!.pid, onOne.pid, 'in a child of each replica');
 
-    const revoked = await fetch(`${two.url}/connections/github`, { method: 'DELETE', headers: { authorization: `Bearer ${KEY}` } });
-    assert.equal(revoked.status, 200);
-    assert.ok(await until(() => !alive(onTwo!.pid), 10_000), "replica two stopped dana's child without a call");
-    assert.ok(await until(async () => (await token(one)).body.error?.code === -32042, 5_000), 'replica one heard of the revocation');
-    assert.ok(await until(() => !alive(onOne.pid), 10_000), "and stopped dana's child there");
-  });
+      const revoked = await fetch(`${two.url}/connections/github`, {
+        method: 'DELETE',
+        headers: { authorization: `Bearer ${KEY}` },
+      });
+      assert.equal(revoked.status, 200);
+      assert.ok(await until(() => !alive(onTwo!.pid), 10_000), "replica two stopped dana's child without a call");
+      assert.ok(
+        await until(async () => (await token(one)).body.error?.code === -32042, 5_000),
+        'replica one heard of the revocation',
+      );
+      assert.ok(await until(() => !alive(onOne.pid), 10_000), "and stopped dana's child there");
+    },
+  );
 });

@@ -18,8 +18,21 @@ import { alive, childrenHoldingVariable } from '../processes.js';
 import { writtenLog } from '../recording-log.js';
 
 const browserNeed = await chromium('per-caller secrets pasted in headless Chromium');
-const ARGS = ['--headless', '--no-sandbox', '--disable-gpu', '--disable-quic', '--no-first-run', '--disable-background-networking', '--disable-component-update', '--disable-sync'];
-const KEYS: Record<string, string> = { alice: 'alice-key-0123456789abcdef', bob: 'bob-key-0123456789abcdef', op: 'op-key-0123456789abcdef' };
+const ARGS = [
+  '--headless',
+  '--no-sandbox',
+  '--disable-gpu',
+  '--disable-quic',
+  '--no-first-run',
+  '--disable-background-networking',
+  '--disable-component-update',
+  '--disable-sync',
+];
+const KEYS: Record<string, string> = {
+  alice: 'alice-key-0123456789abcdef',
+  bob: 'bob-key-0123456789abcdef',
+  op: 'op-key-0123456789abcdef',
+};
 const SECRETS = { alice: 'alice-pat-9f8e7d6c5b4a', bob: 'bob-pat-1a2b3c4d5e6f' };
 const dir = tempDir('mcp-gw-per-caller-secrets-');
 const auditFile = path.join(dir, 'audit.log');
@@ -38,11 +51,20 @@ describe('per-caller secrets', { skip: browserNeed.skip }, () => {
     receiver = await startOtlpReceiver();
     const raw = {
       listen: { port, publicUrl },
-      auth: { apiKeys: Object.entries(KEYS).map(([principal, key]) => ({ key, principal })), operators: { ids: ['op'] } },
+      auth: {
+        apiKeys: Object.entries(KEYS).map(([principal, key]) => ({ key, principal })),
+        operators: { ids: ['op'] },
+      },
       audit: { destination: auditFile },
       telemetry: { traces: { endpoint: receiver.url, protocol: 'http/json', sampler: 'always_on' } },
-      credentials: { key: 'a-test-credentials-key-of-32-bytes-or-more', store: 'file', file: path.join(dir, 'credentials.json') },
-      servers: { everything: { ...everything, perCaller: true, secrets: { PERSONAL_TOKEN: { prompt: 'Your personal token' } } } },
+      credentials: {
+        key: 'a-test-credentials-key-of-32-bytes-or-more',
+        store: 'file',
+        file: path.join(dir, 'credentials.json'),
+      },
+      servers: {
+        everything: { ...everything, perCaller: true, secrets: { PERSONAL_TOKEN: { prompt: 'Your personal token' } } },
+      },
     };
     gateway = await startGateway(parseConfig(raw, 'test', ROOT), written.logger);
     browser = await playwright.launch({ executablePath: browserNeed.path!, args: ARGS });
@@ -76,19 +98,23 @@ describe('per-caller secrets', { skip: browserNeed.skip }, () => {
     return childrenHoldingVariable('PERSONAL_TOKEN');
   }
 
-  test('alice without the secret gets an error carrying the link; she pastes it in the browser and the retry runs with it', async () => {
-    const first = await getEnv('alice');
-    assert.equal(first.body.error?.code, -32042, JSON.stringify(first.body));
-    const link: string = first.body.error.data.url;
-    assert.ok(link.startsWith(`${publicUrl}/secrets/`), link);
-    assert.ok(first.body.error.message.includes(link), 'the message carries the link too');
-    assert.equal(await paste(link, SECRETS.alice), 'Saved for everything');
-    const retry = await getEnv('alice');
-    assert.equal(retry.status, 200, JSON.stringify(retry.body));
-    const env = JSON.stringify(retry.body.result);
-    assert.ok(env.includes(SECRETS.alice), "alice's child has her value");
-    assert.ok(!env.includes(SECRETS.bob));
-  });
+  test(
+    'alice without the secret gets an error carrying the link; she pastes it in the browser and the retry runs ' +
+      'with it',
+    async () => {
+      const first = await getEnv('alice');
+      assert.equal(first.body.error?.code, -32042, JSON.stringify(first.body));
+      const link: string = first.body.error.data.url;
+      assert.ok(link.startsWith(`${publicUrl}/secrets/`), link);
+      assert.ok(first.body.error.message.includes(link), 'the message carries the link too');
+      assert.equal(await paste(link, SECRETS.alice), 'Saved for everything');
+      const retry = await getEnv('alice');
+      assert.equal(retry.status, 200, JSON.stringify(retry.body));
+      const env = JSON.stringify(retry.body.result);
+      assert.ok(env.includes(SECRETS.alice), "alice's child has her value");
+      assert.ok(!env.includes(SECRETS.bob));
+    },
+  );
 
   test('a used link is refused', async () => {
     const first = await getEnv('bob');
@@ -97,28 +123,47 @@ describe('per-caller secrets', { skip: browserNeed.skip }, () => {
     const again = await fetch(link);
     assert.equal(again.status, 410);
     // Bob's value is saved; take it back so the next test connects through elicitation.
-    const removed = await fetch(`${gateway.url}/connections/everything`, { method: 'DELETE', headers: { authorization: `Bearer ${KEYS.bob}` } });
+    const removed = await fetch(`${gateway.url}/connections/everything`, {
+      method: 'DELETE',
+      headers: { authorization: `Bearer ${KEYS.bob}` },
+    });
     assert.equal(removed.status, 200);
   });
 
-  test('bob, whose client declared elicitation.url, gets input_required with a URL-mode elicitation; the retry runs in a child of his own', async () => {
-    const capabilities = { _meta: { ...META, 'io.modelcontextprotocol/clientCapabilities': { elicitation: { url: {} } } } };
-    const first = await getEnv('bob', capabilities);
-    assert.equal(first.status, 200, JSON.stringify(first.body));
-    const { resultType, inputRequests, requestState } = first.body.result;
-    assert.equal(resultType, 'input_required');
-    const [key, asked] = Object.entries(inputRequests as Record<string, { method: string; params: { mode: string; url: string } }>)[0]!;
-    assert.equal(asked.method, 'elicitation/create');
-    assert.equal(asked.params.mode, 'url');
-    assert.equal(await paste(asked.params.url, SECRETS.bob), 'Saved for everything');
-    const retry = await getEnv('bob', { ...capabilities, requestState, inputResponses: { [key]: { action: 'accept' } } });
-    assert.equal(retry.status, 200, JSON.stringify(retry.body));
-    const env = JSON.stringify(retry.body.result);
-    assert.ok(env.includes(SECRETS.bob), "bob's child has his value");
-    assert.ok(!env.includes(SECRETS.alice), "and not alice's");
-    const children = childrenWithToken();
-    assert.deepEqual([...children.values()].sort(), [SECRETS.alice, SECRETS.bob].sort(), 'two children, each with its own caller’s value');
-  });
+  test(
+    'bob, whose client declared elicitation.url, gets input_required with a URL-mode elicitation; the retry runs ' +
+      'in a child of his own',
+    async () => {
+      const capabilities = {
+        _meta: { ...META, 'io.modelcontextprotocol/clientCapabilities': { elicitation: { url: {} } } },
+      };
+      const first = await getEnv('bob', capabilities);
+      assert.equal(first.status, 200, JSON.stringify(first.body));
+      const { resultType, inputRequests, requestState } = first.body.result;
+      assert.equal(resultType, 'input_required');
+      const [key, asked] = Object.entries(
+        inputRequests as Record<string, { method: string; params: { mode: string; url: string } }>,
+      )[0]!;
+      assert.equal(asked.method, 'elicitation/create');
+      assert.equal(asked.params.mode, 'url');
+      assert.equal(await paste(asked.params.url, SECRETS.bob), 'Saved for everything');
+      const retry = await getEnv('bob', {
+        ...capabilities,
+        requestState,
+        inputResponses: { [key]: { action: 'accept' } },
+      });
+      assert.equal(retry.status, 200, JSON.stringify(retry.body));
+      const env = JSON.stringify(retry.body.result);
+      assert.ok(env.includes(SECRETS.bob), "bob's child has his value");
+      assert.ok(!env.includes(SECRETS.alice), "and not alice's");
+      const children = childrenWithToken();
+      assert.deepEqual(
+        [...children.values()].sort(),
+        [SECRETS.alice, SECRETS.bob].sort(),
+        'two children, each with its own caller’s value',
+      );
+    },
+  );
 
   test('callers list their secrets (never the value) and revoke them: the child goes and the next call asks again', async () => {
     const listed = await fetch(`${gateway.url}/connections`, { headers: { authorization: `Bearer ${KEYS.alice}` } });
@@ -131,7 +176,15 @@ describe('per-caller secrets', { skip: browserNeed.skip }, () => {
     assert.ok(!text.includes(SECRETS.alice));
     assert.equal((await fetch(`${gateway.url}/connections`)).status, 401);
     const [alicePid] = [...childrenWithToken()].find(([, value]) => value === SECRETS.alice)!;
-    assert.equal((await fetch(`${gateway.url}/connections/everything`, { method: 'DELETE', headers: { authorization: `Bearer ${KEYS.alice}` } })).status, 200);
+    assert.equal(
+      (
+        await fetch(`${gateway.url}/connections/everything`, {
+          method: 'DELETE',
+          headers: { authorization: `Bearer ${KEYS.alice}` },
+        })
+      ).status,
+      200,
+    );
     const after = await getEnv('alice');
     assert.equal(after.body.error?.code, -32042, 'asked to paste again');
     assert.ok(await until(async () => !alive(alicePid), 10_000), "alice's child with the revoked value stopped");
@@ -139,7 +192,10 @@ describe('per-caller secrets', { skip: browserNeed.skip }, () => {
   });
 
   test('no secret in logs, audit, traces, metrics, the status page or at rest', async () => {
-    assert.ok(await until(async () => receiver.spans.some((span) => span.kind === 2), 30_000), 'the gateway exported its spans');
+    assert.ok(
+      await until(async () => receiver.spans.some((span) => span.kind === 2), 30_000),
+      'the gateway exported its spans',
+    );
     const op = { authorization: `Bearer ${KEYS.op}` };
     const outputs = {
       logs: written.text(),

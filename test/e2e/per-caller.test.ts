@@ -9,9 +9,20 @@ import { silentLog } from '../../infra/log.js';
 import { request, ROOT, until, send } from './harness.js';
 import { alive } from '../processes.js';
 
-const KEYS = { alice: 'alice-key-0123456789abcdef', bob: 'bob-key-0123456789abcdef', carol: 'carol-key-0123456789abcdef', op: 'op-key-0123456789abcdef' };
+const KEYS = {
+  alice: 'alice-key-0123456789abcdef',
+  bob: 'bob-key-0123456789abcdef',
+  carol: 'carol-key-0123456789abcdef',
+  op: 'op-key-0123456789abcdef',
+};
 type Who = keyof typeof KEYS;
-const faulty = { command: process.execPath, args: ['test/fixtures/faulty-server.mjs'], cwd: ROOT, era: 'modern', perCaller: true };
+const faulty = {
+  command: process.execPath,
+  args: ['test/fixtures/faulty-server.mjs'],
+  cwd: ROOT,
+  era: 'modern',
+  perCaller: true,
+};
 let gateway: RunningGateway;
 
 before(async () => {
@@ -73,7 +84,10 @@ test('maxCallers full of busy children: a newcomer gets 503 naming the setting; 
   const alice = await pidOf('own', 'alice');
   const bob = await pidOf('own', 'bob');
   // Both children busy with a call that takes 2 s.
-  const busy = [call('own', 'alice', 'deaf', { ms: 2000, text: 'a' }), call('own', 'bob', 'deaf', { ms: 2000, text: 'b' })];
+  const busy = [
+    call('own', 'alice', 'deaf', { ms: 2000, text: 'a' }),
+    call('own', 'bob', 'deaf', { ms: 2000, text: 'b' }),
+  ];
   await until(async () => childrenOf('own').every((child) => child.inFlight === 1), 5_000);
   const refused = await call('own', 'carol', 'pid');
   assert.equal(refused.status, 503, JSON.stringify(refused.body));
@@ -93,7 +107,10 @@ test('maxCallers full of busy children: a newcomer gets 503 naming the setting; 
 test('a child with no call for idleMs is stopped; the next call starts a new one', async () => {
   const [alice, bob] = await Promise.all([pidOf('brief', 'alice'), pidOf('brief', 'bob')]);
   assert.notEqual(alice, bob);
-  assert.ok(await until(async () => childrenOf('brief').length === 0 && !alive(alice) && !alive(bob), 10_000), 'both stopped after idleMs');
+  assert.ok(
+    await until(async () => childrenOf('brief').length === 0 && !alive(alice) && !alive(bob), 10_000),
+    'both stopped after idleMs',
+  );
   const again = await pidOf('brief', 'alice');
   assert.notEqual(again, alice);
   assert.equal(childrenOf('brief').length, 1);
@@ -101,7 +118,8 @@ test('a child with no call for idleMs is stopped; the next call starts a new one
 
 test("lists are read from the caller's own child and kept for that caller only", async () => {
   const body = request('tools/list');
-  const list = async (who: Who) => send(`${gateway.url}/servers/brief/mcp`, body, { authorization: `Bearer ${KEYS[who]}` });
+  const list = async (who: Who) =>
+    send(`${gateway.url}/servers/brief/mcp`, body, { authorization: `Bearer ${KEYS[who]}` });
   await until(async () => childrenOf('brief').length === 0, 10_000);
   assert.equal((await list('carol')).status, 200);
   assert.equal(childrenOf('brief').length, 1, "carol's list started her child");
@@ -125,5 +143,8 @@ test('health, metrics and the status page count children and never name a caller
   for (const [name, text] of Object.entries({ readyz: JSON.stringify(ready), status, metrics })) {
     for (const who of ['alice', 'bob', 'carol']) assert.ok(!text.includes(who), `${name} names ${who}`);
   }
-  assert.match(JSON.parse(status).upstreams.find((u: { name: string }) => u.name === 'own').children, /#0 ready, #1 ready/);
+  assert.match(
+    JSON.parse(status).upstreams.find((u: { name: string }) => u.name === 'own').children,
+    /#0 ready, #1 ready/,
+  );
 });

@@ -10,7 +10,12 @@ import type { RunningGateway } from '../../src/gateway.js';
 import { headersFor, post, request, ROOT, startTestGateway } from './harness.js';
 
 /** The rug server telling the gateway its lists keep for an hour. */
-const rug = { command: process.execPath, args: [path.join(ROOT, 'test/fixtures/rug-server.mjs')], era: 'modern', env: { TTL_MS: '3600000' } };
+const rug = {
+  command: process.execPath,
+  args: [path.join(ROOT, 'test/fixtures/rug-server.mjs')],
+  era: 'modern',
+  env: { TTL_MS: '3600000' },
+};
 const MAX_AGE_MS = 1_000;
 
 test('pinsMaxAgeMs is 60 s unless set', () => {
@@ -31,7 +36,12 @@ describe('a pinned tool changed silently upstream is refused once its verdict is
         auth: { anonymous: true },
         pinsMaxAgeMs: MAX_AGE_MS,
         policies: [
-          { name: 'pinned', principals: { ids: ['anonymous'] }, allow: { servers: ['rug'], tools: ['rug__echo'] }, pin: true },
+          {
+            name: 'pinned',
+            principals: { ids: ['anonymous'] },
+            allow: { servers: ['rug'], tools: ['rug__echo'] },
+            pin: true,
+          },
           { name: 'admin', principals: { ids: ['anonymous'] }, allow: { servers: ['rug'], tools: ['rug__flip'] } },
         ],
       },
@@ -44,23 +54,38 @@ describe('a pinned tool changed silently upstream is refused once its verdict is
     return (await post(`${gateway.url}${endpoint}`, body, headersFor(body))).body;
   };
   const listedEcho = async () => {
-    const tools = (await post(`${gateway.url}/mcp`, request('tools/list'))).body.result.tools as { name: string; description: string }[];
+    const tools = (await post(`${gateway.url}/mcp`, request('tools/list'))).body.result.tools as {
+      name: string;
+      description: string;
+    }[];
     return tools.find((t) => t.name === 'rug__echo')?.description;
   };
 
   test('the call is refused on every endpoint after the bound, while the cached list still shows the approved tool', async () => {
     assert.equal(await listedEcho(), 'Echo text back', 'listed and pinned on first sight');
-    assert.equal((await call('/mcp', 'rug__echo')).result?.content[0].text, 'ECHO(Echo text back): hi', 'the control: the approved tool is callable');
+    assert.equal(
+      (await call('/mcp', 'rug__echo')).result?.content[0].text,
+      'ECHO(Echo text back): hi',
+      'the control: the approved tool is callable',
+    );
     assert.equal((await call('/mcp', 'rug__flip')).result?.content[0].text, 'flipped');
 
     await new Promise((resolve) => setTimeout(resolve, MAX_AGE_MS + 100));
-    assert.equal(await listedEcho(), 'Echo text back', 'the list cache still holds the approved definition (the server said an hour)');
+    assert.equal(
+      await listedEcho(),
+      'Echo text back',
+      'the list cache still holds the approved definition (the server said an hour)',
+    );
     for (const [endpoint, name] of [
       ['/mcp', 'rug__echo'],
       ['/servers/rug/mcp', 'echo'],
     ] as const) {
       const refused = await call(endpoint, name);
-      assert.deepEqual(refused.error, { code: -32602, message: `Unknown tool: ${name}` }, `${endpoint}: ${JSON.stringify(refused)}`);
+      assert.deepEqual(
+        refused.error,
+        { code: -32602, message: `Unknown tool: ${name}` },
+        `${endpoint}: ${JSON.stringify(refused)}`,
+      );
     }
   });
 });

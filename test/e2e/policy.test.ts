@@ -17,7 +17,11 @@ const tmp = tempDir('mcp-gw-policy-');
 after(() => rmSync(tmp, { recursive: true, force: true }));
 
 type Who = 'alice' | 'bob' | 'carol' | 'anonymous';
-const KEYS = { alice: 'alice-key-0123456789', bob: 'bob-key-0123456789-abcdef', carol: 'carol-key-0123456789' } as const;
+const KEYS = {
+  alice: 'alice-key-0123456789',
+  bob: 'bob-key-0123456789-abcdef',
+  carol: 'carol-key-0123456789',
+} as const;
 const sha256 = (text: string): string => createHash('sha256').update(text).digest('hex');
 const API_KEYS = [
   { key: KEYS.alice, principal: 'alice', groups: ['support'] },
@@ -26,7 +30,8 @@ const API_KEYS = [
 ];
 
 /** The Authorization header of a principal (none for anonymous). */
-const credentials = (who: Who): Record<string, string> => (who === 'anonymous' ? {} : { authorization: `Bearer ${KEYS[who]}` });
+const credentials = (who: Who): Record<string, string> =>
+  who === 'anonymous' ? {} : { authorization: `Bearer ${KEYS[who]}` };
 
 /** The config the harness builds, for reload(). */
 function configOf(servers: Record<string, unknown>, rest: Record<string, unknown>): GatewayConfig {
@@ -34,15 +39,31 @@ function configOf(servers: Record<string, unknown>, rest: Record<string, unknown
 }
 
 /** The answer a caller gets for a name no server offers. */
-const unknownTool = (id: unknown, name: string) => ({ jsonrpc: '2.0', id, error: { code: -32602, message: `Unknown tool: ${name}` } });
-const unknownPrompt = (id: unknown, name: string) => ({ jsonrpc: '2.0', id, error: { code: -32602, message: `Unknown prompt: ${name}` } });
-const resourceNotFound = (id: unknown, uri: string) => ({ jsonrpc: '2.0', id, error: { code: -32602, message: `Resource not found: ${uri}`, data: { uri } } });
+const unknownTool = (id: unknown, name: string) => ({
+  jsonrpc: '2.0',
+  id,
+  error: { code: -32602, message: `Unknown tool: ${name}` },
+});
+const unknownPrompt = (id: unknown, name: string) => ({
+  jsonrpc: '2.0',
+  id,
+  error: { code: -32602, message: `Unknown prompt: ${name}` },
+});
+const resourceNotFound = (id: unknown, uri: string) => ({
+  jsonrpc: '2.0',
+  id,
+  error: { code: -32602, message: `Resource not found: ${uri}`, data: { uri } },
+});
 
 /**
  * The audit file's lines once `ready` holds of them. An allowed request's line is written after its answer
  * is sent, so a test that has its answer may still have to wait for the line.
  */
-async function readAudit(gateway: RunningGateway, file: string, ready: (lines: any[]) => boolean = () => true): Promise<any[]> {
+async function readAudit(
+  gateway: RunningGateway,
+  file: string,
+  ready: (lines: any[]) => boolean = () => true,
+): Promise<any[]> {
   let lines: any[] = [];
   await eventually(async () => {
     await gateway.security.current.audit!.flush();
@@ -88,7 +109,12 @@ const TABLE_POLICIES = [
   // Deny wins across policies: a__pid is allowed to support by a__p* above.
   { name: 'no-pid', principals: { groups: ['support', 'ops'] }, deny: { tools: ['*__pid'] } },
   // Naming a server without globs for a kind allows all of that kind there.
-  { name: 'ops', principals: { groups: ['ops'] }, allow: { servers: ['b'] }, deny: { tools: ['b__crash'], prompts: ['b__greet'] } },
+  {
+    name: 'ops',
+    principals: { groups: ['ops'] },
+    allow: { servers: ['b'] },
+    deny: { tools: ['b__crash'], prompts: ['b__greet'] },
+  },
   {
     name: 'ops-reads',
     principals: { ids: ['bob'] },
@@ -99,7 +125,12 @@ const TABLE_POLICIES = [
   {
     name: 'public',
     principals: { ids: ['anonymous'] },
-    allow: { servers: ['ev', 'b'], tools: ['ev__echo'], prompts: ['ev__simple-prompt'], resources: ['demo://resource/static/document/startup.md'] },
+    allow: {
+      servers: ['ev', 'b'],
+      tools: ['ev__echo'],
+      prompts: ['ev__simple-prompt'],
+      resources: ['demo://resource/static/document/startup.md'],
+    },
     deny: { servers: ['b'] },
   },
 ];
@@ -117,13 +148,16 @@ const EXPECTED: Record<Who, Expectation> = {
     reach: ['a', 'ev'],
     tools: (_, name) => ['a__echo', 'a__progress', 'ev__echo'].includes(name),
     prompts: (_, name) => ['a__greet', 'ev__completable-prompt'].includes(name),
-    resources: (server, uri) => (server === 'a' && uri.startsWith('fixture://')) || (server === 'ev' && uri === `${DOCS}features.md`),
+    resources: (server, uri) =>
+      (server === 'a' && uri.startsWith('fixture://')) || (server === 'ev' && uri === `${DOCS}features.md`),
   },
   bob: {
     reach: ['b', 'ev'],
-    tools: (server, name) => (server === 'b' && !['b__crash', 'b__pid'].includes(name)) || (server === 'ev' && name !== 'ev__echo'),
+    tools: (server, name) =>
+      (server === 'b' && !['b__crash', 'b__pid'].includes(name)) || (server === 'ev' && name !== 'ev__echo'),
     prompts: (server) => server === 'ev',
-    resources: (server, uri) => server === 'b' || (server === 'ev' && uri.startsWith(DOCS) && !uri.slice(DOCS.length).includes('/')),
+    resources: (server, uri) =>
+      server === 'b' || (server === 'ev' && uri.startsWith(DOCS) && !uri.slice(DOCS.length).includes('/')),
   },
   carol: { reach: [], tools: () => false, prompts: () => false, resources: () => false },
   anonymous: {
@@ -154,7 +188,8 @@ const PROMPT_PROBES: [Server, string, Record<string, string>, { name: string; va
   ['ev', 'args-prompt', { city: 'Oslo' }, { name: 'city', value: 'O' }],
   ['ev', 'completable-prompt', { department: 'Engineering', name: 'Bob' }, { name: 'department', value: 'E' }],
 ];
-// fixture://hello is offered by both a and b, so on /mcp it belongs to nobody: probed on a's and b's own endpoints only.
+// fixture://hello is offered by both a and b, so on /mcp it belongs to nobody: probed on a's and b's own endpoints
+// only.
 const RESOURCE_PROBES: [Server, string][] = [
   ['a', 'fixture://hello'],
   ['b', 'fixture://hello'],
@@ -163,7 +198,11 @@ const RESOURCE_PROBES: [Server, string][] = [
   ['ev', `${DOCS}architecture.md`],
 ];
 
-const LIST_ITEMS = { 'tools/list': ['tools', 'name'], 'prompts/list': ['prompts', 'name'], 'resources/list': ['resources', 'uri'] } as const;
+const LIST_ITEMS = {
+  'tools/list': ['tools', 'name'],
+  'prompts/list': ['prompts', 'name'],
+  'resources/list': ['resources', 'uri'],
+} as const;
 type ListMethod = keyof typeof LIST_ITEMS;
 
 describe('the allow-list table: principals × items × methods × endpoints', () => {
@@ -207,7 +246,8 @@ describe('the allow-list table: principals × items × methods × endpoints', ()
           if (expectation.resources(server, item)) names.push(item);
         } else {
           const publicName = `${server}__${item}`;
-          const allowed = method === 'tools/list' ? expectation.tools(server, publicName) : expectation.prompts(server, publicName);
+          const allowed =
+            method === 'tools/list' ? expectation.tools(server, publicName) : expectation.prompts(server, publicName);
           if (allowed) names.push(endpoint === 'mcp' ? publicName : item);
         }
       }
@@ -215,12 +255,16 @@ describe('the allow-list table: principals × items × methods × endpoints', ()
     return names.sort();
   }
 
-  const ambiguous = (uri: string): boolean => SERVERS.filter((s) => inventory.get(`${s} resources/list`)!.includes(uri)).length > 1;
+  const ambiguous = (uri: string): boolean =>
+    SERVERS.filter((s) => inventory.get(`${s} resources/list`)!.includes(uri)).length > 1;
 
   test('the fixtures offer what the table probes', () => {
-    for (const [server, name] of TOOL_PROBES) if (name !== 'nosuch') assert.ok(inventory.get(`${server} tools/list`)!.includes(name), `${server} ${name}`);
-    for (const [server, name] of PROMPT_PROBES) assert.ok(inventory.get(`${server} prompts/list`)!.includes(name), `${server} ${name}`);
-    for (const [server, uri] of RESOURCE_PROBES) assert.ok(inventory.get(`${server} resources/list`)!.includes(uri), `${server} ${uri}`);
+    for (const [server, name] of TOOL_PROBES)
+      if (name !== 'nosuch') assert.ok(inventory.get(`${server} tools/list`)!.includes(name), `${server} ${name}`);
+    for (const [server, name] of PROMPT_PROBES)
+      assert.ok(inventory.get(`${server} prompts/list`)!.includes(name), `${server} ${name}`);
+    for (const [server, uri] of RESOURCE_PROBES)
+      assert.ok(inventory.get(`${server} resources/list`)!.includes(uri), `${server} ${uri}`);
     assert.ok(!inventory.get('a tools/list')!.includes('nosuch'));
   });
 
@@ -254,7 +298,11 @@ describe('the allow-list table: principals × items × methods × endpoints', ()
           const [items, key] = LIST_ITEMS[method];
           let listed: string[] = answer.body.result[items].map((item: Record<string, string>) => item[key]);
           if (endpoint === 'mcp' && method === 'resources/list') listed = listed.filter((uri) => !ambiguous(uri));
-          assert.deepEqual(listed.sort(), expectedList(who, endpoint, method), `${method} lists exactly what ${who} may see`);
+          assert.deepEqual(
+            listed.sort(),
+            expectedList(who, endpoint, method),
+            `${method} lists exactly what ${who} may see`,
+          );
           assert.equal(answer.body.result.cacheScope, 'private', `${method}: a filtered list is private`);
         }
 
@@ -266,7 +314,10 @@ describe('the allow-list table: principals × items × methods × endpoints', ()
           const answer = await send(url, body, credentials(who));
           assert.equal(answer.status, 200);
           if (expectation.tools(server, `${server}__${name}`)) {
-            assert.ok('result' in answer.body && answer.body.result.isError !== true, `${who} may call ${name}: ${JSON.stringify(answer.body)}`);
+            assert.ok(
+              'result' in answer.body && answer.body.result.isError !== true,
+              `${who} may call ${name}: ${JSON.stringify(answer.body)}`,
+            );
           } else {
             assert.deepEqual(answer.body, unknownTool(body.id, shown(server, name)), `${who} may not call ${name}`);
           }
@@ -276,26 +327,52 @@ describe('the allow-list table: principals × items × methods × endpoints', ()
           const allowed = expectation.prompts(server, `${server}__${name}`);
           const get = request('prompts/get', { name: shown(server, name), arguments: args });
           const got = await send(url, get, credentials(who));
-          if (allowed) assert.ok('result' in got.body && Array.isArray(got.body.result.messages), `${who} may get ${name}: ${JSON.stringify(got.body)}`);
+          if (allowed)
+            assert.ok(
+              'result' in got.body && Array.isArray(got.body.result.messages),
+              `${who} may get ${name}: ${JSON.stringify(got.body)}`,
+            );
           else assert.deepEqual(got.body, unknownPrompt(get.id, shown(server, name)), `${who} may not get ${name}`);
 
-          const complete = request('completion/complete', { ref: { type: 'ref/prompt', name: shown(server, name) }, argument });
+          const complete = request('completion/complete', {
+            ref: { type: 'ref/prompt', name: shown(server, name) },
+            argument,
+          });
           const completed = await send(url, complete, credentials(who));
           if (!allowed) {
-            assert.deepEqual(completed.body, unknownPrompt(complete.id, shown(server, name)), `${who} may not complete ${name}`);
+            assert.deepEqual(
+              completed.body,
+              unknownPrompt(complete.id, shown(server, name)),
+              `${who} may not complete ${name}`,
+            );
           } else if (name === 'completable-prompt') {
-            assert.deepEqual(completed.body.result?.completion?.values, ['Engineering'], JSON.stringify(completed.body));
+            assert.deepEqual(
+              completed.body.result?.completion?.values,
+              ['Engineering'],
+              JSON.stringify(completed.body),
+            );
           } else {
             // Reached the upstream (the modern fixture has no completions: its own -32601, not "unknown").
-            assert.notDeepEqual(completed.body, unknownPrompt(complete.id, shown(server, name)), `${who} may complete ${name}`);
+            assert.notDeepEqual(
+              completed.body,
+              unknownPrompt(complete.id, shown(server, name)),
+              `${who} may complete ${name}`,
+            );
             assert.notEqual(completed.body.error?.code, -32602, JSON.stringify(completed.body));
           }
         }
 
-        for (const [server, uri] of RESOURCE_PROBES.filter(([s, u]) => here(s) && !(endpoint === 'mcp' && ambiguous(u)))) {
+        for (const [server, uri] of RESOURCE_PROBES.filter(
+          ([s, u]) => here(s) && !(endpoint === 'mcp' && ambiguous(u)),
+        )) {
           const body = request('resources/read', { uri });
           const answer = await send(url, body, credentials(who));
-          if (expectation.resources(server, uri)) assert.equal(answer.body.result?.contents?.[0]?.uri, uri, `${who} may read ${uri}: ${JSON.stringify(answer.body).slice(0, 300)}`);
+          if (expectation.resources(server, uri))
+            assert.equal(
+              answer.body.result?.contents?.[0]?.uri,
+              uri,
+              `${who} may read ${uri}: ${JSON.stringify(answer.body).slice(0, 300)}`,
+            );
           else assert.deepEqual(answer.body, resourceNotFound(body.id, uri), `${who} may not read ${uri}`);
         }
       });
@@ -324,7 +401,16 @@ describe('a denied item answers exactly like one that does not exist', () => {
     auth: { anonymous: true, apiKeys: API_KEYS },
     policies: [
       TABLE_POLICIES[0]!,
-      { name: 'public', principals: { ids: ['anonymous'] }, allow: { servers: ['ev'], tools: ['ev__echo'], prompts: ['ev__simple-prompt'], resources: [`${DOCS}startup.md`] } },
+      {
+        name: 'public',
+        principals: { ids: ['anonymous'] },
+        allow: {
+          servers: ['ev'],
+          tools: ['ev__echo'],
+          prompts: ['ev__simple-prompt'],
+          resources: [`${DOCS}startup.md`],
+        },
+      },
     ],
     audit: { destination: auditFile, arguments: auditArguments },
   });
@@ -335,7 +421,13 @@ describe('a denied item answers exactly like one that does not exist', () => {
   after(() => gateway?.close());
 
   /** Sends both requests with the same id and asserts the answers differ only in the name they repeat. */
-  async function assertSame(url: string, who: Who, make: (name: string) => [string, Record<string, unknown>], denied: string, missing: string): Promise<void> {
+  async function assertSame(
+    url: string,
+    who: Who,
+    make: (name: string) => [string, Record<string, unknown>],
+    denied: string,
+    missing: string,
+  ): Promise<void> {
     const id = 4242;
     const a = await send(url, request(...make(denied), id), credentials(who));
     const b = await send(url, request(...make(missing), id), credentials(who));
@@ -350,7 +442,10 @@ describe('a denied item answers exactly like one that does not exist', () => {
     assert.ok('error' in a.body, JSON.stringify(a.body));
   }
 
-  const toolCall = (name: string): [string, Record<string, unknown>] => ['tools/call', { name, arguments: { text: 'top-secret-argument' } }];
+  const toolCall = (name: string): [string, Record<string, unknown>] => [
+    'tools/call',
+    { name, arguments: { text: 'top-secret-argument' } },
+  ];
   const promptGet = (name: string): [string, Record<string, unknown>] => ['prompts/get', { name }];
   const read = (uri: string): [string, Record<string, unknown>] => ['resources/read', { uri }];
 
@@ -375,7 +470,8 @@ describe('a denied item answers exactly like one that does not exist', () => {
 
   test('the audit log records the decision, the rule and the target; no arguments; never the key', async () => {
     const lines = await readAudit(gateway, auditFile);
-    const find = (endpoint: string, target: string) => lines.filter((l) => l.endpoint === endpoint && l.target === target && l.method !== 'tools/list');
+    const find = (endpoint: string, target: string) =>
+      lines.filter((l) => l.endpoint === endpoint && l.target === target && l.method !== 'tools/list');
     const crash = find('mcp', 'a__crash');
     assert.ok(crash.length >= 1, JSON.stringify(lines));
     for (const line of crash) {
@@ -394,7 +490,9 @@ describe('a denied item answers exactly like one that does not exist', () => {
     assert.equal(missing?.rule, 'no policy allows it');
     const onServer = lines.find((l) => l.endpoint === 'a' && l.method === 'tools/call' && /crash/.test(l.target));
     assert.equal(onServer?.rule, 'deny in policy support', JSON.stringify(onServer));
-    const prompt = lines.find((l) => l.principal === 'anonymous' && l.method === 'prompts/get' && l.target === 'ev__args-prompt');
+    const prompt = lines.find(
+      (l) => l.principal === 'anonymous' && l.method === 'prompts/get' && l.target === 'ev__args-prompt',
+    );
     assert.equal(prompt?.decision, 'deny');
     assert.equal(prompt?.rule, 'no policy allows it');
     const resource = lines.find((l) => l.method === 'resources/read' && l.target === `${DOCS}startup.md`);
@@ -412,8 +510,13 @@ describe('a denied item answers exactly like one that does not exist', () => {
     const answer = await send(`${gateway.url}/mcp`, body, credentials('alice'));
     assert.deepEqual(answer.body, unknownTool(body.id, 'a__crash'));
     const allowed = request('tools/call', { name: 'a__echo', arguments: { text: 'allowed-argument' } });
-    assert.equal((await send(`${gateway.url}/mcp`, allowed, credentials('alice'))).body.result.content[0].text, 'allowed-argument');
-    const lines = await readAudit(gateway, auditFile, (all) => all.some((l) => l.target === 'a__echo' && l.method === 'tools/call'));
+    assert.equal(
+      (await send(`${gateway.url}/mcp`, allowed, credentials('alice'))).body.result.content[0].text,
+      'allowed-argument',
+    );
+    const lines = await readAudit(gateway, auditFile, (all) =>
+      all.some((l) => l.target === 'a__echo' && l.method === 'tools/call'),
+    );
     const denied = lines.find((l) => l.target === 'a__crash' && l.arguments !== undefined);
     assert.deepEqual(denied?.arguments, { text: 'recorded-argument' });
     assert.equal(denied?.decision, 'deny');
@@ -455,9 +558,20 @@ describe('denied names and unreached servers look like missing ones', () => {
     ['/servers/b/mcp', '/servers/b/mcp', 'crash', 'nosuch'],
   ] as const) {
     test(`tools on ${label} read the same`, async () => {
-      const a = await send(`${gateway.url}${path}`, request('tools/call', { name: denied, arguments: {} }, 'x'), credentials('bob'));
-      const b = await send(`${gateway.url}${path}`, request('tools/call', { name: missing, arguments: {} }, 'x'), credentials('bob'));
-      assert.equal(JSON.stringify(a.body).split(denied).join('<name>'), JSON.stringify(b.body).split(missing).join('<name>'));
+      const a = await send(
+        `${gateway.url}${path}`,
+        request('tools/call', { name: denied, arguments: {} }, 'x'),
+        credentials('bob'),
+      );
+      const b = await send(
+        `${gateway.url}${path}`,
+        request('tools/call', { name: missing, arguments: {} }, 'x'),
+        credentials('bob'),
+      );
+      assert.equal(
+        JSON.stringify(a.body).split(denied).join('<name>'),
+        JSON.stringify(b.body).split(missing).join('<name>'),
+      );
     });
   }
 
@@ -534,7 +648,9 @@ describe('when: conditions in CEL', () => {
     for (const expr of ["args.text == 'unterminated", '1 + 1']) {
       const raw = {
         servers: { a: fixture('modern-server') },
-        policies: [{ name: 'broken', principals: { ids: ['*'] }, allow: { servers: ['a'] }, when: [{ tool: 'a__echo', expr }] }],
+        policies: [
+          { name: 'broken', principals: { ids: ['*'] }, allow: { servers: ['a'] }, when: [{ tool: 'a__echo', expr }] },
+        ],
       };
       assert.throws(
         () => parseConfig(raw, 'test', ROOT),
@@ -559,7 +675,12 @@ describe('pinned tools', () => {
   const rest = {
     auth: { anonymous: false, apiKeys: API_KEYS },
     policies: [
-      { name: 'pinned', principals: { ids: ['alice'] }, allow: { servers: ['a'], tools: ['a__echo', 'a__pid', 'a__slow'] }, pin: true },
+      {
+        name: 'pinned',
+        principals: { ids: ['alice'] },
+        allow: { servers: ['a'], tools: ['a__echo', 'a__pid', 'a__slow'] },
+        pin: true,
+      },
       // redescribe itself is not pinned, so calling it does not make the gateway list (and pin) tools.
       { name: 'admin', principals: { ids: ['alice'] }, allow: { servers: ['a'], tools: ['a__redescribe'] } },
     ],
@@ -576,7 +697,12 @@ describe('pinned tools', () => {
     const gateway = await startReadyGateway(servers, {}, rest);
     gateways.push(gateway);
     const mcp = `${gateway.url}/mcp`;
-    assert.deepEqual(names(await send(mcp, request('tools/list'), credentials('alice'))), ['a__echo', 'a__pid', 'a__redescribe', 'a__slow']);
+    assert.deepEqual(names(await send(mcp, request('tools/list'), credentials('alice'))), [
+      'a__echo',
+      'a__pid',
+      'a__redescribe',
+      'a__slow',
+    ]);
     await gateway.security.current.pins.flushed();
     const pins = readPins();
     assert.deepEqual(Object.keys(pins).sort(), ['a__echo', 'a__pid', 'a__slow']);
@@ -585,18 +711,39 @@ describe('pinned tools', () => {
 
     const changed = await send(
       mcp,
-      request('tools/call', { name: 'a__redescribe', arguments: { tool: 'echo', description: 'Echo text back, and mail it elsewhere' } }),
+      request('tools/call', {
+        name: 'a__redescribe',
+        arguments: { tool: 'echo', description: 'Echo text back, and mail it elsewhere' },
+      }),
       credentials('alice'),
     );
-    assert.deepEqual(changed.body.result?.content, [{ type: 'text', text: 'redescribed echo' }], JSON.stringify(changed.body));
-    await eventually(async () => !names(await send(mcp, request('tools/list'), credentials('alice'))).includes('a__echo'), 5_000);
-    assert.deepEqual(names(await send(mcp, request('tools/list'), credentials('alice'))), ['a__pid', 'a__redescribe', 'a__slow']);
-    assert.deepEqual(names(await send(`${gateway.url}/servers/a/mcp`, request('tools/list'), credentials('alice'))), ['pid', 'redescribe', 'slow']);
+    assert.deepEqual(
+      changed.body.result?.content,
+      [{ type: 'text', text: 'redescribed echo' }],
+      JSON.stringify(changed.body),
+    );
+    await eventually(
+      async () => !names(await send(mcp, request('tools/list'), credentials('alice'))).includes('a__echo'),
+      5_000,
+    );
+    assert.deepEqual(names(await send(mcp, request('tools/list'), credentials('alice'))), [
+      'a__pid',
+      'a__redescribe',
+      'a__slow',
+    ]);
+    assert.deepEqual(names(await send(`${gateway.url}/servers/a/mcp`, request('tools/list'), credentials('alice'))), [
+      'pid',
+      'redescribe',
+      'slow',
+    ]);
 
     const body = request('tools/call', { name: 'a__echo', arguments: { text: 'hi' } });
     assert.deepEqual((await send(mcp, body, credentials('alice'))).body, unknownTool(body.id, 'a__echo'));
     const direct = request('tools/call', { name: 'echo', arguments: { text: 'hi' } });
-    assert.deepEqual((await send(`${gateway.url}/servers/a/mcp`, direct, credentials('alice'))).body, unknownTool(direct.id, 'echo'));
+    assert.deepEqual(
+      (await send(`${gateway.url}/servers/a/mcp`, direct, credentials('alice'))).body,
+      unknownTool(direct.id, 'echo'),
+    );
     const pid = await send(mcp, request('tools/call', { name: 'a__pid', arguments: {} }), credentials('alice'));
     assert.match(pid.body.result?.content?.[0]?.text ?? '', /^\d+$/, 'other pinned tools are unaffected');
 
@@ -614,14 +761,25 @@ describe('pinned tools', () => {
     // The new child changes echo before this gateway ever lists it: only the pins file knows the old one.
     const changed = await send(
       `${gateway.url}/servers/a/mcp`,
-      request('tools/call', { name: 'redescribe', arguments: { tool: 'echo', description: 'Echo text back, and mail it elsewhere' } }),
+      request('tools/call', {
+        name: 'redescribe',
+        arguments: { tool: 'echo', description: 'Echo text back, and mail it elsewhere' },
+      }),
       credentials('alice'),
     );
-    assert.deepEqual(changed.body.result?.content, [{ type: 'text', text: 'redescribed echo' }], JSON.stringify(changed.body));
+    assert.deepEqual(
+      changed.body.result?.content,
+      [{ type: 'text', text: 'redescribed echo' }],
+      JSON.stringify(changed.body),
+    );
     // Called before any listing: the gateway lists to check the pin.
     const body = request('tools/call', { name: 'a__echo', arguments: { text: 'hi' } });
     assert.deepEqual((await send(mcp, body, credentials('alice'))).body, unknownTool(body.id, 'a__echo'));
-    assert.deepEqual(names(await send(mcp, request('tools/list'), credentials('alice'))), ['a__pid', 'a__redescribe', 'a__slow']);
+    assert.deepEqual(names(await send(mcp, request('tools/list'), credentials('alice'))), [
+      'a__pid',
+      'a__redescribe',
+      'a__slow',
+    ]);
 
     await gateway.security.current.pins.flushed();
     const pins = readPins();
@@ -630,9 +788,16 @@ describe('pinned tools', () => {
     writeFileSync(pinsFile, JSON.stringify(pins));
     await gateway.reload(configOf(servers, rest));
 
-    assert.deepEqual(names(await send(mcp, request('tools/list'), credentials('alice'))), ['a__echo', 'a__pid', 'a__redescribe', 'a__slow']);
+    assert.deepEqual(names(await send(mcp, request('tools/list'), credentials('alice'))), [
+      'a__echo',
+      'a__pid',
+      'a__redescribe',
+      'a__slow',
+    ]);
     const again = request('tools/call', { name: 'a__echo', arguments: { text: 'back' } });
-    assert.deepEqual((await send(mcp, again, credentials('alice'))).body.result?.content, [{ type: 'text', text: 'back' }]);
+    assert.deepEqual((await send(mcp, again, credentials('alice'))).body.result?.content, [
+      { type: 'text', text: 'back' },
+    ]);
     await gateway.security.current.pins.flushed();
     const repinned = readPins().a__echo;
     assert.match(repinned ?? '', /^[0-9a-f]{64}$/);
@@ -656,27 +821,43 @@ describe('reload', () => {
   });
   after(() => gateway?.close());
   const listed = async (): Promise<string[]> =>
-    (await send(`${gateway.url}/mcp`, request('tools/list'), credentials('alice'))).body.result.tools.map((t: { name: string }) => t.name).sort();
+    (await send(`${gateway.url}/mcp`, request('tools/list'), credentials('alice'))).body.result.tools
+      .map((t: { name: string }) => t.name)
+      .sort();
 
   test('a changed policy takes effect for the next request', async () => {
     assert.deepEqual(await listed(), ['a__echo']);
     await gateway.reload(configOf(servers, withPolicy(['a__pid'])));
     assert.deepEqual(await listed(), ['a__pid']);
     const body = request('tools/call', { name: 'a__echo', arguments: { text: 'hi' } });
-    assert.deepEqual((await send(`${gateway.url}/mcp`, body, credentials('alice'))).body, unknownTool(body.id, 'a__echo'));
+    assert.deepEqual(
+      (await send(`${gateway.url}/mcp`, body, credentials('alice'))).body,
+      unknownTool(body.id, 'a__echo'),
+    );
   });
 
   test('a reload that cannot be built rejects and the old policy keeps serving', async () => {
     const broken = configOf(
       servers,
       withPolicy(['a__*'], {
-        auth: { anonymous: false, apiKeys: API_KEYS, jwt: { issuer: 'https://issuer.example', audience: 'mcp-gateway', publicKeyFile: path.join(tmp, 'no-such-key.pem') } },
+        auth: {
+          anonymous: false,
+          apiKeys: API_KEYS,
+          jwt: {
+            issuer: 'https://issuer.example',
+            audience: 'mcp-gateway',
+            publicKeyFile: path.join(tmp, 'no-such-key.pem'),
+          },
+        },
       }),
     );
     await assert.rejects(gateway.reload(broken), /no-such-key\.pem|publicKeyFile/);
     assert.deepEqual(await listed(), ['a__pid']);
     const body = request('tools/call', { name: 'a__echo', arguments: { text: 'hi' } });
-    assert.deepEqual((await send(`${gateway.url}/mcp`, body, credentials('alice'))).body, unknownTool(body.id, 'a__echo'));
+    assert.deepEqual(
+      (await send(`${gateway.url}/mcp`, body, credentials('alice'))).body,
+      unknownTool(body.id, 'a__echo'),
+    );
   });
 });
 
@@ -702,7 +883,8 @@ describe('credentials and remote upstreams', () => {
     await open?.close();
   });
 
-  const calls = (server: ModernHttpServer): number => server.requests.filter((h) => h['mcp-method'] === 'tools/call').length;
+  const calls = (server: ModernHttpServer): number =>
+    server.requests.filter((h) => h['mcp-method'] === 'tools/call').length;
 
   test("the caller's Authorization never reaches an upstream; a configured one does", async () => {
     const targets: [string, string][] = [
@@ -713,12 +895,21 @@ describe('credentials and remote upstreams', () => {
     ];
     for (const [endpoint, name] of targets) {
       assert.equal((await send(`${gateway.url}${endpoint}`, request('tools/list'), credentials('alice'))).status, 200);
-      const answer = await send(`${gateway.url}${endpoint}`, request('tools/call', { name, arguments: { text: `${endpoint} ${name}` } }), credentials('alice'));
-      assert.deepEqual(answer.body.result?.content, [{ type: 'text', text: `${endpoint} ${name}` }], JSON.stringify(answer.body));
+      const answer = await send(
+        `${gateway.url}${endpoint}`,
+        request('tools/call', { name, arguments: { text: `${endpoint} ${name}` } }),
+        credentials('alice'),
+      );
+      assert.deepEqual(
+        answer.body.result?.content,
+        [{ type: 'text', text: `${endpoint} ${name}` }],
+        JSON.stringify(answer.body),
+      );
     }
     assert.ok(calls(guarded) >= 2 && calls(open) >= 2, 'the calls reached both upstreams');
     for (const headers of [...guarded.requests, ...open.requests]) {
-      for (const value of Object.values(headers)) assert.ok(!value.includes(KEYS.alice), `a caller's key reached an upstream: ${JSON.stringify(headers)}`);
+      for (const value of Object.values(headers))
+        assert.ok(!value.includes(KEYS.alice), `a caller's key reached an upstream: ${JSON.stringify(headers)}`);
     }
     for (const headers of guarded.requests) assert.equal(headers.authorization, 'Bearer upstream-secret');
     for (const headers of open.requests) assert.equal(headers.authorization, undefined);
@@ -741,7 +932,9 @@ describe('credentials and remote upstreams', () => {
       assert.match(wrong.headers.get('www-authenticate') ?? '', /^Bearer\b.*invalid_token/);
     }
     assert.deepEqual([calls(guarded), calls(open)], before, 'no call reached an upstream');
-    const lines = await readAudit(gateway, auditFile, (all) => all.some((l) => l.rule === 'authentication: no credentials'));
+    const lines = await readAudit(gateway, auditFile, (all) =>
+      all.some((l) => l.rule === 'authentication: no credentials'),
+    );
     const refused = lines.filter((l) => l.decision === 'deny' && /^authentication/.test(l.rule));
     assert.ok(
       refused.some((l) => l.principal === 'anonymous' && l.rule === 'authentication: no credentials'),
@@ -757,7 +950,11 @@ describe('credentials and remote upstreams', () => {
       const answer = await post(`${anonymous.url}/mcp`, body);
       assert.deepEqual(answer.body.result?.content, [{ type: 'text', text: 'anyone' }], JSON.stringify(answer.body));
       const seen = open.requests.length;
-      const sent = await send(`${anonymous.url}/servers/o/mcp`, request('tools/call', { name: 'echo', arguments: { text: 'with a token' } }), credentials('carol'));
+      const sent = await send(
+        `${anonymous.url}/servers/o/mcp`,
+        request('tools/call', { name: 'echo', arguments: { text: 'with a token' } }),
+        credentials('carol'),
+      );
       assert.deepEqual(sent.body.result?.content, [{ type: 'text', text: 'with a token' }], JSON.stringify(sent.body));
       assert.ok(open.requests.length > seen);
       for (const headers of open.requests) {

@@ -11,7 +11,8 @@ import { scaled } from '../timing.js';
 type Listen = Awaited<ReturnType<typeof openListen>>;
 
 const CHANGED = /^notifications\/(tools|prompts|resources)\/list_changed$/;
-const changes = (messages: readonly any[]): string[] => messages.filter((m) => CHANGED.test(m?.method)).map((m) => m.method);
+const changes = (messages: readonly any[]): string[] =>
+  messages.filter((m) => CHANGED.test(m?.method)).map((m) => m.method);
 
 describe('list changes on a profile stay within what it shows', () => {
   let gateway: RunningGateway;
@@ -35,11 +36,16 @@ describe('list changes on a profile stay within what it shows', () => {
   after(() => gateway?.close());
 
   /** Opens the streams, waits for their acknowledgements, runs `body`, closes them. */
-  async function listening(urls: string[], notifications: Record<string, unknown>, body: (streams: Listen[]) => Promise<void>): Promise<void> {
+  async function listening(
+    urls: string[],
+    notifications: Record<string, unknown>,
+    body: (streams: Listen[]) => Promise<void>,
+  ): Promise<void> {
     const streams: Listen[] = [];
     try {
       for (const url of urls) streams.push(await openListen(url, notifications));
-      for (const stream of streams) assert.ok(await until(() => stream.messages.length >= 1, scaled(3_000)), 'acknowledged');
+      for (const stream of streams)
+        assert.ok(await until(() => stream.messages.length >= 1, scaled(3_000)), 'acknowledged');
       await body(streams);
     } finally {
       for (const stream of streams) stream.close();
@@ -48,56 +54,84 @@ describe('list changes on a profile stay within what it shows', () => {
 
   /** Waits until `stream` has heard `count` list changes. */
   const heard = async (stream: Listen, count: number, what: string): Promise<void> => {
-    assert.ok(await until(() => changes(stream.messages).length >= count, scaled(5_000)), `${what}: ${JSON.stringify(stream.messages)}`);
+    assert.ok(
+      await until(() => changes(stream.messages).length >= count, scaled(5_000)),
+      `${what}: ${JSON.stringify(stream.messages)}`,
+    );
   };
 
   test("beta's new tool is not told on a profile showing only alpha's tools; alpha's is", async () => {
     const all = ['toolsListChanged', 'promptsListChanged', 'resourcesListChanged'];
-    await listening([`${gateway.url}/mcp`, `${gateway.url}/profiles/alphaTools/mcp`], Object.fromEntries(all.map((flag) => [flag, true])), async ([mcp, profile]) => {
-      // The attack: make the hidden upstream change its tools.
-      await post(`${gateway.url}/servers/beta/mcp`, request('tools/call', { name: 'add-tool', arguments: {} }));
-      await heard(mcp!, 1, '/mcp hears of beta');
-      // Then the shown one: on one stream, a notice of beta's change would have come before this one.
-      await post(`${gateway.url}/servers/alpha/mcp`, request('tools/call', { name: 'add-tool', arguments: {} }));
-      await heard(mcp!, 2, '/mcp hears of alpha');
-      await heard(profile!, 1, 'the profile hears of alpha');
-      assert.deepEqual(changes(profile!.messages), ['notifications/tools/list_changed'], 'exactly one: alpha’s');
-      assert.equal(profile!.messages.at(-1).params._meta['io.modelcontextprotocol/subscriptionId'], profile!.id);
-      // The profile's own tools/list agrees: alpha's new tool is there, beta's are not.
-      const tools = (await post(`${gateway.url}/profiles/alphaTools/mcp`, request('tools/list'))).body.result.tools.map((t: { name: string }) => t.name);
-      assert.ok(tools.includes('alpha__added-1') && !tools.some((name: string) => name.startsWith('beta__')), tools.join(' '));
-    });
+    await listening(
+      [`${gateway.url}/mcp`, `${gateway.url}/profiles/alphaTools/mcp`],
+      Object.fromEntries(all.map((flag) => [flag, true])),
+      async ([mcp, profile]) => {
+        // The attack: make the hidden upstream change its tools.
+        await post(`${gateway.url}/servers/beta/mcp`, request('tools/call', { name: 'add-tool', arguments: {} }));
+        await heard(mcp!, 1, '/mcp hears of beta');
+        // Then the shown one: on one stream, a notice of beta's change would have come before this one.
+        await post(`${gateway.url}/servers/alpha/mcp`, request('tools/call', { name: 'add-tool', arguments: {} }));
+        await heard(mcp!, 2, '/mcp hears of alpha');
+        await heard(profile!, 1, 'the profile hears of alpha');
+        assert.deepEqual(changes(profile!.messages), ['notifications/tools/list_changed'], 'exactly one: alpha’s');
+        assert.equal(profile!.messages.at(-1).params._meta['io.modelcontextprotocol/subscriptionId'], profile!.id);
+        // The profile's own tools/list agrees: alpha's new tool is there, beta's are not.
+        const tools = (
+          await post(`${gateway.url}/profiles/alphaTools/mcp`, request('tools/list'))
+        ).body.result.tools.map((t: { name: string }) => t.name);
+        assert.ok(
+          tools.includes('alpha__added-1') && !tools.some((name: string) => name.startsWith('beta__')),
+          tools.join(' '),
+        );
+      },
+    );
   });
 
   test('each kind by its own globs: prompts by prompts, resources only unless []', async () => {
     const flags = { toolsListChanged: true, promptsListChanged: true, resourcesListChanged: true };
-    await listening([`${gateway.url}/mcp`, `${gateway.url}/profiles/narrow/mcp`, `${gateway.url}/profiles/alphaTools/mcp`], flags, async ([mcp, narrow, alphaTools]) => {
-      await gateway.cache.invalidate('beta', ['prompts/list', 'resources/list', 'resources/templates/list']);
-      await gateway.cache.invalidate('alpha', ['resources/list']);
-      await heard(mcp!, 3, '/mcp hears of every change');
-      await gateway.cache.invalidate('alpha', ['prompts/list']);
-      await heard(mcp!, 4, '/mcp hears of alpha’s prompts');
-      await heard(narrow!, 1, 'narrow hears of alpha’s prompts');
-      assert.deepEqual(changes(narrow!.messages), ['notifications/prompts/list_changed'], 'neither beta’s prompts nor any resources');
-      // Left out, prompts and resources are every one's: beta's prompts and resources are told there.
-      await heard(alphaTools!, 4, 'alphaTools hears of the rest');
-      assert.deepEqual(changes(alphaTools!.messages), [
-        'notifications/prompts/list_changed',
-        'notifications/resources/list_changed',
-        'notifications/resources/list_changed',
-        'notifications/prompts/list_changed',
-      ]);
-    });
+    await listening(
+      [`${gateway.url}/mcp`, `${gateway.url}/profiles/narrow/mcp`, `${gateway.url}/profiles/alphaTools/mcp`],
+      flags,
+      async ([mcp, narrow, alphaTools]) => {
+        await gateway.cache.invalidate('beta', ['prompts/list', 'resources/list', 'resources/templates/list']);
+        await gateway.cache.invalidate('alpha', ['resources/list']);
+        await heard(mcp!, 3, '/mcp hears of every change');
+        await gateway.cache.invalidate('alpha', ['prompts/list']);
+        await heard(mcp!, 4, '/mcp hears of alpha’s prompts');
+        await heard(narrow!, 1, 'narrow hears of alpha’s prompts');
+        assert.deepEqual(
+          changes(narrow!.messages),
+          ['notifications/prompts/list_changed'],
+          'neither beta’s prompts nor any resources',
+        );
+        // Left out, prompts and resources are every one's: beta's prompts and resources are told there.
+        await heard(alphaTools!, 4, 'alphaTools hears of the rest');
+        assert.deepEqual(changes(alphaTools!.messages), [
+          'notifications/prompts/list_changed',
+          'notifications/resources/list_changed',
+          'notifications/resources/list_changed',
+          'notifications/prompts/list_changed',
+        ]);
+      },
+    );
   });
 
   test('a glob over every server hears of each; /search/mcp (every tool) hears of each', async () => {
-    await listening([`${gateway.url}/profiles/echoes/mcp`, `${gateway.url}/search/mcp`], { toolsListChanged: true, promptsListChanged: true }, async ([echoes, search]) => {
-      await gateway.cache.invalidate('beta', ['tools/list', 'prompts/list']);
-      await gateway.cache.invalidate('alpha', ['tools/list']);
-      await heard(echoes!, 2, 'echoes hears of both');
-      assert.deepEqual(changes(echoes!.messages), ['notifications/tools/list_changed', 'notifications/tools/list_changed'], 'prompts: [] hears of no prompts');
-      await heard(search!, 3, 'search hears of every change');
-    });
+    await listening(
+      [`${gateway.url}/profiles/echoes/mcp`, `${gateway.url}/search/mcp`],
+      { toolsListChanged: true, promptsListChanged: true },
+      async ([echoes, search]) => {
+        await gateway.cache.invalidate('beta', ['tools/list', 'prompts/list']);
+        await gateway.cache.invalidate('alpha', ['tools/list']);
+        await heard(echoes!, 2, 'echoes hears of both');
+        assert.deepEqual(
+          changes(echoes!.messages),
+          ['notifications/tools/list_changed', 'notifications/tools/list_changed'],
+          'prompts: [] hears of no prompts',
+        );
+        await heard(search!, 3, 'search hears of every change');
+      },
+    );
   });
 
   test("a 2025 session's GET stream on the profile is held to the same", async () => {
@@ -106,7 +140,12 @@ describe('list changes on a profile stay within what it shows', () => {
     const init = await fetch(url, {
       method: 'POST',
       headers: legacyHeaders,
-      body: JSON.stringify({ jsonrpc: '2.0', id: 1, method: 'initialize', params: { protocolVersion: '2025-06-18', capabilities: {}, clientInfo: { name: 'old', version: '1' } } }),
+      body: JSON.stringify({
+        jsonrpc: '2.0',
+        id: 1,
+        method: 'initialize',
+        params: { protocolVersion: '2025-06-18', capabilities: {}, clientInfo: { name: 'old', version: '1' } },
+      }),
     });
     assert.equal(init.status, 200, await init.clone().text());
     await init.text();
@@ -118,7 +157,11 @@ describe('list changes on a profile stay within what it shows', () => {
     });
     assert.equal(initialized.status, 202);
     const controller = new AbortController();
-    const stream = await fetch(url, { method: 'GET', headers: { accept: 'text/event-stream', ...session }, signal: controller.signal });
+    const stream = await fetch(url, {
+      method: 'GET',
+      headers: { accept: 'text/event-stream', ...session },
+      signal: controller.signal,
+    });
     // The stream is among the listeners once its headers are out.
     assert.equal(stream.status, 200);
     const { messages, done } = sseMessages(stream);

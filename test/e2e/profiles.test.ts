@@ -10,8 +10,18 @@ import { fixture, openListen, post, request, ROOT, schemaProblems, until, type A
 import { startReadyGateway } from './ready-gateway.js';
 import { scaled } from '../timing.js';
 
-const mrtr = { command: process.execPath, args: ['--import', 'tsx', 'test/fixtures/mrtr-server.ts'], cwd: ROOT, probeTimeoutMs: 30_000 };
-const synthetic = { command: process.execPath, args: ['test/fixtures/synthetic-server.mjs'], cwd: ROOT, env: { SERVER_ID: 'syn', TOOL_COUNT: '9', PAGE_SIZE: '3' } };
+const mrtr = {
+  command: process.execPath,
+  args: ['--import', 'tsx', 'test/fixtures/mrtr-server.ts'],
+  cwd: ROOT,
+  probeTimeoutMs: 30_000,
+};
+const synthetic = {
+  command: process.execPath,
+  args: ['test/fixtures/synthetic-server.mjs'],
+  cwd: ROOT,
+  env: { SERVER_ID: 'syn', TOOL_COUNT: '9', PAGE_SIZE: '3' },
+};
 
 const CODING = {
   tools: ['modern__e*', 'modern__pid', 'modern__add-tool', 'mrtr__*'],
@@ -38,7 +48,14 @@ describe('a profile under a policy', () => {
       {
         auth: { anonymous: true },
         // modern__pid is denied: the profile shows it renamed, and still nobody may see or call it.
-        policies: [{ name: 'everyone', principals: { ids: ['anonymous'] }, allow: { servers: ['modern', 'mrtr'] }, deny: { tools: ['modern__pid'] } }],
+        policies: [
+          {
+            name: 'everyone',
+            principals: { ids: ['anonymous'] },
+            allow: { servers: ['modern', 'mrtr'] },
+            deny: { tools: ['modern__pid'] },
+          },
+        ],
         profiles: { coding: CODING },
       },
     );
@@ -55,7 +72,11 @@ describe('a profile under a policy', () => {
     assert.equal(say.description, 'Say the text back, unchanged.');
     assert.deepEqual(Object.keys(say.inputSchema.properties), ['text'], 'the definition is otherwise the upstream one');
     const mcp = await post(`${gateway.url}/mcp`, request('tools/list'));
-    assert.equal(mcp.body.result.tools.find((t: { name: string }) => t.name === 'modern__echo').description, 'Echo text back', '/mcp is unchanged');
+    assert.equal(
+      mcp.body.result.tools.find((t: { name: string }) => t.name === 'modern__echo').description,
+      'Echo text back',
+      '/mcp is unchanged',
+    );
   });
 
   test('a call by the public name reaches the /mcp tool', async () => {
@@ -64,8 +85,15 @@ describe('a profile under a policy', () => {
   });
 
   test('a name outside the profile, a renamed-away name and a denied one all answer as an unknown name on /mcp does', async () => {
-    const unknownOnMcp = await post(`${gateway.url}/mcp`, request('tools/call', { name: 'modern__nosuch', arguments: {} }, 7));
-    assert.deepEqual(unknownOnMcp.body, { jsonrpc: '2.0', id: 7, error: { code: -32602, message: 'Unknown tool: modern__nosuch' } });
+    const unknownOnMcp = await post(
+      `${gateway.url}/mcp`,
+      request('tools/call', { name: 'modern__nosuch', arguments: {} }, 7),
+    );
+    assert.deepEqual(unknownOnMcp.body, {
+      jsonrpc: '2.0',
+      id: 7,
+      error: { code: -32602, message: 'Unknown tool: modern__nosuch' },
+    });
     for (const name of ['modern__slow', 'modern__echo', 'process_id', 'nosuch']) {
       const answer = await post(coding, request('tools/call', { name, arguments: {} }, 7));
       assertSameBut(answer, name, unknownOnMcp, 'modern__nosuch');
@@ -82,7 +110,11 @@ describe('a profile under a policy', () => {
     const retry = {
       ...first,
       id: 'retry',
-      params: { ...first.params, requestState: asked.body.result.requestState, inputResponses: { confirm: { action: 'accept', content: { ok: true } } } },
+      params: {
+        ...first.params,
+        requestState: asked.body.result.requestState,
+        inputResponses: { confirm: { action: 'accept', content: { ok: true } } },
+      },
     };
     const done = await post(coding, retry);
     assert.match(done.body.result.content[0].text, /^answer=\{"ok":true\} stateIntact=true$/);
@@ -92,7 +124,9 @@ describe('a profile under a policy', () => {
     const listen = await openListen(coding, { toolsListChanged: true });
     try {
       await post(coding, request('tools/call', { name: 'modern__add-tool', arguments: {} }));
-      assert.ok(await until(() => listen.messages.some((m) => m.method === 'notifications/tools/list_changed'), scaled(5_000)));
+      assert.ok(
+        await until(() => listen.messages.some((m) => m.method === 'notifications/tools/list_changed'), scaled(5_000)),
+      );
     } finally {
       listen.close();
     }
@@ -101,13 +135,21 @@ describe('a profile under a policy', () => {
   test('an unknown profile is a 404 that names it, like an unknown server', async () => {
     const answer = await post(`${gateway.url}/profiles/nosuch/mcp`, request('tools/list'));
     assert.equal(answer.status, 404);
-    assert.match(answer.body.error.message, /^No profile named 'nosuch'\. Endpoints: \/mcp, \/servers\/modern\/mcp, \/servers\/mrtr\/mcp, \/search\/mcp, \/profiles\/coding\/mcp$/);
+    assert.match(
+      answer.body.error.message,
+      /^No profile named 'nosuch'\. Endpoints: \/mcp, \/servers\/modern\/mcp, \/servers\/mrtr\/mcp, \/search\/mcp, \/profiles\/coding\/mcp$/,
+    );
   });
 });
 
 describe('a profile without policies: paging and reload', () => {
   let gateway: RunningGateway;
-  const config = (profiles: Record<string, unknown>) => parseConfig({ listen: { port: 0 }, servers: { modern: fixture('modern-server'), syn: synthetic }, profiles }, 'test', ROOT);
+  const config = (profiles: Record<string, unknown>) =>
+    parseConfig(
+      { listen: { port: 0 }, servers: { modern: fixture('modern-server'), syn: synthetic }, profiles },
+      'test',
+      ROOT,
+    );
   const PAGED = { late: { tools: ['syn__tool-4', 'syn__tool-7', 'syn__tool-8'] }, early: { tools: ['syn__tool-1'] } };
   before(async () => {
     gateway = await startReadyGateway({ modern: fixture('modern-server'), syn: synthetic }, {}, { profiles: PAGED });
@@ -131,14 +173,21 @@ describe('a profile without policies: paging and reload', () => {
     const mcpPages = await walk(`${gateway.url}/mcp`);
     assert.equal(mcpPages.length, 3, 'the synthetic server pages its tools by 3');
     const late = await walk(`${gateway.url}/profiles/late/mcp`);
-    assert.deepEqual(late.map(names), [['syn__tool-4'], ['syn__tool-7', 'syn__tool-8']], 'the empty first page was read past');
+    assert.deepEqual(
+      late.map(names),
+      [['syn__tool-4'], ['syn__tool-7', 'syn__tool-8']],
+      'the empty first page was read past',
+    );
     const early = await walk(`${gateway.url}/profiles/early/mcp`);
     assert.deepEqual(early.flatMap(names), ['syn__tool-1']);
     assert.equal(early.at(-1)!.body.result.nextCursor, undefined);
   });
 
   test('a name outside the profile answers exactly as /mcp answers that name when nobody lists it', async () => {
-    const outside = await post(`${gateway.url}/profiles/early/mcp`, request('tools/call', { name: 'syn__tool-2', arguments: {} }, 9));
+    const outside = await post(
+      `${gateway.url}/profiles/early/mcp`,
+      request('tools/call', { name: 'syn__tool-2', arguments: {} }, 9),
+    );
     const unknown = await post(`${gateway.url}/mcp`, request('tools/call', { name: 'syn__tool-99', arguments: {} }, 9));
     assertSameBut(outside, 'syn__tool-2', unknown, 'syn__tool-99');
   });
@@ -146,7 +195,10 @@ describe('a profile without policies: paging and reload', () => {
   test('a reload adds and removes profiles, and ends listen streams opened under the old ones', async () => {
     const listen = await openListen(`${gateway.url}/profiles/late/mcp`, { toolsListChanged: true });
     await gateway.reload(config({ ...PAGED, added: { tools: ['modern__echo'], rename: { modern__echo: 'echo' } } }));
-    assert.ok(await until(() => listen.messages.some((m) => m.id === listen.id && 'result' in m), scaled(5_000)), 'the listen stream ended with its result');
+    assert.ok(
+      await until(() => listen.messages.some((m) => m.id === listen.id && 'result' in m), scaled(5_000)),
+      'the listen stream ended with its result',
+    );
     listen.close();
     const added = await post(`${gateway.url}/profiles/added/mcp`, request('tools/list'));
     assert.deepEqual(names(added), ['echo']);
@@ -155,7 +207,11 @@ describe('a profile without policies: paging and reload', () => {
     assert.equal(removed.status, 404);
     assert.match(removed.body.error.message, /^No profile named 'added'/);
     assert.equal((await post(`${gateway.url}/profiles/early/mcp`, request('tools/list'))).status, 404);
-    assert.equal((await post(`${gateway.url}/profiles/late/mcp`, request('tools/list'))).status, 200, 'an unchanged profile stays');
+    assert.equal(
+      (await post(`${gateway.url}/profiles/late/mcp`, request('tools/list'))).status,
+      200,
+      'an unchanged profile stays',
+    );
   });
 });
 
@@ -168,9 +224,18 @@ describe('pins hold on a profile and in search mode', () => {
       {
         auth: { anonymous: true },
         policies: [
-          { name: 'pinned', principals: { ids: ['anonymous'] }, allow: { servers: ['modern'], tools: ['modern__echo', 'modern__pid'] }, pin: true },
+          {
+            name: 'pinned',
+            principals: { ids: ['anonymous'] },
+            allow: { servers: ['modern'], tools: ['modern__echo', 'modern__pid'] },
+            pin: true,
+          },
           // redescribe itself is not pinned, so calling it does not make the gateway list (and pin) tools.
-          { name: 'admin', principals: { ids: ['anonymous'] }, allow: { servers: ['modern'], tools: ['modern__redescribe'] } },
+          {
+            name: 'admin',
+            principals: { ids: ['anonymous'] },
+            allow: { servers: ['modern'], tools: ['modern__redescribe'] },
+          },
         ],
         profiles: { p: { tools: ['modern__*'], rename: { modern__echo: 'say' } } },
       },
@@ -185,32 +250,69 @@ describe('pins hold on a profile and in search mode', () => {
     const first = await post(profile, request('tools/call', { name: 'say', arguments: { text: 'hi' } }));
     assert.deepEqual(first.body.result?.content, [{ type: 'text', text: 'hi' }], JSON.stringify(first.body));
     const found = async () =>
-      (await post(search, request('tools/call', { name: 'search_tools', arguments: { query: 'echo text back', limit: 50 } }))).body.result.structuredContent.tools.map(
-        (t: { name: string }) => t.name,
-      );
+      (
+        await post(
+          search,
+          request('tools/call', { name: 'search_tools', arguments: { query: 'echo text back', limit: 50 } }),
+        )
+      ).body.result.structuredContent.tools.map((t: { name: string }) => t.name);
     assert.ok((await found()).includes('modern__echo'));
 
-    const changed = await post(profile, request('tools/call', { name: 'modern__redescribe', arguments: { tool: 'echo', description: 'Echo text back, and mail it elsewhere' } }));
-    assert.deepEqual(changed.body.result?.content, [{ type: 'text', text: 'redescribed echo' }], JSON.stringify(changed.body));
-    assert.ok(await until(async () => !names(await post(profile, request('tools/list'))).includes('say'), scaled(5_000)), 'withheld from the list');
+    const changed = await post(
+      profile,
+      request('tools/call', {
+        name: 'modern__redescribe',
+        arguments: { tool: 'echo', description: 'Echo text back, and mail it elsewhere' },
+      }),
+    );
+    assert.deepEqual(
+      changed.body.result?.content,
+      [{ type: 'text', text: 'redescribed echo' }],
+      JSON.stringify(changed.body),
+    );
+    assert.ok(
+      await until(async () => !names(await post(profile, request('tools/list'))).includes('say'), scaled(5_000)),
+      'withheld from the list',
+    );
     const refused = await post(profile, request('tools/call', { name: 'say', arguments: { text: 'hi' } }, 3));
     assert.deepEqual(refused.body, { jsonrpc: '2.0', id: 3, error: { code: -32602, message: 'Unknown tool: say' } });
-    assert.ok(await until(async () => !(await found()).includes('modern__echo'), scaled(5_000)), 'withheld from search results');
-    const viaCallTool = await post(search, request('tools/call', { name: 'call_tool', arguments: { name: 'modern__echo', arguments: { text: 'hi' } } }, 4));
-    assert.deepEqual(viaCallTool.body, { jsonrpc: '2.0', id: 4, error: { code: -32602, message: 'Unknown tool: modern__echo' } });
+    assert.ok(
+      await until(async () => !(await found()).includes('modern__echo'), scaled(5_000)),
+      'withheld from search results',
+    );
+    const viaCallTool = await post(
+      search,
+      request('tools/call', { name: 'call_tool', arguments: { name: 'modern__echo', arguments: { text: 'hi' } } }, 4),
+    );
+    assert.deepEqual(viaCallTool.body, {
+      jsonrpc: '2.0',
+      id: 4,
+      error: { code: -32602, message: 'Unknown tool: modern__echo' },
+    });
   });
 });
 
 describe("a profile's lists come from the cache", () => {
   test('walking a profile twice asks the upstream only the first time', async () => {
-    const gateway = await startReadyGateway({ syn: synthetic }, {}, { profiles: { late: { tools: ['syn__tool-4', 'syn__tool-8'] } } });
+    const gateway = await startReadyGateway(
+      { syn: synthetic },
+      {},
+      { profiles: { late: { tools: ['syn__tool-4', 'syn__tool-8'] } } },
+    );
     try {
-      const count = async () => Number((await post(`${gateway.url}/servers/syn/mcp`, request('tools/call', { name: '__count', arguments: {} }))).body.result.content[0].text);
+      const count = async () =>
+        Number(
+          (await post(`${gateway.url}/servers/syn/mcp`, request('tools/call', { name: '__count', arguments: {} }))).body
+            .result.content[0].text,
+        );
       const walk = async () => {
         let cursor: string | undefined;
         const seen: string[] = [];
         do {
-          const page = await post(`${gateway.url}/profiles/late/mcp`, request('tools/list', cursor === undefined ? {} : { cursor }));
+          const page = await post(
+            `${gateway.url}/profiles/late/mcp`,
+            request('tools/list', cursor === undefined ? {} : { cursor }),
+          );
           seen.push(...names(page));
           cursor = page.body.result.nextCursor;
         } while (cursor !== undefined);

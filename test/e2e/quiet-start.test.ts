@@ -14,15 +14,23 @@ const { log, lines } = recordingLog();
 let gateway: RunningGateway;
 
 before(async () => {
-  const config = parseConfig({ listen: { port: 0 }, servers: { plain: everything, rooted: { ...everything, roots: ROOTS } } }, 'test', ROOT);
+  const config = parseConfig(
+    { listen: { port: 0 }, servers: { plain: everything, rooted: { ...everything, roots: ROOTS } } },
+    'test',
+    ROOT,
+  );
   gateway = await startGateway(config, log);
 });
 after(() => gateway?.close());
 
-const rootsAsked = (server: string) => lines.some((line) => line.obj.server === server && line.obj.method === 'roots/list');
+const rootsAsked = (server: string) =>
+  lines.some((line) => line.obj.server === server && line.obj.method === 'roots/list');
 
 test('server-everything starts without a warning: its own roots/list is answered (configured roots, or none)', async () => {
-  await eventually(() => ['plain', 'rooted'].every((name) => gateway.upstreams.get(name)!.status().state === 'ready'), 20_000);
+  await eventually(
+    () => ['plain', 'rooted'].every((name) => gateway.upstreams.get(name)!.status().state === 'ready'),
+    20_000,
+  );
   // The server asks 350 ms after initialize: wait until both have asked before calling, so no call is in
   // flight then (a question that comes during a call goes to that call's caller, not to the config).
   await eventually(() => rootsAsked('plain') && rootsAsked('rooted'), 20_000);
@@ -38,6 +46,8 @@ test('server-everything starts without a warning: its own roots/list is answered
   const roots = await post(`${gateway.url}/servers/rooted/mcp`, list, headersFor(list));
   assert.match(JSON.stringify(roots.body.result?.content), /file:\/\/\/srv\/notes/, JSON.stringify(roots.body));
 
-  const loud = lines.filter((line) => (line.level === 'warn' || line.level === 'error') && /roots/i.test(JSON.stringify(line)));
+  const loud = lines.filter(
+    (line) => (line.level === 'warn' || line.level === 'error') && /roots/i.test(JSON.stringify(line)),
+  );
   assert.deepEqual(loud, []);
 });

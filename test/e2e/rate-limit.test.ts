@@ -48,11 +48,17 @@ function assertLimited(answer: Answer, principal: string, perMinute: number): vo
   const retryAfter = answer.headers.get('retry-after');
   assert.match(retryAfter ?? '', /^\d+$/, `Retry-After is whole seconds: ${retryAfter}`);
   // An empty bucket refills one token in 60 / perMinute s: never more to wait than that, never 0.
-  assert.ok(Number(retryAfter) >= 1 && Number(retryAfter) <= Math.ceil(60 / perMinute), `Retry-After ${retryAfter} for ${perMinute}/min`);
+  assert.ok(
+    Number(retryAfter) >= 1 && Number(retryAfter) <= Math.ceil(60 / perMinute),
+    `Retry-After ${retryAfter} for ${perMinute}/min`,
+  );
   assert.match(answer.headers.get('content-type') ?? '', /^application\/json/);
   assert.deepEqual(schemaProblems('tools/call', answer.body), []);
   assert.equal(answer.body.error.code, -32600);
-  assert.match(answer.body.error.message, new RegExp(`Rate limit exceeded for ${principal}: ${perMinute} requests per minute`));
+  assert.match(
+    answer.body.error.message,
+    new RegExp(`Rate limit exceeded for ${principal}: ${perMinute} requests per minute`),
+  );
   assert.match(answer.body.error.message, new RegExp(`retry after ${retryAfter} s`));
 }
 
@@ -77,8 +83,18 @@ describe('rate limits per principal (in memory)', () => {
         rateLimit: { requestsPerMinute: 3 },
         policies: [
           { name: 'everyone', principals: { ids: ['*'] }, allow: { tools: ['a__echo'] } },
-          { name: 'strict', principals: { groups: ['strict'] }, allow: { tools: ['a__echo'] }, rateLimit: { requestsPerMinute: 1 } },
-          { name: 'generous', principals: { groups: ['generous'] }, allow: { tools: ['a__echo'] }, rateLimit: { requestsPerMinute: 5 } },
+          {
+            name: 'strict',
+            principals: { groups: ['strict'] },
+            allow: { tools: ['a__echo'] },
+            rateLimit: { requestsPerMinute: 1 },
+          },
+          {
+            name: 'generous',
+            principals: { groups: ['generous'] },
+            allow: { tools: ['a__echo'] },
+            rateLimit: { requestsPerMinute: 5 },
+          },
         ],
         audit: { destination: auditFile },
       },
@@ -132,7 +148,8 @@ describe('rate limits per principal (in memory)', () => {
     assert.match(unauthenticated[0].rule, /unknown API key/);
     // What was allowed is there too, and no key is.
     assert.equal(lines.filter((l) => l.decision === 'allow' && l.principal === 'alice').length, 3);
-    for (const key of [...Object.values(KEYS), 'not-a-key-at-all-0123456789']) assert.ok(!text.includes(key), 'an API key in the audit log');
+    for (const key of [...Object.values(KEYS), 'not-a-key-at-all-0123456789'])
+      assert.ok(!text.includes(key), 'an API key in the audit log');
   });
 });
 
@@ -153,7 +170,12 @@ describe("two gateways on one Redis share each principal's bucket", { skip: redi
       rateLimit: { requestsPerMinute: 4 },
       cache: { store: 'redis', url: SHARED_REDIS, keyPrefix },
     };
-    const start = (name: string) => startReadyGateway({ a: fixture('modern-server') }, {}, { ...config, audit: { destination: path.join(tmp, `audit-${name}.jsonl`) } });
+    const start = (name: string) =>
+      startReadyGateway(
+        { a: fixture('modern-server') },
+        {},
+        { ...config, audit: { destination: path.join(tmp, `audit-${name}.jsonl`) } },
+      );
     [one, two] = await Promise.all([start('one'), start('two')]);
   });
   after(async () => {

@@ -13,7 +13,9 @@ export interface RawAnswer {
 
 export class RawConnection {
   private buffered: Buffer = Buffer.alloc(0);
-  private waiting: { resolve: (answer: RawAnswer) => void; reject: (error: Error) => void; started: number } | undefined;
+  private waiting:
+    | { resolve: (answer: RawAnswer) => void; reject: (error: Error) => void; started: number }
+    | undefined;
 
   private constructor(private readonly socket: net.Socket) {
     socket.on('data', (chunk: Buffer) => {
@@ -51,7 +53,12 @@ export class RawConnection {
   /** Sends one request (one at a time per connection) and resolves with its whole answer. */
   send(method: 'GET' | 'POST', path: string, headers: Record<string, string>, body = ''): Promise<RawAnswer> {
     if (this.waiting) throw new Error('one request at a time per connection');
-    const head = [`${method} ${path} HTTP/1.1`, 'host: 127.0.0.1', `content-length: ${Buffer.byteLength(body)}`, ...Object.entries(headers).map(([k, v]) => `${k}: ${v}`)];
+    const head = [
+      `${method} ${path} HTTP/1.1`,
+      'host: 127.0.0.1',
+      `content-length: ${Buffer.byteLength(body)}`,
+      ...Object.entries(headers).map(([k, v]) => `${k}: ${v}`),
+    ];
     return new Promise((resolve, reject) => {
       this.waiting = { resolve, reject, started: performance.now() };
       this.socket.write(`${head.join('\r\n')}\r\n\r\n${body}`);
@@ -77,6 +84,11 @@ export class RawConnection {
     this.buffered = this.buffered.subarray(end + 4 + length);
     const waiting = this.waiting;
     this.waiting = undefined;
-    waiting.resolve({ status: Number(lines[0]!.split(' ')[1]), headers, text, ms: performance.now() - waiting.started });
+    waiting.resolve({
+      status: Number(lines[0]!.split(' ')[1]),
+      headers,
+      text,
+      ms: performance.now() - waiting.started,
+    });
   }
 }

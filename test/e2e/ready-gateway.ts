@@ -19,7 +19,8 @@ export async function untilReady(gateway: RunningGateway): Promise<void> {
     READY_WITHIN_MS,
     50,
   );
-  if (!ready) throw new Error(`the gateway's upstreams were not ready within ${READY_WITHIN_MS} ms; /readyz said ${last}`);
+  if (!ready)
+    throw new Error(`the gateway's upstreams were not ready within ${READY_WITHIN_MS} ms; /readyz said ${last}`);
 }
 
 /** startTestGateway, then untilReady. */

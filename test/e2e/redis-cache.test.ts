@@ -45,7 +45,13 @@ function replica(url = SHARED_URL, log: Log = silentLog, keyPrefix = PREFIX) {
   return { cache, store };
 }
 
-const key = (overrides: Partial<CacheKey> = {}): CacheKey => ({ upstream: 'srv', method: 'tools/list', variant: '', context: 'alice', ...overrides });
+const key = (overrides: Partial<CacheKey> = {}): CacheKey => ({
+  upstream: 'srv',
+  method: 'tools/list',
+  variant: '',
+  context: 'alice',
+  ...overrides,
+});
 
 function ok(result: JsonObject): JsonRpcResponse {
   return { jsonrpc: '2.0', id: 0, result };
@@ -56,7 +62,12 @@ function counted(result: () => JsonObject) {
   return counter;
 }
 
-const tools = (ttlMs: number, cacheScope = 'public') => ({ resultType: 'complete', tools: [{ name: 'echo', inputSchema: { type: 'object' } }], ttlMs, cacheScope });
+const tools = (ttlMs: number, cacheScope = 'public') => ({
+  resultType: 'complete',
+  tools: [{ name: 'echo', inputSchema: { type: 'object' } }],
+  ttlMs,
+  cacheScope,
+});
 
 /** How many connections are subscribed to this run's invalidation channel. */
 async function subscribers(): Promise<number> {
@@ -82,7 +93,9 @@ async function ready(store: RedisStore): Promise<void> {
   );
 }
 
-test('an entry stored by one replica is a hit on the other; private entries stay with their context', { skip: shared.skip }, async () => {
+test('an entry stored by one replica is a hit on the other; private entries stay with their context', {
+  skip: shared.skip,
+}, async () => {
   shared.check();
   const a = replica();
   const b = replica();
@@ -100,7 +113,10 @@ test('an entry stored by one replica is a hit on the other; private entries stay
   assert.deepEqual(onB.response.result.tools, [{ name: 'echo', inputSchema: { type: 'object' } }]);
   // What is left of the 60 s: less only by the time taken since the fetch (however long a loaded machine took).
   const left = onB.response.result.ttlMs as number;
-  assert.ok(left <= 60_000 && left >= 60_000 - (Date.now() - fetchedAt) - 1, `ttlMs ${left} after ${Date.now() - fetchedAt} ms`);
+  assert.ok(
+    left <= 60_000 && left >= 60_000 - (Date.now() - fetchedAt) - 1,
+    `ttlMs ${left} after ${Date.now() - fetchedAt} ms`,
+  );
   assert.equal(up.calls, 1);
 
   const priv = counted(() => tools(60_000, 'private'));
@@ -112,7 +128,9 @@ test('an entry stored by one replica is a hit on the other; private entries stay
   assert.equal(a.cache.stats.storeErrors + b.cache.stats.storeErrors, errorsBefore);
 });
 
-test('an invalidation on one replica fires onInvalidate on the other and the entry is gone for both', { skip: shared.skip }, async () => {
+test('an invalidation on one replica fires onInvalidate on the other and the entry is gone for both', {
+  skip: shared.skip,
+}, async () => {
   shared.check();
   const listening = await subscribers();
   const a = replica();
@@ -159,7 +177,8 @@ test('an invalidation on one replica fires onInvalidate on the other and the ent
 
   const uncacheable = async () => ok(tools(0)); // so that one replica's miss does not refill the other's
   for (const cache of [a.cache, b.cache]) {
-    for (const method of lists) assert.equal((await cache.get(key({ method, upstream: 'inv' }), 1, uncacheable)).hit, false);
+    for (const method of lists)
+      assert.equal((await cache.get(key({ method, upstream: 'inv' }), 1, uncacheable)).hit, false);
   }
   assert.equal((await b.cache.get(key({ method: 'tools/list', upstream: 'inv' }), 1, up.fetch)).hit, true);
 });
@@ -193,16 +212,25 @@ test('entries expire, and a hash lives as long as its longest-lived field', { sk
   const shortWritten = Date.now();
   await a.cache.get(key({ upstream: 'exp2', variant: 'short' }), 1, async () => assert.fail(`cached; ${errors()}`));
   const pttl = await admin.pttl(hash);
-  assert.ok(pttl <= 60_000 && pttl >= 60_000 - (Date.now() - longWritten) - 1, `hash PTTL ${pttl} after ${Date.now() - longWritten} ms`);
+  assert.ok(
+    pttl <= 60_000 && pttl >= 60_000 - (Date.now() - longWritten) - 1,
+    `hash PTTL ${pttl} after ${Date.now() - longWritten} ms`,
+  );
   await sleep(Math.max(0, shortWritten + SHORT_MS + 5 - Date.now()));
   // The short field is stale (ignored) although the hash still holds it.
   let fetched = 0;
   await b.cache.get(key({ upstream: 'exp2', variant: 'short' }), 1, async () => (fetched++, ok(tools(0))));
   assert.equal(fetched, 1);
-  assert.equal((await b.cache.get(key({ upstream: 'exp2', variant: 'long' }), 1, async () => assert.fail('cached'))).hit, true);
+  assert.equal(
+    (await b.cache.get(key({ upstream: 'exp2', variant: 'long' }), 1, async () => assert.fail('cached'))).hit,
+    true,
+  );
 });
 
-test('Redis stopped mid-test: answers keep coming, fast, without throwing; the cache works again after a restart', { skip: own.skip, timeout: 30_000 }, async () => {
+test('Redis stopped mid-test: answers keep coming, fast, without throwing; the cache works again after a restart', {
+  skip: own.skip,
+  timeout: 30_000,
+}, async () => {
   own.check();
   let { port, child: server } = await ownRedis();
   const url = `redis://127.0.0.1:${port}`;
@@ -222,7 +250,9 @@ test('Redis stopped mid-test: answers keep coming, fast, without throwing; the c
   const took: number[] = [];
   for (let i = 0; i < 30; i++) {
     const started = performance.now();
-    const { response, hit } = await cache.get(key({ variant: String(i % 3), context: `c${i}` }), i, async () => ok(tools(60_000, 'private')));
+    const { response, hit } = await cache.get(key({ variant: String(i % 3), context: `c${i}` }), i, async () =>
+      ok(tools(60_000, 'private')),
+    );
     took.push(performance.now() - started);
     assert.equal(hit, false);
     assert.ok('result' in response, 'the fetched answer comes back');
@@ -233,7 +263,10 @@ test('Redis stopped mid-test: answers keep coming, fast, without throwing; the c
     }
     await sleep(10); // spread over the client's reconnection attempts
   }
-  assert.ok(percentile(took, 0.9) < scaled(200), `with Redis down, the 90th percentile get took ${percentile(took, 0.9).toFixed(1)} ms`);
+  assert.ok(
+    percentile(took, 0.9) < scaled(200),
+    `with Redis down, the 90th percentile get took ${percentile(took, 0.9).toFixed(1)} ms`,
+  );
   assert.ok(cache.stats.storeErrors > errorsBefore, 'store errors are counted');
   assert.equal(lines.filter((l) => l.level === 'warn').length, 1, `one warning per outage: ${JSON.stringify(lines)}`);
 
@@ -250,7 +283,10 @@ test('Redis stopped mid-test: answers keep coming, fast, without throwing; the c
     ),
     'the cache did not work again after Redis came back',
   );
-  assert.ok(await until(() => lines.some((l) => l.level === 'info' && /again/.test(l.msg)), 2_000), 'recovery is logged');
+  assert.ok(
+    await until(() => lines.some((l) => l.level === 'info' && /again/.test(l.msg)), 2_000),
+    'recovery is logged',
+  );
   assert.equal(lines.filter((l) => l.level === 'warn').length, 1);
 });
 
@@ -268,22 +304,32 @@ test('Redis hanging (SIGSTOP): gets still answer, 90% within 200 ms', { skip: ow
     const took: number[] = [];
     for (let i = 0; i < 20; i++) {
       const started = performance.now();
-      const { response } = await cache.get(key({ variant: String(i), context: `c${i}` }), i, async () => ok(tools(60_000, 'private')));
+      const { response } = await cache.get(key({ variant: String(i), context: `c${i}` }), i, async () =>
+        ok(tools(60_000, 'private')),
+      );
       took.push(performance.now() - started);
       assert.ok('result' in response);
       await sleep(50); // spread over the store's command timeouts
     }
-    assert.ok(percentile(took, 0.9) < scaled(200), `with Redis hanging, the 90th percentile get took ${percentile(took, 0.9).toFixed(1)} ms`);
+    assert.ok(
+      percentile(took, 0.9) < scaled(200),
+      `with Redis hanging, the 90th percentile get took ${percentile(took, 0.9).toFixed(1)} ms`,
+    );
     assert.ok(cache.stats.storeErrors > 0);
   } finally {
     server.kill('SIGCONT');
   }
-  assert.ok(await until(async () => (await cache.get(key(), 1, up.fetch)).hit, 5_000, 100), 'the cache works again once Redis answers');
+  assert.ok(
+    await until(async () => (await cache.get(key(), 1, up.fetch)).hit, 5_000, 100),
+    'the cache works again once Redis answers',
+  );
 });
 
 // ---- helpers ---------------------------------------------------------------------------------------------
 
-test('a fetch that began before another replica dropped the group does not put its answer back', { skip: shared.skip }, async () => {
+test('a fetch that began before another replica dropped the group does not put its answer back', {
+  skip: shared.skip,
+}, async () => {
   shared.check();
   const a = replica();
   const b = replica();
@@ -294,13 +340,28 @@ test('a fetch that began before another replica dropped the group does not put i
   // write below can be one of those, so each is sent again until it has landed: the race is what is tested.
   const version = await a.store.version(group);
   // Another replica's invalidation lands while A's fetch runs.
-  assert.ok(await until(async () => (await b.store.dropGroup(group), (await a.store.version(group)) !== version), 10_000, 50), 'the drop reached Redis');
-  await a.store.write(group, 'f', { result: { resultType: 'complete', n: 1 }, expiresAt: Date.now() + 60_000 }, 60_000, version);
+  assert.ok(
+    await until(async () => (await b.store.dropGroup(group), (await a.store.version(group)) !== version), 10_000, 50),
+    'the drop reached Redis',
+  );
+  await a.store.write(
+    group,
+    'f',
+    { result: { resultType: 'complete', n: 1 }, expiresAt: Date.now() + 60_000 },
+    60_000,
+    version,
+  );
   assert.equal(await b.store.read(group, 'f'), undefined, 'the stale answer was not stored');
   // A fetch that began after the drop stores as usual.
   const stored = async () => {
     const fresh = await a.store.version(group);
-    await a.store.write(group, 'f', { result: { resultType: 'complete', n: 2 }, expiresAt: Date.now() + 60_000 }, 60_000, fresh);
+    await a.store.write(
+      group,
+      'f',
+      { result: { resultType: 'complete', n: 2 }, expiresAt: Date.now() + 60_000 },
+      60_000,
+      fresh,
+    );
     return (await b.store.read(group, 'f'))?.result.n === 2;
   };
   assert.ok(await until(stored, 10_000, 50), 'a fetch that began after the drop stores its answer');

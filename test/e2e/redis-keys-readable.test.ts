@@ -43,7 +43,12 @@ test('a cached list lives under printable keys that redis-cli lists and deletes'
       admin.disconnect();
     },
   );
-  const result = { resultType: 'complete', tools: [{ name: 'echo', inputSchema: { type: 'object' } }], ttlMs: 60_000, cacheScope: 'public' };
+  const result = {
+    resultType: 'complete',
+    tools: [{ name: 'echo', inputSchema: { type: 'object' } }],
+    ttlMs: 60_000,
+    cacheScope: 'public',
+  };
   const key = { upstream: 'everything', method: 'tools/list', variant: '', context: 'alice' };
   assert.ok(
     await until(async () => {
@@ -53,7 +58,11 @@ test('a cached list lives under printable keys that redis-cli lists and deletes'
     `the list was not stored under ${PREFIX}g:everything:tools/list; keys: ${JSON.stringify(await keysOf(admin))}`,
   );
   const keys = await keysOf(admin);
-  for (const name of keys) assert.ok(![...name].some((c) => c < ' ' || c === '\x7f'), `a key with a control character: ${JSON.stringify(name)}`);
+  for (const name of keys)
+    assert.ok(
+      ![...name].some((c) => c < ' ' || c === '\x7f'),
+      `a key with a control character: ${JSON.stringify(name)}`,
+    );
   const cli = spawnSync('redis-cli', ['-h', '127.0.0.1', '--scan', '--pattern', `${PREFIX}*`], { encoding: 'utf8' });
   if (cli.error) return; // no redis-cli here: the keys above are what it would print
   assert.deepEqual(cli.stdout.trim().split('\n').sort(), keys, 'redis-cli prints each key as it is');

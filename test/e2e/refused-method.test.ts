@@ -30,7 +30,8 @@ before(async () => {
 after(() => gateway?.close());
 
 const url = () => `${gateway.url}/servers/a/mcp`;
-const asOperator = (page: string) => fetch(`${gateway.url}${page}`, { headers: { authorization: `Bearer ${OPERATOR_KEY}` } });
+const asOperator = (page: string) =>
+  fetch(`${gateway.url}${page}`, { headers: { authorization: `Bearer ${OPERATOR_KEY}` } });
 
 test('a refused request is counted and shown under the method its Mcp-Method header named, bounded to known methods', async () => {
   const call = request('tools/call', { name: 'echo', arguments: { text: 'hi' } });
@@ -48,13 +49,20 @@ test('a refused request is counted and shown under the method its Mcp-Method hea
   assert.equal((await send(url(), list, { authorization: `Bearer ${USER_KEY}` })).status, 429);
 
   const metrics = await (await asOperator('/metrics')).text();
-  assert.match(metrics, /mcp_gateway_requests_total\{endpoint="a",method="tools\/call",outcome="unauthenticated"\} 1\n/);
+  assert.match(
+    metrics,
+    /mcp_gateway_requests_total\{endpoint="a",method="tools\/call",outcome="unauthenticated"\} 1\n/,
+  );
   assert.match(metrics, /mcp_gateway_requests_total\{endpoint="a",method="other",outcome="unauthenticated"\} 1\n/);
   assert.match(metrics, /mcp_gateway_requests_total\{endpoint="a",method="tools\/list",outcome="rate_limited"\} 1\n/);
   assert.doesNotMatch(metrics, /method="unknown"|made\/up/);
 
   const status = await (await asOperator('/status.json')).json();
-  const denied = status.recentDenials.map((d: { principal: string; method: string; rule: string }) => [d.principal, d.method, d.rule.split(':')[0]]);
+  const denied = status.recentDenials.map((d: { principal: string; method: string; rule: string }) => [
+    d.principal,
+    d.method,
+    d.rule.split(':')[0],
+  ]);
   assert.deepEqual(denied, [
     ['user', 'tools/list', 'rate limit'], // newest first
     ['anonymous', 'other', 'authentication'],

@@ -40,9 +40,12 @@ test('a reload adds, changes and removes servers while calls to an untouched one
         for (let i = 0; !stop; i++) {
           const name = path === '/mcp' ? 'a__echo' : 'echo';
           const call = request('tools/call', { name, arguments: { text: `${path}-${i}` } });
-          const answer = await post(`${gateway.url}${path}`, call, headersFor(call)).catch((error: Error) => ({ status: 0, body: { error: error.message } }) as never);
+          const answer = await post(`${gateway.url}${path}`, call, headersFor(call)).catch(
+            (error: Error) => ({ status: 0, body: { error: error.message } }) as never,
+          );
           calls++;
-          if (answer.status !== 200 || answer.body.result?.content?.[0]?.text !== `${path}-${i}`) failures.push(JSON.stringify(answer.body));
+          if (answer.status !== 200 || answer.body.result?.content?.[0]?.text !== `${path}-${i}`)
+            failures.push(JSON.stringify(answer.body));
         }
       }),
     );
@@ -51,7 +54,14 @@ test('a reload adds, changes and removes servers while calls to an untouched one
   // Counted in calls, not in time: a loaded machine may answer few in a given 300 ms.
   await eventually(() => calls >= 10, 20_000);
   const atReload = calls;
-  const next = parseConfig({ listen: { port: 0 }, servers: { a: servers.a, b: { ...servers.b, timeoutMs: 30_000 }, c: fixture('modern-server') } }, 'test', ROOT);
+  const next = parseConfig(
+    {
+      listen: { port: 0 },
+      servers: { a: servers.a, b: { ...servers.b, timeoutMs: 30_000 }, c: fixture('modern-server') },
+    },
+    'test',
+    ROOT,
+  );
   const needRestart = await gateway.reload(next);
   assert.deepEqual(needRestart, [], 'only servers changed');
   await eventually(async () => (await pid('/servers/c/mcp')).match(/^\d+$/) !== null, 20_000);
@@ -69,10 +79,15 @@ test('a reload adds, changes and removes servers while calls to an untouched one
   const gone = request('tools/list');
   const removed = await post(`${gateway.url}/servers/d/mcp`, gone, headersFor(gone));
   assert.equal(removed.status, 404);
-  assert.match(removed.body.error.message, /No server named 'd'. Endpoints: \/mcp, \/servers\/a\/mcp, \/servers\/b\/mcp, \/servers\/c\/mcp/);
+  assert.match(
+    removed.body.error.message,
+    /No server named 'd'. Endpoints: \/mcp, \/servers\/a\/mcp, \/servers\/b\/mcp, \/servers\/c\/mcp/,
+  );
   // /mcp lists the new set, in config order.
   const list = request('tools/list');
-  const tools: string[] = (await post(`${gateway.url}/mcp`, list, headersFor(list))).body.result.tools.map((t: { name: string }) => t.name);
+  const tools: string[] = (await post(`${gateway.url}/mcp`, list, headersFor(list))).body.result.tools.map(
+    (t: { name: string }) => t.name,
+  );
   assert.ok(tools.some((t) => t.startsWith('c__')) && !tools.some((t) => t.startsWith('d__')), tools.join(','));
   assert.equal(await pid('/mcp c__pid'), await pid('/servers/c/mcp'));
 });
@@ -93,13 +108,27 @@ test('a reload that cannot be applied changes nothing', async () => {
   assert.equal((await post(`${gateway.url}/servers/b/mcp`, call, headersFor(call))).status, 200, 'b still serves');
 });
 
-test('listen streams opened before a reload that changes servers are ended, so clients listen again under the new config', async () => {
-  const listen = await openListen(`${gateway.url}/mcp`, { toolsListChanged: true });
-  try {
-    const next = parseConfig({ listen: { port: 0 }, servers: { a: servers.a, b: { ...servers.b, timeoutMs: 20_000 }, c: fixture('modern-server') } }, 'test', ROOT);
-    await gateway.reload(next);
-    await eventually(() => listen.messages.some((m) => m.id === listen.id && m.result?.resultType === 'complete'), 5_000);
-  } finally {
-    listen.close();
-  }
-});
+test(
+  'listen streams opened before a reload that changes servers are ended, so clients listen again under the new ' +
+    'config',
+  async () => {
+    const listen = await openListen(`${gateway.url}/mcp`, { toolsListChanged: true });
+    try {
+      const next = parseConfig(
+        {
+          listen: { port: 0 },
+          servers: { a: servers.a, b: { ...servers.b, timeoutMs: 20_000 }, c: fixture('modern-server') },
+        },
+        'test',
+        ROOT,
+      );
+      await gateway.reload(next);
+      await eventually(
+        () => listen.messages.some((m) => m.id === listen.id && m.result?.resultType === 'complete'),
+        5_000,
+      );
+    } finally {
+      listen.close();
+    }
+  },
+);

@@ -36,7 +36,10 @@ const synthetic = (id: string, env: Record<string, string> = {}) => ({
 });
 const legacy = { command: process.execPath, args: [...RUN_TS, LEGACY], cwd: ROOT, legacyTtlMs: LEGACY_TTL_MS };
 
-/** How many tools/list the synthetic server behind this endpoint has served (its unlisted `__count` tool; calls are never cached). */
+/**
+ * How many tools/list the synthetic server behind this endpoint has served (its unlisted `__count` tool; calls are
+ * never cached).
+ */
 async function listsServed(url: string): Promise<number> {
   const answer = await post(url, request('tools/call', { name: '__count', arguments: {} }));
   assert.equal(answer.status, 200, JSON.stringify(answer.body));
@@ -64,7 +67,10 @@ describe('two gateway processes sharing the real Redis', { skip: shared.skip }, 
   const storedInRedis = async (server: string): Promise<void> => {
     const redis = await connect(SHARED_REDIS);
     try {
-      assert.ok(await until(async () => (await redis.exists(`${keyPrefix}g:${server}:tools/list`)) === 1, 5_000), `${server}'s list never reached Redis`);
+      assert.ok(
+        await until(async () => (await redis.exists(`${keyPrefix}g:${server}:tools/list`)) === 1, 5_000),
+        `${server}'s list never reached Redis`,
+      );
     } finally {
       await redis.quit();
     }
@@ -82,7 +88,10 @@ describe('two gateway processes sharing the real Redis', { skip: shared.skip }, 
       await until(
         async () => {
           const now = await cacheConnections(SHARED_REDIS);
-          return [...now.client].filter((id) => !connectedBefore.client.has(id)).length >= 2 && [...now.subscriber].filter((id) => !connectedBefore.subscriber.has(id)).length >= 2;
+          return (
+            [...now.client].filter((id) => !connectedBefore.client.has(id)).length >= 2 &&
+            [...now.subscriber].filter((id) => !connectedBefore.subscriber.has(id)).length >= 2
+          );
         },
         10_000,
         50,
@@ -92,7 +101,9 @@ describe('two gateway processes sharing the real Redis', { skip: shared.skip }, 
   });
 
   after(async () => {
-    for (const gateway of [a, b]) if (gateway && gateway.child.exitCode === null && gateway.child.signalCode === null) gateway.child.kill('SIGKILL');
+    for (const gateway of [a, b])
+      if (gateway && gateway.child.exitCode === null && gateway.child.signalCode === null)
+        gateway.child.kill('SIGKILL');
     await Promise.all([a?.exited, b?.exited]);
     await deleteKeys(SHARED_REDIS, keyPrefix);
   });
@@ -128,11 +139,20 @@ describe('two gateway processes sharing the real Redis', { skip: shared.skip }, 
       assert.deepEqual(listen.messages[0], {
         jsonrpc: '2.0',
         method: 'notifications/subscriptions/acknowledged',
-        params: { notifications: { toolsListChanged: true }, _meta: { 'io.modelcontextprotocol/subscriptionId': listen.id } },
+        params: {
+          notifications: { toolsListChanged: true },
+          _meta: { 'io.modelcontextprotocol/subscriptionId': listen.id },
+        },
       });
-      const added = await post(`${a.url}/servers/legacy/mcp`, request('tools/call', { name: 'add-tool', arguments: {} }));
+      const added = await post(
+        `${a.url}/servers/legacy/mcp`,
+        request('tools/call', { name: 'add-tool', arguments: {} }),
+      );
       assert.equal(added.body.result.content[0].text, 'added-1');
-      assert.ok(await until(() => listen.messages.length >= 2, 5_000), `B's listen client heard A's change: ${JSON.stringify(listen.messages)}`);
+      assert.ok(
+        await until(() => listen.messages.length >= 2, 5_000),
+        `B's listen client heard A's change: ${JSON.stringify(listen.messages)}`,
+      );
       assert.equal(listen.messages[1].method, 'notifications/tools/list_changed');
       assert.equal(listen.messages[1].params._meta['io.modelcontextprotocol/subscriptionId'], listen.id);
       assert.deepEqual(schemaProblems('', listen.messages[1]), []);
@@ -163,7 +183,10 @@ describe('two gateway processes sharing the real Redis', { skip: shared.skip }, 
   test('both processes stop on SIGTERM with exit code 0, and every log line is JSON', async () => {
     a.child.kill('SIGTERM');
     b.child.kill('SIGTERM');
-    const [codeA, codeB] = await Promise.all([withTimeout(a.exited, 15_000, 'A to exit'), withTimeout(b.exited, 15_000, 'B to exit')]);
+    const [codeA, codeB] = await Promise.all([
+      withTimeout(a.exited, 15_000, 'A to exit'),
+      withTimeout(b.exited, 15_000, 'B to exit'),
+    ]);
     assert.equal(codeA, 0, a.stderr());
     assert.equal(codeB, 0, b.stderr());
     for (const gateway of [a, b]) for (const line of gateway.stderr().trim().split('\n')) JSON.parse(line);
@@ -172,7 +195,8 @@ describe('two gateway processes sharing the real Redis', { skip: shared.skip }, 
 
 // ---- 2. Redis killed under a running gateway -----------------------------------------------------------
 
-test('Redis killed mid-test: every request still succeeds quickly from memory and upstreams; the cache writes to Redis again after a restart', {
+test('Redis killed mid-test: every request still succeeds quickly from memory and upstreams; the cache writes to ' +
+  'Redis again after a restart', {
   skip: own.skip,
   timeout: 60_000,
 }, async () => {
@@ -187,7 +211,10 @@ test('Redis killed mid-test: every request still succeeds quickly from memory an
   try {
     gateway = await startTestGateway({ syn: synthetic('syn') }, {}, { cache: { store: 'redis', url, keyPrefix } });
     // Only this gateway uses this Redis: wait for both of its connections.
-    assert.ok(await until(async () => bothConnected(await cacheConnections(url)), 5_000, 25), 'the gateway connects to its Redis');
+    assert.ok(
+      await until(async () => bothConnected(await cacheConnections(url)), 5_000, 25),
+      'the gateway connects to its Redis',
+    );
     admin = await connect(url);
 
     const mcp = `${gateway.url}/mcp`;
@@ -216,7 +243,10 @@ test('Redis killed mid-test: every request still succeeds quickly from memory an
         else assert.equal(answer.body.result.content[0].text, `syn/tool-1: n${i}`);
       }
     }
-    assert.ok(percentile(took, 0.9) < scaled(500), `with Redis down, the 90th percentile request took ${percentile(took, 0.9).toFixed(1)} ms`);
+    assert.ok(
+      percentile(took, 0.9) < scaled(500),
+      `with Redis down, the 90th percentile request took ${percentile(took, 0.9).toFixed(1)} ms`,
+    );
     assert.ok((await listsServed(syn)) <= 2, 'memory in front kept serving the list: at most one more upstream list');
 
     redis = await startRedis(port);
@@ -237,11 +267,19 @@ test('Redis killed mid-test: every request still succeeds quickly from memory an
     admin = await connect(url);
     // Connected is not yet ready (the handshake follows): wait until a write through the gateway's cache lands.
     let probe = 0;
-    const probeFetch = async () => ({ jsonrpc: '2.0' as const, id: 0, result: { tools: [], ttlMs: 60_000, cacheScope: 'public' } });
+    const probeFetch = async () => ({
+      jsonrpc: '2.0' as const,
+      id: 0,
+      result: { tools: [], ttlMs: 60_000, cacheScope: 'public' },
+    });
     assert.ok(
       await until(
         async () => {
-          await gateway!.cache.get({ upstream: 'probe', method: 'tools/list', variant: String(probe++), context: '' }, 0, probeFetch);
+          await gateway!.cache.get(
+            { upstream: 'probe', method: 'tools/list', variant: String(probe++), context: '' },
+            0,
+            probeFetch,
+          );
           return (await admin!.exists(`${keyPrefix}g:probe:tools/list`)) === 1;
         },
         10_000,
@@ -254,7 +292,10 @@ test('Redis killed mid-test: every request still succeeds quickly from memory an
     const discover = await post(syn, request('server/discover'));
     assert.equal(discover.status, 200, JSON.stringify(discover.body));
     assert.equal(discover.body.result.ttlMs, 60_000);
-    assert.ok(await until(async () => (await admin!.exists(discoverKey)) === 1, 3_000), 'the cache writes to Redis again');
+    assert.ok(
+      await until(async () => (await admin!.exists(discoverKey)) === 1, 3_000),
+      'the cache writes to Redis again',
+    );
     const call = await post(mcp, request('tools/call', { name: 'syn__tool-2', arguments: { text: 'back' } }));
     assert.equal(call.body.result.content[0].text, 'syn/tool-2: back');
   } finally {
@@ -320,39 +361,53 @@ describe('input_required answers are never cached', () => {
   before(async () => {
     writeFileSync(readLog, '');
     gateway = await startTestGateway({
-      asks: { command: process.execPath, args: ['-e', INPUT_REQUIRED_SERVER], cwd: ROOT, era: 'auto', env: { READ_LOG: readLog, READ_DELAY_MS: '150' } },
+      asks: {
+        command: process.execPath,
+        args: ['-e', INPUT_REQUIRED_SERVER],
+        cwd: ROOT,
+        era: 'auto',
+        env: { READ_LOG: readLog, READ_DELAY_MS: '150' },
+      },
     });
   });
   after(() => gateway.close());
 
-  test('an input_required answer is not stored: the same read goes to the upstream again; its complete answer is then cached', async () => {
-    const uri = 'inline://doc';
-    const first = await read(uri);
-    assert.equal(first.status, 200, JSON.stringify(first.body));
-    assert.equal(first.body.result.resultType, 'input_required', JSON.stringify(first.body));
-    assert.deepEqual(schemaProblems('resources/read', first.body), []);
-    assert.equal(reads(uri), 1);
+  test(
+    'an input_required answer is not stored: the same read goes to the upstream again; its complete answer is ' +
+      'then cached',
+    async () => {
+      const uri = 'inline://doc';
+      const first = await read(uri);
+      assert.equal(first.status, 200, JSON.stringify(first.body));
+      assert.equal(first.body.result.resultType, 'input_required', JSON.stringify(first.body));
+      assert.deepEqual(schemaProblems('resources/read', first.body), []);
+      assert.equal(reads(uri), 1);
 
-    const second = await read(uri);
-    assert.equal(second.body.result.resultType, 'complete', 'not the input_required answer again');
-    assert.equal(second.body.result.contents[0].text, 'read 2');
-    assert.equal(second.body.result.ttlMs, 60_000);
-    assert.deepEqual(schemaProblems('resources/read', second.body), []);
-    assert.equal(reads(uri), 2, 'both reads reached the upstream');
+      const second = await read(uri);
+      assert.equal(second.body.result.resultType, 'complete', 'not the input_required answer again');
+      assert.equal(second.body.result.contents[0].text, 'read 2');
+      assert.equal(second.body.result.ttlMs, 60_000);
+      assert.deepEqual(schemaProblems('resources/read', second.body), []);
+      assert.equal(reads(uri), 2, 'both reads reached the upstream');
 
-    await sleep(20);
-    const third = await read(uri);
-    assert.equal(third.body.result.contents[0].text, 'read 2', 'the complete answer, from the cache');
-    assert.ok(third.body.result.ttlMs < 60_000, `remaining freshness ${third.body.result.ttlMs}`);
-    assert.equal(reads(uri), 2, 'the third read did not reach the upstream');
-  });
+      await sleep(20);
+      const third = await read(uri);
+      assert.equal(third.body.result.contents[0].text, 'read 2', 'the complete answer, from the cache');
+      assert.ok(third.body.result.ttlMs < 60_000, `remaining freshness ${third.body.result.ttlMs}`);
+      assert.equal(reads(uri), 2, 'the third read did not reach the upstream');
+    },
+  );
 
   test('a caller that joined a fetch which came back input_required is not handed that answer', async () => {
     // Two concurrent misses share one fetch (the upstream takes 150 ms). Whichever came first gets the
     // input_required answer; the other must ask the upstream itself and gets the complete one.
     const uri = 'inline://joined';
     const answers = await Promise.all([read(uri), read(uri)]);
-    assert.deepEqual(answers.map((a) => a.body.result.resultType).sort(), ['complete', 'input_required'], JSON.stringify(answers.map((a) => a.body)));
+    assert.deepEqual(
+      answers.map((a) => a.body.result.resultType).sort(),
+      ['complete', 'input_required'],
+      JSON.stringify(answers.map((a) => a.body)),
+    );
     assert.equal(reads(uri), 2);
   });
 
@@ -378,12 +433,21 @@ interface GatewayProcess {
 
 /** The CLI as a user runs it; resolves with the base URL read from its "serving every server" log line. */
 async function spawnGateway(configFile: string): Promise<GatewayProcess> {
-  const child = spawn(process.execPath, [...RUN_TS, 'src/cli.ts', '--config', configFile], { cwd: ROOT, stdio: ['ignore', 'ignore', 'pipe'] });
+  const child = spawn(process.execPath, [...RUN_TS, 'src/cli.ts', '--config', configFile], {
+    cwd: ROOT,
+    stdio: ['ignore', 'ignore', 'pipe'],
+  });
   let stderr = '';
   const exited = new Promise<number | null>((resolve) => child.once('exit', (code) => resolve(code)));
   const url = await new Promise<string>((resolve, reject) => {
-    const timer = setTimeout(() => (child.kill('SIGKILL'), reject(new Error(`no endpoint logged within 20 s:\n${stderr}`))), 20_000);
-    child.once('exit', (code) => (clearTimeout(timer), reject(new Error(`gateway exited with ${code} before serving:\n${stderr}`))));
+    const timer = setTimeout(
+      () => (child.kill('SIGKILL'), reject(new Error(`no endpoint logged within 20 s:\n${stderr}`))),
+      20_000,
+    );
+    child.once(
+      'exit',
+      (code) => (clearTimeout(timer), reject(new Error(`gateway exited with ${code} before serving:\n${stderr}`))),
+    );
     child.stderr!.on('data', (chunk: Buffer) => {
       stderr += chunk.toString('utf8');
       const lines = stderr.split('\n').slice(0, -1); // complete lines only
@@ -400,7 +464,9 @@ async function spawnGateway(configFile: string): Promise<GatewayProcess> {
 
 async function withTimeout<T>(promise: Promise<T>, ms: number, what: string): Promise<T> {
   let timer: NodeJS.Timeout | undefined;
-  const timeout = new Promise<never>((_, reject) => (timer = setTimeout(() => reject(new Error(`timed out waiting for ${what}`)), ms)));
+  const timeout = new Promise<never>(
+    (_, reject) => (timer = setTimeout(() => reject(new Error(`timed out waiting for ${what}`)), ms)),
+  );
   try {
     return await Promise.race([promise, timeout]);
   } finally {
@@ -414,7 +480,9 @@ async function connect(url: string): Promise<Redis> {
   return redis;
 }
 
-/** Ids of the gateway cache's connections (named by RedisStore) on this Redis; the subscriber's only once subscribed. */
+/**
+ * Ids of the gateway cache's connections (named by RedisStore) on this Redis; the subscriber's only once subscribed.
+ */
 async function cacheConnections(url: string): Promise<{ client: Set<string>; subscriber: Set<string> }> {
   const found = { client: new Set<string>(), subscriber: new Set<string>() };
   let redis: Redis | undefined;
@@ -439,7 +507,8 @@ async function cacheConnections(url: string): Promise<{ client: Set<string>; sub
   return found;
 }
 
-const bothConnected = (c: { client: Set<string>; subscriber: Set<string> }): boolean => c.client.size >= 1 && c.subscriber.size >= 1;
+const bothConnected = (c: { client: Set<string>; subscriber: Set<string> }): boolean =>
+  c.client.size >= 1 && c.subscriber.size >= 1;
 
 async function deleteKeys(url: string, prefix: string): Promise<void> {
   const redis = await connect(url);

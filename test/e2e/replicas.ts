@@ -24,7 +24,10 @@ export function twoReplicas(name: string, start: (rest: Record<string, unknown>)
   const replicas = {} as Replicas;
   let redis: Redis;
   before(async () => {
-    const rest = { cache: { store: 'redis', url: SHARED_REDIS, keyPrefix }, mrtr: { secret: 'a shared mrtr secret, 32+ chars long' } };
+    const rest = {
+      cache: { store: 'redis', url: SHARED_REDIS, keyPrefix },
+      mrtr: { secret: 'a shared mrtr secret, 32+ chars long' },
+    };
     [replicas.a, replicas.b] = await Promise.all([start(rest), start(rest)]);
     redis = new Redis(SHARED_REDIS, { lazyConnect: true });
     await redis.connect();

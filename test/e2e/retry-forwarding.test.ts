@@ -38,12 +38,18 @@ describe('retry forwarding trusts replicas, not Redis', { skip: shared.skip }, (
       req.setEncoding('utf8').on('data', (chunk: string) => (body += chunk));
       req.on('end', () => {
         reached.push({ url: req.url ?? '', headers: req.headers, body });
-        res.writeHead(200, { 'content-type': 'application/json' }).end(JSON.stringify({ jsonrpc: '2.0', id: 1, result: { stolen: true } }));
+        res
+          .writeHead(200, { 'content-type': 'application/json' })
+          .end(JSON.stringify({ jsonrpc: '2.0', id: 1, result: { stolen: true } }));
       });
     });
     await new Promise<void>((resolve) => attacker.listen(0, '127.0.0.1', resolve));
     attackerUrl = `http://127.0.0.1:${(attacker.address() as AddressInfo).port}`;
-    const rest = { cache: { store: 'redis', url: REDIS, keyPrefix }, mrtr: { secret: SECRET }, auth: { apiKeys: [{ key: KEY, principal: 'alice' }] } };
+    const rest = {
+      cache: { store: 'redis', url: REDIS, keyPrefix },
+      mrtr: { secret: SECRET },
+      auth: { apiKeys: [{ key: KEY, principal: 'alice' }] },
+    };
     gateway = await startTestGateway({}, {}, rest);
     fenced = await startTestGateway({}, {}, { ...rest, mrtr: { secret: SECRET, peers: ['10.0.0.0/8'] } });
   });
@@ -144,7 +150,10 @@ describe('retry forwarding trusts replicas, not Redis', { skip: shared.skip }, (
     const vouch = reached[0]!.headers['x-mcp-gateway-caller'] as string;
     assert.equal(typeof vouch, 'string');
     const other = request('tools/call', { name: 'x__delete_everything', arguments: {} });
-    const claims: Record<string, string>[] = [{ 'x-mcp-gateway-forwarded': 'me', 'x-mcp-gateway-caller': vouch }, { 'x-mcp-gateway-forwarded': 'me' }];
+    const claims: Record<string, string>[] = [
+      { 'x-mcp-gateway-forwarded': 'me', 'x-mcp-gateway-caller': vouch },
+      { 'x-mcp-gateway-forwarded': 'me' },
+    ];
     for (const headers of claims) {
       const answer = await send(`${gateway.url}/mcp`, other, headers);
       assert.equal(answer.status, 403, JSON.stringify(answer.body));

@@ -12,7 +12,17 @@ import { after, before, describe, test } from 'node:test';
 import { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
 import { ToolListChangedNotificationSchema } from '@modelcontextprotocol/sdk/types.js';
-import { DRAIN_DELAY_MS, holdCall, reconnectingListen, retryCall, SKIP, startCluster, toolLoad, type Cluster, type Failure } from './cluster.js';
+import {
+  DRAIN_DELAY_MS,
+  holdCall,
+  reconnectingListen,
+  retryCall,
+  SKIP,
+  startCluster,
+  toolLoad,
+  type Cluster,
+  type Failure,
+} from './cluster.js';
 import { post, request, textOf, until, type Answer } from './harness.js';
 import { tempDir } from '../temp.js';
 
@@ -79,7 +89,10 @@ const textOrBody = (answer: Answer): string => textOf(answer) || JSON.stringify(
 /** The answer a retry gets once the replica holding its call is gone: the cause, and what to do. */
 function assertHolderGone(answer: Answer): void {
   assert.equal(answer.body?.error?.code, -32602, JSON.stringify(answer.body));
-  assert.match(answer.body.error.message, /held by gateway instance \S+, which is gone \(it was stopped, restarted or killed/);
+  assert.match(
+    answer.body.error.message,
+    /held by gateway instance \S+, which is gone \(it was stopped, restarted or killed/,
+  );
   assert.match(answer.body.error.message, /send the original request again without requestState and inputResponses/);
 }
 
@@ -96,13 +109,18 @@ describe('three replicas behind HAProxy on one Redis, under 16 callers', { skip:
   });
   after(() => cluster?.close());
 
-  test('a rolling restart: 0 failed calls, the 2025 session and the listen client carry on', { timeout: 240_000 }, async (t) => {
+  test('a rolling restart: 0 failed calls, the 2025 session and the listen client carry on', {
+    timeout: 240_000,
+  }, async (t) => {
     const load = toolLoad(`${cluster.front}/servers/s/mcp`, CLIENTS);
     const listen = reconnectingListen(`${cluster.front}/mcp`);
     const sdk = await legacySession(`${cluster.front}/mcp`);
     const progress: number[] = [];
     try {
-      assert.ok(await until(() => listen.state.open && sdk.gets.open === 1, 10_000), `listen ${JSON.stringify(listen.state)}, GETs ${JSON.stringify(sdk.gets)}`);
+      assert.ok(
+        await until(() => listen.state.open && sdk.gets.open === 1, 10_000),
+        `listen ${JSON.stringify(listen.state)}, GETs ${JSON.stringify(sdk.gets)}`,
+      );
       for (const [i, port] of cluster.ports.entries()) {
         const replica = cluster.replicas[i]!;
         // Two calls this replica holds for the 2025 server: one retried during the drain delay, one after it has gone.
@@ -121,35 +139,63 @@ describe('three replicas behind HAProxy on one Redis, under 16 callers', { skip:
         );
         assert.ok(draining, 'the replica said it was draining');
         const during = await retryCall(cluster.front, early);
-        assert.equal(textOrBody(during), JSON.stringify({ action: 'accept', content: { name: 'after the restart' } }), 'a retry during the drain delay reaches the held call');
+        assert.equal(
+          textOrBody(during),
+          JSON.stringify({ action: 'accept', content: { name: 'after the restart' } }),
+          'a retry during the drain delay reaches the held call',
+        );
         await stopping;
         const stopped = Date.now();
         assert.match(replica.log(), /cancelled the calls held for a client retry/);
         assertHolderGone(await retryCall(cluster.front, late));
         await cluster.relaunch(i);
-        assert.ok(await until(async () => (await cluster.upCount()) === 3, 20_000, 100), `HAProxy did not take gateway${i + 1} (port ${port}) back:\n${cluster.haproxyLog()}`);
+        assert.ok(
+          await until(async () => (await cluster.upCount()) === 3, 20_000, 100),
+          `HAProxy did not take gateway${i + 1} (port ${port}) back:\n${cluster.haproxyLog()}`,
+        );
         progress.push(load.succeeded - before);
-        assert.ok(await until(() => sdk.state.calls > sdkBefore, 10_000), `the 2025 client's calls go on after gateway${i + 1} restarted: ${sdk.state.failures.slice(0, 3)}`);
+        assert.ok(
+          await until(() => sdk.state.calls > sdkBefore, 10_000),
+          `the 2025 client's calls go on after gateway${i + 1} restarted: ${sdk.state.failures.slice(0, 3)}`,
+        );
         t.diagnostic(
-          `gateway${i + 1}: drained and exited in ${stopped - started} ms, back in the pool ${Date.now() - stopped} ms later; ${load.succeeded - before} calls meanwhile`,
+          `gateway${i + 1}: drained and exited in ${stopped - started} ms, back in the pool ${Date.now() - stopped} ` +
+            `ms later; ${load.succeeded - before} calls meanwhile`,
         );
       }
       // After the restarts: both long-lived streams are open again, on replicas that started since.
-      assert.ok(await until(() => listen.state.open && sdk.gets.open === 1, 15_000), `listen ${JSON.stringify(listen.state)}, GETs ${JSON.stringify(sdk.gets)}`);
+      assert.ok(
+        await until(() => listen.state.open && sdk.gets.open === 1, 15_000),
+        `listen ${JSON.stringify(listen.state)}, GETs ${JSON.stringify(sdk.gets)}`,
+      );
       const [heard, sdkHeard] = [listen.state.changes, sdk.state.listChanges];
-      const added = await post(`${cluster.front}/servers/legacy/mcp`, request('tools/call', { name: 'add-tool', arguments: {} }));
+      const added = await post(
+        `${cluster.front}/servers/legacy/mcp`,
+        request('tools/call', { name: 'add-tool', arguments: {} }),
+      );
       assert.match(textOrBody(added), /^added-\d+$/);
-      assert.ok(await until(() => listen.state.changes > heard, 10_000), `the listen client heard the list change: ${JSON.stringify(listen.state)}`);
-      assert.ok(await until(() => sdk.state.listChanges > sdkHeard, 10_000), 'the 2025 client heard it on its GET stream');
+      assert.ok(
+        await until(() => listen.state.changes > heard, 10_000),
+        `the listen client heard the list change: ${JSON.stringify(listen.state)}`,
+      );
+      assert.ok(
+        await until(() => sdk.state.listChanges > sdkHeard, 10_000),
+        'the 2025 client heard it on its GET stream',
+      );
     } finally {
       await load.stop();
       await listen.stop();
       await sdk.stop();
     }
     t.diagnostic(
-      `${load.succeeded} calls answered, ${load.failures.length} failed; the 2025 client made ${sdk.state.calls} calls; GET streams opened ${sdk.gets.statuses.length} times, listen streams ${listen.state.opened}`,
+      `${load.succeeded} calls answered, ${load.failures.length} failed; the 2025 client made ${sdk.state.calls} ` +
+        `calls; GET streams opened ${sdk.gets.statuses.length} times, listen streams ${listen.state.opened}`,
     );
-    assert.deepEqual(load.failures.slice(0, 10), [], `${load.failures.length} of ${load.failures.length + load.succeeded} calls failed`);
+    assert.deepEqual(
+      load.failures.slice(0, 10),
+      [],
+      `${load.failures.length} of ${load.failures.length + load.succeeded} calls failed`,
+    );
     assert.deepEqual(sdk.state.failures, [], "the 2025 client's calls");
     for (const [i, calls] of progress.entries()) assert.ok(calls > 0, `calls went on while gateway${i + 1} restarted`);
     // Its first GET stream was on a replica that restarted: the SDK opened another, and every one was served.
@@ -161,7 +207,10 @@ describe('three replicas behind HAProxy on one Redis, under 16 callers', { skip:
     assert.ok(listen.state.opened >= 2, 'the listen client opened its stream again');
   });
 
-  test('kill -9 of one replica: only calls in flight on it fail, at most one per client; its held call is reported gone', { timeout: 120_000 }, async (t) => {
+  test('kill -9 of one replica: only calls in flight on it fail, at most one per client; its held call is ' +
+    'reported gone', {
+    timeout: 120_000,
+  }, async (t) => {
     const load = toolLoad(`${cluster.front}/servers/s/mcp`, CLIENTS);
     const victim = cluster.replicas[1]!;
     try {
@@ -170,24 +219,36 @@ describe('three replicas behind HAProxy on one Redis, under 16 callers', { skip:
       const exited = new Promise((resolve) => victim.child.once('exit', resolve));
       victim.child.kill('SIGKILL');
       await exited;
-      assert.ok(await until(async () => (await cluster.upCount()) === 2, 10_000, 100), `HAProxy took the killed replica out:\n${cluster.haproxyLog()}`);
+      assert.ok(
+        await until(async () => (await cluster.upCount()) === 2, 10_000, 100),
+        `HAProxy took the killed replica out:\n${cluster.haproxyLog()}`,
+      );
       const since = load.succeeded;
-      assert.ok(await until(() => load.succeeded >= since + 20 * CLIENTS, 20_000), 'calls go on on the two replicas left');
+      assert.ok(
+        await until(() => load.succeeded >= since + 20 * CLIENTS, 20_000),
+        'calls go on on the two replicas left',
+      );
 
       // The retry lands on a replica whose registry still names the killed one: the forward finds nobody there.
       assertHolderGone(await retryCall(cluster.front, held));
       // Started again from the first round, the call completes.
       const again = await holdCall(cluster.front, 'legacy2', 'again');
-      assert.equal(textOrBody(await retryCall(cluster.front, again)), JSON.stringify({ action: 'accept', content: { name: 'after the restart' } }));
+      assert.equal(
+        textOrBody(await retryCall(cluster.front, again)),
+        JSON.stringify({ action: 'accept', content: { name: 'after the restart' } }),
+      );
     } finally {
       await load.stop();
     }
-    t.diagnostic(`${load.succeeded} calls answered, ${load.failures.length} failed: ${JSON.stringify(load.failures.slice(0, 3))}`);
+    t.diagnostic(
+      `${load.succeeded} calls answered, ${load.failures.length} failed: ${JSON.stringify(load.failures.slice(0, 3))}`,
+    );
     // A client has one call in flight at a time. Its next call goes elsewhere, unless HAProxy sends it down a
     // pooled connection to the killed replica before it has seen that connection close (a loaded machine did,
     // in a CI run): at most two failures each, all of them calls sent to the killed replica.
     assert.ok(load.failures.length <= 2 * CLIENTS, `${load.failures.length} failed calls, more than two per client`);
-    for (const [client, count] of perClient(load.failures)) assert.ok(count <= 2, `client ${client} failed ${count} times`);
+    for (const [client, count] of perClient(load.failures))
+      assert.ok(count <= 2, `client ${client} failed ${count} times`);
     for (const failure of load.failures)
       assert.match(
         failure.what,

@@ -28,7 +28,17 @@ describe('SDK v2 client → gateway → modern SDK v2 stdio server', () => {
 
   test('tools/list and tools/call', async () => {
     const { tools } = await client.listTools();
-    assert.deepEqual(tools.map((t) => t.name).sort(), ['add-tool', 'crash', 'echo', 'noise', 'pid', 'progress', 'region', 'slow', 'touch']);
+    assert.deepEqual(tools.map((t) => t.name).sort(), [
+      'add-tool',
+      'crash',
+      'echo',
+      'noise',
+      'pid',
+      'progress',
+      'region',
+      'slow',
+      'touch',
+    ]);
     const result = await client.callTool({ name: 'echo', arguments: { text: 'héllo, 世界' } });
     assert.deepEqual(result.content, [{ type: 'text', text: 'héllo, 世界' }]);
   });
@@ -42,7 +52,10 @@ describe('SDK v2 client → gateway → modern SDK v2 stdio server', () => {
 
   test('progress notifications arrive before the result', async () => {
     const seen: number[] = [];
-    const result = await client.callTool({ name: 'progress', arguments: { steps: 4 } }, { onprogress: (p) => seen.push(p.progress) });
+    const result = await client.callTool(
+      { name: 'progress', arguments: { steps: 4 } },
+      { onprogress: (p) => seen.push(p.progress) },
+    );
     assert.deepEqual(seen, [1, 2, 3, 4]);
     assert.deepEqual(result.content, [{ type: 'text', text: 'progressed 4' }]);
   });
@@ -54,7 +67,10 @@ describe('SDK v2 client → gateway → modern SDK v2 stdio server', () => {
   });
 
   test('an unknown tool is an ordinary error', async () => {
-    await assert.rejects(client.callTool({ name: 'nope', arguments: {} }), (error: { code?: number }) => error.code === -32602);
+    await assert.rejects(
+      client.callTool({ name: 'nope', arguments: {} }),
+      (error: { code?: number }) => error.code === -32602,
+    );
   });
 });
 
@@ -94,9 +110,15 @@ describe('SDK v2 client → gateway → legacy server-everything', () => {
   test('progress from a legacy tool arrives over SSE', async () => {
     const { tools } = await client.listTools();
     const longRunning = tools.find((t) => t.name.includes('long-running') || t.name.includes('longRunning'));
-    assert.ok(longRunning, `server-everything has a long-running operation tool among ${tools.map((t) => t.name).join(', ')}`);
+    assert.ok(
+      longRunning,
+      `server-everything has a long-running operation tool among ${tools.map((t) => t.name).join(', ')}`,
+    );
     const seen: number[] = [];
-    await client.callTool({ name: longRunning.name, arguments: { duration: 1, steps: 3 } }, { onprogress: (p) => seen.push(p.progress) });
+    await client.callTool(
+      { name: longRunning.name, arguments: { duration: 1, steps: 3 } },
+      { onprogress: (p) => seen.push(p.progress) },
+    );
     assert.equal(seen.length, 3);
   });
 });

@@ -22,7 +22,12 @@ describe('search mode cannot unpin a tool that changed upstream', () => {
       {
         auth: { anonymous: true },
         policies: [
-          { name: 'pinned', principals: { ids: ['anonymous'] }, allow: { servers: ['rug'], tools: ['rug__echo'] }, pin: true },
+          {
+            name: 'pinned',
+            principals: { ids: ['anonymous'] },
+            allow: { servers: ['rug'], tools: ['rug__echo'] },
+            pin: true,
+          },
           { name: 'admin', principals: { ids: ['anonymous'] }, allow: { servers: ['rug'], tools: ['rug__flip'] } },
         ],
       },
@@ -32,10 +37,15 @@ describe('search mode cannot unpin a tool that changed upstream', () => {
   });
   after(() => gateway?.close());
 
-  const listed = async (): Promise<string[]> => (await post(mcp, request('tools/list'))).body.result.tools.map((t: { name: string }) => t.name);
-  const echo = async () => (await post(mcp, request('tools/call', { name: 'rug__echo', arguments: { text: 'hi' } }))).body;
+  const listed = async (): Promise<string[]> =>
+    (await post(mcp, request('tools/list'))).body.result.tools.map((t: { name: string }) => t.name);
+  const echo = async () =>
+    (await post(mcp, request('tools/call', { name: 'rug__echo', arguments: { text: 'hi' } }))).body;
   const found = async (): Promise<string[]> => {
-    const answer = await post(search, request('tools/call', { name: 'search_tools', arguments: { query: 'echo text back' } }));
+    const answer = await post(
+      search,
+      request('tools/call', { name: 'search_tools', arguments: { query: 'echo text back' } }),
+    );
     return answer.body.result.structuredContent.tools
       .filter((t: { name: string }) => t.name === 'rug__echo')
       .map((t: { name: string; description: string }) => `${t.name}: ${t.description}`);
@@ -51,9 +61,14 @@ describe('search mode cannot unpin a tool that changed upstream', () => {
     const refused = await echo();
     assert.match(refused.error?.message ?? '', /Unknown tool/, JSON.stringify(refused));
 
-    for (let i = 0; i < 3; i++) assert.deepEqual(await found(), [], 'search shows the stale, approved definition of a withheld tool');
+    for (let i = 0; i < 3; i++)
+      assert.deepEqual(await found(), [], 'search shows the stale, approved definition of a withheld tool');
     const still = await echo();
-    assert.match(still.error?.message ?? '', /Unknown tool/, `a search unpinned the changed tool: ${JSON.stringify(still)}`);
+    assert.match(
+      still.error?.message ?? '',
+      /Unknown tool/,
+      `a search unpinned the changed tool: ${JSON.stringify(still)}`,
+    );
     assert.ok(!(await listed()).includes('rug__echo'));
   });
 });

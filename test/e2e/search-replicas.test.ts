@@ -7,7 +7,12 @@ import { eventually, fixture, request, ROOT, send, startTestGateway } from './ha
 import { sharedRedis } from '../services.js';
 import { twoReplicas } from './replicas.js';
 
-const mrtr = { command: process.execPath, args: ['--import', 'tsx', 'test/fixtures/mrtr-server.ts'], cwd: ROOT, probeTimeoutMs: 30_000 };
+const mrtr = {
+  command: process.execPath,
+  args: ['--import', 'tsx', 'test/fixtures/mrtr-server.ts'],
+  cwd: ROOT,
+  probeTimeoutMs: 30_000,
+};
 const needRedis = await sharedRedis('search mode across replicas on the shared Redis');
 const CAPS = { _meta: { 'io.modelcontextprotocol/clientCapabilities': { elicitation: {} } } };
 const ACCEPT = { confirm: { action: 'accept', content: { ok: true } } };
@@ -15,12 +20,17 @@ const ACCEPT = { confirm: { action: 'accept', content: { ok: true } } };
 const callTool = (name: string, args: Record<string, unknown>, extra: Record<string, unknown>, id: string) =>
   request('tools/call', { name: 'call_tool', arguments: { name, arguments: args }, ...extra }, id);
 
-describe('call_tool on two replicas sharing Redis: a retry at the other replica resumes the held call', { skip: needRedis.skip }, () => {
+describe('call_tool on two replicas sharing Redis: a retry at the other replica resumes the held call', {
+  skip: needRedis.skip,
+}, () => {
   before(needRedis.check);
-  const replicas = twoReplicas('search-replicas', (rest) => startTestGateway({ mrtr, legacy: fixture('legacy-server') }, {}, rest));
+  const replicas = twoReplicas('search-replicas', (rest) =>
+    startTestGateway({ mrtr, legacy: fixture('legacy-server') }, {}, rest),
+  );
   before(async () => {
     // Every server up on both replicas first: a call while one still starts answers that it is starting.
-    for (const replica of [replicas.a, replicas.b]) await eventually(async () => (await fetch(`${replica.url}/readyz`)).status === 200, 60_000);
+    for (const replica of [replicas.a, replicas.b])
+      await eventually(async () => (await fetch(`${replica.url}/readyz`)).status === 200, 60_000);
   });
 
   test('a 2025 server’s call held by A, the retry of call_tool sent to B: forwarded to A and completed; spent after', async () => {
@@ -32,7 +42,10 @@ describe('call_tool on two replicas sharing Redis: a retry at the other replica 
     assert.equal(held?.resultType, 'input_required', JSON.stringify(asked.body));
     assert.deepEqual(Object.keys(held.inputRequests), ['elicitation-1']);
 
-    const answers = { requestState: held.requestState, inputResponses: { 'elicitation-1': { action: 'accept', content: { name: 'from B' } } } };
+    const answers = {
+      requestState: held.requestState,
+      inputResponses: { 'elicitation-1': { action: 'accept', content: { name: 'from B' } } },
+    };
     const retry = callTool('legacy__ask', { question: 'Which replica?' }, { ...CAPS, ...answers }, 's2');
     const resumed = await send(`${b.url}/search/mcp`, retry);
     assert.equal(resumed.status, 200, JSON.stringify(resumed.body));
@@ -49,13 +62,28 @@ describe('call_tool on two replicas sharing Redis: a retry at the other replica 
     }
   });
 
-  test('a modern server: a direct first round on A resumed through call_tool on B (the same call, whichever endpoint asks)', async () => {
-    const { a, b } = replicas;
-    const direct = request('tools/call', { name: 'mrtr__confirm', arguments: { env: 'dev' }, ...CAPS }, 'd1');
-    const first = (await send(`${a.url}/mcp`, direct)).body;
-    const asked = first.result;
-    assert.equal(asked?.resultType, 'input_required', JSON.stringify(first));
-    const resumed = await send(`${b.url}/search/mcp`, callTool('mrtr__confirm', { env: 'dev' }, { ...CAPS, requestState: asked.requestState, inputResponses: ACCEPT }, 'd2'));
-    assert.match(resumed.body.result?.content?.[0]?.text ?? JSON.stringify(resumed.body), /^answer=\{"ok":true\} stateIntact=true$/);
-  });
+  test(
+    'a modern server: a direct first round on A resumed through call_tool on B (the same call, whichever ' +
+      'endpoint asks)',
+    async () => {
+      const { a, b } = replicas;
+      const direct = request('tools/call', { name: 'mrtr__confirm', arguments: { env: 'dev' }, ...CAPS }, 'd1');
+      const first = (await send(`${a.url}/mcp`, direct)).body;
+      const asked = first.result;
+      assert.equal(asked?.resultType, 'input_required', JSON.stringify(first));
+      const resumed = await send(
+        `${b.url}/search/mcp`,
+        callTool(
+          'mrtr__confirm',
+          { env: 'dev' },
+          { ...CAPS, requestState: asked.requestState, inputResponses: ACCEPT },
+          'd2',
+        ),
+      );
+      assert.match(
+        resumed.body.result?.content?.[0]?.text ?? JSON.stringify(resumed.body),
+        /^answer=\{"ok":true\} stateIntact=true$/,
+      );
+    },
+  );
 });

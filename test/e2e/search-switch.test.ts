@@ -10,9 +10,18 @@ import { SEARCH_INSTRUCTIONS } from '../../src/profiles/profile-discover.js';
 import { post, request, ROOT, schemaProblems, startTestGateway } from './harness.js';
 
 const SERVER_INFO = 'io.modelcontextprotocol/serverInfo';
-const syn = { command: process.execPath, args: ['test/fixtures/synthetic-server.mjs'], cwd: ROOT, env: { SERVER_ID: 'one' } };
-const PROFILES = { coding: { tools: ['syn__tool-1', 'syn__tool-2'], prompts: [] }, finder: { tools: ['syn__*'], search: true } };
-const config = (search: Record<string, unknown>) => parseConfig({ listen: { port: 0 }, servers: { syn }, profiles: PROFILES, search }, 'test', ROOT);
+const syn = {
+  command: process.execPath,
+  args: ['test/fixtures/synthetic-server.mjs'],
+  cwd: ROOT,
+  env: { SERVER_ID: 'one' },
+};
+const PROFILES = {
+  coding: { tools: ['syn__tool-1', 'syn__tool-2'], prompts: [] },
+  finder: { tools: ['syn__*'], search: true },
+};
+const config = (search: Record<string, unknown>) =>
+  parseConfig({ listen: { port: 0 }, servers: { syn }, profiles: PROFILES, search }, 'test', ROOT);
 
 test('search mode is on unless turned off', () => {
   assert.equal(parseConfig({ servers: { syn } }, 'test', ROOT).search.enabled, true);
@@ -30,7 +39,10 @@ describe('search.enabled: false', () => {
   test('/search/mcp answers 404 naming the setting, and the endpoints listed leave it out', async () => {
     const answer = await post(`${gateway.url}/search/mcp`, request('tools/list'));
     assert.equal(answer.status, 404);
-    assert.match(answer.body.error.message, /^Search mode is off: search\.enabled is false in the config; set it to true to serve \/search\/mcp\. Endpoints: /);
+    assert.match(
+      answer.body.error.message,
+      /^Search mode is off: search\.enabled is false in the config; set it to true to serve \/search\/mcp\. Endpoints: /,
+    );
     assert.doesNotMatch(answer.body.error.message, /Endpoints: .*\/search\/mcp/);
     assert.match(answer.body.error.message, /\/profiles\/finder\/mcp/);
   });
@@ -52,7 +64,10 @@ describe('search.enabled: false', () => {
 
   test('server/discover on a profile describes the profile: its name, what it can show, no /mcp instructions', async () => {
     const mcp = (await post(`${gateway.url}/mcp`, request('server/discover'))).body.result;
-    assert.ok('prompts' in mcp.capabilities && mcp.instructions, 'the synthetic server offers prompts and instructions on /mcp');
+    assert.ok(
+      'prompts' in mcp.capabilities && mcp.instructions,
+      'the synthetic server offers prompts and instructions on /mcp',
+    );
     const answer = await post(`${gateway.url}/profiles/coding/mcp`, request('server/discover'));
     assert.deepEqual(schemaProblems('server/discover', answer.body), []);
     const result = answer.body.result;
@@ -91,7 +106,10 @@ describe('search.enabled: false', () => {
     const discover = await post(`${gateway.url}/search/mcp`, request('server/discover'));
     assert.deepEqual(schemaProblems('server/discover', discover.body), []);
     assert.equal(discover.body.result._meta[SERVER_INFO].name, 'mcp-gateway/search');
-    assert.ok(discover.body.result.instructions.startsWith(`${SEARCH_INSTRUCTIONS}\n\n`), 'then every tool as on /mcp: its instructions hold');
+    assert.ok(
+      discover.body.result.instructions.startsWith(`${SEARCH_INSTRUCTIONS}\n\n`),
+      'then every tool as on /mcp: its instructions hold',
+    );
     await gateway.reload(config({ enabled: false }));
     assert.equal((await post(`${gateway.url}/search/mcp`, request('tools/list'))).status, 404);
   });

@@ -20,7 +20,11 @@ import { tempDir } from '../temp.js';
 const ALICE = 'alice-key-0123456789abcdef';
 const BOB = 'bob-key-0123456789abcdefgh';
 const CAROL = 'carol-key-0123456789abcdef';
-const SECRETS = { HARDEN_ALICE_KEY: ALICE, HARDEN_MRTR_SECRET: 'mrtr-secret-never-in-a-child-0123', HARDEN_CONTEXT_SECRET: 'context-secret-never-in-a-child-01' };
+const SECRETS = {
+  HARDEN_ALICE_KEY: ALICE,
+  HARDEN_MRTR_SECRET: 'mrtr-secret-never-in-a-child-0123',
+  HARDEN_CONTEXT_SECRET: 'context-secret-never-in-a-child-01',
+};
 const dir = tempDir('mcp-gw-hardening-');
 const recordFile = path.join(dir, 'rec.jsonl');
 
@@ -60,9 +64,15 @@ const envBefore = Object.fromEntries(Object.keys(SET_ENV).map((name) => [name, p
 
 before(async () => {
   Object.assign(process.env, SET_ENV);
-  gateway = await startGateway(parseConfig(rawConfig(), 'test', ROOT), process.env.TEST_LOG ? createLogger(process.env.TEST_LOG) : silentLog);
+  gateway = await startGateway(
+    parseConfig(rawConfig(), 'test', ROOT),
+    process.env.TEST_LOG ? createLogger(process.env.TEST_LOG) : silentLog,
+  );
   port = Number(new URL(gateway.url).port);
-  assert.ok(await until(async () => (await fetch(`${gateway.url}/readyz`)).status === 200, 30_000), 'both servers ready');
+  assert.ok(
+    await until(async () => (await fetch(`${gateway.url}/readyz`)).status === 200, 30_000),
+    'both servers ready',
+  );
 });
 
 after(async () => {
@@ -85,21 +95,32 @@ async function withAliceAsOperator(check: () => Promise<void>): Promise<void> {
 }
 
 /** One HTTP request with headers exactly as given (a Host of our choosing, a header twice). */
-function raw(method: string, pathname: string, headers: [string, string][], body?: string): Promise<{ status: number; body: any }> {
+function raw(
+  method: string,
+  pathname: string,
+  headers: [string, string][],
+  body?: string,
+): Promise<{ status: number; body: any }> {
   return new Promise((resolve, reject) => {
-    const req = http.request({ host: '127.0.0.1', port, method, path: pathname, headers: headers.flat(), setHost: false }, (res) => {
-      let text = '';
-      res
-        .setEncoding('utf8')
-        .on('data', (chunk) => (text += chunk))
-        .on('end', () => resolve({ status: res.statusCode!, body: text ? JSON.parse(text) : undefined }));
-    });
+    const req = http.request(
+      { host: '127.0.0.1', port, method, path: pathname, headers: headers.flat(), setHost: false },
+      (res) => {
+        let text = '';
+        res
+          .setEncoding('utf8')
+          .on('data', (chunk) => (text += chunk))
+          .on('end', () => resolve({ status: res.statusCode!, body: text ? JSON.parse(text) : undefined }));
+      },
+    );
     req.on('error', reject);
     req.end(body);
   });
 }
 
-function mcpHeaders(body: { method: string; params?: Record<string, unknown> }, extra: [string, string][] = []): [string, string][] {
+function mcpHeaders(
+  body: { method: string; params?: Record<string, unknown> },
+  extra: [string, string][] = [],
+): [string, string][] {
   return [...Object.entries(headersFor(body)), ...extra];
 }
 
@@ -110,20 +131,24 @@ function call(name: string, args: Record<string, unknown> = {}) {
 // ---- 1. secrets in a child's environment ----------------------------------------------------------------------
 
 describe('1. a stdio child gets a minimal environment', () => {
-  test('get-env through the gateway shows no API key, mrtr.secret or other secret the config reads, nor unrelated variables', async () => {
-    const answer = await send(`${gateway.url}/servers/everything/mcp`, call('get-env'), bearer(BOB));
-    assert.equal(answer.status, 200, JSON.stringify(answer.body));
-    const text = JSON.stringify(answer.body.result);
-    for (const [name, value] of Object.entries(SECRETS)) {
-      assert.ok(!text.includes(value), `${name}'s value reached the child`);
-      assert.ok(!text.includes(name), `${name} reached the child`);
-    }
-    assert.ok(!text.includes('not-for-children'), 'a variable no inheritEnv names reached the child');
-    // Controls: the base list, the server's own env, and what inheritEnv names (and the config does not read).
-    assert.match(text, /PATH/);
-    assert.match(text, /GIVEN_ON_PURPOSE/);
-    assert.match(text, /inherited-on-purpose/);
-  });
+  test(
+    'get-env through the gateway shows no API key, mrtr.secret or other secret the config reads, nor unrelated ' +
+      'variables',
+    async () => {
+      const answer = await send(`${gateway.url}/servers/everything/mcp`, call('get-env'), bearer(BOB));
+      assert.equal(answer.status, 200, JSON.stringify(answer.body));
+      const text = JSON.stringify(answer.body.result);
+      for (const [name, value] of Object.entries(SECRETS)) {
+        assert.ok(!text.includes(value), `${name}'s value reached the child`);
+        assert.ok(!text.includes(name), `${name} reached the child`);
+      }
+      assert.ok(!text.includes('not-for-children'), 'a variable no inheritEnv names reached the child');
+      // Controls: the base list, the server's own env, and what inheritEnv names (and the config does not read).
+      assert.match(text, /PATH/);
+      assert.match(text, /GIVEN_ON_PURPOSE/);
+      assert.match(text, /inherited-on-purpose/);
+    },
+  );
 });
 
 // ---- 2. DNS rebinding: Host on a loopback listener -------------------------------------------------------------
@@ -160,7 +185,14 @@ describe('2. on loopback, a foreign Host gets 403 on every route', () => {
 
   test('control: loopback names and listen.allowedHosts are served', async () => {
     const body = request('tools/list');
-    for (const host of [`127.0.0.1:${port}`, `localhost:${port}`, `[::1]:${port}`, `127.1.2.3:${port}`, 'gateway.test', `GATEWAY.test:${port}`]) {
+    for (const host of [
+      `127.0.0.1:${port}`,
+      `localhost:${port}`,
+      `[::1]:${port}`,
+      `127.1.2.3:${port}`,
+      'gateway.test',
+      `GATEWAY.test:${port}`,
+    ]) {
       const answer = await raw(
         'POST',
         '/mcp',
@@ -175,7 +207,10 @@ describe('2. on loopback, a foreign Host gets 403 on every route', () => {
   });
 
   test('listen.host: 127.evil.example without auth: is refused at load', () => {
-    assert.throws(() => parseConfig({ listen: { host: '127.evil.example' }, servers: {} }, 't', ROOT, {}), /listen\.host 127\.evil\.example is reachable from other machines/);
+    assert.throws(
+      () => parseConfig({ listen: { host: '127.evil.example' }, servers: {} }, 't', ROOT, {}),
+      /listen\.host 127\.evil\.example is reachable from other machines/,
+    );
   });
 });
 
@@ -192,13 +227,23 @@ describe('a single-valued header sent twice is 400, not the first one silently',
     test(`two ${name} headers`, async () => {
       const headers = mcpHeaders(body).filter(([key]) => key.toLowerCase() !== name.toLowerCase());
       if (name !== 'Authorization') headers.push(['authorization', `Bearer ${CAROL}`]);
-      const answer = await raw('POST', '/mcp', [...headers, [name, first], [name, second], ['host', `127.0.0.1:${port}`]], JSON.stringify(body));
+      const answer = await raw(
+        'POST',
+        '/mcp',
+        [...headers, [name, first], [name, second], ['host', `127.0.0.1:${port}`]],
+        JSON.stringify(body),
+      );
       assert.equal(answer.status, 400, JSON.stringify(answer.body));
       assert.match(answer.body.error.message, new RegExp(`${name.toLowerCase()} header was sent more than once`));
     });
   }
   test('control: each once', async () => {
-    const answer = await raw('POST', '/mcp', [...mcpHeaders(body), ['authorization', `Bearer ${CAROL}`], ['host', `127.0.0.1:${port}`]], JSON.stringify(body));
+    const answer = await raw(
+      'POST',
+      '/mcp',
+      [...mcpHeaders(body), ['authorization', `Bearer ${CAROL}`], ['host', `127.0.0.1:${port}`]],
+      JSON.stringify(body),
+    );
     assert.equal(answer.status, 200, JSON.stringify(answer.body));
   });
 });
@@ -269,7 +314,10 @@ describe('6. a denied resources/read takes the same path whether the URI exists 
     const call = request('tools/call', { name: 'echo', arguments: { marker } });
     const control = await send(`${gateway.url}/servers/rec/mcp`, call, bearer(ALICE));
     assert.equal(control.status, 200, JSON.stringify(control.body));
-    assert.ok(await until(() => recLines().some((line) => line.includes(marker)), 10_000), 'the control call reached rec');
+    assert.ok(
+      await until(() => recLines().some((line) => line.includes(marker)), 10_000),
+      'the control call reached rec',
+    );
     const lines = recLines().slice(before);
     return lines
       .slice(
@@ -288,7 +336,10 @@ describe('6. a denied resources/read takes the same path whether the URI exists 
     // The gateway must know the existing URI's owner first: else both reads are of a URI nobody listed yet,
     // and the case that could tell (a listed URI whose owner refuses bob, answered without re-reading) is
     // never taken. alice lists resources on /mcp, and rec's list holds the URI.
-    const listing = await post(`${gateway.url}/mcp`, request('resources/list'), { ...headersFor(request('resources/list')), ...bearer(ALICE) });
+    const listing = await post(`${gateway.url}/mcp`, request('resources/list'), {
+      ...headersFor(request('resources/list')),
+      ...bearer(ALICE),
+    });
     assert.ok(
       listing.body.result?.resources?.some((r: { uri: string }) => r.uri === 'recorded://rec/doc'),
       `the gateway listed the existing URI: ${JSON.stringify(listing.body).slice(0, 300)}`,
@@ -296,7 +347,10 @@ describe('6. a denied resources/read takes the same path whether the URI exists 
     const existing = await listsCausedBy(BOB, 'recorded://rec/doc');
     const missing = await listsCausedBy(BOB, 'recorded://rec/nonexistent');
     // Not 0 = 0: each read did look the URI up (re-reading rec's list), and the same number of times.
-    assert.ok(existing >= 1 && missing >= 1, `lists re-read: ${existing} for an existing URI, ${missing} for a missing one`);
+    assert.ok(
+      existing >= 1 && missing >= 1,
+      `lists re-read: ${existing} for an existing URI, ${missing} for a missing one`,
+    );
     assert.equal(existing, missing);
   });
 });
@@ -304,7 +358,8 @@ describe('6. a denied resources/read takes the same path whether the URI exists 
 // ---- extra: instructions on /mcp --------------------------------------------------------------------------------
 
 describe("server/discover carries an upstream's instructions only to callers who see all it offers", () => {
-  const discover = async (key: string, url = `${gateway.url}/mcp`) => (await send(url, request('server/discover'), bearer(key))).body.result;
+  const discover = async (key: string, url = `${gateway.url}/mcp`) =>
+    (await send(url, request('server/discover'), bearer(key))).body.result;
   test('carol (two tools of everything) gets no instructions, on /mcp nor on its endpoint', async () => {
     assert.equal((await discover(CAROL)).instructions, undefined);
     assert.equal((await discover(CAROL, `${gateway.url}/servers/everything/mcp`)).instructions, undefined);

@@ -39,7 +39,12 @@ before(async () => {
         ],
       },
       policies: [
-        { name: 'all', principals: { ids: ['alice'] }, allow: { servers: ['everything', 'rec'] }, deny: { tools: [DENY_GLOB] } },
+        {
+          name: 'all',
+          principals: { ids: ['alice'] },
+          allow: { servers: ['everything', 'rec'] },
+          deny: { tools: [DENY_GLOB] },
+        },
         { name: 'everything', principals: { ids: ['bob'] }, allow: { servers: ['everything'] } },
       ],
       profiles: { reconly: { tools: ['rec__*'], prompts: [], resources: [] }, every: {} },
@@ -47,7 +52,10 @@ before(async () => {
     },
   );
   port = Number(new URL(gateway.url).port);
-  assert.ok(await until(async () => (await fetch(`${gateway.url}/readyz`)).status === 200, 30_000), 'both servers ready');
+  assert.ok(
+    await until(async () => (await fetch(`${gateway.url}/readyz`)).status === 200, 30_000),
+    'both servers ready',
+  );
 });
 
 after(async () => {
@@ -87,7 +95,10 @@ describe('1. names and URIs are length-checked before routing, globs or policy',
     const answer = await send(`${gateway.url}/servers/everything/mcp`, read, bearer(ALICE));
     assert.equal(answer.status, 400);
     assert.match(answer.body.error.message, /longer than 8192 characters/);
-    assert.ok(answer.body.error.message.length < 400, `the refusal quotes ${answer.body.error.message.length} characters`);
+    assert.ok(
+      answer.body.error.message.length < 400,
+      `the refusal quotes ${answer.body.error.message.length} characters`,
+    );
   });
 
   test("search mode's call_tool with a 3 MB name is refused with a bounded message and audit line; /healthz answers", async () => {
@@ -114,11 +125,14 @@ describe('1. names and URIs are length-checked before routing, globs or policy',
     const client = new Client1({ name: 'names-2025', version: '1.0.0' });
     await client.connect(new Transport1(new URL(`${gateway.url}/mcp`), { requestInit: { headers: bearer(ALICE) } }));
     try {
-      await assert.rejects(client.callTool({ name: longName(129), arguments: {} }), (error: { code?: number; message?: string }) => {
-        assert.equal(error.code, -32602);
-        assert.match(String(error.message), /longer than 128 characters/);
-        return true;
-      });
+      await assert.rejects(
+        client.callTool({ name: longName(129), arguments: {} }),
+        (error: { code?: number; message?: string }) => {
+          assert.equal(error.code, -32602);
+          assert.match(String(error.message), /longer than 128 characters/);
+          return true;
+        },
+      );
       const prompt = client.getPrompt({ name: longName(129) });
       await assert.rejects(prompt, /longer than 128 characters/);
     } finally {
@@ -130,9 +144,12 @@ describe('1. names and URIs are length-checked before routing, globs or policy',
 /** One HTTP request with the Host header exactly as given. */
 function rawGet(pathname: string, host: string): Promise<number> {
   return new Promise((resolve, reject) => {
-    const req = http.request({ host: '127.0.0.1', port, method: 'GET', path: pathname, headers: { host }, setHost: false }, (res) => {
-      res.resume().on('end', () => resolve(res.statusCode!));
-    });
+    const req = http.request(
+      { host: '127.0.0.1', port, method: 'GET', path: pathname, headers: { host }, setHost: false },
+      (res) => {
+        res.resume().on('end', () => resolve(res.statusCode!));
+      },
+    );
     req.on('error', reject);
     req.end();
   });
@@ -140,13 +157,22 @@ function rawGet(pathname: string, host: string): Promise<number> {
 
 describe('7. Host is parsed strictly on a loopback listener', () => {
   test('`127.0.0.1:80@evil.com` and other authorities a lenient split reads as loopback are refused', async () => {
-    for (const host of ['127.0.0.1:80@evil.com', `127.0.0.1:${port}@evil.com`, 'localhost:80@evil.com', '127.0.0.1:80/evil.com', 'localhost:x', '127.0.0.1:80:80', '[::1]x']) {
+    for (const host of [
+      '127.0.0.1:80@evil.com',
+      `127.0.0.1:${port}@evil.com`,
+      'localhost:80@evil.com',
+      '127.0.0.1:80/evil.com',
+      'localhost:x',
+      '127.0.0.1:80:80',
+      '[::1]x',
+    ]) {
       assert.equal(await rawGet('/healthz', host), 403, `Host ${host}`);
     }
   });
 
   test('control: plain loopback authorities are served', async () => {
-    for (const host of [`127.0.0.1:${port}`, 'localhost', `[::1]:${port}`, `LOCALHOST:${port}`]) assert.equal(await rawGet('/healthz', host), 200, `Host ${host}`);
+    for (const host of [`127.0.0.1:${port}`, 'localhost', `[::1]:${port}`, `LOCALHOST:${port}`])
+      assert.equal(await rawGet('/healthz', host), 200, `Host ${host}`);
   });
 });
 

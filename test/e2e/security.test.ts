@@ -16,7 +16,17 @@ import { setTimeout as sleep } from 'node:timers/promises';
 import { after, before, describe, test } from 'node:test';
 import { base64url, SignJWT } from 'jose';
 import type { RunningGateway } from '../../src/gateway.js';
-import { META, post, ROOT, schemaProblems, startTestGateway, until, type Answer, send, recordingServer } from './harness.js';
+import {
+  META,
+  post,
+  ROOT,
+  schemaProblems,
+  startTestGateway,
+  until,
+  type Answer,
+  send,
+  recordingServer,
+} from './harness.js';
 import { tempDir } from '../temp.js';
 
 const ALICE = 'alice-key-0123456789abcdef'; // group full: pub, priv, legacy
@@ -29,7 +39,8 @@ const CURSOR_SECRET = 'cursor-secret-of-this-gateway-0123';
 const dir = tempDir('mcp-gw-security-');
 const recordOf = (server: string) => path.join(dir, `${server}.received.jsonl`);
 
-const recording = (id: string, extra: Record<string, string> = {}) => recordingServer(recordOf(id), { id, era: 'modern', env: { TOOL_COUNT: '4', PAGE_SIZE: '2', ...extra } });
+const recording = (id: string, extra: Record<string, string> = {}) =>
+  recordingServer(recordOf(id), { id, era: 'modern', env: { TOOL_COUNT: '4', PAGE_SIZE: '2', ...extra } });
 
 // ---- what an upstream received -------------------------------------------------------------------------------
 
@@ -53,7 +64,10 @@ async function assertNothingReached(before: Record<string, number>, what: string
     const marker = `barrier-${server}-${nextId}`;
     const control = await send(`${gateway.url}/servers/${server}/mcp`, call('echo', { text: marker }), bearer(ALICE));
     assert.equal(control.status, 200, `control call to ${server}: ${JSON.stringify(control.body)}`);
-    assert.ok(await until(() => received(server).some((line) => line.includes(marker)), 10_000), `the control call reached ${server}`);
+    assert.ok(
+      await until(() => received(server).some((line) => line.includes(marker)), 10_000),
+      `the control call reached ${server}`,
+    );
     const lines = received(server).slice(count);
     // The gateway's own reads (a tools/list it makes to learn which tools it may call, naming itself in
     // clientInfo) are not the refused request's: only what a client sent counts as leaked.
@@ -70,7 +84,8 @@ async function assertNothingReached(before: Record<string, number>, what: string
 /** A request the gateway made on its own: its own clientInfo in `_meta`, which no test client sends. */
 function isGatewaysOwn(line: string): boolean {
   try {
-    const meta = (JSON.parse(line) as { params?: { _meta?: Record<string, { name?: string } | undefined> } }).params?._meta;
+    const meta = (JSON.parse(line) as { params?: { _meta?: Record<string, { name?: string } | undefined> } }).params
+      ?._meta;
     return meta?.['io.modelcontextprotocol/clientInfo']?.name === 'mcp-gateway';
   } catch {
     return false;
@@ -102,7 +117,10 @@ before(async () => {
   signing = generateKeyPairSync('rsa', { modulusLength: 2048 });
   stranger = generateKeyPairSync('rsa', { modulusLength: 2048 });
   const jwksFile = path.join(dir, 'jwks.json');
-  writeFileSync(jwksFile, JSON.stringify({ keys: [{ ...signing.publicKey.export({ format: 'jwk' }), kid: 'k1', alg: 'RS256', use: 'sig' }] }));
+  writeFileSync(
+    jwksFile,
+    JSON.stringify({ keys: [{ ...signing.publicKey.export({ format: 'jwk' }), kid: 'k1', alg: 'RS256', use: 'sig' }] }),
+  );
   gateway = await startTestGateway(
     {
       pub: recording('pub'),
@@ -135,8 +153,18 @@ before(async () => {
   mcp = `${gateway.url}/mcp`;
   // The gateway's own traffic at start (the legacy handshake, one listen request to each modern upstream)
   // is over before any case begins, so a case's "nothing reached" sees only what the case caused.
-  assert.ok(await until(() => received('pub').some((l) => l.includes('subscriptions/listen')) && received('priv').some((l) => l.includes('subscriptions/listen')), 10_000));
-  assert.ok(await until(() => received('legacy').some((l) => l.includes('notifications/initialized')), 20_000), 'the legacy child was initialised');
+  assert.ok(
+    await until(
+      () =>
+        received('pub').some((l) => l.includes('subscriptions/listen')) &&
+        received('priv').some((l) => l.includes('subscriptions/listen')),
+      10_000,
+    ),
+  );
+  assert.ok(
+    await until(() => received('legacy').some((l) => l.includes('notifications/initialized')), 20_000),
+    'the legacy child was initialised',
+  );
   await sleep(200);
 });
 
@@ -146,7 +174,12 @@ after(async () => {
 
 let nextId = 1;
 function call(name: string, args: Record<string, unknown>, meta: Record<string, unknown> = META) {
-  return { jsonrpc: '2.0' as const, id: `s${nextId++}`, method: 'tools/call', params: { name, arguments: args, _meta: meta } };
+  return {
+    jsonrpc: '2.0' as const,
+    id: `s${nextId++}`,
+    method: 'tools/call',
+    params: { name, arguments: args, _meta: meta },
+  };
 }
 function list(method: string, cursor?: unknown) {
   const params: Record<string, unknown> = { _meta: META };
@@ -195,10 +228,19 @@ describe('a disallowed Origin', () => {
       const before = snapshot();
       for (const url of [mcp, `${gateway.url}/servers/pub/mcp`]) {
         const name = url === mcp ? 'pub__echo' : 'echo';
-        assertRefused(await send(url, call(name, { text: 'from a foreign page' }), { ...bearer(ALICE), origin }), 403, -32600, /Origin .* is not allowed/);
+        assertRefused(
+          await send(url, call(name, { text: 'from a foreign page' }), { ...bearer(ALICE), origin }),
+          403,
+          -32600,
+          /Origin .* is not allowed/,
+        );
         const preflight = await fetch(url, {
           method: 'OPTIONS',
-          headers: { origin, 'access-control-request-method': 'POST', 'access-control-request-headers': 'authorization, content-type' },
+          headers: {
+            origin,
+            'access-control-request-method': 'POST',
+            'access-control-request-headers': 'authorization, content-type',
+          },
         });
         assert.equal(preflight.status, 403);
         assert.equal(preflight.headers.get('access-control-allow-origin'), null);
@@ -233,7 +275,14 @@ describe('without valid credentials', () => {
         [mcp, call('pub__echo', { text: 'no credentials' })],
         [`${gateway.url}/servers/priv/mcp`, call('echo', { text: 'no credentials' })],
         [mcp, list('tools/list')],
-        [`${gateway.url}/servers/legacy/mcp`, call('ask', { question: 'anyone?' }, { ...META, 'io.modelcontextprotocol/clientCapabilities': { elicitation: {} } })],
+        [
+          `${gateway.url}/servers/legacy/mcp`,
+          call(
+            'ask',
+            { question: 'anyone?' },
+            { ...META, 'io.modelcontextprotocol/clientCapabilities': { elicitation: {} } },
+          ),
+        ],
       ] as const) {
         const answer = await send(url, body, headers);
         assertRefused(answer, 401, -32600);
@@ -246,7 +295,10 @@ describe('without valid credentials', () => {
   test('control: the same requests with a key reach the upstreams', async () => {
     const before = snapshot();
     assert.equal((await send(mcp, call('pub__echo', { text: 'keyed-pub' }), bearer(ALICE))).status, 200);
-    assert.equal((await send(`${gateway.url}/servers/priv/mcp`, call('echo', { text: 'keyed-priv' }), bearer(ALICE))).status, 200);
+    assert.equal(
+      (await send(`${gateway.url}/servers/priv/mcp`, call('echo', { text: 'keyed-priv' }), bearer(ALICE))).status,
+      200,
+    );
     await assertReached(before, 'pub', 'keyed-pub');
     await assertReached(before, 'priv', 'keyed-priv');
   });
@@ -257,8 +309,11 @@ describe('without valid credentials', () => {
 describe('forged JWTs', () => {
   const now = () => Math.floor(Date.now() / 1000);
   const claims = () => ({ iss: ISSUER, aud: AUDIENCE, sub: 'dave', groups: ['full'], iat: now(), exp: now() + 300 });
-  const sign = (payload: Record<string, unknown>, key: KeyObject = signing.privateKey, header: Record<string, unknown> = { alg: 'RS256', kid: 'k1' }) =>
-    new SignJWT(payload).setProtectedHeader(header as { alg: string }).sign(key);
+  const sign = (
+    payload: Record<string, unknown>,
+    key: KeyObject = signing.privateKey,
+    header: Record<string, unknown> = { alg: 'RS256', kid: 'k1' },
+  ) => new SignJWT(payload).setProtectedHeader(header as { alg: string }).sign(key);
   const segment = (value: unknown) => base64url.encode(JSON.stringify(value));
 
   test('control: a token signed by the configured key reaches the upstream', async () => {
@@ -270,7 +325,10 @@ describe('forged JWTs', () => {
 
   const forged: [string, () => Promise<string>][] = [
     ['signed by another key under the same kid', () => sign(claims(), stranger.privateKey)],
-    ['signed by another key under an unknown kid', () => sign(claims(), stranger.privateKey, { alg: 'RS256', kid: 'k2' })],
+    [
+      'signed by another key under an unknown kid',
+      () => sign(claims(), stranger.privateKey, { alg: 'RS256', kid: 'k2' }),
+    ],
     ['alg none, no signature', async () => `${segment({ alg: 'none', typ: 'JWT' })}.${segment(claims())}.`],
     [
       'alg none, with the genuine signature attached',
@@ -329,51 +387,90 @@ describe("another principal's requestState", () => {
     ['/mcp', () => mcp, 'legacy__ask'],
     ['/servers/legacy/mcp', () => `${gateway.url}/servers/legacy/mcp`, 'ask'],
   ] as const) {
-    test(`on ${label}: bob's retry with alice's requestState is refused and the held call hears nothing; alice's retry completes`, async () => {
-      const question = `who-${nextId}?`;
-      const first = call(tool, { question }, ELICITATION);
-      const asked = await send(url(), first, bearer(ALICE));
-      assert.equal(asked.body?.result?.resultType, 'input_required', JSON.stringify(asked.body));
-      const requestState: string = asked.body.result.requestState;
-      assert.ok(await until(() => received('legacy').some((l) => l.includes(question)), 5_000), 'the call reached the legacy server');
-      await sleep(100);
+    test(
+      `on ${label}: bob's retry with alice's requestState is refused and the held call hears nothing; alice's ` +
+        `retry completes`,
+      async () => {
+        const question = `who-${nextId}?`;
+        const first = call(tool, { question }, ELICITATION);
+        const asked = await send(url(), first, bearer(ALICE));
+        assert.equal(asked.body?.result?.resultType, 'input_required', JSON.stringify(asked.body));
+        const requestState: string = asked.body.result.requestState;
+        assert.ok(
+          await until(() => received('legacy').some((l) => l.includes(question)), 5_000),
+          'the call reached the legacy server',
+        );
+        await sleep(100);
 
-      const before = snapshot();
-      for (const where of [url(), label === '/mcp' ? `${gateway.url}/servers/legacy/mcp` : mcp]) {
-        const name = where === mcp ? 'legacy__ask' : 'ask';
-        const stolen = { ...first, id: `s${nextId++}`, params: { ...first.params, name, inputResponses: answerOf('Mallory'), requestState } };
-        const answer = await send(where, stolen, bearer(BOB));
-        assert.equal(answer.status, 200);
-        assert.equal(answer.body?.error?.code, -32602, JSON.stringify(answer.body));
-        assert.match(answer.body.error.message, /^Invalid requestState: /);
-        assert.deepEqual(schemaProblems('tools/call', answer.body), []);
-      }
-      await assertNothingReached(before, "bob's retries");
-      assert.ok(!received('legacy').some((line) => line.includes('Mallory')), "bob's answer never reached the server");
+        const before = snapshot();
+        for (const where of [url(), label === '/mcp' ? `${gateway.url}/servers/legacy/mcp` : mcp]) {
+          const name = where === mcp ? 'legacy__ask' : 'ask';
+          const stolen = {
+            ...first,
+            id: `s${nextId++}`,
+            params: { ...first.params, name, inputResponses: answerOf('Mallory'), requestState },
+          };
+          const answer = await send(where, stolen, bearer(BOB));
+          assert.equal(answer.status, 200);
+          assert.equal(answer.body?.error?.code, -32602, JSON.stringify(answer.body));
+          assert.match(answer.body.error.message, /^Invalid requestState: /);
+          assert.deepEqual(schemaProblems('tools/call', answer.body), []);
+        }
+        await assertNothingReached(before, "bob's retries");
+        assert.ok(
+          !received('legacy').some((line) => line.includes('Mallory')),
+          "bob's answer never reached the server",
+        );
 
-      // The genuine retry still completes: the held call was neither answered nor cancelled by bob.
-      const retry = { ...first, id: `s${nextId++}`, params: { ...first.params, inputResponses: answerOf('Alice'), requestState } };
-      const done = await send(url(), retry, bearer(ALICE));
-      assert.equal(done.status, 200);
-      assert.deepEqual(JSON.parse(done.body.result.content[0].text), { action: 'accept', content: { name: 'Alice' } });
-      await assertReached(before, 'legacy', 'Alice');
-    });
+        // The genuine retry still completes: the held call was neither answered nor cancelled by bob.
+        const retry = {
+          ...first,
+          id: `s${nextId++}`,
+          params: { ...first.params, inputResponses: answerOf('Alice'), requestState },
+        };
+        const done = await send(url(), retry, bearer(ALICE));
+        assert.equal(done.status, 200);
+        assert.deepEqual(JSON.parse(done.body.result.content[0].text), {
+          action: 'accept',
+          content: { name: 'Alice' },
+        });
+        await assertReached(before, 'legacy', 'Alice');
+      },
+    );
   }
 
   test("a 2025 client's Mcp-Session-Id used by another principal is refused, and nothing reaches an upstream", async () => {
-    const init = { jsonrpc: '2.0', id: 'init', method: 'initialize', params: { protocolVersion: '2025-11-25', capabilities: {}, clientInfo: { name: 'sec', version: '1' } } };
+    const init = {
+      jsonrpc: '2.0',
+      id: 'init',
+      method: 'initialize',
+      params: { protocolVersion: '2025-11-25', capabilities: {}, clientInfo: { name: 'sec', version: '1' } },
+    };
     const headers = { 'content-type': 'application/json', accept: 'application/json, text/event-stream' };
     const opened = await post(mcp, init, { ...headers, ...bearer(ALICE) });
     const session = opened.headers.get('mcp-session-id');
     assert.equal(opened.status, 200, JSON.stringify(opened.body));
     assert.ok(session, 'initialize answered with an Mcp-Session-Id');
-    const callOnSession = (text: string) => ({ jsonrpc: '2.0', id: `s${nextId++}`, method: 'tools/call', params: { name: 'pub__echo', arguments: { text } } });
+    const callOnSession = (text: string) => ({
+      jsonrpc: '2.0',
+      id: `s${nextId++}`,
+      method: 'tools/call',
+      params: { name: 'pub__echo', arguments: { text } },
+    });
     const before = snapshot();
-    const stolen = await post(mcp, callOnSession('session-thief'), { ...headers, ...bearer(BOB), 'mcp-session-id': session });
+    const stolen = await post(mcp, callOnSession('session-thief'), {
+      ...headers,
+      ...bearer(BOB),
+      'mcp-session-id': session,
+    });
     assert.ok(stolen.status >= 400 && stolen.status < 500, `status ${stolen.status}: ${JSON.stringify(stolen.body)}`);
     assert.ok(stolen.body?.error, JSON.stringify(stolen.body));
     await assertNothingReached(before, 'a call on a stolen session');
-    const own = await post(mcp, callOnSession('session-owner'), { ...headers, ...bearer(ALICE), 'mcp-session-id': session });
+    const own = await post(mcp, callOnSession('session-owner'), {
+      ...headers,
+      ...bearer(ALICE),
+      'mcp-session-id': session,
+    });
     assert.equal(own.status, 200, JSON.stringify(own.body));
     await assertReached(before, 'pub', 'session-owner');
   });
@@ -382,7 +479,9 @@ describe("another principal's requestState", () => {
 // ---- cursors -----------------------------------------------------------------------------------------------------
 
 describe('/mcp cursors', () => {
-  /** Page 1 of tools/list for alice (she reaches pub, priv and legacy): its cursor names pub's and priv's next pages. */
+  /**
+   * Page 1 of tools/list for alice (she reaches pub, priv and legacy): its cursor names pub's and priv's next pages.
+   */
   async function alicesCursor(): Promise<{ cursor: string; positions: [string, string | null][] }> {
     const page = await send(mcp, list('tools/list'), bearer(ALICE));
     assert.equal(page.status, 200, JSON.stringify(page.body));
@@ -396,8 +495,10 @@ describe('/mcp cursors', () => {
     return { cursor, positions };
   }
   const encode = (positions: unknown) => Buffer.from(JSON.stringify(positions)).toString('base64url');
-  const mac = (method: string, payload: string, key: string) => createHmac('sha256', key).update(method).update('\0').update(payload).digest('base64url').slice(0, 22);
-  const namesIn = (answer: Answer): string[] => (answer.body?.result?.tools ?? []).map((tool: { name: string }) => tool.name);
+  const mac = (method: string, payload: string, key: string) =>
+    createHmac('sha256', key).update(method).update('\0').update(payload).digest('base64url').slice(0, 22);
+  const namesIn = (answer: Answer): string[] =>
+    (answer.body?.result?.tools ?? []).map((tool: { name: string }) => tool.name);
 
   test('control: alice follows her cursor to the next pages of pub and priv', async () => {
     const { cursor } = await alicesCursor();
@@ -411,38 +512,58 @@ describe('/mcp cursors', () => {
     await assertReached(before, 'priv', '"cursor":"2"');
   });
 
-  test('altered, re-signed with guessed keys, moved to another list, or malformed: -32602, and no list reaches an upstream', async () => {
-    const { cursor, positions } = await alicesCursor();
-    const [payload, signature] = cursor.split('.') as [string, string];
-    const crafted: [string, unknown][] = [
-      ['positions rewritten to priv from its start, old MAC', `${encode([['priv', null]])}.${signature}`],
-      ['positions rewritten to priv at an upstream cursor of our choosing, old MAC', `${encode([['priv', '0']])}.${signature}`],
-      ['one character of the payload changed', `${payload.slice(0, -1)}${payload.at(-1) === 'A' ? 'B' : 'A'}.${signature}`],
-      ['one character of the MAC changed (not the last)', `${payload}.${signature.slice(0, 5)}${signature[5] === 'A' ? 'B' : 'A'}${signature.slice(6)}`],
-      ['the MAC cut short', `${payload}.${signature.slice(0, 10)}`],
-      ['no MAC', payload],
-      ['an empty MAC', `${payload}.`],
-      ['signed with an empty key', `${encode([['priv', '0']])}.${mac('tools/list', encode([['priv', '0']]), '')}`],
-      ['signed with a guessed key', `${encode([['priv', '0']])}.${mac('tools/list', encode([['priv', '0']]), 'secret')}`],
-      ['a server that does not exist, old MAC', `${encode([['nope', null]])}.${signature}`],
-      ['the positions as an object', `${encode({ priv: '0' })}.${signature}`],
-      ['the genuine cursor on prompts/list', cursor],
-      ['the genuine cursor on resources/list', cursor],
-      ['the genuine cursor twice', `${cursor}${cursor}`],
-      ['a number', 12],
-      ['an object', { positions }],
-      ['an empty string', ''],
-    ];
-    for (const [what, value] of crafted) {
-      const method = what.includes('prompts/list') ? 'prompts/list' : what.includes('resources/list') ? 'resources/list' : 'tools/list';
-      const before = snapshot();
-      const answer = await send(mcp, list(method, value), bearer(ALICE));
-      assert.equal(answer.status, 200, `${what}: ${JSON.stringify(answer.body)}`);
-      assert.equal(answer.body?.error?.code, -32602, `${what}: ${JSON.stringify(answer.body).slice(0, 300)}`);
-      assert.match(answer.body.error.message, /Invalid cursor/, what);
-      await assertNothingReached(before, what);
-    }
-  });
+  test(
+    'altered, re-signed with guessed keys, moved to another list, or malformed: -32602, and no list reaches an ' +
+      'upstream',
+    async () => {
+      const { cursor, positions } = await alicesCursor();
+      const [payload, signature] = cursor.split('.') as [string, string];
+      const crafted: [string, unknown][] = [
+        ['positions rewritten to priv from its start, old MAC', `${encode([['priv', null]])}.${signature}`],
+        [
+          'positions rewritten to priv at an upstream cursor of our choosing, old MAC',
+          `${encode([['priv', '0']])}.${signature}`,
+        ],
+        [
+          'one character of the payload changed',
+          `${payload.slice(0, -1)}${payload.at(-1) === 'A' ? 'B' : 'A'}.${signature}`,
+        ],
+        [
+          'one character of the MAC changed (not the last)',
+          `${payload}.${signature.slice(0, 5)}${signature[5] === 'A' ? 'B' : 'A'}${signature.slice(6)}`,
+        ],
+        ['the MAC cut short', `${payload}.${signature.slice(0, 10)}`],
+        ['no MAC', payload],
+        ['an empty MAC', `${payload}.`],
+        ['signed with an empty key', `${encode([['priv', '0']])}.${mac('tools/list', encode([['priv', '0']]), '')}`],
+        [
+          'signed with a guessed key',
+          `${encode([['priv', '0']])}.${mac('tools/list', encode([['priv', '0']]), 'secret')}`,
+        ],
+        ['a server that does not exist, old MAC', `${encode([['nope', null]])}.${signature}`],
+        ['the positions as an object', `${encode({ priv: '0' })}.${signature}`],
+        ['the genuine cursor on prompts/list', cursor],
+        ['the genuine cursor on resources/list', cursor],
+        ['the genuine cursor twice', `${cursor}${cursor}`],
+        ['a number', 12],
+        ['an object', { positions }],
+        ['an empty string', ''],
+      ];
+      for (const [what, value] of crafted) {
+        const method = what.includes('prompts/list')
+          ? 'prompts/list'
+          : what.includes('resources/list')
+            ? 'resources/list'
+            : 'tools/list';
+        const before = snapshot();
+        const answer = await send(mcp, list(method, value), bearer(ALICE));
+        assert.equal(answer.status, 200, `${what}: ${JSON.stringify(answer.body)}`);
+        assert.equal(answer.body?.error?.code, -32602, `${what}: ${JSON.stringify(answer.body).slice(0, 300)}`);
+        assert.match(answer.body.error.message, /Invalid cursor/, what);
+        await assertNothingReached(before, what);
+      }
+    },
+  );
 
   test('a MAC whose last character is changed in the bits base64url decoding drops: -32602', async () => {
     const { cursor } = await alicesCursor();
@@ -470,8 +591,13 @@ describe('/mcp cursors', () => {
       );
       assert.deepEqual(schemaProblems('tools/list', answer.body), []);
       if (typeof answer.body.result.nextCursor === 'string') {
-        const positions = JSON.parse(Buffer.from(answer.body.result.nextCursor.split('.')[0], 'base64url').toString('utf8'));
-        assert.ok(!positions.some(([server]: [string]) => server === 'priv'), `bob's next cursor names priv: ${JSON.stringify(positions)}`);
+        const positions = JSON.parse(
+          Buffer.from(answer.body.result.nextCursor.split('.')[0], 'base64url').toString('utf8'),
+        );
+        assert.ok(
+          !positions.some(([server]: [string]) => server === 'priv'),
+          `bob's next cursor names priv: ${JSON.stringify(positions)}`,
+        );
       }
     } else {
       assert.equal(answer.body.error.code, -32602);
@@ -489,7 +615,10 @@ describe('/mcp cursors', () => {
     const before = snapshot();
     const answer = await send(`${gateway.url}/servers/priv/mcp`, list('tools/list'), bearer(BOB));
     assertRefused(answer, 404, -32600, /No server named 'priv'/);
-    assert.ok(!answer.body.error.message.includes('/servers/priv/mcp'), 'the refusal does not list priv among the endpoints');
+    assert.ok(
+      !answer.body.error.message.includes('/servers/priv/mcp'),
+      'the refusal does not list priv among the endpoints',
+    );
     const called = await send(mcp, call('priv__echo', { text: 'bob-to-priv' }), bearer(BOB));
     assert.equal(called.body?.error?.code, -32602, JSON.stringify(called.body));
     await assertNothingReached(before, "bob's requests to priv");

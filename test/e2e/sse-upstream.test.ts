@@ -21,7 +21,11 @@ after(async () => {
 });
 
 function call(name: string, args: Record<string, unknown> = {}, capabilities: Record<string, unknown> = {}) {
-  return request('tools/call', { name, arguments: args, _meta: { 'io.modelcontextprotocol/clientCapabilities': capabilities } });
+  return request('tools/call', {
+    name,
+    arguments: args,
+    _meta: { 'io.modelcontextprotocol/clientCapabilities': capabilities },
+  });
 }
 
 describe('an HTTP+SSE upstream', () => {
@@ -51,7 +55,11 @@ describe('an HTTP+SSE upstream', () => {
     const retry = {
       ...first,
       id: 'retry-1',
-      params: { ...first.params, inputResponses: { [key]: { action: 'accept', content: { name: 'Ada' } } }, requestState: result.requestState },
+      params: {
+        ...first.params,
+        inputResponses: { [key]: { action: 'accept', content: { name: 'Ada' } } },
+        requestState: result.requestState,
+      },
     };
     const done = await post(`${gateway.url}/servers/old/mcp`, retry, headersFor(retry));
     assert.equal(done.body.result?.content?.[0]?.text, 'hello Ada', JSON.stringify(done.body));
@@ -79,7 +87,11 @@ describe('era: auto on a url: server', () => {
     const detected = await startTestGateway({ found: { url: server.url, timeoutMs: 10_000 } });
     try {
       const list = await post(`${detected.url}/servers/found/mcp`, request('tools/list'));
-      assert.deepEqual(list.body.result?.tools?.map((t: any) => t.name).sort(), ['ask', 'drop', 'echo'], JSON.stringify(list.body));
+      assert.deepEqual(
+        list.body.result?.tools?.map((t: any) => t.name).sort(),
+        ['ask', 'drop', 'echo'],
+        JSON.stringify(list.body),
+      );
       const body = call('echo', { text: 'found' });
       const answer = await post(`${detected.url}/servers/found/mcp`, body, headersFor(body));
       assert.equal(answer.body.result?.content?.[0]?.text, 'found');

@@ -39,7 +39,9 @@ test('a command that does not exist is not guessed to be a 2025 server', async (
   const upstream = gateway.upstreams.get('nonexistent')!;
   assert.ok(await until(() => upstream.status().lastError !== undefined, 15_000), JSON.stringify(upstream.status()));
   assert.match(upstream.status().lastError!, /no-such-command-mcp-gw/);
-  const guesses = written.records().filter((line) => line.server === 'nonexistent' && typeof line.msg === 'string' && /revision/.test(line.msg));
+  const guesses = written
+    .records()
+    .filter((line) => line.server === 'nonexistent' && typeof line.msg === 'string' && /revision/.test(line.msg));
   assert.deepEqual(guesses, [], 'no era is logged for a command that never ran');
 });
 
@@ -60,7 +62,9 @@ test('the meaningful line: causes over noise, the last line when nothing reads l
   ].join('\n');
   assert.equal(meaningfulStderrLine(node), "Error: Cannot find module '/srv/server.js'");
   assert.equal(
-    meaningfulStderrLine('Traceback (most recent call last):\n  File "x.py", line 1\nModuleNotFoundError: No module named mcp'),
+    meaningfulStderrLine(
+      'Traceback (most recent call last):\n  File "x.py", line 1\nModuleNotFoundError: No module named mcp',
+    ),
     'ModuleNotFoundError: No module named mcp',
   );
   assert.equal(meaningfulStderrLine('starting\nlistening on stdio'), 'listening on stdio');

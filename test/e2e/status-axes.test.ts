@@ -9,7 +9,16 @@ import { chromium } from '../services.js';
 import { eventually, fixture, post, request, startTestGateway, until } from './harness.js';
 
 const browserNeed = await chromium('the status page axes in headless Chromium');
-const ARGS = ['--headless', '--no-sandbox', '--disable-gpu', '--disable-quic', '--no-first-run', '--disable-background-networking', '--disable-component-update', '--disable-sync'];
+const ARGS = [
+  '--headless',
+  '--no-sandbox',
+  '--disable-gpu',
+  '--disable-quic',
+  '--no-first-run',
+  '--disable-background-networking',
+  '--disable-component-update',
+  '--disable-sync',
+];
 
 interface Axis {
   texts: Record<string, string>;
@@ -27,9 +36,25 @@ function readAxes(page: Page, server: string, chart: 'latency' | 'errors'): Prom
       const box = svg.getBoundingClientRect();
       const texts = [...svg.querySelectorAll('text[data-axis]')];
       const boxes = texts.map((t) => t.getBoundingClientRect());
-      const inside = boxes.every((b) => b.width > 0 && b.left >= box.left - 0.5 && b.right <= box.right + 0.5 && b.top >= box.top - 0.5 && b.bottom <= box.bottom + 0.5);
-      const apart = boxes.every((a, i) => boxes.every((b, j) => i === j || a.right <= b.left || b.right <= a.left || a.bottom <= b.top || b.bottom <= a.top));
-      return { texts: Object.fromEntries(texts.map((t) => [t.getAttribute('data-axis')!, t.textContent ?? ''])), label: svg.getAttribute('aria-label') ?? '', inside, apart };
+      const inside = boxes.every(
+        (b) =>
+          b.width > 0 &&
+          b.left >= box.left - 0.5 &&
+          b.right <= box.right + 0.5 &&
+          b.top >= box.top - 0.5 &&
+          b.bottom <= box.bottom + 0.5,
+      );
+      const apart = boxes.every((a, i) =>
+        boxes.every(
+          (b, j) => i === j || a.right <= b.left || b.right <= a.left || a.bottom <= b.top || b.bottom <= a.top,
+        ),
+      );
+      return {
+        texts: Object.fromEntries(texts.map((t) => [t.getAttribute('data-axis')!, t.textContent ?? ''])),
+        label: svg.getAttribute('aria-label') ?? '',
+        inside,
+        apart,
+      };
     },
     [server, chart],
   );
@@ -53,7 +78,12 @@ describe('the status page sparklines have axes', { skip: browserNeed.skip }, () 
   test('time span and top value on both charts, first rendered and redrawn', { timeout: 90_000 }, async () => {
     const gw = gateway!;
     const alpha = `${gw.url}/servers/alpha/mcp`;
-    for (let i = 0; i < 4; i++) assert.equal((await post(alpha, request('tools/call', { name: 'echo', arguments: { text: `n${i}` } }))).body?.result?.content?.[0]?.text, `n${i}`);
+    for (let i = 0; i < 4; i++)
+      assert.equal(
+        (await post(alpha, request('tools/call', { name: 'echo', arguments: { text: `n${i}` } }))).body?.result
+          ?.content?.[0]?.text,
+        `n${i}`,
+      );
     const status = await (await fetch(`${gw.url}/status.json`)).json();
     const traffic = status.traffic as { slotSeconds: number; upstreams: { name: string; points: unknown[] }[] };
     const seconds = traffic.slotSeconds * traffic.upstreams.find((u) => u.name === 'alpha')!.points.length;
@@ -73,7 +103,8 @@ describe('the status page sparklines have axes', { skip: browserNeed.skip }, () 
       assert.equal(latency.texts.to, 'now', when);
       const errors = (await readAxes(page, 'alpha', 'errors'))!;
       assert.deepEqual(errors.texts, { max: '100%', from: span, to: 'now' }, when);
-      for (const axis of [latency, errors]) assert.ok(axis.inside && axis.apart, `${when}: labels inside the chart, apart: ${JSON.stringify(axis)}`);
+      for (const axis of [latency, errors])
+        assert.ok(axis.inside && axis.apart, `${when}: labels inside the chart, apart: ${JSON.stringify(axis)}`);
     };
     await check('first view');
     // The script redraws the table on its refresh: the same axes come back.

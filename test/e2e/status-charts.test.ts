@@ -11,7 +11,16 @@ import { chromium } from '../services.js';
 import { eventually, fixture, post, request, startTestGateway, until } from './harness.js';
 
 const browserNeed = await chromium('the status page charts in headless Chromium');
-const ARGS = ['--headless', '--no-sandbox', '--disable-gpu', '--disable-quic', '--no-first-run', '--disable-background-networking', '--disable-component-update', '--disable-sync'];
+const ARGS = [
+  '--headless',
+  '--no-sandbox',
+  '--disable-gpu',
+  '--disable-quic',
+  '--no-first-run',
+  '--disable-background-networking',
+  '--disable-component-update',
+  '--disable-sync',
+];
 
 interface ChartRow {
   cells: Record<string, string | null>;
@@ -24,7 +33,9 @@ function readTraffic(page: Page, server: string): Promise<ChartRow | null> {
   return page.evaluate((name) => {
     const row = document.querySelector(`#traffic tr[data-traffic="${CSS.escape(name)}"]`);
     if (!row) return null;
-    const cells = Object.fromEntries([...row.querySelectorAll('td[data-field]')].map((td) => [td.getAttribute('data-field')!, td.textContent]));
+    const cells = Object.fromEntries(
+      [...row.querySelectorAll('td[data-field]')].map((td) => [td.getAttribute('data-field')!, td.textContent]),
+    );
     const line = row.querySelector('svg[data-chart="latency"]');
     const bars = row.querySelector('svg[data-chart="errors"]');
     const box = line?.getBoundingClientRect();
@@ -67,14 +78,17 @@ describe('the status page traffic charts in headless Chromium', { skip: browserN
     await gateway?.close();
   });
 
-  test("calls and errors the test makes show on that server's charts, refreshed in place", { timeout: 90_000 }, async () => {
+  test("calls and errors the test makes show on that server's charts, refreshed in place", {
+    timeout: 90_000,
+  }, async () => {
     const gw = gateway!;
     const context = await browser!.newContext();
     const page = await context.newPage();
     const problems: string[] = [];
     page.on('pageerror', (error) => problems.push(`page error: ${error.message}`));
     page.on('console', (message) => {
-      if (message.type() === 'error' && !message.text().startsWith('Failed to load resource')) problems.push(`console: ${message.text()}`);
+      if (message.type() === 'error' && !message.text().startsWith('Failed to load resource'))
+        problems.push(`console: ${message.text()}`);
     });
     try {
       await page.goto(`${gw.url}/`, { waitUntil: 'load' });
@@ -83,15 +97,24 @@ describe('the status page traffic charts in headless Chromium', { skip: browserN
       const quiet = await readTraffic(page, 'alpha');
       assert.ok(quiet, 'the page has a traffic row for alpha');
       assert.equal(quiet.errors?.errors, 0);
-      assert.equal(quiet.cells.errorRate === '0.0%' || quiet.cells.errorRate === '\u2014', true, `error rate before: ${quiet.cells.errorRate}`);
+      assert.equal(
+        quiet.cells.errorRate === '0.0%' || quiet.cells.errorRate === '\u2014',
+        true,
+        `error rate before: ${quiet.cells.errorRate}`,
+      );
       const before = Number(quiet.cells.calls);
       await page.evaluate(() => ((window as unknown as { sameDocument: boolean }).sameDocument = true));
 
       // Eight calls to alpha: six answered, two refused by the server (a tool it does not have).
       const alpha = `${gw.url}/servers/alpha/mcp`;
       for (let i = 0; i < 6; i++)
-        assert.equal((await post(alpha, request('tools/call', { name: 'echo', arguments: { text: `n${i}` } }))).body?.result?.content?.[0]?.text, `n${i}`);
-      for (let i = 0; i < 2; i++) assert.ok((await post(alpha, request('tools/call', { name: 'missing', arguments: {} }))).body?.error);
+        assert.equal(
+          (await post(alpha, request('tools/call', { name: 'echo', arguments: { text: `n${i}` } }))).body?.result
+            ?.content?.[0]?.text,
+          `n${i}`,
+        );
+      for (let i = 0; i < 2; i++)
+        assert.ok((await post(alpha, request('tools/call', { name: 'missing', arguments: {} }))).body?.error);
 
       // Both counts from one refresh: the snapshot's own tools/list can make the count reach before + 8 on a
       // refresh taken between the test's last two calls, which then shows only one of the two errors.
@@ -108,10 +131,16 @@ describe('the status page traffic charts in headless Chromium', { skip: browserN
       const calls = Number(row.cells.calls);
       assert.equal(row.cells.errorRate, `${((2 / calls) * 100).toFixed(1)}%`, `2 errors in ${calls} calls`);
       assert.match(row.cells.p95Ms ?? '', /^\d+(\.\d)? ms$/);
-      assert.ok(row.latency && row.latency.points >= 1 && row.latency.dots === row.latency.points, `latency chart: ${JSON.stringify(row.latency)}`);
+      assert.ok(
+        row.latency && row.latency.points >= 1 && row.latency.dots === row.latency.points,
+        `latency chart: ${JSON.stringify(row.latency)}`,
+      );
       assert.match(row.latency.path, /^M[\d.]+ [\d.]+/, 'the latency line starts at a point');
       assert.ok(row.latency.width > 50 && row.latency.height > 10, 'the chart is drawn with a size');
-      assert.ok(row.errors && row.errors.errors === 2 && row.errors.red >= 1, `error chart: ${JSON.stringify(row.errors)}`);
+      assert.ok(
+        row.errors && row.errors.errors === 2 && row.errors.red >= 1,
+        `error chart: ${JSON.stringify(row.errors)}`,
+      );
 
       const beta = (await readTraffic(page, 'beta'))!;
       assert.ok(Number(beta.cells.calls) < 8, `beta had only the snapshot's own calls: ${beta.cells.calls}`);
@@ -120,9 +149,18 @@ describe('the status page traffic charts in headless Chromium', { skip: browserN
 
       // The script draws what the server draws for the same snapshot.
       const snapshot = (await (await fetch(`${gw.url}/status.json`)).json()) as StatusSnapshot;
-      await page.route('**/status.json', (route) => route.fulfill({ status: 200, contentType: 'application/json', body: JSON.stringify(snapshot) }));
+      await page.route('**/status.json', (route) =>
+        route.fulfill({ status: 200, contentType: 'application/json', body: JSON.stringify(snapshot) }),
+      );
       const refreshes = await page.evaluate(() => Number(document.body.dataset.refreshes));
-      assert.ok(await until(() => page.evaluate((n) => Number(document.body.dataset.refreshes) > n + 1, refreshes), 10_000, 100), 'the page stopped refreshing itself');
+      assert.ok(
+        await until(
+          () => page.evaluate((n) => Number(document.body.dataset.refreshes) > n + 1, refreshes),
+          10_000,
+          100,
+        ),
+        'the page stopped refreshing itself',
+      );
       const reference = await context.newPage();
       await reference.setContent(renderStatusPage(snapshot));
       const html = (p: Page) => p.evaluate(() => document.getElementById('traffic')!.innerHTML.trim());
@@ -130,7 +168,11 @@ describe('the status page traffic charts in headless Chromium', { skip: browserN
       await reference.close();
       await page.unroute('**/status.json');
 
-      assert.equal(await page.evaluate(() => (window as unknown as { sameDocument?: boolean }).sameDocument), true, 'the page was reloaded');
+      assert.equal(
+        await page.evaluate(() => (window as unknown as { sameDocument?: boolean }).sameDocument),
+        true,
+        'the page was reloaded',
+      );
       assert.deepEqual(problems, [], 'errors in the page (CSP violations included)');
     } finally {
       await context.close();

@@ -27,7 +27,11 @@ describe('a shared modern child', () => {
   before(async () => {
     gateway = await startTestGateway({
       // Room for a restart on a loaded machine, and for the 200 calls at once below (the default queue holds 64).
-      modern: fixture('modern-server', { env: { FIXTURE_CANCEL_LOG: cancelLog, FIXTURE_CALL_LOG: callLog, FIXTURE_BANNER: '1' }, timeoutMs: 8_000, maxQueued: 256 }),
+      modern: fixture('modern-server', {
+        env: { FIXTURE_CANCEL_LOG: cancelLog, FIXTURE_CALL_LOG: callLog, FIXTURE_BANNER: '1' },
+        timeoutMs: 8_000,
+        maxQueued: 256,
+      }),
       // A timeout longer than the test may run: an answer at all shows the failure did not wait for it.
       small: fixture('modern-server', { maxLineBytes: 4096, timeoutMs: 600_000 }),
     });
@@ -59,10 +63,16 @@ describe('a shared modern child', () => {
   });
 
   test('an answer over maxLineBytes fails that call at once, naming the setting', { timeout: 60_000 }, async () => {
-    const answer = await post(`${gateway.url}/servers/small/mcp`, request('tools/call', { name: 'echo', arguments: { text: 'y'.repeat(8192) } }));
+    const answer = await post(
+      `${gateway.url}/servers/small/mcp`,
+      request('tools/call', { name: 'echo', arguments: { text: 'y'.repeat(8192) } }),
+    );
     assert.equal(answer.body.error.code, -32603);
     assert.match(answer.body.error.message, /servers\.small\.maxLineBytes/);
-    const next = await post(`${gateway.url}/servers/small/mcp`, request('tools/call', { name: 'echo', arguments: { text: 'fits' } }));
+    const next = await post(
+      `${gateway.url}/servers/small/mcp`,
+      request('tools/call', { name: 'echo', arguments: { text: 'fits' } }),
+    );
     assert.equal(textOf(next), 'fits');
   });
 
@@ -77,7 +87,12 @@ describe('a shared modern child', () => {
     const before = cancelled().split('\n').length;
     const body = request('tools/call', { name: 'slow', arguments: { ms: 1400 }, _meta: { progressToken: 1 } });
     const controller = new AbortController();
-    const response = await fetch(url, { method: 'POST', headers: headersFor(body), body: JSON.stringify(body), signal: controller.signal });
+    const response = await fetch(url, {
+      method: 'POST',
+      headers: headersFor(body),
+      body: JSON.stringify(body),
+      signal: controller.signal,
+    });
     assert.equal(response.headers.get('content-type'), 'text/event-stream');
     controller.abort();
     assert.ok(await until(() => cancelled().split('\n').length > before, 10_000), 'the child logged a cancellation');
@@ -113,7 +128,11 @@ describe('eras', () => {
   before(async () => {
     gateway = await startTestGateway({
       legacy: fixture('legacy-server', { env: { FIXTURE_CANCEL_LOG: cancelLog, FIXTURE_CALL_LOG: callLog } }),
-      strict: { command: process.execPath, args: ['--import', 'tsx', 'test/fixtures/strict-legacy-server.ts'], cwd: ROOT },
+      strict: {
+        command: process.execPath,
+        args: ['--import', 'tsx', 'test/fixtures/strict-legacy-server.ts'],
+        cwd: ROOT,
+      },
       pinned: fixture('legacy-server', { era: 'legacy' }),
     });
   });
@@ -121,7 +140,10 @@ describe('eras', () => {
 
   for (const server of ['legacy', 'strict', 'pinned']) {
     test(`${server}: served as legacy, results completed for the modern client`, async () => {
-      const answer = await post(`${gateway.url}/servers/${server}/mcp`, request('tools/call', { name: 'echo', arguments: { text: 'old' } }));
+      const answer = await post(
+        `${gateway.url}/servers/${server}/mcp`,
+        request('tools/call', { name: 'echo', arguments: { text: 'old' } }),
+      );
       assert.equal(textOf(answer), 'old');
       assert.equal(answer.body.result.resultType, 'complete');
       assert.equal(answer.body.result._meta['io.modelcontextprotocol/serverInfo'].name, 'legacy-fixture');
@@ -136,28 +158,44 @@ describe('eras', () => {
     // On its own, not after the test above: strict exits when probed as a modern server (the fixture does), so
     // being served, as legacy, means it was started again after that exit; and that start is no crash.
     const strict = gateway.upstreams.get('strict')!;
-    assert.ok(await until(() => strict.status().state === 'ready', 30_000), `strict: ${JSON.stringify(strict.status())}`);
+    assert.ok(
+      await until(() => strict.status().state === 'ready', 30_000),
+      `strict: ${JSON.stringify(strict.status())}`,
+    );
     assert.equal(strict.status().era, 'legacy');
     assert.equal(strict.status().restarts, 0, JSON.stringify(strict.status()));
   });
 
-  test("a legacy child's elicitation request, for a client that did not declare elicitation: -32021 naming it, and the child goes on", async () => {
-    const answer = await post(`${gateway.url}/servers/legacy/mcp`, request('tools/call', { name: 'ask', arguments: {} }));
-    assert.equal(answer.status, 400); // the spec fixes -32021's HTTP status (protocol/error-status.ts)
-    assert.equal(answer.body.error.code, -32021);
-    assert.deepEqual(answer.body.error.data, { requiredCapabilities: { elicitation: {} } });
-    const after = await post(`${gateway.url}/servers/legacy/mcp`, request('tools/call', { name: 'echo', arguments: { text: 'still here' } }));
-    assert.match(JSON.stringify(after.body), /still here/);
-  });
+  test(
+    "a legacy child's elicitation request, for a client that did not declare elicitation: -32021 naming it, and " +
+      'the child goes on',
+    async () => {
+      const answer = await post(
+        `${gateway.url}/servers/legacy/mcp`,
+        request('tools/call', { name: 'ask', arguments: {} }),
+      );
+      assert.equal(answer.status, 400); // the spec fixes -32021's HTTP status (protocol/error-status.ts)
+      assert.equal(answer.body.error.code, -32021);
+      assert.deepEqual(answer.body.error.data, { requiredCapabilities: { elicitation: {} } });
+      const after = await post(
+        `${gateway.url}/servers/legacy/mcp`,
+        request('tools/call', { name: 'echo', arguments: { text: 'still here' } }),
+      );
+      assert.match(JSON.stringify(after.body), /still here/);
+    },
+  );
 
   test('a legacy child gets notifications/cancelled when the client goes away', async () => {
     const before = cancelled().split('\n').length;
     const body = request('tools/call', { name: 'slow', arguments: { ms: 60_000 } });
     const controller = new AbortController();
     const begun = slowStarted();
-    const pending = fetch(`${gateway.url}/servers/legacy/mcp`, { method: 'POST', headers: headersFor(body), body: JSON.stringify(body), signal: controller.signal }).catch(
-      () => undefined,
-    );
+    const pending = fetch(`${gateway.url}/servers/legacy/mcp`, {
+      method: 'POST',
+      headers: headersFor(body),
+      body: JSON.stringify(body),
+      signal: controller.signal,
+    }).catch(() => undefined);
     assert.ok(await until(() => slowStarted() > begun, 10_000), 'the slow call never reached the child');
     controller.abort();
     await pending;
@@ -170,7 +208,11 @@ describe('a child that cannot run', () => {
   before(async () => {
     gateway = await startTestGateway({
       missing: { command: 'definitely-not-a-command-mcp', timeoutMs: 10_000 },
-      dying: { command: process.execPath, args: ['-e', 'console.error("boom: missing API key"); process.exit(1)'], timeoutMs: 10_000 },
+      dying: {
+        command: process.execPath,
+        args: ['-e', 'console.error("boom: missing API key"); process.exit(1)'],
+        timeoutMs: 10_000,
+      },
     });
   });
   after(() => gateway.close());
@@ -178,7 +220,10 @@ describe('a child that cannot run', () => {
   test('a command that does not exist ends unhealthy with an error naming the command and the setting', async () => {
     const answer = await post(`${gateway.url}/servers/missing/mcp`, request('tools/list'));
     assert.equal(answer.body.error.code, -32603);
-    assert.match(answer.body.error.message, /unhealthy.*command not found: definitely-not-a-command-mcp \(check command\).*check servers\.missing \(command, args, cwd, env\)/);
+    assert.match(
+      answer.body.error.message,
+      /unhealthy.*command not found: definitely-not-a-command-mcp \(check command\).*check servers\.missing \(command, args, cwd, env\)/,
+    );
   });
 
   test('a child that keeps exiting is marked unhealthy and its stderr is quoted', async () => {
@@ -198,7 +243,9 @@ describe('shutdown', () => {
         cwd: ROOT,
       },
     });
-    const pid = Number(textOf(await post(`${gateway.url}/servers/family/mcp`, request('tools/call', { name: 'pid', arguments: {} }))));
+    const pid = Number(
+      textOf(await post(`${gateway.url}/servers/family/mcp`, request('tools/call', { name: 'pid', arguments: {} }))),
+    );
     const group = () =>
       execFileSync('ps', ['-o', 'pid=', '-g', String(pid)], { encoding: 'utf8' })
         .trim()

@@ -12,16 +12,33 @@ const DECLARED = { extensions: { [TASKS]: {} } };
 let gateway: RunningGateway;
 
 before(async () => {
-  const tasksServer = (env: Record<string, string>) => ({ command: process.execPath, args: ['test/fixtures/tasks-server.mjs'], cwd: ROOT, env });
-  gateway = await startTestGateway({ tasks: tasksServer({ SERVER_ID: 't', TASK_MS: '150' }), rogue: tasksServer({ SERVER_ID: 'r', MISBEHAVE: '1' }) });
+  const tasksServer = (env: Record<string, string>) => ({
+    command: process.execPath,
+    args: ['test/fixtures/tasks-server.mjs'],
+    cwd: ROOT,
+    env,
+  });
+  gateway = await startTestGateway({
+    tasks: tasksServer({ SERVER_ID: 't', TASK_MS: '150' }),
+    rogue: tasksServer({ SERVER_ID: 'r', MISBEHAVE: '1' }),
+  });
 });
 
 after(() => gateway?.close());
 
 const at = (server: string) => `${gateway.url}/servers/${server}/mcp`;
 
-async function callTool(server: string, name: string, args: Record<string, unknown>, capabilities: Record<string, unknown>) {
-  const body = request('tools/call', { name, arguments: args, _meta: { 'io.modelcontextprotocol/clientCapabilities': capabilities } });
+async function callTool(
+  server: string,
+  name: string,
+  args: Record<string, unknown>,
+  capabilities: Record<string, unknown>,
+) {
+  const body = request('tools/call', {
+    name,
+    arguments: args,
+    _meta: { 'io.modelcontextprotocol/clientCapabilities': capabilities },
+  });
   return (await post(at(server), body, headersFor(body))).body;
 }
 
@@ -60,7 +77,10 @@ describe('tasks through /servers/<name>/mcp', () => {
     const waiting = await pollUntil(taskId, 'input_required');
     const [key, question] = Object.entries(waiting.inputRequests as Record<string, any>)[0]!;
     assert.equal(question.method, 'elicitation/create');
-    const ack = await taskMethod('tasks/update', { taskId, inputResponses: { [key]: { action: 'accept', content: { name: 'Ada' } } } });
+    const ack = await taskMethod('tasks/update', {
+      taskId,
+      inputResponses: { [key]: { action: 'accept', content: { name: 'Ada' } } },
+    });
     assert.equal(ack.result?.resultType, 'complete', JSON.stringify(ack));
     const done = await pollUntil(taskId, 'completed');
     assert.equal(done.result.content[0].text, 'Hello, Ada!');

@@ -24,7 +24,8 @@ const ERROR = 2;
 const recording = (file: string) => recordingServer(file, { id: 'rec' });
 const traceparent = (trace: string, span: string) => `00-${trace}-${span}-01`;
 const hex = (n: number, seed: string) => seed.repeat(n).slice(0, n);
-const spansOf = (receiver: OtlpReceiver, traceId: string): ReceivedSpan[] => receiver.spans.filter((s) => s.traceId === traceId);
+const spansOf = (receiver: OtlpReceiver, traceId: string): ReceivedSpan[] =>
+  receiver.spans.filter((s) => s.traceId === traceId);
 
 /** What the stdio server received: the tools/call whose arguments carried this text. */
 function recordedEcho(file: string, text: string): any {
@@ -72,7 +73,11 @@ describe('a 2025 client (SDK 1.x) through a traced gateway', () => {
     const rec = await connect('/servers/rec/mcp', tracingFetch('from header', traceparent(HEADER_TRACE, PARENT)));
     try {
       await rec.callTool({ name: 'echo', arguments: { text: 'from header' } });
-      await rec.callTool({ name: 'echo', arguments: { text: 'from meta' }, _meta: { traceparent: traceparent(META_TRACE, PARENT) } });
+      await rec.callTool({
+        name: 'echo',
+        arguments: { text: 'from meta' },
+        _meta: { traceparent: traceparent(META_TRACE, PARENT) },
+      });
       const failed = await rec.callTool({ name: 'no-such-tool', arguments: {} }).catch((error: Error) => error);
       assert.ok(failed instanceof Error, 'an unknown tool is a JSON-RPC error');
     } finally {
@@ -110,7 +115,10 @@ describe('a 2025 client (SDK 1.x) through a traced gateway', () => {
 
   it('hands the client span on to a stdio server in _meta.traceparent', () => {
     const client = spansOf(receiver, HEADER_TRACE).find((s) => s.kind === CLIENT)!;
-    assert.equal(recordedEcho(recordFile, 'from header').params._meta.traceparent, traceparent(HEADER_TRACE, client.spanId));
+    assert.equal(
+      recordedEcho(recordFile, 'from header').params._meta.traceparent,
+      traceparent(HEADER_TRACE, client.spanId),
+    );
   });
 
   it('takes the parent from the 2025 message’s _meta when no header carries one', () => {
@@ -118,7 +126,10 @@ describe('a 2025 client (SDK 1.x) through a traced gateway', () => {
     const server = spans.find((s) => s.kind === SERVER)!;
     assert.equal(server.parentSpanId, PARENT);
     const client = spans.find((s) => s.kind === CLIENT)!;
-    assert.equal(recordedEcho(recordFile, 'from meta').params._meta.traceparent, traceparent(META_TRACE, client.spanId));
+    assert.equal(
+      recordedEcho(recordFile, 'from meta').params._meta.traceparent,
+      traceparent(META_TRACE, client.spanId),
+    );
   });
 
   it('marks the session request’s span when the upstream answers with an error', () => {
@@ -162,19 +173,31 @@ describe('a retry forwarded to the replica holding its call', { skip: needRedis.
       mrtr: { secret: 'the tracing replicas share this mrtr secret' },
       telemetry: { traces: { endpoint: receiver.url, protocol: 'http/json', sampler: 'always_on' } },
     };
-    [a, b] = await Promise.all([startTestGateway({ legacy: fixture('legacy-server') }, {}, rest), startTestGateway({ legacy: fixture('legacy-server') }, {}, rest)]);
+    [a, b] = await Promise.all([
+      startTestGateway({ legacy: fixture('legacy-server') }, {}, rest),
+      startTestGateway({ legacy: fixture('legacy-server') }, {}, rest),
+    ]);
     redis = new Redis(REDIS, { lazyConnect: true });
     await redis.connect();
     await eventually(async () => (await redis.keys(`${keyPrefix}instance:*`)).length === 2, 10_000);
     const meta = { ...META, 'io.modelcontextprotocol/clientCapabilities': { elicitation: {} } };
-    const first = { jsonrpc: '2.0' as const, id: 'first', method: 'tools/call', params: { name: 'ask', arguments: { question: 'Traced?' }, _meta: meta } };
+    const first = {
+      jsonrpc: '2.0' as const,
+      id: 'first',
+      method: 'tools/call',
+      params: { name: 'ask', arguments: { question: 'Traced?' }, _meta: meta },
+    };
     const asked = await post(`${a.url}/servers/legacy/mcp`, first, headersFor(first));
     const requestState = asked.body?.result?.requestState;
     assert.equal(typeof requestState, 'string', JSON.stringify(asked.body));
-    holder = JSON.parse(Buffer.from(requestState.slice('mcpgw1.'.length, requestState.lastIndexOf('.')), 'base64url').toString('utf8')).instance;
+    holder = JSON.parse(
+      Buffer.from(requestState.slice('mcpgw1.'.length, requestState.lastIndexOf('.')), 'base64url').toString('utf8'),
+    ).instance;
     const inputResponses = { 'elicitation-1': { action: 'accept', content: { name: 'traced' } } };
     const retry = { ...first, id: 'retry', params: { ...first.params, inputResponses, requestState } };
-    const done = await send(`${b.url}/servers/legacy/mcp`, retry, { traceparent: traceparent(RETRY_TRACE, CALLER_SPAN) });
+    const done = await send(`${b.url}/servers/legacy/mcp`, retry, {
+      traceparent: traceparent(RETRY_TRACE, CALLER_SPAN),
+    });
     assert.deepEqual(JSON.parse(done.body.result.content[0].text), { action: 'accept', content: { name: 'traced' } });
     await Promise.all([a.close(), b.close()]);
   });

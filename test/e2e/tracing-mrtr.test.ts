@@ -25,16 +25,29 @@ describe('MRTR holds on the request span', () => {
     gateway = await startTestGateway(
       { legacy: fixture('legacy-server') },
       {},
-      { mrtr: { holdMs: HOLD_MS }, telemetry: { traces: { endpoint: receiver.url, protocol: 'http/protobuf', sampler: 'always_on' } } },
+      {
+        mrtr: { holdMs: HOLD_MS },
+        telemetry: { traces: { endpoint: receiver.url, protocol: 'http/protobuf', sampler: 'always_on' } },
+      },
     );
     const url = `${gateway.url}/servers/legacy/mcp`;
     const meta = { ...META, 'io.modelcontextprotocol/clientCapabilities': { elicitation: {} } };
-    const first = { jsonrpc: '2.0' as const, id: 'first', method: 'tools/call', params: { name: 'ask-twice', arguments: { topic: 'spans' }, _meta: meta } };
-    const sendTraced = (body: { method: string; params: Record<string, unknown> }, traceId: string) => send(url, body, { traceparent: traceparent(traceId) });
+    const first = {
+      jsonrpc: '2.0' as const,
+      id: 'first',
+      method: 'tools/call',
+      params: { name: 'ask-twice', arguments: { topic: 'spans' }, _meta: meta },
+    };
+    const sendTraced = (body: { method: string; params: Record<string, unknown> }, traceId: string) =>
+      send(url, body, { traceparent: traceparent(traceId) });
     const retry = (id: string, requestState: string, key: string) => ({
       ...first,
       id,
-      params: { ...first.params, requestState, inputResponses: { [key]: { action: 'accept', content: { value: id } } } },
+      params: {
+        ...first.params,
+        requestState,
+        inputResponses: { [key]: { action: 'accept', content: { value: id } } },
+      },
     });
 
     const one = (await sendTraced(first, FIRST)).body.result;
@@ -43,7 +56,12 @@ describe('MRTR holds on the request span', () => {
     assert.equal(two.resultType, 'input_required', JSON.stringify(two));
     const done = (await sendTraced(retry('third', two.requestState, 'elicitation-2'), THIRD)).body.result;
     assert.notEqual(done.resultType, 'input_required');
-    const plain = { jsonrpc: '2.0' as const, id: 'plain', method: 'tools/call', params: { name: 'echo', arguments: { text: 'no hold' }, _meta: META } };
+    const plain = {
+      jsonrpc: '2.0' as const,
+      id: 'plain',
+      method: 'tools/call',
+      params: { name: 'echo', arguments: { text: 'no hold' }, _meta: META },
+    };
     assert.ok((await sendTraced(plain, PLAIN)).body.result);
     await gateway.close(); // sends what the batch processor still holds
   });
@@ -55,7 +73,10 @@ describe('MRTR holds on the request span', () => {
 
   function serverSpan(traceId: string): ReceivedSpan {
     const span = receiver.spans.find((s) => s.traceId === traceId && s.kind === SERVER);
-    assert.ok(span, `a server span in trace ${traceId}: ${JSON.stringify(receiver.spans.map((s) => [s.name, s.traceId]))}`);
+    assert.ok(
+      span,
+      `a server span in trace ${traceId}: ${JSON.stringify(receiver.spans.map((s) => [s.name, s.traceId]))}`,
+    );
     return span;
   }
   const eventsOf = (span: ReceivedSpan, name: string) => span.events.filter((e) => e.name === name);
@@ -82,7 +103,9 @@ describe('MRTR holds on the request span', () => {
   it('marks the last retry with its resume only', () => {
     const span = serverSpan(THIRD);
     assert.deepEqual(
-      span.events.filter((e) => e.name.startsWith('mcp.gateway.mrtr.')).map((e) => [e.name, Number(e.attributes['mcp.gateway.mrtr.round'])]),
+      span.events
+        .filter((e) => e.name.startsWith('mcp.gateway.mrtr.'))
+        .map((e) => [e.name, Number(e.attributes['mcp.gateway.mrtr.round'])]),
       [['mcp.gateway.mrtr.resume', 2]],
     );
   });

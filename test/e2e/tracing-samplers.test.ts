@@ -37,7 +37,10 @@ interface Received {
   traceparent: string | undefined;
 }
 
-/** Runs `cases` (and `roots` requests without a parent) through a gateway with `traces`; what was exported and what the upstream got. */
+/**
+ * Runs `cases` (and `roots` requests without a parent) through a gateway with `traces`; what was exported and what the
+ * upstream got.
+ */
 async function run(traces: Record<string, unknown>, cases: Case[], roots = 0) {
   const receiver = await startOtlpReceiver();
   const dir = tempDir('mcp-gateway-samplers-');
@@ -45,7 +48,10 @@ async function run(traces: Record<string, unknown>, cases: Case[], roots = 0) {
   const gateway = await startTestGateway(
     { rec: recordingServer(recordFile, { id: 'rec' }) },
     {},
-    { telemetry: { traces: { endpoint: receiver.url, protocol: 'http/json', ...traces } }, auth: { apiKeys: [{ key: KEY, principal: 'tester' }] } },
+    {
+      telemetry: { traces: { endpoint: receiver.url, protocol: 'http/json', ...traces } },
+      auth: { apiKeys: [{ key: KEY, principal: 'tester' }] },
+    },
   );
   const echo = async (text: string, traceparent?: string) => {
     const body = request('tools/call', { name: 'echo', arguments: { text } });
@@ -54,7 +60,10 @@ async function run(traces: Record<string, unknown>, cases: Case[], roots = 0) {
   };
   try {
     for (const [i, c] of cases.entries()) {
-      await echo(`case-${i}`, c.parent === 'none' ? undefined : `00-${c.trace}-${PARENT_SPAN}-${c.parent === 'sampled' ? '01' : '00'}`);
+      await echo(
+        `case-${i}`,
+        c.parent === 'none' ? undefined : `00-${c.trace}-${PARENT_SPAN}-${c.parent === 'sampled' ? '01' : '00'}`,
+      );
     }
     for (let i = 0; i < roots; i++) await echo(`root-${i}`);
   } finally {
@@ -65,7 +74,11 @@ async function run(traces: Record<string, unknown>, cases: Case[], roots = 0) {
   const received = new Map<string, Received>();
   for (const line of readFileSync(recordFile, 'utf8').trim().split('\n')) {
     const message = JSON.parse(line);
-    if (message.method === 'tools/call') received.set(message.params.arguments.text, { text: message.params.arguments.text, traceparent: message.params._meta?.traceparent });
+    if (message.method === 'tools/call')
+      received.set(message.params.arguments.text, {
+        text: message.params.arguments.text,
+        traceparent: message.params._meta?.traceparent,
+      });
   }
   const exportedTraces = new Set(receiver.spans.filter((span) => span.kind === SERVER).map((span) => span.traceId));
   return { received, exportedTraces };
@@ -84,7 +97,11 @@ async function check(traces: Record<string, unknown>, cases: Case[]): Promise<vo
     const what = `${JSON.stringify(traces)}: ${c.parent} parent${c.trace ? ` ${c.trace}` : ''}`;
     const upstream = handedOn(received.get(`case-${i}`));
     if (c.parent !== 'none') assert.equal(upstream.trace, c.trace, `${what}: the trace goes on`);
-    assert.equal(exportedTraces.has(upstream.trace), c.exported, `${what}: ${c.exported ? 'exported' : 'not exported'}`);
+    assert.equal(
+      exportedTraces.has(upstream.trace),
+      c.exported,
+      `${what}: ${c.exported ? 'exported' : 'not exported'}`,
+    );
     assert.equal(upstream.sampled, c.exported, `${what}: the upstream is told the same decision`);
   }
 }
@@ -131,11 +148,19 @@ describe('tracing samplers, run', () => {
     await check({ sampler: 'parentbased_traceidratio', samplerRatio: 0.5 }, cases);
     // Roots get random ids: with 40 of them at 0.5, all in or all out has a chance of 2 in 2^40.
     const roots = 40;
-    const { received, exportedTraces } = await run({ sampler: 'parentbased_traceidratio', samplerRatio: 0.5 }, [], roots);
+    const { received, exportedTraces } = await run(
+      { sampler: 'parentbased_traceidratio', samplerRatio: 0.5 },
+      [],
+      roots,
+    );
     let exported = 0;
     for (let i = 0; i < roots; i++) {
       const upstream = handedOn(received.get(`root-${i}`));
-      assert.equal(exportedTraces.has(upstream.trace), upstream.sampled, `root ${i}: exported exactly when the upstream is told so`);
+      assert.equal(
+        exportedTraces.has(upstream.trace),
+        upstream.sampled,
+        `root ${i}: exported exactly when the upstream is told so`,
+      );
       if (upstream.sampled) exported++;
     }
     assert.ok(exported > 0 && exported < roots, `some roots sampled, some not: ${exported} of ${roots}`);

@@ -55,7 +55,10 @@ describe('traces keep no session ids, no long request values, and no unauthentic
     const anonymous = await send(url, echo('anon-1'), { traceparent: traceparent(ANONYMOUS_TRACE) });
     assert.equal(anonymous.status, 200, JSON.stringify(anonymous.body));
     // Authenticated, with a 10 KB request id: joins its trace; the id is cut.
-    const authenticated = await send(url, echo(longId), { authorization: `Bearer ${KEY}`, traceparent: traceparent(AUTHENTICATED_TRACE) });
+    const authenticated = await send(url, echo(longId), {
+      authorization: `Bearer ${KEY}`,
+      traceparent: traceparent(AUTHENTICATED_TRACE),
+    });
     assert.equal(authenticated.status, 200, JSON.stringify(authenticated.body).slice(0, 300));
 
     // A 2025 client on a session: its session id must not reach the trace; a 2 KB tool name neither in full.
@@ -77,7 +80,10 @@ describe('traces keep no session ids, no long request values, and no unauthentic
   const serverSpans = (): ReceivedSpan[] => receiver.spans.filter((s) => s.kind === 2);
 
   it("mcp.session.id carries a digest of the 2025 client's session id, never the id", () => {
-    const withSession = serverSpans().filter((s) => s.attributes['mcp.session.id'] !== undefined && s.attributes['mcp.session.id'] !== sessionDigest(longSession));
+    const withSession = serverSpans().filter(
+      (s) =>
+        s.attributes['mcp.session.id'] !== undefined && s.attributes['mcp.session.id'] !== sessionDigest(longSession),
+    );
     assert.ok(withSession.length >= 2, `spans of the session: ${withSession.length}`);
     for (const span of withSession) assert.equal(span.attributes['mcp.session.id'], sessionDigest(sessionId));
     assert.ok(!JSON.stringify(receiver.spans).includes(sessionId), 'the session id is somewhere in the exported spans');
@@ -86,17 +92,27 @@ describe('traces keep no session ids, no long request values, and no unauthentic
   it(`no exported attribute, event attribute or span name is longer than ${LIMIT} characters`, () => {
     for (const span of receiver.spans) {
       assert.ok(span.name.length <= 'tools/call '.length + 128, `span name of ${span.name.length} characters`);
-      for (const [key, value] of Object.entries(span.attributes)) assert.ok(String(value).length <= LIMIT, `${span.name}: ${key} has ${String(value).length} characters`);
+      for (const [key, value] of Object.entries(span.attributes))
+        assert.ok(String(value).length <= LIMIT, `${span.name}: ${key} has ${String(value).length} characters`);
       for (const event of span.events)
-        for (const [key, value] of Object.entries(event.attributes)) assert.ok(String(value).length <= LIMIT, `${event.name}: ${key} has ${String(value).length} characters`);
+        for (const [key, value] of Object.entries(event.attributes))
+          assert.ok(String(value).length <= LIMIT, `${event.name}: ${key} has ${String(value).length} characters`);
     }
     const cut = serverSpans().find((s) => String(s.attributes['jsonrpc.request.id']).startsWith('iii'));
     assert.ok(cut, 'the long-id request was traced');
   });
 
   it('an unauthenticated or anonymous traceparent does not parent the span; an authenticated one does', () => {
-    assert.equal(receiver.spans.filter((s) => s.traceId === UNAUTHENTICATED_TRACE).length, 0, 'the 401 joined the caller-named trace');
-    assert.equal(receiver.spans.filter((s) => s.traceId === ANONYMOUS_TRACE).length, 0, 'the anonymous call joined the caller-named trace');
+    assert.equal(
+      receiver.spans.filter((s) => s.traceId === UNAUTHENTICATED_TRACE).length,
+      0,
+      'the 401 joined the caller-named trace',
+    );
+    assert.equal(
+      receiver.spans.filter((s) => s.traceId === ANONYMOUS_TRACE).length,
+      0,
+      'the anonymous call joined the caller-named trace',
+    );
     const joined = receiver.spans.filter((s) => s.traceId === AUTHENTICATED_TRACE && s.kind === 2);
     assert.equal(joined.length, 1, 'control: the authenticated call joins its trace');
     // The refused request still left a span, in a trace of its own.

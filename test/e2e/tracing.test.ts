@@ -57,7 +57,10 @@ describe('tracing over OTLP/HTTP JSON', () => {
       { rec: recording(recordFile), web: { url: web.url } },
       {},
       {
-        telemetry: { serviceName: 'gateway-under-test', traces: { endpoint: receiver.url, protocol: 'http/json', sampler: 'always_on' } },
+        telemetry: {
+          serviceName: 'gateway-under-test',
+          traces: { endpoint: receiver.url, protocol: 'http/json', sampler: 'always_on' },
+        },
         auth: { apiKeys: [{ key: KEY, principal: 'tester' }] },
         audit: { destination: auditFile },
       },
@@ -65,9 +68,20 @@ describe('tracing over OTLP/HTTP JSON', () => {
     const call = (server: string, body: ReturnType<typeof request>, extra: Record<string, string> = {}) =>
       send(`${gateway.url}/servers/${server}/mcp`, body, { authorization: `Bearer ${KEY}`, ...extra });
 
-    const echo = request('tools/call', { name: 'echo', arguments: { text: 'hi' }, _meta: { traceparent: traceparent(META_TRACE, META_SPAN) } }, 'echo-1');
-    assert.equal((await call('rec', echo, { traceparent: traceparent(HEADER_TRACE, HEADER_SPAN), tracestate: 'vendor=1' })).status, 200);
-    const fromMeta = request('tools/call', { name: 'tool-0', arguments: {}, _meta: { traceparent: traceparent(META_TRACE, META_SPAN) } }, 'meta-1');
+    const echo = request(
+      'tools/call',
+      { name: 'echo', arguments: { text: 'hi' }, _meta: { traceparent: traceparent(META_TRACE, META_SPAN) } },
+      'echo-1',
+    );
+    assert.equal(
+      (await call('rec', echo, { traceparent: traceparent(HEADER_TRACE, HEADER_SPAN), tracestate: 'vendor=1' })).status,
+      200,
+    );
+    const fromMeta = request(
+      'tools/call',
+      { name: 'tool-0', arguments: {}, _meta: { traceparent: traceparent(META_TRACE, META_SPAN) } },
+      'meta-1',
+    );
     assert.equal((await call('rec', fromMeta)).status, 200);
     const root = request('tools/call', { name: 'tool-1', arguments: {} }, 'root-1');
     assert.equal((await call('rec', root)).status, 200);
@@ -190,7 +204,11 @@ describe('tracing over OTLP/HTTP protobuf', () => {
     try {
       const trace = hex(32, '9a8b');
       const body = request('tools/call', { name: 'echo', arguments: { text: 'pb' } }, 7);
-      assert.equal((await send(`${gateway.url}/servers/rec/mcp`, body, { traceparent: traceparent(trace, hex(16, '1c2d')) })).status, 200);
+      assert.equal(
+        (await send(`${gateway.url}/servers/rec/mcp`, body, { traceparent: traceparent(trace, hex(16, '1c2d')) }))
+          .status,
+        200,
+      );
     } finally {
       await gateway.close();
       await receiver.close();
@@ -207,7 +225,10 @@ describe('tracing over OTLP/HTTP protobuf', () => {
     assert.equal(server.attributes['jsonrpc.request.id'], '7');
     assert.equal(client.attributes['gen_ai.tool.name'], 'echo');
     assert.equal(server.resource['service.name'], 'mcp-gateway');
-    assert.equal(recordedCall(recordFile, 'echo').params._meta.traceparent, traceparent(hex(32, '9a8b'), client.spanId));
+    assert.equal(
+      recordedCall(recordFile, 'echo').params._meta.traceparent,
+      traceparent(hex(32, '9a8b'), client.spanId),
+    );
   });
 });
 
@@ -217,10 +238,21 @@ describe('tracing off', () => {
     const dir = tempDir('mcp-gateway-tracing-off-');
     const recordFile = path.join(dir, 'received.jsonl');
     // An endpoint is given, but tracing is switched off: nothing may be sent.
-    const gateway = await startTestGateway({ rec: recording(recordFile) }, {}, { telemetry: { traces: { enabled: false, endpoint: receiver.url } } });
+    const gateway = await startTestGateway(
+      { rec: recording(recordFile) },
+      {},
+      { telemetry: { traces: { enabled: false, endpoint: receiver.url } } },
+    );
     try {
       const body = request('tools/call', { name: 'echo', arguments: { text: 'off' } });
-      assert.equal((await send(`${gateway.url}/servers/rec/mcp`, body, { traceparent: traceparent(hex(32, '5e6f'), hex(16, '7a8b')) })).status, 200);
+      assert.equal(
+        (
+          await send(`${gateway.url}/servers/rec/mcp`, body, {
+            traceparent: traceparent(hex(32, '5e6f'), hex(16, '7a8b')),
+          })
+        ).status,
+        200,
+      );
     } finally {
       await gateway.close();
     }

@@ -40,16 +40,28 @@ export const SCENARIOS: Scenario[] = [
   { name: 'server/discover', method: 'server/discover', params: {} },
   { name: 'tools/list', method: 'tools/list', params: {} },
   { name: 'a tool call', method: 'tools/call', params: { name: 'echo', arguments: { text: 'hi' } } },
-  { name: 'a tool call with progress', method: 'tools/call', params: { name: 'progress', arguments: { steps: 2 }, _meta: meta({ progressToken: 'tok' }) } },
+  {
+    name: 'a tool call with progress',
+    method: 'tools/call',
+    params: { name: 'progress', arguments: { steps: 2 }, _meta: meta({ progressToken: 'tok' }) },
+  },
   { name: 'an unknown tool (-32602, 200)', method: 'tools/call', params: { name: 'nope', arguments: {} } },
   { name: 'a tool that needs elicitation', method: 'tools/call', params: { name: 'needs-elicitation', arguments: {} } },
-  { name: 'a tool that needs elicitation, asked with progress', method: 'tools/call', params: { name: 'needs-elicitation', arguments: {}, _meta: meta({ progressToken: 'tok' }) } },
+  {
+    name: 'a tool that needs elicitation, asked with progress',
+    method: 'tools/call',
+    params: { name: 'needs-elicitation', arguments: {}, _meta: meta({ progressToken: 'tok' }) },
+  },
   { name: 'a tool with _meta rules of its own', method: 'tools/call', params: { name: 'strict-meta', arguments: {} } },
   { name: 'prompts/list', method: 'prompts/list', params: {} },
   { name: 'prompts/get', method: 'prompts/get', params: { name: 'greet', arguments: { name: 'Ada' } } },
   { name: 'resources/read', method: 'resources/read', params: { uri: 'fixture://hello' } },
   { name: 'resources/read of an unknown URI', method: 'resources/read', params: { uri: 'fixture://nope' } },
-  { name: 'a method the server does not serve', method: 'completion/complete', params: { ref: { type: 'ref/prompt', name: 'greet' }, argument: { name: 'name', value: 'A' } } },
+  {
+    name: 'a method the server does not serve',
+    method: 'completion/complete',
+    params: { ref: { type: 'ref/prompt', name: 'greet' }, argument: { name: 'name', value: 'A' } },
+  },
   {
     name: 'a supported header, another _meta version',
     method: 'tools/list',
@@ -65,15 +77,23 @@ export const SCENARIOS: Scenario[] = [
     httpOnly: true,
     edge: true,
   },
-  { name: 'no clientCapabilities', method: 'tools/list', params: { _meta: { 'io.modelcontextprotocol/protocolVersion': VERSION } }, httpOnly: true, edge: true },
+  {
+    name: 'no clientCapabilities',
+    method: 'tools/list',
+    params: { _meta: { 'io.modelcontextprotocol/protocolVersion': VERSION } },
+    httpOnly: true,
+    edge: true,
+  },
   { name: 'an unknown method', method: 'foo/bar', params: {}, edge: true },
 ];
 
 /** The request a client sends for a scenario; on /mcp, names that route carry the server's prefix. */
 export function requestFor(scenario: Scenario, id: number, prefix = ''): { method: string; params: Json } & Json {
   const params: Json = { ...scenario.params, _meta: scenario.params._meta ?? meta() };
-  if (prefix && (scenario.method === 'tools/call' || scenario.method === 'prompts/get')) params.name = prefix + params.name;
-  if (prefix && scenario.method === 'completion/complete') params.ref = { ...params.ref, name: prefix + params.ref.name };
+  if (prefix && (scenario.method === 'tools/call' || scenario.method === 'prompts/get'))
+    params.name = prefix + params.name;
+  if (prefix && scenario.method === 'completion/complete')
+    params.ref = { ...params.ref, name: prefix + params.ref.name };
   return { jsonrpc: '2.0', id, method: scenario.method, params };
 }
 
@@ -84,7 +104,11 @@ export interface Seen {
 }
 
 export async function askHttp(url: string, scenario: Scenario, body: { method: string; params?: Json }): Promise<Seen> {
-  const response = await fetch(url, { method: 'POST', headers: { ...headersFor(body), ...scenario.headers }, body: JSON.stringify(body) });
+  const response = await fetch(url, {
+    method: 'POST',
+    headers: { ...headersFor(body), ...scenario.headers },
+    body: JSON.stringify(body),
+  });
   const text = await response.text();
   const sse = (response.headers.get('content-type') ?? '').startsWith('text/event-stream');
   const messages = sse ? sseData(text) : text.split('\n').filter((line) => line.trim() !== '');
@@ -114,7 +138,10 @@ export class StdioPeer {
     for (;;) {
       const last = this.lines.at(-1);
       if (last !== undefined && isResponseTo(last, body.id)) return [...this.lines];
-      assert.ok(Date.now() < deadline, `the stdio server did not answer ${JSON.stringify(body)}; it wrote ${JSON.stringify(this.lines)}`);
+      assert.ok(
+        Date.now() < deadline,
+        `the stdio server did not answer ${JSON.stringify(body)}; it wrote ${JSON.stringify(this.lines)}`,
+      );
       await new Promise<void>((resolve) => {
         this.waiting = resolve;
         setTimeout(resolve, 100);
@@ -137,7 +164,14 @@ function isResponseTo(line: string, id: unknown): boolean {
   }
 }
 
-const CACHEABLE = new Set(['server/discover', 'tools/list', 'prompts/list', 'resources/list', 'resources/templates/list', 'resources/read']);
+const CACHEABLE = new Set([
+  'server/discover',
+  'tools/list',
+  'prompts/list',
+  'resources/list',
+  'resources/templates/list',
+  'resources/read',
+]);
 
 /**
  * The direct answer as the gateway must pass it on: a result without resultType gets "complete" appended,
@@ -147,7 +181,8 @@ function withResultType(text: string, method: string): string {
   const message = JSON.parse(text);
   if (!('result' in message)) return text;
   const result = message.result;
-  const missing = !('resultType' in result) || (CACHEABLE.has(method) && (!('ttlMs' in result) || !('cacheScope' in result)));
+  const missing =
+    !('resultType' in result) || (CACHEABLE.has(method) && (!('ttlMs' in result) || !('cacheScope' in result)));
   if (!missing) return text;
   result.resultType ??= 'complete';
   if (CACHEABLE.has(method) && result.resultType === 'complete') {
@@ -164,11 +199,18 @@ function asRelayed(scenario: Scenario, notifications: string[]): string[] {
   const wanted = LOG_LEVELS.indexOf(scenario.params._meta?.['io.modelcontextprotocol/logLevel']);
   return notifications.filter((text) => {
     const message = JSON.parse(text);
-    return message.method !== 'notifications/message' || (wanted >= 0 && LOG_LEVELS.indexOf(message.params?.level) >= wanted);
+    return (
+      message.method !== 'notifications/message' || (wanted >= 0 && LOG_LEVELS.indexOf(message.params?.level) >= wanted)
+    );
   });
 }
 
-const LISTS: Record<string, string> = { 'tools/list': 'tools', 'prompts/list': 'prompts', 'resources/list': 'resources', 'resources/templates/list': 'resourceTemplates' };
+const LISTS: Record<string, string> = {
+  'tools/list': 'tools',
+  'prompts/list': 'prompts',
+  'resources/list': 'resources',
+  'resources/templates/list': 'resourceTemplates',
+};
 
 /**
  * The fixtures' names that do not fit ^[A-Za-z0-9_-]{1,64}$ as `<server>__<name>`, as /mcp must list them:
@@ -178,7 +220,10 @@ const LISTS: Record<string, string> = { 'tools/list': 'tools', 'prompts/list': '
 const PUBLIC_NAMES: Record<string, string> = { sdk__grüße: 'sdk__gr__e-41ae719c' };
 
 /** The gateway's serverInfo in /mcp's server/discover: its package's name and version. */
-const GATEWAY_INFO = { name: 'mcp-gateway', version: JSON.parse(readFileSync(join(ROOT, 'package.json'), 'utf8')).version };
+const GATEWAY_INFO = {
+  name: 'mcp-gateway',
+  version: JSON.parse(readFileSync(join(ROOT, 'package.json'), 'utf8')).version,
+};
 
 /**
  * What /mcp's server/discover must say in front of one upstream (docs/design.md, "The aggregate endpoint"):
@@ -205,10 +250,19 @@ export interface Where {
 function routedError(scenario: Scenario, where: Where, code: number): Json | undefined {
   const name = scenario.params.name;
   if (scenario.method === 'tools/call' && where.unlisted?.includes(name)) {
-    return { code, message: `Unknown tool: ${where.server}__${name}; its prefix names upstream '${where.server}', but it does not list a tool by that name` };
+    return {
+      code,
+      message:
+        `Unknown tool: ${where.server}__${name}; its prefix names upstream '${where.server}', but it does ` +
+        `not list a tool by that name`,
+    };
   }
   if (scenario.method === 'resources/read' && scenario.params.uri === 'fixture://nope') {
-    return { code, message: 'Resource not found: no upstream lists fixture://nope or a template that matches it', data: { uri: 'fixture://nope' } };
+    return {
+      code,
+      message: 'Resource not found: no upstream lists fixture://nope or a template that matches it',
+      data: { uri: 'fixture://nope' },
+    };
   }
   return undefined;
 }
@@ -216,9 +270,18 @@ function routedError(scenario: Scenario, where: Where, code: number): Json | und
 /** Asserts the client saw through the gateway what it saw directly, apart from the documented rewrites. */
 export function assertSame(scenario: Scenario, direct: Seen, through: Seen, where: Where): void {
   const label = `${scenario.name} ${where.aggregate ? 'on /mcp' : 'on /servers/<name>/mcp'}`;
-  for (const message of through.messages) assert.deepEqual(schemaProblems(scenario.method, JSON.parse(message)), [], `${label}: ${message}`);
-  assert.equal(through.status, direct.status, `${label}: status (direct ${direct.messages.at(-1)}, through ${through.messages.at(-1)})`);
-  assert.deepEqual(through.messages.slice(0, -1), asRelayed(scenario, direct.messages.slice(0, -1)), `${label}: the notifications before the response`);
+  for (const message of through.messages)
+    assert.deepEqual(schemaProblems(scenario.method, JSON.parse(message)), [], `${label}: ${message}`);
+  assert.equal(
+    through.status,
+    direct.status,
+    `${label}: status (direct ${direct.messages.at(-1)}, through ${through.messages.at(-1)})`,
+  );
+  assert.deepEqual(
+    through.messages.slice(0, -1),
+    asRelayed(scenario, direct.messages.slice(0, -1)),
+    `${label}: the notifications before the response`,
+  );
   const seen = JSON.parse(through.messages.at(-1)!);
   const expected = withResultType(direct.messages.at(-1)!, scenario.method);
   const wanted = JSON.parse(expected);
@@ -238,6 +301,10 @@ export function assertSame(scenario: Scenario, direct: Seen, through: Seen, wher
   // Tools and prompts are renamed `<server>__<name>`, written down here rather than computed by public-names.ts
   // (the code under test); resources keep their names (URIs route them).
   const renamed = scenario.method === 'tools/list' || scenario.method === 'prompts/list';
-  const originals = wanted.result[key].map((item: Json) => (renamed ? { ...item, name: PUBLIC_NAMES[`${where.server}__${item.name}`] ?? `${where.server}__${item.name}` } : item));
+  const originals = wanted.result[key].map((item: Json) =>
+    renamed
+      ? { ...item, name: PUBLIC_NAMES[`${where.server}__${item.name}`] ?? `${where.server}__${item.name}` }
+      : item,
+  );
   assert.deepEqual(seen.result[key], originals, `${label}: the list, renamed`);
 }

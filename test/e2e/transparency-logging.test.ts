@@ -19,10 +19,14 @@ const LEVELS = ['debug', 'info', 'warning', 'error'];
 /** The SDK v2 fixture server over HTTP, with its `log` tool. */
 async function sdkHttpServer(): Promise<{ url: string; close(): Promise<void> }> {
   process.env.FIXTURE_NO_STDIO = '1';
-  const { createModernFixtureServer } = await import('../fixtures/modern-server.js').finally(() => delete process.env.FIXTURE_NO_STDIO);
+  const { createModernFixtureServer } = await import('../fixtures/modern-server.js').finally(
+    () => delete process.env.FIXTURE_NO_STDIO,
+  );
   const handler = createMcpHandler(() => createModernFixtureServer(true), { legacy: 'reject' });
   const server = await new Promise<Server>((resolve) => {
-    const s = serve({ fetch: (r: Request) => handler.fetch(r), hostname: '127.0.0.1', port: 0 }, () => resolve(s as Server)) as Server;
+    const s = serve({ fetch: (r: Request) => handler.fetch(r), hostname: '127.0.0.1', port: 0 }, () =>
+      resolve(s as Server),
+    ) as Server;
   });
   return {
     url: `http://127.0.0.1:${(server.address() as AddressInfo).port}/mcp`,
@@ -100,7 +104,10 @@ describe('log messages: directly and through the gateway', () => {
   });
 
   test('a 2025 server: a logLevel that is not a level is refused with -32602, as a modern server should', async () => {
-    const answer = await post(`${gateway.url}/servers/legacy/mcp`, request('tools/call', { name: 'log', arguments: { tag: 'x' }, _meta: { [LOG_LEVEL]: 'loud' } }));
+    const answer = await post(
+      `${gateway.url}/servers/legacy/mcp`,
+      request('tools/call', { name: 'log', arguments: { tag: 'x' }, _meta: { [LOG_LEVEL]: 'loud' } }),
+    );
     const response = answer.events.at(-1) ?? answer.body;
     assert.equal(response.error?.code, -32602, JSON.stringify(response));
     assert.match(response.error.message, /logLevel/);
@@ -108,7 +115,10 @@ describe('log messages: directly and through the gateway', () => {
 
   test("a 2025 server over stdio: two callers in flight at once never see each other's log messages", async () => {
     const url = `${gateway.url}/servers/legacy/mcp`;
-    const [loud, quiet] = await Promise.all([callLog(url, 'log', 'loud', { [LOG_LEVEL]: 'debug' }), callLog(url, 'log', 'quiet', { progressToken: 'q' })]);
+    const [loud, quiet] = await Promise.all([
+      callLog(url, 'log', 'loud', { [LOG_LEVEL]: 'debug' }),
+      callLog(url, 'log', 'quiet', { progressToken: 'q' }),
+    ]);
     assert.deepEqual(quiet.logs, []);
     // With two calls in flight stdio cannot say whose a message is: the loud caller gets its own or none.
     assert.ok(

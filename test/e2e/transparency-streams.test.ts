@@ -31,7 +31,9 @@ interface ChangingServer {
 }
 
 function listening(server: Server): Promise<string> {
-  return new Promise((resolve) => server.listen(0, HOST, () => resolve(`http://${HOST}:${(server.address() as AddressInfo).port}/mcp`)));
+  return new Promise((resolve) =>
+    server.listen(0, HOST, () => resolve(`http://${HOST}:${(server.address() as AddressInfo).port}/mcp`)),
+  );
 }
 
 /** An SDK v2 server over HTTP whose tools and prompts change at run time (announced on its listen streams). */
@@ -96,7 +98,12 @@ async function lineServer(): Promise<ChangingServer> {
       }
       const result =
         method === 'server/discover'
-          ? { supportedVersions: ['2026-07-28'], capabilities: { tools: { listChanged: true }, prompts: { listChanged: true } }, ttlMs: 0, cacheScope: 'public' }
+          ? {
+              supportedVersions: ['2026-07-28'],
+              capabilities: { tools: { listChanged: true }, prompts: { listChanged: true } },
+              ttlMs: 0,
+              cacheScope: 'public',
+            }
           : method === 'tools/list'
             ? { tools: [], ttlMs: 0, cacheScope: 'public' }
             : method === 'prompts/list'
@@ -105,7 +112,9 @@ async function lineServer(): Promise<ChangingServer> {
       res.writeHead(200, { 'content-type': 'application/json' });
       res.end(
         JSON.stringify(
-          result ? { jsonrpc: '2.0', id, result: { resultType: 'complete', ...result } } : { jsonrpc: '2.0', id, error: { code: -32601, message: `Method not found: ${method}` } },
+          result
+            ? { jsonrpc: '2.0', id, result: { resultType: 'complete', ...result } }
+            : { jsonrpc: '2.0', id, error: { code: -32601, message: `Method not found: ${method}` } },
         ),
       );
     });
@@ -114,7 +123,11 @@ async function lineServer(): Promise<ChangingServer> {
   const announce = (kind: 'tools' | 'prompts'): void => {
     for (const stream of streams) {
       if (!stream[kind]) continue;
-      const note = { jsonrpc: '2.0', method: `notifications/${kind}/list_changed`, params: { _meta: { 'io.modelcontextprotocol/subscriptionId': stream.id } } };
+      const note = {
+        jsonrpc: '2.0',
+        method: `notifications/${kind}/list_changed`,
+        params: { _meta: { 'io.modelcontextprotocol/subscriptionId': stream.id } },
+      };
       stream.res.write(JSON.stringify(note) + '\n');
     }
   };
@@ -132,8 +145,16 @@ async function lineServer(): Promise<ChangingServer> {
 }
 
 const CHANGES = [
-  { flag: 'toolsListChanged', method: 'notifications/tools/list_changed', change: (s: ChangingServer) => s.toolsChanged() },
-  { flag: 'promptsListChanged', method: 'notifications/prompts/list_changed', change: (s: ChangingServer) => s.promptsChanged() },
+  {
+    flag: 'toolsListChanged',
+    method: 'notifications/tools/list_changed',
+    change: (s: ChangingServer) => s.toolsChanged(),
+  },
+  {
+    flag: 'promptsListChanged',
+    method: 'notifications/prompts/list_changed',
+    change: (s: ChangingServer) => s.promptsChanged(),
+  },
 ] as const;
 
 /** Hands each message of a body written as one JSON message per line to `onMessage` as it arrives. */
@@ -155,11 +176,18 @@ async function eachJsonLine(body: ReadableStream<Uint8Array>, onMessage: (messag
 async function openListen(url: string, notifications: Record<string, unknown>) {
   const body = request('subscriptions/listen', { notifications });
   const controller = new AbortController();
-  const response = await fetch(url, { method: 'POST', headers: headersFor(body), body: JSON.stringify(body), signal: controller.signal });
+  const response = await fetch(url, {
+    method: 'POST',
+    headers: headersFor(body),
+    body: JSON.stringify(body),
+    signal: controller.signal,
+  });
   assert.equal(response.status, 200);
   const messages: any[] = [];
   const sse = (response.headers.get('content-type') ?? '').startsWith('text/event-stream');
-  const read = sse ? eachSseMessage(response.body!, (message) => messages.push(message)) : eachJsonLine(response.body!, (message) => messages.push(message));
+  const read = sse
+    ? eachSseMessage(response.body!, (message) => messages.push(message))
+    : eachJsonLine(response.body!, (message) => messages.push(message));
   read.catch(() => {}); // closed by the test
   return { id: body.id, messages, close: () => controller.abort() };
 }
@@ -188,7 +216,10 @@ for (const [label, start] of [
       server = await start();
       gateway = await startTestGateway({ remote: { url: server.url } });
       // The gateway holds its own listen stream to the upstream once the upstream is ready.
-      assert.ok(await until(() => server.listens() === 1, 5_000), 'the gateway opened its listen stream to the upstream');
+      assert.ok(
+        await until(() => server.listens() === 1, 5_000),
+        'the gateway opened its listen stream to the upstream',
+      );
     });
     after(async () => {
       await gateway.close();
@@ -198,7 +229,10 @@ for (const [label, start] of [
     for (const kind of CHANGES) {
       test(`${kind.flag}: heard directly, through /servers/remote/mcp and through /mcp`, async () => {
         const direct = await hearChange(server.url, server, kind);
-        assert.ok(direct.heard, `the server itself announces ${kind.method}: ${JSON.stringify(direct.listen.messages)}`);
+        assert.ok(
+          direct.heard,
+          `the server itself announces ${kind.method}: ${JSON.stringify(direct.listen.messages)}`,
+        );
         for (const endpoint of ['/servers/remote/mcp', '/mcp']) {
           const through = await hearChange(`${gateway.url}${endpoint}`, server, kind);
           assert.ok(through.heard, `${endpoint}: ${JSON.stringify(through.listen.messages)}`);
@@ -237,7 +271,14 @@ describe("list changes from a remote 2025 upstream (its session's GET stream), u
       try {
         assert.ok(await until(() => listen.messages.length >= 1, 5_000));
         server.toolsChanged();
-        assert.ok(await until(() => listen.messages.some((m) => m.method === 'notifications/tools/list_changed'), HEARD_WITHIN_MS, 10), JSON.stringify(listen.messages));
+        assert.ok(
+          await until(
+            () => listen.messages.some((m) => m.method === 'notifications/tools/list_changed'),
+            HEARD_WITHIN_MS,
+            10,
+          ),
+          JSON.stringify(listen.messages),
+        );
       } finally {
         listen.close();
       }

@@ -53,7 +53,12 @@ describe('the SDK v2 server over HTTP', () => {
     await upstream.close();
   });
 
-  transparent(() => ({ server: 'sdk', unlisted: MODERN_UNLISTED, gateway, direct: (scenario, body) => askHttp(upstream.url, scenario, body) }));
+  transparent(() => ({
+    server: 'sdk',
+    unlisted: MODERN_UNLISTED,
+    gateway,
+    direct: (scenario, body) => askHttp(upstream.url, scenario, body),
+  }));
 });
 
 describe('the SDK v2 server over stdio', () => {
@@ -105,12 +110,27 @@ describe('a raw server with quirks', () => {
     const call = await ask('a tool call');
     assert.doesNotMatch(call.messages[0]!, /resultType/);
     const progress = await ask('a tool call with progress');
-    assert.equal(progress.messages.length, 4, 'a log line, two progress lines, then the response, in one application/json body');
-    assert.deepEqual([(await ask('a tool that needs elicitation')).status, (await ask('a tool with _meta rules of its own')).status], [400, 400]);
-    assert.deepEqual([(await ask('an unknown tool (-32602, 200)')).status, (await ask('a method the server does not serve')).status], [200, 404]);
+    assert.equal(
+      progress.messages.length,
+      4,
+      'a log line, two progress lines, then the response, in one application/json body',
+    );
+    assert.deepEqual(
+      [(await ask('a tool that needs elicitation')).status, (await ask('a tool with _meta rules of its own')).status],
+      [400, 400],
+    );
+    assert.deepEqual(
+      [(await ask('an unknown tool (-32602, 200)')).status, (await ask('a method the server does not serve')).status],
+      [200, 404],
+    );
   });
 
-  transparent(() => ({ server: 'quirky', unlisted: ['nope'], gateway, direct: (scenario, body) => askHttp(upstream.url, scenario, body) }));
+  transparent(() => ({
+    server: 'quirky',
+    unlisted: ['nope'],
+    gateway,
+    direct: (scenario, body) => askHttp(upstream.url, scenario, body),
+  }));
 
   test('through the gateway, the JSON-lines answer arrives as a stream: progress first, the response last', async () => {
     const scenario = SCENARIOS.find((s) => s.name === 'a tool call with progress')!;
@@ -121,7 +141,10 @@ describe('a raw server with quirks', () => {
       ['notifications/progress', 'notifications/progress', 'response'],
     );
     assert.equal(JSON.parse(through.messages[2]!).result.resultType, 'complete');
-    const logged: Scenario = { ...scenario, params: { ...scenario.params, _meta: { ...scenario.params._meta, 'io.modelcontextprotocol/logLevel': 'info' } } };
+    const logged: Scenario = {
+      ...scenario,
+      params: { ...scenario.params, _meta: { ...scenario.params._meta, 'io.modelcontextprotocol/logLevel': 'info' } },
+    };
     const withLogs = await askHttp(`${gateway.url}/servers/quirky/mcp`, logged, requestFor(logged, 9));
     assert.deepEqual(
       withLogs.messages.map((m) => JSON.parse(m).method ?? 'response'),
@@ -130,7 +153,11 @@ describe('a raw server with quirks', () => {
   });
 
   test('without a progress token, the JSON-lines answer is answered as JSON with its response alone', async () => {
-    const scenario: Scenario = { name: 'progress, no token', method: 'tools/call', params: { name: 'progress', arguments: { steps: 2 } } };
+    const scenario: Scenario = {
+      name: 'progress, no token',
+      method: 'tools/call',
+      params: { name: 'progress', arguments: { steps: 2 } },
+    };
     const through = await askHttp(`${gateway.url}/servers/quirky/mcp`, scenario, requestFor(scenario, 8));
     assert.equal(through.status, 200);
     assert.equal(through.messages.length, 1);

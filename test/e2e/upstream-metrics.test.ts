@@ -18,8 +18,14 @@ function sample(text: string, name: string, labels: Record<string, string>): num
   for (const line of text.split('\n')) {
     const match = /^([a-zA-Z_:][a-zA-Z0-9_:]*)(?:\{([^}]*)\})? (\S+)/.exec(line);
     if (!match || match[1] !== name) continue;
-    const have = Object.fromEntries([...(match[2] ?? '').matchAll(/([a-zA-Z_]\w*)="([^"]*)"/g)].map((m) => [m[1], m[2]]));
-    if (Object.keys(have).length === Object.keys(labels).length && Object.entries(labels).every(([k, v]) => have[k] === v)) return Number(match[3]);
+    const have = Object.fromEntries(
+      [...(match[2] ?? '').matchAll(/([a-zA-Z_]\w*)="([^"]*)"/g)].map((m) => [m[1], m[2]]),
+    );
+    if (
+      Object.keys(have).length === Object.keys(labels).length &&
+      Object.entries(labels).every(([k, v]) => have[k] === v)
+    )
+      return Number(match[3]);
   }
   return undefined;
 }
@@ -33,7 +39,11 @@ async function scrape(url: string, accept?: string): Promise<{ type: string; tex
 describe('per-upstream metrics on /metrics', () => {
   let gateway: RunningGateway;
   before(async () => {
-    gateway = await startTestGateway({ alpha: fixture('modern-server'), beta: fixture('modern-server', { timeoutMs: 500 }), cached: synthetic });
+    gateway = await startTestGateway({
+      alpha: fixture('modern-server'),
+      beta: fixture('modern-server', { timeoutMs: 500 }),
+      cached: synthetic,
+    });
     await eventually(async () => (await fetch(`${gateway.url}/readyz`)).status === 200, 30_000);
   });
   after(() => gateway?.close());
@@ -63,18 +73,36 @@ describe('per-upstream metrics on /metrics', () => {
     assert.equal(sample(text, errors, { server: 'beta', method: 'tools/call', kind: 'unreachable' }), 1);
     const tools = 'mcp_gateway_tool_calls_total';
     assert.equal(sample(text, tools, { server: 'alpha', tool: 'echo', outcome: 'ok' }), 3);
-    assert.equal(sample(text, tools, { server: 'alpha', tool: '_other', outcome: 'error' }), 1, 'an unknown tool is not named');
+    assert.equal(
+      sample(text, tools, { server: 'alpha', tool: '_other', outcome: 'error' }),
+      1,
+      'an unknown tool is not named',
+    );
     assert.equal(sample(text, tools, { server: 'alpha', tool: 'no-such-tool', outcome: 'error' }), undefined);
     assert.doesNotMatch(text, /trace_id/, 'no exemplars in the classic text');
   });
 
   test('OpenMetrics on request, with the trace id of the request as the exemplar', async () => {
-    const call = request('tools/call', { name: 'echo', arguments: { text: 'traced' }, _meta: { traceparent: TRACEPARENT } });
+    const call = request('tools/call', {
+      name: 'echo',
+      arguments: { text: 'traced' },
+      _meta: { traceparent: TRACEPARENT },
+    });
     assert.equal((await post(`${gateway.url}/servers/alpha/mcp`, call)).body?.result?.content?.[0]?.text, 'traced');
-    const { type, text } = await scrape(gateway.url, 'application/openmetrics-text;version=1.0.0,text/plain;version=0.0.4;q=0.5,*/*;q=0.1');
+    const { type, text } = await scrape(
+      gateway.url,
+      'application/openmetrics-text;version=1.0.0,text/plain;version=0.0.4;q=0.5,*/*;q=0.1',
+    );
     assert.match(type, /^application\/openmetrics-text; version=1\.0\.0/);
     assert.match(text, /# EOF\n$/);
-    assert.match(text, new RegExp(`^mcp_gateway_upstream_request_duration_seconds_bucket\\{[^}]*server="alpha",method="tools/call"\\} \\d+ # \\{trace_id="${TRACE}"\\} `, 'm'));
+    assert.match(
+      text,
+      new RegExp(
+        `^mcp_gateway_upstream_request_duration_seconds_bucket\\{[^}]*server="alpha",method="tools/call"\\} \\d+ # ` +
+          `\\{trace_id="${TRACE}"\\} `,
+        'm',
+      ),
+    );
     assert.match(text, /^# TYPE mcp_gateway_requests counter$/m);
     assert.match(text, /^mcp_gateway_requests_total\{/m);
     // The classic text is unchanged by an OpenMetrics scrape.
@@ -87,13 +115,19 @@ describe('per-upstream metrics on /metrics', () => {
     assert.ok(Array.isArray(list.body?.result?.tools));
     const listen = await openListen(`${gateway.url}/servers/alpha/mcp`, { toolsListChanged: true });
     try {
-      await eventually(async () => sample((await scrape(gateway.url)).text, 'mcp_gateway_listen_streams_open', {}) === 1, 5_000);
+      await eventually(
+        async () => sample((await scrape(gateway.url)).text, 'mcp_gateway_listen_streams_open', {}) === 1,
+        5_000,
+      );
       const { text } = await scrape(gateway.url);
       assert.ok((sample(text, 'mcp_gateway_cache_bytes', {}) ?? 0) > 0, 'the cached tools/list takes bytes');
       assert.equal(sample(text, 'mcp_gateway_mrtr_held_calls', {}), 0);
     } finally {
       listen.close();
     }
-    await eventually(async () => sample((await scrape(gateway.url)).text, 'mcp_gateway_listen_streams_open', {}) === 0, 5_000);
+    await eventually(
+      async () => sample((await scrape(gateway.url)).text, 'mcp_gateway_listen_streams_open', {}) === 0,
+      5_000,
+    );
   });
 });

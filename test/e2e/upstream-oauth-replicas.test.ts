@@ -42,7 +42,12 @@ describe('oauth on two replicas sharing Redis', { skip: browserNeed.skip || redi
         },
         cache: { keyPrefix },
         credentials: { key: 'a-shared-credentials-key-of-32-bytes-or-more', store: 'redis' },
-        servers: { crm: { url: at.upstream.url, credentials: { type: 'oauth', clientId: client.client_id, clientSecret: client.client_secret } } },
+        servers: {
+          crm: {
+            url: at.upstream.url,
+            credentials: { type: 'oauth', clientId: client.client_id, clientSecret: client.client_secret },
+          },
+        },
       }),
       log: silentLog,
       server: 'crm',
@@ -71,9 +76,15 @@ describe('oauth on two replicas sharing Redis', { skip: browserNeed.skip || redi
       await until(async () => (await whoami(two)).body.result?.content[0].text === 'you are dana-at-crm', 5_000),
       'replica two dropped its cached "none" on word from Redis',
     );
-    const revoked = await fetch(`${two.url}/connections/crm`, { method: 'DELETE', headers: { authorization: `Bearer ${KEY}` } });
+    const revoked = await fetch(`${two.url}/connections/crm`, {
+      method: 'DELETE',
+      headers: { authorization: `Bearer ${KEY}` },
+    });
     assert.equal(revoked.status, 200);
-    assert.ok(await until(async () => (await whoami(one)).body.error?.code === -32042, 5_000), 'replica one heard of the revocation');
+    assert.ok(
+      await until(async () => (await whoami(one)).body.error?.code === -32042, 5_000),
+      'replica one heard of the revocation',
+    );
   });
 
   /** A request as erin through `replica`'s /mcp. */
@@ -85,41 +96,46 @@ describe('oauth on two replicas sharing Redis', { skip: browserNeed.skip || redi
     return (answer.body.result.tools as { name: string }[]).map((tool) => tool.name);
   };
   /** The `sub` an access token (a JWT the provider signed) names. */
-  const subjectOf = (token: string): unknown => JSON.parse(Buffer.from(token.split('.')[1] ?? '', 'base64url').toString()).sub;
+  const subjectOf = (token: string): unknown =>
+    JSON.parse(Buffer.from(token.split('.')[1] ?? '', 'base64url').toString()).sub;
 
-  test("on /mcp, replica two, which never read erin's list, places her call of crm__whoami by reading the lists as her", async () => {
-    const [one, two] = rig.gateways as [RunningGateway, RunningGateway];
-    const upstream = rig.upstream;
-    // Connected and listed through replica one only.
-    const before = await toolNames(one);
-    assert.ok(before.includes('crm__connect') && !before.includes('crm__whoami'), before.join());
-    const placeholder = await mcp(one, 'tools/call', { name: 'crm__connect', arguments: {} });
-    assert.equal(placeholder.body.error?.code, -32042, JSON.stringify(placeholder.body));
-    assert.equal(await rig.connectInBrowser(placeholder.body.error.data.url, 'erin-at-crm'), 'Connected to crm');
-    const after = await toolNames(one);
-    assert.ok(after.includes('crm__whoami') && !after.includes('crm__connect'), after.join());
-    const erinsToken = upstream.tokens.at(-1)!;
-    assert.equal(subjectOf(erinsToken), 'erin-at-crm', "replica one's list was read with erin's token");
+  test(
+    "on /mcp, replica two, which never read erin's list, places her call of crm__whoami by reading the lists " +
+      'as her',
+    async () => {
+      const [one, two] = rig.gateways as [RunningGateway, RunningGateway];
+      const upstream = rig.upstream;
+      // Connected and listed through replica one only.
+      const before = await toolNames(one);
+      assert.ok(before.includes('crm__connect') && !before.includes('crm__whoami'), before.join());
+      const placeholder = await mcp(one, 'tools/call', { name: 'crm__connect', arguments: {} });
+      assert.equal(placeholder.body.error?.code, -32042, JSON.stringify(placeholder.body));
+      assert.equal(await rig.connectInBrowser(placeholder.body.error.data.url, 'erin-at-crm'), 'Connected to crm');
+      const after = await toolNames(one);
+      assert.ok(after.includes('crm__whoami') && !after.includes('crm__connect'), after.join());
+      const erinsToken = upstream.tokens.at(-1)!;
+      assert.equal(subjectOf(erinsToken), 'erin-at-crm', "replica one's list was read with erin's token");
 
-    // On replica two, no tools/list first: the name's prefix names crm, which lists only to each caller.
-    const mark = { tokens: upstream.tokens.length, callers: upstream.callers.length, refused: upstream.refused };
-    const called = await mcp(two, 'tools/call', { name: 'crm__whoami', arguments: {} });
-    assert.equal(called.body.result?.content?.[0]?.text, 'you are erin-at-crm', JSON.stringify(called.body));
-    const sent = upstream.tokens.slice(mark.tokens);
-    assert.ok(sent.length > 0, 'replica two reached crm');
-    assert.ok(
-      sent.every((token) => token === erinsToken),
-      'every request replica two sent crm carried the token erin connected (none went as the gateway or anyone else)',
-    );
-    assert.ok(
-      upstream.callers.slice(mark.callers).every((caller) => caller === 'erin-at-crm'),
-      upstream.callers.slice(mark.callers).join(),
-    );
-    assert.equal(upstream.refused, mark.refused, 'crm refused nothing replica two sent');
+      // On replica two, no tools/list first: the name's prefix names crm, which lists only to each caller.
+      const mark = { tokens: upstream.tokens.length, callers: upstream.callers.length, refused: upstream.refused };
+      const called = await mcp(two, 'tools/call', { name: 'crm__whoami', arguments: {} });
+      assert.equal(called.body.result?.content?.[0]?.text, 'you are erin-at-crm', JSON.stringify(called.body));
+      const sent = upstream.tokens.slice(mark.tokens);
+      assert.ok(sent.length > 0, 'replica two reached crm');
+      assert.ok(
+        sent.every((token) => token === erinsToken),
+        'every request replica two sent crm carried the token erin connected (none went as the gateway or anyone else)',
+      );
+      assert.ok(
+        upstream.callers.slice(mark.callers).every((caller) => caller === 'erin-at-crm'),
+        upstream.callers.slice(mark.callers).join(),
+      );
+      assert.equal(upstream.refused, mark.refused, 'crm refused nothing replica two sent');
 
-    // The server's own endpoint on replica two is unaffected: no lists, the same answer with the same token.
-    const direct = await callToolAs(`${two.url}/servers/crm/mcp`, ERIN_KEY, 'whoami');
-    assert.equal(direct.body.result?.content?.[0]?.text, 'you are erin-at-crm', JSON.stringify(direct.body));
-    assert.equal(upstream.tokens.at(-1), erinsToken);
-  });
+      // The server's own endpoint on replica two is unaffected: no lists, the same answer with the same token.
+      const direct = await callToolAs(`${two.url}/servers/crm/mcp`, ERIN_KEY, 'whoami');
+      assert.equal(direct.body.result?.content?.[0]?.text, 'you are erin-at-crm', JSON.stringify(direct.body));
+      assert.equal(upstream.tokens.at(-1), erinsToken);
+    },
+  );
 });

@@ -17,7 +17,9 @@ import { callToolAs, startOAuthRig, type OAuthRig } from './oauth-rig.js';
 const browserNeed = await chromium('the connect-link sign-in in headless Chromium');
 const GATEWAY = 'https://gateway.test/mcp';
 
-describe('connect links with auth.jwt: the person signs in at the issuer and must be the link principal', { skip: browserNeed.skip }, () => {
+describe('connect links with auth.jwt: the person signs in at the issuer and must be the link principal', {
+  skip: browserNeed.skip,
+}, () => {
   let rig: OAuthRig<IdentityServer>;
   let gateway: RunningGateway;
   let browser: Browser;
@@ -43,7 +45,16 @@ describe('connect links with auth.jwt: the person signs in at the issuer and mus
           file: path.join(tempDir('oauth-sign-in-'), 'c.json'),
           signIn: { clientId: signInClient.client_id, clientSecret: signInClient.client_secret },
         },
-        servers: { crm: { url: at.upstream.url, credentials: { type: 'oauth', clientId: upstreamClient.client_id, clientSecret: upstreamClient.client_secret } } },
+        servers: {
+          crm: {
+            url: at.upstream.url,
+            credentials: {
+              type: 'oauth',
+              clientId: upstreamClient.client_id,
+              clientSecret: upstreamClient.client_secret,
+            },
+          },
+        },
       }),
       log: createLogger('silent'),
       server: 'crm',
@@ -56,8 +67,14 @@ describe('connect links with auth.jwt: the person signs in at the issuer and mus
 
   const whoami = (who: string) => callToolAs(`${gateway.url}/servers/crm/mcp`, tokens.get(who)!, 'whoami');
 
-  /** What a person does with a link: sign in at the issuer as `login` when asked, consent when asked, until a gateway page shows. */
-  async function openLink(link: string, login: string): Promise<{ status: number; title: string; text: string; visited: string[] }> {
+  /**
+   * What a person does with a link: sign in at the issuer as `login` when asked, consent when asked, until a gateway
+   * page shows.
+   */
+  async function openLink(
+    link: string,
+    login: string,
+  ): Promise<{ status: number; title: string; text: string; visited: string[] }> {
     const context = await browser.newContext();
     const page: Page = await context.newPage();
     const visited: string[] = [];
@@ -80,20 +97,35 @@ describe('connect links with auth.jwt: the person signs in at the issuer and mus
         await page.waitForURL((url) => url.href !== at);
       }
       await page.waitForLoadState();
-      return { status, title: (await page.locator('h1').textContent()) ?? '', text: (await page.locator('body').textContent()) ?? '', visited };
+      return {
+        status,
+        title: (await page.locator('h1').textContent()) ?? '',
+        text: (await page.locator('body').textContent()) ?? '',
+        visited,
+      };
     } finally {
       await context.close();
     }
   }
 
-  test('alice opens her own link: she signs in at the issuer as alice, then connects; her call goes out as her account', async () => {
-    const link: string = (await whoami('alice')).body.error.data.url;
-    const done = await openLink(link, 'alice');
-    assert.equal(done.title, 'Connected to crm', done.text);
-    assert.ok(done.visited.includes('/connect/signed-in'), `signed in at the gateway first: ${done.visited.join(' → ')}`);
-    assert.ok(done.visited.indexOf('/connect/signed-in') < done.visited.indexOf('/connect/callback'), 'the sign-in came before the upstream authorization');
-    assert.equal((await whoami('alice')).body.result?.content[0].text, 'you are alice');
-  });
+  test(
+    'alice opens her own link: she signs in at the issuer as alice, then connects; her call goes out as her ' +
+      'account',
+    async () => {
+      const link: string = (await whoami('alice')).body.error.data.url;
+      const done = await openLink(link, 'alice');
+      assert.equal(done.title, 'Connected to crm', done.text);
+      assert.ok(
+        done.visited.includes('/connect/signed-in'),
+        `signed in at the gateway first: ${done.visited.join(' → ')}`,
+      );
+      assert.ok(
+        done.visited.indexOf('/connect/signed-in') < done.visited.indexOf('/connect/callback'),
+        'the sign-in came before the upstream authorization',
+      );
+      assert.equal((await whoami('alice')).body.result?.content[0].text, 'you are alice');
+    },
+  );
 
   test("bob's link completed by alice is refused with a page naming both, and nothing is connected for bob", async () => {
     const link: string = (await whoami('bob')).body.error.data.url;
@@ -102,7 +134,9 @@ describe('connect links with auth.jwt: the person signs in at the issuer and mus
     assert.equal(refused.title, 'This link is not yours');
     assert.match(refused.text, /made for bob, and you signed in as alice\. Nothing was connected\./);
     assert.ok(!refused.visited.includes('/connect/callback'), "the upstream's authorization never started");
-    const listed = (await (await fetch(`${gateway.url}/connections`, { headers: { authorization: `Bearer ${tokens.get('bob')}` } })).json()) as { connections: unknown[] };
+    const listed = (await (
+      await fetch(`${gateway.url}/connections`, { headers: { authorization: `Bearer ${tokens.get('bob')}` } })
+    ).json()) as { connections: unknown[] };
     assert.deepEqual(listed.connections, []);
     assert.equal((await whoami('bob')).body.error?.code, -32042, 'bob still has to connect');
     // The control: bob completing his own new link is connected.
@@ -114,7 +148,11 @@ describe('connect links with auth.jwt: the person signs in at the issuer and mus
   test("with sign-in there is no confirmation to post: a link's id sent to /connect/confirm is refused", async () => {
     const link: string = (await whoami('carol')).body.error.data.url;
     const id = link.slice(link.lastIndexOf('/') + 1);
-    const skipped = await fetch(`${publicUrl}/connect/confirm`, { method: 'POST', body: new URLSearchParams({ link: id }), redirect: 'manual' });
+    const skipped = await fetch(`${publicUrl}/connect/confirm`, {
+      method: 'POST',
+      body: new URLSearchParams({ link: id }),
+      redirect: 'manual',
+    });
     assert.equal(skipped.status, 410);
     await skipped.body?.cancel();
   });

@@ -41,7 +41,12 @@ describe('oauth: each caller connects their own upstream account', { skip: brows
         log: { level: 'debug' },
         auth: { apiKeys: Object.entries(KEYS).map(([principal, key]) => ({ key, principal })) },
         credentials: { key: CREDENTIALS_KEY, store: 'file', file: storeFile },
-        servers: { crm: { url: at.upstream.url, credentials: { type: 'oauth', clientId: client.client_id, clientSecret: client.client_secret } } },
+        servers: {
+          crm: {
+            url: at.upstream.url,
+            credentials: { type: 'oauth', clientId: client.client_id, clientSecret: client.client_secret },
+          },
+        },
       }),
       log: written.logger,
       server: 'crm',
@@ -51,7 +56,8 @@ describe('oauth: each caller connects their own upstream account', { skip: brows
 
   after(() => rig?.close());
 
-  const whoami = (who: string, extra: Record<string, unknown> = {}) => callToolAs(`${gateway.url}/servers/crm/mcp`, KEYS[who]!, 'whoami', extra);
+  const whoami = (who: string, extra: Record<string, unknown> = {}) =>
+    callToolAs(`${gateway.url}/servers/crm/mcp`, KEYS[who]!, 'whoami', extra);
 
   const connectInBrowser = (link: string, login: string) => rig.connectInBrowser(link, login);
 
@@ -75,33 +81,43 @@ describe('oauth: each caller connects their own upstream account', { skip: brows
     assert.equal((await whoami('alice')).body.result.content[0].text, 'you are alice-at-crm');
   });
 
-  test('a client that declared elicitation.url gets input_required with a URL-mode elicitation; its retry with the same requestState goes out as her account', async () => {
-    const meta = { 'io.modelcontextprotocol/clientCapabilities': { elicitation: { url: {} } } };
-    const body = request('tools/call', { name: 'whoami', arguments: {}, _meta: meta });
-    await post(`${gateway.url}/connections/crm`, '', { authorization: `Bearer ${KEYS.alice}` }, { method: 'DELETE' });
-    const answer = await send(`${gateway.url}/servers/crm/mcp`, body, { authorization: `Bearer ${KEYS.alice}` });
-    assert.equal(answer.body.result?.resultType, 'input_required', JSON.stringify(answer.body));
-    const [elicitation] = Object.values(answer.body.result.inputRequests) as { method: string; params: { mode: string; url: string } }[];
-    assert.equal(elicitation?.method, 'elicitation/create');
-    assert.equal(elicitation?.params.mode, 'url');
-    assert.ok(elicitation?.params.url.startsWith(`${publicUrl}/connect/`));
-    // The person opens it and connects; the client retries with the same requestState and its answer.
-    assert.equal(await connectInBrowser(elicitation!.params.url, 'alice-at-crm'), 'Connected to crm');
-    const [key] = Object.keys(answer.body.result.inputRequests);
-    const retry = request('tools/call', {
-      name: 'whoami',
-      arguments: {},
-      _meta: meta,
-      requestState: answer.body.result.requestState,
-      inputResponses: { [key!]: { action: 'accept' } },
-    });
-    const done = await send(`${gateway.url}/servers/crm/mcp`, retry, { authorization: `Bearer ${KEYS.alice}` });
-    assert.equal(done.body.result?.content?.[0].text, 'you are alice-at-crm', JSON.stringify(done.body));
-    // Revoked again: the next call asks her to connect.
-    const revoked = await fetch(`${gateway.url}/connections/crm`, { method: 'DELETE', headers: { authorization: `Bearer ${KEYS.alice}` } });
-    assert.equal(revoked.status, 200);
-    assert.equal((await whoami('alice')).body.error?.code, -32042);
-  });
+  test(
+    'a client that declared elicitation.url gets input_required with a URL-mode elicitation; its retry with the ' +
+      'same requestState goes out as her account',
+    async () => {
+      const meta = { 'io.modelcontextprotocol/clientCapabilities': { elicitation: { url: {} } } };
+      const body = request('tools/call', { name: 'whoami', arguments: {}, _meta: meta });
+      await post(`${gateway.url}/connections/crm`, '', { authorization: `Bearer ${KEYS.alice}` }, { method: 'DELETE' });
+      const answer = await send(`${gateway.url}/servers/crm/mcp`, body, { authorization: `Bearer ${KEYS.alice}` });
+      assert.equal(answer.body.result?.resultType, 'input_required', JSON.stringify(answer.body));
+      const [elicitation] = Object.values(answer.body.result.inputRequests) as {
+        method: string;
+        params: { mode: string; url: string };
+      }[];
+      assert.equal(elicitation?.method, 'elicitation/create');
+      assert.equal(elicitation?.params.mode, 'url');
+      assert.ok(elicitation?.params.url.startsWith(`${publicUrl}/connect/`));
+      // The person opens it and connects; the client retries with the same requestState and its answer.
+      assert.equal(await connectInBrowser(elicitation!.params.url, 'alice-at-crm'), 'Connected to crm');
+      const [key] = Object.keys(answer.body.result.inputRequests);
+      const retry = request('tools/call', {
+        name: 'whoami',
+        arguments: {},
+        _meta: meta,
+        requestState: answer.body.result.requestState,
+        inputResponses: { [key!]: { action: 'accept' } },
+      });
+      const done = await send(`${gateway.url}/servers/crm/mcp`, retry, { authorization: `Bearer ${KEYS.alice}` });
+      assert.equal(done.body.result?.content?.[0].text, 'you are alice-at-crm', JSON.stringify(done.body));
+      // Revoked again: the next call asks her to connect.
+      const revoked = await fetch(`${gateway.url}/connections/crm`, {
+        method: 'DELETE',
+        headers: { authorization: `Bearer ${KEYS.alice}` },
+      });
+      assert.equal(revoked.status, 200);
+      assert.equal((await whoami('alice')).body.error?.code, -32042);
+    },
+  );
 
   test('a replayed, made-up or foreign link is refused', async () => {
     const link: string = (await whoami('alice')).body.error.data.url;
@@ -111,7 +127,11 @@ describe('oauth: each caller connects their own upstream account', { skip: brows
       assert.equal((await page.goto(link))?.status(), 200);
       assert.equal((await page.goto(link))?.status(), 410, 'replayed');
       assert.equal((await page.goto(`${publicUrl}/connect/${'A'.repeat(43)}`))?.status(), 410, 'made up');
-      assert.equal((await page.goto(`${publicUrl}/connect/callback?state=${'B'.repeat(43)}&code=x`))?.status(), 400, 'a callback nobody started');
+      assert.equal(
+        (await page.goto(`${publicUrl}/connect/callback?state=${'B'.repeat(43)}&code=x`))?.status(),
+        400,
+        'a callback nobody started',
+      );
     } finally {
       await context.close();
     }

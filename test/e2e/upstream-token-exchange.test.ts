@@ -37,11 +37,20 @@ describe('token exchange: each caller reaches the upstream as themselves', () =>
         listen: { port: 0 },
         log: { level: 'debug' },
         audit: { destination: auditFile, arguments: true },
-        auth: { jwt: { issuer: oidc.issuer, jwksUrl: oidc.jwksUrl, audience: GATEWAY_RESOURCE }, apiKeys: [{ key: API_KEY, principal: 'carol' }] },
+        auth: {
+          jwt: { issuer: oidc.issuer, jwksUrl: oidc.jwksUrl, audience: GATEWAY_RESOURCE },
+          apiKeys: [{ key: API_KEY, principal: 'carol' }],
+        },
         servers: {
           docs: {
             url: upstream.url,
-            credentials: { type: 'tokenExchange', tokenEndpoint: oidc.tokenEndpoint, clientId: CLIENT.client_id, clientSecret: CLIENT.client_secret, audience: upstream.url },
+            credentials: {
+              type: 'tokenExchange',
+              tokenEndpoint: oidc.tokenEndpoint,
+              clientId: CLIENT.client_id,
+              clientSecret: CLIENT.client_secret,
+              audience: upstream.url,
+            },
           },
         },
       },
@@ -58,8 +67,11 @@ describe('token exchange: each caller reaches the upstream as themselves', () =>
   });
 
   const call = (path: string, who: string, body: ReturnType<typeof request>) =>
-    send(`${gateway.url}${path}`, body, { authorization: who === 'carol' ? `Bearer ${API_KEY}` : `Bearer ${callerTokens.get(who)}` });
-  const whoami = (path: string, who: string) => call(path, who, request('tools/call', { name: path === '/mcp' ? 'docs__whoami' : 'whoami', arguments: {} }));
+    send(`${gateway.url}${path}`, body, {
+      authorization: who === 'carol' ? `Bearer ${API_KEY}` : `Bearer ${callerTokens.get(who)}`,
+    });
+  const whoami = (path: string, who: string) =>
+    call(path, who, request('tools/call', { name: path === '/mcp' ? 'docs__whoami' : 'whoami', arguments: {} }));
 
   test("alice and bob each reach the server as themselves, on /mcp and on the server's own endpoint", async () => {
     for (const who of ['alice', 'bob']) {
@@ -78,7 +90,9 @@ describe('token exchange: each caller reaches the upstream as themselves', () =>
       assert.ok(![...callerTokens.values()].includes(token));
       assert.equal((await oidc.verify(token, upstream.url)).aud, upstream.url);
     }
-    assert.ok(oidc.exchanges.every((exchange) => exchange.audience === upstream.url && exchange.client === CLIENT.client_id));
+    assert.ok(
+      oidc.exchanges.every((exchange) => exchange.audience === upstream.url && exchange.client === CLIENT.client_id),
+    );
   });
 
   test('an exchanged token is reused until shortly before it expires, then exchanged again', async () => {
@@ -90,13 +104,18 @@ describe('token exchange: each caller reaches the upstream as themselves', () =>
     // A token that lives less than renewBeforeMs (30 s) is renewed on every call.
     oidc.setAccessTokenTtl(20);
     try {
-      const fresh = await oidc.signCaller('alice', { jti: 'second-login' }); // a new subject token forces a new exchange
+      // a new subject token forces a new exchange
+      const fresh = await oidc.signCaller('alice', { jti: 'second-login' });
       callerTokens.set('alice', fresh);
       await whoami('/servers/docs/mcp', 'alice');
       const short = oidc.exchanges.filter((e) => e.sub === 'alice').length;
       assert.equal(short, before + 1, 'a caller with a new token gets a new exchange');
       assert.equal((await whoami('/servers/docs/mcp', 'alice')).body.result.content[0].text, 'you are alice');
-      assert.equal(oidc.exchanges.filter((e) => e.sub === 'alice').length, short + 1, 'a token inside renewBeforeMs of its expiry is exchanged again');
+      assert.equal(
+        oidc.exchanges.filter((e) => e.sub === 'alice').length,
+        short + 1,
+        'a token inside renewBeforeMs of its expiry is exchanged again',
+      );
     } finally {
       oidc.setAccessTokenTtl(3600);
     }

@@ -22,7 +22,11 @@ import { request, send as sendTo } from './harness.js';
 import { startOAuthRig, type OAuthRig } from './oauth-rig.js';
 
 const browserNeed = await chromium('the connect flow in headless Chromium');
-const KEYS: Record<string, string> = { alice: 'alice-api-key-0123456789abcdef', bob: 'bob-api-key-0123456789abcdefgh', op: 'operator-key-0123456789abcdefgh' };
+const KEYS: Record<string, string> = {
+  alice: 'alice-api-key-0123456789abcdef',
+  bob: 'bob-api-key-0123456789abcdefgh',
+  op: 'operator-key-0123456789abcdefgh',
+};
 const URL_ELICITATION = { 'io.modelcontextprotocol/clientCapabilities': { elicitation: { url: {} } } };
 
 /** A secret the gateway handled, and where it came from (for the failure message). */
@@ -43,11 +47,14 @@ function needles(secret: Secret): string[] {
 /** Each secret found in `haystack`, named by kind and place; empty when there is none. */
 export function leaks(secrets: readonly Secret[], place: string, haystack: string): string[] {
   const found: string[] = [];
-  for (const secret of secrets) for (const needle of needles(secret)) if (haystack.includes(needle)) found.push(`${secret.kind} in ${place}`);
+  for (const secret of secrets)
+    for (const needle of needles(secret)) if (haystack.includes(needle)) found.push(`${secret.kind} in ${place}`);
   return found;
 }
 
-describe('no upstream token, code, verifier or client secret in anything the gateway writes or serves', { skip: browserNeed.skip }, () => {
+describe('no upstream token, code, verifier or client secret in anything the gateway writes or serves', {
+  skip: browserNeed.skip,
+}, () => {
   let rig: OAuthRig<IdentityServer>;
   let oidc: Oidc;
   let upstream: IdentityServer;
@@ -78,27 +85,38 @@ describe('no upstream token, code, verifier or client secret in anything the gat
       upstream: startIdentityServer,
       config: (at) => ({
         log: { level: 'debug' },
-        auth: { apiKeys: Object.entries(KEYS).map(([principal, key]) => ({ key, principal })), operators: { ids: ['op'] } },
+        auth: {
+          apiKeys: Object.entries(KEYS).map(([principal, key]) => ({ key, principal })),
+          operators: { ids: ['op'] },
+        },
         audit: { destination: auditFile },
         telemetry: { traces: { endpoint: receiver.url, protocol: 'http/json', sampler: 'always_on' } },
         credentials: { key: 'an-upstream-token-leaks-key-of-32-bytes-or-more', store: 'file', file: storeFile },
-        servers: { crm: { url: at.upstream.url, credentials: { type: 'oauth', clientId: client.client_id, clientSecret: client.client_secret } } },
+        servers: {
+          crm: {
+            url: at.upstream.url,
+            credentials: { type: 'oauth', clientId: client.client_id, clientSecret: client.client_secret },
+          },
+        },
       }),
       log: createLogger('debug', sink),
       server: 'crm',
     });
     ({ oidc, upstream, gateway } = rig);
     // Every token the token endpoint hands out, and every code and verifier it is given.
-    oidc.provider.on('grant.success', (ctx: { body?: Record<string, unknown>; oidc: { params?: Record<string, unknown> } }) => {
-      for (const kind of ['access_token', 'refresh_token', 'id_token'] as const) {
-        const text = ctx.body?.[kind];
-        if (typeof text === 'string') secrets.push({ kind, text });
-      }
-      for (const kind of ['code', 'code_verifier', 'refresh_token'] as const) {
-        const text = ctx.oidc.params?.[kind];
-        if (typeof text === 'string') secrets.push({ kind: `${kind} (sent)`, text });
-      }
-    });
+    oidc.provider.on(
+      'grant.success',
+      (ctx: { body?: Record<string, unknown>; oidc: { params?: Record<string, unknown> } }) => {
+        for (const kind of ['access_token', 'refresh_token', 'id_token'] as const) {
+          const text = ctx.body?.[kind];
+          if (typeof text === 'string') secrets.push({ kind, text });
+        }
+        for (const kind of ['code', 'code_verifier', 'refresh_token'] as const) {
+          const text = ctx.oidc.params?.[kind];
+          if (typeof text === 'string') secrets.push({ kind: `${kind} (sent)`, text });
+        }
+      },
+    );
     await driveCallsForTwoPrincipals();
     for (const page of ['/', '/status.json', '/metrics', '/config', '/readyz']) {
       const response = await fetch(`${gateway.url}${page}`, { headers: { authorization: `Bearer ${KEYS.op}` } });
@@ -113,9 +131,14 @@ describe('no upstream token, code, verifier or client secret in anything the gat
     await receiver?.close();
   });
 
-  const send = (who: string, endpoint: string, body: ReturnType<typeof request>) => sendTo(`${gateway.url}${endpoint}`, body, { authorization: `Bearer ${KEYS[who]}` });
+  const send = (who: string, endpoint: string, body: ReturnType<typeof request>) =>
+    sendTo(`${gateway.url}${endpoint}`, body, { authorization: `Bearer ${KEYS[who]}` });
   const whoami = (who: string, endpoint = '/servers/crm/mcp', extra: Record<string, unknown> = {}) =>
-    send(who, endpoint, request('tools/call', { name: endpoint === '/mcp' ? 'crm__whoami' : 'whoami', arguments: {}, ...extra }));
+    send(
+      who,
+      endpoint,
+      request('tools/call', { name: endpoint === '/mcp' ? 'crm__whoami' : 'whoami', arguments: {}, ...extra }),
+    );
 
   /** The authorization code the browser carries back to the callback is kept. */
   const keepCallbackCode = (page: Page) =>
@@ -131,16 +154,27 @@ describe('no upstream token, code, verifier or client secret in anything the gat
     const link: string = (await whoami('alice')).body.error.data.url;
     assert.equal(await connectInBrowser(link, 'alice-at-crm'), 'Connected to crm');
     assert.equal((await whoami('alice')).body.result?.content[0].text, 'you are alice-at-crm');
-    assert.ok((await send('alice', '/mcp', request('tools/list'))).body.result.tools.some((t: { name: string }) => t.name === 'crm__whoami'));
+    assert.ok(
+      (await send('alice', '/mcp', request('tools/list'))).body.result.tools.some(
+        (t: { name: string }) => t.name === 'crm__whoami',
+      ),
+    );
     assert.equal((await whoami('alice', '/mcp')).body.result?.content[0].text, 'you are alice-at-crm');
 
     // bob: the placeholder on /mcp, URL-mode elicitation, the retry; his tokens expire at once, so every
     // call of his refreshes (a refresh token sent, new tokens back).
     oidc.setAccessTokenTtl(1);
     try {
-      const asked = await send('bob', '/mcp', request('tools/call', { name: 'crm__connect', arguments: {}, _meta: URL_ELICITATION }));
+      const asked = await send(
+        'bob',
+        '/mcp',
+        request('tools/call', { name: 'crm__connect', arguments: {}, _meta: URL_ELICITATION }),
+      );
       assert.equal(asked.body.result?.resultType, 'input_required', JSON.stringify(asked.body));
-      const [key, question] = Object.entries(asked.body.result.inputRequests)[0] as [string, { params: { url: string } }];
+      const [key, question] = Object.entries(asked.body.result.inputRequests)[0] as [
+        string,
+        { params: { url: string } },
+      ];
       assert.equal(await connectInBrowser(question.params.url, 'bob-at-crm'), 'Connected to crm');
       const retry = request('tools/call', {
         name: 'crm__connect',
@@ -150,7 +184,8 @@ describe('no upstream token, code, verifier or client secret in anything the gat
         inputResponses: { [key]: { action: 'accept' } },
       });
       assert.ok((await send('bob', '/mcp', retry)).body.result, 'the retry is answered');
-      for (let i = 0; i < 2; i++) assert.equal((await whoami('bob', '/mcp')).body.result?.content[0].text, 'you are bob-at-crm');
+      for (let i = 0; i < 2; i++)
+        assert.equal((await whoami('bob', '/mcp')).body.result?.content[0].text, 'you are bob-at-crm');
     } finally {
       oidc.setAccessTokenTtl(3600);
     }
@@ -159,21 +194,39 @@ describe('no upstream token, code, verifier or client secret in anything the gat
     // alice lists her connections and revokes; her next call asks her to connect again.
     const listed = await fetch(`${gateway.url}/connections`, { headers: { authorization: `Bearer ${KEYS.alice}` } });
     served['/connections (alice)'] = await listed.text();
-    assert.equal((await fetch(`${gateway.url}/connections/crm`, { method: 'DELETE', headers: { authorization: `Bearer ${KEYS.alice}` } })).status, 200);
+    assert.equal(
+      (
+        await fetch(`${gateway.url}/connections/crm`, {
+          method: 'DELETE',
+          headers: { authorization: `Bearer ${KEYS.alice}` },
+        })
+      ).status,
+      200,
+    );
     assert.equal((await whoami('alice')).body.error?.code, -32042);
   }
 
   test('the secrets were really handled: tokens issued, refreshed and sent, codes and verifiers exchanged', () => {
     const kinds = new Set(secrets.map((s) => s.kind));
-    for (const kind of ['access_token', 'refresh_token', 'refresh_token (sent)', 'code (sent)', 'code_verifier (sent)', 'authorization code (callback)'])
+    for (const kind of [
+      'access_token',
+      'refresh_token',
+      'refresh_token (sent)',
+      'code (sent)',
+      'code_verifier (sent)',
+      'authorization code (callback)',
+    ])
       assert.ok(kinds.has(kind), `no ${kind} was seen`);
     // Every token the upstream received is one the token endpoint issued (so all of them are searched for).
     const issued = new Set(secrets.filter((s) => s.kind === 'access_token').map((s) => s.text));
     assert.ok(upstream.tokens.length >= 6, `${upstream.tokens.length} tokens reached the upstream`);
-    for (const token of upstream.tokens) assert.ok(issued.has(token), 'the upstream got a token the token endpoint did not issue');
+    for (const token of upstream.tokens)
+      assert.ok(issued.has(token), 'the upstream got a token the token endpoint did not issue');
     // The search itself finds what it looks for (a JWT's signature alone counts).
     const jwt = upstream.tokens[0]!;
-    assert.deepEqual(leaks([{ kind: 'probe', text: jwt }], 'a probe', `… ${jwt.split('.')[2]} …`), ['probe in a probe']);
+    assert.deepEqual(leaks([{ kind: 'probe', text: jwt }], 'a probe', `… ${jwt.split('.')[2]} …`), [
+      'probe in a probe',
+    ]);
   });
 
   test('none in the log, the audit log or the exported traces', () => {
@@ -184,7 +237,11 @@ describe('no upstream token, code, verifier or client secret in anything the gat
       receiver.spans.some((s) => s.kind === 3),
       'the hop spans were exported',
     );
-    const found = [...leaks(secrets, 'the log', logLines.join('')), ...leaks(secrets, 'the audit log', audit), ...leaks(secrets, 'the traces', JSON.stringify(receiver.spans))];
+    const found = [
+      ...leaks(secrets, 'the log', logLines.join('')),
+      ...leaks(secrets, 'the audit log', audit),
+      ...leaks(secrets, 'the traces', JSON.stringify(receiver.spans)),
+    ];
     assert.deepEqual(found, []);
   });
 

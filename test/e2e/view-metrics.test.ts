@@ -13,7 +13,13 @@ describe('policy denials on views, by endpoint', () => {
       {},
       {
         auth: { anonymous: true },
-        policies: [{ name: 'echo-only', principals: { ids: ['anonymous'] }, allow: { servers: ['modern'], tools: ['modern__echo'] } }],
+        policies: [
+          {
+            name: 'echo-only',
+            principals: { ids: ['anonymous'] },
+            allow: { servers: ['modern'], tools: ['modern__echo'] },
+          },
+        ],
         profiles: { p: { tools: ['modern__*'] } },
       },
     );
@@ -22,7 +28,9 @@ describe('policy denials on views, by endpoint', () => {
 
   const denials = async (endpoint: string): Promise<number> => {
     const text = await (await fetch(`${gateway.url}/metrics`)).text();
-    const line = text.split('\n').find((l) => l.startsWith(`mcp_gateway_policy_denials_total{endpoint="${endpoint}",method="tools/call"}`));
+    const line = text
+      .split('\n')
+      .find((l) => l.startsWith(`mcp_gateway_policy_denials_total{endpoint="${endpoint}",method="tools/call"}`));
     return line === undefined ? 0 : Number(line.split(' ').at(-1));
   };
 

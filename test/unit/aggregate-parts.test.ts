@@ -55,7 +55,8 @@ test('CursorCodec: round trip; bound to its method, its key and the configured s
     ],
     'replicas sharing a secret, servers in another order',
   );
-  for (const bad of ['', '.', 'x.y', `${cursor}x`]) assert.equal(codec.decode('tools/list', bad, servers), undefined, bad);
+  for (const bad of ['', '.', 'x.y', `${cursor}x`])
+    assert.equal(codec.decode('tools/list', bad, servers), undefined, bad);
 });
 
 test('templatePattern: simple, reserved and query expansions', () => {
@@ -93,12 +94,21 @@ test('ResourceOwners: a template without a scheme in its fixed part is not used 
 test('MergedPages: kept while fresh, answered pre-serialised with the time left; private pages per caller', () => {
   let now = 1_000;
   const pages = new MergedPages(() => now);
-  pages.set('tools/list', '', 'alice', { resultType: 'complete', tools: [{ name: 'a__x' }], ttlMs: 500, cacheScope: 'public' });
+  pages.set('tools/list', '', 'alice', {
+    resultType: 'complete',
+    tools: [{ name: 'a__x' }],
+    ttlMs: 500,
+    cacheScope: 'public',
+  });
   now += 200;
   const hit = pages.get(7, 'tools/list', '', 'bob')!;
   assert.equal(hit.id, 7);
   const text = serializeResponse(hit);
-  assert.deepEqual(JSON.parse(text), { jsonrpc: '2.0', id: 7, result: { resultType: 'complete', tools: [{ name: 'a__x' }], cacheScope: 'public', ttlMs: 300 } });
+  assert.deepEqual(JSON.parse(text), {
+    jsonrpc: '2.0',
+    id: 7,
+    result: { resultType: 'complete', tools: [{ name: 'a__x' }], cacheScope: 'public', ttlMs: 300 },
+  });
   assert.deepEqual(JSON.parse(text).result, (hit as { result: unknown }).result, 'the bytes say what the object says');
   now += 300;
   assert.equal(pages.get(8, 'tools/list', '', 'bob'), undefined, 'stale');
@@ -120,7 +130,11 @@ test('serializeResponse: a plain response is JSON.stringify; ids of both kinds',
 test('responseBytes: a cached page is written from the same bytes on every hit, and says what serializeResponse says', () => {
   let now = 0;
   const pages = new MergedPages(() => now);
-  const tools = Array.from({ length: 50 }, (_, i) => ({ name: `s__t${i}`, description: `été ${i} 🚀`, inputSchema: { type: 'object' } }));
+  const tools = Array.from({ length: 50 }, (_, i) => ({
+    name: `s__t${i}`,
+    description: `été ${i} 🚀`,
+    inputSchema: { type: 'object' },
+  }));
   pages.set('tools/list', '', undefined, { resultType: 'complete', tools, ttlMs: 1_000, cacheScope: 'public' });
   const first = responseBytes(pages.get('a"b', 'tools/list', '', undefined)!);
   now += 250;
@@ -130,18 +144,33 @@ test('responseBytes: a cached page is written from the same bytes on every hit, 
   assert.ok(second.includes(page), 'the page bytes are shared, not copied per request');
   const text = Buffer.concat(second).toString('utf8');
   assert.equal(text, serializeResponse(hit));
-  assert.deepEqual(JSON.parse(text), { jsonrpc: '2.0', id: 42, result: { resultType: 'complete', tools, cacheScope: 'public', ttlMs: 750 } });
+  assert.deepEqual(JSON.parse(text), {
+    jsonrpc: '2.0',
+    id: 42,
+    result: { resultType: 'complete', tools, cacheScope: 'public', ttlMs: 750 },
+  });
   assert.equal(JSON.parse(Buffer.concat(first).toString('utf8')).id, 'a"b');
 });
 
-test("mergeDiscover: /mcp offers resources.subscribe when a server does (it relays subscriptions to the URI's owner), never invents it", () => {
-  const discover = (server: string, capabilities: JsonObject) => ({
-    server,
-    response: { jsonrpc: '2.0', id: 1, result: { capabilities, ttlMs: 0, cacheScope: 'public' } } as JsonRpcResponse,
-  });
-  const plain = discover('plain', { resources: { listChanged: true } });
-  const subscribing = discover('subscribing', { resources: { subscribe: true }, tools: {} });
-  assert.deepEqual(mergeDiscover([plain, subscribing], '__', undefined).capabilities, { resources: { listChanged: true, subscribe: true }, tools: {} });
-  assert.deepEqual(mergeDiscover([plain], '__', undefined).capabilities, { resources: { listChanged: true } });
-  assert.deepEqual(mergeDiscover([discover('odd', { tools: { subscribe: true } })], '__', undefined).capabilities, { tools: {} }, 'subscribe is a resources setting only');
-});
+test(
+  "mergeDiscover: /mcp offers resources.subscribe when a server does (it relays subscriptions to the URI's " +
+    'owner), never invents it',
+  () => {
+    const discover = (server: string, capabilities: JsonObject) => ({
+      server,
+      response: { jsonrpc: '2.0', id: 1, result: { capabilities, ttlMs: 0, cacheScope: 'public' } } as JsonRpcResponse,
+    });
+    const plain = discover('plain', { resources: { listChanged: true } });
+    const subscribing = discover('subscribing', { resources: { subscribe: true }, tools: {} });
+    assert.deepEqual(mergeDiscover([plain, subscribing], '__', undefined).capabilities, {
+      resources: { listChanged: true, subscribe: true },
+      tools: {},
+    });
+    assert.deepEqual(mergeDiscover([plain], '__', undefined).capabilities, { resources: { listChanged: true } });
+    assert.deepEqual(
+      mergeDiscover([discover('odd', { tools: { subscribe: true } })], '__', undefined).capabilities,
+      { tools: {} },
+      'subscribe is a resources setting only',
+    );
+  },
+);

@@ -28,14 +28,19 @@ function pagedUpstream(name: string, paging: Paging) {
       const cursor = message.params?.cursor as string | undefined;
       cursors.push(cursor);
       const page = cursor === undefined ? 0 : Number(cursor);
-      if (page === paging.failOnPage) return Promise.resolve(errorResponse(message.id, ErrorCode.InternalError, 'page gone'));
+      if (page === paging.failOnPage)
+        return Promise.resolve(errorResponse(message.id, ErrorCode.InternalError, 'page gone'));
       const first = paging.endless ? 0 : page * paging.pageSize;
       const tools = Array.from({ length: Math.max(0, Math.min(paging.pageSize, paging.tools - first)) }, (_, i) => ({
         name: `t${first + i}`,
         inputSchema: { type: 'object' },
       }));
       const more = paging.endless || (page + 1) * paging.pageSize < paging.tools;
-      return Promise.resolve({ jsonrpc: '2.0', id: message.id, result: { resultType: 'complete', tools, ...(more && { nextCursor: String(page + 1) }) } });
+      return Promise.resolve({
+        jsonrpc: '2.0',
+        id: message.id,
+        result: { resultType: 'complete', tools, ...(more && { nextCursor: String(page + 1) }) },
+      });
     },
     status: () => ({ state: 'ready', era: 'modern', restarts: 0, lastError: undefined }),
     start: () => Promise.resolve(),
@@ -70,7 +75,10 @@ test('a page that fails on every upstream ends the reading; the routes read befo
 });
 
 test('a page that fails on one upstream only is a gap: the others are still followed to their end', async () => {
-  const { aggregator, cursors } = aggregatorOver({ a: { tools: 6, pageSize: 2, failOnPage: 1 }, b: { tools: 6, pageSize: 2 } });
+  const { aggregator, cursors } = aggregatorOver({
+    a: { tools: 6, pageSize: 2, failOnPage: 1 },
+    b: { tools: 6, pageSize: 2 },
+  });
   assert.deepEqual(Object.fromEntries(await aggregator.toolCounts()), { a: 2, b: 6 });
   assert.deepEqual(cursors, { a: [undefined, '1'], b: [undefined, '1', '2'] });
   assert.equal(aggregator.gaps.get('a'), 1);

@@ -31,7 +31,8 @@ function grantOf(...policies: PolicySetting[]): Grant {
   return compile(...policies).grantFor(who('anyone'));
 }
 
-const allowed = (grant: Grant, kind: 'tools' | 'prompts' | 'resources', server: string | undefined, name: string) => grant.allows(kind, server, name).allowed;
+const allowed = (grant: Grant, kind: 'tools' | 'prompts' | 'resources', server: string | undefined, name: string) =>
+  grant.allows(kind, server, name).allowed;
 
 // ---- PolicySet and Grant -------------------------------------------------------------------------
 
@@ -79,7 +80,9 @@ describe('PolicySet and Grant', () => {
   });
 
   test('a deny with servers and globs takes those globs on those servers only', () => {
-    const grant = grantOf(policy('p', { allow: { servers: ['a', 'b'] }, deny: { servers: ['a'], resources: ['fixture://**'] } }));
+    const grant = grantOf(
+      policy('p', { allow: { servers: ['a', 'b'] }, deny: { servers: ['a'], resources: ['fixture://**'] } }),
+    );
     assert.equal(allowed(grant, 'resources', 'a', 'fixture://hello'), false);
     assert.equal(allowed(grant, 'resources', 'b', 'fixture://hello'), true);
     assert.equal(allowed(grant, 'resources', 'a', 'other://hello'), true);
@@ -89,7 +92,10 @@ describe('PolicySet and Grant', () => {
   });
 
   test('with policies configured, what no policy allows is denied', () => {
-    const set = compile(policy('alice-only', { principals: { ids: ['alice'] }, allow: { servers: ['a'] } }), policy('empty'));
+    const set = compile(
+      policy('alice-only', { principals: { ids: ['alice'] }, allow: { servers: ['a'] } }),
+      policy('empty'),
+    );
     assert.equal(set.active, true);
     assert.equal(set.size, 2);
     const bob = set.grantFor(who('bob'));
@@ -99,7 +105,9 @@ describe('PolicySet and Grant', () => {
       assert.equal(allowed(bob, kind, undefined, 'a__echo'), false);
     }
     for (const server of SERVERS) assert.equal(bob.reaches(server), false);
-    const nobodyAtAll = compile(policy('alice-only', { principals: { ids: ['alice'] }, allow: { servers: ['a'] } })).grantFor(who('bob'));
+    const nobodyAtAll = compile(
+      policy('alice-only', { principals: { ids: ['alice'] }, allow: { servers: ['a'] } }),
+    ).grantFor(who('bob'));
     assert.equal(nobodyAtAll.key, '');
     assert.equal(allowed(nobodyAtAll, 'tools', 'a', 'a__echo'), false);
 
@@ -163,7 +171,10 @@ describe('PolicySet and Grant', () => {
     assert.equal(writer.reaches('docs'), true);
 
     // A narrower P1: crm__delete is not reachable through P2's '*' either.
-    const narrow = compile(policy('P1', { allow: { servers: ['crm'], tools: ['crm__read*'] } }), policy('P2', { allow: { servers: ['docs'], tools: ['*'] } })).grantFor(who('x'));
+    const narrow = compile(
+      policy('P1', { allow: { servers: ['crm'], tools: ['crm__read*'] } }),
+      policy('P2', { allow: { servers: ['docs'], tools: ['*'] } }),
+    ).grantFor(who('x'));
     assert.equal(allowed(narrow, 'tools', 'crm', 'crm__delete'), false);
     assert.equal(allowed(narrow, 'tools', 'crm', 'crm__read_all'), true);
   });
@@ -194,8 +205,17 @@ describe('PolicySet and Grant', () => {
     // Nothing allowed: nothing reached.
     assert.equal(grantOf(policy('p')).reaches('a'), false);
     // A whole-server deny unreaches it; a deny of some globs there does not.
-    assert.equal(grantOf(policy('p', { allow: { servers: ['a'] } }), policy('q', { deny: { servers: ['a'] } })).reaches('a'), false);
-    assert.equal(grantOf(policy('p', { allow: { servers: ['a'] } }), policy('q', { deny: { servers: ['a'], tools: ['a__x'] } })).reaches('a'), true);
+    assert.equal(
+      grantOf(policy('p', { allow: { servers: ['a'] } }), policy('q', { deny: { servers: ['a'] } })).reaches('a'),
+      false,
+    );
+    assert.equal(
+      grantOf(
+        policy('p', { allow: { servers: ['a'] } }),
+        policy('q', { deny: { servers: ['a'], tools: ['a__x'] } }),
+      ).reaches('a'),
+      true,
+    );
     // Asked twice (memoised), same answer.
     assert.equal(listed.reaches('a'), true);
     assert.equal(listed.reaches('b'), false);
@@ -206,7 +226,12 @@ describe('PolicySet and Grant', () => {
       policy('all', { principals: { ids: ['*'] }, allow: { tools: ['a__echo'] } }),
       policy('admins', { principals: { groups: ['admin'] }, allow: { servers: ['a'] } }),
     );
-    for (const principal of [who('anonymous'), who('x'), who('y', 'admin'), { id: 'anonymous', groups: [], scopes: [], via: 'anonymous' } as Principal]) {
+    for (const principal of [
+      who('anonymous'),
+      who('x'),
+      who('y', 'admin'),
+      { id: 'anonymous', groups: [], scopes: [], via: 'anonymous' } as Principal,
+    ]) {
       assert.equal(allowed(set.grantFor(principal), 'tools', 'a', 'a__echo'), true, principal.id);
     }
     assert.equal(allowed(set.grantFor(who('x')), 'tools', 'a', 'a__crash'), false);
@@ -220,7 +245,11 @@ describe('PolicySet and Grant', () => {
   test('principals under the same policies share one grant', () => {
     const set = compile(
       policy('support', { principals: { groups: ['support'], ids: ['alice'] }, allow: { servers: ['a'] } }),
-      policy('ops', { principals: { groups: ['ops'] }, allow: { servers: ['b'] }, rateLimit: { requestsPerMinute: 10, burst: 10 } }),
+      policy('ops', {
+        principals: { groups: ['ops'] },
+        allow: { servers: ['b'] },
+        rateLimit: { requestsPerMinute: 10, burst: 10 },
+      }),
       policy('all', { allow: { tools: ['docs__*'] }, rateLimit: { requestsPerMinute: 100, burst: 5 } }),
     );
     const alice = set.grantFor(who('alice'));
@@ -267,14 +296,23 @@ describe('PolicySet and Grant', () => {
     assert.ok(error instanceof PolicyError, String(error));
     const problems = error.problems;
     const expectations: [string, RegExp][] = [
-      ['unknown allow server', /^policies\[0\] \(one\)\.allow\.servers: no server is named "nope"; servers are a, b, crm, docs$/],
+      [
+        'unknown allow server',
+        /^policies\[0\] \(one\)\.allow\.servers: no server is named "nope"; servers are a, b, crm, docs$/,
+      ],
       ['bad glob', /^policies\[0\] \(one\)\.allow\.tools: "a__\{x" has a \{ without its \}$/],
       ['duplicate name', /^policies\[1\] \(one\): another policy has the name "one"; give each a name of its own$/],
       ['principals empty', /^policies\[1\] \(one\)\.principals: name ids or groups/],
       ['CEL that does not parse', /^policies\[1\] \(one\)\.when\[0\]\.expr: "args\.text ==" does not compile: /],
       ['principals empty lists', /^policies\[2\] \(three\)\.principals: name ids or groups/],
-      ['CEL that is not boolean', /^policies\[2\] \(three\)\.when\[0\]\.expr: "1 \+ 1" does not compile: it gives a int, not a bool$/],
-      ['CEL with an unknown variable', /^policies\[2\] \(three\)\.when\[1\]\.expr: "nobody == 1" does not compile: Unknown variable: nobody$/],
+      [
+        'CEL that is not boolean',
+        /^policies\[2\] \(three\)\.when\[0\]\.expr: "1 \+ 1" does not compile: it gives a int, not a bool$/,
+      ],
+      [
+        'CEL with an unknown variable',
+        /^policies\[2\] \(three\)\.when\[1\]\.expr: "nobody == 1" does not compile: Unknown variable: nobody$/,
+      ],
       ['unknown deny server', /^policies\[3\] \(four\)\.deny\.servers: no server is named "ghost"/],
       ['bad condition glob', /^policies\[3\] \(four\)\.when\[0\]\.tool: "a__\}" has a \} without its \{$/],
     ];
@@ -287,11 +325,23 @@ describe('PolicySet and Grant', () => {
     assert.equal(problems.length, expectations.length, problems.map((p) => p.slice(0, 200)).join('\n'));
     assert.equal(error.message, problems.join('\n'));
     // A set that compiles does not throw.
-    assert.doesNotThrow(() => compile(policy('ok', { allow: { servers: ['a'], tools: ['a__{echo,slow}'] }, when: [{ tool: 'a__*', expr: "args.text != 'x'" }] })));
+    assert.doesNotThrow(() =>
+      compile(
+        policy('ok', {
+          allow: { servers: ['a'], tools: ['a__{echo,slow}'] },
+          when: [{ tool: 'a__*', expr: "args.text != 'x'" }],
+        }),
+      ),
+    );
   });
 
   describe('allowsCall with CEL conditions', () => {
-    const facts = (args: unknown, principal = who('alice', 'support'), tool = 'a__echo', server = 'a') => ({ args, principal, tool, server });
+    const facts = (args: unknown, principal = who('alice', 'support'), tool = 'a__echo', server = 'a') => ({
+      args,
+      principal,
+      tool,
+      server,
+    });
     const guarded = policy('guarded', {
       principals: { groups: ['support'] },
       allow: { servers: ['a'] },
@@ -306,11 +356,20 @@ describe('PolicySet and Grant', () => {
 
     test('true allows, false refuses naming the condition', () => {
       const grant = grantOf(guarded);
-      assert.deepEqual(grant.allowsCall('a', 'a__echo', facts({ text: 'hi' })), { allowed: true, rule: 'policy guarded' });
+      assert.deepEqual(grant.allowsCall('a', 'a__echo', facts({ text: 'hi' })), {
+        allowed: true,
+        rule: 'policy guarded',
+      });
       const refused = grant.allowsCall('a', 'a__echo', facts({ text: 'forbidden' }));
-      assert.deepEqual(refused, { allowed: false, rule: "condition of policy guarded (args.text != 'forbidden'): it is false" });
+      assert.deepEqual(refused, {
+        allowed: false,
+        rule: "condition of policy guarded (args.text != 'forbidden'): it is false",
+      });
       // Conditions only apply to the tools their glob matches.
-      assert.deepEqual(grant.allowsCall('a', 'a__slow', facts({ text: 'forbidden' }, undefined, 'a__slow')), { allowed: true, rule: 'policy guarded' });
+      assert.deepEqual(grant.allowsCall('a', 'a__slow', facts({ text: 'forbidden' }, undefined, 'a__slow')), {
+        allowed: true,
+        rule: 'policy guarded',
+      });
       // The principal, tool and server are visible to the expression.
       assert.equal(grant.allowsCall('a', 'a__echo', facts({ text: 'hi' }, who('zed'))).allowed, false);
       // allows() (seeing the tool) is not affected by conditions.
@@ -335,7 +394,10 @@ describe('PolicySet and Grant', () => {
     test('another policy allowing the tool without conditions still allows the call', () => {
       const open = policy('open', { principals: { ids: ['alice'] }, allow: { tools: ['a__echo'] } });
       const grant = compile(guarded, open).grantFor(who('alice', 'support'));
-      assert.deepEqual(grant.allowsCall('a', 'a__echo', facts({ text: 'forbidden' })), { allowed: true, rule: 'policy open' });
+      assert.deepEqual(grant.allowsCall('a', 'a__echo', facts({ text: 'forbidden' })), {
+        allowed: true,
+        rule: 'policy open',
+      });
       assert.deepEqual(grant.allowsCall('a', 'a__echo', facts({})), { allowed: true, rule: 'policy open' });
       // ...but not a policy that does not allow that tool.
       const unrelated = policy('unrelated', { principals: { ids: ['alice'] }, allow: { tools: ['a__slow'] } });
@@ -349,8 +411,14 @@ describe('PolicySet and Grant', () => {
 
     test('a denied tool is refused whatever its conditions say', () => {
       const grant = grantOf(guarded, policy('deny', { deny: { tools: ['a__echo'] } }));
-      assert.deepEqual(grant.allowsCall('a', 'a__echo', facts({ text: 'hi' })), { allowed: false, rule: 'deny in policy deny' });
-      assert.deepEqual(grant.allowsCall('b', 'b__echo', facts({ text: 'hi' }, undefined, 'b__echo', 'b')), { allowed: false, rule: 'no policy allows it' });
+      assert.deepEqual(grant.allowsCall('a', 'a__echo', facts({ text: 'hi' })), {
+        allowed: false,
+        rule: 'deny in policy deny',
+      });
+      assert.deepEqual(grant.allowsCall('b', 'b__echo', facts({ text: 'hi' }, undefined, 'b__echo', 'b')), {
+        allowed: false,
+        rule: 'no policy allows it',
+      });
     });
   });
 
@@ -430,7 +498,12 @@ describe('globs', () => {
   });
 
   test('the same globs decide resource URIs in a policy', () => {
-    const grant = grantOf(policy('p', { allow: { resources: ['docs://public/**', 'fixture://hello'] }, deny: { resources: ['docs://public/secret*'] } }));
+    const grant = grantOf(
+      policy('p', {
+        allow: { resources: ['docs://public/**', 'fixture://hello'] },
+        deny: { resources: ['docs://public/secret*'] },
+      }),
+    );
     assert.equal(allowed(grant, 'resources', 'docs', 'docs://public/a/b.md'), true);
     assert.equal(allowed(grant, 'resources', 'docs', 'docs://public/secret.md'), false);
     assert.equal(allowed(grant, 'resources', 'docs', 'docs://public/x/secret.md'), true); // `*` does not cross `/`
@@ -478,14 +551,31 @@ function guard(
 }
 
 const SUPPORT = [
-  policy('servers', { principals: { groups: ['support'] }, allow: { servers: ['a'] }, deny: { tools: ['a__crash'], prompts: ['a__secret'] } }),
-  policy('docs', { principals: { groups: ['support'] }, allow: { tools: ['d__search'], resources: ['docs://public/**'] } }),
+  policy('servers', {
+    principals: { groups: ['support'] },
+    allow: { servers: ['a'] },
+    deny: { tools: ['a__crash'], prompts: ['a__secret'] },
+  }),
+  policy('docs', {
+    principals: { groups: ['support'] },
+    allow: { tools: ['d__search'], resources: ['docs://public/**'] },
+  }),
 ];
 
-const listResult = (_method: string, result: Record<string, unknown>): JsonRpcSuccess => ({ jsonrpc: '2.0', id: 7, result });
-const names = (response: JsonRpcResponse, key: string, field = 'name') => ((response as JsonRpcSuccess).result[key] as Record<string, unknown>[]).map((item) => item[field]);
+const listResult = (_method: string, result: Record<string, unknown>): JsonRpcSuccess => ({
+  jsonrpc: '2.0',
+  id: 7,
+  result,
+});
+const names = (response: JsonRpcResponse, key: string, field = 'name') =>
+  ((response as JsonRpcSuccess).result[key] as Record<string, unknown>[]).map((item) => item[field]);
 let nextId = 1;
-const rpc = (method: string, params: Record<string, unknown>): JsonRpcRequest => ({ jsonrpc: '2.0', id: nextId++, method, params });
+const rpc = (method: string, params: Record<string, unknown>): JsonRpcRequest => ({
+  jsonrpc: '2.0',
+  id: nextId++,
+  method,
+  params,
+});
 const noFind = async () => {
   throw new Error('findTool should not be needed');
 };
@@ -499,7 +589,17 @@ describe('PolicyGuard.shape', () => {
       undefined,
       'tools/list',
       listResult('tools/list', {
-        tools: [{ name: 'a__echo' }, { name: 'a__crash' }, { name: 'b__echo' }, { name: 'd__search' }, { name: 'd__delete' }, { name: 'zz__echo' }, { name: 42 }, 'a__echo', null],
+        tools: [
+          { name: 'a__echo' },
+          { name: 'a__crash' },
+          { name: 'b__echo' },
+          { name: 'd__search' },
+          { name: 'd__delete' },
+          { name: 'zz__echo' },
+          { name: 42 },
+          'a__echo',
+          null,
+        ],
         nextCursor: 'c1',
       }),
       grant,
@@ -509,7 +609,12 @@ describe('PolicyGuard.shape', () => {
     assert.equal((tools as JsonRpcSuccess).result.nextCursor, 'c1');
     assert.equal(tools.id, 7);
 
-    const prompts = g.shape(undefined, 'prompts/list', listResult('prompts/list', { prompts: [{ name: 'a__greet' }, { name: 'a__secret' }, { name: 'b__greet' }] }), grant);
+    const prompts = g.shape(
+      undefined,
+      'prompts/list',
+      listResult('prompts/list', { prompts: [{ name: 'a__greet' }, { name: 'a__secret' }, { name: 'b__greet' }] }),
+      grant,
+    );
     assert.deepEqual(names(prompts, 'prompts'), ['a__greet']);
     assert.equal((prompts as JsonRpcSuccess).result.cacheScope, 'private');
 
@@ -517,7 +622,12 @@ describe('PolicyGuard.shape', () => {
       undefined,
       'resources/list',
       listResult('resources/list', {
-        resources: [{ uri: 'fixture://hello' }, { uri: 'docs://public/readme' }, { uri: 'docs://private/plans' }, { uri: 'unowned://x' }],
+        resources: [
+          { uri: 'fixture://hello' },
+          { uri: 'docs://public/readme' },
+          { uri: 'docs://private/plans' },
+          { uri: 'unowned://x' },
+        ],
       }),
       grant,
     );
@@ -538,14 +648,29 @@ describe('PolicyGuard.shape', () => {
 
   test('on /servers/<name>/mcp, names are judged as /mcp shows them', () => {
     const g = guard();
-    const a = g.shape('a', 'tools/list', listResult('tools/list', { tools: [{ name: 'echo' }, { name: 'crash' }, { name: 'a__echo' }] }), grant);
+    const a = g.shape(
+      'a',
+      'tools/list',
+      listResult('tools/list', { tools: [{ name: 'echo' }, { name: 'crash' }, { name: 'a__echo' }] }),
+      grant,
+    );
     assert.deepEqual(names(a, 'tools'), ['echo', 'a__echo']); // a__echo there is /mcp's a__a__echo
-    const docs = g.shape('docs', 'tools/list', listResult('tools/list', { tools: [{ name: 'search' }, { name: 'delete' }] }), grant);
+    const docs = g.shape(
+      'docs',
+      'tools/list',
+      listResult('tools/list', { tools: [{ name: 'search' }, { name: 'delete' }] }),
+      grant,
+    );
     assert.deepEqual(names(docs, 'tools'), ['search']); // d__search under docs' prefix "d"
     const b = g.shape('b', 'tools/list', listResult('tools/list', { tools: [{ name: 'echo' }] }), grant);
     assert.deepEqual(names(b, 'tools'), []);
     // A resource's server is the endpoint's, whatever the lists said.
-    const resources = g.shape('a', 'resources/list', listResult('resources/list', { resources: [{ uri: 'docs://private/plans' }, { uri: 'unowned://x' }] }), grant);
+    const resources = g.shape(
+      'a',
+      'resources/list',
+      listResult('resources/list', { resources: [{ uri: 'docs://private/plans' }, { uri: 'unowned://x' }] }),
+      grant,
+    );
     assert.deepEqual(names(resources, 'resources', 'uri'), ['docs://private/plans', 'unowned://x']);
   });
 
@@ -561,7 +686,12 @@ describe('PolicyGuard.shape', () => {
 
   test('returns a fresh object and leaves the one given alone, even when it is frozen', () => {
     const g = guard();
-    const input = deepFreeze(listResult('tools/list', { tools: [{ name: 'a__echo', description: 'x' }, { name: 'a__crash' }], _meta: { k: 1 } }));
+    const input = deepFreeze(
+      listResult('tools/list', {
+        tools: [{ name: 'a__echo', description: 'x' }, { name: 'a__crash' }],
+        _meta: { k: 1 },
+      }),
+    );
     const before = JSON.stringify(input);
     const shaped = g.shape(undefined, 'tools/list', input, grant) as JsonRpcSuccess;
     assert.equal(JSON.stringify(input), before);
@@ -569,7 +699,11 @@ describe('PolicyGuard.shape', () => {
     assert.notEqual(shaped.result, input.result);
     assert.notEqual(shaped.result.tools, input.result.tools);
     assert.equal(Object.isFrozen(shaped), false);
-    assert.deepEqual(shaped, { jsonrpc: '2.0', id: 7, result: { tools: [{ name: 'a__echo', description: 'x' }], _meta: { k: 1 }, cacheScope: 'private' } });
+    assert.deepEqual(shaped, {
+      jsonrpc: '2.0',
+      id: 7,
+      result: { tools: [{ name: 'a__echo', description: 'x' }], _meta: { k: 1 }, cacheScope: 'private' },
+    });
     // Everything kept: still a fresh list, never the cache entry itself.
     const allKept = deepFreeze(listResult('tools/list', { tools: [{ name: 'a__echo' }] }));
     const shapedAll = g.shape(undefined, 'tools/list', allKept, grant) as JsonRpcSuccess;
@@ -585,18 +719,32 @@ describe('PolicyGuard.shape', () => {
     const bea = set.grantFor(who('bea', 'b'));
     const items = [{ name: 'a__echo' }, { name: 'b__echo' }, { name: 'a__crash' }];
     const first = g.shape(undefined, 'tools/list', listResult('tools/list', { tools: items }), sam) as JsonRpcSuccess;
-    const second = g.shape(undefined, 'tools/list', { jsonrpc: '2.0', id: 99, result: { tools: items } }, sam) as JsonRpcSuccess;
+    const second = g.shape(
+      undefined,
+      'tools/list',
+      { jsonrpc: '2.0', id: 99, result: { tools: items } },
+      sam,
+    ) as JsonRpcSuccess;
     assert.equal(second.result.tools, first.result.tools);
     assert.equal(second.id, 99);
     // Same policies, same grant key: the same filtered list.
     assert.equal(sue.key, sam.key);
-    assert.equal((g.shape(undefined, 'tools/list', listResult('tools/list', { tools: items }), sue) as JsonRpcSuccess).result.tools, first.result.tools);
+    assert.equal(
+      (g.shape(undefined, 'tools/list', listResult('tools/list', { tools: items }), sue) as JsonRpcSuccess).result
+        .tools,
+      first.result.tools,
+    );
     // Another grant: its own list.
     const forBea = g.shape(undefined, 'tools/list', listResult('tools/list', { tools: items }), bea) as JsonRpcSuccess;
     assert.deepEqual(names(forBea, 'tools'), ['b__echo']);
     assert.deepEqual(names(first, 'tools'), ['a__echo']);
     // Another array with the same content: filtered afresh, alike.
-    const copy = g.shape(undefined, 'tools/list', listResult('tools/list', { tools: [...items] }), sam) as JsonRpcSuccess;
+    const copy = g.shape(
+      undefined,
+      'tools/list',
+      listResult('tools/list', { tools: [...items] }),
+      sam,
+    ) as JsonRpcSuccess;
     assert.notEqual(copy.result.tools, first.result.tools);
     assert.deepEqual(copy.result.tools, first.result.tools);
   });
@@ -605,7 +753,11 @@ describe('PolicyGuard.shape', () => {
 describe('PolicyGuard.check', () => {
   const set = compile(
     ...SUPPORT,
-    policy('conditional', { principals: { groups: ['support'] }, allow: { tools: ['a__echo'] }, when: [{ tool: 'a__echo', expr: "args.text != 'forbidden'" }] }),
+    policy('conditional', {
+      principals: { groups: ['support'] },
+      allow: { tools: ['a__echo'] },
+      when: [{ tool: 'a__echo', expr: "args.text != 'forbidden'" }],
+    }),
   );
   const sam = who('sam', 'support');
   const grant = set.grantFor(sam);
@@ -618,7 +770,11 @@ describe('PolicyGuard.check', () => {
       ['tools/call', { name: 'a__crash', arguments: {} }, undefined],
       ['tools/call', { name: 'b__echo', arguments: {} }, undefined],
       ['prompts/get', { name: 'a__secret' }, undefined],
-      ['completion/complete', { ref: { type: 'ref/prompt', name: 'a__secret' }, argument: { name: 'x', value: '' } }, undefined],
+      [
+        'completion/complete',
+        { ref: { type: 'ref/prompt', name: 'a__secret' }, argument: { name: 'x', value: '' } },
+        undefined,
+      ],
     ];
     for (const [method, params, server] of cases) {
       const message = rpc(method, params);
@@ -628,7 +784,11 @@ describe('PolicyGuard.check', () => {
       assert.deepEqual(denied.refusal, unknown.refusal, method);
       const name = (params.name ?? (params.ref as { name: string }).name) as string;
       const kind = method === 'tools/call' ? 'tool' : 'prompt';
-      assert.deepEqual(denied.refusal, { jsonrpc: '2.0', id: message.id, error: { code: -32602, message: `Unknown ${kind}: ${name}` } });
+      assert.deepEqual(denied.refusal, {
+        jsonrpc: '2.0',
+        id: message.id,
+        error: { code: -32602, message: `Unknown ${kind}: ${name}` },
+      });
       assert.equal(denied.target, name);
     }
     // The rule is for the audit log, not for the caller.
@@ -641,48 +801,93 @@ describe('PolicyGuard.check', () => {
     const g = guard();
     const message = rpc('tools/call', { name: 'crash', arguments: {} });
     const verdict = await g.check('a', message, grant, sam, noFind);
-    assert.deepEqual(verdict.refusal, { jsonrpc: '2.0', id: message.id, error: { code: -32602, message: 'Unknown tool: crash' } });
-    assert.deepEqual(await g.check('a', rpc('tools/call', { name: 'echo', arguments: { text: 'hi' } }), grant, sam, noFind), {
-      allowed: true,
-      rule: 'policy servers',
-      target: 'a__echo',
+    assert.deepEqual(verdict.refusal, {
+      jsonrpc: '2.0',
+      id: message.id,
+      error: { code: -32602, message: 'Unknown tool: crash' },
     });
+    assert.deepEqual(
+      await g.check('a', rpc('tools/call', { name: 'echo', arguments: { text: 'hi' } }), grant, sam, noFind),
+      {
+        allowed: true,
+        rule: 'policy servers',
+        target: 'a__echo',
+      },
+    );
   });
 
   test('a denied resource and an unowned one get identical refusals', async () => {
     const g = guard();
-    const narrow = compile(policy('p', { allow: { servers: ['docs'] }, deny: { resources: ['docs://private/**'] } })).grantFor(sam);
+    const narrow = compile(
+      policy('p', { allow: { servers: ['docs'] }, deny: { resources: ['docs://private/**'] } }),
+    ).grantFor(sam);
     for (const [uri, method] of [
       ['docs://private/plans', 'resources/read'],
       ['nobody://has/this', 'resources/read'],
       ['docs://private/plans', 'completion/complete'],
     ] as const) {
-      const params = method === 'resources/read' ? { uri } : { ref: { type: 'ref/resource', uri }, argument: { name: 'x', value: '' } };
+      const params =
+        method === 'resources/read'
+          ? { uri }
+          : { ref: { type: 'ref/resource', uri }, argument: { name: 'x', value: '' } };
       const message = rpc(method, params);
       const verdict = await g.check(undefined, message, narrow, sam, noFind);
       assert.equal(verdict.allowed, false, uri);
-      assert.deepEqual(verdict.refusal, { jsonrpc: '2.0', id: message.id, error: { code: -32602, message: `Resource not found: ${uri}`, data: { uri } } });
+      assert.deepEqual(verdict.refusal, {
+        jsonrpc: '2.0',
+        id: message.id,
+        error: { code: -32602, message: `Resource not found: ${uri}`, data: { uri } },
+      });
     }
-    assert.equal((await g.check(undefined, rpc('resources/read', { uri: 'docs://public/readme' }), narrow, sam, noFind)).allowed, true);
+    assert.equal(
+      (await g.check(undefined, rpc('resources/read', { uri: 'docs://public/readme' }), narrow, sam, noFind)).allowed,
+      true,
+    );
   });
 
   test('allowed calls go ahead; a failed condition is refused as such', async () => {
     const g = guard();
-    assert.deepEqual(await g.check(undefined, rpc('tools/call', { name: 'a__echo', arguments: { text: 'hi' } }), grant, sam, noFind), {
-      allowed: true,
-      rule: 'policy servers',
-      target: 'a__echo',
-    });
+    assert.deepEqual(
+      await g.check(undefined, rpc('tools/call', { name: 'a__echo', arguments: { text: 'hi' } }), grant, sam, noFind),
+      {
+        allowed: true,
+        rule: 'policy servers',
+        target: 'a__echo',
+      },
+    );
     // "servers" allows a__echo without conditions, so the call goes ahead whatever the arguments.
-    assert.equal((await g.check(undefined, rpc('tools/call', { name: 'a__echo', arguments: { text: 'forbidden' } }), grant, sam, noFind)).allowed, true);
-    const onlyConditional = compile(policy('conditional', { allow: { tools: ['a__echo'] }, when: [{ tool: 'a__echo', expr: "args.text != 'forbidden'" }] })).grantFor(sam);
+    assert.equal(
+      (
+        await g.check(
+          undefined,
+          rpc('tools/call', { name: 'a__echo', arguments: { text: 'forbidden' } }),
+          grant,
+          sam,
+          noFind,
+        )
+      ).allowed,
+      true,
+    );
+    const onlyConditional = compile(
+      policy('conditional', {
+        allow: { tools: ['a__echo'] },
+        when: [{ tool: 'a__echo', expr: "args.text != 'forbidden'" }],
+      }),
+    ).grantFor(sam);
     const message = rpc('tools/call', { name: 'a__echo', arguments: { text: 'forbidden' } });
     const refused = await g.check(undefined, message, onlyConditional, sam, noFind);
     assert.equal(refused.allowed, false);
     assert.equal(refused.refusal && 'error' in refused.refusal && refused.refusal.error.code, -32602);
     assert.match(JSON.stringify(refused.refusal), /Call refused by policy/);
     // Lists and other methods are not refused here (lists are filtered in shape()).
-    for (const method of ['tools/list', 'prompts/list', 'resources/list', 'resources/templates/list', 'server/discover', 'subscriptions/listen']) {
+    for (const method of [
+      'tools/list',
+      'prompts/list',
+      'resources/list',
+      'resources/templates/list',
+      'server/discover',
+      'subscriptions/listen',
+    ]) {
       assert.equal((await g.check(undefined, rpc(method, {}), grant, sam, noFind)).allowed, true, method);
     }
   });
@@ -695,23 +900,41 @@ describe('PolicyGuard.check', () => {
     let lookups = 0;
     const findTool = async () => {
       lookups++;
-      g.shape(undefined, 'tools/list', listResult('tools/list', { tools: [{ name: 'a__echo', description: 'v1' }] }), grantPinned);
+      g.shape(
+        undefined,
+        'tools/list',
+        listResult('tools/list', { tools: [{ name: 'a__echo', description: 'v1' }] }),
+        grantPinned,
+      );
     };
-    assert.deepEqual(await g.check(undefined, rpc('tools/call', { name: 'a__echo', arguments: {} }), grantPinned, sam, findTool), {
-      allowed: true,
-      rule: 'policy pinned',
-      target: 'a__echo',
-    });
+    assert.deepEqual(
+      await g.check(undefined, rpc('tools/call', { name: 'a__echo', arguments: {} }), grantPinned, sam, findTool),
+      {
+        allowed: true,
+        rule: 'policy pinned',
+        target: 'a__echo',
+      },
+    );
     assert.equal(lookups, 1);
     // Written down, not taken from toolDigest: SHA-256 of the reviewed fields' canonical JSON, the absent
-    // ones left out (policy/pins.ts: description, inputSchema, outputSchema, annotations): sha256('{"description":"v1"}').
+    // ones left out (policy/pins.ts: description, inputSchema, outputSchema, annotations):
+    // sha256('{"description":"v1"}').
     assert.deepEqual(pins.snapshot(), { a__echo: '352d4693b54641c1d6f4955742d0916603166f69fd82a6e9b66a311e3e04c019' });
 
-    const changed = g.shape(undefined, 'tools/list', listResult('tools/list', { tools: [{ name: 'a__echo', description: 'v2' }, { name: 'a__slow' }] }), grantPinned);
+    const changed = g.shape(
+      undefined,
+      'tools/list',
+      listResult('tools/list', { tools: [{ name: 'a__echo', description: 'v2' }, { name: 'a__slow' }] }),
+      grantPinned,
+    );
     assert.deepEqual(names(changed, 'tools'), ['a__slow']);
     const message = rpc('tools/call', { name: 'a__echo', arguments: {} });
     const verdict = await g.check(undefined, message, grantPinned, sam, findTool);
-    assert.deepEqual(verdict.refusal, { jsonrpc: '2.0', id: message.id, error: { code: -32602, message: 'Unknown tool: a__echo' } });
+    assert.deepEqual(verdict.refusal, {
+      jsonrpc: '2.0',
+      id: message.id,
+      error: { code: -32602, message: 'Unknown tool: a__echo' },
+    });
     assert.equal(verdict.rule, 'pinned tool changed upstream');
     assert.equal(lookups, 1);
   });

@@ -37,11 +37,19 @@ class FakeShared implements CacheStore {
 }
 
 const key = { upstream: 'srv', method: 'tools/list', variant: '', context: 'anonymous' };
-const answer = (n: number): JsonRpcResponse => ({ jsonrpc: '2.0', id: 0, result: { resultType: 'complete', n, ttlMs: 60_000, cacheScope: 'public' } });
+const answer = (n: number): JsonRpcResponse => ({
+  jsonrpc: '2.0',
+  id: 0,
+  result: { resultType: 'complete', n, ttlMs: 60_000, cacheScope: 'public' },
+});
 
 function setUp() {
   const shared = new FakeShared();
-  const cache = new ListCache(new TieredStore(new MemoryStore({ maxEntries: 100, maxBytes: 1 << 20 }), shared), { minTtlMs: 0, maxTtlMs: 3_600_000, log: silentLog });
+  const cache = new ListCache(new TieredStore(new MemoryStore({ maxEntries: 100, maxBytes: 1 << 20 }), shared), {
+    minTtlMs: 0,
+    maxTtlMs: 3_600_000,
+    log: silentLog,
+  });
   return { shared, cache };
 }
 
@@ -52,7 +60,11 @@ test('missed drops: memory is emptied, listeners hear of it, and a fetch begun b
   assert.equal((await cache.get(key, 2, async () => (fetches++, answer(2)))).hit, true);
 
   let release!: (response: JsonRpcResponse) => void;
-  const slow = cache.get({ ...key, variant: 'page-2' }, 3, () => (fetches++, new Promise<JsonRpcResponse>((resolve) => (release = resolve))));
+  const slow = cache.get(
+    { ...key, variant: 'page-2' },
+    3,
+    () => (fetches++, new Promise<JsonRpcResponse>((resolve) => (release = resolve))),
+  );
   let told = 0;
   cache.onMissedChanges(() => told++);
   // Let the slow fetch start (it reads the store first).
@@ -62,9 +74,21 @@ test('missed drops: memory is emptied, listeners hear of it, and a fetch begun b
   release(answer(3));
   await slow;
 
-  assert.equal((await cache.get(key, 4, async () => (fetches++, answer(4)))).hit, false, 'the list held before the gap is gone');
-  assert.equal((await cache.get({ ...key, variant: 'page-2' }, 5, async () => (fetches++, answer(5)))).hit, false, 'the answer fetched across the gap was not kept');
-  assert.equal((await cache.get({ ...key, variant: 'page-2' }, 6, async () => (fetches++, answer(6)))).hit, true, 'fetched after the gap: kept');
+  assert.equal(
+    (await cache.get(key, 4, async () => (fetches++, answer(4)))).hit,
+    false,
+    'the list held before the gap is gone',
+  );
+  assert.equal(
+    (await cache.get({ ...key, variant: 'page-2' }, 5, async () => (fetches++, answer(5)))).hit,
+    false,
+    'the answer fetched across the gap was not kept',
+  );
+  assert.equal(
+    (await cache.get({ ...key, variant: 'page-2' }, 6, async () => (fetches++, answer(6)))).hit,
+    true,
+    'fetched after the gap: kept',
+  );
 });
 
 test('what changed travels with a drop, both ways, and drops heard in one tick are told per kind', async () => {

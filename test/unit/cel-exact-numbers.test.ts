@@ -21,17 +21,28 @@ const sentInteger = (sent: string, key: string) => BigInt(new RegExp(`"${key}":(
 describe('CEL conditions read the number the server gets, or refuse', () => {
   test(`args.limit <= 100 does not pass 100.000000000000001 (exact numbers kept here: ${KEEPS_EXACT_NUMBERS})`, () => {
     assert.deepEqual(judge('args.limit <= 100', '{"limit":100}').verdict, { ok: true }, 'the control: 100');
-    assert.deepEqual(judge('args.limit <= 100', '{"limit":101}').verdict, { ok: false, why: 'it is false' }, 'the control: 101');
+    assert.deepEqual(
+      judge('args.limit <= 100', '{"limit":101}').verdict,
+      { ok: false, why: 'it is false' },
+      'the control: 101',
+    );
     const { verdict, sent } = judge('args.limit <= 100', '{"limit":100.000000000000001}');
     if (KEEPS_EXACT_NUMBERS) {
       assert.equal(sent, '{"limit":100.000000000000001}', 'the server gets the digits as written');
       assert.equal(verdict.ok, false, 'refused rather than compared as 100');
-      assert.match(!verdict.ok ? verdict.why : '', /args\.limit is 100\.000000000000001, a number no double holds exactly/);
+      assert.match(
+        !verdict.ok ? verdict.why : '',
+        /args\.limit is 100\.000000000000001, a number no double holds exactly/,
+      );
     } else {
       assert.equal(sent, '{"limit":100}', 'Node 20: the server gets the rounded number');
       assert.deepEqual(verdict, { ok: true }, 'and the condition judged that same number');
     }
-    for (const expr of ['args.limit != 100', 'has(args.limit) && args.limit > 0', 'args.limit == 100 || args.limit != 100']) {
+    for (const expr of [
+      'args.limit != 100',
+      'has(args.limit) && args.limit > 0',
+      'args.limit == 100 || args.limit != 100',
+    ]) {
       const { verdict: v, sent: s } = judge(expr, '{"limit":100.000000000000001}');
       if (KEEPS_EXACT_NUMBERS) assert.equal(v.ok, false, `${expr}: reading it refuses`);
       else assert.equal(s, '{"limit":100}');
@@ -44,11 +55,19 @@ describe('CEL conditions read the number the server gets, or refuse', () => {
       const { verdict, sent } = judge('args.id == 1200000000000000000', `{"id":${id}}`);
       const received = sentInteger(sent, 'id');
       if (KEEPS_EXACT_NUMBERS) assert.equal(received, id, 'the server gets the id as written');
-      assert.equal(verdict.ok, received === 1_200_000_000_000_000_000n, `id ${id}: decided on ${received}, what the server gets`);
+      assert.equal(
+        verdict.ok,
+        received === 1_200_000_000_000_000_000n,
+        `id ${id}: decided on ${received}, what the server gets`,
+      );
       const exact = judge(`args.id == ${id}`, `{"id":${id}}`);
       assert.equal(exact.verdict.ok, sentInteger(exact.sent, 'id') === id, `id ${id} against itself`);
       const inList = judge('args.ids.exists(i, i == 1200000000000000000)', `{"ids":[${id}]}`);
-      assert.equal(inList.verdict.ok, BigInt(/\[(-?\d+)\]/.exec(inList.sent)![1]!) === 1_200_000_000_000_000_000n, `id ${id} in a list`);
+      assert.equal(
+        inList.verdict.ok,
+        BigInt(/\[(-?\d+)\]/.exec(inList.sent)![1]!) === 1_200_000_000_000_000_000n,
+        `id ${id} in a list`,
+      );
     }
   });
 
@@ -59,6 +78,8 @@ describe('CEL conditions read the number the server gets, or refuse', () => {
     if (KEEPS_EXACT_NUMBERS) assert.deepEqual(verdict, { ok: true });
     const below = judge('args.n < 18446744073709551615u', '{"n":18446744073709551614}');
     assert.equal(below.verdict.ok, sentInteger(below.sent, 'n') < BigInt(max));
-    assert.deepEqual(judge('args.limit <= 100', '{"limit":5,"note":100.000000000000001,"big":[1e400]}').verdict, { ok: true });
+    assert.deepEqual(judge('args.limit <= 100', '{"limit":5,"note":100.000000000000001,"big":[1e400]}').verdict, {
+      ok: true,
+    });
   });
 });

@@ -21,29 +21,57 @@ function answer(checked: Checked): { status: number; code: number; message: stri
 
 describe('which rule answers first', () => {
   test('supported header, unsupported _meta version → 400 / -32020 (not -32022)', () => {
-    const a = answer(checkMessage(body('2099-01-01'), new Headers({ 'MCP-Protocol-Version': VERSION, 'Mcp-Method': 'tools/list' }), undefined));
+    const a = answer(
+      checkMessage(
+        body('2099-01-01'),
+        new Headers({ 'MCP-Protocol-Version': VERSION, 'Mcp-Method': 'tools/list' }),
+        undefined,
+      ),
+    );
     assert.deepEqual([a.status, a.code], [400, -32020]);
     assert.match(a.message, /MCP-Protocol-Version/);
   });
 
   test('supported header, a legacy _meta version → 400 / -32020', () => {
-    const a = answer(checkMessage(body('2025-11-25'), new Headers({ 'MCP-Protocol-Version': VERSION, 'Mcp-Method': 'tools/list' }), undefined));
+    const a = answer(
+      checkMessage(
+        body('2025-11-25'),
+        new Headers({ 'MCP-Protocol-Version': VERSION, 'Mcp-Method': 'tools/list' }),
+        undefined,
+      ),
+    );
     assert.deepEqual([a.status, a.code], [400, -32020]);
   });
 
   test('supported _meta version, another version in the header → 400 / -32020', () => {
-    const a = answer(checkMessage(body(VERSION), new Headers({ 'MCP-Protocol-Version': '2099-01-01', 'Mcp-Method': 'tools/list' }), undefined));
+    const a = answer(
+      checkMessage(
+        body(VERSION),
+        new Headers({ 'MCP-Protocol-Version': '2099-01-01', 'Mcp-Method': 'tools/list' }),
+        undefined,
+      ),
+    );
     assert.deepEqual([a.status, a.code], [400, -32020]);
   });
 
   test('Mcp-Method disagreeing, unsupported version that the header repeats → -32020', () => {
-    const a = answer(checkMessage(body('2099-01-01'), new Headers({ 'MCP-Protocol-Version': '2099-01-01', 'Mcp-Method': 'prompts/list' }), undefined));
+    const a = answer(
+      checkMessage(
+        body('2099-01-01'),
+        new Headers({ 'MCP-Protocol-Version': '2099-01-01', 'Mcp-Method': 'prompts/list' }),
+        undefined,
+      ),
+    );
     assert.deepEqual([a.status, a.code], [400, -32020]);
     assert.match(a.message, /Mcp-Method/);
   });
 
   test('header and _meta agree on an unsupported version → 400 / -32022 with {supported, requested}', () => {
-    const checked = checkMessage(body('2099-01-01'), new Headers({ 'MCP-Protocol-Version': '2099-01-01', 'Mcp-Method': 'tools/list' }), undefined);
+    const checked = checkMessage(
+      body('2099-01-01'),
+      new Headers({ 'MCP-Protocol-Version': '2099-01-01', 'Mcp-Method': 'tools/list' }),
+      undefined,
+    );
     const a = answer(checked);
     assert.deepEqual([a.status, a.code], [400, -32022]);
     const { rejection } = checked as Extract<Checked, { kind: 'rejected' }>;
@@ -61,7 +89,13 @@ describe('which rule answers first', () => {
   });
 
   test('a header mismatch outranks an unknown method (404 comes after the headers)', () => {
-    const a = answer(checkMessage(body('2099-01-01', 'no/such'), new Headers({ 'MCP-Protocol-Version': VERSION, 'Mcp-Method': 'no/such' }), undefined));
+    const a = answer(
+      checkMessage(
+        body('2099-01-01', 'no/such'),
+        new Headers({ 'MCP-Protocol-Version': VERSION, 'Mcp-Method': 'no/such' }),
+        undefined,
+      ),
+    );
     assert.deepEqual([a.status, a.code], [400, -32020]);
   });
 });

@@ -29,7 +29,9 @@ test('a client that leaves while the session is being watched: settled at once, 
   const requests = new ClientRequests(relay, silentLog);
   const sent: unknown[] = [];
   const before = timers();
-  const outcome = await settledNow(requests.ask('s', { confirm: ELICIT }, (message) => sent.push(message), controller.signal));
+  const outcome = await settledNow(
+    requests.ask('s', { confirm: ELICIT }, (message) => sent.push(message), controller.signal),
+  );
   assert.deepEqual(outcome, { error: 'the client went away' });
   assert.deepEqual(sent, [], 'no question for a client that left');
   assert.equal(released, 1, 'the watch was released');
@@ -61,7 +63,12 @@ test('a client that leaves between two questions is not asked the second', async
     (message) => {
       sent.push(message as JsonObject);
       // The client answers the first question and leaves at once.
-      if (sent.length === 1) queueMicrotask(() => (requests.deliver('s', { jsonrpc: '2.0', id: (message as JsonObject).id!, result: {} }), controller.abort()));
+      if (sent.length === 1)
+        queueMicrotask(
+          () => (
+            requests.deliver('s', { jsonrpc: '2.0', id: (message as JsonObject).id!, result: {} }), controller.abort()
+          ),
+        );
     },
     controller.signal,
   );

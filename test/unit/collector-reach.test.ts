@@ -9,7 +9,9 @@ import { BATCH_DEFAULTS } from '../../src/telemetry/settings.js';
 import { unusedPort } from '../ports.js';
 import { recordingLog } from '../recording-log.js';
 
-test('an unreachable collector: one warn line at start, and export failures as one line each', { timeout: 8000 }, async () => {
+test('an unreachable collector: one warn line at start, and export failures as one line each', {
+  timeout: 8000,
+}, async () => {
   const url = `http://127.0.0.1:${await unusedPort()}/v1/traces`;
   const { log, lines } = recordingLog();
   let warned!: () => void;
@@ -18,22 +20,39 @@ test('an unreachable collector: one warn line at start, and export failures as o
   recording.child = () => recording;
   // A batch delay far beyond the test: no export is attempted, so the line can only come from the start.
   const tracer = await createTracer(
-    { url, protocol: 'http/json', headers: {}, sampler: 'always_on', ratio: 1, serviceName: 'reach-test', batch: { ...BATCH_DEFAULTS, scheduledDelayMillis: 600_000 } },
+    {
+      url,
+      protocol: 'http/json',
+      headers: {},
+      sampler: 'always_on',
+      ratio: 1,
+      serviceName: 'reach-test',
+      batch: { ...BATCH_DEFAULTS, scheduledDelayMillis: 600_000 },
+    },
     recording,
   );
   try {
     await firstWarning; // the test's timeout is the bound: the SDK alone says nothing here for minutes
     const [start] = lines.filter((line) => line.level === 'warn');
-    assert.match(start!.msg, new RegExp(`^OpenTelemetry collector at ${url.replace(/\./g, '\\.')} cannot be reached \\(connect ECONNREFUSED`));
+    assert.match(
+      start!.msg,
+      new RegExp(`^OpenTelemetry collector at ${url.replace(/\./g, '\\.')} cannot be reached \\(connect ECONNREFUSED`),
+    );
     assert.match(start!.msg, /telemetry\.traces\.endpoint/);
     assert.doesNotMatch(start!.msg, /\n/);
 
     // What the SDK hands its global error handler when an export fails: an error with a stack.
-    const failure = Object.assign(new Error('connect ECONNREFUSED 127.0.0.1:9\n    at TCPConnectWrap.afterConnect'), { code: 'ECONNREFUSED' });
+    const failure = Object.assign(new Error('connect ECONNREFUSED 127.0.0.1:9\n    at TCPConnectWrap.afterConnect'), {
+      code: 'ECONNREFUSED',
+    });
     globalErrorHandler(failure);
     const last = lines.at(-1)!;
     assert.equal(last.level, 'warn');
-    assert.equal(last.msg, `OpenTelemetry export to ${url} failed: connect ECONNREFUSED 127.0.0.1:9; check telemetry.traces.endpoint (or OTEL_EXPORTER_OTLP_ENDPOINT)`);
+    assert.equal(
+      last.msg,
+      `OpenTelemetry export to ${url} failed: connect ECONNREFUSED 127.0.0.1:9; check telemetry.traces.endpoint (or ` +
+        `OTEL_EXPORTER_OTLP_ENDPOINT)`,
+    );
     assert.doesNotMatch(JSON.stringify(last), /\bat \w|\\n|stack/);
   } finally {
     await tracer.shutdown();

@@ -36,29 +36,46 @@ test('a secret file is read at load, its trailing line break trimmed; ${VAR} bes
     dir,
     { CTX: 'from-the-environment' },
   );
-  assert.equal(config.auth?.apiKeys[0]?.sha256, createHash('sha256').update('key-from-a-file-0123456789').digest('hex'));
+  assert.equal(
+    config.auth?.apiKeys[0]?.sha256,
+    createHash('sha256').update('key-from-a-file-0123456789').digest('hex'),
+  );
   assert.equal(config.mrtr.secret, 'crlf-secret-0123456789abcdef');
   assert.equal(config.cache.contextSecret, 'prefix-from-the-environment');
   assert.deepEqual(config.envReads, ['CTX'], 'a file is not a variable the config reads');
 });
 
-test('a relative path is read from the config file’s folder; inner spaces and newlines are kept; $${file:…} stays literal', () => {
-  mkdirSync(path.join(dir, 'secrets'), { recursive: true });
-  secret('secrets/multi', 'line one\nline two  \n\n');
-  const config = parseConfig({ servers: { a: { ...child, env: { MULTI: '${file:secrets/multi}', LITERAL: '$${file:secrets/multi}' } } } }, 't', dir, {});
-  const server = config.servers.a!;
-  assert.equal(server.transport, 'stdio');
-  assert.equal(server.transport === 'stdio' && server.env.MULTI, 'line one\nline two  ');
-  assert.equal(server.transport === 'stdio' && server.env.LITERAL, '${file:secrets/multi}');
-});
+test(
+  'a relative path is read from the config file’s folder; inner spaces and newlines are kept; $${file:…} stays ' +
+    'literal',
+  () => {
+    mkdirSync(path.join(dir, 'secrets'), { recursive: true });
+    secret('secrets/multi', 'line one\nline two  \n\n');
+    const config = parseConfig(
+      { servers: { a: { ...child, env: { MULTI: '${file:secrets/multi}', LITERAL: '$${file:secrets/multi}' } } } },
+      't',
+      dir,
+      {},
+    );
+    const server = config.servers.a!;
+    assert.equal(server.transport, 'stdio');
+    assert.equal(server.transport === 'stdio' && server.env.MULTI, 'line one\nline two  ');
+    assert.equal(server.transport === 'stdio' && server.env.LITERAL, '${file:secrets/multi}');
+  },
+);
 
 test('a missing file is a load error naming the file and the key, with every other problem', () => {
   const missing = path.join(dir, 'nowhere', 'token');
-  const problems = configProblems({ servers: { a: { ...child, env: { TOKEN: `\${file:${missing}}` } } }, mrtr: { secret: '${UNSET_MRTR}' } }, {}, dir);
+  const problems = configProblems(
+    { servers: { a: { ...child, env: { TOKEN: `\${file:${missing}}` } } }, mrtr: { secret: '${UNSET_MRTR}' } },
+    {},
+    dir,
+  );
   assert.equal(problems.length, 2, problems.join('\n'));
   assert.ok(
     problems.includes(
-      `servers.a.env.TOKEN: cannot read the secret file ${missing} named by \${file:${missing}} (no such file); create it, make it readable by the gateway's user, or fix the path`,
+      `servers.a.env.TOKEN: cannot read the secret file ${missing} named by \${file:${missing}} (no such file); ` +
+        `create it, make it readable by the gateway's user, or fix the path`,
     ),
     problems.join('\n'),
   );
@@ -74,7 +91,10 @@ test('a folder, or a file the gateway may not read, is a load error saying so', 
   if (process.getuid?.() === 0) return; // root reads any file: the permission case cannot be staged
   const locked = secret('locked', 'x');
   chmodSync(locked, 0o000);
-  assert.match(configProblems({ servers: { a: child }, mrtr: { secret: '${file:locked}' } }, {}, dir).join('\n'), /\(permission denied\)/);
+  assert.match(
+    configProblems({ servers: { a: child }, mrtr: { secret: '${file:locked}' } }, {}, dir).join('\n'),
+    /\(permission denied\)/,
+  );
 });
 
 test("no child inherits a file's contents: only a server whose own env: names it gets it", () => {
@@ -95,9 +115,17 @@ test("no child inherits a file's contents: only a server whose own env: names it
   const envOf = (name: 'given' | 'other') => {
     const server = config.servers[name]!;
     assert.equal(server.transport, 'stdio');
-    return server.transport === 'stdio' ? childEnvironment(parent, server.inheritEnv, new Set(config.envReads), server.env).env : {};
+    return server.transport === 'stdio'
+      ? childEnvironment(parent, server.inheritEnv, new Set(config.envReads), server.env).env
+      : {};
   };
   assert.equal(envOf('given').GITHUB_TOKEN, 'ghp-file-secret-value-0123');
-  assert.ok(!Object.values(envOf('other')).includes('ghp-file-secret-value-0123'), 'inheritEnv: ["*"] brought a file secret to a child');
-  assert.ok(!Object.values(process.env).includes('ghp-file-secret-value-0123'), 'loading put a file secret into the environment');
+  assert.ok(
+    !Object.values(envOf('other')).includes('ghp-file-secret-value-0123'),
+    'inheritEnv: ["*"] brought a file secret to a child',
+  );
+  assert.ok(
+    !Object.values(process.env).includes('ghp-file-secret-value-0123'),
+    'loading put a file secret into the environment',
+  );
 });

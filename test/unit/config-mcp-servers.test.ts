@@ -5,7 +5,16 @@ import { parseConfig, type HttpServerConfig, type StdioServerConfig } from '../.
 import { BASE, configProblems } from '../config-problems.js';
 
 test("Claude Desktop's mcpServers: command, args and env become stdio servers", () => {
-  const config = parseConfig({ mcpServers: { files: { command: 'npx', args: ['-y', '@modelcontextprotocol/server-filesystem', '/srv'], env: { DEBUG: '1' } } } }, 't', BASE, {});
+  const config = parseConfig(
+    {
+      mcpServers: {
+        files: { command: 'npx', args: ['-y', '@modelcontextprotocol/server-filesystem', '/srv'], env: { DEBUG: '1' } },
+      },
+    },
+    't',
+    BASE,
+    {},
+  );
   const files = config.servers.files as StdioServerConfig;
   assert.equal(files.transport, 'stdio');
   assert.equal(files.command, 'npx');
@@ -14,7 +23,14 @@ test("Claude Desktop's mcpServers: command, args and env become stdio servers", 
 });
 
 test("Cursor's url/headers form, with ${env:NAME}, becomes a remote server with the variable expanded", () => {
-  const config = parseConfig({ mcpServers: { remote: { url: 'https://mcp.example.com/mcp', headers: { Authorization: 'Bearer ${env:TOKEN}' } } } }, 't', BASE, { TOKEN: 'abc' });
+  const config = parseConfig(
+    {
+      mcpServers: { remote: { url: 'https://mcp.example.com/mcp', headers: { Authorization: 'Bearer ${env:TOKEN}' } } },
+    },
+    't',
+    BASE,
+    { TOKEN: 'abc' },
+  );
   const remote = config.servers.remote as HttpServerConfig;
   assert.equal(remote.transport, 'http');
   assert.equal(remote.headers.Authorization, 'Bearer abc');
@@ -24,7 +40,10 @@ test('type: stdio / http / streamable-http (Claude Code, VS Code) decide the tra
   const config = parseConfig(
     {
       servers: { vscode: { type: 'stdio', command: 'node', args: ['a.js'] }, own: { command: 'node' } },
-      mcpServers: { code: { type: 'http', url: 'https://a.example/mcp' }, other: { type: 'streamable-http', url: 'https://b.example/mcp' } },
+      mcpServers: {
+        code: { type: 'http', url: 'https://a.example/mcp' },
+        other: { type: 'streamable-http', url: 'https://b.example/mcp' },
+      },
     },
     't',
     BASE,
@@ -39,15 +58,27 @@ test('type: stdio / http / streamable-http (Claude Code, VS Code) decide the tra
 });
 
 test('disabled: true leaves a server out', () => {
-  const config = parseConfig({ mcpServers: { on: { command: 'node' }, off: { command: 'node', disabled: true } } }, 't', BASE, {});
+  const config = parseConfig(
+    { mcpServers: { on: { command: 'node' }, off: { command: 'node', disabled: true } } },
+    't',
+    BASE,
+    {},
+  );
   assert.deepEqual(Object.keys(config.servers), ['on']);
 });
 
 test('refusals name the mcpServers key the user wrote, and what to do', () => {
   // type: "sse" (the 2024 HTTP+SSE transport) is served since issue 37: transport sse.
-  assert.equal(parseConfig({ mcpServers: { old: { type: 'sse', url: 'https://a.example/sse' } } }, 't', BASE, {}).servers.old!.transport, 'sse');
+  assert.equal(
+    parseConfig({ mcpServers: { old: { type: 'sse', url: 'https://a.example/sse' } } }, 't', BASE, {}).servers.old!
+      .transport,
+    'sse',
+  );
   const [unknown] = configProblems({ mcpServers: { a: { command: 'node', autoApprove: ['x'] } } });
-  assert.match(unknown!, /^mcpServers\.a: 'autoApprove' is a host's setting, not the gateway's: tool approval is the host's/);
+  assert.match(
+    unknown!,
+    /^mcpServers\.a: 'autoApprove' is a host's setting, not the gateway's: tool approval is the host's/,
+  );
   const [missing] = configProblems({ mcpServers: { a: { command: 'node', env: { K: '${NOPE}' } } } });
   assert.match(missing!, /^mcpServers\.a\.env\.K: environment variable NOPE is not set/);
   const [twice] = configProblems({ servers: { a: { command: 'node' } }, mcpServers: { a: { command: 'node' } } });

@@ -5,7 +5,9 @@ import { test } from 'node:test';
 import { configProblems } from '../config-problems.js';
 
 test('an unset variable in a key the schema then refuses is reported once, as the variable', () => {
-  assert.deepEqual(configProblems({ listen: { host: '${GW_HOST}' }, servers: {} }), ['listen.host: environment variable GW_HOST is not set; set it, or write ${GW_HOST:-default}']);
+  assert.deepEqual(configProblems({ listen: { host: '${GW_HOST}' }, servers: {} }), [
+    'listen.host: environment variable GW_HOST is not set; set it, or write ${GW_HOST:-default}',
+  ]);
 });
 
 test('a type error does not hide a clash between servers, nor a policy that does not compile', () => {
@@ -28,19 +30,33 @@ test('a policy that does not validate keeps the next one at its own index', () =
       { name: 'q', principals: { ids: ['bob'] }, allow: { servers: ['nope'] } },
     ],
   });
-  assert.deepEqual(problems, ['policies.0.pin: Invalid input: expected boolean, received string', 'policies[1] (q).allow.servers: no server is named "nope"; servers are a']);
+  assert.deepEqual(problems, [
+    'policies.0.pin: Invalid input: expected boolean, received string',
+    'policies[1] (q).allow.servers: no server is named "nope"; servers are a',
+  ]);
 });
 
 test('a server that does not validate still exists for the policies that name it', () => {
-  const problems = configProblems({ servers: { crm: { url: 'ftp://crm' } }, policies: [{ name: 'p', principals: { ids: ['ann'] }, allow: { servers: ['crm'] } }] });
+  const problems = configProblems({
+    servers: { crm: { url: 'ftp://crm' } },
+    policies: [{ name: 'p', principals: { ids: ['ann'] }, allow: { servers: ['crm'] } }],
+  });
   assert.deepEqual(problems, ["servers.crm.url: give the server's MCP endpoint as an http:// or https:// URL"]);
 });
 
 test('an API key that does not validate is not reported again as "nobody could call"', () => {
   const short = configProblems({ auth: { apiKeys: [{ key: 'short', principal: 'ann' }] }, servers: {} });
-  assert.deepEqual(short, ['auth.apiKeys.0.key: an API key must be at least 16 characters; generate one with openssl rand -base64 32']);
-  const unset = configProblems({ listen: { host: '0.0.0.0' }, auth: { apiKeys: [{ key: '${ANN_KEY}', principal: 'ann' }] }, servers: {} });
-  assert.deepEqual(unset, ['auth.apiKeys.0.key: environment variable ANN_KEY is not set; set it, or write ${ANN_KEY:-default}']);
+  assert.deepEqual(short, [
+    'auth.apiKeys.0.key: an API key must be at least 16 characters; generate one with openssl rand -base64 32',
+  ]);
+  const unset = configProblems({
+    listen: { host: '0.0.0.0' },
+    auth: { apiKeys: [{ key: '${ANN_KEY}', principal: 'ann' }] },
+    servers: {},
+  });
+  assert.deepEqual(unset, [
+    'auth.apiKeys.0.key: environment variable ANN_KEY is not set; set it, or write ${ANN_KEY:-default}',
+  ]);
 });
 
 test('listening beyond loopback without auth is reported beside a type error elsewhere', () => {
@@ -51,10 +67,16 @@ test('listening beyond loopback without auth is reported beside a type error els
 });
 
 test('a separator that does not validate is not replaced by the default to look for clashes', () => {
-  const problems = configProblems({ aggregate: { separator: '!!' }, servers: { a: { command: 'node' }, a__b: { command: 'node' } } });
+  const problems = configProblems({
+    aggregate: { separator: '!!' },
+    servers: { a: { command: 'node' }, a__b: { command: 'node' } },
+  });
   assert.deepEqual(problems, ['aggregate.separator: the separator is made of A-Z a-z 0-9 _ -']);
 });
 
 test('a file whose top level is not a map gets that one problem', () => {
-  assert.deepEqual(configProblems('servers'), ['(top level): the config is a map of sections, at least  servers: { everything: { command: node, args: [server.js] } }']);
+  assert.deepEqual(configProblems('servers'), [
+    '(top level): the config is a map of sections, at least  servers: { everything: { command: node, args: ' +
+      '[server.js] } }',
+  ]);
 });

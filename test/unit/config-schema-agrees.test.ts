@@ -19,7 +19,9 @@ const TOP_LEVEL_KEYS = Object.keys(jsonSchema.properties);
 
 /** A value for every variable a config reads, of the kind its name says, so a placeholder stands for a valid value. */
 function envFor(config: unknown): Record<string, string> {
-  const names = new Set([...JSON.stringify(config).matchAll(/\$\{(?:env:)?([A-Za-z_][A-Za-z0-9_]*)/g)].map((m) => m[1]!));
+  const names = new Set(
+    [...JSON.stringify(config).matchAll(/\$\{(?:env:)?([A-Za-z_][A-Za-z0-9_]*)/g)].map((m) => m[1]!),
+  );
   const value = (name: string): string =>
     name.includes('REDIS')
       ? 'redis://redis.internal:6379'
@@ -61,11 +63,20 @@ for (const file of shippedConfigs) {
 
 /** The YAML blocks of a Markdown file that are gateway configs (only top-level config keys). */
 function configBlocks(file: string): { at: string; config: Record<string, unknown> }[] {
-  const blocks = [...read(file).matchAll(/```ya?ml\n([\s\S]*?)```/g)].map((m, i) => ({ at: `${file} block ${i + 1}`, text: m[1]! }));
+  const blocks = [...read(file).matchAll(/```ya?ml\n([\s\S]*?)```/g)].map((m, i) => ({
+    at: `${file} block ${i + 1}`,
+    text: m[1]!,
+  }));
   return blocks
     .filter((block) => !/\{ \.\.\. \}|\[ \.\.\. \]/.test(block.text)) // the outline with "…" stand-ins, not a config
     .map((block) => ({ at: block.at, config: parseYaml(block.text) }))
-    .filter(({ config }) => config !== null && typeof config === 'object' && !Array.isArray(config) && Object.keys(config).every((key) => TOP_LEVEL_KEYS.includes(key)));
+    .filter(
+      ({ config }) =>
+        config !== null &&
+        typeof config === 'object' &&
+        !Array.isArray(config) &&
+        Object.keys(config).every((key) => TOP_LEVEL_KEYS.includes(key)),
+    );
 }
 
 test('every config shown in the docs passes the schema and the loader; the whole ones also load', () => {
@@ -104,9 +115,19 @@ test("the issue's cases: ${VAR} in a Redis URL, a URL and a short key pass both;
 
 // Generated configs: values right, wrong and ${…}, in the places where the two used to disagree.
 const placeholder = (name: string) => fc.constantFrom(`\${${name}}`, `\${${name}:-x}`);
-const port = fc.oneof(fc.integer({ min: -5, max: 70_000 }), fc.constantFrom('8080', 'eighty', ''), placeholder('GW_PORT'));
-const redisUrl = fc.oneof(fc.constantFrom('redis://r:6379', 'rediss://r:6380', 'http://r:6379', 'not a url'), placeholder('GW_REDIS_URL'));
-const httpUrl = fc.oneof(fc.constantFrom('https://mcp.example.com/mcp', 'ftp://x', 'nope'), placeholder('GW_UPSTREAM_URL'));
+const port = fc.oneof(
+  fc.integer({ min: -5, max: 70_000 }),
+  fc.constantFrom('8080', 'eighty', ''),
+  placeholder('GW_PORT'),
+);
+const redisUrl = fc.oneof(
+  fc.constantFrom('redis://r:6379', 'rediss://r:6380', 'http://r:6379', 'not a url'),
+  placeholder('GW_REDIS_URL'),
+);
+const httpUrl = fc.oneof(
+  fc.constantFrom('https://mcp.example.com/mcp', 'ftp://x', 'nope'),
+  placeholder('GW_UPSTREAM_URL'),
+);
 const apiKey = fc.oneof(fc.constantFrom('short', 'k'.repeat(16), ''), placeholder('GW_API_KEY'));
 const serverEntry = fc.record(
   {
@@ -126,21 +147,33 @@ const generatedConfig = fc
     {
       listen: fc.record({ port }, { requiredKeys: [] }),
       cache: fc.record({ store: fc.constantFrom('memory', 'redis', 'memcached'), url: redisUrl }, { requiredKeys: [] }),
-      auth: fc.record({ apiKeys: fc.array(fc.record({ key: apiKey, principal: fc.constantFrom('ci', '') }), { minLength: 1, maxLength: 2 }) }),
+      auth: fc.record({
+        apiKeys: fc.array(fc.record({ key: apiKey, principal: fc.constantFrom('ci', '') }), {
+          minLength: 1,
+          maxLength: 2,
+        }),
+      }),
       servers: serverMap,
       mcpServers: serverMap,
     },
     { requiredKeys: [] },
   )
   // A server name in both maps is a problem across keys, which no JSON Schema can see.
-  .filter((config) => !(config.servers && config.mcpServers && Object.keys(config.servers).some((name) => name in config.mcpServers!)));
+  .filter(
+    (config) =>
+      !(config.servers && config.mcpServers && Object.keys(config.servers).some((name) => name in config.mcpServers!)),
+  );
 
 test('generated configs: the schema accepts one iff the loader accepts its keys', () => {
   fc.assert(
     fc.property(generatedConfig, (config) => {
       const schema = validate(config);
       const loader = keysAccepted(config);
-      assert.equal(schema, loader, `schema ${schema}, loader ${loader}: ${JSON.stringify(config)} ${JSON.stringify(validate.errors?.slice(0, 2))}`);
+      assert.equal(
+        schema,
+        loader,
+        `schema ${schema}, loader ${loader}: ${JSON.stringify(config)} ${JSON.stringify(validate.errors?.slice(0, 2))}`,
+      );
     }),
     { numRuns: 2000, seed: 36 },
   );

@@ -11,7 +11,10 @@ const validate = new Ajv({ strict: false, allErrors: true, validateFormats: fals
 
 test('the committed gateway.config.schema.json is what the generator writes now', () => {
   const committed = readFileSync(new URL(CONFIG_SCHEMA_FILE, ROOT), 'utf8');
-  assert.ok(committed === configJsonSchemaText(), `${CONFIG_SCHEMA_FILE} is out of date with src/config/config.ts: run npm run config-schema and commit the result`);
+  assert.ok(
+    committed === configJsonSchemaText(),
+    `${CONFIG_SCHEMA_FILE} is out of date with src/config/config.ts: run npm run config-schema and commit the result`,
+  );
 });
 
 test('the bundled config names the schema for editors, and validates against it (${VAR} numbers included)', () => {

@@ -3,7 +3,14 @@ import { test, after } from 'node:test';
 import assert from 'node:assert/strict';
 import { writeFileSync, rmSync } from 'node:fs';
 import path from 'node:path';
-import { parseConfig, loadConfigFile, ConfigError, ConfigFileMissing, type ServerConfig, type StdioServerConfig } from '../../src/config/config.js';
+import {
+  parseConfig,
+  loadConfigFile,
+  ConfigError,
+  ConfigFileMissing,
+  type ServerConfig,
+  type StdioServerConfig,
+} from '../../src/config/config.js';
 import { tempDir } from '../temp.js';
 import { BASE, configError } from '../config-problems.js';
 
@@ -12,7 +19,10 @@ function stdioOf(server: ServerConfig | undefined): StdioServerConfig {
   return server as StdioServerConfig;
 }
 
-const one = (server: Record<string, unknown>, rest: Record<string, unknown> = {}) => ({ servers: { a: { command: 'node', ...server } }, ...rest });
+const one = (server: Record<string, unknown>, rest: Record<string, unknown> = {}) => ({
+  servers: { a: { command: 'node', ...server } },
+  ...rest,
+});
 
 test('defaults for listen and for a server', () => {
   const config = parseConfig(one({}), 'test.yaml', BASE, {});
@@ -30,14 +40,22 @@ test('defaults for listen and for a server', () => {
 });
 
 test('a relative cwd is resolved against baseDir; an absolute one is kept', () => {
-  const config = parseConfig({ servers: { a: { command: 'x', cwd: 'sub/dir' }, b: { command: 'y', cwd: '/abs/place' } } }, 't', BASE, {});
+  const config = parseConfig(
+    { servers: { a: { command: 'x', cwd: 'sub/dir' }, b: { command: 'y', cwd: '/abs/place' } } },
+    't',
+    BASE,
+    {},
+  );
   assert.equal(stdioOf(config.servers.a).cwd, path.join(BASE, 'sub/dir'));
   assert.equal(stdioOf(config.servers.b).cwd, path.resolve('/abs/place'));
 });
 
 test('given values override defaults', () => {
   const config = parseConfig(
-    one({ era: 'legacy', timeoutMs: 5, args: ['x'] }, { listen: { host: '0.0.0.0', port: 0, allowedOrigins: ['https://a.example'] }, auth: { anonymous: true } }),
+    one(
+      { era: 'legacy', timeoutMs: 5, args: ['x'] },
+      { listen: { host: '0.0.0.0', port: 0, allowedOrigins: ['https://a.example'] }, auth: { anonymous: true } },
+    ),
     't',
     BASE,
     {},
@@ -51,7 +69,10 @@ test('given values override defaults', () => {
 });
 
 test('${VAR} is replaced from the given env, in strings nested in arrays and maps', () => {
-  const config = parseConfig(one({ args: ['--token=${TOKEN}', 'x'], env: { HOME_DIR: '${HOME_X}/data' } }), 't', BASE, { TOKEN: 's3cret', HOME_X: '/h' });
+  const config = parseConfig(one({ args: ['--token=${TOKEN}', 'x'], env: { HOME_DIR: '${HOME_X}/data' } }), 't', BASE, {
+    TOKEN: 's3cret',
+    HOME_X: '/h',
+  });
   assert.deepEqual(stdioOf(config.servers.a).args, ['--token=s3cret', 'x']);
   assert.deepEqual(stdioOf(config.servers.a).env, { HOME_DIR: '/h/data' });
 });
@@ -140,14 +161,19 @@ test('a missing command and a missing servers map are errors', () => {
   assert.match(e.message, /servers/);
 });
 
-test('a server with neither command nor url (c: {} or c: alone) is told it needs one of them; transport names its values', () => {
-  const needs = 'a server needs either command: (a program the gateway runs over stdio) or url: (a remote MCP endpoint)';
-  const e = configError(() => parseConfig({ servers: { c: {}, d: null, e: { transport: 'ftp' } } }, 't', BASE, {}));
-  assert.equal(e.problems.length, 3, e.problems.join('\n'));
-  assert.ok(e.problems[0]!.startsWith(`servers.c: ${needs}, for example `), e.problems[0]);
-  assert.ok(e.problems[1]!.startsWith(`servers.d: ${needs}, for example `), e.problems[1]);
-  assert.equal(e.problems[2], 'servers.e.transport: must be one of "stdio", "http", "sse"');
-});
+test(
+  'a server with neither command nor url (c: {} or c: alone) is told it needs one of them; transport names its ' +
+    'values',
+  () => {
+    const needs =
+      'a server needs either command: (a program the gateway runs over stdio) or url: (a remote MCP endpoint)';
+    const e = configError(() => parseConfig({ servers: { c: {}, d: null, e: { transport: 'ftp' } } }, 't', BASE, {}));
+    assert.equal(e.problems.length, 3, e.problems.join('\n'));
+    assert.ok(e.problems[0]!.startsWith(`servers.c: ${needs}, for example `), e.problems[0]);
+    assert.ok(e.problems[1]!.startsWith(`servers.d: ${needs}, for example `), e.problems[1]);
+    assert.equal(e.problems[2], 'servers.e.transport: must be one of "stdio", "http", "sse"');
+  },
+);
 
 const tmp = tempDir('mcp-gateway-config-test-');
 after(() => rmSync(tmp, { recursive: true, force: true }));
@@ -182,8 +208,10 @@ test('loadConfigFile on an unquoted * value → ConfigError at its line saying t
     assert.ok(error instanceof ConfigError, String(error));
     assert.equal(
       error.message,
-      `${file} is not valid YAML: a value that begins with * is an alias in YAML, and no anchor is named .example.com at line 2, column 20:\n` +
-        '  1 | listen:\n  2 |   allowedOrigins: [*.example.com]\n    |                    ^\n  Quote the value, for example  "*.example.com"',
+      `${file} is not valid YAML: a value that begins with * is an alias in YAML, and no anchor is named ` +
+        `.example.com at line 2, column 20:\n` +
+        '  1 | listen:\n  2 |   allowedOrigins: [*.example.com]\n    |                    ^\n  Quote the value, for ' +
+        'example  "*.example.com"',
     );
     return true;
   });
@@ -191,7 +219,11 @@ test('loadConfigFile on an unquoted * value → ConfigError at its line saying t
 
 test('loadConfigFile on a valid file expands env and resolves cwd against the file folder', async () => {
   const file = path.join(tmp, 'ok.yaml');
-  writeFileSync(file, 'listen:\n  host: ${HOST:-127.0.0.1}\nservers:\n  mem:\n    command: node\n    cwd: work\n    env:\n      TOKEN: ${TOKEN}\n');
+  writeFileSync(
+    file,
+    'listen:\n  host: ${HOST:-127.0.0.1}\nservers:\n  mem:\n    command: node\n    cwd: work\n    env:\n      ' +
+      'TOKEN: ${TOKEN}\n',
+  );
   const config = await loadConfigFile(file, { TOKEN: 't0k' });
   assert.equal(config.listen.host, '127.0.0.1');
   assert.equal(stdioOf(config.servers.mem).cwd, path.join(tmp, 'work'));
@@ -214,11 +246,19 @@ test('a numeric key written as ${VAR} (YAML reads it as a string) is usable afte
 test('${CONFIG_DIR} is the config file folder unless the environment sets it', () => {
   const raw = { servers: { a: { command: 'node', env: { FILE: '${CONFIG_DIR}/data.jsonl' } } } };
   assert.equal(stdioOf(parseConfig(raw, 't', '/srv/gw', {}).servers.a).env.FILE, '/srv/gw/data.jsonl');
-  assert.equal(stdioOf(parseConfig(raw, 't', '/srv/gw', { CONFIG_DIR: '/elsewhere' }).servers.a).env.FILE, '/elsewhere/data.jsonl');
+  assert.equal(
+    stdioOf(parseConfig(raw, 't', '/srv/gw', { CONFIG_DIR: '/elsewhere' }).servers.a).env.FILE,
+    '/elsewhere/data.jsonl',
+  );
 });
 
 test('a server with a url is a remote upstream; static headers take ${VAR}', () => {
-  const config = parseConfig({ servers: { r: { url: 'http://127.0.0.1:9000/mcp', headers: { authorization: 'Bearer ${TOKEN}' } } } }, 't', BASE, { TOKEN: 'abc' });
+  const config = parseConfig(
+    { servers: { r: { url: 'http://127.0.0.1:9000/mcp', headers: { authorization: 'Bearer ${TOKEN}' } } } },
+    't',
+    BASE,
+    { TOKEN: 'abc' },
+  );
   const r = config.servers.r!;
   assert.equal(r.transport, 'http');
   assert.deepEqual(r.transport === 'http' && r.headers, { authorization: 'Bearer abc' });
@@ -230,7 +270,9 @@ test('a url that is not http(s) names the key', () => {
 });
 
 test('stdio keys on a remote server are unknown keys', () => {
-  const e = configError(() => parseConfig({ servers: { r: { url: 'http://127.0.0.1:1/mcp', command: 'node' } } }, 't', BASE, {}));
+  const e = configError(() =>
+    parseConfig({ servers: { r: { url: 'http://127.0.0.1:1/mcp', command: 'node' } } }, 't', BASE, {}),
+  );
   assert.match(e.message, /servers\.r: unknown key 'command'/);
 });
 
@@ -238,7 +280,9 @@ test('prefixes where one begins the other are refused, naming both servers and t
   const e = configError(() => parseConfig({ servers: { a: { command: 'x' }, a__b: { command: 'y' } } }, 't', BASE, {}));
   assert.match(e.message, /servers\.a and servers\.a__b could give two tools the same name on \/mcp/);
   assert.match(e.message, /set servers\.a__b\.prefix/);
-  const same = configError(() => parseConfig({ servers: { a: { command: 'x', prefix: 'p' }, b: { command: 'y', prefix: 'p' } } }, 't', BASE, {}));
+  const same = configError(() =>
+    parseConfig({ servers: { a: { command: 'x', prefix: 'p' }, b: { command: 'y', prefix: 'p' } } }, 't', BASE, {}),
+  );
   assert.equal(same.problems.length, 1);
   assert.doesNotThrow(() => parseConfig({ servers: { a: { command: 'x' }, ab: { command: 'y' } } }, 't', BASE, {}));
 });
@@ -268,17 +312,36 @@ test('auth: API keys are kept as SHA-256 only; a key: entry is hashed at load', 
 });
 
 test('auth mistakes are refused with the fix named', () => {
-  const problems = (rest: Record<string, unknown>) => configError(() => parseConfig(one({}, rest), 't', BASE, {})).problems.join('\n');
-  assert.match(problems({ auth: { apiKeys: [{ key: 'short', principal: 'a' }] } }), /auth\.apiKeys\.0\.key: an API key must be at least 16 characters/);
-  assert.match(problems({ auth: { apiKeys: [{ key: 'k-0123456789abcdef', sha256: 'ab'.repeat(32), principal: 'a' }] } }), /exactly one of sha256 .* or key/);
-  assert.match(problems({ auth: { anonymous: false } }), /auth: nobody could call: add apiKeys or jwt, or set anonymous: true/);
+  const problems = (rest: Record<string, unknown>) =>
+    configError(() => parseConfig(one({}, rest), 't', BASE, {})).problems.join('\n');
+  assert.match(
+    problems({ auth: { apiKeys: [{ key: 'short', principal: 'a' }] } }),
+    /auth\.apiKeys\.0\.key: an API key must be at least 16 characters/,
+  );
+  assert.match(
+    problems({ auth: { apiKeys: [{ key: 'k-0123456789abcdef', sha256: 'ab'.repeat(32), principal: 'a' }] } }),
+    /exactly one of sha256 .* or key/,
+  );
+  assert.match(
+    problems({ auth: { anonymous: false } }),
+    /auth: nobody could call: add apiKeys or jwt, or set anonymous: true/,
+  );
   assert.match(
     problems({ auth: { jwt: { issuer: 'https://idp.example', jwksUrl: 'https://idp.example/jwks' } } }),
     /auth\.jwt: set auth\.oauth\.resource .* or auth\.jwt\.audience/,
   );
-  assert.match(problems({ auth: { jwt: { issuer: 'https://idp.example', audience: 'gw' } } }), /exactly one of jwksUrl, jwksFile or publicKeyFile/);
-  assert.match(problems({ auth: { jwt: { issuer: 'i', audience: 'gw', jwksUrl: 'https://x/j', algorithms: ['none'] } } }), /auth\.jwt\.algorithms\.0: must be one of "RS256"/);
-  assert.match(problems({ listen: { host: '0.0.0.0' } }), /listen\.host 0\.0\.0\.0 is reachable from other machines and there is no auth: section/);
+  assert.match(
+    problems({ auth: { jwt: { issuer: 'https://idp.example', audience: 'gw' } } }),
+    /exactly one of jwksUrl, jwksFile or publicKeyFile/,
+  );
+  assert.match(
+    problems({ auth: { jwt: { issuer: 'i', audience: 'gw', jwksUrl: 'https://x/j', algorithms: ['none'] } } }),
+    /auth\.jwt\.algorithms\.0: must be one of "RS256"/,
+  );
+  assert.match(
+    problems({ listen: { host: '0.0.0.0' } }),
+    /listen\.host 0\.0\.0\.0 is reachable from other machines and there is no auth: section/,
+  );
 });
 
 test('policies are compiled at load: bad globs, CEL and unknown servers are config errors', () => {
@@ -288,7 +351,12 @@ test('policies are compiled at load: bad globs, CEL and unknown servers are conf
         {},
         {
           policies: [
-            { name: 'p', principals: { groups: ['g'] }, allow: { servers: ['nope'], tools: ['a__['] }, when: [{ tool: 'a__*', expr: 'args.n <=' }] },
+            {
+              name: 'p',
+              principals: { groups: ['g'] },
+              allow: { servers: ['nope'], tools: ['a__['] },
+              when: [{ tool: 'a__*', expr: 'args.n <=' }],
+            },
             { name: 'q', principals: {} },
           ],
         },
@@ -305,7 +373,14 @@ test('policies are compiled at load: bad globs, CEL and unknown servers are conf
 
 test('relative pinsFile, audit file and key files are resolved against the config folder', () => {
   const config = parseConfig(
-    one({}, { pinsFile: 'pins.json', audit: { destination: 'audit/log.jsonl' }, auth: { jwt: { issuer: 'i', audience: 'gw', publicKeyFile: 'keys/pub.pem' } } }),
+    one(
+      {},
+      {
+        pinsFile: 'pins.json',
+        audit: { destination: 'audit/log.jsonl' },
+        auth: { jwt: { issuer: 'i', audience: 'gw', publicKeyFile: 'keys/pub.pem' } },
+      },
+    ),
     't',
     BASE,
     {},

@@ -31,7 +31,8 @@ const jwk = { ...(await exportJWK(publicKey)), kid: 'k1', alg: 'RS256', use: 'si
 async function issuer(options: { metadata?: boolean; idToken?: (issuer: string) => Promise<string> }) {
   let origin = '';
   const server = createServer((req, res) => {
-    const send = (status: number, body: unknown) => res.writeHead(status, { 'content-type': 'application/json' }).end(JSON.stringify(body));
+    const send = (status: number, body: unknown) =>
+      res.writeHead(status, { 'content-type': 'application/json' }).end(JSON.stringify(body));
     req.resume();
     req.on('end', async () => {
       const p = new URL(req.url!, origin).pathname;
@@ -45,7 +46,8 @@ async function issuer(options: { metadata?: boolean; idToken?: (issuer: string) 
         });
       }
       if (p === '/jwks') return send(200, { keys: [jwk] });
-      if (p === '/token' && options.idToken) return send(200, { access_token: 'at', token_type: 'Bearer', id_token: await options.idToken(origin) });
+      if (p === '/token' && options.idToken)
+        return send(200, { access_token: 'at', token_type: 'Bearer', id_token: await options.idToken(origin) });
       send(404, {});
     });
   });
@@ -56,13 +58,29 @@ async function issuer(options: { metadata?: boolean; idToken?: (issuer: string) 
 }
 
 const idToken = (claims: JWTPayload, iss: string, aud = 'gw-sign-in') =>
-  new SignJWT(claims).setProtectedHeader({ alg: 'RS256', kid: 'k1' }).setIssuer(iss).setAudience(aud).setIssuedAt().setExpirationTime('5m').sign(privateKey);
+  new SignJWT(claims)
+    .setProtectedHeader({ alg: 'RS256', kid: 'k1' })
+    .setIssuer(iss)
+    .setAudience(aud)
+    .setIssuedAt()
+    .setExpirationTime('5m')
+    .sign(privateKey);
 
 async function signInAt(issuerUrl: string, principalClaim = 'sub') {
-  const store = await openCredentialStore({ key: 'k'.repeat(32), store: 'file', file: path.join(tempDir('sign-in-'), 'c.json') }, { url: '', keyPrefix: '' });
+  const store = await openCredentialStore(
+    { key: 'k'.repeat(32), store: 'file', file: path.join(tempDir('sign-in-'), 'c.json') },
+    { url: '', keyPrefix: '' },
+  );
   stores.push(store);
   const signIn = new GatewaySignIn(
-    { issuer: issuerUrl, principalClaim, client: { clientId: 'gw-sign-in', clientSecret: 's' }, scopes: ['openid'], publicUrl: 'https://gw.example.com', linkTtlMs: 60_000 },
+    {
+      issuer: issuerUrl,
+      principalClaim,
+      client: { clientId: 'gw-sign-in', clientSecret: 's' },
+      scopes: ['openid'],
+      publicUrl: 'https://gw.example.com',
+      linkTtlMs: 60_000,
+    },
     store,
   );
   return { signIn, store };
@@ -77,20 +95,24 @@ async function started(signIn: GatewaySignIn, store: CredentialStore) {
   return { url, pending };
 }
 
-test('the sign-in request: OIDC code flow with PKCE S256, a nonce, openid, the signed-in callback, and the link principal as login_hint', async () => {
-  const at = await issuer({});
-  const { signIn, store } = await signInAt(at);
-  const { url, pending } = await started(signIn, store);
-  assert.equal(url.origin + url.pathname, `${at}/authorize`);
-  assert.equal(url.searchParams.get('response_type'), 'code');
-  assert.equal(url.searchParams.get('client_id'), 'gw-sign-in');
-  assert.equal(url.searchParams.get('scope'), 'openid');
-  assert.equal(url.searchParams.get('code_challenge_method'), 'S256');
-  assert.equal(url.searchParams.get('redirect_uri'), 'https://gw.example.com/connect/signed-in');
-  assert.equal(url.searchParams.get('nonce'), pending.nonce);
-  assert.equal(url.searchParams.get('login_hint'), 'bob');
-  assert.deepEqual(pending.link, link);
-});
+test(
+  'the sign-in request: OIDC code flow with PKCE S256, a nonce, openid, the signed-in callback, and the link ' +
+    'principal as login_hint',
+  async () => {
+    const at = await issuer({});
+    const { signIn, store } = await signInAt(at);
+    const { url, pending } = await started(signIn, store);
+    assert.equal(url.origin + url.pathname, `${at}/authorize`);
+    assert.equal(url.searchParams.get('response_type'), 'code');
+    assert.equal(url.searchParams.get('client_id'), 'gw-sign-in');
+    assert.equal(url.searchParams.get('scope'), 'openid');
+    assert.equal(url.searchParams.get('code_challenge_method'), 'S256');
+    assert.equal(url.searchParams.get('redirect_uri'), 'https://gw.example.com/connect/signed-in');
+    assert.equal(url.searchParams.get('nonce'), pending.nonce);
+    assert.equal(url.searchParams.get('login_hint'), 'bob');
+    assert.deepEqual(pending.link, link);
+  },
+);
 
 test("the answer: bob's own ID token lets the link go on; every other answer is refused, saying why", async () => {
   let make: (iss: string, nonce: string) => Promise<string> = async () => '';
@@ -104,7 +126,11 @@ test("the answer: bob's own ID token lets the link go on; every other answer is 
     return signIn.finish(pending, 'code', iss);
   };
   assert.deepEqual(await answer((iss, n) => idToken({ sub: 'bob', nonce: n }, iss)), { ok: true, link });
-  assert.deepEqual(await answer((iss, n) => idToken({ sub: 'alice', nonce: n }, iss)), { ok: false, reason: 'another person', signedInAs: 'alice' });
+  assert.deepEqual(await answer((iss, n) => idToken({ sub: 'alice', nonce: n }, iss)), {
+    ok: false,
+    reason: 'another person',
+    signedInAs: 'alice',
+  });
   const otherClient = await answer((iss, n) => idToken({ sub: 'bob', nonce: n }, iss, 'some-other-client'));
   assert.ok(!otherClient.ok && /not accepted/.test(otherClient.reason), JSON.stringify(otherClient));
   const replayed = await answer((iss) => idToken({ sub: 'bob', nonce: 'an-earlier-nonce' }, iss));
@@ -127,7 +153,8 @@ test('the principal is read from auth.jwt.principalClaim; an ID token without it
     claims = given;
     const outcome = await signIn.finish(pending, 'code', undefined);
     assert.equal(outcome.ok, ok, JSON.stringify(outcome));
-    if (!outcome.ok) assert.match(outcome.reason, /no "email" claim \(auth\.jwt\.principalClaim\).*credentials\.signIn\.scopes/);
+    if (!outcome.ok)
+      assert.match(outcome.reason, /no "email" claim \(auth\.jwt\.principalClaim\).*credentials\.signIn\.scopes/);
   }
 });
 
@@ -136,7 +163,13 @@ test('an issuer without an authorization endpoint keeps the confirmation page na
   const { signIn, store } = await signInAt(at);
   assert.equal(await signIn.start(link), undefined);
   const app = new Hono();
-  addConnectRoutes(app as never, { store, clients: () => new Map(), authenticate: async () => undefined, signIn, log: createLogger('silent') });
+  addConnectRoutes(app as never, {
+    store,
+    clients: () => new Map(),
+    authenticate: async () => undefined,
+    signIn,
+    log: createLogger('silent'),
+  });
   const id = await store.putPending(link, 60_000);
   const page = await app.request(`/connect/${id}`);
   assert.equal(page.status, 200);

@@ -34,7 +34,10 @@ function listen(store: CredentialStore): Heard[] {
 
 describe('credential change listeners', () => {
   test('a connection made, renewed and revoked: whose, and whether only renewed', async () => {
-    const store = await openCredentialStore({ key: KEY, store: 'file', file: path.join(tempDir('cred-changes-'), 'c.json') }, { url: '', keyPrefix: '' });
+    const store = await openCredentialStore(
+      { key: KEY, store: 'file', file: path.join(tempDir('cred-changes-'), 'c.json') },
+      { url: '', keyPrefix: '' },
+    );
     const heard = listen(store);
     await store.put('alice', 'crm', record(1));
     await store.get('alice', 'crm');
@@ -70,7 +73,10 @@ describe('credential change listeners across replicas', async () => {
   test('another replica hears whose record changed and whether it was a renewal', { skip: redis.skip }, async () => {
     redis.check();
     const open = async () => {
-      const store = await openCredentialStore({ key: KEY, store: 'redis', file: '' }, { url: 'redis://127.0.0.1:6379', keyPrefix });
+      const store = await openCredentialStore(
+        { key: KEY, store: 'redis', file: '' },
+        { url: 'redis://127.0.0.1:6379', keyPrefix },
+      );
       stores.push(store);
       return store;
     };

@@ -53,30 +53,50 @@ describe('file store', () => {
     const [aliceIndex, bobIndex] = Object.keys(shape.records);
     assert.ok(aliceIndex && bobIndex);
     // The control: the file as written opens.
-    assert.ok(await (await openCredentialStore({ key: KEY, store: 'file', file }, { url: '', keyPrefix: '' })).get('alice', 'crm'));
+    assert.ok(
+      await (await openCredentialStore({ key: KEY, store: 'file', file }, { url: '', keyPrefix: '' })).get(
+        'alice',
+        'crm',
+      ),
+    );
 
     // Flip one byte of the ciphertext.
     const sealed = shape.records[aliceIndex]!.crm!;
     const bytes = Buffer.from(sealed, 'base64url');
     bytes[bytes.length - 1]! ^= 1;
-    writeFileSync(file, JSON.stringify({ ...shape, records: { ...shape.records, [aliceIndex]: { crm: bytes.toString('base64url') } } }));
+    writeFileSync(
+      file,
+      JSON.stringify({ ...shape, records: { ...shape.records, [aliceIndex]: { crm: bytes.toString('base64url') } } }),
+    );
     const tampered = await openCredentialStore({ key: KEY, store: 'file', file }, { url: '', keyPrefix: '' });
     assert.equal(await tampered.get('alice', 'crm'), undefined);
 
     // Put bob's record in alice's place (and under another server's name): neither opens.
-    writeFileSync(file, JSON.stringify({ ...shape, records: { [aliceIndex]: { crm: shape.records[bobIndex]!.crm, docs: shape.records[aliceIndex]!.crm } } }));
+    writeFileSync(
+      file,
+      JSON.stringify({
+        ...shape,
+        records: { [aliceIndex]: { crm: shape.records[bobIndex]!.crm, docs: shape.records[aliceIndex]!.crm } },
+      }),
+    );
     const swapped = await openCredentialStore({ key: KEY, store: 'file', file }, { url: '', keyPrefix: '' });
     assert.equal(await swapped.get('alice', 'crm'), undefined);
     assert.equal(await swapped.get('alice', 'docs'), undefined);
 
     // Another key reads nothing.
     writeFileSync(file, JSON.stringify(shape));
-    const otherKey = await openCredentialStore({ key: `${KEY}-rotated`, store: 'file', file }, { url: '', keyPrefix: '' });
+    const otherKey = await openCredentialStore(
+      { key: `${KEY}-rotated`, store: 'file', file },
+      { url: '', keyPrefix: '' },
+    );
     assert.equal(await otherKey.get('alice', 'crm'), undefined);
   });
 
   test('list shows a principal only their own connections, without the token; delete revokes', async () => {
-    const store = await openCredentialStore({ key: KEY, store: 'file', file: path.join(dir, 'list.json') }, { url: '', keyPrefix: '' });
+    const store = await openCredentialStore(
+      { key: KEY, store: 'file', file: path.join(dir, 'list.json') },
+      { url: '', keyPrefix: '' },
+    );
     await store.put('alice', 'crm', record());
     await store.put('alice', 'docs', record());
     await store.put('bob', 'crm', record('bobs-token'));
@@ -97,7 +117,10 @@ describe('file store', () => {
   });
 
   test('the hot path answers from memory once read; a file that is not a store is refused naming it', async () => {
-    const store = await openCredentialStore({ key: KEY, store: 'file', file: path.join(dir, 'hot.json') }, { url: '', keyPrefix: '' });
+    const store = await openCredentialStore(
+      { key: KEY, store: 'file', file: path.join(dir, 'hot.json') },
+      { url: '', keyPrefix: '' },
+    );
     assert.equal(store.cached('alice', 'crm'), undefined, 'not read yet');
     await store.get('alice', 'crm');
     assert.equal(store.cached('alice', 'crm'), null, 'known to have none');
@@ -105,7 +128,10 @@ describe('file store', () => {
     assert.equal((store.cached('alice', 'crm') as OAuthRecord).accessToken, TOKEN);
     const junk = path.join(dir, 'junk.json');
     writeFileSync(junk, '{"hello":1}');
-    await assert.rejects(FileBackend.open(junk), (error: Error) => error.message.includes(junk) && error.message.includes('credentials.file'));
+    await assert.rejects(
+      FileBackend.open(junk),
+      (error: Error) => error.message.includes(junk) && error.message.includes('credentials.file'),
+    );
   });
 
   test('a pending link is taken once, and not after it expires', async () => {
@@ -135,7 +161,9 @@ describe('redis store', async () => {
     await Promise.all(stores.map((store) => store.close()));
   });
 
-  test('a second replica reads what the first stored; a revocation reaches its cached copy', { skip: redis.skip }, async () => {
+  test('a second replica reads what the first stored; a revocation reaches its cached copy', {
+    skip: redis.skip,
+  }, async () => {
     redis.check();
     const one = await open();
     const two = await open();
@@ -158,7 +186,11 @@ describe('redis store', async () => {
     const { Redis } = await import('ioredis');
     const client = new Redis('redis://127.0.0.1:6379');
     const keys = await client.keys(`${keyPrefix}*`);
-    const values = await Promise.all(keys.map(async (key) => ((await client.type(key)) === 'hash' ? JSON.stringify(await client.hgetall(key)) : await client.get(key))));
+    const values = await Promise.all(
+      keys.map(async (key) =>
+        (await client.type(key)) === 'hash' ? JSON.stringify(await client.hgetall(key)) : await client.get(key),
+      ),
+    );
     client.disconnect();
     assert.ok(keys.length > 0);
     assert.ok(!values.join('\n').includes(TOKEN) && !keys.join('\n').includes('carol'));

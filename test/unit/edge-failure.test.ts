@@ -39,7 +39,11 @@ before(async () => {
     ['rejecter', failing('rejecter', 'rejects')],
     ['streamer', failing('streamer', 'rejects-mid-stream')],
   ]);
-  const metrics = { requestStarted() {}, requestFinished: (endpoint: string, _method: unknown, outcome: string) => void finished.push(`${endpoint} ${outcome}`) };
+  const metrics = {
+    requestStarted() {},
+    requestFinished: (endpoint: string, _method: unknown, outcome: string) =>
+      void finished.push(`${endpoint} ${outcome}`),
+  };
   const edge = createApp({
     upstreams,
     aggregate: undefined,
@@ -64,11 +68,18 @@ after(() => new Promise<void>((resolve) => server.close(() => resolve())));
 
 function call(server: string, meta: Record<string, unknown> = {}): Promise<Response> {
   const body = request('tools/call', { name: 'echo', arguments: {}, _meta: meta });
-  return fetch(`${base}/servers/${server}/mcp`, { method: 'POST', headers: headersFor(body), body: JSON.stringify(body) });
+  return fetch(`${base}/servers/${server}/mcp`, {
+    method: 'POST',
+    headers: headersFor(body),
+    body: JSON.stringify(body),
+  });
 }
 
 function errorsLogged(upstream: string): number {
-  return recorded.lines.filter((line) => line.msg === 'unexpected error in the HTTP edge' && String((line.obj.err as Error)?.message).startsWith(upstream)).length;
+  return recorded.lines.filter(
+    (line) =>
+      line.msg === 'unexpected error in the HTTP edge' && String((line.obj.err as Error)?.message).startsWith(upstream),
+  ).length;
 }
 
 describe('an exception in the edge', () => {

@@ -21,11 +21,20 @@ import { openSecurity as security } from '../open-security.js';
 import type { JsonRpcRequest } from '../../protocol/jsonrpc.js';
 import type { ListMethod } from '../../protocol/mcp.js';
 
-const upstream = { name: 'a', events: new EventEmitter(), request: async () => ({ jsonrpc: '2.0', id: 1, result: {} }) } as unknown as Upstream;
+const upstream = {
+  name: 'a',
+  events: new EventEmitter(),
+  request: async () => ({ jsonrpc: '2.0', id: 1, result: {} }),
+} as unknown as Upstream;
 
 function edgeWith(bundle: Security, refreshed: ListMethod[] = []): EdgeContext {
   const upstreams = new Map([['a', upstream]]);
-  const router = new Router({ upstreams, prefixes: new Map([['a', 'a']]), separator: '__', refresh: async (method) => void refreshed.push(method) });
+  const router = new Router({
+    upstreams,
+    prefixes: new Map([['a', 'a']]),
+    separator: '__',
+    refresh: async (method) => void refreshed.push(method),
+  });
   router.tools.add('a__echo', { server: 'a', name: 'echo', definition: { name: 'a__echo' } });
   const aggregate: Endpoint = { upstream, toolHeaders: new ToolHeaderIndex() };
   const endpoint: Endpoint = { upstream, toolHeaders: new ToolHeaderIndex() };
@@ -56,8 +65,15 @@ interface Written {
   headers?: Record<string, unknown>;
 }
 
-function exchange(headers: Record<string, string>, body?: string): { incoming: IncomingMessage; outgoing: ServerResponse; written: Written } {
-  const incoming = Object.assign(new PassThrough(), { headers, method: 'POST', url: '/mcp' }) as unknown as IncomingMessage;
+function exchange(
+  headers: Record<string, string>,
+  body?: string,
+): { incoming: IncomingMessage; outgoing: ServerResponse; written: Written } {
+  const incoming = Object.assign(new PassThrough(), {
+    headers,
+    method: 'POST',
+    url: '/mcp',
+  }) as unknown as IncomingMessage;
   if (body !== undefined) (incoming as unknown as PassThrough).end(body);
   const written: Written = {};
   const outgoing = {
@@ -79,12 +95,27 @@ function exchange(headers: Record<string, string>, body?: string): { incoming: I
 function callOn(edge: EdgeContext, headers: Record<string, string>, body?: string, server?: string) {
   const { incoming, outgoing, written } = exchange(headers, body);
   const endpoint = server === undefined ? edge.aggregate : edge.endpointOf(server);
-  return { call: new McpCall(edge, { incoming, outgoing, path: '/mcp' }, endpoint, server ?? 'mcp', performance.now()), written };
+  return {
+    call: new McpCall(edge, { incoming, outgoing, path: '/mcp' }, endpoint, server ?? 'mcp', performance.now()),
+    written,
+  };
 }
 
-const POST = { 'content-type': 'application/json', accept: 'application/json, text/event-stream', 'mcp-protocol-version': '2026-07-28' };
-const META = { 'io.modelcontextprotocol/protocolVersion': '2026-07-28', 'io.modelcontextprotocol/clientCapabilities': {} };
-const toolCall = (name: string): JsonRpcRequest => ({ jsonrpc: '2.0', id: 1, method: 'tools/call', params: { name, arguments: {}, _meta: META } });
+const POST = {
+  'content-type': 'application/json',
+  accept: 'application/json, text/event-stream',
+  'mcp-protocol-version': '2026-07-28',
+};
+const META = {
+  'io.modelcontextprotocol/protocolVersion': '2026-07-28',
+  'io.modelcontextprotocol/clientCapabilities': {},
+};
+const toolCall = (name: string): JsonRpcRequest => ({
+  jsonrpc: '2.0',
+  id: 1,
+  method: 'tools/call',
+  params: { name, arguments: {}, _meta: META },
+});
 
 describe('admit', () => {
   test('an origin not allowed is refused with 403 before anything else', async () => {
@@ -120,12 +151,20 @@ describe('read', () => {
 
   test('a modern request comes back with its text; a notification is answered 202 here', async () => {
     const body = JSON.stringify(toolCall('a__echo'));
-    const { call } = callOn(edgeWith(await security()), { ...POST, 'mcp-method': 'tools/call', 'mcp-name': 'a__echo' }, body);
+    const { call } = callOn(
+      edgeWith(await security()),
+      { ...POST, 'mcp-method': 'tools/call', 'mcp-name': 'a__echo' },
+      body,
+    );
     const got = await read(call);
     assert.ok('kind' in got && got.kind === 'request');
     assert.equal(got.text, body);
     assert.equal(call.method, 'tools/call');
-    const note = callOn(edgeWith(await security()), POST, JSON.stringify({ jsonrpc: '2.0', method: 'notifications/cancelled', params: { _meta: META } }));
+    const note = callOn(
+      edgeWith(await security()),
+      POST,
+      JSON.stringify({ jsonrpc: '2.0', method: 'notifications/cancelled', params: { _meta: META } }),
+    );
     assert.ok(!('kind' in (await read(note.call))));
     assert.equal(note.written.status, 202);
   });
@@ -162,7 +201,16 @@ describe('route and judge', () => {
 
   test('with policies a denied name is refused without reading the lists; an allowed unknown one reads them', async () => {
     const refreshed: ListMethod[] = [];
-    const bundle = await security([{ name: 'p', principals: { ids: ['*'] }, allow: { servers: ['a'] }, deny: { tools: ['a__crash'] }, when: [], pin: false }]);
+    const bundle = await security([
+      {
+        name: 'p',
+        principals: { ids: ['*'] },
+        allow: { servers: ['a'] },
+        deny: { tools: ['a__crash'] },
+        when: [],
+        pin: false,
+      },
+    ]);
     const edge = edgeWith(bundle, refreshed);
     const { call } = callOn(edge, {});
     await admit(call);
@@ -173,7 +221,15 @@ describe('route and judge', () => {
     route(call, toolCall('a__ghost'));
     const unknown = await judge(call, toolCall('a__ghost'));
     assert.deepEqual(refreshed, ['tools/list']);
-    assert.deepEqual(unknown.refusal, { jsonrpc: '2.0', id: 1, error: { code: -32602, message: 'Unknown tool: a__ghost' } });
-    assert.deepEqual(denied.refusal, { jsonrpc: '2.0', id: 1, error: { code: -32602, message: 'Unknown tool: a__crash' } });
+    assert.deepEqual(unknown.refusal, {
+      jsonrpc: '2.0',
+      id: 1,
+      error: { code: -32602, message: 'Unknown tool: a__ghost' },
+    });
+    assert.deepEqual(denied.refusal, {
+      jsonrpc: '2.0',
+      id: 1,
+      error: { code: -32602, message: 'Unknown tool: a__crash' },
+    });
   });
 });

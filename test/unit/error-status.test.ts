@@ -27,11 +27,13 @@ describe('httpStatusOf', () => {
   test('-32602 is 400 only when an HTTP upstream answered it with 400 (an envelope rejection); otherwise 200', () => {
     assert.equal(httpStatusOf(failure(-32602, 400)), 400);
     assert.equal(httpStatusOf(failure(-32602, 200)), 200);
-    assert.equal(httpStatusOf(failure(-32602)), 200); // a stdio child's or the gateway's own: unknown tool, bad arguments
+    // a stdio child's or the gateway's own: unknown tool, bad arguments
+    assert.equal(httpStatusOf(failure(-32602)), 200);
   });
 
   test('every other error travels with 200, whatever status the upstream used', () => {
-    for (const code of [-32603, -32600, -32700, -32002, -32000, 42]) assert.equal(httpStatusOf(failure(code, 500)), 200, String(code));
+    for (const code of [-32603, -32600, -32700, -32002, -32000, 42])
+      assert.equal(httpStatusOf(failure(code, 500)), 200, String(code));
   });
 });
 
@@ -39,9 +41,16 @@ describe('ResultFiller', () => {
   test('adds resultType "complete" at the end, keeps every other key in order, and says so once', () => {
     const { log, messages } = recordingLog();
     const filler = new ResultFiller(log);
-    const first: JsonRpcResponse = { jsonrpc: '2.0', id: 1, result: { content: [{ type: 'text', text: 'a' }], isError: false } };
+    const first: JsonRpcResponse = {
+      jsonrpc: '2.0',
+      id: 1,
+      result: { content: [{ type: 'text', text: 'a' }], isError: false },
+    };
     filler.fill('tools/call', first);
-    assert.equal(JSON.stringify(first), '{"jsonrpc":"2.0","id":1,"result":{"content":[{"type":"text","text":"a"}],"isError":false,"resultType":"complete"}}');
+    assert.equal(
+      JSON.stringify(first),
+      '{"jsonrpc":"2.0","id":1,"result":{"content":[{"type":"text","text":"a"}],"isError":false,"resultType":"complete"}}',
+    );
     const second: JsonRpcResponse = { jsonrpc: '2.0', id: 2, result: { content: [] } };
     filler.fill('tools/call', second);
     assert.equal((second as { result: Record<string, unknown> }).result.resultType, 'complete');
@@ -54,10 +63,20 @@ describe('ResultFiller', () => {
     const filler = new ResultFiller(log);
     const first: JsonRpcResponse = { jsonrpc: '2.0', id: 1, result: { tools: [] } };
     filler.fill('tools/list', first);
-    assert.equal(JSON.stringify(first), '{"jsonrpc":"2.0","id":1,"result":{"tools":[],"resultType":"complete","ttlMs":0,"cacheScope":"private"}}');
-    const kept: JsonRpcResponse = { jsonrpc: '2.0', id: 2, result: { prompts: [], resultType: 'complete', ttlMs: 5000, cacheScope: 'public' } };
+    assert.equal(
+      JSON.stringify(first),
+      '{"jsonrpc":"2.0","id":1,"result":{"tools":[],"resultType":"complete","ttlMs":0,"cacheScope":"private"}}',
+    );
+    const kept: JsonRpcResponse = {
+      jsonrpc: '2.0',
+      id: 2,
+      result: { prompts: [], resultType: 'complete', ttlMs: 5000, cacheScope: 'public' },
+    };
     filler.fill('prompts/list', kept);
-    assert.equal(JSON.stringify(kept), '{"jsonrpc":"2.0","id":2,"result":{"prompts":[],"resultType":"complete","ttlMs":5000,"cacheScope":"public"}}');
+    assert.equal(
+      JSON.stringify(kept),
+      '{"jsonrpc":"2.0","id":2,"result":{"prompts":[],"resultType":"complete","ttlMs":5000,"cacheScope":"public"}}',
+    );
     filler.fill('resources/list', { jsonrpc: '2.0', id: 3, result: { resources: [] } });
     assert.deepEqual(
       messages('info').map((line) => /without (\w+)/.exec(line)?.[1]),
@@ -67,15 +86,26 @@ describe('ResultFiller', () => {
 
   test('an input_required result is not given cache fields', () => {
     const filler = new ResultFiller(recordingLog().log);
-    const asking: JsonRpcResponse = { jsonrpc: '2.0', id: 1, result: { resultType: 'input_required', requestState: 'x' } };
+    const asking: JsonRpcResponse = {
+      jsonrpc: '2.0',
+      id: 1,
+      result: { resultType: 'input_required', requestState: 'x' },
+    };
     filler.fill('resources/read', asking);
-    assert.equal(JSON.stringify(asking), '{"jsonrpc":"2.0","id":1,"result":{"resultType":"input_required","requestState":"x"}}');
+    assert.equal(
+      JSON.stringify(asking),
+      '{"jsonrpc":"2.0","id":1,"result":{"resultType":"input_required","requestState":"x"}}',
+    );
   });
 
   test('leaves results that carry one (any value) and errors alone', () => {
     const { log, messages } = recordingLog();
     const filler = new ResultFiller(log);
-    const inputRequired: JsonRpcResponse = { jsonrpc: '2.0', id: 1, result: { resultType: 'input_required', requestState: 's' } };
+    const inputRequired: JsonRpcResponse = {
+      jsonrpc: '2.0',
+      id: 1,
+      result: { resultType: 'input_required', requestState: 's' },
+    };
     const error: JsonRpcResponse = { jsonrpc: '2.0', id: 2, error: { code: -32602, message: 'Unknown tool' } };
     const before = JSON.stringify([inputRequired, error]);
     filler.fill('tools/call', inputRequired);

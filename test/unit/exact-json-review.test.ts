@@ -39,18 +39,27 @@ describe('on Node.js 22 and later', { skip: onlyOnNode(22, 'Node.js 20 keeps no 
     const more = parseJson(`{"filter":{"ids":[1,${BIG}]},"amount":1.00000000000000000001}`);
     // The fraction no double holds is refused once read, never compared rounded (test/unit/cel-exact-numbers.test.ts).
     assert.equal(nested({ args: more, principal, tool: 't', server: 's' }).ok, false);
-    assert.deepEqual(compileCondition('args.filter.ids.all(i, i > 0)')({ args: more, principal, tool: 't', server: 's' }), { ok: true });
+    assert.deepEqual(
+      compileCondition('args.filter.ids.all(i, i > 0)')({ args: more, principal, tool: 't', server: 's' }),
+      { ok: true },
+    );
     // What the server is sent is not touched by reading it.
     assert.equal(JSON.stringify(more), `{"filter":{"ids":[1,${BIG}]},"amount":1.00000000000000000001}`);
   });
 
   test('a list whose ttlMs is beyond a double (u64::MAX for "keep it") is kept for maxTtlMs', async () => {
-    const cache = new ListCache(new MemoryStore({ maxEntries: 100, maxBytes: 1 << 20 }), { minTtlMs: 0, maxTtlMs: 60_000, log: silentLog });
+    const cache = new ListCache(new MemoryStore({ maxEntries: 100, maxBytes: 1 << 20 }), {
+      minTtlMs: 0,
+      maxTtlMs: 60_000,
+      log: silentLog,
+    });
     const key: CacheKey = { upstream: 'a', method: 'tools/list', variant: '', context: 'alice' };
     let fetches = 0;
     const fetch = async (): Promise<JsonRpcResponse> => {
       fetches++;
-      return parseJson(`{"jsonrpc":"2.0","id":1,"result":{"resultType":"complete","tools":[],"ttlMs":${U64_MAX},"cacheScope":"public"}}`) as JsonRpcResponse;
+      return parseJson(
+        `{"jsonrpc":"2.0","id":1,"result":{"resultType":"complete","tools":[],"ttlMs":${U64_MAX},"cacheScope":"public"}}`,
+      ) as JsonRpcResponse;
     };
     await cache.get(key, 1, fetch);
     const second = await cache.get(key, 2, fetch);
@@ -59,8 +68,14 @@ describe('on Node.js 22 and later', { skip: onlyOnNode(22, 'Node.js 20 keeps no 
   });
 
   test('/mcp’s server/discover keeps a ttlMs beyond a double as a long one, not as 0', () => {
-    const response = parseJson(`{"jsonrpc":"2.0","id":1,"result":{"capabilities":{},"ttlMs":${U64_MAX},"cacheScope":"public"}}`) as JsonRpcResponse;
-    const shorter = { jsonrpc: '2.0', id: 1, result: { capabilities: {}, ttlMs: 5_000, cacheScope: 'public' } } as JsonRpcResponse;
+    const response = parseJson(
+      `{"jsonrpc":"2.0","id":1,"result":{"capabilities":{},"ttlMs":${U64_MAX},"cacheScope":"public"}}`,
+    ) as JsonRpcResponse;
+    const shorter = {
+      jsonrpc: '2.0',
+      id: 1,
+      result: { capabilities: {}, ttlMs: 5_000, cacheScope: 'public' },
+    } as JsonRpcResponse;
     const merged = mergeDiscover(
       [
         { server: 'a', response },
@@ -81,7 +96,15 @@ describe('on Node.js 22 and later', { skip: onlyOnNode(22, 'Node.js 20 keeps no 
   test('a 2025 client’s capabilities keep their numbers in its session, as every request hands them on', () => {
     const codec = new SessionCodec(Buffer.alloc(32, 7));
     const capabilities = parseJson(`{"experimental":{"batch":{"maxId":${BIG}}}}`) as JsonObject;
-    const session = { id: 's', protocolVersion: '2025-11-25', capabilities, clientInfo: undefined, endpoint: 'mcp', caller: '', expiresAt: Date.now() + 60_000 };
+    const session = {
+      id: 's',
+      protocolVersion: '2025-11-25',
+      capabilities,
+      clientInfo: undefined,
+      endpoint: 'mcp',
+      caller: '',
+      expiresAt: Date.now() + 60_000,
+    };
     const opened = codec.open(codec.mint(session));
     assert.equal(JSON.stringify(opened?.capabilities), `{"experimental":{"batch":{"maxId":${BIG}}}}`);
   });

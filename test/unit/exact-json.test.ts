@@ -14,12 +14,35 @@ import { sharedRedis, onlyOnNode } from '../services.js';
 import { until } from '../e2e/harness.js';
 
 const BIG = '12345678901234567890';
-const INEXACT = [BIG, '90071992.54740993', '-9223372036854775809', '9007199254740993', '1e400', '-1e400', '1e-400', '0.12345678901234567890123', '123456789.123456789'];
+const INEXACT = [
+  BIG,
+  '90071992.54740993',
+  '-9223372036854775809',
+  '9007199254740993',
+  '1e400',
+  '-1e400',
+  '1e-400',
+  '0.12345678901234567890123',
+  '123456789.123456789',
+];
 // (1e21 and the like are kept raw too: integers past 2^53 count as inexact however they are spelled. Raw is exact.)
-const EXACT = ['0', '-1', '42', '3.14159', '0.1', '2.5e-300', '1.5e-7', '9007199254740991', '1234567890123456', '-0.000123'];
+const EXACT = [
+  '0',
+  '-1',
+  '42',
+  '3.14159',
+  '0.1',
+  '2.5e-300',
+  '1.5e-7',
+  '9007199254740991',
+  '1234567890123456',
+  '-0.000123',
+];
 const redis = await sharedRedis('the exact-number Redis round trip');
 
-describe('on Node.js 22 and later', { skip: onlyOnNode(22, 'Node.js 20 has neither JSON.rawJSON nor a reviver source') }, () => {
+describe('on Node.js 22 and later', {
+  skip: onlyOnNode(22, 'Node.js 20 has neither JSON.rawJSON nor a reviver source'),
+}, () => {
   test('every number a double cannot hold is written back as it came', () => {
     for (const literal of INEXACT) {
       const text = `{"a":[${literal}],"b":{"c":${literal}}}`;
@@ -55,12 +78,27 @@ describe('on Node.js 22 and later', { skip: onlyOnNode(22, 'Node.js 20 has neith
 
   test('an Mcp-Param header mirroring a 64-bit argument is compared digit for digit', () => {
     const index = new ToolHeaderIndex();
-    index.learn({ tools: [{ name: 'lookup', inputSchema: { type: 'object', properties: { id: { type: 'integer', 'x-mcp-header': 'Id' } } } }] });
+    index.learn({
+      tools: [
+        {
+          name: 'lookup',
+          inputSchema: { type: 'object', properties: { id: { type: 'integer', 'x-mcp-header': 'Id' } } },
+        },
+      ],
+    });
     const args = parseJson(`{"id":${BIG}}`) as object;
     const header = (value: string) => (name: string) => (name === 'mcp-param-id' ? value : undefined);
     assert.equal(index.check('lookup', args, header(BIG)), undefined);
-    assert.equal(index.check('lookup', args, header(`${BIG}.0`)), undefined, 'the same integer spelled with a fraction');
-    assert.match(index.check('lookup', args, header('12345678901234567000')) ?? '', /does not match/, 'the double it would have become is another number');
+    assert.equal(
+      index.check('lookup', args, header(`${BIG}.0`)),
+      undefined,
+      'the same integer spelled with a fraction',
+    );
+    assert.match(
+      index.check('lookup', args, header('12345678901234567000')) ?? '',
+      /does not match/,
+      'the double it would have become is another number',
+    );
   });
 
   test('the Redis store reads back the digits it was given', { skip: redis.skip }, async () => {
@@ -68,7 +106,9 @@ describe('on Node.js 22 and later', { skip: onlyOnNode(22, 'Node.js 20 has neith
     const store = new RedisStore({ url: 'redis://127.0.0.1:6379', keyPrefix, log: silentLog });
     try {
       const entry = {
-        result: parseJson(`{"resultType":"complete","tools":[{"name":"t","inputSchema":{"default":${BIG}}}]}`) as Record<string, unknown>,
+        result: parseJson(
+          `{"resultType":"complete","tools":[{"name":"t","inputSchema":{"default":${BIG}}}]}`,
+        ) as Record<string, unknown>,
         expiresAt: Date.now() + 60_000,
       };
       let read: unknown;
@@ -99,16 +139,29 @@ describe('on Node.js 20', { skip: onlyOnNode(20, 'this Node.js keeps numbers exa
   });
 });
 
-test('a number kept as written is no level of nesting: a body at the depth limit with one at the bottom is accepted', { skip: !KEEPS_EXACT_NUMBERS }, () => {
+test('a number kept as written is no level of nesting: a body at the depth limit with one at the bottom is accepted', {
+  skip: !KEEPS_EXACT_NUMBERS,
+}, () => {
   const nested = (depth: number, leaf: string) => `${'['.repeat(depth)}${leaf}${']'.repeat(depth)}`;
-  assert.equal(nestsDeeperThan(parseJson(nested(MAX_JSON_DEPTH, BIG)), MAX_JSON_DEPTH), false, 'as with a number a double holds');
+  assert.equal(
+    nestsDeeperThan(parseJson(nested(MAX_JSON_DEPTH, BIG)), MAX_JSON_DEPTH),
+    false,
+    'as with a number a double holds',
+  );
   assert.equal(nestsDeeperThan(parseJson(nested(MAX_JSON_DEPTH, '1')), MAX_JSON_DEPTH), false);
-  assert.equal(nestsDeeperThan(parseJson(nested(MAX_JSON_DEPTH + 1, BIG)), MAX_JSON_DEPTH), true, 'one array too many is still refused');
+  assert.equal(
+    nestsDeeperThan(parseJson(nested(MAX_JSON_DEPTH + 1, BIG)), MAX_JSON_DEPTH),
+    true,
+    'one array too many is still refused',
+  );
 });
 
 test('an object of the message’s own with a rawJSON key is still an object, not a number kept as written', () => {
   const value = parseJson(`{"a":{"rawJSON":"${BIG}"},"b":${BIG}}`) as { a: unknown; b: unknown };
   assert.equal(isRawNumber(value.a), false);
   assert.equal(isObject(value.a), true);
-  assert.equal(JSON.stringify(value), `{"a":{"rawJSON":"${BIG}"},"b":${KEEPS_EXACT_NUMBERS ? BIG : '12345678901234567000'}}`);
+  assert.equal(
+    JSON.stringify(value),
+    `{"a":{"rawJSON":"${BIG}"},"b":${KEEPS_EXACT_NUMBERS ? BIG : '12345678901234567000'}}`,
+  );
 });

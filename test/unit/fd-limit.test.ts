@@ -4,7 +4,13 @@ import assert from 'node:assert/strict';
 import { writeFileSync } from 'node:fs';
 import path from 'node:path';
 import { test } from 'node:test';
-import { defaultMaxConnections, LOW_FD_LIMIT, PROBE_HEADROOM, readFdLimit, reportFdLimit } from '../../src/gateway/connection-cap.js';
+import {
+  defaultMaxConnections,
+  LOW_FD_LIMIT,
+  PROBE_HEADROOM,
+  readFdLimit,
+  reportFdLimit,
+} from '../../src/gateway/connection-cap.js';
 import { tempDir } from '../temp.js';
 import { recordingLog } from '../recording-log.js';
 

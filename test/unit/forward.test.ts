@@ -16,7 +16,9 @@ function listen(name: string, handler?: http.RequestListener): Promise<string> {
     res.writeHead(200, { 'content-type': 'application/json' }).end(JSON.stringify({ from: name }));
   });
   servers.push(server);
-  return new Promise((resolve) => server.listen(0, '127.0.0.1', () => resolve(`http://127.0.0.1:${(server.address() as AddressInfo).port}`)));
+  return new Promise((resolve) =>
+    server.listen(0, '127.0.0.1', () => resolve(`http://127.0.0.1:${(server.address() as AddressInfo).port}`)),
+  );
 }
 
 let holder: string;

@@ -24,14 +24,20 @@ export class PolicyGuard {
   private readonly guard: Guard;
 
   constructor(private readonly options: GuardOptions) {
-    this.guard = new Guard({ prefixes: options.prefixes, separator: options.separator, ownerOf: options.ownerOf, pins: options.pins });
+    this.guard = new Guard({
+      prefixes: options.prefixes,
+      separator: options.separator,
+      ownerOf: options.ownerOf,
+      pins: options.pins,
+    });
   }
 
   shape(server: string | undefined, method: string, response: JsonRpcResponse, grant: Grant): JsonRpcResponse {
     // A tools list these tests show stands for the server's own list read now, which is what the edge reads
     // for a pinned call (src/edge/judge.ts); the guard itself takes a list only as a sighting of unknown age.
     const shaped = this.guard.shape(server, method, response, grant);
-    if (method === 'tools/list' && 'result' in response && Array.isArray(response.result.tools)) this.readNow(server, response.result.tools, grant);
+    if (method === 'tools/list' && 'result' in response && Array.isArray(response.result.tools))
+      this.readNow(server, response.result.tools, grant);
     return shaped;
   }
 
@@ -42,13 +48,21 @@ export class PolicyGuard {
       const own = tools.flatMap((tool) => {
         if (!isObject(tool) || typeof tool.name !== 'string') return [];
         if (endpoint !== undefined) return [tool];
-        return tool.name.startsWith(prefix + separator) ? [{ ...tool, name: tool.name.slice(prefix.length + separator.length) }] : [];
+        return tool.name.startsWith(prefix + separator)
+          ? [{ ...tool, name: tool.name.slice(prefix.length + separator.length) }]
+          : [];
       });
       this.guard.definitionsRead(server, own, grant, Date.now());
     }
   }
 
-  async check(server: string | undefined, message: JsonRpcRequest, grant: Grant, principal: Principal, findTool: (name: string) => Promise<void>): Promise<Verdict> {
+  async check(
+    server: string | undefined,
+    message: JsonRpcRequest,
+    grant: Grant,
+    principal: Principal,
+    findTool: (name: string) => Promise<void>,
+  ): Promise<Verdict> {
     const target = await this.place(server, message);
     let outcome = this.guard.judge(target, message, grant, principal);
     if (isNeed(outcome) && target.kind === 'tools') {
@@ -77,7 +91,8 @@ export class PolicyGuard {
   }
 
   private async named(kind: 'tools' | 'prompts', endpoint: string | undefined, given: unknown): Promise<Target> {
-    if (typeof given !== 'string') return { kind, given, endpoint, server: endpoint, publicName: undefined, listed: undefined, confirmed: true };
+    if (typeof given !== 'string')
+      return { kind, given, endpoint, server: endpoint, publicName: undefined, listed: undefined, confirmed: true };
     const { prefixes, separator } = this.options;
     const name = endpoint === undefined ? given : publicName(prefixes.get(endpoint) ?? endpoint, separator, given);
     const server = endpoint ?? [...prefixes].find(([, prefix]) => name.startsWith(prefix + separator))?.[0];

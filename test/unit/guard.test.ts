@@ -13,7 +13,15 @@ import { silentLog } from '../../infra/log.js';
 import type { JsonRpcRequest } from '../../protocol/jsonrpc.js';
 
 const sam: Principal = { id: 'sam', groups: [], scopes: [], via: 'api-key' };
-const policy = (name: string, rest: Partial<PolicySetting>): PolicySetting => ({ name, principals: { ids: ['*'] }, allow: {}, deny: {}, when: [], pin: false, ...rest });
+const policy = (name: string, rest: Partial<PolicySetting>): PolicySetting => ({
+  name,
+  principals: { ids: ['*'] },
+  allow: {},
+  deny: {},
+  when: [],
+  pin: false,
+  ...rest,
+});
 const grantOf = (...policies: PolicySetting[]) => PolicySet.compile(policies, new Set(['a', 'b'])).grantFor(sam);
 const guardWith = (pins = new PinStore(undefined, silentLog)) =>
   new Guard({
@@ -25,10 +33,23 @@ const guardWith = (pins = new PinStore(undefined, silentLog)) =>
     ownerOf: () => undefined,
     pins,
   });
-const call = (name: string): JsonRpcRequest => ({ jsonrpc: '2.0', id: 9, method: 'tools/call', params: { name, arguments: {} } });
+const call = (name: string): JsonRpcRequest => ({
+  jsonrpc: '2.0',
+  id: 9,
+  method: 'tools/call',
+  params: { name, arguments: {} },
+});
 
 function tool(name: string, listed?: NamedTarget['listed'], confirmed = false): NamedTarget {
-  return { kind: 'tools', given: name, endpoint: undefined, server: name.split('__')[0], publicName: name, listed, confirmed };
+  return {
+    kind: 'tools',
+    given: name,
+    endpoint: undefined,
+    server: name.split('__')[0],
+    publicName: name,
+    listed,
+    confirmed,
+  };
 }
 
 describe('Guard.judge', () => {
@@ -39,13 +60,25 @@ describe('Guard.judge', () => {
     assert.deepEqual(guard.judge(tool('a__late'), call('a__late'), grant, sam), { need: 'routes' });
     const denied = guard.judge(tool('a__crash'), call('a__crash'), grant, sam);
     assert.equal(isNeed(denied), false);
-    assert.deepEqual(!isNeed(denied) && denied.refusal, { jsonrpc: '2.0', id: 9, error: { code: -32602, message: 'Unknown tool: a__crash' } });
+    assert.deepEqual(!isNeed(denied) && denied.refusal, {
+      jsonrpc: '2.0',
+      id: 9,
+      error: { code: -32602, message: 'Unknown tool: a__crash' },
+    });
     const gone = guard.judge(tool('a__late', undefined, true), call('a__late'), grant, sam);
-    assert.deepEqual(!isNeed(gone) && gone.refusal, { jsonrpc: '2.0', id: 9, error: { code: -32602, message: 'Unknown tool: a__late' } });
+    assert.deepEqual(!isNeed(gone) && gone.refusal, {
+      jsonrpc: '2.0',
+      id: 9,
+      error: { code: -32602, message: 'Unknown tool: a__late' },
+    });
   });
 
   test('a listed, allowed tool goes ahead', () => {
-    assert.deepEqual(guardWith().judge(tool('a__echo', { server: 'a', name: 'echo' }), call('a__echo'), grant, sam), { allowed: true, rule: 'policy p', target: 'a__echo' });
+    assert.deepEqual(guardWith().judge(tool('a__echo', { server: 'a', name: 'echo' }), call('a__echo'), grant, sam), {
+      allowed: true,
+      rule: 'policy p',
+      target: 'a__echo',
+    });
   });
 
   test('a pinned tool is checked against the definition its server gives when asked, not the one the router kept', () => {
@@ -60,7 +93,11 @@ describe('Guard.judge', () => {
     assert.deepEqual(pins.snapshot(), { a__echo: toolDigest(v1) });
     // Not in what the server gave: refused as unknown.
     const other = guard.judge(tool('a__other', { server: 'a', name: 'other' }), call('a__other'), pinned, sam, true);
-    assert.deepEqual(!isNeed(other) && other.refusal, { jsonrpc: '2.0', id: 9, error: { code: -32602, message: 'Unknown tool: a__other' } });
+    assert.deepEqual(!isNeed(other) && other.refusal, {
+      jsonrpc: '2.0',
+      id: 9,
+      error: { code: -32602, message: 'Unknown tool: a__other' },
+    });
     // A changed definition (a fresh guard: nothing remembered from lists) is refused as unknown.
     const fresh = guardWith(pins);
     fresh.definitionsRead('a', [{ ...v1, description: 'v2' }], pinned, Date.now());
@@ -71,7 +108,14 @@ describe('Guard.judge', () => {
   test('on /mcp a URI no server lets this caller read is refused before any lookup', () => {
     const docs = grantOf(policy('d', { allow: { servers: ['a'] }, deny: { resources: ['secret://**'] } }));
     const read: JsonRpcRequest = { jsonrpc: '2.0', id: 3, method: 'resources/read', params: { uri: 'secret://x' } };
-    const target: UriTarget = { kind: 'resources', uri: 'secret://x', endpoint: undefined, owner: undefined, ambiguous: undefined, confirmed: false };
+    const target: UriTarget = {
+      kind: 'resources',
+      uri: 'secret://x',
+      endpoint: undefined,
+      owner: undefined,
+      ambiguous: undefined,
+      confirmed: false,
+    };
     const verdict = guardWith().judge(target, read, docs, sam);
     assert.deepEqual(!isNeed(verdict) && verdict.refusal, {
       jsonrpc: '2.0',

@@ -20,13 +20,18 @@ test('nestsDeeperThan: refuses one level past the limit, in arrays and objects, 
   }
   const deepLast = { a: 1, b: [2, 3], c: { d: nest(MAX_JSON_DEPTH, 'object') } };
   assert.equal(nestsDeeperThan(deepLast, MAX_JSON_DEPTH), true, 'the deep branch is the last key');
-  assert.equal(nestsDeeperThan(JSON.parse('{"__proto__":{"x":[[[1]]]}}'), 3), true, 'a "__proto__" key is walked like any other');
+  assert.equal(
+    nestsDeeperThan(JSON.parse('{"__proto__":{"x":[[[1]]]}}'), 3),
+    true,
+    'a "__proto__" key is walked like any other',
+  );
   assert.equal(nestsDeeperThan('text', 0), false);
   assert.equal(nestsDeeperThan({}, 0), true);
 });
 
 test('nestsDeeperThan agrees with the depth of any JSON value', () => {
-  const depthOf = (value: unknown): number => (value === null || typeof value !== 'object' ? 0 : 1 + Math.max(0, ...Object.values(value as object).map(depthOf)));
+  const depthOf = (value: unknown): number =>
+    value === null || typeof value !== 'object' ? 0 : 1 + Math.max(0, ...Object.values(value as object).map(depthOf));
   fc.assert(
     fc.property(fc.jsonValue({ maxDepth: 8 }), fc.integer({ min: 0, max: 10 }), (value, limit) => {
       assert.equal(nestsDeeperThan(value, limit), depthOf(value) > limit);
@@ -53,7 +58,18 @@ test('mcpEndpointName: only the plain spellings of the MCP paths take the fast r
   assert.equal(mcpEndpointName('/mcp?x=1'), '');
   assert.equal(mcpEndpointName('/servers/everything/mcp'), 'everything');
   assert.equal(mcpEndpointName('/servers/a_b-C9/mcp?trace=1'), 'a_b-C9');
-  for (const other of ['/', '/mcp/', '/MCP', '/servers//mcp', '/servers/a/b/mcp', '/servers/%61/mcp', '/servers/../mcp', '/servers/a/mcp/', '/healthz', '/servers/mcp']) {
+  for (const other of [
+    '/',
+    '/mcp/',
+    '/MCP',
+    '/servers//mcp',
+    '/servers/a/b/mcp',
+    '/servers/%61/mcp',
+    '/servers/../mcp',
+    '/servers/a/mcp/',
+    '/healthz',
+    '/servers/mcp',
+  ]) {
     assert.equal(mcpEndpointName(other), undefined, other);
   }
 });

@@ -20,7 +20,11 @@ function silentServer(tools: { name: string; description: string }[]) {
     request(message: JsonRpcRequest): Promise<JsonRpcResponse> {
       state.lists++;
       if (state.broken) throw new Error('boom');
-      return Promise.resolve({ jsonrpc: '2.0', id: message.id, result: { resultType: 'complete', tools: state.tools.map((t) => ({ ...t, inputSchema: { type: 'object' } })) } });
+      return Promise.resolve({
+        jsonrpc: '2.0',
+        id: message.id,
+        result: { resultType: 'complete', tools: state.tools.map((t) => ({ ...t, inputSchema: { type: 'object' } })) },
+      });
     },
     status: () => ({ state: 'ready', era: 'modern', restarts: 0, lastError: undefined }),
     start: () => Promise.resolve(),
@@ -34,7 +38,13 @@ const names = (index: ToolIndex, query: string) => index.search(query).map((hit)
 test('a server that changes silently is re-read within rereadMs; unchanged reads leave the index alone', async () => {
   const { upstream, state } = silentServer([{ name: 'weather', description: 'Forecast for a city' }]);
   const index = new ToolIndex();
-  const feed = new IndexFeed(index, { upstreams: new Map([['quiet', upstream]]), prefixes: new Map(), separator: '__', log: silentLog, rereadMs: 50 });
+  const feed = new IndexFeed(index, {
+    upstreams: new Map([['quiet', upstream]]),
+    prefixes: new Map(),
+    separator: '__',
+    log: silentLog,
+    rereadMs: 50,
+  });
   try {
     feed.sync();
     await feed.settled();
@@ -64,7 +74,13 @@ test('a server that changes silently is re-read within rereadMs; unchanged reads
 test('a read that throws keeps what was indexed, search keeps working, and the server is read again when ready', async () => {
   const { upstream, state } = silentServer([{ name: 'weather', description: 'Forecast for a city' }]);
   const index = new ToolIndex();
-  const feed = new IndexFeed(index, { upstreams: new Map([['quiet', upstream]]), prefixes: new Map(), separator: '__', log: silentLog, rereadMs: 60_000 });
+  const feed = new IndexFeed(index, {
+    upstreams: new Map([['quiet', upstream]]),
+    prefixes: new Map(),
+    separator: '__',
+    log: silentLog,
+    rereadMs: 60_000,
+  });
   try {
     feed.sync();
     await feed.settled();

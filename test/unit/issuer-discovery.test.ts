@@ -52,12 +52,18 @@ test('OpenID discovery when there is no RFC 8414 document', async () => {
 });
 
 test('metadata naming another issuer is refused, naming credentials.issuer', async () => {
-  const issuer = await authorizationServer('/.well-known/oauth-authorization-server', (origin) => ({ ...good(origin), issuer: 'https://elsewhere.example.com' }));
+  const issuer = await authorizationServer('/.well-known/oauth-authorization-server', (origin) => ({
+    ...good(origin),
+    issuer: 'https://elsewhere.example.com',
+  }));
   await assert.rejects(discoverIssuer(issuer, undefined), /elsewhere\.example\.com.*credentials\.issuer/);
 });
 
 test('an authorization server without PKCE S256 is refused', async () => {
-  const issuer = await authorizationServer('/.well-known/oauth-authorization-server', (origin) => ({ ...good(origin), code_challenge_methods_supported: ['plain'] }));
+  const issuer = await authorizationServer('/.well-known/oauth-authorization-server', (origin) => ({
+    ...good(origin),
+    code_challenge_methods_supported: ['plain'],
+  }));
   await assert.rejects(discoverIssuer(issuer, undefined), /S256/);
 });
 
@@ -98,14 +104,24 @@ test('a token request for a record without a resource carries no resource parame
     req.on('data', (chunk) => (body += chunk));
     req.on('end', () => {
       bodies.push(body);
-      res.writeHead(200, { 'content-type': 'application/json' }).end(JSON.stringify({ access_token: 'fresh', token_type: 'Bearer' }));
+      res
+        .writeHead(200, { 'content-type': 'application/json' })
+        .end(JSON.stringify({ access_token: 'fresh', token_type: 'Bearer' }));
     });
   });
   servers.push(server);
   await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
   const endpoint = `http://127.0.0.1:${(server.address() as AddressInfo).port}/token`;
-  await requestToken(endpoint, { clientId: 'gw', authMethod: 'none' }, { grant_type: 'refresh_token', refresh_token: 'r', resource: '' });
-  await requestToken(endpoint, { clientId: 'gw', authMethod: 'none' }, { grant_type: 'refresh_token', refresh_token: 'r', resource: 'https://api.example.com' });
+  await requestToken(
+    endpoint,
+    { clientId: 'gw', authMethod: 'none' },
+    { grant_type: 'refresh_token', refresh_token: 'r', resource: '' },
+  );
+  await requestToken(
+    endpoint,
+    { clientId: 'gw', authMethod: 'none' },
+    { grant_type: 'refresh_token', refresh_token: 'r', resource: 'https://api.example.com' },
+  );
   assert.equal(new URLSearchParams(bodies[0]).has('resource'), false);
   assert.equal(new URLSearchParams(bodies[1]).get('resource'), 'https://api.example.com');
 });

@@ -59,16 +59,22 @@ const SRC_ABOVE = ['src/gateway', 'src/gateway.ts', 'src/cli.ts'];
 const SRC_MAY_NOT_IMPORT: Record<string, readonly string[]> = {
   'src/edge': [...SRC_ABOVE, 'src/config'],
   ...Object.fromEntries(
-    ['aggregate', 'layers', 'legacy-client', 'mrtr', 'notify', 'ops', 'profiles', 'search', 'telemetry'].map((room) => [`src/${room}`, [...SRC_ABOVE, 'src/config', 'src/edge']]),
+    ['aggregate', 'layers', 'legacy-client', 'mrtr', 'notify', 'ops', 'profiles', 'search', 'telemetry'].map((room) => [
+      `src/${room}`,
+      [...SRC_ABOVE, 'src/config', 'src/edge'],
+    ]),
   ),
 };
 
 function srcViolations(): string[] {
   const wrong: string[] = [];
-  const under = (target: string, place: string): boolean => target === place.replace(/\.ts$/, '.js') || target.startsWith(place + path.sep);
+  const under = (target: string, place: string): boolean =>
+    target === place.replace(/\.ts$/, '.js') || target.startsWith(place + path.sep);
   for (const [folder, forbidden] of Object.entries(SRC_MAY_NOT_IMPORT)) {
     for (const file of sourceFiles(folder)) {
-      for (const target of importsOf(file, readFileSync(path.join(ROOT, file), 'utf8')).map((t) => t.split(path.sep).join('/'))) {
+      for (const target of importsOf(file, readFileSync(path.join(ROOT, file), 'utf8')).map((t) =>
+        t.split(path.sep).join('/'),
+      )) {
         if (forbidden.some((place) => under(target, place))) wrong.push(`${file} imports ${target}`);
       }
     }
@@ -77,7 +83,9 @@ function srcViolations(): string[] {
   for (const file of sourceFiles('src')) {
     const posix = file.split(path.sep).join('/');
     if (posix.startsWith('src/gateway/') || posix === 'src/gateway.ts') continue;
-    for (const target of importsOf(file, readFileSync(path.join(ROOT, file), 'utf8')).map((t) => t.split(path.sep).join('/'))) {
+    for (const target of importsOf(file, readFileSync(path.join(ROOT, file), 'utf8')).map((t) =>
+      t.split(path.sep).join('/'),
+    )) {
       if (under(target, 'src/gateway')) wrong.push(`${file} imports ${target}`);
     }
   }
@@ -89,8 +97,12 @@ test('inside src/, no arrow runs up: rooms → edge → wiring, and only the wir
 });
 
 test('the check sees an upward import, type-only and dynamic ones included', () => {
-  assert.deepEqual(importsOf('bridge/x.ts', "import type { A } from '../src/config/config.js';"), [path.join('src', 'config', 'config.js')]);
-  assert.deepEqual(importsOf('cache/x.ts', "const m = await import('../policy/guard.js');"), [path.join('policy', 'guard.js')]);
+  assert.deepEqual(importsOf('bridge/x.ts', "import type { A } from '../src/config/config.js';"), [
+    path.join('src', 'config', 'config.js'),
+  ]);
+  assert.deepEqual(importsOf('cache/x.ts', "const m = await import('../policy/guard.js');"), [
+    path.join('policy', 'guard.js'),
+  ]);
   assert.deepEqual(importsOf('protocol/x.ts', "export { B } from '../infra/log.js';"), [path.join('infra', 'log.js')]);
   assert.deepEqual(importsOf('protocol/x.ts', "import './side-effect.js';"), [path.join('protocol', 'side-effect.js')]);
 });

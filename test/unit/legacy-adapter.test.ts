@@ -56,7 +56,13 @@ test('ttlMs and cacheScope are added for a cacheable method (tools/list)', () =>
 });
 
 test('ttlMs and cacheScope are added for every cacheable method', () => {
-  for (const method of ['server/discover', 'prompts/list', 'resources/list', 'resources/templates/list', 'resources/read']) {
+  for (const method of [
+    'server/discover',
+    'prompts/list',
+    'resources/list',
+    'resources/templates/list',
+    'resources/read',
+  ]) {
     const r = ok({});
     toModernResponse(method, r, handshake, options);
     assert.equal(r.result.ttlMs, 0, method);
@@ -74,7 +80,13 @@ test('ttlMs and cacheScope are NOT added for a non-cacheable method (tools/call,
 });
 
 test('values the server sent are kept (ttlMs, cacheScope, unknown fields)', () => {
-  const r = ok({ tools: [{ name: 't', inputSchema: { type: 'object' } }], ttlMs: 60_000, cacheScope: 'public', vendorExtra: { x: 1 }, nextCursor: 'c2' });
+  const r = ok({
+    tools: [{ name: 't', inputSchema: { type: 'object' } }],
+    ttlMs: 60_000,
+    cacheScope: 'public',
+    vendorExtra: { x: 1 },
+    nextCursor: 'c2',
+  });
   toModernResponse('tools/list', r, handshake, { ttlMs: 5 });
   assert.equal(r.result.ttlMs, 60_000);
   assert.equal(r.result.cacheScope, 'public');
@@ -99,13 +111,21 @@ test('_meta serverInfo is added, other _meta keys kept, an existing serverInfo k
 });
 
 test('an adapted legacy tools/list result validates against ListToolsResult', () => {
-  const r = ok({ tools: [{ name: 'echo', description: 'Echo', inputSchema: { type: 'object', properties: { m: { type: 'string' } } } }] });
+  const r = ok({
+    tools: [
+      { name: 'echo', description: 'Echo', inputSchema: { type: 'object', properties: { m: { type: 'string' } } } },
+    ],
+  });
   toModernResponse('tools/list', r, handshake, options);
   validator('ListToolsResult')(r.result);
 });
 
 test('error -32002 (legacy resource not found) becomes -32602; message and data kept', () => {
-  const r: JsonRpcFailure = { jsonrpc: '2.0', id: 3, error: { code: -32002, message: 'Resource not found', data: { uri: 'file:///x' } } };
+  const r: JsonRpcFailure = {
+    jsonrpc: '2.0',
+    id: 3,
+    error: { code: -32002, message: 'Resource not found', data: { uri: 'file:///x' } },
+  };
   toModernResponse('resources/read', r, handshake, options);
   assert.deepEqual(r.error, { code: -32602, message: 'Resource not found', data: { uri: 'file:///x' } });
   assert.equal('result' in r, false);
@@ -118,7 +138,11 @@ test('other error codes pass unchanged', () => {
 });
 
 test('toLegacyParams strips the three modern _meta keys but keeps progressToken and other keys', () => {
-  const params = { name: 't', arguments: { a: 1 }, _meta: { [PV]: '2026-07-28', [CC]: {}, [CI]: { name: 'c', version: '1' }, progressToken: 'p1', 'com.example/x': 1 } };
+  const params = {
+    name: 't',
+    arguments: { a: 1 },
+    _meta: { [PV]: '2026-07-28', [CC]: {}, [CI]: { name: 'c', version: '1' }, progressToken: 'p1', 'com.example/x': 1 },
+  };
   toLegacyParams(params);
   assert.deepEqual(params, { name: 't', arguments: { a: 1 }, _meta: { progressToken: 'p1', 'com.example/x': 1 } });
 });
@@ -180,7 +204,11 @@ test('initializeParams offers the newest legacy version', () => {
 });
 
 test('parseInitializeResult reads a legacy answer and fills gaps', () => {
-  const h = parseInitializeResult({ protocolVersion: '2025-03-26', capabilities: { prompts: {} }, serverInfo: { name: 's', version: '2', title: 'S' } });
+  const h = parseInitializeResult({
+    protocolVersion: '2025-03-26',
+    capabilities: { prompts: {} },
+    serverInfo: { name: 's', version: '2', title: 'S' },
+  });
   assert.equal(h.protocolVersion, '2025-03-26');
   assert.deepEqual(h.capabilities, { prompts: {} });
   assert.deepEqual(h.serverInfo, { name: 's', version: '2', title: 'S' });
@@ -192,7 +220,12 @@ test('parseInitializeResult reads a legacy answer and fills gaps', () => {
 
 test('parseInitializeResult rejects an unknown protocolVersion with a helpful message', () => {
   assert.throws(
-    () => parseInitializeResult({ protocolVersion: '1999-01-01', capabilities: {}, serverInfo: { name: 's', version: '1' } }),
+    () =>
+      parseInitializeResult({
+        protocolVersion: '1999-01-01',
+        capabilities: {},
+        serverInfo: { name: 's', version: '1' },
+      }),
     (error: Error) => {
       assert.match(error.message, /"1999-01-01"/);
       assert.match(error.message, /2025-11-25/); // names what it does speak
@@ -214,13 +247,25 @@ test("toLegacyRequest leaves out the modern _meta keys without touching the call
     jsonrpc: '2.0' as const,
     id: 1,
     method: 'tools/call',
-    params: { name: 'x', _meta: { 'io.modelcontextprotocol/protocolVersion': '2026-07-28', 'io.modelcontextprotocol/clientCapabilities': {}, progressToken: 3 } },
+    params: {
+      name: 'x',
+      _meta: {
+        'io.modelcontextprotocol/protocolVersion': '2026-07-28',
+        'io.modelcontextprotocol/clientCapabilities': {},
+        progressToken: 3,
+      },
+    },
   };
   const before = structuredClone(message);
   const legacy = toLegacyRequest(message);
   assert.deepEqual(legacy.params, { name: 'x', _meta: { progressToken: 3 } });
   assert.deepEqual(message, before);
-  const bare = { jsonrpc: '2.0' as const, id: 2, method: 'tools/list', params: { _meta: { 'io.modelcontextprotocol/protocolVersion': '2026-07-28' } } };
+  const bare = {
+    jsonrpc: '2.0' as const,
+    id: 2,
+    method: 'tools/list',
+    params: { _meta: { 'io.modelcontextprotocol/protocolVersion': '2026-07-28' } },
+  };
   assert.deepEqual(toLegacyRequest(bare).params, {});
   const plain = { jsonrpc: '2.0' as const, id: 3, method: 'tools/list', params: { _meta: { progressToken: 1 } } };
   assert.equal(toLegacyRequest(plain), plain, 'nothing to drop: the same object, no copy');

@@ -6,7 +6,12 @@ import { LegacyDialect } from '../../bridge/legacy/legacy-dialect.js';
 import type { JsonRpcRequest, JsonRpcResponse } from '../../protocol/jsonrpc.js';
 import { silentLog } from '../../infra/log.js';
 
-const HANDSHAKE = { protocolVersion: '2025-06-18', capabilities: { resources: { subscribe: true } }, serverInfo: { name: 'old', version: '1' }, instructions: undefined };
+const HANDSHAKE = {
+  protocolVersion: '2025-06-18',
+  capabilities: { resources: { subscribe: true } },
+  serverInfo: { name: 'old', version: '1' },
+  instructions: undefined,
+};
 
 function dialect() {
   const sent: JsonRpcRequest[] = [];
@@ -32,7 +37,12 @@ test('server/discover is answered from the handshake; requests lose the modern _
   assert.deepEqual(answer.result.supportedVersions, ['2026-07-28']);
   assert.equal(answer.result.ttlMs, 5_000);
   assert.equal(legacy.intercept({ jsonrpc: '2.0', id: 8, method: 'tools/list' }, {}), undefined);
-  const outgoing = legacy.outgoing({ jsonrpc: '2.0', id: 9, method: 'tools/list', params: { _meta: { 'io.modelcontextprotocol/protocolVersion': '2026-07-28' } } });
+  const outgoing = legacy.outgoing({
+    jsonrpc: '2.0',
+    id: 9,
+    method: 'tools/list',
+    params: { _meta: { 'io.modelcontextprotocol/protocolVersion': '2026-07-28' } },
+  });
   assert.deepEqual(outgoing.params, {});
   assert.deepEqual(sent, []);
 });

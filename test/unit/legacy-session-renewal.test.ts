@@ -7,7 +7,12 @@ import { LegacyDialect } from '../../bridge/legacy/legacy-dialect.js';
 import { silentLog } from '../../infra/log.js';
 import type { JsonRpcRequest, JsonRpcResponse } from '../../protocol/jsonrpc.js';
 
-const HANDSHAKE = { protocolVersion: '2025-06-18', capabilities: { resources: { subscribe: true } }, serverInfo: { name: 'old', version: '1' }, instructions: undefined };
+const HANDSHAKE = {
+  protocolVersion: '2025-06-18',
+  capabilities: { resources: { subscribe: true } },
+  serverInfo: { name: 'old', version: '1' },
+  instructions: undefined,
+};
 
 function session() {
   const sent: JsonRpcRequest[] = [];
@@ -22,7 +27,12 @@ test('the new session subscribes what the forgotten one had; the next listen dif
   const old = session();
   const stream = new AbortController();
   void old.dialect.intercept(
-    { jsonrpc: '2.0', id: 1, method: 'subscriptions/listen', params: { notifications: { resourceSubscriptions: ['a://1', 'a://2'] } } },
+    {
+      jsonrpc: '2.0',
+      id: 1,
+      method: 'subscriptions/listen',
+      params: { notifications: { resourceSubscriptions: ['a://1', 'a://2'] } },
+    },
     { signal: stream.signal },
   );
   const renewed = session();
@@ -36,7 +46,12 @@ test('the new session subscribes what the forgotten one had; the next listen dif
   );
   renewed.sent.length = 0;
   void renewed.dialect.intercept(
-    { jsonrpc: '2.0', id: 2, method: 'subscriptions/listen', params: { notifications: { resourceSubscriptions: ['a://2'] } } },
+    {
+      jsonrpc: '2.0',
+      id: 2,
+      method: 'subscriptions/listen',
+      params: { notifications: { resourceSubscriptions: ['a://2'] } },
+    },
     { signal: new AbortController().signal },
   );
   assert.deepEqual(

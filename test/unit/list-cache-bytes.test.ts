@@ -6,14 +6,29 @@ import { test } from 'node:test';
 import { ListCache, type CacheKey } from '../../cache/list-cache.js';
 import { MemoryStore } from '../../cache/memory-store.js';
 import { silentLog } from '../../infra/log.js';
-import { responseBytes, SERIALIZED_RESULT, serializeResponse, type JsonRpcResponse, type PreSerialized } from '../../protocol/jsonrpc.js';
+import {
+  responseBytes,
+  SERIALIZED_RESULT,
+  serializeResponse,
+  type JsonRpcResponse,
+  type PreSerialized,
+} from '../../protocol/jsonrpc.js';
 
 const key: CacheKey = { upstream: 's', method: 'tools/list', variant: '', context: 'anonymous' };
-const tools = Array.from({ length: 50 }, (_, i) => ({ name: `t-${i}`, description: `tool "${i}" ünïcode`, inputSchema: { type: 'object' } }));
+const tools = Array.from({ length: 50 }, (_, i) => ({
+  name: `t-${i}`,
+  description: `tool "${i}" ünïcode`,
+  inputSchema: { type: 'object' },
+}));
 
 function setup() {
   let now = 1_000_000;
-  const cache = new ListCache(new MemoryStore({ maxEntries: 100, maxBytes: 1 << 22 }), { minTtlMs: 0, maxTtlMs: 3_600_000, log: silentLog, now: () => now });
+  const cache = new ListCache(new MemoryStore({ maxEntries: 100, maxBytes: 1 << 22 }), {
+    minTtlMs: 0,
+    maxTtlMs: 3_600_000,
+    log: silentLog,
+    now: () => now,
+  });
   const fetch = async (): Promise<JsonRpcResponse> => ({
     jsonrpc: '2.0',
     id: 99,
@@ -31,7 +46,11 @@ test('a hit is written as the stored bytes with its own id and ttlMs, saying wha
   const { response, hit } = await cache.get(key, 'abc', fetch);
   assert.equal(hit, true);
   assert.ok((response as PreSerialized)[SERIALIZED_RESULT], 'a hit carries its bytes');
-  const expected = { jsonrpc: '2.0', id: 'abc', result: { resultType: 'complete', tools, ttlMs: 58_500, cacheScope: 'public', nextCursor: 'c1' } };
+  const expected = {
+    jsonrpc: '2.0',
+    id: 'abc',
+    result: { resultType: 'complete', tools, ttlMs: 58_500, cacheScope: 'public', nextCursor: 'c1' },
+  };
   assert.deepEqual(written(response), expected);
   assert.deepEqual(JSON.parse(serializeResponse(response)), expected);
   const { [SERIALIZED_RESULT]: _bytes, ...plain } = response as PreSerialized;

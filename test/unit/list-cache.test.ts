@@ -14,20 +14,35 @@ class Clock {
   readonly now = (): number => this.ms;
 }
 
-function setup(options: Partial<ListCacheOptions> = {}, store = new MemoryStore({ maxEntries: 1_000, maxBytes: 1 << 20 })) {
+function setup(
+  options: Partial<ListCacheOptions> = {},
+  store = new MemoryStore({ maxEntries: 1_000, maxBytes: 1 << 20 }),
+) {
   const clock = new Clock();
   const cache = new ListCache(store, { minTtlMs: 0, maxTtlMs: 3_600_000, log: silentLog, now: clock.now, ...options });
   return { cache, clock, store };
 }
 
-const key = (overrides: Partial<CacheKey> = {}): CacheKey => ({ upstream: 'a', method: 'tools/list', variant: '', context: 'alice', ...overrides });
+const key = (overrides: Partial<CacheKey> = {}): CacheKey => ({
+  upstream: 'a',
+  method: 'tools/list',
+  variant: '',
+  context: 'alice',
+  ...overrides,
+});
 
 function ok(result: JsonObject, id: JsonRpcId = 1): JsonRpcResponse {
   return { jsonrpc: '2.0', id, result };
 }
 
 function tools(ttlMs: unknown, cacheScope: unknown = 'public', extra: JsonObject = {}): JsonObject {
-  return { resultType: 'complete', tools: [{ name: 'echo', inputSchema: { type: 'object' } }], ttlMs, cacheScope, ...extra };
+  return {
+    resultType: 'complete',
+    tools: [{ name: 'echo', inputSchema: { type: 'object' } }],
+    ttlMs,
+    cacheScope,
+    ...extra,
+  };
 }
 
 /** A fetch that counts its calls and answers with what `make` builds for the n-th call. */
@@ -180,7 +195,14 @@ test('contexts and variants cannot spell each other (length-prefixed fields)', a
 
 test('input_required results and errors are never stored', async () => {
   const { cache } = setup();
-  const mrtr = upstream(() => ok({ resultType: 'input_required', inputRequests: { a: { method: 'roots/list', params: {} } }, ttlMs: 60_000, cacheScope: 'public' }));
+  const mrtr = upstream(() =>
+    ok({
+      resultType: 'input_required',
+      inputRequests: { a: { method: 'roots/list', params: {} } },
+      ttlMs: 60_000,
+      cacheScope: 'public',
+    }),
+  );
   await cache.get(key({ method: 'resources/read', variant: 'file:///x' }), 1, mrtr.fetch);
   await cache.get(key({ method: 'resources/read', variant: 'file:///x' }), 2, mrtr.fetch);
   assert.equal(mrtr.calls, 2);
@@ -215,7 +237,9 @@ test('each cursor and each uri is its own entry', async () => {
     assert.equal(hit, true);
     assert.ok('result' in response && response.result.n === i + 1);
   }
-  const reads = upstream((n) => ok({ resultType: 'complete', contents: [{ uri: `u${n}`, text: String(n) }], ttlMs: 60_000, cacheScope: 'public' }));
+  const reads = upstream((n) =>
+    ok({ resultType: 'complete', contents: [{ uri: `u${n}`, text: String(n) }], ttlMs: 60_000, cacheScope: 'public' }),
+  );
   await cache.get(key({ method: 'resources/read', variant: 'file:///one' }), 1, reads.fetch);
   await cache.get(key({ method: 'resources/read', variant: 'file:///two' }), 1, reads.fetch);
   await cache.get(key({ method: 'resources/read', variant: 'file:///one' }), 1, reads.fetch);
@@ -252,7 +276,8 @@ test('100 concurrent gets on a miss make one fetch; each answer carries its own 
 
 test('concurrent misses share uncacheable answers too, but not across contexts; input_required is fetched per caller', async () => {
   const { cache } = setup();
-  const slow = (response: JsonRpcResponse) => upstream(async () => (await new Promise((r) => setTimeout(r, 10)), response));
+  const slow = (response: JsonRpcResponse) =>
+    upstream(async () => (await new Promise((r) => setTimeout(r, 10)), response));
   const errors = slow({ jsonrpc: '2.0', id: 0, error: { code: -32603, message: 'busy' } });
   const answers = await Promise.all([1, 2, 3].map((id) => cache.get(key(), id, errors.fetch)));
   assert.equal(errors.calls, 1);
@@ -262,7 +287,9 @@ test('concurrent misses share uncacheable answers too, but not across contexts; 
   );
 
   const perContext = slow(ok(tools(60_000, 'private')));
-  await Promise.all(['x', 'y', 'x'].map((context, id) => cache.get(key({ method: 'prompts/list', context }), id, perContext.fetch)));
+  await Promise.all(
+    ['x', 'y', 'x'].map((context, id) => cache.get(key({ method: 'prompts/list', context }), id, perContext.fetch)),
+  );
   assert.equal(perContext.calls, 2);
 
   const mrtr = slow(ok({ resultType: 'input_required', requestState: 'opaque' }));
@@ -313,7 +340,11 @@ test('invalidate drops public and private entries of those methods only, and fir
   // bob's private tools/list went too (a private hit for bob would otherwise be served here).
   assert.equal((await cache.get(entries[2]![0], 2, async () => ok(tools(0)))).hit, false);
   for (const [k] of [entries[4]!, entries[5]!, entries[6]!]) {
-    assert.equal((await cache.get(k, 2, async () => assert.fail('kept entries need no fetch'))).hit, true, JSON.stringify(k));
+    assert.equal(
+      (await cache.get(k, 2, async () => assert.fail('kept entries need no fetch'))).hit,
+      true,
+      JSON.stringify(k),
+    );
   }
 });
 
@@ -434,21 +465,29 @@ test('a store that throws is counted and the cache answers from the upstream', a
   assert.equal(cache.stats.storeErrors, 4); // two reads, one write (not awaited by get), one drop
 });
 
-test('callers joined to one fetch get copies that keep the status the error had: 400 from an HTTP upstream, 503 at capacity', async () => {
-  const { cache } = setup();
-  const invalidMeta: MarkedResponse = { jsonrpc: '2.0', id: 1, error: { code: -32602, message: 'Invalid _meta' } };
-  invalidMeta[UPSTREAM_STATUS] = 400;
-  for (const failure of [invalidMeta, overloadedResponse(1, 'a is at capacity', { reason: 'queue_full' }, 10)]) {
-    let release!: (response: JsonRpcResponse) => void;
-    const gate = new Promise<JsonRpcResponse>((resolve) => (release = resolve));
-    const first = cache.get(key({ method: 'resources/read', variant: String(httpStatusOf(failure)) }), 1, () => gate);
-    const joined = cache.get(key({ method: 'resources/read', variant: String(httpStatusOf(failure)) }), 2, () => gate);
-    release(failure);
-    const answers = await Promise.all([first, joined]);
-    assert.deepEqual(
-      answers.map(({ response }) => httpStatusOf(response)),
-      [httpStatusOf(failure), httpStatusOf(failure)],
-    );
-    assert.equal(answers[1].response.id, 2);
-  }
-});
+test(
+  'callers joined to one fetch get copies that keep the status the error had: 400 from an HTTP upstream, 503 at ' +
+    'capacity',
+  async () => {
+    const { cache } = setup();
+    const invalidMeta: MarkedResponse = { jsonrpc: '2.0', id: 1, error: { code: -32602, message: 'Invalid _meta' } };
+    invalidMeta[UPSTREAM_STATUS] = 400;
+    for (const failure of [invalidMeta, overloadedResponse(1, 'a is at capacity', { reason: 'queue_full' }, 10)]) {
+      let release!: (response: JsonRpcResponse) => void;
+      const gate = new Promise<JsonRpcResponse>((resolve) => (release = resolve));
+      const first = cache.get(key({ method: 'resources/read', variant: String(httpStatusOf(failure)) }), 1, () => gate);
+      const joined = cache.get(
+        key({ method: 'resources/read', variant: String(httpStatusOf(failure)) }),
+        2,
+        () => gate,
+      );
+      release(failure);
+      const answers = await Promise.all([first, joined]);
+      assert.deepEqual(
+        answers.map(({ response }) => httpStatusOf(response)),
+        [httpStatusOf(failure), httpStatusOf(failure)],
+      );
+      assert.equal(answers[1].response.id, 2);
+    }
+  },
+);

@@ -13,7 +13,11 @@ import { silentLog } from '../../infra/log.js';
 import { responsePieces, serializeResponse, type JsonRpcResponse } from '../../protocol/jsonrpc.js';
 
 const key: CacheKey = { upstream: 's', method: 'tools/list', variant: '', context: 'anonymous' };
-const tools = Array.from({ length: 200 }, (_, i) => ({ name: `t-${i}`, description: `outil « ${i} » 🚀`, inputSchema: { type: 'object' } }));
+const tools = Array.from({ length: 200 }, (_, i) => ({
+  name: `t-${i}`,
+  description: `outil « ${i} » 🚀`,
+  inputSchema: { type: 'object' },
+}));
 
 /** Serves one answer written by writeJsonBody from `pieces`; resolves with the status, headers and body bytes. */
 async function served(pieces: readonly (Buffer | string)[], headers?: Record<string, string>) {
@@ -26,7 +30,9 @@ async function served(pieces: readonly (Buffer | string)[], headers?: Record<str
         .get({ host: '127.0.0.1', port, path: '/', agent: false }, (res) => {
           const chunks: Buffer[] = [];
           res.on('data', (c: Buffer) => chunks.push(c));
-          res.on('end', () => resolve({ status: res.statusCode ?? 0, headers: res.headers, body: Buffer.concat(chunks) }));
+          res.on('end', () =>
+            resolve({ status: res.statusCode ?? 0, headers: res.headers, body: Buffer.concat(chunks) }),
+          );
         })
         .on('error', reject);
     });
@@ -36,8 +42,17 @@ async function served(pieces: readonly (Buffer | string)[], headers?: Record<str
 }
 
 async function cachedHit(id: string | number): Promise<JsonRpcResponse> {
-  const cache = new ListCache(new MemoryStore({ maxEntries: 10, maxBytes: 1 << 22 }), { minTtlMs: 0, maxTtlMs: 3_600_000, log: silentLog, now: () => 5_000 });
-  const fetch = async (): Promise<JsonRpcResponse> => ({ jsonrpc: '2.0', id: 0, result: { resultType: 'complete', tools, ttlMs: 60_000, cacheScope: 'public' } });
+  const cache = new ListCache(new MemoryStore({ maxEntries: 10, maxBytes: 1 << 22 }), {
+    minTtlMs: 0,
+    maxTtlMs: 3_600_000,
+    log: silentLog,
+    now: () => 5_000,
+  });
+  const fetch = async (): Promise<JsonRpcResponse> => ({
+    jsonrpc: '2.0',
+    id: 0,
+    result: { resultType: 'complete', tools, ttlMs: 60_000, cacheScope: 'public' },
+  });
   await cache.get(key, 1, fetch);
   const { response, hit } = await cache.get(key, id, fetch);
   assert.equal(hit, true);
@@ -57,13 +72,23 @@ test('a cached page is written whole: Content-Length counts the bytes of a non-A
   assert.equal(Number(answer.headers['content-length']), answer.body.length);
   const text = answer.body.toString('utf8');
   assert.equal(text, serializeResponse(response));
-  assert.deepEqual(JSON.parse(text), { jsonrpc: '2.0', id: 'ïd-€-🚀', result: { resultType: 'complete', tools, cacheScope: 'public', ttlMs: 60_000 } });
+  assert.deepEqual(JSON.parse(text), {
+    jsonrpc: '2.0',
+    id: 'ïd-€-🚀',
+    result: { resultType: 'complete', tools, cacheScope: 'public', ttlMs: 60_000 },
+  });
 });
 
 test('the ttlMs left takes the closing brace with it; a merged /mcp page is written the same way', async () => {
   let now = 0;
   const pages = new MergedPages(() => now);
-  pages.set('tools/list', '', undefined, { resultType: 'complete', tools, ttlMs: 1_000, cacheScope: 'public', nextCursor: 'n' });
+  pages.set('tools/list', '', undefined, {
+    resultType: 'complete',
+    tools,
+    ttlMs: 1_000,
+    cacheScope: 'public',
+    nextCursor: 'n',
+  });
   now = 400;
   const hit = pages.get(7, 'tools/list', '', undefined)!;
   const pieces = responsePieces(hit);

@@ -8,7 +8,11 @@ import type { JsonRpcNotification, JsonRpcRequest, JsonRpcResponse } from '../..
 import { silentLog } from '../../infra/log.js';
 
 const LONG = { timeoutMs: 10_000 };
-const log = (level: string): JsonRpcNotification => ({ jsonrpc: '2.0', method: 'notifications/message', params: { level, data: level } });
+const log = (level: string): JsonRpcNotification => ({
+  jsonrpc: '2.0',
+  method: 'notifications/message',
+  params: { level, data: level },
+});
 
 function call(id: string, logLevel?: string): JsonRpcRequest {
   const _meta: Record<string, unknown> = logLevel === undefined ? {} : { 'io.modelcontextprotocol/logLevel': logLevel };
@@ -22,7 +26,10 @@ function connection() {
   const heard = new Map<string, string[]>();
   const dispatch = (id: string, logLevel?: string) => {
     heard.set(id, []);
-    return pending.dispatch(call(id, logLevel), { ...LONG, onNotification: (n) => heard.get(id)!.push(String(n.params?.level)) });
+    return pending.dispatch(call(id, logLevel), {
+      ...LONG,
+      onNotification: (n) => heard.get(id)!.push(String(n.params?.level)),
+    });
   };
   return { pending, sent, heard, dispatch };
 }
@@ -64,13 +71,18 @@ test('LegacyLogLevel: setLevel only when a caller asks for more than the connect
     return { jsonrpc: '2.0', id: request.id, result: {} };
   };
   const level = new LegacyLogLevel(true, ok, silentLog);
-  for (const asked of ['warning', 'error', 'warning', 'debug', 'info']) assert.equal(await level.prepare(call('x', asked)), undefined);
+  for (const asked of ['warning', 'error', 'warning', 'debug', 'info'])
+    assert.equal(await level.prepare(call('x', asked)), undefined);
   assert.deepEqual(levels, ['warning', 'debug']);
   const refusal = await level.prepare(call('bad', 'loud'));
   assert.equal(refusal && 'error' in refusal ? refusal.error.code : undefined, -32602);
   assert.equal(refusal?.id, 'bad');
   // A server that did not declare logging is never sent setLevel (its messages are still filtered per request).
   const silent: string[] = [];
-  await new LegacyLogLevel(false, async (r) => (silent.push(r.method), { jsonrpc: '2.0', id: r.id, result: {} }), silentLog).prepare(call('x', 'debug'));
+  await new LegacyLogLevel(
+    false,
+    async (r) => (silent.push(r.method), { jsonrpc: '2.0', id: r.id, result: {} }),
+    silentLog,
+  ).prepare(call('x', 'debug'));
   assert.deepEqual(silent, []);
 });

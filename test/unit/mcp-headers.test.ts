@@ -12,7 +12,18 @@ test("the spec's encoding examples", () => {
 });
 
 test('inner spaces stay plain; tabs, controls and edge whitespace are encoded; every value decodes back', () => {
-  for (const value of ['get weather', 'a\tb', 'x ', '\ty', 'ctl\u0001', 'file:///tmp/a b.txt', 'grüße', '😀', '=?base64?x', '']) {
+  for (const value of [
+    'get weather',
+    'a\tb',
+    'x ',
+    '\ty',
+    'ctl\u0001',
+    'file:///tmp/a b.txt',
+    'grüße',
+    '😀',
+    '=?base64?x',
+    '',
+  ]) {
     const encoded = encodeHeaderValue(value);
     assert.equal(decodeHeaderValue(encoded), value, JSON.stringify(value));
     assert.match(encoded, /^[\x20-\x7e]*$/);
@@ -21,8 +32,16 @@ test('inner spaces stay plain; tabs, controls and edge whitespace are encoded; e
 });
 
 test('modern headers: version from _meta, method, name by method, and only Mcp-Param-* forwarded', () => {
-  const call = { jsonrpc: '2.0' as const, id: 1, method: 'tools/call', params: { name: 'grüße', _meta: { 'io.modelcontextprotocol/protocolVersion': '2026-07-28' } } };
-  const headers = appendModernHeaders(['content-type', 'application/json'], call, { 'mcp-param-region': 'eu', cookie: 'secret' });
+  const call = {
+    jsonrpc: '2.0' as const,
+    id: 1,
+    method: 'tools/call',
+    params: { name: 'grüße', _meta: { 'io.modelcontextprotocol/protocolVersion': '2026-07-28' } },
+  };
+  const headers = appendModernHeaders(['content-type', 'application/json'], call, {
+    'mcp-param-region': 'eu',
+    cookie: 'secret',
+  });
   assert.deepEqual(headers, [
     'content-type',
     'application/json',

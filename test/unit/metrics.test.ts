@@ -13,7 +13,11 @@ function make(processMetrics = false): { metrics: GatewayMetrics; backing: Backi
     upstreams: [],
     cache: { hits: 0, misses: 0, invalidations: 0, fetches: 0, storeErrors: 0 },
   };
-  const metrics = new GatewayMetrics({ upstreams: () => backing.upstreams, cache: () => backing.cache, processMetrics });
+  const metrics = new GatewayMetrics({
+    upstreams: () => backing.upstreams,
+    cache: () => backing.cache,
+    processMetrics,
+  });
   return { metrics, backing };
 }
 
@@ -50,7 +54,10 @@ test('requests, histogram and in-flight change as calls are made', async () => {
   metrics.requestStarted();
   let text = await metrics.render();
   assert.equal(value(text, 'mcp_gateway_requests_in_flight'), 2);
-  assert.equal(value(text, 'mcp_gateway_requests_total', { endpoint: 'mcp', method: 'tools/call', outcome: 'ok' }), undefined);
+  assert.equal(
+    value(text, 'mcp_gateway_requests_total', { endpoint: 'mcp', method: 'tools/call', outcome: 'ok' }),
+    undefined,
+  );
 
   metrics.requestFinished('mcp', 'tools/call', 'ok', 0.003);
   text = await metrics.render();
@@ -69,10 +76,20 @@ test('requests, histogram and in-flight change as calls are made', async () => {
   text = await metrics.render();
   assert.equal(value(text, 'mcp_gateway_requests_in_flight'), 0);
   assert.equal(value(text, 'mcp_gateway_requests_total', { endpoint: 'mcp', method: 'tools/call', outcome: 'ok' }), 2);
-  assert.equal(value(text, 'mcp_gateway_requests_total', { endpoint: 'everything', method: 'none', outcome: 'rejected' }), 1);
+  assert.equal(
+    value(text, 'mcp_gateway_requests_total', { endpoint: 'everything', method: 'none', outcome: 'rejected' }),
+    1,
+  );
   assert.equal(value(text, 'mcp_gateway_request_duration_seconds_bucket', { ...h, le: '10' }), 1);
   assert.equal(value(text, 'mcp_gateway_request_duration_seconds_bucket', { ...h, le: '30' }), 2);
-  assert.equal(value(text, 'mcp_gateway_request_duration_seconds_bucket', { endpoint: 'everything', method: 'none', le: '0.0005' }), 1);
+  assert.equal(
+    value(text, 'mcp_gateway_request_duration_seconds_bucket', {
+      endpoint: 'everything',
+      method: 'none',
+      le: '0.0005',
+    }),
+    1,
+  );
 });
 
 test('buckets span 0.5 ms to 30 s', async () => {
@@ -133,8 +150,16 @@ test('upstream state, restarts and era are read at scrape time', async () => {
   let text = await metrics.render();
   const states = ['starting', 'ready', 'backing-off', 'unhealthy', 'stopped'];
   for (const state of states) {
-    assert.equal(value(text, 'mcp_gateway_upstream_state', { server: 'everything', state }), state === 'starting' ? 1 : 0, state);
-    assert.equal(value(text, 'mcp_gateway_upstream_state', { server: 'memory', state }), state === 'ready' ? 1 : 0, state);
+    assert.equal(
+      value(text, 'mcp_gateway_upstream_state', { server: 'everything', state }),
+      state === 'starting' ? 1 : 0,
+      state,
+    );
+    assert.equal(
+      value(text, 'mcp_gateway_upstream_state', { server: 'memory', state }),
+      state === 'ready' ? 1 : 0,
+      state,
+    );
   }
   assert.equal(value(text, 'mcp_gateway_upstream_restarts_total', { server: 'everything' }), 0);
   assert.equal(value(text, 'mcp_gateway_upstream_restarts_total', { server: 'memory' }), 2);
@@ -146,7 +171,11 @@ test('upstream state, restarts and era are read at scrape time', async () => {
   backing.upstreams = [{ name: 'everything', state: 'backing-off', era: 'modern', restarts: 3 }];
   text = await metrics.render();
   for (const state of states) {
-    assert.equal(value(text, 'mcp_gateway_upstream_state', { server: 'everything', state }), state === 'backing-off' ? 1 : 0, state);
+    assert.equal(
+      value(text, 'mcp_gateway_upstream_state', { server: 'everything', state }),
+      state === 'backing-off' ? 1 : 0,
+      state,
+    );
     assert.equal(value(text, 'mcp_gateway_upstream_state', { server: 'memory', state }), undefined, state);
   }
   assert.equal(value(text, 'mcp_gateway_upstream_restarts_total', { server: 'everything' }), 3);
@@ -187,7 +216,10 @@ test('two instances do not share a registry, nor use the global one', async () =
   const textA = await a.metrics.render();
   const textB = await b.metrics.render();
   assert.equal(value(textA, 'mcp_gateway_requests_total', { endpoint: 'mcp', method: 'tools/list', outcome: 'ok' }), 1);
-  assert.equal(value(textB, 'mcp_gateway_requests_total', { endpoint: 'mcp', method: 'tools/list', outcome: 'ok' }), undefined);
+  assert.equal(
+    value(textB, 'mcp_gateway_requests_total', { endpoint: 'mcp', method: 'tools/list', outcome: 'ok' }),
+    undefined,
+  );
   assert.equal(value(textB, 'mcp_gateway_rate_limited_total', { endpoint: 'mcp' }), undefined);
   assert.equal(value(textA, 'mcp_gateway_cache_hits_total'), 0);
   assert.equal(value(textB, 'mcp_gateway_cache_hits_total'), 42);

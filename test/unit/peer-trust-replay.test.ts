@@ -19,7 +19,10 @@ const TTL_MS = 30_000;
 
 /** The claims of a vouch, and the vouch re-encoded from edited claims with the original MAC kept. */
 function claimsOf(vouch: string): Record<string, unknown> {
-  return JSON.parse(Buffer.from(vouch.slice(0, vouch.lastIndexOf('.')), 'base64url').toString('utf8')) as Record<string, unknown>;
+  return JSON.parse(Buffer.from(vouch.slice(0, vouch.lastIndexOf('.')), 'base64url').toString('utf8')) as Record<
+    string,
+    unknown
+  >;
 }
 function edited(vouch: string, change: Record<string, unknown>): string {
   const claims = { ...claimsOf(vouch), ...change };
@@ -45,12 +48,21 @@ describe('a replica vouch replayed', () => {
   /** Sends `vouch` as a forward to the raw request line `path` (no normalisation by a client library). */
   function replay(path: string, vouch: string): Promise<unknown> {
     return new Promise((resolve, reject) => {
-      const req = request({ host: '127.0.0.1', port, path, method: 'POST', headers: { [FORWARDED_HEADER]: 'replica-a', [CALLER_HEADER]: vouch } }, (res) => {
-        let text = '';
-        res.setEncoding('utf8');
-        res.on('data', (chunk: string) => (text += chunk));
-        res.on('end', () => resolve(JSON.parse(text)));
-      });
+      const req = request(
+        {
+          host: '127.0.0.1',
+          port,
+          path,
+          method: 'POST',
+          headers: { [FORWARDED_HEADER]: 'replica-a', [CALLER_HEADER]: vouch },
+        },
+        (res) => {
+          let text = '';
+          res.setEncoding('utf8');
+          res.on('data', (chunk: string) => (text += chunk));
+          res.on('end', () => resolve(JSON.parse(text)));
+        },
+      );
       req.on('error', reject);
       req.end(BODY);
     });
@@ -67,7 +79,16 @@ describe('a replica vouch replayed', () => {
 
   test('on any other path it is refused', async () => {
     const vouch = trust.vouch(alice, 'ctx-1', '/mcp', BODY);
-    for (const path of ['/search/mcp', '/profile/ops/mcp', '/mcp/', '//mcp', '/MCP', '/%6Dcp', '/mcp/../search/mcp', 'http://elsewhere.invalid/search/mcp']) {
+    for (const path of [
+      '/search/mcp',
+      '/profile/ops/mcp',
+      '/mcp/',
+      '//mcp',
+      '/MCP',
+      '/%6Dcp',
+      '/mcp/../search/mcp',
+      'http://elsewhere.invalid/search/mcp',
+    ]) {
       assert.equal(await replay(path, vouch), null, `replayed on ${path}`);
     }
     const forSearch = trust.vouch(alice, 'ctx-1', '/search/mcp', BODY);
@@ -94,7 +115,12 @@ describe('a replica vouch replayed', () => {
       'padded MAC': `${vouch}=`,
       'MAC in the base64 alphabet': `${body}.${mac.replaceAll('-', '+').replaceAll('_', '/')}${mac.includes('-') || mac.includes('_') ? '' : '='}`,
       'no MAC': body,
-      'signed with another secret': new PeerTrust(Buffer.from('another-deployment-secret-0123456789')).vouch(alice, 'ctx-1', '/mcp', BODY),
+      'signed with another secret': new PeerTrust(Buffer.from('another-deployment-secret-0123456789')).vouch(
+        alice,
+        'ctx-1',
+        '/mcp',
+        BODY,
+      ),
       'a registry entry': trust.registryEntry('replica-a', '/mcp', Date.now() + 60_000),
     };
     for (const [what, forged] of Object.entries(attempts)) assert.equal(await replay('/mcp', forged), null, what);
@@ -107,6 +133,10 @@ describe('a replica vouch replayed', () => {
     assert.equal(trust.openRegistryEntry('replica-a', entry, now), 'http://127.0.0.1:4100', 'the control');
     assert.equal(trust.openRegistryEntry('replica-b', entry, now), undefined, 'copied under another instance');
     assert.equal(trust.openRegistryEntry('replica-a', entry, now + 10_000), undefined, 'expired');
-    assert.equal(trust.openRegistryEntry('replica-a', trust.vouch(alice, 'c', '/mcp', BODY, now), now), undefined, 'a vouch passed off as an entry');
+    assert.equal(
+      trust.openRegistryEntry('replica-a', trust.vouch(alice, 'c', '/mcp', BODY, now), now),
+      undefined,
+      'a vouch passed off as an entry',
+    );
   });
 });

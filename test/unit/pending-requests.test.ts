@@ -86,7 +86,11 @@ test('progress() restores the caller token and calls onNotification', async () =
   const notes: JsonRpcNotification[] = [];
   const done = pending.dispatch(call('c', 'tok-A'), { ...LONG, onNotification: (n) => notes.push(n) });
   const gatewayId = sent[0].id;
-  const routed = pending.progress({ jsonrpc: '2.0', method: 'notifications/progress', params: { progressToken: gatewayId, progress: 1, total: 2 } });
+  const routed = pending.progress({
+    jsonrpc: '2.0',
+    method: 'notifications/progress',
+    params: { progressToken: gatewayId, progress: 1, total: 2 },
+  });
   assert.equal(routed, true);
   assert.equal(notes.length, 1);
   assert.deepEqual(notes[0]!.params, { progressToken: 'tok-A', progress: 1, total: 2 });
@@ -99,9 +103,26 @@ test('progress() for an unknown token, or a request that asked for none, is not 
   const notes: JsonRpcNotification[] = [];
   const done = pending.dispatch(call('c'), { ...LONG, onNotification: (n) => notes.push(n) });
   const gatewayId = sent[0].id;
-  assert.equal(pending.progress({ jsonrpc: '2.0', method: 'notifications/progress', params: { progressToken: gatewayId, progress: 1 } }), false);
-  assert.equal(pending.progress({ jsonrpc: '2.0', method: 'notifications/progress', params: { progressToken: 999, progress: 1 } }), false);
-  assert.equal(pending.progress({ jsonrpc: '2.0', method: 'notifications/progress', params: { progressToken: 'tok-A', progress: 1 } }), false);
+  assert.equal(
+    pending.progress({
+      jsonrpc: '2.0',
+      method: 'notifications/progress',
+      params: { progressToken: gatewayId, progress: 1 },
+    }),
+    false,
+  );
+  assert.equal(
+    pending.progress({ jsonrpc: '2.0', method: 'notifications/progress', params: { progressToken: 999, progress: 1 } }),
+    false,
+  );
+  assert.equal(
+    pending.progress({
+      jsonrpc: '2.0',
+      method: 'notifications/progress',
+      params: { progressToken: 'tok-A', progress: 1 },
+    }),
+    false,
+  );
   assert.deepEqual(notes, []);
   pending.answer(success(gatewayId));
   await done;
@@ -193,7 +214,10 @@ test('failAll resolves every request with an error naming its method, and size r
   pending.failAll((method) => `server died during ${method}`, { exitCode: 1 });
   assert.equal(pending.size, 0);
   const [ra, rb] = (await Promise.all([a, b])) as JsonRpcFailure[];
-  assert.deepEqual([ra!.id, ra!.error.message, ra!.error.data], ['a', 'server died during tools/call', { exitCode: 1 }]);
+  assert.deepEqual(
+    [ra!.id, ra!.error.message, ra!.error.data],
+    ['a', 'server died during tools/call', { exitCode: 1 }],
+  );
   assert.deepEqual([rb!.id, rb!.error.message], ['b', 'server died during tools/list']);
 });
 
@@ -214,8 +238,18 @@ test('answer() with an unknown, string, null or absent id returns false', () => 
   const { pending } = harness();
   assert.equal(pending.answer(success(12345)), false);
   assert.equal(pending.answer({ jsonrpc: '2.0', id: '1', result: {} }), false);
-  assert.equal(pending.answer({ jsonrpc: '2.0', id: null, error: { code: -32700, message: 'parse' } } as unknown as JsonRpcResponse), false);
-  assert.equal(pending.answer({ jsonrpc: '2.0', error: { code: -32700, message: 'parse' } } as unknown as JsonRpcResponse), false);
+  assert.equal(
+    pending.answer({
+      jsonrpc: '2.0',
+      id: null,
+      error: { code: -32700, message: 'parse' },
+    } as unknown as JsonRpcResponse),
+    false,
+  );
+  assert.equal(
+    pending.answer({ jsonrpc: '2.0', error: { code: -32700, message: 'parse' } } as unknown as JsonRpcResponse),
+    false,
+  );
 });
 
 test('an onAnswer hook that throws still settles the caller', async () => {

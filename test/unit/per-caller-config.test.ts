@@ -15,7 +15,17 @@ const GITHUB = {
 };
 
 test("the issue's example loads, with the defaults: idleMs 10 min, maxCallers 50", () => {
-  const config = parseConfig({ listen: { publicUrl: 'https://gw.example.com' }, credentials: { key: KEY }, auth: AUTH, servers: { github: GITHUB } }, 'test.yaml', BASE, {});
+  const config = parseConfig(
+    {
+      listen: { publicUrl: 'https://gw.example.com' },
+      credentials: { key: KEY },
+      auth: AUTH,
+      servers: { github: GITHUB },
+    },
+    'test.yaml',
+    BASE,
+    {},
+  );
   const github = config.servers.github!;
   assert.equal(github.transport, 'stdio');
   if (github.transport !== 'stdio') return;
@@ -26,7 +36,9 @@ test("the issue's example loads, with the defaults: idleMs 10 min, maxCallers 50
 });
 
 test('secrets without what they need: each problem names the key to add', () => {
-  const found = configProblems({ servers: { github: { ...GITHUB, perCaller: false, env: { GITHUB_PERSONAL_ACCESS_TOKEN: 'shared' } } } });
+  const found = configProblems({
+    servers: { github: { ...GITHUB, perCaller: false, env: { GITHUB_PERSONAL_ACCESS_TOKEN: 'shared' } } },
+  });
   assert.ok(
     found.some((p) => p.includes('servers.github.secrets') && p.includes('servers.github.perCaller: true')),
     found.join('\n'),
@@ -44,7 +56,9 @@ test('secrets without what they need: each problem names the key to add', () => 
     found.join('\n'),
   );
   assert.ok(
-    found.some((p) => p.includes('servers.github.secrets.GITHUB_PERSONAL_ACCESS_TOKEN') && p.includes('remove it from env')),
+    found.some(
+      (p) => p.includes('servers.github.secrets.GITHUB_PERSONAL_ACCESS_TOKEN') && p.includes('remove it from env'),
+    ),
     found.join('\n'),
   );
 });

@@ -41,7 +41,11 @@ test('the example loads: env, issuer and resource kept on the stdio server', () 
 });
 
 test('without perCaller: refused, naming perCaller: true', () => {
-  has(configProblems(withServer({ perCaller: false, credentials: OAUTH })), 'servers.github.credentials', 'perCaller: true');
+  has(
+    configProblems(withServer({ perCaller: false, credentials: OAUTH })),
+    'servers.github.credentials',
+    'perCaller: true',
+  );
 });
 
 test('without env: refused, naming the key and an example', () => {
@@ -63,25 +67,46 @@ test('an issuer that is no URL is refused', () => {
 });
 
 test('tokenExchange on a stdio server is refused, naming type oauth', () => {
-  const exchange = { type: 'tokenExchange', tokenEndpoint: 'https://idp.example.com/token', clientId: 'gw', clientSecret: 's' };
+  const exchange = {
+    type: 'tokenExchange',
+    tokenEndpoint: 'https://idp.example.com/token',
+    clientId: 'gw',
+    clientSecret: 's',
+  };
   has(
-    configProblems(withServer({ credentials: exchange }, { ...WHOLE, auth: { jwt: { issuer: 'https://idp.example.com', jwksUrl: 'https://idp.example.com/jwks' } } })),
+    configProblems(
+      withServer(
+        { credentials: exchange },
+        { ...WHOLE, auth: { jwt: { issuer: 'https://idp.example.com', jwksUrl: 'https://idp.example.com/jwks' } } },
+      ),
+    ),
     'type: oauth',
     'remote servers',
   );
 });
 
 test('env or resource on a remote server is refused: it names its own', () => {
-  const found = configProblems({ ...WHOLE, servers: { crm: { url: 'https://crm.example.com/mcp', credentials: OAUTH } } });
+  const found = configProblems({
+    ...WHOLE,
+    servers: { crm: { url: 'https://crm.example.com/mcp', credentials: OAUTH } },
+  });
   for (const key of ['env', 'resource']) has(found, `servers.crm.credentials.${key}`, 'remove it');
 });
 
 test('the same variable in env: is refused: the caller’s token replaces it', () => {
-  has(configProblems(withServer({ credentials: OAUTH, env: { GITHUB_TOKEN: 'shared' } })), 'servers.github.credentials.env', 'remove it from env');
+  has(
+    configProblems(withServer({ credentials: OAUTH, env: { GITHUB_TOKEN: 'shared' } })),
+    'servers.github.credentials.env',
+    'remove it from env',
+  );
 });
 
 test('secrets: and an OAuth token on one server are refused: keep one', () => {
-  has(configProblems(withServer({ credentials: OAUTH, secrets: { OTHER: { prompt: 'x' } } })), 'servers.github.credentials', 'keep one');
+  has(
+    configProblems(withServer({ credentials: OAUTH, secrets: { OTHER: { prompt: 'x' } } })),
+    'servers.github.credentials',
+    'keep one',
+  );
 });
 
 test('without auth, a store or publicUrl: each refused, naming what to add', () => {

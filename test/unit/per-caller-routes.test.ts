@@ -30,10 +30,27 @@ function upstream(server: string, seen: Seen[], tools: (principal: string | unde
       const principal = options?.caller?.principal;
       seen.push({ server, method: message.method, name: message.params?.name, principal });
       if (message.method === 'tools/call')
-        return { jsonrpc: '2.0', id: message.id, result: { content: [{ type: 'text', text: `${server} ran ${String(message.params?.name)}` }] } };
+        return {
+          jsonrpc: '2.0',
+          id: message.id,
+          result: { content: [{ type: 'text', text: `${server} ran ${String(message.params?.name)}` }] },
+        };
       const names = tools(principal);
-      if (names === null) return { jsonrpc: '2.0', id: message.id, error: { code: -32603, message: `${server} is reached as each caller, and this request came with no caller` } };
-      return { jsonrpc: '2.0', id: message.id, result: { tools: names.map((name) => ({ name, inputSchema: { type: 'object' } })), ttlMs: 0, cacheScope: 'private' } };
+      if (names === null)
+        return {
+          jsonrpc: '2.0',
+          id: message.id,
+          error: { code: -32603, message: `${server} is reached as each caller, and this request came with no caller` },
+        };
+      return {
+        jsonrpc: '2.0',
+        id: message.id,
+        result: {
+          tools: names.map((name) => ({ name, inputSchema: { type: 'object' } })),
+          ttlMs: 0,
+          cacheScope: 'private',
+        },
+      };
     },
   };
 }
@@ -41,7 +58,9 @@ function upstream(server: string, seen: Seen[], tools: (principal: string | unde
 function setup() {
   const seen: Seen[] = [];
   // crm lists each connected caller's own tools, and nothing to the gateway itself.
-  const crm = upstream('crm', seen, (principal) => (principal === undefined ? null : principal === 'alice' ? ['read', 'alice-only'] : ['read']));
+  const crm = upstream('crm', seen, (principal) =>
+    principal === undefined ? null : principal === 'alice' ? ['read', 'alice-only'] : ['read'],
+  );
   const local = upstream('local', seen, () => ['echo']);
   const connections: CallerConnections = {
     needs: (server) => (server === 'crm' ? 'account' : undefined),
@@ -65,7 +84,12 @@ function setup() {
   return { aggregator, seen };
 }
 
-const call = (name: string, id = 1): JsonRpcRequest => ({ jsonrpc: '2.0', id, method: 'tools/call', params: { name, arguments: {} } });
+const call = (name: string, id = 1): JsonRpcRequest => ({
+  jsonrpc: '2.0',
+  id,
+  method: 'tools/call',
+  params: { name, arguments: {} },
+});
 const as = (principal: string): RequestOptions => ({ caller: { principal }, authContext: `ctx-${principal}` });
 
 function textOf(answer: JsonRpcResponse): string {
@@ -89,28 +113,32 @@ test("a connected caller's tool that no list here showed yet is found by reading
   assert.deepEqual(seen.at(-1), { server: 'crm', method: 'tools/call', name: 'read', principal: 'alice' });
 });
 
-test('each caller has their own refresh: another caller right after is not held to the first one\u2019s once a second', async () => {
-  const { aggregator, seen } = setup();
-  assert.equal(textOf(await aggregator.request(call('crm__read'), as('alice'))), 'crm ran read');
-  // A name nobody lists, asked by alice again at once, reads nothing more (her once a second).
-  const before = seen.length;
-  const unknown = await aggregator.request(call('crm__nope', 2), as('alice'));
-  assert.ok('error' in unknown);
-  assert.equal(seen.length, before, 'no second read for alice within the second');
-  // carol's miss is her own: read as carol.
-  const carol = await aggregator.request(call('crm__nope', 3), as('carol'));
-  assert.ok('error' in carol);
-  assert.deepEqual(
-    seen
-      .slice(before)
-      .map((s) => [s.server, s.method, s.principal])
-      .sort(),
-    [
-      ['crm', 'tools/list', 'carol'],
-      ['local', 'tools/list', 'carol'],
-    ],
-  );
-});
+test(
+  'each caller has their own refresh: another caller right after is not held to the first one\u2019s once a ' +
+    'second',
+  async () => {
+    const { aggregator, seen } = setup();
+    assert.equal(textOf(await aggregator.request(call('crm__read'), as('alice'))), 'crm ran read');
+    // A name nobody lists, asked by alice again at once, reads nothing more (her once a second).
+    const before = seen.length;
+    const unknown = await aggregator.request(call('crm__nope', 2), as('alice'));
+    assert.ok('error' in unknown);
+    assert.equal(seen.length, before, 'no second read for alice within the second');
+    // carol's miss is her own: read as carol.
+    const carol = await aggregator.request(call('crm__nope', 3), as('carol'));
+    assert.ok('error' in carol);
+    assert.deepEqual(
+      seen
+        .slice(before)
+        .map((s) => [s.server, s.method, s.principal])
+        .sort(),
+      [
+        ['crm', 'tools/list', 'carol'],
+        ['local', 'tools/list', 'carol'],
+      ],
+    );
+  },
+);
 
 test("a shared server's name nobody listed is still looked for as the gateway, once for everyone", async () => {
   const { aggregator, seen } = setup();

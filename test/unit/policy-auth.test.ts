@@ -4,7 +4,16 @@ import { createServer, type Server } from 'node:http';
 import { rm, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import type { AddressInfo } from 'node:net';
-import { base64url, exportJWK, exportSPKI, generateKeyPair, importPKCS8, SignJWT, type CryptoKey, type JWTPayload } from 'jose';
+import {
+  base64url,
+  exportJWK,
+  exportSPKI,
+  generateKeyPair,
+  importPKCS8,
+  SignJWT,
+  type CryptoKey,
+  type JWTPayload,
+} from 'jose';
 import { silentLog } from '../../infra/log.js';
 import { ApiKeys, sha256Hex } from '../../policy/api-keys.js';
 import { Authenticator, type AuthFailure, type AuthResult } from '../../policy/authenticate.js';
@@ -148,7 +157,10 @@ describe('API keys', () => {
     const authenticator = await Authenticator.create(authSetting(), silentLog);
     const result = authenticator.authenticate(`Bearer ${API_KEY}`);
     assert.ok(!(result instanceof Promise), 'API key lookup must not cost a Promise');
-    assert.deepEqual(result, { ok: true, principal: { id: 'ci-bot', groups: ['automation'], scopes: [], via: 'api-key' } });
+    assert.deepEqual(result, {
+      ok: true,
+      principal: { id: 'ci-bot', groups: ['automation'], scopes: [], via: 'api-key' },
+    });
   });
 
   test('the scheme is case-insensitive', async () => {
@@ -169,11 +181,17 @@ describe('API keys', () => {
     assert.equal(keys.lookup('other'), undefined);
     assert.throws(() => new ApiKeys([{ sha256: 'abc', principal: 'p', groups: [] }]), /auth\.apiKeys\[0\]\.sha256/);
     const twice = { sha256: sha256Hex(API_KEY), principal: 'p', groups: [] };
-    assert.throws(() => new ApiKeys([twice, { ...twice, principal: 'q' }]), /auth\.apiKeys\[1\].*repeats the key of principal "p"/);
+    assert.throws(
+      () => new ApiKeys([twice, { ...twice, principal: 'q' }]),
+      /auth\.apiKeys\[1\].*repeats the key of principal "p"/,
+    );
   });
 
   test('API keys are not subject to required scopes', async () => {
-    const result = await authenticate(authSetting({ oauth: { resource: AUDIENCE, authorizationServers: [], scopes: ['mcp:tools'] } }), `Bearer ${API_KEY}`);
+    const result = await authenticate(
+      authSetting({ oauth: { resource: AUDIENCE, authorizationServers: [], scopes: ['mcp:tools'] } }),
+      `Bearer ${API_KEY}`,
+    );
     assert.equal(result.ok, true);
   });
 });
@@ -182,13 +200,19 @@ describe('JWT', () => {
   test('a good RS256 token gives its principal, groups and scopes', async () => {
     const token = await sign({ claims: { groups: ['eng', 'ops'], scope: 'mcp:tools  mcp:read' } });
     const result = await authenticate(authSetting(), `Bearer ${token}`);
-    assert.deepEqual(result, { ok: true, principal: { id: 'alice', groups: ['eng', 'ops'], scopes: ['mcp:tools', 'mcp:read'], via: 'jwt' } });
+    assert.deepEqual(result, {
+      ok: true,
+      principal: { id: 'alice', groups: ['eng', 'ops'], scopes: ['mcp:tools', 'mcp:read'], via: 'jwt' },
+    });
   });
 
   test('a good ES256 token with groups as a string and scopes in scp', async () => {
     const token = await sign({ alg: 'ES256', claims: { groups: 'eng ops', scp: ['a', 'b'] } });
     const result = await authenticate(authSetting(), `Bearer ${token}`);
-    assert.deepEqual(result, { ok: true, principal: { id: 'alice', groups: ['eng', 'ops'], scopes: ['a', 'b'], via: 'jwt' } });
+    assert.deepEqual(result, {
+      ok: true,
+      principal: { id: 'alice', groups: ['eng', 'ops'], scopes: ['a', 'b'], via: 'jwt' },
+    });
   });
 
   test('a missing groups claim means no groups; a custom principal claim is used', async () => {
@@ -218,7 +242,10 @@ describe('JWT', () => {
   });
 
   test('a wrong audience is refused', async () => {
-    assert.equal(await jwtRefusal(await sign({ audience: 'https://other.example' })), `wrong audience: expected ${AUDIENCE}`);
+    assert.equal(
+      await jwtRefusal(await sign({ audience: 'https://other.example' })),
+      `wrong audience: expected ${AUDIENCE}`,
+    );
   });
 
   test('a wrong issuer is refused', async () => {
@@ -249,14 +276,20 @@ describe('JWT', () => {
   });
 
   test('an allowed algorithm family the config omits is refused (ES256 when only RS256 is allowed)', async () => {
-    const reason = await jwtRefusal(await sign({ alg: 'ES256' }), authSetting({ jwt: jwtSetting({ algorithms: ['RS256'] }) }));
+    const reason = await jwtRefusal(
+      await sign({ alg: 'ES256' }),
+      authSetting({ jwt: jwtSetting({ algorithms: ['RS256'] }) }),
+    );
     assert.match(reason, /algorithm "ES256" not allowed/);
   });
 
   test('a missing or empty principal claim is refused', async () => {
     assert.match(await jwtRefusal(await sign({ claims: { sub: undefined } })), /principal claim "sub" is missing/);
     assert.match(await jwtRefusal(await sign({ claims: { sub: '' } })), /principal claim "sub"/);
-    assert.match(await jwtRefusal(await sign({ claims: { sub: 42 } as unknown as JWTPayload })), /principal claim "sub"/);
+    assert.match(
+      await jwtRefusal(await sign({ claims: { sub: 42 } as unknown as JWTPayload })),
+      /principal claim "sub"/,
+    );
   });
 
   test('a malformed groups claim refuses the token rather than dropping groups', async () => {
@@ -274,9 +307,16 @@ describe('JWT', () => {
   });
 
   test('a token lacking a required scope is refused with 403 insufficient_scope', async () => {
-    const setting = authSetting({ oauth: { resource: AUDIENCE, authorizationServers: [], scopes: ['mcp:tools', 'mcp:admin'] } });
+    const setting = authSetting({
+      oauth: { resource: AUDIENCE, authorizationServers: [], scopes: ['mcp:tools', 'mcp:admin'] },
+    });
     const lacking = refusal(await authenticate(setting, `Bearer ${await sign({ claims: { scope: 'mcp:tools' } })}`));
-    assert.deepEqual(lacking, { ok: false, status: 403, error: 'insufficient_scope', reason: 'token lacks scope mcp:admin' });
+    assert.deepEqual(lacking, {
+      ok: false,
+      status: 403,
+      error: 'insufficient_scope',
+      reason: 'token lacks scope mcp:admin',
+    });
     const enough = await authenticate(setting, `Bearer ${await sign({ claims: { scope: 'mcp:admin mcp:tools' } })}`);
     assert.equal(enough.ok, true);
   });
@@ -297,7 +337,9 @@ describe('JWT key sources', () => {
   test('an X.509 certificate file verifies tokens signed by its key', async () => {
     const certFile = join(dir, 'cert.pem');
     await writeFile(certFile, CERTIFICATE);
-    const setting = authSetting({ jwt: jwtSetting({ jwksFile: undefined, publicKeyFile: certFile, algorithms: ['ES256'] }) });
+    const setting = authSetting({
+      jwt: jwtSetting({ jwksFile: undefined, publicKeyFile: certFile, algorithms: ['ES256'] }),
+    });
     const key = await importPKCS8(CERT_PRIVATE_KEY, 'ES256');
     const result = await authenticate(setting, `Bearer ${await sign({ alg: 'ES256', key })}`);
     assert.equal(result.ok && result.principal.id, 'alice');
@@ -306,7 +348,10 @@ describe('JWT key sources', () => {
 
   test('unreadable or unsuitable key files fail creation with the config key and a fix', async () => {
     const create = (jwt: JwtSetting) => Authenticator.create(authSetting({ jwt }), silentLog);
-    await assert.rejects(create(jwtSetting({ jwksFile: join(dir, 'missing.json') })), /auth\.jwt\.jwksFile .*missing\.json cannot be read \(ENOENT\)/);
+    await assert.rejects(
+      create(jwtSetting({ jwksFile: join(dir, 'missing.json') })),
+      /auth\.jwt\.jwksFile .*missing\.json cannot be read \(ENOENT\)/,
+    );
     const notJson = join(dir, 'not.json');
     await writeFile(notJson, '{ nope');
     await assert.rejects(create(jwtSetting({ jwksFile: notJson })), /auth\.jwt\.jwksFile .* is not JSON/);
@@ -315,19 +360,37 @@ describe('JWT key sources', () => {
     await assert.rejects(create(jwtSetting({ jwksFile: privateJwks })), /private or symmetric key/);
     const garbagePem = join(dir, 'garbage.pem');
     await writeFile(garbagePem, 'hello');
-    await assert.rejects(create(jwtSetting({ jwksFile: undefined, publicKeyFile: garbagePem })), /auth\.jwt\.publicKeyFile .* is not a PEM public key/);
+    await assert.rejects(
+      create(jwtSetting({ jwksFile: undefined, publicKeyFile: garbagePem })),
+      /auth\.jwt\.publicKeyFile .* is not a PEM public key/,
+    );
     const ecPem = join(dir, 'ec.pem');
     await writeFile(ecPem, await exportSPKI(ec.publicKey));
-    await assert.rejects(create(jwtSetting({ jwksFile: undefined, publicKeyFile: ecPem, algorithms: ['RS256'] })), /fits none of auth\.jwt\.algorithms/);
+    await assert.rejects(
+      create(jwtSetting({ jwksFile: undefined, publicKeyFile: ecPem, algorithms: ['RS256'] })),
+      /fits none of auth\.jwt\.algorithms/,
+    );
   });
 
   test('unsafe or incomplete JWT settings fail creation', async () => {
     const create = (jwt: JwtSetting) => Authenticator.create(authSetting({ jwt }), silentLog);
-    await assert.rejects(create(jwtSetting({ algorithms: ['RS256', 'none'] })), /auth\.jwt\.algorithms: "none" is not allowed/);
-    await assert.rejects(create(jwtSetting({ algorithms: ['HS256'] })), /auth\.jwt\.algorithms: "HS256" is not allowed/);
+    await assert.rejects(
+      create(jwtSetting({ algorithms: ['RS256', 'none'] })),
+      /auth\.jwt\.algorithms: "none" is not allowed/,
+    );
+    await assert.rejects(
+      create(jwtSetting({ algorithms: ['HS256'] })),
+      /auth\.jwt\.algorithms: "HS256" is not allowed/,
+    );
     await assert.rejects(create(jwtSetting({ audience: [] })), /auth\.jwt\.audience is empty/);
-    await assert.rejects(create(jwtSetting({ jwksUrl: 'https://issuer.example/jwks' })), /exactly one of jwksUrl, jwksFile or publicKeyFile/);
-    await assert.rejects(create(jwtSetting({ jwksFile: undefined, jwksUrl: 'http://issuer.example/jwks' })), /auth\.jwt\.jwksUrl .* must use https/);
+    await assert.rejects(
+      create(jwtSetting({ jwksUrl: 'https://issuer.example/jwks' })),
+      /exactly one of jwksUrl, jwksFile or publicKeyFile/,
+    );
+    await assert.rejects(
+      create(jwtSetting({ jwksFile: undefined, jwksUrl: 'http://issuer.example/jwks' })),
+      /auth\.jwt\.jwksUrl .* must use https/,
+    );
   });
 
   describe('a JWKS URL', () => {
@@ -354,7 +417,10 @@ describe('JWT key sources', () => {
 
     test('keys are fetched once and cached', async () => {
       fetches = 0;
-      const authenticator = await Authenticator.create(authSetting({ jwt: jwtSetting({ jwksFile: undefined, jwksUrl }) }), silentLog);
+      const authenticator = await Authenticator.create(
+        authSetting({ jwt: jwtSetting({ jwksFile: undefined, jwksUrl }) }),
+        silentLog,
+      );
       const first = await authenticator.authenticate(`Bearer ${await sign()}`);
       const second = await authenticator.authenticate(`Bearer ${await sign({ alg: 'ES256', claims: { sub: 'bob' } })}`);
       assert.equal(first.ok && first.principal.id, 'alice');
@@ -367,7 +433,10 @@ describe('JWT key sources', () => {
       const { log, lines } = recordingLog();
       const logged = () => lines.map((line) => JSON.stringify(line.obj) + line.msg);
       try {
-        const authenticator = await Authenticator.create(authSetting({ jwt: jwtSetting({ jwksFile: undefined, jwksUrl }) }), log);
+        const authenticator = await Authenticator.create(
+          authSetting({ jwt: jwtSetting({ jwksFile: undefined, jwksUrl }) }),
+          log,
+        );
         const token = await sign();
         const failure = refusal(await authenticator.authenticate(`Bearer ${token}`));
         assert.equal(failure.error, 'invalid_token');
@@ -383,8 +452,16 @@ describe('JWT key sources', () => {
 
 describe('the Authorization header', () => {
   test('no header: anonymous when allowed, else 401 without an error code', async () => {
-    assert.deepEqual(await authenticate(authSetting({ anonymous: true }), undefined), { ok: true, principal: ANONYMOUS_PRINCIPAL });
-    assert.deepEqual(await authenticate(authSetting(), undefined), { ok: false, status: 401, error: undefined, reason: 'no credentials' });
+    assert.deepEqual(await authenticate(authSetting({ anonymous: true }), undefined), {
+      ok: true,
+      principal: ANONYMOUS_PRINCIPAL,
+    });
+    assert.deepEqual(await authenticate(authSetting(), undefined), {
+      ok: false,
+      status: 401,
+      error: undefined,
+      reason: 'no credentials',
+    });
   });
 
   test('presented but bad credentials fail even when anonymous calls are allowed', async () => {
@@ -395,7 +472,15 @@ describe('the Authorization header', () => {
   });
 
   test('malformed headers are invalid_request', async () => {
-    for (const header of ['Basic abc', 'Bearer', 'Bearer a b', 'Bearer  ', '', `Bearer ${API_KEY}"`, `Token ${API_KEY}`]) {
+    for (const header of [
+      'Basic abc',
+      'Bearer',
+      'Bearer a b',
+      'Bearer  ',
+      '',
+      `Bearer ${API_KEY}"`,
+      `Token ${API_KEY}`,
+    ]) {
       const failure = refusal(await authenticate(authSetting(), header));
       assert.equal(failure.status, 401, header);
       assert.equal(failure.error, 'invalid_request', header);
@@ -407,9 +492,15 @@ describe('the Authorization header', () => {
   test('enabled is false only when anyone may call and nothing could be checked', async () => {
     const open = await Authenticator.create(authSetting({ anonymous: true, apiKeys: [], jwt: undefined }), silentLog);
     assert.equal(open.enabled, false);
-    assert.equal((await Authenticator.create(authSetting({ anonymous: true, jwt: undefined }), silentLog)).enabled, true);
+    assert.equal(
+      (await Authenticator.create(authSetting({ anonymous: true, jwt: undefined }), silentLog)).enabled,
+      true,
+    );
     assert.equal((await Authenticator.create(authSetting({ anonymous: true, apiKeys: [] }), silentLog)).enabled, true);
-    await assert.rejects(Authenticator.create(authSetting({ apiKeys: [], jwt: undefined }), silentLog), /auth\.anonymous is false but neither/);
+    await assert.rejects(
+      Authenticator.create(authSetting({ apiKeys: [], jwt: undefined }), silentLog),
+      /auth\.anonymous is false but neither/,
+    );
   });
 });
 
@@ -417,13 +508,24 @@ describe('WWW-Authenticate', () => {
   const metadata = 'https://gw.example.com/.well-known/oauth-protected-resource';
 
   test('a missing token gets resource_metadata and scope, no error', () => {
-    assert.equal(bearerChallenge({ resourceMetadata: metadata, scope: ['mcp:tools', 'mcp:read'] }), `Bearer resource_metadata="${metadata}", scope="mcp:tools mcp:read"`);
+    assert.equal(
+      bearerChallenge({ resourceMetadata: metadata, scope: ['mcp:tools', 'mcp:read'] }),
+      `Bearer resource_metadata="${metadata}", scope="mcp:tools mcp:read"`,
+    );
     assert.equal(bearerChallenge({}), 'Bearer');
   });
 
   test('a bad token gets error, error_description and the rest, with quotes and control characters made safe', () => {
-    const value = bearerChallenge({ error: 'invalid_token', errorDescription: 'bad "x"\\y\r\nz é', resourceMetadata: metadata, scope: ['s'] });
-    assert.equal(value, `Bearer error="invalid_token", error_description="bad 'x'/yz ?", resource_metadata="${metadata}", scope="s"`);
+    const value = bearerChallenge({
+      error: 'invalid_token',
+      errorDescription: 'bad "x"\\y\r\nz é',
+      resourceMetadata: metadata,
+      scope: ['s'],
+    });
+    assert.equal(
+      value,
+      `Bearer error="invalid_token", error_description="bad 'x'/yz ?", resource_metadata="${metadata}", scope="s"`,
+    );
   });
 
   test('quotedString escapes quote and backslash as quoted-pairs and drops control characters', () => {
@@ -435,21 +537,31 @@ describe('WWW-Authenticate', () => {
     const authenticator = await Authenticator.create(setting, silentLog);
     assert.deepEqual(authenticator.requiredScopes, ['mcp:tools']);
     const missing = refusal(await authenticator.authenticate(undefined));
-    assert.equal(authenticator.challenge(missing, metadata), `Bearer resource_metadata="${metadata}", scope="mcp:tools"`);
+    assert.equal(
+      authenticator.challenge(missing, metadata),
+      `Bearer resource_metadata="${metadata}", scope="mcp:tools"`,
+    );
     const malformed = refusal(await authenticator.authenticate('Basic abc'));
-    assert.equal(authenticator.challenge(malformed, undefined), 'Bearer error="invalid_request", error_description="Authorization scheme is not Bearer", scope="mcp:tools"');
+    assert.equal(
+      authenticator.challenge(malformed, undefined),
+      'Bearer error="invalid_request", error_description="Authorization scheme is not Bearer", scope="mcp:tools"',
+    );
     const lacking = refusal(await authenticator.authenticate(`Bearer ${await sign()}`));
     assert.equal(lacking.status, 403);
     assert.equal(
       authenticator.challenge(lacking, metadata),
-      `Bearer error="insufficient_scope", error_description="token lacks scope mcp:tools", resource_metadata="${metadata}", scope="mcp:tools"`,
+      `Bearer error="insufficient_scope", error_description="token lacks scope mcp:tools", ` +
+        `resource_metadata="${metadata}", scope="mcp:tools"`,
     );
   });
 });
 
 describe('protected resource metadata', () => {
   test('the document names the resource, the issuer as authorization server, and the scopes', () => {
-    const document = protectedResourceMetadata(authSetting({ oauth: { resource: AUDIENCE, authorizationServers: [], scopes: ['mcp:tools'] } }), 'http://fallback/');
+    const document = protectedResourceMetadata(
+      authSetting({ oauth: { resource: AUDIENCE, authorizationServers: [], scopes: ['mcp:tools'] } }),
+      'http://fallback/',
+    );
     assert.deepEqual(document, {
       resource: AUDIENCE,
       authorization_servers: [ISSUER],
@@ -476,19 +588,38 @@ describe('protected resource metadata', () => {
   });
 
   test('the metadata URL puts the well-known segment between host and path', () => {
-    assert.equal(resourceMetadataUrl('https://gw.example.com/'), 'https://gw.example.com/.well-known/oauth-protected-resource');
-    assert.equal(resourceMetadataUrl('https://gw.example.com'), 'https://gw.example.com/.well-known/oauth-protected-resource');
-    assert.equal(resourceMetadataUrl('https://gw.example.com/', '/mcp'), 'https://gw.example.com/.well-known/oauth-protected-resource/mcp');
-    assert.equal(resourceMetadataUrl('https://gw.example.com/base/mcp'), 'https://gw.example.com/.well-known/oauth-protected-resource/base/mcp');
-    assert.equal(resourceMetadataUrl('http://127.0.0.1:8080/', '/servers/git/mcp'), 'http://127.0.0.1:8080/.well-known/oauth-protected-resource/servers/git/mcp');
+    assert.equal(
+      resourceMetadataUrl('https://gw.example.com/'),
+      'https://gw.example.com/.well-known/oauth-protected-resource',
+    );
+    assert.equal(
+      resourceMetadataUrl('https://gw.example.com'),
+      'https://gw.example.com/.well-known/oauth-protected-resource',
+    );
+    assert.equal(
+      resourceMetadataUrl('https://gw.example.com/', '/mcp'),
+      'https://gw.example.com/.well-known/oauth-protected-resource/mcp',
+    );
+    assert.equal(
+      resourceMetadataUrl('https://gw.example.com/base/mcp'),
+      'https://gw.example.com/.well-known/oauth-protected-resource/base/mcp',
+    );
+    assert.equal(
+      resourceMetadataUrl('http://127.0.0.1:8080/', '/servers/git/mcp'),
+      'http://127.0.0.1:8080/.well-known/oauth-protected-resource/servers/git/mcp',
+    );
   });
 });
 
-test("a JWT cannot pass for an API key's principal, or for anonymous: policies, limits and held calls know principals by id", async () => {
-  for (const sub of ['ci-bot', 'anonymous']) {
-    const reason = await jwtRefusal(await sign({ claims: { sub } }));
-    assert.match(reason, new RegExp(`principal "${sub}", which is reserved for`));
-  }
-  const fine = await authenticate(authSetting(), `Bearer ${await sign({ claims: { sub: 'alice' } })}`);
-  assert.equal(fine.ok, true);
-});
+test(
+  "a JWT cannot pass for an API key's principal, or for anonymous: policies, limits and held calls know " +
+    'principals by id',
+  async () => {
+    for (const sub of ['ci-bot', 'anonymous']) {
+      const reason = await jwtRefusal(await sign({ claims: { sub } }));
+      assert.match(reason, new RegExp(`principal "${sub}", which is reserved for`));
+    }
+    const fine = await authenticate(authSetting(), `Bearer ${await sign({ claims: { sub: 'alice' } })}`);
+    assert.equal(fine.ok, true);
+  },
+);

@@ -113,7 +113,8 @@ function appliesTo(policy: PolicySetting, principal: Principal): boolean {
 
 function allowHit(rules: PolicyRules, kind: ItemKind, server: string | undefined, name: string): boolean {
   const globs = rules[kind];
-  if (rules.servers !== undefined) return server !== undefined && rules.servers.includes(server) && (globs === undefined || anyGlob(globs, name));
+  if (rules.servers !== undefined)
+    return server !== undefined && rules.servers.includes(server) && (globs === undefined || anyGlob(globs, name));
   return globs !== undefined && anyGlob(globs, name);
 }
 
@@ -151,10 +152,17 @@ const globPiece = fc.oneof(fragment, fc.constant('*'), fc.constant('?'));
 /** `{x,y}` of two or three alternatives, now and then one nested, one empty, or a `/` inside. */
 const braces = (piece: fc.Arbitrary<string>): fc.Arbitrary<string> =>
   fc
-    .array(fc.oneof({ weight: 5, arbitrary: piece }, { weight: 1, arbitrary: fc.constant('') }, { weight: 1, arbitrary: fc.tuple(piece, piece).map(([x, y]) => `{${x},${y}}`) }), {
-      minLength: 2,
-      maxLength: 3,
-    })
+    .array(
+      fc.oneof(
+        { weight: 5, arbitrary: piece },
+        { weight: 1, arbitrary: fc.constant('') },
+        { weight: 1, arbitrary: fc.tuple(piece, piece).map(([x, y]) => `{${x},${y}}`) },
+      ),
+      {
+        minLength: 2,
+        maxLength: 3,
+      },
+    )
     .map((choices) => `{${choices.join(',')}}`);
 /** Brace groups (alternatives) and, rarely, comma-less braces, which are literal. */
 const bracedPiece = fc.oneof(
@@ -168,14 +176,19 @@ const nameGlob = fc.oneof(
   {
     weight: 8,
     arbitrary: fc
-      .tuple(fc.constantFrom(...HEADS, '*__', '', '?__', '{a,b}__', '{crm,d,zz}__', '{a,}*'), fc.array(bracedPiece, { minLength: 1, maxLength: 3 }))
+      .tuple(
+        fc.constantFrom(...HEADS, '*__', '', '?__', '{a,b}__', '{crm,d,zz}__', '{a,}*'),
+        fc.array(bracedPiece, { minLength: 1, maxLength: 3 }),
+      )
       .map(([head, parts]) => head + parts.join(''))
       .filter(withinAlternatives),
   },
 );
 
 const uriSegment = nameTail;
-const uri = fc.tuple(fc.constantFrom(...SCHEMES), fc.array(uriSegment, { minLength: 1, maxLength: 3 })).map(([scheme, segs]) => `${scheme}://${segs.join('/')}`);
+const uri = fc
+  .tuple(fc.constantFrom(...SCHEMES), fc.array(uriSegment, { minLength: 1, maxLength: 3 }))
+  .map(([scheme, segs]) => `${scheme}://${segs.join('/')}`);
 const uriTemplate = fc.tuple(uri, fragment).map(([base, variable]) => `${base}/{${variable}}`);
 
 const segmentGlob = fc.oneof(
@@ -188,7 +201,10 @@ const uriGlob = fc.oneof(
   {
     weight: 8,
     arbitrary: fc
-      .tuple(fc.constantFrom(...SCHEMES, '*', 'd*', '?ocs', '{docs,file}', '{d,f}*'), fc.array(segmentGlob, { minLength: 1, maxLength: 3 }))
+      .tuple(
+        fc.constantFrom(...SCHEMES, '*', 'd*', '?ocs', '{docs,file}', '{d,f}*'),
+        fc.array(segmentGlob, { minLength: 1, maxLength: 3 }),
+      )
       .map(([scheme, segs]) => `${scheme}://${segs.join('/')}`)
       .filter(withinAlternatives),
   },
@@ -245,7 +261,11 @@ function guardFor(owners: ReadonlyMap<string, string | undefined>): PolicyGuard 
   });
 }
 
-const list = (key: string, items: unknown[]): JsonRpcSuccess => ({ jsonrpc: '2.0', id: 1, result: { [key]: items, nextCursor: 'next' } });
+const list = (key: string, items: unknown[]): JsonRpcSuccess => ({
+  jsonrpc: '2.0',
+  id: 1,
+  result: { [key]: items, nextCursor: 'next' },
+});
 function kept(response: JsonRpcResponse, key: string): unknown[] {
   assert.ok('result' in response);
   assert.equal(response.result.cacheScope, 'private');
@@ -283,138 +303,200 @@ describe('allow-list against a reference oracle', () => {
 
   test('Grant.allows decides as the oracle does, for every principal of a policy set', () => {
     assertProperty(
-      fc.property(policies, fc.array(principal, { minLength: 1, maxLength: 4 }), fc.array(query, { minLength: 1, maxLength: 25 }), (settings, people, queries) => {
-        const set = PolicySet.compile(settings, KNOWN);
-        for (const person of people) {
-          const grant = set.grantFor(person);
-          const expected = oracle(settings, person);
-          for (const { kind, server, name } of queries) {
-            const want = expected(kind, server, name);
-            const got = grant.allows(kind, server, name);
-            assert.equal(got.allowed, want, `${person.id}[${person.groups}] ${kind} ${server} ${name}: ${got.rule}`);
-            // Asked again (memoised): the same decision.
-            assert.deepEqual(grant.allows(kind, server, name), got);
-            // Nothing a server can offer is allowed on a server the grant does not reach. (A server's tool and
-            // prompt names on /mcp all begin with its prefix; a name that does not is none of its items.)
-            const offerable = kind === 'resources' || (server !== undefined && name.startsWith(`${server}__`));
-            if (want && server !== undefined && offerable) assert.equal(grant.reaches(server), true, `reaches(${server})`);
-            // Without conditions, a call is allowed exactly when the tool is.
-            if (kind === 'tools' && server !== undefined) {
-              assert.equal(grant.allowsCall(server, name, { args: {}, principal: person, tool: name, server }).allowed, want);
+      fc.property(
+        policies,
+        fc.array(principal, { minLength: 1, maxLength: 4 }),
+        fc.array(query, { minLength: 1, maxLength: 25 }),
+        (settings, people, queries) => {
+          const set = PolicySet.compile(settings, KNOWN);
+          for (const person of people) {
+            const grant = set.grantFor(person);
+            const expected = oracle(settings, person);
+            for (const { kind, server, name } of queries) {
+              const want = expected(kind, server, name);
+              const got = grant.allows(kind, server, name);
+              assert.equal(got.allowed, want, `${person.id}[${person.groups}] ${kind} ${server} ${name}: ${got.rule}`);
+              // Asked again (memoised): the same decision.
+              assert.deepEqual(grant.allows(kind, server, name), got);
+              // Nothing a server can offer is allowed on a server the grant does not reach. (A server's tool and
+              // prompt names on /mcp all begin with its prefix; a name that does not is none of its items.)
+              const offerable = kind === 'resources' || (server !== undefined && name.startsWith(`${server}__`));
+              if (want && server !== undefined && offerable)
+                assert.equal(grant.reaches(server), true, `reaches(${server})`);
+              // Without conditions, a call is allowed exactly when the tool is.
+              if (kind === 'tools' && server !== undefined) {
+                assert.equal(
+                  grant.allowsCall(server, name, { args: {}, principal: person, tool: name, server }).allowed,
+                  want,
+                );
+              }
             }
           }
-        }
-      }),
+        },
+      ),
       { numRuns: RUNS, includeErrorInReport: true },
     );
   });
 
   test('grants shared by key decide alike', () => {
     assertProperty(
-      fc.property(policies, principal, principal, fc.array(query, { minLength: 1, maxLength: 15 }), (settings, one, two, queries) => {
-        const set = PolicySet.compile(settings, KNOWN);
-        const g1 = set.grantFor(one);
-        const g2 = set.grantFor(two);
-        const samePolicies = settings.every((p) => appliesTo(p, one) === appliesTo(p, two));
-        assert.equal(g1.key === g2.key, samePolicies);
-        if (samePolicies) assert.equal(g1, g2);
-        for (const { kind, server, name } of queries) {
-          if (samePolicies) assert.equal(g1.allows(kind, server, name).allowed, g2.allows(kind, server, name).allowed);
-        }
-      }),
+      fc.property(
+        policies,
+        principal,
+        principal,
+        fc.array(query, { minLength: 1, maxLength: 15 }),
+        (settings, one, two, queries) => {
+          const set = PolicySet.compile(settings, KNOWN);
+          const g1 = set.grantFor(one);
+          const g2 = set.grantFor(two);
+          const samePolicies = settings.every((p) => appliesTo(p, one) === appliesTo(p, two));
+          assert.equal(g1.key === g2.key, samePolicies);
+          if (samePolicies) assert.equal(g1, g2);
+          for (const { kind, server, name } of queries) {
+            if (samePolicies)
+              assert.equal(g1.allows(kind, server, name).allowed, g2.allows(kind, server, name).allowed);
+          }
+        },
+      ),
       { numRuns: RUNS, includeErrorInReport: true },
     );
   });
 
   test('PolicyGuard shows exactly what the oracle allows, on /mcp and on every server endpoint', async () => {
     const tools = fc.uniqueArray(mcpName, { maxLength: 12 });
-    const resources = fc.uniqueArray(fc.tuple(fc.oneof(uri, uri, uriTemplate), fc.constantFrom<Server | undefined>(...SERVERS, undefined)), {
-      maxLength: 10,
-      selector: ([u]) => u,
-    });
+    const resources = fc.uniqueArray(
+      fc.tuple(fc.oneof(uri, uri, uriTemplate), fc.constantFrom<Server | undefined>(...SERVERS, undefined)),
+      {
+        maxLength: 10,
+        selector: ([u]) => u,
+      },
+    );
     const tails = fc.uniqueArray(nameTail, { maxLength: 8 });
     await assertProperty(
-      fc.asyncProperty(policies, principal, tools, tools, resources, tails, async (settings, person, toolNames, promptNames, owned, upstreamNames) => {
-        const set = PolicySet.compile(settings, KNOWN);
-        const grant = set.grantFor(person);
-        const expected = oracle(settings, person);
-        const owners = new Map(owned);
-        const guard = guardFor(owners);
+      fc.asyncProperty(
+        policies,
+        principal,
+        tools,
+        tools,
+        resources,
+        tails,
+        async (settings, person, toolNames, promptNames, owned, upstreamNames) => {
+          const set = PolicySet.compile(settings, KNOWN);
+          const grant = set.grantFor(person);
+          const expected = oracle(settings, person);
+          const owners = new Map(owned);
+          const guard = guardFor(owners);
 
-        // /mcp: tools and prompts by their prefixes, resources by what the lists said of their owners.
-        const visibleOnMcp = (kind: ItemKind, name: string) => {
-          const owner = kind === 'resources' ? owners.get(name) : ownerOfName(name);
-          if (kind !== 'resources' && owner === undefined) return false;
-          return expected(kind, owner, name);
-        };
-        const toolItems = toolNames.map((name) => ({ name, description: 'same definition every time' }));
-        for (let round = 0; round < 2; round++) {
-          // Twice: the second answer comes from the memo, and must be the same.
-          assert.deepEqual(
-            kept(guard.shape(undefined, 'tools/list', list('tools', toolItems), grant), 'tools'),
-            toolItems.filter((t) => visibleOnMcp('tools', t.name)),
-          );
-        }
-        const promptItems = promptNames.map((name) => ({ name }));
-        assert.deepEqual(
-          kept(guard.shape(undefined, 'prompts/list', list('prompts', promptItems), grant), 'prompts'),
-          promptItems.filter((p) => visibleOnMcp('prompts', p.name)),
-        );
-        const resourceItems = owned.filter(([u]) => !u.includes('{')).map(([u]) => ({ uri: u }));
-        assert.deepEqual(
-          kept(guard.shape(undefined, 'resources/list', list('resources', resourceItems), grant), 'resources'),
-          resourceItems.filter((r) => visibleOnMcp('resources', r.uri)),
-        );
-        const templateItems = owned.filter(([u]) => u.includes('{')).map(([u]) => ({ uriTemplate: u }));
-        assert.deepEqual(
-          kept(guard.shape(undefined, 'resources/templates/list', list('resourceTemplates', templateItems), grant), 'resourceTemplates'),
-          templateItems.filter((r) => visibleOnMcp('resources', r.uriTemplate)),
-        );
-
-        // Calls on /mcp: allowed exactly when listed; refused exactly as an unknown name.
-        for (const name of toolNames) {
-          const message = { jsonrpc: '2.0' as const, id: 5, method: 'tools/call', params: { name, arguments: {} } };
-          const verdict = await guard.check(undefined, message, grant, person, noLookup);
-          assert.equal(verdict.allowed, visibleOnMcp('tools', name), `tools/call ${name}: ${verdict.rule}`);
-          if (!verdict.allowed) assert.deepEqual(verdict.refusal, { jsonrpc: '2.0', id: 5, error: { code: -32602, message: `Unknown tool: ${name}` } });
-        }
-        for (const name of promptNames) {
-          const verdict = await guard.check(undefined, { jsonrpc: '2.0', id: 6, method: 'prompts/get', params: { name } }, grant, person, noLookup);
-          assert.equal(verdict.allowed, visibleOnMcp('prompts', name));
-        }
-        for (const [u] of owned) {
-          const verdict = await guard.check(undefined, { jsonrpc: '2.0', id: 7, method: 'resources/read', params: { uri: u } }, grant, person, noLookup);
-          // A URI no upstream owns is unknown on /mcp: refused in the same words, whatever the policies say.
-          assert.equal(verdict.allowed, owners.get(u) !== undefined && visibleOnMcp('resources', u), `resources/read ${u}`);
-          if (!verdict.allowed) assert.deepEqual(verdict.refusal, { jsonrpc: '2.0', id: 7, error: { code: -32602, message: `Resource not found: ${u}`, data: { uri: u } } });
-        }
-
-        // /servers/<s>/mcp: names as the upstream gives them, judged as /mcp shows them; resources as the endpoint's.
-        for (const server of SERVERS) {
-          const items = upstreamNames.map((name) => ({ name, description: 'same definition every time' }));
-          const shown = (name: string) => expected('tools', server, publicName(PREFIX[server], SEP, name));
-          assert.deepEqual(
-            kept(guard.shape(server, 'tools/list', list('tools', items), grant), 'tools'),
-            items.filter((t) => shown(t.name)),
-            `/servers/${server}/mcp`,
-          );
-          const prompts = upstreamNames.map((name) => ({ name }));
-          assert.deepEqual(
-            kept(guard.shape(server, 'prompts/list', list('prompts', prompts), grant), 'prompts'),
-            prompts.filter((p) => expected('prompts', server, publicName(PREFIX[server], SEP, p.name))),
-          );
-          // A copy: shape() memoises by the items array (a cache entry of one endpoint), not by endpoint.
-          const endpointResources = [...resourceItems];
-          assert.deepEqual(
-            kept(guard.shape(server, 'resources/list', list('resources', endpointResources), grant), 'resources'),
-            resourceItems.filter((r) => expected('resources', server, r.uri)),
-          );
-          for (const name of upstreamNames) {
-            const verdict = await guard.check(server, { jsonrpc: '2.0', id: 8, method: 'tools/call', params: { name } }, grant, person, noLookup);
-            assert.equal(verdict.allowed, shown(name), `/servers/${server}/mcp tools/call ${name}`);
+          // /mcp: tools and prompts by their prefixes, resources by what the lists said of their owners.
+          const visibleOnMcp = (kind: ItemKind, name: string) => {
+            const owner = kind === 'resources' ? owners.get(name) : ownerOfName(name);
+            if (kind !== 'resources' && owner === undefined) return false;
+            return expected(kind, owner, name);
+          };
+          const toolItems = toolNames.map((name) => ({ name, description: 'same definition every time' }));
+          for (let round = 0; round < 2; round++) {
+            // Twice: the second answer comes from the memo, and must be the same.
+            assert.deepEqual(
+              kept(guard.shape(undefined, 'tools/list', list('tools', toolItems), grant), 'tools'),
+              toolItems.filter((t) => visibleOnMcp('tools', t.name)),
+            );
           }
-        }
-      }),
+          const promptItems = promptNames.map((name) => ({ name }));
+          assert.deepEqual(
+            kept(guard.shape(undefined, 'prompts/list', list('prompts', promptItems), grant), 'prompts'),
+            promptItems.filter((p) => visibleOnMcp('prompts', p.name)),
+          );
+          const resourceItems = owned.filter(([u]) => !u.includes('{')).map(([u]) => ({ uri: u }));
+          assert.deepEqual(
+            kept(guard.shape(undefined, 'resources/list', list('resources', resourceItems), grant), 'resources'),
+            resourceItems.filter((r) => visibleOnMcp('resources', r.uri)),
+          );
+          const templateItems = owned.filter(([u]) => u.includes('{')).map(([u]) => ({ uriTemplate: u }));
+          assert.deepEqual(
+            kept(
+              guard.shape(undefined, 'resources/templates/list', list('resourceTemplates', templateItems), grant),
+              'resourceTemplates',
+            ),
+            templateItems.filter((r) => visibleOnMcp('resources', r.uriTemplate)),
+          );
+
+          // Calls on /mcp: allowed exactly when listed; refused exactly as an unknown name.
+          for (const name of toolNames) {
+            const message = { jsonrpc: '2.0' as const, id: 5, method: 'tools/call', params: { name, arguments: {} } };
+            const verdict = await guard.check(undefined, message, grant, person, noLookup);
+            assert.equal(verdict.allowed, visibleOnMcp('tools', name), `tools/call ${name}: ${verdict.rule}`);
+            if (!verdict.allowed)
+              assert.deepEqual(verdict.refusal, {
+                jsonrpc: '2.0',
+                id: 5,
+                error: { code: -32602, message: `Unknown tool: ${name}` },
+              });
+          }
+          for (const name of promptNames) {
+            const verdict = await guard.check(
+              undefined,
+              { jsonrpc: '2.0', id: 6, method: 'prompts/get', params: { name } },
+              grant,
+              person,
+              noLookup,
+            );
+            assert.equal(verdict.allowed, visibleOnMcp('prompts', name));
+          }
+          for (const [u] of owned) {
+            const verdict = await guard.check(
+              undefined,
+              { jsonrpc: '2.0', id: 7, method: 'resources/read', params: { uri: u } },
+              grant,
+              person,
+              noLookup,
+            );
+            // A URI no upstream owns is unknown on /mcp: refused in the same words, whatever the policies say.
+            assert.equal(
+              verdict.allowed,
+              owners.get(u) !== undefined && visibleOnMcp('resources', u),
+              `resources/read ${u}`,
+            );
+            if (!verdict.allowed)
+              assert.deepEqual(verdict.refusal, {
+                jsonrpc: '2.0',
+                id: 7,
+                error: { code: -32602, message: `Resource not found: ${u}`, data: { uri: u } },
+              });
+          }
+
+          // /servers/<s>/mcp: names as the upstream gives them, judged as /mcp shows them; resources as the endpoint's.
+          for (const server of SERVERS) {
+            const items = upstreamNames.map((name) => ({ name, description: 'same definition every time' }));
+            const shown = (name: string) => expected('tools', server, publicName(PREFIX[server], SEP, name));
+            assert.deepEqual(
+              kept(guard.shape(server, 'tools/list', list('tools', items), grant), 'tools'),
+              items.filter((t) => shown(t.name)),
+              `/servers/${server}/mcp`,
+            );
+            const prompts = upstreamNames.map((name) => ({ name }));
+            assert.deepEqual(
+              kept(guard.shape(server, 'prompts/list', list('prompts', prompts), grant), 'prompts'),
+              prompts.filter((p) => expected('prompts', server, publicName(PREFIX[server], SEP, p.name))),
+            );
+            // A copy: shape() memoises by the items array (a cache entry of one endpoint), not by endpoint.
+            const endpointResources = [...resourceItems];
+            assert.deepEqual(
+              kept(guard.shape(server, 'resources/list', list('resources', endpointResources), grant), 'resources'),
+              resourceItems.filter((r) => expected('resources', server, r.uri)),
+            );
+            for (const name of upstreamNames) {
+              const verdict = await guard.check(
+                server,
+                { jsonrpc: '2.0', id: 8, method: 'tools/call', params: { name } },
+                grant,
+                person,
+                noLookup,
+              );
+              assert.equal(verdict.allowed, shown(name), `/servers/${server}/mcp tools/call ${name}`);
+            }
+          }
+        },
+      ),
       { numRuns: RUNS, includeErrorInReport: true },
     );
   });
@@ -422,7 +504,32 @@ describe('allow-list against a reference oracle', () => {
 
 // ---- odd names ---------------------------------------------------------------------------------
 
-const ODD_PIECES = ['..', '.', '/', '%2F', '%2f..%2F', '\\', '\0', '\n', '\u202e', 'ﬁ', 'İ', 'ß', 'a\u0301', '😀', '\ud800', '__', '*', '?', '{a,b}', '[x]', '!', '(', '$', '^'];
+const ODD_PIECES = [
+  '..',
+  '.',
+  '/',
+  '%2F',
+  '%2f..%2F',
+  '\\',
+  '\0',
+  '\n',
+  '\u202e',
+  'ﬁ',
+  'İ',
+  'ß',
+  'a\u0301',
+  '😀',
+  '\ud800',
+  '__',
+  '*',
+  '?',
+  '{a,b}',
+  '[x]',
+  '!',
+  '(',
+  '$',
+  '^',
+];
 const oddText = fc.oneof(
   fc.string({ maxLength: 20 }),
   fc.string({ unit: 'binary', maxLength: 20 }),
@@ -437,52 +544,106 @@ const oddUri = fc
 describe('odd names', () => {
   test('nothing throws, lists agree with Grant, and nothing outside the allow-list leaks', async () => {
     await assertProperty(
-      fc.asyncProperty(policies, principal, fc.array(oddName, { maxLength: 10 }), fc.array(oddUri, { maxLength: 10 }), async (settings, person, names, uris) => {
-        const set = PolicySet.compile(settings, KNOWN);
-        const grant = set.grantFor(person);
-        const expected = oracle(settings, person);
-        const owners = new Map(uris.map((u, i) => [u, SERVERS[i % SERVERS.length]] as const));
-        const guard = guardFor(owners);
+      fc.asyncProperty(
+        policies,
+        principal,
+        fc.array(oddName, { maxLength: 10 }),
+        fc.array(oddUri, { maxLength: 10 }),
+        async (settings, person, names, uris) => {
+          const set = PolicySet.compile(settings, KNOWN);
+          const grant = set.grantFor(person);
+          const expected = oracle(settings, person);
+          const owners = new Map(uris.map((u, i) => [u, SERVERS[i % SERVERS.length]] as const));
+          const guard = guardFor(owners);
 
-        const tools = names.map((name) => ({ name }));
-        const shownTools = kept(guard.shape(undefined, 'tools/list', list('tools', tools), grant), 'tools') as { name: string }[];
-        assert.deepEqual(
-          shownTools,
-          tools.filter((t) => ownerOfName(t.name) !== undefined && grant.allows('tools', ownerOfName(t.name), t.name).allowed),
-        );
-        for (const { name } of shownTools) assert.ok(expected('tools', ownerOfName(name), name), `leaked tool ${JSON.stringify(name)}`);
+          const tools = names.map((name) => ({ name }));
+          const shownTools = kept(guard.shape(undefined, 'tools/list', list('tools', tools), grant), 'tools') as {
+            name: string;
+          }[];
+          assert.deepEqual(
+            shownTools,
+            tools.filter(
+              (t) => ownerOfName(t.name) !== undefined && grant.allows('tools', ownerOfName(t.name), t.name).allowed,
+            ),
+          );
+          for (const { name } of shownTools)
+            assert.ok(expected('tools', ownerOfName(name), name), `leaked tool ${JSON.stringify(name)}`);
 
-        const resources = uris.map((u) => ({ uri: u }));
-        const shownResources = kept(guard.shape(undefined, 'resources/list', list('resources', resources), grant), 'resources') as { uri: string }[];
-        assert.deepEqual(
-          shownResources,
-          resources.filter((r) => grant.allows('resources', owners.get(r.uri), r.uri).allowed),
-        );
-        for (const { uri: u } of shownResources) assert.ok(expected('resources', owners.get(u), u), `leaked resource ${JSON.stringify(u)}`);
+          const resources = uris.map((u) => ({ uri: u }));
+          const shownResources = kept(
+            guard.shape(undefined, 'resources/list', list('resources', resources), grant),
+            'resources',
+          ) as { uri: string }[];
+          assert.deepEqual(
+            shownResources,
+            resources.filter((r) => grant.allows('resources', owners.get(r.uri), r.uri).allowed),
+          );
+          for (const { uri: u } of shownResources)
+            assert.ok(expected('resources', owners.get(u), u), `leaked resource ${JSON.stringify(u)}`);
 
-        for (const server of SERVERS) {
-          // Upstream names that do not fit ^[A-Za-z0-9_-]{1,64}$ are judged under the name /mcp gives them.
-          const shown = kept(guard.shape(server, 'tools/list', list('tools', [...tools]), grant), 'tools') as { name: string }[];
-          for (const { name } of shown) assert.ok(expected('tools', server, publicName(PREFIX[server], SEP, name)), `leaked ${JSON.stringify(name)} on ${server}`);
-        }
-        for (const name of names) {
-          const verdict = await guard.check(undefined, { jsonrpc: '2.0', id: 1, method: 'tools/call', params: { name } }, grant, person, noLookup);
-          if (verdict.allowed) assert.ok(expected('tools', ownerOfName(name), name), `call to ${JSON.stringify(name)} allowed`);
-          else assert.deepEqual(verdict.refusal, { jsonrpc: '2.0', id: 1, error: { code: -32602, message: `Unknown tool: ${name}` } });
-        }
-        for (const u of uris) {
-          const verdict = await guard.check(undefined, { jsonrpc: '2.0', id: 2, method: 'resources/read', params: { uri: u } }, grant, person, noLookup);
-          if (verdict.allowed) assert.ok(expected('resources', owners.get(u), u), `read of ${JSON.stringify(u)} allowed`);
-        }
-      }),
+          for (const server of SERVERS) {
+            // Upstream names that do not fit ^[A-Za-z0-9_-]{1,64}$ are judged under the name /mcp gives them.
+            const shown = kept(guard.shape(server, 'tools/list', list('tools', [...tools]), grant), 'tools') as {
+              name: string;
+            }[];
+            for (const { name } of shown)
+              assert.ok(
+                expected('tools', server, publicName(PREFIX[server], SEP, name)),
+                `leaked ${JSON.stringify(name)} on ${server}`,
+              );
+          }
+          for (const name of names) {
+            const verdict = await guard.check(
+              undefined,
+              { jsonrpc: '2.0', id: 1, method: 'tools/call', params: { name } },
+              grant,
+              person,
+              noLookup,
+            );
+            if (verdict.allowed)
+              assert.ok(expected('tools', ownerOfName(name), name), `call to ${JSON.stringify(name)} allowed`);
+            else
+              assert.deepEqual(verdict.refusal, {
+                jsonrpc: '2.0',
+                id: 1,
+                error: { code: -32602, message: `Unknown tool: ${name}` },
+              });
+          }
+          for (const u of uris) {
+            const verdict = await guard.check(
+              undefined,
+              { jsonrpc: '2.0', id: 2, method: 'resources/read', params: { uri: u } },
+              grant,
+              person,
+              noLookup,
+            );
+            if (verdict.allowed)
+              assert.ok(expected('resources', owners.get(u), u), `read of ${JSON.stringify(u)} allowed`);
+          }
+        },
+      ),
       { numRuns: RUNS, includeErrorInReport: true },
     );
   });
 
   test('very long names and URIs are judged without throwing', async () => {
     const settings: PolicySetting[] = [
-      { name: 'p', principals: { ids: ['*'] }, allow: { servers: ['a'], tools: ['a__*'], resources: ['docs://public/**'] }, deny: { tools: ['*__*del*'] }, when: [], pin: true },
-      { name: 'q', principals: { ids: ['*'] }, allow: { tools: ['d__{echo,search}'], resources: ['**'] }, deny: { resources: ['docs://private/**'] }, when: [], pin: false },
+      {
+        name: 'p',
+        principals: { ids: ['*'] },
+        allow: { servers: ['a'], tools: ['a__*'], resources: ['docs://public/**'] },
+        deny: { tools: ['*__*del*'] },
+        when: [],
+        pin: true,
+      },
+      {
+        name: 'q',
+        principals: { ids: ['*'] },
+        allow: { tools: ['d__{echo,search}'], resources: ['**'] },
+        deny: { resources: ['docs://private/**'] },
+        when: [],
+        pin: false,
+      },
     ];
     const set = PolicySet.compile(settings, KNOWN);
     const person: Principal = { id: 'x', groups: [], scopes: [], via: 'api-key' };
@@ -497,7 +658,12 @@ describe('odd names', () => {
       `a__${long('%2F..', 50_000)}`,
       long('a__', 30_000),
     ];
-    const uris = [`docs://public/${long('a/', 100_000)}`, `docs://private/${long('..%2F', 50_000)}`, `docs://${long('public/', 70_000)}secret`, `file://${long('😀/', 20_000)}`];
+    const uris = [
+      `docs://public/${long('a/', 100_000)}`,
+      `docs://private/${long('..%2F', 50_000)}`,
+      `docs://${long('public/', 70_000)}secret`,
+      `file://${long('😀/', 20_000)}`,
+    ];
     const owners = new Map(uris.map((u) => [u, 'docs']));
     const guard = guardFor(owners);
     const shown = kept(
@@ -533,8 +699,15 @@ describe('odd names', () => {
       uris.filter((u) => expected('resources', 'docs', u)),
     );
     for (const name of names) {
-      const listed = async () => void guard.shape('a', 'tools/list', list('tools', [{ name }]), grant); // p pins them: the server lists it
-      const verdict = await guard.check('a', { jsonrpc: '2.0', id: 1, method: 'tools/call', params: { name } }, grant, person, listed);
+      // p pins them: the server lists it
+      const listed = async () => void guard.shape('a', 'tools/list', list('tools', [{ name }]), grant);
+      const verdict = await guard.check(
+        'a',
+        { jsonrpc: '2.0', id: 1, method: 'tools/call', params: { name } },
+        grant,
+        person,
+        listed,
+      );
       assert.equal(verdict.allowed, expected('tools', 'a', publicName('a', SEP, name)));
     }
   });
@@ -545,13 +718,20 @@ describe('odd names', () => {
 // documented behaviour.
 
 describe('cases picomatch read otherwise, pinned down now that globs are matched by policy/globs.ts', () => {
-  const docsOnly = (deny: PolicyRules, allow: PolicyRules = { servers: ['docs'] }): { grant: Grant; expected: ReturnType<typeof oracle> } => {
+  const docsOnly = (
+    deny: PolicyRules,
+    allow: PolicyRules = { servers: ['docs'] },
+  ): { grant: Grant; expected: ReturnType<typeof oracle> } => {
     const settings: PolicySetting[] = [{ name: 'p', principals: { ids: ['*'] }, allow, deny, when: [], pin: false }];
     const person: Principal = { id: 'x', groups: [], scopes: [], via: 'api-key' };
     return { grant: PolicySet.compile(settings, KNOWN).grantFor(person), expected: oracle(settings, person) };
   };
   const agree = (grant: Grant, expected: ReturnType<typeof oracle>, kind: ItemKind, server: string, name: string) =>
-    assert.equal(grant.allows(kind, server, name).allowed, expected(kind, server, name), `${kind} ${JSON.stringify(name)} on ${server}`);
+    assert.equal(
+      grant.allows(kind, server, name).allowed,
+      expected(kind, server, name),
+      `${kind} ${JSON.stringify(name)} on ${server}`,
+    );
 
   test('a deny `**` covers `.` and `..` segments', () => {
     const { grant, expected } = docsOnly({ resources: ['docs://private/**'] });
@@ -588,7 +768,9 @@ describe('cases picomatch read otherwise, pinned down now that globs are matched
   });
 
   test("a grant depends on the principal's id and groups alone", () => {
-    const settings: PolicySetting[] = [{ name: 'admins', principals: { groups: ['admin'] }, allow: { servers: ['a'] }, deny: {}, when: [], pin: false }];
+    const settings: PolicySetting[] = [
+      { name: 'admins', principals: { groups: ['admin'] }, allow: { servers: ['a'] }, deny: {}, when: [], pin: false },
+    ];
     const set = PolicySet.compile(settings, KNOWN);
     const admin: Principal = { id: 'eve', groups: ['admin', 'x'], scopes: [], via: 'jwt' };
     const notAdmin: Principal = { id: 'eve\0admin', groups: ['x'], scopes: [], via: 'jwt' };

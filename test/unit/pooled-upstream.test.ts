@@ -12,7 +12,11 @@ import type { JsonRpcRequest, JsonRpcResponse } from '../../protocol/jsonrpc.js'
 /** A child whose answers the test gives by hand; requests it got wait in `waiting`. */
 class ScriptedChild implements Upstream {
   readonly events = new EventEmitter();
-  readonly waiting: { message: JsonRpcRequest; options: RequestOptions; answer: (response: JsonRpcResponse) => void }[] = [];
+  readonly waiting: {
+    message: JsonRpcRequest;
+    options: RequestOptions;
+    answer: (response: JsonRpcResponse) => void;
+  }[] = [];
   readonly got: JsonRpcRequest[] = [];
   private state: UpstreamState = 'ready';
 
@@ -24,7 +28,8 @@ class ScriptedChild implements Upstream {
 
   request(message: JsonRpcRequest, options: RequestOptions = {}): Promise<JsonRpcResponse> {
     this.got.push(structuredClone(message));
-    if (this.refusal) return Promise.resolve({ jsonrpc: '2.0', id: message.id, error: { code: -32603, message: this.refusal } });
+    if (this.refusal)
+      return Promise.resolve({ jsonrpc: '2.0', id: message.id, error: { code: -32603, message: this.refusal } });
     return new Promise((answer) => this.waiting.push({ message, options, answer }));
   }
 
@@ -41,7 +46,12 @@ class ScriptedChild implements Upstream {
   }
 
   status(): UpstreamStatus {
-    return { state: this.state, era: 'modern', restarts: 0, lastError: this.state === 'ready' ? undefined : `child ${this.index} down` };
+    return {
+      state: this.state,
+      era: 'modern',
+      restarts: 0,
+      lastError: this.state === 'ready' ? undefined : `child ${this.index} down`,
+    };
   }
 
   async start(): Promise<void> {}
@@ -50,13 +60,21 @@ class ScriptedChild implements Upstream {
   }
 }
 
-function pool(count: number, refusal?: (index: number) => string | undefined): { pool: PooledUpstream; children: ScriptedChild[] } {
+function pool(
+  count: number,
+  refusal?: (index: number) => string | undefined,
+): { pool: PooledUpstream; children: ScriptedChild[] } {
   const children = Array.from({ length: count }, (_, index) => new ScriptedChild('srv', index, refusal?.(index)));
   return { pool: new PooledUpstream('srv', children, silentLog), children };
 }
 
 let nextId = 1;
-const call = (name = 'work', params: Record<string, unknown> = {}): JsonRpcRequest => ({ jsonrpc: '2.0', id: nextId++, method: 'tools/call', params: { name, ...params } });
+const call = (name = 'work', params: Record<string, unknown> = {}): JsonRpcRequest => ({
+  jsonrpc: '2.0',
+  id: nextId++,
+  method: 'tools/call',
+  params: { name, ...params },
+});
 const sentTo = (children: ScriptedChild[]): number[] => children.map((child) => child.waiting.length);
 
 test('a request goes to the child with the fewest requests outstanding', () => {
@@ -198,11 +216,19 @@ test('listen opens a stream on every ready child; resource subscriptions go to o
     { signal: controller.signal, onNotification: (n) => acks.push(n.method) },
   );
   const opened = (child: ScriptedChild) => child.waiting.filter((w) => w.message.method === 'subscriptions/listen');
-  const subscribes = (child: ScriptedChild) => opened(child).map((w) => (w.message.params!.notifications as Record<string, unknown>).resourceSubscriptions !== undefined);
-  assert.deepEqual(children.map(subscribes), [[true], [false], [false]], 'every child listens; only the first holds the subscriptions');
+  const subscribes = (child: ScriptedChild) =>
+    opened(child).map(
+      (w) => (w.message.params!.notifications as Record<string, unknown>).resourceSubscriptions !== undefined,
+    );
+  assert.deepEqual(
+    children.map(subscribes),
+    [[true], [false], [false]],
+    'every child listens; only the first holds the subscriptions',
+  );
   assert.equal(p.status().children?.[0]?.inFlight, 0, 'listen streams are not load');
   // Each child acknowledges; the listener hears it once.
-  for (const child of children) opened(child)[0]!.options.onNotification?.({ jsonrpc: '2.0', method: 'notifications/subscriptions/acknowledged' });
+  for (const child of children)
+    opened(child)[0]!.options.onNotification?.({ jsonrpc: '2.0', method: 'notifications/subscriptions/acknowledged' });
   assert.deepEqual(acks, ['notifications/subscriptions/acknowledged']);
   // The holder goes down: its stream is cancelled, the next ready child takes the subscriptions.
   children[0]!.setState('backing-off');
@@ -211,5 +237,7 @@ test('listen opens a stream on every ready child; resource subscriptions go to o
   controller.abort();
   const response = await listen;
   assert.ok('error' in response, 'a closed listen ends with the cancelled answer');
-  for (const child of children) for (const stream of opened(child)) assert.ok(stream.options.signal!.aborted, 'every child stream is closed with it');
+  for (const child of children)
+    for (const stream of opened(child))
+      assert.ok(stream.options.signal!.aborted, 'every child stream is closed with it');
 });

@@ -10,7 +10,13 @@ const SERVER_INFO = 'io.modelcontextprotocol/serverInfo';
 const MCP: JsonObject = {
   resultType: 'complete',
   supportedVersions: ['2026-07-28'],
-  capabilities: { tools: { listChanged: true }, prompts: { listChanged: true }, resources: {}, completions: {}, logging: {} },
+  capabilities: {
+    tools: { listChanged: true },
+    prompts: { listChanged: true },
+    resources: {},
+    completions: {},
+    logging: {},
+  },
   ttlMs: 5000,
   cacheScope: 'public',
   instructions: 'Tools and prompts here are named <server>__<name>.\n\n## crm\nUse crm__search first.',
@@ -21,7 +27,11 @@ const info = (result: JsonObject) => (result._meta as JsonObject)[SERVER_INFO] a
 
 test("a profile is named after its endpoint, and keeps /mcp's version, ttlMs, cacheScope and supportedVersions", () => {
   const result = describeView(new Profile('coding', { tools: ['crm__*'] }), MCP);
-  assert.deepEqual(info(result), { name: 'mcp-gateway/profiles/coding', title: 'mcp-gateway: profile coding', version: '1.2.3' });
+  assert.deepEqual(info(result), {
+    name: 'mcp-gateway/profiles/coding',
+    title: 'mcp-gateway: profile coding',
+    version: '1.2.3',
+  });
   assert.equal(result.ttlMs, 5000);
   assert.equal(result.cacheScope, 'public');
   assert.deepEqual(result.supportedVersions, ['2026-07-28']);
@@ -38,7 +48,10 @@ test('a kind the profile shows none of is not offered; completions go with promp
 });
 
 test('a rename shows nothing its globs leave out: tools: [] with a prompt renamed offers prompts, not tools', () => {
-  const result = describeView(new Profile('p', { tools: [], prompts: ['crm__*'], rename: { crm__search: 'find' } }), MCP);
+  const result = describeView(
+    new Profile('p', { tools: [], prompts: ['crm__*'], rename: { crm__search: 'find' } }),
+    MCP,
+  );
   assert.equal('tools' in (result.capabilities as JsonObject), false, 'no tool can be listed or called here');
   assert.ok('prompts' in (result.capabilities as JsonObject));
 });
@@ -49,9 +62,20 @@ test('a feature /mcp does not offer is not offered on a profile either', () => {
 });
 
 test("/mcp's instructions are kept only where every tool and prompt is shown under its /mcp name", () => {
-  assert.equal(describeView(new Profile('p', { describe: { crm__search: 'Find.' } }), MCP).instructions, MCP.instructions);
-  assert.equal(describeView(new Profile('p', { tools: ['crm__*'] }), MCP).instructions, undefined, 'they may name a hidden tool');
-  assert.equal(describeView(new Profile('p', { rename: { crm__search: 'find' } }), MCP).instructions, undefined, 'they name crm__search, not find');
+  assert.equal(
+    describeView(new Profile('p', { describe: { crm__search: 'Find.' } }), MCP).instructions,
+    MCP.instructions,
+  );
+  assert.equal(
+    describeView(new Profile('p', { tools: ['crm__*'] }), MCP).instructions,
+    undefined,
+    'they may name a hidden tool',
+  );
+  assert.equal(
+    describeView(new Profile('p', { rename: { crm__search: 'find' } }), MCP).instructions,
+    undefined,
+    'they name crm__search, not find',
+  );
   assert.ok(!('instructions' in describeView(new Profile('p', { tools: [] }), MCP)));
 });
 
@@ -60,9 +84,16 @@ test('search mode: tools are its two fixed tools (no listChanged), and the instr
   assert.equal(info(search).name, 'mcp-gateway/search');
   assert.deepEqual((search.capabilities as JsonObject).tools, {});
   assert.equal(search.instructions, `${SEARCH_INSTRUCTIONS}\n\n${MCP.instructions}`);
-  const profile = describeView(new Profile('support', { tools: ['crm__*'], search: true }), { ...MCP, capabilities: {} });
+  const profile = describeView(new Profile('support', { tools: ['crm__*'], search: true }), {
+    ...MCP,
+    capabilities: {},
+  });
   assert.equal(info(profile).title, 'mcp-gateway: profile support, in search mode');
-  assert.deepEqual(profile.capabilities, { tools: {} }, 'search_tools and call_tool are there even when no server offers tools');
+  assert.deepEqual(
+    profile.capabilities,
+    { tools: {} },
+    'search_tools and call_tool are there even when no server offers tools',
+  );
   assert.equal(profile.instructions, SEARCH_INSTRUCTIONS);
 });
 

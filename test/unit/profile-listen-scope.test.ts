@@ -52,13 +52,29 @@ describe('shownOf: per kind, whether a profile may show anything of an upstream'
     const setting = { tools: ['alpha__*'], prompts: ['beta__greet'] };
     assert.deepEqual(shownOf(setting, 'alpha__'), { tools: true, prompts: false, resources: true });
     assert.deepEqual(shownOf(setting, 'beta__'), { tools: false, prompts: true, resources: true });
-    assert.deepEqual(shownOf({ ...setting, resources: [] }, 'alpha__'), { tools: true, prompts: false, resources: false });
-    assert.deepEqual(shownOf({ resources: ['file:///x/*'] }, 'gamma__'), { tools: true, prompts: true, resources: true });
+    assert.deepEqual(shownOf({ ...setting, resources: [] }, 'alpha__'), {
+      tools: true,
+      prompts: false,
+      resources: false,
+    });
+    assert.deepEqual(shownOf({ resources: ['file:///x/*'] }, 'gamma__'), {
+      tools: true,
+      prompts: true,
+      resources: true,
+    });
   });
 
   test('a rename brings in nothing its kind’s globs do not match (it only renames)', () => {
-    assert.deepEqual(shownOf({ tools: [], prompts: [], rename: { beta__echo: 'say' } }, 'beta__'), { tools: false, prompts: false, resources: true });
-    assert.deepEqual(shownOf({ tools: ['alpha__*', 'beta__echo'], rename: { beta__echo: 'say' } }, 'beta__'), { tools: true, prompts: true, resources: true });
+    assert.deepEqual(shownOf({ tools: [], prompts: [], rename: { beta__echo: 'say' } }, 'beta__'), {
+      tools: false,
+      prompts: false,
+      resources: true,
+    });
+    assert.deepEqual(shownOf({ tools: ['alpha__*', 'beta__echo'], rename: { beta__echo: 'say' } }, 'beta__'), {
+      tools: true,
+      prompts: true,
+      resources: true,
+    });
   });
 
   test('a custom prefix and separator: the head is what names begin with on /mcp', () => {

@@ -170,7 +170,8 @@ describe('RedisRateLimiter', { skip: redis.skip, timeout: 10_000 }, () => {
     const principal = `user:${randomUUID()} with spaces, colons: and ünïcode`;
     const limit = { requestsPerMinute: 60, burst: 3 };
 
-    for (let i = 0; i < 3; i++) assert.deepEqual(await limiter.take(principal, limit), { allowed: true }, `request ${i + 1}`);
+    for (let i = 0; i < 3; i++)
+      assert.deepEqual(await limiter.take(principal, limit), { allowed: true }, `request ${i + 1}`);
     const refused = await limiter.take(principal, limit);
     assert.equal(refused.allowed, false);
     assert.ok(!refused.allowed && refused.retryAfterMs > 900 && refused.retryAfterMs <= 1_000, JSON.stringify(refused));
@@ -246,6 +247,10 @@ describe('RedisRateLimiter without Redis', { timeout: 10_000 }, () => {
     assert.ok(!decisions[2]!.allowed && decisions[2]!.retryAfterMs > 0 && decisions[2]!.retryAfterMs <= 1_000);
     await sleep(400); // across several reconnection attempts (50, 100, 200 ms apart)
     assert.equal((await limiter.take('alice', limit)).allowed, false);
-    assert.equal(warnings().length, 1, `warned once per outage, not per request or attempt: ${JSON.stringify(warnings())}`);
+    assert.equal(
+      warnings().length,
+      1,
+      `warned once per outage, not per request or attempt: ${JSON.stringify(warnings())}`,
+    );
   });
 });

@@ -44,7 +44,12 @@ export async function redisProxy(rules: ProxyRules): Promise<RedisProxy> {
     let matched: boolean | undefined;
     let early = Buffer.alloc(0);
     const pass = (chunk: Buffer): void => {
-      if (matched && rules.refuseOnce && refused === 0 && chunk.toString('latin1').toLowerCase().includes(rules.refuseOnce)) {
+      if (
+        matched &&
+        rules.refuseOnce &&
+        refused === 0 &&
+        chunk.toString('latin1').toLowerCase().includes(rules.refuseOnce)
+      ) {
         refused++;
         downstream.write('-ERR refused by the test proxy\r\n');
         return;

@@ -29,7 +29,21 @@ const PREFIX = 'sentinel-failover-test:';
  */
 function startServer(dir: string, port: number, primaryPort?: number): ChildProcess {
   const replica = primaryPort === undefined ? [] : ['--replicaof', '127.0.0.1', String(primaryPort)];
-  const args = ['--port', String(port), '--bind', '127.0.0.1', '--dir', dir, '--save', '', '--appendonly', 'no', '--repl-diskless-sync-delay', '0', ...replica];
+  const args = [
+    '--port',
+    String(port),
+    '--bind',
+    '127.0.0.1',
+    '--dir',
+    dir,
+    '--save',
+    '',
+    '--appendonly',
+    'no',
+    '--repl-diskless-sync-delay',
+    '0',
+    ...replica,
+  ];
   return spawn('redis-server', args, {
     stdio: ['ignore', 'ignore', 'inherit'],
   });
@@ -44,7 +58,10 @@ async function role(redis: Redis): Promise<string> {
   }
 }
 
-test('the store follows the sentinel through a failover and a crash of the primary', { skip: redisServer.skip, timeout: 120_000 }, async (t) => {
+test('the store follows the sentinel through a failover and a crash of the primary', {
+  skip: redisServer.skip,
+  timeout: 120_000,
+}, async (t) => {
   redisServer.check();
   const [portA, portB, sentinelPort] = [await unusedPort(), await unusedPort(), await unusedPort()];
   const folder = tempDir('mcp-gw-sentinel-failover-');
@@ -61,7 +78,12 @@ test('the store follows the sentinel through a failover and a crash of the prima
   direct.b.on('error', () => {});
   t.after(() => (direct.a.disconnect(), direct.b.disconnect()));
   assert.ok(
-    await until(async () => (await reachable(portB)) && /master_link_status:up/.test(await direct.b.info('replication').catch(() => '')), 30_000, 50),
+    await until(
+      async () =>
+        (await reachable(portB)) && /master_link_status:up/.test(await direct.b.info('replication').catch(() => '')),
+      30_000,
+      50,
+    ),
     'the replica is in sync',
   );
 
@@ -83,11 +105,17 @@ test('the store follows the sentinel through a failover and a crash of the prima
   assert.ok(await until(() => reachable(sentinelPort), 5_000, 25), 'sentinel up');
   const asSentinel = new Redis(sentinelPort, '127.0.0.1', { maxRetriesPerRequest: 1 });
   t.after(() => asSentinel.disconnect());
-  const primaryPort = async () => Number(((await asSentinel.call('SENTINEL', 'get-master-addr-by-name', NAME)) as string[])[1]);
+  const primaryPort = async () =>
+    Number(((await asSentinel.call('SENTINEL', 'get-master-addr-by-name', NAME)) as string[])[1]);
   const replicasKnown = async () => ((await asSentinel.call('SENTINEL', 'replicas', NAME)) as unknown[]).length;
   assert.ok(await until(async () => (await replicasKnown()) === 1, 15_000, 100), 'the sentinel knows the replica');
 
-  const options = { url: 'redis://not-a-host.invalid/0', sentinel: { name: NAME, nodes: [`127.0.0.1:${sentinelPort}`] }, keyPrefix: PREFIX, log: silentLog };
+  const options = {
+    url: 'redis://not-a-host.invalid/0',
+    sentinel: { name: NAME, nodes: [`127.0.0.1:${sentinelPort}`] },
+    keyPrefix: PREFIX,
+    log: silentLog,
+  };
   const store = new RedisStore(options);
   const other = new RedisStore(options);
   t.after(() => Promise.all([store.close(), other.close()]));
@@ -98,7 +126,12 @@ test('the store follows the sentinel through a failover and a crash of the prima
   const landsOn = (server: Redis, field: string) =>
     until(
       async () => {
-        await store.write('g', field, { result: { resultType: 'complete', field }, expiresAt: Date.now() + 60_000 }, 60_000);
+        await store.write(
+          'g',
+          field,
+          { result: { resultType: 'complete', field }, expiresAt: Date.now() + 60_000 },
+          60_000,
+        );
         return (await server.hexists(`${PREFIX}g:g`, field).catch(() => 0)) === 1;
       },
       30_000,
@@ -120,21 +153,42 @@ test('the store follows the sentinel through a failover and a crash of the prima
   // Planned failover: B is promoted while A stays up and is demoted to a read-only replica.
   await asSentinel.call('SENTINEL', 'failover', NAME);
   assert.ok(
-    await until(async () => (await primaryPort()) === portB && (await role(direct.b)) === 'master' && (await role(direct.a)) === 'slave', 30_000, 100),
+    await until(
+      async () =>
+        (await primaryPort()) === portB && (await role(direct.b)) === 'master' && (await role(direct.a)) === 'slave',
+      30_000,
+      100,
+    ),
     'B promoted, A demoted',
   );
-  assert.ok(await landsOn(direct.b, 'after-failover'), 'written on the new primary after the failover (A would refuse it: READONLY)');
+  assert.ok(
+    await landsOn(direct.b, 'after-failover'),
+    'written on the new primary after the failover (A would refuse it: READONLY)',
+  );
   assert.equal(await role(direct.b), 'master');
-  const read = await until(async () => (await store.read('g', 'after-failover'))?.result.field === 'after-failover', 10_000, 100);
+  const read = await until(
+    async () => (await store.read('g', 'after-failover'))?.result.field === 'after-failover',
+    10_000,
+    100,
+  );
   assert.ok(read, 'read back through the sentinel');
 
   // Crash: the new primary is killed; the sentinel promotes A back once it sees B down.
   assert.ok(
-    await until(async () => (await replicasKnown()) >= 1 && /master_link_status:up/.test(await direct.a.info('replication').catch(() => '')), 15_000, 100),
+    await until(
+      async () =>
+        (await replicasKnown()) >= 1 &&
+        /master_link_status:up/.test(await direct.a.info('replication').catch(() => '')),
+      15_000,
+      100,
+    ),
     'A in sync with B',
   );
   await stopRedis(b);
-  assert.ok(await until(async () => (await primaryPort()) === portA && (await role(direct.a)) === 'master', 60_000, 200), 'A promoted after B crashed');
+  assert.ok(
+    await until(async () => (await primaryPort()) === portA && (await role(direct.a)) === 'master', 60_000, 200),
+    'A promoted after B crashed',
+  );
   assert.ok(await landsOn(direct.a, 'after-crash'), 'written on A once it is primary again');
   assert.ok(await dropReaches('after-crash'), 'a drop reaches the other store through the new primary');
 });

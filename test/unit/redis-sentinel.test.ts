@@ -28,15 +28,26 @@ function problems(cache: Record<string, unknown>): string {
 }
 
 test('cache.sentinel is read with its defaults; without it nothing changes', () => {
-  const config = parse({ store: 'redis', url: 'rediss://app:pw@primary/2', sentinel: { name: 'mymaster', nodes: ['10.0.0.1:26379', '[fd00::2]:26380'] } });
-  assert.deepEqual(config.cache.sentinel, { name: 'mymaster', nodes: ['10.0.0.1:26379', '[fd00::2]:26380'], tls: false });
+  const config = parse({
+    store: 'redis',
+    url: 'rediss://app:pw@primary/2',
+    sentinel: { name: 'mymaster', nodes: ['10.0.0.1:26379', '[fd00::2]:26380'] },
+  });
+  assert.deepEqual(config.cache.sentinel, {
+    name: 'mymaster',
+    nodes: ['10.0.0.1:26379', '[fd00::2]:26380'],
+    tls: false,
+  });
   assert.equal(parse({ store: 'redis' }).cache.sentinel, undefined);
   assert.deepEqual(sentinelOptions(undefined, 'redis://127.0.0.1:6379'), {});
 });
 
 test('sentinel settings become ioredis options; the URL still gives the primary credentials, database and TLS', () => {
   const url = 'rediss://app:secret@ignored-host:6390/3';
-  const options = sentinelOptions({ name: 'mymaster', nodes: ['sentinel-0.redis:26379', '[fd00::2]:26380'], password: 'sp', tls: true }, url);
+  const options = sentinelOptions(
+    { name: 'mymaster', nodes: ['sentinel-0.redis:26379', '[fd00::2]:26380'], password: 'sp', tls: true },
+    url,
+  );
   assert.deepEqual(options.sentinels, [
     { host: 'sentinel-0.redis', port: 26379 },
     { host: 'fd00::2', port: 26380 },
@@ -63,26 +74,54 @@ test('sentinel settings become ioredis options; the URL still gives the primary 
 });
 
 test('mistakes in cache.sentinel, and cache.cluster, are refused with what to write instead', () => {
-  assert.match(problems({ sentinel: { name: 'm', nodes: ['sentinel-0'] } }), /cache\.sentinel\.nodes\.0: give host:port, for example sentinel-0\.redis:26379/);
-  assert.match(problems({ sentinel: { name: 'm', nodes: [] } }), /cache\.sentinel\.nodes: list at least one sentinel as host:port/);
-  assert.match(problems({ sentinel: { name: '', nodes: ['h:1'] } }), /cache\.sentinel\.name: give the name the sentinels monitor/);
-  assert.match(problems({ cluster: { nodes: ['h:1'] } }), /cache\.cluster: Redis Cluster is not supported .*point cache\.url at one primary, or use cache\.sentinel/);
+  assert.match(
+    problems({ sentinel: { name: 'm', nodes: ['sentinel-0'] } }),
+    /cache\.sentinel\.nodes\.0: give host:port, for example sentinel-0\.redis:26379/,
+  );
+  assert.match(
+    problems({ sentinel: { name: 'm', nodes: [] } }),
+    /cache\.sentinel\.nodes: list at least one sentinel as host:port/,
+  );
+  assert.match(
+    problems({ sentinel: { name: '', nodes: ['h:1'] } }),
+    /cache\.sentinel\.name: give the name the sentinels monitor/,
+  );
+  assert.match(
+    problems({ cluster: { nodes: ['h:1'] } }),
+    /cache\.cluster: Redis Cluster is not supported .*point cache\.url at one primary, or use cache\.sentinel/,
+  );
 });
 
-test('through a real sentinel: the store finds the primary and writes there', { skip: redisServer.skip, timeout: 30_000 }, async (t) => {
+test('through a real sentinel: the store finds the primary and writes there', {
+  skip: redisServer.skip,
+  timeout: 30_000,
+}, async (t) => {
   redisServer.check();
   const { port: primaryPort, child: primary } = await ownRedis();
   t.after(() => stopRedis(primary));
   const folder = tempDir('mcp-gw-sentinel-');
   const file = path.join(folder, 'sentinel.conf');
   const { sentinelPort, sentinel } = await onFreePort(async (sentinelPort) => {
-    writeFileSync(file, `port ${sentinelPort}\nbind 127.0.0.1\nsentinel monitor primary-a 127.0.0.1 ${primaryPort} 1\n`);
+    writeFileSync(
+      file,
+      `port ${sentinelPort}\nbind 127.0.0.1\nsentinel monitor primary-a 127.0.0.1 ${primaryPort} 1\n`,
+    );
     return { sentinelPort, sentinel: await startRedisServer(sentinelPort, [file, '--sentinel'], /\+monitor master/) };
   });
   t.after(() => stopRedis(sentinel));
 
-  const config = parse({ store: 'redis', url: 'redis://not-a-host.invalid/0', keyPrefix: 'sentinel-test:', sentinel: { name: 'primary-a', nodes: [`127.0.0.1:${sentinelPort}`] } });
-  const store = new RedisStore({ url: config.cache.url, sentinel: config.cache.sentinel, keyPrefix: config.cache.keyPrefix, log: silentLog });
+  const config = parse({
+    store: 'redis',
+    url: 'redis://not-a-host.invalid/0',
+    keyPrefix: 'sentinel-test:',
+    sentinel: { name: 'primary-a', nodes: [`127.0.0.1:${sentinelPort}`] },
+  });
+  const store = new RedisStore({
+    url: config.cache.url,
+    sentinel: config.cache.sentinel,
+    keyPrefix: config.cache.keyPrefix,
+    log: silentLog,
+  });
   t.after(() => store.close());
   const direct = new Redis(`redis://127.0.0.1:${primaryPort}`);
   t.after(() => direct.disconnect());

@@ -18,7 +18,10 @@ const GROUP = 'srv:tools/list';
 let store: RedisStore;
 let direct: Redis;
 
-const entry = (ttlMs: number, n = 0): StoredEntry => ({ result: { resultType: 'complete', n }, expiresAt: Date.now() + ttlMs });
+const entry = (ttlMs: number, n = 0): StoredEntry => ({
+  result: { resultType: 'complete', n },
+  expiresAt: Date.now() + ttlMs,
+});
 const fields = (): Promise<string[]> => direct.hkeys(`${keyPrefix}g:${GROUP}`).then((keys) => keys.sort());
 
 before(async () => {
@@ -63,7 +66,9 @@ async function writeSurely(field: string, value: StoredEntry, ttlMs: number): Pr
   );
 }
 
-test('a busy group loses its expired short-lived field on the next write; the long-lived one stays', { skip: SKIP }, async () => {
+test('a busy group loses its expired short-lived field on the next write; the long-lived one stays', {
+  skip: SKIP,
+}, async () => {
   redis.check();
   const short = entry(40);
   await writeSurely('short', short, 40);
@@ -79,7 +84,9 @@ test('a busy group loses its expired short-lived field on the next write; the lo
   assert.deepEqual(await direct.zrange(`${keyPrefix}e:${GROUP}`, '0', '-1'), ['long'], 'and its expiry');
 });
 
-test('each write deletes at most PRUNE_PER_WRITE expired fields, so the work per write is bounded', { skip: SKIP }, async () => {
+test('each write deletes at most PRUNE_PER_WRITE expired fields, so the work per write is bounded', {
+  skip: SKIP,
+}, async () => {
   redis.check();
   const many = 2 * PRUNE_PER_WRITE + 3;
   // Long enough that none expires while the others are written (a write prunes too).

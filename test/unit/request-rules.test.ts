@@ -54,12 +54,20 @@ describe('JSON-RPC envelope', () => {
     const r = rejected(checkMessage({ jsonrpc: '2.0', id: 5, result: {} }, new Headers(), undefined), 400, -32600);
     assert.equal(r.body.id, 5);
     assert.match(r.body.error.message, /respons/);
-    rejected(checkMessage({ jsonrpc: '2.0', id: 5, error: { code: 1, message: 'x' } }, new Headers(), undefined), 400, -32600);
+    rejected(
+      checkMessage({ jsonrpc: '2.0', id: 5, error: { code: 1, message: 'x' } }, new Headers(), undefined),
+      400,
+      -32600,
+    );
   });
 
   test('params that are not an object → 400 / -32600', () => {
     for (const params of [[1, 2], 'x', 3, null]) {
-      rejected(checkMessage({ jsonrpc: '2.0', id: 1, method: 'tools/list', params }, hdrs('tools/list'), undefined), 400, -32600);
+      rejected(
+        checkMessage({ jsonrpc: '2.0', id: 1, method: 'tools/list', params }, hdrs('tools/list'), undefined),
+        400,
+        -32600,
+      );
     }
   });
 
@@ -83,7 +91,11 @@ describe('JSON-RPC envelope', () => {
 
 describe('per-request _meta', () => {
   test('missing _meta → 400 / -32602', () => {
-    const r = rejected(checkMessage({ jsonrpc: '2.0', id: 7, method: 'tools/list', params: {} }, hdrs('tools/list'), undefined), 400, -32602);
+    const r = rejected(
+      checkMessage({ jsonrpc: '2.0', id: 7, method: 'tools/list', params: {} }, hdrs('tools/list'), undefined),
+      400,
+      -32602,
+    );
     assert.equal(r.body.id, 7);
     rejected(checkMessage({ jsonrpc: '2.0', id: 7, method: 'tools/list' }, hdrs('tools/list'), undefined), 400, -32602);
   });
@@ -94,21 +106,34 @@ describe('per-request _meta', () => {
   });
 
   test('initialize without _meta → 400 / -32022 with data.supported and data.requested', () => {
-    const body = { jsonrpc: '2.0', id: 0, method: 'initialize', params: { protocolVersion: '2025-06-18', capabilities: {}, clientInfo: { name: 'c', version: '1' } } };
+    const body = {
+      jsonrpc: '2.0',
+      id: 0,
+      method: 'initialize',
+      params: { protocolVersion: '2025-06-18', capabilities: {}, clientInfo: { name: 'c', version: '1' } },
+    };
     const r = rejected(checkMessage(body, new Headers(), undefined), 400, -32022);
     assert.equal(r.body.id, 0);
     assert.deepEqual(r.body.error.data, { supported: [VERSION], requested: '2025-06-18' });
   });
 
   test('initialize without protocolVersion → requested "unknown"', () => {
-    const r = rejected(checkMessage({ jsonrpc: '2.0', id: 0, method: 'initialize', params: {} }, new Headers(), undefined), 400, -32022);
+    const r = rejected(
+      checkMessage({ jsonrpc: '2.0', id: 0, method: 'initialize', params: {} }, new Headers(), undefined),
+      400,
+      -32022,
+    );
     assert.deepEqual(r.body.error.data, { supported: [VERSION], requested: 'unknown' });
   });
 
   test('an unsupported version in _meta → 400 / -32022 with {supported, requested}', () => {
     const body = req('tools/list');
     body.params._meta[PV] = '2025-11-25';
-    const r = rejected(checkMessage(body, new Headers({ 'MCP-Protocol-Version': '2025-11-25', 'Mcp-Method': 'tools/list' }), undefined), 400, -32022);
+    const r = rejected(
+      checkMessage(body, new Headers({ 'MCP-Protocol-Version': '2025-11-25', 'Mcp-Method': 'tools/list' }), undefined),
+      400,
+      -32022,
+    );
     assert.deepEqual(r.body.error.data, { supported: [VERSION], requested: '2025-11-25' });
   });
 
@@ -117,7 +142,11 @@ describe('per-request _meta', () => {
     (body.params._meta as Record<string, unknown>)[PV] = 20260728;
     // The spec: a header that does not match the body's version is a HeaderMismatch, whatever the version.
     rejected(checkMessage(body, hdrs('tools/list'), undefined), 400, -32020);
-    const repeated = rejected(checkMessage(body, new Headers({ 'MCP-Protocol-Version': '20260728', 'Mcp-Method': 'tools/list' }), undefined), 400, -32022);
+    const repeated = rejected(
+      checkMessage(body, new Headers({ 'MCP-Protocol-Version': '20260728', 'Mcp-Method': 'tools/list' }), undefined),
+      400,
+      -32022,
+    );
     assert.deepEqual(repeated.body.error.data, { supported: [VERSION], requested: '20260728' });
     const bare = rejected(checkMessage(body, new Headers(), undefined), 400, -32022);
     assert.deepEqual(bare.body.error.data, { supported: [VERSION], requested: '20260728' });
@@ -139,16 +168,32 @@ describe('per-request _meta', () => {
 
 describe('standard headers', () => {
   test('MCP-Protocol-Version header missing → 400 / -32020', () => {
-    const r = rejected(checkMessage(req('tools/list'), new Headers({ 'Mcp-Method': 'tools/list' }), undefined), 400, -32020);
+    const r = rejected(
+      checkMessage(req('tools/list'), new Headers({ 'Mcp-Method': 'tools/list' }), undefined),
+      400,
+      -32020,
+    );
     assert.match(r.body.error.message, /MCP-Protocol-Version/);
   });
 
   test('MCP-Protocol-Version header different from _meta → 400 / -32020', () => {
-    rejected(checkMessage(req('tools/list'), new Headers({ 'MCP-Protocol-Version': '2025-11-25', 'Mcp-Method': 'tools/list' }), undefined), 400, -32020);
+    rejected(
+      checkMessage(
+        req('tools/list'),
+        new Headers({ 'MCP-Protocol-Version': '2025-11-25', 'Mcp-Method': 'tools/list' }),
+        undefined,
+      ),
+      400,
+      -32020,
+    );
   });
 
   test('Mcp-Method missing → 400 / -32020', () => {
-    const r = rejected(checkMessage(req('tools/list'), new Headers({ 'MCP-Protocol-Version': VERSION }), undefined), 400, -32020);
+    const r = rejected(
+      checkMessage(req('tools/list'), new Headers({ 'MCP-Protocol-Version': VERSION }), undefined),
+      400,
+      -32020,
+    );
     assert.match(r.body.error.message, /Mcp-Method/);
   });
 
@@ -158,18 +203,36 @@ describe('standard headers', () => {
   });
 
   test('header names are case-insensitive', () => {
-    accepted(checkMessage(req('tools/list'), new Headers({ 'mcp-protocol-version': VERSION, 'MCP-METHOD': 'tools/list' }), undefined));
+    accepted(
+      checkMessage(
+        req('tools/list'),
+        new Headers({ 'mcp-protocol-version': VERSION, 'MCP-METHOD': 'tools/list' }),
+        undefined,
+      ),
+    );
   });
 
   test('removed methods sent with modern _meta → 404 / -32601', () => {
     for (const method of ['initialize', 'ping', 'logging/setLevel', 'resources/subscribe', 'resources/unsubscribe']) {
-      const r = rejected(checkMessage(req(method, method === 'resources/subscribe' ? { uri: 'file:///a' } : {}), hdrs(method), undefined), 404, -32601);
+      const r = rejected(
+        checkMessage(
+          req(method, method === 'resources/subscribe' ? { uri: 'file:///a' } : {}),
+          hdrs(method),
+          undefined,
+        ),
+        404,
+        -32601,
+      );
       assert.match(r.body.error.message, /removed/, method);
     }
   });
 
   test('an unknown method → 404 / -32601', () => {
-    const r = rejected(checkMessage(req('tools/frobnicate', {}, 'x'), hdrs('tools/frobnicate'), undefined), 404, -32601);
+    const r = rejected(
+      checkMessage(req('tools/frobnicate', {}, 'x'), hdrs('tools/frobnicate'), undefined),
+      404,
+      -32601,
+    );
     assert.equal(r.body.id, 'x');
     assert.match(r.body.error.message, /tools\/frobnicate/);
   });
@@ -187,63 +250,144 @@ describe('standard headers', () => {
       assert.match(r.body.error.message, /Mcp-Name/);
     });
     test(`${method}: Mcp-Name mismatch → 400 / -32020`, () => {
-      rejected(checkMessage(req(method, { [param]: value }), hdrs(method, { 'Mcp-Name': value + 'x' }), undefined), 400, -32020);
+      rejected(
+        checkMessage(req(method, { [param]: value }), hdrs(method, { 'Mcp-Name': value + 'x' }), undefined),
+        400,
+        -32020,
+      );
     });
   }
 
   test('resources/read: Mcp-Name carrying params.name instead of params.uri → -32020', () => {
-    rejected(checkMessage(req('resources/read', { uri: 'file:///a', name: 'a' }), hdrs('resources/read', { 'Mcp-Name': 'a' }), undefined), 400, -32020);
+    rejected(
+      checkMessage(
+        req('resources/read', { uri: 'file:///a', name: 'a' }),
+        hdrs('resources/read', { 'Mcp-Name': 'a' }),
+        undefined,
+      ),
+      400,
+      -32020,
+    );
   });
 
   test('a base64-encoded Mcp-Name matching a non-ASCII tool name → accepted', () => {
-    accepted(checkMessage(req('tools/call', { name: '天気', arguments: {} }), hdrs('tools/call', { 'Mcp-Name': b64('天気') }), undefined));
+    accepted(
+      checkMessage(
+        req('tools/call', { name: '天気', arguments: {} }),
+        hdrs('tools/call', { 'Mcp-Name': b64('天気') }),
+        undefined,
+      ),
+    );
   });
 
   test('a base64-encoded Mcp-Name of another name → -32020', () => {
-    rejected(checkMessage(req('tools/call', { name: '天気' }), hdrs('tools/call', { 'Mcp-Name': b64('天氣') }), undefined), 400, -32020);
+    rejected(
+      checkMessage(req('tools/call', { name: '天気' }), hdrs('tools/call', { 'Mcp-Name': b64('天氣') }), undefined),
+      400,
+      -32020,
+    );
   });
 
   test('a raw non-ASCII Mcp-Name → -32020', () => {
     // On the wire the UTF-8 bytes arrive as Latin-1 characters; 'café' is the simplest such value.
-    rejected(checkMessage(req('tools/call', { name: 'café' }), hdrs('tools/call', { 'Mcp-Name': 'café' }), undefined), 400, -32020);
+    rejected(
+      checkMessage(req('tools/call', { name: 'café' }), hdrs('tools/call', { 'Mcp-Name': 'café' }), undefined),
+      400,
+      -32020,
+    );
   });
 
   test('an Mcp-Param-* header the gateway does not recognise is forwarded unchecked, even malformed', () => {
     // The spec: intermediaries that do not recognise a Mcp-Param header MUST forward it and otherwise ignore it.
     accepted(
-      checkMessage(req('tools/call', { name: 'get_weather', arguments: { city: 'café' } }), hdrs('tools/call', { 'Mcp-Name': 'get_weather', 'Mcp-Param-City': 'café' }), undefined),
+      checkMessage(
+        req('tools/call', { name: 'get_weather', arguments: { city: 'café' } }),
+        hdrs('tools/call', { 'Mcp-Name': 'get_weather', 'Mcp-Param-City': 'café' }),
+        undefined,
+      ),
     );
   });
 
   test('a well-formed Mcp-Param-* header of an unknown tool is forwarded unchecked', () => {
-    accepted(checkMessage(req('tools/call', { name: 'get_weather' }), hdrs('tools/call', { 'Mcp-Name': 'get_weather', 'Mcp-Param-X': 'anything' }), new ToolHeaderIndex()));
+    accepted(
+      checkMessage(
+        req('tools/call', { name: 'get_weather' }),
+        hdrs('tools/call', { 'Mcp-Name': 'get_weather', 'Mcp-Param-X': 'anything' }),
+        new ToolHeaderIndex(),
+      ),
+    );
   });
 
   describe('with a learned x-mcp-header declaration', () => {
     const index = new ToolHeaderIndex();
     index.learn({
-      tools: [{ name: 'execute_sql', inputSchema: { type: 'object', properties: { region: { type: 'string', 'x-mcp-header': 'Region' }, query: { type: 'string' } } } }],
+      tools: [
+        {
+          name: 'execute_sql',
+          inputSchema: {
+            type: 'object',
+            properties: { region: { type: 'string', 'x-mcp-header': 'Region' }, query: { type: 'string' } },
+          },
+        },
+      ],
     });
-    const call = (region: string) => req('tools/call', { name: 'execute_sql', arguments: { region, query: 'select 1' } });
+    const call = (region: string) =>
+      req('tools/call', { name: 'execute_sql', arguments: { region, query: 'select 1' } });
 
     test('matching Mcp-Param-Region → accepted', () => {
-      accepted(checkMessage(call('us-west1'), hdrs('tools/call', { 'Mcp-Name': 'execute_sql', 'Mcp-Param-Region': 'us-west1' }), index));
+      accepted(
+        checkMessage(
+          call('us-west1'),
+          hdrs('tools/call', { 'Mcp-Name': 'execute_sql', 'Mcp-Param-Region': 'us-west1' }),
+          index,
+        ),
+      );
     });
     test('missing Mcp-Param-Region → 400 / -32020', () => {
       rejected(checkMessage(call('us-west1'), hdrs('tools/call', { 'Mcp-Name': 'execute_sql' }), index), 400, -32020);
     });
     test('mismatched Mcp-Param-Region → 400 / -32020', () => {
-      rejected(checkMessage(call('us-west1'), hdrs('tools/call', { 'Mcp-Name': 'execute_sql', 'Mcp-Param-Region': 'eu-west1' }), index), 400, -32020);
+      rejected(
+        checkMessage(
+          call('us-west1'),
+          hdrs('tools/call', { 'Mcp-Name': 'execute_sql', 'Mcp-Param-Region': 'eu-west1' }),
+          index,
+        ),
+        400,
+        -32020,
+      );
     });
     test('a recognised Mcp-Param-Region with a raw non-ASCII value → -32020 naming the header', () => {
-      const r = rejected(checkMessage(call('café'), hdrs('tools/call', { 'Mcp-Name': 'execute_sql', 'Mcp-Param-Region': 'café' }), index), 400, -32020);
+      const r = rejected(
+        checkMessage(
+          call('café'),
+          hdrs('tools/call', { 'Mcp-Name': 'execute_sql', 'Mcp-Param-Region': 'café' }),
+          index,
+        ),
+        400,
+        -32020,
+      );
       assert.match(r.body.error.message, /mcp-param-region/i);
     });
     test('a recognised Mcp-Param-Region with a control character → -32020', () => {
-      rejected(checkMessage(call('a\x01b'), hdrs('tools/call', { 'Mcp-Name': 'execute_sql', 'Mcp-Param-Region': 'a\x01b' }), index), 400, -32020);
+      rejected(
+        checkMessage(
+          call('a\x01b'),
+          hdrs('tools/call', { 'Mcp-Name': 'execute_sql', 'Mcp-Param-Region': 'a\x01b' }),
+          index,
+        ),
+        400,
+        -32020,
+      );
     });
     test('base64 Mcp-Param-Region for a non-ASCII value → accepted', () => {
-      accepted(checkMessage(call('Zürich'), hdrs('tools/call', { 'Mcp-Name': 'execute_sql', 'Mcp-Param-Region': b64('Zürich') }), index));
+      accepted(
+        checkMessage(
+          call('Zürich'),
+          hdrs('tools/call', { 'Mcp-Name': 'execute_sql', 'Mcp-Param-Region': b64('Zürich') }),
+          index,
+        ),
+      );
     });
   });
 
@@ -256,12 +400,24 @@ describe('standard headers', () => {
 });
 
 describe('official examples', () => {
-  const files = officialExamples((type) => type.endsWith('Request')).map(({ type, file, body }) => ({ dir: type, file, body }));
+  const files = officialExamples((type) => type.endsWith('Request')).map(({ type, file, body }) => ({
+    dir: type,
+    file,
+    body,
+  }));
 
   test('the examples directory was found and has request examples', () => {
     assert.ok(files.length >= 10, `found ${files.length}`);
     const methods = new Set(files.map((f) => f.body.method));
-    for (const m of ['tools/call', 'server/discover', 'tools/list', 'prompts/get', 'resources/read', 'completion/complete', 'subscriptions/listen']) {
+    for (const m of [
+      'tools/call',
+      'server/discover',
+      'tools/list',
+      'prompts/get',
+      'resources/read',
+      'completion/complete',
+      'subscriptions/listen',
+    ]) {
       assert.ok(methods.has(m), m);
     }
   });
@@ -297,17 +453,35 @@ describe('official examples', () => {
   }
 
   test('server→client examples exist (ElicitRequest, CreateMessageRequest, ListRootsRequest)', () => {
-    assert.deepEqual(serverToClient.map((f) => f.body.method).sort(), ['elicitation/create', 'roots/list', 'sampling/createMessage']);
+    assert.deepEqual(serverToClient.map((f) => f.body.method).sort(), [
+      'elicitation/create',
+      'roots/list',
+      'sampling/createMessage',
+    ]);
   });
 
   for (const { dir, file, body } of serverToClient) {
-    // As shipped these examples carry no "jsonrpc" member (two have no id either): the envelope check refuses them first.
+    // As shipped these examples carry no "jsonrpc" member (two have no id either): the envelope check refuses them
+    // first.
     test(`${dir}/${file} as shipped (no "jsonrpc") → 400 / -32600`, () => {
-      rejected(checkMessage(structuredClone(body), new Headers({ 'MCP-Protocol-Version': VERSION, 'Mcp-Method': body.method }), undefined), 400, -32600);
+      rejected(
+        checkMessage(
+          structuredClone(body),
+          new Headers({ 'MCP-Protocol-Version': VERSION, 'Mcp-Method': body.method }),
+          undefined,
+        ),
+        400,
+        -32600,
+      );
     });
     // Completed into a modern client request, the method is still not one a client may call.
     test(`${dir}/${file} (${body.method}) as a complete modern request → 404 / -32601`, () => {
-      const full = { jsonrpc: '2.0', id: body.id ?? 'x', method: body.method, params: { ...(body.params ?? {}), _meta: meta() } };
+      const full = {
+        jsonrpc: '2.0',
+        id: body.id ?? 'x',
+        method: body.method,
+        params: { ...(body.params ?? {}), _meta: meta() },
+      };
       rejected(checkMessage(full, hdrs(body.method), undefined), 404, -32601);
     });
   }

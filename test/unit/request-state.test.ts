@@ -58,7 +58,12 @@ describe('RequestStateCodec', () => {
 
   test('the body re-encoded with a changed field (and the old MAC): refused as altered', () => {
     const { mac } = parts(codec.issue(state));
-    for (const change of [{ caller: 'principal:mallory' }, { expiresAt: state.expiresAt + 1 }, { instance: 'inst-B' }, { round: 1 }]) {
+    for (const change of [
+      { caller: 'principal:mallory' },
+      { expiresAt: state.expiresAt + 1 },
+      { instance: 'inst-B' },
+      { round: 1 },
+    ]) {
       const body = Buffer.from(JSON.stringify({ ...state, ...change })).toString('base64url');
       const opened = codec.open(`mcpgw1.${body}.${mac}`);
       assert.equal(opened.ok, false, JSON.stringify(change));
@@ -94,7 +99,15 @@ describe('RequestStateCodec', () => {
 
   test('not our prefix: refused as not issued by this gateway (whatever it holds)', () => {
     const token = codec.issue(state);
-    for (const foreign of ['', 'opaque-state', token.slice(1), `MCPGW1.${token.slice(7)}`, `mcpgw2.${token.slice(7)}`, ` ${token}`, '{"instance":"inst-A"}']) {
+    for (const foreign of [
+      '',
+      'opaque-state',
+      token.slice(1),
+      `MCPGW1.${token.slice(7)}`,
+      `mcpgw2.${token.slice(7)}`,
+      ` ${token}`,
+      '{"instance":"inst-A"}',
+    ]) {
       const opened = codec.open(foreign);
       assert.equal(opened.ok, false, foreign);
       assert.match((opened as { why: string }).why, /not issued by this gateway/);
@@ -103,7 +116,11 @@ describe('RequestStateCodec', () => {
 
   test('a token with our prefix but non-ASCII characters where the MAC goes is refused, not thrown', () => {
     // 43 characters, but more than 43 bytes: a modern upstream's opaque state may well look like this.
-    const lookalikes = [`mcpgw1.héllo.${'ä'.repeat(43)}`, `mcpgw1.abc.${'A'.repeat(42)}é`, `mcpgw1.x.${'🚀'.repeat(21)}A`];
+    const lookalikes = [
+      `mcpgw1.héllo.${'ä'.repeat(43)}`,
+      `mcpgw1.abc.${'A'.repeat(42)}é`,
+      `mcpgw1.x.${'🚀'.repeat(21)}A`,
+    ];
     for (const token of lookalikes) {
       let opened: ReturnType<RequestStateCodec['open']> | undefined;
       assert.doesNotThrow(() => (opened = codec.open(token)), token);
@@ -138,7 +155,13 @@ describe('requestDigest', () => {
   });
 
   test('ignores key order, at every depth', () => {
-    assert.equal(requestDigest('tools/call', { arguments: { nested: { b: 'x', a: [1, 2] }, n: 1, question: 'Name?' }, name: 'ask' }), digest);
+    assert.equal(
+      requestDigest('tools/call', {
+        arguments: { nested: { b: 'x', a: [1, 2] }, n: 1, question: 'Name?' },
+        name: 'ask',
+      }),
+      digest,
+    );
   });
 
   test('does not ignore argument values, names, array order, added arguments or the method', () => {

@@ -39,15 +39,29 @@ function setup() {
     separator: '__',
     refresh: async (method) => {
       refreshed.push(method);
-      if (method === 'tools/list') router.tools.add('beta__late', { server: 'beta', name: 'late', definition: { name: 'beta__late', description: 'late' } });
+      if (method === 'tools/list')
+        router.tools.add('beta__late', {
+          server: 'beta',
+          name: 'late',
+          definition: { name: 'beta__late', description: 'late' },
+        });
       if (method === 'resources/list') router.resources.addResource('file:///late', 'alpha');
     },
   });
-  router.tools.add('a__echo', { server: 'alpha', name: 'echo', definition: { name: 'a__echo', description: 'echoes' } });
+  router.tools.add('a__echo', {
+    server: 'alpha',
+    name: 'echo',
+    definition: { name: 'a__echo', description: 'echoes' },
+  });
   return { router, seen, refreshed };
 }
 
-const call = (name: unknown, id = 1): JsonRpcRequest => ({ jsonrpc: '2.0', id, method: 'tools/call', params: { name, arguments: {} } });
+const call = (name: unknown, id = 1): JsonRpcRequest => ({
+  jsonrpc: '2.0',
+  id,
+  method: 'tools/call',
+  params: { name, arguments: {} },
+});
 
 describe('Router', () => {
   test('a listed /mcp name is placed by one lookup, with the definition the lists gave', () => {
@@ -75,7 +89,11 @@ describe('Router', () => {
     assert.deepEqual(refreshed, []);
     const confirmed = (await router.confirm(target)) as NamedTarget;
     assert.deepEqual(refreshed, ['tools/list']);
-    assert.deepEqual(confirmed.listed, { server: 'beta', name: 'late', definition: { name: 'beta__late', description: 'late' } });
+    assert.deepEqual(confirmed.listed, {
+      server: 'beta',
+      name: 'late',
+      definition: { name: 'beta__late', description: 'late' },
+    });
     assert.equal(confirmed.confirmed, true);
   });
 
@@ -99,17 +117,37 @@ describe('Router', () => {
 
   test("a name nobody serves, or out of reach, is answered in /mcp's words", async () => {
     const { router, seen } = setup();
-    const unknown = await router.call((await router.confirm(router.resolve(undefined, call('a__nope', 2)))) as NamedTarget, call('a__nope', 2), {});
+    const unknown = await router.call(
+      (await router.confirm(router.resolve(undefined, call('a__nope', 2)))) as NamedTarget,
+      call('a__nope', 2),
+      {},
+    );
     assert.deepEqual(unknown, {
       jsonrpc: '2.0',
       id: 2,
-      error: { code: -32602, message: "Unknown tool: a__nope; its prefix names upstream 'alpha', but it does not list a tool by that name" },
+      error: {
+        code: -32602,
+        message: "Unknown tool: a__nope; its prefix names upstream 'alpha', but it does not list a tool by that name",
+      },
     });
     const reach = { key: 'k', reaches: (server: string) => server !== 'alpha', seesAll: () => false };
-    const hidden = await router.call(router.resolve(undefined, call('a__echo', 3)) as NamedTarget, call('a__echo', 3), { reach });
-    assert.deepEqual(hidden, { jsonrpc: '2.0', id: 3, error: { code: -32602, message: 'Unknown tool: a__echo; names on /mcp are <server>__<name> (list them with tools/list)' } });
+    const hidden = await router.call(router.resolve(undefined, call('a__echo', 3)) as NamedTarget, call('a__echo', 3), {
+      reach,
+    });
+    assert.deepEqual(hidden, {
+      jsonrpc: '2.0',
+      id: 3,
+      error: {
+        code: -32602,
+        message: 'Unknown tool: a__echo; names on /mcp are <server>__<name> (list them with tools/list)',
+      },
+    });
     const notString = await router.call(router.resolve(undefined, call(42, 4)) as NamedTarget, call(42, 4), {});
-    assert.deepEqual(notString, { jsonrpc: '2.0', id: 4, error: { code: -32602, message: 'params.name must be a string' } });
+    assert.deepEqual(notString, {
+      jsonrpc: '2.0',
+      id: 4,
+      error: { code: -32602, message: 'params.name must be a string' },
+    });
     assert.equal(seen.length, 0);
   });
 
@@ -117,7 +155,12 @@ describe('Router', () => {
     const { router, refreshed } = setup();
     router.resources.addResource('file:///both', 'alpha');
     router.resources.addResource('file:///both', 'beta');
-    const read = (uri: string): JsonRpcRequest => ({ jsonrpc: '2.0', id: 5, method: 'resources/read', params: { uri } });
+    const read = (uri: string): JsonRpcRequest => ({
+      jsonrpc: '2.0',
+      id: 5,
+      method: 'resources/read',
+      params: { uri },
+    });
     const both = router.resolve(undefined, read('file:///both')) as UriTarget;
     assert.deepEqual(both.ambiguous, ['alpha', 'beta']);
     assert.equal(placed(both), true);
@@ -132,7 +175,12 @@ describe('Router', () => {
 
   test('a ui:// URI is placed by its namespace alone, and reaches its owner under its own URI (a read, a completion)', async () => {
     const { router, seen, refreshed } = setup();
-    const read: JsonRpcRequest = { jsonrpc: '2.0', id: 6, method: 'resources/read', params: { uri: 'ui://beta__dashboard/view.html' } };
+    const read: JsonRpcRequest = {
+      jsonrpc: '2.0',
+      id: 6,
+      method: 'resources/read',
+      params: { uri: 'ui://beta__dashboard/view.html' },
+    };
     const target = router.resolve(undefined, read) as UriTarget;
     assert.deepEqual(target, {
       kind: 'resources',
@@ -156,7 +204,10 @@ describe('Router', () => {
       seen.map((m) => [m.method, m.params]),
       [
         ['resources/read', { uri: 'ui://dashboard/view.html' }],
-        ['completion/complete', { ref: { type: 'ref/resource', uri: 'ui://pages/{page}' }, argument: { name: 'page', value: 's' } }],
+        [
+          'completion/complete',
+          { ref: { type: 'ref/resource', uri: 'ui://pages/{page}' }, argument: { name: 'page', value: 's' } },
+        ],
       ],
     );
     const nobody = router.resolve(undefined, { ...read, params: { uri: 'ui://nobody__x' } }) as UriTarget;
@@ -165,7 +216,11 @@ describe('Router', () => {
     assert.deepEqual(await router.call(nobody, { ...read, params: { uri: 'ui://nobody__x' } }, {}), {
       jsonrpc: '2.0',
       id: 6,
-      error: { code: -32602, message: 'Resource not found: no upstream lists ui://nobody__x or a template that matches it', data: { uri: 'ui://nobody__x' } },
+      error: {
+        code: -32602,
+        message: 'Resource not found: no upstream lists ui://nobody__x or a template that matches it',
+        data: { uri: 'ui://nobody__x' },
+      },
     });
     assert.deepEqual(refreshed, []);
   });

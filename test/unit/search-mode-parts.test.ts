@@ -11,7 +11,16 @@ test('viewEndpointName: only the plain spellings of /profiles/<name>/mcp and /se
   assert.equal(viewEndpointName('/search/mcp?x=1'), '');
   assert.equal(viewEndpointName('/profiles/coding/mcp'), 'coding');
   assert.equal(viewEndpointName('/profiles/a_b-C9/mcp?trace=1'), 'a_b-C9');
-  for (const other of ['/profiles//mcp', '/profiles/a/b/mcp', '/profiles/%61/mcp', '/profiles/../mcp', '/mcp', '/servers/a/mcp', '/search/mcp/', '/profiles/a/mcpx']) {
+  for (const other of [
+    '/profiles//mcp',
+    '/profiles/a/b/mcp',
+    '/profiles/%61/mcp',
+    '/profiles/../mcp',
+    '/mcp',
+    '/servers/a/mcp',
+    '/search/mcp/',
+    '/profiles/a/mcpx',
+  ]) {
     assert.equal(viewEndpointName(other), undefined, other);
   }
 });
@@ -22,8 +31,22 @@ test("search mode's two tools are valid tools, and their results valid results",
     ['search_tools', 'call_tool'],
   );
   for (const tool of SEARCH_TOOL_DEFINITIONS) assert.deepEqual(defProblems('Tool', tool), [], String(tool.name));
-  const full = { name: 'a__b', title: 'B', description: 'Does b', inputSchema: { type: 'object' }, annotations: { readOnlyHint: true }, icons: [], _meta: { x: 1 } };
-  assert.deepEqual(definitionOf(full), { name: 'a__b', title: 'B', description: 'Does b', inputSchema: { type: 'object' }, annotations: { readOnlyHint: true } });
+  const full = {
+    name: 'a__b',
+    title: 'B',
+    description: 'Does b',
+    inputSchema: { type: 'object' },
+    annotations: { readOnlyHint: true },
+    icons: [],
+    _meta: { x: 1 },
+  };
+  assert.deepEqual(definitionOf(full), {
+    name: 'a__b',
+    title: 'B',
+    description: 'Does b',
+    inputSchema: { type: 'object' },
+    annotations: { readOnlyHint: true },
+  });
   assert.deepEqual(defProblems('CallToolResult', searchResult([definitionOf(full)])), []);
   assert.deepEqual(defProblems('CallToolResult', toolError('say what to send')), []);
 });

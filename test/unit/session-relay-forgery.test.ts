@@ -20,7 +20,10 @@ function relay(keyPrefix: string, secret = SECRET) {
   const ended: EndedSession[] = [];
   const heard: { session: string; event: SessionEvent }[] = [];
   const instance = new SessionRelay({ url: URL, keyPrefix, secret, log: silentLog });
-  instance.attach({ event: (session, event) => heard.push({ session, event }), ended: (sessions) => ended.push(...sessions) });
+  instance.attach({
+    event: (session, event) => heard.push({ session, event }),
+    ended: (sessions) => ended.push(...sessions),
+  });
   return { relay: instance, ended, heard };
 }
 
@@ -52,10 +55,21 @@ describe('SessionRelay against someone who can write to Redis', { skip: SKIP }, 
       const [genuine] = (await redis.zrange(endedKey, '0', '-1')).filter((member) => member.includes('.genuine.'));
       assert.ok(genuine, 'the genuine entry is in the set');
       const mac = genuine.slice(genuine.lastIndexOf('.') + 1);
-      await redis.zadd(endedKey, expiresAt, 'victim-2', expiresAt, `${expiresAt}.victim-3.AAAA`, expiresAt, `${expiresAt}.victim-4.${mac}`);
+      await redis.zadd(
+        endedKey,
+        expiresAt,
+        'victim-2',
+        expiresAt,
+        `${expiresAt}.victim-3.AAAA`,
+        expiresAt,
+        `${expiresAt}.victim-4.${mac}`,
+      );
       await redis.publish(`${prefix}sessions:ended`, `${expiresAt}.victim-5.${mac}`);
       await retried(() => running.relay.end('genuine-2', expiresAt));
-      await until(() => running.ended.some((e) => e.session === 'genuine-2'), 'the running relay heard the second genuine DELETE');
+      await until(
+        () => running.ended.some((e) => e.session === 'genuine-2'),
+        'the running relay heard the second genuine DELETE',
+      );
       // At least once: a DELETE announced while the relay's first catch-up reads the set is heard twice.
       assert.deepEqual(sessionsIn(running.ended), ['genuine', 'genuine-2'], 'heard live: only what this secret signed');
 
@@ -98,21 +112,32 @@ describe('SessionRelay against someone who can write to Redis', { skip: SKIP }, 
       const release = await retried(async () => {
         const release = await asking.relay.watch('s1');
         // The watch resolves even when the SUBSCRIBE could not be made yet: check someone listens.
-        if ((await answering.relay.publish('s1', { kind: 'resync' })) === 0) throw (release(), new Error('not listening yet'));
+        if ((await answering.relay.publish('s1', { kind: 'resync' })) === 0)
+          throw (release(), new Error('not listening yet'));
         return release;
       });
       const seen: string[] = [];
       await spy.subscribe(`${prefix}session:s1`);
       spy.on('message', (_channel: string, text: string) => seen.push(text));
-      const message = { jsonrpc: '2.0', id: 'mcp-gateway-q1', result: { action: 'accept', content: { password: 'hunter2-elicited' } } };
-      // Sent again if Redis took longer than the relay waits (150 ms, by design) on a loaded machine: the spy may then read it twice.
-      assert.equal(await retried(() => answering.relay.publish('s1', { kind: 'answer', message })), 2, 'the asking relay and the spy');
+      const message = {
+        jsonrpc: '2.0',
+        id: 'mcp-gateway-q1',
+        result: { action: 'accept', content: { password: 'hunter2-elicited' } },
+      };
+      // Sent again if Redis took longer than the relay waits (150 ms, by design) on a loaded machine: the spy may then
+      // read it twice.
+      assert.equal(
+        await retried(() => answering.relay.publish('s1', { kind: 'answer', message })),
+        2,
+        'the asking relay and the spy',
+      );
       await until(() => seen.length >= 1 && asking.heard.some((h) => h.event.kind === 'answer'), 'both heard it');
       assert.deepEqual(
         asking.heard.find((h) => h.event.kind === 'answer'),
         { session: 's1', event: { kind: 'answer', message } },
       );
-      for (const text of ['hunter2-elicited', 'mcp-gateway-q1', 'accept']) assert.ok(!seen.some((crossed) => crossed.includes(text)), `"${text}" is not readable in Redis`);
+      for (const text of ['hunter2-elicited', 'mcp-gateway-q1', 'accept'])
+        assert.ok(!seen.some((crossed) => crossed.includes(text)), `"${text}" is not readable in Redis`);
       release();
     } finally {
       spy.disconnect();

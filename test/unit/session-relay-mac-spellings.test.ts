@@ -32,7 +32,10 @@ function respellings(mac: string): string[] {
   ];
   const unique = [...new Set(spellings)].filter((spelling) => spelling !== mac);
   for (const spelling of unique) {
-    assert.ok(Buffer.from(spelling, 'base64url').equals(Buffer.from(mac, 'base64url')), `${JSON.stringify(spelling)} decodes to the same bytes`);
+    assert.ok(
+      Buffer.from(spelling, 'base64url').equals(Buffer.from(mac, 'base64url')),
+      `${JSON.stringify(spelling)} decodes to the same bytes`,
+    );
   }
   return unique;
 }
@@ -81,11 +84,22 @@ describe('SessionRelay refuses other spellings of a genuine MAC', { skip: redisN
       const mac = entry.slice(0, entry.indexOf('.'));
       const spellings = respellings(mac);
       assert.ok(spellings.length >= 8, 'every kind of spelling is tried');
-      await redis.sadd(`${prefix}session:${session}:subscriptions`, ...spellings.map((spelling) => `${spelling}.${uri}`));
+      await redis.sadd(
+        `${prefix}session:${session}:subscriptions`,
+        ...spellings.map((spelling) => `${spelling}.${uri}`),
+      );
 
-      assert.deepEqual(await a.relay.subscriptions(session), [uri], 'the genuine entry counts once; its respellings not at all');
+      assert.deepEqual(
+        await a.relay.subscriptions(session),
+        [uri],
+        'the genuine entry counts once; its respellings not at all',
+      );
       await a.relay.removeSubscription(session, uri);
-      assert.equal(await redis.scard(`${prefix}session:${session}:subscriptions`), spellings.length, 'the copies are still in Redis');
+      assert.equal(
+        await redis.scard(`${prefix}session:${session}:subscriptions`),
+        spellings.length,
+        'the copies are still in Redis',
+      );
       assert.deepEqual(await a.relay.subscriptions(session), [], 'unsubscribed, whatever copies were left behind');
     } finally {
       await a.relay.close();

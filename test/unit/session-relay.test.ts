@@ -69,16 +69,29 @@ describe('SessionRelay', { skip: SKIP }, () => {
     try {
       await Promise.all([ready(a.relay), ready(b.relay), ready(stranger.relay)]);
       const release = await a.relay.watch('s1');
-      // Forged: unsigned, signed with another secret, and a genuine message for another session moved onto s1's channel.
-      await redis.publish(`${keyPrefix}session:s1`, `AAAA.${JSON.stringify({ kind: 'answer', message: { id: 'forged', result: {} } })}`);
-      assert.equal(await stranger.relay.publish('s1', { kind: 'answer', message: { id: 'stranger', result: {} } }), 1, 'A listens (and ignores it)');
+      // Forged: unsigned, signed with another secret, and a genuine message for another session moved onto s1's
+      // channel.
+      await redis.publish(
+        `${keyPrefix}session:s1`,
+        `AAAA.${JSON.stringify({ kind: 'answer', message: { id: 'forged', result: {} } })}`,
+      );
+      assert.equal(
+        await stranger.relay.publish('s1', { kind: 'answer', message: { id: 'stranger', result: {} } }),
+        1,
+        'A listens (and ignores it)',
+      );
       const moved = await new Promise<string>((resolve) => {
         const spy = new Redis(URL);
-        void spy.subscribe(`${keyPrefix}session:s2`).then(() => b.relay.publish('s2', { kind: 'answer', message: { id: 'moved', result: {} } }));
+        void spy
+          .subscribe(`${keyPrefix}session:s2`)
+          .then(() => b.relay.publish('s2', { kind: 'answer', message: { id: 'moved', result: {} } }));
         spy.on('message', (_channel, text: string) => (spy.disconnect(), resolve(text)));
       });
       await redis.publish(`${keyPrefix}session:s1`, moved);
-      assert.equal(await b.relay.publish('s1', { kind: 'answer', message: { id: 'genuine', result: { ok: true } } }), 1);
+      assert.equal(
+        await b.relay.publish('s1', { kind: 'answer', message: { id: 'genuine', result: { ok: true } } }),
+        1,
+      );
       await a.next(() => a.heard.filter((h) => h.session === 's1').length, 1, 'the genuine answer');
       assert.deepEqual(
         a.heard.filter((h) => h.session === 's1'),
@@ -87,69 +100,80 @@ describe('SessionRelay', { skip: SKIP }, () => {
 
       release();
       // Nobody watches any more once UNSUBSCRIBE went through: publish says so by counting no receivers.
-      assert.ok(await untilZero(() => b.relay.publish('s1', { kind: 'resync' })), 'no receiver after the watch was released');
+      assert.ok(
+        await untilZero(() => b.relay.publish('s1', { kind: 'resync' })),
+        'no receiver after the watch was released',
+      );
     } finally {
       await Promise.all([a.relay.close(), b.relay.close(), stranger.relay.close()]);
     }
   });
 
-  test('subscriptions live as long as the session; an ended session reaches replicas watching and those that start later', async () => {
-    const a = replica(keyPrefix);
-    try {
-      await ready(a.relay);
-      const expiresAt = Date.now() + 60_000;
-      await a.relay.addSubscription('s3', 'file:///a', expiresAt);
-      await a.relay.addSubscription('s3', 'file:///b', expiresAt);
-      await a.relay.removeSubscription('s3', 'file:///a');
-      assert.deepEqual(await a.relay.subscriptions('s3'), ['file:///b']);
-      const pttl = await redis.pttl(`${keyPrefix}session:s3:subscriptions`);
-      assert.ok(pttl > 50_000 && pttl <= 60_000, `the set expires with the session (pttl ${pttl})`);
-
-      const b = replica(keyPrefix);
+  test(
+    'subscriptions live as long as the session; an ended session reaches replicas watching and those that start ' +
+      'later',
+    async () => {
+      const a = replica(keyPrefix);
       try {
-        await ready(b.relay);
-        await a.relay.end('s3', expiresAt);
-        await b.next(() => b.ended.length, 1, 'the end heard by a running replica');
-        // (Heard once, or twice if B's first read of the ended set ran after the DELETE.)
-        for (const end of b.ended) assert.deepEqual(end, { session: 's3', expiresAt });
-        assert.deepEqual(await a.relay.subscriptions('s3'), [], 'its subscriptions are forgotten');
-      } finally {
-        await b.relay.close();
-      }
-      const late = replica(keyPrefix);
-      try {
-        await late.next(() => late.ended.length, 1, 'the end read by a replica that started afterwards');
-        assert.deepEqual(late.ended, [{ session: 's3', expiresAt }]);
-      } finally {
-        await late.relay.close();
-      }
-    } finally {
-      await a.relay.close();
-    }
-  });
+        await ready(a.relay);
+        const expiresAt = Date.now() + 60_000;
+        await a.relay.addSubscription('s3', 'file:///a', expiresAt);
+        await a.relay.addSubscription('s3', 'file:///b', expiresAt);
+        await a.relay.removeSubscription('s3', 'file:///a');
+        assert.deepEqual(await a.relay.subscriptions('s3'), ['file:///b']);
+        const pttl = await redis.pttl(`${keyPrefix}session:s3:subscriptions`);
+        assert.ok(pttl > 50_000 && pttl <= 60_000, `the set expires with the session (pttl ${pttl})`);
 
-  test('a replica whose command connection is ready only after its subscriber still learns of the sessions ended before it started', async () => {
-    const prefix = `${keyPrefix}late-client:`;
-    const a = replica(prefix);
-    const proxy = await redisProxy({ name: 'mcp-gateway-sessions', hold: true });
-    let late: ReturnType<typeof replica> | undefined;
-    try {
-      await ready(a.relay);
-      const expiresAt = Date.now() + 60_000;
-      await a.relay.end('gone', expiresAt);
-      // Only the subscriber's ready check (INFO) gets through: once it is answered the subscriber is ready,
-      // and the other connection, released only now, needs two more round trips (its handshake, then INFO).
-      const subscriberReady = proxy.replied('redis_version');
-      late = replica(prefix, SECRET, proxy.url);
-      await subscriberReady;
-      proxy.release();
-      const { ended } = late;
-      await late.next(() => ended.length, 1, 'the end read once the command connection was ready');
-      assert.deepEqual(ended, [{ session: 'gone', expiresAt }]);
-    } finally {
-      await Promise.all([a.relay.close(), late?.relay.close(), proxy.close()]);
-    }
-  });
+        const b = replica(keyPrefix);
+        try {
+          await ready(b.relay);
+          await a.relay.end('s3', expiresAt);
+          await b.next(() => b.ended.length, 1, 'the end heard by a running replica');
+          // (Heard once, or twice if B's first read of the ended set ran after the DELETE.)
+          for (const end of b.ended) assert.deepEqual(end, { session: 's3', expiresAt });
+          assert.deepEqual(await a.relay.subscriptions('s3'), [], 'its subscriptions are forgotten');
+        } finally {
+          await b.relay.close();
+        }
+        const late = replica(keyPrefix);
+        try {
+          await late.next(() => late.ended.length, 1, 'the end read by a replica that started afterwards');
+          assert.deepEqual(late.ended, [{ session: 's3', expiresAt }]);
+        } finally {
+          await late.relay.close();
+        }
+      } finally {
+        await a.relay.close();
+      }
+    },
+  );
+
+  test(
+    'a replica whose command connection is ready only after its subscriber still learns of the sessions ended ' +
+      'before it started',
+    async () => {
+      const prefix = `${keyPrefix}late-client:`;
+      const a = replica(prefix);
+      const proxy = await redisProxy({ name: 'mcp-gateway-sessions', hold: true });
+      let late: ReturnType<typeof replica> | undefined;
+      try {
+        await ready(a.relay);
+        const expiresAt = Date.now() + 60_000;
+        await a.relay.end('gone', expiresAt);
+        // Only the subscriber's ready check (INFO) gets through: once it is answered the subscriber is ready,
+        // and the other connection, released only now, needs two more round trips (its handshake, then INFO).
+        const subscriberReady = proxy.replied('redis_version');
+        late = replica(prefix, SECRET, proxy.url);
+        await subscriberReady;
+        proxy.release();
+        const { ended } = late;
+        await late.next(() => ended.length, 1, 'the end read once the command connection was ready');
+        assert.deepEqual(ended, [{ session: 'gone', expiresAt }]);
+      } finally {
+        await Promise.all([a.relay.close(), late?.relay.close(), proxy.close()]);
+      }
+    },
+  );
 
   test('a catch-up that fails is tried again', async () => {
     const prefix = `${keyPrefix}retry:`;
@@ -179,7 +203,9 @@ describe('SessionRelay', { skip: SKIP }, () => {
       const expiresAt = Date.now() + 60_000;
       await a.relay.end('gone', expiresAt);
       for (let i = 0; i < 40; i++) started.push(replica(prefix));
-      await Promise.all(started.map((r) => r.next(() => r.ended.length, 1, 'the end read by a replica started afterwards')));
+      await Promise.all(
+        started.map((r) => r.next(() => r.ended.length, 1, 'the end read by a replica started afterwards')),
+      );
       for (const r of started) assert.deepEqual(r.ended, [{ session: 'gone', expiresAt }]);
     } finally {
       await Promise.all([a.relay.close(), ...started.map((r) => r.relay.close())]);
@@ -219,7 +245,10 @@ test('with Redis unreachable, publishing fails at once with an error naming it',
   const port = await unusedPort();
   const relay = new SessionRelay({ url: `redis://127.0.0.1:${port}`, keyPrefix: 'x:', secret: SECRET, log: silentLog });
   try {
-    await assert.rejects(relay.publish('s', { kind: 'resync' }), new RegExp(`^Error: Redis at 127\\.0\\.0\\.1:${port} is unreachable`));
+    await assert.rejects(
+      relay.publish('s', { kind: 'resync' }),
+      new RegExp(`^Error: Redis at 127\\.0\\.0\\.1:${port} is unreachable`),
+    );
     await assert.rejects(relay.addSubscription('s', 'file:///a', Date.now() + 1_000), /is unreachable/);
   } finally {
     await relay.close();

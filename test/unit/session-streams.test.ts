@@ -10,7 +10,15 @@ import type { LegacySession } from '../../src/legacy-client/session-token.js';
 import { silentLog } from '../../infra/log.js';
 
 function session(id: string, expiresAt = Date.now() + 60_000): LegacySession {
-  return { id, protocolVersion: '2025-11-25', capabilities: {}, clientInfo: undefined, endpoint: 'mcp', caller: 'anonymous', expiresAt };
+  return {
+    id,
+    protocolVersion: '2025-11-25',
+    capabilities: {},
+    clientInfo: undefined,
+    endpoint: 'mcp',
+    caller: 'anonymous',
+    expiresAt,
+  };
 }
 
 const subscribe = (uri: string) => ({ jsonrpc: '2.0' as const, id: 1, method: 'resources/subscribe', params: { uri } });
@@ -18,7 +26,10 @@ const subscribe = (uri: string) => ({ jsonrpc: '2.0' as const, id: 1, method: 'r
 /** A stand-in listen hub recording what each stream was subscribed to. */
 function hub() {
   const subscribed: string[] = [];
-  return { subscribed, openLegacy: () => ({ subscribe: (uri: string) => (subscribed.push(uri), true), unsubscribe: () => {} }) };
+  return {
+    subscribed,
+    openLegacy: () => ({ subscribe: (uri: string) => (subscribed.push(uri), true), unsubscribe: () => {} }),
+  };
 }
 
 /** A relay that works and records nothing: Redis keeps the shared set. */
@@ -32,7 +43,12 @@ const relay = {
 
 test('with Redis: a subscribe reaching a replica without the stream is not kept there', async () => {
   const streams = new SessionStreams(hub(), relay, silentLog);
-  for (let i = 0; i < 100; i++) assert.deepEqual(await streams.subscribe(session(`s${i}`), subscribe('file:///a')), { jsonrpc: '2.0', id: 1, result: {} });
+  for (let i = 0; i < 100; i++)
+    assert.deepEqual(await streams.subscribe(session(`s${i}`), subscribe('file:///a')), {
+      jsonrpc: '2.0',
+      id: 1,
+      result: {},
+    });
   assert.equal(streams.sessionsKept, 0);
 });
 

@@ -9,11 +9,35 @@ const snapshot = (over: Partial<StatusSnapshot> = {}): StatusSnapshot => ({
   startedAt: '2026-08-01T10:00:00.000Z',
   uptimeSeconds: 3_725,
   upstreams: [
-    { name: 'files', transport: 'stdio', era: 'modern', state: 'ready', restarts: 0, toolCount: 9, lastError: undefined },
-    { name: 'old-http', transport: 'http', era: 'legacy', state: 'backing-off', restarts: 2, toolCount: undefined, lastError: 'connect ECONNREFUSED 127.0.0.1:9' },
+    {
+      name: 'files',
+      transport: 'stdio',
+      era: 'modern',
+      state: 'ready',
+      restarts: 0,
+      toolCount: 9,
+      lastError: undefined,
+    },
+    {
+      name: 'old-http',
+      transport: 'http',
+      era: 'legacy',
+      state: 'backing-off',
+      restarts: 2,
+      toolCount: undefined,
+      lastError: 'connect ECONNREFUSED 127.0.0.1:9',
+    },
   ],
   cache: { hits: 3, misses: 1, hitRate: 0.75 },
-  recentDenials: [{ time: '2026-08-01T10:01:00.000Z', principal: 'alice', method: 'tools/call', target: 'files__delete', rule: 'policy team: deny tools files__*' }],
+  recentDenials: [
+    {
+      time: '2026-08-01T10:01:00.000Z',
+      principal: 'alice',
+      method: 'tools/call',
+      target: 'files__delete',
+      rule: 'policy team: deny tools files__*',
+    },
+  ],
   ...over,
 });
 
@@ -70,7 +94,8 @@ test('header, cache and denials', () => {
   const denial = /<tr data-denial>(.*?)<\/tr>/.exec(html)![1]!;
   assert.equal(
     denial,
-    '<td data-field="time">2026-08-01T10:01:00.000Z</td><td data-field="principal">alice</td><td data-field="method">tools/call</td>' +
+    '<td data-field="time">2026-08-01T10:01:00.000Z</td><td data-field="principal">alice</td><td ' +
+      'data-field="method">tools/call</td>' +
       '<td data-field="target">files__delete</td><td data-field="rule">policy team: deny tools files__*</td>',
   );
 });
@@ -86,7 +111,9 @@ test('uptime reads in days, hours, minutes and seconds', () => {
 });
 
 test('empty states: no upstreams, no cache lookups, no denials', () => {
-  const html = renderStatusPage(snapshot({ upstreams: [], cache: { hits: 0, misses: 0, hitRate: undefined }, recentDenials: [] }));
+  const html = renderStatusPage(
+    snapshot({ upstreams: [], cache: { hits: 0, misses: 0, hitRate: undefined }, recentDenials: [] }),
+  );
   assert.equal(tbody(html, 'upstreams'), '<tr class="empty"><td colspan="9">No upstreams configured.</td></tr>');
   assert.equal(tbody(html, 'denials'), '<tr class="empty"><td colspan="5">No denials recorded.</td></tr>');
   assert.equal(field(html, 'hitRate'), '—');
@@ -95,7 +122,9 @@ test('empty states: no upstreams, no cache lookups, no denials', () => {
 });
 
 test('a denial without a target shows a dash', () => {
-  const html = renderStatusPage(snapshot({ recentDenials: [{ time: 't', principal: 'p', method: 'tools/list', target: undefined, rule: 'r' }] }));
+  const html = renderStatusPage(
+    snapshot({ recentDenials: [{ time: 't', principal: 'p', method: 'tools/list', target: undefined, rule: 'r' }] }),
+  );
   assert.match(html, /<td data-field="target">—<\/td>/);
 });
 
@@ -105,8 +134,20 @@ test('every value is escaped: a <script> in a last error, quotes in a name, mark
     snapshot({
       version: '<b>1</b>',
       startedAt: '"><img src=x onerror=alert(1)>',
-      upstreams: [{ name: `a"b'<c>&`, transport: 'stdio', era: '<i>modern</i>', state: '"ready"', restarts: 1, toolCount: 2, lastError: `stderr: ${evil}` }],
-      recentDenials: [{ time: '<t>', principal: '</td><td>mallory', method: 'tools/call', target: evil, rule: "deny 'x' & <y>" }],
+      upstreams: [
+        {
+          name: `a"b'<c>&`,
+          transport: 'stdio',
+          era: '<i>modern</i>',
+          state: '"ready"',
+          restarts: 1,
+          toolCount: 2,
+          lastError: `stderr: ${evil}`,
+        },
+      ],
+      recentDenials: [
+        { time: '<t>', principal: '</td><td>mallory', method: 'tools/call', target: evil, rule: "deny 'x' & <y>" },
+      ],
     }),
   );
   // The only <script> element is the page's own; its contents never include a value.
@@ -138,7 +179,11 @@ function runPageScript(html: string, answer: () => Promise<{ ok: boolean; status
   const context = vm.createContext({
     setTimeout: (fn: () => unknown, ms: number) => void timers.push({ fn, ms }),
     fetch: (url: string, init: unknown) => (fetched.push({ url, init }), answer()),
-    document: { querySelector: (selector: string) => element(selector), getElementById: (id: string) => element(`#${id}`), body },
+    document: {
+      querySelector: (selector: string) => element(selector),
+      getElementById: (id: string) => element(`#${id}`),
+      body,
+    },
   });
   vm.runInContext(inline(html, 'script'), context);
   return {
@@ -155,60 +200,78 @@ function runPageScript(html: string, answer: () => Promise<{ ok: boolean; status
   };
 }
 
-test('refreshes itself: status.json every 2 s re-renders the same rows the server drew; a failed fetch marks the page stale and keeps polling', async () => {
-  const before = snapshot();
-  const after = snapshot({
-    uptimeSeconds: 90_061,
-    upstreams: [{ name: 'files', transport: 'stdio', era: 'modern', state: 'backing-off', restarts: 1, toolCount: undefined, lastError: '<b>exit 3</b>' }],
-    recentDenials: [],
-  });
-  let next: () => Promise<{ ok: boolean; status: number; json(): Promise<unknown> }> = async () => ({ ok: true, status: 200, json: async () => after });
-  const page = runPageScript(renderStatusPage(before), () => next());
-  assert.deepEqual(
-    page.timers.map((t) => t.ms),
-    [2000],
-    'one refresh scheduled, 2 s out',
-  );
-  assert.equal(page.fetched.length, 0, 'nothing fetched before the first interval');
+test(
+  'refreshes itself: status.json every 2 s re-renders the same rows the server drew; a failed fetch marks the ' +
+    'page stale and keeps polling',
+  async () => {
+    const before = snapshot();
+    const after = snapshot({
+      uptimeSeconds: 90_061,
+      upstreams: [
+        {
+          name: 'files',
+          transport: 'stdio',
+          era: 'modern',
+          state: 'backing-off',
+          restarts: 1,
+          toolCount: undefined,
+          lastError: '<b>exit 3</b>',
+        },
+      ],
+      recentDenials: [],
+    });
+    let next: () => Promise<{ ok: boolean; status: number; json(): Promise<unknown> }> = async () => ({
+      ok: true,
+      status: 200,
+      json: async () => after,
+    });
+    const page = runPageScript(renderStatusPage(before), () => next());
+    assert.deepEqual(
+      page.timers.map((t) => t.ms),
+      [2000],
+      'one refresh scheduled, 2 s out',
+    );
+    assert.equal(page.fetched.length, 0, 'nothing fetched before the first interval');
 
-  await page.tick();
-  assert.deepEqual(
-    page.fetched.map((f) => f.url),
-    ['status.json'],
-  );
-  assert.equal(page.fetched[0]!.init.cache, 'no-store');
-  // What the script draws for the new snapshot is what the server draws for it, cell for cell.
-  const drawn = page.element('#upstreams').innerHTML;
-  const served = renderStatusPage(after);
-  assert.deepEqual(row(drawn, 'files'), row(served, 'files'));
-  assert.match(drawn, /data-state="backing-off"/);
-  assert.equal(page.element('#denials').innerHTML, tbody(served, 'denials'));
-  assert.equal(page.element('[data-field="uptime"]').textContent, field(served, 'uptime'));
-  assert.equal(page.body.dataset.refreshes, '1');
-  assert.equal(page.body.dataset.stale, undefined);
-  assert.deepEqual(
-    page.timers.map((t) => t.ms),
-    [2000],
-    'the next refresh is scheduled',
-  );
+    await page.tick();
+    assert.deepEqual(
+      page.fetched.map((f) => f.url),
+      ['status.json'],
+    );
+    assert.equal(page.fetched[0]!.init.cache, 'no-store');
+    // What the script draws for the new snapshot is what the server draws for it, cell for cell.
+    const drawn = page.element('#upstreams').innerHTML;
+    const served = renderStatusPage(after);
+    assert.deepEqual(row(drawn, 'files'), row(served, 'files'));
+    assert.match(drawn, /data-state="backing-off"/);
+    assert.equal(page.element('#denials').innerHTML, tbody(served, 'denials'));
+    assert.equal(page.element('[data-field="uptime"]').textContent, field(served, 'uptime'));
+    assert.equal(page.body.dataset.refreshes, '1');
+    assert.equal(page.body.dataset.stale, undefined);
+    assert.deepEqual(
+      page.timers.map((t) => t.ms),
+      [2000],
+      'the next refresh is scheduled',
+    );
 
-  next = async () => ({ ok: false, status: 401, json: async () => ({}) });
-  await page.tick();
-  assert.equal(page.body.dataset.stale, 'true');
-  assert.match(page.element('#live').textContent, /not updated: status\.json answered 401/);
-  assert.equal(page.element('#upstreams').innerHTML, drawn, 'the last good rows stay');
-  assert.deepEqual(
-    page.timers.map((t) => t.ms),
-    [2000],
-    'and it keeps trying',
-  );
+    next = async () => ({ ok: false, status: 401, json: async () => ({}) });
+    await page.tick();
+    assert.equal(page.body.dataset.stale, 'true');
+    assert.match(page.element('#live').textContent, /not updated: status\.json answered 401/);
+    assert.equal(page.element('#upstreams').innerHTML, drawn, 'the last good rows stay');
+    assert.deepEqual(
+      page.timers.map((t) => t.ms),
+      [2000],
+      'and it keeps trying',
+    );
 
-  next = async () => ({ ok: true, status: 200, json: async () => before });
-  await page.tick();
-  assert.equal(page.body.dataset.stale, undefined);
-  assert.equal(page.body.dataset.refreshes, '2');
-  assert.deepEqual(row(page.element('#upstreams').innerHTML, 'old-http'), row(renderStatusPage(before), 'old-http'));
-});
+    next = async () => ({ ok: true, status: 200, json: async () => before });
+    await page.tick();
+    assert.equal(page.body.dataset.stale, undefined);
+    assert.equal(page.body.dataset.refreshes, '2');
+    assert.deepEqual(row(page.element('#upstreams').innerHTML, 'old-http'), row(renderStatusPage(before), 'old-http'));
+  },
+);
 
 test('without scripts, a meta refresh every 2 s', () => {
   assert.match(renderStatusPage(snapshot()), /<noscript><meta http-equiv="refresh" content="2"><\/noscript>/);
@@ -222,7 +285,10 @@ test('self-contained: no external assets, a CSP that allows only the inline scri
   assert.doesNotMatch(html, /\sstyle="/, 'no inline style attributes (the CSP would block them)');
   const sha = (text: string) => `'sha256-${createHash('sha256').update(text).digest('base64')}'`;
   assert.match(STATUS_PAGE_CSP, /^default-src 'none'; /);
-  assert.ok(STATUS_PAGE_CSP.includes(`script-src ${sha(inline(html, 'script'))}`), 'script hash matches the inline script');
+  assert.ok(
+    STATUS_PAGE_CSP.includes(`script-src ${sha(inline(html, 'script'))}`),
+    'script hash matches the inline script',
+  );
   assert.ok(STATUS_PAGE_CSP.includes(`style-src ${sha(inline(html, 'style'))}`), 'style hash matches the inline style');
   assert.ok(STATUS_PAGE_CSP.includes("connect-src 'self'"));
   assert.ok(html.includes(`<meta http-equiv="Content-Security-Policy" content="${escapeHtml(STATUS_PAGE_CSP)}">`));

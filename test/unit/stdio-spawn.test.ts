@@ -16,12 +16,24 @@ import { alive } from '../processes.js';
 const ROOT = fileURLToPath(new URL('../../', import.meta.url));
 const dir = tempDir('mcp-gw-spawn-');
 
-const spec = { command: process.execPath, args: ['-e', ''], env: { PATH: process.env.PATH ?? '' }, cwd: ROOT, maxLineBytes: 1024 };
+const spec = {
+  command: process.execPath,
+  args: ['-e', ''],
+  env: { PATH: process.env.PATH ?? '' },
+  cwd: ROOT,
+  maxLineBytes: 1024,
+};
 
 /** Starts a child and waits for its exit, counting the exit events: a failed spawn must report exactly one. */
-async function run(overrides: Partial<typeof spec>): Promise<{ info: ExitInfo; pid: number | undefined; exits: number }> {
+async function run(
+  overrides: Partial<typeof spec>,
+): Promise<{ info: ExitInfo; pid: number | undefined; exits: number }> {
   let exits = 0;
-  const child = new StdioProcess({ ...spec, ...overrides }, silentLog, { message() {}, oversized() {}, exit: () => void exits++ });
+  const child = new StdioProcess({ ...spec, ...overrides }, silentLog, {
+    message() {},
+    oversized() {},
+    exit: () => void exits++,
+  });
   const info = await child.exited;
   await new Promise((resolve) => setTimeout(resolve, 50)); // a second report would come on a later turn
   return { info, pid: child.pid, exits };
@@ -32,24 +44,38 @@ test('a cwd that is a file is reported as the exit, naming cwd; the constructor 
   writeFileSync(file, '');
   const { info, pid, exits } = await run({ cwd: file });
   assert.equal(pid, undefined);
-  assert.deepEqual(info, { code: null, signal: null, spawnError: `working folder is not a folder: ${file} (check cwd)` });
+  assert.deepEqual(info, {
+    code: null,
+    signal: null,
+    spawnError: `working folder is not a folder: ${file} (check cwd)`,
+  });
   assert.equal(exits, 1);
 });
 
 test('a missing command, a missing cwd and a file that is not runnable each name what to check', async () => {
-  assert.equal((await run({ command: 'definitely-not-a-command-mcp' })).info.spawnError, 'command not found: definitely-not-a-command-mcp (check command)');
+  assert.equal(
+    (await run({ command: 'definitely-not-a-command-mcp' })).info.spawnError,
+    'command not found: definitely-not-a-command-mcp (check command)',
+  );
   const gone = path.join(dir, 'gone');
   assert.equal((await run({ cwd: gone })).info.spawnError, `working folder not found: ${gone} (check cwd)`);
   const script = path.join(dir, 'not-executable.sh');
   writeFileSync(script, '#!/bin/sh\n');
   chmodSync(script, 0o644);
-  assert.equal((await run({ command: script })).info.spawnError, `command not runnable (permission denied): ${script} (check command)`);
+  assert.equal(
+    (await run({ command: script })).info.spawnError,
+    `command not runnable (permission denied): ${script} (check command)`,
+  );
 });
 
 test('the command is found on the child’s PATH, and stdout carries only the messages', async () => {
   const messages: unknown[] = [];
   const child = new StdioProcess(
-    { ...spec, command: 'node', args: ['-e', 'console.log(JSON.stringify({ jsonrpc: "2.0", method: "hello" })); console.error("to the log")'] },
+    {
+      ...spec,
+      command: 'node',
+      args: ['-e', 'console.log(JSON.stringify({ jsonrpc: "2.0", method: "hello" })); console.error("to the log")'],
+    },
     silentLog,
     { message: (message) => messages.push(message), oversized() {}, exit() {} },
   );
@@ -59,7 +85,9 @@ test('the command is found on the child’s PATH, and stdout carries only the me
   assert.equal(child.recentStderr(), 'to the log');
 });
 
-test('a gateway killed by a signal it does not handle takes its child and grandchild with it', { timeout: 60_000 }, async () => {
+test('a gateway killed by a signal it does not handle takes its child and grandchild with it', {
+  timeout: 60_000,
+}, async () => {
   // The "gateway": a process holding one StdioProcess whose child starts a grandchild, then reports both pids.
   const childScript = `
     const { spawn } = require('node:child_process');
@@ -75,7 +103,10 @@ test('a gateway killed by a signal it does not handle takes its child and grandc
     setInterval(() => {}, 1000);`;
   const file = path.join(dir, 'dying-gateway.mts');
   writeFileSync(file, gatewayScript);
-  const gateway = spawn(process.execPath, ['--import', 'tsx', file], { cwd: ROOT, stdio: ['ignore', 'pipe', 'inherit'] });
+  const gateway = spawn(process.execPath, ['--import', 'tsx', file], {
+    cwd: ROOT,
+    stdio: ['ignore', 'pipe', 'inherit'],
+  });
   const pids = await new Promise<{ child: number; grand: number }>((resolve, reject) => {
     let text = '';
     gateway.stdout.on('data', (chunk: Buffer) => {

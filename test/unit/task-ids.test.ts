@@ -22,9 +22,14 @@ describe('task ids', () => {
     assert.equal(new TaskIdCodec(undefined).open(id, 'alice'), undefined);
     for (let i = 0; i < id.length; i++) {
       const other = id[i] === 'A' ? 'B' : 'A';
-      assert.equal(codec.open(`${id.slice(0, i)}${other}${id.slice(i + 1)}`, 'alice'), undefined, `character ${i} altered`);
+      assert.equal(
+        codec.open(`${id.slice(0, i)}${other}${id.slice(i + 1)}`, 'alice'),
+        undefined,
+        `character ${i} altered`,
+      );
     }
-    for (const given of [undefined, 42, '', 'gwtask1.', 'gwtask1..', `${id}=`, id.slice(0, -1), REF.taskId]) assert.equal(codec.open(given, 'alice'), undefined);
+    for (const given of [undefined, 42, '', 'gwtask1.', 'gwtask1..', `${id}=`, id.slice(0, -1), REF.taskId])
+      assert.equal(codec.open(given, 'alice'), undefined);
   });
 
   test('a well-signed body that is not what the gateway writes is refused', () => {

@@ -61,7 +61,11 @@ test('with the shared store down, ListCache keeps answering from this replica: o
   let fetches = 0;
   const fetch = async () => {
     fetches++;
-    return { jsonrpc: '2.0' as const, id: 1, result: { resultType: 'complete', tools: [], ttlMs: 60_000, cacheScope: 'public' } };
+    return {
+      jsonrpc: '2.0' as const,
+      id: 1,
+      result: { resultType: 'complete', tools: [], ttlMs: 60_000, cacheScope: 'public' },
+    };
   };
   const key = { upstream: 'u', method: 'tools/list', variant: '', context: 'anonymous' };
   await cache.get(key, 1, fetch);

@@ -12,7 +12,11 @@ test('a misspelt word finds its tool; a known word does not also match its near 
   const index = new ToolIndex();
   index.replace('a', [tool('a__issues', 'List the issues of a repository'), tool('a__tissues', 'Order paper tissues')]);
   assert.deepEqual(found(index, 'isues'), ['a__issues'], 'a typo of a word the index has');
-  assert.deepEqual(found(index, 'issues'), ['a__issues'], 'a known word matches itself (and its prefixes), not the neighbour one edit away');
+  assert.deepEqual(
+    found(index, 'issues'),
+    ['a__issues'],
+    'a known word matches itself (and its prefixes), not the neighbour one edit away',
+  );
 });
 
 test('the vocabulary follows replace and remove: a word no longer indexed is looked for with typos again', () => {

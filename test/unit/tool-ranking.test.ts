@@ -5,7 +5,12 @@ import { test } from 'node:test';
 import type { JsonObject } from '../../protocol/jsonrpc.js';
 import { ToolIndex } from '../../src/search/tool-index.js';
 
-const tool = (name: string, description: string, extra: JsonObject = {}): JsonObject => ({ name, description, inputSchema: { type: 'object', properties: {} }, ...extra });
+const tool = (name: string, description: string, extra: JsonObject = {}): JsonObject => ({
+  name,
+  description,
+  inputSchema: { type: 'object', properties: {} },
+  ...extra,
+});
 const scores = (index: ToolIndex, query: string) => new Map(index.search(query).map((hit) => [hit.name, hit.score]));
 
 test('a title that repeats the name adds nothing: it ranks the tool no higher than the same tool without a title', () => {
@@ -31,7 +36,11 @@ test("a title's own words are searched, from `title` or from annotations.title",
 
 test('a word spelt right beats a near-miss one letter away: "get" ranks get_* above set_* and git_*', () => {
   const index = new ToolIndex();
-  index.replace('s', [tool('s__set_value', 'Stores a value.'), tool('s__git_value', 'Stores a value.'), tool('s__get_value', 'Stores a value.')]);
+  index.replace('s', [
+    tool('s__set_value', 'Stores a value.'),
+    tool('s__git_value', 'Stores a value.'),
+    tool('s__get_value', 'Stores a value.'),
+  ]);
   const ranked = [...scores(index, 'get value').entries()];
   assert.equal(ranked[0]?.[0], 's__get_value');
   assert.ok(ranked.length === 3, 'the near-misses are still found (typo tolerance)');

@@ -15,7 +15,10 @@ test('recall@5 over the real fixtures is at least 0.85 on the labelled queries, 
   const tuned = quality(index, queries);
   assert.ok(tuned.recall >= 0.85, `recall@5 ${tuned.recall.toFixed(3)}; misses:\n${tuned.misses.join('\n')}`);
   const heldOut = quality(index, heldOutQueries());
-  assert.ok(heldOut.recall >= 0.75, `held-out recall@5 ${heldOut.recall.toFixed(3)}; misses:\n${heldOut.misses.join('\n')}`);
+  assert.ok(
+    heldOut.recall >= 0.75,
+    `held-out recall@5 ${heldOut.recall.toFixed(3)}; misses:\n${heldOut.misses.join('\n')}`,
+  );
 });
 
 test('every labelled query names tools that exist in the fixtures', () => {

@@ -2,7 +2,14 @@
 // in copies only (what is rewritten may be a shared cache entry).
 import assert from 'node:assert/strict';
 import { test } from 'node:test';
-import { ownerOfUiUri, publicUiUri, showToolUi, showUiContents, showUiItem, showUiResource } from '../../protocol/ui-uris.js';
+import {
+  ownerOfUiUri,
+  publicUiUri,
+  showToolUi,
+  showUiContents,
+  showUiItem,
+  showUiResource,
+} from '../../protocol/ui-uris.js';
 
 const HEADS: [string, string][] = [
   ['a', 'a__'],
@@ -13,7 +20,10 @@ test('a ui:// URI gets the head after its scheme and is read back to its owner a
   assert.equal(publicUiUri('a__', 'ui://dashboard/view.html'), 'ui://a__dashboard/view.html');
   assert.equal(publicUiUri('a__', 'UI://x'), 'UI://a__x', 'the scheme is matched in any case and kept as given');
   assert.equal(publicUiUri('a__', 'file:///x'), 'file:///x');
-  assert.deepEqual(ownerOfUiUri('ui://a__dashboard/view.html', HEADS), { server: 'a', uri: 'ui://dashboard/view.html' });
+  assert.deepEqual(ownerOfUiUri('ui://a__dashboard/view.html', HEADS), {
+    server: 'a',
+    uri: 'ui://dashboard/view.html',
+  });
   assert.deepEqual(ownerOfUiUri('ui://ab--x', HEADS), { server: 'ab', uri: 'ui://x' });
   assert.equal(ownerOfUiUri('ui://nobody__x', HEADS), undefined);
   assert.equal(ownerOfUiUri('ui://dashboard', HEADS), undefined);
@@ -21,10 +31,16 @@ test('a ui:// URI gets the head after its scheme and is read back to its owner a
 });
 
 test("a tool's UI resource is namespaced in both keys, in a copy; a tool without one is the same object", () => {
-  const tool = { name: 't', _meta: { ui: { resourceUri: 'ui://v', visibility: ['app'] }, 'ui/resourceUri': 'ui://v', other: 1 } };
+  const tool = {
+    name: 't',
+    _meta: { ui: { resourceUri: 'ui://v', visibility: ['app'] }, 'ui/resourceUri': 'ui://v', other: 1 },
+  };
   const before = structuredClone(tool);
   const shown = showToolUi('a__', tool);
-  assert.deepEqual(shown, { name: 't', _meta: { ui: { resourceUri: 'ui://a__v', visibility: ['app'] }, 'ui/resourceUri': 'ui://a__v', other: 1 } });
+  assert.deepEqual(shown, {
+    name: 't',
+    _meta: { ui: { resourceUri: 'ui://a__v', visibility: ['app'] }, 'ui/resourceUri': 'ui://a__v', other: 1 },
+  });
   assert.deepEqual(tool, before, 'the original is untouched');
   const plain = { name: 'p', _meta: { ui: { visibility: ['model'] } } };
   assert.equal(showToolUi('a__', plain), plain);
@@ -34,7 +50,10 @@ test("a tool's UI resource is namespaced in both keys, in a copy; a tool without
 
 test('list items and read contents: ui:// ones namespaced in copies, others untouched', () => {
   assert.deepEqual(showUiResource('a__', { uri: 'ui://v', name: 'v' }), { uri: 'ui://a__v', name: 'v' });
-  assert.deepEqual(showUiResource('a__', { uriTemplate: 'ui://p/{x}', name: 'p' }), { uriTemplate: 'ui://a__p/{x}', name: 'p' });
+  assert.deepEqual(showUiResource('a__', { uriTemplate: 'ui://p/{x}', name: 'p' }), {
+    uriTemplate: 'ui://a__p/{x}',
+    name: 'p',
+  });
   const other = { uri: 'file:///v', name: 'f' };
   assert.equal(showUiResource('a__', other), other);
   const result = {
@@ -55,9 +74,14 @@ test('list items and read contents: ui:// ones namespaced in copies, others unto
 });
 
 test('an item of a list by its method: tools by their _meta, resources and templates by their URI, prompts untouched', () => {
-  assert.deepEqual(showUiItem('tools/list', 'a__', { name: 't', _meta: { ui: { resourceUri: 'ui://v' } } }), { name: 't', _meta: { ui: { resourceUri: 'ui://a__v' } } });
+  assert.deepEqual(showUiItem('tools/list', 'a__', { name: 't', _meta: { ui: { resourceUri: 'ui://v' } } }), {
+    name: 't',
+    _meta: { ui: { resourceUri: 'ui://a__v' } },
+  });
   assert.deepEqual(showUiItem('resources/list', 'a__', { uri: 'ui://v' }), { uri: 'ui://a__v' });
-  assert.deepEqual(showUiItem('resources/templates/list', 'a__', { uriTemplate: 'ui://p/{x}' }), { uriTemplate: 'ui://a__p/{x}' });
+  assert.deepEqual(showUiItem('resources/templates/list', 'a__', { uriTemplate: 'ui://p/{x}' }), {
+    uriTemplate: 'ui://a__p/{x}',
+  });
   const prompt = { name: 'p', _meta: { ui: { resourceUri: 'ui://v' } } };
   assert.equal(showUiItem('prompts/list', 'a__', prompt), prompt);
   assert.equal(showUiItem('tools/list', 'a__', 'not an object'), 'not an object');

@@ -22,11 +22,20 @@ class HeldUpstream implements Upstream {
 
   request(message: JsonRpcRequest, options: RequestOptions = {}): Promise<JsonRpcResponse> {
     return new Promise((resolve) => {
-      this.reached.push({ message, options, answer: () => resolve({ jsonrpc: '2.0', id: message.id, result: { from: message.id } }) });
+      this.reached.push({
+        message,
+        options,
+        answer: () => resolve({ jsonrpc: '2.0', id: message.id, result: { from: message.id } }),
+      });
     });
   }
   status(): UpstreamStatus {
-    return { state: this.state, era: 'modern', restarts: 0, lastError: this.state === 'ready' ? undefined : 'exited with code 1' };
+    return {
+      state: this.state,
+      era: 'modern',
+      restarts: 0,
+      lastError: this.state === 'ready' ? undefined : 'exited with code 1',
+    };
   }
   async start(): Promise<void> {}
   async close(): Promise<void> {}
@@ -51,13 +60,22 @@ class Gone {
   }
 }
 
-const call = (id: string | number): JsonRpcRequest => ({ jsonrpc: '2.0', id, method: 'tools/call', params: { name: 'x' } });
+const call = (id: string | number): JsonRpcRequest => ({
+  jsonrpc: '2.0',
+  id,
+  method: 'tools/call',
+  params: { name: 'x' },
+});
 const tick = () => new Promise((resolve) => setImmediate(resolve));
 
 const made: LimitedUpstream[] = [];
 function limited(limits: Partial<Limits> = {}, waits: number[] = []) {
   const inner = new HeldUpstream();
-  const upstream = new LimitedUpstream(inner, { maxInFlight: 2, maxQueued: 3, queueTimeoutMs: 60_000, ...limits }, (s) => waits.push(s));
+  const upstream = new LimitedUpstream(
+    inner,
+    { maxInFlight: 2, maxQueued: 3, queueTimeoutMs: 60_000, ...limits },
+    (s) => waits.push(s),
+  );
   made.push(upstream);
   return { inner, upstream };
 }
@@ -76,7 +94,10 @@ describe('LimitedUpstream', () => {
       inner.reached.map((r) => r.message.id),
       [1, 2],
     );
-    assert.deepEqual({ ...upstream.load(), refused: undefined }, { inFlight: 2, queued: 2, saturated: true, refused: undefined, abandoned: 0 });
+    assert.deepEqual(
+      { ...upstream.load(), refused: undefined },
+      { inFlight: 2, queued: 2, saturated: true, refused: undefined, abandoned: 0 },
+    );
     inner.reached[0]!.answer();
     await tick();
     assert.deepEqual(
@@ -91,7 +112,10 @@ describe('LimitedUpstream', () => {
       results.map((r) => ('result' in r ? r.result.from : r.error.message)),
       [1, 2, 3, 4],
     );
-    assert.deepEqual({ inFlight: upstream.load().inFlight, queued: upstream.load().queued }, { inFlight: 0, queued: 0 });
+    assert.deepEqual(
+      { inFlight: upstream.load().inFlight, queued: upstream.load().queued },
+      { inFlight: 0, queued: 0 },
+    );
     assert.equal(waits.length, 2, 'only the two that queued are observed');
   });
 
@@ -104,7 +128,12 @@ describe('LimitedUpstream', () => {
     assert.equal(refused.id, 3);
     assert.equal(refused.error.code, -32603);
     assert.match(refused.error.message, /slow is at capacity.*servers\.slow\.maxQueued/);
-    assert.deepEqual(refused.error.data, { server: 'slow', reason: 'queue_full', setting: 'servers.slow.maxQueued', retryAfterSeconds: 5 });
+    assert.deepEqual(refused.error.data, {
+      server: 'slow',
+      reason: 'queue_full',
+      setting: 'servers.slow.maxQueued',
+      retryAfterSeconds: 5,
+    });
     assert.equal(retryAfterOf(refused), 5);
     assert.equal(JSON.stringify(refused).includes('Symbol'), false);
     assert.equal(upstream.load().refused.queue_full, 1);
@@ -210,33 +239,43 @@ describe('LimitedUpstream', () => {
     );
   });
 
-  test("a full queue makes room for a caller holding fewer places: the flooder's newest waiting request is refused instead", async () => {
-    const { inner, upstream } = limited({ maxInFlight: 1, maxQueued: 4 });
-    void upstream.request(call('first'), { authContext: 'flooder' });
-    const flood = [0, 1, 2, 3].map((i) => upstream.request(call(`f${i}`), { authContext: 'flooder' }));
-    const ownRefusal = await upstream.request(call('f4'), { authContext: 'flooder' });
-    assert.ok('error' in ownRefusal && /at capacity/.test(ownRefusal.error.message), 'the flooder itself is refused, not let in');
-    const quiet = [upstream.request(call('q0'), { authContext: 'quiet' }), upstream.request(call('q1'), { authContext: 'quiet' })];
-    const evicted = await Promise.all([flood[3]!, flood[2]!]);
-    assert.ok(
-      evicted.every((r) => 'error' in r && retryAfterOf(r) !== undefined),
-      "the flooder's newest two gave their places",
-    );
-    // Two each now: a third quiet request would leave the flooder fewer than it; refused instead.
-    const third = await upstream.request(call('q2'), { authContext: 'quiet' });
-    assert.ok('error' in third && retryAfterOf(third) !== undefined);
-    for (let served = 0; served < 4; served++) {
-      inner.reached[served]!.answer();
-      await tick();
-    }
-    assert.deepEqual(
-      inner.reached.map((r) => r.message.id),
-      ['first', 'f0', 'q0', 'f1', 'q1'],
-    );
-    inner.reached[4]!.answer();
-    assert.ok((await Promise.all(quiet)).every((r) => 'result' in r));
-    assert.equal(upstream.load().refused.queue_full, 4);
-  });
+  test(
+    "a full queue makes room for a caller holding fewer places: the flooder's newest waiting request is refused " +
+      'instead',
+    async () => {
+      const { inner, upstream } = limited({ maxInFlight: 1, maxQueued: 4 });
+      void upstream.request(call('first'), { authContext: 'flooder' });
+      const flood = [0, 1, 2, 3].map((i) => upstream.request(call(`f${i}`), { authContext: 'flooder' }));
+      const ownRefusal = await upstream.request(call('f4'), { authContext: 'flooder' });
+      assert.ok(
+        'error' in ownRefusal && /at capacity/.test(ownRefusal.error.message),
+        'the flooder itself is refused, not let in',
+      );
+      const quiet = [
+        upstream.request(call('q0'), { authContext: 'quiet' }),
+        upstream.request(call('q1'), { authContext: 'quiet' }),
+      ];
+      const evicted = await Promise.all([flood[3]!, flood[2]!]);
+      assert.ok(
+        evicted.every((r) => 'error' in r && retryAfterOf(r) !== undefined),
+        "the flooder's newest two gave their places",
+      );
+      // Two each now: a third quiet request would leave the flooder fewer than it; refused instead.
+      const third = await upstream.request(call('q2'), { authContext: 'quiet' });
+      assert.ok('error' in third && retryAfterOf(third) !== undefined);
+      for (let served = 0; served < 4; served++) {
+        inner.reached[served]!.answer();
+        await tick();
+      }
+      assert.deepEqual(
+        inner.reached.map((r) => r.message.id),
+        ['first', 'f0', 'q0', 'f1', 'q1'],
+      );
+      inner.reached[4]!.answer();
+      assert.ok((await Promise.all(quiet)).every((r) => 'result' in r));
+      assert.equal(upstream.load().refused.queue_full, 4);
+    },
+  );
 
   test('close refuses whoever still waits', async () => {
     const { upstream } = limited({ maxInFlight: 1 });
@@ -303,7 +342,8 @@ describe('FairQueue', () => {
 });
 
 describe('limits in the config, the metrics and /readyz', () => {
-  const parse = (server: Record<string, unknown>) => parseConfig({ servers: { s: { command: 'x', ...server } } }, 't.yaml', '/', {});
+  const parse = (server: Record<string, unknown>) =>
+    parseConfig({ servers: { s: { command: 'x', ...server } } }, 't.yaml', '/', {});
 
   test('defaults 16 in flight, 64 queued, 10 s; 0 slots is refused with a reason, 0 queued is allowed', () => {
     const s = parse({}).servers.s!;
@@ -338,7 +378,11 @@ describe('limits in the config, the metrics and /readyz', () => {
       'mcp_gateway_upstream_queue_wait_seconds_count{server="slow"} 1',
     ])
       assert.ok(text.includes(`${line}\n`), `missing ${line}`);
-    assert.doesNotMatch(text, /upstream_(in_flight|queued|refused_total)\{server="plain"/, 'an upstream without limits reports none');
+    assert.doesNotMatch(
+      text,
+      /upstream_(in_flight|queued|refused_total)\{server="plain"/,
+      'an upstream without limits reports none',
+    );
   });
 
   test('/readyz names saturated upstreams and stays ready', () => {
@@ -352,6 +396,9 @@ describe('limits in the config, the metrics and /readyz', () => {
     );
     assert.equal(ready, true);
     assert.deepEqual(body, { status: 'ready', upstreams: { slow: 'ready', fast: 'ready' }, saturated: ['slow'] });
-    assert.deepEqual(readiness([{ name: 'fast', required: true, status }], false).body, { status: 'ready', upstreams: { fast: 'ready' } });
+    assert.deepEqual(readiness([{ name: 'fast', required: true, status }], false).body, {
+      status: 'ready',
+      upstreams: { fast: 'ready' },
+    });
   });
 });

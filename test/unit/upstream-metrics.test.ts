@@ -20,10 +20,20 @@ const TRACE = '4bf92f3577b34da6a3ce929d0e0e4736';
 const ago = (seconds: number): number => performance.now() - seconds * 1000;
 
 function make(live?: () => LiveCounts): GatewayMetrics {
-  return new GatewayMetrics({ upstreams: () => [], cache: () => ({ hits: 0, misses: 0, invalidations: 0, fetches: 0, storeErrors: 0 }), live, processMetrics: false });
+  return new GatewayMetrics({
+    upstreams: () => [],
+    cache: () => ({ hits: 0, misses: 0, invalidations: 0, fetches: 0, storeErrors: 0 }),
+    live,
+    processMetrics: false,
+  });
 }
 
-const call = (method: string, params?: Record<string, unknown>): JsonRpcRequest => ({ jsonrpc: '2.0', id: 1, method, ...(params && { params }) });
+const call = (method: string, params?: Record<string, unknown>): JsonRpcRequest => ({
+  jsonrpc: '2.0',
+  id: 1,
+  method,
+  ...(params && { params }),
+});
 const ok = (result: Record<string, unknown> = {}): JsonRpcResponse => ({ jsonrpc: '2.0', id: 1, result });
 const failed = (): JsonRpcResponse => errorResponse(1, ErrorCode.InvalidParams, 'no such tool');
 
@@ -32,8 +42,14 @@ function sample(text: string, name: string, labels: Record<string, string>): num
   for (const line of text.split('\n')) {
     const match = /^([a-zA-Z_:][a-zA-Z0-9_:]*)(?:\{(.*)\})? (\S+)/.exec(line);
     if (!match || match[1] !== name) continue;
-    const have = Object.fromEntries([...(match[2] ?? '').matchAll(/([a-zA-Z_]\w*)="([^"]*)"/g)].map((m) => [m[1], m[2]]));
-    if (Object.keys(have).length === Object.keys(labels).length && Object.entries(labels).every(([k, v]) => have[k] === v)) return Number(match[3]);
+    const have = Object.fromEntries(
+      [...(match[2] ?? '').matchAll(/([a-zA-Z_]\w*)="([^"]*)"/g)].map((m) => [m[1], m[2]]),
+    );
+    if (
+      Object.keys(have).length === Object.keys(labels).length &&
+      Object.entries(labels).every(([k, v]) => have[k] === v)
+    )
+      return Number(match[3]);
   }
   return undefined;
 }
@@ -72,11 +88,35 @@ test('upstream duration by server and method (unknown methods as other), errors 
   alpha.finished(call('tools/list'), ok(), ago(0.002), undefined, false);
   alpha.finished(call('tools/list'), ok(), ago(0.003), undefined, false);
   alpha.finished(call('x/made-up'), failed(), ago(0.001), undefined, false);
-  alpha.finished(call('tools/call'), markFailure(errorResponse(1, ErrorCode.InternalError, 'no answer'), 'timeout'), ago(0.5), undefined, false);
-  alpha.finished(call('tools/call'), markFailure(errorResponse(1, ErrorCode.InternalError, 'exited'), 'unreachable'), ago(0.01), undefined, false);
-  alpha.finished(call('tools/call'), markFailure(errorResponse(1, ErrorCode.InternalError, 'HTTP 502'), 'bad_answer'), ago(0.01), undefined, false);
+  alpha.finished(
+    call('tools/call'),
+    markFailure(errorResponse(1, ErrorCode.InternalError, 'no answer'), 'timeout'),
+    ago(0.5),
+    undefined,
+    false,
+  );
+  alpha.finished(
+    call('tools/call'),
+    markFailure(errorResponse(1, ErrorCode.InternalError, 'exited'), 'unreachable'),
+    ago(0.01),
+    undefined,
+    false,
+  );
+  alpha.finished(
+    call('tools/call'),
+    markFailure(errorResponse(1, ErrorCode.InternalError, 'HTTP 502'), 'bad_answer'),
+    ago(0.01),
+    undefined,
+    false,
+  );
   alpha.finished(call('tools/call'), overloadedResponse(1, 'busy', {}, 2), ago(0.01), undefined, false);
-  alpha.finished(call('tools/call'), errorResponse(1, ErrorCode.InternalError, 'Request cancelled by the client'), ago(0.01), undefined, true);
+  alpha.finished(
+    call('tools/call'),
+    errorResponse(1, ErrorCode.InternalError, 'Request cancelled by the client'),
+    ago(0.01),
+    undefined,
+    true,
+  );
   const text = await metrics.render();
   const count = 'mcp_gateway_upstream_request_duration_seconds_count';
   assert.equal(sample(text, count, { server: 'alpha', method: 'tools/list' }), 2);
@@ -87,7 +127,11 @@ test('upstream duration by server and method (unknown methods as other), errors 
   for (const kind of ['timeout', 'unreachable', 'bad_answer', 'overloaded', 'cancelled']) {
     assert.equal(sample(text, errors, { server: 'alpha', method: 'tools/call', kind }), 1, kind);
   }
-  assert.equal(sample(text, errors, { server: 'alpha', method: 'tools/list', kind: 'jsonrpc' }), undefined, 'no error series without errors');
+  assert.equal(
+    sample(text, errors, { server: 'alpha', method: 'tools/list', kind: 'jsonrpc' }),
+    undefined,
+    'no error series without errors',
+  );
   // The status page's window counts the failures, but not the call the caller abandoned.
   const recent = metrics.upstreamCalls.recent('alpha')!;
   assert.equal(recent.calls, 8);
@@ -103,17 +147,27 @@ test(`tool calls by tool and outcome, at most ${TOOL_LABEL_CAP} tool names; unkn
   alpha.finished(call('tools/call', { name: 'echo' }), ok({ isError: true }), ago(0.001), undefined, false);
   alpha.finished(call('tools/call', { name: 'echo' }), failed(), ago(0.001), undefined, false);
   // A caller inventing names: each is an error, and none is named.
-  for (let i = 0; i < 3 * TOOL_LABEL_CAP; i++) alpha.finished(call('tools/call', { name: `junk-${i}` }), failed(), ago(0.001), undefined, false);
+  for (let i = 0; i < 3 * TOOL_LABEL_CAP; i++)
+    alpha.finished(call('tools/call', { name: `junk-${i}` }), failed(), ago(0.001), undefined, false);
   // Real tools fill the remaining places (echo has one), across servers; the rest count as _other.
-  for (let i = 0; i < TOOL_LABEL_CAP + 5; i++) beta.finished(call('tools/call', { name: `t${i}` }), ok(), ago(0.001), undefined, false);
+  for (let i = 0; i < TOOL_LABEL_CAP + 5; i++)
+    beta.finished(call('tools/call', { name: `t${i}` }), ok(), ago(0.001), undefined, false);
   const text = await metrics.render();
   const tools = 'mcp_gateway_tool_calls_total';
   assert.equal(sample(text, tools, { server: 'alpha', tool: 'echo', outcome: 'ok' }), 1);
   assert.equal(sample(text, tools, { server: 'alpha', tool: 'echo', outcome: 'tool_error' }), 1);
   assert.equal(sample(text, tools, { server: 'alpha', tool: 'echo', outcome: 'error' }), 1);
   assert.equal(sample(text, tools, { server: 'alpha', tool: TOOL_OTHER, outcome: 'error' }), 3 * TOOL_LABEL_CAP);
-  assert.equal(sample(text, tools, { server: 'beta', tool: `t${TOOL_LABEL_CAP - 2}`, outcome: 'ok' }), 1, 'the last place');
-  assert.equal(sample(text, tools, { server: 'beta', tool: `t${TOOL_LABEL_CAP - 1}`, outcome: 'ok' }), undefined, 'past the cap');
+  assert.equal(
+    sample(text, tools, { server: 'beta', tool: `t${TOOL_LABEL_CAP - 2}`, outcome: 'ok' }),
+    1,
+    'the last place',
+  );
+  assert.equal(
+    sample(text, tools, { server: 'beta', tool: `t${TOOL_LABEL_CAP - 1}`, outcome: 'ok' }),
+    undefined,
+    'past the cap',
+  );
   assert.equal(sample(text, tools, { server: 'beta', tool: TOOL_OTHER, outcome: 'ok' }), 6);
   const names = new Set([...text.matchAll(/^mcp_gateway_tool_calls_total\{[^}]*tool="([^"]*)"/gm)].map((m) => m[1]));
   assert.equal(names.size, TOOL_LABEL_CAP + 1, `${TOOL_LABEL_CAP} names and ${TOOL_OTHER}`);
@@ -135,13 +189,17 @@ test('exemplars carry the trace id in OpenMetrics; the classic text stays as it 
   assert.match(open, /^# TYPE mcp_gateway_tool_calls counter$/m, 'OpenMetrics names the counter family without _total');
   assert.match(open, /^mcp_gateway_tool_calls_total\{server="alpha",tool="echo",outcome="ok"\} 2$/m);
   const exemplar = new RegExp(
-    `^mcp_gateway_upstream_request_duration_seconds_bucket\\{le="0.005",server="alpha",method="tools/call"\\} 2 # \\{trace_id="${TRACE}"\\} 0\\.003\\d* \\d`,
+    `^mcp_gateway_upstream_request_duration_seconds_bucket\\{le="0.005",server="alpha",method="tools/call"\\} 2 # ` +
+      `\\{trace_id="${TRACE}"\\} 0\\.003\\d* \\d`,
     'm',
   );
   assert.match(open, exemplar);
   assert.equal(metrics.openMetricsContentType, 'application/openmetrics-text; version=1.0.0; charset=utf-8');
 
-  assert.equal(wantsOpenMetrics('application/openmetrics-text;version=1.0.0,text/plain;version=0.0.4;q=0.5,*/*;q=0.1'), true);
+  assert.equal(
+    wantsOpenMetrics('application/openmetrics-text;version=1.0.0,text/plain;version=0.0.4;q=0.5,*/*;q=0.1'),
+    true,
+  );
   assert.equal(wantsOpenMetrics('text/plain'), false);
   assert.equal(wantsOpenMetrics(undefined), false);
 });
@@ -164,7 +222,9 @@ test('MeteredUpstream times the upstream, takes the trace id from the request op
   release(answer);
   assert.equal(await pending, answer, 'the same answer object');
   const open = await metrics.renderOpenMetrics();
-  const sum = /^mcp_gateway_upstream_request_duration_seconds_sum\{server="alpha",method="tools\/list"\} (\S+)$/m.exec(open);
+  const sum = /^mcp_gateway_upstream_request_duration_seconds_sum\{server="alpha",method="tools\/list"\} (\S+)$/m.exec(
+    open,
+  );
   assert.ok(sum && Number(sum[1]) >= 0.015, `timed the wait: ${sum?.[1]}`);
   assert.match(open, new RegExp(`trace_id="${TRACE}"`));
 });

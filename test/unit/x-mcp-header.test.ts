@@ -3,7 +3,11 @@ import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { headerDeclarationProblem } from '../../protocol/x-mcp-header.js';
 
-const object = (properties: Record<string, unknown>, extra: Record<string, unknown> = {}) => ({ type: 'object', properties, ...extra });
+const object = (properties: Record<string, unknown>, extra: Record<string, unknown> = {}) => ({
+  type: 'object',
+  properties,
+  ...extra,
+});
 
 test('valid: none at all, a string/integer/boolean property, nested properties chains', () => {
   assert.equal(headerDeclarationProblem(undefined), undefined);
@@ -23,7 +27,12 @@ test('valid: none at all, a string/integer/boolean property, nested properties c
 
 test('a property named x-mcp-header, and the key inside data keywords, declare nothing', () => {
   assert.equal(headerDeclarationProblem(object({ 'x-mcp-header': { type: 'string' } })), undefined);
-  assert.equal(headerDeclarationProblem(object({ a: { type: 'object', default: { 'x-mcp-header': 5 }, const: { 'x-mcp-header': null } } })), undefined);
+  assert.equal(
+    headerDeclarationProblem(
+      object({ a: { type: 'object', default: { 'x-mcp-header': 5 }, const: { 'x-mcp-header': null } } }),
+    ),
+    undefined,
+  );
 });
 
 test('invalid: names that are not tokens, types that are not primitive, places off the static chain, repeats', () => {
@@ -41,7 +50,14 @@ test('invalid: names that are not tokens, types that are not primitive, places o
     [object({ a: { if: { type: 'string', 'x-mcp-header': 'I' } } }), /properties keys alone/],
     [object({}, { $defs: { d: { type: 'string', 'x-mcp-header': 'D' } } }), /properties keys alone/],
     [{ type: 'object', 'x-mcp-header': 'Root' }, /the schema root/],
-    [object({ a: { type: 'string', 'x-mcp-header': 'Dup' }, b: object({ c: { type: 'string', 'x-mcp-header': 'dUP' } }) }), /repeats "Dup"/],
+    [
+      object({
+        a: { type: 'string', 'x-mcp-header': 'Dup' },
+        b: object({ c: { type: 'string', 'x-mcp-header': 'dUP' } }),
+      }),
+      /repeats "Dup"/,
+    ],
   ];
-  for (const [schema, reason] of cases) assert.match(headerDeclarationProblem(schema) ?? 'valid', reason, JSON.stringify(schema));
+  for (const [schema, reason] of cases)
+    assert.match(headerDeclarationProblem(schema) ?? 'valid', reason, JSON.stringify(schema));
 });

@@ -11,7 +11,12 @@ export function codeVerifier(): string {
 /** The authorization request for the code flow with PKCE S256; each flow adds its own parameters. */
 export function codeRequestUrl(
   authorizationEndpoint: string,
-  { clientId, redirectUri, state, verifier }: { clientId: string; redirectUri: string; state: string; verifier: string },
+  {
+    clientId,
+    redirectUri,
+    state,
+    verifier,
+  }: { clientId: string; redirectUri: string; state: string; verifier: string },
 ): URL {
   const url = new URL(authorizationEndpoint);
   url.searchParams.set('response_type', 'code');
@@ -28,6 +33,9 @@ export function codeRequestUrl(
  * comparison, no normalization); an absent one is refused only when the server said it sends it. Checked
  * before anything in the answer, an error included, is acted on or shown.
  */
-export function issuerMatches(expected: { issuer: string; issParameterSupported: boolean }, iss: string | undefined): boolean {
+export function issuerMatches(
+  expected: { issuer: string; issParameterSupported: boolean },
+  iss: string | undefined,
+): boolean {
   return iss !== undefined ? iss === expected.issuer : !expected.issParameterSupported;
 }

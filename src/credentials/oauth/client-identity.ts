@@ -58,7 +58,9 @@ export class ClientIdentities {
       if (bound !== undefined && bound.replace(/\/$/, '') !== server.issuer.replace(/\/$/, '')) {
         return Promise.reject(
           new TokenEndpointError(
-            `the server now names authorization server ${server.issuer}, but ${setting}.clientId is registered at ${bound}: the gateway sends its client credentials to no other. If the move is genuine, register there and set ${setting}.issuer (and clientId) to match`,
+            `the server now names authorization server ${server.issuer}, but ${setting}.clientId is registered at ` +
+              `${bound}: the gateway sends its client credentials to no other. If the move is genuine, register ` +
+              `there and set ${setting}.issuer (and clientId) to match`,
             undefined,
           ),
         );
@@ -67,7 +69,8 @@ export class ClientIdentities {
       return Promise.resolve({
         clientId: preRegistered.clientId,
         clientSecret: preRegistered.clientSecret,
-        authMethod: preRegistered.authMethod ?? pickMethod(server.tokenAuthMethods, preRegistered.clientSecret !== undefined),
+        authMethod:
+          preRegistered.authMethod ?? pickMethod(server.tokenAuthMethods, preRegistered.clientSecret !== undefined),
       });
     }
     if (server.clientIdMetadataDocumentSupported && this.publicUrl.startsWith('https://')) {
@@ -75,11 +78,13 @@ export class ClientIdentities {
     }
     if (!server.registrationEndpoint) {
       const cimd = server.clientIdMetadataDocumentSupported
-        ? ' (it accepts a Client ID Metadata Document, which must be served over https: set listen.publicUrl to an https:// URL)'
+        ? ' (it accepts a Client ID Metadata Document, which must be served over https: set listen.publicUrl to an ' +
+          'https:// URL)'
         : '';
       return Promise.reject(
         new TokenEndpointError(
-          `the authorization server ${server.issuer} offers no dynamic registration${cimd}; pre-register the gateway there and set ${setting}.clientId`,
+          `the authorization server ${server.issuer} offers no dynamic registration${cimd}; pre-register the ` +
+            `gateway there and set ${setting}.clientId`,
           undefined,
         ),
       );
@@ -98,7 +103,9 @@ export class ClientIdentities {
 /** With a secret, basic if offered, else post; without one, none. */
 function pickMethod(offered: string[], hasSecret: boolean): ClientAuthMethod {
   if (!hasSecret) return 'none';
-  return offered.includes('client_secret_basic') || !offered.includes('client_secret_post') ? 'client_secret_basic' : 'client_secret_post';
+  return offered.includes('client_secret_basic') || !offered.includes('client_secret_post')
+    ? 'client_secret_basic'
+    : 'client_secret_post';
 }
 
 /** RFC 7591 registration as a public client; `application_type` as the spec asks (native for a loopback gateway). */
@@ -115,20 +122,32 @@ async function register(endpoint: string, publicUrl: string, setting: string): P
       signal: AbortSignal.timeout(10_000),
     });
   } catch (error) {
-    throw new TokenEndpointError(`dynamic registration at ${endpoint} could not be reached (${(error as Error).message})`, undefined);
+    throw new TokenEndpointError(
+      `dynamic registration at ${endpoint} could not be reached (${(error as Error).message})`,
+      undefined,
+    );
   }
   const json = (await response.json().catch(() => ({}))) as Record<string, unknown>;
   if (!response.ok || typeof json.client_id !== 'string') {
-    const said = typeof json.error === 'string' ? `: ${json.error}${typeof json.error_description === 'string' ? ` (${json.error_description.slice(0, 200)})` : ''}` : '';
+    const said =
+      typeof json.error === 'string'
+        ? `: ${json.error}${typeof json.error_description === 'string' ? ` (${json.error_description.slice(0, 200)})` : ''}`
+        : '';
     const uris = redirectUris(publicUrl);
     throw new TokenEndpointError(
-      `dynamic registration at ${endpoint} failed (HTTP ${response.status}${said}); pre-register the gateway with redirect URIs ${uris.connect} and ${uris.signIn} and set ${setting}.clientId`,
+      `dynamic registration at ${endpoint} failed (HTTP ${response.status}${said}); pre-register the gateway with ` +
+        `redirect URIs ${uris.connect} and ${uris.signIn} and set ${setting}.clientId`,
       undefined,
     );
   }
   // Asked for a public client; a server that issued a secret anyway says how to use it.
   const secret = typeof json.client_secret === 'string' ? json.client_secret : undefined;
   const method = json.token_endpoint_auth_method;
-  const authMethod: ClientAuthMethod = method === 'client_secret_post' || method === 'client_secret_basic' || method === 'none' ? method : secret ? 'client_secret_basic' : 'none';
+  const authMethod: ClientAuthMethod =
+    method === 'client_secret_post' || method === 'client_secret_basic' || method === 'none'
+      ? method
+      : secret
+        ? 'client_secret_basic'
+        : 'none';
   return { clientId: json.client_id, clientSecret: secret, authMethod };
 }

@@ -33,17 +33,28 @@ const TIMEOUT_MS = 10_000;
 
 export class DiscoveryError extends Error {}
 
-/** Discovers the authorization of `url` (the upstream's MCP endpoint); `preferred`: the issuer to pick when it is listed. */
+/**
+ * Discovers the authorization of `url` (the upstream's MCP endpoint); `preferred`: the issuer to pick when it is
+ * listed.
+ */
 export async function discover(url: string, preferred?: string): Promise<Discovered> {
   const challenge = await unauthenticatedChallenge(url);
   const metadata = await resourceMetadata(url, challenge.resourceMetadata);
   const resource = typeof metadata.resource === 'string' ? metadata.resource : url;
   if (!sameResource(resource, url)) {
-    throw new DiscoveryError(`the server's protected resource metadata names ${resource}, not ${url}: refusing to send it tokens for another resource`);
+    throw new DiscoveryError(
+      `the server's protected resource metadata names ${resource}, not ${url}: refusing to send it tokens for ` +
+        `another resource`,
+    );
   }
-  const servers = Array.isArray(metadata.authorization_servers) ? metadata.authorization_servers.filter((s): s is string => typeof s === 'string') : [];
-  if (servers.length === 0) throw new DiscoveryError(`the protected resource metadata of ${url} names no authorization_servers`);
-  const server = await authorizationServer(preferred !== undefined && servers.includes(preferred) ? preferred : servers[0]!);
+  const servers = Array.isArray(metadata.authorization_servers)
+    ? metadata.authorization_servers.filter((s): s is string => typeof s === 'string')
+    : [];
+  if (servers.length === 0)
+    throw new DiscoveryError(`the protected resource metadata of ${url} names no authorization_servers`);
+  const server = await authorizationServer(
+    preferred !== undefined && servers.includes(preferred) ? preferred : servers[0]!,
+  );
   const supported = stringList(metadata.scopes_supported);
   return { ...server, resource, scopes: challenge.scope ? challenge.scope.split(' ').filter(Boolean) : supported };
 }
@@ -59,28 +70,43 @@ const HTTPS_ONLY = 'MCP requires https for every authorization server endpoint (
  * anything is fetched from it.
  */
 export async function authorizationServer(issuer: string): Promise<AuthorizationServer> {
-  if (!isSecureOrLoopback(issuer)) throw new DiscoveryError(`the authorization server ${issuer} is not served over https; ${HTTPS_ONLY}`);
+  if (!isSecureOrLoopback(issuer))
+    throw new DiscoveryError(`the authorization server ${issuer} is not served over https; ${HTTPS_ONLY}`);
   const as = await authorizationServerMetadata(issuer);
-  if (as.issuer !== issuer) throw new DiscoveryError(`the authorization server metadata of ${issuer} names issuer ${String(as.issuer)}; they must be equal (RFC 8414 §3.3)`);
+  if (as.issuer !== issuer)
+    throw new DiscoveryError(
+      `the authorization server metadata of ${issuer} names issuer ${String(as.issuer)}; they must be equal (RFC ` +
+        `8414 §3.3)`,
+    );
   if (typeof as.authorization_endpoint !== 'string' || typeof as.token_endpoint !== 'string') {
-    throw new DiscoveryError(`the authorization server ${issuer} publishes no authorization_endpoint or token_endpoint`);
+    throw new DiscoveryError(
+      `the authorization server ${issuer} publishes no authorization_endpoint or token_endpoint`,
+    );
   }
   for (const field of ENDPOINTS) {
     const value = as[field];
     if (typeof value === 'string' && !isSecureOrLoopback(value)) {
-      throw new DiscoveryError(`the authorization server ${issuer} publishes ${field} ${value}, which is not https; ${HTTPS_ONLY}`);
+      throw new DiscoveryError(
+        `the authorization server ${issuer} publishes ${field} ${value}, which is not https; ${HTTPS_ONLY}`,
+      );
     }
   }
   const methods = stringList(as.code_challenge_methods_supported);
   // The spec: a client MUST refuse to proceed when the server does not advertise S256 support.
-  if (!methods.includes('S256')) throw new DiscoveryError(`the authorization server ${issuer} does not advertise PKCE S256 (code_challenge_methods_supported)`);
+  if (!methods.includes('S256'))
+    throw new DiscoveryError(
+      `the authorization server ${issuer} does not advertise PKCE S256 (code_challenge_methods_supported)`,
+    );
   return {
     issuer,
     authorizationEndpoint: as.authorization_endpoint,
     tokenEndpoint: as.token_endpoint,
     registrationEndpoint: typeof as.registration_endpoint === 'string' ? as.registration_endpoint : undefined,
     clientIdMetadataDocumentSupported: as.client_id_metadata_document_supported === true,
-    tokenAuthMethods: as.token_endpoint_auth_methods_supported === undefined ? ['client_secret_basic'] : stringList(as.token_endpoint_auth_methods_supported),
+    tokenAuthMethods:
+      as.token_endpoint_auth_methods_supported === undefined
+        ? ['client_secret_basic']
+        : stringList(as.token_endpoint_auth_methods_supported),
     issParameterSupported: as.authorization_response_iss_parameter_supported === true,
     codeChallengeMethods: methods,
     offlineAccess: stringList(as.scopes_supported).includes('offline_access'),
@@ -93,12 +119,22 @@ async function unauthenticatedChallenge(url: string): Promise<{ resourceMetadata
   try {
     const response = await fetch(url, {
       method: 'POST',
-      headers: { 'content-type': 'application/json', accept: 'application/json, text/event-stream', 'mcp-protocol-version': '2026-07-28', 'mcp-method': 'server/discover' },
+      headers: {
+        'content-type': 'application/json',
+        accept: 'application/json, text/event-stream',
+        'mcp-protocol-version': '2026-07-28',
+        'mcp-method': 'server/discover',
+      },
       body: JSON.stringify({
         jsonrpc: '2.0',
         id: 0,
         method: 'server/discover',
-        params: { _meta: { 'io.modelcontextprotocol/protocolVersion': '2026-07-28', 'io.modelcontextprotocol/clientCapabilities': {} } },
+        params: {
+          _meta: {
+            'io.modelcontextprotocol/protocolVersion': '2026-07-28',
+            'io.modelcontextprotocol/clientCapabilities': {},
+          },
+        },
       }),
       redirect: 'manual',
       signal: AbortSignal.timeout(TIMEOUT_MS),
@@ -125,7 +161,12 @@ export function bearerParameters(header: string): { resourceMetadata?: string; s
 async function resourceMetadata(url: string, named: string | undefined): Promise<Record<string, unknown>> {
   const target = new URL(url);
   const path = target.pathname === '/' ? '' : target.pathname.replace(/\/$/, '');
-  const candidates = named ? [named] : [`${target.origin}/.well-known/oauth-protected-resource${path}`, `${target.origin}/.well-known/oauth-protected-resource`];
+  const candidates = named
+    ? [named]
+    : [
+        `${target.origin}/.well-known/oauth-protected-resource${path}`,
+        `${target.origin}/.well-known/oauth-protected-resource`,
+      ];
   for (const candidate of candidates) {
     const found = await getJson(candidate);
     if (found) return found;
@@ -152,13 +193,19 @@ export async function authorizationServerMetadata(issuer: string): Promise<Recor
 
 async function getJson(url: string): Promise<Record<string, unknown> | undefined> {
   try {
-    const response = await fetch(url, { headers: { accept: 'application/json' }, redirect: 'error', signal: AbortSignal.timeout(TIMEOUT_MS) });
+    const response = await fetch(url, {
+      headers: { accept: 'application/json' },
+      redirect: 'error',
+      signal: AbortSignal.timeout(TIMEOUT_MS),
+    });
     if (!response.ok) {
       await response.body?.cancel();
       return undefined;
     }
     const json = (await response.json()) as unknown;
-    return json !== null && typeof json === 'object' && !Array.isArray(json) ? (json as Record<string, unknown>) : undefined;
+    return json !== null && typeof json === 'object' && !Array.isArray(json)
+      ? (json as Record<string, unknown>)
+      : undefined;
   } catch {
     return undefined;
   }

@@ -9,7 +9,8 @@ export async function discoverIssuer(issuer: string, resource: string | undefine
   try {
     return { ...(await authorizationServer(issuer)), resource: resource ?? '', scopes: [] };
   } catch (error) {
-    if (error instanceof DiscoveryError && /names issuer/.test(error.message)) throw new DiscoveryError(`${error.message}: correct credentials.issuer`);
+    if (error instanceof DiscoveryError && /names issuer/.test(error.message))
+      throw new DiscoveryError(`${error.message}: correct credentials.issuer`);
     throw error;
   }
 }

@@ -5,7 +5,13 @@
 // ends in `complete`, which stores the token for that principal and this server only.
 import { codeRequestUrl, codeVerifier, issuerMatches } from './authorization-request.js';
 import type { CallerIdentity } from '../../../bridge/upstream.js';
-import { ErrorCode, isObject, type JsonRpcId, type JsonRpcRequest, type JsonRpcResponse } from '../../../protocol/jsonrpc.js';
+import {
+  ErrorCode,
+  isObject,
+  type JsonRpcId,
+  type JsonRpcRequest,
+  type JsonRpcResponse,
+} from '../../../protocol/jsonrpc.js';
 import { META } from '../../../protocol/mcp.js';
 import type { OAuthCredentials } from '../../config/credentials.js';
 import { type CredentialSource, connectState, type Instead, type Obtained } from '../credentialed-upstream.js';
@@ -25,7 +31,9 @@ export interface ConnectPending {
   step: 'connect';
   principal: string;
   server: string;
-  /** A step-up's scopes (what was asked for before, and what the server's 403 asked for); absent: the spec's selection. */
+  /**
+   * A step-up's scopes (what was asked for before, and what the server's 403 asked for); absent: the spec's selection.
+   */
   scopes?: string[];
 }
 
@@ -93,7 +101,8 @@ export class OAuthClient implements CredentialSource {
   private isFor(record: OAuthRecord): boolean {
     if (record.resource === this.options.url || record.resource === this.matchingResource) return true;
     // A token bound to no resource comes only from a configured issuer that binds none (a perCaller stdio server's).
-    if (record.resource === '') return this.options.discover !== undefined && this.options.settings.resource === undefined;
+    if (record.resource === '')
+      return this.options.discover !== undefined && this.options.settings.resource === undefined;
     if (!sameResource(record.resource, this.options.url)) return false;
     this.matchingResource = record.resource;
     return true;
@@ -114,7 +123,12 @@ export class OAuthClient implements CredentialSource {
    * what the server asks now; or, when the refused token was already asked for all of that, a refusal that
    * names the scopes: asking again would only loop.
    */
-  async stepUp(caller: CallerIdentity, authorization: string, scopes: string[], message: JsonRpcRequest): Promise<Instead> {
+  async stepUp(
+    caller: CallerIdentity,
+    authorization: string,
+    scopes: string[],
+    message: JsonRpcRequest,
+  ): Promise<Instead> {
     const server = this.options.server;
     const record = await this.options.store.get(caller.principal, server);
     const own = record?.kind === 'oauth' ? record : undefined;
@@ -122,15 +136,28 @@ export class OAuthClient implements CredentialSource {
     const wanted = scopes.length ? scopes : [];
     const missing = wanted.filter((scope) => !before.includes(scope));
     const named = wanted.length ? `scope ${wanted.map((s) => `"${s}"`).join(', ')}` : 'a scope it did not name';
-    if (own !== undefined && `Bearer ${own.accessToken}` === authorization && own.requestedScope !== undefined && missing.length === 0) {
+    if (
+      own !== undefined &&
+      `Bearer ${own.accessToken}` === authorization &&
+      own.requestedScope !== undefined &&
+      missing.length === 0
+    ) {
       return {
-        refused: `Upstream '${server}' refused ${message.method} for want of ${named}, although this caller's token was authorized asking for it: the authorization server did not grant it. Ask whoever runs ${server}'s authorization server to allow it for your account.`,
+        refused:
+          `Upstream '${server}' refused ${message.method} for want of ${named}, although this caller's token ` +
+          `was authorized asking for it: the authorization server did not grant it. Ask whoever runs ${server}'s ` +
+          `authorization server to allow it for your account.`,
         data: { reason: 'insufficient_scope', scopes: wanted },
         code: ErrorCode.InternalError,
       };
     }
     if (wanted.length === 0) {
-      return { refused: `Upstream '${server}' refused ${message.method} for want of a scope it did not name (403 insufficient_scope)`, data: { reason: 'insufficient_scope' } };
+      return {
+        refused:
+          `Upstream '${server}' refused ${message.method} for want of a scope it did not name (403 ` +
+          `insufficient_scope)`,
+        data: { reason: 'insufficient_scope' },
+      };
     }
     return this.connectFirst(caller.principal, message, [...before, ...missing]);
   }
@@ -143,7 +170,9 @@ export class OAuthClient implements CredentialSource {
     return `${this.options.publicUrl}/connect/${id}`;
   }
 
-  /** Starts the authorization request for a confirmed link: discovery, client, PKCE; returns where to send the browser. */
+  /**
+   * Starts the authorization request for a confirmed link: discovery, client, PKCE; returns where to send the browser.
+   */
   async authorizationUrl(principal: string, stepUpScopes?: string[]): Promise<string> {
     const found = await (this.options.discover?.() ?? discover(this.options.url, this.options.settings.issuer));
     const client = await this.clientFor(found);
@@ -167,7 +196,12 @@ export class OAuthClient implements CredentialSource {
     if (found.offlineAccess && scopes.length && !scopes.includes('offline_access')) scopes.push('offline_access');
     pending.scopes = scopes;
     const state = await this.options.store.putPending(pending, this.options.linkTtlMs);
-    const url = codeRequestUrl(found.authorizationEndpoint, { clientId: client.clientId, redirectUri, state, verifier });
+    const url = codeRequestUrl(found.authorizationEndpoint, {
+      clientId: client.clientId,
+      redirectUri,
+      state,
+      verifier,
+    });
     if (found.resource) url.searchParams.set('resource', found.resource); // none: an issuer that binds no resource
     if (scopes.length) url.searchParams.set('scope', scopes.join(' '));
     return url.href;
@@ -213,9 +247,22 @@ export class OAuthClient implements CredentialSource {
 
   private async refresh(principal: string, record: OAuthRecord): Promise<Obtained | undefined> {
     try {
-      const client: TokenClient = { clientId: record.clientId, clientSecret: record.clientSecret, authMethod: record.authMethod ?? 'none' };
-      const answer = await requestToken(record.tokenEndpoint ?? '', client, { grant_type: 'refresh_token', refresh_token: record.refreshToken, resource: record.resource });
-      const next: OAuthRecord = { ...record, accessToken: answer.accessToken, expiresAt: answer.expiresAt, refreshToken: answer.refreshToken ?? record.refreshToken };
+      const client: TokenClient = {
+        clientId: record.clientId,
+        clientSecret: record.clientSecret,
+        authMethod: record.authMethod ?? 'none',
+      };
+      const answer = await requestToken(record.tokenEndpoint ?? '', client, {
+        grant_type: 'refresh_token',
+        refresh_token: record.refreshToken,
+        resource: record.resource,
+      });
+      const next: OAuthRecord = {
+        ...record,
+        accessToken: answer.accessToken,
+        expiresAt: answer.expiresAt,
+        refreshToken: answer.refreshToken ?? record.refreshToken,
+      };
       if (answer.scope !== undefined) next.scope = answer.scope;
       await this.options.store.put(principal, this.options.server, next);
       return { authorization: `Bearer ${next.accessToken}` };
@@ -223,11 +270,17 @@ export class OAuthClient implements CredentialSource {
       // A refused refresh token (revoked, expired) means connecting again, and so does a record naming a
       // token endpoint in clear text (stored before discovery refused those: connecting again says why);
       // anything else is said as it is.
-      if (error instanceof InsecureTokenEndpoint || (error instanceof TokenEndpointError && error.code === 'invalid_grant')) {
+      if (
+        error instanceof InsecureTokenEndpoint ||
+        (error instanceof TokenEndpointError && error.code === 'invalid_grant')
+      ) {
         await this.options.store.delete(principal, this.options.server);
         return undefined;
       }
-      return { refused: `servers.${this.options.server}: the caller's token could not be refreshed: ${(error as Error).message}` };
+      return {
+        refused:
+          `servers.${this.options.server}: the caller's token could not be refreshed: ` + `${(error as Error).message}`,
+      };
     }
   }
 
@@ -237,7 +290,8 @@ export class OAuthClient implements CredentialSource {
     const server = this.options.server;
     const valid = `(single use, valid ${Math.round(this.options.linkTtlMs / 60_000)} min)`;
     const text = stepUpScopes
-      ? `${server} needs more access for this call (scope ${stepUpScopes.join(' ')}): open ${url} ${valid} to grant it, then try again.`
+      ? `${server} needs more access for this call (scope ${stepUpScopes.join(' ')}): open ${url} ${valid} to grant ` +
+        `it, then try again.`
       : `Connect your ${server} account to continue: open ${url} ${valid}, then try again.`;
     if (acceptsUrlElicitation(message)) {
       const elicitationId = url.slice(url.lastIndexOf('/') + 1, url.lastIndexOf('/') + 17);
@@ -247,7 +301,12 @@ export class OAuthClient implements CredentialSource {
           id,
           result: {
             resultType: 'input_required',
-            inputRequests: { [`connect-${server}`]: { method: 'elicitation/create', params: { mode: 'url', url, elicitationId, message: text } } },
+            inputRequests: {
+              [`connect-${server}`]: {
+                method: 'elicitation/create',
+                params: { mode: 'url', url, elicitationId, message: text },
+              },
+            },
             requestState: connectState(server),
           },
         }),
@@ -261,10 +320,15 @@ export class OAuthClient implements CredentialSource {
   }
 }
 
-/** RFC 9207 on the upstream's authorization response (authorization-request.ts issuerMatches), worded for the person. */
+/**
+ * RFC 9207 on the upstream's authorization response (authorization-request.ts issuerMatches), worded for the person.
+ */
 export function issuerProblem(pending: AuthorizationPending, iss: string | undefined): string | undefined {
   if (issuerMatches(pending, iss)) return undefined;
-  return `the authorization response came from ${iss === undefined ? 'an unnamed issuer' : `"${iss}"`}, not ${pending.issuer} (RFC 9207); start again from your client`;
+  return (
+    `the authorization response came from ${iss === undefined ? 'an unnamed issuer' : `"${iss}"`}, not ` +
+    `${pending.issuer} (RFC 9207); start again from your client`
+  );
 }
 
 function words(text: string | undefined): string[] {

@@ -48,15 +48,24 @@ export interface SignInPending {
 /** The outcome of a sign-in: the link to go on with, or why not (worded for the person; `signedInAs` when known). */
 export type SignedIn = { ok: true; link: ConnectPending } | { ok: false; reason: string; signedInAs?: string };
 
-/** RFC 9207 on the sign-in answer, as on the upstream's (oauth-client.ts issuerProblem): checked before its error is shown. */
+/**
+ * RFC 9207 on the sign-in answer, as on the upstream's (oauth-client.ts issuerProblem): checked before its error is
+ * shown.
+ */
 export function signInIssuerProblem(pending: SignInPending, iss: string | undefined): string | undefined {
   if (issuerMatches(pending, iss)) return undefined;
-  return `the sign-in answer came from ${iss === undefined ? 'an unnamed issuer' : `"${iss}"`}, not ${pending.issuer} (RFC 9207)`;
+  return (
+    `the sign-in answer came from ${iss === undefined ? 'an unnamed issuer' : `"${iss}"`}, not ` +
+    `${pending.issuer} (RFC 9207)`
+  );
 }
 
 export class GatewaySignIn {
   private readonly identities: ClientIdentities;
-  /** The issuer's metadata, once found; null: it has no authorization endpoint (looked at again after NO_SIGN_IN_RECHECK_MS). */
+  /**
+   * The issuer's metadata, once found; null: it has no authorization endpoint (looked at again after
+   * NO_SIGN_IN_RECHECK_MS).
+   */
   private server: AuthorizationServer | null | undefined;
   private noSignInSince = 0;
   private readonly keys = new Map<string, ReturnType<typeof createRemoteJWKSet>>();
@@ -75,7 +84,10 @@ export class GatewaySignIn {
   async start(link: ConnectPending): Promise<string | undefined> {
     const server = await this.issuerServer();
     if (server === null) return undefined;
-    if (!server.jwksUri) throw new DiscoveryError(`the issuer ${server.issuer} publishes no jwks_uri, so the gateway cannot check who signed in`);
+    if (!server.jwksUri)
+      throw new DiscoveryError(
+        `the issuer ${server.issuer} publishes no jwks_uri, so the gateway cannot check who signed in`,
+      );
     const client = await this.identities.clientAt(server, this.settings.client, 'credentials.signIn');
     const verifier = codeVerifier();
     const nonce = randomBytes(16).toString('base64url');
@@ -93,7 +105,12 @@ export class GatewaySignIn {
       redirectUri,
     };
     const state = await this.store.putPending(pending, this.settings.linkTtlMs);
-    const url = codeRequestUrl(server.authorizationEndpoint, { clientId: client.clientId, redirectUri, state, verifier });
+    const url = codeRequestUrl(server.authorizationEndpoint, {
+      clientId: client.clientId,
+      redirectUri,
+      state,
+      verifier,
+    });
     url.searchParams.set('scope', this.settings.scopes.join(' '));
     url.searchParams.set('nonce', nonce);
     // Whoever is signed in at the issuer already must still be the principal: say whom the link is for.
@@ -111,19 +128,32 @@ export class GatewaySignIn {
       redirect_uri: pending.redirectUri,
       code_verifier: pending.verifier,
     });
-    if (answer.idToken === undefined) return { ok: false, reason: `the issuer ${pending.issuer} sent no ID token; credentials.signIn.scopes must include openid` };
+    if (answer.idToken === undefined)
+      return {
+        ok: false,
+        reason: `the issuer ${pending.issuer} sent no ID token; credentials.signIn.scopes must include openid`,
+      };
     let claims: Record<string, unknown>;
     try {
-      ({ payload: claims } = await jwtVerify(answer.idToken, this.keysAt(pending.jwksUri), { issuer: pending.issuer, audience: pending.client.clientId }));
+      ({ payload: claims } = await jwtVerify(answer.idToken, this.keysAt(pending.jwksUri), {
+        issuer: pending.issuer,
+        audience: pending.client.clientId,
+      }));
     } catch (error) {
-      return { ok: false, reason: `the ID token from ${pending.issuer} was not accepted (${(error as Error).message})` };
+      return {
+        ok: false,
+        reason: `the ID token from ${pending.issuer} was not accepted (${(error as Error).message})`,
+      };
     }
-    if (claims.nonce !== pending.nonce) return { ok: false, reason: 'the ID token is not the answer to this sign-in (nonce)' };
+    if (claims.nonce !== pending.nonce)
+      return { ok: false, reason: 'the ID token is not the answer to this sign-in (nonce)' };
     const principal = claims[this.settings.principalClaim];
     if (typeof principal !== 'string' || principal === '') {
       return {
         ok: false,
-        reason: `the ID token has no "${this.settings.principalClaim}" claim (auth.jwt.principalClaim); add the scope that brings it to credentials.signIn.scopes`,
+        reason:
+          `the ID token has no "${this.settings.principalClaim}" claim (auth.jwt.principalClaim); add the ` +
+          `scope that brings it to credentials.signIn.scopes`,
       };
     }
     if (principal !== pending.link.principal) return { ok: false, reason: 'another person', signedInAs: principal };
@@ -131,7 +161,8 @@ export class GatewaySignIn {
   }
 
   private async issuerServer(): Promise<AuthorizationServer | null> {
-    if (this.server || (this.server === null && Date.now() - this.noSignInSince < NO_SIGN_IN_RECHECK_MS)) return this.server;
+    if (this.server || (this.server === null && Date.now() - this.noSignInSince < NO_SIGN_IN_RECHECK_MS))
+      return this.server;
     // An issuer that is no https (or loopback) URL has no metadata to sign in with: the confirmation page.
     // One over plain http elsewhere never gets here (a load error, src/config/credentials.ts).
     if (!isSecureOrLoopback(this.settings.issuer)) {
@@ -141,8 +172,15 @@ export class GatewaySignIn {
     try {
       this.server = await authorizationServer(this.settings.issuer);
     } catch (error) {
-      // No metadata, or none with an authorization endpoint: people cannot sign in there. Anything else (no S256) is said.
-      if (!(error instanceof DiscoveryError && /no authorization server metadata|no authorization_endpoint/.test(error.message))) throw error;
+      // No metadata, or none with an authorization endpoint: people cannot sign in there. Anything else (no S256) is
+      // said.
+      if (
+        !(
+          error instanceof DiscoveryError &&
+          /no authorization server metadata|no authorization_endpoint/.test(error.message)
+        )
+      )
+        throw error;
       this.server = null;
       this.noSignInSince = Date.now();
     }

@@ -92,7 +92,13 @@ export class LimitedUpstream extends UpstreamWrapper {
   override close(): Promise<void> {
     for (const waiter of this.queue.clear()) {
       this.forget(waiter);
-      waiter.resolve(errorResponse(waiter.message.id, ErrorCode.InternalError, `${this.name} was stopped or replaced while this request waited for it; send it again`));
+      waiter.resolve(
+        errorResponse(
+          waiter.message.id,
+          ErrorCode.InternalError,
+          `${this.name} was stopped or replaced while this request waited for it; send it again`,
+        ),
+      );
     }
     return this.inner.close();
   }
@@ -125,10 +131,13 @@ export class LimitedUpstream extends UpstreamWrapper {
     const { maxInFlight, maxQueued } = this.limits;
     this.refused.queue_full++;
     const restarting = this.restarting();
-    if (restarting) return this.notReady(message, restarting, 'queue_full', `and the ${maxQueued} places to wait are taken`);
+    if (restarting)
+      return this.notReady(message, restarting, 'queue_full', `and the ${maxQueued} places to wait are taken`);
     return overloadedResponse(
       message.id,
-      `${this.name} is at capacity: ${maxInFlight} requests in flight and ${maxQueued} waiting (servers.${this.name}.maxInFlight, servers.${this.name}.maxQueued); retry later, or raise servers.${this.name}.maxQueued`,
+      `${this.name} is at capacity: ${maxInFlight} requests in flight and ${maxQueued} waiting ` +
+        `(servers.${this.name}.maxInFlight, servers.${this.name}.maxQueued); retry later, or raise ` +
+        `servers.${this.name}.maxQueued`,
       { server: this.name, reason: 'queue_full', setting: `servers.${this.name}.maxQueued` },
       this.retryAfterSeconds,
     );
@@ -185,13 +194,22 @@ export class LimitedUpstream extends UpstreamWrapper {
     const { maxInFlight, queueTimeoutMs } = this.limits;
     const restarting = this.restarting();
     if (restarting) {
-      waiter.resolve(this.notReady(waiter.message, restarting, 'queue_timeout', `and this request waited ${queueTimeoutMs} ms for one of them`));
+      waiter.resolve(
+        this.notReady(
+          waiter.message,
+          restarting,
+          'queue_timeout',
+          `and this request waited ${queueTimeoutMs} ms for one of them`,
+        ),
+      );
       return;
     }
     waiter.resolve(
       overloadedResponse(
         waiter.message.id,
-        `${this.name} had no free slot for ${queueTimeoutMs} ms (servers.${this.name}.queueTimeoutMs; ${maxInFlight} at once, servers.${this.name}.maxInFlight); retry later, or raise servers.${this.name}.maxInFlight if the server can take more at once`,
+        `${this.name} had no free slot for ${queueTimeoutMs} ms (servers.${this.name}.queueTimeoutMs; ` +
+          `${maxInFlight} at once, servers.${this.name}.maxInFlight); retry later, or raise ` +
+          `servers.${this.name}.maxInFlight if the server can take more at once`,
         { server: this.name, reason: 'queue_timeout', setting: `servers.${this.name}.queueTimeoutMs` },
         this.retryAfterSeconds,
       ),
@@ -208,11 +226,18 @@ export class LimitedUpstream extends UpstreamWrapper {
     return state === 'ready' ? undefined : { state, lastError };
   }
 
-  private notReady(message: JsonRpcRequest, { state, lastError }: { state: string; lastError: string | undefined }, reason: RefusalReason, detail: string): JsonRpcResponse {
+  private notReady(
+    message: JsonRpcRequest,
+    { state, lastError }: { state: string; lastError: string | undefined },
+    reason: RefusalReason,
+    detail: string,
+  ): JsonRpcResponse {
     const { maxInFlight } = this.limits;
     return overloadedResponse(
       message.id,
-      `${this.name} is not ready (state ${state}${lastError ? `; last error: ${lastError}` : ''}): its ${maxInFlight} slots are held by requests waiting for it to come back, ${detail}; retry later, and see the gateway log for why it is restarting`,
+      `${this.name} is not ready (state ${state}${lastError ? `; last error: ${lastError}` : ''}): its ` +
+        `${maxInFlight} slots are held by requests waiting for it to come back, ${detail}; retry later, and see the ` +
+        `gateway log for why it is restarting`,
       { server: this.name, reason, state },
       this.retryAfterSeconds,
     );

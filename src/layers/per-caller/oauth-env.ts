@@ -6,7 +6,13 @@
 // again, revoked) the child is let go: a call in flight finishes on it, the next starts a child with the
 // new token (src/layers/per-caller/per-caller-upstream.ts). Nothing here logs or returns a token.
 import type { CallerIdentity } from '../../../bridge/upstream.js';
-import { ErrorCode, errorResponse, type JsonRpcId, type JsonRpcRequest, type JsonRpcResponse } from '../../../protocol/jsonrpc.js';
+import {
+  ErrorCode,
+  errorResponse,
+  type JsonRpcId,
+  type JsonRpcRequest,
+  type JsonRpcResponse,
+} from '../../../protocol/jsonrpc.js';
 import { connectState, type Obtained } from '../../credentials/credentialed-upstream.js';
 import type { OAuthClient } from '../../credentials/oauth/oauth-client.js';
 import type { CredentialStore } from '../../credentials/store.js';
@@ -39,7 +45,10 @@ export class OAuthEnv implements CallerEnv {
    * started again, once); one without gets the connect link, and their child, if one runs (revoked on
    * another replica), goes.
    */
-  async before(caller: CallerIdentity, message: JsonRpcRequest): Promise<((id: JsonRpcId) => JsonRpcResponse) | undefined> {
+  async before(
+    caller: CallerIdentity,
+    message: JsonRpcRequest,
+  ): Promise<((id: JsonRpcId) => JsonRpcResponse) | undefined> {
     if (this.client.cached(caller) !== undefined) return undefined;
     if ((await this.store.get(caller.principal, this.client.server))?.kind === 'oauth') return undefined;
     this.gone(caller.principal);
@@ -50,7 +59,10 @@ export class OAuthEnv implements CallerEnv {
   async admit(caller: CallerIdentity, message: JsonRpcRequest): Promise<Admission> {
     const obtained = await this.client.obtain(caller, message);
     if (!('authorization' in obtained)) return { answer: this.answer(obtained) };
-    return { env: { [this.variable]: obtained.authorization.slice(BEARER.length) }, version: this.versionOf(caller.principal, obtained.authorization) };
+    return {
+      env: { [this.variable]: obtained.authorization.slice(BEARER.length) },
+      version: this.versionOf(caller.principal, obtained.authorization),
+    };
   }
 
   /**
@@ -89,6 +101,7 @@ export class OAuthEnv implements CallerEnv {
   private answer(obtained: Exclude<Obtained, { authorization: string }>): (id: JsonRpcId) => JsonRpcResponse {
     if ('answer' in obtained) return obtained.answer;
     const server = this.client.server;
-    return (id) => errorResponse(id, obtained.code ?? ErrorCode.InternalError, obtained.refused, { server, ...obtained.data });
+    return (id) =>
+      errorResponse(id, obtained.code ?? ErrorCode.InternalError, obtained.refused, { server, ...obtained.data });
   }
 }

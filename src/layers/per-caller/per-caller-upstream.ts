@@ -6,9 +6,22 @@
 // never learn who that is. A child's answers are its caller's only: they are made `cacheScope: "private"`
 // here, whatever the child claimed (docs/design.md lists this rewrite).
 import { EventEmitter } from 'node:events';
-import type { CallerIdentity, ChildStatus, RequestOptions, Upstream, UpstreamStatus } from '../../../bridge/upstream.js';
+import type {
+  CallerIdentity,
+  ChildStatus,
+  RequestOptions,
+  Upstream,
+  UpstreamStatus,
+} from '../../../bridge/upstream.js';
 import type { Log } from '../../../infra/log.js';
-import { ErrorCode, errorResponse, isObject, type JsonRpcId, type JsonRpcRequest, type JsonRpcResponse } from '../../../protocol/jsonrpc.js';
+import {
+  ErrorCode,
+  errorResponse,
+  isObject,
+  type JsonRpcId,
+  type JsonRpcRequest,
+  type JsonRpcResponse,
+} from '../../../protocol/jsonrpc.js';
 import { overloadedResponse } from '../../../protocol/overload.js';
 
 export interface PerCallerSettings {
@@ -18,8 +31,12 @@ export interface PerCallerSettings {
   maxCallers: number;
 }
 
-/** What a caller's child is started with: its environment beyond the server's own, or an answer instead (connect first). */
-export type Admission = { env: Readonly<Record<string, string>>; version?: number } | { answer: (id: JsonRpcId) => JsonRpcResponse };
+/**
+ * What a caller's child is started with: its environment beyond the server's own, or an answer instead (connect first).
+ */
+export type Admission =
+  | { env: Readonly<Record<string, string>>; version?: number }
+  | { answer: (id: JsonRpcId) => JsonRpcResponse };
 
 /** Says what a caller's child needs before it starts (per-caller secrets); absent: nothing more than the config. */
 export interface ChildEnvSource {
@@ -77,11 +94,21 @@ export class PerCallerUpstream implements Upstream {
   async request(message: JsonRpcRequest, options: RequestOptions = {}): Promise<JsonRpcResponse> {
     const caller = options.caller;
     if (caller === undefined) {
-      return errorResponse(message.id, ErrorCode.InternalError, `servers.${this.name} runs a child per caller (perCaller), and this request came with no caller to run it for`, {
-        server: this.name,
-      });
+      return errorResponse(
+        message.id,
+        ErrorCode.InternalError,
+        `servers.${this.name} runs a child per caller (perCaller), and this request came with no caller to run it for`,
+        {
+          server: this.name,
+        },
+      );
     }
-    if (this.stopped) return errorResponse(message.id, ErrorCode.InternalError, `Upstream '${this.name}' is stopped (the gateway is shutting down or reloading)`);
+    if (this.stopped)
+      return errorResponse(
+        message.id,
+        ErrorCode.InternalError,
+        `Upstream '${this.name}' is stopped (the gateway is shutting down or reloading)`,
+      );
     const found = this.current(caller.principal) ?? (await this.childFor(caller, message));
     if (!(found instanceof CallerChild)) return found;
     return this.send(found, message, options);
@@ -112,7 +139,8 @@ export class PerCallerUpstream implements Upstream {
   private childFor(caller: CallerIdentity, message: JsonRpcRequest): Promise<CallerChild | JsonRpcResponse> {
     const principal = caller.principal;
     const pending = this.admitting.get(principal);
-    if (pending) return pending.then((found) => (found instanceof CallerChild ? found : this.childFor(caller, message)));
+    if (pending)
+      return pending.then((found) => (found instanceof CallerChild ? found : this.childFor(caller, message)));
     const admitted = this.admit(caller, message).finally(() => this.admitting.delete(principal));
     this.admitting.set(principal, admitted);
     return admitted;
@@ -146,7 +174,8 @@ export class PerCallerUpstream implements Upstream {
     const { maxCallers } = this.settings;
     return overloadedResponse(
       id,
-      `${this.name} runs a child per caller and all ${maxCallers} are busy (servers.${this.name}.maxCallers); retry later, or raise servers.${this.name}.maxCallers`,
+      `${this.name} runs a child per caller and all ${maxCallers} are busy (servers.${this.name}.maxCallers); retry ` +
+        `later, or raise servers.${this.name}.maxCallers`,
       { server: this.name, reason: 'callers_full', setting: `servers.${this.name}.maxCallers` },
       1,
     );
@@ -169,7 +198,9 @@ export class PerCallerUpstream implements Upstream {
       return;
     }
     child.idleTimer = setTimeout(() => {
-      for (const [principal, running] of this.children) if (running === child) this.retire(principal, child, `after ${this.settings.idleMs} ms without a call (idleMs)`);
+      for (const [principal, running] of this.children)
+        if (running === child)
+          this.retire(principal, child, `after ${this.settings.idleMs} ms without a call (idleMs)`);
     }, this.settings.idleMs);
     child.idleTimer.unref();
   }
@@ -236,5 +267,6 @@ export class PerCallerUpstream implements Upstream {
 }
 
 function keepPrivate(response: JsonRpcResponse): void {
-  if ('result' in response && isObject(response.result) && response.result.cacheScope === 'public') response.result.cacheScope = 'private';
+  if ('result' in response && isObject(response.result) && response.result.cacheScope === 'public')
+    response.result.cacheScope = 'private';
 }

@@ -5,7 +5,13 @@
 // link: never form-mode elicitation, which the spec forbids for secrets. The values go into that caller's
 // child only; nothing here logs or returns them.
 import type { CallerIdentity } from '../../../bridge/upstream.js';
-import { isObject, type JsonRpcId, type JsonRpcRequest, type JsonRpcResponse, errorResponse } from '../../../protocol/jsonrpc.js';
+import {
+  isObject,
+  type JsonRpcId,
+  type JsonRpcRequest,
+  type JsonRpcResponse,
+  errorResponse,
+} from '../../../protocol/jsonrpc.js';
 import { META } from '../../../protocol/mcp.js';
 import type { SecretRecord } from '../../credentials/record.js';
 import type { CredentialStore } from '../../credentials/store.js';
@@ -65,7 +71,9 @@ export class SecretEnv implements CallerEnv {
   async values(principal: string): Promise<SecretRecord | undefined> {
     const record = await this.store.get(principal, this.settings.server);
     if (record?.kind !== 'secret') return undefined;
-    return this.names.every((name) => typeof record.values[name] === 'string' && record.values[name] !== '') ? record : undefined;
+    return this.names.every((name) => typeof record.values[name] === 'string' && record.values[name] !== '')
+      ? record
+      : undefined;
   }
 
   /** Which stored record the caller's child runs with now, from memory: undefined when not known here. */
@@ -75,8 +83,14 @@ export class SecretEnv implements CallerEnv {
     return record?.kind === 'secret' ? record.connectedAt : null;
   }
 
-  /** Before each call: a caller whose values are gone (revoked, maybe on another replica) loses their child and gets the link. */
-  async before(caller: CallerIdentity, message: JsonRpcRequest): Promise<((id: JsonRpcId) => JsonRpcResponse) | undefined> {
+  /**
+   * Before each call: a caller whose values are gone (revoked, maybe on another replica) loses their child and gets the
+   * link.
+   */
+  async before(
+    caller: CallerIdentity,
+    message: JsonRpcRequest,
+  ): Promise<((id: JsonRpcId) => JsonRpcResponse) | undefined> {
     if ((await this.values(caller.principal)) !== undefined) return undefined;
     this.gone(caller.principal);
     return this.connectFirst(caller.principal, message);
@@ -96,7 +110,9 @@ export class SecretEnv implements CallerEnv {
     const pending: SecretPending = { step: 'secret', principal, server };
     const link = await this.store.putPending(pending, linkTtlMs);
     const url = `${publicUrl}/secrets/${link}`;
-    const text = `${server} needs ${this.names.join(', ')} of your own: open ${url} (single use, valid ${Math.round(linkTtlMs / 60_000)} min), paste it there, then try again.`;
+    const text =
+      `${server} needs ${this.names.join(', ')} of your own: open ${url} (single use, valid ` +
+      `${Math.round(linkTtlMs / 60_000)} min), paste it there, then try again.`;
     if (acceptsUrlElicitation(message)) {
       const elicitationId = link.slice(0, 16);
       return (id) => ({
@@ -104,7 +120,12 @@ export class SecretEnv implements CallerEnv {
         id,
         result: {
           resultType: 'input_required',
-          inputRequests: { [`secret-${server}`]: { method: 'elicitation/create', params: { mode: 'url', url, elicitationId, message: text } } },
+          inputRequests: {
+            [`secret-${server}`]: {
+              method: 'elicitation/create',
+              params: { mode: 'url', url, elicitationId, message: text },
+            },
+          },
           requestState: this.requestState,
         },
       });
