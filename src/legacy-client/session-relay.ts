@@ -27,7 +27,7 @@ import {
   type SentinelSettings,
 } from '../../infra/redis-fail-fast.js';
 import { OutageLog } from '../../infra/redis-outage.js';
-import { Sealer } from './sealer.js';
+import { UpgradingSealer } from './sealer-v1.js';
 
 export type SessionEvent =
   /** The client's answer to a request the gateway sent it on a call's stream. */
@@ -53,7 +53,7 @@ export interface SessionRelayHandlers {
 export class SessionRelay {
   private readonly client: Redis;
   private readonly subscriber: Redis;
-  private readonly sealer: Sealer;
+  private readonly sealer: UpgradingSealer;
   private readonly macKey: Buffer;
   private readonly endedChannel: string;
   private readonly endedKey: string;
@@ -71,7 +71,7 @@ export class SessionRelay {
   constructor(
     private readonly options: { url: string; sentinel?: SentinelSettings; keyPrefix: string; secret: Buffer; log: Log },
   ) {
-    this.sealer = new Sealer(options.secret, 'mcp-gateway legacy relay sealed');
+    this.sealer = new UpgradingSealer(options.secret, 'mcp-gateway legacy relay sealed');
     this.macKey = createHash('sha256').update('mcp-gateway legacy relay signed\0').update(options.secret).digest();
     this.endedChannel = `${options.keyPrefix}sessions:ended`;
     this.endedKey = `${options.keyPrefix}sessions:ended`;

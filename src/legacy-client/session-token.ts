@@ -4,7 +4,7 @@
 // ended) lives in the process that serves those.
 import { parseJson } from '../../protocol/exact-json.js';
 import type { JsonObject } from '../../protocol/jsonrpc.js';
-import { Sealer } from './sealer.js';
+import { UpgradingSealer } from './sealer-v1.js';
 
 export interface LegacySession {
   /** Random id, for the per-process state of the session. */
@@ -22,10 +22,10 @@ export interface LegacySession {
 
 export class SessionCodec {
   // The label keeps session ids apart from anything else sealed with legacyClients.sessionSecret.
-  private readonly sealer: Sealer;
+  private readonly sealer: UpgradingSealer;
 
   constructor(secret: Buffer) {
-    this.sealer = new Sealer(secret, 'mcp-gateway legacy session');
+    this.sealer = new UpgradingSealer(secret, 'mcp-gateway legacy session');
   }
 
   mint(session: LegacySession): string {

@@ -2,7 +2,8 @@
 // input request: opaque to the client, tamper-proof (HMAC-SHA256), bound to the caller, to the request's
 // content and to an expiry, and naming the gateway instance that holds the call. Never a modern
 // upstream's requestState: those pass through untouched and are never opened here.
-import { createHash, createHmac, timingSafeEqual } from 'node:crypto';
+import { createHash } from 'node:crypto';
+import { SignedTokenCodec } from '../../infra/signed-token.js';
 import { canonicalJson } from '../../infra/canonical-json.js';
 import type { JsonObject } from '../../protocol/jsonrpc.js';
 
@@ -20,42 +21,36 @@ export interface HeldCallState {
   expiresAt: number;
 }
 
+/** The kind and version of the gateway's own requestState: a modern upstream's never starts with it. */
 const PREFIX = 'mcpgw1.';
-const MAC_CHARS = 43; // base64url of 32 bytes
 
 export type Opened = { ok: true; state: HeldCallState } | { ok: false; why: string };
 
 export class RequestStateCodec {
+  private readonly tokens: SignedTokenCodec;
+
   constructor(
-    private readonly key: Buffer,
+    key: Buffer,
     readonly instance: string,
-  ) {}
+  ) {
+    this.tokens = new SignedTokenCodec(key, PREFIX);
+  }
 
   issue(state: HeldCallState): string {
-    const body = Buffer.from(JSON.stringify(state)).toString('base64url');
-    return `${PREFIX}${body}.${this.mac(body)}`;
+    return this.tokens.issue(JSON.stringify(state));
   }
 
   /** Whether the token is one this gateway (or a replica with the same secret) issued, and what it says. */
   open(token: string): Opened {
-    if (!token.startsWith(PREFIX)) return { ok: false, why: 'it was not issued by this gateway' };
-    const dot = token.lastIndexOf('.');
-    const body = token.slice(PREFIX.length, dot);
-    const mac = token.slice(dot + 1);
-    const given = Buffer.from(mac);
-    if (dot <= PREFIX.length || given.length !== MAC_CHARS || !timingSafeEqual(given, Buffer.from(this.mac(body)))) {
+    if (!this.tokens.claims(token)) return { ok: false, why: 'it was not issued by this gateway' };
+    const body = this.tokens.open(token);
+    if (body === undefined)
       return { ok: false, why: 'it was altered, or issued by a gateway with another mrtr.secret' };
-    }
     try {
-      const state = JSON.parse(Buffer.from(body, 'base64url').toString('utf8')) as HeldCallState;
-      return { ok: true, state };
+      return { ok: true, state: JSON.parse(body) as HeldCallState };
     } catch {
       return { ok: false, why: 'it is malformed' };
     }
-  }
-
-  private mac(body: string): string {
-    return createHmac('sha256', this.key).update(body).digest('base64url');
   }
 }
 

@@ -4,7 +4,8 @@
 // found again on any replica with the same secret (nothing is held in a process), one principal cannot
 // poll, update or cancel another's task, and policy can judge a task's methods by the tool that made it.
 // The principal is not written into the id, only into its signature: an id says nothing of who holds it.
-import { createHmac, randomBytes, timingSafeEqual } from 'node:crypto';
+import { createHmac, randomBytes } from 'node:crypto';
+import { SignedTokenCodec } from '../../infra/signed-token.js';
 
 /** What a gateway task id names. */
 export interface TaskRef {
@@ -17,34 +18,28 @@ export interface TaskRef {
 }
 
 const PREFIX = 'gwtask1.';
-const MAC_CHARS = 43; // base64url of 32 bytes
 
 export class TaskIdCodec {
-  private readonly key: Buffer;
+  private readonly tokens: SignedTokenCodec;
 
   /** `secret`: mrtr.secret (every replica the same); without one, ids last as long as this process. */
   constructor(secret: string | undefined) {
-    this.key = createHmac('sha256', secret ? Buffer.from(secret, 'utf8') : randomBytes(32))
+    const key = createHmac('sha256', secret ? Buffer.from(secret, 'utf8') : randomBytes(32))
       .update('mcp-gateway task id v1')
       .digest();
+    this.tokens = new SignedTokenCodec(key, PREFIX);
   }
 
   issue(ref: TaskRef, principal: string): string {
-    const body = Buffer.from(JSON.stringify([ref.server, ref.taskId, ref.tool])).toString('base64url');
-    return `${PREFIX}${body}.${this.mac(principal, body)}`;
+    return this.tokens.issue(JSON.stringify([ref.server, ref.taskId, ref.tool]), principal);
   }
 
   /** What the id names, or undefined when it was not issued by this gateway to this principal (or was altered). */
   open(id: unknown, principal: string): TaskRef | undefined {
-    if (typeof id !== 'string' || !id.startsWith(PREFIX)) return undefined;
-    const dot = id.lastIndexOf('.');
-    if (dot <= PREFIX.length) return undefined;
-    const body = id.slice(PREFIX.length, dot);
-    // Compared as text: decoding first would let the spare bits of the last character vary.
-    const given = Buffer.from(id.slice(dot + 1));
-    if (given.length !== MAC_CHARS || !timingSafeEqual(given, Buffer.from(this.mac(principal, body)))) return undefined;
+    const body = this.tokens.open(id, principal);
+    if (body === undefined) return undefined;
     try {
-      const parts = JSON.parse(Buffer.from(body, 'base64url').toString('utf8')) as unknown;
+      const parts = JSON.parse(body) as unknown;
       if (!Array.isArray(parts) || parts.length !== 3 || !parts.every((part) => typeof part === 'string'))
         return undefined;
       const [server, taskId, tool] = parts as [string, string, string];
@@ -52,9 +47,5 @@ export class TaskIdCodec {
     } catch {
       return undefined;
     }
-  }
-
-  private mac(principal: string, body: string): string {
-    return createHmac('sha256', this.key).update(principal).update('\0').update(body).digest('base64url');
   }
 }
