@@ -173,8 +173,10 @@ describe('shutdown', () => {
 
   test('close() lets calls in flight finish, then stops', async () => {
     const gateway = await startTestGateway({ a: fixture('modern-server') });
+    // Each call lasts long enough for all five to be in flight at once on a loaded machine: at 700 ms the first
+    // had finished before the fifth arrived (a CI-like run at load 30), and in flight never read 5.
     const slow = (i: number) => {
-      const call = request('tools/call', { name: 'slow', arguments: { ms: 700 } }, `slow-${i}`);
+      const call = request('tools/call', { name: 'slow', arguments: { ms: 5_000 } }, `slow-${i}`);
       return post(`${gateway.url}/servers/a/mcp`, call, headersFor(call));
     };
     const warm = request('tools/call', { name: 'echo', arguments: { text: 'warm' } });
