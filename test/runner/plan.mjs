@@ -27,7 +27,9 @@ export const ALONE = [
 
 /**
  * The longest files start first, so that none of them is left running alone at the end of the first pass
- * (slowest first, as measured; a file not named here starts after these, in name order).
+ * (slowest first, as measured; a file not named here starts after these, in name order). fuzz-edge-bodies holds
+ * most of the fuzz-edge.test.ts it was split from, and takes its place; packaging, image-default and
+ * cli-messages left the list when they stopped building the TypeScript of their own.
  */
 export const LONGEST = [
   'test/e2e/package-install.test.ts',
