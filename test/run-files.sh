@@ -18,10 +18,15 @@ cd "$(dirname "$0")/.."
 export NODE_COMPILE_CACHE="${NODE_COMPILE_CACHE:-$PWD/node_modules/.cache/node-compile}"
 node_version="$(node --version)"
 
-if ! listing="$(node test/runner/plan.mjs)"; then
+if ! listing="$(node test/runner/plan.mjs 2>"${TMPDIR:-/tmp}/plan-problems.$$")"; then
+  problems="$(cat "${TMPDIR:-/tmp}/plan-problems.$$")"
+  rm -f "${TMPDIR:-/tmp}/plan-problems.$$"
+  echo "$problems" >&2
+  [[ -n "${TEST_SUMMARY_OUT:-}" ]] && echo "$problems" >"$TEST_SUMMARY_OUT"
   echo "# test/run-files.sh under Node $node_version: no test ran (the list of files is wrong, above)"
   exit 2
 fi
+rm -f "${TMPDIR:-/tmp}/plan-problems.$$"
 together=()
 alone=()
 while read -r pass file; do
