@@ -28,9 +28,9 @@ export default async function* failureSummary(source) {
   yield* [];
 }
 
-/** What the reporter remembers: per file, the tests running now (by nesting), and the entries to print. */
+/** What the reporter remembers: per file, the tests running now; the files stopped; the entries to print. */
 export function newState() {
-  return { running: new Map(), entries: [], stopped: new Map() };
+  return { running: new Map(), entries: [], stopped: new Set() };
 }
 
 /** Takes one reporter event into the state; true when what the summary says has changed. */
@@ -69,15 +69,15 @@ function isFileItself(data) {
 }
 
 function runningIn(state, file) {
-  let stack = state.running.get(file);
-  if (stack === undefined) state.running.set(file, (stack = []));
-  return stack;
+  let tests = state.running.get(file);
+  if (tests === undefined) state.running.set(file, (tests = []));
+  return tests;
 }
 
 function noteFileFailure(state, data) {
   const error = data.details?.error;
   if (error?.failureType === 'subtestsFailed') return false;
-  state.stopped.set(data.file, true);
+  state.stopped.add(data.file);
   state.entries.push({ kind: 'file', file: data.file, error });
   return true;
 }
