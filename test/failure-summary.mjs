@@ -1,45 +1,125 @@
-// A node:test reporter that notes only the failed tests, each with its file, line and error, in the file
-// TEST_FAILURE_SUMMARY names. test/run-files.sh runs it beside TAP and prints that file after both passes: a
-// failure in the middle of thousands of report lines is then also the last thing a run prints, which is the
-// part of a CI log that is kept and read.
+// A node:test reporter that keeps, in the file TEST_FAILURE_SUMMARY names, a short account of what failed:
+// each failed test with its file, line and the first lines of its error, and each test file that was cancelled
+// (its --test-timeout ran out) or ended badly, with the tests that were still running in it. test/run-files.sh
+// runs it beside TAP and prints that file at the end: a failure in the middle of thousands of report lines is
+// then also the last thing a run prints, which is the part of a CI log that is kept and read.
 //
-// Each failure is appended synchronously as it is reported: --test-force-exit ends the runner as soon as the
+// Why the running tests: a file killed by its timeout reports only itself ('test timed out after …', counted as
+// cancelled, with '# fail 0' when nothing else failed); the test that hung never reports. The runner does relay
+// each test's dequeue (it is about to run) from the file's process, so the tests dequeued and never finished
+// are the ones the file was stuck in.
+//
+// The summary is rewritten synchronously whenever it changes: --test-force-exit ends the runner as soon as the
 // last file is done, before a reporter's stream would have written what it held back.
-import { appendFileSync } from 'node:fs';
+import { writeFileSync } from 'node:fs';
+import path from 'node:path';
 
-/** How much of one error's text is kept (an assertion diff of a large answer can run to pages). */
-const ERROR_CHARS = 1_500;
+/** How much of one error is kept: its first lines (an assertion diff of a large answer can run to pages). */
+const ERROR_LINES = 8;
+const ERROR_CHARS = 1_000;
 
 export default async function* failureSummary(source) {
-  const path = process.env.TEST_FAILURE_SUMMARY;
+  const out = process.env.TEST_FAILURE_SUMMARY;
+  const state = newState();
   for await (const event of source) {
-    if (event.type !== 'test:fail' || path === undefined) continue;
-    const { name, file, line, details, todo } = event.data;
-    // A suite or parent test that failed only because a test inside it did adds nothing to that test's line;
-    // a todo test's failure fails no run.
-    if (details.error?.failureType === 'subtestsFailed' || (todo !== undefined && todo !== false)) continue;
-    const where = file === undefined ? '' : `\n  at ${file}${line === undefined ? '' : `:${line}`}`;
-    appendFileSync(path, `- ${name}${where}\n${indent(errorText(details.error))}\n`);
+    if (out === undefined) continue;
+    if (note(state, event)) writeFileSync(out, render(state));
   }
   yield* [];
 }
 
+/** What the reporter remembers: per file, the tests running now; the files stopped; the entries to print. */
+export function newState() {
+  return { running: new Map(), entries: [], stopped: new Set() };
+}
+
+/** Takes one reporter event into the state; true when what the summary says has changed. */
+export function note(state, event) {
+  const { type, data } = event;
+  if (data?.file === undefined) return false;
+  if (isFileItself(data)) return type === 'test:fail' ? noteFileFailure(state, data) : false;
+  const running = runningIn(state, data.file);
+  if (type === 'test:dequeue') {
+    // Its parent: the latest test still running one level up (tests of a concurrent suite interleave).
+    const parent = running.findLast((test) => test.nesting === data.nesting - 1);
+    running.push({
+      nesting: data.nesting,
+      name: data.name,
+      title: parent ? `${parent.title} > ${data.name}` : data.name,
+    });
+    // A test dequeued after its file was stopped (the runner relays the child's events late) belongs to it.
+    return state.stopped.has(data.file);
+  }
+  if (type !== 'test:pass' && type !== 'test:fail') return false;
+  const at = running.findLastIndex((test) => test.nesting === data.nesting && test.name === data.name);
+  const title = at === -1 ? data.name : running[at].title;
+  if (at !== -1) running.splice(at, 1);
+  if (type === 'test:pass') return false;
+  const { details, todo } = data;
+  // A suite or parent test that failed only because a test inside it did adds nothing to that test's line;
+  // a todo test's failure fails no run.
+  if (details?.error?.failureType === 'subtestsFailed' || (todo !== undefined && todo !== false)) return false;
+  state.entries.push({ kind: 'test', title, file: data.file, line: data.line, error: details?.error });
+  return true;
+}
+
+/** The runner's own test for a whole file: named by the file's path (absolute or relative, by Node version). */
+function isFileItself(data) {
+  return data.nesting === 0 && (data.name === data.file || path.resolve(data.name) === path.resolve(data.file));
+}
+
+function runningIn(state, file) {
+  let tests = state.running.get(file);
+  if (tests === undefined) state.running.set(file, (tests = []));
+  return tests;
+}
+
+function noteFileFailure(state, data) {
+  const error = data.details?.error;
+  if (error?.failureType === 'subtestsFailed') return false;
+  state.stopped.add(data.file);
+  state.entries.push({ kind: 'file', file: data.file, error });
+  return true;
+}
+
+/** The summary's text: one entry per failed test or stopped file, the error's first lines indented below. */
+export function render(state) {
+  const lines = [];
+  for (const entry of state.entries) {
+    const file = path.relative(process.cwd(), entry.file) || entry.file;
+    if (entry.kind === 'test') {
+      lines.push(`- failed: ${entry.title}`, `  at ${file}${entry.line === undefined ? '' : `:${entry.line}`}`);
+    } else {
+      const timedOut = entry.error?.failureType === 'testTimeoutFailure';
+      lines.push(`- ${timedOut ? 'cancelled by its timeout' : 'ended badly'}: ${file}`);
+      const running = state.running.get(entry.file) ?? [];
+      // The innermost tests still running: a suite is running as long as any test in it is.
+      const leaves = running.filter((test) => !running.some((other) => other.title.startsWith(`${test.title} > `)));
+      if (leaves.length === 0) lines.push('  no test of it had started');
+      for (const test of leaves) lines.push(`  still running: ${test.title}`);
+    }
+    lines.push(indent(errorText(entry.error)));
+  }
+  return `${lines.join('\n')}\n`;
+}
+
 /** The error that failed the test: node:test wraps a thrown error as the cause of its own. */
-function errorText(error) {
+export function errorText(error) {
   if (error === undefined || error === null) return '(no error reported)';
   const cause = error.cause ?? error;
   let text =
-    cause instanceof Error
-      ? `${cause.name}: ${cause.message}`
+    cause instanceof Error || (typeof cause === 'object' && cause?.message !== undefined)
+      ? `${cause.name ?? 'Error'}: ${cause.message}`
       : typeof cause === 'string'
         ? cause
         : (error.message ?? String(cause));
   // A file whose process ended badly is failed as a whole: how it ended is the news.
   if (error.exitCode !== undefined && error.exitCode !== null) text += ` (exit code ${error.exitCode})`;
   if (error.signal) text += ` (signal ${error.signal})`;
-  return text.length > ERROR_CHARS
-    ? `${text.slice(0, ERROR_CHARS)}… (${text.length - ERROR_CHARS} more characters in the report above)`
-    : text;
+  const lines = text.trimEnd().split('\n');
+  let kept = lines.slice(0, ERROR_LINES).join('\n');
+  if (kept.length > ERROR_CHARS) kept = `${kept.slice(0, ERROR_CHARS)}…`;
+  return kept.length < text.trimEnd().length ? `${kept}\n(… the rest is in the report above)` : kept;
 }
 
 function indent(text) {

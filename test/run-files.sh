@@ -1,7 +1,14 @@
 #!/usr/bin/env bash
 # The test files, in two passes: every file six at a time, then the few that measure the gateway under load
 # (their own floods, fairness and latency figures) one at a time, so that no other file's load is read as
-# theirs. Both passes always run; the exit code is the first failure's.
+# theirs. Both passes always run; the exit code is the first failure's. Which files, in which order, and the
+# checks on that list (a named file that does not exist, a test file no leg would run): test/runner/plan.mjs.
+#
+#   TEST_FILES="a.test.ts b.test.ts"  run exactly these files (in one pass)
+#   TEST_LEG=second                   the second Node leg's files (see plan.mjs); TEST_FULL_SECOND_LEG=1: all
+#   TEST_FILE_TIMEOUT=300000          each file's --test-timeout, in ms
+#   TEST_CONCURRENCY=6                files at a time in the first pass
+#   TEST_SUMMARY_OUT=path             also write the closing summary there (.ci/run prints every leg's at the end)
 #
 # TypeScript runs through test/ts-loader.mjs (esbuild's output, cached in node_modules/.cache/ts-tests), not
 # tsx: the suite starts hundreds of Node processes and tsx's own start-up was a large part of their CPU. On
@@ -9,43 +16,71 @@
 set -uo pipefail
 cd "$(dirname "$0")/.."
 export NODE_COMPILE_CACHE="${NODE_COMPILE_CACHE:-$PWD/node_modules/.cache/node-compile}"
-# Files that load the machine themselves and judge what they measure: alone, after the rest.
-alone=(test/e2e/load.test.ts test/e2e/overload.test.ts test/e2e/overload-edges.test.ts test/e2e/flood-isolation.test.ts test/e2e/per-caller-load.test.ts)
-# The longest files start first, so that none of them is left running alone at the end of the first pass
-# (slowest first, as measured; a file not named here starts after these, in name order).
-longest=(test/e2e/packaging.test.ts test/e2e/package-install.test.ts test/e2e/fuzz-edge.test.ts test/e2e/cli.test.ts
-  test/e2e/rolling-restart.test.ts test/e2e/security.test.ts test/e2e/upstream-oauth.test.ts test/e2e/mrtr.test.ts
-  test/e2e/supervision.test.ts test/e2e/transparency.test.ts test/e2e/upstream-oauth-replicas.test.ts test/e2e/policy.test.ts
-  test/e2e/mcp-remote.test.ts test/e2e/status-page.test.ts test/e2e/log-format.test.ts test/e2e/tracing-more.test.ts
-  test/e2e/image-default.test.ts test/e2e/per-caller.test.ts test/e2e/search-mode.test.ts test/e2e/faults.test.ts
-  test/e2e/status-axes.test.ts test/e2e/status-charts.test.ts test/e2e/cli-messages.test.ts)
+node_version="$(node --version)"
+
+if ! listing="$(node test/runner/plan.mjs 2>"${TMPDIR:-/tmp}/plan-problems.$$")"; then
+  problems="$(cat "${TMPDIR:-/tmp}/plan-problems.$$")"
+  rm -f "${TMPDIR:-/tmp}/plan-problems.$$"
+  echo "$problems" >&2
+  [[ -n "${TEST_SUMMARY_OUT:-}" ]] && echo "$problems" >"$TEST_SUMMARY_OUT"
+  echo "# test/run-files.sh under Node $node_version: no test ran (the list of files is wrong, above)"
+  exit 2
+fi
+rm -f "${TMPDIR:-/tmp}/plan-problems.$$"
 together=()
-for file in "${longest[@]}"; do
-  [[ -f "$file" ]] && together+=("$file")
-done
-for file in test/*/*.test.ts; do
-  [[ " ${alone[*]} ${together[*]} " == *" $file "* ]] || together+=("$file")
-done
+alone=()
+while read -r pass file; do
+  case "$pass" in
+    together) together+=("$file") ;;
+    alone) alone+=("$file") ;;
+  esac
+done <<<"$listing"
+
+# The tests of the built program and the package read the dist/ that `npm ci` built (test/built.ts) and never
+# build it again. A dist/ older than the sources (after an edit, a checkout) is rebuilt here once, before any file
+# reads it. An explicit TEST_FILES list is left alone: its files check dist/ themselves and say what to run.
+if [[ -z "${TEST_FILES:-}" ]] && ! stale="$(node --import ./test/ts-loader.mjs test/built.ts)"; then
+  echo "# dist/ is out of date ($stale): building it once (npm run build) before the tests"
+  npm run -s build || { echo "# test/run-files.sh: npm run build failed (above); no test ran"; exit 2; }
+fi
+
 # Six at a time: at six the files took about 520 s of CPU (every process of the run, measured on Node 20), so
 # a quiet 2-core machine's cores sit partly idle while files wait on their children, timers and sockets; eight
 # would use them better, but a loaded CI machine then misses deadlines (one failed test costs a landing).
-# TEST_CONCURRENCY overrides it.
-# TAP on stdout as before; beside it test/failure-summary.mjs notes the failed tests alone, printed at the end.
+# TAP on stdout as before; beside it test/failure-summary.mjs notes the failed tests and the files cancelled by
+# their timeout (with the tests still running in them), printed at the end.
 summaries="$(mktemp -d)"
 trap 'rm -rf "$summaries"' EXIT
 run() {
+  local pass=$1 concurrency=$2
+  shift 2
+  (($# > 0)) || return 0
   # --enable-source-maps: a test's reported location is its line in the .ts file, not in esbuild's output.
-  TEST_FAILURE_SUMMARY="$summaries/$2" node --enable-source-maps --import ./test/ts-loader.mjs --import ./test/report-pipe.ts --test --test-concurrency="$1" --test-force-exit \
-    --test-timeout=300000 --test-reporter=tap --test-reporter-destination=stdout --test-reporter=./test/failure-summary.mjs --test-reporter-destination=stdout "${@:3}"
+  TEST_FAILURE_SUMMARY="$summaries/$pass" node --enable-source-maps --import ./test/ts-loader.mjs \
+    --import ./test/report-pipe.ts --test --test-concurrency="$concurrency" --test-force-exit \
+    --test-timeout="${TEST_FILE_TIMEOUT:-300000}" --test-reporter=tap --test-reporter-destination=stdout \
+    --test-reporter=./test/failure-summary.mjs --test-reporter-destination=stdout "$@"
 }
-run "${TEST_CONCURRENCY:-6}" together "${together[@]}"
+run together "${TEST_CONCURRENCY:-6}" "${together[@]}"
 first=$?
-run 1 alone "${alone[@]}"
+run alone 1 "${alone[@]}"
 second=$?
-for pass in together alone; do
-  if [[ -s "$summaries/$pass" ]]; then
-    echo "# Failed in the $pass pass, under Node $(node --version):"
-    sed 's/^/# /' "$summaries/$pass"
-  fi
-done
-exit $((first != 0 ? first : second))
+status=$((first != 0 ? first : second))
+
+# The closing summary: what failed, pass by pass. A pass that failed with nothing noted (the runner itself
+# broke) says so, so that a red run always names something.
+{
+  for pass in together alone; do
+    code=$([[ $pass == together ]] && echo $first || echo $second)
+    if [[ -s "$summaries/$pass" ]]; then
+      echo "Failed in the $pass pass, under Node $node_version:"
+      cat "$summaries/$pass"
+    elif ((code != 0)); then
+      echo "The $pass pass under Node $node_version exited $code with no failed test noted: see the report above"
+    fi
+  done
+  ((status == 0)) && echo "All ${#together[@]} + ${#alone[@]} test files passed under Node $node_version"
+} >"$summaries/closing"
+sed 's/^/# /' "$summaries/closing"
+[[ -n "${TEST_SUMMARY_OUT:-}" ]] && cp "$summaries/closing" "$TEST_SUMMARY_OUT"
+exit $status

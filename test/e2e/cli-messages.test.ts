@@ -6,25 +6,16 @@ import { existsSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
 import { before, test } from 'node:test';
 import { fileURLToPath } from 'node:url';
+import { assertBuilt } from '../built.js';
 import { tempDir } from '../temp.js';
 
 const ROOT = fileURLToPath(new URL('../../', import.meta.url));
-// A build of its own, so the test never runs a dist/ older than the sources and never rewrites the dist/
-// someone else is using. Inside the package (as dist/ is), where the program finds package.json and
-// node_modules; removed when the test process exits, however it ends.
-const BUILD = tempDir('.test-build-', ROOT);
-const CLI = path.join(BUILD, 'src/cli.js');
+// The dist/ `npm ci` built (test/built.ts refuses one older than the sources), as `npm start` runs it.
+const CLI = path.join(ROOT, 'dist/src/cli.js');
 const HELP_LINE = 'Run mcp-gateway --help for usage.';
 const dir = tempDir('mcp-gw-messages-');
 
-before(() => {
-  const tsc = spawnSync(path.join(ROOT, 'node_modules/.bin/tsc'), ['-p', 'tsconfig.build.json', '--outDir', BUILD], {
-    cwd: ROOT,
-    encoding: 'utf8',
-    timeout: 280_000,
-  });
-  assert.equal(tsc.status, 0, `the build (tsconfig.build.json) failed:\n${tsc.stdout}${tsc.stderr}`);
-});
+before(assertBuilt);
 
 /** Runs the built gateway in `cwd` with only PATH in its environment; it must exit before it serves. */
 function gateway(args: string[], cwd = dir): { status: number | null; lines: string[] } {

@@ -3,11 +3,12 @@
 // refuses in one line without MCP_GATEWAY_API_KEY and otherwise serves the bundled servers behind that key.
 import assert from 'node:assert/strict';
 import { spawn, spawnSync } from 'node:child_process';
-import { copyFileSync, existsSync, symlinkSync } from 'node:fs';
+import { copyFileSync, cpSync, existsSync, symlinkSync } from 'node:fs';
 import path from 'node:path';
 import { before, test } from 'node:test';
 import { read } from './deploy-helpers.js';
 import { headersFor, post, request, ROOT, until, send } from './harness.js';
+import { assertBuilt } from '../built.js';
 import { onFreePort } from '../ports.js';
 import { tempDir } from '../temp.js';
 
@@ -50,22 +51,40 @@ test('the image listens on all interfaces on the port it exposes and health-chec
   assert.match(stages[1]!, /HEALTHCHECK[\s\S]*\/healthz/);
 });
 
-// The image's /app: package.json, node_modules, a dist built there (as the image's build stage runs
-// `npm run build`: tsconfig.build.json), and the config the Dockerfile copies. The build is this test's own, so
-// it never rewrites the dist/ another test file is reading.
+// What the image's build stage compiles lies inside what it copies. The stage copies the tsconfig files and
+// the folders tsconfig.build.json includes (first test), then runs `npm run build`; that build also compiles any
+// file outside those folders that one inside imports (a relative import of ../scripts/x.ts, a JSON file), which
+// the stage lacks, and the image build then fails. tsc --listFilesOnly names every file the build reads without
+// compiling anything (the one type-check of the run, `npm run typecheck`, proves the same folders compile).
+test('every file the build stage compiles is under a folder or among the files the stage copies', () => {
+  const listed = spawnSync(path.join(ROOT, 'node_modules/.bin/tsc'), ['-p', 'tsconfig.build.json', '--listFilesOnly'], {
+    cwd: ROOT,
+    encoding: 'utf8',
+    timeout: 120_000,
+  });
+  assert.equal(listed.status, 0, listed.stdout + listed.stderr);
+  const copied = copies(stages[0]!);
+  const ours = listed.stdout
+    .split('\n')
+    .filter(Boolean)
+    .map((file) => path.relative(ROOT, path.resolve(ROOT, file)))
+    .filter((file) => !file.startsWith('node_modules/'));
+  assert.ok(
+    ours.some((file) => file.startsWith('src/')),
+    `tsc listed no source of ours:\n${listed.stdout}`,
+  );
+  const outside = ours.filter((file) => !copied.some((source) => file === source || file.startsWith(`${source}/`)));
+  assert.deepEqual(outside, [], 'the image build compiles these but the build stage does not COPY them');
+});
+
+// The image's /app: package.json, node_modules, the dist/ `npm ci` built (as the image's build stage runs
+// `npm run build`: tsconfig.build.json; test/built.ts checks it is not older than the sources), and the config
+// the Dockerfile copies. A copy, so the program finds this folder's package.json and config as in the image.
 let app: string;
 before(() => {
   app = tempDir('mcp-gw-image-');
-  const tsc = spawnSync(
-    path.join(ROOT, 'node_modules/.bin/tsc'),
-    ['-p', 'tsconfig.build.json', '--outDir', path.join(app, 'dist')],
-    {
-      cwd: ROOT,
-      encoding: 'utf8',
-      timeout: 280_000,
-    },
-  );
-  assert.equal(tsc.status, 0, tsc.stdout + tsc.stderr);
+  assertBuilt();
+  cpSync(path.join(ROOT, 'dist'), path.join(app, 'dist'), { recursive: true });
   symlinkSync(path.join(ROOT, 'node_modules'), path.join(app, 'node_modules'));
   assert.match(stages[1]!, /^COPY package\.json package-lock\.json \.\/$/m);
   for (const file of ['package.json', 'package-lock.json']) copyFileSync(path.join(ROOT, file), path.join(app, file));

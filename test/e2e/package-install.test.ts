@@ -10,6 +10,7 @@ import path from 'node:path';
 import { before, test } from 'node:test';
 import { PACKAGE_NAME } from '../../infra/version.js';
 import { ROOT } from './harness.js';
+import { assertBuilt } from '../built.js';
 import { tempDir } from '../temp.js';
 
 interface PackageJson {
@@ -44,7 +45,7 @@ function run(command: string, args: string[], cwd: string): string {
 }
 
 before(() => {
-  // A fresh copy: the tracked files as they stand, and the dependencies `npm ci` installed (for the build).
+  // A fresh copy: the tracked files as they stand, and the dependencies `npm ci` installed.
   const copy = path.join(work, 'copy');
   const tracked = run('git', ['ls-files', '-z'], ROOT).split('\0').filter(Boolean);
   for (const file of tracked) {
@@ -56,7 +57,11 @@ before(() => {
     }
   }
   symlinkSync(path.join(ROOT, 'node_modules'), path.join(copy, 'node_modules'));
-  const packed = JSON.parse(run('npm', ['pack', '--json', '--pack-destination', work], copy)) as {
+  // The dist/ `npm ci` built (test/built.ts), packed as it is: --ignore-scripts keeps `prepare` from building it
+  // again. dist/ is not tracked, so it is copied beside the tracked files.
+  assertBuilt();
+  cpSync(path.join(ROOT, 'dist'), path.join(copy, 'dist'), { recursive: true });
+  const packed = JSON.parse(run('npm', ['pack', '--json', '--ignore-scripts', '--pack-destination', work], copy)) as {
     filename: string;
     files: { path: string }[];
   }[];

@@ -7,6 +7,7 @@ import { readFileSync } from 'node:fs';
 import path from 'node:path';
 import { before, test } from 'node:test';
 import { ROOT } from './harness.js';
+import { assertBuilt } from '../built.js';
 import { tempDir } from '../temp.js';
 
 interface PackageJson {
@@ -18,10 +19,8 @@ interface PackageJson {
 }
 const pkg = JSON.parse(readFileSync(path.join(ROOT, 'package.json'), 'utf8')) as PackageJson;
 
-before(() => {
-  const build = spawnSync('npm', ['run', 'build'], { cwd: ROOT, encoding: 'utf8' });
-  assert.equal(build.status, 0, build.stdout + build.stderr);
-});
+// The dist/ `npm ci` built (test/built.ts): this file checks it, and never builds it again.
+before(assertBuilt);
 
 test("the built binary prints package.json's version, from any folder, without a config", () => {
   const bin = path.join(ROOT, pkg.bin['mcp-gateway']!);
@@ -37,6 +36,7 @@ test("the built binary prints package.json's version, from any folder, without a
   }
 });
 
+// --ignore-scripts: no `prepare`, so no build; the package is the dist/ as built.
 test('npm pack holds dist, docs, the config and its schema, and no tests, bench or sources', () => {
   const pack = spawnSync('npm', ['pack', '--dry-run', '--json', '--ignore-scripts'], { cwd: ROOT, encoding: 'utf8' });
   assert.equal(pack.status, 0, pack.stderr);

@@ -1,0 +1,159 @@
+// Which test files a run of test/run-files.sh runs, and in which pass: kept apart from the shell script so the
+// choice and its checks can be read and tested (test/unit/runner.test.ts). Prints one line per file,
+// `together <file>` or `alone <file>`, in the order they should start; on a wrong list it prints why on stderr and
+// exits 2, before any test runs.
+//
+//   TEST_FILES="a.test.ts b.test.ts"  exactly these files (the runner's own test drives fixtures this way)
+//   TEST_LEG=second                   the second Node leg's files (below); otherwise every file
+//   TEST_FULL_SECOND_LEG=1            the second leg runs every file after all
+import { existsSync, readdirSync, readFileSync } from 'node:fs';
+import path from 'node:path';
+import { fileURLToPath, pathToFileURL } from 'node:url';
+
+/** The suite: what `test/*\/*.test.ts` names. A test file anywhere else would run on no leg. */
+const SUITE_GLOB = /^test\/[^/]+\/[^/]+\.test\.ts$/;
+
+/**
+ * Files that load the machine themselves and judge what they measure (their own floods, fairness and latency
+ * figures): one at a time, after the rest, so that no other file's load is read as theirs.
+ */
+export const ALONE = [
+  'test/e2e/load.test.ts',
+  'test/e2e/overload.test.ts',
+  'test/e2e/overload-edges.test.ts',
+  'test/e2e/flood-isolation.test.ts',
+  'test/e2e/per-caller-load.test.ts',
+];
+
+/**
+ * The longest files start first, so that none of them is left running alone at the end of the first pass
+ * (slowest first, as measured; a file not named here starts after these, in name order). fuzz-edge-bodies holds
+ * most of the fuzz-edge.test.ts it was split from, and takes its place; packaging, image-default and
+ * cli-messages left the list when they stopped building the TypeScript of their own.
+ */
+export const LONGEST = [
+  'test/e2e/package-install.test.ts',
+  'test/e2e/cli.test.ts',
+  'test/e2e/rolling-restart.test.ts',
+  'test/e2e/security.test.ts',
+  'test/e2e/upstream-oauth.test.ts',
+  'test/e2e/fuzz-edge-bodies.test.ts',
+  'test/e2e/supervision.test.ts',
+  'test/e2e/transparency.test.ts',
+  'test/e2e/upstream-oauth-replicas.test.ts',
+  'test/e2e/policy.test.ts',
+  'test/e2e/mcp-remote.test.ts',
+  'test/e2e/status-page.test.ts',
+  'test/e2e/log-format.test.ts',
+  'test/e2e/tracing-more.test.ts',
+  'test/e2e/per-caller.test.ts',
+  'test/e2e/search-mode.test.ts',
+  'test/e2e/faults.test.ts',
+  'test/e2e/status-axes.test.ts',
+  'test/e2e/status-charts.test.ts',
+];
+
+/**
+ * The second leg's end-to-end smoke set: one file for each part of the platform the gateway leans on that
+ * changes between Node versions, chosen among the files that are quick and steady.
+ */
+export const SMOKE = [
+  // node:http server and client under the SDK v2 client (Hono on @hono/node-server, undici's fetch)
+  'test/e2e/sdk-client.test.ts',
+  // streamed answers (SSE) through the gateway, backpressure and stream ends
+  'test/e2e/transparency-streams.test.ts',
+  // an SSE upstream read through undici
+  'test/e2e/sse-upstream.test.ts',
+  // stdio children: spawn, pipes, signals, exit (execa, child_process)
+  'test/e2e/lifecycle.test.ts',
+  // the built program under this Node (dist/ from `npm ci`), its exit codes and stderr
+  'test/e2e/cli-messages.test.ts',
+  // server.close, keep-alive sockets and in-flight requests on shutdown (they changed between 20 and 22)
+  'test/e2e/drain.test.ts',
+  // fs.watch and the config reload
+  'test/e2e/reload.test.ts',
+  // ioredis against the shared Redis (net, timers)
+  'test/e2e/redis-gaps.test.ts',
+  // WebCrypto and jose: signed tokens, JWKS, the OAuth flows
+  'test/e2e/oauth.test.ts',
+  // OpenTelemetry's exporters (http, protobuf) and AsyncLocalStorage context
+  'test/e2e/tracing.test.ts',
+];
+
+/** Whether a file's tests depend on the Node version by name: it must run on both legs. */
+const NODE_SPECIFIC = /onlyOnNode\(|KEEPS_EXACT_NUMBERS|process\.versions?\b/;
+/** Exact numbers and CEL: the number handling that differs between Node 20 and 22. */
+const NUMBERS_OR_CEL = /(exact|cel)[^/]*\.test\.ts$/;
+
+/** Every `*.test.ts` under test/, relative to the root, in name order. */
+export function allTestFiles(root) {
+  const found = [];
+  const walk = (dir) => {
+    for (const entry of readdirSync(path.join(root, dir), { withFileTypes: true })) {
+      const relative = `${dir}/${entry.name}`;
+      if (entry.isDirectory()) walk(relative);
+      else if (entry.name.endsWith('.test.ts')) found.push(relative);
+    }
+  };
+  walk('test');
+  return found.sort();
+}
+
+/** The files of the second Node leg, from the suite: see SMOKE, NODE_SPECIFIC and NUMBERS_OR_CEL. */
+export function secondLeg(root, suite) {
+  return suite.filter(
+    (file) =>
+      file.startsWith('test/unit/') ||
+      SMOKE.includes(file) ||
+      NUMBERS_OR_CEL.test(file) ||
+      NODE_SPECIFIC.test(readFileSync(path.join(root, file), 'utf8')),
+  );
+}
+
+/**
+ * The plan: { together, alone, problems }. problems lists what makes the run wrong before it starts: a file
+ * named here or in TEST_FILES that does not exist, a test file outside the suite's glob, a file bound to a
+ * Node version left out of the second leg.
+ */
+export function plan(root, env) {
+  const problems = [];
+  const missing = (list, where) => {
+    for (const file of list)
+      if (!existsSync(path.join(root, file))) problems.push(`${where} names ${file}, which does not exist`);
+  };
+  if (env.TEST_FILES?.trim()) {
+    const named = env.TEST_FILES.trim().split(/\s+/);
+    missing(named, 'TEST_FILES');
+    return { together: named, alone: [], problems };
+  }
+  missing(ALONE, 'test/runner/plan.mjs (ALONE)');
+  missing(LONGEST, 'test/runner/plan.mjs (LONGEST)');
+  missing(SMOKE, 'test/runner/plan.mjs (SMOKE)');
+  const every = allTestFiles(root);
+  for (const file of every)
+    if (!SUITE_GLOB.test(file)) problems.push(`${file} is outside test/<folder>/*.test.ts: no leg would run it`);
+  let suite = every.filter((file) => SUITE_GLOB.test(file));
+  if (env.TEST_LEG === 'second' && env.TEST_FULL_SECOND_LEG !== '1') {
+    suite = secondLeg(root, suite);
+    for (const file of every)
+      if (NODE_SPECIFIC.test(readFileSync(path.join(root, file), 'utf8')) && !suite.includes(file))
+        problems.push(`${file} depends on the Node version but the second leg leaves it out`);
+  }
+  const together = [
+    ...LONGEST.filter((file) => suite.includes(file)),
+    ...suite.filter((file) => !LONGEST.includes(file) && !ALONE.includes(file)),
+  ];
+  return { together, alone: ALONE.filter((file) => suite.includes(file)), problems };
+}
+
+if (import.meta.url === pathToFileURL(process.argv[1] ?? '').href) {
+  const root = fileURLToPath(new URL('../../', import.meta.url));
+  const { together, alone, problems } = plan(root, process.env);
+  if (problems.length) {
+    process.stderr.write(
+      `test/run-files.sh: the list of test files is wrong:\n${problems.map((p) => `  ${p}\n`).join('')}`,
+    );
+    process.exit(2);
+  }
+  process.stdout.write([...together.map((f) => `together ${f}\n`), ...alone.map((f) => `alone ${f}\n`)].join(''));
+}
