@@ -39,24 +39,9 @@ import { appendModernHeaders, appendTraceHeaders } from './mcp-headers.js';
 import type { Era, RequestOptions, UpstreamState, UpstreamStatus } from '../upstream.js';
 import { speaksHttpSse } from '../sse/sse-connection.js';
 import { SseUpstream } from '../sse/sse-upstream.js';
+import type { HttpUpstreamConfig } from '../remote-config.js';
 
-export interface HttpUpstreamConfig {
-  name: string;
-  /** The server's MCP endpoint, http:// or https://. */
-  url: string;
-  /** Sent with every request (for example Authorization with a secret from ${VAR}). */
-  headers: Record<string, string>;
-  era: Era | 'auto';
-  timeoutMs: number;
-  /** Deadline of the era probe, and of opening a connection. */
-  probeTimeoutMs: number;
-  /** ttlMs given to a legacy server's cacheable results. */
-  legacyTtlMs: number;
-  clientInfo: ServerInfo;
-  backoff: BackoffPolicy;
-  /** Largest JSON answer or SSE event accepted (default 16 MiB). */
-  maxMessageBytes?: number;
-}
+export type { HttpUpstreamConfig };
 
 const DEFAULT_MAX_MESSAGE_BYTES = 16 * 1024 * 1024;
 /** A modern request answered like a 2025 server re-probes the era at most this often. */

@@ -16,7 +16,7 @@ import {
 } from '../../protocol/jsonrpc.js';
 import type { CancelSignal } from '../../protocol/cancel.js';
 import type { Log } from '../../infra/log.js';
-import type { HttpUpstreamConfig } from '../http/http-upstream.js';
+import type { HttpUpstreamConfig } from '../remote-config.js';
 import { openLegacyLine, type LegacyLine } from '../legacy/legacy-line.js';
 import { LineUpstream } from '../line-upstream.js';
 import type { RequestOptions, UpstreamState } from '../upstream.js';

@@ -15,7 +15,9 @@ import type { RateLimitSetting } from '../../policy/settings.js';
 import { ErrorCode } from '../../protocol/jsonrpc.js';
 import type { Security } from '../../policy/security.js';
 import { send } from './exchange.js';
-import { reject, type Rejection } from './rejection.js';
+import { type Refusal, reject } from './rejection.js';
+
+export type { Refusal };
 
 export { PROTECTED_RESOURCE_WELL_KNOWN };
 
@@ -70,10 +72,6 @@ export function addResourceMetadataRoutes(app: Hono<{ Bindings: HttpBindings }>,
       return c.json(document, 200, { 'access-control-allow-origin': '*', 'cache-control': 'max-age=300' });
     });
   }
-}
-
-export interface Refusal extends Rejection {
-  headers: Record<string, string>;
 }
 
 export function authRefusal(security: Security, failure: AuthFailure, metadataUrl: string | undefined): Refusal {

@@ -4,7 +4,7 @@ import type { IncomingMessage, ServerResponse } from 'node:http';
 import type { HttpBindings } from '@hono/node-server';
 import { RESPONSE_ALREADY_SENT } from './answered.js';
 import type { Context } from 'hono';
-import type { Refusal } from './access.js';
+import type { Refusal } from './rejection.js';
 import { writeJsonBody } from './node-io.js';
 import type { Rejection } from './rejection.js';
 

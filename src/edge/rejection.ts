@@ -6,6 +6,11 @@ export interface Rejection {
   body: JsonRpcFailure;
 }
 
+/** A rejection that carries headers of its own (a challenge's WWW-Authenticate, a 429's Retry-After). */
+export interface Refusal extends Rejection {
+  headers: Record<string, string>;
+}
+
 export function reject(
   status: Rejection['status'],
   id: JsonRpcId | null,
