@@ -1,7 +1,9 @@
 // A config's own detectors (`detect: [{ name, regex }]`), run by RE2 compiled to WebAssembly (re2-wasm): its
 // time is linear in the input whatever the expression, so no pattern an operator writes, and no content a
 // server sends, can make a scan explode. RE2 syntax is gitleaks' too, so its published patterns work as written.
-// Loaded only when some rule names a custom detector (a dynamic import at compile time).
+// Loaded only when some rule names a custom detector: required on first use (re2-wasm is CommonJS and
+// instantiates its module synchronously), so a config is checked whole, in one synchronous pass.
+import { createRequire } from 'node:module';
 import type { Detector, Span } from './detectors.js';
 
 /** A shape of re2-wasm's RE2 class, all this module uses of it. */
@@ -13,14 +15,14 @@ type Re2Constructor = new (pattern: string, flags: string) => Re2Like;
 
 let loaded: Re2Constructor | undefined;
 
-async function re2(): Promise<Re2Constructor> {
-  loaded ??= (await import('re2-wasm')).RE2 as unknown as Re2Constructor;
+function re2(): Re2Constructor {
+  loaded ??= (createRequire(import.meta.url)('re2-wasm') as { RE2: Re2Constructor }).RE2;
   return loaded;
 }
 
 /** Compiles a custom detector; throws with RE2's own words when the expression does not compile. */
-export async function customDetector(name: string, pattern: string): Promise<Detector> {
-  const RE2 = await re2();
+export function customDetector(name: string, pattern: string): Detector {
+  const RE2 = re2();
   const expression = new RE2(pattern, 'gu');
   return {
     name,

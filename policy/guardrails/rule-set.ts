@@ -5,6 +5,7 @@ import type { Matcher } from '../globs.js';
 import { anyOf, checkGlob } from '../globs.js';
 import type { Principal } from '../principal.js';
 import { BUILT_IN_NAMES, builtInDetector, type Detector } from './detectors.js';
+import { customDetector } from './custom-regex.js';
 import type { ScanRule } from './scan.js';
 import type { GuardrailAction, GuardrailSetting, GuardrailStage } from './settings.js';
 
@@ -67,8 +68,8 @@ export class GuardrailSet {
     this.stages = new Set(rules.flatMap((rule) => [...rule.stages]));
   }
 
-  /** Compiles every rule; throws GuardrailError listing every problem. Async: custom detectors load RE2. */
-  static async compile(settings: readonly GuardrailSetting[], known: KnownNames): Promise<GuardrailSet> {
+  /** Compiles every rule; throws GuardrailError listing every problem. */
+  static compile(settings: readonly GuardrailSetting[], known: KnownNames): GuardrailSet {
     const problems: string[] = [];
     const names = new Set<string>();
     const rules: CompiledRule[] = [];
@@ -76,7 +77,7 @@ export class GuardrailSet {
       const at = `guardrails[${index}] (${setting.name})`;
       if (names.has(setting.name)) problems.push(`${at}.name: another rule has this name; give each its own`);
       names.add(setting.name);
-      const rule = await compileRule(setting, at, known, problems);
+      const rule = compileRule(setting, at, known, problems);
       if (rule) rules.push(rule);
     }
     if (problems.length) throw new GuardrailError(problems);
@@ -116,12 +117,12 @@ function applies(rule: CompiledRule, facts: ContentFacts): boolean {
   return glob !== undefined && facts.name !== undefined && glob(facts.name);
 }
 
-async function compileRule(
+function compileRule(
   setting: GuardrailSetting,
   at: string,
   known: KnownNames,
   problems: string[],
-): Promise<CompiledRule | undefined> {
+): CompiledRule | undefined {
   const before = problems.length;
   const principals = setting.principals;
   const ids = principals?.ids ?? [];
@@ -149,7 +150,7 @@ async function compileRule(
       `${at}.on: [${setting.on.join(', ')}] never looks at the ${named.join(' or ')} its globs name; ` +
         'add the stage (tools: arguments or results, prompts: arguments or prompts, resources: resources)',
     );
-  const detectors = await compileDetectors(setting, at, problems);
+  const detectors = compileDetectors(setting, at, problems);
   if (problems.length > before) return undefined;
   return {
     name: setting.name,
@@ -183,7 +184,7 @@ function compileGlobs(
   return { tools: compiled('tools'), prompts: compiled('prompts'), resources: compiled('resources') };
 }
 
-async function compileDetectors(setting: GuardrailSetting, at: string, problems: string[]): Promise<Detector[]> {
+function compileDetectors(setting: GuardrailSetting, at: string, problems: string[]): Detector[] {
   const detectors: Detector[] = [];
   for (const [i, detector] of setting.detect.entries()) {
     if (typeof detector === 'string') {
@@ -199,8 +200,7 @@ async function compileDetectors(setting: GuardrailSetting, at: string, problems:
     if (builtInDetector(detector.name))
       problems.push(`${at}.detect[${i}].name: ${JSON.stringify(detector.name)} is a built-in detector; pick another`);
     try {
-      const { customDetector } = await import('./custom-regex.js');
-      detectors.push(await customDetector(detector.name, detector.regex));
+      detectors.push(customDetector(detector.name, detector.regex));
     } catch (error) {
       problems.push(
         `${at}.detect[${i}].regex: ${JSON.stringify(detector.regex)} is not an RE2 expression: ` +

@@ -1,0 +1,205 @@
+// The guardrails step of a request (docs/guardrails.md): the rules that apply to this caller, endpoint and
+// item judge what goes up (arguments, and the Mcp-Param-* headers that mirror them) before the server sees it,
+// and what comes back (the answer, and each progress or log message of a stream) before the caller sees it.
+// It wraps McpCall.request, above the cache, so a cached answer is judged like a fresh one, on every endpoint
+// and for both eras. Loaded by the edge on first use: a gateway without guardrails never reads this module.
+import type { RequestOptions } from '../../bridge/upstream.js';
+import { encodeHeaderValue } from '../../bridge/http/mcp-headers.js';
+import type { AuditLog } from '../../policy/audit-log.js';
+import type { ContentFacts, GuardrailSet, ItemKind } from '../../policy/guardrails/rule-set.js';
+import { judgeContent, redactText, type RuleHit } from '../../policy/guardrails/scan.js';
+import type { GuardrailStage } from '../../policy/guardrails/settings.js';
+import type { Principal } from '../../policy/principal.js';
+import type { Target } from '../../policy/target.js';
+import {
+  ErrorCode,
+  errorResponse,
+  type JsonObject,
+  type JsonRpcNotification,
+  type JsonRpcRequest,
+  type JsonRpcResponse,
+} from '../../protocol/jsonrpc.js';
+
+/** The request as the edge knows it once judged. */
+export interface GuardedCall {
+  readonly principal: Principal;
+  /** The endpoint path: `/mcp`, `/servers/<name>/mcp`, `/profiles/<name>/mcp`, `/search/mcp`. */
+  readonly path: string;
+  readonly target: Target;
+  /** The endpoint's server on /servers/<name>/mcp; undefined on /mcp and its views. */
+  readonly server: string | undefined;
+}
+
+/** Where decisions go: the audit log and the per-rule counter. */
+export interface GuardrailRecorder {
+  readonly audit: AuditLog | undefined;
+  decision(rule: string, action: string, stage: string): void;
+}
+
+type Send = (message: JsonRpcRequest, options: RequestOptions) => Promise<JsonRpcResponse>;
+
+/** What a method's content is: the item it is about, and the stages before and after the server. */
+interface Item {
+  kind: ItemKind;
+  server: string | undefined;
+  name: string | undefined;
+  before: GuardrailStage | undefined;
+  after: GuardrailStage;
+}
+
+/** The item a request is about, for the methods whose content guardrails read; undefined for the others. */
+function itemOf(call: GuardedCall, method: string): Item | undefined {
+  const target = call.target;
+  if (method === 'tools/call' || method === 'prompts/get') {
+    const named = target.kind === 'tools' || target.kind === 'prompts' ? target : undefined;
+    const server = named?.listed?.server ?? named?.server ?? call.server;
+    const kind = method === 'tools/call' ? 'tools' : 'prompts';
+    return {
+      kind,
+      server,
+      name: named?.publicName,
+      before: 'arguments',
+      after: kind === 'tools' ? 'results' : 'prompts',
+    };
+  }
+  if (method === 'resources/read') {
+    const uri = target.kind === 'resources' ? (target.ownUri ?? target.uri) : undefined;
+    const server = target.kind === 'resources' ? (target.owner ?? target.endpoint) : call.server;
+    return {
+      kind: 'resources',
+      server: server ?? call.server,
+      name: typeof uri === 'string' ? uri : undefined,
+      before: undefined,
+      after: 'resources',
+    };
+  }
+  return undefined;
+}
+
+/** Sends `message` by `send`, with the guardrails that apply to it on both sides. */
+export async function guardedRequest(
+  set: GuardrailSet,
+  call: GuardedCall,
+  recorder: GuardrailRecorder,
+  message: JsonRpcRequest,
+  options: RequestOptions,
+  send: Send,
+): Promise<JsonRpcResponse> {
+  const item = itemOf(call, message.method);
+  if (item === undefined) return send(message, options);
+  const facts = (stage: GuardrailStage): ContentFacts => ({
+    principal: call.principal,
+    endpoint: call.path,
+    stage,
+    server: item.server,
+    kind: item.kind,
+    name: item.name,
+  });
+  const audit = (hit: RuleHit, stage: GuardrailStage): void => record(recorder, call, message, item, hit, stage);
+  let outgoing = message;
+  if (item.before !== undefined && set.watches(item.before)) {
+    const rules = set.rulesFor(facts(item.before));
+    const args = message.params?.arguments;
+    if (rules.length > 0 && args !== undefined) {
+      const verdict = judgeContent(args, rules);
+      for (const hit of verdict.hits) audit(hit, item.before);
+      if (verdict.blocked) return refusal(message, item.before, verdict.blocked);
+      if (verdict.value !== args) {
+        outgoing = { ...message, params: { ...message.params, arguments: verdict.value as JsonObject } };
+        redactParamHeaders(options, rules);
+      }
+    }
+  }
+  if (!set.watches(item.after)) return send(outgoing, options);
+  const rules = set.rulesFor(facts(item.after));
+  if (rules.length === 0) return send(outgoing, options);
+  // A stream's messages are judged before they are written; one that must be blocked is dropped, and so is
+  // the answer it belongs to (replaced by the refusal), since part of it already went unseen.
+  let streamBlocked: ReturnType<typeof judgeContent>['blocked'];
+  const onNotification = options.onNotification;
+  if (onNotification !== undefined) {
+    options.onNotification = (notification: JsonRpcNotification) => {
+      if (streamBlocked !== undefined) return;
+      const params = notification.params;
+      if (params === undefined) return onNotification(notification);
+      const verdict = judgeContent(params, rules);
+      for (const hit of verdict.hits) audit(hit, item.after);
+      if (verdict.blocked) streamBlocked = verdict.blocked;
+      else
+        onNotification(
+          verdict.value === params ? notification : { ...notification, params: verdict.value as JsonObject },
+        );
+    };
+  }
+  const response = await send(outgoing, options);
+  if (streamBlocked !== undefined) return refusal(message, item.after, streamBlocked);
+  if (!('result' in response)) return response;
+  const verdict = judgeContent(response.result, rules);
+  for (const hit of verdict.hits) audit(hit, item.after);
+  if (verdict.blocked) return refusal(message, item.after, verdict.blocked);
+  // A new object: the one given may carry its cached serialisation, which says what the copy no longer does.
+  return verdict.value === response.result
+    ? response
+    : { jsonrpc: '2.0', id: response.id, result: verdict.value as JsonObject };
+}
+
+/**
+ * The client's Mcp-Param-* headers mirror arguments (an HTTP upstream sees them): a redacted argument must not
+ * go up in its header copy, so each header value is redacted by the same rules.
+ */
+function redactParamHeaders(options: RequestOptions, rules: Parameters<typeof judgeContent>[1]): void {
+  const headers = options.forwardHeaders;
+  if (headers === undefined) return;
+  const detectors = rules.flatMap((rule) => (rule.action === 'redact' ? rule.detectors : []));
+  let changed: Record<string, string> | undefined;
+  for (const [name, value] of Object.entries(headers)) {
+    const plain = decodeHeaderValue(value);
+    const redacted = redactText(plain, detectors);
+    if (redacted !== plain) (changed ??= { ...headers })[name] = encodeHeaderValue(redacted);
+  }
+  if (changed !== undefined) options.forwardHeaders = changed;
+}
+
+/** An Mcp-Param-* value as its argument was: the `=?base64?…?=` form decoded (bridge/http/mcp-headers.ts). */
+function decodeHeaderValue(value: string): string {
+  const sentinel = /^=\?base64\?([A-Za-z0-9+/=]*)\?=$/.exec(value);
+  return sentinel === null ? value : Buffer.from(sentinel[1]!, 'base64').toString('utf8');
+}
+
+function refusal(
+  message: JsonRpcRequest,
+  stage: GuardrailStage,
+  blocked: NonNullable<ReturnType<typeof judgeContent>['blocked']>,
+): JsonRpcResponse {
+  const { hit, why } = blocked;
+  const where = stage === 'arguments' ? 'the arguments' : `the ${stage === 'results' ? 'result' : stage}`;
+  return errorResponse(
+    message.id,
+    ErrorCode.InvalidParams,
+    `Refused by guardrail ${hit.rule}: ${where} held ${hit.detectors.join(', ')}` +
+      `${why === undefined ? '' : ` (${why})`}; ask an operator if this is wrong (guardrails[].name ${hit.rule})`,
+    { guardrail: hit.rule, stage, detectors: hit.detectors },
+  );
+}
+
+function record(
+  recorder: GuardrailRecorder,
+  call: GuardedCall,
+  message: JsonRpcRequest,
+  item: Item,
+  hit: RuleHit,
+  stage: GuardrailStage,
+): void {
+  recorder.decision(hit.rule, hit.action, stage);
+  recorder.audit?.record({
+    principal: call.principal.id,
+    via: call.principal.via,
+    endpoint: call.path,
+    method: message.method,
+    ...(item.name === undefined ? {} : { target: item.name }),
+    decision: hit.action === 'block' ? 'deny' : 'allow',
+    rule: `guardrail ${hit.rule}`,
+    latencyMs: 0,
+    guardrail: { action: hit.action, stage, detectors: hit.detectors },
+  });
+}
