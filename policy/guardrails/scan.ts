@@ -58,7 +58,12 @@ export function judgeContent(value: unknown, rules: readonly ScanRule[]): Conten
       return { value, hits, blocked: { hit, why: 'a number matched, and a number cannot be redacted' } };
     }
     if (!copied) {
-      current = copyJson(current);
+      try {
+        current = copyJson(current);
+      } catch {
+        // Nested deeper than JSON.stringify goes: it could not be written out either, so refuse, never pass it.
+        return { value, hits, blocked: { hit, why: 'the content is nested too deeply to redact' } };
+      }
       copied = true;
     }
     current = redactIn(current, rule.detectors);

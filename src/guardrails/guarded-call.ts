@@ -96,7 +96,6 @@ export async function guardedRequest(
     name: item.name,
   });
   const audit = (hit: RuleHit, stage: GuardrailStage): void => record(recorder, call, message, item, hit, stage);
-  let outgoing = message;
   if (item.before !== undefined && set.watches(item.before)) {
     const rules = set.rulesFor(facts(item.before));
     const args = message.params?.arguments;
@@ -105,14 +104,16 @@ export async function guardedRequest(
       for (const hit of verdict.hits) audit(hit, item.before);
       if (verdict.blocked) return refusal(message, item.before, verdict.blocked);
       if (verdict.value !== args) {
-        outgoing = { ...message, params: { ...message.params, arguments: verdict.value as JsonObject } };
+        // In place: the message is this request's own, and the audit line written after it must not hold
+        // what was redacted either.
+        message.params!.arguments = verdict.value as JsonObject;
         redactParamHeaders(options, rules);
       }
     }
   }
-  if (!set.watches(item.after)) return send(outgoing, options);
+  if (!set.watches(item.after)) return send(message, options);
   const rules = set.rulesFor(facts(item.after));
-  if (rules.length === 0) return send(outgoing, options);
+  if (rules.length === 0) return send(message, options);
   // A stream's messages are judged before they are written; one that must be blocked is dropped, and so is
   // the answer it belongs to (replaced by the refusal), since part of it already went unseen.
   let streamBlocked: ReturnType<typeof judgeContent>['blocked'];
@@ -131,7 +132,7 @@ export async function guardedRequest(
         );
     };
   }
-  const response = await send(outgoing, options);
+  const response = await send(message, options);
   if (streamBlocked !== undefined) return refusal(message, item.after, streamBlocked);
   if (!('result' in response)) return response;
   const verdict = judgeContent(response.result, rules);
@@ -147,7 +148,7 @@ export async function guardedRequest(
  * The client's Mcp-Param-* headers mirror arguments (an HTTP upstream sees them): a redacted argument must not
  * go up in its header copy, so each header value is redacted by the same rules.
  */
-function redactParamHeaders(options: RequestOptions, rules: Parameters<typeof judgeContent>[1]): void {
+export function redactParamHeaders(options: RequestOptions, rules: Parameters<typeof judgeContent>[1]): void {
   const headers = options.forwardHeaders;
   if (headers === undefined) return;
   const detectors = rules.flatMap((rule) => (rule.action === 'redact' ? rule.detectors : []));

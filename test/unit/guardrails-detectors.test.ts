@@ -185,6 +185,9 @@ describe('the JSON walk', () => {
     for (let i = 0; i < 50_000; i++) deep = [deep];
     const verdict = judgeContent(deep, [{ name: 'cards', action: 'log', detectors: [creditCard] }]);
     assert.equal(verdict.hits.length, 1);
+    // Too deep to copy for a redaction: refused, never passed on unredacted.
+    const redacted = judgeContent(deep, [{ name: 'cards', action: 'redact', detectors: [creditCard] }]);
+    assert.match(redacted.blocked?.why ?? '', /too deeply/);
   });
 
   test('pathological inputs finish: a megabyte of digits, of letters, of token starts', () => {
