@@ -292,4 +292,19 @@ describe('canonical resource URIs (issue 48 item 4)', () => {
     const reads = recorded(record).filter((line: any) => typeof line?.read === 'string');
     assert.deepEqual(reads, [], 'no spelling reached the server');
   });
+
+  test('a listen subscribing to a respelled URI, and a completion naming one, are refused too', async () => {
+    const listen = request('subscriptions/listen', {
+      notifications: { resourceSubscriptions: ['demo://resource/dynamic/text/1/../1'] },
+    });
+    const refused = await post(`${gateway.url}/servers/crm/mcp`, listen);
+    assert.equal(refused.body?.error?.code, -32602, JSON.stringify(refused.body));
+    assert.equal(refused.body.error.data.canonical, 'demo://resource/dynamic/text/1');
+    const completion = request('completion/complete', {
+      ref: { type: 'ref/resource', uri: 'DEMO://resource/{id}' },
+      argument: { name: 'id', value: '1' },
+    });
+    const alsoRefused = await post(`${gateway.url}/servers/crm/mcp`, completion);
+    assert.equal(alsoRefused.body?.error?.data?.canonical, 'demo://resource/{id}', JSON.stringify(alsoRefused.body));
+  });
 });

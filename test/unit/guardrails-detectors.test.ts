@@ -296,6 +296,11 @@ describe('canonical resource URIs (issue 48 item 4)', () => {
     assert.equal(nonCanonicalUri('Demo://resource/dynamic/text/1'), 'demo://resource/dynamic/text/1');
     assert.equal(nonCanonicalUri('demo://resource/dynamic/text/1/..'), 'demo://resource/dynamic/text/');
     assert.equal(nonCanonicalUri('file:///etc/./passwd'), 'file:///etc/passwd');
+    assert.equal(nonCanonicalUri('demo://r/../../x?q=/../#f'), 'demo://r/x?q=/../#f');
+    assert.equal(nonCanonicalUri('DEMO://resource/{id}'), 'demo://resource/{id}', 'a template stays one');
+    // Each agrees with WHATWG URL wherever WHATWG leaves the other characters alone.
+    for (const uri of ['UI://b__dashboard/./view.html', 'demo://a/b/%2E/c/..', 'file:///a/../../b'])
+      assert.equal(nonCanonicalUri(uri), new URL(uri).href);
   });
 
   test('canonical URIs and names without a scheme pass', () => {
