@@ -8,6 +8,7 @@ import assert from 'node:assert/strict';
 import { existsSync, readFileSync, rmSync } from 'node:fs';
 import path from 'node:path';
 import { after, before, describe, test } from 'node:test';
+import { parseConfig } from '../../src/config/config.js';
 import type { RunningGateway } from '../../src/gateway.js';
 import { eventually, post, request, ROOT, textOf } from './harness.js';
 import { exchange, initializeBody, legacy, legacyHeaders, legacyResult } from './legacy-clients-kit.js';
@@ -95,24 +96,23 @@ describe('guardrails', () => {
     return lines;
   };
 
+  const servers = { crm: contentServer(crmRecord), web: contentServer(webRecord) };
+  const rest = (guardrails: unknown[]) => ({
+    auth: {
+      apiKeys: [
+        { key: KEYS.alice, principal: 'alice', groups: ['support'] },
+        { key: KEYS.bob, principal: 'bob' },
+        { key: KEYS.ops, principal: 'ops' },
+      ],
+      operators: { ids: ['ops'] },
+    },
+    profiles: { support: { tools: ['crm__*'], prompts: ['crm__*'] } },
+    audit: { destination: auditFile },
+    guardrails,
+  });
+
   before(async () => {
-    gateway = await startReadyGateway(
-      { crm: contentServer(crmRecord), web: contentServer(webRecord) },
-      {},
-      {
-        auth: {
-          apiKeys: [
-            { key: KEYS.alice, principal: 'alice', groups: ['support'] },
-            { key: KEYS.bob, principal: 'bob' },
-            { key: KEYS.ops, principal: 'ops' },
-          ],
-          operators: { ids: ['ops'] },
-        },
-        profiles: { support: { tools: ['crm__*'], prompts: ['crm__*'] } },
-        audit: { destination: auditFile },
-        guardrails: GUARDRAILS,
-      },
-    );
+    gateway = await startReadyGateway(servers, {}, rest(GUARDRAILS));
   });
   after(() => gateway?.close());
 
@@ -239,6 +239,14 @@ describe('guardrails', () => {
     const result = legacyResult(answer);
     assert.equal(result.structuredContent.card, '[redacted:creditCard]');
     assert.doesNotMatch(answer.text, /4111/);
+  });
+
+  test('a reload without guardrails serves the next answer unjudged', async () => {
+    const problems = await gateway.reload(parseConfig({ listen: { port: 0 }, servers, ...rest([]) }, 'test', ROOT));
+    assert.deepEqual(problems, []);
+    assert.equal(gateway.security.current.guardrails, undefined);
+    const answer = await call(`${gateway.url}/mcp`, 'crm__crm_record');
+    assert.equal(answer.body.result?.structuredContent?.card, '4111 1111 1111 1111');
   });
 });
 
