@@ -112,6 +112,8 @@ export class McpCall {
   counted = false;
   /** A Tasks method's task, once its id opened (src/tasks/task-step.ts). */
   task: OpenedTask | undefined = undefined;
+  /** The /mcp name of the tool that created that task, once judged (guardrails choose rules by it). */
+  taskTool: string | undefined = undefined;
   private callerIdentity: CallerIdentity | undefined = undefined;
 
   constructor(

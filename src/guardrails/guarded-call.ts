@@ -28,6 +28,10 @@ export interface GuardedCall {
   readonly target: Target;
   /** The endpoint's server on /servers/<name>/mcp; undefined on /mcp and its views. */
   readonly server: string | undefined;
+  /** A Tasks method's task: the server that owns it. */
+  readonly task?: { readonly ref: { readonly server: string } } | undefined;
+  /** The /mcp name of the tool that created that task, once judged (src/tasks/task-step.ts). */
+  readonly taskTool?: string | undefined;
 }
 
 /** Where decisions go: the audit log and the per-rule counter. */
@@ -62,6 +66,9 @@ function itemOf(call: GuardedCall, method: string): Item | undefined {
       after: kind === 'tools' ? 'results' : 'prompts',
     };
   }
+  // A task's result comes back with tasks/get: judged as the result of the tool that created the task.
+  if (method === 'tasks/get' && call.task !== undefined)
+    return { kind: 'tools', server: call.task.ref.server, name: call.taskTool, before: undefined, after: 'results' };
   if (method === 'resources/read') {
     const uri = target.kind === 'resources' ? (target.ownUri ?? target.uri) : undefined;
     const server = target.kind === 'resources' ? (target.owner ?? target.endpoint) : call.server;

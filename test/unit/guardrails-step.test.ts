@@ -118,4 +118,27 @@ describe('the guardrails step', () => {
     assert.ok('result' in answer);
     assert.deepEqual(answer.result.content, [{ type: 'text', text: 'card [redacted:creditCard]' }]);
   });
+
+  test("a task's result (tasks/get) is judged as the result of the tool that created it", async () => {
+    const set = rules({
+      name: 'cards',
+      on: ['results'],
+      tools: ['crm__lookup'],
+      detect: ['creditCard'],
+      action: 'redact',
+    });
+    const taskCall = { ...call, task: { ref: { server: 'crm' } }, taskTool: 'crm__lookup' };
+    const get: JsonRpcRequest = { jsonrpc: '2.0', id: 8, method: 'tasks/get', params: { taskId: 'gwtask1.x' } };
+    const answer = await guardedRequest(set, taskCall, recorder(), get, {}, async () => ({
+      jsonrpc: '2.0',
+      id: 8,
+      result: {
+        taskId: 'gwtask1.x',
+        status: 'completed',
+        result: { content: [{ type: 'text', text: '4111111111111111' }] },
+      },
+    }));
+    assert.ok('result' in answer);
+    assert.deepEqual(answer.result.result, { content: [{ type: 'text', text: '[redacted:creditCard]' }] });
+  });
 });
