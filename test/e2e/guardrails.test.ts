@@ -10,7 +10,8 @@ import path from 'node:path';
 import { after, before, describe, test } from 'node:test';
 import { parseConfig } from '../../src/config/config.js';
 import type { RunningGateway } from '../../src/gateway.js';
-import { eventually, post, request, ROOT, textOf } from './harness.js';
+import { Client, StreamableHTTPClientTransport } from '@modelcontextprotocol/client';
+import { eventually, post, request, ROOT, textOf, VERSION } from './harness.js';
 import { exchange, initializeBody, legacy, legacyHeaders, legacyResult } from './legacy-clients-kit.js';
 import { startReadyGateway } from './ready-gateway.js';
 import { tempDir } from '../temp.js';
@@ -131,6 +132,31 @@ describe('guardrails', () => {
     // The same tool on a server the rule does not name passes untouched.
     const web = await call(`${gateway.url}/mcp`, 'web__crm_record');
     assert.equal(web.body.result.structuredContent.card, '4111 1111 1111 1111');
+  });
+
+  test('a validating SDK client accepts the redacted result against the tool outputSchema', async () => {
+    const client = new Client(
+      { name: 'guardrails-e2e', version: '1.0.0' },
+      { versionNegotiation: { mode: { pin: VERSION } } },
+    );
+    await client.connect(
+      new StreamableHTTPClientTransport(new URL(`${gateway.url}/servers/crm/mcp`), {
+        requestInit: { headers: as('alice') },
+      }),
+    );
+    try {
+      const { tools } = await client.listTools();
+      assert.ok(tools.find((tool) => tool.name === 'crm_record')?.outputSchema, 'the tool declares an outputSchema');
+      const result = await client.callTool({ name: 'crm_record', arguments: {} });
+      assert.deepEqual(result.structuredContent, {
+        customer: 'Jane Roe',
+        orderId: 'ORD-20261207-000123',
+        card: '[redacted:creditCard]',
+        iban: '[redacted:iban]',
+      });
+    } finally {
+      await client.close();
+    }
   });
 
   test('a card number held in a JSON number is refused rather than sent changed', async () => {
