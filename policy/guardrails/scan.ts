@@ -29,10 +29,22 @@ export interface ContentVerdict {
 }
 
 /**
- * Keys whose values are the protocol's own (kinds, media types, base64 blobs, URIs that name things, metadata):
+ * Keys whose values are the protocol's own (kinds, media types, base64 blobs, URIs that name things, metadata, ids):
  * redacting them would break the message, not protect it. docs/guardrails.md lists them.
  */
-const SKIPPED_KEYS: ReadonlySet<string> = new Set(['_meta', 'type', 'mimeType', 'blob', 'uri', 'annotations']);
+const SKIPPED_KEYS: ReadonlySet<string> = new Set([
+  '_meta',
+  'type',
+  'mimeType',
+  'blob',
+  'uri',
+  'annotations',
+  // Ids the protocol matches on: a progress token, a task id, a cursor, a retry's state.
+  'progressToken',
+  'taskId',
+  'nextCursor',
+  'requestState',
+]);
 
 /** Integers shorter than this cannot be a card number (or anything a numeric detector finds). */
 const SMALLEST_NUMERIC = 1e11;
@@ -69,6 +81,15 @@ export function judgeContent(value: unknown, rules: readonly ScanRule[]): Conten
     current = redactIn(current, rule.detectors);
   }
   return { value: current, hits };
+}
+
+/** A redacted copy of a value (the value itself is left as it is); undefined when it cannot be copied. */
+export function redactedCopy(value: unknown, detectors: readonly Detector[]): unknown {
+  try {
+    return redactIn(copyJson(value), detectors);
+  } catch {
+    return undefined;
+  }
 }
 
 /** Redacts every span the detectors find in one string: overlapping spans merge, the first detector names them. */

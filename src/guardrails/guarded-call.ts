@@ -7,14 +7,16 @@ import type { RequestOptions } from '../../bridge/upstream.js';
 import { encodeHeaderValue } from '../../bridge/http/mcp-headers.js';
 import type { AuditLog } from '../../policy/audit-log.js';
 import type { ContentFacts, GuardrailSet, ItemKind } from '../../policy/guardrails/rule-set.js';
-import { judgeContent, redactText, type RuleHit } from '../../policy/guardrails/scan.js';
+import { judgeContent, redactedCopy, redactText, type RuleHit } from '../../policy/guardrails/scan.js';
 import type { GuardrailStage } from '../../policy/guardrails/settings.js';
 import type { Principal } from '../../policy/principal.js';
 import type { Target } from '../../policy/target.js';
 import {
   ErrorCode,
   errorResponse,
+  isObject,
   type JsonObject,
+  type JsonRpcFailure,
   type JsonRpcNotification,
   type JsonRpcRequest,
   type JsonRpcResponse,
@@ -109,11 +111,16 @@ export async function guardedRequest(
     if (rules.length > 0 && args !== undefined) {
       const verdict = judgeContent(args, rules);
       for (const hit of verdict.hits) audit(hit, item.before);
-      if (verdict.blocked) return refusal(message, item.before, verdict.blocked);
+      if (verdict.blocked) {
+        // The request's audit line (audit.arguments) reads these arguments: it must not hold what was found.
+        const blocking = rules.find((rule) => rule.name === verdict.blocked!.hit.rule)!;
+        overwrite(args, redactedCopy(args, blocking.detectors));
+        return refusal(message, item.before, verdict.blocked);
+      }
       if (verdict.value !== args) {
-        // In place: the message is this request's own, and the audit line written after it must not hold
-        // what was redacted either.
-        message.params!.arguments = verdict.value as JsonObject;
+        // In place: the message is this request's own, and its audit line reads the same object.
+        if (isObject(args)) overwrite(args, verdict.value);
+        else message.params!.arguments = verdict.value as JsonObject;
         redactParamHeaders(options, rules);
       }
     }
@@ -141,7 +148,7 @@ export async function guardedRequest(
   }
   const response = await send(message, options);
   if (streamBlocked !== undefined) return refusal(message, item.after, streamBlocked);
-  if (!('result' in response)) return response;
+  if (!('result' in response)) return judgedError(response, rules, message, item.after, audit);
   const verdict = judgeContent(response.result, rules);
   for (const hit of verdict.hits) audit(hit, item.after);
   if (verdict.blocked) return refusal(message, item.after, verdict.blocked);
@@ -149,6 +156,31 @@ export async function guardedRequest(
   return verdict.value === response.result
     ? response
     : { jsonrpc: '2.0', id: response.id, result: verdict.value as JsonObject };
+}
+
+/** A server's error can echo what it was sent or holds (an invalid key, a record): judged as its answer is. */
+function judgedError(
+  response: JsonRpcFailure,
+  rules: Parameters<typeof judgeContent>[1],
+  message: JsonRpcRequest,
+  stage: GuardrailStage,
+  audit: (hit: RuleHit, stage: GuardrailStage) => void,
+): JsonRpcResponse {
+  const { error } = response;
+  const said = error.data === undefined ? { message: error.message } : { message: error.message, data: error.data };
+  const verdict = judgeContent(said, rules);
+  for (const hit of verdict.hits) audit(hit, stage);
+  if (verdict.blocked) return refusal(message, stage, verdict.blocked);
+  if (verdict.value === said) return response;
+  const redacted = verdict.value as { message: string; data?: unknown };
+  return errorResponse(response.id ?? null, error.code, redacted.message, redacted.data);
+}
+
+/** Gives `target` the keys and values of `source` (both JSON objects), so every holder of it sees the change. */
+function overwrite(target: unknown, source: unknown): void {
+  if (!isObject(target) || !isObject(source)) return;
+  for (const key of Object.keys(target)) if (!(key in source)) Reflect.deleteProperty(target, key);
+  Object.assign(target, source);
 }
 
 /**

@@ -108,7 +108,7 @@ describe('guardrails', () => {
       operators: { ids: ['ops'] },
     },
     profiles: { support: { tools: ['crm__*'], prompts: ['crm__*'] } },
-    audit: { destination: auditFile },
+    audit: { destination: auditFile, arguments: true },
     guardrails,
   });
 
@@ -192,6 +192,14 @@ describe('guardrails', () => {
     assert.doesNotMatch(lines, /ghp_/);
     assert.doesNotMatch(lines, /5555 5555/);
     assert.match(lines, /redacted:creditCard/);
+    // audit.arguments is on: the request's own audit lines hold the arguments as redacted, never as found.
+    const audit = await auditLines(
+      (all) => all.filter((line) => line.method === 'tools/call' && line.arguments).length >= 2,
+    );
+    const withArguments = JSON.stringify(audit.filter((line) => line.arguments));
+    assert.match(withArguments, /\[redacted:secrets\]/);
+    assert.match(withArguments, /\[redacted:creditCard\]/);
+    assert.doesNotMatch(withArguments, /ghp_|5555 5555/);
   });
 
   test('a planted instruction is logged (audit and metrics) and passed on', async () => {

@@ -141,4 +141,22 @@ describe('the guardrails step', () => {
     assert.ok('result' in answer);
     assert.deepEqual(answer.result.result, { content: [{ type: 'text', text: '[redacted:creditCard]' }] });
   });
+
+  test("a server's error echoing a key is judged as its answer is", async () => {
+    const redact = rules({ name: 'keys', on: ['results'], detect: ['secrets'], action: 'redact' });
+    const failing = async (): Promise<JsonRpcResponse> => ({
+      jsonrpc: '2.0',
+      id: 7,
+      error: { code: -32000, message: `invalid key ${AWS_KEY}`, data: { key: AWS_KEY } },
+    });
+    const redacted = await guardedRequest(redact, call, recorder(), toolCall({}), {}, failing);
+    assert.deepEqual(redacted, {
+      jsonrpc: '2.0',
+      id: 7,
+      error: { code: -32000, message: 'invalid key [redacted:secrets]', data: { key: '[redacted:secrets]' } },
+    });
+    const block = rules({ name: 'keys', on: ['results'], detect: ['secrets'], action: 'block' });
+    const blocked = await guardedRequest(block, call, recorder(), toolCall({}), {}, failing);
+    assert.ok('error' in blocked && /^Refused by guardrail keys/.test(blocked.error.message));
+  });
 });
