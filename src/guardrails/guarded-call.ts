@@ -104,50 +104,17 @@ export async function guardedRequest(
     kind: item.kind,
     name: item.name,
   });
-  const audit = (hit: RuleHit, stage: GuardrailStage): void => record(recorder, call, message, item, hit, stage);
+  const audit: Audit = (hit, stage) => record(recorder, call, message, item, hit, stage);
   if (item.before !== undefined && set.watches(item.before)) {
-    const rules = set.rulesFor(facts(item.before));
-    const args = message.params?.arguments;
-    if (rules.length > 0 && args !== undefined) {
-      const verdict = judgeContent(args, rules);
-      for (const hit of verdict.hits) audit(hit, item.before);
-      if (verdict.blocked) {
-        // The request's audit line (audit.arguments) reads these arguments: it must not hold what was found.
-        const blocking = rules.find((rule) => rule.name === verdict.blocked!.hit.rule)!;
-        overwrite(args, redactedCopy(args, blocking.detectors));
-        return refusal(message, item.before, verdict.blocked);
-      }
-      if (verdict.value !== args) {
-        // In place: the message is this request's own, and its audit line reads the same object.
-        if (isObject(args)) overwrite(args, verdict.value);
-        else message.params!.arguments = verdict.value as JsonObject;
-        redactParamHeaders(options, rules);
-      }
-    }
+    const refused = judgeArguments(set.rulesFor(facts(item.before)), message, options, audit);
+    if (refused !== undefined) return refused;
   }
   if (!set.watches(item.after)) return send(message, options);
   const rules = set.rulesFor(facts(item.after));
   if (rules.length === 0) return send(message, options);
-  // A stream's messages are judged before they are written; one that must be blocked is dropped, and so is
-  // the answer it belongs to (replaced by the refusal), since part of it already went unseen.
-  let streamBlocked: ReturnType<typeof judgeContent>['blocked'];
-  const onNotification = options.onNotification;
-  if (onNotification !== undefined) {
-    options.onNotification = (notification: JsonRpcNotification) => {
-      if (streamBlocked !== undefined) return;
-      const params = notification.params;
-      if (params === undefined) return onNotification(notification);
-      const verdict = judgeContent(params, rules);
-      for (const hit of verdict.hits) audit(hit, item.after);
-      if (verdict.blocked) streamBlocked = verdict.blocked;
-      else
-        onNotification(
-          verdict.value === params ? notification : { ...notification, params: verdict.value as JsonObject },
-        );
-    };
-  }
+  const stream = judgeStream(rules, options, (hit) => audit(hit, item.after));
   const response = await send(message, options);
-  if (streamBlocked !== undefined) return refusal(message, item.after, streamBlocked);
+  if (stream.blocked !== undefined) return refusal(message, item.after, stream.blocked);
   if (!('result' in response)) return judgedError(response, rules, message, item.after, audit);
   const verdict = judgeContent(response.result, rules);
   for (const hit of verdict.hits) audit(hit, item.after);
@@ -158,13 +125,69 @@ export async function guardedRequest(
     : { jsonrpc: '2.0', id: response.id, result: verdict.value as JsonObject };
 }
 
+type Audit = (hit: RuleHit, stage: GuardrailStage) => void;
+type Rules = Parameters<typeof judgeContent>[1];
+type Blocked = NonNullable<ReturnType<typeof judgeContent>['blocked']>;
+
+/**
+ * Arguments before the server sees them: the refusal when a rule blocks, else undefined, with what a rule
+ * redacts changed in place (the message is this request's own, and its audit line reads the same object).
+ */
+function judgeArguments(
+  rules: Rules,
+  message: JsonRpcRequest,
+  options: RequestOptions,
+  audit: Audit,
+): JsonRpcResponse | undefined {
+  const args = message.params?.arguments;
+  if (rules.length === 0 || args === undefined) return undefined;
+  const verdict = judgeContent(args, rules);
+  for (const hit of verdict.hits) audit(hit, 'arguments');
+  if (verdict.blocked) {
+    // The request's audit line (audit.arguments) reads these arguments: it must not hold what was found.
+    const blocking = rules.find((rule) => rule.name === verdict.blocked!.hit.rule)!;
+    overwrite(args, redactedCopy(args, blocking.detectors));
+    return refusal(message, 'arguments', verdict.blocked);
+  }
+  if (verdict.value !== args) {
+    if (isObject(args)) overwrite(args, verdict.value);
+    else message.params!.arguments = verdict.value as JsonObject;
+    redactParamHeaders(options, rules);
+  }
+  return undefined;
+}
+
+/**
+ * A stream's messages (progress, logs) judged before they are written; one that must be blocked is dropped,
+ * with every one after it, and `blocked` set: the answer is then replaced by the refusal, since part of it
+ * already went unseen.
+ */
+function judgeStream(rules: Rules, options: RequestOptions, audit: (hit: RuleHit) => void): { blocked?: Blocked } {
+  const stream: { blocked?: Blocked } = {};
+  const onNotification = options.onNotification;
+  if (onNotification === undefined) return stream;
+  options.onNotification = (notification: JsonRpcNotification) => {
+    if (stream.blocked !== undefined) return;
+    const params = notification.params;
+    if (params === undefined) return onNotification(notification);
+    const verdict = judgeContent(params, rules);
+    for (const hit of verdict.hits) audit(hit);
+    if (verdict.blocked) stream.blocked = verdict.blocked;
+    else
+      onNotification(
+        verdict.value === params ? notification : { ...notification, params: verdict.value as JsonObject },
+      );
+  };
+  return stream;
+}
+
 /** A server's error can echo what it was sent or holds (an invalid key, a record): judged as its answer is. */
 function judgedError(
   response: JsonRpcFailure,
-  rules: Parameters<typeof judgeContent>[1],
+  rules: Rules,
   message: JsonRpcRequest,
   stage: GuardrailStage,
-  audit: (hit: RuleHit, stage: GuardrailStage) => void,
+  audit: Audit,
 ): JsonRpcResponse {
   const { error } = response;
   const said = error.data === undefined ? { message: error.message } : { message: error.message, data: error.data };
@@ -187,7 +210,7 @@ function overwrite(target: unknown, source: unknown): void {
  * The client's Mcp-Param-* headers mirror arguments (an HTTP upstream sees them): a redacted argument must not
  * go up in its header copy, so each header value is redacted by the same rules.
  */
-export function redactParamHeaders(options: RequestOptions, rules: Parameters<typeof judgeContent>[1]): void {
+export function redactParamHeaders(options: RequestOptions, rules: Rules): void {
   const headers = options.forwardHeaders;
   if (headers === undefined) return;
   const detectors = rules.flatMap((rule) => (rule.action === 'redact' ? rule.detectors : []));
@@ -206,11 +229,7 @@ function decodeHeaderValue(value: string): string {
   return sentinel === null ? value : Buffer.from(sentinel[1]!, 'base64').toString('utf8');
 }
 
-function refusal(
-  message: JsonRpcRequest,
-  stage: GuardrailStage,
-  blocked: NonNullable<ReturnType<typeof judgeContent>['blocked']>,
-): JsonRpcResponse {
+function refusal(message: JsonRpcRequest, stage: GuardrailStage, blocked: Blocked): JsonRpcResponse {
   const { hit, why } = blocked;
   const where = stage === 'arguments' ? 'the arguments' : `the ${stage === 'results' ? 'result' : stage}`;
   return errorResponse(
