@@ -119,10 +119,23 @@ export async function guardedRequest(
   const verdict = judgeContent(response.result, rules);
   for (const hit of verdict.hits) audit(hit, item.after);
   if (verdict.blocked) return refusal(message, item.after, verdict.blocked);
+  if (verdict.value === response.result) return response;
+  const result = verdict.value as JsonObject;
+  const broken = await schemaBroken(call.target, response.result, result);
+  if (broken !== undefined) {
+    const hit = verdict.hits.find((h) => h.action === 'redact')!;
+    return refusal(message, item.after, { hit, why: broken });
+  }
   // A new object: the one given may carry its cached serialisation, which says what the copy no longer does.
-  return verdict.value === response.result
-    ? response
-    : { jsonrpc: '2.0', id: response.id, result: verdict.value as JsonObject };
+  return { jsonrpc: '2.0', id: response.id, result };
+}
+
+/** When a tool's redacted structuredContent no longer meets its outputSchema: why (output-schema.ts). */
+async function schemaBroken(target: Target, original: JsonObject, redacted: JsonObject): Promise<string | undefined> {
+  const schema = target.kind === 'tools' ? target.listed?.definition?.outputSchema : undefined;
+  if (schema === undefined || redacted.structuredContent === undefined) return undefined;
+  const { breaksOutputSchema } = await import('./output-schema.js');
+  return breaksOutputSchema(schema, original.structuredContent, redacted.structuredContent);
 }
 
 type Audit = (hit: RuleHit, stage: GuardrailStage) => void;

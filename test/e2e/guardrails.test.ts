@@ -159,6 +159,18 @@ describe('guardrails', () => {
     }
   });
 
+  test("a redaction the tool's outputSchema would refuse (a pattern) refuses the answer instead", async () => {
+    for (const [url, name] of [
+      [`${gateway.url}/mcp`, 'crm__crm_strict'],
+      [`${gateway.url}/servers/crm/mcp`, 'crm_strict'],
+    ] as const) {
+      const answer = await call(url, name);
+      assert.equal(answer.body.error?.code, -32602, `${name}: ${JSON.stringify(answer.body)}`);
+      assert.match(answer.body.error.message, /guardrail no-card-numbers-out: .*outputSchema/);
+      assert.doesNotMatch(JSON.stringify(answer.body), /4111/);
+    }
+  });
+
   test('a card number held in a JSON number is refused rather than sent changed', async () => {
     const answer = await call(`${gateway.url}/servers/crm/mcp`, 'card_as_number');
     assert.equal(answer.body.error?.code, -32602);
