@@ -305,6 +305,7 @@ describe('canonical resource URIs (issue 48 item 4)', () => {
       {},
       {
         auth: { anonymous: true },
+        audit: { destination: path.join(tmp, 'uris-audit.jsonl') },
         policies: [
           {
             name: 'everyone',
