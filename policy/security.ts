@@ -6,6 +6,7 @@ import type { PolicySet } from './allow-list.js';
 import type { AuditLog } from './audit-log.js';
 import type { Authenticator } from './authenticate.js';
 import type { Guard } from './guard.js';
+import type { GuardrailSet } from './guardrails/rule-set.js';
 import type { PinStore } from './pins.js';
 import type { RateLimiter } from './rate-limit.js';
 import type { AuthSetting, RateLimitSetting } from './settings.js';
@@ -20,6 +21,8 @@ export interface Security {
   /** Present when there is anything to decide: authentication or policies. */
   readonly audit: AuditLog | undefined;
   readonly rateLimiter: RateLimiter | undefined;
+  /** Present when guardrails are configured (policy/guardrails/; the edge applies them: src/guardrails/). */
+  readonly guardrails: GuardrailSet | undefined;
   /** Every principal's limit unless one of its policies sets its own. */
   readonly defaultRateLimit: RateLimitSetting | undefined;
 }

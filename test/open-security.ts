@@ -30,5 +30,6 @@ export async function openSecurity(policies: PolicySetting[] = []): Promise<Secu
     audit: undefined,
     rateLimiter: undefined,
     defaultRateLimit: undefined,
+    guardrails: undefined,
   };
 }

@@ -4,6 +4,7 @@
 // schema problem, so that config.ts stays the schema and the order of loading.
 import type { z } from 'zod';
 import { PolicyError, PolicySet } from '../../policy/allow-list.js';
+import { GuardrailError, GuardrailSet, type KnownNames } from '../../policy/guardrails/rule-set.js';
 import type { GatewayConfig } from './config.js';
 import { profileProblems } from '../profiles/profile-checks.js';
 import { isLoopbackHost } from '../../protocol/loopback.js';
@@ -19,6 +20,7 @@ export function crossKeyProblems(config: GatewayConfig, cut: string[], serverNam
     ...(touches('aggregate') ? [] : prefixClashes(config)),
     ...(touches('auth', 'listen.host') || cut.includes('listen') ? [] : authProblems(config)),
     ...policyProblems(config, serverNames),
+    ...guardrailProblems(config, serverNames),
     ...(touches('aggregate') ? [] : profileProblems(config.profiles, [...serverHeads(config).values()])),
     ...poolProblems(config),
   ];
@@ -94,6 +96,26 @@ function policyProblems(config: GatewayConfig, serverNames = Object.keys(config.
     if (error instanceof PolicyError) return error.problems;
     throw error;
   }
+}
+
+/** Guardrails that apply to nobody or cannot work: unknown servers or endpoints, bad globs or detectors. */
+function guardrailProblems(config: GatewayConfig, serverNames: string[]): string[] {
+  if (config.guardrails.length === 0) return [];
+  try {
+    GuardrailSet.compile(config.guardrails, guardrailNames(config, serverNames));
+    return [];
+  } catch (error) {
+    if (error instanceof GuardrailError) return error.problems;
+    throw error;
+  }
+}
+
+/** What a guardrail may name: the servers, and every endpoint path the config serves. */
+export function guardrailNames(config: GatewayConfig, serverNames = Object.keys(config.servers)): KnownNames {
+  const endpoints = ['/mcp', ...(config.search.enabled ? ['/search/mcp'] : [])];
+  for (const name of serverNames) endpoints.push(`/servers/${name}/mcp`);
+  for (const name of Object.keys(config.profiles)) endpoints.push(`/profiles/${name}/mcp`);
+  return { servers: new Set(serverNames), endpoints: new Set(endpoints) };
 }
 
 /** Authentication that cannot work as configured, or a gateway open to the network to anyone. */

@@ -16,10 +16,11 @@ import { perCallerProblems } from './per-caller-checks.js';
 import { SERVER_NAME, ownServerName, server, serverName } from './servers.js';
 import { MiB, NAME_PART, bool, int, positiveMs } from './values.js';
 import { telemetry } from '../telemetry/config.js';
+import { GUARDRAIL_STAGES } from '../../policy/guardrails/settings.js';
 import { CALLER_LIMIT_DEFAULTS } from '../edge/caller-load.js';
 
 export { ConfigError, ConfigFileMissing } from './file.js';
-export { exposureProblem, serverHeads } from './checks.js';
+export { exposureProblem, guardrailNames, serverHeads } from './checks.js';
 
 export { SERVER_NAME } from './servers.js';
 export const LOG_LEVELS = ['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent'] as const;
@@ -154,6 +155,34 @@ const policy = z.strictObject({
   rateLimit: rateLimit.optional(),
 });
 
+const guardrailDetector = z.union([
+  z.string().min(1),
+  z.strictObject({
+    /** Names the marker (`[redacted:<name>]`) and the audit record. */
+    name: z
+      .string()
+      .regex(/^[A-Za-z][A-Za-z0-9_-]{0,63}$/, 'a detector name is a letter, then letters, digits, _ or -'),
+    /** RE2 syntax (linear time; gitleaks' patterns work as written). */
+    regex: z.string().min(1),
+  }),
+]);
+
+/** A guardrail (docs/guardrails.md): what passes through, judged by detectors, chosen as policies choose. */
+const guardrail = z.strictObject({
+  name: z.string().min(1),
+  on: z.array(z.enum(GUARDRAIL_STAGES)).min(1, 'name a stage: arguments, results, prompts or resources'),
+  principals: z
+    .strictObject({ ids: z.array(z.string().min(1)).optional(), groups: z.array(z.string().min(1)).optional() })
+    .optional(),
+  servers: z.array(serverName).optional(),
+  tools: globs.optional(),
+  prompts: globs.optional(),
+  resources: globs.optional(),
+  endpoints: z.array(z.string().min(1)).optional(),
+  detect: z.array(guardrailDetector).min(1, 'name a detector, for example creditCard or secrets'),
+  action: z.enum(['redact', 'block', 'log']),
+});
+
 export const configSchema = z.strictObject({
   listen: z
     .strictObject({
@@ -235,6 +264,8 @@ export const configSchema = z.strictObject({
   policies: z.array(policy).default([]),
   /** The rate every principal gets unless one of its policies sets its own. */
   rateLimit: rateLimit.optional(),
+  /** Rules over what passes through (arguments, results, prompts, resources): redact, block or log. */
+  guardrails: z.array(guardrail).default([]),
   audit: z
     .strictObject({
       destination: z.string().min(1).default('stderr'),
@@ -361,9 +392,11 @@ export function parseConfig(
  */
 const SALVAGE_RULES: SalvageRules = {
   unit: (at: PropertyKey[]) =>
-    at.length > 2 && (at[0] === 'servers' || at[0] === 'policies' || at[0] === 'profiles') ? at.slice(0, 2) : at,
+    at.length > 2 && ['servers', 'policies', 'profiles', 'guardrails'].includes(String(at[0])) ? at.slice(0, 2) : at,
   standIn: (at: PropertyKey[]) =>
     at.length === 2 && at[0] === 'policies'
       ? { name: `(policies[${String(at[1])}], not valid)`, principals: { ids: ['*'] } }
-      : undefined,
+      : at.length === 2 && at[0] === 'guardrails'
+        ? { name: `(guardrails[${String(at[1])}], not valid)`, on: ['results'], detect: ['email'], action: 'log' }
+        : undefined,
 };

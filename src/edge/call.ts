@@ -4,6 +4,7 @@
 // its answer. Kept as one object rather than closures so the hot path allocates little.
 import type { CallerIdentity, RequestOptions, Upstream } from '../../bridge/upstream.js';
 import type { Grant } from '../../policy/allow-list.js';
+import type { GuardrailSet } from '../../policy/guardrails/rule-set.js';
 import { ANONYMOUS_PRINCIPAL, type Principal } from '../../policy/principal.js';
 import type { Security } from '../../policy/security.js';
 import { PLAIN_TARGET, type Target } from '../../policy/target.js';
@@ -81,6 +82,9 @@ export interface EdgeContext {
   tasks: TaskIdCodec;
 }
 
+/** src/guardrails/guarded-call.ts, once a request under guardrails has loaded it. */
+let guardrailsStep: typeof import('../guardrails/guarded-call.js') | undefined;
+
 export class McpCall {
   /** What the metrics record of this request; each step that answers says how it ended. */
   method: string | undefined = undefined;
@@ -108,6 +112,8 @@ export class McpCall {
   counted = false;
   /** A Tasks method's task, once its id opened (src/tasks/task-step.ts). */
   task: OpenedTask | undefined = undefined;
+  /** The /mcp name of the tool that created that task, once judged (guardrails choose rules by it). */
+  taskTool: string | undefined = undefined;
   private callerIdentity: CallerIdentity | undefined = undefined;
 
   constructor(
@@ -139,8 +145,31 @@ export class McpCall {
     return this.callerIdentity;
   }
 
-  /** The execute core: the message to where the route says, under the upstream's own name. */
+  /** The endpoint path the request came in on (what guardrails' `endpoints:` name). */
+  get path(): string {
+    return this.exchange.path;
+  }
+
+  /**
+   * The execute core: the message to where the route says, under the upstream's own name; with guardrails
+   * configured, through them (src/guardrails/, loaded on the first request that needs it).
+   */
   request(message: JsonRpcRequest, options: RequestOptions): Promise<JsonRpcResponse> {
+    const guardrails = this.security.guardrails;
+    return guardrails === undefined ? this.execute(message, options) : this.guarded(guardrails, message, options);
+  }
+
+  private async guarded(set: GuardrailSet, message: JsonRpcRequest, options: RequestOptions): Promise<JsonRpcResponse> {
+    guardrailsStep ??= await import('../guardrails/guarded-call.js');
+    const metrics = this.edge.metrics;
+    const recorder = {
+      audit: this.security.audit,
+      decision: (rule: string, action: string, stage: string) => metrics?.guardrailDecision(rule, action, stage),
+    };
+    return guardrailsStep.guardedRequest(set, this, recorder, message, options, (m, o) => this.execute(m, o));
+  }
+
+  private execute(message: JsonRpcRequest, options: RequestOptions): Promise<JsonRpcResponse> {
     if (this.span !== undefined) options.trace = this.span;
     if (this.task !== undefined) return sendTask(this, message, options);
     if (!mayAnswerTask(message)) return this.send(message, options);

@@ -3,9 +3,10 @@
 // authenticated may go ahead, and only a /mcp name nobody listed yet has the lists read again.
 import { eachListPage } from '../../bridge/list-pages.js';
 import { isNeed, type Need, type Verdict } from '../../policy/guard.js';
+import { nonCanonicalUri } from '../../policy/guardrails/canonical-uri.js';
 import { type ListReader, placed } from '../aggregate/router.js';
 import { httpStatusOf } from '../../protocol/error-status.js';
-import { ErrorCode, errorResponse, type JsonRpcRequest } from '../../protocol/jsonrpc.js';
+import { ErrorCode, errorResponse, isObject, type JsonRpcRequest } from '../../protocol/jsonrpc.js';
 import type { RequestOptions, Upstream } from '../../bridge/upstream.js';
 import { ownRequestMeta } from '../../infra/own-request-meta.js';
 import { uncachedOf } from '../layers/stack.js';
@@ -16,6 +17,8 @@ import { traceIdOf } from './trace-id.js';
 
 /** Synchronous when nothing needs reading (no policies, a placed target): the common call takes no extra turn. */
 export function judge(call: McpCall, message: JsonRpcRequest): Verdict | Promise<Verdict> {
+  const spelled = URI_METHODS.has(message.method) ? nonCanonical(message) : undefined;
+  if (spelled !== undefined) return spelled;
   const { guard } = call.security;
   const { grant, edge } = call;
   if (guard && grant) {
@@ -24,6 +27,51 @@ export function judge(call: McpCall, message: JsonRpcRequest): Verdict | Promise
   }
   if (call.server === undefined && edge.router && !placed(call.target)) return confirmed(call);
   return AUTHENTICATED;
+}
+
+/** The methods that name resources by URI, whose URIs must be canonical before any rule reads them. */
+const URI_METHODS: ReadonlySet<string> = new Set([
+  'resources/read',
+  'resources/subscribe',
+  'resources/unsubscribe',
+  'subscriptions/listen',
+  'completion/complete',
+]);
+
+/** The URIs a request names: its `uri`, a listen's resourceSubscriptions, a completion's resource ref. */
+function urisOf(message: JsonRpcRequest): unknown[] {
+  const params = message.params;
+  if (params === undefined) return [];
+  if (message.method === 'subscriptions/listen') {
+    const asked = isObject(params.notifications) ? params.notifications.resourceSubscriptions : undefined;
+    return Array.isArray(asked) ? asked : [];
+  }
+  if (message.method === 'completion/complete') return isObject(params.ref) ? [params.ref.uri] : [];
+  return [params.uri];
+}
+
+/**
+ * A URI in another spelling than its canonical one is refused, naming that one (policy/guardrails/canonical-uri.ts):
+ * deny rules and globs read the string, servers normalise it, so the two must agree before either acts.
+ */
+function nonCanonical(message: JsonRpcRequest): Verdict | undefined {
+  for (const uri of urisOf(message)) {
+    const canonical = typeof uri === 'string' ? nonCanonicalUri(uri) : undefined;
+    if (canonical === undefined) continue;
+    return {
+      allowed: false,
+      rule: 'URI not in canonical form',
+      target: uri as string,
+      refusal: errorResponse(
+        message.id,
+        ErrorCode.InvalidParams,
+        `Resource URI ${JSON.stringify(uri)} is not in canonical form (a lower-case scheme, no "." or ".." ` +
+          `segments); ask for ${JSON.stringify(canonical)}`,
+        { uri, canonical },
+      ),
+    };
+  }
+  return undefined;
 }
 
 async function confirmed(call: McpCall): Promise<Verdict> {

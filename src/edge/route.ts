@@ -15,6 +15,8 @@ export function route(call: McpCall, message: JsonRpcRequest): void {
     call.target = routeThroughView(router, view, message);
     return;
   }
-  const judged = call.security.guard !== undefined && call.grant !== undefined;
+  // Guardrails choose their rules by the /mcp name, as the guard does: a server's endpoint asks for it too.
+  const judged =
+    (call.security.guard !== undefined && call.grant !== undefined) || call.security.guardrails !== undefined;
   call.target = router && (call.server === undefined || judged) ? router.resolve(call.server, message) : PLAIN_TARGET;
 }

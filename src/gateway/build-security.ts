@@ -9,7 +9,8 @@ import { PinStore } from '../../policy/pins.js';
 import { MemoryRateLimiter, type RateLimiter } from '../../policy/rate-limit.js';
 import type { Security } from '../../policy/security.js';
 import type { AuthSetting } from '../../policy/settings.js';
-import { serverHeads, type GatewayConfig } from '../config/config.js';
+import { guardrailNames, serverHeads, type GatewayConfig } from '../config/config.js';
+import type { GuardrailSet } from '../../policy/guardrails/rule-set.js';
 import type { Log } from '../../infra/log.js';
 
 export type { Security } from '../../policy/security.js';
@@ -46,7 +47,8 @@ export class SecurityHolder {
     const pins = await this.pinStore(config.pinsFile);
     const limited = config.rateLimit !== undefined || config.policies.some((p) => p.rateLimit !== undefined);
     const rateLimiter = limited ? await this.limiter(config) : undefined;
-    const audited = config.auth !== undefined || policies.active;
+    const guardrails = config.guardrails.length > 0 ? await guardrailSet(config) : undefined;
+    const audited = config.auth !== undefined || policies.active || guardrails !== undefined;
     const audit = audited ? this.auditLog(config.audit) : undefined;
     this.bundle = {
       auth,
@@ -57,6 +59,7 @@ export class SecurityHolder {
       audit,
       rateLimiter,
       defaultRateLimit: config.rateLimit,
+      guardrails,
     };
   }
 
@@ -104,6 +107,12 @@ export class SecurityHolder {
     }
     return this.audit.log;
   }
+}
+
+/** Loaded only when the config has guardrails: a gateway without them never reads their modules. */
+async function guardrailSet(config: GatewayConfig): Promise<GuardrailSet> {
+  const { GuardrailSet } = await import('../../policy/guardrails/rule-set.js');
+  return GuardrailSet.compile(config.guardrails, guardrailNames(config));
 }
 
 function toAuthSetting(auth: NonNullable<GatewayConfig['auth']>): AuthSetting {

@@ -100,6 +100,8 @@ export class GatewayMetrics {
   private inFlight = 0;
   private readonly denials: Counter<'endpoint' | 'method'>;
   private readonly rateLimits: Counter<'endpoint'>;
+  /** Made on the first guardrail decision: a gateway without guardrails shows no such metric. */
+  private guardrailDecisions: Counter<'rule' | 'action' | 'stage'> | undefined;
   /** Records how long a request that had to queue waited for its slot on `server`. */
   readonly queueWaited: (server: string, seconds: number) => void;
   private readonly forgetLoad: (server: string) => Promise<void>;
@@ -233,6 +235,16 @@ export class GatewayMetrics {
   /** The policy refused a request (independent of requestFinished's outcome). */
   denied(endpoint: string, method: string | undefined): void {
     this.denials.inc({ endpoint, method: methodLabel(method) });
+  }
+  /** A guardrail found something (docs/guardrails.md): counted by rule, what it did, and where it looked. */
+  guardrailDecision(rule: string, action: string, stage: string): void {
+    this.guardrailDecisions ??= new Counter({
+      name: `${PREFIX}guardrail_decisions_total`,
+      help: 'Content a guardrail rule found, by rule, action taken (redact, block, log) and stage.',
+      labelNames: ['rule', 'action', 'stage'],
+      registers: [this.registry],
+    });
+    this.guardrailDecisions.inc({ rule, action, stage });
   }
 
   /** The rate limiter refused a request (independent of requestFinished's outcome). */

@@ -63,6 +63,7 @@ export function openTask(call: McpCall, message: JsonRpcRequest): Response | und
  */
 export function judgeTask(call: McpCall, message: JsonRpcRequest): Verdict {
   const verdict = taskDecision(call, call.task!.ref);
+  call.taskTool = verdict.target;
   // Traced like the call that created it: the span names the tool, as a tools/call's does.
   if (call.span !== undefined && verdict.target !== undefined)
     call.span.setAttribute('gen_ai.tool.name', verdict.target);

