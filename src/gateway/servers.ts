@@ -86,7 +86,11 @@ export class ServerSet {
     // A server reached as each caller has no listen stream of the gateway's own: it would be refused (whose
     // token would it carry?). Its lists live per caller in the cache for their ttlMs.
     // Nor has a server with a child per caller: each caller's lists are read from their own child.
-    if (server.transport === 'stdio' ? !server.perCaller : server.credentials === undefined)
+    if (
+      server.transport === 'stdio'
+        ? !server.perCaller
+        : server.transport === 'openapi' || server.credentials === undefined
+    )
       this.watches.set(name, followUpstreamChanges(name, upstream, cache, this.resourceWatch, upstreamLog));
     const { served, limits } = buildServerStack(upstream, server, {
       cache,
