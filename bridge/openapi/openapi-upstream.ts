@@ -71,6 +71,10 @@ export class OpenApiUpstream implements Upstream {
    * Reads the document again: when it changed, its tools replace the old ones and listen streams hear
    * notifications/tools/list_changed. A document that no longer loads leaves the old tools served (logged).
    */
+  async reread(): Promise<void> {
+    await this.reload();
+  }
+
   async reload(): Promise<boolean> {
     let catalogue: Catalogue;
     let text: string;

@@ -154,8 +154,8 @@ export const server = z.preprocess(
       ctx.addIssue({
         code: 'custom',
         message:
-          'a server needs command: (a program the gateway runs over stdio), url: (a remote MCP endpoint) or ' +
-          'openapi: (a REST API), for example { command: node, args: [server.js] } or ' +
+          'a server needs either command: (a program the gateway runs over stdio), url: (a remote MCP endpoint) ' +
+          'or openapi: (a REST API from its OpenAPI document), for example { command: node, args: [server.js] } or ' +
           '{ url: "https://mcp.example.com/mcp" }',
       });
       return z.NEVER;

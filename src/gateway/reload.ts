@@ -24,6 +24,10 @@ export async function reloadGateway(parts: GatewayParts, next: GatewayConfig): P
   // May throw (a key file that cannot be read): then nothing has changed yet.
   await parts.security.install(next);
   await swapServers(parts, next, changes);
+  // A server whose settings stayed may still have a changed document: it says so with list_changed, and listen
+  // streams stay open.
+  const restarted = new Set([...changes.added, ...changes.changed.map(([name]) => name)]);
+  await parts.servers.reread(Object.keys(next.servers).filter((name) => !restarted.has(name)));
   const profilesChanged = parts.profiles.install(next);
   parts.search.serversChanged();
   // Listen streams were opened under the old servers, rules and profiles: end them, and clients listen again under the

@@ -108,6 +108,11 @@ export class ServerSet {
     return served;
   }
 
+  /** Servers that read their offer from a source (an OpenAPI document) read it again; the others are untouched. */
+  async reread(names: readonly string[]): Promise<void> {
+    await Promise.all(names.map((name) => this.raw.get(name)?.reread?.()));
+  }
+
   /** New requests no longer find the server; retire() ends what it still runs. */
   remove(name: string): void {
     this.watches.delete(name);
