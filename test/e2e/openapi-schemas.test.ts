@@ -264,3 +264,51 @@ describe('what the loader refuses', () => {
     await assert.rejects(loadUpstream(file), /Swagger 2\.0 and OpenAPI 3\.0 and 3\.1/);
   });
 });
+
+describe('a document read from a URL', () => {
+  const served = new Map<string, string>();
+  const hits: string[] = [];
+  let base = '';
+  const server = createServer((request, response) => {
+    hits.push(request.url ?? '');
+    const text = served.get(request.url ?? '');
+    if (request.url === '/moved') {
+      response.writeHead(302, { location: `${base}/pets.yaml` });
+      return response.end();
+    }
+    response.writeHead(text === undefined ? 404 : 200, { 'content-type': 'application/yaml' });
+    response.end(text ?? 'not here');
+  });
+  before(async () => {
+    await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+    base = `http://127.0.0.1:${(server.address() as AddressInfo).port}`;
+    const op = { operationId: 'x', responses: { '200': json({ $ref: '#/components/schemas/T' }) } };
+    const components = { schemas: { T: { type: 'object' } } };
+    served.set(
+      '/pets.yaml',
+      JSON.stringify(documentWith({ '/x': { get: op } }, { servers: [{ url: '/api' }], components })),
+    );
+    served.set(
+      '/refers.yaml',
+      JSON.stringify(documentWith({ '/x': { get: { ...op, responses: { '200': json({ $ref: 'other.yaml' }) } } } })),
+    );
+  });
+  after(() => new Promise<void>((resolve) => server.close(() => resolve())));
+
+  test("loopback http is read; a relative server URL is taken from the document's address", async () => {
+    const upstream = await loadUpstream(`${base}/pets.yaml`);
+    const tools = await toolsOf(upstream);
+    assert.deepEqual(tools.x.outputSchema, { type: 'object' });
+    await upstream.close();
+  });
+
+  test('a URL document may refer only within itself; redirects and plain http elsewhere are refused', async () => {
+    await assert.rejects(loadUpstream(`${base}/refers.yaml`), /may only refer within itself/);
+    assert.ok(!hits.includes('/other.yaml'));
+    await assert.rejects(loadUpstream(`${base}/moved`), /answered HTTP 302/);
+    await assert.rejects(
+      loadUpstream('http://api.example.invalid/pets.yaml'),
+      /plain http to another host; give an https/,
+    );
+  });
+});
