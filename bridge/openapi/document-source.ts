@@ -21,6 +21,11 @@ export interface DocumentSource {
   readonly tree: unknown;
   /** The file it came from, when it came from one (external references resolve against it). */
   readonly file?: string;
+  /**
+   * Every file read and checked (the document and those it refers to), by absolute path: the parser is
+   * served these texts, never the disk, so a file changed after the check cannot slip a reference in.
+   */
+  readonly files?: ReadonlyMap<string, string>;
   readonly url?: string;
 }
 
@@ -43,8 +48,8 @@ export async function readDocument(location: string, where: string): Promise<Doc
   const file = path.resolve(location);
   const text = await readText(file, where);
   const tree = parseText(text, file, where);
-  await checkFileReferences(file, tree, where);
-  return { text, tree, file };
+  const files = await checkFileReferences(file, text, tree, where);
+  return { text, tree, file, files };
 }
 
 /** Refuses an https URL's redirects and anything but https, or http to a loopback address. */
@@ -92,9 +97,14 @@ function parseText(text: string, from: string, where: string): unknown {
 }
 
 /** Walks the document and every file it refers to, refusing a reference that leaves the document's folder. */
-async function checkFileReferences(root: string, tree: unknown, where: string): Promise<void> {
+async function checkFileReferences(
+  root: string,
+  rootText: string,
+  tree: unknown,
+  where: string,
+): Promise<Map<string, string>> {
   const folder = path.dirname(root);
-  const seen = new Set([root]);
+  const seen = new Map([[root, rootText]]);
   const pending: { file: string; tree: unknown }[] = [{ file: root, tree }];
   for (let next = pending.pop(); next; next = pending.pop()) {
     for (const ref of references(next.tree)) {
@@ -106,11 +116,12 @@ async function checkFileReferences(root: string, tree: unknown, where: string): 
             `must stay within the document (#/...) or the files of its folder ${folder}; the gateway fetches nothing`,
         );
       if (seen.has(target)) continue;
-      seen.add(target);
       const text = await readText(target, where);
+      seen.set(target, text);
       pending.push({ file: target, tree: parseText(text, target, where) });
     }
   }
+  return seen;
 }
 
 /** The file a relative reference names, or undefined when it is a URL or lies outside `folder`. */

@@ -2,6 +2,8 @@
 // point), validated against its specification (Swagger 2.0, OpenAPI 3.0 or 3.1) by @readme/openapi-parser,
 // and dereferenced into one tree. A document that does not validate is refused with the parser's own
 // account of where, so the config error points into the document.
+import path from 'node:path';
+import { fileURLToPath } from 'node:url';
 import { compileErrors, dereference, type ParserOptions, validate } from '@readme/openapi-parser';
 import type { Dialect } from './schema-convert.js';
 import { DocumentError, type DocumentSource, readDocument } from './document-source.js';
@@ -36,8 +38,21 @@ export async function loadDocument(location: string, where: string): Promise<Loa
 }
 
 function parserOptions(source: DocumentSource): ParserOptions {
-  // A file's references were checked to stay in its folder; a URL's to stay within it (no external at all).
-  return source.file ? { resolve: { file: true } } : { resolve: { external: false } };
+  // A URL's references were checked to stay within it: nothing external at all.
+  if (!source.files) return { resolve: { external: false } };
+  // A file's were checked to stay in its folder; the parser reads those checked texts and nothing else.
+  const files = source.files;
+  const checkedFiles = {
+    order: 1,
+    canRead: (file: { url: string }) => !/^https?:/i.test(file.url),
+    read: (file: { url: string }) => {
+      const at = file.url.startsWith('file:') ? fileURLToPath(file.url) : path.resolve(decodeURI(file.url));
+      const text = files.get(at);
+      if (text === undefined) throw new Error(`${at} is not among the files the document was checked with`);
+      return text;
+    },
+  };
+  return { resolve: { file: checkedFiles as unknown as boolean } };
 }
 
 function dialectOf(tree: unknown, where: string): Dialect {
