@@ -13,6 +13,8 @@ import { tempDir } from '../temp.js';
 import { fixture, openListen, post, request, ROOT, startTestGateway, until } from './harness.js';
 import { FIXTURES } from './openapi-kit.js';
 
+const PROFILES = { pets: { tools: ['pets__*'] }, find: { tools: ['pets__*'], search: true } };
+
 describe('an OpenAPI server on /mcp beside a stdio server', () => {
   let rest: RestServer;
   let gateway: RunningGateway;
@@ -32,7 +34,7 @@ describe('an OpenAPI server on /mcp beside a stdio server', () => {
     process.env.OPENAPI_TEST_KEY = 'from-the-environment';
     copyFileSync(path.join(FIXTURES, 'petstore-3.0.yaml'), document);
     rest = await startRestServer();
-    gateway = await startTestGateway(servers());
+    gateway = await startTestGateway(servers(), {}, { profiles: PROFILES });
   });
   after(async () => {
     await gateway?.close();
@@ -72,13 +74,38 @@ describe('an OpenAPI server on /mcp beside a stdio server', () => {
     assert.equal(rest.received.length, before);
   });
 
+  test('through a profile, and in search mode', async () => {
+    const profile = await post(`${gateway.url}/profiles/pets/mcp`, request('tools/list'));
+    const shown = (profile.body.result.tools as { name: string }[]).map((tool) => tool.name);
+    assert.ok(shown.length > 0 && shown.every((name) => name.startsWith('pets__')), String(shown));
+    const find = `${gateway.url}/profiles/find/mcp`;
+    const search = request('tools/call', { name: 'search_tools', arguments: { query: 'info for a specific pet' } });
+    let found: string[] = [];
+    assert.ok(
+      await until(async () => {
+        const answer = await post(find, search);
+        found = (answer.body.result?.structuredContent?.tools ?? []).map((tool: { name: string }) => tool.name);
+        return found.includes('pets__showPetById');
+      }, 20_000),
+      `search_tools found ${found}`,
+    );
+    const called = await post(
+      find,
+      request('tools/call', {
+        name: 'call_tool',
+        arguments: { name: 'pets__showPetById', arguments: { petId: 'Tom' } },
+      }),
+    );
+    assert.deepEqual(called.body.result.structuredContent, { id: 7, name: 'Tom' });
+  });
+
   test('a reload that finds the document changed: the new tool is listed, listen streams hear list_changed', async () => {
     const listen = await openListen(`${gateway.url}/mcp`, { toolsListChanged: true });
     try {
       assert.ok(await until(() => listen.messages.length >= 1, 10_000), 'acknowledged');
       const text = readFileSync(document, 'utf8').replace('operationId: countPets', 'operationId: howManyPets');
       writeFileSync(document, text);
-      await gateway.reload(parseConfig({ listen: { port: 0 }, servers: servers() }, 'test', ROOT));
+      await gateway.reload(parseConfig({ listen: { port: 0 }, servers: servers(), profiles: PROFILES }, 'test', ROOT));
       assert.ok(
         await until(() => listen.messages.some((m) => m.method === 'notifications/tools/list_changed'), 10_000),
         JSON.stringify(listen.messages),
