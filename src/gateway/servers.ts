@@ -76,12 +76,38 @@ export class ServerSet {
     return this.watches.get(name);
   }
 
+  /**
+   * Makes, before anything changes, the upstreams whose making may fail: an OpenAPI server's reads and
+   * validates its document. A reload with one that cannot be made is refused whole (the others made are
+   * closed); add() then takes what was made here.
+   */
+  async prepare(
+    entries: readonly [string, ServerConfig][],
+    envReads: readonly string[],
+  ): Promise<Map<string, Upstream>> {
+    const made = new Map<string, Upstream>();
+    try {
+      for (const [name, server] of entries)
+        if (server.transport === 'openapi')
+          made.set(name, await createUpstream(name, server, this.options.log.child({ server: name }), envReads));
+    } catch (error) {
+      await Promise.all([...made.values()].map((upstream) => upstream.close().catch(() => {})));
+      throw error;
+    }
+    return made;
+  }
+
   /** Starts serving one server: its upstream, wrappers, notifications and watches. Cold path. */
-  async add(name: string, server: ServerConfig, envReads: readonly string[]): Promise<ServedUpstream> {
+  async add(
+    name: string,
+    server: ServerConfig,
+    envReads: readonly string[],
+    prepared?: Upstream,
+  ): Promise<ServedUpstream> {
     const { cache, held, log } = this.options;
     const upstreamLog = log.child({ server: name });
     const secrets = this.options.secretsOf?.(name, server);
-    const upstream = await createUpstream(name, server, upstreamLog, envReads, secrets);
+    const upstream = prepared ?? (await createUpstream(name, server, upstreamLog, envReads, secrets));
     this.raw.set(name, upstream);
     // A server reached as each caller has no listen stream of the gateway's own: it would be refused (whose
     // token would it carry?). Its lists live per caller in the cache for their ttlMs.

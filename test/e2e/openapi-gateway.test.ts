@@ -118,6 +118,36 @@ describe('an OpenAPI server on /mcp beside a stdio server', () => {
   });
 });
 
+describe('a reload whose OpenAPI document does not load', () => {
+  test('is refused whole: the running servers stay as they were', async () => {
+    const rest = await startRestServer();
+    const dir = tempDir('openapi-reload-');
+    const bad = path.join(dir, 'bad.yaml');
+    writeFileSync(bad, 'openapi: 3.0.3\ninfo: { title: t, version: "1" }\npaths: { /x: { get: { responses: 7 } } }\n');
+    const good = { openapi: path.join(FIXTURES, 'petstore-3.0.yaml'), baseUrl: `${rest.url}/v1` };
+    const gateway = await startTestGateway({ pets: good });
+    try {
+      const next = parseConfig(
+        { listen: { port: 0 }, servers: { pets: { ...good, openapi: bad }, more: { ...good, prefix: 'more' } } },
+        'test',
+        ROOT,
+      );
+      await assert.rejects(gateway.reload(next), /servers\.pets: .*bad\.yaml is not valid/s);
+      const answer = await post(
+        `${gateway.url}/mcp`,
+        request('tools/call', { name: 'pets__showPetById', arguments: { petId: 'Kept' } }),
+      );
+      assert.deepEqual(answer.body.result.structuredContent, { id: 7, name: 'Kept' });
+      const listed = await post(`${gateway.url}/mcp`, request('tools/list'));
+      const names = (listed.body.result.tools as { name: string }[]).map((tool) => tool.name);
+      assert.ok(names.includes('pets__listPets') && !names.some((name) => name.startsWith('more__')), String(names));
+    } finally {
+      await gateway.close();
+      await rest.close();
+    }
+  });
+});
+
 describe('config errors', () => {
   test('an entry naming two kinds of server says which', () => {
     assert.throws(
