@@ -15,10 +15,9 @@ export class ArgumentChecker {
     if (!validate) {
       try {
         validate = this.ajv.compile(schema);
-      } catch (error) {
+      } catch {
         // A schema ajv cannot compile (a document's mistake it did not validate): the API is left to judge.
         validate = Object.assign(() => true, { errors: null }) as unknown as ValidateFunction;
-        void error;
       }
       this.compiled.set(tool, validate);
     }

@@ -37,7 +37,7 @@ export function buildCatalogue(
   warn: (message: string) => void,
 ): Catalogue {
   const base = baseUrlOf(document, settings);
-  const kept: { operation: Operation; basePath: string }[] = [];
+  const kept: Operation[] = [];
   const allowed = operationsOf(document.api, document.dialect).filter((operation) =>
     settings.include([
       toolNameOf(operation, settings.nameBudget),
@@ -55,17 +55,13 @@ export function buildCatalogue(
       continue;
     }
     basePaths.set(operation, (own ?? base).pathname);
-    kept.push({ operation, basePath: (own ?? base).pathname });
+    kept.push(operation);
   }
-  const named = nameOperations(
-    kept.map((entry) => entry.operation),
-    settings.nameBudget,
-    settings.where,
-  );
+  const named = nameOperations(kept, settings.nameBudget, settings.where);
   const entries = new Map<string, CatalogueEntry>();
   for (const [name, operation] of named)
     entries.set(name, { plan: planTool(name, operation), basePath: basePaths.get(operation)! });
-  const order = new Map(kept.map((entry, index) => [entry.operation, index]));
+  const order = new Map(kept.map((operation, index) => [operation, index]));
   const tools = [...entries.values()]
     .sort((a, b) => order.get(a.plan.operation)! - order.get(b.plan.operation)!)
     .map((entry) => entry.plan.definition);

@@ -73,7 +73,8 @@ export class RestClient {
     return { kind: 'answer', status: response.statusCode, contentType, body: Buffer.concat(chunks) };
   }
 
+  /** Requests still in flight are cut off: the gateway has already waited for them (listen.drainMs). */
   close(): Promise<void> {
-    return this.pool.close();
+    return this.pool.destroy();
   }
 }
