@@ -188,6 +188,8 @@ export class OpenApiUpstream implements Upstream {
       throw error;
     }
     const headers = { ...request.headers, ...this.headers };
+    // The caller's own credential, when the server is reached as each caller (src/credentials/).
+    if (options?.authorization) headers.authorization = options.authorization;
     if (options?.traceparent) headers.traceparent = options.traceparent;
     if (options?.tracestate) headers.tracestate = options.tracestate;
     const outcome = await this.client.send({ ...request, headers }, options?.signal);
