@@ -5,15 +5,16 @@
 //    straight to the REST server (test/fixtures/openapi/rest-server.ts) with undici over keep-alive.
 // Sequential requests, one client; p50 and p90 of BENCH_OPENAPI_N (default 500) after 50 warm-up requests.
 //
-// Figures on the helpers' shared 2-core machine, Node 20, 2026-12-07 (six other helpers at work: compare the
-// rows, not the absolute numbers), N = 500:
-//   list api   501 tools, 181,370 bytes: p50 1.948 ms, p90 15.702 ms   (one upstream tools/list in all: cached)
-//   list stdio 500 tools, 105,473 bytes: p50 0.452 ms, p90 11.483 ms
-//   call through the gateway: p50 1.329 ms, p90 17.574 ms
-//   direct GET:               p50 0.171 ms, p90 0.714 ms
-//   added by the gateway:     p50 1.158 ms
-// The OpenAPI list is larger (real schemas, outputSchema) and slower from cache than its size alone explains;
-// not investigated yet (a layer above the cache may re-serialise lists that carry outputSchema).
+// Figures on the helpers' shared 2-core machine, Node 20, 2026-12-07 (load average ~17 from other work:
+// compare the rows, not the absolute numbers), three runs, N = 500 (the 1,500 run was under --cpu-prof):
+//                                   run 1 p50 / p90       run 2 p50 / p90      run 3 (N=1500) p50 / p90
+//   list api   501 tools, 181 KB:   1.948 / 15.702 ms     0.951 / 6.469 ms     0.582 / 1.750 ms
+//   list stdio 500 tools, 105 KB:   0.452 / 11.483 ms     0.354 / 3.817 ms     0.265 / 0.398 ms
+//   call through the gateway:       1.329 / 17.574 ms     0.804 / 13.484 ms    0.495 / 0.686 ms
+//   direct GET:                     0.171 /  0.714 ms     0.178 /  0.902 ms    0.110 / 0.190 ms
+//   added by the gateway (p50):     1.158 ms              0.626 ms             0.386 ms
+// Both lists are served from the cache (one upstream tools/list in all). The OpenAPI list costs 2-4x the
+// stdio one: 1.7x the bytes (real schemas, outputSchema), the rest not yet accounted for.
 import { writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
