@@ -119,4 +119,9 @@ export interface Upstream {
   readonly events: EventEmitter;
   start(): Promise<void>;
   close(): Promise<void>;
+  /**
+   * For an upstream whose offer is read from a source of its own (an OpenAPI document): read it again, as a
+   * config reload asks of a server whose settings did not change. A change is announced as 'listChanged'.
+   */
+  reread?(): Promise<void>;
 }

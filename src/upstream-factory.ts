@@ -5,7 +5,7 @@ import { PooledUpstream } from '../bridge/pool/pooled-upstream.js';
 import { StdioUpstream } from '../bridge/stdio/stdio-upstream.js';
 import type { Upstream } from '../bridge/upstream.js';
 import { childEnvironment } from './child-env.js';
-import type { ServerConfig } from './config/config.js';
+import type { OpenApiServerConfig, ServerConfig } from './config/config.js';
 import type { Log } from '../infra/log.js';
 import { GATEWAY_INFO } from '../infra/version.js';
 import { perCallerUpstream } from './layers/per-caller/per-caller-factory.js';
@@ -40,6 +40,7 @@ export async function createUpstream(
       log,
     );
   }
+  if (server.transport === 'openapi') return openApiUpstream(name, server, log);
   if (server.transport === 'http') {
     // Loaded only when a remote server is configured: undici stays out of a stdio-only gateway's memory.
     const { HttpUpstream } = await import('../bridge/http/http-upstream.js');
@@ -102,6 +103,38 @@ export async function createUpstream(
   log.info({ instances }, 'serving the server as a pool of children');
   return new PooledUpstream(name, children, log);
 }
+
+/**
+ * A REST API from its OpenAPI document (bridge/openapi/, loaded only when configured): read and turned into
+ * tools now, so a document that does not load is a load error. `operations:` globs match as policies' do.
+ */
+async function openApiUpstream(name: string, server: OpenApiServerConfig, log: Log): Promise<Upstream> {
+  const [{ OpenApiUpstream }, { anyOf }] = await Promise.all([
+    import('../bridge/openapi/openapi-upstream.js'),
+    import('../policy/globs.js'),
+  ]);
+  const allow = server.operations?.allow === undefined ? () => true : anyOf(server.operations.allow);
+  const deny = anyOf(server.operations?.deny);
+  const prefix = server.prefix ?? name;
+  return OpenApiUpstream.load(
+    {
+      name,
+      where: `servers.${name}`,
+      document: server.openapi,
+      ...(server.baseUrl !== undefined && { baseUrl: server.baseUrl }),
+      headers: server.headers,
+      timeoutMs: server.timeoutMs,
+      listTtlMs: server.listTtlMs,
+      maxResponseBytes: server.maxResponseBytes,
+      // With the default separator `__`: longer names are still served, hashed to fit (protocol/public-names.ts).
+      nameBudget: MAX_PUBLIC_NAME - prefix.length - 2,
+      include: (names) => names.some((each) => allow(each)) && !names.some((each) => deny(each)),
+    },
+    log,
+  );
+}
+
+const MAX_PUBLIC_NAME = 64;
 
 /** How many children `instances` asks for: `auto` is one per core this process may use. */
 export function childCount(instances: number | 'auto'): number {

@@ -315,6 +315,7 @@ export type ServerConfig = GatewayConfig['servers'][string];
 export type StdioServerConfig = Extract<ServerConfig, { transport: 'stdio' }>;
 export type HttpServerConfig = Extract<ServerConfig, { transport: 'http' }>;
 export type SseServerConfig = Extract<ServerConfig, { transport: 'sse' }>;
+export type OpenApiServerConfig = Extract<ServerConfig, { transport: 'openapi' }>;
 
 /** Reads, expands and validates a config file. Relative `cwd`s are resolved against the file's folder. */
 export async function loadConfigFile(file: string, env: NodeJS.ProcessEnv = process.env): Promise<GatewayConfig> {
@@ -372,6 +373,9 @@ export function parseConfig(
   const config: GatewayConfig = { ...checkable.config, envReads };
   for (const server of Object.values(config.servers)) {
     if (server.transport === 'stdio') server.cwd = path.resolve(baseDir, server.cwd);
+    // A document named by path is read from the config's folder, as a URL is read from where it says.
+    if (server.transport === 'openapi' && !/^https?:\/\//i.test(server.openapi))
+      server.openapi = path.resolve(baseDir, server.openapi);
   }
   const jwtSetting = config.auth?.jwt;
   if (jwtSetting) {

@@ -168,6 +168,7 @@ interface CredentialKeys {
       transport: string;
       credentials?: ServerCredentials;
       headers?: Record<string, string>;
+      baseUrl?: string;
       perCaller?: boolean;
       env?: Record<string, string>;
       secrets?: unknown;
@@ -188,6 +189,22 @@ export function credentialProblems(config: CredentialKeys): string[] {
           `servers.${name}.headers.Authorization`,
       );
     }
+    if (server.transport === 'openapi' && credentials.type === 'oauth') {
+      problems.push(
+        `${at}: type oauth is not available for an openapi: server yet; use type tokenExchange, or a static ` +
+          `servers.${name}.headers entry`,
+      );
+      continue;
+    }
+    if (
+      server.transport === 'openapi' &&
+      credentials.type === 'tokenExchange' &&
+      !credentials.audience &&
+      !server.baseUrl
+    )
+      problems.push(
+        `${at}.audience: name the REST API the tokens are for, or set servers.${name}.baseUrl (asked for then)`,
+      );
     if (server.transport === 'stdio') {
       problems.push(...childTokenProblems(name, server, config));
       if (credentials.type === 'tokenExchange') continue;

@@ -61,10 +61,11 @@ function hostEntry(branches: Json[], { disabledNeedsType }: { disabledNeedsType:
       ...branch,
       properties: {
         ...(branch.properties as Json),
-        type: { type: 'string', enum: types },
+        // An `openapi:` server is no host's kind: hosts have no `type` for it.
+        ...(types.length ? { type: { type: 'string', enum: types } } : {}),
         disabled: { type: 'boolean' },
       },
-      ...(disabledNeedsType ? { dependencies: { disabled: ['type'] } } : {}),
+      ...(disabledNeedsType && types.length ? { dependencies: { disabled: ['type'] } } : {}),
       // A `url` alone is Streamable HTTP to the loader; HTTP+SSE must be named, by `type` or `transport`.
       ...(transport === 'sse' ? { anyOf: [{ required: ['type'] }, { required: ['transport'] }] } : {}),
     };

@@ -94,32 +94,77 @@ const httpServer = z.strictObject({
  * event names where messages are POSTed. Always a 2025-era server.
  */
 const sseServer = httpServer.extend({ transport: z.literal('sse') });
-const SERVER_KEYS = new Set([...Object.keys(stdioServer.shape), ...Object.keys(httpServer.shape)]);
+/** A REST API described by an OpenAPI document, served as tools (docs/openapi.md; bridge/openapi/). */
+const openapiServer = z.strictObject({
+  transport: z.literal('openapi'),
+  /** A file (relative to the config's folder) or an https:// URL (http:// only to loopback). */
+  openapi: z.string().min(1, 'give the OpenAPI document: a file path or an https:// URL'),
+  /** Where the requests go; overrides the document's servers[] (required when it names none). */
+  baseUrl: z
+    .url({ protocol: /^https?$/, error: "give the REST API's base URL as an http:// or https:// URL" })
+    .optional(),
+  /** Operation globs (operationId, or the name made from method and path): deny wins over allow. */
+  operations: z
+    .strictObject({ allow: z.array(z.string()).optional(), deny: z.array(z.string()).optional() })
+    .optional(),
+  /** Sent with every request, e.g. X-Api-Key: "${KEY}". */
+  headers: z
+    .record(z.string(), z.string().regex(/^[^\r\n\0]*$/, 'a header value may not hold CR, LF or NUL characters'))
+    .default({}),
+  /** Each caller reaches the API as themselves: type tokenExchange (docs/openapi.md). */
+  credentials: serverCredentials.optional(),
+  /** How long clients and the gateway's cache may keep the tool list. */
+  listTtlMs: int().pipe(z.number().min(0)).default(300_000),
+  /** A REST answer larger than this is refused (the call is an error naming this key). */
+  maxResponseBytes: int()
+    .pipe(z.number().min(1024))
+    .default(4 * MiB),
+  ...upstreamCommon,
+});
+
+const SERVER_KEYS = new Set([
+  ...Object.keys(stdioServer.shape),
+  ...Object.keys(httpServer.shape),
+  ...Object.keys(openapiServer.shape),
+]);
+/** The keys that each name a kind of server; an entry names exactly one. */
+const KIND_KEYS = ['command', 'url', 'openapi'] as const;
 
 // `transport` may be left out: a server with a `url` is remote, one with a `command` is a child process.
 // With neither (`c: {}`, or `c:` alone), say that, rather than that `command` is missing.
 export const server = z.preprocess(
   (value, ctx) => {
     const entry = value !== null && typeof value === 'object' && !Array.isArray(value) ? value : {};
+    const kinds = KIND_KEYS.filter((key) => key in entry);
+    if (kinds.length > 1) {
+      ctx.addIssue({
+        code: 'custom',
+        message:
+          `${kinds.join(' and ')} each name a kind of server; give one: command: (a program over stdio), ` +
+          'url: (a remote MCP endpoint) or openapi: (a REST API from its OpenAPI document)',
+      });
+      return z.NEVER;
+    }
     if ('transport' in entry) return value;
-    if (!('command' in entry) && !('url' in entry)) {
+    if (kinds.length === 0) {
       // `comand:` or a host's `autoApprove:` beside nothing usable: name the key rather than the missing command.
       const unknown = Object.keys(entry).filter((key) => !SERVER_KEYS.has(key));
       if (unknown.length) {
-        ctx.addIssue({ code: 'custom', message: unknownKeysMessage('', unknown, ['command', 'url']).slice(2) });
+        ctx.addIssue({ code: 'custom', message: unknownKeysMessage('', unknown, [...KIND_KEYS]).slice(2) });
         return z.NEVER;
       }
       ctx.addIssue({
         code: 'custom',
         message:
-          'a server needs either command: (a program the gateway runs over stdio) or url: (a remote MCP endpoint), ' +
-          'for example { command: node, args: [server.js] } or { url: "https://mcp.example.com/mcp" }',
+          'a server needs either command: (a program the gateway runs over stdio), url: (a remote MCP endpoint) ' +
+          'or openapi: (a REST API from its OpenAPI document), for example { command: node, args: [server.js] } or ' +
+          '{ url: "https://mcp.example.com/mcp" }',
       });
       return z.NEVER;
     }
-    return { ...entry, transport: 'url' in entry ? 'http' : 'stdio' };
+    return { ...entry, transport: 'openapi' in entry ? 'openapi' : 'url' in entry ? 'http' : 'stdio' };
   },
-  z.discriminatedUnion('transport', [stdioServer, httpServer, sseServer]),
+  z.discriminatedUnion('transport', [stdioServer, httpServer, sseServer, openapiServer]),
 );
 
 export const serverName = z.string().regex(SERVER_NAME, 'server names are 1-32 characters of A-Z a-z 0-9 _ -');

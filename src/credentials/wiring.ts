@@ -58,6 +58,9 @@ export class UpstreamCredentials {
   sourceFor(name: string, server: ServerConfig): CredentialSource | undefined {
     // Made again below when it still is one (a stdio server's client is not made here: left alone).
     if (server.transport === 'http') this.oauth.delete(name);
+    // A REST API (openapi:) takes exchanged tokens only; the resource asked for is its base URL.
+    if (server.transport === 'openapi' && server.credentials?.type === 'tokenExchange')
+      return new TokenExchanger(name, server.credentials, server.baseUrl ?? server.openapi);
     if (server.transport !== 'http' || !server.credentials) return undefined;
     if (server.credentials.type === 'tokenExchange') return new TokenExchanger(name, server.credentials, server.url);
     const { store, config } = this;

@@ -1,7 +1,8 @@
 // Applying a new config to a running gateway: security and profiles are swapped whole, only servers whose settings
 // changed restart (the others keep serving, untouched), and sections that need a restart keep their
 // running values (and are reported again on the next reload).
-import type { GatewayConfig } from '../config/config.js';
+import type { Upstream } from '../../bridge/upstream.js';
+import type { GatewayConfig, ServerConfig } from '../config/config.js';
 import type { ServedUpstream } from '../layers/stack.js';
 import { EVERY_LIST } from '../notify/list-changes.js';
 import type { GatewayParts } from './running.js';
@@ -21,9 +22,22 @@ export async function reloadGateway(parts: GatewayParts, next: GatewayConfig): P
   const running = parts.config.current;
   const needRestart = NEED_RESTART.filter((key) => differs(next, running, key));
   const changes = diffServers(parts, next);
-  // May throw (a key file that cannot be read): then nothing has changed yet.
-  await parts.security.install(next);
-  await swapServers(parts, next, changes);
+  // May throw (an OpenAPI document that does not load): then nothing has changed yet.
+  const starting = [...changes.added, ...changes.changed.map(([name]) => name)];
+  const prepared = await parts.servers.prepare(
+    starting.map((name) => [name, next.servers[name]!] as [string, ServerConfig]),
+    next.envReads,
+  );
+  // May throw (a key file that cannot be read): then nothing has changed yet, and what was prepared is closed.
+  await parts.security.install(next).catch(async (error: unknown) => {
+    await Promise.all([...prepared.values()].map((upstream) => upstream.close().catch(() => {})));
+    throw error;
+  });
+  await swapServers(parts, next, changes, prepared);
+  // A server whose settings stayed may still have a changed document: it says so with list_changed, and listen
+  // streams stay open.
+  const restarted = new Set([...changes.added, ...changes.changed.map(([name]) => name)]);
+  await parts.servers.reread(Object.keys(next.servers).filter((name) => !restarted.has(name)));
   const profilesChanged = parts.profiles.install(next);
   parts.search.serversChanged();
   // Listen streams were opened under the old servers, rules and profiles: end them, and clients listen again under the
@@ -68,6 +82,7 @@ async function swapServers(
   { servers, aggregate, cache, config }: GatewayParts,
   next: GatewayConfig,
   { added, changed, removed }: ServerChanges,
+  prepared: ReadonlyMap<string, Upstream>,
 ): Promise<void> {
   const outgoing = [...removed, ...changed];
   // Their watches, taken before new ones take their place.
@@ -77,7 +92,7 @@ async function swapServers(
     aggregate.detach(name);
   }
   for (const name of [...added, ...changed.map(([n]) => n)]) {
-    const served = await servers.add(name, next.servers[name]!, next.envReads);
+    const served = await servers.add(name, next.servers[name]!, next.envReads, prepared.get(name));
     aggregate.attach(name, served);
     void served.start();
   }

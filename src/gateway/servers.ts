@@ -76,17 +76,47 @@ export class ServerSet {
     return this.watches.get(name);
   }
 
+  /**
+   * Makes, before anything changes, the upstreams whose making may fail: an OpenAPI server's reads and
+   * validates its document. A reload with one that cannot be made is refused whole (the others made are
+   * closed); add() then takes what was made here.
+   */
+  async prepare(
+    entries: readonly [string, ServerConfig][],
+    envReads: readonly string[],
+  ): Promise<Map<string, Upstream>> {
+    const made = new Map<string, Upstream>();
+    try {
+      for (const [name, server] of entries)
+        if (server.transport === 'openapi')
+          made.set(name, await createUpstream(name, server, this.options.log.child({ server: name }), envReads));
+    } catch (error) {
+      await Promise.all([...made.values()].map((upstream) => upstream.close().catch(() => {})));
+      throw error;
+    }
+    return made;
+  }
+
   /** Starts serving one server: its upstream, wrappers, notifications and watches. Cold path. */
-  async add(name: string, server: ServerConfig, envReads: readonly string[]): Promise<ServedUpstream> {
+  async add(
+    name: string,
+    server: ServerConfig,
+    envReads: readonly string[],
+    prepared?: Upstream,
+  ): Promise<ServedUpstream> {
     const { cache, held, log } = this.options;
     const upstreamLog = log.child({ server: name });
     const secrets = this.options.secretsOf?.(name, server);
-    const upstream = await createUpstream(name, server, upstreamLog, envReads, secrets);
+    const upstream = prepared ?? (await createUpstream(name, server, upstreamLog, envReads, secrets));
     this.raw.set(name, upstream);
     // A server reached as each caller has no listen stream of the gateway's own: it would be refused (whose
     // token would it carry?). Its lists live per caller in the cache for their ttlMs.
     // Nor has a server with a child per caller: each caller's lists are read from their own child.
-    if (server.transport === 'stdio' ? !server.perCaller : server.credentials === undefined)
+    if (
+      server.transport === 'stdio'
+        ? !server.perCaller
+        : server.transport === 'openapi' || server.credentials === undefined
+    )
       this.watches.set(name, followUpstreamChanges(name, upstream, cache, this.resourceWatch, upstreamLog));
     const { served, limits } = buildServerStack(upstream, server, {
       cache,
@@ -102,6 +132,11 @@ export class ServerSet {
     this.prefixes.set(name, server.prefix ?? name);
     this.running.set(name, server);
     return served;
+  }
+
+  /** Servers that read their offer from a source (an OpenAPI document) read it again; the others are untouched. */
+  async reread(names: readonly string[]): Promise<void> {
+    await Promise.all(names.map((name) => this.raw.get(name)?.reread?.()));
   }
 
   /** New requests no longer find the server; retire() ends what it still runs. */

@@ -30,7 +30,7 @@ import { CredentialedUpstream, type CredentialSource } from '../credentials/cred
 import { type CallerEnvGate, SecretGate } from './per-caller/secret-gate.js';
 
 export interface StackSettings extends Limits {
-  transport: 'stdio' | 'http' | 'sse';
+  transport: 'stdio' | 'http' | 'sse' | 'openapi';
   roots?: readonly JsonObject[] | undefined;
 }
 
@@ -66,7 +66,8 @@ export interface ServerStack {
 /** Wraps one server's transport in its stack. Cold path: once per server start or replacement. */
 export function buildServerStack(transport: Upstream, settings: StackSettings, parts: StackParts): ServerStack {
   // An HTTP+SSE server's requests carry the trace in _meta, which its upstream lends in as stdio's does.
-  const propagating = new PropagatingUpstream(transport, settings.transport === 'sse' ? 'http' : settings.transport);
+  // A REST API (openapi) gets the context as the traceparent header of its HTTP request, as an HTTP server does.
+  const propagating = new PropagatingUpstream(transport, settings.transport === 'stdio' ? 'stdio' : 'http');
   const metered = new MeteredUpstream(propagating, parts.meter);
   const limits = new LimitedUpstream(metered, settings, parts.queueWaited);
   const reached = parts.credentials ? new CredentialedUpstream(limits, parts.credentials) : limits;

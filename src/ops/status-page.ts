@@ -15,7 +15,7 @@ export interface StatusSnapshot {
   uptimeSeconds: number;
   upstreams: {
     name: string;
-    transport: 'stdio' | 'http' | 'sse';
+    transport: 'stdio' | 'http' | 'sse' | 'openapi';
     era: string | undefined;
     state: string;
     restarts: number;

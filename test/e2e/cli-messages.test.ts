@@ -87,8 +87,9 @@ test('a server with neither command nor url is told it needs one of them, by nam
   assert.equal(status, 2);
   assert.deepEqual(lines, [
     `mcp-gateway: ${file} is not a valid mcp-gateway config:`,
-    '  - servers.c: a server needs either command: (a program the gateway runs over stdio) or url: (a remote MCP ' +
-      'endpoint), for example { command: node, args: [server.js] } or { url: "https://mcp.example.com/mcp" }',
+    '  - servers.c: a server needs either command: (a program the gateway runs over stdio), url: (a remote MCP ' +
+      'endpoint) or openapi: (a REST API from its OpenAPI document), for example { command: node, args: ' +
+      '[server.js] } or { url: "https://mcp.example.com/mcp" }',
     HELP_LINE,
   ]);
 });

@@ -166,12 +166,13 @@ test(
     'values',
   () => {
     const needs =
-      'a server needs either command: (a program the gateway runs over stdio) or url: (a remote MCP endpoint)';
+      'a server needs either command: (a program the gateway runs over stdio), url: (a remote MCP endpoint) ' +
+      'or openapi: (a REST API from its OpenAPI document)';
     const e = configError(() => parseConfig({ servers: { c: {}, d: null, e: { transport: 'ftp' } } }, 't', BASE, {}));
     assert.equal(e.problems.length, 3, e.problems.join('\n'));
     assert.ok(e.problems[0]!.startsWith(`servers.c: ${needs}, for example `), e.problems[0]);
     assert.ok(e.problems[1]!.startsWith(`servers.d: ${needs}, for example `), e.problems[1]);
-    assert.equal(e.problems[2], 'servers.e.transport: must be one of "stdio", "http", "sse"');
+    assert.equal(e.problems[2], 'servers.e.transport: must be one of "stdio", "http", "sse", "openapi"');
   },
 );
 
@@ -269,11 +270,15 @@ test('a url that is not http(s) names the key', () => {
   assert.match(e.message, /servers\.r\.url: give the server's MCP endpoint as an http:\/\/ or https:\/\/ URL/);
 });
 
-test('stdio keys on a remote server are unknown keys', () => {
+test('stdio keys on a remote server are unknown keys; command: beside url: names both kinds', () => {
   const e = configError(() =>
+    parseConfig({ servers: { r: { url: 'http://127.0.0.1:1/mcp', args: ['x'] } } }, 't', BASE, {}),
+  );
+  assert.match(e.message, /servers\.r: unknown key 'args'/);
+  const both = configError(() =>
     parseConfig({ servers: { r: { url: 'http://127.0.0.1:1/mcp', command: 'node' } } }, 't', BASE, {}),
   );
-  assert.match(e.message, /servers\.r: unknown key 'command'/);
+  assert.match(both.message, /servers\.r: command and url each name a kind of server; give one/);
 });
 
 test('prefixes where one begins the other are refused, naming both servers and the setting', () => {
