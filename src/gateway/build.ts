@@ -116,7 +116,12 @@ export async function startGateway(initial: GatewayConfig, log: Log): Promise<Ru
   const fdLimit = readFdLimit();
   const maxConnections = initial.listen.maxConnections ?? defaultMaxConnections(fdLimit);
   reportFdLimit(fdLimit, maxConnections, initial.listen.maxConnections !== undefined, log);
-  const { drain, url } = await listen(edge, host, port, hostChecker(host, allowedHosts), maxConnections);
+  const { drain, url } = await listen(edge, host, port, hostChecker(host, allowedHosts), maxConnections).catch(
+    async (error: Error) => {
+      await abandonStart({ cache, security, retries, relay: legacy.relay, credentials, tracer, log });
+      throw error;
+    },
+  );
   await retries.register(url);
   announceEndpoints(initial, url, servers, log);
   servers.startAll();
@@ -147,6 +152,36 @@ export async function startGateway(initial: GatewayConfig, log: Log): Promise<Ru
     reload: (next) => reloadGateway(parts, next),
     close: () => closeGateway(parts).finally(() => credentials.close()),
   };
+}
+
+/**
+ * A start that could not listen closes what it opened (Redis clients, timers), so an embedder that catches
+ * the error is not left holding connections; each close is best effort, the listen error is what matters.
+ */
+async function abandonStart(opened: {
+  cache: ListCache;
+  security: SecurityHolder;
+  retries: HeldCallRetries;
+  relay: GatewayParts['sessionRelay'];
+  credentials: UpstreamCredentials;
+  tracer: GatewayParts['tracer'];
+  log: Log;
+}): Promise<void> {
+  const closes: Array<() => unknown> = [
+    () => opened.cache.close(),
+    () => opened.security.close(),
+    () => opened.retries.close(),
+    () => opened.relay?.close(),
+    () => opened.credentials.close(),
+    () => opened.tracer?.shutdown(),
+  ];
+  for (const close of closes) {
+    try {
+      await close();
+    } catch (error) {
+      opened.log.debug({ err: (error as Error).message }, 'while closing after a failed start');
+    }
+  }
 }
 
 /** Every configured server, built but not started, and the metrics that count their load. */
