@@ -30,7 +30,12 @@ import { isUiUri, showUiItem } from '../../protocol/ui-uris.js';
 import { traceFields, type RequestTrace } from '../../protocol/request-trace.js';
 import { placed, Router } from './router.js';
 import { ListRefreshes } from './list-refresh.js';
-import { type CallerConnections, isConnectAnswer, placeholderPart } from './connect-placeholder.js';
+import {
+  type CallerConnections,
+  isConnectAnswer,
+  isPlaceholderDiscover,
+  placeholderPart,
+} from './connect-placeholder.js';
 import { carriesConnectMark, CONNECTS_META } from '../../policy/target.js';
 
 export interface AggregatorOptions {
@@ -329,7 +334,9 @@ export class Aggregator implements Upstream {
 
   private noteCapabilities(outcome: Outcome): void {
     const result = 'response' in outcome && 'result' in outcome.response ? outcome.response.result : undefined;
-    if (result && isObject(result.capabilities) && this.options.upstreams.has(outcome.server))
+    // A caller who has not connected the server got the gateway's stand-in: not what the server offers.
+    if (!result || isPlaceholderDiscover(result)) return;
+    if (isObject(result.capabilities) && this.options.upstreams.has(outcome.server))
       this.offered.set(outcome.server, result.capabilities);
   }
 

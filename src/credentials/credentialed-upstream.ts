@@ -17,6 +17,7 @@ import { challengeOf } from '../../protocol/auth-challenge.js';
 import { UpstreamWrapper } from '../layers/upstream-wrapper.js';
 import type { Upstream } from '../../bridge/upstream.js';
 import { bearerParameters } from './oauth/discovery.js';
+import { placeholderDiscover } from '../aggregate/connect-placeholder.js';
 
 /**
  * What a source gives for a caller: their Authorization, a refusal to tell them, or an answer of its own (connect
@@ -80,6 +81,8 @@ export class CredentialedUpstream extends UpstreamWrapper {
   ): Promise<JsonRpcResponse> {
     const obtained = await this.source.obtain(caller, message);
     if ('authorization' in obtained) return this.send(message, options, caller, obtained.authorization, mayRetry);
+    // Discovery never needs a credential: a caller yet to connect learns what they will reach once they do.
+    if (message.method === 'server/discover') return placeholderDiscover(message.id, this.name);
     return this.answerInstead(message, obtained);
   }
 
