@@ -17,6 +17,8 @@ export interface CredentialBackend {
   putPending(id: string, sealed: string, expiresAt: number): Promise<void>;
   /** The pending state, removed in the same step: a second take of the same id gets nothing, on any replica. */
   takePending(id: string): Promise<string | undefined>;
+  /** The pending state, left in place (whether a link is still live). */
+  peekPending(id: string): Promise<string | undefined>;
   /** Hears of records another replica changed or removed (Redis only), so cached copies are dropped. */
   onChanged?(listener: (principal: string, server: string, renewal: boolean) => void): void;
   close(): Promise<void>;

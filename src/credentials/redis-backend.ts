@@ -72,6 +72,10 @@ export class RedisBackend implements CredentialBackend {
     return (await this.client.getdel(this.pendingKey(id))) ?? undefined;
   }
 
+  async peekPending(id: string): Promise<string | undefined> {
+    return (await this.client.get(this.pendingKey(id))) ?? undefined;
+  }
+
   onChanged(listener: (principal: string, server: string, renewal: boolean) => void): void {
     if (!this.subscriber) {
       this.subscriber = new Redis(this.options.url, {

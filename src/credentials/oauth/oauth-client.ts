@@ -166,7 +166,9 @@ export class OAuthClient implements CredentialSource {
   async connectLink(principal: string, scopes?: string[]): Promise<string> {
     const pending: ConnectPending = { step: 'connect', principal, server: this.options.server };
     if (scopes !== undefined) pending.scopes = scopes;
-    const id = await this.options.store.putPending(pending, this.options.linkTtlMs);
+    // One live link per principal, server and scopes asked: a second call while it is live gets the same.
+    const liveFor = `connect\u0000${principal}\u0000${this.options.server}\u0000${(scopes ?? []).join(' ')}`;
+    const id = await this.options.store.putPending(pending, this.options.linkTtlMs, liveFor);
     return `${this.options.publicUrl}/connect/${id}`;
   }
 
