@@ -112,16 +112,20 @@ export async function startGateway(initial: GatewayConfig, log: Log): Promise<Ru
     credentials,
     secrets,
   });
-  const { host, port, allowedHosts } = initial.listen;
+  const { host, port, allowedHosts, publicUrl } = initial.listen;
   const fdLimit = readFdLimit();
   const maxConnections = initial.listen.maxConnections ?? defaultMaxConnections(fdLimit);
   reportFdLimit(fdLimit, maxConnections, initial.listen.maxConnections !== undefined, log);
-  const { drain, url } = await listen(edge, host, port, hostChecker(host, allowedHosts), maxConnections).catch(
-    async (error: Error) => {
-      await abandonStart({ cache, security, retries, relay: legacy.relay, credentials, tracer, log });
-      throw error;
-    },
-  );
+  const { drain, url } = await listen(
+    edge,
+    host,
+    port,
+    hostChecker(host, allowedHosts, publicUrl),
+    maxConnections,
+  ).catch(async (error: Error) => {
+    await abandonStart({ cache, security, retries, relay: legacy.relay, credentials, tracer, log });
+    throw error;
+  });
   await retries.register(url);
   announceEndpoints(initial, url, servers, log);
   servers.startAll();
