@@ -24,6 +24,7 @@ import { createLegacySessions, type LegacySessions } from './legacy-sessions.js'
 import { createListenHub } from '../notify/list-changes.js';
 import { defaultMaxConnections, readFdLimit, reportFdLimit } from './connection-cap.js';
 import { listen } from './listener.js';
+import { announceCredentials } from './credential-notes.js';
 import { opsOptions } from './ops-pages.js';
 import { reloadGateway } from './reload.js';
 import type { GatewayParts, LiveConfig, RunningGateway } from './running.js';
@@ -128,6 +129,7 @@ export async function startGateway(initial: GatewayConfig, log: Log): Promise<Ru
   });
   await retries.register(url);
   announceEndpoints(initial, url, servers, log);
+  announceCredentials(initial, log);
   servers.startAll();
 
   const parts: GatewayParts = {
