@@ -19,6 +19,11 @@ export interface CredentialBackend {
   takePending(id: string): Promise<string | undefined>;
   /** The pending state, left in place (whether a link is still live). */
   peekPending(id: string): Promise<string | undefined>;
+  /**
+   * True for the first claim of `key` until `ttlMs` passes, false for every other (on any replica, with Redis):
+   * one process does a thing once (a token's refresh) while the others wait for its result.
+   */
+  claim(key: string, ttlMs: number): Promise<boolean>;
   /** Hears of records another replica changed or removed (Redis only), so cached copies are dropped. */
   onChanged?(listener: (principal: string, server: string, renewal: boolean) => void): void;
   close(): Promise<void>;

@@ -23,6 +23,8 @@ export class FileBackend implements CredentialBackend {
    * the least recently used first past MAX_PENDING): adding one costs the same with 10 or 100,000 kept.
    */
   private readonly pending = new LRUCache<string, string>({ max: MAX_PENDING });
+  /** One process: claims only keep concurrent calls from doing a thing twice (backend.ts claim). */
+  private readonly claims = new LRUCache<string, true>({ max: MAX_PENDING });
   /** Writes in order, one at a time. */
   private writing: Promise<void> = Promise.resolve();
 
@@ -95,6 +97,12 @@ export class FileBackend implements CredentialBackend {
     const sealed = this.pending.get(id);
     this.pending.delete(id);
     return sealed;
+  }
+
+  async claim(key: string, ttlMs: number): Promise<boolean> {
+    if (this.claims.get(key) !== undefined) return false;
+    this.claims.set(key, true, { ttl: ttlMs });
+    return true;
   }
 
   async peekPending(id: string): Promise<string | undefined> {

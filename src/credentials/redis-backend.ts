@@ -72,6 +72,10 @@ export class RedisBackend implements CredentialBackend {
     return (await this.client.getdel(this.pendingKey(id))) ?? undefined;
   }
 
+  async claim(key: string, ttlMs: number): Promise<boolean> {
+    return (await this.client.set(`${this.options.keyPrefix}cred-claim:${key}`, '1', 'PX', ttlMs, 'NX')) === 'OK';
+  }
+
   async peekPending(id: string): Promise<string | undefined> {
     return (await this.client.get(this.pendingKey(id))) ?? undefined;
   }

@@ -162,6 +162,14 @@ export class CredentialStore {
     return (await this.backend.peekPending(this.sealer.index(live.id))) === undefined ? undefined : live.id;
   }
 
+  /**
+   * Whether this process is the one to do `what` (a token's refresh) now: the first claim wins for `ttlMs`, on
+   * every replica sharing the backend. Filed by a keyed index, so the key names nobody.
+   */
+  claim(what: string, ttlMs: number): Promise<boolean> {
+    return this.backend.claim(this.sealer.index(`claim\u0000${what}`), ttlMs);
+  }
+
   /** The pending state of a link, once: a second take, an expired link or an unknown id gets undefined. */
   async takePending<T extends object>(id: string): Promise<T | undefined> {
     const sealed = await this.backend.takePending(this.sealer.index(id));
