@@ -11,7 +11,7 @@ import { silentLog } from '../../infra/log.js';
 import { startIdentityServer, type IdentityServer } from '../fixtures/identity-server.js';
 import { chromium } from '../services.js';
 import { tempDir } from '../temp.js';
-import { request, send } from './harness.js';
+import { request, send, VERSION } from './harness.js';
 import { startOAuthRig, type OAuthRig } from './oauth-rig.js';
 
 const browserNeed = await chromium('the connect flow in headless Chromium');
@@ -55,7 +55,11 @@ describe('a gateway whose only server is per-user', { skip: browserNeed.skip }, 
 
   /** The SDK v2 client, connected to `path` on the gateway as `who`. */
   async function sdkClient(path: string, who: Who): Promise<Client> {
-    const sdk = new Client({ name: 'per-user-discover', version: '1.0.0' });
+    // Pinned to 2026-07-28, as a stateless client: connect() is server/discover, which is what is tested here.
+    const sdk = new Client(
+      { name: 'per-user-discover', version: '1.0.0' },
+      { versionNegotiation: { mode: { pin: VERSION } } },
+    );
     opened.push(sdk);
     const transport = new StreamableHTTPClientTransport(new URL(`${rig.gateway.url}${path}`), {
       requestInit: { headers: { authorization: `Bearer ${KEYS[who]}` } },
