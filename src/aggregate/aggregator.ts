@@ -48,6 +48,8 @@ export interface AggregatorOptions {
   log: Log;
   /** Servers a caller must connect before their lists can be read: those show a placeholder tool until then. */
   connections?: CallerConnections | undefined;
+  /** Servers whose lists are each caller's own (perCaller, credentials:): /mcp reads them as the caller to route. */
+  listsPerCaller?: ((server: string) => boolean) | undefined;
 }
 
 /** The server/discover capability a list belongs to; tools are always asked for. */
@@ -89,6 +91,7 @@ export class Aggregator implements Upstream {
       separator: options.separator,
       refresh: (method, asCaller) => this.refreshes.refresh(method, asCaller),
       connections: options.connections,
+      listsPerCaller: options.listsPerCaller,
     });
     for (const [server, upstream] of options.upstreams) this.attach(server, upstream);
   }

@@ -35,6 +35,8 @@ export interface RouterOptions {
   refresh(method: ListMethod, asCaller?: ListReader): Promise<void>;
   /** Whether a caller has connected a server (for a call of its connect placeholder). */
   connections?: CallerConnections | undefined;
+  /** Whether a server's lists are each caller's own (a child per caller, token exchange): read as the caller. */
+  listsPerCaller?: ((server: string) => boolean) | undefined;
 }
 
 /**
@@ -88,10 +90,7 @@ export class Router {
       ]);
       return { ...this.uri(target.endpoint, target.uri), confirmed: true };
     }
-    const as =
-      target.server !== undefined && this.options.connections?.needs(target.server) !== undefined
-        ? asCaller
-        : undefined;
+    const as = target.server !== undefined && this.readsAsCaller(target.server) ? asCaller : undefined;
     await this.options.refresh(target.kind === 'tools' ? 'tools/list' : 'prompts/list', as);
     // On /mcp by its /mcp name: a profile's target keeps the public name the caller gave in `given`.
     const name = target.endpoint === undefined ? target.publicName : target.given;
@@ -161,10 +160,13 @@ export class Router {
   }
 
   private anyReachedAsCaller(): boolean {
-    const connections = this.options.connections;
-    if (connections === undefined) return false;
-    for (const server of this.options.upstreams.keys()) if (connections.needs(server) !== undefined) return true;
+    for (const server of this.options.upstreams.keys()) if (this.readsAsCaller(server)) return true;
     return false;
+  }
+
+  /** Whether the server lists to each caller alone (their own account, values, child or exchanged token). */
+  private readsAsCaller(server: string): boolean {
+    return this.options.connections?.needs(server) !== undefined || this.options.listsPerCaller?.(server) === true;
   }
 
   /**

@@ -65,6 +65,7 @@ export async function startGateway(initial: GatewayConfig, log: Log): Promise<Ru
     cursorSecret: initial.aggregate.cursorSecret,
     log: log.child({ endpoint: 'mcp' }),
     connections,
+    listsPerCaller: (server) => servers.listsPerCaller(server),
   });
   const search = new ToolSearch({
     upstreams: servers.upstreams,

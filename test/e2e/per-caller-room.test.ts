@@ -2,6 +2,8 @@
 // three newcomers arriving at once, no more than three children ever run. The children are stubborn (they
 // ignore stdin closing and SIGTERM), so the idle one takes its whole stop ladder to go: a newcomer's child
 // started before it exited would make four, which the process-tree sampling below would see.
+// And a perCaller server's tool is routed on /mcp with no list first: its lists are each caller's own, so
+// they are read as the caller (a fresh replica, a restart).
 import assert from 'node:assert/strict';
 import { after, before, test } from 'node:test';
 import { parseConfig } from '../../src/config/config.js';
@@ -64,4 +66,11 @@ test('maxCallers 3, an idle child and three callers at once: never more than thr
   } finally {
     clearInterval(sample);
   }
+});
+
+test('on /mcp, a perCaller tool is called by name with no list first (the lists are read as the caller)', async () => {
+  const body = request('tools/call', { name: 'own__pid', arguments: {} });
+  const answer = await send(`${gateway.url}/mcp`, body, { authorization: `Bearer ${keyOf('bob')}` });
+  assert.equal(answer.status, 200, JSON.stringify(answer.body));
+  assert.match(String(answer.body.result?.content?.[0]?.text), /^\d+$/, JSON.stringify(answer.body));
 });
