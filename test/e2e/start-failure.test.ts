@@ -51,7 +51,8 @@ function runUntilExit(config: string): Promise<{ code: number | null; stderr: st
   });
 }
 
-const SERVER = `servers:\n  echo: { command: ${JSON.stringify(process.execPath)}, args: ["-e", "setInterval(() => {}, 1000)"] }\n`;
+const IDLE_CHILD = `{ command: ${JSON.stringify(process.execPath)}, args: ["-e", "setInterval(() => {}, 1000)"] }`;
+const SERVER = `servers:\n  echo: ${IDLE_CHILD}\n`;
 
 test('a start on a port in use exits 1 naming the port', async () => {
   const { code, stderr } = await runUntilExit(`listen: { port: ${busyPort} }\n${SERVER}`);

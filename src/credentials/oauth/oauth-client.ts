@@ -29,7 +29,10 @@ export const CONNECT_REQUIRED = -32042;
  */
 const EXPIRY_MARGIN_MS = 30_000;
 const REFRESH_AHEAD_FRACTION = 0.25;
-/** But never less than this: a token must outlive its trip to the server (one living under it is refreshed each use). */
+/**
+ * But never less than this: a token must outlive its trip to the server (one living under it is refreshed on
+ * each use).
+ */
 const MIN_EXPIRY_MARGIN_MS = 2_000;
 /**
  * One refresh per token across replicas: the first to claim it refreshes, the others wait this long at most

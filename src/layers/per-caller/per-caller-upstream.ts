@@ -2,10 +2,11 @@
 // started on their first call and stopped after `idleMs` without one. At most `maxCallers` run at once,
 // counting children still stopping: a newcomer's slot is reserved before anything awaits, and its child
 // starts only once the one it replaces has exited. A newcomer beyond that takes the place of the least
-// recently used idle child, and when every child is busy it is refused with a 503 that names the setting. This layer is the server's transport as the stack
-// sees it: it picks which child a request goes to by RequestOptions.caller, and the children (bridge/)
-// never learn who that is. A child's answers are its caller's only: they are made `cacheScope: "private"`
-// here, whatever the child claimed (docs/design.md lists this rewrite).
+// recently used idle child, and when every child is busy it is refused with a 503 that names the setting.
+// This layer is the server's transport as the stack sees it: it picks which child a request goes to by
+// RequestOptions.caller, and the children (bridge/) never learn who that is. A child's answers are its
+// caller's only: they are made `cacheScope: "private"` here, whatever the child claimed (docs/design.md lists
+// this rewrite).
 import { EventEmitter } from 'node:events';
 import type {
   CallerIdentity,
