@@ -87,9 +87,10 @@ async function main(): Promise<void> {
   try {
     gateway = await startGateway(config, log);
   } catch (error) {
+    // Exit now, not when the event loop empties: parts opened before the failure (Redis clients, timers)
+    // would keep a process that serves nothing alive, and its supervisor would never restart it.
     log.fatal({ err: (error as Error).message }, 'could not start');
-    log.flush();
-    process.exitCode = 1;
+    log.flush(() => process.exit(1));
     return;
   }
   stopOnSignals(gateway, log);

@@ -31,3 +31,19 @@ export function childrenHoldingVariable(variable: string): Map<number, string> {
   }
   return found;
 }
+
+/** This process's children whose command line holds `fragment`, by pid (a gateway started in-process spawns them). */
+export function childrenRunning(fragment: string): number[] {
+  const found: number[] = [];
+  for (const entry of readdirSync('/proc')) {
+    if (!/^\d+$/.test(entry)) continue;
+    try {
+      const stat = readFileSync(`/proc/${entry}/stat`, 'utf8');
+      const fields = stat.slice(stat.lastIndexOf(')') + 2).split(' ');
+      // A zombie (state Z) has exited; only its parent's reaping is left.
+      if (Number(fields[1]) !== process.pid || fields[0] === 'Z') continue;
+      if (readFileSync(`/proc/${entry}/cmdline`, 'utf8').includes(fragment)) found.push(Number(entry));
+    } catch {}
+  }
+  return found;
+}

@@ -30,7 +30,12 @@ import { isUiUri, showUiItem } from '../../protocol/ui-uris.js';
 import { traceFields, type RequestTrace } from '../../protocol/request-trace.js';
 import { placed, Router } from './router.js';
 import { ListRefreshes } from './list-refresh.js';
-import { type CallerConnections, isConnectAnswer, placeholderPart } from './connect-placeholder.js';
+import {
+  type CallerConnections,
+  isConnectAnswer,
+  isPlaceholderDiscover,
+  placeholderPart,
+} from './connect-placeholder.js';
 import { carriesConnectMark, CONNECTS_META } from '../../policy/target.js';
 
 export interface AggregatorOptions {
@@ -43,6 +48,8 @@ export interface AggregatorOptions {
   log: Log;
   /** Servers a caller must connect before their lists can be read: those show a placeholder tool until then. */
   connections?: CallerConnections | undefined;
+  /** Servers whose lists are each caller's own (perCaller, credentials:): /mcp reads them as the caller to route. */
+  listsPerCaller?: ((server: string) => boolean) | undefined;
 }
 
 /** The server/discover capability a list belongs to; tools are always asked for. */
@@ -84,6 +91,7 @@ export class Aggregator implements Upstream {
       separator: options.separator,
       refresh: (method, asCaller) => this.refreshes.refresh(method, asCaller),
       connections: options.connections,
+      listsPerCaller: options.listsPerCaller,
     });
     for (const [server, upstream] of options.upstreams) this.attach(server, upstream);
   }
@@ -329,7 +337,9 @@ export class Aggregator implements Upstream {
 
   private noteCapabilities(outcome: Outcome): void {
     const result = 'response' in outcome && 'result' in outcome.response ? outcome.response.result : undefined;
-    if (result && isObject(result.capabilities) && this.options.upstreams.has(outcome.server))
+    // A caller who has not connected the server got the gateway's stand-in: not what the server offers.
+    if (!result || isPlaceholderDiscover(result)) return;
+    if (isObject(result.capabilities) && this.options.upstreams.has(outcome.server))
       this.offered.set(outcome.server, result.capabilities);
   }
 

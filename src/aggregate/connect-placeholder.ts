@@ -7,7 +7,8 @@
 // the caller has connected, their lists are the server's own again, and the wiring tells their listen
 // streams (src/gateway/build.ts). Such a part is the caller's own: it makes the merged page private.
 import { isObject, type JsonObject, type JsonRpcId, type JsonRpcResponse } from '../../protocol/jsonrpc.js';
-import { LIST_ITEMS, type ListMethod } from '../../protocol/mcp.js';
+import { LIST_ITEMS, META, SUPPORTED_VERSIONS, type ListMethod } from '../../protocol/mcp.js';
+import { GATEWAY_INFO } from '../../infra/version.js';
 import { CONNECTS_META } from '../../policy/target.js';
 
 /** What a caller must connect before a server's lists can be read for them. */
@@ -98,4 +99,31 @@ export function alreadyConnected(id: JsonRpcId, server: string): JsonRpcResponse
       ],
     },
   };
+}
+
+/**
+ * The server/discover answer for a caller who has not connected `server` yet (issue 46 item 1): discover never
+ * needs a credential, and it says what the caller can reach once connected, tools at least, whose list changes
+ * when they connect. A client that skips tools/list without a tools capability then sees the connect tool.
+ * Marked as the gateway's own (CONNECTS_META), so /mcp does not learn the server's capabilities from it; kept
+ * nowhere (ttlMs 0), as connecting changes it.
+ */
+export function placeholderDiscover(id: JsonRpcId, server: string): JsonRpcResponse {
+  return {
+    jsonrpc: '2.0',
+    id,
+    result: {
+      resultType: 'complete',
+      supportedVersions: [...SUPPORTED_VERSIONS],
+      capabilities: { tools: { listChanged: true } },
+      ttlMs: 0,
+      cacheScope: 'private',
+      _meta: { [META.serverInfo]: GATEWAY_INFO, [CONNECTS_META]: server },
+    },
+  };
+}
+
+/** Whether a server/discover result is placeholderDiscover's, not the server's own. */
+export function isPlaceholderDiscover(result: JsonObject): boolean {
+  return isObject(result._meta) && typeof result._meta[CONNECTS_META] === 'string';
 }

@@ -35,6 +35,8 @@ export interface RouterOptions {
   refresh(method: ListMethod, asCaller?: ListReader): Promise<void>;
   /** Whether a caller has connected a server (for a call of its connect placeholder). */
   connections?: CallerConnections | undefined;
+  /** Whether a server's lists are each caller's own (a child per caller, token exchange): read as the caller. */
+  listsPerCaller?: ((server: string) => boolean) | undefined;
 }
 
 /**
@@ -88,14 +90,34 @@ export class Router {
       ]);
       return { ...this.uri(target.endpoint, target.uri), confirmed: true };
     }
-    const as =
-      target.server !== undefined && this.options.connections?.needs(target.server) !== undefined
-        ? asCaller
-        : undefined;
+    const as = target.server !== undefined && this.readsAsCaller(target.server) ? asCaller : undefined;
     await this.options.refresh(target.kind === 'tools' ? 'tools/list' : 'prompts/list', as);
     // On /mcp by its /mcp name: a profile's target keeps the public name the caller gave in `given`.
     const name = target.endpoint === undefined ? target.publicName : target.given;
-    return { ...this.named(target.kind, target.endpoint, name), given: target.given, confirmed: true };
+    const confirmed: NamedTarget = { ...this.named(target.kind, target.endpoint, name), given: target.given };
+    const listed =
+      confirmed.kind === 'tools' && confirmed.listed === undefined && as !== undefined
+        ? await this.connectFirstRoute(confirmed, as)
+        : confirmed.listed;
+    return { ...confirmed, listed, confirmed: true };
+  }
+
+  /**
+   * A tool under the prefix of a server the caller has not connected: their list holds only its placeholder,
+   * so any name there is routed as the placeholder is, and the server's stack answers with the connect link
+   * rather than "Unknown tool" (issue 45 item 3). A caller who has connected keeps the miss: the tool is unknown.
+   */
+  private async connectFirstRoute(target: NamedTarget, asCaller: ListReader): Promise<Route | undefined> {
+    const server = target.server;
+    const principal = asCaller.caller?.principal;
+    const kind = server === undefined ? undefined : this.options.connections?.needs(server);
+    if (server === undefined || kind === undefined || principal === undefined || target.publicName === undefined)
+      return undefined;
+    const head = this.headOf(server);
+    if (!target.publicName.startsWith(head)) return undefined;
+    if (await this.options.connections!.connected(server, principal).catch(() => true)) return undefined;
+    const definition = { ...placeholderTool(server, kind), name: target.publicName };
+    return { server, name: target.publicName.slice(head.length), definition, placeholder: true };
   }
 
   /**
@@ -138,10 +160,13 @@ export class Router {
   }
 
   private anyReachedAsCaller(): boolean {
-    const connections = this.options.connections;
-    if (connections === undefined) return false;
-    for (const server of this.options.upstreams.keys()) if (connections.needs(server) !== undefined) return true;
+    for (const server of this.options.upstreams.keys()) if (this.readsAsCaller(server)) return true;
     return false;
+  }
+
+  /** Whether the server lists to each caller alone (their own account, values, child or exchanged token). */
+  private readsAsCaller(server: string): boolean {
+    return this.options.connections?.needs(server) !== undefined || this.options.listsPerCaller?.(server) === true;
   }
 
   /**

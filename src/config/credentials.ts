@@ -38,12 +38,19 @@ export const publicUrl = z
     const parsed = new URL(url);
     return parsed.search === '' && parsed.hash === '';
   }, 'links and OAuth callbacks go under this URL: give it without a ?query or #fragment, e.g. ' +
-    '"https://gw.example.com" or "https://example.com/gateway"')
+    '"https://gw.example.com"')
+  // The connect and paste pages, their callbacks and their cookies (scoped to the root: `__Host-` cookies must
+  // be) live at the gateway's root; under a path a proxy would have to rewrite every one of them.
+  .refine(
+    (url) => new URL(url).pathname === '/',
+    'the connect pages, OAuth callbacks and their cookies live at the root of the gateway: give its URL without a ' +
+      'path, e.g. "https://gw.example.com" (behind a proxy, give the gateway a host of its own)',
+  )
   // As URL writes it (scheme and host in lower case, so https:// is recognised however it was typed), without a
   // trailing slash.
   .transform((url) => {
     const parsed = new URL(url);
-    return `${parsed.protocol}//${parsed.host}${parsed.pathname}`.replace(/\/+$/, '');
+    return `${parsed.protocol}//${parsed.host}`;
   })
   .optional();
 

@@ -17,6 +17,13 @@ export interface CredentialBackend {
   putPending(id: string, sealed: string, expiresAt: number): Promise<void>;
   /** The pending state, removed in the same step: a second take of the same id gets nothing, on any replica. */
   takePending(id: string): Promise<string | undefined>;
+  /** The pending state, left in place (whether a link is still live). */
+  peekPending(id: string): Promise<string | undefined>;
+  /**
+   * True for the first claim of `key` until `ttlMs` passes, false for every other (on any replica, with Redis):
+   * one process does a thing once (a token's refresh) while the others wait for its result.
+   */
+  claim(key: string, ttlMs: number): Promise<boolean>;
   /** Hears of records another replica changed or removed (Redis only), so cached copies are dropped. */
   onChanged?(listener: (principal: string, server: string, renewal: boolean) => void): void;
   close(): Promise<void>;

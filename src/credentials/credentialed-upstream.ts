@@ -17,6 +17,7 @@ import { challengeOf } from '../../protocol/auth-challenge.js';
 import { UpstreamWrapper } from '../layers/upstream-wrapper.js';
 import type { Upstream } from '../../bridge/upstream.js';
 import { bearerParameters } from './oauth/discovery.js';
+import { placeholderDiscover } from '../aggregate/connect-placeholder.js';
 
 /**
  * What a source gives for a caller: their Authorization, a refusal to tell them, or an answer of its own (connect
@@ -33,8 +34,8 @@ export interface CredentialSource {
   cached(caller: CallerIdentity): string | undefined;
   /** Gets one: an exchange, a refresh, a read of the store; or says what the caller must do. */
   obtain(caller: CallerIdentity, message: JsonRpcRequest): Promise<Obtained>;
-  /** The server refused `authorization` (HTTP 401): forget it. */
-  rejected(caller: CallerIdentity, authorization: string, response: JsonRpcResponse): void;
+  /** The server refused `authorization` (HTTP 401): forget it (settled before the retry obtains another). */
+  rejected(caller: CallerIdentity, authorization: string, response: JsonRpcResponse): void | Promise<void>;
   /**
    * The server refused `authorization` with 403 `insufficient_scope`, naming `scopes` (the MCP spec's
    * step-up): a connect link asking for more, or the reason it is hopeless. Absent: the 403 is the answer.
@@ -80,6 +81,8 @@ export class CredentialedUpstream extends UpstreamWrapper {
   ): Promise<JsonRpcResponse> {
     const obtained = await this.source.obtain(caller, message);
     if ('authorization' in obtained) return this.send(message, options, caller, obtained.authorization, mayRetry);
+    // Discovery never needs a credential: a caller yet to connect learns what they will reach once they do.
+    if (message.method === 'server/discover') return placeholderDiscover(message.id, this.name);
     return this.answerInstead(message, obtained);
   }
 
@@ -104,7 +107,7 @@ export class CredentialedUpstream extends UpstreamWrapper {
     const refusedStatus = credentialRefused(response);
     if (refusedStatus === 401) {
       // Not run by the server (it refused the credential first): safe to send again with a fresh one, once.
-      this.source.rejected(caller, authorization, response);
+      await this.source.rejected(caller, authorization, response);
       if (mayRetry) return this.obtainThenSend(message, options, caller, false);
     }
     if (refusedStatus === 403 && this.source.stepUp) {

@@ -1,9 +1,10 @@
 // credentials.store: file — one JSON file of sealed records, read once at start and rewritten whole (to a
 // temporary file, then renamed over it, mode 0600) on every change, so a crash mid-write leaves the old
 // file. For one gateway: replicas need store: redis. Pending connect links are kept in memory only (they
-// live minutes; a restart makes people click again).
+// live minutes; a restart makes people click again), each expiring by itself: nothing scans them all.
 import { randomBytes } from 'node:crypto';
 import { readFile, rename, writeFile } from 'node:fs/promises';
+import { LRUCache } from 'lru-cache';
 import type { CredentialBackend } from './backend.js';
 
 interface FileShape {
@@ -12,9 +13,18 @@ interface FileShape {
   records: Record<string, Record<string, string>>;
 }
 
+/** Pending links kept at most; one live link per principal and server keeps far fewer in use. */
+const MAX_PENDING = 100_000;
+
 export class FileBackend implements CredentialBackend {
   private records = new Map<string, Map<string, string>>();
-  private readonly pending = new Map<string, { sealed: string; expiresAt: number }>();
+  /**
+   * Pending links by id, each with its own time to live (lru-cache drops an expired one when it is read, and
+   * the least recently used first past MAX_PENDING): adding one costs the same with 10 or 100,000 kept.
+   */
+  private readonly pending = new LRUCache<string, string>({ max: MAX_PENDING });
+  /** One process: claims only keep concurrent calls from doing a thing twice (backend.ts claim). */
+  private readonly claims = new LRUCache<string, true>({ max: MAX_PENDING });
   /** Writes in order, one at a time. */
   private writing: Promise<void> = Promise.resolve();
 
@@ -80,15 +90,23 @@ export class FileBackend implements CredentialBackend {
   }
 
   async putPending(id: string, sealed: string, expiresAt: number): Promise<void> {
-    const now = Date.now();
-    for (const [other, entry] of this.pending) if (entry.expiresAt <= now) this.pending.delete(other);
-    this.pending.set(id, { sealed, expiresAt });
+    this.pending.set(id, sealed, { ttl: Math.max(1, expiresAt - Date.now()) });
   }
 
   async takePending(id: string): Promise<string | undefined> {
-    const entry = this.pending.get(id);
+    const sealed = this.pending.get(id);
     this.pending.delete(id);
-    return entry && entry.expiresAt > Date.now() ? entry.sealed : undefined;
+    return sealed;
+  }
+
+  async claim(key: string, ttlMs: number): Promise<boolean> {
+    if (this.claims.get(key) !== undefined) return false;
+    this.claims.set(key, true, { ttl: ttlMs });
+    return true;
+  }
+
+  async peekPending(id: string): Promise<string | undefined> {
+    return this.pending.get(id, { updateAgeOnGet: false });
   }
 
   async close(): Promise<void> {

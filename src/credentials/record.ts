@@ -10,6 +10,8 @@ export interface OAuthRecord {
   refreshToken?: string;
   /** Epoch ms; absent when the authorization server did not say. */
   expiresAt?: number;
+  /** Epoch ms the access token was issued (connect or refresh): with expiresAt, its lifetime. */
+  issuedAt?: number;
   scope?: string;
   /** The scopes the gateway asked for when this token was authorized: a step-up asks for these and more. */
   requestedScope?: string;

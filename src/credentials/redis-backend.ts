@@ -72,6 +72,14 @@ export class RedisBackend implements CredentialBackend {
     return (await this.client.getdel(this.pendingKey(id))) ?? undefined;
   }
 
+  async claim(key: string, ttlMs: number): Promise<boolean> {
+    return (await this.client.set(`${this.options.keyPrefix}cred-claim:${key}`, '1', 'PX', ttlMs, 'NX')) === 'OK';
+  }
+
+  async peekPending(id: string): Promise<string | undefined> {
+    return (await this.client.get(this.pendingKey(id))) ?? undefined;
+  }
+
   onChanged(listener: (principal: string, server: string, renewal: boolean) => void): void {
     if (!this.subscriber) {
       this.subscriber = new Redis(this.options.url, {

@@ -32,6 +32,8 @@ export class CredentialStore {
   private readonly sealer: CredentialSealer;
   private readonly cache = new Map<string, Cached>();
   private readonly listeners: ((server: string, change: CredentialChange) => void)[] = [];
+  /** Links being made, by what they are for: concurrent calls of one caller share one. */
+  private readonly making = new Map<string, Promise<string>>();
 
   constructor(
     key: string,
@@ -113,15 +115,59 @@ export class CredentialStore {
     this.listeners.push(listener);
   }
 
-  /** Keeps `state` sealed under a fresh unguessable id until `ttlMs` from now; the id is the link's secret. */
-  async putPending(state: object, ttlMs: number): Promise<string> {
+  /**
+   * Keeps `state` sealed under a fresh unguessable id until `ttlMs` from now; the id is the link's secret.
+   * `liveFor` names what the link is for (a principal's connect link to a server): while one made for it is
+   * live, not taken and has at least half its life left, that same id is handed out again and nothing is added,
+   * so repeated calls without a token do not pile links up (issue 45 item 6). On any replica, with Redis.
+   */
+  async putPending(state: object, ttlMs: number, liveFor?: string): Promise<string> {
+    if (liveFor === undefined) return this.addPending(state, ttlMs);
+    const making = this.making.get(liveFor);
+    if (making) return making;
+    const made = this.liveLink(liveFor, ttlMs)
+      .then((live) => live ?? this.addPending(state, ttlMs, liveFor))
+      .finally(() => this.making.delete(liveFor));
+    this.making.set(liveFor, made);
+    return made;
+  }
+
+  private async addPending(state: object, ttlMs: number, liveFor?: string): Promise<string> {
     const id = randomBytes(32).toString('base64url');
+    const expiresAt = Date.now() + ttlMs;
     await this.backend.putPending(
       this.sealer.index(id),
       this.sealer.seal(JSON.stringify(state), `link\u0000${id}`),
-      Date.now() + ttlMs,
+      expiresAt,
     );
+    // The live link's id is sealed too: whoever reads the backend learns no link from it.
+    if (liveFor !== undefined) {
+      const live: LiveLink = { id, expiresAt };
+      await this.backend.putPending(
+        liveIndex(this.sealer, liveFor),
+        this.sealer.seal(JSON.stringify(live), liveFor),
+        expiresAt,
+      );
+    }
     return id;
+  }
+
+  /** The live link made for `liveFor`, when it is still pending and has half of `ttlMs` left at least. */
+  private async liveLink(liveFor: string, ttlMs: number): Promise<string | undefined> {
+    const sealed = await this.backend.peekPending(liveIndex(this.sealer, liveFor));
+    const text = sealed === undefined ? undefined : this.sealer.open(sealed, liveFor);
+    if (text === undefined) return undefined;
+    const live = JSON.parse(text) as LiveLink;
+    if (live.expiresAt - Date.now() < ttlMs / 2) return undefined;
+    return (await this.backend.peekPending(this.sealer.index(live.id))) === undefined ? undefined : live.id;
+  }
+
+  /**
+   * Whether this process is the one to do `what` (a token's refresh) now: the first claim wins for `ttlMs`, on
+   * every replica sharing the backend. Filed by a keyed index, so the key names nobody.
+   */
+  claim(what: string, ttlMs: number): Promise<boolean> {
+    return this.backend.claim(this.sealer.index(`claim\u0000${what}`), ttlMs);
   }
 
   /** The pending state of a link, once: a second take, an expired link or an unknown id gets undefined. */
@@ -160,6 +206,17 @@ export class CredentialStore {
     const change: CredentialChange = { isFor: (principal) => this.sealer.index(principal) === index, renewal };
     for (const listener of this.listeners) listener(server, change);
   }
+}
+
+/** Which link is live for a purpose, and until when (epoch ms). */
+interface LiveLink {
+  id: string;
+  expiresAt: number;
+}
+
+/** Where the live link for a purpose is filed, beside the pending links (a keyed index: it names nobody). */
+function liveIndex(sealer: CredentialSealer, liveFor: string): string {
+  return sealer.index(`live\u0000${liveFor}`);
 }
 
 function cacheKey(principal: string, server: string): string {

@@ -11,11 +11,19 @@ const MEMO_LIMIT = 64;
 
 /**
  * undefined when nothing is checked: a listener beyond loopback with no listen.allowedHosts (its
- * callers are authenticated, and the names it is reached by are the operator's business).
+ * callers are authenticated, and the names it is reached by are the operator's business). Where Host is
+ * checked, listen.publicUrl's host passes too: a loopback listener behind a reverse proxy is reached by it
+ * (issue 46 item 5). publicUrl never turns checking on: probes sending `Host: <pod IP>` and replicas calling
+ * each other by address must keep working.
  */
-export function hostChecker(listenHost: string, allowedHosts: readonly string[]): HostCheck | undefined {
+export function hostChecker(
+  listenHost: string,
+  allowedHosts: readonly string[],
+  publicUrl?: string,
+): HostCheck | undefined {
   if (!isLoopbackHost(listenHost) && allowedHosts.length === 0) return undefined;
   const listed = new Set(allowedHosts.map((h) => h.toLowerCase()));
+  if (publicUrl !== undefined) listed.add(new URL(publicUrl).hostname.replace(/^\[|\]$/g, '').toLowerCase());
   const passed = new Set<string>();
   // Each request's Host is a fresh string: comparing it with the last one that passed costs less than the
   // hash a Set lookup computes for it.

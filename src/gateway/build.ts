@@ -24,6 +24,7 @@ import { createLegacySessions, type LegacySessions } from './legacy-sessions.js'
 import { createListenHub } from '../notify/list-changes.js';
 import { defaultMaxConnections, readFdLimit, reportFdLimit } from './connection-cap.js';
 import { listen } from './listener.js';
+import { announceCredentials } from './credential-notes.js';
 import { opsOptions } from './ops-pages.js';
 import { reloadGateway } from './reload.js';
 import type { GatewayParts, LiveConfig, RunningGateway } from './running.js';
@@ -64,6 +65,7 @@ export async function startGateway(initial: GatewayConfig, log: Log): Promise<Ru
     cursorSecret: initial.aggregate.cursorSecret,
     log: log.child({ endpoint: 'mcp' }),
     connections,
+    listsPerCaller: (server) => servers.listsPerCaller(server),
   });
   const search = new ToolSearch({
     upstreams: servers.upstreams,
@@ -112,13 +114,23 @@ export async function startGateway(initial: GatewayConfig, log: Log): Promise<Ru
     credentials,
     secrets,
   });
-  const { host, port, allowedHosts } = initial.listen;
+  const { host, port, allowedHosts, publicUrl } = initial.listen;
   const fdLimit = readFdLimit();
   const maxConnections = initial.listen.maxConnections ?? defaultMaxConnections(fdLimit);
   reportFdLimit(fdLimit, maxConnections, initial.listen.maxConnections !== undefined, log);
-  const { drain, url } = await listen(edge, host, port, hostChecker(host, allowedHosts), maxConnections);
+  const { drain, url } = await listen(
+    edge,
+    host,
+    port,
+    hostChecker(host, allowedHosts, publicUrl),
+    maxConnections,
+  ).catch(async (error: Error) => {
+    await abandonStart({ cache, security, retries, relay: legacy.relay, credentials, tracer, log });
+    throw error;
+  });
   await retries.register(url);
   announceEndpoints(initial, url, servers, log);
+  announceCredentials(initial, log);
   servers.startAll();
 
   const parts: GatewayParts = {
@@ -147,6 +159,36 @@ export async function startGateway(initial: GatewayConfig, log: Log): Promise<Ru
     reload: (next) => reloadGateway(parts, next),
     close: () => closeGateway(parts).finally(() => credentials.close()),
   };
+}
+
+/**
+ * A start that could not listen closes what it opened (Redis clients, timers), so an embedder that catches
+ * the error is not left holding connections; each close is best effort, the listen error is what matters.
+ */
+async function abandonStart(opened: {
+  cache: ListCache;
+  security: SecurityHolder;
+  retries: HeldCallRetries;
+  relay: GatewayParts['sessionRelay'];
+  credentials: UpstreamCredentials;
+  tracer: GatewayParts['tracer'];
+  log: Log;
+}): Promise<void> {
+  const closes: Array<() => unknown> = [
+    () => opened.cache.close(),
+    () => opened.security.close(),
+    () => opened.retries.close(),
+    () => opened.relay?.close(),
+    () => opened.credentials.close(),
+    () => opened.tracer?.shutdown(),
+  ];
+  for (const close of closes) {
+    try {
+      await close();
+    } catch (error) {
+      opened.log.debug({ err: (error as Error).message }, 'while closing after a failed start');
+    }
+  }
 }
 
 /** Every configured server, built but not started, and the metrics that count their load. */

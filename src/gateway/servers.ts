@@ -112,11 +112,7 @@ export class ServerSet {
     // A server reached as each caller has no listen stream of the gateway's own: it would be refused (whose
     // token would it carry?). Its lists live per caller in the cache for their ttlMs.
     // Nor has a server with a child per caller: each caller's lists are read from their own child.
-    if (
-      server.transport === 'stdio'
-        ? !server.perCaller
-        : server.transport === 'openapi' || server.credentials === undefined
-    )
+    if (!listsPerCaller(server))
       this.watches.set(name, followUpstreamChanges(name, upstream, cache, this.resourceWatch, upstreamLog));
     const { served, limits } = buildServerStack(upstream, server, {
       cache,
@@ -137,6 +133,15 @@ export class ServerSet {
   /** Servers that read their offer from a source (an OpenAPI document) read it again; the others are untouched. */
   async reread(names: readonly string[]): Promise<void> {
     await Promise.all(names.map((name) => this.raw.get(name)?.reread?.()));
+  }
+
+  /**
+   * Whether the server's lists are each caller's own (a child per caller, or reached as each caller): read as
+   * the gateway they hold nothing, so /mcp reads them as the caller to route a name (Router.confirm).
+   */
+  listsPerCaller(name: string): boolean {
+    const server = this.running.get(name);
+    return server !== undefined && listsPerCaller(server);
   }
 
   /** New requests no longer find the server; retire() ends what it still runs. */
@@ -182,4 +187,11 @@ export class ServerSet {
   async closeAll(): Promise<void> {
     await Promise.all([...this.upstreams.values()].map((u) => u.close()));
   }
+}
+
+/** A server with a child per caller, or reached as each caller (credentials:), lists to each caller alone. */
+function listsPerCaller(server: ServerConfig): boolean {
+  // An OpenAPI server's lists come from its document, the same for every caller, whoever's token a call carries.
+  if (server.transport === 'openapi') return false;
+  return server.transport === 'stdio' ? server.perCaller : server.credentials !== undefined;
 }

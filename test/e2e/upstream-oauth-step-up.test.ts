@@ -336,7 +336,11 @@ describe('oauth step-up through /mcp: the namespaced tool gets the connect answe
         { params: { url: string; message: string } },
       ];
       assert.match(elicitation.params.message, /scope read offline_access write/);
-      assert.notEqual(elicitation.params.url, plain.body.error.data.url, 'each answer its own single-use link');
+      assert.equal(
+        elicitation.params.url,
+        plain.body.error.data.url,
+        'a call while the link is live hands out the same link (issue 45 item 6)',
+      );
 
       assert.equal(await connectInBrowser(elicitation.params.url, 'carol-at-crm'), 'Connected to crm');
       assert.deepEqual(

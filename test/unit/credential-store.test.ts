@@ -144,6 +144,28 @@ describe('file store', () => {
     assert.equal(await store.takePending(short), undefined, 'expired');
     assert.equal(await store.takePending('made-up'), undefined);
   });
+
+  test('one live link per purpose: calls while it is live get the same link; once taken, a new one', async () => {
+    const store = new CredentialStore(KEY, await FileBackend.open(path.join(dir, 'live.json')));
+    const state = { principal: 'alice', server: 'crm' };
+    const purpose = 'connect\u0000alice\u0000crm';
+    const [first, concurrent] = await Promise.all([
+      store.putPending(state, 60_000, purpose),
+      store.putPending(state, 60_000, purpose),
+    ]);
+    assert.equal(concurrent, first, 'two calls at once share one link');
+    assert.equal(await store.putPending(state, 60_000, purpose), first, 'a later call while it is live: the same');
+    assert.notEqual(await store.putPending(state, 60_000, 'connect\u0000bob\u0000crm'), first, "bob's is his own");
+    assert.notEqual(await store.putPending(state, 60_000), first, 'without a purpose, always a new link');
+    assert.deepEqual(await store.takePending(first), state);
+    const next = await store.putPending(state, 60_000, purpose);
+    assert.notEqual(next, first, 'the taken link is not handed out again');
+    assert.deepEqual(await store.takePending(next), state);
+    // A link past half its life is not handed out again (it could expire in the person's hands).
+    const short = await store.putPending(state, 20, purpose);
+    await new Promise((resolve) => setTimeout(resolve, 30));
+    assert.notEqual(await store.putPending(state, 20, purpose), short);
+  });
 });
 
 describe('redis store', async () => {
@@ -198,6 +220,23 @@ describe('redis store', async () => {
     assert.deepEqual(await two.takePending(id), { principal: 'carol', server: 'crm' });
     assert.equal(await one.takePending(id), undefined);
     assert.equal((await two.counts()).get('crm'), 1);
+  });
+
+  test('one live link per purpose across replicas, its id sealed in Redis', { skip: redis.skip }, async () => {
+    redis.check();
+    const one = await open();
+    const two = await open();
+    const purpose = 'connect\u0000dana\u0000crm';
+    const id = await one.putPending({ principal: 'dana', server: 'crm' }, 60_000, purpose);
+    assert.equal(await two.putPending({ principal: 'dana', server: 'crm' }, 60_000, purpose), id);
+    const { Redis } = await import('ioredis');
+    const client = new Redis('redis://127.0.0.1:6379');
+    const keys = await client.keys(`${keyPrefix}cred-link:*`);
+    const values = await Promise.all(keys.map((key) => client.get(key)));
+    client.disconnect();
+    assert.ok(!`${keys.join('\n')}\n${values.join('\n')}`.includes(id), 'the link itself is nowhere in Redis');
+    assert.deepEqual(await two.takePending(id), { principal: 'dana', server: 'crm' });
+    assert.notEqual(await one.putPending({ principal: 'dana', server: 'crm' }, 60_000, purpose), id);
   });
 });
 

@@ -208,8 +208,8 @@ test(
 );
 
 test(
-  'listen.publicUrl is kept as URL writes it (scheme and host in lower case, no trailing slash, its path kept); ' +
-    'a ?query or #fragment is refused',
+  'listen.publicUrl is kept as URL writes it (scheme and host in lower case, no trailing slash); a path, a ' +
+    '?query or a #fragment is refused naming why',
   () => {
     const withPublicUrl = (url: string) => ({
       listen: { publicUrl: url },
@@ -220,10 +220,13 @@ test(
       parseConfig(withPublicUrl('HTTPS://GW.Example.COM/'), 'test.yaml', BASE, {}).listen.publicUrl,
       'https://gw.example.com',
     );
-    assert.equal(
-      parseConfig(withPublicUrl('https://example.com/gateway/'), 'test.yaml', BASE, {}).listen.publicUrl,
-      'https://example.com/gateway',
-    );
+    for (const withPath of ['https://example.com/gateway/', 'https://example.com/gateway']) {
+      const found = configProblems(withPublicUrl(withPath));
+      assert.ok(
+        found.some((p) => p.startsWith('listen.publicUrl') && p.includes('live at the root of the gateway')),
+        `${withPath}: ${found.join('\n')}`,
+      );
+    }
     for (const bad of ['https://gw.example.com/?x=1', 'https://gw.example.com/#frag']) {
       const found = configProblems(withPublicUrl(bad));
       assert.ok(

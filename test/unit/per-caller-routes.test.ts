@@ -55,7 +55,7 @@ function upstream(server: string, seen: Seen[], tools: (principal: string | unde
   };
 }
 
-function setup() {
+function setup(connected: (principal: string) => boolean = () => true) {
   const seen: Seen[] = [];
   // crm lists each connected caller's own tools, and nothing to the gateway itself.
   const crm = upstream('crm', seen, (principal) =>
@@ -64,7 +64,7 @@ function setup() {
   const local = upstream('local', seen, () => ['echo']);
   const connections: CallerConnections = {
     needs: (server) => (server === 'crm' ? 'account' : undefined),
-    connected: async () => true,
+    connected: async (_server, principal) => connected(principal),
   };
   const aggregator = new Aggregator({
     upstreams: new Map([
@@ -153,3 +153,19 @@ test("a shared server's name nobody listed is still looked for as the gateway, o
   assert.ok('error' in (await aggregator.request(call('local__nope', 2), as('bob'))));
   assert.equal(seen.length, before);
 });
+
+test(
+  'a caller who has not connected crm calls a crm tool no list showed: it goes to crm\u2019s stack (which ' +
+    'answers with the connect link), not "Unknown tool"; a connected caller\u2019s unknown name stays unknown',
+  async () => {
+    const { aggregator, seen } = setup((principal) => principal !== 'newcomer');
+    const answer = await aggregator.request(call('crm__whoami'), as('newcomer'));
+    assert.equal(textOf(answer), 'crm ran whoami');
+    assert.deepEqual(seen.at(-1), { server: 'crm', method: 'tools/call', name: 'whoami', principal: 'newcomer' });
+    const unknown = await aggregator.request(call('crm__nope', 2), as('alice'));
+    assert.ok('error' in unknown && /Unknown tool: crm__nope/.test(unknown.error.message), JSON.stringify(unknown));
+    // A name under no per-caller server's prefix is unknown whoever asks.
+    const elsewhere = await aggregator.request(call('local__nope', 3), as('newcomer'));
+    assert.ok('error' in elsewhere && /Unknown tool/.test(elsewhere.error.message), JSON.stringify(elsewhere));
+  },
+);

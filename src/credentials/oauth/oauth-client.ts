@@ -23,8 +23,23 @@ import { type Discovered, discover, sameResource } from './discovery.js';
 
 /** The JSON-RPC error code of "connect first" (the URL-elicitation-required code of the 2025-11-25 revision). */
 export const CONNECT_REQUIRED = -32042;
-/** A token this close to its expiry is refreshed before use. */
+/**
+ * A token this close to its expiry is refreshed before use: 30 s, or a quarter of its lifetime when that is
+ * shorter, so a token living 20 s is used for 15 s before its refresh instead of being refreshed on every call.
+ */
 const EXPIRY_MARGIN_MS = 30_000;
+const REFRESH_AHEAD_FRACTION = 0.25;
+/**
+ * But never less than this: a token must outlive its trip to the server (one living under it is refreshed on
+ * each use).
+ */
+const MIN_EXPIRY_MARGIN_MS = 2_000;
+/**
+ * One refresh per token across replicas: the first to claim it refreshes, the others wait this long at most
+ * for its result in the store (then refresh themselves). A rotating refresh token spent twice would be refused.
+ */
+const REFRESH_CLAIM_MS = 5_000;
+const REFRESH_POLL_MS = 50;
 
 /** What a connect link's first step keeps: who and where. */
 export interface ConnectPending {
@@ -108,13 +123,14 @@ export class OAuthClient implements CredentialSource {
     return true;
   }
 
-  rejected(caller: CallerIdentity, authorization: string): void {
-    // The server refused a token we thought good: mark it expired, so the next obtain refreshes or connects.
-    void this.options.store.get(caller.principal, this.options.server).then((record) => {
-      if (record?.kind === 'oauth' && `Bearer ${record.accessToken}` === authorization) {
-        return this.options.store.put(caller.principal, this.options.server, { ...record, expiresAt: 0 });
-      }
-    });
+  async rejected(caller: CallerIdentity, authorization: string): Promise<void> {
+    // The server refused a token we thought good: mark it expired, so the next obtain (the retry's, right
+    // after this settles) refreshes or connects.
+    const record = await this.options.store.get(caller.principal, this.options.server).catch(() => undefined);
+    if (record?.kind === 'oauth' && `Bearer ${record.accessToken}` === authorization)
+      await this.options.store
+        .put(caller.principal, this.options.server, { ...record, expiresAt: 0 })
+        .catch(() => undefined);
   }
 
   /**
@@ -166,7 +182,9 @@ export class OAuthClient implements CredentialSource {
   async connectLink(principal: string, scopes?: string[]): Promise<string> {
     const pending: ConnectPending = { step: 'connect', principal, server: this.options.server };
     if (scopes !== undefined) pending.scopes = scopes;
-    const id = await this.options.store.putPending(pending, this.options.linkTtlMs);
+    // One live link per principal, server and scopes asked: a second call while it is live gets the same.
+    const liveFor = `connect\u0000${principal}\u0000${this.options.server}\u0000${(scopes ?? []).join(' ')}`;
+    const id = await this.options.store.putPending(pending, this.options.linkTtlMs, liveFor);
     return `${this.options.publicUrl}/connect/${id}`;
   }
 
@@ -225,6 +243,7 @@ export class OAuthClient implements CredentialSource {
       issuer: pending.issuer,
       clientId: pending.client.clientId,
       connectedAt: Date.now(),
+      issuedAt: Date.now(),
       tokenEndpoint: pending.tokenEndpoint,
       clientSecret: pending.client.clientSecret,
       authMethod: pending.client.authMethod,
@@ -246,6 +265,31 @@ export class OAuthClient implements CredentialSource {
   }
 
   private async refresh(principal: string, record: OAuthRecord): Promise<Obtained | undefined> {
+    const claim = `refresh\u0000${this.options.server}\u0000${principal}\u0000${record.accessToken}`;
+    if (!(await this.options.store.claim(claim, REFRESH_CLAIM_MS).catch(() => true))) {
+      const theirs = await this.refreshedElsewhere(principal, record.accessToken);
+      if (theirs !== 'not yet') return theirs;
+    }
+    return this.refreshNow(principal, record);
+  }
+
+  /**
+   * Another process (a replica, or this one a moment ago) claimed this token's refresh: its result, read from
+   * the store once it is there; undefined when the connection was dropped meanwhile; 'not yet' past the wait.
+   */
+  private async refreshedElsewhere(principal: string, spent: string): Promise<Obtained | undefined | 'not yet'> {
+    const deadline = Date.now() + REFRESH_CLAIM_MS;
+    while (Date.now() < deadline) {
+      const stored = await this.options.store.get(principal, this.options.server);
+      if (stored?.kind !== 'oauth') return undefined;
+      if (stored.accessToken !== spent && !expiresSoon(stored))
+        return { authorization: `Bearer ${stored.accessToken}` };
+      await new Promise((resolve) => setTimeout(resolve, REFRESH_POLL_MS));
+    }
+    return 'not yet';
+  }
+
+  private async refreshNow(principal: string, record: OAuthRecord): Promise<Obtained | undefined> {
     try {
       const client: TokenClient = {
         clientId: record.clientId,
@@ -261,6 +305,7 @@ export class OAuthClient implements CredentialSource {
         ...record,
         accessToken: answer.accessToken,
         expiresAt: answer.expiresAt,
+        issuedAt: Date.now(),
         refreshToken: answer.refreshToken ?? record.refreshToken,
       };
       if (answer.scope !== undefined) next.scope = answer.scope;
@@ -336,7 +381,13 @@ function words(text: string | undefined): string[] {
 }
 
 function expiresSoon(record: OAuthRecord): boolean {
-  return record.expiresAt !== undefined && record.expiresAt - EXPIRY_MARGIN_MS <= Date.now();
+  if (record.expiresAt === undefined) return false;
+  const lifetime = record.issuedAt === undefined ? undefined : record.expiresAt - record.issuedAt;
+  const margin =
+    lifetime === undefined || lifetime <= 0
+      ? EXPIRY_MARGIN_MS
+      : Math.min(EXPIRY_MARGIN_MS, Math.max(MIN_EXPIRY_MARGIN_MS, lifetime * REFRESH_AHEAD_FRACTION));
+  return record.expiresAt - margin <= Date.now();
 }
 
 /** The request declared URL-mode elicitation in its capabilities (they are never remembered between requests). */

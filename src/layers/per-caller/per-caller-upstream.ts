@@ -1,10 +1,12 @@
 // `perCaller: true` on a stdio server: each principal gets a child (or an `instances` pool) of their own,
-// started on their first call and stopped after `idleMs` without one. At most `maxCallers` run at once;
-// a newcomer beyond that takes the place of the least recently used idle child, and when every child is
-// busy it is refused with a 503 that names the setting. This layer is the server's transport as the stack
-// sees it: it picks which child a request goes to by RequestOptions.caller, and the children (bridge/)
-// never learn who that is. A child's answers are its caller's only: they are made `cacheScope: "private"`
-// here, whatever the child claimed (docs/design.md lists this rewrite).
+// started on their first call and stopped after `idleMs` without one. At most `maxCallers` run at once,
+// counting children still stopping: a newcomer's slot is reserved before anything awaits, and its child
+// starts only once the one it replaces has exited. A newcomer beyond that takes the place of the least
+// recently used idle child, and when every child is busy it is refused with a 503 that names the setting.
+// This layer is the server's transport as the stack sees it: it picks which child a request goes to by
+// RequestOptions.caller, and the children (bridge/) never learn who that is. A child's answers are its
+// caller's only: they are made `cacheScope: "private"` here, whatever the child claimed (docs/design.md lists
+// this rewrite).
 import { EventEmitter } from 'node:events';
 import type {
   CallerIdentity,
@@ -60,6 +62,10 @@ class CallerChild {
   idleTimer: NodeJS.Timeout | undefined = undefined;
   /** No longer the caller's (secret revoked): stopped once its last call is answered. */
   forgotten = false;
+  /** Settles once the child's process was started (after the slot it takes was free); calls wait for it. */
+  started: Promise<void> = Promise.resolve();
+  /** Set while a forgotten child still answers calls: its last answer lets it stop. */
+  drained: (() => void) | undefined = undefined;
 
   constructor(
     readonly upstream: Upstream,
@@ -77,6 +83,11 @@ export class PerCallerUpstream implements Upstream {
   private stopped = true;
   /** Children stopped for being idle or to make room, since the start (for the log and tests). */
   private retired = 0;
+  /**
+   * Children let go but not exited yet (closing, or a forgotten one finishing its calls): they still hold a
+   * process, so they count against maxCallers until they settle.
+   */
+  private readonly stopping = new Set<Promise<void>>();
 
   constructor(
     readonly name: string,
@@ -117,6 +128,7 @@ export class PerCallerUpstream implements Upstream {
   private async send(child: CallerChild, message: JsonRpcRequest, options: RequestOptions): Promise<JsonRpcResponse> {
     this.busy(child);
     try {
+      await child.started;
       const response = await child.upstream.request(message, options);
       keepPrivate(response);
       return response;
@@ -152,11 +164,30 @@ export class PerCallerUpstream implements Upstream {
     const existing = this.current(caller.principal);
     if (existing) return existing;
     if (this.children.size >= this.settings.maxCallers && !this.makeRoom()) return this.full(message.id);
+    // The slot is the caller's from here (no await before this line): concurrent newcomers see it taken.
     const child = new CallerChild(this.spawn(admission.env), admission.version);
     this.children.set(caller.principal, child);
-    void child.upstream.start();
-    this.log.info({ children: this.children.size }, 'started a child for a new caller');
+    child.started = this.roomFreed().then(() => {
+      if (this.stopped || this.children.get(caller.principal) !== child) return;
+      void child.upstream.start();
+      this.log.info({ children: this.children.size }, 'started a child for a new caller');
+    });
     return child;
+  }
+
+  /** Settles once the children kept and those still stopping fit in maxCallers (at once when none stops). */
+  private async roomFreed(): Promise<void> {
+    while (this.stopping.size > 0 && this.children.size + this.stopping.size > this.settings.maxCallers)
+      await Promise.race(this.stopping);
+  }
+
+  /** Closes a child's process, holding its slot until it has exited. */
+  private stopChild(child: CallerChild, whenIdle: Promise<void> = Promise.resolve()): void {
+    const stopped: Promise<void> = whenIdle
+      .then(() => child.upstream.close())
+      .catch((error: Error) => this.log.warn({ err: error.message }, "could not stop a caller's child"))
+      .finally(() => this.stopping.delete(stopped));
+    this.stopping.add(stopped);
   }
 
   /** Stops the least recently used idle child; false when every child is busy. */
@@ -194,7 +225,7 @@ export class PerCallerUpstream implements Upstream {
     child.lastUsed = Date.now();
     if (--child.inFlight > 0) return;
     if (child.forgotten) {
-      void child.upstream.close();
+      child.drained?.();
       return;
     }
     child.idleTimer = setTimeout(() => {
@@ -210,7 +241,7 @@ export class PerCallerUpstream implements Upstream {
     this.children.delete(principal);
     this.retired++;
     this.log.info({ children: this.children.size }, `stopped a caller's child ${why}`);
-    void child.upstream.close();
+    this.stopChild(child);
   }
 
   /** Forgets one caller's child (a revoked secret): it is stopped once its calls are answered. */
@@ -220,7 +251,7 @@ export class PerCallerUpstream implements Upstream {
     this.children.delete(principal);
     if (child.idleTimer !== undefined) clearTimeout(child.idleTimer);
     child.forgotten = true;
-    if (child.inFlight === 0) void child.upstream.close();
+    this.stopChild(child, child.inFlight === 0 ? undefined : new Promise((resolve) => (child.drained = resolve)));
     this.retired++;
   }
 
@@ -261,7 +292,7 @@ export class PerCallerUpstream implements Upstream {
     const running = [...this.children.values()];
     this.children.clear();
     for (const child of running) if (child.idleTimer !== undefined) clearTimeout(child.idleTimer);
-    await Promise.all(running.map((child) => child.upstream.close()));
+    await Promise.all([...running.map((child) => child.upstream.close()), ...this.stopping]);
     this.events.emit('state', 'stopped');
   }
 }

@@ -108,7 +108,8 @@ export class SecretEnv implements CallerEnv {
   async connectFirst(principal: string, message: JsonRpcRequest): Promise<(id: JsonRpcId) => JsonRpcResponse> {
     const { server, publicUrl, linkTtlMs } = this.settings;
     const pending: SecretPending = { step: 'secret', principal, server };
-    const link = await this.store.putPending(pending, linkTtlMs);
+    // One live link per principal and server: a second call while it is live gets the same.
+    const link = await this.store.putPending(pending, linkTtlMs, `secret\u0000${principal}\u0000${server}`);
     const url = `${publicUrl}/secrets/${link}`;
     const text =
       `${server} needs ${this.names.join(', ')} of your own: open ${url} (single use, valid ` +

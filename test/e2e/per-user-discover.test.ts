@@ -1,0 +1,111 @@
+// A gateway whose only server is per-user (type: oauth), met by the official SDK v2 client (issue 46 item 1):
+// server/discover never needs a credential and advertises tools, so the client lists tools and sees the
+// connect tool on /mcp, and its connect() succeeds on /servers/<name>/mcp. A caller who never listed gets the
+// connect link for any name under the server's prefix (issue 45 item 3), and after connecting in a real
+// browser the same call, with no list in between, answers. Real parts: oidc-provider, Chromium.
+import assert from 'node:assert/strict';
+import path from 'node:path';
+import { after, before, describe, test } from 'node:test';
+import { Client, StreamableHTTPClientTransport } from '@modelcontextprotocol/client';
+import { silentLog } from '../../infra/log.js';
+import { startIdentityServer, type IdentityServer } from '../fixtures/identity-server.js';
+import { chromium } from '../services.js';
+import { tempDir } from '../temp.js';
+import { request, send, VERSION } from './harness.js';
+import { startOAuthRig, type OAuthRig } from './oauth-rig.js';
+
+const browserNeed = await chromium('the connect flow in headless Chromium');
+const KEYS = { fay: 'fay-api-key-0123456789abcdef', gil: 'gil-api-key-0123456789abcdef' };
+type Who = keyof typeof KEYS;
+
+describe('a gateway whose only server is per-user', { skip: browserNeed.skip }, () => {
+  let rig: OAuthRig<IdentityServer>;
+  const client = { client_id: 'gw-discover', client_secret: 'gw-discover-secret-0123456789' };
+  const opened: Client[] = [];
+
+  before(async () => {
+    browserNeed.check();
+    rig = await startOAuthRig({
+      browserPath: browserNeed.path!,
+      client,
+      upstream: startIdentityServer,
+      config: (at) => ({
+        auth: { apiKeys: Object.entries(KEYS).map(([principal, key]) => ({ key, principal })) },
+        credentials: {
+          key: 'a-test-credentials-key-of-32-bytes-or-more',
+          store: 'file',
+          file: path.join(tempDir('mcp-gw-per-user-discover-'), 'credentials.json'),
+        },
+        servers: {
+          crm: {
+            url: at.upstream.url,
+            credentials: { type: 'oauth', clientId: client.client_id, clientSecret: client.client_secret },
+          },
+        },
+      }),
+      log: silentLog,
+      server: 'crm',
+    });
+  });
+
+  after(async () => {
+    for (const sdk of opened) await sdk.close().catch(() => {});
+    await rig?.close();
+  });
+
+  /** The SDK v2 client, connected to `path` on the gateway as `who`. */
+  async function sdkClient(path: string, who: Who): Promise<Client> {
+    // Pinned to 2026-07-28, as a stateless client: connect() is server/discover, which is what is tested here.
+    const sdk = new Client(
+      { name: 'per-user-discover', version: '1.0.0' },
+      { versionNegotiation: { mode: { pin: VERSION } } },
+    );
+    opened.push(sdk);
+    const transport = new StreamableHTTPClientTransport(new URL(`${rig.gateway.url}${path}`), {
+      requestInit: { headers: { authorization: `Bearer ${KEYS[who]}` } },
+    });
+    await sdk.connect(transport);
+    return sdk;
+  }
+
+  const mcp = (who: Who, method: string, params: Record<string, unknown> = {}) =>
+    send(`${rig.gateway.url}/mcp`, request(method, params), { authorization: `Bearer ${KEYS[who]}` });
+
+  test('on /mcp, the SDK client sees tools advertised and lists the connect tool', async () => {
+    const sdk = await sdkClient('/mcp', 'fay');
+    assert.ok(sdk.getServerCapabilities()?.tools, JSON.stringify(sdk.getServerCapabilities()));
+    const { tools } = await sdk.listTools();
+    assert.deepEqual(
+      tools.map((tool) => tool.name),
+      ['crm__connect'],
+    );
+  });
+
+  test('on /servers/crm/mcp, discover answers without a credential and connect() succeeds', async () => {
+    const raw = await send(`${rig.gateway.url}/servers/crm/mcp`, request('server/discover'), {
+      authorization: `Bearer ${KEYS.fay}`,
+    });
+    assert.ok(raw.body.result?.capabilities?.tools, JSON.stringify(raw.body));
+    const sdk = await sdkClient('/servers/crm/mcp', 'fay');
+    assert.ok(sdk.getServerCapabilities()?.tools);
+  });
+
+  test('a caller who never listed calls crm__whoami and gets the connect link; once connected it answers', async () => {
+    const first = await mcp('gil', 'tools/call', { name: 'crm__whoami', arguments: {} });
+    assert.equal(first.body.error?.code, -32042, JSON.stringify(first.body));
+    const link: string = first.body.error.data.url;
+    assert.match(link, /\/connect\//);
+    assert.equal(await rig.connectInBrowser(link, 'gil-at-crm'), 'Connected to crm');
+    const again = await mcp('gil', 'tools/call', { name: 'crm__whoami', arguments: {} });
+    assert.equal(again.body.result?.content?.[0]?.text, 'you are gil-at-crm', JSON.stringify(again.body));
+    // The SDK client, as gil, now lists crm's own tools, and calls one.
+    const sdk = await sdkClient('/mcp', 'gil');
+    const { tools } = await sdk.listTools();
+    assert.ok(
+      tools.some((tool) => tool.name === 'crm__whoami'),
+      tools.map((tool) => tool.name).join(),
+    );
+    const result = await sdk.callTool({ name: 'crm__whoami', arguments: {} });
+    assert.deepEqual(result.content, [{ type: 'text', text: 'you are gil-at-crm' }]);
+  });
+});
