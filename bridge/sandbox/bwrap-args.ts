@@ -1,0 +1,122 @@
+// The bubblewrap command line that runs one stdio child sandboxed: a root of its own built from read-only
+// binds of its runtime, its cwd and `read:` paths, read-write binds of `write:` paths, a sized private tmpfs
+// for /tmp, home and data, fresh namespaces (no other process in /proc, no network unless granted), and
+// prlimit inside the namespace for the kernel limits. Every value is its own argv element: nothing here
+// passes through a shell, so no config argument can be read as shell syntax.
+import { existsSync, lstatSync, readlinkSync, statSync } from 'node:fs';
+import path from 'node:path';
+import type { SandboxPolicy } from './policy.js';
+import { dropRoot, type SandboxTier } from './probe.js';
+
+/** Where the child's private tmpfs is mounted, and its home and data folders in it. */
+export const SANDBOX_TMP = '/tmp';
+export const SANDBOX_HOME = '/tmp/home';
+export const SANDBOX_DATA = '/tmp/data';
+
+/** The runtime every child sees read-only: programs, libraries and /etc (minus the secrets masked below). */
+const RUNTIME = ['/usr', '/bin', '/sbin', '/lib', '/lib32', '/lib64', '/libx32', '/etc', '/opt'];
+/** Files under /etc no server needs: password hashes, sudo rules, SSH host keys. */
+const ETC_SECRETS = [
+  '/etc/shadow',
+  '/etc/shadow-',
+  '/etc/gshadow',
+  '/etc/gshadow-',
+  '/etc/sudoers',
+  '/etc/sudoers.d',
+  '/etc/ssh',
+  '/etc/security/opasswd',
+];
+
+export interface ChildLaunch {
+  command: string;
+  args: string[];
+  cwd: string;
+}
+
+/** The argv that starts `command args` in `cwd` inside the policy's sandbox. */
+export function sandboxedLaunch(launch: ChildLaunch, policy: SandboxPolicy, tier: SandboxTier): string[] {
+  const root = process.getuid?.() === 0 && tier.setpriv !== undefined;
+  return [
+    ...(root ? [tier.setpriv!, ...dropRoot()] : []),
+    tier.bwrap!,
+    '--die-with-parent',
+    '--new-session',
+    '--unshare-all',
+    ...(policy.network.kind === 'all' ? ['--share-net'] : []),
+    '--cap-drop',
+    'ALL',
+    // The private tmpfs first: a bind under /tmp (a cwd or read: path there) is mounted over it, not hidden.
+    '--size',
+    String(policy.tmpBytes),
+    '--tmpfs',
+    SANDBOX_TMP,
+    '--dir',
+    SANDBOX_HOME,
+    '--dir',
+    SANDBOX_DATA,
+    ...viewArgs(launch.cwd, policy),
+    '--proc',
+    '/proc',
+    '--dev',
+    '/dev',
+    ...hideArgs(policy.hide),
+    '--chdir',
+    launch.cwd,
+    '--',
+    ...limitArgs(policy, tier),
+    launch.command,
+    ...launch.args,
+  ];
+}
+
+/** Binds, shallowest first so a deeper `write:` inside a read-only folder stays writable (and vice versa). */
+function viewArgs(cwd: string, policy: SandboxPolicy): string[] {
+  const binds = new Map<string, 'ro' | 'rw'>();
+  for (const folder of RUNTIME) binds.set(folder, 'ro');
+  binds.set(nodePrefix(), 'ro');
+  binds.set(cwd, 'ro');
+  for (const place of policy.read) binds.set(place, 'ro');
+  for (const place of policy.write) binds.set(place, 'rw');
+  const args: string[] = [];
+  const ordered = [...binds].sort(([a], [b]) => depth(a) - depth(b) || a.localeCompare(b));
+  for (const [place, mode] of ordered) {
+    if (!existsSync(place)) continue;
+    const link = RUNTIME.includes(place) && lstatSync(place).isSymbolicLink();
+    if (link) args.push('--symlink', readlinkSync(place), place);
+    else args.push(mode === 'ro' ? '--ro-bind' : '--bind', place, place);
+  }
+  return args;
+}
+
+/** Secrets inside visible folders: an empty file over a file, an empty tmpfs over a folder. */
+function hideArgs(hide: readonly string[]): string[] {
+  const args: string[] = [];
+  for (const place of [...ETC_SECRETS, ...hide]) {
+    if (!existsSync(place)) continue;
+    if (statSync(place).isDirectory()) args.push('--tmpfs', place);
+    else args.push('--ro-bind', '/dev/null', place);
+  }
+  return args;
+}
+
+/** prlimit inside the namespace: its counts start there, so the gateway's own processes are not counted. */
+function limitArgs(policy: SandboxPolicy, tier: SandboxTier): string[] {
+  const limits: string[] = [];
+  const set = (flag: string, value: number | undefined): void => {
+    if (value !== undefined) limits.push(`--${flag}=${value}:${value}`);
+  };
+  set('data', policy.memoryBytes);
+  set('cpu', policy.cpuSeconds);
+  set('nproc', policy.processes);
+  set('nofile', policy.openFiles);
+  return limits.length && tier.prlimit ? [tier.prlimit, ...limits, '--'] : [];
+}
+
+/** The folder node was installed under (a version manager's, say): its runtime, shown read-only. */
+function nodePrefix(): string {
+  return path.dirname(path.dirname(process.execPath));
+}
+
+function depth(place: string): number {
+  return place.split('/').length;
+}

@@ -1,0 +1,78 @@
+// The one entry point the gateway uses: turn a stdio child's command into the same child run inside its
+// sandbox, or refuse it with what the host lacks. Loaded with a dynamic import() only when a config
+// sandboxes a server, so a gateway without sandboxes never loads or probes any of this.
+import type { Log } from '../../infra/log.js';
+import { SANDBOX_DATA, SANDBOX_HOME, SANDBOX_TMP, sandboxedLaunch } from './bwrap-args.js';
+import { type SandboxPolicy, shortfall } from './policy.js';
+import { sandboxTier, type SandboxTier } from './probe.js';
+
+export type { SandboxPolicy, SandboxNetwork } from './policy.js';
+export { sandboxTier, type SandboxTier } from './probe.js';
+
+/** The variable that names the child's private data folder (a folder in its own tmpfs). */
+export const DATA_VARIABLE = 'MCP_SANDBOX_DATA';
+
+export interface ChildCommand {
+  command: string;
+  args: string[];
+  cwd: string;
+  env: Record<string, string>;
+}
+
+export class SandboxRefused extends Error {
+  constructor(readonly missing: string[]) {
+    super(missing.join('; '));
+    this.name = 'SandboxRefused';
+  }
+}
+
+let tierLogged = false;
+
+/**
+ * `child` as a sandboxed command line (bwrap, then the child's own argv), with the private home, tmp and
+ * data folder in its environment. Throws SandboxRefused when the host cannot give what `policy` asks for.
+ */
+export async function sandboxChild(
+  server: string,
+  child: ChildCommand,
+  policy: SandboxPolicy,
+  log: Log,
+): Promise<ChildCommand> {
+  const tier = await sandboxTier();
+  if (!tierLogged) {
+    tierLogged = true;
+    log.info({ sandboxTier: describeTier(tier) }, `sandbox tier: ${tier.name}`);
+  }
+  const missing = shortfall(server, policy, tier);
+  if (missing.length) throw new SandboxRefused(missing);
+  const [command, ...args] = sandboxedLaunch(child, policy, tier);
+  return { command: command!, args, cwd: child.cwd, env: sandboxEnv(child.env) };
+}
+
+/** The tier in a form for logs, the status page and /config. */
+export function describeTier(tier: SandboxTier): Record<string, unknown> {
+  return {
+    name: tier.name,
+    namespaces: tier.namespaces,
+    limits: tier.limits,
+    processLimit: tier.processLimit,
+    networkAllowList: false,
+    ...(tier.why && { why: tier.why }),
+  };
+}
+
+/** Names about the gateway's own user and folders, which a sandboxed child must not be told. */
+const GATEWAY_ONLY = /^(USER|LOGNAME|XDG_.*)$/;
+
+/** The child's own environment with home, tmp and data pointed into its private tmpfs. */
+function sandboxEnv(env: Record<string, string>): Record<string, string> {
+  const own = Object.fromEntries(Object.entries(env).filter(([name]) => !GATEWAY_ONLY.test(name)));
+  return {
+    ...own,
+    HOME: SANDBOX_HOME,
+    TMPDIR: SANDBOX_TMP,
+    TMP: SANDBOX_TMP,
+    TEMP: SANDBOX_TMP,
+    [DATA_VARIABLE]: SANDBOX_DATA,
+  };
+}
