@@ -5,6 +5,7 @@
 // passes through a shell, so no config argument can be read as shell syntax.
 import { existsSync, lstatSync, readlinkSync, statSync } from 'node:fs';
 import path from 'node:path';
+import { PROXY_PORT, PROXY_SOCKET_INSIDE } from './connect-proxy.js';
 import type { SandboxPolicy } from './policy.js';
 import { dropRoot, type SandboxTier } from './probe.js';
 
@@ -31,6 +32,8 @@ export interface ChildLaunch {
   command: string;
   args: string[];
   cwd: string;
+  /** With network.allow: the host side of the filtering proxy's unix socket (connect-proxy.ts). */
+  proxySocket?: string;
 }
 
 /** The argv that starts `command args` in `cwd` inside the policy's sandbox. */
@@ -60,13 +63,26 @@ export function sandboxedLaunch(launch: ChildLaunch, policy: SandboxPolicy, tier
     '--dev',
     '/dev',
     ...hideArgs(policy.hide),
+    ...(launch.proxySocket ? ['--bind', launch.proxySocket, PROXY_SOCKET_INSIDE] : []),
     '--chdir',
     launch.cwd,
     '--',
     ...limitArgs(policy, tier),
+    ...(launch.proxySocket && tier.socat ? proxyLauncher(tier.socat) : []),
     launch.command,
     ...launch.args,
   ];
+}
+
+/**
+ * With an allow-list: sh starts socat (the proxy's socket offered on 127.0.0.1 inside the sandbox) and then
+ * execs the child. The script is fixed text; the child's command and arguments follow as sh's positional
+ * parameters and are run as "$@", so no config value is ever parsed by the shell.
+ */
+function proxyLauncher(socat: string): string[] {
+  const listen = `TCP-LISTEN:${PROXY_PORT},bind=127.0.0.1,fork,reuseaddr`;
+  const script = `'${socat}' ${listen} UNIX-CONNECT:${PROXY_SOCKET_INSIDE} </dev/null >/dev/null 2>&1 & exec "$@"`;
+  return ['/bin/sh', '-c', script, 'mcp-sandbox'];
 }
 
 /** Binds, shallowest first so a deeper `write:` inside a read-only folder stays writable (and vice versa). */

@@ -45,10 +45,10 @@ export function shortfall(server: string, policy: SandboxPolicy, tier: SandboxTi
       `${at}.processes: the kernel does not count a root child's processes, and this gateway runs as ` +
         `root without setpriv (util-linux) to give the child a user of its own; install util-linux or remove it`,
     );
-  if (policy.network.kind === 'allow')
+  if (policy.network.kind === 'allow' && !tier.socat)
     missing.push(
-      `${at}.network.allow: host allow-lists (${policy.network.hosts.join(', ')}) need the sandbox's ` +
-        `filtering proxy, which this gateway does not have yet; use [] for no network or ["*"] for all of it`,
+      `${at}.network.allow: a host allow-list (${policy.network.hosts.join(', ')}) needs socat on PATH to ` +
+        `offer the filtering proxy inside the sandbox; install socat, or use [] for no network or ["*"] for all`,
     );
   return missing;
 }

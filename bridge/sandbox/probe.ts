@@ -16,6 +16,8 @@ export interface SandboxTier {
   prlimit: string | undefined;
   /** setpriv, when the gateway runs as root: children then run as SANDBOX_UID. */
   setpriv: string | undefined;
+  /** socat, which offers the filtering proxy inside a sandbox (network.allow). */
+  socat: string | undefined;
   namespaces: boolean;
   limits: boolean;
   /** Whether RLIMIT_NPROC holds for a child (never for a child whose real user is root). */
@@ -37,13 +39,14 @@ async function probeTier(): Promise<SandboxTier> {
   const prlimit = onPath('prlimit');
   const root = process.getuid?.() === 0;
   const setpriv = root ? onPath('setpriv') : undefined;
+  const socat = onPath('socat');
   let why: string | undefined = bwrap ? undefined : 'bwrap (bubblewrap) is not on PATH';
   if (bwrap) why = await tryNamespaces(root && setpriv ? [setpriv, ...dropRoot(), bwrap] : [bwrap]);
   const namespaces = why === undefined;
   const limits = namespaces && prlimit !== undefined;
   const processLimit = limits && (!root || setpriv !== undefined);
   const name = !namespaces ? 'none' : limits && processLimit ? 'full' : 'isolated';
-  return { name, bwrap, prlimit, setpriv, namespaces, limits, processLimit, why };
+  return { name, bwrap, prlimit, setpriv, socat, namespaces, limits, processLimit, why };
 }
 
 /** setpriv's arguments that make the child's real user SANDBOX_UID, with no supplementary groups. */

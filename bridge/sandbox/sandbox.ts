@@ -3,6 +3,7 @@
 // sandboxes a server, so a gateway without sandboxes never loads or probes any of this.
 import type { Log } from '../../infra/log.js';
 import { SANDBOX_DATA, SANDBOX_HOME, SANDBOX_TMP, sandboxedLaunch } from './bwrap-args.js';
+import { PROXY_PORT } from './connect-proxy.js';
 import { type SandboxPolicy, shortfall } from './policy.js';
 import { sandboxTier, type SandboxTier } from './probe.js';
 
@@ -45,8 +46,13 @@ export async function sandboxChild(
   }
   const missing = shortfall(server, policy, tier);
   if (missing.length) throw new SandboxRefused(missing);
-  const [command, ...args] = sandboxedLaunch(child, policy, tier);
-  return { command: command!, args, cwd: child.cwd, env: sandboxEnv(child.env) };
+  let proxySocket: string | undefined;
+  if (policy.network.kind === 'allow') {
+    const { startConnectProxy } = await import('./connect-proxy.js');
+    proxySocket = (await startConnectProxy(server, policy.network.hosts, log)).socket;
+  }
+  const [command, ...args] = sandboxedLaunch({ ...child, proxySocket }, policy, tier);
+  return { command: command!, args, cwd: child.cwd, env: sandboxEnv(child.env, proxySocket !== undefined) };
 }
 
 /** The tier in a form for logs, the status page and /config. */
@@ -56,19 +62,26 @@ export function describeTier(tier: SandboxTier): Record<string, unknown> {
     namespaces: tier.namespaces,
     limits: tier.limits,
     processLimit: tier.processLimit,
-    networkAllowList: false,
+    networkAllowList: tier.socat !== undefined,
     ...(tier.why && { why: tier.why }),
   };
+}
+
+/** The names HTTP clients read their proxy from (curl, Python, Go, npm; not Node 20's fetch). */
+function proxyEnv(): Record<string, string> {
+  const url = `http://127.0.0.1:${PROXY_PORT}`;
+  return { HTTPS_PROXY: url, HTTP_PROXY: url, ALL_PROXY: url, https_proxy: url, http_proxy: url, all_proxy: url };
 }
 
 /** Names about the gateway's own user and folders, which a sandboxed child must not be told. */
 const GATEWAY_ONLY = /^(USER|LOGNAME|XDG_.*)$/;
 
 /** The child's own environment with home, tmp and data pointed into its private tmpfs. */
-function sandboxEnv(env: Record<string, string>): Record<string, string> {
+function sandboxEnv(env: Record<string, string>, proxied: boolean): Record<string, string> {
   const own = Object.fromEntries(Object.entries(env).filter(([name]) => !GATEWAY_ONLY.test(name)));
   return {
     ...own,
+    ...(proxied && proxyEnv()),
     HOME: SANDBOX_HOME,
     TMPDIR: SANDBOX_TMP,
     TMP: SANDBOX_TMP,

@@ -3,7 +3,8 @@
 // must be refused, its allowed work (its read: path, its write: path, its private tmp) must succeed, and the
 // gateway and a neighbouring child keep serving. A bare copy of the same server (sandbox: false) runs the
 // same reads and connects first, so a test that passes only because an attack was aimed wrong fails there.
-// The fork attempt asks for 10,000 processes but the fixture stops at the test's own bound (1,000), so a
+// Its one allowed host (a local listener standing in for it) is reached through the sandbox's proxy, as a
+// client that honours HTTPS_PROXY reaches it; the proxy refuses every other. The fork attempt asks for 10,000 processes but the fixture stops at the test's own bound (1,000), so a
 // broken sandbox cannot take the machine down; the sandbox's own limit (processes: 64) must stop it first.
 import assert from 'node:assert/strict';
 import { chmodSync, chownSync, existsSync, mkdirSync, writeFileSync } from 'node:fs';
@@ -33,6 +34,8 @@ let home: string;
 let gateway: RunningGateway;
 let listener: net.Server;
 let listenerPort: number;
+let allowedListener: net.Server;
+let allowedPort: number;
 const savedHome = process.env.HOME;
 
 function hostile(extra: Record<string, unknown> = {}): Record<string, unknown> {
@@ -57,11 +60,15 @@ before(async () => {
   listener = net.createServer((socket) => socket.on('error', () => {}).end('hello'));
   await new Promise<void>((resolve) => listener.listen(0, '127.0.0.1', resolve));
   listenerPort = (listener.address() as net.AddressInfo).port;
+  // Stands in for the one host on the child's list, reached through the sandbox's proxy.
+  allowedListener = net.createServer((socket) => socket.on('error', () => {}).end('allowed-host'));
+  await new Promise<void>((resolve) => allowedListener.listen(0, '127.0.0.1', resolve));
+  allowedPort = (allowedListener.address() as net.AddressInfo).port;
   const raw = {
     listen: { port: 0 },
     sandbox: { memoryBytes: 256 * MiB, processes: 64, openFiles: 256, read: ['allowed', path.dirname(FIXTURE)] },
     servers: {
-      hostile: hostile({ sandbox: { write: ['out'] } }),
+      hostile: hostile({ sandbox: { write: ['out'], network: { allow: [`127.0.0.1:${allowedPort}`] } } }),
       neighbour: hostile({ env: { NEIGHBOUR_SECRET: CANARY.neighbour } }),
       bare: hostile({ sandbox: false }),
       shell: hostile({ args: [FIXTURE, '$(touch pwned)', '`touch pwned`', '; touch pwned', 'a\'b"c', '*'] }),
@@ -75,6 +82,7 @@ before(async () => {
 after(async () => {
   await gateway?.close();
   listener?.close();
+  allowedListener?.close();
   process.env.HOME = savedHome;
   delete process.env.GATEWAY_CANARY;
 });
@@ -127,6 +135,12 @@ test('a sandboxed child is refused every attack and keeps its allowed work', { s
       tmp: `/tmp/${marker}`,
       out: path.join(dir, 'out/ok.txt'),
     },
+    proxy: {
+      allowed: `127.0.0.1:${allowedPort}`,
+      other: `127.0.0.1:${listenerPort}`,
+      gateway: `127.0.0.1:${new URL(gateway.url).port}`,
+      metadata: '169.254.169.254:80',
+    },
     fork: { attempts: 10_000, cap: 1_000 },
     allocBytes: 1024 * MiB,
   });
@@ -148,6 +162,9 @@ test('a sandboxed child is refused every attack and keeps its allowed work', { s
   assert.ok(existsSync(path.join(dir, 'out/ok.txt')), 'and the file is on the host');
   for (const [what, outcome] of Object.entries(got.connect as Record<string, { ok: boolean }>))
     assert.equal(outcome.ok, false, `no connection to ${what}`);
+  assert.deepEqual(got.proxy.allowed, { ok: true, text: 'allowed-host' }, 'its allowed host, through the proxy');
+  for (const what of ['other', 'gateway', 'metadata'])
+    assert.match(got.proxy[what].error ?? '', /403/, `the proxy refuses ${what}: ${JSON.stringify(got.proxy[what])}`);
   assert.ok(got.fork.error && got.fork.started < 64, `fork stopped by processes: 64: ${JSON.stringify(got.fork)}`);
   assert.equal(got.alloc.ok, false, `allocation past memoryBytes fails: ${JSON.stringify(got.alloc)}`);
   assert.equal(got.env.HOME, '/tmp/home', 'a private home');
@@ -169,8 +186,15 @@ test('config arguments reach the sandboxed child verbatim, never through a shell
   assert.ok(!existsSync(path.join(dir, 'pwned')));
 });
 
-test("/config shows each server's sandbox", { skip }, async () => {
-  const answer = await fetch(`${gateway.url}/config`);
-  const shown = JSON.stringify(await answer.json());
-  assert.ok(shown.includes('sandboxPolicy'), shown.slice(0, 500));
+test("/config and the status page show each server's sandbox and the host's tier", { skip }, async () => {
+  const config = await (await fetch(`${gateway.url}/config`)).json();
+  const hostileShown = JSON.stringify(config).includes(`"write":["${path.join(dir, 'out')}"]`);
+  assert.ok(hostileShown, JSON.stringify(config).slice(0, 800));
+  const status = await (await fetch(`${gateway.url}/status.json`)).json();
+  const row = (name: string) => status.upstreams.find((u: { name: string }) => u.name === name);
+  assert.equal(
+    row('hostile').sandbox,
+    `full tier · network: 127.0.0.1:${allowedPort} · 256 MiB · 64 processes · 256 files`,
+  );
+  assert.equal(row('bare').sandbox, 'off');
 });
