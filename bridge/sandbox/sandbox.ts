@@ -55,6 +55,11 @@ export async function sandboxChild(
   return { command: command!, args, cwd: child.cwd, env: sandboxEnv(child.env, proxySocket !== undefined) };
 }
 
+/** What `policy` asks for that this host cannot give (probing it if not yet done); [] when it fits. */
+export async function sandboxProblems(server: string, policy: SandboxPolicy): Promise<string[]> {
+  return shortfall(server, policy, await sandboxTier());
+}
+
 /** The tier in a form for logs, the status page and /config. */
 export function describeTier(tier: SandboxTier): Record<string, unknown> {
   return {
