@@ -1,8 +1,10 @@
 // Sandboxed against bare stdio children (issue 47): start-up time (spawn to the first answer), resident
 // memory of the whole process tree per child (bwrap's two processes included), and the hop cost of a call
-// once started (sandboxing wraps only the spawn, so it should add nothing per call).
+// once started (sandboxing wraps only the spawn, so it should add nothing per call): wall time, and the CPU
+// the child's tree and this process spend per call, which a loaded machine's scheduling does not inflate.
 // Run: node --import tsx bench/sandbox.ts [starts=20] [calls=2000]  (needs bubblewrap; not a test)
 import { spawn, type ChildProcessWithoutNullStreams } from 'node:child_process';
+import { readFileSync } from 'node:fs';
 import { createInterface } from 'node:readline';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
@@ -60,6 +62,18 @@ function start(command: ChildCommand): Running {
   };
 }
 
+/** User and system CPU of a process and its descendants, in ms (from /proc; clock ticks of 10 ms). */
+function treeCpuMs(pid: number): number {
+  return [pid, ...descendants(pid)].reduce((sum, one) => {
+    try {
+      const fields = readFileSync(`/proc/${one}/stat`, 'utf8').split(') ')[1]!.split(' ');
+      return sum + (Number(fields[11]) + Number(fields[12])) * 10;
+    } catch {
+      return sum; // gone meanwhile
+    }
+  }, 0);
+}
+
 const median = (values: number[]) => [...values].sort((a, b) => a - b)[Math.floor(values.length / 2)]!;
 
 async function measure(label: string, command: ChildCommand) {
@@ -81,18 +95,33 @@ async function measure(label: string, command: ChildCommand) {
   await running.ask('server/discover');
   for (let i = 0; i < 200; i++) await running.ask('tools/call', { name: 'argv' }); // warm-up
   const began = performance.now();
+  const childCpu = treeCpuMs(running.child.pid!);
+  const ownCpu = process.cpuUsage();
   for (let i = 0; i < calls; i++) await running.ask('tools/call', { name: 'argv' });
   const perCallUs = ((performance.now() - began) / calls) * 1000;
+  const childUs = ((treeCpuMs(running.child.pid!) - childCpu) / calls) * 1000;
+  const own = process.cpuUsage(ownCpu);
+  const ownUs = (own.user + own.system) / calls;
   running.child.stdin.end();
   await new Promise((resolve) => running.child.once('exit', resolve));
-  const row = [label, median(startMs).toFixed(0), median(treeMb).toFixed(1), median(processes), perCallUs.toFixed(0)];
+  const row = [
+    label,
+    median(startMs).toFixed(0),
+    median(treeMb).toFixed(1),
+    median(processes),
+    perCallUs.toFixed(0),
+    childUs.toFixed(0),
+    ownUs.toFixed(0),
+  ];
   console.log(`| ${row.join(' | ')} |`);
 }
 
 const boxed = await sandboxChild('bench', bare, policy, silentLog);
 console.log(`load ${loadAverages()}; ${starts} starts, ${calls} sequential calls each; medians`);
-console.log('| child | start-up ms | RSS of its tree MB | processes | µs per call |');
-console.log('| --- | --- | --- | --- | --- |');
+console.log(
+  '| child | start-up ms | RSS of its tree MB | processes | µs per call | child CPU µs/call | caller CPU µs/call |',
+);
+console.log('| --- | --- | --- | --- | --- | --- | --- |');
 for (let round = 0; round < 3; round++) {
   await measure('bare', bare);
   await measure('sandboxed', boxed);

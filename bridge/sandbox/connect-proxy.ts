@@ -1,7 +1,8 @@
 // The filtering proxy behind `sandbox.network.allow`: an HTTP CONNECT proxy on a unix socket, one per
 // sandboxed server, that opens a tunnel only to the hosts on that server's list. The socket is bound into
 // the child's sandbox, which has no network of its own; socat there offers it on 127.0.0.1:3128, and the
-// child's HTTP(S)_PROXY points at that. A host off the list is refused (403) and logged once per server.
+// child's HTTP(S)_PROXY points at that. A host off the list is refused (403), logged once per server and
+// counted in the metrics.
 import { chmodSync, mkdtempSync, rmSync } from 'node:fs';
 import { createServer, type IncomingMessage } from 'node:http';
 import net from 'node:net';
@@ -9,6 +10,7 @@ import { tmpdir } from 'node:os';
 import path from 'node:path';
 import type { Duplex } from 'node:stream';
 import type { Log } from '../../infra/log.js';
+import { countRefusal } from './refusals.js';
 
 /** Where the child finds the proxy inside its sandbox. */
 export const PROXY_PORT = 3128;
@@ -53,6 +55,7 @@ export async function startConnectProxy(server: string, hosts: readonly string[]
     const port = Number(target?.[2]);
     client.on('error', () => {});
     if (!target || !allowed(hosts, host, port)) {
+      countRefusal(server, 'host');
       const asked = request.url ?? '?';
       if (!refused.has(asked)) {
         refused.add(asked);

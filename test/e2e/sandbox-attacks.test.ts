@@ -186,7 +186,9 @@ test('config arguments reach the sandboxed child verbatim, never through a shell
   assert.ok(!existsSync(path.join(dir, 'pwned')));
 });
 
-test("/config and the status page show each server's sandbox and the host's tier", { skip }, async () => {
+test("/config, the status page and the metrics show each server's sandbox, the host's tier, its refusals", {
+  skip,
+}, async () => {
   const config = await (await fetch(`${gateway.url}/config`)).json();
   const hostileShown = JSON.stringify(config).includes(`"write":["${path.join(dir, 'out')}"]`);
   assert.ok(hostileShown, JSON.stringify(config).slice(0, 800));
@@ -197,4 +199,7 @@ test("/config and the status page show each server's sandbox and the host's tier
     `full tier · network: 127.0.0.1:${allowedPort} · 256 MiB · 64 processes · 256 files`,
   );
   assert.equal(row('bare').sandbox, 'off');
+  const metrics = await (await fetch(`${gateway.url}/metrics`)).text();
+  const refused = /^mcp_gateway_sandbox_refused_total\{server="hostile",kind="host"\} (\d+)$/m.exec(metrics);
+  assert.ok(refused && Number(refused[1]) >= 3, "the proxy's three refusals are counted");
 });
