@@ -1,10 +1,10 @@
-// Real servers run sandboxed (issue 47): server-everything and server-memory (its file under write:) answer
-// their own tools through /mcp; a per-caller server gives each caller's child its own private tmp and a
+// Real servers run sandboxed (issue 47): server-everything, server-memory (its file under write:) and
+// server-filesystem (limited to one folder) answer their own tools through /mcp; a per-caller server gives each caller's child its own private tmp and a
 // /proc without the other's; a host without bubblewrap refuses a sandboxed server at start, and refuses a
 // reload that asks for one while the running servers keep serving.
 import assert from 'node:assert/strict';
 import { spawn, spawnSync } from 'node:child_process';
-import { chmodSync, chownSync, existsSync, readFileSync, writeFileSync } from 'node:fs';
+import { chmodSync, chownSync, existsSync, mkdirSync, readFileSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
 import { after, before, test } from 'node:test';
 import { parseConfig } from '../../src/config/config.js';
@@ -26,7 +26,9 @@ before(async () => {
   if (skip) return;
   dir = tempDir('sandbox-servers-');
   chmodSync(dir, 0o755);
-  if (process.getuid?.() === 0) chownSync(dir, 65534, 65534); // a root gateway's children write as nobody
+  mkdirSync(path.join(dir, 'files'));
+  writeFileSync(path.join(dir, 'files/hello.txt'), 'hello from the host');
+  if (process.getuid?.() === 0) for (const folder of [dir, path.join(dir, 'files')]) chownSync(folder, 65534, 65534); // children write as nobody
   const raw = {
     listen: { port: 0 },
     sandbox: { memoryBytes: 512 * 1024 * 1024, processes: 128, read: [path.join(ROOT, 'node_modules')] },
@@ -38,6 +40,12 @@ before(async () => {
         cwd: ROOT,
         env: { MEMORY_FILE_PATH: path.join(dir, 'memory.jsonl') },
         sandbox: { write: [dir] },
+      },
+      files: {
+        command: process.execPath,
+        args: ['node_modules/@modelcontextprotocol/server-filesystem/dist/index.js', path.join(dir, 'files')],
+        cwd: ROOT,
+        sandbox: { write: [path.join(dir, 'files')] },
       },
       each: {
         command: process.execPath,
@@ -75,6 +83,16 @@ test('server-memory keeps its graph in its write: folder', { skip }, async () =>
   assert.match(await call(`${gateway.url}/mcp`, 'memory__read_graph', {}), /runs boxed/);
   assert.ok(existsSync(path.join(dir, 'memory.jsonl')), 'the file is on the host, in the write: folder');
   assert.match(readFileSync(path.join(dir, 'memory.jsonl'), 'utf8'), /runs boxed/);
+});
+
+test('server-filesystem limited to one folder reads, writes and lists it through /mcp', { skip }, async () => {
+  const mcp = `${gateway.url}/mcp`;
+  const file = path.join(dir, 'files/hello.txt');
+  assert.equal(await call(mcp, 'files__read_text_file', { path: file }), 'hello from the host');
+  await call(mcp, 'files__write_file', { path: path.join(dir, 'files/new.txt'), content: 'written boxed' });
+  assert.equal(readFileSync(path.join(dir, 'files/new.txt'), 'utf8'), 'written boxed');
+  const listed = await call(mcp, 'files__list_directory', { path: path.join(dir, 'files') });
+  assert.match(listed, /hello\.txt/);
 });
 
 test("each caller's child has its own tmp and data folder and cannot see the other's processes", { skip }, async () => {
