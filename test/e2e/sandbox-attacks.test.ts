@@ -4,8 +4,9 @@
 // gateway and a neighbouring child keep serving. A bare copy of the same server (sandbox: false) runs the
 // same reads and connects first, so a test that passes only because an attack was aimed wrong fails there.
 // Its one allowed host (a local listener standing in for it) is reached through the sandbox's proxy, as a
-// client that honours HTTPS_PROXY reaches it; the proxy refuses every other. The fork attempt asks for 10,000 processes but the fixture stops at the test's own bound (1,000), so a
-// broken sandbox cannot take the machine down; the sandbox's own limit (processes: 64) must stop it first.
+// client that honours HTTPS_PROXY reaches it; the proxy refuses every other. The fork attempt asks for
+// 10,000 processes but the fixture stops at the test's own bound (1,000), so a broken sandbox cannot take
+// the machine down; the sandbox's own limit (processes: 64) must stop it first.
 import assert from 'node:assert/strict';
 import { chmodSync, chownSync, existsSync, mkdirSync, writeFileSync } from 'node:fs';
 import net from 'node:net';
@@ -14,12 +15,11 @@ import { after, before, test } from 'node:test';
 import { parseConfig } from '../../src/config/config.js';
 import { startGateway, type RunningGateway } from '../../src/gateway.js';
 import { silentLog } from '../../infra/log.js';
-import { sandboxTier } from '../../bridge/sandbox/probe.js';
+import { sandboxSkip } from '../sandbox-host.js';
 import { tempDir } from '../temp.js';
 import { request, ROOT, send, textOf, until } from './harness.js';
 
-const tier = await sandboxTier();
-const skip = tier.name !== 'full' && `this host's sandbox tier is ${tier.name} (${tier.why ?? 'no prlimit'})`;
+const skip = await sandboxSkip(ROOT);
 
 const CANARY = {
   config: 'config-canary-4f1e',

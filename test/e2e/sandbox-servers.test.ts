@@ -1,7 +1,8 @@
 // Real servers run sandboxed (issue 47): server-everything, server-memory (its file under write:) and
-// server-filesystem (limited to one folder) answer their own tools through /mcp; a per-caller server gives each caller's child its own private tmp and a
-// /proc without the other's; a host without bubblewrap refuses a sandboxed server at start, and refuses a
-// reload that asks for one while the running servers keep serving.
+// server-filesystem (limited to one folder) answer their own tools through /mcp; a per-caller server gives
+// each caller's child its own private tmp and a /proc without the other's; a host without bubblewrap
+// refuses a sandboxed server at start, and refuses a reload that asks for one while the running servers
+// keep serving.
 import assert from 'node:assert/strict';
 import { spawn, spawnSync } from 'node:child_process';
 import { chmodSync, chownSync, existsSync, mkdirSync, readFileSync, writeFileSync } from 'node:fs';
@@ -10,13 +11,12 @@ import { after, before, test } from 'node:test';
 import { parseConfig } from '../../src/config/config.js';
 import { startGateway, type RunningGateway } from '../../src/gateway.js';
 import { silentLog } from '../../infra/log.js';
-import { sandboxTier } from '../../bridge/sandbox/probe.js';
+import { sandboxSkip } from '../sandbox-host.js';
 import { RUN_TS } from '../run-ts.js';
 import { tempDir } from '../temp.js';
 import { eventually, everything, request, ROOT, send, textOf, until } from './harness.js';
 
-const tier = await sandboxTier();
-const skip = tier.name !== 'full' && `this host's sandbox tier is ${tier.name} (${tier.why ?? 'no prlimit'})`;
+const skip = await sandboxSkip(ROOT);
 const KEYS = { alice: 'alice-key-0123456789abcdef', bob: 'bob-key-0123456789abcdef' };
 const FIXTURE = path.join(ROOT, 'test/fixtures/hostile-server.mjs');
 let dir: string;
@@ -28,7 +28,8 @@ before(async () => {
   chmodSync(dir, 0o755);
   mkdirSync(path.join(dir, 'files'));
   writeFileSync(path.join(dir, 'files/hello.txt'), 'hello from the host');
-  if (process.getuid?.() === 0) for (const folder of [dir, path.join(dir, 'files')]) chownSync(folder, 65534, 65534); // children write as nobody
+  // A root gateway's sandboxed children write as nobody.
+  if (process.getuid?.() === 0) for (const folder of [dir, path.join(dir, 'files')]) chownSync(folder, 65534, 65534);
   const raw = {
     listen: { port: 0 },
     sandbox: { memoryBytes: 512 * 1024 * 1024, processes: 128, read: [path.join(ROOT, 'node_modules')] },
