@@ -39,6 +39,7 @@ export interface ChildLaunch {
 /** The argv that starts `command args` in `cwd` inside the policy's sandbox. */
 export function sandboxedLaunch(launch: ChildLaunch, policy: SandboxPolicy, tier: SandboxTier): string[] {
   const root = process.getuid?.() === 0 && tier.setpriv !== undefined;
+  const places = visiblePlaces(launch.cwd, policy);
   return [
     ...(root ? [tier.setpriv!, ...dropRoot()] : []),
     tier.bwrap!,
@@ -57,12 +58,12 @@ export function sandboxedLaunch(launch: ChildLaunch, policy: SandboxPolicy, tier
     SANDBOX_HOME,
     '--dir',
     SANDBOX_DATA,
-    ...viewArgs(launch.cwd, policy),
+    ...viewArgs(places),
     '--proc',
     '/proc',
     '--dev',
     '/dev',
-    ...hideArgs(policy.hide),
+    ...hideArgs(policy.hide, places),
     ...(launch.proxySocket ? ['--bind', launch.proxySocket, PROXY_SOCKET_INSIDE] : []),
     '--chdir',
     launch.cwd,
@@ -85,18 +86,22 @@ function proxyLauncher(socat: string): string[] {
   return ['/bin/sh', '-c', script, 'mcp-sandbox'];
 }
 
-/** Binds, shallowest first so a deeper `write:` inside a read-only folder stays writable (and vice versa). */
-function viewArgs(cwd: string, policy: SandboxPolicy): string[] {
+/** What the child sees, shallowest first so a deeper `write:` inside a read-only folder stays writable. */
+function visiblePlaces(cwd: string, policy: SandboxPolicy): [string, 'ro' | 'rw'][] {
   const binds = new Map<string, 'ro' | 'rw'>();
   for (const folder of RUNTIME) binds.set(folder, 'ro');
   binds.set(nodePrefix(), 'ro');
   binds.set(cwd, 'ro');
   for (const place of policy.read) binds.set(place, 'ro');
   for (const place of policy.write) binds.set(place, 'rw');
+  return [...binds]
+    .filter(([place]) => existsSync(place))
+    .sort(([a], [b]) => depth(a) - depth(b) || a.localeCompare(b));
+}
+
+function viewArgs(places: readonly [string, 'ro' | 'rw'][]): string[] {
   const args: string[] = [];
-  const ordered = [...binds].sort(([a], [b]) => depth(a) - depth(b) || a.localeCompare(b));
-  for (const [place, mode] of ordered) {
-    if (!existsSync(place)) continue;
+  for (const [place, mode] of places) {
     const link = RUNTIME.includes(place) && lstatSync(place).isSymbolicLink();
     if (link) args.push('--symlink', readlinkSync(place), place);
     else args.push(mode === 'ro' ? '--ro-bind' : '--bind', place, place);
@@ -104,11 +109,15 @@ function viewArgs(cwd: string, policy: SandboxPolicy): string[] {
   return args;
 }
 
-/** Secrets inside visible folders: an empty file over a file, an empty tmpfs over a folder. */
-function hideArgs(hide: readonly string[]): string[] {
+/**
+ * Secrets inside visible folders: an empty file over a file, an empty tmpfs over a folder. One outside every
+ * visible folder is not there to hide, and masking it would only make its path appear.
+ */
+function hideArgs(hide: readonly string[], places: readonly [string, 'ro' | 'rw'][]): string[] {
   const args: string[] = [];
+  const shown = (place: string) => places.some(([seen]) => place === seen || place.startsWith(`${seen}/`));
   for (const place of [...ETC_SECRETS, ...hide]) {
-    if (!existsSync(place)) continue;
+    if (!existsSync(place) || !shown(place)) continue;
     if (statSync(place).isDirectory()) args.push('--tmpfs', place);
     else args.push('--ro-bind', '/dev/null', place);
   }

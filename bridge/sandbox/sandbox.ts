@@ -1,6 +1,7 @@
 // The one entry point the gateway uses: turn a stdio child's command into the same child run inside its
 // sandbox, or refuse it with what the host lacks. Loaded with a dynamic import() only when a config
 // sandboxes a server, so a gateway without sandboxes never loads or probes any of this.
+import { existsSync } from 'node:fs';
 import type { Log } from '../../infra/log.js';
 import { SANDBOX_DATA, SANDBOX_HOME, SANDBOX_TMP, sandboxedLaunch } from './bwrap-args.js';
 import { PROXY_PORT } from './connect-proxy.js';
@@ -46,6 +47,7 @@ export async function sandboxChild(
   }
   const missing = shortfall(server, policy, tier);
   if (missing.length) throw new SandboxRefused(missing);
+  warnAbsent(server, policy, log);
   let proxySocket: string | undefined;
   if (policy.network.kind === 'allow') {
     const { startConnectProxy } = await import('./connect-proxy.js');
@@ -53,6 +55,19 @@ export async function sandboxChild(
   }
   const [command, ...args] = sandboxedLaunch({ ...child, proxySocket }, policy, tier);
   return { command: command!, args, cwd: child.cwd, env: sandboxEnv(child.env, proxySocket !== undefined) };
+}
+
+/** A `read:` or `write:` path that does not exist is not shown to the child: most likely a typo. */
+function warnAbsent(server: string, policy: SandboxPolicy, log: Log): void {
+  for (const key of ['read', 'write'] as const) {
+    for (const place of policy[key]) {
+      if (!existsSync(place))
+        log.warn(
+          { path: place },
+          `servers.${server}.sandbox.${key}: ${place} does not exist, so the child cannot see it`,
+        );
+    }
+  }
 }
 
 /** What `policy` asks for that this host cannot give (probing it if not yet done); [] when it fits. */

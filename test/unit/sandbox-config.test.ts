@@ -2,6 +2,7 @@
 // server's own keys win and `false` runs it bare; paths are relative to the config file's folder; the
 // gateway's own files are hidden; and the bubblewrap command line it becomes, with no shell anywhere.
 import assert from 'node:assert/strict';
+import { writeFileSync } from 'node:fs';
 import path from 'node:path';
 import { test } from 'node:test';
 import { parseConfig, type StdioServerConfig } from '../../src/config/config.js';
@@ -10,6 +11,7 @@ import { allowed } from '../../bridge/sandbox/connect-proxy.js';
 import { shortfall, type SandboxPolicy } from '../../bridge/sandbox/policy.js';
 import type { SandboxTier } from '../../bridge/sandbox/probe.js';
 import { BASE, configProblems } from '../config-problems.js';
+import { tempDir } from '../temp.js';
 
 const node = { command: 'node', args: ['server.js'] };
 
@@ -130,4 +132,16 @@ test('with an allow-list, sh starts socat and runs the child as "$@": arguments 
   assert.ok(!argv[sh + 2]!.includes('$(id)'), 'the script is fixed text');
   assert.deepEqual(argv.slice(sh + 3), ['mcp-sandbox', 'node', ...hostile]);
   assert.ok(!argv.includes('--share-net'), 'still no network of its own');
+});
+
+test('a hidden file is masked where the child could see it, and nowhere else', () => {
+  const folder = tempDir('sandbox-hide-');
+  const secret = path.join(folder, 'gateway.config.yaml');
+  writeFileSync(secret, 'secret: yes');
+  const masked = (cwd: string) => {
+    const argv = sandboxedLaunch({ command: 'node', args: [], cwd }, { ...policy, hide: [secret] }, fullTier);
+    return argv.some((arg, i) => arg === '/dev/null' && argv[i + 1] === secret);
+  };
+  assert.ok(masked(folder), 'masked inside the cwd');
+  assert.ok(!masked('/usr'), 'not masked (nor its path made to appear) where the child cannot see it');
 });
