@@ -43,7 +43,9 @@ export async function sandboxChild(
   const tier = await sandboxTier();
   if (!tierLogged) {
     tierLogged = true;
-    log.info({ sandboxTier: describeTier(tier) }, `sandbox tier: ${tier.name}`);
+    // Said once per gateway; a warning when the host gives less than everything the sandbox can do.
+    if (tier.name === 'full') log.info({ sandboxTier: describeTier(tier) }, `sandbox tier: ${tier.name}`);
+    else log.warn({ sandboxTier: describeTier(tier) }, `sandbox tier: ${tier.name}`);
   }
   const missing = shortfall(server, policy, tier);
   if (missing.length) throw new SandboxRefused(missing);
