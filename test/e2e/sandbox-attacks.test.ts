@@ -93,7 +93,8 @@ async function call(server: string, name: string, args: Record<string, unknown> 
   return JSON.parse(textOf(answer));
 }
 
-function attacks(): Record<string, unknown> {
+/** The reads and connects both servers try; `outside` adds the cloud metadata endpoint (sandboxed only). */
+function attacks(outside = false): Record<string, unknown> {
   const port = new URL(gateway.url).port;
   return {
     read: {
@@ -108,7 +109,8 @@ function attacks(): Record<string, unknown> {
     connect: {
       gateway: `127.0.0.1:${port}`,
       redis: `127.0.0.1:${listenerPort}`,
-      metadata: '169.254.169.254:80',
+      // Tests reach nothing beyond loopback: only a sandboxed child, with no route out, tries this one.
+      ...(outside && { metadata: '169.254.169.254:80' }),
     },
   };
 }
@@ -127,7 +129,7 @@ test('the bare control reads every secret and reaches the listener (so the attac
 test('a sandboxed child is refused every attack and keeps its allowed work', { skip }, async () => {
   const marker = `mine-${process.pid}.txt`;
   const got = await call('hostile', 'attack', {
-    ...attacks(),
+    ...attacks(true),
     write: {
       cwd: path.join(dir, 'evil.txt'),
       etc: '/etc/evil-sandbox-test',
