@@ -21,7 +21,9 @@ FROM node:22-bookworm-slim
 ENV NODE_ENV=production
 # tini at PID 1 reaps the processes stdio servers leave behind and passes signals on to the gateway, under
 # Docker, compose and Kubernetes alike (Kubernetes has no --init). -s: it also works below another init.
-RUN apt-get update && apt-get install -y --no-install-recommends tini && rm -rf /var/lib/apt/lists/*
+# bubblewrap and socat: sandboxed stdio servers (`sandbox:`, docs/sandbox.md); prlimit and setpriv are in
+# util-linux, which the base image has.
+RUN apt-get update && apt-get install -y --no-install-recommends tini bubblewrap socat && rm -rf /var/lib/apt/lists/*
 WORKDIR /app
 COPY package.json package-lock.json ./
 # The two reference servers container.config.yaml serves are dev dependencies of the package (an npm install

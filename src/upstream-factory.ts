@@ -68,12 +68,17 @@ export async function createUpstream(
         `on purpose with servers.${name}.env)`,
     );
   }
+  const launch = { command: server.command, args: server.args, cwd: server.cwd, env };
+  // Loaded only when this server is sandboxed: a gateway without sandboxes never probes for one.
+  const child = server.sandboxPolicy
+    ? await (await import('../bridge/sandbox/sandbox.js')).sandboxChild(name, launch, server.sandboxPolicy, log)
+    : launch;
   const config = {
     name,
-    command: server.command,
-    args: server.args,
-    env,
-    cwd: server.cwd,
+    command: child.command,
+    args: child.args,
+    env: child.env,
+    cwd: child.cwd,
     maxLineBytes: server.maxLineBytes,
     era: server.era,
     timeoutMs: server.timeoutMs,

@@ -1,7 +1,9 @@
 // Loads gateway.config.yaml once: ${VAR} expansion, zod validation, and errors that name the key path
 // and what would be valid. The core receives typed, defaulted objects and never re-checks them.
 import { createHash } from 'node:crypto';
+import { existsSync, statSync } from 'node:fs';
 import path from 'node:path';
+import type { SandboxPolicy } from '../../bridge/sandbox/policy.js';
 import { z } from 'zod';
 import { inheritProblems } from '../child-env.js';
 import { expandEnv, type EnvProblem } from './env.js';
@@ -14,6 +16,7 @@ import { allowedHosts, operators, peers } from './security.js';
 import { credentialProblems, credentialStore, publicUrl } from './credentials.js';
 import { perCallerProblems } from './per-caller-checks.js';
 import { SERVER_NAME, ownServerName, server, serverName } from './servers.js';
+import { effectiveSandbox, sandboxBlock } from './sandbox.js';
 import { MiB, NAME_PART, bool, int, positiveMs } from './values.js';
 import { telemetry } from '../telemetry/config.js';
 import { GUARDRAIL_STAGES } from '../../policy/guardrails/settings.js';
@@ -300,6 +303,8 @@ export const configSchema = z.strictObject({
     .prefault({}),
   /** Per-user upstream credentials, encrypted at rest (src/credentials/). */
   credentials: credentialStore,
+  /** The sandbox every stdio server runs in unless its own `sandbox:` says otherwise (docs/sandbox.md). */
+  sandbox: sandboxBlock.optional(),
   /** Where pinned tools' digests are kept (a JSON file); in memory only when absent. */
   pinsFile: z.string().min(1).optional(),
   /**
@@ -309,9 +314,14 @@ export const configSchema = z.strictObject({
   pinsMaxAgeMs: int().pipe(z.number().min(0)).default(60_000),
 });
 
-type ParsedConfig = z.infer<typeof configSchema>; // `envReads`: the variables it reads with ${VAR}, kept from children
-export type GatewayConfig = ParsedConfig & { envReads: readonly string[] };
-export type ServerConfig = GatewayConfig['servers'][string];
+type ParsedConfig = z.infer<typeof configSchema>;
+/** A server as validated, with a stdio server's sandbox resolved (effectiveSandbox) at load. */
+export type ServerConfig = ParsedConfig['servers'][string] & { sandboxPolicy?: SandboxPolicy };
+// `envReads`: the variables it reads with ${VAR}, kept from children
+export type GatewayConfig = Omit<ParsedConfig, 'servers'> & {
+  servers: Record<string, ServerConfig>;
+  envReads: readonly string[];
+};
 export type StdioServerConfig = Extract<ServerConfig, { transport: 'stdio' }>;
 export type HttpServerConfig = Extract<ServerConfig, { transport: 'http' }>;
 export type SseServerConfig = Extract<ServerConfig, { transport: 'sse' }>;
@@ -371,11 +381,15 @@ export function parseConfig(
       problems.map((problem) => renameProblem(problem, host.fromMcpServers)),
     );
   const config: GatewayConfig = { ...checkable.config, envReads };
+  const gatewayFiles = ownFiles(config, source, baseDir);
   for (const server of Object.values(config.servers)) {
-    if (server.transport === 'stdio') server.cwd = path.resolve(baseDir, server.cwd);
     // A document named by path is read from the config's folder, as a URL is read from where it says.
     if (server.transport === 'openapi' && !/^https?:\/\//i.test(server.openapi))
       server.openapi = path.resolve(baseDir, server.openapi);
+    if (server.transport !== 'stdio') continue;
+    server.cwd = path.resolve(baseDir, server.cwd);
+    const policy = effectiveSandbox(config.sandbox, server.sandbox, baseDir, gatewayFiles);
+    if (policy) server.sandboxPolicy = policy;
   }
   const jwtSetting = config.auth?.jwt;
   if (jwtSetting) {
@@ -388,6 +402,14 @@ export function parseConfig(
   const audit = config.audit;
   if (!['stderr', 'stdout'].includes(audit.destination)) audit.destination = path.resolve(baseDir, audit.destination);
   return config;
+}
+
+/** The gateway's own files, hidden from every sandboxed child: the config, credential store and pins. */
+function ownFiles(config: GatewayConfig, source: string, baseDir: string): string[] {
+  const files = [path.resolve(baseDir, source)].filter((file) => existsSync(file) && statSync(file).isFile());
+  if (config.credentials) files.push(path.resolve(baseDir, config.credentials.file));
+  if (config.pinsFile !== undefined) files.push(path.resolve(baseDir, config.pinsFile));
+  return files;
 }
 
 /**

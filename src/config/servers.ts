@@ -4,6 +4,7 @@ import { z } from 'zod';
 import { inheritEnv } from './security.js';
 import { serverCredentials } from './credentials.js';
 import { perCallerSecrets } from './per-caller-checks.js';
+import { serverSandbox } from './sandbox.js';
 import { unknownKeysMessage } from './unknown-keys.js';
 import { MiB, bool, int, positiveMs } from './values.js';
 
@@ -76,6 +77,8 @@ const stdioServer = z.strictObject({
   secrets: perCallerSecrets,
   /** With perCaller: each caller's OAuth token in their child's environment (type oauth with env:, issuer:). */
   credentials: serverCredentials.optional(),
+  /** Runs the child in a sandbox (docs/sandbox.md); false runs it bare even with a top-level sandbox:. */
+  sandbox: serverSandbox,
   ...upstreamCommon,
 });
 

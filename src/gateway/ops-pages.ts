@@ -1,6 +1,7 @@
 // What the operator pages (/, /status.json, /metrics, /healthz, /readyz) read from the running gateway.
 import type { ListCache } from '../../cache/list-cache.js';
 import type { Aggregator } from '../aggregate/aggregator.js';
+import type { SandboxPolicy } from '../../bridge/sandbox/policy.js';
 import type { GatewayConfig } from '../config/config.js';
 import type { EdgeOptions } from '../edge/app.js';
 import type { RequestTracker } from '../edge/request-tracker.js';
@@ -68,7 +69,11 @@ async function statusSnapshot({
   metrics,
   connections,
 }: OpsSources): Promise<StatusSnapshot> {
-  const [tools, connected] = await Promise.all([aggregate.toolCounts(), connectedCounts(connections)]);
+  const [tools, connected, tier] = await Promise.all([
+    aggregate.toolCounts(),
+    connectedCounts(connections),
+    sandboxTierName(config()),
+  ]);
   const stats = cache.stats;
   const lookups = stats.hits + stats.misses;
   return {
@@ -88,6 +93,9 @@ async function statusSnapshot({
           connected: connected === undefined ? undefined : (connected.get(name) ?? 0),
         }),
         lastError: status.lastError,
+        ...(config().servers[name]!.transport === 'stdio' && {
+          sandbox: sandboxSummary(config().servers[name]!.sandboxPolicy, tier),
+        }),
         ...(status.children && {
           children: status.children.map((child, index) => `#${index} ${child.state}`).join(', '),
         }),
@@ -97,6 +105,31 @@ async function statusSnapshot({
     recentDenials: tracker.recentDenials(),
     traffic: trafficOf(servers, metrics),
   };
+}
+
+/** The host's sandbox tier, probed only when some server is sandboxed (the module is not loaded otherwise). */
+async function sandboxTierName(config: GatewayConfig): Promise<string | undefined> {
+  if (!Object.values(config.servers).some((server) => server.sandboxPolicy)) return undefined;
+  const { sandboxTier } = await import('../../bridge/sandbox/probe.js');
+  return (await sandboxTier()).name;
+}
+
+/** A server's sandbox in a few words: tier, network, limits ("full · no network · 256 MiB · 64 processes"). */
+function sandboxSummary(policy: SandboxPolicy | undefined, tier: string | undefined): string {
+  if (!policy) return 'off';
+  const network =
+    policy.network.kind === 'none'
+      ? 'no network'
+      : policy.network.kind === 'all'
+        ? 'all network'
+        : `network: ${policy.network.hosts.join(', ')}`;
+  const limits = [
+    policy.memoryBytes !== undefined && `${Math.round(policy.memoryBytes / 1048576)} MiB`,
+    policy.cpuSeconds !== undefined && `${policy.cpuSeconds} cpu s`,
+    policy.processes !== undefined && `${policy.processes} processes`,
+    policy.openFiles !== undefined && `${policy.openFiles} files`,
+  ].filter((part): part is string => typeof part === 'string');
+  return [`${tier ?? 'unprobed'} tier`, network, ...limits].join(' · ');
 }
 
 /** How many principals hold a credential for each server; undefined when the store cannot be read now (Redis away). */

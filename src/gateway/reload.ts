@@ -22,6 +22,8 @@ export async function reloadGateway(parts: GatewayParts, next: GatewayConfig): P
   const running = parts.config.current;
   const needRestart = NEED_RESTART.filter((key) => differs(next, running, key));
   const changes = diffServers(parts, next);
+  // May throw (a sandbox this host cannot give): then nothing has changed yet.
+  await refuseUnsandboxable(next, changes);
   // May throw (an OpenAPI document that does not load): then nothing has changed yet.
   const starting = [...changes.added, ...changes.changed.map(([name]) => name)];
   const prepared = await parts.servers.prepare(
@@ -59,6 +61,19 @@ export async function reloadGateway(parts: GatewayParts, next: GatewayConfig): P
   parts.config.reloads++;
   parts.config.appliedAt = Date.now();
   return needRestart;
+}
+
+/** A server whose sandbox this host cannot give would fail halfway through the swap: refuse the reload first. */
+async function refuseUnsandboxable(next: GatewayConfig, { added, changed }: ServerChanges): Promise<void> {
+  const starting = [...added, ...changed.map(([name]) => name)];
+  const boxed = starting.flatMap((name) => {
+    const policy = next.servers[name]!.sandboxPolicy;
+    return policy ? [[name, policy] as const] : [];
+  });
+  if (!boxed.length) return;
+  const { SandboxRefused, sandboxProblems } = await import('../../bridge/sandbox/sandbox.js');
+  const problems = (await Promise.all(boxed.map(([name, policy]) => sandboxProblems(name, policy)))).flat();
+  if (problems.length) throw new SandboxRefused(problems);
 }
 
 function differs(next: GatewayConfig, running: GatewayConfig, key: keyof GatewayConfig): boolean {

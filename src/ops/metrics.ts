@@ -2,6 +2,7 @@
 // Each GatewayMetrics owns its own Registry (never prom-client's global one): tests start many gateways in
 // one process, and a second registration of a name in one registry throws.
 import { collectDefaultMetrics, Counter, Registry } from 'prom-client';
+import { sandboxRefusals } from '../../bridge/sandbox/refusals.js';
 import { HotCounter, HotHistogram, type CounterChild, type HistogramChild } from './hot-metrics.js';
 import { dropSeries } from './drop-series.js';
 import { addChildMetrics, type ChildSnapshot } from './child-metrics.js';
@@ -182,6 +183,15 @@ export class GatewayMetrics {
     });
 
     addChildMetrics(register, upstreams, UPSTREAM_STATES);
+    counterAtScrape(register, {
+      name: `${PREFIX}sandbox_refused_total`,
+      help: 'What sandboxed children were refused, by server and kind (host: a host not on network.allow).',
+      labelNames: ['server', 'kind'],
+      fill(record) {
+        for (const [server, kinds] of sandboxRefusals)
+          for (const [kind, count] of kinds) record({ server, kind }, count);
+      },
+    });
 
     // The callbacks are read once per metric per scrape; prom-client runs every collect synchronously at the
     // start of one render, so the numbers of one scrape cannot interleave with other work.

@@ -26,6 +26,8 @@ export interface StatusSnapshot {
      */
     connected?: number | undefined;
     lastError: string | undefined;
+    /** A stdio server's sandbox in a few words (docs/sandbox.md), with the host's tier; `off` when bare. */
+    sandbox?: string;
     /** A pooled server's children (instances), each as "#index state", e.g. "#0 ready, #1 backing-off". */
     children?: string;
   }[];
@@ -51,6 +53,7 @@ const UPSTREAM_COLUMNS = [
   ['toolCount', 'Tools'],
   ['connected', 'Connected'],
   ['children', 'Children'],
+  ['sandbox', 'Sandbox'],
   ['lastError', 'Last error'],
 ] as const;
 

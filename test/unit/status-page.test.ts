@@ -66,6 +66,7 @@ test('a complete HTML document with every upstream in its own row, in the order 
     toolCount: '9',
     connected: '—',
     children: '—',
+    sandbox: '—',
     lastError: '—',
   });
   assert.deepEqual(row(html, 'old-http'), {
@@ -77,6 +78,7 @@ test('a complete HTML document with every upstream in its own row, in the order 
     toolCount: '—',
     connected: '—',
     children: '—',
+    sandbox: '—',
     lastError: 'connect ECONNREFUSED 127.0.0.1:9',
   });
   assert.ok(html.indexOf('data-upstream="files"') < html.indexOf('data-upstream="old-http"'));
@@ -114,7 +116,7 @@ test('empty states: no upstreams, no cache lookups, no denials', () => {
   const html = renderStatusPage(
     snapshot({ upstreams: [], cache: { hits: 0, misses: 0, hitRate: undefined }, recentDenials: [] }),
   );
-  assert.equal(tbody(html, 'upstreams'), '<tr class="empty"><td colspan="9">No upstreams configured.</td></tr>');
+  assert.equal(tbody(html, 'upstreams'), '<tr class="empty"><td colspan="10">No upstreams configured.</td></tr>');
   assert.equal(tbody(html, 'denials'), '<tr class="empty"><td colspan="5">No denials recorded.</td></tr>');
   assert.equal(field(html, 'hitRate'), '—');
   assert.equal(field(html, 'hits'), '0');

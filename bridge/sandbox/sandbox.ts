@@ -1,0 +1,113 @@
+// The one entry point the gateway uses: turn a stdio child's command into the same child run inside its
+// sandbox, or refuse it with what the host lacks. Loaded with a dynamic import() only when a config
+// sandboxes a server, so a gateway without sandboxes never loads or probes any of this.
+import { existsSync } from 'node:fs';
+import type { Log } from '../../infra/log.js';
+import { SANDBOX_DATA, SANDBOX_HOME, SANDBOX_TMP, sandboxedLaunch } from './bwrap-args.js';
+import { PROXY_PORT } from './connect-proxy.js';
+import { type SandboxPolicy, shortfall } from './policy.js';
+import { sandboxTier, type SandboxTier } from './probe.js';
+
+export type { SandboxPolicy, SandboxNetwork } from './policy.js';
+export { sandboxTier, type SandboxTier } from './probe.js';
+
+/** The variable that names the child's private data folder (a folder in its own tmpfs). */
+export const DATA_VARIABLE = 'MCP_SANDBOX_DATA';
+
+export interface ChildCommand {
+  command: string;
+  args: string[];
+  cwd: string;
+  env: Record<string, string>;
+}
+
+export class SandboxRefused extends Error {
+  constructor(readonly missing: string[]) {
+    super(missing.join('; '));
+    this.name = 'SandboxRefused';
+  }
+}
+
+let tierLogged = false;
+
+/**
+ * `child` as a sandboxed command line (bwrap, then the child's own argv), with the private home, tmp and
+ * data folder in its environment. Throws SandboxRefused when the host cannot give what `policy` asks for.
+ */
+export async function sandboxChild(
+  server: string,
+  child: ChildCommand,
+  policy: SandboxPolicy,
+  log: Log,
+): Promise<ChildCommand> {
+  const tier = await sandboxTier();
+  if (!tierLogged) {
+    tierLogged = true;
+    // Said once per gateway; a warning when the host gives less than everything the sandbox can do.
+    if (tier.name === 'full') log.info({ sandboxTier: describeTier(tier) }, `sandbox tier: ${tier.name}`);
+    else log.warn({ sandboxTier: describeTier(tier) }, `sandbox tier: ${tier.name}`);
+  }
+  const missing = shortfall(server, policy, tier);
+  if (missing.length) throw new SandboxRefused(missing);
+  warnAbsent(server, policy, log);
+  let proxySocket: string | undefined;
+  if (policy.network.kind === 'allow') {
+    const { startConnectProxy } = await import('./connect-proxy.js');
+    proxySocket = (await startConnectProxy(server, policy.network.hosts, log)).socket;
+  }
+  const [command, ...args] = sandboxedLaunch({ ...child, proxySocket }, policy, tier);
+  return { command: command!, args, cwd: child.cwd, env: sandboxEnv(child.env, proxySocket !== undefined) };
+}
+
+/** A `read:` or `write:` path that does not exist is not shown to the child: most likely a typo. */
+function warnAbsent(server: string, policy: SandboxPolicy, log: Log): void {
+  for (const key of ['read', 'write'] as const) {
+    for (const place of policy[key]) {
+      if (!existsSync(place))
+        log.warn(
+          { path: place },
+          `servers.${server}.sandbox.${key}: ${place} does not exist, so the child cannot see it`,
+        );
+    }
+  }
+}
+
+/** What `policy` asks for that this host cannot give (probing it if not yet done); [] when it fits. */
+export async function sandboxProblems(server: string, policy: SandboxPolicy): Promise<string[]> {
+  return shortfall(server, policy, await sandboxTier());
+}
+
+/** The tier in a form for logs, the status page and /config. */
+export function describeTier(tier: SandboxTier): Record<string, unknown> {
+  return {
+    name: tier.name,
+    namespaces: tier.namespaces,
+    limits: tier.limits,
+    processLimit: tier.processLimit,
+    networkAllowList: tier.socat !== undefined,
+    ...(tier.why && { why: tier.why }),
+  };
+}
+
+/** The names HTTP clients read their proxy from (curl, Python, Go, npm; not Node 20's fetch). */
+function proxyEnv(): Record<string, string> {
+  const url = `http://127.0.0.1:${PROXY_PORT}`;
+  return { HTTPS_PROXY: url, HTTP_PROXY: url, ALL_PROXY: url, https_proxy: url, http_proxy: url, all_proxy: url };
+}
+
+/** Names about the gateway's own user and folders, which a sandboxed child must not be told. */
+const GATEWAY_ONLY = /^(USER|LOGNAME|XDG_.*)$/;
+
+/** The child's own environment with home, tmp and data pointed into its private tmpfs. */
+function sandboxEnv(env: Record<string, string>, proxied: boolean): Record<string, string> {
+  const own = Object.fromEntries(Object.entries(env).filter(([name]) => !GATEWAY_ONLY.test(name)));
+  return {
+    ...own,
+    ...(proxied && proxyEnv()),
+    HOME: SANDBOX_HOME,
+    TMPDIR: SANDBOX_TMP,
+    TMP: SANDBOX_TMP,
+    TEMP: SANDBOX_TMP,
+    [DATA_VARIABLE]: SANDBOX_DATA,
+  };
+}
