@@ -15,6 +15,8 @@ export interface CredentialBackend {
   counts(): Promise<Map<string, number>>;
   /** Keeps a pending link's sealed state until `expiresAt` (epoch ms). */
   putPending(id: string, sealed: string, expiresAt: number): Promise<void>;
+  /** The pending state, left in place (a page that shows what a link is for, before it is spent). */
+  peekPending(id: string): Promise<string | undefined>;
   /** The pending state, removed in the same step: a second take of the same id gets nothing, on any replica. */
   takePending(id: string): Promise<string | undefined>;
   /** Hears of records another replica changed or removed (Redis only), so cached copies are dropped. */

@@ -85,6 +85,11 @@ export class FileBackend implements CredentialBackend {
     this.pending.set(id, { sealed, expiresAt });
   }
 
+  async peekPending(id: string): Promise<string | undefined> {
+    const entry = this.pending.get(id);
+    return entry && entry.expiresAt > Date.now() ? entry.sealed : undefined;
+  }
+
   async takePending(id: string): Promise<string | undefined> {
     const entry = this.pending.get(id);
     this.pending.delete(id);

@@ -68,6 +68,10 @@ export class RedisBackend implements CredentialBackend {
     await this.client.set(this.pendingKey(id), sealed, 'PX', Math.max(1, expiresAt - Date.now()));
   }
 
+  async peekPending(id: string): Promise<string | undefined> {
+    return (await this.client.get(this.pendingKey(id))) ?? undefined;
+  }
+
   async takePending(id: string): Promise<string | undefined> {
     return (await this.client.getdel(this.pendingKey(id))) ?? undefined;
   }
