@@ -2,7 +2,7 @@
 // Hono app over a file store, with a stand-in OAuth client and sign-in: a GET never spends a link; every POST
 // needs the gateway's own origin; a later step is finished only by the browser that confirmed; bodies are
 // capped before parsing; a pasted control character is refused naming the field; an operator's error shows a
-// reference, not the message. The same in a real browser against oidc-provider: test/e2e/connect-flow.test.ts.
+// reference, not the message. The same in a real browser against oidc-provider: test/e2e/upstream-oauth-sign-in.test.ts and upstream-oauth.test.ts.
 import assert from 'node:assert/strict';
 import path from 'node:path';
 import { Writable } from 'node:stream';

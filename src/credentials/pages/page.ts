@@ -12,9 +12,11 @@ export type PageStatus = 200 | 400 | 403 | 404 | 410 | 413 | 502;
 /** Sent with every page of these flows. */
 export const PAGE_HEADERS: Readonly<Record<string, string>> = {
   'cache-control': 'no-store',
-  'referrer-policy': 'no-referrer',
-  'content-security-policy':
-    "default-src 'none'; style-src 'unsafe-inline'; form-action 'self'; frame-ancestors 'none'",
+  // Not no-referrer: under it a browser sends `Origin: null` with the page's own form, which form-guard.ts refuses.
+  // same-origin sends no Referer (which would carry a link) to any other site.
+  'referrer-policy': 'same-origin',
+  // No form-action: a browser applies it to the confirming POST's redirect to the authorization server too.
+  'content-security-policy': "default-src 'none'; style-src 'unsafe-inline'; frame-ancestors 'none'",
   'x-frame-options': 'DENY',
   'x-content-type-options': 'nosniff',
 };
