@@ -76,9 +76,13 @@ describe('per-caller secrets', { skip: browserNeed.skip }, () => {
     await receiver?.close();
   });
 
-  const getEnv = (who: string, params: Record<string, unknown> = {}) => {
+  /** The ids of every paste link handed out: single-use capabilities, never to be written anywhere else. */
+  const issued: string[] = [];
+  const getEnv = async (who: string, params: Record<string, unknown> = {}) => {
     const body = request('tools/call', { name: 'get-env', arguments: {}, ...params });
-    return send(`${gateway.url}/servers/everything/mcp`, body, { authorization: `Bearer ${KEYS[who]}` });
+    const answer = await send(`${gateway.url}/servers/everything/mcp`, body, { authorization: `Bearer ${KEYS[who]}` });
+    for (const [, id] of JSON.stringify(answer.body).matchAll(/\/secrets\/([\w-]{20,})/g)) issued.push(id!);
+    return answer;
   };
 
   /** What a person does with the link: open it, paste the value, save. Returns the page's heading. */
@@ -191,7 +195,7 @@ describe('per-caller secrets', { skip: browserNeed.skip }, () => {
     assert.ok([...childrenWithToken().values()].includes(SECRETS.bob), "bob's child is untouched");
   });
 
-  test('no secret in logs, audit, traces, metrics, the status page or at rest', async () => {
+  test('no secret and no paste link in logs, audit, traces, metrics, the status page or at rest', async () => {
     assert.ok(
       await until(async () => receiver.spans.some((span) => span.kind === 2), 30_000),
       'the gateway exported its spans',
@@ -209,6 +213,8 @@ describe('per-caller secrets', { skip: browserNeed.skip }, () => {
     assert.ok(outputs.audit.length > 0 && outputs.logs.length > 0, 'something was written');
     for (const [where, text] of Object.entries(outputs)) {
       for (const secret of Object.values(SECRETS)) assert.ok(!text.includes(secret), `${where} holds a secret`);
+      for (const id of issued) assert.ok(!text.includes(id), `${where} holds a paste link (issue 45 item 7)`);
     }
+    assert.ok(issued.length >= 3, 'links were handed out');
   });
 });
