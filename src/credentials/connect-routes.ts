@@ -14,7 +14,6 @@
 import type { HttpBindings } from '@hono/node-server';
 import type { Hono } from 'hono';
 import type { Log } from '../../infra/log.js';
-import type { SecretPending } from '../layers/per-caller/secret-env.js';
 import { clientMetadata } from './oauth/client-identity.js';
 import {
   type AuthorizationPending,
@@ -28,6 +27,7 @@ import { CONFIRM_BODY_BYTES, formGuard } from './pages/form-guard.js';
 import { escapeHtml, htmlPage, linkUnusable, type PageContext, textPage } from './pages/page.js';
 import { operatorErrorPage } from './pages/reference.js';
 import type { SecretFormPending } from './pages/secret-form.js';
+import { addConnectionRoutes } from './connections-routes.js';
 import type { CredentialStore } from './store.js';
 
 type App = Hono<{ Bindings: HttpBindings }>;
@@ -50,191 +50,156 @@ export interface ConnectRouteOptions {
 }
 
 export function addConnectRoutes(app: App, options: ConnectRouteOptions): void {
-  const { store, log } = options;
-  const displayName = options.displayName ?? ((server: string) => server);
-  const browsers = new BrowserBinding(options.publicUrl);
-
+  const flow = new ConnectFlow(options);
   // The gateway's Client ID Metadata Document: its URL is its client_id at authorization servers that accept one.
   app.get('/oauth/client-metadata.json', (c) => {
     if (options.publicUrl === undefined)
       return c.json({ error: 'set listen.publicUrl to serve the client metadata document' }, 404);
     return c.json(clientMetadata(options.publicUrl), 200, { 'cache-control': 'public, max-age=3600' });
   });
+  app.get('/connect/callback', (c) => flow.callback(c));
+  app.post('/connect/confirm', formGuard(options.publicUrl, CONFIRM_BODY_BYTES), (c) => flow.confirm(c));
+  app.get('/connect/signed-in', (c) => flow.signedIn(c));
+  app.get('/connect/:link', (c) => flow.linkPage(c, c.req.param('link')));
+  addConnectionRoutes(app, options.store, options.authenticate);
+}
 
-  app.get('/connect/callback', async (c) => {
-    const state = c.req.query('state');
-    const pending = state ? await store.takePending<AuthorizationPending>(state) : undefined;
-    if (pending?.step !== 'authorize') return cannotFinish(c);
-    const name = displayName(pending.server);
-    if (!browsers.matches(c.req.header('cookie'), pending.binding)) {
-      log.warn(
-        { server: pending.server },
-        'an authorization response arrived in another browser than the link; refused',
-      );
-      return textPage(c, 403, `Not connected to ${name}`, OTHER_BROWSER);
-    }
-    // RFC 9207 first: a response from another issuer is neither acted on nor shown, its error included.
-    const wrongIssuer = issuerProblem(pending, c.req.query('iss'));
-    if (wrongIssuer !== undefined) {
-      log.warn({ server: pending.server }, 'an authorization response from another issuer was refused (RFC 9207)');
-      return textPage(c, 400, `Not connected to ${name}`, wrongIssuer);
-    }
-    const client = options.clients().get(pending.server);
-    const error = c.req.query('error');
-    if (!client || error)
-      return textPage(
-        c,
-        400,
-        `Not connected to ${name}`,
-        error
-          ? `The authorization server said: ${error}. Go back to your client and try again.`
-          : 'That server is no longer configured.',
-      );
-    try {
-      await client.complete(pending, c.req.query('code') ?? '', c.req.query('iss'));
-    } catch (failure) {
-      const context = { server: pending.server };
-      return operatorErrorPage(
-        c,
-        log,
-        `Not connected to ${name}`,
-        failure,
-        context,
-        'a connection could not be completed',
-      );
-    }
-    log.info({ server: pending.server }, 'a caller connected their account');
-    return textPage(
-      c,
-      200,
-      `Connected to ${name}`,
-      'You can close this page and go back to your client: try the call again.',
-    );
-  });
+/** The steps of a connect link, each a method; what they share (the store, the binding, the names) is here. */
+class ConnectFlow {
+  private readonly browsers: BrowserBinding;
+  private readonly log: Log;
+  private readonly displayName: (server: string) => string;
 
-  /** On to the upstream's authorization server, for a link confirmed in the browser whose binding is `binding`. */
-  const authorize = async (c: PageContext, link: ConnectPending, binding: Binding): Promise<Response> => {
-    const client = options.clients().get(link.server);
-    if (!client) return textPage(c, 404, 'Unknown server', 'That server is no longer configured.');
-    try {
-      return redirect(await client.authorizationUrl(link.principal, link.scopes, binding.hash), binding);
-    } catch (failure) {
-      const title = `Cannot connect to ${displayName(link.server)}`;
-      return operatorErrorPage(
-        c,
-        log,
-        title,
-        failure,
-        { server: link.server },
-        'an authorization request could not be started',
-      );
-    }
-  };
+  constructor(private readonly options: ConnectRouteOptions) {
+    this.browsers = new BrowserBinding(options.publicUrl);
+    this.log = options.log;
+    this.displayName = options.displayName ?? ((server: string) => server);
+  }
 
-  /** The sign-in first when there is one; else the link goes straight on. */
-  const startSignIn = async (c: PageContext, link: ConnectPending, binding: Binding) => {
-    let signInAt: string | undefined;
-    try {
-      signInAt = await options.signIn?.start(link, binding.hash);
-    } catch (failure) {
-      const title = `Cannot connect to ${displayName(link.server)}`;
-      return operatorErrorPage(c, log, title, failure, { server: link.server }, 'a link sign-in could not be started');
-    }
-    if (signInAt !== undefined) return redirect(signInAt, binding);
-    return goOn(c, link, binding);
-  };
+  /** GET /connect/<id>: a look, never a take; the confirming POST spends the link. */
+  async linkPage(c: PageContext, id: string): Promise<Response> {
+    const link = await this.options.store.peekPending<ConnectPending>(id);
+    if (link?.step !== 'connect') return linkUnusable(c);
+    return this.confirmationPage(c, id, link, await destinationOf(this.options, link));
+  }
 
-  /** After the sign-in (or without one): the upstream's authorization, or a paste link's form (secret-routes.ts). */
-  const goOn = async (c: PageContext, link: ConnectPending | SecretPending, binding: Binding): Promise<Response> => {
-    if (link.step === 'connect') return authorize(c, link, binding);
-    const form: SecretFormPending = { step: 'secret-form', link, binding: binding.hash };
-    return redirect(`/secrets/form/${await store.putPending(form, options.linkTtlMs ?? 600_000)}`, binding);
-  };
-
-  app.post('/connect/confirm', formGuard(options.publicUrl, CONFIRM_BODY_BYTES), async (c) => {
+  /** POST /connect/confirm: spends the link and binds this browser; the sign-in, or the upstream's authorization. */
+  async confirm(c: PageContext): Promise<Response> {
     const form = await c.req.parseBody();
     const id = typeof form.link === 'string' ? form.link : undefined;
-    const link = id ? await store.takePending<ConnectPending>(id) : undefined;
+    const link = id ? await this.options.store.takePending<ConnectPending>(id) : undefined;
     if (link?.step !== 'connect') return linkUnusable(c);
-    return startSignIn(c, link, browsers.bind(c.req.header('cookie')));
-  });
+    const binding = this.browsers.bind(c.req.header('cookie'));
+    let signInAt: string | undefined;
+    try {
+      signInAt = await this.options.signIn?.start(link, binding.hash);
+    } catch (failure) {
+      const title = `Cannot connect to ${this.displayName(link.server)}`;
+      return operatorErrorPage(c, this.log, { title, failure, server: link.server, what: 'a sign-in could not start' });
+    }
+    if (signInAt !== undefined) return redirect(signInAt, binding);
+    return this.authorize(c, link, binding);
+  }
 
-  app.get('/connect/signed-in', async (c) => {
+  /** GET /connect/signed-in: the issuer's redirect, in the browser that confirmed, as the link's principal. */
+  async signedIn(c: PageContext): Promise<Response> {
     const state = c.req.query('state');
-    const pending = state && options.signIn ? await store.takePending<SignInPending>(state) : undefined;
+    const pending =
+      state && this.options.signIn ? await this.options.store.takePending<SignInPending>(state) : undefined;
     if (pending?.step !== 'sign-in') return cannotFinish(c);
     const link = pending.link;
-    const name = displayName(link.server);
-    if (!browsers.matches(c.req.header('cookie'), pending.binding)) {
-      log.warn({ server: link.server }, 'a sign-in answer arrived in another browser than the link; refused');
-      return textPage(c, 403, `Not connected to ${name}`, OTHER_BROWSER);
+    const title = `Not connected to ${this.displayName(link.server)}`;
+    if (!this.browsers.matches(c.req.header('cookie'), pending.binding)) {
+      this.log.warn({ server: link.server }, 'a sign-in answer arrived in another browser than the link; refused');
+      return textPage(c, 403, title, OTHER_BROWSER);
     }
     const error = c.req.query('error');
-    const wrongIssuer = signInIssuerProblem(pending, c.req.query('iss'));
-    if (error !== undefined && wrongIssuer === undefined)
-      return textPage(
-        c,
-        400,
-        `Not connected to ${name}`,
-        `The sign-in was not completed (${error}). Go back to your client and try the call again for a new link.`,
-      );
+    if (error !== undefined && signInIssuerProblem(pending, c.req.query('iss')) === undefined) {
+      const text =
+        `The sign-in was not completed (${error}). Go back to your client and try the call again for a ` + 'new link.';
+      return textPage(c, 400, title, text);
+    }
     let outcome: SignedIn;
     try {
-      outcome = await options.signIn!.finish(pending, c.req.query('code') ?? '', c.req.query('iss'));
+      outcome = await this.options.signIn!.finish(pending, c.req.query('code') ?? '', c.req.query('iss'));
     } catch (failure) {
-      const title = `Not connected to ${name}`;
-      return operatorErrorPage(
-        c,
-        log,
+      return operatorErrorPage(c, this.log, {
         title,
         failure,
-        { server: link.server },
-        'a link sign-in could not be completed',
-      );
+        server: link.server,
+        what: 'a sign-in could not finish',
+      });
     }
     if (!outcome.ok && outcome.signedInAs !== undefined) {
-      log.warn({ server: link.server }, 'a link was opened by someone signed in as another principal; refused');
+      this.log.warn({ server: link.server }, 'a link was opened by someone signed in as another principal; refused');
       return notYours(c, link.principal, outcome.signedInAs);
     }
     if (!outcome.ok)
       return textPage(
         c,
         400,
-        `Not connected to ${name}`,
+        title,
         `${outcome.reason}. Go back to your client and try the call again for a new link.`,
       );
-    return goOn(c, link, { hash: pending.binding });
-  });
+    const binding = { hash: pending.binding };
+    if (link.step === 'connect') return this.authorize(c, link, binding);
+    // A paste link: on to its form (secret-routes.ts), bound to the same browser.
+    const form: SecretFormPending = { step: 'secret-form', link, binding: pending.binding };
+    const id = await this.options.store.putPending(form, this.options.linkTtlMs ?? 600_000);
+    return redirect(`/secrets/form/${id}`, binding);
+  }
 
-  app.get('/connect/:link', async (c) => {
-    // A look, never a take: the confirming POST spends the link.
-    const id = c.req.param('link');
-    const link = await store.peekPending<ConnectPending>(id);
-    if (link?.step !== 'connect') return linkUnusable(c);
-    return confirmationPage(c, id, link, await destinationOf(options, link));
-  });
+  /** GET /connect/callback: the authorization server's redirect, in the browser that confirmed. */
+  async callback(c: PageContext): Promise<Response> {
+    const state = c.req.query('state');
+    const pending = state ? await this.options.store.takePending<AuthorizationPending>(state) : undefined;
+    if (pending?.step !== 'authorize') return cannotFinish(c);
+    const { server } = pending;
+    const title = `Not connected to ${this.displayName(server)}`;
+    if (!this.browsers.matches(c.req.header('cookie'), pending.binding)) {
+      this.log.warn({ server }, 'an authorization response arrived in another browser than the link; refused');
+      return textPage(c, 403, title, OTHER_BROWSER);
+    }
+    // RFC 9207 first: a response from another issuer is neither acted on nor shown, its error included.
+    const wrongIssuer = issuerProblem(pending, c.req.query('iss'));
+    if (wrongIssuer !== undefined) {
+      this.log.warn({ server }, 'an authorization response from another issuer was refused (RFC 9207)');
+      return textPage(c, 400, title, wrongIssuer);
+    }
+    const client = this.options.clients().get(server);
+    const error = c.req.query('error');
+    if (error)
+      return textPage(c, 400, title, `The authorization server said: ${error}. Go back to your client and try again.`);
+    if (!client) return textPage(c, 400, title, 'That server is no longer configured.');
+    try {
+      await client.complete(pending, c.req.query('code') ?? '', c.req.query('iss'));
+    } catch (failure) {
+      return operatorErrorPage(c, this.log, { title, failure, server, what: 'a connection could not be completed' });
+    }
+    this.log.info({ server }, 'a caller connected their account');
+    const done = 'You can close this page and go back to your client: try the call again.';
+    return textPage(c, 200, `Connected to ${this.displayName(server)}`, done);
+  }
 
-  app.get('/connections', async (c) => {
-    const principal = await options.authenticate(c.req.header('authorization'));
-    if (principal === undefined)
-      return c.json({ error: 'send your usual credentials (Authorization) to see your connections' }, 401);
-    return c.json({ principal, connections: await store.list(principal) }, 200, NO_STORE);
-  });
-
-  app.delete('/connections/:server', async (c) => {
-    const principal = await options.authenticate(c.req.header('authorization'));
-    if (principal === undefined)
-      return c.json({ error: 'send your usual credentials (Authorization) to revoke a connection' }, 401);
-    const removed = await store.delete(principal, c.req.param('server'));
-    return c.json({ removed }, removed ? 200 : 404, NO_STORE);
-  });
+  /** On to the upstream's authorization server, for a link confirmed in the browser whose binding is `binding`. */
+  private async authorize(c: PageContext, link: ConnectPending, binding: Binding): Promise<Response> {
+    const client = this.options.clients().get(link.server);
+    if (!client) return textPage(c, 404, 'Unknown server', 'That server is no longer configured.');
+    try {
+      return redirect(await client.authorizationUrl(link.principal, link.scopes, binding.hash), binding);
+    } catch (failure) {
+      const title = `Cannot connect to ${this.displayName(link.server)}`;
+      const what = 'an authorization request could not be started';
+      return operatorErrorPage(c, this.log, { title, failure, server: link.server, what });
+    }
+  }
 
   /** The confirmation page of a connect link: whose, what, where to, which scopes; its button spends the link. */
-  function confirmationPage(c: PageContext, id: string, link: ConnectPending, destination: Destination): Response {
-    const name = escapeHtml(displayName(link.server));
+  private confirmationPage(c: PageContext, id: string, link: ConnectPending, destination: Destination): Response {
+    const name = escapeHtml(this.displayName(link.server));
     const who = escapeHtml(link.principal);
-    const server = link.server === displayName(link.server) ? '' : ` (<code>${escapeHtml(link.server)}</code>)`;
-    const signInHost = options.signIn ? hostOf(options.signIn.issuer) : undefined;
+    const server = link.server === this.displayName(link.server) ? '' : ` (<code>${escapeHtml(link.server)}</code>)`;
+    const signInHost = this.options.signIn ? hostOf(this.options.signIn.issuer) : undefined;
     const to =
       (signInHost ? `first to sign in at <b>${escapeHtml(signInHost)}</b>, then ` : '') +
       (destination.host ? `to <b>${escapeHtml(destination.host)}</b>` : "to the server's authorization server");
@@ -251,7 +216,7 @@ export function addConnectRoutes(app: App, options: ConnectRouteOptions): void {
       `connects their ${name} account to ${who}. Opening this page used nothing up; the button does.</p>` +
       `<form method="post" action="/connect/confirm"><input type="hidden" name="link" value="${escapeHtml(id)}">` +
       `<button type="submit">Connect ${name}</button></form>`;
-    return htmlPage(c, 200, `Connect ${displayName(link.server)}`, body);
+    return htmlPage(c, 200, `Connect ${this.displayName(link.server)}`, body);
   }
 }
 
@@ -295,5 +260,3 @@ function notYours(c: PageContext, principal: string, signedInAs: string): Respon
 function hostOf(url: string): string | undefined {
   return URL.canParse(url) ? new URL(url).host : undefined;
 }
-
-const NO_STORE = { 'cache-control': 'no-store', 'referrer-policy': 'no-referrer' };

@@ -15,11 +15,12 @@ import type { Hono } from 'hono';
 import type { Log } from '../../infra/log.js';
 import type { SecretPending } from '../layers/per-caller/secret-env.js';
 import type { GatewaySignIn } from './oauth/sign-in.js';
-import { type Binding, BrowserBinding, OTHER_BROWSER, redirect } from './pages/browser-binding.js';
+import { BrowserBinding, OTHER_BROWSER, redirect } from './pages/browser-binding.js';
 import { CONFIRM_BODY_BYTES, formGuard, PASTE_BODY_BYTES } from './pages/form-guard.js';
 import { escapeHtml, htmlPage, linkUnusable, type PageContext, textPage } from './pages/page.js';
 import { operatorErrorPage } from './pages/reference.js';
 import { SECRET_FIELD, type SecretFormPending, secretFormPage } from './pages/secret-form.js';
+import { addConnectionRoutes } from './connections-routes.js';
 import type { CredentialStore } from './store.js';
 
 type App = Hono<{ Bindings: HttpBindings }>;
@@ -52,112 +53,108 @@ function holdsControl(text: string): boolean {
 }
 
 export function addSecretRoutes(app: App, options: SecretRouteOptions): void {
-  const { store, log, displayName } = options;
-  const browsers = new BrowserBinding(options.publicUrl);
+  const flow = new PasteFlow(options);
+  app.post('/secrets/save', formGuard(options.publicUrl, PASTE_BODY_BYTES), (c) => flow.save(c));
+  app.post('/secrets/confirm', formGuard(options.publicUrl, CONFIRM_BODY_BYTES), (c) => flow.confirm(c));
+  app.get('/secrets/form/:id', (c) => flow.formPage(c, c.req.param('id')));
+  app.get('/secrets/:link', (c) => flow.linkPage(c, c.req.param('link')));
+  if (options.connections) addConnectionRoutes(app, options.store, options.authenticate);
+}
 
-  app.post('/secrets/save', formGuard(options.publicUrl, PASTE_BODY_BYTES), async (c) => {
-    const form = await c.req.parseBody();
-    const id = typeof form.link === 'string' ? form.link : undefined;
-    // Checked before the link is spent, so a refused value can be corrected and sent again.
-    const link = id ? await pasteLinkOf(c, await store.peekPending<SecretPending | SecretFormPending>(id)) : undefined;
-    if (link === undefined || link instanceof Response) return link ?? linkUnusable(c);
-    const wanted = options.secretsOf(link.server);
-    if (!wanted) return textPage(c, 404, 'Unknown server', 'That server is no longer configured.');
-    const values = valuesIn(form, wanted);
-    if (typeof values === 'string') return textPage(c, 400, 'Nothing was saved', values);
-    if ((await store.takePending(id!)) === undefined) return linkUnusable(c);
-    await store.put(link.principal, link.server, { kind: 'secret', values, connectedAt: Date.now() });
-    log.info(
-      { server: link.server, secrets: Object.keys(values) },
-      'a caller saved their secrets for a per-caller server',
-    );
-    const done = 'You can close this page and go back to your client: try the call again.';
-    return textPage(c, 200, `Saved for ${displayName(link.server)}`, done);
-  });
+/** The steps of a paste link, each a method. */
+class PasteFlow {
+  private readonly browsers: BrowserBinding;
+  private readonly store: CredentialStore;
+  private readonly log: Log;
 
-  /** The link a save is for, or a refusal: a paste link only without sign-in, a form only in its own browser. */
-  async function pasteLinkOf(
-    c: PageContext,
-    pending: SecretPending | SecretFormPending | undefined,
-  ): Promise<SecretPending | Response | undefined> {
-    if (pending?.step === 'secret') return options.signIn ? undefined : pending; // with sign-in: no skipping it
-    if (pending?.step !== 'secret-form') return undefined;
-    if (browsers.matches(c.req.header('cookie'), pending.binding)) return pending.link;
-    log.warn({ server: pending.link.server }, 'a paste form was sent from another browser than the link; refused');
-    return textPage(c, 403, 'Nothing was saved', OTHER_BROWSER);
+  constructor(private readonly options: SecretRouteOptions) {
+    this.browsers = new BrowserBinding(options.publicUrl);
+    this.store = options.store;
+    this.log = options.log;
   }
 
-  app.post('/secrets/confirm', formGuard(options.publicUrl, CONFIRM_BODY_BYTES), async (c) => {
-    const form = await c.req.parseBody();
-    const id = typeof form.link === 'string' ? form.link : undefined;
-    const link = id ? await store.takePending<SecretPending>(id) : undefined;
+  /** GET /secrets/<id>: a look, never a take; the form's (or the confirmation's) POST spends the link. */
+  async linkPage(c: PageContext, id: string): Promise<Response> {
+    const link = await this.store.peekPending<SecretPending>(id);
     if (link?.step !== 'secret') return linkUnusable(c);
-    const binding = browsers.bind(c.req.header('cookie'));
-    try {
-      const signInAt = await options.signIn?.start(link, binding.hash);
-      if (signInAt !== undefined) return redirect(signInAt, binding);
-    } catch (failure) {
-      const title = `Cannot connect to ${displayName(link.server)}`;
-      return operatorErrorPage(c, log, title, failure, { server: link.server }, 'a link sign-in could not be started');
-    }
-    return toForm(link, binding);
-  });
-
-  /** The paste form's own id, bound to the browser (an issuer without sign-in: straight from the confirmation). */
-  async function toForm(link: SecretPending, binding: Binding): Promise<Response> {
-    const pending: SecretFormPending = { step: 'secret-form', link, binding: binding.hash };
-    return redirect(`/secrets/form/${await store.putPending(pending, options.linkTtlMs)}`, binding);
-  }
-
-  app.get('/secrets/form/:id', async (c) => {
-    const id = c.req.param('id');
-    const pending = await store.peekPending<SecretFormPending>(id);
-    if (pending?.step !== 'secret-form') return linkUnusable(c);
-    if (!browsers.matches(c.req.header('cookie'), pending.binding))
-      return textPage(c, 403, 'This form is not for this browser', OTHER_BROWSER);
-    const wanted = options.secretsOf(pending.link.server);
+    const wanted = this.options.secretsOf(link.server);
     if (!wanted) return textPage(c, 404, 'Unknown server', 'That server is no longer configured.');
-    return secretFormPage(c, { id, link: pending.link, wanted, displayName: displayName(pending.link.server) });
-  });
-
-  app.get('/secrets/:link', async (c) => {
-    // A look, never a take: the form's (or the confirmation's) POST spends the link.
-    const id = c.req.param('link');
-    const link = await store.peekPending<SecretPending>(id);
-    if (link?.step !== 'secret') return linkUnusable(c);
-    const wanted = options.secretsOf(link.server);
-    if (!wanted) return textPage(c, 404, 'Unknown server', 'That server is no longer configured.');
-    const name = displayName(link.server);
-    if (!options.signIn) return secretFormPage(c, { id, link, wanted, displayName: name });
+    const name = this.options.displayName(link.server);
+    if (!this.options.signIn) return secretFormPage(c, { id, link, wanted, displayName: name });
     const who = escapeHtml(link.principal);
     const body =
       `<p>${escapeHtml(name)} needs values only <b>${who}</b> should give it: ` +
       `${Object.keys(wanted)
         .map((key) => `<code>${escapeHtml(key)}</code>`)
         .join(', ')}.</p>` +
-      `<p>You will first sign in at <b>${escapeHtml(hostOf(options.signIn.issuer))}</b>, then paste them here. ` +
-      `Continue only if you are ${who} and you asked your MCP client for this just now. Opening this page used ` +
-      'nothing up; the button does.</p>' +
+      `<p>You will first sign in at <b>${escapeHtml(hostOf(this.options.signIn.issuer))}</b>, then paste them ` +
+      `here. Continue only if you are ${who} and you asked your MCP client for this just now. Opening this page ` +
+      'used nothing up; the button does.</p>' +
       `<form method="post" action="/secrets/confirm"><input type="hidden" name="link" value="${escapeHtml(id)}">` +
-      `<button type="submit">Continue to sign in</button></form>`;
+      '<button type="submit">Continue to sign in</button></form>';
     return htmlPage(c, 200, `Connect ${name}`, body);
-  });
+  }
 
-  if (!options.connections) return;
-  app.get('/connections', async (c) => {
-    const principal = await options.authenticate(c.req.header('authorization'));
-    if (principal === undefined)
-      return c.json({ error: 'send your usual credentials (Authorization) to see your connections' }, 401);
-    return c.json({ principal, connections: await store.list(principal) }, 200, NO_STORE);
-  });
+  /** POST /secrets/confirm (with sign-in): spends the link, binds this browser, signs the person in. */
+  async confirm(c: PageContext): Promise<Response> {
+    const form = await c.req.parseBody();
+    const id = typeof form.link === 'string' ? form.link : undefined;
+    const link = id ? await this.store.takePending<SecretPending>(id) : undefined;
+    if (link?.step !== 'secret') return linkUnusable(c);
+    const binding = this.browsers.bind(c.req.header('cookie'));
+    try {
+      const signInAt = await this.options.signIn?.start(link, binding.hash);
+      if (signInAt !== undefined) return redirect(signInAt, binding);
+    } catch (failure) {
+      const title = `Cannot connect to ${this.options.displayName(link.server)}`;
+      return operatorErrorPage(c, this.log, { title, failure, server: link.server, what: 'a sign-in could not start' });
+    }
+    // An issuer without an authorization endpoint: straight to the form, bound to this browser.
+    const pending: SecretFormPending = { step: 'secret-form', link, binding: binding.hash };
+    return redirect(`/secrets/form/${await this.store.putPending(pending, this.options.linkTtlMs)}`, binding);
+  }
 
-  app.delete('/connections/:server', async (c) => {
-    const principal = await options.authenticate(c.req.header('authorization'));
-    if (principal === undefined)
-      return c.json({ error: 'send your usual credentials (Authorization) to revoke a connection' }, 401);
-    const removed = await store.delete(principal, c.req.param('server'));
-    return c.json({ removed }, removed ? 200 : 404, NO_STORE);
-  });
+  /** GET /secrets/form/<id>: the paste form after the sign-in, only in the browser that confirmed. */
+  async formPage(c: PageContext, id: string): Promise<Response> {
+    const pending = await this.store.peekPending<SecretFormPending>(id);
+    if (pending?.step !== 'secret-form') return linkUnusable(c);
+    if (!this.browsers.matches(c.req.header('cookie'), pending.binding))
+      return textPage(c, 403, 'This form is not for this browser', OTHER_BROWSER);
+    const wanted = this.options.secretsOf(pending.link.server);
+    if (!wanted) return textPage(c, 404, 'Unknown server', 'That server is no longer configured.');
+    const displayName = this.options.displayName(pending.link.server);
+    return secretFormPage(c, { id, link: pending.link, wanted, displayName });
+  }
+
+  /** POST /secrets/save: every value checked before the link is spent, so a refused one can be pasted again. */
+  async save(c: PageContext): Promise<Response> {
+    const form = await c.req.parseBody();
+    const id = typeof form.link === 'string' ? form.link : undefined;
+    const pending = id ? await this.store.peekPending<SecretPending | SecretFormPending>(id) : undefined;
+    const link = this.pasteLinkOf(c, pending);
+    if (link === undefined || link instanceof Response) return link ?? linkUnusable(c);
+    const wanted = this.options.secretsOf(link.server);
+    if (!wanted) return textPage(c, 404, 'Unknown server', 'That server is no longer configured.');
+    const values = valuesIn(form, wanted);
+    if (typeof values === 'string') return textPage(c, 400, 'Nothing was saved', values);
+    if ((await this.store.takePending(id!)) === undefined) return linkUnusable(c);
+    await this.store.put(link.principal, link.server, { kind: 'secret', values, connectedAt: Date.now() });
+    this.log.info({ server: link.server, secrets: Object.keys(values) }, 'a caller saved their secrets');
+    const done = 'You can close this page and go back to your client: try the call again.';
+    return textPage(c, 200, `Saved for ${this.options.displayName(link.server)}`, done);
+  }
+
+  /** The link a save is for, or a refusal: a paste link only without sign-in, a form only in its own browser. */
+  private pasteLinkOf(
+    c: PageContext,
+    pending: SecretPending | SecretFormPending | undefined,
+  ): SecretPending | Response | undefined {
+    if (pending?.step === 'secret') return this.options.signIn ? undefined : pending; // with sign-in: no skipping it
+    if (pending?.step !== 'secret-form') return undefined;
+    if (this.browsers.matches(c.req.header('cookie'), pending.binding)) return pending.link;
+    this.log.warn({ server: pending.link.server }, 'a paste form was sent from another browser than the link; refused');
+    return textPage(c, 403, 'Nothing was saved', OTHER_BROWSER);
+  }
 }
 
 /** The pasted values, trimmed, or why not (naming the field): empty, or holding a control character. */
@@ -184,5 +181,3 @@ function valuesIn(
 function hostOf(url: string): string {
   return URL.canParse(url) ? new URL(url).host : url;
 }
-
-const NO_STORE = { 'cache-control': 'no-store', 'referrer-policy': 'no-referrer' };

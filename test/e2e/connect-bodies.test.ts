@@ -87,7 +87,8 @@ describe('the connect flow refuses large and unprintable forms', () => {
   }
 
   for (const declared of [true, false]) {
-    test(`a 200 MB form (${declared ? 'its length declared' : 'streamed, no length'}) is refused with 413 before it is all sent`, async () => {
+    const how = declared ? 'its length declared' : 'streamed, no length';
+    test(`a 200 MB form (${how}) is refused with 413 before it is all sent`, async () => {
       const before = process.memoryUsage().rss;
       const { status, sent } = await sendHugeForm(declared);
       assert.equal(status, 413);

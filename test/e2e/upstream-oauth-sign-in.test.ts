@@ -200,7 +200,7 @@ describe('connect links with auth.jwt: the person signs in at the issuer and mus
     assert.equal((await whoami('alice')).body.error?.code, -32042, "nothing connected for alice, bob's account least");
   });
 
-  test('a sign-in started in one browser cannot be finished in another, even signed in as the right person', async () => {
+  test('a sign-in started in one browser cannot be finished in another, even as the right person', async () => {
     const link: string = (await whoami('alice')).body.error.data.url;
     const forwarded = await startAndCatch(link, 'alice', signInClient.client_id);
     const elsewhere = await openLink(forwarded, 'alice');
@@ -210,7 +210,7 @@ describe('connect links with auth.jwt: the person signs in at the issuer and mus
     assert.equal((await whoami('alice')).body.error?.code, -32042);
   });
 
-  test("a page elsewhere submitting a link's confirmation from the person's browser is refused; the link stays whole", async () => {
+  test("a page elsewhere submitting a link's confirmation is refused; the link stays whole", async () => {
     const link: string = (await whoami('carol')).body.error.data.url;
     const id = link.slice(link.lastIndexOf('/') + 1);
     const elsewhere = createServer((_req, res) =>

@@ -2,7 +2,8 @@
 // Hono app over a file store, with a stand-in OAuth client and sign-in: a GET never spends a link; every POST
 // needs the gateway's own origin; a later step is finished only by the browser that confirmed; bodies are
 // capped before parsing; a pasted control character is refused naming the field; an operator's error shows a
-// reference, not the message. The same in a real browser against oidc-provider: test/e2e/upstream-oauth-sign-in.test.ts and upstream-oauth.test.ts.
+// reference, not the message. The same in a real browser against oidc-provider:
+// test/e2e/upstream-oauth-sign-in.test.ts and upstream-oauth.test.ts.
 import assert from 'node:assert/strict';
 import path from 'node:path';
 import { Writable } from 'node:stream';
@@ -143,7 +144,7 @@ test('an https publicUrl gets a __Host- cookie with Secure; a browser holding on
   assert.equal(bindings[0], bindings[1]);
 });
 
-test('a POST from another origin, a null origin, or with neither Origin nor a same-site Sec-Fetch-Site is refused', async () => {
+test('a POST from another origin or none, or without a same-origin Sec-Fetch-Site, is refused', async () => {
   const { app, store } = await stand();
   const id = await connectLink(store);
   const refusals: Record<string, string>[] = [
@@ -265,7 +266,7 @@ test('a paste link: GET twice shows the form; a NUL is refused naming the field 
   assert.equal((await post(app, '/secrets/save', form({ link: id, 'value:VAULT_TOKEN': 'again' }))).status, 410);
 });
 
-test('with sign-in, a paste link goes through it and its form is saved only from the browser that confirmed', async () => {
+test('with sign-in, a paste link goes through it; its form saves only from the confirming browser', async () => {
   const { app, store, bindings } = await stand({ signIn: true });
   const id = await pasteLink(store);
   const page = await (await app.request(`/secrets/${id}`)).text();

@@ -3,23 +3,26 @@
 // message with a short reference, the page gets the reference to quote. docs/connect-flow.md.
 import { randomBytes } from 'node:crypto';
 import type { Log } from '../../../infra/log.js';
-import { htmlPage, type PageContext, escapeHtml } from './page.js';
+import { escapeHtml, htmlPage, type PageContext } from './page.js';
 
-/** Logs `failure` under a fresh reference and answers a page that shows only the reference. */
-export function operatorErrorPage(
-  c: PageContext,
-  log: Log,
-  title: string,
-  failure: unknown,
-  context: Record<string, unknown>,
-  what: string,
-): Response {
+export interface OperatorError {
+  /** The page's heading ("Cannot connect to CRM"). */
+  title: string;
+  failure: unknown;
+  server: string;
+  /** What could not be done, for the log line. */
+  what: string;
+}
+
+/** Logs the failure under a fresh reference and answers a page that shows only the reference. */
+export function operatorErrorPage(c: PageContext, log: Log, error: OperatorError): Response {
   const reference = randomBytes(4).toString('hex').toUpperCase();
-  log.warn({ ...context, reference, reason: (failure as Error)?.message ?? String(failure) }, what);
+  const reason = error.failure instanceof Error ? error.failure.message : String(error.failure);
+  log.warn({ server: error.server, reference, reason }, error.what);
   return htmlPage(
     c,
     502,
-    title,
+    error.title,
     '<p>The gateway could not go on, for a reason its operator has to fix. Nothing was connected.</p>' +
       `<p>Tell whoever runs the gateway this reference: <b><code>${escapeHtml(reference)}</code></b>. ` +
       'They will find what went wrong in its log.</p>',
