@@ -61,7 +61,11 @@ export function addConnectRoutes(app: App, options: ConnectRouteOptions): void {
   app.post('/connect/confirm', formGuard(options.publicUrl, CONFIRM_BODY_BYTES), (c) => flow.confirm(c));
   app.get('/connect/signed-in', (c) => flow.signedIn(c));
   app.get('/connect/:link', (c) => flow.linkPage(c, c.req.param('link')));
-  addConnectionRoutes(app, options.store, options.authenticate);
+  addConnectionRoutes(app, {
+    ...options,
+    linkTtlMs: options.linkTtlMs ?? 600_000,
+    displayName: options.displayName ?? ((server) => server),
+  });
 }
 
 /** The steps of a connect link, each a method; what they share (the store, the binding, the names) is here. */

@@ -58,7 +58,7 @@ export function addSecretRoutes(app: App, options: SecretRouteOptions): void {
   app.post('/secrets/confirm', formGuard(options.publicUrl, CONFIRM_BODY_BYTES), (c) => flow.confirm(c));
   app.get('/secrets/form/:id', (c) => flow.formPage(c, c.req.param('id')));
   app.get('/secrets/:link', (c) => flow.linkPage(c, c.req.param('link')));
-  if (options.connections) addConnectionRoutes(app, options.store, options.authenticate);
+  if (options.connections) addConnectionRoutes(app, options);
 }
 
 /** The steps of a paste link, each a method. */

@@ -195,6 +195,27 @@ describe('per-caller secrets', { skip: browserNeed.skip }, () => {
     assert.ok([...childrenWithToken().values()].includes(SECRETS.bob), "bob's child is untouched");
   });
 
+  test('bob revokes on the connections page in the browser (issue 46 item 3): his child goes, the next call asks again', async () => {
+    const listed = await fetch(`${gateway.url}/connections`, { headers: { authorization: `Bearer ${KEYS.bob}` } });
+    const { page: link } = (await listed.json()) as { page: string };
+    assert.ok(link.startsWith(`${publicUrl}/connections/page/`), link);
+    const [bobPid] = [...childrenWithToken()].find(([, value]) => value === SECRETS.bob)!;
+    const context = await browser.newContext();
+    try {
+      const page = await context.newPage();
+      await page.goto(link);
+      await Promise.all([page.waitForNavigation(), page.getByRole('button', { name: 'Show my connections' }).click()]);
+      assert.equal(await page.textContent('h1'), 'Connections of bob');
+      await Promise.all([page.waitForNavigation(), page.getByRole('button', { name: 'Revoke everything' }).click()]);
+      assert.equal(await page.textContent('h1'), 'Connections of bob');
+      assert.match((await page.textContent('main')) ?? '', /Nothing is connected/);
+    } finally {
+      await context.close();
+    }
+    assert.equal((await getEnv('bob')).body.error?.code, -32042, 'asked to paste again');
+    assert.ok(await until(async () => !alive(bobPid), 10_000), "bob's child with the revoked value stopped");
+  });
+
   test('no secret and no paste link in logs, audit, traces, metrics, the status page or at rest', async () => {
     assert.ok(
       await until(async () => receiver.spans.some((span) => span.kind === 2), 30_000),

@@ -73,7 +73,9 @@ async function stand(options: { signIn?: boolean; publicUrl?: string } = {}): Pr
       }
     : undefined;
   const publicUrl = options.publicUrl ?? PUBLIC;
-  const common = { store, authenticate: async () => undefined, publicUrl, signIn: signIn as never, log };
+  // alice's usual credentials, for /connections.
+  const authenticate = async (header: string | undefined) => (header === 'Bearer alice-key' ? 'alice' : undefined);
+  const common = { store, authenticate, publicUrl, signIn: signIn as never, log };
   addConnectRoutes(app as never, {
     ...common,
     clients: () => new Map([['crm', client as never]]),
@@ -303,4 +305,47 @@ test('with sign-in, a paste link goes through it; its form saves only from the c
     cookie: mine,
   });
   assert.equal(saved.status, 200);
+});
+
+test('the connections page: handed out by GET /connections, opened by a POST, revoking only from its browser', async () => {
+  const { app, store } = await stand();
+  for (const server of ['vault', 'crm'])
+    await store.put('alice', server, { kind: 'secret', values: { A: 'zq9-value' }, connectedAt: Date.now() });
+  const listed = (await (
+    await app.request('/connections', { headers: { authorization: 'Bearer alice-key' } })
+  ).json()) as {
+    page: string;
+  };
+  assert.ok(listed.page.startsWith(`${PUBLIC}/connections/page/`), listed.page);
+  const pagePath = listed.page.slice(PUBLIC.length);
+  for (let i = 0; i < 2; i++) assert.match(await (await app.request(pagePath)).text(), /Show my connections/);
+  const id = pagePath.slice(pagePath.lastIndexOf('/') + 1);
+  assert.equal(
+    (await post(app, '/connections/open', form({ link: id }), { origin: 'https://evil.example.com' })).status,
+    403,
+  );
+  const opened = await post(app, '/connections/open', form({ link: id }));
+  assert.equal(opened.status, 303);
+  assert.equal((await post(app, '/connections/open', form({ link: id }))).status, 410, 'the link is spent');
+  const view = opened.headers.get('location')!;
+  const mine = { cookie: cookieOf(opened) };
+  const other = { cookie: `mcp-gateway-connect=${'C'.repeat(43)}` };
+  assert.equal((await app.request(view)).status, 403, 'no cookie: not this browser');
+  const listPage = await (await app.request(view, { headers: mine })).text();
+  assert.match(listPage, /Revoke CRM Suite/);
+  assert.match(listPage, /Revoke vault/);
+  assert.ok(!listPage.includes('zq9'), 'no value on the page');
+  const listId = view.slice(view.lastIndexOf('/') + 1);
+  const revoke = form({ list: listId, server: 'vault' });
+  assert.equal((await post(app, '/connections/revoke', revoke, { ...SAME, ...other })).status, 403);
+  assert.equal(
+    (await post(app, '/connections/revoke', revoke, { origin: 'https://evil.example.com', ...mine })).status,
+    403,
+  );
+  assert.ok(await store.get('alice', 'vault'), 'still connected after the refused attempts');
+  const revoked = await post(app, '/connections/revoke', revoke, { ...SAME, ...mine });
+  assert.equal(revoked.status, 303);
+  assert.equal(await store.get('alice', 'vault'), undefined, 'revoked');
+  const after = await (await app.request(view, { headers: mine })).text();
+  assert.ok(!after.includes('Revoke vault') && after.includes('Revoke CRM Suite'), after);
 });
