@@ -13,6 +13,7 @@ import type { Log } from '../../infra/log.js';
 import { BrowserBinding, OTHER_BROWSER, redirect } from './pages/browser-binding.js';
 import { CONFIRM_BODY_BYTES, formGuard } from './pages/form-guard.js';
 import { escapeHtml, htmlPage, linkUnusable, type PageContext, textPage } from './pages/page.js';
+import type { ConnectionSummary } from './record.js';
 import type { CredentialStore } from './store.js';
 
 type App = Hono<{ Bindings: HttpBindings }>;
@@ -115,16 +116,7 @@ class ConnectionsPage {
     const list = await this.openList(c, id);
     if (list instanceof Response) return list;
     const connections = await this.options.store.list(list.principal);
-    const rows = connections
-      .map(
-        ({ server, kind, connectedAt }) =>
-          `<tr><td>${escapeHtml(this.options.displayName(server))}</td><td>${kind === 'oauth' ? 'account' : 'secrets'}` +
-          `</td><td>${escapeHtml(connectedAt.slice(0, 16).replace('T', ' '))} UTC</td><td><form method="post" ` +
-          `action="/connections/revoke"><input type="hidden" name="list" value="${escapeHtml(id)}"><input ` +
-          `type="hidden" name="server" value="${escapeHtml(server)}"><button type="submit">Revoke ` +
-          `${escapeHtml(this.options.displayName(server))}</button></form></td></tr>`,
-      )
-      .join('');
+    const rows = connections.map((connection) => this.row(id, connection)).join('');
     const body = connections.length
       ? '<table><thead><tr><th>Server</th><th>What</th><th>Since</th><th></th></tr></thead>' +
         `<tbody>${rows}</tbody></table>`
@@ -142,6 +134,18 @@ class ConnectionsPage {
     if (await this.options.store.delete(list.principal, server))
       this.options.log.info({ server }, 'a caller revoked a connection on the connections page');
     return redirect(`/connections/view/${id}`, { hash: list.binding });
+  }
+
+  /** One connection's row: what, since when, and its revoke button. */
+  private row(list: string, { server, kind, connectedAt }: ConnectionSummary): string {
+    const name = escapeHtml(this.options.displayName(server));
+    const since = escapeHtml(connectedAt.slice(0, 16).replace('T', ' '));
+    return (
+      `<tr><td>${name}</td><td>${kind === 'oauth' ? 'account' : 'secrets'}</td><td>${since} UTC</td><td>` +
+      `<form method="post" action="/connections/revoke"><input type="hidden" name="list" value="${escapeHtml(list)}">` +
+      `<input type="hidden" name="server" value="${escapeHtml(server)}"><button type="submit">Revoke ${name}</button>` +
+      '</form></td></tr>'
+    );
   }
 
   private async openList(c: PageContext, id: string): Promise<OpenList | Response> {

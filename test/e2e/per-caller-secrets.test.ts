@@ -195,7 +195,7 @@ describe('per-caller secrets', { skip: browserNeed.skip }, () => {
     assert.ok([...childrenWithToken().values()].includes(SECRETS.bob), "bob's child is untouched");
   });
 
-  test('bob revokes on the connections page in the browser (issue 46 item 3): his child goes, the next call asks again', async () => {
+  test('bob revokes on the connections page in a browser: his child goes, the next call asks again', async () => {
     const listed = await fetch(`${gateway.url}/connections`, { headers: { authorization: `Bearer ${KEYS.bob}` } });
     const { page: link } = (await listed.json()) as { page: string };
     assert.ok(link.startsWith(`${publicUrl}/connections/page/`), link);

@@ -307,7 +307,7 @@ test('with sign-in, a paste link goes through it; its form saves only from the c
   assert.equal(saved.status, 200);
 });
 
-test('the connections page: handed out by GET /connections, opened by a POST, revoking only from its browser', async () => {
+test('the connections page: handed out by GET /connections, opened by a POST, revoking from its browser', async () => {
   const { app, store } = await stand();
   for (const server of ['vault', 'crm'])
     await store.put('alice', server, { kind: 'secret', values: { A: 'zq9-value' }, connectedAt: Date.now() });

@@ -37,8 +37,8 @@ export function secretFormPage(c: PageContext, form: SecretForm, headers: Record
     .join('');
   const body =
     `<p>${escapeHtml(displayName)} runs as <b>${escapeHtml(link.principal)}</b> with what you paste here. It is ` +
-    `kept encrypted, used only for your own ${escapeHtml(displayName)} process, and you can revoke it ` +
-    `(<code>DELETE /connections/${escapeHtml(link.server)}</code> with your usual credentials).</p>` +
+    `kept encrypted, used only for your own ${escapeHtml(displayName)} process, and you can revoke it on your ` +
+    'connections page (its link comes with <code>GET /connections</code>, asked with your usual credentials).</p>' +
     `<p>Continue only if you are ${escapeHtml(link.principal)} and you asked your MCP client for this just now.</p>` +
     `<form method="post" action="/secrets/save"><input type="hidden" name="link" value="${escapeHtml(form.id)}">` +
     `${fields}<button type="submit">Save</button></form>`;
