@@ -14,6 +14,7 @@ import { createLogger } from '../../infra/logger.js';
 import { startIdentityServer, type IdentityServer } from '../fixtures/identity-server.js';
 import { chromium } from '../services.js';
 import { tempDir } from '../temp.js';
+import { everything } from './harness.js';
 import { callToolAs, startOAuthRig, type OAuthRig } from './oauth-rig.js';
 
 const browserNeed = await chromium('the connect-link sign-in in headless Chromium');
@@ -56,6 +57,8 @@ describe('connect links with auth.jwt: the person signs in at the issuer and mus
               clientSecret: upstreamClient.client_secret,
             },
           },
+          // A paste link goes through the same sign-in (issue 45 item 1).
+          vault: { ...everything, perCaller: true, secrets: { VAULT_TOKEN: { prompt: 'Your vault token' } } },
         },
       }),
       log: createLogger('silent'),
@@ -236,6 +239,44 @@ describe('connect links with auth.jwt: the person signs in at the issuer and mus
     }
     const own = await openLink(link, 'carol');
     assert.equal(own.title, 'Connected to crm', own.text);
+  });
+
+  test('a paste link with sign-in: the page, the sign-in as its principal, then the form, saved in that browser', async () => {
+    const asked = await callToolAs(`${gateway.url}/servers/vault/mcp`, tokens.get('carol')!, 'get-env');
+    const link: string = asked.body.error?.data?.url;
+    assert.ok(link?.startsWith(`${publicUrl}/secrets/`), JSON.stringify(asked.body));
+    assert.equal((await fetch(link)).status, 200, 'a preview spends nothing');
+    const context = await browser.newContext();
+    try {
+      const page = await context.newPage();
+      await page.goto(link);
+      await page.getByRole('button', { name: 'Continue to sign in' }).click();
+      for (let turn = 0; turn < 8; turn++) {
+        await page.waitForURL((url) => !url.href.startsWith(link));
+        await page.waitForLoadState();
+        if (page.url().startsWith(`${publicUrl}/secrets/form/`)) break;
+        if ((await page.locator('input[name="login"]').count()) > 0) {
+          await page.locator('input[name="login"]').fill('carol');
+          await page.locator('input[name="password"]').fill('any');
+        }
+        const at = page.url();
+        await page.locator('button[type="submit"]').first().click();
+        await page.waitForURL((url) => url.href !== at);
+      }
+      assert.ok(page.url().startsWith(`${publicUrl}/secrets/form/`), page.url());
+      await page.fill('input[type=password]', 'carol-vault-token-0123');
+      await Promise.all([page.waitForNavigation(), page.click('button[type=submit]')]);
+      assert.equal(await page.textContent('h1'), 'Saved for vault');
+    } finally {
+      await context.close();
+    }
+    const listed = (await (
+      await fetch(`${gateway.url}/connections`, { headers: { authorization: `Bearer ${tokens.get('carol')}` } })
+    ).json()) as { connections: { server: string }[] };
+    assert.ok(
+      listed.connections.some((c) => c.server === 'vault'),
+      JSON.stringify(listed),
+    );
   });
 });
 
