@@ -241,7 +241,7 @@ describe('connect links with auth.jwt: the person signs in at the issuer and mus
     assert.equal(own.title, 'Connected to crm', own.text);
   });
 
-  test('a paste link with sign-in: the page, the sign-in as its principal, then the form, saved in that browser', async () => {
+  test('a paste link with sign-in: the page, the sign-in as its principal, then the form, saved', async () => {
     const asked = await callToolAs(`${gateway.url}/servers/vault/mcp`, tokens.get('carol')!, 'get-env');
     const link: string = asked.body.error?.data?.url;
     assert.ok(link?.startsWith(`${publicUrl}/secrets/`), JSON.stringify(asked.body));
