@@ -1,9 +1,10 @@
-// Connect and paste links (/connect/<id>, /secrets/<id>, and the paste form's /secrets/form/<id>) are
-// single-use capabilities: whoever holds one can spend it. They belong in the answer to their own caller and
-// nowhere else, so any text the gateway writes to a trace or a log that may quote an error message (which
-// carries the link) goes through here first. Cold path: error messages only.
+// Connect and paste links (/connect/<id>, /secrets/<id>, the paste form's /secrets/form/<id>, the connections
+// page's /connections/page/<id> and /connections/view/<id>) are single-use capabilities: whoever holds one
+// can spend it. They belong in the answer to their own caller and nowhere else, so any text the gateway
+// writes to a trace or a log that may quote an error message or a path (which carries the link) goes through
+// here first. Cold path: errors only.
 
-const LINK = /(\/(?:connect|secrets(?:\/form)?)\/)[A-Za-z0-9_-]{20,}/g;
+const LINK = /(\/(?:connect|secrets(?:\/form)?|connections\/(?:page|view))\/)[A-Za-z0-9_-]{20,}/g;
 
 /** `text` with every link's id replaced by an ellipsis (the path stays, so the kind of link is still seen). */
 export function withoutCapabilityLinks(text: string): string;

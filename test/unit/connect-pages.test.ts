@@ -10,6 +10,7 @@ import { Writable } from 'node:stream';
 import { after, test } from 'node:test';
 import { Hono } from 'hono';
 import { createLogger } from '../../infra/logger.js';
+import { withoutCapabilityLinks } from '../../protocol/capability-links.js';
 import { addConnectRoutes } from '../../src/credentials/connect-routes.js';
 import type { AuthorizationPending, ConnectPending } from '../../src/credentials/oauth/oauth-client.js';
 import { BrowserBinding } from '../../src/credentials/pages/browser-binding.js';
@@ -348,4 +349,16 @@ test('the connections page: handed out by GET /connections, opened by a POST, re
   assert.equal(await store.get('alice', 'vault'), undefined, 'revoked');
   const after = await (await app.request(view, { headers: mine })).text();
   assert.ok(!after.includes('Revoke vault') && after.includes('Revoke CRM Suite'), after);
+});
+
+test('link ids are taken out of text bound for logs and traces; short route names stay', () => {
+  const id = 'r2t0va3wO4fkE-YSFL-j6-UNl7ByuuX9d-m1ueMSVxE';
+  const said = `Connect your crm account: open https://gw/connect/${id} (single use), or https://gw/secrets/${id}`;
+  assert.equal(
+    withoutCapabilityLinks(said),
+    'Connect your crm account: open https://gw/connect/… (single use), or https://gw/secrets/…',
+  );
+  for (const path of [`/secrets/form/${id}`, `/connections/page/${id}`, `/connections/view/${id}`])
+    assert.ok(!withoutCapabilityLinks(path).includes(id), path);
+  assert.equal(withoutCapabilityLinks('/connect/callback'), '/connect/callback');
 });
