@@ -18,6 +18,8 @@ const upstreamCommon = {
     .string()
     .regex(/^[A-Za-z0-9_-]{1,32}$/, 'a prefix is 1-32 characters of A-Z a-z 0-9 _ -')
     .optional(),
+  /** The name people see on the gateway's connect and paste pages (defaults to the server's key). */
+  title: z.string().trim().min(1).max(80).optional(),
   timeoutMs: positiveMs.default(60_000),
   probeTimeoutMs: positiveMs.default(5_000),
   legacyTtlMs: int().pipe(z.number().min(0)).default(0),

@@ -1,17 +1,18 @@
-// The pages a person's browser meets while connecting an account, under listen.publicUrl:
-//   GET  /connect/<link>     the link from the MCP client: single use, expiring, bound to principal and
-//                            server. With sign-in (auth.jwt whose issuer has an authorization endpoint) it
-//                            sends the person to sign in there first; else it shows who is connecting
-//                            what, with one button
-//   GET  /connect/signed-in  the issuer's redirect: the person must be the link's principal, then on to
-//                            the upstream's authorization (oauth/sign-in.ts)
-//   POST /connect/confirm    that button: discovery and the authorization request (PKCE, resource)
-//   GET  /connect/callback   the authorization server's redirect: the code exchanged, the token stored
+// The pages a person's browser meets while connecting an account, under listen.publicUrl (docs/connect-flow.md):
+//   GET  /connect/<link>     the link from the MCP client: a page saying what is connected, for whom, where the
+//                            person will be sent and which scopes are asked, with one button. A GET never
+//                            spends the link (link previews, mail scanners and reloads are harmless)
+//   POST /connect/confirm    that button: spends the link, binds the browser (pages/browser-binding.ts), then
+//                            the sign-in at auth.jwt's issuer when there is one (oauth/sign-in.ts), else on to
+//                            the upstream's authorization (discovery, PKCE, resource)
+//   GET  /connect/signed-in  the issuer's redirect: same browser, the person is the link's principal, then on
+//                            to the upstream's authorization, or to a paste link's form
+//   GET  /connect/callback   the authorization server's redirect: same browser, the code exchanged, stored
 //   GET  /oauth/client-metadata.json   the gateway's Client ID Metadata Document (its client_id where accepted)
 // and, with the caller's usual credentials: GET /connections (theirs, never the tokens), DELETE
-// /connections/<server> (revoke). Nothing here ever writes a token or a code to a page or a log.
+// /connections/<server> (revoke). Nothing here ever writes a token, a code or a link to a page or a log.
 import type { HttpBindings } from '@hono/node-server';
-import type { Context, Hono } from 'hono';
+import type { Hono } from 'hono';
 import type { Log } from '../../infra/log.js';
 import { clientMetadata } from './oauth/client-identity.js';
 import {
@@ -21,6 +22,12 @@ import {
   type OAuthClient,
 } from './oauth/oauth-client.js';
 import { type GatewaySignIn, type SignedIn, type SignInPending, signInIssuerProblem } from './oauth/sign-in.js';
+import { type Binding, BrowserBinding, OTHER_BROWSER, redirect } from './pages/browser-binding.js';
+import { CONFIRM_BODY_BYTES, formGuard } from './pages/form-guard.js';
+import { escapeHtml, htmlPage, linkUnusable, type PageContext, textPage } from './pages/page.js';
+import { operatorErrorPage } from './pages/reference.js';
+import type { SecretFormPending } from './pages/secret-form.js';
+import { addConnectionRoutes } from './connections-routes.js';
 import type { CredentialStore } from './store.js';
 
 type App = Hono<{ Bindings: HttpBindings }>;
@@ -31,226 +38,229 @@ export interface ConnectRouteOptions {
   clients(): ReadonlyMap<string, OAuthClient>;
   /** The principal of an Authorization header, or undefined when it is not accepted. */
   authenticate(authorization: string | undefined): Promise<string | undefined>;
-  /** listen.publicUrl: where the gateway's Client ID Metadata Document says it lives. */
+  /** listen.publicUrl: the origin every POST must come from, and where the client metadata lives. */
   publicUrl?: string | undefined;
   /** Signing the person in at auth.jwt's issuer before a link goes on; absent without auth.jwt. */
   signIn?: GatewaySignIn | undefined;
+  /** servers.<name>.title, else the name: what pages call a server (the name when absent). */
+  displayName?(server: string): string;
+  /** credentials.linkTtlMs: how long a paste form waits after its sign-in (10 minutes when absent). */
+  linkTtlMs?: number;
   log: Log;
 }
 
 export function addConnectRoutes(app: App, options: ConnectRouteOptions): void {
-  const { store, log } = options;
-
+  const flow = new ConnectFlow(options);
   // The gateway's Client ID Metadata Document: its URL is its client_id at authorization servers that accept one.
   app.get('/oauth/client-metadata.json', (c) => {
     if (options.publicUrl === undefined)
       return c.json({ error: 'set listen.publicUrl to serve the client metadata document' }, 404);
     return c.json(clientMetadata(options.publicUrl), 200, { 'cache-control': 'public, max-age=3600' });
   });
+  app.get('/connect/callback', (c) => flow.callback(c));
+  app.post('/connect/confirm', formGuard(options.publicUrl, CONFIRM_BODY_BYTES), (c) => flow.confirm(c));
+  app.get('/connect/signed-in', (c) => flow.signedIn(c));
+  app.get('/connect/:link', (c) => flow.linkPage(c, c.req.param('link')));
+  addConnectionRoutes(app, {
+    ...options,
+    linkTtlMs: options.linkTtlMs ?? 600_000,
+    displayName: options.displayName ?? ((server) => server),
+  });
+}
 
-  app.get('/connect/callback', async (c) => {
+/** The steps of a connect link, each a method; what they share (the store, the binding, the names) is here. */
+class ConnectFlow {
+  private readonly browsers: BrowserBinding;
+  private readonly log: Log;
+  private readonly displayName: (server: string) => string;
+
+  constructor(private readonly options: ConnectRouteOptions) {
+    this.browsers = new BrowserBinding(options.publicUrl);
+    this.log = options.log;
+    this.displayName = options.displayName ?? ((server: string) => server);
+  }
+
+  /** GET /connect/<id>: a look, never a take; the confirming POST spends the link. */
+  async linkPage(c: PageContext, id: string): Promise<Response> {
+    const link = await this.options.store.peekPending<ConnectPending>(id);
+    if (link?.step !== 'connect') return linkUnusable(c);
+    return this.confirmationPage(c, id, link, await destinationOf(this.options, link));
+  }
+
+  /** POST /connect/confirm: spends the link and binds this browser; the sign-in, or the upstream's authorization. */
+  async confirm(c: PageContext): Promise<Response> {
+    const form = await c.req.parseBody();
+    const id = typeof form.link === 'string' ? form.link : undefined;
+    const link = id ? await this.options.store.takePending<ConnectPending>(id) : undefined;
+    if (link?.step !== 'connect') return linkUnusable(c);
+    const binding = this.browsers.bind(c.req.header('cookie'));
+    let signInAt: string | undefined;
+    try {
+      signInAt = await this.options.signIn?.start(link, binding.hash);
+    } catch (failure) {
+      const title = `Cannot connect to ${this.displayName(link.server)}`;
+      return operatorErrorPage(c, this.log, { title, failure, server: link.server, what: 'a sign-in could not start' });
+    }
+    if (signInAt !== undefined) return redirect(signInAt, binding);
+    return this.authorize(c, link, binding);
+  }
+
+  /** GET /connect/signed-in: the issuer's redirect, in the browser that confirmed, as the link's principal. */
+  async signedIn(c: PageContext): Promise<Response> {
     const state = c.req.query('state');
-    const pending = state ? await store.takePending<AuthorizationPending>(state) : undefined;
-    if (pending?.step !== 'authorize')
-      return page(
+    const pending =
+      state && this.options.signIn ? await this.options.store.takePending<SignInPending>(state) : undefined;
+    if (pending?.step !== 'sign-in') return cannotFinish(c);
+    const link = pending.link;
+    const title = `Not connected to ${this.displayName(link.server)}`;
+    if (!this.browsers.matches(c.req.header('cookie'), pending.binding)) {
+      this.log.warn({ server: link.server }, 'a sign-in answer arrived in another browser than the link; refused');
+      return textPage(c, 403, title, OTHER_BROWSER);
+    }
+    const error = c.req.query('error');
+    if (error !== undefined && signInIssuerProblem(pending, c.req.query('iss')) === undefined) {
+      const text =
+        `The sign-in was not completed (${error}). Go back to your client and try the call again for a ` + 'new link.';
+      return textPage(c, 400, title, text);
+    }
+    let outcome: SignedIn;
+    try {
+      outcome = await this.options.signIn!.finish(pending, c.req.query('code') ?? '', c.req.query('iss'));
+    } catch (failure) {
+      return operatorErrorPage(c, this.log, {
+        title,
+        failure,
+        server: link.server,
+        what: 'a sign-in could not finish',
+      });
+    }
+    if (!outcome.ok && outcome.signedInAs !== undefined) {
+      this.log.warn({ server: link.server }, 'a link was opened by someone signed in as another principal; refused');
+      return notYours(c, link.principal, outcome.signedInAs);
+    }
+    if (!outcome.ok)
+      return textPage(
         c,
         400,
-        'This sign-in cannot be finished',
-        'It was used already, it expired, or it did not start here. Go back to your client and try the call again ' +
-          'for a new link.',
+        title,
+        `${outcome.reason}. Go back to your client and try the call again for a new link.`,
       );
+    const binding = { hash: pending.binding };
+    if (link.step === 'connect') return this.authorize(c, link, binding);
+    // A paste link: on to its form (secret-routes.ts), bound to the same browser.
+    const form: SecretFormPending = { step: 'secret-form', link, binding: pending.binding };
+    const id = await this.options.store.putPending(form, this.options.linkTtlMs ?? 600_000);
+    return redirect(`/secrets/form/${id}`, binding);
+  }
+
+  /** GET /connect/callback: the authorization server's redirect, in the browser that confirmed. */
+  async callback(c: PageContext): Promise<Response> {
+    const state = c.req.query('state');
+    const pending = state ? await this.options.store.takePending<AuthorizationPending>(state) : undefined;
+    if (pending?.step !== 'authorize') return cannotFinish(c);
+    const { server } = pending;
+    const title = `Not connected to ${this.displayName(server)}`;
+    if (!this.browsers.matches(c.req.header('cookie'), pending.binding)) {
+      this.log.warn({ server }, 'an authorization response arrived in another browser than the link; refused');
+      return textPage(c, 403, title, OTHER_BROWSER);
+    }
     // RFC 9207 first: a response from another issuer is neither acted on nor shown, its error included.
     const wrongIssuer = issuerProblem(pending, c.req.query('iss'));
     if (wrongIssuer !== undefined) {
-      log.warn({ server: pending.server }, 'an authorization response from another issuer was refused (RFC 9207)');
-      return page(c, 400, `Not connected to ${pending.server}`, wrongIssuer);
+      this.log.warn({ server }, 'an authorization response from another issuer was refused (RFC 9207)');
+      return textPage(c, 400, title, wrongIssuer);
     }
-    const client = options.clients().get(pending.server);
+    const client = this.options.clients().get(server);
     const error = c.req.query('error');
-    if (!client || error)
-      return page(
-        c,
-        400,
-        `Not connected to ${pending.server}`,
-        error
-          ? `The authorization server said: ${error}. Go back to your client and try again.`
-          : 'That server is no longer configured.',
-      );
+    if (error)
+      return textPage(c, 400, title, `The authorization server said: ${error}. Go back to your client and try again.`);
+    if (!client) return textPage(c, 400, title, 'That server is no longer configured.');
     try {
       await client.complete(pending, c.req.query('code') ?? '', c.req.query('iss'));
     } catch (failure) {
-      log.warn({ server: pending.server, reason: (failure as Error).message }, 'a connection could not be completed');
-      return page(c, 400, `Not connected to ${pending.server}`, (failure as Error).message);
+      return operatorErrorPage(c, this.log, { title, failure, server, what: 'a connection could not be completed' });
     }
-    log.info({ server: pending.server }, 'a caller connected their account');
-    return page(
-      c,
-      200,
-      `Connected to ${pending.server}`,
-      'You can close this page and go back to your client: try the call again.',
-    );
-  });
+    this.log.info({ server }, 'a caller connected their account');
+    const done = 'You can close this page and go back to your client: try the call again.';
+    return textPage(c, 200, `Connected to ${this.displayName(server)}`, done);
+  }
 
-  /**
-   * On to the upstream's authorization server, for a link whose person is known to be (or confirmed as) its principal.
-   */
-  const authorize = async (c: Context<{ Bindings: HttpBindings }>, pending: ConnectPending): Promise<Response> => {
-    const client = options.clients().get(pending.server);
-    if (!client) return page(c, 404, 'Unknown server', 'That server is no longer configured.');
+  /** On to the upstream's authorization server, for a link confirmed in the browser whose binding is `binding`. */
+  private async authorize(c: PageContext, link: ConnectPending, binding: Binding): Promise<Response> {
+    const client = this.options.clients().get(link.server);
+    if (!client) return textPage(c, 404, 'Unknown server', 'That server is no longer configured.');
     try {
-      return c.redirect(await client.authorizationUrl(pending.principal, pending.scopes), 302);
+      return redirect(await client.authorizationUrl(link.principal, link.scopes, binding.hash), binding);
     } catch (failure) {
-      log.warn(
-        { server: pending.server, reason: (failure as Error).message },
-        'an authorization request could not be started',
-      );
-      return page(c, 502, `Cannot connect to ${pending.server}`, (failure as Error).message);
+      const title = `Cannot connect to ${this.displayName(link.server)}`;
+      const what = 'an authorization request could not be started';
+      return operatorErrorPage(c, this.log, { title, failure, server: link.server, what });
     }
-  };
+  }
 
-  app.post('/connect/confirm', async (c) => {
-    const form = await c.req.parseBody();
-    const id = typeof form.link === 'string' ? form.link : undefined;
-    // Only the confirmation page's own id: a link's id posted here would skip the sign-in.
-    const confirmed = id ? await store.takePending<Confirmation>(id) : undefined;
-    if (confirmed?.step !== 'confirm') return expired(c);
-    return authorize(c, confirmed.link);
-  });
-
-  app.get('/connect/signed-in', async (c) => {
-    const state = c.req.query('state');
-    const pending = state && options.signIn ? await store.takePending<SignInPending>(state) : undefined;
-    if (pending?.step !== 'sign-in') {
-      return page(
-        c,
-        400,
-        'This sign-in cannot be finished',
-        'It was used already, it expired, or it did not start here. Go back to your client and try the call again ' +
-          'for a new link.',
-      );
-    }
-    const link = pending.link;
-    const error = c.req.query('error');
-    const wrongIssuer = signInIssuerProblem(pending, c.req.query('iss'));
-    if (error !== undefined && wrongIssuer === undefined)
-      return page(
-        c,
-        400,
-        `Not connected to ${link.server}`,
-        `The sign-in was not completed (${error}). Go back to your client and try the call again for a new link.`,
-      );
-    let outcome: SignedIn;
-    try {
-      outcome = await options.signIn!.finish(pending, c.req.query('code') ?? '', c.req.query('iss'));
-    } catch (failure) {
-      log.warn(
-        { server: link.server, reason: (failure as Error).message },
-        'a connect link sign-in could not be completed',
-      );
-      return page(c, 502, `Not connected to ${link.server}`, `Signing you in failed: ${(failure as Error).message}`);
-    }
-    if (!outcome.ok && outcome.signedInAs !== undefined) {
-      log.warn(
-        { server: link.server, principal: link.principal },
-        'a connect link was opened by someone signed in as another principal; refused',
-      );
-      const body =
-        `<p>This link was made for <b>${escapeHtml(link.principal)}</b>, and you signed in as ` +
-        `<b>${escapeHtml(outcome.signedInAs)}</b>. Nothing was connected.</p>
-<p>A connect link connects an account to the person it was made for. If you are ${escapeHtml(outcome.signedInAs)}, ask your own MCP client for a link; if you meant to act as ${escapeHtml(link.principal)}, sign out at your identity provider and open a new link.</p>`;
-      return c.html(shell('This link is not yours', body), 403, NO_STORE);
-    }
-    if (!outcome.ok)
-      return page(
-        c,
-        400,
-        `Not connected to ${link.server}`,
-        `${outcome.reason}. Go back to your client and try the call again for a new link.`,
-      );
-    return authorize(c, link);
-  });
-
-  app.get('/connect/:link', async (c) => {
-    // Taking the link spends it; the sign-in or the confirmation page carries a fresh single-use id of its own.
-    const pending = await store.takePending<ConnectPending>(c.req.param('link'));
-    if (pending?.step !== 'connect') return expired(c);
-    if (options.signIn) {
-      try {
-        const signInAt = await options.signIn.start(pending);
-        if (signInAt !== undefined) return c.redirect(signInAt, 302);
-      } catch (failure) {
-        log.warn(
-          { server: pending.server, reason: (failure as Error).message },
-          'a connect link sign-in could not be started',
-        );
-        return page(
-          c,
-          502,
-          `Cannot connect to ${pending.server}`,
-          `The gateway cannot sign you in: ${(failure as Error).message}`,
-        );
-      }
-    }
-    const confirmation: Confirmation = { step: 'confirm', link: pending };
-    const confirm = await store.putPending(confirmation, 600_000);
+  /** The confirmation page of a connect link: whose, what, where to, which scopes; its button spends the link. */
+  private confirmationPage(c: PageContext, id: string, link: ConnectPending, destination: Destination): Response {
+    const name = escapeHtml(this.displayName(link.server));
+    const who = escapeHtml(link.principal);
+    const server = link.server === this.displayName(link.server) ? '' : ` (<code>${escapeHtml(link.server)}</code>)`;
+    const signInHost = this.options.signIn ? hostOf(this.options.signIn.issuer) : undefined;
+    const to =
+      (signInHost ? `first to sign in at <b>${escapeHtml(signInHost)}</b>, then ` : '') +
+      (destination.host ? `to <b>${escapeHtml(destination.host)}</b>` : "to the server's authorization server");
+    const scopes = destination.scopes?.length
+      ? destination.scopes.map((scope) => `<code>${escapeHtml(scope)}</code>`).join(' ')
+      : destination.scopes
+        ? 'what the authorization server grants by default'
+        : 'shown by the authorization server';
     const body =
-      `<p>You are about to connect <b>${escapeHtml(pending.server)}</b> for ` +
-      `<b>${escapeHtml(pending.principal)}</b>.</p>
-<p>Continue only if you are ${escapeHtml(pending.principal)} and you asked your MCP client for this just now: whoever finishes this connects their ${escapeHtml(pending.server)} account to ${escapeHtml(pending.principal)}.</p>
-<form method="post" action="confirm"><input type="hidden" name="link" value="${confirm}"><button type="submit">Connect ${escapeHtml(pending.server)}</button></form>`;
-    return c.html(shell(`Connect ${pending.server}`, body), 200, NO_STORE);
-  });
-
-  app.get('/connections', async (c) => {
-    const principal = await options.authenticate(c.req.header('authorization'));
-    if (principal === undefined)
-      return c.json({ error: 'send your usual credentials (Authorization) to see your connections' }, 401);
-    return c.json({ principal, connections: await store.list(principal) }, 200, NO_STORE);
-  });
-
-  app.delete('/connections/:server', async (c) => {
-    const principal = await options.authenticate(c.req.header('authorization'));
-    if (principal === undefined)
-      return c.json({ error: 'send your usual credentials (Authorization) to revoke a connection' }, 401);
-    const removed = await store.delete(principal, c.req.param('server'));
-    return c.json({ removed }, removed ? 200 : 404, NO_STORE);
-  });
+      `<p>You are about to connect your <b>${name}</b> account${server} for <b>${who}</b>.</p>` +
+      `<dl><dt>Connecting</dt><dd>${name}${server}</dd><dt>For</dt><dd>${who}</dd>` +
+      `<dt>You will be sent</dt><dd>${to}</dd><dt>Access asked</dt><dd>${scopes}</dd></dl>` +
+      `<p>Continue only if you are ${who} and you asked your MCP client for this just now: whoever finishes this ` +
+      `connects their ${name} account to ${who}. Opening this page used nothing up; the button does.</p>` +
+      `<form method="post" action="/connect/confirm"><input type="hidden" name="link" value="${escapeHtml(id)}">` +
+      `<button type="submit">Connect ${name}</button></form>`;
+    return htmlPage(c, 200, `Connect ${this.displayName(link.server)}`, body);
+  }
 }
 
-/** What the confirmation page's button carries (sealed in the store): the link it confirms. */
-interface Confirmation {
-  step: 'confirm';
-  link: ConnectPending;
+/** Where the person will be sent and the scopes asked, as far as known without spending anything. */
+interface Destination {
+  host?: string;
+  scopes?: string[];
 }
 
-const NO_STORE = { 'cache-control': 'no-store', 'referrer-policy': 'no-referrer' };
+async function destinationOf(options: ConnectRouteOptions, link: ConnectPending): Promise<Destination> {
+  const client = options.clients().get(link.server);
+  if (!client) return link.scopes ? { scopes: link.scopes } : {};
+  try {
+    return await client.destination(link.scopes);
+  } catch (failure) {
+    // Said (with a reference) when the person presses the button; the page itself still shows.
+    options.log.debug({ server: link.server, reason: (failure as Error).message }, 'no destination for a link page');
+    return link.scopes ? { scopes: link.scopes } : {};
+  }
+}
 
-function expired(c: Context<{ Bindings: HttpBindings }>): Response {
-  return page(
+function cannotFinish(c: PageContext): Response {
+  return textPage(
     c,
-    410,
-    'This link cannot be used',
-    'It was used already, it expired, or it was never issued. Go back to your client and try the call again for a ' +
+    400,
+    'This sign-in cannot be finished',
+    'It was used already, it expired, or it did not start here. Go back to your client and try the call again for a ' +
       'new link.',
   );
 }
 
-function page(
-  c: Context<{ Bindings: HttpBindings }>,
-  status: 200 | 400 | 403 | 404 | 410 | 502,
-  title: string,
-  text: string,
-): Response {
-  return c.html(shell(title, `<p>${escapeHtml(text)}</p>`), status, NO_STORE);
+function notYours(c: PageContext, principal: string, signedInAs: string): Response {
+  const body =
+    `<p>This link was made for <b>${escapeHtml(principal)}</b>, and you signed in as ` +
+    `<b>${escapeHtml(signedInAs)}</b>. Nothing was connected.</p><p>A link connects an account to the person it ` +
+    `was made for. If you are ${escapeHtml(signedInAs)}, ask your own MCP client for a link; if you meant to act ` +
+    `as ${escapeHtml(principal)}, sign out at your identity provider and open a new link.</p>`;
+  return htmlPage(c, 403, 'This link is not yours', body);
 }
 
-function shell(title: string, body: string): string {
-  return (
-    `<!doctype html><html lang="en"><head><meta charset="utf-8"><title>${escapeHtml(title)}</title><meta ` +
-    `name="viewport" content="width=device-width"></head><body><h1>${escapeHtml(title)}</h1>${body}</body></html>`
-  );
-}
-
-function escapeHtml(text: string): string {
-  return text.replace(/[&<>"']/g, (ch) => `&#${ch.charCodeAt(0)};`);
+function hostOf(url: string): string | undefined {
+  return URL.canParse(url) ? new URL(url).host : undefined;
 }

@@ -178,6 +178,14 @@ export class CredentialStore {
     return text === undefined ? undefined : (JSON.parse(text) as T);
   }
 
+  /** The pending state of a link without spending it (a GET shows what the link is for; the POST takes it). */
+  async peekPending<T extends object>(id: string): Promise<T | undefined> {
+    const sealed = await this.backend.peekPending(this.sealer.index(id));
+    if (sealed === undefined) return undefined;
+    const text = this.sealer.open(sealed, `link\u0000${id}`);
+    return text === undefined ? undefined : (JSON.parse(text) as T);
+  }
+
   close(): Promise<void> {
     return this.backend.close();
   }

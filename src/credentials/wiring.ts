@@ -15,12 +15,19 @@ import { TokenExchanger } from './token-exchange.js';
 
 export class UpstreamCredentials {
   private readonly oauth = new Map<string, OAuthClient>();
+  /** The sign-in before a connect or paste link goes on (with auth.jwt); made once, shared by both pages. */
+  readonly signIn: GatewaySignIn | undefined;
 
   private constructor(
     private readonly config: GatewayConfig,
     readonly store: CredentialStore | undefined,
     private readonly log: Log,
-  ) {}
+  ) {
+    this.signIn = store ? signInFor(config, store) : undefined;
+  }
+
+  /** servers.<name>.title, else the name: what the pages call a server. */
+  readonly displayName = (server: string): string => this.config.servers[server]?.title ?? server;
 
   /** Whether a caller must connect `server` (type: oauth) before its lists can be read for them. */
   needsConnect(server: string): boolean {
@@ -112,7 +119,9 @@ export class UpstreamCredentials {
       clients: () => this.oauth,
       authenticate,
       publicUrl: this.config.listen.publicUrl,
-      signIn: signInFor(this.config, this.store),
+      signIn: this.signIn,
+      displayName: this.displayName,
+      linkTtlMs: this.config.credentials?.linkTtlMs ?? 600_000,
       log: this.log.child({ part: 'credentials' }),
     });
   }

@@ -4,6 +4,7 @@
 // route (route.ts) → judge (judge.ts) → execute (execute.ts; McpCall.request is the core both eras call)
 // → respond (respond.ts, shaped by McpCall.shape) → audit (audit.ts; metrics in serve()). A 2025 client's
 // message leaves after read for the legacy adapter (legacy-exchange.ts), which calls the same core.
+import { withoutCapabilityLinks } from '../../protocol/capability-links.js';
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import type { HttpBindings } from '@hono/node-server';
 import { Hono, type Context } from 'hono';
@@ -230,7 +231,7 @@ function serveMcpPost(
   }
   return served.catch((error: unknown) => {
     if (!outgoing.headersSent) return internalError(log, exchange, error, exchange.path);
-    log.error({ err: error, path: exchange.path }, 'unexpected error in the HTTP edge');
+    log.error({ err: error, path: withoutCapabilityLinks(exchange.path) }, 'unexpected error in the HTTP edge');
     outgoing.destroy(); // half an answer must not pass for a whole one
   });
 }
@@ -315,7 +316,8 @@ function decide(call: McpCall, message: JsonRpcRequest, text: string, verdict: V
 
 /** What an exception in the edge answers, on either route: logged in full, a fixed message to the caller. */
 function internalError(log: Log, c: NodeExchange | Context, error: unknown, path: string): Response {
-  log.error({ err: error, path }, 'unexpected error in the HTTP edge');
+  // A connect page's path holds its single-use link: never into the log.
+  log.error({ err: error, path: withoutCapabilityLinks(path) }, 'unexpected error in the HTTP edge');
   return send(c, reject(500, null, ErrorCode.InternalError, 'Internal error in mcp-gateway; see the gateway log'));
 }
 

@@ -315,7 +315,7 @@ function createEdge(config: GatewayConfig, parts: EdgeParts): Edge {
       };
       // One store, one list of a caller's connections: the connect routes serve it; the paste pages add none.
       parts.credentials.addRoutes(app, authenticate);
-      parts.secrets.addRoutes(app, authenticate, false);
+      parts.secrets.addRoutes(app, authenticate, false, parts.credentials.signIn);
     },
   });
 }

@@ -6,6 +6,7 @@ import type { Hono } from 'hono';
 import type { Log } from '../../infra/log.js';
 import type { GatewayConfig, ServerConfig } from '../config/config.js';
 import type { OAuthClient } from '../credentials/oauth/oauth-client.js';
+import type { GatewaySignIn } from '../credentials/oauth/sign-in.js';
 import { addSecretRoutes } from '../credentials/secret-routes.js';
 import type { CredentialStore } from '../credentials/store.js';
 import { OAuthEnv } from '../layers/per-caller/oauth-env.js';
@@ -61,6 +62,8 @@ export class PerCallerSecrets {
     app: Hono<{ Bindings: HttpBindings }>,
     authenticate: (authorization: string | undefined) => Promise<string | undefined>,
     connections = true,
+    /** The sign-in the connect pages use (UpstreamCredentials.signIn): paste links go through it too. */
+    signIn?: GatewaySignIn,
   ): void {
     if (!this.store) return;
     addSecretRoutes(app, {
@@ -69,6 +72,9 @@ export class PerCallerSecrets {
       linkTtlMs: this.config().credentials?.linkTtlMs ?? 600_000,
       authenticate,
       connections,
+      publicUrl: this.config().listen.publicUrl,
+      signIn,
+      displayName: (server) => this.config().servers[server]?.title ?? server,
       log: this.log.child({ part: 'secrets' }),
     });
   }

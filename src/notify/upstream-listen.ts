@@ -4,6 +4,7 @@
 // this module never asks which era a server speaks.) A stream that ends while the upstream stays ready (a
 // remote server restarted quickly) is opened again with backoff; when it is acknowledged again, `resync`
 // runs, because changes made while nobody listened were missed.
+import { withoutCapabilityLinks } from '../../protocol/capability-links.js';
 import type { Upstream, UpstreamState } from '../../bridge/upstream.js';
 import { ErrorCode, errorResponse } from '../../protocol/jsonrpc.js';
 import type { Log } from '../../infra/log.js';
@@ -77,7 +78,10 @@ export function watchUpstream(
           return;
         }
         log.info(
-          { answer: 'error' in response ? response.error.message : 'ended', retryInMs: retryMs },
+          {
+            answer: 'error' in response ? withoutCapabilityLinks(response.error.message) : 'ended',
+            retryInMs: retryMs,
+          },
           'upstream closed its subscriptions/listen stream; opening it again',
         );
         retry = setTimeout(() => {

@@ -4,6 +4,7 @@
 // the gateway opens a listen of its own, naming the server's ids, for as long as the caller's stream stays
 // open; what the server tells of those tasks goes to the caller with the gateway's ids and the caller's
 // subscription id. Held only while the caller's stream is open, on the replica that holds that stream.
+import { withoutCapabilityLinks } from '../../protocol/capability-links.js';
 import type { ServerResponse } from 'node:http';
 import { isObject, type JsonObject, type JsonRpcNotification, type JsonRpcRequest } from '../../protocol/jsonrpc.js';
 import { META } from '../../protocol/mcp.js';
@@ -84,7 +85,7 @@ function listenTo(
       (answer) => {
         if (!closed.signal.aborted)
           call.edge.log.info(
-            { server, answer: 'error' in answer ? answer.error.message : 'ended' },
+            { server, answer: 'error' in answer ? withoutCapabilityLinks(answer.error.message) : 'ended' },
             'a server ended the task listen of a caller',
           );
       },

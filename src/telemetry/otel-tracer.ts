@@ -33,6 +33,7 @@ import { textOf } from '../../protocol/exact-json.js';
 import type { JsonRpcRequest, JsonRpcResponse } from '../../protocol/jsonrpc.js';
 import type { TraceAttributes, UpstreamTrace } from '../../protocol/request-trace.js';
 import { callAttributes, spanName } from './attributes.js';
+import { withoutCapabilityLinks } from '../../protocol/capability-links.js';
 import { probeCollector, reportExportErrors } from './collector-reach.js';
 import { BATCH_DEFAULTS, type BatchSettings, type TracingSettings } from './settings.js';
 import type { AcceptParents, ForwardTrace, GatewayTracer, RequestSpan } from './tracer.js';
@@ -115,7 +116,8 @@ class OtelRequestSpan implements RequestSpan {
 
   fail(errorType: string, description?: string): void {
     this.span.setAttribute('error.type', errorType);
-    this.span.setStatus({ code: SpanStatusCode.ERROR, message: description });
+    // A connect error's message carries the caller's single-use link: never into a trace.
+    this.span.setStatus({ code: SpanStatusCode.ERROR, message: withoutCapabilityLinks(description) });
   }
 
   end(): void {
@@ -183,7 +185,7 @@ class OtelUpstreamCall extends PropagatedSpan implements UpstreamTrace {
       const code = textOf(response.error.code); // an upstream's code may be a number kept as written
       span.setAttribute('error.type', code);
       span.setAttribute('rpc.response.status_code', code);
-      span.setStatus({ code: SpanStatusCode.ERROR, message: response.error.message });
+      span.setStatus({ code: SpanStatusCode.ERROR, message: withoutCapabilityLinks(response.error.message) });
     }
     span.end();
   }

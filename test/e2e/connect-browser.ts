@@ -1,4 +1,5 @@
-// What a person does with a connect link, in headless Chromium: open it, confirm "Connect <server>", sign in
+// What a person does with a connect link, in headless Chromium: open it (a GET: the gateway's page, which spends
+// nothing), confirm "Connect <server>" (the POST that spends it and binds this browser), sign in
 // at the test's oidc-provider (test/fixtures/oidc.ts: any password), consent, and land on the gateway's
 // callback, whose heading says how it went. The flags every e2e test launches Chromium with live here too.
 import { chromium as playwright, type Browser, type Page } from 'playwright-core';

@@ -90,6 +90,7 @@ describe('a perCaller server with secrets: shows its placeholder until the calle
         const saved = await fetch(`${publicUrl}/secrets/save`, {
           method: 'POST',
           body: new URLSearchParams({ link: id!, 'value:PERSONAL_TOKEN': 'carol-token-0123' }),
+          headers: { origin: publicUrl }, // as the page's own form sends it
         });
         assert.equal(saved.status, 200, await saved.text());
         const after = ((await send(request('tools/list'))).body.result.tools as { name: string }[]).map((t) => t.name);

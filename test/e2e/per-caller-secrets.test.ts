@@ -76,9 +76,13 @@ describe('per-caller secrets', { skip: browserNeed.skip }, () => {
     await receiver?.close();
   });
 
-  const getEnv = (who: string, params: Record<string, unknown> = {}) => {
+  /** The ids of every paste link handed out: single-use capabilities, never to be written anywhere else. */
+  const issued: string[] = [];
+  const getEnv = async (who: string, params: Record<string, unknown> = {}) => {
     const body = request('tools/call', { name: 'get-env', arguments: {}, ...params });
-    return send(`${gateway.url}/servers/everything/mcp`, body, { authorization: `Bearer ${KEYS[who]}` });
+    const answer = await send(`${gateway.url}/servers/everything/mcp`, body, { authorization: `Bearer ${KEYS[who]}` });
+    for (const [, id] of JSON.stringify(answer.body).matchAll(/\/secrets\/([\w-]{20,})/g)) issued.push(id!);
+    return answer;
   };
 
   /** What a person does with the link: open it, paste the value, save. Returns the page's heading. */
@@ -191,7 +195,28 @@ describe('per-caller secrets', { skip: browserNeed.skip }, () => {
     assert.ok([...childrenWithToken().values()].includes(SECRETS.bob), "bob's child is untouched");
   });
 
-  test('no secret in logs, audit, traces, metrics, the status page or at rest', async () => {
+  test('bob revokes on the connections page in a browser: his child goes, the next call asks again', async () => {
+    const listed = await fetch(`${gateway.url}/connections`, { headers: { authorization: `Bearer ${KEYS.bob}` } });
+    const { page: link } = (await listed.json()) as { page: string };
+    assert.ok(link.startsWith(`${publicUrl}/connections/page/`), link);
+    const [bobPid] = [...childrenWithToken()].find(([, value]) => value === SECRETS.bob)!;
+    const context = await browser.newContext();
+    try {
+      const page = await context.newPage();
+      await page.goto(link);
+      await Promise.all([page.waitForNavigation(), page.getByRole('button', { name: 'Show my connections' }).click()]);
+      assert.equal(await page.textContent('h1'), 'Connections of bob');
+      await Promise.all([page.waitForNavigation(), page.getByRole('button', { name: 'Revoke everything' }).click()]);
+      assert.equal(await page.textContent('h1'), 'Connections of bob');
+      assert.match((await page.textContent('main')) ?? '', /Nothing is connected/);
+    } finally {
+      await context.close();
+    }
+    assert.equal((await getEnv('bob')).body.error?.code, -32042, 'asked to paste again');
+    assert.ok(await until(async () => !alive(bobPid), 10_000), "bob's child with the revoked value stopped");
+  });
+
+  test('no secret and no paste link in logs, audit, traces, metrics, the status page or at rest', async () => {
     assert.ok(
       await until(async () => receiver.spans.some((span) => span.kind === 2), 30_000),
       'the gateway exported its spans',
@@ -209,6 +234,8 @@ describe('per-caller secrets', { skip: browserNeed.skip }, () => {
     assert.ok(outputs.audit.length > 0 && outputs.logs.length > 0, 'something was written');
     for (const [where, text] of Object.entries(outputs)) {
       for (const secret of Object.values(SECRETS)) assert.ok(!text.includes(secret), `${where} holds a secret`);
+      for (const id of issued) assert.ok(!text.includes(id), `${where} holds a paste link (issue 45 item 7)`);
     }
+    assert.ok(issued.length >= 3, 'links were handed out');
   });
 });

@@ -119,13 +119,29 @@ describe('oauth: each caller connects their own upstream account', { skip: brows
     },
   );
 
+  test('a link fetched twice by GET (a preview, a scanner) still completes; confirmed, it is spent', async () => {
+    const link: string = (await whoami('alice')).body.error.data.url;
+    for (const time of ['preview', 'scanner']) assert.equal((await fetch(link)).status, 200, time);
+    assert.equal(await connectInBrowser(link, 'alice-at-crm'), 'Connected to crm');
+    assert.equal((await whoami('alice')).body.result?.content[0].text, 'you are alice-at-crm');
+    assert.equal((await fetch(link)).status, 410, 'spent by the confirming POST');
+    const revoked = await fetch(`${gateway.url}/connections/crm`, {
+      method: 'DELETE',
+      headers: { authorization: `Bearer ${KEYS.alice}` },
+    });
+    assert.equal(revoked.status, 200);
+  });
+
   test('a replayed, made-up or foreign link is refused', async () => {
     const link: string = (await whoami('alice')).body.error.data.url;
     const context = await browser.newContext();
     const page = await context.newPage();
     try {
       assert.equal((await page.goto(link))?.status(), 200);
-      assert.equal((await page.goto(link))?.status(), 410, 'replayed');
+      assert.equal((await page.goto(link))?.status(), 200, 'a GET spends nothing');
+      await page.getByRole('button', { name: /Connect crm/ }).click();
+      await page.waitForURL((url) => !url.href.startsWith(link));
+      assert.equal((await page.goto(link))?.status(), 410, 'replayed after the confirming POST');
       assert.equal((await page.goto(`${publicUrl}/connect/${'A'.repeat(43)}`))?.status(), 410, 'made up');
       assert.equal(
         (await page.goto(`${publicUrl}/connect/callback?state=${'B'.repeat(43)}&code=x`))?.status(),

@@ -87,10 +87,12 @@ async function signInAt(issuerUrl: string, principalClaim = 'sub') {
 }
 
 const link: ConnectPending = { step: 'connect', principal: 'bob', server: 'crm' };
+/** The hash of a browser binding (pages/browser-binding.ts): kept with the sign-in's state. */
+const BINDING = 'h'.repeat(43);
 
 /** Starts a sign-in for bob's link; returns the authorization request and the state kept for the answer. */
 async function started(signIn: GatewaySignIn, store: CredentialStore) {
-  const url = new URL((await signIn.start(link))!);
+  const url = new URL((await signIn.start(link, BINDING))!);
   const pending = (await store.takePending<SignInPending>(url.searchParams.get('state')!))!;
   return { url, pending };
 }
@@ -111,6 +113,7 @@ test(
     assert.equal(url.searchParams.get('nonce'), pending.nonce);
     assert.equal(url.searchParams.get('login_hint'), 'bob');
     assert.deepEqual(pending.link, link);
+    assert.equal(pending.binding, BINDING, 'the browser binding is sealed with the sign-in');
   },
 );
 
@@ -161,7 +164,7 @@ test('the principal is read from auth.jwt.principalClaim; an ID token without it
 test('an issuer without an authorization endpoint keeps the confirmation page naming principal and server', async () => {
   const at = await issuer({ metadata: false });
   const { signIn, store } = await signInAt(at);
-  assert.equal(await signIn.start(link), undefined);
+  assert.equal(await signIn.start(link, BINDING), undefined);
   const app = new Hono();
   addConnectRoutes(app as never, {
     store,
@@ -174,7 +177,7 @@ test('an issuer without an authorization endpoint keeps the confirmation page na
   const page = await app.request(`/connect/${id}`);
   assert.equal(page.status, 200);
   const text = await page.text();
-  assert.match(text, /You are about to connect <b>crm<\/b> for <b>bob<\/b>/);
+  assert.match(text, /You are about to connect your <b>crm<\/b> account for <b>bob<\/b>/);
   assert.match(text, /<button type="submit">Connect crm<\/button>/);
 });
 
@@ -187,7 +190,7 @@ test('an issuer that is no https URL (a bare name) has nothing fetched and keeps
   };
   try {
     const { signIn } = await signInAt('my-issuer');
-    assert.equal(await signIn.start(link), undefined);
+    assert.equal(await signIn.start(link, BINDING), undefined);
   } finally {
     globalThis.fetch = real;
   }

@@ -5,6 +5,7 @@
 // the server offers, `resource` (RFC 8707) on every request and a token never sent to another resource,
 // refresh and offline_access, the RFC 9207 table, PKCE S256. upstream-oauth-client.test.ts has the first
 // cases of several of these; the e2e tests run the whole flow against oidc-provider.
+import { BrowserBinding } from '../../src/credentials/pages/browser-binding.js';
 import assert from 'node:assert/strict';
 import { createHash } from 'node:crypto';
 import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
@@ -454,9 +455,14 @@ test('RFC 9207 at the callback: an error response from another issuer is neither
     client: { clientId: 'gw', authMethod: 'none' },
     redirectUri: 'https://gw.example.com/connect/callback',
   };
+  // The browser that confirmed the link (the callback is finished only there: pages/browser-binding.ts).
+  const browser = new BrowserBinding(undefined).bind(undefined);
+  pending.binding = browser.hash;
+  const headers = { cookie: browser.setCookie!.split(';')[0]! };
   const state = await store.putPending(pending, 60_000);
   const answer = await app.request(
     `/connect/callback?state=${state}&iss=${encodeURIComponent('https://evil.example.com')}&error=visit_evil_example_now`,
+    { headers },
   );
   assert.equal(answer.status, 400);
   const page = await answer.text();
@@ -467,6 +473,7 @@ test('RFC 9207 at the callback: an error response from another issuer is neither
   const own = await (
     await app.request(
       `/connect/callback?state=${again}&iss=${encodeURIComponent('https://as.example.com')}&error=access_denied`,
+      { headers },
     )
   ).text();
   assert.match(own, /access_denied/);

@@ -23,6 +23,8 @@ import { type Discovered, discover, sameResource } from './discovery.js';
 
 /** The JSON-RPC error code of "connect first" (the URL-elicitation-required code of the 2025-11-25 revision). */
 export const CONNECT_REQUIRED = -32042;
+/** What a link's page says about the authorization server is found again after this long. */
+const DESTINATION_TTL_MS = 60_000;
 /**
  * A token this close to its expiry is refreshed before use: 30 s, or a quarter of its lifetime when that is
  * shorter, so a token living 20 s is used for 15 s before its refresh instead of being refreshed on every call.
@@ -66,6 +68,8 @@ export interface AuthorizationPending {
   redirectUri: string;
   /** The scopes asked for (kept with the token, so a later step-up can tell what was asked already). */
   scopes?: string[];
+  /** The hash of the browser binding of whoever confirmed the link (pages/browser-binding.ts). */
+  binding?: string;
 }
 
 export interface OAuthClientOptions {
@@ -85,6 +89,8 @@ export class OAuthClient implements CredentialSource {
   private readonly identities: ClientIdentities;
   /** A resource spelled otherwise than the url (a trailing slash) found to be the same. */
   private matchingResource: string | undefined;
+  /** Discovery as a link's page last used it (a link preview must not make the gateway discover every time). */
+  private described: { at: number; found: Promise<Discovered> } | undefined;
 
   constructor(readonly options: OAuthClientOptions) {
     this.identities = new ClientIdentities(options.publicUrl);
@@ -191,8 +197,8 @@ export class OAuthClient implements CredentialSource {
   /**
    * Starts the authorization request for a confirmed link: discovery, client, PKCE; returns where to send the browser.
    */
-  async authorizationUrl(principal: string, stepUpScopes?: string[]): Promise<string> {
-    const found = await (this.options.discover?.() ?? discover(this.options.url, this.options.settings.issuer));
+  async authorizationUrl(principal: string, stepUpScopes?: string[], binding?: string): Promise<string> {
+    const found = await this.discover();
     const client = await this.clientFor(found);
     const verifier = codeVerifier();
     const redirectUri = `${this.options.publicUrl}/connect/callback`;
@@ -208,10 +214,8 @@ export class OAuthClient implements CredentialSource {
       client,
       redirectUri,
     };
-    // The spec's order: the 401's scope, else the resource's scopes_supported (discovery ranks them), else
-    // config; a step-up's union instead. offline_access when the authorization server lists it (refresh tokens).
-    const scopes = [...(stepUpScopes ?? (found.scopes.length ? found.scopes : this.options.settings.scopes))];
-    if (found.offlineAccess && scopes.length && !scopes.includes('offline_access')) scopes.push('offline_access');
+    if (binding !== undefined) pending.binding = binding;
+    const scopes = this.scopesFor(found, stepUpScopes);
     pending.scopes = scopes;
     const state = await this.options.store.putPending(pending, this.options.linkTtlMs);
     const url = codeRequestUrl(found.authorizationEndpoint, {
@@ -223,6 +227,36 @@ export class OAuthClient implements CredentialSource {
     if (found.resource) url.searchParams.set('resource', found.resource); // none: an issuer that binds no resource
     if (scopes.length) url.searchParams.set('scope', scopes.join(' '));
     return url.href;
+  }
+
+  /**
+   * What a link's page tells the person: the host of the authorization server they will be sent to and the
+   * scopes asked. Discovery is kept a minute for it, so a link preview costs the upstream little.
+   */
+  async destination(stepUpScopes?: string[]): Promise<{ host: string; scopes: string[] }> {
+    if (this.described === undefined || Date.now() - this.described.at > DESTINATION_TTL_MS) {
+      const found = this.discover();
+      found.catch(() => {
+        if (this.described?.found === found) this.described = undefined;
+      });
+      this.described = { at: Date.now(), found };
+    }
+    const found = await this.described.found;
+    return { host: new URL(found.authorizationEndpoint).host, scopes: this.scopesFor(found, stepUpScopes) };
+  }
+
+  private discover(): Promise<Discovered> {
+    return this.options.discover?.() ?? discover(this.options.url, this.options.settings.issuer);
+  }
+
+  /**
+   * The spec's order: the 401's scope, else the resource's scopes_supported (discovery ranks them), else config;
+   * a step-up's union instead. offline_access when the authorization server lists it (refresh tokens).
+   */
+  private scopesFor(found: Discovered, stepUpScopes: string[] | undefined): string[] {
+    const scopes = [...(stepUpScopes ?? (found.scopes.length ? found.scopes : this.options.settings.scopes))];
+    if (found.offlineAccess && scopes.length && !scopes.includes('offline_access')) scopes.push('offline_access');
+    return scopes;
   }
 
   /** The callback: the code exchanged (with the verifier and the resource) and the token stored for that principal. */

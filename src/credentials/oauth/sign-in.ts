@@ -3,8 +3,10 @@
 // With auth.jwt whose issuer publishes an authorization endpoint, the link first signs the person in at that
 // issuer — OpenID Connect authorization code with PKCE S256, `nonce`, RFC 9207 `iss` — and the ID token's
 // principal claim (auth.jwt.principalClaim, as for callers' tokens) must equal the link's principal; only then
-// does the upstream's authorization start. An issuer without one keeps the confirmation page
-// (connect-routes.ts; docs/security.md names what remains). Cold path: once per link.
+// does the upstream's authorization start (or, for a paste link, the paste form). The sign-in starts from the
+// gateway's own confirmation page's POST, and its answer is finished only in the browser that sent that POST
+// (the binding sealed here; docs/connect-flow.md). An issuer without an authorization endpoint: the
+// confirmation page alone. Cold path: once per link.
 import { randomBytes } from 'node:crypto';
 import { codeRequestUrl, codeVerifier, issuerMatches } from './authorization-request.js';
 import { createRemoteJWKSet, jwtVerify } from 'jose';
@@ -15,6 +17,10 @@ import { requestToken, type TokenClient } from '../token-endpoint.js';
 import { ClientIdentities, type PreRegistered, redirectUris } from './client-identity.js';
 import { type AuthorizationServer, authorizationServer, DiscoveryError } from './discovery.js';
 import type { ConnectPending } from './oauth-client.js';
+import type { SecretPending } from '../../layers/per-caller/secret-env.js';
+
+/** A link the sign-in goes before: a connect link (OAuth) or a paste link (secrets). */
+export type SignInLink = ConnectPending | SecretPending;
 
 /** An issuer found without an authorization endpoint (or unreachable) is asked again after this long. */
 const NO_SIGN_IN_RECHECK_MS = 5 * 60_000;
@@ -34,7 +40,9 @@ export interface SignInSettings {
 /** What the sign-in request keeps until /connect/signed-in: the link it is for, and what checks the answer. */
 export interface SignInPending {
   step: 'sign-in';
-  link: ConnectPending;
+  link: SignInLink;
+  /** The hash of the browser binding of whoever confirmed the link: /connect/signed-in requires it. */
+  binding: string;
   verifier: string;
   nonce: string;
   issuer: string;
@@ -46,7 +54,7 @@ export interface SignInPending {
 }
 
 /** The outcome of a sign-in: the link to go on with, or why not (worded for the person; `signedInAs` when known). */
-export type SignedIn = { ok: true; link: ConnectPending } | { ok: false; reason: string; signedInAs?: string };
+export type SignedIn = { ok: true; link: SignInLink } | { ok: false; reason: string; signedInAs?: string };
 
 /**
  * RFC 9207 on the sign-in answer, as on the upstream's (oauth-client.ts issuerProblem): checked before its error is
@@ -77,11 +85,16 @@ export class GatewaySignIn {
     this.identities = new ClientIdentities(settings.publicUrl);
   }
 
+  /** auth.jwt.issuer: where people sign in (its host is named on the links' pages). */
+  get issuer(): string {
+    return this.settings.issuer;
+  }
+
   /**
    * Where to send the browser to sign in before `link` goes on; undefined when the issuer publishes no
    * authorization endpoint (then the confirmation page). Rejects when it has one but it cannot be used.
    */
-  async start(link: ConnectPending): Promise<string | undefined> {
+  async start(link: SignInLink, binding: string): Promise<string | undefined> {
     const server = await this.issuerServer();
     if (server === null) return undefined;
     if (!server.jwksUri)
@@ -95,6 +108,7 @@ export class GatewaySignIn {
     const pending: SignInPending = {
       step: 'sign-in',
       link,
+      binding,
       verifier,
       nonce,
       issuer: server.issuer,
