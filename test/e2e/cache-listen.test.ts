@@ -9,6 +9,7 @@ import { setTimeout as sleep } from 'node:timers/promises';
 import type { RunningGateway } from '../../src/gateway.js';
 import { startModernHttpServer } from '../fixtures/http-servers.js';
 import { sharedRedis } from '../services.js';
+import { onFreePort, stablePort } from '../ports.js';
 import {
   everything,
   fixture,
@@ -290,7 +291,8 @@ describe('two gateways sharing Redis', { skip: redis.skip }, () => {
 
 describe('list changes from a remote modern upstream', () => {
   test('are heard on the listen stream the gateway holds, and again after the server restarts', async () => {
-    let server = await startModernHttpServer();
+    // Below the ephemeral range, so that no outgoing connection takes the port while the server is down.
+    let server = await onFreePort((port) => startModernHttpServer({ port }), 5, stablePort);
     const port = Number(new URL(server.url).port);
     const gateway = await startTestGateway({ remote: { url: server.url } });
     try {
