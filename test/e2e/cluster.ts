@@ -10,7 +10,7 @@ import { Redis } from 'ioredis';
 import { launchGateway, type ChildGateway } from './child-gateway.js';
 import { read } from './deploy-helpers.js';
 import { eachSseMessage, fixture, headersFor, post, request, ROOT, until, type Answer } from './harness.js';
-import { onFreePort, PortTaken } from '../ports.js';
+import { onFreePort, PortTaken, stablePort } from '../ports.js';
 import { haproxyBinary, sharedRedis } from '../services.js';
 
 export const DRAIN_DELAY_MS = 2000;
@@ -86,13 +86,18 @@ export async function startCluster(dir: string): Promise<Cluster> {
     prefix: `mcp-gateway-rolling-${randomBytes(4).toString('hex')}:`,
   };
   // Each replica's config names its own port (its internal URL), so the port is chosen first: one taken by
-  // another process in between is tried again on another.
+  // another process in between is tried again on another. Below the ephemeral range (stablePort), because a
+  // replica restarts on its port: no outgoing connection of the machine can take it while it is down.
   const started = await Promise.all(
     [0, 1, 2].map(() =>
-      onFreePort(async (port) => {
-        const file = replicaConfig(dir, port, shared);
-        return { port, file, replica: await launchGateway(file, port) };
-      }),
+      onFreePort(
+        async (port) => {
+          const file = replicaConfig(dir, port, shared);
+          return { port, file, replica: await launchGateway(file, port) };
+        },
+        5,
+        stablePort,
+      ),
     ),
   );
   const ports = started.map((s) => s.port);
