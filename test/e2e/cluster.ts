@@ -174,6 +174,14 @@ export interface Failure {
   what: string;
 }
 
+function parsedOrUndefined(text: string): any {
+  try {
+    return JSON.parse(text);
+  } catch {
+    return undefined;
+  }
+}
+
 /** `clients` callers of tool-0, each calling again as soon as it is answered, until stopped. */
 export function toolLoad(endpoint: string, clients: number) {
   const failures: Failure[] = [];
@@ -188,9 +196,12 @@ export function toolLoad(endpoint: string, clients: number) {
           headers: headersFor(call),
           body: JSON.stringify(call),
         });
-        const body = await response.json();
-        if (response.status === 200 && body.result?.content?.[0]?.text?.endsWith(`: ${n}-${i}`)) succeeded++;
-        else failures.push({ client: n, what: `${response.status} ${JSON.stringify(body).slice(0, 200)}` });
+        // Read as text first: HAProxy's own answers (a 502 for a call sent to a replica that died) are HTML,
+        // and are recorded with their status rather than as a JSON error that hides it.
+        const text = await response.text();
+        const body = parsedOrUndefined(text);
+        if (response.status === 200 && body?.result?.content?.[0]?.text?.endsWith(`: ${n}-${i}`)) succeeded++;
+        else failures.push({ client: n, what: `${response.status} ${text.slice(0, 200)}` });
       } catch (error) {
         failures.push({
           client: n,
