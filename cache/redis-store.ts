@@ -8,7 +8,7 @@
 // comes back after being away, drops were missed: `onMissedDrops` listeners hear of it.
 //
 // Redis being down must never fail or slow a request: commands are not queued while disconnected and fail
-// at once, or after COMMAND_TIMEOUT_MS if Redis hangs, after which commands are skipped for PAUSE_MS before
+// at once, or after the command timeout if Redis hangs, after which commands are skipped for PAUSE_MS before
 // one is tried again (so a hanging Redis costs one timeout per pause, not one per request). Reads then miss,
 // writes are skipped, drops are kept and sent when Redis is back. Each outage is logged once when it starts
 // and once when it ends.
@@ -34,6 +34,8 @@ export interface RedisStoreOptions {
   sentinel?: SentinelSettings;
   /** Prefixes every key and the invalidation channel; replicas sharing a cache use the same prefix. */
   keyPrefix: string;
+  /** When a command counts as failed (cache.commandTimeoutMs); COMMAND_TIMEOUT_MS when absent. */
+  commandTimeoutMs?: number;
   log: Log;
 }
 
@@ -99,12 +101,12 @@ export class RedisStore implements CacheStore {
     // autoResubscribe off: subscribed again on every 'ready' below, which also covers a failed first try.
     const sentinel = sentinelOptions(options.sentinel, options.url);
     this.client = new Redis(options.url, {
-      ...failFastRedisOptions('mcp-gateway-cache'),
+      ...failFastRedisOptions('mcp-gateway-cache', options.commandTimeoutMs),
       ...sentinel,
       autoResubscribe: false,
     } satisfies RedisOptions);
     this.subscriber = new Redis(options.url, {
-      ...failFastRedisOptions('mcp-gateway-cache-sub'),
+      ...failFastRedisOptions('mcp-gateway-cache-sub', options.commandTimeoutMs),
       ...sentinel,
       autoResubscribe: false,
     } satisfies RedisOptions);

@@ -6,7 +6,7 @@
 // Redis being down must neither refuse every request nor let them all through: each request Redis cannot
 // answer is decided by an in-process bucket instead (so during an outage each replica limits on its own).
 // Fail-fast like cache/redis-store.ts: commands are not queued while disconnected, a hanging Redis costs
-// COMMAND_TIMEOUT_MS once per PAUSE_MS, and each outage is logged once when it starts and once when it ends.
+// its command timeout once per PAUSE_MS, and each outage is logged once when it starts and once when it ends.
 //
 // ioredis is imported only in create(), so a gateway without Redis never loads it.
 import { createHash } from 'node:crypto';
@@ -31,6 +31,8 @@ export interface RedisRateLimiterOptions {
   sentinel?: SentinelSettings;
   /** Prefixes every key; replicas sharing limits use the same prefix. */
   keyPrefix: string;
+  /** When a command counts as failed (cache.commandTimeoutMs); COMMAND_TIMEOUT_MS when absent. */
+  commandTimeoutMs?: number;
   log: Log;
 }
 
@@ -76,7 +78,7 @@ export class RedisRateLimiter implements RateLimiter {
   static async create(options: RedisRateLimiterOptions): Promise<RedisRateLimiter> {
     const { Redis } = await import('ioredis');
     const redisOptions: RedisOptions = {
-      ...failFastRedisOptions('mcp-gateway-rate-limit'),
+      ...failFastRedisOptions('mcp-gateway-rate-limit', options.commandTimeoutMs),
       ...sentinelOptions(options.sentinel, options.url),
       // disconnect() during an outage arms this timer for a socket that already closed and never fires its
       // 'close': the default 2 s would keep a stopping gateway (or a test run) alive for nothing.

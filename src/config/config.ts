@@ -20,6 +20,7 @@ import { effectiveSandbox, sandboxBlock } from './sandbox.js';
 import { MiB, NAME_PART, bool, int, positiveMs } from './values.js';
 import { telemetry } from '../telemetry/config.js';
 import { GUARDRAIL_STAGES } from '../../policy/guardrails/settings.js';
+import { COMMAND_TIMEOUT_MS } from '../../infra/redis-fail-fast.js';
 import { CALLER_LIMIT_DEFAULTS } from '../edge/caller-load.js';
 
 export { ConfigError, ConfigFileMissing } from './file.js';
@@ -235,6 +236,13 @@ export const configSchema = z.strictObject({
       sentinel: redisSentinel.optional(),
       cluster: redisCluster.optional(),
       keyPrefix: z.string().default('mcp-gateway:'),
+      /**
+       * How long a Redis command may take before it counts as failed and Redis is skipped for a moment (the
+       * cache, rate limits and 2025 sessions do without it). Raise it for a Redis far away.
+       */
+      commandTimeoutMs: int()
+        .pipe(z.number().min(1, 'give at least 1 ms').max(60_000, 'give at most 60000 ms (one minute)'))
+        .default(COMMAND_TIMEOUT_MS),
       /** Bounds on the ttlMs upstreams ask for; 0 (not cacheable) is never raised. */
       minTtlMs: int().pipe(z.number().min(0)).default(0),
       maxTtlMs: int().pipe(z.number().min(0)).default(3_600_000),

@@ -90,6 +90,7 @@ export class SecurityHolder {
         url: config.cache.url,
         sentinel: config.cache.sentinel,
         keyPrefix: config.cache.keyPrefix,
+        commandTimeoutMs: config.cache.commandTimeoutMs,
         log: this.log.child({ part: 'rate-limit' }),
       });
     } else {

@@ -16,7 +16,13 @@ export async function createCache(settings: GatewayConfig['cache'], log: Log): P
     const { RedisStore } = await import('../../cache/redis-store.js');
     store = new TieredStore(
       memory,
-      new RedisStore({ url: settings.url, sentinel: settings.sentinel, keyPrefix: settings.keyPrefix, log }),
+      new RedisStore({
+        url: settings.url,
+        sentinel: settings.sentinel,
+        keyPrefix: settings.keyPrefix,
+        commandTimeoutMs: settings.commandTimeoutMs,
+        log,
+      }),
     );
   }
   return new ListCache(store, { minTtlMs: settings.minTtlMs, maxTtlMs: settings.maxTtlMs, log });

@@ -37,7 +37,8 @@ async function sessionRelay(config: GatewayConfig, secret: Buffer, log: Log): Pr
   if (cache.store === 'redis' && legacyClients.sessionSecret) {
     // Loaded only when configured: a gateway without Redis does not carry ioredis in memory.
     const { SessionRelay } = await import('../legacy-client/session-relay.js');
-    return new SessionRelay({ url: cache.url, sentinel: cache.sentinel, keyPrefix: cache.keyPrefix, secret, log });
+    const { url, sentinel, keyPrefix, commandTimeoutMs } = cache;
+    return new SessionRelay({ url, sentinel, keyPrefix, commandTimeoutMs, secret, log });
   }
   if (cache.store === 'redis') {
     log.info(

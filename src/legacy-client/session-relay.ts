@@ -69,7 +69,15 @@ export class SessionRelay {
   private retry: NodeJS.Timeout | undefined;
 
   constructor(
-    private readonly options: { url: string; sentinel?: SentinelSettings; keyPrefix: string; secret: Buffer; log: Log },
+    private readonly options: {
+      url: string;
+      sentinel?: SentinelSettings;
+      keyPrefix: string;
+      /** When a command counts as failed (cache.commandTimeoutMs); COMMAND_TIMEOUT_MS when absent. */
+      commandTimeoutMs?: number;
+      secret: Buffer;
+      log: Log;
+    },
   ) {
     this.sealer = new UpgradingSealer(options.secret, 'mcp-gateway legacy relay sealed');
     this.macKey = createHash('sha256').update('mcp-gateway legacy relay signed\0').update(options.secret).digest();
@@ -84,12 +92,12 @@ export class SessionRelay {
     });
     const sentinel = sentinelOptions(options.sentinel, options.url);
     this.client = new Redis(options.url, {
-      ...failFastRedisOptions('mcp-gateway-sessions'),
+      ...failFastRedisOptions('mcp-gateway-sessions', options.commandTimeoutMs),
       ...sentinel,
     } satisfies RedisOptions);
     // Subscriptions are made again by every catch-up (also after a first attempt that failed).
     this.subscriber = new Redis(options.url, {
-      ...failFastRedisOptions('mcp-gateway-sessions-sub'),
+      ...failFastRedisOptions('mcp-gateway-sessions-sub', options.commandTimeoutMs),
       ...sentinel,
       autoResubscribe: false,
     } satisfies RedisOptions);

@@ -6,7 +6,6 @@
 import assert from 'node:assert/strict';
 import { spawn, type ChildProcess } from 'node:child_process';
 import { ROOT, until } from './harness.js';
-import { scaled } from '../timing.js';
 import { RUN_TS } from '../run-ts.js';
 
 export interface ChildGateway {
@@ -72,7 +71,7 @@ export async function launchGateway(config: string, port?: number): Promise<Chil
         return false;
       }
     },
-    scaled(60_000),
+    60_000,
     100,
   );
   if (!ready || child.exitCode !== null) {

@@ -47,7 +47,7 @@ describe('a pool of two children', () => {
   before(async () => {
     gateway = await startTestGateway({ pool: pooled() });
     url = `${gateway.url}/servers/pool/mcp`;
-    await eventually(() => childStates().every((child) => child.state === 'ready'), scaled(20_000));
+    await eventually(() => childStates().every((child) => child.state === 'ready'), 20_000);
   });
   after(() => gateway?.close());
 
@@ -85,11 +85,8 @@ describe('a pool of two children', () => {
     writeFileSync(announceLog, '');
     await callTool('change');
     // Both children see the file change and announce it.
-    await eventually(
-      () => readFileSync(announceLog, 'utf8').trim().split('\n').filter(Boolean).length === 2,
-      scaled(5_000),
-    );
-    await eventually(() => invalidations() > before, scaled(2_000));
+    await eventually(() => readFileSync(announceLog, 'utf8').trim().split('\n').filter(Boolean).length === 2, 5_000);
+    await eventually(() => invalidations() > before, 2_000);
     // The second announcement may still be on its way through the gateway: give it a moment to (wrongly) count.
     await new Promise((resolve) => setTimeout(resolve, scaled(200)));
     assert.equal(invalidations() - before, 1, 'two announcements, one drop');
@@ -102,12 +99,12 @@ describe('a pool of two children', () => {
     assert.equal(pids.size, 2);
     const [victim] = [...pids];
     process.kill(victim!, 'SIGKILL');
-    await eventually(() => childStates().some((child) => child.state !== 'ready'), scaled(5_000));
+    await eventually(() => childStates().some((child) => child.state !== 'ready'), 5_000);
     const pool = gateway.upstreams.get('pool')!.status();
     assert.equal(pool.state, 'ready', 'one child ready keeps the server ready');
     const during = await Promise.all(Array.from({ length: 10 }, () => pidOf('burn')));
     assert.ok(!during.includes(victim!), 'no call reached the dead child');
-    await eventually(() => childStates().every((child) => child.state === 'ready'), scaled(10_000));
+    await eventually(() => childStates().every((child) => child.state === 'ready'), 10_000);
     assert.equal(
       childStates().reduce((sum, child) => sum + child.restarts, 0),
       1,
@@ -131,7 +128,7 @@ describe('a pool of a 2025 server (era: legacy): held calls resume on the child 
           .get('legacy')!
           .status()
           .children!.every((child) => child.state === 'ready'),
-      scaled(30_000),
+      30_000,
     );
   });
   after(() => gateway?.close());

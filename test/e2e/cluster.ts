@@ -10,7 +10,7 @@ import { Redis } from 'ioredis';
 import { launchGateway, type ChildGateway } from './child-gateway.js';
 import { read } from './deploy-helpers.js';
 import { eachSseMessage, fixture, headersFor, post, request, ROOT, until, type Answer } from './harness.js';
-import { onFreePort, PortTaken } from '../ports.js';
+import { onFreePort, PortTaken, stablePort } from '../ports.js';
 import { haproxyBinary, sharedRedis } from '../services.js';
 
 export const DRAIN_DELAY_MS = 2000;
@@ -86,13 +86,18 @@ export async function startCluster(dir: string): Promise<Cluster> {
     prefix: `mcp-gateway-rolling-${randomBytes(4).toString('hex')}:`,
   };
   // Each replica's config names its own port (its internal URL), so the port is chosen first: one taken by
-  // another process in between is tried again on another.
+  // another process in between is tried again on another. Below the ephemeral range (stablePort), because a
+  // replica restarts on its port: no outgoing connection of the machine can take it while it is down.
   const started = await Promise.all(
     [0, 1, 2].map(() =>
-      onFreePort(async (port) => {
-        const file = replicaConfig(dir, port, shared);
-        return { port, file, replica: await launchGateway(file, port) };
-      }),
+      onFreePort(
+        async (port) => {
+          const file = replicaConfig(dir, port, shared);
+          return { port, file, replica: await launchGateway(file, port) };
+        },
+        5,
+        stablePort,
+      ),
     ),
   );
   const ports = started.map((s) => s.port);
@@ -169,6 +174,14 @@ export interface Failure {
   what: string;
 }
 
+function parsedOrUndefined(text: string): any {
+  try {
+    return JSON.parse(text);
+  } catch {
+    return undefined;
+  }
+}
+
 /** `clients` callers of tool-0, each calling again as soon as it is answered, until stopped. */
 export function toolLoad(endpoint: string, clients: number) {
   const failures: Failure[] = [];
@@ -183,9 +196,12 @@ export function toolLoad(endpoint: string, clients: number) {
           headers: headersFor(call),
           body: JSON.stringify(call),
         });
-        const body = await response.json();
-        if (response.status === 200 && body.result?.content?.[0]?.text?.endsWith(`: ${n}-${i}`)) succeeded++;
-        else failures.push({ client: n, what: `${response.status} ${JSON.stringify(body).slice(0, 200)}` });
+        // Read as text first: HAProxy's own answers (a 502 for a call sent to a replica that died) are HTML,
+        // and are recorded with their status rather than as a JSON error that hides it.
+        const text = await response.text();
+        const body = parsedOrUndefined(text);
+        if (response.status === 200 && body?.result?.content?.[0]?.text?.endsWith(`: ${n}-${i}`)) succeeded++;
+        else failures.push({ client: n, what: `${response.status} ${text.slice(0, 200)}` });
       } catch (error) {
         failures.push({
           client: n,

@@ -10,6 +10,7 @@ import { createLogger } from '../../infra/logger.js';
 import { silentLog } from '../../infra/log.js';
 import { defProblems as validate } from '../schema.js';
 import { eachSseMessage, sseTextMessages } from '../sse.js';
+import { scaled } from '../timing.js';
 
 // The one SSE reader of the tests lives in test/sse.ts; e2e files take it from here with the rest.
 export { eachSseMessage, sseTextMessages };
@@ -206,9 +207,12 @@ export function sseMessages(response: Response): { messages: any[]; done: Promis
   return { messages, done };
 }
 
-/** Polls `predicate` every `stepMs` until it holds or `ms` pass; says whether it held. */
+/**
+ * Polls `predicate` every `stepMs` until it holds or `ms` (times TEST_TIME_FACTOR) pass; says whether it held.
+ * The limit only delays a failure, so a slow machine stretches it rather than failing a correct gateway.
+ */
 export async function until(predicate: () => boolean | Promise<boolean>, ms: number, stepMs = 20): Promise<boolean> {
-  const deadline = Date.now() + ms;
+  const deadline = Date.now() + scaled(ms);
   while (Date.now() < deadline) {
     if (await predicate()) return true;
     await sleep(stepMs);
@@ -216,7 +220,7 @@ export async function until(predicate: () => boolean | Promise<boolean>, ms: num
   return predicate();
 }
 
-/** Like `until`, but a condition not met in time fails the test. */
+/** Like `until` (also scaled by TEST_TIME_FACTOR), but a condition not met in time fails the test. */
 export async function eventually(predicate: () => boolean | Promise<boolean>, ms: number): Promise<void> {
   if (!(await until(predicate, ms, 10))) throw new Error('condition not met in time');
 }

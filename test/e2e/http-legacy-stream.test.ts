@@ -9,6 +9,7 @@ import type { JsonRpcNotification } from '../../protocol/jsonrpc.js';
 import { startLegacyHttpServer, type LegacyHttpServer } from '../fixtures/http-servers.js';
 import { eventually, textOf } from './harness.js';
 import { started, upstreamConfig, upstreamRequest as request } from './http-upstream-kit.js';
+import { recordingLog, type LoggedLine } from '../recording-log.js';
 
 const until = (check: () => boolean, ms = 3_000): Promise<void> => eventually(check, ms);
 
@@ -29,6 +30,18 @@ function nextListChange(upstream: HttpUpstream, ms = 1_000): Promise<JsonRpcNoti
     };
     upstream.events.once('listChanged', heard);
   });
+}
+
+/** What the stream logs when it stops for a session: no reopen follows either. */
+const NO_GET = /offers no GET event stream \(HTTP 405\)/;
+const FORGOT = /forgot the session behind the GET event stream \(HTTP 404\)/;
+const REOPEN = /opening it again/;
+const said = (lines: LoggedLine[], what: RegExp) => lines.some((line) => what.test(line.msg));
+/** Reopens the stream scheduled (each is logged with its delay) after the last line matching `what`. */
+function reopensAfter(lines: LoggedLine[], what: RegExp): number {
+  let last = lines.length - 1;
+  while (last >= 0 && !what.test(lines[last]!.msg)) last--;
+  return lines.slice(last + 1).filter((line) => REOPEN.test(line.msg)).length;
 }
 
 const gets = (server: LegacyHttpServer) => server.requests.filter((r) => r[':method'] === 'GET');
@@ -116,14 +129,17 @@ describe('the GET event stream of a legacy session', () => {
   );
 
   test('a session the server forgot while nobody sent requests: its stream stops at 404 instead of retrying', async () => {
-    const own = await started(config('idle', server.url));
+    const { log, lines } = recordingLog();
+    const own = await started(config('idle', server.url), log);
     try {
       await until(() => server.openGetStreams === 2);
       const session = gets(server).at(-1)!['mcp-session-id'];
       await server.dropSessions();
-      await new Promise((r) => setTimeout(r, 4_000)); // past the 1 s and 2 s reopens a retry loop would make
-      // Once when the session was opened, once more a second after the server ended it (answered 404).
+      // Once when the session was opened, once more after the server ended it: that one is answered 404, and
+      // the stream decides, logging it, to wait for the next session instead of scheduling a reopen.
+      await eventually(() => said(lines, FORGOT), 10_000);
       assert.equal(gets(server).filter((r) => r['mcp-session-id'] === session).length, 2);
+      assert.equal(reopensAfter(lines, FORGOT), 0, 'no reopen scheduled after the 404');
       // The next request re-initialises and the stream comes back.
       assert.equal(
         textOf(await own.request(request('i-1', 'tools/call', { name: 'echo', arguments: { text: 'back' } }))),
@@ -157,12 +173,14 @@ describe('closing', () => {
 describe('a server that offers no GET stream (405)', () => {
   test('is asked once per session, not in a loop; requests work as before', async () => {
     const server = await startLegacyHttpServer(0, { getStream: false });
-    const upstream = await started(config('no-get', server.url));
+    const { log, lines } = recordingLog();
+    const upstream = await started(config('no-get', server.url), log);
     try {
       assert.equal(upstream.status().state, 'ready');
-      await until(() => gets(server).length === 1);
-      await new Promise((r) => setTimeout(r, 3_500)); // past the 1 s and 2 s reopens a retry loop would make
+      // The 405 is answered, and the stream decides (logging it) not to ask again: no reopen is scheduled.
+      await eventually(() => said(lines, NO_GET), 10_000);
       assert.equal(gets(server).length, 1);
+      assert.equal(reopensAfter(lines, NO_GET), 0, 'no reopen scheduled after the 405');
       assert.equal(
         textOf(await upstream.request(request(1, 'tools/call', { name: 'echo', arguments: { text: 'fine' } }))),
         'fine',
@@ -175,8 +193,9 @@ describe('a server that offers no GET stream (405)', () => {
         'still',
       );
       await until(() => gets(server).length === 2);
-      await new Promise((r) => setTimeout(r, 1_500));
+      await eventually(() => lines.filter((line) => NO_GET.test(line.msg)).length === 2, 10_000);
       assert.equal(gets(server).length, 2);
+      assert.equal(reopensAfter(lines, NO_GET), 0, 'no reopen scheduled after the second 405');
     } finally {
       await upstream.close();
       await server.close();

@@ -2,7 +2,7 @@
 // 2025 session's GET stream: its config, the requests handed to it, and starting it.
 import { HttpUpstream, type HttpUpstreamConfig } from '../../bridge/http/http-upstream.js';
 import type { JsonRpcRequest } from '../../protocol/jsonrpc.js';
-import { silentLog } from '../../infra/log.js';
+import { silentLog, type Log } from '../../infra/log.js';
 import { META } from './harness.js';
 
 /** An upstream config as the loader would make it, with short timeouts and backoff; `extra` over it. */
@@ -38,11 +38,11 @@ export function upstreamRequest(
   };
 }
 
-/** A started upstream, logging where TEST_LOG says (silent unless set). */
-export async function started(config: HttpUpstreamConfig): Promise<HttpUpstream> {
-  const log = process.env.TEST_LOG
-    ? (await import('../../infra/logger.js')).createLogger(process.env.TEST_LOG)
-    : silentLog;
+/** A started upstream, logging to `log` if given, else where TEST_LOG says (silent unless set). */
+export async function started(config: HttpUpstreamConfig, given?: Log): Promise<HttpUpstream> {
+  const log =
+    given ??
+    (process.env.TEST_LOG ? (await import('../../infra/logger.js')).createLogger(process.env.TEST_LOG) : silentLog);
   const upstream = new HttpUpstream(config, log);
   await upstream.start();
   return upstream;

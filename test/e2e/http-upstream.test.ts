@@ -16,7 +16,7 @@ import {
   type LegacyHttpServer,
   type ModernHttpServer,
 } from '../fixtures/http-servers.js';
-import { unusedPort } from '../ports.js';
+import { stablePort, unusedPort } from '../ports.js';
 import { defProblems } from '../schema.js';
 import { eventually, textOf } from './harness.js';
 import { started, upstreamConfig as config, upstreamRequest as request } from './http-upstream-kit.js';
@@ -359,7 +359,8 @@ describe('servers that come, go and change', () => {
     'a server that was down is found after backoff; one replaced by the other era is re-probed without the ' +
       'caller noticing',
     async () => {
-      const port = await unusedPort();
+      // Below the ephemeral range: servers come and go on it, and no outgoing connection takes it meanwhile.
+      const port = await stablePort();
       const upstream = await started(
         config('moving', `http://127.0.0.1:${port}/mcp`, {
           backoff: { initialMs: 100, maxMs: 1_000, crashLimit: 10, windowMs: 60_000 },

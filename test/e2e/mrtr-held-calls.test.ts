@@ -35,10 +35,13 @@ describe('mrtr.holdMs: a held call expires', () => {
 });
 
 describe('upstream trouble while a call is held', () => {
+  const TIMEOUT_MS = 3_000;
   let gw: RunningGateway;
   let url: string;
   before(async () => {
-    gw = await startGw({ legacy: fixture('legacy-server', { timeoutMs: 1_000 }) });
+    // A few seconds: long enough for a loaded machine to answer a call at once after the child's restart (1 s
+    // was not), short enough that the held call below outlives it.
+    gw = await startGw({ legacy: fixture('legacy-server', { timeoutMs: TIMEOUT_MS }) });
     url = `${gw.url}/servers/legacy/mcp`;
     await ready();
   });
@@ -53,7 +56,7 @@ describe('upstream trouble while a call is held', () => {
     async () => {
       const first = call('ask', {}, { elicitation: {} });
       const asked = inputRequired(await send(url, first));
-      await sleep(1_300); // longer than the server's timeoutMs (1 s), shorter than mrtr.holdMs
+      await sleep(TIMEOUT_MS + 300); // longer than the server's timeoutMs, shorter than mrtr.holdMs
       complete(await send(url, retry(first, asked.requestState, responses)));
       // Were the call still in flight on the child, this question would be refused as ambiguous.
       const next = call('ask', {}, { elicitation: {} });

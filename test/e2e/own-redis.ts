@@ -5,7 +5,7 @@ import { randomUUID } from 'node:crypto';
 import { after } from 'node:test';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { Redis } from 'ioredis';
-import { onFreePort, PortTaken } from '../ports.js';
+import { onFreePort, PortTaken, stablePort } from '../ports.js';
 
 export const hasRedisServer = spawnSync('redis-server', ['--version']).status === 0;
 
@@ -55,9 +55,12 @@ export async function startRedisServer(port: number, args: string[], ready: RegE
   throw new Error(`redis-server on port ${port} did not start:\n${said}`);
 }
 
-/** A redis-server of the test's own on a free port (another one if the first is taken meanwhile). */
+/**
+ * A redis-server of the test's own on a free port (another one if the first is taken meanwhile), below the
+ * ephemeral range: a test that stops it can start it again on that port (stablePort in test/ports.ts).
+ */
 export async function ownRedis(): Promise<{ port: number; child: ChildProcess }> {
-  return onFreePort(async (port) => ({ port, child: await startRedis(port) }));
+  return onFreePort(async (port) => ({ port, child: await startRedis(port) }), 5, stablePort);
 }
 
 /** kill -9 (after SIGCONT, in case a test froze it), and wait until it is gone. */

@@ -1,12 +1,12 @@
 // perCaller: true (issue 34, item 1) against real children: the dependency-free faulty-server fixture,
-// which answers its own pid, holds a call as long as asked (deaf) and exits on demand. Callers are
+// which answers its own pid, holds a call until it is cancelled (hang) and exits on demand. Callers are
 // principals by API key: alice, bob and carol call; op reads the operator pages.
 import assert from 'node:assert/strict';
 import { after, before, test } from 'node:test';
 import { parseConfig } from '../../src/config/config.js';
 import { startGateway, type RunningGateway } from '../../src/gateway.js';
 import { silentLog } from '../../infra/log.js';
-import { request, ROOT, until, send } from './harness.js';
+import { headersFor, post, request, ROOT, until, send } from './harness.js';
 import { alive } from '../processes.js';
 
 const KEYS = {
@@ -83,18 +83,24 @@ test("one caller's child crashing leaves another's running", async () => {
 test('maxCallers full of busy children: a newcomer gets 503 naming the setting; once one is idle, it takes its place', async () => {
   const alice = await pidOf('own', 'alice');
   const bob = await pidOf('own', 'bob');
-  // Both children busy with a call that takes 2 s.
-  const busy = [
-    call('own', 'alice', 'deaf', { ms: 2000, text: 'a' }),
-    call('own', 'bob', 'deaf', { ms: 2000, text: 'b' }),
-  ];
-  await until(async () => childrenOf('own').every((child) => child.inFlight === 1), 5_000);
+  // Both children busy with a call that never ends by itself (`hang`, which honours a cancel): the newcomer
+  // is refused while they are busy however slow the machine, and the callers end their calls afterwards.
+  const callers = (['alice', 'bob'] as const).map((who) => {
+    const controller = new AbortController();
+    const body = request('tools/call', { name: 'hang', arguments: {} });
+    const headers = { ...headersFor(body), authorization: `Bearer ${KEYS[who]}` };
+    const answered = post(`${gateway.url}/servers/own/mcp`, body, headers, { signal: controller.signal });
+    return { stop: () => controller.abort(), ended: answered.catch(() => undefined) };
+  });
+  assert.ok(await until(() => childrenOf('own').every((child) => child.inFlight === 1), 10_000), 'both busy');
   const refused = await call('own', 'carol', 'pid');
   assert.equal(refused.status, 503, JSON.stringify(refused.body));
   assert.match(refused.body.error.message, /servers\.own\.maxCallers/);
   assert.equal(refused.body.error.data.setting, 'servers.own.maxCallers');
   assert.ok(refused.headers.get('retry-after'), 'Retry-After sent');
-  await Promise.all(busy);
+  for (const caller of callers) caller.stop();
+  await Promise.all(callers.map((caller) => caller.ended));
+  assert.ok(await until(() => childrenOf('own').every((child) => child.inFlight === 0), 10_000), 'both idle again');
   // Alice's child was used less recently than bob's? Both finished; touch bob so alice's is the older.
   assert.equal(await pidOf('own', 'bob'), bob);
   const carol = await pidOf('own', 'carol');

@@ -6,7 +6,6 @@ import assert from 'node:assert/strict';
 import { after, before, describe, test } from 'node:test';
 import type { RunningGateway } from '../../src/gateway.js';
 import { eventually, fixture, openListen, post, request, sseMessages, startTestGateway, until } from './harness.js';
-import { scaled } from '../timing.js';
 
 type Listen = Awaited<ReturnType<typeof openListen>>;
 
@@ -31,7 +30,7 @@ describe('list changes on a profile stay within what it shows', () => {
         },
       },
     );
-    await eventually(async () => (await fetch(`${gateway.url}/readyz`)).status === 200, scaled(60_000));
+    await eventually(async () => (await fetch(`${gateway.url}/readyz`)).status === 200, 60_000);
   });
   after(() => gateway?.close());
 
@@ -44,8 +43,7 @@ describe('list changes on a profile stay within what it shows', () => {
     const streams: Listen[] = [];
     try {
       for (const url of urls) streams.push(await openListen(url, notifications));
-      for (const stream of streams)
-        assert.ok(await until(() => stream.messages.length >= 1, scaled(3_000)), 'acknowledged');
+      for (const stream of streams) assert.ok(await until(() => stream.messages.length >= 1, 3_000), 'acknowledged');
       await body(streams);
     } finally {
       for (const stream of streams) stream.close();
@@ -55,7 +53,7 @@ describe('list changes on a profile stay within what it shows', () => {
   /** Waits until `stream` has heard `count` list changes. */
   const heard = async (stream: Listen, count: number, what: string): Promise<void> => {
     assert.ok(
-      await until(() => changes(stream.messages).length >= count, scaled(5_000)),
+      await until(() => changes(stream.messages).length >= count, 5_000),
       `${what}: ${JSON.stringify(stream.messages)}`,
     );
   };
@@ -169,7 +167,7 @@ describe('list changes on a profile stay within what it shows', () => {
     try {
       await gateway.cache.invalidate('beta', ['tools/list']);
       await gateway.cache.invalidate('alpha', ['tools/list']);
-      assert.ok(await until(() => changes(messages).length >= 1, scaled(5_000)), JSON.stringify(messages));
+      assert.ok(await until(() => changes(messages).length >= 1, 5_000), JSON.stringify(messages));
       // Both were published in this order, each written at once: beta's would be first.
       assert.deepEqual(changes(messages), ['notifications/tools/list_changed']);
       assert.deepEqual(

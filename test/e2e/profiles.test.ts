@@ -8,7 +8,6 @@ import { parseConfig } from '../../src/config/config.js';
 import type { RunningGateway } from '../../src/gateway.js';
 import { fixture, openListen, post, request, ROOT, schemaProblems, until, type Answer } from './harness.js';
 import { startReadyGateway } from './ready-gateway.js';
-import { scaled } from '../timing.js';
 
 const mrtr = {
   command: process.execPath,
@@ -124,9 +123,7 @@ describe('a profile under a policy', () => {
     const listen = await openListen(coding, { toolsListChanged: true });
     try {
       await post(coding, request('tools/call', { name: 'modern__add-tool', arguments: {} }));
-      assert.ok(
-        await until(() => listen.messages.some((m) => m.method === 'notifications/tools/list_changed'), scaled(5_000)),
-      );
+      assert.ok(await until(() => listen.messages.some((m) => m.method === 'notifications/tools/list_changed'), 5_000));
     } finally {
       listen.close();
     }
@@ -196,7 +193,7 @@ describe('a profile without policies: paging and reload', () => {
     const listen = await openListen(`${gateway.url}/profiles/late/mcp`, { toolsListChanged: true });
     await gateway.reload(config({ ...PAGED, added: { tools: ['modern__echo'], rename: { modern__echo: 'echo' } } }));
     assert.ok(
-      await until(() => listen.messages.some((m) => m.id === listen.id && 'result' in m), scaled(5_000)),
+      await until(() => listen.messages.some((m) => m.id === listen.id && 'result' in m), 5_000),
       'the listen stream ended with its result',
     );
     listen.close();
@@ -271,13 +268,13 @@ describe('pins hold on a profile and in search mode', () => {
       JSON.stringify(changed.body),
     );
     assert.ok(
-      await until(async () => !names(await post(profile, request('tools/list'))).includes('say'), scaled(5_000)),
+      await until(async () => !names(await post(profile, request('tools/list'))).includes('say'), 5_000),
       'withheld from the list',
     );
     const refused = await post(profile, request('tools/call', { name: 'say', arguments: { text: 'hi' } }, 3));
     assert.deepEqual(refused.body, { jsonrpc: '2.0', id: 3, error: { code: -32602, message: 'Unknown tool: say' } });
     assert.ok(
-      await until(async () => !(await found()).includes('modern__echo'), scaled(5_000)),
+      await until(async () => !(await found()).includes('modern__echo'), 5_000),
       'withheld from search results',
     );
     const viaCallTool = await post(

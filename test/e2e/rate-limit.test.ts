@@ -2,14 +2,15 @@
 // per principal, a policy's own limit in place of the default, two gateways sharing one bucket through the
 // Redis on this machine, and the audit lines refusals leave.
 import assert from 'node:assert/strict';
-import { randomUUID } from 'node:crypto';
+import { createHash, randomUUID } from 'node:crypto';
 import { readFileSync, rmSync } from 'node:fs';
 import path from 'node:path';
 import { after, before, describe, test } from 'node:test';
 import { Redis } from 'ioredis';
 import type { RunningGateway } from '../../src/gateway.js';
 import { sharedRedis } from '../services.js';
-import { fixture, headersFor, post, request, schemaProblems, type Answer } from './harness.js';
+import { eventually, fixture, headersFor, post, request, schemaProblems, type Answer } from './harness.js';
+import { scaled } from '../timing.js';
 import { startReadyGateway } from './ready-gateway.js';
 import { tempDir } from '../temp.js';
 
@@ -18,6 +19,8 @@ const KEYS = {
   bob: 'bob-key-0123456789ab',
   carol: 'carol-key-0123456789', // group strict: a policy limit below the default
   dave: 'dave-key-0123456789a', // group generous: a policy limit above the default
+  'probe-one': 'probe-one-key-0123456', // asks until gateway one's limiter counts in Redis
+  'probe-two': 'probe-two-key-0123456',
 } as const;
 type Who = keyof typeof KEYS;
 
@@ -26,6 +29,8 @@ const apiKeys = [
   { key: KEYS.bob, principal: 'bob' },
   { key: KEYS.carol, principal: 'carol', groups: ['strict'] },
   { key: KEYS.dave, principal: 'dave', groups: ['generous'] },
+  { key: KEYS['probe-one'], principal: 'probe-one' },
+  { key: KEYS['probe-two'], principal: 'probe-two' },
 ];
 
 const tmp = tempDir('mcp-gw-rate-');
@@ -168,7 +173,9 @@ describe("two gateways on one Redis share each principal's bucket", { skip: redi
     const config = {
       auth: { apiKeys },
       rateLimit: { requestsPerMinute: 4 },
-      cache: { store: 'redis', url: SHARED_REDIS, keyPrefix },
+      // A few seconds per command: a take that timed out on a loaded machine would be counted in process, and
+      // the shared bucket is what is under test (the 150 ms default has its own test, redis-command-timeout).
+      cache: { store: 'redis', url: SHARED_REDIS, keyPrefix, commandTimeoutMs: scaled(5_000) },
     };
     const start = (name: string) =>
       startReadyGateway(
@@ -177,6 +184,19 @@ describe("two gateways on one Redis share each principal's bucket", { skip: redi
         { ...config, audit: { destination: path.join(tmp, `audit-${name}.jsonl`) } },
       );
     [one, two] = await Promise.all([start('one'), start('two')]);
+    // A gateway answers while its limiter still connects (counting in process meanwhile): wait until each
+    // one's takes reach Redis, seen as its probe principal's bucket there.
+    const bucketOf = (principal: string) =>
+      `${keyPrefix}rl:${createHash('sha256').update(principal).digest('base64url')}`;
+    for (const [gateway, probe] of [
+      [one, 'probe-one'],
+      [two, 'probe-two'],
+    ] as const) {
+      await eventually(async () => {
+        await echo(`${gateway.url}/mcp`, probe);
+        return (await withRedis((redis) => redis.exists(bucketOf(probe)))) === 1;
+      }, 30_000);
+    }
   });
   after(async () => {
     await Promise.all([one?.close(), two?.close()]);
@@ -200,7 +220,7 @@ describe("two gateways on one Redis share each principal's bucket", { skip: redi
 
     // The buckets live in Redis under the configured prefix.
     const buckets = await withRedis((redis) => keysMatching(redis, `${keyPrefix}rl:*`));
-    assert.equal(buckets.length, 2, `alice's and bob's buckets: ${buckets}`);
+    assert.equal(buckets.length, 4, `alice's, bob's and the two probes' buckets: ${buckets}`);
   });
 });
 

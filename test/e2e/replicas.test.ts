@@ -55,7 +55,16 @@ describe('two gateway processes sharing the real Redis', { skip: shared.skip }, 
   const keyPrefix = `mcp-gateway-test:${randomUUID()}:`;
   const config = {
     listen: { host: '127.0.0.1', port: 0 },
-    cache: { store: 'redis', url: SHARED_REDIS, keyPrefix, contextSecret: randomBytes(24).toString('hex') },
+    cache: {
+      store: 'redis',
+      url: SHARED_REDIS,
+      keyPrefix,
+      contextSecret: randomBytes(24).toString('hex'),
+      // A few seconds per command: on a loaded machine a read or write past the 150 ms default is dropped (as
+      // it should be in production), and B would then miss A's entry for no fault of the sharing under test.
+      // The outage test below keeps the default.
+      commandTimeoutMs: scaled(5_000),
+    },
     servers: { syn: synthetic('syn'), legacy },
   };
   // The legacy server's answers are private: a caller with credentials gets entries under a keyed hash of

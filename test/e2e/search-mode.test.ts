@@ -21,7 +21,6 @@ import {
   VERSION,
   send,
 } from './harness.js';
-import { scaled } from '../timing.js';
 import { startModernHttpServer, type ModernHttpServer } from '../fixtures/http-servers.js';
 
 const mrtr = {
@@ -72,7 +71,7 @@ before(async () => {
     async () =>
       (await find(search, 'process id')).includes('modern__pid') &&
       (await find(search, 'sum')).includes('everything__get-sum'),
-    scaled(30_000),
+    30_000,
   );
 });
 after(async () => {
@@ -225,7 +224,7 @@ describe('search mode', () => {
     assert.deepEqual(await find(search, 'added'), []);
     const added = await send(search, callTool('modern__add-tool'));
     assert.deepEqual(added.body.result.content, [{ type: 'text', text: 'added-1' }]);
-    await eventually(async () => (await find(search, 'added'))[0] === 'modern__added-1', scaled(1_000));
+    await eventually(async () => (await find(search, 'added'))[0] === 'modern__added-1', 1_000);
     // And callable at once: the router reads the changed list again on the first call.
     const called = await send(search, callTool('modern__added-1'));
     assert.deepEqual(called.body.result?.content, [{ type: 'text', text: 'added-1' }], JSON.stringify(called.body));

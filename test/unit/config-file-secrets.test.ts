@@ -5,14 +5,18 @@
 import { createHash } from 'node:crypto';
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
+import { spawnSync } from 'node:child_process';
 import { chmodSync, mkdirSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
+import { fileURLToPath } from 'node:url';
 import { childEnvironment } from '../../src/child-env.js';
 import { parseConfig } from '../../src/config/config.js';
 import { tempDir } from '../temp.js';
 import { configProblems } from '../config-problems.js';
+import { loadProblems } from './config-file-secrets-child.js';
 
 const dir = tempDir('mcp-gw-file-secrets-');
+const ROOT = fileURLToPath(new URL('../../', import.meta.url));
 
 function secret(name: string, contents: string): string {
   const file = path.join(dir, name);
@@ -88,14 +92,36 @@ test('a folder, or a file the gateway may not read, is a load error saying so', 
     configProblems({ servers: { a: child }, mrtr: { secret: '${file:a-folder}' } }, {}, dir).join('\n'),
     /^mrtr\.secret: cannot read the secret file .*a-folder named by \$\{file:a-folder\} \(it is a folder\)/,
   );
-  if (process.getuid?.() === 0) return; // root reads any file: the permission case cannot be staged
   const locked = secret('locked', 'x');
   chmodSync(locked, 0o000);
+  const problems = (name: string) =>
+    problemsAsUnprivileged({ servers: { a: child }, mrtr: { secret: `\${file:${name}}` } });
   assert.match(
-    configProblems({ servers: { a: child }, mrtr: { secret: '${file:locked}' } }, {}, dir).join('\n'),
-    /\(permission denied\)/,
+    problems('locked').join('\n'),
+    /^mrtr\.secret: cannot read the secret file .*locked .*\(permission denied\)/,
   );
+  chmodSync(secret('open', 'open-secret-0123456789abcdef'), 0o644);
+  assert.deepEqual(problems('open'), [], 'the same user reads a file it may read: the refusal above was the file');
 });
+
+/**
+ * The problems parseConfig finds in `raw` (read from `dir`), loaded by a user file permissions apply to: this
+ * process, or (root reads any file, and CI runs as root) a child running as `nobody`.
+ */
+function problemsAsUnprivileged(raw: unknown): string[] {
+  if (process.getuid?.() !== 0) return loadProblems(raw, dir);
+  chmodSync(dir, 0o755); // nobody may look inside; each file's own mode decides the rest
+  const script =
+    "const { loadProblems } = await import('./test/unit/config-file-secrets-child.ts');" +
+    'console.log(JSON.stringify(loadProblems(JSON.parse(process.argv[1]), process.argv[2])));';
+  const run = spawnSync(
+    process.execPath,
+    ['--import', './test/ts-loader.mjs', '--input-type=module', '-e', script, JSON.stringify(raw), dir],
+    { cwd: ROOT, uid: 65_534, gid: 65_534, encoding: 'utf8' },
+  );
+  assert.equal(run.status, 0, run.stderr);
+  return JSON.parse(run.stdout);
+}
 
 test("no child inherits a file's contents: only a server whose own env: names it gets it", () => {
   const token = secret('gh-token', 'ghp-file-secret-value-0123\n');

@@ -300,7 +300,9 @@ test('requests with different timeouts each expire at their own deadline, an ear
   const late = settle('late', 400);
   const early = settle('early', 40); // sent second, due first: the clock set for 'late' must not hold it
   assert.equal((await early).error.message, 'tools/call took longer than 40 ms');
-  assert.ok(ended.early! >= 35 && ended.early! < 300, `early ended after ${ended.early} ms`);
+  // Lower bounds and order only: a timer never fires early, but a loaded machine can fire it late.
+  assert.ok(ended.early! >= 35, `early ended after ${ended.early} ms`);
+  assert.equal(ended.late, undefined, 'early ended first, although late was set first');
   assert.equal(pending.size, 1, 'the later deadline is still pending');
   assert.equal((await late).error.message, 'tools/call took longer than 400 ms');
   assert.ok(ended.late! >= 395, `late ended after ${ended.late} ms`);

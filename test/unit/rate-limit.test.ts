@@ -13,6 +13,7 @@ import { silentLog, type Log } from '../../infra/log.js';
 import { unusedPort } from '../ports.js';
 import { sharedRedis } from '../services.js';
 import { recordingLog } from '../recording-log.js';
+import { scaled } from '../timing.js';
 
 const REDIS_URL = 'redis://127.0.0.1:6379';
 const PREFIX = `mcp-gateway-test:${randomUUID()}:`;
@@ -154,8 +155,13 @@ function adminClient(): Redis {
   return admin;
 }
 
+/**
+ * A limiter standing in for one replica. Its commands may take a few seconds (cache.commandTimeoutMs): these tests
+ * are about the count shared through Redis, and a command that timed out on a loaded machine would be decided in
+ * process instead. The 150 ms default is tested where a Redis is away (test/unit/redis-command-timeout.test.ts).
+ */
 async function replica(url = REDIS_URL, log: Log = silentLog): Promise<RedisRateLimiter> {
-  const limiter = await RedisRateLimiter.create({ url, keyPrefix: PREFIX, log });
+  const limiter = await RedisRateLimiter.create({ url, keyPrefix: PREFIX, commandTimeoutMs: scaled(5_000), log });
   open.push(limiter);
   return limiter;
 }
@@ -168,13 +174,20 @@ describe('RedisRateLimiter', { skip: redis.skip, timeout: 10_000 }, () => {
     const { log, warnings } = recordingLog();
     const limiter = await replica(REDIS_URL, log);
     const principal = `user:${randomUUID()} with spaces, colons: and ünïcode`;
-    const limit = { requestsPerMinute: 60, burst: 3 };
+    // A token a minute: no token comes back while the test runs, however slow the machine.
+    const limit = { requestsPerMinute: 1, burst: 3 };
 
+    const started = Date.now();
     for (let i = 0; i < 3; i++)
       assert.deepEqual(await limiter.take(principal, limit), { allowed: true }, `request ${i + 1}`);
     const refused = await limiter.take(principal, limit);
-    assert.equal(refused.allowed, false);
-    assert.ok(!refused.allowed && refused.retryAfterMs > 900 && refused.retryAfterMs <= 1_000, JSON.stringify(refused));
+    const elapsed = Date.now() - started;
+    // The wait is a minute less what has refilled since the first take, which Redis's clock measured within
+    // what this one did (1 ms for rounding).
+    assert.ok(
+      !refused.allowed && refused.retryAfterMs <= 60_000 && refused.retryAfterMs >= 60_000 - elapsed - 1,
+      `${JSON.stringify(refused)} after ${elapsed} ms`,
+    );
 
     const stored = await adminClient().hgetall(bucketKey(principal));
     assert.ok(Number(stored.t) < 1, `the bucket lives in Redis: ${JSON.stringify(stored)}`);
@@ -184,7 +197,7 @@ describe('RedisRateLimiter', { skip: redis.skip, timeout: 10_000 }, () => {
   test('two replicas share one bucket: 3 through one and 2 through the other empty a burst of 5', async () => {
     const [first, second] = [await replica(), await replica()];
     const principal = `shared-${randomUUID()}`;
-    const limit = { requestsPerMinute: 60, burst: 5 };
+    const limit = { requestsPerMinute: 1, burst: 5 }; // nothing refills while the test runs
 
     for (let i = 0; i < 3; i++) assert.equal((await first.take(principal, limit)).allowed, true);
     for (let i = 0; i < 2; i++) assert.equal((await second.take(principal, limit)).allowed, true);
@@ -196,8 +209,8 @@ describe('RedisRateLimiter', { skip: redis.skip, timeout: 10_000 }, () => {
     const limiter = await replica();
     const principal = `reloaded-${randomUUID()}`;
 
-    assert.equal((await limiter.take(principal, { requestsPerMinute: 60, burst: 10 })).allowed, true); // 9 left
-    const lowered = { requestsPerMinute: 60, burst: 2 };
+    assert.equal((await limiter.take(principal, { requestsPerMinute: 1, burst: 10 })).allowed, true); // 9 left
+    const lowered = { requestsPerMinute: 1, burst: 2 };
     const decisions = [];
     for (let i = 0; i < 3; i++) decisions.push((await limiter.take(principal, lowered)).allowed);
     assert.deepEqual(decisions, [true, true, false]);
@@ -206,15 +219,16 @@ describe('RedisRateLimiter', { skip: redis.skip, timeout: 10_000 }, () => {
   test('a bucket expires once it would be full again', async () => {
     const limiter = await replica();
     const principal = `expiring-${randomUUID()}`;
-    const limit = { requestsPerMinute: 60, burst: 5 }; // a full refill takes 5 s
+    const limit = { requestsPerMinute: 6, burst: 5 }; // a token every 10 s: a full refill takes 50 s
 
-    await limiter.take(principal, limit); // one token short: full again in 1 s
+    await limiter.take(principal, limit); // one token short: full again in 10 s
     const oneShort = await adminClient().pttl(bucketKey(principal));
-    assert.ok(oneShort > 0 && oneShort <= 1_000, `PTTL ${oneShort}`);
+    assert.ok(oneShort > 0 && oneShort <= 10_000, `PTTL ${oneShort}`);
 
-    for (let i = 0; i < 4; i++) await limiter.take(principal, limit); // empty: full again in 5 s
+    // Empty: full again in 50 s less what refilled meanwhile (less than 10 s on any machine that runs tests).
+    for (let i = 0; i < 4; i++) await limiter.take(principal, limit);
     const empty = await adminClient().pttl(bucketKey(principal));
-    assert.ok(empty > 4_000 && empty <= 5_000, `PTTL ${empty}`);
+    assert.ok(empty > 40_000 && empty <= 50_000, `PTTL ${empty}`);
   });
 
   test('a command Redis refuses is decided in process too, with one warning', async () => {
@@ -222,7 +236,7 @@ describe('RedisRateLimiter', { skip: redis.skip, timeout: 10_000 }, () => {
     const limiter = await replica(REDIS_URL, log);
     const principal = `clashing-${randomUUID()}`;
     await adminClient().set(bucketKey(principal), 'not a hash'); // the script fails with WRONGTYPE
-    const limit = { requestsPerMinute: 60, burst: 2 };
+    const limit = { requestsPerMinute: 1, burst: 2 };
 
     const decisions = [];
     for (let i = 0; i < 3; i++) decisions.push((await limiter.take(principal, limit)).allowed);
@@ -236,7 +250,7 @@ describe('RedisRateLimiter without Redis', { timeout: 10_000 }, () => {
   test('with Redis unreachable, requests are still limited, in process, with one warning', async () => {
     const { log, warnings } = recordingLog();
     const limiter = await replica(`redis://127.0.0.1:${await unusedPort()}`, log);
-    const limit = { requestsPerMinute: 60, burst: 2 };
+    const limit = { requestsPerMinute: 1, burst: 2 }; // nothing refills while the test runs
 
     const decisions = [];
     for (let i = 0; i < 5; i++) decisions.push(await limiter.take('alice', limit));
@@ -244,7 +258,7 @@ describe('RedisRateLimiter without Redis', { timeout: 10_000 }, () => {
       decisions.map((decision) => decision.allowed),
       [true, true, false, false, false],
     );
-    assert.ok(!decisions[2]!.allowed && decisions[2]!.retryAfterMs > 0 && decisions[2]!.retryAfterMs <= 1_000);
+    assert.ok(!decisions[2]!.allowed && decisions[2]!.retryAfterMs > 0 && decisions[2]!.retryAfterMs <= 60_000);
     await sleep(400); // across several reconnection attempts (50, 100, 200 ms apart)
     assert.equal((await limiter.take('alice', limit)).allowed, false);
     assert.equal(

@@ -10,6 +10,8 @@ export interface ProxyRules {
   hold?: boolean;
   /** Answer the first command containing this text (lower case) with an error instead of passing it on. */
   refuseOnce?: string;
+  /** Pass on each command containing `text` (lower case) only after `ms`: a Redis far away (order is kept). */
+  slow?: { text: string; ms: number };
 }
 
 export interface RedisProxy {
@@ -40,6 +42,14 @@ export async function redisProxy(rules: ProxyRules): Promise<RedisProxy> {
       const text = chunk.toString('latin1').toLowerCase();
       for (const wait of waiting.splice(0)) text.includes(wait.text) ? wait.resolve() : waiting.push(wait);
     });
+    // Every chunk waits for the one before it, so a delayed command is never overtaken.
+    let sent = Promise.resolve();
+    const slowly = (chunk: Buffer, slow: { text: string; ms: number }): void => {
+      const delay = chunk.toString('latin1').toLowerCase().includes(slow.text) ? slow.ms : 0;
+      sent = sent
+        .then(() => new Promise((resolve) => setTimeout(resolve, delay)))
+        .then(() => void upstream.write(chunk));
+    };
     // Undecided until the name arrived; chunks wait in order.
     let matched: boolean | undefined;
     let early = Buffer.alloc(0);
@@ -55,6 +65,7 @@ export async function redisProxy(rules: ProxyRules): Promise<RedisProxy> {
         return;
       }
       if (matched && rules.hold) void released.then(() => upstream.write(chunk));
+      else if (matched && rules.slow) slowly(chunk, rules.slow);
       else upstream.write(chunk);
     };
     downstream.on('data', (chunk: Buffer) => {

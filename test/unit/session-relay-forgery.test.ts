@@ -8,6 +8,7 @@ import { SessionRelay, type EndedSession, type SessionEvent } from '../../src/le
 import { silentLog } from '../../infra/log.js';
 import { scratchRedis } from '../e2e/own-redis.js';
 import { sharedRedis } from '../services.js';
+import { scaled } from '../timing.js';
 import { retried } from '../timing.js';
 
 const URL = 'redis://127.0.0.1:6379';
@@ -16,10 +17,23 @@ const SKIP = redisNeed.skip;
 const SECRET = Buffer.from('session-relay-forgery-secret-0123456789');
 const OTHER_SECRET = Buffer.from('not-this-deployments-secret-0123456789');
 
+/**
+ * The relays' Redis commands may take a few seconds (cache.commandTimeoutMs): what one replica publishes or
+ * stores for another is under test, and a command dropped for taking 150 ms on a loaded machine would fail it
+ * for nothing (the 150 ms default has its own test, redis-command-timeout).
+ */
+const COMMAND_TIMEOUT_MS = scaled(5_000);
+
 function relay(keyPrefix: string, secret = SECRET) {
   const ended: EndedSession[] = [];
   const heard: { session: string; event: SessionEvent }[] = [];
-  const instance = new SessionRelay({ url: URL, keyPrefix, secret, log: silentLog });
+  const instance = new SessionRelay({
+    url: URL,
+    keyPrefix,
+    secret,
+    commandTimeoutMs: COMMAND_TIMEOUT_MS,
+    log: silentLog,
+  });
   instance.attach({
     event: (session, event) => heard.push({ session, event }),
     ended: (sessions) => ended.push(...sessions),

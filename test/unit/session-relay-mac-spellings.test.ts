@@ -9,6 +9,7 @@ import { SessionRelay, type EndedSession } from '../../src/legacy-client/session
 import { silentLog } from '../../infra/log.js';
 import { scratchRedis } from '../e2e/own-redis.js';
 import { sharedRedis } from '../services.js';
+import { scaled } from '../timing.js';
 import { retried } from '../timing.js';
 
 const URL = 'redis://127.0.0.1:6379';
@@ -40,9 +41,22 @@ function respellings(mac: string): string[] {
   return unique;
 }
 
+/**
+ * The relays' Redis commands may take a few seconds (cache.commandTimeoutMs): what one replica publishes or
+ * stores for another is under test, and a command dropped for taking 150 ms on a loaded machine would fail it
+ * for nothing (the 150 ms default has its own test, redis-command-timeout).
+ */
+const COMMAND_TIMEOUT_MS = scaled(5_000);
+
 function relay(keyPrefix: string) {
   const ended: EndedSession[] = [];
-  const instance = new SessionRelay({ url: URL, keyPrefix, secret: SECRET, log: silentLog });
+  const instance = new SessionRelay({
+    url: URL,
+    keyPrefix,
+    secret: SECRET,
+    commandTimeoutMs: COMMAND_TIMEOUT_MS,
+    log: silentLog,
+  });
   instance.attach({ event: () => {}, ended: (sessions) => ended.push(...sessions) });
   return { relay: instance, ended };
 }

@@ -10,12 +10,20 @@ import { silentLog } from '../../infra/log.js';
 import { scratchRedis } from '../e2e/own-redis.js';
 import { unusedPort } from '../ports.js';
 import { sharedRedis } from '../services.js';
+import { scaled } from '../timing.js';
 import { redisProxy } from './redis-proxy.js';
 
 const URL = 'redis://127.0.0.1:6379';
 const redisNeed = await sharedRedis('the session relay tests');
 const SKIP = redisNeed.skip;
 const SECRET = Buffer.from('session-relay-unit-secret-0123456789');
+
+/**
+ * The relays' Redis commands may take a few seconds (cache.commandTimeoutMs): what one replica publishes or
+ * stores for another is under test, and a command dropped for taking 150 ms on a loaded machine would fail it
+ * for nothing (the 150 ms default has its own test, redis-command-timeout).
+ */
+const COMMAND_TIMEOUT_MS = scaled(5_000);
 
 /** A relay and what its handlers heard, with a way to wait for the next thing heard. */
 function replica(keyPrefix: string, secret = SECRET, url = URL) {
@@ -24,14 +32,14 @@ function replica(keyPrefix: string, secret = SECRET, url = URL) {
   /** How many times `ended` was called (a catch-up hands over every ended session at once). */
   let endedCalls = 0;
   let wake: (() => void) | undefined;
-  const relay = new SessionRelay({ url, keyPrefix, secret, log: silentLog });
+  const relay = new SessionRelay({ url, keyPrefix, secret, commandTimeoutMs: COMMAND_TIMEOUT_MS, log: silentLog });
   relay.attach({
     event: (session, event) => (heard.push({ session, event }), wake?.()),
     ended: (sessions) => (endedCalls++, ended.push(...sessions), wake?.()),
   });
   const next = (count: () => number, want: number, what: string) =>
     new Promise<void>((resolve, reject) => {
-      const timer = setTimeout(() => reject(new Error(`${what}: heard ${count()}, wanted ${want}`)), 5_000);
+      const timer = setTimeout(() => reject(new Error(`${what}: heard ${count()}, wanted ${want}`)), scaled(10_000));
       const check = () => count() >= want && (clearTimeout(timer), (wake = undefined), resolve());
       wake = check;
       check();
