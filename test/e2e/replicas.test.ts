@@ -298,11 +298,20 @@ test('Redis killed mid-test: every request still succeeds quickly from memory an
     );
     // The restarted Redis is empty (no persistence). A miss now — server/discover was never asked on this
     // endpoint (the era probe goes to the child directly) — must be written to Redis again.
-    const discover = await post(syn, request('server/discover'));
-    assert.equal(discover.status, 200, JSON.stringify(discover.body));
-    assert.equal(discover.body.result.ttlMs, 60_000);
+    // This test keeps the store's 150 ms bound (it tests the outage), so a write slower than that is dropped by
+    // design; on a loaded machine one can be. The miss is asked again, memory's copy dropped first, until one lands.
     assert.ok(
-      await until(async () => (await admin!.exists(discoverKey)) === 1, 3_000),
+      await until(
+        async () => {
+          await gateway!.cache.invalidate('syn', ['server/discover']);
+          const discover = await post(syn, request('server/discover'));
+          assert.equal(discover.status, 200, JSON.stringify(discover.body));
+          assert.equal(discover.body.result.ttlMs, 60_000);
+          return until(async () => (await admin!.exists(discoverKey)) === 1, 1_000);
+        },
+        20_000,
+        50,
+      ),
       'the cache writes to Redis again',
     );
     const call = await post(mcp, request('tools/call', { name: 'syn__tool-2', arguments: { text: 'back' } }));

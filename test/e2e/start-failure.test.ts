@@ -11,9 +11,11 @@ import { ROOT } from './harness.js';
 import { RUN_TS } from '../run-ts.js';
 import { dropRedisKeys, sharedRedis } from '../services.js';
 import { tempDir } from '../temp.js';
+import { scaled } from '../timing.js';
 
 const redis = await sharedRedis('the port-busy start with Redis');
 const keyPrefix = `mcpgw-start-failure-${process.pid}:`;
+const HUNG_MS = scaled(60_000);
 let busy: Server;
 let busyPort: number;
 
@@ -27,7 +29,11 @@ after(async () => {
   if (redis.present) await dropRedisKeys(keyPrefix);
 });
 
-/** Runs the CLI on `config` and resolves with its exit code and stderr; a process still up after 30 s fails. */
+/**
+ * Runs the CLI on `config` and resolves with its exit code and stderr; a process still up after 60 s (times
+ * TEST_TIME_FACTOR) fails. The bound is for a hang: on a loaded machine the CLI's start alone (its TypeScript
+ * compiled by the test loader) took longer than 30 s once, before it had logged a line.
+ */
 function runUntilExit(config: string): Promise<{ code: number | null; stderr: string }> {
   const file = path.join(tempDir('mcp-gw-start-failure-'), 'gateway.yaml');
   writeFileSync(file, config);
@@ -42,8 +48,8 @@ function runUntilExit(config: string): Promise<{ code: number | null; stderr: st
   return new Promise((resolve, reject) => {
     const hung = setTimeout(() => {
       child.kill('SIGKILL');
-      reject(new Error(`the gateway was still running 30 s after a failed start; its log:\n${stderr}`));
-    }, 30_000);
+      reject(new Error(`the gateway was still running ${HUNG_MS} ms after a failed start; its log:\n${stderr}`));
+    }, HUNG_MS);
     child.once('exit', (code) => {
       clearTimeout(hung);
       resolve({ code, stderr });

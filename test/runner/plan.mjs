@@ -23,6 +23,9 @@ export const ALONE = [
   'test/e2e/overload-edges.test.ts',
   'test/e2e/flood-isolation.test.ts',
   'test/e2e/per-caller-load.test.ts',
+  // Replicas behind HAProxy, whose health checks time out at 300 ms: under the shared pass's load HAProxy took
+  // healthy replicas out as well (a CI-like run at load 20), and the test read that as the gateway's doing.
+  'test/e2e/rolling-restart.test.ts',
 ];
 
 /**
@@ -34,7 +37,6 @@ export const ALONE = [
 export const LONGEST = [
   'test/e2e/package-install.test.ts',
   'test/e2e/cli.test.ts',
-  'test/e2e/rolling-restart.test.ts',
   'test/e2e/security.test.ts',
   'test/e2e/upstream-oauth.test.ts',
   'test/e2e/fuzz-edge-bodies.test.ts',
