@@ -70,3 +70,10 @@ export function parseRecord(json: string): CredentialRecord | undefined {
   } catch {}
   return undefined;
 }
+
+/** What a paste link keeps until the page is submitted: who, where, and what to ask for. */
+export interface SecretPending {
+  step: 'secret';
+  principal: string;
+  server: string;
+}
