@@ -21,8 +21,6 @@ import { type CallerEnv, GoneListeners } from './secret-gate.js';
 // "Connect first" is answered with the OAuth connect flow's own code (URL elicitation required).
 import { CONNECT_REQUIRED } from '../../credentials/oauth/oauth-client.js';
 export { CONNECT_REQUIRED };
-/** Where a paste link's state is defined now (the credentials'); kept here for the per-caller room's readers. */
-export type { SecretPending };
 
 export interface SecretEnvSettings {
   server: string;
