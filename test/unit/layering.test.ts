@@ -105,9 +105,7 @@ function srcForbidden(file: string, text: string): string[] {
   return importsOf(file, text)
     .map((target) => target.split(path.sep).join('/'))
     .filter(
-      (target) =>
-        (rule !== undefined && rule[1].some((place) => under(target, place))) ||
-        (!mayImportWiring && under(target, 'src/gateway')),
+      (target) => rule?.[1].some((place) => under(target, place)) || (!mayImportWiring && under(target, 'src/gateway')),
     )
     .map((target) => `${posix} imports ${target}`);
 }
