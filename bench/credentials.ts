@@ -8,7 +8,7 @@ import { mkdtempSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import type { RequestOptions, Upstream } from '../bridge/upstream.js';
 import type { JsonRpcRequest, JsonRpcResponse } from '../protocol/jsonrpc.js';
-import { CredentialedUpstream } from '../src/credentials/credentialed-upstream.js';
+import { CredentialedUpstream } from '../src/layers/credentialed-upstream.js';
 import { OAuthClient } from '../src/credentials/oauth/oauth-client.js';
 import { openCredentialStore } from '../src/credentials/store.js';
 

@@ -43,6 +43,9 @@ export interface Verdict {
   refusal?: JsonRpcResponse;
 }
 
+/** The verdict on a caller no policy names: authenticated is enough (the edge's judge and the task step). */
+export const AUTHENTICATED: Verdict = { allowed: true, rule: 'authenticated; no policies configured' };
+
 /**
  * What the guard needs before it can decide: `routes`, the router to read its lists again for this target
  * (a name nobody listed yet; on /mcp a URI whose owner is unknown or refuses, so that both cost the same);

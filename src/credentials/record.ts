@@ -70,3 +70,13 @@ export function parseRecord(json: string): CredentialRecord | undefined {
   } catch {}
   return undefined;
 }
+
+/**
+ * What a paste link keeps until the page is submitted: who, where, and what to ask for. The store seals it
+ * as a pending link (store.putPending); the per-caller layer writes it and the paste page reads it.
+ */
+export interface SecretPending {
+  step: 'secret';
+  principal: string;
+  server: string;
+}

@@ -13,7 +13,7 @@
 import type { HttpBindings } from '@hono/node-server';
 import type { Hono } from 'hono';
 import type { Log } from '../../infra/log.js';
-import type { SecretPending } from '../layers/per-caller/secret-env.js';
+import type { SecretPending } from './record.js';
 import type { GatewaySignIn } from './oauth/sign-in.js';
 import { BrowserBinding, OTHER_BROWSER, redirect } from './pages/browser-binding.js';
 import { CONFIRM_BODY_BYTES, formGuard, PASTE_BODY_BYTES } from './pages/form-guard.js';

@@ -2,8 +2,8 @@
 // authorization server for a token whose audience is this upstream, kept per caller in this process until
 // renewBeforeMs before it expires. One exchange at a time per caller; callers waiting for it share it.
 import type { CallerIdentity } from '../../bridge/upstream.js';
-import type { TokenExchangeCredentials } from '../config/credentials.js';
-import type { CredentialSource, Obtained } from './credentialed-upstream.js';
+import type { TokenExchangeSettings } from './settings.js';
+import type { CredentialSource, Obtained } from './credential-source.js';
 import { requestToken, TokenEndpointError } from './token-endpoint.js';
 
 const GRANT = 'urn:ietf:params:oauth:grant-type:token-exchange';
@@ -27,7 +27,7 @@ export class TokenExchanger implements CredentialSource {
 
   constructor(
     private readonly server: string,
-    private readonly settings: TokenExchangeCredentials,
+    private readonly settings: TokenExchangeSettings,
     /** The upstream's URL, the resource asked for when no audience is configured. */
     private readonly url: string,
   ) {}

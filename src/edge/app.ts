@@ -301,7 +301,7 @@ function serveMessage(call: McpCall, message: JsonRpcRequest, text: string): Res
       : answerHere(call, message, here);
   // A Tasks method: its id opened first, then judged by the tool that created the task (src/tasks/).
   const unknownTask = TASK_METHODS.has(message.method) ? openTask(call, message) : undefined;
-  if (unknownTask !== undefined) return unknownTask;
+  if (unknownTask !== undefined) return refuse(call, message, unknownTask);
   route(call, message);
   const verdict = call.task === undefined ? judge(call, message) : judgeTask(call, message);
   return verdict instanceof Promise

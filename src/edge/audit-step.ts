@@ -8,8 +8,6 @@ import type { McpCall } from './call.js';
 /** What an audit line says of the decision. */
 export type Decision = Pick<Verdict, 'allowed' | 'rule' | 'target'>;
 
-export const AUTHENTICATED: Verdict = { allowed: true, rule: 'authenticated; no policies configured' };
-
 export function record(
   call: McpCall,
   principal: Principal,

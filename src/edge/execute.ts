@@ -9,13 +9,14 @@ import { META } from '../../protocol/mcp.js';
 import { argsOf, record } from './audit-step.js';
 import { listenAccess, type McpCall } from './call.js';
 import { refuse } from './exchange.js';
+import { refuse as refuseVerdict } from './judge.js';
 import { FORWARDED_HEADER, forwardRequest, requestPath } from './forward.js';
 import type { RetryRouting } from './retry-routing.js';
 import { respondJson, respondSse, type CallOptions } from './respond.js';
 import { traceIdOf } from './trace-id.js';
 import { followTasks } from '../tasks/task-listen.js';
 import { isTaskListen, refuseUndeclared } from '../tasks/task-step.js';
-import { declaresTasks } from './task-guard.js';
+import { declaresTasks } from '../tasks/task-guard.js';
 
 export async function execute(
   call: McpCall,
@@ -32,7 +33,7 @@ export async function execute(
   if (cors) for (const [key, value] of Object.entries(cors)) outgoing.setHeader(key, value);
   if (message.method === 'subscriptions/listen') {
     const taskListen = isTaskListen(message);
-    if (taskListen && !declaresTasks(message)) return refuseUndeclared(call, message);
+    if (taskListen && !declaresTasks(message)) return refuseVerdict(call, message, refuseUndeclared(message));
     const load = call.edge.load;
     if (load !== undefined && !load.openStream(call.callerContext, outgoing)) {
       record(

@@ -2,7 +2,7 @@
 // the guard says it needs, then asks again), and the answer when it refuses. Without policies everyone
 // authenticated may go ahead, and only a /mcp name nobody listed yet has the lists read again.
 import { eachListPage } from '../../bridge/list-pages.js';
-import { isNeed, type Need, type Verdict } from '../../policy/guard.js';
+import { AUTHENTICATED, isNeed, type Need, type Verdict } from '../../policy/guard.js';
 import { nonCanonicalUri } from '../../policy/guardrails/canonical-uri.js';
 import { type ListReader, placed } from '../aggregate/router.js';
 import { httpStatusOf } from '../../protocol/error-status.js';
@@ -10,7 +10,7 @@ import { ErrorCode, errorResponse, isObject, type JsonRpcRequest } from '../../p
 import type { RequestOptions, Upstream } from '../../bridge/upstream.js';
 import { ownRequestMeta } from '../../infra/own-request-meta.js';
 import { uncachedOf } from '../layers/stack.js';
-import { argsOf, AUTHENTICATED, record } from './audit-step.js';
+import { argsOf, record } from './audit-step.js';
 import type { McpCall } from './call.js';
 import { writeJson } from './exchange.js';
 import { traceIdOf } from './trace-id.js';

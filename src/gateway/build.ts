@@ -29,7 +29,7 @@ import { opsOptions } from './ops-pages.js';
 import { reloadGateway } from './reload.js';
 import type { GatewayParts, LiveConfig, RunningGateway } from './running.js';
 import { ServerSet } from './servers.js';
-import { UpstreamCredentials } from '../credentials/wiring.js';
+import { UpstreamCredentials } from './upstream-credentials.js';
 import { PerCallerSecrets } from './per-caller-secrets.js';
 import { TaskIdCodec } from '../tasks/task-ids.js';
 import { startTracing } from '../telemetry/start.js';

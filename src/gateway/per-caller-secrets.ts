@@ -20,7 +20,7 @@ export class PerCallerSecrets {
     private readonly config: () => GatewayConfig,
     private readonly store: CredentialStore | undefined,
     private readonly log: Log,
-    /** The OAuth client of a perCaller server with credentials: (src/credentials/wiring.ts). */
+    /** The OAuth client of a perCaller server with credentials: (src/gateway/upstream-credentials.ts). */
     private readonly oauthClientOf?: (name: string, server: ServerConfig) => OAuthClient | undefined,
   ) {}
 

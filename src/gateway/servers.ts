@@ -13,7 +13,7 @@ import type { UpstreamWatch } from '../notify/upstream-listen.js';
 import { createUpstream } from '../upstream-factory.js';
 import { buildServerStack, type ServedUpstream } from '../layers/stack.js';
 import { followUpstreamChanges } from '../notify/list-changes.js';
-import type { CredentialSource } from '../credentials/credentialed-upstream.js';
+import type { CredentialSource } from '../credentials/credential-source.js';
 import type { CallerEnv } from '../layers/per-caller/secret-gate.js';
 
 export interface ServerSetOptions {

@@ -26,7 +26,8 @@ import { HeaderRulesUpstream } from './header-rules-upstream.js';
 import { LimitedUpstream, type Limits } from './limits/limited-upstream.js';
 import { MeteredUpstream } from './metered-upstream.js';
 import { PropagatingUpstream } from './propagating-upstream.js';
-import { CredentialedUpstream, type CredentialSource } from '../credentials/credentialed-upstream.js';
+import type { CredentialSource } from '../credentials/credential-source.js';
+import { CredentialedUpstream } from './credentialed-upstream.js';
 import { type CallerEnvGate, SecretGate } from './per-caller/secret-gate.js';
 
 export interface StackSettings extends Limits {

@@ -8,7 +8,7 @@ import { withoutCapabilityLinks } from '../../protocol/capability-links.js';
 import type { ServerResponse } from 'node:http';
 import { isObject, type JsonObject, type JsonRpcNotification, type JsonRpcRequest } from '../../protocol/jsonrpc.js';
 import { META } from '../../protocol/mcp.js';
-import type { McpCall } from '../edge/call.js';
+import type { TaskCall } from './task-call.js';
 import { reachable, taskDecision, taskOwner } from './task-step.js';
 
 /** The tasks a listen follows: the ids to acknowledge, and what starts following them once the stream is open. */
@@ -18,7 +18,7 @@ export interface FollowedTasks {
 }
 
 /** Undefined when the listen names no task ids. */
-export function followTasks(call: McpCall, message: JsonRpcRequest): FollowedTasks | undefined {
+export function followTasks(call: TaskCall, message: JsonRpcRequest): FollowedTasks | undefined {
   const notifications = message.params?.notifications;
   const asked = isObject(notifications) && Array.isArray(notifications.taskIds) ? notifications.taskIds : undefined;
   if (asked === undefined) return undefined;
@@ -42,7 +42,7 @@ export function followTasks(call: McpCall, message: JsonRpcRequest): FollowedTas
 }
 
 function listenTo(
-  call: McpCall,
+  call: TaskCall,
   message: JsonRpcRequest,
   server: string,
   ids: Map<string, string>,

@@ -7,8 +7,7 @@
 // own id, and the answer carries the gateway's id back. Nothing is cached (the cache keeps only lists,
 // discovery and reads) and nothing is held: the id says everything.
 import type { RequestOptions, Upstream } from '../../bridge/upstream.js';
-import type { Verdict } from '../../policy/guard.js';
-import { AUTHENTICATED } from '../edge/audit-step.js';
+import { AUTHENTICATED, type Verdict } from '../../policy/guard.js';
 import {
   ErrorCode,
   errorResponse,
@@ -17,17 +16,12 @@ import {
   type JsonRpcRequest,
   type JsonRpcResponse,
 } from '../../protocol/jsonrpc.js';
-import type { McpCall } from '../edge/call.js';
-import { refuse } from '../edge/judge.js';
-import { declaresTasks } from '../edge/task-guard.js';
 import { META, TASKS_EXTENSION } from '../../protocol/mcp.js';
+import type { TaskCall, TaskRefusal } from './task-call.js';
+import { declaresTasks } from './task-guard.js';
 import type { TaskRef } from './task-ids.js';
 
-/** A task request whose id opened: what it names, and the id as the caller gave it. */
-export interface OpenedTask {
-  ref: TaskRef;
-  given: string;
-}
+export type { OpenedTask, TaskCall, TaskRefusal } from './task-call.js';
 
 /** What the gateway answers for a task id it will not serve to this caller: the spec's "task not found". */
 export function unknownTask(id: JsonRpcId): JsonRpcResponse {
@@ -42,15 +36,15 @@ export function unknownTask(id: JsonRpcId): JsonRpcResponse {
 
 /**
  * Opens the task id of a task method: undefined when the request may go on (call.task is then set), else
- * the answer already written (unknown task, audited as a denial).
+ * the refusal (unknown task), which the edge writes and audits as a denial.
  */
-export function openTask(call: McpCall, message: JsonRpcRequest): Response | undefined {
-  if (!declaresTasks(message)) return refuseUndeclared(call, message);
+export function openTask(call: TaskCall, message: JsonRpcRequest): TaskRefusal | undefined {
+  if (!declaresTasks(message)) return refuseUndeclared(message);
   const given = message.params?.taskId;
   const ref = call.edge.tasks.open(given, call.principal.id);
-  if (ref === undefined) return refuseAsUnknown(call, message, 'task id not issued to this principal by this gateway');
+  if (ref === undefined) return asUnknown(message, 'task id not issued to this principal by this gateway');
   if (!reachable(call, ref.server))
-    return refuseAsUnknown(call, message, `task of server ${ref.server}, not served to this caller here`);
+    return asUnknown(message, `task of server ${ref.server}, not served to this caller here`);
   call.task = { ref, given: given as string };
   return undefined;
 }
@@ -61,7 +55,7 @@ export function openTask(call: McpCall, message: JsonRpcRequest): Response | und
  * when it was made; a task method has none to judge. A refusal says only "unknown task": whether the task
  * exists is not the caller's to learn.
  */
-export function judgeTask(call: McpCall, message: JsonRpcRequest): Verdict {
+export function judgeTask(call: TaskCall, message: JsonRpcRequest): Verdict {
   const verdict = taskDecision(call, call.task!.ref);
   call.taskTool = verdict.target;
   // Traced like the call that created it: the span names the tool, as a tools/call's does.
@@ -71,7 +65,7 @@ export function judgeTask(call: McpCall, message: JsonRpcRequest): Verdict {
 }
 
 /** Whether this caller may still use the tool that created the task (its /mcp name is the target). */
-export function taskDecision(call: McpCall, ref: TaskRef): Verdict {
+export function taskDecision(call: TaskCall, ref: TaskRef): Verdict {
   const router = call.edge.router;
   // Without /mcp there are no /mcp names for policies to name: a server's endpoint is judged as a whole.
   if (router === undefined) return AUTHENTICATED;
@@ -94,7 +88,7 @@ export function taskDecision(call: McpCall, ref: TaskRef): Verdict {
 
 /** Sends a task method to the owning server under its own id; the gateway's id goes back in the answer. */
 export async function sendTask(
-  call: McpCall,
+  call: TaskCall,
   message: JsonRpcRequest,
   options: RequestOptions,
 ): Promise<JsonRpcResponse> {
@@ -120,7 +114,7 @@ export async function sendTask(
  * `server` and `tool` are the owner and its own name of the tool, read before the call.
  */
 export function issueTaskIds(
-  call: McpCall,
+  call: TaskCall,
   server: string | undefined,
   tool: unknown,
   answer: Promise<JsonRpcResponse>,
@@ -140,14 +134,14 @@ export function mayAnswerTask(message: JsonRpcRequest): boolean {
 }
 
 /** The upstream a task of `server` is sent to: /mcp's, or the endpoint's own (a server's endpoint, a profile's). */
-export function taskOwner(call: McpCall, server: string): Upstream | undefined {
+export function taskOwner(call: TaskCall, server: string): Upstream | undefined {
   return call.server === undefined
     ? call.edge.upstreams.get(server)
     : (call.edge.endpointOf(server) ?? call.endpoint)?.upstream;
 }
 
 /** Whether this caller reaches the server on this endpoint. */
-export function reachable(call: McpCall, server: string): boolean {
+export function reachable(call: TaskCall, server: string): boolean {
   if (call.server !== undefined) return server === call.server;
   return call.edge.upstreams.has(server) && (call.grant === undefined || call.grant.reaches(server));
 }
@@ -156,7 +150,7 @@ export function reachable(call: McpCall, server: string): boolean {
  * The spec's answer to a task method, or a listen naming task ids, from a client that did not declare the
  * extension on that request: -32021, naming what to declare.
  */
-export function refuseUndeclared(call: McpCall, message: JsonRpcRequest): Response {
+export function refuseUndeclared(message: JsonRpcRequest): TaskRefusal {
   const refusal = errorResponse(
     message.id,
     ErrorCode.MissingRequiredClientCapability,
@@ -165,11 +159,11 @@ export function refuseUndeclared(call: McpCall, message: JsonRpcRequest): Respon
       `${TASKS_EXTENSION} extension declared in params._meta["${META.clientCapabilities}"].extensions`,
     { requiredCapabilities: { extensions: { [TASKS_EXTENSION]: {} } } },
   );
-  return refuse(call, message, { allowed: false, rule: `did not declare the ${TASKS_EXTENSION} extension`, refusal });
+  return { allowed: false, rule: `did not declare the ${TASKS_EXTENSION} extension`, refusal };
 }
 
-function refuseAsUnknown(call: McpCall, message: JsonRpcRequest, rule: string): Response {
-  return refuse(call, message, { allowed: false, rule, refusal: unknownTask(message.id) });
+function asUnknown(message: JsonRpcRequest, rule: string): TaskRefusal {
+  return { allowed: false, rule, refusal: unknownTask(message.id) };
 }
 
 export function isTaskListen(message: JsonRpcRequest): boolean {

@@ -17,7 +17,7 @@ import { BrowserBinding } from '../../src/credentials/pages/browser-binding.js';
 import type { SecretFormPending } from '../../src/credentials/pages/secret-form.js';
 import { addSecretRoutes } from '../../src/credentials/secret-routes.js';
 import { type CredentialStore, openCredentialStore } from '../../src/credentials/store.js';
-import type { SecretPending } from '../../src/layers/per-caller/secret-env.js';
+import type { SecretPending } from '../../src/credentials/record.js';
 import { tempDir } from '../temp.js';
 
 const PUBLIC = 'http://127.0.0.1:8080';

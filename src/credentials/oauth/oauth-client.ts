@@ -13,8 +13,8 @@ import {
   type JsonRpcResponse,
 } from '../../../protocol/jsonrpc.js';
 import { META } from '../../../protocol/mcp.js';
-import type { OAuthCredentials } from '../../config/credentials.js';
-import { type CredentialSource, connectState, type Instead, type Obtained } from '../credentialed-upstream.js';
+import type { OAuthSettings } from '../settings.js';
+import { type CredentialSource, connectState, type Instead, type Obtained } from '../credential-source.js';
 import type { OAuthRecord } from '../record.js';
 import type { CredentialStore } from '../store.js';
 import { InsecureTokenEndpoint, requestToken, TokenEndpointError, type TokenClient } from '../token-endpoint.js';
@@ -75,7 +75,7 @@ export interface AuthorizationPending {
 export interface OAuthClientOptions {
   server: string;
   url: string;
-  settings: OAuthCredentials;
+  settings: OAuthSettings;
   store: CredentialStore;
   /** listen.publicUrl */
   publicUrl: string;

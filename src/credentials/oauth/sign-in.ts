@@ -17,7 +17,7 @@ import { requestToken, type TokenClient } from '../token-endpoint.js';
 import { ClientIdentities, type PreRegistered, redirectUris } from './client-identity.js';
 import { type AuthorizationServer, authorizationServer, DiscoveryError } from './discovery.js';
 import type { ConnectPending } from './oauth-client.js';
-import type { SecretPending } from '../../layers/per-caller/secret-env.js';
+import type { SecretPending } from '../record.js';
 
 /** A link the sign-in goes before: a connect link (OAuth) or a paste link (secrets). */
 export type SignInLink = ConnectPending | SecretPending;

@@ -1,7 +1,7 @@
 // The paste form of a paste link (servers.<name>.secrets): one password field per secret and the hidden id
 // whose POST to /secrets/save stores them. Shown by GET /secrets/<link> without sign-in (the POST spends the
 // link), and after the sign-in (/connect/signed-in) with it. docs/connect-flow.md.
-import type { SecretPending } from '../../layers/per-caller/secret-env.js';
+import type { SecretPending } from '../record.js';
 import { escapeHtml, htmlPage, type PageContext } from './page.js';
 
 /** The name of a secret's field in the form. */

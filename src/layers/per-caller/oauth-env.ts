@@ -13,7 +13,7 @@ import {
   type JsonRpcRequest,
   type JsonRpcResponse,
 } from '../../../protocol/jsonrpc.js';
-import { connectState, type Obtained } from '../../credentials/credentialed-upstream.js';
+import { connectState, type Obtained } from '../../credentials/credential-source.js';
 import type { OAuthClient } from '../../credentials/oauth/oauth-client.js';
 import type { CredentialStore } from '../../credentials/store.js';
 import type { Admission } from './per-caller-upstream.js';

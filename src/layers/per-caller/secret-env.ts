@@ -13,7 +13,7 @@ import {
   errorResponse,
 } from '../../../protocol/jsonrpc.js';
 import { META } from '../../../protocol/mcp.js';
-import type { SecretRecord } from '../../credentials/record.js';
+import type { SecretPending, SecretRecord } from '../../credentials/record.js';
 import type { CredentialStore } from '../../credentials/store.js';
 import type { Admission } from './per-caller-upstream.js';
 import { type CallerEnv, GoneListeners } from './secret-gate.js';
@@ -21,13 +21,6 @@ import { type CallerEnv, GoneListeners } from './secret-gate.js';
 // "Connect first" is answered with the OAuth connect flow's own code (URL elicitation required).
 import { CONNECT_REQUIRED } from '../../credentials/oauth/oauth-client.js';
 export { CONNECT_REQUIRED };
-
-/** What a paste link keeps until the page is submitted: who, where, and what to ask for. */
-export interface SecretPending {
-  step: 'secret';
-  principal: string;
-  server: string;
-}
 
 export interface SecretEnvSettings {
   server: string;

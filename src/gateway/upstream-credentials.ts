@@ -5,13 +5,13 @@ import type { Hono } from 'hono';
 import type { HttpBindings } from '@hono/node-server';
 import type { GatewayConfig, ServerConfig } from '../config/config.js';
 import type { Log } from '../../infra/log.js';
-import type { CredentialSource } from './credentialed-upstream.js';
-import { addConnectRoutes } from './connect-routes.js';
-import { OAuthClient } from './oauth/oauth-client.js';
-import { discoverIssuer } from './oauth/issuer-discovery.js';
-import { GatewaySignIn } from './oauth/sign-in.js';
-import { type CredentialStore, openCredentialStore } from './store.js';
-import { TokenExchanger } from './token-exchange.js';
+import type { CredentialSource } from '../credentials/credential-source.js';
+import { addConnectRoutes } from '../credentials/connect-routes.js';
+import { OAuthClient } from '../credentials/oauth/oauth-client.js';
+import { discoverIssuer } from '../credentials/oauth/issuer-discovery.js';
+import { GatewaySignIn } from '../credentials/oauth/sign-in.js';
+import { type CredentialStore, openCredentialStore } from '../credentials/store.js';
+import { TokenExchanger } from '../credentials/token-exchange.js';
 
 export class UpstreamCredentials {
   private readonly oauth = new Map<string, OAuthClient>();

@@ -2,46 +2,23 @@
 // (token exchange, or the caller's stored OAuth token) for this caller's Authorization and hands it to
 // the transport as a per-request option; the transport knows nothing of who that is. A caller's answers
 // are made `cacheScope: "private"` here, whatever the server claimed: an answer fetched with one caller's
-// token is that caller's only (docs/design.md lists this rewrite).
+// token is that caller's only (docs/design.md lists this rewrite). What a source is and gives is the
+// credentials' own word (src/credentials/credential-source.ts): a credential store knows no stack.
 import type { CallerIdentity, RequestOptions } from '../../bridge/upstream.js';
 import { optionsWith } from '../../bridge/request-options.js';
 import {
   ErrorCode,
   errorResponse,
   isObject,
-  type JsonRpcId,
   type JsonRpcRequest,
   type JsonRpcResponse,
 } from '../../protocol/jsonrpc.js';
 import { challengeOf } from '../../protocol/auth-challenge.js';
-import { UpstreamWrapper } from '../layers/upstream-wrapper.js';
+import { UpstreamWrapper } from './upstream-wrapper.js';
 import type { Upstream } from '../../bridge/upstream.js';
-import { bearerParameters } from './oauth/discovery.js';
+import { connectState, type CredentialSource, type Instead } from '../credentials/credential-source.js';
+import { bearerParameters } from '../credentials/oauth/discovery.js';
 import { placeholderDiscover } from '../aggregate/connect-placeholder.js';
-
-/**
- * What a source gives for a caller: their Authorization, a refusal to tell them, or an answer of its own (connect
- * first).
- */
-export type Obtained = { authorization: string } | Instead;
-/** What the caller gets instead of the server's answer: a refusal, or an answer of the source's own. */
-export type Instead =
-  | { refused: string; data?: Record<string, unknown>; code?: number }
-  | { answer: (id: JsonRpcId) => JsonRpcResponse };
-
-export interface CredentialSource {
-  /** The hot path: this caller's Authorization from memory, or undefined (then obtain). */
-  cached(caller: CallerIdentity): string | undefined;
-  /** Gets one: an exchange, a refresh, a read of the store; or says what the caller must do. */
-  obtain(caller: CallerIdentity, message: JsonRpcRequest): Promise<Obtained>;
-  /** The server refused `authorization` (HTTP 401): forget it (settled before the retry obtains another). */
-  rejected(caller: CallerIdentity, authorization: string, response: JsonRpcResponse): void | Promise<void>;
-  /**
-   * The server refused `authorization` with 403 `insufficient_scope`, naming `scopes` (the MCP spec's
-   * step-up): a connect link asking for more, or the reason it is hopeless. Absent: the 403 is the answer.
-   */
-  stepUp?(caller: CallerIdentity, authorization: string, scopes: string[], message: JsonRpcRequest): Promise<Instead>;
-}
 
 export class CredentialedUpstream extends UpstreamWrapper {
   constructor(
@@ -126,11 +103,6 @@ export class CredentialedUpstream extends UpstreamWrapper {
     keepPrivate(response);
     return response;
   }
-}
-
-/** The requestState of the gateway's own URL elicitation for `server` (oauth/oauth-client.ts issues it). */
-export function connectState(server: string): string {
-  return `connect:${server}`;
 }
 
 function withoutConnectRound(message: JsonRpcRequest): JsonRpcRequest {
