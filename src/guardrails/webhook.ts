@@ -38,6 +38,8 @@ type Answer =
 
 /** At most this many spans in one answer: more is a malformed answer, not a reason to loop for long. */
 const MAX_SPANS = 100_000;
+/** An answer longer than this is malformed: the gateway never holds more of it in memory. */
+const MAX_ANSWER_BYTES = 16 * 1024 * 1024;
 
 /**
  * judgeContent (policy/guardrails/scan.ts) for rules some of which ask webhooks: rules run in config order, each
@@ -123,13 +125,32 @@ async function ask(
       await response.body?.cancel();
       return failed('unreachable', `answered HTTP ${response.status}`);
     }
-    return parseAnswer(await response.text(), texts);
+    const answer = await readCapped(response);
+    if (answer === undefined) return failed('malformed', `answered with more than ${MAX_ANSWER_BYTES} bytes`);
+    return parseAnswer(answer, texts);
   } catch (error) {
     if ((error as Error).name === 'TimeoutError')
       return failed('timeout', `gave no answer within ${spec.timeoutMs} ms`);
     const cause = (error as { cause?: { code?: string } }).cause?.code;
     return failed('unreachable', `could not be reached (${cause ?? (error as Error).message})`);
   }
+}
+
+/** The body as text, or undefined (the rest cancelled) once it passes MAX_ANSWER_BYTES. */
+async function readCapped(response: Response): Promise<string | undefined> {
+  if (Number(response.headers.get('content-length')) > MAX_ANSWER_BYTES) {
+    await response.body?.cancel();
+    return undefined;
+  }
+  const chunks: Uint8Array[] = [];
+  let size = 0;
+  for await (const chunk of response.body ?? []) {
+    size += chunk.byteLength;
+    // Leaving the loop cancels the stream.
+    if (size > MAX_ANSWER_BYTES) return undefined;
+    chunks.push(chunk);
+  }
+  return Buffer.concat(chunks).toString('utf8');
 }
 
 function failed(outcome: 'timeout' | 'unreachable' | 'malformed', why: string): Answer {

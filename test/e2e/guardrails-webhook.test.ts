@@ -92,7 +92,7 @@ describe('a guardrail webhook through /mcp', () => {
               {
                 webhook: hookUrl,
                 name: 'dlp',
-                timeoutMs: 10_000,
+                timeoutMs: 30_000,
                 headers: { authorization: 'Bearer ${GW_TEST_DLP_TOKEN}' },
               },
             ],
@@ -167,8 +167,12 @@ describe('a guardrail webhook in the config', () => {
       guardrails: [rule({ webhook: 'https://dlp.example.com/', timeoutMs: 0, retries: 3 })],
     });
     assert.ok(
-      problems.some((p) => p.includes('guardrails.0')),
-      problems.join('\n'),
+      problems.includes('guardrails.0.detect.0.timeoutMs: Too small: expected number to be >=1'),
+      `${problems}`,
+    );
+    assert.ok(
+      problems.some((p) => p.startsWith("guardrails.0.detect.0: unknown key 'retries'")),
+      `${problems}`,
     );
     const config = parseConfig(
       { servers, guardrails: [rule({ webhook: 'https://dlp.example.com/', headers: { authorization: '${TOKEN}' } })] },

@@ -55,6 +55,8 @@ describe('a guardrail webhook', () => {
   const hook = (extra: Partial<WebhookDetectorSetting> = {}): WebhookDetectorSetting => ({
     webhook: url,
     name: 'dlp',
+    // Generous: only the timeout tests (which never answer) wait for it.
+    timeoutMs: 30_000,
     headers: { authorization: 'Bearer dlp-token' },
     ...extra,
   });
@@ -191,6 +193,21 @@ describe('a guardrail webhook', () => {
       assert.deepEqual(log.webhooks, ['company-dlp dlp malformed']);
     });
   }
+
+  test('an answer longer than 16 MiB is malformed, and the rest is not read', async () => {
+    handler = (_body, res) => {
+      const chunk = Buffer.alloc(1024 * 1024, 0x20);
+      const write = (left: number): void => {
+        if (left === 0 || res.destroyed) return void res.end();
+        res.write(chunk, () => write(left - 1));
+      };
+      write(20);
+    };
+    const log = recorder();
+    const answer: any = await guardedRequest(rule({ on: ['results'] }), call, log, toolCall(), {}, answering(result));
+    assert.match(answer.error?.message ?? '', /its webhook dlp answered with more than 16777216 bytes/);
+    assert.deepEqual(log.webhooks, ['company-dlp dlp malformed']);
+  });
 
   test('an HTTP error and an unreachable webhook follow failOpen', async () => {
     handler = (_body, res) => {
