@@ -142,6 +142,39 @@ describe('a guardrail webhook', () => {
     assert.deepEqual(log.decisions, ['company-dlp block results']);
   });
 
+  test('beside built-in detectors and after another rule: it sees what that rule left, both spans redacted', async () => {
+    seen.length = 0;
+    handler = (body, res) => {
+      const index = body.texts.findIndex((t: string) => t.includes('ZX-99'));
+      const text: string = body.texts[index];
+      const start = [...text.slice(0, text.indexOf('ZX-99'))].length; // in code points
+      res.end(JSON.stringify({ action: 'redact', spans: [{ text: index, start, end: start + 5 }] }));
+    };
+    const set = GuardrailSet.compile(
+      [
+        { name: 'cards', on: ['results'], detect: ['creditCard'], action: 'redact' },
+        { name: 'company-dlp', on: ['results'], detect: ['email', hook()], action: 'redact' },
+      ],
+      known,
+    );
+    const note = 'card 4111 1111 1111 1111, mail juergen@example.com, badge ZX-99';
+    const log = recorder();
+    const answer: any = await guardedRequest(
+      set,
+      call,
+      log,
+      toolCall(),
+      {},
+      answering({ content: [{ type: 'text', text: note }] }),
+    );
+    assert.equal(
+      answer.result.content[0].text,
+      'card [redacted:creditCard], mail [redacted:email], badge [redacted:dlp]',
+    );
+    assert.deepEqual(seen.at(-1)?.body.texts, ['card [redacted:creditCard], mail juergen@example.com, badge ZX-99']);
+    assert.deepEqual(log.decisions, ['cards redact results', 'company-dlp redact results']);
+  });
+
   test('block under action log only records it (a trial run)', async () => {
     handler = (_body, res) => res.end('{"action":"block"}');
     const log = recorder();
