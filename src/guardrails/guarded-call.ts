@@ -131,8 +131,9 @@ export async function guardedRequest(
   if (!set.watches(item.after)) return send(message, options);
   const rules = set.rulesFor(facts(item.after));
   if (rules.length === 0) return send(message, options);
-  const stream = judgeStream(rules, options, (hit) => audit(hit, item.after));
+  const stream = judgeStream(rules, options, (hit) => audit(hit, item.after), judge, item.after);
   const response = await send(message, options);
+  await stream.judged;
   if (stream.blocked !== undefined) return refusal(message, item.after, stream.blocked);
   if (!('result' in response)) return judgedError(response, rules, message, item.after, audit, judge);
   const verdict = await judge(response.result, rules, item.after);
@@ -198,23 +199,36 @@ async function judgeArguments(
 /**
  * A stream's messages (progress, logs) judged before they are written; one that must be blocked is dropped,
  * with every one after it, and `blocked` set: the answer is then replaced by the refusal, since part of it
- * already went unseen.
+ * already went unseen. When a rule asks a webhook, each message waits for its answer, in order (`judged`
+ * settles once every message so far is written or dropped; the answer waits for it).
  */
-function judgeStream(rules: Rules, options: RequestOptions, audit: (hit: RuleHit) => void): { blocked?: Blocked } {
-  const stream: { blocked?: Blocked } = {};
+function judgeStream(
+  rules: Rules,
+  options: RequestOptions,
+  audit: (hit: RuleHit) => void,
+  judge: Judge,
+  stage: GuardrailStage,
+): { blocked?: Blocked; judged?: Promise<void> } {
+  const stream: { blocked?: Blocked; judged?: Promise<void> } = {};
   const onNotification = options.onNotification;
   if (onNotification === undefined) return stream;
-  options.onNotification = (notification: JsonRpcNotification) => {
-    if (stream.blocked !== undefined) return;
-    const params = notification.params;
-    if (params === undefined) return onNotification(notification);
-    const verdict = judgeContent(params, rules);
+  const pass = (notification: JsonRpcNotification, params: JsonObject, verdict: ContentVerdict): void => {
     for (const hit of verdict.hits) audit(hit);
     if (verdict.blocked) stream.blocked = verdict.blocked;
     else
       onNotification(
         verdict.value === params ? notification : { ...notification, params: verdict.value as JsonObject },
       );
+  };
+  const asks = rules.some((rule) => rule.webhooks.length > 0);
+  options.onNotification = (notification: JsonRpcNotification) => {
+    if (stream.blocked !== undefined) return;
+    const params = notification.params;
+    if (params === undefined) return onNotification(notification);
+    if (!asks) return pass(notification, params, judgeContent(params, rules));
+    stream.judged = (stream.judged ?? Promise.resolve()).then(async () => {
+      if (stream.blocked === undefined) pass(notification, params, await judge(params, rules, stage));
+    });
   };
   return stream;
 }

@@ -27,7 +27,7 @@ function judge(body: any): unknown {
   const spans = [];
   for (const [i, text] of (body.texts as string[]).entries()) {
     const points = [...text];
-    for (const word of ['Jane Roe', 'ZX-99']) {
+    for (const word of ['Jane Roe', 'ZX-99', '5555 5555 5555 4444']) {
       const at = points.join('').indexOf(word);
       if (at >= 0) {
         const start = [...text.slice(0, at)].length;
@@ -123,6 +123,15 @@ describe('a guardrail webhook through /mcp', () => {
     assert.equal(asked?.body.principal, 'alice');
     assert.equal(asked?.headers.authorization, 'Bearer dlp-secret-123', "the webhook's own header, from ${VAR}");
     assert.doesNotMatch(JSON.stringify(calls.map((c) => c.headers)), new RegExp(KEY), 'never the caller key');
+  });
+
+  test('SSE: a progress message is judged by the webhook before it is written', async () => {
+    const body = request('tools/call', { name: 'crm__progress_card', arguments: {}, _meta: { progressToken: 'p1' } });
+    const answer = await post(`${gateway.url}/mcp`, body, { ...headersFor(body), authorization: `Bearer ${KEY}` });
+    assert.equal(answer.headers.get('content-type')?.startsWith('text/event-stream'), true);
+    const progress = answer.events.find((event) => event.method === 'notifications/progress');
+    assert.equal(progress?.params.message, 'charging [redacted:dlp]');
+    assert.equal(textOf(answer.body), 'charged');
   });
 
   test('arguments: redacted before the server sees them, and blocked ones never reach it', async () => {
