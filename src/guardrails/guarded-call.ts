@@ -229,6 +229,8 @@ function judgeStream(
     stream.judged = (stream.judged ?? Promise.resolve()).then(async () => {
       if (stream.blocked === undefined) pass(notification, params, await judge(params, rules, stage));
     });
+    // Handled here so a request whose send failed first cannot leave it unhandled; the answer still awaits it.
+    stream.judged.catch(() => {});
   };
   return stream;
 }
