@@ -22,6 +22,8 @@ export interface WebhookSpec {
 }
 
 export const WEBHOOK_TIMEOUT_MS = 2000;
+/** An HTTP header name (RFC 9110 token). */
+const HEADER_NAME = /^[A-Za-z0-9!#$%&'*+.^_`|~-]+$/;
 
 export type ItemKind = 'tools' | 'prompts' | 'resources';
 
@@ -261,6 +263,12 @@ function compileWebhook(
       `${at}.webhook: ${url.origin} is not https; content goes to a webhook over https only ` +
         '(plain http only to this machine: localhost, 127.0.0.1, [::1])',
     );
+  for (const header of Object.keys(setting.headers ?? {})) {
+    if (!HEADER_NAME.test(header))
+      problems.push(`${at}.headers: ${JSON.stringify(header)} is not a header name (letters, digits, - and the like)`);
+    else if (header.toLowerCase() === 'content-type' || header.toLowerCase() === 'content-length')
+      problems.push(`${at}.headers: ${header} is the gateway's to set; remove it`);
+  }
   if (url.username !== '' || url.password !== '')
     problems.push(`${at}.webhook: put credentials in ${at}.headers (with \${VAR}), not in the URL`);
   return {

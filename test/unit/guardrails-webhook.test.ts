@@ -14,6 +14,7 @@ import type { GuardrailSetting, WebhookDetectorSetting } from '../../policy/guar
 import { PLAIN_TARGET } from '../../policy/target.js';
 import type { JsonRpcRequest, JsonRpcResponse } from '../../protocol/jsonrpc.js';
 import { type GuardrailRecorder, guardedRequest } from '../../src/guardrails/guarded-call.js';
+import { configProblems } from '../config-problems.js';
 
 const known = { servers: new Set(['crm']), endpoints: new Set(['/mcp', '/servers/crm/mcp']) };
 const call = {
@@ -335,6 +336,30 @@ describe('a guardrail webhook at load', () => {
     assert.deepEqual(
       { timeoutMs: spec?.timeoutMs, failOpen: spec?.failOpen, name: spec?.name },
       { timeoutMs: 2000, failOpen: false, name: 'webhook' },
+    );
+  });
+
+  test("a built-in detector's name, and a header name that is no header name, are refused", () => {
+    const named = () =>
+      GuardrailSet.compile(
+        [{ name: 'dlp', on: ['results'], detect: [{ webhook: 'https://x.example/', name: 'email' }], action: 'log' }],
+        known,
+      );
+    assert.throws(named, /guardrails\[0\] \(dlp\)\.detect\[0\]\.name: "email" is a built-in detector; pick another/);
+    const problems = configProblems({
+      servers: { crm: { command: 'node' } },
+      guardrails: [
+        {
+          name: 'dlp',
+          on: ['results'],
+          detect: [{ webhook: 'https://x.example/', headers: { 'a b': 'x' } }],
+          action: 'log',
+        },
+      ],
+    });
+    assert.ok(
+      problems.some((p) => p.startsWith('guardrails[0] (dlp).detect[0].headers: "a b" is not a header name')),
+      `${problems}`,
     );
   });
 
