@@ -16,7 +16,7 @@ export interface AuditEntry {
   latencyMs: number;
   arguments?: unknown;
   /** A guardrail's finding: its action, where it looked, and which detectors matched (never the text matched). */
-  guardrail?: { action: string; stage: string; detectors: readonly string[] };
+  guardrail?: { action: string; stage: string; detectors: readonly string[]; webhookFailure?: string };
   /** From the request's W3C traceparent, when it has one. */
   traceId?: string;
   /** The gateway's own span of this request, when it traces: the ids its collector knows it by. */

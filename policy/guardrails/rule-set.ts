@@ -5,9 +5,25 @@ import type { Matcher } from '../globs.js';
 import { anyOf, checkGlob } from '../globs.js';
 import type { Principal } from '../principal.js';
 import { BUILT_IN_NAMES, builtInDetector, type Detector } from './detectors.js';
+import { isSecureOrLoopback } from '../../protocol/loopback.js';
 import { customDetector } from './custom-regex.js';
 import type { ScanRule } from './scan.js';
 import type { GuardrailAction, GuardrailSetting, GuardrailStage } from './settings.js';
+
+/** A webhook detector as the rule holds it: every default applied (src/guardrails/webhook.ts calls it). */
+export interface WebhookSpec {
+  readonly url: string;
+  readonly name: string;
+  readonly timeoutMs: number;
+  readonly failOpen: boolean;
+  readonly headers: Readonly<Record<string, string>>;
+  /** Where it is written, for messages: `guardrails[0] (name).detect[1]`. */
+  readonly at: string;
+}
+
+export const WEBHOOK_TIMEOUT_MS = 2000;
+/** An HTTP header name (RFC 9110 token). */
+const HEADER_NAME = /^[A-Za-z0-9!#$%&'*+.^_`|~-]+$/;
 
 export type ItemKind = 'tools' | 'prompts' | 'resources';
 
@@ -34,6 +50,8 @@ export interface CompiledRule extends ScanRule {
   readonly endpoints: ReadonlySet<string> | undefined;
   /** Per kind; all undefined: every item. When any is set, kinds without globs are not chosen. */
   readonly globs: Readonly<Record<ItemKind, Matcher | undefined>>;
+  /** Webhook detectors, asked per request beside `detectors` (empty for most rules). */
+  readonly webhooks: readonly WebhookSpec[];
 }
 
 export class GuardrailError extends Error {
@@ -63,9 +81,12 @@ export interface KnownNames {
 export class GuardrailSet {
   private readonly memo = new Map<string, readonly CompiledRule[]>();
   private readonly stages: ReadonlySet<GuardrailStage>;
+  /** Whether any rule asks a webhook: when none does, the step never loads src/guardrails/webhook.ts. */
+  readonly asksWebhooks: boolean;
 
   private constructor(readonly rules: readonly CompiledRule[]) {
     this.stages = new Set(rules.flatMap((rule) => [...rule.stages]));
+    this.asksWebhooks = rules.some((rule) => rule.webhooks.length > 0);
   }
 
   /** Compiles every rule; throws GuardrailError listing every problem. */
@@ -150,7 +171,8 @@ function compileRule(
       `${at}.on: [${setting.on.join(', ')}] never looks at the ${named.join(' or ')} its globs name; ` +
         'add the stage (tools: arguments or results, prompts: arguments or prompts, resources: resources)',
     );
-  const detectors = compileDetectors(setting, at, problems);
+  const webhooks: WebhookSpec[] = [];
+  const detectors = compileDetectors(setting, at, problems, webhooks);
   if (problems.length > before) return undefined;
   return {
     name: setting.name,
@@ -163,6 +185,7 @@ function compileRule(
     endpoints: setting.endpoints ? new Set(setting.endpoints) : undefined,
     globs,
     detectors,
+    webhooks,
   };
 }
 
@@ -184,9 +207,19 @@ function compileGlobs(
   return { tools: compiled('tools'), prompts: compiled('prompts'), resources: compiled('resources') };
 }
 
-function compileDetectors(setting: GuardrailSetting, at: string, problems: string[]): Detector[] {
+function compileDetectors(
+  setting: GuardrailSetting,
+  at: string,
+  problems: string[],
+  webhooks: WebhookSpec[],
+): Detector[] {
   const detectors: Detector[] = [];
   for (const [i, detector] of setting.detect.entries()) {
+    if (typeof detector !== 'string' && 'webhook' in detector) {
+      const spec = compileWebhook(detector, `${at}.detect[${i}]`, problems);
+      if (spec) webhooks.push(spec);
+      continue;
+    }
     if (typeof detector === 'string') {
       const builtIn = builtInDetector(detector);
       if (builtIn) detectors.push(builtIn);
@@ -209,4 +242,41 @@ function compileDetectors(setting: GuardrailSetting, at: string, problems: strin
     }
   }
   return detectors;
+}
+
+function compileWebhook(
+  setting: Extract<GuardrailSetting['detect'][number], { webhook: string }>,
+  at: string,
+  problems: string[],
+): WebhookSpec | undefined {
+  const name = setting.name ?? 'webhook';
+  if (builtInDetector(name)) problems.push(`${at}.name: ${JSON.stringify(name)} is a built-in detector; pick another`);
+  let url: URL | undefined;
+  try {
+    url = new URL(setting.webhook);
+  } catch {
+    problems.push(`${at}.webhook: ${JSON.stringify(setting.webhook)} is not a URL; write https://…`);
+    return undefined;
+  }
+  if (!isSecureOrLoopback(url))
+    problems.push(
+      `${at}.webhook: ${url.origin} is not https; content goes to a webhook over https only ` +
+        '(plain http only to this machine: localhost, 127.0.0.1, [::1])',
+    );
+  for (const header of Object.keys(setting.headers ?? {})) {
+    if (!HEADER_NAME.test(header))
+      problems.push(`${at}.headers: ${JSON.stringify(header)} is not a header name (letters, digits, - and the like)`);
+    else if (header.toLowerCase() === 'content-type' || header.toLowerCase() === 'content-length')
+      problems.push(`${at}.headers: ${header} is the gateway's to set; remove it`);
+  }
+  if (url.username !== '' || url.password !== '')
+    problems.push(`${at}.webhook: put credentials in ${at}.headers (with \${VAR}), not in the URL`);
+  return {
+    url: url.href,
+    name,
+    timeoutMs: setting.timeoutMs ?? WEBHOOK_TIMEOUT_MS,
+    failOpen: setting.failOpen ?? false,
+    headers: setting.headers ?? {},
+    at,
+  };
 }

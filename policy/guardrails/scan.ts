@@ -18,6 +18,8 @@ export interface RuleHit {
   readonly rule: string;
   readonly action: GuardrailAction;
   readonly detectors: readonly string[];
+  /** A webhook that could not judge (src/guardrails/webhook.ts): what went wrong, never the content. */
+  readonly webhookFailure?: string;
 }
 
 export interface ContentVerdict {
@@ -110,6 +112,15 @@ export function redactText(text: string, detectors: readonly Detector[]): string
     at = span[1];
   }
   return out + text.slice(at);
+}
+
+/** The distinct strings of a value, in the walk's order (the keys it skips, skipped): what a webhook is sent. */
+export function stringsOf(value: unknown): string[] {
+  const seen = new Set<string>();
+  eachLeaf(value, (leaf) => {
+    if (typeof leaf === 'string') seen.add(leaf);
+  });
+  return [...seen];
 }
 
 interface Found {

@@ -13,7 +13,24 @@ export interface CustomDetectorSetting {
   regex: string;
 }
 
-export type DetectorSetting = string | CustomDetectorSetting;
+/**
+ * A company's own DLP or classifier, asked over HTTP (docs/guardrails.md, "A webhook of your own"). The call
+ * itself lives in src/guardrails/webhook.ts: policy/ only checks the shape and the URL rule.
+ */
+export interface WebhookDetectorSetting {
+  /** https://…, or http:// to this machine only (protocol/loopback.ts). */
+  webhook: string;
+  /** Names the marker (`[redacted:<name>]`), audit records and metrics; default `webhook`. */
+  name?: string | undefined;
+  /** How long the whole call may take; default 2000 ms. */
+  timeoutMs?: number | undefined;
+  /** When it fails (outage, timeout, malformed answer): pass (true) or refuse (false, the default). */
+  failOpen?: boolean | undefined;
+  /** Headers of its own (an Authorization written with ${VAR}); nothing of the gateway's is ever sent. */
+  headers?: Readonly<Record<string, string>> | undefined;
+}
+
+export type DetectorSetting = string | CustomDetectorSetting | WebhookDetectorSetting;
 
 export interface GuardrailSetting {
   name: string;

@@ -169,6 +169,20 @@ const guardrailDetector = z.union([
     /** RE2 syntax (linear time; gitleaks' patterns work as written). */
     regex: z.string().min(1),
   }),
+  /** A company's own DLP or classifier (docs/guardrails.md): https, or http to this machine only. */
+  z.strictObject({
+    webhook: z.string().min(1),
+    name: z
+      .string()
+      .regex(/^[A-Za-z][A-Za-z0-9_-]{0,63}$/, 'a detector name is a letter, then letters, digits, _ or -')
+      .optional(),
+    /** The whole call's bound, in milliseconds (default 2000). */
+    timeoutMs: int().pipe(z.number().min(1).max(60_000)).optional(),
+    /** On an outage, a timeout or a malformed answer: false (default) refuses, true passes with an audit line. */
+    failOpen: bool().optional(),
+    /** Sent with each call (an Authorization header written with ${VAR}); nothing else of the gateway's is. */
+    headers: z.record(z.string(), z.string()).optional(),
+  }),
 ]);
 
 /** A guardrail (docs/guardrails.md): what passes through, judged by detectors, chosen as policies choose. */

@@ -165,6 +165,7 @@ export class McpCall {
     const recorder = {
       audit: this.security.audit,
       decision: (rule: string, action: string, stage: string) => metrics?.guardrailDecision(rule, action, stage),
+      webhook: (rule: string, hook: string, outcome: string) => metrics?.guardrailWebhook(rule, hook, outcome),
     };
     return guardrailsStep.guardedRequest(set, this, recorder, message, options, (m, o) => this.execute(m, o));
   }

@@ -103,6 +103,7 @@ export class GatewayMetrics {
   private readonly rateLimits: Counter<'endpoint'>;
   /** Made on the first guardrail decision: a gateway without guardrails shows no such metric. */
   private guardrailDecisions: Counter<'rule' | 'action' | 'stage'> | undefined;
+  private guardrailWebhooks: Counter<'rule' | 'webhook' | 'outcome'> | undefined;
   /** Records how long a request that had to queue waited for its slot on `server`. */
   readonly queueWaited: (server: string, seconds: number) => void;
   private readonly forgetLoad: (server: string) => Promise<void>;
@@ -255,6 +256,16 @@ export class GatewayMetrics {
       registers: [this.registry],
     });
     this.guardrailDecisions.inc({ rule, action, stage });
+  }
+  /** A guardrail's webhook was asked (docs/guardrails.md): allow, redact, block, timeout, unreachable, malformed. */
+  guardrailWebhook(rule: string, webhook: string, outcome: string): void {
+    this.guardrailWebhooks ??= new Counter({
+      name: `${PREFIX}guardrail_webhook_calls_total`,
+      help: "Calls to a guardrail's webhook detector, by rule, webhook name and outcome.",
+      labelNames: ['rule', 'webhook', 'outcome'],
+      registers: [this.registry],
+    });
+    this.guardrailWebhooks.inc({ rule, webhook, outcome });
   }
 
   /** The rate limiter refused a request (independent of requestFinished's outcome). */
