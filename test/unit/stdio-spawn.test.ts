@@ -19,7 +19,7 @@ const dir = tempDir('mcp-gw-spawn-');
 const spec = {
   command: process.execPath,
   args: ['-e', ''],
-  env: { PATH: process.env.PATH ?? '' },
+  env: { PATH: process.env.PATH ?? '' } as Record<string, string>,
   cwd: ROOT,
   maxLineBytes: 1024,
 };
