@@ -269,8 +269,25 @@ function shortSpawnError(result: Result, spec: StdioCommand): string {
       : `working folder not found: ${spec.cwd} (check cwd)`;
   if (code === 'EACCES') return `command not runnable (permission denied): ${spec.command} (check command)`;
   const message = result.originalMessage || result.shortMessage || 'spawn failed';
-  return message.split('\n')[0] ?? message;
+  return withoutEnvValues(message.split('\n')[0] ?? message, spec.env);
 }
+
+/**
+ * Node's refusals of a spawn's arguments quote the value refused ("The property 'options.env['TOKEN']' must
+ * be a string without null bytes. Received 'ghp_…'"), and this text goes to the log, the caller's error and
+ * the status page: a caller's pasted secret or token must reach none of them. The quote is cut, and any
+ * value of the child's environment still in the text (a message quoting it another way) is masked.
+ */
+function withoutEnvValues(message: string, env: Readonly<Record<string, string>>): string {
+  let text = message.replace(/\.?\s*Received\b[\s\S]*$/, ' (the value is not shown)');
+  for (const value of Object.values(env)) {
+    if (value.length >= MASKED_FROM_LENGTH) text = text.split(value).join('***');
+  }
+  return text;
+}
+
+/** Shorter values (`1`, `true`, `C`) are too common to be secrets and would mask ordinary words. */
+const MASKED_FROM_LENGTH = 6;
 
 async function settlesWithin(promise: Promise<unknown>, ms: number): Promise<boolean> {
   let timer: NodeJS.Timeout | undefined;

@@ -17,6 +17,21 @@ let honoSent: Response | undefined;
 export async function honoAnswer(answer: Response | Promise<Response>): Promise<Response> {
   const response = await answer;
   if (response !== RESPONSE_ALREADY_SENT) return response;
-  honoSent ??= (await import('@hono/node-server/utils/response')).RESPONSE_ALREADY_SENT;
+  honoSent ??= alreadySentMarker((await import('@hono/node-server/utils/response')).RESPONSE_ALREADY_SENT);
   return honoSent;
+}
+
+/**
+ * The adapter skips a response only when it is one of Node's own with its "already sent" header; its
+ * marker is built from whatever the global Response is when its module first loads. When another
+ * @hono/node-server listener in the same process (an MCP server of the SDK, a test's upstream) has already
+ * replaced the global with the adapter's lighter Response, the marker is one of those, which the adapter
+ * writes out as an empty 200: a second head over the route's own (ERR_HTTP_HEADERS_SENT, and a 2025 GET
+ * stream cut with "Error: …" in it). Then the marker is rebuilt from Node's Response, the lighter one's parent.
+ */
+export function alreadySentMarker(marker: Response): Response {
+  const parent: unknown = Object.getPrototypeOf(marker.constructor);
+  if (parent === Function.prototype || typeof parent !== 'function') return marker;
+  const NodeResponse = parent as typeof Response;
+  return new NodeResponse(null, { headers: marker.headers });
 }

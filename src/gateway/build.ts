@@ -47,7 +47,7 @@ export async function startGateway(initial: GatewayConfig, log: Log): Promise<Ru
     listenStreams: listenHub.size,
     cacheBytes: cache.bytes,
   });
-  const credentials = await UpstreamCredentials.open(initial, log);
+  const credentials = await UpstreamCredentials.open(initial, log, () => config.current);
   const secrets = new PerCallerSecrets(
     () => config.current,
     credentials.store,

@@ -85,7 +85,8 @@ function honoListener(edge: Edge): NodeListener {
   let loading: Promise<NodeListener> | undefined;
   // The adapter's "already sent" marker (src/edge/answered.ts) first: it must be built from Node's own
   // Response, and once getRequestListener runs, the global Response is the adapter's lighter one, which it
-  // would answer as an empty 200 and end a stream the route had left open.
+  // would answer as an empty 200 and end a stream the route had left open. (When another listener of the
+  // adapter in this process replaced it first, honoAnswer rebuilds the marker: src/edge/answered.ts.)
   const load = (): Promise<NodeListener> =>
     (loading ??= import('@hono/node-server/utils/response')
       .then(() => import('@hono/node-server'))

@@ -22,12 +22,14 @@ export class UpstreamCredentials {
     private readonly config: GatewayConfig,
     readonly store: CredentialStore | undefined,
     private readonly log: Log,
+    /** The config as last (re)loaded: what may change without a restart (a server's title) is read here. */
+    private readonly current: () => GatewayConfig,
   ) {
     this.signIn = store ? signInFor(config, store) : undefined;
   }
 
-  /** servers.<name>.title, else the name: what the pages call a server. */
-  readonly displayName = (server: string): string => this.config.servers[server]?.title ?? server;
+  /** servers.<name>.title, else the name: what the pages call a server (a reload's title shown at once). */
+  readonly displayName = (server: string): string => this.current().servers[server]?.title ?? server;
 
   /** Whether a caller must connect `server` (type: oauth) before its lists can be read for them. */
   needsConnect(server: string): boolean {
@@ -49,7 +51,8 @@ export class UpstreamCredentials {
     });
   }
 
-  static async open(config: GatewayConfig, log: Log): Promise<UpstreamCredentials> {
+  /** `current`: the live config, read where a reload must show (start-up's `config` when not given). */
+  static async open(config: GatewayConfig, log: Log, current = () => config): Promise<UpstreamCredentials> {
     const settings = config.credentials;
     const store = settings
       ? await openCredentialStore(settings, {
@@ -58,7 +61,7 @@ export class UpstreamCredentials {
           keyPrefix: config.cache.keyPrefix,
         })
       : undefined;
-    return new UpstreamCredentials(config, store, log);
+    return new UpstreamCredentials(config, store, log, current);
   }
 
   /** The source of each caller's credential for one server; undefined: the server's static headers. */

@@ -11,7 +11,7 @@ import { silentLog } from '../../infra/log.js';
 import { startIdentityServer, type IdentityServer } from '../fixtures/identity-server.js';
 import { chromium } from '../services.js';
 import { tempDir } from '../temp.js';
-import { request, send, VERSION } from './harness.js';
+import { request, send, until, VERSION } from './harness.js';
 import { startOAuthRig, type OAuthRig } from './oauth-rig.js';
 
 const browserNeed = await chromium('the connect flow in headless Chromium');
@@ -68,6 +68,36 @@ describe('a gateway whose only server is per-user', { skip: browserNeed.skip }, 
     return sdk;
   }
 
+  /**
+   * The SDK v2 client left to negotiate (2025-11-25 with this gateway, then a GET stream on its session), and
+   * what arrived on that GET stream so far: the stream's own text, and whether it ended.
+   */
+  async function unpinnedClient(path: string, who: Who) {
+    const stream = { opened: 0, text: '', ended: false };
+    const watchGet: typeof fetch = async (url, init) => {
+      const response = await fetch(url, init);
+      if (init?.method !== 'GET' || response.body === null) return response;
+      stream.opened++;
+      const [kept, watched] = response.body.tee();
+      void (async () => {
+        const decoder = new TextDecoder();
+        try {
+          for await (const chunk of watched) stream.text += decoder.decode(chunk, { stream: true });
+        } catch {}
+        stream.ended = true;
+      })();
+      return new Response(kept, { status: response.status, headers: response.headers });
+    };
+    const sdk = new Client({ name: 'per-user-discover-unpinned', version: '1.0.0' });
+    opened.push(sdk);
+    const transport = new StreamableHTTPClientTransport(new URL(`${rig.gateway.url}${path}`), {
+      requestInit: { headers: { authorization: `Bearer ${KEYS[who]}` } },
+      fetch: watchGet,
+    });
+    await sdk.connect(transport);
+    return { sdk, transport, stream };
+  }
+
   const mcp = (who: Who, method: string, params: Record<string, unknown> = {}) =>
     send(`${rig.gateway.url}/mcp`, request(method, params), { authorization: `Bearer ${KEYS[who]}` });
 
@@ -89,6 +119,23 @@ describe('a gateway whose only server is per-user', { skip: browserNeed.skip }, 
     const sdk = await sdkClient('/servers/crm/mcp', 'fay');
     assert.ok(sdk.getServerCapabilities()?.tools);
   });
+
+  // The SDK's GET stream was answered with a second head over the stream's own (ERR_HTTP_HEADERS_SENT), and
+  // cut with "Error: …" in it, when another @hono/node-server listener (here the upstream) ran in the process.
+  for (const path of ['/mcp', '/servers/crm/mcp']) {
+    test(`on ${path}, an SDK client not pinned to a version gets a GET stream that stays open`, async () => {
+      const { sdk, transport, stream } = await unpinnedClient(path, 'fay');
+      assert.equal(transport.protocolVersion, '2025-11-25');
+      assert.ok(sdk.getServerCapabilities()?.tools);
+      assert.ok(await until(() => stream.opened > 0, 30_000), 'the client opened its GET stream');
+      // Two round trips on the session after the stream's head: a cut stream has ended by then.
+      await sdk.listTools().catch(() => {});
+      await sdk.ping();
+      assert.equal(stream.text.includes('Error'), false, stream.text);
+      assert.equal(stream.ended, false, 'the GET stream is still open');
+      assert.equal(stream.opened, 1, 'no reconnection');
+    });
+  }
 
   test('a caller who never listed calls crm__whoami and gets the connect link; once connected it answers', async () => {
     const first = await mcp('gil', 'tools/call', { name: 'crm__whoami', arguments: {} });

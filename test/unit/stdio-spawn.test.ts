@@ -19,7 +19,7 @@ const dir = tempDir('mcp-gw-spawn-');
 const spec = {
   command: process.execPath,
   args: ['-e', ''],
-  env: { PATH: process.env.PATH ?? '' },
+  env: { PATH: process.env.PATH ?? '' } as Record<string, string>,
   cwd: ROOT,
   maxLineBytes: 1024,
 };
@@ -66,6 +66,18 @@ test('a missing command, a missing cwd and a file that is not runnable each name
     (await run({ command: script })).info.spawnError,
     `command not runnable (permission denied): ${script} (check command)`,
   );
+});
+
+test('a spawn refused for a value of its environment names the variable, never the value (issue 45 item 7)', async () => {
+  const secret = 'ghp_pasted-secret-0123456789';
+  const { info, pid } = await run({ env: { PATH: process.env.PATH ?? '', GITHUB_TOKEN: `${secret}\u0000tail` } });
+  assert.equal(pid, undefined);
+  const said = info.spawnError ?? '';
+  assert.match(said, /GITHUB_TOKEN/, said);
+  assert.match(said, /null bytes/, said);
+  assert.equal(said.includes(secret), false, said);
+  assert.equal(said.includes('ghp_'), false, said);
+  assert.equal(said.includes('tail'), false, said);
 });
 
 test('the command is found on the child’s PATH, and stdout carries only the messages', async () => {

@@ -16,7 +16,7 @@ import {
 import { connectState, type Obtained } from '../../credentials/credential-source.js';
 import type { OAuthClient } from '../../credentials/oauth/oauth-client.js';
 import type { CredentialStore } from '../../credentials/store.js';
-import type { Admission } from './per-caller-upstream.js';
+import type { Admission, GoneListener } from './per-caller-upstream.js';
 import { type CallerEnv, GoneListeners } from './secret-gate.js';
 
 const BEARER = 'Bearer ';
@@ -80,8 +80,12 @@ export class OAuthEnv implements CallerEnv {
   }
 
   /** A token stored or removed in this process (connected, refreshed, revoked) has each child rechecked. */
-  onGone(listener: (principal: string | undefined) => void): void {
+  onGone(listener: GoneListener): void {
     this.goneListeners.add(listener);
+  }
+
+  reread(principal: string): Promise<unknown> {
+    return this.store.get(principal, this.client.server);
   }
 
   private gone(principal: string): void {

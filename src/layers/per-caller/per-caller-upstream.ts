@@ -49,8 +49,20 @@ export interface ChildEnvSource {
    */
   version?(principal: string): number | null | undefined;
   /** Hears of a caller whose values may be gone (undefined: any caller; recheck each). */
-  onGone?(listener: (principal: string | undefined) => void): void;
+  onGone?(listener: GoneListener): void;
+  /**
+   * Reads the caller's values again from the store (not this process's copy), so `version` knows them: a
+   * change heard from another replica dropped the copy, and a child kept until its caller's next call would
+   * outlive a revocation made elsewhere.
+   */
+  reread?(principal: string): Promise<unknown>;
 }
+
+/**
+ * `principal`: a call found that caller's values gone. undefined: some record of the server changed (here or on
+ * another replica), each child is rechecked; `isFor`, when known, says whose it was (those are read again).
+ */
+export type GoneListener = (principal: string | undefined, isFor?: (principal: string) => boolean) => void;
 
 /** Makes one caller's upstream (a child or a pool) with `env` added to the server's own environment. */
 export type SpawnChild = (env: Readonly<Record<string, string>>) => Upstream;
@@ -96,10 +108,23 @@ export class PerCallerUpstream implements Upstream {
     private readonly log: Log,
     private readonly envSource?: ChildEnvSource,
   ) {
-    envSource?.onGone?.((principal) => {
-      if (principal !== undefined) this.forget(principal);
-      else for (const known of [...this.children.keys()]) this.current(known);
+    envSource?.onGone?.((principal, isFor) => {
+      if (principal !== undefined) return this.forget(principal);
+      for (const known of [...this.children.keys()]) {
+        if (isFor?.(known) && envSource.reread) this.recheckStored(envSource, known);
+        else this.current(known);
+      }
     });
+  }
+
+  /** The caller's values read again from the store, then their child kept or let go (revoked on any replica). */
+  private recheckStored(source: ChildEnvSource, principal: string): void {
+    source.reread!(principal).then(
+      () => this.current(principal),
+      // The store is unreachable: the caller's next call reads it again (SecretGate's `before`).
+      (error: unknown) =>
+        this.log.warn({ err: (error as Error).message }, "a caller's values could not be read again after a change"),
+    );
   }
 
   async request(message: JsonRpcRequest, options: RequestOptions = {}): Promise<JsonRpcResponse> {

@@ -15,7 +15,7 @@ import {
 import { META } from '../../../protocol/mcp.js';
 import type { SecretPending, SecretRecord } from '../../credentials/record.js';
 import type { CredentialStore } from '../../credentials/store.js';
-import type { Admission } from './per-caller-upstream.js';
+import type { Admission, GoneListener } from './per-caller-upstream.js';
 import { type CallerEnv, GoneListeners } from './secret-gate.js';
 
 // "Connect first" is answered with the OAuth connect flow's own code (URL elicitation required).
@@ -51,8 +51,12 @@ export class SecretEnv implements CallerEnv {
    * Hears of callers whose values may be gone: `principal` when a call found none (revoked, here or on
    * another replica), undefined when this process changed some record of this server (recheck each child).
    */
-  onGone(listener: (principal: string | undefined) => void): void {
+  onGone(listener: GoneListener): void {
     this.goneListeners.add(listener);
+  }
+
+  reread(principal: string): Promise<unknown> {
+    return this.store.get(principal, this.settings.server);
   }
 
   /** A call found the caller without values: their child, if one runs, must go. */

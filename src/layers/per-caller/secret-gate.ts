@@ -9,7 +9,7 @@ import type { JsonRpcId, JsonRpcRequest, JsonRpcResponse } from '../../../protoc
 import { UpstreamWrapper } from '../upstream-wrapper.js';
 import { placeholderDiscover } from '../../aggregate/connect-placeholder.js';
 import type { CredentialStore } from '../../credentials/store.js';
-import type { ChildEnvSource } from './per-caller-upstream.js';
+import type { ChildEnvSource, GoneListener } from './per-caller-upstream.js';
 
 /** What the gate asks of a caller's values before each call. */
 export interface CallerEnvGate {
@@ -28,17 +28,17 @@ export type CallerEnv = ChildEnvSource & CallerEnvGate;
  * server's records (undefined: recheck each child).
  */
 export class GoneListeners {
-  private readonly listeners: ((principal: string | undefined) => void)[] = [];
+  private readonly listeners: GoneListener[] = [];
 
   constructor(
     private readonly store: CredentialStore,
     private readonly server: string,
   ) {}
 
-  add(listener: (principal: string | undefined) => void): void {
+  add(listener: GoneListener): void {
     this.listeners.push(listener);
-    this.store.onChange((server) => {
-      if (server === this.server) listener(undefined);
+    this.store.onChange((server, change) => {
+      if (server === this.server) listener(undefined, change.isFor);
     });
   }
 
