@@ -86,12 +86,18 @@ test('a missing file is a load error naming the file and the key, with every oth
   assert.ok(problems.some((p) => p.startsWith('mrtr.secret: environment variable UNSET_MRTR is not set')));
 });
 
-test('a folder, or a file the gateway may not read, is a load error saying so', () => {
+test('a folder, or a file the gateway may not read, is a load error saying so', (t) => {
   mkdirSync(path.join(dir, 'a-folder'), { recursive: true });
   assert.match(
     configProblems({ servers: { a: child }, mrtr: { secret: '${file:a-folder}' } }, {}, dir).join('\n'),
     /^mrtr\.secret: cannot read the secret file .*a-folder named by \$\{file:a-folder\} \(it is a folder\)/,
   );
+  const unreachable = nobodyCannotRun();
+  if (unreachable) {
+    // Root reads any file, so the refusal needs another user, and `nobody` cannot reach this Node or checkout.
+    t.diagnostic(`the permission-denied case is not run: ${unreachable}`);
+    return;
+  }
   const locked = secret('locked', 'x');
   chmodSync(locked, 0o000);
   const problems = (name: string) =>
@@ -103,6 +109,24 @@ test('a folder, or a file the gateway may not read, is a load error saying so', 
   chmodSync(secret('open', 'open-secret-0123456789abcdef'), 0o644);
   assert.deepEqual(problems('open'), [], 'the same user reads a file it may read: the refusal above was the file');
 });
+
+/**
+ * Why `nobody` cannot run this repository's TypeScript with this Node (a Node or a checkout inside a folder only
+ * root may enter, such as a temporary folder of mode 700), or undefined when it can or when no switch is needed.
+ * It runs nothing of the code under test.
+ */
+function nobodyCannotRun(): string | undefined {
+  if (process.getuid?.() !== 0) return undefined;
+  const probe = spawnSync(process.execPath, ['--import', './test/ts-loader.mjs', '-e', '0'], {
+    cwd: ROOT,
+    uid: 65_534,
+    gid: 65_534,
+    encoding: 'utf8',
+  });
+  if (probe.status === 0) return undefined;
+  const why = probe.error?.message ?? probe.stderr.trim().split('\n')[0];
+  return `nobody cannot run ${process.execPath} in ${ROOT} (${why})`;
+}
 
 /**
  * The problems parseConfig finds in `raw` (read from `dir`), loaded by a user file permissions apply to: this
