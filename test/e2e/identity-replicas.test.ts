@@ -132,6 +132,18 @@ describe('identity across three replicas behind HAProxy', { skip }, () => {
     rmSync(dir, { recursive: true, force: true });
   });
 
+  /** Resolves once the balancer has sent a ready check to each replica (its own checks mark them up). */
+  const allReplicasUp = async () => {
+    const seen = new Set<string>();
+    const up = await until(async () => {
+      const answer = await fetch(`${front}/readyz`);
+      const replica = answer.headers.get('x-replica');
+      if (answer.status === 200 && replica) seen.add(replica);
+      return seen.size === REPLICAS.length;
+    }, 30_000);
+    assert.ok(up, `the balancer reached only ${[...seen].join()}`);
+  };
+
   /** A request as Alice through the balancer's /mcp; which replica answered, and what. */
   const viaFront = async (method: string, params: Record<string, unknown> = {}): Promise<Served> => {
     const answer = await send(`${front}/mcp`, request(method, params), { authorization: `Bearer ${KEY}` });
@@ -213,6 +225,7 @@ describe('identity across three replicas behind HAProxy', { skip }, () => {
   };
 
   test('connect through the balancer, act as Alice on every replica, revoke on one, restart all three', async () => {
+    await allReplicasUp();
     // Alice has never listed anywhere: every replica offers the link for a tool under crm's prefix.
     await roundOfCalls(offersTheLink, 1);
     await connectThroughFront();
@@ -221,6 +234,7 @@ describe('identity across three replicas behind HAProxy', { skip }, () => {
 
     await connectThroughFront();
     for (const index of [0, 1, 2]) await rig.restartGateway(index);
+    await allReplicasUp();
     // Fresh processes: nothing listed, nothing cached; what she connected lives in Redis.
     await assertActsAsAliceEverywhere();
     await assertRevocationReachesAll(0);
