@@ -59,6 +59,11 @@ export type SpawnChild = (env: Readonly<Record<string, string>>) => Upstream;
 class CallerChild {
   inFlight = 0;
   lastUsed = Date.now();
+  /**
+   * Admitted, and its caller's call not on it yet (a few microtasks): not idle, so no newcomer retires it in
+   * that moment (the call would meet a stopped child).
+   */
+  fresh = true;
   idleTimer: NodeJS.Timeout | undefined = undefined;
   /** No longer the caller's (secret revoked): stopped once its last call is answered. */
   forgotten = false;
@@ -194,7 +199,12 @@ export class PerCallerUpstream implements Upstream {
   private makeRoom(): boolean {
     let oldest: [string, CallerChild] | undefined;
     for (const entry of this.children) {
-      if (entry[1].inFlight === 0 && (oldest === undefined || entry[1].lastUsed < oldest[1].lastUsed)) oldest = entry;
+      if (
+        entry[1].inFlight === 0 &&
+        !entry[1].fresh &&
+        (oldest === undefined || entry[1].lastUsed < oldest[1].lastUsed)
+      )
+        oldest = entry;
     }
     if (oldest === undefined) return false;
     this.retire(oldest[0], oldest[1], 'to make room for a new caller (maxCallers)');
@@ -213,6 +223,7 @@ export class PerCallerUpstream implements Upstream {
   }
 
   private busy(child: CallerChild): void {
+    child.fresh = false;
     child.inFlight++;
     child.lastUsed = Date.now();
     if (child.idleTimer !== undefined) {
