@@ -128,16 +128,21 @@ let busyRetries = 0;
 let answered = 0;
 const note = (what: string) => problems.length < 2_000 && problems.push(what);
 
-/** A tools/call as `principal` on `server` at `replica`, again while the replica says it is full (503). */
+/**
+ * A tools/call as `principal` on `server` at `replica`, again while the replica says it is full (503). A call
+ * unanswered after 300 s (undici's headers timeout) is a problem of its own, not the end of the run.
+ */
 async function call(replica: number, principal: string, server: string, tool: string) {
   for (let attempt = 0; ; attempt++) {
+    const started = Date.now();
     const answer = await send(
       `${replicas[replica]!.base}/servers/${server}/mcp`,
       request('tools/call', { name: tool }),
-      {
-        authorization: `Bearer ${apiKey(principal)}`,
-      },
-    );
+      { authorization: `Bearer ${apiKey(principal)}` },
+    ).catch((error: Error) => ({
+      status: 0,
+      body: { hung: `${error.message} (${String(error.cause)}) after ${Date.now() - started} ms` },
+    }));
     if (answer.status !== 503 || attempt >= 100) return answer;
     busyRetries++;
     await new Promise((resolve) => setTimeout(resolve, 100));
