@@ -64,6 +64,8 @@ class CallerChild {
    * that moment (the call would meet a stopped child).
    */
   fresh = true;
+  /** Its process was started (it had waited for room until then). */
+  launched = false;
   idleTimer: NodeJS.Timeout | undefined = undefined;
   /** No longer the caller's (secret revoked): stopped once its last call is answered. */
   forgotten = false;
@@ -134,6 +136,8 @@ export class PerCallerUpstream implements Upstream {
     this.busy(child);
     try {
       await child.started;
+      // Let go while it waited for room (its caller's values changed): it never ran; a child of theirs now will.
+      if (child.forgotten && !child.launched) return await this.request(message, options);
       const response = await child.upstream.request(message, options);
       keepPrivate(response);
       return response;
@@ -174,6 +178,7 @@ export class PerCallerUpstream implements Upstream {
     this.children.set(caller.principal, child);
     child.started = this.roomFreed().then(() => {
       if (this.stopped || this.children.get(caller.principal) !== child) return;
+      child.launched = true;
       void child.upstream.start();
       this.log.info({ children: this.children.size }, 'started a child for a new caller');
     });
@@ -262,7 +267,10 @@ export class PerCallerUpstream implements Upstream {
     this.children.delete(principal);
     if (child.idleTimer !== undefined) clearTimeout(child.idleTimer);
     child.forgotten = true;
-    this.stopChild(child, child.inFlight === 0 ? undefined : new Promise((resolve) => (child.drained = resolve)));
+    // One still waiting for room has no process to stop: waiting on its calls, which wait for room, would hold
+    // that room for ever. Its calls go to the caller's next child (send).
+    const drained = child.inFlight === 0 || !child.launched;
+    this.stopChild(child, drained ? undefined : new Promise((resolve) => (child.drained = resolve)));
     this.retired++;
   }
 
