@@ -9,6 +9,9 @@
 //   - refreshes per principal and server stay within the token's expiries over that principal's span of calls
 //     (1 + span / usable lifetime), not one per call; no refresh token is spent twice.
 // Run: node --import ./test/ts-loader.mjs bench/identity-load.ts   (Redis on 127.0.0.1:6379)
+// 2026-12-07, 2 shared cores under load: 200 principals, 8,000 answers all their principal's, children peaking at
+// 16 and 16 (maxCallers 16), 1,538 refreshes (2 to 5 per principal and server, none over the bound), none spent
+// twice; 158 s. Before the two perCaller fixes of that day: 5 "Upstream is stopped" answers, then a 300 s hang.
 import { randomUUID } from 'node:crypto';
 import { mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
