@@ -38,6 +38,10 @@ export interface OAuthRigOptions<U> {
   upstream?: (issuer: string, jwksUrl: string) => Promise<U>;
   /** Gateways started, each on its own port, all behind the first one's public URL (1 unless said). */
   replicas?: number;
+  /** Where the replicas listen, chosen by the test (a balancer's backends); free loopback ports unless said. */
+  ports?: number[];
+  /** The public URL the replicas share (a balancer in front of them); the first replica's address unless said. */
+  publicUrl?: string;
   /** The raw config of the gateway at `place`; listen.port and listen.publicUrl are the rig's own. */
   config: (place: RigPlace<U>) => Record<string, unknown>;
   log: Log;
@@ -53,8 +57,8 @@ export interface OAuthRig<U> {
   readonly gateway: RunningGateway;
   readonly gateways: readonly RunningGateway[];
   browser: Browser;
-  /** Closes the first replica and starts it again from a freshly built config (what it stored must last). */
-  restartGateway(): Promise<RunningGateway>;
+  /** Closes replica `index` (the first unless said) and starts it again from a freshly built config. */
+  restartGateway(index?: number): Promise<RunningGateway>;
   /** Completes a link of the rig's server in the browser as `login`; the callback page's heading. */
   connectInBrowser(link: string, login: string, watch?: LinkCompletion['watch']): Promise<string>;
   close(): Promise<void>;
@@ -68,9 +72,9 @@ export async function startOAuthRig<U extends Closable | undefined = undefined>(
     for (const item of opened.splice(0).reverse()) await item.close();
   };
   try {
-    const ports: number[] = [];
-    for (let i = 0; i < (options.replicas ?? 1); i++) ports.push(await unusedPort());
-    const publicUrl = `http://127.0.0.1:${ports[0]}`;
+    const ports: number[] = [...(options.ports ?? [])];
+    while (ports.length < (options.replicas ?? 1)) ports.push(await unusedPort());
+    const publicUrl = options.publicUrl ?? `http://127.0.0.1:${ports[0]}`;
     const oidc = await startOidc({
       clients: [
         { ...options.client, redirect_uris: [`${publicUrl}/connect/callback`] },
@@ -106,10 +110,10 @@ export async function startOAuthRig<U extends Closable | undefined = undefined>(
       },
       gateways,
       browser,
-      async restartGateway() {
-        await gateways[0]!.close();
-        gateways[0] = await startAt(ports[0]!);
-        return gateways[0];
+      async restartGateway(index = 0) {
+        await gateways[index]!.close();
+        gateways[index] = await startAt(ports[index]!);
+        return gateways[index];
       },
       connectInBrowser: (link, login, watch) =>
         completeConnectLink(browser, link, { server: options.server, login, watch }),

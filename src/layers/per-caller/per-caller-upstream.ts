@@ -71,6 +71,13 @@ export type SpawnChild = (env: Readonly<Record<string, string>>) => Upstream;
 class CallerChild {
   inFlight = 0;
   lastUsed = Date.now();
+  /**
+   * Admitted, and its caller's call not on it yet (a few microtasks): not idle, so no newcomer retires it in
+   * that moment (the call would meet a stopped child).
+   */
+  fresh = true;
+  /** Its process was started (it had waited for room until then). */
+  launched = false;
   idleTimer: NodeJS.Timeout | undefined = undefined;
   /** No longer the caller's (secret revoked): stopped once its last call is answered. */
   forgotten = false;
@@ -154,6 +161,8 @@ export class PerCallerUpstream implements Upstream {
     this.busy(child);
     try {
       await child.started;
+      // Let go while it waited for room (its caller's values changed): it never ran; a child of theirs now will.
+      if (child.forgotten && !child.launched) return await this.request(message, options);
       const response = await child.upstream.request(message, options);
       keepPrivate(response);
       return response;
@@ -194,6 +203,7 @@ export class PerCallerUpstream implements Upstream {
     this.children.set(caller.principal, child);
     child.started = this.roomFreed().then(() => {
       if (this.stopped || this.children.get(caller.principal) !== child) return;
+      child.launched = true;
       void child.upstream.start();
       this.log.info({ children: this.children.size }, 'started a child for a new caller');
     });
@@ -219,7 +229,12 @@ export class PerCallerUpstream implements Upstream {
   private makeRoom(): boolean {
     let oldest: [string, CallerChild] | undefined;
     for (const entry of this.children) {
-      if (entry[1].inFlight === 0 && (oldest === undefined || entry[1].lastUsed < oldest[1].lastUsed)) oldest = entry;
+      if (
+        entry[1].inFlight === 0 &&
+        !entry[1].fresh &&
+        (oldest === undefined || entry[1].lastUsed < oldest[1].lastUsed)
+      )
+        oldest = entry;
     }
     if (oldest === undefined) return false;
     this.retire(oldest[0], oldest[1], 'to make room for a new caller (maxCallers)');
@@ -238,6 +253,7 @@ export class PerCallerUpstream implements Upstream {
   }
 
   private busy(child: CallerChild): void {
+    child.fresh = false;
     child.inFlight++;
     child.lastUsed = Date.now();
     if (child.idleTimer !== undefined) {
@@ -276,7 +292,10 @@ export class PerCallerUpstream implements Upstream {
     this.children.delete(principal);
     if (child.idleTimer !== undefined) clearTimeout(child.idleTimer);
     child.forgotten = true;
-    this.stopChild(child, child.inFlight === 0 ? undefined : new Promise((resolve) => (child.drained = resolve)));
+    // One still waiting for room has no process to stop: waiting on its calls, which wait for room, would hold
+    // that room for ever. Its calls go to the caller's next child (send).
+    const drained = child.inFlight === 0 || !child.launched;
+    this.stopChild(child, drained ? undefined : new Promise((resolve) => (child.drained = resolve)));
     this.retired++;
   }
 
