@@ -26,8 +26,6 @@ export const ALONE = [
   // Replicas behind HAProxy, whose health checks time out at 300 ms: under the shared pass's load HAProxy took
   // healthy replicas out as well (a CI-like run at load 20), and the test read that as the gateway's doing.
   'test/e2e/rolling-restart.test.ts',
-  // Three replicas behind HAProxy again, with oidc-provider and Chromium: the same health checks.
-  'test/e2e/identity-replicas.test.ts',
 ];
 
 /**
