@@ -9,7 +9,6 @@ import type { NamedTarget, UriTarget } from '../../policy/target.js';
 import {
   ErrorCode,
   errorResponse,
-  isObject,
   type JsonObject,
   type JsonRpcId,
   type JsonRpcRequest,
@@ -21,22 +20,17 @@ import { ownRequestMeta } from '../../infra/own-request-meta.js';
 import { retryAfterOf } from '../../protocol/overload.js';
 import { GATEWAY_INFO } from '../../infra/version.js';
 import { CursorCodec, type Position } from './cursor.js';
+import { OfferedLists } from './offered-lists.js';
+import { admit, type Admission } from './list-admission.js';
 import { askWithinDeadline } from './deadline-ask.js';
 import { mergeDiscover, partTtlMs, type Outcome } from './merged-discover.js';
 import { MergedPages } from './merged-pages.js';
 import { noUpstreamAnswered } from './no-answer.js';
-import { publicName } from '../../protocol/public-names.js';
-import { isUiUri, showUiItem } from '../../protocol/ui-uris.js';
+import { showUiItem } from '../../protocol/ui-uris.js';
 import { traceFields, type RequestTrace } from '../../protocol/request-trace.js';
 import { placed, Router } from './router.js';
 import { ListRefreshes } from './list-refresh.js';
-import {
-  type CallerConnections,
-  isConnectAnswer,
-  isPlaceholderDiscover,
-  placeholderPart,
-} from './connect-placeholder.js';
-import { carriesConnectMark, CONNECTS_META } from '../../policy/target.js';
+import { type CallerConnections, isConnectAnswer, placeholderPart } from './connect-placeholder.js';
 
 export interface AggregatorOptions {
   /** In config order: the order of merged lists. */
@@ -51,13 +45,6 @@ export interface AggregatorOptions {
   /** Servers whose lists are each caller's own (perCaller, credentials:): /mcp reads them as the caller to route. */
   listsPerCaller?: ((server: string) => boolean) | undefined;
 }
-
-/** The server/discover capability a list belongs to; tools are always asked for. */
-const LIST_FEATURE: Partial<Record<ListMethod, string>> = {
-  'prompts/list': 'prompts',
-  'resources/list': 'resources',
-  'resources/templates/list': 'resources',
-};
 
 export class Aggregator implements Upstream {
   readonly name = 'mcp';
@@ -80,8 +67,9 @@ export class Aggregator implements Upstream {
     eachListPage(this, method, ownRequestMeta(), reader, () => {}),
   );
   /** Each upstream's server/discover capabilities, once read: which lists it offers at all. */
-  private readonly offered = new Map<string, JsonObject>();
-  private readonly learning = new Set<string>();
+  /** What recording a listed item needs (list-admission.ts). */
+  private readonly admission: Admission;
+  private readonly offered = new OfferedLists((server) => this.options.upstreams.has(server));
 
   constructor(private readonly options: AggregatorOptions) {
     this.cursors = new CursorCodec(options.cursorSecret);
@@ -93,6 +81,12 @@ export class Aggregator implements Upstream {
       connections: options.connections,
       listsPerCaller: options.listsPerCaller,
     });
+    this.admission = {
+      router: this.router,
+      log: options.log,
+      prefixes: options.prefixes,
+      separator: options.separator,
+    };
     for (const [server, upstream] of options.upstreams) this.attach(server, upstream);
   }
 
@@ -188,7 +182,7 @@ export class Aggregator implements Upstream {
       positions = decoded;
     }
     if (reach) positions = positions.filter(([server]) => reach.reaches(server));
-    positions = this.offering(positions, method);
+    positions = this.offered.offering(positions, method);
 
     const standIns = new Set<string>();
     const outcomes = await Promise.all(
@@ -196,9 +190,11 @@ export class Aggregator implements Upstream {
     );
     // After the pages, so that a first list never waits behind a discover (nor asks one of a server the caller has not
     // connected).
-    if (LIST_FEATURE[method])
-      for (const [server] of positions)
-        if (!this.offered.has(server) && !standIns.has(server)) this.learnCapabilities(server, options);
+    this.offered.learnAfter(
+      method,
+      positions.map(([server]) => server).filter((server) => !standIns.has(server)),
+      (server) => this.ask(server, 'server/discover', {}, null, options),
+    );
     const firstPages = new Set(positions.filter(([, cursor]) => cursor === null).map(([server]) => server));
     const merged = this.merge(message.id, method, outcomes, firstPages, options.trace);
     if ('result' in merged) this.pages.set(method, cursorKey, authContext, merged.result);
@@ -249,7 +245,13 @@ export class Aggregator implements Upstream {
       // MCP Apps' ui:// URIs get the server's namespace first (in copies: ui-uris.ts).
       const head = this.router.headOf(server);
       for (const item of page) {
-        const admitted = this.admit(method, server, showUiItem(method, head, item), outcome.standIn === true);
+        const admitted = admit(
+          this.admission,
+          method,
+          server,
+          showUiItem(method, head, item),
+          outcome.standIn === true,
+        );
         if (admitted) items.push(admitted);
       }
       if (typeof result.nextCursor === 'string') next.push([outcome.server, result.nextCursor]);
@@ -280,7 +282,7 @@ export class Aggregator implements Upstream {
   /** Some upstream's lists changed (here or on another replica): merged pages built from them are stale. */
   listsChanged(): void {
     this.pages.clear();
-    this.offered.clear(); // a restarted or replaced server may offer other features
+    this.offered.clear();
   }
 
   /**
@@ -310,39 +312,6 @@ export class Aggregator implements Upstream {
     return 'response' in outcome && isConnectAnswer(outcome.response) ? standIn() : outcome;
   }
 
-  /**
-   * The positions whose server offers this list. A server whose server/discover names neither prompts nor
-   * resources is not asked for them: asking only earns a "method not found" that counts as an upstream error
-   * in the metrics. Capabilities are learnt from /mcp's own server/discover (what clients send first) or
-   * read in the background after the first resources or prompts list that goes to the server; a server not known yet is
-   * asked, so no list
-   * waits for a discover (a slow server would make it wait twice).
-   */
-  private offering(positions: Position[], method: ListMethod): Position[] {
-    const feature = LIST_FEATURE[method];
-    return positions.filter(([server]) => {
-      const capabilities = this.offered.get(server);
-      return feature === undefined || capabilities === undefined || capabilities[feature] !== undefined;
-    });
-  }
-
-  private learnCapabilities(server: string, options: RequestOptions): void {
-    if (this.learning.has(server)) return;
-    this.learning.add(server);
-    void this.ask(server, 'server/discover', {}, null, options).then((outcome) => {
-      this.learning.delete(server);
-      this.noteCapabilities(outcome);
-    });
-  }
-
-  private noteCapabilities(outcome: Outcome): void {
-    const result = 'response' in outcome && 'result' in outcome.response ? outcome.response.result : undefined;
-    // A caller who has not connected the server got the gateway's stand-in: not what the server offers.
-    if (!result || isPlaceholderDiscover(result)) return;
-    if (isObject(result.capabilities) && this.options.upstreams.has(outcome.server))
-      this.offered.set(outcome.server, result.capabilities);
-  }
-
   /** One upstream's page within the list deadline (deadline-ask.ts). */
   private ask(
     server: string,
@@ -359,56 +328,6 @@ export class Aggregator implements Upstream {
       options,
       this.options.listDeadlineMs,
     );
-  }
-
-  /**
-   * The item as /mcp lists it — tools and prompts renamed in a shallow copy (the upstream's answer may be a
-   * shared cache entry), resources as they came — with its route recorded; undefined when left out.
-   */
-  private admit(method: ListMethod, server: string, item: unknown, standIn: boolean): JsonObject | undefined {
-    if (!isObject(item)) return undefined;
-    // A ui:// URI (namespaced already) is placed by its namespace, never by what the lists said (ui-uris.ts).
-    if (method === 'resources/list') {
-      if (typeof item.uri === 'string' && !isUiUri(item.uri)) this.router.resources.addResource(item.uri, server);
-      return item;
-    }
-    if (method === 'resources/templates/list') {
-      if (
-        typeof item.uriTemplate === 'string' &&
-        !isUiUri(item.uriTemplate) &&
-        !this.router.resources.addTemplate(item.uriTemplate, server)
-      ) {
-        this.options.log.warn(
-          { server, uriTemplate: item.uriTemplate },
-          'a URI template with no scheme before its first expression is listed but not used to route reads',
-        );
-      }
-      return item;
-    }
-    if (typeof item.name !== 'string') return undefined;
-    const routes = method === 'tools/list' ? this.router.tools : this.router.prompts;
-    const name = publicName(this.options.prefixes.get(server) ?? server, this.options.separator, item.name);
-    // The placeholder mark is the gateway's alone: taken off a server's own item (policy/target.ts).
-    const placeholder = standIn && carriesConnectMark(item);
-    const shown =
-      placeholder || !carriesConnectMark(item)
-        ? { ...item, name }
-        : { ...item, name, _meta: unmarked(item._meta as JsonObject) };
-    const clash = routes.add(
-      name,
-      placeholder
-        ? { server, name: item.name, definition: shown, placeholder: true }
-        : { server, name: item.name, definition: shown },
-    );
-    if (clash) {
-      this.options.log.error(
-        { name, servers: [clash.server, server] },
-        `two upstreams give the same name on /mcp; the second is left out — set servers.${server}.prefix to tell ` +
-          `them apart`,
-      );
-      return undefined;
-    }
-    return shown;
   }
 
   // ---- routing --------------------------------------------------------------------------------------
@@ -457,13 +376,7 @@ export class Aggregator implements Upstream {
     const outcomes = await Promise.all(
       servers.map((server) => this.ask(server, 'server/discover', message.params ?? {}, null, options)),
     );
-    for (const outcome of outcomes) this.noteCapabilities(outcome);
+    for (const outcome of outcomes) this.offered.note(outcome);
     return { jsonrpc: '2.0', id: message.id, result: mergeDiscover(outcomes, this.options.separator, reach) };
   }
-}
-
-/** A server's `_meta` without the connect placeholder's mark (a copy: the answer may be a shared cache entry). */
-function unmarked(meta: JsonObject): JsonObject {
-  const { [CONNECTS_META]: _mark, ...rest } = meta;
-  return rest;
 }

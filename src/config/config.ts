@@ -1,6 +1,5 @@
 // Loads gateway.config.yaml once: ${VAR} expansion, zod validation, and errors that name the key path
 // and what would be valid. The core receives typed, defaulted objects and never re-checks them.
-import { createHash } from 'node:crypto';
 import { existsSync, statSync } from 'node:fs';
 import path from 'node:path';
 import type { SandboxPolicy } from '../../bridge/sandbox/policy.js';
@@ -12,7 +11,8 @@ import { redisCluster, redisSentinel } from './redis.js';
 import { crossKeyProblems, describeIssue, writtenServerNames } from './checks.js';
 import { adoptHostServers, renameProblem } from './mcp-servers.js';
 import { salvage, type Salvaged, type SalvageRules } from './salvage.js';
-import { allowedHosts, operators, peers } from './security.js';
+import { allowedHosts, peers } from './security.js';
+import { auth } from './auth.js';
 import { credentialProblems, credentialStore, publicUrl } from './credentials.js';
 import { perCallerProblems } from './per-caller-checks.js';
 import { SERVER_NAME, ownServerName, server, serverName } from './servers.js';
@@ -55,82 +55,6 @@ const rateLimit = z
     requestsPerMinute: limit.requestsPerMinute,
     burst: limit.burst ?? limit.requestsPerMinute,
   }));
-
-const apiKey = z
-  .strictObject({
-    sha256: z
-      .string()
-      .regex(/^[0-9a-fA-F]{64}$/, 'give the key\'s SHA-256 as 64 hex digits (printf %s "$KEY" | sha256sum)')
-      .optional(),
-    key: z
-      .string()
-      .min(16, 'an API key must be at least 16 characters; generate one with openssl rand -base64 32')
-      .optional(),
-    principal: z.string().min(1),
-    groups: z.array(z.string().min(1)).default([]),
-  })
-  .refine(
-    (k) => (k.sha256 === undefined) !== (k.key === undefined),
-    'give exactly one of sha256 (preferred: the key\'s hash) or key (e.g. "${MY_KEY}")',
-  )
-  .transform((k) => ({
-    sha256: k.sha256?.toLowerCase() ?? createHash('sha256').update(k.key!).digest('hex'),
-    principal: k.principal,
-    groups: k.groups,
-  }));
-
-const JWT_ALGORITHMS = [
-  'RS256',
-  'RS384',
-  'RS512',
-  'PS256',
-  'PS384',
-  'PS512',
-  'ES256',
-  'ES384',
-  'ES512',
-  'EdDSA',
-  'Ed25519',
-] as const;
-const jwt = z
-  .strictObject({
-    issuer: z.string().min(1),
-    /** Accepted audiences; defaults to auth.oauth.resource. */
-    audience: z.union([z.string().min(1), z.array(z.string().min(1)).min(1)]).optional(),
-    jwksUrl: z.url({ protocol: /^https?$/ }).optional(),
-    jwksFile: z.string().min(1).optional(),
-    publicKeyFile: z.string().min(1).optional(),
-    algorithms: z.array(z.enum(JWT_ALGORITHMS)).min(1).default(['RS256', 'ES256']),
-    principalClaim: z.string().min(1).default('sub'),
-    groupsClaim: z.string().min(1).default('groups'),
-    clockToleranceSec: int().pipe(z.number().min(0)).default(30),
-  })
-  .refine(
-    (j) => [j.jwksUrl, j.jwksFile, j.publicKeyFile].filter((v) => v !== undefined).length === 1,
-    'give exactly one of jwksUrl, jwksFile or publicKeyFile: where the keys that sign tokens come from',
-  );
-
-const auth = z.strictObject({
-  /** Serve callers without credentials (as the principal "anonymous"). */
-  anonymous: bool().default(false),
-  apiKeys: z.array(apiKey).default([]),
-  jwt: jwt.optional(),
-  operators,
-  /** OAuth 2.1 resource server settings (RFC 9728 metadata, audience, required scopes). */
-  oauth: z
-    .strictObject({
-      resource: z.url({ protocol: /^https?$/ }).optional(),
-      authorizationServers: z.array(z.url({ protocol: /^https?$/ })).default([]),
-      scopes: z
-        .array(
-          z
-            .string()
-            .regex(/^[\x21\x23-\x5B\x5D-\x7E]+$/, 'a scope is printable ASCII without spaces, quotes or backslashes'),
-        )
-        .default([]),
-    })
-    .prefault({}),
-});
 
 const policy = z.strictObject({
   name: z.string().min(1),
