@@ -3,6 +3,8 @@
 // refreshed without them; a caller with none gets a connect link (URL-mode elicitation when their client
 // declared elicitation.url, else a JSON-RPC error carrying the link). The link's flow (connect-routes.ts)
 // ends in `complete`, which stores the token for that principal and this server only.
+import { expiresSoon } from './token-lifetime.js';
+import type { AuthorizationPending, ConnectPending } from './pending.js';
 import { codeRequestUrl, codeVerifier, issuerMatches } from './authorization-request.js';
 import type { CallerIdentity } from '../../../bridge/upstream.js';
 import {
@@ -26,51 +28,13 @@ export const CONNECT_REQUIRED = -32042;
 /** What a link's page says about the authorization server is found again after this long. */
 const DESTINATION_TTL_MS = 60_000;
 /**
- * A token this close to its expiry is refreshed before use: 30 s, or a quarter of its lifetime when that is
- * shorter, so a token living 20 s is used for 15 s before its refresh instead of being refreshed on every call.
- */
-const EXPIRY_MARGIN_MS = 30_000;
-const REFRESH_AHEAD_FRACTION = 0.25;
-/**
- * But never less than this: a token must outlive its trip to the server (one living under it is refreshed on
- * each use).
- */
-const MIN_EXPIRY_MARGIN_MS = 2_000;
-/**
  * One refresh per token across replicas: the first to claim it refreshes, the others wait this long at most
  * for its result in the store (then refresh themselves). A rotating refresh token spent twice would be refused.
  */
 const REFRESH_CLAIM_MS = 5_000;
 const REFRESH_POLL_MS = 50;
 
-/** What a connect link's first step keeps: who and where. */
-export interface ConnectPending {
-  step: 'connect';
-  principal: string;
-  server: string;
-  /**
-   * A step-up's scopes (what was asked for before, and what the server's 403 asked for); absent: the spec's selection.
-   */
-  scopes?: string[];
-}
-
-/** What the authorization request keeps until the callback: everything to finish it, sealed in the store. */
-export interface AuthorizationPending {
-  step: 'authorize';
-  principal: string;
-  server: string;
-  verifier: string;
-  issuer: string;
-  issParameterSupported: boolean;
-  tokenEndpoint: string;
-  resource: string;
-  client: TokenClient;
-  redirectUri: string;
-  /** The scopes asked for (kept with the token, so a later step-up can tell what was asked already). */
-  scopes?: string[];
-  /** The hash of the browser binding of whoever confirmed the link (pages/browser-binding.ts). */
-  binding?: string;
-}
+export type { AuthorizationPending, ConnectPending } from './pending.js';
 
 export interface OAuthClientOptions {
   server: string;
@@ -412,16 +376,6 @@ export function issuerProblem(pending: AuthorizationPending, iss: string | undef
 
 function words(text: string | undefined): string[] {
   return (text ?? '').split(' ').filter(Boolean);
-}
-
-function expiresSoon(record: OAuthRecord): boolean {
-  if (record.expiresAt === undefined) return false;
-  const lifetime = record.issuedAt === undefined ? undefined : record.expiresAt - record.issuedAt;
-  const margin =
-    lifetime === undefined || lifetime <= 0
-      ? EXPIRY_MARGIN_MS
-      : Math.min(EXPIRY_MARGIN_MS, Math.max(MIN_EXPIRY_MARGIN_MS, lifetime * REFRESH_AHEAD_FRACTION));
-  return record.expiresAt - margin <= Date.now();
 }
 
 /** The request declared URL-mode elicitation in its capabilities (they are never remembered between requests). */
