@@ -279,10 +279,14 @@ export class Aggregator implements Upstream {
     return { jsonrpc: '2.0', id, result };
   }
 
-  /** Some upstream's lists changed (here or on another replica): merged pages built from them are stale. */
-  listsChanged(): void {
+  /**
+   * Some upstream's lists changed (here or on another replica): merged pages built from them are stale. `isFor`
+   * names whose lists alone changed (a caller connected or revoked a server): their reads are stale as well.
+   */
+  listsChanged(isFor?: (principal: string) => boolean): void {
     this.pages.clear();
     this.offered.clear();
+    if (isFor) this.refreshes.liftFor(isFor);
   }
 
   /**

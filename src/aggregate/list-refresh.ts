@@ -30,9 +30,11 @@ export class ListRefreshes {
       principal === undefined
         ? {}
         : { authContext: asCaller!.authContext, caller: asCaller!.caller, reach: asCaller!.reach };
-    const refresh = this.read(method, reader)
+    const refresh: Promise<void> = this.read(method, reader)
       .then(() => {})
       .finally(() => {
+        // A refresh set aside by liftFor (it read a state since changed) leaves the one after it alone.
+        if (this.running.get(key) !== refresh) return;
         this.running.delete(key);
         this.last.set(key, Date.now());
       });
@@ -45,6 +47,29 @@ export class ListRefreshes {
     const callers = refreshKey(method, '');
     for (const key of this.last.keys()) if (key === method || key.startsWith(callers)) this.last.delete(key);
   }
+
+  /**
+   * A caller's connection to a server was made or revoked (here or on another replica): what was read as them is
+   * stale, so their next miss reads again at once, and does not join a reading begun before the change. Without
+   * this a caller who connected within a second of a refresh that showed them the placeholder, on a replica other
+   * than the one the browser finished on, was told the tool they now have is unknown.
+   */
+  liftFor(isFor: (principal: string) => boolean): void {
+    for (const keys of [[...this.last.keys()], [...this.running.keys()]])
+      for (const key of keys) {
+        const principal = principalOf(key);
+        if (principal !== undefined && isFor(principal)) {
+          this.last.delete(key);
+          this.running.delete(key);
+        }
+      }
+  }
+}
+
+/** The principal a refresh key was read as; undefined for one read as the gateway. */
+function principalOf(key: string): string | undefined {
+  const at = key.indexOf('\0');
+  return at < 0 ? undefined : key.slice(at + 1);
 }
 
 /** The refresh of one list, as the gateway or as one principal. */

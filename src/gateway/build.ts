@@ -238,7 +238,7 @@ function callerConnections(credentials: UpstreamCredentials, secrets: PerCallerS
  */
 function followConnections(credentials: UpstreamCredentials, aggregate: Aggregator, listenHub: ListenHub): void {
   credentials.onConnectionChange((server, isFor) => {
-    aggregate.listsChanged();
+    aggregate.listsChanged(isFor);
     listenHub.publish(server, CONNECTION_LISTS, isFor);
   });
 }

@@ -169,3 +169,70 @@ test(
     assert.ok('error' in elsewhere && /Unknown tool/.test(elsewhere.error.message), JSON.stringify(elsewhere));
   },
 );
+
+test(
+  'a caller who connects within a second of a read that showed them the placeholder has their tools at once: ' +
+    'word of the connection lifts their once a second (and theirs alone)',
+  async () => {
+    const connectedNow = new Set<string>();
+    const { aggregator, seen } = setup((principal) => connectedNow.has(principal));
+    // Not connected: her list was read (placeholder only) and the call went to crm's stack for the link.
+    await aggregator.request(call('crm__read'), as('alice'));
+    await aggregator.request(call('crm__read', 2), as('bob'));
+    // She connects (here or on another replica), and the store's word of it reaches this aggregator.
+    connectedNow.add('alice');
+    connectedNow.add('bob');
+    aggregator.listsChanged((principal) => principal === 'alice');
+    const before = seen.length;
+    const answer = await aggregator.request(call('crm__read', 3), as('alice'));
+    assert.equal(textOf(answer), 'crm ran read', 'not "Unknown tool": her list was read again as her');
+    assert.ok(
+      seen.slice(before).some((s) => s.server === 'crm' && s.method === 'tools/list' && s.principal === 'alice'),
+    );
+    // bob's word has not come: his once a second still holds, and his list is not read again.
+    const bobBefore = seen.length;
+    await aggregator.request(call('crm__read', 4), as('bob'));
+    assert.ok(!seen.slice(bobBefore).some((s) => s.method === 'tools/list'), 'no read as bob within his second');
+  },
+);
+
+test('a reading as a caller begun before their connection changed is not joined by a call after it', async () => {
+  const connectedNow = new Set<string>();
+  let releaseFirst: () => void = () => {};
+  const firstHeld = new Promise<void>((resolve) => (releaseFirst = resolve));
+  let reads = 0;
+  const connections: CallerConnections = {
+    needs: (server) => (server === 'crm' ? 'account' : undefined),
+    connected: async (_server, principal) => {
+      // The first reading checks before she connected, and is held until after her connection's word.
+      if (reads++ === 0) {
+        const was = connectedNow.has(principal);
+        await firstHeld;
+        return was;
+      }
+      return connectedNow.has(principal);
+    },
+  };
+  const seen: Seen[] = [];
+  const aggregator = new Aggregator({
+    upstreams: new Map([['crm', upstream('crm', seen, (principal) => (principal ? ['read'] : null))]]),
+    prefixes: new Map([['crm', 'crm']]),
+    separator: '__',
+    listDeadlineMs: 5_000,
+    cursorSecret: undefined,
+    log: silentLog,
+    connections,
+  });
+  const early = aggregator.request(call('crm__read'), as('alice'));
+  await new Promise((resolve) => setImmediate(resolve));
+  connectedNow.add('alice');
+  aggregator.listsChanged((principal) => principal === 'alice');
+  const late = aggregator.request(call('crm__read', 2), as('alice'));
+  releaseFirst();
+  await early;
+  assert.equal(textOf(await late), 'crm ran read');
+  assert.ok(
+    seen.some((s) => s.method === 'tools/list' && s.principal === 'alice'),
+    'her list was read once connected',
+  );
+});
