@@ -23,7 +23,15 @@ export default async function* failureSummary(source) {
   const state = newState();
   for await (const event of source) {
     if (out === undefined) continue;
-    if (note(state, event)) writeFileSync(out, render(state));
+    let changed;
+    try {
+      changed = note(state, event);
+    } catch (error) {
+      // A reporter that throws ends the whole runner (exit code 7) with no summary at all: note the event instead.
+      state.entries.push({ kind: 'unread', type: event?.type, file: event?.data?.file, error });
+      changed = true;
+    }
+    if (changed) writeFileSync(out, render(state));
   }
   yield* [];
 }
@@ -36,6 +44,8 @@ export function newState() {
 /** Takes one reporter event into the state; true when what the summary says has changed. */
 export function note(state, event) {
   const { type, data } = event;
+  // Diagnostics, plans, enqueues and the like carry no test's result (and may carry no name).
+  if (type !== 'test:dequeue' && type !== 'test:pass' && type !== 'test:fail') return false;
   if (data?.file === undefined) return false;
   if (isFileItself(data)) return type === 'test:fail' ? noteFileFailure(state, data) : false;
   const running = runningIn(state, data.file);
@@ -52,7 +62,7 @@ export function note(state, event) {
   }
   if (type !== 'test:pass' && type !== 'test:fail') return false;
   const at = running.findLastIndex((test) => test.nesting === data.nesting && test.name === data.name);
-  const title = at === -1 ? data.name : running[at].title;
+  const title = at === -1 ? (data.name ?? '(a test without a name)') : running[at].title;
   if (at !== -1) running.splice(at, 1);
   if (type === 'test:pass') return false;
   const { details, todo } = data;
@@ -65,7 +75,8 @@ export function note(state, event) {
 
 /** The runner's own test for a whole file: named by the file's path (absolute or relative, by Node version). */
 function isFileItself(data) {
-  return data.nesting === 0 && (data.name === data.file || path.resolve(data.name) === path.resolve(data.file));
+  if (data.nesting !== 0 || typeof data.name !== 'string' || typeof data.file !== 'string') return false;
+  return data.name === data.file || path.resolve(data.name) === path.resolve(data.file);
 }
 
 function runningIn(state, file) {
@@ -86,7 +97,12 @@ function noteFileFailure(state, data) {
 export function render(state) {
   const lines = [];
   for (const entry of state.entries) {
-    const file = path.relative(process.cwd(), entry.file) || entry.file;
+    const file = typeof entry.file === 'string' ? path.relative(process.cwd(), entry.file) || entry.file : '?';
+    if (entry.kind === 'unread') {
+      lines.push(`- the failure summary could not read a ${entry.type} event of ${file}; the report above has it`);
+      lines.push(indent(errorText(entry.error)));
+      continue;
+    }
     if (entry.kind === 'test') {
       lines.push(`- failed: ${entry.title}`, `  at ${file}${entry.line === undefined ? '' : `:${entry.line}`}`);
     } else {

@@ -1,5 +1,6 @@
-// What config-file-secrets.test.ts asks of a config as another user would see it: it runs this in a child
-// process as `nobody` when the tests run as root (who reads any file), so a locked secret file is refused.
+// What config-file-secrets.test.ts asks of a config as another user would see it: when the tests run as root
+// (who reads any file) it runs this in a child that is root without the capabilities that pass file modes, so a
+// locked secret file is refused.
 import { ConfigError, parseConfig } from '../../src/config/config.js';
 
 /** The problems parseConfig refuses `raw` with, read from `base` (no environment); none when it loads. */

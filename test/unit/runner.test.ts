@@ -161,4 +161,13 @@ describe('test/failure-summary.mjs', () => {
     assert.match(text, /\n {4}h\n {4}\(… the rest is in the report above\)\n$/, text);
     assert.equal(text.match(/^- /gm)?.length, 1);
   });
+
+  test('a top-level diagnostic (a file, no name) is no result and breaks nothing', () => {
+    const state = newState();
+    const diagnostic = { type: 'test:diagnostic', data: { file, nesting: 0, message: 'a note' } };
+    assert.equal(note(state, diagnostic), false);
+    // A result event without a name (no such event is known) is not the file's own either.
+    assert.equal(note(state, { type: 'test:fail', data: { file, nesting: 0 } }), true);
+    assert.match(render(state), /^- failed: \(a test without a name\)\n {2}at test\/e2e\/some\.test\.ts\n/);
+  });
 });
