@@ -26,6 +26,8 @@ export const ALONE = [
   // Replicas behind HAProxy, whose health checks time out at 300 ms: under the shared pass's load HAProxy took
   // healthy replicas out as well (a CI-like run at load 20), and the test read that as the gateway's doing.
   'test/e2e/rolling-restart.test.ts',
+  // The same balancer with Chromium and three gateways restarted in turn: about 40 s of real browsing and restarts.
+  'test/e2e/identity-replicas.test.ts',
 ];
 
 /**

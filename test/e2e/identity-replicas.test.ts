@@ -1,9 +1,3 @@
-// NOT IN THE SUITE YET (run by hand: node --import ./test/ts-loader.mjs --test test/e2e/identity-replicas.check.ts).
-// In a fresh clone's CI run (alone pass, 2026-12-07) it failed once: Alice, never connected, got "Unknown tool:
-// crm__whoami" from replica b on her fifth call (request id 5), where every replica had just offered her the
-// connect link; three runs by hand then passed. The cause is not found yet (suspects: the router's
-// connectFirstRoute taking a failed credential-store read for "connected", or a refresh the once-a-second limit
-// skipped). It goes back into the alone pass (test/runner/plan.mjs) as a .test.ts once that is fixed.
 // Issue 45's "Done when" for identity across replicas: three gateways behind HAProxy (round robin, no
 // stickiness) share only Redis (credentials.store: redis) and credentials.key. Alice, who never listed, gets the
 // connect link from a call of crm__whoami; she connects in a real browser through the balancer (each step may
