@@ -51,6 +51,11 @@ export class Aggregator implements Upstream {
   readonly events = new EventEmitter();
   /** Lists that an upstream did not answer in time or answered with an error, by server. */
   readonly gaps = new Map<string, number>();
+  /**
+   * Why each server's list last failed, by `<method>\0<server>`, until it answers that list again: a name looked
+   * for while its owner's list failed is not called unknown (router.ts).
+   */
+  private readonly listFailures = new Map<string, string>();
   private readonly listeners = new Map<
     string,
     { upstream: Upstream; listener: (notification: { method: string }) => void }
@@ -78,6 +83,7 @@ export class Aggregator implements Upstream {
       prefixes: options.prefixes,
       separator: options.separator,
       refresh: (method, asCaller) => this.refreshes.refresh(method, asCaller),
+      listFailure: (server, method) => this.listFailures.get(`${method}\0${server}`),
       connections: options.connections,
       listsPerCaller: options.listsPerCaller,
     });
@@ -225,6 +231,7 @@ export class Aggregator implements Upstream {
         failures.push(`${server}: no answer within aggregate.listDeadlineMs (${this.options.listDeadlineMs} ms)`);
         continue;
       }
+      this.listFailures.delete(`${method}\0${server}`);
       const response = outcome.response;
       if ('error' in response) {
         if (response.error.code === ErrorCode.MethodNotFound)
@@ -261,6 +268,7 @@ export class Aggregator implements Upstream {
     for (const failure of failures) {
       const server = failure.slice(0, failure.indexOf(':'));
       this.gaps.set(server, (this.gaps.get(server) ?? 0) + 1);
+      this.listFailures.set(`${method}\0${server}`, failure.slice(server.length + 2));
       this.options.log.warn(
         { method, gap: failure, ...traceFields(trace) },
         'answered a list on /mcp without one upstream',

@@ -29,8 +29,12 @@ export interface CallerConnections {
  * The placeholder's name on the server's side; on /mcp it becomes `<prefix><separator>connect` as any tool name does.
  */
 export const CONNECT_TOOL = 'connect';
-/** How long a merged page holding a placeholder is kept (a connection made drops it at once anyway). */
-const PLACEHOLDER_TTL_MS = 60_000;
+/**
+ * How long a list holding a placeholder may be kept: not at all. A client keeps a list for its ttlMs (the SDK v2
+ * client does), and one with no listen stream (a stdio host behind mcp-remote) would show the connect tool for
+ * that long after the person connected, in place of the tools they now have.
+ */
+const PLACEHOLDER_TTL_MS = 0;
 
 /** The placeholder tool of `server`, under its server-side name (the aggregator namespaces it). */
 export function placeholderTool(server: string, kind: ConnectKind): JsonObject {
@@ -74,12 +78,31 @@ export function placeholderPart(
 }
 
 /**
+ * The answer a server's stack gives a caller who has not connected it, where that is not the connect flow: discover
+ * (issue 46 item 1) and the lists, which on /servers/<name>/mcp hold the placeholder as /mcp's do, so a client that
+ * lists before it calls sees the connect tool there too. Marked as the gateway's own (CONNECTS_META). Undefined for
+ * any other request: the stack answers it with the connect flow.
+ */
+export function placeholderAnswer(
+  message: { id: JsonRpcId; method: string; params?: JsonObject | undefined },
+  server: string,
+  kind: ConnectKind,
+): JsonRpcResponse | undefined {
+  if (message.method === 'server/discover') return placeholderDiscover(message.id, server);
+  if (!Object.hasOwn(LIST_ITEMS, message.method)) return undefined;
+  const part = placeholderPart(message.method as ListMethod, server, kind, message.params?.cursor === undefined);
+  if (!('result' in part)) return part;
+  return { jsonrpc: '2.0', id: message.id, result: { ...part.result, _meta: { [CONNECTS_META]: server } } };
+}
+
+/**
  * Whether a server's answer to a list is its connect flow rather than a list: the caller's token was
- * dropped since the check (a refresh refused), or their values are incomplete.
+ * dropped since the check (a refresh refused), or their values are incomplete. A placeholder list from the
+ * server's stack (placeholderAnswer) counts too: the aggregator shows its own part for it.
  */
 export function isConnectAnswer(response: JsonRpcResponse): boolean {
   if ('error' in response) return isObject(response.error.data) && response.error.data.reason === 'connect_required';
-  return response.result.resultType === 'input_required';
+  return response.result.resultType === 'input_required' || isPlaceholderDiscover(response.result);
 }
 
 /** The answer to the placeholder's call from a caller who has connected meanwhile: their list is stale. */

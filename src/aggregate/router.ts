@@ -33,6 +33,8 @@ export interface RouterOptions {
    * given: a server reached as each caller lists its own tools only to them.
    */
   refresh(method: ListMethod, asCaller?: ListReader): Promise<void>;
+  /** Why `server`'s `method` failed the last time it was read, while it has not answered it since. */
+  listFailure?: ((server: string, method: ListMethod) => string | undefined) | undefined;
   /** Whether a caller has connected a server (for a call of its connect placeholder). */
   connections?: CallerConnections | undefined;
   /** Whether a server's lists are each caller's own (a child per caller, token exchange): read as the caller. */
@@ -311,10 +313,26 @@ export class Router {
     }
     if (typeof target.given !== 'string')
       return errorResponse(message.id, ErrorCode.InvalidParams, 'params.name must be a string');
+    const unread = target.server === undefined ? undefined : this.unreadList(target.kind, target.server);
+    if (unread !== undefined) return errorResponse(message.id, ErrorCode.InternalError, unread);
     return errorResponse(
       message.id,
       ErrorCode.InvalidParams,
       this.describeUnknown(target.kind === 'tools' ? 'tool' : 'prompt', target.given, reach),
+    );
+  }
+
+  /**
+   * Why a name could not be looked up, when its owner's list failed the last time it was read (no answer within the
+   * deadline, an error): not "unknown", which would be a guess; the same call may well work again.
+   */
+  private unreadList(kind: 'tools' | 'prompts', server: string): string | undefined {
+    const method = kind === 'tools' ? 'tools/list' : 'prompts/list';
+    const failure = this.options.listFailure?.(server, method);
+    if (failure === undefined) return undefined;
+    return (
+      `Could not look this ${kind.slice(0, -1)} up: upstream '${server}' failed its ${method} when it was read ` +
+      `again for it (${failure}); try again`
     );
   }
 

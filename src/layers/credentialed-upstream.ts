@@ -18,7 +18,7 @@ import { UpstreamWrapper } from './upstream-wrapper.js';
 import type { Upstream } from '../../bridge/upstream.js';
 import { connectState, type CredentialSource, type Instead } from '../credentials/credential-source.js';
 import { bearerParameters } from '../credentials/oauth/discovery.js';
-import { placeholderDiscover } from '../aggregate/connect-placeholder.js';
+import { placeholderAnswer } from '../aggregate/connect-placeholder.js';
 
 export class CredentialedUpstream extends UpstreamWrapper {
   constructor(
@@ -58,9 +58,9 @@ export class CredentialedUpstream extends UpstreamWrapper {
   ): Promise<JsonRpcResponse> {
     const obtained = await this.source.obtain(caller, message);
     if ('authorization' in obtained) return this.send(message, options, caller, obtained.authorization, mayRetry);
-    // Discovery never needs a credential: a caller yet to connect learns what they will reach once they do.
-    if (message.method === 'server/discover') return placeholderDiscover(message.id, this.name);
-    return this.answerInstead(message, obtained);
+    // Discovery and the lists never need a credential: a caller yet to connect learns what they will reach once
+    // they do, and lists the connect tool.
+    return placeholderAnswer(message, this.name, 'account') ?? this.answerInstead(message, obtained);
   }
 
   private answerInstead(message: JsonRpcRequest, obtained: Instead): JsonRpcResponse {

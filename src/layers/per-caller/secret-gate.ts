@@ -7,7 +7,7 @@
 import type { CallerIdentity, RequestOptions, Upstream } from '../../../bridge/upstream.js';
 import type { JsonRpcId, JsonRpcRequest, JsonRpcResponse } from '../../../protocol/jsonrpc.js';
 import { UpstreamWrapper } from '../upstream-wrapper.js';
-import { placeholderDiscover } from '../../aggregate/connect-placeholder.js';
+import { placeholderAnswer } from '../../aggregate/connect-placeholder.js';
 import type { CredentialStore } from '../../credentials/store.js';
 import type { ChildEnvSource, GoneListener } from './per-caller-upstream.js';
 
@@ -61,9 +61,9 @@ export class SecretGate extends UpstreamWrapper {
     if (caller === undefined) return this.inner.request(message, options);
     const own = this.withoutOwnRetryState(message);
     const instead = await this.values.before(caller, own);
-    // Discovery never needs the caller's values: one yet to paste them learns what they will reach once they do.
-    if (instead)
-      return message.method === 'server/discover' ? placeholderDiscover(message.id, this.name) : instead(message.id);
+    // Discovery and the lists never need the caller's values: one yet to paste them learns what they will reach
+    // once they do, and lists the connect tool.
+    if (instead) return placeholderAnswer(message, this.name, 'secrets') ?? instead(message.id);
     return this.inner.request(own, options);
   }
 
