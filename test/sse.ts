@@ -1,8 +1,8 @@
-// The tests' one way to read Server-Sent Events: the gateway's own reader (bridge/http/sse-reader.ts, tested
+// The tests' one way to read Server-Sent Events: the gateway's own reader (bridge/sse-reader.ts, tested
 // on its own in test/unit/sse-reader.test.ts), so a test reads a stream by the rules the gateway reads its
 // upstreams by (any chunking, CRLF or CR line ends, comments and multi-line data) instead of a split on
 // blank lines of its own.
-import { SseReader } from '../bridge/http/sse-reader.js';
+import { SseReader } from '../bridge/sse-reader.js';
 
 /** No cap on an event's size: a test wants to see whatever arrived. */
 const NO_CAP = Number.MAX_SAFE_INTEGER;

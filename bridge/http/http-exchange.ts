@@ -18,7 +18,7 @@ import {
   type JsonRpcResponse,
 } from '../../protocol/jsonrpc.js';
 import { parseJson } from '../../protocol/exact-json.js';
-import { SseReader } from './sse-reader.js';
+import { SseReader } from '../sse-reader.js';
 import type { ServerRequestHandler } from '../upstream.js';
 
 /**

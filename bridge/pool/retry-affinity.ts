@@ -5,7 +5,7 @@
 // Tasks (io.modelcontextprotocol/tasks) likewise: the child that answered a task is the one that holds it,
 // so tasks/get, tasks/update and tasks/cancel naming its id go back to that child.
 // (A 2025 server's held call needs none of this: it stays in flight on its child until the retry answers
-// it, src/mrtr/input-bridge.ts.)
+// it, src/layers/input-bridge.ts.)
 import { createHash } from 'node:crypto';
 import type { JsonRpcRequest, JsonRpcResponse } from '../../protocol/jsonrpc.js';
 import { TASK_METHODS } from '../../protocol/mcp.js';

@@ -6,7 +6,7 @@
 import { Pool } from 'undici';
 import type { Log } from '../../infra/log.js';
 import { parseJson } from '../../protocol/exact-json.js';
-import { SseReader } from '../http/sse-reader.js';
+import { SseReader } from '../sse-reader.js';
 
 export interface SseConnectionSettings {
   url: string;

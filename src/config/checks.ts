@@ -5,7 +5,7 @@
 import type { z } from 'zod';
 import { PolicyError, PolicySet } from '../../policy/allow-list.js';
 import { GuardrailError, GuardrailSet, type KnownNames } from '../../policy/guardrails/rule-set.js';
-import type { GatewayConfig } from './config.js';
+import type { GatewayConfig } from './config-schema.js';
 import { profileProblems } from '../profiles/profile-checks.js';
 import { isLoopbackHost } from '../../protocol/loopback.js';
 import { unknownKeysMessage } from './unknown-keys.js';

@@ -3,7 +3,7 @@
 // gateway.config.schema.json; a test fails when the committed file and this generator disagree.
 import { z } from 'zod';
 import { HOST_TYPES } from './mcp-servers.js';
-import { configSchema } from './config.js';
+import { configSchema } from './config-schema.js';
 
 type Json = Record<string, unknown>;
 

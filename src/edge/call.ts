@@ -14,6 +14,7 @@ import type { ForwardedCaller } from '../mrtr/peer-trust.js';
 import type { ListenAccess, ListenHub } from '../notify/listen-hub.js';
 import type { GatewayMetrics, RequestOutcome } from '../ops/metrics.js';
 import type { JsonRpcRequest, JsonRpcResponse } from '../../protocol/jsonrpc.js';
+import { textOf } from '../../protocol/exact-json.js';
 import type { LegacyClients } from '../legacy-client/legacy-clients.js';
 import type { NodeExchange } from './exchange.js';
 import type { ToolHeaderIndex } from './param-headers.js';
@@ -21,7 +22,6 @@ import type { CallerLoad } from './caller-load.js';
 import type { RequestTracker } from './request-tracker.js';
 import type { RetryRouting } from './retry-routing.js';
 import type { GatewayTracer, RequestSpan } from '../telemetry/tracer.js';
-import { markAnswer } from './request-span.js';
 import { isListMethod, type Profile } from '../profiles/profile.js';
 import type { ToolIndex } from '../search/tool-index.js';
 import { discoverThroughView, listThroughView } from './views.js';
@@ -220,6 +220,17 @@ export class McpCall {
     if (this.span !== undefined) markAnswer(this, response);
     return this.view(this.method!, response);
   }
+}
+
+/**
+ * What the caller was answered: an error marks the span failed with its JSON-RPC code. Here with McpCall, whose
+ * `shape` calls it, rather than in request-span.ts: that module takes the call, so the call cannot take it back.
+ */
+export function markAnswer(call: McpCall, response: JsonRpcResponse): void {
+  if (!('error' in response)) return;
+  const code = textOf(response.error.code); // an upstream's code may be a number kept as written
+  call.span!.setAttribute('rpc.response.status_code', code);
+  call.span!.fail(code, response.error.message);
 }
 
 /**

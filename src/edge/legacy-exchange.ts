@@ -12,14 +12,14 @@ import {
 } from '../../protocol/jsonrpc.js';
 import type { LegacyExchange } from '../legacy-client/legacy-clients.js';
 import { argsOf, record } from './audit-step.js';
-import { listenAccess, type McpCall } from './call.js';
+import { listenAccess, markAnswer, type McpCall } from './call.js';
 import { refuse } from './exchange.js';
 import { judge } from './judge.js';
 import { nameProblem } from './name-bounds.js';
 import { ClientGone } from './node-io.js';
 import { route } from './route.js';
 import { recordAnsweredHere, searchStep } from './search-step.js';
-import { markAnswer, startLegacySpan } from './request-span.js';
+import { startLegacySpan } from './request-span.js';
 
 /**
  * A 2025 POST (initialize, or a request on a session). Traced like a modern request: its span is named for

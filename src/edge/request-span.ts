@@ -2,8 +2,7 @@
 // its parent may be in _meta, but dated from the request's arrival; its parent from the W3C traceparent
 // and tracestate headers, else params._meta's, else none (a new trace). Untraced, none of this runs.
 import type { IncomingHttpHeaders } from 'node:http';
-import { textOf } from '../../protocol/exact-json.js';
-import { isObject, parseMessage, type JsonRpcRequest, type JsonRpcResponse } from '../../protocol/jsonrpc.js';
+import { isObject, parseMessage, type JsonRpcRequest } from '../../protocol/jsonrpc.js';
 import { callAttributes, spanName } from '../telemetry/attributes.js';
 import type { GatewayTracer } from '../telemetry/tracer.js';
 import { digest } from '../mrtr/peer-trust.js';
@@ -65,14 +64,6 @@ export function spanForUnread(tracer: GatewayTracer, call: McpCall): void {
   });
   if (call.outcome !== 'ok') span.fail(call.outcome);
   span.end();
-}
-
-/** What the caller was answered: an error marks the span failed with its JSON-RPC code. */
-export function markAnswer(call: McpCall, response: JsonRpcResponse): void {
-  if (!('error' in response)) return;
-  const code = textOf(response.error.code); // an upstream's code may be a number kept as written
-  call.span!.setAttribute('rpc.response.status_code', code);
-  call.span!.fail(code, response.error.message);
 }
 
 /** Ends the request's span with how the request ended. */

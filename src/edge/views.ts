@@ -4,7 +4,9 @@
 // unknown name on /mcp is). Out: a list page of /mcp, filtered by the guard first (policies name /mcp
 // names), then shaped by the profile — pages the view leaves empty are skipped, so a client walking
 // nextCursor meets every item once, and few empty pages. server/discover describes the view, not /mcp.
-import type { RequestOptions } from '../../bridge/upstream.js';
+import type { RequestOptions, Upstream } from '../../bridge/upstream.js';
+import type { Grant } from '../../policy/allow-list.js';
+import type { Guard } from '../../policy/guard.js';
 import type { NamedTarget, Target, UriTarget } from '../../policy/target.js';
 import { PLAIN_TARGET } from '../../policy/target.js';
 import type { Router } from '../aggregate/router.js';
@@ -13,7 +15,16 @@ import { describeView } from '../profiles/profile-discover.js';
 import { isObject, type JsonObject, type JsonRpcRequest, type JsonRpcResponse } from '../../protocol/jsonrpc.js';
 import { LIST_ITEMS, type ListMethod } from '../../protocol/mcp.js';
 import { SEARCH_TOOL_DEFINITIONS } from '../search/search-tools.js';
-import type { McpCall } from './call.js';
+
+/**
+ * What a view reads of the request it answers. The edge's McpCall satisfies it as it stands (structurally), so
+ * call.ts asks this module and this module does not import call.ts back.
+ */
+export interface ViewCall {
+  readonly edge: { readonly aggregate: { readonly upstream: Upstream } | undefined };
+  readonly security: { readonly guard: Guard | undefined };
+  readonly grant: Grant | undefined;
+}
 
 /** Empty pages skipped in one answer at most; past it an empty page with its nextCursor is answered. */
 const MAX_SKIPPED_PAGES = 50;
@@ -86,7 +97,7 @@ function uri(router: Router, profile: Profile, message: JsonRpcRequest, given: u
  * nextCursor is followed by the next, its ttlMs and cacheScope the strictest of the pages read.
  */
 export async function listThroughView(
-  call: McpCall,
+  call: ViewCall,
   profile: Profile,
   message: JsonRpcRequest,
   options: RequestOptions,
@@ -123,7 +134,7 @@ export async function listThroughView(
 }
 
 /** One page as this caller sees it on the view: the guard's filter over /mcp names, then the profile's. */
-function shapePage(call: McpCall, profile: Profile, method: ListMethod, response: JsonRpcResponse): JsonRpcResponse {
+function shapePage(call: ViewCall, profile: Profile, method: ListMethod, response: JsonRpcResponse): JsonRpcResponse {
   const guard = call.security.guard;
   const filtered = guard && call.grant ? guard.shape(undefined, method, response, call.grant) : response;
   if (!('result' in filtered)) return filtered;
@@ -136,7 +147,7 @@ function shapePage(call: McpCall, profile: Profile, method: ListMethod, response
 
 /** server/discover on a view: /mcp's answer (for this caller), retold as the view's own (profile-discover.ts). */
 export async function discoverThroughView(
-  call: McpCall,
+  call: ViewCall,
   profile: Profile,
   message: JsonRpcRequest,
   options: RequestOptions,

@@ -7,7 +7,7 @@ import type { Log } from '../../infra/log.js';
 import type { LimitedUpstream, LoadSnapshot } from '../layers/limits/limited-upstream.js';
 import type { UpstreamSnapshot } from '../ops/metrics.js';
 import type { ServerMeter } from '../ops/upstream-metrics.js';
-import type { HeldCalls } from '../mrtr/input-bridge.js';
+import type { HeldCalls } from '../mrtr/held-call.js';
 import { ResourceWatch } from '../notify/resource-watch.js';
 import type { UpstreamWatch } from '../notify/upstream-listen.js';
 import { createUpstream } from '../upstream-factory.js';

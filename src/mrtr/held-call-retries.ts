@@ -6,7 +6,7 @@
 import { randomBytes } from 'node:crypto';
 import type { Log } from '../../infra/log.js';
 import type { SentinelSettings } from '../../infra/redis-fail-fast.js';
-import { cancelWaitingCalls, type HeldCalls } from './input-bridge.js';
+import { cancelWaitingCalls, type HeldCalls } from './held-call.js';
 import type { InstanceRegistry } from './instance-registry.js';
 import { PeerTrust } from './peer-trust.js';
 import { peerChecker, type PeerCheck } from './peers.js';

@@ -12,6 +12,7 @@ import type {
   JsonRpcRequest,
   JsonRpcResponse,
 } from '../../protocol/jsonrpc.js';
+import type { RequestStateCodec } from './request-state.js';
 
 export type ServerAnswer = { result: JsonObject } | { error: JsonRpcErrorObject };
 
@@ -139,4 +140,36 @@ export class HeldCall {
       notification.params.progressToken = this.progressToken;
     notify(notification);
   }
+}
+
+export interface HeldCalls {
+  codec: RequestStateCodec;
+  /** Calls held on this instance, by id. */
+  calls: Map<string, HeldCall>;
+  /** How long a held call waits for the client's retry. */
+  holdMs: number;
+  /** Calls one caller may have held at once, across servers (mrtr.maxHeldPerCaller). */
+  maxHeldPerCaller: number;
+  /**
+   * How long a new call waits behind another caller's held call on a server that cannot tell askers apart
+   * (mrtr.queueMs).
+   */
+  queueMs: number;
+  /** Whether replicas find each other through Redis (so a retry for another instance was offered to it first). */
+  shared: boolean;
+}
+
+/**
+ * Cancels the calls waiting for a client's retry (the server is told), leaving those a retry is running.
+ * For a draining replica: once it stops listening no retry can reach it, directly or forwarded.
+ */
+export function cancelWaitingCalls(held: HeldCalls): number {
+  let cancelled = 0;
+  for (const [id, call] of held.calls) {
+    if (!call.asked) continue;
+    call.cancel();
+    held.calls.delete(id);
+    cancelled++;
+  }
+  return cancelled;
 }

@@ -1,177 +1,190 @@
-// The floor plan, held against the code's own imports: the ground floor (protocol/, infra/) imports none of
-// the other top-level folders; bridge/, policy/ and cache/ import only the ground floor and themselves, never
-// src/ (the edge, endpoints and wiring above them) nor each other. docs/design.md, "The house", draws it.
+// The floor plan lives in one place, .dependency-cruiser.cjs, and `npm run lint` holds the code to it
+// (docs/design.md, "The house"; docs/development.md says how to read a failure). This file holds the rules
+// themselves to account: a scratch tree with the arrows the plan allows and one of each kind it forbids (an
+// arrow up, type-only, dynamic and re-exported ones included; a circle; two folders importing each other;
+// a folder on no floor; test code or a devDependency in production code), cruised with the same
+// configuration, must fail exactly the forbidden ones. A rule dropped or loosened fails here, whatever the code
+// of the day happens to import.
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
-import { readdirSync, readFileSync } from 'node:fs';
+import { mkdirSync, symlinkSync, writeFileSync } from 'node:fs';
+import { createRequire } from 'node:module';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
+import { cruise, type ICruiseResult, type IFlattenedRuleSet } from 'dependency-cruiser';
+import { tempDir } from '../temp.js';
 
 const ROOT = fileURLToPath(new URL('../../', import.meta.url));
-
-/** Which top-level folders each folder may import from (itself always). */
-const MAY_IMPORT: Record<string, readonly string[]> = {
-  protocol: [],
-  infra: ['protocol'],
-  bridge: ['protocol', 'infra'],
-  policy: ['protocol', 'infra'],
-  cache: ['protocol', 'infra'],
+const config = createRequire(import.meta.url)(path.join(ROOT, '.dependency-cruiser.cjs')) as {
+  forbidden: NonNullable<IFlattenedRuleSet['forbidden']>;
+  options: Record<string, unknown>;
 };
 
-function sourceFiles(dir: string): string[] {
-  return readdirSync(path.join(ROOT, dir), { withFileTypes: true, recursive: true })
-    .filter((entry) => entry.isFile() && entry.name.endsWith('.ts'))
-    .map((entry) => path.relative(ROOT, path.join(entry.parentPath, entry.name)));
-}
+/** The files of the scratch tree: path → text. */
+const ALLOWED: Record<string, string> = {
+  'protocol/jsonrpc.ts': 'export type Id = string;\n',
+  'infra/log.ts': "import type { Id } from '../protocol/jsonrpc.js';\nexport const log = (id: Id) => id;\n",
+  'bridge/upstream.ts': "import { log } from '../infra/log.js';\nexport const up = log;\n",
+  'policy/guard.ts': "import type { Id } from '../protocol/jsonrpc.js';\nexport const guard = (id: Id) => id;\n",
+  'src/credentials/source.ts': "import { up } from '../../bridge/upstream.js';\nexport const source = up;\n",
+  'src/aggregate/router.ts': "import { guard } from '../../policy/guard.js';\nexport const route = guard;\n",
+  'src/layers/stack.ts': [
+    "import type { source } from '../credentials/source.js';",
+    "import { route } from '../aggregate/router.js';",
+    "import { held } from '../mrtr/held.js';",
+    'export const stack = (s: typeof source) => [s, route, held];',
+  ].join('\n'),
+  'src/mrtr/held.ts': "import { up } from '../../bridge/upstream.js';\nexport const held = up;\n",
+  'src/tasks/step.ts': "import { held } from '../mrtr/held.js';\nexport const step = held;\n",
+  'src/edge/call.ts': [
+    "import { step } from '../tasks/step.js';",
+    "const layers = await import('../layers/stack.js');",
+    'export const call = [step, layers];',
+  ].join('\n'),
+  'src/config/config.ts': "import { call } from '../edge/call.js';\nexport const config = call;\n",
+  'src/gateway/build.ts': "import { config } from '../config/config.js';\nexport const build = config;\n",
+  'src/gateway.ts': "import { build } from './gateway/build.js';\nexport const gateway = build;\n",
+  'src/cli.ts':
+    "import { gateway } from './gateway.js';\nimport { config } from './config/config.js';\n[gateway, config];\n",
+};
 
-/** Every relative import and re-export of `file`, type-only ones included, as a path from the root. */
-export function importsOf(file: string, text: string): string[] {
-  const found: string[] = [];
-  for (const match of text.matchAll(/(?:\bfrom\s*|\bimport\s*\(\s*|^\s*import\s+)(['"])(\.\.?\/[^'"]+)\1/gm))
-    found.push(path.relative(ROOT, path.resolve(ROOT, path.dirname(file), match[2]!)));
-  return found;
-}
+/** One of each forbidden kind, with what the check must say of it. */
+const FORBIDDEN: { files: Record<string, string>; says: string[] }[] = [
+  {
+    files: { 'src/tasks/up.ts': "import type { call } from '../edge/call.js';\nexport type C = typeof call;\n" },
+    // The edge imports the tasks, so an arrow back is a circle of the two folders too.
+    says: [
+      'no-upward-import-from-tasks: src/tasks/up.ts → src/edge/call.ts',
+      'no-folder-circle: src/edge → src/tasks',
+      'no-folder-circle: src/tasks → src/edge',
+    ],
+  },
+  {
+    files: { 'src/credentials/up.ts': "export const c = await import('../config/config.js');\n" },
+    says: [
+      'no-upward-import-from-credentials: src/credentials/up.ts → src/config/config.ts',
+      'no-folder-circle: src/config → src/edge',
+      'no-folder-circle: src/credentials → src/config',
+      'no-folder-circle: src/edge → src/layers',
+      'no-folder-circle: src/layers → src/credentials',
+    ],
+  },
+  {
+    files: { 'src/credentials/stack.ts': "export { stack } from '../layers/stack.js';\n" },
+    says: [
+      'no-upward-import-from-credentials: src/credentials/stack.ts → src/layers/stack.ts',
+      'no-folder-circle: src/credentials → src/layers',
+      'no-folder-circle: src/layers → src/credentials',
+    ],
+  },
+  {
+    files: { 'protocol/up.ts': "export { log } from '../infra/log.js';\n" },
+    says: ['no-upward-import-from-protocol: protocol/up.ts → infra/log.ts'],
+  },
+  {
+    files: { 'infra/up.ts': "import { up } from '../bridge/upstream.js';\nexport const x = up;\n" },
+    says: ['no-upward-import-from-infra: infra/up.ts → bridge/upstream.ts'],
+  },
+  {
+    files: { 'bridge/src.ts': "import { held } from '../src/mrtr/held.js';\nexport const x = held;\n" },
+    says: ['no-upward-import-from-pillars: bridge/src.ts → src/mrtr/held.ts', 'no-folder-circle: src/mrtr → bridge'],
+  },
+  {
+    files: { 'policy/cache.ts': "import { up } from '../bridge/upstream.js';\nexport const x = up;\n" },
+    says: ['pillars-import-no-other-pillar: policy/cache.ts → bridge/upstream.ts'],
+  },
+  {
+    files: { 'src/edge/wiring.ts': "import { build } from '../gateway/build.js';\nexport const x = build;\n" },
+    says: [
+      'no-upward-import-from-edge: src/edge/wiring.ts → src/gateway/build.ts',
+      'only-src-gateway-ts-imports-the-wiring: src/edge/wiring.ts → src/gateway/build.ts',
+      'no-folder-circle: src/config → src/edge',
+      'no-folder-circle: src/edge → src/gateway',
+      'no-folder-circle: src/gateway → src/config',
+    ],
+  },
+  {
+    files: { 'src/config/wiring.ts': "import { build } from '../gateway/build.js';\nexport const x = build;\n" },
+    says: [
+      'only-src-gateway-ts-imports-the-wiring: src/config/wiring.ts → src/gateway/build.ts',
+      'no-folder-circle: src/config → src/gateway',
+      'no-folder-circle: src/gateway → src/config',
+    ],
+  },
+  {
+    files: { 'src/aggregate/wrap.ts': "import { held } from '../mrtr/held.js';\nexport const x = held;\n" },
+    // The whiteboard's "routing knows no wrappers": the layers' floor stands above the router's.
+    says: ['no-upward-import-from-router: src/aggregate/wrap.ts → src/mrtr/held.ts'],
+  },
+  {
+    files: {
+      'src/edge/a.ts': "import { b } from './b.js';\nexport const a = () => b;\n",
+      'src/edge/b.ts': "import type { a } from './a.js';\nexport const b = (x?: typeof a) => x;\n",
+    },
+    says: ['no-circular: src/edge/a.ts → src/edge/b.ts'],
+  },
+  {
+    files: { 'src/mrtr/back.ts': "import { stack } from '../layers/stack.js';\nexport const x = stack;\n" },
+    says: ['no-folder-circle: src/layers → src/mrtr', 'no-folder-circle: src/mrtr → src/layers'],
+  },
+  {
+    files: { 'src/newroom/x.ts': "import type { Id } from '../../protocol/jsonrpc.js';\nexport type X = Id;\n" },
+    says: ['unplaced-module: src/newroom/x.ts → protocol/jsonrpc.ts'],
+  },
+  {
+    files: {
+      'test/helper.ts': 'export const helper = 1;\n',
+      'src/edge/helped.ts': "import { helper } from '../../test/helper.js';\nexport const x = helper;\n",
+    },
+    says: ['production-imports-no-test-code: src/edge/helped.ts → test/helper.ts'],
+  },
+  {
+    files: { 'src/edge/dev.ts': "import fc from 'fast-check';\nexport const x = fc;\n" },
+    says: ['production-imports-no-dev-dependency: src/edge/dev.ts → node_modules/fast-check'],
+  },
+  {
+    files: { 'src/edge/lonely.ts': 'export const lonely = 1;\n' },
+    says: ['no-orphans: src/edge/lonely.ts → src/edge/lonely.ts'],
+  },
+];
 
-function violations(): string[] {
-  const wrong: string[] = [];
-  for (const [folder, allowed] of Object.entries(MAY_IMPORT)) {
-    for (const file of sourceFiles(folder)) {
-      for (const target of importsOf(file, readFileSync(path.join(ROOT, file), 'utf8'))) {
-        const top = target.split(path.sep)[0]!;
-        if (top !== folder && !allowed.includes(top)) wrong.push(`${file} imports ${target}`);
-      }
-    }
+/** The scratch tree with `files` laid out, cruised as `npm run lint` cruises the repository. */
+async function violations(files: Record<string, string>): Promise<string[]> {
+  const dir = tempDir('layering-');
+  for (const [file, text] of Object.entries(files)) {
+    mkdirSync(path.join(dir, path.dirname(file)), { recursive: true });
+    writeFileSync(path.join(dir, file), text);
   }
-  return wrong;
+  writeFileSync(
+    path.join(dir, 'package.json'),
+    JSON.stringify({ type: 'module', devDependencies: { 'fast-check': '*' } }),
+  );
+  symlinkSync(path.join(ROOT, 'node_modules'), path.join(dir, 'node_modules'));
+  const { output } = await cruise(
+    ['src', 'bridge', 'policy', 'cache', 'protocol', 'infra'].filter((top) =>
+      Object.keys(files).some((f) => f.startsWith(`${top}/`)),
+    ),
+    { ...config.options, baseDir: dir, validate: true, ruleSet: { forbidden: config.forbidden } },
+  );
+  const result = output as ICruiseResult;
+  return result.summary.violations
+    .map((v) => `${v.rule.name}: ${v.from} → ${v.to.replace(/^.*node_modules\/([^/]+).*$/, 'node_modules/$1')}`)
+    .sort();
 }
 
-test('no arrow runs up: the ground floor and the three pillars import only what lies below them', () => {
-  assert.deepEqual(violations(), []);
+test('the arrows the plan allows pass: each floor importing those below, type-only and dynamic ones too', async () => {
+  assert.deepEqual(await violations(ALLOWED), []);
 });
 
-/**
- * Inside src/: the wiring (src/gateway/) is the top floor — only src/gateway.ts (which src/cli.ts starts)
- * imports it; the edge reaches neither the wiring nor the config (it is handed what it needs, as narrow
- * types); the rooms the edge stands on read no config, edge or wiring either: each takes its settings as a
- * type of its own, and src/gateway/ hands them the config's sections. The Tasks steps (src/tasks/) are asked
- * by the edge and never call back into it; the credentials (src/credentials/) lie below the layers, which
- * ask them, so they know no stack either.
- */
-const SRC_ABOVE = ['src/gateway', 'src/gateway.ts', 'src/cli.ts'];
-const ROOM_NEVER = [...SRC_ABOVE, 'src/config', 'src/edge'];
-const SRC_MAY_NOT_IMPORT: Record<string, readonly string[]> = {
-  'src/edge': [...SRC_ABOVE, 'src/config'],
-  'src/tasks': ROOM_NEVER,
-  'src/credentials': [...ROOM_NEVER, 'src/layers'],
-  ...Object.fromEntries(
-    [
-      'aggregate',
-      'guardrails',
-      'layers',
-      'legacy-client',
-      'mrtr',
-      'notify',
-      'ops',
-      'profiles',
-      'search',
-      'telemetry',
-    ].map((room) => [`src/${room}`, ROOM_NEVER]),
-  ),
-};
-
-/**
- * The folders of src/ that sit above the rooms (the wiring and the config it reads) and so have no rule of
- * their own here; every other folder of src/ must be named in SRC_MAY_NOT_IMPORT.
- */
-const SRC_TOP = ['src/gateway', 'src/config'];
-
-/** bridge/'s parts, each one kind of upstream or what they share; all held to bridge/'s rule above. */
-const BRIDGE_PARTS = ['http', 'legacy', 'openapi', 'pool', 'sandbox', 'sse', 'stdio'];
-
-function foldersOf(dir: string): string[] {
-  return readdirSync(path.join(ROOT, dir), { withFileTypes: true })
-    .filter((entry) => entry.isDirectory())
-    .map((entry) => entry.name);
+for (const { files, says } of FORBIDDEN) {
+  const file = says[0]!.split(': ')[1]!.split(' → ')[0];
+  const rules = [...new Set(says.map((line) => line.split(':')[0]))];
+  test(`the check fails ${file}: ${rules.join(', ')}`, async () => {
+    assert.deepEqual(await violations({ ...ALLOWED, ...files }), [...says].sort());
+  });
 }
 
-const under = (target: string, place: string): boolean =>
-  target === place.replace(/\.ts$/, '.js') || target.startsWith(`${place}/`);
-
-/** The imports of one file of src/ (given its text) that its room's rule forbids, the wiring's included. */
-function srcForbidden(file: string, text: string): string[] {
-  const posix = file.split(path.sep).join('/');
-  const rule = Object.entries(SRC_MAY_NOT_IMPORT).find(([folder]) => posix.startsWith(`${folder}/`));
-  const mayImportWiring = posix.startsWith('src/gateway/') || posix === 'src/gateway.ts';
-  return importsOf(file, text)
-    .map((target) => target.split(path.sep).join('/'))
-    .filter(
-      (target) => rule?.[1].some((place) => under(target, place)) || (!mayImportWiring && under(target, 'src/gateway')),
-    )
-    .map((target) => `${posix} imports ${target}`);
-}
-
-function srcViolations(): string[] {
-  // Every file of src/: a room's own rule, and nothing but the wiring itself and src/gateway.ts imports the wiring.
-  return sourceFiles('src').flatMap((file) => srcForbidden(file, readFileSync(path.join(ROOT, file), 'utf8')));
-}
-
-test('inside src/, no arrow runs up: rooms → edge → wiring, and only the wiring reads the config', () => {
-  assert.deepEqual(srcViolations(), []);
-});
-
-test('the check sees an upward import, type-only and dynamic ones included', () => {
-  assert.deepEqual(importsOf('bridge/x.ts', "import type { A } from '../src/config/config.js';"), [
-    path.join('src', 'config', 'config.js'),
-  ]);
-  assert.deepEqual(importsOf('cache/x.ts', "const m = await import('../policy/guard.js');"), [
-    path.join('policy', 'guard.js'),
-  ]);
-  assert.deepEqual(importsOf('protocol/x.ts', "export { B } from '../infra/log.js';"), [path.join('infra', 'log.js')]);
-  assert.deepEqual(importsOf('protocol/x.ts', "import './side-effect.js';"), [path.join('protocol', 'side-effect.js')]);
-});
-
-test('every folder is named by a rule: a new room of src/ or part of bridge/ must say where it stands', () => {
-  const named = new Set([...Object.keys(SRC_MAY_NOT_IMPORT), ...SRC_TOP]);
-  assert.deepEqual(
-    foldersOf('src')
-      .map((room) => `src/${room}`)
-      .filter((room) => !named.has(room)),
-    [],
-  );
-  assert.deepEqual(
-    foldersOf('bridge').filter((part) => !BRIDGE_PARTS.includes(part)),
-    [],
-  );
-});
-
-test('the tasks never import the edge, and the credentials never import the config, wiring, layers or edge', () => {
-  // The rules themselves, so that a later edit cannot drop them while the imports happen to comply.
-  for (const place of ['src/edge', 'src/config', 'src/gateway'])
-    assert.ok(SRC_MAY_NOT_IMPORT['src/tasks']!.includes(place), `src/tasks may not import ${place}`);
-  for (const place of ['src/edge', 'src/config', 'src/gateway', 'src/layers'])
-    assert.ok(SRC_MAY_NOT_IMPORT['src/credentials']!.includes(place), `src/credentials may not import ${place}`);
-  for (const room of ['src/guardrails', 'src/layers', 'src/mrtr'])
-    assert.ok(SRC_MAY_NOT_IMPORT[room]!.includes('src/edge'), `${room} may not import the edge`);
-});
-
-test('the check fails an upward import out of the tasks or the credentials, type-only ones included', () => {
-  assert.deepEqual(srcForbidden('src/tasks/x.ts', "import type { McpCall } from '../edge/call.js';"), [
-    'src/tasks/x.ts imports src/edge/call.js',
-  ]);
-  assert.deepEqual(
-    srcForbidden('src/credentials/oauth/x.ts', "import { A } from '../../layers/upstream-wrapper.js';"),
-    ['src/credentials/oauth/x.ts imports src/layers/upstream-wrapper.js'],
-  );
-  assert.deepEqual(srcForbidden('src/credentials/x.ts', "const c = await import('../config/config.js');"), [
-    'src/credentials/x.ts imports src/config/config.js',
-  ]);
-  assert.deepEqual(srcForbidden('src/credentials/x.ts', "import type { B } from '../gateway/build.js';"), [
-    'src/credentials/x.ts imports src/gateway/build.js',
-  ]);
-  // Downward arrows pass: the edge asks the tasks, the layers ask the credentials.
-  assert.deepEqual(srcForbidden('src/edge/x.ts', "import { openTask } from '../tasks/task-step.js';"), []);
-  assert.deepEqual(
-    srcForbidden('src/layers/x.ts', "import type { C } from '../credentials/credential-source.js';"),
-    [],
-  );
+test('every rule fails the lint: none is a mere warning, and no rule allows what another forbids', () => {
+  for (const rule of config.forbidden) assert.equal(rule.severity, 'error', `${rule.name} must be an error`);
+  assert.deepEqual(Object.keys(config).sort(), ['forbidden', 'options']);
 });

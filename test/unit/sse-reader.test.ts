@@ -1,6 +1,6 @@
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
-import { SseReader } from '../../bridge/http/sse-reader.js';
+import { SseReader } from '../../bridge/sse-reader.js';
 
 function reader(max = 1024 * 1024) {
   const events: [string, string][] = [];

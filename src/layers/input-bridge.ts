@@ -3,11 +3,12 @@
 // client mid-call (elicitation/create, sampling/createMessage, roots/list), which a stateless client can
 // no longer answer; the gateway holds that call open, answers the client input_required with the
 // question and a requestState of its own, and carries the client's retry back to the waiting server.
-// This is the 2025 adapter for input, and it lives here rather than in bridge/legacy/ because it needs the
-// held calls (src/mrtr: the requestState codec, the calls replicas forward retries to). So it is the one
-// module outside bridge/ that asks a server's era, once, as its entry condition (request(), below).
+// This is the 2025 adapter for input, and it lives with the other layers rather than in bridge/legacy/
+// because it needs the held calls (src/mrtr/: the requestState codec, the calls replicas forward retries to,
+// which import no layer). So it is the one module outside bridge/ that asks a server's era, once, as its entry
+// condition (request(), below).
 import type { Era, RequestOptions, Upstream } from '../../bridge/upstream.js';
-import { UpstreamWrapper } from '../layers/upstream-wrapper.js';
+import { UpstreamWrapper } from './upstream-wrapper.js';
 import { cancelledResponse } from '../../protocol/cancel.js';
 import {
   ErrorCode,
@@ -20,40 +21,8 @@ import {
 import type { Log } from '../../infra/log.js';
 import { MAY_ASK, META } from '../../protocol/mcp.js';
 import { traceFields } from '../../protocol/request-trace.js';
-import { HeldCall, type CallEvent } from './held-call.js';
-import { requestDigest, type RequestStateCodec } from './request-state.js';
-
-export interface HeldCalls {
-  codec: RequestStateCodec;
-  /** Calls held on this instance, by id. */
-  calls: Map<string, HeldCall>;
-  /** How long a held call waits for the client's retry. */
-  holdMs: number;
-  /** Calls one caller may have held at once, across servers (mrtr.maxHeldPerCaller). */
-  maxHeldPerCaller: number;
-  /**
-   * How long a new call waits behind another caller's held call on a server that cannot tell askers apart
-   * (mrtr.queueMs).
-   */
-  queueMs: number;
-  /** Whether replicas find each other through Redis (so a retry for another instance was offered to it first). */
-  shared: boolean;
-}
-
-/**
- * Cancels the calls waiting for a client's retry (the server is told), leaving those a retry is running.
- * For a draining replica: once it stops listening no retry can reach it, directly or forwarded.
- */
-export function cancelWaitingCalls(held: HeldCalls): number {
-  let cancelled = 0;
-  for (const [id, call] of held.calls) {
-    if (!call.asked) continue;
-    call.cancel();
-    held.calls.delete(id);
-    cancelled++;
-  }
-  return cancelled;
-}
+import { HeldCall, type CallEvent, type HeldCalls } from '../mrtr/held-call.js';
+import { requestDigest } from '../mrtr/request-state.js';
 
 export interface InputBridgeOptions {
   held: HeldCalls;
