@@ -69,7 +69,7 @@ export class UpstreamCredentials {
   sourceFor(name: string, server: ServerConfig): CredentialSource | undefined {
     // Made again below when it still is one (a stdio server's client is not made here: left alone).
     if (server.transport !== 'stdio') this.oauth.delete(name);
-    if (server.transport === 'stdio' || !server.credentials) return undefined;
+    if (server.transport === 'stdio' || server.transport === 'sse' || !server.credentials) return undefined;
     if (server.transport === 'openapi') {
       // A REST API: the resource asked for is its base URL; with type oauth its issuer is the configured one,
       // as it sends no 401 to discover one from.

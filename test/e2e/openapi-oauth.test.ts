@@ -144,7 +144,7 @@ describe('an openapi: server with type oauth: each caller connects their own acc
     assert.equal((await oidc.verify(lastToken(), resource)).sub, 'bob-at-pets');
   });
 
-  test('the API refusing a token (401) refreshes it without the caller and tries once more', async () => {
+  test("a 401 from the API refreshes the token and tries once more; a second 401 is the caller's error", async () => {
     await show('alice', 'Rex');
     const refused = lastToken();
     rest.refuse.set(`Bearer ${refused}`, { status: 401, challenge: 'Bearer error="invalid_token"' });
@@ -157,6 +157,13 @@ describe('an openapi: server with type oauth: each caller connects their own acc
       assert.equal(sent[0], refused);
       assert.notEqual(sent[1], refused, 'a refreshed token');
       assert.equal((await oidc.verify(sent[1]!, resource)).sub, 'alice-at-pets');
+      // Refused again with the fresh token: the caller is told, and the API was asked twice, not more.
+      rest.refuse.set('*', { status: 401 });
+      const again = rest.received.length;
+      const twice = await show('alice', 'Rex');
+      assert.match(twice.body.error?.message ?? '', /refused this caller's credential for tools\/call \(HTTP 401\)/);
+      assert.equal(twice.body.error.data.httpStatus, 401);
+      assert.equal(rest.received.length, again + 2);
     } finally {
       rest.refuse.clear();
     }
