@@ -92,7 +92,7 @@ describe('an openapi: server with type oauth: each caller connects their own acc
     return sent.slice('Bearer '.length);
   }
 
-  test('a caller who has not connected gets the connect link and the placeholder; the API sees no request', async () => {
+  test('a caller not yet connected gets the connect link and the placeholder; the API sees no request', async () => {
     const before = rest.received.length;
     const first = await show('alice', 'Rex');
     assert.equal(first.body.error?.code, -32042, JSON.stringify(first.body));
