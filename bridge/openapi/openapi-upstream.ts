@@ -17,6 +17,7 @@ import type { Log } from '../../infra/log.js';
 import type { RequestOptions, Upstream, UpstreamState, UpstreamStatus } from '../upstream.js';
 import { ArgumentChecker } from './arguments.js';
 import { buildCatalogue, type Catalogue, type CatalogueSettings } from './catalogue.js';
+import { credentialRefusal } from './credential-refusal.js';
 import { loadDocument } from './document.js';
 import { ArgumentError, buildRequest } from './request.js';
 import { RestClient } from './rest-client.js';
@@ -195,9 +196,14 @@ export class OpenApiUpstream implements Upstream {
     const outcome = await this.client.send({ ...request, headers }, options?.signal);
     if (outcome.kind === 'cancelled') return cancelledResponse(message.id);
     const url = `${this.catalogue.origin}${request.path}`;
+    const shown = url.length > 200 ? `${url.slice(0, 200)}…` : url;
+    if (options?.authorization !== undefined && outcome.kind === 'answer') {
+      const refused = credentialRefusal(message.id, outcome, { name: this.name, url: shown });
+      if (refused) return refused;
+    }
     const result = toolResult(outcome, {
       where: this.config.where,
-      url: url.length > 200 ? `${url.slice(0, 200)}…` : url,
+      url: shown,
       wrapsResult: entry.plan.wrapsResult,
       timeoutMs: this.config.timeoutMs,
       maxResponseBytes: this.config.maxResponseBytes,

@@ -7,7 +7,14 @@ import type { CancelSignal } from '../../protocol/cancel.js';
 import type { RestRequest } from './request.js';
 
 export type RestOutcome =
-  | { readonly kind: 'answer'; readonly status: number; readonly contentType: string; readonly body: Buffer }
+  | {
+      readonly kind: 'answer';
+      readonly status: number;
+      readonly contentType: string;
+      readonly body: Buffer;
+      /** WWW-Authenticate of a 401 or 403: whether the caller's credential was what was refused. */
+      readonly challenge?: string | undefined;
+    }
   | { readonly kind: 'too-large' }
   | { readonly kind: 'timeout' }
   | { readonly kind: 'cancelled' }
@@ -70,7 +77,15 @@ export class RestClient {
     }
     const type = response.headers['content-type'];
     const contentType = (Array.isArray(type) ? type[0] : type) ?? '';
-    return { kind: 'answer', status: response.statusCode, contentType, body: Buffer.concat(chunks) };
+    const status = response.statusCode;
+    const challenge = status === 401 || status === 403 ? response.headers['www-authenticate'] : undefined;
+    return {
+      kind: 'answer',
+      status,
+      contentType,
+      body: Buffer.concat(chunks),
+      challenge: Array.isArray(challenge) ? challenge.join(', ') : challenge,
+    };
   }
 
   /** Requests still in flight are cut off: the gateway has already waited for them (listen.drainMs). */

@@ -123,12 +123,17 @@ const oauthCredentials = z.strictObject({
     .optional(),
   /**
    * The authorization server (its issuer): for a remote server, the one clientId was registered at (the
-   * client's credentials go to no other); for a perCaller stdio server, where its tokens come from.
+   * client's credentials go to no other); for a perCaller stdio server or an openapi: server (neither sends a
+   * 401 to discover it from), where its tokens come from.
    */
   issuer: endpointUrl(
     "give the authorization server's issuer URL (its metadata is at <issuer>/.well-known/…), e.g. " +
       '"https://github.com/login/oauth"',
   ).optional(),
+  /**
+   * The resource the tokens are for (RFC 8707): a perCaller stdio server's (none when left out); an openapi:
+   * server's (its baseUrl when left out).
+   */
   resource: httpUrl(
     'give the resource the tokens are for as an http:// or https:// URL, e.g. "https://api.github.com"',
   ).optional(),
@@ -196,13 +201,6 @@ export function credentialProblems(config: CredentialKeys): string[] {
           `servers.${name}.headers.Authorization`,
       );
     }
-    if (server.transport === 'openapi' && credentials.type === 'oauth') {
-      problems.push(
-        `${at}: type oauth is not available for an openapi: server yet; use type tokenExchange, or a static ` +
-          `servers.${name}.headers entry`,
-      );
-      continue;
-    }
     if (
       server.transport === 'openapi' &&
       credentials.type === 'tokenExchange' &&
@@ -215,12 +213,14 @@ export function credentialProblems(config: CredentialKeys): string[] {
     if (server.transport === 'stdio') {
       problems.push(...childTokenProblems(name, server, config));
       if (credentials.type === 'tokenExchange') continue;
+    } else if (server.transport === 'openapi' && credentials.type === 'oauth') {
+      problems.push(...restTokenProblems(name, server.baseUrl, credentials));
     } else if (credentials.type === 'oauth') {
       for (const key of ['env', 'resource'] as const) {
         if (credentials[key] !== undefined)
           problems.push(
             `${at}.${key}: a remote server names its own resource (its 401 and metadata); ${key} is for a perCaller ` +
-              `stdio server, so remove it`,
+              `stdio server${key === 'resource' ? ' or an openapi: server' : ''}, so remove it`,
           );
       }
     }
@@ -307,6 +307,33 @@ export function credentialProblems(config: CredentialKeys): string[] {
  */
 function inClearText(url: string): boolean {
   return /^http:/i.test(url) && !isSecureOrLoopback(url);
+}
+
+/**
+ * An openapi: server's type oauth: a REST API sends no 401 challenge and publishes no protected resource metadata,
+ * so the config names the authorization server, and the tokens are for the API's base URL (RFC 8707).
+ */
+function restTokenProblems(name: string, baseUrl: string | undefined, credentials: OAuthCredentials): string[] {
+  const at = `servers.${name}.credentials`;
+  const problems: string[] = [];
+  if (credentials.issuer === undefined) {
+    problems.push(
+      `${at}.issuer: a REST API sends no 401 to discover its authorization server from; give the issuer URL of ` +
+        `the server its tokens come from (e.g. issuer: "https://login.example.com")`,
+    );
+  }
+  if (credentials.resource === undefined && baseUrl === undefined) {
+    problems.push(
+      `${at}: the tokens are asked for the REST API's base URL (RFC 8707 resource); set servers.${name}.baseUrl, ` +
+        `or ${at}.resource`,
+    );
+  }
+  if (credentials.env !== undefined) {
+    problems.push(
+      `${at}.env: the token goes to the REST API as Authorization; env is for a perCaller stdio server, so remove it`,
+    );
+  }
+  return problems;
 }
 
 /** A stdio server's credentials: the caller's OAuth token put into their own child's environment (issue 34). */

@@ -116,7 +116,7 @@ const openapiServer = z.strictObject({
   headers: z
     .record(z.string(), z.string().regex(/^[^\r\n\0]*$/, 'a header value may not hold CR, LF or NUL characters'))
     .default({}),
-  /** Each caller reaches the API as themselves: type tokenExchange (docs/openapi.md). */
+  /** Each caller reaches the API as themselves: type oauth (issuer named) or tokenExchange (docs/openapi.md). */
   credentials: serverCredentials.optional(),
   /** How long clients and the gateway's cache may keep the tool list. */
   listTtlMs: int().pipe(z.number().min(0)).default(300_000),

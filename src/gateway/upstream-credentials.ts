@@ -4,6 +4,7 @@
 import type { Hono } from 'hono';
 import type { HttpBindings } from '@hono/node-server';
 import type { GatewayConfig, ServerConfig } from '../config/config.js';
+import type { OAuthCredentials } from '../config/credentials.js';
 import type { Log } from '../../infra/log.js';
 import type { CredentialSource } from '../credentials/credential-source.js';
 import { addConnectRoutes } from '../credentials/connect-routes.js';
@@ -67,11 +68,16 @@ export class UpstreamCredentials {
   /** The source of each caller's credential for one server; undefined: the server's static headers. */
   sourceFor(name: string, server: ServerConfig): CredentialSource | undefined {
     // Made again below when it still is one (a stdio server's client is not made here: left alone).
-    if (server.transport === 'http') this.oauth.delete(name);
-    // A REST API (openapi:) takes exchanged tokens only; the resource asked for is its base URL.
-    if (server.transport === 'openapi' && server.credentials?.type === 'tokenExchange')
-      return new TokenExchanger(name, server.credentials, server.baseUrl ?? server.openapi);
-    if (server.transport !== 'http' || !server.credentials) return undefined;
+    if (server.transport !== 'stdio') this.oauth.delete(name);
+    if (server.transport === 'stdio' || server.transport === 'sse' || !server.credentials) return undefined;
+    if (server.transport === 'openapi') {
+      // A REST API: the resource asked for is its base URL; with type oauth its issuer is the configured one,
+      // as it sends no 401 to discover one from.
+      const resource = server.credentials.resource ?? server.baseUrl;
+      if (server.credentials.type === 'tokenExchange')
+        return new TokenExchanger(name, server.credentials, resource ?? server.openapi);
+      return this.configuredIssuerClient(name, server.credentials, resource);
+    }
     if (server.credentials.type === 'tokenExchange') return new TokenExchanger(name, server.credentials, server.url);
     const { store, config } = this;
     // The config's checks guarantee both for type oauth.
@@ -94,14 +100,26 @@ export class UpstreamCredentials {
    */
   childClientFor(name: string, server: ServerConfig): OAuthClient | undefined {
     if (server.transport !== 'stdio' || server.credentials?.type !== 'oauth') return undefined;
+    return this.configuredIssuerClient(name, server.credentials, server.credentials.resource);
+  }
+
+  /**
+   * A client whose authorization server is the config's `issuer` (a server that sends no 401 to discover it
+   * from); `resource`: what the tokens are for (none: an issuer that binds none).
+   */
+  private configuredIssuerClient(
+    name: string,
+    settings: OAuthCredentials,
+    resource: string | undefined,
+  ): OAuthClient | undefined {
     const { store, config } = this;
-    const { issuer, resource } = server.credentials;
-    // The config's checks guarantee these for a stdio server with type oauth.
+    const { issuer } = settings;
+    // The config's checks guarantee these for type oauth on a server with no 401 to discover from.
     if (!store || !config.credentials || !config.listen.publicUrl || issuer === undefined) return undefined;
     const client = new OAuthClient({
       server: name,
       url: resource ?? issuer,
-      settings: server.credentials,
+      settings: { ...settings, resource },
       store,
       publicUrl: config.listen.publicUrl,
       linkTtlMs: config.credentials.linkTtlMs,

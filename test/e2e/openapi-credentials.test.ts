@@ -1,6 +1,6 @@
 // An OpenAPI server reached as each caller (credentials: type tokenExchange): oidc-provider exchanges each
-// caller's verified JWT for a token for the REST API, and the REST server sees each caller's own token. A
-// REST API sends no RFC 9728 challenge, so type oauth (which follows one) is refused at load for now.
+// caller's verified JWT for a token for the REST API, and the REST server sees each caller's own token; a 401
+// from the API drops the exchanged token. Type oauth on an openapi: server: openapi-oauth.test.ts.
 import assert from 'node:assert/strict';
 import path from 'node:path';
 import { after, before, describe, test } from 'node:test';
@@ -89,26 +89,25 @@ describe('an OpenAPI server reached as each caller', () => {
     );
   });
 
-  test('type oauth on an openapi: server is refused at load, naming what to use', () => {
-    assert.throws(
-      () =>
-        parseConfig(
-          {
-            listen: { publicUrl: 'https://gw.example' },
-            credentials: { key: 'a'.repeat(44) },
-            servers: {
-              pets: {
-                openapi: 'x.yaml',
-                baseUrl: 'https://api.example',
-                credentials: { type: 'oauth', issuer: 'https://as.example' },
-              },
-            },
-          },
-          'test.yaml',
-          ROOT,
-          {},
-        ),
-      /servers\.pets\.credentials: type oauth is not available for an openapi: server yet; use type tokenExchange/,
-    );
+  test('the API refusing an exchanged token (401) drops it and exchanges again', async () => {
+    const alice = { authorization: `Bearer ${callerTokens.get('alice')}` };
+    const show = () =>
+      send(
+        `${gateway.url}/servers/pets/mcp`,
+        request('tools/call', { name: 'showPetById', arguments: { petId: 'a' } }),
+        alice,
+      );
+    await show();
+    const refused = String(rest.received.at(-1)!.headers.authorization);
+    rest.refuse.set(refused, { status: 401, challenge: 'Bearer error="invalid_token"' });
+    try {
+      const exchanged = oidc.exchanges.length;
+      const answer = await show();
+      assert.deepEqual(answer.body.result?.structuredContent, { id: 7, name: 'a' }, JSON.stringify(answer.body));
+      assert.notEqual(String(rest.received.at(-1)!.headers.authorization), refused);
+      assert.equal(oidc.exchanges.length, exchanged + 1, 'exchanged again');
+    } finally {
+      rest.refuse.clear();
+    }
   });
 });
