@@ -142,6 +142,49 @@ describe('the guardrails step', () => {
     assert.deepEqual(answer.result.result, { content: [{ type: 'text', text: '[redacted:creditCard]' }] });
   });
 
+  test("tasks/update: the caller's input responses pass the arguments rules before the server sees them", async () => {
+    const set = rules(
+      { name: 'no-keys', on: ['arguments'], tools: ['crm__ask'], detect: ['secrets'], action: 'block' },
+      { name: 'cards', on: ['arguments'], detect: ['creditCard'], action: 'redact' },
+    );
+    const taskCall = { ...call, task: { ref: { server: 'crm' } }, taskTool: 'crm__ask' };
+    const update = (name: string): JsonRpcRequest => ({
+      jsonrpc: '2.0',
+      id: 9,
+      method: 'tasks/update',
+      params: { taskId: 'gwtask1.x', inputResponses: { 'name-1': { action: 'accept', content: { name } } } },
+    });
+    const sent: unknown[] = [];
+    const send = async (m: JsonRpcRequest): Promise<JsonRpcResponse> => {
+      sent.push(structuredClone(m.params?.inputResponses));
+      return { jsonrpc: '2.0', id: m.id, result: { resultType: 'complete' } };
+    };
+    const log = recorder();
+    const blocked = await guardedRequest(set, taskCall, log, update(`key ${AWS_KEY}`), {}, send);
+    assert.ok('error' in blocked);
+    assert.match(blocked.error.message, /^Refused by guardrail no-keys: the input responses held secrets/);
+    assert.deepEqual(sent, [], 'a blocked answer never reaches the server');
+    await guardedRequest(set, taskCall, log, update('card 4111 1111 1111 1111'), {}, send);
+    assert.deepEqual(sent, [{ 'name-1': { action: 'accept', content: { name: 'card [redacted:creditCard]' } } }]);
+    // Chosen by the tool that created the task: another tool's task meets only the rule without globs.
+    const other = { ...taskCall, taskTool: 'crm__other' };
+    assert.ok('result' in (await guardedRequest(set, other, log, update(`key ${AWS_KEY}`), {}, send)));
+    assert.deepEqual(log.decisions, ['no-keys block arguments', 'cards redact arguments']);
+  });
+
+  test("an input_required retry's inputResponses pass the arguments rules too", async () => {
+    const set = rules({ name: 'cards', on: ['arguments'], detect: ['creditCard'], action: 'redact' });
+    const retry = toolCall({ q: 'pay' });
+    retry.params!.requestState = 'state-1';
+    retry.params!.inputResponses = { card: { action: 'accept', content: { number: '5555555555554444' } } };
+    let seen: unknown;
+    await guardedRequest(set, call, recorder(), retry, {}, async (m) => {
+      seen = m.params?.inputResponses;
+      return { jsonrpc: '2.0', id: m.id, result: { content: [] } };
+    });
+    assert.deepEqual(seen, { card: { action: 'accept', content: { number: '[redacted:creditCard]' } } });
+  });
+
   test("a server's error echoing a key is judged as its answer is", async () => {
     const redact = rules({ name: 'keys', on: ['results'], detect: ['secrets'], action: 'redact' });
     const failing = async (): Promise<JsonRpcResponse> => ({
