@@ -3,7 +3,8 @@
 // created by tools it may still use, are honoured; the acknowledgement lists those. For each owning server
 // the gateway opens a listen of its own, naming the server's ids, for as long as the caller's stream stays
 // open; what the server tells of those tasks goes to the caller with the gateway's ids and the caller's
-// subscription id, as the caller's guardrails show it (TaskCall.shownTaskStatus: a task's result is content). Held only while the caller's stream is open, on the replica that holds that stream.
+// subscription id, as the caller's guardrails show it (TaskCall.shownTaskStatus: a task's result is content).
+// Held only while the caller's stream is open, on the replica that holds that stream.
 import { withoutCapabilityLinks } from '../../protocol/capability-links.js';
 import type { ServerResponse } from 'node:http';
 import { isObject, type JsonObject, type JsonRpcNotification, type JsonRpcRequest } from '../../protocol/jsonrpc.js';
@@ -87,6 +88,8 @@ function listenTo(
     if (followed === undefined || outgoing.destroyed) return;
     const shown = call.shownTaskStatus(server, followed.tool, params);
     if (!(shown instanceof Promise) && judging === undefined) return write(shown, followed.given);
+    // Its failure is handled in its turn below; until then it must not count as an unhandled rejection.
+    if (shown instanceof Promise) shown.catch(() => {});
     judging = (judging ?? Promise.resolve())
       .then(() => shown)
       .then(

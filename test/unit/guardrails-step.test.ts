@@ -237,7 +237,7 @@ describe("a task's status on a listen stream", () => {
     assert.deepEqual(log.decisions, ['cards redact results']);
   });
 
-  test("blocked: a failed status with the refusal, keeping the task's own fields and nothing of its content", async () => {
+  test("blocked: shown failed with the refusal, keeping the task's own fields and none of its content", async () => {
     const set = rules({ name: 'no-keys', on: ['results'], detect: ['secrets'], action: 'block' });
     const shown = await judgedTaskStatus(set, call, recorder(), 'crm', 'crm__lookup', status(`key ${AWS_KEY}`));
     assert.deepEqual(shown, {
