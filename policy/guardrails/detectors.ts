@@ -44,9 +44,12 @@ export function regexDetector(
   };
 }
 
-/** 13 to 19 digits, whole or in groups of four (Amex 4-6-5) split by one kind of separator, standing alone. */
+/**
+ * 13 to 19 digits, whole or in groups of four (Amex 4-6-5) split by one kind of separator, standing alone. A "+"
+ * before the digits makes them a phone number in E.164 form (+43 664…, +49 15…), never a card.
+ */
 const CARD =
-  /(?<![\w-])(?:\d{13,19}|\d{4}([ -])\d{4}\1\d{4}\1\d{1,4}(?:\1?\d{1,3})?|\d{4}([ -])\d{6}\2\d{5})(?![\w-])/g;
+  /(?<![\w+-])(?:\d{13,19}|\d{4}([ -])\d{4}\1\d{4}\1\d{1,4}(?:\1?\d{1,3})?|\d{4}([ -])\d{6}\2\d{5})(?![\w-])/g;
 
 /** Two letters, two check digits, then 11 to 30 letters or digits, in groups of four with single spaces or none. */
 const IBAN =

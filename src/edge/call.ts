@@ -13,8 +13,9 @@ import type { Log } from '../../infra/log.js';
 import type { ForwardedCaller } from '../mrtr/peer-trust.js';
 import type { ListenAccess, ListenHub } from '../notify/listen-hub.js';
 import type { GatewayMetrics, RequestOutcome } from '../ops/metrics.js';
-import type { JsonRpcRequest, JsonRpcResponse } from '../../protocol/jsonrpc.js';
+import type { JsonObject, JsonRpcRequest, JsonRpcResponse } from '../../protocol/jsonrpc.js';
 import { textOf } from '../../protocol/exact-json.js';
+import type { GuardrailRecorder } from '../guardrails/guarded-call.js';
 import type { LegacyClients } from '../legacy-client/legacy-clients.js';
 import type { NodeExchange } from './exchange.js';
 import type { ToolHeaderIndex } from './param-headers.js';
@@ -84,6 +85,8 @@ export interface EdgeContext {
 
 /** src/guardrails/guarded-call.ts, once a request under guardrails has loaded it. */
 let guardrailsStep: typeof import('../guardrails/guarded-call.js') | undefined;
+/** src/guardrails/task-status.ts, once a task listen under guardrails has heard of a task. */
+let taskStatusStep: typeof import('../guardrails/task-status.js') | undefined;
 
 export class McpCall {
   /** What the metrics record of this request; each step that answers says how it ended. */
@@ -161,13 +164,37 @@ export class McpCall {
 
   private async guarded(set: GuardrailSet, message: JsonRpcRequest, options: RequestOptions): Promise<JsonRpcResponse> {
     guardrailsStep ??= await import('../guardrails/guarded-call.js');
-    const metrics = this.edge.metrics;
-    const recorder = {
-      audit: this.security.audit,
-      decision: (rule: string, action: string, stage: string) => metrics?.guardrailDecision(rule, action, stage),
-      webhook: (rule: string, hook: string, outcome: string) => metrics?.guardrailWebhook(rule, hook, outcome),
-    };
+    const recorder = this.guardrailRecorder();
     return guardrailsStep.guardedRequest(set, this, recorder, message, options, (m, o) => this.execute(m, o));
+  }
+
+  /**
+   * What a task status pushed on this caller's listen may show (src/tasks/task-listen.ts asks): judged by the
+   * guardrails of the tool that created the task (src/guardrails/task-status.ts); without guardrails, `params`
+   * as given, at once.
+   */
+  shownTaskStatus(server: string, tool: string | undefined, params: JsonObject): JsonObject | Promise<JsonObject> {
+    const guardrails = this.security.guardrails;
+    return guardrails === undefined ? params : this.judgedTaskStatus(guardrails, server, tool, params);
+  }
+
+  private async judgedTaskStatus(
+    set: GuardrailSet,
+    server: string,
+    tool: string | undefined,
+    params: JsonObject,
+  ): Promise<JsonObject> {
+    taskStatusStep ??= await import('../guardrails/task-status.js');
+    return taskStatusStep.judgedTaskStatus(set, this, this.guardrailRecorder(), server, tool, params);
+  }
+
+  private guardrailRecorder(): GuardrailRecorder {
+    const metrics = this.edge.metrics;
+    return {
+      audit: this.security.audit,
+      decision: (rule, action, stage) => metrics?.guardrailDecision(rule, action, stage),
+      webhook: (rule, hook, outcome) => metrics?.guardrailWebhook(rule, hook, outcome),
+    };
   }
 
   private execute(message: JsonRpcRequest, options: RequestOptions): Promise<JsonRpcResponse> {

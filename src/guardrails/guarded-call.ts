@@ -4,17 +4,11 @@
 // It wraps McpCall.request, above the cache, so a cached answer is judged like a fresh one, on every endpoint
 // and for both eras. Loaded by the edge on first use: a gateway without guardrails never reads this module.
 import type { RequestOptions } from '../../bridge/upstream.js';
-import { encodeHeaderValue } from '../../bridge/http/mcp-headers.js';
 import type { AuditLog } from '../../policy/audit-log.js';
 import type { CompiledRule, ContentFacts, GuardrailSet, ItemKind } from '../../policy/guardrails/rule-set.js';
-import {
-  type ContentVerdict,
-  judgeContent,
-  redactedCopy,
-  redactText,
-  type RuleHit,
-} from '../../policy/guardrails/scan.js';
+import { type ContentVerdict, judgeContent, redactedCopy, type RuleHit } from '../../policy/guardrails/scan.js';
 import type { GuardrailStage } from '../../policy/guardrails/settings.js';
+import { changedStrings, redactParamHeaders } from './param-headers.js';
 import type { Principal } from '../../policy/principal.js';
 import type { Target } from '../../policy/target.js';
 import {
@@ -79,9 +73,16 @@ function itemOf(call: GuardedCall, method: string): Item | undefined {
       after: kind === 'tools' ? 'results' : 'prompts',
     };
   }
-  // A task's result comes back with tasks/get: judged as the result of the tool that created the task.
-  if (method === 'tasks/get' && call.task !== undefined)
-    return { kind: 'tools', server: call.task.ref.server, name: call.taskTool, before: undefined, after: 'results' };
+  // A task is judged as the tool that created it: its result comes back with tasks/get (results), and the
+  // caller's answers to its questions go up with tasks/update (arguments, as a retry's inputResponses are).
+  if ((method === 'tasks/get' || method === 'tasks/update') && call.task !== undefined)
+    return {
+      kind: 'tools',
+      server: call.task.ref.server,
+      name: call.taskTool,
+      before: method === 'tasks/update' ? 'arguments' : undefined,
+      after: 'results',
+    };
   if (method === 'resources/read') {
     const uri = target.kind === 'resources' ? (target.ownUri ?? target.uri) : undefined;
     const server = target.kind === 'resources' ? (target.owner ?? target.endpoint) : call.server;
@@ -115,15 +116,8 @@ export async function guardedRequest(
     kind: item.kind,
     name: item.name,
   });
-  const audit: Audit = (hit, stage) => record(recorder, call, message, item, hit, stage);
-  const judge: Judge = async (value, rules, stage) => {
-    if (!set.asksWebhooks || !rules.some((rule) => rule.webhooks.length > 0)) return judgeContent(value, rules);
-    webhookStep ??= await import('./webhook.js');
-    const context = { ...facts(stage), principal: call.principal.id, method: message.method };
-    return webhookStep.judgeWithWebhooks(value, rules, context, (rule, hook, outcome) =>
-      recorder.webhook?.(rule, hook, outcome),
-    );
-  };
+  const audit: Audit = (hit, stage) => record(recorder, call, message.method, item.name, hit, stage);
+  const judge = judgeFor(set, recorder, call, message.method, facts);
   if (item.before !== undefined && set.watches(item.before)) {
     const refused = await judgeArguments(set.rulesFor(facts(item.before)), message, options, audit, judge);
     if (refused !== undefined) return refused;
@@ -162,10 +156,35 @@ type Audit = (hit: RuleHit, stage: GuardrailStage) => void;
 type Rules = readonly CompiledRule[];
 type Blocked = NonNullable<ContentVerdict['blocked']>;
 /** judgeContent, or, when a rule asks a webhook, src/guardrails/webhook.ts's judgeWithWebhooks. */
-type Judge = (value: unknown, rules: Rules, stage: GuardrailStage) => Promise<ContentVerdict> | ContentVerdict;
+export type Judge = (value: unknown, rules: Rules, stage: GuardrailStage) => Promise<ContentVerdict> | ContentVerdict;
+
+/** The judge of one request's (or one listen's) content: by the built-in detectors, and a rule's webhooks. */
+export function judgeFor(
+  set: GuardrailSet,
+  recorder: GuardrailRecorder,
+  call: GuardedCall,
+  method: string,
+  facts: (stage: GuardrailStage) => ContentFacts,
+): Judge {
+  return async (value, rules, stage) => {
+    if (!set.asksWebhooks || !rules.some((rule) => rule.webhooks.length > 0)) return judgeContent(value, rules);
+    webhookStep ??= await import('./webhook.js');
+    const context = { ...facts(stage), principal: call.principal.id, method };
+    return webhookStep.judgeWithWebhooks(value, rules, context, (rule, hook, outcome) =>
+      recorder.webhook?.(rule, hook, outcome),
+    );
+  };
+}
 
 /**
- * Arguments before the server sees them: the refusal when a rule blocks, else undefined, with what a rule
+ * What a request carries up from the caller: a call's arguments, and its answers to a server's questions (the
+ * inputResponses of an input_required retry, or of tasks/update). Both are judged by the `arguments` stage.
+ */
+const SENT_UP = ['arguments', 'inputResponses'] as const;
+type SentUp = (typeof SENT_UP)[number];
+
+/**
+ * What goes up, before the server sees it: the refusal when a rule blocks, else undefined, with what a rule
  * redacts changed in place (the message is this request's own, and its audit line reads the same object).
  */
 async function judgeArguments(
@@ -175,23 +194,29 @@ async function judgeArguments(
   audit: Audit,
   judge: Judge,
 ): Promise<JsonRpcResponse | undefined> {
-  const args = message.params?.arguments;
-  if (rules.length === 0 || args === undefined) return undefined;
-  const verdict = await judge(args, rules, 'arguments');
-  for (const hit of verdict.hits) audit(hit, 'arguments');
-  if (verdict.blocked) {
-    // The request's audit line (audit.arguments) reads these arguments: it must not hold what was found.
-    const blocking = rules.find((rule) => rule.name === verdict.blocked!.hit.rule)!;
-    // A webhook's findings cannot be redacted after the fact (its answer was a block, or none): keep nothing.
-    overwrite(args, blocking.webhooks.length > 0 ? {} : redactedCopy(args, blocking.detectors));
-    return refusal(message, 'arguments', verdict.blocked);
-  }
-  if (verdict.value !== args) {
+  if (rules.length === 0) return undefined;
+  for (const field of SENT_UP) {
+    const sent = message.params?.[field];
+    if (sent === undefined) continue;
+    const verdict = await judge(sent, rules, 'arguments');
+    for (const hit of verdict.hits) audit(hit, 'arguments');
+    if (verdict.blocked) {
+      // The request's audit line (audit.arguments) reads these arguments: it must not hold what was found.
+      const blocking = rules.find((rule) => rule.name === verdict.blocked!.hit.rule)!;
+      // A webhook's findings cannot be redacted after the fact (its answer was a block, or none): keep nothing.
+      overwrite(sent, blocking.webhooks.length > 0 ? {} : redactedCopy(sent, blocking.detectors));
+      return refusal(message, 'arguments', verdict.blocked, field);
+    }
+    if (verdict.value === sent) continue;
     // A webhook's spans are not patterns the headers could be scanned with: its headers follow the arguments.
-    const changed = rules.some((rule) => rule.webhooks.length > 0) ? changedStrings(args, verdict.value) : undefined;
-    if (isObject(args)) overwrite(args, verdict.value);
-    else message.params!.arguments = verdict.value as JsonObject;
-    redactParamHeaders(options, rules, changed);
+    const changed =
+      field === 'arguments' && rules.some((rule) => rule.webhooks.length > 0)
+        ? changedStrings(sent, verdict.value)
+        : undefined;
+    if (isObject(sent)) overwrite(sent, verdict.value);
+    else message.params![field] = verdict.value as JsonObject;
+    // Mcp-Param-* headers mirror arguments only.
+    if (field === 'arguments') redactParamHeaders(options, rules, changed);
   }
   return undefined;
 }
@@ -261,76 +286,49 @@ function overwrite(target: unknown, source: unknown): void {
   Object.assign(target, source);
 }
 
-/**
- * The client's Mcp-Param-* headers mirror arguments (an HTTP upstream sees them): a redacted argument must not
- * go up in its header copy, so each header value is redacted by the same rules.
- */
-export function redactParamHeaders(
-  options: RequestOptions,
-  rules: Rules,
-  redactedArguments?: ReadonlyMap<string, string>,
-): void {
-  const headers = options.forwardHeaders;
-  if (headers === undefined) return;
-  const detectors = rules.flatMap((rule) => (rule.action === 'redact' ? rule.detectors : []));
-  let changed: Record<string, string> | undefined;
-  for (const [name, value] of Object.entries(headers)) {
-    const plain = decodeHeaderValue(value);
-    const redacted = redactedArguments?.get(plain) ?? redactText(plain, detectors);
-    if (redacted !== plain) (changed ??= { ...headers })[name] = encodeHeaderValue(redacted);
-  }
-  if (changed !== undefined) options.forwardHeaders = changed;
+function refusal(
+  message: JsonRpcRequest,
+  stage: GuardrailStage,
+  blocked: Blocked,
+  field: SentUp = 'arguments',
+): JsonRpcResponse {
+  const { code, message: words, data } = refusalError(stage, blocked, field);
+  return errorResponse(message.id, code, words, data);
 }
 
-/** Each string of `before` that `after` (a redacted copy, the same shape) holds changed, with what it became. */
-function changedStrings(before: unknown, after: unknown): Map<string, string> {
-  const changed = new Map<string, string>();
-  const stack: [unknown, unknown][] = [[before, after]];
-  for (let next = stack.pop(); next !== undefined; next = stack.pop()) {
-    const [was, now] = next;
-    if (typeof was === 'string') {
-      if (typeof now === 'string' && now !== was) changed.set(was, now);
-    } else if (isObject(was) && isObject(now)) {
-      for (const key of Object.keys(was)) stack.push([was[key], now[key]]);
-    } else if (Array.isArray(was) && Array.isArray(now)) {
-      for (const [i, item] of was.entries()) stack.push([item, now[i]]);
-    }
-  }
-  return changed;
-}
-
-/** An Mcp-Param-* value as its argument was: the `=?base64?…?=` form decoded (bridge/http/mcp-headers.ts). */
-function decodeHeaderValue(value: string): string {
-  const sentinel = /^=\?base64\?([A-Za-z0-9+/=]*)\?=$/.exec(value);
-  return sentinel === null ? value : Buffer.from(sentinel[1]!, 'base64').toString('utf8');
-}
-
-function refusal(message: JsonRpcRequest, stage: GuardrailStage, blocked: Blocked): JsonRpcResponse {
+/** The JSON-RPC error of a guardrail's refusal: naming the rule, the stage and the detectors, never the content. */
+export function refusalError(
+  stage: GuardrailStage,
+  blocked: Blocked,
+  field: SentUp = 'arguments',
+): { code: number; message: string; data: JsonObject } {
   const { hit, why } = blocked;
-  const where = stage === 'arguments' ? 'the arguments' : `the ${stage === 'results' ? 'result' : stage}`;
-  const data = { guardrail: hit.rule, stage, detectors: hit.detectors };
+  const sentUp = field === 'arguments' ? 'the arguments' : 'the input responses';
+  const where = stage === 'arguments' ? sentUp : `the ${stage === 'results' ? 'result' : stage}`;
+  const data = { guardrail: hit.rule, stage, detectors: [...hit.detectors] };
   if (hit.webhookFailure !== undefined)
-    return errorResponse(
-      message.id,
-      ErrorCode.InvalidParams,
-      `Refused by guardrail ${hit.rule}: ${hit.webhookFailure}, so ${where} could not be judged; ask an operator ` +
+    return {
+      code: ErrorCode.InvalidParams,
+      message:
+        `Refused by guardrail ${hit.rule}: ${hit.webhookFailure}, so ${where} could not be judged; ask an operator ` +
         `(guardrails[].name ${hit.rule}: its webhook's failOpen is false)`,
       data,
-    );
-  return errorResponse(
-    message.id,
-    ErrorCode.InvalidParams,
-    `Refused by guardrail ${hit.rule}: ${where} held ${hit.detectors.join(', ')}` +
+    };
+  return {
+    code: ErrorCode.InvalidParams,
+    message:
+      `Refused by guardrail ${hit.rule}: ${where} held ${hit.detectors.join(', ')}` +
       `${why === undefined ? '' : ` (${why})`}; ask an operator if this is wrong (guardrails[].name ${hit.rule})`,
-    { guardrail: hit.rule, stage, detectors: hit.detectors },
-  );
+    data,
+  };
 }
 
-function record(
+/** A rule's finding: counted, and an audit line (`target`: the item's /mcp name). */
+export function record(
   recorder: GuardrailRecorder,
   call: GuardedCall,
-  message: JsonRpcRequest,
-  item: Item,
+  method: string,
+  target: string | undefined,
   hit: RuleHit,
   stage: GuardrailStage,
 ): void {
@@ -339,8 +337,8 @@ function record(
     principal: call.principal.id,
     via: call.principal.via,
     endpoint: call.path,
-    method: message.method,
-    ...(item.name === undefined ? {} : { target: item.name }),
+    method,
+    ...(target === undefined ? {} : { target }),
     decision: hit.action === 'block' ? 'deny' : 'allow',
     rule: `guardrail ${hit.rule}`,
     latencyMs: 0,

@@ -6,7 +6,7 @@ import type { Log } from '../../infra/log.js';
 import type { Grant } from '../../policy/allow-list.js';
 import type { Verdict } from '../../policy/guard.js';
 import type { Target } from '../../policy/target.js';
-import type { JsonRpcRequest } from '../../protocol/jsonrpc.js';
+import type { JsonObject, JsonRpcRequest } from '../../protocol/jsonrpc.js';
 import type { TaskIdCodec, TaskRef } from './task-ids.js';
 
 /** A task request whose id opened: what it names, and the id as the caller gave it. */
@@ -50,4 +50,9 @@ export interface TaskCall {
   readonly span: { setAttribute(key: string, value: string): void } | undefined;
   task: OpenedTask | undefined;
   taskTool: string | undefined;
+  /**
+   * What a task status of `server`'s task, created by `tool` (its /mcp name), may show this caller on a listen:
+   * `params` itself, a redacted copy, or a failed status in its place (the edge's guardrails decide).
+   */
+  shownTaskStatus(server: string, tool: string | undefined, params: JsonObject): JsonObject | Promise<JsonObject>;
 }

@@ -1,7 +1,8 @@
 // The guardrails step without a gateway (src/guardrails/guarded-call.ts): arguments redacted in place and in
 // their Mcp-Param-* header mirrors (Base64 form included) before `send`, arguments blocked without `send`
 // being called at all, a stream message that must be blocked dropped and the answer replaced by the refusal,
-// and a cached answer (pre-serialised) never changed in place.
+// a cached answer (pre-serialised) never changed in place; a task's input responses and a task's status pushed
+// on a listen stream (src/guardrails/task-status.ts).
 import assert from 'node:assert/strict';
 import { describe, test } from 'node:test';
 import type { RequestOptions } from '../../bridge/upstream.js';
@@ -11,6 +12,7 @@ import type { GuardrailSetting } from '../../policy/guardrails/settings.js';
 import { PLAIN_TARGET } from '../../policy/target.js';
 import type { JsonRpcNotification, JsonRpcRequest, JsonRpcResponse } from '../../protocol/jsonrpc.js';
 import { guardedRequest, type GuardrailRecorder } from '../../src/guardrails/guarded-call.js';
+import { judgedTaskStatus } from '../../src/guardrails/task-status.js';
 
 // AWS's documented example key, assembled so no scanner flags this file.
 const AWS_KEY = ['AKIA', 'IOSFODNN7', 'EXAMPLE'].join('');
@@ -142,6 +144,49 @@ describe('the guardrails step', () => {
     assert.deepEqual(answer.result.result, { content: [{ type: 'text', text: '[redacted:creditCard]' }] });
   });
 
+  test("tasks/update: the caller's input responses pass the arguments rules before the server sees them", async () => {
+    const set = rules(
+      { name: 'no-keys', on: ['arguments'], tools: ['crm__ask'], detect: ['secrets'], action: 'block' },
+      { name: 'cards', on: ['arguments'], detect: ['creditCard'], action: 'redact' },
+    );
+    const taskCall = { ...call, task: { ref: { server: 'crm' } }, taskTool: 'crm__ask' };
+    const update = (name: string): JsonRpcRequest => ({
+      jsonrpc: '2.0',
+      id: 9,
+      method: 'tasks/update',
+      params: { taskId: 'gwtask1.x', inputResponses: { 'name-1': { action: 'accept', content: { name } } } },
+    });
+    const sent: unknown[] = [];
+    const send = async (m: JsonRpcRequest): Promise<JsonRpcResponse> => {
+      sent.push(structuredClone(m.params?.inputResponses));
+      return { jsonrpc: '2.0', id: m.id, result: { resultType: 'complete' } };
+    };
+    const log = recorder();
+    const blocked = await guardedRequest(set, taskCall, log, update(`key ${AWS_KEY}`), {}, send);
+    assert.ok('error' in blocked);
+    assert.match(blocked.error.message, /^Refused by guardrail no-keys: the input responses held secrets/);
+    assert.deepEqual(sent, [], 'a blocked answer never reaches the server');
+    await guardedRequest(set, taskCall, log, update('card 4111 1111 1111 1111'), {}, send);
+    assert.deepEqual(sent, [{ 'name-1': { action: 'accept', content: { name: 'card [redacted:creditCard]' } } }]);
+    // Chosen by the tool that created the task: another tool's task meets only the rule without globs.
+    const other = { ...taskCall, taskTool: 'crm__other' };
+    assert.ok('result' in (await guardedRequest(set, other, log, update(`key ${AWS_KEY}`), {}, send)));
+    assert.deepEqual(log.decisions, ['no-keys block arguments', 'cards redact arguments']);
+  });
+
+  test("an input_required retry's inputResponses pass the arguments rules too", async () => {
+    const set = rules({ name: 'cards', on: ['arguments'], detect: ['creditCard'], action: 'redact' });
+    const retry = toolCall({ q: 'pay' });
+    retry.params!.requestState = 'state-1';
+    retry.params!.inputResponses = { card: { action: 'accept', content: { number: '5555555555554444' } } };
+    let seen: unknown;
+    await guardedRequest(set, call, recorder(), retry, {}, async (m) => {
+      seen = m.params?.inputResponses;
+      return { jsonrpc: '2.0', id: m.id, result: { content: [] } };
+    });
+    assert.deepEqual(seen, { card: { action: 'accept', content: { number: '[redacted:creditCard]' } } });
+  });
+
   test("a server's error echoing a key is judged as its answer is", async () => {
     const redact = rules({ name: 'keys', on: ['results'], detect: ['secrets'], action: 'redact' });
     const failing = async (): Promise<JsonRpcResponse> => ({
@@ -158,5 +203,58 @@ describe('the guardrails step', () => {
     const block = rules({ name: 'keys', on: ['results'], detect: ['secrets'], action: 'block' });
     const blocked = await guardedRequest(block, call, recorder(), toolCall({}), {}, failing);
     assert.ok('error' in blocked && /^Refused by guardrail keys/.test(blocked.error.message));
+  });
+});
+
+describe("a task's status on a listen stream", () => {
+  const status = (text: string) => ({
+    taskId: 'gwtask1.x',
+    status: 'completed',
+    statusMessage: `done: ${text}`,
+    createdAt: '2026-12-07T10:00:00Z',
+    lastUpdatedAt: '2026-12-07T10:00:01Z',
+    ttlMs: 60_000,
+    pollIntervalMs: 50,
+    result: { content: [{ type: 'text', text }] },
+    _meta: { 'io.modelcontextprotocol/subscriptionId': 3 },
+  });
+
+  test('redacted by the results rules of the tool that created the task; passed as given when none finds', async () => {
+    const set = rules({
+      name: 'cards',
+      on: ['results'],
+      tools: ['crm__lookup'],
+      detect: ['creditCard'],
+      action: 'redact',
+    });
+    const log = recorder();
+    const given = status('4111111111111111');
+    const shown = await judgedTaskStatus(set, call, log, 'crm', 'crm__lookup', given);
+    assert.deepEqual(shown.result, { content: [{ type: 'text', text: '[redacted:creditCard]' }] });
+    assert.equal(shown.statusMessage, 'done: [redacted:creditCard]');
+    assert.equal(given.result.content[0]!.text, '4111111111111111', 'the status given is never changed');
+    assert.equal(await judgedTaskStatus(set, call, log, 'crm', 'crm__other', given), given);
+    assert.deepEqual(log.decisions, ['cards redact results']);
+  });
+
+  test("blocked: shown failed with the refusal, keeping the task's own fields and none of its content", async () => {
+    const set = rules({ name: 'no-keys', on: ['results'], detect: ['secrets'], action: 'block' });
+    const shown = await judgedTaskStatus(set, call, recorder(), 'crm', 'crm__lookup', status(`key ${AWS_KEY}`));
+    assert.deepEqual(shown, {
+      status: 'failed',
+      error: {
+        code: -32602,
+        message:
+          'Refused by guardrail no-keys: the result held secrets; ask an operator if this is wrong ' +
+          '(guardrails[].name no-keys)',
+        data: { guardrail: 'no-keys', stage: 'results', detectors: ['secrets'] },
+      },
+      taskId: 'gwtask1.x',
+      createdAt: '2026-12-07T10:00:00Z',
+      lastUpdatedAt: '2026-12-07T10:00:01Z',
+      ttlMs: 60_000,
+      pollIntervalMs: 50,
+      _meta: { 'io.modelcontextprotocol/subscriptionId': 3 },
+    });
   });
 });
