@@ -28,8 +28,8 @@ export const ALONE = [
   'test/e2e/rolling-restart.test.ts',
   // The same balancer with Chromium and three gateways restarted in turn: about 40 s of real browsing and restarts.
   'test/e2e/identity-replicas.test.ts',
-  // The conformance suite's auth scenarios one after another, each a gateway, the suite's servers and a browser flow:
-  // 22 of them took 7 to 9 minutes beside other work (load 25 to 45 on 2 cores), so not in the shared pass.
+  // The conformance suite's 22 auth scenarios, each a gateway, the suite's servers and a browser flow: three at a time
+  // about 3 min beside other work (load 20 to 27 on 2 cores; one after another, 6.5 to 9 min), not for the shared pass.
   'test/e2e/conformance-auth.test.ts',
 ];
 
