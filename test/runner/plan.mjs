@@ -28,6 +28,9 @@ export const ALONE = [
   'test/e2e/rolling-restart.test.ts',
   // The same balancer with Chromium and three gateways restarted in turn: about 40 s of real browsing and restarts.
   'test/e2e/identity-replicas.test.ts',
+  // The conformance suite's 22 auth scenarios, each a gateway, the suite's servers and a browser flow: three at a time
+  // about 3 min beside other work (load 20 to 27 on 2 cores; one after another, 6.5 to 9 min), not for the shared pass.
+  'test/e2e/conformance-auth.test.ts',
 ];
 
 /**

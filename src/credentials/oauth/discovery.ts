@@ -39,12 +39,14 @@ export class DiscoveryError extends Error {}
  */
 export async function discover(url: string, preferred?: string): Promise<Discovered> {
   const challenge = await unauthenticatedChallenge(url);
-  const metadata = await resourceMetadata(url, challenge.resourceMetadata);
+  const { metadata, atRoot } = await resourceMetadata(url, challenge.resourceMetadata);
   const resource = typeof metadata.resource === 'string' ? metadata.resource : url;
-  if (!sameResource(resource, url)) {
+  // RFC 9728 §3.3: the resource is the identifier the metadata URL was made from. At the root well-known URL that
+  // is the origin (a server with one resource for the whole host says so there); the URL itself is also taken.
+  if (!sameResource(resource, url) && !(atRoot && sameResource(resource, new URL(url).origin))) {
     throw new DiscoveryError(
-      `the server's protected resource metadata names ${resource}, not ${url}: refusing to send it tokens for ` +
-        `another resource`,
+      `the server's protected resource metadata names ${resource}, not ${url}${atRoot ? ' or its origin' : ''}: ` +
+        `refusing to send it tokens for another resource`,
     );
   }
   const servers = Array.isArray(metadata.authorization_servers)
@@ -158,18 +160,18 @@ export function bearerParameters(header: string): { resourceMetadata?: string; s
   return { resourceMetadata: found.resource_metadata, scope: found.scope, error: found.error };
 }
 
-async function resourceMetadata(url: string, named: string | undefined): Promise<Record<string, unknown>> {
+/** The upstream's protected resource metadata, and whether it came from the root well-known URL. */
+async function resourceMetadata(
+  url: string,
+  named: string | undefined,
+): Promise<{ metadata: Record<string, unknown>; atRoot: boolean }> {
   const target = new URL(url);
   const path = target.pathname === '/' ? '' : target.pathname.replace(/\/$/, '');
-  const candidates = named
-    ? [named]
-    : [
-        `${target.origin}/.well-known/oauth-protected-resource${path}`,
-        `${target.origin}/.well-known/oauth-protected-resource`,
-      ];
+  const root = `${target.origin}/.well-known/oauth-protected-resource`;
+  const candidates = named ? [named] : [`${root}${path}`, root];
   for (const candidate of candidates) {
-    const found = await getJson(candidate);
-    if (found) return found;
+    const metadata = await getJson(candidate);
+    if (metadata) return { metadata, atRoot: !named && path !== '' && candidate === root };
   }
   throw new DiscoveryError(`no protected resource metadata (RFC 9728) for ${url}: tried ${candidates.join(', ')}`);
 }
@@ -213,6 +215,18 @@ async function getJson(url: string): Promise<Record<string, unknown> | undefined
 
 function stringList(value: unknown): string[] {
   return Array.isArray(value) ? value.filter((v): v is string => typeof v === 'string') : [];
+}
+
+/**
+ * Whether a token issued for `resource` may be sent to `url`: the resource is the url, or its origin (what
+ * discovery accepts from metadata at the root well-known URL, for a server with one resource for its whole host).
+ */
+export function resourceServes(resource: string, url: string): boolean {
+  try {
+    return sameResource(resource, url) || sameResource(resource, new URL(url).origin);
+  } catch {
+    return false;
+  }
 }
 
 /** RFC 8707 / RFC 9728: the resource is the server's URL, compared without a trailing slash or fragment. */

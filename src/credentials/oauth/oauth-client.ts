@@ -21,7 +21,7 @@ import type { OAuthRecord } from '../record.js';
 import type { CredentialStore } from '../store.js';
 import { InsecureTokenEndpoint, requestToken, TokenEndpointError, type TokenClient } from '../token-endpoint.js';
 import { ClientIdentities } from './client-identity.js';
-import { type Discovered, discover, sameResource } from './discovery.js';
+import { type Discovered, discover, resourceServes } from './discovery.js';
 
 /** The JSON-RPC error code of "connect first" (the URL-elicitation-required code of the 2025-11-25 revision). */
 export const CONNECT_REQUIRED = -32042;
@@ -88,7 +88,7 @@ export class OAuthClient implements CredentialSource {
     // A token bound to no resource comes only from a configured issuer that binds none (a perCaller stdio server's).
     if (record.resource === '')
       return this.options.discover !== undefined && this.options.settings.resource === undefined;
-    if (!sameResource(record.resource, this.options.url)) return false;
+    if (!resourceServes(record.resource, this.options.url)) return false;
     this.matchingResource = record.resource;
     return true;
   }
