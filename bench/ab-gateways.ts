@@ -23,10 +23,15 @@ export interface Build {
 export function build(rev: string): Build {
   if (rev === 'worktree') {
     const folder = mkdtempSync(path.join(tmpdir(), 'gateway-ab-'));
+    // A work tree whose node_modules is a symlink (a git worktree sharing the main checkout's) lists it as an
+    // untracked file: left out here, it is linked below as for any build.
     const files = spawnSync('git', ['ls-files', '-co', '--exclude-standard', '-z'], {
       cwd: ROOT,
       encoding: 'utf8',
-    }).stdout;
+    })
+      .stdout.split('\0')
+      .filter((file) => file !== 'node_modules')
+      .join('\0');
     const tar = spawnSync('tar', ['-c', '--null', '-T', '-', '-f', '-'], {
       cwd: ROOT,
       input: files,

@@ -1,14 +1,12 @@
 // Turns one validated server entry into the Upstream that serves it.
 import { availableParallelism } from 'node:os';
 import { DEFAULT_BACKOFF } from '../bridge/backoff.js';
-import { PooledUpstream } from '../bridge/pool/pooled-upstream.js';
 import { StdioUpstream } from '../bridge/stdio/stdio-upstream.js';
 import type { Upstream } from '../bridge/upstream.js';
 import { childEnvironment } from './child-env.js';
 import type { OpenApiServerConfig, ServerConfig } from './config/config.js';
 import type { Log } from '../infra/log.js';
 import { GATEWAY_INFO } from '../infra/version.js';
-import { perCallerUpstream } from './layers/per-caller/per-caller-factory.js';
 import type { ChildEnvSource } from './layers/per-caller/per-caller-upstream.js';
 
 export async function createUpstream(
@@ -91,8 +89,9 @@ export async function createUpstream(
     roots: server.roots,
   };
   const instances = childCount(server.instances);
+  // Loaded only for a server with a child per caller, or a pool: one child needs neither.
   if (server.perCaller)
-    return perCallerUpstream(
+    return (await import('./layers/per-caller/per-caller-factory.js')).perCallerUpstream(
       config,
       instances,
       { idleMs: server.idleMs, maxCallers: server.maxCallers },
@@ -106,6 +105,7 @@ export async function createUpstream(
     (_, index) => new StdioUpstream(config, log.child({ child: index })),
   );
   log.info({ instances }, 'serving the server as a pool of children');
+  const { PooledUpstream } = await import('../bridge/pool/pooled-upstream.js');
   return new PooledUpstream(name, children, log);
 }
 

@@ -4,7 +4,6 @@
 import { randomBytes } from 'node:crypto';
 import type { ListCache } from '../../cache/list-cache.js';
 import { Aggregator } from '../aggregate/aggregator.js';
-import type { CallerConnections } from '../aggregate/connect-placeholder.js';
 import type { GatewayConfig } from '../config/config.js';
 import { createApp, type CatalogView, type Edge, type EdgeOptions } from '../edge/app.js';
 import { hostChecker } from '../edge/host-check.js';
@@ -24,13 +23,11 @@ import { createLegacySessions, type LegacySessions } from './legacy-sessions.js'
 import { createListenHub } from '../notify/list-changes.js';
 import { defaultMaxConnections, readFdLimit, reportFdLimit } from './connection-cap.js';
 import { listen } from './listener.js';
-import { announceCredentials } from './credential-notes.js';
 import { opsOptions } from './ops-pages.js';
 import { reloadGateway } from './reload.js';
 import type { GatewayParts, LiveConfig, RunningGateway } from './running.js';
 import { ServerSet } from './servers.js';
-import { UpstreamCredentials } from './upstream-credentials.js';
-import { PerCallerSecrets } from './per-caller-secrets.js';
+import { type GatewayCredentials, openCredentials } from './credentials.js';
 import { TaskIdCodec } from '../tasks/task-ids.js';
 import { startTracing } from '../telemetry/start.js';
 import { KEEPS_EXACT_NUMBERS } from '../../protocol/exact-json.js';
@@ -47,15 +44,9 @@ export async function startGateway(initial: GatewayConfig, log: Log): Promise<Ru
     listenStreams: listenHub.size,
     cacheBytes: cache.bytes,
   });
-  const credentials = await UpstreamCredentials.open(initial, log, () => config.current);
-  const secrets = new PerCallerSecrets(
-    () => config.current,
-    credentials.store,
-    log,
-    (name, server) => credentials.childClientFor(name, server),
-  );
-  const { servers, metrics } = await createServers(initial, cache, retries, live, log, credentials, secrets);
-  const connections = callerConnections(credentials, secrets);
+  // Loaded only when the config uses them (credentials.ts): otherwise a stand-in that needs nothing.
+  const credentials = await openCredentials(initial, log, () => config.current);
+  const { servers, metrics } = await createServers(initial, cache, retries, live, log, credentials);
   warnIfOpenBeyondLoopback(initial, log);
   const aggregate = new Aggregator({
     upstreams: servers.upstreams,
@@ -64,7 +55,7 @@ export async function startGateway(initial: GatewayConfig, log: Log): Promise<Ru
     listDeadlineMs: initial.aggregate.listDeadlineMs,
     cursorSecret: initial.aggregate.cursorSecret,
     log: log.child({ endpoint: 'mcp' }),
-    connections,
+    connections: credentials,
     listsPerCaller: (server) => servers.listsPerCaller(server),
   });
   const search = new ToolSearch({
@@ -96,7 +87,7 @@ export async function startGateway(initial: GatewayConfig, log: Log): Promise<Ru
     cache,
     tracker,
     metrics,
-    connections: credentials.store && { needs: connections.needs, counts: () => credentials.store!.counts() },
+    connections: credentials.counts && { needs: (server) => credentials.needs(server), counts: credentials.counts },
   });
   const edge = createEdge(initial, {
     servers,
@@ -112,7 +103,6 @@ export async function startGateway(initial: GatewayConfig, log: Log): Promise<Ru
     tracer,
     log,
     credentials,
-    secrets,
   });
   const { host, port, allowedHosts, publicUrl } = initial.listen;
   const fdLimit = readFdLimit();
@@ -130,7 +120,7 @@ export async function startGateway(initial: GatewayConfig, log: Log): Promise<Ru
   });
   await retries.register(url);
   announceEndpoints(initial, url, servers, log);
-  announceCredentials(initial, log);
+  credentials.announce();
   servers.startAll();
 
   const parts: GatewayParts = {
@@ -170,7 +160,7 @@ async function abandonStart(opened: {
   security: SecurityHolder;
   retries: HeldCallRetries;
   relay: GatewayParts['sessionRelay'];
-  credentials: UpstreamCredentials;
+  credentials: GatewayCredentials;
   tracer: GatewayParts['tracer'];
   log: Log;
 }): Promise<void> {
@@ -198,8 +188,7 @@ async function createServers(
   retries: HeldCallRetries,
   live: () => LiveCounts,
   log: Log,
-  credentials: UpstreamCredentials,
-  secrets: PerCallerSecrets,
+  credentials: GatewayCredentials,
 ): Promise<{ servers: ServerSet; metrics: GatewayMetrics }> {
   // Each reads the other only later (a queue wait, a scrape), so the order of these two does not matter.
   const servers: ServerSet = new ServerSet({
@@ -209,8 +198,7 @@ async function createServers(
     meterOf: (name) => metrics.upstreamCalls.forServer(name),
     forgetMetrics: (name) => metrics.forgetServer(name),
     log,
-    credentialSourceOf: (name, server) => credentials.sourceFor(name, server),
-    secretsOf: (name, server) => secrets.envFor(name, server),
+    callerReachOf: (name, server) => credentials.reachOf(name, server),
   });
   const metrics = new GatewayMetrics({ upstreams: () => servers.statuses(), cache: () => cache.stats, live });
   for (const [name, server] of Object.entries(config.servers)) await servers.add(name, server, config.envReads);
@@ -218,25 +206,10 @@ async function createServers(
 }
 
 /**
- * Servers whose lists need a caller's own account (type: oauth) or values (secrets:) first: /mcp shows those a
- * placeholder.
- */
-function callerConnections(credentials: UpstreamCredentials, secrets: PerCallerSecrets): CallerConnections {
-  return {
-    needs: (server) =>
-      credentials.needsConnect(server) ? 'account' : secrets.needsConnect(server) ? 'secrets' : undefined,
-    connected: (server, principal) =>
-      credentials.needsConnect(server)
-        ? credentials.connected(server, principal)
-        : secrets.connected(server, principal),
-  };
-}
-
-/**
  * A caller connected a server or revoked it (here or on another replica): merged pages holding their
  * placeholder, or that server's tools, are stale, and their own listen streams hear that its lists changed.
  */
-function followConnections(credentials: UpstreamCredentials, aggregate: Aggregator, listenHub: ListenHub): void {
+function followConnections(credentials: GatewayCredentials, aggregate: Aggregator, listenHub: ListenHub): void {
   credentials.onConnectionChange((server, isFor) => {
     aggregate.listsChanged(isFor);
     listenHub.publish(server, CONNECTION_LISTS, isFor);
@@ -281,8 +254,7 @@ interface EdgeParts {
   ops: EdgeOptions['ops'];
   tracer: EdgeOptions['tracer'];
   log: Log;
-  credentials: UpstreamCredentials;
-  secrets: PerCallerSecrets;
+  credentials: GatewayCredentials;
 }
 
 function createEdge(config: GatewayConfig, parts: EdgeParts): Edge {
@@ -313,9 +285,7 @@ function createEdge(config: GatewayConfig, parts: EdgeParts): Edge {
         const outcome = await security.current.authenticator.authenticate(authorization);
         return outcome.ok && outcome.principal.via !== 'anonymous' ? outcome.principal.id : undefined;
       };
-      // One store, one list of a caller's connections: the connect routes serve it; the paste pages add none.
       parts.credentials.addRoutes(app, authenticate);
-      parts.secrets.addRoutes(app, authenticate, false, parts.credentials.signIn);
     },
   });
 }

@@ -13,8 +13,7 @@ import type { UpstreamWatch } from '../notify/upstream-listen.js';
 import { createUpstream } from '../upstream-factory.js';
 import { buildServerStack, type ServedUpstream } from '../layers/stack.js';
 import { followUpstreamChanges } from '../notify/list-changes.js';
-import type { CredentialSource } from '../credentials/credential-source.js';
-import type { CallerEnv } from '../layers/per-caller/secret-gate.js';
+import type { CallerReach } from './credentials.js';
 
 export interface ServerSetOptions {
   cache: ListCache;
@@ -26,13 +25,11 @@ export interface ServerSetOptions {
   /** A removed server has stopped: its metric series go (for metrics). */
   forgetMetrics(server: string): Promise<void>;
   log: Log;
-  /** Where each caller's own credential for a server with `credentials:` comes from (src/credentials/). */
-  credentialSourceOf?(name: string, server: ServerConfig): CredentialSource | undefined;
   /**
-   * Where each caller's own values for a perCaller server with `secrets:` or `credentials:` come from
-   * (src/layers/per-caller/).
+   * How a server with `credentials:` or `secrets:` reaches each caller's own credential or values
+   * (src/gateway/credentials.ts); undefined for any other server.
    */
-  secretsOf?(name: string, server: ServerConfig): CallerEnv | undefined;
+  callerReachOf?(name: string, server: ServerConfig): Promise<CallerReach | undefined>;
 }
 
 export class ServerSet {
@@ -106,8 +103,8 @@ export class ServerSet {
   ): Promise<ServedUpstream> {
     const { cache, held, log } = this.options;
     const upstreamLog = log.child({ server: name });
-    const secrets = this.options.secretsOf?.(name, server);
-    const upstream = prepared ?? (await createUpstream(name, server, upstreamLog, envReads, secrets));
+    const reach = await this.options.callerReachOf?.(name, server);
+    const upstream = prepared ?? (await createUpstream(name, server, upstreamLog, envReads, reach?.env));
     this.raw.set(name, upstream);
     // A server reached as each caller has no listen stream of the gateway's own: it would be refused (whose
     // token would it carry?). Its lists live per caller in the cache for their ttlMs.
@@ -120,8 +117,7 @@ export class ServerSet {
       meter: this.options.meterOf(name),
       queueWaited: (seconds) => this.options.queueWaited(name, seconds),
       log: upstreamLog,
-      credentials: this.options.credentialSourceOf?.(name, server),
-      secrets,
+      caller: reach,
     });
     this.limited.set(name, limits);
     this.upstreams.set(name, served);

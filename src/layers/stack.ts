@@ -26,9 +26,6 @@ import { HeaderRulesUpstream } from './header-rules-upstream.js';
 import { LimitedUpstream, type Limits } from './limits/limited-upstream.js';
 import { MeteredUpstream } from './metered-upstream.js';
 import { PropagatingUpstream } from './propagating-upstream.js';
-import type { CredentialSource } from '../credentials/credential-source.js';
-import { CredentialedUpstream } from './credentialed-upstream.js';
-import { type CallerEnvGate, SecretGate } from './per-caller/secret-gate.js';
 
 export interface StackSettings extends Limits {
   transport: 'stdio' | 'http' | 'sse' | 'openapi';
@@ -42,13 +39,24 @@ export interface StackParts {
   /** Told how long each queued request waited for its slot, in seconds. */
   queueWaited(seconds: number): void;
   log: Log;
-  /** Where each caller's own credential for this server comes from; absent: the server's static headers. */
-  credentials?: CredentialSource | undefined;
   /**
-   * A perCaller server's per-caller values (secrets, an OAuth token): a caller without theirs gets the connect link
-   * above the MRTR bridge.
+   * The layers of a server reached as each caller or with per-caller values, placed here but made by the
+   * credentials' wiring (src/gateway/credentials.ts), so a gateway without them never loads their modules.
    */
-  secrets?: CallerEnvGate | undefined;
+  caller?: CallerLayers | undefined;
+}
+
+/** A layer this stack places but does not make: it wraps the stack below it. */
+export type Layer = (below: Upstream) => Upstream;
+
+export interface CallerLayers {
+  /** Sends each caller as themselves (CredentialedUpstream, over the server's credential source). */
+  credentials?: Layer | undefined;
+  /**
+   * A perCaller server's per-caller values (secrets, an OAuth token): a caller without theirs gets the connect
+   * link above the MRTR bridge (SecretGate).
+   */
+  secrets?: Layer | undefined;
 }
 
 /** The top of a server's stack: an Upstream that can also say when its requests in flight are done. */
@@ -71,14 +79,14 @@ export function buildServerStack(transport: Upstream, settings: StackSettings, p
   const propagating = new PropagatingUpstream(transport, settings.transport === 'stdio' ? 'stdio' : 'http');
   const metered = new MeteredUpstream(propagating, parts.meter);
   const limits = new LimitedUpstream(metered, settings, parts.queueWaited);
-  const reached = parts.credentials ? new CredentialedUpstream(limits, parts.credentials) : limits;
+  const reached = parts.caller?.credentials?.(limits) ?? limits;
   const bridged = new InputBridge(reached, {
     held: parts.held,
     roots: settings.roots,
     placesQuestions: settings.transport === 'http',
     log: parts.log,
   });
-  const gated = parts.secrets ? new SecretGate(bridged, parts.secrets) : bridged;
+  const gated = parts.caller?.secrets?.(bridged) ?? bridged;
   const cached = new CachedUpstream(gated, parts.cache);
   const served = new HeaderRulesUpstream(cached, parts.log);
   return { served, limits };

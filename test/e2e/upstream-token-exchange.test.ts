@@ -28,36 +28,32 @@ describe('token exchange: each caller reaches the upstream as themselves', () =>
   const callerTokens = new Map<string, string>();
   const auditFile = path.join(tempDir('token-exchange-'), 'audit.log');
 
+  const docsServer = () => ({
+    url: upstream.url,
+    credentials: {
+      type: 'tokenExchange',
+      tokenEndpoint: oidc.tokenEndpoint,
+      clientId: CLIENT.client_id,
+      clientSecret: CLIENT.client_secret,
+      audience: upstream.url,
+    },
+  });
+  const configWith = (servers: Record<string, unknown>) => ({
+    listen: { port: 0 },
+    log: { level: 'debug' },
+    audit: { destination: auditFile, arguments: true },
+    auth: {
+      jwt: { issuer: oidc.issuer, jwksUrl: oidc.jwksUrl, audience: GATEWAY_RESOURCE },
+      apiKeys: [{ key: API_KEY, principal: 'carol' }],
+    },
+    servers,
+  });
+
   before(async () => {
     oidc = await startOidc({ clients: [CLIENT], callerAudience: GATEWAY_RESOURCE });
     upstream = await startIdentityServer(oidc.issuer, oidc.jwksUrl);
     for (const who of ['alice', 'bob']) callerTokens.set(who, await oidc.signCaller(who));
-    const config = parseConfig(
-      {
-        listen: { port: 0 },
-        log: { level: 'debug' },
-        audit: { destination: auditFile, arguments: true },
-        auth: {
-          jwt: { issuer: oidc.issuer, jwksUrl: oidc.jwksUrl, audience: GATEWAY_RESOURCE },
-          apiKeys: [{ key: API_KEY, principal: 'carol' }],
-        },
-        servers: {
-          docs: {
-            url: upstream.url,
-            credentials: {
-              type: 'tokenExchange',
-              tokenEndpoint: oidc.tokenEndpoint,
-              clientId: CLIENT.client_id,
-              clientSecret: CLIENT.client_secret,
-              audience: upstream.url,
-            },
-          },
-        },
-      },
-      'test',
-      ROOT,
-    );
-    gateway = await startGateway(config, written.logger);
+    gateway = await startGateway(parseConfig(configWith({ docs: docsServer() }), 'test', ROOT), written.logger);
   });
 
   after(async () => {
@@ -126,6 +122,24 @@ describe('token exchange: each caller reaches the upstream as themselves', () =>
     assert.ok('error' in answer.body, JSON.stringify(answer.body));
     assert.match(answer.body.error.message, /auth\.jwt/);
     assert.ok(!upstream.callers.includes('carol'));
+  });
+
+  test('a gateway started without such a server reaches it as each caller once a reload adds it', async () => {
+    // Started without per-user credentials, the gateway has not loaded their modules (test/e2e/lazy-modules.test.ts):
+    // the reload loads them for the server it adds.
+    const local = { command: process.execPath, args: [path.join(ROOT, 'test/fixtures/synthetic-server.mjs')] };
+    const later = await startGateway(parseConfig(configWith({ local }), 'test', ROOT), written.logger);
+    try {
+      await later.reload(parseConfig(configWith({ local, docs: docsServer() }), 'test', ROOT));
+      const answer = await send(
+        `${later.url}/servers/docs/mcp`,
+        request('tools/call', { name: 'whoami', arguments: {} }),
+        { authorization: `Bearer ${callerTokens.get('bob')}` },
+      );
+      assert.equal(answer.body.result?.content[0].text, 'you are bob', JSON.stringify(answer.body));
+    } finally {
+      await later.close();
+    }
   });
 
   test("no token text in the gateway's logs or audit", async () => {
