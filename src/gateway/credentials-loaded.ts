@@ -8,7 +8,7 @@ import type { GatewayConfig, ServerConfig } from '../config/config.js';
 import { CredentialedUpstream } from '../layers/credentialed-upstream.js';
 import { SecretGate } from '../layers/per-caller/secret-gate.js';
 import { announceCredentials } from './credential-notes.js';
-import type { Authenticate, CallerReach, GatewayCredentials } from './credentials.js';
+import type { Authenticate, CallerReach, GatewayCredentials } from './credentials-face.js';
 import { PerCallerSecrets } from './per-caller-secrets.js';
 import { UpstreamCredentials } from './upstream-credentials.js';
 

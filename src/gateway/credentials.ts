@@ -3,35 +3,11 @@
 // src/credentials/ and src/layers/, and are loaded (credentials-loaded.ts) only when the config uses them. A
 // gateway without them holds none of their modules (nor jose) and keeps the small stand-in below; a reload
 // that adds a server reached as each caller loads them then, as the start would have.
-import type { HttpBindings } from '@hono/node-server';
-import type { Hono } from 'hono';
 import type { Log } from '../../infra/log.js';
-import type { CallerConnections } from '../aggregate/connect-placeholder.js';
 import type { GatewayConfig, ServerConfig } from '../config/config.js';
-import type { ChildEnvSource } from '../layers/per-caller/per-caller-upstream.js';
-import type { CallerLayers } from '../layers/stack.js';
+import type { CallerReach, GatewayCredentials } from './credentials-face.js';
 
-/** How one server reaches its callers' own credential or values: its stack's layers and its children's env. */
-export interface CallerReach extends CallerLayers {
-  /** A perCaller server's children's per-caller environment (secrets, an OAuth token). */
-  env?: ChildEnvSource | undefined;
-}
-
-export type Authenticate = (authorization: string | undefined) => Promise<string | undefined>;
-
-export interface GatewayCredentials extends CallerConnections {
-  /** Undefined for a server with neither `credentials:` nor per-caller `secrets:`. Cold path (a server's start). */
-  reachOf(name: string, server: ServerConfig): Promise<CallerReach | undefined>;
-  /** A caller's connection to a server was made or revoked (here or on another replica); `isFor` says whose. */
-  onConnectionChange(listener: (server: string, isFor: (principal: string) => boolean) => void): void;
-  /** Connections per server, for the status page; undefined without a store. */
-  readonly counts: (() => Promise<ReadonlyMap<string, number>>) | undefined;
-  /** The connect and paste pages and the callers' list of connections (only with a store). */
-  addRoutes(app: Hono<{ Bindings: HttpBindings }>, authenticate: Authenticate): void;
-  /** What an operator must know at start (redirect URIs, where connections are kept). */
-  announce(): void;
-  close(): Promise<void>;
-}
+export type { Authenticate, CallerReach, GatewayCredentials } from './credentials-face.js';
 
 /** `current`: the live config, read where a reload must show. */
 export async function openCredentials(
