@@ -329,7 +329,8 @@ export class Router {
   private unreadList(kind: 'tools' | 'prompts', server: string): string | undefined {
     const method = kind === 'tools' ? 'tools/list' : 'prompts/list';
     const failure = this.options.listFailure?.(server, method);
-    if (failure === undefined) return undefined;
+    // A server that is down says so better (describeUnknown names its state and last error).
+    if (failure === undefined || this.options.upstreams.get(server)?.status().state !== 'ready') return undefined;
     return (
       `Could not look this ${kind.slice(0, -1)} up: upstream '${server}' failed its ${method} when it was read ` +
       `again for it (${failure}); try again`
