@@ -161,9 +161,10 @@ describe('no upstream token, code, verifier or client secret in anything the gat
     );
     assert.equal((await whoami('alice', '/mcp')).body.result?.content[0].text, 'you are alice-at-crm');
 
-    // bob: the placeholder on /mcp, URL-mode elicitation, the retry; his tokens expire at once, so every
-    // call of his refreshes (a refresh token sent, new tokens back).
-    oidc.setAccessTokenTtl(1);
+    // bob: the placeholder on /mcp, URL-mode elicitation, the retry; his tokens are due at once, so every
+    // call of his refreshes (a refresh token sent, new tokens back). 2 s, not 1: a JWT's exp is in whole seconds,
+    // and a 1 s token could reach the upstream already expired.
+    oidc.setAccessTokenTtl(2);
     try {
       const asked = await send(
         'bob',
