@@ -18,6 +18,7 @@ import { silentLog } from '../../infra/log.js';
 import { type IdentityServer, startIdentityServer } from '../fixtures/identity-server.js';
 import { chromium } from '../services.js';
 import { tempDir } from '../temp.js';
+import { scaled } from '../timing.js';
 import { ROOT, VERSION } from './harness.js';
 import { type OAuthRig, startOAuthRig } from './oauth-rig.js';
 
@@ -65,6 +66,9 @@ describe('mcp-remote in front of a gateway whose only server is per-user', { ski
       upstream: startIdentityServer,
       config: (at) => ({
         auth: { apiKeys: Object.entries(KEYS).map(([principal, key]) => ({ key, principal })) },
+        // The first call after connecting reads the caller's lists as them (crm checks their new token): under CI
+        // load that took over the 5 s default once, and this test is about routing, not that deadline.
+        aggregate: { listDeadlineMs: scaled(15_000) },
         credentials: {
           key: 'a-test-credentials-key-of-32-bytes-or-more',
           store: 'file',

@@ -11,6 +11,7 @@ import { silentLog } from '../../infra/log.js';
 import { startIdentityServer, type IdentityServer } from '../fixtures/identity-server.js';
 import { chromium } from '../services.js';
 import { tempDir } from '../temp.js';
+import { scaled } from '../timing.js';
 import { request, send, until, VERSION } from './harness.js';
 import { startOAuthRig, type OAuthRig } from './oauth-rig.js';
 
@@ -31,6 +32,9 @@ describe('a gateway whose only server is per-user', { skip: browserNeed.skip }, 
       upstream: startIdentityServer,
       config: (at) => ({
         auth: { apiKeys: Object.entries(KEYS).map(([principal, key]) => ({ key, principal })) },
+        // The first call after connecting reads the caller's lists as them (crm checks their new token): under CI
+        // load that took over the 5 s default once, and this test is about routing, not that deadline.
+        aggregate: { listDeadlineMs: scaled(15_000) },
         credentials: {
           key: 'a-test-credentials-key-of-32-bytes-or-more',
           store: 'file',
