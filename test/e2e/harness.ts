@@ -212,8 +212,10 @@ export function sseMessages(response: Response): { messages: any[]; done: Promis
  * The limit only delays a failure, so a slow machine stretches it rather than failing a correct gateway.
  */
 export async function until(predicate: () => boolean | Promise<boolean>, ms: number, stepMs = 20): Promise<boolean> {
-  const deadline = Date.now() + scaled(ms);
-  while (Date.now() < deadline) {
+  // The monotonic clock: Date.now() is whole milliseconds (a 100 ms wait could end 99.1 ms after it began, seen
+  // on CI) and moves when the wall clock is set.
+  const deadline = performance.now() + scaled(ms);
+  while (performance.now() < deadline) {
     if (await predicate()) return true;
     await sleep(stepMs);
   }

@@ -8,6 +8,7 @@ import { after, before, describe, test } from 'node:test';
 import type { RunningGateway } from '../../src/gateway.js';
 import { fixture, headersFor, post, request, ROOT, startTestGateway, until, textOf } from './harness.js';
 import { tempDir } from '../temp.js';
+import { scaled } from '../timing.js';
 
 const cancelLog = path.join(tempDir('mcp-gw-'), 'cancel.log');
 
@@ -132,6 +133,10 @@ describe('eras', () => {
         command: process.execPath,
         args: ['--import', 'tsx', 'test/fixtures/strict-legacy-server.ts'],
         cwd: ROOT,
+        // The probe must reach the child for it to exit on it: with the 5 s default, a tsx child that took longer
+        // to start (a loaded CI machine) read the probe only after it was given up as silence, exited during the
+        // initialize that followed, and that exit counted as a crash. A deadline, not an expectation.
+        probeTimeoutMs: scaled(30_000),
       },
       pinned: fixture('legacy-server', { era: 'legacy' }),
     });
