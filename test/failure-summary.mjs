@@ -74,7 +74,7 @@ export function note(state, event) {
 }
 
 /** The runner's own test for a whole file: named by the file's path (absolute or relative, by Node version). */
-function isFileItself(data) {
+export function isFileItself(data) {
   if (data.nesting !== 0 || typeof data.name !== 'string' || typeof data.file !== 'string') return false;
   return data.name === data.file || path.resolve(data.name) === path.resolve(data.file);
 }

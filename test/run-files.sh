@@ -56,15 +56,28 @@ run() {
   shift 2
   (($# > 0)) || return 0
   # --enable-source-maps: a test's reported location is its line in the .ts file, not in esbuild's output.
-  TEST_FAILURE_SUMMARY="$summaries/$pass" node --enable-source-maps --import ./test/ts-loader.mjs \
-    --import ./test/report-pipe.ts --test --test-concurrency="$concurrency" --test-force-exit \
-    --test-timeout="${TEST_FILE_TIMEOUT:-300000}" --test-reporter=tap --test-reporter-destination=stdout \
-    --test-reporter=./test/failure-summary.mjs --test-reporter-destination=stdout "$@"
+  TEST_FAILURE_SUMMARY="$summaries/$pass" TEST_FILE_TIMES="$summaries/$pass.times" node --enable-source-maps \
+    --import ./test/ts-loader.mjs --import ./test/report-pipe.ts --test --test-concurrency="$concurrency" \
+    --test-force-exit --test-timeout="${TEST_FILE_TIMEOUT:-300000}" --test-reporter=tap \
+    --test-reporter-destination=stdout --test-reporter=./test/failure-summary.mjs --test-reporter-destination=stdout \
+    --test-reporter=./test/file-times.mjs --test-reporter-destination=stdout "$@"
 }
+# The slowest files of a pass (test/file-times.mjs), with its wall time: where a slow run's time went.
+slowest() {
+  local pass=$1 took=$2
+  [[ -s "$summaries/$pass.times" ]] || return 0
+  echo "# The $pass pass took ${took} s; its slowest files (s from start to end, beside the others):"
+  sort -rn "$summaries/$pass.times" | head -n "${TEST_SLOWEST:-12}" |
+    awk -F'\t' -v root="$PWD/" '{ file = $2; sub("^" root, "", file); printf "#   %6.1f  %s\n", $1 / 1000, file }'
+}
+began=$SECONDS
 run together "${TEST_CONCURRENCY:-6}" "${together[@]}"
 first=$?
+slowest together $((SECONDS - began))
+began=$SECONDS
 run alone 1 "${alone[@]}"
 second=$?
+slowest alone $((SECONDS - began))
 status=$((first != 0 ? first : second))
 
 # The closing summary: what failed, pass by pass. A pass that failed with nothing noted (the runner itself

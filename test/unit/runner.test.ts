@@ -53,6 +53,9 @@ describe('test/run-files.sh', () => {
       'the fixture suite > the fixture test that never ends',
     ])
       assert.ok(last.includes(wanted), `the last 40 lines lack ${JSON.stringify(wanted)}:\n${last}`);
+    // Where the time went: each file with its seconds, the failing one among them (test/file-times.mjs).
+    assert.match(output, /The together pass took \d+ s; its slowest files/);
+    assert.match(output, new RegExp(`^# +\\d+\\.\\d  ${FAILS.replaceAll('.', '\\.')}$`, 'm'));
   });
 
   test('a named file that does not exist stops the run before any test runs, naming it', async () => {
