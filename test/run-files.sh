@@ -1,13 +1,15 @@
 #!/usr/bin/env bash
-# The test files, in two passes: every file six at a time, then the few that measure the gateway under load
-# (their own floods, fairness and latency figures) one at a time, so that no other file's load is read as
-# theirs. Both passes always run; the exit code is the first failure's. Which files, in which order, and the
+# The test files, in two passes: every file six at a time (the files that drive a browser in a lane of their own
+# beside them, two at a time), then the few that measure the gateway under load (their own floods, fairness and
+# latency figures) one at a time, so that no other file's load is read as theirs. Every pass always runs; the
+# exit code is the first failure's. Which files, in which order, and the
 # checks on that list (a named file that does not exist, a test file no leg would run): test/runner/plan.mjs.
 #
 #   TEST_FILES="a.test.ts b.test.ts"  run exactly these files (in one pass)
 #   TEST_LEG=second                   the second Node leg's files (see plan.mjs); TEST_FULL_SECOND_LEG=1: all
 #   TEST_FILE_TIMEOUT=300000          each file's --test-timeout, in ms
-#   TEST_CONCURRENCY=6                files at a time in the first pass
+#   TEST_CONCURRENCY=6                files at a time in the first pass (the browser lane's included)
+#   TEST_BROWSER_CONCURRENCY=2        of those, how many may drive a browser at once
 #   TEST_SUMMARY_OUT=path             also write the closing summary there (.ci/run prints every leg's at the end)
 #
 # TypeScript runs through test/ts-loader.mjs (esbuild's output, cached in node_modules/.cache/ts-tests), not
@@ -28,10 +30,12 @@ if ! listing="$(node test/runner/plan.mjs 2>"${TMPDIR:-/tmp}/plan-problems.$$")"
 fi
 rm -f "${TMPDIR:-/tmp}/plan-problems.$$"
 together=()
+browsers=()
 alone=()
 while read -r pass file; do
   case "$pass" in
     together) together+=("$file") ;;
+    browsers) browsers+=("$file") ;;
     alone) alone+=("$file") ;;
   esac
 done <<<"$listing"
@@ -70,21 +74,40 @@ slowest() {
   sort -rn "$summaries/$pass.times" | head -n "${TEST_SLOWEST:-12}" |
     awk -F'\t' -v root="$PWD/" '{ file = $2; sub("^" root, "", file); printf "#   %6.1f  %s\n", $1 / 1000, file }'
 }
+# The browser lane runs beside the shared pass, its report kept in a file and printed after it (two reports
+# interleaved line by line could not be read), its slots taken from the shared pass's six.
 began=$SECONDS
-run together "${TEST_CONCURRENCY:-6}" "${together[@]}"
+lanes=${TEST_BROWSER_CONCURRENCY:-2}
+((${#browsers[@]} > 0)) || lanes=0
+(
+  run browsers "$lanes" "${browsers[@]}" >"$summaries/browsers.tap" 2>&1
+  code=$?
+  echo "$((SECONDS - began))" >"$summaries/browsers.took"
+  exit $code
+) &
+lane=$!
+run together "$((${TEST_CONCURRENCY:-6} - lanes > 0 ? ${TEST_CONCURRENCY:-6} - lanes : 1))" "${together[@]}"
 first=$?
 slowest together $((SECONDS - began))
+wait "$lane"
+beside=$?
+cat "$summaries/browsers.tap"
+slowest browsers "$(cat "$summaries/browsers.took" 2>/dev/null)"
 began=$SECONDS
 run alone 1 "${alone[@]}"
 second=$?
 slowest alone $((SECONDS - began))
-status=$((first != 0 ? first : second))
+status=$((first != 0 ? first : beside != 0 ? beside : second))
 
 # The closing summary: what failed, pass by pass. A pass that failed with nothing noted (the runner itself
 # broke) says so, so that a red run always names something.
 {
-  for pass in together alone; do
-    code=$([[ $pass == together ]] && echo $first || echo $second)
+  for pass in together browsers alone; do
+    case $pass in
+      together) code=$first ;;
+      browsers) code=$beside ;;
+      alone) code=$second ;;
+    esac
     if [[ -s "$summaries/$pass" ]]; then
       echo "Failed in the $pass pass, under Node $node_version:"
       cat "$summaries/$pass"
@@ -92,7 +115,7 @@ status=$((first != 0 ? first : second))
       echo "The $pass pass under Node $node_version exited $code with no failed test noted: see the report above"
     fi
   done
-  ((status == 0)) && echo "All ${#together[@]} + ${#alone[@]} test files passed under Node $node_version"
+  ((status == 0)) && echo "All ${#together[@]} + ${#browsers[@]} + ${#alone[@]} test files passed under Node $node_version"
 } >"$summaries/closing"
 sed 's/^/# /' "$summaries/closing"
 [[ -n "${TEST_SUMMARY_OUT:-}" ]] && cp "$summaries/closing" "$TEST_SUMMARY_OUT"

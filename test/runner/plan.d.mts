@@ -7,4 +7,4 @@ export declare function secondLeg(root: string, suite: string[]): string[];
 export declare function plan(
   root: string,
   env: Record<string, string | undefined>,
-): { together: string[]; alone: string[]; problems: string[] };
+): { together: string[]; browsers: string[]; alone: string[]; problems: string[] };

@@ -1,7 +1,7 @@
 // Which test files a run of test/run-files.sh runs, and in which pass: kept apart from the shell script so the
 // choice and its checks can be read and tested (test/unit/runner.test.ts). Prints one line per file,
-// `together <file>` or `alone <file>`, in the order they should start; on a wrong list it prints why on stderr and
-// exits 2, before any test runs.
+// `together <file>`, `browsers <file>` or `alone <file>`, in the order they should start; on a wrong list it
+// prints why on stderr and exits 2, before any test runs.
 //
 //   TEST_FILES="a.test.ts b.test.ts"  exactly these files (the runner's own test drives fixtures this way)
 //   TEST_LEG=second                   the second Node leg's files (below); otherwise every file
@@ -87,6 +87,14 @@ export const SMOKE = [
   'test/e2e/tracing.test.ts',
 ];
 
+/**
+ * A file that drives a real browser (it asks test/services.ts for Chromium). Browsers are the heaviest thing the
+ * shared pass runs: several side by side ran three to four times slower than one alone (upstream-oauth: 85 s
+ * beside others, 22 s alone), and dragged the files beside them. They run in a lane of their own, a few at a time,
+ * beside the shared pass (test/run-files.sh).
+ */
+const DRIVES_A_BROWSER = /\bawait chromium\(/;
+
 /** Whether a file's tests depend on the Node version by name: it must run on both legs. */
 const NODE_SPECIFIC = /onlyOnNode\(|KEEPS_EXACT_NUMBERS|process\.versions?\b/;
 /** Exact numbers and CEL: the number handling that differs between Node 20 and 22. */
@@ -118,7 +126,8 @@ export function secondLeg(root, suite) {
 }
 
 /**
- * The plan: { together, alone, problems }. problems lists what makes the run wrong before it starts: a file
+ * The plan: { together, browsers, alone, problems }: the shared pass, the browser lane that runs beside it, and
+ * the files that run one at a time after both. problems lists what makes the run wrong before it starts: a file
  * named here or in TEST_FILES that does not exist, a test file outside the suite's glob, a file bound to a
  * Node version left out of the second leg.
  */
@@ -131,7 +140,7 @@ export function plan(root, env) {
   if (env.TEST_FILES?.trim()) {
     const named = env.TEST_FILES.trim().split(/\s+/);
     missing(named, 'TEST_FILES');
-    return { together: named, alone: [], problems };
+    return { together: named, browsers: [], alone: [], problems };
   }
   missing(ALONE, 'test/runner/plan.mjs (ALONE)');
   missing(LONGEST, 'test/runner/plan.mjs (LONGEST)');
@@ -146,21 +155,32 @@ export function plan(root, env) {
       if (NODE_SPECIFIC.test(readFileSync(path.join(root, file), 'utf8')) && !suite.includes(file))
         problems.push(`${file} depends on the Node version but the second leg leaves it out`);
   }
-  const together = [
+  const shared = [
     ...LONGEST.filter((file) => suite.includes(file)),
     ...suite.filter((file) => !LONGEST.includes(file) && !ALONE.includes(file)),
   ];
-  return { together, alone: ALONE.filter((file) => suite.includes(file)), problems };
+  const browsers = shared.filter((file) => DRIVES_A_BROWSER.test(readFileSync(path.join(root, file), 'utf8')));
+  return {
+    together: shared.filter((file) => !browsers.includes(file)),
+    browsers,
+    alone: ALONE.filter((file) => suite.includes(file)),
+    problems,
+  };
 }
 
 if (import.meta.url === pathToFileURL(process.argv[1] ?? '').href) {
   const root = fileURLToPath(new URL('../../', import.meta.url));
-  const { together, alone, problems } = plan(root, process.env);
+  const { together, browsers, alone, problems } = plan(root, process.env);
   if (problems.length) {
     process.stderr.write(
       `test/run-files.sh: the list of test files is wrong:\n${problems.map((p) => `  ${p}\n`).join('')}`,
     );
     process.exit(2);
   }
-  process.stdout.write([...together.map((f) => `together ${f}\n`), ...alone.map((f) => `alone ${f}\n`)].join(''));
+  const lines = [
+    ...together.map((f) => `together ${f}\n`),
+    ...browsers.map((f) => `browsers ${f}\n`),
+    ...alone.map((f) => `alone ${f}\n`),
+  ];
+  process.stdout.write(lines.join(''));
 }

@@ -4,7 +4,7 @@
 // Node leg. The fixtures it drives live in test/runner-fixtures/, outside the suite's glob.
 import assert from 'node:assert/strict';
 import { spawn } from 'node:child_process';
-import { mkdirSync, writeFileSync } from 'node:fs';
+import { mkdirSync, readFileSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
 import { describe, test } from 'node:test';
 import { fileURLToPath } from 'node:url';
@@ -69,7 +69,7 @@ describe('test/run-files.sh', () => {
 describe('the Node legs (test/runner/plan.mjs)', () => {
   const first = plan(ROOT, {});
   const second = plan(ROOT, { TEST_LEG: 'second' });
-  const all = (leg: typeof first) => [...leg.together, ...leg.alone];
+  const all = (leg: typeof first) => [...leg.together, ...leg.browsers, ...leg.alone];
 
   test('the lists are right: every file they name exists, every test file is in the glob', () => {
     assert.deepEqual(first.problems, []);
@@ -80,6 +80,16 @@ describe('the Node legs (test/runner/plan.mjs)', () => {
     assert.deepEqual([...all(first)].sort(), allTestFiles(ROOT));
     assert.ok(first.alone.includes('test/e2e/load.test.ts'));
     assert.ok(!first.together.includes('test/e2e/load.test.ts'));
+  });
+
+  test('the files that drive a browser run in their own lane, and every one of them does', () => {
+    const drives = (file: string) => /\bawait chromium\(/.test(readFileSync(path.join(ROOT, file), 'utf8'));
+    assert.ok(first.browsers.includes('test/e2e/status-page.test.ts'));
+    assert.deepEqual(first.together.filter(drives), [], 'a browser file in the shared pass');
+    assert.ok(first.browsers.every(drives), 'a file in the browser lane that drives no browser');
+    // The alone pass keeps its files, browsers or not: they run after both.
+    assert.ok(first.alone.includes('test/e2e/identity-replicas.test.ts'));
+    assert.ok(!first.browsers.includes('test/e2e/identity-replicas.test.ts'));
   });
 
   test('the second leg runs the unit files, the exact-numbers and CEL files, the smoke set and no load file', () => {
