@@ -2,6 +2,7 @@
 // (a block is one ABBA or BAAB quartet, so each ratio already has both positions in it). Blocks served by
 // the same pair of processes are not independent (a process can sit a few percent off for its whole
 // life), so the bootstrap draws pairs first and blocks within them: the interval then covers that too.
+import { seededRandom } from '../test/seeded-random.js';
 
 export const median = (values: readonly number[]): number => {
   const sorted = [...values].sort((a, b) => a - b);
@@ -9,23 +10,11 @@ export const median = (values: readonly number[]): number => {
   return sorted.length % 2 ? sorted[mid]! : (sorted[mid - 1]! + sorted[mid]!) / 2;
 };
 
-/** A deterministic generator (mulberry32), so the same samples always give the same interval. */
-function random(seed: number): () => number {
-  let a = seed >>> 0;
-  return () => {
-    a = (a + 0x6d2b79f5) >>> 0;
-    let t = a;
-    t = Math.imul(t ^ (t >>> 15), t | 1);
-    t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
-    return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
-  };
-}
-
 /** The 2.5th and 97.5th percentiles of the median over 2,000 two-stage resamples (groups, then values). */
 export function bootstrapMedian(groups: readonly (readonly number[])[], resamples = 2_000): [number, number] {
   const all = groups.flat();
   if (all.length < 2) return [all[0] ?? NaN, all[0] ?? NaN];
-  const next = random(all.length * 7919);
+  const next = seededRandom(all.length * 7919);
   const pick = <T>(from: readonly T[]): T => from[Math.floor(next() * from.length)]!;
   const medians: number[] = [];
   for (let r = 0; r < resamples; r++) {

@@ -6,6 +6,7 @@
 import { readdirSync, readFileSync } from 'node:fs';
 import { fileURLToPath } from 'node:url';
 import type { JsonObject } from '../../protocol/jsonrpc.js';
+import { seededRandom } from '../../test/seeded-random.js';
 
 const HERE = fileURLToPath(new URL('.//', import.meta.url));
 export const SEPARATOR = '__';
@@ -42,18 +43,6 @@ export function labelledQueries(): LabelledQuery[] {
 /** Queries written after the tuning, never tuned on: they show whether the tuning generalizes. */
 export function heldOutQueries(): LabelledQuery[] {
   return JSON.parse(readFileSync(`${HERE}queries-holdout.json`, 'utf8'));
-}
-
-/** mulberry32: a tiny seeded generator, so the same catalog is built on every run. */
-function seeded(seed: number): () => number {
-  let state = seed >>> 0;
-  return () => {
-    state = (state + 0x6d2b79f5) >>> 0;
-    let t = state;
-    t = Math.imul(t ^ (t >>> 15), t | 1);
-    t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
-    return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
-  };
 }
 
 // service: what it is called, and the things it holds.
@@ -213,7 +202,7 @@ function syntheticTool(service: string, verb: [string, string], entity: string, 
 
 /** Synthetic servers whose tools, with the real ones, make `total` tools. Deterministic for a given seed. */
 export function distractorServers(count: number, seed = 18): Server[] {
-  const random = seeded(seed);
+  const random = seededRandom(seed);
   const servers: Server[] = [];
   const services = Object.entries(SERVICES);
   let made = 0;
