@@ -39,15 +39,19 @@ interface Host {
   close(): Promise<void>;
 }
 
-/** A call's text, or the code and link of the error a client library threw for it. */
+/**
+ * A call's text, or the code and link of the error a client library threw for it. Both SDKs turn a -32042 that
+ * carries the 2025-11-25 shape (`elicitations`) into their UrlElicitationRequiredError, keeping only that array:
+ * the link is read there, as a host reads it.
+ */
 async function outcome(call: () => Promise<{ content?: unknown }>) {
   try {
     const result = await call();
     return { text: (result.content as { text?: string }[] | undefined)?.[0]?.text };
   } catch (error) {
-    const { code, data } = error as { code?: number; data?: { url?: string } };
+    const { code, data } = error as { code?: number; data?: { elicitations?: { url?: string }[] } };
     if (code === undefined) throw error;
-    return { code, url: data?.url };
+    return { code, url: data?.elicitations?.[0]?.url };
   }
 }
 

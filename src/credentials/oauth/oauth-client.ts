@@ -7,14 +7,13 @@ import { expiresSoon } from './token-lifetime.js';
 import type { AuthorizationPending, ConnectPending } from './pending.js';
 import { codeRequestUrl, codeVerifier, issuerMatches } from './authorization-request.js';
 import type { CallerIdentity } from '../../../bridge/upstream.js';
+import { ErrorCode, type JsonRpcId, type JsonRpcRequest, type JsonRpcResponse } from '../../../protocol/jsonrpc.js';
 import {
-  ErrorCode,
-  isObject,
-  type JsonRpcId,
-  type JsonRpcRequest,
-  type JsonRpcResponse,
-} from '../../../protocol/jsonrpc.js';
-import { META } from '../../../protocol/mcp.js';
+  acceptsUrlElicitation,
+  CONNECT_REQUIRED,
+  connectRequiredData,
+  type UrlElicitation,
+} from '../../../protocol/connect-link.js';
 import type { OAuthSettings } from '../settings.js';
 import { type CredentialSource, connectState, type Instead, type Obtained } from '../credential-source.js';
 import type { OAuthRecord } from '../record.js';
@@ -24,7 +23,6 @@ import { ClientIdentities } from './client-identity.js';
 import { type Discovered, discover, resourceServes } from './discovery.js';
 
 /** The JSON-RPC error code of "connect first" (the URL-elicitation-required code of the 2025-11-25 revision). */
-export const CONNECT_REQUIRED = -32042;
 /** What a link's page says about the authorization server is found again after this long. */
 const DESTINATION_TTL_MS = 60_000;
 /**
@@ -336,8 +334,13 @@ export class OAuthClient implements CredentialSource {
       ? `${server} needs more access for this call (scope ${stepUpScopes.join(' ')}): open ${url} ${valid} to grant ` +
         `it, then try again.`
       : `Connect your ${server} account to continue: open ${url} ${valid}, then try again.`;
+    const elicitation: UrlElicitation = {
+      mode: 'url',
+      url,
+      elicitationId: url.slice(url.lastIndexOf('/') + 1, url.lastIndexOf('/') + 17),
+      message: text,
+    };
     if (acceptsUrlElicitation(message)) {
-      const elicitationId = url.slice(url.lastIndexOf('/') + 1, url.lastIndexOf('/') + 17);
       return {
         answer: (id: JsonRpcId): JsonRpcResponse => ({
           jsonrpc: '2.0',
@@ -345,17 +348,14 @@ export class OAuthClient implements CredentialSource {
           result: {
             resultType: 'input_required',
             inputRequests: {
-              [`connect-${server}`]: {
-                method: 'elicitation/create',
-                params: { mode: 'url', url, elicitationId, message: text },
-              },
+              [`connect-${server}`]: { method: 'elicitation/create', params: elicitation },
             },
             requestState: connectState(server),
           },
         }),
       };
     }
-    return { refused: text, data: { url, reason: 'connect_required' }, code: CONNECT_REQUIRED };
+    return { refused: text, data: connectRequiredData(elicitation), code: CONNECT_REQUIRED };
   }
 
   private clientFor(found: Discovered): Promise<TokenClient> {
@@ -376,12 +376,4 @@ export function issuerProblem(pending: AuthorizationPending, iss: string | undef
 
 function words(text: string | undefined): string[] {
   return (text ?? '').split(' ').filter(Boolean);
-}
-
-/** The request declared URL-mode elicitation in its capabilities (they are never remembered between requests). */
-function acceptsUrlElicitation(message: JsonRpcRequest): boolean {
-  const meta = message.params?._meta;
-  const capabilities = isObject(meta) ? meta[META.clientCapabilities] : undefined;
-  const elicitation = isObject(capabilities) ? capabilities.elicitation : undefined;
-  return isObject(elicitation) && isObject(elicitation.url);
 }

@@ -5,22 +5,19 @@
 // link: never form-mode elicitation, which the spec forbids for secrets. The values go into that caller's
 // child only; nothing here logs or returns them.
 import type { CallerIdentity } from '../../../bridge/upstream.js';
+import { type JsonRpcId, type JsonRpcRequest, type JsonRpcResponse, errorResponse } from '../../../protocol/jsonrpc.js';
 import {
-  isObject,
-  type JsonRpcId,
-  type JsonRpcRequest,
-  type JsonRpcResponse,
-  errorResponse,
-} from '../../../protocol/jsonrpc.js';
-import { META } from '../../../protocol/mcp.js';
+  acceptsUrlElicitation,
+  CONNECT_REQUIRED,
+  connectRequiredData,
+  type UrlElicitation,
+} from '../../../protocol/connect-link.js';
 import type { SecretPending, SecretRecord } from '../../credentials/record.js';
 import type { CredentialStore } from '../../credentials/store.js';
 import type { Admission, GoneListener } from './per-caller-upstream.js';
 import { type CallerEnv, GoneListeners } from './secret-gate.js';
 
 // "Connect first" is answered with the OAuth connect flow's own code (URL elicitation required).
-import { CONNECT_REQUIRED } from '../../credentials/oauth/oauth-client.js';
-export { CONNECT_REQUIRED };
 
 export interface SecretEnvSettings {
   server: string;
@@ -111,31 +108,20 @@ export class SecretEnv implements CallerEnv {
     const text =
       `${server} needs ${this.names.join(', ')} of your own: open ${url} (single use, valid ` +
       `${Math.round(linkTtlMs / 60_000)} min), paste it there, then try again.`;
+    const elicitation: UrlElicitation = { mode: 'url', url, elicitationId: link.slice(0, 16), message: text };
     if (acceptsUrlElicitation(message)) {
-      const elicitationId = link.slice(0, 16);
       return (id) => ({
         jsonrpc: '2.0',
         id,
         result: {
           resultType: 'input_required',
           inputRequests: {
-            [`secret-${server}`]: {
-              method: 'elicitation/create',
-              params: { mode: 'url', url, elicitationId, message: text },
-            },
+            [`secret-${server}`]: { method: 'elicitation/create', params: elicitation },
           },
           requestState: this.requestState,
         },
       });
     }
-    return (id) => errorResponse(id, CONNECT_REQUIRED, text, { server, url, reason: 'connect_required' });
+    return (id) => errorResponse(id, CONNECT_REQUIRED, text, connectRequiredData(elicitation, { server }));
   }
-}
-
-/** The request declared URL-mode elicitation in its capabilities (they are never remembered between requests). */
-function acceptsUrlElicitation(message: JsonRpcRequest): boolean {
-  const meta = message.params?._meta;
-  const capabilities = isObject(meta) ? meta[META.clientCapabilities] : undefined;
-  const elicitation = isObject(capabilities) ? capabilities.elicitation : undefined;
-  return isObject(elicitation) && isObject(elicitation.url);
 }
