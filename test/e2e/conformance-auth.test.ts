@@ -35,11 +35,6 @@ const scenarios = [...listing.matchAll(/^\s+- (auth\/\S+)/gm)].map((m) => m[1]!)
  * entry, and its test says to remove it (as the suite's own expected-failures baseline works).
  */
 const NOT_IMPLEMENTED: Record<string, string> = {
-  'auth/2025-03-26-oauth-metadata-backcompat':
-    'a 2025-03-26 server with no protected resource metadata (RFC 9728): the gateway requires it, as the spec has ' +
-    'since 2025-06-18, and says so on the confirm page',
-  'auth/2025-03-26-oauth-endpoint-fallback':
-    'a 2025-03-26 server with no metadata at all, its endpoints guessed at its origin: refused likewise',
   'auth/client-credentials-jwt':
     'the client_credentials grant with private_key_jwt (an ext-auth extension): the gateway connects people, with ' +
     'the authorization code grant',

@@ -1,8 +1,14 @@
 // Where an upstream's authorization server is and what it offers, found as the MCP authorization spec
 // tells a client to (basic/authorization, 2026-07-28): the protected resource metadata (RFC 9728) named by
 // the upstream's 401 `WWW-Authenticate: resource_metadata`, else at its well-known URLs; then the
-// authorization server's metadata (RFC 8414), else OpenID discovery. Cold path: once per connect link.
+// authorization server's metadata (RFC 8414), else OpenID discovery. An upstream that publishes no protected
+// resource metadata at all is a 2025-03-26 server: its authorization server is its own origin
+// (discovery-2025-03-26.ts). Cold path: once per connect link.
 import { isSecureOrLoopback } from '../../../protocol/loopback.js';
+import { authorizationAtOrigin } from './discovery-2025-03-26.js';
+import { DiscoveryError, getJson, readMetadata } from './metadata-document.js';
+
+export { DiscoveryError } from './metadata-document.js';
 
 /** What the gateway needs of an authorization server, from its validated metadata (RFC 8414 / OpenID discovery). */
 export interface AuthorizationServer {
@@ -31,15 +37,20 @@ export interface Discovered extends AuthorizationServer {
 
 const TIMEOUT_MS = 10_000;
 
-export class DiscoveryError extends Error {}
-
 /**
  * Discovers the authorization of `url` (the upstream's MCP endpoint); `preferred`: the issuer to pick when it is
  * listed.
  */
 export async function discover(url: string, preferred?: string): Promise<Discovered> {
   const challenge = await unauthenticatedChallenge(url);
-  const { metadata, atRoot } = await resourceMetadata(url, challenge.resourceMetadata);
+  const asked = challenge.scope ? challenge.scope.split(' ').filter(Boolean) : undefined;
+  const found = await resourceMetadata(url, challenge.resourceMetadata);
+  if (found === undefined) {
+    // None at all, and none promised by the 401: the 2025-03-26 revision's way, checked as any other server is.
+    const atOrigin = await authorizationAtOrigin(url);
+    return { ...described(atOrigin.issuer, atOrigin.metadata), resource: url, scopes: asked ?? [] };
+  }
+  const { metadata, atRoot } = found;
   const resource = typeof metadata.resource === 'string' ? metadata.resource : url;
   // RFC 9728 §3.3: the resource is the identifier the metadata URL was made from. At the root well-known URL that
   // is the origin (a server with one resource for the whole host says so there); the URL itself is also taken.
@@ -57,8 +68,7 @@ export async function discover(url: string, preferred?: string): Promise<Discove
   const server = await authorizationServer(
     preferred !== undefined && servers.includes(preferred) ? preferred : servers[0]!,
   );
-  const supported = stringList(metadata.scopes_supported);
-  return { ...server, resource, scopes: challenge.scope ? challenge.scope.split(' ').filter(Boolean) : supported };
+  return { ...server, resource, scopes: asked ?? stringList(metadata.scopes_supported) };
 }
 
 /** The endpoints of an authorization server the gateway sends codes, secrets and tokens to, or reads keys from. */
@@ -66,10 +76,8 @@ const ENDPOINTS = ['authorization_endpoint', 'token_endpoint', 'registration_end
 const HTTPS_ONLY = 'MCP requires https for every authorization server endpoint (plain http only on loopback)';
 
 /**
- * The validated metadata of the authorization server `issuer`: its own issuer, both endpoints, PKCE S256,
- * and every endpoint over https (the spec: "All authorization server endpoints MUST be served over
- * HTTPS"; plain http only on this machine). An issuer named by an upstream's metadata is refused before
- * anything is fetched from it.
+ * The validated metadata of the authorization server `issuer`: its own issuer, then `described`'s checks. An
+ * issuer named by an upstream's metadata is refused before anything is fetched from it.
  */
 export async function authorizationServer(issuer: string): Promise<AuthorizationServer> {
   if (!isSecureOrLoopback(issuer))
@@ -80,6 +88,15 @@ export async function authorizationServer(issuer: string): Promise<Authorization
       `the authorization server metadata of ${issuer} names issuer ${String(as.issuer)}; they must be equal (RFC ` +
         `8414 §3.3)`,
     );
+  return described(issuer, as);
+}
+
+/**
+ * What every authorization server's metadata must hold, however it was found: both endpoints, PKCE S256, and
+ * every endpoint over https (the spec: "All authorization server endpoints MUST be served over HTTPS"; plain
+ * http only on this machine).
+ */
+function described(issuer: string, as: Record<string, unknown>): AuthorizationServer {
   if (typeof as.authorization_endpoint !== 'string' || typeof as.token_endpoint !== 'string') {
     throw new DiscoveryError(
       `the authorization server ${issuer} publishes no authorization_endpoint or token_endpoint`,
@@ -160,20 +177,29 @@ export function bearerParameters(header: string): { resourceMetadata?: string; s
   return { resourceMetadata: found.resource_metadata, scope: found.scope, error: found.error };
 }
 
-/** The upstream's protected resource metadata, and whether it came from the root well-known URL. */
+/**
+ * The upstream's protected resource metadata, and whether it came from the root well-known URL; undefined when
+ * it publishes none: the 401 named none, and every well-known URL answered without it. Metadata the 401 promised
+ * and a URL that could not be read are errors, never a reason to look elsewhere.
+ */
 async function resourceMetadata(
   url: string,
   named: string | undefined,
-): Promise<{ metadata: Record<string, unknown>; atRoot: boolean }> {
+): Promise<{ metadata: Record<string, unknown>; atRoot: boolean } | undefined> {
   const target = new URL(url);
   const path = target.pathname === '/' ? '' : target.pathname.replace(/\/$/, '');
   const root = `${target.origin}/.well-known/oauth-protected-resource`;
   const candidates = named ? [named] : [`${root}${path}`, root];
+  const tried: string[] = [];
+  let unreachable = false;
   for (const candidate of candidates) {
-    const metadata = await getJson(candidate);
-    if (metadata) return { metadata, atRoot: !named && path !== '' && candidate === root };
+    const read = await readMetadata(candidate);
+    if (read.kind === 'found') return { metadata: read.json, atRoot: !named && path !== '' && candidate === root };
+    tried.push(`${candidate} (${read.why})`);
+    unreachable ||= read.kind === 'unreachable';
   }
-  throw new DiscoveryError(`no protected resource metadata (RFC 9728) for ${url}: tried ${candidates.join(', ')}`);
+  if (!named && !unreachable) return undefined;
+  throw new DiscoveryError(`no protected resource metadata (RFC 9728) for ${url}: tried ${tried.join(', ')}`);
 }
 
 export async function authorizationServerMetadata(issuer: string): Promise<Record<string, unknown>> {
@@ -191,26 +217,6 @@ export async function authorizationServerMetadata(issuer: string): Promise<Recor
     if (found) return found;
   }
   throw new DiscoveryError(`no authorization server metadata for ${issuer}: tried ${candidates.join(', ')}`);
-}
-
-async function getJson(url: string): Promise<Record<string, unknown> | undefined> {
-  try {
-    const response = await fetch(url, {
-      headers: { accept: 'application/json' },
-      redirect: 'error',
-      signal: AbortSignal.timeout(TIMEOUT_MS),
-    });
-    if (!response.ok) {
-      await response.body?.cancel();
-      return undefined;
-    }
-    const json = (await response.json()) as unknown;
-    return json !== null && typeof json === 'object' && !Array.isArray(json)
-      ? (json as Record<string, unknown>)
-      : undefined;
-  } catch {
-    return undefined;
-  }
 }
 
 function stringList(value: unknown): string[] {
