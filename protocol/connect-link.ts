@@ -4,7 +4,7 @@
 // placeholders and docs read it), and `elicitations`, the 2025-11-25 revision's URLElicitationRequiredError, which
 // 2025 hosts (SDK 1.x's UrlElicitationRequiredError among them) read to open the link for the person.
 import { isObject, type JsonRpcRequest } from './jsonrpc.js';
-import { META } from './mcp.js';
+import { declaredCapabilities } from './mcp.js';
 
 /** URLElicitationRequiredError's code (2025-11-25); the gateway answers it to 2026 clients too. */
 export const CONNECT_REQUIRED = -32042;
@@ -19,9 +19,7 @@ export interface UrlElicitation {
 
 /** The request declared URL-mode elicitation in its capabilities (they are never remembered between requests). */
 export function acceptsUrlElicitation(message: JsonRpcRequest): boolean {
-  const meta = message.params?._meta;
-  const capabilities = isObject(meta) ? meta[META.clientCapabilities] : undefined;
-  const elicitation = isObject(capabilities) ? capabilities.elicitation : undefined;
+  const elicitation = declaredCapabilities(message)?.elicitation;
   return isObject(elicitation) && isObject(elicitation.url);
 }
 

@@ -1,4 +1,5 @@
 // MCP 2026-07-28 constants: versions, _meta keys and the method sets each era knows.
+import { isObject, type JsonObject, type JsonRpcRequest } from './jsonrpc.js';
 
 export const MODERN_VERSION = '2026-07-28';
 /** Versions the gateway serves downstream, newest first. */
@@ -14,6 +15,16 @@ export const META = {
   serverInfo: 'io.modelcontextprotocol/serverInfo',
   subscriptionId: 'io.modelcontextprotocol/subscriptionId',
 } as const;
+
+/**
+ * The client capabilities a request declared in its own `_meta` (2026-07-28 remembers none between requests), or
+ * undefined when it declared none or not as an object. The one place a layer reads them.
+ */
+export function declaredCapabilities(message: JsonRpcRequest): JsonObject | undefined {
+  const meta = message.params?._meta;
+  const capabilities = isObject(meta) ? meta[META.clientCapabilities] : undefined;
+  return isObject(capabilities) ? capabilities : undefined;
+}
 
 /** RFC 5424 severities, least severe first: a request's logLevel lets through its own and those after it. */
 export const LOG_LEVELS: readonly string[] = [

@@ -19,7 +19,7 @@ import {
   type JsonRpcResponse,
 } from '../../protocol/jsonrpc.js';
 import type { Log } from '../../infra/log.js';
-import { MAY_ASK, META } from '../../protocol/mcp.js';
+import { declaredCapabilities, MAY_ASK, META } from '../../protocol/mcp.js';
 import { traceFields } from '../../protocol/request-trace.js';
 import { HeldCall, type CallEvent, type HeldCalls } from '../mrtr/held-call.js';
 import { requestDigest } from '../mrtr/request-state.js';
@@ -178,8 +178,7 @@ export class InputBridge extends UpstreamWrapper {
   /** Waits for the call's next event and answers this client round with it. */
   private async round(call: HeldCall, message: JsonRpcRequest, options: RequestOptions): Promise<JsonRpcResponse> {
     const meta = isObject(message.params?._meta) ? message.params._meta : {};
-    const declared = meta[META.clientCapabilities];
-    const capabilities: JsonObject = isObject(declared) ? declared : {};
+    const capabilities: JsonObject = declaredCapabilities(message) ?? {};
     for (;;) {
       const event: CallEvent | undefined = await call.next(options.signal, options.onNotification, meta.progressToken);
       if (!event) {

@@ -9,7 +9,7 @@ import {
   type JsonRpcRequest,
   type JsonRpcResponse,
 } from '../../protocol/jsonrpc.js';
-import { META, TASKS_EXTENSION } from '../../protocol/mcp.js';
+import { declaredCapabilities, META, TASKS_EXTENSION } from '../../protocol/mcp.js';
 
 export function refuseUndeclaredTask(message: JsonRpcRequest, response: JsonRpcResponse): JsonRpcResponse {
   if (!('result' in response) || response.result.resultType !== 'task' || declaresTasks(message)) return response;
@@ -22,9 +22,6 @@ export function refuseUndeclaredTask(message: JsonRpcRequest, response: JsonRpcR
 }
 
 export function declaresTasks(message: JsonRpcRequest): boolean {
-  const meta = message.params?._meta;
-  const capabilities = isObject(meta) ? meta[META.clientCapabilities] : undefined;
-  return (
-    isObject(capabilities) && isObject(capabilities.extensions) && isObject(capabilities.extensions[TASKS_EXTENSION])
-  );
+  const extensions = declaredCapabilities(message)?.extensions;
+  return isObject(extensions) && isObject(extensions[TASKS_EXTENSION]);
 }
