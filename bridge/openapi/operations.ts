@@ -35,7 +35,7 @@ export interface Operation {
   readonly response?: JsonSchema;
   /** What the request's Accept says: the operation's answer types, JSON first. */
   readonly accept: string;
-  /** The operation's (or its path's) own `servers[0].url`, which must share baseUrl's origin. */
+  /** The operation's (or its path's) own `servers[0].url`, variables at their defaults (origin-rule.ts judges it). */
   readonly serverUrl?: string;
 }
 
@@ -70,7 +70,7 @@ function operationOf(api: Node, dialect: Dialect, route: string, method: string,
     .map((p) => parameterOf(p, dialect));
   const body = dialect === 'swagger2' ? swaggerBody(api, op, raw) : openapiBody(op, dialect);
   const { response, types } = dialect === 'swagger2' ? swaggerResponse(api, op) : openapiResponse(op, dialect);
-  const serverUrl = text(asNode(asArray(op.servers)[0]).url) ?? text(asNode(asArray(item.servers)[0]).url);
+  const serverUrl = serverUrlOf(asArray(op.servers)[0]) ?? serverUrlOf(asArray(item.servers)[0]);
   return {
     method: method.toUpperCase(),
     path: route,
@@ -86,6 +86,16 @@ function operationOf(api: Node, dialect: Dialect, route: string, method: string,
 }
 
 const asArray = (value: unknown): unknown[] => (Array.isArray(value) ? value : []);
+
+/** A Server Object's url with each `{variable}` at its default (one without a default stays as written). */
+export function serverUrlOf(server: unknown): string | undefined {
+  const url = text(asNode(server).url);
+  const variables = asNode(asNode(server).variables);
+  return url?.replace(/\{([^}]+)\}/g, (whole, name: string) => {
+    const fallback = asNode(variables[name]).default;
+    return fallback === undefined ? whole : String(fallback);
+  });
+}
 
 /** The path's parameters, overridden by the operation's of the same name and place. */
 function mergedParameters(shared: unknown, own: unknown): Node[] {
