@@ -1,6 +1,7 @@
 // An OpenAPI document cannot send the gateway's requests anywhere but baseUrl's origin (issue 49): a listener
-// on another loopback port records every request, and a document names that port three ways (an operation's
-// own servers:, its path item's servers:, a server URL whose variables default to it) beside a $ref to it.
+// on another loopback port records every request, and a document names that port four ways (an operation's
+// own servers:, its path item's servers:, a server URL whose variables default to it, a path key that reads
+// as an authority) beside a $ref to it.
 // The $ref refuses the load; without it the document loads, those operations are neither listed nor callable
 // (through /mcp or the server's own endpoint, where the refusal says why and which setting to change), and the
 // listener sees nothing, while an operation on baseUrl's origin is called as usual.
@@ -40,6 +41,8 @@ describe("requests go only to baseUrl's origin", () => {
         responses: ok,
       },
     },
+    // A path key that reads as an authority is still a path below baseUrl.
+    [`//127.0.0.1:${port}/x`]: { get: { operationId: 'authorityLike', responses: ok } },
     '/own': {
       get: { operationId: 'ownServer', servers: [{ url: `http://127.0.0.1:${port}` }], responses: ok },
     },
@@ -65,6 +68,7 @@ describe("requests go only to baseUrl's origin", () => {
     await new Promise<void>((resolve) => listener.listen(0, '127.0.0.1', resolve));
     port = (listener.address() as AddressInfo).port;
     rest = await startRestServer();
+    gateway = await start(writeDocument(dir, 'servers.yaml', documentWith(paths())));
   });
   after(async () => {
     await gateway?.close();
@@ -89,10 +93,10 @@ describe("requests go only to baseUrl's origin", () => {
   });
 
   test('without it: the document loads, each such operation is left out, and the log says what to do', async () => {
-    gateway = await start(writeDocument(dir, 'servers.yaml', documentWith(paths())));
+    assert.ok(gateway, 'the gateway started');
     const answer = await post(`${gateway.url}/mcp`, request('tools/list'));
     const names = (answer.body.result.tools as { name: string }[]).map((tool) => tool.name);
-    assert.deepEqual(names, ['pets__showPetById']);
+    assert.deepEqual(names, ['pets__showPetById', 'pets__authorityLike']);
     const warnings = logged.warnings().filter((line) => line.includes(`http://127.0.0.1:${port}`));
     assert.equal(warnings.length, 3, warnings.join('\n'));
     for (const [operation, tool] of [
@@ -124,15 +128,21 @@ describe("requests go only to baseUrl's origin", () => {
       assert.match(message, /requests go only to baseUrl's origin/);
       assert.match(message, /servers\.pets\.baseUrl/);
     }
-    // The operation on baseUrl's origin is called as usual, and nothing of the above reached either server.
+    // The operations on baseUrl's origin are called as usual (the path like an authority reaches the REST server,
+    // which does not serve it), and nothing of the above reached either server.
     const shown = await post(
       `${gateway.url}/mcp`,
       request('tools/call', { name: 'pets__showPetById', arguments: { petId: 'Rex' } }),
     );
     assert.deepEqual(shown.body.result.structuredContent, { id: 7, name: 'Rex' });
+    const authorityLike = await post(
+      `${gateway.url}/mcp`,
+      request('tools/call', { name: 'pets__authorityLike', arguments: {} }),
+    );
+    assert.match(authorityLike.body.result.content[0].text, /^HTTP 404 from http:\/\/127\.0\.0\.1:\d+\/v1\/\/127/);
     assert.deepEqual(
       rest.received.slice(before).map((received) => `${received.method} ${received.url}`),
-      ['GET /v1/pets/Rex'],
+      ['GET /v1/pets/Rex', `GET /v1//127.0.0.1:${port}/x`],
     );
     assert.deepEqual(seen, []);
   });
