@@ -13,6 +13,11 @@
 //   call through the gateway:       1.329 / 17.574 ms     0.804 / 13.484 ms    0.495 / 0.686 ms
 //   direct GET:                     0.171 /  0.714 ms     0.178 /  0.902 ms    0.110 / 0.190 ms
 //   added by the gateway (p50):     1.158 ms              0.626 ms             0.386 ms
+// Three runs more the same day, N = 500, load average 15-16 (the first before the origin rule, two after):
+//   list api    0.789 / 8.990, 0.982 / 12.440, 0.838 / 15.973 ms
+//   list stdio  0.497 / 7.215, 0.631 / 10.799, 0.586 /  9.381 ms
+//   call        0.794 / 11.354, 0.715 / 12.889, 0.778 / 12.000 ms
+//   direct GET  0.090 / 0.244, 0.083 / 0.253, 0.084 / 0.228 ms;  added by the gateway (p50) 0.704, 0.633, 0.695 ms
 // Both lists are served from the cache (one upstream tools/list in all). The OpenAPI list costs 2-4x the
 // stdio one: 1.7x the bytes (real schemas, outputSchema), the rest not yet accounted for.
 import { writeFileSync } from 'node:fs';

@@ -1,11 +1,12 @@
 // The tools a loaded document offers, each with where its calls go. The base URL is the config's `baseUrl`,
 // else the document's first server; every request goes to that one origin. An operation whose own
-// `servers:` names another origin is left out (and said so in the log): a document cannot send the gateway's
-// requests, and the headers configured for this API, anywhere else.
+// `servers:` names another origin is left out (origin-rule.ts), its reason logged and kept for a call of it:
+// a document cannot send the gateway's requests, and the headers configured for this API, anywhere else.
 import type { LoadedDocument } from './document.js';
 import { DocumentError } from './document-source.js';
-import { type Operation, operationsOf } from './operations.js';
-import { describeOperation, nameOperations, toolNameOf } from './tool-names.js';
+import { type Operation, operationsOf, serverUrlOf } from './operations.js';
+import { placeOperation } from './origin-rule.js';
+import { nameOperations, toolNameOf } from './tool-names.js';
 import { planTool, type ToolPlan } from './tools.js';
 
 export interface CatalogueSettings {
@@ -27,6 +28,8 @@ export interface CatalogueEntry {
 export interface Catalogue {
   readonly origin: string;
   readonly entries: ReadonlyMap<string, CatalogueEntry>;
+  /** The tools left out because their operation names another origin, each with the reason (and the fix). */
+  readonly refused: ReadonlyMap<string, string>;
   /** The tools/list items, in the document's order. */
   readonly tools: readonly Record<string, unknown>[];
 }
@@ -45,16 +48,16 @@ export function buildCatalogue(
     ]),
   );
   const basePaths = new Map<Operation, string>();
+  const refused = new Map<string, string>();
   for (const operation of allowed) {
-    const own = operation.serverUrl === undefined ? undefined : safeUrl(operation.serverUrl, base);
-    if (own && own.origin !== base.origin) {
-      warn(
-        `${settings.where}: ${describeOperation(operation)} names its own server ${own.origin}, not ${base.origin}; ` +
-          "the operation is left out (requests go only to baseUrl's origin)",
-      );
+    const name = toolNameOf(operation, settings.nameBudget);
+    const placed = placeOperation(operation, base, settings.where, name);
+    if ('refusal' in placed) {
+      warn(placed.refusal);
+      refused.set(name, placed.refusal);
       continue;
     }
-    basePaths.set(operation, (own ?? base).pathname);
+    basePaths.set(operation, placed.basePath);
     kept.push(operation);
   }
   const named = nameOperations(kept, settings.nameBudget, settings.where);
@@ -65,7 +68,7 @@ export function buildCatalogue(
   const tools = [...entries.values()]
     .sort((a, b) => order.get(a.plan.operation)! - order.get(b.plan.operation)!)
     .map((entry) => entry.plan.definition);
-  return { origin: base.origin, entries, tools };
+  return { origin: base.origin, entries, refused, tools };
 }
 
 function safeUrl(text: string, base: URL | string | undefined): URL | undefined {
@@ -99,10 +102,5 @@ function documentServer(document: LoadedDocument): string | undefined {
     const scheme = schemes.includes('https') ? 'https' : (schemes[0] ?? 'https');
     return `${scheme}://${api.host}${typeof api.basePath === 'string' ? api.basePath : ''}`;
   }
-  const first = Array.isArray(api.servers) ? (api.servers[0] as Record<string, unknown> | undefined) : undefined;
-  if (!first || typeof first.url !== 'string') return undefined;
-  const variables = (first.variables ?? {}) as Record<string, { default?: unknown }>;
-  return first.url.replace(/\{([^}]+)\}/g, (whole, name: string) =>
-    variables[name]?.default === undefined ? whole : String(variables[name].default),
-  );
+  return Array.isArray(api.servers) ? serverUrlOf(api.servers[0]) : undefined;
 }

@@ -169,7 +169,11 @@ export class OpenApiUpstream implements Upstream {
     const params = message.params ?? {};
     const name = params.name;
     const entry = typeof name === 'string' ? this.catalogue.entries.get(name) : undefined;
-    if (!entry) return errorResponse(message.id, ErrorCode.InvalidParams, `Unknown tool: ${String(name)}`);
+    if (!entry) {
+      const refused = typeof name === 'string' ? this.catalogue.refused.get(name) : undefined;
+      const why = refused ? `Tool ${name} is not offered: ${refused}` : `Unknown tool: ${String(name)}`;
+      return errorResponse(message.id, ErrorCode.InvalidParams, why);
+    }
     const args = params.arguments ?? {};
     const problem = isObject(args)
       ? this.checker.problem(entry.plan.name, entry.plan.inputSchema, args)

@@ -35,7 +35,7 @@ export interface Operation {
   readonly response?: JsonSchema;
   /** What the request's Accept says: the operation's answer types, JSON first. */
   readonly accept: string;
-  /** The operation's (or its path's) own `servers[0].url`, which must share baseUrl's origin. */
+  /** The operation's (or its path's) own `servers[0].url`, variables at their defaults (origin-rule.ts judges it). */
   readonly serverUrl?: string;
 }
 
@@ -70,7 +70,7 @@ function operationOf(api: Node, dialect: Dialect, route: string, method: string,
     .map((p) => parameterOf(p, dialect));
   const body = dialect === 'swagger2' ? swaggerBody(api, op, raw) : openapiBody(op, dialect);
   const { response, types } = dialect === 'swagger2' ? swaggerResponse(api, op) : openapiResponse(op, dialect);
-  const serverUrl = text(asNode(asArray(op.servers)[0]).url) ?? text(asNode(asArray(item.servers)[0]).url);
+  const serverUrl = serverUrlOf(asArray(op.servers)[0]) ?? serverUrlOf(asArray(item.servers)[0]);
   return {
     method: method.toUpperCase(),
     path: route,
@@ -86,6 +86,16 @@ function operationOf(api: Node, dialect: Dialect, route: string, method: string,
 }
 
 const asArray = (value: unknown): unknown[] => (Array.isArray(value) ? value : []);
+
+/** A Server Object's url with each `{variable}` at its default (one without a default stays as written). */
+export function serverUrlOf(server: unknown): string | undefined {
+  const url = text(asNode(server).url);
+  const variables = asNode(asNode(server).variables);
+  return url?.replace(/\{([^}]+)\}/g, (whole, name: string) => {
+    const fallback = asNode(variables[name]).default;
+    return fallback === undefined ? whole : String(fallback);
+  });
+}
 
 /** The path's parameters, overridden by the operation's of the same name and place. */
 function mergedParameters(shared: unknown, own: unknown): Node[] {
@@ -158,7 +168,11 @@ function swaggerBody(api: Node, op: Node, raw: Node[]): BodySpec | undefined {
     };
   }
   const fields = raw.filter((p) => p.in === 'formData');
-  if (!fields.length) return undefined;
+  // Fields the operation only takes as multipart/form-data (a file upload) would be misread as a urlencoded
+  // form: like an OpenAPI 3 multipart body, the operation gets no body argument (docs/openapi.md, Not yet).
+  const takes = (type: string) => consumes.some((media) => media.toLowerCase().startsWith(type));
+  const multipartOnly = takes('multipart/form-data') && !takes(FORM);
+  if (!fields.length || multipartOnly) return undefined;
   const properties: Record<string, JsonSchema> = {};
   for (const field of fields)
     properties[String(field.name)] = parameterOf({ ...field, in: 'query' }, 'swagger2').schema;

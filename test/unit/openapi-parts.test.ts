@@ -1,12 +1,12 @@
 // The pure parts of bridge/openapi/: schema conversion to JSON Schema 2020-12 (nullable, draft 4 bounds,
 // examples, a schema that refers to itself), request serialisation of the styles the Petstore fixtures do
-// not cover (label, matrix, spaceDelimited, exploded objects), and operations: allow/deny through the
-// factory.
+// not cover (label, matrix, spaceDelimited, exploded objects), Swagger 2.0 formData by what the operation
+// consumes, server URL variables, and operations: allow/deny through the factory.
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
-import type { ParameterSpec } from '../../bridge/openapi/operations.js';
+import { operationsOf, type ParameterSpec, serverUrlOf } from '../../bridge/openapi/operations.js';
 import { buildRequest } from '../../bridge/openapi/request.js';
 import { toJsonSchema } from '../../bridge/openapi/schema-convert.js';
 import { planTool } from '../../bridge/openapi/tools.js';
@@ -67,6 +67,27 @@ function requestFor(parameters: ParameterSpec[], args: Record<string, unknown>) 
   const plan = planTool('t', { method: 'GET', path: '/x/{p}', parameters, accept: 'application/json' });
   return buildRequest(plan, args, '/base/');
 }
+
+test('Swagger 2.0 formData: a urlencoded form body, none when the operation consumes only multipart', () => {
+  const field = { name: 'note', in: 'formData', type: 'string', required: true };
+  const operation = (consumes: string[]) =>
+    operationsOf({ paths: { '/x': { post: { consumes, parameters: [field], responses: {} } } } }, 'swagger2')[0]!;
+  const form = operation(['application/x-www-form-urlencoded', 'multipart/form-data']).body;
+  assert.equal(form?.kind, 'form');
+  assert.deepEqual(form?.schema, { type: 'object', properties: { note: { type: 'string' } }, required: ['note'] });
+  assert.equal(operation(['multipart/form-data']).body, undefined);
+  assert.equal(operation([]).body?.kind, 'form');
+});
+
+test("a Server Object's url: each variable at its default, one without a default left as written", () => {
+  const server = {
+    url: 'https://{region}.api.test:{port}/{v}',
+    variables: { region: { default: 'eu' }, port: { default: 8443 } },
+  };
+  assert.equal(serverUrlOf(server), 'https://eu.api.test:8443/{v}');
+  assert.equal(serverUrlOf({ url: '' }), undefined);
+  assert.equal(serverUrlOf(undefined), undefined);
+});
 
 test('path styles: simple, label, matrix, exploded and not', () => {
   const cases: [string, boolean, unknown, string][] = [
