@@ -6,7 +6,7 @@
 // runs, because changes made while nobody listened were missed.
 import { withoutCapabilityLinks } from '../../protocol/capability-links.js';
 import type { Upstream, UpstreamState } from '../../bridge/upstream.js';
-import { ErrorCode, errorResponse } from '../../protocol/jsonrpc.js';
+import { ErrorCode, errorResponse, type JsonRpcRequest, type JsonRpcResponse } from '../../protocol/jsonrpc.js';
 import type { Log } from '../../infra/log.js';
 import { ownRequestMeta } from '../../infra/own-request-meta.js';
 
@@ -27,87 +27,109 @@ export function watchUpstream(
   resync: () => void,
   resources: () => readonly string[] = () => [],
 ): UpstreamWatch {
-  let open: AbortController | undefined;
-  let retry: NodeJS.Timeout | undefined;
-  let retryMs = RETRY_FIRST_MS;
-  let stopped = false;
-  let acknowledgedBefore = false;
+  const watch = new ListenWatch(upstream, log, resync, resources);
+  upstream.events.on('state', watch.onState);
+  if (upstream.status().state === 'ready') watch.onState('ready');
+  return watch;
+}
 
-  const wanted = (): boolean => !stopped && upstream.status().state === 'ready';
-  const onState = (state: UpstreamState): void => {
+/** The stream to one upstream: opened while it is ready, opened again with backoff when it ends. */
+class ListenWatch implements UpstreamWatch {
+  private open: AbortController | undefined;
+  private retry: NodeJS.Timeout | undefined;
+  private retryMs = RETRY_FIRST_MS;
+  private stopped = false;
+  private acknowledgedBefore = false;
+
+  constructor(
+    private readonly upstream: Upstream,
+    private readonly log: Log,
+    private readonly resync: () => void,
+    private readonly resources: () => readonly string[],
+  ) {}
+
+  readonly onState = (state: UpstreamState): void => {
     if (state === 'ready') {
-      retryMs = RETRY_FIRST_MS;
-      if (!open && wanted()) listen();
+      this.retryMs = RETRY_FIRST_MS;
+      if (!this.open && this.wanted()) this.listen();
     } else {
-      clearTimeout(retry);
-      open?.abort();
-      open = undefined;
+      clearTimeout(this.retry);
+      this.open?.abort();
+      this.open = undefined;
     }
   };
 
-  function listen(): void {
-    const controller = (open = new AbortController());
-    const uris = resources();
-    const request = {
-      jsonrpc: '2.0' as const,
-      id: `gateway-listen-${upstream.name}`,
-      method: 'subscriptions/listen',
-      params: {
-        notifications: uris.length ? { ...FILTER, resourceSubscriptions: [...uris] } : FILTER,
-        _meta: ownRequestMeta(),
-      },
-    };
+  resourcesChanged(): void {
+    if (!this.open) return; // the next stream picks them up
+    // Replacing the stream is the only way to change its filter; the new one is acknowledged like any.
+    this.open.abort();
+    this.open = undefined;
+    this.acknowledgedBefore = false;
+    if (this.wanted()) this.listen();
+  }
+
+  stop(): void {
+    this.stopped = true;
+    this.upstream.events.off('state', this.onState);
+    clearTimeout(this.retry);
+    this.open?.abort();
+  }
+
+  private wanted(): boolean {
+    return !this.stopped && this.upstream.status().state === 'ready';
+  }
+
+  private listen(): void {
+    const controller = (this.open = new AbortController());
+    const request = listenRequest(this.upstream.name, this.resources());
     const onNotification = (notification: { method: string }): void => {
       if (notification.method !== 'notifications/subscriptions/acknowledged') return;
-      retryMs = RETRY_FIRST_MS;
-      if (acknowledgedBefore) resync();
-      acknowledgedBefore = true;
+      this.retryMs = RETRY_FIRST_MS;
+      if (this.acknowledgedBefore) this.resync();
+      this.acknowledgedBefore = true;
     };
     // An upstream that throws instead of answering (a bug) ends the stream like an error answer: retried
     // with backoff, and no rejection left unhandled, which would end the gateway's process.
     const thrown = (error: unknown) =>
       errorResponse(request.id, ErrorCode.InternalError, `the listen request threw: ${String(error)}`);
-    void upstream
+    void this.upstream
       .request(request, { signal: controller.signal, onNotification })
       .then(undefined, thrown)
-      .then((response) => {
-        if (controller.signal.aborted || open !== controller) return;
-        open = undefined;
-        if ('error' in response && response.error.code === ErrorCode.MethodNotFound) {
-          log.warn({}, 'upstream does not serve subscriptions/listen; its list changes will not be heard');
-          return;
-        }
-        log.info(
-          {
-            answer: 'error' in response ? withoutCapabilityLinks(response.error.message) : 'ended',
-            retryInMs: retryMs,
-          },
-          'upstream closed its subscriptions/listen stream; opening it again',
-        );
-        retry = setTimeout(() => {
-          if (!open && wanted()) listen();
-        }, retryMs);
-        retry.unref();
-        retryMs = Math.min(RETRY_MAX_MS, retryMs * 2);
-      });
+      .then((response) => this.ended(controller, response));
   }
 
-  upstream.events.on('state', onState);
-  if (upstream.status().state === 'ready') onState('ready');
+  /** The stream ended: it is opened again after a backoff, unless it was replaced or the upstream has no listen. */
+  private ended(controller: AbortController, response: JsonRpcResponse): void {
+    if (controller.signal.aborted || this.open !== controller) return;
+    this.open = undefined;
+    if ('error' in response && response.error.code === ErrorCode.MethodNotFound) {
+      this.log.warn({}, 'upstream does not serve subscriptions/listen; its list changes will not be heard');
+      return;
+    }
+    this.log.info(
+      {
+        answer: 'error' in response ? withoutCapabilityLinks(response.error.message) : 'ended',
+        retryInMs: this.retryMs,
+      },
+      'upstream closed its subscriptions/listen stream; opening it again',
+    );
+    this.retry = setTimeout(() => {
+      if (!this.open && this.wanted()) this.listen();
+    }, this.retryMs);
+    this.retry.unref();
+    this.retryMs = Math.min(RETRY_MAX_MS, this.retryMs * 2);
+  }
+}
+
+/** The gateway's own listen request: every list change, and the resources its clients watch. */
+function listenRequest(server: string, uris: readonly string[]): JsonRpcRequest {
   return {
-    resourcesChanged() {
-      if (!open) return; // the next stream picks them up
-      // Replacing the stream is the only way to change its filter; the new one is acknowledged like any.
-      open.abort();
-      open = undefined;
-      acknowledgedBefore = false;
-      if (wanted()) listen();
-    },
-    stop() {
-      stopped = true;
-      upstream.events.off('state', onState);
-      clearTimeout(retry);
-      open?.abort();
+    jsonrpc: '2.0',
+    id: `gateway-listen-${server}`,
+    method: 'subscriptions/listen',
+    params: {
+      notifications: uris.length ? { ...FILTER, resourceSubscriptions: [...uris] } : FILTER,
+      _meta: ownRequestMeta(),
     },
   };
 }

@@ -153,35 +153,7 @@ export class GatewayMetrics {
     this.queueWaited = load.queueWaited;
     this.forgetLoad = load.forget;
     if (live) addLiveMetrics(register, live);
-    gaugeAtScrape(register, {
-      name: `${PREFIX}upstream_state`,
-      help: `Upstream state: 1 for the current one of ${UPSTREAM_STATES.join('|')}, 0 for the others.`,
-      labelNames: ['server', 'state'],
-      fill(record) {
-        for (const upstream of upstreams()) {
-          for (const state of UPSTREAM_STATES)
-            record({ server: upstream.name, state }, upstream.state === state ? 1 : 0);
-        }
-      },
-    });
-    counterAtScrape(register, {
-      name: `${PREFIX}upstream_restarts_total`,
-      help: 'Restarts of each upstream since it was started.',
-      labelNames: ['server'],
-      fill(record) {
-        for (const upstream of upstreams()) record({ server: upstream.name }, upstream.restarts);
-      },
-    });
-    gaugeAtScrape(register, {
-      name: `${PREFIX}upstream_info`,
-      help:
-        'Always 1; the era label is the protocol era of the upstream (modern, legacy, or unknown before the ' +
-        'probe).',
-      labelNames: ['server', 'era'],
-      fill(record) {
-        for (const upstream of upstreams()) record({ server: upstream.name, era: upstream.era ?? 'unknown' }, 1);
-      },
-    });
+    addUpstreamMetrics(register, upstreams);
 
     addChildMetrics(register, upstreams, UPSTREAM_STATES);
     counterAtScrape(register, {
@@ -194,27 +166,7 @@ export class GatewayMetrics {
       },
     });
 
-    // The callbacks are read once per metric per scrape; prom-client runs every collect synchronously at the
-    // start of one render, so the numbers of one scrape cannot interleave with other work.
-    const cacheCounter = (name: string, help: string, pick: (s: CacheSnapshot) => number): void =>
-      counterAtScrape(register, { name: `${PREFIX}${name}`, help, fill: (record) => record({}, pick(cache())) });
-    cacheCounter('cache_hits_total', 'Answers served from the cache store.', (s) => s.hits);
-    cacheCounter(
-      'cache_misses_total',
-      'Cacheable requests not found in the store (including callers that joined another fetch).',
-      (s) => s.misses,
-    );
-    cacheCounter(
-      'cache_invalidations_total',
-      'Cache invalidations handled, local and heard from other replicas.',
-      (s) => s.invalidations,
-    );
-    cacheCounter('cache_fetches_total', 'Requests sent upstream to fill the cache.', (s) => s.fetches);
-    cacheCounter(
-      'cache_store_errors_total',
-      'Cache store operations that failed or were skipped while the store was unreachable.',
-      (s) => s.storeErrors,
-    );
+    addCacheMetrics(register, cache);
   }
 
   /** A request was received. Pair every call with one requestFinished. */
@@ -316,5 +268,61 @@ function addLiveMetrics(register: Registry, live: () => LiveCounts): void {
     'cache_bytes',
     "Bytes held by this replica's in-memory cache store (cache.maxBytes bounds it).",
     (c) => c.cacheBytes,
+  );
+}
+
+/** Each upstream's state, restarts and era, read at scrape. */
+function addUpstreamMetrics(register: Registry, upstreams: () => Iterable<UpstreamSnapshot>): void {
+  gaugeAtScrape(register, {
+    name: `${PREFIX}upstream_state`,
+    help: `Upstream state: 1 for the current one of ${UPSTREAM_STATES.join('|')}, 0 for the others.`,
+    labelNames: ['server', 'state'],
+    fill(record) {
+      for (const upstream of upstreams()) {
+        for (const state of UPSTREAM_STATES) record({ server: upstream.name, state }, upstream.state === state ? 1 : 0);
+      }
+    },
+  });
+  counterAtScrape(register, {
+    name: `${PREFIX}upstream_restarts_total`,
+    help: 'Restarts of each upstream since it was started.',
+    labelNames: ['server'],
+    fill(record) {
+      for (const upstream of upstreams()) record({ server: upstream.name }, upstream.restarts);
+    },
+  });
+  gaugeAtScrape(register, {
+    name: `${PREFIX}upstream_info`,
+    help:
+      'Always 1; the era label is the protocol era of the upstream (modern, legacy, or unknown before the ' + 'probe).',
+    labelNames: ['server', 'era'],
+    fill(record) {
+      for (const upstream of upstreams()) record({ server: upstream.name, era: upstream.era ?? 'unknown' }, 1);
+    },
+  });
+}
+
+/** The cache's running totals, read at scrape. */
+function addCacheMetrics(register: Registry, cache: () => CacheSnapshot): void {
+  // The callbacks are read once per metric per scrape; prom-client runs every collect synchronously at the
+  // start of one render, so the numbers of one scrape cannot interleave with other work.
+  const cacheCounter = (name: string, help: string, pick: (s: CacheSnapshot) => number): void =>
+    counterAtScrape(register, { name: `${PREFIX}${name}`, help, fill: (record) => record({}, pick(cache())) });
+  cacheCounter('cache_hits_total', 'Answers served from the cache store.', (s) => s.hits);
+  cacheCounter(
+    'cache_misses_total',
+    'Cacheable requests not found in the store (including callers that joined another fetch).',
+    (s) => s.misses,
+  );
+  cacheCounter(
+    'cache_invalidations_total',
+    'Cache invalidations handled, local and heard from other replicas.',
+    (s) => s.invalidations,
+  );
+  cacheCounter('cache_fetches_total', 'Requests sent upstream to fill the cache.', (s) => s.fetches);
+  cacheCounter(
+    'cache_store_errors_total',
+    'Cache store operations that failed or were skipped while the store was unreachable.',
+    (s) => s.storeErrors,
   );
 }
