@@ -3,7 +3,7 @@
 // time linear in its input: matches may start only where a token starts (a lookbehind), and every repeat that
 // could backtrack is bounded, so no input (a megabyte of digits, of letters, of "eyJ") makes a scan explode.
 import { ibanValid, luhnValid, plausibleCard } from './checksums.js';
-import { SECRET_PATTERNS } from './secrets.js';
+import { SECRET_PATTERNS, URL_PASSWORD } from './secrets.js';
 
 /** [start, end) in UTF-16 code units of the string scanned. */
 export type Span = readonly [number, number];
@@ -40,6 +40,30 @@ export function regexDetector(
         if (accept === undefined || accept(m[0])) spans.push([m.index, m.index + m[0].length]);
       }
       return spans;
+    },
+  };
+}
+
+/** A detector that scans only text holding `needle` (a literal every match needs): other text costs one search. */
+function onlyWith(needle: string, detector: Detector): Detector {
+  return { ...detector, find: (text) => (text.includes(needle) ? detector.find(text) : []) };
+}
+
+/** Several detectors as one (one name), its spans in order; spans that overlap (a token that is a URL's password) merge. */
+function unionOf(name: string, parts: readonly Detector[]): Detector {
+  return {
+    name,
+    numeric: parts.some((part) => part.numeric),
+    find(text) {
+      const spans = parts.flatMap((part) => part.find(text));
+      spans.sort((a, b) => a[0] - b[0] || b[1] - a[1]);
+      const merged: Span[] = [];
+      for (const span of spans) {
+        const last = merged[merged.length - 1];
+        if (last === undefined || span[0] >= last[1]) merged.push(span);
+        else if (span[1] > last[1]) merged[merged.length - 1] = [last[0], span[1]];
+      }
+      return merged;
     },
   };
 }
@@ -86,7 +110,10 @@ export const BUILT_IN_DETECTORS = {
   }),
   iban: regexDetector('iban', IBAN, false, (match) => ibanValid(match.replace(/ /g, ''))),
   email: regexDetector('email', EMAIL, false),
-  secrets: regexDetector('secrets', SECRET_PATTERNS, false),
+  secrets: unionOf('secrets', [
+    regexDetector('secrets', SECRET_PATTERNS, false),
+    onlyWith('://', regexDetector('secrets', URL_PASSWORD, false)),
+  ]),
   promptInjection: regexDetector('promptInjection', INJECTION, false),
 } as const satisfies Record<string, Detector>;
 
