@@ -34,6 +34,10 @@ export interface GuardedCall {
   readonly task?: { readonly ref: { readonly server: string } } | undefined;
   /** The /mcp name of the tool that created that task, once judged (src/tasks/task-step.ts). */
   readonly taskTool?: string | undefined;
+  /** /mcp's router, when /mcp is served: where a task's tool is looked up by its /mcp name, for its outputSchema. */
+  readonly edge?: {
+    readonly router: { resolve(server: string | undefined, message: JsonRpcRequest): Target } | undefined;
+  };
 }
 
 /** Where decisions go: the audit log and the per-rule counter. */
@@ -140,7 +144,7 @@ export async function guardedRequest(
   if (verdict.blocked) return refusal(message, item.after, verdict.blocked);
   if (verdict.value === response.result) return response;
   const result = verdict.value as JsonObject;
-  const broken = await schemaBroken(call.target, response.result, result);
+  const broken = await resultSchemaBroken(call, message.method, response.result, result);
   if (broken !== undefined) {
     const hit = verdict.hits.find((h) => h.action === 'redact')!;
     return refusal(message, item.after, { hit, why: broken });
@@ -149,12 +153,46 @@ export async function guardedRequest(
   return { jsonrpc: '2.0', id: response.id, result };
 }
 
-/** When a tool's redacted structuredContent no longer meets its outputSchema: why (output-schema.ts). */
-async function schemaBroken(target: Target, original: JsonObject, redacted: JsonObject): Promise<string | undefined> {
-  const schema = target.kind === 'tools' ? target.listed?.definition?.outputSchema : undefined;
-  if (schema === undefined || redacted.structuredContent === undefined) return undefined;
+/**
+ * When a redacted tool result no longer meets its tool's outputSchema: why. A tools/call's result is checked against
+ * the schema of the tool the router placed; a task's (tasks/get's `result`) against the tool that created the task.
+ */
+function resultSchemaBroken(
+  call: GuardedCall,
+  method: string,
+  original: JsonObject,
+  redacted: JsonObject,
+): Promise<string | undefined> | undefined {
+  if (method === 'tools/call')
+    return schemaBroken(call.target.kind === 'tools' ? call.target.listed?.definition : undefined, original, redacted);
+  if (method === 'tasks/get')
+    return schemaBroken(taskToolDefinition(call, call.taskTool), original.result, redacted.result);
+  return undefined;
+}
+
+/**
+ * Why a tool's redacted result may not be sent, or undefined when it may (output-schema.ts): its structuredContent
+ * breaks the outputSchema of `definition` (the tool as listed) that the server's own met. Without a definition
+ * (the lists were never read) nothing is checked.
+ */
+export async function schemaBroken(
+  definition: JsonObject | undefined,
+  original: unknown,
+  redacted: unknown,
+): Promise<string | undefined> {
+  const schema = definition?.outputSchema;
+  if (schema === undefined || !isObject(redacted) || redacted.structuredContent === undefined) return undefined;
   const { breaksOutputSchema } = await import('./output-schema.js');
-  return breaksOutputSchema(schema, original.structuredContent, redacted.structuredContent);
+  const before = isObject(original) ? original.structuredContent : undefined;
+  return breaksOutputSchema(schema, before, redacted.structuredContent);
+}
+
+/** The listed definition of the tool that created a task, by its /mcp name; undefined without /mcp or a list. */
+export function taskToolDefinition(call: GuardedCall, tool: string | undefined): JsonObject | undefined {
+  const router = call.edge?.router;
+  if (router === undefined || tool === undefined) return undefined;
+  const target = router.resolve(undefined, { jsonrpc: '2.0', id: 0, method: 'tools/call', params: { name: tool } });
+  return target.kind === 'tools' ? target.listed?.definition : undefined;
 }
 
 type Audit = (hit: RuleHit, stage: GuardrailStage) => void;
