@@ -55,17 +55,27 @@ function unionOf(name: string, parts: readonly Detector[]): Detector {
     name,
     numeric: parts.some((part) => part.numeric),
     find(text) {
-      const spans = parts.flatMap((part) => part.find(text));
-      spans.sort((a, b) => a[0] - b[0] || b[1] - a[1]);
-      const merged: Span[] = [];
-      for (const span of spans) {
-        const last = merged[merged.length - 1];
-        if (last === undefined || span[0] >= last[1]) merged.push(span);
-        else if (span[1] > last[1]) merged[merged.length - 1] = [last[0], span[1]];
+      // Most text holds nothing: no array is built or sorted unless two parts found something.
+      let spans: Span[] | undefined;
+      for (const part of parts) {
+        const found = part.find(text);
+        if (found.length > 0) spans = spans === undefined ? found : merged(spans, found);
       }
-      return merged;
+      return spans ?? [];
     },
   };
+}
+
+/** Two ordered lists of spans as one, in order, overlapping spans joined. */
+function merged(a: readonly Span[], b: readonly Span[]): Span[] {
+  const all = [...a, ...b].sort((x, y) => x[0] - y[0] || y[1] - x[1]);
+  const out: Span[] = [];
+  for (const span of all) {
+    const last = out[out.length - 1];
+    if (last === undefined || span[0] >= last[1]) out.push(span);
+    else if (span[1] > last[1]) out[out.length - 1] = [last[0], span[1]];
+  }
+  return out;
 }
 
 /**
