@@ -44,24 +44,22 @@ export function regexDetector(
   };
 }
 
-/** A detector that scans only text holding `needle` (a literal every match needs): other text costs one search. */
-function onlyWith(needle: string, detector: Detector): Detector {
-  return { ...detector, find: (text) => (text.includes(needle) ? detector.find(text) : []) };
-}
-
-/** Several detectors as one (one name), its spans in order; spans that overlap (a token that is a URL's password) merge. */
-function unionOf(name: string, parts: readonly Detector[]): Detector {
+/**
+ * Secrets: the token formats of one expression, and a URL's password (secrets.ts), which is looked for only in text
+ * holding "://" (other text costs one search); spans of both that overlap (a token that is a URL's password) merge.
+ */
+function secretsDetector(): Detector {
+  const tokens = regexDetector('secrets', SECRET_PATTERNS, false);
+  const passwords = regexDetector('secrets', URL_PASSWORD, false);
   return {
-    name,
-    numeric: parts.some((part) => part.numeric),
+    name: 'secrets',
+    numeric: false,
     find(text) {
-      // Most text holds nothing: no array is built or sorted unless two parts found something.
-      let spans: Span[] | undefined;
-      for (const part of parts) {
-        const found = part.find(text);
-        if (found.length > 0) spans = spans === undefined ? found : merged(spans, found);
-      }
-      return spans ?? [];
+      const found = tokens.find(text);
+      if (!text.includes('://')) return found;
+      const more = passwords.find(text);
+      if (more.length === 0) return found;
+      return found.length === 0 ? more : merged(found, more);
     },
   };
 }
@@ -120,10 +118,7 @@ export const BUILT_IN_DETECTORS = {
   }),
   iban: regexDetector('iban', IBAN, false, (match) => ibanValid(match.replace(/ /g, ''))),
   email: regexDetector('email', EMAIL, false),
-  secrets: unionOf('secrets', [
-    regexDetector('secrets', SECRET_PATTERNS, false),
-    onlyWith('://', regexDetector('secrets', URL_PASSWORD, false)),
-  ]),
+  secrets: secretsDetector(),
   promptInjection: regexDetector('promptInjection', INJECTION, false),
 } as const satisfies Record<string, Detector>;
 
