@@ -3,7 +3,8 @@
 // the content of the item they complete: a prompt's by its `prompts` rules, a resource template's by its
 // `resources` rules (redacted, or refused naming the rule and never the value); what the caller typed (its
 // argument, and the arguments given before in `context`) goes up judged by the `arguments` rules, and a blocked
-// one never reaches the server. Through /mcp, /servers/<n>/mcp, the SDK v2 client and a 2025 client (SDK 1.x).
+// one never reaches the server. Through /mcp, /servers/<n>/mcp, a profile, the SDK v2 client and a 2025 client
+// (SDK 1.x).
 import assert from 'node:assert/strict';
 import { existsSync, readFileSync, rmSync } from 'node:fs';
 import path from 'node:path';
@@ -63,7 +64,12 @@ describe('guardrails on completion/complete', () => {
         },
       },
       {},
-      { auth: { anonymous: true }, audit: { destination: auditFile }, guardrails: GUARDRAILS },
+      {
+        auth: { anonymous: true },
+        audit: { destination: auditFile },
+        profiles: { support: { prompts: ['crm__*'], rename: { crm__customer_reply: 'reply' } } },
+        guardrails: GUARDRAILS,
+      },
     );
   });
   after(() => gateway?.close());
@@ -89,6 +95,12 @@ describe('guardrails on completion/complete', () => {
       argument: { name: 'customer', value: 'jane' },
     });
     assert.deepEqual(own.body.result?.completion?.values, [EMAIL], JSON.stringify(own.body));
+    // On a profile, under the prompt's name there: the rules still choose it by its server (and /mcp name).
+    const profiled = await complete(`${gateway.url}/profiles/support/mcp`, {
+      ref: promptRef('reply'),
+      argument: { name: 'customer', value: 'john' },
+    });
+    assert.deepEqual(profiled.body.result?.completion?.values, [EMAIL], JSON.stringify(profiled.body));
   });
 
   test("a resource template's suggestions pass its resources rules", async () => {
