@@ -1,7 +1,7 @@
 // npm run bench:guardrails — what guardrails cost in CPU, in process (no gateway, no network): (1) per KiB of
 // realistic content scanned by every built-in detector, (2) choosing the rules of a request (memoised), (3) the
-// pathological inputs: 1 MiB of digits, of letters, of JWT starts, of card-like groups, of `a@`, a deeply
-// nested JSON value, and a catastrophic-backtracking expression as a custom (RE2) detector. Prints a table;
+// pathological inputs: 1 MiB of digits, of letters, of JWT starts, of card-like groups, of `a@`, of URL
+// userinfo that never reaches its '@', a deeply nested JSON value, and a catastrophic-backtracking expression as a custom (RE2) detector. Prints a table;
 // the bound docs/guardrails.md states is checked here (a run that exceeds it says so and exits 1).
 import { BUILT_IN_DETECTORS } from '../policy/guardrails/detectors.js';
 import { customDetector } from '../policy/guardrails/custom-regex.js';
@@ -80,6 +80,11 @@ function pathological(): { input: string; ms: number }[] {
     ['1 MiB of "4111 "', '4111 '.repeat(mib / 5)],
     ['1 MiB of "a@"', 'a@'.repeat(mib / 2)],
     ['1 MiB of "-----BEGIN PRIVATE KEY-----"', '-----BEGIN PRIVATE KEY-----'.repeat(mib / 27)],
+    ['1 MiB of "a://b:"', 'a://b:'.repeat(mib / 6)],
+    [
+      '1 MiB of "x://" + 64 user + ":" + 128 password, no "@"',
+      `x://${'u'.repeat(64)}:${'p'.repeat(128)}/`.repeat(mib / 198),
+    ],
   ];
   const rows = texts.map(([input, text]) => ({ input, ms: cpuMs(() => judgeContent({ text }, REDACT)) }));
   let deep: unknown = { text: 'card 4111111111111111' };

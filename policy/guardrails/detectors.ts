@@ -3,7 +3,7 @@
 // time linear in its input: matches may start only where a token starts (a lookbehind), and every repeat that
 // could backtrack is bounded, so no input (a megabyte of digits, of letters, of "eyJ") makes a scan explode.
 import { ibanValid, luhnValid, plausibleCard } from './checksums.js';
-import { SECRET_PATTERNS } from './secrets.js';
+import { SECRET_PATTERNS, URL_PASSWORD } from './secrets.js';
 
 /** [start, end) in UTF-16 code units of the string scanned. */
 export type Span = readonly [number, number];
@@ -42,6 +42,38 @@ export function regexDetector(
       return spans;
     },
   };
+}
+
+/**
+ * Secrets: the token formats of one expression, and a URL's password (secrets.ts), which is looked for only in text
+ * holding "://" (other text costs one search); spans of both that overlap (a token that is a URL's password) merge.
+ */
+function secretsDetector(): Detector {
+  const tokens = regexDetector('secrets', SECRET_PATTERNS, false);
+  const passwords = regexDetector('secrets', URL_PASSWORD, false);
+  return {
+    name: 'secrets',
+    numeric: false,
+    find(text) {
+      const found = tokens.find(text);
+      if (!text.includes('://')) return found;
+      const more = passwords.find(text);
+      if (more.length === 0) return found;
+      return found.length === 0 ? more : merged(found, more);
+    },
+  };
+}
+
+/** Two ordered lists of spans as one, in order, overlapping spans joined. */
+function merged(a: readonly Span[], b: readonly Span[]): Span[] {
+  const all = [...a, ...b].sort((x, y) => x[0] - y[0] || y[1] - x[1]);
+  const out: Span[] = [];
+  for (const span of all) {
+    const last = out[out.length - 1];
+    if (last === undefined || span[0] >= last[1]) out.push(span);
+    else if (span[1] > last[1]) out[out.length - 1] = [last[0], span[1]];
+  }
+  return out;
 }
 
 /**
@@ -86,7 +118,7 @@ export const BUILT_IN_DETECTORS = {
   }),
   iban: regexDetector('iban', IBAN, false, (match) => ibanValid(match.replace(/ /g, ''))),
   email: regexDetector('email', EMAIL, false),
-  secrets: regexDetector('secrets', SECRET_PATTERNS, false),
+  secrets: secretsDetector(),
   promptInjection: regexDetector('promptInjection', INJECTION, false),
 } as const satisfies Record<string, Detector>;
 

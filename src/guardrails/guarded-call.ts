@@ -34,6 +34,10 @@ export interface GuardedCall {
   readonly task?: { readonly ref: { readonly server: string } } | undefined;
   /** The /mcp name of the tool that created that task, once judged (src/tasks/task-step.ts). */
   readonly taskTool?: string | undefined;
+  /** /mcp's router, when /mcp is served: where a task's tool is looked up by its /mcp name, for its outputSchema. */
+  readonly edge?: {
+    readonly router: { resolve(server: string | undefined, message: JsonRpcRequest): Target } | undefined;
+  };
 }
 
 /** Where decisions go: the audit log and the per-rule counter. */
@@ -59,20 +63,10 @@ interface Item {
 }
 
 /** The item a request is about, for the methods whose content guardrails read; undefined for the others. */
-function itemOf(call: GuardedCall, method: string): Item | undefined {
-  const target = call.target;
-  if (method === 'tools/call' || method === 'prompts/get') {
-    const named = target.kind === 'tools' || target.kind === 'prompts' ? target : undefined;
-    const server = named?.listed?.server ?? named?.server ?? call.server;
-    const kind = method === 'tools/call' ? 'tools' : 'prompts';
-    return {
-      kind,
-      server,
-      name: named?.publicName,
-      before: 'arguments',
-      after: kind === 'tools' ? 'results' : 'prompts',
-    };
-  }
+function itemOf(call: GuardedCall, message: JsonRpcRequest): Item | undefined {
+  const method = message.method;
+  if (method === 'tools/call') return namedItem(call, 'tools', 'results');
+  if (method === 'prompts/get') return namedItem(call, 'prompts', 'prompts');
   // A task is judged as the tool that created it: its result comes back with tasks/get (results), and the
   // caller's answers to its questions go up with tasks/update (arguments, as a retry's inputResponses are).
   if ((method === 'tasks/get' || method === 'tasks/update') && call.task !== undefined)
@@ -83,18 +77,33 @@ function itemOf(call: GuardedCall, method: string): Item | undefined {
       before: method === 'tasks/update' ? 'arguments' : undefined,
       after: 'results',
     };
-  if (method === 'resources/read') {
-    const uri = target.kind === 'resources' ? (target.ownUri ?? target.uri) : undefined;
-    const server = target.kind === 'resources' ? (target.owner ?? target.endpoint) : call.server;
-    return {
-      kind: 'resources',
-      server: server ?? call.server,
-      name: typeof uri === 'string' ? uri : undefined,
-      before: undefined,
-      after: 'resources',
-    };
+  if (method === 'resources/read') return { ...resourceItem(call), before: undefined, after: 'resources' };
+  // A completion's values are what the server suggests for an argument of a prompt or a resource template: that
+  // item's content, judged as its messages or contents are (prompts, resources). What the caller typed so far,
+  // and the arguments it gave before, go up as that item's arguments.
+  if (method === 'completion/complete') {
+    const ref = isObject(message.params?.ref) ? message.params.ref : undefined;
+    return ref?.type === 'ref/prompt'
+      ? namedItem(call, 'prompts', 'prompts')
+      : { ...resourceItem(call), before: 'arguments', after: 'resources' };
   }
   return undefined;
+}
+
+/** A tool or prompt by name (a call, a prompt's messages, a prompt's completion): its arguments go up. */
+function namedItem(call: GuardedCall, kind: 'tools' | 'prompts', after: GuardrailStage): Item {
+  const target = call.target;
+  const named = target.kind === 'tools' || target.kind === 'prompts' ? target : undefined;
+  const server = named?.listed?.server ?? named?.server ?? call.server;
+  return { kind, server, name: named?.publicName, before: 'arguments', after };
+}
+
+/** A resource by URI (a read, a resource template's completion): its owner and its URI (the owner's own, on /mcp). */
+function resourceItem(call: GuardedCall): Pick<Item, 'kind' | 'server' | 'name'> {
+  const target = call.target;
+  const uri = target.kind === 'resources' ? (target.ownUri ?? target.uri) : undefined;
+  const server = target.kind === 'resources' ? (target.owner ?? target.endpoint) : call.server;
+  return { kind: 'resources', server: server ?? call.server, name: typeof uri === 'string' ? uri : undefined };
 }
 
 /** Sends `message` by `send`, with the guardrails that apply to it on both sides. */
@@ -106,7 +115,7 @@ export async function guardedRequest(
   options: RequestOptions,
   send: Send,
 ): Promise<JsonRpcResponse> {
-  const item = itemOf(call, message.method);
+  const item = itemOf(call, message);
   if (item === undefined) return send(message, options);
   const facts = (stage: GuardrailStage): ContentFacts => ({
     principal: call.principal,
@@ -135,7 +144,7 @@ export async function guardedRequest(
   if (verdict.blocked) return refusal(message, item.after, verdict.blocked);
   if (verdict.value === response.result) return response;
   const result = verdict.value as JsonObject;
-  const broken = await schemaBroken(call.target, response.result, result);
+  const broken = await resultSchemaBroken(call, message.method, response.result, result);
   if (broken !== undefined) {
     const hit = verdict.hits.find((h) => h.action === 'redact')!;
     return refusal(message, item.after, { hit, why: broken });
@@ -144,12 +153,46 @@ export async function guardedRequest(
   return { jsonrpc: '2.0', id: response.id, result };
 }
 
-/** When a tool's redacted structuredContent no longer meets its outputSchema: why (output-schema.ts). */
-async function schemaBroken(target: Target, original: JsonObject, redacted: JsonObject): Promise<string | undefined> {
-  const schema = target.kind === 'tools' ? target.listed?.definition?.outputSchema : undefined;
-  if (schema === undefined || redacted.structuredContent === undefined) return undefined;
+/**
+ * When a redacted tool result no longer meets its tool's outputSchema: why. A tools/call's result is checked against
+ * the schema of the tool the router placed; a task's (tasks/get's `result`) against the tool that created the task.
+ */
+function resultSchemaBroken(
+  call: GuardedCall,
+  method: string,
+  original: JsonObject,
+  redacted: JsonObject,
+): Promise<string | undefined> | undefined {
+  if (method === 'tools/call')
+    return schemaBroken(call.target.kind === 'tools' ? call.target.listed?.definition : undefined, original, redacted);
+  if (method === 'tasks/get')
+    return schemaBroken(taskToolDefinition(call, call.taskTool), original.result, redacted.result);
+  return undefined;
+}
+
+/**
+ * Why a tool's redacted result may not be sent, or undefined when it may (output-schema.ts): its structuredContent
+ * breaks the outputSchema of `definition` (the tool as listed) that the server's own met. Without a definition
+ * (the lists were never read) nothing is checked.
+ */
+export async function schemaBroken(
+  definition: JsonObject | undefined,
+  original: unknown,
+  redacted: unknown,
+): Promise<string | undefined> {
+  const schema = definition?.outputSchema;
+  if (schema === undefined || !isObject(redacted) || redacted.structuredContent === undefined) return undefined;
   const { breaksOutputSchema } = await import('./output-schema.js');
-  return breaksOutputSchema(schema, original.structuredContent, redacted.structuredContent);
+  const before = isObject(original) ? original.structuredContent : undefined;
+  return breaksOutputSchema(schema, before, redacted.structuredContent);
+}
+
+/** The listed definition of the tool that created a task, by its /mcp name; undefined without /mcp or a list. */
+export function taskToolDefinition(call: GuardedCall, tool: string | undefined): JsonObject | undefined {
+  const router = call.edge?.router;
+  if (router === undefined || tool === undefined) return undefined;
+  const target = router.resolve(undefined, { jsonrpc: '2.0', id: 0, method: 'tools/call', params: { name: tool } });
+  return target.kind === 'tools' ? target.listed?.definition : undefined;
 }
 
 type Audit = (hit: RuleHit, stage: GuardrailStage) => void;
@@ -178,10 +221,12 @@ export function judgeFor(
 
 /**
  * What a request carries up from the caller: a call's arguments, and its answers to a server's questions (the
- * inputResponses of an input_required retry, or of tasks/update). Both are judged by the `arguments` stage.
+ * inputResponses of an input_required retry, or of tasks/update); a completion's argument being typed (its name
+ * and value) and the arguments it gave before (context). Each is judged by the `arguments` stage.
  */
 const SENT_UP = ['arguments', 'inputResponses'] as const;
-type SentUp = (typeof SENT_UP)[number];
+const COMPLETION_SENT_UP = ['argument', 'context'] as const;
+type SentUp = (typeof SENT_UP)[number] | (typeof COMPLETION_SENT_UP)[number];
 
 /**
  * What goes up, before the server sees it: the refusal when a rule blocks, else undefined, with what a rule
@@ -195,7 +240,7 @@ async function judgeArguments(
   judge: Judge,
 ): Promise<JsonRpcResponse | undefined> {
   if (rules.length === 0) return undefined;
-  for (const field of SENT_UP) {
+  for (const field of message.method === 'completion/complete' ? COMPLETION_SENT_UP : SENT_UP) {
     const sent = message.params?.[field];
     if (sent === undefined) continue;
     const verdict = await judge(sent, rules, 'arguments');
@@ -303,7 +348,7 @@ export function refusalError(
   field: SentUp = 'arguments',
 ): { code: number; message: string; data: JsonObject } {
   const { hit, why } = blocked;
-  const sentUp = field === 'arguments' ? 'the arguments' : 'the input responses';
+  const sentUp = field === 'inputResponses' ? 'the input responses' : 'the arguments';
   const where = stage === 'arguments' ? sentUp : `the ${stage === 'results' ? 'result' : stage}`;
   const data = { guardrail: hit.rule, stage, detectors: [...hit.detectors] };
   if (hit.webhookFailure !== undefined)
