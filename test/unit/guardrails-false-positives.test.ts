@@ -6,24 +6,13 @@ import assert from 'node:assert/strict';
 import { describe, test } from 'node:test';
 import { BUILT_IN_DETECTORS } from '../../policy/guardrails/detectors.js';
 import { judgeContent, type ScanRule } from '../../policy/guardrails/scan.js';
+import { seededRandom } from '../seeded-random.js';
 
 const { creditCard, iban } = BUILT_IN_DETECTORS;
 const RULES: ScanRule[] = [{ name: 'checksums', action: 'redact', detectors: [creditCard, iban] }];
 const PER_KIND = 2_000;
 
-/** mulberry32: a small seeded generator, so the corpus is the same on every run. */
-function generator(seed: number): () => number {
-  let a = seed >>> 0;
-  return () => {
-    a = (a + 0x6d2b79f5) >>> 0;
-    let t = a;
-    t = Math.imul(t ^ (t >>> 15), t | 1);
-    t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
-    return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
-  };
-}
-
-const random = generator(48);
+const random = seededRandom(48);
 const int = (below: number) => Math.floor(random() * below);
 const digits = (n: number) => Array.from({ length: n }, () => int(10)).join('');
 const hex = (n: number) => Array.from({ length: n }, () => '0123456789abcdef'[int(16)]).join('');
