@@ -2,15 +2,15 @@
 // HAProxy on deploy/haproxy.cfg (its backends pointed at this machine), and the clients that watch them while
 // they restart: callers of a tool, a reconnecting subscriptions/listen client, and held MRTR calls.
 import assert from 'node:assert/strict';
-import { spawn, type ChildProcess } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
 import { writeFileSync } from 'node:fs';
 import path from 'node:path';
 import { Redis } from 'ioredis';
 import { launchGateway, type ChildGateway } from './child-gateway.js';
 import { read } from './deploy-helpers.js';
+import { startHaproxy } from './haproxy-process.js';
 import { eachSseMessage, fixture, headersFor, post, request, ROOT, until, type Answer } from './harness.js';
-import { onFreePort, PortTaken, stablePort } from '../ports.js';
+import { onFreePort, stablePort } from '../ports.js';
 import { haproxyBinary, sharedRedis } from '../services.js';
 
 export const DRAIN_DELAY_MS = 2000;
@@ -104,7 +104,7 @@ export async function startCluster(dir: string): Promise<Cluster> {
   const files = started.map((s) => s.file);
   const replicas = started.map((s) => s.replica);
   const { front, stats, haproxy, haproxyLog } = await onFreePort((front) =>
-    onFreePort((stats) => startHaproxy(dir, front, stats, ports)),
+    onFreePort((stats) => startBalancer(dir, front, stats, ports)),
   );
   const upCount = async () =>
     Object.values(await backendStates(stats).catch(() => ({}))).filter((s) => s === 'UP').length;
@@ -134,29 +134,12 @@ export async function startCluster(dir: string): Promise<Cluster> {
 }
 
 /** HAProxy on the deployment config, once its stats page answers; PortTaken when it cannot bind a port. */
-async function startHaproxy(dir: string, front: number, stats: number, backends: number[]) {
-  writeFileSync(path.join(dir, 'haproxy.cfg'), haproxyConfig(front, stats, backends));
-  const haproxy: ChildProcess = spawn('haproxy', ['-db', '-f', path.join(dir, 'haproxy.cfg')], {
-    stdio: ['ignore', 'ignore', 'pipe'],
-  });
-  let log = '';
-  haproxy.stderr!.setEncoding('utf8').on('data', (chunk: string) => (log = (log + chunk).slice(-4000)));
-  const answering = await until(
-    async () =>
-      haproxy.exitCode !== null ||
-      (await backendStates(stats).then(
-        () => true,
-        () => false,
-      )),
-    10_000,
-    50,
+async function startBalancer(dir: string, front: number, stats: number, backends: number[]) {
+  const config = haproxyConfig(front, stats, backends);
+  const { process: haproxy, log } = await startHaproxy(path.join(dir, 'haproxy.cfg'), config, front, () =>
+    backendStates(stats),
   );
-  if (haproxy.exitCode !== null || !answering) {
-    haproxy.kill('SIGKILL');
-    if (/cannot bind socket/i.test(log)) throw new PortTaken(front, log);
-    assert.fail(`HAProxy did not start:\n${log}`);
-  }
-  return { front, stats, haproxy, haproxyLog: () => log };
+  return { front, stats, haproxy, haproxyLog: log };
 }
 
 /** The state HAProxy gives each backend server (UP, DOWN, …), from its CSV stats. */

@@ -6,16 +6,17 @@
 // HAProxy names the replica that answered in a response header of its own (x-replica), so the test learns
 // where a call landed from the balancer, not from the gateway it checks. Heavy: it runs in the "alone" pass.
 import assert from 'node:assert/strict';
-import { type ChildProcess, spawn } from 'node:child_process';
+import type { ChildProcess } from 'node:child_process';
 import { randomUUID } from 'node:crypto';
-import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { after, before, describe, test } from 'node:test';
 import { silentLog } from '../../infra/log.js';
 import { type IdentityServer, startIdentityServer } from '../fixtures/identity-server.js';
-import { onFreePort, PortTaken, unusedPort } from '../ports.js';
+import { onFreePort, unusedPort } from '../ports.js';
 import { chromium, dropRedisKeys, haproxyBinary, sharedRedis } from '../services.js';
+import { startHaproxy } from './haproxy-process.js';
 import { request, send, until } from './harness.js';
 import { type OAuthRig, startOAuthRig } from './oauth-rig.js';
 
@@ -53,28 +54,10 @@ function haproxyConfig(front: number, backends: number[]): string {
 }
 
 /** HAProxy on `front`, once it answers there (503 while no replica is up); PortTaken when it cannot bind. */
-async function startHaproxy(dir: string, front: number, backends: number[]): Promise<ChildProcess> {
+async function startBalancer(dir: string, front: number, backends: number[]): Promise<ChildProcess> {
   const file = path.join(dir, `haproxy-${front}.cfg`);
-  writeFileSync(file, haproxyConfig(front, backends));
-  const haproxy = spawn('haproxy', ['-db', '-f', file], { stdio: ['ignore', 'ignore', 'pipe'] });
-  let log = '';
-  haproxy.stderr!.setEncoding('utf8').on('data', (chunk: string) => (log = (log + chunk).slice(-4000)));
-  const answering = await until(
-    async () =>
-      haproxy.exitCode !== null ||
-      (await fetch(`http://127.0.0.1:${front}/readyz`).then(
-        () => true,
-        () => false,
-      )),
-    10_000,
-    50,
-  );
-  if (haproxy.exitCode !== null || !answering) {
-    haproxy.kill('SIGKILL');
-    if (/cannot bind socket/i.test(log)) throw new PortTaken(front, log);
-    assert.fail(`HAProxy did not start:\n${log}`);
-  }
-  return haproxy;
+  const answering = () => fetch(`http://127.0.0.1:${front}/readyz`);
+  return (await startHaproxy(file, haproxyConfig(front, backends), front, answering)).process;
 }
 
 interface Served {
@@ -98,7 +81,7 @@ describe('identity across three replicas behind HAProxy', { skip }, () => {
     haproxyNeed.check();
     // The balancer comes first: its address is the replicas' public URL, which the provider's client names.
     const ports = [await unusedPort(), await unusedPort(), await unusedPort()];
-    const started = await onFreePort(async (port) => ({ port, process: await startHaproxy(dir, port, ports) }));
+    const started = await onFreePort(async (port) => ({ port, process: await startBalancer(dir, port, ports) }));
     haproxy = started.process;
     front = `http://127.0.0.1:${started.port}`;
     rig = await startOAuthRig({
