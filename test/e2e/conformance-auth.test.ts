@@ -40,10 +40,6 @@ const NOT_IMPLEMENTED: Record<string, string> = {
     'since 2025-06-18, and says so on the confirm page',
   'auth/2025-03-26-oauth-endpoint-fallback':
     'a 2025-03-26 server with no metadata at all, its endpoints guessed at its origin: refused likewise',
-  'auth/client-credentials-jwt':
-    'the client_credentials grant with private_key_jwt (an ext-auth extension): the gateway connects people, with ' +
-    'the authorization code grant',
-  'auth/client-credentials-basic': 'the client_credentials grant with client_secret_basic (ext-auth): likewise',
   'auth/cross-app-access-complete-flow':
     'enterprise-managed authorization (ext-auth, SEP-990: an ID-JAG by token exchange, then the jwt-bearer grant)',
 };
