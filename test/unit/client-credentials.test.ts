@@ -11,8 +11,11 @@ import { after, before, beforeEach, mock, test } from 'node:test';
 import { decodeProtectedHeader, exportPKCS8, generateKeyPair, jwtVerify } from 'jose';
 import type { CallerIdentity, RequestOptions, Upstream, UpstreamStatus } from '../../bridge/upstream.js';
 import { errorResponse, type JsonRpcRequest, type JsonRpcResponse } from '../../protocol/jsonrpc.js';
+import { silentLog } from '../../infra/log.js';
+import { parseConfig } from '../../src/config/config.js';
 import { ClientCredentialsSource } from '../../src/credentials/oauth/client-credentials.js';
 import type { ClientCredentialsSettings } from '../../src/credentials/settings.js';
+import { UpstreamCredentials } from '../../src/gateway/upstream-credentials.js';
 import { CredentialedUpstream } from '../../src/layers/credentialed-upstream.js';
 
 interface TokenRequest {
@@ -252,4 +255,39 @@ test('with tokenEndpoint, no discovery: the assertion is for the issuer given, e
   });
   assert.equal(await authorizationOf(named, alice), 'Bearer t2');
   await jwtVerify(asked[1]!.form.get('client_assertion')!, publicKey, { audience: 'https://login.example.com' });
+});
+
+test('the wiring: a url: server asks for its URL, an openapi: server for its baseUrl; neither needs connecting', async () => {
+  const service = { type: 'clientCredentials', clientId: 'svc', clientSecret: SECRET };
+  const config = parseConfig(
+    {
+      servers: {
+        crm: { url: 'https://crm.example.com/mcp', credentials: service },
+        billing: {
+          openapi: './billing.yaml',
+          baseUrl: 'https://billing.example.com/v2',
+          credentials: { ...service, tokenEndpoint: 'https://login.example.com/token' },
+        },
+      },
+    },
+    'test.yaml',
+    '/srv/gateway',
+    {},
+  );
+  const credentials = await UpstreamCredentials.open(config, silentLog);
+  try {
+    assert.equal(credentials.store, undefined, 'no per-user store is opened for it');
+    for (const [name, url] of [
+      ['crm', 'https://crm.example.com/mcp'],
+      ['billing', 'https://billing.example.com/v2'],
+    ] as const) {
+      const made = credentials.sourceFor(name, config.servers[name]!);
+      assert.ok(made instanceof ClientCredentialsSource);
+      assert.equal(made.options.url, url);
+      assert.ok(made.sharedIdentity);
+      assert.ok(!credentials.needsConnect(name), 'no connect link, no placeholder');
+    }
+  } finally {
+    await credentials.close();
+  }
 });

@@ -55,7 +55,7 @@ export class ClientCredentialsSource implements CredentialSource {
   private boundIssuer: string | undefined;
   private readonly signer: SigningKey | undefined;
 
-  constructor(private readonly options: ClientCredentialsOptions) {
+  constructor(readonly options: ClientCredentialsOptions) {
     const { privateKey, algorithm } = options.settings;
     if (privateKey !== undefined) {
       // The config checked the key at load: a problem here is a key changed since, told on every call.
