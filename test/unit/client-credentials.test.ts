@@ -291,3 +291,24 @@ test('the wiring: a url: server asks for its URL, an openapi: server for its bas
     await credentials.close();
   }
 });
+
+test('an RSA key signs RS256, or PS256 when asked; an Ed25519 key EdDSA: each verified with its public key', async () => {
+  for (const [kind, algorithm, expected] of [
+    ['RS256', undefined, 'RS256'],
+    ['PS256', 'PS256', 'PS256'],
+    ['EdDSA', undefined, 'EdDSA'],
+  ] as const) {
+    const { publicKey, privateKey } = await generateKeyPair(kind, { extractable: true });
+    const direct = source({
+      clientSecret: undefined,
+      privateKey: await exportPKCS8(privateKey),
+      algorithm,
+      tokenEndpoint: `${origin}/token`,
+      issuer: origin,
+    });
+    await authorizationOf(direct, alice);
+    const assertion = asked.at(-1)!.form.get('client_assertion')!;
+    assert.equal(decodeProtectedHeader(assertion).alg, expected);
+    await jwtVerify(assertion, publicKey, { issuer: 'svc', subject: 'svc', audience: origin });
+  }
+});
