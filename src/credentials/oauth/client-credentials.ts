@@ -11,7 +11,7 @@ import type { CredentialSource, Obtained } from '../credential-source.js';
 import type { ClientCredentialsSettings, ServiceAuthMethod } from '../settings.js';
 import { type AssertingClient, requestToken, TokenEndpointError, type TokenClient } from '../token-endpoint.js';
 import { clientAssertion } from './client-assertion.js';
-import { type Discovered, DiscoveryError, discover } from './discovery.js';
+import { DiscoveryError, discover } from './discovery.js';
 import { type SigningKey, signingKey } from '../../../infra/signing-key.js';
 import { expiresSoon } from './token-lifetime.js';
 
@@ -23,8 +23,6 @@ export interface ClientCredentialsOptions {
   /** The upstream's URL: where discovery starts, and the resource asked for when the config names none. */
   url: string;
   settings: ClientCredentialsSettings;
-  /** Where the authorization server is found instead of from `url` (tests). */
-  discover?: () => Promise<Discovered>;
 }
 
 /** Where tokens are asked for, and as whom. */
@@ -40,7 +38,8 @@ interface TokenSite {
 
 interface HeldToken {
   authorization: string;
-  expiresAt?: number;
+  /** Epoch ms: the server's expires_in, or DEFAULT_LIFETIME_MS. */
+  expiresAt: number;
   issuedAt: number;
 }
 
@@ -50,6 +49,7 @@ export class ClientCredentialsSource implements CredentialSource {
   private token: HeldToken | undefined;
   /** One token request at a time; every caller arriving meanwhile waits for it. */
   private flight: Promise<Obtained> | undefined;
+  /** Where tokens are asked for, found once and kept until a request fails. */
   private site: Promise<TokenSite> | undefined;
   /** The issuer the client's credentials were first sent to (none configured): they go to no other. */
   private boundIssuer: string | undefined;
@@ -127,7 +127,7 @@ export class ClientCredentialsSource implements CredentialSource {
         scopes: settings.scopes,
       };
     }
-    const found = await (this.options.discover ?? (() => discover(url, settings.issuer)))();
+    const found = await discover(url, settings.issuer);
     this.checkIssuer(found.issuer);
     return {
       tokenEndpoint: found.tokenEndpoint,
