@@ -3,6 +3,7 @@
 // add when one needs another. config.ts places the schemas; src/credentials/ uses the result.
 import { z } from 'zod';
 import { isSecureOrLoopback } from '../../protocol/loopback.js';
+import { signingKey } from '../../infra/signing-key.js';
 
 // abort: a value that is no URL is told so once, not also that it is no https URL.
 const httpUrl = (error: string) => z.url({ protocol: /^https?$/, error, abort: true });
@@ -159,16 +160,56 @@ const tokenExchangeCredentials = z.strictObject({
   renewBeforeMs: positiveInt.default(30_000),
 });
 
-export const serverCredentials = z.discriminatedUnion('type', [oauthCredentials, tokenExchangeCredentials], {
-  error:
-    'credentials.type must be "oauth" (each caller connects their own account) or "tokenExchange" (RFC 8693, needs ' +
-    'auth.jwt)',
+/**
+ * servers.<name>.credentials with type: clientCredentials — the gateway's own service identity at the upstream's
+ * authorization server (OAuth client_credentials, the ext-auth extension): one token, shared by every caller.
+ */
+const clientCredentials = z.strictObject({
+  type: z.literal('clientCredentials'),
+  /** Registered at the authorization server beforehand: this grant has no dynamic registration. */
+  clientId: z.string().min(1, 'give the client id the authorization server registered for the gateway'),
+  /** One of the two: a secret, or a PEM private key the client signs an assertion with (RFC 7523). */
+  clientSecret: z.string().min(1).optional(),
+  privateKey: z.string().min(1).optional(),
+  /** The assertion's JWS algorithm; left out, the one the key's type implies (RS256, ES256, EdDSA, …). */
+  algorithm: z
+    .string()
+    .regex(/^(RS|PS|ES)(256|384|512)$|^EdDSA$/, 'an algorithm is RS256, PS256, ES256 (…384, …512) or EdDSA')
+    .optional(),
+  /** Left out: private_key_jwt with privateKey; with clientSecret, basic unless the server offers only post. */
+  authMethod: z.enum(['client_secret_basic', 'client_secret_post', 'private_key_jwt']).optional(),
+  /** Where tokens are asked for; left out, discovered from the server's 401 and metadata. */
+  tokenEndpoint: endpointUrl(
+    'give the token endpoint of the authorization server the client is registered at, an https:// URL',
+  ).optional(),
+  /** The authorization server the client is registered at (its issuer): the client's credentials go to no other. */
+  issuer: endpointUrl(
+    "give the authorization server's issuer URL (its metadata is at <issuer>/.well-known/…), e.g. " +
+      '"https://login.example.com"',
+  ).optional(),
+  /** The resource the tokens are for (RFC 8707); the server's url (an openapi: server's baseUrl) when left out. */
+  resource: httpUrl(
+    'give the resource the tokens are for as an http:// or https:// URL, e.g. "https://api.example.com"',
+  ).optional(),
+  /** Asked for always; left out, the server's 401 or metadata scopes, else none. */
+  scopes: z.array(scope).default([]),
 });
+
+export const serverCredentials = z.discriminatedUnion(
+  'type',
+  [oauthCredentials, tokenExchangeCredentials, clientCredentials],
+  {
+    error:
+      'credentials.type must be "oauth" (each caller connects their own account), "tokenExchange" (RFC 8693, needs ' +
+      'auth.jwt) or "clientCredentials" (the gateway\'s own service identity, shared by every caller)',
+  },
+);
 
 export type CredentialStoreConfig = NonNullable<z.infer<typeof credentialStore>>;
 export type ServerCredentials = z.infer<typeof serverCredentials>;
 export type OAuthCredentials = Extract<ServerCredentials, { type: 'oauth' }>;
 export type TokenExchangeCredentials = Extract<ServerCredentials, { type: 'tokenExchange' }>;
+export type ClientCredentials = Extract<ServerCredentials, { type: 'clientCredentials' }>;
 
 interface CredentialKeys {
   listen: { publicUrl?: string | undefined };
@@ -196,10 +237,12 @@ export function credentialProblems(config: CredentialKeys): string[] {
     if (!credentials) continue;
     const at = `servers.${name}.credentials`;
     if (Object.keys(server.headers ?? {}).some((header) => header.toLowerCase() === 'authorization')) {
-      problems.push(
-        `${at}: the gateway sends each caller's own Authorization to this server; remove ` +
-          `servers.${name}.headers.Authorization`,
-      );
+      const whose = credentials.type === 'clientCredentials' ? 'its own token' : "each caller's own Authorization";
+      problems.push(`${at}: the gateway sends ${whose} to this server; remove servers.${name}.headers.Authorization`);
+    }
+    if (credentials.type === 'clientCredentials') {
+      problems.push(...serviceIdentityProblems(name, server.transport, credentials));
+      continue;
     }
     if (
       server.transport === 'openapi' &&
@@ -296,6 +339,54 @@ export function credentialProblems(config: CredentialKeys): string[] {
     problems.push(
       `credentials.signIn.authMethod: ${signInClient.authMethod} needs clientSecret; set authMethod: none for a ` +
         `public client`,
+    );
+  }
+  return problems;
+}
+
+/**
+ * type: clientCredentials, the gateway's own identity: a secret or a key (one), a key it can sign with, and a
+ * server it can ask for a token for (a REST API or a child sends no 401 to discover the token endpoint from).
+ */
+function serviceIdentityProblems(name: string, transport: string, credentials: ClientCredentials): string[] {
+  const at = `servers.${name}.credentials`;
+  if (transport === 'stdio' || transport === 'sse') {
+    return [
+      `${at}: type clientCredentials sends the gateway's own token to a remote server (url:) or a REST API ` +
+        `(openapi:); for ${transport === 'stdio' ? 'a stdio server, hand the child its secret in env:' : 'an HTTP+SSE server, use headers:'}`,
+    ];
+  }
+  const problems: string[] = [];
+  const { clientSecret, privateKey, authMethod, algorithm } = credentials;
+  if (clientSecret === undefined && privateKey === undefined) {
+    problems.push(
+      `${at}: give clientSecret (e.g. "\${CLIENT_SECRET}") or privateKey (a PEM key, e.g. ` +
+        `"\${file:/run/secrets/gateway-key.pem}") to authenticate the client with`,
+    );
+  }
+  if (clientSecret !== undefined && privateKey !== undefined) {
+    problems.push(
+      `${at}: give clientSecret or privateKey, not both (privateKey signs an assertion instead of a secret)`,
+    );
+  }
+  if (privateKey !== undefined) {
+    const key = signingKey(privateKey, algorithm);
+    if ('problem' in key) problems.push(`${at}.${key.wrong}: it ${key.problem}`);
+  } else if (algorithm !== undefined) {
+    problems.push(`${at}.algorithm: it is the algorithm privateKey signs with; give privateKey, or remove it`);
+  }
+  if (authMethod === 'private_key_jwt' && privateKey === undefined) {
+    problems.push(`${at}.authMethod: private_key_jwt signs with privateKey; give it, or use client_secret_basic`);
+  }
+  if (authMethod !== undefined && authMethod !== 'private_key_jwt' && clientSecret === undefined) {
+    problems.push(
+      `${at}.authMethod: ${authMethod} sends clientSecret; give it, or use private_key_jwt with privateKey`,
+    );
+  }
+  if (transport === 'openapi' && credentials.tokenEndpoint === undefined) {
+    problems.push(
+      `${at}.tokenEndpoint: a REST API sends no 401 to discover its authorization server from; give the token ` +
+        `endpoint the client is registered at (e.g. tokenEndpoint: "https://login.example.com/oauth/token")`,
     );
   }
   return problems;

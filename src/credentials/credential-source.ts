@@ -22,6 +22,11 @@ export interface CredentialSource {
   /** The server refused `authorization` (HTTP 401): forget it (settled before the retry obtains another). */
   rejected(caller: CallerIdentity, authorization: string, response: JsonRpcResponse): void | Promise<void>;
   /**
+   * The gateway's own identity, the same for every caller (client_credentials): nobody connects it, so a caller
+   * whose list it cannot get a token for is told why, not shown a connect tool.
+   */
+  readonly sharedIdentity?: boolean;
+  /**
    * The server refused `authorization` with 403 `insufficient_scope`, naming `scopes` (the MCP spec's
    * step-up): a connect link asking for more, or the reason it is hopeless. Absent: the 403 is the answer.
    */

@@ -29,3 +29,29 @@ export interface TokenExchangeSettings {
   scopes: string[];
   renewBeforeMs: number;
 }
+
+/** How the gateway proves itself in a client_credentials request: a shared secret, or a key it signs with. */
+export type ServiceAuthMethod = 'client_secret_basic' | 'client_secret_post' | 'private_key_jwt';
+
+/**
+ * servers.<name>.credentials with type: clientCredentials — the gateway's own service identity at the upstream's
+ * authorization server (OAuth client_credentials, the ext-auth extension): one token, shared by every caller.
+ */
+export interface ClientCredentialsSettings {
+  type: 'clientCredentials';
+  clientId: string;
+  clientSecret?: string | undefined;
+  /** A PEM private key: the client authenticates with a signed assertion (RFC 7523 §2.2) instead of a secret. */
+  privateKey?: string | undefined;
+  /** The JWS algorithm of the assertion; left out, the one the key's type implies. */
+  algorithm?: string | undefined;
+  /** Left out: private_key_jwt with a privateKey; with a secret, what the authorization server offers. */
+  authMethod?: ServiceAuthMethod | undefined;
+  /** Where tokens are asked for, instead of discovering it from the upstream's 401 and metadata. */
+  tokenEndpoint?: string | undefined;
+  /** The authorization server the client is registered at: its credentials go to no other. */
+  issuer?: string | undefined;
+  /** The resource the tokens are for (RFC 8707); the upstream's URL when left out. */
+  resource?: string | undefined;
+  scopes: string[];
+}

@@ -13,6 +13,13 @@ export interface TokenClient {
   authMethod: ClientAuthMethod;
 }
 
+/** A client that authenticates with a signed assertion (private_key_jwt, RFC 7523 §2.2) instead of a secret. */
+export interface AssertingClient {
+  clientId: string;
+  authMethod: 'private_key_jwt';
+  clientAssertion: string;
+}
+
 export interface TokenAnswer {
   accessToken: string;
   tokenType: string;
@@ -54,7 +61,7 @@ const TIMEOUT_MS = 10_000;
 /** POSTs `form` to `endpoint` as `client`; resolves with the token, rejects with a TokenEndpointError. */
 export async function requestToken(
   endpoint: string,
-  client: TokenClient,
+  client: TokenClient | AssertingClient,
   form: Record<string, string | undefined>,
   fetchImpl: typeof fetch = fetch,
 ): Promise<TokenAnswer> {
@@ -70,6 +77,10 @@ export async function requestToken(
   if (client.authMethod === 'client_secret_basic') {
     // RFC 6749 §2.3.1: each part form-encoded before Base64.
     headers.authorization = `Basic ${Buffer.from(`${formEncode(client.clientId)}:${formEncode(client.clientSecret ?? '')}`).toString('base64')}`;
+  } else if (client.authMethod === 'private_key_jwt') {
+    // RFC 7523 §3: the assertion's sub is the client; the ext-auth extension sends no client_id beside it.
+    body.set('client_assertion_type', 'urn:ietf:params:oauth:client-assertion-type:jwt-bearer');
+    body.set('client_assertion', client.clientAssertion);
   } else {
     body.set('client_id', client.clientId);
     if (client.authMethod === 'client_secret_post' && client.clientSecret !== undefined)

@@ -8,6 +8,7 @@ import type { OAuthCredentials } from '../config/credentials.js';
 import type { Log } from '../../infra/log.js';
 import type { CredentialSource } from '../credentials/credential-source.js';
 import { addConnectRoutes } from '../credentials/connect-routes.js';
+import { ClientCredentialsSource } from '../credentials/oauth/client-credentials.js';
 import { OAuthClient } from '../credentials/oauth/oauth-client.js';
 import { discoverIssuer } from '../credentials/oauth/issuer-discovery.js';
 import { GatewaySignIn } from '../credentials/oauth/sign-in.js';
@@ -76,9 +77,17 @@ export class UpstreamCredentials {
       const resource = server.credentials.resource ?? server.baseUrl;
       if (server.credentials.type === 'tokenExchange')
         return new TokenExchanger(name, server.credentials, resource ?? server.openapi);
+      if (server.credentials.type === 'clientCredentials')
+        return new ClientCredentialsSource({
+          server: name,
+          url: resource ?? server.openapi,
+          settings: server.credentials,
+        });
       return this.configuredIssuerClient(name, server.credentials, resource);
     }
     if (server.credentials.type === 'tokenExchange') return new TokenExchanger(name, server.credentials, server.url);
+    if (server.credentials.type === 'clientCredentials')
+      return new ClientCredentialsSource({ server: name, url: server.url, settings: server.credentials });
     const { store, config } = this;
     // The config's checks guarantee both for type oauth.
     if (!store || !config.credentials || !config.listen.publicUrl) return undefined;

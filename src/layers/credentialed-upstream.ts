@@ -60,7 +60,8 @@ export class CredentialedUpstream extends UpstreamWrapper {
     if ('authorization' in obtained) return this.send(message, options, caller, obtained.authorization, mayRetry);
     // Discovery and the lists never need a credential: a caller yet to connect learns what they will reach once
     // they do, and lists the connect tool.
-    return placeholderAnswer(message, this.name, 'account') ?? this.answerInstead(message, obtained);
+    const placeholder = this.source.sharedIdentity ? undefined : placeholderAnswer(message, this.name, 'account');
+    return placeholder ?? this.answerInstead(message, obtained);
   }
 
   private answerInstead(message: JsonRpcRequest, obtained: Instead): JsonRpcResponse {

@@ -35,10 +35,6 @@ const scenarios = [...listing.matchAll(/^\s+- (auth\/\S+)/gm)].map((m) => m[1]!)
  * entry, and its test says to remove it (as the suite's own expected-failures baseline works).
  */
 const NOT_IMPLEMENTED: Record<string, string> = {
-  'auth/client-credentials-jwt':
-    'the client_credentials grant with private_key_jwt (an ext-auth extension): the gateway connects people, with ' +
-    'the authorization code grant',
-  'auth/client-credentials-basic': 'the client_credentials grant with client_secret_basic (ext-auth): likewise',
   'auth/cross-app-access-complete-flow':
     'enterprise-managed authorization (ext-auth, SEP-990: an ID-JAG by token exchange, then the jwt-bearer grant)',
 };

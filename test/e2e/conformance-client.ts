@@ -18,7 +18,7 @@ import { ROOT, request, send } from './harness.js';
 export interface ScenarioRun {
   scenario: string;
   serverUrl: string;
-  context: { client_id?: string; client_secret?: string };
+  context: { client_id?: string; client_secret?: string; private_key_pem?: string; signing_algorithm?: string };
 }
 
 /** The client's exit code as the suite reads it, and what it did, step by step (kept as the client's stdout). */
@@ -52,14 +52,7 @@ export async function runClient(browser: Browser, run: ScenarioRun): Promise<Cli
       auth: { apiKeys: [{ key: KEY, principal: 'conformance' }] },
       credentials: { key: 'conformance-credentials-key-of-32-bytes', file: `${tempDir('conformance-')}/c.json` },
       servers: {
-        conf: {
-          url: run.serverUrl,
-          credentials: {
-            type: 'oauth',
-            ...(clientId && { clientId }),
-            ...(run.context.client_secret && { clientSecret: run.context.client_secret }),
-          },
-        },
+        conf: { url: run.serverUrl, credentials: credentialsFor(run, clientId) },
       },
     },
     'conformance',
@@ -93,6 +86,17 @@ export async function runClient(browser: Browser, run: ScenarioRun): Promise<Cli
     await gateway.close();
     step('closed', gateway.url); // the outcome's steps array is this one: the line lands after a return, too
   }
+}
+
+/**
+ * The gateway's credentials for the scenario's server: its own service identity for the client_credentials
+ * scenarios (the ext-auth extension: a secret, or a key it signs an assertion with), else each caller's account.
+ */
+function credentialsFor(run: ScenarioRun, clientId: string | undefined): Record<string, unknown> {
+  const { client_secret: clientSecret, private_key_pem: privateKey, signing_algorithm: algorithm } = run.context;
+  if (run.scenario.startsWith('auth/client-credentials-'))
+    return { type: 'clientCredentials', clientId, clientSecret, privateKey, algorithm };
+  return { type: 'oauth', ...(clientId && { clientId }), ...(clientSecret && { clientSecret }) };
 }
 
 /** Opens the link, confirms it, and follows the redirects to wherever they end: that page's URL, status and heading. */

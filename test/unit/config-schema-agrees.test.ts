@@ -1,6 +1,7 @@
 // gateway.config.schema.json and the loader agree (issue 36): every config the docs and deploy/ show passes
 // both, and generated configs (placeholders, host keys, near-miss keys, bad values) pass one iff the other.
 import assert from 'node:assert/strict';
+import { generateKeyPairSync } from 'node:crypto';
 import { readFileSync } from 'node:fs';
 import { test } from 'node:test';
 import { Ajv } from 'ajv';
@@ -17,21 +18,28 @@ const jsonSchema = configJsonSchema() as { properties: Record<string, unknown> }
 const validate = new Ajv({ strict: false, allErrors: true, validateFormats: false }).compile(jsonSchema);
 const TOP_LEVEL_KEYS = Object.keys(jsonSchema.properties);
 
+/** What a variable named *_PEM stands for: a private key (a client's, which the loader checks it can sign with). */
+const SIGNING_KEY_PEM = generateKeyPairSync('ec', { namedCurve: 'P-256' })
+  .privateKey.export({ type: 'pkcs8', format: 'pem' })
+  .toString();
+
 /** A value for every variable a config reads, of the kind its name says, so a placeholder stands for a valid value. */
 function envFor(config: unknown): Record<string, string> {
   const names = new Set(
     [...JSON.stringify(config).matchAll(/\$\{(?:env:)?([A-Za-z_][A-Za-z0-9_]*)/g)].map((m) => m[1]!),
   );
   const value = (name: string): string =>
-    name.includes('REDIS')
-      ? 'redis://redis.internal:6379'
-      : name.endsWith('URL')
-        ? 'http://10.0.0.1:8080'
-        : name.endsWith('PORT')
-          ? '8080'
-          : name.endsWith('HOST')
-            ? '127.0.0.1'
-            : 'x'.repeat(40);
+    name.endsWith('_PEM')
+      ? SIGNING_KEY_PEM
+      : name.includes('REDIS')
+        ? 'redis://redis.internal:6379'
+        : name.endsWith('URL')
+          ? 'http://10.0.0.1:8080'
+          : name.endsWith('PORT')
+            ? '8080'
+            : name.endsWith('HOST')
+              ? '127.0.0.1'
+              : 'x'.repeat(40);
   return Object.fromEntries([...names].map((name) => [name, value(name)]));
 }
 

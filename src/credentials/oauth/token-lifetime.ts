@@ -14,7 +14,7 @@ const REFRESH_AHEAD_FRACTION = 0.25;
  */
 const MIN_EXPIRY_MARGIN_MS = 2_000;
 /** Whether `record`'s access token is due for its refresh now. */
-export function expiresSoon(record: OAuthRecord): boolean {
+export function expiresSoon(record: Pick<OAuthRecord, 'expiresAt' | 'issuedAt'>): boolean {
   if (record.expiresAt === undefined) return false;
   const lifetime = record.issuedAt === undefined ? undefined : record.expiresAt - record.issuedAt;
   const margin =
