@@ -229,84 +229,109 @@ interface CredentialKeys {
   >;
 }
 
-/** What one server's credentials need from the rest of the file, each as the fix to make. */
+/** What the servers' credentials need from the rest of the file, each as the fix to make. */
 export function credentialProblems(config: CredentialKeys): string[] {
   const problems: string[] = [];
-  for (const [name, server] of Object.entries(config.servers)) {
-    const credentials = server.credentials;
-    if (!credentials) continue;
-    const at = `servers.${name}.credentials`;
-    if (Object.keys(server.headers ?? {}).some((header) => header.toLowerCase() === 'authorization')) {
-      const whose = credentials.type === 'clientCredentials' ? 'its own token' : "each caller's own Authorization";
-      problems.push(`${at}: the gateway sends ${whose} to this server; remove servers.${name}.headers.Authorization`);
-    }
-    if (credentials.type === 'clientCredentials') {
-      problems.push(...serviceIdentityProblems(name, server.transport, credentials));
-      continue;
-    }
-    if (
-      server.transport === 'openapi' &&
-      credentials.type === 'tokenExchange' &&
-      !credentials.audience &&
-      !server.baseUrl
-    )
-      problems.push(
-        `${at}.audience: name the REST API the tokens are for, or set servers.${name}.baseUrl (asked for then)`,
-      );
-    if (server.transport === 'stdio') {
-      problems.push(...childTokenProblems(name, server, config));
-      if (credentials.type === 'tokenExchange') continue;
-    } else if (server.transport === 'openapi' && credentials.type === 'oauth') {
-      problems.push(...restTokenProblems(name, server.baseUrl, credentials));
-    } else if (credentials.type === 'oauth') {
-      for (const key of ['env', 'resource'] as const) {
-        if (credentials[key] !== undefined)
-          problems.push(
-            `${at}.${key}: a remote server names its own resource (its 401 and metadata); ${key} is for a perCaller ` +
-              `stdio server${key === 'resource' ? ' or an openapi: server' : ''}, so remove it`,
-          );
-      }
-    }
-    if (credentials.type === 'tokenExchange') {
-      if (!config.auth?.jwt) {
+  for (const [name, server] of Object.entries(config.servers))
+    if (server.credentials) problems.push(...serverProblems(name, server, server.credentials, config));
+  problems.push(...linkProblems(config), ...signInProblems(config.credentials?.signIn));
+  return problems;
+}
+
+type ServerKeys = CredentialKeys['servers'][string];
+
+/** One server's credentials against its kind and the rest of the file. */
+function serverProblems(
+  name: string,
+  server: ServerKeys,
+  credentials: ServerCredentials,
+  config: CredentialKeys,
+): string[] {
+  const problems: string[] = [];
+  const at = `servers.${name}.credentials`;
+  if (Object.keys(server.headers ?? {}).some((header) => header.toLowerCase() === 'authorization')) {
+    const whose = credentials.type === 'clientCredentials' ? 'its own token' : "each caller's own Authorization";
+    problems.push(`${at}: the gateway sends ${whose} to this server; remove servers.${name}.headers.Authorization`);
+  }
+  if (credentials.type === 'clientCredentials')
+    return [...problems, ...serviceIdentityProblems(name, server.transport, credentials)];
+  if (
+    server.transport === 'openapi' &&
+    credentials.type === 'tokenExchange' &&
+    !credentials.audience &&
+    !server.baseUrl
+  )
+    problems.push(
+      `${at}.audience: name the REST API the tokens are for, or set servers.${name}.baseUrl (asked for then)`,
+    );
+  if (server.transport === 'stdio') {
+    problems.push(...childTokenProblems(name, server, config));
+    if (credentials.type === 'tokenExchange') return problems;
+  } else if (server.transport === 'openapi' && credentials.type === 'oauth') {
+    problems.push(...restTokenProblems(name, server.baseUrl, credentials));
+  } else if (credentials.type === 'oauth') {
+    for (const key of ['env', 'resource'] as const) {
+      if (credentials[key] !== undefined)
         problems.push(
-          `${at}: type tokenExchange trades the caller's verified JWT for one for this server; configure auth.jwt ` +
-            `(callers with API keys have no token to exchange)`,
+          `${at}.${key}: a remote server names its own resource (its 401 and metadata); ${key} is for a perCaller ` +
+            `stdio server${key === 'resource' ? ' or an openapi: server' : ''}, so remove it`,
         );
-      }
-      if (credentials.authMethod !== 'none' && credentials.clientSecret === undefined) {
-        problems.push(
-          `${at}.clientSecret: ${credentials.authMethod} needs the client's secret (e.g. "\${GW_SECRET}"), or set ` +
-            `authMethod: none for a public client`,
-        );
-      }
-      continue;
-    }
-    if (!config.credentials) {
-      problems.push(
-        `${at}: type oauth keeps each caller's tokens encrypted; add  credentials: { key: \${CREDENTIALS_KEY} }  ` +
-          `(openssl rand -base64 32)`,
-      );
-    }
-    if (config.listen.publicUrl === undefined) {
-      problems.push(
-        `${at}: type oauth sends callers to a connect link and the authorization server back to a callback; set ` +
-          `listen.publicUrl to the gateway's URL as a browser reaches it`,
-      );
-    }
-    if (credentials.clientSecret !== undefined && credentials.clientId === undefined) {
-      problems.push(`${at}.clientSecret: give the clientId it belongs to, or remove it`);
-    }
-    if (
-      credentials.authMethod !== undefined &&
-      credentials.authMethod !== 'none' &&
-      credentials.clientSecret === undefined
-    ) {
-      problems.push(
-        `${at}.authMethod: ${credentials.authMethod} needs clientSecret; set authMethod: none for a public client`,
-      );
     }
   }
+  if (credentials.type === 'tokenExchange') return [...problems, ...tokenExchangeProblems(at, credentials, config)];
+  return [...problems, ...oauthProblems(at, credentials, config)];
+}
+
+function tokenExchangeProblems(at: string, credentials: TokenExchangeCredentials, config: CredentialKeys): string[] {
+  const problems: string[] = [];
+  if (!config.auth?.jwt) {
+    problems.push(
+      `${at}: type tokenExchange trades the caller's verified JWT for one for this server; configure auth.jwt ` +
+        `(callers with API keys have no token to exchange)`,
+    );
+  }
+  if (credentials.authMethod !== 'none' && credentials.clientSecret === undefined) {
+    problems.push(
+      `${at}.clientSecret: ${credentials.authMethod} needs the client's secret (e.g. "\${GW_SECRET}"), or set ` +
+        `authMethod: none for a public client`,
+    );
+  }
+  return problems;
+}
+
+/** type: oauth, each person's own token: a store to keep it in, a public URL to connect at, a whole client. */
+function oauthProblems(at: string, credentials: OAuthCredentials, config: CredentialKeys): string[] {
+  const problems: string[] = [];
+  if (!config.credentials) {
+    problems.push(
+      `${at}: type oauth keeps each caller's tokens encrypted; add  credentials: { key: \${CREDENTIALS_KEY} }  ` +
+        `(openssl rand -base64 32)`,
+    );
+  }
+  if (config.listen.publicUrl === undefined) {
+    problems.push(
+      `${at}: type oauth sends callers to a connect link and the authorization server back to a callback; set ` +
+        `listen.publicUrl to the gateway's URL as a browser reaches it`,
+    );
+  }
+  if (credentials.clientSecret !== undefined && credentials.clientId === undefined) {
+    problems.push(`${at}.clientSecret: give the clientId it belongs to, or remove it`);
+  }
+  if (
+    credentials.authMethod !== undefined &&
+    credentials.authMethod !== 'none' &&
+    credentials.clientSecret === undefined
+  ) {
+    problems.push(
+      `${at}.authMethod: ${credentials.authMethod} needs clientSecret; set authMethod: none for a public client`,
+    );
+  }
+  return problems;
+}
+
+/** Where connect links send browsers and codes: https (or loopback) for the callback and the sign-in issuer. */
+function linkProblems(config: CredentialKeys): string[] {
+  const problems: string[] = [];
   const redirected = Object.values(config.servers).some((server) => server.credentials?.type === 'oauth');
   const { publicUrl } = config.listen;
   // The spec: "All redirect URIs MUST be either localhost or use HTTPS"; an authorization code is as good as a token.
@@ -327,7 +352,11 @@ export function credentialProblems(config: CredentialKeys): string[] {
         `every authorization server endpoint (plain http only on loopback); give the issuer's https:// URL`,
     );
   }
-  const signInClient = config.credentials?.signIn;
+  return problems;
+}
+
+function signInProblems(signInClient: CredentialStoreConfig['signIn'] | undefined): string[] {
+  const problems: string[] = [];
   if (signInClient?.clientSecret !== undefined && signInClient.clientId === undefined) {
     problems.push('credentials.signIn.clientSecret: give the clientId it belongs to, or remove it');
   }
