@@ -4,7 +4,13 @@ import { DEFAULT_BACKOFF } from '../bridge/backoff.js';
 import { StdioUpstream } from '../bridge/stdio/stdio-upstream.js';
 import type { Upstream } from '../bridge/upstream.js';
 import { childEnvironment } from './child-env.js';
-import type { OpenApiServerConfig, ServerConfig } from './config/config.js';
+import type {
+  HttpServerConfig,
+  OpenApiServerConfig,
+  ServerConfig,
+  SseServerConfig,
+  StdioServerConfig,
+} from './config/config.js';
 import type { Log } from '../infra/log.js';
 import { GATEWAY_INFO } from '../infra/version.js';
 import type { ChildEnvSource } from './layers/per-caller/per-caller-upstream.js';
@@ -16,48 +22,71 @@ export async function createUpstream(
   envReads: readonly string[],
   envSource?: ChildEnvSource,
 ): Promise<Upstream> {
-  if (server.transport === 'sse') {
-    const { SseUpstream } = await import('../bridge/sse/sse-upstream.js');
-    if (server.era === 'modern')
-      log.warn(
-        {},
-        `servers.${name}.era: modern is ignored: an HTTP+SSE (transport: sse) server is always of the 2025 era`,
-      );
-    return new SseUpstream(
-      {
-        name,
-        url: server.url,
-        headers: server.headers,
-        timeoutMs: server.timeoutMs,
-        probeTimeoutMs: server.probeTimeoutMs,
-        legacyTtlMs: server.legacyTtlMs,
-        clientInfo: GATEWAY_INFO,
-        backoff: DEFAULT_BACKOFF,
-        roots: server.roots,
-      },
-      log,
-    );
+  switch (server.transport) {
+    case 'sse':
+      return sseUpstream(name, server, log);
+    case 'openapi':
+      return openApiUpstream(name, server, log);
+    case 'http':
+      return httpUpstream(name, server, log);
+    default:
+      return stdioUpstream(name, server, log, envReads, envSource);
   }
-  if (server.transport === 'openapi') return openApiUpstream(name, server, log);
-  if (server.transport === 'http') {
-    // Loaded only when a remote server is configured: undici stays out of a stdio-only gateway's memory.
-    const { HttpUpstream } = await import('../bridge/http/http-upstream.js');
-    return new HttpUpstream(
-      {
-        name,
-        url: server.url,
-        headers: server.headers,
-        // Reached as each caller, there is nobody to probe the era as: such a server is taken to be 2026-era.
-        era: server.credentials ? 'modern' : server.era,
-        timeoutMs: server.timeoutMs,
-        probeTimeoutMs: server.probeTimeoutMs,
-        legacyTtlMs: server.legacyTtlMs,
-        clientInfo: GATEWAY_INFO,
-        backoff: DEFAULT_BACKOFF,
-      },
-      log,
+}
+
+/** A 2025 server over HTTP+SSE (bridge/sse/, loaded only when configured). */
+async function sseUpstream(name: string, server: SseServerConfig, log: Log): Promise<Upstream> {
+  const { SseUpstream } = await import('../bridge/sse/sse-upstream.js');
+  if (server.era === 'modern')
+    log.warn(
+      {},
+      `servers.${name}.era: modern is ignored: an HTTP+SSE (transport: sse) server is always of the 2025 era`,
     );
-  }
+  return new SseUpstream(
+    {
+      name,
+      url: server.url,
+      headers: server.headers,
+      timeoutMs: server.timeoutMs,
+      probeTimeoutMs: server.probeTimeoutMs,
+      legacyTtlMs: server.legacyTtlMs,
+      clientInfo: GATEWAY_INFO,
+      backoff: DEFAULT_BACKOFF,
+      roots: server.roots,
+    },
+    log,
+  );
+}
+
+/** A remote server over Streamable HTTP. */
+async function httpUpstream(name: string, server: HttpServerConfig, log: Log): Promise<Upstream> {
+  // Loaded only when a remote server is configured: undici stays out of a stdio-only gateway's memory.
+  const { HttpUpstream } = await import('../bridge/http/http-upstream.js');
+  return new HttpUpstream(
+    {
+      name,
+      url: server.url,
+      headers: server.headers,
+      // Reached as each caller, there is nobody to probe the era as: such a server is taken to be 2026-era.
+      era: server.credentials ? 'modern' : server.era,
+      timeoutMs: server.timeoutMs,
+      probeTimeoutMs: server.probeTimeoutMs,
+      legacyTtlMs: server.legacyTtlMs,
+      clientInfo: GATEWAY_INFO,
+      backoff: DEFAULT_BACKOFF,
+    },
+    log,
+  );
+}
+
+/** A local program: one child, a child per caller, or a pool; sandboxed when its entry says so. */
+async function stdioUpstream(
+  name: string,
+  server: StdioServerConfig,
+  log: Log,
+  envReads: readonly string[],
+  envSource: ChildEnvSource | undefined,
+): Promise<Upstream> {
   const { env, withheld } = childEnvironment(process.env, server.inheritEnv, new Set(envReads), server.env);
   if (withheld.length) {
     log.warn(
