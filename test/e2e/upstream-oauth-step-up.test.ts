@@ -214,7 +214,19 @@ const URL_ELICITATION = { 'io.modelcontextprotocol/clientCapabilities': { elicit
 function connectForm(answer: Answer): Record<string, unknown> {
   const link = (url: unknown) => (typeof url === 'string' ? url.replace(/\/connect\/[^/?#]+$/, '/connect/<id>') : url);
   const { error, result } = answer.body ?? {};
-  if (error) return { status: answer.status, code: error.code, data: { ...error.data, url: link(error.data?.url) } };
+  if (error) {
+    // The link's id, and the message naming what is asked, differ from one answer to the next; the shape must not.
+    const elicitations = (error.data?.elicitations as Record<string, unknown>[] | undefined)?.map((asked) => ({
+      fields: Object.keys(asked).sort(),
+      mode: asked.mode,
+      url: link(asked.url),
+    }));
+    return {
+      status: answer.status,
+      code: error.code,
+      data: { ...error.data, url: link(error.data?.url), elicitations },
+    };
+  }
   const requests = Object.entries(
     (result?.inputRequests ?? {}) as Record<string, { method: string; params: Record<string, unknown> }>,
   ).map(([key, asked]) => ({
