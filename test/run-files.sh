@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # The test files, in two passes: every file six at a time (the files that drive a browser in a lane of their own
-# beside them, two at a time), then the few that measure the gateway under load (their own floods, fairness and
+# beside them, one at a time), then the few that measure the gateway under load (their own floods, fairness and
 # latency figures) one at a time, so that no other file's load is read as theirs. Every pass always runs; the
 # exit code is the first failure's. Which files, in which order, and the
 # checks on that list (a named file that does not exist, a test file no leg would run): test/runner/plan.mjs.
@@ -9,7 +9,7 @@
 #   TEST_LEG=second                   the second Node leg's files (see plan.mjs); TEST_FULL_SECOND_LEG=1: all
 #   TEST_FILE_TIMEOUT=300000          each file's --test-timeout, in ms
 #   TEST_CONCURRENCY=6                files at a time in the first pass (the browser lane's included)
-#   TEST_BROWSER_CONCURRENCY=2        of those, how many may drive a browser at once
+#   TEST_BROWSER_CONCURRENCY=1        of those, how many may drive a browser at once
 #   TEST_SUMMARY_OUT=path             also write the closing summary there (.ci/run prints every leg's at the end)
 #
 # TypeScript runs through test/ts-loader.mjs (esbuild's output, cached in node_modules/.cache/ts-tests), not
@@ -77,7 +77,7 @@ slowest() {
 # The browser lane runs beside the shared pass, its report kept in a file and printed after it (two reports
 # interleaved line by line could not be read), its slots taken from the shared pass's six.
 began=$SECONDS
-lanes=${TEST_BROWSER_CONCURRENCY:-2}
+lanes=${TEST_BROWSER_CONCURRENCY:-1}
 ((${#browsers[@]} > 0)) || lanes=0
 (
   run browsers "$lanes" "${browsers[@]}" >"$summaries/browsers.tap" 2>&1

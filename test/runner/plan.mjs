@@ -90,7 +90,7 @@ export const SMOKE = [
 /**
  * A file that drives a real browser (it asks test/services.ts for Chromium). Browsers are the heaviest thing the
  * shared pass runs: several side by side ran three to four times slower than one alone (upstream-oauth: 85 s
- * beside others, 22 s alone), and dragged the files beside them. They run in a lane of their own, a few at a time,
+ * beside others, 22 s alone), and dragged the files beside them. They run in a lane of their own, one at a time,
  * beside the shared pass (test/run-files.sh).
  */
 const DRIVES_A_BROWSER = /\bawait chromium\(/;
