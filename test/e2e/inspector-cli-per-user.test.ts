@@ -16,13 +16,13 @@ import { execFile } from 'node:child_process';
 import { mkdirSync, symlinkSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
 import { after, before, describe, test } from 'node:test';
-import { silentLog } from '../../infra/log.js';
-import { type IdentityServer, startIdentityServer } from '../fixtures/identity-server.js';
+import type { IdentityServer } from '../fixtures/identity-server.js';
 import { chromium } from '../services.js';
 import { tempDir } from '../temp.js';
 import { scaled } from '../timing.js';
 import { ROOT } from './harness.js';
-import { type OAuthRig, startOAuthRig } from './oauth-rig.js';
+import type { OAuthRig } from './oauth-rig.js';
+import { startPerUserRig } from './per-user-rig.js';
 
 const browserNeed = await chromium('MCP Inspector CLI meeting a per-user gateway, connected in headless Chromium');
 /** The package's own command (`mcp-inspector-cli`): with --cli it starts build/index.js with `node` from PATH. */
@@ -56,30 +56,7 @@ describe('MCP Inspector CLI in front of a gateway whose only server is per-user'
 
   before(async () => {
     browserNeed.check();
-    rig = await startOAuthRig({
-      browserPath: browserNeed.path!,
-      client,
-      upstream: startIdentityServer,
-      config: (at) => ({
-        auth: { apiKeys: Object.entries(KEYS).map(([principal, key]) => ({ key, principal })) },
-        // The first call after connecting reads the caller's lists as them (crm checks their new token): under CI
-        // load that took over the 5 s default once, and this test is about routing, not that deadline.
-        aggregate: { listDeadlineMs: scaled(15_000) },
-        credentials: {
-          key: 'a-test-credentials-key-of-32-bytes-or-more',
-          store: 'file',
-          file: path.join(tmp, 'credentials.json'),
-        },
-        servers: {
-          crm: {
-            url: at.upstream.url,
-            credentials: { type: 'oauth', clientId: client.client_id, clientSecret: client.client_secret },
-          },
-        },
-      }),
-      log: silentLog,
-      server: 'crm',
-    });
+    rig = await startPerUserRig({ browserPath: browserNeed.path!, client, keys: KEYS, dir: tmp });
     // The CLI's own config: the gateway's two endpoints, as a person would name them.
     const entry = (endpoint: string) => ({ type: 'streamable-http', url: `${rig.gateway.url}${endpoint}` });
     writeFileSync(config, JSON.stringify({ mcpServers: { gateway: entry('/mcp'), crm: entry('/servers/crm/mcp') } }));

@@ -14,13 +14,12 @@ import { Client as Client2 } from '@modelcontextprotocol/client';
 import { StdioClientTransport as Stdio2 } from '@modelcontextprotocol/client/stdio';
 import { Client as Client1 } from '@modelcontextprotocol/sdk/client/index.js';
 import { StdioClientTransport as Stdio1 } from '@modelcontextprotocol/sdk/client/stdio.js';
-import { silentLog } from '../../infra/log.js';
-import { type IdentityServer, startIdentityServer } from '../fixtures/identity-server.js';
+import type { IdentityServer } from '../fixtures/identity-server.js';
 import { chromium } from '../services.js';
 import { tempDir } from '../temp.js';
-import { scaled } from '../timing.js';
 import { ROOT, VERSION } from './harness.js';
-import { type OAuthRig, startOAuthRig } from './oauth-rig.js';
+import type { OAuthRig } from './oauth-rig.js';
+import { startPerUserRig } from './per-user-rig.js';
 
 const browserNeed = await chromium('mcp-remote meeting a per-user gateway, connected in headless Chromium');
 const MCP_REMOTE = path.join(ROOT, 'node_modules/mcp-remote/dist/proxy.js');
@@ -64,30 +63,7 @@ describe('mcp-remote in front of a gateway whose only server is per-user', { ski
 
   before(async () => {
     browserNeed.check();
-    rig = await startOAuthRig({
-      browserPath: browserNeed.path!,
-      client,
-      upstream: startIdentityServer,
-      config: (at) => ({
-        auth: { apiKeys: Object.entries(KEYS).map(([principal, key]) => ({ key, principal })) },
-        // The first call after connecting reads the caller's lists as them (crm checks their new token): under CI
-        // load that took over the 5 s default once, and this test is about routing, not that deadline.
-        aggregate: { listDeadlineMs: scaled(15_000) },
-        credentials: {
-          key: 'a-test-credentials-key-of-32-bytes-or-more',
-          store: 'file',
-          file: path.join(tmp, 'credentials.json'),
-        },
-        servers: {
-          crm: {
-            url: at.upstream.url,
-            credentials: { type: 'oauth', clientId: client.client_id, clientSecret: client.client_secret },
-          },
-        },
-      }),
-      log: silentLog,
-      server: 'crm',
-    });
+    rig = await startPerUserRig({ browserPath: browserNeed.path!, client, keys: KEYS, dir: tmp });
   });
 
   after(async () => {

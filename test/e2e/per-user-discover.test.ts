@@ -4,16 +4,14 @@
 // connect link for any name under the server's prefix (issue 45 item 3), and after connecting in a real
 // browser the same call, with no list in between, answers. Real parts: oidc-provider, Chromium.
 import assert from 'node:assert/strict';
-import path from 'node:path';
 import { after, before, describe, test } from 'node:test';
 import { Client, StreamableHTTPClientTransport } from '@modelcontextprotocol/client';
-import { silentLog } from '../../infra/log.js';
-import { startIdentityServer, type IdentityServer } from '../fixtures/identity-server.js';
+import type { IdentityServer } from '../fixtures/identity-server.js';
 import { chromium } from '../services.js';
 import { tempDir } from '../temp.js';
-import { scaled } from '../timing.js';
 import { request, send, until, VERSION } from './harness.js';
-import { startOAuthRig, type OAuthRig } from './oauth-rig.js';
+import type { OAuthRig } from './oauth-rig.js';
+import { startPerUserRig } from './per-user-rig.js';
 
 const browserNeed = await chromium('the connect flow in headless Chromium');
 const KEYS = { fay: 'fay-api-key-0123456789abcdef', gil: 'gil-api-key-0123456789abcdef' };
@@ -26,29 +24,11 @@ describe('a gateway whose only server is per-user', { skip: browserNeed.skip }, 
 
   before(async () => {
     browserNeed.check();
-    rig = await startOAuthRig({
+    rig = await startPerUserRig({
       browserPath: browserNeed.path!,
       client,
-      upstream: startIdentityServer,
-      config: (at) => ({
-        auth: { apiKeys: Object.entries(KEYS).map(([principal, key]) => ({ key, principal })) },
-        // The first call after connecting reads the caller's lists as them (crm checks their new token): under CI
-        // load that took over the 5 s default once, and this test is about routing, not that deadline.
-        aggregate: { listDeadlineMs: scaled(15_000) },
-        credentials: {
-          key: 'a-test-credentials-key-of-32-bytes-or-more',
-          store: 'file',
-          file: path.join(tempDir('mcp-gw-per-user-discover-'), 'credentials.json'),
-        },
-        servers: {
-          crm: {
-            url: at.upstream.url,
-            credentials: { type: 'oauth', clientId: client.client_id, clientSecret: client.client_secret },
-          },
-        },
-      }),
-      log: silentLog,
-      server: 'crm',
+      keys: KEYS,
+      dir: tempDir('mcp-gw-per-user-discover-'),
     });
   });
 
