@@ -9,7 +9,7 @@ import path from 'node:path';
 import { after, before, describe, test } from 'node:test';
 import type { RunningGateway } from '../../src/gateway.js';
 import { tempDir } from '../temp.js';
-import { eventually, headersFor, post, request, ROOT, sseMessages, until } from './harness.js';
+import { eventually, headersFor, openListen, post, request, ROOT, until } from './harness.js';
 import { startReadyGateway } from './ready-gateway.js';
 
 const TASKS = 'io.modelcontextprotocol/tasks';
@@ -45,25 +45,14 @@ describe("a redacted task result and its tool's outputSchema", () => {
   };
   /** Follows one task on a listen stream until it shows a final status; that status's params. */
   const pushed = async (url: string, taskId: string): Promise<any> => {
-    const body = request('subscriptions/listen', { notifications: { taskIds: [taskId] }, _meta: META });
-    const controller = new AbortController();
-    const response = await fetch(url, {
-      method: 'POST',
-      headers: headersFor(body),
-      body: JSON.stringify(body),
-      signal: controller.signal,
-    });
-    if (response.headers.get('content-type') !== 'text/event-stream')
-      assert.fail(`listen answered ${response.status}: ${await response.text()}`);
-    const { messages, done } = sseMessages(response);
-    done.catch(() => {});
+    const { messages, close } = await openListen(url, { taskIds: [taskId] }, {}, META);
     try {
       const final = () =>
         messages.find((m) => m.method === 'notifications/tasks' && ['completed', 'failed'].includes(m.params?.status));
       await eventually(() => final() !== undefined, 5_000);
       return final().params;
     } finally {
-      controller.abort();
+      close();
     }
   };
 

@@ -9,7 +9,7 @@ import path from 'node:path';
 import { after, before, describe, test } from 'node:test';
 import type { RunningGateway } from '../../src/gateway.js';
 import { tempDir } from '../temp.js';
-import { eventually, headersFor, post, request, ROOT, sseMessages, until } from './harness.js';
+import { eventually, headersFor, openListen, post, request, ROOT, until } from './harness.js';
 import { startReadyGateway } from './ready-gateway.js';
 
 const TASKS = 'io.modelcontextprotocol/tasks';
@@ -46,21 +46,7 @@ describe('guardrails on tasks', () => {
     assert.ok(reached, JSON.stringify(last));
     return last;
   };
-  const listen = async (url: string, taskIds: string[]) => {
-    const body = request('subscriptions/listen', { notifications: { taskIds }, _meta: META });
-    const controller = new AbortController();
-    const response = await fetch(url, {
-      method: 'POST',
-      headers: headersFor(body),
-      body: JSON.stringify(body),
-      signal: controller.signal,
-    });
-    if (response.headers.get('content-type') !== 'text/event-stream')
-      assert.fail(`listen answered ${response.status}: ${await response.text()}`);
-    const { messages, done } = sseMessages(response);
-    done.catch(() => {});
-    return { messages, close: () => controller.abort() };
-  };
+  const listen = (url: string, taskIds: string[]) => openListen(url, { taskIds }, {}, META);
 
   before(async () => {
     gateway = await startReadyGateway(

@@ -173,13 +173,14 @@ export function schemaProblems(method: string, message: any): string[] {
   return validate('JSONRPCNotification', message);
 }
 
-/** A subscriptions/listen stream: collects its messages in order until closed. */
+/** A subscriptions/listen stream: collects its messages in order until closed. `meta`: the request's own _meta. */
 export async function openListen(
   url: string,
   notifications: Record<string, unknown>,
   headers: Record<string, string> = {},
+  meta?: Record<string, unknown>,
 ) {
-  const body = request('subscriptions/listen', { notifications });
+  const body = request('subscriptions/listen', meta ? { notifications, _meta: meta } : { notifications });
   const controller = new AbortController();
   const response = await fetch(url, {
     method: 'POST',
