@@ -13,6 +13,7 @@
 // last file is done, before a reporter's stream would have written what it held back.
 import { writeFileSync } from 'node:fs';
 import path from 'node:path';
+import { noteFileTime } from './file-times.mjs';
 
 /** How much of one error is kept: its first lines (an assertion diff of a large answer can run to pages). */
 const ERROR_LINES = 8;
@@ -20,8 +21,12 @@ const ERROR_CHARS = 1_000;
 
 export default async function* failureSummary(source) {
   const out = process.env.TEST_FAILURE_SUMMARY;
+  const times = process.env.TEST_FILE_TIMES;
   const state = newState();
   for await (const event of source) {
+    try {
+      noteFileTime(times, event, isFileItself);
+    } catch {} // a file's time is a help, never a reason to end the runner
     if (out === undefined) continue;
     let changed;
     try {

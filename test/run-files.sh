@@ -64,9 +64,9 @@ run() {
     --import ./test/ts-loader.mjs --import ./test/report-pipe.ts --test --test-concurrency="$concurrency" \
     --test-force-exit --test-timeout="${TEST_FILE_TIMEOUT:-300000}" --test-reporter=tap \
     --test-reporter-destination=stdout --test-reporter=./test/failure-summary.mjs --test-reporter-destination=stdout \
-    --test-reporter=./test/file-times.mjs --test-reporter-destination=stdout "$@"
+    "$@"
 }
-# The slowest files of a pass (test/file-times.mjs), with its wall time: where a slow run's time went.
+# The slowest files of a pass (noted by test/failure-summary.mjs, test/file-times.mjs), with its wall time.
 slowest() {
   local pass=$1 took=$2
   [[ -s "$summaries/$pass.times" ]] || return 0
