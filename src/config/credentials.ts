@@ -271,6 +271,11 @@ function serverProblems(
   }
   if (credentials.type === 'clientCredentials')
     return [...problems, ...serviceIdentityProblems(name, server.transport, credentials)];
+  if (credentials.type === 'tokenExchange' && credentials.idJag && server.transport !== 'http')
+    problems.push(
+      `${at}.idJag: the ID-JAG's authorization server is found from a remote MCP server's metadata (url:), which ` +
+        `this server has none of; remove idJag, or use it on a url: server`,
+    );
   if (
     server.transport === 'openapi' &&
     credentials.type === 'tokenExchange' &&

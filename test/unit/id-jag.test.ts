@@ -168,14 +168,17 @@ test('a caller without a JWT is refused, naming auth.jwt', async () => {
   assert.equal(asked.length, 0);
 });
 
-test('config: idJag needs its client secret, and refuses an audience of its own', () => {
-  const load = (credentials: Record<string, unknown>) =>
+test('config: idJag needs its client secret and a url: server, and refuses an audience of its own', () => {
+  const load = (
+    credentials: Record<string, unknown>,
+    server: Record<string, unknown> = { url: 'https://crm.example.com/mcp' },
+  ) =>
     parseConfig(
       {
         auth: { jwt: { issuer: 'https://idp.example.com', audience: 'gw', jwksUrl: 'https://idp.example.com/jwks' } },
         servers: {
           crm: {
-            url: 'https://crm.example.com/mcp',
+            ...server,
             credentials: {
               type: 'tokenExchange',
               tokenEndpoint: 'https://idp.example.com/token',
@@ -195,6 +198,8 @@ test('config: idJag needs its client secret, and refuses an audience of its own'
     () => load({ audience: 'x', idJag: { clientId: 'c', clientSecret: 's' } }),
     /credentials\.audience: with idJag/,
   );
+  const rest = { openapi: 'https://crm.example.com/openapi.json', baseUrl: 'https://crm.example.com/api' };
+  assert.throws(() => load({ idJag: { clientId: 'c', clientSecret: 's' } }, rest), /credentials\.idJag: .*url: server/);
   assert.throws(
     () => load({ idJag: { clientId: 'c', clientSecret: 's', issuer: 'http://as.example.com' } }),
     /idJag\.issuer.*https/,
