@@ -158,6 +158,22 @@ const tokenExchangeCredentials = z.strictObject({
   scopes: z.array(scope).default([]),
   /** An exchanged token is used until this long before it expires, then exchanged again. */
   renewBeforeMs: positiveInt.default(30_000),
+  /**
+   * Enterprise-managed authorization (ext-auth, SEP-990): tokenEndpoint is the enterprise IdP's, the caller's JWT their
+   * ID token there, traded for an ID-JAG that this client presents at the upstream's authorization server.
+   */
+  idJag: z
+    .strictObject({
+      /** The gateway's client at the upstream's authorization server (pre-registered there). */
+      clientId: z.string().min(1, "give the client id the upstream's authorization server registered for the gateway"),
+      clientSecret: z.string().min(1, 'give that client\'s secret, e.g. "${XAA_SECRET}"'),
+      authMethod: z.enum(['client_secret_basic', 'client_secret_post']).default('client_secret_basic'),
+      /** The upstream's authorization server (the ID-JAG's audience); left out, the one its metadata names. */
+      issuer: endpointUrl(
+        'give the upstream\'s authorization server issuer URL, e.g. "https://auth.crm.example.com"',
+      ).optional(),
+    })
+    .optional(),
 });
 
 /**
@@ -255,6 +271,11 @@ function serverProblems(
   }
   if (credentials.type === 'clientCredentials')
     return [...problems, ...serviceIdentityProblems(name, server.transport, credentials)];
+  if (credentials.type === 'tokenExchange' && credentials.idJag && server.transport !== 'http')
+    problems.push(
+      `${at}.idJag: the ID-JAG's authorization server is found from a remote MCP server's metadata (url:), which ` +
+        `this server has none of; remove idJag, or use it on a url: server`,
+    );
   if (
     server.transport === 'openapi' &&
     credentials.type === 'tokenExchange' &&
@@ -294,6 +315,12 @@ function tokenExchangeProblems(at: string, credentials: TokenExchangeCredentials
     problems.push(
       `${at}.clientSecret: ${credentials.authMethod} needs the client's secret (e.g. "\${GW_SECRET}"), or set ` +
         `authMethod: none for a public client`,
+    );
+  }
+  if (credentials.idJag && credentials.audience !== undefined) {
+    problems.push(
+      `${at}.audience: with idJag the ID-JAG's audience is the upstream's authorization server; remove audience ` +
+        `(set idJag.issuer to name that server)`,
     );
   }
   return problems;

@@ -28,6 +28,20 @@ export interface TokenExchangeSettings {
   resource?: string | undefined;
   scopes: string[];
   renewBeforeMs: number;
+  /**
+   * Enterprise-managed authorization (ext-auth, SEP-990): the caller's JWT is their ID token at the enterprise IdP
+   * (tokenEndpoint), traded there for an ID-JAG, which the upstream's authorization server takes as a jwt-bearer grant.
+   */
+  idJag?: IdJagSettings | undefined;
+}
+
+/** The gateway's client at the upstream's authorization server, where the ID-JAG is presented (RFC 7523). */
+export interface IdJagSettings {
+  clientId: string;
+  clientSecret: string;
+  authMethod: 'client_secret_basic' | 'client_secret_post';
+  /** The upstream's authorization server (the ID-JAG's audience); left out, discovered from the upstream. */
+  issuer?: string | undefined;
 }
 
 /** How the gateway proves itself in a client_credentials request: a shared secret, or a key it signs with. */

@@ -34,10 +34,7 @@ const scenarios = [...listing.matchAll(/^\s+- (auth\/\S+)/gm)].map((m) => m[1]!)
  * Scenarios the gateway does not implement, and why. Each is still run and must still fail: one that passes is a stale
  * entry, and its test says to remove it (as the suite's own expected-failures baseline works).
  */
-const NOT_IMPLEMENTED: Record<string, string> = {
-  'auth/cross-app-access-complete-flow':
-    'enterprise-managed authorization (ext-auth, SEP-990: an ID-JAG by token exchange, then the jwt-bearer grant)',
-};
+const NOT_IMPLEMENTED: Record<string, string> = {};
 
 interface Check {
   id: string;

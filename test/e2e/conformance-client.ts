@@ -5,6 +5,7 @@
 // call again, so that the scenario sees what the gateway does with the token. The suite runs
 // conformance-relay.mjs as its client command, which hands the scenario to this (in the test file's process: the
 // gateway's modules load once, not once per scenario).
+import { writeFileSync } from 'node:fs';
 import type { Browser } from 'playwright-core';
 import { parseConfig } from '../../src/config/config.js';
 import { startGateway } from '../../src/gateway.js';
@@ -12,13 +13,24 @@ import { silentLog } from '../../infra/log.js';
 import { createLogger } from '../../infra/logger.js';
 import { unusedPort } from '../ports.js';
 import { tempDir } from '../temp.js';
+import { verifyingKeySet } from './conformance-idp-key.js';
 import { ROOT, request, send } from './harness.js';
 
 /** What the suite gives its client: the scenario, its server's URL, and (for some) a pre-registered client. */
 export interface ScenarioRun {
   scenario: string;
   serverUrl: string;
-  context: { client_id?: string; client_secret?: string; private_key_pem?: string; signing_algorithm?: string };
+  context: {
+    client_id?: string;
+    client_secret?: string;
+    private_key_pem?: string;
+    signing_algorithm?: string;
+    /** Cross-app access: the person's ID token at the enterprise IdP, and that IdP. */
+    idp_id_token?: string;
+    idp_client_id?: string;
+    idp_issuer?: string;
+    idp_token_endpoint?: string;
+  };
 }
 
 /** The client's exit code as the suite reads it, and what it did, step by step (kept as the client's stdout). */
@@ -46,10 +58,12 @@ export async function runClient(browser: Browser, run: ScenarioRun): Promise<Cli
     steps.push({ what, at: Math.round(performance.now() - started), detail });
   const clientId = run.context.client_id ?? (run.scenario === 'auth/basic-cimd' ? SUITE_CIMD_URL : undefined);
   const port = await unusedPort();
+  // Cross-app access: the caller is the person, with their ID token at the IdP as their JWT (auth.jwt).
+  const idToken = run.context.idp_id_token;
   const config = parseConfig(
     {
       listen: { port, publicUrl: `http://127.0.0.1:${port}` },
-      auth: { apiKeys: [{ key: KEY, principal: 'conformance' }] },
+      auth: { apiKeys: [{ key: KEY, principal: 'conformance' }], ...(idToken && { jwt: idpJwt(run) }) },
       credentials: { key: 'conformance-credentials-key-of-32-bytes', file: `${tempDir('conformance-')}/c.json` },
       servers: {
         conf: { url: run.serverUrl, credentials: credentialsFor(run, clientId) },
@@ -62,7 +76,7 @@ export async function runClient(browser: Browser, run: ScenarioRun): Promise<Cli
   step('started', gateway.url);
   const call = () =>
     send(`${gateway.url}/servers/conf/mcp`, request('tools/call', { name: 'test-tool', arguments: {} }), {
-      authorization: `Bearer ${KEY}`,
+      authorization: `Bearer ${idToken ?? KEY}`,
     });
   try {
     for (let links = 0; links <= MAX_LINKS; links++) {
@@ -96,7 +110,22 @@ function credentialsFor(run: ScenarioRun, clientId: string | undefined): Record<
   const { client_secret: clientSecret, private_key_pem: privateKey, signing_algorithm: algorithm } = run.context;
   if (run.scenario.startsWith('auth/client-credentials-'))
     return { type: 'clientCredentials', clientId, clientSecret, privateKey, algorithm };
+  if (run.context.idp_id_token !== undefined)
+    return {
+      type: 'tokenExchange',
+      tokenEndpoint: run.context.idp_token_endpoint,
+      clientId: run.context.idp_client_id,
+      authMethod: 'none',
+      idJag: { clientId, clientSecret },
+    };
   return { type: 'oauth', ...(clientId && { clientId }), ...(clientSecret && { clientSecret }) };
+}
+
+/** auth.jwt accepting the person's ID token from the scenario's IdP (whose key it recovers: conformance-idp-key.ts). */
+function idpJwt(run: ScenarioRun): Record<string, unknown> {
+  const jwksFile = `${tempDir('conformance-idp-')}/jwks.json`;
+  writeFileSync(jwksFile, JSON.stringify(verifyingKeySet(run.context.idp_id_token!)));
+  return { issuer: run.context.idp_issuer, audience: run.context.idp_client_id, jwksFile, algorithms: ['ES256'] };
 }
 
 /** Opens the link, confirms it, and follows the redirects to wherever they end: that page's URL, status and heading. */
