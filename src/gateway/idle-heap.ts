@@ -1,0 +1,68 @@
+// Start-up leaves V8's young generation grown to its ceiling (16 MB a semi-space on 64 bits: loading the
+// modules and starting the upstreams allocates tens of MB in a second, most of it long-lived, and each
+// scavenge that keeps much doubles it), and nothing an idle gateway does gives it back. V8 shrinks it only
+// after a full collection at a low allocation rate; its memory reducer starts one when it judges the process
+// idle, but judges by the allocation rate averaged since start-up, so on a loaded machine that took from 10 s
+// to more than a minute, and an idle gateway held about 16 MB more in the meantime (`npm run bench:idle`).
+//
+// So once start-up is over and no request has come for a while, the gateway asks for that collection itself,
+// once. A gateway that is serving is left alone: its young generation is in use, and a pause there would cost
+// a caller; V8's own heuristics take over from then on. The collection is V8's gc(), which Node gives only to
+// a context made while --expose-gc is set: the flag is set, one throwaway context made, and the flag unset,
+// so no other code (nor a later vm context) sees a gc function. Whether V8 shrinks the young generation in
+// that collection is still its call (it does when allocation has been low for its last few seconds, which
+// is why the look waits for a quiet spell); in our runs it did every time (docs/development.md, bench:idle).
+import { setFlagsFromString } from 'node:v8';
+import { runInNewContext } from 'node:vm';
+
+/** When to look first, and again while requests keep coming; after the last look, V8 is left to itself. */
+const LOOK_EVERY_MS = 10_000;
+const LOOKS = 6;
+
+export interface IdleHeapTrim {
+  stop(): void;
+}
+
+/**
+ * Collects once, at the first look that finds no request started since the one before (`requestsStarted`
+ * counts every request the edge began). Timers do not keep the process alive.
+ */
+export function trimHeapWhenIdle(requestsStarted: () => number, collect: () => void = fullCollection): IdleHeapTrim {
+  let looks = 0;
+  let seen = requestsStarted();
+  let timer: NodeJS.Timeout | undefined;
+  const look = () => {
+    looks++;
+    const now = requestsStarted();
+    if (now === seen) {
+      timer = undefined;
+      collect();
+      return;
+    }
+    seen = now;
+    timer = looks < LOOKS ? setTimeout(look, LOOK_EVERY_MS).unref() : undefined;
+  };
+  timer = setTimeout(look, LOOK_EVERY_MS).unref();
+  return { stop: () => clearTimeout(timer) };
+}
+
+/**
+ * One full garbage collection, made as V8 makes it for a process it judges idle: --optimize-for-size for its
+ * length asks it to reduce memory (compact, release pages, shrink the young generation) rather than only
+ * free what is dead; without it the young generation was left grown in most of our runs.
+ */
+export function fullCollection(): void {
+  setFlagsFromString('--expose-gc');
+  let gc: () => void;
+  try {
+    gc = runInNewContext('gc') as () => void;
+  } finally {
+    setFlagsFromString('--no-expose-gc');
+  }
+  setFlagsFromString('--optimize-for-size');
+  try {
+    gc();
+  } finally {
+    setFlagsFromString('--no-optimize-for-size');
+  }
+}
