@@ -228,7 +228,9 @@ const CONNECTION_LISTS = ['tools/list', 'prompts/list', 'resources/list'];
 /** The edge's view of profiles and search mode: the profiles as of now, and the index search mode reads. */
 function catalogView(profiles: ProfileSet, search: ToolSearch): CatalogView {
   return {
-    index: search.index,
+    get index() {
+      return search.index;
+    },
     warm: () => search.warm(),
     profile: (name) => profiles.profile(name),
     searchMode: () => profiles.searchMode(),

@@ -35,6 +35,8 @@ const FEATURES: Record<string, RegExp[]> = {
   openapi: [/\/bridge\/openapi\//, /\/node_modules\/@readme\//, /\/node_modules\/ajv(-formats)?\//],
   'remote servers': [/\/bridge\/(http\/http-upstream|sse)\b/, /\/node_modules\/undici\//],
   pools: [/\/bridge\/pool\//],
+  // Search mode's index: loaded at the first search (src/search/tool-search.ts), whatever the config says.
+  'search index': [/\/src\/search\/tool-index\./, /\/node_modules\/minisearch\//],
   // Policies themselves are not optional (allow-list.ts is the guard's); their CEL `when:` conditions are.
   'policy conditions': [/\/node_modules\/@marcbachmann\/cel-js\//],
   redis: [/\/node_modules\/(io)?redis\//],
@@ -129,6 +131,6 @@ test('a config that uses credentials, per-caller children, telemetry, a pool and
     loaded.telemetry!.join(),
   );
   // Each was loaded for what the config uses; the others still are not.
-  for (const feature of ['guardrails', 'sandbox', 'openapi', 'remote servers', 'redis'])
+  for (const feature of ['guardrails', 'sandbox', 'openapi', 'remote servers', 'redis', 'search index'])
     assert.deepEqual(loaded[feature], [], feature);
 });
