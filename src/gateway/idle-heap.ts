@@ -60,11 +60,7 @@ export function trimHeapWhenIdle(requestsStarted: () => number, young: YoungGene
   return { stop: () => clearTimeout(timer) };
 }
 
-/**
- * One full garbage collection, made as V8 makes it for a process it judges idle: --optimize-for-size for its
- * length asks it to reduce memory (compact, release pages, shrink the young generation) rather than only
- * free what is dead; without it the young generation was left grown in most of our runs.
- */
+/** One full garbage collection, in which V8 also shrinks the young generation if allocation has been low. */
 export function fullCollection(): void {
   setFlagsFromString('--expose-gc');
   let gc: () => void;
@@ -73,10 +69,5 @@ export function fullCollection(): void {
   } finally {
     setFlagsFromString('--no-expose-gc');
   }
-  setFlagsFromString('--optimize-for-size');
-  try {
-    gc();
-  } finally {
-    setFlagsFromString('--no-optimize-for-size');
-  }
+  gc();
 }
