@@ -20,7 +20,7 @@ let environment: Environment | undefined;
  * The CEL environment, made at the first condition compiled: a config without `when:` never loads the CEL
  * package (about 1 MB of heap an idle gateway held for nothing; docs/design.md). Compiling is synchronous
  * (the config's checks call it), so the package, an ES module, is loaded with require(), which Node 20.19
- * and later allow (package.json's engines).
+ * and 22.12 and later allow (package.json's engines).
  */
 function celEnvironment(): Environment {
   if (environment !== undefined) return environment;
