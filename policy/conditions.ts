@@ -1,6 +1,7 @@
 // `when:` conditions, in the Common Expression Language (@marcbachmann/cel-js). Compiled and type-checked
 // once per config load, so a typo is a startup error; evaluated per call, where any failure denies.
-import { Environment } from '@marcbachmann/cel-js';
+import { createRequire } from 'node:module';
+import type { Environment } from '@marcbachmann/cel-js';
 import { isRawNumber } from '../protocol/exact-json.js';
 import type { Principal } from './principal.js';
 
@@ -13,15 +14,28 @@ export interface CallFacts {
 
 export type Condition = (facts: CallFacts) => { ok: true } | { ok: false; why: string };
 
-const environment = new Environment({ unlistedVariablesAreDyn: false })
-  .registerVariable('args', 'map')
-  .registerVariable('principal', 'map')
-  .registerVariable('tool', 'string')
-  .registerVariable('server', 'string');
+let environment: Environment | undefined;
+
+/**
+ * The CEL environment, made at the first condition compiled: a config without `when:` never loads the CEL
+ * package (about 1 MB of heap an idle gateway held for nothing; docs/design.md). Compiling is synchronous
+ * (the config's checks call it), so the package, an ES module, is loaded with require(), which Node 20.19
+ * and 22.12 and later allow (package.json's engines).
+ */
+function celEnvironment(): Environment {
+  if (environment !== undefined) return environment;
+  const cel = createRequire(import.meta.url)('@marcbachmann/cel-js') as typeof import('@marcbachmann/cel-js');
+  environment = new cel.Environment({ unlistedVariablesAreDyn: false })
+    .registerVariable('args', 'map')
+    .registerVariable('principal', 'map')
+    .registerVariable('tool', 'string')
+    .registerVariable('server', 'string');
+  return environment;
+}
 
 /** Compiles one expression; throws an Error whose message says what is wrong with it. */
 export function compileCondition(expr: string): Condition {
-  const program = environment.parse(expr);
+  const program = celEnvironment().parse(expr);
   const checked = program.check();
   if (!checked.valid) throw new Error((checked.error?.message ?? 'it does not type-check').split('\n')[0]);
   if (checked.type !== 'bool' && checked.type !== 'dyn') throw new Error(`it gives a ${checked.type}, not a bool`);

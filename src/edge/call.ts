@@ -34,7 +34,8 @@ import { issueTaskIds, mayAnswerTask, sendTask, type OpenedTask } from '../tasks
 
 /** The index search mode reads, and whether it is filled yet. */
 export interface SearchIndex {
-  index: ToolIndex;
+  /** Undefined until the first search has loaded it (warm). */
+  readonly index: ToolIndex | undefined;
   /**
    * Undefined once the index follows every server; before the first search it does not (a gateway nobody
    * searches reads no extra lists), and this starts it and resolves when it is filled or may wait no longer.

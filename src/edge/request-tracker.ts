@@ -13,12 +13,15 @@ const KEPT_DENIALS = 50;
 
 export class RequestTracker {
   inFlight = 0;
+  /** Every request begun since start: whether the gateway has been idle between two looks (idle-heap.ts). */
+  started = 0;
   draining = false;
   private readonly denials: DenialRecord[] = [];
   private idle: (() => void) | undefined;
 
   begin(): void {
     this.inFlight++;
+    this.started++;
   }
 
   end(): void {

@@ -15,7 +15,7 @@ import {
   type JsonRpcResponse,
 } from '../../protocol/jsonrpc.js';
 import { CALL_TOOL, definitionOf, SEARCH_TOOLS, searchResult, toolError } from '../search/search-tools.js';
-import { DEFAULT_LIMIT, MAX_LIMIT } from '../search/tool-index.js';
+import { DEFAULT_LIMIT, MAX_LIMIT } from '../search/limits.js';
 import { argsOf, record } from './audit-step.js';
 import type { McpCall } from './call.js';
 import { nameTooLong, quoted } from './name-bounds.js';

@@ -22,6 +22,7 @@ import { createSecurity } from './guard-wiring.js';
 import { createLegacySessions, type LegacySessions } from './legacy-sessions.js';
 import { createListenHub } from '../notify/list-changes.js';
 import { defaultMaxConnections, readFdLimit, reportFdLimit } from './connection-cap.js';
+import { trimHeapWhenIdle } from './idle-heap.js';
 import { listen } from './listener.js';
 import { opsOptions } from './ops-pages.js';
 import { reloadGateway } from './reload.js';
@@ -122,6 +123,8 @@ export async function startGateway(initial: GatewayConfig, log: Log): Promise<Ru
   announceEndpoints(initial, url, servers, log);
   credentials.announce();
   servers.startAll();
+  // What start-up grew, given back once the gateway is idle (idle-heap.ts).
+  const heapTrim = trimHeapWhenIdle(() => tracker.started);
 
   const parts: GatewayParts = {
     config,
@@ -147,7 +150,10 @@ export async function startGateway(initial: GatewayConfig, log: Log): Promise<Ru
     listen: listenHub,
     security,
     reload: (next) => reloadGateway(parts, next),
-    close: () => closeGateway(parts).finally(() => credentials.close()),
+    close: () => {
+      heapTrim.stop();
+      return closeGateway(parts).finally(() => credentials.close());
+    },
   };
 }
 
@@ -222,7 +228,9 @@ const CONNECTION_LISTS = ['tools/list', 'prompts/list', 'resources/list'];
 /** The edge's view of profiles and search mode: the profiles as of now, and the index search mode reads. */
 function catalogView(profiles: ProfileSet, search: ToolSearch): CatalogView {
   return {
-    index: search.index,
+    get index() {
+      return search.index;
+    },
     warm: () => search.warm(),
     profile: (name) => profiles.profile(name),
     searchMode: () => profiles.searchMode(),

@@ -2,7 +2,7 @@
 // everything the caller may use, `call_tool` calls one of them by the name search_tools gave. Their
 // definitions are the whole of what a host lists in search mode, so they say precisely what to send.
 import type { JsonObject } from '../../protocol/jsonrpc.js';
-import { DEFAULT_LIMIT, MAX_LIMIT } from './tool-index.js';
+import { DEFAULT_LIMIT, MAX_LIMIT } from './limits.js';
 
 export const SEARCH_TOOLS = 'search_tools';
 export const CALL_TOOL = 'call_tool';

@@ -18,6 +18,7 @@
 // definitions live in a Map beside it and are handed out as they were listed.
 import MiniSearch, { type Query, type SearchOptions } from 'minisearch';
 import type { JsonObject } from '../../protocol/jsonrpc.js';
+import { DEFAULT_LIMIT, MAX_LIMIT } from './limits.js';
 import { expansion, thesaurus } from './synonyms.js';
 import { processTerm, type ToolText, tokenize, toolText } from './tool-text.js';
 
@@ -34,8 +35,6 @@ export interface SearchToolsOptions {
   allowed?: (name: string) => boolean;
 }
 
-export const DEFAULT_LIMIT = 10;
-export const MAX_LIMIT = 50;
 // A query longer than this is cut: typo-tolerant matching costs per query word, and a hostile caller could
 // otherwise send a megabyte of words. 256 characters is several sentences.
 const MAX_QUERY_CHARS = 256;

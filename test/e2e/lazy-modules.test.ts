@@ -35,6 +35,10 @@ const FEATURES: Record<string, RegExp[]> = {
   openapi: [/\/bridge\/openapi\//, /\/node_modules\/@readme\//, /\/node_modules\/ajv(-formats)?\//],
   'remote servers': [/\/bridge\/(http\/http-upstream|sse)\b/, /\/node_modules\/undici\//],
   pools: [/\/bridge\/pool\//],
+  // Search mode's index: loaded at the first search (src/search/tool-search.ts), whatever the config says.
+  'search index': [/\/src\/search\/tool-index\./, /\/node_modules\/minisearch\//],
+  // Policies themselves are not optional (allow-list.ts is the guard's); their CEL `when:` conditions are.
+  'policy conditions': [/\/node_modules\/@marcbachmann\/cel-js\//],
   redis: [/\/node_modules\/(io)?redis\//],
 };
 
@@ -95,20 +99,28 @@ test('a minimal config (one stdio server) loads no optional feature, nor a packa
   assert.deepEqual(loadedOf(modules), none);
 });
 
-test('a config that uses credentials, per-caller children, telemetry and a pool loads each of them', async () => {
+test('a config that uses credentials, per-caller children, telemetry, a pool and a condition loads each of them', async () => {
   const port = await unusedPort();
   const modules = await modulesLoaded('features', {
     listen: { port, publicUrl: `http://127.0.0.1:${port}` },
     auth: { apiKeys: [{ key: 'alice-key-0123456789abcdef', principal: 'alice' }] },
     credentials: { key: 'a-test-credentials-key-of-32-bytes-or-more', store: 'file', file: path.join(dir, 'c.json') },
     telemetry: { traces: { endpoint: receiver.url, protocol: 'http/json' } },
+    policies: [
+      {
+        name: 'alice',
+        principals: { ids: ['alice'] },
+        allow: { servers: ['one'] },
+        when: [{ tool: 'one__*', expr: "tool != ''" }],
+      },
+    ],
     servers: {
       one: { ...SERVER, instances: 2, era: 'modern' },
       mine: { ...SERVER, perCaller: true, secrets: { TOKEN: { prompt: 'Your token' } } },
     },
   });
   const loaded = loadedOf(modules);
-  for (const feature of ['credentials', 'per-caller children', 'telemetry', 'pools'])
+  for (const feature of ['credentials', 'per-caller children', 'telemetry', 'pools', 'policy conditions'])
     assert.ok(loaded[feature]!.length > 0, `${feature}: none of its modules loaded`);
   assert.ok(
     loaded.credentials!.some((url) => url.startsWith('src/credentials/store.')),
@@ -119,6 +131,6 @@ test('a config that uses credentials, per-caller children, telemetry and a pool 
     loaded.telemetry!.join(),
   );
   // Each was loaded for what the config uses; the others still are not.
-  for (const feature of ['guardrails', 'sandbox', 'openapi', 'remote servers', 'redis'])
+  for (const feature of ['guardrails', 'sandbox', 'openapi', 'remote servers', 'redis', 'search index'])
     assert.deepEqual(loaded[feature], [], feature);
 });
