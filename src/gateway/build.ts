@@ -49,24 +49,8 @@ export async function startGateway(initial: GatewayConfig, log: Log): Promise<Ru
   const credentials = await openCredentials(initial, log, () => config.current);
   const { servers, metrics } = await createServers(initial, cache, retries, live, log, credentials);
   warnIfOpenBeyondLoopback(initial, log);
-  const aggregate = new Aggregator({
-    upstreams: servers.upstreams,
-    prefixes: servers.prefixes,
-    separator: initial.aggregate.separator,
-    listDeadlineMs: initial.aggregate.listDeadlineMs,
-    cursorSecret: initial.aggregate.cursorSecret,
-    log: log.child({ endpoint: 'mcp' }),
-    connections: credentials,
-    listsPerCaller: (server) => servers.listsPerCaller(server),
-  });
-  const search = new ToolSearch({
-    upstreams: servers.upstreams,
-    prefixes: servers.prefixes,
-    separator: initial.aggregate.separator,
-    changes: cache,
-    waitMs: initial.aggregate.listDeadlineMs,
-    log: log.child({ part: 'catalog' }),
-  });
+  const aggregate = createAggregator(initial, servers, credentials, log);
+  const search = createSearch(initial, servers, cache, log);
   const profiles = new ProfileSet();
   profiles.install(initial);
   const security = createSecurity(servers.prefixes, initial.aggregate.separator, aggregate, log);
@@ -105,17 +89,7 @@ export async function startGateway(initial: GatewayConfig, log: Log): Promise<Ru
     log,
     credentials,
   });
-  const { host, port, allowedHosts, publicUrl } = initial.listen;
-  const fdLimit = readFdLimit();
-  const maxConnections = initial.listen.maxConnections ?? defaultMaxConnections(fdLimit);
-  reportFdLimit(fdLimit, maxConnections, initial.listen.maxConnections !== undefined, log);
-  const { drain, url } = await listen(
-    edge,
-    host,
-    port,
-    hostChecker(host, allowedHosts, publicUrl),
-    maxConnections,
-  ).catch(async (error: Error) => {
+  const { drain, url } = await listenOn(initial, edge, log).catch(async (error: Error) => {
     await abandonStart({ cache, security, retries, relay: legacy.relay, credentials, tracer, log });
     throw error;
   });
@@ -142,19 +116,64 @@ export async function startGateway(initial: GatewayConfig, log: Log): Promise<Ru
     tracer,
     log,
   };
+  return running(parts, url, () => {
+    heapTrim.stop();
+    return closeGateway(parts).finally(() => credentials.close());
+  });
+}
+
+/** What the caller of startGateway holds: the URL, the parts tests and the CLI read, reload and close. */
+function running(parts: GatewayParts, url: string, close: () => Promise<void>): RunningGateway {
   return {
     url,
-    upstreams: servers.upstreams,
-    aggregate,
-    cache,
-    listen: listenHub,
-    security,
+    upstreams: parts.servers.upstreams,
+    aggregate: parts.aggregate,
+    cache: parts.cache,
+    listen: parts.listenHub,
+    security: parts.security,
     reload: (next) => reloadGateway(parts, next),
-    close: () => {
-      heapTrim.stop();
-      return closeGateway(parts).finally(() => credentials.close());
-    },
+    close,
   };
+}
+
+/** /mcp's aggregate over every server. */
+function createAggregator(
+  initial: GatewayConfig,
+  servers: ServerSet,
+  credentials: GatewayCredentials,
+  log: Log,
+): Aggregator {
+  return new Aggregator({
+    upstreams: servers.upstreams,
+    prefixes: servers.prefixes,
+    separator: initial.aggregate.separator,
+    listDeadlineMs: initial.aggregate.listDeadlineMs,
+    cursorSecret: initial.aggregate.cursorSecret,
+    log: log.child({ endpoint: 'mcp' }),
+    connections: credentials,
+    listsPerCaller: (server) => servers.listsPerCaller(server),
+  });
+}
+
+/** Search mode's catalog of every server's tools (its index is built at the first search). */
+function createSearch(initial: GatewayConfig, servers: ServerSet, cache: ListCache, log: Log): ToolSearch {
+  return new ToolSearch({
+    upstreams: servers.upstreams,
+    prefixes: servers.prefixes,
+    separator: initial.aggregate.separator,
+    changes: cache,
+    waitMs: initial.aggregate.listDeadlineMs,
+    log: log.child({ part: 'catalog' }),
+  });
+}
+
+/** The listener: the edge on listen.host and port, its connections capped by the file descriptors there are. */
+function listenOn(initial: GatewayConfig, edge: Edge, log: Log): ReturnType<typeof listen> {
+  const { host, port, allowedHosts, publicUrl } = initial.listen;
+  const fdLimit = readFdLimit();
+  const maxConnections = initial.listen.maxConnections ?? defaultMaxConnections(fdLimit);
+  reportFdLimit(fdLimit, maxConnections, initial.listen.maxConnections !== undefined, log);
+  return listen(edge, host, port, hostChecker(host, allowedHosts, publicUrl), maxConnections);
 }
 
 /**
