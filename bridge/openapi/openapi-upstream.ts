@@ -16,7 +16,8 @@ import { META, MODERN_VERSION } from '../../protocol/mcp.js';
 import type { Log } from '../../infra/log.js';
 import type { RequestOptions, Upstream, UpstreamState, UpstreamStatus } from '../upstream.js';
 import { ArgumentChecker } from './arguments.js';
-import { buildCatalogue, type Catalogue, type CatalogueSettings } from './catalogue.js';
+import { buildCatalogue, type Catalogue, type CatalogueEntry, type CatalogueSettings } from './catalogue.js';
+import type { JsonSchema } from './schema-convert.js';
 import { credentialRefusal } from './credential-refusal.js';
 import { loadDocument } from './document.js';
 import { ArgumentError, buildRequest } from './request.js';
@@ -41,6 +42,8 @@ export class OpenApiUpstream implements Upstream {
   readonly name: string;
   private state: UpstreamState = 'stopped';
   private readonly checker = new ArgumentChecker();
+  /** Answers against each tool's outputSchema: validators of their own, keyed by the same tool names. */
+  private readonly answers = new ArgumentChecker();
   private readonly listens = new Set<() => void>();
   private readonly headers: Record<string, string>;
 
@@ -100,6 +103,7 @@ export class OpenApiUpstream implements Upstream {
     this.catalogue = catalogue;
     this.documentText = text;
     this.checker.clear();
+    this.answers.clear();
     this.log.info({ tools: catalogue.tools.length }, 'OpenAPI document changed; tools replaced');
     this.events.emit('listChanged', { method: 'notifications/tools/list_changed' });
     return true;
@@ -212,7 +216,28 @@ export class OpenApiUpstream implements Upstream {
       timeoutMs: this.config.timeoutMs,
       maxResponseBytes: this.config.maxResponseBytes,
     });
-    return { jsonrpc: '2.0', id: message.id, result: { resultType: 'complete', ...result } };
+    return {
+      jsonrpc: '2.0',
+      id: message.id,
+      result: { resultType: 'complete', ...this.asDocumented(entry, result, shown) },
+    };
+  }
+
+  /**
+   * A result whose structuredContent the tool's outputSchema refuses becomes a tool error that keeps the answer's
+   * text and says what differs: MCP requires structured content to match the schema (SDK clients reject one that
+   * does not, with an error that names neither the API nor the field), and the document, not the gateway, said
+   * what the API answers.
+   */
+  private asDocumented(entry: CatalogueEntry, result: Record<string, unknown>, url: string): Record<string, unknown> {
+    const schema = entry.plan.definition.outputSchema as JsonSchema | undefined;
+    if (schema === undefined || result.structuredContent === undefined) return result;
+    const problem = this.answers.problem(entry.plan.name, schema, result.structuredContent, 'the answer');
+    if (problem === undefined) return result;
+    const note =
+      `The REST API's answer to ${url} does not match the response schema its OpenAPI document gives (${problem}); ` +
+      `the answer is above. Correct the document (servers.${this.name}.openapi) or the API.`;
+    return { content: [...(result.content as unknown[]), { type: 'text', text: note }], isError: true };
   }
 
   /** Held open until the caller goes or the upstream closes: list changes arrive as the 'listChanged' event. */

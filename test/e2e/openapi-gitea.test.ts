@@ -46,8 +46,11 @@ async function startGiteaStandIn(): Promise<{ url: string; arrived: Arrived[]; c
         return json(200, { id: 1, name: 'gitea', full_name: 'go gitea/gitea' });
       if (incoming.method === 'GET' && pathname === '/api/v1/repos/go%20gitea/gitea/pulls')
         return json(200, [{ id: 2, number: 20712, state: 'closed' }]);
-      if (incoming.method === 'POST' && pathname === '/api/v1/repos/go%20gitea/gitea/issues')
-        return json(201, { id: 3, number: 42, ...JSON.parse(body) });
+      if (incoming.method === 'POST' && pathname === '/api/v1/repos/go%20gitea/gitea/issues') {
+        // The created Issue as the document describes it: labels come back as Label objects, not the ids sent.
+        const { labels = [], ...created } = JSON.parse(body) as { labels?: number[] };
+        return json(201, { id: 3, number: 42, ...created, labels: labels.map((id) => ({ id })) });
+      }
       json(404, { message: `no route for ${incoming.method} ${pathname}` });
     });
   });
@@ -155,6 +158,6 @@ describe("Gitea's API description (Swagger 2.0, 308 operations) through the gate
     assert.equal(`${arrived.method} ${arrived.url}`, 'POST /api/v1/repos/go%20gitea/gitea/issues');
     assert.equal(arrived.headers['content-type'], 'application/json');
     assert.deepEqual(JSON.parse(arrived.body), args);
-    assert.deepEqual(result.structuredContent, { id: 3, number: 42, ...args });
+    assert.deepEqual(result.structuredContent, { id: 3, number: 42, ...args, labels: [{ id: 1 }, { id: 2 }] });
   });
 });
