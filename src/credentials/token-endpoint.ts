@@ -58,6 +58,28 @@ export class InsecureTokenEndpoint extends TokenEndpointError {
 
 const TIMEOUT_MS = 10_000;
 
+/** What a code was asked for with: where it is redeemed, as whom, and the redirect URI and PKCE verifier sent. */
+export interface CodeRequest {
+  tokenEndpoint: string;
+  client: TokenClient;
+  redirectUri: string;
+  verifier: string;
+}
+
+/**
+ * The authorization code grant's token request (RFC 6749 §4.1.3, the PKCE verifier, RFC 8707's resource when
+ * there is one): for a person's upstream connection and for the gateway's own sign-in alike.
+ */
+export function redeemCode(asked: CodeRequest, code: string, resource?: string): Promise<TokenAnswer> {
+  return requestToken(asked.tokenEndpoint, asked.client, {
+    grant_type: 'authorization_code',
+    code,
+    redirect_uri: asked.redirectUri,
+    code_verifier: asked.verifier,
+    resource,
+  });
+}
+
 /** POSTs `form` to `endpoint` as `client`; resolves with the token, rejects with a TokenEndpointError. */
 export async function requestToken(
   endpoint: string,

@@ -18,7 +18,13 @@ import type { OAuthSettings } from '../settings.js';
 import { type CredentialSource, connectState, type Instead, type Obtained } from '../credential-source.js';
 import type { OAuthRecord } from '../record.js';
 import type { CredentialStore } from '../store.js';
-import { InsecureTokenEndpoint, requestToken, TokenEndpointError, type TokenClient } from '../token-endpoint.js';
+import {
+  InsecureTokenEndpoint,
+  redeemCode,
+  requestToken,
+  TokenEndpointError,
+  type TokenClient,
+} from '../token-endpoint.js';
 import { ClientIdentities } from './client-identity.js';
 import { type Discovered, discover, resourceServes } from './discovery.js';
 
@@ -225,13 +231,7 @@ export class OAuthClient implements CredentialSource {
   async complete(pending: AuthorizationPending, code: string, iss: string | undefined): Promise<void> {
     const wrongIssuer = issuerProblem(pending, iss);
     if (wrongIssuer !== undefined) throw new TokenEndpointError(wrongIssuer, 'invalid_issuer');
-    const answer = await requestToken(pending.tokenEndpoint, pending.client, {
-      grant_type: 'authorization_code',
-      code,
-      redirect_uri: pending.redirectUri,
-      code_verifier: pending.verifier,
-      resource: pending.resource,
-    });
+    const answer = await redeemCode(pending, code, pending.resource);
     const record: OAuthRecord = {
       kind: 'oauth',
       accessToken: answer.accessToken,

@@ -13,7 +13,7 @@ import { createRemoteJWKSet, jwtVerify } from 'jose';
 import { REMOTE_JWKS } from '../../../policy/jwt.js';
 import { isSecureOrLoopback } from '../../../protocol/loopback.js';
 import type { CredentialStore } from '../store.js';
-import { requestToken, type TokenClient } from '../token-endpoint.js';
+import { redeemCode, type TokenClient } from '../token-endpoint.js';
 import { ClientIdentities, type PreRegistered, redirectUris } from './client-identity.js';
 import { type AuthorizationServer, authorizationServer, DiscoveryError } from './discovery.js';
 import type { ConnectPending } from './oauth-client.js';
@@ -136,12 +136,7 @@ export class GatewaySignIn {
   async finish(pending: SignInPending, code: string, iss: string | undefined): Promise<SignedIn> {
     const wrongIssuer = signInIssuerProblem(pending, iss);
     if (wrongIssuer !== undefined) return { ok: false, reason: wrongIssuer };
-    const answer = await requestToken(pending.tokenEndpoint, pending.client, {
-      grant_type: 'authorization_code',
-      code,
-      redirect_uri: pending.redirectUri,
-      code_verifier: pending.verifier,
-    });
+    const answer = await redeemCode(pending, code);
     if (answer.idToken === undefined)
       return {
         ok: false,
