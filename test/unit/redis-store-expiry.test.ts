@@ -10,6 +10,7 @@ import type { StoredEntry } from '../../cache/store.js';
 import { silentLog } from '../../infra/log.js';
 import { sharedRedis } from '../services.js';
 import { until } from '../e2e/harness.js';
+import { scaled } from '../timing.js';
 
 const redis = await sharedRedis('the Redis store expiry tests');
 const SKIP = redis.skip;
@@ -70,13 +71,17 @@ test('a busy group loses its expired short-lived field on the next write; the lo
   skip: SKIP,
 }, async () => {
   redis.check();
-  const short = entry(40);
-  await writeSurely('short', short, 40);
+  // Long enough to outlive the next write: with 40 ms, a loaded CI machine wrote 'long' after 'short' had
+  // expired, and that write rightly pruned it before the test could see both.
+  const SHORT_MS = scaled(2_000);
+  const short = entry(SHORT_MS);
+  await writeSurely('short', short, SHORT_MS);
   await writeSurely('long', entry(60_000, 1), 60_000);
+  assert.ok(Date.now() < short.expiresAt, `writing two fields took over ${SHORT_MS} ms: the test could not run`);
   assert.deepEqual(await fields(), ['long', 'short']);
-  assert.ok((await direct.pttl(`${keyPrefix}g:${GROUP}`)) > 40, 'the hash lives as long as its longest field');
+  assert.ok((await direct.pttl(`${keyPrefix}g:${GROUP}`)) > SHORT_MS, 'the hash lives as long as its longest field');
   // Until the short field's expiry passes (by this host's clock, as the store judges it).
-  await until(() => Date.now() > short.expiresAt, 1_000, 5);
+  await until(() => Date.now() > short.expiresAt, SHORT_MS + 1_000, 5);
   assert.deepEqual(await fields(), ['long', 'short'], 'an expired field stays until a write comes by');
   await writeSurely('long', entry(60_000, 2), 60_000);
   assert.deepEqual(await fields(), ['long'], 'the write deleted the expired field');
@@ -89,8 +94,9 @@ test('each write deletes at most PRUNE_PER_WRITE expired fields, so the work per
 }, async () => {
   redis.check();
   const many = 2 * PRUNE_PER_WRITE + 3;
-  // Long enough that none expires while the others are written (a write prunes too).
-  const SHORT_MS = 1_500;
+  // Long enough that none expires while the others are written (a write prunes too): 35 writes, each read back,
+  // on a loaded machine.
+  const SHORT_MS = scaled(3_000);
   let earliest = 0;
   let latest = 0;
   for (let i = 0; i < many; i++) {
@@ -102,7 +108,7 @@ test('each write deletes at most PRUNE_PER_WRITE expired fields, so the work per
   await writeSurely('long', entry(60_000), 60_000);
   assert.ok(Date.now() < earliest, 'all written before the first expired (machine too slow otherwise)');
   assert.equal((await fields()).length, many + 1);
-  await until(() => Date.now() > latest, 5_000, 10);
+  await until(() => Date.now() > latest, SHORT_MS + 2_000, 10);
   const counts: number[] = [];
   for (let round = 0; round < 3; round++) {
     await writeSurely('long', entry(60_000, round), 60_000);
