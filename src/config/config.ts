@@ -9,7 +9,7 @@ import { ConfigError, readConfigFile } from './file.js';
 import { crossKeyProblems, describeIssue, writtenServerNames } from './checks.js';
 import { adoptHostServers, renameProblem } from './mcp-servers.js';
 import { salvage, type Salvaged, type SalvageRules } from './salvage.js';
-import { credentialProblems } from './credentials.js';
+import { credentialProblems } from './credential-problems.js';
 import { perCallerProblems } from './per-caller-checks.js';
 import { effectiveSandbox } from './sandbox.js';
 import { configSchema, type GatewayConfig, type ParsedConfig } from './config-schema.js';
