@@ -55,6 +55,16 @@ const FLOORS = [
 /** What the gateway ships (package.json "files"): production code, held to every rule below. */
 const PRODUCTION = '^(src|bridge|policy|cache|protocol|infra)/';
 
+/**
+ * The feature folders: each folder of src/ and of bridge/, and policy/guardrails/, with its subfolders. Each
+ * has one face, its index.ts, which says what the folder offers; from outside the folder, only the face is
+ * imported. The ground floor (protocol/, infra/) and the roots of bridge/, policy/ and cache/ are the seams
+ * every part speaks through: each of their modules is imported on its own (docs/design.md, "The house").
+ */
+const FEATURE_FOLDER = '(?:src/[^/]+|bridge/[^/]+|policy/guardrails)';
+/** Where an importing module stands: its feature folder ($1), or, for a module in none, the module itself. */
+const IMPORTER = '^((?:src|bridge)/[^/]+|policy/guardrails|(?:policy|cache|protocol|infra)/[^/]+$)';
+
 const anyOf = (paths) => paths.map((p) => `(?:${p})`).join('|');
 
 const upward = FLOORS.slice(1).map((below, index) => ({
@@ -93,6 +103,15 @@ module.exports = {
       severity: 'error',
       from: { path: '^(bridge|policy|cache)/' },
       to: { path: '^(bridge|policy|cache)/', pathNot: '^$1/' },
+    },
+    {
+      name: 'only-through-a-folders-face',
+      comment:
+        "an import from outside a feature folder past its face: import the folder's index.ts, and if what you " +
+        'need is not there, add it to that face (a part loaded only on demand as a loader, `() => import(…)`)',
+      severity: 'error',
+      from: { path: IMPORTER },
+      to: { path: `^${FEATURE_FOLDER}/`, pathNot: ['^$1/', `^${FEATURE_FOLDER}/index\\.ts$`] },
     },
     {
       name: 'only-src-gateway-ts-imports-the-wiring',

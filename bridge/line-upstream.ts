@@ -16,7 +16,7 @@ import {
 } from '../protocol/jsonrpc.js';
 import type { Log } from '../infra/log.js';
 import type { Dialect } from './dialect.js';
-import { serveServerRequest, type LegacyLine } from './legacy/legacy-line.js';
+import { serveServerRequest, type LegacyLine } from './legacy/index.js';
 import { PendingRequests } from './pending-requests.js';
 import { SupervisedUpstream, type SupervisedConfig } from './supervised-upstream.js';
 import type { RequestOptions } from './upstream.js';

@@ -6,7 +6,7 @@ import type { PolicySet } from './allow-list.js';
 import type { AuditLog } from './audit-log.js';
 import type { Authenticator } from './authenticate.js';
 import type { Guard } from './guard.js';
-import type { GuardrailSet } from './guardrails/rule-set.js';
+import type { GuardrailSet } from './guardrails/index.js';
 import type { PinStore } from './pins.js';
 import type { RateLimiter } from './rate-limit.js';
 import type { AuthSetting, RateLimitSetting } from './settings.js';

@@ -15,7 +15,7 @@ import {
   parseConfig,
   SERVER_NAME,
   type GatewayConfig,
-} from './config/config.js';
+} from './config/index.js';
 import { startGateway, type RunningGateway } from './gateway.js';
 import type { Logger } from 'pino';
 import { createLogger, LOG_FORMATS, logDestination, type LogFormat } from '../infra/logger.js';

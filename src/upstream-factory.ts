@@ -1,7 +1,9 @@
 // Turns one validated server entry into the Upstream that serves it.
 import { availableParallelism } from 'node:os';
 import { DEFAULT_BACKOFF } from '../bridge/backoff.js';
-import { StdioUpstream } from '../bridge/stdio/stdio-upstream.js';
+import { loadHttpUpstream } from '../bridge/http/index.js';
+import { loadSandbox } from '../bridge/sandbox/index.js';
+import { StdioUpstream } from '../bridge/stdio/index.js';
 import type { Upstream } from '../bridge/upstream.js';
 import { childEnvironment } from './child-env.js';
 import type {
@@ -10,10 +12,10 @@ import type {
   ServerConfig,
   SseServerConfig,
   StdioServerConfig,
-} from './config/config.js';
+} from './config/index.js';
 import type { Log } from '../infra/log.js';
 import { GATEWAY_INFO } from '../infra/version.js';
-import type { ChildEnvSource } from './layers/per-caller/per-caller-upstream.js';
+import { type ChildEnvSource, loadPerCallerFactory } from './layers/index.js';
 
 export async function createUpstream(
   name: string,
@@ -36,7 +38,7 @@ export async function createUpstream(
 
 /** A 2025 server over HTTP+SSE (bridge/sse/, loaded only when configured). */
 async function sseUpstream(name: string, server: SseServerConfig, log: Log): Promise<Upstream> {
-  const { SseUpstream } = await import('../bridge/sse/sse-upstream.js');
+  const { SseUpstream } = await import('../bridge/sse/index.js');
   if (server.era === 'modern')
     log.warn(
       {},
@@ -61,7 +63,7 @@ async function sseUpstream(name: string, server: SseServerConfig, log: Log): Pro
 /** A remote server over Streamable HTTP. */
 async function httpUpstream(name: string, server: HttpServerConfig, log: Log): Promise<Upstream> {
   // Loaded only when a remote server is configured: undici stays out of a stdio-only gateway's memory.
-  const { HttpUpstream } = await import('../bridge/http/http-upstream.js');
+  const { HttpUpstream } = await loadHttpUpstream();
   return new HttpUpstream(
     {
       name,
@@ -98,7 +100,7 @@ async function stdioUpstream(
   const launch = { command: server.command, args: server.args, cwd: server.cwd, env };
   // Loaded only when this server is sandboxed: a gateway without sandboxes never probes for one.
   const child = server.sandboxPolicy
-    ? await (await import('../bridge/sandbox/sandbox.js')).sandboxChild(name, launch, server.sandboxPolicy, log)
+    ? await (await loadSandbox()).sandboxChild(name, launch, server.sandboxPolicy, log)
     : launch;
   const config = {
     name,
@@ -120,7 +122,7 @@ async function stdioUpstream(
   const instances = childCount(server.instances);
   // Loaded only for a server with a child per caller, or a pool: one child needs neither.
   if (server.perCaller)
-    return (await import('./layers/per-caller/per-caller-factory.js')).perCallerUpstream(
+    return (await loadPerCallerFactory()).perCallerUpstream(
       config,
       instances,
       { idleMs: server.idleMs, maxCallers: server.maxCallers },
@@ -134,7 +136,7 @@ async function stdioUpstream(
     (_, index) => new StdioUpstream(config, log.child({ child: index })),
   );
   log.info({ instances }, 'serving the server as a pool of children');
-  const { PooledUpstream } = await import('../bridge/pool/pooled-upstream.js');
+  const { PooledUpstream } = await import('../bridge/pool/index.js');
   return new PooledUpstream(name, children, log);
 }
 
@@ -144,7 +146,7 @@ async function stdioUpstream(
  */
 async function openApiUpstream(name: string, server: OpenApiServerConfig, log: Log): Promise<Upstream> {
   const [{ OpenApiUpstream }, { anyOf }] = await Promise.all([
-    import('../bridge/openapi/openapi-upstream.js'),
+    import('../bridge/openapi/index.js'),
     import('../policy/globs.js'),
   ]);
   const allow = server.operations?.allow === undefined ? () => true : anyOf(server.operations.allow);

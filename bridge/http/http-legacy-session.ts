@@ -20,16 +20,16 @@ import { looksModern } from './http-era.js';
 import type { HttpExchange, StreamPeer } from './http-exchange.js';
 import { LegacyEventStream } from './http-legacy-stream.js';
 import { appendTraceHeaders } from './mcp-headers.js';
-import { LegacyDialect } from '../legacy/legacy-dialect.js';
-import * as failures from './http-failures.js';
 import {
   answerServerRequest,
-  relayServerRequest,
   initializeParams,
-  parseInitializeResult,
-  toLegacyRequest,
+  LegacyDialect,
   type LegacyHandshake,
-} from '../legacy/legacy-adapter.js';
+  parseInitializeResult,
+  relayServerRequest,
+  toLegacyRequest,
+} from '../legacy/index.js';
+import * as failures from './http-failures.js';
 import type { RequestOptions } from '../upstream.js';
 
 export interface LegacySessionSettings extends failures.Where {

@@ -36,8 +36,7 @@ import {
 import { EraMismatch, LegacyHttpSession } from './http-legacy-session.js';
 import { appendModernHeaders, appendTraceHeaders } from './mcp-headers.js';
 import type { Era, RequestOptions, UpstreamState, UpstreamStatus } from '../upstream.js';
-import { speaksHttpSse } from '../sse/sse-connection.js';
-import { SseUpstream } from '../sse/sse-upstream.js';
+import { speaksHttpSse, SseUpstream } from '../sse/index.js';
 import type { HttpUpstreamConfig } from '../remote-config.js';
 
 export type { HttpUpstreamConfig };

@@ -17,7 +17,7 @@ import {
 import type { CancelSignal } from '../../protocol/cancel.js';
 import type { Log } from '../../infra/log.js';
 import type { HttpUpstreamConfig } from '../remote-config.js';
-import { openLegacyLine, type LegacyLine } from '../legacy/legacy-line.js';
+import { openLegacyLine, type LegacyLine } from '../legacy/index.js';
 import { LineUpstream } from '../line-upstream.js';
 import type { RequestOptions, UpstreamState } from '../upstream.js';
 import { SseConnection } from './sse-connection.js';

@@ -15,7 +15,7 @@ import type { Log } from '../../infra/log.js';
 import { META, MODERN_VERSION, type ServerInfo } from '../../protocol/mcp.js';
 import type { BackoffPolicy } from '../backoff.js';
 import { modernDialect, type Dialect } from '../dialect.js';
-import { openLegacyLine, type LegacyLine } from '../legacy/legacy-line.js';
+import { openLegacyLine, type LegacyLine } from '../legacy/index.js';
 import { LineUpstream, type LineConfig } from '../line-upstream.js';
 import type { Era, RequestOptions, UpstreamState } from '../upstream.js';
 import { StdioProcess, type ExitInfo, type StdioCommand } from './stdio-process.js';

@@ -4,9 +4,9 @@
 // schema problem, so that config.ts stays the schema and the order of loading.
 import type { z } from 'zod';
 import { PolicyError, PolicySet } from '../../policy/allow-list.js';
-import { GuardrailError, GuardrailSet, type KnownNames } from '../../policy/guardrails/rule-set.js';
+import { GuardrailError, GuardrailSet, type KnownNames } from '../../policy/guardrails/index.js';
 import type { GatewayConfig } from './config-schema.js';
-import { profileProblems } from '../profiles/profile-checks.js';
+import { profileProblems } from '../profiles/index.js';
 import { isLoopbackHost } from '../../protocol/loopback.js';
 import { unknownKeysMessage } from './unknown-keys.js';
 

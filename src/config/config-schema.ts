@@ -1,7 +1,7 @@
 // The shape of gateway.config.yaml: its zod schema, and the types the gateway reads (GatewayConfig and the
 // kinds of server). Apart from the loader (config.ts), so that the checks across keys (checks.ts) can read the
 // type the loader hands them without the two importing each other.
-import type { SandboxPolicy } from '../../bridge/sandbox/policy.js';
+import type { SandboxPolicy } from '../../bridge/sandbox/index.js';
 import { z } from 'zod';
 import { redisCluster, redisSentinel } from './redis.js';
 import { allowedHosts, peers } from './security.js';
@@ -10,10 +10,10 @@ import { credentialStore, publicUrl } from './credentials.js';
 import { SERVER_NAME, ownServerName, server, serverName } from './servers.js';
 import { sandboxBlock } from './sandbox.js';
 import { MiB, NAME_PART, bool, int, positiveMs } from './values.js';
-import { telemetry } from '../telemetry/config.js';
-import { GUARDRAIL_STAGES } from '../../policy/guardrails/settings.js';
+import { telemetry } from '../telemetry/index.js';
+import { GUARDRAIL_STAGES } from '../../policy/guardrails/index.js';
 import { COMMAND_TIMEOUT_MS } from '../../infra/redis-fail-fast.js';
-import { CALLER_LIMIT_DEFAULTS } from '../edge/caller-load.js';
+import { CALLER_LIMIT_DEFAULTS } from '../edge/index.js';
 
 export const LOG_LEVELS = ['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent'] as const;
 const globs = z.array(z.string().min(1));

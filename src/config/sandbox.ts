@@ -3,7 +3,7 @@
 // file's folder) by effectiveSandbox once the whole config parsed. Enforced by bridge/sandbox/.
 import path from 'node:path';
 import { z } from 'zod';
-import type { SandboxPolicy } from '../../bridge/sandbox/policy.js';
+import type { SandboxPolicy } from '../../bridge/sandbox/index.js';
 import { MiB, int } from './values.js';
 
 const paths = z.array(z.string().min(1, "give a path, relative to the config file's folder or absolute"));

@@ -1,7 +1,7 @@
 // The config keys issue #16 added, as zod schemas with errors that name the fix; config.ts places them.
 import { z } from 'zod';
 import { ENV_GLOB } from '../child-env.js';
-import { peerProblem } from '../mrtr/peers.js';
+import { peerProblem } from '../mrtr/index.js';
 import { HOST_NAME } from '../../protocol/loopback.js';
 
 /** servers.<name>.inheritEnv: variables of the gateway's environment this child also gets (globs allowed). */

@@ -3,7 +3,7 @@
 // The header is the caller's word, unchecked against any body: only a method of the MCP 2026 request set is
 // taken as is; anything else is the one fixed label `other`, so a header cannot grow the label set.
 import { MODERN_REQUEST_METHODS } from '../../protocol/mcp.js';
-import { METHOD_OTHER } from '../ops/metric-labels.js';
+import { METHOD_OTHER } from '../ops/index.js';
 import type { NodeExchange } from './exchange.js';
 
 /** The method the header announces (bounded as above), or undefined when there is no such header. */

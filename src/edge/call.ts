@@ -4,33 +4,32 @@
 // its answer. Kept as one object rather than closures so the hot path allocates little.
 import type { CallerIdentity, RequestOptions, Upstream } from '../../bridge/upstream.js';
 import type { Grant } from '../../policy/allow-list.js';
-import type { GuardrailSet } from '../../policy/guardrails/rule-set.js';
+import type { GuardrailSet } from '../../policy/guardrails/index.js';
 import { ANONYMOUS_PRINCIPAL, type Principal } from '../../policy/principal.js';
 import type { Security } from '../../policy/security.js';
 import { PLAIN_TARGET, type Target } from '../../policy/target.js';
-import type { Aggregator } from '../aggregate/aggregator.js';
+import type { Aggregator } from '../aggregate/index.js';
 import type { Log } from '../../infra/log.js';
-import type { ForwardedCaller } from '../mrtr/peer-trust.js';
-import type { ListenAccess, ListenHub } from '../notify/listen-hub.js';
-import type { GatewayMetrics, RequestOutcome } from '../ops/metrics.js';
+import type { ForwardedCaller } from '../mrtr/index.js';
+import type { ListenAccess, ListenHub } from '../notify/index.js';
+import type { GatewayMetrics, RequestOutcome } from '../ops/index.js';
 import type { JsonObject, JsonRpcRequest, JsonRpcResponse } from '../../protocol/jsonrpc.js';
 import { textOf } from '../../protocol/exact-json.js';
-import type { GuardrailRecorder } from '../guardrails/guarded-call.js';
-import type { LegacyClients } from '../legacy-client/legacy-clients.js';
+import type { GuardrailRecorder } from '../guardrails/index.js';
+import type { LegacyClients } from '../legacy-client/index.js';
 import type { NodeExchange } from './exchange.js';
 import type { ToolHeaderIndex } from './param-headers.js';
 import type { CallerLoad } from './caller-load.js';
 import type { RequestTracker } from './request-tracker.js';
 import type { RetryRouting } from './retry-routing.js';
-import type { GatewayTracer, RequestSpan } from '../telemetry/tracer.js';
-import { isListMethod, type Profile } from '../profiles/profile.js';
-import type { ToolIndex } from '../search/tool-index.js';
+import type { GatewayTracer, RequestSpan } from '../telemetry/index.js';
+import { isListMethod, type Profile } from '../profiles/index.js';
+import type { ToolIndex } from '../search/index.js';
 import { discoverThroughView, listThroughView } from './views.js';
-import { encodeHeaderValue } from '../../bridge/http/mcp-headers.js';
+import { encodeHeaderValue } from '../../bridge/http/index.js';
 import { forwardedParamHeaders } from './node-io.js';
 import { mirroredHeaders } from './param-headers.js';
-import type { TaskIdCodec } from '../tasks/task-ids.js';
-import { issueTaskIds, mayAnswerTask, sendTask, type OpenedTask } from '../tasks/task-step.js';
+import { issueTaskIds, mayAnswerTask, type OpenedTask, sendTask, type TaskIdCodec } from '../tasks/index.js';
 
 /** The index search mode reads, and whether it is filled yet. */
 export interface SearchIndex {
@@ -85,9 +84,9 @@ export interface EdgeContext {
 }
 
 /** src/guardrails/guarded-call.ts, once a request under guardrails has loaded it. */
-let guardrailsStep: typeof import('../guardrails/guarded-call.js') | undefined;
+let guardrailsStep: typeof import('../guardrails/index.js') | undefined;
 /** src/guardrails/task-status.ts, once a task listen under guardrails has heard of a task. */
-let taskStatusStep: typeof import('../guardrails/task-status.js') | undefined;
+let taskStatusStep: typeof import('../guardrails/index.js') | undefined;
 
 export class McpCall {
   /** What the metrics record of this request; each step that answers says how it ended. */
@@ -164,7 +163,7 @@ export class McpCall {
   }
 
   private async guarded(set: GuardrailSet, message: JsonRpcRequest, options: RequestOptions): Promise<JsonRpcResponse> {
-    guardrailsStep ??= await import('../guardrails/guarded-call.js');
+    guardrailsStep ??= await import('../guardrails/index.js');
     const recorder = this.guardrailRecorder();
     return guardrailsStep.guardedRequest(set, this, recorder, message, options, (m, o) => this.execute(m, o));
   }
@@ -185,7 +184,7 @@ export class McpCall {
     tool: string | undefined,
     params: JsonObject,
   ): Promise<JsonObject> {
-    taskStatusStep ??= await import('../guardrails/task-status.js');
+    taskStatusStep ??= await import('../guardrails/index.js');
     return taskStatusStep.judgedTaskStatus(set, this, this.guardrailRecorder(), server, tool, params);
   }
 

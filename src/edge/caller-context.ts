@@ -2,7 +2,7 @@
 // so what lands in a shared cache cannot be used to confirm a guessed token.
 import { createHmac } from 'node:crypto';
 import type { Principal } from '../../policy/principal.js';
-import { ANONYMOUS } from '../layers/cached-upstream.js';
+import { ANONYMOUS } from '../layers/index.js';
 
 /**
  * Without authentication, callers are told apart by whatever credentials they send: a keyed hash, so what

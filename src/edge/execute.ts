@@ -14,9 +14,7 @@ import { FORWARDED_HEADER, forwardRequest, requestPath } from './forward.js';
 import type { RetryRouting } from './retry-routing.js';
 import { respondJson, respondSse, type CallOptions } from './respond.js';
 import { traceIdOf } from './trace-id.js';
-import { followTasks } from '../tasks/task-listen.js';
-import { isTaskListen, refuseUndeclared } from '../tasks/task-step.js';
-import { declaresTasks } from '../tasks/task-guard.js';
+import { declaresTasks, followTasks, isTaskListen, refuseUndeclared } from '../tasks/index.js';
 
 export async function execute(
   call: McpCall,

@@ -3,11 +3,11 @@
 // The forward carries none of the client's credentials: this replica vouches for the caller it
 // authenticated in a signed header (src/mrtr/peer-trust.ts), which the holder checks instead.
 import type { IncomingMessage, ServerResponse } from 'node:http';
-import { CALLER_HEADER, type ForwardedCaller, type PeerTrust } from '../mrtr/peer-trust.js';
+import { CALLER_HEADER, type ForwardedCaller, type PeerTrust } from '../mrtr/index.js';
 import { Readable } from 'node:stream';
 import { pipeline } from 'node:stream/promises';
 import type { ReadableStream } from 'node:stream/web';
-import type { ForwardTrace } from '../telemetry/tracer.js';
+import type { ForwardTrace } from '../telemetry/index.js';
 
 export const FORWARDED_HEADER = 'x-mcp-gateway-forwarded';
 const NOT_FORWARDED = new Set([

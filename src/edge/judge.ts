@@ -3,13 +3,13 @@
 // authenticated may go ahead, and only a /mcp name nobody listed yet has the lists read again.
 import { eachListPage } from '../../bridge/list-pages.js';
 import { AUTHENTICATED, isNeed, type Need, type Verdict } from '../../policy/guard.js';
-import { nonCanonicalUri } from '../../policy/guardrails/canonical-uri.js';
-import { type ListReader, placed } from '../aggregate/router.js';
+import { nonCanonicalUri } from '../../policy/guardrails/index.js';
+import { type ListReader, placed } from '../aggregate/index.js';
 import { httpStatusOf } from '../../protocol/error-status.js';
 import { ErrorCode, errorResponse, isObject, type JsonRpcRequest } from '../../protocol/jsonrpc.js';
 import type { RequestOptions, Upstream } from '../../bridge/upstream.js';
 import { ownRequestMeta } from '../../infra/own-request-meta.js';
-import { uncachedOf } from '../layers/stack.js';
+import { uncachedOf } from '../layers/index.js';
 import { argsOf, record } from './audit-step.js';
 import type { McpCall } from './call.js';
 import { writeJson } from './exchange.js';

@@ -10,7 +10,7 @@ import {
   type JsonRpcRequest,
   type JsonRpcResponse,
 } from '../../protocol/jsonrpc.js';
-import type { LegacyExchange } from '../legacy-client/legacy-clients.js';
+import type { LegacyExchange } from '../legacy-client/index.js';
 import { argsOf, record } from './audit-step.js';
 import { listenAccess, markAnswer, type McpCall } from './call.js';
 import { refuse } from './exchange.js';

@@ -5,10 +5,7 @@
 // for nobody until it names some.
 import type { HttpBindings } from '@hono/node-server';
 import type { Context, Hono } from 'hono';
-import type { UpstreamHealth } from '../ops/health.js';
-import { liveness, readiness } from '../ops/health.js';
-import { wantsOpenMetrics } from '../ops/open-metrics.js';
-import { STATUS_PAGE_CSP } from '../ops/status-page.js';
+import { liveness, readiness, STATUS_PAGE_CSP, type UpstreamHealth, wantsOpenMetrics } from '../ops/index.js';
 import { ErrorCode } from '../../protocol/jsonrpc.js';
 import type { Principal } from '../../policy/principal.js';
 import type { Security } from '../../policy/security.js';

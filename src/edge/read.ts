@@ -6,7 +6,7 @@ import { RESPONSE_ALREADY_SENT } from './answered.js';
 import type { JsonRpcRequest } from '../../protocol/jsonrpc.js';
 import { parseJson } from '../../protocol/exact-json.js';
 import { ErrorCode, isObject } from '../../protocol/jsonrpc.js';
-import { digest } from '../mrtr/peer-trust.js';
+import { digest } from '../mrtr/index.js';
 import type { McpCall } from './call.js';
 import { send } from './exchange.js';
 import {

@@ -3,9 +3,8 @@
 // and tracestate headers, else params._meta's, else none (a new trace). Untraced, none of this runs.
 import type { IncomingHttpHeaders } from 'node:http';
 import { isObject, parseMessage, type JsonRpcRequest } from '../../protocol/jsonrpc.js';
-import { callAttributes, spanName } from '../telemetry/attributes.js';
-import type { GatewayTracer } from '../telemetry/tracer.js';
-import { digest } from '../mrtr/peer-trust.js';
+import { callAttributes, type GatewayTracer, spanName } from '../telemetry/index.js';
+import { digest } from '../mrtr/index.js';
 import type { McpCall } from './call.js';
 
 /** Starts the span of a request that was read; the caller's context wins in the headers, then in _meta. */

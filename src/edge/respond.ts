@@ -3,7 +3,7 @@
 // The client closing the connection is its cancellation: ClientGone aborts the upstream request. The HTTP
 // status comes from httpStatusOf (protocol/error-status.ts); an SSE stream, once started, is 200
 // whatever follows.
-import { refuseUndeclaredTask } from '../tasks/task-guard.js';
+import { refuseUndeclaredTask } from '../tasks/index.js';
 import type { ServerResponse } from 'node:http';
 import type { RequestOptions } from '../../bridge/upstream.js';
 import { httpStatusOf } from '../../protocol/error-status.js';

@@ -1,5 +1,5 @@
 // How a retry reaches the replica holding its call (with Redis): the edge's view of src/mrtr.
-import type { PeerTrust } from '../mrtr/peer-trust.js';
+import type { PeerTrust } from '../mrtr/index.js';
 
 export interface RetryRouting {
   /** This instance's id. */

@@ -5,7 +5,7 @@
 // route → judge → execute like any call, so policy, conditions, pins, limits, audit and MRTR are the same.
 import { RESPONSE_ALREADY_SENT } from './answered.js';
 import type { Verdict } from '../../policy/guard.js';
-import type { Profile } from '../profiles/profile.js';
+import type { Profile } from '../profiles/index.js';
 import { httpStatusOf } from '../../protocol/error-status.js';
 import {
   isObject,
@@ -14,8 +14,15 @@ import {
   type JsonRpcRequest,
   type JsonRpcResponse,
 } from '../../protocol/jsonrpc.js';
-import { CALL_TOOL, definitionOf, SEARCH_TOOLS, searchResult, toolError } from '../search/search-tools.js';
-import { DEFAULT_LIMIT, MAX_LIMIT } from '../search/limits.js';
+import {
+  CALL_TOOL,
+  DEFAULT_LIMIT,
+  definitionOf,
+  MAX_LIMIT,
+  SEARCH_TOOLS,
+  searchResult,
+  toolError,
+} from '../search/index.js';
 import { argsOf, record } from './audit-step.js';
 import type { McpCall } from './call.js';
 import { nameTooLong, quoted } from './name-bounds.js';

@@ -9,12 +9,11 @@ import type { Grant } from '../../policy/allow-list.js';
 import type { Guard } from '../../policy/guard.js';
 import type { NamedTarget, Target, UriTarget } from '../../policy/target.js';
 import { PLAIN_TARGET } from '../../policy/target.js';
-import type { Router } from '../aggregate/router.js';
-import type { NamedKind, Profile } from '../profiles/profile.js';
-import { describeView } from '../profiles/profile-discover.js';
+import type { Router } from '../aggregate/index.js';
+import { describeView, type NamedKind, type Profile } from '../profiles/index.js';
 import { isObject, type JsonObject, type JsonRpcRequest, type JsonRpcResponse } from '../../protocol/jsonrpc.js';
 import { LIST_ITEMS, type ListMethod } from '../../protocol/mcp.js';
-import { SEARCH_TOOL_DEFINITIONS } from '../search/search-tools.js';
+import { SEARCH_TOOL_DEFINITIONS } from '../search/index.js';
 
 /**
  * What a view reads of the request it answers. The edge's McpCall satisfies it as it stands (structurally), so

@@ -9,8 +9,8 @@ import { PinStore } from '../../policy/pins.js';
 import { MemoryRateLimiter, type RateLimiter } from '../../policy/rate-limit.js';
 import type { Security } from '../../policy/security.js';
 import type { AuthSetting } from '../../policy/settings.js';
-import { guardrailNames, serverHeads, type GatewayConfig } from '../config/config.js';
-import type { GuardrailSet } from '../../policy/guardrails/rule-set.js';
+import { guardrailNames, serverHeads, type GatewayConfig } from '../config/index.js';
+import type { GuardrailSet } from '../../policy/guardrails/index.js';
 import type { Log } from '../../infra/log.js';
 
 export type { Security } from '../../policy/security.js';
@@ -112,7 +112,7 @@ export class SecurityHolder {
 
 /** Loaded only when the config has guardrails: a gateway without them never reads their modules. */
 async function guardrailSet(config: GatewayConfig): Promise<GuardrailSet> {
-  const { GuardrailSet } = await import('../../policy/guardrails/rule-set.js');
+  const { GuardrailSet } = await import('../../policy/guardrails/index.js');
   return GuardrailSet.compile(config.guardrails, guardrailNames(config));
 }
 

@@ -3,24 +3,28 @@
 // streams, the HTTP edge and its listener. Reload and close live in modules of their own.
 import { randomBytes } from 'node:crypto';
 import type { ListCache } from '../../cache/list-cache.js';
-import { Aggregator } from '../aggregate/aggregator.js';
-import type { GatewayConfig } from '../config/config.js';
-import { createApp, type CatalogView, type Edge, type EdgeOptions } from '../edge/app.js';
-import { hostChecker } from '../edge/host-check.js';
-import { RequestTracker } from '../edge/request-tracker.js';
+import { Aggregator } from '../aggregate/index.js';
+import type { GatewayConfig } from '../config/index.js';
+import {
+  type CatalogView,
+  createApp,
+  type Edge,
+  type EdgeOptions,
+  hostChecker,
+  RequestTracker,
+} from '../edge/index.js';
 import type { Log } from '../../infra/log.js';
-import type { ListenHub } from '../notify/listen-hub.js';
-import { GatewayMetrics, type LiveCounts } from '../ops/metrics.js';
-import { HeldCallRetries } from '../mrtr/held-call-retries.js';
-import { ProfileSet } from '../profiles/profile-set.js';
-import { ToolSearch } from '../search/tool-search.js';
+import { createListenHub, type ListenHub } from '../notify/index.js';
+import { GatewayMetrics, type LiveCounts } from '../ops/index.js';
+import { HeldCallRetries } from '../mrtr/index.js';
+import { ProfileSet } from '../profiles/index.js';
+import { ToolSearch } from '../search/index.js';
 import { isLoopbackHost } from '../../protocol/loopback.js';
 import type { SecurityHolder } from './build-security.js';
 import { createCache } from './cache.js';
 import { closeGateway } from './close.js';
 import { createSecurity } from './guard-wiring.js';
 import { createLegacySessions, type LegacySessions } from './legacy-sessions.js';
-import { createListenHub } from '../notify/list-changes.js';
 import { defaultMaxConnections, readFdLimit, reportFdLimit } from './connection-cap.js';
 import { trimHeapWhenIdle } from './idle-heap.js';
 import { listen } from './listener.js';
@@ -29,8 +33,8 @@ import { reloadGateway } from './reload.js';
 import type { GatewayParts, LiveConfig, RunningGateway } from './running.js';
 import { ServerSet } from './servers.js';
 import { type GatewayCredentials, openCredentials } from './credentials.js';
-import { TaskIdCodec } from '../tasks/task-ids.js';
-import { startTracing } from '../telemetry/start.js';
+import { TaskIdCodec } from '../tasks/index.js';
+import { startTracing } from '../telemetry/index.js';
 import { KEEPS_EXACT_NUMBERS } from '../../protocol/exact-json.js';
 
 export async function startGateway(initial: GatewayConfig, log: Log): Promise<RunningGateway> {

@@ -3,7 +3,7 @@ import { ListCache } from '../../cache/list-cache.js';
 import { MemoryStore } from '../../cache/memory-store.js';
 import type { CacheStore } from '../../cache/store.js';
 import { TieredStore } from '../../cache/tiered-store.js';
-import type { GatewayConfig } from '../config/config.js';
+import type { GatewayConfig } from '../config/index.js';
 import type { Log } from '../../infra/log.js';
 
 export async function createCache(settings: GatewayConfig['cache'], log: Log): Promise<ListCache> {

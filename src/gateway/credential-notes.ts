@@ -2,9 +2,9 @@
 // URIs to register at authorization servers and where connections are stored, in one log line; and a
 // warning when the gateway is set up for replicas (cache.store: redis) but keeps credentials in a file,
 // which each replica has its own of.
-import type { GatewayConfig } from '../config/config.js';
+import type { GatewayConfig } from '../config/index.js';
 import type { Log } from '../../infra/log.js';
-import { redirectUris } from '../credentials/oauth/client-identity.js';
+import { redirectUris } from '../credentials/index.js';
 
 export function announceCredentials(config: GatewayConfig, log: Log): void {
   const settings = config.credentials;

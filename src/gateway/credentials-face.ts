@@ -3,10 +3,9 @@
 // these types without importing each other.
 import type { HttpBindings } from '@hono/node-server';
 import type { Hono } from 'hono';
-import type { CallerConnections } from '../aggregate/connect-placeholder.js';
-import type { ServerConfig } from '../config/config.js';
-import type { ChildEnvSource } from '../layers/per-caller/per-caller-upstream.js';
-import type { CallerLayers } from '../layers/stack.js';
+import type { CallerConnections } from '../aggregate/index.js';
+import type { ServerConfig } from '../config/index.js';
+import type { CallerLayers, ChildEnvSource } from '../layers/index.js';
 
 /** How one server reaches its callers' own credential or values: its stack's layers and its children's env. */
 export interface CallerReach extends CallerLayers {

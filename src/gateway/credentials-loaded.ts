@@ -4,13 +4,16 @@
 import type { HttpBindings } from '@hono/node-server';
 import type { Hono } from 'hono';
 import type { Log } from '../../infra/log.js';
-import type { GatewayConfig, ServerConfig } from '../config/config.js';
-import { CredentialedUpstream } from '../layers/credentialed-upstream.js';
-import { SecretGate } from '../layers/per-caller/secret-gate.js';
+import type { GatewayConfig, ServerConfig } from '../config/index.js';
+import { loadCallerLayers } from '../layers/index.js';
 import { announceCredentials } from './credential-notes.js';
 import type { Authenticate, CallerReach, GatewayCredentials } from './credentials-face.js';
 import { PerCallerSecrets } from './per-caller-secrets.js';
 import { UpstreamCredentials } from './upstream-credentials.js';
+
+// The two layers, from src/layers/' loader: its face is loaded at start, and they are not (this module is
+// loaded only when the config uses credentials or per-caller secrets, src/gateway/credentials.ts).
+const { CredentialedUpstream, SecretGate } = await loadCallerLayers();
 
 export class LoadedCredentials implements GatewayCredentials {
   readonly counts: GatewayCredentials['counts'];

@@ -4,7 +4,7 @@
 // gateway without them holds none of their modules (nor jose) and keeps the small stand-in below; a reload
 // that adds a server reached as each caller loads them then, as the start would have.
 import type { Log } from '../../infra/log.js';
-import type { GatewayConfig, ServerConfig } from '../config/config.js';
+import type { GatewayConfig, ServerConfig } from '../config/index.js';
 import type { CallerReach, GatewayCredentials } from './credentials-face.js';
 
 export type { Authenticate, CallerReach, GatewayCredentials } from './credentials-face.js';

@@ -1,6 +1,6 @@
 // The security holder and where its policy guard finds what only the running gateway knows: which server
 // owns a resource URI that a merged list shows (the aggregate's answer), to filter lists by the owner's rules.
-import type { Aggregator } from '../aggregate/aggregator.js';
+import type { Aggregator } from '../aggregate/index.js';
 import type { Log } from '../../infra/log.js';
 import { SecurityHolder } from './build-security.js';
 

@@ -1,11 +1,10 @@
 // 2025 clients' sessions: the key their session ids are sealed with, and whether they travel between
 // replicas through Redis.
 import { randomBytes } from 'node:crypto';
-import type { GatewayConfig } from '../config/config.js';
+import type { GatewayConfig } from '../config/index.js';
 import type { Log } from '../../infra/log.js';
-import { LegacyClients } from '../legacy-client/legacy-clients.js';
-import type { SessionRelay } from '../legacy-client/session-relay.js';
-import type { ListenHub } from '../notify/listen-hub.js';
+import { LegacyClients, loadSessionRelay, type SessionRelay } from '../legacy-client/index.js';
+import type { ListenHub } from '../notify/index.js';
 
 export interface LegacySessions {
   clients: LegacyClients;
@@ -36,7 +35,7 @@ async function sessionRelay(config: GatewayConfig, secret: Buffer, log: Log): Pr
   const { cache, legacyClients } = config;
   if (cache.store === 'redis' && legacyClients.sessionSecret) {
     // Loaded only when configured: a gateway without Redis does not carry ioredis in memory.
-    const { SessionRelay } = await import('../legacy-client/session-relay.js');
+    const { SessionRelay } = await loadSessionRelay();
     const { url, sentinel, keyPrefix, commandTimeoutMs } = cache;
     return new SessionRelay({ url, sentinel, keyPrefix, commandTimeoutMs, secret, log });
   }

@@ -2,11 +2,7 @@
 // tracking connections so shutdown can drain them.
 import type { AddressInfo } from 'node:net';
 import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
-import type { Edge } from '../edge/app.js';
-import { writeJson } from '../edge/exchange.js';
-import type { HostCheck } from '../edge/host-check.js';
-import { HttpDrain } from '../edge/http-drain.js';
-import { screenRequest } from '../edge/screen.js';
+import { type Edge, type HostCheck, HttpDrain, screenRequest, writeJson } from '../edge/index.js';
 import { ErrorCode, errorResponse } from '../../protocol/jsonrpc.js';
 import { ConnectionCap } from './connection-cap.js';
 

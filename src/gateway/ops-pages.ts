@@ -1,17 +1,20 @@
 // What the operator pages (/, /status.json, /metrics, /healthz, /readyz) read from the running gateway.
 import type { ListCache } from '../../cache/list-cache.js';
-import type { Aggregator } from '../aggregate/aggregator.js';
-import type { SandboxPolicy } from '../../bridge/sandbox/policy.js';
-import type { GatewayConfig } from '../config/config.js';
-import type { EdgeOptions } from '../edge/app.js';
-import type { RequestTracker } from '../edge/request-tracker.js';
+import type { Aggregator } from '../aggregate/index.js';
+import { loadSandboxProbe, type SandboxPolicy } from '../../bridge/sandbox/index.js';
+import type { GatewayConfig } from '../config/index.js';
+import type { EdgeOptions, RequestTracker } from '../edge/index.js';
 import { GATEWAY_INFO } from '../../infra/version.js';
-import type { GatewayMetrics } from '../ops/metrics.js';
-import { emptyTraffic, SLOT_MS } from '../ops/recent-window.js';
-import { renderStatusPage, type StatusSnapshot } from '../ops/status-page.js';
+import {
+  configView,
+  emptyTraffic,
+  type GatewayMetrics,
+  renderStatusPage,
+  SLOT_MS,
+  type StatusSnapshot,
+} from '../ops/index.js';
 import type { ServerSet } from './servers.js';
 import type { LiveConfig } from './running.js';
-import { configView } from '../ops/config-view.js';
 
 export interface OpsSources {
   startedAt: number;
@@ -110,7 +113,7 @@ async function statusSnapshot({
 /** The host's sandbox tier, probed only when some server is sandboxed (the module is not loaded otherwise). */
 async function sandboxTierName(config: GatewayConfig): Promise<string | undefined> {
   if (!Object.values(config.servers).some((server) => server.sandboxPolicy)) return undefined;
-  const { sandboxTier } = await import('../../bridge/sandbox/probe.js');
+  const { sandboxTier } = await loadSandboxProbe();
   return (await sandboxTier()).name;
 }
 

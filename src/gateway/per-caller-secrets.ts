@@ -4,14 +4,14 @@
 import type { HttpBindings } from '@hono/node-server';
 import type { Hono } from 'hono';
 import type { Log } from '../../infra/log.js';
-import type { GatewayConfig, ServerConfig } from '../config/config.js';
-import type { OAuthClient } from '../credentials/oauth/oauth-client.js';
-import type { GatewaySignIn } from '../credentials/oauth/sign-in.js';
-import { addSecretRoutes } from '../credentials/secret-routes.js';
-import type { CredentialStore } from '../credentials/store.js';
-import { OAuthEnv } from '../layers/per-caller/oauth-env.js';
-import { SecretEnv } from '../layers/per-caller/secret-env.js';
-import type { CallerEnv } from '../layers/per-caller/secret-gate.js';
+import type { GatewayConfig, ServerConfig } from '../config/index.js';
+import { addSecretRoutes, type CredentialStore, type GatewaySignIn, type OAuthClient } from '../credentials/index.js';
+import { type CallerEnv, loadCallerLayers } from '../layers/index.js';
+
+// Loaded with the credentials (src/gateway/credentials-loaded.ts), through src/layers/' loader: its face is
+// loaded at start, these layers are not.
+const { OAuthEnv, SecretEnv } = await loadCallerLayers();
+type SecretEnv = InstanceType<typeof SecretEnv>;
 
 export class PerCallerSecrets {
   private readonly byServer = new Map<string, SecretEnv>();

@@ -1,10 +1,11 @@
 // Applying a new config to a running gateway: security and profiles are swapped whole, only servers whose settings
 // changed restart (the others keep serving, untouched), and sections that need a restart keep their
 // running values (and are reported again on the next reload).
+import { loadSandbox } from '../../bridge/sandbox/index.js';
 import type { Upstream } from '../../bridge/upstream.js';
-import type { GatewayConfig, ServerConfig } from '../config/config.js';
-import type { ServedUpstream } from '../layers/stack.js';
-import { EVERY_LIST } from '../notify/list-changes.js';
+import type { GatewayConfig, ServerConfig } from '../config/index.js';
+import type { ServedUpstream } from '../layers/index.js';
+import { EVERY_LIST } from '../notify/index.js';
 import type { GatewayParts } from './running.js';
 
 const NEED_RESTART = ['listen', 'log', 'aggregate', 'cache', 'mrtr', 'legacyClients', 'telemetry'] as const;
@@ -71,7 +72,7 @@ async function refuseUnsandboxable(next: GatewayConfig, { added, changed }: Serv
     return policy ? [[name, policy] as const] : [];
   });
   if (!boxed.length) return;
-  const { SandboxRefused, sandboxProblems } = await import('../../bridge/sandbox/sandbox.js');
+  const { SandboxRefused, sandboxProblems } = await loadSandbox();
   const problems = (await Promise.all(boxed.map(([name, policy]) => sandboxProblems(name, policy)))).flat();
   if (problems.length) throw new SandboxRefused(problems);
 }

@@ -1,19 +1,18 @@
 // The running gateway: what startGateway hands its caller, and the parts reload and close work on.
 import type { Upstream } from '../../bridge/upstream.js';
 import type { ListCache } from '../../cache/list-cache.js';
-import type { Aggregator } from '../aggregate/aggregator.js';
-import type { GatewayConfig } from '../config/config.js';
-import type { HttpDrain } from '../edge/http-drain.js';
-import type { RequestTracker } from '../edge/request-tracker.js';
+import type { Aggregator } from '../aggregate/index.js';
+import type { GatewayConfig } from '../config/index.js';
+import type { HttpDrain, RequestTracker } from '../edge/index.js';
 import type { Log } from '../../infra/log.js';
-import type { SessionRelay } from '../legacy-client/session-relay.js';
-import type { ListenHub } from '../notify/listen-hub.js';
-import type { HeldCallRetries } from '../mrtr/held-call-retries.js';
-import type { ProfileSet } from '../profiles/profile-set.js';
-import type { ToolSearch } from '../search/tool-search.js';
+import type { SessionRelay } from '../legacy-client/index.js';
+import type { ListenHub } from '../notify/index.js';
+import type { HeldCallRetries } from '../mrtr/index.js';
+import type { ProfileSet } from '../profiles/index.js';
+import type { ToolSearch } from '../search/index.js';
 import type { SecurityHolder } from './build-security.js';
 import type { ServerSet } from './servers.js';
-import type { GatewayTracer } from '../telemetry/tracer.js';
+import type { GatewayTracer } from '../telemetry/index.js';
 
 export interface RunningGateway {
   /** Base URL, for example http://127.0.0.1:8080 */

@@ -2,17 +2,13 @@
 // notification watches. Reload adds, replaces and removes servers here.
 import type { Upstream } from '../../bridge/upstream.js';
 import type { ListCache } from '../../cache/list-cache.js';
-import type { ServerConfig } from '../config/config.js';
+import type { ServerConfig } from '../config/index.js';
 import type { Log } from '../../infra/log.js';
-import type { LimitedUpstream, LoadSnapshot } from '../layers/limits/limited-upstream.js';
-import type { UpstreamSnapshot } from '../ops/metrics.js';
-import type { ServerMeter } from '../ops/upstream-metrics.js';
-import type { HeldCalls } from '../mrtr/held-call.js';
-import { ResourceWatch } from '../notify/resource-watch.js';
-import type { UpstreamWatch } from '../notify/upstream-listen.js';
+import { buildServerStack, type LimitedUpstream, type LoadSnapshot, type ServedUpstream } from '../layers/index.js';
+import type { ServerMeter, UpstreamSnapshot } from '../ops/index.js';
+import type { HeldCalls } from '../mrtr/index.js';
+import { followUpstreamChanges, ResourceWatch, type UpstreamWatch } from '../notify/index.js';
 import { createUpstream } from '../upstream-factory.js';
-import { buildServerStack, type ServedUpstream } from '../layers/stack.js';
-import { followUpstreamChanges } from '../notify/list-changes.js';
 import type { CallerReach } from './credentials.js';
 
 export interface ServerSetOptions {

@@ -3,17 +3,19 @@
 // again for servers a reload adds or changes (the store and the pages stay).
 import type { Hono } from 'hono';
 import type { HttpBindings } from '@hono/node-server';
-import type { GatewayConfig, ServerConfig } from '../config/config.js';
-import type { OAuthCredentials } from '../config/credentials.js';
+import type { GatewayConfig, OAuthCredentials, ServerConfig } from '../config/index.js';
 import type { Log } from '../../infra/log.js';
-import type { CredentialSource } from '../credentials/credential-source.js';
-import { addConnectRoutes } from '../credentials/connect-routes.js';
-import { ClientCredentialsSource } from '../credentials/oauth/client-credentials.js';
-import { OAuthClient } from '../credentials/oauth/oauth-client.js';
-import { discoverIssuer } from '../credentials/oauth/issuer-discovery.js';
-import { GatewaySignIn } from '../credentials/oauth/sign-in.js';
-import { type CredentialStore, openCredentialStore } from '../credentials/store.js';
-import { TokenExchanger } from '../credentials/token-exchange.js';
+import {
+  addConnectRoutes,
+  ClientCredentialsSource,
+  type CredentialSource,
+  type CredentialStore,
+  discoverIssuer,
+  GatewaySignIn,
+  OAuthClient,
+  openCredentialStore,
+  TokenExchanger,
+} from '../credentials/index.js';
 
 export class UpstreamCredentials {
   private readonly oauth = new Map<string, OAuthClient>();

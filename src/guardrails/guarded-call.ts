@@ -5,9 +5,16 @@
 // and for both eras. Loaded by the edge on first use: a gateway without guardrails never reads this module.
 import type { RequestOptions } from '../../bridge/upstream.js';
 import type { AuditLog } from '../../policy/audit-log.js';
-import type { CompiledRule, ContentFacts, GuardrailSet, ItemKind } from '../../policy/guardrails/rule-set.js';
-import { type ContentVerdict, judgeContent, redactedCopy, type RuleHit } from '../../policy/guardrails/scan.js';
-import type { GuardrailStage } from '../../policy/guardrails/settings.js';
+import type {
+  CompiledRule,
+  ContentFacts,
+  ContentVerdict,
+  GuardrailSet,
+  GuardrailStage,
+  ItemKind,
+  RuleHit,
+} from '../../policy/guardrails/index.js';
+import { judgeContent, redactedCopy } from './content-scan.js';
 import { changedStrings, redactParamHeaders } from './param-headers.js';
 import type { Principal } from '../../policy/principal.js';
 import type { Target } from '../../policy/target.js';

@@ -1,9 +1,9 @@
 // The Mcp-Param-* headers a tools/call carries upstream mirror its arguments (an HTTP upstream sees them): when
 // guardrails redact an argument, its header copy must not go up as it was (docs/guardrails.md, Actions).
-import { encodeHeaderValue } from '../../bridge/http/mcp-headers.js';
+import { encodeHeaderValue } from '../../bridge/http/index.js';
 import type { RequestOptions } from '../../bridge/upstream.js';
-import type { CompiledRule } from '../../policy/guardrails/rule-set.js';
-import { redactText } from '../../policy/guardrails/scan.js';
+import type { CompiledRule } from '../../policy/guardrails/index.js';
+import { redactText } from './content-scan.js';
 import { isObject } from '../../protocol/jsonrpc.js';
 
 type Rules = readonly CompiledRule[];

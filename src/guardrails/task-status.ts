@@ -4,8 +4,7 @@
 // redacted in a copy, or, when a rule blocks (or a redacted result would break the tool's outputSchema, as for a
 // tools/call), shown as failed with the refusal as its error (a valid task status the caller's SDK reports, where
 // a dropped one would leave it waiting). Loaded with guarded-call.ts.
-import type { GuardrailSet } from '../../policy/guardrails/rule-set.js';
-import type { GuardrailStage } from '../../policy/guardrails/settings.js';
+import type { GuardrailSet, GuardrailStage } from '../../policy/guardrails/index.js';
 import type { JsonObject } from '../../protocol/jsonrpc.js';
 import {
   type GuardedCall,

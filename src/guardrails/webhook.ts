@@ -3,16 +3,17 @@
 // It lives here, not in policy/, because it is transport; what it answers becomes an ordinary detector's
 // findings, judged by policy/guardrails/scan.ts like any other. Bounded by its timeout; an outage, a timeout or a
 // malformed answer follows its failOpen. Loaded only when a rule that applies asks a webhook.
-import type { Detector, Span } from '../../policy/guardrails/detectors.js';
-import type { CompiledRule, WebhookSpec } from '../../policy/guardrails/rule-set.js';
-import {
-  type ContentVerdict,
-  judgeContent,
-  type RuleHit,
-  type ScanRule,
-  stringsOf,
-} from '../../policy/guardrails/scan.js';
-import type { GuardrailStage } from '../../policy/guardrails/settings.js';
+import type {
+  CompiledRule,
+  ContentVerdict,
+  Detector,
+  GuardrailStage,
+  RuleHit,
+  ScanRule,
+  Span,
+  WebhookSpec,
+} from '../../policy/guardrails/index.js';
+import { judgeContent, stringsOf } from './content-scan.js';
 
 /** What the webhook is told besides the content: never a token, a header or anything else of the gateway's. */
 export interface WebhookContext {

@@ -16,9 +16,8 @@ import {
 import { challengeOf } from '../../protocol/auth-challenge.js';
 import { UpstreamWrapper } from './upstream-wrapper.js';
 import type { Upstream } from '../../bridge/upstream.js';
-import { connectState, type CredentialSource, type Instead } from '../credentials/credential-source.js';
-import { bearerParameters } from '../credentials/oauth/discovery.js';
-import { placeholderAnswer } from '../aggregate/connect-placeholder.js';
+import { bearerParameters, connectState, type CredentialSource, type Instead } from '../credentials/index.js';
+import { placeholderAnswer } from '../aggregate/index.js';
 
 export class CredentialedUpstream extends UpstreamWrapper {
   constructor(

@@ -21,8 +21,7 @@ import {
 import type { Log } from '../../infra/log.js';
 import { declaredCapabilities, MAY_ASK, META } from '../../protocol/mcp.js';
 import { traceFields } from '../../protocol/request-trace.js';
-import { HeldCall, type CallEvent, type HeldCalls } from '../mrtr/held-call.js';
-import { requestDigest } from '../mrtr/request-state.js';
+import { type CallEvent, HeldCall, type HeldCalls, requestDigest } from '../mrtr/index.js';
 
 export interface InputBridgeOptions {
   held: HeldCalls;

@@ -5,7 +5,7 @@
 import type { RequestOptions, Upstream } from '../../bridge/upstream.js';
 import type { JsonRpcRequest, JsonRpcResponse } from '../../protocol/jsonrpc.js';
 import { UpstreamWrapper } from './upstream-wrapper.js';
-import type { ServerMeter } from '../ops/upstream-metrics.js';
+import type { ServerMeter } from '../ops/index.js';
 
 export class MeteredUpstream extends UpstreamWrapper {
   constructor(

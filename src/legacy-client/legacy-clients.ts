@@ -22,7 +22,7 @@ import {
 import type { Log } from '../../infra/log.js';
 import { MAY_ASK, META, MODERN_REQUEST_METHODS, MODERN_VERSION } from '../../protocol/mcp.js';
 import { retryAfterHeaders, retryAfterOf } from '../../protocol/overload.js';
-import type { ListenAccess, ListenHub } from '../notify/listen-hub.js';
+import type { ListenAccess, ListenHub } from '../notify/index.js';
 import { GATEWAY_INFO } from '../../infra/version.js';
 import { ClientRequests } from './client-requests.js';
 import { ExpiringSessions } from './expiring-sessions.js';

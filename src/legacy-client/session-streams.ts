@@ -7,7 +7,7 @@
 import type { ServerResponse } from 'node:http';
 import { ErrorCode, errorResponse, type JsonRpcRequest, type JsonRpcResponse } from '../../protocol/jsonrpc.js';
 import type { Log } from '../../infra/log.js';
-import type { LegacyStream, ListenAccess, ListenHub } from '../notify/listen-hub.js';
+import type { LegacyStream, ListenAccess, ListenHub } from '../notify/index.js';
 import { ExpiringSessions } from './expiring-sessions.js';
 import type { SessionEvent, SessionRelay } from './session-relay.js';
 import type { LegacySession } from './session-token.js';

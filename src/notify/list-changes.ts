@@ -2,7 +2,7 @@
 // on one replica reaches every replica sharing Redis, and this replica hears its own the same way.
 import type { Upstream } from '../../bridge/upstream.js';
 import type { ListCache } from '../../cache/list-cache.js';
-import type { Aggregator } from '../aggregate/aggregator.js';
+import type { Aggregator } from '../aggregate/index.js';
 import type { Log } from '../../infra/log.js';
 import { madeStaleBy } from '../../protocol/mcp.js';
 import { ListenHub } from './listen-hub.js';

@@ -4,7 +4,7 @@
 import type { ServerResponse } from 'node:http';
 import { isObject, type JsonObject, type JsonRpcId, type JsonRpcRequest } from '../../protocol/jsonrpc.js';
 import { META } from '../../protocol/mcp.js';
-import type { ListKind } from '../profiles/profile.js';
+import type { ListKind } from '../profiles/index.js';
 
 const KEEP_ALIVE_MS = 15_000;
 const SSE_HEADERS = {

@@ -2,7 +2,7 @@
 // Each GatewayMetrics owns its own Registry (never prom-client's global one): tests start many gateways in
 // one process, and a second registration of a name in one registry throws.
 import { collectDefaultMetrics, Counter, Registry } from 'prom-client';
-import { sandboxRefusals } from '../../bridge/sandbox/refusals.js';
+import { sandboxRefusals } from '../../bridge/sandbox/index.js';
 import { HotCounter, HotHistogram, type CounterChild, type HistogramChild } from './hot-metrics.js';
 import { dropSeries } from './drop-series.js';
 import { addChildMetrics, type ChildSnapshot } from './child-metrics.js';

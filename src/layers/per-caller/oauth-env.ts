@@ -13,9 +13,7 @@ import {
   type JsonRpcRequest,
   type JsonRpcResponse,
 } from '../../../protocol/jsonrpc.js';
-import { connectState, type Obtained } from '../../credentials/credential-source.js';
-import type { OAuthClient } from '../../credentials/oauth/oauth-client.js';
-import type { CredentialStore } from '../../credentials/store.js';
+import { connectState, type CredentialStore, type OAuthClient, type Obtained } from '../../credentials/index.js';
 import type { Admission, GoneListener } from './per-caller-upstream.js';
 import { type CallerEnv, GoneListeners } from './secret-gate.js';
 

@@ -1,7 +1,7 @@
 // Builds a `perCaller: true` server's transport: a PerCallerUpstream whose children are made as the
 // server's config says (one child, or an `instances` pool of them), each with its caller's extra env.
-import { PooledUpstream } from '../../../bridge/pool/pooled-upstream.js';
-import { StdioUpstream, type StdioUpstreamConfig } from '../../../bridge/stdio/stdio-upstream.js';
+import { PooledUpstream } from '../../../bridge/pool/index.js';
+import { StdioUpstream, type StdioUpstreamConfig } from '../../../bridge/stdio/index.js';
 import type { Upstream } from '../../../bridge/upstream.js';
 import type { Log } from '../../../infra/log.js';
 import { type ChildEnvSource, PerCallerUpstream, type PerCallerSettings } from './per-caller-upstream.js';

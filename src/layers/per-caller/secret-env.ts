@@ -12,8 +12,7 @@ import {
   connectRequiredData,
   type UrlElicitation,
 } from '../../../protocol/connect-link.js';
-import type { SecretPending, SecretRecord } from '../../credentials/record.js';
-import type { CredentialStore } from '../../credentials/store.js';
+import type { CredentialStore, SecretPending, SecretRecord } from '../../credentials/index.js';
 import type { Admission, GoneListener } from './per-caller-upstream.js';
 import { type CallerEnv, GoneListeners } from './secret-gate.js';
 

@@ -7,8 +7,8 @@
 import type { CallerIdentity, RequestOptions, Upstream } from '../../../bridge/upstream.js';
 import type { JsonRpcId, JsonRpcRequest, JsonRpcResponse } from '../../../protocol/jsonrpc.js';
 import { UpstreamWrapper } from '../upstream-wrapper.js';
-import { placeholderAnswer } from '../../aggregate/connect-placeholder.js';
-import type { CredentialStore } from '../../credentials/store.js';
+import { placeholderAnswer } from '../../aggregate/index.js';
+import type { CredentialStore } from '../../credentials/index.js';
 import type { ChildEnvSource, GoneListener } from './per-caller-upstream.js';
 
 /** What the gate asks of a caller's values before each call. */
