@@ -31,7 +31,8 @@ const FEATURES: Record<string, RegExp[]> = {
   telemetry: [/\/src\/telemetry\/(otel-tracer|collector-reach)\./, /\/node_modules\/@opentelemetry\/(?!api\/)/],
   // policy/guardrails' rules are compiled by the config's checks, which are synchronous; what runs them is not.
   guardrails: [/\/src\/guardrails\//, /\/node_modules\/re2-wasm\//],
-  sandbox: [/\/bridge\/sandbox\/(?!refusals\.)/],
+  // The refusal counts /metrics shows, and the folder's face that hands them out (with loaders for the rest).
+  sandbox: [/\/bridge\/sandbox\/(?!refusals\.|index\.)/],
   openapi: [/\/bridge\/openapi\//, /\/node_modules\/@readme\//, /\/node_modules\/ajv(-formats)?\//],
   'remote servers': [/\/bridge\/(http\/http-upstream|sse)\b/, /\/node_modules\/undici\//],
   pools: [/\/bridge\/pool\//],
