@@ -83,10 +83,11 @@ export interface EdgeContext {
   tasks: TaskIdCodec;
 }
 
-/** src/guardrails/guarded-call.ts, once a request under guardrails has loaded it. */
-let guardrailsStep: typeof import('../guardrails/index.js') | undefined;
-/** src/guardrails/task-status.ts, once a task listen under guardrails has heard of a task. */
-let taskStatusStep: typeof import('../guardrails/index.js') | undefined;
+/**
+ * src/guardrails/ (its face: guarded-call.ts and task-status.ts), once a request under guardrails, or a task listen
+ * under guardrails that has heard of a task, has loaded it.
+ */
+let guardrailSteps: typeof import('../guardrails/index.js') | undefined;
 
 export class McpCall {
   /** What the metrics record of this request; each step that answers says how it ended. */
@@ -163,9 +164,9 @@ export class McpCall {
   }
 
   private async guarded(set: GuardrailSet, message: JsonRpcRequest, options: RequestOptions): Promise<JsonRpcResponse> {
-    guardrailsStep ??= await import('../guardrails/index.js');
+    guardrailSteps ??= await import('../guardrails/index.js');
     const recorder = this.guardrailRecorder();
-    return guardrailsStep.guardedRequest(set, this, recorder, message, options, (m, o) => this.execute(m, o));
+    return guardrailSteps.guardedRequest(set, this, recorder, message, options, (m, o) => this.execute(m, o));
   }
 
   /**
@@ -184,8 +185,8 @@ export class McpCall {
     tool: string | undefined,
     params: JsonObject,
   ): Promise<JsonObject> {
-    taskStatusStep ??= await import('../guardrails/index.js');
-    return taskStatusStep.judgedTaskStatus(set, this, this.guardrailRecorder(), server, tool, params);
+    guardrailSteps ??= await import('../guardrails/index.js');
+    return guardrailSteps.judgedTaskStatus(set, this, this.guardrailRecorder(), server, tool, params);
   }
 
   private guardrailRecorder(): GuardrailRecorder {
