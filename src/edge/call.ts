@@ -15,7 +15,7 @@ import type { ListenAccess, ListenHub } from '../notify/index.js';
 import type { GatewayMetrics, RequestOutcome } from '../ops/index.js';
 import type { JsonObject, JsonRpcRequest, JsonRpcResponse } from '../../protocol/jsonrpc.js';
 import { textOf } from '../../protocol/exact-json.js';
-import type { GuardrailRecorder } from '../guardrails/index.js';
+import type { GuardrailRecorder, TaskStatusStep } from '../guardrails/index.js';
 import type { LegacyClients } from '../legacy-client/index.js';
 import type { NodeExchange } from './exchange.js';
 import type { ToolHeaderIndex } from './param-headers.js';
@@ -83,11 +83,10 @@ export interface EdgeContext {
   tasks: TaskIdCodec;
 }
 
-/**
- * src/guardrails/ (its face: guarded-call.ts and task-status.ts), once a request under guardrails, or a task listen
- * under guardrails that has heard of a task, has loaded it.
- */
-let guardrailSteps: typeof import('../guardrails/index.js') | undefined;
+/** src/guardrails/' face (guarded-call.ts), once a request under guardrails has loaded it. */
+let guardrailsStep: typeof import('../guardrails/index.js') | undefined;
+/** src/guardrails/task-status.ts, once a task listen under guardrails has heard of a task. */
+let taskStatusStep: TaskStatusStep | undefined;
 
 export class McpCall {
   /** What the metrics record of this request; each step that answers says how it ended. */
@@ -164,9 +163,9 @@ export class McpCall {
   }
 
   private async guarded(set: GuardrailSet, message: JsonRpcRequest, options: RequestOptions): Promise<JsonRpcResponse> {
-    guardrailSteps ??= await import('../guardrails/index.js');
+    guardrailsStep ??= await import('../guardrails/index.js');
     const recorder = this.guardrailRecorder();
-    return guardrailSteps.guardedRequest(set, this, recorder, message, options, (m, o) => this.execute(m, o));
+    return guardrailsStep.guardedRequest(set, this, recorder, message, options, (m, o) => this.execute(m, o));
   }
 
   /**
@@ -185,8 +184,8 @@ export class McpCall {
     tool: string | undefined,
     params: JsonObject,
   ): Promise<JsonObject> {
-    guardrailSteps ??= await import('../guardrails/index.js');
-    return guardrailSteps.judgedTaskStatus(set, this, this.guardrailRecorder(), server, tool, params);
+    taskStatusStep ??= await (await import('../guardrails/index.js')).loadTaskStatus();
+    return taskStatusStep.judgedTaskStatus(set, this, this.guardrailRecorder(), server, tool, params);
   }
 
   private guardrailRecorder(): GuardrailRecorder {
