@@ -114,6 +114,15 @@ module.exports = {
       to: { path: `^${FEATURE_FOLDER}/`, pathNot: ['^$1/', `^${FEATURE_FOLDER}/index\\.ts$`] },
     },
     {
+      name: 'no-import-of-its-own-face',
+      comment:
+        "a module imports its own folder's face (index.ts), which imports it back: inside a folder, import the " +
+        'module that holds what you need',
+      severity: 'error',
+      from: { path: `^(${FEATURE_FOLDER})/` },
+      to: { path: '^$1/index\\.ts$' },
+    },
+    {
       name: 'only-src-gateway-ts-imports-the-wiring',
       comment: 'src/gateway/ is the top floor: only src/gateway.ts (which src/cli.ts starts) imports it',
       severity: 'error',

@@ -2,10 +2,9 @@
 // (docs/design.md, "The house"; docs/development.md says how to read a failure). This file holds the rules
 // themselves to account: a scratch tree with the arrows the plan allows and one of each kind it forbids (an
 // arrow up, type-only, dynamic and re-exported ones included; a circle; two folders importing each other;
-// a folder on no floor; an import past a feature folder's face, index.ts; test code or a devDependency in
-// production code), cruised with the same
-// configuration, must fail exactly the forbidden ones. A rule dropped or loosened fails here, whatever the code
-// of the day happens to import.
+// a folder on no floor; an import past a feature folder's face, index.ts, or of its own face from inside; test
+// code or a devDependency in production code), cruised with the same configuration, must fail exactly the
+// forbidden ones. A rule dropped or loosened fails here, whatever the code of the day happens to import.
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { mkdirSync, symlinkSync, writeFileSync } from 'node:fs';
@@ -177,6 +176,10 @@ const FORBIDDEN: { files: Record<string, string>; says: string[] }[] = [
     },
     // A seam's module (policy/'s root) and a feature folder inside the same pillar.
     says: ['only-through-a-folders-face: policy/security.ts → policy/guardrails/rules.ts'],
+  },
+  {
+    files: { 'src/mrtr/self.ts': "import { held } from './index.js';\nexport const x = held;\n" },
+    says: ['no-import-of-its-own-face: src/mrtr/self.ts → src/mrtr/index.ts'],
   },
   {
     files: { 'src/edge/lonely.ts': 'export const lonely = 1;\n' },
