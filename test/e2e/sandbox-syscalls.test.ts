@@ -13,6 +13,7 @@ import { createServer, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import path from 'node:path';
 import { after, before, test } from 'node:test';
+import { sandboxTier } from '../../bridge/sandbox/probe.js';
 import { parseConfig } from '../../src/config/config.js';
 import { type RunningGateway, startGateway } from '../../src/gateway.js';
 import { recordingLog } from '../recording-log.js';
@@ -21,7 +22,10 @@ import { tempDir } from '../temp.js';
 import { request, ROOT, send, textOf, until } from './harness.js';
 
 const PYTHON = '/usr/bin/python3';
-const skip = existsSync(PYTHON) ? await sandboxSkip(ROOT) : `no ${PYTHON} here`;
+const skip = !existsSync(PYTHON)
+  ? `no ${PYTHON} here`
+  : (await sandboxSkip(ROOT)) ||
+    ((await sandboxTier()).seccomp ? false : `no seccomp filter here: ${(await sandboxTier()).seccompWhy}`);
 const FIXTURE = path.join(ROOT, 'test/fixtures/syscall-server.py');
 const CPU_SECONDS = 2;
 /** Harmless on the host, so the bare control runs them too. */

@@ -8,6 +8,7 @@ import { sandboxedLaunch } from '../../bridge/sandbox/bwrap-args.js';
 import type { SandboxPolicy } from '../../bridge/sandbox/policy.js';
 import type { SandboxTier } from '../../bridge/sandbox/probe.js';
 import { RET, SECCOMP_ARCHITECTURES, seccompProgram } from '../../bridge/sandbox/seccomp.js';
+import { describeTier } from '../../bridge/sandbox/sandbox.js';
 
 const X86_64 = 0xc000003e;
 const AARCH64 = 0xc00000b7;
@@ -40,6 +41,18 @@ function run(program: Buffer, arch: number, nr: number, args: number[] = []): nu
 }
 
 const x64 = seccompProgram('x64')!;
+const tier = {
+  name: 'full',
+  bwrap: '/usr/bin/bwrap',
+  prlimit: '/usr/bin/prlimit',
+  setpriv: undefined,
+  socat: undefined,
+  namespaces: true,
+  limits: true,
+  processLimit: true,
+  seccomp: true,
+  disableUserns: true,
+} satisfies SandboxTier;
 const arm64 = seccompProgram('arm64')!;
 
 test('x86_64: the attack surface is refused, the worst kills, a runtime keeps what it needs', () => {
@@ -75,24 +88,18 @@ test('aarch64 has its own numbers', () => {
   assert.equal(run(arm64, AARCH64, 101), ALLOW, 'nanosleep (ptrace on x86_64)');
 });
 
-test('an unknown architecture has no filter', () => {
+test('an unknown architecture has no filter, and the tier says so', () => {
   assert.deepEqual(SECCOMP_ARCHITECTURES.sort(), ['arm64', 'x64']);
   assert.equal(seccompProgram('riscv64'), undefined);
+  const why = 'no seccomp filter for this architecture (riscv64)';
+  const shown = describeTier({ ...tier, seccomp: false, disableUserns: false, seccompWhy: why });
+  assert.equal(shown.seccomp, false);
+  assert.equal(shown.seccompWhy, why);
+  assert.equal(shown.nestedUserNamespaces, 'allowed');
+  assert.equal(describeTier(tier).nestedUserNamespaces, 'disabled');
 });
 
 test('with seccomp and a status FIFO, a fixed sh script opens them and execs bwrap; paths are never parsed', () => {
-  const tier = {
-    name: 'full',
-    bwrap: '/usr/bin/bwrap',
-    prlimit: '/usr/bin/prlimit',
-    setpriv: undefined,
-    socat: undefined,
-    namespaces: true,
-    limits: true,
-    processLimit: true,
-    seccomp: true,
-    disableUserns: true,
-  } satisfies SandboxTier;
   const policy: SandboxPolicy = { network: { kind: 'none' }, read: [], write: [], hide: [], tmpBytes: 1 << 26 };
   const fifo = '/tmp/x/$(touch pwned)';
   const argv = sandboxedLaunch({ command: 'node', args: [], cwd: '/', statusFifo: fifo }, policy, tier);
