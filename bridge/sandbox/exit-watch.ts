@@ -2,7 +2,8 @@
 // documents to a descriptor (`--json-status-fd`), the last one `{"exit-code": N}` with 128 + the signal for
 // a child the kernel killed. Each sandboxed server gets a FIFO that its children's bwrap writes to; the
 // gateway reads it, and an end by SIGSYS (the seccomp filter killed it, seccomp.ts) or SIGXCPU (it used
-// `cpuSeconds`) is logged once per server and counted in the metrics. An EPERM answer from the filter and a
+// `cpuSeconds`) is logged, once per child (a child ends once; a line per end, at the pace supervision
+// restarts it), and counted in the metrics. An EPERM answer from the filter and a
 // failed allocation under `memoryBytes` end nothing, so neither is seen (docs/sandbox.md).
 import { execFileSync } from 'node:child_process';
 import { chmodSync, constants, mkdtempSync, openSync, rmSync } from 'node:fs';
@@ -56,13 +57,10 @@ export function watchExits(server: string, log: Log): ExitWatch | undefined {
   const stream = new net.Socket({ fd: openSync(fifo, constants.O_RDWR | constants.O_NONBLOCK), readable: true });
   stream.unref();
   stream.on('error', () => {});
-  const logged = new Set<RefusalKind>();
   createInterface({ input: stream }).on('line', (line) => {
     const refused = REFUSED_EXITS[exitCode(line) ?? -1];
     if (!refused) return;
     countRefusal(server, refused.kind);
-    if (logged.has(refused.kind)) return;
-    logged.add(refused.kind);
     log.warn({ refused: refused.kind }, `servers.${server}: a sandboxed child ${refused.said}`);
   });
   return {
