@@ -98,10 +98,39 @@ async function stdioUpstream(
     );
   }
   const launch = { command: server.command, args: server.args, cwd: server.cwd, env };
+  if (!server.sandboxPolicy) return stdioChildren(name, server, launch, log, envSource);
   // Loaded only when this server is sandboxed: a gateway without sandboxes never probes for one.
-  const child = server.sandboxPolicy
-    ? await (await loadSandbox()).sandboxChild(name, launch, server.sandboxPolicy, log)
-    : launch;
+  const { sandboxChild } = await loadSandbox();
+  const sandboxed = await sandboxChild(name, launch, server.sandboxPolicy, log);
+  try {
+    return releasingOnClose(await stdioChildren(name, server, sandboxed, log, envSource), sandboxed.release);
+  } catch (error) {
+    sandboxed.release();
+    throw error;
+  }
+}
+
+/** The server's sandbox proxy and status FIFO live as long as its upstream: a removed server's go with it. */
+function releasingOnClose(upstream: Upstream, release: () => void): Upstream {
+  const close = upstream.close.bind(upstream);
+  upstream.close = async () => {
+    try {
+      await close();
+    } finally {
+      release();
+    }
+  };
+  return upstream;
+}
+
+/** One child, a child per caller, or a pool, each started as `child` says (bare or sandboxed). */
+async function stdioChildren(
+  name: string,
+  server: StdioServerConfig,
+  child: { command: string; args: string[]; cwd: string; env: Record<string, string> },
+  log: Log,
+  envSource: ChildEnvSource | undefined,
+): Promise<Upstream> {
   const config = {
     name,
     command: child.command,

@@ -8,6 +8,9 @@ import path from 'node:path';
 import { PROXY_PORT, PROXY_SOCKET_INSIDE } from './connect-proxy.js';
 import type { SandboxPolicy } from './policy.js';
 import { dropRoot, type SandboxTier } from './probe.js';
+import { type Descriptor, openingDescriptors } from './descriptors.js';
+import { STATUS_FD } from './exit-watch.js';
+import { SECCOMP_FD, seccompFile } from './seccomp.js';
 
 /** Where the child's private tmpfs is mounted, and its home and data folders in it. */
 export const SANDBOX_TMP = '/tmp';
@@ -34,18 +37,29 @@ export interface ChildLaunch {
   cwd: string;
   /** With network.allow: the host side of the filtering proxy's unix socket (connect-proxy.ts). */
   proxySocket?: string;
+  /** The FIFO bwrap writes the child's status to, how it ended included (exit-watch.ts). */
+  statusFifo?: string;
 }
 
 /** The argv that starts `command args` in `cwd` inside the policy's sandbox. */
 export function sandboxedLaunch(launch: ChildLaunch, policy: SandboxPolicy, tier: SandboxTier): string[] {
   const root = process.getuid?.() === 0 && tier.setpriv !== undefined;
   const places = visiblePlaces(launch.cwd, policy);
+  const filter = tier.seccomp ? seccompFile() : undefined;
+  const descriptors: Descriptor[] = [];
+  if (filter) descriptors.push([SECCOMP_FD, '<', filter]);
+  if (launch.statusFifo) descriptors.push([STATUS_FD, '>', launch.statusFifo]);
   return [
     ...(root ? [tier.setpriv!, ...dropRoot()] : []),
+    ...openingDescriptors(descriptors),
     tier.bwrap!,
     '--die-with-parent',
     '--new-session',
     '--unshare-all',
+    // No user namespace of its own inside (the kernel's namespace code is attack surface); bwrap 0.8 and later.
+    ...(tier.disableUserns ? ['--unshare-user', '--disable-userns'] : []),
+    ...(filter ? ['--seccomp', String(SECCOMP_FD)] : []),
+    ...(launch.statusFifo ? ['--json-status-fd', String(STATUS_FD)] : []),
     ...(policy.network.kind === 'all' ? ['--share-net'] : []),
     '--cap-drop',
     'ALL',
@@ -131,7 +145,9 @@ function limitArgs(policy: SandboxPolicy, tier: SandboxTier): string[] {
     if (value !== undefined) limits.push(`--${flag}=${value}:${value}`);
   };
   set('data', policy.memoryBytes);
-  set('cpu', policy.cpuSeconds);
+  // SIGXCPU at cpuSeconds, which the gateway can tell from other deaths; SIGKILL a second later (the hard
+  // limit) for a child that catches it. With both equal the kernel sends SIGKILL alone.
+  if (policy.cpuSeconds !== undefined) limits.push(`--cpu=${policy.cpuSeconds}:${policy.cpuSeconds + 1}`);
   set('nproc', policy.processes);
   set('nofile', policy.openFiles);
   return limits.length && tier.prlimit ? [tier.prlimit, ...limits, '--'] : [];

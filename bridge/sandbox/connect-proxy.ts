@@ -1,10 +1,11 @@
-// The filtering proxy behind `sandbox.network.allow`: an HTTP CONNECT proxy on a unix socket, one per
-// sandboxed server, that opens a tunnel only to the hosts on that server's list. The socket is bound into
-// the child's sandbox, which has no network of its own; socat there offers it on 127.0.0.1:3128, and the
-// child's HTTP(S)_PROXY points at that. A host off the list is refused (403), logged once per server and
-// counted in the metrics.
+// The filtering proxy behind `sandbox.network.allow`: an HTTP proxy on a unix socket, one per sandboxed
+// server, that reaches only the hosts on that server's list: it tunnels CONNECT (https and anything else
+// over TLS) and forwards plain-HTTP requests in absolute form (`GET http://host/path`). The socket is bound
+// into the child's sandbox, which has no network of its own; socat there offers it on 127.0.0.1:3128, and
+// the child's HTTP(S)_PROXY points at that. A host off the list is refused (403), logged once per server
+// and counted in the metrics.
 import { chmodSync, mkdtempSync, rmSync } from 'node:fs';
-import { createServer, type IncomingMessage } from 'node:http';
+import { createServer, type IncomingMessage, type ServerResponse, request as httpRequest } from 'node:http';
 import net from 'node:net';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
@@ -46,25 +47,25 @@ export async function startConnectProxy(server: string, hosts: readonly string[]
   chmodSync(folder, 0o711);
   const socket = path.join(folder, 'proxy.sock');
   const refused = new Set<string>();
-  const http = createServer((_request, response) => {
-    response.writeHead(405, { 'content-type': 'text/plain' }).end('this proxy only tunnels (CONNECT): use https\n');
-  });
+  /** A host off the list: logged the first time, counted every time. */
+  const refuse = (asked: string): void => {
+    countRefusal(server, 'host');
+    if (refused.has(asked)) return;
+    refused.add(asked);
+    log.warn({ host: asked }, `servers.${server}: refused a connection to a host not on sandbox.network.allow`);
+  };
+  const http = createServer((request, response) => forward(request, response, hosts, refuse));
   http.on('connect', (request: IncomingMessage, client: Duplex, head: Buffer) => {
     const target = /^(\[[^\]]+\]|[^:]+):(\d{1,5})$/.exec(request.url ?? '');
     const host = target?.[1] ?? '';
     const port = Number(target?.[2]);
     client.on('error', () => {});
     if (!target || !allowed(hosts, host, port)) {
-      countRefusal(server, 'host');
-      const asked = request.url ?? '?';
-      if (!refused.has(asked)) {
-        refused.add(asked);
-        log.warn({ host: asked }, `servers.${server}: refused a connection to a host not on sandbox.network.allow`);
-      }
-      client.end('HTTP/1.1 403 Forbidden\r\ncontent-type: text/plain\r\n\r\nnot on sandbox.network.allow\n');
+      refuse(request.url ?? '?');
+      client.end(`HTTP/1.1 403 Forbidden\r\ncontent-type: text/plain\r\n\r\n${NOT_ALLOWED}`);
       return;
     }
-    const upstream = net.connect({ host: host.replace(/^\[|\]$/g, ''), port });
+    const upstream = net.connect({ host: unbracketed(host), port });
     upstream.on('error', () => client.end('HTTP/1.1 502 Bad Gateway\r\n\r\n'));
     upstream.once('connect', () => {
       client.write('HTTP/1.1 200 Connection Established\r\n\r\n');
@@ -85,7 +86,63 @@ export async function startConnectProxy(server: string, hosts: readonly string[]
     refused,
     close: () => {
       http.close();
+      http.closeAllConnections();
       rmSync(folder, { recursive: true, force: true });
     },
   };
+}
+
+const NOT_ALLOWED = 'not on sandbox.network.allow\n';
+/** Hop-by-hop headers: about the connection to the proxy, not for the host behind it. */
+const HOP_BY_HOP = ['connection', 'proxy-connection', 'proxy-authorization', 'keep-alive', 'te', 'upgrade'];
+
+/** A plain-HTTP request in absolute form (`GET http://host:port/path`), sent on to an allowed host. */
+function forward(
+  request: IncomingMessage,
+  response: ServerResponse,
+  hosts: readonly string[],
+  refuse: (asked: string) => void,
+): void {
+  let target: URL | undefined;
+  try {
+    target = new URL(request.url ?? '');
+  } catch {
+    // an origin-form request (`GET /path`): not meant for a proxy
+  }
+  if (target?.protocol !== 'http:') {
+    response
+      .writeHead(400, { 'content-type': 'text/plain' })
+      .end('this proxy forwards http://host/path requests and tunnels the rest (CONNECT)\n');
+    return;
+  }
+  const port = Number(target.port || 80);
+  if (!allowed(hosts, target.hostname, port)) {
+    refuse(`${target.hostname}:${port}`);
+    response.writeHead(403, { 'content-type': 'text/plain' }).end(NOT_ALLOWED);
+    return;
+  }
+  const headers = { ...request.headers };
+  for (const name of HOP_BY_HOP) delete headers[name];
+  const outgoing = httpRequest(
+    {
+      host: unbracketed(target.hostname),
+      port,
+      method: request.method,
+      path: target.pathname + target.search,
+      headers,
+    },
+    (answer) => {
+      response.writeHead(answer.statusCode ?? 502, answer.statusMessage, answer.headers);
+      answer.pipe(response);
+    },
+  );
+  outgoing.on('error', () => {
+    if (!response.headersSent) response.writeHead(502, { 'content-type': 'text/plain' });
+    response.end();
+  });
+  request.pipe(outgoing);
+}
+
+function unbracketed(host: string): string {
+  return host.replace(/^\[|\]$/g, '');
 }

@@ -5,6 +5,8 @@
 import { execFile } from 'node:child_process';
 import { accessSync, constants } from 'node:fs';
 import path from 'node:path';
+import { openingDescriptors } from './descriptors.js';
+import { SECCOMP_FD, seccompFile } from './seccomp.js';
 
 /** The user a root gateway's sandboxed children run as: nobody, so the kernel counts their processes. */
 export const SANDBOX_UID = 65534;
@@ -22,8 +24,14 @@ export interface SandboxTier {
   limits: boolean;
   /** Whether RLIMIT_NPROC holds for a child (never for a child whose real user is root). */
   processLimit: boolean;
+  /** Whether every child runs under the seccomp filter (seccomp.ts): not on an architecture it has no table for. */
+  seccomp: boolean;
+  /** Whether bwrap can forbid the child user namespaces of its own (`--disable-userns`, bubblewrap 0.8). */
+  disableUserns: boolean;
   /** Why namespaces are not available, when they are not. */
   why?: string;
+  /** Why there is no seccomp filter, when there is none. */
+  seccompWhy?: string;
 }
 
 let probed: Promise<SandboxTier> | undefined;
@@ -46,7 +54,28 @@ async function probeTier(): Promise<SandboxTier> {
   const limits = namespaces && prlimit !== undefined;
   const processLimit = limits && (!root || setpriv !== undefined);
   const name = !namespaces ? 'none' : limits && processLimit ? 'full' : 'isolated';
-  return { name, bwrap, prlimit, setpriv, socat, namespaces, limits, processLimit, why };
+  const prefix = root && setpriv ? [setpriv, ...dropRoot()] : [];
+  const hardening = namespaces ? await probeHardening(prefix, bwrap!) : { disableUserns: false, seccompWhy: why };
+  const seccomp = hardening.seccompWhy === undefined;
+  return { name, bwrap, prlimit, setpriv, socat, namespaces, limits, processLimit, why, seccomp, ...hardening };
+}
+
+/** What bwrap can add here: `--disable-userns` (0.8 and later), and the seccomp filter (this architecture). */
+async function probeHardening(
+  prefix: string[],
+  bwrap: string,
+): Promise<{ disableUserns: boolean; seccompWhy?: string }> {
+  const disableUserns = (await tryBwrap([...prefix, bwrap, '--unshare-user', '--disable-userns'])) === undefined;
+  const file = seccompFile();
+  if (!file) return { disableUserns, seccompWhy: `no seccomp filter for this architecture (${process.arch})` };
+  const failed = await tryBwrap([
+    ...prefix,
+    ...openingDescriptors([[SECCOMP_FD, '<', file]]),
+    bwrap,
+    '--seccomp',
+    String(SECCOMP_FD),
+  ]);
+  return { disableUserns, ...(failed && { seccompWhy: failed }) };
 }
 
 /** setpriv's arguments that make the child's real user SANDBOX_UID, with no supplementary groups. */
@@ -55,14 +84,19 @@ export function dropRoot(): string[] {
 }
 
 /** Starts `true` in fresh namespaces: undefined when it works, else why not (bwrap's own words). */
-function tryNamespaces(prefix: string[]): Promise<string | undefined> {
-  const [command, ...args] = prefix;
+async function tryNamespaces(prefix: string[]): Promise<string | undefined> {
+  const failed = await tryBwrap(prefix);
+  return failed && `bwrap cannot create namespaces here: ${failed}`;
+}
+
+/** Runs `true` with `bwrap` (its options last in `command`) in fresh namespaces: undefined or what went wrong. */
+function tryBwrap(command: string[]): Promise<string | undefined> {
+  const [program, ...args] = command;
   const probe = [...args, '--unshare-all', '--die-with-parent', '--ro-bind', '/', '/', '--', 'true'];
   return new Promise((resolve) => {
-    execFile(command!, probe, { timeout: 10_000 }, (error, _stdout, stderr) => {
+    execFile(program!, probe, { timeout: 10_000 }, (error, _stdout, stderr) => {
       if (!error) return resolve(undefined);
-      const said = String(stderr).trim().split('\n')[0];
-      resolve(`bwrap cannot create namespaces here: ${said || error.message}`);
+      resolve(String(stderr).trim().split('\n')[0] || error.message);
     });
   });
 }

@@ -5,6 +5,7 @@ import { existsSync } from 'node:fs';
 import type { Log } from '../../infra/log.js';
 import { SANDBOX_DATA, SANDBOX_HOME, SANDBOX_TMP, sandboxedLaunch } from './bwrap-args.js';
 import { PROXY_PORT } from './connect-proxy.js';
+import { watchExits } from './exit-watch.js';
 import { type SandboxPolicy, shortfall } from './policy.js';
 import { sandboxTier, type SandboxTier } from './probe.js';
 
@@ -19,6 +20,12 @@ export interface ChildCommand {
   args: string[];
   cwd: string;
   env: Record<string, string>;
+}
+
+/** A sandboxed child's command, and what the gateway runs beside it for that server until it is released. */
+export interface SandboxedCommand extends ChildCommand {
+  /** Closes the server's proxy and status FIFO (and removes their files): call it when the server stops. */
+  release(): void;
 }
 
 export class SandboxRefused extends Error {
@@ -39,24 +46,38 @@ export async function sandboxChild(
   child: ChildCommand,
   policy: SandboxPolicy,
   log: Log,
-): Promise<ChildCommand> {
+): Promise<SandboxedCommand> {
   const tier = await sandboxTier();
-  if (!tierLogged) {
-    tierLogged = true;
-    // Said once per gateway; a warning when the host gives less than everything the sandbox can do.
-    if (tier.name === 'full') log.info({ sandboxTier: describeTier(tier) }, `sandbox tier: ${tier.name}`);
-    else log.warn({ sandboxTier: describeTier(tier) }, `sandbox tier: ${tier.name}`);
-  }
+  logTier(tier, log);
   const missing = shortfall(server, policy, tier);
   if (missing.length) throw new SandboxRefused(missing);
   warnAbsent(server, policy, log);
-  let proxySocket: string | undefined;
-  if (policy.network.kind === 'allow') {
-    const { startConnectProxy } = await import('./connect-proxy.js');
-    proxySocket = (await startConnectProxy(server, policy.network.hosts, log)).socket;
-  }
-  const [command, ...args] = sandboxedLaunch({ ...child, proxySocket }, policy, tier);
-  return { command: command!, args, cwd: child.cwd, env: sandboxEnv(child.env, proxySocket !== undefined) };
+  const proxy =
+    policy.network.kind === 'allow'
+      ? await (await import('./connect-proxy.js')).startConnectProxy(server, policy.network.hosts, log)
+      : undefined;
+  const exits = watchExits(server, log);
+  const launch = { ...child, proxySocket: proxy?.socket, statusFifo: exits?.fifo };
+  const [command, ...args] = sandboxedLaunch(launch, policy, tier);
+  return {
+    command: command!,
+    args,
+    cwd: child.cwd,
+    env: sandboxEnv(child.env, proxy !== undefined),
+    release: () => {
+      proxy?.close();
+      exits?.close();
+    },
+  };
+}
+
+/** Said once per gateway; a warning when the host gives less than everything the sandbox can do. */
+function logTier(tier: SandboxTier, log: Log): void {
+  if (tierLogged) return;
+  tierLogged = true;
+  if (tier.name === 'full' && tier.seccomp) log.info({ sandboxTier: describeTier(tier) }, `sandbox tier: ${tier.name}`);
+  else
+    log.warn({ sandboxTier: describeTier(tier) }, `sandbox tier: ${tier.name}${tier.seccomp ? '' : ' (no seccomp)'}`);
 }
 
 /** A `read:` or `write:` path that does not exist is not shown to the child: most likely a typo. */
@@ -85,7 +106,10 @@ export function describeTier(tier: SandboxTier): Record<string, unknown> {
     limits: tier.limits,
     processLimit: tier.processLimit,
     networkAllowList: tier.socat !== undefined,
+    seccomp: tier.seccomp,
+    nestedUserNamespaces: tier.disableUserns ? 'disabled' : tier.seccomp ? 'refused by seccomp' : 'allowed',
     ...(tier.why && { why: tier.why }),
+    ...(tier.seccompWhy && tier.namespaces && { seccompWhy: tier.seccompWhy }),
   };
 }
 

@@ -110,14 +110,18 @@ async function statusSnapshot({
   };
 }
 
-/** The host's sandbox tier, probed only when some server is sandboxed (the module is not loaded otherwise). */
+/**
+ * The host's sandbox tier and whether the seccomp filter is in force ("full tier · seccomp"), probed only when
+ * some server is sandboxed (the module is not loaded otherwise).
+ */
 async function sandboxTierName(config: GatewayConfig): Promise<string | undefined> {
   if (!Object.values(config.servers).some((server) => server.sandboxPolicy)) return undefined;
   const { sandboxTier } = await loadSandboxProbe();
-  return (await sandboxTier()).name;
+  const tier = await sandboxTier();
+  return `${tier.name} tier · ${tier.seccomp ? 'seccomp' : 'no seccomp'}`;
 }
 
-/** A server's sandbox in a few words: tier, network, limits ("full · no network · 256 MiB · 64 processes"). */
+/** A server's sandbox in a few words: tier, network, limits ("full tier · seccomp · no network · 256 MiB"). */
 function sandboxSummary(policy: SandboxPolicy | undefined, tier: string | undefined): string {
   if (!policy) return 'off';
   const network =
@@ -132,7 +136,7 @@ function sandboxSummary(policy: SandboxPolicy | undefined, tier: string | undefi
     policy.processes !== undefined && `${policy.processes} processes`,
     policy.openFiles !== undefined && `${policy.openFiles} files`,
   ].filter((part): part is string => typeof part === 'string');
-  return [`${tier ?? 'unprobed'} tier`, network, ...limits].join(' · ');
+  return [tier ?? 'unprobed tier', network, ...limits].join(' · ');
 }
 
 /** How many principals hold a credential for each server; undefined when the store cannot be read now (Redis away). */

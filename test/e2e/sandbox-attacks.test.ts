@@ -198,7 +198,7 @@ test("/config, the status page and the metrics show each server's sandbox, the h
   const row = (name: string) => status.upstreams.find((u: { name: string }) => u.name === name);
   assert.equal(
     row('hostile').sandbox,
-    `full tier · network: 127.0.0.1:${allowedPort} · 256 MiB · 64 processes · 256 files`,
+    `full tier · seccomp · network: 127.0.0.1:${allowedPort} · 256 MiB · 64 processes · 256 files`,
   );
   assert.equal(row('bare').sandbox, 'off');
   const metrics = await (await fetch(`${gateway.url}/metrics`)).text();

@@ -71,6 +71,8 @@ const fullTier: SandboxTier = {
   namespaces: true,
   limits: true,
   processLimit: true,
+  seccomp: false,
+  disableUserns: false,
 };
 const policy: SandboxPolicy = {
   network: { kind: 'none' },
