@@ -158,7 +158,9 @@ export class GatewayMetrics {
     addChildMetrics(register, upstreams, UPSTREAM_STATES);
     counterAtScrape(register, {
       name: `${PREFIX}sandbox_refused_total`,
-      help: 'What sandboxed children were refused, by server and kind (host: a host not on network.allow).',
+      help:
+        'What sandboxed children were refused, by server and kind (host: a host not on network.allow; syscall: a ' +
+        'child ended by the seccomp filter; cpu: a child ended at its cpuSeconds).',
       labelNames: ['server', 'kind'],
       fill(record) {
         for (const [server, kinds] of sandboxRefusals)
