@@ -124,4 +124,9 @@ export interface Upstream {
    * config reload asks of a server whose settings did not change. A change is announced as 'listChanged'.
    */
   reread?(): Promise<void>;
+  /**
+   * Why a tool of this name is known but not offered (an OpenAPI operation the origin rule refused), so that a
+   * call of it is told why rather than "unknown"; undefined for a name it knows nothing of.
+   */
+  whyNotOffered?(tool: string): string | undefined;
 }

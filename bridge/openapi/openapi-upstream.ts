@@ -109,6 +109,10 @@ export class OpenApiUpstream implements Upstream {
     return true;
   }
 
+  whyNotOffered(tool: string): string | undefined {
+    return this.catalogue.refused.get(tool);
+  }
+
   status(): UpstreamStatus {
     return { state: this.state, era: 'modern', restarts: 0, lastError: undefined };
   }

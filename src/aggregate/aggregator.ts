@@ -44,6 +44,8 @@ export interface AggregatorOptions {
   connections?: CallerConnections | undefined;
   /** Servers whose lists are each caller's own (perCaller, credentials:): /mcp reads them as the caller to route. */
   listsPerCaller?: ((server: string) => boolean) | undefined;
+  /** Why a server knows a tool but does not offer it (an OpenAPI operation refused at load), for a call of it. */
+  whyNotOffered?: ((server: string, tool: string) => string | undefined) | undefined;
 }
 
 export class Aggregator implements Upstream {
@@ -86,6 +88,7 @@ export class Aggregator implements Upstream {
       listFailure: (server, method) => this.listFailures.get(`${method}\0${server}`),
       connections: options.connections,
       listsPerCaller: options.listsPerCaller,
+      whyNotOffered: options.whyNotOffered,
     });
     this.admission = {
       router: this.router,

@@ -39,6 +39,8 @@ export interface RouterOptions {
   connections?: CallerConnections | undefined;
   /** Whether a server's lists are each caller's own (a child per caller, token exchange): read as the caller. */
   listsPerCaller?: ((server: string) => boolean) | undefined;
+  /** Why a server knows a tool but does not offer it (an OpenAPI operation refused at load), for a call of it. */
+  whyNotOffered?: ((server: string, tool: string) => string | undefined) | undefined;
 }
 
 /**
@@ -344,6 +346,9 @@ export class Router {
       if (!name.startsWith(this.headOf(server))) continue;
       const status = this.options.upstreams.get(server)?.status();
       if (!status) continue;
+      const withheld =
+        kind === 'tool' ? this.options.whyNotOffered?.(server, name.slice(this.headOf(server).length)) : undefined;
+      if (withheld !== undefined) return `Tool ${name} is not offered: ${withheld}`;
       const why =
         status.state === 'ready'
           ? `it does not list a ${kind} by that name`

@@ -156,6 +156,7 @@ function createAggregator(
     log: log.child({ endpoint: 'mcp' }),
     connections: credentials,
     listsPerCaller: (server) => servers.listsPerCaller(server),
+    whyNotOffered: (server, tool) => servers.whyNotOffered(server, tool),
   });
 }
 

@@ -127,6 +127,11 @@ export class ServerSet {
     await Promise.all(names.map((name) => this.raw.get(name)?.reread?.()));
   }
 
+  /** Why the server knows a tool by this name but does not offer it (Upstream.whyNotOffered), if it says. */
+  whyNotOffered(name: string, tool: string): string | undefined {
+    return this.raw.get(name)?.whyNotOffered?.(tool);
+  }
+
   /**
    * Whether the server's lists are each caller's own (a child per caller, or reached as each caller): read as
    * the gateway they hold nothing, so /mcp reads them as the caller to route a name (Router.confirm).
