@@ -209,6 +209,7 @@ describe('per-caller children with their caller’s OAuth token', { skip: browse
         const held = call('alice', 'wait', { file: release });
         assert.ok(await until(() => existsSync(`${release}.started`), 30_000), 'the held call reached a child');
         const oldPid = Number(readFileSync(`${release}.started`, 'utf8'));
+        assert.ok(oldPid > 0, `the child wrote its pid (${oldPid})`);
         const oldToken = childrenWithToken().get(oldPid);
         assert.ok(oldToken, 'the old child holds a token');
         const next = said(await call('alice', 'token'));
