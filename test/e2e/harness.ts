@@ -2,7 +2,6 @@
 // children, raw HTTP helpers, and a validator for every message the gateway emits.
 import { setTimeout as sleep } from 'node:timers/promises';
 import { fileURLToPath } from 'node:url';
-import { RUN_TS } from '../run-ts.js';
 import { Client, StreamableHTTPClientTransport } from '@modelcontextprotocol/client';
 import { parseConfig } from '../../src/config/config.js';
 import { startGateway, type RunningGateway } from '../../src/gateway.js';
@@ -11,6 +10,7 @@ import { silentLog } from '../../infra/log.js';
 import { defProblems as validate } from '../schema.js';
 import { eachSseMessage, sseTextMessages } from '../sse.js';
 import { scaled } from '../timing.js';
+import { compiledFixture } from '../compiled-fixtures.js';
 
 // The one SSE reader of the tests lives in test/sse.ts; e2e files take it from here with the rest.
 export { eachSseMessage, sseTextMessages };
@@ -22,12 +22,12 @@ export const META = {
   'io.modelcontextprotocol/clientCapabilities': {},
 };
 
-/** A server entry running one of the TypeScript fixtures (through the tests' loader, test/run-ts.ts). */
+/** A server entry running one of the TypeScript fixtures, compiled to JavaScript (test/compiled-fixtures.ts). */
 export function fixture(
   name: 'modern-server' | 'legacy-server',
   extra: Record<string, unknown> = {},
 ): Record<string, unknown> {
-  return { command: process.execPath, args: [...RUN_TS, `test/fixtures/${name}.ts`], cwd: ROOT, ...extra };
+  return { command: process.execPath, args: [compiledFixture(name)], cwd: ROOT, ...extra };
 }
 
 /**
