@@ -6,9 +6,12 @@ import path from 'node:path';
 import { test } from 'node:test';
 import { eventually, post, request, ROOT, send } from './harness.js';
 import { tempDir } from '../temp.js';
-import { RUN_TS } from '../run-ts.js';
+import { gatewayCli } from '../built.js';
+import { compiledFixture } from '../compiled-fixtures.js';
 
-const CLI = [...RUN_TS, 'src/cli.ts'];
+// The built program when dist/ is up to date (test/built.ts), as a user runs it; the sources otherwise.
+const CLI = gatewayCli();
+const MODERN = compiledFixture('modern-server');
 const run = (args: string[]) =>
   spawnSync(process.execPath, [...CLI, ...args], { cwd: ROOT, encoding: 'utf8', timeout: 60_000 });
 
@@ -55,15 +58,7 @@ test('--name must be a valid server name', () => {
 test('--stdio bridges one server, logs its endpoint, and exits 0 on SIGTERM', async () => {
   const child = spawn(
     process.execPath,
-    [
-      ...CLI,
-      '--stdio',
-      `${process.execPath} ${RUN_TS.join(' ')} test/fixtures/modern-server.ts`,
-      '--name',
-      'solo',
-      '--port',
-      '0',
-    ],
+    [...CLI, '--stdio', `${process.execPath} ${MODERN}`, '--name', 'solo', '--port', '0'],
     {
       cwd: ROOT,
       stdio: ['ignore', 'pipe', 'pipe'],
@@ -93,7 +88,7 @@ test('SIGHUP, or saving the file, reloads the config; a config that does not loa
   const file = path.join(dir, 'gateway.yaml');
   const config = (key: string) =>
     `listen: { port: 0 }\nauth:\n  apiKeys: [{ key: ${key}, principal: ann }]\nservers:\n  solo: { command: ` +
-    `${JSON.stringify(process.execPath)}, args: [--import, tsx, test/fixtures/modern-server.ts], cwd: ` +
+    `${JSON.stringify(process.execPath)}, args: [${JSON.stringify(MODERN)}], cwd: ` +
     `${JSON.stringify(ROOT)} }\n`;
   writeFileSync(file, config('first-key-0123456789'));
   const child = spawn(process.execPath, [...CLI, '--config', file], { cwd: ROOT, stdio: ['ignore', 'pipe', 'pipe'] });
@@ -135,7 +130,7 @@ test('a Kubernetes ConfigMap update (the ..data link swapped to a new folder) is
   const dir = tempDir('mcp-gw-configmap-');
   const config = (key: string) =>
     `listen: { port: 0 }\nauth:\n  apiKeys: [{ key: ${key}, principal: ann }]\nservers:\n  solo: { command: ` +
-    `${JSON.stringify(process.execPath)}, args: [--import, tsx, test/fixtures/modern-server.ts], cwd: ` +
+    `${JSON.stringify(process.execPath)}, args: [${JSON.stringify(MODERN)}], cwd: ` +
     `${JSON.stringify(ROOT)} }\n`;
   const version = (name: string, key: string): void => {
     mkdirSync(path.join(dir, name));

@@ -1,8 +1,6 @@
 // Shared end-to-end plumbing: a gateway started in-process on a free loopback port with real stdio
 // children, raw HTTP helpers, and a validator for every message the gateway emits.
-import { setTimeout as sleep } from 'node:timers/promises';
 import { fileURLToPath } from 'node:url';
-import { RUN_TS } from '../run-ts.js';
 import { Client, StreamableHTTPClientTransport } from '@modelcontextprotocol/client';
 import { parseConfig } from '../../src/config/config.js';
 import { startGateway, type RunningGateway } from '../../src/gateway.js';
@@ -10,7 +8,11 @@ import { createLogger } from '../../infra/logger.js';
 import { silentLog } from '../../infra/log.js';
 import { defProblems as validate } from '../schema.js';
 import { eachSseMessage, sseTextMessages } from '../sse.js';
-import { scaled } from '../timing.js';
+import { eventually, until } from '../timing.js';
+
+// The event waits live in test/timing.ts (a process can use them without loading the gateway); here for the e2e files.
+export { eventually, until };
+import { compiledFixture } from '../compiled-fixtures.js';
 
 // The one SSE reader of the tests lives in test/sse.ts; e2e files take it from here with the rest.
 export { eachSseMessage, sseTextMessages };
@@ -22,12 +24,12 @@ export const META = {
   'io.modelcontextprotocol/clientCapabilities': {},
 };
 
-/** A server entry running one of the TypeScript fixtures (through the tests' loader, test/run-ts.ts). */
+/** A server entry running one of the TypeScript fixtures, compiled to JavaScript (test/compiled-fixtures.ts). */
 export function fixture(
   name: 'modern-server' | 'legacy-server',
   extra: Record<string, unknown> = {},
 ): Record<string, unknown> {
-  return { command: process.execPath, args: [...RUN_TS, `test/fixtures/${name}.ts`], cwd: ROOT, ...extra };
+  return { command: process.execPath, args: [compiledFixture(name)], cwd: ROOT, ...extra };
 }
 
 /**
@@ -206,26 +208,6 @@ export function sseMessages(response: Response): { messages: any[]; done: Promis
   const messages: any[] = [];
   const done = eachSseMessage(response.body!, (message) => messages.push(message)).then(() => messages);
   return { messages, done };
-}
-
-/**
- * Polls `predicate` every `stepMs` until it holds or `ms` (times TEST_TIME_FACTOR) pass; says whether it held.
- * The limit only delays a failure, so a slow machine stretches it rather than failing a correct gateway.
- */
-export async function until(predicate: () => boolean | Promise<boolean>, ms: number, stepMs = 20): Promise<boolean> {
-  // The monotonic clock: Date.now() is whole milliseconds (a 100 ms wait could end 99.1 ms after it began, seen
-  // on CI) and moves when the wall clock is set.
-  const deadline = performance.now() + scaled(ms);
-  while (performance.now() < deadline) {
-    if (await predicate()) return true;
-    await sleep(stepMs);
-  }
-  return predicate();
-}
-
-/** Like `until` (also scaled by TEST_TIME_FACTOR), but a condition not met in time fails the test. */
-export async function eventually(predicate: () => boolean | Promise<boolean>, ms: number): Promise<void> {
-  if (!(await until(predicate, ms, 10))) throw new Error('condition not met in time');
 }
 
 /**

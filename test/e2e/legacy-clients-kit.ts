@@ -8,6 +8,7 @@ import type { RunningGateway } from '../../src/gateway.js';
 import { fixture, ROOT, startTestGateway, everything, textOf } from './harness.js';
 import { eachSseMessage, sseTextMessages } from '../sse.js';
 import { after, before } from 'node:test';
+import { compiledFixture } from '../compiled-fixtures.js';
 
 // ---- plumbing ---------------------------------------------------------------------------------------------
 
@@ -16,7 +17,7 @@ export const OTHER_SECRET = 'another-legacy-clients-secret-fedcba9876543210';
 export const LEGACY_VERSIONS = ['2025-11-25', '2025-06-18', '2025-03-26'];
 export const PROTOCOL_META = 'io.modelcontextprotocol/protocolVersion';
 /** The modern SDK v2 server that asks for input through input_required (elicitation under the key "confirm"). */
-export const mrtr = { command: process.execPath, args: ['--import', 'tsx', 'test/fixtures/mrtr-server.ts'], cwd: ROOT };
+export const mrtr = { command: process.execPath, args: [compiledFixture('mrtr-server')], cwd: ROOT };
 export const ELICIT_OK = { action: 'accept' as const, content: { ok: true } };
 export const CONFIRMED = 'answer={"ok":true} stateIntact=true';
 

@@ -25,11 +25,12 @@ import { eachSseMessage, fixture, ROOT, startTestGateway, until } from './harnes
 import { unusedPort } from '../ports.js';
 import { sharedRedis } from '../services.js';
 import { recordingLog } from '../recording-log.js';
+import { compiledFixture } from '../compiled-fixtures.js';
 
 const SHARED_REDIS = 'redis://127.0.0.1:6379';
 const redisNeed = await sharedRedis('the 2025 clients on two replicas tests');
 const SKIP = redisNeed.skip;
-const mrtr = { command: process.execPath, args: ['--import', 'tsx', 'test/fixtures/mrtr-server.ts'], cwd: ROOT };
+const mrtr = { command: process.execPath, args: [compiledFixture('mrtr-server')], cwd: ROOT };
 const ELICIT_OK = { action: 'accept' as const, content: { ok: true } };
 const CONFIRMED = 'answer={"ok":true} stateIntact=true';
 const servers = { modern: fixture('modern-server'), mrtr };

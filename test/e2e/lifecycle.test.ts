@@ -11,6 +11,7 @@ import { silentLog } from '../../infra/log.js';
 import { fixture, post, request, ROOT, schemaProblems, startTestGateway, until, textOf } from './harness.js';
 import { tempDir } from '../temp.js';
 import { scaled } from '../timing.js';
+import { compiledFixture } from '../compiled-fixtures.js';
 
 function upstream(overrides: Partial<StdioUpstreamConfig>): StdioUpstream {
   return new StdioUpstream(
@@ -139,11 +140,11 @@ test('an unhealthy child is tried again after the window and recovers', { timeou
   // Exits until the marker exists, then runs the modern fixture.
   const script =
     `if (!require('fs').existsSync(${JSON.stringify(marker)})) process.exit(2); ` +
-    `import(${JSON.stringify(path.join(ROOT, 'test/fixtures/modern-server.ts'))});`;
+    `import(${JSON.stringify(compiledFixture('modern-server'))});`;
   // Three exits mark it unhealthy however slowly they come: each is two tsx starts (the probe's, then the legacy
   // try's), and on a loaded CI machine three of them outlasted a 10 s window, so it backed off forever instead.
   const u = upstream({
-    args: ['--import', 'tsx', '-e', script],
+    args: ['-e', script],
     backoff: { initialMs: 20, maxMs: 400, crashLimit: 3, windowMs: 3_600_000 },
   });
   try {
@@ -195,7 +196,7 @@ test('a crash while a grandchild holds stdout open is seen at once, not when the
   const gateway = await startTestGateway({
     family: {
       command: 'sh',
-      args: ['-c', `sleep 600 & exec ${process.execPath} --import tsx test/fixtures/modern-server.ts`],
+      args: ['-c', `sleep 600 & exec ${process.execPath} ${compiledFixture('modern-server')}`],
       cwd: ROOT,
       env: { FIXTURE_CALL_LOG: calls },
     },

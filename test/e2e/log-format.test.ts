@@ -5,17 +5,11 @@ import assert from 'node:assert/strict';
 import { spawn, spawnSync } from 'node:child_process';
 import { test } from 'node:test';
 import { post, request, ROOT } from './harness.js';
-import { RUN_TS } from '../run-ts.js';
+import { compiledFixture } from '../compiled-fixtures.js';
+import { gatewayCli } from '../built.js';
 
-const CLI = [...RUN_TS, 'src/cli.ts'];
-const SOLO = [
-  '--stdio',
-  `${process.execPath} ${RUN_TS.join(' ')} test/fixtures/modern-server.ts`,
-  '--name',
-  'solo',
-  '--port',
-  '0',
-];
+const CLI = gatewayCli(); // dist/ when it matches the sources, as a user runs it
+const SOLO = ['--stdio', `${process.execPath} ${compiledFixture('modern-server')}`, '--name', 'solo', '--port', '0'];
 
 /**
  * Runs the CLI until it logs solo's endpoint (matched by `endpoint`), calls a tool there, stops it; its stderr and exit

@@ -15,10 +15,11 @@ import { Client, StreamableHTTPClientTransport } from '@modelcontextprotocol/cli
 import type { RunningGateway } from '../../src/gateway.js';
 import { tempDir } from '../temp.js';
 import { eventually, headersFor, openListen, post, request, ROOT, startTestGateway, VERSION } from './harness.js';
+import { compiledFixture } from '../compiled-fixtures.js';
 
 const apps = (id: string) => ({
   command: process.execPath,
-  args: ['--import', 'tsx', 'test/fixtures/apps-server.ts'],
+  args: [compiledFixture('apps-server')],
   cwd: ROOT,
   env: { SERVER_ID: id },
 });

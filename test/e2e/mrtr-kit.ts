@@ -9,6 +9,7 @@ import { startGateway, type RunningGateway } from '../../src/gateway.js';
 import { silentLog } from '../../infra/log.js';
 import type { RecordingLog } from '../recording-log.js';
 import { type Answer, headersFor, META, ROOT, schemaProblems, sseMessages, VERSION } from './harness.js';
+import { compiledFixture } from '../compiled-fixtures.js';
 
 // ---- plumbing ---------------------------------------------------------------------------------------------
 
@@ -16,7 +17,7 @@ export const CAPS = 'io.modelcontextprotocol/clientCapabilities';
 // A generous probeTimeoutMs: under load a silent probe would be taken for a 2025 server.
 export const mrtrSdk = {
   command: process.execPath,
-  args: ['--import', 'tsx', 'test/fixtures/mrtr-server.ts'],
+  args: [compiledFixture('mrtr-server')],
   cwd: ROOT,
   probeTimeoutMs: 30_000,
 };

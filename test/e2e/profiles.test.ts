@@ -8,10 +8,11 @@ import { parseConfig } from '../../src/config/config.js';
 import type { RunningGateway } from '../../src/gateway.js';
 import { fixture, openListen, post, request, ROOT, schemaProblems, until, type Answer } from './harness.js';
 import { startReadyGateway } from './ready-gateway.js';
+import { compiledFixture } from '../compiled-fixtures.js';
 
 const mrtr = {
   command: process.execPath,
-  args: ['--import', 'tsx', 'test/fixtures/mrtr-server.ts'],
+  args: [compiledFixture('mrtr-server')],
   cwd: ROOT,
   probeTimeoutMs: 30_000,
 };

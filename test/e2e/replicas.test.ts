@@ -15,11 +15,12 @@ import type { RunningGateway } from '../../src/gateway.js';
 import { headersFor, openListen, post, request, ROOT, schemaProblems, startTestGateway, until } from './harness.js';
 import { percentile, scaled } from '../timing.js';
 import { tempDir } from '../temp.js';
-import { RUN_TS } from '../run-ts.js';
+import { compiledFixture } from '../compiled-fixtures.js';
+import { gatewayCli } from '../built.js';
 
 const SHARED_REDIS = 'redis://127.0.0.1:6379';
 const SYNTHETIC = path.join(ROOT, 'test/fixtures/synthetic-server.mjs');
-const LEGACY = path.join(ROOT, 'test/fixtures/legacy-server.ts');
+const LEGACY = compiledFixture('legacy-server');
 const LEGACY_TTL_MS = 60_000;
 
 const shared = await sharedRedis('two gateway processes sharing Redis');
@@ -34,7 +35,7 @@ const synthetic = (id: string, env: Record<string, string> = {}) => ({
   cwd: ROOT,
   env: { SERVER_ID: id, ...env },
 });
-const legacy = { command: process.execPath, args: [...RUN_TS, LEGACY], cwd: ROOT, legacyTtlMs: LEGACY_TTL_MS };
+const legacy = { command: process.execPath, args: [LEGACY], cwd: ROOT, legacyTtlMs: LEGACY_TTL_MS };
 
 /**
  * How many tools/list the synthetic server behind this endpoint has served (its unlisted `__count` tool; calls are
@@ -451,7 +452,7 @@ interface GatewayProcess {
 
 /** The CLI as a user runs it; resolves with the base URL read from its "serving every server" log line. */
 async function spawnGateway(configFile: string): Promise<GatewayProcess> {
-  const child = spawn(process.execPath, [...RUN_TS, 'src/cli.ts', '--config', configFile], {
+  const child = spawn(process.execPath, [...gatewayCli(), '--config', configFile], {
     cwd: ROOT,
     stdio: ['ignore', 'ignore', 'pipe'],
   });

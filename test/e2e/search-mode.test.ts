@@ -22,10 +22,11 @@ import {
   send,
 } from './harness.js';
 import { startModernHttpServer, type ModernHttpServer } from '../fixtures/http-servers.js';
+import { compiledFixture } from '../compiled-fixtures.js';
 
 const mrtr = {
   command: process.execPath,
-  args: ['--import', 'tsx', 'test/fixtures/mrtr-server.ts'],
+  args: [compiledFixture('mrtr-server')],
   cwd: ROOT,
   probeTimeoutMs: 30_000,
 };

@@ -6,10 +6,11 @@ import { before, describe, test } from 'node:test';
 import { eventually, fixture, request, ROOT, send, startTestGateway } from './harness.js';
 import { sharedRedis } from '../services.js';
 import { twoReplicas } from './replicas.js';
+import { compiledFixture } from '../compiled-fixtures.js';
 
 const mrtr = {
   command: process.execPath,
-  args: ['--import', 'tsx', 'test/fixtures/mrtr-server.ts'],
+  args: [compiledFixture('mrtr-server')],
   cwd: ROOT,
   probeTimeoutMs: 30_000,
 };

@@ -28,6 +28,7 @@ import {
   recordingServer,
 } from './harness.js';
 import { tempDir } from '../temp.js';
+import { compiledFixture } from '../compiled-fixtures.js';
 
 const ALICE = 'alice-key-0123456789abcdef'; // group full: pub, priv, legacy
 const BOB = 'bob-key-0123456789abcdefgh'; // group limited: pub, legacy
@@ -127,7 +128,7 @@ before(async () => {
       priv: recording('priv'),
       legacy: {
         command: process.execPath,
-        args: ['--import', 'tsx', 'test/fixtures/recording-server.mjs', 'test/fixtures/legacy-server.ts'],
+        args: ['test/fixtures/recording-server.mjs', compiledFixture('legacy-server')],
         cwd: ROOT,
         era: 'legacy',
         env: { RECORD_FILE: recordOf('legacy') },

@@ -8,10 +8,10 @@ import { createServer, type Server } from 'node:net';
 import path from 'node:path';
 import { after, before, test } from 'node:test';
 import { ROOT } from './harness.js';
-import { RUN_TS } from '../run-ts.js';
 import { dropRedisKeys, sharedRedis } from '../services.js';
 import { tempDir } from '../temp.js';
 import { scaled } from '../timing.js';
+import { gatewayCli } from '../built.js';
 
 const redis = await sharedRedis('the port-busy start with Redis');
 const keyPrefix = `mcpgw-start-failure-${process.pid}:`;
@@ -37,7 +37,7 @@ after(async () => {
 function runUntilExit(config: string): Promise<{ code: number | null; stderr: string }> {
   const file = path.join(tempDir('mcp-gw-start-failure-'), 'gateway.yaml');
   writeFileSync(file, config);
-  const child = spawn(process.execPath, [...RUN_TS, 'src/cli.ts', '--config', file], {
+  const child = spawn(process.execPath, [...gatewayCli(), '--config', file], {
     cwd: ROOT,
     stdio: ['ignore', 'ignore', 'pipe'],
   });

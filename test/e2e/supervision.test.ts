@@ -9,6 +9,7 @@ import type { RunningGateway } from '../../src/gateway.js';
 import { fixture, headersFor, post, request, ROOT, startTestGateway, until, textOf } from './harness.js';
 import { tempDir } from '../temp.js';
 import { scaled } from '../timing.js';
+import { compiledFixture } from '../compiled-fixtures.js';
 
 const cancelLog = path.join(tempDir('mcp-gw-'), 'cancel.log');
 
@@ -131,7 +132,7 @@ describe('eras', () => {
       legacy: fixture('legacy-server', { env: { FIXTURE_CANCEL_LOG: cancelLog, FIXTURE_CALL_LOG: callLog } }),
       strict: {
         command: process.execPath,
-        args: ['--import', 'tsx', 'test/fixtures/strict-legacy-server.ts'],
+        args: [compiledFixture('strict-legacy-server')],
         cwd: ROOT,
         // The probe must reach the child for it to exit on it: with the 5 s default, a tsx child that took longer
         // to start (a loaded CI machine) read the probe only after it was given up as silence, exited during the
@@ -244,7 +245,7 @@ describe('shutdown', () => {
     const gateway = await startTestGateway({
       family: {
         command: 'sh',
-        args: ['-c', `sleep 300 & exec ${process.execPath} --import tsx test/fixtures/modern-server.ts`],
+        args: ['-c', `sleep 300 & exec ${process.execPath} ${compiledFixture('modern-server')}`],
         cwd: ROOT,
       },
     });

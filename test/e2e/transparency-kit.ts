@@ -121,8 +121,10 @@ export class StdioPeer {
   private readonly lines: string[] = [];
   private waiting: (() => void) | undefined;
 
+  /** `script`: a .ts file runs through the tests' loader, JavaScript (a compiledFixture) as it is. */
   constructor(script: string) {
-    this.child = spawn(process.execPath, [...RUN_TS, script], { cwd: ROOT, stdio: ['pipe', 'pipe', 'pipe'] });
+    const args = script.endsWith('.ts') ? [...RUN_TS, script] : [script];
+    this.child = spawn(process.execPath, args, { cwd: ROOT, stdio: ['pipe', 'pipe', 'pipe'] });
     this.child.stderr.resume();
     createInterface({ input: this.child.stdout }).on('line', (line) => {
       this.lines.push(line);

@@ -13,6 +13,7 @@ import { startModernHttpServer, type ModernHttpServer } from '../fixtures/http-s
 import { startQuirkyServer, type QuirkyServer } from '../fixtures/quirky-server.js';
 import { fixture, startTestGateway } from './harness.js';
 import { askHttp, assertSame, requestFor, SCENARIOS, StdioPeer, type Scenario, type Seen } from './transparency-kit.js';
+import { compiledFixture } from '../compiled-fixtures.js';
 
 interface Subject {
   /** The server's name in the gateway's config (and its /mcp prefix). */
@@ -69,7 +70,7 @@ describe('the SDK v2 server over stdio', () => {
   let gateway: RunningGateway;
   before(async () => {
     twin = await startModernHttpServer();
-    peer = new StdioPeer('test/fixtures/modern-server.ts');
+    peer = new StdioPeer(compiledFixture('modern-server'));
     gateway = await startTestGateway({ local: fixture('modern-server') });
   });
   after(async () => {
