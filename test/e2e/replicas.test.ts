@@ -219,7 +219,11 @@ test('Redis killed mid-test: every request still succeeds quickly from memory an
   let gateway: RunningGateway | undefined;
   let admin: Redis | undefined;
   try {
-    gateway = await startTestGateway({ syn: synthetic('syn') }, {}, { cache: { store: 'redis', url, keyPrefix } });
+    // Redis is killed here, not hung: with no offline queue every command fails at once while it is down, so
+    // the command bound does not shape what this test measures. At 150 ms a loaded machine dropped the first
+    // list's write (a slow write counts as failed), and "the list was written to Redis" waited for nothing.
+    const cache = { store: 'redis', url, keyPrefix, commandTimeoutMs: scaled(5_000) };
+    gateway = await startTestGateway({ syn: synthetic('syn') }, {}, { cache });
     // Only this gateway uses this Redis: wait for both of its connections.
     assert.ok(
       await until(async () => bothConnected(await cacheConnections(url)), 5_000, 25),
