@@ -125,7 +125,10 @@ console.log(
     `${formatRatio(p50)}`,
 );
 console.log(
-  `- per process pair (CPU): ${Array.from({ length: PAIRS }, (_, p) => `×${median(blocks.filter((x) => x.pair === p).map((x) => x.cpu)).toFixed(3)}`).join(', ')}`,
+  `- per process pair (CPU): ${Array.from(
+    { length: PAIRS },
+    (_, p) => `×${median(blocks.filter((x) => x.pair === p).map((x) => x.cpu)).toFixed(3)}`,
+  ).join(', ')}`,
 );
 if (process.env.BENCH_JSON)
   writeFileSync(

@@ -1,7 +1,8 @@
 // npm run bench:guardrails — what guardrails cost in CPU, in process (no gateway, no network): (1) per KiB of
 // realistic content scanned by every built-in detector, (2) choosing the rules of a request (memoised), (3) the
 // pathological inputs: 1 MiB of digits, of letters, of JWT starts, of card-like groups, of `a@`, of URL
-// userinfo that never reaches its '@', a deeply nested JSON value, and a catastrophic-backtracking expression as a custom (RE2) detector. Prints a table;
+// userinfo that never reaches its '@', a deeply nested JSON value, and a catastrophic-backtracking expression as a
+// custom (RE2) detector. Prints a table;
 // the bound docs/guardrails.md states is checked here (a run that exceeds it says so and exits 1).
 import { BUILT_IN_DETECTORS } from '../policy/guardrails/detectors.js';
 import { customDetector } from '../policy/guardrails/custom-regex.js';

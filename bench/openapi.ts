@@ -122,7 +122,8 @@ try {
     const tools = (JSON.parse(text).result?.tools ?? []).length;
     const { p50, p90 } = await timed(async () => void (await rpc(url, 'tools/list', {})));
     rows.push(
-      `list ${server.padEnd(5)} ${tools} tools, ${text.length} bytes: p50 ${p50.toFixed(3)} ms, p90 ${p90.toFixed(3)} ms`,
+      `list ${server.padEnd(5)} ${tools} tools, ${text.length} bytes: ` +
+        `p50 ${p50.toFixed(3)} ms, p90 ${p90.toFixed(3)} ms`,
     );
   }
   const callUrl = `${gateway.url}/servers/api/mcp`;

@@ -51,7 +51,8 @@ export function peersTable(result: PeersResult): string[] {
     '',
     ...Object.entries(result.commands).map(
       ([k, v]) =>
-        `- ${k}: \`${v}\`${k === 'stdio' ? ' (the bench writes JSON lines to its stdin and reads its stdout, multiplexed by id)' : ''}`,
+        `- ${k}: \`${v}\`` +
+        (k === 'stdio' ? ' (the bench writes JSON lines to its stdin and reads its stdout, multiplexed by id)' : ''),
     ),
     '',
     ...result.notes.map((n) => `- ${n}`),

@@ -347,7 +347,9 @@ function chart(peers: PeersResult): string {
     notes: [
       'supergateway 4.0.0 (off the chart: a child per request)',
       `  p50 ms: ${sg.map(([c, ms]) => `${Number.isFinite(ms) ? ms.toFixed(0) : '–'} @${c}`).join(', ')}`,
-      `  (${levels.map((c) => peers.rows.find((r) => r.key === 'supergateway' && r.concurrency === c)?.result.calls ?? 0).join(' / ')} calls)`,
+      `  (${levels
+        .map((c) => peers.rows.find((r) => r.key === 'supergateway' && r.concurrency === c)?.result.calls ?? 0)
+        .join(' / ')} calls)`,
     ],
   });
 }

@@ -154,7 +154,9 @@ export function targetLines(figures: Figures): { items: TargetItem[]; lines: str
     add(
       '100 upstreams × 50 tools listed from cache in ≤ 5 ms p50 (1 client)',
       `${f(one100.p50Ms)} ms p50 at 1 ` +
-        `client${four100 ? `; ${f(four100.p50Ms)} ms p50 and ${f(four100.callsPerSecond, 0)} lists/s at 4 clients` : ''}`,
+        `client${
+          four100 ? `; ${f(four100.p50Ms)} ms p50 and ${f(four100.callsPerSecond, 0)} lists/s at 4 clients` : ''
+        }`,
       judge(one100.p50Ms <= 5, one100),
     );
   } else

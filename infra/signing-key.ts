@@ -43,7 +43,8 @@ export function signingKey(pem: string, algorithm?: string): SigningKey | KeyPro
   if (!allowed)
     return {
       wrong: 'privateKey',
-      problem: `is a ${type} key, which the gateway cannot sign an assertion with (use RSA, EC P-256/384/521 or Ed25519)`,
+      problem:
+        `is a ${type} key, which the gateway cannot sign an assertion with ` + '(use RSA, EC P-256/384/521 or Ed25519)',
     };
   if (algorithm === undefined) return { key, algorithm: allowed[0]! };
   if (!allowed.includes(algorithm))

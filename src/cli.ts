@@ -257,7 +257,8 @@ function withoutConfigFile(error: ConfigFileMissing, defaulted: boolean): string
   const example = shipped('gateway.config.yaml');
   const reference = shipped('docs/configuration.md') ?? 'docs/configuration.md in the mcp-gateway sources';
   return [
-    `${error.message}${defaulted ? ' (without --config, the gateway reads gateway.config.yaml in the current folder)' : ''}`,
+    error.message +
+      (defaulted ? ' (without --config, the gateway reads gateway.config.yaml in the current folder)' : ''),
     example
       ? `  To create it, start from the bundled example and list your servers in it: cp ${example} ${error.resolved}`
       : `  To create it, list your servers in it: servers: { mine: { command: node, args: [server.js] } }`,

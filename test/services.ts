@@ -141,12 +141,15 @@ export function onlyOnNode(side: 20 | 22, reason: string): false | string {
     .map(Number);
   const covered = legs.some((major) => Math.min(major, 22) === side);
   if (IN_CI && !covered) {
-    test(`the Node.js ${side === 20 ? '20' : '22 and later'} suite skipped here (${reason}) ran on no other leg`, () => {
-      throw new Error(
-        `CI=true and TEST_NODE_LEGS=${JSON.stringify(process.env.TEST_NODE_LEGS ?? '')} does not name a Node.js ` +
-          `${side === 20 ? '20' : '22 or later'}: run .ci/run, which runs the suite on both and sets it`,
-      );
-    });
+    test(
+      `the Node.js ${side === 20 ? '20' : '22 and later'} suite skipped here ` + `(${reason}) ran on no other leg`,
+      () => {
+        throw new Error(
+          `CI=true and TEST_NODE_LEGS=${JSON.stringify(process.env.TEST_NODE_LEGS ?? '')} does not name a Node.js ` +
+            `${side === 20 ? '20' : '22 or later'}: run .ci/run, which runs the suite on both and sets it`,
+        );
+      },
+    );
   }
   return reason;
 }

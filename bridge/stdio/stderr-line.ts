@@ -3,10 +3,19 @@
 // line is often noise: take the last line that reads like a cause, else the last line that is not noise.
 
 /** Lines that never explain a failure: stack frames, carets, braces, Node's version banner and `throw`. */
-const NOISE =
-  /^\s*(at\s|\^+\s*$|[{}[\]]\s*$|Node\.js v\d|throw\s|code:|requireStack:|url:|errno:|syscall:|path:|Traceback|File\s"|\}|\]|\.\.\.)/;
-const CAUSE =
-  /\b(error|cannot|can't|could not|not found|no such|ENOENT|EACCES|EADDRINUSE|denied|refused|failed|invalid|missing|unknown|exception)\b/i;
+const NOISE = new RegExp(
+  [
+    String.raw`^\s*(at\s|\^+\s*$|[{}[\]]\s*$|Node\.js v\d|throw\s|`,
+    String.raw`code:|requireStack:|url:|errno:|syscall:|path:|Traceback|File\s"|\}|\]|\.\.\.)`,
+  ].join(''),
+);
+const CAUSE = new RegExp(
+  [
+    String.raw`\b(error|cannot|can't|could not|not found|no such|ENOENT|EACCES|EADDRINUSE|`,
+    String.raw`denied|refused|failed|invalid|missing|unknown|exception)\b`,
+  ].join(''),
+  'i',
+);
 
 export function meaningfulStderrLine(tail: string): string | undefined {
   const lines = tail

@@ -88,8 +88,13 @@ const IBAN =
   /(?<![A-Za-z0-9])[A-Z]{2}\d{2}(?:[A-Z0-9]{11,30}|(?: [A-Z0-9]{4}){2,7}(?: [A-Z0-9]{1,3})?)(?![A-Za-z0-9])/g;
 
 /** A local part of at most 64 characters, a domain of at most 8 labels and a letter-only top-level label. */
-const EMAIL =
-  /(?<![A-Za-z0-9._%+-])[A-Za-z0-9._%+-]{1,64}@(?:[A-Za-z0-9](?:[A-Za-z0-9-]{0,61}[A-Za-z0-9])?\.){1,8}[A-Za-z]{2,24}(?![A-Za-z0-9-])/g;
+const EMAIL = new RegExp(
+  [
+    '(?<![A-Za-z0-9._%+-])[A-Za-z0-9._%+-]{1,64}',
+    String.raw`@(?:[A-Za-z0-9](?:[A-Za-z0-9-]{0,61}[A-Za-z0-9])?\.){1,8}[A-Za-z]{2,24}(?![A-Za-z0-9-])`,
+  ].join(''),
+  'g',
+);
 
 /**
  * Phrases that try to override a model's instructions, as planted in fetched pages and documents. A short list on
@@ -97,9 +102,12 @@ const EMAIL =
  */
 const INJECTION = new RegExp(
   [
-    String.raw`\b(?:ignore|disregard|forget|override|bypass)\s+(?:(?:all|any|the|your|these|those|previous|prior|above|earlier|preceding|system)\s+){0,3}(?:instructions|prompts?|directions|rules|guidelines)\b`,
+    String.raw`\b(?:ignore|disregard|forget|override|bypass)\s+` +
+      String.raw`(?:(?:all|any|the|your|these|those|previous|prior|above|earlier|preceding|system)\s+){0,3}` +
+      String.raw`(?:instructions|prompts?|directions|rules|guidelines)\b`,
     String.raw`\byou\s+are\s+now\s+(?:in\s+)?(?:developer|dan|jailbreak|god)\s+mode\b`,
-    String.raw`\b(?:reveal|print|show|repeat)\s+(?:me\s+)?(?:your|the)\s+(?:system|hidden|initial)\s+(?:prompt|instructions)\b`,
+    String.raw`\b(?:reveal|print|show|repeat)\s+(?:me\s+)?(?:your|the)\s+` +
+      String.raw`(?:system|hidden|initial)\s+(?:prompt|instructions)\b`,
     String.raw`\bdo\s+not\s+(?:tell|inform|alert)\s+the\s+user\b`,
     String.raw`\bnew\s+(?:system\s+)?instructions\s*:`,
     String.raw`<\/?\s*(?:system|im_start|im_end)\s*>`,

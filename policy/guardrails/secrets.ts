@@ -33,7 +33,8 @@ export const URL_PASSWORD = new RegExp(
 const PATTERNS: readonly string[] = [
   // A PEM private key of any kind (RSA, EC, OPENSSH, ENCRYPTED, plain PKCS#8), its body (headers such as
   // Proc-Type have single dashes) and its END line.
-  String.raw`-----BEGIN (?:[A-Z0-9]{1,12} ){0,3}PRIVATE KEY-----(?:[A-Za-z0-9+/=\s:,]|-(?!-)){0,16384}(?:-----END (?:[A-Z0-9]{1,12} ){0,3}PRIVATE KEY-----)?`,
+  String.raw`-----BEGIN (?:[A-Z0-9]{1,12} ){0,3}PRIVATE KEY-----(?:[A-Za-z0-9+/=\s:,]|-(?!-)){0,16384}` +
+    '(?:-----END (?:[A-Z0-9]{1,12} ){0,3}PRIVATE KEY-----)?',
   // AWS access key ids (long-term AKIA, temporary ASIA, and the rarer prefixes).
   '(?<![A-Z0-9])(?:AKIA|ASIA|ABIA|ACCA|AGPA|AIDA|AROA|AIPA|ANPA|ANVA|A3T[A-Z0-9])[A-Z0-9]{16}(?![A-Z0-9])',
   // An AWS secret access key written after its name (alone it is 40 characters of base64, as a SHA-1 is hex).

@@ -193,7 +193,10 @@ function serviceIdentityProblems(name: string, transport: string, credentials: C
   if (transport === 'stdio' || transport === 'sse') {
     return [
       `${at}: type clientCredentials sends the gateway's own token to a remote server (url:) or a REST API ` +
-        `(openapi:); for ${transport === 'stdio' ? 'a stdio server, hand the child its secret in env:' : 'an HTTP+SSE server, use headers:'}`,
+        `(openapi:); for ` +
+        (transport === 'stdio'
+          ? 'a stdio server, hand the child its secret in env:'
+          : 'an HTTP+SSE server, use headers:'),
     ];
   }
   const problems: string[] = [];

@@ -15,7 +15,10 @@ export interface CredentialBackend {
   counts(): Promise<Map<string, number>>;
   /** Keeps a pending link's sealed state until `expiresAt` (epoch ms). */
   putPending(id: string, sealed: string, expiresAt: number): Promise<void>;
-  /** The pending state, left in place: a page that shows what a link is for before it is spent, or whether it is live. */
+  /**
+   * The pending state, left in place: a page that shows what a link is for before it is spent, or whether it is
+   * live.
+   */
   peekPending(id: string): Promise<string | undefined>;
   /** The pending state, removed in the same step: a second take of the same id gets nothing, on any replica. */
   takePending(id: string): Promise<string | undefined>;

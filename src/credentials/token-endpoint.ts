@@ -98,7 +98,9 @@ export async function requestToken(
   };
   if (client.authMethod === 'client_secret_basic') {
     // RFC 6749 §2.3.1: each part form-encoded before Base64.
-    headers.authorization = `Basic ${Buffer.from(`${formEncode(client.clientId)}:${formEncode(client.clientSecret ?? '')}`).toString('base64')}`;
+    headers.authorization = `Basic ${Buffer.from(
+      `${formEncode(client.clientId)}:${formEncode(client.clientSecret ?? '')}`,
+    ).toString('base64')}`;
   } else if (client.authMethod === 'private_key_jwt') {
     // RFC 7523 §3: the assertion's sub is the client; the ext-auth extension sends no client_id beside it.
     body.set('client_assertion_type', 'urn:ietf:params:oauth:client-assertion-type:jwt-bearer');

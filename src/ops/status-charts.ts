@@ -38,7 +38,8 @@ svg.spark path { fill: none; stroke: var(--ok); stroke-width: 1.5; }
 svg.spark circle { fill: var(--ok); }
 svg.spark rect.ok { fill: var(--line); }
 svg.spark rect.bad { fill: var(--bad); }
-td[data-field="calls"], td[data-field="errorRate"], td[data-field="meanMs"], td[data-field="p95Ms"] { text-align: right; font-variant-numeric: tabular-nums; }
+td[data-field="calls"], td[data-field="errorRate"], td[data-field="meanMs"], td[data-field="p95Ms"] {
+  text-align: right; font-variant-numeric: tabular-nums; }
 `;
 
 const ESCAPES: Record<string, string> = { '&': '&amp;', '<': '&lt;', '>': '&gt;', '"': '&quot;', "'": '&#39;' };
@@ -189,10 +190,15 @@ export function trafficRows(traffic: TrafficSnapshot | undefined): string {
  */
 export const TRAFFIC_SCRIPT = `
   const TRAFFIC_COLUMN_COUNT = ${TRAFFIC_COLUMNS.length};
-  const ms = (v) => (typeof v === 'number' && Number.isFinite(v) ? (v >= 100 ? String(Math.round(v)) : v.toFixed(1)) + ' ms' : DASH);
-  const sparkOpen = (chart, drawn, extra, label) => '<svg class="spark" data-chart="' + chart + '" data-points="' + drawn + '"' + extra +
-    ' viewBox="0 0 ${WIDTH} ${HEIGHT + AXIS}" width="${WIDTH}" height="${HEIGHT + AXIS}" role="img" aria-label="' + esc(label) + '"><rect class="plot" x="0" y="0" width="${WIDTH}" height="${HEIGHT}"></rect>';
-  const ago = (seconds) => '\\u2212' + (seconds < 120 ? Math.round(seconds) + ' s' : seconds < 7200 ? Math.round(seconds / 60) + ' min' : Math.round(seconds / 3600) + ' h');
+  const ms = (v) =>
+    (typeof v === 'number' && Number.isFinite(v) ? (v >= 100 ? String(Math.round(v)) : v.toFixed(1)) + ' ms' : DASH);
+  const sparkOpen = (chart, drawn, extra, label) =>
+    '<svg class="spark" data-chart="' + chart + '" data-points="' + drawn + '"' + extra +
+    ' viewBox="0 0 ${WIDTH} ${HEIGHT + AXIS}" width="${WIDTH}" height="${HEIGHT + AXIS}" role="img" aria-label="' +
+    esc(label) + '"><rect class="plot" x="0" y="0" width="${WIDTH}" height="${HEIGHT}"></rect>';
+  const ago = (seconds) => '\\u2212' +
+    (seconds < 120 ? Math.round(seconds) + ' s' : seconds < 7200 ? Math.round(seconds / 60) + ' min' :
+      Math.round(seconds / 3600) + ' h');
   const axes = (top, spanSeconds) => '<line class="axis" x1="0" y1="${HEIGHT}" x2="${WIDTH}" ' +
     'y2="${HEIGHT}"></line><text class="axis" data-axis="max" x="2" y="9">' + esc(top) +
     '</text><text class="axis" data-axis="from" x="0" y="${HEIGHT + AXIS - 3}">' + esc(ago(spanSeconds)) +
@@ -210,7 +216,8 @@ export const TRAFFIC_SCRIPT = `
       pen = true;
       drawn++;
     });
-    return sparkOpen('latency', drawn, '', 'p95 latency per slot, highest ' + ms(drawn ? max : undefined)) + axes(ms(drawn ? max : undefined), points.length * slotSeconds) +
+    return sparkOpen('latency', drawn, '', 'p95 latency per slot, highest ' + ms(drawn ? max : undefined)) +
+      axes(ms(drawn ? max : undefined), points.length * slotSeconds) +
       '<path d="' + d + '"></path>' + dots + '</svg>';
   }
   function errorChart(points, slotSeconds) {
@@ -220,15 +227,19 @@ export const TRAFFIC_SCRIPT = `
       if (!p.calls) return;
       const rate = p.errors / p.calls;
       const h = rate > 0 ? Math.max(2, rate * (${HEIGHT} - 1)) : 1;
-      bars += '<rect class="' + (rate > 0 ? 'bad' : 'ok') + '" x="' + (i * bar).toFixed(1) + '" y="' + (${HEIGHT} - h).toFixed(1) + '" width="' + Math.max(1, bar - 1).toFixed(1) + '" height="' + h.toFixed(1) + '"></rect>';
+      bars += '<rect class="' + (rate > 0 ? 'bad' : 'ok') + '" x="' + (i * bar).toFixed(1) +
+        '" y="' + (${HEIGHT} - h).toFixed(1) + '" width="' + Math.max(1, bar - 1).toFixed(1) +
+        '" height="' + h.toFixed(1) + '"></rect>';
       drawn++;
       errors += p.errors;
     });
-    return sparkOpen('errors', drawn, ' data-errors="' + errors + '"', errors + ' errors') + axes('100%', points.length * slotSeconds) + bars + '</svg>';
+    return sparkOpen('errors', drawn, ' data-errors="' + errors + '"', errors + ' errors') +
+      axes('100%', points.length * slotSeconds) + bars + '</svg>';
   }
   function trafficRows(traffic) {
     const upstreams = traffic && Array.isArray(traffic.upstreams) ? traffic.upstreams : [];
-    if (upstreams.length === 0) return '<tr class="empty"><td colspan="' + TRAFFIC_COLUMN_COUNT + '">' + ${JSON.stringify(NO_TRAFFIC)} + '</td></tr>';
+    if (upstreams.length === 0) return '<tr class="empty"><td colspan="' + TRAFFIC_COLUMN_COUNT + '">' +
+      ${JSON.stringify(NO_TRAFFIC)} + '</td></tr>';
     return upstreams.map((u) => '<tr data-traffic="' + esc(u.name) + '">' +
       '<td data-field="name">' + esc(u.name) + '</td>' +
       '<td data-field="calls">' + esc(u.calls) + '</td>' +

@@ -163,21 +163,24 @@ ${TRAFFIC_SCRIPT}
     text('[data-field="version"]', shown(s.version));
     text('[data-field="startedAt"]', shown(s.startedAt));
     text('[data-field="uptime"]', duration(s.uptimeSeconds));
-    document.getElementById('upstreams').innerHTML = rows(list(s.upstreams), UPSTREAM_FIELDS, ${JSON.stringify(NO_UPSTREAMS)},
+    document.getElementById('upstreams').innerHTML = rows(list(s.upstreams), UPSTREAM_FIELDS,
+      ${JSON.stringify(NO_UPSTREAMS)},
       (u, cells) => '<tr data-upstream="' + esc(u.name) + '" data-state="' + esc(u.state) + '">' + cells + '</tr>');
     const cache = s.cache || {};
     text('[data-field="hitRate"]', percent(cache.hitRate));
     text('[data-field="hits"]', shown(cache.hits));
     text('[data-field="misses"]', shown(cache.misses));
     document.getElementById('traffic').innerHTML = trafficRows(s.traffic);
-    document.getElementById('denials').innerHTML = rows(list(s.recentDenials), DENIAL_FIELDS, ${JSON.stringify(NO_DENIALS)},
+    document.getElementById('denials').innerHTML = rows(list(s.recentDenials), DENIAL_FIELDS,
+      ${JSON.stringify(NO_DENIALS)},
       (d, cells) => '<tr data-denial>' + cells + '</tr>');
   }
 
   let refreshes = 0;
   async function refresh() {
     try {
-      const response = await fetch('status.json', { cache: 'no-store', credentials: 'same-origin', headers: { accept: 'application/json' } });
+      const response = await fetch('status.json',
+        { cache: 'no-store', credentials: 'same-origin', headers: { accept: 'application/json' } });
       if (!response.ok) throw new Error('status.json answered ' + response.status);
       render(await response.json());
       document.body.dataset.refreshes = String(++refreshes);
@@ -197,7 +200,8 @@ ${TRAFFIC_SCRIPT}
 const STYLE = `
 :root { color-scheme: light dark; --line: #8884; --muted: #888; --ok: #1a7f37; --warn: #b08800; --bad: #cf222e; }
 * { box-sizing: border-box; }
-body { font: 14px/1.45 system-ui, -apple-system, "Segoe UI", sans-serif; margin: 0 auto; padding: 1rem 1.5rem 3rem; max-width: 80rem; }
+body { font: 14px/1.45 system-ui, -apple-system, "Segoe UI", sans-serif; margin: 0 auto;
+  padding: 1rem 1.5rem 3rem; max-width: 80rem; }
 h1 { font-size: 1.4rem; margin: 0 0 .25rem; }
 h2 { font-size: 1.1rem; margin: 1.75rem 0 .5rem; }
 header p { margin: 0; color: var(--muted); }
@@ -205,13 +209,18 @@ body[data-stale] #live { color: var(--bad); font-weight: 600; }
 table { border-collapse: collapse; width: 100%; }
 th, td { text-align: left; vertical-align: top; padding: .35rem .6rem; border-bottom: 1px solid var(--line); }
 th { font-weight: 600; white-space: nowrap; }
-td[data-field="restarts"], td[data-field="toolCount"], td[data-field="connected"] { text-align: right; font-variant-numeric: tabular-nums; }
-td[data-field="lastError"], td[data-field="rule"], td[data-field="target"] { font-family: ui-monospace, monospace; font-size: 12px; white-space: pre-wrap; overflow-wrap: anywhere; max-width: 36rem; }
+td[data-field="restarts"], td[data-field="toolCount"], td[data-field="connected"] {
+  text-align: right; font-variant-numeric: tabular-nums; }
+td[data-field="lastError"], td[data-field="rule"], td[data-field="target"] {
+  font-family: ui-monospace, monospace; font-size: 12px; white-space: pre-wrap;
+  overflow-wrap: anywhere; max-width: 36rem; }
 tr.empty td { color: var(--muted); font-style: italic; }
 tr[data-state] td[data-field="state"] { font-weight: 600; }
 tr[data-state="ready"] td[data-field="state"] { color: var(--ok); }
-tr[data-state="starting"] td[data-field="state"], tr[data-state="backing-off"] td[data-field="state"] { color: var(--warn); }
-tr[data-state="unhealthy"] td[data-field="state"], tr[data-state="stopped"] td[data-field="state"] { color: var(--bad); }
+tr[data-state="starting"] td[data-field="state"],
+tr[data-state="backing-off"] td[data-field="state"] { color: var(--warn); }
+tr[data-state="unhealthy"] td[data-field="state"],
+tr[data-state="stopped"] td[data-field="state"] { color: var(--bad); }
 dl#cache { display: grid; grid-template-columns: max-content max-content; gap: .2rem 1.5rem; margin: 0; }
 dl#cache dt { color: var(--muted); }
 dl#cache dd { margin: 0; font-variant-numeric: tabular-nums; }
@@ -251,11 +260,22 @@ export function renderStatusPage(snapshot: StatusSnapshot): string {
 <body data-refreshes="0">
 <header>
 <h1>mcp-gateway</h1>
-<p>version <span data-field="version">${escapeHtml(shown(snapshot.version))}</span> · started <span data-field="startedAt">${escapeHtml(shown(snapshot.startedAt))}</span> · up <span data-field="uptime">${escapeHtml(duration(snapshot.uptimeSeconds))}</span> · <span id="live">refreshes every ${STATUS_REFRESH_MS / 1000} s</span></p>
+<p>version <span data-field="version">${escapeHtml(
+    shown(snapshot.version),
+  )}</span> · started <span data-field="startedAt">${escapeHtml(
+    shown(snapshot.startedAt),
+  )}</span> · up <span data-field="uptime">${escapeHtml(
+    duration(snapshot.uptimeSeconds),
+  )}</span> · <span id="live">refreshes every ${STATUS_REFRESH_MS / 1000} s</span></p>
 </header>
 <main>
 ${tableSection('upstreams', 'Upstreams', UPSTREAM_COLUMNS, upstreamRows(snapshot.upstreams))}
-${tableSection('traffic', `Traffic, last ${(SLOTS * SLOT_MS) / 60_000} min`, TRAFFIC_COLUMNS, trafficRows(snapshot.traffic))}
+${tableSection(
+  'traffic',
+  `Traffic, last ${(SLOTS * SLOT_MS) / 60_000} min`,
+  TRAFFIC_COLUMNS,
+  trafficRows(snapshot.traffic),
+)}
 <section aria-labelledby="cache-heading">
 <h2 id="cache-heading">Cache</h2>
 <dl id="cache">

@@ -192,7 +192,9 @@ class OtelUpstreamCall extends PropagatedSpan implements UpstreamTrace {
 }
 
 function traceparentOf(ids: SpanContext): string {
-  return `00-${ids.traceId}-${ids.spanId}-${(ids.traceFlags & TraceFlags.SAMPLED) === TraceFlags.SAMPLED ? '01' : '00'}`;
+  return `00-${ids.traceId}-${ids.spanId}-${
+    (ids.traceFlags & TraceFlags.SAMPLED) === TraceFlags.SAMPLED ? '01' : '00'
+  }`;
 }
 
 function samplerOf(settings: TracingSettings): Sampler {

@@ -351,29 +351,32 @@ describe('resource subscriptions on listen streams', () => {
     }
   });
 
-  test('a legacy upstream through /mcp: resources/subscribe upstream, updates relayed, unknown URIs not honoured', async () => {
-    const { body } = await post(`${gateway.url}/mcp`, request('resources/list'));
-    const uri: string = body.result.resources.find((r: { uri: string }) => r.uri.startsWith('demo://'))!.uri;
-    const listen = await openListen(`${gateway.url}/mcp`, { resourceSubscriptions: [uri, 'nowhere://x'] });
-    try {
-      assert.ok(await until(() => listen.messages.length >= 1, 3_000));
-      assert.deepEqual(listen.messages[0].params.notifications, { resourceSubscriptions: [uri] });
-      await sleep(300);
-      await post(
-        `${gateway.url}/servers/everything/mcp`,
-        request('tools/call', { name: 'toggle-subscriber-updates', arguments: {} }),
-      );
-      assert.ok(
-        await until(() => listen.messages.some((m) => m.method === 'notifications/resources/updated'), 3_000),
-        JSON.stringify(listen.messages),
-      );
-      assert.equal(listen.messages.find((m) => m.method === 'notifications/resources/updated').params.uri, uri);
-    } finally {
-      listen.close();
-      await post(
-        `${gateway.url}/servers/everything/mcp`,
-        request('tools/call', { name: 'toggle-subscriber-updates', arguments: {} }),
-      );
-    }
-  });
+  test(
+    'a legacy upstream through /mcp: ' + 'resources/subscribe upstream, updates relayed, unknown URIs not honoured',
+    async () => {
+      const { body } = await post(`${gateway.url}/mcp`, request('resources/list'));
+      const uri: string = body.result.resources.find((r: { uri: string }) => r.uri.startsWith('demo://'))!.uri;
+      const listen = await openListen(`${gateway.url}/mcp`, { resourceSubscriptions: [uri, 'nowhere://x'] });
+      try {
+        assert.ok(await until(() => listen.messages.length >= 1, 3_000));
+        assert.deepEqual(listen.messages[0].params.notifications, { resourceSubscriptions: [uri] });
+        await sleep(300);
+        await post(
+          `${gateway.url}/servers/everything/mcp`,
+          request('tools/call', { name: 'toggle-subscriber-updates', arguments: {} }),
+        );
+        assert.ok(
+          await until(() => listen.messages.some((m) => m.method === 'notifications/resources/updated'), 3_000),
+          JSON.stringify(listen.messages),
+        );
+        assert.equal(listen.messages.find((m) => m.method === 'notifications/resources/updated').params.uri, uri);
+      } finally {
+        listen.close();
+        await post(
+          `${gateway.url}/servers/everything/mcp`,
+          request('tools/call', { name: 'toggle-subscriber-updates', arguments: {} }),
+        );
+      }
+    },
+  );
 });

@@ -142,18 +142,21 @@ describe('per-principal cap on requests in flight, and the connection cap', () =
     return send(`${gateway.url}/mcp`, body, bearer(key));
   };
 
-  test('the fifth request at once of one principal is 429 with Retry-After; the other principal is served', async () => {
-    const held = Array.from({ length: 4 }, () => slow(FLOOD, 1500));
-    // Once the four are in flight (the server is slow), a fifth is refused before its body is read.
-    let fifth = await slow(FLOOD, 0);
-    for (let i = 0; i < 20 && fifth.status !== 429; i++) fifth = await slow(FLOOD, 0);
-    assert.equal(fifth.status, 429, JSON.stringify(fifth.body));
-    assert.match(fifth.body.error.message, /listen\.maxRequestsPerPrincipal/);
-    assert.ok(Number(fifth.headers.get('retry-after')) >= 1);
-    assert.equal((await slow(QUIET, 0)).status, 200, 'the quiet principal is served');
-    for (const answer of await Promise.all(held)) assert.equal(answer.status, 200);
-    assert.equal((await slow(FLOOD, 0)).status, 200, 'once answered, the flood principal is served again');
-  });
+  test(
+    'the fifth request at once of one principal is 429 with Retry-After; ' + 'the other principal is served',
+    async () => {
+      const held = Array.from({ length: 4 }, () => slow(FLOOD, 1500));
+      // Once the four are in flight (the server is slow), a fifth is refused before its body is read.
+      let fifth = await slow(FLOOD, 0);
+      for (let i = 0; i < 20 && fifth.status !== 429; i++) fifth = await slow(FLOOD, 0);
+      assert.equal(fifth.status, 429, JSON.stringify(fifth.body));
+      assert.match(fifth.body.error.message, /listen\.maxRequestsPerPrincipal/);
+      assert.ok(Number(fifth.headers.get('retry-after')) >= 1);
+      assert.equal((await slow(QUIET, 0)).status, 200, 'the quiet principal is served');
+      for (const answer of await Promise.all(held)) assert.equal(answer.status, 200);
+      assert.equal((await slow(FLOOD, 0)).status, 200, 'once answered, the flood principal is served again');
+    },
+  );
 
   test(
     'past listen.maxConnections, /healthz and /readyz still answer on new connections; MCP gets 503 with ' +

@@ -25,7 +25,8 @@ const PRELOAD = `data:text/javascript,${encodeURIComponent(`
     this.once('listening', () => process.stdout.write(JSON.stringify({ listening: this.address().port }) + '\\n'));
     return listen.apply(this, args);
   };
-  process.on('SIGUSR2', () => { globalThis.gc(); globalThis.gc(); process.stdout.write(JSON.stringify(process.memoryUsage()) + '\\n'); });
+  process.on('SIGUSR2', () => {
+    globalThis.gc(); globalThis.gc(); process.stdout.write(JSON.stringify(process.memoryUsage()) + '\\n'); });
   process.stdin.on('end', () => process.kill(process.pid, 'SIGTERM'));
   process.stdin.resume();
   process.stdin.unref();

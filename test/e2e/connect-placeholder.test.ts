@@ -128,75 +128,78 @@ describe('a connect placeholder stands in for a server the caller has not connec
     },
   );
 
-  test("after connecting: the placeholder goes, crm's tools appear, and only that caller's listen stream hears it", async () => {
-    const aliceStream = await openListen(
-      `${gateway.url}/mcp`,
-      { toolsListChanged: true },
-      { authorization: `Bearer ${KEYS.alice}` },
-    );
-    const bobStream = await openListen(
-      `${gateway.url}/mcp`,
-      { toolsListChanged: true },
-      { authorization: `Bearer ${KEYS.bob}` },
-    );
-    try {
-      // acknowledged
-      await eventually(() => aliceStream.messages.length >= 1 && bobStream.messages.length >= 1, 10_000);
-      // bob's list (with his placeholder) is kept for him; it must not become hers, nor hers his.
-      assert.deepEqual(
-        (await toolsOf('bob')).filter((t) => t.name.startsWith('crm__')).map((t) => t.name),
-        ['crm__connect'],
+  test(
+    'after connecting: ' + "the placeholder goes, crm's tools appear, and only that caller's listen stream hears it",
+    async () => {
+      const aliceStream = await openListen(
+        `${gateway.url}/mcp`,
+        { toolsListChanged: true },
+        { authorization: `Bearer ${KEYS.alice}` },
       );
-      const link: string = (await call('alice', 'crm__connect')).body.error.data.url;
-      assert.equal(await connectInBrowser(link, 'alice-at-crm'), 'Connected to crm');
-      const changed = (stream: { messages: { method?: string }[] }) =>
-        stream.messages.filter((m) => m.method === 'notifications/tools/list_changed');
-      await eventually(() => changed(aliceStream).length === 1, 10_000);
-      assert.equal(
-        changed(aliceStream)[0] &&
-          (changed(aliceStream)[0] as any).params?._meta?.['io.modelcontextprotocol/subscriptionId'],
-        aliceStream.id,
+      const bobStream = await openListen(
+        `${gateway.url}/mcp`,
+        { toolsListChanged: true },
+        { authorization: `Bearer ${KEYS.bob}` },
       );
+      try {
+        // acknowledged
+        await eventually(() => aliceStream.messages.length >= 1 && bobStream.messages.length >= 1, 10_000);
+        // bob's list (with his placeholder) is kept for him; it must not become hers, nor hers his.
+        assert.deepEqual(
+          (await toolsOf('bob')).filter((t) => t.name.startsWith('crm__')).map((t) => t.name),
+          ['crm__connect'],
+        );
+        const link: string = (await call('alice', 'crm__connect')).body.error.data.url;
+        assert.equal(await connectInBrowser(link, 'alice-at-crm'), 'Connected to crm');
+        const changed = (stream: { messages: { method?: string }[] }) =>
+          stream.messages.filter((m) => m.method === 'notifications/tools/list_changed');
+        await eventually(() => changed(aliceStream).length === 1, 10_000);
+        assert.equal(
+          changed(aliceStream)[0] &&
+            (changed(aliceStream)[0] as any).params?._meta?.['io.modelcontextprotocol/subscriptionId'],
+          aliceStream.id,
+        );
 
-      const names = (await toolsOf('alice')).map((t) => t.name);
-      assert.ok(names.includes('crm__whoami') && names.includes('local__echo'), names.join());
-      assert.ok(!names.includes('crm__connect'), names.join());
-      assert.equal((await call('alice', 'crm__whoami')).body.result?.content[0].text, 'you are alice-at-crm');
-      assert.deepEqual(
-        (await toolsOf('bob')).filter((t) => t.name.startsWith('crm__')).map((t) => t.name),
-        ['crm__connect'],
-      );
-      // A stale placeholder called after connecting is answered by the gateway, and nothing reaches crm.
-      const seen = upstream.callers.length;
-      const stale = await call('alice', 'crm__connect');
-      assert.match(stale.body.result?.content[0].text, /You are connected to crm/);
-      assert.equal(upstream.callers.length, seen);
+        const names = (await toolsOf('alice')).map((t) => t.name);
+        assert.ok(names.includes('crm__whoami') && names.includes('local__echo'), names.join());
+        assert.ok(!names.includes('crm__connect'), names.join());
+        assert.equal((await call('alice', 'crm__whoami')).body.result?.content[0].text, 'you are alice-at-crm');
+        assert.deepEqual(
+          (await toolsOf('bob')).filter((t) => t.name.startsWith('crm__')).map((t) => t.name),
+          ['crm__connect'],
+        );
+        // A stale placeholder called after connecting is answered by the gateway, and nothing reaches crm.
+        const seen = upstream.callers.length;
+        const stale = await call('alice', 'crm__connect');
+        assert.match(stale.body.result?.content[0].text, /You are connected to crm/);
+        assert.equal(upstream.callers.length, seen);
 
-      // The control for bob's stream: his own connection is the first list change it hears.
-      const bobLink: string = (await call('bob', 'crm__connect')).body.error.data.url;
-      assert.equal(await connectInBrowser(bobLink, 'bob-at-crm'), 'Connected to crm');
-      await eventually(() => changed(bobStream).length >= 1, 10_000);
-      assert.equal(changed(bobStream).length, 1, "bob's stream heard alice's connection");
-      assert.equal(changed(aliceStream).length, 1, "alice's stream heard bob's connection");
-      assert.equal((await call('bob', 'crm__whoami')).body.result?.content[0].text, 'you are bob-at-crm');
+        // The control for bob's stream: his own connection is the first list change it hears.
+        const bobLink: string = (await call('bob', 'crm__connect')).body.error.data.url;
+        assert.equal(await connectInBrowser(bobLink, 'bob-at-crm'), 'Connected to crm');
+        await eventually(() => changed(bobStream).length >= 1, 10_000);
+        assert.equal(changed(bobStream).length, 1, "bob's stream heard alice's connection");
+        assert.equal(changed(aliceStream).length, 1, "alice's stream heard bob's connection");
+        assert.equal((await call('bob', 'crm__whoami')).body.result?.content[0].text, 'you are bob-at-crm');
 
-      // Revoked: the placeholder is back for her, and her stream hears it.
-      const revoked = await fetch(`${gateway.url}/connections/crm`, {
-        method: 'DELETE',
-        headers: { authorization: `Bearer ${KEYS.alice}` },
-      });
-      assert.equal(revoked.status, 200);
-      await eventually(() => changed(aliceStream).length === 2, 10_000);
-      assert.deepEqual(
-        (await toolsOf('alice')).filter((t) => t.name.startsWith('crm__')).map((t) => t.name),
-        ['crm__connect'],
-      );
-      assert.ok((await toolsOf('bob')).some((t) => t.name === 'crm__whoami'));
-    } finally {
-      aliceStream.close();
-      bobStream.close();
-    }
-  });
+        // Revoked: the placeholder is back for her, and her stream hears it.
+        const revoked = await fetch(`${gateway.url}/connections/crm`, {
+          method: 'DELETE',
+          headers: { authorization: `Bearer ${KEYS.alice}` },
+        });
+        assert.equal(revoked.status, 200);
+        await eventually(() => changed(aliceStream).length === 2, 10_000);
+        assert.deepEqual(
+          (await toolsOf('alice')).filter((t) => t.name.startsWith('crm__')).map((t) => t.name),
+          ['crm__connect'],
+        );
+        assert.ok((await toolsOf('bob')).some((t) => t.name === 'crm__whoami'));
+      } finally {
+        aliceStream.close();
+        bobStream.close();
+      }
+    },
+  );
 
   test('the status page and /status.json count who has connected each such server, never who', async () => {
     const asOperator = { authorization: `Bearer ${KEYS.op}` };

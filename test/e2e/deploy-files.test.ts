@@ -65,32 +65,35 @@ test('compose: Redis, three replicas built from this repository on one config, a
   }
 });
 
-test("compose: each replica's environment supplies every variable the config reads, and the config loads with it", () => {
-  const needed = requiredVariables(read(REPLICAS_CONFIG));
-  assert.ok(needed.includes('MCP_GATEWAY_API_KEY') && needed.includes('MCP_GATEWAY_INTERNAL_URL'));
-  for (const name of gatewayServices) {
-    const env = composeEnv(name);
-    assert.deepEqual(
-      needed.filter((variable) => !(variable in env)),
-      [],
-      `${name} lacks variables`,
-    );
-    const config = loadWith(REPLICAS_CONFIG, env);
-    assert.equal(config.cache.store, 'redis');
-    assert.equal(new URL(config.cache.url).hostname, 'redis', 'the Redis URL names the compose service');
-    assert.equal(
-      config.mrtr.internalUrl,
-      `http://${name}:${config.listen.port}`,
-      `${name} tells the other replicas its own address`,
-    );
-    assert.ok(config.listen.drainDelayMs > 0, 'replicas report draining before they stop listening');
-    const grace = /^(\d+)s$/.exec(compose.services[name].stop_grace_period)!;
-    assert.ok(
-      Number(grace[1]) > drainSeconds(config),
-      `${name}: stop_grace_period must exceed the drain (${drainSeconds(config)} s)`,
-    );
-  }
-});
+test(
+  "compose: each replica's environment supplies every variable the config reads, " + 'and the config loads with it',
+  () => {
+    const needed = requiredVariables(read(REPLICAS_CONFIG));
+    assert.ok(needed.includes('MCP_GATEWAY_API_KEY') && needed.includes('MCP_GATEWAY_INTERNAL_URL'));
+    for (const name of gatewayServices) {
+      const env = composeEnv(name);
+      assert.deepEqual(
+        needed.filter((variable) => !(variable in env)),
+        [],
+        `${name} lacks variables`,
+      );
+      const config = loadWith(REPLICAS_CONFIG, env);
+      assert.equal(config.cache.store, 'redis');
+      assert.equal(new URL(config.cache.url).hostname, 'redis', 'the Redis URL names the compose service');
+      assert.equal(
+        config.mrtr.internalUrl,
+        `http://${name}:${config.listen.port}`,
+        `${name} tells the other replicas its own address`,
+      );
+      assert.ok(config.listen.drainDelayMs > 0, 'replicas report draining before they stop listening');
+      const grace = /^(\d+)s$/.exec(compose.services[name].stop_grace_period)!;
+      assert.ok(
+        Number(grace[1]) > drainSeconds(config),
+        `${name}: stop_grace_period must exceed the drain (${drainSeconds(config)} s)`,
+      );
+    }
+  },
+);
 
 test('haproxy.cfg: the compose replicas as backends, health checks on /readyz faster than the drain delay', () => {
   const servers = [...haproxy.matchAll(/^\s*server\s+(\S+)\s+([^:\s]+):(\d+)/gm)].map((m) => ({

@@ -65,37 +65,40 @@ function documentedScrapeConfig(): any {
   return parseYaml(block).scrape_configs[0];
 }
 
-test("docs/deployment.md's Prometheus scrape config keeps the manifests' pods, on the port that serves /metrics", () => {
-  const job = documentedScrapeConfig();
-  assert.equal(job.metrics_path, '/metrics');
-  assert.equal(job.authorization.type, 'Bearer');
-  assert.deepEqual(job.kubernetes_sd_configs, [{ role: 'pod' }]);
-  // What Prometheus's pod discovery sets for the Deployment's pod, one target per container port.
-  const targets = (container.ports as { name: string; containerPort: number }[]).map((port) => ({
-    ...Object.fromEntries(Object.entries(podLabels).map(([label, value]) => [podLabelMeta(label), value])),
-    __meta_kubernetes_pod_container_port_name: port.name,
-    __meta_kubernetes_pod_container_port_number: String(port.containerPort),
-  }));
-  const kept = targets.filter((target: Record<string, string>) =>
-    (job.relabel_configs as { source_labels: string[]; regex: string; action: string }[]).every((rule) => {
-      assert.equal(rule.action, 'keep', 'only keep rules are modelled here');
-      const value = rule.source_labels.map((label) => target[label] ?? '').join(';');
-      return new RegExp(`^(?:${rule.regex})$`).test(value);
-    }),
-  );
-  assert.equal(kept.length, 1, 'the scrape config keeps exactly one target per gateway pod');
-  const config = loadWith(
-    'deploy/replicas.config.yaml',
-    placeholders(requiredVariables(read('deploy/replicas.config.yaml'))),
-  );
-  assert.equal(
-    Number(kept[0]!.__meta_kubernetes_pod_container_port_number),
-    config.listen.port,
-    'and it is the port the gateway listens on',
-  );
-  // A rule on the old `app` label keeps nothing: the manifests label app.kubernetes.io/name.
-  assert.ok(!('app' in podLabels));
-});
+test(
+  "docs/deployment.md's Prometheus scrape config keeps the manifests' pods, " + 'on the port that serves /metrics',
+  () => {
+    const job = documentedScrapeConfig();
+    assert.equal(job.metrics_path, '/metrics');
+    assert.equal(job.authorization.type, 'Bearer');
+    assert.deepEqual(job.kubernetes_sd_configs, [{ role: 'pod' }]);
+    // What Prometheus's pod discovery sets for the Deployment's pod, one target per container port.
+    const targets = (container.ports as { name: string; containerPort: number }[]).map((port) => ({
+      ...Object.fromEntries(Object.entries(podLabels).map(([label, value]) => [podLabelMeta(label), value])),
+      __meta_kubernetes_pod_container_port_name: port.name,
+      __meta_kubernetes_pod_container_port_number: String(port.containerPort),
+    }));
+    const kept = targets.filter((target: Record<string, string>) =>
+      (job.relabel_configs as { source_labels: string[]; regex: string; action: string }[]).every((rule) => {
+        assert.equal(rule.action, 'keep', 'only keep rules are modelled here');
+        const value = rule.source_labels.map((label) => target[label] ?? '').join(';');
+        return new RegExp(`^(?:${rule.regex})$`).test(value);
+      }),
+    );
+    assert.equal(kept.length, 1, 'the scrape config keeps exactly one target per gateway pod');
+    const config = loadWith(
+      'deploy/replicas.config.yaml',
+      placeholders(requiredVariables(read('deploy/replicas.config.yaml'))),
+    );
+    assert.equal(
+      Number(kept[0]!.__meta_kubernetes_pod_container_port_number),
+      config.listen.port,
+      'and it is the port the gateway listens on',
+    );
+    // A rule on the old `app` label keeps nothing: the manifests label app.kubernetes.io/name.
+    assert.ok(!('app' in podLabels));
+  },
+);
 
 test('every object the kustomization applies carries the pod label, and selectors match the pods', () => {
   for (const doc of applied)

@@ -56,7 +56,9 @@ describe('on Node.js 22 and later', { skip: onlyOnNode(22, 'Node.js 20 keeps no 
   });
 
   const post = async (name: string, id: string, args: string) => {
-    const body = `{"jsonrpc":"2.0","id":${id},"method":"tools/call","params":{"name":"${name}","arguments":${args},"_meta":${JSON.stringify(META)}}}`;
+    const body =
+      `{"jsonrpc":"2.0","id":${id},"method":"tools/call","params":{"name":"${name}","arguments":${args},` +
+      `"_meta":${JSON.stringify(META)}}}`;
     const response = await fetch(`${gateway.url}/servers/x/mcp`, {
       method: 'POST',
       headers: headersFor({ method: 'tools/call', params: { name } }),
@@ -89,36 +91,39 @@ describe('on Node.js 22 and later', { skip: onlyOnNode(22, 'Node.js 20 keeps no 
     assert.match(refused.text, /refused by policy/i, 'the condition still decides');
   });
 
-  test('a 2025 client’s tool name or resource uri sent as a 64-bit number is refused as invalid, not answered 500', async () => {
-    const url = `${gateway.url}/servers/x/mcp`;
-    const headers = { 'content-type': 'application/json', accept: 'application/json, text/event-stream' };
-    const init = {
-      jsonrpc: '2.0',
-      id: 1,
-      method: 'initialize',
-      params: { protocolVersion: '2025-11-25', capabilities: {}, clientInfo: { name: 'c', version: '1' } },
-    };
-    const opened = await fetch(url, { method: 'POST', headers, body: JSON.stringify(init) });
-    assert.equal(opened.status, 200, await opened.text());
-    const session = {
-      ...headers,
-      'mcp-session-id': opened.headers.get('mcp-session-id')!,
-      'mcp-protocol-version': '2025-11-25',
-    };
-    for (const [method, params] of [
-      ['tools/call', `{"name":${BIG},"arguments":{}}`],
-      ['resources/read', `{"uri":${BIG}}`],
-    ] as const) {
-      const response = await fetch(url, {
-        method: 'POST',
-        headers: session,
-        body: `{"jsonrpc":"2.0","id":"bad","method":"${method}","params":${params}}`,
-      });
-      const text = await response.text();
-      assert.notEqual(response.status, 500, `${method}: ${text}`);
-      assert.match(text, /"error"/, `${method}: ${text}`);
-    }
-  });
+  test(
+    'a 2025 client’s tool name or resource uri sent as a 64-bit number is refused as invalid, ' + 'not answered 500',
+    async () => {
+      const url = `${gateway.url}/servers/x/mcp`;
+      const headers = { 'content-type': 'application/json', accept: 'application/json, text/event-stream' };
+      const init = {
+        jsonrpc: '2.0',
+        id: 1,
+        method: 'initialize',
+        params: { protocolVersion: '2025-11-25', capabilities: {}, clientInfo: { name: 'c', version: '1' } },
+      };
+      const opened = await fetch(url, { method: 'POST', headers, body: JSON.stringify(init) });
+      assert.equal(opened.status, 200, await opened.text());
+      const session = {
+        ...headers,
+        'mcp-session-id': opened.headers.get('mcp-session-id')!,
+        'mcp-protocol-version': '2025-11-25',
+      };
+      for (const [method, params] of [
+        ['tools/call', `{"name":${BIG},"arguments":{}}`],
+        ['resources/read', `{"uri":${BIG}}`],
+      ] as const) {
+        const response = await fetch(url, {
+          method: 'POST',
+          headers: session,
+          body: `{"jsonrpc":"2.0","id":"bad","method":"${method}","params":${params}}`,
+        });
+        const text = await response.text();
+        assert.notEqual(response.status, 500, `${method}: ${text}`);
+        assert.match(text, /"error"/, `${method}: ${text}`);
+      }
+    },
+  );
 });
 
 /** server/discover of the small HTTP servers below. */
@@ -258,7 +263,9 @@ describe('an HTTP server answering over SSE a request whose id is beyond a doubl
 
   test('the answer is taken at once and carries the client’s id as sent', async () => {
     for (const server of ['exact', 'double']) {
-      const body = `{"jsonrpc":"2.0","id":${BIG},"method":"tools/call","params":{"name":"t","arguments":{},"_meta":${JSON.stringify(META)}}}`;
+      const body =
+        `{"jsonrpc":"2.0","id":${BIG},"method":"tools/call","params":{"name":"t","arguments":{},` +
+        `"_meta":${JSON.stringify(META)}}}`;
       const response = await fetch(`${gateway.url}/servers/${server}/mcp`, {
         method: 'POST',
         headers: headersFor({ method: 'tools/call', params: { name: 't' } }),

@@ -22,7 +22,10 @@ const ARGUMENTS = `{"id":${BIG},"near":9007199254740993,"huge":1e400,"small":42,
 
 /** A request body written by hand: JSON.stringify cannot write these numbers. */
 function callText(id: string, name: string): string {
-  return `{"jsonrpc":"2.0","id":${id},"method":"tools/call","params":{"name":${JSON.stringify(name)},"arguments":${ARGUMENTS},"_meta":${JSON.stringify(META)}}}`;
+  return (
+    `{"jsonrpc":"2.0","id":${id},"method":"tools/call","params":{"name":${JSON.stringify(name)},` +
+    `"arguments":${ARGUMENTS},"_meta":${JSON.stringify(META)}}}`
+  );
 }
 
 async function postText(
@@ -80,30 +83,33 @@ describe('on Node.js 22 and later', {
       line.includes(`"${method}"`),
     );
 
-  test('a stdio server gets the client’s arguments digit for digit, and the client its id and the answer’s numbers', async () => {
-    for (const [endpoint, name] of [
-      ['/servers/x/mcp', 'lookup'],
-      ['/mcp', 'x__lookup'],
-    ]) {
-      const before = received('tools/call').length;
-      const answer = await postText(`${gateway.url}${endpoint}`, 'tools/call', callText(BIG, name!), name);
-      assert.equal(answer.status, 200, answer.text);
-      assert.ok(
-        answer.text.startsWith(`{"jsonrpc":"2.0","id":${BIG},`),
-        `the id as sent, on ${endpoint}: ${answer.text.slice(0, 80)}`,
-      );
-      assert.ok(
-        answer.text.includes(`"structuredContent":${EXACT_NUMBERS}`),
-        `the server's numbers as written, on ${endpoint}: ${answer.text}`,
-      );
-      const lines = received('tools/call');
-      assert.equal(lines.length, before + 1);
-      assert.ok(
-        lines.at(-1)!.includes(`"arguments":${ARGUMENTS}`),
-        `what reached the server from ${endpoint}: ${lines.at(-1)}`,
-      );
-    }
-  });
+  test(
+    'a stdio server gets the client’s arguments digit for digit, ' + 'and the client its id and the answer’s numbers',
+    async () => {
+      for (const [endpoint, name] of [
+        ['/servers/x/mcp', 'lookup'],
+        ['/mcp', 'x__lookup'],
+      ]) {
+        const before = received('tools/call').length;
+        const answer = await postText(`${gateway.url}${endpoint}`, 'tools/call', callText(BIG, name!), name);
+        assert.equal(answer.status, 200, answer.text);
+        assert.ok(
+          answer.text.startsWith(`{"jsonrpc":"2.0","id":${BIG},`),
+          `the id as sent, on ${endpoint}: ${answer.text.slice(0, 80)}`,
+        );
+        assert.ok(
+          answer.text.includes(`"structuredContent":${EXACT_NUMBERS}`),
+          `the server's numbers as written, on ${endpoint}: ${answer.text}`,
+        );
+        const lines = received('tools/call');
+        assert.equal(lines.length, before + 1);
+        assert.ok(
+          lines.at(-1)!.includes(`"arguments":${ARGUMENTS}`),
+          `what reached the server from ${endpoint}: ${lines.at(-1)}`,
+        );
+      }
+    },
+  );
 
   test('an HTTP server likewise', async () => {
     const answer = await postText(`${gateway.url}/servers/h/mcp`, 'tools/call', callText(BIG, 'lookup'), 'lookup');

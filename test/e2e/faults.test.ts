@@ -171,26 +171,29 @@ describe('a stdio child that misbehaves', () => {
     },
   );
 
-  test('the client closing a JSON request or an SSE stream cancels it upstream; nothing is left in flight', async () => {
-    const before = calls('hang').length;
-    const json = abandonable(url, call('hang'));
-    const sse = abandonable(url, call('hang', {}, undefined, { progressToken: 'p-1' }));
-    await eventually(() => calls('hang').length === before + 2, 5_000);
-    assert.equal(textOf(await post(url, call('holding'))), '2');
-    json.abort();
-    sse.abort();
-    await Promise.all([json.done, sse.done]);
-    const sent = calls('hang')
-      .slice(before)
-      .map((c) => c.id);
-    await eventually(
-      () =>
-        sent.every((id) => cancels().some((c) => c.requestId === id && c.reason === 'The client closed the request')),
-      2_000,
-    );
-    assert.equal(textOf(await post(url, call('holding'))), '0');
-    await eventually(async () => (await metric(gateway, IN_FLIGHT)) === 0, 2_000);
-  });
+  test(
+    'the client closing a JSON request or an SSE stream cancels it upstream; ' + 'nothing is left in flight',
+    async () => {
+      const before = calls('hang').length;
+      const json = abandonable(url, call('hang'));
+      const sse = abandonable(url, call('hang', {}, undefined, { progressToken: 'p-1' }));
+      await eventually(() => calls('hang').length === before + 2, 5_000);
+      assert.equal(textOf(await post(url, call('holding'))), '2');
+      json.abort();
+      sse.abort();
+      await Promise.all([json.done, sse.done]);
+      const sent = calls('hang')
+        .slice(before)
+        .map((c) => c.id);
+      await eventually(
+        () =>
+          sent.every((id) => cancels().some((c) => c.requestId === id && c.reason === 'The client closed the request')),
+        2_000,
+      );
+      assert.equal(textOf(await post(url, call('holding'))), '0');
+      await eventually(async () => (await metric(gateway, IN_FLIGHT)) === 0, 2_000);
+    },
+  );
 
   test(
     'half an answer, no newline, then exit: that call and the others in flight fail naming the exit; the next ' +
@@ -208,16 +211,19 @@ describe('a stdio child that misbehaves', () => {
     },
   );
 
-  test('8 MiB on stderr, with a 256 KiB line in it, while calls go on: the flood completes and no call stalls', async () => {
-    const flood = post(url, call('stderr-flood', { mib: 8 }));
-    const echoes: string[] = [];
-    for (let i = 0; i < 20; i++) echoes.push(textOf(await post(url, call('echo', { text: `e${i}` }))));
-    assert.deepEqual(
-      echoes,
-      Array.from({ length: 20 }, (_, i) => `e${i}`),
-    );
-    assert.match(textOf(await flood) || JSON.stringify((await flood).body), /^flooded \d+$/);
-  });
+  test(
+    '8 MiB on stderr, with a 256 KiB line in it, while calls go on: ' + 'the flood completes and no call stalls',
+    async () => {
+      const flood = post(url, call('stderr-flood', { mib: 8 }));
+      const echoes: string[] = [];
+      for (let i = 0; i < 20; i++) echoes.push(textOf(await post(url, call('echo', { text: `e${i}` }))));
+      assert.deepEqual(
+        echoes,
+        Array.from({ length: 20 }, (_, i) => `e${i}`),
+      );
+      assert.match(textOf(await flood) || JSON.stringify((await flood).body), /^flooded \d+$/);
+    },
+  );
 
   test(
     'banner, non-JSON, JSON that is no message and a 2 MiB line on stdout: skipped; calls in flight at the time ' +
@@ -451,17 +457,20 @@ describe('a stdio child that will not stay up', () => {
       },
     );
 
-    test('the restarts are spaced by a growing backoff (lower bounds only: 300 ms of life + 80 % of 200·2^(n-1) ms)', async () => {
-      await eventually(() => gateway.upstreams.get('flaky')!.status().state === 'unhealthy', 15_000);
-      const times = starts('flaky.log').map((e) => e.t);
-      for (let n = 1; n < times.length; n++) {
-        const least = 300 + 0.8 * 200 * 2 ** (n - 1);
-        assert.ok(
-          times[n]! - times[n - 1]! >= least - 5,
-          `restart ${n} came ${times[n]! - times[n - 1]!} ms after the previous start (at least ${least} expected)`,
-        );
-      }
-    });
+    test(
+      'the restarts are spaced by a growing backoff (lower bounds only: ' + '300 ms of life + 80 % of 200·2^(n-1) ms)',
+      async () => {
+        await eventually(() => gateway.upstreams.get('flaky')!.status().state === 'unhealthy', 15_000);
+        const times = starts('flaky.log').map((e) => e.t);
+        for (let n = 1; n < times.length; n++) {
+          const least = 300 + 0.8 * 200 * 2 ** (n - 1);
+          assert.ok(
+            times[n]! - times[n - 1]! >= least - 5,
+            `restart ${n} came ${times[n]! - times[n - 1]!} ms after the previous start (at least ${least} expected)`,
+          );
+        }
+      },
+    );
   });
 });
 
@@ -646,7 +655,10 @@ describe('a remote upstream that misbehaves', () => {
       assert.equal(answer.body.error.code, -32603);
       assert.match(
         answer.body.error.message,
-        /Upstream 'remote' \(http:\/\/127\.0\.0\.1:\d+\/mcp\) answered tools\/call with HTTP 500: <html>.*500 Internal Server Error/,
+        new RegExp(
+          String.raw`Upstream 'remote' \(http:\/\/127\.0\.0\.1:\d+\/mcp\) answered tools\/call with HTTP 500: ` +
+            '<html>.*500 Internal Server Error',
+        ),
       );
       assert.equal(answer.body.error.data.httpStatus, 500);
       await stillServing();
@@ -677,17 +689,20 @@ describe('a remote upstream that misbehaves', () => {
     await eventually(async () => (await metric(gateway, IN_FLIGHT)) === 0, 2_000);
   });
 
-  test('an SSE answer cut mid-way: the progress sent before the cut is relayed, then -32603; only that call fails', async () => {
-    const answer = await post(url, call('cut', {}, 'c', { progressToken: 'tok' }));
-    assert.equal(answer.events[0].method, 'notifications/progress');
-    assert.equal(answer.events[0].params.progressToken, 'tok');
-    assert.equal(answer.body.id, 'c');
-    assert.equal(answer.body.error.code, -32603);
-    assert.match(answer.body.error.message, /Upstream 'remote' .*tools\/call/);
-    const plain = await post(url, call('cut', {}, 'c2'));
-    assert.equal(plain.body.error.code, -32603);
-    await stillServing();
-  });
+  test(
+    'an SSE answer cut mid-way: the progress sent before the cut is relayed, then -32603; ' + 'only that call fails',
+    async () => {
+      const answer = await post(url, call('cut', {}, 'c', { progressToken: 'tok' }));
+      assert.equal(answer.events[0].method, 'notifications/progress');
+      assert.equal(answer.events[0].params.progressToken, 'tok');
+      assert.equal(answer.body.id, 'c');
+      assert.equal(answer.body.error.code, -32603);
+      assert.match(answer.body.error.message, /Upstream 'remote' .*tools\/call/);
+      const plain = await post(url, call('cut', {}, 'c2'));
+      assert.equal(plain.body.error.code, -32603);
+      await stillServing();
+    },
+  );
 
   test('an SSE answer cut mid-way is described as cut, not as a server that could not be reached', async () => {
     const answer = await post(url, call('cut', {}, 'c3', { progressToken: 'tok' }));
@@ -739,43 +754,46 @@ test(
 
 // ---- clients -----------------------------------------------------------------------------------
 
-test('1,000 idle keep-alive connections: a normal call still succeeds, and none of them is dropped meanwhile', async () => {
-  const gateway = await startTestGateway({ faulty: faulty('idle.log') });
-  const { port } = new URL(gateway.url);
-  const sockets: Socket[] = [];
-  let dropped = 0;
-  try {
-    // Opened 250 at a time (the listen backlog is 511); each asks once with keep-alive, reads the answer and stays.
-    for (let batch = 0; batch < 4; batch++) {
-      await Promise.all(
-        Array.from(
-          { length: 250 },
-          () =>
-            new Promise<void>((resolve, reject) => {
-              const socket = connect(Number(port), '127.0.0.1');
-              sockets.push(socket);
-              let seen = '';
-              socket.setEncoding('utf8');
-              socket.once('error', reject);
-              socket.on('data', (chunk: string) => {
-                seen += chunk;
-                if (/^HTTP\/1\.1 200 [\s\S]*\r\n\r\n\{.*\}$/.test(seen)) resolve();
-              });
-              socket.once('close', () => dropped++);
-              socket.write('GET /healthz HTTP/1.1\r\nHost: 127.0.0.1\r\nConnection: keep-alive\r\n\r\n');
-            }),
-        ),
-      );
+test(
+  '1,000 idle keep-alive connections: ' + 'a normal call still succeeds, and none of them is dropped meanwhile',
+  async () => {
+    const gateway = await startTestGateway({ faulty: faulty('idle.log') });
+    const { port } = new URL(gateway.url);
+    const sockets: Socket[] = [];
+    let dropped = 0;
+    try {
+      // Opened 250 at a time (the listen backlog is 511); each asks once with keep-alive, reads the answer and stays.
+      for (let batch = 0; batch < 4; batch++) {
+        await Promise.all(
+          Array.from(
+            { length: 250 },
+            () =>
+              new Promise<void>((resolve, reject) => {
+                const socket = connect(Number(port), '127.0.0.1');
+                sockets.push(socket);
+                let seen = '';
+                socket.setEncoding('utf8');
+                socket.once('error', reject);
+                socket.on('data', (chunk: string) => {
+                  seen += chunk;
+                  if (/^HTTP\/1\.1 200 [\s\S]*\r\n\r\n\{.*\}$/.test(seen)) resolve();
+                });
+                socket.once('close', () => dropped++);
+                socket.write('GET /healthz HTTP/1.1\r\nHost: 127.0.0.1\r\nConnection: keep-alive\r\n\r\n');
+              }),
+          ),
+        );
+      }
+      assert.equal(sockets.length, 1_000);
+      const answer = await post(`${gateway.url}/servers/faulty/mcp`, call('echo', { text: 'through the crowd' }));
+      assert.equal(textOf(answer), 'through the crowd');
+      assert.equal(dropped, 0, 'no idle connection was dropped');
+    } finally {
+      for (const socket of sockets) socket.destroy();
+      await gateway.close();
     }
-    assert.equal(sockets.length, 1_000);
-    const answer = await post(`${gateway.url}/servers/faulty/mcp`, call('echo', { text: 'through the crowd' }));
-    assert.equal(textOf(answer), 'through the crowd');
-    assert.equal(dropped, 0, 'no idle connection was dropped');
-  } finally {
-    for (const socket of sockets) socket.destroy();
-    await gateway.close();
-  }
-});
+  },
+);
 
 // ---- Redis -------------------------------------------------------------------------------------
 

@@ -81,51 +81,57 @@ function percentile(values: number[], p: number): number {
   return sorted[Math.min(sorted.length - 1, Math.ceil((p / 100) * sorted.length) - 1)]!;
 }
 
-test('a second principal is served and /healthz answers while the first floods with streams and giant names', async () => {
-  let flooding = true;
-  const streams = Promise.all(Array.from({ length: STREAM_ATTEMPTS }, floodStream));
-  const names = (async () => {
-    const statuses: number[] = [];
-    // Waves of 6 at once, until the quiet principal is done (at most GIANT_NAMES in all).
-    for (let sent = 0; flooding && sent < GIANT_NAMES; sent += 6)
-      statuses.push(...(await Promise.all(Array.from({ length: 6 }, (_, k) => giantName(sent + k)))));
-    return statuses;
-  })();
+test(
+  'a second principal is served and /healthz answers while the first floods with streams and ' + 'giant names',
+  async () => {
+    let flooding = true;
+    const streams = Promise.all(Array.from({ length: STREAM_ATTEMPTS }, floodStream));
+    const names = (async () => {
+      const statuses: number[] = [];
+      // Waves of 6 at once, until the quiet principal is done (at most GIANT_NAMES in all).
+      for (let sent = 0; flooding && sent < GIANT_NAMES; sent += 6)
+        statuses.push(...(await Promise.all(Array.from({ length: 6 }, (_, k) => giantName(sent + k)))));
+      return statuses;
+    })();
 
-  const latencies: number[] = [];
-  const health: number[] = [];
-  for (let i = 0; i < QUIET_CALLS; i++) {
-    const body = request('tools/call', { name: 'modern__echo', arguments: { text: `quiet ${i}` } });
-    const started = performance.now();
-    const answer = await send(`${gateway.url}/mcp`, body, { authorization: `Bearer ${QUIET}` });
-    latencies.push(performance.now() - started);
-    assert.equal(answer.status, 200, JSON.stringify(answer.body));
-    assert.equal(answer.body.result.content[0].text, `quiet ${i}`);
-    if (i % 5 === 0) health.push((await fetch(`${gateway.url}/healthz`)).status);
-  }
-  flooding = false;
-  const streamStatuses = await streams;
-  const nameStatuses = await names;
+    const latencies: number[] = [];
+    const health: number[] = [];
+    for (let i = 0; i < QUIET_CALLS; i++) {
+      const body = request('tools/call', { name: 'modern__echo', arguments: { text: `quiet ${i}` } });
+      const started = performance.now();
+      const answer = await send(`${gateway.url}/mcp`, body, { authorization: `Bearer ${QUIET}` });
+      latencies.push(performance.now() - started);
+      assert.equal(answer.status, 200, JSON.stringify(answer.body));
+      assert.equal(answer.body.result.content[0].text, `quiet ${i}`);
+      if (i % 5 === 0) health.push((await fetch(`${gateway.url}/healthz`)).status);
+    }
+    flooding = false;
+    const streamStatuses = await streams;
+    const nameStatuses = await names;
 
-  const p95 = Math.round(percentile(latencies, 95));
-  console.log(
-    `flood isolation: quiet p95 ${p95} ms, max ${Math.round(Math.max(...latencies))} ms; streams ` +
-      `${streamStatuses.filter((s) => s === 200).length} accepted, ` +
-      `${streamStatuses.filter((s) => s === 429).length} refused; giant names ${nameStatuses.length} sent`,
-  );
-  assert.ok(
-    health.every((s) => s === 200),
-    `/healthz during the flood: ${health}`,
-  );
-  // The flood was capped (defaults), not served without end.
-  assert.ok(streamStatuses.filter((s) => s === 200).length <= 128, 'streams beyond the per-principal cap were refused');
-  assert.ok(
-    streamStatuses.some((s) => s === 429),
-    'some streams were refused with 429',
-  );
-  assert.ok(
-    nameStatuses.length > 0 && nameStatuses.every((s) => s === 200),
-    `giant names are answered (refused as tool errors): ${[...new Set(nameStatuses)]}`,
-  );
-  assert.ok(p95 < 5_000, `quiet p95 ${p95} ms`);
-});
+    const p95 = Math.round(percentile(latencies, 95));
+    console.log(
+      `flood isolation: quiet p95 ${p95} ms, max ${Math.round(Math.max(...latencies))} ms; streams ` +
+        `${streamStatuses.filter((s) => s === 200).length} accepted, ` +
+        `${streamStatuses.filter((s) => s === 429).length} refused; giant names ${nameStatuses.length} sent`,
+    );
+    assert.ok(
+      health.every((s) => s === 200),
+      `/healthz during the flood: ${health}`,
+    );
+    // The flood was capped (defaults), not served without end.
+    assert.ok(
+      streamStatuses.filter((s) => s === 200).length <= 128,
+      'streams beyond the per-principal cap were refused',
+    );
+    assert.ok(
+      streamStatuses.some((s) => s === 429),
+      'some streams were refused with 429',
+    );
+    assert.ok(
+      nameStatuses.length > 0 && nameStatuses.every((s) => s === 200),
+      `giant names are answered (refused as tool errors): ${[...new Set(nameStatuses)]}`,
+    );
+    assert.ok(p95 < 5_000, `quiet p95 ${p95} ms`);
+  },
+);

@@ -290,7 +290,10 @@ export const hugeText = fc
     const args = where === 'text' ? `{"text":"${huge}"}` : where === 'key' ? `{"${huge}":1}` : '{"text":"t"}';
     const extra = where === 'meta' ? `,"com.example/huge":"${huge}"` : '';
     const cursor = where === 'cursor' ? `,"cursor":"${huge}"` : '';
-    return `{"jsonrpc":"2.0","id":${id},"method":${method},"params":{"name":${name},"arguments":${args}${cursor},"_meta":${meta}${extra}}}}`;
+    return (
+      `{"jsonrpc":"2.0","id":${id},"method":${method},"params":{"name":${name},"arguments":${args}${cursor},` +
+      `"_meta":${meta}${extra}}}}`
+    );
   });
 
 /** Batches of JSON-RPC-shaped messages (the revision has none; each must be refused as a whole). */

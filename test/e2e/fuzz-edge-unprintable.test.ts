@@ -84,9 +84,11 @@ function bodyWith(values: fc.Arbitrary<string>): fc.Arbitrary<Body> {
             ? `,"progressToken":${value}`
             : '';
       params.push(
-        `"_meta":{"io.modelcontextprotocol/protocolVersion":${version},"io.modelcontextprotocol/clientCapabilities":${caps}${extra}}`,
+        `"_meta":{"io.modelcontextprotocol/protocolVersion":${version},` +
+          `"io.modelcontextprotocol/clientCapabilities":${caps}${extra}}`,
       );
-      const message = `{"jsonrpc":"2.0","id":${where === 'id' ? value : 1},"method":"${method}","params":{${params.join(',')}}}`;
+      const message =
+        `{"jsonrpc":"2.0","id":${where === 'id' ? value : 1},` + `"method":"${method}","params":{${params.join(',')}}}`;
       if (where === 'body') return new Body(Buffer.from(value));
       if (where === 'batch') return new Body(Buffer.from(`[${message},${value}]`));
       return new Body(Buffer.from(message));
@@ -117,27 +119,30 @@ describe('values JavaScript cannot turn into text', () => {
 
   // Its own gateway: while the defect below stands, a deep value can kill the process, and that must not
   // take the properties above with it.
-  test('values nested 1,000 to 100,000 deep anywhere in a request: refused or served, never a 5xx, never a crash', async () => {
-    const deep = await startChildGateway(target.dir, 'deep');
-    try {
-      const nested = fc
-        .record({
-          depth: fc.constantFrom(1_000, 10_000, 100_000),
-          kind: fc.constantFrom('array' as const, 'object' as const),
-        })
-        .map(({ depth, kind }) =>
-          kind === 'array' ? '['.repeat(depth) + ']'.repeat(depth) : '{"a":'.repeat(depth) + '1' + '}'.repeat(depth),
+  test(
+    'values nested 1,000 to 100,000 deep anywhere in a request: ' + 'refused or served, never a 5xx, never a crash',
+    async () => {
+      const deep = await startChildGateway(target.dir, 'deep');
+      try {
+        const nested = fc
+          .record({
+            depth: fc.constantFrom(1_000, 10_000, 100_000),
+            kind: fc.constantFrom('array' as const, 'object' as const),
+          })
+          .map(({ depth, kind }) =>
+            kind === 'array' ? '['.repeat(depth) + ']'.repeat(depth) : '{"a":'.repeat(depth) + '1' + '}'.repeat(depth),
+          );
+        await assertProperty(
+          fc.asyncProperty(CONFORMING, bodyWith(nested), async (envelope, body) =>
+            exchange(deep, build(envelope, body.bytes)),
+          ),
+          { numRuns: 60 * SCALE, ...REPLAY },
         );
-      await assertProperty(
-        fc.asyncProperty(CONFORMING, bodyWith(nested), async (envelope, body) =>
-          exchange(deep, build(envelope, body.bytes)),
-        ),
-        { numRuns: 60 * SCALE, ...REPLAY },
-      );
-      await assertIdle(deep);
-      await assertServing(deep);
-    } finally {
-      await deep.stop();
-    }
-  });
+        await assertIdle(deep);
+        await assertServing(deep);
+      } finally {
+        await deep.stop();
+      }
+    },
+  );
 });

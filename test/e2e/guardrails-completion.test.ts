@@ -111,27 +111,30 @@ describe('guardrails on completion/complete', () => {
     }
   });
 
-  test("a suggestion holding a database URL's password is refused, naming the rule and never the password", async () => {
-    const answer = await complete(`${gateway.url}/mcp`, {
-      ref: promptRef('crm__db_report'),
-      argument: { name: 'database', value: 'postgres://' },
-    });
-    assert.equal(answer.body.error?.code, -32602, JSON.stringify(answer.body));
-    assert.match(answer.body.error.message, /^Refused by guardrail no-secrets: the prompts held secrets/);
-    assert.deepEqual(answer.body.error.data, { guardrail: 'no-secrets', stage: 'prompts', detectors: ['secrets'] });
-    assert.doesNotMatch(JSON.stringify(answer.body), /s3cret|R3port/);
-    // A suggestion without a password passes.
-    const replica = await complete(`${gateway.url}/mcp`, {
-      ref: promptRef('crm__db_report'),
-      argument: { name: 'database', value: 'postgres://replica' },
-    });
-    assert.deepEqual(replica.body.result?.completion?.values, ['postgres://replica.internal:5432/sales']);
-    await eventually(async () => {
-      await gateway.security.current.audit!.flush();
-      const audit = existsSync(auditFile) ? readFileSync(auditFile, 'utf8') : '';
-      return /"method":"completion\/complete".*"rule":"guardrail no-secrets"/.test(audit);
-    }, 10_000);
-  });
+  test(
+    "a suggestion holding a database URL's password is refused, " + 'naming the rule and never the password',
+    async () => {
+      const answer = await complete(`${gateway.url}/mcp`, {
+        ref: promptRef('crm__db_report'),
+        argument: { name: 'database', value: 'postgres://' },
+      });
+      assert.equal(answer.body.error?.code, -32602, JSON.stringify(answer.body));
+      assert.match(answer.body.error.message, /^Refused by guardrail no-secrets: the prompts held secrets/);
+      assert.deepEqual(answer.body.error.data, { guardrail: 'no-secrets', stage: 'prompts', detectors: ['secrets'] });
+      assert.doesNotMatch(JSON.stringify(answer.body), /s3cret|R3port/);
+      // A suggestion without a password passes.
+      const replica = await complete(`${gateway.url}/mcp`, {
+        ref: promptRef('crm__db_report'),
+        argument: { name: 'database', value: 'postgres://replica' },
+      });
+      assert.deepEqual(replica.body.result?.completion?.values, ['postgres://replica.internal:5432/sales']);
+      await eventually(async () => {
+        await gateway.security.current.audit!.flush();
+        const audit = existsSync(auditFile) ? readFileSync(auditFile, 'utf8') : '';
+        return /"method":"completion\/complete".*"rule":"guardrail no-secrets"/.test(audit);
+      }, 10_000);
+    },
+  );
 
   test('what the caller typed is judged before the server sees it: a key blocked, a card redacted', async () => {
     for (const [url, ref] of [

@@ -33,10 +33,13 @@ for (const path of ['/readyz', '/healthz']) {
   });
 }
 
-test("HAProxy's HTTP/1.1 form with a Host header answers too; HTTP/1.1 without Host stays 400, as RFC 9112 requires", async () => {
-  assert.match(
-    await exchange('GET /readyz HTTP/1.1\r\nHost: localhost\r\nConnection: close\r\n\r\n'),
-    /^HTTP\/1\.1 200 /,
-  );
-  assert.match(await exchange('GET /readyz HTTP/1.1\r\nConnection: close\r\n\r\n'), /^HTTP\/1\.1 400 /);
-});
+test(
+  "HAProxy's HTTP/1.1 form with a Host header answers too; " + 'HTTP/1.1 without Host stays 400, as RFC 9112 requires',
+  async () => {
+    assert.match(
+      await exchange('GET /readyz HTTP/1.1\r\nHost: localhost\r\nConnection: close\r\n\r\n'),
+      /^HTTP\/1\.1 200 /,
+    );
+    assert.match(await exchange('GET /readyz HTTP/1.1\r\nConnection: close\r\n\r\n'), /^HTTP\/1\.1 400 /);
+  },
+);

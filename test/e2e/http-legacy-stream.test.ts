@@ -128,28 +128,31 @@ describe('the GET event stream of a legacy session', () => {
     },
   );
 
-  test('a session the server forgot while nobody sent requests: its stream stops at 404 instead of retrying', async () => {
-    const { log, lines } = recordingLog();
-    const own = await started(config('idle', server.url), log);
-    try {
-      await until(() => server.openGetStreams === 2);
-      const session = gets(server).at(-1)!['mcp-session-id'];
-      await server.dropSessions();
-      // Once when the session was opened, once more after the server ended it: that one is answered 404, and
-      // the stream decides, logging it, to wait for the next session instead of scheduling a reopen.
-      await eventually(() => said(lines, FORGOT), 10_000);
-      assert.equal(gets(server).filter((r) => r['mcp-session-id'] === session).length, 2);
-      assert.equal(reopensAfter(lines, FORGOT), 0, 'no reopen scheduled after the 404');
-      // The next request re-initialises and the stream comes back.
-      assert.equal(
-        textOf(await own.request(request('i-1', 'tools/call', { name: 'echo', arguments: { text: 'back' } }))),
-        'back',
-      );
-      await until(() => server.openGetStreams >= 1);
-    } finally {
-      await own.close();
-    }
-  });
+  test(
+    'a session the server forgot while nobody sent requests: ' + 'its stream stops at 404 instead of retrying',
+    async () => {
+      const { log, lines } = recordingLog();
+      const own = await started(config('idle', server.url), log);
+      try {
+        await until(() => server.openGetStreams === 2);
+        const session = gets(server).at(-1)!['mcp-session-id'];
+        await server.dropSessions();
+        // Once when the session was opened, once more after the server ended it: that one is answered 404, and
+        // the stream decides, logging it, to wait for the next session instead of scheduling a reopen.
+        await eventually(() => said(lines, FORGOT), 10_000);
+        assert.equal(gets(server).filter((r) => r['mcp-session-id'] === session).length, 2);
+        assert.equal(reopensAfter(lines, FORGOT), 0, 'no reopen scheduled after the 404');
+        // The next request re-initialises and the stream comes back.
+        assert.equal(
+          textOf(await own.request(request('i-1', 'tools/call', { name: 'echo', arguments: { text: 'back' } }))),
+          'back',
+        );
+        await until(() => server.openGetStreams >= 1);
+      } finally {
+        await own.close();
+      }
+    },
+  );
 });
 
 describe('closing', () => {

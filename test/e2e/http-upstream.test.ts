@@ -187,36 +187,39 @@ describe('modern SDK v2 server over HTTP', () => {
     assert.equal(headers.authorization, undefined);
   });
 
-  test('subscriptions/listen stays open past timeoutMs, relays what it was asked for, and announces list changes', async () => {
-    const quick = await started(config('listener', server.url, { timeoutMs: 300 }));
-    const controller = new AbortController();
-    const received: JsonRpcNotification[] = [];
-    const announced: unknown[] = [];
-    quick.events.on('listChanged', (n) => announced.push(n));
-    try {
-      const listening = quick.request(
-        request('sub-1', 'subscriptions/listen', { notifications: { toolsListChanged: true } }),
-        {
-          signal: controller.signal,
-          onNotification: (n) => received.push(n),
-        },
-      );
-      await until(() => received.some((n) => n.method === 'notifications/subscriptions/acknowledged'));
-      await new Promise((r) => setTimeout(r, 400)); // longer than timeoutMs
-      server.toolsChanged();
-      await until(() => received.some((n) => n.method === 'notifications/tools/list_changed'));
-      const change = received.find((n) => n.method === 'notifications/tools/list_changed')!;
-      assert.equal(
-        (change.params!._meta as Record<string, unknown>)['io.modelcontextprotocol/subscriptionId'],
-        'sub-1',
-      );
-      assert.equal(announced.length, 1);
-      controller.abort();
-      assert.match(error(await listening).message, /cancelled/i);
-    } finally {
-      await quick.close();
-    }
-  });
+  test(
+    'subscriptions/listen stays open past timeoutMs, ' + 'relays what it was asked for, and announces list changes',
+    async () => {
+      const quick = await started(config('listener', server.url, { timeoutMs: 300 }));
+      const controller = new AbortController();
+      const received: JsonRpcNotification[] = [];
+      const announced: unknown[] = [];
+      quick.events.on('listChanged', (n) => announced.push(n));
+      try {
+        const listening = quick.request(
+          request('sub-1', 'subscriptions/listen', { notifications: { toolsListChanged: true } }),
+          {
+            signal: controller.signal,
+            onNotification: (n) => received.push(n),
+          },
+        );
+        await until(() => received.some((n) => n.method === 'notifications/subscriptions/acknowledged'));
+        await new Promise((r) => setTimeout(r, 400)); // longer than timeoutMs
+        server.toolsChanged();
+        await until(() => received.some((n) => n.method === 'notifications/tools/list_changed'));
+        const change = received.find((n) => n.method === 'notifications/tools/list_changed')!;
+        assert.equal(
+          (change.params!._meta as Record<string, unknown>)['io.modelcontextprotocol/subscriptionId'],
+          'sub-1',
+        );
+        assert.equal(announced.length, 1);
+        controller.abort();
+        assert.match(error(await listening).message, /cancelled/i);
+      } finally {
+        await quick.close();
+      }
+    },
+  );
 
   test('concurrent requests with the same caller id do not mix', async () => {
     const [a, b] = await Promise.all([
@@ -305,12 +308,15 @@ describe('legacy SDK 1.x server over HTTP', () => {
     );
   });
 
-  test('a request from the server mid-call: elicitation is refused (the tool sees it fail), ping is answered', async () => {
-    const ask = await upstream.request(request('a-1', 'tools/call', { name: 'ask', arguments: {} }));
-    assert.match(textOf(ask), /elicitation failed: .*does not relay elicitation\/create/);
-    const ping = await upstream.request(request('a-2', 'tools/call', { name: 'pingback', arguments: {} }));
-    assert.equal(textOf(ping), 'pong');
-  });
+  test(
+    'a request from the server mid-call: ' + 'elicitation is refused (the tool sees it fail), ping is answered',
+    async () => {
+      const ask = await upstream.request(request('a-1', 'tools/call', { name: 'ask', arguments: {} }));
+      assert.match(textOf(ask), /elicitation failed: .*does not relay elicitation\/create/);
+      const ping = await upstream.request(request('a-2', 'tools/call', { name: 'pingback', arguments: {} }));
+      assert.equal(textOf(ping), 'pong');
+    },
+  );
 
   test('cancelling a legacy call tells the server (notifications/cancelled)', async () => {
     const controller = new AbortController();

@@ -95,27 +95,30 @@ describe('MCP Inspector CLI in front of a gateway whose only server is per-user'
   ] as const;
 
   for (const { server, endpoint, who, tool, connect } of CASES) {
-    test(`on ${endpoint}: lists the connect tool, gets the link from ${tool}, connects in a browser, calls it`, async () => {
-      const before = await toolNames(server, who);
-      if (endpoint === '/mcp') assert.deepEqual(before, [connect]);
-      else assert.ok(before.includes(connect), `the connect tool is listed: ${before.join()}`);
+    test(
+      `on ${endpoint}: lists the connect tool, gets the link from ${tool}, ` + 'connects in a browser, calls it',
+      async () => {
+        const before = await toolNames(server, who);
+        if (endpoint === '/mcp') assert.deepEqual(before, [connect]);
+        else assert.ok(before.includes(connect), `the connect tool is listed: ${before.join()}`);
 
-      const refused = await inspector(server, who, 'tools/call', '--tool-name', tool);
-      assert.equal(refused.code, 1, `the call is refused: ${refused.stdout}`);
-      assert.equal(refused.stdout, '', 'no result printed');
-      const said = `Failed to call tool ${tool}: MCP error -32042: Connect your crm account to continue: open `;
-      assert.ok(refused.stderr.includes(said), refused.stderr);
-      // The message is all the CLI shows of the error: the link is the one written into it.
-      const link = /open (\S+\/connect\/\S+) /.exec(refused.stderr)?.[1];
-      assert.ok(link?.startsWith(`${rig.gateway.url}/connect/`), `a link on the gateway in: ${refused.stderr}`);
-      assert.equal(await rig.connectInBrowser(link!, `${who}-at-crm`), 'Connected to crm');
+        const refused = await inspector(server, who, 'tools/call', '--tool-name', tool);
+        assert.equal(refused.code, 1, `the call is refused: ${refused.stdout}`);
+        assert.equal(refused.stdout, '', 'no result printed');
+        const said = `Failed to call tool ${tool}: MCP error -32042: Connect your crm account to continue: open `;
+        assert.ok(refused.stderr.includes(said), refused.stderr);
+        // The message is all the CLI shows of the error: the link is the one written into it.
+        const link = /open (\S+\/connect\/\S+) /.exec(refused.stderr)?.[1];
+        assert.ok(link?.startsWith(`${rig.gateway.url}/connect/`), `a link on the gateway in: ${refused.stderr}`);
+        assert.equal(await rig.connectInBrowser(link!, `${who}-at-crm`), 'Connected to crm');
 
-      const answered = await inspector(server, who, 'tools/call', '--tool-name', tool);
-      assert.equal(answered.code, 0, answered.stderr);
-      assert.deepEqual(JSON.parse(answered.stdout).content, [{ type: 'text', text: `you are ${who}-at-crm` }]);
-      const after = await toolNames(server, who);
-      assert.ok(after.includes(tool), `the list now holds crm's own tools: ${after.join()}`);
-      assert.ok(!after.includes(connect), 'and no connect tool');
-    });
+        const answered = await inspector(server, who, 'tools/call', '--tool-name', tool);
+        assert.equal(answered.code, 0, answered.stderr);
+        assert.deepEqual(JSON.parse(answered.stdout).content, [{ type: 'text', text: `you are ${who}-at-crm` }]);
+        const after = await toolNames(server, who);
+        assert.ok(after.includes(tool), `the list now holds crm's own tools: ${after.join()}`);
+        assert.ok(!after.includes(connect), 'and no connect tool');
+      },
+    );
   }
 });

@@ -89,49 +89,55 @@ function loadedOf(modules: string[]): Record<string, string[]> {
   );
 }
 
-test('a minimal config (one stdio server) loads no optional feature, nor a package only one of them needs', async () => {
-  const modules = await modulesLoaded('minimal', { listen: { port: 0 }, servers: { one: SERVER } });
-  // The recorder saw the gateway's own modules, or an empty list below would prove nothing.
-  assert.ok(
-    modules.some((url) => url.endsWith('/src/gateway/build.ts')),
-    modules.join('\n'),
-  );
-  const none = Object.fromEntries(Object.keys(FEATURES).map((feature) => [feature, []]));
-  assert.deepEqual(loadedOf(modules), none);
-});
+test(
+  'a minimal config (one stdio server) loads no optional feature, ' + 'nor a package only one of them needs',
+  async () => {
+    const modules = await modulesLoaded('minimal', { listen: { port: 0 }, servers: { one: SERVER } });
+    // The recorder saw the gateway's own modules, or an empty list below would prove nothing.
+    assert.ok(
+      modules.some((url) => url.endsWith('/src/gateway/build.ts')),
+      modules.join('\n'),
+    );
+    const none = Object.fromEntries(Object.keys(FEATURES).map((feature) => [feature, []]));
+    assert.deepEqual(loadedOf(modules), none);
+  },
+);
 
-test('a config that uses credentials, per-caller children, telemetry, a pool and a condition loads each of them', async () => {
-  const port = await unusedPort();
-  const modules = await modulesLoaded('features', {
-    listen: { port, publicUrl: `http://127.0.0.1:${port}` },
-    auth: { apiKeys: [{ key: 'alice-key-0123456789abcdef', principal: 'alice' }] },
-    credentials: { key: 'a-test-credentials-key-of-32-bytes-or-more', store: 'file', file: path.join(dir, 'c.json') },
-    telemetry: { traces: { endpoint: receiver.url, protocol: 'http/json' } },
-    policies: [
-      {
-        name: 'alice',
-        principals: { ids: ['alice'] },
-        allow: { servers: ['one'] },
-        when: [{ tool: 'one__*', expr: "tool != ''" }],
+test(
+  'a config that uses credentials, per-caller children, ' + 'telemetry, a pool and a condition loads each of them',
+  async () => {
+    const port = await unusedPort();
+    const modules = await modulesLoaded('features', {
+      listen: { port, publicUrl: `http://127.0.0.1:${port}` },
+      auth: { apiKeys: [{ key: 'alice-key-0123456789abcdef', principal: 'alice' }] },
+      credentials: { key: 'a-test-credentials-key-of-32-bytes-or-more', store: 'file', file: path.join(dir, 'c.json') },
+      telemetry: { traces: { endpoint: receiver.url, protocol: 'http/json' } },
+      policies: [
+        {
+          name: 'alice',
+          principals: { ids: ['alice'] },
+          allow: { servers: ['one'] },
+          when: [{ tool: 'one__*', expr: "tool != ''" }],
+        },
+      ],
+      servers: {
+        one: { ...SERVER, instances: 2, era: 'modern' },
+        mine: { ...SERVER, perCaller: true, secrets: { TOKEN: { prompt: 'Your token' } } },
       },
-    ],
-    servers: {
-      one: { ...SERVER, instances: 2, era: 'modern' },
-      mine: { ...SERVER, perCaller: true, secrets: { TOKEN: { prompt: 'Your token' } } },
-    },
-  });
-  const loaded = loadedOf(modules);
-  for (const feature of ['credentials', 'per-caller children', 'telemetry', 'pools', 'policy conditions'])
-    assert.ok(loaded[feature]!.length > 0, `${feature}: none of its modules loaded`);
-  assert.ok(
-    loaded.credentials!.some((url) => url.startsWith('src/credentials/store.')),
-    loaded.credentials!.join(),
-  );
-  assert.ok(
-    loaded.telemetry!.some((url) => url.includes('@opentelemetry/sdk-trace')),
-    loaded.telemetry!.join(),
-  );
-  // Each was loaded for what the config uses; the others still are not.
-  for (const feature of ['guardrails', 'sandbox', 'openapi', 'remote servers', 'redis', 'search index'])
-    assert.deepEqual(loaded[feature], [], feature);
-});
+    });
+    const loaded = loadedOf(modules);
+    for (const feature of ['credentials', 'per-caller children', 'telemetry', 'pools', 'policy conditions'])
+      assert.ok(loaded[feature]!.length > 0, `${feature}: none of its modules loaded`);
+    assert.ok(
+      loaded.credentials!.some((url) => url.startsWith('src/credentials/store.')),
+      loaded.credentials!.join(),
+    );
+    assert.ok(
+      loaded.telemetry!.some((url) => url.includes('@opentelemetry/sdk-trace')),
+      loaded.telemetry!.join(),
+    );
+    // Each was loaded for what the config uses; the others still are not.
+    for (const feature of ['guardrails', 'sandbox', 'openapi', 'remote servers', 'redis', 'search index'])
+      assert.deepEqual(loaded[feature], [], feature);
+  },
+);

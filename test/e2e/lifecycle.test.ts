@@ -77,7 +77,8 @@ const DIES_ON_INITIALIZE = `
   require('readline').createInterface({ input: process.stdin }).on('line', (line) => {
     const m = JSON.parse(line);
     if (m.method === 'initialize') { console.error('cannot initialize: missing API key'); process.exit(4); }
-    if (m.id !== undefined) console.log(JSON.stringify({ jsonrpc: '2.0', id: m.id, error: { code: -32601, message: 'Method not found' } }));
+    if (m.id !== undefined)
+      console.log(JSON.stringify({ jsonrpc: '2.0', id: m.id, error: { code: -32601, message: 'Method not found' } }));
   });`;
 
 test('a child that exits during initialize: callers learn its exit code and stderr, and it is restarted', async () => {

@@ -194,42 +194,45 @@ describe('10,000 tools/call at 64 concurrent clients through /mcp onto three ups
   });
   after(() => gateway?.close());
 
-  test('zero lost, zero mismatched, zero unexpected errors; then nothing in flight and every pending map empty', async (t) => {
-    const total = 10_000;
-    const tally = await load(`${gateway.url}/mcp`, 0, total, 'load', 120_000);
-    assertClean(tally, 0, total);
-    t.diagnostic(`${total} calls answered, each exactly once and to its own caller`);
+  test(
+    'zero lost, zero mismatched, zero unexpected errors; ' + 'then nothing in flight and every pending map empty',
+    async (t) => {
+      const total = 10_000;
+      const tally = await load(`${gateway.url}/mcp`, 0, total, 'load', 120_000);
+      assertClean(tally, 0, total);
+      t.diagnostic(`${total} calls answered, each exactly once and to its own caller`);
 
-    assert.ok(
-      await until(async () => (await inFlightMetric(gateway.url)) === 0, 5_000),
-      'mcp_gateway_requests_in_flight returns to 0',
-    );
-    for (const server of SERVERS) {
-      const stack = layers(gateway.upstreams.get(server)!);
-      // The stdio bridge's multiplexer: gateway ids → callers. Every answer must have taken its entry out.
-      const withPending = stack.find(
-        (layer) => typeof (layer.pending as { size?: unknown } | undefined)?.size === 'number',
-      );
       assert.ok(
-        withPending,
-        `${server}: found the pending-request map (${stack.map((l) => l.constructor.name).join(' → ')})`,
+        await until(async () => (await inFlightMetric(gateway.url)) === 0, 5_000),
+        'mcp_gateway_requests_in_flight returns to 0',
       );
-      assert.equal((withPending.pending as { size: number }).size, 0, `${server}: pending requests left`);
-      // Fail, not pass quietly, when the layer that counts requests in flight is no longer found. Found by its
-      // class: another layer with an inFlight count (the limits) would otherwise stand in for it unnoticed.
-      const cached: Record<string, unknown> | undefined = stack.find((layer) => layer instanceof CachedUpstream);
-      assert.ok(cached, `${server}: found the cache layer (${stack.map((l) => l.constructor.name).join(' → ')})`);
-      assert.equal(
-        typeof cached.inFlight,
-        'number',
-        `${server}: the cache layer's in-flight count is where this test reads it`,
-      );
-      assert.equal(cached.inFlight, 0, `${server}: the cache layer counts requests in flight`);
-      for (const layer of stack)
-        if (typeof layer.inFlight === 'number')
-          assert.equal(layer.inFlight, 0, `${server}: ${layer.constructor.name} counts requests in flight`);
-    }
-  });
+      for (const server of SERVERS) {
+        const stack = layers(gateway.upstreams.get(server)!);
+        // The stdio bridge's multiplexer: gateway ids → callers. Every answer must have taken its entry out.
+        const withPending = stack.find(
+          (layer) => typeof (layer.pending as { size?: unknown } | undefined)?.size === 'number',
+        );
+        assert.ok(
+          withPending,
+          `${server}: found the pending-request map (${stack.map((l) => l.constructor.name).join(' → ')})`,
+        );
+        assert.equal((withPending.pending as { size: number }).size, 0, `${server}: pending requests left`);
+        // Fail, not pass quietly, when the layer that counts requests in flight is no longer found. Found by its
+        // class: another layer with an inFlight count (the limits) would otherwise stand in for it unnoticed.
+        const cached: Record<string, unknown> | undefined = stack.find((layer) => layer instanceof CachedUpstream);
+        assert.ok(cached, `${server}: found the cache layer (${stack.map((l) => l.constructor.name).join(' → ')})`);
+        assert.equal(
+          typeof cached.inFlight,
+          'number',
+          `${server}: the cache layer's in-flight count is where this test reads it`,
+        );
+        assert.equal(cached.inFlight, 0, `${server}: the cache layer counts requests in flight`);
+        for (const layer of stack)
+          if (typeof layer.inFlight === 'number')
+            assert.equal(layer.inFlight, 0, `${server}: ${layer.constructor.name} counts requests in flight`);
+      }
+    },
+  );
 });
 
 // ---- 2. leak check: a gateway in its own process -----------------------------------------------------------

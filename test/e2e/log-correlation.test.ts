@@ -79,24 +79,27 @@ function auditLine(run: Run): any {
 }
 
 describe('log correlation', () => {
-  it('with tracing off: no ids on the request log line or the audit line, and no OpenTelemetry module loaded', async () => {
-    const run = await listWithAGap(undefined);
-    assert.equal(gapLine(run).trace_id, undefined);
-    assert.equal(gapLine(run).span_id, undefined);
-    assert.equal(auditLine(run).span_id, undefined);
-    assert.equal(auditLine(run).trace_id, undefined);
-    // The OpenTelemetry packages are CommonJS: whatever loads them, they land in the one require cache. The
-    // API alone is there anyway, as prom-client requires it for its exemplars; the SDK, the exporters and
-    // what the gateway's tracer imports with them are not.
-    const otel = `${path.sep}node_modules${path.sep}@opentelemetry${path.sep}`;
-    const packages = new Set(
-      Object.keys(createRequire(import.meta.url).cache)
-        .filter((file) => file.includes(otel))
-        .map((file) => file.slice(file.indexOf(otel) + otel.length).split(path.sep)[0]),
-    );
-    packages.delete('api');
-    assert.deepEqual([...packages], []);
-  });
+  it(
+    'with tracing off: ' + 'no ids on the request log line or the audit line, and no OpenTelemetry module loaded',
+    async () => {
+      const run = await listWithAGap(undefined);
+      assert.equal(gapLine(run).trace_id, undefined);
+      assert.equal(gapLine(run).span_id, undefined);
+      assert.equal(auditLine(run).span_id, undefined);
+      assert.equal(auditLine(run).trace_id, undefined);
+      // The OpenTelemetry packages are CommonJS: whatever loads them, they land in the one require cache. The
+      // API alone is there anyway, as prom-client requires it for its exemplars; the SDK, the exporters and
+      // what the gateway's tracer imports with them are not.
+      const otel = `${path.sep}node_modules${path.sep}@opentelemetry${path.sep}`;
+      const packages = new Set(
+        Object.keys(createRequire(import.meta.url).cache)
+          .filter((file) => file.includes(otel))
+          .map((file) => file.slice(file.indexOf(otel) + otel.length).split(path.sep)[0]),
+      );
+      packages.delete('api');
+      assert.deepEqual([...packages], []);
+    },
+  );
 
   it('with tracing on: the request log line and the audit line carry the ids of the request span', async () => {
     const receiver: OtlpReceiver = await startOtlpReceiver();

@@ -55,22 +55,25 @@ test('JSON lines by default: one object per line, with level, time and msg', asy
   assert.ok(lines.some((l) => JSON.parse(l).msg === 'serving solo'));
 });
 
-test('--log-format pretty: "[time] LEVEL (name): message" and the fields indented below, no colours off a terminal', async () => {
-  const { stderr, code } = await runUntilServing(
-    ['--log-format', 'pretty'],
-    /endpoint: "(http:\/\/127\.0\.0\.1:\d+\/servers\/solo\/mcp)"/,
-  );
-  assert.equal(code, 0);
-  const lines = stderr.trim().split('\n');
-  const heads = lines.filter((l) => !l.startsWith(' '));
-  assert.ok(heads.length >= 2, stderr);
-  for (const head of heads)
-    assert.match(head, /^\[\d\d:\d\d:\d\d\.\d{3}\] (TRACE|DEBUG|INFO|WARN|ERROR|FATAL) \(mcp-gateway(\/\d+)?\): \S/);
-  assert.ok(heads.some((l) => /\] INFO \(mcp-gateway(\/\d+)?\): serving solo$/.test(l)));
-  assert.ok(lines.some((l) => /^ {4}endpoint: "http:\/\/127\.0\.0\.1:\d+\/servers\/solo\/mcp"$/.test(l)));
-  for (const line of lines) assert.throws(() => JSON.parse(line), `not a JSON line: ${line}`);
-  assert.ok(!stderr.includes('\u001b['), 'no ANSI colours when stderr is not a terminal');
-});
+test(
+  '--log-format pretty: "[time] LEVEL (name): ' + 'message" and the fields indented below, no colours off a terminal',
+  async () => {
+    const { stderr, code } = await runUntilServing(
+      ['--log-format', 'pretty'],
+      /endpoint: "(http:\/\/127\.0\.0\.1:\d+\/servers\/solo\/mcp)"/,
+    );
+    assert.equal(code, 0);
+    const lines = stderr.trim().split('\n');
+    const heads = lines.filter((l) => !l.startsWith(' '));
+    assert.ok(heads.length >= 2, stderr);
+    for (const head of heads)
+      assert.match(head, /^\[\d\d:\d\d:\d\d\.\d{3}\] (TRACE|DEBUG|INFO|WARN|ERROR|FATAL) \(mcp-gateway(\/\d+)?\): \S/);
+    assert.ok(heads.some((l) => /\] INFO \(mcp-gateway(\/\d+)?\): serving solo$/.test(l)));
+    assert.ok(lines.some((l) => /^ {4}endpoint: "http:\/\/127\.0\.0\.1:\d+\/servers\/solo\/mcp"$/.test(l)));
+    for (const line of lines) assert.throws(() => JSON.parse(line), `not a JSON line: ${line}`);
+    assert.ok(!stderr.includes('\u001b['), 'no ANSI colours when stderr is not a terminal');
+  },
+);
 
 test('an unknown --log-format exits 2 naming the formats there are', () => {
   const result = spawnSync(process.execPath, [...CLI, ...SOLO, '--log-format', 'xml'], {

@@ -100,11 +100,14 @@ describe('MCP Apps through /mcp: two servers whose ui:// URIs collide', () => {
     ]);
   });
 
-  test('a ui:// URI no list names (the spec lets UI-only resources go unlisted) is placed by its namespace alone', async () => {
-    const content = await readUi(client, 'ui://b__dashboard/pages/settings');
-    assert.equal(content.text, '<!DOCTYPE html><html><body>page settings of beta</body></html>');
-    assert.equal(content.uri, 'ui://b__dashboard/pages/settings');
-  });
+  test(
+    'a ui:// URI no list names ' + '(the spec lets UI-only resources go unlisted) is placed by its namespace alone',
+    async () => {
+      const content = await readUi(client, 'ui://b__dashboard/pages/settings');
+      assert.equal(content.text, '<!DOCTYPE html><html><body>page settings of beta</body></html>');
+      assert.equal(content.uri, 'ui://b__dashboard/pages/settings');
+    },
+  );
 
   test('a ui:// read of an unknown namespace is the usual unknown-resource error', async () => {
     const unknownUi = await post(
@@ -128,16 +131,19 @@ describe('MCP Apps through /mcp: two servers whose ui:// URIs collide', () => {
     assert.equal(raw.body.error?.code, -32602);
   });
 
-  test('a subscription to a ui:// URI through /mcp is not honoured yet: the acknowledgement leaves it out', async () => {
-    const listen = await openListen(`${gateway.url}/mcp`, { resourceSubscriptions: ['ui://a__dashboard/view.html'] });
-    try {
-      await eventually(() => listen.messages.length > 0, 5_000);
-      assert.equal(listen.messages[0].method, 'notifications/subscriptions/acknowledged');
-      assert.deepEqual(listen.messages[0].params.notifications, { resourceSubscriptions: [] });
-    } finally {
-      listen.close();
-    }
-  });
+  test(
+    'a subscription to a ui:// URI through /mcp is not honoured yet: ' + 'the acknowledgement leaves it out',
+    async () => {
+      const listen = await openListen(`${gateway.url}/mcp`, { resourceSubscriptions: ['ui://a__dashboard/view.html'] });
+      try {
+        await eventually(() => listen.messages.length > 0, 5_000);
+        assert.equal(listen.messages[0].method, 'notifications/subscriptions/acknowledged');
+        assert.deepEqual(listen.messages[0].params.notifications, { resourceSubscriptions: [] });
+      } finally {
+        listen.close();
+      }
+    },
+  );
 
   test("a server cannot give its tool another server's UI: the URI it names stays in its own namespace", async () => {
     const { tools } = await client.listTools();
@@ -288,30 +294,33 @@ describe('MCP Apps and policy: a ui:// URI is judged as its server names it, on 
     return post(url, body, headersFor(body));
   };
 
-  test("a deny of b's own ui:// URIs holds on /mcp, where they are namespaced: refused as unknown, and not listed", async () => {
-    const denied = await read(`${gateway.url}/mcp`, 'ui://b__dashboard/view.html');
-    assert.deepEqual(denied.body.error, {
-      code: -32602,
-      message: 'Resource not found: ui://b__dashboard/view.html',
-      data: { uri: 'ui://b__dashboard/view.html' },
-    });
-    const unlisted = await read(`${gateway.url}/mcp`, 'ui://b__dashboard/pages/settings');
-    assert.equal(unlisted.body.error?.code, -32602, 'a URI the template serves is denied too');
-    const direct = await read(`${gateway.url}/servers/b/mcp`, VIEW);
-    assert.equal(direct.body.error?.code, -32602, 'and on /servers/b/mcp');
-    const allowed = await read(`${gateway.url}/mcp`, 'ui://a__dashboard/view.html');
-    assert.equal(allowed.body.result.contents[0].text, '<!DOCTYPE html><html><body>dashboard of alpha</body></html>');
-    const listBody = request('resources/list');
-    const list = await post(`${gateway.url}/mcp`, listBody, headersFor(listBody));
-    assert.deepEqual(
-      list.body.result.resources.map((r: { uri: string }) => r.uri),
-      ['ui://a__dashboard/view.html'],
-    );
-    const templatesBody = request('resources/templates/list');
-    const templates = await post(`${gateway.url}/mcp`, templatesBody, headersFor(templatesBody));
-    assert.deepEqual(
-      templates.body.result.resourceTemplates.map((t: { uriTemplate: string }) => t.uriTemplate),
-      ['ui://a__dashboard/pages/{page}'],
-    );
-  });
+  test(
+    "a deny of b's own ui:// URIs holds on /mcp, where they are namespaced: " + 'refused as unknown, and not listed',
+    async () => {
+      const denied = await read(`${gateway.url}/mcp`, 'ui://b__dashboard/view.html');
+      assert.deepEqual(denied.body.error, {
+        code: -32602,
+        message: 'Resource not found: ui://b__dashboard/view.html',
+        data: { uri: 'ui://b__dashboard/view.html' },
+      });
+      const unlisted = await read(`${gateway.url}/mcp`, 'ui://b__dashboard/pages/settings');
+      assert.equal(unlisted.body.error?.code, -32602, 'a URI the template serves is denied too');
+      const direct = await read(`${gateway.url}/servers/b/mcp`, VIEW);
+      assert.equal(direct.body.error?.code, -32602, 'and on /servers/b/mcp');
+      const allowed = await read(`${gateway.url}/mcp`, 'ui://a__dashboard/view.html');
+      assert.equal(allowed.body.result.contents[0].text, '<!DOCTYPE html><html><body>dashboard of alpha</body></html>');
+      const listBody = request('resources/list');
+      const list = await post(`${gateway.url}/mcp`, listBody, headersFor(listBody));
+      assert.deepEqual(
+        list.body.result.resources.map((r: { uri: string }) => r.uri),
+        ['ui://a__dashboard/view.html'],
+      );
+      const templatesBody = request('resources/templates/list');
+      const templates = await post(`${gateway.url}/mcp`, templatesBody, headersFor(templatesBody));
+      assert.deepEqual(
+        templates.body.result.resourceTemplates.map((t: { uriTemplate: string }) => t.uriTemplate),
+        ['ui://a__dashboard/pages/{page}'],
+      );
+    },
+  );
 });

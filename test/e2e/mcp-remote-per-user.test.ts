@@ -133,22 +133,25 @@ describe('mcp-remote in front of a gateway whose only server is per-user', { ski
   ] as const;
 
   for (const { host: kind, start, endpoint, who, tool } of CASES) {
-    test(`${kind} → mcp-remote → ${endpoint}: sees the connect tool, connects in a browser, calls ${tool}`, async () => {
-      const host = await start(endpoint, who);
-      const before = await host.toolNames();
-      if (endpoint === '/mcp') assert.deepEqual(before, ['crm__connect'], host.stderr());
-      else assert.ok(before.includes('connect'), `the connect tool is listed: ${before.join()}`);
+    test(
+      `${kind} → mcp-remote → ${endpoint}: ` + `sees the connect tool, connects in a browser, calls ${tool}`,
+      async () => {
+        const host = await start(endpoint, who);
+        const before = await host.toolNames();
+        if (endpoint === '/mcp') assert.deepEqual(before, ['crm__connect'], host.stderr());
+        else assert.ok(before.includes('connect'), `the connect tool is listed: ${before.join()}`);
 
-      const refused = await host.call(tool);
-      assert.equal(refused.code, -32042, `the connect link, not a tool error: ${JSON.stringify(refused)}`);
-      assert.ok(refused.url?.startsWith(`${rig.gateway.url}/connect/`), `a link on the gateway: ${refused.url}`);
-      assert.equal(await rig.connectInBrowser(refused.url!, `${who}-at-crm`), 'Connected to crm');
+        const refused = await host.call(tool);
+        assert.equal(refused.code, -32042, `the connect link, not a tool error: ${JSON.stringify(refused)}`);
+        assert.ok(refused.url?.startsWith(`${rig.gateway.url}/connect/`), `a link on the gateway: ${refused.url}`);
+        assert.equal(await rig.connectInBrowser(refused.url!, `${who}-at-crm`), 'Connected to crm');
 
-      // No list in between: the same call now reaches crm with this person's own token.
-      assert.deepEqual(await host.call(tool), { text: `you are ${who}-at-crm` });
-      const after = await host.toolNames();
-      assert.ok(after.includes(tool), `the list now holds crm's own tools: ${after.join()}`);
-      assert.ok(!after.includes(endpoint === '/mcp' ? 'crm__connect' : 'connect'), 'and no connect tool');
-    });
+        // No list in between: the same call now reaches crm with this person's own token.
+        assert.deepEqual(await host.call(tool), { text: `you are ${who}-at-crm` });
+        const after = await host.toolNames();
+        assert.ok(after.includes(tool), `the list now holds crm's own tools: ${after.join()}`);
+        assert.ok(!after.includes(endpoint === '/mcp' ? 'crm__connect' : 'connect'), 'and no connect tool');
+      },
+    );
   }
 });

@@ -275,43 +275,46 @@ for (const scenario of SCENARIOS) {
       if (scenario.modern) for (const m of progress) assert.deepEqual(schemaProblems('notifications/progress', m), []);
     });
 
-    test('an input_required round trip with a 64 KiB+ requestState: the upstream gets it back byte for byte', async () => {
-      const verdict = JSON.parse(textOf(await host.call('raw__state', { mode: 'big' })));
-      assert.equal(verdict.identical, true, JSON.stringify(verdict));
-      assert.equal(verdict.gotSha256, verdict.sentSha256);
-      assert.deepEqual(verdict.inputResponses, { 'user answer': ELICIT_OK });
-      assert.deepEqual(
-        host.asked.map((params) => params.message),
-        ['mode big?'],
-        'the host was asked once',
-      );
+    test(
+      'an input_required round trip with a 64 KiB+ requestState: ' + 'the upstream gets it back byte for byte',
+      async () => {
+        const verdict = JSON.parse(textOf(await host.call('raw__state', { mode: 'big' })));
+        assert.equal(verdict.identical, true, JSON.stringify(verdict));
+        assert.equal(verdict.gotSha256, verdict.sentSha256);
+        assert.deepEqual(verdict.inputResponses, { 'user answer': ELICIT_OK });
+        assert.deepEqual(
+          host.asked.map((params) => params.message),
+          ['mode big?'],
+          'the host was asked once',
+        );
 
-      const first = lastSent(host, 'tools/call', 'raw__state');
-      if (scenario.modern) {
-        // The host saw the upstream's input_required as it came and retried with the requestState it was given.
-        const calls = host.sent.filter((m) => m.method === 'tools/call' && m.params?.name === 'raw__state');
-        assert.equal(calls.length, 2, 'the first round and one retry');
-        const asked = answerTo(host, calls[0]!.id)!;
-        assert.equal(asked.result?.resultType, 'input_required');
-        assert.deepEqual(schemaProblems('tools/call', asked), []);
-        const state = asked.result!.requestState as string;
-        assert.ok(Buffer.byteLength(state, 'utf8') >= 64 * 1024, `${Buffer.byteLength(state, 'utf8')} bytes`);
-        assert.equal(sha(state), verdict.sentSha256, "the host received the upstream's requestState unchanged");
-        assert.notEqual(calls[1]!.id, calls[0]!.id);
-        assert.equal(calls[1]!.params?.requestState, state, 'the retry carried it back unchanged');
-        assert.deepEqual(schemaProblems('tools/call', answerTo(host, calls[1]!.id)), []);
-      } else {
-        // A 2025 host cannot answer input_required: it was asked with a real elicitation/create request, either
-        // by the gateway (serving it as a 2025 client) or, with --protocol auto, by mcp-remote.
-        assert.equal(host.sent.filter((m) => m.method === 'tools/call' && m.params?.name === 'raw__state').length, 1);
-        assert.ok(!('requestState' in (first?.params ?? {})));
-        const question = host.received.filter((m) => m.method === 'elicitation/create');
-        assert.equal(question.length, 1);
-        const byGateway = String(question[0]!.id).startsWith('mcp-gateway-');
-        assert.equal(byGateway, !scenario.flags.includes('auto'), `asked by ${question[0]!.id}`);
-        assert.ok(verdict.sentChars > 40_000, `${verdict.sentChars} characters`);
-      }
-    });
+        const first = lastSent(host, 'tools/call', 'raw__state');
+        if (scenario.modern) {
+          // The host saw the upstream's input_required as it came and retried with the requestState it was given.
+          const calls = host.sent.filter((m) => m.method === 'tools/call' && m.params?.name === 'raw__state');
+          assert.equal(calls.length, 2, 'the first round and one retry');
+          const asked = answerTo(host, calls[0]!.id)!;
+          assert.equal(asked.result?.resultType, 'input_required');
+          assert.deepEqual(schemaProblems('tools/call', asked), []);
+          const state = asked.result!.requestState as string;
+          assert.ok(Buffer.byteLength(state, 'utf8') >= 64 * 1024, `${Buffer.byteLength(state, 'utf8')} bytes`);
+          assert.equal(sha(state), verdict.sentSha256, "the host received the upstream's requestState unchanged");
+          assert.notEqual(calls[1]!.id, calls[0]!.id);
+          assert.equal(calls[1]!.params?.requestState, state, 'the retry carried it back unchanged');
+          assert.deepEqual(schemaProblems('tools/call', answerTo(host, calls[1]!.id)), []);
+        } else {
+          // A 2025 host cannot answer input_required: it was asked with a real elicitation/create request, either
+          // by the gateway (serving it as a 2025 client) or, with --protocol auto, by mcp-remote.
+          assert.equal(host.sent.filter((m) => m.method === 'tools/call' && m.params?.name === 'raw__state').length, 1);
+          assert.ok(!('requestState' in (first?.params ?? {})));
+          const question = host.received.filter((m) => m.method === 'elicitation/create');
+          assert.equal(question.length, 1);
+          const byGateway = String(question[0]!.id).startsWith('mcp-gateway-');
+          assert.equal(byGateway, !scenario.flags.includes('auto'), `asked by ${question[0]!.id}`);
+          assert.ok(verdict.sentChars > 40_000, `${verdict.sentChars} characters`);
+        }
+      },
+    );
 
     test('signed in with the key alone: no OAuth flow, no browser, nothing stored', () => {
       assert.doesNotMatch(host.stderr(), SIGN_IN);

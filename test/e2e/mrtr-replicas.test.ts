@@ -91,42 +91,45 @@ describe('two gateways on one Redis: a retry sent to the other replica is forwar
 
 describe('replicas on one Redis that cannot help', { skip: needRedis.skip }, () => {
   before(needRedis.check);
-  test('the holder has stopped, or the replica has another mrtr.secret: the retry is refused with -32602 (no hang)', async () => {
-    const keyPrefix = `mrtr-e2e-${randomUUID()}:`;
-    const cache = { store: 'redis', url: SHARED_REDIS, keyPrefix };
-    const secret = 'a shared mrtr secret, 32+ chars long';
-    const [b, holder, stranger] = await Promise.all([
-      startGw({ legacy: fixture('legacy-server') }, { cache, mrtr: { secret } }),
-      startGw({ legacy: fixture('legacy-server') }, { cache, mrtr: { secret } }),
-      startGw({ legacy: fixture('legacy-server') }, { cache, mrtr: { secret: 'another secret, also 32+ chars' } }),
-    ]);
-    const redis = new Redis(SHARED_REDIS);
-    let holderClosed = false;
-    try {
-      await eventually(async () => (await redis.keys(`${keyPrefix}instance:*`)).length === 3, 10_000);
-      const responses = { 'elicitation-1': { action: 'accept', content: { name: 'x' } } };
+  test(
+    'the holder has stopped, or the replica has another mrtr.secret: ' + 'the retry is refused with -32602 (no hang)',
+    async () => {
+      const keyPrefix = `mrtr-e2e-${randomUUID()}:`;
+      const cache = { store: 'redis', url: SHARED_REDIS, keyPrefix };
+      const secret = 'a shared mrtr secret, 32+ chars long';
+      const [b, holder, stranger] = await Promise.all([
+        startGw({ legacy: fixture('legacy-server') }, { cache, mrtr: { secret } }),
+        startGw({ legacy: fixture('legacy-server') }, { cache, mrtr: { secret } }),
+        startGw({ legacy: fixture('legacy-server') }, { cache, mrtr: { secret: 'another secret, also 32+ chars' } }),
+      ]);
+      const redis = new Redis(SHARED_REDIS);
+      let holderClosed = false;
+      try {
+        await eventually(async () => (await redis.keys(`${keyPrefix}instance:*`)).length === 3, 10_000);
+        const responses = { 'elicitation-1': { action: 'accept', content: { name: 'x' } } };
 
-      const first = call('ask', {}, { elicitation: {} });
-      const fromStranger = inputRequired(await send(`${stranger.url}/servers/legacy/mcp`, first));
-      invalidState(
-        await send(`${b.url}/servers/legacy/mcp`, retry(first, fromStranger.requestState, responses)),
-        /mrtr\.secret/,
-      );
+        const first = call('ask', {}, { elicitation: {} });
+        const fromStranger = inputRequired(await send(`${stranger.url}/servers/legacy/mcp`, first));
+        invalidState(
+          await send(`${b.url}/servers/legacy/mcp`, retry(first, fromStranger.requestState, responses)),
+          /mrtr\.secret/,
+        );
 
-      const second = call('ask', {}, { elicitation: {} });
-      const fromHolder = inputRequired(await send(`${holder.url}/servers/legacy/mcp`, second));
-      await holder.close();
-      holderClosed = true;
-      const refused = await send(`${b.url}/servers/legacy/mcp`, retry(second, fromHolder.requestState, responses));
-      invalidState(refused, /held by gateway instance/);
-      assert.ok(refused.body.error.message.includes(stateBody(fromHolder.requestState).instance));
-    } finally {
-      await Promise.all([b.close(), stranger.close(), holderClosed ? undefined : holder.close()]);
-      const keys = await redis.keys(`${keyPrefix}*`);
-      if (keys.length) await redis.del(...keys);
-      redis.disconnect();
-    }
-  });
+        const second = call('ask', {}, { elicitation: {} });
+        const fromHolder = inputRequired(await send(`${holder.url}/servers/legacy/mcp`, second));
+        await holder.close();
+        holderClosed = true;
+        const refused = await send(`${b.url}/servers/legacy/mcp`, retry(second, fromHolder.requestState, responses));
+        invalidState(refused, /held by gateway instance/);
+        assert.ok(refused.body.error.message.includes(stateBody(fromHolder.requestState).instance));
+      } finally {
+        await Promise.all([b.close(), stranger.close(), holderClosed ? undefined : holder.close()]);
+        const keys = await redis.keys(`${keyPrefix}*`);
+        if (keys.length) await redis.del(...keys);
+        redis.disconnect();
+      }
+    },
+  );
 });
 
 describe('two gateways without Redis: a retry at the wrong replica is refused, naming the holder', () => {

@@ -75,20 +75,23 @@ describe("legacy fixture: the gateway's requestState", () => {
     await finish(first, state);
   });
 
-  test('body re-encoded with a changed field (round, expiry, caller) under the old MAC → -32602 (altered)', async () => {
-    const { first, state } = await ask();
-    const mac = state.slice(state.lastIndexOf('.') + 1);
-    const body = stateBody(state);
-    for (const change of [
-      { round: body.round + 1 },
-      { expiresAt: body.expiresAt + 3_600_000 },
-      { caller: 'principal-bob' },
-    ]) {
-      const forged = `mcpgw1.${Buffer.from(JSON.stringify({ ...body, ...change })).toString('base64url')}.${mac}`;
-      invalidState(await send(url, retry(first, forged, answerOf('Mallory')), as(ALICE)), /altered/);
-    }
-    await finish(first, state);
-  });
+  test(
+    'body re-encoded with a changed field (round, expiry, ' + 'caller) under the old MAC → -32602 (altered)',
+    async () => {
+      const { first, state } = await ask();
+      const mac = state.slice(state.lastIndexOf('.') + 1);
+      const body = stateBody(state);
+      for (const change of [
+        { round: body.round + 1 },
+        { expiresAt: body.expiresAt + 3_600_000 },
+        { caller: 'principal-bob' },
+      ]) {
+        const forged = `mcpgw1.${Buffer.from(JSON.stringify({ ...body, ...change })).toString('base64url')}.${mac}`;
+        invalidState(await send(url, retry(first, forged, answerOf('Mallory')), as(ALICE)), /altered/);
+      }
+      await finish(first, state);
+    },
+  );
 
   test('replayed by another principal → -32602 (another caller); its owner still completes it', async () => {
     const { first, state } = await ask();
@@ -264,33 +267,36 @@ describe("legacy fixture: the gateway's requestState", () => {
   });
 
   // ---- 7. several calls on one stdio child
-  test('a question while another call is in flight on the same child is refused, not shown to either caller', async () => {
-    const hold = call('hold', { ms: 30_000 }, { elicitation: {} });
-    (hold.params._meta as Record<string, unknown>).progressToken = 'hold-1';
-    const held = await stream(url, hold, as(BOB));
-    await eventually(() => held.messages.some((m) => m.method === 'notifications/progress'), 15_000);
-    // alice's `ask` runs while bob's `hold` is in flight: stdio cannot say whose question it is.
-    const answer = await send(url, call('ask', { question: 'Whose question?' }, { elicitation: {} }), as(ALICE));
-    const result = complete(answer);
-    assert.match(textOf(result), /^elicitation failed: .*2 calls are in flight/);
-    complete(await send(url, call('release'), as(ALICE)));
-    const messages = await held.done;
-    const last = messages.at(-1);
-    assert.equal(last.result?.resultType === 'input_required', false);
-    assert.equal(textOf(last.result), 'released');
-    assert.ok(
-      messages.every((m) => !JSON.stringify(m).includes('Whose question?')),
-      "bob never saw alice's question",
-    );
-    assert.ok(
-      recording.lines.some(
-        (r) =>
-          r.msg === 'refused a request from the upstream' &&
-          r.obj.method === 'elicitation/create' &&
-          /2 calls are in flight/.test(String(r.obj.why)),
-      ),
-    );
-  });
+  test(
+    'a question while another call is in flight on the same child is refused, ' + 'not shown to either caller',
+    async () => {
+      const hold = call('hold', { ms: 30_000 }, { elicitation: {} });
+      (hold.params._meta as Record<string, unknown>).progressToken = 'hold-1';
+      const held = await stream(url, hold, as(BOB));
+      await eventually(() => held.messages.some((m) => m.method === 'notifications/progress'), 15_000);
+      // alice's `ask` runs while bob's `hold` is in flight: stdio cannot say whose question it is.
+      const answer = await send(url, call('ask', { question: 'Whose question?' }, { elicitation: {} }), as(ALICE));
+      const result = complete(answer);
+      assert.match(textOf(result), /^elicitation failed: .*2 calls are in flight/);
+      complete(await send(url, call('release'), as(ALICE)));
+      const messages = await held.done;
+      const last = messages.at(-1);
+      assert.equal(last.result?.resultType === 'input_required', false);
+      assert.equal(textOf(last.result), 'released');
+      assert.ok(
+        messages.every((m) => !JSON.stringify(m).includes('Whose question?')),
+        "bob never saw alice's question",
+      );
+      assert.ok(
+        recording.lines.some(
+          (r) =>
+            r.msg === 'refused a request from the upstream' &&
+            r.obj.method === 'elicitation/create' &&
+            /2 calls are in flight/.test(String(r.obj.why)),
+        ),
+      );
+    },
+  );
 
   test(
     "a call held for its client's answer and a second asker: the second waits behind it (mrtr.queueMs), the " +

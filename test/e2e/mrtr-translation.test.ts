@@ -43,25 +43,28 @@ describe('legacy server-everything: questions become input_required, answered by
     );
   });
 
-  test("raw: trigger-elicitation-request → input_required (schema-valid), retry → the tool's result with the answer", async () => {
-    const url = `${gw.url}/servers/everything/mcp`;
-    const first = call('trigger-elicitation-request', {}, { elicitation: {} });
-    const asked = inputRequired(await send(url, first));
-    assert.deepEqual(Object.keys(asked.inputRequests), ['elicitation-1']);
-    assert.equal(asked.inputRequests['elicitation-1']!.method, 'elicitation/create');
-    assert.match(asked.inputRequests['elicitation-1']!.params.message, /Please provide inputs/);
-    assert.ok(asked.requestState.startsWith('mcpgw1.'));
-    const result = complete(
-      await send(
-        url,
-        retry(first, asked.requestState, {
-          'elicitation-1': { action: 'accept', content: { name: 'Ada Lovelace', check: true } },
-        }),
-      ),
-    );
-    assert.match(textOf(result), /Name: Ada Lovelace/);
-    assert.match(textOf(result), /Agreed to terms: true/);
-  });
+  test(
+    'raw: trigger-elicitation-request → input_required (schema-valid), ' + "retry → the tool's result with the answer",
+    async () => {
+      const url = `${gw.url}/servers/everything/mcp`;
+      const first = call('trigger-elicitation-request', {}, { elicitation: {} });
+      const asked = inputRequired(await send(url, first));
+      assert.deepEqual(Object.keys(asked.inputRequests), ['elicitation-1']);
+      assert.equal(asked.inputRequests['elicitation-1']!.method, 'elicitation/create');
+      assert.match(asked.inputRequests['elicitation-1']!.params.message, /Please provide inputs/);
+      assert.ok(asked.requestState.startsWith('mcpgw1.'));
+      const result = complete(
+        await send(
+          url,
+          retry(first, asked.requestState, {
+            'elicitation-1': { action: 'accept', content: { name: 'Ada Lovelace', check: true } },
+          }),
+        ),
+      );
+      assert.match(textOf(result), /Name: Ada Lovelace/);
+      assert.match(textOf(result), /Agreed to terms: true/);
+    },
+  );
 
   test('SDK v2 client: trigger-elicitation-request through /servers/everything/mcp and /mcp', async () => {
     for (const [endpoint, name] of onBothEndpoints('everything', 'trigger-elicitation-request')) {
@@ -99,36 +102,39 @@ describe('legacy server-everything: questions become input_required, answered by
     }
   });
 
-  test('without the capability declared: -32021 with data.requiredCapabilities, and the upstream is not left hanging', async () => {
-    const url = `${gw.url}/servers/everything/mcp`;
-    for (const [tool, needed, args] of [
-      ['trigger-elicitation-request', 'elicitation', {}],
-      ['trigger-sampling-request', 'sampling', { prompt: 'x' }],
-    ] as const) {
-      // Declaring the other capabilities does not help.
-      const others = Object.fromEntries(
-        ['elicitation', 'sampling', 'roots'].filter((c) => c !== needed).map((c) => [c, {}]),
+  test(
+    'without the capability declared: ' + '-32021 with data.requiredCapabilities, and the upstream is not left hanging',
+    async () => {
+      const url = `${gw.url}/servers/everything/mcp`;
+      for (const [tool, needed, args] of [
+        ['trigger-elicitation-request', 'elicitation', {}],
+        ['trigger-sampling-request', 'sampling', { prompt: 'x' }],
+      ] as const) {
+        // Declaring the other capabilities does not help.
+        const others = Object.fromEntries(
+          ['elicitation', 'sampling', 'roots'].filter((c) => c !== needed).map((c) => [c, {}]),
+        );
+        const answer = await send(url, call(tool, args, others));
+        assert.equal(answer.body?.error?.code, -32021, `${tool}: ${JSON.stringify(answer.body)}`);
+        assert.deepEqual(answer.body.error.data?.requiredCapabilities, { [needed]: {} }, tool);
+        assert.deepEqual(schemaProblems('tools/call', answer.body), [], tool);
+      }
+      // roots/list is answered for the client as a client without roots would (servers also ask for roots
+      // unprompted, which stdio cannot tell from a question of the call in flight): the call completes.
+      const roots = await send(url, call('get-roots-list', {}, { elicitation: {}, sampling: {} }));
+      assert.equal(roots.body.result?.resultType, 'complete', JSON.stringify(roots.body));
+      // The child answers the next calls at once: nothing of the refused calls is still in flight on it.
+      assert.match(textOf(complete(await send(url, call('echo', { message: 'still here' })))), /still here/);
+      const first = call('trigger-elicitation-request', {}, { elicitation: {} });
+      const asked = inputRequired(await send(url, first));
+      assert.deepEqual(Object.keys(asked.inputRequests), ['elicitation-1']);
+      // Answered, so that no call stays held on this child (one held call makes the next asker ambiguous).
+      assert.match(
+        textOf(complete(await send(url, retry(first, asked.requestState, { 'elicitation-1': { action: 'decline' } })))),
+        /declined/,
       );
-      const answer = await send(url, call(tool, args, others));
-      assert.equal(answer.body?.error?.code, -32021, `${tool}: ${JSON.stringify(answer.body)}`);
-      assert.deepEqual(answer.body.error.data?.requiredCapabilities, { [needed]: {} }, tool);
-      assert.deepEqual(schemaProblems('tools/call', answer.body), [], tool);
-    }
-    // roots/list is answered for the client as a client without roots would (servers also ask for roots
-    // unprompted, which stdio cannot tell from a question of the call in flight): the call completes.
-    const roots = await send(url, call('get-roots-list', {}, { elicitation: {}, sampling: {} }));
-    assert.equal(roots.body.result?.resultType, 'complete', JSON.stringify(roots.body));
-    // The child answers the next calls at once: nothing of the refused calls is still in flight on it.
-    assert.match(textOf(complete(await send(url, call('echo', { message: 'still here' })))), /still here/);
-    const first = call('trigger-elicitation-request', {}, { elicitation: {} });
-    const asked = inputRequired(await send(url, first));
-    assert.deepEqual(Object.keys(asked.inputRequests), ['elicitation-1']);
-    // Answered, so that no call stays held on this child (one held call makes the next asker ambiguous).
-    assert.match(
-      textOf(complete(await send(url, retry(first, asked.requestState, { 'elicitation-1': { action: 'decline' } })))),
-      /declined/,
-    );
-  });
+    },
+  );
 
   test('SDK v2 client without the capability: the call fails with -32021', async () => {
     await withSdkClient(`${gw.url}/servers/everything/mcp`, {}, async (client) => {
@@ -139,26 +145,29 @@ describe('legacy server-everything: questions become input_required, answered by
     });
   });
 
-  test('SDK v2 client: get-roots-list through /servers/everything/mcp and /mcp (each child asked once, at start)', async () => {
-    for (const [endpoint, name, uri] of [
-      ['/servers/everything/mcp', 'get-roots-list', 'file:///work/one'],
-      ['/mcp', 'every2__get-roots-list', 'file:///work/two'],
-    ] as const) {
-      let asked = 0;
-      await withSdkClient(
-        `${gw.url}${endpoint}`,
-        { roots: () => (asked++, { roots: [{ uri, name: 'proj' }] }) },
-        async (client) => {
-          // The child keeps the answer the gateway gave its own roots/list at start (no roots configured:
-          // none), so no caller's roots reach a child every caller shares.
-          const result = await client.callTool({ name, arguments: {} });
-          assert.match(textOf(result), /no roots are currently configured/, endpoint);
-          assert.doesNotMatch(textOf(result), new RegExp(uri), endpoint);
-          assert.equal(asked, 0, endpoint);
-        },
-      );
-    }
-  });
+  test(
+    'SDK v2 client: get-roots-list through /servers/everything/mcp and /mcp ' + '(each child asked once, at start)',
+    async () => {
+      for (const [endpoint, name, uri] of [
+        ['/servers/everything/mcp', 'get-roots-list', 'file:///work/one'],
+        ['/mcp', 'every2__get-roots-list', 'file:///work/two'],
+      ] as const) {
+        let asked = 0;
+        await withSdkClient(
+          `${gw.url}${endpoint}`,
+          { roots: () => (asked++, { roots: [{ uri, name: 'proj' }] }) },
+          async (client) => {
+            // The child keeps the answer the gateway gave its own roots/list at start (no roots configured:
+            // none), so no caller's roots reach a child every caller shares.
+            const result = await client.callTool({ name, arguments: {} });
+            assert.match(textOf(result), /no roots are currently configured/, endpoint);
+            assert.doesNotMatch(textOf(result), new RegExp(uri), endpoint);
+            assert.equal(asked, 0, endpoint);
+          },
+        );
+      }
+    },
+  );
 });
 
 describe('roots: from the config on server-everything', () => {

@@ -66,15 +66,18 @@ describe('the gateway as a resource server of oidc-provider', () => {
     await oidc?.close();
   });
 
-  test('a JWT access token oidc-provider issued for the gateway is accepted; one for another resource is refused', async () => {
-    const body = request('tools/call', { name: 'a__echo', arguments: { text: 'hello' } });
-    const good = await send(`${gateway.url}/mcp`, body, { authorization: `Bearer ${await tokenFor(resource)}` });
-    assert.deepEqual(good.body.result?.content, [{ type: 'text', text: 'hello' }], JSON.stringify(good.body));
-    const other = await send(`${gateway.url}/mcp`, body, {
-      authorization: `Bearer ${await tokenFor('https://other.example/mcp')}`,
-    });
-    assert.equal(other.status, 401);
-  });
+  test(
+    'a JWT access token oidc-provider issued for the gateway is accepted; ' + 'one for another resource is refused',
+    async () => {
+      const body = request('tools/call', { name: 'a__echo', arguments: { text: 'hello' } });
+      const good = await send(`${gateway.url}/mcp`, body, { authorization: `Bearer ${await tokenFor(resource)}` });
+      assert.deepEqual(good.body.result?.content, [{ type: 'text', text: 'hello' }], JSON.stringify(good.body));
+      const other = await send(`${gateway.url}/mcp`, body, {
+        authorization: `Bearer ${await tokenFor('https://other.example/mcp')}`,
+      });
+      assert.equal(other.status, 401);
+    },
+  );
 
   test('no token: 401 whose challenge names the metadata, which names oidc-provider', async () => {
     const body = request('tools/list');
@@ -88,36 +91,39 @@ describe('the gateway as a resource server of oidc-provider', () => {
     assert.deepEqual(metadata.authorization_servers, [oidc.issuer]);
   });
 
-  test('the SDK v2 client discovers oidc-provider from the gateway and gets a client_credentials token by itself', async () => {
-    const provider = new ClientCredentialsProvider({
-      clientId: CLIENT.client_id,
-      clientSecret: CLIENT.client_secret,
-      expectedIssuer: oidc.issuer,
-    });
-    const client = new Client(
-      { name: 'oauth-oidc-e2e', version: '1.0.0' },
-      { versionNegotiation: { mode: { pin: VERSION } } },
-    );
-    try {
-      await client.connect(
-        new StreamableHTTPClientTransport(new URL(`${gateway.url}/mcp`), { authProvider: provider }),
+  test(
+    'the SDK v2 client discovers oidc-provider from the gateway and gets a client_credentials token ' + 'by itself',
+    async () => {
+      const provider = new ClientCredentialsProvider({
+        clientId: CLIENT.client_id,
+        clientSecret: CLIENT.client_secret,
+        expectedIssuer: oidc.issuer,
+      });
+      const client = new Client(
+        { name: 'oauth-oidc-e2e', version: '1.0.0' },
+        { versionNegotiation: { mode: { pin: VERSION } } },
       );
-      const { tools } = await client.listTools();
-      assert.ok(tools.some((tool) => tool.name === 'a__echo'));
-      const result = await client.callTool({ name: 'a__echo', arguments: { text: 'via oidc-provider' } });
-      assert.deepEqual(result.content, [{ type: 'text', text: 'via oidc-provider' }]);
-      const token = (await provider.tokens())?.access_token;
-      assert.ok(token);
-      issuedTokens.push(token);
-      assert.equal(
-        (await oidc.verify(token, resource)).client_id,
-        CLIENT.client_id,
-        'a JWT for the gateway, from oidc-provider',
-      );
-    } finally {
-      await client.close();
-    }
-  });
+      try {
+        await client.connect(
+          new StreamableHTTPClientTransport(new URL(`${gateway.url}/mcp`), { authProvider: provider }),
+        );
+        const { tools } = await client.listTools();
+        assert.ok(tools.some((tool) => tool.name === 'a__echo'));
+        const result = await client.callTool({ name: 'a__echo', arguments: { text: 'via oidc-provider' } });
+        assert.deepEqual(result.content, [{ type: 'text', text: 'via oidc-provider' }]);
+        const token = (await provider.tokens())?.access_token;
+        assert.ok(token);
+        issuedTokens.push(token);
+        assert.equal(
+          (await oidc.verify(token, resource)).client_id,
+          CLIENT.client_id,
+          'a JWT for the gateway, from oidc-provider',
+        );
+      } finally {
+        await client.close();
+      }
+    },
+  );
 
   test("the caller's token reaches neither the upstream nor the audit log", async () => {
     assert.ok(issuedTokens.length >= 3);

@@ -106,17 +106,20 @@ describe('bodies and answers', () => {
     assert.deepEqual(defProblems('CallToolResult', result), []);
   });
 
-  test("an answer the operation's response schema refuses is a tool error keeping its text and naming the field", async () => {
-    const result = await call(pets, 'showPetById', { petId: 'undocumented' });
-    assert.equal(result.isError, true);
-    assert.equal(result.structuredContent, undefined, 'no structured content the outputSchema refuses');
-    assert.deepEqual(JSON.parse(result.content[0].text), { id: 'seven', name: 'Odd' });
-    assert.match(result.content[1].text, /does not match the response schema .*\(the answer\.id must be integer\)/);
-    assert.match(result.content[1].text, /servers\.\S+\.openapi/);
-    assert.deepEqual(defProblems('CallToolResult', result), []);
-    // The documented answer of the same operation is structured content, as before.
-    assert.deepEqual((await call(pets, 'showPetById', { petId: 'Rex' })).structuredContent, { id: 7, name: 'Rex' });
-  });
+  test(
+    "an answer the operation's response schema refuses is a tool error keeping its text and naming " + 'the field',
+    async () => {
+      const result = await call(pets, 'showPetById', { petId: 'undocumented' });
+      assert.equal(result.isError, true);
+      assert.equal(result.structuredContent, undefined, 'no structured content the outputSchema refuses');
+      assert.deepEqual(JSON.parse(result.content[0].text), { id: 'seven', name: 'Odd' });
+      assert.match(result.content[1].text, /does not match the response schema .*\(the answer\.id must be integer\)/);
+      assert.match(result.content[1].text, /servers\.\S+\.openapi/);
+      assert.deepEqual(defProblems('CallToolResult', result), []);
+      // The documented answer of the same operation is structured content, as before.
+      assert.deepEqual((await call(pets, 'showPetById', { petId: 'Rex' })).structuredContent, { id: 7, name: 'Rex' });
+    },
+  );
 
   test('an array or number answer is wrapped as { result }', async () => {
     assert.deepEqual((await call(pets, 'listPets', {})).structuredContent, {

@@ -99,23 +99,28 @@ describe('an OpenAPI server on /mcp beside a stdio server', () => {
     assert.deepEqual(called.body.result.structuredContent, { id: 7, name: 'Tom' });
   });
 
-  test('a reload that finds the document changed: the new tool is listed, listen streams hear list_changed', async () => {
-    const listen = await openListen(`${gateway.url}/mcp`, { toolsListChanged: true });
-    try {
-      assert.ok(await until(() => listen.messages.length >= 1, 10_000), 'acknowledged');
-      const text = readFileSync(document, 'utf8').replace('operationId: countPets', 'operationId: howManyPets');
-      writeFileSync(document, text);
-      await gateway.reload(parseConfig({ listen: { port: 0 }, servers: servers(), profiles: PROFILES }, 'test', ROOT));
-      assert.ok(
-        await until(() => listen.messages.some((m) => m.method === 'notifications/tools/list_changed'), 10_000),
-        JSON.stringify(listen.messages),
-      );
-      const listed = await names();
-      assert.ok(listed.includes('pets__howManyPets') && !listed.includes('pets__countPets'), String(listed));
-    } finally {
-      listen.close();
-    }
-  });
+  test(
+    'a reload that finds the document changed: ' + 'the new tool is listed, listen streams hear list_changed',
+    async () => {
+      const listen = await openListen(`${gateway.url}/mcp`, { toolsListChanged: true });
+      try {
+        assert.ok(await until(() => listen.messages.length >= 1, 10_000), 'acknowledged');
+        const text = readFileSync(document, 'utf8').replace('operationId: countPets', 'operationId: howManyPets');
+        writeFileSync(document, text);
+        await gateway.reload(
+          parseConfig({ listen: { port: 0 }, servers: servers(), profiles: PROFILES }, 'test', ROOT),
+        );
+        assert.ok(
+          await until(() => listen.messages.some((m) => m.method === 'notifications/tools/list_changed'), 10_000),
+          JSON.stringify(listen.messages),
+        );
+        const listed = await names();
+        assert.ok(listed.includes('pets__howManyPets') && !listed.includes('pets__countPets'), String(listed));
+      } finally {
+        listen.close();
+      }
+    },
+  );
 });
 
 describe('a reload whose OpenAPI document does not load', () => {

@@ -113,41 +113,44 @@ describe("requests go only to baseUrl's origin", () => {
     assert.deepEqual(seen, []);
   });
 
-  test('calling one through /mcp or the server endpoint is refused, saying why; the listener sees no request', async () => {
-    assert.ok(gateway, 'the gateway started');
-    const before = rest.received.length;
-    for (const name of ['pets__ownServer', 'pets__pathItemServer', 'pets__templatedServer']) {
-      const answer = await post(`${gateway.url}/mcp`, request('tools/call', { name, arguments: {} }));
-      assert.equal(answer.body.error?.code, -32602, JSON.stringify(answer.body));
-      // /mcp gives the server's own account under the prefixed name (docs/openapi.md, "Where a call goes").
-      const message: string = answer.body.error.message;
-      assert.match(message, new RegExp(`^Tool ${name} is not offered: servers\\.pets: `));
-      assert.match(message, /requests go only to baseUrl's origin/);
-    }
-    for (const name of ['ownServer', 'pathItemServer', 'templatedServer']) {
-      const answer = await post(`${gateway.url}/servers/pets/mcp`, request('tools/call', { name, arguments: {} }));
-      assert.equal(answer.body.error?.code, -32602, JSON.stringify(answer.body));
-      const message: string = answer.body.error.message;
-      assert.match(message, new RegExp(`names its own server http://127\\.0\\.0\\.1:${port}`));
-      assert.match(message, /requests go only to baseUrl's origin/);
-      assert.match(message, /servers\.pets\.baseUrl/);
-    }
-    // The operations on baseUrl's origin are called as usual (the path like an authority reaches the REST server,
-    // which does not serve it), and nothing of the above reached either server.
-    const shown = await post(
-      `${gateway.url}/mcp`,
-      request('tools/call', { name: 'pets__showPetById', arguments: { petId: 'Rex' } }),
-    );
-    assert.deepEqual(shown.body.result.structuredContent, { id: 7, name: 'Rex' });
-    const authorityLike = await post(
-      `${gateway.url}/mcp`,
-      request('tools/call', { name: 'pets__authorityLike', arguments: {} }),
-    );
-    assert.match(authorityLike.body.result.content[0].text, /^HTTP 404 from http:\/\/127\.0\.0\.1:\d+\/v1\/\/127/);
-    assert.deepEqual(
-      rest.received.slice(before).map((received) => `${received.method} ${received.url}`),
-      ['GET /v1/pets/Rex', `GET /v1//127.0.0.1:${port}/x`],
-    );
-    assert.deepEqual(seen, []);
-  });
+  test(
+    'calling one through /mcp or the server endpoint is refused, saying why; ' + 'the listener sees no request',
+    async () => {
+      assert.ok(gateway, 'the gateway started');
+      const before = rest.received.length;
+      for (const name of ['pets__ownServer', 'pets__pathItemServer', 'pets__templatedServer']) {
+        const answer = await post(`${gateway.url}/mcp`, request('tools/call', { name, arguments: {} }));
+        assert.equal(answer.body.error?.code, -32602, JSON.stringify(answer.body));
+        // /mcp gives the server's own account under the prefixed name (docs/openapi.md, "Where a call goes").
+        const message: string = answer.body.error.message;
+        assert.match(message, new RegExp(`^Tool ${name} is not offered: servers\\.pets: `));
+        assert.match(message, /requests go only to baseUrl's origin/);
+      }
+      for (const name of ['ownServer', 'pathItemServer', 'templatedServer']) {
+        const answer = await post(`${gateway.url}/servers/pets/mcp`, request('tools/call', { name, arguments: {} }));
+        assert.equal(answer.body.error?.code, -32602, JSON.stringify(answer.body));
+        const message: string = answer.body.error.message;
+        assert.match(message, new RegExp(`names its own server http://127\\.0\\.0\\.1:${port}`));
+        assert.match(message, /requests go only to baseUrl's origin/);
+        assert.match(message, /servers\.pets\.baseUrl/);
+      }
+      // The operations on baseUrl's origin are called as usual (the path like an authority reaches the REST server,
+      // which does not serve it), and nothing of the above reached either server.
+      const shown = await post(
+        `${gateway.url}/mcp`,
+        request('tools/call', { name: 'pets__showPetById', arguments: { petId: 'Rex' } }),
+      );
+      assert.deepEqual(shown.body.result.structuredContent, { id: 7, name: 'Rex' });
+      const authorityLike = await post(
+        `${gateway.url}/mcp`,
+        request('tools/call', { name: 'pets__authorityLike', arguments: {} }),
+      );
+      assert.match(authorityLike.body.result.content[0].text, /^HTTP 404 from http:\/\/127\.0\.0\.1:\d+\/v1\/\/127/);
+      assert.deepEqual(
+        rest.received.slice(before).map((received) => `${received.method} ${received.url}`),
+        ['GET /v1/pets/Rex', `GET /v1//127.0.0.1:${port}/x`],
+      );
+      assert.deepEqual(seen, []);
+    },
+  );
 });

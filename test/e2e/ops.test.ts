@@ -240,26 +240,29 @@ describe('who may read operator pages', () => {
     },
   );
 
-  test('a foreign Origin, or a Host that is not loopback on a loopback listener (DNS rebinding), gets 403', async () => {
-    const operator = { authorization: 'Bearer operator-key-0123456789' };
-    assert.equal((await get('/status.json', { ...operator, origin: 'https://evil.example' })).status, 403);
-    const rebound = await new Promise<number>((resolve, reject) => {
-      const url = new URL(`${gateway.url}/status.json`);
-      http
-        .get(
-          {
-            host: url.hostname,
-            port: url.port,
-            path: url.pathname,
-            headers: { ...operator, host: `evil.example:${url.port}` },
-          },
-          (res) => {
-            res.resume();
-            resolve(res.statusCode!);
-          },
-        )
-        .on('error', reject);
-    });
-    assert.equal(rebound, 403);
-  });
+  test(
+    'a foreign Origin, ' + 'or a Host that is not loopback on a loopback listener (DNS rebinding), gets 403',
+    async () => {
+      const operator = { authorization: 'Bearer operator-key-0123456789' };
+      assert.equal((await get('/status.json', { ...operator, origin: 'https://evil.example' })).status, 403);
+      const rebound = await new Promise<number>((resolve, reject) => {
+        const url = new URL(`${gateway.url}/status.json`);
+        http
+          .get(
+            {
+              host: url.hostname,
+              port: url.port,
+              path: url.pathname,
+              headers: { ...operator, host: `evil.example:${url.port}` },
+            },
+            (res) => {
+              res.resume();
+              resolve(res.statusCode!);
+            },
+          )
+          .on('error', reject);
+      });
+      assert.equal(rebound, 403);
+    },
+  );
 });

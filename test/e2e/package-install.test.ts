@@ -149,23 +149,26 @@ test('the package ships no .map files (they pointed at sources it does not hold)
   );
 });
 
-test('a production install carries neither reference server; pino-pretty is there, so --log-format pretty works', () => {
-  for (const name of REFERENCE_SERVERS) {
-    assert.equal(pkg.dependencies[name], undefined, `${name} is a dependency of every install`);
-    assert.ok(pkg.devDependencies[name], `${name}: a clone's npm ci installs it, so npm start serves it`);
-  }
-  const modules = path.join(installed, 'node_modules');
-  for (const name of REFERENCE_SERVERS) assert.throws(() => readFileSync(path.join(modules, name, 'package.json')));
-  assert.ok(pkg.dependencies['pino-pretty'], 'pino-pretty is a dependency');
-  const result = spawnSync(
-    path.join(modules, '.bin', 'mcp-gateway'),
-    ['--log-format', 'pretty', '--stdio', 'node -e "process.exit(3)"', '--port', '0'],
-    {
-      cwd: installed,
-      encoding: 'utf8',
-      timeout: 30_000,
-    },
-  );
-  assert.doesNotMatch(result.stderr, /needs the pino-pretty package/);
-  assert.doesNotMatch(result.stderr, /^\{"level"/m, 'lines are pretty, not JSON');
-});
+test(
+  'a production install carries neither reference server; ' + 'pino-pretty is there, so --log-format pretty works',
+  () => {
+    for (const name of REFERENCE_SERVERS) {
+      assert.equal(pkg.dependencies[name], undefined, `${name} is a dependency of every install`);
+      assert.ok(pkg.devDependencies[name], `${name}: a clone's npm ci installs it, so npm start serves it`);
+    }
+    const modules = path.join(installed, 'node_modules');
+    for (const name of REFERENCE_SERVERS) assert.throws(() => readFileSync(path.join(modules, name, 'package.json')));
+    assert.ok(pkg.dependencies['pino-pretty'], 'pino-pretty is a dependency');
+    const result = spawnSync(
+      path.join(modules, '.bin', 'mcp-gateway'),
+      ['--log-format', 'pretty', '--stdio', 'node -e "process.exit(3)"', '--port', '0'],
+      {
+        cwd: installed,
+        encoding: 'utf8',
+        timeout: 30_000,
+      },
+    );
+    assert.doesNotMatch(result.stderr, /needs the pino-pretty package/);
+    assert.doesNotMatch(result.stderr, /^\{"level"/m, 'lines are pretty, not JSON');
+  },
+);

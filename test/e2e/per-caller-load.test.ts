@@ -39,63 +39,66 @@ function parentOf(pid: number): number {
 
 const mb = (bytes: number): string => (bytes / 2 ** 20).toFixed(1);
 
-test('50 principals × 3 calls: each answered by its own child; the gateway grows by at most 1 MB per child', async () => {
-  const config = path.join(dir, 'gateway.json');
-  writeFileSync(
-    config,
-    JSON.stringify({
-      listen: { port: 0 },
-      log: { level: 'warn' },
-      servers: {
-        own: {
-          command: process.execPath,
-          args: ['test/fixtures/faulty-server.mjs'],
-          cwd: ROOT,
-          era: 'modern',
-          perCaller: true,
-          maxCallers: PRINCIPALS.length,
+test(
+  '50 principals × 3 calls: each answered by its own child; ' + 'the gateway grows by at most 1 MB per child',
+  async () => {
+    const config = path.join(dir, 'gateway.json');
+    writeFileSync(
+      config,
+      JSON.stringify({
+        listen: { port: 0 },
+        log: { level: 'warn' },
+        servers: {
+          own: {
+            command: process.execPath,
+            args: ['test/fixtures/faulty-server.mjs'],
+            cwd: ROOT,
+            era: 'modern',
+            perCaller: true,
+            maxCallers: PRINCIPALS.length,
+          },
         },
-      },
-      auth: { apiKeys: PRINCIPALS.map((principal) => ({ key: keyOf(principal), principal })) },
-    }),
-  );
-  gateway = await launchGateway(config);
-  // The first caller's child and a few calls warm the request path, so the baseline holds its code.
-  const first = PRINCIPALS[0]!;
-  for (let i = 0; i < 5; i++) await pid(first);
-  const baseline = await gateway.memory();
-
-  const seen = new Map<string, number[]>();
-  for (let start = 0; start < PRINCIPALS.length; start += AT_ONCE) {
-    await Promise.all(
-      PRINCIPALS.slice(start, start + AT_ONCE).map(async (principal) => {
-        const pids: number[] = [];
-        for (let i = 0; i < CALLS_EACH; i++) pids.push(await pid(principal));
-        seen.set(principal, pids);
+        auth: { apiKeys: PRINCIPALS.map((principal) => ({ key: keyOf(principal), principal })) },
       }),
     );
-  }
-  const loaded = await gateway.memory();
-  const again = await gateway.memory();
+    gateway = await launchGateway(config);
+    // The first caller's child and a few calls warm the request path, so the baseline holds its code.
+    const first = PRINCIPALS[0]!;
+    for (let i = 0; i < 5; i++) await pid(first);
+    const baseline = await gateway.memory();
 
-  const owners = new Map<number, string>();
-  for (const [principal, pids] of seen) {
-    assert.equal(new Set(pids).size, 1, `${principal}'s calls reached one child: ${pids}`);
-    const own = pids[0]!;
-    assert.equal(owners.get(own), undefined, `${principal} reached ${owners.get(own)}'s child`);
-    owners.set(own, principal);
-    assert.equal(parentOf(own), gateway.child.pid, `${own} is a child of the gateway`);
-  }
-  assert.equal(owners.size, PRINCIPALS.length, 'one child per principal');
+    const seen = new Map<string, number[]>();
+    for (let start = 0; start < PRINCIPALS.length; start += AT_ONCE) {
+      await Promise.all(
+        PRINCIPALS.slice(start, start + AT_ONCE).map(async (principal) => {
+          const pids: number[] = [];
+          for (let i = 0; i < CALLS_EACH; i++) pids.push(await pid(principal));
+          seen.set(principal, pids);
+        }),
+      );
+    }
+    const loaded = await gateway.memory();
+    const again = await gateway.memory();
 
-  const grown = Math.min(loaded.rss, again.rss) - baseline.rss;
-  const perChild = grown / (PRINCIPALS.length - 1);
-  console.log(
-    `gateway rss ${mb(baseline.rss)} MB with 1 child, ${mb(loaded.rss)} / ${mb(again.rss)} MB with ` +
-      `${PRINCIPALS.length}: ${(perChild / 1024).toFixed(0)} KB per child`,
-  );
-  assert.ok(
-    perChild <= 2 ** 20,
-    `the gateway grew by ${mb(perChild)} MB per child (rss ${mb(baseline.rss)} → ${mb(loaded.rss)} MB)`,
-  );
-});
+    const owners = new Map<number, string>();
+    for (const [principal, pids] of seen) {
+      assert.equal(new Set(pids).size, 1, `${principal}'s calls reached one child: ${pids}`);
+      const own = pids[0]!;
+      assert.equal(owners.get(own), undefined, `${principal} reached ${owners.get(own)}'s child`);
+      owners.set(own, principal);
+      assert.equal(parentOf(own), gateway.child.pid, `${own} is a child of the gateway`);
+    }
+    assert.equal(owners.size, PRINCIPALS.length, 'one child per principal');
+
+    const grown = Math.min(loaded.rss, again.rss) - baseline.rss;
+    const perChild = grown / (PRINCIPALS.length - 1);
+    console.log(
+      `gateway rss ${mb(baseline.rss)} MB with 1 child, ${mb(loaded.rss)} / ${mb(again.rss)} MB with ` +
+        `${PRINCIPALS.length}: ${(perChild / 1024).toFixed(0)} KB per child`,
+    );
+    assert.ok(
+      perChild <= 2 ** 20,
+      `the gateway grew by ${mb(perChild)} MB per child (rss ${mb(baseline.rss)} → ${mb(loaded.rss)} MB)`,
+    );
+  },
+);

@@ -140,44 +140,47 @@ describe('per-caller children with their caller’s OAuth token', { skip: browse
     },
   );
 
-  test('bob connects through URL-mode elicitation; each child holds its own caller’s token and not the other’s', async () => {
-    const capabilities = {
-      _meta: { ...META, 'io.modelcontextprotocol/clientCapabilities': { elicitation: { url: {} } } },
-    };
-    const first = await call('bob', 'token', {}, capabilities);
-    assert.equal(first.body.result?.resultType, 'input_required', JSON.stringify(first.body));
-    const [key, asked] = Object.entries(
-      first.body.result.inputRequests as Record<string, { method: string; params: { mode: string; url: string } }>,
-    )[0]!;
-    assert.equal(asked.params.mode, 'url');
-    assert.equal(await connectInBrowser(asked.params.url, 'bob-at-gh'), 'Connected to github');
-    const bob = said(
-      await call(
-        'bob',
-        'token',
-        {},
-        {
-          ...capabilities,
-          requestState: first.body.result.requestState,
-          inputResponses: { [key]: { action: 'accept' } },
-        },
-      ),
-    );
-    assert.equal(claims(bob.token).sub, 'bob-at-gh');
-    const alice = said(await call('alice', 'token'));
-    assert.equal(claims(alice.token).sub, 'alice-at-gh');
-    assert.notEqual(alice.pid, bob.pid, 'a child each');
-    assert.notEqual(alice.token, bob.token);
-    const children = childrenWithToken();
-    assert.deepEqual(
-      [...children].sort(([a], [b]) => a - b),
-      [
-        [alice.pid, alice.token],
-        [bob.pid, bob.token],
-      ].sort(([a], [b]) => Number(a) - Number(b)),
-      'two children, each with its own caller’s token and no other',
-    );
-  });
+  test(
+    'bob connects through URL-mode elicitation; ' + 'each child holds its own caller’s token and not the other’s',
+    async () => {
+      const capabilities = {
+        _meta: { ...META, 'io.modelcontextprotocol/clientCapabilities': { elicitation: { url: {} } } },
+      };
+      const first = await call('bob', 'token', {}, capabilities);
+      assert.equal(first.body.result?.resultType, 'input_required', JSON.stringify(first.body));
+      const [key, asked] = Object.entries(
+        first.body.result.inputRequests as Record<string, { method: string; params: { mode: string; url: string } }>,
+      )[0]!;
+      assert.equal(asked.params.mode, 'url');
+      assert.equal(await connectInBrowser(asked.params.url, 'bob-at-gh'), 'Connected to github');
+      const bob = said(
+        await call(
+          'bob',
+          'token',
+          {},
+          {
+            ...capabilities,
+            requestState: first.body.result.requestState,
+            inputResponses: { [key]: { action: 'accept' } },
+          },
+        ),
+      );
+      assert.equal(claims(bob.token).sub, 'bob-at-gh');
+      const alice = said(await call('alice', 'token'));
+      assert.equal(claims(alice.token).sub, 'alice-at-gh');
+      assert.notEqual(alice.pid, bob.pid, 'a child each');
+      assert.notEqual(alice.token, bob.token);
+      const children = childrenWithToken();
+      assert.deepEqual(
+        [...children].sort(([a], [b]) => a - b),
+        [
+          [alice.pid, alice.token],
+          [bob.pid, bob.token],
+        ].sort(([a], [b]) => Number(a) - Number(b)),
+        'two children, each with its own caller’s token and no other',
+      );
+    },
+  );
 
   test('revoking the connection stops that caller’s child (no call needed); the other’s runs on', async () => {
     const bob = said(await call('bob', 'token'));

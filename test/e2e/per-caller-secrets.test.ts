@@ -169,31 +169,34 @@ describe('per-caller secrets', { skip: browserNeed.skip }, () => {
     },
   );
 
-  test('callers list their secrets (never the value) and revoke them: the child goes and the next call asks again', async () => {
-    const listed = await fetch(`${gateway.url}/connections`, { headers: { authorization: `Bearer ${KEYS.alice}` } });
-    const text = await listed.text();
-    assert.equal(listed.status, 200);
-    assert.deepEqual(
-      JSON.parse(text).connections.map((c: { server: string; kind: string }) => [c.server, c.kind]),
-      [['everything', 'secret']],
-    );
-    assert.ok(!text.includes(SECRETS.alice));
-    assert.equal((await fetch(`${gateway.url}/connections`)).status, 401);
-    const [alicePid] = [...childrenWithToken()].find(([, value]) => value === SECRETS.alice)!;
-    assert.equal(
-      (
-        await fetch(`${gateway.url}/connections/everything`, {
-          method: 'DELETE',
-          headers: { authorization: `Bearer ${KEYS.alice}` },
-        })
-      ).status,
-      200,
-    );
-    const after = await getEnv('alice');
-    assert.equal(after.body.error?.code, -32042, 'asked to paste again');
-    assert.ok(await until(async () => !alive(alicePid), 10_000), "alice's child with the revoked value stopped");
-    assert.ok([...childrenWithToken().values()].includes(SECRETS.bob), "bob's child is untouched");
-  });
+  test(
+    'callers list their secrets (never the value) and revoke them: ' + 'the child goes and the next call asks again',
+    async () => {
+      const listed = await fetch(`${gateway.url}/connections`, { headers: { authorization: `Bearer ${KEYS.alice}` } });
+      const text = await listed.text();
+      assert.equal(listed.status, 200);
+      assert.deepEqual(
+        JSON.parse(text).connections.map((c: { server: string; kind: string }) => [c.server, c.kind]),
+        [['everything', 'secret']],
+      );
+      assert.ok(!text.includes(SECRETS.alice));
+      assert.equal((await fetch(`${gateway.url}/connections`)).status, 401);
+      const [alicePid] = [...childrenWithToken()].find(([, value]) => value === SECRETS.alice)!;
+      assert.equal(
+        (
+          await fetch(`${gateway.url}/connections/everything`, {
+            method: 'DELETE',
+            headers: { authorization: `Bearer ${KEYS.alice}` },
+          })
+        ).status,
+        200,
+      );
+      const after = await getEnv('alice');
+      assert.equal(after.body.error?.code, -32042, 'asked to paste again');
+      assert.ok(await until(async () => !alive(alicePid), 10_000), "alice's child with the revoked value stopped");
+      assert.ok([...childrenWithToken().values()].includes(SECRETS.bob), "bob's child is untouched");
+    },
+  );
 
   test('bob revokes on the connections page in a browser: his child goes, the next call asks again', async () => {
     const listed = await fetch(`${gateway.url}/connections`, { headers: { authorization: `Bearer ${KEYS.bob}` } });

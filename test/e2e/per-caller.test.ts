@@ -80,35 +80,38 @@ test("one caller's child crashing leaves another's running", async () => {
   assert.notEqual(restarted, bob);
 });
 
-test('maxCallers full of busy children: a newcomer gets 503 naming the setting; once one is idle, it takes its place', async () => {
-  const alice = await pidOf('own', 'alice');
-  const bob = await pidOf('own', 'bob');
-  // Both children busy with a call that never ends by itself (`hang`, which honours a cancel): the newcomer
-  // is refused while they are busy however slow the machine, and the callers end their calls afterwards.
-  const callers = (['alice', 'bob'] as const).map((who) => {
-    const controller = new AbortController();
-    const body = request('tools/call', { name: 'hang', arguments: {} });
-    const headers = { ...headersFor(body), authorization: `Bearer ${KEYS[who]}` };
-    const answered = post(`${gateway.url}/servers/own/mcp`, body, headers, { signal: controller.signal });
-    return { stop: () => controller.abort(), ended: answered.catch(() => undefined) };
-  });
-  assert.ok(await until(() => childrenOf('own').every((child) => child.inFlight === 1), 10_000), 'both busy');
-  const refused = await call('own', 'carol', 'pid');
-  assert.equal(refused.status, 503, JSON.stringify(refused.body));
-  assert.match(refused.body.error.message, /servers\.own\.maxCallers/);
-  assert.equal(refused.body.error.data.setting, 'servers.own.maxCallers');
-  assert.ok(refused.headers.get('retry-after'), 'Retry-After sent');
-  for (const caller of callers) caller.stop();
-  await Promise.all(callers.map((caller) => caller.ended));
-  assert.ok(await until(() => childrenOf('own').every((child) => child.inFlight === 0), 10_000), 'both idle again');
-  // Alice's child was used less recently than bob's? Both finished; touch bob so alice's is the older.
-  assert.equal(await pidOf('own', 'bob'), bob);
-  const carol = await pidOf('own', 'carol');
-  assert.ok(![alice, bob].includes(carol), 'carol has a child of her own');
-  assert.ok(await until(async () => !alive(alice), 10_000), "the least recently used idle child (alice's) stopped");
-  assert.ok(alive(bob), "bob's child kept");
-  assert.equal(childrenOf('own').length, 2);
-});
+test(
+  'maxCallers full of busy children: a newcomer gets 503 naming the setting; ' + 'once one is idle, it takes its place',
+  async () => {
+    const alice = await pidOf('own', 'alice');
+    const bob = await pidOf('own', 'bob');
+    // Both children busy with a call that never ends by itself (`hang`, which honours a cancel): the newcomer
+    // is refused while they are busy however slow the machine, and the callers end their calls afterwards.
+    const callers = (['alice', 'bob'] as const).map((who) => {
+      const controller = new AbortController();
+      const body = request('tools/call', { name: 'hang', arguments: {} });
+      const headers = { ...headersFor(body), authorization: `Bearer ${KEYS[who]}` };
+      const answered = post(`${gateway.url}/servers/own/mcp`, body, headers, { signal: controller.signal });
+      return { stop: () => controller.abort(), ended: answered.catch(() => undefined) };
+    });
+    assert.ok(await until(() => childrenOf('own').every((child) => child.inFlight === 1), 10_000), 'both busy');
+    const refused = await call('own', 'carol', 'pid');
+    assert.equal(refused.status, 503, JSON.stringify(refused.body));
+    assert.match(refused.body.error.message, /servers\.own\.maxCallers/);
+    assert.equal(refused.body.error.data.setting, 'servers.own.maxCallers');
+    assert.ok(refused.headers.get('retry-after'), 'Retry-After sent');
+    for (const caller of callers) caller.stop();
+    await Promise.all(callers.map((caller) => caller.ended));
+    assert.ok(await until(() => childrenOf('own').every((child) => child.inFlight === 0), 10_000), 'both idle again');
+    // Alice's child was used less recently than bob's? Both finished; touch bob so alice's is the older.
+    assert.equal(await pidOf('own', 'bob'), bob);
+    const carol = await pidOf('own', 'carol');
+    assert.ok(![alice, bob].includes(carol), 'carol has a child of her own');
+    assert.ok(await until(async () => !alive(alice), 10_000), "the least recently used idle child (alice's) stopped");
+    assert.ok(alive(bob), "bob's child kept");
+    assert.equal(childrenOf('own').length, 2);
+  },
+);
 
 test('a child with no call for idleMs is stopped; the next call starts a new one', async () => {
   const [alice, bob] = await Promise.all([pidOf('brief', 'alice'), pidOf('brief', 'bob')]);

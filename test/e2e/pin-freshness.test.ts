@@ -61,31 +61,34 @@ describe('a pinned tool changed silently upstream is refused once its verdict is
     return tools.find((t) => t.name === 'rug__echo')?.description;
   };
 
-  test('the call is refused on every endpoint after the bound, while the cached list still shows the approved tool', async () => {
-    assert.equal(await listedEcho(), 'Echo text back', 'listed and pinned on first sight');
-    assert.equal(
-      (await call('/mcp', 'rug__echo')).result?.content[0].text,
-      'ECHO(Echo text back): hi',
-      'the control: the approved tool is callable',
-    );
-    assert.equal((await call('/mcp', 'rug__flip')).result?.content[0].text, 'flipped');
-
-    await new Promise((resolve) => setTimeout(resolve, MAX_AGE_MS + 100));
-    assert.equal(
-      await listedEcho(),
-      'Echo text back',
-      'the list cache still holds the approved definition (the server said an hour)',
-    );
-    for (const [endpoint, name] of [
-      ['/mcp', 'rug__echo'],
-      ['/servers/rug/mcp', 'echo'],
-    ] as const) {
-      const refused = await call(endpoint, name);
-      assert.deepEqual(
-        refused.error,
-        { code: -32602, message: `Unknown tool: ${name}` },
-        `${endpoint}: ${JSON.stringify(refused)}`,
+  test(
+    'the call is refused on every endpoint after the bound, ' + 'while the cached list still shows the approved tool',
+    async () => {
+      assert.equal(await listedEcho(), 'Echo text back', 'listed and pinned on first sight');
+      assert.equal(
+        (await call('/mcp', 'rug__echo')).result?.content[0].text,
+        'ECHO(Echo text back): hi',
+        'the control: the approved tool is callable',
       );
-    }
-  });
+      assert.equal((await call('/mcp', 'rug__flip')).result?.content[0].text, 'flipped');
+
+      await new Promise((resolve) => setTimeout(resolve, MAX_AGE_MS + 100));
+      assert.equal(
+        await listedEcho(),
+        'Echo text back',
+        'the list cache still holds the approved definition (the server said an hour)',
+      );
+      for (const [endpoint, name] of [
+        ['/mcp', 'rug__echo'],
+        ['/servers/rug/mcp', 'echo'],
+      ] as const) {
+        const refused = await call(endpoint, name);
+        assert.deepEqual(
+          refused.error,
+          { code: -32602, message: `Unknown tool: ${name}` },
+          `${endpoint}: ${JSON.stringify(refused)}`,
+        );
+      }
+    },
+  );
 });

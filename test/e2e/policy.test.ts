@@ -628,11 +628,14 @@ describe('when: conditions in CEL', () => {
     }
   });
 
-  test('the principal is part of the condition: the same call is refused to a principal outside the group', async () => {
-    const refused = await call('bob', '/mcp', 'a__echo', { text: 'fine' });
-    assert.equal(refused.body.error?.code, -32602, JSON.stringify(refused.body));
-    assert.match(refused.body.error.message, /refused by policy/i);
-  });
+  test(
+    'the principal is part of the condition: ' + 'the same call is refused to a principal outside the group',
+    async () => {
+      const refused = await call('bob', '/mcp', 'a__echo', { text: 'fine' });
+      assert.equal(refused.body.error?.code, -32602, JSON.stringify(refused.body));
+      assert.match(refused.body.error.message, /refused by policy/i);
+    },
+  );
 
   test('an expression that fails at run time denies', async () => {
     const missing = await call('alice', '/mcp', 'a__slow', { ms: 1 });
@@ -753,56 +756,59 @@ describe('pinned tools', () => {
     gateways.pop();
   });
 
-  test('after a restart the pins file still withholds it; removing the entry and reloading brings it back', async () => {
-    assert.ok(firstDigest, 'needs the previous test');
-    const gateway = await startReadyGateway(servers, {}, rest);
-    gateways.push(gateway);
-    const mcp = `${gateway.url}/mcp`;
-    // The new child changes echo before this gateway ever lists it: only the pins file knows the old one.
-    const changed = await send(
-      `${gateway.url}/servers/a/mcp`,
-      request('tools/call', {
-        name: 'redescribe',
-        arguments: { tool: 'echo', description: 'Echo text back, and mail it elsewhere' },
-      }),
-      credentials('alice'),
-    );
-    assert.deepEqual(
-      changed.body.result?.content,
-      [{ type: 'text', text: 'redescribed echo' }],
-      JSON.stringify(changed.body),
-    );
-    // Called before any listing: the gateway lists to check the pin.
-    const body = request('tools/call', { name: 'a__echo', arguments: { text: 'hi' } });
-    assert.deepEqual((await send(mcp, body, credentials('alice'))).body, unknownTool(body.id, 'a__echo'));
-    assert.deepEqual(names(await send(mcp, request('tools/list'), credentials('alice'))), [
-      'a__pid',
-      'a__redescribe',
-      'a__slow',
-    ]);
+  test(
+    'after a restart the pins file still withholds it; ' + 'removing the entry and reloading brings it back',
+    async () => {
+      assert.ok(firstDigest, 'needs the previous test');
+      const gateway = await startReadyGateway(servers, {}, rest);
+      gateways.push(gateway);
+      const mcp = `${gateway.url}/mcp`;
+      // The new child changes echo before this gateway ever lists it: only the pins file knows the old one.
+      const changed = await send(
+        `${gateway.url}/servers/a/mcp`,
+        request('tools/call', {
+          name: 'redescribe',
+          arguments: { tool: 'echo', description: 'Echo text back, and mail it elsewhere' },
+        }),
+        credentials('alice'),
+      );
+      assert.deepEqual(
+        changed.body.result?.content,
+        [{ type: 'text', text: 'redescribed echo' }],
+        JSON.stringify(changed.body),
+      );
+      // Called before any listing: the gateway lists to check the pin.
+      const body = request('tools/call', { name: 'a__echo', arguments: { text: 'hi' } });
+      assert.deepEqual((await send(mcp, body, credentials('alice'))).body, unknownTool(body.id, 'a__echo'));
+      assert.deepEqual(names(await send(mcp, request('tools/list'), credentials('alice'))), [
+        'a__pid',
+        'a__redescribe',
+        'a__slow',
+      ]);
 
-    await gateway.security.current.pins.flushed();
-    const pins = readPins();
-    assert.equal(pins.a__echo, firstDigest);
-    delete pins.a__echo;
-    writeFileSync(pinsFile, JSON.stringify(pins));
-    await gateway.reload(configOf(servers, rest));
+      await gateway.security.current.pins.flushed();
+      const pins = readPins();
+      assert.equal(pins.a__echo, firstDigest);
+      delete pins.a__echo;
+      writeFileSync(pinsFile, JSON.stringify(pins));
+      await gateway.reload(configOf(servers, rest));
 
-    assert.deepEqual(names(await send(mcp, request('tools/list'), credentials('alice'))), [
-      'a__echo',
-      'a__pid',
-      'a__redescribe',
-      'a__slow',
-    ]);
-    const again = request('tools/call', { name: 'a__echo', arguments: { text: 'back' } });
-    assert.deepEqual((await send(mcp, again, credentials('alice'))).body.result?.content, [
-      { type: 'text', text: 'back' },
-    ]);
-    await gateway.security.current.pins.flushed();
-    const repinned = readPins().a__echo;
-    assert.match(repinned ?? '', /^[0-9a-f]{64}$/);
-    assert.notEqual(repinned, firstDigest, 'the new definition is pinned');
-  });
+      assert.deepEqual(names(await send(mcp, request('tools/list'), credentials('alice'))), [
+        'a__echo',
+        'a__pid',
+        'a__redescribe',
+        'a__slow',
+      ]);
+      const again = request('tools/call', { name: 'a__echo', arguments: { text: 'back' } });
+      assert.deepEqual((await send(mcp, again, credentials('alice'))).body.result?.content, [
+        { type: 'text', text: 'back' },
+      ]);
+      await gateway.security.current.pins.flushed();
+      const repinned = readPins().a__echo;
+      assert.match(repinned ?? '', /^[0-9a-f]{64}$/);
+      assert.notEqual(repinned, firstDigest, 'the new definition is pinned');
+    },
+  );
 });
 
 // ---- 5. reload ------------------------------------------------------------------------------------------
@@ -915,54 +921,64 @@ describe('credentials and remote upstreams', () => {
     for (const headers of open.requests) assert.equal(headers.authorization, undefined);
   });
 
-  test('without credentials: 401 with a Bearer challenge and a JSON-RPC error, and nothing reaches the upstream', async () => {
-    const before = [calls(guarded), calls(open)];
-    for (const url of [`${gateway.url}/mcp`, `${gateway.url}/servers/o/mcp`]) {
-      const name = url.includes('/servers/') ? 'pid' : 'o__pid';
-      const answer = await send(url, request('tools/call', { name, arguments: {} }), credentials('anonymous'));
-      assert.equal(answer.status, 401);
-      assert.match(answer.headers.get('www-authenticate') ?? '', /^Bearer\b/);
-      assert.match(answer.headers.get('content-type') ?? '', /^application\/json/);
-      assert.equal(answer.body.jsonrpc, '2.0');
-      assert.equal(typeof answer.body.error?.code, 'number');
-      assert.match(answer.body.error.message, /Authentication required/);
-      const body = request('tools/call', { name, arguments: {} });
-      const wrong = await send(url, body, { authorization: 'Bearer not-a-known-key-000' });
-      assert.equal(wrong.status, 401);
-      assert.match(wrong.headers.get('www-authenticate') ?? '', /^Bearer\b.*invalid_token/);
-    }
-    assert.deepEqual([calls(guarded), calls(open)], before, 'no call reached an upstream');
-    const lines = await readAudit(gateway, auditFile, (all) =>
-      all.some((l) => l.rule === 'authentication: no credentials'),
-    );
-    const refused = lines.filter((l) => l.decision === 'deny' && /^authentication/.test(l.rule));
-    assert.ok(
-      refused.some((l) => l.principal === 'anonymous' && l.rule === 'authentication: no credentials'),
-      JSON.stringify(lines),
-    );
-    assert.ok(!readFileSync(auditFile, 'utf8').includes('not-a-known-key-000'), 'a refused token is not logged');
-  });
-
-  test('with no auth: section on loopback, calls work without credentials and sent ones are not forwarded', async () => {
-    const anonymous = await startReadyGateway({ o: { url: open.url } });
-    try {
-      const body = request('tools/call', { name: 'o__echo', arguments: { text: 'anyone' } });
-      const answer = await post(`${anonymous.url}/mcp`, body);
-      assert.deepEqual(answer.body.result?.content, [{ type: 'text', text: 'anyone' }], JSON.stringify(answer.body));
-      const seen = open.requests.length;
-      const sent = await send(
-        `${anonymous.url}/servers/o/mcp`,
-        request('tools/call', { name: 'echo', arguments: { text: 'with a token' } }),
-        credentials('carol'),
-      );
-      assert.deepEqual(sent.body.result?.content, [{ type: 'text', text: 'with a token' }], JSON.stringify(sent.body));
-      assert.ok(open.requests.length > seen);
-      for (const headers of open.requests) {
-        assert.equal(headers.authorization, undefined);
-        for (const value of Object.values(headers)) assert.ok(!value.includes(KEYS.carol));
+  test(
+    'without credentials: ' + '401 with a Bearer challenge and a JSON-RPC error, and nothing reaches the upstream',
+    async () => {
+      const before = [calls(guarded), calls(open)];
+      for (const url of [`${gateway.url}/mcp`, `${gateway.url}/servers/o/mcp`]) {
+        const name = url.includes('/servers/') ? 'pid' : 'o__pid';
+        const answer = await send(url, request('tools/call', { name, arguments: {} }), credentials('anonymous'));
+        assert.equal(answer.status, 401);
+        assert.match(answer.headers.get('www-authenticate') ?? '', /^Bearer\b/);
+        assert.match(answer.headers.get('content-type') ?? '', /^application\/json/);
+        assert.equal(answer.body.jsonrpc, '2.0');
+        assert.equal(typeof answer.body.error?.code, 'number');
+        assert.match(answer.body.error.message, /Authentication required/);
+        const body = request('tools/call', { name, arguments: {} });
+        const wrong = await send(url, body, { authorization: 'Bearer not-a-known-key-000' });
+        assert.equal(wrong.status, 401);
+        assert.match(wrong.headers.get('www-authenticate') ?? '', /^Bearer\b.*invalid_token/);
       }
-    } finally {
-      await anonymous.close();
-    }
-  });
+      assert.deepEqual([calls(guarded), calls(open)], before, 'no call reached an upstream');
+      const lines = await readAudit(gateway, auditFile, (all) =>
+        all.some((l) => l.rule === 'authentication: no credentials'),
+      );
+      const refused = lines.filter((l) => l.decision === 'deny' && /^authentication/.test(l.rule));
+      assert.ok(
+        refused.some((l) => l.principal === 'anonymous' && l.rule === 'authentication: no credentials'),
+        JSON.stringify(lines),
+      );
+      assert.ok(!readFileSync(auditFile, 'utf8').includes('not-a-known-key-000'), 'a refused token is not logged');
+    },
+  );
+
+  test(
+    'with no auth: section on loopback, ' + 'calls work without credentials and sent ones are not forwarded',
+    async () => {
+      const anonymous = await startReadyGateway({ o: { url: open.url } });
+      try {
+        const body = request('tools/call', { name: 'o__echo', arguments: { text: 'anyone' } });
+        const answer = await post(`${anonymous.url}/mcp`, body);
+        assert.deepEqual(answer.body.result?.content, [{ type: 'text', text: 'anyone' }], JSON.stringify(answer.body));
+        const seen = open.requests.length;
+        const sent = await send(
+          `${anonymous.url}/servers/o/mcp`,
+          request('tools/call', { name: 'echo', arguments: { text: 'with a token' } }),
+          credentials('carol'),
+        );
+        assert.deepEqual(
+          sent.body.result?.content,
+          [{ type: 'text', text: 'with a token' }],
+          JSON.stringify(sent.body),
+        );
+        assert.ok(open.requests.length > seen);
+        for (const headers of open.requests) {
+          assert.equal(headers.authorization, undefined);
+          for (const value of Object.values(headers)) assert.ok(!value.includes(KEYS.carol));
+        }
+      } finally {
+        await anonymous.close();
+      }
+    },
+  );
 });

@@ -84,41 +84,47 @@ describe('a profile under a policy', () => {
     assert.deepEqual(answer.body.result.content, [{ type: 'text', text: 'héllo' }]);
   });
 
-  test('a name outside the profile, a renamed-away name and a denied one all answer as an unknown name on /mcp does', async () => {
-    const unknownOnMcp = await post(
-      `${gateway.url}/mcp`,
-      request('tools/call', { name: 'modern__nosuch', arguments: {} }, 7),
-    );
-    assert.deepEqual(unknownOnMcp.body, {
-      jsonrpc: '2.0',
-      id: 7,
-      error: { code: -32602, message: 'Unknown tool: modern__nosuch' },
-    });
-    for (const name of ['modern__slow', 'modern__echo', 'process_id', 'nosuch']) {
-      const answer = await post(coding, request('tools/call', { name, arguments: {} }, 7));
-      assertSameBut(answer, name, unknownOnMcp, 'modern__nosuch');
-    }
-  });
+  test(
+    'a name outside the profile, ' + 'a renamed-away name and a denied one all answer as an unknown name on /mcp does',
+    async () => {
+      const unknownOnMcp = await post(
+        `${gateway.url}/mcp`,
+        request('tools/call', { name: 'modern__nosuch', arguments: {} }, 7),
+      );
+      assert.deepEqual(unknownOnMcp.body, {
+        jsonrpc: '2.0',
+        id: 7,
+        error: { code: -32602, message: 'Unknown tool: modern__nosuch' },
+      });
+      for (const name of ['modern__slow', 'modern__echo', 'process_id', 'nosuch']) {
+        const answer = await post(coding, request('tools/call', { name, arguments: {} }, 7));
+        assertSameBut(answer, name, unknownOnMcp, 'modern__nosuch');
+      }
+    },
+  );
 
-  test('MRTR through a renamed tool: input_required as the server sent it, and the retry resumes the call', async () => {
-    const caps = { 'io.modelcontextprotocol/clientCapabilities': { elicitation: {} } };
-    const first = request('tools/call', { name: 'confirm_deploy', arguments: { env: 'prod' }, _meta: caps });
-    const asked = await post(coding, first);
-    assert.equal(asked.body.result.resultType, 'input_required', JSON.stringify(asked.body));
-    const direct = await post(`${gateway.url}/mcp`, { ...first, params: { ...first.params, name: 'mrtr__confirm' } });
-    assert.deepEqual(asked.body, direct.body, 'the same answer as a direct call on /mcp');
-    const retry = {
-      ...first,
-      id: 'retry',
-      params: {
-        ...first.params,
-        requestState: asked.body.result.requestState,
-        inputResponses: { confirm: { action: 'accept', content: { ok: true } } },
-      },
-    };
-    const done = await post(coding, retry);
-    assert.match(done.body.result.content[0].text, /^answer=\{"ok":true\} stateIntact=true$/);
-  });
+  test(
+    'MRTR through a renamed tool: ' + 'input_required as the server sent it, and the retry resumes the call',
+    async () => {
+      const caps = { 'io.modelcontextprotocol/clientCapabilities': { elicitation: {} } };
+      const first = request('tools/call', { name: 'confirm_deploy', arguments: { env: 'prod' }, _meta: caps });
+      const asked = await post(coding, first);
+      assert.equal(asked.body.result.resultType, 'input_required', JSON.stringify(asked.body));
+      const direct = await post(`${gateway.url}/mcp`, { ...first, params: { ...first.params, name: 'mrtr__confirm' } });
+      assert.deepEqual(asked.body, direct.body, 'the same answer as a direct call on /mcp');
+      const retry = {
+        ...first,
+        id: 'retry',
+        params: {
+          ...first.params,
+          requestState: asked.body.result.requestState,
+          inputResponses: { confirm: { action: 'accept', content: { ok: true } } },
+        },
+      };
+      const done = await post(coding, retry);
+      assert.match(done.body.result.content[0].text, /^answer=\{"ok":true\} stateIntact=true$/);
+    },
+  );
 
   test('listen on a profile hears of list changes', async () => {
     const listen = await openListen(coding, { toolsListChanged: true });
@@ -135,7 +141,10 @@ describe('a profile under a policy', () => {
     assert.equal(answer.status, 404);
     assert.match(
       answer.body.error.message,
-      /^No profile named 'nosuch'\. Endpoints: \/mcp, \/servers\/modern\/mcp, \/servers\/mrtr\/mcp, \/search\/mcp, \/profiles\/coding\/mcp$/,
+      new RegExp(
+        String.raw`^No profile named 'nosuch'\. Endpoints: \/mcp, \/servers\/modern\/mcp, \/servers\/mrtr\/mcp, ` +
+          String.raw`\/search\/mcp, \/profiles\/coding\/mcp$`,
+      ),
     );
   });
 });
@@ -241,53 +250,56 @@ describe('pins hold on a profile and in search mode', () => {
   });
   after(() => gateway?.close());
 
-  test('a pinned tool is callable by its public name; once its definition changes it is withheld there too', async () => {
-    const profile = `${gateway.url}/profiles/p/mcp`;
-    const search = `${gateway.url}/search/mcp`;
-    // Before any listing: the gateway lists through /mcp to pin the definition, then calls.
-    const first = await post(profile, request('tools/call', { name: 'say', arguments: { text: 'hi' } }));
-    assert.deepEqual(first.body.result?.content, [{ type: 'text', text: 'hi' }], JSON.stringify(first.body));
-    const found = async () =>
-      (
-        await post(
-          search,
-          request('tools/call', { name: 'search_tools', arguments: { query: 'echo text back', limit: 50 } }),
-        )
-      ).body.result.structuredContent.tools.map((t: { name: string }) => t.name);
-    assert.ok((await found()).includes('modern__echo'));
+  test(
+    'a pinned tool is callable by its public name; ' + 'once its definition changes it is withheld there too',
+    async () => {
+      const profile = `${gateway.url}/profiles/p/mcp`;
+      const search = `${gateway.url}/search/mcp`;
+      // Before any listing: the gateway lists through /mcp to pin the definition, then calls.
+      const first = await post(profile, request('tools/call', { name: 'say', arguments: { text: 'hi' } }));
+      assert.deepEqual(first.body.result?.content, [{ type: 'text', text: 'hi' }], JSON.stringify(first.body));
+      const found = async () =>
+        (
+          await post(
+            search,
+            request('tools/call', { name: 'search_tools', arguments: { query: 'echo text back', limit: 50 } }),
+          )
+        ).body.result.structuredContent.tools.map((t: { name: string }) => t.name);
+      assert.ok((await found()).includes('modern__echo'));
 
-    const changed = await post(
-      profile,
-      request('tools/call', {
-        name: 'modern__redescribe',
-        arguments: { tool: 'echo', description: 'Echo text back, and mail it elsewhere' },
-      }),
-    );
-    assert.deepEqual(
-      changed.body.result?.content,
-      [{ type: 'text', text: 'redescribed echo' }],
-      JSON.stringify(changed.body),
-    );
-    assert.ok(
-      await until(async () => !names(await post(profile, request('tools/list'))).includes('say'), 5_000),
-      'withheld from the list',
-    );
-    const refused = await post(profile, request('tools/call', { name: 'say', arguments: { text: 'hi' } }, 3));
-    assert.deepEqual(refused.body, { jsonrpc: '2.0', id: 3, error: { code: -32602, message: 'Unknown tool: say' } });
-    assert.ok(
-      await until(async () => !(await found()).includes('modern__echo'), 5_000),
-      'withheld from search results',
-    );
-    const viaCallTool = await post(
-      search,
-      request('tools/call', { name: 'call_tool', arguments: { name: 'modern__echo', arguments: { text: 'hi' } } }, 4),
-    );
-    assert.deepEqual(viaCallTool.body, {
-      jsonrpc: '2.0',
-      id: 4,
-      error: { code: -32602, message: 'Unknown tool: modern__echo' },
-    });
-  });
+      const changed = await post(
+        profile,
+        request('tools/call', {
+          name: 'modern__redescribe',
+          arguments: { tool: 'echo', description: 'Echo text back, and mail it elsewhere' },
+        }),
+      );
+      assert.deepEqual(
+        changed.body.result?.content,
+        [{ type: 'text', text: 'redescribed echo' }],
+        JSON.stringify(changed.body),
+      );
+      assert.ok(
+        await until(async () => !names(await post(profile, request('tools/list'))).includes('say'), 5_000),
+        'withheld from the list',
+      );
+      const refused = await post(profile, request('tools/call', { name: 'say', arguments: { text: 'hi' } }, 3));
+      assert.deepEqual(refused.body, { jsonrpc: '2.0', id: 3, error: { code: -32602, message: 'Unknown tool: say' } });
+      assert.ok(
+        await until(async () => !(await found()).includes('modern__echo'), 5_000),
+        'withheld from search results',
+      );
+      const viaCallTool = await post(
+        search,
+        request('tools/call', { name: 'call_tool', arguments: { name: 'modern__echo', arguments: { text: 'hi' } } }, 4),
+      );
+      assert.deepEqual(viaCallTool.body, {
+        jsonrpc: '2.0',
+        id: 4,
+        error: { code: -32602, message: 'Unknown tool: modern__echo' },
+      });
+    },
+  );
 });
 
 describe("a profile's lists come from the cache", () => {

@@ -345,7 +345,8 @@ require('node:readline').createInterface({ input: process.stdin }).on('line', (l
   const p = m.params || {};
   const reply = (result) => send({ jsonrpc: '2.0', id: m.id, result });
   if (m.method === 'server/discover') {
-    return reply({ resultType: 'complete', supportedVersions: ['2026-07-28'], capabilities: { resources: {} }, ttlMs: 60000, cacheScope: 'public', _meta: meta });
+    return reply({ resultType: 'complete', supportedVersions: ['2026-07-28'], capabilities: { resources: {} },
+      ttlMs: 60000, cacheScope: 'public', _meta: meta });
   }
   if (m.method === 'resources/read') {
     const n = (reads.get(p.uri) || 0) + 1;
@@ -357,13 +358,15 @@ require('node:readline').createInterface({ input: process.stdin }).on('line', (l
           inputRequests: {
             confirm: {
               method: 'elicitation/create',
-              params: { mode: 'form', message: 'Read ' + p.uri + '?', requestedSchema: { type: 'object', properties: { ok: { type: 'boolean' } }, required: ['ok'] } },
+              params: { mode: 'form', message: 'Read ' + p.uri + '?',
+                requestedSchema: { type: 'object', properties: { ok: { type: 'boolean' } }, required: ['ok'] } },
             },
           },
           requestState: 'x',
           _meta: meta,
         }
-      : { resultType: 'complete', contents: [{ uri: p.uri, mimeType: 'text/plain', text: 'read ' + n }], ttlMs: 60000, cacheScope: 'public', _meta: meta }),
+      : { resultType: 'complete', contents: [{ uri: p.uri, mimeType: 'text/plain', text: 'read ' + n }],
+          ttlMs: 60000, cacheScope: 'public', _meta: meta }),
     Number(process.env.READ_DELAY_MS || 0));
   }
   send({ jsonrpc: '2.0', id: m.id, error: { code: -32601, message: 'Method not found: ' + m.method } });

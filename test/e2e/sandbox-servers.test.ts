@@ -124,37 +124,43 @@ test('a host without bubblewrap refuses a sandboxed server at start, naming what
   assert.equal(result.status, 1, result.stderr);
   assert.match(
     result.stderr,
-    /servers\.boxed\.sandbox: this host cannot isolate a child \(bwrap \(bubblewrap\) is not on PATH\); install bubblewrap/,
+    new RegExp(
+      String.raw`servers\.boxed\.sandbox: this host cannot isolate a child ` +
+        String.raw`\(bwrap \(bubblewrap\) is not on PATH\); install bubblewrap`,
+    ),
   );
   assert.match(result.stderr, /or set servers\.boxed\.sandbox: false to run it bare/);
 });
 
-test('a reload asking for a sandbox the host cannot give is refused whole; the running servers keep serving', async () => {
-  const empty = tempDir('sandbox-reload-');
-  const file = path.join(empty, 'gateway.config.yaml');
-  const solo = (sandbox: string) =>
-    `listen: { port: 0 }\nservers:\n  solo: { command: ${JSON.stringify(process.execPath)}, args: ` +
-    `${JSON.stringify([path.join(ROOT, 'test/fixtures/hostile-server.mjs')])}, era: modern${sandbox} }\n`;
-  writeFileSync(file, solo(''));
-  const child = spawn(process.execPath, [...RUN_TS, path.join(ROOT, 'src/cli.ts'), '--config', file], {
-    cwd: empty,
-    stdio: ['ignore', 'pipe', 'pipe'],
-    env: { PATH: empty }, // no bwrap on it
-  });
-  let log = '';
-  child.stderr.on('data', (chunk: Buffer) => (log += chunk.toString('utf8')));
-  try {
-    await eventually(() => /"endpoint":"http:\/\/127\.0\.0\.1:\d+\/servers\/solo\/mcp"/.test(log), 60_000);
-    const endpoint = /"endpoint":"(http:\/\/127\.0\.0\.1:\d+\/servers\/solo\/mcp)"/.exec(log)![1]!;
-    const argv = async () => textOf(await send(endpoint, request('tools/call', { name: 'argv', arguments: {} })));
-    assert.equal(await argv(), '[]');
-    writeFileSync(file, solo(', sandbox: true'));
-    child.kill('SIGHUP');
-    await eventually(() => /servers\.solo\.sandbox: this host cannot isolate.*reload refused/.test(log), 30_000);
-    assert.equal(await argv(), '[]', 'the running server still serves');
-  } finally {
-    const exited = new Promise((resolve) => child.once('exit', resolve));
-    child.kill('SIGTERM');
-    await exited;
-  }
-});
+test(
+  'a reload asking for a sandbox the host cannot give is refused whole; ' + 'the running servers keep serving',
+  async () => {
+    const empty = tempDir('sandbox-reload-');
+    const file = path.join(empty, 'gateway.config.yaml');
+    const solo = (sandbox: string) =>
+      `listen: { port: 0 }\nservers:\n  solo: { command: ${JSON.stringify(process.execPath)}, args: ` +
+      `${JSON.stringify([path.join(ROOT, 'test/fixtures/hostile-server.mjs')])}, era: modern${sandbox} }\n`;
+    writeFileSync(file, solo(''));
+    const child = spawn(process.execPath, [...RUN_TS, path.join(ROOT, 'src/cli.ts'), '--config', file], {
+      cwd: empty,
+      stdio: ['ignore', 'pipe', 'pipe'],
+      env: { PATH: empty }, // no bwrap on it
+    });
+    let log = '';
+    child.stderr.on('data', (chunk: Buffer) => (log += chunk.toString('utf8')));
+    try {
+      await eventually(() => /"endpoint":"http:\/\/127\.0\.0\.1:\d+\/servers\/solo\/mcp"/.test(log), 60_000);
+      const endpoint = /"endpoint":"(http:\/\/127\.0\.0\.1:\d+\/servers\/solo\/mcp)"/.exec(log)![1]!;
+      const argv = async () => textOf(await send(endpoint, request('tools/call', { name: 'argv', arguments: {} })));
+      assert.equal(await argv(), '[]');
+      writeFileSync(file, solo(', sandbox: true'));
+      child.kill('SIGHUP');
+      await eventually(() => /servers\.solo\.sandbox: this host cannot isolate.*reload refused/.test(log), 30_000);
+      assert.equal(await argv(), '[]', 'the running server still serves');
+    } finally {
+      const exited = new Promise((resolve) => child.once('exit', resolve));
+      child.kill('SIGTERM');
+      await exited;
+    }
+  },
+);

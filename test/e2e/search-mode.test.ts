@@ -118,21 +118,24 @@ describe('search mode', () => {
     assert.deepEqual(callToolDef.inputSchema.required, ['name']);
   });
 
-  test('an obvious query finds its tool first, with its full definition as structured content and as text', async () => {
-    const answer = await send(
-      search,
-      request('tools/call', { name: 'search_tools', arguments: { query: 'sum of two numbers', limit: 3 } }),
-    );
-    assert.deepEqual(schemaProblems('tools/call', answer.body), []);
-    const { structuredContent, content } = answer.body.result;
-    assert.ok(structuredContent.tools.length <= 3);
-    const first = structuredContent.tools[0];
-    assert.equal(first.name, 'everything__get-sum');
-    assert.equal(first.description, 'Returns the sum of two numbers');
-    assert.deepEqual(Object.keys(first.inputSchema.properties).sort(), ['a', 'b']);
-    assert.deepEqual(JSON.parse(content[0].text), structuredContent);
-    assert.equal((await find(search, 'environment variables'))[0], 'everything__get-env');
-  });
+  test(
+    'an obvious query finds its tool first, ' + 'with its full definition as structured content and as text',
+    async () => {
+      const answer = await send(
+        search,
+        request('tools/call', { name: 'search_tools', arguments: { query: 'sum of two numbers', limit: 3 } }),
+      );
+      assert.deepEqual(schemaProblems('tools/call', answer.body), []);
+      const { structuredContent, content } = answer.body.result;
+      assert.ok(structuredContent.tools.length <= 3);
+      const first = structuredContent.tools[0];
+      assert.equal(first.name, 'everything__get-sum');
+      assert.equal(first.description, 'Returns the sum of two numbers');
+      assert.deepEqual(Object.keys(first.inputSchema.properties).sort(), ['a', 'b']);
+      assert.deepEqual(JSON.parse(content[0].text), structuredContent);
+      assert.equal((await find(search, 'environment variables'))[0], 'everything__get-env');
+    },
+  );
 
   test('wrong arguments to search_tools or call_tool are tool errors the model can correct', async () => {
     const noQuery = await send(search, request('tools/call', { name: 'search_tools', arguments: {} }));
@@ -157,17 +160,20 @@ describe('search mode', () => {
     assert.deepEqual(via.body.result.content, [{ type: 'text', text: 'The sum of 2 and 3 is 5.' }]);
   });
 
-  test('call_tool sends the Mcp-Param-* headers the tool mirrors its arguments into, as its client would have', async () => {
-    const called = await send(search, callTool('web__region', { region: 'Zürich' }));
-    assert.deepEqual(
-      called.body.result?.content,
-      [{ type: 'text', text: 'region Zürich' }],
-      JSON.stringify(called.body),
-    );
-    const sent = web.requests.filter((headers) => headers['mcp-method'] === 'tools/call').at(-1)!;
-    assert.equal(sent['mcp-name'], 'region');
-    assert.equal(sent['mcp-param-region'], `=?base64?${Buffer.from('Zürich').toString('base64')}?=`);
-  });
+  test(
+    'call_tool sends the Mcp-Param-* headers the tool mirrors its arguments into, ' + 'as its client would have',
+    async () => {
+      const called = await send(search, callTool('web__region', { region: 'Zürich' }));
+      assert.deepEqual(
+        called.body.result?.content,
+        [{ type: 'text', text: 'region Zürich' }],
+        JSON.stringify(called.body),
+      );
+      const sent = web.requests.filter((headers) => headers['mcp-method'] === 'tools/call').at(-1)!;
+      assert.equal(sent['mcp-name'], 'region');
+      assert.equal(sent['mcp-param-region'], `=?base64?${Buffer.from('Zürich').toString('base64')}?=`);
+    },
+  );
 
   test('a denied tool never appears in results, and call_tool answers it exactly as an unknown name', async () => {
     assert.ok(!(await find(search, 'environment variables', dev, 50)).includes('everything__get-env'));

@@ -51,24 +51,27 @@ describe('search mode cannot unpin a tool that changed upstream', () => {
       .map((t: { name: string; description: string }) => `${t.name}: ${t.description}`);
   };
 
-  test('changed silently: withheld on /mcp, absent from search, and still refused after any number of searches', async () => {
-    assert.ok((await listed()).includes('rug__echo'));
-    assert.deepEqual(await found(), ['rug__echo: Echo text back']); // the index now holds the approved definition
-    assert.match((await echo()).result.content[0].text, /^ECHO\(Echo text back\): hi$/);
+  test(
+    'changed silently: ' + 'withheld on /mcp, absent from search, and still refused after any number of searches',
+    async () => {
+      assert.ok((await listed()).includes('rug__echo'));
+      assert.deepEqual(await found(), ['rug__echo: Echo text back']); // the index now holds the approved definition
+      assert.match((await echo()).result.content[0].text, /^ECHO\(Echo text back\): hi$/);
 
-    await post(mcp, request('tools/call', { name: 'rug__flip', arguments: {} }));
-    assert.ok(!(await listed()).includes('rug__echo'), 'a changed pinned tool is withheld from tools/list');
-    const refused = await echo();
-    assert.match(refused.error?.message ?? '', /Unknown tool/, JSON.stringify(refused));
+      await post(mcp, request('tools/call', { name: 'rug__flip', arguments: {} }));
+      assert.ok(!(await listed()).includes('rug__echo'), 'a changed pinned tool is withheld from tools/list');
+      const refused = await echo();
+      assert.match(refused.error?.message ?? '', /Unknown tool/, JSON.stringify(refused));
 
-    for (let i = 0; i < 3; i++)
-      assert.deepEqual(await found(), [], 'search shows the stale, approved definition of a withheld tool');
-    const still = await echo();
-    assert.match(
-      still.error?.message ?? '',
-      /Unknown tool/,
-      `a search unpinned the changed tool: ${JSON.stringify(still)}`,
-    );
-    assert.ok(!(await listed()).includes('rug__echo'));
-  });
+      for (let i = 0; i < 3; i++)
+        assert.deepEqual(await found(), [], 'search shows the stale, approved definition of a withheld tool');
+      const still = await echo();
+      assert.match(
+        still.error?.message ?? '',
+        /Unknown tool/,
+        `a search unpinned the changed tool: ${JSON.stringify(still)}`,
+      );
+      assert.ok(!(await listed()).includes('rug__echo'));
+    },
+  );
 });

@@ -34,34 +34,37 @@ describe('call_tool on two replicas sharing Redis: a retry at the other replica 
       await eventually(async () => (await fetch(`${replica.url}/readyz`)).status === 200, 60_000);
   });
 
-  test('a 2025 server’s call held by A, the retry of call_tool sent to B: forwarded to A and completed; spent after', async () => {
-    const { a, b } = replicas;
-    const first = callTool('legacy__ask', { question: 'Which replica?' }, CAPS, 's1');
-    const asked = await send(`${a.url}/search/mcp`, first);
-    assert.equal(asked.status, 200, JSON.stringify(asked.body));
-    const held = asked.body.result;
-    assert.equal(held?.resultType, 'input_required', JSON.stringify(asked.body));
-    assert.deepEqual(Object.keys(held.inputRequests), ['elicitation-1']);
+  test(
+    'a 2025 server’s call held by A, the retry of call_tool sent to B: ' + 'forwarded to A and completed; spent after',
+    async () => {
+      const { a, b } = replicas;
+      const first = callTool('legacy__ask', { question: 'Which replica?' }, CAPS, 's1');
+      const asked = await send(`${a.url}/search/mcp`, first);
+      assert.equal(asked.status, 200, JSON.stringify(asked.body));
+      const held = asked.body.result;
+      assert.equal(held?.resultType, 'input_required', JSON.stringify(asked.body));
+      assert.deepEqual(Object.keys(held.inputRequests), ['elicitation-1']);
 
-    const answers = {
-      requestState: held.requestState,
-      inputResponses: { 'elicitation-1': { action: 'accept', content: { name: 'from B' } } },
-    };
-    const retry = callTool('legacy__ask', { question: 'Which replica?' }, { ...CAPS, ...answers }, 's2');
-    const resumed = await send(`${b.url}/search/mcp`, retry);
-    assert.equal(resumed.status, 200, JSON.stringify(resumed.body));
-    const result = resumed.body;
-    assert.equal(result.id, 's2');
-    assert.equal(result.result.resultType, 'complete', JSON.stringify(result));
-    assert.deepEqual(JSON.parse(result.result.content[0].text), { action: 'accept', content: { name: 'from B' } });
+      const answers = {
+        requestState: held.requestState,
+        inputResponses: { 'elicitation-1': { action: 'accept', content: { name: 'from B' } } },
+      };
+      const retry = callTool('legacy__ask', { question: 'Which replica?' }, { ...CAPS, ...answers }, 's2');
+      const resumed = await send(`${b.url}/search/mcp`, retry);
+      assert.equal(resumed.status, 200, JSON.stringify(resumed.body));
+      const result = resumed.body;
+      assert.equal(result.id, 's2');
+      assert.equal(result.result.resultType, 'complete', JSON.stringify(result));
+      assert.deepEqual(JSON.parse(result.result.content[0].text), { action: 'accept', content: { name: 'from B' } });
 
-    // The call finished: the same requestState again is refused as no longer held, via either replica.
-    for (const replica of [a, b]) {
-      const spent = (await send(`${replica.url}/search/mcp`, { ...retry, id: 's3' })).body;
-      assert.equal(spent.error?.code, -32602, JSON.stringify(spent));
-      assert.match(spent.error.message, /no longer held/);
-    }
-  });
+      // The call finished: the same requestState again is refused as no longer held, via either replica.
+      for (const replica of [a, b]) {
+        const spent = (await send(`${replica.url}/search/mcp`, { ...retry, id: 's3' })).body;
+        assert.equal(spent.error?.code, -32602, JSON.stringify(spent));
+        assert.match(spent.error.message, /no longer held/);
+      }
+    },
+  );
 
   test(
     'a modern server: a direct first round on A resumed through call_tool on B (the same call, whichever ' +

@@ -41,7 +41,10 @@ describe('search.enabled: false', () => {
     assert.equal(answer.status, 404);
     assert.match(
       answer.body.error.message,
-      /^Search mode is off: search\.enabled is false in the config; set it to true to serve \/search\/mcp\. Endpoints: /,
+      new RegExp(
+        String.raw`^Search mode is off: search\.enabled is false in the config; ` +
+          String.raw`set it to true to serve \/search\/mcp\. Endpoints: `,
+      ),
     );
     assert.doesNotMatch(answer.body.error.message, /Endpoints: .*\/search\/mcp/);
     assert.match(answer.body.error.message, /\/profiles\/finder\/mcp/);
@@ -62,20 +65,23 @@ describe('search.enabled: false', () => {
     assert.equal((await post(`${gateway.url}/mcp`, request('tools/list'))).status, 200);
   });
 
-  test('server/discover on a profile describes the profile: its name, what it can show, no /mcp instructions', async () => {
-    const mcp = (await post(`${gateway.url}/mcp`, request('server/discover'))).body.result;
-    assert.ok(
-      'prompts' in mcp.capabilities && mcp.instructions,
-      'the synthetic server offers prompts and instructions on /mcp',
-    );
-    const answer = await post(`${gateway.url}/profiles/coding/mcp`, request('server/discover'));
-    assert.deepEqual(schemaProblems('server/discover', answer.body), []);
-    const result = answer.body.result;
-    assert.equal(result._meta[SERVER_INFO].name, 'mcp-gateway/profiles/coding');
-    assert.equal(result._meta[SERVER_INFO].version, mcp._meta[SERVER_INFO].version);
-    assert.deepEqual(Object.keys(result.capabilities).sort(), ['resources', 'tools'], 'prompts: [] shows none');
-    assert.equal(result.instructions, undefined, "/mcp's instructions could name tools this profile hides");
-  });
+  test(
+    'server/discover on a profile describes the profile: ' + 'its name, what it can show, no /mcp instructions',
+    async () => {
+      const mcp = (await post(`${gateway.url}/mcp`, request('server/discover'))).body.result;
+      assert.ok(
+        'prompts' in mcp.capabilities && mcp.instructions,
+        'the synthetic server offers prompts and instructions on /mcp',
+      );
+      const answer = await post(`${gateway.url}/profiles/coding/mcp`, request('server/discover'));
+      assert.deepEqual(schemaProblems('server/discover', answer.body), []);
+      const result = answer.body.result;
+      assert.equal(result._meta[SERVER_INFO].name, 'mcp-gateway/profiles/coding');
+      assert.equal(result._meta[SERVER_INFO].version, mcp._meta[SERVER_INFO].version);
+      assert.deepEqual(Object.keys(result.capabilities).sort(), ['resources', 'tools'], 'prompts: [] shows none');
+      assert.equal(result.instructions, undefined, "/mcp's instructions could name tools this profile hides");
+    },
+  );
 
   test("a 2025 client's initialize on a profile describes the profile too", async () => {
     const client = new Client1({ name: 'sdk1', version: '1.0.0' });

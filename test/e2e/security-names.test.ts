@@ -85,41 +85,47 @@ describe('1. names and URIs are length-checked before routing, globs or policy',
     assert.doesNotMatch(JSON.stringify(answer.body), /longer than 128/);
   });
 
-  test('prompts/get with a 129-character name, resources/read with a 9000-character URI: 400, quoting a prefix only', async () => {
-    const prompt = request('prompts/get', { name: longName(129) });
-    const refused = await send(`${gateway.url}/mcp`, prompt, bearer(ALICE));
-    assert.equal(refused.status, 400);
-    assert.match(refused.body.error.message, /prompt name .* longer than 128/);
-    const uri = `demo://${'u'.repeat(9000)}`;
-    const read = request('resources/read', { uri });
-    const answer = await send(`${gateway.url}/servers/everything/mcp`, read, bearer(ALICE));
-    assert.equal(answer.status, 400);
-    assert.match(answer.body.error.message, /longer than 8192 characters/);
-    assert.ok(
-      answer.body.error.message.length < 400,
-      `the refusal quotes ${answer.body.error.message.length} characters`,
-    );
-  });
+  test(
+    'prompts/get with a 129-character name, resources/read with a 9000-character URI: ' + '400, quoting a prefix only',
+    async () => {
+      const prompt = request('prompts/get', { name: longName(129) });
+      const refused = await send(`${gateway.url}/mcp`, prompt, bearer(ALICE));
+      assert.equal(refused.status, 400);
+      assert.match(refused.body.error.message, /prompt name .* longer than 128/);
+      const uri = `demo://${'u'.repeat(9000)}`;
+      const read = request('resources/read', { uri });
+      const answer = await send(`${gateway.url}/servers/everything/mcp`, read, bearer(ALICE));
+      assert.equal(answer.status, 400);
+      assert.match(answer.body.error.message, /longer than 8192 characters/);
+      assert.ok(
+        answer.body.error.message.length < 400,
+        `the refusal quotes ${answer.body.error.message.length} characters`,
+      );
+    },
+  );
 
-  test("search mode's call_tool with a 3 MB name is refused with a bounded message and audit line; /healthz answers", async () => {
-    const before = auditLines().length;
-    const name = `everything__${'a'.repeat(3 * 1024 * 1024)}`;
-    const body = request('tools/call', { name: 'call_tool', arguments: { name, arguments: {} } });
-    const answer = await send(`${gateway.url}/search/mcp`, body, bearer(ALICE));
-    assert.equal(answer.body.result?.isError, true, JSON.stringify(answer.body).slice(0, 300));
-    const text = JSON.stringify(answer.body);
-    assert.match(text, /longer than 128 characters/);
-    assert.ok(text.length < 1000, `the answer is ${text.length} characters`);
-    assert.equal((await fetch(`${gateway.url}/healthz`)).status, 200);
-    // The audit line carries the arguments (audit.arguments: true) but no target or rule built from the name.
-    const added = auditLines().slice(before);
-    assert.ok(added.length >= 1, 'the call was audited');
-    for (const line of added) {
-      const entry = JSON.parse(line);
-      assert.ok(String(entry.target ?? '').length <= 200, 'the audit target is bounded');
-      assert.ok(String(entry.rule ?? '').length <= 200, 'the audit rule is bounded');
-    }
-  });
+  test(
+    "search mode's call_tool with a 3 MB name is refused with a bounded message and audit line; " + '/healthz answers',
+    async () => {
+      const before = auditLines().length;
+      const name = `everything__${'a'.repeat(3 * 1024 * 1024)}`;
+      const body = request('tools/call', { name: 'call_tool', arguments: { name, arguments: {} } });
+      const answer = await send(`${gateway.url}/search/mcp`, body, bearer(ALICE));
+      assert.equal(answer.body.result?.isError, true, JSON.stringify(answer.body).slice(0, 300));
+      const text = JSON.stringify(answer.body);
+      assert.match(text, /longer than 128 characters/);
+      assert.ok(text.length < 1000, `the answer is ${text.length} characters`);
+      assert.equal((await fetch(`${gateway.url}/healthz`)).status, 200);
+      // The audit line carries the arguments (audit.arguments: true) but no target or rule built from the name.
+      const added = auditLines().slice(before);
+      assert.ok(added.length >= 1, 'the call was audited');
+      for (const line of added) {
+        const entry = JSON.parse(line);
+        assert.ok(String(entry.target ?? '').length <= 200, 'the audit target is bounded');
+        assert.ok(String(entry.rule ?? '').length <= 200, 'the audit rule is bounded');
+      }
+    },
+  );
 
   test('a 2025 client (SDK 1.x) calling a 129-character name gets -32602 naming the bound', async () => {
     const client = new Client1({ name: 'names-2025', version: '1.0.0' });

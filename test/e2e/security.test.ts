@@ -440,41 +440,44 @@ describe("another principal's requestState", () => {
     );
   }
 
-  test("a 2025 client's Mcp-Session-Id used by another principal is refused, and nothing reaches an upstream", async () => {
-    const init = {
-      jsonrpc: '2.0',
-      id: 'init',
-      method: 'initialize',
-      params: { protocolVersion: '2025-11-25', capabilities: {}, clientInfo: { name: 'sec', version: '1' } },
-    };
-    const headers = { 'content-type': 'application/json', accept: 'application/json, text/event-stream' };
-    const opened = await post(mcp, init, { ...headers, ...bearer(ALICE) });
-    const session = opened.headers.get('mcp-session-id');
-    assert.equal(opened.status, 200, JSON.stringify(opened.body));
-    assert.ok(session, 'initialize answered with an Mcp-Session-Id');
-    const callOnSession = (text: string) => ({
-      jsonrpc: '2.0',
-      id: `s${nextId++}`,
-      method: 'tools/call',
-      params: { name: 'pub__echo', arguments: { text } },
-    });
-    const before = snapshot();
-    const stolen = await post(mcp, callOnSession('session-thief'), {
-      ...headers,
-      ...bearer(BOB),
-      'mcp-session-id': session,
-    });
-    assert.ok(stolen.status >= 400 && stolen.status < 500, `status ${stolen.status}: ${JSON.stringify(stolen.body)}`);
-    assert.ok(stolen.body?.error, JSON.stringify(stolen.body));
-    await assertNothingReached(before, 'a call on a stolen session');
-    const own = await post(mcp, callOnSession('session-owner'), {
-      ...headers,
-      ...bearer(ALICE),
-      'mcp-session-id': session,
-    });
-    assert.equal(own.status, 200, JSON.stringify(own.body));
-    await assertReached(before, 'pub', 'session-owner');
-  });
+  test(
+    "a 2025 client's Mcp-Session-Id used by another principal is refused, " + 'and nothing reaches an upstream',
+    async () => {
+      const init = {
+        jsonrpc: '2.0',
+        id: 'init',
+        method: 'initialize',
+        params: { protocolVersion: '2025-11-25', capabilities: {}, clientInfo: { name: 'sec', version: '1' } },
+      };
+      const headers = { 'content-type': 'application/json', accept: 'application/json, text/event-stream' };
+      const opened = await post(mcp, init, { ...headers, ...bearer(ALICE) });
+      const session = opened.headers.get('mcp-session-id');
+      assert.equal(opened.status, 200, JSON.stringify(opened.body));
+      assert.ok(session, 'initialize answered with an Mcp-Session-Id');
+      const callOnSession = (text: string) => ({
+        jsonrpc: '2.0',
+        id: `s${nextId++}`,
+        method: 'tools/call',
+        params: { name: 'pub__echo', arguments: { text } },
+      });
+      const before = snapshot();
+      const stolen = await post(mcp, callOnSession('session-thief'), {
+        ...headers,
+        ...bearer(BOB),
+        'mcp-session-id': session,
+      });
+      assert.ok(stolen.status >= 400 && stolen.status < 500, `status ${stolen.status}: ${JSON.stringify(stolen.body)}`);
+      assert.ok(stolen.body?.error, JSON.stringify(stolen.body));
+      await assertNothingReached(before, 'a call on a stolen session');
+      const own = await post(mcp, callOnSession('session-owner'), {
+        ...headers,
+        ...bearer(ALICE),
+        'mcp-session-id': session,
+      });
+      assert.equal(own.status, 200, JSON.stringify(own.body));
+      await assertReached(before, 'pub', 'session-owner');
+    },
+  );
 });
 
 // ---- cursors -----------------------------------------------------------------------------------------------------
@@ -612,16 +615,19 @@ describe('/mcp cursors', () => {
     );
   });
 
-  test('bob cannot reach priv through its own endpoint either: 404 like an unknown server, and priv hears nothing', async () => {
-    const before = snapshot();
-    const answer = await send(`${gateway.url}/servers/priv/mcp`, list('tools/list'), bearer(BOB));
-    assertRefused(answer, 404, -32600, /No server named 'priv'/);
-    assert.ok(
-      !answer.body.error.message.includes('/servers/priv/mcp'),
-      'the refusal does not list priv among the endpoints',
-    );
-    const called = await send(mcp, call('priv__echo', { text: 'bob-to-priv' }), bearer(BOB));
-    assert.equal(called.body?.error?.code, -32602, JSON.stringify(called.body));
-    await assertNothingReached(before, "bob's requests to priv");
-  });
+  test(
+    'bob cannot reach priv through its own endpoint either: ' + '404 like an unknown server, and priv hears nothing',
+    async () => {
+      const before = snapshot();
+      const answer = await send(`${gateway.url}/servers/priv/mcp`, list('tools/list'), bearer(BOB));
+      assertRefused(answer, 404, -32600, /No server named 'priv'/);
+      assert.ok(
+        !answer.body.error.message.includes('/servers/priv/mcp'),
+        'the refusal does not list priv among the endpoints',
+      );
+      const called = await send(mcp, call('priv__echo', { text: 'bob-to-priv' }), bearer(BOB));
+      assert.equal(called.body?.error?.code, -32602, JSON.stringify(called.body));
+      await assertNothingReached(before, "bob's requests to priv");
+    },
+  );
 });

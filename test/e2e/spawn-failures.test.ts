@@ -18,18 +18,21 @@ describe('a stdio server whose cwd is a file', () => {
   });
   after(() => gateway?.close());
 
-  test('is unhealthy, saying the working folder is not a folder and naming cwd; the gateway keeps serving', async () => {
-    assert.ok(
-      await until(() => gateway.upstreams.get('misplaced')!.status().state === 'unhealthy', 15_000),
-      JSON.stringify(gateway.upstreams.get('misplaced')!.status()),
-    );
-    const answer = await post(`${gateway.url}/servers/misplaced/mcp`, request('tools/list'));
-    assert.equal(answer.body.error.code, -32603);
-    assert.match(
-      answer.body.error.message,
-      new RegExp(`working folder is not a folder: ${file.replace(/[.*+?^${}()|[\]\\]/g, '\\$&')} \\(check cwd\\)`),
-    );
-    const listed = await post(`${gateway.url}/servers/modern/mcp`, request('tools/list'));
-    assert.ok(Array.isArray(listed.body.result?.tools), JSON.stringify(listed.body));
-  });
+  test(
+    'is unhealthy, saying the working folder is not a folder and naming cwd; ' + 'the gateway keeps serving',
+    async () => {
+      assert.ok(
+        await until(() => gateway.upstreams.get('misplaced')!.status().state === 'unhealthy', 15_000),
+        JSON.stringify(gateway.upstreams.get('misplaced')!.status()),
+      );
+      const answer = await post(`${gateway.url}/servers/misplaced/mcp`, request('tools/list'));
+      assert.equal(answer.body.error.code, -32603);
+      assert.match(
+        answer.body.error.message,
+        new RegExp(`working folder is not a folder: ${file.replace(/[.*+?^${}()|[\]\\]/g, '\\$&')} \\(check cwd\\)`),
+      );
+      const listed = await post(`${gateway.url}/servers/modern/mcp`, request('tools/list'));
+      assert.ok(Array.isArray(listed.body.result?.tools), JSON.stringify(listed.body));
+    },
+  );
 });

@@ -45,25 +45,28 @@ describe('an HTTP+SSE upstream', () => {
     assert.deepEqual(schemaProblems('tools/call', answer.body), []);
   });
 
-  test('a question it asks mid-call reaches the client as input_required, and the retry completes the call', async () => {
-    const first = call('ask', {}, { elicitation: {} });
-    const asked = await post(`${gateway.url}/servers/old/mcp`, first, headersFor(first));
-    const result = asked.body.result;
-    assert.equal(result?.resultType, 'input_required', JSON.stringify(asked.body));
-    const [key, question] = Object.entries(result.inputRequests as Record<string, any>)[0]!;
-    assert.equal(question.method, 'elicitation/create');
-    const retry = {
-      ...first,
-      id: 'retry-1',
-      params: {
-        ...first.params,
-        inputResponses: { [key]: { action: 'accept', content: { name: 'Ada' } } },
-        requestState: result.requestState,
-      },
-    };
-    const done = await post(`${gateway.url}/servers/old/mcp`, retry, headersFor(retry));
-    assert.equal(done.body.result?.content?.[0]?.text, 'hello Ada', JSON.stringify(done.body));
-  });
+  test(
+    'a question it asks mid-call reaches the client as input_required, ' + 'and the retry completes the call',
+    async () => {
+      const first = call('ask', {}, { elicitation: {} });
+      const asked = await post(`${gateway.url}/servers/old/mcp`, first, headersFor(first));
+      const result = asked.body.result;
+      assert.equal(result?.resultType, 'input_required', JSON.stringify(asked.body));
+      const [key, question] = Object.entries(result.inputRequests as Record<string, any>)[0]!;
+      assert.equal(question.method, 'elicitation/create');
+      const retry = {
+        ...first,
+        id: 'retry-1',
+        params: {
+          ...first.params,
+          inputResponses: { [key]: { action: 'accept', content: { name: 'Ada' } } },
+          requestState: result.requestState,
+        },
+      };
+      const done = await post(`${gateway.url}/servers/old/mcp`, retry, headersFor(retry));
+      assert.equal(done.body.result?.content?.[0]?.text, 'hello Ada', JSON.stringify(done.body));
+    },
+  );
 
   test('a stream dropped mid-call fails that call at once, and the gateway connects again', async () => {
     const before = server.connections();
@@ -83,21 +86,24 @@ describe('an HTTP+SSE upstream', () => {
 });
 
 describe('era: auto on a url: server', () => {
-  test('finds an HTTP+SSE server behind the URL (its POST refused, its GET an event stream) and serves it so', async () => {
-    const detected = await startTestGateway({ found: { url: server.url, timeoutMs: 10_000 } });
-    try {
-      const list = await post(`${detected.url}/servers/found/mcp`, request('tools/list'));
-      assert.deepEqual(
-        list.body.result?.tools?.map((t: any) => t.name).sort(),
-        ['ask', 'drop', 'echo'],
-        JSON.stringify(list.body),
-      );
-      const body = call('echo', { text: 'found' });
-      const answer = await post(`${detected.url}/servers/found/mcp`, body, headersFor(body));
-      assert.equal(answer.body.result?.content?.[0]?.text, 'found');
-      assert.equal(detected.upstreams.get('found')!.status().era, 'legacy');
-    } finally {
-      await detected.close();
-    }
-  });
+  test(
+    'finds an HTTP+SSE server behind the URL (its POST refused, ' + 'its GET an event stream) and serves it so',
+    async () => {
+      const detected = await startTestGateway({ found: { url: server.url, timeoutMs: 10_000 } });
+      try {
+        const list = await post(`${detected.url}/servers/found/mcp`, request('tools/list'));
+        assert.deepEqual(
+          list.body.result?.tools?.map((t: any) => t.name).sort(),
+          ['ask', 'drop', 'echo'],
+          JSON.stringify(list.body),
+        );
+        const body = call('echo', { text: 'found' });
+        const answer = await post(`${detected.url}/servers/found/mcp`, body, headersFor(body));
+        assert.equal(answer.body.result?.content?.[0]?.text, 'found');
+        assert.equal(detected.upstreams.get('found')!.status().era, 'legacy');
+      } finally {
+        await detected.close();
+      }
+    },
+  );
 });

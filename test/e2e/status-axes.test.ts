@@ -87,7 +87,13 @@ describe('the status page sparklines have axes', { skip: browserNeed.skip }, () 
     const status = await (await fetch(`${gw.url}/status.json`)).json();
     const traffic = status.traffic as { slotSeconds: number; upstreams: { name: string; points: unknown[] }[] };
     const seconds = traffic.slotSeconds * traffic.upstreams.find((u) => u.name === 'alpha')!.points.length;
-    const span = `\u2212${seconds < 120 ? `${seconds} s` : seconds < 7200 ? `${Math.round(seconds / 60)} min` : `${Math.round(seconds / 3600)} h`}`;
+    const span = `\u2212${
+      seconds < 120
+        ? `${seconds} s`
+        : seconds < 7200
+          ? `${Math.round(seconds / 60)} min`
+          : `${Math.round(seconds / 3600)} h`
+    }`;
 
     const page = await (await browser!.newContext()).newPage();
     const problems: string[] = [];

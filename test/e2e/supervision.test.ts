@@ -228,7 +228,10 @@ describe('a child that cannot run', () => {
     assert.equal(answer.body.error.code, -32603);
     assert.match(
       answer.body.error.message,
-      /unhealthy.*command not found: definitely-not-a-command-mcp \(check command\).*check servers\.missing \(command, args, cwd, env\)/,
+      new RegExp(
+        String.raw`unhealthy.*command not found: definitely-not-a-command-mcp \(check command\)` +
+          String.raw`.*check servers\.missing \(command, args, cwd, env\)`,
+      ),
     );
   });
 

@@ -321,23 +321,26 @@ describe('tasks through the gateway’s own ids', () => {
     },
   );
 
-  test('a task method or a task listen from a client that did not declare the extension is -32021, naming it', async () => {
-    const taskId = await create(mcp, 'alice', 't__slow', { ms: 30_000 });
-    const missing = { code: -32021, data: { requiredCapabilities: { extensions: { [TASKS]: {} } } } };
-    for (const url of [mcp, onT]) {
-      const get = await send(url, 'alice', 'tasks/get', { taskId }, {});
-      assert.deepEqual({ code: get.body.error?.code, data: get.body.error?.data }, missing, JSON.stringify(get.body));
-      assert.match(get.body.error.message, new RegExp(`tasks/get needs the ${TASKS} extension declared`));
-      const body = request('subscriptions/listen', { notifications: { taskIds: [taskId] } });
-      const listened = await post(url, body, { ...headersFor(body), authorization: `Bearer ${KEYS.alice}` });
-      assert.deepEqual(
-        { code: listened.body.error?.code, data: listened.body.error?.data },
-        missing,
-        JSON.stringify(listened.body),
-      );
-    }
-    await send(mcp, 'alice', 'tasks/cancel', { taskId });
-  });
+  test(
+    'a task method or a task listen from a client that did not declare the extension is -32021, ' + 'naming it',
+    async () => {
+      const taskId = await create(mcp, 'alice', 't__slow', { ms: 30_000 });
+      const missing = { code: -32021, data: { requiredCapabilities: { extensions: { [TASKS]: {} } } } };
+      for (const url of [mcp, onT]) {
+        const get = await send(url, 'alice', 'tasks/get', { taskId }, {});
+        assert.deepEqual({ code: get.body.error?.code, data: get.body.error?.data }, missing, JSON.stringify(get.body));
+        assert.match(get.body.error.message, new RegExp(`tasks/get needs the ${TASKS} extension declared`));
+        const body = request('subscriptions/listen', { notifications: { taskIds: [taskId] } });
+        const listened = await post(url, body, { ...headersFor(body), authorization: `Bearer ${KEYS.alice}` });
+        assert.deepEqual(
+          { code: listened.body.error?.code, data: listened.body.error?.data },
+          missing,
+          JSON.stringify(listened.body),
+        );
+      }
+      await send(mcp, 'alice', 'tasks/cancel', { taskId });
+    },
+  );
 
   for (const where of ['', '/servers/t'] as const) {
     test(`status notifications reach the owner’s listen stream on ${where}/mcp with the gateway’s ids`, async () => {

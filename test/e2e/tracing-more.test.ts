@@ -212,24 +212,27 @@ describe('a retry forwarded to the replica holding its call', { skip: needRedis.
     await receiver?.close();
   });
 
-  it('is a client span under the server span of the replica it reached, and the holder serves it in the same trace', () => {
-    const spans = spansOf(receiver, RETRY_TRACE);
-    const servers = spans.filter((s) => s.kind === SERVER);
-    const reached = servers.find((s) => s.parentSpanId === CALLER_SPAN);
-    assert.ok(reached, JSON.stringify(spans.map((s) => [s.name, s.kind, s.parentSpanId])));
-    const forward = spans.find((s) => s.kind === CLIENT && s.parentSpanId === reached.spanId);
-    assert.ok(forward, 'the forward is a client span of the replica that took the retry');
-    assert.equal(forward.attributes['mcp.gateway.forwarded_to'], holder);
-    assert.equal(forward.attributes['http.response.status_code'], 200);
-    assert.equal(forward.attributes['server.address'], '127.0.0.1');
-    assert.equal(typeof forward.attributes['server.port'], 'number');
-    assert.notEqual(forward.status.code, ERROR);
-    const held = servers.find((s) => s.parentSpanId === forward.spanId);
-    assert.ok(held, "the holder's server span has the forward as its parent");
-    assert.equal(held.name, 'tools/call ask');
-    assert.ok(
-      held.events.some((e) => e.name === 'mcp.gateway.mrtr.resume'),
-      JSON.stringify(held.events),
-    );
-  });
+  it(
+    'is a client span under the server span of the replica it reached, ' + 'and the holder serves it in the same trace',
+    () => {
+      const spans = spansOf(receiver, RETRY_TRACE);
+      const servers = spans.filter((s) => s.kind === SERVER);
+      const reached = servers.find((s) => s.parentSpanId === CALLER_SPAN);
+      assert.ok(reached, JSON.stringify(spans.map((s) => [s.name, s.kind, s.parentSpanId])));
+      const forward = spans.find((s) => s.kind === CLIENT && s.parentSpanId === reached.spanId);
+      assert.ok(forward, 'the forward is a client span of the replica that took the retry');
+      assert.equal(forward.attributes['mcp.gateway.forwarded_to'], holder);
+      assert.equal(forward.attributes['http.response.status_code'], 200);
+      assert.equal(forward.attributes['server.address'], '127.0.0.1');
+      assert.equal(typeof forward.attributes['server.port'], 'number');
+      assert.notEqual(forward.status.code, ERROR);
+      const held = servers.find((s) => s.parentSpanId === forward.spanId);
+      assert.ok(held, "the holder's server span has the forward as its parent");
+      assert.equal(held.name, 'tools/call ask');
+      assert.ok(
+        held.events.some((e) => e.name === 'mcp.gateway.mrtr.resume'),
+        JSON.stringify(held.events),
+      );
+    },
+  );
 });

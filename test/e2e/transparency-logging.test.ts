@@ -87,21 +87,25 @@ describe('log messages: directly and through the gateway', () => {
     });
   }
 
-  test('no logLevel: no log messages directly or through the gateway, even from a 2025 server set to debug', async () => {
-    // A 2025 server at debug (set for an earlier caller) logs for every request; the gateway keeps them from this one.
-    await callLog(`${gateway.url}/servers/legacy/mcp`, 'log', 'earlier', { [LOG_LEVEL]: 'debug' });
-    const direct = await callLog(http.url, 'log', 'quiet', { progressToken: 'p1' });
-    assert.deepEqual(direct.logs, []);
-    for (const server of ['http', 'stdio', 'legacy']) {
-      for (const endpoint of endpoints(server)) {
-        // With and without a progressToken (which makes the answer a stream that could carry them).
-        for (const meta of [{}, { progressToken: 'p2' }]) {
-          const through = await callLog(endpoint.url(), endpoint.tool, 'quiet', meta);
-          assert.deepEqual(through.logs, [], `${endpoint.label} ${JSON.stringify(meta)}`);
+  test(
+    'no logLevel: no log messages directly or through the gateway, ' + 'even from a 2025 server set to debug',
+    async () => {
+      // A 2025 server at debug (set for an earlier caller) logs for every request; the gateway keeps them from this
+      // one.
+      await callLog(`${gateway.url}/servers/legacy/mcp`, 'log', 'earlier', { [LOG_LEVEL]: 'debug' });
+      const direct = await callLog(http.url, 'log', 'quiet', { progressToken: 'p1' });
+      assert.deepEqual(direct.logs, []);
+      for (const server of ['http', 'stdio', 'legacy']) {
+        for (const endpoint of endpoints(server)) {
+          // With and without a progressToken (which makes the answer a stream that could carry them).
+          for (const meta of [{}, { progressToken: 'p2' }]) {
+            const through = await callLog(endpoint.url(), endpoint.tool, 'quiet', meta);
+            assert.deepEqual(through.logs, [], `${endpoint.label} ${JSON.stringify(meta)}`);
+          }
         }
       }
-    }
-  });
+    },
+  );
 
   test('a 2025 server: a logLevel that is not a level is refused with -32602, as a modern server should', async () => {
     const answer = await post(
@@ -127,20 +131,27 @@ describe('log messages: directly and through the gateway', () => {
     );
   });
 
-  test('server/discover offers logging where the upstream does: per server as it says, on /mcp when any does', async () => {
-    const direct = await post(http.url, request('server/discover'));
-    assert.deepEqual(direct.body.result.capabilities.logging, {});
-    for (const server of ['http', 'stdio', 'legacy']) {
-      const { body } = await post(`${gateway.url}/servers/${server}/mcp`, request('server/discover'));
-      assert.deepEqual(body.result.capabilities.logging, {}, server);
-      assert.deepEqual(schemaProblems('server/discover', body), []);
-    }
-    const plain = await post(`${gateway.url}/servers/plain/mcp`, request('server/discover'));
-    assert.equal(plain.body.result.capabilities.logging, undefined, 'a server without logging is not made to offer it');
-    const merged = await post(`${gateway.url}/mcp`, request('server/discover'));
-    assert.deepEqual(merged.body.result.capabilities.logging, {});
-    assert.deepEqual(schemaProblems('server/discover', merged.body), []);
-  });
+  test(
+    'server/discover offers logging where the upstream does: ' + 'per server as it says, on /mcp when any does',
+    async () => {
+      const direct = await post(http.url, request('server/discover'));
+      assert.deepEqual(direct.body.result.capabilities.logging, {});
+      for (const server of ['http', 'stdio', 'legacy']) {
+        const { body } = await post(`${gateway.url}/servers/${server}/mcp`, request('server/discover'));
+        assert.deepEqual(body.result.capabilities.logging, {}, server);
+        assert.deepEqual(schemaProblems('server/discover', body), []);
+      }
+      const plain = await post(`${gateway.url}/servers/plain/mcp`, request('server/discover'));
+      assert.equal(
+        plain.body.result.capabilities.logging,
+        undefined,
+        'a server without logging is not made to offer it',
+      );
+      const merged = await post(`${gateway.url}/mcp`, request('server/discover'));
+      assert.deepEqual(merged.body.result.capabilities.logging, {});
+      assert.deepEqual(schemaProblems('server/discover', merged.body), []);
+    },
+  );
 });
 
 describe("log messages from a 2025 server over HTTP (its level is its session's)", () => {

@@ -133,25 +133,28 @@ describe('a raw server with quirks', () => {
     direct: (scenario, body) => askHttp(upstream.url, scenario, body),
   }));
 
-  test('through the gateway, the JSON-lines answer arrives as a stream: progress first, the response last', async () => {
-    const scenario = SCENARIOS.find((s) => s.name === 'a tool call with progress')!;
-    const through = await askHttp(`${gateway.url}/servers/quirky/mcp`, scenario, requestFor(scenario, 7));
-    // The server's log message is not for a request that set no logLevel (the spec says it must not send it).
-    assert.deepEqual(
-      through.messages.map((m) => JSON.parse(m).method ?? 'response'),
-      ['notifications/progress', 'notifications/progress', 'response'],
-    );
-    assert.equal(JSON.parse(through.messages[2]!).result.resultType, 'complete');
-    const logged: Scenario = {
-      ...scenario,
-      params: { ...scenario.params, _meta: { ...scenario.params._meta, 'io.modelcontextprotocol/logLevel': 'info' } },
-    };
-    const withLogs = await askHttp(`${gateway.url}/servers/quirky/mcp`, logged, requestFor(logged, 9));
-    assert.deepEqual(
-      withLogs.messages.map((m) => JSON.parse(m).method ?? 'response'),
-      ['notifications/message', 'notifications/progress', 'notifications/progress', 'response'],
-    );
-  });
+  test(
+    'through the gateway, the JSON-lines answer arrives as a stream: ' + 'progress first, the response last',
+    async () => {
+      const scenario = SCENARIOS.find((s) => s.name === 'a tool call with progress')!;
+      const through = await askHttp(`${gateway.url}/servers/quirky/mcp`, scenario, requestFor(scenario, 7));
+      // The server's log message is not for a request that set no logLevel (the spec says it must not send it).
+      assert.deepEqual(
+        through.messages.map((m) => JSON.parse(m).method ?? 'response'),
+        ['notifications/progress', 'notifications/progress', 'response'],
+      );
+      assert.equal(JSON.parse(through.messages[2]!).result.resultType, 'complete');
+      const logged: Scenario = {
+        ...scenario,
+        params: { ...scenario.params, _meta: { ...scenario.params._meta, 'io.modelcontextprotocol/logLevel': 'info' } },
+      };
+      const withLogs = await askHttp(`${gateway.url}/servers/quirky/mcp`, logged, requestFor(logged, 9));
+      assert.deepEqual(
+        withLogs.messages.map((m) => JSON.parse(m).method ?? 'response'),
+        ['notifications/message', 'notifications/progress', 'notifications/progress', 'response'],
+      );
+    },
+  );
 
   test('without a progress token, the JSON-lines answer is answered as JSON with its response alone', async () => {
     const scenario: Scenario = {

@@ -138,23 +138,26 @@ describe('connect links with auth.jwt: the person signs in at the issuer and mus
     },
   );
 
-  test("bob's link completed by alice is refused with a page naming both, and nothing is connected for bob", async () => {
-    const link: string = (await whoami('bob')).body.error.data.url;
-    const refused = await openLink(link, 'alice');
-    assert.equal(refused.status, 403);
-    assert.equal(refused.title, 'This link is not yours');
-    assert.match(refused.text, /made for bob, and you signed in as alice\. Nothing was connected\./);
-    assert.ok(!refused.visited.includes('/connect/callback'), "the upstream's authorization never started");
-    const listed = (await (
-      await fetch(`${gateway.url}/connections`, { headers: { authorization: `Bearer ${tokens.get('bob')}` } })
-    ).json()) as { connections: unknown[] };
-    assert.deepEqual(listed.connections, []);
-    assert.equal((await whoami('bob')).body.error?.code, -32042, 'bob still has to connect');
-    // The control: bob completing his own new link is connected.
-    const own = await openLink((await whoami('bob')).body.error.data.url, 'bob');
-    assert.equal(own.title, 'Connected to crm', own.text);
-    assert.equal((await whoami('bob')).body.result?.content[0].text, 'you are bob');
-  });
+  test(
+    "bob's link completed by alice is refused with a page naming both, " + 'and nothing is connected for bob',
+    async () => {
+      const link: string = (await whoami('bob')).body.error.data.url;
+      const refused = await openLink(link, 'alice');
+      assert.equal(refused.status, 403);
+      assert.equal(refused.title, 'This link is not yours');
+      assert.match(refused.text, /made for bob, and you signed in as alice\. Nothing was connected\./);
+      assert.ok(!refused.visited.includes('/connect/callback'), "the upstream's authorization never started");
+      const listed = (await (
+        await fetch(`${gateway.url}/connections`, { headers: { authorization: `Bearer ${tokens.get('bob')}` } })
+      ).json()) as { connections: unknown[] };
+      assert.deepEqual(listed.connections, []);
+      assert.equal((await whoami('bob')).body.error?.code, -32042, 'bob still has to connect');
+      // The control: bob completing his own new link is connected.
+      const own = await openLink((await whoami('bob')).body.error.data.url, 'bob');
+      assert.equal(own.title, 'Connected to crm', own.text);
+      assert.equal((await whoami('bob')).body.result?.content[0].text, 'you are bob');
+    },
+  );
 
   /**
    * Opens `link` in a fresh browser, confirms it and signs in as `login` until the browser is sent to the

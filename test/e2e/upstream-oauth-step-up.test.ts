@@ -188,14 +188,17 @@ describe('oauth step-up: 403 insufficient_scope sends the caller to authorize th
     },
   );
 
-  test('a 403 for a scope the token was already authorized asking for is an error naming it, not another link', async () => {
-    const answer = await call('stubborn');
-    assert.equal(answer.body.error?.data?.reason, 'insufficient_scope', JSON.stringify(answer.body));
-    assert.match(answer.body.error.message, /scope "write"/);
-    assert.equal(answer.body.error.data.url, undefined, 'no link: asking again would loop');
-    // The token in the store is still good for what it was granted.
-    assert.equal((await call('note')).body.result?.content[0].text, 'note done');
-  });
+  test(
+    'a 403 for a scope the token was already authorized asking for is an error naming it, ' + 'not another link',
+    async () => {
+      const answer = await call('stubborn');
+      assert.equal(answer.body.error?.data?.reason, 'insufficient_scope', JSON.stringify(answer.body));
+      assert.match(answer.body.error.message, /scope "write"/);
+      assert.equal(answer.body.error.data.url, undefined, 'no link: asking again would loop');
+      // The token in the store is still good for what it was granted.
+      assert.equal((await call('note')).body.result?.content[0].text, 'note done');
+    },
+  );
 });
 
 // The same step-up through the aggregated endpoint, /mcp, where crm's tools are `crm__read`, `crm__note` and

@@ -61,18 +61,21 @@ describe('oauth: each caller connects their own upstream account', { skip: brows
 
   const connectInBrowser = (link: string, login: string) => rig.connectInBrowser(link, login);
 
-  test('a caller without a token gets a link; after connecting in the browser the retry goes out as their account', async () => {
-    const first = await whoami('alice');
-    assert.ok('error' in first.body, JSON.stringify(first.body));
-    const link: string = first.body.error.data.url;
-    assert.ok(link.startsWith(`${publicUrl}/connect/`), link);
-    assert.ok(first.body.error.message.includes(link));
-    assert.equal(await connectInBrowser(link, 'alice-at-crm'), 'Connected to crm');
-    const retry = await whoami('alice');
-    assert.equal(retry.body.result?.content[0].text, 'you are alice-at-crm', JSON.stringify(retry.body));
-    // The token it sent was issued for the upstream's URL (resource indicator), as a JWT.
-    assert.equal((await oidc.verify(upstream.tokens.at(-1)!, upstream.url)).sub, 'alice-at-crm');
-  });
+  test(
+    'a caller without a token gets a link; ' + 'after connecting in the browser the retry goes out as their account',
+    async () => {
+      const first = await whoami('alice');
+      assert.ok('error' in first.body, JSON.stringify(first.body));
+      const link: string = first.body.error.data.url;
+      assert.ok(link.startsWith(`${publicUrl}/connect/`), link);
+      assert.ok(first.body.error.message.includes(link));
+      assert.equal(await connectInBrowser(link, 'alice-at-crm'), 'Connected to crm');
+      const retry = await whoami('alice');
+      assert.equal(retry.body.result?.content[0].text, 'you are alice-at-crm', JSON.stringify(retry.body));
+      // The token it sent was issued for the upstream's URL (resource indicator), as a JWT.
+      assert.equal((await oidc.verify(upstream.tokens.at(-1)!, upstream.url)).sub, 'alice-at-crm');
+    },
+  );
 
   test('bob connects his own account; each goes out as their own', async () => {
     const link: string = (await whoami('bob')).body.error.data.url;

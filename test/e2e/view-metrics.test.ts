@@ -34,14 +34,17 @@ describe('policy denials on views, by endpoint', () => {
     return line === undefined ? 0 : Number(line.split(' ').at(-1));
   };
 
-  test('a denied call on a profile is counted as profiles/<name>, one on /search/mcp as search, one on /mcp as mcp', async () => {
-    const denied = request('tools/call', { name: 'modern__pid', arguments: {} });
-    const viaSearch = request('tools/call', { name: 'call_tool', arguments: { name: 'modern__pid', arguments: {} } });
-    assert.ok((await post(`${gateway.url}/profiles/p/mcp`, denied)).body.error, 'refused on the profile');
-    await post(`${gateway.url}/search/mcp`, viaSearch);
-    assert.ok((await post(`${gateway.url}/mcp`, { ...denied, id: 'again' })).body.error, 'refused on /mcp');
-    assert.equal(await denials('profiles/p'), 1);
-    assert.equal(await denials('search'), 1);
-    assert.equal(await denials('mcp'), 1);
-  });
+  test(
+    'a denied call on a profile is counted as profiles/<name>, ' + 'one on /search/mcp as search, one on /mcp as mcp',
+    async () => {
+      const denied = request('tools/call', { name: 'modern__pid', arguments: {} });
+      const viaSearch = request('tools/call', { name: 'call_tool', arguments: { name: 'modern__pid', arguments: {} } });
+      assert.ok((await post(`${gateway.url}/profiles/p/mcp`, denied)).body.error, 'refused on the profile');
+      await post(`${gateway.url}/search/mcp`, viaSearch);
+      assert.ok((await post(`${gateway.url}/mcp`, { ...denied, id: 'again' })).body.error, 'refused on /mcp');
+      assert.equal(await denials('profiles/p'), 1);
+      assert.equal(await denials('search'), 1);
+      assert.equal(await denials('mcp'), 1);
+    },
+  );
 });

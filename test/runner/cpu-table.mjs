@@ -54,7 +54,8 @@ function measure(file, scratch) {
 
 function row({ file, cpu, wall, tests, failed, processes, exit }) {
   const verdict = exit === 0 ? '' : `  (exit ${exit}, ${failed} failed)`;
-  return `${cpu.toFixed(1).padStart(7)}  ${wall.toFixed(1).padStart(7)}  ${String(tests).padStart(5)}  ${String(processes).padStart(5)}  ${file}${verdict}`;
+  const columns = [cpu.toFixed(1).padStart(7), wall.toFixed(1).padStart(7), String(tests).padStart(5)];
+  return `${columns.join('  ')}  ${String(processes).padStart(5)}  ${file}${verdict}`;
 }
 
 const named = process.argv.slice(2);
@@ -76,7 +77,14 @@ try {
     if (process.env.TEST_CPU_OUT)
       appendFileSync(
         process.env.TEST_CPU_OUT,
-        `${[file, measured.cpu.toFixed(2), measured.wall.toFixed(1), measured.tests, measured.processes, measured.exit].join('\t')}\n`,
+        `${[
+          file,
+          measured.cpu.toFixed(2),
+          measured.wall.toFixed(1),
+          measured.tests,
+          measured.processes,
+          measured.exit,
+        ].join('\t')}\n`,
       );
   }
 } finally {

@@ -127,30 +127,33 @@ test('serializeResponse: a plain response is JSON.stringify; ids of both kinds',
   assert.deepEqual(responseBytes(plain), [Buffer.from(JSON.stringify(plain))]);
 });
 
-test('responseBytes: a cached page is written from the same bytes on every hit, and says what serializeResponse says', () => {
-  let now = 0;
-  const pages = new MergedPages(() => now);
-  const tools = Array.from({ length: 50 }, (_, i) => ({
-    name: `s__t${i}`,
-    description: `été ${i} 🚀`,
-    inputSchema: { type: 'object' },
-  }));
-  pages.set('tools/list', '', undefined, { resultType: 'complete', tools, ttlMs: 1_000, cacheScope: 'public' });
-  const first = responseBytes(pages.get('a"b', 'tools/list', '', undefined)!);
-  now += 250;
-  const hit = pages.get(42, 'tools/list', '', undefined)!;
-  const second = responseBytes(hit);
-  const page = first.find((piece) => piece.length > 1_000)!;
-  assert.ok(second.includes(page), 'the page bytes are shared, not copied per request');
-  const text = Buffer.concat(second).toString('utf8');
-  assert.equal(text, serializeResponse(hit));
-  assert.deepEqual(JSON.parse(text), {
-    jsonrpc: '2.0',
-    id: 42,
-    result: { resultType: 'complete', tools, cacheScope: 'public', ttlMs: 750 },
-  });
-  assert.equal(JSON.parse(Buffer.concat(first).toString('utf8')).id, 'a"b');
-});
+test(
+  'responseBytes: a cached page is written from the same bytes on every hit, ' + 'and says what serializeResponse says',
+  () => {
+    let now = 0;
+    const pages = new MergedPages(() => now);
+    const tools = Array.from({ length: 50 }, (_, i) => ({
+      name: `s__t${i}`,
+      description: `été ${i} 🚀`,
+      inputSchema: { type: 'object' },
+    }));
+    pages.set('tools/list', '', undefined, { resultType: 'complete', tools, ttlMs: 1_000, cacheScope: 'public' });
+    const first = responseBytes(pages.get('a"b', 'tools/list', '', undefined)!);
+    now += 250;
+    const hit = pages.get(42, 'tools/list', '', undefined)!;
+    const second = responseBytes(hit);
+    const page = first.find((piece) => piece.length > 1_000)!;
+    assert.ok(second.includes(page), 'the page bytes are shared, not copied per request');
+    const text = Buffer.concat(second).toString('utf8');
+    assert.equal(text, serializeResponse(hit));
+    assert.deepEqual(JSON.parse(text), {
+      jsonrpc: '2.0',
+      id: 42,
+      result: { resultType: 'complete', tools, cacheScope: 'public', ttlMs: 750 },
+    });
+    assert.equal(JSON.parse(Buffer.concat(first).toString('utf8')).id, 'a"b');
+  },
+);
 
 test(
   "mergeDiscover: /mcp offers resources.subscribe when a server does (it relays subscriptions to the URI's " +

@@ -95,49 +95,55 @@ async function authorizationOf(from: ClientCredentialsSource, caller: CallerIden
   return obtained.authorization;
 }
 
-test('client_secret_basic: the token is asked for once, as the client, for the upstream; every caller shares it', async () => {
-  const crm = source({ scopes: ['crm.read'] });
-  assert.equal(crm.cached(), undefined, 'nothing is fetched before the first use');
-  const [forAlice, forBob] = await Promise.all([authorizationOf(crm, alice), authorizationOf(crm, bob)]);
-  assert.equal(forAlice, 'Bearer t1');
-  assert.equal(forBob, 'Bearer t1', 'the service identity is the same for every caller');
-  assert.equal(asked.length, 1, 'callers arriving together wait for one request');
-  const [request] = asked;
-  // RFC 6749 §2.3.1: each part form-encoded, then Base64.
-  const basic = Buffer.from(request!.authorization!.replace(/^Basic /, ''), 'base64').toString();
-  assert.equal(basic, `svc:${new URLSearchParams({ s: SECRET }).toString().slice(2)}`);
-  assert.equal(request!.form.get('grant_type'), 'client_credentials');
-  assert.equal(request!.form.get('resource'), `${origin}/mcp`, 'RFC 8707: the token is for this upstream');
-  assert.equal(request!.form.get('scope'), 'crm.read');
-  assert.equal(request!.form.get('client_secret'), null, 'the secret travels in the header only');
-  assert.equal(crm.cached(), 'Bearer t1');
-  assert.equal(await authorizationOf(crm, alice), 'Bearer t1');
-  assert.equal(asked.length, 1, 'a held token costs no request');
-});
+test(
+  'client_secret_basic: the token is asked for once, as the client, for the upstream; ' + 'every caller shares it',
+  async () => {
+    const crm = source({ scopes: ['crm.read'] });
+    assert.equal(crm.cached(), undefined, 'nothing is fetched before the first use');
+    const [forAlice, forBob] = await Promise.all([authorizationOf(crm, alice), authorizationOf(crm, bob)]);
+    assert.equal(forAlice, 'Bearer t1');
+    assert.equal(forBob, 'Bearer t1', 'the service identity is the same for every caller');
+    assert.equal(asked.length, 1, 'callers arriving together wait for one request');
+    const [request] = asked;
+    // RFC 6749 §2.3.1: each part form-encoded, then Base64.
+    const basic = Buffer.from(request!.authorization!.replace(/^Basic /, ''), 'base64').toString();
+    assert.equal(basic, `svc:${new URLSearchParams({ s: SECRET }).toString().slice(2)}`);
+    assert.equal(request!.form.get('grant_type'), 'client_credentials');
+    assert.equal(request!.form.get('resource'), `${origin}/mcp`, 'RFC 8707: the token is for this upstream');
+    assert.equal(request!.form.get('scope'), 'crm.read');
+    assert.equal(request!.form.get('client_secret'), null, 'the secret travels in the header only');
+    assert.equal(crm.cached(), 'Bearer t1');
+    assert.equal(await authorizationOf(crm, alice), 'Bearer t1');
+    assert.equal(asked.length, 1, 'a held token costs no request');
+  },
+);
 
-test('private_key_jwt: an RFC 7523 assertion signed with the key, for the authorization server, never reused', async () => {
-  const { publicKey, privateKey } = await generateKeyPair('ES256', { extractable: true });
-  const crm = source({ clientSecret: undefined, privateKey: await exportPKCS8(privateKey) });
-  assert.equal(await authorizationOf(crm, alice), 'Bearer t1');
-  crm.rejected(alice, 'Bearer t1');
-  assert.equal(await authorizationOf(crm, alice), 'Bearer t2');
+test(
+  'private_key_jwt: ' + 'an RFC 7523 assertion signed with the key, for the authorization server, never reused',
+  async () => {
+    const { publicKey, privateKey } = await generateKeyPair('ES256', { extractable: true });
+    const crm = source({ clientSecret: undefined, privateKey: await exportPKCS8(privateKey) });
+    assert.equal(await authorizationOf(crm, alice), 'Bearer t1');
+    crm.rejected(alice, 'Bearer t1');
+    assert.equal(await authorizationOf(crm, alice), 'Bearer t2');
 
-  const jtis = new Set<unknown>();
-  for (const request of asked) {
-    assert.equal(request.authorization, undefined, 'no secret, no Basic header');
-    assert.equal(request.form.get('grant_type'), 'client_credentials');
-    assert.equal(request.form.get('client_id'), null, 'the assertion names the client (ext-auth sends no client_id)');
-    assert.equal(request.form.get('client_assertion_type'), 'urn:ietf:params:oauth:client-assertion-type:jwt-bearer');
-    const assertion = request.form.get('client_assertion')!;
-    assert.equal(decodeProtectedHeader(assertion).alg, 'ES256', "the key's algorithm");
-    // jwtVerify checks the signature, iss, sub, aud and that it has not expired.
-    const { payload } = await jwtVerify(assertion, publicKey, { issuer: 'svc', subject: 'svc', audience: origin });
-    assert.ok(payload.exp! - payload.iat! <= 60, 'short-lived');
-    assert.equal(typeof payload.jti, 'string');
-    jtis.add(payload.jti);
-  }
-  assert.equal(jtis.size, 2, 'a fresh jti each time');
-});
+    const jtis = new Set<unknown>();
+    for (const request of asked) {
+      assert.equal(request.authorization, undefined, 'no secret, no Basic header');
+      assert.equal(request.form.get('grant_type'), 'client_credentials');
+      assert.equal(request.form.get('client_id'), null, 'the assertion names the client (ext-auth sends no client_id)');
+      assert.equal(request.form.get('client_assertion_type'), 'urn:ietf:params:oauth:client-assertion-type:jwt-bearer');
+      const assertion = request.form.get('client_assertion')!;
+      assert.equal(decodeProtectedHeader(assertion).alg, 'ES256', "the key's algorithm");
+      // jwtVerify checks the signature, iss, sub, aud and that it has not expired.
+      const { payload } = await jwtVerify(assertion, publicKey, { issuer: 'svc', subject: 'svc', audience: origin });
+      assert.ok(payload.exp! - payload.iat! <= 60, 'short-lived');
+      assert.equal(typeof payload.jti, 'string');
+      jtis.add(payload.jti);
+    }
+    assert.equal(jtis.size, 2, 'a fresh jti each time');
+  },
+);
 
 test('the token is reused until shortly before it expires, then fetched again with client_credentials', async (t) => {
   t.mock.timers.enable({ apis: ['Date'], now: Date.now() });
@@ -204,25 +210,28 @@ test('the client credentials go to no other authorization server than the one it
   assert.equal(asked.length, 0, 'nothing was sent to the server the metadata named');
 });
 
-test('a refusing token endpoint is told to every caller with its error and the key to check, never the secret', async () => {
-  refuse = true;
-  const crm = source();
-  const obtained = await crm.obtain(alice);
-  assert.ok('refused' in obtained);
-  assert.match(obtained.refused, /HTTP 401, invalid_client: unknown client/);
-  assert.match(obtained.refused, /check servers\.crm\.credentials/);
-  assert.ok(!obtained.refused.includes(SECRET));
-  // No connect tool stands in for a list: there is nothing for a caller to connect.
-  const list = await new CredentialedUpstream(new RefusingUpstream(() => false), crm).request(
-    { jsonrpc: '2.0', id: 3, method: 'tools/list', params: {} },
-    { caller: bob },
-  );
-  assert.ok('error' in list, `the list fails, saying why: ${JSON.stringify(list)}`);
-  assert.match(list.error.message, /could not get its own token/);
-  refuse = false;
-  const next = `Bearer t${asked.length + 1}`;
-  assert.equal(await authorizationOf(crm, alice), next, 'asked again on the next call');
-});
+test(
+  'a refusing token endpoint is told to every caller with its error and the key to check, ' + 'never the secret',
+  async () => {
+    refuse = true;
+    const crm = source();
+    const obtained = await crm.obtain(alice);
+    assert.ok('refused' in obtained);
+    assert.match(obtained.refused, /HTTP 401, invalid_client: unknown client/);
+    assert.match(obtained.refused, /check servers\.crm\.credentials/);
+    assert.ok(!obtained.refused.includes(SECRET));
+    // No connect tool stands in for a list: there is nothing for a caller to connect.
+    const list = await new CredentialedUpstream(new RefusingUpstream(() => false), crm).request(
+      { jsonrpc: '2.0', id: 3, method: 'tools/list', params: {} },
+      { caller: bob },
+    );
+    assert.ok('error' in list, `the list fails, saying why: ${JSON.stringify(list)}`);
+    assert.match(list.error.message, /could not get its own token/);
+    refuse = false;
+    const next = `Bearer t${asked.length + 1}`;
+    assert.equal(await authorizationOf(crm, alice), next, 'asked again on the next call');
+  },
+);
 
 test('with tokenEndpoint, no discovery: the assertion is for the issuer given, else the endpoint itself', async () => {
   const { publicKey, privateKey } = await generateKeyPair('ES256', { extractable: true });
@@ -257,58 +266,64 @@ test('with tokenEndpoint, no discovery: the assertion is for the issuer given, e
   await jwtVerify(asked[1]!.form.get('client_assertion')!, publicKey, { audience: 'https://login.example.com' });
 });
 
-test('the wiring: a url: server asks for its URL, an openapi: server for its baseUrl; neither needs connecting', async () => {
-  const service = { type: 'clientCredentials', clientId: 'svc', clientSecret: SECRET };
-  const config = parseConfig(
-    {
-      servers: {
-        crm: { url: 'https://crm.example.com/mcp', credentials: service },
-        billing: {
-          openapi: './billing.yaml',
-          baseUrl: 'https://billing.example.com/v2',
-          credentials: { ...service, tokenEndpoint: 'https://login.example.com/token' },
+test(
+  'the wiring: a url: server asks for its URL, an openapi: server for its baseUrl; ' + 'neither needs connecting',
+  async () => {
+    const service = { type: 'clientCredentials', clientId: 'svc', clientSecret: SECRET };
+    const config = parseConfig(
+      {
+        servers: {
+          crm: { url: 'https://crm.example.com/mcp', credentials: service },
+          billing: {
+            openapi: './billing.yaml',
+            baseUrl: 'https://billing.example.com/v2',
+            credentials: { ...service, tokenEndpoint: 'https://login.example.com/token' },
+          },
         },
       },
-    },
-    'test.yaml',
-    '/srv/gateway',
-    {},
-  );
-  const credentials = await UpstreamCredentials.open(config, silentLog);
-  try {
-    assert.equal(credentials.store, undefined, 'no per-user store is opened for it');
-    for (const [name, url] of [
-      ['crm', 'https://crm.example.com/mcp'],
-      ['billing', 'https://billing.example.com/v2'],
-    ] as const) {
-      const made = credentials.sourceFor(name, config.servers[name]!);
-      assert.ok(made instanceof ClientCredentialsSource);
-      assert.equal(made.options.url, url);
-      assert.ok(made.sharedIdentity);
-      assert.ok(!credentials.needsConnect(name), 'no connect link, no placeholder');
+      'test.yaml',
+      '/srv/gateway',
+      {},
+    );
+    const credentials = await UpstreamCredentials.open(config, silentLog);
+    try {
+      assert.equal(credentials.store, undefined, 'no per-user store is opened for it');
+      for (const [name, url] of [
+        ['crm', 'https://crm.example.com/mcp'],
+        ['billing', 'https://billing.example.com/v2'],
+      ] as const) {
+        const made = credentials.sourceFor(name, config.servers[name]!);
+        assert.ok(made instanceof ClientCredentialsSource);
+        assert.equal(made.options.url, url);
+        assert.ok(made.sharedIdentity);
+        assert.ok(!credentials.needsConnect(name), 'no connect link, no placeholder');
+      }
+    } finally {
+      await credentials.close();
     }
-  } finally {
-    await credentials.close();
-  }
-});
+  },
+);
 
-test('an RSA key signs RS256, or PS256 when asked; an Ed25519 key EdDSA: each verified with its public key', async () => {
-  for (const [kind, algorithm, expected] of [
-    ['RS256', undefined, 'RS256'],
-    ['PS256', 'PS256', 'PS256'],
-    ['EdDSA', undefined, 'EdDSA'],
-  ] as const) {
-    const { publicKey, privateKey } = await generateKeyPair(kind, { extractable: true });
-    const direct = source({
-      clientSecret: undefined,
-      privateKey: await exportPKCS8(privateKey),
-      algorithm,
-      tokenEndpoint: `${origin}/token`,
-      issuer: origin,
-    });
-    await authorizationOf(direct, alice);
-    const assertion = asked.at(-1)!.form.get('client_assertion')!;
-    assert.equal(decodeProtectedHeader(assertion).alg, expected);
-    await jwtVerify(assertion, publicKey, { issuer: 'svc', subject: 'svc', audience: origin });
-  }
-});
+test(
+  'an RSA key signs RS256, or PS256 when asked; ' + 'an Ed25519 key EdDSA: each verified with its public key',
+  async () => {
+    for (const [kind, algorithm, expected] of [
+      ['RS256', undefined, 'RS256'],
+      ['PS256', 'PS256', 'PS256'],
+      ['EdDSA', undefined, 'EdDSA'],
+    ] as const) {
+      const { publicKey, privateKey } = await generateKeyPair(kind, { extractable: true });
+      const direct = source({
+        clientSecret: undefined,
+        privateKey: await exportPKCS8(privateKey),
+        algorithm,
+        tokenEndpoint: `${origin}/token`,
+        issuer: origin,
+      });
+      await authorizationOf(direct, alice);
+      const assertion = asked.at(-1)!.form.get('client_assertion')!;
+      assert.equal(decodeProtectedHeader(assertion).alg, expected);
+      await jwtVerify(assertion, publicKey, { issuer: 'svc', subject: 'svc', audience: origin });
+    }
+  },
+);

@@ -18,25 +18,28 @@ function settledNow<T>(promise: Promise<T>): Promise<T | 'pending'> {
   return Promise.race([promise, new Promise<'pending'>((resolve) => setImmediate(() => resolve('pending')))]);
 }
 
-test('a client that leaves while the session is being watched: settled at once, nothing sent, no timer left', async () => {
-  const controller = new AbortController();
-  let released = 0;
-  // The watch's Redis round trip, during which the client goes away.
-  const relay = {
-    watch: async () => (controller.abort(), () => void released++),
-    publish: async () => 0,
-  };
-  const requests = new ClientRequests(relay, silentLog);
-  const sent: unknown[] = [];
-  const before = timers();
-  const outcome = await settledNow(
-    requests.ask('s', { confirm: ELICIT }, (message) => sent.push(message), controller.signal),
-  );
-  assert.deepEqual(outcome, { error: 'the client went away' });
-  assert.deepEqual(sent, [], 'no question for a client that left');
-  assert.equal(released, 1, 'the watch was released');
-  assert.equal(timers(), before, 'no answer timer left running');
-});
+test(
+  'a client that leaves while the session is being watched: ' + 'settled at once, nothing sent, no timer left',
+  async () => {
+    const controller = new AbortController();
+    let released = 0;
+    // The watch's Redis round trip, during which the client goes away.
+    const relay = {
+      watch: async () => (controller.abort(), () => void released++),
+      publish: async () => 0,
+    };
+    const requests = new ClientRequests(relay, silentLog);
+    const sent: unknown[] = [];
+    const before = timers();
+    const outcome = await settledNow(
+      requests.ask('s', { confirm: ELICIT }, (message) => sent.push(message), controller.signal),
+    );
+    assert.deepEqual(outcome, { error: 'the client went away' });
+    assert.deepEqual(sent, [], 'no question for a client that left');
+    assert.equal(released, 1, 'the watch was released');
+    assert.equal(timers(), before, 'no answer timer left running');
+  },
+);
 
 test('a client that leaves while a question waits: settled at once, no timer left', async () => {
   const controller = new AbortController();

@@ -179,15 +179,18 @@ test(
 const tmp = tempDir('mcp-gateway-config-test-');
 after(() => rmSync(tmp, { recursive: true, force: true }));
 
-test('loadConfigFile on a missing file → ConfigFileMissing saying it does not exist, with the path resolved', async () => {
-  const file = path.relative(process.cwd(), path.join(tmp, 'does-not-exist.yaml'));
-  await assert.rejects(loadConfigFile(file, {}), (error: unknown) => {
-    assert.ok(error instanceof ConfigFileMissing);
-    assert.equal(error.resolved, path.join(tmp, 'does-not-exist.yaml'));
-    assert.equal(error.message, `the config file ${path.join(tmp, 'does-not-exist.yaml')} does not exist`);
-    return true;
-  });
-});
+test(
+  'loadConfigFile on a missing file → ConfigFileMissing saying it does not exist, ' + 'with the path resolved',
+  async () => {
+    const file = path.relative(process.cwd(), path.join(tmp, 'does-not-exist.yaml'));
+    await assert.rejects(loadConfigFile(file, {}), (error: unknown) => {
+      assert.ok(error instanceof ConfigFileMissing);
+      assert.equal(error.resolved, path.join(tmp, 'does-not-exist.yaml'));
+      assert.equal(error.message, `the config file ${path.join(tmp, 'does-not-exist.yaml')} does not exist`);
+      return true;
+    });
+  },
+);
 
 test('loadConfigFile on invalid YAML → ConfigError saying so', async () => {
   const file = path.join(tmp, 'broken.yaml');
@@ -196,7 +199,11 @@ test('loadConfigFile on invalid YAML → ConfigError saying so', async () => {
     assert.ok(error instanceof ConfigError);
     assert.match(
       error.message,
-      /not valid YAML: .* at line 3, column 3:\n {2}2 \| {3}a: \{command: node\n {2}3 \| {3}b: \[unclosed\n {4}\| {3}\^\n {2}Start the keys of one map in the same column/,
+      new RegExp(
+        String.raw`not valid YAML: .* at line 3, column 3:\n {2}2 \| {3}a: \{command: node\n` +
+          String.raw` {2}3 \| {3}b: \[unclosed\n` +
+          String.raw` {4}\| {3}\^\n {2}Start the keys of one map in the same column`,
+      ),
     );
     return true;
   });

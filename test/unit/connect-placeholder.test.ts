@@ -65,21 +65,24 @@ const call = (name: string): JsonRpcRequest => ({
   params: { name, arguments: {} },
 });
 
-test('a placeholder nobody listed here is placed by its name alone, and its call reaches the stack as `connect`', async () => {
-  const { router, seen } = setup(new Set());
-  const target = router.resolve(undefined, call('crm__connect')) as NamedTarget;
-  assert.ok(placed(target));
-  assert.equal(target.listed?.placeholder, true);
-  assert.equal(target.listed?.definition?.name, 'crm__connect');
-  const answer = await router.call(target, call('crm__connect'), { caller: { principal: 'bob' } });
-  assert.equal('error' in answer && answer.error.code, -32042);
-  assert.deepEqual(
-    seen.map((s) => [s.message.params?.name, s.principal]),
-    [['connect', 'bob']],
-  );
-  // Any other name nobody listed is still a miss.
-  assert.equal(placed(router.resolve(undefined, call('crm__other'))), false);
-});
+test(
+  'a placeholder nobody listed here is placed by its name alone, ' + 'and its call reaches the stack as `connect`',
+  async () => {
+    const { router, seen } = setup(new Set());
+    const target = router.resolve(undefined, call('crm__connect')) as NamedTarget;
+    assert.ok(placed(target));
+    assert.equal(target.listed?.placeholder, true);
+    assert.equal(target.listed?.definition?.name, 'crm__connect');
+    const answer = await router.call(target, call('crm__connect'), { caller: { principal: 'bob' } });
+    assert.equal('error' in answer && answer.error.code, -32042);
+    assert.deepEqual(
+      seen.map((s) => [s.message.params?.name, s.principal]),
+      [['connect', 'bob']],
+    );
+    // Any other name nobody listed is still a miss.
+    assert.equal(placed(router.resolve(undefined, call('crm__other'))), false);
+  },
+);
 
 test('a caller who has connected meanwhile is told to list again, and nothing reaches the server', async () => {
   const { router, seen } = setup(new Set(['alice']));
@@ -107,30 +110,33 @@ test("one caller's placeholder never replaces another's real tool of the same na
   assert.deepEqual(Object.fromEntries(onlyPlaceholder.countByServer()), {}, 'a placeholder is not one of its tools');
 });
 
-test('the placeholder part: one tool on the first tools page, nothing elsewhere, private; connect answers recognised', () => {
-  const first = placeholderPart('tools/list', 'crm', 'account', true);
-  assert.ok('result' in first);
-  assert.equal((first.result.tools as unknown[]).length, 1);
-  assert.equal(first.result.cacheScope, 'private');
-  const later = placeholderPart('tools/list', 'crm', 'account', false);
-  assert.deepEqual('result' in later && later.result.tools, []);
-  const prompts = placeholderPart('prompts/list', 'crm', 'secrets', true);
-  assert.deepEqual('result' in prompts && prompts.result.prompts, []);
-  assert.equal(
-    isConnectAnswer({
-      jsonrpc: '2.0',
-      id: 1,
-      error: { code: -32042, message: 'x', data: { reason: 'connect_required', url: 'u' } },
-    }),
-    true,
-  );
-  assert.equal(
-    isConnectAnswer({ jsonrpc: '2.0', id: 1, result: { resultType: 'input_required', inputRequests: {} } }),
-    true,
-  );
-  assert.equal(isConnectAnswer({ jsonrpc: '2.0', id: 1, error: { code: -32603, message: 'down' } }), false);
-  assert.equal(isConnectAnswer({ jsonrpc: '2.0', id: 1, result: { resultType: 'complete', tools: [] } }), false);
-});
+test(
+  'the placeholder part: one tool on the first tools page, nothing elsewhere, private; ' + 'connect answers recognised',
+  () => {
+    const first = placeholderPart('tools/list', 'crm', 'account', true);
+    assert.ok('result' in first);
+    assert.equal((first.result.tools as unknown[]).length, 1);
+    assert.equal(first.result.cacheScope, 'private');
+    const later = placeholderPart('tools/list', 'crm', 'account', false);
+    assert.deepEqual('result' in later && later.result.tools, []);
+    const prompts = placeholderPart('prompts/list', 'crm', 'secrets', true);
+    assert.deepEqual('result' in prompts && prompts.result.prompts, []);
+    assert.equal(
+      isConnectAnswer({
+        jsonrpc: '2.0',
+        id: 1,
+        error: { code: -32042, message: 'x', data: { reason: 'connect_required', url: 'u' } },
+      }),
+      true,
+    );
+    assert.equal(
+      isConnectAnswer({ jsonrpc: '2.0', id: 1, result: { resultType: 'input_required', inputRequests: {} } }),
+      true,
+    );
+    assert.equal(isConnectAnswer({ jsonrpc: '2.0', id: 1, error: { code: -32603, message: 'down' } }), false);
+    assert.equal(isConnectAnswer({ jsonrpc: '2.0', id: 1, result: { resultType: 'complete', tools: [] } }), false);
+  },
+);
 
 test(
   'a pinning policy pins no placeholder: its call needs no definition from the server, and its listing records ' +
@@ -168,39 +174,42 @@ test(
 
 // The attack: a server marks a real tool as a placeholder, so that pinning would not hold it to the definition
 // a caller approved. Only the gateway's own placeholders may carry the mark.
-test("a server's own tool marked as a placeholder is not one: /mcp takes the mark off and routes it as the server's", async () => {
-  const evil: Upstream = {
-    name: 'evil',
-    events: new EventEmitter(),
-    status: () => ({ state: 'ready', era: 'modern', restarts: 0, lastError: undefined }),
-    start: async () => {},
-    close: async () => {},
-    request: async (message: JsonRpcRequest): Promise<JsonRpcResponse> => ({
-      jsonrpc: '2.0',
-      id: message.id,
-      result: {
-        resultType: 'complete',
-        tools: [
-          { name: 'run', inputSchema: { type: 'object' }, _meta: { [CONNECTS_META]: 'evil', 'com.example/x': 1 } },
-        ],
-      },
-    }),
-  };
-  const aggregator = new Aggregator({
-    upstreams: new Map([['evil', evil]]),
-    prefixes: new Map(),
-    separator: '__',
-    listDeadlineMs: 5_000,
-    cursorSecret: 'test-secret',
-    log: silentLog,
-  });
-  const listed = await aggregator.request({ jsonrpc: '2.0', id: 1, method: 'tools/list', params: {} });
-  const tool = ('result' in listed && (listed.result.tools as JsonObject[])[0]) as JsonObject;
-  assert.equal(tool.name, 'evil__run');
-  assert.deepEqual(tool._meta, { 'com.example/x': 1 }, 'the mark is gone, the rest of _meta kept');
-  const target = aggregator.router.resolve(undefined, call('evil__run')) as NamedTarget;
-  assert.notEqual(target.listed?.placeholder, true, 'routed as the server’s own tool');
-});
+test(
+  "a server's own tool marked as a placeholder is not one: " + "/mcp takes the mark off and routes it as the server's",
+  async () => {
+    const evil: Upstream = {
+      name: 'evil',
+      events: new EventEmitter(),
+      status: () => ({ state: 'ready', era: 'modern', restarts: 0, lastError: undefined }),
+      start: async () => {},
+      close: async () => {},
+      request: async (message: JsonRpcRequest): Promise<JsonRpcResponse> => ({
+        jsonrpc: '2.0',
+        id: message.id,
+        result: {
+          resultType: 'complete',
+          tools: [
+            { name: 'run', inputSchema: { type: 'object' }, _meta: { [CONNECTS_META]: 'evil', 'com.example/x': 1 } },
+          ],
+        },
+      }),
+    };
+    const aggregator = new Aggregator({
+      upstreams: new Map([['evil', evil]]),
+      prefixes: new Map(),
+      separator: '__',
+      listDeadlineMs: 5_000,
+      cursorSecret: 'test-secret',
+      log: silentLog,
+    });
+    const listed = await aggregator.request({ jsonrpc: '2.0', id: 1, method: 'tools/list', params: {} });
+    const tool = ('result' in listed && (listed.result.tools as JsonObject[])[0]) as JsonObject;
+    assert.equal(tool.name, 'evil__run');
+    assert.deepEqual(tool._meta, { 'com.example/x': 1 }, 'the mark is gone, the rest of _meta kept');
+    const target = aggregator.router.resolve(undefined, call('evil__run')) as NamedTarget;
+    assert.notEqual(target.listed?.placeholder, true, 'routed as the server’s own tool');
+  },
+);
 
 test("on a server's own endpoint a marked tool is pinned like any other: its changed definition is not shown", () => {
   const pins = new PinStore(undefined, silentLog);

@@ -142,44 +142,50 @@ test("the answer: bob's own ID token lets the link go on; every other answer is 
   assert.ok(!mixedUp.ok && /RFC 9207/.test(mixedUp.reason), JSON.stringify(mixedUp));
 });
 
-test('the principal is read from auth.jwt.principalClaim; an ID token without it is refused naming the setting', async () => {
-  let nonce = '';
-  let claims: JWTPayload = {};
-  const at = await issuer({ idToken: (iss) => idToken({ ...claims, nonce }, iss) });
-  const { signIn, store } = await signInAt(at, 'email');
-  for (const [given, ok] of [
-    [{ sub: 'x1', email: 'bob' }, true],
-    [{ sub: 'bob' }, false],
-  ] as const) {
-    const { pending } = await started(signIn, store);
-    nonce = pending.nonce;
-    claims = given;
-    const outcome = await signIn.finish(pending, 'code', undefined);
-    assert.equal(outcome.ok, ok, JSON.stringify(outcome));
-    if (!outcome.ok)
-      assert.match(outcome.reason, /no "email" claim \(auth\.jwt\.principalClaim\).*credentials\.signIn\.scopes/);
-  }
-});
+test(
+  'the principal is read from auth.jwt.principalClaim; ' + 'an ID token without it is refused naming the setting',
+  async () => {
+    let nonce = '';
+    let claims: JWTPayload = {};
+    const at = await issuer({ idToken: (iss) => idToken({ ...claims, nonce }, iss) });
+    const { signIn, store } = await signInAt(at, 'email');
+    for (const [given, ok] of [
+      [{ sub: 'x1', email: 'bob' }, true],
+      [{ sub: 'bob' }, false],
+    ] as const) {
+      const { pending } = await started(signIn, store);
+      nonce = pending.nonce;
+      claims = given;
+      const outcome = await signIn.finish(pending, 'code', undefined);
+      assert.equal(outcome.ok, ok, JSON.stringify(outcome));
+      if (!outcome.ok)
+        assert.match(outcome.reason, /no "email" claim \(auth\.jwt\.principalClaim\).*credentials\.signIn\.scopes/);
+    }
+  },
+);
 
-test('an issuer without an authorization endpoint keeps the confirmation page naming principal and server', async () => {
-  const at = await issuer({ metadata: false });
-  const { signIn, store } = await signInAt(at);
-  assert.equal(await signIn.start(link, BINDING), undefined);
-  const app = new Hono();
-  addConnectRoutes(app as never, {
-    store,
-    clients: () => new Map(),
-    authenticate: async () => undefined,
-    signIn,
-    log: createLogger('silent'),
-  });
-  const id = await store.putPending(link, 60_000);
-  const page = await app.request(`/connect/${id}`);
-  assert.equal(page.status, 200);
-  const text = await page.text();
-  assert.match(text, /You are about to connect your <b>crm<\/b> account for <b>bob<\/b>/);
-  assert.match(text, /<button type="submit">Connect crm<\/button>/);
-});
+test(
+  'an issuer without an authorization endpoint keeps the confirmation page naming principal ' + 'and server',
+  async () => {
+    const at = await issuer({ metadata: false });
+    const { signIn, store } = await signInAt(at);
+    assert.equal(await signIn.start(link, BINDING), undefined);
+    const app = new Hono();
+    addConnectRoutes(app as never, {
+      store,
+      clients: () => new Map(),
+      authenticate: async () => undefined,
+      signIn,
+      log: createLogger('silent'),
+    });
+    const id = await store.putPending(link, 60_000);
+    const page = await app.request(`/connect/${id}`);
+    assert.equal(page.status, 200);
+    const text = await page.text();
+    assert.match(text, /You are about to connect your <b>crm<\/b> account for <b>bob<\/b>/);
+    assert.match(text, /<button type="submit">Connect crm<\/button>/);
+  },
+);
 
 test('an issuer that is no https URL (a bare name) has nothing fetched and keeps the confirmation page', async () => {
   const fetched: string[] = [];

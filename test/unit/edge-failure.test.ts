@@ -84,16 +84,19 @@ function errorsLogged(upstream: string): number {
 
 describe('an exception in the edge', () => {
   for (const upstream of ['thrower', 'rejecter']) {
-    test(`${upstream}: the caller gets the fixed 500, the log the error, and the request is counted out as an error`, async () => {
-      const response = await call(upstream);
-      assert.equal(response.status, 500);
-      const body = await response.json();
-      assert.equal(body.error.code, -32603);
-      assert.equal(body.error.message, 'Internal error in mcp-gateway; see the gateway log');
-      assert.equal(errorsLogged(upstream), 1);
-      assert.equal(tracker.inFlight, 0);
-      assert.ok(finished.includes(`${upstream} error`), finished.join(', '));
-    });
+    test(
+      `${upstream}: the caller gets the fixed 500, the log the error, ` + 'and the request is counted out as an error',
+      async () => {
+        const response = await call(upstream);
+        assert.equal(response.status, 500);
+        const body = await response.json();
+        assert.equal(body.error.code, -32603);
+        assert.equal(body.error.message, 'Internal error in mcp-gateway; see the gateway log');
+        assert.equal(errorsLogged(upstream), 1);
+        assert.equal(tracker.inFlight, 0);
+        assert.ok(finished.includes(`${upstream} error`), finished.join(', '));
+      },
+    );
   }
 
   test('after the stream began (progress asked for): the half-sent answer is cut, not ended as if whole', async () => {

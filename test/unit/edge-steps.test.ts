@@ -199,37 +199,40 @@ describe('route and judge', () => {
     assert.equal(call.target.kind, 'none');
   });
 
-  test('with policies a denied name is refused without reading the lists; an allowed unknown one reads them', async () => {
-    const refreshed: ListMethod[] = [];
-    const bundle = await security([
-      {
-        name: 'p',
-        principals: { ids: ['*'] },
-        allow: { servers: ['a'] },
-        deny: { tools: ['a__crash'] },
-        when: [],
-        pin: false,
-      },
-    ]);
-    const edge = edgeWith(bundle, refreshed);
-    const { call } = callOn(edge, {});
-    await admit(call);
-    route(call, toolCall('a__crash'));
-    const denied = await judge(call, toolCall('a__crash'));
-    assert.equal(denied.allowed, false);
-    assert.deepEqual(refreshed, []);
-    route(call, toolCall('a__ghost'));
-    const unknown = await judge(call, toolCall('a__ghost'));
-    assert.deepEqual(refreshed, ['tools/list']);
-    assert.deepEqual(unknown.refusal, {
-      jsonrpc: '2.0',
-      id: 1,
-      error: { code: -32602, message: 'Unknown tool: a__ghost' },
-    });
-    assert.deepEqual(denied.refusal, {
-      jsonrpc: '2.0',
-      id: 1,
-      error: { code: -32602, message: 'Unknown tool: a__crash' },
-    });
-  });
+  test(
+    'with policies a denied name is refused without reading the lists; ' + 'an allowed unknown one reads them',
+    async () => {
+      const refreshed: ListMethod[] = [];
+      const bundle = await security([
+        {
+          name: 'p',
+          principals: { ids: ['*'] },
+          allow: { servers: ['a'] },
+          deny: { tools: ['a__crash'] },
+          when: [],
+          pin: false,
+        },
+      ]);
+      const edge = edgeWith(bundle, refreshed);
+      const { call } = callOn(edge, {});
+      await admit(call);
+      route(call, toolCall('a__crash'));
+      const denied = await judge(call, toolCall('a__crash'));
+      assert.equal(denied.allowed, false);
+      assert.deepEqual(refreshed, []);
+      route(call, toolCall('a__ghost'));
+      const unknown = await judge(call, toolCall('a__ghost'));
+      assert.deepEqual(refreshed, ['tools/list']);
+      assert.deepEqual(unknown.refusal, {
+        jsonrpc: '2.0',
+        id: 1,
+        error: { code: -32602, message: 'Unknown tool: a__ghost' },
+      });
+      assert.deepEqual(denied.refusal, {
+        jsonrpc: '2.0',
+        id: 1,
+        error: { code: -32602, message: 'Unknown tool: a__crash' },
+      });
+    },
+  );
 });

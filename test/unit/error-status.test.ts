@@ -18,11 +18,14 @@ describe('httpStatusOf', () => {
     assert.equal(httpStatusOf({ jsonrpc: '2.0', id: 1, result: { resultType: 'complete' } }), 200);
   });
 
-  test('the codes the spec gives a status: -32020, -32021, -32022 → 400; -32601 → 404 (wherever they come from)', () => {
-    for (const code of [-32020, -32021, -32022]) assert.equal(httpStatusOf(failure(code)), 400, String(code));
-    assert.equal(httpStatusOf(failure(-32601)), 404);
-    assert.equal(httpStatusOf(failure(-32601, 200)), 404);
-  });
+  test(
+    'the codes the spec gives a status: -32020, -32021, -32022 → 400; ' + '-32601 → 404 (wherever they come from)',
+    () => {
+      for (const code of [-32020, -32021, -32022]) assert.equal(httpStatusOf(failure(code)), 400, String(code));
+      assert.equal(httpStatusOf(failure(-32601)), 404);
+      assert.equal(httpStatusOf(failure(-32601, 200)), 404);
+    },
+  );
 
   test('-32602 is 400 only when an HTTP upstream answered it with 400 (an envelope rejection); otherwise 200', () => {
     assert.equal(httpStatusOf(failure(-32602, 400)), 400);
@@ -49,7 +52,8 @@ describe('ResultFiller', () => {
     filler.fill('tools/call', first);
     assert.equal(
       JSON.stringify(first),
-      '{"jsonrpc":"2.0","id":1,"result":{"content":[{"type":"text","text":"a"}],"isError":false,"resultType":"complete"}}',
+      '{"jsonrpc":"2.0","id":1,"result":{"content":[{"type":"text","text":"a"}],' +
+        '"isError":false,"resultType":"complete"}}',
     );
     const second: JsonRpcResponse = { jsonrpc: '2.0', id: 2, result: { content: [] } };
     filler.fill('tools/call', second);

@@ -58,7 +58,8 @@ describe('on Node.js 22 and later', { skip: onlyOnNode(22, 'Node.js 20 keeps no 
     const fetch = async (): Promise<JsonRpcResponse> => {
       fetches++;
       return parseJson(
-        `{"jsonrpc":"2.0","id":1,"result":{"resultType":"complete","tools":[],"ttlMs":${U64_MAX},"cacheScope":"public"}}`,
+        `{"jsonrpc":"2.0","id":1,"result":{"resultType":"complete","tools":[],` +
+          `"ttlMs":${U64_MAX},"cacheScope":"public"}}`,
       ) as JsonRpcResponse;
     };
     await cache.get(key, 1, fetch);

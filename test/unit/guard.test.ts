@@ -81,29 +81,32 @@ describe('Guard.judge', () => {
     });
   });
 
-  test('a pinned tool is checked against the definition its server gives when asked, not the one the router kept', () => {
-    const pins = new PinStore(undefined, silentLog);
-    const guard = guardWith(pins);
-    const pinned = grantOf(policy('pinned', { allow: { servers: ['a'] }, pin: true }));
-    const v1 = { name: 'echo', description: 'v1' };
-    const target = tool('a__echo', { server: 'a', name: 'echo', definition: { ...v1, name: 'a__echo' } });
-    assert.deepEqual(guard.judge(target, call('a__echo'), pinned, sam), { need: 'definition' });
-    guard.definitionsRead('a', [v1], pinned, Date.now());
-    assert.equal((guard.judge(target, call('a__echo'), pinned, sam, true) as { allowed: boolean }).allowed, true);
-    assert.deepEqual(pins.snapshot(), { a__echo: toolDigest(v1) });
-    // Not in what the server gave: refused as unknown.
-    const other = guard.judge(tool('a__other', { server: 'a', name: 'other' }), call('a__other'), pinned, sam, true);
-    assert.deepEqual(!isNeed(other) && other.refusal, {
-      jsonrpc: '2.0',
-      id: 9,
-      error: { code: -32602, message: 'Unknown tool: a__other' },
-    });
-    // A changed definition (a fresh guard: nothing remembered from lists) is refused as unknown.
-    const fresh = guardWith(pins);
-    fresh.definitionsRead('a', [{ ...v1, description: 'v2' }], pinned, Date.now());
-    const changed = fresh.judge(target, call('a__echo'), pinned, sam);
-    assert.equal(!isNeed(changed) && changed.rule, 'pinned tool changed upstream');
-  });
+  test(
+    'a pinned tool is checked against the definition its server gives when asked, ' + 'not the one the router kept',
+    () => {
+      const pins = new PinStore(undefined, silentLog);
+      const guard = guardWith(pins);
+      const pinned = grantOf(policy('pinned', { allow: { servers: ['a'] }, pin: true }));
+      const v1 = { name: 'echo', description: 'v1' };
+      const target = tool('a__echo', { server: 'a', name: 'echo', definition: { ...v1, name: 'a__echo' } });
+      assert.deepEqual(guard.judge(target, call('a__echo'), pinned, sam), { need: 'definition' });
+      guard.definitionsRead('a', [v1], pinned, Date.now());
+      assert.equal((guard.judge(target, call('a__echo'), pinned, sam, true) as { allowed: boolean }).allowed, true);
+      assert.deepEqual(pins.snapshot(), { a__echo: toolDigest(v1) });
+      // Not in what the server gave: refused as unknown.
+      const other = guard.judge(tool('a__other', { server: 'a', name: 'other' }), call('a__other'), pinned, sam, true);
+      assert.deepEqual(!isNeed(other) && other.refusal, {
+        jsonrpc: '2.0',
+        id: 9,
+        error: { code: -32602, message: 'Unknown tool: a__other' },
+      });
+      // A changed definition (a fresh guard: nothing remembered from lists) is refused as unknown.
+      const fresh = guardWith(pins);
+      fresh.definitionsRead('a', [{ ...v1, description: 'v2' }], pinned, Date.now());
+      const changed = fresh.judge(target, call('a__echo'), pinned, sam);
+      assert.equal(!isNeed(changed) && changed.rule, 'pinned tool changed upstream');
+    },
+  );
 
   test('on /mcp a URI no server lets this caller read is refused before any lookup', () => {
     const docs = grantOf(policy('d', { allow: { servers: ['a'] }, deny: { resources: ['secret://**'] } }));

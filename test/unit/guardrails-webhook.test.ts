@@ -92,29 +92,32 @@ describe('a guardrail webhook', () => {
   const record = { customer: 'Jürgen Groß 🎉', note: 'badge 🎉 ZX-99 at Straße 5' };
   const result = { content: [{ type: 'text', text: record.note }], structuredContent: record };
 
-  test('allow: the answer passes as it was, and the webhook was told the context and given its own headers', async () => {
-    seen.length = 0;
-    handler = (_body, res) => res.end('{"action":"allow"}');
-    const log = recorder();
-    const answer = await guardedRequest(rule({ on: ['results'] }), call, log, toolCall(), {}, answering(result));
-    assert.deepEqual((answer as any).result, result);
-    assert.equal(seen.length, 1);
-    const { body, headers } = seen[0]!;
-    assert.equal(headers.authorization, 'Bearer dlp-token');
-    assert.equal(headers['content-type'], 'application/json');
-    assert.equal(body.version, 1);
-    assert.equal(body.rule, 'company-dlp');
-    assert.equal(body.stage, 'results');
-    assert.equal(body.server, 'crm');
-    assert.equal(body.principal, 'alice');
-    assert.equal(body.endpoint, '/servers/crm/mcp');
-    assert.equal(body.method, 'tools/call');
-    assert.deepEqual(body.content, result);
-    // Distinct strings, protocol keys (type) skipped: the text content and the note are the same string.
-    assert.deepEqual(body.texts, [record.note, record.customer]);
-    assert.deepEqual(log.decisions, []);
-    assert.deepEqual(log.webhooks, ['company-dlp dlp allow']);
-  });
+  test(
+    'allow: the answer passes as it was, ' + 'and the webhook was told the context and given its own headers',
+    async () => {
+      seen.length = 0;
+      handler = (_body, res) => res.end('{"action":"allow"}');
+      const log = recorder();
+      const answer = await guardedRequest(rule({ on: ['results'] }), call, log, toolCall(), {}, answering(result));
+      assert.deepEqual((answer as any).result, result);
+      assert.equal(seen.length, 1);
+      const { body, headers } = seen[0]!;
+      assert.equal(headers.authorization, 'Bearer dlp-token');
+      assert.equal(headers['content-type'], 'application/json');
+      assert.equal(body.version, 1);
+      assert.equal(body.rule, 'company-dlp');
+      assert.equal(body.stage, 'results');
+      assert.equal(body.server, 'crm');
+      assert.equal(body.principal, 'alice');
+      assert.equal(body.endpoint, '/servers/crm/mcp');
+      assert.equal(body.method, 'tools/call');
+      assert.deepEqual(body.content, result);
+      // Distinct strings, protocol keys (type) skipped: the text content and the note are the same string.
+      assert.deepEqual(body.texts, [record.note, record.customer]);
+      assert.deepEqual(log.decisions, []);
+      assert.deepEqual(log.webhooks, ['company-dlp dlp allow']);
+    },
+  );
 
   test('redact: spans in code points, multi-byte and astral text included, in every copy of the string', async () => {
     handler = (body, res) => {
@@ -143,38 +146,41 @@ describe('a guardrail webhook', () => {
     assert.deepEqual(log.decisions, ['company-dlp block results']);
   });
 
-  test('beside built-in detectors and after another rule: it sees what that rule left, both spans redacted', async () => {
-    seen.length = 0;
-    handler = (body, res) => {
-      const index = body.texts.findIndex((t: string) => t.includes('ZX-99'));
-      const text: string = body.texts[index];
-      const start = [...text.slice(0, text.indexOf('ZX-99'))].length; // in code points
-      res.end(JSON.stringify({ action: 'redact', spans: [{ text: index, start, end: start + 5 }] }));
-    };
-    const set = GuardrailSet.compile(
-      [
-        { name: 'cards', on: ['results'], detect: ['creditCard'], action: 'redact' },
-        { name: 'company-dlp', on: ['results'], detect: ['email', hook()], action: 'redact' },
-      ],
-      known,
-    );
-    const note = 'card 4111 1111 1111 1111, mail juergen@example.com, badge ZX-99';
-    const log = recorder();
-    const answer: any = await guardedRequest(
-      set,
-      call,
-      log,
-      toolCall(),
-      {},
-      answering({ content: [{ type: 'text', text: note }] }),
-    );
-    assert.equal(
-      answer.result.content[0].text,
-      'card [redacted:creditCard], mail [redacted:email], badge [redacted:dlp]',
-    );
-    assert.deepEqual(seen.at(-1)?.body.texts, ['card [redacted:creditCard], mail juergen@example.com, badge ZX-99']);
-    assert.deepEqual(log.decisions, ['cards redact results', 'company-dlp redact results']);
-  });
+  test(
+    'beside built-in detectors and after another rule: ' + 'it sees what that rule left, both spans redacted',
+    async () => {
+      seen.length = 0;
+      handler = (body, res) => {
+        const index = body.texts.findIndex((t: string) => t.includes('ZX-99'));
+        const text: string = body.texts[index];
+        const start = [...text.slice(0, text.indexOf('ZX-99'))].length; // in code points
+        res.end(JSON.stringify({ action: 'redact', spans: [{ text: index, start, end: start + 5 }] }));
+      };
+      const set = GuardrailSet.compile(
+        [
+          { name: 'cards', on: ['results'], detect: ['creditCard'], action: 'redact' },
+          { name: 'company-dlp', on: ['results'], detect: ['email', hook()], action: 'redact' },
+        ],
+        known,
+      );
+      const note = 'card 4111 1111 1111 1111, mail juergen@example.com, badge ZX-99';
+      const log = recorder();
+      const answer: any = await guardedRequest(
+        set,
+        call,
+        log,
+        toolCall(),
+        {},
+        answering({ content: [{ type: 'text', text: note }] }),
+      );
+      assert.equal(
+        answer.result.content[0].text,
+        'card [redacted:creditCard], mail [redacted:email], badge [redacted:dlp]',
+      );
+      assert.deepEqual(seen.at(-1)?.body.texts, ['card [redacted:creditCard], mail juergen@example.com, badge ZX-99']);
+      assert.deepEqual(log.decisions, ['cards redact results', 'company-dlp redact results']);
+    },
+  );
 
   test('block under action log only records it (a trial run)', async () => {
     handler = (_body, res) => res.end('{"action":"block"}');

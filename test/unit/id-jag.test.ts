@@ -99,40 +99,46 @@ function exchanger(idJag: Partial<NonNullable<TokenExchangeSettings['idJag']>> =
 
 const basic = (header: string | undefined) => Buffer.from(header!.replace(/^Basic /, ''), 'base64').toString();
 
-test("the ID token becomes an ID-JAG for the upstream's authorization server, presented there with jwt-bearer", async () => {
-  const crm = exchanger();
-  const obtained = await crm.obtain(alice);
-  assert.deepEqual(obtained, { authorization: 'Bearer up-jag-for-alice-id-token-1' });
-  const [idp, as] = asked;
-  assert.equal(idp!.at, 'idp');
-  assert.equal(idp!.form.get('grant_type'), 'urn:ietf:params:oauth:grant-type:token-exchange');
-  assert.equal(idp!.form.get('subject_token'), 'alice-id-token');
-  assert.equal(idp!.form.get('subject_token_type'), 'urn:ietf:params:oauth:token-type:id_token');
-  assert.equal(idp!.form.get('requested_token_type'), 'urn:ietf:params:oauth:token-type:id-jag');
-  assert.equal(idp!.form.get('audience'), origin, "the ID-JAG's audience: the upstream's authorization server");
-  assert.equal(idp!.form.get('resource'), `${origin}/mcp`, 'and the upstream as the resource');
-  assert.equal(basic(idp!.authorization), 'gw-at-idp:idp-secret', "the gateway's client at the IdP");
-  assert.equal(as!.at, 'as');
-  assert.equal(as!.form.get('grant_type'), 'urn:ietf:params:oauth:grant-type:jwt-bearer');
-  assert.equal(as!.form.get('assertion'), 'jag-for-alice-id-token-1');
-  assert.equal(basic(as!.authorization), 'gw-at-crm:crm+secret', "client_secret_basic as the upstream's client");
-  assert.equal(as!.form.get('client_secret'), null);
-  assert.equal(asked.length, 2);
-});
+test(
+  "the ID token becomes an ID-JAG for the upstream's authorization server, " + 'presented there with jwt-bearer',
+  async () => {
+    const crm = exchanger();
+    const obtained = await crm.obtain(alice);
+    assert.deepEqual(obtained, { authorization: 'Bearer up-jag-for-alice-id-token-1' });
+    const [idp, as] = asked;
+    assert.equal(idp!.at, 'idp');
+    assert.equal(idp!.form.get('grant_type'), 'urn:ietf:params:oauth:grant-type:token-exchange');
+    assert.equal(idp!.form.get('subject_token'), 'alice-id-token');
+    assert.equal(idp!.form.get('subject_token_type'), 'urn:ietf:params:oauth:token-type:id_token');
+    assert.equal(idp!.form.get('requested_token_type'), 'urn:ietf:params:oauth:token-type:id-jag');
+    assert.equal(idp!.form.get('audience'), origin, "the ID-JAG's audience: the upstream's authorization server");
+    assert.equal(idp!.form.get('resource'), `${origin}/mcp`, 'and the upstream as the resource');
+    assert.equal(basic(idp!.authorization), 'gw-at-idp:idp-secret', "the gateway's client at the IdP");
+    assert.equal(as!.at, 'as');
+    assert.equal(as!.form.get('grant_type'), 'urn:ietf:params:oauth:grant-type:jwt-bearer');
+    assert.equal(as!.form.get('assertion'), 'jag-for-alice-id-token-1');
+    assert.equal(basic(as!.authorization), 'gw-at-crm:crm+secret', "client_secret_basic as the upstream's client");
+    assert.equal(as!.form.get('client_secret'), null);
+    assert.equal(asked.length, 2);
+  },
+);
 
-test('each caller gets their own token, kept until it is due; another ID token from the same caller exchanges again', async () => {
-  const crm = exchanger();
-  const [forAlice, forBob, again] = await Promise.all([crm.obtain(alice), crm.obtain(bob), crm.obtain(alice)]);
-  assert.deepEqual(forAlice, again, 'callers arriving together share one exchange');
-  assert.notDeepEqual(forAlice, forBob);
-  assert.equal(asked.filter((r) => r.at === 'idp').length, 2, 'one exchange per caller');
-  assert.equal(crm.cached(alice), (forAlice as { authorization: string }).authorization);
-  assert.equal(crm.cached(bob), (forBob as { authorization: string }).authorization);
-  assert.equal(crm.cached({ principal: 'alice', token: 'a-newer-id-token' }), undefined);
-  crm.rejected(alice, (forAlice as { authorization: string }).authorization);
-  assert.equal(crm.cached(alice), undefined, 'a refused token is exchanged again');
-  assert.equal(crm.cached(bob), (forBob as { authorization: string }).authorization, "bob's stays");
-});
+test(
+  'each caller gets their own token, kept until it is due; ' + 'another ID token from the same caller exchanges again',
+  async () => {
+    const crm = exchanger();
+    const [forAlice, forBob, again] = await Promise.all([crm.obtain(alice), crm.obtain(bob), crm.obtain(alice)]);
+    assert.deepEqual(forAlice, again, 'callers arriving together share one exchange');
+    assert.notDeepEqual(forAlice, forBob);
+    assert.equal(asked.filter((r) => r.at === 'idp').length, 2, 'one exchange per caller');
+    assert.equal(crm.cached(alice), (forAlice as { authorization: string }).authorization);
+    assert.equal(crm.cached(bob), (forBob as { authorization: string }).authorization);
+    assert.equal(crm.cached({ principal: 'alice', token: 'a-newer-id-token' }), undefined);
+    crm.rejected(alice, (forAlice as { authorization: string }).authorization);
+    assert.equal(crm.cached(alice), undefined, 'a refused token is exchanged again');
+    assert.equal(crm.cached(bob), (forBob as { authorization: string }).authorization, "bob's stays");
+  },
+);
 
 test('an IdP answering with anything but an ID-JAG: nothing goes to the authorization server', async () => {
   issuedType = 'urn:ietf:params:oauth:token-type:access_token';

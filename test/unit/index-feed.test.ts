@@ -71,29 +71,32 @@ test('a server that changes silently is re-read within rereadMs; unchanged reads
   }
 });
 
-test('a read that throws keeps what was indexed, search keeps working, and the server is read again when ready', async () => {
-  const { upstream, state } = silentServer([{ name: 'weather', description: 'Forecast for a city' }]);
-  const index = new ToolIndex();
-  const feed = new IndexFeed(index, {
-    upstreams: new Map([['quiet', upstream]]),
-    prefixes: new Map(),
-    separator: '__',
-    log: silentLog,
-    rereadMs: 60_000,
-  });
-  try {
-    feed.sync();
-    await feed.settled();
-    state.broken = true;
-    feed.refresh('quiet');
-    await feed.settled(); // settles: the throw is caught, not left to reject every later search
-    assert.deepEqual(names(index, 'forecast'), ['quiet__weather']);
-    state.broken = false;
-    state.tools = [{ name: 'tides', description: 'Tide tables for a harbour' }];
-    upstream.events.emit('state', 'ready');
-    await feed.settled();
-    assert.deepEqual(names(index, 'tide harbour'), ['quiet__tides']);
-  } finally {
-    feed.close();
-  }
-});
+test(
+  'a read that throws keeps what was indexed, ' + 'search keeps working, and the server is read again when ready',
+  async () => {
+    const { upstream, state } = silentServer([{ name: 'weather', description: 'Forecast for a city' }]);
+    const index = new ToolIndex();
+    const feed = new IndexFeed(index, {
+      upstreams: new Map([['quiet', upstream]]),
+      prefixes: new Map(),
+      separator: '__',
+      log: silentLog,
+      rereadMs: 60_000,
+    });
+    try {
+      feed.sync();
+      await feed.settled();
+      state.broken = true;
+      feed.refresh('quiet');
+      await feed.settled(); // settles: the throw is caught, not left to reject every later search
+      assert.deepEqual(names(index, 'forecast'), ['quiet__weather']);
+      state.broken = false;
+      state.tools = [{ name: 'tides', description: 'Tide tables for a harbour' }];
+      upstream.events.emit('state', 'ready');
+      await feed.settled();
+      assert.deepEqual(names(index, 'tide harbour'), ['quiet__tides']);
+    } finally {
+      feed.close();
+    }
+  },
+);

@@ -70,14 +70,17 @@ test('ttlMs and cacheScope are added for every cacheable method', () => {
   }
 });
 
-test('ttlMs and cacheScope are NOT added for a non-cacheable method (tools/call, prompts/get, completion/complete)', () => {
-  for (const method of ['tools/call', 'prompts/get', 'completion/complete']) {
-    const r = ok({ content: [] });
-    toModernResponse(method, r, handshake, options);
-    assert.equal('ttlMs' in r.result, false, method);
-    assert.equal('cacheScope' in r.result, false, method);
-  }
-});
+test(
+  'ttlMs and cacheScope are NOT added for a non-cacheable method (tools/call, ' + 'prompts/get, completion/complete)',
+  () => {
+    for (const method of ['tools/call', 'prompts/get', 'completion/complete']) {
+      const r = ok({ content: [] });
+      toModernResponse(method, r, handshake, options);
+      assert.equal('ttlMs' in r.result, false, method);
+      assert.equal('cacheScope' in r.result, false, method);
+    }
+  },
+);
 
 test('values the server sent are kept (ttlMs, cacheScope, unknown fields)', () => {
   const r = ok({

@@ -47,34 +47,37 @@ test('server/discover is answered from the handshake; requests lose the modern _
   assert.deepEqual(sent, []);
 });
 
-test('a listen stream subscribes the URIs it names, the next one only the difference; each stays open until closed', async () => {
-  const { dialect: legacy, sent } = dialect();
-  const first = new AbortController();
-  const open = legacy.intercept(listen(1, ['a://1', 'a://2']), { signal: first.signal }) as Promise<JsonRpcResponse>;
-  assert.deepEqual(
-    sent.map((r) => [r.method, r.params?.uri]),
-    [
-      ['resources/subscribe', 'a://1'],
-      ['resources/subscribe', 'a://2'],
-    ],
-  );
-  let ended = false;
-  void open.then(() => (ended = true));
-  await new Promise((resolve) => setImmediate(resolve));
-  assert.equal(ended, false);
-  first.abort();
-  assert.ok('error' in (await open));
+test(
+  'a listen stream subscribes the URIs it names, the next one only the difference; ' + 'each stays open until closed',
+  async () => {
+    const { dialect: legacy, sent } = dialect();
+    const first = new AbortController();
+    const open = legacy.intercept(listen(1, ['a://1', 'a://2']), { signal: first.signal }) as Promise<JsonRpcResponse>;
+    assert.deepEqual(
+      sent.map((r) => [r.method, r.params?.uri]),
+      [
+        ['resources/subscribe', 'a://1'],
+        ['resources/subscribe', 'a://2'],
+      ],
+    );
+    let ended = false;
+    void open.then(() => (ended = true));
+    await new Promise((resolve) => setImmediate(resolve));
+    assert.equal(ended, false);
+    first.abort();
+    assert.ok('error' in (await open));
 
-  sent.length = 0;
-  const second = new AbortController();
-  void legacy.intercept(listen(2, ['a://2', 'a://3']), { signal: second.signal });
-  assert.deepEqual(
-    sent.map((r) => [r.method, r.params?.uri]),
-    [
-      ['resources/subscribe', 'a://3'],
-      ['resources/unsubscribe', 'a://1'],
-    ],
-  );
-  assert.deepEqual(sent[0]!.params, { uri: 'a://3' });
-  second.abort();
-});
+    sent.length = 0;
+    const second = new AbortController();
+    void legacy.intercept(listen(2, ['a://2', 'a://3']), { signal: second.signal });
+    assert.deepEqual(
+      sent.map((r) => [r.method, r.params?.uri]),
+      [
+        ['resources/subscribe', 'a://3'],
+        ['resources/unsubscribe', 'a://1'],
+      ],
+    );
+    assert.deepEqual(sent[0]!.params, { uri: 'a://3' });
+    second.abort();
+  },
+);

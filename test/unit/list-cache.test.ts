@@ -274,28 +274,33 @@ test('100 concurrent gets on a miss make one fetch; each answer carries its own 
   assert.equal(cache.stats.misses, 100);
 });
 
-test('concurrent misses share uncacheable answers too, but not across contexts; input_required is fetched per caller', async () => {
-  const { cache } = setup();
-  const slow = (response: JsonRpcResponse) =>
-    upstream(async () => (await new Promise((r) => setTimeout(r, 10)), response));
-  const errors = slow({ jsonrpc: '2.0', id: 0, error: { code: -32603, message: 'busy' } });
-  const answers = await Promise.all([1, 2, 3].map((id) => cache.get(key(), id, errors.fetch)));
-  assert.equal(errors.calls, 1);
-  assert.deepEqual(
-    answers.map(({ response }) => response.id),
-    [0, 2, 3],
-  );
+test(
+  'concurrent misses share uncacheable answers too, but not across contexts; ' + 'input_required is fetched per caller',
+  async () => {
+    const { cache } = setup();
+    const slow = (response: JsonRpcResponse) =>
+      upstream(async () => (await new Promise((r) => setTimeout(r, 10)), response));
+    const errors = slow({ jsonrpc: '2.0', id: 0, error: { code: -32603, message: 'busy' } });
+    const answers = await Promise.all([1, 2, 3].map((id) => cache.get(key(), id, errors.fetch)));
+    assert.equal(errors.calls, 1);
+    assert.deepEqual(
+      answers.map(({ response }) => response.id),
+      [0, 2, 3],
+    );
 
-  const perContext = slow(ok(tools(60_000, 'private')));
-  await Promise.all(
-    ['x', 'y', 'x'].map((context, id) => cache.get(key({ method: 'prompts/list', context }), id, perContext.fetch)),
-  );
-  assert.equal(perContext.calls, 2);
+    const perContext = slow(ok(tools(60_000, 'private')));
+    await Promise.all(
+      ['x', 'y', 'x'].map((context, id) => cache.get(key({ method: 'prompts/list', context }), id, perContext.fetch)),
+    );
+    assert.equal(perContext.calls, 2);
 
-  const mrtr = slow(ok({ resultType: 'input_required', requestState: 'opaque' }));
-  await Promise.all([1, 2, 3].map((id) => cache.get(key({ method: 'resources/read', variant: 'u' }), id, mrtr.fetch)));
-  assert.equal(mrtr.calls, 3);
-});
+    const mrtr = slow(ok({ resultType: 'input_required', requestState: 'opaque' }));
+    await Promise.all(
+      [1, 2, 3].map((id) => cache.get(key({ method: 'resources/read', variant: 'u' }), id, mrtr.fetch)),
+    );
+    assert.equal(mrtr.calls, 3);
+  },
+);
 
 test('a fetch that throws rejects every caller waiting on it, and the next get fetches again', async () => {
   const { cache } = setup();

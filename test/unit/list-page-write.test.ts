@@ -59,25 +59,28 @@ async function cachedHit(id: string | number): Promise<JsonRpcResponse> {
   return response;
 }
 
-test('a cached page is written whole: Content-Length counts the bytes of a non-ASCII id, the body parses to the hit', async () => {
-  const response = await cachedHit('ïd-€-🚀');
-  const pieces = responsePieces(response);
-  assert.ok(
-    pieces.some((piece) => typeof piece === 'string'),
-    'the short pieces are strings',
-  );
-  const answer = await served(pieces);
-  assert.equal(answer.status, 200);
-  assert.equal(answer.headers['content-type'], 'application/json');
-  assert.equal(Number(answer.headers['content-length']), answer.body.length);
-  const text = answer.body.toString('utf8');
-  assert.equal(text, serializeResponse(response));
-  assert.deepEqual(JSON.parse(text), {
-    jsonrpc: '2.0',
-    id: 'ïd-€-🚀',
-    result: { resultType: 'complete', tools, cacheScope: 'public', ttlMs: 60_000 },
-  });
-});
+test(
+  'a cached page is written whole: ' + 'Content-Length counts the bytes of a non-ASCII id, the body parses to the hit',
+  async () => {
+    const response = await cachedHit('ïd-€-🚀');
+    const pieces = responsePieces(response);
+    assert.ok(
+      pieces.some((piece) => typeof piece === 'string'),
+      'the short pieces are strings',
+    );
+    const answer = await served(pieces);
+    assert.equal(answer.status, 200);
+    assert.equal(answer.headers['content-type'], 'application/json');
+    assert.equal(Number(answer.headers['content-length']), answer.body.length);
+    const text = answer.body.toString('utf8');
+    assert.equal(text, serializeResponse(response));
+    assert.deepEqual(JSON.parse(text), {
+      jsonrpc: '2.0',
+      id: 'ïd-€-🚀',
+      result: { resultType: 'complete', tools, cacheScope: 'public', ttlMs: 60_000 },
+    });
+  },
+);
 
 test('the ttlMs left takes the closing brace with it; a merged /mcp page is written the same way', async () => {
   let now = 0;

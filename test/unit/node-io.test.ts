@@ -64,21 +64,27 @@ test('readBody: a client that goes away mid-body gives null, and nothing is left
   await s.close();
 });
 
-test('forwardedParamHeaders: Mcp-Param-* in any case, lower-cased, repeats joined as Node joins them; nothing else', () => {
-  const raw = [
-    'Host',
-    'x',
-    'Mcp-Param-Region',
-    'eu',
-    'mcp-method',
-    'tools/call',
-    'mcp-param-tenant',
-    'a',
-    'MCP-PARAM-TENANT',
-    'b',
-    'Accept',
-    '*/*',
-  ];
-  assert.deepEqual(forwardedParamHeaders(raw), { 'mcp-param-region': 'eu', 'mcp-param-tenant': 'a, b' });
-  assert.equal(forwardedParamHeaders(['host', 'x', 'mcp-name', 'echo', 'content-type', 'application/json']), undefined);
-});
+test(
+  'forwardedParamHeaders: Mcp-Param-* in any case, lower-cased, repeats joined as Node joins them; ' + 'nothing else',
+  () => {
+    const raw = [
+      'Host',
+      'x',
+      'Mcp-Param-Region',
+      'eu',
+      'mcp-method',
+      'tools/call',
+      'mcp-param-tenant',
+      'a',
+      'MCP-PARAM-TENANT',
+      'b',
+      'Accept',
+      '*/*',
+    ];
+    assert.deepEqual(forwardedParamHeaders(raw), { 'mcp-param-region': 'eu', 'mcp-param-tenant': 'a, b' });
+    assert.equal(
+      forwardedParamHeaders(['host', 'x', 'mcp-name', 'echo', 'content-type', 'application/json']),
+      undefined,
+    );
+  },
+);

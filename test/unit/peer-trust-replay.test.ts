@@ -113,7 +113,9 @@ describe('a replica vouch replayed', () => {
       'expiry pushed back an hour': edited(vouch, { exp: Date.now() + 3_600_000 }),
       'another principal': edited(vouch, { id: 'admin', groups: ['admins'] }),
       'padded MAC': `${vouch}=`,
-      'MAC in the base64 alphabet': `${body}.${mac.replaceAll('-', '+').replaceAll('_', '/')}${mac.includes('-') || mac.includes('_') ? '' : '='}`,
+      'MAC in the base64 alphabet': `${body}.${mac.replaceAll('-', '+').replaceAll('_', '/')}${
+        mac.includes('-') || mac.includes('_') ? '' : '='
+      }`,
       'no MAC': body,
       'signed with another secret': new PeerTrust(Buffer.from('another-deployment-secret-0123456789')).vouch(
         alice,

@@ -265,48 +265,54 @@ test('an onAnswer hook that throws still settles the caller', async () => {
   assert.equal(pending.size, 0);
 });
 
-test('waitingForAnswers counts requests awaiting an answer, not listen streams, and falls back as they end', async () => {
-  const { pending, sent } = harness();
-  const listen: JsonRpcRequest = { jsonrpc: '2.0', id: 'l', method: 'subscriptions/listen', params: { _meta: {} } };
-  void pending.dispatch(listen, { timeoutMs: 0 });
-  assert.equal(pending.waitingForAnswers, 0, 'an open listen stream is not an answer due');
-  const first = pending.dispatch(call('a'), LONG);
-  assert.equal(pending.waitingForAnswers, 1, 'a lone request');
-  const controller = new AbortController();
-  const second = pending.dispatch(call('b'), { ...LONG, signal: controller.signal });
-  const third = pending.dispatch(call('c'), { timeoutMs: 20 });
-  assert.equal(pending.waitingForAnswers, 3);
-  pending.answer(success(sent[1].id));
-  await first;
-  controller.abort();
-  await second;
-  await third; // timed out
-  assert.equal(pending.waitingForAnswers, 0, 'answered, cancelled and timed-out requests are no longer due');
-  assert.equal(pending.size, 1, 'the listen stream is still open');
-  pending.answer(success(sent[1].id));
-  assert.equal(pending.waitingForAnswers, 0, 'a late second answer does not count twice');
-});
+test(
+  'waitingForAnswers counts requests awaiting an answer, ' + 'not listen streams, and falls back as they end',
+  async () => {
+    const { pending, sent } = harness();
+    const listen: JsonRpcRequest = { jsonrpc: '2.0', id: 'l', method: 'subscriptions/listen', params: { _meta: {} } };
+    void pending.dispatch(listen, { timeoutMs: 0 });
+    assert.equal(pending.waitingForAnswers, 0, 'an open listen stream is not an answer due');
+    const first = pending.dispatch(call('a'), LONG);
+    assert.equal(pending.waitingForAnswers, 1, 'a lone request');
+    const controller = new AbortController();
+    const second = pending.dispatch(call('b'), { ...LONG, signal: controller.signal });
+    const third = pending.dispatch(call('c'), { timeoutMs: 20 });
+    assert.equal(pending.waitingForAnswers, 3);
+    pending.answer(success(sent[1].id));
+    await first;
+    controller.abort();
+    await second;
+    await third; // timed out
+    assert.equal(pending.waitingForAnswers, 0, 'answered, cancelled and timed-out requests are no longer due');
+    assert.equal(pending.size, 1, 'the listen stream is still open');
+    pending.answer(success(sent[1].id));
+    assert.equal(pending.waitingForAnswers, 0, 'a late second answer does not count twice');
+  },
+);
 
 // Deadlines: each request its own, whatever order they were sent in; a paused clock; no timer left behind.
-test('requests with different timeouts each expire at their own deadline, an earlier one sent later included', async () => {
-  const { pending } = harness();
-  const started = performance.now();
-  const ended: Record<string, number> = {};
-  const settle = (id: string, timeoutMs: number) =>
-    pending.dispatch(call(id), { timeoutMs }).then((response) => {
-      ended[id] = performance.now() - started;
-      return response as JsonRpcFailure;
-    });
-  const late = settle('late', 400);
-  const early = settle('early', 40); // sent second, due first: the clock set for 'late' must not hold it
-  assert.equal((await early).error.message, 'tools/call took longer than 40 ms');
-  // Lower bounds and order only: a timer never fires early, but a loaded machine can fire it late.
-  assert.ok(ended.early! >= 35, `early ended after ${ended.early} ms`);
-  assert.equal(ended.late, undefined, 'early ended first, although late was set first');
-  assert.equal(pending.size, 1, 'the later deadline is still pending');
-  assert.equal((await late).error.message, 'tools/call took longer than 400 ms');
-  assert.ok(ended.late! >= 395, `late ended after ${ended.late} ms`);
-});
+test(
+  'requests with different timeouts each expire at their own deadline, ' + 'an earlier one sent later included',
+  async () => {
+    const { pending } = harness();
+    const started = performance.now();
+    const ended: Record<string, number> = {};
+    const settle = (id: string, timeoutMs: number) =>
+      pending.dispatch(call(id), { timeoutMs }).then((response) => {
+        ended[id] = performance.now() - started;
+        return response as JsonRpcFailure;
+      });
+    const late = settle('late', 400);
+    const early = settle('early', 40); // sent second, due first: the clock set for 'late' must not hold it
+    assert.equal((await early).error.message, 'tools/call took longer than 40 ms');
+    // Lower bounds and order only: a timer never fires early, but a loaded machine can fire it late.
+    assert.ok(ended.early! >= 35, `early ended after ${ended.early} ms`);
+    assert.equal(ended.late, undefined, 'early ended first, although late was set first');
+    assert.equal(pending.size, 1, 'the later deadline is still pending');
+    assert.equal((await late).error.message, 'tools/call took longer than 400 ms');
+    assert.ok(ended.late! >= 395, `late ended after ${ended.late} ms`);
+  },
+);
 
 test('a paused clock does not run out; resumed, it runs its new timeout in full', async () => {
   const { pending, sent } = harness();

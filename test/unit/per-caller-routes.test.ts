@@ -97,21 +97,24 @@ function textOf(answer: JsonRpcResponse): string {
   return (answer.result.content as { text: string }[])[0]!.text;
 }
 
-test("a connected caller's tool that no list here showed yet is found by reading the lists as that caller", async () => {
-  const { aggregator, seen } = setup();
-  const answer = await aggregator.request(call('crm__read'), as('alice'));
-  assert.equal(textOf(answer), 'crm ran read');
-  const lists = seen.filter((s) => s.method === 'tools/list');
-  assert.deepEqual(
-    lists.map((s) => [s.server, s.principal]).sort(),
-    [
-      ['crm', 'alice'],
-      ['local', 'alice'],
-    ],
-    'the list was read as alice, not as the gateway',
-  );
-  assert.deepEqual(seen.at(-1), { server: 'crm', method: 'tools/call', name: 'read', principal: 'alice' });
-});
+test(
+  "a connected caller's tool that no list here showed yet is found by reading the lists as " + 'that caller',
+  async () => {
+    const { aggregator, seen } = setup();
+    const answer = await aggregator.request(call('crm__read'), as('alice'));
+    assert.equal(textOf(answer), 'crm ran read');
+    const lists = seen.filter((s) => s.method === 'tools/list');
+    assert.deepEqual(
+      lists.map((s) => [s.server, s.principal]).sort(),
+      [
+        ['crm', 'alice'],
+        ['local', 'alice'],
+      ],
+      'the list was read as alice, not as the gateway',
+    );
+    assert.deepEqual(seen.at(-1), { server: 'crm', method: 'tools/call', name: 'read', principal: 'alice' });
+  },
+);
 
 test(
   'each caller has their own refresh: another caller right after is not held to the first one\u2019s once a ' +

@@ -50,7 +50,8 @@ describe('PinStore', () => {
     // Written down, not taken from toolDigest: the SHA-256 of the reviewed fields as canonical JSON (keys
     // sorted, the absent outputSchema left out), by hand:
     // printf %s '{"annotations":{"readOnlyHint":true,"title":"Echo"},"description":"Echoes its
-    // input","inputSchema":{"properties":{"text":{"type":"string"},"times":{"type":"integer"}},"required":["text"],"type":"object"}}'
+    // input","inputSchema":{"properties":{"text":{"type":"string"},"times":{"type":"integer"}},
+    // "required":["text"],"type":"object"}}'
     // | sha256sum
     const ECHO_DIGEST = '5bbafdf3c389c9252e6559edbdbe9cee6f3fab793f109e12302e5ea1b20f6856';
     assert.equal(toolDigest(echo), ECHO_DIGEST);

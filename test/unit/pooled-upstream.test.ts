@@ -202,42 +202,48 @@ test("a modern server's input_required retry goes back to the child that asked",
   assert.equal(sibling.got.length, siblingBefore + 1);
 });
 
-test('listen opens a stream on every ready child; resource subscriptions go to one child, and move when it goes down', async () => {
-  const { pool: p, children } = pool(3);
-  const controller = new AbortController();
-  const acks: string[] = [];
-  const listen = p.request(
-    {
-      jsonrpc: '2.0',
-      id: 'listen-1',
-      method: 'subscriptions/listen',
-      params: { notifications: { toolsListChanged: true, resourceSubscriptions: ['x://a'] } },
-    },
-    { signal: controller.signal, onNotification: (n) => acks.push(n.method) },
-  );
-  const opened = (child: ScriptedChild) => child.waiting.filter((w) => w.message.method === 'subscriptions/listen');
-  const subscribes = (child: ScriptedChild) =>
-    opened(child).map(
-      (w) => (w.message.params!.notifications as Record<string, unknown>).resourceSubscriptions !== undefined,
+test(
+  'listen opens a stream on every ready child; ' + 'resource subscriptions go to one child, and move when it goes down',
+  async () => {
+    const { pool: p, children } = pool(3);
+    const controller = new AbortController();
+    const acks: string[] = [];
+    const listen = p.request(
+      {
+        jsonrpc: '2.0',
+        id: 'listen-1',
+        method: 'subscriptions/listen',
+        params: { notifications: { toolsListChanged: true, resourceSubscriptions: ['x://a'] } },
+      },
+      { signal: controller.signal, onNotification: (n) => acks.push(n.method) },
     );
-  assert.deepEqual(
-    children.map(subscribes),
-    [[true], [false], [false]],
-    'every child listens; only the first holds the subscriptions',
-  );
-  assert.equal(p.status().children?.[0]?.inFlight, 0, 'listen streams are not load');
-  // Each child acknowledges; the listener hears it once.
-  for (const child of children)
-    opened(child)[0]!.options.onNotification?.({ jsonrpc: '2.0', method: 'notifications/subscriptions/acknowledged' });
-  assert.deepEqual(acks, ['notifications/subscriptions/acknowledged']);
-  // The holder goes down: its stream is cancelled, the next ready child takes the subscriptions.
-  children[0]!.setState('backing-off');
-  assert.ok(opened(children[0]!)[0]!.options.signal!.aborted);
-  assert.deepEqual(subscribes(children[1]!).at(-1), true);
-  controller.abort();
-  const response = await listen;
-  assert.ok('error' in response, 'a closed listen ends with the cancelled answer');
-  for (const child of children)
-    for (const stream of opened(child))
-      assert.ok(stream.options.signal!.aborted, 'every child stream is closed with it');
-});
+    const opened = (child: ScriptedChild) => child.waiting.filter((w) => w.message.method === 'subscriptions/listen');
+    const subscribes = (child: ScriptedChild) =>
+      opened(child).map(
+        (w) => (w.message.params!.notifications as Record<string, unknown>).resourceSubscriptions !== undefined,
+      );
+    assert.deepEqual(
+      children.map(subscribes),
+      [[true], [false], [false]],
+      'every child listens; only the first holds the subscriptions',
+    );
+    assert.equal(p.status().children?.[0]?.inFlight, 0, 'listen streams are not load');
+    // Each child acknowledges; the listener hears it once.
+    for (const child of children)
+      opened(child)[0]!.options.onNotification?.({
+        jsonrpc: '2.0',
+        method: 'notifications/subscriptions/acknowledged',
+      });
+    assert.deepEqual(acks, ['notifications/subscriptions/acknowledged']);
+    // The holder goes down: its stream is cancelled, the next ready child takes the subscriptions.
+    children[0]!.setState('backing-off');
+    assert.ok(opened(children[0]!)[0]!.options.signal!.aborted);
+    assert.deepEqual(subscribes(children[1]!).at(-1), true);
+    controller.abort();
+    const response = await listen;
+    assert.ok('error' in response, 'a closed listen ends with the cancelled answer');
+    for (const child of children)
+      for (const stream of opened(child))
+        assert.ok(stream.options.signal!.aborted, 'every child stream is closed with it');
+  },
+);

@@ -83,33 +83,36 @@ test('search mode keeps its own two names', () => {
   load({ p: { rename: { fs__find: 'search_tools' } } });
 });
 
-test('a bad glob, an unknown key and a bad profile name are each reported, with the other profiles still checked', () => {
-  const found = problems({
-    broken: { tools: ['github__{a,b'] },
-    typo: { tool: ['x'] },
-    'bad name': {},
-    ok: { rename: { fs__a: 'x', fs__b: 'x' } },
-  });
-  assert.ok(
-    found.includes(
-      'profiles.broken.tools: "github__{a,b" has a { without its }; correct the glob (globs are written as in ' +
-        'policies)',
-    ),
-    found.join('\n'),
-  );
-  assert.ok(
-    found.some((p) => p.startsWith("profiles.typo: unknown key 'tool'")),
-    found.join('\n'),
-  );
-  assert.ok(
-    found.some((p) => p.includes('profile names are 1-32 characters')),
-    found.join('\n'),
-  );
-  assert.ok(
-    found.includes('profiles.ok.rename.fs__b: fs__a is renamed to x already; give each its own public name'),
-    found.join('\n'),
-  );
-});
+test(
+  'a bad glob, an unknown key and a bad profile name are each reported, ' + 'with the other profiles still checked',
+  () => {
+    const found = problems({
+      broken: { tools: ['github__{a,b'] },
+      typo: { tool: ['x'] },
+      'bad name': {},
+      ok: { rename: { fs__a: 'x', fs__b: 'x' } },
+    });
+    assert.ok(
+      found.includes(
+        'profiles.broken.tools: "github__{a,b" has a { without its }; correct the glob (globs are written as in ' +
+          'policies)',
+      ),
+      found.join('\n'),
+    );
+    assert.ok(
+      found.some((p) => p.startsWith("profiles.typo: unknown key 'tool'")),
+      found.join('\n'),
+    );
+    assert.ok(
+      found.some((p) => p.includes('profile names are 1-32 characters')),
+      found.join('\n'),
+    );
+    assert.ok(
+      found.includes('profiles.ok.rename.fs__b: fs__a is renamed to x already; give each its own public name'),
+      found.join('\n'),
+    );
+  },
+);
 
 test('Profile: globs choose, renames translate both ways, the original name is hidden, describe replaces', () => {
   const profile = new Profile('coding', {

@@ -38,38 +38,41 @@ function block(ms: number): void {
   while (performance.now() < until);
 }
 
-test('a slot that frees after a waiting request passed queueTimeoutMs refuses it, though its timer has not run yet', async () => {
-  const inner = new HeldUpstream();
-  const waits: number[] = [];
-  const upstream = new LimitedUpstream(inner, { maxInFlight: 1, maxQueued: 2, queueTimeoutMs: 50 }, (seconds) =>
-    waits.push(seconds),
-  );
-  const first = upstream.request(call('first'));
-  const late = upstream.request(call('late'));
-  block(80);
-  // The slot frees in a microtask of this same turn: the late request's timer cannot have run.
-  inner.answer();
-  await first;
-  assert.deepEqual(
-    inner.reached,
-    ['first'],
-    'the late request was handed to the server after waiting past queueTimeoutMs',
-  );
-  const refused = await late;
-  assert.ok('error' in refused);
-  assert.deepEqual(refused.error.data, {
-    server: 'slow',
-    reason: 'queue_timeout',
-    setting: 'servers.slow.queueTimeoutMs',
-    retryAfterSeconds: 1,
-  });
-  assert.deepEqual(waits, [], 'no wait is observed for a refused request');
-  assert.deepEqual(
-    { ...upstream.load(), refused: upstream.load().refused.queue_timeout },
-    { inFlight: 0, queued: 0, saturated: false, refused: 1, abandoned: 0 },
-  );
-  await upstream.close();
-});
+test(
+  'a slot that frees after a waiting request passed queueTimeoutMs refuses it, ' + 'though its timer has not run yet',
+  async () => {
+    const inner = new HeldUpstream();
+    const waits: number[] = [];
+    const upstream = new LimitedUpstream(inner, { maxInFlight: 1, maxQueued: 2, queueTimeoutMs: 50 }, (seconds) =>
+      waits.push(seconds),
+    );
+    const first = upstream.request(call('first'));
+    const late = upstream.request(call('late'));
+    block(80);
+    // The slot frees in a microtask of this same turn: the late request's timer cannot have run.
+    inner.answer();
+    await first;
+    assert.deepEqual(
+      inner.reached,
+      ['first'],
+      'the late request was handed to the server after waiting past queueTimeoutMs',
+    );
+    const refused = await late;
+    assert.ok('error' in refused);
+    assert.deepEqual(refused.error.data, {
+      server: 'slow',
+      reason: 'queue_timeout',
+      setting: 'servers.slow.queueTimeoutMs',
+      retryAfterSeconds: 1,
+    });
+    assert.deepEqual(waits, [], 'no wait is observed for a refused request');
+    assert.deepEqual(
+      { ...upstream.load(), refused: upstream.load().refused.queue_timeout },
+      { inFlight: 0, queued: 0, saturated: false, refused: 1, abandoned: 0 },
+    );
+    await upstream.close();
+  },
+);
 
 test('overdue requests are refused until one still within its wait is found, and that one is served', async () => {
   const inner = new HeldUpstream();

@@ -137,20 +137,23 @@ describe('per-request _meta', () => {
     assert.deepEqual(r.body.error.data, { supported: [VERSION], requested: '2025-11-25' });
   });
 
-  test('a non-string version is judged like any unsupported one: a header that disagrees → -32020 first, else -32022', () => {
-    const body = req('tools/list');
-    (body.params._meta as Record<string, unknown>)[PV] = 20260728;
-    // The spec: a header that does not match the body's version is a HeaderMismatch, whatever the version.
-    rejected(checkMessage(body, hdrs('tools/list'), undefined), 400, -32020);
-    const repeated = rejected(
-      checkMessage(body, new Headers({ 'MCP-Protocol-Version': '20260728', 'Mcp-Method': 'tools/list' }), undefined),
-      400,
-      -32022,
-    );
-    assert.deepEqual(repeated.body.error.data, { supported: [VERSION], requested: '20260728' });
-    const bare = rejected(checkMessage(body, new Headers(), undefined), 400, -32022);
-    assert.deepEqual(bare.body.error.data, { supported: [VERSION], requested: '20260728' });
-  });
+  test(
+    'a non-string version is judged like any unsupported one: ' + 'a header that disagrees → -32020 first, else -32022',
+    () => {
+      const body = req('tools/list');
+      (body.params._meta as Record<string, unknown>)[PV] = 20260728;
+      // The spec: a header that does not match the body's version is a HeaderMismatch, whatever the version.
+      rejected(checkMessage(body, hdrs('tools/list'), undefined), 400, -32020);
+      const repeated = rejected(
+        checkMessage(body, new Headers({ 'MCP-Protocol-Version': '20260728', 'Mcp-Method': 'tools/list' }), undefined),
+        400,
+        -32022,
+      );
+      assert.deepEqual(repeated.body.error.data, { supported: [VERSION], requested: '20260728' });
+      const bare = rejected(checkMessage(body, new Headers(), undefined), 400, -32022);
+      assert.deepEqual(bare.body.error.data, { supported: [VERSION], requested: '20260728' });
+    },
+  );
 
   test('missing clientCapabilities → 400 / -32602', () => {
     const body = req('tools/list');

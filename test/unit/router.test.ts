@@ -173,57 +173,60 @@ describe('Router', () => {
     assert.deepEqual((router.resolve('beta', read('x:y')) as UriTarget).owner, 'beta');
   });
 
-  test('a ui:// URI is placed by its namespace alone, and reaches its owner under its own URI (a read, a completion)', async () => {
-    const { router, seen, refreshed } = setup();
-    const read: JsonRpcRequest = {
-      jsonrpc: '2.0',
-      id: 6,
-      method: 'resources/read',
-      params: { uri: 'ui://beta__dashboard/view.html' },
-    };
-    const target = router.resolve(undefined, read) as UriTarget;
-    assert.deepEqual(target, {
-      kind: 'resources',
-      uri: 'ui://beta__dashboard/view.html',
-      endpoint: undefined,
-      owner: 'beta',
-      ambiguous: undefined,
-      confirmed: true,
-      ownUri: 'ui://dashboard/view.html',
-    });
-    assert.equal(placed(target), true, 'no list is read for it');
-    await router.call(target, read, {});
-    const complete: JsonRpcRequest = {
-      jsonrpc: '2.0',
-      id: 7,
-      method: 'completion/complete',
-      params: { ref: { type: 'ref/resource', uri: 'ui://a__pages/{page}' }, argument: { name: 'page', value: 's' } },
-    };
-    await router.call(router.resolve(undefined, complete) as UriTarget, complete, {});
-    assert.deepEqual(
-      seen.map((m) => [m.method, m.params]),
-      [
-        ['resources/read', { uri: 'ui://dashboard/view.html' }],
+  test(
+    'a ui:// URI is placed by its namespace alone, ' + 'and reaches its owner under its own URI (a read, a completion)',
+    async () => {
+      const { router, seen, refreshed } = setup();
+      const read: JsonRpcRequest = {
+        jsonrpc: '2.0',
+        id: 6,
+        method: 'resources/read',
+        params: { uri: 'ui://beta__dashboard/view.html' },
+      };
+      const target = router.resolve(undefined, read) as UriTarget;
+      assert.deepEqual(target, {
+        kind: 'resources',
+        uri: 'ui://beta__dashboard/view.html',
+        endpoint: undefined,
+        owner: 'beta',
+        ambiguous: undefined,
+        confirmed: true,
+        ownUri: 'ui://dashboard/view.html',
+      });
+      assert.equal(placed(target), true, 'no list is read for it');
+      await router.call(target, read, {});
+      const complete: JsonRpcRequest = {
+        jsonrpc: '2.0',
+        id: 7,
+        method: 'completion/complete',
+        params: { ref: { type: 'ref/resource', uri: 'ui://a__pages/{page}' }, argument: { name: 'page', value: 's' } },
+      };
+      await router.call(router.resolve(undefined, complete) as UriTarget, complete, {});
+      assert.deepEqual(
+        seen.map((m) => [m.method, m.params]),
         [
-          'completion/complete',
-          { ref: { type: 'ref/resource', uri: 'ui://pages/{page}' }, argument: { name: 'page', value: 's' } },
+          ['resources/read', { uri: 'ui://dashboard/view.html' }],
+          [
+            'completion/complete',
+            { ref: { type: 'ref/resource', uri: 'ui://pages/{page}' }, argument: { name: 'page', value: 's' } },
+          ],
         ],
-      ],
-    );
-    const nobody = router.resolve(undefined, { ...read, params: { uri: 'ui://nobody__x' } }) as UriTarget;
-    assert.equal(nobody.owner, undefined);
-    assert.equal(placed(nobody), true);
-    assert.deepEqual(await router.call(nobody, { ...read, params: { uri: 'ui://nobody__x' } }, {}), {
-      jsonrpc: '2.0',
-      id: 6,
-      error: {
-        code: -32602,
-        message: 'Resource not found: no upstream lists ui://nobody__x or a template that matches it',
-        data: { uri: 'ui://nobody__x' },
-      },
-    });
-    assert.deepEqual(refreshed, []);
-  });
+      );
+      const nobody = router.resolve(undefined, { ...read, params: { uri: 'ui://nobody__x' } }) as UriTarget;
+      assert.equal(nobody.owner, undefined);
+      assert.equal(placed(nobody), true);
+      assert.deepEqual(await router.call(nobody, { ...read, params: { uri: 'ui://nobody__x' } }, {}), {
+        jsonrpc: '2.0',
+        id: 6,
+        error: {
+          code: -32602,
+          message: 'Resource not found: no upstream lists ui://nobody__x or a template that matches it',
+          data: { uri: 'ui://nobody__x' },
+        },
+      });
+      assert.deepEqual(refreshed, []);
+    },
+  );
 
   test('lists and other methods need no placing', () => {
     const { router } = setup();

@@ -40,23 +40,26 @@ function runFiles(files: string, timeoutMs: number): Promise<{ code: number | nu
 }
 
 describe('test/run-files.sh', () => {
-  test('a failing file and a file hung past its timeout are both named, with their tests, in the last 40 lines', async () => {
-    // Long enough for the failing fixture to start and fail on a loaded machine, short for the hung one.
-    const { code, output } = await runFiles(`${FAILS} ${HANGS}`, scaled(6_000));
-    const last = output.trimEnd().split('\n').slice(-40).join('\n');
-    assert.notEqual(code, 0, 'the run fails');
-    for (const wanted of [
-      FAILS,
-      'the fixture assertion that fails',
-      'the runner fixture expected to fail',
-      `cancelled by its timeout: ${HANGS}`,
-      'the fixture suite > the fixture test that never ends',
-    ])
-      assert.ok(last.includes(wanted), `the last 40 lines lack ${JSON.stringify(wanted)}:\n${last}`);
-    // Where the time went: each file with its seconds, the failing one among them (test/file-times.mjs).
-    assert.match(output, /The together pass took \d+ s; its slowest files/);
-    assert.match(output, new RegExp(`^# +\\d+\\.\\d  ${FAILS.replaceAll('.', '\\.')}$`, 'm'));
-  });
+  test(
+    'a failing file and a file hung past its timeout are both named, ' + 'with their tests, in the last 40 lines',
+    async () => {
+      // Long enough for the failing fixture to start and fail on a loaded machine, short for the hung one.
+      const { code, output } = await runFiles(`${FAILS} ${HANGS}`, scaled(6_000));
+      const last = output.trimEnd().split('\n').slice(-40).join('\n');
+      assert.notEqual(code, 0, 'the run fails');
+      for (const wanted of [
+        FAILS,
+        'the fixture assertion that fails',
+        'the runner fixture expected to fail',
+        `cancelled by its timeout: ${HANGS}`,
+        'the fixture suite > the fixture test that never ends',
+      ])
+        assert.ok(last.includes(wanted), `the last 40 lines lack ${JSON.stringify(wanted)}:\n${last}`);
+      // Where the time went: each file with its seconds, the failing one among them (test/file-times.mjs).
+      assert.match(output, /The together pass took \d+ s; its slowest files/);
+      assert.match(output, new RegExp(`^# +\\d+\\.\\d  ${FAILS.replaceAll('.', '\\.')}$`, 'm'));
+    },
+  );
 
   test('a named file that does not exist stops the run before any test runs, naming it', async () => {
     const { code, output } = await runFiles(`${FAILS} test/unit/no-such-file.test.ts`, 60_000);
@@ -121,18 +124,21 @@ describe('the Node legs (test/runner/plan.mjs)', () => {
   });
 });
 
-describe("the Node side a test runs on (test/services.ts), read from the version, not from the code's detection", () => {
-  test('20 below 22, 22 from 22 on', () => {
-    assert.equal(nodeSide('20.19.0'), 20);
-    assert.equal(nodeSide('21.7.3'), 20);
-    assert.equal(nodeSide('22.0.0'), 22);
-    assert.equal(nodeSide('24.11.1'), 22);
-  });
+describe(
+  'the Node side a test runs on (test/services.ts), ' + "read from the version, not from the code's detection",
+  () => {
+    test('20 below 22, 22 from 22 on', () => {
+      assert.equal(nodeSide('20.19.0'), 20);
+      assert.equal(nodeSide('21.7.3'), 20);
+      assert.equal(nodeSide('22.0.0'), 22);
+      assert.equal(nodeSide('24.11.1'), 22);
+    });
 
-  test("protocol/exact-json.ts keeps numbers exact exactly where this Node's version says it can", () => {
-    assert.equal(KEEPS_EXACT_NUMBERS, nodeSide() === 22, `Node ${process.versions.node}`);
-  });
-});
+    test("protocol/exact-json.ts keeps numbers exact exactly where this Node's version says it can", () => {
+      assert.equal(KEEPS_EXACT_NUMBERS, nodeSide() === 22, `Node ${process.versions.node}`);
+    });
+  },
+);
 
 describe('test/failure-summary.mjs', () => {
   const file = path.join(ROOT, 'test/e2e/some.test.ts');

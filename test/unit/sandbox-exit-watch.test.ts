@@ -22,7 +22,9 @@ test('each end by SIGSYS or SIGXCPU is counted and logged; other ends are not re
   const counts = () => Object.fromEntries(sandboxRefusals.get(server) ?? []);
   assert.ok(await until(() => counts().syscall === 2 && counts().cpu === 1, 5000), JSON.stringify(counts()));
   assert.deepEqual(counts(), { syscall: 2, cpu: 1 });
-  const killed = `servers.${server}: a sandboxed child was refused a system call the sandbox forbids (killed by SIGSYS: seccomp)`;
+  const killed =
+    `servers.${server}: a sandboxed child was refused a system call the sandbox forbids ` +
+    '(killed by SIGSYS: seccomp)';
   assert.deepEqual(recorded.warnings(), [
     killed,
     killed,

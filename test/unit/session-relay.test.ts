@@ -70,52 +70,55 @@ describe('SessionRelay', { skip: SKIP }, () => {
   before(() => redisNeed.check());
   const { keyPrefix, redis } = scratchRedis();
 
-  test('an answer published on one replica reaches the one watching the session; forged or moved messages do not', async () => {
-    const a = replica(keyPrefix);
-    const b = replica(keyPrefix);
-    const stranger = replica(keyPrefix, Buffer.from('another-secret-altogether-0123456789'));
-    try {
-      await Promise.all([ready(a.relay), ready(b.relay), ready(stranger.relay)]);
-      const release = await a.relay.watch('s1');
-      // Forged: unsigned, signed with another secret, and a genuine message for another session moved onto s1's
-      // channel.
-      await redis.publish(
-        `${keyPrefix}session:s1`,
-        `AAAA.${JSON.stringify({ kind: 'answer', message: { id: 'forged', result: {} } })}`,
-      );
-      assert.equal(
-        await stranger.relay.publish('s1', { kind: 'answer', message: { id: 'stranger', result: {} } }),
-        1,
-        'A listens (and ignores it)',
-      );
-      const moved = await new Promise<string>((resolve) => {
-        const spy = new Redis(URL);
-        void spy
-          .subscribe(`${keyPrefix}session:s2`)
-          .then(() => b.relay.publish('s2', { kind: 'answer', message: { id: 'moved', result: {} } }));
-        spy.on('message', (_channel, text: string) => (spy.disconnect(), resolve(text)));
-      });
-      await redis.publish(`${keyPrefix}session:s1`, moved);
-      assert.equal(
-        await b.relay.publish('s1', { kind: 'answer', message: { id: 'genuine', result: { ok: true } } }),
-        1,
-      );
-      await a.next(() => a.heard.filter((h) => h.session === 's1').length, 1, 'the genuine answer');
-      assert.deepEqual(
-        a.heard.filter((h) => h.session === 's1'),
-        [{ session: 's1', event: { kind: 'answer', message: { id: 'genuine', result: { ok: true } } } }],
-      );
+  test(
+    'an answer published on one replica reaches the one watching the session; ' + 'forged or moved messages do not',
+    async () => {
+      const a = replica(keyPrefix);
+      const b = replica(keyPrefix);
+      const stranger = replica(keyPrefix, Buffer.from('another-secret-altogether-0123456789'));
+      try {
+        await Promise.all([ready(a.relay), ready(b.relay), ready(stranger.relay)]);
+        const release = await a.relay.watch('s1');
+        // Forged: unsigned, signed with another secret, and a genuine message for another session moved onto s1's
+        // channel.
+        await redis.publish(
+          `${keyPrefix}session:s1`,
+          `AAAA.${JSON.stringify({ kind: 'answer', message: { id: 'forged', result: {} } })}`,
+        );
+        assert.equal(
+          await stranger.relay.publish('s1', { kind: 'answer', message: { id: 'stranger', result: {} } }),
+          1,
+          'A listens (and ignores it)',
+        );
+        const moved = await new Promise<string>((resolve) => {
+          const spy = new Redis(URL);
+          void spy
+            .subscribe(`${keyPrefix}session:s2`)
+            .then(() => b.relay.publish('s2', { kind: 'answer', message: { id: 'moved', result: {} } }));
+          spy.on('message', (_channel, text: string) => (spy.disconnect(), resolve(text)));
+        });
+        await redis.publish(`${keyPrefix}session:s1`, moved);
+        assert.equal(
+          await b.relay.publish('s1', { kind: 'answer', message: { id: 'genuine', result: { ok: true } } }),
+          1,
+        );
+        await a.next(() => a.heard.filter((h) => h.session === 's1').length, 1, 'the genuine answer');
+        assert.deepEqual(
+          a.heard.filter((h) => h.session === 's1'),
+          [{ session: 's1', event: { kind: 'answer', message: { id: 'genuine', result: { ok: true } } } }],
+        );
 
-      release();
-      // Nobody watches any more once UNSUBSCRIBE went through: publish says so by counting no receivers.
-      assert.ok(
-        await untilZero(() => b.relay.publish('s1', { kind: 'resync' })),
-        'no receiver after the watch was released',
-      );
-    } finally {
-      await Promise.all([a.relay.close(), b.relay.close(), stranger.relay.close()]);
-    }
-  });
+        release();
+        // Nobody watches any more once UNSUBSCRIBE went through: publish says so by counting no receivers.
+        assert.ok(
+          await untilZero(() => b.relay.publish('s1', { kind: 'resync' })),
+          'no receiver after the watch was released',
+        );
+      } finally {
+        await Promise.all([a.relay.close(), b.relay.close(), stranger.relay.close()]);
+      }
+    },
+  );
 
   test(
     'subscriptions live as long as the session; an ended session reaches replicas watching and those that start ' +

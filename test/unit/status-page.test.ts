@@ -279,19 +279,25 @@ test('without scripts, a meta refresh every 2 s', () => {
   assert.match(renderStatusPage(snapshot()), /<noscript><meta http-equiv="refresh" content="2"><\/noscript>/);
 });
 
-test('self-contained: no external assets, a CSP that allows only the inline script and style and the own origin', () => {
-  const html = renderStatusPage(snapshot());
-  assert.doesNotMatch(html, /https?:\/\//);
-  assert.doesNotMatch(html, /\ssrc=/);
-  assert.doesNotMatch(html, /\shref=/);
-  assert.doesNotMatch(html, /\sstyle="/, 'no inline style attributes (the CSP would block them)');
-  const sha = (text: string) => `'sha256-${createHash('sha256').update(text).digest('base64')}'`;
-  assert.match(STATUS_PAGE_CSP, /^default-src 'none'; /);
-  assert.ok(
-    STATUS_PAGE_CSP.includes(`script-src ${sha(inline(html, 'script'))}`),
-    'script hash matches the inline script',
-  );
-  assert.ok(STATUS_PAGE_CSP.includes(`style-src ${sha(inline(html, 'style'))}`), 'style hash matches the inline style');
-  assert.ok(STATUS_PAGE_CSP.includes("connect-src 'self'"));
-  assert.ok(html.includes(`<meta http-equiv="Content-Security-Policy" content="${escapeHtml(STATUS_PAGE_CSP)}">`));
-});
+test(
+  'self-contained: ' + 'no external assets, a CSP that allows only the inline script and style and the own origin',
+  () => {
+    const html = renderStatusPage(snapshot());
+    assert.doesNotMatch(html, /https?:\/\//);
+    assert.doesNotMatch(html, /\ssrc=/);
+    assert.doesNotMatch(html, /\shref=/);
+    assert.doesNotMatch(html, /\sstyle="/, 'no inline style attributes (the CSP would block them)');
+    const sha = (text: string) => `'sha256-${createHash('sha256').update(text).digest('base64')}'`;
+    assert.match(STATUS_PAGE_CSP, /^default-src 'none'; /);
+    assert.ok(
+      STATUS_PAGE_CSP.includes(`script-src ${sha(inline(html, 'script'))}`),
+      'script hash matches the inline script',
+    );
+    assert.ok(
+      STATUS_PAGE_CSP.includes(`style-src ${sha(inline(html, 'style'))}`),
+      'style hash matches the inline style',
+    );
+    assert.ok(STATUS_PAGE_CSP.includes("connect-src 'self'"));
+    assert.ok(html.includes(`<meta http-equiv="Content-Security-Policy" content="${escapeHtml(STATUS_PAGE_CSP)}">`));
+  },
+);

@@ -68,17 +68,20 @@ test('a missing command, a missing cwd and a file that is not runnable each name
   );
 });
 
-test('a spawn refused for a value of its environment names the variable, never the value (issue 45 item 7)', async () => {
-  const secret = 'ghp_pasted-secret-0123456789';
-  const { info, pid } = await run({ env: { PATH: process.env.PATH ?? '', GITHUB_TOKEN: `${secret}\u0000tail` } });
-  assert.equal(pid, undefined);
-  const said = info.spawnError ?? '';
-  assert.match(said, /GITHUB_TOKEN/, said);
-  assert.match(said, /null bytes/, said);
-  assert.equal(said.includes(secret), false, said);
-  assert.equal(said.includes('ghp_'), false, said);
-  assert.equal(said.includes('tail'), false, said);
-});
+test(
+  'a spawn refused for a value of its environment names the variable, ' + 'never the value (issue 45 item 7)',
+  async () => {
+    const secret = 'ghp_pasted-secret-0123456789';
+    const { info, pid } = await run({ env: { PATH: process.env.PATH ?? '', GITHUB_TOKEN: `${secret}\u0000tail` } });
+    assert.equal(pid, undefined);
+    const said = info.spawnError ?? '';
+    assert.match(said, /GITHUB_TOKEN/, said);
+    assert.match(said, /null bytes/, said);
+    assert.equal(said.includes(secret), false, said);
+    assert.equal(said.includes('ghp_'), false, said);
+    assert.equal(said.includes('tail'), false, said);
+  },
+);
 
 test('the command is found on the child’s PATH, and stdout carries only the messages', async () => {
   const messages: unknown[] = [];
@@ -109,7 +112,8 @@ test('a gateway killed by a signal it does not handle takes its child and grandc
   const gatewayScript = `
     import { StdioProcess } from ${JSON.stringify(path.join(ROOT, 'bridge/stdio/stdio-process.ts'))};
     import { silentLog } from ${JSON.stringify(path.join(ROOT, 'infra/log.ts'))};
-    new StdioProcess({ command: process.execPath, args: ['-e', ${JSON.stringify(childScript)}], env: {}, cwd: ${JSON.stringify(ROOT)}, maxLineBytes: 4096 }, silentLog, {
+    new StdioProcess({ command: process.execPath, args: ['-e', ${JSON.stringify(childScript)}], env: {},
+      cwd: ${JSON.stringify(ROOT)}, maxLineBytes: 4096 }, silentLog, {
       message: (m) => process.stdout.write(JSON.stringify(m.params) + '\\n'), oversized() {}, exit() {},
     });
     setInterval(() => {}, 1000);`;

@@ -13,15 +13,18 @@ const tool = (name: string, description: string, extra: JsonObject = {}): JsonOb
 });
 const scores = (index: ToolIndex, query: string) => new Map(index.search(query).map((hit) => [hit.name, hit.score]));
 
-test('a title that repeats the name adds nothing: it ranks the tool no higher than the same tool without a title', () => {
-  const index = new ToolIndex();
-  index.replace('a', [tool('a__list_issues', 'Returns the open items of a project.', { title: 'List issues' })]);
-  index.replace('b', [tool('b__list_issues', 'Returns the open items of a project.')]);
-  index.replace('c', [tool('c__other', 'Something unrelated.')]);
-  const found = scores(index, 'list issues');
-  assert.ok(found.has('a__list_issues') && found.has('b__list_issues'), [...found.keys()].join());
-  assert.equal(found.get('a__list_issues'), found.get('b__list_issues'));
-});
+test(
+  'a title that repeats the name adds nothing: ' + 'it ranks the tool no higher than the same tool without a title',
+  () => {
+    const index = new ToolIndex();
+    index.replace('a', [tool('a__list_issues', 'Returns the open items of a project.', { title: 'List issues' })]);
+    index.replace('b', [tool('b__list_issues', 'Returns the open items of a project.')]);
+    index.replace('c', [tool('c__other', 'Something unrelated.')]);
+    const found = scores(index, 'list issues');
+    assert.ok(found.has('a__list_issues') && found.has('b__list_issues'), [...found.keys()].join());
+    assert.equal(found.get('a__list_issues'), found.get('b__list_issues'));
+  },
+);
 
 test("a title's own words are searched, from `title` or from annotations.title", () => {
   const index = new ToolIndex();

@@ -73,16 +73,19 @@ test('list items and read contents: ui:// ones namespaced in copies, others unto
   assert.equal(showUiContents('a__', plain), plain);
 });
 
-test('an item of a list by its method: tools by their _meta, resources and templates by their URI, prompts untouched', () => {
-  assert.deepEqual(showUiItem('tools/list', 'a__', { name: 't', _meta: { ui: { resourceUri: 'ui://v' } } }), {
-    name: 't',
-    _meta: { ui: { resourceUri: 'ui://a__v' } },
-  });
-  assert.deepEqual(showUiItem('resources/list', 'a__', { uri: 'ui://v' }), { uri: 'ui://a__v' });
-  assert.deepEqual(showUiItem('resources/templates/list', 'a__', { uriTemplate: 'ui://p/{x}' }), {
-    uriTemplate: 'ui://a__p/{x}',
-  });
-  const prompt = { name: 'p', _meta: { ui: { resourceUri: 'ui://v' } } };
-  assert.equal(showUiItem('prompts/list', 'a__', prompt), prompt);
-  assert.equal(showUiItem('tools/list', 'a__', 'not an object'), 'not an object');
-});
+test(
+  'an item of a list by its method: ' + 'tools by their _meta, resources and templates by their URI, prompts untouched',
+  () => {
+    assert.deepEqual(showUiItem('tools/list', 'a__', { name: 't', _meta: { ui: { resourceUri: 'ui://v' } } }), {
+      name: 't',
+      _meta: { ui: { resourceUri: 'ui://a__v' } },
+    });
+    assert.deepEqual(showUiItem('resources/list', 'a__', { uri: 'ui://v' }), { uri: 'ui://a__v' });
+    assert.deepEqual(showUiItem('resources/templates/list', 'a__', { uriTemplate: 'ui://p/{x}' }), {
+      uriTemplate: 'ui://a__p/{x}',
+    });
+    const prompt = { name: 'p', _meta: { ui: { resourceUri: 'ui://v' } } };
+    assert.equal(showUiItem('prompts/list', 'a__', prompt), prompt);
+    assert.equal(showUiItem('tools/list', 'a__', 'not an object'), 'not an object');
+  },
+);

@@ -85,60 +85,66 @@ afterEach(async () => {
 });
 
 describe('LimitedUpstream', () => {
-  test('takes up to maxInFlight at once; the rest wait and go in as slots free, each answer to its own caller', async () => {
-    const waits: number[] = [];
-    const { inner, upstream } = limited({}, waits);
-    const answers = [1, 2, 3, 4].map((i) => upstream.request(call(i)));
-    await tick();
-    assert.deepEqual(
-      inner.reached.map((r) => r.message.id),
-      [1, 2],
-    );
-    assert.deepEqual(
-      { ...upstream.load(), refused: undefined },
-      { inFlight: 2, queued: 2, saturated: true, refused: undefined, abandoned: 0 },
-    );
-    inner.reached[0]!.answer();
-    await tick();
-    assert.deepEqual(
-      inner.reached.map((r) => r.message.id),
-      [1, 2, 3],
-    );
-    for (const r of inner.reached.slice(1)) r.answer();
-    await tick();
-    inner.reached[3]!.answer();
-    const results = await Promise.all(answers);
-    assert.deepEqual(
-      results.map((r) => ('result' in r ? r.result.from : r.error.message)),
-      [1, 2, 3, 4],
-    );
-    assert.deepEqual(
-      { inFlight: upstream.load().inFlight, queued: upstream.load().queued },
-      { inFlight: 0, queued: 0 },
-    );
-    assert.equal(waits.length, 2, 'only the two that queued are observed');
-  });
+  test(
+    'takes up to maxInFlight at once; ' + 'the rest wait and go in as slots free, each answer to its own caller',
+    async () => {
+      const waits: number[] = [];
+      const { inner, upstream } = limited({}, waits);
+      const answers = [1, 2, 3, 4].map((i) => upstream.request(call(i)));
+      await tick();
+      assert.deepEqual(
+        inner.reached.map((r) => r.message.id),
+        [1, 2],
+      );
+      assert.deepEqual(
+        { ...upstream.load(), refused: undefined },
+        { inFlight: 2, queued: 2, saturated: true, refused: undefined, abandoned: 0 },
+      );
+      inner.reached[0]!.answer();
+      await tick();
+      assert.deepEqual(
+        inner.reached.map((r) => r.message.id),
+        [1, 2, 3],
+      );
+      for (const r of inner.reached.slice(1)) r.answer();
+      await tick();
+      inner.reached[3]!.answer();
+      const results = await Promise.all(answers);
+      assert.deepEqual(
+        results.map((r) => ('result' in r ? r.result.from : r.error.message)),
+        [1, 2, 3, 4],
+      );
+      assert.deepEqual(
+        { inFlight: upstream.load().inFlight, queued: upstream.load().queued },
+        { inFlight: 0, queued: 0 },
+      );
+      assert.equal(waits.length, 2, 'only the two that queued are observed');
+    },
+  );
 
-  test('a full queue refuses at once with -32603 naming the server and setting, marked for a 503 with Retry-After', async () => {
-    const { inner, upstream } = limited({ maxInFlight: 1, maxQueued: 1, queueTimeoutMs: 4_500 });
-    void upstream.request(call(1));
-    void upstream.request(call(2));
-    const refused = await upstream.request(call(3));
-    assert.ok('error' in refused);
-    assert.equal(refused.id, 3);
-    assert.equal(refused.error.code, -32603);
-    assert.match(refused.error.message, /slow is at capacity.*servers\.slow\.maxQueued/);
-    assert.deepEqual(refused.error.data, {
-      server: 'slow',
-      reason: 'queue_full',
-      setting: 'servers.slow.maxQueued',
-      retryAfterSeconds: 5,
-    });
-    assert.equal(retryAfterOf(refused), 5);
-    assert.equal(JSON.stringify(refused).includes('Symbol'), false);
-    assert.equal(upstream.load().refused.queue_full, 1);
-    assert.equal(inner.reached.length, 1);
-  });
+  test(
+    'a full queue refuses at once with -32603 naming the server and setting, ' + 'marked for a 503 with Retry-After',
+    async () => {
+      const { inner, upstream } = limited({ maxInFlight: 1, maxQueued: 1, queueTimeoutMs: 4_500 });
+      void upstream.request(call(1));
+      void upstream.request(call(2));
+      const refused = await upstream.request(call(3));
+      assert.ok('error' in refused);
+      assert.equal(refused.id, 3);
+      assert.equal(refused.error.code, -32603);
+      assert.match(refused.error.message, /slow is at capacity.*servers\.slow\.maxQueued/);
+      assert.deepEqual(refused.error.data, {
+        server: 'slow',
+        reason: 'queue_full',
+        setting: 'servers.slow.maxQueued',
+        retryAfterSeconds: 5,
+      });
+      assert.equal(retryAfterOf(refused), 5);
+      assert.equal(JSON.stringify(refused).includes('Symbol'), false);
+      assert.equal(upstream.load().refused.queue_full, 1);
+      assert.equal(inner.reached.length, 1);
+    },
+  );
 
   test('maxQueued 0 never queues', async () => {
     const { upstream } = limited({ maxInFlight: 1, maxQueued: 0 });
@@ -166,26 +172,29 @@ describe('LimitedUpstream', () => {
     assert.equal(upstream.load().inFlight, 0);
   });
 
-  test('while the server restarts, a refusal says so (state and last error) instead of asking for more slots', async () => {
-    const { inner, upstream } = limited({ maxInFlight: 1, maxQueued: 1, queueTimeoutMs: 30 });
-    inner.state = 'backing-off';
-    void upstream.request(call(1)); // holds the slot, waiting for the restart
-    const waiting = upstream.request(call(2));
-    const full = await upstream.request(call(3));
-    const timedOut = await waiting;
-    for (const [refused, reason] of [
-      [full, 'queue_full'],
-      [timedOut, 'queue_timeout'],
-    ] as const) {
-      assert.ok('error' in refused);
-      assert.match(refused.error.message, /^slow is not ready \(state backing-off; last error: exited with code 1\)/);
-      assert.doesNotMatch(refused.error.message, /raise servers\.slow\.max/);
-      assert.deepEqual(refused.error.data, { server: 'slow', reason, state: 'backing-off', retryAfterSeconds: 1 });
-      assert.equal(retryAfterOf(refused), 1, 'still a 503: the server cannot take it now');
-    }
-    assert.deepEqual(upstream.load().refused, { queue_full: 1, queue_timeout: 1 });
-    inner.reached[0]!.answer();
-  });
+  test(
+    'while the server restarts, ' + 'a refusal says so (state and last error) instead of asking for more slots',
+    async () => {
+      const { inner, upstream } = limited({ maxInFlight: 1, maxQueued: 1, queueTimeoutMs: 30 });
+      inner.state = 'backing-off';
+      void upstream.request(call(1)); // holds the slot, waiting for the restart
+      const waiting = upstream.request(call(2));
+      const full = await upstream.request(call(3));
+      const timedOut = await waiting;
+      for (const [refused, reason] of [
+        [full, 'queue_full'],
+        [timedOut, 'queue_timeout'],
+      ] as const) {
+        assert.ok('error' in refused);
+        assert.match(refused.error.message, /^slow is not ready \(state backing-off; last error: exited with code 1\)/);
+        assert.doesNotMatch(refused.error.message, /raise servers\.slow\.max/);
+        assert.deepEqual(refused.error.data, { server: 'slow', reason, state: 'backing-off', retryAfterSeconds: 1 });
+        assert.equal(retryAfterOf(refused), 1, 'still a 503: the server cannot take it now');
+      }
+      assert.deepEqual(upstream.load().refused, { queue_full: 1, queue_timeout: 1 });
+      inner.reached[0]!.answer();
+    },
+  );
 
   test('a waiting client that goes away frees its place at once and never reaches the upstream', async () => {
     const { inner, upstream } = limited({ maxInFlight: 1, maxQueued: 1 });

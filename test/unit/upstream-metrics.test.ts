@@ -139,39 +139,42 @@ test('upstream duration by server and method (unknown methods as other), errors 
   assert.equal(metrics.upstreamCalls.recent('beta'), undefined);
 });
 
-test(`tool calls by tool and outcome, at most ${TOOL_LABEL_CAP} tool names; unknown tools never take a place`, async () => {
-  const metrics = make();
-  const alpha = metrics.upstreamCalls.forServer('alpha');
-  const beta = metrics.upstreamCalls.forServer('beta');
-  alpha.finished(call('tools/call', { name: 'echo' }), ok(), ago(0.001), undefined, false);
-  alpha.finished(call('tools/call', { name: 'echo' }), ok({ isError: true }), ago(0.001), undefined, false);
-  alpha.finished(call('tools/call', { name: 'echo' }), failed(), ago(0.001), undefined, false);
-  // A caller inventing names: each is an error, and none is named.
-  for (let i = 0; i < 3 * TOOL_LABEL_CAP; i++)
-    alpha.finished(call('tools/call', { name: `junk-${i}` }), failed(), ago(0.001), undefined, false);
-  // Real tools fill the remaining places (echo has one), across servers; the rest count as _other.
-  for (let i = 0; i < TOOL_LABEL_CAP + 5; i++)
-    beta.finished(call('tools/call', { name: `t${i}` }), ok(), ago(0.001), undefined, false);
-  const text = await metrics.render();
-  const tools = 'mcp_gateway_tool_calls_total';
-  assert.equal(sample(text, tools, { server: 'alpha', tool: 'echo', outcome: 'ok' }), 1);
-  assert.equal(sample(text, tools, { server: 'alpha', tool: 'echo', outcome: 'tool_error' }), 1);
-  assert.equal(sample(text, tools, { server: 'alpha', tool: 'echo', outcome: 'error' }), 1);
-  assert.equal(sample(text, tools, { server: 'alpha', tool: TOOL_OTHER, outcome: 'error' }), 3 * TOOL_LABEL_CAP);
-  assert.equal(
-    sample(text, tools, { server: 'beta', tool: `t${TOOL_LABEL_CAP - 2}`, outcome: 'ok' }),
-    1,
-    'the last place',
-  );
-  assert.equal(
-    sample(text, tools, { server: 'beta', tool: `t${TOOL_LABEL_CAP - 1}`, outcome: 'ok' }),
-    undefined,
-    'past the cap',
-  );
-  assert.equal(sample(text, tools, { server: 'beta', tool: TOOL_OTHER, outcome: 'ok' }), 6);
-  const names = new Set([...text.matchAll(/^mcp_gateway_tool_calls_total\{[^}]*tool="([^"]*)"/gm)].map((m) => m[1]));
-  assert.equal(names.size, TOOL_LABEL_CAP + 1, `${TOOL_LABEL_CAP} names and ${TOOL_OTHER}`);
-});
+test(
+  `tool calls by tool and outcome, at most ${TOOL_LABEL_CAP} tool names; ` + 'unknown tools never take a place',
+  async () => {
+    const metrics = make();
+    const alpha = metrics.upstreamCalls.forServer('alpha');
+    const beta = metrics.upstreamCalls.forServer('beta');
+    alpha.finished(call('tools/call', { name: 'echo' }), ok(), ago(0.001), undefined, false);
+    alpha.finished(call('tools/call', { name: 'echo' }), ok({ isError: true }), ago(0.001), undefined, false);
+    alpha.finished(call('tools/call', { name: 'echo' }), failed(), ago(0.001), undefined, false);
+    // A caller inventing names: each is an error, and none is named.
+    for (let i = 0; i < 3 * TOOL_LABEL_CAP; i++)
+      alpha.finished(call('tools/call', { name: `junk-${i}` }), failed(), ago(0.001), undefined, false);
+    // Real tools fill the remaining places (echo has one), across servers; the rest count as _other.
+    for (let i = 0; i < TOOL_LABEL_CAP + 5; i++)
+      beta.finished(call('tools/call', { name: `t${i}` }), ok(), ago(0.001), undefined, false);
+    const text = await metrics.render();
+    const tools = 'mcp_gateway_tool_calls_total';
+    assert.equal(sample(text, tools, { server: 'alpha', tool: 'echo', outcome: 'ok' }), 1);
+    assert.equal(sample(text, tools, { server: 'alpha', tool: 'echo', outcome: 'tool_error' }), 1);
+    assert.equal(sample(text, tools, { server: 'alpha', tool: 'echo', outcome: 'error' }), 1);
+    assert.equal(sample(text, tools, { server: 'alpha', tool: TOOL_OTHER, outcome: 'error' }), 3 * TOOL_LABEL_CAP);
+    assert.equal(
+      sample(text, tools, { server: 'beta', tool: `t${TOOL_LABEL_CAP - 2}`, outcome: 'ok' }),
+      1,
+      'the last place',
+    );
+    assert.equal(
+      sample(text, tools, { server: 'beta', tool: `t${TOOL_LABEL_CAP - 1}`, outcome: 'ok' }),
+      undefined,
+      'past the cap',
+    );
+    assert.equal(sample(text, tools, { server: 'beta', tool: TOOL_OTHER, outcome: 'ok' }), 6);
+    const names = new Set([...text.matchAll(/^mcp_gateway_tool_calls_total\{[^}]*tool="([^"]*)"/gm)].map((m) => m[1]));
+    assert.equal(names.size, TOOL_LABEL_CAP + 1, `${TOOL_LABEL_CAP} names and ${TOOL_OTHER}`);
+  },
+);
 
 test('exemplars carry the trace id in OpenMetrics; the classic text stays as it was, before and after', async () => {
   const metrics = make();
@@ -204,30 +207,32 @@ test('exemplars carry the trace id in OpenMetrics; the classic text stays as it 
   assert.equal(wantsOpenMetrics(undefined), false);
 });
 
-test('MeteredUpstream times the upstream, takes the trace id from the request options, and passes the answer through', async () => {
-  const metrics = make();
-  let release!: (response: JsonRpcResponse) => void;
-  const inner: Upstream = {
-    name: 'alpha',
-    events: new EventEmitter(),
-    request: (_message: JsonRpcRequest, _options?: RequestOptions) => new Promise((resolve) => (release = resolve)),
-    status: () => ({ state: 'ready', era: 'modern', restarts: 0, lastError: undefined }),
-    start: async () => {},
-    close: async () => {},
-  };
-  const metered = new MeteredUpstream(inner, metrics.upstreamCalls.forServer('alpha'));
-  const answer = ok({ tools: [] });
-  const pending = metered.request(call('tools/list'), { traceId: TRACE });
-  await new Promise((resolve) => setTimeout(resolve, 20));
-  release(answer);
-  assert.equal(await pending, answer, 'the same answer object');
-  const open = await metrics.renderOpenMetrics();
-  const sum = /^mcp_gateway_upstream_request_duration_seconds_sum\{server="alpha",method="tools\/list"\} (\S+)$/m.exec(
-    open,
-  );
-  assert.ok(sum && Number(sum[1]) >= 0.015, `timed the wait: ${sum?.[1]}`);
-  assert.match(open, new RegExp(`trace_id="${TRACE}"`));
-});
+test(
+  'MeteredUpstream times the upstream, ' + 'takes the trace id from the request options, and passes the answer through',
+  async () => {
+    const metrics = make();
+    let release!: (response: JsonRpcResponse) => void;
+    const inner: Upstream = {
+      name: 'alpha',
+      events: new EventEmitter(),
+      request: (_message: JsonRpcRequest, _options?: RequestOptions) => new Promise((resolve) => (release = resolve)),
+      status: () => ({ state: 'ready', era: 'modern', restarts: 0, lastError: undefined }),
+      start: async () => {},
+      close: async () => {},
+    };
+    const metered = new MeteredUpstream(inner, metrics.upstreamCalls.forServer('alpha'));
+    const answer = ok({ tools: [] });
+    const pending = metered.request(call('tools/list'), { traceId: TRACE });
+    await new Promise((resolve) => setTimeout(resolve, 20));
+    release(answer);
+    assert.equal(await pending, answer, 'the same answer object');
+    const open = await metrics.renderOpenMetrics();
+    const sum =
+      /^mcp_gateway_upstream_request_duration_seconds_sum\{server="alpha",method="tools\/list"\} (\S+)$/m.exec(open);
+    assert.ok(sum && Number(sum[1]) >= 0.015, `timed the wait: ${sum?.[1]}`);
+    assert.match(open, new RegExp(`trace_id="${TRACE}"`));
+  },
+);
 
 test('MRTR holds, listen streams and cache bytes are read at scrape', async () => {
   const live: LiveCounts = { heldCalls: 2, listenStreams: 3, cacheBytes: 4096 };

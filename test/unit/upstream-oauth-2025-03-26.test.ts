@@ -109,35 +109,38 @@ test('no metadata at all: the default endpoints /authorize, /token and /register
   assert.deepEqual(found.scopes, []);
 });
 
-test('no metadata at all: a connect link registers at /register and sends the browser to /authorize, with PKCE', async () => {
-  const w = await upstream(() => ({
-    'POST /register': (res) => json(res, 201, { client_id: 'fallback-client' }),
-  }));
-  const store = await openCredentialStore(
-    { key: 'k'.repeat(32), store: 'file', file: path.join(tempDir('oauth-2025-03-26-'), 'c.json') },
-    { url: '', keyPrefix: '' },
-  );
-  try {
-    const client = new OAuthClient({
-      server: 'legacy',
-      url: w.url,
-      settings: { type: 'oauth', scopes: ['files.read'] },
-      store,
-      publicUrl: 'http://127.0.0.1:2',
-      linkTtlMs: 60_000,
-    });
-    const authorize = new URL(await client.authorizationUrl('alice'));
-    assert.equal(`${authorize.origin}${authorize.pathname}`, `${w.origin}/authorize`);
-    assert.equal(authorize.searchParams.get('client_id'), 'fallback-client');
-    assert.equal(authorize.searchParams.get('code_challenge_method'), 'S256');
-    assert.ok(authorize.searchParams.get('code_challenge'));
-    assert.equal(authorize.searchParams.get('resource'), w.url);
-    assert.equal(authorize.searchParams.get('scope'), 'files.read', 'no scope from the upstream: the config');
-    assert.ok(w.lines().includes('POST /register'));
-  } finally {
-    await store.close();
-  }
-});
+test(
+  'no metadata at all: ' + 'a connect link registers at /register and sends the browser to /authorize, with PKCE',
+  async () => {
+    const w = await upstream(() => ({
+      'POST /register': (res) => json(res, 201, { client_id: 'fallback-client' }),
+    }));
+    const store = await openCredentialStore(
+      { key: 'k'.repeat(32), store: 'file', file: path.join(tempDir('oauth-2025-03-26-'), 'c.json') },
+      { url: '', keyPrefix: '' },
+    );
+    try {
+      const client = new OAuthClient({
+        server: 'legacy',
+        url: w.url,
+        settings: { type: 'oauth', scopes: ['files.read'] },
+        store,
+        publicUrl: 'http://127.0.0.1:2',
+        linkTtlMs: 60_000,
+      });
+      const authorize = new URL(await client.authorizationUrl('alice'));
+      assert.equal(`${authorize.origin}${authorize.pathname}`, `${w.origin}/authorize`);
+      assert.equal(authorize.searchParams.get('client_id'), 'fallback-client');
+      assert.equal(authorize.searchParams.get('code_challenge_method'), 'S256');
+      assert.ok(authorize.searchParams.get('code_challenge'));
+      assert.equal(authorize.searchParams.get('resource'), w.url);
+      assert.equal(authorize.searchParams.get('scope'), 'files.read', 'no scope from the upstream: the config');
+      assert.ok(w.lines().includes('POST /register'));
+    } finally {
+      await store.close();
+    }
+  },
+);
 
 test('protected resource metadata present: no fallback, whatever goes wrong after it', async () => {
   // The upstream's origin would answer as a 2025-03-26 server; none of these may reach it.
@@ -183,35 +186,38 @@ test('protected resource metadata present: no fallback, whatever goes wrong afte
   assert.ok(!failing.lines().includes(ORIGIN_METADATA));
 });
 
-test("attack: a PRM-less upstream's origin metadata names an issuer on another host, or a clear-text endpoint", async () => {
-  const anotherHost = await upstream(() => ({
-    [ORIGIN_METADATA]: (res) =>
-      json(res, 200, {
-        issuer: 'https://attacker.example',
-        authorization_endpoint: 'https://attacker.example/authorize',
-        token_endpoint: 'https://attacker.example/token',
-        code_challenge_methods_supported: ['S256'],
-      }),
-  }));
-  await assert.rejects(discover(anotherHost.url), /names issuer https:\/\/attacker\.example, which is not on/);
+test(
+  "attack: a PRM-less upstream's origin metadata names an issuer on another host, " + 'or a clear-text endpoint',
+  async () => {
+    const anotherHost = await upstream(() => ({
+      [ORIGIN_METADATA]: (res) =>
+        json(res, 200, {
+          issuer: 'https://attacker.example',
+          authorization_endpoint: 'https://attacker.example/authorize',
+          token_endpoint: 'https://attacker.example/token',
+          code_challenge_methods_supported: ['S256'],
+        }),
+    }));
+    await assert.rejects(discover(anotherHost.url), /names issuer https:\/\/attacker\.example, which is not on/);
 
-  const clearText = await upstream((origin) => ({
-    [ORIGIN_METADATA]: (res) =>
-      json(res, 200, {
-        issuer: origin,
-        authorization_endpoint: `${origin}/authorize`,
-        token_endpoint: 'http://tokens.example/token',
-        code_challenge_methods_supported: ['S256'],
-      }),
-  }));
-  await assert.rejects(discover(clearText.url), /token_endpoint http:\/\/tokens\.example\/token, which is not https/);
+    const clearText = await upstream((origin) => ({
+      [ORIGIN_METADATA]: (res) =>
+        json(res, 200, {
+          issuer: origin,
+          authorization_endpoint: `${origin}/authorize`,
+          token_endpoint: 'http://tokens.example/token',
+          code_challenge_methods_supported: ['S256'],
+        }),
+    }));
+    await assert.rejects(discover(clearText.url), /token_endpoint http:\/\/tokens\.example\/token, which is not https/);
 
-  const noPkce = await upstream((origin) => ({
-    [ORIGIN_METADATA]: (res) =>
-      json(res, 200, { issuer: origin, authorization_endpoint: `${origin}/a`, token_endpoint: `${origin}/t` }),
-  }));
-  await assert.rejects(discover(noPkce.url), /does not advertise PKCE S256/);
-});
+    const noPkce = await upstream((origin) => ({
+      [ORIGIN_METADATA]: (res) =>
+        json(res, 200, { issuer: origin, authorization_endpoint: `${origin}/a`, token_endpoint: `${origin}/t` }),
+    }));
+    await assert.rejects(discover(noPkce.url), /does not advertise PKCE S256/);
+  },
+);
 
 test('attack: an upstream over plain http off loopback gets no authorization request sent to its origin', async () => {
   // Answered in memory (no network): the upstream's 401 and 404 for every metadata URL, as a PRM-less server would.

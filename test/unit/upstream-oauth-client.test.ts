@@ -73,29 +73,32 @@ async function world(options: {
   return { origin, url: `${origin}/mcp`, seen };
 }
 
-test('metadata: resource_metadata named by the 401 is used, and its scope parameter wins over scopes_supported', async () => {
-  // The control: not at a well-known path, and not named, the metadata is never read; the upstream looks like a
-  // 2025-03-26 server (its origin's metadata, no scopes_supported).
-  const hidden = await world({ asPath: '/.well-known/oauth-authorization-server', prmPath: '/custom-prm' });
-  assert.deepEqual((await discover(hidden.url)).scopes, []);
-  assert.ok(!hidden.seen.includes('GET /custom-prm'));
-  const named = await world({
-    asPath: '/.well-known/oauth-authorization-server',
-    prmPath: '/custom-prm',
-    challenge: (origin) => `Bearer resource_metadata="${origin}/custom-prm", scope="files.read admin"`,
-  });
-  const found = await discover(named.url);
-  assert.deepEqual(found.scopes, ['files.read', 'admin']);
-  assert.ok(named.seen.includes('GET /custom-prm'));
-  assert.deepEqual(
-    bearerParameters('Bearer error="insufficient_scope", scope="a b", resource_metadata="https://x.example/prm"'),
-    {
-      error: 'insufficient_scope',
-      scope: 'a b',
-      resourceMetadata: 'https://x.example/prm',
-    },
-  );
-});
+test(
+  'metadata: resource_metadata named by the 401 is used, ' + 'and its scope parameter wins over scopes_supported',
+  async () => {
+    // The control: not at a well-known path, and not named, the metadata is never read; the upstream looks like a
+    // 2025-03-26 server (its origin's metadata, no scopes_supported).
+    const hidden = await world({ asPath: '/.well-known/oauth-authorization-server', prmPath: '/custom-prm' });
+    assert.deepEqual((await discover(hidden.url)).scopes, []);
+    assert.ok(!hidden.seen.includes('GET /custom-prm'));
+    const named = await world({
+      asPath: '/.well-known/oauth-authorization-server',
+      prmPath: '/custom-prm',
+      challenge: (origin) => `Bearer resource_metadata="${origin}/custom-prm", scope="files.read admin"`,
+    });
+    const found = await discover(named.url);
+    assert.deepEqual(found.scopes, ['files.read', 'admin']);
+    assert.ok(named.seen.includes('GET /custom-prm'));
+    assert.deepEqual(
+      bearerParameters('Bearer error="insufficient_scope", scope="a b", resource_metadata="https://x.example/prm"'),
+      {
+        error: 'insufficient_scope',
+        scope: 'a b',
+        resourceMetadata: 'https://x.example/prm',
+      },
+    );
+  },
+);
 
 test('metadata: the path-suffixed well-known PRM, then RFC 8414, then OpenID discovery', async () => {
   const oauth = await world({ asPath: '/.well-known/oauth-authorization-server' });

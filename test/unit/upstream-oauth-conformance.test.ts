@@ -202,22 +202,25 @@ test('PKCE: an authorization server that does not list S256, or lists no methods
 
 // ---- the authorization request ------------------------------------------------------------------------
 
-test("scope selection: the 401's scope, else scopes_supported, else config; none at all: no scope parameter", async () => {
-  const challenged = await plainWorld({
-    challenge: () => 'Bearer scope="files.read"',
-    prm: { scopes_supported: ['files.read', 'files.write'] },
-  });
-  const first = await clientFor(challenged.url, { scopes: ['cfg'] });
-  assert.equal((await authorize(first.client, first.store)).params.get('scope'), 'files.read');
-  const listed = await plainWorld({ prm: { scopes_supported: ['files.read', 'files.write'] } });
-  const a = await clientFor(listed.url, { scopes: ['cfg'] });
-  assert.equal((await authorize(a.client, a.store)).params.get('scope'), 'files.read files.write');
-  const unlisted = await plainWorld();
-  const b = await clientFor(unlisted.url, { scopes: ['cfg.read'] });
-  assert.equal((await authorize(b.client, b.store)).params.get('scope'), 'cfg.read');
-  const c = await clientFor(unlisted.url);
-  assert.equal((await authorize(c.client, c.store)).params.has('scope'), false);
-});
+test(
+  "scope selection: the 401's scope, else scopes_supported, else config; " + 'none at all: no scope parameter',
+  async () => {
+    const challenged = await plainWorld({
+      challenge: () => 'Bearer scope="files.read"',
+      prm: { scopes_supported: ['files.read', 'files.write'] },
+    });
+    const first = await clientFor(challenged.url, { scopes: ['cfg'] });
+    assert.equal((await authorize(first.client, first.store)).params.get('scope'), 'files.read');
+    const listed = await plainWorld({ prm: { scopes_supported: ['files.read', 'files.write'] } });
+    const a = await clientFor(listed.url, { scopes: ['cfg'] });
+    assert.equal((await authorize(a.client, a.store)).params.get('scope'), 'files.read files.write');
+    const unlisted = await plainWorld();
+    const b = await clientFor(unlisted.url, { scopes: ['cfg.read'] });
+    assert.equal((await authorize(b.client, b.store)).params.get('scope'), 'cfg.read');
+    const c = await clientFor(unlisted.url);
+    assert.equal((await authorize(c.client, c.store)).params.has('scope'), false);
+  },
+);
 
 test('offline access: offline_access is asked for only when the authorization server lists it', async () => {
   const offers = await plainWorld({
@@ -461,7 +464,8 @@ test('RFC 9207 at the callback: an error response from another issuer is neither
   const headers = { cookie: browser.setCookie!.split(';')[0]! };
   const state = await store.putPending(pending, 60_000);
   const answer = await app.request(
-    `/connect/callback?state=${state}&iss=${encodeURIComponent('https://evil.example.com')}&error=visit_evil_example_now`,
+    `/connect/callback?state=${state}&iss=${encodeURIComponent('https://evil.example.com')}` +
+      '&error=visit_evil_example_now',
     { headers },
   );
   assert.equal(answer.status, 400);
@@ -502,7 +506,10 @@ test(
     });
     await assert.rejects(
       configured.client.authorizationUrl('alice'),
-      /names authorization server http:\/\/127\.0\.0\.1:\d+, but servers\.crm\.credentials\.clientId is registered at https:\/\/as\.example\.com.*set servers\.crm\.credentials\.issuer/,
+      new RegExp(
+        String.raw`names authorization server http:\/\/127\.0\.0\.1:\d+, but servers\.crm\.credentials\.clientId ` +
+          String.raw`is registered at https:\/\/as\.example\.com.*set servers\.crm\.credentials\.issuer`,
+      ),
     );
     // The first use pins it: once used at one server, the same client is refused at another.
     let at = elsewhere.origin;

@@ -131,7 +131,8 @@ async function register(endpoint: string, publicUrl: string, setting: string): P
   if (!response.ok || typeof json.client_id !== 'string') {
     const said =
       typeof json.error === 'string'
-        ? `: ${json.error}${typeof json.error_description === 'string' ? ` (${json.error_description.slice(0, 200)})` : ''}`
+        ? `: ${json.error}` +
+          (typeof json.error_description === 'string' ? ` (${json.error_description.slice(0, 200)})` : '')
         : '';
     const uris = redirectUris(publicUrl);
     throw new TokenEndpointError(
