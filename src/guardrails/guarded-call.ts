@@ -16,10 +16,10 @@ import type {
 } from '../../policy/guardrails/index.js';
 import { judgeContent, redactedCopy } from './content-scan.js';
 import { changedStrings, redactParamHeaders } from './param-headers.js';
+import { type Blocked, COMPLETION_SENT_UP, refusalError, SENT_UP, type SentUp } from './refusal.js';
 import type { Principal } from '../../policy/principal.js';
 import type { Target } from '../../policy/target.js';
 import {
-  ErrorCode,
   errorResponse,
   isObject,
   type JsonObject,
@@ -204,7 +204,6 @@ export function taskToolDefinition(call: GuardedCall, tool: string | undefined):
 
 type Audit = (hit: RuleHit, stage: GuardrailStage) => void;
 type Rules = readonly CompiledRule[];
-type Blocked = NonNullable<ContentVerdict['blocked']>;
 /** judgeContent, or, when a rule asks a webhook, src/guardrails/webhook.ts's judgeWithWebhooks. */
 export type Judge = (value: unknown, rules: Rules, stage: GuardrailStage) => Promise<ContentVerdict> | ContentVerdict;
 
@@ -225,15 +224,6 @@ export function judgeFor(
     );
   };
 }
-
-/**
- * What a request carries up from the caller: a call's arguments, and its answers to a server's questions (the
- * inputResponses of an input_required retry, or of tasks/update); a completion's argument being typed (its name
- * and value) and the arguments it gave before (context). Each is judged by the `arguments` stage.
- */
-const SENT_UP = ['arguments', 'inputResponses'] as const;
-const COMPLETION_SENT_UP = ['argument', 'context'] as const;
-type SentUp = (typeof SENT_UP)[number] | (typeof COMPLETION_SENT_UP)[number];
 
 /**
  * What goes up, before the server sees it: the refusal when a rule blocks, else undefined, with what a rule
@@ -346,33 +336,6 @@ function refusal(
 ): JsonRpcResponse {
   const { code, message: words, data } = refusalError(stage, blocked, field);
   return errorResponse(message.id, code, words, data);
-}
-
-/** The JSON-RPC error of a guardrail's refusal: naming the rule, the stage and the detectors, never the content. */
-export function refusalError(
-  stage: GuardrailStage,
-  blocked: Blocked,
-  field: SentUp = 'arguments',
-): { code: number; message: string; data: JsonObject } {
-  const { hit, why } = blocked;
-  const sentUp = field === 'inputResponses' ? 'the input responses' : 'the arguments';
-  const where = stage === 'arguments' ? sentUp : `the ${stage === 'results' ? 'result' : stage}`;
-  const data = { guardrail: hit.rule, stage, detectors: [...hit.detectors] };
-  if (hit.webhookFailure !== undefined)
-    return {
-      code: ErrorCode.InvalidParams,
-      message:
-        `Refused by guardrail ${hit.rule}: ${hit.webhookFailure}, so ${where} could not be judged; ask an operator ` +
-        `(guardrails[].name ${hit.rule}: its webhook's failOpen is false)`,
-      data,
-    };
-  return {
-    code: ErrorCode.InvalidParams,
-    message:
-      `Refused by guardrail ${hit.rule}: ${where} held ${hit.detectors.join(', ')}` +
-      `${why === undefined ? '' : ` (${why})`}; ask an operator if this is wrong (guardrails[].name ${hit.rule})`,
-    data,
-  };
 }
 
 /** A rule's finding: counted, and an audit line (`target`: the item's /mcp name). */

@@ -11,10 +11,10 @@ import {
   type GuardrailRecorder,
   judgeFor,
   record,
-  refusalError,
   schemaBroken,
   taskToolDefinition,
 } from './guarded-call.js';
+import { refusalError } from './refusal.js';
 
 const METHOD = 'notifications/tasks';
 /** A task's own fields that say nothing of its content: kept in the failed status that replaces a blocked one. */
