@@ -2,20 +2,19 @@
 // `node <file>.js`, without the tests' loader. Why: on Node 20 a process with module hooks sends every module it
 // loads (the SDK, zod: about a hundred) through the hooks thread; a fixture that took 0.35 s of CPU to start
 // through test/ts-loader.mjs takes 0.22 s as JavaScript, and 0.55 s under tsx, and the suite starts hundreds.
-// esbuild (tsx's own, with test/ts-hooks.mjs's options) turns them into one folder under
+// esbuild (tsx's own, with test/ts-hooks.mjs's options, imported from it) turns them into one folder under
 // node_modules/.cache/ts-fixtures named by the hash of every fixture's text, so an edit to any of them makes a
 // new folder, and a fixture's `import('./legacy-server.js')` finds its compiled sibling. Packages resolve from
 // there as from test/fixtures (the folder is inside the repository's node_modules).
 import { createHash } from 'node:crypto';
 import { existsSync, mkdirSync, readdirSync, readFileSync, renameSync, rmSync, writeFileSync } from 'node:fs';
-import { createRequire } from 'node:module';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
+import { esbuildRequire, KEY, OPTIONS } from './ts-hooks.mjs';
 
 const ROOT = fileURLToPath(new URL('../', import.meta.url));
 const FIXTURES = path.join(ROOT, 'test/fixtures');
 const CACHE = path.join(ROOT, 'node_modules/.cache/ts-fixtures');
-const esbuildRequire = createRequire(createRequire(import.meta.url).resolve('tsx'));
 
 let compiled: string | undefined;
 
@@ -26,17 +25,7 @@ function compiledFolder(): string {
     .filter((name) => name.endsWith('.ts') && !name.endsWith('.d.ts'))
     .sort();
   const texts = names.map((name) => readFileSync(path.join(FIXTURES, name), 'utf8'));
-  const esbuildVersion = JSON.parse(readFileSync(esbuildRequire.resolve('esbuild/package.json'), 'utf8')).version;
-  const { compilerOptions } = JSON.parse(readFileSync(path.join(ROOT, 'tsconfig.json'), 'utf8'));
-  const options = {
-    loader: 'ts',
-    format: 'esm',
-    target: `node${process.versions.node}`,
-    sourcemap: 'inline',
-    keepNames: true,
-    tsconfigRaw: { compilerOptions },
-  } as const;
-  const hash = createHash('sha1').update(`${esbuildVersion} ${JSON.stringify(options)}`);
+  const hash = createHash('sha1').update(KEY);
   for (const [i, name] of names.entries()) hash.update(`\0${name}\0${texts[i]}`);
   const folder = path.join(CACHE, hash.digest('hex'));
   if (!existsSync(folder)) {
@@ -46,7 +35,7 @@ function compiledFolder(): string {
     writeFileSync(path.join(temporary, 'package.json'), '{ "type": "module" }\n');
     for (const [i, name] of names.entries()) {
       const sourcefile = path.join(FIXTURES, name);
-      const { code } = esbuild.transformSync(texts[i]!, { ...options, sourcefile });
+      const { code } = esbuild.transformSync(texts[i]!, { ...OPTIONS, sourcefile });
       writeFileSync(path.join(temporary, name.replace(/\.ts$/, '.js')), code);
     }
     try {

@@ -16,10 +16,11 @@ import { fileURLToPath } from 'node:url';
 const ROOT = fileURLToPath(new URL('../', import.meta.url));
 const CACHE = join(ROOT, 'node_modules/.cache/ts-tests');
 // esbuild as tsx brings it (tsx's dependency), so the two transform alike and nothing new is installed.
-const esbuildRequire = createRequire(createRequire(import.meta.url).resolve('tsx'));
+export const esbuildRequire = createRequire(createRequire(import.meta.url).resolve('tsx'));
 const ESBUILD_VERSION = JSON.parse(readFileSync(esbuildRequire.resolve('esbuild/package.json'), 'utf8')).version;
 const { compilerOptions } = JSON.parse(readFileSync(join(ROOT, 'tsconfig.json'), 'utf8'));
-const OPTIONS = {
+/** esbuild's transform options, shared with test/compiled-fixtures.ts so a fixture runs as the loader would run it. */
+export const OPTIONS = {
   loader: 'ts',
   format: 'esm',
   target: `node${process.versions.node}`,
@@ -27,7 +28,8 @@ const OPTIONS = {
   keepNames: true,
   tsconfigRaw: { compilerOptions },
 };
-const KEY = `${ESBUILD_VERSION} ${JSON.stringify(OPTIONS)}`;
+/** What a cached output depends on besides the source: the transformer and its options. */
+export const KEY = `${ESBUILD_VERSION} ${JSON.stringify(OPTIONS)}`;
 
 /** A file of the repository (not of node_modules) that this hook compiles. */
 function isOurTs(url) {
