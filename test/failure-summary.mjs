@@ -14,6 +14,7 @@
 import { writeFileSync } from 'node:fs';
 import path from 'node:path';
 import { noteFileTime } from './file-times.mjs';
+import { sourceFile, sourcePlace } from './runner/bundled-source.mjs';
 
 /** How much of one error is kept: its first lines (an assertion diff of a large answer can run to pages). */
 const ERROR_LINES = 8;
@@ -53,7 +54,10 @@ export function note(state, event) {
   if (type !== 'test:dequeue' && type !== 'test:pass' && type !== 'test:fail') return false;
   if (data?.file === undefined) return false;
   if (isFileItself(data)) return type === 'test:fail' ? noteFileFailure(state, data) : false;
-  const running = runningIn(state, data.file);
+  // A test's own events name the .ts file (node:test maps its place through the source map), its file's the
+  // bundle that ran: both are keyed by the .ts file.
+  const file = sourceFile(data.file);
+  const running = runningIn(state, file);
   if (type === 'test:dequeue') {
     // Its parent: the latest test still running one level up (tests of a concurrent suite interleave).
     const parent = running.findLast((test) => test.nesting === data.nesting - 1);
@@ -63,7 +67,7 @@ export function note(state, event) {
       title: parent ? `${parent.title} > ${data.name}` : data.name,
     });
     // A test dequeued after its file was stopped (the runner relays the child's events late) belongs to it.
-    return state.stopped.has(data.file);
+    return state.stopped.has(file);
   }
   if (type !== 'test:pass' && type !== 'test:fail') return false;
   const at = running.findLastIndex((test) => test.nesting === data.nesting && test.name === data.name);
@@ -74,7 +78,14 @@ export function note(state, event) {
   // A suite or parent test that failed only because a test inside it did adds nothing to that test's line;
   // a todo test's failure fails no run.
   if (details?.error?.failureType === 'subtestsFailed' || (todo !== undefined && todo !== false)) return false;
-  state.entries.push({ kind: 'test', title, file: data.file, line: data.line, error: details?.error });
+  state.entries.push({
+    kind: 'test',
+    title,
+    file,
+    line: data.line,
+    column: data.column,
+    error: details?.error,
+  });
   return true;
 }
 
@@ -93,8 +104,9 @@ function runningIn(state, file) {
 function noteFileFailure(state, data) {
   const error = data.details?.error;
   if (error?.failureType === 'subtestsFailed') return false;
-  state.stopped.add(data.file);
-  state.entries.push({ kind: 'file', file: data.file, error });
+  const file = sourceFile(data.file);
+  state.stopped.add(file);
+  state.entries.push({ kind: 'file', file, error });
   return true;
 }
 
@@ -102,14 +114,17 @@ function noteFileFailure(state, data) {
 export function render(state) {
   const lines = [];
   for (const entry of state.entries) {
-    const file = typeof entry.file === 'string' ? path.relative(process.cwd(), entry.file) || entry.file : '?';
+    // A bundle's report names the .ts file and line it was made from (test/runner/bundled-source.mjs).
+    const place = typeof entry.file === 'string' ? sourcePlace(entry.file, entry.line, entry.column) : undefined;
+    const file = place ? path.relative(process.cwd(), place.file) || place.file : '?';
+    const line = place?.line;
     if (entry.kind === 'unread') {
       lines.push(`- the failure summary could not read a ${entry.type} event of ${file}; the report above has it`);
       lines.push(indent(errorText(entry.error)));
       continue;
     }
     if (entry.kind === 'test') {
-      lines.push(`- failed: ${entry.title}`, `  at ${file}${entry.line === undefined ? '' : `:${entry.line}`}`);
+      lines.push(`- failed: ${entry.title}`, `  at ${file}${line === undefined ? '' : `:${line}`}`);
     } else {
       const timedOut = entry.error?.failureType === 'testTimeoutFailure';
       lines.push(`- ${timedOut ? 'cancelled by its timeout' : 'ended badly'}: ${file}`);

@@ -1,23 +1,34 @@
 // The one place tests load the official MCP 2026-07-28 JSON Schema and example messages from: copies kept
 // in test/fixtures/mcp-schema (see its README for the source), so a clone tests itself wherever it lives.
 import { readdirSync, readFileSync } from 'node:fs';
-import { Ajv2020, type ValidateFunction } from 'ajv/dist/2020.js';
-import addFormatsModule from 'ajv-formats';
+import { createRequire } from 'node:module';
+import type { Ajv2020, ValidateFunction } from 'ajv/dist/2020.js';
 
 const REVISION = new URL('./fixtures/mcp-schema/2026-07-28/', import.meta.url);
 
 /** The parsed 2026-07-28 schema.json. */
 export const mcpSchema: Record<string, any> = JSON.parse(readFileSync(new URL('schema.json', REVISION), 'utf8'));
 
-// ajv-formats ships CommonJS; under ESM its default export may arrive wrapped.
-const addFormats = ((addFormatsModule as any).default ?? addFormatsModule) as (ajv: Ajv2020) => void;
-const ajv = new Ajv2020({ strict: false, allErrors: true });
-addFormats(ajv);
-ajv.addSchema(mcpSchema, 'mcp');
+let ajv: Ajv2020 | undefined;
+/**
+ * ajv with the schema added, made at the first validation: every end-to-end file imports this module (through the
+ * harness) and most validate nothing, and loading ajv and checking the schema against its meta-schema costs about
+ * 0.15 s of CPU in each.
+ */
+function schemaAjv(): Ajv2020 {
+  if (ajv) return ajv;
+  const require = createRequire(import.meta.url);
+  const { Ajv2020: Ajv } = require('ajv/dist/2020.js') as typeof import('ajv/dist/2020.js');
+  const addFormats = require('ajv-formats') as { default: (ajv: Ajv2020) => void };
+  ajv = new Ajv({ strict: false, allErrors: true });
+  addFormats.default(ajv);
+  ajv.addSchema(mcpSchema, 'mcp');
+  return ajv;
+}
 
 /** The compiled validator of one `$defs` entry; throws on a name the schema does not define. */
 export function schemaDef(def: string): ValidateFunction {
-  const check = ajv.getSchema(`mcp#/$defs/${def}`);
+  const check = schemaAjv().getSchema(`mcp#/$defs/${def}`);
   if (!check) throw new Error(`the 2026-07-28 schema defines no ${def}`);
   return check as ValidateFunction;
 }

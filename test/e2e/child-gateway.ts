@@ -1,12 +1,12 @@
-// A gateway in a child process of its own (src/cli.ts through the tests' loader, test/run-ts.ts), for tests that must
-// see it crash, or
-// measure its memory: SIGUSR2 makes it run a full GC and report process.memoryUsage() on stdout. It listens
-// on the port its config names, 0 for one the system picks: a preload reports the bound port on stdout, so no
-// test picks a free port and hopes nobody takes it before the gateway does.
+// A gateway in a child process of its own (the built dist/src/cli.js when it matches the sources, as users run
+// it: gatewayCli() in test/built.ts), for tests that must see it crash, or measure its memory: SIGUSR2 makes it
+// run a full GC and report process.memoryUsage() on stdout. It listens on the port its config names, 0 for one
+// the system picks: a preload reports the bound port on stdout, so no test picks a free port and hopes nobody
+// takes it before the gateway does.
 import assert from 'node:assert/strict';
 import { spawn, type ChildProcess } from 'node:child_process';
 import { ROOT, until } from './harness.js';
-import { RUN_TS } from '../run-ts.js';
+import { gatewayCli } from '../built.js';
 
 export interface ChildGateway {
   base: string;
@@ -37,16 +37,13 @@ const PRELOAD = `data:text/javascript,${encodeURIComponent(`
  * pass `port` only when the config names one the test must reuse (a replica restarted behind a proxy).
  */
 export async function launchGateway(config: string, port?: number): Promise<ChildGateway> {
-  const child = spawn(
-    process.execPath,
-    ['--expose-gc', '--import', PRELOAD, ...RUN_TS, 'src/cli.ts', '--config', config],
-    {
-      cwd: ROOT,
-      // stdin is a pipe only so the gateway learns when this test process is gone, however it went (a file
-      // that times out is killed): the preload stops the gateway then, instead of leaving it and its children.
-      stdio: ['pipe', 'pipe', 'pipe'],
-    },
-  );
+  const args = ['--expose-gc', '--import', PRELOAD, ...gatewayCli(), '--config', config];
+  const child = spawn(process.execPath, args, {
+    cwd: ROOT,
+    // stdin is a pipe only so the gateway learns when this test process is gone, however it went (a file
+    // that times out is killed): the preload stops the gateway then, instead of leaving it and its children.
+    stdio: ['pipe', 'pipe', 'pipe'],
+  });
   let stderr = '';
   child.stderr!.setEncoding('utf8').on('data', (chunk: string) => (stderr = (stderr + chunk).slice(-20_000)));
   const memoryLines: ((usage: NodeJS.MemoryUsage) => void)[] = [];

@@ -47,8 +47,11 @@ describe('test/run-files.sh', () => {
       const { code, output } = await runFiles(`${FAILS} ${HANGS}`, scaled(6_000));
       const last = output.trimEnd().split('\n').slice(-40).join('\n');
       assert.notEqual(code, 0, 'the run fails');
+      // The place is the .ts file's line, though the file ran as a bundle (test/runner/bundle.mjs).
+      const written = readFileSync(path.join(ROOT, FAILS), 'utf8').split('\n');
+      const line = written.findIndex((text) => text.includes("test('the fixture assertion that fails'")) + 1;
       for (const wanted of [
-        FAILS,
+        `at ${FAILS}:${line}`,
         'the fixture assertion that fails',
         'the runner fixture expected to fail',
         `cancelled by its timeout: ${HANGS}`,
