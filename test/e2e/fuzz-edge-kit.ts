@@ -1,5 +1,5 @@
 // The fuzzing kit of the fuzz-edge-*.test.ts files: one running gateway with one modern upstream, as a child
-// process (`node --import tsx src/cli.ts`), so that a crash is observed as one instead of taking the test
+// process (child-gateway.ts: the built dist/src/cli.js), so that a crash is observed as one instead of taking the test
 // runner with it, with --expose-gc and a one-line preload that answers SIGUSR2 with a full GC and a line of
 // process.memoryUsage() on stdout (the gateway writes nothing there); raw HTTP to it; and what a valid answer
 // is: a 2xx carrying a valid JSON-RPC message (schema-checked) for that request, or a 4xx carrying a JSON-RPC

@@ -12,7 +12,7 @@ import { parseConfig } from '../../src/config/config.js';
 import { startGateway, type RunningGateway } from '../../src/gateway.js';
 import { silentLog } from '../../infra/log.js';
 import { sandboxSkip } from '../sandbox-host.js';
-import { RUN_TS } from '../run-ts.js';
+import { gatewayCli } from '../built.js';
 import { tempDir } from '../temp.js';
 import { eventually, everything, request, ROOT, send, textOf, until } from './harness.js';
 
@@ -115,7 +115,7 @@ test('a host without bubblewrap refuses a sandboxed server at start, naming what
   const empty = tempDir('sandbox-no-path-');
   const config = path.join(empty, 'gateway.config.yaml');
   writeFileSync(config, 'listen: { port: 0 }\nservers:\n  boxed: { command: node, sandbox: { processes: 32 } }\n');
-  const result = spawnSync(process.execPath, [...RUN_TS, path.join(ROOT, 'src/cli.ts'), '--config', config], {
+  const result = spawnSync(process.execPath, [...gatewayCli(), '--config', config], {
     cwd: empty,
     encoding: 'utf8',
     timeout: 60_000,
@@ -141,7 +141,7 @@ test(
       `listen: { port: 0 }\nservers:\n  solo: { command: ${JSON.stringify(process.execPath)}, args: ` +
       `${JSON.stringify([path.join(ROOT, 'test/fixtures/hostile-server.mjs')])}, era: modern${sandbox} }\n`;
     writeFileSync(file, solo(''));
-    const child = spawn(process.execPath, [...RUN_TS, path.join(ROOT, 'src/cli.ts'), '--config', file], {
+    const child = spawn(process.execPath, [...gatewayCli(), '--config', file], {
       cwd: empty,
       stdio: ['ignore', 'pipe', 'pipe'],
       env: { PATH: empty }, // no bwrap on it
