@@ -44,6 +44,8 @@ const STDERR_LINE_CAP = 64 * 1024;
 const STDERR_TAIL = 30;
 /** After the child exits, how long its stdout may take to deliver what it wrote last. */
 const EXIT_DRAIN_MS = 100;
+/** After SIGKILL, how long the exit may take to be heard before the child is given up as unkillable. */
+const EXIT_AFTER_KILL_MS = 2_000;
 const live = new Set<number>();
 
 // A gateway that dies without its shutdown path (an exit, an uncaught exception, a signal it does not handle)
@@ -233,8 +235,9 @@ export class StdioProcess {
         }
       }
     }
-    // SIGKILL cannot be refused; this bound only guards against a process we could not signal at all.
-    if (await settlesWithin(this.exited, graceMs)) return this.exited;
+    // SIGKILL cannot be refused; this bound only guards against a process we could not signal at all. Not the
+    // grace: the kernel's reaping and Node's hearing of it took over 200 ms on a loaded 2-core machine.
+    if (await settlesWithin(this.exited, Math.max(graceMs, EXIT_AFTER_KILL_MS))) return this.exited;
     this.log.error({ childPid: this.pid }, 'child did not exit even after SIGKILL; giving up on it');
     return undefined;
   }
