@@ -14,7 +14,7 @@
 import { writeFileSync } from 'node:fs';
 import path from 'node:path';
 import { noteFileTime } from './file-times.mjs';
-import { sourceFile, sourcePlace } from './runner/bundled-source.mjs';
+import { joinedFiles, sourceFile, sourcePlace } from './runner/bundled-source.mjs';
 
 /** How much of one error is kept: its first lines (an assertion diff of a large answer can run to pages). */
 const ERROR_LINES = 8;
@@ -105,8 +105,10 @@ function noteFileFailure(state, data) {
   const error = data.details?.error;
   if (error?.failureType === 'subtestsFailed') return false;
   const file = sourceFile(data.file);
-  state.stopped.add(file);
-  state.entries.push({ kind: 'file', file, error });
+  // A process of several files (test/runner/plan.mjs, JOINED): its tests are noted under their own files.
+  const members = joinedFiles(data.file);
+  for (const stopped of [file, ...(members ?? [])]) state.stopped.add(stopped);
+  state.entries.push({ kind: 'file', file, members, error });
   return true;
 }
 
@@ -128,15 +130,23 @@ export function render(state) {
     } else {
       const timedOut = entry.error?.failureType === 'testTimeoutFailure';
       lines.push(`- ${timedOut ? 'cancelled by its timeout' : 'ended badly'}: ${file}`);
-      const running = state.running.get(entry.file) ?? [];
-      // The innermost tests still running: a suite is running as long as any test in it is.
-      const leaves = running.filter((test) => !running.some((other) => other.title.startsWith(`${test.title} > `)));
+      if (entry.members)
+        lines.push(`  which ran: ${entry.members.map((m) => path.relative(process.cwd(), m)).join(' ')}`);
+      const leaves = (entry.members ?? [entry.file]).flatMap((held) => stillRunning(state, held, entry.members));
       if (leaves.length === 0) lines.push('  no test of it had started');
-      for (const test of leaves) lines.push(`  still running: ${test.title}`);
+      lines.push(...leaves);
     }
     lines.push(indent(errorText(entry.error)));
   }
   return `${lines.join('\n')}\n`;
+}
+
+/** The lines naming the innermost tests of `file` still running: a suite runs as long as any test in it does. */
+function stillRunning(state, file, members) {
+  const running = state.running.get(file) ?? [];
+  const leaves = running.filter((test) => !running.some((other) => other.title.startsWith(`${test.title} > `)));
+  const where = members ? ` (${path.relative(process.cwd(), file)})` : '';
+  return leaves.map((test) => `  still running: ${test.title}${where}`);
 }
 
 /** The error that failed the test: node:test wraps a thrown error as the cause of its own. */

@@ -2,10 +2,10 @@
 # The test files, in two passes: every file six at a time (the files that drive a browser in a lane of their own
 # beside them, one at a time), then the few that measure the gateway under load (their own floods, fairness and
 # latency figures) one at a time, so that no other file's load is read as theirs. Every pass always runs; the
-# exit code is the first failure's. Which files, in which order, and the
-# checks on that list (a named file that does not exist, a test file no leg would run): test/runner/plan.mjs.
+# exit code is the first failure's. Which files, in which order, which unit files share a process (JOINED), and
+# the checks on that list (a named file that does not exist, a test file no leg would run): test/runner/plan.mjs.
 #
-#   TEST_FILES="a.test.ts b.test.ts"  run exactly these files (in one pass)
+#   TEST_FILES="a.test.ts b.test.ts"  run exactly these files (in one pass); "a.test.ts+b.test.ts": in one process
 #   TEST_LEG=second                   the second Node leg's files (see plan.mjs); TEST_FULL_SECOND_LEG=1: all
 #   TEST_FILE_TIMEOUT=300000          each file's --test-timeout, in ms
 #   TEST_CONCURRENCY=6                files at a time in the first pass (the browser lane's included)
@@ -30,16 +30,21 @@ if ! listing="$(node test/runner/plan.mjs 2>"${TMPDIR:-/tmp}/plan-problems.$$")"
   exit 2
 fi
 rm -f "${TMPDIR:-/tmp}/plan-problems.$$"
-together=()
-browsers=()
-alone=()
-while read -r pass file; do
-  case "$pass" in
-    together) together+=("$file") ;;
-    browsers) browsers+=("$file") ;;
-    alone) alone+=("$file") ;;
-  esac
-done <<<"$listing"
+# The listing's lines are `<pass> <file>…`: one line, one process (several files: test/runner/plan.mjs, JOINED).
+passes() {
+  together=()
+  browsers=()
+  alone=()
+  local pass files
+  while read -r pass files; do
+    case "$pass" in
+      together) together+=("$files") ;;
+      browsers) browsers+=("$files") ;;
+      alone) alone+=("$files") ;;
+    esac
+  done <<<"$1"
+}
+passes "$listing"
 
 # The tests of the built program and the package read the dist/ that `npm ci` built (test/built.ts) and never
 # build it again. A dist/ older than the sources (after an edit, a checkout) is rebuilt here once, before any file
@@ -62,16 +67,15 @@ summaries="$(mktemp -d)"
 bundles="$PWD/node_modules/.cache/test-bundles/run-$$"
 trap 'rm -rf "$summaries" "$bundles"' EXIT
 preload=(--import ./test/ts-loader.mjs --import ./test/report-pipe.ts)
-if node test/runner/bundle.mjs "$bundles" "${together[@]}" "${browsers[@]}" "${alone[@]}" test/report-pipe.ts \
-  2>"$summaries/bundle-errors"; then
+if bundled="$(node test/runner/bundle.mjs "$bundles" test/report-pipe.ts <<<"$listing" 2>"$summaries/bundle-errors")"; then
   preload=(--import "$bundles/test/report-pipe.mjs")
-  bundled() { for file in "$@"; do echo "$bundles/${file%.*}.mjs"; done; }
-  mapfile -t together < <(bundled "${together[@]}")
-  mapfile -t browsers < <(bundled "${browsers[@]}")
-  mapfile -t alone < <(bundled "${alone[@]}")
+  passes "$bundled"
+  # What each process of several files holds (its entry is what the slowest files and the summary name).
+  grep '^#' <<<"$bundled"
 else
-  echo "# The test files could not be bundled; they run through test/ts-loader.mjs instead. esbuild said:"
+  echo "# The test files could not be bundled; they run through test/ts-loader.mjs instead, one to a process. esbuild said:"
   sed 's/^/#   /' "$summaries/bundle-errors"
+  passes "$(tr ' ' '\n' <<<"$listing" | awk '/^(together|browsers|alone)$/ { pass = $0; next } { print pass, $0 }')"
 fi
 run() {
   local pass=$1 concurrency=$2

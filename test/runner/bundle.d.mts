@@ -7,3 +7,4 @@ export interface BundleError {
 }
 export declare function bundleOf(outDir: string, file: string): string;
 export declare function bundleTests(outDir: string, files: string[]): Promise<BundleError[]>;
+export declare function writeJoined(outDir: string, name: string, files: string[]): string;

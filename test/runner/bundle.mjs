@@ -1,6 +1,6 @@
 // The test files as esbuild bundles, so that a test file's process loads plain JavaScript and no module hooks:
-// `node test/runner/bundle.mjs <out dir> <file>…` writes <out dir>/<file without .ts>.mjs for each file (and the
-// chunks they share in <out dir>/chunks/), or prints esbuild's errors and exits 1.
+// each file's bundle is <out dir>/<file without .ts>.mjs, the chunks they share are in <out dir>/chunks/, and a
+// group of files that share a process has an entry of its own (writeJoined). The command is at the end.
 //
 // Why: on Node 20 the TypeScript loader's hooks (test/ts-loader.mjs) run on a thread of their own, and every module
 // a process loads, the packages' too, crosses to it and back; a file of ours is one module among hundreds. A test
@@ -11,7 +11,7 @@
 // A module joined into a bundle keeps its own import.meta.url (the .ts file it came from): the tests find their
 // fixtures, and the gateway its package.json, relative to where the code was written, as they do unbundled.
 // Linked source maps point stack traces and the failure summary (test/failure-summary.mjs) back at the .ts lines.
-import { readFileSync } from 'node:fs';
+import { mkdirSync, readFileSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
 import { fileURLToPath, pathToFileURL } from 'node:url';
 import { esbuildRequire } from '../ts-hooks.mjs';
@@ -70,12 +70,45 @@ export async function bundleTests(outDir, files) {
   }
 }
 
-if (import.meta.url === pathToFileURL(process.argv[1] ?? '').href) {
-  const [outDir, ...files] = process.argv.slice(2);
-  const errors = await bundleTests(path.resolve(outDir), files);
+/**
+ * The entry of a JOINED group (test/runner/plan.mjs): a module that imports the members' bundles in their order,
+ * so that one process runs all their tests. Written as <out dir>/test/joined/<name>.mjs; its imports are also
+ * how the failure summary learns which files it holds (test/runner/bundled-source.mjs, joinedFiles).
+ */
+export function writeJoined(outDir, name, files) {
+  const entry = path.join(outDir, 'test', 'joined', `${name}.mjs`);
+  mkdirSync(path.dirname(entry), { recursive: true });
+  const imports = files.map((file) => `import ${JSON.stringify(pathToFileURL(bundleOf(outDir, file)).href)};\n`);
+  writeFileSync(entry, `// The test files of one process (test/runner/bundle.mjs, writeJoined).\n${imports.join('')}`);
+  return entry;
+}
+
+/**
+ * The command: `node test/runner/bundle.mjs <out dir> [<extra file>…] < listing` bundles the files of the listing
+ * test/runner/plan.mjs printed (`<pass> <file>…`, a line per process) and the extra files, and prints the listing
+ * again with each line's files replaced by the one module its process runs: a file's bundle, or the entry of a
+ * line of several files (writeJoined), after a `#` line naming them. On errors it prints them and exits 1.
+ */
+async function main([dir, ...extra]) {
+  const outDir = path.resolve(dir);
+  const lines = readFileSync(0, 'utf8')
+    .split('\n')
+    .filter(Boolean)
+    .map((line) => line.split(' '));
+  const errors = await bundleTests(outDir, [...new Set(lines.flatMap(([, ...files]) => files)), ...extra]);
   for (const error of errors) {
     const where = error.location ? `${error.location.file}:${error.location.line}: ` : '';
     process.stderr.write(`${where}${error.text ?? error.message ?? error}\n`);
   }
-  process.exit(errors.length ? 1 : 0);
+  if (errors.length) process.exit(1);
+  const count = new Map();
+  const out = lines.map(([pass, ...files]) => {
+    if (files.length === 1) return `${pass} ${bundleOf(outDir, files[0])}\n`;
+    count.set(pass, (count.get(pass) ?? 0) + 1);
+    const entry = writeJoined(outDir, `${pass}-${count.get(pass)}`, files);
+    return `# ${path.relative(outDir, entry)} runs in one process: ${files.join(' ')}\n${pass} ${entry}\n`;
+  });
+  process.stdout.write(out.join(''));
 }
+
+if (import.meta.url === pathToFileURL(process.argv[1] ?? '').href) await main(process.argv.slice(2));

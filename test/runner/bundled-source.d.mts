@@ -5,3 +5,4 @@ export declare function sourcePlace(
   line: number | undefined,
   column: number | undefined,
 ): { file: string; line: number | undefined };
+export declare function joinedFiles(file: string): string[] | undefined;

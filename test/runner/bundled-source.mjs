@@ -4,6 +4,7 @@
 import { existsSync, readFileSync } from 'node:fs';
 import { SourceMap } from 'node:module';
 import path from 'node:path';
+import { fileURLToPath } from 'node:url';
 
 const BUNDLES = `${path.sep}node_modules${path.sep}.cache${path.sep}test-bundles${path.sep}`;
 const RUN_FOLDER = /^[^/\\]+[/\\]/;
@@ -34,5 +35,16 @@ export function sourcePlace(file, line, column) {
     return { file: original, line: entry.originalLine + 1 };
   } catch {
     return fallback; // a missing or unreadable map costs the line, not the report
+  }
+}
+
+/** The test files a joined group's entry runs in its one process (bundle.mjs, writeJoined), or undefined. */
+export function joinedFiles(file) {
+  if (typeof file !== 'string' || !file.includes(BUNDLES) || !file.includes(`${path.sep}joined${path.sep}`)) return;
+  try {
+    const imports = readFileSync(file, 'utf8').matchAll(/^import "(file:[^"]+)";$/gm);
+    return [...imports].map(([, url]) => sourceFile(fileURLToPath(url)));
+  } catch {
+    return undefined; // the run's folder is gone: the entry is named alone
   }
 }

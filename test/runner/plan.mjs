@@ -1,9 +1,11 @@
 // Which test files a run of test/run-files.sh runs, and in which pass: kept apart from the shell script so the
 // choice and its checks can be read and tested (test/unit/runner.test.ts). Prints one line per file,
-// `together <file>`, `browsers <file>` or `alone <file>`, in the order they should start; on a wrong list it
-// prints why on stderr and exits 2, before any test runs.
+// `together <file>…`, `browsers <file>…` or `alone <file>…`, in the order they should start (a line that names
+// several files runs them in one process: JOINED); on a wrong list it prints why on stderr and exits 2, before
+// any test runs.
 //
-//   TEST_FILES="a.test.ts b.test.ts"  exactly these files (the runner's own test drives fixtures this way)
+//   TEST_FILES="a.test.ts b.test.ts"  exactly these files (the runner's own test drives fixtures this way);
+//                                    "a.test.ts+b.test.ts" runs the two in one process, as JOINED groups run
 //   TEST_LEG=second                   the second Node leg's files (below); otherwise every file
 //   TEST_FULL_SECOND_LEG=1            the second leg runs every file after all
 import { existsSync, readdirSync, readFileSync } from 'node:fs';
@@ -100,6 +102,40 @@ const NODE_SPECIFIC = /onlyOnNode\(|KEEPS_EXACT_NUMBERS|process\.versions?\b/;
 /** Exact numbers and CEL: the number handling that differs between Node 20 and 22. */
 const NUMBERS_OR_CEL = /(exact|cel)[^/]*\.test\.ts$/;
 
+/**
+ * What a test file may do to its process that would reach another file's tests in the same one: a top-level
+ * beforeEach or afterEach (node:test runs it around every test of the process), a top-level await (the tests of
+ * the files before it would run while it waits), writes to process.env, process-wide listeners and exit codes,
+ * replaced globals, mocked timers. A file that does none of these may share a process (JOINED).
+ */
+const OWN_PROCESS = new RegExp(
+  [
+    String.raw`^(?:beforeEach|afterEach)\(`,
+    String.raw`^(?:await\b|(?:const|let|var) [^=\n]+= await\b)`,
+    String.raw`process\.env(?:\.\w+|\[[^\]]*\])\s*(?:=(?!=)|\?\?=|\|\|=)|delete process\.env|assign\(process\.env`,
+    String.raw`\bprocess\.(?:on|once|addListener|prependListener|chdir|umask)\(|process\.exitCode\s*=`,
+    String.raw`globalThis\.\w+\s*=(?!=)|\bmock\.timers\b`,
+  ].join('|'),
+  'm',
+);
+
+/**
+ * Unit files run this many to a process: a process's start (Node, the runner's bootstrap, the packages a file
+ * imports) was about 0.35 s of CPU, more than most unit files' tests, and 103 of them took 51 s of CPU one to a
+ * process against 15 s in one. Groups of this size keep the pass's cores busy in parallel.
+ */
+export const JOINED_FILES = 20;
+
+/** The unit files among `files` that may share a process, in groups of JOINED_FILES, in their order. */
+export function joined(root, files) {
+  const joinable = files.filter(
+    (file) => file.startsWith('test/unit/') && !OWN_PROCESS.test(readFileSync(path.join(root, file), 'utf8')),
+  );
+  const groups = [];
+  for (let at = 0; at < joinable.length; at += JOINED_FILES) groups.push(joinable.slice(at, at + JOINED_FILES));
+  return groups.filter((group) => group.length > 1);
+}
+
 /** Every `*.test.ts` under test/, relative to the root, in name order. */
 export function allTestFiles(root) {
   const found = [];
@@ -138,9 +174,12 @@ export function plan(root, env) {
       if (!existsSync(path.join(root, file))) problems.push(`${where} names ${file}, which does not exist`);
   };
   if (env.TEST_FILES?.trim()) {
-    const named = env.TEST_FILES.trim().split(/\s+/);
+    const entries = env.TEST_FILES.trim()
+      .split(/\s+/)
+      .map((entry) => entry.split('+').filter(Boolean));
+    const named = entries.flat();
     missing(named, 'TEST_FILES');
-    return { together: named, browsers: [], alone: [], problems };
+    return { together: named, browsers: [], alone: [], joined: entries.filter((e) => e.length > 1), problems };
   }
   missing(ALONE, 'test/runner/plan.mjs (ALONE)');
   missing(LONGEST, 'test/runner/plan.mjs (LONGEST)');
@@ -160,27 +199,37 @@ export function plan(root, env) {
     ...suite.filter((file) => !LONGEST.includes(file) && !ALONE.includes(file)),
   ];
   const browsers = shared.filter((file) => DRIVES_A_BROWSER.test(readFileSync(path.join(root, file), 'utf8')));
+  const together = shared.filter((file) => !browsers.includes(file));
   return {
-    together: shared.filter((file) => !browsers.includes(file)),
+    together,
     browsers,
     alone: ALONE.filter((file) => suite.includes(file)),
+    joined: joined(root, together),
     problems,
   };
 }
 
+/** A pass's processes, each a list of files: a JOINED group where its first file was, every other file alone. */
+export function processes(files, groups) {
+  const groupOf = new Map(groups.flatMap((group) => group.map((file) => [file, group])));
+  return files.flatMap((file) => {
+    const group = groupOf.get(file);
+    if (group === undefined) return [[file]];
+    return group[0] === file ? [group] : [];
+  });
+}
+
 if (import.meta.url === pathToFileURL(process.argv[1] ?? '').href) {
   const root = fileURLToPath(new URL('../../', import.meta.url));
-  const { together, browsers, alone, problems } = plan(root, process.env);
+  const { together, browsers, alone, joined: groups, problems } = plan(root, process.env);
   if (problems.length) {
     process.stderr.write(
       `test/run-files.sh: the list of test files is wrong:\n${problems.map((p) => `  ${p}\n`).join('')}`,
     );
     process.exit(2);
   }
-  const lines = [
-    ...together.map((f) => `together ${f}\n`),
-    ...browsers.map((f) => `browsers ${f}\n`),
-    ...alone.map((f) => `alone ${f}\n`),
-  ];
+  const lines = Object.entries({ together, browsers, alone }).flatMap(([pass, files]) =>
+    processes(files, groups).map((files) => `${pass} ${files.join(' ')}\n`),
+  );
   process.stdout.write(lines.join(''));
 }

@@ -10,7 +10,7 @@ import { describe, test } from 'node:test';
 import { fileURLToPath } from 'node:url';
 import { KEEPS_EXACT_NUMBERS } from '../../protocol/exact-json.js';
 import { newState, note, render } from '../failure-summary.mjs';
-import { allTestFiles, plan, SMOKE } from '../runner/plan.mjs';
+import { allTestFiles, JOINED_FILES, joined, plan, processes, SMOKE } from '../runner/plan.mjs';
 import { nodeSide } from '../services.js';
 import { tempDir } from '../temp.js';
 import { scaled } from '../timing.js';
@@ -64,6 +64,25 @@ describe('test/run-files.sh', () => {
     },
   );
 
+  test('files joined in one process are each named with their tests: the failure, the hang by its file', async () => {
+    const { code, output } = await runFiles(`${FAILS}+${HANGS}`, scaled(6_000));
+    const last = output.trimEnd().split('\n').slice(-40).join('\n');
+    assert.notEqual(code, 0, 'the run fails');
+    const line = readFileSync(path.join(ROOT, FAILS), 'utf8')
+      .split('\n')
+      .findIndex((text) => text.includes("test('the fixture assertion that fails'"));
+    for (const wanted of [
+      `- failed: the fixture assertion that fails\n#   at ${FAILS}:${line + 1}`,
+      'cancelled by its timeout: test/joined/together-1.mjs',
+      `which ran: ${FAILS} ${HANGS}`,
+      `still running: the fixture suite > the fixture test that never ends (${HANGS})`,
+    ])
+      assert.ok(last.includes(wanted), `the last 40 lines lack ${JSON.stringify(wanted)}:\n${last}`);
+    // One process ran both: the hung file's first test passed beside the failing file's.
+    assert.match(output, /^# test\/joined\/together-1\.mjs runs in one process: /m);
+    assert.match(output, /^ *ok \d+ - a test that ends$/m);
+  });
+
   test('a named file that does not exist stops the run before any test runs, naming it', async () => {
     const { code, output } = await runFiles(`${FAILS} test/unit/no-such-file.test.ts`, 60_000);
     assert.equal(code, 2, output);
@@ -111,6 +130,47 @@ describe('the Node legs (test/runner/plan.mjs)', () => {
       [...all(plan(ROOT, { TEST_LEG: 'second', TEST_FULL_SECOND_LEG: '1' }))].sort(),
       allTestFiles(ROOT),
     );
+  });
+
+  test('unit files share processes, each file in one; a file that touches its process keeps its own', () => {
+    for (const leg of [first, second]) {
+      const joinedFiles = leg.joined.flat();
+      assert.equal(new Set(joinedFiles).size, joinedFiles.length, 'a file in two processes');
+      assert.ok(joinedFiles.every((file) => leg.together.includes(file) && file.startsWith('test/unit/')));
+      assert.ok(leg.joined.every((group) => group.length > 1 && group.length <= JOINED_FILES));
+      const ran = processes(leg.together, leg.joined);
+      assert.deepEqual(ran.flat().sort(), [...leg.together].sort(), 'every file of the pass runs once');
+    }
+    assert.ok(first.joined.flat().includes('test/unit/backoff.test.ts'));
+    // Writes to process.env would reach the files beside it.
+    assert.ok(!first.joined.flat().includes('test/unit/config.test.ts'));
+    // A top-level beforeEach would run around the other files' tests; a mocked clock would be theirs too.
+    assert.ok(!first.joined.flat().includes('test/unit/client-credentials.test.ts'));
+    assert.ok(!first.joined.flat().includes('test/unit/idle-heap.test.ts'));
+    const root = tempDir('mcp-gw-plan-');
+    mkdirSync(path.join(root, 'test/unit'), { recursive: true });
+    const files: Record<string, string> = {
+      'a.test.ts': "test('a', () => {});\n",
+      'b.test.ts': 'beforeEach(() => {});\n',
+      'c.test.ts': 'process.env.FOO = "1";\n',
+      'd.test.ts': 'const gateway = await start();\n',
+      'e.test.ts': "const port = process.env.PORT;\nbefore(() => {});\ntest('e', () => {});\n",
+    };
+    for (const [name, text] of Object.entries(files)) writeFileSync(path.join(root, 'test/unit', name), text);
+    const unit = Object.keys(files).map((name) => `test/unit/${name}`);
+    assert.deepEqual(joined(root, unit), [['test/unit/a.test.ts', 'test/unit/e.test.ts']]);
+    assert.deepEqual(processes(unit, joined(root, unit)), [
+      ['test/unit/a.test.ts', 'test/unit/e.test.ts'],
+      ['test/unit/b.test.ts'],
+      ['test/unit/c.test.ts'],
+      ['test/unit/d.test.ts'],
+    ]);
+  });
+
+  test('TEST_FILES joins the files written with + into one process', () => {
+    const named = plan(ROOT, { TEST_FILES: `${FAILS}+${HANGS} test/unit/config.test.ts` });
+    assert.deepEqual(named.together, [FAILS, HANGS, 'test/unit/config.test.ts']);
+    assert.deepEqual(named.joined, [[FAILS, HANGS]]);
   });
 
   test('a test file outside test/<folder>/*.test.ts, which no leg would run, is a problem of the list', () => {

@@ -6,8 +6,8 @@ import { readFileSync, rmSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
 import { after, test } from 'node:test';
 import { fileURLToPath, pathToFileURL } from 'node:url';
-import { bundleOf, bundleTests } from '../runner/bundle.mjs';
-import { sourceFile, sourcePlace } from '../runner/bundled-source.mjs';
+import { bundleOf, bundleTests, writeJoined } from '../runner/bundle.mjs';
+import { joinedFiles, sourceFile, sourcePlace } from '../runner/bundled-source.mjs';
 import { tempDir } from '../temp.js';
 
 const ROOT = fileURLToPath(new URL('../../', import.meta.url));
@@ -51,4 +51,19 @@ test('a file esbuild cannot read is refused with its name and line, not half bun
   assert.equal(errors.length, 1, JSON.stringify(errors));
   assert.match(errors[0]?.location?.file ?? '', /broken\.test\.ts$/);
   assert.equal(errors[0]?.location?.line, 3);
+});
+
+test('the entry of files joined in one process imports their bundles and names the .ts files it holds', async () => {
+  assert.deepEqual(await bundleTests(OUT, [OWN_URL, FAILS]), []);
+  const entry = writeJoined(OUT, 'together-9', [OWN_URL, FAILS]);
+  assert.equal(entry, path.join(OUT, 'test/joined/together-9.mjs'));
+  // Not imported here (the failing fixture's test would join this file's); test/unit/runner.test.ts runs one.
+  const imported = [...readFileSync(entry, 'utf8').matchAll(/^import "([^"]+)";$/gm)].map(([, url]) => url);
+  assert.deepEqual(
+    imported,
+    [OWN_URL, FAILS].map((file) => pathToFileURL(bundleOf(OUT, file)).href),
+  );
+  assert.deepEqual(joinedFiles(entry), [path.join(ROOT, OWN_URL), path.join(ROOT, FAILS)]);
+  assert.equal(joinedFiles(bundleOf(OUT, FAILS)), undefined, 'a single bundle holds no others');
+  assert.equal(joinedFiles(path.join(ROOT, FAILS)), undefined);
 });
