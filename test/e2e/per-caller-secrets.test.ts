@@ -6,10 +6,11 @@ import assert from 'node:assert/strict';
 import { readFileSync } from 'node:fs';
 import path from 'node:path';
 import { after, before, describe, test } from 'node:test';
-import { chromium as playwright, type Browser } from 'playwright-core';
+import type { Browser } from 'playwright-core';
 import { parseConfig } from '../../src/config/config.js';
 import { startGateway, type RunningGateway } from '../../src/gateway.js';
 import { chromium } from '../services.js';
+import { launchChromium } from './connect-browser.js';
 import { tempDir } from '../temp.js';
 import { everything, META, request, ROOT, until, send } from './harness.js';
 import { unusedPort } from '../ports.js';
@@ -18,16 +19,6 @@ import { alive, childrenHoldingVariable } from '../processes.js';
 import { writtenLog } from '../recording-log.js';
 
 const browserNeed = await chromium('per-caller secrets pasted in headless Chromium');
-const ARGS = [
-  '--headless',
-  '--no-sandbox',
-  '--disable-gpu',
-  '--disable-quic',
-  '--no-first-run',
-  '--disable-background-networking',
-  '--disable-component-update',
-  '--disable-sync',
-];
 const KEYS: Record<string, string> = {
   alice: 'alice-key-0123456789abcdef',
   bob: 'bob-key-0123456789abcdef',
@@ -67,7 +58,7 @@ describe('per-caller secrets', { skip: browserNeed.skip }, () => {
       },
     };
     gateway = await startGateway(parseConfig(raw, 'test', ROOT), written.logger);
-    browser = await playwright.launch({ executablePath: browserNeed.path!, args: ARGS });
+    browser = await launchChromium(browserNeed.path!);
   });
 
   after(async () => {

@@ -3,22 +3,13 @@
 // first renders them and as the page's script redraws them, inside the chart and not over one another.
 import assert from 'node:assert/strict';
 import { after, before, describe, test } from 'node:test';
-import { chromium as playwright, type Browser, type Page } from 'playwright-core';
+import type { Browser, Page } from 'playwright-core';
 import type { RunningGateway } from '../../src/gateway.js';
 import { chromium } from '../services.js';
+import { launchChromium } from './connect-browser.js';
 import { eventually, fixture, post, request, startTestGateway, until } from './harness.js';
 
 const browserNeed = await chromium('the status page axes in headless Chromium');
-const ARGS = [
-  '--headless',
-  '--no-sandbox',
-  '--disable-gpu',
-  '--disable-quic',
-  '--no-first-run',
-  '--disable-background-networking',
-  '--disable-component-update',
-  '--disable-sync',
-];
 
 interface Axis {
   texts: Record<string, string>;
@@ -68,7 +59,7 @@ describe('the status page sparklines have axes', { skip: browserNeed.skip }, () 
     browserNeed.check();
     gateway = await startTestGateway({ alpha: fixture('modern-server') });
     await eventually(async () => (await fetch(`${gateway!.url}/readyz`)).status === 200, 30_000);
-    browser = await playwright.launch({ executablePath: browserNeed.path, args: ARGS });
+    browser = await launchChromium(browserNeed.path!);
   });
   after(async () => {
     await browser?.close();

@@ -4,23 +4,14 @@
 // the page's script draws are the ones the server renders for the same snapshot.
 import assert from 'node:assert/strict';
 import { after, before, describe, test } from 'node:test';
-import { chromium as playwright, type Browser, type Page } from 'playwright-core';
+import type { Browser, Page } from 'playwright-core';
 import type { RunningGateway } from '../../src/gateway.js';
 import { renderStatusPage, type StatusSnapshot } from '../../src/ops/status-page.js';
 import { chromium } from '../services.js';
+import { launchChromium } from './connect-browser.js';
 import { eventually, fixture, post, request, startTestGateway, until } from './harness.js';
 
 const browserNeed = await chromium('the status page charts in headless Chromium');
-const ARGS = [
-  '--headless',
-  '--no-sandbox',
-  '--disable-gpu',
-  '--disable-quic',
-  '--no-first-run',
-  '--disable-background-networking',
-  '--disable-component-update',
-  '--disable-sync',
-];
 
 interface ChartRow {
   cells: Record<string, string | null>;
@@ -71,7 +62,7 @@ describe('the status page traffic charts in headless Chromium', { skip: browserN
     browserNeed.check();
     gateway = await startTestGateway({ alpha: fixture('modern-server'), beta: fixture('modern-server') });
     await eventually(async () => (await fetch(`${gateway!.url}/readyz`)).status === 200, 30_000);
-    browser = await playwright.launch({ executablePath: browserNeed.path, args: ARGS });
+    browser = await launchChromium(browserNeed.path!);
   });
   after(async () => {
     await browser?.close();

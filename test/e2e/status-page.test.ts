@@ -3,24 +3,15 @@
 // counts, and — refreshing itself, never reloaded by the test — shows a restart after one child crashes.
 import assert from 'node:assert/strict';
 import { after, before, describe, test } from 'node:test';
-import { chromium as playwright, type Browser, type Page } from 'playwright-core';
+import type { Browser, Page } from 'playwright-core';
 import type { RunningGateway } from '../../src/gateway.js';
 import { renderStatusPage, type StatusSnapshot } from '../../src/ops/status-page.js';
 import { chromium } from '../services.js';
+import { launchChromium } from './connect-browser.js';
 import { fixture, post, request, startTestGateway, until } from './harness.js';
 
 const browserNeed = await chromium('the status page in headless Chromium');
 // This machine's network is closed: no QUIC, no background fetches, no component updates.
-const ARGS = [
-  '--headless',
-  '--no-sandbox',
-  '--disable-gpu',
-  '--disable-quic',
-  '--no-first-run',
-  '--disable-background-networking',
-  '--disable-component-update',
-  '--disable-sync',
-];
 const SERVERS = ['alpha', 'beta'] as const;
 const DASH = '\u2014';
 
@@ -67,7 +58,7 @@ describe('the status page in headless Chromium', { skip: browserNeed.skip }, () 
   before(async () => {
     browserNeed.check();
     gateway = await startTestGateway({ alpha: fixture('modern-server'), beta: fixture('modern-server') });
-    browser = await playwright.launch({ executablePath: browserNeed.path, args: ARGS });
+    browser = await launchChromium(browserNeed.path!);
   });
   after(async () => {
     await browser?.close();
