@@ -67,13 +67,14 @@ summaries="$(mktemp -d)"
 bundles="$PWD/node_modules/.cache/test-bundles/run-$$"
 trap 'rm -rf "$summaries" "$bundles"' EXIT
 preload=(--import ./test/ts-loader.mjs --import ./test/report-pipe.ts)
-if bundled="$(node test/runner/bundle.mjs "$bundles" test/report-pipe.ts <<<"$listing" 2>"$summaries/bundle-errors")"; then
+if bundled="$(node test/runner/bundle.mjs "$bundles" test/report-pipe.ts <<<"$listing" \
+  2>"$summaries/bundle-errors")"; then
   preload=(--import "$bundles/test/report-pipe.mjs")
   passes "$bundled"
   # What each process of several files holds (its entry is what the slowest files and the summary name).
   grep '^#' <<<"$bundled"
 else
-  echo "# The test files could not be bundled; they run through test/ts-loader.mjs instead, one to a process. esbuild said:"
+  echo "# The test files could not be bundled; they run one to a process through test/ts-loader.mjs. esbuild said:"
   sed 's/^/#   /' "$summaries/bundle-errors"
   passes "$(tr ' ' '\n' <<<"$listing" | awk '/^(together|browsers|alone)$/ { pass = $0; next } { print pass, $0 }')"
 fi
