@@ -22,8 +22,9 @@ export function sourceFile(file) {
 
 /** The source file and line of a place in a bundle (line and column 1-based, as node:test reports them). */
 export function sourcePlace(file, line, column) {
-  const fallback = { file: sourceFile(file), line: undefined };
-  if (file === sourceFile(file)) return { file, line };
+  const source = sourceFile(file);
+  if (file === source) return { file, line };
+  const fallback = { file: source, line: undefined };
   if (line === undefined) return fallback;
   try {
     const map = new SourceMap(JSON.parse(readFileSync(`${file}.map`, 'utf8')));
