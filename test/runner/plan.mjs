@@ -1,5 +1,5 @@
 // Which test files a run of test/run-files.sh runs, and in which pass: kept apart from the shell script so the
-// choice and its checks can be read and tested (test/unit/runner.test.ts). Prints one line per file,
+// choice and its checks can be read and tested (test/unit/runner.test.ts). Prints one line per process,
 // `together <file>…`, `browsers <file>…` or `alone <file>…`, in the order they should start (a line that names
 // several files runs them in one process: JOINED); on a wrong list it prints why on stderr and exits 2, before
 // any test runs.
